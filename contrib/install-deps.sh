@@ -1,0 +1,26 @@
+#!/bin/sh
+# Install the Debian packages topoplace needs, only those missing.
+#   install-deps.sh          build and test dependencies
+#   install-deps.sh bench    also the benchmark baselines (Scotch)
+#   install-deps.sh slurm    also the daemons of the test cluster
+set -e
+pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev check valgrind scotch"
+case "$1" in
+bench) pkgs="scotch time" ;;
+slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
+esac
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing Debian packages:$missing (run as root, or install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

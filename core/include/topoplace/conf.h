@@ -1,0 +1,63 @@
+/* topoplace — topoplace.conf, the admin's description of the network.
+ *
+ * Slurm's Key=Value style: several pairs per line, keys case-insensitive,
+ * '#' starts a comment, a trailing '\' continues the line.  Forms:
+ *
+ *   Network=torus Dims=24x24x24 Wrap=yes        # or Network=mesh, Wrap=no,
+ *                                                # Wrap=yes,yes,no
+ *   NodesPerRouter=2                             # nodes sharing a router
+ *   LinkBandwidth=75,37.5,75                     # per dimension (or one value)
+ *   NodeName=nid[00000-13823] CoordOrder=x-major # i-th name at i-th position,
+ *                                                # x fastest (z-major: last
+ *                                                # dimension fastest);
+ *                                                # optional Offset=N skips N
+ *                                                # positions first
+ *   NodeName=nid00012 Coords=0,0,6               # explicit router coordinates
+ *   CoordFile=/etc/slurm/topoplace.coords        # lines "name x y z", site
+ *                                                # generated; relative paths are
+ *                                                # relative to the config file
+ *   DefaultPolicy=geometric                      # policy for jobs with no hint
+ *   DefaultMetric=hop-bytes
+ *   TimeBudgetMs=300
+ *
+ * Network/Dims/Wrap/NodesPerRouter/LinkBandwidth must come before NodeName
+ * lines.  A node may be placed only once.
+ */
+#ifndef TOPOPLACE_CONF_H
+#define TOPOPLACE_CONF_H
+
+#include <stdio.h>
+#include <topoplace/error.h>
+#include <topoplace/machine.h>
+#include <topoplace/metrics.h>
+#include <topoplace/place.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tp_conf tp_conf;
+
+/* Load and validate a config file.  Errors name the file and line:
+ * "topoplace.conf:7: Coords=0,0,24: coordinate 2 outside 0..23". */
+int tp_conf_load(const char *path, tp_conf **out, tp_error *err);
+/* Same from a string; what names it in messages. */
+int tp_conf_load_string(const char *text, const char *what, tp_conf **out,
+			tp_error *err);
+void tp_conf_destroy(tp_conf *c);
+
+const tp_machine *tp_conf_machine(const tp_conf *c);
+/* Site defaults (TP_POLICY_NONE / hop-bytes / 0 when not set). */
+enum tp_policy tp_conf_default_policy(const tp_conf *c);
+bool tp_conf_has_default_policy(const tp_conf *c);
+enum tp_metric_kind tp_conf_default_metric(const tp_conf *c);
+double tp_conf_time_budget_ms(const tp_conf *c);
+
+/* A short human summary for check-config:
+ * "torus 24x24x24 (wrap yes,yes,yes), 13824 nodes, 1 per router". */
+void tp_conf_describe(const tp_conf *c, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,78 @@
+/* topoplace — geometric mapping (Deveci et al., "Exploiting geometric
+ * partitioning in task mapping", IPDPS 2014, extended).
+ *
+ * Task coordinates and the allocated nodes' router coordinates are partitioned
+ * together by paired multi-jagged cuts: each level cuts the node set into k
+ * parts along one dimension, sized by the node slots they hold, and the task set
+ * into parts of exactly those slot counts along the paired task dimension, so
+ * part numbering is consistent on both sides by construction.  On a torus the
+ * node coordinates are first shifted so that the largest empty gap of every
+ * wrapped dimension becomes the seam.  The search tries every permutation of
+ * task and machine dimensions and every reflection of the task axes, plus one
+ * "longest extent first" variant, scores each with the chosen metric and keeps
+ * the best.  Surplus slots are dropped first by closest-subset selection
+ * (k-means).  Ties are broken by the other coordinates, then by index, so the
+ * result does not depend on the machine it runs on (unless the time budget
+ * stops the search early).
+ */
+#ifndef TOPOPLACE_GEOM_H
+#define TOPOPLACE_GEOM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <topoplace/error.h>
+#include <topoplace/machine.h>
+#include <topoplace/metrics.h>
+#include <topoplace/pattern.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tp_geom_search {
+	TP_SEARCH_FULL = 0,       /* rotations and reflections (default) */
+	TP_SEARCH_ROTATIONS = 1,  /* permutations only, as in the paper */
+	TP_SEARCH_NONE = 2,       /* the longest-extent variant only */
+};
+
+typedef struct tp_geom_opts {
+	/* Parts per cut: 2 = recursive bisection (RCB, default).  k > 2 cuts each
+	 * set into k parts per level (multi-jagged, fewer levels). */
+	int parts_per_level;
+	enum tp_geom_search search;
+	bool seam_shift;               /* torus seam shift (default true) */
+	enum tp_metric_kind metric;    /* how variants are scored */
+	double time_budget_ms;         /* <= 0: no limit */
+	int nthreads;                  /* 0: one per online CPU, at most 8 */
+} tp_geom_opts;
+
+typedef struct tp_geom_report {
+	int variants_total;     /* variants the search would try */
+	int variants_scored;    /* variants actually scored */
+	int best_variant;       /* index of the winner */
+	char best_desc[96];     /* e.g. "tasks yxz (reflect x) -> machine xzy" */
+	double best_score;
+	bool budget_hit;        /* search stopped by the time budget */
+	bool subset_selected;   /* closest-subset selection dropped slots */
+	int shifted_dims;       /* number of dimensions the seam shift moved */
+	double elapsed_ms;
+} tp_geom_report;
+
+void tp_geom_opts_default(tp_geom_opts *o);
+
+/* Map the tasks of g (which must have coordinates) onto allocation a.
+ * map[t] receives the allocation index of task t's node.  report may be NULL.
+ * Fails with TP_EINVAL when g has no coordinates or the allocation has fewer
+ * slots than tasks. */
+int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *o,
+		int32_t *map, tp_geom_report *report, tp_error *err);
+
+/* The torus seam shift on its own: writes shifted router coordinates of the
+ * allocated nodes (nnodes x ndims, row-major) into out.  Returns the number of
+ * dimensions that were shifted.  Exposed for tests and the Z-order baseline. */
+int tp_geom_seam_shift(const tp_alloc *a, int *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,87 @@
+/* topoplace — metrics that judge a mapping.
+ *
+ * A mapping is an array map[t] = i: task t runs on the i-th node of the
+ * allocation (0 <= i < tp_alloc_nnodes).  Hops are measured between the routers
+ * of the two nodes (tp_machine_distance).
+ *
+ * Definitions (edges are the undirected edges of the task graph, w = bytes):
+ *   hop_bytes        = sum over edges of w * hops
+ *   avg_hop_bytes    = hop_bytes / total bytes  ("average hops per byte";
+ *                      equals Scotch gmtst's CommExpan on the same input)
+ *   avg_dilation     = mean hops over edges, unweighted (Scotch CommDilat)
+ *   max_dilation     = largest hops of any edge
+ *   congestion       = each edge is routed once, from the lower-numbered task's
+ *                      node to the higher's, under the machine's routing model;
+ *                      a link's load is the bytes (and the number of edges) of
+ *                      the routes crossing it.  max_congestion_* is the largest
+ *                      load over all links.
+ *   frac_intra_node  = bytes of edges whose two tasks share a node / total
+ *   frac_intra_router= bytes of edges whose tasks share a router / total
+ */
+#ifndef TOPOPLACE_METRICS_H
+#define TOPOPLACE_METRICS_H
+
+#include <stdint.h>
+#include <topoplace/error.h>
+#include <topoplace/machine.h>
+#include <topoplace/pattern.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tp_metrics {
+	int64_t nedges;
+	double total_bytes;
+	double hop_bytes;
+	double avg_hop_bytes;
+	double avg_dilation;
+	int max_dilation;
+	double max_congestion_bytes;
+	int64_t max_congestion_msgs;
+	double frac_intra_node;
+	double frac_intra_router;
+} tp_metrics;
+
+enum tp_metric_kind {
+	TP_METRIC_HOP_BYTES = 0,   /* minimise hop_bytes */
+	TP_METRIC_CONGESTION = 1,  /* minimise max_congestion_bytes, then hop_bytes */
+};
+
+/* Parse "hop-bytes" / "congestion". Returns 0 or TP_EINVAL. */
+int tp_metric_parse(const char *name, enum tp_metric_kind *out, tp_error *err);
+const char *tp_metric_name(enum tp_metric_kind k);
+
+/* Check that map is a valid mapping of g onto a: every entry in range and no
+ * node given more tasks than its slots. */
+int tp_mapping_validate(const tp_graph *g, const tp_alloc *a,
+			const int32_t *map, tp_error *err);
+
+/* All metrics. want_congestion=false skips the routing pass (faster). */
+int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
+		       const int32_t *map, bool want_congestion,
+		       tp_metrics *out, tp_error *err);
+
+/* Hop-bytes alone: the fast path used to score candidate mappings. */
+double tp_metrics_hop_bytes(const tp_graph *g, const tp_alloc *a,
+			    const int32_t *map);
+
+/* Reusable scratch for repeated congestion scoring (one link-load array). */
+typedef struct tp_congestion_ws tp_congestion_ws;
+int tp_congestion_ws_create(tp_congestion_ws **out, const tp_machine *m,
+			    tp_error *err);
+void tp_congestion_ws_destroy(tp_congestion_ws *ws);
+/* Max link load in bytes (and messages via *msgs if non-NULL). */
+double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
+				 const int32_t *map, tp_congestion_ws *ws,
+				 int64_t *msgs);
+
+/* Score of a mapping under kind, lower is better (for ranking candidates). */
+double tp_metrics_score(const tp_graph *g, const tp_alloc *a,
+			const int32_t *map, enum tp_metric_kind kind,
+			tp_congestion_ws *ws);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,87 @@
+/* topoplace — the job's communication pattern: a weighted, undirected task
+ * graph in CSR form, with optional task coordinates.
+ *
+ * Every undirected edge {u,v} appears twice in the CSR arrays (in u's list and
+ * in v's), both times with the same weight: the bytes exchanged between the two
+ * tasks (both directions together).  Self-loops are never stored.  Neighbour
+ * lists are sorted by task index.
+ */
+#ifndef TOPOPLACE_PATTERN_H
+#define TOPOPLACE_PATTERN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <topoplace/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tp_graph tp_graph;
+
+/* Build a graph from an edge list of nedges undirected edges (u[i], v[i],
+ * bytes[i]).  Duplicate pairs (in either direction) are summed; self-loops are
+ * rejected.  bytes must be finite and >= 0.  what names the source. */
+int tp_graph_from_edges(tp_graph **out, int32_t ntasks, int64_t nedges,
+			const int32_t *u, const int32_t *v,
+			const double *bytes, const char *what, tp_error *err);
+void tp_graph_destroy(tp_graph *g);
+
+int32_t tp_graph_ntasks(const tp_graph *g);
+/* Number of undirected edges (each counted once). */
+int64_t tp_graph_nedges(const tp_graph *g);
+/* Sum of the bytes of all undirected edges. */
+double tp_graph_total_bytes(const tp_graph *g);
+/* Neighbours of task t: *adj and *bytes point into the graph; returns count. */
+int32_t tp_graph_neighbors(const tp_graph *g, int32_t t, const int32_t **adj,
+			   const double **bytes);
+/* Raw CSR arrays (xadj has ntasks+1 entries). */
+const int64_t *tp_graph_xadj(const tp_graph *g);
+const int32_t *tp_graph_adjncy(const tp_graph *g);
+const double *tp_graph_weights(const tp_graph *g);
+
+/* Task coordinates: ncoord_dims 0 when the graph has none. */
+int tp_graph_coord_dims(const tp_graph *g);
+/* Row-major ntasks x coord_dims array, or NULL. */
+const double *tp_graph_coords(const tp_graph *g);
+/* Attach (copy) coordinates; dims in 1..6. */
+int tp_graph_set_coords(tp_graph *g, int dims, const double *coords,
+			tp_error *err);
+/* Extent of the task grid per dimension when the graph came from a stencil
+ * (0 otherwise): lets callers know the pattern is a full box. */
+int tp_graph_grid_dims(const tp_graph *g, int *dims);
+
+/* ---- Builders ---- */
+
+/* Stencil from a spec string:
+ *   DIMS[:POINTS][:OPTION]...
+ *   DIMS    = NxM or NxMxK (positive integers)
+ *   POINTS  = 5pt | 9pt (2-D), 7pt | 27pt (3-D); default 5pt / 7pt
+ *   OPTION  = periodic=AXES   axes that wrap: letters from xyz, "all" or "none"
+ *             bytes=B         bytes per neighbour pair (default 1)
+ *             weights=a,b[,c] per-dimension multipliers (default 1 each)
+ * e.g. "64x32x32:7pt:periodic=x:bytes=4096:weights=2,1,1".
+ * Tasks are numbered x fastest; task coordinates are the grid positions.
+ * A diagonal neighbour (9pt, 27pt) carries bytes times the smallest weight of
+ * the dimensions it moves in.  If expect_ntasks > 0 it must equal the product
+ * of the dimensions. */
+int tp_graph_from_stencil(tp_graph **out, const char *spec,
+			  int64_t expect_ntasks, tp_error *err);
+
+/* JSON graph file (see README "Communication graph format"):
+ *   { "tasks": N,
+ *     "edges": [ [u, v, bytes], ... ]        or [ {"src":u,"dst":v,"bytes":b}, ...]
+ *     "directed": false,                     optional; true sums u->v and v->u
+ *     "coords": [ [x, y, z], ... ] }         optional, one row per task
+ * If expect_ntasks > 0 the task count must match. */
+int tp_graph_from_json_file(tp_graph **out, const char *path,
+			    int64_t expect_ntasks, tp_error *err);
+/* Same from a buffer; what names it in messages. */
+int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
+			      const char *what, int64_t expect_ntasks,
+			      tp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

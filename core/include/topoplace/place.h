@@ -1,0 +1,70 @@
+/* topoplace — the policy layer: one call that picks the algorithm, runs it and
+ * returns the mapping, plus the baselines users compare against and hostfile
+ * input and output.
+ */
+#ifndef TOPOPLACE_PLACE_H
+#define TOPOPLACE_PLACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <topoplace/error.h>
+#include <topoplace/geom.h>
+#include <topoplace/machine.h>
+#include <topoplace/metrics.h>
+#include <topoplace/pattern.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tp_policy {
+	TP_POLICY_NONE = 0,      /* leave Slurm's placement alone */
+	TP_POLICY_GEOMETRIC,     /* geometric mapping (needs task coordinates) */
+	TP_POLICY_BLOCK,         /* Slurm's default: fill nodes in order */
+	TP_POLICY_CYCLIC,        /* round-robin over nodes */
+	TP_POLICY_RANDOM,        /* seeded random permutation of slots */
+	TP_POLICY_ZORDER,        /* Slurm torus topology order: Morton order of
+				    seam-shifted coordinates, then block */
+};
+
+int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err);
+const char *tp_policy_name(enum tp_policy p);
+
+typedef struct tp_place_opts {
+	enum tp_policy policy;
+	tp_geom_opts geom;       /* metric, time budget, search for geometric */
+	uint64_t seed;           /* for TP_POLICY_RANDOM */
+} tp_place_opts;
+
+void tp_place_opts_default(tp_place_opts *o);
+
+/* Run the policy.  map[t] = allocation index of task t's node. */
+int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+	     int32_t *map, tp_geom_report *report, tp_error *err);
+
+/* Baselines (ntasks <= total slots). */
+int tp_map_block(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
+int tp_map_cyclic(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
+int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
+		  int32_t *map, tp_error *err);
+int tp_map_zorder(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
+
+/* Hostfile: one node name per line, line t = node of task t (SLURM_HOSTFILE). */
+int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
+		      int32_t ntasks);
+/* Write atomically: a temporary file in the same directory, then rename. */
+int tp_hostfile_write_path(const char *path, const tp_alloc *a,
+			   const int32_t *map, int32_t ntasks, tp_error *err);
+/* Read a hostfile (one name per line, or comma separated; '#' comments) and
+ * turn it into a mapping onto a: every name must be in the allocation.  With
+ * set_slots the allocation's slots become the per-node task counts found;
+ * otherwise no node may get more tasks than its slots.  *ntasks receives the
+ * task count; *map_out is malloc'ed. */
+int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
+		     int32_t **map_out, int32_t *ntasks, tp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,23 @@
+/* topoplace — topology-aware task placement.  Umbrella header.
+ *
+ *   tp_conf_load()            topoplace.conf -> tp_machine
+ *   tp_alloc_from_hostlist()  the job's nodes and slots
+ *   tp_graph_from_stencil() / tp_graph_from_json_file()   the pattern
+ *   tp_place()                the mapping (task -> allocation index)
+ *   tp_metrics_compute()      how good it is
+ *   tp_hostfile_write_path()  SLURM_HOSTFILE
+ */
+#ifndef TOPOPLACE_H
+#define TOPOPLACE_H
+
+#define TOPOPLACE_VERSION "0.1.0"
+
+#include <topoplace/error.h>
+#include <topoplace/machine.h>
+#include <topoplace/pattern.h>
+#include <topoplace/metrics.h>
+#include <topoplace/geom.h>
+#include <topoplace/place.h>
+#include <topoplace/conf.h>
+
+#endif

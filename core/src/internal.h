@@ -1,0 +1,71 @@
+/* topoplace — private structure layouts shared by the core's modules.
+ * Not installed; front ends use the accessors in <topoplace/*.h>. */
+#ifndef TOPOPLACE_INTERNAL_H
+#define TOPOPLACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <topoplace/topoplace.h>
+
+struct lh_table; /* json-c linkhash: name -> node index */
+
+struct tp_machine {
+	int ndims;
+	int dims[TP_MAX_DIMS];
+	bool wrap[TP_MAX_DIMS];
+	int64_t stride[TP_MAX_DIMS];   /* router id = sum coords[d]*stride[d] */
+	int64_t nrouters;
+	int nodes_per_router;
+	double link_bw[TP_MAX_DIMS];
+
+	int32_t nnodes, cap;
+	char **names;                  /* nnodes names, owned */
+	int *coords;                   /* nnodes x ndims router coordinates */
+	struct lh_table *by_name;      /* name -> (intptr_t)(index + 1) */
+	struct lh_table *router_use;   /* router id -> nodes on it (sparse) */
+};
+
+struct tp_alloc {
+	const tp_machine *m;
+	int32_t nnodes;
+	int32_t *node;                 /* machine node index, Slurm's order */
+	int *slots;                    /* task slots per allocated node */
+	int64_t total_slots;
+};
+
+struct tp_graph {
+	int32_t ntasks;
+	int64_t nedges;                /* undirected */
+	int64_t *xadj;                 /* ntasks + 1 */
+	int32_t *adjncy;               /* 2 * nedges */
+	double *weights;               /* 2 * nedges */
+	double total_bytes;
+	int coord_dims;                /* 0 = no coordinates */
+	double *coords;                /* ntasks x coord_dims */
+	int grid_ndims;                /* > 0 when built from a stencil */
+	int grid[3];
+};
+
+/* Minimal hops between router coordinates (inlined in hot loops). */
+static inline int tp__coord_dist(const struct tp_machine *m, const int *a,
+				 const int *b)
+{
+	int h = 0;
+	for (int d = 0; d < m->ndims; d++) {
+		int x = a[d] > b[d] ? a[d] - b[d] : b[d] - a[d];
+		if (m->wrap[d] && m->dims[d] - x < x)
+			x = m->dims[d] - x;
+		h += x;
+	}
+	return h;
+}
+
+/* Overflow-checked allocation helpers (NULL on overflow or failure). */
+void *tp__calloc(size_t n, size_t size);
+void *tp__malloc_array(size_t n, size_t size);
+
+/* Monotonic clock in milliseconds. */
+double tp__now_ms(void);
+
+#endif
