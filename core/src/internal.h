@@ -1,5 +1,5 @@
 /* topoplace — private structure layouts shared by the core's modules.
- * Not installed; front ends use the accessors in <topoplace/*.h>. */
+ * Not installed; front ends use the accessors in the public headers. */
 #ifndef TOPOPLACE_INTERNAL_H
 #define TOPOPLACE_INTERNAL_H
 
