@@ -1,0 +1,374 @@
+/* topoplace — the allocation of one job: which machine nodes, in Slurm's
+ * order, and how many task slots each holds. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/slurm.h>
+
+#include "internal.h"
+
+/* An allocation with room for cap nodes and no nodes yet. */
+static int alloc_new(const tp_machine *m, int32_t cap, tp_alloc **out,
+		     const char *what, tp_error *err)
+{
+	tp_alloc *a = calloc(1, sizeof *a);
+	if (a) {
+		a->m = m;
+		a->node = tp__malloc_array((size_t)cap, sizeof *a->node);
+		a->slots = tp__malloc_array((size_t)cap, sizeof *a->slots);
+	}
+	if (!a || !a->node || !a->slots) {
+		tp_alloc_destroy(a);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	}
+	*out = a;
+	return TP_OK;
+}
+
+static void alloc_fill_slots(tp_alloc *a, int slots_per_node)
+{
+	for (int32_t i = 0; i < a->nnodes; i++)
+		a->slots[i] = slots_per_node;
+	a->total_slots = (int64_t)a->nnodes * slots_per_node;
+}
+
+/* Reject what Slurm's hostlist_create() would reject (or half-accept) before
+ * calling it: libslurm 22.05 leaks memory and logs to stderr on every bad
+ * range, and takes "nid[0-" for a node called "nid]".  This only checks;
+ * Slurm does the expansion.  Brackets pair up without nesting and hold a
+ * comma-separated list of N or N-M with N <= M and at most 65536 names per
+ * range (Slurm's MAX_RANGE).  On failure why says what is wrong. */
+static bool hostlist_ok(const char *s, char *why, size_t len)
+{
+	for (const char *p = s; *p; p++) {
+		if (*p == ']') {
+			snprintf(why, len, "unbalanced brackets");
+			return false;
+		}
+		if (*p != '[')
+			continue;
+		for (;;) {
+			const char *item = ++p;
+			unsigned long long lo = 0, hi;
+			int nd = 0, nd2 = 1;
+			for (; *p >= '0' && *p <= '9'; p++, nd++)
+				if (nd < 19)
+					lo = lo * 10 + (unsigned long long)(*p - '0');
+			hi = lo;
+			if (*p == '-') {
+				hi = 0;
+				nd2 = 0;
+				for (p++; *p >= '0' && *p <= '9'; p++, nd2++)
+					if (nd2 < 19)
+						hi = hi * 10 + (unsigned long long)(*p - '0');
+			}
+			if (!*p) {
+				snprintf(why, len, "unbalanced brackets");
+				return false;
+			}
+			if (!nd || !nd2 || nd > 18 || nd2 > 18 || (*p != ',' && *p != ']')) {
+				const char *e = p;
+				while (*e && *e != ',' && *e != ']')
+					e++;
+				snprintf(why, len, "bad range '%.*s'", (int)(e - item), item);
+				return false;
+			}
+			if (lo > hi) {
+				snprintf(why, len, "bad range '%.*s' (decreasing)",
+					 (int)(p - item), item);
+				return false;
+			}
+			if (hi - lo >= 65536) {
+				snprintf(why, len,
+					 "range '%.*s' has %llu names, Slurm allows at most 65536 per range",
+					 (int)(p - item), item, hi - lo + 1);
+				return false;
+			}
+			if (*p == ']')
+				break;
+		}
+	}
+	return true;
+}
+
+int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
+			   int slots_per_node, const char *what,
+			   tp_alloc **out, tp_error *err)
+{
+	if (!what)
+		what = "hostlist";
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "%s: out is NULL", what);
+	*out = NULL;
+	if (!m || !hostlist)
+		return tp_error_set(err, TP_EINVAL, "%s: %s is NULL", what,
+				    m ? "hostlist" : "machine");
+	if (slots_per_node < 1)
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: %d slots per node, expected >= 1", what,
+				    slots_per_node);
+	char why[160];
+	if (!hostlist_ok(hostlist, why, sizeof why))
+		return tp_error_set(err, TP_EINVAL, "%s: malformed hostlist '%s': %s",
+				    what, hostlist, why);
+	hostlist_t hl = slurm_hostlist_create(hostlist);
+	if (!hl)
+		return tp_error_set(err, TP_EINVAL, "%s: malformed hostlist '%s'",
+				    what, hostlist);
+	int count = slurm_hostlist_count(hl);
+	if (count <= 0) {
+		slurm_hostlist_destroy(hl);
+		return tp_error_set(err, TP_EINVAL, "%s: empty node list", what);
+	}
+	int32_t mn = tp_machine_node_count(m);
+	/* More names than machine nodes means an unknown or a repeated name,
+	 * which the loop below reports; never hold more than mn entries. */
+	int32_t cap = count < mn ? count : mn;
+	tp_alloc *a = NULL;
+	unsigned char *seen = tp__calloc((size_t)mn, 1);
+	int rc = seen ? alloc_new(m, cap, &a, what, err)
+		      : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	char *name;
+	while (rc == TP_OK && (name = slurm_hostlist_shift(hl)) != NULL) {
+		int32_t idx = tp_machine_find_node(m, name);
+		if (strchr(name, '[') || strchr(name, ']'))
+			rc = tp_error_set(err, TP_EINVAL,
+					  "%s: malformed hostlist '%s'", what,
+					  hostlist);
+		else if (idx < 0)
+			rc = tp_error_set(err, TP_ENOENT,
+					  "%s: unknown node '%s'", what, name);
+		else if (seen[idx])
+			rc = tp_error_set(err, TP_EINVAL,
+					  "%s: duplicate node '%s'", what, name);
+		else if (a->nnodes >= cap) /* cannot happen: names are unique */
+			rc = tp_error_set(err, TP_EINVAL,
+					  "%s: more nodes than the machine has", what);
+		else {
+			seen[idx] = 1;
+			a->node[a->nnodes++] = idx;
+		}
+		free(name);
+	}
+	slurm_hostlist_destroy(hl);
+	free(seen);
+	if (rc == TP_OK && a->nnodes == 0)
+		rc = tp_error_set(err, TP_EINVAL, "%s: empty node list", what);
+	if (rc != TP_OK) {
+		tp_alloc_destroy(a);
+		return rc;
+	}
+	alloc_fill_slots(a, slots_per_node);
+	*out = a;
+	return TP_OK;
+}
+
+int tp_alloc_from_nodes(const tp_machine *m, const int32_t *nodes,
+			int32_t nnodes, int slots_per_node, tp_alloc **out,
+			tp_error *err)
+{
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "allocation: out is NULL");
+	*out = NULL;
+	if (!m || (!nodes && nnodes > 0))
+		return tp_error_set(err, TP_EINVAL, "allocation: %s is NULL",
+				    m ? "nodes" : "machine");
+	if (nnodes < 1)
+		return tp_error_set(err, TP_EINVAL, "allocation: %ld nodes, expected >= 1",
+				    (long)nnodes);
+	if (slots_per_node < 1)
+		return tp_error_set(err, TP_EINVAL,
+				    "allocation: %d slots per node, expected >= 1",
+				    slots_per_node);
+	int32_t mn = tp_machine_node_count(m);
+	if (nnodes > mn)
+		return tp_error_set(err, TP_EINVAL,
+				    "allocation: %ld nodes, the machine has %ld",
+				    (long)nnodes, (long)mn);
+	unsigned char *seen = tp__calloc((size_t)mn, 1);
+	if (!seen)
+		return tp_error_set(err, TP_ENOMEM, "allocation: out of memory");
+	for (int32_t i = 0; i < nnodes; i++) {
+		int32_t v = nodes[i];
+		if (v < 0 || v >= mn) {
+			free(seen);
+			return tp_error_set(err, TP_EINVAL,
+					    "allocation: entry %ld: node index %ld outside 0..%ld",
+					    (long)i, (long)v, (long)mn - 1);
+		}
+		if (seen[v]) {
+			free(seen);
+			return tp_error_set(err, TP_EINVAL,
+					    "allocation: entry %ld: duplicate node '%s'",
+					    (long)i, tp_machine_node_name(m, v));
+		}
+		seen[v] = 1;
+	}
+	free(seen);
+	tp_alloc *a;
+	int rc = alloc_new(m, nnodes, &a, "allocation", err);
+	if (rc)
+		return rc;
+	memcpy(a->node, nodes, (size_t)nnodes * sizeof *nodes);
+	a->nnodes = nnodes;
+	alloc_fill_slots(a, slots_per_node);
+	*out = a;
+	return TP_OK;
+}
+
+void tp_alloc_destroy(tp_alloc *a)
+{
+	if (!a)
+		return;
+	free(a->node);
+	free(a->slots);
+	free(a);
+}
+
+/* Non-negative decimal int at *p; advances *p.  -1 when there is none or it
+ * overflows. */
+static long parse_count(const char **p)
+{
+	const char *s = *p;
+	if (*s < '0' || *s > '9')
+		return -1;
+	long v = 0;
+	while (*s >= '0' && *s <= '9') {
+		if (v > (INT_MAX - (*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (*s - '0');
+		s++;
+	}
+	*p = s;
+	return v;
+}
+
+int tp_alloc_set_slots_spec(tp_alloc *a, const char *spec, tp_error *err)
+{
+	if (!a || !spec)
+		return tp_error_set(err, TP_EINVAL, "tasks per node: %s is NULL",
+				    a ? "spec" : "allocation");
+	/* Two passes: validate and count, then write. */
+	for (int pass = 0; pass < 2; pass++) {
+		const char *p = spec;
+		int64_t n = 0;
+		if (!*p)
+			return tp_error_set(err, TP_EINVAL, "tasks per node '': empty");
+		for (;;) {
+			const char *item = p;
+			long v = parse_count(&p), rep = 1;
+			if (v < 0)
+				return tp_error_set(err, TP_EINVAL,
+						    "tasks per node '%s': expected a number at offset %d",
+						    spec, (int)(item - spec));
+			if (p[0] == '(') {
+				if (p[1] != 'x')
+					return tp_error_set(err, TP_EINVAL,
+							    "tasks per node '%s': expected '(xN)' at offset %d",
+							    spec, (int)(p - spec));
+				p += 2;
+				rep = parse_count(&p);
+				if (rep < 1 || *p != ')')
+					return tp_error_set(err, TP_EINVAL,
+							    "tasks per node '%s': bad repeat count at offset %d",
+							    spec, (int)(item - spec));
+				p++;
+			}
+			if (pass == 0) {
+				n += rep;
+				if (n > a->nnodes)
+					return tp_error_set(err, TP_EINVAL,
+							    "tasks per node '%s': more than the allocation's %ld nodes",
+							    spec, (long)a->nnodes);
+			} else {
+				for (long r = 0; r < rep; r++)
+					a->slots[n++] = (int)v;
+			}
+			if (*p == '\0')
+				break;
+			if (*p != ',')
+				return tp_error_set(err, TP_EINVAL,
+						    "tasks per node '%s': unexpected '%c' at offset %d",
+						    spec, *p, (int)(p - spec));
+			p++;
+		}
+		if (pass == 0 && n != a->nnodes)
+			return tp_error_set(err, TP_EINVAL,
+					    "tasks per node '%s': describes %lld nodes, the allocation has %ld",
+					    spec, (long long)n, (long)a->nnodes);
+	}
+	a->total_slots = 0;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		a->total_slots += a->slots[i];
+	return TP_OK;
+}
+
+int tp_alloc_set_slots(tp_alloc *a, int32_t i, int slots, tp_error *err)
+{
+	if (!a)
+		return tp_error_set(err, TP_EINVAL, "set slots: allocation is NULL");
+	if (i < 0 || i >= a->nnodes)
+		return tp_error_set(err, TP_EINVAL,
+				    "set slots: node %ld outside 0..%ld", (long)i,
+				    (long)a->nnodes - 1);
+	if (slots < 0)
+		return tp_error_set(err, TP_EINVAL,
+				    "set slots: node %ld: %d slots, expected >= 0",
+				    (long)i, slots);
+	a->total_slots += (int64_t)slots - a->slots[i];
+	a->slots[i] = slots;
+	return TP_OK;
+}
+
+int tp_alloc_spread_tasks(tp_alloc *a, int64_t ntasks, tp_error *err)
+{
+	if (!a)
+		return tp_error_set(err, TP_EINVAL, "spread tasks: allocation is NULL");
+	if (ntasks < 1)
+		return tp_error_set(err, TP_EINVAL,
+				    "spread tasks: %lld tasks, expected >= 1",
+				    (long long)ntasks);
+	int64_t base = ntasks / a->nnodes, extra = ntasks % a->nnodes;
+	if (base + (extra > 0) > INT_MAX)
+		return tp_error_set(err, TP_EINVAL,
+				    "spread tasks: %lld tasks on %ld nodes is too many per node",
+				    (long long)ntasks, (long)a->nnodes);
+	for (int32_t i = 0; i < a->nnodes; i++)
+		a->slots[i] = (int)(base + (i < extra));
+	a->total_slots = ntasks;
+	return TP_OK;
+}
+
+int32_t tp_alloc_nnodes(const tp_alloc *a)
+{
+	return a ? a->nnodes : 0;
+}
+
+int32_t tp_alloc_node(const tp_alloc *a, int32_t i)
+{
+	if (!a || i < 0 || i >= a->nnodes)
+		return -1;
+	return a->node[i];
+}
+
+int tp_alloc_slots(const tp_alloc *a, int32_t i)
+{
+	if (!a || i < 0 || i >= a->nnodes)
+		return 0;
+	return a->slots[i];
+}
+
+int64_t tp_alloc_total_slots(const tp_alloc *a)
+{
+	return a ? a->total_slots : 0;
+}
+
+const tp_machine *tp_alloc_machine(const tp_alloc *a)
+{
+	return a ? a->m : NULL;
+}

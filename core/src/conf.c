@@ -1,0 +1,1129 @@
+/* topoplace — topoplace.conf reader (see conf.h and doc/readme-config.md).
+ *
+ * The text is read whole, split into physical lines, comments removed and
+ * '\'-continued lines joined into logical lines of Key=Value tokens, each token
+ * remembering its own physical line for messages.  A logical line holding
+ * NodeName= places nodes; any other line sets machine-wide or site settings.
+ * The machine is created when the first NodeName= or CoordFile= is met, so the
+ * shape settings must come before that.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <slurm/slurm.h>
+
+#include "internal.h"
+
+#define CONF_MAX_BYTES ((size_t)256 << 20)
+
+enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH };
+
+struct tp_conf {
+	tp_machine *m;
+	enum net_kind net;
+	bool bw_set;
+	bool has_policy;
+	enum tp_policy policy;
+	enum tp_metric_kind metric;
+	double time_budget_ms;
+};
+
+struct tok {
+	char *key;
+	char *val;
+	int line;
+};
+
+/* Where a node was placed: for "already placed at FILE:LINE". */
+struct origin {
+	int32_t line;
+	int32_t src;
+};
+
+struct loader {
+	const char *what;      /* config name in messages */
+	char *dir;             /* directory CoordFile paths are relative to */
+	tp_error *err;
+	tp_conf *c;
+
+	/* Settings seen so far (line 0: not given). */
+	int net_line;
+	int dims_line, ndims, dims[TP_MAX_DIMS];
+	char *dims_text;
+	int wrap_line, nwrap;
+	bool wrap[TP_MAX_DIMS];
+	char *wrap_text;
+	int npr_line, npr;
+	int bw_line, nbw;
+	double bw[TP_MAX_DIMS];
+	char *bw_text;
+	int policy_line, metric_line, budget_line;
+	int first_node_line;
+
+	struct origin *origin; /* per machine node */
+	int32_t origin_cap;
+	char **srcs;           /* srcs[0] = what, then CoordFile paths */
+	int nsrcs;
+
+	struct tok *toks;
+	int ntoks, tokcap;
+};
+
+/* ---- messages ---- */
+
+__attribute__((format(printf, 5, 6)))
+static int lerr(struct loader *ld, const char *file, int line, int code,
+		const char *fmt, ...)
+{
+	char msg[TP_ERROR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (!file)
+		file = ld->what;
+	if (line > 0)
+		return tp_error_set(ld->err, code, "%s:%d: %s", file, line, msg);
+	return tp_error_set(ld->err, code, "%s: %s", file, msg);
+}
+
+static int oom(struct loader *ld)
+{
+	return tp_error_set(ld->err, TP_ENOMEM, "%s: out of memory", ld->what);
+}
+
+/* ---- small parsers ---- */
+
+/* Whole-string decimal integer in [lo, hi].  0, -1 not a number, -2 range. */
+static int parse_ll(const char *s, long long lo, long long hi, long long *out)
+{
+	if (!*s || !(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
+		return -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end)
+		return -1;
+	if (errno == ERANGE || v < lo || v > hi)
+		return -2;
+	*out = v;
+	return 0;
+}
+
+/* Whole-string finite double > 0 (or >= 0 when allow_zero). */
+static int parse_pos_double(const char *s, bool allow_zero, double *out)
+{
+	if (!*s || (*s != '.' && *s != '-' && *s != '+' && (*s < '0' || *s > '9')))
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (*end || !isfinite(v))
+		return -1;
+	if (v < 0 || (!allow_zero && v == 0))
+		return -2;
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Split s in place at sep; fills parts[0..max-1], returns the count, or
+ * max + 1 when there are more. */
+static int split(char *s, char sep, char **parts, int max)
+{
+	int n = 0;
+	for (;;) {
+		char *e = strchr(s, sep);
+		if (n == max)
+			return max + 1;
+		parts[n++] = s;
+		if (!e)
+			return n;
+		*e = '\0';
+		s = e + 1;
+	}
+}
+
+/* Reject what Slurm's hostlist_create() would reject (or half-accept) before
+ * calling it: libslurm 22.05 leaks memory and logs to stderr on every bad
+ * range, and takes "nid[0-" for a node called "nid]".  This only checks;
+ * Slurm does the expansion.  Brackets pair up without nesting and hold a
+ * comma-separated list of N or N-M with N <= M and at most 65536 names per
+ * range (Slurm's MAX_RANGE).  On failure why says what is wrong. */
+static bool hostlist_ok(const char *s, char *why, size_t len)
+{
+	for (const char *p = s; *p; p++) {
+		if (*p == ']') {
+			snprintf(why, len, "unbalanced brackets");
+			return false;
+		}
+		if (*p != '[')
+			continue;
+		for (;;) {
+			const char *item = ++p;
+			unsigned long long lo = 0, hi;
+			int nd = 0, nd2 = 1;
+			for (; *p >= '0' && *p <= '9'; p++, nd++)
+				if (nd < 19)
+					lo = lo * 10 + (unsigned long long)(*p - '0');
+			hi = lo;
+			if (*p == '-') {
+				hi = 0;
+				nd2 = 0;
+				for (p++; *p >= '0' && *p <= '9'; p++, nd2++)
+					if (nd2 < 19)
+						hi = hi * 10 + (unsigned long long)(*p - '0');
+			}
+			if (!*p) {
+				snprintf(why, len, "unbalanced brackets");
+				return false;
+			}
+			if (!nd || !nd2 || nd > 18 || nd2 > 18 || (*p != ',' && *p != ']')) {
+				const char *e = p;
+				while (*e && *e != ',' && *e != ']')
+					e++;
+				snprintf(why, len, "bad range '%.*s'", (int)(e - item), item);
+				return false;
+			}
+			if (lo > hi) {
+				snprintf(why, len, "bad range '%.*s' (decreasing)",
+					 (int)(p - item), item);
+				return false;
+			}
+			if (hi - lo >= 65536) {
+				snprintf(why, len,
+					 "range '%.*s' has %llu names, Slurm allows at most 65536 per range",
+					 (int)(p - item), item, hi - lo + 1);
+				return false;
+			}
+			if (*p == ']')
+				break;
+		}
+	}
+	return true;
+}
+
+/* Read a whole file.  TP_ENOENT / TP_EIO with *why set from errno. */
+static int read_text(const char *path, char **out, const char **why)
+{
+	*out = NULL;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		int e = errno;
+		*why = strerror(e);
+		return e == ENOENT ? TP_ENOENT : TP_EIO;
+	}
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		fclose(f);
+		*why = "out of memory";
+		return TP_ENOMEM;
+	}
+	for (;;) {
+		if (cap - len < 2) {
+			if (cap >= CONF_MAX_BYTES) {
+				free(buf);
+				fclose(f);
+				*why = "file larger than 256 MiB";
+				return TP_EIO;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				*why = "out of memory";
+				return TP_ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t got = fread(buf + len, 1, cap - len - 1, f);
+		len += got;
+		if (got == 0) {
+			if (ferror(f)) {
+				int e = errno;
+				free(buf);
+				fclose(f);
+				*why = e ? strerror(e) : "read error";
+				return TP_EIO;
+			}
+			break;
+		}
+	}
+	fclose(f);
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len)) {
+		free(buf);
+		*why = "contains a NUL byte (not a text file)";
+		return TP_EIO;
+	}
+	*out = buf;
+	return TP_OK;
+}
+
+/* ---- node bookkeeping ---- */
+
+static int add_src(struct loader *ld, const char *name)
+{
+	char **ns = realloc(ld->srcs, (size_t)(ld->nsrcs + 1) * sizeof *ns);
+	if (!ns)
+		return -1;
+	ld->srcs = ns;
+	if (!(ns[ld->nsrcs] = strdup(name)))
+		return -1;
+	return ld->nsrcs++;
+}
+
+/* Place one node; file/line name the place it was given. */
+static int place_node(struct loader *ld, const char *name, const int *coords,
+		      int src, int line)
+{
+	tp_machine *m = ld->c->m;
+	const char *file = ld->srcs[src];
+	int32_t prev = tp_machine_find_node(m, name);
+	if (prev >= 0) {
+		const struct origin *o = &ld->origin[prev];
+		return lerr(ld, file, line, TP_EINVAL,
+			    "duplicate node '%s' (already placed at %s:%d)",
+			    name, ld->srcs[o->src], (int)o->line);
+	}
+	if (m->nnodes == ld->origin_cap) {
+		int32_t ncap = ld->origin_cap ? ld->origin_cap * 2 : 1024;
+		struct origin *no = ncap > ld->origin_cap
+			? tp__malloc_array((size_t)ncap, sizeof *no) : NULL;
+		if (!no)
+			return oom(ld);
+		if (ld->origin_cap)
+			memcpy(no, ld->origin, (size_t)ld->origin_cap * sizeof *no);
+		free(ld->origin);
+		ld->origin = no;
+		ld->origin_cap = ncap;
+	}
+	tp_error e2;
+	tp_error_clear(&e2);
+	int idx = tp_machine_add_node(m, name, coords, &e2);
+	if (idx < 0)
+		return lerr(ld, file, line, idx, "%s", e2.msg);
+	ld->origin[idx].line = line;
+	ld->origin[idx].src = src;
+	return TP_OK;
+}
+
+/* ---- the machine ---- */
+
+/* Create the machine from the settings, at the first line that needs it. */
+static int ensure_machine(struct loader *ld, int line, const char *key)
+{
+	if (ld->c->m)
+		return TP_OK;
+	if (!ld->net_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before Network= (Network= and Dims= must come first)", key);
+	if (!ld->dims_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before Dims= (Network= and Dims= must come first)", key);
+	bool wrap[TP_MAX_DIMS];
+	for (int d = 0; d < ld->ndims; d++)
+		wrap[d] = ld->c->net == NET_TORUS;
+	if (ld->nwrap) {
+		if (ld->nwrap != 1 && ld->nwrap != ld->ndims)
+			return lerr(ld, NULL, ld->wrap_line, TP_EINVAL,
+				    "Wrap=%s: %d values, Dims=%s has %d dimensions (give 1 or %d)",
+				    ld->wrap_text, ld->nwrap, ld->dims_text,
+				    ld->ndims, ld->ndims);
+		for (int d = 0; d < ld->ndims; d++)
+			wrap[d] = ld->wrap[ld->nwrap == 1 ? 0 : d];
+	}
+	double bw[TP_MAX_DIMS];
+	if (ld->nbw) {
+		if (ld->nbw != 1 && ld->nbw != ld->ndims)
+			return lerr(ld, NULL, ld->bw_line, TP_EINVAL,
+				    "LinkBandwidth=%s: %d values, Dims=%s has %d dimensions (give 1 or %d)",
+				    ld->bw_text, ld->nbw, ld->dims_text,
+				    ld->ndims, ld->ndims);
+		for (int d = 0; d < ld->ndims; d++)
+			bw[d] = ld->bw[ld->nbw == 1 ? 0 : d];
+	}
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp_machine_create(&ld->c->m, ld->ndims, ld->dims, wrap, &e2);
+	if (rc)
+		return lerr(ld, NULL, ld->dims_line, rc, "Dims=%s: %s",
+			    ld->dims_text, e2.msg);
+	if (ld->npr_line &&
+	    (rc = tp_machine_set_nodes_per_router(ld->c->m, ld->npr, &e2)))
+		return lerr(ld, NULL, ld->npr_line, rc, "%s", e2.msg);
+	if (ld->nbw) {
+		if ((rc = tp_machine_set_link_bandwidth(ld->c->m, bw, &e2)))
+			return lerr(ld, NULL, ld->bw_line, rc, "%s", e2.msg);
+		ld->c->bw_set = true;
+	}
+	ld->first_node_line = line;
+	return TP_OK;
+}
+
+/* ---- settings ---- */
+
+static int set_once(struct loader *ld, const struct tok *t, int *seen_line,
+		    bool shape)
+{
+	if (*seen_line)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s= given twice (first on line %d)", t->key, *seen_line);
+	if (shape && ld->c->m)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s= must come before the first NodeName= or CoordFile= line (line %d)",
+			    t->key, ld->first_node_line);
+	*seen_line = t->line;
+	return TP_OK;
+}
+
+static char *keep_text(struct loader *ld, char **slot, const char *v)
+{
+	free(*slot);
+	*slot = strdup(v);
+	if (!*slot)
+		oom(ld);
+	return *slot;
+}
+
+static int set_network(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->net_line, true);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "torus"))
+		ld->c->net = NET_TORUS;
+	else if (!strcasecmp(t->val, "mesh"))
+		ld->c->net = NET_MESH;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Network=%s: unknown network, expected torus or mesh",
+			    t->val);
+	return TP_OK;
+}
+
+static int set_dims(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->dims_line, true);
+	if (rc)
+		return rc;
+	if (!keep_text(ld, &ld->dims_text, t->val))
+		return TP_ENOMEM;
+	char tmp[256];
+	if (strlen(t->val) >= sizeof tmp)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "Dims=%.40s...: too long",
+			    t->val);
+	strcpy(tmp, t->val);
+	for (char *p = tmp; *p; p++)
+		if (*p == 'X')
+			*p = 'x';
+	char *parts[TP_MAX_DIMS];
+	int n = split(tmp, 'x', parts, TP_MAX_DIMS);
+	if (n > TP_MAX_DIMS)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Dims=%s: more than %d dimensions", t->val, TP_MAX_DIMS);
+	for (int d = 0; d < n; d++) {
+		long long v;
+		int r = parse_ll(parts[d], 0, INT_MAX, &v);
+		if (r == -1)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "Dims=%s: dimension %d ('%s') is not a number (expected e.g. 24x24x24)",
+				    t->val, d + 1, parts[d]);
+		if (r == -2)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "Dims=%s: dimension %d is %s", t->val, d + 1,
+				    parts[d][0] == '-' ? "negative" : "too large");
+		if (v == 0)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "Dims=%s: dimension %d is zero", t->val, d + 1);
+		ld->dims[d] = (int)v;
+	}
+	ld->ndims = n;
+	return TP_OK;
+}
+
+static int set_wrap(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->wrap_line, true);
+	if (rc)
+		return rc;
+	if (!keep_text(ld, &ld->wrap_text, t->val))
+		return TP_ENOMEM;
+	char tmp[256];
+	if (strlen(t->val) >= sizeof tmp)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "Wrap=%.40s...: too long",
+			    t->val);
+	strcpy(tmp, t->val);
+	char *parts[TP_MAX_DIMS];
+	int n = split(tmp, ',', parts, TP_MAX_DIMS);
+	if (n > TP_MAX_DIMS)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Wrap=%s: more than %d values", t->val, TP_MAX_DIMS);
+	for (int d = 0; d < n; d++)
+		if (parse_bool(parts[d], &ld->wrap[d]))
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "Wrap=%s: value %d ('%s') is not yes or no",
+				    t->val, d + 1, parts[d]);
+	ld->nwrap = n;
+	return TP_OK;
+}
+
+static int set_npr(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->npr_line, true);
+	if (rc)
+		return rc;
+	long long v;
+	int r = parse_ll(t->val, 1, INT_MAX, &v);
+	if (r == -1)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "NodesPerRouter=%s: not a number", t->val);
+	if (r == -2)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "NodesPerRouter=%s: expected 1..%d", t->val, INT_MAX);
+	ld->npr = (int)v;
+	return TP_OK;
+}
+
+static int set_bw(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->bw_line, true);
+	if (rc)
+		return rc;
+	if (!keep_text(ld, &ld->bw_text, t->val))
+		return TP_ENOMEM;
+	char tmp[256];
+	if (strlen(t->val) >= sizeof tmp)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "LinkBandwidth=%.40s...: too long", t->val);
+	strcpy(tmp, t->val);
+	char *parts[TP_MAX_DIMS];
+	int n = split(tmp, ',', parts, TP_MAX_DIMS);
+	if (n > TP_MAX_DIMS)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "LinkBandwidth=%s: more than %d values", t->val,
+			    TP_MAX_DIMS);
+	for (int d = 0; d < n; d++) {
+		int r = parse_pos_double(parts[d], false, &ld->bw[d]);
+		if (r)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "LinkBandwidth=%s: value %d ('%s') is not a positive number",
+				    t->val, d + 1, parts[d]);
+	}
+	ld->nbw = n;
+	return TP_OK;
+}
+
+static int set_policy(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->policy_line, false);
+	if (rc)
+		return rc;
+	tp_error e2;
+	tp_error_clear(&e2);
+	enum tp_policy p;
+	if ((rc = tp_policy_parse(t->val, &p, &e2)))
+		return lerr(ld, NULL, t->line, rc, "DefaultPolicy=%s: %s", t->val,
+			    e2.msg);
+	ld->c->policy = p;
+	ld->c->has_policy = true;
+	return TP_OK;
+}
+
+static int set_metric(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->metric_line, false);
+	if (rc)
+		return rc;
+	tp_error e2;
+	tp_error_clear(&e2);
+	enum tp_metric_kind k;
+	if ((rc = tp_metric_parse(t->val, &k, &e2)))
+		return lerr(ld, NULL, t->line, rc, "DefaultMetric=%s: %s", t->val,
+			    e2.msg);
+	ld->c->metric = k;
+	return TP_OK;
+}
+
+static int set_budget(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->budget_line, false);
+	if (rc)
+		return rc;
+	double v;
+	if (parse_pos_double(t->val, true, &v))
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "TimeBudgetMs=%s: not a number >= 0", t->val);
+	ld->c->time_budget_ms = v;
+	return TP_OK;
+}
+
+/* ---- CoordFile ---- */
+
+static int load_coord_file(struct loader *ld, const struct tok *t)
+{
+	int rc = ensure_machine(ld, t->line, "CoordFile=");
+	if (rc)
+		return rc;
+	char *path;
+	if (t->val[0] != '/' && ld->dir) {
+		size_t n = strlen(ld->dir) + strlen(t->val) + 2;
+		path = malloc(n);
+		if (path)
+			snprintf(path, n, "%s/%s", ld->dir, t->val);
+	} else {
+		path = strdup(t->val);
+	}
+	if (!path)
+		return oom(ld);
+	int src = add_src(ld, path);
+	free(path);
+	if (src < 0)
+		return oom(ld);
+	const char *file = ld->srcs[src];
+	char *text;
+	const char *why = "";
+	rc = read_text(file, &text, &why);
+	if (rc)
+		return lerr(ld, NULL, t->line, rc, "CoordFile=%s: cannot read %s: %s",
+			    t->val, file, why);
+	tp_machine *m = ld->c->m;
+	int nd = m->ndims, line = 0, placed = 0;
+	char *p = text;
+	while (rc == TP_OK && *p) {
+		char *e = strchr(p, '\n');
+		char *next = e ? e + 1 : p + strlen(p);
+		if (e)
+			*e = '\0';
+		line++;
+		char *h = strchr(p, '#');
+		if (h)
+			*h = '\0';
+		char *f[TP_MAX_DIMS + 2];
+		int nf = 0;
+		char *save = NULL;
+		for (char *w = strtok_r(p, " \t\r\v\f", &save); w;
+		     w = strtok_r(NULL, " \t\r\v\f", &save)) {
+			if (nf < TP_MAX_DIMS + 2)
+				f[nf] = w;
+			nf++;
+		}
+		p = next;
+		if (nf == 0)
+			continue;
+		if (nf != nd + 1) {
+			rc = lerr(ld, file, line, TP_EINVAL,
+				  "expected a node name and %d coordinates, found %d field%s",
+				  nd, nf, nf == 1 ? "" : "s");
+			break;
+		}
+		int c[TP_MAX_DIMS];
+		for (int d = 0; d < nd && rc == TP_OK; d++) {
+			long long v;
+			int r = parse_ll(f[d + 1], INT_MIN, INT_MAX, &v);
+			if (r == -1)
+				rc = lerr(ld, file, line, TP_EINVAL,
+					  "node '%s': coordinate %d ('%s') is not a number",
+					  f[0], d, f[d + 1]);
+			else if (r == -2 || v < 0 || v >= m->dims[d])
+				rc = lerr(ld, file, line, TP_EINVAL,
+					  "node '%s': coordinate %d is outside 0..%d",
+					  f[0], d, m->dims[d] - 1);
+			else
+				c[d] = (int)v;
+		}
+		if (rc == TP_OK)
+			rc = place_node(ld, f[0], c, src, line);
+		placed++;
+	}
+	free(text);
+	if (rc == TP_OK && placed == 0)
+		rc = lerr(ld, file, 0, TP_EINVAL, "no nodes in CoordFile");
+	return rc;
+}
+
+/* ---- NodeName lines ---- */
+
+static int node_line(struct loader *ld, const struct tok *toks, int n)
+{
+	const struct tok *name = NULL, *order = NULL, *offset = NULL, *coords = NULL;
+	for (int i = 0; i < n; i++) {
+		const struct tok *t = &toks[i];
+		const struct tok **slot;
+		if (!strcasecmp(t->key, "NodeName"))
+			slot = &name;
+		else if (!strcasecmp(t->key, "CoordOrder"))
+			slot = &order;
+		else if (!strcasecmp(t->key, "Offset"))
+			slot = &offset;
+		else if (!strcasecmp(t->key, "Coords"))
+			slot = &coords;
+		else
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "%s=%s: not allowed on a NodeName= line (only CoordOrder=, Offset=, Coords=)",
+				    t->key, t->val);
+		if (*slot)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "%s= given twice on one line", t->key);
+		*slot = t;
+	}
+	int line = name->line;
+	int rc = ensure_machine(ld, line, "NodeName=");
+	if (rc)
+		return rc;
+	if (!coords && !order)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "NodeName=%s: needs Coords= or CoordOrder=", name->val);
+	if (coords && order)
+		return lerr(ld, NULL, coords->line, TP_EINVAL,
+			    "NodeName=%s: Coords= and CoordOrder= exclude each other",
+			    name->val);
+	if (offset && !order)
+		return lerr(ld, NULL, offset->line, TP_EINVAL,
+			    "NodeName=%s: Offset= needs CoordOrder=", name->val);
+	tp_machine *m = ld->c->m;
+	int nd = m->ndims;
+
+	/* Validate everything cheap before expanding the hostlist. */
+	int c[TP_MAX_DIMS];
+	bool x_major = true;
+	long long off = 0;
+	if (coords) {
+		char tmp[256];
+		if (strlen(coords->val) >= sizeof tmp)
+			return lerr(ld, NULL, coords->line, TP_EINVAL,
+				    "Coords=%.40s...: too long", coords->val);
+		strcpy(tmp, coords->val);
+		char *parts[TP_MAX_DIMS];
+		int k = split(tmp, ',', parts, TP_MAX_DIMS);
+		if (k != nd)
+			return lerr(ld, NULL, coords->line, TP_EINVAL,
+				    "Coords=%s: %s%d coordinates, Dims=%s has %d dimensions",
+				    coords->val, k > TP_MAX_DIMS ? "more than " : "",
+				    k > TP_MAX_DIMS ? TP_MAX_DIMS : k,
+				    ld->dims_text, nd);
+		for (int d = 0; d < nd; d++) {
+			long long v;
+			int r = parse_ll(parts[d], INT_MIN, INT_MAX, &v);
+			if (r == -1)
+				return lerr(ld, NULL, coords->line, TP_EINVAL,
+					    "Coords=%s: coordinate %d ('%s') is not a number",
+					    coords->val, d, parts[d]);
+			if (r == -2 || v < 0 || v >= m->dims[d])
+				return lerr(ld, NULL, coords->line, TP_EINVAL,
+					    "Coords=%s: coordinate %d is outside 0..%d",
+					    coords->val, d, m->dims[d] - 1);
+			c[d] = (int)v;
+		}
+	} else {
+		if (!strcasecmp(order->val, "x-major"))
+			x_major = true;
+		else if (!strcasecmp(order->val, "z-major"))
+			x_major = false;
+		else
+			return lerr(ld, NULL, order->line, TP_EINVAL,
+				    "CoordOrder=%s: expected x-major or z-major",
+				    order->val);
+		if (offset) {
+			int r = parse_ll(offset->val, 0, INT64_MAX / 4, &off);
+			if (r)
+				return lerr(ld, NULL, offset->line, TP_EINVAL,
+					    "Offset=%s: %s", offset->val,
+					    r == -1 ? "not a number"
+						    : "expected a number >= 0");
+		}
+	}
+
+	char why[160];
+	if (!hostlist_ok(name->val, why, sizeof why))
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "NodeName=%s: malformed hostlist: %s", name->val, why);
+	hostlist_t hl = slurm_hostlist_create(name->val);
+	if (!hl)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "NodeName=%s: malformed hostlist", name->val);
+	int count = slurm_hostlist_count(hl);
+	if (count <= 0)
+		rc = lerr(ld, NULL, line, TP_EINVAL, "NodeName=%s: no node names",
+			  name->val);
+	else if (coords && count != 1)
+		rc = lerr(ld, NULL, line, TP_EINVAL,
+			  "NodeName=%s: Coords= places one node, the hostlist has %d names (use CoordOrder=)",
+			  name->val, count);
+	int64_t k = m->nodes_per_router;
+	int64_t positions = m->nrouters > INT64_MAX / k ? INT64_MAX : m->nrouters * k;
+	if (rc == TP_OK && order && off + count > positions)
+		rc = lerr(ld, NULL, line, TP_EINVAL,
+			  "NodeName=%s CoordOrder=%s: %d nodes from position %lld go beyond the grid's %lld positions (Dims=%s, %lld per router)",
+			  name->val, order->val, count, off, (long long)positions,
+			  ld->dims_text, (long long)k);
+	char *host;
+	int64_t i = 0;
+	while (rc == TP_OK && (host = slurm_hostlist_shift(hl)) != NULL) {
+		if (strchr(host, '[') || strchr(host, ']')) {
+			rc = lerr(ld, NULL, line, TP_EINVAL,
+				  "NodeName=%s: malformed hostlist", name->val);
+		} else {
+			if (order) {
+				int64_t q = (off + i) / k;
+				if (x_major) {
+					for (int d = 0; d < nd; d++) {
+						c[d] = (int)(q % m->dims[d]);
+						q /= m->dims[d];
+					}
+				} else {
+					for (int d = nd - 1; d >= 0; d--) {
+						c[d] = (int)(q % m->dims[d]);
+						q /= m->dims[d];
+					}
+				}
+			}
+			rc = place_node(ld, host, c, 0, line);
+		}
+		free(host);
+		i++;
+	}
+	slurm_hostlist_destroy(hl);
+	return rc;
+}
+
+/* ---- logical lines ---- */
+
+static int settings_line(struct loader *ld, const struct tok *toks, int n)
+{
+	int rc = TP_OK;
+	for (int i = 0; i < n && rc == TP_OK; i++) {
+		const struct tok *t = &toks[i];
+		const char *k = t->key;
+		if (!strcasecmp(k, "Network"))
+			rc = set_network(ld, t);
+		else if (!strcasecmp(k, "Dims"))
+			rc = set_dims(ld, t);
+		else if (!strcasecmp(k, "Wrap"))
+			rc = set_wrap(ld, t);
+		else if (!strcasecmp(k, "NodesPerRouter"))
+			rc = set_npr(ld, t);
+		else if (!strcasecmp(k, "LinkBandwidth"))
+			rc = set_bw(ld, t);
+		else if (!strcasecmp(k, "DefaultPolicy"))
+			rc = set_policy(ld, t);
+		else if (!strcasecmp(k, "DefaultMetric"))
+			rc = set_metric(ld, t);
+		else if (!strcasecmp(k, "TimeBudgetMs"))
+			rc = set_budget(ld, t);
+		else if (!strcasecmp(k, "CoordFile"))
+			; /* after the line's settings */
+		else if (!strcasecmp(k, "CoordOrder") || !strcasecmp(k, "Offset") ||
+			 !strcasecmp(k, "Coords"))
+			rc = lerr(ld, NULL, t->line, TP_EINVAL,
+				  "%s=%s: needs NodeName= on the same line", k, t->val);
+		else
+			rc = lerr(ld, NULL, t->line, TP_EINVAL,
+				  "unknown key '%s' in '%s=%s'", k, k, t->val);
+	}
+	for (int i = 0; i < n && rc == TP_OK; i++)
+		if (!strcasecmp(toks[i].key, "CoordFile"))
+			rc = load_coord_file(ld, &toks[i]);
+	return rc;
+}
+
+static int logical_line(struct loader *ld)
+{
+	const struct tok *name = NULL;
+	for (int i = 0; i < ld->ntoks; i++) {
+		if (!strcasecmp(ld->toks[i].key, "NodeName")) {
+			if (name)
+				return lerr(ld, NULL, ld->toks[i].line, TP_EINVAL,
+					    "NodeName= given twice on one line");
+			name = &ld->toks[i];
+		}
+	}
+	int rc = name ? node_line(ld, ld->toks, ld->ntoks)
+		      : settings_line(ld, ld->toks, ld->ntoks);
+	ld->ntoks = 0;
+	return rc;
+}
+
+static int push_tok(struct loader *ld, char *key, char *val, int line)
+{
+	if (ld->ntoks == ld->tokcap) {
+		int ncap = ld->tokcap ? ld->tokcap * 2 : 16;
+		struct tok *nt = realloc(ld->toks, (size_t)ncap * sizeof *nt);
+		if (!nt)
+			return oom(ld);
+		ld->toks = nt;
+		ld->tokcap = ncap;
+	}
+	ld->toks[ld->ntoks].key = key;
+	ld->toks[ld->ntoks].val = val;
+	ld->toks[ld->ntoks].line = line;
+	ld->ntoks++;
+	return TP_OK;
+}
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+/* Split one physical line (comment already cut) into tokens, in place.
+ * Double quotes group a value that holds blanks: CoordFile="a b.coords". */
+static int tokenize(struct loader *ld, char *s, int line)
+{
+	for (;;) {
+		while (is_blank(*s))
+			s++;
+		if (!*s)
+			return TP_OK;
+		char *start = s, *w = s, *eq = NULL;
+		bool q = false;
+		for (; *s && (q || !is_blank(*s)); s++) {
+			if (*s == '"') {
+				q = !q;
+				continue;
+			}
+			if (*s == '=' && !eq && !q)
+				eq = w;
+			*w++ = *s;
+		}
+		if (q)
+			return lerr(ld, NULL, line, TP_EINVAL,
+				    "unterminated '\"' in '%s'", start);
+		bool more = *s != '\0';
+		*w = '\0';
+		if (more)
+			s++;
+		if (!eq)
+			return lerr(ld, NULL, line, TP_EINVAL,
+				    "'%s': expected Key=Value", start);
+		*eq = '\0';
+		if (eq == start)
+			return lerr(ld, NULL, line, TP_EINVAL,
+				    "'=%s': missing key before '='", eq + 1);
+		if (!eq[1])
+			return lerr(ld, NULL, line, TP_EINVAL, "%s=: empty value",
+				    start);
+		int rc = push_tok(ld, start, eq + 1, line);
+		if (rc)
+			return rc;
+		if (!more)
+			return TP_OK;
+	}
+}
+
+static int parse_text(struct loader *ld, char *text)
+{
+	int line = 0, rc = TP_OK;
+	bool cont = false;
+	char *p = text;
+	while (*p && rc == TP_OK) {
+		char *e = strchr(p, '\n');
+		char *next = e ? e + 1 : p + strlen(p);
+		if (e)
+			*e = '\0';
+		line++;
+		/* Cut the comment: '#' outside double quotes. */
+		bool q = false;
+		for (char *s = p; *s; s++) {
+			if (*s == '"')
+				q = !q;
+			else if (*s == '#' && !q) {
+				*s = '\0';
+				break;
+			}
+		}
+		size_t len = strlen(p);
+		while (len && is_blank(p[len - 1]))
+			p[--len] = '\0';
+		cont = len && p[len - 1] == '\\';
+		if (cont)
+			p[--len] = '\0';
+		rc = tokenize(ld, p, line);
+		if (rc == TP_OK && !cont && ld->ntoks)
+			rc = logical_line(ld);
+		p = next;
+	}
+	if (rc == TP_OK && ld->ntoks)
+		rc = logical_line(ld);
+	if (rc)
+		return rc;
+	if (!ld->net_line)
+		return lerr(ld, NULL, 0, TP_EINVAL, "no Network= line");
+	if (!ld->dims_line)
+		return lerr(ld, NULL, 0, TP_EINVAL, "no Dims= line");
+	if (!ld->c->m || ld->c->m->nnodes == 0)
+		return lerr(ld, NULL, 0, TP_EINVAL,
+			    "no nodes (no NodeName= or CoordFile= line)");
+	return TP_OK;
+}
+
+static void loader_free(struct loader *ld)
+{
+	free(ld->dir);
+	free(ld->dims_text);
+	free(ld->wrap_text);
+	free(ld->bw_text);
+	free(ld->origin);
+	for (int i = 0; i < ld->nsrcs; i++)
+		free(ld->srcs[i]);
+	free(ld->srcs);
+	free(ld->toks);
+}
+
+static int load(char *text, const char *what, const char *dir, tp_conf **out,
+		tp_error *err)
+{
+	struct loader ld;
+	memset(&ld, 0, sizeof ld);
+	ld.what = what;
+	ld.err = err;
+	ld.c = calloc(1, sizeof *ld.c);
+	int rc = TP_OK;
+	if (!ld.c || (dir && !(ld.dir = strdup(dir))) || add_src(&ld, what) != 0) {
+		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	} else {
+		ld.c->policy = TP_POLICY_NONE;
+		ld.c->metric = TP_METRIC_HOP_BYTES;
+		rc = parse_text(&ld, text);
+	}
+	if (rc) {
+		tp_conf_destroy(ld.c);
+		ld.c = NULL;
+	}
+	*out = ld.c;
+	loader_free(&ld);
+	return rc;
+}
+
+int tp_conf_load(const char *path, tp_conf **out, tp_error *err)
+{
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "tp_conf_load: out is NULL");
+	*out = NULL;
+	if (!path || !*path)
+		return tp_error_set(err, TP_EINVAL, "tp_conf_load: no path");
+	char *text;
+	const char *why = "";
+	int rc = read_text(path, &text, &why);
+	if (rc)
+		return tp_error_set(err, rc, "%s: cannot read: %s", path, why);
+	char *dir = NULL;
+	const char *slash = strrchr(path, '/');
+	if (slash) {
+		size_t n = (size_t)(slash - path);
+		dir = strndup(path, n ? n : 1); /* "/x.conf" -> "/" */
+		if (!dir) {
+			free(text);
+			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+		}
+	}
+	rc = load(text, path, dir, out, err);
+	free(dir);
+	free(text);
+	return rc;
+}
+
+int tp_conf_load_string(const char *text, const char *what, tp_conf **out,
+			tp_error *err)
+{
+	if (!what)
+		what = "config";
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "%s: out is NULL", what);
+	*out = NULL;
+	if (!text)
+		return tp_error_set(err, TP_EINVAL, "%s: text is NULL", what);
+	char *copy = strdup(text);
+	if (!copy)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	int rc = load(copy, what, NULL, out, err);
+	free(copy);
+	return rc;
+}
+
+void tp_conf_destroy(tp_conf *c)
+{
+	if (!c)
+		return;
+	tp_machine_destroy(c->m);
+	free(c);
+}
+
+const tp_machine *tp_conf_machine(const tp_conf *c)
+{
+	return c ? c->m : NULL;
+}
+
+enum tp_policy tp_conf_default_policy(const tp_conf *c)
+{
+	return c ? c->policy : TP_POLICY_NONE;
+}
+
+bool tp_conf_has_default_policy(const tp_conf *c)
+{
+	return c && c->has_policy;
+}
+
+enum tp_metric_kind tp_conf_default_metric(const tp_conf *c)
+{
+	return c ? c->metric : TP_METRIC_HOP_BYTES;
+}
+
+double tp_conf_time_budget_ms(const tp_conf *c)
+{
+	return c ? c->time_budget_ms : 0.0;
+}
+
+void tp_conf_describe(const tp_conf *c, FILE *out)
+{
+	if (!c || !c->m || !out)
+		return;
+	const tp_machine *m = c->m;
+	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : "torus");
+	for (int d = 0; d < m->ndims; d++)
+		fprintf(out, "%s%d", d ? "x" : "", m->dims[d]);
+	fputs(" (wrap ", out);
+	for (int d = 0; d < m->ndims; d++)
+		fprintf(out, "%s%s", d ? "," : "", m->wrap[d] ? "yes" : "no");
+	fprintf(out, "), %ld nodes, %d per router\n", (long)m->nnodes,
+		m->nodes_per_router);
+	if (c->bw_set) {
+		fputs("link bandwidth ", out);
+		for (int d = 0; d < m->ndims; d++)
+			fprintf(out, "%s%g", d ? "," : "", m->link_bw[d]);
+		fputc('\n', out);
+	}
+	fprintf(out, "default policy %s, metric %s, time budget ",
+		c->has_policy ? tp_policy_name(c->policy) : "none (Slurm's order)",
+		tp_metric_name(c->metric));
+	if (c->time_budget_ms > 0)
+		fprintf(out, "%g ms\n", c->time_budget_ms);
+	else
+		fputs("none\n", out);
+}

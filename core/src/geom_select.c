@@ -1,0 +1,117 @@
+/* topoplace — deterministic quickselect and weighted quickselect. */
+#include "geom_select.h"
+
+static inline int pt_less(const tp__pt *a, const tp__pt *b)
+{
+	return a->key < b->key || (a->key == b->key && a->id < b->id);
+}
+
+static inline void pt_swap(tp__pt *a, tp__pt *b)
+{
+	tp__pt t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Median of three moved to p[hi-1] as pivot; returns the pivot's final index
+ * after a Lomuto-style partition of p[lo..hi). */
+static int64_t partition(tp__pt *p, int64_t lo, int64_t hi)
+{
+	int64_t mid = lo + (hi - lo) / 2, last = hi - 1;
+	if (pt_less(&p[mid], &p[lo]))
+		pt_swap(&p[mid], &p[lo]);
+	if (pt_less(&p[last], &p[lo]))
+		pt_swap(&p[last], &p[lo]);
+	if (pt_less(&p[mid], &p[last]))
+		pt_swap(&p[mid], &p[last]);
+	/* p[last] is now the median of the three */
+	tp__pt pivot = p[last];
+	int64_t i = lo;
+	for (int64_t j = lo; j < last; j++)
+		if (pt_less(&p[j], &pivot))
+			pt_swap(&p[i++], &p[j]);
+	pt_swap(&p[i], &p[last]);
+	return i;
+}
+
+static void insertion_sort(tp__pt *p, int64_t lo, int64_t hi)
+{
+	for (int64_t i = lo + 1; i < hi; i++) {
+		tp__pt v = p[i];
+		int64_t j = i - 1;
+		while (j >= lo && pt_less(&v, &p[j])) {
+			p[j + 1] = p[j];
+			j--;
+		}
+		p[j + 1] = v;
+	}
+}
+
+void tp__select(tp__pt *p, int64_t n, int64_t k)
+{
+	int64_t lo = 0, hi = n;
+	if (k < 0 || k >= n)
+		return;
+	while (hi - lo > 16) {
+		int64_t q = partition(p, lo, hi);
+		if (q == k)
+			return;
+		if (k < q)
+			hi = q;
+		else
+			lo = q + 1;
+	}
+	insertion_sort(p, lo, hi);
+}
+
+int64_t tp__wselect(tp__pt *p, int64_t n, uint64_t target, uint64_t *wleft)
+{
+	int64_t lo = 0, hi = n;
+	uint64_t before = 0; /* total weight of p[0..lo) */
+	int64_t pos;
+
+	if (n < 2) {
+		*wleft = n ? p[0].w : 0;
+		return n;
+	}
+	/* Find pos such that weight(p[0..pos)) <= target < weight(p[0..pos]). */
+	for (;;) {
+		if (hi - lo <= 16) {
+			insertion_sort(p, lo, hi);
+			pos = lo;
+			while (pos < hi - 1 && before + p[pos].w <= target) {
+				before += p[pos].w;
+				pos++;
+			}
+			break;
+		}
+		int64_t q = partition(p, lo, hi);
+		uint64_t wl = 0;
+		for (int64_t i = lo; i < q; i++)
+			wl += p[i].w;
+		if (target < before + wl) {
+			hi = q;
+		} else if (target < before + wl + p[q].w) {
+			before += wl;
+			pos = q;
+			break;
+		} else {
+			before += wl + p[q].w;
+			lo = q + 1;
+		}
+	}
+	/* Cut before pos or after it, whichever lands nearer the target. */
+	uint64_t after = before + p[pos].w;
+	int64_t cut = pos;
+	uint64_t w = before;
+	if (after - target < target - before || pos == 0) {
+		cut = pos + 1;
+		w = after;
+	}
+	if (cut >= n) {           /* keep both sides non-empty: p[pos] is in */
+		cut = pos;        /* its sorted place, so p[0..pos) are smallest */
+		w = before;
+	}
+	*wleft = w;
+	return cut;
+}

@@ -1,0 +1,575 @@
+/* topoplace — task graphs from JSON (json-c).
+ *
+ *   { "tasks": N,
+ *     "edges": [ [u, v, bytes], ... ]  or  [ {"src": u, "dst": v, "bytes": b}, ... ],
+ *     "directed": false,
+ *     "coords": [ [x, y, z], ... ] }
+ *
+ * Input is fed to json_tokener in chunks, so a file is never held in memory
+ * twice, and its size is bounded.  Every listed pair is volume between its two
+ * tasks: pairs listed more than once (in either direction) are summed, which is
+ * also what "directed": true means (u->v and v->u add up).  Keys other than the
+ * four above are ignored at the top level (room for "name", "comment", ...);
+ * inside an edge object they are an error, since a misspelt "bytes" would
+ * silently become 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "internal.h"
+
+#define JSON_MAX_BYTES ((uint64_t)1 << 30)    /* 1 GiB */
+#define JSON_CHUNK ((size_t)1 << 20)
+#define JSON_DEPTH 16
+#define JSON_MAX_COORD_DIMS 6
+
+/* ---- chunked parsing ---- */
+
+struct jparse {
+	json_tokener *tok;
+	json_object *root;
+	const char *what;
+	uint64_t total;        /* bytes fed so far */
+	uint64_t lines;        /* newlines in the bytes before the current chunk */
+	bool any;              /* non-whitespace seen */
+	char first;            /* first non-whitespace character */
+	char last;             /* last character fed */
+};
+
+static bool is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static uint64_t count_nl(const char *s, size_t n)
+{
+	uint64_t k = 0;
+	for (const char *p = s, *e = s + n; (p = memchr(p, '\n', (size_t)(e - p)));
+	     p++)
+		k++;
+	return k;
+}
+
+static int jp_init(struct jparse *jp, const char *what, tp_error *err)
+{
+	memset(jp, 0, sizeof *jp);
+	jp->what = what;
+	jp->tok = json_tokener_new_ex(JSON_DEPTH);
+	if (!jp->tok)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	json_tokener_set_flags(jp->tok, JSON_TOKENER_STRICT |
+				       JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	return 0;
+}
+
+static void jp_free(struct jparse *jp)
+{
+	if (jp->tok)
+		json_tokener_free(jp->tok);
+	if (jp->root)
+		json_object_put(jp->root);
+	jp->tok = NULL;
+	jp->root = NULL;
+}
+
+/* Feed one chunk. */
+static int jp_feed(struct jparse *jp, const char *buf, size_t len,
+		   tp_error *err)
+{
+	if (len == 0)
+		return 0;
+	if (jp->total + len > JSON_MAX_BYTES)
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: more than %llu bytes (1 GiB), refusing to read it",
+				    jp->what, (unsigned long long)JSON_MAX_BYTES);
+	const char *nul = memchr(buf, '\0', len);
+	if (nul)
+		len = (size_t)(nul - buf);   /* reported below, after what precedes */
+	if (!jp->any)
+		for (size_t i = 0; i < len; i++)
+			if (!is_ws(buf[i])) {
+				jp->any = true;
+				jp->first = buf[i];
+				break;
+			}
+	size_t used = 0;
+	if (!jp->root && len > 0) {
+		json_object *o = json_tokener_parse_ex(jp->tok, buf, (int)len);
+		enum json_tokener_error je = json_tokener_get_error(jp->tok);
+		used = json_tokener_get_parse_end(jp->tok);
+		if (used > len)
+			used = len;
+		if (o) {
+			jp->root = o;
+		} else if (je != json_tokener_continue) {
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: line %llu: JSON parse error: %s",
+					    jp->what,
+					    (unsigned long long)(jp->lines + count_nl(buf, used) + 1),
+					    json_tokener_error_desc(je));
+		} else {
+			used = len;
+		}
+	}
+	if (jp->root) {
+		for (size_t i = used; i < len; i++)
+			if (!is_ws(buf[i]))
+				return tp_error_set(err, TP_EINVAL,
+						    "%s: line %llu: unexpected data after the JSON object",
+						    jp->what,
+						    (unsigned long long)(jp->lines + count_nl(buf, i) + 1));
+	}
+	if (nul)
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: line %llu: NUL byte in the input (byte %llu)",
+				    jp->what,
+				    (unsigned long long)(jp->lines + count_nl(buf, len) + 1),
+				    (unsigned long long)(jp->total + len));
+	jp->lines += count_nl(buf, len);
+	jp->total += len;
+	jp->last = buf[len - 1];
+	return 0;
+}
+
+/* End of input: the root object or a precise complaint. */
+static int jp_finish(struct jparse *jp, const char *empty_what, tp_error *err)
+{
+	if (jp->root)
+		return 0;
+	if (!jp->any)
+		return tp_error_set(err, TP_EINVAL, "%s: %s", jp->what, empty_what);
+	if (jp->first != '{')
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: the top level is not a JSON object (expected {\"tasks\": N, \"edges\": [...]})",
+				    jp->what);
+	return tp_error_set(err, TP_EINVAL,
+			    "%s: line %llu: unexpected end of data (truncated JSON?)",
+			    jp->what,
+			    (unsigned long long)(jp->lines + (jp->last == '\n' ? 0 : 1)));
+}
+
+/* ---- validation and conversion ---- */
+
+static const char *jtype(json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_null: return "null";
+	case json_type_boolean: return "a boolean";
+	case json_type_double: return "a number";
+	case json_type_int: return "an integer";
+	case json_type_string: return "a string";
+	case json_type_object: return "an object";
+	case json_type_array: return "an array";
+	}
+	return "unknown";
+}
+
+static bool is_number(json_object *o)
+{
+	return json_object_is_type(o, json_type_int) ||
+	       json_object_is_type(o, json_type_double);
+}
+
+/* An integer value: a JSON integer, or a number with no fractional part. */
+static bool get_integer(json_object *o, int64_t *v)
+{
+	if (json_object_is_type(o, json_type_int)) {
+		*v = json_object_get_int64(o);
+		return true;
+	}
+	if (json_object_is_type(o, json_type_double)) {
+		double d = json_object_get_double(o);
+		if (isfinite(d) && d == floor(d) && fabs(d) < 9.0e18) {
+			*v = (int64_t)d;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The JSON text of a scalar, shortened, for messages. */
+static const char *jshow(json_object *o, char *buf, size_t len)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	snprintf(buf, len, "%s", s ? s : "?");
+	if (strlen(buf) == len - 1 && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
+}
+
+/* What a value is, for "X is <desc>, expected Y": numbers as written,
+ * other scalars as type and text, containers by type only. */
+static const char *jdesc(json_object *o, char *buf, size_t len)
+{
+	char sb[40];
+	switch (json_object_get_type(o)) {
+	case json_type_int:
+	case json_type_double:
+		return jshow(o, buf, len);
+	case json_type_boolean:
+	case json_type_string:
+		snprintf(buf, len, "%s %s", jtype(o), jshow(o, sb, sizeof sb));
+		return buf;
+	default:
+		return jtype(o);
+	}
+}
+
+static int get_task_id(json_object *o, const char *what, size_t i,
+		       const char *field, int32_t ntasks, int32_t *out,
+		       tp_error *err)
+{
+	char sb[64];
+	int64_t v;
+	if (!get_integer(o, &v))
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: edge %zu: %s is %s, expected an integer task number",
+				    what, i, field, jdesc(o, sb, sizeof sb));
+	if (v < 0 || v >= ntasks)
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: edge %zu: task %s does not exist (tasks: %ld)",
+				    what, i, jshow(o, sb, sizeof sb), (long)ntasks);
+	*out = (int32_t)v;
+	return 0;
+}
+
+static int get_bytes(json_object *o, const char *what, size_t i, double *out,
+		     tp_error *err)
+{
+	char sb[64];
+	if (!is_number(o))
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: edge %zu: bytes is %s, expected a number",
+				    what, i, jdesc(o, sb, sizeof sb));
+	double b = json_object_get_double(o);
+	if (!isfinite(b))
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: edge %zu: bytes %s is not finite", what, i,
+				    jshow(o, sb, sizeof sb));
+	if (b < 0)
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: edge %zu: bytes %s is negative", what, i,
+				    jshow(o, sb, sizeof sb));
+	*out = b;
+	return 0;
+}
+
+static int read_edge(json_object *e, const char *what, size_t i,
+		     int32_t ntasks, int32_t *u, int32_t *v, double *b,
+		     tp_error *err)
+{
+	json_object *src = NULL, *dst = NULL, *by = NULL;
+	bool has_src = false, has_dst = false;
+	if (json_object_is_type(e, json_type_array)) {
+		size_t k = json_object_array_length(e);
+		if (k != 2 && k != 3)
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: edge %zu has %zu elements, expected [src, dst, bytes] or [src, dst]",
+					    what, i, k);
+		src = json_object_array_get_idx(e, 0);
+		dst = json_object_array_get_idx(e, 1);
+		by = k == 3 ? json_object_array_get_idx(e, 2) : NULL;
+		has_src = has_dst = true;
+		if (k == 3 && !by)
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: edge %zu: bytes is null, expected a number",
+					    what, i);
+	} else if (json_object_is_type(e, json_type_object)) {
+		struct json_object_iterator it = json_object_iter_begin(e);
+		struct json_object_iterator end = json_object_iter_end(e);
+		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+			const char *key = json_object_iter_peek_name(&it);
+			json_object *val = json_object_iter_peek_value(&it);
+			if (!strcmp(key, "src")) {
+				src = val;
+				has_src = true;
+			} else if (!strcmp(key, "dst")) {
+				dst = val;
+				has_dst = true;
+			} else if (!strcmp(key, "bytes")) {
+				by = val;
+				if (!by)
+					return tp_error_set(err, TP_EINVAL,
+							    "%s: edge %zu: bytes is null, expected a number",
+							    what, i);
+			} else {
+				return tp_error_set(err, TP_EINVAL,
+						    "%s: edge %zu: unknown key \"%.40s\" (src, dst, bytes)",
+						    what, i, key);
+			}
+		}
+		if (!has_src || !has_dst)
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: edge %zu: missing \"%s\"", what, i,
+					    has_src ? "dst" : "src");
+	} else {
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: edge %zu is %s, expected [src, dst, bytes] or {\"src\": u, \"dst\": v, \"bytes\": b}",
+				    what, i, jtype(e));
+	}
+	int rc = get_task_id(src, what, i, "src", ntasks, u, err);
+	if (!rc)
+		rc = get_task_id(dst, what, i, "dst", ntasks, v, err);
+	if (!rc) {
+		*b = 1.0;
+		if (by)
+			rc = get_bytes(by, what, i, b, err);
+	}
+	return rc;
+}
+
+static int read_coords(json_object *c, const char *what, int32_t ntasks,
+		       double **out, int *dims_out, tp_error *err)
+{
+	char sb[64];
+	if (!json_object_is_type(c, json_type_array))
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: \"coords\" is %s, expected an array with one row per task",
+				    what, jtype(c));
+	size_t nr = json_object_array_length(c);
+	if (nr != (size_t)ntasks)
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: \"coords\" has %zu rows, expected %ld (one per task)",
+				    what, nr, (long)ntasks);
+	int dims = 0;
+	double *xs = NULL;
+	for (size_t r = 0; r < nr; r++) {
+		json_object *row = json_object_array_get_idx(c, r);
+		if (!json_object_is_type(row, json_type_array)) {
+			free(xs);
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: coords row %zu is %s, expected an array of numbers",
+					    what, r, jtype(row));
+		}
+		size_t k = json_object_array_length(row);
+		if (r == 0) {
+			if (k < 1 || k > JSON_MAX_COORD_DIMS)
+				return tp_error_set(err, TP_EINVAL,
+						    "%s: coords row 0 has %zu values, expected 1..%d",
+						    what, k, JSON_MAX_COORD_DIMS);
+			dims = (int)k;
+			xs = tp__malloc_array(nr * k, sizeof *xs);
+			if (!xs)
+				return tp_error_set(err, TP_ENOMEM,
+						    "%s: out of memory for coordinates",
+						    what);
+		} else if (k != (size_t)dims) {
+			free(xs);
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: coords row %zu has %zu values, row 0 has %d",
+					    what, r, k, dims);
+		}
+		for (size_t d = 0; d < k; d++) {
+			json_object *x = json_object_array_get_idx(row, d);
+			double val = is_number(x) ? json_object_get_double(x) : NAN;
+			if (!is_number(x) || !isfinite(val)) {
+				free(xs);
+				return tp_error_set(err, TP_EINVAL,
+						    "%s: coords row %zu, value %zu is %s, expected a finite number",
+						    what, r, d, jdesc(x, sb, sizeof sb));
+			}
+			xs[r * k + d] = val;
+		}
+	}
+	*out = xs;
+	*dims_out = dims;
+	return 0;
+}
+
+/* Consumes *rootp (frees the JSON tree before the CSR is built). */
+static int convert(json_object **rootp, const char *what, int64_t expect,
+		   tp_graph **out, tp_error *err)
+{
+	json_object *root = *rootp;
+	int32_t *u = NULL, *v = NULL;
+	double *b = NULL, *xs = NULL;
+	int dims = 0, rc;
+	size_t ne = 0;
+	char sb[64];
+
+	if (!json_object_is_type(root, json_type_object)) {
+		rc = tp_error_set(err, TP_EINVAL,
+				  "%s: the top level is %s, expected an object {\"tasks\": N, \"edges\": [...]}",
+				  what, jtype(root));
+		goto out;
+	}
+	json_object *jt = NULL, *je = NULL, *jd = NULL, *jc = NULL;
+	if (!json_object_object_get_ex(root, "tasks", &jt)) {
+		rc = tp_error_set(err, TP_EINVAL, "%s: missing \"tasks\" (the task count)",
+				  what);
+		goto out;
+	}
+	int64_t nt;
+	if (!get_integer(jt, &nt)) {
+		rc = tp_error_set(err, TP_EINVAL,
+				  "%s: \"tasks\" is %s, expected a positive integer",
+				  what, jdesc(jt, sb, sizeof sb));
+		goto out;
+	}
+	if (nt < 1 || nt > INT32_MAX) {
+		rc = tp_error_set(err, TP_EINVAL,
+				  "%s: \"tasks\" is %s, expected 1..%ld",
+				  what, jshow(jt, sb, sizeof sb), (long)INT32_MAX);
+		goto out;
+	}
+	int32_t ntasks = (int32_t)nt;
+	if (expect > 0 && expect != nt) {
+		rc = tp_error_set(err, TP_EINVAL,
+				  "%s: %ld tasks, but the job has %lld tasks", what,
+				  (long)ntasks, (long long)expect);
+		goto out;
+	}
+	if (json_object_object_get_ex(root, "directed", &jd) &&
+	    !json_object_is_type(jd, json_type_boolean)) {
+		rc = tp_error_set(err, TP_EINVAL,
+				  "%s: \"directed\" is %s, expected true or false",
+				  what, jtype(jd));
+		goto out;
+	}
+	if (json_object_object_get_ex(root, "edges", &je)) {
+		if (!json_object_is_type(je, json_type_array)) {
+			rc = tp_error_set(err, TP_EINVAL,
+					  "%s: \"edges\" is %s, expected an array",
+					  what, jtype(je));
+			goto out;
+		}
+		ne = json_object_array_length(je);
+		u = tp__malloc_array(ne, sizeof *u);
+		v = tp__malloc_array(ne, sizeof *v);
+		b = tp__malloc_array(ne, sizeof *b);
+		if (!u || !v || !b) {
+			rc = tp_error_set(err, TP_ENOMEM,
+					  "%s: out of memory for %zu edges", what, ne);
+			goto out;
+		}
+		for (size_t i = 0; i < ne; i++) {
+			rc = read_edge(json_object_array_get_idx(je, i), what, i,
+				       ntasks, &u[i], &v[i], &b[i], err);
+			if (rc)
+				goto out;
+		}
+	}
+	if (json_object_object_get_ex(root, "coords", &jc)) {
+		rc = read_coords(jc, what, ntasks, &xs, &dims, err);
+		if (rc)
+			goto out;
+	}
+	json_object_put(root);
+	*rootp = root = NULL;
+
+	tp_graph *g = NULL;
+	rc = tp_graph_from_edges(&g, ntasks, (int64_t)ne, u, v, b, what, err);
+	if (!rc && xs) {
+		rc = tp_graph_set_coords(g, dims, xs, err);
+		if (rc) {
+			tp_graph_destroy(g);
+			g = NULL;
+		}
+	}
+	if (!rc)
+		*out = g;
+out:
+	free(u);
+	free(v);
+	free(b);
+	free(xs);
+	return rc;
+}
+
+int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
+			      const char *what, int64_t expect_ntasks,
+			      tp_error *err)
+{
+	if (!what || !*what)
+		what = "JSON graph";
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "%s: no output graph given", what);
+	*out = NULL;
+	if (!json)
+		len = 0;
+	/* Callers may count a terminating NUL (json-c's own convention). */
+	while (len > 0 && json[len - 1] == '\0')
+		len--;
+	struct jparse jp;
+	int rc = jp_init(&jp, what, err);
+	for (size_t off = 0; !rc && off < len; off += JSON_CHUNK) {
+		size_t n = len - off < JSON_CHUNK ? len - off : JSON_CHUNK;
+		rc = jp_feed(&jp, json + off, n, err);
+	}
+	if (!rc)
+		rc = jp_finish(&jp, "empty input", err);
+	if (!rc)
+		rc = convert(&jp.root, what, expect_ntasks, out, err);
+	jp_free(&jp);
+	return rc;
+}
+
+int tp_graph_from_json_file(tp_graph **out, const char *path,
+			    int64_t expect_ntasks, tp_error *err)
+{
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "%s: no output graph given",
+				    path ? path : "(null)");
+	*out = NULL;
+	if (!path || !*path)
+		return tp_error_set(err, TP_EINVAL, "JSON graph: no file name given");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path,
+				    strerror(errno));
+	struct stat stb;
+	if (fstat(fd, &stb) != 0) {
+		int e = errno;
+		close(fd);
+		return tp_error_set(err, TP_EIO, "%s: cannot stat: %s", path,
+				    strerror(e));
+	}
+	if (S_ISDIR(stb.st_mode)) {
+		close(fd);
+		return tp_error_set(err, TP_EIO, "%s: cannot read: %s", path,
+				    strerror(EISDIR));
+	}
+	if (S_ISREG(stb.st_mode) && (uint64_t)stb.st_size > JSON_MAX_BYTES) {
+		close(fd);
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: file is %llu bytes, more than the 1 GiB limit",
+				    path, (unsigned long long)stb.st_size);
+	}
+
+	struct jparse jp;
+	char *buf = malloc(JSON_CHUNK);
+	int rc = buf ? jp_init(&jp, path, err)
+		     : tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+	if (!buf) {
+		close(fd);
+		return rc;
+	}
+	while (!rc) {
+		ssize_t n = read(fd, buf, JSON_CHUNK);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = tp_error_set(err, TP_EIO, "%s: cannot read: %s", path,
+					  strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		rc = jp_feed(&jp, buf, (size_t)n, err);
+	}
+	close(fd);
+	free(buf);
+	if (!rc)
+		rc = jp_finish(&jp, "empty file", err);
+	if (!rc)
+		rc = convert(&jp.root, path, expect_ntasks, out, err);
+	jp_free(&jp);
+	return rc;
+}

@@ -1,0 +1,425 @@
+/* topoplace — the machine: mesh/torus shape, named nodes on routers,
+ * distance and dimension-order routing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/linkhash.h>
+
+#include "internal.h"
+
+/* Router-occupancy table: the key is the router id + 1 stored in the pointer
+ * itself (never NULL and never one of linkhash's sentinels -1/-2, because
+ * router ids are < INT64_MAX / TP_MAX_DIMS); the value is the node count. */
+static unsigned long router_hash(const void *k)
+{
+	uint64_t x = (uint64_t)(uintptr_t)k;
+	/* splitmix64 finaliser: good spread for consecutive ids. */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return (unsigned long)x;
+}
+
+static int router_equal(const void *a, const void *b)
+{
+	return a == b;
+}
+
+static const void *router_key(int64_t router)
+{
+	return (const void *)(uintptr_t)(router + 1);
+}
+
+static const char dim_letter[TP_MAX_DIMS] = { 'x', 'y', 'z', 'u', 'v', 'w' };
+
+/* "(3,0,7)" into buf. */
+static void fmt_coords(char *buf, size_t len, const int *c, int n)
+{
+	size_t o = 0;
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (int d = 0; d < n && o < len; d++) {
+		int w = snprintf(buf + o, len - o, "%s%d", d ? "," : "(", c[d]);
+		if (w < 0)
+			return;
+		o += (size_t)w;
+	}
+	if (o < len)
+		snprintf(buf + o, len - o, ")");
+}
+
+static void router_coords(const tp_machine *m, int64_t r, int *c)
+{
+	for (int d = 0; d < m->ndims; d++) {
+		c[d] = (int)(r % m->dims[d]);
+		r /= m->dims[d];
+	}
+}
+
+int tp_machine_create(tp_machine **out, int ndims, const int *dims,
+		      const bool *wrap, tp_error *err)
+{
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "tp_machine_create: out is NULL");
+	*out = NULL;
+	if (ndims < 1 || ndims > TP_MAX_DIMS)
+		return tp_error_set(err, TP_EINVAL,
+				    "machine: %d dimensions, expected 1..%d",
+				    ndims, TP_MAX_DIMS);
+	if (!dims)
+		return tp_error_set(err, TP_EINVAL, "machine: dims is NULL");
+	int64_t n = 1;
+	for (int d = 0; d < ndims; d++) {
+		if (dims[d] < 1)
+			return tp_error_set(err, TP_EINVAL,
+					    "machine: dims[%d] is %d, expected >= 1",
+					    d, dims[d]);
+		/* Link ids are router * ndims + dim: keep them in int64 and
+		 * router ids in a pointer-sized key. */
+		int64_t lim = INT64_MAX / TP_MAX_DIMS;
+		if (sizeof(uintptr_t) < sizeof(int64_t))
+			lim = (int64_t)(UINTPTR_MAX / 2);
+		if (n > lim / dims[d])
+			return tp_error_set(err, TP_EINVAL,
+					    "machine: too many routers (the product of the dimensions overflows)");
+		n *= dims[d];
+	}
+
+	tp_machine *m = calloc(1, sizeof *m);
+	if (!m)
+		return tp_error_set(err, TP_ENOMEM, "machine: out of memory");
+	m->ndims = ndims;
+	int64_t s = 1;
+	for (int d = 0; d < ndims; d++) {
+		m->dims[d] = dims[d];
+		m->wrap[d] = wrap ? wrap[d] : false;
+		m->stride[d] = s;
+		s *= dims[d];
+		m->link_bw[d] = 1.0;
+	}
+	m->nrouters = n;
+	m->nodes_per_router = 1;
+	m->by_name = lh_kchar_table_new(64, NULL);
+	m->router_use = lh_table_new(64, NULL, router_hash, router_equal);
+	if (!m->by_name || !m->router_use) {
+		tp_machine_destroy(m);
+		return tp_error_set(err, TP_ENOMEM, "machine: out of memory");
+	}
+	*out = m;
+	return TP_OK;
+}
+
+void tp_machine_destroy(tp_machine *m)
+{
+	if (!m)
+		return;
+	if (m->by_name)
+		lh_table_free(m->by_name);
+	if (m->router_use)
+		lh_table_free(m->router_use);
+	for (int32_t i = 0; i < m->nnodes; i++)
+		free(m->names[i]);
+	free(m->names);
+	free(m->coords);
+	free(m);
+}
+
+int tp_machine_set_nodes_per_router(tp_machine *m, int k, tp_error *err)
+{
+	if (!m)
+		return tp_error_set(err, TP_EINVAL, "NodesPerRouter: machine is NULL");
+	if (k < 1)
+		return tp_error_set(err, TP_EINVAL,
+				    "NodesPerRouter=%d: expected >= 1", k);
+	struct lh_entry *e;
+	lh_foreach(m->router_use, e) {
+		intptr_t used = (intptr_t)lh_entry_v(e);
+		if (used > k) {
+			int c[TP_MAX_DIMS];
+			char buf[96];
+			router_coords(m, (int64_t)(uintptr_t)lh_entry_k(e) - 1, c);
+			fmt_coords(buf, sizeof buf, c, m->ndims);
+			return tp_error_set(err, TP_EINVAL,
+					    "NodesPerRouter=%d: router %s already has %ld nodes",
+					    k, buf, (long)used);
+		}
+	}
+	m->nodes_per_router = k;
+	return TP_OK;
+}
+
+int tp_machine_nodes_per_router(const tp_machine *m)
+{
+	return m ? m->nodes_per_router : 0;
+}
+
+int tp_machine_set_link_bandwidth(tp_machine *m, const double *bw,
+				  tp_error *err)
+{
+	if (!m || !bw)
+		return tp_error_set(err, TP_EINVAL, "LinkBandwidth: %s is NULL",
+				    m ? "bw" : "machine");
+	for (int d = 0; d < m->ndims; d++)
+		if (!isfinite(bw[d]) || bw[d] <= 0)
+			return tp_error_set(err, TP_EINVAL,
+					    "LinkBandwidth: bw[%d] is %g, expected a positive number",
+					    d, bw[d]);
+	for (int d = 0; d < m->ndims; d++)
+		m->link_bw[d] = bw[d];
+	return TP_OK;
+}
+
+double tp_machine_link_bandwidth(const tp_machine *m, int dim)
+{
+	if (!m || dim < 0 || dim >= m->ndims)
+		return 0.0;
+	return m->link_bw[dim];
+}
+
+static bool bad_name_char(unsigned char ch)
+{
+	return ch <= ' ' || ch == ',' || ch == '[' || ch == ']' || ch == 0x7f;
+}
+
+int tp_machine_add_node(tp_machine *m, const char *name, const int *coords,
+			tp_error *err)
+{
+	if (!m || !name || !coords)
+		return tp_error_set(err, TP_EINVAL, "add node: %s is NULL",
+				    !m ? "machine" : !name ? "name" : "coords");
+	if (!*name)
+		return tp_error_set(err, TP_EINVAL, "add node: empty node name");
+	for (const char *p = name; *p; p++)
+		if (bad_name_char((unsigned char)*p))
+			return tp_error_set(err, TP_EINVAL,
+					    "node '%s': name contains a blank, ',', '[' or ']'",
+					    name);
+	char cbuf[96];
+	for (int d = 0; d < m->ndims; d++) {
+		if (coords[d] < 0 || coords[d] >= m->dims[d]) {
+			fmt_coords(cbuf, sizeof cbuf, coords, m->ndims);
+			return tp_error_set(err, TP_EINVAL,
+					    "node '%s' at %s: coordinate %d is outside 0..%d",
+					    name, cbuf, d, m->dims[d] - 1);
+		}
+	}
+	void *dummy;
+	if (lh_table_lookup_ex(m->by_name, name, &dummy))
+		return tp_error_set(err, TP_EINVAL, "node '%s': duplicate node name",
+				    name);
+	int64_t r = 0;
+	for (int d = 0; d < m->ndims; d++)
+		r += (int64_t)coords[d] * m->stride[d];
+	struct lh_entry *re = lh_table_lookup_entry(m->router_use, router_key(r));
+	intptr_t used = re ? (intptr_t)lh_entry_v(re) : 0;
+	if (used >= m->nodes_per_router) {
+		fmt_coords(cbuf, sizeof cbuf, coords, m->ndims);
+		return tp_error_set(err, TP_EINVAL,
+				    "node '%s': router %s already has %ld node%s (NodesPerRouter=%d)",
+				    name, cbuf, (long)used, used == 1 ? "" : "s",
+				    m->nodes_per_router);
+	}
+	if (m->nnodes == INT32_MAX)
+		return tp_error_set(err, TP_EINVAL, "node '%s': too many nodes", name);
+
+	if (m->nnodes == m->cap) {
+		int32_t ncap = m->cap ? (m->cap > INT32_MAX / 2 ? INT32_MAX : m->cap * 2) : 64;
+		char **nn = tp__malloc_array((size_t)ncap, sizeof *nn);
+		int *nc = tp__malloc_array((size_t)ncap * (size_t)m->ndims, sizeof *nc);
+		if (!nn || !nc) {
+			free(nn);
+			free(nc);
+			return tp_error_set(err, TP_ENOMEM, "node '%s': out of memory", name);
+		}
+		if (m->nnodes) {
+			memcpy(nn, m->names, (size_t)m->nnodes * sizeof *nn);
+			memcpy(nc, m->coords, (size_t)m->nnodes * (size_t)m->ndims * sizeof *nc);
+		}
+		free(m->names);
+		free(m->coords);
+		m->names = nn;
+		m->coords = nc;
+		m->cap = ncap;
+	}
+	int32_t idx = m->nnodes;
+	char *copy = strdup(name);
+	if (!copy)
+		return tp_error_set(err, TP_ENOMEM, "node '%s': out of memory", name);
+	if (lh_table_insert(m->by_name, copy, (const void *)(intptr_t)(idx + 1)) != 0) {
+		free(copy);
+		return tp_error_set(err, TP_ENOMEM, "node '%s': out of memory", name);
+	}
+	if (re) {
+		lh_entry_set_val(re, (void *)(used + 1));
+	} else if (lh_table_insert(m->router_use, router_key(r), (const void *)(intptr_t)1) != 0) {
+		lh_table_delete(m->by_name, copy);
+		free(copy);
+		return tp_error_set(err, TP_ENOMEM, "node '%s': out of memory", name);
+	}
+	m->names[idx] = copy;
+	memcpy(m->coords + (size_t)idx * (size_t)m->ndims, coords,
+	       (size_t)m->ndims * sizeof *coords);
+	m->nnodes++;
+	return idx;
+}
+
+int tp_machine_ndims(const tp_machine *m)
+{
+	return m ? m->ndims : 0;
+}
+
+int tp_machine_dim(const tp_machine *m, int d)
+{
+	if (!m || d < 0 || d >= m->ndims)
+		return 0;
+	return m->dims[d];
+}
+
+bool tp_machine_wraps(const tp_machine *m, int d)
+{
+	if (!m || d < 0 || d >= m->ndims)
+		return false;
+	return m->wrap[d];
+}
+
+int32_t tp_machine_node_count(const tp_machine *m)
+{
+	return m ? m->nnodes : 0;
+}
+
+const char *tp_machine_node_name(const tp_machine *m, int32_t node)
+{
+	if (!m || node < 0 || node >= m->nnodes)
+		return NULL;
+	return m->names[node];
+}
+
+const int *tp_machine_node_coords(const tp_machine *m, int32_t node)
+{
+	if (!m || node < 0 || node >= m->nnodes)
+		return NULL;
+	return m->coords + (size_t)node * (size_t)m->ndims;
+}
+
+int32_t tp_machine_find_node(const tp_machine *m, const char *name)
+{
+	void *v;
+	if (!m || !name)
+		return -1;
+	if (!lh_table_lookup_ex(m->by_name, name, &v))
+		return -1;
+	return (int32_t)((intptr_t)v - 1);
+}
+
+int64_t tp_machine_router_of(const tp_machine *m, int32_t node)
+{
+	if (!m || node < 0 || node >= m->nnodes)
+		return -1;
+	const int *c = m->coords + (size_t)node * (size_t)m->ndims;
+	int64_t r = 0;
+	for (int d = 0; d < m->ndims; d++)
+		r += (int64_t)c[d] * m->stride[d];
+	return r;
+}
+
+int64_t tp_machine_router_count(const tp_machine *m)
+{
+	return m ? m->nrouters : 0;
+}
+
+int tp_machine_distance(const tp_machine *m, int32_t a, int32_t b)
+{
+	if (!m || a < 0 || b < 0 || a >= m->nnodes || b >= m->nnodes)
+		return -1;
+	return tp__coord_dist(m, m->coords + (size_t)a * (size_t)m->ndims,
+			      m->coords + (size_t)b * (size_t)m->ndims);
+}
+
+int tp_machine_coord_distance(const tp_machine *m, const int *ca, const int *cb)
+{
+	if (!m || !ca || !cb)
+		return -1;
+	return tp__coord_dist(m, ca, cb);
+}
+
+int64_t tp_machine_link_count(const tp_machine *m)
+{
+	return m ? m->nrouters * m->ndims : 0;
+}
+
+int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
+		     int64_t *links, int cap)
+{
+	int dist = tp_machine_distance(m, a, b);
+	if (dist < 0)
+		return TP_EINVAL;
+	if (dist > cap || (dist > 0 && !links))
+		return TP_EINVAL;
+	const int *ca = m->coords + (size_t)a * (size_t)m->ndims;
+	const int *cb = m->coords + (size_t)b * (size_t)m->ndims;
+	int64_t r = tp_machine_router_of(m, a);
+	int n = 0;
+	for (int d = 0; d < m->ndims; d++) {
+		int D = m->dims[d];
+		int x = ca[d];
+		int steps, dir;
+		if (m->wrap[d]) {
+			int fwd = ((cb[d] - x) % D + D) % D;
+			if (fwd <= D - fwd) {
+				steps = fwd;
+				dir = 1;
+			} else {
+				steps = D - fwd;
+				dir = -1;
+			}
+		} else {
+			steps = cb[d] > x ? cb[d] - x : x - cb[d];
+			dir = cb[d] >= x ? 1 : -1;
+		}
+		int64_t st = m->stride[d];
+		for (int s = 0; s < steps; s++) {
+			if (dir > 0) {
+				links[n++] = r * m->ndims + d;
+				if (x == D - 1) {
+					x = 0;
+					r -= (int64_t)(D - 1) * st;
+				} else {
+					x++;
+					r += st;
+				}
+			} else {
+				if (x == 0) {
+					x = D - 1;
+					r += (int64_t)(D - 1) * st;
+				} else {
+					x--;
+					r -= st;
+				}
+				links[n++] = r * m->ndims + d;
+			}
+		}
+	}
+	return n;
+}
+
+void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
+			  size_t len)
+{
+	if (!buf || len == 0)
+		return;
+	if (!m || link < 0 || link >= tp_machine_link_count(m)) {
+		snprintf(buf, len, "(invalid link %lld)", (long long)link);
+		return;
+	}
+	int c[TP_MAX_DIMS];
+	int d = (int)(link % m->ndims);
+	router_coords(m, link / m->ndims, c);
+	char cb[96];
+	fmt_coords(cb, sizeof cb, c, m->ndims);
+	snprintf(buf, len, "%s->+%c", cb, dim_letter[d]);
+}

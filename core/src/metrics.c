@@ -1,0 +1,473 @@
+/* topoplace — metrics that judge a mapping (see topoplace/metrics.h for the
+ * definitions).
+ *
+ * Two hot paths:
+ *   tp_metrics_hop_bytes()       one pass over the CSR, each undirected edge
+ *                                once (neighbour v > u), router coordinates read
+ *                                straight from the machine, no allocation; the
+ *                                distance loop is specialised for 1-3 dims.
+ *   tp_metrics_max_congestion()  routes each edge with tp_machine_route() into a
+ *                                reusable workspace; only the links a call
+ *                                touched are scanned and cleared afterwards, so
+ *                                a call costs O(edges x hops), not O(links).
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+#define TP_HOT static inline __attribute__((always_inline))
+
+/* ---- names ---- */
+
+int tp_metric_parse(const char *name, enum tp_metric_kind *out, tp_error *err)
+{
+	if (!name || !out)
+		return tp_error_set(err, TP_EINVAL,
+				    "metric: missing name (valid: hop-bytes, congestion)");
+	if (!strcasecmp(name, "hop-bytes") || !strcasecmp(name, "hopbytes")) {
+		*out = TP_METRIC_HOP_BYTES;
+		return TP_OK;
+	}
+	if (!strcasecmp(name, "congestion")) {
+		*out = TP_METRIC_CONGESTION;
+		return TP_OK;
+	}
+	return tp_error_set(err, TP_EINVAL,
+			    "unknown metric \"%s\" (valid: hop-bytes, congestion)",
+			    name);
+}
+
+const char *tp_metric_name(enum tp_metric_kind k)
+{
+	switch (k) {
+	case TP_METRIC_HOP_BYTES: return "hop-bytes";
+	case TP_METRIC_CONGESTION: return "congestion";
+	}
+	return "unknown";
+}
+
+/* ---- validation ---- */
+
+int tp_mapping_validate(const tp_graph *g, const tp_alloc *a,
+			const int32_t *map, tp_error *err)
+{
+	if (!g || !a || (!map && g->ntasks > 0))
+		return tp_error_set(err, TP_EINVAL,
+				    "mapping: missing graph, allocation or map");
+	if (g->ntasks > 0 && a->nnodes <= 0)
+		return tp_error_set(err, TP_EINVAL,
+				    "mapping: %d tasks but the allocation has no nodes",
+				    (int)g->ntasks);
+	int *count = tp__calloc((size_t)a->nnodes, sizeof *count);
+	if (!count)
+		return tp_error_set(err, TP_ENOMEM, "mapping: out of memory");
+	int rc = TP_OK;
+	for (int32_t t = 0; t < g->ntasks; t++) {
+		int32_t i = map[t];
+		if (i < 0 || i >= a->nnodes) {
+			rc = tp_error_set(err, TP_EINVAL,
+					  "mapping: task %d is on allocation index %d, outside 0..%d",
+					  (int)t, (int)i, (int)a->nnodes - 1);
+			break;
+		}
+		if (++count[i] > a->slots[i]) {
+			rc = tp_error_set(err, TP_EINVAL,
+					  "mapping: task %d exceeds the %d slot%s of node %s (allocation index %d)",
+					  (int)t, a->slots[i], a->slots[i] == 1 ? "" : "s",
+					  a->m->names[a->node[i]], (int)i);
+			break;
+		}
+	}
+	free(count);
+	return rc;
+}
+
+/* ---- distance helpers ---- */
+
+/* wd[d] = dims[d] on a wrapped dimension, 2*dims[d] otherwise: then the hop
+ * count along d is min(x, wd[d] - x) for x = |a - b| < dims[d], branch-free
+ * (on a mesh wd - x > x always). */
+static void wrap_extents(const struct tp_machine *m, int *wd)
+{
+	for (int d = 0; d < m->ndims; d++)
+		wd[d] = m->wrap[d] ? m->dims[d] : 2 * m->dims[d];
+}
+
+TP_HOT int dist1(int a, int b, int wd)
+{
+	int x = a - b;
+	x = x < 0 ? -x : x;
+	int y = wd - x;
+	return x < y ? x : y;
+}
+
+TP_HOT int dist_nd(const int *ca, const int *cb, const int *wd, int nd)
+{
+	int h = 0;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 6
+#endif
+	for (int d = 0; d < nd; d++)
+		h += dist1(ca[d], cb[d], wd[d]);
+	return h;
+}
+
+/* Index of the first neighbour of u with v > u (lists are sorted). */
+TP_HOT int64_t first_above(const int32_t *adj, int64_t e, int64_t end,
+			   int32_t u)
+{
+	while (e < end && adj[e] < u)
+		e++;
+	return e;
+}
+
+/* The hop-bytes loop for a fixed dimension count nd (a constant at each call
+ * site, so the distance loop is unrolled).  Per-task partial sums keep the
+ * summation order fixed: the result is bit-for-bit reproducible. */
+TP_HOT double hop_bytes_loop(const struct tp_graph *g, const struct tp_alloc *a,
+			     const int32_t *map, const int *wd, int nd)
+{
+	const int64_t *xadj = g->xadj;
+	const int32_t *adj = g->adjncy;
+	const double *w = g->weights;
+	const int32_t *node = a->node;
+	const int *coords = a->m->coords;
+	const int32_t n = g->ntasks;
+	double sum = 0.0;
+
+	for (int32_t u = 0; u < n; u++) {
+		const int *cu = coords + (size_t)node[map[u]] * (size_t)nd;
+		const int64_t end = xadj[u + 1];
+		double s = 0.0;
+		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
+			const int *cv = coords +
+				(size_t)node[map[adj[e]]] * (size_t)nd;
+			s += w[e] * (double)dist_nd(cu, cv, wd, nd);
+		}
+		sum += s;
+	}
+	return sum;
+}
+
+/* The scoring fast path: map must be valid (tp_mapping_validate), which is
+ * not re-checked here.  Returns -1 for missing arguments. */
+double tp_metrics_hop_bytes(const tp_graph *g, const tp_alloc *a,
+			    const int32_t *map)
+{
+	if (!g || !a || (!map && g->ntasks > 0))
+		return -1.0;
+	int wd[TP_MAX_DIMS];
+	wrap_extents(a->m, wd);
+	switch (a->m->ndims) {
+	case 1: return hop_bytes_loop(g, a, map, wd, 1);
+	case 2: return hop_bytes_loop(g, a, map, wd, 2);
+	case 3: return hop_bytes_loop(g, a, map, wd, 3);
+	default: return hop_bytes_loop(g, a, map, wd, a->m->ndims);
+	}
+}
+
+/* ---- congestion ---- */
+
+/* Largest minimal hop count between two routers of the machine. */
+static int64_t machine_diameter(const struct tp_machine *m)
+{
+	int64_t dia = 0;
+	for (int d = 0; d < m->ndims; d++)
+		dia += m->wrap[d] ? m->dims[d] / 2 : m->dims[d] - 1;
+	return dia;
+}
+
+struct tp_congestion_ws {
+	const struct tp_machine *m;
+	int64_t nlinks;
+	double *bytes;      /* per link, all zero between calls */
+	int64_t *msgs;      /* per link, all zero between calls */
+	int64_t *touched;   /* links loaded by the current call (each once) */
+	int64_t *route;     /* one route, route_cap links */
+	int route_cap;
+};
+
+int tp_congestion_ws_create(tp_congestion_ws **out, const tp_machine *m,
+			    tp_error *err)
+{
+	if (!out || !m)
+		return tp_error_set(err, TP_EINVAL,
+				    "congestion workspace: missing machine");
+	*out = NULL;
+	/* a minimal route is never longer than the diameter */
+	int64_t cap64 = machine_diameter(m) + 1;
+	int64_t nl = tp_machine_link_count(m);
+	if (nl < 0 || cap64 > INT_MAX)
+		return tp_error_set(err, TP_EINVAL,
+				    "congestion workspace: machine too large to route");
+	int cap = (int)cap64;
+	tp_congestion_ws *ws = calloc(1, sizeof *ws);
+	if (ws) {
+		ws->m = m;
+		ws->nlinks = nl;
+		ws->route_cap = cap;
+		ws->bytes = tp__calloc((size_t)nl, sizeof *ws->bytes);
+		ws->msgs = tp__calloc((size_t)nl, sizeof *ws->msgs);
+		ws->touched = tp__malloc_array((size_t)nl, sizeof *ws->touched);
+		ws->route = tp__malloc_array((size_t)cap, sizeof *ws->route);
+	}
+	if (!ws || !ws->bytes || !ws->msgs || !ws->touched || !ws->route) {
+		tp_congestion_ws_destroy(ws);
+		return tp_error_set(err, TP_ENOMEM,
+				    "congestion workspace: out of memory (%lld links)",
+				    (long long)nl);
+	}
+	*out = ws;
+	return TP_OK;
+}
+
+void tp_congestion_ws_destroy(tp_congestion_ws *ws)
+{
+	if (!ws)
+		return;
+	free(ws->bytes);
+	free(ws->msgs);
+	free(ws->touched);
+	free(ws->route);
+	free(ws);
+}
+
+struct cong_result {
+	double max_bytes;
+	int64_t max_msgs;
+	double hop_bytes;   /* sum of w * route length, same order as above */
+	double min_weight;  /* smallest positive edge weight (0 if none) */
+};
+
+/* Route every undirected edge once (lower-numbered task's node to the
+ * higher's), load the links, take the maxima, clear the touched links.
+ * Returns 0, or -1 when the workspace does not fit the machine or the route
+ * function misbehaves (the workspace is left clean either way). */
+static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
+			   const int32_t *map, tp_congestion_ws *ws,
+			   struct cong_result *r)
+{
+	memset(r, 0, sizeof *r);
+	if (!g || !a || (!map && g->ntasks > 0) || !ws || ws->m != a->m)
+		return -1;
+
+	const int64_t *xadj = g->xadj;
+	const int32_t *adj = g->adjncy;
+	const double *w = g->weights;
+	const int32_t *node = a->node;
+	const int32_t n = g->ntasks;
+	double *load = ws->bytes;
+	int64_t *msgs = ws->msgs;
+	int64_t *touched = ws->touched;
+	int64_t *route = ws->route;
+	const int64_t nlinks = ws->nlinks;
+	int64_t nt = 0;
+	int rc = 0;
+	double hb = 0.0, wmin = 0.0;
+
+	for (int32_t u = 0; u < n && rc == 0; u++) {
+		const int32_t nu = node[map[u]];
+		const int64_t end = xadj[u + 1];
+		double s = 0.0;
+		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
+			const double we = w[e];
+			if (we > 0.0 && (wmin == 0.0 || we < wmin))
+				wmin = we;
+			const int32_t nv = node[map[adj[e]]];
+			if (nv == nu)
+				continue;
+			int len = tp_machine_route(a->m, nu, nv, route,
+						   ws->route_cap);
+			if (len < 0) {
+				rc = -1;
+				break;
+			}
+			s += we * (double)len;
+			for (int k = 0; k < len; k++) {
+				int64_t l = route[k];
+				if (l < 0 || l >= nlinks) {
+					rc = -1;
+					break;
+				}
+				if (msgs[l]++ == 0)
+					touched[nt++] = l;
+				load[l] += we;
+			}
+			if (rc)
+				break;
+		}
+		hb += s;
+	}
+
+	double mb = 0.0;
+	int64_t mm = 0;
+	for (int64_t i = 0; i < nt; i++) {
+		int64_t l = touched[i];
+		if (load[l] > mb)
+			mb = load[l];
+		if (msgs[l] > mm)
+			mm = msgs[l];
+		load[l] = 0.0;
+		msgs[l] = 0;
+	}
+	if (rc)
+		return rc;
+	r->max_bytes = mb;
+	r->max_msgs = mm;
+	r->hop_bytes = hb;
+	r->min_weight = wmin;
+	return 0;
+}
+
+/* ws must have been created for a's machine (the same tp_machine object);
+ * otherwise, or on missing arguments, returns -1 (and *msgs = -1). */
+double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
+				 const int32_t *map, tp_congestion_ws *ws,
+				 int64_t *msgs)
+{
+	struct cong_result r;
+	if (congestion_pass(g, a, map, ws, &r) < 0) {
+		if (msgs)
+			*msgs = -1;
+		return -1.0;
+	}
+	if (msgs)
+		*msgs = r.max_msgs;
+	return r.max_bytes;
+}
+
+/* ---- all metrics ---- */
+
+int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
+		       const int32_t *map, bool want_congestion,
+		       tp_metrics *out, tp_error *err)
+{
+	if (!g || !a || !out || (!map && g->ntasks > 0))
+		return tp_error_set(err, TP_EINVAL,
+				    "metrics: missing graph, allocation, map or output");
+	memset(out, 0, sizeof *out);
+	for (int32_t t = 0; t < g->ntasks; t++)
+		if (map[t] < 0 || map[t] >= a->nnodes)
+			return tp_error_set(err, TP_EINVAL,
+					    "metrics: task %d is on allocation index %d, outside 0..%d",
+					    (int)t, (int)map[t], (int)a->nnodes - 1);
+
+	const struct tp_machine *m = a->m;
+	const int nd = m->ndims;
+	const int *coords = m->coords;
+	const int32_t *node = a->node;
+	const int64_t *xadj = g->xadj;
+	const int32_t *adj = g->adjncy;
+	const double *w = g->weights;
+	int wd[TP_MAX_DIMS];
+	wrap_extents(m, wd);
+
+	int64_t nedges = 0, hops_sum = 0;
+	int max_hops = 0;
+	double total = 0.0, hb = 0.0, intra_node = 0.0, intra_router = 0.0;
+	for (int32_t u = 0; u < g->ntasks; u++) {
+		const int32_t iu = map[u];
+		const int *cu = coords + (size_t)node[iu] * (size_t)nd;
+		const int64_t end = xadj[u + 1];
+		double s = 0.0;
+		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
+			const int32_t iv = map[adj[e]];
+			const int *cv = coords + (size_t)node[iv] * (size_t)nd;
+			const int h = dist_nd(cu, cv, wd, nd);
+			const double we = w[e];
+			nedges++;
+			total += we;
+			s += we * (double)h;
+			hops_sum += h;
+			if (h > max_hops)
+				max_hops = h;
+			if (h == 0)
+				intra_router += we;
+			if (iv == iu)
+				intra_node += we;
+		}
+		hb += s;
+	}
+
+	out->nedges = nedges;
+	out->total_bytes = total;
+	out->hop_bytes = hb;
+	out->avg_hop_bytes = total > 0.0 ? hb / total : 0.0;
+	out->avg_dilation = nedges > 0 ? (double)hops_sum / (double)nedges : 0.0;
+	out->max_dilation = max_hops;
+	out->frac_intra_node = total > 0.0 ? intra_node / total : 0.0;
+	out->frac_intra_router = total > 0.0 ? intra_router / total : 0.0;
+
+	if (want_congestion && nedges > 0) {
+		tp_congestion_ws *ws;
+		int rc = tp_congestion_ws_create(&ws, m, err);
+		if (rc)
+			return rc;
+		struct cong_result r;
+		rc = congestion_pass(g, a, map, ws, &r);
+		tp_congestion_ws_destroy(ws);
+		if (rc)
+			return tp_error_set(err, TP_EINVAL,
+					    "metrics: routing failed (machine route inconsistent with its link count)");
+		out->max_congestion_bytes = r.max_bytes;
+		out->max_congestion_msgs = r.max_msgs;
+	}
+	return TP_OK;
+}
+
+/* ---- scoring ---- */
+
+/* CONGESTION score, lexicographic (max link load C, then hop-bytes H):
+ *
+ *     score = C + 2^-20 * w_min * H / (total_bytes * diameter)
+ *
+ * H / (total_bytes * diameter) lies in [0, 1] (no edge is longer than the
+ * machine's diameter) and depends only on H for a given graph and machine, so
+ * mappings with equal C are ranked by H, and C always decides when two loads
+ * differ by more than 2^-20 of the smallest positive edge weight w_min (loads
+ * are sums of edge weights; with whole-number bytes they are exact and differ
+ * by >= 1, so the order is strictly lexicographic while w_min <= 1 MiB).  The
+ * scale makes the ranking independent of the unit of the weights. */
+static double congestion_score(const struct cong_result *r,
+			       const struct tp_graph *g,
+			       const struct tp_machine *m)
+{
+	double denom = g->total_bytes * (double)machine_diameter(m);
+	double t = denom > 0.0 ? r->hop_bytes / denom : 0.0;
+	if (t > 1.0)
+		t = 1.0;
+	return r->max_bytes + ldexp(r->min_weight, -20) * t;
+}
+
+/* Lower is better.  HOP_BYTES: hop_bytes.  CONGESTION: see congestion_score;
+ * ws may be NULL (a temporary workspace is made, which allocates).  Misuse
+ * (missing arguments, unknown kind, foreign workspace, no memory) scores
+ * HUGE_VAL, i.e. never best. */
+double tp_metrics_score(const tp_graph *g, const tp_alloc *a,
+			const int32_t *map, enum tp_metric_kind kind,
+			tp_congestion_ws *ws)
+{
+	if (!g || !a || (!map && g->ntasks > 0))
+		return HUGE_VAL;
+	if (kind == TP_METRIC_HOP_BYTES)
+		return tp_metrics_hop_bytes(g, a, map);
+	if (kind != TP_METRIC_CONGESTION)
+		return HUGE_VAL;
+
+	tp_congestion_ws *own = NULL;
+	if (!ws) {
+		if (tp_congestion_ws_create(&own, a->m, NULL))
+			return HUGE_VAL;
+		ws = own;
+	}
+	struct cong_result r;
+	int rc = congestion_pass(g, a, map, ws, &r);
+	tp_congestion_ws_destroy(own);
+	if (rc)
+		return HUGE_VAL;
+	return congestion_score(&r, g, a->m);
+}

@@ -1,0 +1,349 @@
+/* topoplace — the policy layer, baseline mappings and hostfile input/output. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const struct {
+	const char *name;
+	enum tp_policy p;
+} POLICIES[] = {
+	{ "none", TP_POLICY_NONE },       { "geometric", TP_POLICY_GEOMETRIC },
+	{ "block", TP_POLICY_BLOCK },     { "cyclic", TP_POLICY_CYCLIC },
+	{ "random", TP_POLICY_RANDOM },   { "zorder", TP_POLICY_ZORDER },
+};
+#define NPOLICIES (sizeof POLICIES / sizeof POLICIES[0])
+
+int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err)
+{
+	for (size_t i = 0; name && i < NPOLICIES; i++)
+		if (!strcasecmp(name, POLICIES[i].name)) {
+			*out = POLICIES[i].p;
+			return 0;
+		}
+	return tp_error_set(err, TP_EINVAL,
+			    "unknown policy '%s' (valid: none, geometric, block, cyclic, random, zorder)",
+			    name ? name : "");
+}
+
+const char *tp_policy_name(enum tp_policy p)
+{
+	for (size_t i = 0; i < NPOLICIES; i++)
+		if (POLICIES[i].p == p)
+			return POLICIES[i].name;
+	return "unknown";
+}
+
+void tp_place_opts_default(tp_place_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->policy = TP_POLICY_GEOMETRIC;
+	tp_geom_opts_default(&o->geom);
+	o->seed = 1;
+}
+
+static int check_fit(const tp_alloc *a, int32_t ntasks, tp_error *err)
+{
+	if (ntasks < 0 || ntasks > a->total_slots)
+		return tp_error_set(err, TP_EINVAL,
+				    "%d tasks do not fit in the allocation's %lld slots",
+				    ntasks, (long long)a->total_slots);
+	return 0;
+}
+
+int tp_map_block(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err)
+{
+	int rc = check_fit(a, ntasks, err);
+	if (rc)
+		return rc;
+	int32_t t = 0;
+	for (int32_t i = 0; i < a->nnodes && t < ntasks; i++)
+		for (int s = 0; s < a->slots[i] && t < ntasks; s++)
+			map[t++] = i;
+	return 0;
+}
+
+int tp_map_cyclic(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err)
+{
+	int rc = check_fit(a, ntasks, err);
+	if (rc)
+		return rc;
+	int *left = tp__malloc_array((size_t)a->nnodes, sizeof(int));
+	if (!left)
+		return tp_error_set(err, TP_ENOMEM, "cyclic mapping: out of memory");
+	memcpy(left, a->slots, sizeof(int) * (size_t)a->nnodes);
+	int32_t t = 0;
+	while (t < ntasks)
+		for (int32_t i = 0; i < a->nnodes && t < ntasks; i++)
+			if (left[i] > 0) {
+				left[i]--;
+				map[t++] = i;
+			}
+	free(left);
+	return 0;
+}
+
+/* splitmix64: small, seedable, identical on every platform. */
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
+		  int32_t *map, tp_error *err)
+{
+	int rc = check_fit(a, ntasks, err);
+	if (rc)
+		return rc;
+	int64_t S = a->total_slots;
+	int32_t *slot = tp__malloc_array((size_t)S, sizeof(int32_t));
+	if (!slot)
+		return tp_error_set(err, TP_ENOMEM, "random mapping: out of memory");
+	int64_t k = 0;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		for (int s = 0; s < a->slots[i]; s++)
+			slot[k++] = i;
+	uint64_t st = seed;
+	/* Fisher-Yates over the first ntasks positions */
+	for (int64_t i = 0; i < ntasks; i++) {
+		int64_t j = i + (int64_t)(splitmix64(&st) % (uint64_t)(S - i));
+		int32_t tmp = slot[i];
+		slot[i] = slot[j];
+		slot[j] = tmp;
+		map[i] = slot[i];
+	}
+	free(slot);
+	return 0;
+}
+
+typedef struct zkey {
+	uint64_t key;
+	int32_t i;
+} zkey;
+
+static int cmp_zkey(const void *x, const void *y)
+{
+	const zkey *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->i - b->i;
+}
+
+/* Slurm's torus topology order: nodes sorted by the Morton (Z-order) code of
+ * their coordinates relative to the minimal wrap-aware arc of every axis, then
+ * tasks laid out block-wise in that order. */
+int tp_map_zorder(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err)
+{
+	int rc = check_fit(a, ntasks, err);
+	if (rc)
+		return rc;
+	int D = a->m->ndims;
+	int32_t n = a->nnodes;
+	int *c = tp__malloc_array((size_t)n * (size_t)D, sizeof(int));
+	zkey *z = tp__malloc_array((size_t)n, sizeof(zkey));
+	if (!c || !z) {
+		free(c);
+		free(z);
+		return tp_error_set(err, TP_ENOMEM, "zorder mapping: out of memory");
+	}
+	if (tp_geom_seam_shift(a, c) < 0) {
+		free(c);
+		free(z);
+		return tp_error_set(err, TP_ENOMEM, "zorder mapping: out of memory");
+	}
+	int lo[TP_MAX_DIMS];
+	for (int d = 0; d < D; d++) {
+		lo[d] = INT32_MAX;
+		for (int32_t i = 0; i < n; i++)
+			if (c[(int64_t)i * D + d] < lo[d])
+				lo[d] = c[(int64_t)i * D + d];
+	}
+	int bits = 64 / D;
+	for (int32_t i = 0; i < n; i++) {
+		uint64_t key = 0;
+		for (int b = bits - 1; b >= 0; b--)
+			for (int d = D - 1; d >= 0; d--) {
+				uint64_t v = (uint64_t)(c[(int64_t)i * D + d] - lo[d]);
+				key = (key << 1) | ((v >> b) & 1);
+			}
+		z[i].key = key;
+		z[i].i = i;
+	}
+	qsort(z, (size_t)n, sizeof *z, cmp_zkey);
+	int32_t t = 0;
+	for (int32_t k = 0; k < n && t < ntasks; k++)
+		for (int s = 0; s < a->slots[z[k].i] && t < ntasks; s++)
+			map[t++] = z[k].i;
+	free(c);
+	free(z);
+	return 0;
+}
+
+int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+	     int32_t *map, tp_geom_report *report, tp_error *err)
+{
+	tp_place_opts defaults;
+	if (!o) {
+		tp_place_opts_default(&defaults);
+		o = &defaults;
+	}
+	int32_t n = g->ntasks;
+	if (report)
+		memset(report, 0, sizeof *report);
+	switch (o->policy) {
+	case TP_POLICY_GEOMETRIC:
+		return tp_geom_map(g, a, &o->geom, map, report, err);
+	case TP_POLICY_NONE:
+	case TP_POLICY_BLOCK:
+		return tp_map_block(a, n, map, err);
+	case TP_POLICY_CYCLIC:
+		return tp_map_cyclic(a, n, map, err);
+	case TP_POLICY_RANDOM:
+		return tp_map_random(a, n, o->seed, map, err);
+	case TP_POLICY_ZORDER:
+		return tp_map_zorder(a, n, map, err);
+	}
+	return tp_error_set(err, TP_EINVAL, "unknown policy %d", (int)o->policy);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hostfiles                                                                 */
+
+int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
+		      int32_t ntasks)
+{
+	for (int32_t t = 0; t < ntasks; t++)
+		if (fprintf(f, "%s\n", a->m->names[a->node[map[t]]]) < 0)
+			return TP_EIO;
+	return 0;
+}
+
+int tp_hostfile_write_path(const char *path, const tp_alloc *a,
+			   const int32_t *map, int32_t ntasks, tp_error *err)
+{
+	size_t len = strlen(path);
+	char *tmp = malloc(len + 16);
+	if (!tmp)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+	snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		int e = errno;
+		free(tmp);
+		return tp_error_set(err, TP_EIO, "%s: cannot create: %s", path, strerror(e));
+	}
+	FILE *f = fdopen(fd, "w");
+	int rc = f ? tp_hostfile_write(f, a, map, ntasks) : TP_EIO;
+	if (f && fflush(f) != 0)
+		rc = TP_EIO;
+	if (f ? fclose(f) != 0 : close(fd) != 0)
+		rc = TP_EIO;
+	if (!rc && rename(tmp, path) != 0)
+		rc = TP_EIO;
+	if (rc) {
+		int e = errno;
+		unlink(tmp);
+		free(tmp);
+		return tp_error_set(err, TP_EIO, "%s: cannot write: %s", path, strerror(e));
+	}
+	free(tmp);
+	return 0;
+}
+
+int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
+		     int32_t **map_out, int32_t *ntasks, tp_error *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path, strerror(errno));
+	/* allocation index of each machine node, -1 when not allocated */
+	int32_t nm = a->m->nnodes;
+	int32_t *pos = tp__malloc_array((size_t)nm, sizeof(int32_t));
+	int *count = tp__calloc((size_t)a->nnodes, sizeof(int));
+	int32_t cap = 1024, n = 0;
+	int32_t *map = tp__malloc_array((size_t)cap, sizeof(int32_t));
+	char *line = NULL;
+	size_t lcap = 0;
+	long lineno = 0;
+	int rc = 0;
+	if (!pos || !count || !map) {
+		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
+	for (int32_t i = 0; i < nm; i++)
+		pos[i] = -1;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		pos[a->node[i]] = i;
+	while (getline(&line, &lcap, f) > 0) {
+		lineno++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		char *save = NULL;
+		for (char *tok = strtok_r(line, ", \t\r\n", &save); tok;
+		     tok = strtok_r(NULL, ", \t\r\n", &save)) {
+			int32_t node = tp_machine_find_node(a->m, tok);
+			if (node < 0 || pos[node] < 0) {
+				rc = tp_error_set(err, TP_EINVAL,
+						  "%s:%ld: node '%s' is not in the allocation",
+						  path, lineno, tok);
+				goto out;
+			}
+			if (n == INT32_MAX) {
+				rc = tp_error_set(err, TP_EINVAL, "%s: too many tasks", path);
+				goto out;
+			}
+			if (n == cap) {
+				int32_t nc = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
+				int32_t *nmap = realloc(map, sizeof(int32_t) * (size_t)nc);
+				if (!nmap) {
+					rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+					goto out;
+				}
+				map = nmap;
+				cap = nc;
+			}
+			int32_t i = pos[node];
+			count[i]++;
+			if (!set_slots && count[i] > a->slots[i]) {
+				rc = tp_error_set(err, TP_EINVAL,
+						  "%s:%ld: node '%s' gets more than its %d slots",
+						  path, lineno, tok, a->slots[i]);
+				goto out;
+			}
+			map[n++] = i;
+		}
+	}
+	if (ferror(f)) {
+		rc = tp_error_set(err, TP_EIO, "%s: read error", path);
+		goto out;
+	}
+	if (n == 0) {
+		rc = tp_error_set(err, TP_EINVAL, "%s: no tasks (empty hostfile)", path);
+		goto out;
+	}
+	if (set_slots) {
+		a->total_slots = 0;
+		for (int32_t i = 0; i < a->nnodes; i++) {
+			a->slots[i] = count[i];
+			a->total_slots += count[i];
+		}
+	}
+	*map_out = map;
+	*ntasks = n;
+	map = NULL;
+out:
+	fclose(f);
+	free(line);
+	free(pos);
+	free(count);
+	free(map);
+	return rc;
+}

@@ -1,0 +1,389 @@
+/* topoplace — the command line: dispatch, help, check-config and the small
+ * helpers every command uses.  See plugin/cli.h and doc/topoplace.1. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* ---- diagnostics ---- */
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	/* One line, always. */
+	for (char *p = buf; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	fprintf(stderr, "topoplace: %s%s\n", prefix, buf);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	return CLI_EXIT_FAIL;
+}
+
+void cli_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("note: ", fmt, ap);
+	va_end(ap);
+}
+
+static void print_core_error(const char *ctx, const tp_error *err)
+{
+	const char *msg = err && err->msg[0] ? err->msg
+			  : tp_strerror(err ? err->code : TP_EINVAL);
+	if (ctx && *ctx && !strstr(msg, ctx))
+		cli_usage_error("%s: %s", ctx, msg);
+	else
+		cli_usage_error("%s", msg);
+}
+
+int cli_report(const char *ctx, const tp_error *err)
+{
+	print_core_error(ctx, err);
+	return err && err->code == TP_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+}
+
+int cli_report_runtime(const char *ctx, const tp_error *err)
+{
+	print_core_error(ctx, err);
+	if (err && (err->code == TP_EINVAL || err->code == TP_ENOTSUP))
+		return CLI_EXIT_USAGE;
+	return CLI_EXIT_FAIL;
+}
+
+int cli_finish_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return cli_fail("standard output: write error");
+	return CLI_EXIT_OK;
+}
+
+/* ---- argument parsing ---- */
+
+int cli_parse_count(const char *opt, const char *s, int64_t min, int64_t max,
+		    int64_t *out)
+{
+	if (!s || !*s)
+		return cli_usage_error("%s: empty value", opt);
+	if (s[0] == '-')
+		return cli_usage_error("%s: '%s': must not be negative", opt, s);
+	for (const char *p = s; *p; p++)
+		if (*p < '0' || *p > '9')
+			return cli_usage_error("%s: '%s': not a number", opt, s);
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno == ERANGE || v > (unsigned long long)max)
+		return cli_usage_error("%s: '%s': too large (at most %lld)", opt,
+				       s, (long long)max);
+	if ((long long)v < min) {
+		if (v == 0)
+			return cli_usage_error("%s: '%s': must be positive", opt, s);
+		return cli_usage_error("%s: '%s': must be at least %lld", opt, s,
+				       (long long)min);
+	}
+	*out = (int64_t)v;
+	return 0;
+}
+
+int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+	if (!s || !*s)
+		return cli_usage_error("%s: empty value", opt);
+	if (s[0] == '-')
+		return cli_usage_error("%s: '%s': must not be negative", opt, s);
+	for (const char *p = s; *p; p++)
+		if (*p < '0' || *p > '9')
+			return cli_usage_error("%s: '%s': not a number", opt, s);
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return cli_usage_error("%s: '%s': too large", opt, s);
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int cli_parse_ms(const char *opt, const char *s, double *out)
+{
+	if (!s || !*s)
+		return cli_usage_error("%s: empty value", opt);
+	if (s[0] == '-')
+		return cli_usage_error("%s: '%s': must not be negative", opt, s);
+	/* Digits with an optional fraction: no exponents, hex, inf or nan. */
+	const char *p = s;
+	int digits = 0;
+	while (*p >= '0' && *p <= '9') {
+		p++;
+		digits++;
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			p++;
+			digits++;
+		}
+	}
+	if (*p || !digits)
+		return cli_usage_error("%s: '%s': not a number of milliseconds",
+				       opt, s);
+	errno = 0;
+	double v = strtod(s, NULL);
+	if (errno == ERANGE || !isfinite(v))
+		return cli_usage_error("%s: '%s': too large", opt, s);
+	*out = v;
+	return 0;
+}
+
+int cli_getopt_error(const char *cmd, int c, int optopt_val, char **argv,
+		     int optind_val)
+{
+	/* With a leading ':' in optstring, ':' is a missing argument, '?' an
+	 * unknown option.  For long options optopt is the option's val (0 for
+	 * unknown ones); argv[optind - 1] is the word getopt looked at. */
+	const char *word = optind_val > 0 ? argv[optind_val - 1] : "?";
+	if (c == ':') {
+		if (word[0] == '-' && word[1] == '-')
+			return cli_usage_error("%s: option %s requires a value "
+					       "(see 'topoplace help %s')",
+					       cmd, word, cmd);
+		return cli_usage_error("%s: option -%c requires a value "
+				       "(see 'topoplace help %s')",
+				       cmd, optopt_val, cmd);
+	}
+	if (optopt_val && optopt_val < 256 &&
+	    !(word[0] == '-' && word[1] == '-'))
+		return cli_usage_error("%s: unknown option -%c (see 'topoplace "
+				       "help %s')", cmd, optopt_val, cmd);
+	return cli_usage_error("%s: unknown option '%s' (see 'topoplace help "
+			       "%s')", cmd, word, cmd);
+}
+
+/* ---- help ---- */
+
+static const char help_general[] =
+"usage: topoplace COMMAND [OPTIONS]\n"
+"\n"
+"Topology-aware placement of the tasks of a Slurm job onto its nodes.\n"
+"\n"
+"Commands:\n"
+"  map           compute a task-to-node mapping; print a hostfile or JSON\n"
+"  eval          score an existing hostfile against Slurm's block order\n"
+"  check-config  validate a topoplace.conf and summarise the network\n"
+"  help [CMD]    show this help, or the help of CMD\n"
+"\n"
+"Options:\n"
+"  -h, --help     show this help\n"
+"  -V, --version  show the version\n"
+"\n"
+"Example:\n"
+"  topoplace map --config /etc/slurm/topoplace.conf \\\n"
+"      --nodes \"$SLURM_JOB_NODELIST\" --ntasks 512 --stencil 8x8x8:7pt \\\n"
+"      --output hosts && SLURM_HOSTFILE=hosts srun --distribution=arbitrary ...\n"
+"\n"
+"Exit status: 0 success, 1 internal failure, 2 bad input or usage.\n"
+"See topoplace(1) for details.\n";
+
+static const char help_map[] =
+"usage: topoplace map --config FILE --nodes HOSTLIST\n"
+"                     (--ntasks N | --tasks-per-node N|SPEC)\n"
+"                     (--stencil SPEC | --graph FILE) [OPTIONS]\n"
+"\n"
+"Map the tasks of a job onto its nodes and print the node of every rank, one\n"
+"per line (a SLURM_HOSTFILE), or a JSON report.\n"
+"\n"
+"Required:\n"
+"  -c, --config FILE         topoplace.conf describing the network\n"
+"  -w, --nodes HOSTLIST      the job's nodes in Slurm's order (nid[0-7,12])\n"
+"  -n, --ntasks N            number of tasks; alone, spread over the nodes as\n"
+"                            Slurm does (the first N%nodes get one more)\n"
+"  -N, --tasks-per-node N|SPEC\n"
+"                            slots per node: a count, or Slurm's\n"
+"                            SLURM_TASKS_PER_NODE form (2(x3),1); with\n"
+"                            --ntasks, N may leave surplus slots unused\n"
+"  -s, --stencil SPEC        stencil pattern, e.g. 16x16x16:7pt:periodic=all\n"
+"  -g, --graph FILE          JSON communication graph (tasks, edges, coords)\n"
+"\n"
+"Options:\n"
+"  -p, --policy NAME         geometric (default unless the config says\n"
+"                            otherwise), block, cyclic, random, zorder\n"
+"  -m, --metric NAME         hop-bytes or congestion (scores the search)\n"
+"  -f, --format FMT          hostfile (default) or json\n"
+"  -t, --time-budget MS      bound the search time (0: no limit)\n"
+"      --seed N              seed of the random policy\n"
+"  -o, --output FILE         write to FILE (atomically) instead of stdout\n"
+"      --search MODE         full (default), rotations or none\n"
+"      --parts-per-level K   2 = recursive bisection, more = multi-jagged\n"
+"      --threads N           search threads (default: one per CPU, at most 8)\n"
+"      --compare             print block, zorder and the chosen policy's\n"
+"                            metrics on stderr\n"
+"  -h, --help                show this help\n"
+"\n"
+"A geometric mapping needs task coordinates; for a graph without them the\n"
+"block order is used and a note says so.\n";
+
+static const char help_eval[] =
+"usage: topoplace eval --config FILE --nodes HOSTLIST --hostfile FILE\n"
+"                      (--stencil SPEC | --graph FILE) [OPTIONS]\n"
+"\n"
+"Score an existing hostfile (one node per rank) and Slurm's block order with\n"
+"the same number of tasks on every node.\n"
+"\n"
+"  -c, --config FILE         topoplace.conf describing the network\n"
+"  -w, --nodes HOSTLIST      the job's nodes in Slurm's order\n"
+"  -H, --hostfile FILE       the mapping to score\n"
+"  -s, --stencil SPEC        stencil pattern\n"
+"  -g, --graph FILE          JSON communication graph\n"
+"  -N, --tasks-per-node N|SPEC\n"
+"                            slots per node; the hostfile may not exceed\n"
+"                            them (default: the counts the hostfile uses)\n"
+"  -f, --format FMT          text (default) or json\n"
+"  -h, --help                show this help\n";
+
+static const char help_check[] =
+"usage: topoplace check-config FILE\n"
+"\n"
+"Load and validate a topoplace.conf.  On success print a summary of the\n"
+"network and exit 0; otherwise print the error (with file and line) and\n"
+"exit 2.\n";
+
+static const char help_help[] =
+"usage: topoplace help [COMMAND]\n"
+"\n"
+"Show the general help, or the help of COMMAND (map, eval, check-config).\n";
+
+bool cli_help(const char *cmd, FILE *f)
+{
+	const char *text = NULL;
+	if (!cmd)
+		text = help_general;
+	else if (!strcmp(cmd, "map"))
+		text = help_map;
+	else if (!strcmp(cmd, "eval"))
+		text = help_eval;
+	else if (!strcmp(cmd, "check-config"))
+		text = help_check;
+	else if (!strcmp(cmd, "help"))
+		text = help_help;
+	if (!text)
+		return false;
+	fputs(text, f);
+	return true;
+}
+
+/* ---- check-config ---- */
+
+static int cmd_check_config(int argc, char **argv)
+{
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			cli_help("check-config", stdout);
+			return cli_finish_stdout();
+		}
+		if (!strcmp(a, "--")) {
+			if (i + 1 < argc) {
+				if (path || i + 2 < argc)
+					return cli_usage_error(
+						"check-config: expects one FILE");
+				path = argv[i + 1];
+			}
+			break;
+		}
+		if (a[0] == '-' && a[1])
+			return cli_usage_error("check-config: unknown option '%s' "
+					       "(see 'topoplace help "
+					       "check-config')", a);
+		if (path)
+			return cli_usage_error("check-config: expects one FILE, "
+					       "got '%s' and '%s'", path, a);
+		path = a;
+	}
+	if (!path)
+		return cli_usage_error("check-config: missing FILE (see "
+				       "'topoplace help check-config')");
+
+	tp_conf *conf = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	int rc = tp_conf_load(path, &conf, &err);
+	if (rc < 0)
+		return cli_report(path, &err);
+	tp_conf_describe(conf, stdout);
+	tp_conf_destroy(conf);
+	return cli_finish_stdout();
+}
+
+/* ---- main ---- */
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_usage_error("missing command (see 'topoplace --help')");
+
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+		if (argc > 2)
+			return cli_usage_error("%s: unexpected argument '%s'", cmd,
+					       argv[2]);
+		cli_help(NULL, stdout);
+		return cli_finish_stdout();
+	}
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+		if (argc > 2)
+			return cli_usage_error("%s: unexpected argument '%s'", cmd,
+					       argv[2]);
+		printf("topoplace %s\n", TOPOPLACE_VERSION);
+		return cli_finish_stdout();
+	}
+	if (!strcmp(cmd, "help")) {
+		if (argc > 3)
+			return cli_usage_error("help: expects at most one "
+					       "COMMAND");
+		if (argc == 3 && !cli_help(argv[2], stdout))
+			return cli_usage_error("help: '%s': unknown command "
+					       "(commands: map, eval, "
+					       "check-config)", argv[2]);
+		if (argc == 2)
+			cli_help(NULL, stdout);
+		return cli_finish_stdout();
+	}
+
+	/* Subcommands see argv[0] = the command name. */
+	int sub_argc = argc - 1;
+	char **sub_argv = argv + 1;
+	if (!strcmp(cmd, "map"))
+		return cli_cmd_map(sub_argc, sub_argv);
+	if (!strcmp(cmd, "eval"))
+		return cli_cmd_eval(sub_argc, sub_argv);
+	if (!strcmp(cmd, "check-config"))
+		return cmd_check_config(sub_argc, sub_argv);
+	if (cmd[0] == '-')
+		return cli_usage_error("unknown option '%s' (see 'topoplace "
+				       "--help')", cmd);
+	return cli_usage_error("'%s': unknown command (see 'topoplace --help')",
+			       cmd);
+}

@@ -1,0 +1,598 @@
+/* topoplace — Slurm SPANK plugin (Slurm 22.05, public spank.h only).
+ *
+ * plugstack.conf:
+ *   optional /usr/local/lib/topoplace/topoplace.so conf=/etc/slurm/topoplace.conf \
+ *            policy=auto time_budget_ms=300 max_file_bytes=16777216
+ *
+ * Options (sbatch, salloc, srun): --topo-stencil=SPEC --topo-graph=FILE
+ * --topo-gpu-matrix=FILE --topo-policy=NAME --topo-report.
+ *
+ * Where it acts (see doc/readme-slurm.md):
+ *   batch step (remote, user_init, privileges already dropped to the user):
+ *     maps the job's tasks onto its nodes and exports SLURM_HOSTFILE (a file in
+ *     a private directory under the job's TMPDIR, removed in slurm_spank_exit)
+ *     and SLURM_DISTRIBUTION=arbitrary, so every plain srun of the script
+ *     follows it;
+ *   srun (local, slurm_spank_init, before srun reads its options and
+ *     environment): inside an allocation, maps this srun's own tasks (its -n
+ *     from /proc/self/cmdline) and sets SLURM_HOSTFILE for this srun only;
+ *     an explicit -w/-m/-x/-r/--nodefile, a node count other than the
+ *     allocation's or the user's own SLURM_HOSTFILE/SLURM_DISTRIBUTION wins;
+ *   every task (remote, task_init, as the user): splits the GPUs Slurm gave
+ *     the step on the node among the node's tasks in local-rank order.
+ * Any error leaves Slurm's placement and prints one line ("fail open").
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "spank_tp.h"
+
+SPANK_PLUGIN(topoplace, 1);
+
+/* Step ids of slurm.h, which this plugin does not include (spank.h only). */
+#ifndef SLURM_BATCH_SCRIPT
+#define SLURM_BATCH_SCRIPT (0xfffffffb)
+#endif
+#ifndef SLURM_EXTERN_CONT
+#define SLURM_EXTERN_CONT (0xfffffffc)
+#endif
+
+#define ENV_HOSTFILE "TOPOPLACE_HOSTFILE"  /* marks SLURM_HOSTFILE as ours */
+#define ENV_KEY "TOPOPLACE_KEY"            /* what the batch step placed */
+#define ENV_OPT_PREFIX "SLURM_SPANK__SLURM_SPANK_OPTION_topoplace_"
+#define ENV_OPT_PREFIX2 "_SLURM_SPANK_OPTION_topoplace_"
+
+static struct tpk_site site;
+static struct tpk_hints hints;       /* from the option callbacks */
+
+/* What this process placed, to clean up. */
+static char placed_dir[TPK_PATH_MAX];
+static bool is_batch_step;
+static bool local_hostfile_set;      /* srun: SLURM_HOSTFILE is ours */
+static char *prev_hostfile;          /* srun: SLURM_HOSTFILE before ours */
+static struct tpk_cred batch_cred;   /* batch step: the user, for cleanup */
+static gid_t *batch_groups;
+
+static int opt_cb(int val, const char *optarg, int remote)
+{
+	(void)remote;
+	/* Only remember: the work happens in the hooks.  Never refuse an option
+	 * here, that would stop the job (fail open). */
+	tpk_hints_set(&hints, val, optarg);
+	return 0;
+}
+
+static struct spank_option opts[] = {
+	{ "topo-stencil", "SPEC",
+	  "topoplace: communication pattern as a stencil, e.g. "
+	  "16x16x8:7pt:periodic=all:bytes=4096", 1, TPK_OPT_STENCIL, opt_cb },
+	{ "topo-graph", "FILE",
+	  "topoplace: communication graph (JSON: tasks, edges, optional coords)",
+	  1, TPK_OPT_GRAPH, opt_cb },
+	{ "topo-gpu-matrix", "FILE",
+	  "topoplace: GPU peer traffic matrix (accepted, not yet applied)",
+	  1, TPK_OPT_GPU_MATRIX, opt_cb },
+	{ "topo-policy", "NAME",
+	  "topoplace: auto, geometric, zorder, cyclic, random, block or none "
+	  "(none: leave placement to Slurm)", 1, TPK_OPT_POLICY, opt_cb },
+	{ "topo-report", NULL,
+	  "topoplace: print one line on the placement (policy, hop-bytes and "
+	  "congestion of Slurm's order and of the mapping, time)",
+	  0, TPK_OPT_REPORT, opt_cb },
+	SPANK_OPTIONS_TABLE_END
+};
+
+/* ------------------------------------------------------------- helpers */
+
+/* spank_getenv into a malloc'ed string (NULL when unset). */
+static char *job_getenv(spank_t sp, const char *name)
+{
+	size_t cap = 4096;
+	for (;;) {
+		char *buf = malloc(cap);
+		if (!buf)
+			return NULL;
+		spank_err_t rc = spank_getenv(sp, name, buf, (int)cap);
+		if (rc == ESPANK_SUCCESS)
+			return buf;
+		free(buf);
+		if (rc != ESPANK_NOSPACE || cap >= (1u << 20))
+			return NULL;
+		cap *= 4;
+	}
+}
+
+static bool nonempty(const char *s)
+{
+	return s && s[0];
+}
+
+static int64_t parse_pos(const char *s)
+{
+	char *end;
+	if (!nonempty(s))
+		return 0;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || v <= 0)
+		return 0;
+	return v;
+}
+
+/* Options from sbatch/salloc reach srun through the environment. */
+static void hints_from_env(struct tpk_hints *h)
+{
+	for (int val = TPK_OPT_STENCIL; val <= TPK_OPT_REPORT; val++) {
+		char name[128];
+		const char *opt = tpk_opt_name(val);
+		char under[64];
+		snprintf(under, sizeof under, "%s", opt);
+		for (char *p = under; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		snprintf(name, sizeof name, ENV_OPT_PREFIX "%s", under);
+		const char *v = getenv(name);
+		if (!v) {
+			snprintf(name, sizeof name, ENV_OPT_PREFIX2 "%s", under);
+			v = getenv(name);
+		}
+		if (!v)
+			continue;
+		if (val == TPK_OPT_REPORT)
+			tpk_hints_set(h, val, NULL);
+		else
+			tpk_hints_set(h, val, v);
+	}
+}
+
+/* Copy the options set in src over dst (command line over environment). */
+static void hints_overlay(struct tpk_hints *dst, const struct tpk_hints *src)
+{
+	if (src->stencil)
+		tpk_hints_set(dst, TPK_OPT_STENCIL, src->stencil);
+	if (src->graph)
+		tpk_hints_set(dst, TPK_OPT_GRAPH, src->graph);
+	if (src->gpu_matrix)
+		tpk_hints_set(dst, TPK_OPT_GPU_MATRIX, src->gpu_matrix);
+	if (src->policy)
+		tpk_hints_set(dst, TPK_OPT_POLICY, src->policy);
+	if (src->report)
+		tpk_hints_set(dst, TPK_OPT_REPORT, NULL);
+}
+
+static bool policy_none(const struct tpk_hints *h)
+{
+	return h->policy && !strcmp(h->policy, "none");
+}
+
+static const char *tmp_parent(const char *tmpdir)
+{
+	return nonempty(tmpdir) && tmpdir[0] == '/' ? tmpdir : "/tmp";
+}
+
+/* ------------------------------------------------------ srun (local) */
+
+static void local_unset_ours(void)
+{
+	unsetenv("SLURM_HOSTFILE");
+	if (getenv("SLURM_DISTRIBUTION") &&
+	    !strcmp(getenv("SLURM_DISTRIBUTION"), "arbitrary"))
+		unsetenv("SLURM_DISTRIBUTION");
+	unsetenv(ENV_HOSTFILE);
+}
+
+static void local_print(const struct tpk_result *r)
+{
+	if (r->quiet)
+		return;
+	if (r->note[0])
+		fprintf(stderr, "%s\n", r->note);
+	if (r->msg[0])
+		fprintf(stderr, "%s\n", r->msg);
+}
+
+static void local_init(void)
+{
+	struct tpk_hints h;
+	struct tpk_srun_args args;
+	char **argv = NULL;
+	memset(&h, 0, sizeof h);
+	memset(&args, 0, sizeof args);
+
+	int argc = tpk_read_cmdline(&argv);
+	if (argc > 0)
+		tpk_scan_srun_args(argc, argv, &args);
+	free(argv);
+	if (args.info_only)
+		goto out;
+	hints_from_env(&h);
+	hints_overlay(&h, &args.hints);
+
+	/* Nothing asked and no site policy that applies to every job: the
+	 * common case costs no more than this. */
+	if (!h.seen && !tpk_policy_pattern_free(site.policy) && site.policy[0])
+		goto out;
+
+	const char *jobid = getenv("SLURM_JOB_ID");
+	const char *nodelist = getenv("SLURM_JOB_NODELIST");
+	if (!nonempty(nodelist))
+		nodelist = getenv("SLURM_NODELIST");
+	const char *slurm_hf = getenv("SLURM_HOSTFILE");
+	const char *our_hf = getenv(ENV_HOSTFILE);
+	const char *dist = getenv("SLURM_DISTRIBUTION");
+	bool ours = nonempty(slurm_hf) && nonempty(our_hf) && !strcmp(slurm_hf, our_hf);
+
+	if (!nonempty(jobid) || !nonempty(nodelist)) {
+		if (h.seen && !policy_none(&h))
+			fprintf(stderr, "topoplace: srun outside an allocation: "
+				"placement works inside salloc and sbatch jobs; "
+				"Slurm's placement is kept\n");
+		goto out;
+	}
+
+	/* The user's own layout wins. */
+	int64_t alloc_nodes = parse_pos(getenv("SLURM_JOB_NUM_NODES"));
+	if (!alloc_nodes)
+		alloc_nodes = parse_pos(getenv("SLURM_NNODES"));
+	char layout[64] = "";
+	if (args.layout[0])
+		snprintf(layout, sizeof layout, "%s", args.layout);
+	else if (args.het)
+		snprintf(layout, sizeof layout, "a heterogeneous step");
+	else if (args.nodes_min && (args.nodes_min != alloc_nodes ||
+				    args.nodes_max != alloc_nodes))
+		snprintf(layout, sizeof layout, "-N %lld", (long long)args.nodes_min);
+	else if (nonempty(slurm_hf) && !ours)
+		snprintf(layout, sizeof layout, "SLURM_HOSTFILE");
+	else if (nonempty(dist) && !(ours && !strcmp(dist, "arbitrary")))
+		snprintf(layout, sizeof layout, "SLURM_DISTRIBUTION");
+	if (layout[0]) {
+		if (ours)
+			local_unset_ours();
+		if (h.report && !policy_none(&h))
+			fprintf(stderr, "topoplace: %s given by the user: the user's "
+				"placement wins, topoplace leaves it alone\n", layout);
+		goto out;
+	}
+
+	/* This srun's tasks, as srun itself will count them. */
+	const char *tpn_spec = getenv("SLURM_TASKS_PER_NODE");
+	int64_t tpn = args.ntasks_per_node
+		? args.ntasks_per_node : parse_pos(getenv("SLURM_NTASKS_PER_NODE"));
+	int64_t n = args.ntasks;
+	if (!n)
+		n = parse_pos(getenv("SLURM_NTASKS"));
+	if (!n)
+		n = parse_pos(getenv("SLURM_NPROCS"));
+	if (!n && tpn && alloc_nodes)
+		n = tpn * alloc_nodes;
+	if (!n && tpn_spec)
+		n = tpk_tasks_per_node_sum(tpn_spec, NULL);
+
+	char tag[64], cwd[TPK_PATH_MAX];
+	snprintf(tag, sizeof tag, "job%s.srun", jobid);
+	if (!getcwd(cwd, sizeof cwd))
+		cwd[0] = '\0';
+	struct tpk_step step = {
+		.nodelist = nodelist,
+		.tasks_per_node = tpn_spec,
+		.ntasks = n,
+		.ntasks_per_node = (int)(tpn > 0 && tpn < 1 << 30 ? tpn : 0),
+		.basedir = cwd[0] ? cwd : NULL,  /* srun's own directory */
+		.tmpdir = tmp_parent(getenv("TMPDIR")),
+		.tag = tag,
+		.cred = { .drop = false },       /* srun runs as the user */
+	};
+	char key[17];
+	tpk_key(&site, &h, &step, key);
+	const char *bkey = getenv(ENV_KEY);
+	if (bkey && !strcmp(bkey, key))
+		goto out;   /* the batch step did exactly this, and said so */
+
+	struct tpk_result r;
+	tpk_place(&site, &h, &step, &r);
+	if (r.status == TPK_PLACED) {
+		if (nonempty(slurm_hf))
+			prev_hostfile = strdup(slurm_hf);
+		setenv("SLURM_HOSTFILE", r.hostfile, 1);
+		snprintf(placed_dir, sizeof placed_dir, "%s", r.dir);
+		local_hostfile_set = true;
+		slurm_debug("topoplace: SLURM_HOSTFILE=%s (%s)", r.hostfile, r.policy);
+	} else if (ours) {
+		local_unset_ours();   /* the batch mapping is for other tasks */
+	}
+	local_print(&r);
+out:
+	tpk_srun_args_free(&args);
+	tpk_hints_free(&h);
+}
+
+/* srun has read SLURM_HOSTFILE by now (in its option check): remove the file
+ * and give the tasks the environment they would have had. */
+static void local_cleanup(void)
+{
+	if (!local_hostfile_set)
+		return;
+	struct tpk_cred self = { .drop = false };
+	tpk_remove_private_dir(placed_dir, &self);
+	placed_dir[0] = '\0';
+	if (prev_hostfile)
+		setenv("SLURM_HOSTFILE", prev_hostfile, 1);
+	else
+		unsetenv("SLURM_HOSTFILE");
+	free(prev_hostfile);
+	prev_hostfile = NULL;
+	local_hostfile_set = false;
+}
+
+/* --------------------------------------------------- batch step (remote) */
+
+static void batch_log(const struct tpk_result *r)
+{
+	const char *lines[2] = { r->note, r->msg };
+	for (int i = 0; i < 2; i++) {
+		if (!lines[i][0])
+			continue;
+		if (r->quiet)
+			slurm_info("%s", lines[i]);
+		else
+			slurm_spank_log("%s", lines[i]);  /* job stderr + slurmd log */
+	}
+}
+
+static void batch_place(spank_t sp)
+{
+	uint32_t jobid = 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	gid_t *groups = NULL;
+	int ngroups = 0;
+	char *nodelist = NULL, *tpn_spec = NULL, *ntasks_s = NULL, *tpn_s = NULL,
+	     *submit = NULL, *tmpdir = NULL, *hf = NULL, *dist = NULL;
+
+	if (!hints.seen && !tpk_policy_pattern_free(site.policy) && site.policy[0])
+		return;
+	spank_get_item(sp, S_JOB_ID, &jobid);
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+		slurm_error("topoplace: cannot tell the job's user; placement skipped");
+		return;
+	}
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) !=
+	    ESPANK_SUCCESS) {
+		groups = NULL;
+		ngroups = 0;
+	}
+	/* user_init runs with the user's effective ids already (checked); if a
+	 * Slurm version calls it as root, switch around every file access. */
+	batch_cred.drop = geteuid() == 0 && uid != 0;
+	batch_cred.uid = uid;
+	batch_cred.gid = gid;
+	free(batch_groups);
+	batch_groups = NULL;
+	batch_cred.ngroups = 0;
+	if (ngroups > 0 && groups) {
+		batch_groups = malloc((size_t)ngroups * sizeof(gid_t));
+		if (batch_groups) {
+			memcpy(batch_groups, groups, (size_t)ngroups * sizeof(gid_t));
+			batch_cred.ngroups = ngroups;
+		}
+	}
+	batch_cred.groups = batch_groups;
+
+	nodelist = job_getenv(sp, "SLURM_JOB_NODELIST");
+	tpn_spec = job_getenv(sp, "SLURM_TASKS_PER_NODE");
+	ntasks_s = job_getenv(sp, "SLURM_NTASKS");
+	tpn_s = job_getenv(sp, "SLURM_NTASKS_PER_NODE");
+	submit = job_getenv(sp, "SLURM_SUBMIT_DIR");
+	tmpdir = job_getenv(sp, "TMPDIR");
+	hf = job_getenv(sp, "SLURM_HOSTFILE");
+	dist = job_getenv(sp, "SLURM_DISTRIBUTION");
+
+	if (nonempty(hf) || nonempty(dist)) {
+		if (hints.report && !policy_none(&hints))
+			slurm_spank_log("topoplace: %s given by the user: the user's "
+					"placement wins, topoplace leaves it alone",
+					nonempty(hf) ? "SLURM_HOSTFILE" : "-m/--distribution");
+		goto out;
+	}
+	int64_t n = parse_pos(ntasks_s);
+	if (!n && tpn_spec)
+		n = tpk_tasks_per_node_sum(tpn_spec, NULL);
+	int64_t tpn = parse_pos(tpn_s);
+
+	char tag[64];
+	snprintf(tag, sizeof tag, "job%u", jobid);
+	struct tpk_step step = {
+		.nodelist = nodelist,
+		.tasks_per_node = tpn_spec,
+		.ntasks = n,
+		.ntasks_per_node = (int)(tpn > 0 && tpn < 1 << 30 ? tpn : 0),
+		.basedir = submit,        /* sbatch's directory: where the user
+					     typed the relative path */
+		.tmpdir = tmp_parent(tmpdir),
+		.tag = tag,
+		.cred = batch_cred,
+	};
+	char key[17];
+	tpk_key(&site, &hints, &step, key);
+
+	struct tpk_result r;
+	tpk_place(&site, &hints, &step, &r);
+	if (hints.seen || r.status != TPK_UNTOUCHED)
+		spank_setenv(sp, ENV_KEY, key, 1);
+	if (r.status == TPK_PLACED) {
+		if (spank_setenv(sp, "SLURM_HOSTFILE", r.hostfile, 1) != ESPANK_SUCCESS ||
+		    spank_setenv(sp, "SLURM_DISTRIBUTION", "arbitrary", 1) != ESPANK_SUCCESS ||
+		    spank_setenv(sp, ENV_HOSTFILE, r.hostfile, 1) != ESPANK_SUCCESS) {
+			spank_unsetenv(sp, "SLURM_HOSTFILE");
+			spank_unsetenv(sp, "SLURM_DISTRIBUTION");
+			spank_unsetenv(sp, ENV_HOSTFILE);
+			tpk_remove_private_dir(r.dir, &batch_cred);
+			slurm_spank_log("topoplace: error: cannot set the job's "
+					"environment; Slurm's placement is kept");
+			goto out;
+		}
+		snprintf(placed_dir, sizeof placed_dir, "%s", r.dir);
+		slurm_info("topoplace: job %u: %s mapping of %lld tasks in %.1f ms, "
+			   "SLURM_HOSTFILE=%s", jobid, r.policy, (long long)n,
+			   r.elapsed_ms, r.hostfile);
+	}
+	batch_log(&r);
+out:
+	free(nodelist);
+	free(tpn_spec);
+	free(ntasks_s);
+	free(tpn_s);
+	free(submit);
+	free(tmpdir);
+	free(hf);
+	free(dist);
+}
+
+/* ------------------------------------------------------- tasks (remote) */
+
+static int count_list(const char *s)
+{
+	int n = 0;
+	if (!nonempty(s))
+		return 0;
+	for (n = 1; *s; s++)
+		if (*s == ',')
+			n++;
+	return n;
+}
+
+static void task_gpus(spank_t sp)
+{
+	int lid = -1;
+	uint32_t nlocal = 0;
+	char *cvd = NULL, *stepgpus = NULL, *ordinal = NULL, *rocr = NULL;
+	char mine[1024];
+
+	if (spank_get_item(sp, S_TASK_ID, &lid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &nlocal) != ESPANK_SUCCESS ||
+	    lid < 0 || nlocal == 0)
+		return;
+	cvd = job_getenv(sp, "CUDA_VISIBLE_DEVICES");
+	if (!nonempty(cvd))
+		goto out;
+	/* --gpus-per-task or --gpu-bind: Slurm already gave each task its
+	 * own GPUs; that is the user's explicit choice. */
+	stepgpus = job_getenv(sp, "SLURM_STEP_GPUS");
+	if (nonempty(stepgpus) && count_list(stepgpus) > count_list(cvd))
+		goto out;
+	if (tpk_gpu_split(cvd, lid, (int)nlocal, mine, sizeof mine) < 0)
+		goto out;
+	ordinal = job_getenv(sp, "GPU_DEVICE_ORDINAL");
+	rocr = job_getenv(sp, "ROCR_VISIBLE_DEVICES");
+	if (spank_setenv(sp, "CUDA_VISIBLE_DEVICES", mine, 1) != ESPANK_SUCCESS) {
+		slurm_error("topoplace: cannot set CUDA_VISIBLE_DEVICES");
+		goto out;
+	}
+	/* Slurm sets these to the same list; keep them consistent. */
+	if (ordinal && !strcmp(ordinal, cvd))
+		spank_setenv(sp, "GPU_DEVICE_ORDINAL", mine, 1);
+	if (rocr && !strcmp(rocr, cvd))
+		spank_setenv(sp, "ROCR_VISIBLE_DEVICES", mine, 1);
+	slurm_debug("topoplace: task %d of %u: CUDA_VISIBLE_DEVICES %s -> %s",
+		    lid, nlocal, cvd, mine);
+out:
+	free(cvd);
+	free(stepgpus);
+	free(ordinal);
+	free(rocr);
+}
+
+/* ---------------------------------------------------------------- hooks */
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+	tpk_site_defaults(&site);
+	for (int i = 0; i < ac; i++) {
+		char err[512];
+		if (tpk_site_arg(&site, av[i], err, sizeof err) < 0)
+			slurm_error("topoplace: %s", err);
+	}
+	if (ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE && ctx != S_CTX_ALLOCATOR)
+		return 0;
+	/* Registered (not only a static table) so that sbatch and salloc
+	 * know the options too. */
+	for (int i = 0; opts[i].name; i++) {
+		spank_err_t rc = spank_option_register(sp, &opts[i]);
+		if (rc != ESPANK_SUCCESS)
+			slurm_error("topoplace: cannot register --%s: %s",
+				    opts[i].name, spank_strerror(rc));
+	}
+	/* srun: the earliest point, before srun reads its environment
+	 * (SLURM_DISTRIBUTION) and options (SLURM_HOSTFILE). */
+	if (ctx == S_CTX_LOCAL)
+		local_init();
+	return 0;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_LOCAL)
+		local_cleanup();
+	return 0;
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	uint32_t stepid = 0;
+	if (!spank_remote(sp) || spank_get_item(sp, S_JOB_STEPID, &stepid) !=
+	    ESPANK_SUCCESS)
+		return 0;
+	if (stepid == SLURM_BATCH_SCRIPT) {
+		is_batch_step = true;
+		batch_place(sp);
+	}
+	return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	uint32_t stepid = 0;
+	if (!spank_remote(sp) || !hints.seen || policy_none(&hints))
+		return 0;
+	if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS ||
+	    stepid == SLURM_BATCH_SCRIPT || stepid == SLURM_EXTERN_CONT)
+		return 0;
+	task_gpus(sp);
+	return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	spank_context_t ctx = spank_context();
+	if (ctx == S_CTX_LOCAL) {
+		local_cleanup();
+	} else if (ctx == S_CTX_REMOTE && is_batch_step && placed_dir[0]) {
+		/* slurm_spank_exit runs as root: remove as the user. */
+		batch_cred.drop = geteuid() == 0 && batch_cred.uid != 0;
+		tpk_remove_private_dir(placed_dir, &batch_cred);
+		placed_dir[0] = '\0';
+	}
+	(void)sp;
+	free(batch_groups);
+	batch_groups = NULL;
+	tpk_hints_free(&hints);
+	return 0;
+}

@@ -1,0 +1,499 @@
+#!/bin/sh
+# Command tests for topoplace.
+#
+# usage: tests/cli/run.sh path/to/topoplace
+#
+# One line per test, then "cli: N passed, M failed"; exits 1 on any failure.
+# TP_VALGRIND=1 runs every command under valgrind (leaks and memory errors
+# fail the test that ran it).
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+	echo "usage: $0 path/to/topoplace" >&2
+	exit 2
+fi
+case $1 in
+/*) T=$1 ;;
+*) T=$(pwd)/$1 ;;
+esac
+DATA=$(cd "$(dirname "$0")/data" && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/topoplace-cli.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+VG=""
+if [ -n "$TP_VALGRIND" ]; then
+	VG="valgrind -q --error-exitcode=99 --leak-check=full \
+--errors-for-leak-kinds=definite,indirect --log-file=$tmp/valgrind.log"
+fi
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+no() {
+	fail=$((fail + 1))
+	echo "FAIL $1: $2"
+	if [ -s "$tmp/valgrind.log" ]; then sed 's/^/     /' "$tmp/valgrind.log" | head -20; fi
+}
+
+# tp ARGS...: run topoplace, stdout to $tmp/out, stderr to $tmp/err; sets rc.
+tp() {
+	: >"$tmp/valgrind.log"
+	$VG "$T" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+# check NAME: rc must be 0, stderr clean of valgrind reports.
+check0() {
+	if [ "$rc" -ne 0 ]; then
+		no "$1" "exit status $rc: $(head -c 300 "$tmp/err")"
+		return 1
+	fi
+	return 0
+}
+
+# fails2 NAME MENTION OUT ARGS...: the command must exit 2 with exactly one
+# line on stderr that starts with "topoplace: " and mentions MENTION, print
+# nothing on stdout, and create neither OUT (unless OUT is "-") nor any
+# temporary file next to it.
+fails2() {
+	name=$1 mention=$2 out=$3
+	shift 3
+	tp "$@"
+	lines=$(wc -l <"$tmp/err" | tr -d ' ')
+	why=""
+	if [ "$rc" -ne 2 ]; then
+		why="exit status $rc (expected 2)"
+	elif [ "$lines" -ne 1 ]; then
+		why="$lines lines on stderr (expected 1)"
+	elif ! grep -q '^topoplace: ' "$tmp/err"; then
+		why="stderr does not start with 'topoplace: '"
+	elif ! grep -qF -- "$mention" "$tmp/err"; then
+		why="stderr does not mention '$mention'"
+	elif [ -s "$tmp/out" ]; then
+		why="something was printed on stdout"
+	elif [ "$out" != - ] && ls "$out"* >/dev/null 2>&1; then
+		why="output file created: $(ls "$out"*)"
+	fi
+	if [ -z "$why" ]; then ok "$name"; else no "$name" "$why: $(cat "$tmp/err")"; fi
+}
+
+# json_get FILE EXPR: print a Python expression evaluated on the document d.
+json_get() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# Per-node counts of a hostfile: "name count" lines sorted by name.
+counts() { sort "$1" | uniq -c | awk '{print $2, $1}'; }
+
+# ---- configurations written here ----
+
+# 8x8x8 torus, 512 nodes n000..n511 with n = x + 8y + 64z.
+C8=$tmp/torus8.conf
+cat >"$C8" <<'EOF'
+# test machine: 8x8x8 torus
+Network=torus Dims=8x8x8 Wrap=yes
+NodeName=n[000-511] CoordOrder=x-major
+EOF
+# same with site defaults
+C8D=$tmp/torus8-defaults.conf
+sed 's/^Network=.*/& DefaultPolicy=block DefaultMetric=congestion/' "$C8" >"$C8D"
+# 2-D mesh 6x5, nodes m00..m29
+CM=$tmp/mesh.conf
+cat >"$CM" <<'EOF'
+Network=mesh Dims=6x5
+NodeName=m[00-29] CoordOrder=x-major
+EOF
+
+# Park-Miller random numbers in awk: portable and exactly reproducible.
+# pick N SEED: N distinct node indices of 0..511, sorted (as Slurm lists them).
+pick() {
+	awk -v n="$1" -v s="$2" 'BEGIN {
+		x = s; c = 0
+		while (c < n) {
+			x = (x * 16807) % 2147483647
+			i = x % 512
+			if (!(i in u)) { u[i] = 1; c++ }
+		}
+		for (i = 0; i < 512; i++) if (i in u) print i
+	}'
+}
+# shuffle SEED: lines of stdin in a reproducible random order.
+shuffle() {
+	awk -v s="$1" 'BEGIN { x = s } {
+		x = (x * 16807) % 2147483647; printf "%d %s\n", x, $0 }' |
+		sort -n | cut -d' ' -f2-
+}
+# names: indices on stdin -> comma separated hostlist of n%03d.
+names() { awk '{ printf "%s%s", (NR > 1 ? "," : ""), sprintf("n%03d", $1) } END { print "" }'; }
+
+# The 4x4x4 sub-box x,y,z in 2..5 (crosses no seam), in a scrambled order.
+BOX=$(awk 'BEGIN { for (z = 2; z < 6; z++) for (y = 2; y < 6; y++)
+	for (x = 2; x < 6; x++) print x + 8 * y + 64 * z }' | shuffle 7 | names)
+SPARSE=$(pick 64 12345 | names)     # 64 random nodes
+SPARSE8=$(pick 100 777 | names)     # 100 random nodes
+
+# ---- help, version, check-config ----
+
+tp --version
+if check0 version && [ "$(cat "$tmp/out")" = "topoplace 0.1.0" ]; then ok version
+elif [ "$rc" -eq 0 ]; then no version "printed '$(cat "$tmp/out")'"; fi
+
+for h in "--help" "help" "help map" "help eval" "help check-config" \
+	 "map --help" "eval --help" "check-config --help" "map -h"; do
+	# shellcheck disable=SC2086
+	tp $h
+	if check0 "help: $h" && [ -s "$tmp/out" ] && grep -q usage "$tmp/out" &&
+	   [ ! -s "$tmp/err" ]; then ok "help: $h"
+	elif [ "$rc" -eq 0 ]; then no "help: $h" "no usage text on stdout"; fi
+done
+
+tp check-config "$C8"
+if check0 check-config && grep -q 512 "$tmp/out" && grep -qi torus "$tmp/out"
+then ok "check-config good file: $(head -1 "$tmp/out")"
+elif [ "$rc" -eq 0 ]; then no check-config "summary lacks torus/512: $(cat "$tmp/out")"; fi
+
+# ---- map: block, cyclic, slots ----
+
+tp map --config "$C8" --nodes 'n[004-007],n[000-001]' --ntasks 6 \
+	--stencil 3x2 --policy block
+exp='n004 n005 n006 n007 n000 n001'
+got=$(tr '\n' ' ' <"$tmp/out" | sed 's/ $//')
+if check0 "block keeps hostlist order"; then
+	if [ "$got" = "$exp" ]; then ok "block keeps hostlist order"
+	else no "block keeps hostlist order" "got '$got'"; fi
+fi
+
+tp map --config "$C8" --nodes 'n[000-003]' --tasks-per-node 2 \
+	--stencil 2x2x2 --policy block
+exp='n000 n000 n001 n001 n002 n002 n003 n003'
+got=$(tr '\n' ' ' <"$tmp/out" | sed 's/ $//')
+if check0 "block fills nodes in order"; then
+	if [ "$got" = "$exp" ]; then ok "block fills nodes in order"
+	else no "block fills nodes in order" "got '$got'"; fi
+fi
+
+tp map --config "$C8" --nodes 'n[000-003]' --ntasks 6 --stencil 3x2 --policy block
+exp='n000 n000 n001 n001 n002 n003'
+got=$(tr '\n' ' ' <"$tmp/out" | sed 's/ $//')
+if check0 "--ntasks alone spreads as Slurm"; then
+	if [ "$got" = "$exp" ]; then ok "--ntasks alone spreads as Slurm"
+	else no "--ntasks alone spreads as Slurm" "got '$got'"; fi
+fi
+
+tp map --config "$C8" --nodes 'n[000-003]' --tasks-per-node 2 \
+	--stencil 4x2 --policy cyclic
+exp='n000 n001 n002 n003 n000 n001 n002 n003'
+got=$(tr '\n' ' ' <"$tmp/out" | sed 's/ $//')
+if check0 "cyclic round-robin"; then
+	if [ "$got" = "$exp" ]; then ok "cyclic round-robin"
+	else no "cyclic round-robin" "got '$got'"; fi
+fi
+
+# Slurm's tasks-per-node syntax: 2(x3),1 on 4 nodes = 7 slots.
+tp map --config "$C8" --nodes 'n[010-013]' --tasks-per-node '2(x3),1' --stencil 7x1
+if check0 "tasks-per-node spec"; then
+	got=$(counts "$tmp/out" | tr '\n' ' ')
+	if [ "$got" = "n010 2 n011 2 n012 2 n013 1 " ]; then ok "tasks-per-node spec 2(x3),1"
+	else no "tasks-per-node spec" "per-node counts '$got'"; fi
+fi
+
+# geometric, 8 slots per node on 64 sparse nodes: 512 lines, 8 per node.
+tp map --config "$C8" --nodes "$SPARSE" --tasks-per-node 8 --stencil 8x8x8:7pt
+if check0 "geometric hostfile slots"; then
+	n=$(wc -l <"$tmp/out" | tr -d ' ')
+	bad=$(counts "$tmp/out" | awk '$2 != 8' | wc -l | tr -d ' ')
+	used=$(counts "$tmp/out" | wc -l | tr -d ' ')
+	if [ "$n" -eq 512 ] && [ "$bad" -eq 0 ] && [ "$used" -eq 64 ]; then
+		ok "geometric hostfile: 512 lines, 8 on each of 64 nodes"
+	else no "geometric hostfile slots" "$n lines, $used nodes, $bad with != 8"; fi
+fi
+
+# surplus slots: 2 per node on 64 nodes, 64 tasks.
+tp map --config "$C8" --nodes "$SPARSE" --tasks-per-node 2 --ntasks 64 --stencil 4x4x4
+if check0 "surplus slots dropped"; then
+	n=$(wc -l <"$tmp/out" | tr -d ' ')
+	over=$(counts "$tmp/out" | awk '$2 > 2' | wc -l | tr -d ' ')
+	if [ "$n" -eq 64 ] && [ "$over" -eq 0 ]; then ok "surplus slots dropped: 64 lines, <= 2 per node"
+	else no "surplus slots dropped" "$n lines, $over nodes over 2"; fi
+fi
+
+# ---- quality ----
+
+# Whole box, matching stencil: the geometric mapping is exact (1 hop per byte).
+tp map --config "$C8" --nodes "$BOX" --ntasks 64 --stencil 4x4x4:7pt \
+	--output "$tmp/box.hostfile"
+if check0 "whole box map"; then
+	if [ -s "$tmp/out" ]; then no "whole box map" "--output but stdout not empty"
+	else
+		tp eval --config "$C8" --nodes "$BOX" --hostfile "$tmp/box.hostfile" \
+			--stencil 4x4x4:7pt --format json
+		cp "$tmp/out" "$tmp/box-eval.json"
+		if check0 "whole box eval"; then
+			v=$(json_get "$tmp/box-eval.json" 'd["metrics"]["avg_hop_bytes"] == 1.0 and d["metrics"]["max_dilation"] == 1')
+			b=$(json_get "$tmp/box-eval.json" 'd["block_metrics"]["avg_hop_bytes"] > 1.0')
+			if [ "$v" = True ] && [ "$b" = True ]; then
+				ok "whole 4x4x4 box: avg hop-bytes exactly 1.0 (block > 1)"
+			else no "whole box" "avg hop-bytes == 1: $v, block > 1: $b"; fi
+		fi
+	fi
+fi
+
+tp eval --config "$C8" --nodes "$BOX" --hostfile "$tmp/box.hostfile" --stencil 4x4x4:7pt
+if check0 "eval text"; then
+	if grep -q 'avg hop-bytes *1\.0000 ' "$tmp/out" && grep -q block "$tmp/out"
+	then ok "eval text format"
+	else no "eval text format" "$(cat "$tmp/out")"; fi
+fi
+
+# Sparse random allocation: geometric beats block on hop-bytes.
+for job in "$SPARSE 1 4x4x4:7pt" "$SPARSE8 8 8x10x10:7pt" "$SPARSE8 2 20x10:5pt"; do
+	set -- $job
+	tp map --config "$C8" --nodes "$1" --tasks-per-node "$2" --stencil "$3" \
+		--format json --output "$tmp/sp.json"
+	if check0 "geometric < block ($3)"; then
+		r=$(json_get "$tmp/sp.json" '"%s %s" % (d["metrics"]["hop_bytes"] < d["block_metrics"]["hop_bytes"], round(d["metrics"]["hop_bytes"] / d["block_metrics"]["hop_bytes"], 3))')
+		case $r in
+		True*) ok "geometric hop-bytes below block ($3, ${2}/node): ratio ${r#True }" ;;
+		*) no "geometric < block ($3)" "$r" ;;
+		esac
+	fi
+done
+
+# ---- json ----
+
+tp map --config "$C8" --nodes "$SPARSE" --tasks-per-node 8 --stencil 8x8x8:7pt \
+	--format json
+cp "$tmp/out" "$tmp/map.json"
+if check0 "json parses"; then
+	if python3 -c 'import json,sys; json.load(sys.stdin)' <"$tmp/map.json" 2>/dev/null
+	then ok "json output parses"
+	else no "json output parses" "$(head -c 300 "$tmp/map.json")"; fi
+	r=$(json_get "$tmp/map.json" 'all(k in d for k in ("policy","metric","ntasks","nnodes","mapping","metrics","block_metrics","search","elapsed_ms")) and d["policy"] == "geometric" and d["metric"] == "hop-bytes" and d["ntasks"] == 512 and d["nnodes"] == 64 and len(d["mapping"]) == 512 and sorted(d["metrics"]) == sorted(["nedges","total_bytes","hop_bytes","avg_hop_bytes","avg_dilation","max_dilation","max_congestion_bytes","max_congestion_msgs","frac_intra_node","frac_intra_router"]) and sorted(d["metrics"]) == sorted(d["block_metrics"]) and all(k in d["search"] for k in ("variants_total","variants_scored","best_variant","best_desc","best_score","budget_hit","subset_selected","shifted_dims","elapsed_ms"))' 2>&1)
+	if [ "$r" = True ]; then ok "json fields: policy, metric, counts, mapping, metrics, search"
+	else no "json fields" "$r"; fi
+fi
+
+# The hostfile of the same run equals the json mapping, and eval agrees with
+# the json metrics (for the mapping and for block order).
+tp map --config "$C8" --nodes "$SPARSE" --tasks-per-node 8 --stencil 8x8x8:7pt \
+	--output "$tmp/map.hostfile"
+if check0 "hostfile = json mapping"; then
+	if [ "$(json_get "$tmp/map.json" '"\n".join(d["mapping"])')" = "$(cat "$tmp/map.hostfile")" ]
+	then ok "hostfile equals the json mapping"
+	else no "hostfile = json mapping" "they differ"; fi
+	tp eval --config "$C8" --nodes "$SPARSE" --hostfile "$tmp/map.hostfile" \
+		--stencil 8x8x8:7pt --format json
+	cp "$tmp/out" "$tmp/eval.json"
+	if check0 "eval agrees with map"; then
+		r=$(python3 -c 'import json,sys
+m = json.load(open(sys.argv[1])); e = json.load(open(sys.argv[2]))
+print(m["metrics"] == e["metrics"] and m["block_metrics"] == e["block_metrics"] and e["ntasks"] == 512)' \
+			"$tmp/map.json" "$tmp/eval.json" 2>&1)
+		if [ "$r" = True ]; then ok "eval of the hostfile agrees with map's json metrics"
+		else no "eval agrees with map" "$r"; fi
+	fi
+fi
+
+# eval with a cap: the hostfile uses 8 per node, the cap allows 8 (ok) or 4 (bad).
+tp eval --config "$C8" --nodes "$SPARSE" --hostfile "$tmp/map.hostfile" \
+	--stencil 8x8x8:7pt --tasks-per-node 8
+if check0 "eval --tasks-per-node 8"; then ok "eval --tasks-per-node cap that fits"; fi
+fails2 "eval: hostfile exceeds --tasks-per-node 4" "$tmp/map.hostfile" - \
+	eval --config "$C8" --nodes "$SPARSE" --hostfile "$tmp/map.hostfile" \
+	--stencil 8x8x8:7pt --tasks-per-node 4
+
+# ---- determinism ----
+
+tp map --config "$C8" --nodes "$SPARSE8" --tasks-per-node 8 --stencil 8x10x10:7pt
+cp "$tmp/out" "$tmp/d1"
+tp map --config "$C8" --nodes "$SPARSE8" --tasks-per-node 8 --stencil 8x10x10:7pt
+if check0 determinism; then
+	if cmp -s "$tmp/d1" "$tmp/out" && [ -s "$tmp/d1" ]; then ok "determinism: two geometric runs identical"
+	else no determinism "outputs differ"; fi
+fi
+tp map --config "$C8" --nodes "$SPARSE8" --tasks-per-node 8 --stencil 8x10x10:7pt --threads 1
+if check0 "determinism across threads"; then
+	if cmp -s "$tmp/d1" "$tmp/out"; then ok "determinism: --threads 1 gives the same mapping"
+	else no "determinism across threads" "outputs differ"; fi
+fi
+tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 --policy random --seed 5
+cp "$tmp/out" "$tmp/r1"
+tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 --policy random --seed 5
+cp "$tmp/out" "$tmp/r2"
+tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 --policy random --seed 6
+if check0 "random seeded"; then
+	if cmp -s "$tmp/r1" "$tmp/r2" && ! cmp -s "$tmp/r1" "$tmp/out" &&
+	   [ "$(sort "$tmp/r1" | uniq | wc -l | tr -d ' ')" -eq 64 ]; then
+		ok "random policy: same seed same order, other seed other order"
+	else no "random seeded" "seed 5 twice equal / seed 6 differs failed"; fi
+fi
+
+# ---- options and defaults ----
+
+tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 --compare
+if check0 "--compare"; then
+	if grep -q '^block ' "$tmp/err" && grep -q '^zorder ' "$tmp/err" &&
+	   grep -q '^geometric ' "$tmp/err" && [ "$(wc -l <"$tmp/out" | tr -d ' ')" -eq 64 ]
+	then ok "--compare table on stderr (block, zorder, geometric)"
+	else no "--compare" "$(cat "$tmp/err")"; fi
+fi
+
+for opt in "--search none" "--search rotations" "--parts-per-level 4" \
+	   "--metric congestion" "--time-budget 10000" "--policy zorder"; do
+	# shellcheck disable=SC2086
+	tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 $opt
+	if check0 "map $opt"; then
+		if [ "$(wc -l <"$tmp/out" | tr -d ' ')" -eq 64 ]; then ok "map $opt"
+		else no "map $opt" "not 64 lines"; fi
+	fi
+done
+
+tp map --config "$C8D" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 --format json
+if check0 "config defaults"; then
+	r=$(json_get "$tmp/out" 'd["policy"] + " " + d["metric"]' 2>&1 <"$tmp/out")
+	if [ "$r" = "block congestion" ]; then ok "DefaultPolicy/DefaultMetric from the config"
+	else no "config defaults" "policy/metric: $r"; fi
+fi
+tp map --config "$C8D" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 --format json \
+	--policy geometric --metric hop-bytes
+if check0 "options override config"; then
+	r=$(json_get "$tmp/out" 'd["policy"] + " " + d["metric"]' 2>&1)
+	if [ "$r" = "geometric hop-bytes" ]; then ok "--policy/--metric override the config"
+	else no "options override config" "policy/metric: $r"; fi
+fi
+
+tp map --config "$CM" --nodes 'm[00-29]' --ntasks 30 --stencil 5x6:5pt --format json
+if check0 "2-D mesh"; then
+	r=$(json_get "$tmp/out" 'd["metrics"]["avg_hop_bytes"] == 1.0 and len(d["mapping"]) == 30' 2>&1)
+	if [ "$r" = True ]; then ok "2-D mesh, transposed 5x6 stencil: exact"
+	else no "2-D mesh" "$r"; fi
+fi
+
+# graphs: with coordinates -> geometric; without -> block with a note.
+tp map --config "$C8" --nodes 'n[000-001],n[008-009],n[064-065],n[072-073]' \
+	--ntasks 8 --graph "$DATA/cube8.json" --format json
+if check0 "graph with coords"; then
+	r=$(json_get "$tmp/out" 'd["policy"] + " " + str(d["metrics"]["avg_hop_bytes"])' 2>&1)
+	if [ "$r" = "geometric 1.0" ] && [ ! -s "$tmp/err" ]; then ok "graph with coordinates: geometric, exact"
+	else no "graph with coords" "$r $(cat "$tmp/err")"; fi
+fi
+tp map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --graph "$DATA/ring8.json" --format json
+if check0 "graph without coords"; then
+	r=$(json_get "$tmp/out" 'd["policy"] + " " + d["requested_policy"]' 2>&1)
+	if [ "$r" = "block geometric" ] && [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
+	   grep -q 'ring8.json' "$tmp/err"; then
+		ok "graph without coordinates: block, one note on stderr"
+	else no "graph without coords" "$r / $(cat "$tmp/err")"; fi
+fi
+
+# JSON to a file: atomic, nothing left behind, same content as stdout.
+mkdir "$tmp/o"
+tp map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --stencil 2x2x2 --policy block \
+	--format json --output "$tmp/o/x.json"
+if check0 "json --output"; then
+	if [ ! -s "$tmp/out" ] && [ "$(ls "$tmp/o")" = x.json ] &&
+	   python3 -c 'import json,sys; json.load(sys.stdin)' <"$tmp/o/x.json"
+	then ok "json --output: one complete file, nothing else left"
+	else no "json --output" "$(ls "$tmp/o")"; fi
+fi
+
+# ---- bad input: exit 2, one line naming the culprit, no output file ----
+
+O=$tmp/none.out
+N64="n[000-063]"
+fails2 "unknown node in --nodes" "n999" "$O" \
+	map --config "$C8" --nodes 'n[000-002],n999' --ntasks 4 --stencil 2x2 --output "$O"
+fails2 "malformed hostlist" "--nodes" "$O" \
+	map --config "$C8" --nodes 'n[000-002' --ntasks 3 --stencil 3x1 --output "$O"
+fails2 "duplicate nodes" "n001" "$O" \
+	map --config "$C8" --nodes 'n000,n001,n001,n002' --ntasks 4 --stencil 2x2 --output "$O"
+fails2 "config: coordinates outside dims" "bad-coords.conf:4" "$O" \
+	map --config "$DATA/bad-coords.conf" --nodes n000 --ntasks 1 --stencil 1x1 --output "$O"
+fails2 "config: Dims=4x0x4" "bad-dims0.conf:2" "$O" \
+	map --config "$DATA/bad-dims0.conf" --nodes n00 --ntasks 1 --stencil 1x1 --output "$O"
+fails2 "config: empty file" "bad-empty.conf" "$O" \
+	map --config "$DATA/bad-empty.conf" --nodes n00 --ntasks 1 --stencil 1x1 --output "$O"
+fails2 "config: missing file" "$tmp/no-such.conf" "$O" \
+	map --config "$tmp/no-such.conf" --nodes n00 --ntasks 1 --stencil 1x1 --output "$O"
+fails2 "stencil size != ntasks" "--stencil" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x5 --output "$O"
+fails2 "stencil size != tasks-per-node total" "--stencil" "$O" \
+	map --config "$C8" --nodes "$N64" --tasks-per-node 2 --stencil 4x4x4 --output "$O"
+fails2 "malformed stencil" "--stencil" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4:11pt --output "$O"
+fails2 "graph: edge names a missing task" "bad-missing-task.json" "$O" \
+	map --config "$C8" --nodes 'n[000-003]' --ntasks 4 --graph "$DATA/bad-missing-task.json" --output "$O"
+fails2 "graph: negative weight" "bad-negative.json" "$O" \
+	map --config "$C8" --nodes 'n[000-003]' --ntasks 4 --graph "$DATA/bad-negative.json" --output "$O"
+fails2 "graph: non-numeric weight" "bad-nonnumeric.json" "$O" \
+	map --config "$C8" --nodes 'n[000-003]' --ntasks 4 --graph "$DATA/bad-nonnumeric.json" --output "$O"
+fails2 "graph: truncated JSON" "bad-truncated.json" "$O" \
+	map --config "$C8" --nodes 'n[000-003]' --ntasks 4 --graph "$DATA/bad-truncated.json" --output "$O"
+fails2 "graph: empty file" "bad-empty.json" "$O" \
+	map --config "$C8" --nodes 'n[000-003]' --ntasks 4 --graph "$DATA/bad-empty.json" --output "$O"
+fails2 "graph: missing file" "$tmp/no-such.json" "$O" \
+	map --config "$C8" --nodes 'n[000-003]' --ntasks 4 --graph "$tmp/no-such.json" --output "$O"
+fails2 "graph: task count != ntasks" "cube8.json" "$O" \
+	map --config "$C8" --nodes 'n[000-003]' --ntasks 4 --graph "$DATA/cube8.json" --output "$O"
+fails2 "unknown policy" "--policy" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --policy best --output "$O"
+fails2 "unknown metric" "--metric" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --metric bytes --output "$O"
+fails2 "--ntasks 0" "--ntasks" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 0 --stencil 4x4x4 --output "$O"
+fails2 "--ntasks -4" "--ntasks" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks -4 --stencil 4x4x4 --output "$O"
+fails2 "--ntasks abc" "--ntasks" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 6x --stencil 4x4x4 --output "$O"
+fails2 "--tasks-per-node 0" "--tasks-per-node" "$O" \
+	map --config "$C8" --nodes "$N64" --tasks-per-node 0 --stencil 4x4x4 --output "$O"
+fails2 "--tasks-per-node bad spec" "--tasks-per-node" "$O" \
+	map --config "$C8" --nodes 'n[000-003]' --tasks-per-node '2(x3)' --stencil 3x2 --output "$O"
+fails2 "--ntasks > tasks-per-node slots" "--ntasks" "$O" \
+	map --config "$C8" --nodes 'n[000-003]' --tasks-per-node 1 --ntasks 8 --stencil 4x2 --output "$O"
+fails2 "--threads 0" "--threads" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --threads 0 --output "$O"
+fails2 "--time-budget -1" "--time-budget" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --time-budget -1 --output "$O"
+fails2 "--seed x" "--seed" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --seed x --output "$O"
+fails2 "--search bad" "--search" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --search all --output "$O"
+fails2 "--format xml" "--format" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --format xml --output "$O"
+fails2 "--stencil and --graph" "--graph" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --graph "$DATA/ring8.json" --output "$O"
+fails2 "unknown option" "--bogus" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --bogus --output "$O"
+fails2 "option without value" "--stencil" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --output "$O" --stencil
+fails2 "stray argument" "extra" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 extra --output "$O"
+fails2 "missing --config" "--config" "$O" \
+	map --nodes "$N64" --ntasks 64 --stencil 4x4x4 --output "$O"
+fails2 "missing --nodes" "--nodes" "$O" \
+	map --config "$C8" --ntasks 64 --stencil 4x4x4 --output "$O"
+fails2 "missing --ntasks" "--ntasks" "$O" \
+	map --config "$C8" --nodes "$N64" --stencil 4x4x4 --output "$O"
+fails2 "missing --stencil/--graph" "--stencil" "$O" \
+	map --config "$C8" --nodes "$N64" --ntasks 64 --output "$O"
+fails2 "eval: missing hostfile" "$tmp/no-such.hosts" - \
+	eval --config "$C8" --nodes 'n[000-001]' --hostfile "$tmp/no-such.hosts" --stencil 2x1
+printf 'n000\nn001\nn005\n' >"$tmp/h.bad"
+fails2 "eval: hostfile node outside --nodes" "h.bad" - \
+	eval --config "$C8" --nodes 'n[000-001]' --hostfile "$tmp/h.bad" --stencil 3x1
+printf 'n000\nn001\n' >"$tmp/h.two"
+fails2 "eval: stencil != hostfile tasks" "--stencil" - \
+	eval --config "$C8" --nodes 'n[000-001]' --hostfile "$tmp/h.two" --stencil 3x1
+fails2 "eval: missing --hostfile" "--hostfile" - \
+	eval --config "$C8" --nodes 'n[000-001]' --stencil 2x1
+fails2 "check-config: coordinates outside" "bad-coords.conf:4" - \
+	check-config "$DATA/bad-coords.conf"
+fails2 "check-config: Dims=4x0x4" "bad-dims0.conf:2" - check-config "$DATA/bad-dims0.conf"
+fails2 "check-config: missing FILE" "check-config" - check-config
+fails2 "unknown command" "frobnicate" - frobnicate
+fails2 "no command" "command" -
+fails2 "help for unknown command" "nope" - help nope
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,377 @@
+#!/bin/bash
+# topoplace — integration tests of the SPANK plugin on a real Slurm 22.05
+# cluster (tests/slurm/cluster.sh: 8 nodes on this host, a 2x2x2 torus).
+#
+#   sh tests/slurm/run.sh        (make check runs it through `make slurm-tests`)
+#
+# Needs root.  Without root it prints that it was SKIPPED and exits 0, unless
+# TOPOPLACE_REQUIRE_SLURM_TESTS=1 (CI), where a skip is a failure.  Jobs run
+# as the unprivileged user tpuser, so the plugin's privilege handling is real.
+# One line per check, then "slurm: N passed, M failed"; exit 1 on failure.
+# The cluster is always stopped (trap).
+#
+# Environment: BUILD (build directory, default build), TP_SLURM_DIR and the
+# other knobs of cluster.sh, TP_KEEP_LOGS=1 keeps nothing from being removed.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) B=$BUILD ;; *) B=$REPO/$BUILD ;; esac
+PLUGIN=$B/topoplace.so
+CLI=$B/topoplace
+export TP_SLURM_DIR=${TP_SLURM_DIR:-/tmp/topoplace-slurm}
+DIR=$TP_SLURM_DIR
+TPUSER=${TP_USER:-tpuser}
+export TP_USER=$TPUSER TP_NNODES=8 TP_CPUS=8 TP_GPUS=4 TP_DIMS=2x2x2
+export TP_PLUGIN=$PLUGIN
+CONF=$DIR/etc/topoplace.conf
+T0=$(date +%s)
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; shift; for l in "$@"; do echo "     $l"; done; }
+summary() { echo "slurm: $pass passed, $fail failed ($(( $(date +%s) - T0 )) s)"; }
+
+skip() {
+	echo "slurm: SKIPPED: $*"
+	if [ "${TOPOPLACE_REQUIRE_SLURM_TESTS:-0}" = 1 ]; then
+		echo "slurm: TOPOPLACE_REQUIRE_SLURM_TESTS=1: skipping counts as a failure"
+		echo "slurm: 0 passed, 1 failed"
+		exit 1
+	fi
+	exit 0
+}
+
+[ "$(id -u)" = 0 ] || skip "the Slurm integration tests need root (unshare, mount, mknod, a test user)"
+for b in unshare setpriv useradd; do
+	command -v "$b" >/dev/null || skip "missing $b"
+done
+if ! sh "$REPO/contrib/install-deps.sh" slurm; then
+	skip "the Slurm packages are missing and cannot be installed"
+fi
+if [ ! -r "$PLUGIN" ] || [ ! -x "$CLI" ]; then
+	echo "slurm: $PLUGIN or $CLI not built (make BUILD=$BUILD all)"
+	echo "slurm: 0 passed, 1 failed"
+	exit 1
+fi
+
+# A cluster left running by hand or by a killed run: stop it first.
+bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop
+trap 'bash "$HERE/cluster.sh" stop >/dev/null 2>&1' EXIT
+if ! bash "$HERE/cluster.sh" start; then
+	tail -5 "$DIR"/log/*.log 2>/dev/null
+	echo "slurm: the test cluster did not start"
+	echo "slurm: 0 passed, 1 failed"
+	exit 1
+fi
+# shellcheck disable=SC1091
+. "$DIR/env.sh"
+H=$DIR/home/$TPUSER
+W=$H/t
+rm -rf "$W"
+mkdir -p "$W"
+chown "$TPUSER:" "$W"
+PRIV=$DIR/private          # root-only files
+rm -rf "$PRIV"
+mkdir -p "$PRIV"
+chmod 0755 "$PRIV"
+
+# ------------------------------------------------------------- helpers
+
+# as_user CMD: run a shell command as the test user in the work directory,
+# with a clean environment.
+as_user() {
+	setpriv --reuid="$TPUSER" --regid="$TPUSER" --init-groups \
+		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" USER="$TPUSER" \
+		LOGNAME="$TPUSER" SLURM_CONF="$SLURM_CONF" LANG=C \
+		bash -c "cd '$W' && $1"
+}
+
+# script NAME BODY: an executable job script owned by the user.
+script() {
+	{ echo "#!/bin/bash"; printf '%s\n' "$2"; } > "$W/$1.sh"
+	chown "$TPUSER:" "$W/$1.sh"
+	chmod 0755 "$W/$1.sh"
+}
+
+# The body that prints what the tests look at.  MAP: node of every rank.
+SHOW='echo "NL=$SLURM_JOB_NODELIST"
+echo "TPN=$SLURM_TASKS_PER_NODE"
+echo "HF=${SLURM_HOSTFILE:-}"
+echo "TPENV=$(env | grep -c "^TOPOPLACE_HOSTFILE=")"
+echo "DIST=${SLURM_DISTRIBUTION:-}"
+if [ -n "${SLURM_HOSTFILE:-}" ]; then
+	echo "HFDIR=$(stat -c %U:%a "$(dirname "$SLURM_HOSTFILE")")"
+fi
+ranks() { srun -l "$@" hostname | sort -n | awk "{print \$2}" | paste -sd" "; }'
+
+declare -A JOB
+# submit NAME SBATCH_ARGS...: the script NAME.sh, output NAME.out/.err
+submit() {
+	local name=$1 j
+	shift
+	j=$(as_user "sbatch --parsable -o $name.out -e $name.err $* ./$name.sh" 2>"$W/$name.sbatch-err")
+	JOB[$name]=$j
+	[ -n "$j" ] || echo "     (sbatch for $name failed: $(cat "$W/$name.sbatch-err"))"
+}
+
+wait_jobs() {
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		[ -z "$(squeue -h -o %i 2>/dev/null)" ] && return 0
+		sleep 0.1
+	done
+	echo "     (jobs still queued after 120 s:)"; squeue
+	return 1
+}
+
+val() { sed -n "s/^$1=//p" "$2" | head -1; }
+
+# expected KIND NL ARGS...: the mapping the topoplace command computes
+expected() {
+	"$CLI" map --config "$CONF" --nodes "$1" "${@:2}" --format hostfile 2>/dev/null | paste -sd' '
+}
+
+hosts() { scontrol show hostnames "$1" | paste -sd' '; }
+
+# block NL TPN: Slurm's default order for a tasks-per-node spec
+block() { expected "$1" --tasks-per-node "$2" --stencil "$3" --policy block; }
+
+check_eq() {  # check_eq NAME EXPECTED ACTUAL [context lines...]
+	if [ -n "$2" ] && [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "expected: [$2]" "got:      [$3]" "${@:4}"; fi
+}
+
+count_lines() { grep -c -- "$1" "$2" 2>/dev/null || true; }
+
+# ------------------------------------------------------ is the plugin there?
+if ! as_user "srun --help" 2>/dev/null | grep -q -- '--topo-stencil'; then
+	bad "0 plugin loaded by srun (--topo-stencil in srun --help)" \
+		"plugstack: $(cat "$DIR/etc/plugstack.conf")"
+	summary
+	exit 1
+fi
+ok "0 plugin loaded (srun, sbatch and salloc know --topo-stencil)"
+
+# ------------------------------------------------------------ batch jobs
+S3=4x4x4:7pt:periodic=all
+script t1a "$SHOW
+echo \"MAP=\$(ranks)\"
+echo \"MAP32=\$(ranks -n32 --topo-stencil=4x4x2)\"
+echo \"CYC=\$(ranks -m cyclic)\""
+submit t1a -N8 --ntasks-per-node=8 --topo-stencil=$S3 --topo-report
+
+script t1b "$SHOW
+echo \"MAP=\$(ranks)\""
+submit t1b -N3 -n10 --topo-stencil=5x2:5pt --topo-report
+
+# test 3: a JSON graph with task coordinates, owned by the user, mode 600,
+# given by a relative path (the batch step resolves it from the submit dir)
+python3 - "$W/grid.json" <<'EOF'
+import json, sys
+n = 4
+edges, coords = [], []
+for y in range(n):
+    for x in range(n):
+        t = y * n + x
+        coords.append([x, y])
+        if x + 1 < n: edges.append([t, t + 1, 1000])
+        if y + 1 < n: edges.append([t, t + n, 500])
+json.dump({"tasks": n * n, "edges": edges, "coords": coords}, open(sys.argv[1], "w"))
+EOF
+chown "$TPUSER:" "$W/grid.json"
+chmod 0600 "$W/grid.json"
+script t3 "$SHOW
+echo \"MAP=\$(ranks)\""
+submit t3 -N4 --ntasks-per-node=4 --topo-graph=grid.json
+
+# test 5: fail open
+for n in t5a t5b t5c; do script $n "$SHOW
+echo \"MAP=\$(ranks)\""; done
+submit t5a -N2 --ntasks-per-node=2 --topo-stencil=4xfoo
+submit t5b -N2 --ntasks-per-node=2 --topo-graph="$W/does-not-exist.json"
+# a valid graph that root could read: only the user's privileges stop it
+python3 - "$PRIV/secret.json" <<'EOF'
+import json, sys
+json.dump({"tasks": 4, "edges": [[0, 3, 100], [1, 2, 100]],
+           "coords": [[0], [3], [1], [2]]}, open(sys.argv[1], "w"))
+EOF
+chmod 0600 "$PRIV/secret.json"
+submit t5c -N2 --ntasks-per-node=2 --topo-graph="$PRIV/secret.json"
+
+# test 6: --topo-policy=none and no hints: untouched (environment, order, GPUs)
+for n in t6a t6b; do script $n "$SHOW
+echo \"MAP=\$(ranks)\"
+echo \"GPU=\$(srun bash -c 'echo \$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES' | sort -u | paste -sd' ')\""; done
+submit t6a -N2 --ntasks-per-node=2 --gpus-per-node=4 --topo-stencil=2x2 --topo-policy=none --topo-report
+submit t6b -N2 --ntasks-per-node=2 --gpus-per-node=4
+
+wait_jobs
+
+# ---- 1: sbatch --topo-stencil, plain srun inside follows the mapping
+f=$W/t1a.out
+nl=$(val NL "$f"); tpn=$(val TPN "$f")
+exp=$(expected "$nl" --tasks-per-node "$tpn" --stencil $S3 --policy geometric)
+check_eq "1a sbatch --topo-stencil=$S3 (8 nodes x 8): srun ranks = topoplace map" \
+	"$exp" "$(val MAP "$f")" "stderr: $(head -3 "$W/t1a.err" 2>/dev/null)"
+blk=$(block "$nl" "$tpn" $S3)
+if [ -n "$exp" ] && [ "$exp" != "$blk" ]; then
+	ok "1a the mapping differs from Slurm's block order (the plugin did something)"
+else
+	bad "1a the mapping differs from Slurm's block order" "block: [$blk]"
+fi
+# (the srun -n32 and srun -m cyclic of the script report on their own)
+if [ "$(count_lines "^topoplace: policy geometric (auto): 64 tasks on 8 nodes in .* ms; hop-bytes .* -> .*, max congestion .* -> .*" "$W/t1a.err")" = 1 ]; then
+	ok "1a --topo-report: one summary line in the job's stderr"
+else
+	bad "1a --topo-report: one summary line in the job's stderr" "stderr: $(cat "$W/t1a.err")"
+fi
+exp=$(expected "$nl" --ntasks 32 --stencil 4x4x2 --policy geometric)
+check_eq "1a srun -n32 --topo-stencil=4x4x2 inside the job: its own mapping" "$exp" "$(val MAP32 "$f")"
+hf=$(val HF "$f")
+if [ "$(val HFDIR "$f")" = "$TPUSER:700" ] && [ -n "$hf" ] && [ ! -e "$hf" ] && [ ! -e "$(dirname "$hf")" ]; then
+	ok "1a SLURM_HOSTFILE private to the job ($TPUSER, 0700) and removed at its end"
+else
+	bad "1a SLURM_HOSTFILE private and removed" "HF=$hf HFDIR=$(val HFDIR "$f")" "$(ls -ld "$(dirname "$hf")" 2>&1)"
+fi
+
+f=$W/t1b.out
+nl=$(val NL "$f"); tpn=$(val TPN "$f")
+exp=$(expected "$nl" --tasks-per-node "$tpn" --stencil 5x2:5pt --policy geometric)
+check_eq "1b heterogeneous slots (sbatch -N3 -n10: $tpn): srun ranks = topoplace map" \
+	"$exp" "$(val MAP "$f")" "stderr: $(head -3 "$W/t1b.err" 2>/dev/null)"
+
+# ---- 3: --topo-graph, a user-owned mode-600 JSON file
+f=$W/t3.out
+nl=$(val NL "$f"); tpn=$(val TPN "$f")
+exp=$(expected "$nl" --tasks-per-node "$tpn" --graph "$W/grid.json" --policy geometric)
+check_eq "3a sbatch --topo-graph=grid.json (relative, $TPUSER's, mode 600): ranks = topoplace map" \
+	"$exp" "$(val MAP "$f")" "stderr: $(head -3 "$W/t3.err" 2>/dev/null)"
+
+# ---- 5: fail open
+for t in t5a:"--topo-stencil=4xfoo":"4xfoo" \
+	 t5b:"missing --topo-graph file":"No such file" \
+	 t5c:"root-only (0600) --topo-graph file":"Permission denied"; do
+	name=${t%%:*}; rest=${t#*:}; what=${rest%%:*}; key=${rest#*:}
+	f=$W/$name.out
+	nl=$(val NL "$f"); tpn=$(val TPN "$f")
+	blk=$(block "$nl" "$tpn" 2x2)
+	nerr=$(count_lines '^topoplace: error: .*'"$key"'.*Slurm.s placement is kept' "$W/$name.err")
+	logged=$(grep -l "\[${JOB[$name]}.batch\].*topoplace: error" "$DIR"/log/slurmd-*.log 2>/dev/null | wc -l)
+	if [ "$(val MAP "$f")" = "$blk" ] && [ -n "$blk" ] && [ -z "$(val HF "$f")" ] &&
+		[ "$nerr" = 1 ] && [ "$(count_lines topoplace "$W/$name.err")" = 1 ] && [ "$logged" -ge 1 ]; then
+		ok "5 $what: job runs in Slurm's order, one error line (job stderr + slurmd log)"
+	else
+		bad "5 $what: job runs in Slurm's order, one error line" \
+			"map [$(val MAP "$f")] block [$blk] HF [$(val HF "$f")] in slurmd log: $logged" \
+			"stderr: $(cat "$W/$name.err")"
+	fi
+done
+
+# ---- 6: untouched
+for t in t6a:"--topo-policy=none --topo-report":1 t6b:"no hints":0; do
+	name=${t%%:*}; rest=${t#*:}; what=${rest%%:*}; nlines=${rest#*:}
+	f=$W/$name.out
+	nl=$(val NL "$f"); tpn=$(val TPN "$f")
+	blk=$(block "$nl" "$tpn" 2x2)
+	if [ "$(val MAP "$f")" = "$blk" ] && [ -n "$blk" ] && [ -z "$(val HF "$f")" ] &&
+		[ "$(val TPENV "$f")" = 0 ] && [ -z "$(val DIST "$f")" ] &&
+		[ "$(val GPU "$f")" = "0:0,1,2,3 1:0,1,2,3" ] &&
+		[ "$(count_lines topoplace "$W/$name.err")" = "$nlines" ]; then
+		ok "6 $what: Slurm's order, environment and GPUs untouched ($nlines report line)"
+	else
+		bad "6 $what: untouched" "map [$(val MAP "$f")] block [$blk] HF [$(val HF "$f")] TOPOPLACE_ vars $(val TPENV "$f") GPU [$(val GPU "$f")]" \
+			"stderr: $(cat "$W/$name.err")"
+	fi
+done
+
+# ---- 7b: -m cyclic in a job the plugin placed: the user's order wins
+f=$W/t1a.out
+nodes=$(hosts "$(val NL "$f")")
+cyc=""
+for ((r = 0; r < 64; r++)); do
+	set -- $nodes
+	shift $((r % 8))
+	cyc="$cyc${cyc:+ }$1"
+done
+check_eq "7b srun -m cyclic inside a placed sbatch job: Slurm's cyclic order" "$cyc" "$(val CYC "$f")"
+
+# ------------------------------------------------------- salloc + srun
+# ---- 2: srun --topo-stencil inside salloc
+script t2 "$SHOW
+echo \"MAP=\$(ranks --topo-stencil=$S3 --topo-report)\"
+echo \"MAP32=\$(ranks -n 32 --topo-stencil 4x4x2)\""
+as_user "salloc -N8 --ntasks-per-node=8 ./t2.sh > t2.out 2> t2.err"
+f=$W/t2.out
+nl=$(val NL "$f"); tpn=$(val TPN "$f")
+exp=$(expected "$nl" --tasks-per-node "$tpn" --stencil $S3 --policy geometric)
+check_eq "2a srun --topo-stencil=$S3 inside salloc -N8 (64 tasks): ranks = topoplace map" \
+	"$exp" "$(val MAP "$f")" "stderr: $(grep topoplace "$W/t2.err" | head -3)"
+exp=$(expected "$nl" --ntasks 32 --stencil 4x4x2 --policy geometric)
+check_eq "2b srun -n 32 --topo-stencil 4x4x2 inside salloc (srun's own -n): ranks = topoplace map" \
+	"$exp" "$(val MAP32 "$f")"
+if [ "$(count_lines '^topoplace: policy geometric (auto): 64 tasks on 8 nodes' "$W/t2.err")" = 1 ]; then
+	ok "2a --topo-report line on srun's stderr"
+else
+	bad "2a --topo-report line on srun's stderr" "stderr: $(cat "$W/t2.err")"
+fi
+
+script t2c "$SHOW
+echo \"MAP=\$(ranks --topo-stencil=5x2:5pt)\""
+as_user "salloc -N3 -n10 ./t2c.sh > t2c.out 2> t2c.err"
+f=$W/t2c.out
+nl=$(val NL "$f"); tpn=$(val TPN "$f")
+exp=$(expected "$nl" --tasks-per-node "$tpn" --stencil 5x2:5pt --policy geometric)
+check_eq "2c heterogeneous salloc -N3 -n10 ($tpn): srun ranks = topoplace map" "$exp" "$(val MAP "$f")"
+
+# ---- 3b: --topo-graph with srun (local context: read as the user anyway)
+script t3b "$SHOW
+echo \"MAP=\$(ranks --topo-graph=$W/grid.json)\"
+echo \"SECRET=\$(ranks --topo-graph=$PRIV/secret.json -n4 2>&1 >/dev/null | grep -c 'topoplace: error: .*Permission denied')\""
+as_user "salloc -N4 --ntasks-per-node=4 ./t3b.sh > t3b.out 2> t3b.err"
+f=$W/t3b.out
+nl=$(val NL "$f"); tpn=$(val TPN "$f")
+exp=$(expected "$nl" --tasks-per-node "$tpn" --graph "$W/grid.json" --policy geometric)
+check_eq "3b srun --topo-graph=FILE inside salloc: ranks = topoplace map" "$exp" "$(val MAP "$f")"
+check_eq "5 srun --topo-graph=root-only file: one error line, job runs" "1" "$(val SECRET "$f")"
+
+# ---- 4: CUDA_VISIBLE_DEVICES per task
+script t4 'gpus() { srun "$@" bash -c "echo \$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -u | paste -sd" "; }
+echo "SPLIT=$(gpus --topo-stencil=2x2)"
+echo "PLAIN=$(gpus)"
+echo "PERTASK=$(gpus --topo-stencil=2x2 --gpus-per-task=1 --ntasks-per-node=2)"
+echo "PERTASK0=$(gpus --gpus-per-task=1 --ntasks-per-node=2)"'
+as_user "salloc -N2 --ntasks-per-node=2 --gpus-per-node=4 ./t4.sh > t4.out 2> t4.err"
+f=$W/t4.out
+check_eq "4a --gpus-per-node=4, 2 tasks per node: GPUs split in local-rank order" "0:0,1 1:2,3" "$(val SPLIT "$f")"
+check_eq "4b the same srun without a hint: Slurm's CUDA_VISIBLE_DEVICES untouched" "0:0,1,2,3 1:0,1,2,3" "$(val PLAIN "$f")"
+check_eq "4c --gpus-per-task=1 (Slurm binds per task): Slurm's binding kept" "$(val PERTASK0 "$f")" "$(val PERTASK "$f")"
+script t4d 'echo "SPLIT=$(srun --topo-stencil=4x2 bash -c "echo \$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -u | paste -sd" ")"'
+as_user "salloc -N2 --ntasks-per-node=4 --gpus-per-node=2 ./t4d.sh > t4d.out 2> t4d.err"
+check_eq "4d --gpus-per-node=2, 4 tasks per node: neighbouring ranks share a GPU" "0:0 1:0 2:1 3:1" "$(val SPLIT "$W/t4d.out")"
+
+# ---- 7a: -w from the user wins
+script t7 'nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | tac | paste -sd,)
+echo "USER=$(srun -l -n8 -w "$nodes" hostname | sort -n | awk "{print \$2}" | paste -sd" ")"
+echo "TOPO=$(srun -l -n8 -w "$nodes" --topo-stencil=2x2x2 --topo-report hostname | sort -n | awk "{print \$2}" | paste -sd" ")"'
+as_user "salloc -N4 --ntasks-per-node=2 ./t7.sh > t7.out 2> t7.err"
+f=$W/t7.out
+if [ -n "$(val USER "$f")" ] && [ "$(val USER "$f")" = "$(val TOPO "$f")" ] &&
+	grep -q '^topoplace: -w given by the user: the user.s placement wins' "$W/t7.err"; then
+	ok "7a srun -w NODES --topo-stencil: the user's -w wins, the report line says so"
+else
+	bad "7a srun -w wins" "without hint [$(val USER "$f")] with hint [$(val TOPO "$f")]" "stderr: $(cat "$W/t7.err")"
+fi
+
+# ---- nothing left behind
+wait_jobs
+left=$(find /tmp "$H" -maxdepth 1 -name 'topoplace.job*' 2>/dev/null | head -5)
+if [ -z "$left" ]; then
+	ok "no private hostfile directories left behind"
+else
+	bad "no private hostfile directories left behind" "$left"
+fi
+
+summary
+[ "$fail" -eq 0 ]

@@ -1,0 +1,563 @@
+/* Unit tests: topoplace.conf reader. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+#ifndef TP_SOURCE_DIR
+#define TP_SOURCE_DIR "."
+#endif
+#define EXAMPLES TP_SOURCE_DIR "/conf/examples/"
+#define DATA TP_TEST_DATA "/conf/"
+
+static tp_conf *load_ok(const char *path)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	int rc = tp_conf_load(path, &c, &err);
+	ck_assert_msg(rc == 0, "%s: rc %d: %s", path, rc, err.msg);
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+static tp_conf *str_ok(const char *text)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	int rc = tp_conf_load_string(text, "cfg", &c, &err);
+	ck_assert_msg(rc == 0, "rc %d: %s\n--- config:\n%s", rc, err.msg, text);
+	return c;
+}
+
+static void assert_at(const tp_machine *m, const char *name, int x, int y, int z)
+{
+	int32_t i = tp_machine_find_node(m, name);
+	ck_assert_msg(i >= 0, "node %s missing", name);
+	const int *c = tp_machine_node_coords(m, i);
+	int want[3] = { x, y, z };
+	for (int d = 0; d < tp_machine_ndims(m); d++)
+		ck_assert_msg(c[d] == want[d], "%s: coordinate %d is %d, want %d",
+			      name, d, c[d], want[d]);
+}
+
+static int32_t idx(const tp_machine *m, const char *name)
+{
+	int32_t i = tp_machine_find_node(m, name);
+	ck_assert_msg(i >= 0, "node %s missing", name);
+	return i;
+}
+
+static char *describe(const tp_conf *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	tp_conf_describe(c, f);
+	fclose(f);
+	return buf;
+}
+
+/* ---- the example configs ---- */
+
+START_TEST(example_torus3d)
+{
+	tp_conf *c = load_ok(EXAMPLES "torus3d.conf");
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_ndims(m), 3);
+	for (int d = 0; d < 3; d++) {
+		ck_assert_int_eq(tp_machine_dim(m, d), 24);
+		ck_assert(tp_machine_wraps(m, d));
+		ck_assert(tp_machine_link_bandwidth(m, d) == 1.0);
+	}
+	ck_assert_int_eq(tp_machine_node_count(m), 13824);
+	ck_assert_int_eq(tp_machine_nodes_per_router(m), 1);
+	assert_at(m, "nid00000", 0, 0, 0);
+	assert_at(m, "nid00001", 1, 0, 0);
+	assert_at(m, "nid00024", 0, 1, 0);
+	assert_at(m, "nid00576", 0, 0, 1);
+	assert_at(m, "nid13823", 23, 23, 23);
+	ck_assert_int_eq(tp_machine_distance(m, idx(m, "nid00000"), idx(m, "nid13823")), 3);
+	ck_assert_int_eq(tp_machine_distance(m, idx(m, "nid00000"), idx(m, "nid00012")), 12);
+	ck_assert_int_eq(tp_machine_find_node(m, "nid13824"), -1);
+	ck_assert(tp_conf_has_default_policy(c));
+	ck_assert_int_eq(tp_conf_default_policy(c), TP_POLICY_GEOMETRIC);
+	ck_assert_int_eq(tp_conf_default_metric(c), TP_METRIC_HOP_BYTES);
+	ck_assert(tp_conf_time_budget_ms(c) == 300.0);
+	char *d = describe(c);
+	ck_assert_msg(strncmp(d, "torus 24x24x24 (wrap yes,yes,yes), 13824 nodes, 1 per router\n",
+			      strlen("torus 24x24x24 (wrap yes,yes,yes), 13824 nodes, 1 per router\n")) == 0,
+		      "describe: %s", d);
+	ck_assert_ptr_nonnull(strstr(d, "time budget 300 ms"));
+	free(d);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(example_mesh2d)
+{
+	tp_conf *c = load_ok(EXAMPLES "mesh2d.conf");
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_ndims(m), 2);
+	ck_assert_int_eq(tp_machine_dim(m, 0), 4);
+	ck_assert_int_eq(tp_machine_dim(m, 1), 4);
+	ck_assert(!tp_machine_wraps(m, 0) && !tp_machine_wraps(m, 1));
+	ck_assert_int_eq(tp_machine_node_count(m), 16);
+	assert_at(m, "node05", 1, 1, 0);
+	assert_at(m, "node15", 3, 3, 0);
+	ck_assert_int_eq(tp_machine_distance(m, idx(m, "node00"), idx(m, "node15")), 6);
+	ck_assert_int_eq(tp_machine_distance(m, idx(m, "node00"), idx(m, "node03")), 3);
+	ck_assert(!tp_conf_has_default_policy(c));
+	ck_assert_int_eq(tp_conf_default_policy(c), TP_POLICY_NONE);
+	ck_assert_int_eq(tp_conf_default_metric(c), TP_METRIC_HOP_BYTES);
+	ck_assert(tp_conf_time_budget_ms(c) == 0.0);
+	char *d = describe(c);
+	ck_assert_msg(strncmp(d, "mesh 4x4 (wrap no,no), 16 nodes, 1 per router\n", 46) == 0,
+		      "describe: %s", d);
+	free(d);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(example_gemini)
+{
+	tp_conf *c = load_ok(EXAMPLES "gemini.conf");
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 512);
+	ck_assert_int_eq(tp_machine_nodes_per_router(m), 2);
+	ck_assert(tp_machine_wraps(m, 0) && tp_machine_wraps(m, 1) && tp_machine_wraps(m, 2));
+	ck_assert(tp_machine_link_bandwidth(m, 0) == 75.0);
+	ck_assert(tp_machine_link_bandwidth(m, 1) == 37.5);
+	ck_assert(tp_machine_link_bandwidth(m, 2) == 75.0);
+	/* z-major, two per router: nid 2r and 2r+1 share router r of the
+	 * order where z varies fastest. */
+	assert_at(m, "nid00000", 0, 0, 0);
+	assert_at(m, "nid00001", 0, 0, 0);
+	assert_at(m, "nid00002", 0, 0, 1);
+	assert_at(m, "nid00016", 0, 1, 0);
+	assert_at(m, "nid00064", 1, 0, 0);
+	assert_at(m, "nid00511", 7, 3, 7);
+	ck_assert_int_eq(tp_machine_distance(m, idx(m, "nid00000"), idx(m, "nid00001")), 0);
+	ck_assert_int_eq(tp_machine_router_of(m, idx(m, "nid00000")),
+			 tp_machine_router_of(m, idx(m, "nid00001")));
+	ck_assert_int_eq(tp_conf_default_metric(c), TP_METRIC_CONGESTION);
+	ck_assert(tp_conf_time_budget_ms(c) == 500.0);
+	char *d = describe(c);
+	ck_assert_ptr_nonnull(strstr(d, "torus 8x4x8 (wrap yes,yes,yes), 512 nodes, 2 per router"));
+	ck_assert_ptr_nonnull(strstr(d, "link bandwidth 75,37.5,75"));
+	free(d);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(example_explicit)
+{
+	tp_conf *c = load_ok(EXAMPLES "explicit.conf");
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 14);
+	ck_assert(tp_machine_wraps(m, 0) && tp_machine_wraps(m, 1) && !tp_machine_wraps(m, 2));
+	assert_at(m, "login1", 0, 0, 0);
+	assert_at(m, "io1", 3, 3, 1);
+	assert_at(m, "c0-0", 1, 0, 0);
+	assert_at(m, "c1-3", 1, 0, 1);
+	assert_at(m, "c2-3", 1, 1, 1);
+	/* Node order: as placed (explicit lines, then the file's lines). */
+	ck_assert_str_eq(tp_machine_node_name(m, 0), "login1");
+	ck_assert_str_eq(tp_machine_node_name(m, 2), "c0-0");
+	ck_assert_str_eq(tp_machine_node_name(m, 13), "c2-3");
+	/* (0,0,0) -> (3,3,1): 1 + 1 (wrapped) + 1 (z, no wrap) */
+	ck_assert_int_eq(tp_machine_distance(m, 0, 1), 3);
+	ck_assert_int_eq(tp_conf_default_policy(c), TP_POLICY_GEOMETRIC);
+	ck_assert(tp_conf_time_budget_ms(c) == 200.0); /* continued line */
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(example_lab4)
+{
+	tp_conf *c = load_ok(EXAMPLES "lab4.conf");
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 8);
+	assert_at(m, "node1", 0, 0, 0);
+	assert_at(m, "node2", 1, 0, 0);
+	assert_at(m, "node3", 0, 1, 0);
+	assert_at(m, "node8", 1, 1, 1);
+	ck_assert_int_eq(tp_machine_distance(m, idx(m, "node1"), idx(m, "node8")), 3);
+	ck_assert_int_eq(tp_machine_distance(m, idx(m, "node1"), idx(m, "node4")), 2);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* ---- syntax ---- */
+
+START_TEST(syntax_forms)
+{
+	/* Keys case-insensitive, several pairs per line, comments, '\'
+	 * continuation, CRLF, blank lines, quoted values. */
+	tp_conf *c = str_ok("# header comment\r\n"
+			    "\n"
+			    "network=TORUS   dims=4X4 \\\r\n"
+			    "   WRAP=Yes,no   # trailing comment\n"
+			    "   \t\n"
+			    "nodename=n[0-15] coordorder=Z-MAJOR\n"
+			    "TIMEBUDGETMS=\"12.5\"\n");
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 16);
+	ck_assert(tp_machine_wraps(m, 0));
+	ck_assert(!tp_machine_wraps(m, 1));
+	assert_at(m, "n1", 0, 1, 0);  /* z-major: the last dimension fastest */
+	assert_at(m, "n4", 1, 0, 0);
+	assert_at(m, "n15", 3, 3, 0);
+	ck_assert(tp_conf_time_budget_ms(c) == 12.5);
+	tp_conf_destroy(c);
+
+	/* A continuation on the last line, and no final newline. */
+	c = str_ok("Network=mesh Dims=3 NodesPerRouter=2\nNodeName=a[1-6] CoordOrder=x-major \\");
+	m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 6);
+	ck_assert(!tp_machine_wraps(m, 0));
+	assert_at(m, "a2", 0, 0, 0);
+	assert_at(m, "a3", 1, 0, 0);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(wrap_defaults)
+{
+	tp_conf *c = str_ok("Network=torus Dims=2x3x4\nNodeName=a Coords=1,2,3\n");
+	const tp_machine *m = tp_conf_machine(c);
+	for (int d = 0; d < 3; d++)
+		ck_assert(tp_machine_wraps(m, d));
+	tp_conf_destroy(c);
+	c = str_ok("Network=mesh Dims=2x3x4\nNodeName=a Coords=1,2,3\n");
+	m = tp_conf_machine(c);
+	for (int d = 0; d < 3; d++)
+		ck_assert(!tp_machine_wraps(m, d));
+	tp_conf_destroy(c);
+	/* An explicit Wrap wins over the default; one value sets all. */
+	c = str_ok("Wrap=no Network=torus Dims=2x3x4\nNodeName=a Coords=1,2,3\n");
+	m = tp_conf_machine(c);
+	for (int d = 0; d < 3; d++)
+		ck_assert(!tp_machine_wraps(m, d));
+	char *d = describe(c);
+	ck_assert_ptr_nonnull(strstr(d, "torus 2x3x4 (wrap no,no,no), 1 nodes, 1 per router"));
+	free(d);
+	tp_conf_destroy(c);
+	c = str_ok("Network=torus Dims=2x3x4 Wrap=no,yes,true\nNodeName=a Coords=1,2,3\n");
+	m = tp_conf_machine(c);
+	ck_assert(!tp_machine_wraps(m, 0) && tp_machine_wraps(m, 1) && tp_machine_wraps(m, 2));
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(coord_order_offset)
+{
+	/* With NodesPerRouter=k the i-th name sits at router (Offset+i)/k. */
+	tp_conf *c = str_ok("Network=torus Dims=4x2 NodesPerRouter=2 LinkBandwidth=3\n"
+			    "NodeName=a[0-2] CoordOrder=x-major Offset=1\n"
+			    "NodeName=b[0-3] CoordOrder=x-major Offset=10\n"
+			    "NodeName=z Coords=0,0\n");
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 8);
+	assert_at(m, "a0", 0, 0, 0);
+	assert_at(m, "a1", 1, 0, 0);
+	assert_at(m, "a2", 1, 0, 0);
+	assert_at(m, "b0", 1, 1, 0);
+	assert_at(m, "b1", 1, 1, 0);
+	assert_at(m, "b2", 2, 1, 0);
+	assert_at(m, "b3", 2, 1, 0);
+	assert_at(m, "z", 0, 0, 0);
+	ck_assert(tp_machine_link_bandwidth(m, 1) == 3.0);
+	tp_conf_destroy(c);
+
+	/* The last position of the grid is fine. */
+	c = str_ok("Network=mesh Dims=4x4\nNodeName=n[0-15] CoordOrder=x-major Offset=0\n");
+	tp_conf_destroy(c);
+	c = str_ok("Network=mesh Dims=4x4\nNodeName=n15 CoordOrder=z-major Offset=15\n");
+	assert_at(tp_conf_machine(c), "n15", 3, 3, 0);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(defaults_and_settings)
+{
+	tp_conf *c = str_ok("Network=mesh Dims=2\nNodeName=a Coords=0\n"
+			    "DefaultMetric=congestion TimeBudgetMs=0\n");
+	ck_assert(!tp_conf_has_default_policy(c));
+	ck_assert_int_eq(tp_conf_default_policy(c), TP_POLICY_NONE);
+	ck_assert_int_eq(tp_conf_default_metric(c), TP_METRIC_CONGESTION);
+	ck_assert(tp_conf_time_budget_ms(c) == 0.0);
+	tp_conf_destroy(c);
+	c = str_ok("DefaultPolicy=block Network=mesh Dims=2\nNodeName=a Coords=0\n");
+	ck_assert(tp_conf_has_default_policy(c));
+	ck_assert_int_eq(tp_conf_default_policy(c), TP_POLICY_BLOCK);
+	tp_conf_destroy(c);
+	/* NULL-safe accessors. */
+	ck_assert_ptr_null(tp_conf_machine(NULL));
+	ck_assert(!tp_conf_has_default_policy(NULL));
+	tp_conf_destroy(NULL);
+	tp_conf_describe(NULL, stdout);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+struct bad {
+	const char *text;
+	int code;
+	const char *frag;
+};
+
+static const struct bad bad_configs[] = {
+	{ "", TP_EINVAL, "cfg: no Network= line" },
+	{ "# only a comment\n\n   \n", TP_EINVAL, "cfg: no Network= line" },
+	{ "Network=torus\n", TP_EINVAL, "cfg: no Dims= line" },
+	{ "Network=torus Dims=4x4\n", TP_EINVAL, "cfg: no nodes" },
+	{ "Network=torus Dims=4x4\nFoo=bar\n", TP_EINVAL, "cfg:2: unknown key 'Foo' in 'Foo=bar'" },
+	{ "NodeName=n[1-4] CoordOrder=x-major\nNetwork=torus Dims=4\n", TP_EINVAL,
+	  "cfg:1: NodeName= before Network=" },
+	{ "Network=torus\n\nNodeName=n1 Coords=0\n", TP_EINVAL, "cfg:3: NodeName= before Dims=" },
+	{ "Network=torus\nCoordFile=x.coords\n", TP_EINVAL, "cfg:2: CoordFile= before Dims=" },
+	{ "Network=torus Dims=4x4\nNodesPerRouter=abc\n", TP_EINVAL,
+	  "cfg:2: NodesPerRouter=abc: not a number" },
+	{ "Network=torus Dims=4x4\nNodesPerRouter=0\n", TP_EINVAL, "cfg:2: NodesPerRouter=0: expected 1.." },
+	{ "Network=torus Dims=24x0x24\n", TP_EINVAL, "cfg:1: Dims=24x0x24: dimension 2 is zero" },
+	{ "Network=torus Dims=24xax24\n", TP_EINVAL,
+	  "cfg:1: Dims=24xax24: dimension 2 ('a') is not a number" },
+	{ "Network=torus Dims=24x\n", TP_EINVAL, "Dims=24x: dimension 2 ('') is not a number" },
+	{ "Network=torus Dims=-4\n", TP_EINVAL, "Dims=-4: dimension 1 is negative" },
+	{ "Network=torus Dims=99999999999\n", TP_EINVAL, "dimension 1 is too large" },
+	{ "Network=torus Dims=2x2x2x2x2x2x2\n", TP_EINVAL, "more than 6 dimensions" },
+	{ "Network=torus Dims=100000x100000x100000x100000x100000\nNodeName=a CoordOrder=x-major\n",
+	  TP_EINVAL, "cfg:1: Dims=100000x100000x100000x100000x100000: machine: too many routers" },
+	{ "Network=torus Dims=4\nTimeBudgetMs=-1\n", TP_EINVAL, "cfg:2: TimeBudgetMs=-1: not a number >= 0" },
+	{ "Network=torus Dims=4\nTimeBudgetMs=fast\n", TP_EINVAL, "cfg:2: TimeBudgetMs=fast: not a number" },
+	{ "Network=torus Dims=4\nTimeBudgetMs=inf\n", TP_EINVAL, "TimeBudgetMs=inf: not a number" },
+	{ "Network=torus Dims=4x4x4 LinkBandwidth=75,0,75\n", TP_EINVAL,
+	  "cfg:1: LinkBandwidth=75,0,75: value 2 ('0') is not a positive number" },
+	{ "Network=torus Dims=4x4x4\nLinkBandwidth=1,2\nNodeName=a Coords=0,0,0\n", TP_EINVAL,
+	  "cfg:2: LinkBandwidth=1,2: 2 values, Dims=4x4x4 has 3 dimensions (give 1 or 3)" },
+	{ "Network=torus Dims=4x4x4 Wrap=yes,no\nNodeName=a Coords=0,0,0\n", TP_EINVAL,
+	  "cfg:1: Wrap=yes,no: 2 values, Dims=4x4x4 has 3 dimensions (give 1 or 3)" },
+	{ "Network=torus Dims=4x4 Wrap=maybe\n", TP_EINVAL,
+	  "cfg:1: Wrap=maybe: value 1 ('maybe') is not yes or no" },
+	{ "Network=torus Dims=4x4x4\nNodeName=a Coords=0,0\n", TP_EINVAL,
+	  "cfg:2: Coords=0,0: 2 coordinates, Dims=4x4x4 has 3 dimensions" },
+	{ "Network=torus Dims=4x4x4\nNodeName=a Coords=0,0,0,0,0,0,0,0\n", TP_EINVAL,
+	  "cfg:2: Coords=0,0,0,0,0,0,0,0: more than 6 coordinates" },
+	{ "Network=torus Dims=24x24x24\n\n\n\n\n\nNodeName=nid00012 Coords=0,0,24\n", TP_EINVAL,
+	  "cfg:7: Coords=0,0,24: coordinate 2 is outside 0..23" },
+	{ "Network=torus Dims=4x4x4\nNodeName=a Coords=0,-1,0\n", TP_EINVAL,
+	  "cfg:2: Coords=0,-1,0: coordinate 1 is outside 0..3" },
+	{ "Network=torus Dims=4x4x4\nNodeName=a Coords=0,x,0\n", TP_EINVAL,
+	  "cfg:2: Coords=0,x,0: coordinate 1 ('x') is not a number" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[0-16] CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: NodeName=n[0-16] CoordOrder=x-major: 17 nodes from position 0 go beyond the grid's 16 positions" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[0-3] CoordOrder=x-major Offset=13\n", TP_EINVAL,
+	  "4 nodes from position 13 go beyond the grid's 16 positions" },
+	{ "Network=mesh Dims=4x4 NodesPerRouter=2\nNodeName=n[0-32] CoordOrder=z-major\n", TP_EINVAL,
+	  "33 nodes from position 0 go beyond the grid's 32 positions (Dims=4x4, 2 per router)" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[0-3] CoordOrder=x-major Offset=-1\n", TP_EINVAL,
+	  "cfg:2: Offset=-1: expected a number >= 0" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[0-3] CoordOrder=x-major Offset=one\n", TP_EINVAL,
+	  "cfg:2: Offset=one: not a number" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[0-3] CoordOrder=y-major\n", TP_EINVAL,
+	  "cfg:2: CoordOrder=y-major: expected x-major or z-major" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[0-3] CoordOrder=x-major\nNodeName=n2 Coords=3,3\n", TP_EINVAL,
+	  "cfg:3: duplicate node 'n2' (already placed at cfg:2)" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[0-2,1] CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: duplicate node 'n1' (already placed at cfg:2)" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[0-3 CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: NodeName=n[0-3: malformed hostlist" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[3-1] CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: NodeName=n[3-1]: malformed hostlist: bad range '3-1' (decreasing)" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[0-3 CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: NodeName=n[0-3: malformed hostlist: unbalanced brackets" },
+	{ "Network=torus Dims=48x48x48\nNodeName=nid[000000-110591] CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: NodeName=nid[000000-110591]: malformed hostlist: range '000000-110591' has 110592 names, "
+	  "Slurm allows at most 65536 per range" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[1,a] CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: NodeName=n[1,a]: malformed hostlist: bad range 'a'" },
+	{ "Network=mesh Dims=4x4\nNodeName=n1] CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: NodeName=n1]: malformed hostlist" },
+	{ "Network=mesh Dims=4x4\nNodeName=, CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: NodeName=,: no node names" },
+	{ "Network=mesh Dims=4x4\nNodeName=a Coords=1,1\nNodeName=b Coords=1,1\n", TP_EINVAL,
+	  "cfg:3: node 'b': router (1,1) already has 1 node (NodesPerRouter=1)" },
+	{ "Network=mesh Dims=4x4 NodesPerRouter=2\nNodeName=n[0-2] CoordOrder=x-major Offset=1\n"
+	  "NodeName=x Coords=1,0\n", TP_EINVAL,
+	  "cfg:3: node 'x': router (1,0) already has 2 nodes (NodesPerRouter=2)" },
+	{ "Network=mesh Dims=4x4\nNodeName=a Coords=0,0\nNodesPerRouter=2\n", TP_EINVAL,
+	  "cfg:3: NodesPerRouter= must come before the first NodeName= or CoordFile= line (line 2)" },
+	{ "Network=mesh Dims=4x4\nNodeName=a Coords=0,0\nWrap=yes\n", TP_EINVAL,
+	  "cfg:3: Wrap= must come before" },
+	{ "Network=mesh Dims=4x4\nDims=4x4\n", TP_EINVAL, "cfg:2: Dims= given twice (first on line 1)" },
+	{ "Network=mesh Network=torus Dims=4x4\n", TP_EINVAL, "cfg:1: Network= given twice (first on line 1)" },
+	{ "Network=mesh Dims=4x4\nTimeBudgetMs=1\nTimeBudgetMs=2\n", TP_EINVAL,
+	  "cfg:3: TimeBudgetMs= given twice (first on line 2)" },
+	{ "Network=mesh Dims=4x4\nNodeName=a\n", TP_EINVAL, "cfg:2: NodeName=a: needs Coords= or CoordOrder=" },
+	{ "Network=mesh Dims=4x4\nNodeName=a Coords=0,0 CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:2: NodeName=a: Coords= and CoordOrder= exclude each other" },
+	{ "Network=mesh Dims=4x4\nNodeName=a Coords=0,0 Offset=3\n", TP_EINVAL,
+	  "cfg:2: NodeName=a: Offset= needs CoordOrder=" },
+	{ "Network=mesh Dims=4x4\nCoords=0,0\n", TP_EINVAL, "cfg:2: Coords=0,0: needs NodeName= on the same line" },
+	{ "Network=mesh Dims=4x4\nNodeName=a Coords=0,0 Network=mesh\n", TP_EINVAL,
+	  "cfg:2: Network=mesh: not allowed on a NodeName= line" },
+	{ "Network=mesh Dims=4x4\nNodeName=a Coords=0,0 NodeName=b\n", TP_EINVAL,
+	  "cfg:2: NodeName= given twice on one line" },
+	{ "Network=mesh Dims=4x4\nNodeName=a Coords=0,0 Coords=1,1\n", TP_EINVAL,
+	  "cfg:2: Coords= given twice on one line" },
+	{ "Network=mesh Dims=4x4\nNodeName=n[1-2] Coords=0,0\n", TP_EINVAL,
+	  "cfg:2: NodeName=n[1-2]: Coords= places one node, the hostlist has 2 names" },
+	{ "Network=mesh Dims=4x4 bogus\n", TP_EINVAL, "cfg:1: 'bogus': expected Key=Value" },
+	{ "Network=mesh Dims=\n", TP_EINVAL, "cfg:1: Dims=: empty value" },
+	{ "Network=mesh =4\n", TP_EINVAL, "cfg:1: '=4': missing key" },
+	{ "Network=mesh Dims=4\nCoordFile=\"abc\n", TP_EINVAL, "cfg:2: unterminated '\"'" },
+	{ "Network=tree Dims=4\n", TP_EINVAL, "cfg:1: Network=tree: unknown network, expected torus or mesh" },
+	{ "Network=mesh \\\n  Dims=4x0\n", TP_EINVAL, "cfg:2: Dims=4x0: dimension 2 is zero" },
+	{ "Network=mesh Dims=4\nDefaultMetric=speed\n", TP_EINVAL, "cfg:2: DefaultMetric=speed: " },
+	{ "Network=mesh Dims=4\nDefaultPolicy=magic\n", TP_EINVAL, "cfg:2: DefaultPolicy=magic: " },
+	{ "Network=mesh Dims=4\nCoordFile=/nonexistent-dir/x.coords\n", TP_ENOENT,
+	  "cfg:2: CoordFile=/nonexistent-dir/x.coords: cannot read /nonexistent-dir/x.coords: No such file or directory" },
+};
+
+START_TEST(bad_config)
+{
+	const struct bad *b = &bad_configs[_i];
+	tp_conf *c = (tp_conf *)1;
+	tp_error err;
+	tp_error_clear(&err);
+	int rc = tp_conf_load_string(b->text, "cfg", &c, &err);
+	ck_assert_msg(rc == b->code, "config %d: rc %d, want %d (%s)\n%s", _i, rc,
+		      b->code, err.msg, b->text);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(err.code, rc);
+	ck_assert_msg(strstr(err.msg, b->frag) != NULL,
+		      "config %d: error \"%s\" lacks \"%s\"", _i, err.msg, b->frag);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+START_TEST(bad_files)
+{
+	tp_conf *c = (tp_conf *)1;
+	tp_error err;
+	ck_assert_int_eq(tp_conf_load(DATA "no-such.conf", &c, &err), TP_ENOENT);
+	ck_assert_ptr_null(c);
+	tp_assert_err_has(&err, DATA "no-such.conf: cannot read: No such file or directory");
+	ck_assert_int_eq(tp_conf_load(DATA, &c, &err), TP_EIO); /* a directory */
+	ck_assert_int_eq(tp_conf_load(DATA "empty.conf", &c, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, DATA "empty.conf: no Network= line");
+	/* CoordFile errors carry the coordinate file's own name and line. */
+	ck_assert_int_eq(tp_conf_load(DATA "coords-range.conf", &c, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, DATA "coords-range.coords:3: node 'b': coordinate 1 is outside 0..3");
+	ck_assert_int_eq(tp_conf_load(DATA "coords-fields.conf", &c, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, DATA "coords-fields.coords:3: expected a node name and 2 coordinates, found 4 fields");
+	ck_assert_int_eq(tp_conf_load(DATA "coords-dup.conf", &c, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, DATA "coords-dup.coords:2: duplicate node 'a' (already placed at "
+			 DATA "coords-dup.conf:2)");
+	ck_assert_int_eq(tp_conf_load(DATA "coords-missing.conf", &c, &err), TP_ENOENT);
+	ck_assert_str_eq(err.msg, DATA "coords-missing.conf:3: CoordFile=no-such-file.coords: cannot read "
+			 DATA "no-such-file.coords: No such file or directory");
+	ck_assert_int_eq(tp_conf_load(DATA "coords-empty.conf", &c, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, DATA "coords-empty.coords: no nodes in CoordFile");
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(tp_conf_load(NULL, &c, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_conf_load_string(NULL, "x", &c, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_conf_load_string("x", "x", NULL, &err), TP_EINVAL);
+}
+END_TEST
+
+START_TEST(coord_file_relative_to_conf)
+{
+	/* Loaded from another directory, CoordFile= still resolves next to
+	 * the config file. */
+	char *dir = strdup("/tmp/tp-conf-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[512], coords[512];
+	snprintf(path, sizeof path, "%s/site.conf", dir);
+	snprintf(coords, sizeof coords, "%s/site.coords", dir);
+	FILE *f = fopen(path, "w");
+	fputs("Network=mesh Dims=8 CoordFile=site.coords\n", f);
+	fclose(f);
+	f = fopen(coords, "w");
+	fputs("a 7\nb 0 # end\n", f);
+	fclose(f);
+	tp_conf *c = load_ok(path);
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 2);
+	ck_assert_int_eq(tp_machine_distance(m, 0, 1), 7);
+	tp_conf_destroy(c);
+	/* An absolute CoordFile path from a string config. */
+	char text[700];
+	snprintf(text, sizeof text, "Network=torus Dims=8\nCoordFile=%s\n", coords);
+	c = str_ok(text);
+	ck_assert_int_eq(tp_machine_distance(tp_conf_machine(c), 0, 1), 1);
+	tp_conf_destroy(c);
+	unlink(coords);
+	unlink(path);
+	rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- size ---- */
+
+static void timed_load(const char *path, int32_t want_nodes, double limit_ms)
+{
+	double t0 = tp__now_ms();
+	tp_conf *c = load_ok(path);
+	double ms = tp__now_ms() - t0;
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), want_nodes);
+	if (!RUNNING_ON_VALGRIND)
+		ck_assert_msg(ms < limit_ms, "%s loaded in %.0f ms", path, ms);
+	tp_conf_destroy(c);
+}
+
+START_TEST(large_configs)
+{
+	timed_load(EXAMPLES "torus3d.conf", 13824, 500);
+	timed_load(DATA "big48.conf", 110592, 1000);
+	tp_conf *c = load_ok(DATA "big48.conf");
+	const tp_machine *m = tp_conf_machine(c);
+	assert_at(m, "nid065535", 15, 21, 28);  /* 65535 = 15 + 48*(21 + 48*28) */
+	assert_at(m, "nid065536", 16, 21, 28);
+	assert_at(m, "nid110591", 47, 47, 47);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("conf");
+	TCase *tc = tcase_create("conf");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, example_torus3d);
+	tcase_add_test(tc, example_mesh2d);
+	tcase_add_test(tc, example_gemini);
+	tcase_add_test(tc, example_explicit);
+	tcase_add_test(tc, example_lab4);
+	tcase_add_test(tc, syntax_forms);
+	tcase_add_test(tc, wrap_defaults);
+	tcase_add_test(tc, coord_order_offset);
+	tcase_add_test(tc, defaults_and_settings);
+	tcase_add_loop_test(tc, bad_config, 0, (int)(sizeof bad_configs / sizeof *bad_configs));
+	tcase_add_test(tc, bad_files);
+	tcase_add_test(tc, coord_file_relative_to_conf);
+	tcase_add_test(tc, large_configs);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}

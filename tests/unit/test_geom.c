@@ -1,0 +1,394 @@
+/* Unit tests: geometric mapper (core/src/geom.c, geom_select.c). */
+#include <stdint.h>
+
+#include "geom_select.h"
+#include "testutil.h"
+
+/* A torus/mesh machine whose nodes n0..n(N-1) sit x-major. */
+static tp_conf *make_conf(const char *dims, const char *wrap)
+{
+	char text[512];
+	int x = 1, y = 1, z = 1;
+	sscanf(dims, "%dx%dx%d", &x, &y, &z);
+	snprintf(text, sizeof text,
+		 "Network=torus Dims=%s Wrap=%s\nNodeName=n[0-%d] CoordOrder=x-major\n",
+		 dims, wrap, x * y * z - 1);
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string(text, "test.conf", &c, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+/* Node name at coordinates (x, y, z) of an X x Y grid. */
+static void node_name(char *buf, size_t len, int x, int y, int z, int X, int Y)
+{
+	snprintf(buf, len, "n%d", x + X * (y + Y * z));
+}
+
+static uint64_t rng_state = 12345;
+static uint32_t rnd(uint32_t n)
+{
+	rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(rng_state >> 33) % n;
+}
+
+/* Allocation of the box [x0, x0+bx) x [y0, y0+by) x [z0, z0+bz) (coordinates
+ * taken modulo the machine), listed in a shuffled order. */
+static tp_alloc *box_alloc(const tp_machine *m, int x0, int y0, int z0, int bx,
+			   int by, int bz, int slots)
+{
+	int X = tp_machine_dim(m, 0), Y = tp_machine_dim(m, 1), Z = tp_machine_dim(m, 2);
+	int n = bx * by * bz;
+	int32_t *ids = malloc(sizeof(int32_t) * (size_t)n);
+	int k = 0;
+	for (int z = 0; z < bz; z++)
+		for (int y = 0; y < by; y++)
+			for (int x = 0; x < bx; x++) {
+				char name[32];
+				node_name(name, sizeof name, (x0 + x) % X, (y0 + y) % Y,
+					  (z0 + z) % Z, X, Y);
+				ids[k++] = tp_machine_find_node(m, name);
+			}
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)rnd((uint32_t)i + 1);
+		int32_t t = ids[i];
+		ids[i] = ids[j];
+		ids[j] = t;
+	}
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(m, ids, n, slots, &a, NULL), 0);
+	free(ids);
+	return a;
+}
+
+static double geom_avg(const tp_graph *g, const tp_alloc *a, tp_geom_opts *o,
+		       tp_geom_report *rep)
+{
+	int32_t n = tp_graph_ntasks(g);
+	int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
+	tp_error err;
+	ck_assert_msg(tp_geom_map(g, a, o, map, rep, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_mapping_validate(g, a, map, &err) == 0, "%s", err.msg);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, false, &mt, NULL), 0);
+	free(map);
+	return mt.avg_hop_bytes;
+}
+
+START_TEST(select_orders)
+{
+	tp__pt p[200];
+	for (int i = 0; i < 200; i++) {
+		p[i].key = rnd(50);
+		p[i].id = (uint32_t)i;
+		p[i].w = 1;
+	}
+	tp__select(p, 200, 77);
+	for (int i = 0; i < 77; i++)
+		ck_assert(p[i].key < p[77].key ||
+			  (p[i].key == p[77].key && p[i].id < p[77].id));
+	for (int i = 78; i < 200; i++)
+		ck_assert(p[i].key > p[77].key ||
+			  (p[i].key == p[77].key && p[i].id > p[77].id));
+	/* weighted: weights 1..4, target half of the total */
+	uint64_t total = 0;
+	for (int i = 0; i < 200; i++) {
+		p[i].w = 1 + (uint32_t)(i % 4);
+		total += p[i].w;
+	}
+	uint64_t wl;
+	int64_t cut = tp__wselect(p, 200, total / 2, &wl);
+	ck_assert(cut > 0 && cut < 200);
+	uint64_t sum = 0;
+	for (int64_t i = 0; i < cut; i++)
+		sum += p[i].w;
+	ck_assert_uint_eq(sum, wl);
+	ck_assert(wl + 4 >= total / 2 && wl <= total / 2 + 4);
+}
+END_TEST
+
+START_TEST(seam_shift_moves_low_side)
+{
+	tp_conf *c = make_conf("16x4x1", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	/* x in {0,1,14,15}: the gap 2..13 is the seam */
+	const char *names = "n0,n1,n14,n15";
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, names, 1, "t", &a, NULL), 0);
+	int sh[4 * 3];
+	ck_assert_int_eq(tp_geom_seam_shift(a, sh), 1);
+	ck_assert_int_eq(sh[0 * 3], 16);
+	ck_assert_int_eq(sh[1 * 3], 17);
+	ck_assert_int_eq(sh[2 * 3], 14);
+	ck_assert_int_eq(sh[3 * 3], 15);
+	tp_alloc_destroy(a);
+	/* contiguous x 3..5: the natural wrap gap is largest, nothing moves */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n3,n4,n5", 1, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_geom_seam_shift(a, sh), 0);
+	ck_assert_int_eq(sh[0], 3);
+	tp_alloc_destroy(a);
+	/* equal gaps (0, 5, 10 on a ring of 15): no shift */
+	tp_conf_destroy(c);
+	c = make_conf("15x1x1", "yes");
+	m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n0,n5,n10", 1, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_geom_seam_shift(a, sh), 0);
+	tp_alloc_destroy(a);
+	/* a mesh never shifts */
+	tp_conf_destroy(c);
+	c = make_conf("16x4x1", "no");
+	m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n0,n1,n14,n15", 1, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_geom_seam_shift(a, sh), 0);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* A box of the stencil's shape in any orientation, even across the seam and
+ * listed in random order, maps with exactly one hop per edge. */
+START_TEST(box_is_optimal)
+{
+	static const struct {
+		const char *stencil;
+		int x0, y0, z0, bx, by, bz;
+	} cases[] = {
+		{ "4x4x4:7pt", 0, 0, 0, 4, 4, 4 },
+		{ "8x4x2:7pt", 6, 1, 3, 2, 8, 4 },     /* permuted, crosses x seam */
+		{ "6x3x2:7pt", 10, 9, 0, 3, 2, 6 },    /* odd sizes, both seams */
+		{ "2x4x8:27pt", 9, 0, 5, 8, 2, 4 },
+		{ "5x7:5pt", 2, 1, 4, 7, 5, 1 },       /* 2-D pattern, 3-D box */
+	};
+	tp_conf *c = make_conf("12x10x8", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tp_graph *g = NULL;
+		tp_error err;
+		ck_assert_msg(tp_graph_from_stencil(&g, cases[i].stencil, 0, &err) == 0, "%s", err.msg);
+		tp_alloc *a = box_alloc(m, cases[i].x0, cases[i].y0, cases[i].z0,
+					cases[i].bx, cases[i].by, cases[i].bz, 1);
+		tp_geom_opts o;
+		tp_geom_opts_default(&o);
+		tp_geom_report rep;
+		int32_t n = tp_graph_ntasks(g);
+		int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
+		ck_assert_int_eq(tp_geom_map(g, a, &o, map, &rep, &err), 0);
+		tp_metrics mt;
+		ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+		/* every stencil edge between nodes at distance 1 (27pt: the
+		 * optimum is the grid's own distances, max dilation 3) */
+		if (strstr(cases[i].stencil, "27pt"))
+			ck_assert_int_le(mt.max_dilation, 3);
+		else
+			ck_assert_msg(mt.max_dilation == 1,
+				      "%s: max dilation %d (avg %.3f, variant %s)",
+				      cases[i].stencil, mt.max_dilation, mt.avg_hop_bytes,
+				      rep.best_desc);
+		free(map);
+		tp_alloc_destroy(a);
+		tp_graph_destroy(g);
+	}
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(sparse_beats_block)
+{
+	tp_conf *c = make_conf("16x16x16", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	int32_t ids[512];
+	char used[4096] = { 0 };
+	for (int k = 0; k < 512;) {
+		uint32_t r = rnd(4096);
+		if (!used[r]) {
+			used[r] = 1;
+			ids[k++] = (int32_t)r;
+		}
+	}
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(m, ids, 512, 1, &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8x8:7pt", 512, NULL), 0);
+	int32_t map[512];
+	ck_assert_int_eq(tp_map_block(a, 512, map, NULL), 0);
+	double block = tp_metrics_hop_bytes(g, a, map) / tp_graph_total_bytes(g);
+	tp_geom_opts o;
+	tp_geom_opts_default(&o);
+	tp_geom_report rep;
+	double geo = geom_avg(g, a, &o, &rep);
+	ck_assert_msg(geo < 0.6 * block, "geometric %.3f vs block %.3f", geo, block);
+	ck_assert_int_eq(rep.variants_total, 1 + 6 * 6 * 8);
+	ck_assert_int_eq(rep.variants_scored, rep.variants_total);
+	/* rotations only and the single variant are never better than full */
+	o.search = TP_SEARCH_ROTATIONS;
+	tp_geom_report r2;
+	double rot = geom_avg(g, a, &o, &r2);
+	ck_assert_int_eq(r2.variants_total, 1 + 36);
+	ck_assert(rot >= geo);
+	o.search = TP_SEARCH_NONE;
+	double one = geom_avg(g, a, &o, &r2);
+	ck_assert_int_eq(r2.variants_total, 1);
+	ck_assert(one >= rot);
+	/* multi-jagged with 4 parts per level still gives a valid, good map */
+	o.search = TP_SEARCH_FULL;
+	o.parts_per_level = 4;
+	double mj = geom_avg(g, a, &o, &r2);
+	ck_assert(mj < 0.7 * block);
+	/* congestion metric scores, and finds something no worse on congestion */
+	o.parts_per_level = 2;
+	o.metric = TP_METRIC_CONGESTION;
+	geom_avg(g, a, &o, &r2);
+	tp_alloc_destroy(a);
+	tp_graph_destroy(g);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(deterministic_across_threads)
+{
+	tp_conf *c = make_conf("12x12x12", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	int32_t ids[216];
+	for (int k = 0; k < 216; k++)
+		ids[k] = (int32_t)((k * 7919) % 1728);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(m, ids, 216, 4, &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "12x12x6:7pt:periodic=x", 864, NULL), 0);
+	int32_t m1[864], m2[864], m3[864];
+	tp_geom_opts o;
+	tp_geom_opts_default(&o);
+	o.nthreads = 1;
+	ck_assert_int_eq(tp_geom_map(g, a, &o, m1, NULL, NULL), 0);
+	o.nthreads = 2;
+	ck_assert_int_eq(tp_geom_map(g, a, &o, m2, NULL, NULL), 0);
+	o.nthreads = 4;
+	ck_assert_int_eq(tp_geom_map(g, a, &o, m3, NULL, NULL), 0);
+	ck_assert_mem_eq(m1, m2, sizeof m1);
+	ck_assert_mem_eq(m1, m3, sizeof m1);
+	tp_alloc_destroy(a);
+	tp_graph_destroy(g);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(heterogeneous_slots_and_subset)
+{
+	tp_conf *c = make_conf("8x8x8", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[0-15],n[100-115]", 1, "t", &a, NULL), 0);
+	/* 32 nodes: slots 1,2,3,4 repeating = 80 slots */
+	for (int i = 0; i < 32; i++)
+		ck_assert_int_eq(tp_alloc_set_slots(a, i, 1 + i % 4, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "10x8:5pt", 80, NULL), 0);
+	int32_t map[80];
+	tp_geom_report rep;
+	tp_error err;
+	ck_assert_msg(tp_geom_map(g, a, NULL, map, &rep, &err) == 0, "%s", err.msg);
+	int count[32] = { 0 };
+	for (int t = 0; t < 80; t++)
+		count[map[t]]++;
+	for (int i = 0; i < 32; i++)
+		ck_assert_int_eq(count[i], 1 + i % 4);   /* exactly its slots */
+	ck_assert(!rep.subset_selected);
+	tp_graph_destroy(g);
+
+	/* fewer tasks than slots: surplus dropped, result still valid */
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "6x6:5pt", 36, NULL), 0);
+	ck_assert_msg(tp_geom_map(g, a, NULL, map, &rep, &err) == 0, "%s", err.msg);
+	ck_assert(rep.subset_selected);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(subset_picks_a_compact_group)
+{
+	/* 1-D ring of 64: two clusters of 8 nodes; 8 tasks fit in either, so
+	 * the chosen nodes must all come from one cluster */
+	tp_conf *c = make_conf("64x1x1", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[3-10],n[40-47]", 1, "t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x1:5pt", 8, NULL), 0);
+	int32_t map[8];
+	ck_assert_int_eq(tp_geom_map(g, a, NULL, map, NULL, NULL), 0);
+	int lo = 0, hi = 0;
+	for (int t = 0; t < 8; t++)
+		if (map[t] < 8)
+			lo++;
+		else
+			hi++;
+	ck_assert(lo == 8 || hi == 8);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, false, &mt, NULL), 0);
+	ck_assert_double_eq(mt.avg_hop_bytes, 1.0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(bad_input_and_budget)
+{
+	tp_conf *c = make_conf("8x8x8", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[0-7]", 1, "t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	tp_error err;
+	int32_t map[64];
+	/* no coordinates */
+	int32_t u[] = { 0, 1 }, v[] = { 1, 2 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 3, 2, u, v, NULL, "t", NULL), 0);
+	ck_assert_int_eq(tp_geom_map(g, a, NULL, map, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "no task coordinates");
+	tp_graph_destroy(g);
+	/* more tasks than slots */
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x4:5pt", 16, NULL), 0);
+	ck_assert_int_eq(tp_geom_map(g, a, NULL, map, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "only 8 slots");
+	/* bad parts per level */
+	tp_geom_opts o;
+	tp_geom_opts_default(&o);
+	o.parts_per_level = 1;
+	tp_alloc_destroy(a);
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[0-15]", 1, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_geom_map(g, a, &o, map, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "parts per level");
+	/* a tiny budget still returns a valid mapping (the first variant) */
+	tp_geom_opts_default(&o);
+	o.time_budget_ms = 1e-9;
+	o.nthreads = 1;
+	tp_geom_report rep;
+	ck_assert_int_eq(tp_geom_map(g, a, &o, map, &rep, &err), 0);
+	ck_assert(rep.budget_hit);
+	ck_assert_int_lt(rep.variants_scored, rep.variants_total);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("geom");
+	TCase *tc = tcase_create("geom");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, select_orders);
+	tcase_add_test(tc, seam_shift_moves_low_side);
+	tcase_add_test(tc, box_is_optimal);
+	tcase_add_test(tc, sparse_beats_block);
+	tcase_add_test(tc, deterministic_across_threads);
+	tcase_add_test(tc, heterogeneous_slots_and_subset);
+	tcase_add_test(tc, subset_picks_a_compact_group);
+	tcase_add_test(tc, bad_input_and_budget);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}

@@ -1,0 +1,976 @@
+/* Unit tests for core/pattern: tp_graph_from_edges, stencils, JSON graphs. */
+#include <math.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define GDATA TP_TEST_DATA "/graphs/"
+
+/* ---- helpers ---- */
+
+/* Weight of edge {a,b} via the accessor, or -1 when absent. */
+static double wt(const tp_graph *g, int32_t a, int32_t b)
+{
+	const int32_t *adj;
+	const double *w;
+	int32_t k = tp_graph_neighbors(g, a, &adj, &w);
+	for (int32_t i = 0; i < k; i++)
+		if (adj[i] == b)
+			return w[i];
+	return -1;
+}
+
+static int32_t deg(const tp_graph *g, int32_t t)
+{
+	return tp_graph_neighbors(g, t, NULL, NULL);
+}
+
+/* CSR invariants: sorted rows, no self-loops, no duplicates, symmetric with
+ * bit-identical weights, counts and total consistent. */
+static void check_csr(const tp_graph *g)
+{
+	int32_t n = tp_graph_ntasks(g);
+	const int64_t *x = tp_graph_xadj(g);
+	const int32_t *a = tp_graph_adjncy(g);
+	const double *w = tp_graph_weights(g);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(x[0], 0);
+	ck_assert_int_eq(x[n], 2 * tp_graph_nedges(g));
+	double total = 0;
+	for (int32_t t = 0; t < n; t++) {
+		ck_assert_int_le(x[t], x[t + 1]);
+		for (int64_t p = x[t]; p < x[t + 1]; p++) {
+			ck_assert_int_ge(a[p], 0);
+			ck_assert_int_lt(a[p], n);
+			ck_assert_int_ne(a[p], t);
+			if (p > x[t])
+				ck_assert_int_lt(a[p - 1], a[p]);
+			double back = wt(g, a[p], t);
+			ck_assert_msg(back == w[p], "edge %d-%d: %g vs %g", t,
+				      a[p], w[p], back);
+			if (a[p] > t)
+				total += w[p];
+		}
+	}
+	ck_assert_double_eq_tol(total, tp_graph_total_bytes(g),
+				1e-9 * (1 + total));
+}
+
+static bool msg_starts(const tp_error *e, const char *prefix)
+{
+	return strncmp(e->msg, prefix, strlen(prefix)) == 0;
+}
+
+/* ---- tp_graph_from_edges ---- */
+
+START_TEST(edges_basic)
+{
+	int32_t u[] = { 2, 0, 1 }, v[] = { 3, 1, 2 };
+	double b[] = { 3, 1, 2 };
+	tp_graph *g = NULL;
+	tp_error err = { 0 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 3, u, v, b, "t", &err), 0);
+	ck_assert_int_eq(tp_graph_ntasks(g), 4);
+	ck_assert_int_eq(tp_graph_nedges(g), 3);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 6);
+	ck_assert_int_eq(deg(g, 0), 1);
+	ck_assert_int_eq(deg(g, 1), 2);
+	ck_assert_int_eq(deg(g, 3), 1);
+	ck_assert_double_eq(wt(g, 1, 2), 2);
+	ck_assert_double_eq(wt(g, 3, 2), 3);
+	ck_assert_double_eq(wt(g, 0, 3), -1);
+	ck_assert_int_eq(tp_graph_coord_dims(g), 0);
+	ck_assert_ptr_null(tp_graph_coords(g));
+	int dims[3] = { 9, 9, 9 };
+	ck_assert_int_eq(tp_graph_grid_dims(g, dims), 0);
+	ck_assert_int_eq(dims[0], 9);
+	/* out-of-range neighbour query */
+	const int32_t *adj = (const int32_t *)1;
+	ck_assert_int_eq(tp_graph_neighbors(g, 4, &adj, NULL), 0);
+	ck_assert_ptr_null(adj);
+	ck_assert_int_eq(tp_graph_neighbors(g, -1, NULL, NULL), 0);
+	check_csr(g);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(edges_duplicates_summed)
+{
+	int32_t u[] = { 0, 1, 0, 2 }, v[] = { 1, 0, 1, 1 };
+	double b[] = { 10, 5, 1.5, 7 };
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 3, 4, u, v, b, "t", NULL), 0);
+	ck_assert_int_eq(tp_graph_nedges(g), 2);
+	ck_assert_double_eq(wt(g, 0, 1), 16.5);
+	ck_assert_double_eq(wt(g, 1, 0), 16.5);
+	ck_assert_double_eq(wt(g, 1, 2), 7);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 23.5);
+	check_csr(g);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(edges_null_bytes_and_empty)
+{
+	int32_t u[] = { 0, 2 }, v[] = { 1, 1 };
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 3, 2, u, v, NULL, "t", NULL), 0);
+	ck_assert_double_eq(wt(g, 2, 1), 1);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 2);
+	tp_graph_destroy(g);
+
+	ck_assert_int_eq(tp_graph_from_edges(&g, 5, 0, NULL, NULL, NULL, "t", NULL), 0);
+	ck_assert_int_eq(tp_graph_ntasks(g), 5);
+	ck_assert_int_eq(tp_graph_nedges(g), 0);
+	ck_assert_int_eq(deg(g, 4), 0);
+	check_csr(g);
+	tp_graph_destroy(g);
+
+	ck_assert_int_eq(tp_graph_from_edges(&g, 0, 0, NULL, NULL, NULL, "t", NULL), 0);
+	ck_assert_int_eq(tp_graph_ntasks(g), 0);
+	tp_graph_destroy(g);
+	tp_graph_destroy(NULL);
+	ck_assert_int_eq(tp_graph_ntasks(NULL), 0);
+	ck_assert_ptr_null(tp_graph_xadj(NULL));
+}
+END_TEST
+
+/* Random multigraph against a dense reference. */
+START_TEST(edges_random_vs_dense)
+{
+	enum { N = 40, M = 900 };
+	static int32_t u[M], v[M];
+	static double b[M], ref[N][N];
+	uint64_t s = 12345;
+	memset(ref, 0, sizeof ref);
+	for (int i = 0; i < M; i++) {
+		do {
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			u[i] = (int32_t)((s >> 33) % N);
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			v[i] = (int32_t)((s >> 33) % N);
+		} while (u[i] == v[i]);
+		b[i] = (double)((s >> 40) % 1000) / 8.0;
+		ref[u[i]][v[i]] += b[i];
+		ref[v[i]][u[i]] += b[i];
+	}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, N, M, u, v, b, "rand", NULL), 0);
+	check_csr(g);
+	int64_t ne = 0;
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++) {
+			bool has = false;
+			for (int k = 0; k < M; k++)
+				if ((u[k] == i && v[k] == j) || (u[k] == j && v[k] == i))
+					has = true;
+			if (has) {
+				ck_assert_double_eq_tol(wt(g, i, j), ref[i][j], 1e-9);
+				ne += i < j;
+			} else {
+				ck_assert_double_eq(wt(g, i, j), -1);
+			}
+		}
+	ck_assert_int_eq(tp_graph_nedges(g), ne);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(edges_errors)
+{
+	tp_graph *g = (tp_graph *)1;
+	tp_error err = { 0 };
+	int32_t u[] = { 0, 1 }, v[] = { 1, 4 };
+	double b[] = { 1, 1 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 2, u, v, b, "g.json", &err),
+			 TP_EINVAL);
+	ck_assert_ptr_null(g);
+	ck_assert_str_eq(err.msg, "g.json: edge 1: task 4 does not exist (tasks: 4)");
+	ck_assert_int_eq(err.code, TP_EINVAL);
+
+	int32_t un[] = { -1 }, vn[] = { 0 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 1, un, vn, NULL, "g", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "edge 0: task -1 does not exist");
+
+	int32_t us[] = { 0, 3 }, vs[] = { 1, 3 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 2, us, vs, NULL, "g", &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "g: edge 1: self-loop on task 3");
+
+	double bneg[] = { 1, -2 };
+	int32_t v2[] = { 1, 2 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 2, u, v2, bneg, "g", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "edge 1 (1-2): bytes -2 is negative");
+	double bnan[] = { NAN, 1 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 2, u, v2, bnan, "g", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "edge 0 (0-1): bytes nan is not a finite number");
+	double binf[] = { 1, INFINITY };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 2, u, v2, binf, "g", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "is not a finite number");
+
+	ck_assert_int_eq(tp_graph_from_edges(&g, -1, 0, NULL, NULL, NULL, "g", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "g: task count -1 is negative");
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, -2, u, v, NULL, "g", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "edge count -2 is negative");
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 2, NULL, v, NULL, "g", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "no endpoint arrays");
+	ck_assert_int_eq(tp_graph_from_edges(NULL, 4, 0, NULL, NULL, NULL, "g", &err), TP_EINVAL);
+	/* what defaults to "graph"; a NULL err is allowed */
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 2, u, v, b, NULL, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "graph: edge 1: task 4 does not exist (tasks: 4)");
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 2, u, v, b, NULL, NULL), TP_EINVAL);
+}
+END_TEST
+
+START_TEST(coords_set)
+{
+	int32_t u[] = { 0 }, v[] = { 1 };
+	tp_graph *g = NULL;
+	tp_error err = { 0 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 3, 1, u, v, NULL, "t", NULL), 0);
+	double c[] = { 0, 1, 2, 3, 4, 5 };
+	ck_assert_int_eq(tp_graph_set_coords(g, 2, c, &err), 0);
+	c[0] = 99;   /* copied */
+	ck_assert_int_eq(tp_graph_coord_dims(g), 2);
+	ck_assert_double_eq(tp_graph_coords(g)[0], 0);
+	ck_assert_double_eq(tp_graph_coords(g)[5], 5);
+	/* replace with 1-D */
+	ck_assert_int_eq(tp_graph_set_coords(g, 1, c, &err), 0);
+	ck_assert_int_eq(tp_graph_coord_dims(g), 1);
+	ck_assert_double_eq(tp_graph_coords(g)[0], 99);
+
+	ck_assert_int_eq(tp_graph_set_coords(g, 0, c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "0 dimensions, expected 1..6");
+	ck_assert_int_eq(tp_graph_set_coords(g, 7, c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "7 dimensions, expected 1..6");
+	double bad[] = { 0, 1, 2, INFINITY, 4, 5 };
+	ck_assert_int_eq(tp_graph_set_coords(g, 2, bad, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "task 1, dimension 1: value inf is not finite");
+	ck_assert_int_eq(tp_graph_set_coords(g, 2, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_graph_set_coords(NULL, 2, c, &err), TP_EINVAL);
+	/* failed calls keep the old coordinates */
+	ck_assert_int_eq(tp_graph_coord_dims(g), 1);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+/* ---- stencils ---- */
+
+static tp_graph *stencil_ok(const char *spec)
+{
+	tp_graph *g = NULL;
+	tp_error err = { 0 };
+	int rc = tp_graph_from_stencil(&g, spec, 0, &err);
+	ck_assert_msg(rc == 0, "%s: %s", spec, err.msg);
+	check_csr(g);
+	return g;
+}
+
+static void nbrs_are(const tp_graph *g, int32_t t, int n, const int32_t *want)
+{
+	const int32_t *adj;
+	ck_assert_int_eq(tp_graph_neighbors(g, t, &adj, NULL), n);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(adj[i], want[i]);
+}
+
+START_TEST(stencil_5pt)
+{
+	tp_graph *g = stencil_ok("4x3");     /* default 5pt */
+	ck_assert_int_eq(tp_graph_ntasks(g), 12);
+	ck_assert_int_eq(tp_graph_nedges(g), 3 * 3 + 4 * 2);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 17);
+	nbrs_are(g, 0, 2, (int32_t[]){ 1, 4 });            /* corner */
+	nbrs_are(g, 1, 3, (int32_t[]){ 0, 2, 5 });         /* edge */
+	nbrs_are(g, 5, 4, (int32_t[]){ 1, 4, 6, 9 });      /* interior */
+	nbrs_are(g, 11, 2, (int32_t[]){ 7, 10 });          /* far corner */
+	int dims[3] = { 0 };
+	ck_assert_int_eq(tp_graph_grid_dims(g, dims), 2);
+	ck_assert_int_eq(dims[0], 4);
+	ck_assert_int_eq(dims[1], 3);
+	ck_assert_int_eq(tp_graph_grid_dims(g, NULL), 2);
+	ck_assert_int_eq(tp_graph_coord_dims(g), 2);
+	const double *c = tp_graph_coords(g);
+	ck_assert_double_eq(c[2 * 5 + 0], 1);
+	ck_assert_double_eq(c[2 * 5 + 1], 1);
+	ck_assert_double_eq(c[2 * 11 + 0], 3);
+	ck_assert_double_eq(c[2 * 11 + 1], 2);
+	tp_graph_destroy(g);
+
+	g = stencil_ok("4x3:5pt:periodic=all");
+	ck_assert_int_eq(tp_graph_nedges(g), 24);
+	for (int t = 0; t < 12; t++)
+		ck_assert_int_eq(deg(g, t), 4);
+	nbrs_are(g, 0, 4, (int32_t[]){ 1, 3, 4, 8 });
+	tp_graph_destroy(g);
+
+	g = stencil_ok("4x3:periodic=x");
+	nbrs_are(g, 0, 3, (int32_t[]){ 1, 3, 4 });
+	ck_assert_int_eq(tp_graph_nedges(g), 4 * 3 + 4 * 2);
+	tp_graph_destroy(g);
+
+	g = stencil_ok("4x3:periodic=y");
+	nbrs_are(g, 0, 3, (int32_t[]){ 1, 4, 8 });
+	tp_graph_destroy(g);
+
+	g = stencil_ok("4x3:periodic=x,y:5pt");
+	ck_assert_int_eq(tp_graph_nedges(g), 24);
+	tp_graph_destroy(g);
+	g = stencil_ok("4x3:periodic=none");
+	ck_assert_int_eq(tp_graph_nedges(g), 17);
+	tp_graph_destroy(g);
+	g = stencil_ok("4X3:bytes=2:5pt");   /* upper-case X, points after options */
+	ck_assert_int_eq(tp_graph_nedges(g), 17);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 34);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(stencil_7pt)
+{
+	tp_graph *g = stencil_ok("4x4x4:7pt");
+	ck_assert_int_eq(tp_graph_ntasks(g), 64);
+	ck_assert_int_eq(tp_graph_nedges(g), 3 * 4 * 4 * 3);
+	nbrs_are(g, 0, 3, (int32_t[]){ 1, 4, 16 });
+	int32_t mid = 1 + 4 * 1 + 16 * 1;   /* (1,1,1) = 21 */
+	nbrs_are(g, mid, 6, (int32_t[]){ 5, 17, 20, 22, 25, 37 });
+	int dims[3];
+	ck_assert_int_eq(tp_graph_grid_dims(g, dims), 3);
+	ck_assert_int_eq(dims[2], 4);
+	ck_assert_int_eq(tp_graph_coord_dims(g), 3);
+	const double *c = tp_graph_coords(g);
+	ck_assert_double_eq(c[3 * 39 + 0], 3);   /* 39 = 3 + 4*1 + 16*2 */
+	ck_assert_double_eq(c[3 * 39 + 1], 1);
+	ck_assert_double_eq(c[3 * 39 + 2], 2);
+	tp_graph_destroy(g);
+
+	g = stencil_ok("4x4x4:periodic=all");
+	ck_assert_int_eq(tp_graph_nedges(g), 192);
+	for (int t = 0; t < 64; t++)
+		ck_assert_int_eq(deg(g, t), 6);
+	nbrs_are(g, 0, 6, (int32_t[]){ 1, 3, 4, 12, 16, 48 });
+	tp_graph_destroy(g);
+
+	g = stencil_ok("5x4x3:7pt:periodic=z");
+	nbrs_are(g, 0, 4, (int32_t[]){ 1, 5, 20, 40 });
+	ck_assert_int_eq(tp_graph_nedges(g), 4 * 4 * 3 + 5 * 3 * 3 + 5 * 4 * 3);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(stencil_9pt_27pt)
+{
+	tp_graph *g = stencil_ok("4x4:9pt");
+	ck_assert_int_eq(tp_graph_nedges(g), 12 + 12 + 18);
+	nbrs_are(g, 0, 3, (int32_t[]){ 1, 4, 5 });
+	nbrs_are(g, 1, 5, (int32_t[]){ 0, 2, 4, 5, 6 });
+	nbrs_are(g, 5, 8, (int32_t[]){ 0, 1, 2, 4, 6, 8, 9, 10 });
+	tp_graph_destroy(g);
+
+	g = stencil_ok("4x4:9pt:periodic=all");
+	for (int t = 0; t < 16; t++)
+		ck_assert_int_eq(deg(g, t), 8);
+	nbrs_are(g, 0, 8, (int32_t[]){ 1, 3, 4, 5, 7, 12, 13, 15 });
+	tp_graph_destroy(g);
+
+	g = stencil_ok("4x4x4:27pt");
+	ck_assert_int_eq(deg(g, 0), 7);
+	ck_assert_int_eq(deg(g, 21), 26);
+	ck_assert_int_eq(deg(g, 1), 11);     /* on an edge of the cube */
+	ck_assert_int_eq(deg(g, 5), 17);     /* on a face */
+	tp_graph_destroy(g);
+
+	g = stencil_ok("4x4x4:27pt:periodic=all");
+	ck_assert_int_eq(tp_graph_nedges(g), 64 * 26 / 2);
+	for (int t = 0; t < 64; t++)
+		ck_assert_int_eq(deg(g, t), 26);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(stencil_weights)
+{
+	tp_graph *g = stencil_ok("4x4x4:27pt:bytes=10:weights=3,2,5");
+	int32_t t = 21;   /* (1,1,1) */
+	ck_assert_double_eq(wt(g, t, t + 1), 30);            /* x face */
+	ck_assert_double_eq(wt(g, t, t - 4), 20);            /* y face */
+	ck_assert_double_eq(wt(g, t, t + 16), 50);           /* z face */
+	ck_assert_double_eq(wt(g, t, t + 1 + 4), 20);        /* xy diagonal */
+	ck_assert_double_eq(wt(g, t, t - 1 + 16), 30);       /* xz diagonal */
+	ck_assert_double_eq(wt(g, t, t + 4 - 16), 20);       /* yz diagonal */
+	ck_assert_double_eq(wt(g, t, t + 1 + 4 + 16), 20);   /* corner */
+	tp_graph_destroy(g);
+
+	g = stencil_ok("4x4:9pt:bytes=4:weights=2,0.5");
+	ck_assert_double_eq(wt(g, 5, 6), 8);
+	ck_assert_double_eq(wt(g, 5, 9), 2);
+	ck_assert_double_eq(wt(g, 5, 10), 2);
+	/* 12 x edges * 8 + 12 y edges * 2 + 18 diagonals * 2 */
+	ck_assert_double_eq(tp_graph_total_bytes(g), 96 + 24 + 36);
+	tp_graph_destroy(g);
+
+	g = stencil_ok("8x8x8:7pt:bytes=4096:weights=2,1,1");
+	ck_assert_double_eq(wt(g, 0, 1), 8192);
+	ck_assert_double_eq(wt(g, 0, 8), 4096);
+	ck_assert_double_eq(wt(g, 0, 64), 4096);
+	ck_assert_double_eq(tp_graph_total_bytes(g),
+			    7 * 64 * 8192.0 + 2 * 7 * 64 * 4096.0);
+	tp_graph_destroy(g);
+
+	g = stencil_ok("3x3:bytes=1.5e3");
+	ck_assert_double_eq(wt(g, 0, 1), 1500);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(stencil_small_periodic)
+{
+	/* extent 2 periodic: +1 and -1 reach the same task, summed */
+	tp_graph *g = stencil_ok("2x3:5pt:periodic=x");
+	nbrs_are(g, 0, 2, (int32_t[]){ 1, 2 });
+	ck_assert_double_eq(wt(g, 0, 1), 2);
+	ck_assert_double_eq(wt(g, 0, 2), 1);
+	ck_assert_int_eq(tp_graph_nedges(g), 3 + 4);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 10);
+	tp_graph_destroy(g);
+
+	/* extent 1 periodic: no self edge */
+	g = stencil_ok("1x4:periodic=all");
+	ck_assert_int_eq(tp_graph_nedges(g), 4);
+	nbrs_are(g, 0, 2, (int32_t[]){ 1, 3 });
+	ck_assert_double_eq(wt(g, 0, 1), 1);
+	tp_graph_destroy(g);
+
+	g = stencil_ok("1x1");
+	ck_assert_int_eq(tp_graph_ntasks(g), 1);
+	ck_assert_int_eq(tp_graph_nedges(g), 0);
+	tp_graph_destroy(g);
+	g = stencil_ok("1x1x1:27pt:periodic=all");
+	ck_assert_int_eq(tp_graph_nedges(g), 0);
+	tp_graph_destroy(g);
+
+	/* 2x2x2 fully periodic 27pt: every other task, 2^k offsets each */
+	g = stencil_ok("2x2x2:27pt:periodic=all");
+	ck_assert_int_eq(tp_graph_nedges(g), 28);
+	ck_assert_double_eq(wt(g, 0, 1), 2);
+	ck_assert_double_eq(wt(g, 0, 3), 4);
+	ck_assert_double_eq(wt(g, 0, 7), 8);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 8 * 26 / 2);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+/* Independent dense reference: every task, every stencil offset, wrap, drop
+ * self, sum. */
+static void stencil_vs_dense(const char *spec, int nd, const int *ext,
+			     const bool *wrap, bool full, double bytes,
+			     const double *wgt)
+{
+	int n = ext[0] * ext[1] * (nd == 3 ? ext[2] : 1);
+	double *ref = calloc((size_t)n * (size_t)n, sizeof *ref);
+	int zr = nd == 3 ? 1 : 0;
+	for (int t = 0; t < n; t++) {
+		int c[3] = { t % ext[0], (t / ext[0]) % ext[1],
+			     nd == 3 ? t / (ext[0] * ext[1]) : 0 };
+		for (int dz = -zr; dz <= zr; dz++)
+			for (int dy = -1; dy <= 1; dy++)
+				for (int dx = -1; dx <= 1; dx++) {
+					int o[3] = { dx, dy, dz };
+					int moved = !!dx + !!dy + !!dz;
+					if (!moved || (!full && moved > 1))
+						continue;
+					int p[3];
+					bool ok = true;
+					double w = 1e300;
+					for (int d = 0; d < nd; d++) {
+						p[d] = c[d] + o[d];
+						if (p[d] < 0 || p[d] >= ext[d]) {
+							if (!wrap[d])
+								ok = false;
+							p[d] = (p[d] + ext[d]) % ext[d];
+						}
+						if (o[d] && wgt[d] < w)
+							w = wgt[d];
+					}
+					if (!ok)
+						continue;
+					int s = p[0] + ext[0] * (p[1] + (nd == 3 ? ext[1] * p[2] : 0));
+					if (s != t)
+						ref[(size_t)t * n + s] += bytes * w;
+				}
+	}
+	tp_graph *g = stencil_ok(spec);
+	ck_assert_int_eq(tp_graph_ntasks(g), n);
+	int64_t ne = 0;
+	for (int a = 0; a < n; a++)
+		for (int b = 0; b < n; b++) {
+			double r = ref[(size_t)a * n + b];
+			ck_assert_double_eq_tol(r, ref[(size_t)b * n + a], 1e-12);
+			if (r > 0) {
+				ck_assert_msg(fabs(wt(g, a, b) - r) < 1e-9,
+					      "%s: %d-%d: %g, expected %g", spec,
+					      a, b, wt(g, a, b), r);
+				ne += a < b;
+			} else {
+				ck_assert_double_eq(wt(g, a, b), -1);
+			}
+		}
+	ck_assert_int_eq(tp_graph_nedges(g), ne);
+	free(ref);
+	tp_graph_destroy(g);
+}
+
+START_TEST(stencil_reference)
+{
+	static const int sizes[][3] = { { 1, 3, 2 }, { 2, 2, 3 }, { 3, 2, 1 },
+					{ 4, 3, 2 }, { 2, 1, 5 }, { 3, 3, 3 } };
+	double w3[3] = { 3, 1.5, 2 };
+	char spec[128];
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		for (int mask = 0; mask < 8; mask++) {
+			bool wrap[3] = { mask & 1, mask & 2, mask & 4 };
+			char per[8] = "";
+			int np = 0;
+			for (int d = 0; d < 3; d++)
+				if (wrap[d])
+					per[np++] = "xyz"[d];
+			const int *e = sizes[i];
+			for (int full = 0; full < 2; full++) {
+				snprintf(spec, sizeof spec,
+					 "%dx%dx%d:%s:periodic=%s:bytes=2:weights=3,1.5,2",
+					 e[0], e[1], e[2], full ? "27pt" : "7pt",
+					 mask ? per : "none");
+				stencil_vs_dense(spec, 3, e, wrap, full, 2, w3);
+				if (mask < 4) {
+					snprintf(spec, sizeof spec,
+						 "%dx%d:%s:periodic=%s:weights=3,1.5",
+						 e[0], e[1], full ? "9pt" : "5pt",
+						 mask ? per : "none");
+					stencil_vs_dense(spec, 2, e, wrap, full, 1, w3);
+				}
+			}
+		}
+	}
+}
+END_TEST
+
+START_TEST(stencil_expect)
+{
+	tp_graph *g = NULL;
+	tp_error err = { 0 };
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "64x32x32:7pt", 1000, &err), TP_EINVAL);
+	ck_assert_ptr_null(g);
+	ck_assert_str_eq(err.msg, "--stencil 64x32x32: 65536 tasks, but the job has 1000 tasks");
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4x2:periodic=x", 64, &err), 0);
+	ck_assert_int_eq(tp_graph_ntasks(g), 64);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+static void stencil_bad(const char *spec, const char *frag)
+{
+	tp_graph *g = (tp_graph *)1;
+	tp_error err = { 0 };
+	int rc = tp_graph_from_stencil(&g, spec, 0, &err);
+	ck_assert_msg(rc == TP_EINVAL, "%s: rc %d", spec ? spec : "(null)", rc);
+	ck_assert_ptr_null(g);
+	ck_assert_msg(strstr(err.msg, frag) != NULL, "%s: error \"%s\" lacks \"%s\"",
+		      spec ? spec : "(null)", err.msg, frag);
+	ck_assert_msg(msg_starts(&err, "--stencil"), "%s", err.msg);
+}
+
+START_TEST(stencil_errors)
+{
+	stencil_bad("", "empty spec");
+	stencil_bad(NULL, "empty spec");
+	stencil_bad("64", "1 dimension, expected 2 or 3");
+	stencil_bad("4x4x4x4", "more than 3 dimensions");
+	stencil_bad("0x4", "--stencil 0x4: dimension 1 (x) is zero");
+	stencil_bad("4x4x0:7pt", "dimension 3 (z) is zero");
+	stencil_bad("-4x4", "dimension 1 (x) '-4' is not a positive integer");
+	stencil_bad("4xabc", "dimension 2 (y) 'abc' is not a positive integer");
+	stencil_bad("4x", "dimension 2 (y) '' is not a positive integer");
+	stencil_bad("4x 4", "' 4' is not a positive integer");
+	stencil_bad("4.5x4", "'4.5' is not a positive integer");
+	stencil_bad(":5pt", "dimension 1 (x) '' is not a positive integer");
+	stencil_bad("65536x65536", "too many tasks (more than 2147483647)");
+	stencil_bad("2048x1024x1024", "too many tasks");
+	stencil_bad("99999999999999999999999x2", "too many tasks");
+	stencil_bad("4x4:7pt", "7pt needs a 3-D grid, this one is 2-D (use 5pt or 9pt)");
+	stencil_bad("4x4:27pt", "27pt needs a 3-D grid");
+	stencil_bad("4x4x4:9pt", "9pt needs a 2-D grid, this one is 3-D (use 7pt or 27pt)");
+	stencil_bad("4x4x4:5pt", "5pt needs a 2-D grid");
+	stencil_bad("4x4:13pt", "unknown field '13pt'");
+	stencil_bad("4x4:5PT", "unknown field '5PT'");
+	stencil_bad("4x4:periodic=z", "periodic=z: axis z, but the grid has only 2 dimensions");
+	stencil_bad("4x4:periodic=q", "unknown axis 'q'");
+	stencil_bad("4x4:periodic=", "periodic= needs axes");
+	stencil_bad("4x4:periodic=xx", "axis x given twice");
+	stencil_bad("4x4:bytes=abc", "bytes=abc is not a positive number");
+	stencil_bad("4x4:bytes=-1", "bytes=-1 is not a positive number");
+	stencil_bad("4x4:bytes=0", "bytes=0 is not a positive number");
+	stencil_bad("4x4:bytes=nan", "is not a positive number");
+	stencil_bad("4x4:bytes=inf", "is not a positive number");
+	stencil_bad("4x4:bytes=1e999", "is not a positive number");
+	stencil_bad("4x4:bytes=12k", "is not a positive number");
+	stencil_bad("4x4:bytes=", "is not a positive number");
+	stencil_bad("4x4:weights=1,2,3", "more values than the grid's 2 dimensions");
+	stencil_bad("4x4x4:weights=1,2", "2 values, but the grid has 3 dimensions");
+	stencil_bad("4x4:weights=1,x", "value 2 'x' is not a positive number");
+	stencil_bad("4x4:weights=1,0", "value 2 '0' is not a positive number");
+	stencil_bad("4x4:weights=1,", "value 2 '' is not a positive number");
+	stencil_bad("4x4:foo=1", "unknown option 'foo' (periodic=, bytes=, weights=)");
+	stencil_bad("4x4::5pt", "empty field");
+	stencil_bad("4x4:5pt:", "empty field");
+	stencil_bad("4x4:5pt:9pt", "points given twice");
+	stencil_bad("4x4:bytes=1:bytes=2", "option bytes= given twice");
+	stencil_bad("4x4:periodic=x:periodic=y", "option periodic= given twice");
+
+	tp_error err = { 0 };
+	ck_assert_int_eq(tp_graph_from_stencil(NULL, "4x4", 0, &err), TP_EINVAL);
+	/* NULL err is fine */
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x0", 0, NULL), TP_EINVAL);
+	ck_assert_ptr_null(g);
+}
+END_TEST
+
+/* ---- JSON graphs ---- */
+
+static tp_graph *json_file_ok(const char *name, int64_t expect)
+{
+	char path[512];
+	snprintf(path, sizeof path, GDATA "%s", name);
+	tp_graph *g = NULL;
+	tp_error err = { 0 };
+	int rc = tp_graph_from_json_file(&g, path, expect, &err);
+	ck_assert_msg(rc == 0, "%s: %s", name, err.msg);
+	check_csr(g);
+	return g;
+}
+
+static tp_graph *json_str_ok(const char *text)
+{
+	tp_graph *g = NULL;
+	tp_error err = { 0 };
+	int rc = tp_graph_from_json_string(&g, text, strlen(text), "s", 0, &err);
+	ck_assert_msg(rc == 0, "%s: %s", text, err.msg);
+	check_csr(g);
+	return g;
+}
+
+START_TEST(json_ring)
+{
+	tp_graph *g = json_file_ok("ring8.json", 8);
+	ck_assert_int_eq(tp_graph_ntasks(g), 8);
+	ck_assert_int_eq(tp_graph_nedges(g), 8);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 800);
+	for (int t = 0; t < 8; t++)
+		ck_assert_int_eq(deg(g, t), 2);
+	nbrs_are(g, 0, 2, (int32_t[]){ 1, 7 });
+	ck_assert_double_eq(wt(g, 7, 0), 100);
+	ck_assert_int_eq(tp_graph_coord_dims(g), 0);
+	ck_assert_int_eq(tp_graph_grid_dims(g, NULL), 0);
+	tp_graph_destroy(g);
+
+	/* object form, both directions summed, default bytes */
+	g = json_file_ok("ring8-objects.json", 0);
+	ck_assert_int_eq(tp_graph_nedges(g), 8);
+	ck_assert_double_eq(wt(g, 0, 1), 100);
+	ck_assert_double_eq(wt(g, 0, 7), 1);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 701);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(json_grid_coords)
+{
+	tp_graph *g = json_file_ok("grid4x4.json", 16);
+	ck_assert_int_eq(tp_graph_nedges(g), 24);
+	ck_assert_double_eq(tp_graph_total_bytes(g), 12 * 2048 + 12 * 1024);
+	nbrs_are(g, 5, 4, (int32_t[]){ 1, 4, 6, 9 });
+	ck_assert_double_eq(wt(g, 5, 6), 2048);
+	ck_assert_double_eq(wt(g, 5, 9), 1024);
+	ck_assert_int_eq(tp_graph_coord_dims(g), 2);
+	const double *c = tp_graph_coords(g);
+	ck_assert_double_eq(c[2 * 7 + 0], 3);
+	ck_assert_double_eq(c[2 * 7 + 1], 1);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(json_duplicates_and_forms)
+{
+	tp_graph *g = json_file_ok("dup.json", 0);
+	ck_assert_int_eq(tp_graph_nedges(g), 2);
+	ck_assert_double_eq(wt(g, 0, 1), 16.5);
+	ck_assert_double_eq(wt(g, 1, 2), 7);
+	tp_graph_destroy(g);
+
+	/* [u, v] defaults to 1 byte; integral numbers accepted as ids */
+	g = json_str_ok("{\"tasks\": 3.0, \"edges\": [[0, 1], [1.0, 2, 2.5], [1, 0]],"
+			" \"directed\": false, \"comment\": \"ignored\"}");
+	ck_assert_int_eq(tp_graph_ntasks(g), 3);
+	ck_assert_double_eq(wt(g, 0, 1), 2);
+	ck_assert_double_eq(wt(g, 2, 1), 2.5);
+	tp_graph_destroy(g);
+
+	/* mixed forms in one list, zero bytes allowed */
+	g = json_str_ok("{\"tasks\": 4, \"edges\": [{\"dst\": 3, \"src\": 2}, [0, 3, 0],"
+			" {\"src\": 3, \"dst\": 2, \"bytes\": 1e3}]}");
+	ck_assert_double_eq(wt(g, 2, 3), 1001);
+	ck_assert_double_eq(wt(g, 0, 3), 0);
+	tp_graph_destroy(g);
+
+	/* no edges at all; coordinates only */
+	g = json_str_ok("{\"tasks\": 2, \"coords\": [[0.5, 1, 2], [3, 4, 5]]}");
+	ck_assert_int_eq(tp_graph_nedges(g), 0);
+	ck_assert_int_eq(tp_graph_coord_dims(g), 3);
+	ck_assert_double_eq(tp_graph_coords(g)[0], 0.5);
+	tp_graph_destroy(g);
+	g = json_str_ok("{\"tasks\": 2, \"edges\": []}");
+	ck_assert_int_eq(tp_graph_nedges(g), 0);
+	tp_graph_destroy(g);
+
+	/* a terminating NUL counted in len is tolerated */
+	const char *t = "{\"tasks\": 2, \"edges\": [[0, 1, 3]]}";
+	tp_error err = { 0 };
+	ck_assert_int_eq(tp_graph_from_json_string(&g, t, strlen(t) + 1, NULL, 2, &err), 0);
+	ck_assert_double_eq(wt(g, 0, 1), 3);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+/* A ring of n tasks, one edge per line: crosses several 1 MiB chunks. */
+static char *big_ring(int n, size_t *len)
+{
+	size_t cap = (size_t)n * 40 + 64, k = 0;
+	char *s = malloc(cap);
+	k += (size_t)sprintf(s + k, "{\"tasks\": %d,\n\"edges\": [\n", n);
+	for (int i = 0; i < n; i++)
+		k += (size_t)sprintf(s + k, "[%d, %d, %d]%s\n", i, (i + 1) % n,
+				     i % 7, i + 1 < n ? "," : "");
+	k += (size_t)sprintf(s + k, "]}\n");
+	*len = k;
+	return s;
+}
+
+START_TEST(json_big_chunks)
+{
+	size_t len;
+	int n = 70000;   /* about 1.4 MiB: two 1 MiB chunks */
+	char *s = big_ring(n, &len);
+	ck_assert_uint_gt(len, 1u << 20);
+	tp_graph *g = NULL;
+	tp_error err = { 0 };
+	ck_assert_int_eq(tp_graph_from_json_string(&g, s, len, "ring", n, &err), 0);
+	ck_assert_int_eq(tp_graph_nedges(g), n);
+	ck_assert_double_eq(wt(g, 0, n - 1), (n - 1) % 7);
+	check_csr(g);
+	tp_graph_destroy(g);
+
+	/* a file truncated in its second 1 MiB chunk */
+	char *path = tp_test_tmpfile("");
+	FILE *f = fopen(path, "w");
+	fwrite(s, 1, len - 100, f);
+	fclose(f);
+	ck_assert_int_eq(tp_graph_from_json_file(&g, path, 0, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "unexpected end of data");
+	ck_assert(msg_starts(&err, path));
+
+	/* a syntax error on a known line in a later chunk */
+	char *bad = strstr(s, "\n[65000, ");
+	ck_assert_ptr_nonnull(bad);
+	ck_assert_uint_gt((size_t)(bad - s), 1u << 20);   /* in the second chunk */
+	bad[2] = 'x';   /* line 65003: header 2 lines, edge i on line i + 3 */
+	ck_assert_int_eq(tp_graph_from_json_string(&g, s, len, "ring", 0, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "ring: line 65003: JSON parse error");
+	unlink(path);
+	free(path);
+	free(s);
+}
+END_TEST
+
+static void json_file_bad(const char *name, int code, const char *frag)
+{
+	char path[512];
+	snprintf(path, sizeof path, GDATA "%s", name);
+	tp_graph *g = (tp_graph *)1;
+	tp_error err = { 0 };
+	int rc = tp_graph_from_json_file(&g, path, 0, &err);
+	ck_assert_msg(rc == code, "%s: rc %d, expected %d (%s)", name, rc, code, err.msg);
+	ck_assert_ptr_null(g);
+	ck_assert_msg(msg_starts(&err, path), "%s: \"%s\"", name, err.msg);
+	ck_assert_msg(strstr(err.msg, frag) != NULL, "%s: error \"%s\" lacks \"%s\"",
+		      name, err.msg, frag);
+}
+
+static void json_str_bad(const char *text, const char *frag)
+{
+	tp_graph *g = (tp_graph *)1;
+	tp_error err = { 0 };
+	int rc = tp_graph_from_json_string(&g, text, strlen(text), "in.json", 0, &err);
+	ck_assert_msg(rc == TP_EINVAL, "%s: rc %d", text, rc);
+	ck_assert_ptr_null(g);
+	ck_assert_msg(msg_starts(&err, "in.json: "), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, frag) != NULL, "%s: error \"%s\" lacks \"%s\"",
+		      text, err.msg, frag);
+}
+
+START_TEST(json_bad_files)
+{
+	json_file_bad("no-such-file.json", TP_EIO, "cannot open: No such file or directory");
+	json_file_bad("", TP_EIO, "cannot read: Is a directory");   /* the directory */
+	json_file_bad("bad-empty.json", TP_EINVAL, ": empty file");
+	json_file_bad("bad-blank.json", TP_EINVAL, ": empty file");
+	json_file_bad("bad-truncated.json", TP_EINVAL, "line 4: unexpected end of data");
+	json_file_bad("bad-syntax.json", TP_EINVAL, "line 2: JSON parse error");
+	json_file_bad("bad-toplevel.json", TP_EINVAL, "top level is an array, expected an object");
+	json_file_bad("bad-tasks-string.json", TP_EINVAL, "\"tasks\" is a string \"8\", expected a positive integer");
+	json_file_bad("bad-edges-object.json", TP_EINVAL, "\"edges\" is an object, expected an array");
+	json_file_bad("bad-arity.json", TP_EINVAL, "edge 1 has 4 elements");
+	json_file_bad("bad-bytes-string.json", TP_EINVAL, "edge 0: bytes is a string \"lots\", expected a number");
+	json_file_bad("bad-range.json", TP_EINVAL, "bad-range.json: edge 3: task 4 does not exist (tasks: 4)");
+	json_file_bad("bad-selfloop.json", TP_EINVAL, "edge 1: self-loop on task 2");
+	json_file_bad("bad-coords-rows.json", TP_EINVAL, "coords row 2 has 1 values, row 0 has 2");
+
+	tp_graph *g = NULL;
+	tp_error err = { 0 };
+	ck_assert_int_eq(tp_graph_from_json_file(&g, GDATA "ring8.json", 9, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "ring8.json: 8 tasks, but the job has 9 tasks");
+	ck_assert_ptr_null(g);
+	ck_assert_int_eq(tp_graph_from_json_file(&g, NULL, 0, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_graph_from_json_file(NULL, GDATA "ring8.json", 0, &err), TP_EINVAL);
+
+	/* unreadable (meaningless as root) */
+	if (geteuid() != 0) {
+		char *p = tp_test_tmpfile("{\"tasks\": 1}");
+		chmod(p, 0);
+		ck_assert_int_eq(tp_graph_from_json_file(&g, p, 0, &err), TP_EIO);
+		tp_assert_err_has(&err, "cannot open: Permission denied");
+		unlink(p);
+		free(p);
+	}
+
+	/* larger than 1 GiB (sparse) */
+	char *p = tp_test_tmpfile("{");
+	ck_assert_int_eq(truncate(p, (1LL << 30) + 1), 0);
+	ck_assert_int_eq(tp_graph_from_json_file(&g, p, 0, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "more than the 1 GiB limit");
+	ck_assert(msg_starts(&err, p));
+	unlink(p);
+	free(p);
+
+	/* trailing garbage after the object, on line 2 */
+	p = tp_test_tmpfile("{\"tasks\": 1}\n  x\n");
+	ck_assert_int_eq(tp_graph_from_json_file(&g, p, 0, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "line 2: unexpected data after the JSON object");
+	unlink(p);
+	free(p);
+}
+END_TEST
+
+START_TEST(json_bad_strings)
+{
+	json_str_bad("", "empty input");
+	json_str_bad("123", "top level is not a JSON object");
+	json_str_bad("\"x\"", "top level is a string");
+	json_str_bad("{\"tasks\": 2,", "line 1: unexpected end of data");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0,1,],]}", "JSON parse error");
+	json_str_bad("{\"tasks\": 2} {}", "unexpected data after the JSON object");
+	json_str_bad("{\"tasks\": 2, /* c */ \"edges\": []}", "JSON parse error");
+	json_str_bad("{\"edges\": []}", "missing \"tasks\"");
+	json_str_bad("{\"tasks\": -3}", "\"tasks\" is -3, expected 1..2147483647");
+	json_str_bad("{\"tasks\": 0}", "\"tasks\" is 0, expected 1..");
+	json_str_bad("{\"tasks\": 2.5}", "\"tasks\" is 2.5, expected a positive integer");
+	json_str_bad("{\"tasks\": 1e10}", "\"tasks\" is 1e10, expected 1..");
+	json_str_bad("{\"tasks\": null}", "\"tasks\" is null, expected a positive integer");
+	json_str_bad("{\"tasks\": true}", "\"tasks\" is a boolean true");
+	json_str_bad("{\"tasks\": 2, \"edges\": 5}", "\"edges\" is an integer, expected an array");
+	json_str_bad("{\"tasks\": 2, \"edges\": null}", "\"edges\" is null, expected an array");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0]]}", "edge 0 has 1 elements");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[]]}", "edge 0 has 0 elements");
+	json_str_bad("{\"tasks\": 2, \"edges\": [7]}", "edge 0 is an integer, expected [src, dst, bytes]");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, -5]]}", "edge 0: bytes -5 is negative");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, null]]}", "edge 0: bytes is null");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, true]]}", "bytes is a boolean true");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, 1e999]]}", "edge 0: bytes 1e999 is not finite");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, NaN]]}", "edge 0: bytes NaN is not finite");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, -1, 1]]}", "edge 0: task -1 does not exist (tasks: 2)");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1], [0, 5000000000]]}", "edge 1: task 5000000000 does not exist");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0.5, 1]]}", "edge 0: src is 0.5, expected an integer task number");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, \"1\"]]}", "edge 0: dst is a string \"1\"");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[null, 1]]}", "edge 0: src is null");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[1, 1]]}", "edge 0: self-loop on task 1");
+	json_str_bad("{\"tasks\": 2, \"edges\": [{\"src\": 0}]}", "edge 0: missing \"dst\"");
+	json_str_bad("{\"tasks\": 2, \"edges\": [{\"dst\": 0}]}", "edge 0: missing \"src\"");
+	json_str_bad("{\"tasks\": 2, \"edges\": [{\"src\": 0, \"dst\": 1, \"byte\": 9}]}",
+		     "edge 0: unknown key \"byte\" (src, dst, bytes)");
+	json_str_bad("{\"tasks\": 2, \"edges\": [{\"src\": 0, \"dst\": 1, \"bytes\": null}]}",
+		     "edge 0: bytes is null");
+	json_str_bad("{\"tasks\": 2, \"edges\": [{\"src\": 0, \"dst\": 1, \"bytes\": \"9\"}]}",
+		     "bytes is a string \"9\"");
+	json_str_bad("{\"tasks\": 2, \"directed\": \"yes\"}", "\"directed\" is a string, expected true or false");
+	json_str_bad("{\"tasks\": 2, \"coords\": {}}", "\"coords\" is an object, expected an array");
+	json_str_bad("{\"tasks\": 2, \"coords\": [[0, 0]]}", "\"coords\" has 1 rows, expected 2 (one per task)");
+	json_str_bad("{\"tasks\": 2, \"coords\": [[0, 0], 5]}", "coords row 1 is an integer, expected an array");
+	json_str_bad("{\"tasks\": 2, \"coords\": [[], []]}", "coords row 0 has 0 values, expected 1..6");
+	json_str_bad("{\"tasks\": 1, \"coords\": [[1,2,3,4,5,6,7]]}", "coords row 0 has 7 values, expected 1..6");
+	json_str_bad("{\"tasks\": 2, \"coords\": [[0, 0], [1, 2, 3]]}", "coords row 1 has 3 values, row 0 has 2");
+	json_str_bad("{\"tasks\": 2, \"coords\": [[0, 0], [1, \"a\"]]}",
+		     "coords row 1, value 1 is a string \"a\", expected a finite number");
+	json_str_bad("{\"tasks\": 2, \"coords\": [[0, 0], [1, 1e999]]}", "coords row 1, value 1 is 1e999, expected a finite");
+	json_str_bad("{\"tasks\": 4294967296}", "\"tasks\" is 4294967296, expected 1..2147483647");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, {}]]}", "edge 0: dst is an object, expected an integer task number");
+
+	/* NUL inside the buffer */
+	const char txt[] = "{\"tasks\": 2}\0 garbage";
+	tp_graph *g = (tp_graph *)1;
+	tp_error err = { 0 };
+	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, sizeof txt - 1, "n", 0, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "n: line 1: NUL byte in the input (byte 12)");
+	ck_assert_ptr_null(g);
+	/* what defaults to "JSON graph"; NULL buffer is empty */
+	ck_assert_int_eq(tp_graph_from_json_string(&g, NULL, 0, NULL, 0, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "JSON graph: empty input");
+	ck_assert_int_eq(tp_graph_from_json_string(&g, "{\"tasks\": 4}", 12, "j", 5, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "j: 4 tasks, but the job has 5 tasks");
+	ck_assert_int_eq(tp_graph_from_json_string(NULL, "{}", 2, "j", 0, &err), TP_EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("pattern");
+	TCase *tc = tcase_create("edges");
+	tcase_add_test(tc, edges_basic);
+	tcase_add_test(tc, edges_duplicates_summed);
+	tcase_add_test(tc, edges_null_bytes_and_empty);
+	tcase_add_test(tc, edges_random_vs_dense);
+	tcase_add_test(tc, edges_errors);
+	tcase_add_test(tc, coords_set);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stencil");
+	tcase_add_test(tc, stencil_5pt);
+	tcase_add_test(tc, stencil_7pt);
+	tcase_add_test(tc, stencil_9pt_27pt);
+	tcase_add_test(tc, stencil_weights);
+	tcase_add_test(tc, stencil_small_periodic);
+	tcase_add_test(tc, stencil_reference);
+	tcase_add_test(tc, stencil_expect);
+	tcase_add_test(tc, stencil_errors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("json");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, json_ring);
+	tcase_add_test(tc, json_grid_coords);
+	tcase_add_test(tc, json_duplicates_and_forms);
+	tcase_add_test(tc, json_big_chunks);
+	tcase_add_test(tc, json_bad_files);
+	tcase_add_test(tc, json_bad_strings);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}

@@ -1,0 +1,188 @@
+/* Unit tests: policy layer, baselines and hostfiles (core/src/place.c). */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static tp_conf *conf4x4(void)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=torus Dims=4x4 Wrap=yes\n"
+					  "NodeName=n[0-15] CoordOrder=x-major\n",
+					  "t.conf", &c, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+START_TEST(policy_names)
+{
+	enum tp_policy p;
+	tp_error err;
+	const char *names[] = { "none", "geometric", "block", "cyclic", "random", "zorder" };
+	for (size_t i = 0; i < 6; i++) {
+		ck_assert_int_eq(tp_policy_parse(names[i], &p, NULL), 0);
+		ck_assert_str_eq(tp_policy_name(p), names[i]);
+	}
+	ck_assert_int_eq(tp_policy_parse("GEOMETRIC", &p, NULL), 0);
+	ck_assert_int_eq(p, TP_POLICY_GEOMETRIC);
+	ck_assert_int_eq(tp_policy_parse("fastest", &p, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "unknown policy 'fastest'");
+	tp_assert_err_has(&err, "zorder");
+}
+END_TEST
+
+START_TEST(block_cyclic_random)
+{
+	tp_conf *c = conf4x4();
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-3]", 1, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_alloc_set_slots_spec(a, "3,1,2,2", NULL), 0);
+	int32_t map[8];
+	ck_assert_int_eq(tp_map_block(a, 8, map, NULL), 0);
+	int32_t block[] = { 0, 0, 0, 1, 2, 2, 3, 3 };
+	ck_assert_mem_eq(map, block, sizeof block);
+	ck_assert_int_eq(tp_map_cyclic(a, 8, map, NULL), 0);
+	int32_t cyc[] = { 0, 1, 2, 3, 0, 2, 3, 0 };
+	ck_assert_mem_eq(map, cyc, sizeof cyc);
+	/* fewer tasks than slots */
+	ck_assert_int_eq(tp_map_block(a, 5, map, NULL), 0);
+	ck_assert_int_eq(map[4], 2);
+	/* too many */
+	tp_error err;
+	ck_assert_int_eq(tp_map_block(a, 9, map, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "8 slots");
+	/* random: a valid permutation of the slots, seeded and repeatable */
+	int32_t r1[8], r2[8], r3[8];
+	ck_assert_int_eq(tp_map_random(a, 8, 42, r1, NULL), 0);
+	ck_assert_int_eq(tp_map_random(a, 8, 42, r2, NULL), 0);
+	ck_assert_int_eq(tp_map_random(a, 8, 43, r3, NULL), 0);
+	ck_assert_mem_eq(r1, r2, sizeof r1);
+	int cnt[4] = { 0 };
+	for (int t = 0; t < 8; t++)
+		cnt[r1[t]]++;
+	ck_assert_int_eq(cnt[0], 3);
+	ck_assert_int_eq(cnt[1], 1);
+	ck_assert_int_eq(cnt[2], 2);
+	ck_assert_int_eq(cnt[3], 2);
+	ck_assert(memcmp(r1, r3, sizeof r1) != 0);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(zorder_follows_morton_after_shift)
+{
+	tp_conf *c = conf4x4();
+	tp_alloc *a = NULL;
+	/* a 2x2 block across the x seam, listed in reverse: x in {3,0}, y {0,1};
+	 * after the shift x=3 is the low side, so Morton order is
+	 * (3,0) (0,0) (3,1) (0,1) = n3, n0, n7, n4 */
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n4,n7,n0,n3", 1, "t", &a, NULL), 0);
+	int32_t map[4];
+	ck_assert_int_eq(tp_map_zorder(a, 4, map, NULL), 0);
+	const char *want[] = { "n3", "n0", "n7", "n4" };
+	for (int t = 0; t < 4; t++)
+		ck_assert_str_eq(tp_machine_node_name(tp_conf_machine(c), tp_alloc_node(a, map[t])),
+				 want[t]);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(place_dispatch)
+{
+	tp_conf *c = conf4x4();
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-15]", 1, "t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x4:5pt:periodic=all", 16, NULL), 0);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	ck_assert_int_eq(o.policy, TP_POLICY_GEOMETRIC);
+	int32_t map[16];
+	tp_geom_report rep;
+	ck_assert_int_eq(tp_place(g, a, &o, map, &rep, NULL), 0);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	ck_assert_double_eq(mt.avg_hop_bytes, 1.0);   /* whole torus: optimal */
+	ck_assert_int_gt(rep.variants_scored, 0);
+	o.policy = TP_POLICY_CYCLIC;
+	ck_assert_int_eq(tp_place(g, a, &o, map, &rep, NULL), 0);
+	ck_assert_int_eq(rep.variants_scored, 0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(hostfile_roundtrip_and_errors)
+{
+	tp_conf *c = conf4x4();
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-3]", 2, "t", &a, NULL), 0);
+	int32_t map[8] = { 3, 3, 0, 1, 2, 0, 1, 2 };
+	char dir[] = "/tmp/tp-hf-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[256];
+	snprintf(path, sizeof path, "%s/hosts", dir);
+	tp_error err;
+	ck_assert_int_eq(tp_hostfile_write_path(path, a, map, 8, &err), 0);
+	FILE *f = fopen(path, "r");
+	char line[64];
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+	ck_assert_str_eq(line, "n3\n");
+	fclose(f);
+	int32_t *back = NULL, n = 0;
+	ck_assert_int_eq(tp_hostfile_read(path, a, false, &back, &n, &err), 0);
+	ck_assert_int_eq(n, 8);
+	ck_assert_mem_eq(back, map, sizeof map);
+	free(back);
+	/* comma-separated with comments; set_slots takes the counts found */
+	char *p2 = tp_test_tmpfile("# job hosts\nn0,n0,n0\nn2 # last\n");
+	ck_assert_int_eq(tp_hostfile_read(p2, a, true, &back, &n, &err), 0);
+	ck_assert_int_eq(n, 4);
+	ck_assert_int_eq(tp_alloc_slots(a, 0), 3);
+	ck_assert_int_eq(tp_alloc_slots(a, 1), 0);
+	ck_assert_int_eq(tp_alloc_total_slots(a), 4);
+	free(back);
+	/* too many on a node when slots are fixed */
+	ck_assert_int_eq(tp_alloc_set_slots_spec(a, "2(x4)", NULL), 0);
+	ck_assert_int_eq(tp_hostfile_read(p2, a, false, &back, &n, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "more than its 2 slots");
+	unlink(p2);
+	free(p2);
+	/* a node outside the allocation, an empty file, a missing file */
+	char *p3 = tp_test_tmpfile("n0\nn9\n");
+	ck_assert_int_eq(tp_hostfile_read(p3, a, false, &back, &n, &err), TP_EINVAL);
+	tp_assert_err_has(&err, ":2: node 'n9' is not in the allocation");
+	unlink(p3);
+	free(p3);
+	char *p4 = tp_test_tmpfile("\n# nothing\n");
+	ck_assert_int_eq(tp_hostfile_read(p4, a, false, &back, &n, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "empty hostfile");
+	unlink(p4);
+	free(p4);
+	ck_assert_int_eq(tp_hostfile_read("/nonexistent/hosts", a, false, &back, &n, &err), TP_EIO);
+	tp_assert_err_has(&err, "/nonexistent/hosts");
+	/* writing into a missing directory fails cleanly, leaving nothing */
+	ck_assert_int_eq(tp_hostfile_write_path("/nonexistent/dir/h", a, map, 8, &err), TP_EIO);
+	tp_assert_err_has(&err, "/nonexistent/dir/h");
+	unlink(path);
+	ck_assert_int_eq(rmdir(dir), 0);   /* no temporary file left behind */
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("place");
+	TCase *tc = tcase_create("place");
+	tcase_add_test(tc, policy_names);
+	tcase_add_test(tc, block_cyclic_random);
+	tcase_add_test(tc, zorder_follows_morton_after_shift);
+	tcase_add_test(tc, place_dispatch);
+	tcase_add_test(tc, hostfile_roundtrip_and_errors);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}
