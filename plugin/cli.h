@@ -71,6 +71,8 @@ json_object *cli_report_json(const tp_geom_report *r);
 /* A double with the shortest text that reads back exactly (null if not
  * finite). */
 json_object *cli_json_double(double d);
+/* A time in milliseconds, rounded to microseconds. */
+json_object *cli_json_ms(double ms);
 
 /* Serialise doc (pretty, trailing newline) to path atomically (temporary file
  * in the same directory, then rename), or to stdout when path is NULL.

@@ -20,18 +20,25 @@ json_object *cli_json_double(double d)
 	/* Shortest %g text that reads back to the same double, so documents
 	 * stay readable ("1.5", not "1.5000000000000000") yet exact. */
 	char buf[40];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	/* Keep it a floating-point number for readers that care. */
-	if (!strpbrk(buf, ".eE")) {
-		size_t n = strlen(buf);
-		if (n + 2 < sizeof buf)
-			memcpy(buf + n, ".0", 3);
+	if (d == floor(d) && fabs(d) < 1e15) {
+		/* Integral: in full, and still a floating-point number ("10.0"). */
+		snprintf(buf, sizeof buf, "%.1f", d);
+		if (!strcmp(buf, "-0.0"))
+			snprintf(buf, sizeof buf, "0.0");
+	} else {
+		for (int prec = 1; prec <= 17; prec++) {
+			snprintf(buf, sizeof buf, "%.*g", prec, d);
+			if (strtod(buf, NULL) == d)
+				break;
+		}
 	}
 	return json_object_new_double_s(d, buf);
+}
+
+json_object *cli_json_ms(double ms)
+{
+	/* Microseconds are all the precision a wall-clock time deserves. */
+	return cli_json_double(round(ms * 1e3) / 1e3);
 }
 
 /* Adds key -> val (val may be NULL for null).  Returns -1 on failure, having
@@ -99,7 +106,7 @@ json_object *cli_report_json(const tp_geom_report *r)
 		   json_object_new_boolean(r->subset_selected), false);
 	bad |= add(o, "shifted_dims", json_object_new_int(r->shifted_dims),
 		   false);
-	bad |= add(o, "elapsed_ms", cli_json_double(r->elapsed_ms), true);
+	bad |= add(o, "elapsed_ms", cli_json_ms(r->elapsed_ms), true);
 	if (bad) {
 		json_object_put(o);
 		return NULL;
@@ -213,17 +220,17 @@ void cli_print_compare(FILE *f, const struct cli_row *rows, int nrows)
 	const tp_metrics *base = nrows > 0 ? rows[0].m : NULL;
 	char vs[32];
 	snprintf(vs, sizeof vs, "vs-%s", nrows > 0 ? rows[0].label : "");
-	fprintf(f, "%-10s %13s %14s %9s %8s %16s %10s\n", "policy",
+	fprintf(f, "%-10s %13s %14s %9s %8s %15s %10s %12s\n", "policy",
 		"avg-hops/byte", "hop-bytes", vs, "max-dil", "max-congestion",
-		"intra-node");
+		"intra-node", "intra-router");
 	for (int i = 0; i < nrows; i++) {
 		const tp_metrics *m = rows[i].m;
 		if (!m) {
-			fprintf(f, "%-10s %13s %14s %9s %8s %16s %10s\n",
-				rows[i].label, "n/a", "", "", "", "", "");
+			fprintf(f, "%-10s %13s %14s %9s %8s %15s %10s %12s\n",
+				rows[i].label, "n/a", "", "", "", "", "", "");
 			continue;
 		}
-		char avg[32], rel[32], hb[32], cong[32], intra[32];
+		char avg[32], rel[32], hb[32], cong[32], intra[32], router[32];
 		fmt_ratio(avg, sizeof avg, m->avg_hop_bytes);
 		if (base && base->hop_bytes > 0)
 			snprintf(rel, sizeof rel, "%.1f%%",
@@ -233,8 +240,10 @@ void cli_print_compare(FILE *f, const struct cli_row *rows, int nrows)
 		fmt_amount(hb, sizeof hb, m->hop_bytes);
 		fmt_amount(cong, sizeof cong, m->max_congestion_bytes);
 		fmt_ratio(intra, sizeof intra, m->frac_intra_node);
-		fprintf(f, "%-10s %13s %14s %9s %8d %16s %10s\n", rows[i].label,
-			avg, hb, rel, m->max_dilation, cong, intra);
+		fmt_ratio(router, sizeof router, m->frac_intra_router);
+		fprintf(f, "%-10s %13s %14s %9s %8d %15s %10s %12s\n",
+			rows[i].label, avg, hb, rel, m->max_dilation, cong, intra,
+			router);
 	}
 }
 

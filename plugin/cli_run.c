@@ -1,4 +1,5 @@
 /* topoplace — the map and eval commands. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ struct job {
 	int64_t parts, threads;
 	bool compare;
 
+	char *nodes_buf;           /* contents of --nodes @FILE */
 	tp_conf *conf;
 	tp_alloc *alloc;
 	tp_graph *g;
@@ -29,6 +31,7 @@ struct job {
 
 static void job_free(struct job *j)
 {
+	free(j->nodes_buf);
 	free(j->map);
 	free(j->block);
 	free(j->zmap);
@@ -95,6 +98,55 @@ static int load_conf(struct job *j)
 	return 0;
 }
 
+/* --nodes @FILE: the hostlist is read from FILE (for allocations too large
+ * for one command-line argument); newlines act as commas. */
+static int read_nodes_file(struct job *j, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "topoplace: --nodes @%s: cannot open: %s\n", path,
+			strerror(errno));
+		return 2;
+	}
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	int c;
+	while (buf && (c = getc(f)) != EOF) {
+		if (len + 2 > cap) {
+			if (cap > ((size_t)1 << 28)) {   /* 256 MiB of names is absurd */
+				free(buf);
+				fclose(f);
+				fprintf(stderr, "topoplace: --nodes @%s: file too large\n", path);
+				return 2;
+			}
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+		}
+		buf[len++] = (c == '\n' || c == '\r') ? ',' : (char)c;
+	}
+	fclose(f);
+	if (!buf) {
+		fprintf(stderr, "topoplace: --nodes @%s: out of memory\n", path);
+		return 1;
+	}
+	buf[len] = '\0';
+	while (len > 0 && (buf[len - 1] == ',' || buf[len - 1] == ' '))
+		buf[--len] = '\0';
+	if (len == 0) {
+		free(buf);
+		fprintf(stderr, "topoplace: --nodes @%s: empty file\n", path);
+		return 2;
+	}
+	j->nodes_buf = buf;
+	j->nodes = buf;
+	return 0;
+}
+
 /* The allocation: slots from --tasks-per-node (count or spec), else 1 per
  * node for the caller to adjust. */
 static int make_alloc(struct job *j)
@@ -102,6 +154,11 @@ static int make_alloc(struct job *j)
 	tp_error err;
 	tp_error_clear(&err);
 	int slots = j->tpn_count > 0 ? (int)j->tpn_count : 1;
+	if (j->nodes[0] == '@' && !j->nodes_buf) {
+		int rc = read_nodes_file(j, j->nodes + 1);
+		if (rc)
+			return rc;
+	}
 	if (tp_alloc_from_hostlist(tp_conf_machine(j->conf), j->nodes, slots,
 				   "--nodes", &j->alloc, &err) < 0)
 		return cli_report("--nodes", &err);
@@ -322,7 +379,7 @@ static json_object *map_json(const struct job *j, const struct map_result *r)
 	} else if (json_object_object_add(doc, "search", NULL) < 0) {
 		bad = -1;
 	}
-	bad |= put(doc, "elapsed_ms", cli_json_double(r->elapsed_ms));
+	bad |= put(doc, "elapsed_ms", cli_json_ms(r->elapsed_ms));
 	if (bad) {
 		json_object_put(doc);
 		return NULL;
@@ -451,7 +508,10 @@ static int map_run(struct job *j)
 			{ "zorder", r.have_z ? &r.mz : NULL },
 			{ tp_policy_name(r.used), &r.m },
 		};
-		cli_print_compare(stderr, rows, 3);
+		/* The chosen policy's row, unless it is one of the first two. */
+		int nrows = r.used == TP_POLICY_BLOCK || r.used == TP_POLICY_ZORDER
+			    ? 2 : 3;
+		cli_print_compare(stderr, rows, nrows);
 	}
 
 	if (j->format && !strcmp(j->format, "json")) {

@@ -229,7 +229,11 @@ static int make_alloc(struct ctx *c)
 	}
 	if (tp_alloc_from_hostlist(tp_conf_machine(c->conf), s->nodelist, 1,
 				   "the job's nodes", &c->alloc, &err) < 0) {
-		fail(c, "%s (is %s up to date?)", err.msg, c->site->conf_path);
+		if (err.code == TP_ENOENT)
+			fail(c, "%s (is %s up to date?)", err.msg,
+			     c->site->conf_path);
+		else
+			fail(c, "%s", err.msg);
 		return -1;
 	}
 	int32_t nn = tp_alloc_nnodes(c->alloc);

@@ -25,7 +25,7 @@
 #include "geom_select.h"
 #include "internal.h"
 
-#define MAX_VARIANT_ITEMS 4096   /* cap on task partitions for >3-D inputs */
+
 #define MAX_PERMS 720
 
 void tp_geom_opts_default(tp_geom_opts *o)
@@ -289,7 +289,8 @@ static int tree_push(tree *t, int64_t x)
 
 typedef struct node_part {
 	tree tr;
-	int32_t *slot_node;   /* slot position -> allocation index */
+	int32_t *leaf_node;   /* allocation index of each leaf, in order */
+	int32_t nleaves;
 	int tree_id;          /* equal trees share an id */
 	side_order so;
 } node_part;
@@ -300,15 +301,14 @@ typedef struct node_ctx {
 	const int32_t *alloc_index;  /* pointset id -> allocation index */
 	int k;
 	tree *tr;
-	int32_t *slot_node;
-	int64_t slot_pos;
+	int32_t *leaf_node;
+	int32_t nleaves;
 } node_ctx;
 
 static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 {
 	if (n == 1) {
-		for (uint32_t s = 0; s < p[0].w; s++)
-			c->slot_node[c->slot_pos++] = c->alloc_index[p[0].id];
+		c->leaf_node[c->nleaves++] = c->alloc_index[p[0].id];
 		return tree_push(c->tr, 0);
 	}
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
@@ -568,37 +568,32 @@ static int all_perms(int n, int (*out)[TP_MAX_DIMS], int max)
 	return cnt;
 }
 
-/* One unit of parallel work: a task order (or the longest variant) scored
- * against every node partition sharing its split tree. */
-typedef struct work_item {
-	side_order tso;
-	int tree_id;
-	int refl_mask;
-	int tperm_idx;
-} work_item;
-
+/* The search state shared by the worker threads. */
 typedef struct search {
 	const tp_graph *g;
 	const tp_alloc *a;
 	const tp_geom_opts *o;
-	pointset tasks;
-	node_part *np;        /* [0] = longest; [1..] = machine permutations */
+	pointset tasks, nodes;
+	const int32_t *ids;   /* node pointset id -> allocation index */
+	const int *used;      /* slots in use per allocation index */
+	int32_t nn;
+	node_part *np;        /* [0] longest; then (machine perm, reflection) */
 	int nnp;
-	work_item *items;
+	side_order *tso;      /* [0] longest; then one per task permutation */
+	int *item_tree;       /* work item -> tree id (phase 2) */
+	int *item_tperm;      /* work item -> index into tso */
 	int nitems;
-	int npp, nrefl;
-	int nodes_dims;
+	int phase;            /* 1: node partitions, 2: task orders + scoring */
 	atomic_int next;
 	double t0;
-	/* results, guarded by mu */
-	pthread_mutex_t mu;
+	int porig[TP_MAX_DIMS], torig[TP_MAX_DIMS];  /* kept dim -> axis */
+	pthread_mutex_t mu;   /* guards everything below */
 	double best_score;
 	int best_variant;
 	int32_t *best_map;
 	int scored;
 	bool budget_hit;
 	int err;
-	int porig[TP_MAX_DIMS], torig[TP_MAX_DIMS];  /* kept dim -> axis */
 } search;
 
 static bool out_of_time(search *s)
@@ -607,107 +602,188 @@ static bool out_of_time(search *s)
 	       tp__now_ms() - s->t0 > s->o->time_budget_ms;
 }
 
-static void run_item(search *s, const work_item *it, tp__pt *buf,
-		     int32_t *map, tp_congestion_ws *ws)
+static int build_node_part(search *s, node_part *np, tp__pt *nbuf)
+{
+	np->leaf_node = tp__malloc_array((size_t)s->nn, sizeof(int32_t));
+	if (!np->leaf_node)
+		return TP_ENOMEM;
+	for (int32_t j = 0; j < s->nn; j++) {
+		nbuf[j].id = (uint32_t)j;
+		nbuf[j].w = (uint32_t)s->used[s->ids[j]];
+	}
+	node_ctx nc = { &s->nodes, &np->so, s->ids, s->o->parts_per_level,
+			&np->tr, np->leaf_node, 0 };
+	int rc = node_rec(&nc, nbuf, s->nn, 0);
+	np->nleaves = nc.nleaves;
+	return rc;
+}
+
+/* map[t] for every task, from a task order and a node partition's leaves. */
+static void fill_map(const search *s, const node_part *np, const tp__pt *buf,
+		     int32_t *map)
+{
+	int64_t pos = 0;
+	for (int32_t l = 0; l < np->nleaves; l++) {
+		int32_t node = np->leaf_node[l];
+		for (int k = 0; k < s->used[node]; k++)
+			map[buf[pos++].id] = node;
+	}
+}
+
+/* Phase 2 item: partition the tasks for one task permutation into the counts
+ * of one split tree, then score it against every node partition with that
+ * tree.  Item 0 is the longest-extent variant on both sides. */
+static void run_item(search *s, int item, tp__pt *buf, int32_t *map,
+		     int *tc, tp_congestion_ws *ws)
 {
 	int32_t n = s->g->ntasks;
-	/* any node partition with this tree gives the counts */
+	int tree_id = s->item_tree[item], tpi = s->item_tperm[item];
 	const node_part *ref = NULL;
 	for (int i = 0; i < s->nnp && !ref; i++)
-		if (s->np[i].tree_id == it->tree_id)
+		if (s->np[i].tree_id == tree_id)
 			ref = &s->np[i];
 	for (int32_t t = 0; t < n; t++) {
 		buf[t].id = (uint32_t)t;
 		buf[t].w = 1;
 	}
-	task_ctx tc = { &s->tasks, &it->tso, &ref->tr, 0 };
-	task_rec(&tc, buf, n, 0);
+	task_ctx tctx = { &s->tasks, &s->tso[tpi], &ref->tr, 0 };
+	task_rec(&tctx, buf, n, 0);
 
-	/* the longest task variant pairs with the longest node partition only;
-	 * a permuted task variant with every machine permutation of its tree */
 	for (int i = 0; i < s->nnp; i++) {
 		const node_part *np = &s->np[i];
-		if (it->tso.longest ? i != 0 : (i == 0 || np->tree_id != it->tree_id))
+		if (item == 0 ? i != 0 : (i == 0 || np->tree_id != tree_id))
 			continue;
-		for (int32_t pos = 0; pos < n; pos++)
-			map[buf[pos].id] = np->slot_node[pos];
-		double score = tp_metrics_score(s->g, s->a, map, s->o->metric, ws);
-		int variant = it->tso.longest ? 0 :
-			1 + (it->tperm_idx * s->nrefl + it->refl_mask) * s->npp + (i - 1);
+		if (item != 0 && out_of_time(s)) {
+			pthread_mutex_lock(&s->mu);
+			s->budget_hit = true;
+			pthread_mutex_unlock(&s->mu);
+			return;
+		}
+		double score;
+		if (s->o->metric == TP_METRIC_HOP_BYTES) {
+			/* per-task router coordinates, then the bounded sum: a
+			 * candidate cut off above the best so far could never
+			 * win, ties included, so the result stays deterministic */
+			const tp_machine *m = s->a->m;
+			int nd = m->ndims;
+			int64_t pos = 0;
+			for (int32_t l = 0; l < np->nleaves; l++) {
+				int32_t node = np->leaf_node[l];
+				const int *c = &m->coords[(int64_t)s->a->node[node] * nd];
+				for (int k = 0; k < s->used[node]; k++) {
+					int *dst = &tc[(int64_t)buf[pos++].id * nd];
+					for (int d = 0; d < nd; d++)
+						dst[d] = c[d];
+				}
+			}
+			pthread_mutex_lock(&s->mu);
+			double bound = s->best_score;
+			pthread_mutex_unlock(&s->mu);
+			score = tp__hop_bytes_task_coords(s->g, m, tc, bound);
+		} else {
+			fill_map(s, np, buf, map);
+			score = tp_metrics_score(s->g, s->a, map, s->o->metric, ws);
+		}
+		int variant = item == 0 ? 0 : 1 + (tpi - 1) * (s->nnp - 1) + (i - 1);
 		pthread_mutex_lock(&s->mu);
 		s->scored++;
 		if (score < s->best_score ||
 		    (score == s->best_score && variant < s->best_variant)) {
 			s->best_score = score;
 			s->best_variant = variant;
-			memcpy(s->best_map, map, sizeof(int32_t) * (size_t)n);
+			fill_map(s, np, buf, s->best_map);
 		}
 		pthread_mutex_unlock(&s->mu);
 	}
+}
+
+static void fail(search *s, int rc)
+{
+	pthread_mutex_lock(&s->mu);
+	s->err = rc;
+	pthread_mutex_unlock(&s->mu);
 }
 
 static void *worker(void *arg)
 {
 	search *s = arg;
 	int32_t n = s->g->ntasks;
-	tp__pt *buf = tp__malloc_array((size_t)n, sizeof(tp__pt));
-	int32_t *map = tp__malloc_array((size_t)n, sizeof(int32_t));
+	size_t len = s->phase == 1 ? (size_t)s->nn : (size_t)n;
+	tp__pt *buf = tp__malloc_array(len, sizeof(tp__pt));
+	int32_t *map = s->phase == 2 ? tp__malloc_array((size_t)n, sizeof(int32_t)) : NULL;
+	int *tc = s->phase == 2 ? tp__malloc_array((size_t)n * (size_t)s->a->m->ndims,
+						    sizeof(int)) : NULL;
 	tp_congestion_ws *ws = NULL;
-	bool ok = buf && map;
-	if (ok && s->o->metric == TP_METRIC_CONGESTION)
+	bool ok = buf && (s->phase == 1 || (map && tc));
+	if (ok && s->phase == 2 && s->o->metric == TP_METRIC_CONGESTION)
 		ok = tp_congestion_ws_create(&ws, s->a->m, NULL) == 0;
-	if (!ok) {
-		pthread_mutex_lock(&s->mu);
-		s->err = TP_ENOMEM;
-		pthread_mutex_unlock(&s->mu);
-	}
+	if (!ok)
+		fail(s, TP_ENOMEM);
 	while (ok) {
 		int i = atomic_fetch_add(&s->next, 1);
-		if (i >= s->nitems)
-			break;
-		/* the first item (longest variant) always runs: a result must exist */
-		if (i > 0 && out_of_time(s)) {
-			pthread_mutex_lock(&s->mu);
-			s->budget_hit = true;
-			pthread_mutex_unlock(&s->mu);
-			break;
+		if (s->phase == 1) {
+			if (i >= s->nnp)
+				break;
+			if (build_node_part(s, &s->np[i], buf)) {
+				fail(s, TP_ENOMEM);
+				break;
+			}
+		} else {
+			if (i >= s->nitems)
+				break;
+			/* item 0 (longest variant) always runs: a result must exist */
+			if (i > 0 && out_of_time(s)) {
+				pthread_mutex_lock(&s->mu);
+				s->budget_hit = true;
+				pthread_mutex_unlock(&s->mu);
+				break;
+			}
+			run_item(s, i, buf, map, tc, ws);
 		}
-		run_item(s, &s->items[i], buf, map, ws);
 	}
 	tp_congestion_ws_destroy(ws);
 	free(buf);
 	free(map);
+	free(tc);
 	return NULL;
+}
+
+static void run_phase(search *s, int phase, int nthreads)
+{
+	pthread_t th[8];
+	int started;
+	s->phase = phase;
+	atomic_store(&s->next, 0);
+	for (started = 0; started < nthreads - 1; started++)
+		if (pthread_create(&th[started], NULL, worker, s))
+			break;
+	worker(s);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
 }
 
 static const char AXES[] = "xyzuvw";
 
-static void describe_variant(const search *s, int variant, int ntp, int nrefl,
-			     int (*tperms)[TP_MAX_DIMS],
-			     int (*pperms)[TP_MAX_DIMS], char *buf, size_t len)
+static void describe_variant(const search *s, int variant, char *buf, size_t len)
 {
 	if (variant == 0) {
 		snprintf(buf, len, "longest extent first");
 		return;
 	}
-	int v = variant - 1;
-	int npp = s->nnp - 1;
-	int pp = v % npp;
-	int rest = v / npp;
-	int refl = rest % nrefl;
-	int tpi = rest / nrefl;
-	(void)ntp;
-	char tp[8] = "", mp[8] = "", rf[16] = "";
-	for (int d = 0; d < s->tasks.dims; d++)
-		tp[d] = AXES[s->torig[tperms[tpi][d]]];
-	for (int d = 0; d < s->nodes_dims; d++)
-		mp[d] = AXES[s->porig[pperms[pp][d]]];
+	int v = variant - 1, per = s->nnp - 1;
+	const side_order *t = &s->tso[1 + v / per];
+	const side_order *m = &s->np[1 + v % per].so;
+	char tp[8] = "", mp[8] = "", rf[8] = "";
 	int k = 0;
 	for (int d = 0; d < s->tasks.dims; d++)
-		if (refl >> d & 1)
-			rf[k++] = AXES[s->torig[d]];
-	snprintf(buf, len, "tasks %s%s%s%s -> machine %s", tp,
-		 k ? " (reflect " : "", rf, k ? ")" : "", mp);
+		tp[d] = AXES[s->torig[t->perm[d]]];
+	for (int d = 0; d < s->nodes.dims; d++) {
+		mp[d] = AXES[s->porig[m->perm[d]]];
+		if (m->reflect[d])
+			rf[k++] = AXES[s->porig[d]];
+	}
+	snprintf(buf, len, "tasks %s -> machine %s%s%s%s", tp, mp,
+		 k ? " (reflected " : "", rf, k ? ")" : "");
 }
 
 int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
@@ -744,22 +820,17 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 	s.best_variant = INT32_MAX;
 	pthread_mutex_init(&s.mu, NULL);
 
-	int rc = 0, nthreads = 1, shifted = 0;
+	int rc = 0, shifted = 0;
 	int *shc = tp__malloc_array((size_t)a->nnodes * (size_t)pdim, sizeof(int));
 	int *used = tp__malloc_array((size_t)a->nnodes, sizeof(int));
 	double *npos = NULL, *pvpos = NULL, *tvpos = NULL;
-	int32_t *ids = NULL;       /* pointset id -> allocation index */
-	pointset nodes;
-	memset(&nodes, 0, sizeof nodes);
-	tp__pt *nbuf = NULL;
+	int32_t *ids = NULL;
 	int (*tperms)[TP_MAX_DIMS] = NULL, (*pperms)[TP_MAX_DIMS] = NULL;
-	pthread_t th[8];
-	int started = 0;
 	s.best_map = tp__malloc_array((size_t)n, sizeof(int32_t));
 	if (!shc || !used || !s.best_map)
 		goto nomem;
 
-	/* node coordinates: seam-shifted when asked, on wrapped dimensions */
+	/* node coordinates: seam-shifted on wrapped dimensions when asked */
 	if (opt->seam_shift) {
 		shifted = tp_geom_seam_shift(a, shc);
 		if (shifted < 0)
@@ -790,8 +861,7 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 		nn += used[i] > 0;
 	npos = tp__malloc_array((size_t)nn * (size_t)pdim, sizeof(double));
 	ids = tp__malloc_array((size_t)nn, sizeof(int32_t));
-	nbuf = tp__malloc_array((size_t)nn, sizeof(tp__pt));
-	if (!npos || !ids || !nbuf)
+	if (!npos || !ids)
 		goto nomem;
 	for (int32_t i = 0, j = 0; i < a->nnodes; i++) {
 		if (!used[i])
@@ -801,57 +871,66 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 			npos[(int64_t)j * pdim + d] = shc[(int64_t)i * pdim + d];
 		j++;
 	}
+	s.ids = ids;
+	s.used = used;
+	s.nn = nn;
 	pvpos = project_varying(npos, nn, pdim, &pdim, s.porig);
 	tvpos = project_varying(g->coords, n, tdim, &tdim, s.torig);
 	if (!pvpos || !tvpos)
 		goto nomem;
-	if (pointset_init(&nodes, nn, pdim, pvpos) ||
+	if (pointset_init(&s.nodes, nn, pdim, pvpos) ||
 	    pointset_init(&s.tasks, n, tdim, tvpos))
 		goto nomem;
 
-	s.nodes_dims = pdim;
-	/* variants */
-	int max_perm_t = opt->search == TP_SEARCH_NONE ? 0 : MAX_PERMS;
+	/* Variants: task permutations x machine permutations x reflections of
+	 * the machine axes.  Reflecting the node side instead of the task side
+	 * gives the same set of mappings and partitions fewer points. */
 	tperms = calloc(MAX_PERMS, sizeof *tperms);
 	pperms = calloc(MAX_PERMS, sizeof *pperms);
 	if (!tperms || !pperms)
 		goto nomem;
-	int ntp = max_perm_t ? all_perms(tdim, tperms, MAX_PERMS) : 0;
-	int npp = max_perm_t ? all_perms(pdim, pperms, MAX_PERMS) : 0;
-	int nrefl = opt->search == TP_SEARCH_FULL ? 1 << tdim : 1;
-	/* keep the number of task partitions bounded for many dimensions */
-	while ((int64_t)ntp * nrefl > MAX_VARIANT_ITEMS && nrefl > 1)
-		nrefl >>= 1;
-	if ((int64_t)ntp * nrefl > MAX_VARIANT_ITEMS)
-		ntp = MAX_VARIANT_ITEMS / nrefl;
-	if (npp > 64)
-		npp = 64;
+	bool searching = opt->search != TP_SEARCH_NONE;
+	int ntp = searching ? all_perms(tdim, tperms, 64) : 0;
+	int npp = searching ? all_perms(pdim, pperms, MAX_PERMS) : 0;
+	int nrefl = opt->search == TP_SEARCH_FULL ? 1 << pdim : 1;
+	while ((int64_t)npp * nrefl > 512 && nrefl > 1)
+		nrefl >>= 1;   /* bounded work for many dimensions */
+	if (npp * nrefl > 512)
+		npp = 512 / nrefl;
 
-	/* node partitions: [0] longest, then one per machine permutation */
-	s.nnp = 1 + npp;
+	s.nnp = 1 + npp * nrefl;
 	s.np = calloc((size_t)s.nnp, sizeof *s.np);
-	if (!s.np)
+	s.tso = calloc((size_t)(1 + ntp), sizeof *s.tso);
+	if (!s.np || !s.tso)
+		goto nomem;
+	s.np[0].so.longest = true;
+	s.tso[0].longest = true;
+	for (int d = 0; d < TP_MAX_DIMS; d++)
+		s.np[0].so.perm[d] = s.tso[0].perm[d] = d;
+	for (int pp = 0; pp < npp; pp++)
+		for (int r = 0; r < nrefl; r++) {
+			side_order *so = &s.np[1 + pp * nrefl + r].so;
+			memcpy(so->perm, pperms[pp], sizeof so->perm);
+			for (int d = 0; d < pdim; d++)
+				so->reflect[d] = (r >> d) & 1;
+		}
+	for (int t = 0; t < ntp; t++)
+		memcpy(s.tso[1 + t].perm, tperms[t], sizeof s.tso[1 + t].perm);
+
+	int nthreads = opt->nthreads;
+	if (nthreads <= 0) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		nthreads = cpus > 0 ? (int)cpus : 1;
+	}
+	if (nthreads > 8)
+		nthreads = 8;
+
+	/* phase 1: node partitions, in parallel */
+	run_phase(&s, 1, nthreads < s.nnp ? nthreads : s.nnp);
+	if (s.err)
 		goto nomem;
 	for (int i = 0; i < s.nnp; i++) {
 		node_part *np = &s.np[i];
-		if (i == 0) {
-			np->so.longest = true;
-			for (int d = 0; d < pdim; d++)
-				np->so.perm[d] = d;
-		} else {
-			memcpy(np->so.perm, pperms[i - 1], sizeof np->so.perm);
-		}
-		np->slot_node = tp__malloc_array((size_t)n, sizeof(int32_t));
-		if (!np->slot_node)
-			goto nomem;
-		for (int32_t j = 0; j < nn; j++) {
-			nbuf[j].id = (uint32_t)j;
-			nbuf[j].w = (uint32_t)used[ids[j]];
-		}
-		node_ctx nc = { &nodes, &np->so, ids, opt->parts_per_level,
-				&np->tr, np->slot_node, 0 };
-		if (node_rec(&nc, nbuf, nn, 0))
-			goto nomem;
 		np->tree_id = i;
 		for (int j = 0; j < i; j++)
 			if (s.np[j].tr.len == np->tr.len &&
@@ -861,73 +940,36 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 			}
 	}
 
-	/* work items: the longest variant, then one per (task permutation,
-	 * reflection, distinct split tree of the machine permutations) */
-	int *tree_ids = tp__malloc_array((size_t)s.nnp, sizeof(int));
-	int ntrees = 0;
-	if (!tree_ids)
+	/* phase 2: item 0 = longest; then (task permutation, distinct tree) */
+	s.item_tree = tp__malloc_array((size_t)(1 + ntp * s.nnp), sizeof(int));
+	s.item_tperm = tp__malloc_array((size_t)(1 + ntp * s.nnp), sizeof(int));
+	if (!s.item_tree || !s.item_tperm)
 		goto nomem;
-	for (int i = 1; i < s.nnp; i++) {
-		bool seen = false;
-		for (int j = 0; j < ntrees; j++)
-			seen |= tree_ids[j] == s.np[i].tree_id;
-		if (!seen)
-			tree_ids[ntrees++] = s.np[i].tree_id;
-	}
-	s.items = calloc((size_t)(1 + (int64_t)ntrees * ntp * nrefl), sizeof *s.items);
-	if (!s.items) {
-		free(tree_ids);
-		goto nomem;
-	}
-	s.npp = npp;
-	s.nrefl = nrefl;
-	s.items[0].tso.longest = true;
-	for (int d = 0; d < tdim; d++)
-		s.items[0].tso.perm[d] = d;
-	s.items[0].tree_id = s.np[0].tree_id;
+	s.item_tree[0] = s.np[0].tree_id;
+	s.item_tperm[0] = 0;
 	s.nitems = 1;
-	for (int tpi = 0; tpi < ntp; tpi++)
-		for (int r = 0; r < nrefl; r++)
-			for (int t = 0; t < ntrees; t++) {
-				work_item *it = &s.items[s.nitems++];
-				memcpy(it->tso.perm, tperms[tpi], sizeof it->tso.perm);
-				for (int d = 0; d < tdim; d++)
-					it->tso.reflect[d] = (r >> d) & 1;
-				it->tree_id = tree_ids[t];
-				it->tperm_idx = tpi;
-				it->refl_mask = r;
-			}
-	free(tree_ids);
-
-	/* threads */
-	if (opt->nthreads > 0) {
-		nthreads = opt->nthreads;
-	} else {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		nthreads = cpus > 0 ? (int)cpus : 1;
-	}
-	if (nthreads > 8)
-		nthreads = 8;
-	if (nthreads > s.nitems)
-		nthreads = s.nitems;
-	atomic_init(&s.next, 0);
-	for (started = 0; started < nthreads - 1; started++)
-		if (pthread_create(&th[started], NULL, worker, &s))
-			break;
-	worker(&s);
-	for (int i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	for (int t = 0; t < ntp; t++)
+		for (int i = 1; i < s.nnp; i++) {
+			bool first = true;   /* first machine variant with this tree */
+			for (int j = 1; j < i && first; j++)
+				first = s.np[j].tree_id != s.np[i].tree_id;
+			if (!first)
+				continue;
+			s.item_tree[s.nitems] = s.np[i].tree_id;
+			s.item_tperm[s.nitems++] = 1 + t;
+		}
+	run_phase(&s, 2, nthreads < s.nitems ? nthreads : s.nitems);
 	if (s.err || s.scored == 0)
 		goto nomem;
 
 	memcpy(map, s.best_map, sizeof(int32_t) * (size_t)n);
 	if (report) {
 		memset(report, 0, sizeof *report);
-		report->variants_total = 1 + ntp * nrefl * npp;
+		report->variants_total = 1 + ntp * (s.nnp - 1);
 		report->variants_scored = s.scored;
 		report->best_variant = s.best_variant;
-		describe_variant(&s, s.best_variant, ntp, nrefl, tperms, pperms,
-				 report->best_desc, sizeof report->best_desc);
+		describe_variant(&s, s.best_variant, report->best_desc,
+				 sizeof report->best_desc);
 		report->best_score = s.best_score;
 		report->budget_hit = s.budget_hit;
 		report->subset_selected = subset;
@@ -942,15 +984,16 @@ out:
 	if (s.np)
 		for (int i = 0; i < s.nnp; i++) {
 			free(s.np[i].tr.v);
-			free(s.np[i].slot_node);
+			free(s.np[i].leaf_node);
 		}
 	free(s.np);
-	free(s.items);
+	free(s.tso);
+	free(s.item_tree);
+	free(s.item_tperm);
 	free(tperms);
 	free(pperms);
-	pointset_free(&nodes);
+	pointset_free(&s.nodes);
 	pointset_free(&s.tasks);
-	free(nbuf);
 	free(npos);
 	free(pvpos);
 	free(tvpos);

@@ -13,8 +13,8 @@ static inline void pt_swap(tp__pt *a, tp__pt *b)
 	*b = t;
 }
 
-/* Median of three moved to p[hi-1] as pivot; returns the pivot's final index
- * after a Lomuto-style partition of p[lo..hi). */
+/* Hoare partition of p[lo..hi) around the median of three; returns the
+ * pivot's final index: p[lo..q) < p[q] < p(q..hi). */
 static int64_t partition(tp__pt *p, int64_t lo, int64_t hi)
 {
 	int64_t mid = lo + (hi - lo) / 2, last = hi - 1;
@@ -22,15 +22,22 @@ static int64_t partition(tp__pt *p, int64_t lo, int64_t hi)
 		pt_swap(&p[mid], &p[lo]);
 	if (pt_less(&p[last], &p[lo]))
 		pt_swap(&p[last], &p[lo]);
-	if (pt_less(&p[mid], &p[last]))
+	if (pt_less(&p[last], &p[mid]))
 		pt_swap(&p[mid], &p[last]);
-	/* p[last] is now the median of the three */
-	tp__pt pivot = p[last];
-	int64_t i = lo;
-	for (int64_t j = lo; j < last; j++)
-		if (pt_less(&p[j], &pivot))
-			pt_swap(&p[i++], &p[j]);
-	pt_swap(&p[i], &p[last]);
+	/* p[lo] <= p[mid] <= p[last]: park the pivot at last - 1 */
+	pt_swap(&p[mid], &p[last - 1]);
+	tp__pt pivot = p[last - 1];
+	int64_t i = lo, j = last - 1;
+	for (;;) {
+		while (pt_less(&p[++i], &pivot))
+			;
+		while (pt_less(&pivot, &p[--j]))
+			;
+		if (i >= j)
+			break;
+		pt_swap(&p[i], &p[j]);
+	}
+	pt_swap(&p[i], &p[last - 1]);
 	return i;
 }
 

@@ -61,6 +61,15 @@ static inline int tp__coord_dist(const struct tp_machine *m, const int *a,
 	return h;
 }
 
+/* Hop-bytes, but free to stop early and return any value above bound once
+ * the sum exceeds it (used to discard losing candidates quickly). */
+double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, double bound);
+
+/* Same from per-task router coordinates tc (ntasks x ndims of m). */
+double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
+				 const int *tc, double bound);
+
 /* Overflow-checked allocation helpers (NULL on overflow or failure). */
 void *tp__calloc(size_t n, size_t size);
 void *tp__malloc_array(size_t n, size_t size);

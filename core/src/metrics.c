@@ -129,7 +129,8 @@ TP_HOT int64_t first_above(const int32_t *adj, int64_t e, int64_t end,
  * site, so the distance loop is unrolled).  Per-task partial sums keep the
  * summation order fixed: the result is bit-for-bit reproducible. */
 TP_HOT double hop_bytes_loop(const struct tp_graph *g, const struct tp_alloc *a,
-			     const int32_t *map, const int *wd, int nd)
+			     const int32_t *map, const int *wd, int nd,
+			     double bound)
 {
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
@@ -149,6 +150,9 @@ TP_HOT double hop_bytes_loop(const struct tp_graph *g, const struct tp_alloc *a,
 			s += w[e] * (double)dist_nd(cu, cv, wd, nd);
 		}
 		sum += s;
+		/* weights are >= 0: once past the bound the sum can only grow */
+		if ((u & 1023) == 1023 && sum > bound)
+			return sum;
 	}
 	return sum;
 }
@@ -160,13 +164,56 @@ double tp_metrics_hop_bytes(const tp_graph *g, const tp_alloc *a,
 {
 	if (!g || !a || (!map && g->ntasks > 0))
 		return -1.0;
+	return tp__hop_bytes_bounded(g, a, map, HUGE_VAL);
+}
+
+/* Hop-bytes from per-task router coordinates (tc: ntasks x nd), one load per
+ * neighbour instead of three dependent ones. */
+TP_HOT double hop_bytes_tc_loop(const struct tp_graph *g, const int *tc,
+				const int *wd, int nd, double bound)
+{
+	const int64_t *xadj = g->xadj;
+	const int32_t *adj = g->adjncy;
+	const double *w = g->weights;
+	const int32_t n = g->ntasks;
+	double sum = 0.0;
+
+	for (int32_t u = 0; u < n; u++) {
+		const int *cu = tc + (size_t)u * (size_t)nd;
+		const int64_t end = xadj[u + 1];
+		double s = 0.0;
+		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++)
+			s += w[e] * (double)dist_nd(cu, tc + (size_t)adj[e] * (size_t)nd, wd, nd);
+		sum += s;
+		if ((u & 1023) == 1023 && sum > bound)
+			return sum;
+	}
+	return sum;
+}
+
+double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
+				 const int *tc, double bound)
+{
+	int wd[TP_MAX_DIMS];
+	wrap_extents(m, wd);
+	switch (m->ndims) {
+	case 1: return hop_bytes_tc_loop(g, tc, wd, 1, bound);
+	case 2: return hop_bytes_tc_loop(g, tc, wd, 2, bound);
+	case 3: return hop_bytes_tc_loop(g, tc, wd, 3, bound);
+	default: return hop_bytes_tc_loop(g, tc, wd, m->ndims, bound);
+	}
+}
+
+double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, double bound)
+{
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
 	switch (a->m->ndims) {
-	case 1: return hop_bytes_loop(g, a, map, wd, 1);
-	case 2: return hop_bytes_loop(g, a, map, wd, 2);
-	case 3: return hop_bytes_loop(g, a, map, wd, 3);
-	default: return hop_bytes_loop(g, a, map, wd, a->m->ndims);
+	case 1: return hop_bytes_loop(g, a, map, wd, 1, bound);
+	case 2: return hop_bytes_loop(g, a, map, wd, 2, bound);
+	case 3: return hop_bytes_loop(g, a, map, wd, 3, bound);
+	default: return hop_bytes_loop(g, a, map, wd, a->m->ndims, bound);
 	}
 }
 

@@ -1,5 +1,6 @@
 /* topoplace — the policy layer, baseline mappings and hostfile input/output. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,27 +229,40 @@ int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
 int tp_hostfile_write_path(const char *path, const tp_alloc *a,
 			   const int32_t *map, int32_t ntasks, tp_error *err)
 {
-	size_t len = strlen(path);
-	char *tmp = malloc(len + 16);
+	/* A temporary file beside the target, created with mode 0666 so that the
+	 * umask applies as for any new file, then fsync'ed and renamed: readers
+	 * see either the old file or the complete new one, never a partial one. */
+	size_t len = strlen(path) + 48;
+	char *tmp = malloc(len);
 	if (!tmp)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-	snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
-	int fd = mkstemp(tmp);
+	int fd = -1, e = 0;
+	for (unsigned k = 0; k < 100 && fd < 0; k++) {
+		snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(), k);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		e = errno;
+		if (fd < 0 && e != EEXIST)
+			break;
+	}
 	if (fd < 0) {
-		int e = errno;
 		free(tmp);
 		return tp_error_set(err, TP_EIO, "%s: cannot create: %s", path, strerror(e));
 	}
 	FILE *f = fdopen(fd, "w");
 	int rc = f ? tp_hostfile_write(f, a, map, ntasks) : TP_EIO;
+	e = errno;
 	if (f && fflush(f) != 0)
+		rc = TP_EIO, e = errno;
+	if (!rc && fsync(fd) != 0)
+		rc = TP_EIO, e = errno;
+	if (f ? fclose(f) != 0 : close(fd) != 0) {
+		if (!rc)
+			e = errno;
 		rc = TP_EIO;
-	if (f ? fclose(f) != 0 : close(fd) != 0)
-		rc = TP_EIO;
+	}
 	if (!rc && rename(tmp, path) != 0)
-		rc = TP_EIO;
+		rc = TP_EIO, e = errno;
 	if (rc) {
-		int e = errno;
 		unlink(tmp);
 		free(tmp);
 		return tp_error_set(err, TP_EIO, "%s: cannot write: %s", path, strerror(e));

@@ -82,16 +82,16 @@ static int parse_dims(struct stencil *st, const char *spec, const char *f,
 			q++;
 		if (nd == 3)
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": more than 3 dimensions (use NxM or NxMxK)",
+					    "stencil '" SPEC_SHOW "'" ": more than 3 dimensions (use NxM or NxMxK)",
 					    spec);
 		if (!parse_extent(p, (size_t)(q - p), &ext[nd]))
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": dimension %d (%c) '%.*s' is not a positive integer",
+					    "stencil '" SPEC_SHOW "'" ": dimension %d (%c) '%.*s' is not a positive integer",
 					    spec, nd + 1, axis_name[nd],
 					    (int)(q - p > 40 ? 40 : q - p), p);
 		if (ext[nd] == 0)
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": dimension %d (%c) is zero",
+					    "stencil '" SPEC_SHOW "'" ": dimension %d (%c) is zero",
 					    spec, nd + 1, axis_name[nd]);
 		nd++;
 		if (q == end)
@@ -100,13 +100,13 @@ static int parse_dims(struct stencil *st, const char *spec, const char *f,
 	}
 	if (nd < 2)
 		return tp_error_set(err, TP_EINVAL,
-				    "--stencil " SPEC_SHOW ": %d dimension, expected 2 or 3 (NxM or NxMxK)",
+				    "stencil '" SPEC_SHOW "'" ": %d dimension, expected 2 or 3 (NxM or NxMxK)",
 				    spec, nd);
 	long long prod = 1;
 	for (int d = 0; d < nd; d++) {
 		if (ext[d] > INT32_MAX || prod > INT32_MAX / ext[d]) {
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": too many tasks (more than %ld)",
+					    "stencil '" SPEC_SHOW "'" ": too many tasks (more than %ld)",
 					    spec, (long)INT32_MAX);
 		}
 		prod *= ext[d];
@@ -129,7 +129,7 @@ static int parse_periodic(struct stencil *st, const char *spec,
 		return 0;
 	if (!*val)
 		return tp_error_set(err, TP_EINVAL,
-				    "--stencil " SPEC_SHOW ": periodic= needs axes (x, y, z, all or none)",
+				    "stencil '" SPEC_SHOW "'" ": periodic= needs axes (x, y, z, all or none)",
 				    spec);
 	for (const char *c = val; *c; c++) {
 		if (*c == ',')
@@ -137,15 +137,15 @@ static int parse_periodic(struct stencil *st, const char *spec,
 		int d = *c == 'x' ? 0 : *c == 'y' ? 1 : *c == 'z' ? 2 : -1;
 		if (d < 0)
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": periodic=%.40s: unknown axis '%c' (use x, y, z, all or none)",
+					    "stencil '" SPEC_SHOW "'" ": periodic=%.40s: unknown axis '%c' (use x, y, z, all or none)",
 					    spec, val, *c);
 		if (d >= st->ndims)
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": periodic=%.40s: axis %c, but the grid has only %d dimensions",
+					    "stencil '" SPEC_SHOW "'" ": periodic=%.40s: axis %c, but the grid has only %d dimensions",
 					    spec, val, *c, st->ndims);
 		if (st->wrap[d])
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": periodic=%.40s: axis %c given twice",
+					    "stencil '" SPEC_SHOW "'" ": periodic=%.40s: axis %c given twice",
 					    spec, val, *c);
 		st->wrap[d] = true;
 	}
@@ -163,7 +163,7 @@ static int parse_weights(struct stencil *st, const char *spec,
 		size_t len = q ? (size_t)(q - p) : strlen(p);
 		if (n == st->ndims)
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": weights=%.60s: more values than the grid's %d dimensions",
+					    "stencil '" SPEC_SHOW "'" ": weights=%.60s: more values than the grid's %d dimensions",
 					    spec, val, st->ndims);
 		if (len >= sizeof buf)
 			len = sizeof buf - 1;
@@ -171,7 +171,7 @@ static int parse_weights(struct stencil *st, const char *spec,
 		buf[len] = '\0';
 		if (!parse_positive(buf, &st->weight[n]))
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": weights=%.60s: value %d '%s' is not a positive number",
+					    "stencil '" SPEC_SHOW "'" ": weights=%.60s: value %d '%s' is not a positive number",
 					    spec, val, n + 1, buf);
 		n++;
 		if (!q)
@@ -180,7 +180,7 @@ static int parse_weights(struct stencil *st, const char *spec,
 	}
 	if (n != st->ndims)
 		return tp_error_set(err, TP_EINVAL,
-				    "--stencil " SPEC_SHOW ": weights=%.60s: %d values, but the grid has %d dimensions",
+				    "stencil '" SPEC_SHOW "'" ": weights=%.60s: %d values, but the grid has %d dimensions",
 				    spec, val, n, st->ndims);
 	return 0;
 }
@@ -192,7 +192,7 @@ static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
 	st->weight[0] = st->weight[1] = st->weight[2] = 1;
 	if (!spec || !*spec)
 		return tp_error_set(err, TP_EINVAL,
-				    "--stencil: empty spec (expected e.g. 64x32x32:7pt)");
+				    "stencil: empty spec (expected e.g. 64x32x32:7pt)");
 
 	size_t flen = strcspn(spec, ":");
 	int rc = parse_dims(st, spec, spec, flen, err);
@@ -207,10 +207,10 @@ static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
 		size_t len = strcspn(p, ":");
 		if (len == 0)
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": empty field", spec);
+					    "stencil '" SPEC_SHOW "'" ": empty field", spec);
 		if (len >= sizeof field)
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": field '%.40s...' is too long",
+					    "stencil '" SPEC_SHOW "'" ": field '%.40s...' is too long",
 					    spec, p);
 		memcpy(field, p, len);
 		field[len] = '\0';
@@ -224,16 +224,16 @@ static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
 				  !strcmp(field, "27pt") ? 27 : 0;
 			if (!pts)
 				return tp_error_set(err, TP_EINVAL,
-						    "--stencil " SPEC_SHOW ": unknown field '%s' (points: 5pt, 9pt, 7pt, 27pt; options: periodic=, bytes=, weights=)",
+						    "stencil '" SPEC_SHOW "'" ": unknown field '%s' (points: 5pt, 9pt, 7pt, 27pt; options: periodic=, bytes=, weights=)",
 						    spec, field);
 			if (st->points)
 				return tp_error_set(err, TP_EINVAL,
-						    "--stencil " SPEC_SHOW ": stencil points given twice",
+						    "stencil '" SPEC_SHOW "'" ": stencil points given twice",
 						    spec);
 			int want = (pts == 5 || pts == 9) ? 2 : 3;
 			if (want != st->ndims)
 				return tp_error_set(err, TP_EINVAL,
-						    "--stencil " SPEC_SHOW ": %s needs a %d-D grid, this one is %d-D (use %s)",
+						    "stencil '" SPEC_SHOW "'" ": %s needs a %d-D grid, this one is %d-D (use %s)",
 						    spec, field, want, st->ndims,
 						    st->ndims == 2 ? "5pt or 9pt" : "7pt or 27pt");
 			st->points = pts;
@@ -250,11 +250,11 @@ static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
 			seen = &seen_weights;
 		else
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": unknown option '%s' (periodic=, bytes=, weights=)",
+					    "stencil '" SPEC_SHOW "'" ": unknown option '%s' (periodic=, bytes=, weights=)",
 					    spec, key);
 		if (*seen)
 			return tp_error_set(err, TP_EINVAL,
-					    "--stencil " SPEC_SHOW ": option %s= given twice",
+					    "stencil '" SPEC_SHOW "'" ": option %s= given twice",
 					    spec, key);
 		*seen = true;
 		if (seen == &seen_periodic) {
@@ -262,7 +262,7 @@ static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
 		} else if (seen == &seen_bytes) {
 			if (!parse_positive(val, &st->bytes))
 				rc = tp_error_set(err, TP_EINVAL,
-						  "--stencil " SPEC_SHOW ": bytes=%s is not a positive number",
+						  "stencil '" SPEC_SHOW "'" ": bytes=%s is not a positive number",
 						  spec, val);
 		} else {
 			rc = parse_weights(st, spec, val, err);
@@ -374,7 +374,7 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 			  int64_t expect_ntasks, tp_error *err)
 {
 	if (!out)
-		return tp_error_set(err, TP_EINVAL, "--stencil: no output graph given");
+		return tp_error_set(err, TP_EINVAL, "stencil: no output graph given");
 	*out = NULL;
 	struct stencil st;
 	int rc = parse_spec(&st, spec, err);
@@ -384,7 +384,7 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 	if (expect_ntasks > 0 && expect_ntasks != n) {
 		size_t dl = strcspn(spec, ":");
 		return tp_error_set(err, TP_EINVAL,
-				    "--stencil %.*s: %ld tasks, but the job has %lld tasks",
+				    "stencil %.*s: %ld tasks, but the job has %lld tasks",
 				    (int)(dl > 120 ? 120 : dl), spec, (long)n,
 				    (long long)expect_ntasks);
 	}
@@ -438,6 +438,6 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 nomem:
 	tp_graph_destroy(g);
 	return tp_error_set(err, TP_ENOMEM,
-			    "--stencil " SPEC_SHOW ": out of memory for %ld tasks",
+			    "stencil '" SPEC_SHOW "'" ": out of memory for %ld tasks",
 			    spec, (long)n);
 }

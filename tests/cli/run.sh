@@ -131,6 +131,7 @@ BOX=$(awk 'BEGIN { for (z = 2; z < 6; z++) for (y = 2; y < 6; y++)
 	for (x = 2; x < 6; x++) print x + 8 * y + 64 * z }' | shuffle 7 | names)
 SPARSE=$(pick 64 12345 | names)     # 64 random nodes
 SPARSE8=$(pick 100 777 | names)     # 100 random nodes
+N64="n[000-063]"                    # the z=0 plane
 
 # ---- help, version, check-config ----
 
@@ -162,6 +163,18 @@ if check0 "block keeps hostlist order"; then
 	if [ "$got" = "$exp" ]; then ok "block keeps hostlist order"
 	else no "block keeps hostlist order" "got '$got'"; fi
 fi
+
+# --nodes @FILE: one name or hostlist per line, newlines act as commas
+printf 'n[004-005]\nn006\nn007\n\nn[000-001]\n' >"$tmp/nodes.txt"
+tp map --config "$C8" --nodes "@$tmp/nodes.txt" --ntasks 6 \
+	--stencil 3x2 --policy block
+got=$(tr '\n' ' ' <"$tmp/out" | sed 's/ $//')
+if check0 "--nodes @FILE"; then
+	if [ "$got" = "n004 n005 n006 n007 n000 n001" ]; then ok "--nodes @FILE"
+	else no "--nodes @FILE" "got '$got'"; fi
+fi
+fails2 "--nodes @missing file" "nodes.missing" - map --config "$C8" \
+	--nodes "@$tmp/nodes.missing" --ntasks 6 --stencil 3x2
 
 tp map --config "$C8" --nodes 'n[000-003]' --tasks-per-node 2 \
 	--stencil 2x2x2 --policy block
@@ -247,6 +260,7 @@ fi
 
 # Sparse random allocation: geometric beats block on hop-bytes.
 for job in "$SPARSE 1 4x4x4:7pt" "$SPARSE8 8 8x10x10:7pt" "$SPARSE8 2 20x10:5pt"; do
+	# shellcheck disable=SC2086
 	set -- $job
 	tp map --config "$C8" --nodes "$1" --tasks-per-node "$2" --stencil "$3" \
 		--format json --output "$tmp/sp.json"
@@ -350,7 +364,7 @@ done
 
 tp map --config "$C8D" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 --format json
 if check0 "config defaults"; then
-	r=$(json_get "$tmp/out" 'd["policy"] + " " + d["metric"]' 2>&1 <"$tmp/out")
+	r=$(json_get "$tmp/out" 'd["policy"] + " " + d["metric"]' 2>&1)
 	if [ "$r" = "block congestion" ]; then ok "DefaultPolicy/DefaultMetric from the config"
 	else no "config defaults" "policy/metric: $r"; fi
 fi
@@ -397,10 +411,35 @@ if check0 "json --output"; then
 	else no "json --output" "$(ls "$tmp/o")"; fi
 fi
 
+tp map --config "$C8" --nodes 'n[004-007],n[000-001]' --ntasks 6 --stencil 3x2 --policy none
+got=$(tr '\n' ' ' <"$tmp/out" | sed 's/ $//')
+if check0 "--policy none"; then
+	if [ "$got" = 'n004 n005 n006 n007 n000 n001' ]; then ok "--policy none keeps Slurm's order"
+	else no "--policy none" "got '$got'"; fi
+fi
+
+# ---- runtime failures: exit 1, nothing left behind ----
+
+tp map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --output "$tmp/no-dir/x"
+if [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
+   grep -qF "$tmp/no-dir/x" "$tmp/err" && [ ! -e "$tmp/no-dir" ]; then
+	ok "unwritable --output: exit 1, one line"
+else no "unwritable --output" "exit $rc: $(cat "$tmp/err")"; fi
+tp map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --format json \
+	--output "$tmp/no-dir/x"
+if [ "$rc" -eq 1 ] && grep -qF "$tmp/no-dir/x" "$tmp/err"; then ok "unwritable json --output: exit 1"
+else no "unwritable json --output" "exit $rc: $(cat "$tmp/err")"; fi
+if [ -w /dev/full ]; then
+	$VG "$T" map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 \
+		>/dev/full 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q 'write error' "$tmp/err"; then ok "full stdout: exit 1"
+	else no "full stdout" "exit $rc: $(cat "$tmp/err")"; fi
+fi
+
 # ---- bad input: exit 2, one line naming the culprit, no output file ----
 
 O=$tmp/none.out
-N64="n[000-063]"
 fails2 "unknown node in --nodes" "n999" "$O" \
 	map --config "$C8" --nodes 'n[000-002],n999' --ntasks 4 --stencil 2x2 --output "$O"
 fails2 "malformed hostlist" "--nodes" "$O" \

@@ -12,6 +12,7 @@
 # Target: < 50 ms added (median) for stencil hints.
 #
 # Needs root.  Environment: BUILD (default build), RUNS (default 15).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)

@@ -30,6 +30,7 @@
 #   TP_USER=tpuser
 #
 # The host's own hostname, /etc/hosts and services are never changed.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -229,6 +230,7 @@ cmd_start() {
 		log "warning: plugin $PLUGIN not built; plugstack.conf will list it as optional"
 	fi
 	# On any failure from here on, tear down what was started.
+	# shellcheck disable=SC2154
 	trap 'rc=$?; if [ $rc -ne 0 ]; then log "start failed, stopping"; cmd_stop; fi' EXIT
 	local t0 i ns
 	t0=$(date +%s%N)

@@ -3,6 +3,7 @@
 # cluster (8 nodes as a 2x2x2 torus), submits one job of 64 tasks with a
 # 4x4x4 periodic stencil hint and --topo-report, shows where every rank ran
 # next to Slurm's default order, and stops the cluster.  Needs root.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)

@@ -12,6 +12,7 @@
 #
 # Environment: BUILD (build directory, default build), TP_SLURM_DIR and the
 # other knobs of cluster.sh, TP_KEEP_LOGS=1 keeps nothing from being removed.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -112,15 +113,22 @@ declare -A JOB
 submit() {
 	local name=$1 j
 	shift
-	j=$(as_user "sbatch --parsable -o $name.out -e $name.err $* ./$name.sh" 2>"$W/$name.sbatch-err")
+	for _ in 1 2 3; do   # a busy controller may refuse for a moment
+		j=$(as_user "sbatch --parsable -o $name.out -e $name.err $* ./$name.sh" 2>"$W/$name.sbatch-err")
+		[ -n "$j" ] && break
+		sleep 1
+	done
 	JOB[$name]=$j
 	[ -n "$j" ] || echo "     (sbatch for $name failed: $(cat "$W/$name.sbatch-err"))"
 }
 
+# Until the queue is empty; a failing squeue (busy controller) is no answer.
 wait_jobs() {
-	local i
+	local i q
 	for ((i = 0; i < 1200; i++)); do
-		[ -z "$(squeue -h -o %i 2>/dev/null)" ] && return 0
+		if q=$(squeue -h -o %i 2>/dev/null) && [ -z "$q" ]; then
+			return 0
+		fi
 		sleep 0.1
 	done
 	echo "     (jobs still queued after 120 s:)"; squeue
@@ -144,6 +152,14 @@ check_eq() {  # check_eq NAME EXPECTED ACTUAL [context lines...]
 }
 
 count_lines() { grep -c -- "$1" "$2" 2>/dev/null || true; }
+
+# ------------------------------------------------- does the cluster work?
+if ! timeout 60 srun -N8 -n8 true 2>"$W/warmup.err"; then
+	bad "0 the test cluster runs a job (srun -N8 true)" "$(cat "$W/warmup.err")"
+	tail -3 "$DIR"/log/slurmctld.log
+	summary
+	exit 1
+fi
 
 # ------------------------------------------------------ is the plugin there?
 if ! as_user "srun --help" 2>/dev/null | grep -q -- '--topo-stencil'; then
@@ -290,11 +306,10 @@ done
 f=$W/t1a.out
 nodes=$(hosts "$(val NL "$f")")
 cyc=""
-for ((r = 0; r < 64; r++)); do
-	set -- $nodes
-	shift $((r % 8))
-	cyc="$cyc${cyc:+ }$1"
-done
+read -r -a nodearr <<< "$nodes"
+if [ "${#nodearr[@]}" = 8 ]; then
+	for ((r = 0; r < 64; r++)); do cyc="$cyc${cyc:+ }${nodearr[r % 8]}"; done
+fi
 check_eq "7b srun -m cyclic inside a placed sbatch job: Slurm's cyclic order" "$cyc" "$(val CYC "$f")"
 
 # ------------------------------------------------------- salloc + srun
@@ -362,6 +377,68 @@ if [ -n "$(val USER "$f")" ] && [ "$(val USER "$f")" = "$(val TOPO "$f")" ] &&
 	ok "7a srun -w NODES --topo-stencil: the user's -w wins, the report line says so"
 else
 	bad "7a srun -w wins" "without hint [$(val USER "$f")] with hint [$(val TOPO "$f")]" "stderr: $(cat "$W/t7.err")"
+fi
+
+# ---- --topo-gpu-matrix: accepted, said to be not yet applied
+script t4e 'echo "SPLIT=$(srun --topo-stencil=2x2 --topo-gpu-matrix=m.txt bash -c "echo \$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -u | paste -sd" ")"'
+as_user "salloc -N2 --ntasks-per-node=2 --gpus-per-node=4 ./t4e.sh > t4e.out 2> t4e.err"
+if [ "$(val SPLIT "$W/t4e.out")" = "0:0,1 1:2,3" ] &&
+	[ "$(count_lines '^topoplace: --topo-gpu-matrix=m.txt is accepted but not yet applied' "$W/t4e.err")" = 1 ]; then
+	ok "4e --topo-gpu-matrix: accepted, one line says it is not yet applied"
+else
+	bad "4e --topo-gpu-matrix" "split [$(val SPLIT "$W/t4e.out")]" "stderr: $(cat "$W/t4e.err")"
+fi
+
+# The remaining tests change the site configuration; nothing else runs now.
+wait_jobs
+ARGS0="policy=auto time_budget_ms=300 max_file_bytes=1048576"
+
+# ---- 0b: an unknown plugstack argument is logged, the plugin keeps working
+TP_PLUGSTACK_ARGS="$ARGS0 bogus=1" bash "$HERE/cluster.sh" plugstack on
+script t0b "$SHOW
+echo \"MAP=\$(ranks --topo-stencil=2x2x2)\""
+as_user "salloc -N4 --ntasks-per-node=2 ./t0b.sh > t0b.out 2> t0b.err"
+f=$W/t0b.out
+exp=$(expected "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" --stencil 2x2x2 --policy geometric)
+if [ "$(val MAP "$f")" = "$exp" ] && [ -n "$exp" ] &&
+	grep -q "topoplace: unknown plugstack argument 'bogus=1' (ignored)" "$W/t0b.err"; then
+	ok "0b unknown plugstack argument: logged as an error, placement still works"
+else
+	bad "0b unknown plugstack argument" "expected [$exp] got [$(val MAP "$f")]" "stderr: $(cat "$W/t0b.err")"
+fi
+
+# ---- 6c: a site default that needs no pattern applies to jobs without hints
+TP_PLUGSTACK_ARGS="policy=cyclic" bash "$HERE/cluster.sh" plugstack on
+for n in t6c t6d; do script $n "$SHOW
+echo \"MAP=\$(ranks)\""; done
+as_user "salloc -N4 --ntasks-per-node=2 ./t6c.sh > t6c.out 2> t6c.err"
+submit t6d -N4 --ntasks-per-node=2
+wait_jobs
+for name in t6c t6d; do
+	f=$W/$name.out
+	exp=$(expected "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" --stencil 2x2x2 --policy cyclic)
+	if [ "$(val MAP "$f")" = "$exp" ] && [ -n "$exp" ] && [ "$(count_lines topoplace "$W/$name.err")" = 0 ]; then
+		ok "6c plugstack policy=cyclic, job without hints ($([ $name = t6c ] && echo salloc+srun || echo sbatch)): cyclic order, silently"
+	else
+		bad "6c plugstack policy=cyclic, job without hints ($name)" "expected [$exp] got [$(val MAP "$f")]" "stderr: $(cat "$W/$name.err")"
+	fi
+done
+
+# ---- 5d: a node missing from topoplace.conf
+cp "$CONF" "$CONF.saved"
+printf 'Network=torus Dims=2x2x2 Wrap=yes\nNodeName=node[1-7] CoordOrder=x-major\n' > "$CONF"
+TP_PLUGSTACK_ARGS="$ARGS0" bash "$HERE/cluster.sh" plugstack on
+script t5d "$SHOW
+echo \"MAP=\$(ranks --topo-stencil=2x2)\""
+as_user "salloc -w node[7-8] -N2 --ntasks-per-node=2 ./t5d.sh > t5d.out 2> t5d.err"
+mv -f "$CONF.saved" "$CONF"
+f=$W/t5d.out
+blk=$(block "$(val NL "$f")" "$(val TPN "$f")" 2x2)
+if [ "$(val MAP "$f")" = "$blk" ] && [ -n "$blk" ] &&
+	[ "$(count_lines '^topoplace: error: .*node8.*Slurm.s placement is kept' "$W/t5d.err")" = 1 ]; then
+	ok "5 node unknown to topoplace.conf: Slurm's order, one error line"
+else
+	bad "5 node unknown to topoplace.conf" "block [$blk] got [$(val MAP "$f")]" "stderr: $(cat "$W/t5d.err")"
 fi
 
 # ---- nothing left behind

@@ -561,7 +561,7 @@ START_TEST(stencil_expect)
 	tp_error err = { 0 };
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "64x32x32:7pt", 1000, &err), TP_EINVAL);
 	ck_assert_ptr_null(g);
-	ck_assert_str_eq(err.msg, "--stencil 64x32x32: 65536 tasks, but the job has 1000 tasks");
+	ck_assert_str_eq(err.msg, "stencil 64x32x32: 65536 tasks, but the job has 1000 tasks");
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4x2:periodic=x", 64, &err), 0);
 	ck_assert_int_eq(tp_graph_ntasks(g), 64);
 	tp_graph_destroy(g);
@@ -577,7 +577,7 @@ static void stencil_bad(const char *spec, const char *frag)
 	ck_assert_ptr_null(g);
 	ck_assert_msg(strstr(err.msg, frag) != NULL, "%s: error \"%s\" lacks \"%s\"",
 		      spec ? spec : "(null)", err.msg, frag);
-	ck_assert_msg(msg_starts(&err, "--stencil"), "%s", err.msg);
+	ck_assert_msg(msg_starts(&err, "stencil"), "%s", err.msg);
 }
 
 START_TEST(stencil_errors)
@@ -586,7 +586,7 @@ START_TEST(stencil_errors)
 	stencil_bad(NULL, "empty spec");
 	stencil_bad("64", "1 dimension, expected 2 or 3");
 	stencil_bad("4x4x4x4", "more than 3 dimensions");
-	stencil_bad("0x4", "--stencil 0x4: dimension 1 (x) is zero");
+	stencil_bad("0x4", "stencil '0x4': dimension 1 (x) is zero");
 	stencil_bad("4x4x0:7pt", "dimension 3 (z) is zero");
 	stencil_bad("-4x4", "dimension 1 (x) '-4' is not a positive integer");
 	stencil_bad("4xabc", "dimension 2 (y) 'abc' is not a positive integer");
