@@ -74,7 +74,7 @@ $(BUILD)/topoplace.so: $(SPANK_OBJ) $(CORE_OBJ)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -Icore/src -Itests/unit $(CFLAGS_ALL) -Wno-missing-prototypes \
+	$(CC) $(CPPFLAGS_ALL) -Icore/src -Itests/unit $(CFLAGS_ALL) -Wno-missing-prototypes -Wno-format-truncation \
 	  -DTP_TEST_DATA='"$(CURDIR)/tests/data"' -DTP_SOURCE_DIR='"$(CURDIR)"' \
 	  -o $@ $< $(LIB_A) $(CHECK_LIBS) $(LIBS)
 

@@ -267,12 +267,8 @@ static int make_graph(struct ctx *c)
 	}
 	if (h->stencil) {
 		if (tp_graph_from_stencil(&c->g, h->stencil, n, &err) < 0) {
-			/* The core names the spec as "--stencil SPEC: ..." (the
-			 * command's option); say it with the plugin's name. */
-			if (!strncmp(err.msg, "--stencil ", 10))
-				fail(c, "--topo-stencil=%s", err.msg + 10);
-			else
-				fail(c, "--topo-stencil=%s: %s", h->stencil, err.msg);
+			/* The core's message names the spec itself. */
+			fail(c, "--topo-stencil: %s", err.msg);
 			return -1;
 		}
 		return 0;
@@ -299,6 +295,29 @@ static double budget_ms(const struct ctx *c)
 	return tp_conf_time_budget_ms(c->conf);
 }
 
+/* Does c->map score worse than the block order (Slurm's default)? */
+static bool worse_than_block(struct ctx *c, enum tp_metric_kind metric)
+{
+	int32_t n = (int32_t)c->step->ntasks;
+	tp_congestion_ws *ws = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	if (!c->g)
+		return false;
+	if (!c->block) {
+		c->block = malloc((size_t)n * sizeof *c->block);
+		if (!c->block || tp_map_block(c->alloc, n, c->block, &err) < 0)
+			return false;   /* cannot tell: keep the mapping */
+	}
+	if (metric == TP_METRIC_CONGESTION &&
+	    tp_congestion_ws_create(&ws, tp_conf_machine(c->conf), &err) < 0)
+		return false;
+	double mine = tp_metrics_score(c->g, c->alloc, c->map, metric, ws);
+	double slurm = tp_metrics_score(c->g, c->alloc, c->block, metric, ws);
+	tp_congestion_ws_destroy(ws);
+	return mine > slurm;
+}
+
 static void report(struct ctx *c, const char *label, enum tp_policy pol,
 		   const tp_geom_report *grep)
 {
@@ -319,8 +338,14 @@ static void report(struct ctx *c, const char *label, enum tp_policy pol,
 	tp_metrics mb, mm;
 	tp_error err;
 	tp_error_clear(&err);
-	c->block = malloc((size_t)n * sizeof *c->block);
-	if (!c->block || tp_map_block(c->alloc, n, c->block, &err) < 0 ||
+	if (!c->block) {
+		c->block = malloc((size_t)n * sizeof *c->block);
+		if (c->block && tp_map_block(c->alloc, n, c->block, &err) < 0) {
+			free(c->block);
+			c->block = NULL;
+		}
+	}
+	if (!c->block ||
 	    tp_metrics_compute(c->g, c->alloc, c->block, true, &mb, &err) < 0 ||
 	    tp_metrics_compute(c->g, c->alloc, c->map, true, &mm, &err) < 0) {
 		say(r->msg, "topoplace: policy %s: %ld tasks on %ld nodes in "
@@ -444,6 +469,17 @@ static void place(struct ctx *c)
 	}
 	if (rc < 0) {
 		fail(c, "policy %s: %s", label, err.msg);
+		return;
+	}
+
+	/* Never worse than Slurm's own order under the site's metric: a graph
+	 * whose coordinates do not match its edges can mislead the geometric
+	 * search (tp_place does not guard against it yet). */
+	if (pol == TP_POLICY_GEOMETRIC && worse_than_block(c, po.geom.metric)) {
+		char why2[160];
+		snprintf(why2, sizeof why2, "policy %s scores worse than Slurm's own "
+			 "order under %s", label, tp_metric_name(po.geom.metric));
+		keep(c, why2);
 		return;
 	}
 

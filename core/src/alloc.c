@@ -37,65 +37,6 @@ static void alloc_fill_slots(tp_alloc *a, int slots_per_node)
 	a->total_slots = (int64_t)a->nnodes * slots_per_node;
 }
 
-/* Reject what Slurm's hostlist_create() would reject (or half-accept) before
- * calling it: libslurm 22.05 leaks memory and logs to stderr on every bad
- * range, and takes "nid[0-" for a node called "nid]".  This only checks;
- * Slurm does the expansion.  Brackets pair up without nesting and hold a
- * comma-separated list of N or N-M with N <= M and at most 65536 names per
- * range (Slurm's MAX_RANGE).  On failure why says what is wrong. */
-static bool hostlist_ok(const char *s, char *why, size_t len)
-{
-	for (const char *p = s; *p; p++) {
-		if (*p == ']') {
-			snprintf(why, len, "unbalanced brackets");
-			return false;
-		}
-		if (*p != '[')
-			continue;
-		for (;;) {
-			const char *item = ++p;
-			unsigned long long lo = 0, hi;
-			int nd = 0, nd2 = 1;
-			for (; *p >= '0' && *p <= '9'; p++, nd++)
-				if (nd < 19)
-					lo = lo * 10 + (unsigned long long)(*p - '0');
-			hi = lo;
-			if (*p == '-') {
-				hi = 0;
-				nd2 = 0;
-				for (p++; *p >= '0' && *p <= '9'; p++, nd2++)
-					if (nd2 < 19)
-						hi = hi * 10 + (unsigned long long)(*p - '0');
-			}
-			if (!*p) {
-				snprintf(why, len, "unbalanced brackets");
-				return false;
-			}
-			if (!nd || !nd2 || nd > 18 || nd2 > 18 || (*p != ',' && *p != ']')) {
-				const char *e = p;
-				while (*e && *e != ',' && *e != ']')
-					e++;
-				snprintf(why, len, "bad range '%.*s'", (int)(e - item), item);
-				return false;
-			}
-			if (lo > hi) {
-				snprintf(why, len, "bad range '%.*s' (decreasing)",
-					 (int)(p - item), item);
-				return false;
-			}
-			if (hi - lo >= 65536) {
-				snprintf(why, len,
-					 "range '%.*s' has %llu names, Slurm allows at most 65536 per range",
-					 (int)(p - item), item, hi - lo + 1);
-				return false;
-			}
-			if (*p == ']')
-				break;
-		}
-	}
-	return true;
-}
-
 int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 			   int slots_per_node, const char *what,
 			   tp_alloc **out, tp_error *err)
@@ -113,7 +54,7 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 				    "%s: %d slots per node, expected >= 1", what,
 				    slots_per_node);
 	char why[160];
-	if (!hostlist_ok(hostlist, why, sizeof why))
+	if (!tp__hostlist_ok(hostlist, why, sizeof why))
 		return tp_error_set(err, TP_EINVAL, "%s: malformed hostlist '%s': %s",
 				    what, hostlist, why);
 	hostlist_t hl = slurm_hostlist_create(hostlist);
@@ -210,10 +151,10 @@ int tp_alloc_from_nodes(const tp_machine *m, const int32_t *nodes,
 		seen[v] = 1;
 	}
 	free(seen);
-	tp_alloc *a;
+	tp_alloc *a = NULL;
 	int rc = alloc_new(m, nnodes, &a, "allocation", err);
-	if (rc)
-		return rc;
+	if (rc || !a)
+		return rc ? rc : TP_ENOMEM;
 	memcpy(a->node, nodes, (size_t)nnodes * sizeof *nodes);
 	a->nnodes = nnodes;
 	alloc_fill_slots(a, slots_per_node);

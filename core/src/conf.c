@@ -168,65 +168,6 @@ static int split(char *s, char sep, char **parts, int max)
 	}
 }
 
-/* Reject what Slurm's hostlist_create() would reject (or half-accept) before
- * calling it: libslurm 22.05 leaks memory and logs to stderr on every bad
- * range, and takes "nid[0-" for a node called "nid]".  This only checks;
- * Slurm does the expansion.  Brackets pair up without nesting and hold a
- * comma-separated list of N or N-M with N <= M and at most 65536 names per
- * range (Slurm's MAX_RANGE).  On failure why says what is wrong. */
-static bool hostlist_ok(const char *s, char *why, size_t len)
-{
-	for (const char *p = s; *p; p++) {
-		if (*p == ']') {
-			snprintf(why, len, "unbalanced brackets");
-			return false;
-		}
-		if (*p != '[')
-			continue;
-		for (;;) {
-			const char *item = ++p;
-			unsigned long long lo = 0, hi;
-			int nd = 0, nd2 = 1;
-			for (; *p >= '0' && *p <= '9'; p++, nd++)
-				if (nd < 19)
-					lo = lo * 10 + (unsigned long long)(*p - '0');
-			hi = lo;
-			if (*p == '-') {
-				hi = 0;
-				nd2 = 0;
-				for (p++; *p >= '0' && *p <= '9'; p++, nd2++)
-					if (nd2 < 19)
-						hi = hi * 10 + (unsigned long long)(*p - '0');
-			}
-			if (!*p) {
-				snprintf(why, len, "unbalanced brackets");
-				return false;
-			}
-			if (!nd || !nd2 || nd > 18 || nd2 > 18 || (*p != ',' && *p != ']')) {
-				const char *e = p;
-				while (*e && *e != ',' && *e != ']')
-					e++;
-				snprintf(why, len, "bad range '%.*s'", (int)(e - item), item);
-				return false;
-			}
-			if (lo > hi) {
-				snprintf(why, len, "bad range '%.*s' (decreasing)",
-					 (int)(p - item), item);
-				return false;
-			}
-			if (hi - lo >= 65536) {
-				snprintf(why, len,
-					 "range '%.*s' has %llu names, Slurm allows at most 65536 per range",
-					 (int)(p - item), item, hi - lo + 1);
-				return false;
-			}
-			if (*p == ']')
-				break;
-		}
-	}
-	return true;
-}
-
 /* Read a whole file.  TP_ENOENT / TP_EIO with *why set from errno. */
 static int read_text(const char *path, char **out, const char **why)
 {
@@ -761,7 +702,7 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 	}
 
 	char why[160];
-	if (!hostlist_ok(name->val, why, sizeof why))
+	if (!tp__hostlist_ok(name->val, why, sizeof why))
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "NodeName=%s: malformed hostlist: %s", name->val, why);
 	hostlist_t hl = slurm_hostlist_create(name->val);

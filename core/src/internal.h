@@ -74,6 +74,10 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 void *tp__calloc(size_t n, size_t size);
 void *tp__malloc_array(size_t n, size_t size);
 
+/* Check a hostlist expression before handing it to libslurm (which leaks
+ * and logs on malformed ranges); why receives the problem. */
+bool tp__hostlist_ok(const char *s, char *why, size_t len);
+
 /* Monotonic clock in milliseconds. */
 double tp__now_ms(void);
 

@@ -1,6 +1,7 @@
 /* topoplace — error reporting and small helpers used by every module. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,4 +70,63 @@ double tp__now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Reject what Slurm's hostlist_create() would reject (or half-accept) before
+ * calling it: libslurm 22.05 leaks memory and logs to stderr on every bad
+ * range, and takes "nid[0-" for a node called "nid]".  This only checks;
+ * Slurm does the expansion.  Brackets pair up without nesting and hold a
+ * comma-separated list of N or N-M with N <= M and at most 65536 names per
+ * range (Slurm's MAX_RANGE).  On failure why says what is wrong. */
+bool tp__hostlist_ok(const char *s, char *why, size_t len)
+{
+	for (const char *p = s; *p; p++) {
+		if (*p == ']') {
+			snprintf(why, len, "unbalanced brackets");
+			return false;
+		}
+		if (*p != '[')
+			continue;
+		for (;;) {
+			const char *item = ++p;
+			unsigned long long lo = 0, hi;
+			int nd = 0, nd2 = 1;
+			for (; *p >= '0' && *p <= '9'; p++, nd++)
+				if (nd < 19)
+					lo = lo * 10 + (unsigned long long)(*p - '0');
+			hi = lo;
+			if (*p == '-') {
+				hi = 0;
+				nd2 = 0;
+				for (p++; *p >= '0' && *p <= '9'; p++, nd2++)
+					if (nd2 < 19)
+						hi = hi * 10 + (unsigned long long)(*p - '0');
+			}
+			if (!*p) {
+				snprintf(why, len, "unbalanced brackets");
+				return false;
+			}
+			if (!nd || !nd2 || nd > 18 || nd2 > 18 || (*p != ',' && *p != ']')) {
+				const char *e = p;
+				while (*e && *e != ',' && *e != ']')
+					e++;
+				snprintf(why, len, "bad range '%.*s'", (int)(e - item), item);
+				return false;
+			}
+			if (lo > hi) {
+				snprintf(why, len, "bad range '%.*s' (decreasing)",
+					 (int)(p - item), item);
+				return false;
+			}
+			if (hi - lo >= 65536) {
+				snprintf(why, len,
+					 "range '%.*s' has %llu names, Slurm allows at most 65536 per range",
+					 (int)(p - item), item, hi - lo + 1);
+				return false;
+			}
+			if (*p == ']')
+				break;
+		}
+	}
+	return true;
 }

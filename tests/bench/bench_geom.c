@@ -59,6 +59,7 @@ struct bcase {
 	bool scotch;           /* run Scotch */
 	int runs;              /* timed tp_place runs (median quoted) */
 	bool expect_unit;      /* whole box, 1/node: avg hop-bytes must be 1 */
+	bool target;           /* a spec target case (random sparse allocation) */
 	const char *what;
 };
 
@@ -67,34 +68,34 @@ struct bcase {
  * (25 %), 65K/8 on 48^3 (7.4 %), 1M/1 on 128^3 (50 %), 1M/8 on 64^3 (50 %). */
 static const struct bcase cases[] = {
 	{ "rand-4k-1", {16, 16, 16}, {32, 32, 32}, 1, ALLOC_RANDOM,
-	  {0}, {0}, true, true, 5, false,
+	  {0}, {0}, true, true, 5, false, false,
 	  "4096 random nodes of 32^3" },
 	{ "rand-4k-8", {16, 16, 16}, {16, 16, 16}, 8, ALLOC_RANDOM,
-	  {0}, {0}, true, true, 5, false,
+	  {0}, {0}, true, true, 5, false, false,
 	  "512 random nodes of 16^3" },
 	{ "seam-4k-8", {32, 16, 8}, {32, 32, 32}, 8, ALLOC_BOX,
-	  {24, 3, 10}, {16, 8, 4}, true, true, 5, false,
+	  {24, 3, 10}, {16, 8, 4}, true, true, 5, false, false,
 	  "box x 24..31+0..7, y 3..10, z 10..13 of 32^3" },
 	{ "box-4k-1", {32, 16, 8}, {48, 48, 48}, 1, ALLOC_BOX,
-	  {44, 8, 20}, {8, 32, 16}, true, true, 5, true,
+	  {44, 8, 20}, {8, 32, 16}, true, true, 5, true, false,
 	  "box 8x32x16: x 44..47+0..3, y 8..39, z 20..35 of 48^3" },
 	{ "rand-65k-1", {64, 32, 32}, {64, 64, 64}, 1, ALLOC_RANDOM,
-	  {0}, {0}, false, true, 5, false,
+	  {0}, {0}, false, true, 5, false, true,
 	  "65536 random nodes of 64^3" },
 	{ "rand-65k-8", {64, 32, 32}, {48, 48, 48}, 8, ALLOC_RANDOM,
-	  {0}, {0}, false, true, 5, false,
+	  {0}, {0}, false, true, 5, false, true,
 	  "8192 random nodes of 48^3" },
 	{ "seam-65k-8", {64, 32, 32}, {48, 48, 48}, 8, ALLOC_BOX,
-	  {44, 8, 4}, {16, 16, 32}, false, true, 5, false,
+	  {44, 8, 4}, {16, 16, 32}, false, true, 5, false, false,
 	  "box x 44..47+0..11, y 8..23, z 4..35 of 48^3" },
 	{ "box-65k-1", {64, 32, 32}, {80, 80, 80}, 1, ALLOC_BOX,
-	  {64, 20, 8}, {32, 32, 64}, false, true, 5, true,
+	  {64, 20, 8}, {32, 32, 64}, false, true, 5, true, false,
 	  "box 32x32x64: x 64..79+0..15, y 20..51, z 8..71 of 80^3" },
 	{ "rand-1m-1", {128, 128, 64}, {128, 128, 128}, 1, ALLOC_RANDOM,
-	  {0}, {0}, false, false, 1, false,
+	  {0}, {0}, false, false, 1, false, true,
 	  "1048576 random nodes of 128^3" },
 	{ "rand-1m-8", {128, 128, 64}, {64, 64, 64}, 8, ALLOC_RANDOM,
-	  {0}, {0}, false, false, 1, false,
+	  {0}, {0}, false, false, 1, false, true,
 	  "131072 random nodes of 64^3" },
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
@@ -135,6 +136,8 @@ struct result {
 	char sc_msg[200];
 	bool sc_balanced;          /* every node got exactly its slots */
 	double gmtst_scotch, gmtst_topo; /* CommExpan from gmtst, NAN if none */
+	int64_t nedges;            /* stencil edges */
+	double load0, load1;       /* 1-minute load average around the case */
 };
 
 /* ------------------------------------------------------------------ */
@@ -206,6 +209,7 @@ static int cmp_dbl(const void *a, const void *b)
 }
 
 static uint64_t g_seed = 20261122;
+static bool keep_tmp;          /* --keep: leave Scotch's files in place */
 
 /* ------------------------------------------------------------------ */
 /* Inputs                                                              */
@@ -392,6 +396,7 @@ static void child_topo(const struct bcase *c, struct result *r,
 	r->setup_ms = now_ms() - t0;
 	r->tasks = tp_graph_ntasks(in.g);
 	r->nodes = in.nnodes;
+	r->nedges = tp_graph_nedges(in.g);
 	r->base_mb = vm_hwm_mb();
 
 	int32_t *map = malloc(sizeof(int32_t) * (size_t)r->tasks);
@@ -778,7 +783,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bench_geom [--quick] [--no-scotch] [--case NAME[,NAME..]]\n"
-		"                  [--runs N] [--scotch-timeout SEC] [--seed N] [--list]\n");
+		"                  [--runs N] [--scotch-timeout SEC] [--seed N] [--keep] [--list]\n"
+		"  --keep  keep the Scotch input/output files (g.grf, t.tgt, m.map,\n"
+		"          topo.map) of each case in $TMPDIR/bench_geom.XXXXXX\n");
 }
 
 int main(int argc, char **argv)
@@ -794,6 +801,8 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 		if (!strcmp(a, "--quick")) {
 			quick = true;
+		} else if (!strcmp(a, "--keep")) {
+			keep_tmp = true;
 		} else if (!strcmp(a, "--no-scotch")) {
 			want_scotch = false;
 		} else if (!strcmp(a, "--list")) {
@@ -903,6 +912,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bench_geom: mkdtemp %s: %s\n",
 					tmpl, strerror(errno));
 		}
+		double la[1] = { -1 };
+		getloadavg(la, 1);
+		rt->load0 = la[0];
 		fflush(stdout);
 		fprintf(stderr, "[%s] %s: topoplace...\n", c.name, c.what);
 		int e1 = run_child(0, &c, rt, tmpdir, want_scotch, sc_timeout,
@@ -911,8 +923,12 @@ int main(int argc, char **argv)
 			c.scotch && want_scotch ? " + Scotch" : "");
 		int e2 = run_child(1, &c, rb, tmpdir, want_scotch && tmpdir,
 				   sc_timeout, NULL);
-		if (tmpdir)
+		if (tmpdir && !keep_tmp)
 			rm_tmpdir(tmpdir);
+		else if (tmpdir)
+			fprintf(stderr, "[%s] kept %s\n", c.name, tmpdir);
+		getloadavg(la, 1);
+		rt->load1 = la[0];
 
 		/* Merge into rt. */
 		struct result *r = rt;
@@ -1004,6 +1020,21 @@ int main(int argc, char **argv)
 			       r->gmtst_topo, r->hb[M_TOPO],
 			       fabs(r->gmtst_topo - r->hb[M_TOPO]) <=
 				       1e-5 * fmax(1, r->hb[M_TOPO]) ? " ok" : " MISMATCH");
+		if (r->have[M_TOPO] && (c->tpn == 1 || c->tpn == 8)) {
+			/* Every inter-node edge costs >= 1 hop (one node per
+			 * router); a node's 8 tasks induce at most 12 stencil
+			 * edges (a 2x2x2 cube), 1 task none. */
+			double e = (double)r->nedges;
+			double lb = (e - (c->tpn == 8 ? 12.0 : 0.0) * r->nodes) / e;
+			if (r->hb[M_TOPO] <= lb + 1e-9)
+				printf("      lower bound on avg hop-bytes %.6f: topoplace reaches it (optimal)\n",
+				       lb);
+			else
+				printf("      lower bound on avg hop-bytes %.6f: topoplace %.1f%% above it\n",
+				       lb, 100 * (r->hb[M_TOPO] / lb - 1));
+		}
+		printf("      load average %.2f before the case, %.2f after\n",
+		       r->load0, r->load1);
 		if (c->expect_unit && r->have[M_TOPO]) {
 			bool ok = fabs(r->hb[M_TOPO] - 1.0) < 1e-12;
 			printf("      whole box, 1 task/node: topoplace avg hop-bytes %.6f, expected exactly 1.000: %s\n",
@@ -1021,7 +1052,9 @@ int main(int argc, char **argv)
 	}
 
 	/* ---- Targets ---- */
-	printf("\nTargets (spec):\n");
+	printf("\nTargets (spec; judged on the random sparse allocations, the seam and\n"
+	       "box cases are shown for information: their block order is already\n"
+	       "near-contiguous, so the block ratio cannot reach 60 %% even at the optimum):\n");
 	int nmiss = 0;
 	for (int k = 0; k < NCASES; k++) {
 		if (!sel[k])
@@ -1031,41 +1064,44 @@ int main(int argc, char **argv)
 		if (!r->have[M_TOPO])
 			continue;
 		int64_t nt = (int64_t)c->st[0] * c->st[1] * c->st[2];
+		bool tg = c->target;
+#define VERDICT(ok) (tg ? pass_miss(ok) : "info")
 		if (nt == 65536) {
-			printf("  %s (65,536 tasks):\n", c->name);
+			printf("  %s (65,536 tasks, %d/node):\n", c->name, c->tpn);
 			if (r->sc == SC_OK) {
 				double d = 1 - r->hb[M_TOPO] / r->hb[M_SCOTCH];
-				printf("    avg hop-bytes vs Scotch: %5.1f%% below (target >= 8%%)      %s\n",
-				       100 * d, pass_miss(d >= 0.08));
-				nmiss += d < 0.08;
+				printf("    avg hop-bytes vs Scotch: %5.1f%% below (target >= 8%%)   %s\n",
+				       100 * d, VERDICT(d >= 0.08));
+				nmiss += tg && d < 0.08;
 			} else {
 				printf("    avg hop-bytes vs Scotch: n/a (Scotch %s)\n",
 				       r->sc == SC_TIMEOUT ? "timed out" : "not run");
 			}
 			if (r->have[M_BLOCK]) {
 				double d = 1 - r->hb[M_TOPO] / r->hb[M_BLOCK];
-				printf("    avg hop-bytes vs block:  %5.1f%% below (target >= 60%%)     %s\n",
-				       100 * d, pass_miss(d >= 0.60));
-				nmiss += d < 0.60;
+				printf("    avg hop-bytes vs block:  %5.1f%% below (target >= 60%%)  %s\n",
+				       100 * d, VERDICT(d >= 0.60));
+				nmiss += tg && d < 0.60;
 			}
 			if (r->sc == SC_OK || r->sc == SC_TIMEOUT) {
 				double q = r->sc_s * 1e3 / r->topo_ms_med;
-				printf("    time Scotch/topoplace:   %s%.0fx (target >= 50x)             %s\n",
+				printf("    time Scotch/topoplace:   %s%5.1fx (target >= 50x)     %s\n",
 				       r->sc == SC_TIMEOUT ? ">" : "", q,
-				       pass_miss(q >= 50));
-				nmiss += q < 50;
+				       VERDICT(q >= 50));
+				nmiss += tg && q < 50;
 			}
-			printf("    topoplace time:          %.0f ms (target < 1000 ms)       %s\n",
-			       r->topo_ms_med, pass_miss(r->topo_ms_med < 1000));
-			nmiss += r->topo_ms_med >= 1000;
+			printf("    topoplace time:          %5.0f ms (target < 1000 ms) %s\n",
+			       r->topo_ms_med, VERDICT(r->topo_ms_med < 1000));
+			nmiss += tg && r->topo_ms_med >= 1000;
 		} else if (nt == 1048576) {
-			printf("  %s (1,048,576 tasks):\n", c->name);
-			printf("    topoplace time:          %.2f s (target < 10 s)           %s\n",
-			       r->topo_ms_med / 1e3, pass_miss(r->topo_ms_med < 10000));
-			printf("    peak memory:             %.0f MB (target < 2048 MB)      %s\n",
-			       r->peak_mb, pass_miss(r->peak_mb < 2048));
-			nmiss += (r->topo_ms_med >= 10000) + (r->peak_mb >= 2048);
+			printf("  %s (1,048,576 tasks, %d/node):\n", c->name, c->tpn);
+			printf("    topoplace time:          %5.2f s (target < 10 s)     %s\n",
+			       r->topo_ms_med / 1e3, VERDICT(r->topo_ms_med < 10000));
+			printf("    peak memory:             %5.0f MB (target < 2048 MB) %s\n",
+			       r->peak_mb, VERDICT(r->peak_mb < 2048));
+			nmiss += tg && ((r->topo_ms_med >= 10000) + (r->peak_mb >= 2048));
 		}
+#undef VERDICT
 	}
 	printf("\n%d target(s) missed, %d correctness problem(s)\n", nmiss, nbad);
 	munmap(res, sizeof(struct result) * 2 * NCASES);

@@ -52,7 +52,8 @@ echo
 echo "== the job's stderr"
 cat "$W/err.txt"
 echo
-echo "== where every rank ran (stencil coordinates x,y,z = rank % 4, rank / 4 % 4, rank / 16)"
+echo "== where every rank ran; xyz = the rank's stencil position (rank % 4, rank / 4 % 4, rank / 16),
+==   box = the extent of the stencil block each node holds"
 python3 - "$W/out.txt" <<'EOF'
 import sys
 lines = dict(l.split(": ", 1) for l in open(sys.argv[1]) if ": " in l)
@@ -66,8 +67,8 @@ def table(names, title):
         cells = " ".join(f"{r % 4}{r // 4 % 4}{r // 16}" for r in by[h])
         xs = {r % 4 for r in by[h]}; ys = {r // 4 % 4 for r in by[h]}; zs = {r // 16 for r in by[h]}
         print(f"  {h:<6} ranks {' '.join(f'{r:2d}' for r in by[h])}   xyz {cells}   box {len(xs)}x{len(ys)}x{len(zs)}")
-table(lines["ranks"].strip(), "topoplace (geometric): every node holds a 2x2x2 box of the stencil")
+table(lines["ranks"].strip(), "with topoplace (plain srun in the job: the plugin's SLURM_HOSTFILE)")
 print()
-table(lines["default"].strip(), "Slurm's default block order: every node holds a 4x2x1 slab")
+table(lines["default"].strip(), "Slurm's default order (srun -m block in the same job)")
 EOF
 echo

@@ -41,7 +41,7 @@ static tp_machine *mk_full_machine(int ndims, const int *dims,
 			x /= dims[d];
 		}
 		for (int k = 0; k < npr; k++) {
-			char name[32];
+			char name[48];
 			snprintf(name, sizeof name, "n%lld_%d", (long long)r, k);
 			ck_assert_int_eq(tp_machine_add_node(m, name, c, &err),
 					 (int)(r * npr + k));
