@@ -81,4 +81,55 @@ bool tp__hostlist_ok(const char *s, char *why, size_t len);
 /* Monotonic clock in milliseconds. */
 double tp__now_ms(void);
 
+/* ---- core/node: one node's inside (node.c, node_links.c, gpusel.c) ---- */
+
+enum tp_vkind { TP_V_PACKAGE, TP_V_HOSTBRIDGE, TP_V_BRIDGE, TP_V_GPU, TP_V_NVSWITCH };
+
+struct tp_node_vertex {
+	int kind;
+	int parent;         /* vertex index, -1 for sockets and the NVSwitch */
+	int uplink;         /* link to the parent, -1 when none */
+	int depth;          /* 0 for sockets */
+	int fanout;         /* PCI children (bridges: > 1 means a switch) */
+	char name[40];      /* "GPU0", "switch 0000:01:00.0", "socket1" */
+};
+
+struct tp_node_link {
+	int a, b;           /* vertices */
+	double bw;          /* GB/s */
+	char name[96];
+};
+
+struct tp_node_gpu {
+	char busid[16];
+	unsigned domain, bus, dev, func;
+	int package, numa;  /* logical indices, -1 unknown */
+	int vertex;
+};
+
+struct tp_node {
+	char *source;
+	int npackages, nnuma, ncores, npus;
+	int *core_pkg;                 /* ncores */
+	int *core_pu_off, *core_pus;   /* PU os indices of each core (CSR) */
+	int ngpus;
+	struct tp_node_gpu *gpu;
+	int nvert, vcap;
+	struct tp_node_vertex *vert;
+	int nlinks, lcap, nlinks_pci;  /* links [0, nlinks_pci) are PCIe/socket */
+	struct tp_node_link *link;
+	int *pkg_link;                 /* npackages^2: inter-socket link or -1 */
+	int *nvl;                      /* ngpus^2 NVLink lanes */
+	int nvswitch;                  /* NVLinks read as an NVSwitch fabric */
+	int *nvl_link;                 /* ngpus^2: direct NVLink link id or -1 */
+	int *nvs_link;                 /* ngpus: GPU-NVSwitch link id or -1 */
+	int *path;                     /* ngpus^2 enum tp_gpu_path */
+	double *pbw;                   /* ngpus^2 path bandwidth */
+	int *route_off, *route;        /* ngpus^2 + 1 offsets; links */
+};
+
+/* Recompute NVLink links, path classes, bandwidths and routes after the
+ * lane counts (nvl) changed. */
+int tp__node_finish(tp_node *n, tp_error *err);
+
 #endif

@@ -17,6 +17,7 @@
 #define TOPOPLACE_MACHINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <topoplace/error.h>
 

@@ -10,6 +10,7 @@
 #define TOPOPLACE_PATTERN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <topoplace/error.h>
 

@@ -6,6 +6,7 @@
  *   tp_place()                the mapping (task -> allocation index)
  *   tp_metrics_compute()      how good it is
  *   tp_hostfile_write_path()  SLURM_HOSTFILE
+ *   tp_node_load_xml(), tp_gpusel()   GPUs and CPUs inside a node
  */
 #ifndef TOPOPLACE_H
 #define TOPOPLACE_H
@@ -19,5 +20,6 @@
 #include <topoplace/geom.h>
 #include <topoplace/place.h>
 #include <topoplace/conf.h>
+#include <topoplace/node.h>
 
 #endif

@@ -1,0 +1,912 @@
+/* topoplace — the node model: sockets, cores and GPUs from hwloc, the PCIe
+ * tree, NVLink, path classes and the link graph used for congestion. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <hwloc.h>
+
+#include "internal.h"
+
+#define XML_MAX_BYTES ((off_t)64 << 20)
+
+const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
+			     size_t len)
+{
+	static const char *const names[] = { "X", "NV", "PIX", "PXB",
+					     "PHB", "NODE", "SYS" };
+	if ((int)p < 0 || (int)p > TP_PATH_SYS)
+		snprintf(buf, len, "?");
+	else if (p == TP_PATH_NVL)
+		snprintf(buf, len, "NV%d", lanes);
+	else
+		snprintf(buf, len, "%s", names[p]);
+	return buf;
+}
+
+void tp_node_destroy(tp_node *n)
+{
+	if (!n)
+		return;
+	free(n->source);
+	free(n->core_pkg);
+	free(n->core_pu_off);
+	free(n->core_pus);
+	free(n->gpu);
+	free(n->vert);
+	free(n->link);
+	free(n->pkg_link);
+	free(n->nvl);
+	free(n->nvl_link);
+	free(n->nvs_link);
+	free(n->path);
+	free(n->pbw);
+	free(n->route_off);
+	free(n->route);
+	free(n);
+}
+
+/* ---- building blocks ---- */
+
+static int add_vertex(tp_node *n, int kind, const char *name)
+{
+	if (n->nvert == n->vcap) {
+		int nc = n->vcap ? n->vcap * 2 : 32;
+		struct tp_node_vertex *v = realloc(n->vert, sizeof *v * (size_t)nc);
+		if (!v)
+			return -1;
+		n->vert = v;
+		n->vcap = nc;
+	}
+	struct tp_node_vertex *v = &n->vert[n->nvert];
+	memset(v, 0, sizeof *v);
+	v->kind = kind;
+	v->parent = -1;
+	v->uplink = -1;
+	snprintf(v->name, sizeof v->name, "%s", name);
+	return n->nvert++;
+}
+
+static int add_link(tp_node *n, int a, int b, double bw)
+{
+	if (n->nlinks == n->lcap) {
+		int nc = n->lcap ? n->lcap * 2 : 32;
+		struct tp_node_link *l = realloc(n->link, sizeof *l * (size_t)nc);
+		if (!l)
+			return -1;
+		n->link = l;
+		n->lcap = nc;
+	}
+	struct tp_node_link *l = &n->link[n->nlinks];
+	l->a = a;
+	l->b = b;
+	l->bw = bw;
+	snprintf(l->name, sizeof l->name, "%s - %s", n->vert[a].name,
+		 n->vert[b].name);
+	return n->nlinks++;
+}
+
+static bool is_nvidia_gpu(hwloc_obj_t o)
+{
+	return o->type == HWLOC_OBJ_PCI_DEVICE &&
+	       o->attr->pcidev.vendor_id == 0x10de &&
+	       (o->attr->pcidev.class_id == 0x0300 ||
+		o->attr->pcidev.class_id == 0x0302);
+}
+
+static int cmp_gpu_obj(const void *x, const void *y)
+{
+	const struct hwloc_pcidev_attr_s *a = &(*(hwloc_obj_t const *)x)->attr->pcidev;
+	const struct hwloc_pcidev_attr_s *b = &(*(hwloc_obj_t const *)y)->attr->pcidev;
+	unsigned ka[4] = { a->domain, a->bus, a->dev, a->func };
+	unsigned kb[4] = { b->domain, b->bus, b->dev, b->func };
+	for (int i = 0; i < 4; i++)
+		if (ka[i] != kb[i])
+			return ka[i] < kb[i] ? -1 : 1;
+	return 0;
+}
+
+static double pci_speed(hwloc_obj_t o)
+{
+	float s = 0;
+	if (o->type == HWLOC_OBJ_PCI_DEVICE)
+		s = o->attr->pcidev.linkspeed;
+	else if (o->type == HWLOC_OBJ_BRIDGE &&
+		 o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI)
+		s = o->attr->bridge.upstream.pci.linkspeed;
+	return s > 0 ? (double)s : TP_PCI_BW;
+}
+
+static bool is_hostbridge(hwloc_obj_t o)
+{
+	return o->type == HWLOC_OBJ_BRIDGE &&
+	       o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
+}
+
+static void obj_name(hwloc_obj_t o, char *buf, size_t len)
+{
+	if (is_hostbridge(o)) {
+		snprintf(buf, len, "host bridge %04x:[%02x-%02x]",
+			 o->attr->bridge.downstream.pci.domain,
+			 o->attr->bridge.downstream.pci.secondary_bus,
+			 o->attr->bridge.downstream.pci.subordinate_bus);
+	} else {
+		const struct hwloc_pcidev_attr_s *p =
+			o->type == HWLOC_OBJ_BRIDGE ? &o->attr->bridge.upstream.pci
+						    : &o->attr->pcidev;
+		snprintf(buf, len, "%s %04x:%02x:%02x.%x",
+			 o->io_arity > 1 ? "switch" : "bridge", p->domain,
+			 p->bus, p->dev, p->func);
+	}
+}
+
+/* Finds the vertex of hwloc object o, creating it (and its uplinks) when
+ * needed.  objs[v] remembers the object of vertex v. */
+static int vertex_of(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
+		     hwloc_obj_t **objs, int *ocap)
+{
+	for (int v = 0; v < n->nvert; v++)
+		if ((*objs)[v] == o)
+			return v;
+	int kind = is_hostbridge(o) ? TP_V_HOSTBRIDGE : TP_V_BRIDGE;
+	char name[40];
+	obj_name(o, name, sizeof name);
+	int v = add_vertex(n, kind, name);
+	if (v < 0)
+		return -1;
+	if (v >= *ocap) {
+		int nc = *ocap * 2 + 16;
+		hwloc_obj_t *no = realloc(*objs, sizeof *no * (size_t)nc);
+		if (!no)
+			return -1;
+		*objs = no;
+		*ocap = nc;
+	}
+	(*objs)[v] = o;
+	n->vert[v].fanout = (int)o->io_arity;
+	hwloc_obj_t p = o->parent;
+	int pv;
+	double bw;
+	if (p && (p->type == HWLOC_OBJ_BRIDGE || p->type == HWLOC_OBJ_PCI_DEVICE)) {
+		pv = vertex_of(n, t, p, objs, ocap);
+		bw = pci_speed(o);
+	} else {
+		hwloc_obj_t pk = p;
+		while (pk && pk->type != HWLOC_OBJ_PACKAGE)
+			pk = pk->parent;
+		pv = pk && (int)pk->logical_index < n->npackages
+		     ? (int)pk->logical_index : 0;
+		/* a host bridge carries what its ports carry */
+		bw = 0;
+		for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
+			bw += pci_speed(c);
+		if (bw <= 0)
+			bw = TP_PCI_BW;
+	}
+	if (pv < 0)
+		return -1;
+	int l = add_link(n, v, pv, bw);
+	if (l < 0)
+		return -1;
+	n->vert[v].parent = pv;
+	n->vert[v].uplink = l;
+	return v;
+}
+
+/* The socket and NUMA node of a GPU from its first non-I/O ancestor. */
+static void gpu_locality(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
+			 struct tp_node_gpu *g)
+{
+	hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(t, o);
+	g->package = -1;
+	g->numa = -1;
+	if (!a)
+		return;
+	hwloc_obj_t pk = a;
+	while (pk && pk->type != HWLOC_OBJ_PACKAGE)
+		pk = pk->parent;
+	if (pk && (int)pk->logical_index < n->npackages)
+		g->package = (int)pk->logical_index;
+	if (a->nodeset && hwloc_bitmap_weight(a->nodeset) == 1) {
+		hwloc_obj_t nn = hwloc_get_numanode_obj_by_os_index(
+			t, (unsigned)hwloc_bitmap_first(a->nodeset));
+		if (nn)
+			g->numa = (int)nn->logical_index;
+	}
+	if (g->package < 0 && n->npackages == 1)
+		g->package = 0;
+}
+
+static int load_cpus(tp_node *n, hwloc_topology_t t)
+{
+	int np = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
+	n->npackages = np > 0 ? np : 1;
+	int nn = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+	n->nnuma = nn > 0 ? nn : 1;
+	hwloc_obj_type_t ct = HWLOC_OBJ_CORE;
+	int nc = hwloc_get_nbobjs_by_type(t, ct);
+	if (nc <= 0) {
+		ct = HWLOC_OBJ_PU;
+		nc = hwloc_get_nbobjs_by_type(t, ct);
+	}
+	if (nc <= 0)
+		return TP_EINVAL;
+	int npu = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+	n->ncores = nc;
+	n->npus = npu > 0 ? npu : nc;
+	n->core_pkg = tp__calloc((size_t)nc, sizeof(int));
+	n->core_pu_off = tp__calloc((size_t)nc + 1, sizeof(int));
+	if (!n->core_pkg || !n->core_pu_off)
+		return TP_ENOMEM;
+	int total = 0;
+	for (int c = 0; c < nc; c++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(t, ct, (unsigned)c);
+		int w = o && o->cpuset ? hwloc_bitmap_weight(o->cpuset) : 0;
+		total += w > 0 ? w : 0;
+	}
+	n->core_pus = tp__calloc((size_t)total + 1, sizeof(int));
+	if (!n->core_pus)
+		return TP_ENOMEM;
+	int k = 0;
+	for (int c = 0; c < nc; c++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(t, ct, (unsigned)c);
+		n->core_pu_off[c] = k;
+		hwloc_obj_t pk = o;
+		while (pk && pk->type != HWLOC_OBJ_PACKAGE)
+			pk = pk->parent;
+		n->core_pkg[c] = pk && (int)pk->logical_index < n->npackages
+				 ? (int)pk->logical_index : 0;
+		if (o && o->cpuset) {
+			unsigned id;
+			hwloc_bitmap_foreach_begin(id, o->cpuset)
+				if (k < total)
+					n->core_pus[k++] = (int)id;
+			hwloc_bitmap_foreach_end();
+		}
+	}
+	n->core_pu_off[nc] = k;
+	return 0;
+}
+
+static int depth_of(tp_node *n, int v)
+{
+	int d = 0;
+	for (int p = n->vert[v].parent; p >= 0 && d <= n->nvert; p = n->vert[p].parent)
+		d++;
+	return d;
+}
+
+static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
+{
+	int rc = load_cpus(n, t);
+	if (rc == TP_EINVAL)
+		return tp_error_set(err, rc, "%s: no cores or processing units",
+				    n->source);
+	if (rc)
+		return tp_error_set(err, rc, "%s: out of memory", n->source);
+	for (int p = 0; p < n->npackages; p++) {
+		char name[24];
+		snprintf(name, sizeof name, "socket%d", p);
+		if (add_vertex(n, TP_V_PACKAGE, name) < 0)
+			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	}
+	int np = n->npackages;
+	n->pkg_link = tp__malloc_array((size_t)np * (size_t)np, sizeof(int));
+	if (!n->pkg_link)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	for (int i = 0; i < np * np; i++)
+		n->pkg_link[i] = -1;
+	for (int i = 0; i < np; i++)
+		for (int j = i + 1; j < np; j++) {
+			int l = add_link(n, i, j, TP_SMP_BW);
+			if (l < 0)
+				return tp_error_set(err, TP_ENOMEM, "%s: out of memory",
+						    n->source);
+			n->pkg_link[i * np + j] = n->pkg_link[j * np + i] = l;
+		}
+
+	/* GPUs in PCI bus order */
+	int ng = 0, gcap = 8;
+	hwloc_obj_t *gobj = tp__malloc_array((size_t)gcap, sizeof *gobj);
+	int ocap = 64;
+	hwloc_obj_t *objs = tp__calloc((size_t)ocap, sizeof *objs);
+	if (!gobj || !objs) {
+		free(gobj);
+		free(objs);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	}
+	for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(t, o));) {
+		if (!is_nvidia_gpu(o))
+			continue;
+		if (ng == TP_NODE_MAX_GPUS) {
+			free(gobj);
+			free(objs);
+			return tp_error_set(err, TP_ENOTSUP,
+					    "%s: more than %d GPUs", n->source,
+					    TP_NODE_MAX_GPUS);
+		}
+		if (ng == gcap) {
+			gcap *= 2;
+			hwloc_obj_t *ng2 = realloc(gobj, sizeof *gobj * (size_t)gcap);
+			if (!ng2) {
+				free(gobj);
+				free(objs);
+				return tp_error_set(err, TP_ENOMEM, "%s: out of memory",
+						    n->source);
+			}
+			gobj = ng2;
+		}
+		gobj[ng++] = o;
+	}
+	qsort(gobj, (size_t)ng, sizeof *gobj, cmp_gpu_obj);
+	n->ngpus = ng;
+	n->gpu = tp__calloc((size_t)ng + 1, sizeof *n->gpu);
+	if (!n->gpu) {
+		free(gobj);
+		free(objs);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	}
+	rc = 0;
+	for (int g = 0; g < ng && !rc; g++) {
+		hwloc_obj_t o = gobj[g];
+		struct tp_node_gpu *gp = &n->gpu[g];
+		const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
+		gp->domain = a->domain;
+		gp->bus = a->bus;
+		gp->dev = a->dev;
+		gp->func = a->func;
+		snprintf(gp->busid, sizeof gp->busid, "%04x:%02x:%02x.%x",
+			 a->domain & 0xffff, a->bus, a->dev, a->func);
+		gpu_locality(n, t, o, gp);
+		char name[24];
+		snprintf(name, sizeof name, "GPU%d", g);
+		int v = add_vertex(n, TP_V_GPU, name);
+		if (v < 0) {
+			rc = -1;
+			break;
+		}
+		if (v >= ocap) {
+			int nc = v * 2 + 16;
+			hwloc_obj_t *no = realloc(objs, sizeof *no * (size_t)nc);
+			if (!no) {
+				rc = -1;
+				break;
+			}
+			memset(no + ocap, 0, sizeof *no * (size_t)(nc - ocap));
+			objs = no;
+			ocap = nc;
+		}
+		objs[v] = o;
+		gp->vertex = v;
+		hwloc_obj_t p = o->parent;
+		int pv;
+		if (p && (p->type == HWLOC_OBJ_BRIDGE || p->type == HWLOC_OBJ_PCI_DEVICE))
+			pv = vertex_of(n, t, p, &objs, &ocap);
+		else
+			pv = gp->package >= 0 ? gp->package : 0;
+		if (pv < 0) {
+			rc = -1;
+			break;
+		}
+		int l = add_link(n, v, pv, pci_speed(o));
+		if (l < 0) {
+			rc = -1;
+			break;
+		}
+		n->vert[v].parent = pv;
+		n->vert[v].uplink = l;
+	}
+	free(gobj);
+	free(objs);
+	if (rc)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	for (int v = 0; v < n->nvert; v++)
+		n->vert[v].depth = depth_of(n, v);
+	n->nlinks_pci = n->nlinks;
+	size_t g2 = (size_t)(ng > 0 ? ng : 1) * (size_t)(ng > 0 ? ng : 1);
+	n->nvl = tp__calloc(g2, sizeof(int));
+	n->nvl_link = tp__malloc_array(g2, sizeof(int));
+	n->nvs_link = tp__malloc_array((size_t)ng + 1, sizeof(int));
+	n->path = tp__calloc(g2, sizeof(int));
+	n->pbw = tp__calloc(g2, sizeof(double));
+	n->route_off = tp__calloc(g2 + 1, sizeof(int));
+	if (!n->nvl || !n->nvl_link || !n->nvs_link || !n->path || !n->pbw ||
+	    !n->route_off)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	return tp__node_finish(n, err);
+}
+
+/* Climb from v to the ancestor at depth d. */
+static int climb(const tp_node *n, int v, int d)
+{
+	while (v >= 0 && n->vert[v].depth > d)
+		v = n->vert[v].parent;
+	return v;
+}
+
+static int root_of(const tp_node *n, int v)
+{
+	while (n->vert[v].parent >= 0)
+		v = n->vert[v].parent;
+	return v;
+}
+
+/* PCIe route and class of a GPU pair (no NVLink); links may be NULL. */
+static int pcie_route(const tp_node *n, int ga, int gb, int *links,
+		      enum tp_gpu_path *cls)
+{
+	int a = n->gpu[ga].vertex, b = n->gpu[gb].vertex;
+	int k = 0;
+	int ra = root_of(n, a), rb = root_of(n, b);
+	if (ra != rb) {
+		for (int v = a; v != ra; v = n->vert[v].parent)
+			if (links)
+				links[k++] = n->vert[v].uplink;
+			else
+				k++;
+		int l = n->pkg_link[ra * n->npackages + rb];
+		if (links)
+			links[k] = l;
+		k++;
+		for (int v = b; v != rb; v = n->vert[v].parent)
+			if (links)
+				links[k++] = n->vert[v].uplink;
+			else
+				k++;
+		*cls = TP_PATH_SYS;
+		return k;
+	}
+	int d = n->vert[a].depth < n->vert[b].depth ? n->vert[a].depth
+						    : n->vert[b].depth;
+	int x = climb(n, a, d), y = climb(n, b, d);
+	while (x != y) {
+		x = n->vert[x].parent;
+		y = n->vert[y].parent;
+	}
+	int lca = x;
+	int switches = n->vert[lca].kind == TP_V_BRIDGE && n->vert[lca].fanout > 1;
+	for (int side = 0; side < 2; side++)
+		for (int v = side ? b : a; v != lca; v = n->vert[v].parent) {
+			if (links)
+				links[k] = n->vert[v].uplink;
+			k++;
+			if (v != a && v != b && n->vert[v].kind == TP_V_BRIDGE &&
+			    n->vert[v].fanout > 1)
+				switches++;
+		}
+	switch (n->vert[lca].kind) {
+	case TP_V_BRIDGE:
+		*cls = switches <= 1 ? TP_PATH_PIX : TP_PATH_PXB;
+		break;
+	case TP_V_HOSTBRIDGE:
+		*cls = TP_PATH_PHB;
+		break;
+	default:
+		*cls = n->gpu[ga].numa == n->gpu[gb].numa ? TP_PATH_NODE
+							   : TP_PATH_SYS;
+	}
+	return k;
+}
+
+int tp__node_finish(tp_node *n, tp_error *err)
+{
+	int ng = n->ngpus;
+	n->nlinks = n->nlinks_pci;
+	if (n->nvswitch) {
+		/* drop an earlier NVSwitch vertex */
+		if (n->nvert > 0 && n->vert[n->nvert - 1].kind == TP_V_NVSWITCH)
+			n->nvert--;
+	}
+	n->nvswitch = 0;
+	for (int i = 0; i < ng * ng; i++)
+		n->nvl_link[i] = -1;
+	for (int i = 0; i < ng; i++)
+		n->nvs_link[i] = -1;
+	/* NVSwitch: every pair the same lane count, too many for point to point */
+	int c = ng >= 3 ? n->nvl[1] : 0;
+	bool same = c > 0;
+	for (int i = 0; i < ng && same; i++)
+		for (int j = 0; j < ng; j++)
+			if (i != j && n->nvl[i * ng + j] != c)
+				same = false;
+	if (same && c * (ng - 1) > 18) {
+		int s = add_vertex(n, TP_V_NVSWITCH, "NVSwitch");
+		if (s < 0)
+			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+		n->nvswitch = 1;
+		for (int i = 0; i < ng; i++) {
+			int l = add_link(n, n->gpu[i].vertex, s, c * TP_NVLINK_BW);
+			if (l < 0)
+				return tp_error_set(err, TP_ENOMEM, "%s: out of memory",
+						    n->source);
+			n->nvs_link[i] = l;
+		}
+	} else {
+		for (int i = 0; i < ng; i++)
+			for (int j = i + 1; j < ng; j++) {
+				int lanes = n->nvl[i * ng + j];
+				if (lanes <= 0)
+					continue;
+				int l = add_link(n, n->gpu[i].vertex, n->gpu[j].vertex,
+						 lanes * TP_NVLINK_BW);
+				if (l < 0)
+					return tp_error_set(err, TP_ENOMEM,
+							    "%s: out of memory", n->source);
+				snprintf(n->link[l].name, sizeof n->link[l].name,
+					 "GPU%d - GPU%d NVLink x%d", i, j, lanes);
+				n->nvl_link[i * ng + j] = n->nvl_link[j * ng + i] = l;
+			}
+	}
+	/* routes: count, then fill */
+	int total = 0;
+	for (int i = 0; i < ng; i++)
+		for (int j = 0; j < ng; j++) {
+			enum tp_gpu_path cls;
+			int k;
+			if (i == j)
+				k = 0;
+			else if (n->nvl[i * ng + j] > 0)
+				k = n->nvswitch ? 2 : 1;
+			else
+				k = pcie_route(n, i, j, NULL, &cls);
+			total += k;
+		}
+	free(n->route);
+	n->route = tp__calloc((size_t)total + 1, sizeof(int));
+	if (!n->route)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	int k = 0;
+	for (int i = 0; i < ng; i++)
+		for (int j = 0; j < ng; j++) {
+			int p = i * ng + j;
+			n->route_off[p] = k;
+			if (i == j) {
+				n->path[p] = TP_PATH_LOC;
+				n->pbw[p] = 0;
+				continue;
+			}
+			int lanes = n->nvl[p];
+			if (lanes > 0) {
+				n->path[p] = TP_PATH_NVL;
+				n->pbw[p] = lanes * TP_NVLINK_BW;
+				if (n->nvswitch) {
+					n->route[k++] = n->nvs_link[i];
+					n->route[k++] = n->nvs_link[j];
+				} else {
+					n->route[k++] = n->nvl_link[p];
+				}
+				continue;
+			}
+			enum tp_gpu_path cls;
+			int m = pcie_route(n, i, j, n->route + k, &cls);
+			double bw = 0;
+			for (int q = 0; q < m; q++) {
+				double b = n->link[n->route[k + q]].bw;
+				if (q == 0 || b < bw)
+					bw = b;
+			}
+			n->path[p] = (int)cls;
+			n->pbw[p] = bw;
+			k += m;
+		}
+	n->route_off[ng * ng] = k;
+	return 0;
+}
+
+static tp_node *node_new(const char *source)
+{
+	tp_node *n = calloc(1, sizeof *n);
+	if (!n)
+		return NULL;
+	n->source = strdup(source);
+	if (!n->source) {
+		free(n);
+		return NULL;
+	}
+	return n;
+}
+
+static int load_topology(hwloc_topology_t t, tp_node **out, const char *what,
+			 tp_error *err)
+{
+	tp_node *n = node_new(what);
+	if (!n)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	int rc = build(n, t, err);
+	if (rc) {
+		tp_node_destroy(n);
+		return rc;
+	}
+	*out = n;
+	return 0;
+}
+
+static int topo_init(hwloc_topology_t *t, const char *what, tp_error *err)
+{
+	if (hwloc_topology_init(t) < 0)
+		return tp_error_set(err, TP_ENOMEM, "%s: hwloc: cannot initialise", what);
+	if (hwloc_topology_set_io_types_filter(*t, HWLOC_TYPE_FILTER_KEEP_ALL) < 0) {
+		hwloc_topology_destroy(*t);
+		return tp_error_set(err, TP_ENOTSUP, "%s: hwloc: no I/O support", what);
+	}
+	return 0;
+}
+
+int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
+			    tp_node **out, tp_error *err)
+{
+	*out = NULL;
+	if (!what)
+		what = "hwloc XML";
+	if (!xml || len == 0 || len > (size_t)INT32_MAX)
+		return tp_error_set(err, TP_EINVAL, "%s: empty hwloc XML", what);
+	hwloc_topology_t t;
+	int rc = topo_init(&t, what, err);
+	if (rc)
+		return rc;
+	/* hwloc wants the terminating NUL counted */
+	char *buf = malloc(len + 1);
+	if (!buf) {
+		hwloc_topology_destroy(t);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	}
+	memcpy(buf, xml, len);
+	buf[len] = '\0';
+	if (hwloc_topology_set_xmlbuffer(t, buf, (int)len + 1) < 0 ||
+	    hwloc_topology_load(t) < 0) {
+		free(buf);
+		hwloc_topology_destroy(t);
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: not a valid hwloc XML topology (check it with "
+				    "lstopo --input)", what);
+	}
+	free(buf);
+	rc = load_topology(t, out, what, err);
+	hwloc_topology_destroy(t);
+	return rc;
+}
+
+int tp_node_load_xml(const char *path, tp_node **out, tp_error *err)
+{
+	*out = NULL;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path,
+				    strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > XML_MAX_BYTES) {
+		fclose(f);
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: not a regular file of at most 64 MiB", path);
+	}
+	size_t len = (size_t)st.st_size;
+	char *buf = malloc(len + 1);
+	if (!buf) {
+		fclose(f);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+	}
+	size_t got = fread(buf, 1, len, f);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad || got != len) {
+		free(buf);
+		return tp_error_set(err, TP_EIO, "%s: read error", path);
+	}
+	int rc = tp_node_load_xml_buffer(buf, len, path, out, err);
+	free(buf);
+	return rc;
+}
+
+int tp_node_load_live(tp_node **out, tp_error *err)
+{
+	*out = NULL;
+	const char *what = "this machine";
+	hwloc_topology_t t;
+	int rc = topo_init(&t, what, err);
+	if (rc)
+		return rc;
+	if (hwloc_topology_load(t) < 0) {
+		hwloc_topology_destroy(t);
+		return tp_error_set(err, TP_EIO, "%s: hwloc cannot read the topology",
+				    what);
+	}
+	rc = load_topology(t, out, what, err);
+	hwloc_topology_destroy(t);
+	return rc;
+}
+
+/* ---- accessors ---- */
+
+const char *tp_node_source(const tp_node *n) { return n->source; }
+int tp_node_npackages(const tp_node *n) { return n->npackages; }
+int tp_node_nnuma(const tp_node *n) { return n->nnuma; }
+int tp_node_ncores(const tp_node *n) { return n->ncores; }
+int tp_node_npus(const tp_node *n) { return n->npus; }
+int tp_node_ngpus(const tp_node *n) { return n->ngpus; }
+int tp_node_has_nvswitch(const tp_node *n) { return n->nvswitch; }
+int tp_node_link_count(const tp_node *n) { return n->nlinks; }
+
+int tp_node_core_package(const tp_node *n, int core)
+{
+	return core >= 0 && core < n->ncores ? n->core_pkg[core] : -1;
+}
+
+int tp_node_core_pus(const tp_node *n, int core, int *pus, int cap)
+{
+	if (core < 0 || core >= n->ncores)
+		return 0;
+	int k = n->core_pu_off[core + 1] - n->core_pu_off[core];
+	for (int i = 0; i < k && i < cap; i++)
+		pus[i] = n->core_pus[n->core_pu_off[core] + i];
+	return k;
+}
+
+static bool gpu_ok(const tp_node *n, int g)
+{
+	return g >= 0 && g < n->ngpus;
+}
+
+const char *tp_node_gpu_busid(const tp_node *n, int gpu)
+{
+	return gpu_ok(n, gpu) ? n->gpu[gpu].busid : NULL;
+}
+
+int tp_node_gpu_package(const tp_node *n, int gpu)
+{
+	return gpu_ok(n, gpu) ? n->gpu[gpu].package : -1;
+}
+
+int tp_node_gpu_numa(const tp_node *n, int gpu)
+{
+	return gpu_ok(n, gpu) ? n->gpu[gpu].numa : -1;
+}
+
+int tp_node_nvlinks(const tp_node *n, int a, int b)
+{
+	if (!gpu_ok(n, a) || !gpu_ok(n, b) || a == b)
+		return 0;
+	return n->nvl[a * n->ngpus + b];
+}
+
+enum tp_gpu_path tp_node_gpu_path(const tp_node *n, int a, int b)
+{
+	if (!gpu_ok(n, a) || !gpu_ok(n, b))
+		return TP_PATH_SYS;
+	return (enum tp_gpu_path)n->path[a * n->ngpus + b];
+}
+
+double tp_node_gpu_bandwidth(const tp_node *n, int a, int b)
+{
+	if (!gpu_ok(n, a) || !gpu_ok(n, b))
+		return 0;
+	return n->pbw[a * n->ngpus + b];
+}
+
+double tp_node_link_bandwidth(const tp_node *n, int link)
+{
+	return link >= 0 && link < n->nlinks ? n->link[link].bw : 0;
+}
+
+const char *tp_node_link_name(const tp_node *n, int link)
+{
+	return link >= 0 && link < n->nlinks ? n->link[link].name : "?";
+}
+
+int tp_node_gpu_route(const tp_node *n, int a, int b, int *links, int cap)
+{
+	if (!gpu_ok(n, a) || !gpu_ok(n, b))
+		return TP_EINVAL;
+	int p = a * n->ngpus + b;
+	int k = n->route_off[p + 1] - n->route_off[p];
+	if (k > cap)
+		return TP_EINVAL;
+	memcpy(links, n->route + n->route_off[p], sizeof(int) * (size_t)k);
+	return k;
+}
+
+int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
+			  char *buf, size_t len)
+{
+	if (len == 0)
+		return TP_EINVAL;
+	buf[0] = '\0';
+	if (first_core < 0 || count < 1 || first_core > n->ncores - count)
+		return TP_EINVAL;
+	int lo = n->core_pu_off[first_core];
+	int hi = n->core_pu_off[first_core + count];
+	int m = hi - lo;
+	int *pu = tp__malloc_array((size_t)m + 1, sizeof(int));
+	if (!pu)
+		return TP_ENOMEM;
+	memcpy(pu, n->core_pus + lo, sizeof(int) * (size_t)m);
+	/* insertion sort: a handful of entries */
+	for (int i = 1; i < m; i++)
+		for (int j = i; j > 0 && pu[j - 1] > pu[j]; j--) {
+			int x = pu[j];
+			pu[j] = pu[j - 1];
+			pu[j - 1] = x;
+		}
+	size_t used = 0;
+	int rc = 0;
+	for (int i = 0; i < m;) {
+		int j = i;
+		while (j + 1 < m && pu[j + 1] == pu[j] + 1)
+			j++;
+		int w = j > i ? snprintf(buf + used, len - used, "%s%d-%d",
+					 used ? "," : "", pu[i], pu[j])
+			      : snprintf(buf + used, len - used, "%s%d",
+					 used ? "," : "", pu[i]);
+		if (w < 0 || (size_t)w >= len - used) {
+			rc = TP_EINVAL;
+			break;
+		}
+		used += (size_t)w;
+		i = j + 1;
+	}
+	free(pu);
+	return rc;
+}
+
+/* ---- picture ---- */
+
+static void describe_tree(const tp_node *n, FILE *f, int v, int indent)
+{
+	for (int c = 0; c < n->nvert; c++) {
+		if (n->vert[c].parent != v)
+			continue;
+		const struct tp_node_vertex *x = &n->vert[c];
+		fprintf(f, "%*s+- %s", indent, "", x->name);
+		if (x->kind == TP_V_GPU) {
+			for (int g = 0; g < n->ngpus; g++)
+				if (n->gpu[g].vertex == c)
+					fprintf(f, "  %s", n->gpu[g].busid);
+		}
+		if (x->uplink >= 0)
+			fprintf(f, "  (%.4g GB/s up)", n->link[x->uplink].bw);
+		fputc('\n', f);
+		describe_tree(n, f, c, indent + 3);
+	}
+}
+
+void tp_node_describe(const tp_node *n, FILE *f)
+{
+	fprintf(f, "%s: %d socket%s, %d NUMA node%s, %d cores, %d PUs, %d GPU%s%s\n",
+		n->source, n->npackages, n->npackages == 1 ? "" : "s", n->nnuma,
+		n->nnuma == 1 ? "" : "s", n->ncores, n->npus, n->ngpus,
+		n->ngpus == 1 ? "" : "s", n->nvswitch ? " on an NVSwitch" : "");
+	for (int p = 0; p < n->npackages; p++) {
+		int lo = -1, hi = -1;
+		for (int c = 0; c < n->ncores; c++)
+			if (n->core_pkg[c] == p) {
+				if (lo < 0)
+					lo = c;
+				hi = c;
+			}
+		fprintf(f, "socket%d: cores %d-%d\n", p, lo, hi);
+		describe_tree(n, f, p, 0);
+	}
+	if (n->npackages > 1)
+		fprintf(f, "socket link: %.4g GB/s\n", TP_SMP_BW);
+	if (n->ngpus == 0)
+		return;
+	fprintf(f, "\n      ");
+	for (int j = 0; j < n->ngpus; j++)
+		fprintf(f, " GPU%-3d", j);
+	fprintf(f, "  socket\n");
+	for (int i = 0; i < n->ngpus; i++) {
+		fprintf(f, "GPU%-3d", i);
+		for (int j = 0; j < n->ngpus; j++) {
+			char b[16];
+			fprintf(f, " %-6s", tp_gpu_path_name(
+				(enum tp_gpu_path)n->path[i * n->ngpus + j],
+				n->nvl[i * n->ngpus + j], b, sizeof b));
+		}
+		if (n->gpu[i].package >= 0)
+			fprintf(f, "  %d\n", n->gpu[i].package);
+		else
+			fprintf(f, "  -\n");
+	}
+}

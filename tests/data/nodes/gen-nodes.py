@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Generate the example node topologies (hwloc XML v2) and their NVLink files.
+
+    python3 tests/data/nodes/gen-nodes.py tests/data/nodes
+
+Writes, for each example node, NAME.xml (check with
+`lstopo-no-graphics --input NAME.xml`) and, for nodes with NVLink, a
+gres.conf-style NAME.links file.  The output is committed; this script only
+documents how it was made.
+
+  dgx8    2 sockets x 8 cores; 8 GPUs, two per PCIe switch, one switch per
+          host bridge, two host bridges per socket; every GPU on an NVSwitch
+          with 12 NVLinks (like a DGX A100).
+  nvl4    2 sockets x 8 cores; 4 GPUs, GPU0+GPU1 under a PCIe switch on
+          socket 0, GPU2+GPU3 under one on socket 1; NVLink (4 lanes) only
+          inside each pair: the two pairs are bridged by PCIe and the
+          inter-socket link only.
+  pcie16  2 sockets x 12 cores; 16 GPUs on PCIe only (like the MAGC paper's
+          cluster A: 8 dual-GPU K80 boards): per socket one host bridge,
+          two root ports, each with a PCIe switch holding two boards, each
+          board an on-board switch with two GPUs.
+  cpu2    2 sockets x 8 cores x 2 hardware threads, no GPU.
+"""
+import os
+import sys
+
+
+def bitmap(bits):
+    """hwloc bitmap string: 32-bit hex words, most significant first."""
+    v = 0
+    for b in bits:
+        v |= 1 << b
+    words = []
+    while True:
+        words.append(v & 0xffffffff)
+        v >>= 32
+        if not v:
+            break
+    return ",".join("0x%08x" % w for w in reversed(words))
+
+
+class Gen:
+    def __init__(self):
+        self.gp = 0
+        self.out = []
+
+    def gpi(self):
+        self.gp += 1
+        return self.gp
+
+    def line(self, depth, s):
+        self.out.append("  " * depth + s)
+
+
+def sets(g, cpus, nodes):
+    c = bitmap(cpus)
+    n = bitmap(nodes)
+    return ('cpuset="%s" complete_cpuset="%s" nodeset="%s" complete_nodeset="%s" gp_index="%d"'
+            % (c, c, n, n, g.gpi()))
+
+
+GPU_TYPE = "0302 [10de:20b0] [10de:134f] a1"    # 3D controller, NVIDIA A100
+K80_TYPE = "0302 [10de:102d] [10de:106c] a1"    # 3D controller, NVIDIA K80
+SWITCH_TYPE = "0604 [10b5:8747] [0000:0000] ca"  # PLX PEX 8747
+ROOT_TYPE = "0604 [8086:2030] [0000:0000] 04"    # root port
+LINK_GEN3 = "15.753846"
+
+
+def emit_pci(g, depth, node):
+    """node: ('gpu', bus, type) | ('bridge', bus, type, secondary, sub, children)
+    | ('host', lo, hi, children)."""
+    kind = node[0]
+    if kind == "gpu":
+        _, bus, typ = node
+        g.line(depth, '<object type="PCIDev" gp_index="%d" pci_busid="0000:%02x:00.0" '
+               'pci_type="%s" pci_link_speed="%s"/>' % (g.gpi(), bus, typ, LINK_GEN3))
+    elif kind == "bridge":
+        _, bus, dev, typ, sec, sub, children = node
+        g.line(depth, '<object type="Bridge" gp_index="%d" bridge_type="1-1" depth="%d" '
+               'bridge_pci="0000:[%02x-%02x]" pci_busid="0000:%02x:%02x.0" pci_type="%s" '
+               'pci_link_speed="%s">' % (g.gpi(), node_depth[id(node)], sec, sub, bus, dev,
+                                          typ, LINK_GEN3))
+        for c in children:
+            emit_pci(g, depth + 1, c)
+        g.line(depth, "</object>")
+    else:
+        _, lo, hi, children = node
+        g.line(depth, '<object type="Bridge" gp_index="%d" bridge_type="0-1" depth="0" '
+               'bridge_pci="0000:[%02x-%02x]">' % (g.gpi(), lo, hi))
+        for c in children:
+            emit_pci(g, depth + 1, c)
+        g.line(depth, "</object>")
+
+
+node_depth = {}
+
+
+def set_depths(node, d):
+    if node[0] == "bridge":
+        node_depth[id(node)] = d
+        for c in node[6]:
+            set_depths(c, d + 1)
+    elif node[0] == "host":
+        for c in node[3]:
+            set_depths(c, d)
+
+
+def machine(name, packages, cores, threads, pci_per_package):
+    """pci_per_package[p] = list of host-bridge trees under package p."""
+    g = Gen()
+    npu = packages * cores * threads
+    ncore = packages * cores
+
+    def pu_of(p, c, t):      # Linux numbering: first threads, then siblings
+        return t * ncore + p * cores + c
+
+    g.out.append('<?xml version="1.0" encoding="UTF-8"?>')
+    g.out.append('<!DOCTYPE topology SYSTEM "hwloc2.dtd">')
+    g.out.append('<topology version="2.0">')
+    g.line(1, '<object type="Machine" os_index="0" %s>' % sets(g, range(npu), range(packages)))
+    g.line(2, '<info name="DMIProductName" value="topoplace example node %s"/>' % name)
+    for p in range(packages):
+        pcpus = [pu_of(p, c, t) for c in range(cores) for t in range(threads)]
+        g.line(2, '<object type="Package" os_index="%d" %s>' % (p, sets(g, pcpus, [p])))
+        g.line(3, '<object type="NUMANode" os_index="%d" %s local_memory="68719476736">'
+               % (p, sets(g, pcpus, [p])))
+        g.line(4, '<page_type size="4096" count="16777216"/>')
+        g.line(3, '</object>')
+        for c in range(cores):
+            core = p * cores + c
+            ccpus = [pu_of(p, c, t) for t in range(threads)]
+            g.line(3, '<object type="Core" os_index="%d" %s>' % (core, sets(g, ccpus, [p])))
+            for t in range(threads):
+                u = pu_of(p, c, t)
+                g.line(4, '<object type="PU" os_index="%d" %s/>' % (u, sets(g, [u], [p])))
+            g.line(3, '</object>')
+        for hb in pci_per_package[p]:
+            set_depths(hb, 1)
+            emit_pci(g, 3, hb)
+        g.line(2, '</object>')
+    g.line(1, '</object>')
+    g.out.append('</topology>')
+    return "\n".join(g.out) + "\n"
+
+
+class Bus:
+    """Hands out PCI bus numbers depth first, as firmware enumerates them."""
+
+    def __init__(self, first):
+        self.next = first
+
+    def take(self):
+        b = self.next
+        self.next += 1
+        return b
+
+
+def switch_with(bus, parent_bus, dev, children):
+    """A PCIe switch below a port on parent_bus: upstream port (on the bus
+    the caller gave it), one downstream port per child; children are callables
+    taking the Bus allocator and returning their tree."""
+    up = bus.take()            # secondary bus of the upstream port
+    ds = []
+    for i, mk in enumerate(children):
+        sec = bus.take()
+        child = mk(bus)
+        ds.append(("bridge", up, i + 1, SWITCH_TYPE, sec, bus.next - 1, [child]))
+    return ("bridge", parent_bus, dev, SWITCH_TYPE, up, bus.next - 1, ds)
+
+
+def gpu(typ):
+    return lambda bus: ("gpu", bus.next - 1, typ)
+
+
+def root_port(bus, hb_bus, dev, inner):
+    sec = bus.take()
+    child = inner(bus, sec)
+    return ("bridge", hb_bus, dev, ROOT_TYPE, sec, bus.next - 1, [child])
+
+
+def dgx8():
+    pk = [[], []]
+    for h, b in enumerate([0x00, 0x40, 0x80, 0xc0]):
+        bus = Bus(b + 1)
+        root = root_port(bus, b, 1, lambda bus, sec: switch_with(
+            bus, sec, 0, [gpu(GPU_TYPE), gpu(GPU_TYPE)]))
+        pk[h // 2].append(("host", b, bus.next - 1, [root]))
+    return machine("dgx8", 2, 8, 1, pk)
+
+
+def nvl4():
+    pk = [[], []]
+    for p, b in enumerate([0x10, 0x90]):
+        bus = Bus(b + 1)
+        root = root_port(bus, b, 1, lambda bus, sec: switch_with(
+            bus, sec, 0, [gpu(GPU_TYPE), gpu(GPU_TYPE)]))
+        pk[p].append(("host", b, bus.next - 1, [root]))
+    return machine("nvl4", 2, 8, 1, pk)
+
+
+def pcie16():
+    pk = [[], []]
+
+    def board(bus):
+        return switch_with(bus, bus.next - 1, 0, [gpu(K80_TYPE), gpu(K80_TYPE)])
+    for p, b in enumerate([0x00, 0x80]):
+        bus = Bus(b + 1)
+        roots = []
+        for r in range(2):
+            roots.append(root_port(bus, b, 1 + r, lambda bus, sec: switch_with(
+                bus, sec, 0, [board, board])))
+        pk[p].append(("host", b, bus.next - 1, roots))
+    return machine("pcie16", 2, 12, 1, pk)
+
+
+def cpu2():
+    return machine("cpu2", 2, 8, 2, [[], []])
+
+
+def links(n, pairs, count, switch=False):
+    rows = []
+    for i in range(n):
+        row = []
+        for j in range(n):
+            if i == j:
+                row.append(-1)
+            elif switch or (min(i, j), max(i, j)) in pairs:
+                row.append(count)
+            else:
+                row.append(0)
+        rows.append(row)
+    return rows
+
+
+def write_links(path, name, rows, what):
+    with open(path, "w") as f:
+        f.write("# gres.conf for the example node %s: %s\n" % (name, what))
+        f.write("# Links= lists the NVLink count to each GPU index (-1: self).\n")
+        for i, row in enumerate(rows):
+            f.write("Name=gpu Type=a100 File=/dev/nvidia%d Links=%s\n"
+                    % (i, ",".join(str(x) for x in row)))
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    for name, fn in [("dgx8", dgx8), ("nvl4", nvl4), ("pcie16", pcie16), ("cpu2", cpu2)]:
+        node_depth.clear()
+        with open(os.path.join(out, name + ".xml"), "w") as f:
+            f.write(fn())
+    write_links(os.path.join(out, "dgx8.links"), "dgx8",
+                links(8, set(), 12, switch=True), "8 GPUs on NVSwitch, 12 NVLinks each")
+    write_links(os.path.join(out, "nvl4.links"), "nvl4",
+                links(4, {(0, 1), (2, 3)}, 4), "NVLink pairs 0-1 and 2-3, 4 lanes each")
+
+
+if __name__ == "__main__":
+    main()
