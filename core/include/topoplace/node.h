@@ -154,10 +154,12 @@ typedef struct tp_gpusel_cost {
 	double weighted_ms;
 	double total_bytes;     /* GPU traffic between tasks of the node */
 	int max_link;           /* link carrying the maximum, -1 when none */
+	enum tp_gpusel_algo used;  /* which candidate tp_gpusel kept */
 } tp_gpusel_cost;
 
 /* Tasks of one node: tasks[0..ntasks-1] are global task ids (rows of gm,
- * which may be NULL for no GPU traffic) in local-rank order;
+ * which may be NULL for no GPU traffic) in local-rank order (tasks NULL:
+ * 0..ntasks-1);
  * task_package[i] the socket task i's CPUs are on (NULL, or -1 entries, when
  * unknown).  allowed[0..nallowed-1] are the GPU indices the step may use
  * (NULL: all of the node's GPUs).  Writes ntasks x gpus_per_task GPU indices,

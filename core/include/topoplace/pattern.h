@@ -82,6 +82,25 @@ int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
 			      const char *what, int64_t expect_ntasks,
 			      tp_error *err);
 
+/* GPU peer matrix (MAGC's GPU communication pattern): task-to-task traffic
+ * between GPU buffers, as JSON
+ *   { "tasks": N, "traffic": [ [i, j, bytes], ... ] }
+ * or CSV lines "i,j,bytes" ('#' comments, one optional header line).  The
+ * format is recognised from the content ('{' starts JSON).  Both directions
+ * and repeated pairs add up; self traffic, negative bytes and tasks outside
+ * 0..N-1 are errors.  If expect_ntasks > 0 the task count must match (CSV
+ * files take it as their task count). */
+int tp_graph_from_gpu_matrix_file(tp_graph **out, const char *path,
+				  int64_t expect_ntasks, tp_error *err);
+int tp_graph_from_gpu_matrix_string(tp_graph **out, const char *text,
+				    size_t len, const char *what,
+				    int64_t expect_ntasks, tp_error *err);
+
+/* Sum of two graphs over the same tasks (MAGC phase 1: CPU + GPU traffic);
+ * keeps a's coordinates.  what names b in messages. */
+int tp_graph_add(const tp_graph *a, const tp_graph *b, const char *what,
+		 tp_graph **out, tp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,609 @@
+/* topoplace — inside one node: GPU selection (MAGC phase 3) and socket/core
+ * placement (MAGC phase 2 with the MIMS objective of Wu et al.).
+ *
+ * GPU selection, Mirsadeghi et al., "MAGC", Algorithm 1, with the
+ * resolutions of its open points:
+ *  - the first task is the one with the most GPU traffic (the literal delta
+ *    would start from the lightest); then the unmapped task with the largest
+ *    delta = (mean traffic to mapped neighbours) - (mean traffic to unmapped
+ *    neighbours), empty means being 0; tasks without GPU traffic come last,
+ *    in local-rank order; ties go to the lower local rank;
+ *  - a task with g GPUs takes them one at a time; traffic between two tasks
+ *    is spread evenly over their g x g GPU pairs;
+ *  - a GPU's cost is the maximum load/bandwidth over all links of the node
+ *    after the tentative placement; ties are broken by the added
+ *    bandwidth-weighted cost, then by closeness to the task's other GPUs,
+ *    then by being on the task's socket, then by the lower GPU index;
+ *  - the greedy result is compared with local-rank order and with the
+ *    closest-GPU baseline, and the best of the three is kept.
+ * Only the allowed GPUs are ever chosen.  Everything is deterministic.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+static const char *const ALGOS[] = { "magc", "local-rank", "closest" };
+
+int tp_gpusel_algo_parse(const char *s, enum tp_gpusel_algo *out,
+			 tp_error *err)
+{
+	for (int i = 0; s && i < 3; i++)
+		if (!strcasecmp(s, ALGOS[i])) {
+			*out = (enum tp_gpusel_algo)i;
+			return 0;
+		}
+	return tp_error_set(err, TP_EINVAL,
+			    "unknown GPU selection '%s' (magc, local-rank or closest)",
+			    s ? s : "");
+}
+
+const char *tp_gpusel_algo_name(enum tp_gpusel_algo a)
+{
+	return (int)a >= 0 && (int)a < 3 ? ALGOS[a] : "unknown";
+}
+
+static bool lt(double a, double b)
+{
+	return a < b - 1e-9 * fmax(fabs(a), fabs(b));
+}
+
+static int cmp_i32_idx(const void *x, const void *y)
+{
+	const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Dense local traffic matrix (ntasks is small: at most the node's GPUs or
+ * cores).  Keys are (global id << 32 | local index), sorted for lookup. */
+static int local_matrix(const tp_graph *g, const int32_t *tasks, int32_t nt,
+			double **out, tp_error *err)
+{
+	*out = tp__calloc((size_t)nt * (size_t)nt + 1, sizeof(double));
+	int64_t *key = tp__malloc_array((size_t)nt + 1, sizeof(int64_t));
+	if (!*out || !key) {
+		free(*out);
+		*out = NULL;
+		free(key);
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	}
+	for (int32_t i = 0; i < nt; i++) {
+		int32_t t = tasks ? tasks[i] : i;
+		if (t < 0 || (g && t >= g->ntasks)) {
+			free(key);
+			return tp_error_set(err, TP_EINVAL,
+					    "task %ld outside the pattern's 0..%ld",
+					    (long)t, g ? (long)g->ntasks - 1 : 0L);
+		}
+		key[i] = ((int64_t)t << 32) | i;
+	}
+	qsort(key, (size_t)nt, sizeof *key, cmp_i32_idx);
+	for (int32_t i = 1; i < nt; i++)
+		if ((key[i] >> 32) == (key[i - 1] >> 32)) {
+			long t = (long)(key[i] >> 32);
+			free(key);
+			return tp_error_set(err, TP_EINVAL, "task %ld listed twice", t);
+		}
+	if (g) {
+		double *c = *out;
+		for (int32_t i = 0; i < nt; i++) {
+			int32_t t = tasks ? tasks[i] : i;
+			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+				int64_t want = (int64_t)g->adjncy[e] << 32;
+				int32_t lo = 0, hi = nt;
+				while (lo < hi) {
+					int32_t mid = lo + (hi - lo) / 2;
+					if ((key[mid] & ~(int64_t)0xffffffff) < want)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				if (lo < nt && (key[lo] >> 32) == g->adjncy[e]) {
+					int32_t j = (int32_t)(key[lo] & 0xffffffff);
+					c[(size_t)i * nt + j] = g->weights[e];
+				}
+			}
+		}
+	}
+	free(key);
+	return 0;
+}
+
+/* Adds the traffic between task p's GPU a and its neighbours' GPUs to load;
+ * returns the bandwidth-weighted cost added (ns). */
+static double add_gpu_traffic(const tp_node *n, const double *c, int32_t nt,
+			      int gpt, const int *gpus, const bool *mapped,
+			      int32_t p, int a, double *load, double scale)
+{
+	double wcost = 0;
+	double share = 1.0 / ((double)gpt * gpt);
+	for (int32_t q = 0; q < nt; q++) {
+		double w = c[(size_t)p * nt + q];
+		if (q == p || w <= 0 || !mapped[q])
+			continue;
+		for (int k = 0; k < gpt; k++) {
+			int b = gpus[(size_t)q * gpt + k];
+			if (b < 0)
+				continue;
+			double x = w * share * scale;
+			int pp = a * n->ngpus + b;
+			for (int r = n->route_off[pp]; r < n->route_off[pp + 1]; r++)
+				load[n->route[r]] += x;
+			if (n->pbw[pp] > 0)
+				wcost += x / n->pbw[pp];
+		}
+	}
+	return wcost;
+}
+
+static double max_cong(const tp_node *n, const double *load, int *arg)
+{
+	double m = 0;
+	if (arg)
+		*arg = -1;
+	for (int l = 0; l < n->nlinks; l++) {
+		double x = load[l] / n->link[l].bw;
+		if (x > m) {
+			m = x;
+			if (arg)
+				*arg = l;
+		}
+	}
+	return m;
+}
+
+static void evaluate(const tp_node *n, const double *c, int32_t nt, int gpt,
+		     const int *gpus, double *load, tp_gpusel_cost *cost)
+{
+	memset(load, 0, sizeof(double) * (size_t)n->nlinks);
+	double w = 0, total = 0;
+	double share = 1.0 / ((double)gpt * gpt);
+	for (int32_t p = 0; p < nt; p++)
+		for (int32_t q = p + 1; q < nt; q++) {
+			double b = c[(size_t)p * nt + q];
+			if (b <= 0)
+				continue;
+			total += b;
+			for (int i = 0; i < gpt; i++)
+				for (int k = 0; k < gpt; k++) {
+					int x = gpus[(size_t)p * gpt + i];
+					int y = gpus[(size_t)q * gpt + k];
+					int pp = x * n->ngpus + y;
+					for (int r = n->route_off[pp]; r < n->route_off[pp + 1]; r++)
+						load[n->route[r]] += b * share;
+					if (n->pbw[pp] > 0)
+						w += b * share / n->pbw[pp];
+				}
+		}
+	int arg;
+	cost->max_congestion_ms = max_cong(n, load, &arg) / 1e6;
+	cost->max_link = arg;
+	cost->weighted_ms = w / 1e6;
+	cost->total_bytes = total;
+}
+
+static void local_rank(int32_t nt, int gpt, const int *allowed, int *gpus)
+{
+	for (int32_t i = 0; i < nt; i++)
+		for (int k = 0; k < gpt; k++)
+			gpus[(size_t)i * gpt + k] = allowed[(size_t)i * gpt + k];
+}
+
+static void closest(const tp_node *n, int32_t nt, int gpt, const int *pkg,
+		    const int *allowed, int nallowed, bool *used, int *gpus)
+{
+	memset(used, 0, sizeof(bool) * (size_t)n->ngpus);
+	for (int32_t i = 0; i < nt; i++)
+		for (int k = 0; k < gpt; k++) {
+			int pick = -1;
+			for (int a = 0; a < nallowed && pick < 0; a++)
+				if (!used[allowed[a]] && pkg && pkg[i] >= 0 &&
+				    n->gpu[allowed[a]].package == pkg[i])
+					pick = allowed[a];
+			for (int a = 0; a < nallowed && pick < 0; a++)
+				if (!used[allowed[a]])
+					pick = allowed[a];
+			used[pick] = true;
+			gpus[(size_t)i * gpt + k] = pick;
+		}
+}
+
+static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
+		 const int *pkg, const int *allowed, int nallowed, bool *used,
+		 bool *mapped, double *load, double *tmp, double *vol, int *gpus)
+{
+	memset(used, 0, sizeof(bool) * (size_t)n->ngpus);
+	memset(mapped, 0, sizeof(bool) * (size_t)nt);
+	memset(load, 0, sizeof(double) * (size_t)n->nlinks);
+	for (size_t i = 0; i < (size_t)nt * gpt; i++)
+		gpus[i] = -1;
+	for (int32_t i = 0; i < nt; i++) {
+		vol[i] = 0;
+		for (int32_t j = 0; j < nt; j++)
+			vol[i] += c[(size_t)i * nt + j];
+	}
+	for (int32_t step = 0; step < nt; step++) {
+		/* which task next */
+		int32_t p = -1;
+		double best = 0;
+		if (step == 0) {
+			for (int32_t i = 0; i < nt; i++)
+				if (vol[i] > 0 && (p < 0 || vol[i] > best)) {
+					p = i;
+					best = vol[i];
+				}
+		} else {
+			for (int32_t q = 0; q < nt; q++) {
+				if (mapped[q] || vol[q] <= 0)
+					continue;
+				double sm = 0, su = 0;
+				int nm = 0, nu = 0;
+				for (int32_t r = 0; r < nt; r++) {
+					double w = c[(size_t)q * nt + r];
+					if (r == q || w <= 0)
+						continue;
+					if (mapped[r]) {
+						sm += w;
+						nm++;
+					} else {
+						su += w;
+						nu++;
+					}
+				}
+				double d = (nm ? sm / nm : 0) - (nu ? su / nu : 0);
+				if (p < 0 || lt(best, d)) {
+					p = q;
+					best = d;
+				}
+			}
+		}
+		if (p < 0)                 /* only tasks without GPU traffic left */
+			for (int32_t q = 0; q < nt && p < 0; q++)
+				if (!mapped[q])
+					p = q;
+		/* its GPUs, one at a time */
+		for (int k = 0; k < gpt; k++) {
+			int pick = -1;
+			double bc = 0, bw = 0, bnear = 0;
+			int bsock = 0;
+			for (int ai = 0; ai < nallowed; ai++) {
+				int a = allowed[ai];
+				if (used[a])
+					continue;
+				memcpy(tmp, load, sizeof(double) * (size_t)n->nlinks);
+				double w = add_gpu_traffic(n, c, nt, gpt, gpus, mapped, p,
+							   a, tmp, 1.0);
+				double mc = max_cong(n, tmp, NULL);
+				double near = 0;
+				for (int j = 0; j < k; j++)
+					near += n->path[a * n->ngpus + gpus[(size_t)p * gpt + j]];
+				int sock = pkg && pkg[p] >= 0 && n->gpu[a].package != pkg[p];
+				bool better = pick < 0 || lt(mc, bc) ||
+					      (!lt(bc, mc) &&
+					       (lt(w, bw) ||
+						(!lt(bw, w) &&
+						 (near < bnear ||
+						  (near == bnear && sock < bsock)))));
+				if (better) {
+					pick = a;
+					bc = mc;
+					bw = w;
+					bnear = near;
+					bsock = sock;
+				}
+			}
+			/* traffic to already mapped neighbours loads the links now */
+			add_gpu_traffic(n, c, nt, gpt, gpus, mapped, p, pick, load, 1.0);
+			used[pick] = true;
+			gpus[(size_t)p * gpt + k] = pick;
+		}
+		mapped[p] = true;
+	}
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Checks and normalises the arguments shared by tp_gpusel and _eval. */
+static int check_args(const tp_node *n, int32_t ntasks, int gpt,
+		      tp_error *err)
+{
+	if (n->ngpus == 0)
+		return tp_error_set(err, TP_EINVAL, "%s: the node has no GPUs",
+				    n->source);
+	if (gpt < 1)
+		return tp_error_set(err, TP_EINVAL, "GPUs per task must be at least 1");
+	if (gpt > n->ngpus)
+		return tp_error_set(err, TP_EINVAL,
+				    "%d GPUs per task, but %s has only %d",
+				    gpt, n->source, n->ngpus);
+	if (ntasks < 0 || (int64_t)ntasks * gpt > n->ngpus)
+		return tp_error_set(err, TP_EINVAL,
+				    "%ld tasks x %d GPUs per task need %lld GPUs, "
+				    "but %s has only %d", (long)ntasks, gpt,
+				    (long long)ntasks * gpt, n->source, n->ngpus);
+	return 0;
+}
+
+int tp_gpusel_eval(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
+		   int32_t ntasks, int gpus_per_task, const int *gpus,
+		   tp_gpusel_cost *cost, tp_error *err)
+{
+	int rc = check_args(n, ntasks, gpus_per_task, err);
+	if (rc)
+		return rc;
+	for (int64_t i = 0; i < (int64_t)ntasks * gpus_per_task; i++)
+		if (gpus[i] < 0 || gpus[i] >= n->ngpus)
+			return tp_error_set(err, TP_EINVAL,
+					    "GPU %d outside %s's 0..%d", gpus[i],
+					    n->source, n->ngpus - 1);
+	double *c = NULL;
+	if ((rc = local_matrix(gm, tasks, ntasks, &c, err)))
+		return rc;
+	double *load = tp__calloc((size_t)n->nlinks + 1, sizeof(double));
+	if (!load) {
+		free(c);
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	}
+	tp_gpusel_cost tmp;
+	memset(&tmp, 0, sizeof tmp);
+	evaluate(n, c, ntasks, gpus_per_task, gpus, load, &tmp);
+	tmp.used = TP_GPUSEL_MAGC;
+	if (cost)
+		*cost = tmp;
+	free(c);
+	free(load);
+	return 0;
+}
+
+int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
+	      int32_t ntasks, const int *task_package, const int *allowed,
+	      int nallowed, int gpus_per_task, enum tp_gpusel_algo algo,
+	      int *gpus, tp_gpusel_cost *cost, tp_error *err)
+{
+	int rc = check_args(n, ntasks, gpus_per_task, err);
+	if (rc)
+		return rc;
+	int gpt = gpus_per_task;
+	int na = allowed ? nallowed : n->ngpus;
+	int *al = tp__malloc_array((size_t)n->ngpus + 1, sizeof(int));
+	if (!al)
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	if (allowed) {
+		if (nallowed < 0 || nallowed > n->ngpus) {
+			free(al);
+			return tp_error_set(err, TP_EINVAL,
+					    "%d allowed GPUs, but %s has %d", nallowed,
+					    n->source, n->ngpus);
+		}
+		memcpy(al, allowed, sizeof(int) * (size_t)nallowed);
+	} else {
+		for (int g = 0; g < na; g++)
+			al[g] = g;
+	}
+	qsort(al, (size_t)na, sizeof(int), cmp_int);
+	for (int i = 0; i < na; i++) {
+		if (al[i] < 0 || al[i] >= n->ngpus) {
+			int bad = al[i];
+			free(al);
+			return tp_error_set(err, TP_EINVAL,
+					    "allowed GPU %d outside %s's 0..%d", bad,
+					    n->source, n->ngpus - 1);
+		}
+		if (i > 0 && al[i] == al[i - 1]) {
+			int bad = al[i];
+			free(al);
+			return tp_error_set(err, TP_EINVAL, "allowed GPU %d listed twice",
+					    bad);
+		}
+	}
+	if ((int64_t)ntasks * gpt > na) {
+		free(al);
+		return tp_error_set(err, TP_EINVAL,
+				    "%ld tasks x %d GPUs per task need %lld GPUs, but "
+				    "the step may use only %d", (long)ntasks, gpt,
+				    (long long)ntasks * gpt, na);
+	}
+	double *c = NULL;
+	if ((rc = local_matrix(gm, tasks, ntasks, &c, err))) {
+		free(al);
+		return rc;
+	}
+	size_t ng = (size_t)n->ngpus, nl = (size_t)n->nlinks + 1;
+	size_t tg = (size_t)ntasks * (size_t)gpt + 1;
+	bool *used = tp__calloc(ng, sizeof(bool));
+	bool *mapped = tp__calloc((size_t)ntasks + 1, sizeof(bool));
+	double *load = tp__calloc(nl, sizeof(double));
+	double *tmp = tp__calloc(nl, sizeof(double));
+	double *vol = tp__calloc((size_t)ntasks + 1, sizeof(double));
+	int *cand = tp__malloc_array(3 * tg, sizeof(int));
+	if (!used || !mapped || !load || !tmp || !vol || !cand) {
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	int *lr = cand, *cl = cand + tg, *mg = cand + 2 * tg;
+	local_rank(ntasks, gpt, al, lr);
+	closest(n, ntasks, gpt, task_package, al, na, used, cl);
+	tp_gpusel_cost best;
+	memset(&best, 0, sizeof best);
+	const int *chosen = lr;
+	if (algo == TP_GPUSEL_LOCAL_RANK) {
+		evaluate(n, c, ntasks, gpt, lr, load, &best);
+		best.used = algo;
+	} else if (algo == TP_GPUSEL_CLOSEST) {
+		chosen = cl;
+		evaluate(n, c, ntasks, gpt, cl, load, &best);
+		best.used = algo;
+	} else {
+		magc(n, c, ntasks, gpt, task_package, al, na, used, mapped, load,
+		     tmp, vol, mg);
+		const int *cands[3] = { mg, lr, cl };
+		for (int i = 0; i < 3; i++) {
+			tp_gpusel_cost x;
+			evaluate(n, c, ntasks, gpt, cands[i], load, &x);
+			x.used = i == 0 ? TP_GPUSEL_MAGC
+				 : i == 1 ? TP_GPUSEL_LOCAL_RANK : TP_GPUSEL_CLOSEST;
+			if (i == 0 || lt(x.max_congestion_ms, best.max_congestion_ms) ||
+			    (!lt(best.max_congestion_ms, x.max_congestion_ms) &&
+			     lt(x.weighted_ms, best.weighted_ms))) {
+				best = x;
+				chosen = cands[i];
+			}
+		}
+	}
+	memcpy(gpus, chosen, sizeof(int) * (size_t)ntasks * (size_t)gpt);
+	if (cost)
+		*cost = best;
+out:
+	free(al);
+	free(c);
+	free(used);
+	free(mapped);
+	free(load);
+	free(tmp);
+	free(vol);
+	free(cand);
+	return rc;
+}
+
+/* ---- phase 2: sockets and cores ---- */
+
+/* MIMS and total inter-socket bytes of an assignment. */
+static void mims_of(const double *c, int32_t nt, const int *sock, double *mims,
+		    double *cut)
+{
+	*mims = 0;
+	*cut = 0;
+	for (int32_t i = 0; i < nt; i++)
+		for (int32_t j = i + 1; j < nt; j++) {
+			double w = c[(size_t)i * nt + j];
+			if (w > 0 && sock[i] != sock[j]) {
+				*cut += w;
+				if (w > *mims)
+					*mims = w;
+			}
+		}
+}
+
+int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
+		       const int32_t *tasks, int32_t ntasks, int cores_per_task,
+		       int *task_package, int *task_core, double *mims,
+		       tp_error *err)
+{
+	if (cores_per_task < 1)
+		return tp_error_set(err, TP_EINVAL, "cores per task must be at least 1");
+	int S = n->npackages;
+	int *cap = tp__calloc((size_t)S, sizeof(int));
+	int *next = tp__calloc((size_t)S, sizeof(int));
+	if (!cap || !next) {
+		free(cap);
+		free(next);
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	}
+	for (int k = 0; k < n->ncores; k++)
+		cap[n->core_pkg[k]]++;
+	int64_t slots = 0;
+	for (int s = 0; s < S; s++) {
+		cap[s] /= cores_per_task;
+		slots += cap[s];
+	}
+	if (ntasks < 0 || ntasks > slots) {
+		free(cap);
+		free(next);
+		return tp_error_set(err, TP_EINVAL,
+				    "%ld tasks x %d cores per task do not fit in %s's "
+				    "%d cores (%d sockets)", (long)ntasks,
+				    cores_per_task, n->source, n->ncores, S);
+	}
+	double *c = NULL;
+	int rc = local_matrix(g, tasks, ntasks, &c, err);
+	if (rc) {
+		free(cap);
+		free(next);
+		return rc;
+	}
+	/* balanced block start: socket s gets a share proportional to its
+	 * capacity, consecutive local ranks together */
+	int32_t t = 0;
+	int64_t left = ntasks;
+	int64_t room = slots;
+	for (int s = 0; s < S; s++) {
+		int64_t take = room > 0 ? (left * cap[s] + room - 1) / room : 0;
+		if (take > cap[s])
+			take = cap[s];
+		if (take > left)
+			take = left;
+		for (int64_t k = 0; k < take; k++)
+			task_package[t++] = s;
+		left -= take;
+		room -= cap[s];
+	}
+	/* pair swaps on the MIMS edge, judged by the true MIMS afterwards */
+	double cur, cut;
+	mims_of(c, ntasks, task_package, &cur, &cut);
+	for (int64_t it = 0; g && it < (int64_t)ntasks * ntasks; it++) {
+		int32_t u = -1, v = -1;
+		for (int32_t i = 0; i < ntasks && u < 0; i++)
+			for (int32_t j = i + 1; j < ntasks; j++)
+				if (task_package[i] != task_package[j] &&
+				    c[(size_t)i * ntasks + j] == cur && cur > 0) {
+					u = i;
+					v = j;
+					break;
+				}
+		if (u < 0)
+			break;
+		int32_t ba = -1, bb = -1;
+		double bm = cur, bcut = cut;
+		for (int side = 0; side < 2; side++) {
+			int32_t x = side ? v : u;          /* moves */
+			int32_t y = side ? u : v;          /* to y's socket */
+			for (int32_t w = 0; w < ntasks; w++) {
+				if (w == y || task_package[w] != task_package[y])
+					continue;
+				int sx = task_package[x];
+				task_package[x] = task_package[w];
+				task_package[w] = sx;
+				double m2, c2;
+				mims_of(c, ntasks, task_package, &m2, &c2);
+				task_package[w] = task_package[x];
+				task_package[x] = sx;
+				if (lt(m2, bm) || (!lt(bm, m2) && lt(c2, bcut))) {
+					ba = x;
+					bb = w;
+					bm = m2;
+					bcut = c2;
+				}
+			}
+		}
+		if (ba < 0)
+			break;
+		int sx = task_package[ba];
+		task_package[ba] = task_package[bb];
+		task_package[bb] = sx;
+		cur = bm;
+		cut = bcut;
+	}
+	/* cores: each socket's tasks in local-rank order take consecutive cores */
+	for (int32_t i = 0; i < ntasks; i++) {
+		int s = task_package[i];
+		int seen = 0, first = -1;
+		for (int k = 0; k < n->ncores && first < 0; k++)
+			if (n->core_pkg[k] == s && seen++ == next[s] * cores_per_task)
+				first = k;
+		next[s]++;
+		task_core[i] = first;
+	}
+	if (mims)
+		*mims = cur;
+	free(c);
+	free(cap);
+	free(next);
+	return 0;
+}
