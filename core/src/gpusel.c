@@ -46,6 +46,9 @@ const char *tp_gpusel_algo_name(enum tp_gpusel_algo a)
 	return (int)a >= 0 && (int)a < 3 ? ALGOS[a] : "unknown";
 }
 
+/* Greedy restarts from every first GPU up to this many allowed GPUs. */
+#define MULTISTART_MAX 32
+
 static bool lt(double a, double b)
 {
 	return a < b - 1e-9 * fmax(fabs(a), fabs(b));
@@ -211,9 +214,25 @@ static void closest(const tp_node *n, int32_t nt, int gpt, const int *pkg,
 		}
 }
 
+/* Best bandwidth from GPU a to a free allowed GPU: what a partner placed
+ * next to it could get. */
+static double potential(const tp_node *n, int a, const int *allowed,
+			int nallowed, const bool *used)
+{
+	double best = 0;
+	for (int i = 0; i < nallowed; i++) {
+		int b = allowed[i];
+		if (b != a && !used[b] && n->pbw[a * n->ngpus + b] > best)
+			best = n->pbw[a * n->ngpus + b];
+	}
+	return best;
+}
+
+/* One greedy run; first >= 0 forces the first task's first GPU. */
 static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
 		 const int *pkg, const int *allowed, int nallowed, bool *used,
-		 bool *mapped, double *load, double *tmp, double *vol, int *gpus)
+		 bool *mapped, double *load, double *tmp, double *vol, int first,
+		 int *gpus)
 {
 	memset(used, 0, sizeof(bool) * (size_t)n->ngpus);
 	memset(mapped, 0, sizeof(bool) * (size_t)nt);
@@ -267,11 +286,12 @@ static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
 		/* its GPUs, one at a time */
 		for (int k = 0; k < gpt; k++) {
 			int pick = -1;
-			double bc = 0, bw = 0, bnear = 0;
+			double bc = 0, bw = 0, bnear = 0, bpot = 0;
 			int bsock = 0;
 			for (int ai = 0; ai < nallowed; ai++) {
 				int a = allowed[ai];
-				if (used[a])
+				if (used[a] || (first >= 0 && step == 0 && k == 0 &&
+						a != first))
 					continue;
 				memcpy(tmp, load, sizeof(double) * (size_t)n->nlinks);
 				double w = add_gpu_traffic(n, c, nt, gpt, gpus, mapped, p,
@@ -280,18 +300,22 @@ static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
 				double near = 0;
 				for (int j = 0; j < k; j++)
 					near += n->path[a * n->ngpus + gpus[(size_t)p * gpt + j]];
+				double pot = potential(n, a, allowed, nallowed, used);
 				int sock = pkg && pkg[p] >= 0 && n->gpu[a].package != pkg[p];
 				bool better = pick < 0 || lt(mc, bc) ||
 					      (!lt(bc, mc) &&
 					       (lt(w, bw) ||
 						(!lt(bw, w) &&
 						 (near < bnear ||
-						  (near == bnear && sock < bsock)))));
+						  (near == bnear &&
+						   (lt(bpot, pot) ||
+						    (!lt(pot, bpot) && sock < bsock)))))));
 				if (better) {
 					pick = a;
 					bc = mc;
 					bw = w;
 					bnear = near;
+					bpot = pot;
 					bsock = sock;
 				}
 			}
@@ -422,18 +446,19 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 	double *load = tp__calloc(nl, sizeof(double));
 	double *tmp = tp__calloc(nl, sizeof(double));
 	double *vol = tp__calloc((size_t)ntasks + 1, sizeof(double));
-	int *cand = tp__malloc_array(3 * tg, sizeof(int));
+	int *cand = tp__malloc_array(4 * tg, sizeof(int));
 	if (!used || !mapped || !load || !tmp || !vol || !cand) {
 		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
 		goto out;
 	}
-	int *lr = cand, *cl = cand + tg, *mg = cand + 2 * tg;
+	int *lr = cand, *cl = cand + tg, *mg = cand + 2 * tg, *mt = cand + 3 * tg;
 	local_rank(ntasks, gpt, al, lr);
 	closest(n, ntasks, gpt, task_package, al, na, used, cl);
 	tp_gpusel_cost best;
 	memset(&best, 0, sizeof best);
-	const int *chosen = lr;
+	const int *chosen = mg;
 	if (algo == TP_GPUSEL_LOCAL_RANK) {
+		chosen = lr;
 		evaluate(n, c, ntasks, gpt, lr, load, &best);
 		best.used = algo;
 	} else if (algo == TP_GPUSEL_CLOSEST) {
@@ -441,15 +466,31 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 		evaluate(n, c, ntasks, gpt, cl, load, &best);
 		best.used = algo;
 	} else {
-		magc(n, c, ntasks, gpt, task_package, al, na, used, mapped, load,
-		     tmp, vol, mg);
+		/* the greedy, then again from every first GPU (multi-start;
+		 * the first move is a blind tie otherwise), then the baselines */
+		int starts = na <= MULTISTART_MAX ? na : 0;
 		const int *cands[3] = { mg, lr, cl };
-		for (int i = 0; i < 3; i++) {
+		for (int i = -1 - starts; i < 3; i++) {
 			tp_gpusel_cost x;
+			if (i < 0) {
+				int first = i == -1 - starts ? -1 : al[i + starts];
+				magc(n, c, ntasks, gpt, task_package, al, na, used,
+				     mapped, load, tmp, vol, first, mt);
+				evaluate(n, c, ntasks, gpt, mt, load, &x);
+				x.used = TP_GPUSEL_MAGC;
+				if (i == -1 - starts || lt(x.max_congestion_ms, best.max_congestion_ms) ||
+				    (!lt(best.max_congestion_ms, x.max_congestion_ms) &&
+				     lt(x.weighted_ms, best.weighted_ms))) {
+					best = x;
+					memcpy(mg, mt, sizeof(int) * (size_t)ntasks * (size_t)gpt);
+				}
+				continue;
+			}
+			if (i == 0)
+				continue;
 			evaluate(n, c, ntasks, gpt, cands[i], load, &x);
-			x.used = i == 0 ? TP_GPUSEL_MAGC
-				 : i == 1 ? TP_GPUSEL_LOCAL_RANK : TP_GPUSEL_CLOSEST;
-			if (i == 0 || lt(x.max_congestion_ms, best.max_congestion_ms) ||
+			x.used = i == 1 ? TP_GPUSEL_LOCAL_RANK : TP_GPUSEL_CLOSEST;
+			if (lt(x.max_congestion_ms, best.max_congestion_ms) ||
 			    (!lt(best.max_congestion_ms, x.max_congestion_ms) &&
 			     lt(x.weighted_ms, best.weighted_ms))) {
 				best = x;

@@ -1,0 +1,336 @@
+/* Unit tests: GPU selection (MAGC phase 3) and socket placement (phase 2),
+ * core/src/gpusel.c.  Expected assignments are worked out by hand in the
+ * comments. */
+#include "testutil.h"
+
+#define NODES TP_TEST_DATA "/nodes/"
+
+static tp_node *load(const char *name, const char *links)
+{
+	tp_node *n = NULL;
+	tp_error err;
+	char path[512];
+	snprintf(path, sizeof path, NODES "%s", name);
+	ck_assert_msg(tp_node_load_xml(path, &n, &err) == 0, "%s", err.msg);
+	if (links) {
+		snprintf(path, sizeof path, NODES "%s", links);
+		ck_assert_msg(tp_node_load_links(n, path, &err) == 0, "%s", err.msg);
+	}
+	return n;
+}
+
+static tp_graph *edges(int32_t n, int m, const int32_t *u, const int32_t *v,
+		       const double *b)
+{
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_msg(tp_graph_from_edges(&g, n, m, u, v, b, "t", &err) == 0, "%s",
+		      err.msg);
+	return g;
+}
+
+/* nvl4: heavy pairs (0,2) and (1,3), light (0,1).
+ * MAGC: task 0 first (heaviest, ties to the lower rank), every GPU costs 0 ->
+ * GPU0.  Next task 2 (delta 1e9): GPU1 over NVLink costs 1e9/80, GPU2/3 cross
+ * the socket link at 10 GB/s -> GPU1.  Then task 1 (delta 1e6 - 1e9 beats
+ * task 3's -1e9): GPU2 and GPU3 tie -> GPU2.  Task 3 -> GPU3 (NVLink). */
+START_TEST(nvl4_heavy_pairs_on_nvlink)
+{
+	tp_node *n = load("nvl4.xml", "nvl4.links");
+	int32_t u[] = { 0, 1, 0 }, v[] = { 2, 3, 1 };
+	double b[] = { 1e9, 1e9, 1e6 };
+	tp_graph *g = edges(4, 3, u, v, b);
+	int gpus[4];
+	tp_gpusel_cost c, lr;
+	tp_error err;
+	ck_assert_msg(tp_gpusel(n, g, NULL, 4, NULL, NULL, 0, 1, TP_GPUSEL_MAGC, gpus,
+				&c, &err) == 0, "%s", err.msg);
+	int want[4] = { 0, 2, 1, 3 };
+	ck_assert_mem_eq(gpus, want, sizeof want);
+	ck_assert_int_eq(c.used, TP_GPUSEL_MAGC);
+	ck_assert_int_eq(tp_node_gpu_path(n, gpus[0], gpus[2]), TP_PATH_NVL);
+	ck_assert_int_eq(tp_node_gpu_path(n, gpus[1], gpus[3]), TP_PATH_NVL);
+	/* NVLink 1e9 / 80 GB/s = 12.5 ms; the light pair crosses the socket
+	 * link: 1e6 / 10 = 0.1 ms */
+	ck_assert_double_eq_tol(c.max_congestion_ms, 12.5, 1e-9);
+	ck_assert_double_eq_tol(c.weighted_ms, 12.5 * 2 + 0.1, 1e-9);
+	ck_assert_double_eq_tol(c.total_bytes, 2e9 + 1e6, 1e-3);
+
+	/* local-rank order: (0,2) and (1,3) both over the socket link:
+	 * 2e9 / 10 GB/s = 200 ms */
+	int lrg[4];
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 4, NULL, NULL, 0, 1, TP_GPUSEL_LOCAL_RANK,
+				   lrg, &lr, &err), 0);
+	int ident[4] = { 0, 1, 2, 3 };
+	ck_assert_mem_eq(lrg, ident, sizeof ident);
+	ck_assert_double_eq_tol(lr.max_congestion_ms, 200, 1e-9);
+	ck_assert_str_eq(tp_node_link_name(n, lr.max_link), "socket0 - socket1");
+	tp_gpusel_cost e;
+	ck_assert_int_eq(tp_gpusel_eval(n, g, NULL, 4, 1, lrg, &e, &err), 0);
+	ck_assert_double_eq_tol(e.max_congestion_ms, 200, 1e-9);
+
+	/* tasks 0 and 1 bound to socket 1: ties now go to socket-1 GPUs:
+	 * task 0 -> GPU2, task 2 -> GPU3 (NVLink), task 1 -> GPU0, task 3 -> GPU1 */
+	int pkg[4] = { 1, 1, 0, 0 };
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 4, pkg, NULL, 0, 1, TP_GPUSEL_MAGC, gpus,
+				   &c, &err), 0);
+	int want2[4] = { 2, 0, 3, 1 };
+	ck_assert_mem_eq(gpus, want2, sizeof want2);
+	/* closest: first free GPU on the task's socket */
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 4, pkg, NULL, 0, 1, TP_GPUSEL_CLOSEST, gpus,
+				   &c, &err), 0);
+	int want3[4] = { 2, 3, 0, 1 };
+	ck_assert_mem_eq(gpus, want3, sizeof want3);
+
+	/* global task ids: the node holds tasks 10..13 of a larger job */
+	tp_graph_destroy(g);
+	int32_t u2[] = { 10, 11, 10, 0 }, v2[] = { 12, 13, 11, 10 };
+	double b2[] = { 1e9, 1e9, 1e6, 5e9 };
+	g = edges(14, 4, u2, v2, b2);
+	int32_t tasks[4] = { 10, 11, 12, 13 };
+	ck_assert_int_eq(tp_gpusel(n, g, tasks, 4, NULL, NULL, 0, 1, TP_GPUSEL_MAGC, gpus,
+				   &c, &err), 0);
+	ck_assert_mem_eq(gpus, want, sizeof want);
+	ck_assert_double_eq_tol(c.total_bytes, 2e9 + 1e6, 1e-3);  /* task 0 is elsewhere */
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+}
+END_TEST
+
+/* Two tasks with two GPUs each take one NVLink pair each. */
+START_TEST(nvl4_two_gpus_per_task)
+{
+	tp_node *n = load("nvl4.xml", "nvl4.links");
+	int32_t u[] = { 0 }, v[] = { 1 };
+	double b[] = { 1e6 };
+	tp_graph *g = edges(2, 1, u, v, b);
+	int gpus[4];
+	tp_gpusel_cost c;
+	tp_error err;
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 2, NULL, NULL, 0, 2, TP_GPUSEL_MAGC, gpus,
+				   &c, &err), 0);
+	ck_assert_int_eq(tp_node_gpu_path(n, gpus[0], gpus[1]), TP_PATH_NVL);
+	ck_assert_int_eq(tp_node_gpu_path(n, gpus[2], gpus[3]), TP_PATH_NVL);
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+}
+END_TEST
+
+/* Only allowed GPUs: with 1..3 allowed, the heavy pair (0,1) must take the
+ * NVLink pair 2,3 and task 2 GPU1. */
+START_TEST(nvl4_allowed_subset)
+{
+	tp_node *n = load("nvl4.xml", "nvl4.links");
+	int32_t u[] = { 0, 1 }, v[] = { 1, 2 };
+	double b[] = { 1e9, 1e3 };
+	tp_graph *g = edges(3, 2, u, v, b);
+	int allowed[3] = { 3, 1, 2 };
+	int gpus[3];
+	tp_gpusel_cost c;
+	tp_error err;
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 3, NULL, allowed, 3, 1, TP_GPUSEL_MAGC,
+				   gpus, &c, &err), 0);
+	ck_assert_int_eq(gpus[2], 1);
+	ck_assert_int_eq(tp_node_gpu_path(n, gpus[0], gpus[1]), TP_PATH_NVL);
+	for (int i = 0; i < 3; i++)
+		ck_assert(gpus[i] >= 1 && gpus[i] <= 3);
+	/* local rank over the allowed GPUs in index order */
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 3, NULL, allowed, 3, 1,
+				   TP_GPUSEL_LOCAL_RANK, gpus, &c, &err), 0);
+	int want[3] = { 1, 2, 3 };
+	ck_assert_mem_eq(gpus, want, sizeof want);
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+}
+END_TEST
+
+START_TEST(gpusel_errors)
+{
+	tp_node *n = load("nvl4.xml", NULL);
+	int gpus[16];
+	tp_error err;
+	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 5, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
+				   gpus, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "5 tasks x 1 GPUs per task need 5 GPUs, but");
+	tp_assert_err_has(&err, "nvl4.xml has only 4");
+	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, NULL, 0, 5, TP_GPUSEL_MAGC,
+				   gpus, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "5 GPUs per task, but");
+	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, NULL, 0, 0, TP_GPUSEL_MAGC,
+				   gpus, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "at least 1");
+	int bad[2] = { 0, 7 };
+	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, bad, 2, 1, TP_GPUSEL_MAGC,
+				   gpus, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "allowed GPU 7 outside");
+	int dup[2] = { 1, 1 };
+	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, dup, 2, 1, TP_GPUSEL_MAGC,
+				   gpus, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "allowed GPU 1 listed twice");
+	int two[2] = { 0, 3 };
+	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 3, NULL, two, 2, 1, TP_GPUSEL_MAGC,
+				   gpus, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "need 3 GPUs, but the step may use only 2");
+	int32_t tasks[2] = { 0, 9 };
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "2x2", 4, &err), 0);
+	ck_assert_int_eq(tp_gpusel(n, g, tasks, 2, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
+				   gpus, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "task 9 outside the pattern's 0..3");
+	int32_t twice[2] = { 1, 1 };
+	ck_assert_int_eq(tp_gpusel(n, g, twice, 2, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
+				   gpus, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "task 1 listed twice");
+	int out[1] = { 4 };
+	ck_assert_int_eq(tp_gpusel_eval(n, g, NULL, 1, 1, out, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "GPU 4 outside");
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+	/* a node without GPUs */
+	n = load("cpu2.xml", NULL);
+	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
+				   gpus, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "cpu2.xml: the node has no GPUs");
+	tp_node_destroy(n);
+	enum tp_gpusel_algo a;
+	ck_assert_int_eq(tp_gpusel_algo_parse("closest", &a, NULL), 0);
+	ck_assert_int_eq(a, TP_GPUSEL_CLOSEST);
+	ck_assert_str_eq(tp_gpusel_algo_name(TP_GPUSEL_LOCAL_RANK), "local-rank");
+	ck_assert_int_eq(tp_gpusel_algo_parse("best", &a, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "unknown GPU selection 'best'");
+}
+END_TEST
+
+/* pcie16: task i talks to task i+8 (1 GB).  Local-rank order sends all eight
+ * pairs over the socket link; MAGC puts each pair on one K80 board (PIX). */
+START_TEST(pcie16_pairs_on_boards)
+{
+	tp_node *n = load("pcie16.xml", NULL);
+	int32_t u[8], v[8];
+	double b[8];
+	for (int i = 0; i < 8; i++) {
+		u[i] = i;
+		v[i] = i + 8;
+		b[i] = 1e9;
+	}
+	tp_graph *g = edges(16, 8, u, v, b);
+	int gpus[16], again[16];
+	tp_gpusel_cost c, lr;
+	tp_error err;
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
+				   gpus, &c, &err), 0);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(tp_node_gpu_path(n, gpus[i], gpus[i + 8]), TP_PATH_PIX);
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, NULL, NULL, 0, 1,
+				   TP_GPUSEL_LOCAL_RANK, again, &lr, &err), 0);
+	/* 8 GB over the 10 GB/s socket link: 800 ms; one board's GPU link:
+	 * 1 GB / 15.75 GB/s */
+	ck_assert_double_eq_tol(lr.max_congestion_ms, 800, 1e-9);
+	ck_assert_double_eq_tol(c.max_congestion_ms, 1e9 / 15.753846 / 1e6, 1e-3);
+	ck_assert(c.max_congestion_ms <= 0.6 * lr.max_congestion_ms);
+	/* deterministic */
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
+				   again, &c, &err), 0);
+	ck_assert_mem_eq(gpus, again, sizeof gpus);
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+}
+END_TEST
+
+/* Never worse than local-rank order or closest, on a few pseudo-random
+ * patterns (fixed seed). */
+START_TEST(never_worse)
+{
+	const char *nodes[3][2] = { { "pcie16.xml", NULL },
+				    { "nvl4.xml", "nvl4.links" },
+				    { "dgx8.xml", "dgx8.links" } };
+	uint64_t s = 12345;
+	for (int k = 0; k < 3; k++) {
+		tp_node *n = load(nodes[k][0], nodes[k][1]);
+		int ng = tp_node_ngpus(n);
+		for (int rep = 0; rep < 20; rep++) {
+			int32_t u[64], v[64];
+			double b[64];
+			int m = 0;
+			for (int e = 0; e < 3 * ng && m < 64; e++) {
+				s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+				int32_t x = (int32_t)((s >> 33) % (uint64_t)ng);
+				int32_t y = (int32_t)((s >> 13) % (uint64_t)ng);
+				if (x == y)
+					continue;
+				u[m] = x;
+				v[m] = y;
+				b[m] = (double)((s >> 40) % 1000 + 1) * 1e6;
+				m++;
+			}
+			tp_graph *g = edges(ng, m, u, v, b);
+			int gp[64];
+			tp_gpusel_cost cm, cl, cc;
+			int pkg[64];
+			for (int i = 0; i < ng; i++)
+				pkg[i] = i * tp_node_npackages(n) / ng;
+			ck_assert_int_eq(tp_gpusel(n, g, NULL, ng, pkg, NULL, 0, 1,
+						   TP_GPUSEL_MAGC, gp, &cm, NULL), 0);
+			ck_assert_int_eq(tp_gpusel(n, g, NULL, ng, pkg, NULL, 0, 1,
+						   TP_GPUSEL_LOCAL_RANK, gp, &cl, NULL), 0);
+			ck_assert_int_eq(tp_gpusel(n, g, NULL, ng, pkg, NULL, 0, 1,
+						   TP_GPUSEL_CLOSEST, gp, &cc, NULL), 0);
+			ck_assert(cm.max_congestion_ms <= cl.max_congestion_ms * (1 + 1e-9));
+			ck_assert(cm.max_congestion_ms <= cc.max_congestion_ms * (1 + 1e-9));
+			tp_graph_destroy(g);
+		}
+		tp_node_destroy(n);
+	}
+}
+END_TEST
+
+/* Phase 2 on cpu2: heavy (0,2), (1,3), light (0,1), (2,3).  The balanced
+ * block start {0,1 | 2,3} cuts both heavy edges (MIMS 1e9); one swap puts
+ * 0 with 2 and 1 with 3, leaving the light edges cut (MIMS 1e3). */
+START_TEST(cpu2_mims)
+{
+	tp_node *n = load("cpu2.xml", NULL);
+	int32_t u[] = { 0, 1, 0, 2 }, v[] = { 2, 3, 1, 3 };
+	double b[] = { 1e9, 1e9, 1e3, 1e3 };
+	tp_graph *g = edges(4, 4, u, v, b);
+	int pkg[4], core[4];
+	double mims;
+	tp_error err;
+	ck_assert_int_eq(tp_node_place_cpus(n, g, NULL, 4, 4, pkg, core, &mims, &err), 0);
+	ck_assert_double_eq_tol(mims, 1e3, 1e-9);
+	ck_assert_int_eq(pkg[0], pkg[2]);
+	ck_assert_int_eq(pkg[1], pkg[3]);
+	ck_assert_int_ne(pkg[0], pkg[1]);
+	/* cores: each socket's two tasks take cores 0-3 / 4-7 (or 8-11 / 12-15) */
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(tp_node_core_package(n, core[i]), pkg[i]);
+	ck_assert_int_ne(core[0], core[2]);
+	/* no graph: the balanced block order */
+	ck_assert_int_eq(tp_node_place_cpus(n, NULL, NULL, 4, 4, pkg, core, &mims, &err), 0);
+	int wp[4] = { 0, 0, 1, 1 }, wc[4] = { 0, 4, 8, 12 };
+	ck_assert_mem_eq(pkg, wp, sizeof wp);
+	ck_assert_mem_eq(core, wc, sizeof wc);
+	/* too many */
+	ck_assert_int_eq(tp_node_place_cpus(n, NULL, NULL, 5, 4, pkg, core, &mims, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "5 tasks x 4 cores per task do not fit");
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("gpusel");
+	TCase *tc = tcase_create("gpusel");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, nvl4_heavy_pairs_on_nvlink);
+	tcase_add_test(tc, nvl4_two_gpus_per_task);
+	tcase_add_test(tc, nvl4_allowed_subset);
+	tcase_add_test(tc, gpusel_errors);
+	tcase_add_test(tc, pcie16_pairs_on_boards);
+	tcase_add_test(tc, never_worse);
+	tcase_add_test(tc, cpu2_mims);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}

@@ -1,0 +1,392 @@
+/* Unit tests: the node model (core/src/node.c, node_links.c) and the GPU
+ * peer matrix reader (core/src/gpu_matrix.c). */
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define NODES TP_TEST_DATA "/nodes/"
+
+static tp_node *load(const char *name, const char *links)
+{
+	tp_node *n = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	char path[512];
+	snprintf(path, sizeof path, NODES "%s", name);
+	ck_assert_msg(tp_node_load_xml(path, &n, &err) == 0, "%s", err.msg);
+	if (links) {
+		snprintf(path, sizeof path, NODES "%s", links);
+		ck_assert_msg(tp_node_load_links(n, path, &err) == 0, "%s", err.msg);
+	}
+	return n;
+}
+
+START_TEST(nvl4_model)
+{
+	tp_node *n = load("nvl4.xml", NULL);
+	ck_assert_int_eq(tp_node_npackages(n), 2);
+	ck_assert_int_eq(tp_node_nnuma(n), 2);
+	ck_assert_int_eq(tp_node_ncores(n), 16);
+	ck_assert_int_eq(tp_node_ngpus(n), 4);
+	ck_assert_str_eq(tp_node_gpu_busid(n, 0), "0000:13:00.0");
+	ck_assert_str_eq(tp_node_gpu_busid(n, 3), "0000:94:00.0");
+	ck_assert_ptr_null(tp_node_gpu_busid(n, 4));
+	int pk[4] = { 0, 0, 1, 1 };
+	for (int g = 0; g < 4; g++) {
+		ck_assert_int_eq(tp_node_gpu_package(n, g), pk[g]);
+		ck_assert_int_eq(tp_node_gpu_numa(n, g), pk[g]);
+	}
+	/* PCIe only: the pair under one switch is PIX, across sockets SYS */
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 1), TP_PATH_PIX);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 2), TP_PATH_SYS);
+	ck_assert_int_eq(tp_node_gpu_path(n, 2, 2), TP_PATH_LOC);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 15.753846, 1e-4);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 2), TP_SMP_BW, 1e-9);
+	int links[64];
+	/* GPU - port - switch ... : 4 links up to the switch's LCA */
+	ck_assert_int_eq(tp_node_gpu_route(n, 0, 1, links, 64), 4);
+	/* up 5 links to socket 0, the socket link, 5 down */
+	ck_assert_int_eq(tp_node_gpu_route(n, 0, 2, links, 64), 11);
+	ck_assert_int_eq(tp_node_gpu_route(n, 0, 2, links, 3), TP_EINVAL);
+	bool socket_link = false;
+	for (int i = 0; i < 11; i++)
+		if (!strcmp(tp_node_link_name(n, links[i]), "socket0 - socket1"))
+			socket_link = true;
+	ck_assert(socket_link);
+
+	/* NVLink pairs from gres.conf */
+	tp_error err;
+	ck_assert_int_eq(tp_node_load_links(n, NODES "nvl4.links", &err), 0);
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 4);
+	ck_assert_int_eq(tp_node_nvlinks(n, 1, 2), 0);
+	ck_assert_int_eq(tp_node_has_nvswitch(n), 0);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 1), TP_PATH_NVL);
+	ck_assert_int_eq(tp_node_gpu_path(n, 1, 2), TP_PATH_SYS);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 2, 3), 4 * TP_NVLINK_BW, 1e-9);
+	ck_assert_int_eq(tp_node_gpu_route(n, 2, 3, links, 64), 1);
+	ck_assert_str_eq(tp_node_link_name(n, links[0]), "GPU2 - GPU3 NVLink x4");
+	ck_assert_double_eq_tol(tp_node_link_bandwidth(n, links[0]), 80, 1e-9);
+	char b[16];
+	ck_assert_str_eq(tp_gpu_path_name(TP_PATH_NVL, 4, b, sizeof b), "NV4");
+	ck_assert_str_eq(tp_gpu_path_name(TP_PATH_PXB, 0, b, sizeof b), "PXB");
+	/* loading again replaces the NVLinks (no duplicate links) */
+	int nl = tp_node_link_count(n);
+	ck_assert_int_eq(tp_node_load_links(n, NODES "nvl4.links", &err), 0);
+	ck_assert_int_eq(tp_node_link_count(n), nl);
+	/* the picture names the GPUs and the matrix */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	tp_node_describe(n, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "GPU3  0000:94:00.0"));
+	ck_assert_ptr_nonnull(strstr(buf, "NV4"));
+	free(buf);
+	tp_node_destroy(n);
+}
+END_TEST
+
+START_TEST(pcie16_classes)
+{
+	tp_node *n = load("pcie16.xml", NULL);
+	ck_assert_int_eq(tp_node_ngpus(n), 16);
+	ck_assert_int_eq(tp_node_ncores(n), 24);
+	/* same K80 board, same PLX switch, same host bridge, other socket */
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 1), TP_PATH_PIX);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 2), TP_PATH_PXB);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 4), TP_PATH_PHB);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 8), TP_PATH_SYS);
+	ck_assert_int_eq(tp_node_gpu_path(n, 9, 15), TP_PATH_PHB);
+	for (int g = 0; g < 16; g++)
+		ck_assert_int_eq(tp_node_gpu_package(n, g), g / 8);
+	/* bus order: GPU indices increase with the bus number */
+	for (int g = 1; g < 16; g++)
+		ck_assert_int_lt(strcmp(tp_node_gpu_busid(n, g - 1),
+					tp_node_gpu_busid(n, g)), 0);
+	tp_node_destroy(n);
+}
+END_TEST
+
+START_TEST(dgx8_nvswitch)
+{
+	tp_node *n = load("dgx8.xml", NULL);
+	ck_assert_int_eq(tp_node_ngpus(n), 8);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 1), TP_PATH_PIX);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 2), TP_PATH_NODE);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 4), TP_PATH_SYS);
+	tp_error err;
+	ck_assert_int_eq(tp_node_load_links(n, NODES "dgx8.links", &err), 0);
+	ck_assert_int_eq(tp_node_has_nvswitch(n), 1);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 7), TP_PATH_NVL);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 7), 240, 1e-9);
+	int links[8];
+	ck_assert_int_eq(tp_node_gpu_route(n, 0, 7, links, 8), 2);
+	ck_assert_str_eq(tp_node_link_name(n, links[0]), "GPU0 - NVSwitch");
+	ck_assert_str_eq(tp_node_link_name(n, links[1]), "GPU7 - NVSwitch");
+	tp_node_destroy(n);
+}
+END_TEST
+
+START_TEST(cpu2_cores)
+{
+	tp_node *n = load("cpu2.xml", NULL);
+	ck_assert_int_eq(tp_node_ngpus(n), 0);
+	ck_assert_int_eq(tp_node_ncores(n), 16);
+	ck_assert_int_eq(tp_node_npus(n), 32);
+	int pus[4];
+	ck_assert_int_eq(tp_node_core_pus(n, 9, pus, 4), 2);
+	ck_assert_int_eq(pus[0], 9);
+	ck_assert_int_eq(pus[1], 25);
+	ck_assert_int_eq(tp_node_core_package(n, 7), 0);
+	ck_assert_int_eq(tp_node_core_package(n, 8), 1);
+	char buf[64];
+	ck_assert_int_eq(tp_node_cpuset_string(n, 0, 4, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "0-3,16-19");
+	ck_assert_int_eq(tp_node_cpuset_string(n, 15, 1, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "15,31");
+	ck_assert_int_eq(tp_node_cpuset_string(n, 15, 2, buf, sizeof buf), TP_EINVAL);
+	ck_assert_int_eq(tp_node_cpuset_string(n, 0, 16, buf, 4), TP_EINVAL);
+	/* Links for a node without GPUs */
+	tp_error err;
+	ck_assert_int_eq(tp_node_load_links(n, NODES "nvl4.links", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "NVLink counts for 4 GPUs, but");
+	tp_assert_err_has(&err, "cpu2.xml has 0");
+	tp_node_destroy(n);
+}
+END_TEST
+
+START_TEST(xml_errors)
+{
+	tp_node *n = (tp_node *)1;
+	tp_error err;
+	ck_assert_int_eq(tp_node_load_xml("/nonexistent/node.xml", &n, &err), TP_EIO);
+	ck_assert_ptr_null(n);
+	tp_assert_err_has(&err, "/nonexistent/node.xml: cannot open");
+	char *p = tp_test_tmpfile("<topology version=\"2.0\"><object type=\"Machine\"");
+	ck_assert_int_eq(tp_node_load_xml(p, &n, &err), TP_EINVAL);
+	tp_assert_err_has(&err, p);
+	tp_assert_err_has(&err, "not a valid hwloc XML topology");
+	unlink(p);
+	free(p);
+	p = tp_test_tmpfile("this is not XML at all\n");
+	ck_assert_int_eq(tp_node_load_xml(p, &n, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "not a valid hwloc XML");
+	unlink(p);
+	free(p);
+	ck_assert_int_eq(tp_node_load_xml_buffer("", 0, "empty", &n, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "empty: empty hwloc XML");
+	ck_assert_int_eq(tp_node_load_xml("/", &n, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "not a regular file");
+}
+END_TEST
+
+START_TEST(live_machine)
+{
+	tp_node *n = NULL;
+	tp_error err;
+	ck_assert_msg(tp_node_load_live(&n, &err) == 0, "%s", err.msg);
+	ck_assert_int_ge(tp_node_ncores(n), 1);
+	ck_assert_int_ge(tp_node_npackages(n), 1);
+	ck_assert_str_eq(tp_node_source(n), "this machine");
+	tp_node_destroy(n);
+}
+END_TEST
+
+/* Parse links text and expect an error containing frag. */
+static void links_bad(const char *text, const char *frag)
+{
+	int *c = NULL, ng = 0;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_links_parse(text, strlen(text), "g.conf", &c, &ng, &err),
+			 TP_EINVAL);
+	ck_assert_ptr_null(c);
+	tp_assert_err_has(&err, frag);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+
+START_TEST(links_gres_errors)
+{
+	links_bad("Name=gpu Links=-1,2,0\nName=gpu Links=2,-1\n",
+		  "g.conf:2: Links= has 2 entries, but earlier lines have 3");
+	links_bad("Name=gpu Links=-1,2\nName=gpu Links=1,-1\n",
+		  "g.conf: Links= not symmetric: GPU 0 to GPU 1 is 2 (line 1) but GPU 1 to GPU 0 is 1 (line 2)");
+	links_bad("Name=gpu Links=0,2\n", "g.conf:1: Links= has no -1");
+	links_bad("Name=gpu Links=-1,-1\n", "g.conf:1: Links= has -1 (self) twice");
+	links_bad("Name=gpu Links=-1,2\nName=gpu Links=-1,2\n",
+		  "g.conf:2: Links= for GPU 0 again (first on line 1)");
+	links_bad("Name=gpu Links=-1,2,0\nName=gpu Links=2,-1,0\n",
+		  "g.conf: Links=: no row for GPU 2 of 3");
+	links_bad("Name=gpu Links=-1,x\n", "g.conf:1: Links= entry 1 'x' is not an integer");
+	links_bad("Name=gpu Links=-1,99\n", "g.conf:1: Links= entry 1 is 99");
+	links_bad("Name=gpu Links=-1,-3\n", "entry 1 is -3");
+	links_bad("# nothing here\nName=mps Count=100\n",
+		  "g.conf: no gres.conf 'Name=gpu ... Links=' lines");
+	links_bad("", "no gres.conf");
+	/* good: comments, other keys, other GRES, NodeName */
+	const char *ok = "# a comment\nNodeName=gpu[01-04] Name=gpu Type=a100 "
+			 "File=/dev/nvidia1 Links=2,-1 # GPU 1\n"
+			 "Name=mps Count=200\nname=GPU links=-1,2\n";
+	int *c = NULL, ng = 0;
+	tp_error err;
+	ck_assert_msg(tp_links_parse(ok, strlen(ok), "ok", &c, &ng, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(ng, 2);
+	ck_assert_int_eq(c[0], 0);
+	ck_assert_int_eq(c[1], 2);
+	ck_assert_int_eq(c[2], 2);
+	ck_assert_int_eq(c[3], 0);
+	free(c);
+}
+END_TEST
+
+START_TEST(links_nvidia_smi)
+{
+	const char *smi =
+		"\t\x1b[4mGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tCPU Affinity\tNUMA Affinity\x1b[0m\n"
+		"GPU0\t X \tNV4\tSYS\tSYS\tPIX\t0-7\t0\n"
+		"GPU1\tNV4\t X \tSYS\tSYS\tPIX\t0-7\t0\n"
+		"GPU2\tSYS\tSYS\t X \tNV4\tSYS\t8-15\t1\n"
+		"GPU3\tSYS\tSYS\tNV4\t X \tSYS\t8-15\t1\n"
+		"NIC0\tPIX\tPIX\tSYS\tSYS\t X \n\n"
+		"Legend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n";
+	int *c = NULL, ng = 0;
+	tp_error err;
+	ck_assert_msg(tp_links_parse(smi, strlen(smi), "topo.txt", &c, &ng, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(ng, 4);
+	ck_assert_int_eq(c[0 * 4 + 1], 4);
+	ck_assert_int_eq(c[2 * 4 + 3], 4);
+	ck_assert_int_eq(c[0 * 4 + 2], 0);
+	/* the same counts as nvl4.links on the nvl4 node */
+	tp_node *n = load("nvl4.xml", NULL);
+	ck_assert_int_eq(tp_node_set_nvlinks(n, c, ng, "topo.txt", &err), 0);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 1), TP_PATH_NVL);
+	free(c);
+	/* asymmetric counts through the direct interface */
+	int bad[16] = { 0, 4, 0, 0, 2, 0, 0, 0, 0, 0, 0, 4, 0, 0, 4, 0 };
+	ck_assert_int_eq(tp_node_set_nvlinks(n, bad, 4, "m", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "m: not symmetric");
+	tp_node_destroy(n);
+
+	links_bad("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV2\t X \n",
+		  "g.conf: topology matrix not symmetric");
+	links_bad("\tGPU0\tGPU1\nGPU0\t X \tFOO\n",
+		  "g.conf:2: GPU0 to GPU1: unknown entry 'FOO'");
+	links_bad("\tGPU0\tGPU1\nGPU0\tNV1\tNV4\n", "GPU0 to itself is 'NV1', expected X");
+	links_bad("\tGPU0\tGPU1\nGPU0\t X\n", "g.conf:2: row GPU0 has 1 entries, expected 2");
+	links_bad("\tGPU0\tGPU1\nGPU5\t X\tX\n", "row GPU5, but the header has 2 GPUs");
+	links_bad("\tGPU0\tGPU1\nGPU0\t X \tNV0\n", "'NV0' is not NV1..NV64");
+	links_bad("\tGPU0\tGPU1\nGPU0\t X \tSYS\n", "topology matrix: no row for GPU 1 of 2");
+}
+END_TEST
+
+/* ---- GPU peer matrix ---- */
+
+static void matrix_bad(const char *text, int64_t expect, const char *frag)
+{
+	tp_graph *g = (tp_graph *)1;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_graph_from_gpu_matrix_string(&g, text, strlen(text), "m.json",
+							 expect, &err),
+			 TP_EINVAL);
+	ck_assert_ptr_null(g);
+	tp_assert_err_has(&err, frag);
+}
+
+START_TEST(gpu_matrix_json_csv)
+{
+	const char *js = "{\"tasks\": 4, \"traffic\": [[0, 2, 1e9], [2, 0, 5e8], "
+			 "[1, 3, 1000], [0, 1, 0]]}";
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_msg(tp_graph_from_gpu_matrix_string(&g, js, strlen(js), "m", 4, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(tp_graph_ntasks(g), 4);
+	ck_assert_double_eq_tol(tp_graph_total_bytes(g), 1.5e9 + 1000, 1e-3);
+	const int32_t *adj;
+	const double *w;
+	ck_assert_int_eq(tp_graph_neighbors(g, 0, &adj, &w), 2);   /* 1 (0 bytes), 2 */
+	ck_assert_int_eq(adj[1], 2);
+	ck_assert_double_eq_tol(w[1], 1.5e9, 1e-3);
+	tp_graph_destroy(g);
+
+	const char *csv = "src,dst,bytes\n# comment\n0,2,1e9\n\n2,0,5e8 \n1,3,1000\n";
+	ck_assert_msg(tp_graph_from_gpu_matrix_string(&g, csv, strlen(csv), "m.csv", 0, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(tp_graph_ntasks(g), 4);           /* largest index + 1 */
+	ck_assert_int_eq(tp_graph_nedges(g), 2);
+	tp_graph_destroy(g);
+	ck_assert_int_eq(tp_graph_from_gpu_matrix_string(&g, csv, strlen(csv), "m.csv", 8, &err), 0);
+	ck_assert_int_eq(tp_graph_ntasks(g), 8);
+	tp_graph_destroy(g);
+
+	/* file path, and the sum with a CPU graph (phase 1) */
+	char *p = tp_test_tmpfile(js);
+	ck_assert_int_eq(tp_graph_from_gpu_matrix_file(&g, p, 4, &err), 0);
+	tp_graph *cpu = NULL, *sum = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&cpu, "2x2:bytes=10", 4, &err), 0);
+	ck_assert_int_eq(tp_graph_add(cpu, g, "gpu", &sum, &err), 0);
+	ck_assert_double_eq_tol(tp_graph_total_bytes(sum), 40 + 1.5e9 + 1000, 1e-3);
+	ck_assert_int_eq(tp_graph_coord_dims(sum), 2);
+	ck_assert_int_eq(tp_graph_nedges(sum), 4);        /* (0,2), (1,3) are stencil edges */
+	tp_graph_destroy(sum);
+	tp_graph_destroy(cpu);
+	ck_assert_int_eq(tp_graph_from_stencil(&cpu, "2x3", 6, &err), 0);
+	ck_assert_int_eq(tp_graph_add(cpu, g, "gpu", &sum, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "gpu: 4 tasks, but the graph has 6");
+	tp_graph_destroy(cpu);
+	tp_graph_destroy(g);
+	unlink(p);
+	free(p);
+	ck_assert_int_eq(tp_graph_from_gpu_matrix_file(&g, "/nonexistent/m.json", 4, &err),
+			 TP_EIO);
+	tp_assert_err_has(&err, "/nonexistent/m.json: cannot open");
+}
+END_TEST
+
+START_TEST(gpu_matrix_errors)
+{
+	matrix_bad("{\"tasks\": 4, \"traffic\": []}", 8,
+		   "m.json: GPU matrix for 4 tasks, but the job has 8");
+	matrix_bad("{\"tasks\": 4, \"traffic\": [[0, 1, -5]]}", 4,
+		   "m.json: traffic[0]: negative traffic -5");
+	matrix_bad("{\"tasks\": 4, \"traffic\": [[0, 1, 5], [0, 4, 5]]}", 0,
+		   "m.json: traffic[1]: task 4 outside 0..3");
+	matrix_bad("{\"tasks\": 4, \"traffic\": [[2, 2, 5]]}", 0,
+		   "traffic[0]: traffic from task 2 to itself");
+	matrix_bad("{\"tasks\": 4, \"traffic\": [[0, 1]]}", 0,
+		   "traffic[0]: expected [i, j, bytes]");
+	matrix_bad("{\"tasks\": 4, \"traffic\": [[0.5, 1, 2]]}", 0,
+		   "traffic[0]: expected [i, j, bytes]");
+	matrix_bad("{\"tasks\": 0, \"traffic\": []}", 0, "\"tasks\" must be a positive integer");
+	matrix_bad("{\"tasks\": 2}", 0, "\"traffic\" must be an array");
+	matrix_bad("{\"tasks\": 2, \"traffic\": [", 0, "m.json: JSON parse error");
+	matrix_bad("   \n", 0, "m.json: empty GPU matrix");
+	matrix_bad("0,1,5\n1,9,5\n", 4, "m.json: line 2: task 9 outside 0..3");
+	matrix_bad("0,1,-1\n", 4, "line 1: negative traffic");
+	matrix_bad("0,1,5\n0;1;5\n", 4, "m.json:2: expected \"i,j,bytes\"");
+	matrix_bad("0,1,nan\n", 4, "line 1: bytes are not finite");
+	matrix_bad("# only a comment\n", 0, "m.json: no traffic lines");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("node");
+	TCase *tc = tcase_create("node");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, nvl4_model);
+	tcase_add_test(tc, pcie16_classes);
+	tcase_add_test(tc, dgx8_nvswitch);
+	tcase_add_test(tc, cpu2_cores);
+	tcase_add_test(tc, xml_errors);
+	tcase_add_test(tc, live_machine);
+	tcase_add_test(tc, links_gres_errors);
+	tcase_add_test(tc, links_nvidia_smi);
+	tcase_add_test(tc, gpu_matrix_json_csv);
+	tcase_add_test(tc, gpu_matrix_errors);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}
