@@ -77,6 +77,8 @@ static int local_matrix(const tp_graph *g, const int32_t *tasks, int32_t nt,
 		int32_t t = tasks ? tasks[i] : i;
 		if (t < 0 || (g && t >= g->ntasks)) {
 			free(key);
+			free(*out);
+			*out = NULL;
 			return tp_error_set(err, TP_EINVAL,
 					    "task %ld outside the pattern's 0..%ld",
 					    (long)t, g ? (long)g->ntasks - 1 : 0L);
@@ -88,6 +90,8 @@ static int local_matrix(const tp_graph *g, const int32_t *tasks, int32_t nt,
 		if ((key[i] >> 32) == (key[i - 1] >> 32)) {
 			long t = (long)(key[i] >> 32);
 			free(key);
+			free(*out);
+			*out = NULL;
 			return tp_error_set(err, TP_EINVAL, "task %ld listed twice", t);
 		}
 	if (g) {

@@ -184,7 +184,13 @@ START_TEST(live_machine)
 {
 	tp_node *n = NULL;
 	tp_error err;
-	ck_assert_msg(tp_node_load_live(&n, &err) == 0, "%s", err.msg);
+	/* hwloc's PCI discovery (libpciaccess) leaks a little inside
+	 * hwloc_topology_load, which would fail `make valgrind`; the live path is
+	 * the same without it. */
+	setenv("HWLOC_COMPONENTS", "-pci", 1);
+	int rc = tp_node_load_live(&n, &err);
+	unsetenv("HWLOC_COMPONENTS");
+	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_int_ge(tp_node_ncores(n), 1);
 	ck_assert_int_ge(tp_node_npackages(n), 1);
 	ck_assert_str_eq(tp_node_source(n), "this machine");
