@@ -3,6 +3,7 @@
  *   cli.c       main, command dispatch, help texts, check-config, helpers
  *   cli_run.c   the map and eval commands
  *   cli_out.c   JSON documents, text tables, atomic file output
+ *   cli_node.c  per-task CPU sets and GPUs inside the nodes (map)
  *
  * Exit statuses: 0 success, 1 internal or runtime failure (out of memory,
  * output cannot be written), 2 malformed input or usage error.  Every error
@@ -62,6 +63,46 @@ bool cli_help(const char *cmd, FILE *f);
 int cli_cmd_map(int argc, char **argv);
 int cli_cmd_eval(int argc, char **argv);
 
+/* ---- cli_node.c ---- */
+
+struct cli_node_opts {
+	const char *topology;      /* --node-topology (hwloc XML), NULL: off */
+	const char *links;         /* --gpu-links (gres.conf / nvidia-smi) */
+	const char *gpu_matrix;    /* --gpu-matrix */
+	const char *select;        /* --gpu-select */
+	int64_t gpus_per_task;     /* --gpus-per-task, 0 when not given */
+};
+
+struct cli_node_result {
+	int64_t ntasks;
+	int gpt;                   /* GPUs per task */
+	bool want_gpus;            /* GPUs chosen (matrix or --gpus-per-task) */
+	enum tp_gpusel_algo algo;
+	char **cpus;               /* per task CPU list ("0-3,16-19") */
+	int *gpus;                 /* ntasks x gpt GPU indices */
+	double mims_bytes;         /* largest MIMS over the nodes */
+	tp_gpusel_cost cost, local_rank, closest;  /* max congestion: max over
+						      nodes; weighted: sum */
+	int used_magc;             /* nodes where the greedy's result was kept */
+};
+
+/* Load --node-topology (+ --gpu-links) and --gpu-matrix (ntasks rows).
+ * Returns 0 or an exit status, having printed the error. */
+int cli_node_load(const struct cli_node_opts *o, int64_t ntasks,
+		  tp_node **node, tp_graph **gm);
+/* Phases 2 and 3 on every node of the allocation (the same node model for
+ * all).  cpu_g: CPU graph; gm: GPU matrix or NULL. */
+int cli_node_place(const struct cli_node_opts *o, const tp_node *node,
+		   const tp_graph *cpu_g, const tp_graph *gm, const tp_alloc *a,
+		   const int32_t *map, int64_t ntasks, struct cli_node_result *r);
+void cli_node_result_free(struct cli_node_result *r);
+/* Adds "node_topology", "cpus", "gpus", "gpu_selection", ... to doc. */
+int cli_node_json(json_object *doc, const struct cli_node_opts *o,
+		  const struct cli_node_result *r);
+/* "rank 0=node cpus=0-3 gpus=0" lines. */
+int cli_node_rankfile(FILE *f, const tp_alloc *a, const int32_t *map,
+		      const struct cli_node_result *r);
+
 /* ---- cli_out.c ---- */
 
 /* JSON object with every field of m (non-finite doubles become null). */
@@ -78,6 +119,9 @@ json_object *cli_json_ms(double ms);
  * in the same directory, then rename), or to stdout when path is NULL.
  * Returns 0 or an exit status, having printed the error. */
 int cli_write_json(json_object *doc, const char *path);
+
+/* Write len bytes of text to path atomically (as cli_write_json). */
+int cli_write_text(const char *buf, size_t len, const char *path);
 
 /* One row of a comparison table. */
 struct cli_row {

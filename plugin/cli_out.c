@@ -168,6 +168,11 @@ static int write_atomic(const char *path, const char *data, size_t len)
 	return CLI_EXIT_OK;
 }
 
+int cli_write_text(const char *buf, size_t len, const char *path)
+{
+	return write_atomic(path, buf, len);
+}
+
 int cli_write_json(json_object *doc, const char *path)
 {
 	size_t len = 0;

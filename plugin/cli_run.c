@@ -21,6 +21,12 @@ struct job {
 	uint64_t seed;
 	int64_t parts, threads;
 	bool compare;
+	struct cli_node_opts nopt;    /* --node-topology and friends */
+
+	tp_node *node;
+	tp_graph *gm;                 /* --gpu-matrix */
+	tp_graph *cpu_g;              /* the CPU pattern when g is CPU + GPU */
+	struct cli_node_result nres;
 
 	char *nodes_buf;           /* contents of --nodes @FILE */
 	tp_conf *conf;
@@ -31,6 +37,13 @@ struct job {
 
 static void job_free(struct job *j)
 {
+	cli_node_result_free(&j->nres);
+	if (j->node)
+		tp_node_destroy(j->node);
+	if (j->gm)
+		tp_graph_destroy(j->gm);
+	if (j->cpu_g)
+		tp_graph_destroy(j->cpu_g);
 	free(j->nodes_buf);
 	free(j->map);
 	free(j->block);
@@ -207,6 +220,7 @@ static int compute_metrics(const struct job *j, const int32_t *map,
 
 enum {
 	OPT_SEED = 256, OPT_SEARCH, OPT_PARTS, OPT_THREADS, OPT_COMPARE,
+	OPT_GPU_MATRIX, OPT_NODE_TOPOLOGY, OPT_GPT, OPT_GPU_LINKS, OPT_GPU_SELECT,
 };
 
 static const struct option map_opts[] = {
@@ -226,6 +240,11 @@ static const struct option map_opts[] = {
 	{ "parts-per-level", required_argument, NULL, OPT_PARTS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "compare", no_argument, NULL, OPT_COMPARE },
+	{ "gpu-matrix", required_argument, NULL, OPT_GPU_MATRIX },
+	{ "node-topology", required_argument, NULL, OPT_NODE_TOPOLOGY },
+	{ "gpus-per-task", required_argument, NULL, OPT_GPT },
+	{ "gpu-links", required_argument, NULL, OPT_GPU_LINKS },
+	{ "gpu-select", required_argument, NULL, OPT_GPU_SELECT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -270,6 +289,14 @@ static int parse_map_args(struct job *j, int argc, char **argv, bool *help)
 					     &j->threads);
 			break;
 		case OPT_COMPARE: j->compare = true; break;
+		case OPT_GPU_MATRIX: j->nopt.gpu_matrix = optarg; break;
+		case OPT_NODE_TOPOLOGY: j->nopt.topology = optarg; break;
+		case OPT_GPU_LINKS: j->nopt.links = optarg; break;
+		case OPT_GPU_SELECT: j->nopt.select = optarg; break;
+		case OPT_GPT:
+			rc = cli_parse_count("--gpus-per-task", optarg, 1,
+					     TP_NODE_MAX_GPUS, &j->nopt.gpus_per_task);
+			break;
 		case 'h': *help = true; return 0;
 		default:
 			return cli_getopt_error(j->cmd, c, optopt, argv, optind);
@@ -287,6 +314,24 @@ static int parse_map_args(struct job *j, int argc, char **argv, bool *help)
 		return cli_usage_error("%s: missing --nodes HOSTLIST", j->cmd);
 	if (!*j->nodes)
 		return cli_usage_error("--nodes: empty hostlist");
+	if (!j->nopt.topology) {
+		const char *need = j->nopt.gpu_matrix ? "--gpu-matrix"
+				   : j->nopt.gpus_per_task ? "--gpus-per-task"
+				   : j->nopt.links ? "--gpu-links"
+				   : j->nopt.select ? "--gpu-select" : NULL;
+		if (need)
+			return cli_usage_error("%s needs --node-topology FILE (the "
+					       "nodes' hwloc XML)", need);
+		if (j->format && !strcmp(j->format, "rankfile"))
+			return cli_usage_error("--format rankfile needs "
+					       "--node-topology FILE");
+	}
+	if (j->nopt.select) {
+		enum tp_gpusel_algo a;
+		tp_error e;
+		if (tp_gpusel_algo_parse(j->nopt.select, &a, &e) < 0)
+			return cli_report("--gpu-select", &e);
+	}
 	if (!j->ntasks && !j->tpn)
 		return cli_usage_error("%s: missing --ntasks N or "
 				       "--tasks-per-node N", j->cmd);
@@ -296,9 +341,9 @@ static int parse_map_args(struct job *j, int argc, char **argv, bool *help)
 	if (j->output && !*j->output)
 		return cli_usage_error("--output: empty file name");
 	if (j->format && strcmp(j->format, "hostfile") &&
-	    strcmp(j->format, "json"))
+	    strcmp(j->format, "json") && strcmp(j->format, "rankfile"))
 		return cli_usage_error("--format: '%s': unknown format "
-				       "(hostfile or json)", j->format);
+				       "(hostfile, json or rankfile)", j->format);
 	if (j->search && strcmp(j->search, "full") &&
 	    strcmp(j->search, "rotations") && strcmp(j->search, "none"))
 		return cli_usage_error("--search: '%s': unknown mode (full, "
@@ -444,6 +489,19 @@ static int map_run(struct job *j)
 	}
 	if ((rc = make_graph(j, r.ntasks)) || (rc = resolve_policy(j, &r)))
 		return rc;
+	if (j->nopt.topology) {
+		if ((rc = cli_node_load(&j->nopt, r.ntasks, &j->node, &j->gm)))
+			return rc;
+		/* MAGC phase 1: nodes are chosen for CPU + GPU traffic */
+		if (j->gm) {
+			tp_graph *sum = NULL;
+			if (tp_graph_add(j->g, j->gm, j->nopt.gpu_matrix, &sum,
+					 &err) < 0)
+				return cli_report(j->nopt.gpu_matrix, &err);
+			j->cpu_g = j->g;
+			j->g = sum;
+		}
+	}
 
 	if (r.used == TP_POLICY_GEOMETRIC && tp_graph_coord_dims(j->g) == 0) {
 		cli_note("%s has no task coordinates; using the block order "
@@ -514,12 +572,40 @@ static int map_run(struct job *j)
 		cli_print_compare(stderr, rows, nrows);
 	}
 
+	if (j->node &&
+	    (rc = cli_node_place(&j->nopt, j->node, j->cpu_g ? j->cpu_g : j->g,
+				 j->gm, j->alloc, j->map, r.ntasks, &j->nres)))
+		return rc;
+
 	if (j->format && !strcmp(j->format, "json")) {
 		json_object *doc = map_json(j, &r);
+		if (doc && j->node && cli_node_json(doc, &j->nopt, &j->nres) < 0) {
+			json_object_put(doc);
+			doc = NULL;
+		}
 		if (!doc)
 			return cli_fail("out of memory");
 		rc = cli_write_json(doc, j->output);
 		json_object_put(doc);
+		return rc;
+	}
+	if (j->format && !strcmp(j->format, "rankfile")) {
+		FILE *f = stdout;
+		char *buf = NULL;
+		size_t len = 0;
+		if (j->output && !(f = open_memstream(&buf, &len)))
+			return cli_fail("out of memory");
+		int bad = cli_node_rankfile(f, j->alloc, j->map, &j->nres);
+		if (!j->output)
+			return bad || fflush(stdout) != 0 || ferror(stdout)
+			       ? cli_fail("standard output: write error")
+			       : CLI_EXIT_OK;
+		if (fclose(f) != 0 || bad) {
+			free(buf);
+			return cli_fail("out of memory");
+		}
+		rc = cli_write_text(buf, len, j->output);
+		free(buf);
 		return rc;
 	}
 	if (j->output) {

@@ -558,6 +558,29 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 		cap[s] /= cores_per_task;
 		slots += cap[s];
 	}
+	if (ntasks >= 0 && ntasks > slots &&
+	    (int64_t)ntasks * cores_per_task <= n->ncores) {
+		/* tasks wider than a socket: consecutive cores in logical order */
+		for (int32_t i = 0; i < ntasks; i++) {
+			task_core[i] = i * cores_per_task;
+			task_package[i] = n->core_pkg[task_core[i]];
+		}
+		if (mims)
+			*mims = 0;
+		free(cap);
+		free(next);
+		if (g && ntasks > 1) {
+			double *c = NULL;
+			int rc = local_matrix(g, tasks, ntasks, &c, err);
+			if (rc)
+				return rc;
+			double cut;
+			if (mims)
+				mims_of(c, ntasks, task_package, mims, &cut);
+			free(c);
+		}
+		return 0;
+	}
 	if (ntasks < 0 || ntasks > slots) {
 		free(cap);
 		free(next);
@@ -650,5 +673,58 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 	free(c);
 	free(cap);
 	free(next);
+	return 0;
+}
+
+int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
+		       const int32_t *tasks, int32_t ntasks, const int *gpus,
+		       int gpus_per_task, int *task_package, int *task_core,
+		       double *mims, tp_error *err)
+{
+	if (gpus_per_task < 1)
+		return tp_error_set(err, TP_EINVAL, "GPUs per task must be at least 1");
+	for (int64_t i = 0; i < (int64_t)ntasks * gpus_per_task; i++)
+		if (gpus[i] < 0 || gpus[i] >= n->ngpus)
+			return tp_error_set(err, TP_EINVAL, "GPU %d outside %s's 0..%d",
+					    gpus[i], n->source, n->ngpus - 1);
+	double *c = NULL;
+	int rc = local_matrix(g, tasks, ntasks, &c, err);
+	if (rc)
+		return rc;
+	double cur, cut;
+	mims_of(c, ntasks, task_package, &cur, &cut);
+	bool moved = true;
+	while (moved) {
+		moved = false;
+		for (int32_t i = 0; i < ntasks && !moved; i++) {
+			int gi = n->gpu[gpus[(size_t)i * gpus_per_task]].package;
+			if (gi < 0 || gi == task_package[i])
+				continue;
+			for (int32_t j = 0; j < ntasks && !moved; j++) {
+				int gj = n->gpu[gpus[(size_t)j * gpus_per_task]].package;
+				if (j == i || task_package[j] != gi ||
+				    gj != task_package[i])
+					continue;
+				int s = task_package[i];
+				task_package[i] = task_package[j];
+				task_package[j] = s;
+				double m2, c2;
+				mims_of(c, ntasks, task_package, &m2, &c2);
+				if (lt(cur, m2)) {         /* would raise MIMS: undo */
+					task_package[j] = task_package[i];
+					task_package[i] = s;
+					continue;
+				}
+				int k = task_core[i];
+				task_core[i] = task_core[j];
+				task_core[j] = k;
+				cur = m2;
+				moved = true;
+			}
+		}
+	}
+	if (mims)
+		*mims = cur;
+	free(c);
 	return 0;
 }

@@ -534,5 +534,97 @@ fails2 "unknown command" "frobnicate" - frobnicate
 fails2 "no command" "command" -
 fails2 "help for unknown command" "nope" - help nope
 
+# ---- inside the node: --node-topology, --gpu-matrix, --gpus-per-task ----
+NODES=$(cd "$DATA/../../data/nodes" && pwd)
+G2=$DATA/gpu2.conf
+GM=$DATA/gpu-pairs8.json
+gpu_map() {
+	tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+		--policy block --node-topology "$NODES/nvl4.xml" "$@"
+}
+gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format rankfile
+if check0 "gpu: rankfile"; then
+	cat >"$tmp/want.rank" <<'EOF'
+rank 0=gpu01 cpus=0-3 gpus=0
+rank 1=gpu01 cpus=8-11 gpus=2
+rank 2=gpu01 cpus=4-7 gpus=1
+rank 3=gpu01 cpus=12-15 gpus=3
+rank 4=gpu02 cpus=0-3 gpus=0
+rank 5=gpu02 cpus=8-11 gpus=2
+rank 6=gpu02 cpus=4-7 gpus=1
+rank 7=gpu02 cpus=12-15 gpus=3
+EOF
+	if cmp -s "$tmp/out" "$tmp/want.rank"; then ok "gpu: rankfile"
+	else no "gpu: rankfile" "$(diff "$tmp/want.rank" "$tmp/out" | head -5)"; fi
+fi
+# the heavy pairs (0,2) and (1,3) share an NVLink pair on each node
+gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format json --output "$tmp/g.json"
+if check0 "gpu: json"; then
+	v=$(json_get "$tmp/g.json" '(d["gpus"][0] + d["gpus"][2] in ([0,1],[1,0],[2,3],[3,2]), d["cpus"][5], d["gpu_selection"]["cost"]["max_congestion_ms"], d["gpu_selection"]["local_rank_cost"]["max_congestion_ms"])')
+	if [ "$v" = "(True, '8-11', 12.5, 200.0)" ]; then ok "gpu: json"
+	else no "gpu: json" "$v"; fi
+fi
+# two GPUs per task: each task gets one NVLink pair
+tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 4 --stencil 4x1 --policy block \
+	--node-topology "$NODES/nvl4.xml" --gpu-links "$NODES/nvl4.links" --gpus-per-task 2 \
+	--format rankfile
+if check0 "gpu: --gpus-per-task 2"; then
+	if grep -q 'rank 0=gpu01 cpus=0-7 gpus=0,1' "$tmp/out" &&
+	   grep -q 'rank 1=gpu01 cpus=8-15 gpus=2,3' "$tmp/out"; then ok "gpu: --gpus-per-task 2"
+	else no "gpu: --gpus-per-task 2" "$(cat "$tmp/out")"; fi
+fi
+# CPU sets without GPUs on the dual-socket node (hardware threads listed)
+tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 4 --stencil 4x1 --policy block \
+	--node-topology "$NODES/cpu2.xml" --format rankfile
+if check0 "gpu: CPU-only node"; then
+	if grep -q 'rank 1=gpu01 cpus=8-15,24-31$' "$tmp/out"; then ok "gpu: CPU-only node"
+	else no "gpu: CPU-only node" "$(cat "$tmp/out")"; fi
+fi
+fails2 "gpu: matrix task count" "GPU matrix for 8 tasks, but the job has 4" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 4 --stencil 4x1 \
+	--node-topology "$NODES/nvl4.xml" --gpu-matrix "$GM" --output "$O"
+fails2 "gpu: negative traffic" "negative traffic -7" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--node-topology "$NODES/nvl4.xml" --gpu-matrix "$DATA/bad-gpu-negative.json" --output "$O"
+fails2 "gpu: too many GPUs per task" "8 tasks x 2 GPUs per task need 16 GPUs" "$O" \
+	map --config "$G2" --nodes gpu01 --ntasks 8 --stencil 8x1 \
+	--node-topology "$NODES/nvl4.xml" --gpus-per-task 2 --output "$O"
+fails2 "gpu: more GPUs per task than the node" "5 GPUs per task, but" "$O" \
+	map --config "$G2" --nodes gpu01 --ntasks 1 --stencil 1x1 \
+	--node-topology "$NODES/nvl4.xml" --gpus-per-task 5 --output "$O"
+fails2 "gpu: Links= row length" "bad-links-len.conf:2: Links= has 3 entries" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--node-topology "$NODES/nvl4.xml" --gpu-links "$DATA/bad-links-len.conf" --output "$O"
+fails2 "gpu: Links= not symmetric" "not symmetric" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--node-topology "$NODES/nvl4.xml" --gpu-links "$DATA/bad-links-asym.conf" --output "$O"
+fails2 "gpu: Links= for another node" "NVLink counts for 4 GPUs" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--node-topology "$NODES/dgx8.xml" --gpu-links "$NODES/nvl4.links" --output "$O"
+fails2 "gpu: bad hwloc XML" "bad-node.xml: not a valid hwloc XML" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--node-topology "$DATA/bad-node.xml" --output "$O"
+fails2 "gpu: missing hwloc XML" "no-such.xml: cannot open" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--node-topology "$tmp/no-such.xml" --output "$O"
+fails2 "gpu: --gpu-matrix without --node-topology" "--gpu-matrix needs --node-topology" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--gpu-matrix "$GM" --output "$O"
+fails2 "gpu: rankfile without --node-topology" "--format rankfile needs" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--format rankfile --output "$O"
+fails2 "gpu: --gpu-select" "unknown GPU selection 'best'" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--node-topology "$NODES/nvl4.xml" --gpu-select best --output "$O"
+fails2 "gpu: --gpus-per-task 0" "--gpus-per-task" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--node-topology "$NODES/nvl4.xml" --gpus-per-task 0 --output "$O"
+fails2 "gpu: GPUs on a CPU-only node" "the node has no GPUs" "$O" \
+	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
+	--node-topology "$NODES/cpu2.xml" --gpus-per-task 1 --output "$O"
+fails2 "gpu: more tasks than cores" "17 tasks, but" "$O" \
+	map --config "$G2" --nodes gpu01 --ntasks 17 --stencil 17x1 \
+	--node-topology "$NODES/cpu2.xml" --output "$O"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

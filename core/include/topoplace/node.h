@@ -188,6 +188,16 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 		       int *task_package, int *task_core, double *mims,
 		       tp_error *err);
 
+/* After GPU selection: swap the CPU slots (socket and cores) of two tasks
+ * whose GPUs sit on each other's socket, as long as MIMS does not grow, so
+ * that a task's CPUs end up next to its GPUs (MAGC's phase 3 ignores the
+ * cores of phase 2).  gpus as written by tp_gpusel; the first GPU of a task
+ * decides its socket. */
+int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
+		       const int32_t *tasks, int32_t ntasks, const int *gpus,
+		       int gpus_per_task, int *task_package, int *task_core,
+		       double *mims, tp_error *err);
+
 /* The CPU list ("0-3,16-19") of cores first..first+count-1. */
 int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
 			  char *buf, size_t len);
