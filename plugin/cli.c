@@ -192,6 +192,7 @@ static const char help_general[] =
 "  map           compute a task-to-node mapping; print a hostfile or JSON\n"
 "  eval          score an existing hostfile against Slurm's block order\n"
 "  check-config  validate a topoplace.conf and summarise the network\n"
+"  node-info     show a node's sockets, PCIe tree, NVLinks and GPU paths\n"
 "  help [CMD]    show this help, or the help of CMD\n"
 "\n"
 "Options:\n"
@@ -284,10 +285,19 @@ static const char help_check[] =
 "network and exit 0; otherwise print the error (with file and line) and\n"
 "exit 2.\n";
 
+static const char help_node[] =
+"usage: topoplace node-info [FILE [LINKS]]\n"
+"\n"
+"Load a node's hwloc XML (FILE; this machine when none) and optionally its\n"
+"NVLink counts (LINKS: gres.conf Links= lines or nvidia-smi topo -m output),\n"
+"then print the sockets, the PCIe tree with link bandwidths and the GPU path\n"
+"matrix (as nvidia-smi topo -m).  Exit 2 on a file that does not load.\n";
+
 static const char help_help[] =
 "usage: topoplace help [COMMAND]\n"
 "\n"
-"Show the general help, or the help of COMMAND (map, eval, check-config).\n";
+"Show the general help, or the help of COMMAND (map, eval, check-config,\n"
+"node-info).\n";
 
 bool cli_help(const char *cmd, FILE *f)
 {
@@ -298,6 +308,8 @@ bool cli_help(const char *cmd, FILE *f)
 		text = help_map;
 	else if (!strcmp(cmd, "eval"))
 		text = help_eval;
+	else if (!strcmp(cmd, "node-info"))
+		text = help_node;
 	else if (!strcmp(cmd, "check-config"))
 		text = help_check;
 	else if (!strcmp(cmd, "help"))
@@ -381,7 +393,7 @@ int main(int argc, char **argv)
 		if (argc == 3 && !cli_help(argv[2], stdout))
 			return cli_usage_error("help: '%s': unknown command "
 					       "(commands: map, eval, "
-					       "check-config)", argv[2]);
+					       "check-config, node-info)", argv[2]);
 		if (argc == 2)
 			cli_help(NULL, stdout);
 		return cli_finish_stdout();
@@ -396,6 +408,8 @@ int main(int argc, char **argv)
 		return cli_cmd_eval(sub_argc, sub_argv);
 	if (!strcmp(cmd, "check-config"))
 		return cmd_check_config(sub_argc, sub_argv);
+	if (!strcmp(cmd, "node-info"))
+		return cli_cmd_node_info(sub_argc, sub_argv);
 	if (cmd[0] == '-')
 		return cli_usage_error("unknown option '%s' (see 'topoplace "
 				       "--help')", cmd);

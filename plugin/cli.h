@@ -99,6 +99,8 @@ void cli_node_result_free(struct cli_node_result *r);
 /* Adds "node_topology", "cpus", "gpus", "gpu_selection", ... to doc. */
 int cli_node_json(json_object *doc, const struct cli_node_opts *o,
 		  const struct cli_node_result *r);
+/* The node-info command. */
+int cli_cmd_node_info(int argc, char **argv);
 /* "rank 0=node cpus=0-3 gpus=0" lines. */
 int cli_node_rankfile(FILE *f, const tp_alloc *a, const int32_t *map,
 		      const struct cli_node_result *r);

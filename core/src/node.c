@@ -890,6 +890,9 @@ void tp_node_describe(const tp_node *n, FILE *f)
 	}
 	if (n->npackages > 1)
 		fprintf(f, "socket link: %.4g GB/s\n", TP_SMP_BW);
+	for (int l = n->nlinks_pci; l < n->nlinks; l++)
+		fprintf(f, "NVLink: %s  (%.4g GB/s)\n", n->link[l].name,
+			n->link[l].bw);
 	if (n->ngpus == 0)
 		return;
 	fprintf(f, "\n      ");

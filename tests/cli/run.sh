@@ -626,5 +626,15 @@ fails2 "gpu: more tasks than cores" "17 tasks, but" "$O" \
 	map --config "$G2" --nodes gpu01 --ntasks 17 --stencil 17x1 \
 	--node-topology "$NODES/cpu2.xml" --output "$O"
 
+tp node-info "$NODES/nvl4.xml" "$NODES/nvl4.links"
+if check0 "node-info"; then
+	if grep -q '^GPU0   X      NV4    SYS    SYS     0$' "$tmp/out" &&
+	   grep -q 'NVLink: GPU2 - GPU3 NVLink x4  (80 GB/s)' "$tmp/out"; then ok "node-info"
+	else no "node-info" "$(head -c 300 "$tmp/out")"; fi
+fi
+fails2 "node-info: bad XML" "bad-node.xml: not a valid hwloc XML" - node-info "$DATA/bad-node.xml"
+fails2 "node-info: bad links" "bad-links-len.conf:2" - node-info "$NODES/nvl4.xml" "$DATA/bad-links-len.conf"
+fails2 "node-info: extra argument" "unexpected argument" - node-info a b c
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
