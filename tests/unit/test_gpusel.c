@@ -319,6 +319,70 @@ START_TEST(cpu2_mims)
 }
 END_TEST
 
+
+/* After GPU selection on nvl4, tasks 1 (socket 0) and 2 (socket 1) hold
+ * GPUs of the other socket: their CPU slots are exchanged; MIMS (1 byte on
+ * the chain 0-1-2-3) does not grow. */
+START_TEST(align_cpus_with_gpus)
+{
+	tp_node *n = load("nvl4.xml", "nvl4.links");
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x1", 4, &err), 0);
+	int pkg[4], core[4];
+	double mims;
+	ck_assert_int_eq(tp_node_place_cpus(n, g, NULL, 4, 4, pkg, core, &mims, &err), 0);
+	int wp[4] = { 0, 0, 1, 1 }, wc[4] = { 0, 4, 8, 12 };
+	ck_assert_mem_eq(pkg, wp, sizeof wp);
+	ck_assert_mem_eq(core, wc, sizeof wc);
+	ck_assert_double_eq_tol(mims, 1, 1e-12);
+	int gpus[4] = { 0, 2, 1, 3 };
+	ck_assert_int_eq(tp_node_align_cpus(n, g, NULL, 4, gpus, 1, pkg, core, &mims,
+					    &err), 0);
+	int ap[4] = { 0, 1, 0, 1 }, ac[4] = { 0, 8, 4, 12 };
+	ck_assert_mem_eq(pkg, ap, sizeof ap);
+	ck_assert_mem_eq(core, ac, sizeof ac);
+	ck_assert_double_eq_tol(mims, 1, 1e-12);
+	/* a swap that would raise MIMS is not made: heavy edge (0,1) */
+	tp_graph_destroy(g);
+	int32_t u[] = { 0 }, v[] = { 1 };
+	double b[] = { 1e9 };
+	g = edges(4, 1, u, v, b);
+	int p2[4] = { 0, 0, 1, 1 }, c2[4] = { 0, 4, 8, 12 };
+	ck_assert_int_eq(tp_node_align_cpus(n, g, NULL, 4, gpus, 1, p2, c2, &mims,
+					    &err), 0);
+	ck_assert_mem_eq(p2, wp, sizeof wp);
+	ck_assert_double_eq_tol(mims, 0, 1e-12);
+	int bad[4] = { 0, 9, 1, 3 };
+	ck_assert_int_eq(tp_node_align_cpus(n, g, NULL, 4, bad, 1, p2, c2, &mims, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "GPU 9 outside");
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+}
+END_TEST
+
+/* One task wider than a socket takes consecutive cores across sockets. */
+START_TEST(task_wider_than_socket)
+{
+	tp_node *n = load("cpu2.xml", NULL);
+	int pkg[1], core[1];
+	double mims = -1;
+	tp_error err;
+	ck_assert_int_eq(tp_node_place_cpus(n, NULL, NULL, 1, 16, pkg, core, &mims, &err), 0);
+	ck_assert_int_eq(core[0], 0);
+	ck_assert_int_eq(pkg[0], 0);
+	ck_assert_double_eq_tol(mims, 0, 1e-12);
+	char buf[64];
+	ck_assert_int_eq(tp_node_cpuset_string(n, core[0], 16, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "0-31");
+	ck_assert_int_eq(tp_node_place_cpus(n, NULL, NULL, 2, 9, pkg, core, &mims, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "2 tasks x 9 cores per task do not fit");
+	tp_node_destroy(n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gpusel");
@@ -331,6 +395,8 @@ int main(void)
 	tcase_add_test(tc, pcie16_pairs_on_boards);
 	tcase_add_test(tc, never_worse);
 	tcase_add_test(tc, cpu2_mims);
+	tcase_add_test(tc, align_cpus_with_gpus);
+	tcase_add_test(tc, task_wider_than_socket);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
