@@ -55,6 +55,8 @@ typedef struct tp_geom_report {
 	bool budget_hit;        /* search stopped by the time budget */
 	bool subset_selected;   /* closest-subset selection dropped slots */
 	int shifted_dims;       /* number of dimensions the seam shift moved */
+	bool default_kept;      /* tp_place kept Slurm's block order because it
+				   scored better than every variant */
 	double elapsed_ms;
 } tp_geom_report;
 
