@@ -210,6 +210,22 @@ static int cmp_dbl(const void *a, const void *b)
 
 static uint64_t g_seed = 20261122;
 static bool keep_tmp;          /* --keep: leave Scotch's files in place */
+/* Overrides of tp_place's defaults (-1: keep the default). */
+static int opt_threads = -1, opt_search = -1, opt_parts = -1;
+static double opt_budget = -1;
+
+static void apply_overrides(tp_place_opts *po)
+{
+	po->policy = TP_POLICY_GEOMETRIC;
+	if (opt_threads >= 0)
+		po->geom.nthreads = opt_threads;
+	if (opt_search >= 0)
+		po->geom.search = (enum tp_geom_search)opt_search;
+	if (opt_parts >= 0)
+		po->geom.parts_per_level = opt_parts;
+	if (opt_budget >= 0)
+		po->geom.time_budget_ms = opt_budget;
+}
 
 /* ------------------------------------------------------------------ */
 /* Inputs                                                              */
@@ -410,7 +426,7 @@ static void child_topo(const struct bcase *c, struct result *r,
 	r->deterministic = true;
 	for (int i = 0; i < runs; i++) {
 		tp_place_opts_default(&po);
-		po.policy = TP_POLICY_GEOMETRIC;
+		apply_overrides(&po);
 		memset(&rep, 0, sizeof rep);
 		tp_error_clear(&err);
 		double s = now_ms();
@@ -811,8 +827,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bench_geom [--quick] [--no-scotch] [--case NAME[,NAME..]]\n"
 		"                  [--runs N] [--scotch-timeout SEC] [--seed N] [--keep] [--list]\n"
+		"                  [--threads N] [--search full|rotations|none] [--parts K]\n"
+		"                  [--budget-ms MS]\n"
 		"  --keep  keep the Scotch input/output files (g.grf, t.tgt, m.map,\n"
-		"          topo.map) of each case in $TMPDIR/bench_geom.XXXXXX\n");
+		"          topo.map) of each case in $TMPDIR/bench_geom.XXXXXX\n"
+		"  --threads/--search/--parts/--budget-ms override tp_place's defaults\n"
+		"          (the spec targets are judged with the defaults)\n");
 }
 
 int main(int argc, char **argv)
@@ -838,6 +858,26 @@ int main(int argc, char **argv)
 				       cases[k].what,
 				       cases[k].quick ? "  [quick]" : "");
 			return 0;
+		} else if ((!strcmp(a, "--threads") || !strcmp(a, "--search") ||
+			    !strcmp(a, "--parts") || !strcmp(a, "--budget-ms")) &&
+			   i + 1 < argc) {
+			const char *v = argv[++i];
+			if (!strcmp(a, "--threads"))
+				opt_threads = atoi(v);
+			else if (!strcmp(a, "--parts"))
+				opt_parts = atoi(v);
+			else if (!strcmp(a, "--budget-ms"))
+				opt_budget = atof(v);
+			else if (!strcmp(v, "full"))
+				opt_search = TP_SEARCH_FULL;
+			else if (!strcmp(v, "rotations"))
+				opt_search = TP_SEARCH_ROTATIONS;
+			else if (!strcmp(v, "none"))
+				opt_search = TP_SEARCH_NONE;
+			else {
+				fprintf(stderr, "bench_geom: --search %s: full, rotations or none\n", v);
+				return 2;
+			}
 		} else if ((!strcmp(a, "--case") || !strcmp(a, "--runs") ||
 			    !strcmp(a, "--scotch-timeout") ||
 			    !strcmp(a, "--seed")) && i + 1 < argc) {
@@ -897,12 +937,16 @@ int main(int argc, char **argv)
 
 	tp_place_opts po;
 	tp_place_opts_default(&po);
+	bool overridden = opt_threads >= 0 || opt_search >= 0 || opt_parts >= 0 ||
+		opt_budget >= 0;
+	apply_overrides(&po);
 	printf("bench_geom: topoplace %s; 7-point stencils (unit bytes) on allocations\n"
-	       "of 3-D tori; tp_place geometric with default options: parts/level %d,\n"
+	       "of 3-D tori; tp_place geometric with %s options: parts/level %d,\n"
 	       "search %s, seam shift %s, metric %s,\n"
 	       "time budget %.0f ms (0 = none), threads %d (0 = one per CPU, max 8);\n"
 	       "seed %llu; Scotch: scotch_gmap -b0, timeout %.0f s%s.\n\n",
-	       TOPOPLACE_VERSION, po.geom.parts_per_level,
+	       TOPOPLACE_VERSION, overridden ? "OVERRIDDEN" : "default",
+	       po.geom.parts_per_level,
 	       po.geom.search == TP_SEARCH_FULL ? "full (rotations+reflections)" :
 	       po.geom.search == TP_SEARCH_ROTATIONS ? "rotations" : "none",
 	       po.geom.seam_shift ? "on" : "off", tp_metric_name(po.geom.metric),
