@@ -44,7 +44,7 @@ LIB_SO = $(BUILD)/libtopoplace.so
 CLI    = $(BUILD)/topoplace
 SPANK  = $(if $(SPANK_SRC),$(BUILD)/topoplace.so)
 
-.PHONY: all deps run check unit cli-tests slurm-tests bench install uninstall \
+.PHONY: all deps run check unit cli-tests slurm-tests install-tests bench install uninstall \
         asan valgrind clean slurm-demo deps-bench
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc
@@ -111,6 +111,10 @@ check: deps
 	$(MAKE) unit
 	$(MAKE) cli-tests
 	$(MAKE) slurm-tests
+	$(MAKE) install-tests
+
+install-tests: all
+	@sh tests/install.sh $(BUILD)
 
 slurm-demo: deps
 	$(MAKE) all
@@ -136,7 +140,9 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtopoplace.so
 	install -m 644 core/include/topoplace/*.h $(DESTDIR)$(INCDIR)/topoplace/
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
-	install -m 644 $(BUILD)/topoplace.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    contrib/topoplace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc
 	install -m 644 doc/topoplace.1 $(DESTDIR)$(MANDIR)/man1/
 	if [ -n "$(SPANK)" ]; then install -d $(DESTDIR)$(SPANKDIR) && \
 	  install -m 755 $(SPANK) $(DESTDIR)$(SPANKDIR)/; fi

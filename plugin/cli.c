@@ -237,7 +237,7 @@ static const char help_map[] =
 "  -t, --time-budget MS      bound the search time (0: no limit)\n"
 "      --seed N              seed of the random policy\n"
 "  -o, --output FILE         write to FILE (atomically) instead of stdout\n"
-"      --search MODE         full (default), rotations or none\n"
+"      --search MODE         auto (default), full, rotations or none\n"
 "      --parts-per-level K   2 = recursive bisection, more = multi-jagged\n"
 "      --threads N           search threads (default: one per CPU, at most 8)\n"
 "      --compare             print block, zorder and the chosen policy's\n"

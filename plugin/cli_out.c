@@ -106,6 +106,8 @@ json_object *cli_report_json(const tp_geom_report *r)
 		   json_object_new_boolean(r->subset_selected), false);
 	bad |= add(o, "shifted_dims", json_object_new_int(r->shifted_dims),
 		   false);
+	bad |= add(o, "default_kept",
+		   json_object_new_boolean(r->default_kept), false);
 	bad |= add(o, "elapsed_ms", cli_json_ms(r->elapsed_ms), true);
 	if (bad) {
 		json_object_put(o);

@@ -344,9 +344,9 @@ static int parse_map_args(struct job *j, int argc, char **argv, bool *help)
 	    strcmp(j->format, "json") && strcmp(j->format, "rankfile"))
 		return cli_usage_error("--format: '%s': unknown format "
 				       "(hostfile, json or rankfile)", j->format);
-	if (j->search && strcmp(j->search, "full") &&
+	if (j->search && strcmp(j->search, "auto") && strcmp(j->search, "full") &&
 	    strcmp(j->search, "rotations") && strcmp(j->search, "none"))
-		return cli_usage_error("--search: '%s': unknown mode (full, "
+		return cli_usage_error("--search: '%s': unknown mode (auto, full, "
 				       "rotations or none)", j->search);
 	return parse_tpn(j);
 }
@@ -518,6 +518,7 @@ static int map_run(struct job *j)
 		po.geom.search = !strcmp(j->search, "full") ? TP_SEARCH_FULL
 				 : !strcmp(j->search, "rotations")
 					 ? TP_SEARCH_ROTATIONS
+				 : !strcmp(j->search, "auto") ? TP_SEARCH_AUTO
 					 : TP_SEARCH_NONE;
 	if (j->parts)
 		po.geom.parts_per_level = (int)j->parts;

@@ -32,7 +32,7 @@ void tp_geom_opts_default(tp_geom_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->parts_per_level = 2;
-	o->search = TP_SEARCH_FULL;
+	o->search = TP_SEARCH_AUTO;
 	o->seam_shift = true;
 	o->metric = TP_METRIC_HOP_BYTES;
 	o->time_budget_ms = 0;
@@ -288,12 +288,109 @@ static int tree_push(tree *t, int64_t x)
 }
 
 typedef struct node_part {
-	tree tr;
+	tree tr;              /* empty when shared: the tree of np[1] */
+	bool shared;
 	int32_t *leaf_node;   /* allocation index of each leaf, in order */
 	int32_t nleaves;
 	int tree_id;          /* equal trees share an id */
 	side_order so;
 } node_part;
+
+/* Split p[0..n) so that p[0..cut) are the cut smallest points in the side's
+ * order at this level (cut coordinate, then the other coordinates, then id).
+ * Unweighted: cut = target exactly (0 <= target <= n).  Weighted (slots): the
+ * cut whose weight is nearest target (ties to the smaller), 1 <= cut <= n-1.
+ * *wleft receives the weight (or count) of p[0..cut).
+ *
+ * Coordinates are usually small integers with many ties (nodes in planes,
+ * grid tasks), so this is a radix select: a histogram of the cut coordinate
+ * finds the plane where the target falls, one pass partitions around it, and
+ * only that plane is ordered by the full key.  Wide-ranged coordinates fall
+ * back to quickselect.  hist needs 2n + 17 entries. */
+static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
+			 int d, tp__pt *p, int64_t n, uint64_t target,
+			 bool weighted, uint64_t *hist, uint64_t *wleft)
+{
+	uint32_t lo = UINT32_MAX, hi = 0;
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t r = rank_of(ps, so, p[i].id, d);
+		p[i].key = r;
+		lo = r < lo ? r : lo;
+		hi = r > hi ? r : hi;
+	}
+	if ((uint64_t)(hi - lo) > 2 * (uint64_t)n + 16) {
+		fill_keys(ps, so, lp, d, p, n);
+		if (weighted)
+			return tp__wselect(p, n, target, wleft);
+		if (target > 0 && (int64_t)target < n)
+			tp__select(p, n, (int64_t)target);
+		*wleft = target;
+		return (int64_t)target;
+	}
+	uint32_t size = hi - lo + 1;
+	memset(hist, 0, sizeof(uint64_t) * size);
+	for (int64_t i = 0; i < n; i++)
+		hist[p[i].key - lo] += weighted ? p[i].w : 1;
+	/* plane v where the target falls: W(< v) <= target < W(<= v) */
+	uint64_t below = 0;
+	uint32_t v = 0;
+	while (v < size && below + hist[v] <= target)
+		below += hist[v++];
+	if (v == size) {         /* target is the whole weight */
+		v = size - 1;
+		below -= hist[v];
+	}
+	uint64_t pv = (uint64_t)v + lo;
+	/* three-way partition: [< v][== v][> v] */
+	int64_t lt = 0, i = 0, gt = n;
+	while (i < gt) {
+		if (p[i].key < pv) {
+			tp__pt t = p[lt];
+			p[lt++] = p[i];
+			p[i++] = t;
+		} else if (p[i].key > pv) {
+			tp__pt t = p[--gt];
+			p[gt] = p[i];
+			p[i] = t;
+		} else {
+			i++;
+		}
+	}
+	int64_t g = gt - lt;
+	fill_keys(ps, so, lp, d, p + lt, g);
+	uint64_t t2 = target - below;
+	if (!weighted) {
+		if (t2 > 0 && (int64_t)t2 < g)
+			tp__select(p + lt, g, (int64_t)t2);
+		*wleft = target;
+		return lt + (int64_t)t2;
+	}
+	/* weighted: order the plane and take the prefix nearest the target */
+	tp__sort(p + lt, g);
+	uint64_t acc = 0, best_w = 0, best_d = UINT64_MAX;
+	int64_t best_j = 0;
+	for (int64_t j = 0; j <= g; j++) {
+		uint64_t dist = acc > t2 ? acc - t2 : t2 - acc;
+		if (dist < best_d) {
+			best_d = dist;
+			best_j = j;
+			best_w = acc;
+		}
+		if (j < g)
+			acc += p[lt + j].w;
+	}
+	int64_t cut = lt + best_j;
+	uint64_t w = below + best_w;
+	if (cut < 1) {              /* p[0] is the smallest: the plane is sorted */
+		cut = 1;
+		w = p[0].w;
+	} else if (cut > n - 1) {   /* p[n-1] is the largest, likewise */
+		cut = n - 1;
+		w -= p[n - 1].w;
+	}
+	*wleft = w;
+	return cut;
+}
 
 typedef struct node_ctx {
 	const pointset *ps;
@@ -303,6 +400,7 @@ typedef struct node_ctx {
 	tree *tr;
 	int32_t *leaf_node;
 	int32_t nleaves;
+	uint64_t *hist;
 } node_ctx;
 
 static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
@@ -312,7 +410,6 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 		return tree_push(c->tr, 0);
 	}
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
-	fill_keys(c->ps, c->so, lp, d, p, n);
 	uint64_t total = 0;
 	for (int64_t i = 0; i < n; i++)
 		total += p[i].w;
@@ -325,11 +422,13 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 		uint64_t target = total * (uint64_t)(j + 1) / (uint64_t)k - done;
 		uint64_t wl;
 		int64_t left = n - pos;
-		int64_t cut = tp__wselect(p + pos, left, target, &wl);
+		int64_t cut = cut_range(c->ps, c->so, lp, d, p + pos, left, target,
+					true, c->hist, &wl);
 		/* leave at least one node for each remaining part */
 		int64_t maxcut = left - (k - 1 - j);
 		if (cut > maxcut) {
 			/* the smallest maxcut points instead */
+			fill_keys(c->ps, c->so, lp, d, p + pos, left);
 			tp__select(p + pos, left, maxcut);
 			cut = maxcut;
 			wl = 0;
@@ -360,6 +459,7 @@ typedef struct task_ctx {
 	const side_order *so;
 	const tree *tr;
 	int64_t cur;
+	uint64_t *hist;
 } task_ctx;
 
 static void task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
@@ -370,10 +470,11 @@ static void task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
 	const int64_t *cnt = &c->tr->v[c->cur];
 	c->cur += k;
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
-	fill_keys(c->ps, c->so, lp, d, p, n);
 	int64_t pos = 0;
 	for (int64_t j = 0; j < k - 1; j++) {
-		tp__select(p + pos, n - pos, cnt[j]);
+		uint64_t wl;
+		cut_range(c->ps, c->so, lp, d, p + pos, n - pos, (uint64_t)cnt[j],
+			  false, c->hist, &wl);
 		pos += cnt[j];
 	}
 	pos = 0;
@@ -568,6 +669,13 @@ static int all_perms(int n, int (*out)[TP_MAX_DIMS], int max)
 	return cnt;
 }
 
+/* A variant's screening result. */
+struct cand {
+	double sample;
+	int variant, item, np;
+	bool done;
+};
+
 /* The search state shared by the worker threads. */
 typedef struct search {
 	const tp_graph *g;
@@ -584,6 +692,14 @@ typedef struct search {
 	int *item_tperm;      /* work item -> index into tso */
 	int nitems;
 	int phase;            /* 1: node partitions, 2: task orders + scoring */
+	/* Screening (hop-bytes on large graphs): every variant is first scored
+	 * on the edges of every stride-th task only; the best few are then
+	 * scored exactly.  stride 1 = exact scoring throughout. */
+	int32_t stride;
+	int slots_each;       /* equal slots of every used node (screening) */
+	int32_t **item_pos;   /* per item: task -> position in its task order */
+	struct cand *cand;    /* per variant: screening score */
+	int ncand;
 	atomic_int next;
 	double t0;
 	int porig[TP_MAX_DIMS], torig[TP_MAX_DIMS];  /* kept dim -> axis */
@@ -611,11 +727,52 @@ static int build_node_part(search *s, node_part *np, tp__pt *nbuf)
 		nbuf[j].id = (uint32_t)j;
 		nbuf[j].w = (uint32_t)s->used[s->ids[j]];
 	}
+	uint64_t *hist = tp__malloc_array(2 * (size_t)s->nn + 17, sizeof(uint64_t));
+	if (!hist)
+		return TP_ENOMEM;
 	node_ctx nc = { &s->nodes, &np->so, s->ids, s->o->parts_per_level,
-			&np->tr, np->leaf_node, 0 };
+			&np->tr, np->leaf_node, 0, hist };
 	int rc = node_rec(&nc, nbuf, s->nn, 0);
+	free(hist);
 	np->nleaves = nc.nleaves;
+	/* With equal slots every machine variant yields the same split tree:
+	 * keep one copy (np[1]'s, built first) instead of one per variant. */
+	const tree *canon = &s->np[1].tr;
+	if (!rc && np != &s->np[1] && s->nnp > 1 && canon->len == np->tr.len &&
+	    !memcmp(canon->v, np->tr.v, sizeof(int64_t) * (size_t)np->tr.len)) {
+		free(np->tr.v);
+		memset(&np->tr, 0, sizeof np->tr);
+		np->shared = true;
+	}
 	return rc;
+}
+
+static const tree *tree_of(const search *s, const node_part *np)
+{
+	return np->shared ? &s->np[1].tr : &np->tr;
+}
+
+/* Screening score: bytes x hops over the edges of every stride-th task,
+ * nodes found through the task order positions (equal slots per node). */
+static double sample_score(const search *s, const int32_t *pos,
+			   const node_part *np)
+{
+	const tp_graph *g = s->g;
+	const tp_machine *m = s->a->m;
+	const int32_t *node = s->a->node;
+	int k = s->slots_each, nd = m->ndims;
+	double sum = 0;
+	for (int32_t u = 0; u < g->ntasks; u += s->stride) {
+		const int *cu = &m->coords[(int64_t)node[np->leaf_node[pos[u] / k]] * nd];
+		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
+			int32_t v = g->adjncy[e];
+			if (v < u)
+				continue;   /* each undirected edge once */
+			const int *cv = &m->coords[(int64_t)node[np->leaf_node[pos[v] / k]] * nd];
+			sum += g->weights[e] * tp__coord_dist(m, cu, cv);
+		}
+	}
+	return sum;
 }
 
 /* map[t] for every task, from a task order and a node partition's leaves. */
@@ -634,7 +791,7 @@ static void fill_map(const search *s, const node_part *np, const tp__pt *buf,
  * of one split tree, then score it against every node partition with that
  * tree.  Item 0 is the longest-extent variant on both sides. */
 static void run_item(search *s, int item, tp__pt *buf, int32_t *map,
-		     int *tc, tp_congestion_ws *ws)
+		     int *tc, uint64_t *hist, tp_congestion_ws *ws)
 {
 	int32_t n = s->g->ntasks;
 	int tree_id = s->item_tree[item], tpi = s->item_tperm[item];
@@ -646,8 +803,14 @@ static void run_item(search *s, int item, tp__pt *buf, int32_t *map,
 		buf[t].id = (uint32_t)t;
 		buf[t].w = 1;
 	}
-	task_ctx tctx = { &s->tasks, &s->tso[tpi], &ref->tr, 0 };
+	task_ctx tctx = { &s->tasks, &s->tso[tpi], tree_of(s, ref), 0, hist };
 	task_rec(&tctx, buf, n, 0);
+	int32_t *pos = NULL;
+	if (s->stride > 1) {
+		pos = s->item_pos[item];
+		for (int32_t p = 0; p < n; p++)
+			pos[buf[p].id] = p;
+	}
 
 	for (int i = 0; i < s->nnp; i++) {
 		const node_part *np = &s->np[i];
@@ -659,6 +822,17 @@ static void run_item(search *s, int item, tp__pt *buf, int32_t *map,
 			pthread_mutex_unlock(&s->mu);
 			return;
 		}
+		int variant = item == 0 ? 0 : 1 + (tpi - 1) * (s->nnp - 1) + (i - 1);
+		if (pos) {
+			/* each variant owns its slot: no lock needed */
+			struct cand *c = &s->cand[variant];
+			c->sample = sample_score(s, pos, np);
+			c->variant = variant;
+			c->item = item;
+			c->np = i;
+			c->done = true;
+			continue;
+		}
 		double score;
 		if (s->o->metric == TP_METRIC_HOP_BYTES) {
 			/* per-task router coordinates, then the bounded sum: a
@@ -666,12 +840,12 @@ static void run_item(search *s, int item, tp__pt *buf, int32_t *map,
 			 * win, ties included, so the result stays deterministic */
 			const tp_machine *m = s->a->m;
 			int nd = m->ndims;
-			int64_t pos = 0;
+			int64_t at = 0;
 			for (int32_t l = 0; l < np->nleaves; l++) {
 				int32_t node = np->leaf_node[l];
 				const int *c = &m->coords[(int64_t)s->a->node[node] * nd];
 				for (int k = 0; k < s->used[node]; k++) {
-					int *dst = &tc[(int64_t)buf[pos++].id * nd];
+					int *dst = &tc[(int64_t)buf[at++].id * nd];
 					for (int d = 0; d < nd; d++)
 						dst[d] = c[d];
 				}
@@ -684,7 +858,6 @@ static void run_item(search *s, int item, tp__pt *buf, int32_t *map,
 			fill_map(s, np, buf, map);
 			score = tp_metrics_score(s->g, s->a, map, s->o->metric, ws);
 		}
-		int variant = item == 0 ? 0 : 1 + (tpi - 1) * (s->nnp - 1) + (i - 1);
 		pthread_mutex_lock(&s->mu);
 		s->scored++;
 		if (score < s->best_score ||
@@ -713,8 +886,10 @@ static void *worker(void *arg)
 	int32_t *map = s->phase == 2 ? tp__malloc_array((size_t)n, sizeof(int32_t)) : NULL;
 	int *tc = s->phase == 2 ? tp__malloc_array((size_t)n * (size_t)s->a->m->ndims,
 						    sizeof(int)) : NULL;
+	uint64_t *hist = s->phase == 2 ? tp__malloc_array(2 * (size_t)n + 17,
+							  sizeof(uint64_t)) : NULL;
 	tp_congestion_ws *ws = NULL;
-	bool ok = buf && (s->phase == 1 || (map && tc));
+	bool ok = buf && (s->phase == 1 || (map && tc && hist));
 	if (ok && s->phase == 2 && s->o->metric == TP_METRIC_CONGESTION)
 		ok = tp_congestion_ws_create(&ws, s->a->m, NULL) == 0;
 	if (!ok)
@@ -724,6 +899,8 @@ static void *worker(void *arg)
 		if (s->phase == 1) {
 			if (i >= s->nnp)
 				break;
+			if (i == 1)
+				continue;   /* built before the phase */
 			if (build_node_part(s, &s->np[i], buf)) {
 				fail(s, TP_ENOMEM);
 				break;
@@ -738,13 +915,14 @@ static void *worker(void *arg)
 				pthread_mutex_unlock(&s->mu);
 				break;
 			}
-			run_item(s, i, buf, map, tc, ws);
+			run_item(s, i, buf, map, tc, hist, ws);
 		}
 	}
 	tp_congestion_ws_destroy(ws);
 	free(buf);
 	free(map);
 	free(tc);
+	free(hist);
 	return NULL;
 }
 
@@ -760,6 +938,52 @@ static void run_phase(search *s, int phase, int nthreads)
 	worker(s);
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+}
+
+static int cmp_cand(const void *x, const void *y)
+{
+	const struct cand *a = x, *b = y;
+	if (a->done != b->done)
+		return a->done ? -1 : 1;
+	if (a->sample != b->sample)
+		return a->sample < b->sample ? -1 : 1;
+	return a->variant - b->variant;
+}
+
+/* After screening: the FINALISTS variants with the lowest sample scores
+ * (plus every variant tied with the last of them) are scored exactly; the
+ * best exact score wins, ties to the lowest variant. */
+#define FINALISTS 8
+static int score_finalists(search *s)
+{
+	int32_t n = s->g->ntasks;
+	int32_t *map = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!map)
+		return TP_ENOMEM;
+	qsort(s->cand, (size_t)s->ncand, sizeof *s->cand, cmp_cand);
+	int k = 0;
+	while (k < s->ncand && s->cand[k].done &&
+	       (k < FINALISTS || s->cand[k].sample == s->cand[FINALISTS - 1].sample))
+		k++;
+	for (int c = 0; c < k; c++) {
+		const struct cand *cd = &s->cand[c];
+		const int32_t *pos = s->item_pos[cd->item];
+		const node_part *np = &s->np[cd->np];
+		for (int32_t t = 0; t < n; t++)
+			map[t] = np->leaf_node[pos[t] / s->slots_each];
+		double score = tp__hop_bytes_bounded(s->g, s->a, map, s->best_score);
+		if (score < s->best_score ||
+		    (score == s->best_score && cd->variant < s->best_variant)) {
+			s->best_score = score;
+			s->best_variant = cd->variant;
+			memcpy(s->best_map, map, sizeof(int32_t) * (size_t)n);
+		}
+	}
+	/* every screened variant counts as scored */
+	for (int c = 0; c < s->ncand; c++)
+		s->scored += s->cand[c].done;
+	free(map);
+	return 0;
 }
 
 static const char AXES[] = "xyzuvw";
@@ -889,10 +1113,14 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 	pperms = calloc(MAX_PERMS, sizeof *pperms);
 	if (!tperms || !pperms)
 		goto nomem;
-	bool searching = opt->search != TP_SEARCH_NONE;
+	enum tp_geom_search mode = opt->search;
+	if (mode == TP_SEARCH_AUTO)
+		mode = nn <= TP_SEARCH_AUTO_MAX_NODES ? TP_SEARCH_FULL
+						      : TP_SEARCH_ROTATIONS;
+	bool searching = mode != TP_SEARCH_NONE;
 	int ntp = searching ? all_perms(tdim, tperms, 64) : 0;
 	int npp = searching ? all_perms(pdim, pperms, MAX_PERMS) : 0;
-	int nrefl = opt->search == TP_SEARCH_FULL ? 1 << pdim : 1;
+	int nrefl = mode == TP_SEARCH_FULL ? 1 << pdim : 1;
 	while ((int64_t)npp * nrefl > 512 && nrefl > 1)
 		nrefl >>= 1;   /* bounded work for many dimensions */
 	if (npp * nrefl > 512)
@@ -925,19 +1153,30 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 	if (nthreads > 8)
 		nthreads = 8;
 
-	/* phase 1: node partitions, in parallel */
+	/* phase 1: node partitions, in parallel (np[1] first: the others share
+	 * its split tree when theirs is the same) */
+	if (s.nnp > 1) {
+		tp__pt *nbuf = tp__malloc_array((size_t)nn, sizeof(tp__pt));
+		rc = nbuf ? build_node_part(&s, &s.np[1], nbuf) : TP_ENOMEM;
+		free(nbuf);
+		if (rc)
+			goto nomem;
+	}
 	run_phase(&s, 1, nthreads < s.nnp ? nthreads : s.nnp);
 	if (s.err)
 		goto nomem;
 	for (int i = 0; i < s.nnp; i++) {
 		node_part *np = &s.np[i];
-		np->tree_id = i;
-		for (int j = 0; j < i; j++)
-			if (s.np[j].tr.len == np->tr.len &&
-			    !memcmp(s.np[j].tr.v, np->tr.v, sizeof(int64_t) * (size_t)np->tr.len)) {
+		const tree *ti = tree_of(&s, np);
+		np->tree_id = np->shared ? 1 : i;
+		for (int j = 0; j < i && !np->shared; j++) {
+			const tree *tj = tree_of(&s, &s.np[j]);
+			if (tj->len == ti->len &&
+			    !memcmp(tj->v, ti->v, sizeof(int64_t) * (size_t)ti->len)) {
 				np->tree_id = s.np[j].tree_id;
 				break;
 			}
+		}
 	}
 
 	/* phase 2: item 0 = longest; then (task permutation, distinct tree) */
@@ -958,8 +1197,37 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 			s.item_tree[s.nitems] = s.np[i].tree_id;
 			s.item_tperm[s.nitems++] = 1 + t;
 		}
+	/* Screening pays off on large graphs scored by hop-bytes when every
+	 * used node has the same slots (positions map to leaves by division). */
+	int64_t sample_edges = 16384;
+	s.stride = 1;
+	s.slots_each = 0;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		if (used[i] > 0) {
+			if (!s.slots_each)
+				s.slots_each = used[i];
+			else if (used[i] != s.slots_each)
+				s.slots_each = -1;
+		}
+	if (opt->metric == TP_METRIC_HOP_BYTES && s.slots_each > 0 &&
+	    g->nedges > 4 * sample_edges &&
+	    (int64_t)s.nitems * n <= ((int64_t)1 << 27)) {
+		s.stride = (int32_t)((g->nedges + sample_edges - 1) / sample_edges);
+		s.ncand = 1 + ntp * (s.nnp - 1);
+		s.cand = calloc((size_t)s.ncand, sizeof *s.cand);
+		s.item_pos = calloc((size_t)s.nitems, sizeof *s.item_pos);
+		if (!s.cand || !s.item_pos)
+			goto nomem;
+		for (int i = 0; i < s.nitems; i++)
+			if (!(s.item_pos[i] = tp__malloc_array((size_t)n, sizeof(int32_t))))
+				goto nomem;
+	}
 	run_phase(&s, 2, nthreads < s.nitems ? nthreads : s.nitems);
-	if (s.err || s.scored == 0)
+	if (s.err)
+		goto nomem;
+	if (s.stride > 1 && score_finalists(&s) != 0)
+		goto nomem;
+	if (s.scored == 0)
 		goto nomem;
 
 	memcpy(map, s.best_map, sizeof(int32_t) * (size_t)n);
@@ -990,6 +1258,11 @@ out:
 	free(s.tso);
 	free(s.item_tree);
 	free(s.item_tperm);
+	if (s.item_pos)
+		for (int i = 0; i < s.nitems; i++)
+			free(s.item_pos[i]);
+	free(s.item_pos);
+	free(s.cand);
 	free(tperms);
 	free(pperms);
 	pointset_free(&s.nodes);

@@ -1,4 +1,6 @@
 /* topoplace — deterministic quickselect and weighted quickselect. */
+#include <stdlib.h>
+
 #include "geom_select.h"
 
 static inline int pt_less(const tp__pt *a, const tp__pt *b)
@@ -69,6 +71,20 @@ void tp__select(tp__pt *p, int64_t n, int64_t k)
 			lo = q + 1;
 	}
 	insertion_sort(p, lo, hi);
+}
+
+static int cmp_pt(const void *x, const void *y)
+{
+	const tp__pt *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->id < b->id ? -1 : (a->id > b->id);
+}
+
+void tp__sort(tp__pt *p, int64_t n)
+{
+	if (n > 1)
+		qsort(p, (size_t)n, sizeof *p, cmp_pt);
 }
 
 int64_t tp__wselect(tp__pt *p, int64_t n, uint64_t target, uint64_t *wleft)

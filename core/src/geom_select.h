@@ -17,6 +17,9 @@ typedef struct tp__pt {
  * it smaller and everything after it larger (nth_element). */
 void tp__select(tp__pt *p, int64_t n, int64_t k);
 
+/* Sort p[0..n) by (key, id). */
+void tp__sort(tp__pt *p, int64_t n);
+
 /* Weighted selection: rearrange p[0..n) and return the position c (0 < c < n
  * when n >= 2) such that p[0..c) are the smallest elements and their total
  * weight is as close as possible to target.  *wleft receives that weight. */

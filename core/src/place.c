@@ -187,6 +187,43 @@ int tp_map_zorder(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err
 	return 0;
 }
 
+/* Geometric mapping, but never worse than Slurm's own block order under the
+ * chosen metric: coordinates can mislead (a graph whose coordinates do not
+ * follow its edges), and a placement tool must not make a job slower. */
+static int place_geometric(const tp_graph *g, const tp_alloc *a,
+			   const tp_place_opts *o, int32_t *map,
+			   tp_geom_report *report, tp_error *err)
+{
+	tp_geom_report local;
+	if (!report)
+		report = &local;
+	int rc = tp_geom_map(g, a, &o->geom, map, report, err);
+	if (rc)
+		return rc;
+	int32_t n = g->ntasks;
+	int32_t *block = tp__malloc_array((size_t)n, sizeof(int32_t));
+	tp_congestion_ws *ws = NULL;
+	if (!block || (o->geom.metric == TP_METRIC_CONGESTION &&
+		       tp_congestion_ws_create(&ws, a->m, NULL))) {
+		free(block);
+		return tp_error_set(err, TP_ENOMEM, "geometric mapping: out of memory");
+	}
+	if (tp_map_block(a, n, block, NULL) == 0) {
+		double sg = tp_metrics_score(g, a, map, o->geom.metric, ws);
+		double sb = tp_metrics_score(g, a, block, o->geom.metric, ws);
+		if (sb < sg) {
+			memcpy(map, block, sizeof(int32_t) * (size_t)n);
+			report->default_kept = true;
+			report->best_score = sb;
+			snprintf(report->best_desc, sizeof report->best_desc,
+				 "Slurm's block order (better than every variant)");
+		}
+	}
+	tp_congestion_ws_destroy(ws);
+	free(block);
+	return 0;
+}
+
 int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 	     int32_t *map, tp_geom_report *report, tp_error *err)
 {
@@ -200,7 +237,7 @@ int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 		memset(report, 0, sizeof *report);
 	switch (o->policy) {
 	case TP_POLICY_GEOMETRIC:
-		return tp_geom_map(g, a, &o->geom, map, report, err);
+		return place_geometric(g, a, o, map, report, err);
 	case TP_POLICY_NONE:
 	case TP_POLICY_BLOCK:
 		return tp_map_block(a, n, map, err);

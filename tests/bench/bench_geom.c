@@ -210,6 +210,22 @@ static int cmp_dbl(const void *a, const void *b)
 
 static uint64_t g_seed = 20261122;
 static bool keep_tmp;          /* --keep: leave Scotch's files in place */
+/* Overrides of tp_place's defaults (-1: keep the default). */
+static int opt_threads = -1, opt_search = -1, opt_parts = -1;
+static double opt_budget = -1;
+
+static void apply_overrides(tp_place_opts *po)
+{
+	po->policy = TP_POLICY_GEOMETRIC;
+	if (opt_threads >= 0)
+		po->geom.nthreads = opt_threads;
+	if (opt_search >= 0)
+		po->geom.search = (enum tp_geom_search)opt_search;
+	if (opt_parts >= 0)
+		po->geom.parts_per_level = opt_parts;
+	if (opt_budget >= 0)
+		po->geom.time_budget_ms = opt_budget;
+}
 
 /* ------------------------------------------------------------------ */
 /* Inputs                                                              */
@@ -410,7 +426,7 @@ static void child_topo(const struct bcase *c, struct result *r,
 	r->deterministic = true;
 	for (int i = 0; i < runs; i++) {
 		tp_place_opts_default(&po);
-		po.policy = TP_POLICY_GEOMETRIC;
+		apply_overrides(&po);
 		memset(&rep, 0, sizeof rep);
 		tp_error_clear(&err);
 		double s = now_ms();
@@ -597,8 +613,85 @@ static double gmtst_expan(const char *dir, const char *mapfile)
 	return v;
 }
 
+/* Child S: read Scotch's mapping back, score it, cross-check with gmtst. */
+static void child_scotch_read(const struct bcase *c, struct result *r,
+			      const char *tmpdir)
+{
+	struct inputs in;
+	char m[4096];
+
+	if (build_inputs(c, &in, r->err, sizeof r->err))
+		_exit(2);
+	int32_t n = tp_graph_ntasks(in.g);
+	int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
+	if (!map)
+		_exit(2);
+	snprintf(m, sizeof m, "%s/m.map", tmpdir);
+
+	/* Read "count" then "vertex part" lines. */
+	FILE *f = fopen(m, "r");
+	long long cnt = -1, v, p;
+	int32_t got = 0;
+	bool ok = f && fscanf(f, "%lld", &cnt) == 1 && cnt == n;
+	for (int32_t i = 0; i < n; i++)
+		map[i] = -1;
+	while (ok && fscanf(f, "%lld %lld", &v, &p) == 2) {
+		if (v < 0 || v >= n || p < 0 || p >= in.nnodes ||
+		    map[v] != -1) {
+			ok = false;
+			break;
+		}
+		map[v] = (int32_t)p;
+		got++;
+	}
+	if (f)
+		fclose(f);
+	if (!ok || got != n) {
+		r->sc = SC_FAILED;
+		snprintf(r->sc_msg, sizeof r->sc_msg,
+			 "bad mapping file %.100s (%d of %d lines)", m, got, n);
+	} else {
+		r->sc = SC_OK;
+		score(&in, map, M_SCOTCH, r);
+		/* -b0 must give every node exactly its slots. */
+		int32_t *cntn = calloc((size_t)in.nnodes, sizeof(int32_t));
+		r->sc_balanced = cntn != NULL;
+		for (int32_t i = 0; cntn && i < n; i++)
+			cntn[map[i]]++;
+		for (int32_t i = 0; cntn && i < in.nnodes; i++)
+			if (cntn[i] != c->tpn)
+				r->sc_balanced = false;
+		free(cntn);
+		r->gmtst_scotch = gmtst_expan(tmpdir, "m.map");
+	}
+	free(map);
+	inputs_free(&in);
+	r->done = 1;
+	_exit(0);
+}
+
+/* Run scotch_gmap from the (small) parent, so that its ru_maxrss is its own
+ * and not the forking process's. */
+static void run_scotch(struct result *r, const char *tmpdir, double timeout_s)
+{
+	char g[4096], t[4096], m[4096], log[4096];
+	snprintf(g, sizeof g, "%s/g.grf", tmpdir);
+	snprintf(t, sizeof t, "%s/t.tgt", tmpdir);
+	snprintf(m, sizeof m, "%s/m.map", tmpdir);
+	snprintf(log, sizeof log, "%s/scotch.log", tmpdir);
+	char *argv[] = { "scotch_gmap", "-b0", g, t, m, NULL };
+	int st = run_prog(argv, log, timeout_s, &r->sc_s, &r->sc_rss_mb);
+	if (st == -2) {
+		r->sc = SC_TIMEOUT;
+	} else if (st != 0) {
+		r->sc = SC_FAILED;
+		snprintf(r->sc_msg, sizeof r->sc_msg,
+			 "scotch_gmap exit %d (log %.120s)", st, log);
+	}
+}
+
 static void child_base(const struct bcase *c, struct result *r,
-		       const char *tmpdir, bool want_scotch, double timeout_s)
+		       const char *tmpdir, bool want_scotch)
 {
 	struct inputs in;
 	tp_error err;
@@ -635,60 +728,7 @@ static void child_base(const struct bcase *c, struct result *r,
 		snprintf(r->sc_msg, sizeof r->sc_msg, "cannot write inputs in %.120s",
 			 tmpdir);
 	} else {
-		char g[4096], t[4096], m[4096], log[4096];
-		snprintf(g, sizeof g, "%s/g.grf", tmpdir);
-		snprintf(t, sizeof t, "%s/t.tgt", tmpdir);
-		snprintf(m, sizeof m, "%s/m.map", tmpdir);
-		snprintf(log, sizeof log, "%s/scotch.log", tmpdir);
-		char *argv[] = { "scotch_gmap", "-b0", g, t, m, NULL };
-		int st = run_prog(argv, log, timeout_s, &r->sc_s, &r->sc_rss_mb);
-		if (st == -2) {
-			r->sc = SC_TIMEOUT;
-		} else if (st != 0) {
-			r->sc = SC_FAILED;
-			snprintf(r->sc_msg, sizeof r->sc_msg,
-				 "scotch_gmap exit %d (log %.120s)", st, log);
-		} else {
-			/* Read "count" then "vertex part" lines. */
-			FILE *f = fopen(m, "r");
-			long long cnt = -1, v, p;
-			int32_t got = 0;
-			bool ok = f && fscanf(f, "%lld", &cnt) == 1 && cnt == n;
-			for (int32_t i = 0; i < n; i++)
-				map[i] = -1;
-			while (ok && fscanf(f, "%lld %lld", &v, &p) == 2) {
-				if (v < 0 || v >= n || p < 0 ||
-				    p >= in.nnodes || map[v] != -1) {
-					ok = false;
-					break;
-				}
-				map[v] = (int32_t)p;
-				got++;
-			}
-			if (f)
-				fclose(f);
-			if (!ok || got != n) {
-				r->sc = SC_FAILED;
-				snprintf(r->sc_msg, sizeof r->sc_msg,
-					 "bad mapping file %.100s (%d of %d lines)",
-					 m, got, n);
-			} else {
-				r->sc = SC_OK;
-				score(&in, map, M_SCOTCH, r);
-				/* -b0 must give every node exactly its slots. */
-				int32_t *cntn = calloc((size_t)in.nnodes,
-						       sizeof(int32_t));
-				r->sc_balanced = cntn != NULL;
-				for (int32_t i = 0; cntn && i < n; i++)
-					cntn[map[i]]++;
-				for (int32_t i = 0; cntn && i < in.nnodes; i++)
-					if (cntn[i] != c->tpn)
-						r->sc_balanced = false;
-				free(cntn);
-				r->gmtst_scotch = gmtst_expan(tmpdir, "m.map");
-			}
-		}
-		r->gmtst_topo = gmtst_expan(tmpdir, "topo.map");
+		r->sc = SC_NONE;   /* inputs ready: the parent runs Scotch */
 	}
 	free(map);
 	inputs_free(&in);
@@ -700,8 +740,7 @@ static void child_base(const struct bcase *c, struct result *r,
 /* Parent                                                               */
 
 static int run_child(int which, const struct bcase *c, struct result *r,
-		     const char *tmpdir, bool want_scotch, double timeout_s,
-		     double *maxrss_mb)
+		     const char *tmpdir, bool want_scotch, double *maxrss_mb)
 {
 	fflush(stdout);
 	fflush(stderr);
@@ -711,10 +750,14 @@ static int run_child(int which, const struct bcase *c, struct result *r,
 	if (pid == 0) {
 		if (which == 0)
 			child_topo(c, r, tmpdir);
+		else if (which == 1)
+			child_base(c, r, tmpdir, want_scotch);
 		else
-			child_base(c, r, tmpdir, want_scotch, timeout_s);
+			child_scotch_read(c, r, tmpdir);
 		_exit(0);
 	}
+	static const char *const cname[3] = { "topoplace", "baseline",
+					      "scotch-read" };
 	int st;
 	struct rusage ru;
 	while (wait4(pid, &st, 0, &ru) < 0)
@@ -727,11 +770,11 @@ static int run_child(int which, const struct bcase *c, struct result *r,
 		if (WIFSIGNALED(st))
 			snprintf(r->err + l, sizeof r->err - l,
 				 "[%s child killed by signal %d] ",
-				 which ? "baseline" : "topoplace", WTERMSIG(st));
+				 cname[which], WTERMSIG(st));
 		else
 			snprintf(r->err + l, sizeof r->err - l,
 				 "[%s child exit %d] ",
-				 which ? "baseline" : "topoplace",
+				 cname[which],
 				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		return -1;
 	}
@@ -784,8 +827,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bench_geom [--quick] [--no-scotch] [--case NAME[,NAME..]]\n"
 		"                  [--runs N] [--scotch-timeout SEC] [--seed N] [--keep] [--list]\n"
+		"                  [--threads N] [--search full|rotations|none] [--parts K]\n"
+		"                  [--budget-ms MS]\n"
 		"  --keep  keep the Scotch input/output files (g.grf, t.tgt, m.map,\n"
-		"          topo.map) of each case in $TMPDIR/bench_geom.XXXXXX\n");
+		"          topo.map) of each case in $TMPDIR/bench_geom.XXXXXX\n"
+		"  --threads/--search/--parts/--budget-ms override tp_place's defaults\n"
+		"          (the spec targets are judged with the defaults)\n");
 }
 
 int main(int argc, char **argv)
@@ -811,6 +858,26 @@ int main(int argc, char **argv)
 				       cases[k].what,
 				       cases[k].quick ? "  [quick]" : "");
 			return 0;
+		} else if ((!strcmp(a, "--threads") || !strcmp(a, "--search") ||
+			    !strcmp(a, "--parts") || !strcmp(a, "--budget-ms")) &&
+			   i + 1 < argc) {
+			const char *v = argv[++i];
+			if (!strcmp(a, "--threads"))
+				opt_threads = atoi(v);
+			else if (!strcmp(a, "--parts"))
+				opt_parts = atoi(v);
+			else if (!strcmp(a, "--budget-ms"))
+				opt_budget = atof(v);
+			else if (!strcmp(v, "full"))
+				opt_search = TP_SEARCH_FULL;
+			else if (!strcmp(v, "rotations"))
+				opt_search = TP_SEARCH_ROTATIONS;
+			else if (!strcmp(v, "none"))
+				opt_search = TP_SEARCH_NONE;
+			else {
+				fprintf(stderr, "bench_geom: --search %s: full, rotations or none\n", v);
+				return 2;
+			}
 		} else if ((!strcmp(a, "--case") || !strcmp(a, "--runs") ||
 			    !strcmp(a, "--scotch-timeout") ||
 			    !strcmp(a, "--seed")) && i + 1 < argc) {
@@ -860,7 +927,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < NCASES; k++)
 			sel[k] = sel[k] && cases[k].quick;
 
-	struct result *res = mmap(NULL, sizeof(struct result) * 2 * NCASES,
+	struct result *res = mmap(NULL, sizeof(struct result) * (2 * NCASES + 1),
 				  PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (res == MAP_FAILED) {
@@ -870,12 +937,16 @@ int main(int argc, char **argv)
 
 	tp_place_opts po;
 	tp_place_opts_default(&po);
+	bool overridden = opt_threads >= 0 || opt_search >= 0 || opt_parts >= 0 ||
+		opt_budget >= 0;
+	apply_overrides(&po);
 	printf("bench_geom: topoplace %s; 7-point stencils (unit bytes) on allocations\n"
-	       "of 3-D tori; tp_place geometric with default options: parts/level %d,\n"
+	       "of 3-D tori; tp_place geometric with %s options: parts/level %d,\n"
 	       "search %s, seam shift %s, metric %s,\n"
 	       "time budget %.0f ms (0 = none), threads %d (0 = one per CPU, max 8);\n"
 	       "seed %llu; Scotch: scotch_gmap -b0, timeout %.0f s%s.\n\n",
-	       TOPOPLACE_VERSION, po.geom.parts_per_level,
+	       TOPOPLACE_VERSION, overridden ? "OVERRIDDEN" : "default",
+	       po.geom.parts_per_level,
 	       po.geom.search == TP_SEARCH_FULL ? "full (rotations+reflections)" :
 	       po.geom.search == TP_SEARCH_ROTATIONS ? "rotations" : "none",
 	       po.geom.seam_shift ? "on" : "off", tp_metric_name(po.geom.metric),
@@ -917,12 +988,35 @@ int main(int argc, char **argv)
 		rt->load0 = la[0];
 		fflush(stdout);
 		fprintf(stderr, "[%s] %s: topoplace...\n", c.name, c.what);
-		int e1 = run_child(0, &c, rt, tmpdir, want_scotch, sc_timeout,
+		int e1 = run_child(0, &c, rt, tmpdir, want_scotch,
 				   &rt->child_maxrss_mb);
-		fprintf(stderr, "[%s] baselines%s...\n", c.name,
-			c.scotch && want_scotch ? " + Scotch" : "");
-		int e2 = run_child(1, &c, rb, tmpdir, want_scotch && tmpdir,
-				   sc_timeout, NULL);
+		fprintf(stderr, "[%s] baselines...\n", c.name);
+		int e2 = run_child(1, &c, rb, tmpdir, want_scotch && tmpdir, NULL);
+		if (e2 == 0 && tmpdir && rb->sc == SC_NONE) {
+			fprintf(stderr, "[%s] Scotch...\n", c.name);
+			run_scotch(rb, tmpdir, sc_timeout);
+			if (rb->sc == SC_NONE) {
+				struct result *rs = &res[2 * NCASES];
+				memset(rs, 0, sizeof *rs);
+				rs->gmtst_scotch = NAN;
+				e2 |= run_child(2, &c, rs, tmpdir, true, NULL);
+				for (int m = M_SCOTCH; m <= M_SCOTCH; m++) {
+					rb->have[m] = rs->have[m];
+					rb->valid[m] = rs->valid[m];
+					rb->hb[m] = rs->hb[m];
+					rb->cong[m] = rs->cong[m];
+				}
+				rb->sc = rs->done ? rs->sc : SC_FAILED;
+				rb->sc_balanced = rs->sc_balanced;
+				rb->gmtst_scotch = rs->gmtst_scotch;
+				snprintf(rb->sc_msg, sizeof rb->sc_msg, "%s",
+					 rs->sc_msg);
+				size_t l = strlen(rb->err);
+				snprintf(rb->err + l, sizeof rb->err - l, "%s",
+					 rs->err);
+			}
+			rb->gmtst_topo = gmtst_expan(tmpdir, "topo.map");
+		}
 		if (tmpdir && !keep_tmp)
 			rm_tmpdir(tmpdir);
 		else if (tmpdir)
@@ -1020,7 +1114,8 @@ int main(int argc, char **argv)
 			       r->gmtst_topo, r->hb[M_TOPO],
 			       fabs(r->gmtst_topo - r->hb[M_TOPO]) <=
 				       1e-5 * fmax(1, r->hb[M_TOPO]) ? " ok" : " MISMATCH");
-		if (r->have[M_TOPO] && (c->tpn == 1 || c->tpn == 8)) {
+		if (r->have[M_TOPO] && c->kind == ALLOC_BOX &&
+		    (c->tpn == 1 || c->tpn == 8)) {
 			/* Every inter-node edge costs >= 1 hop (one node per
 			 * router); a node's 8 tasks induce at most 12 stencil
 			 * edges (a 2x2x2 cube), 1 task none. */
@@ -1052,9 +1147,9 @@ int main(int argc, char **argv)
 	}
 
 	/* ---- Targets ---- */
-	printf("\nTargets (spec; judged on the random sparse allocations, the seam and\n"
-	       "box cases are shown for information: their block order is already\n"
-	       "near-contiguous, so the block ratio cannot reach 60 %% even at the optimum):\n");
+	printf("\nTargets (spec): judged on the random sparse allocations; the seam and\n"
+	       "box cases are shown for information (on box-65k-1 block order is within\n"
+	       "2.3x of the optimum 1.000, so 60 %% below block is out of reach):\n");
 	int nmiss = 0;
 	for (int k = 0; k < NCASES; k++) {
 		if (!sel[k])
@@ -1104,6 +1199,6 @@ int main(int argc, char **argv)
 #undef VERDICT
 	}
 	printf("\n%d target(s) missed, %d correctness problem(s)\n", nmiss, nbad);
-	munmap(res, sizeof(struct result) * 2 * NCASES);
+	munmap(res, sizeof(struct result) * (2 * NCASES + 1));
 	return nbad ? 1 : 0;
 }

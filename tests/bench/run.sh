@@ -24,6 +24,9 @@ if [ -r /etc/os-release ]; then
 	echo "os:     ${PRETTY_NAME:-unknown}"
 fi
 echo "cc:     $(${CC:-cc} --version 2>/dev/null | head -1)"
+rev=$(git -C "$root" describe --always --dirty 2>/dev/null)
+[ -n "$rev" ] && echo "source: $rev"
+echo "load:   $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min; timings assume an idle machine)"
 if command -v scotch_gmap >/dev/null 2>&1; then
 	v=$(dpkg-query -W -f='${Version}' scotch 2>/dev/null)
 	echo "scotch: ${v:-installed} ($(command -v scotch_gmap))"

@@ -352,7 +352,7 @@ if check0 "--compare"; then
 	else no "--compare" "$(cat "$tmp/err")"; fi
 fi
 
-for opt in "--search none" "--search rotations" "--parts-per-level 4" \
+for opt in "--search none" "--search rotations" "--search auto" "--search full" "--parts-per-level 4" \
 	   "--metric congestion" "--time-budget 10000" "--policy zorder"; do
 	# shellcheck disable=SC2086
 	tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 $opt

@@ -33,7 +33,7 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL $1"; shift; for l in "$@"; do echo "     $l"; done; }
-summary() { echo "slurm: $pass passed, $fail failed ($(( $(date +%s) - T0 )) s)"; }
+summary() { echo "slurm: took $(( $(date +%s) - T0 )) s"; echo "slurm: $pass passed, $fail failed"; }
 
 skip() {
 	echo "slurm: SKIPPED: $*"

@@ -174,6 +174,35 @@ START_TEST(hostfile_roundtrip_and_errors)
 }
 END_TEST
 
+/* Coordinates that contradict the edges: geometric would put the talking
+ * pairs apart, so tp_place keeps Slurm's block order instead. */
+START_TEST(geometric_never_worse_than_block)
+{
+	tp_conf *c = conf4x4();
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-1]", 2, "t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	const char *json = "{\"tasks\":4,\"edges\":[[0,1,100],[2,3,100]],"
+			   "\"coords\":[[0],[2],[1],[3]]}";
+	tp_error err;
+	ck_assert_msg(tp_graph_from_json_string(&g, json, strlen(json), "adv", 4, &err) == 0,
+		      "%s", err.msg);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	int32_t map[4];
+	tp_geom_report rep;
+	ck_assert_int_eq(tp_place(g, a, &o, map, &rep, NULL), 0);
+	ck_assert(rep.default_kept);
+	ck_assert_double_eq(tp_metrics_hop_bytes(g, a, map), 0.0);
+	/* the geometric mapper alone would have split the pairs */
+	ck_assert_int_eq(tp_geom_map(g, a, &o.geom, map, NULL, NULL), 0);
+	ck_assert(tp_metrics_hop_bytes(g, a, map) > 0.0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("place");
@@ -183,6 +212,7 @@ int main(void)
 	tcase_add_test(tc, zorder_follows_morton_after_shift);
 	tcase_add_test(tc, place_dispatch);
 	tcase_add_test(tc, hostfile_roundtrip_and_errors);
+	tcase_add_test(tc, geometric_never_worse_than_block);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -33,7 +33,13 @@ enum tp_geom_search {
 	TP_SEARCH_FULL = 0,       /* rotations and reflections (default) */
 	TP_SEARCH_ROTATIONS = 1,  /* permutations only, as in the paper */
 	TP_SEARCH_NONE = 2,       /* the longest-extent variant only */
+	TP_SEARCH_AUTO = 3,       /* default: FULL while the allocation has at
+				     most TP_SEARCH_AUTO_MAX_NODES nodes, then
+				     ROTATIONS (reflections cost one node
+				     partition each, 49 instead of 7 in 3-D) */
 };
+
+#define TP_SEARCH_AUTO_MAX_NODES 262144
 
 typedef struct tp_geom_opts {
 	/* Parts per cut: 2 = recursive bisection (RCB, default).  k > 2 cuts each
@@ -55,6 +61,8 @@ typedef struct tp_geom_report {
 	bool budget_hit;        /* search stopped by the time budget */
 	bool subset_selected;   /* closest-subset selection dropped slots */
 	int shifted_dims;       /* number of dimensions the seam shift moved */
+	bool default_kept;      /* tp_place kept Slurm's block order because it
+				   scored better than every variant */
 	double elapsed_ms;
 } tp_geom_report;
 

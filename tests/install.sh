@@ -1,0 +1,67 @@
+#!/bin/sh
+# Install test: `make install` into a DESTDIR honours PREFIX, and a program
+# builds against the installed headers and library through pkg-config.
+# usage: tests/install.sh [BUILD]   (prints "install: N passed, M failed")
+BUILD=${1:-build}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/topoplace-install.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+no() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
+
+prefix=/opt/tp
+if make -s install BUILD="$BUILD" PREFIX=$prefix DESTDIR="$tmp/root" >"$tmp/log" 2>&1; then
+	ok "make install"
+else
+	no "make install" "$(tail -5 "$tmp/log")"
+fi
+root=$tmp/root$prefix
+for f in bin/topoplace lib/libtopoplace.a lib/libtopoplace.so lib/libtopoplace.so.0 \
+	lib/pkgconfig/topoplace.pc include/topoplace/topoplace.h \
+	share/man/man1/topoplace.1 lib/topoplace/topoplace.so; do
+	if [ -e "$root/$f" ]; then ok "installed $f"; else no "installed $f" "missing"; fi
+done
+if grep -q "^prefix=$prefix\$" "$root/lib/pkgconfig/topoplace.pc"; then
+	ok "pkg-config prefix"
+else
+	no "pkg-config prefix" "$(head -1 "$root/lib/pkgconfig/topoplace.pc")"
+fi
+
+# Build and run a client against the installed copy, found through pkg-config.
+cat >"$tmp/client.c" <<'C'
+#include <stdio.h>
+#include <topoplace/topoplace.h>
+int main(void)
+{
+	tp_conf *c;
+	tp_error err;
+	if (tp_conf_load_string("Network=torus Dims=4x4 Wrap=yes\n"
+				"NodeName=n[0-15] CoordOrder=x-major\n", "c", &c, &err))
+		return 1;
+	tp_alloc *a;
+	tp_graph *g;
+	int32_t map[16];
+	if (tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-15]", 1, "n", &a, &err) ||
+	    tp_graph_from_stencil(&g, "4x4:5pt", 16, &err) ||
+	    tp_place(g, a, NULL, map, NULL, &err))
+		return 1;
+	printf("%s %.1f\n", TOPOPLACE_VERSION, tp_metrics_hop_bytes(g, a, map));
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	return 0;
+}
+C
+pc="$root/lib/pkgconfig"
+sed "s|^prefix=.*|prefix=$root|; s|^libdir=.*|libdir=$root/lib|; s|^includedir=.*|includedir=$root/include|" \
+	"$pc/topoplace.pc" >"$tmp/topoplace.pc"
+flags=$(PKG_CONFIG_PATH=$tmp pkg-config --cflags topoplace) &&
+	libs=$(PKG_CONFIG_PATH=$tmp pkg-config --libs topoplace) &&
+	cc -std=c11 $flags -o "$tmp/client" "$tmp/client.c" $libs \
+		-Wl,-rpath,"$root/lib" 2>"$tmp/cc.log"
+if [ $? -eq 0 ]; then ok "client builds via pkg-config"; else no "client builds via pkg-config" "$(head -5 "$tmp/cc.log")"; fi
+out=$("$tmp/client" 2>&1)
+if [ "$out" = "0.1.0 24.0" ]; then ok "client maps"; else no "client maps" "got '$out'"; fi
+
+echo "install: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
