@@ -34,6 +34,12 @@ struct tp_conf {
 	enum tp_policy policy;
 	enum tp_metric_kind metric;
 	double time_budget_ms;
+
+	/* NodeTopology= / GpuLinks= of NodeName= lines: distinct pairs, and the
+	 * pair of every machine node (-1: none) */
+	int ntopo;
+	char **topo_xml, **topo_links;
+	int32_t *node_topo, node_topo_cap;
 };
 
 struct tok {
@@ -75,6 +81,8 @@ struct loader {
 
 	struct tok *toks;
 	int ntoks, tokcap;
+
+	int cur_topo;          /* topology pair of the NodeName= line, or -1 */
 };
 
 /* ---- messages ---- */
@@ -240,6 +248,27 @@ static int add_src(struct loader *ld, const char *name)
 	return ld->nsrcs++;
 }
 
+/* Record topology pair t (-1: none) for machine node idx. */
+static int node_topo_set(tp_conf *c, int32_t idx, int t)
+{
+	if (t < 0 && !c->node_topo)
+		return 0;
+	if (idx >= c->node_topo_cap) {
+		int32_t ncap = c->node_topo_cap ? c->node_topo_cap : 1024;
+		while (ncap <= idx)
+			ncap *= 2;
+		int32_t *nt = realloc(c->node_topo, sizeof(int32_t) * (size_t)ncap);
+		if (!nt)
+			return -1;
+		for (int32_t i = c->node_topo_cap; i < ncap; i++)
+			nt[i] = -1;
+		c->node_topo = nt;
+		c->node_topo_cap = ncap;
+	}
+	c->node_topo[idx] = t;
+	return 0;
+}
+
 /* Place one node; file/line name the place it was given. */
 static int place_node(struct loader *ld, const char *name, const int *coords,
 		      int src, int line)
@@ -272,7 +301,7 @@ static int place_node(struct loader *ld, const char *name, const int *coords,
 		return lerr(ld, file, line, idx, "%s", e2.msg);
 	ld->origin[idx].line = line;
 	ld->origin[idx].src = src;
-	return TP_OK;
+	return node_topo_set(ld->c, idx, ld->cur_topo) < 0 ? oom(ld) : TP_OK;
 }
 
 /* ---- the machine ---- */
@@ -529,6 +558,7 @@ static int set_budget(struct loader *ld, const struct tok *t)
 
 static int load_coord_file(struct loader *ld, const struct tok *t)
 {
+	ld->cur_topo = -1;      /* CoordFile nodes have no NodeTopology= */
 	int rc = ensure_machine(ld, t->line, "CoordFile=");
 	if (rc)
 		return rc;
@@ -609,16 +639,79 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 	return rc;
 }
 
+/* A path relative to the config file's directory; NULL when out of memory. */
+static char *conf_path(const struct loader *ld, const char *val)
+{
+	if (val[0] == '/' || !ld->dir)
+		return strdup(val);
+	size_t n = strlen(ld->dir) + strlen(val) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/%s", ld->dir, val);
+	return p;
+}
+
+/* NodeTopology= (and GpuLinks=) of a NodeName= line: sets ld->cur_topo. */
+static int add_topo(struct loader *ld, const struct tok *topo,
+		    const struct tok *links)
+{
+	if (!*topo->val)
+		return lerr(ld, NULL, topo->line, TP_EINVAL,
+			    "NodeTopology=: empty file name");
+	if (links && !*links->val)
+		return lerr(ld, NULL, links->line, TP_EINVAL,
+			    "GpuLinks=: empty file name");
+	tp_conf *c = ld->c;
+	char *x = conf_path(ld, topo->val);
+	char *l = links ? conf_path(ld, links->val) : NULL;
+	if (!x || (links && !l)) {
+		free(x);
+		free(l);
+		return oom(ld);
+	}
+	for (int i = 0; i < c->ntopo; i++)
+		if (!strcmp(c->topo_xml[i], x) &&
+		    (l ? c->topo_links[i] && !strcmp(c->topo_links[i], l)
+		       : !c->topo_links[i])) {
+			free(x);
+			free(l);
+			ld->cur_topo = i;
+			return 0;
+		}
+	char **nx = realloc(c->topo_xml, sizeof(char *) * (size_t)(c->ntopo + 1));
+	if (nx)
+		c->topo_xml = nx;
+	char **nl = nx ? realloc(c->topo_links, sizeof(char *) * (size_t)(c->ntopo + 1))
+		       : NULL;
+	if (nl)
+		c->topo_links = nl;
+	if (!nx || !nl) {
+		free(x);
+		free(l);
+		return oom(ld);
+	}
+	c->topo_xml[c->ntopo] = x;
+	c->topo_links[c->ntopo] = l;
+	ld->cur_topo = c->ntopo++;
+	return 0;
+}
+
 /* ---- NodeName lines ---- */
 
 static int node_line(struct loader *ld, const struct tok *toks, int n)
 {
 	const struct tok *name = NULL, *order = NULL, *offset = NULL, *coords = NULL;
+	const struct tok *topo = NULL, *links = NULL;
+	ld->cur_topo = -1;
 	for (int i = 0; i < n; i++) {
 		const struct tok *t = &toks[i];
 		const struct tok **slot;
 		if (!strcasecmp(t->key, "NodeName"))
 			slot = &name;
+		else if (!strcasecmp(t->key, "NodeTopology"))
+			slot = &topo;
+		else if (!strcasecmp(t->key, "GpuLinks"))
+			slot = &links;
 		else if (!strcasecmp(t->key, "CoordOrder"))
 			slot = &order;
 		else if (!strcasecmp(t->key, "Offset"))
@@ -627,7 +720,7 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 			slot = &coords;
 		else
 			return lerr(ld, NULL, t->line, TP_EINVAL,
-				    "%s=%s: not allowed on a NodeName= line (only CoordOrder=, Offset=, Coords=)",
+				    "%s=%s: not allowed on a NodeName= line (only CoordOrder=, Offset=, Coords=, NodeTopology=, GpuLinks=)",
 				    t->key, t->val);
 		if (*slot)
 			return lerr(ld, NULL, t->line, TP_EINVAL,
@@ -648,6 +741,13 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 	if (offset && !order)
 		return lerr(ld, NULL, offset->line, TP_EINVAL,
 			    "NodeName=%s: Offset= needs CoordOrder=", name->val);
+	if (links && !topo)
+		return lerr(ld, NULL, links->line, TP_EINVAL,
+			    "NodeName=%s: GpuLinks= needs NodeTopology=", name->val);
+	if (topo && (rc = add_topo(ld, topo, links)) < 0)
+		return rc;
+	if (topo)
+		rc = TP_OK;
 	tp_machine *m = ld->c->m;
 	int nd = m->ndims;
 
@@ -942,6 +1042,7 @@ static int load(char *text, const char *what, const char *dir, tp_conf **out,
 {
 	struct loader ld;
 	memset(&ld, 0, sizeof ld);
+	ld.cur_topo = -1;
 	ld.what = what;
 	ld.err = err;
 	ld.c = calloc(1, sizeof *ld.c);
@@ -1013,7 +1114,33 @@ void tp_conf_destroy(tp_conf *c)
 	if (!c)
 		return;
 	tp_machine_destroy(c->m);
+	for (int i = 0; i < c->ntopo; i++) {
+		free(c->topo_xml[i]);
+		free(c->topo_links[i]);
+	}
+	free(c->topo_xml);
+	free(c->topo_links);
+	free(c->node_topo);
 	free(c);
+}
+
+static int topo_of(const tp_conf *c, int32_t node)
+{
+	if (!c || !c->node_topo || node < 0 || node >= c->node_topo_cap)
+		return -1;
+	return c->node_topo[node];
+}
+
+const char *tp_conf_node_topology(const tp_conf *c, int32_t node)
+{
+	int t = topo_of(c, node);
+	return t >= 0 ? c->topo_xml[t] : NULL;
+}
+
+const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node)
+{
+	int t = topo_of(c, node);
+	return t >= 0 ? c->topo_links[t] : NULL;
 }
 
 const tp_machine *tp_conf_machine(const tp_conf *c)

@@ -540,6 +540,46 @@ START_TEST(large_configs)
 }
 END_TEST
 
+
+START_TEST(node_topology_per_group)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	const char *text =
+		"Network=mesh Dims=4\n"
+		"NodeName=gpu[01-02] CoordOrder=x-major NodeTopology=nodes/nvl4.xml "
+		"GpuLinks=nodes/nvl4.links\n"
+		"NodeName=cpu01 Coords=2 NodeTopology=/abs/cpu2.xml\n"
+		"NodeName=plain Coords=3\n";
+	ck_assert_msg(tp_conf_load_string(text, "t.conf", &c, &err) == 0, "%s", err.msg);
+	const tp_machine *m = tp_conf_machine(c);
+	int32_t g1 = tp_machine_find_node(m, "gpu01"), g2 = tp_machine_find_node(m, "gpu02");
+	ck_assert_str_eq(tp_conf_node_topology(c, g1), "nodes/nvl4.xml");
+	ck_assert_str_eq(tp_conf_node_gpu_links(c, g2), "nodes/nvl4.links");
+	/* one stored pair for the group */
+	ck_assert_ptr_eq(tp_conf_node_topology(c, g1), tp_conf_node_topology(c, g2));
+	int32_t c1 = tp_machine_find_node(m, "cpu01");
+	ck_assert_str_eq(tp_conf_node_topology(c, c1), "/abs/cpu2.xml");
+	ck_assert_ptr_null(tp_conf_node_gpu_links(c, c1));
+	ck_assert_ptr_null(tp_conf_node_topology(c, tp_machine_find_node(m, "plain")));
+	ck_assert_ptr_null(tp_conf_node_topology(c, 99));
+	tp_conf_destroy(c);
+
+	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4\nNodeName=a Coords=0 "
+					     "GpuLinks=x.links\n", "t.conf", &c, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "t.conf:2: NodeName=a: GpuLinks= needs NodeTopology=");
+	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4\nNodeName=a Coords=0 "
+					     "NodeTopology=\n", "t.conf", &c, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "NodeTopology=: empty value");
+	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4\nNodeName=a Coords=0 "
+					     "Gres=gpu:4\n", "t.conf", &c, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "NodeTopology=, GpuLinks=)");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("conf");
@@ -558,6 +598,7 @@ int main(void)
 	tcase_add_test(tc, bad_files);
 	tcase_add_test(tc, coord_file_relative_to_conf);
 	tcase_add_test(tc, large_configs);
+	tcase_add_test(tc, node_topology_per_group);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

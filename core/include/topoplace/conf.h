@@ -13,6 +13,10 @@
  *                                                # optional Offset=N skips N
  *                                                # positions first
  *   NodeName=nid00012 Coords=0,0,6               # explicit router coordinates
+ *   NodeName=gpu[01-64] CoordOrder=x-major \
+ *            NodeTopology=nodes/dgx.xml          # hwloc XML of these nodes
+ *            GpuLinks=nodes/dgx.links            # NVLink counts (gres.conf
+ *                                                # Links= or nvidia-smi topo -m)
  *   CoordFile=/etc/slurm/topoplace.coords        # lines "name x y z", site
  *                                                # generated; relative paths are
  *                                                # relative to the config file
@@ -52,6 +56,12 @@ enum tp_policy tp_conf_default_policy(const tp_conf *c);
 bool tp_conf_has_default_policy(const tp_conf *c);
 enum tp_metric_kind tp_conf_default_metric(const tp_conf *c);
 double tp_conf_time_budget_ms(const tp_conf *c);
+
+/* NodeTopology= / GpuLinks= of a machine node's NodeName= line (relative
+ * paths resolved against the config file's directory), NULL when none.  The
+ * files are only read when used (tp_node_load_xml, tp_node_load_links). */
+const char *tp_conf_node_topology(const tp_conf *c, int32_t node);
+const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
 
 /* A short human summary for check-config:
  * "torus 24x24x24 (wrap yes,yes,yes), 13824 nodes, 1 per router". */
