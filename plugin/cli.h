@@ -86,15 +86,31 @@ struct cli_node_result {
 	int used_magc;             /* nodes where the greedy's result was kept */
 };
 
-/* Load --node-topology (+ --gpu-links) and --gpu-matrix (ntasks rows).
- * Returns 0 or an exit status, having printed the error. */
-int cli_node_load(const struct cli_node_opts *o, int64_t ntasks,
-		  tp_node **node, tp_graph **gm);
-/* Phases 2 and 3 on every node of the allocation (the same node model for
- * all).  cpu_g: CPU graph; gm: GPU matrix or NULL. */
-int cli_node_place(const struct cli_node_opts *o, const tp_node *node,
-		   const tp_graph *cpu_g, const tp_graph *gm, const tp_alloc *a,
-		   const int32_t *map, int64_t ntasks, struct cli_node_result *r);
+/* The node model of every allocated node. */
+struct cli_node_models {
+	int n;
+	tp_node **models;          /* distinct models, owned */
+	const tp_node **of;        /* per allocation index; NULL: no models */
+};
+
+/* The models: --node-topology (+ --gpu-links) for every node, else the
+ * NodeTopology= / GpuLinks= of each node in the config (each file loaded
+ * once).  When some node has none: an error if want (node-level output
+ * asked for), else no models (mm->of NULL).  Returns 0 or an exit status,
+ * having printed the error. */
+int cli_node_models_load(const struct cli_node_opts *o, const tp_conf *conf,
+			 const char *config, const tp_alloc *a, bool want,
+			 struct cli_node_models *mm);
+void cli_node_models_free(struct cli_node_models *mm);
+/* --gpu-matrix with ntasks rows (NULL when not given). */
+int cli_node_load_matrix(const struct cli_node_opts *o, int64_t ntasks,
+			 tp_graph **gm);
+/* Phases 2 and 3 on every node of the allocation.  cpu_g: CPU graph; gm:
+ * GPU matrix or NULL. */
+int cli_node_place(const struct cli_node_opts *o,
+		   const struct cli_node_models *mm, const tp_graph *cpu_g,
+		   const tp_graph *gm, const tp_alloc *a, const int32_t *map,
+		   int64_t ntasks, struct cli_node_result *r);
 void cli_node_result_free(struct cli_node_result *r);
 /* Adds "node_topology", "cpus", "gpus", "gpu_selection", ... to doc. */
 int cli_node_json(json_object *doc, const struct cli_node_opts *o,

@@ -16,17 +16,104 @@ void cli_node_result_free(struct cli_node_result *r)
 	memset(r, 0, sizeof *r);
 }
 
-int cli_node_load(const struct cli_node_opts *o, int64_t ntasks,
-		  tp_node **node, tp_graph **gm)
+void cli_node_models_free(struct cli_node_models *mm)
+{
+	for (int i = 0; i < mm->n; i++)
+		tp_node_destroy(mm->models[i]);
+	free(mm->models);
+	free(mm->of);
+	memset(mm, 0, sizeof *mm);
+}
+
+/* Loads one model (XML + links); returns its index in mm or -exit. */
+static int load_model(struct cli_node_models *mm, const char *xml,
+		      const char *links)
 {
 	tp_error err;
 	tp_error_clear(&err);
-	*node = NULL;
+	tp_node **nm = realloc(mm->models, sizeof *nm * (size_t)(mm->n + 1));
+	if (!nm)
+		return -cli_fail("out of memory");
+	mm->models = nm;
+	tp_node *n = NULL;
+	if (tp_node_load_xml(xml, &n, &err) < 0)
+		return -cli_report(xml, &err);
+	if (links && tp_node_load_links(n, links, &err) < 0) {
+		tp_node_destroy(n);
+		return -cli_report(links, &err);
+	}
+	mm->models[mm->n] = n;
+	return mm->n++;
+}
+
+int cli_node_models_load(const struct cli_node_opts *o, const tp_conf *conf,
+			 const char *config, const tp_alloc *a, bool want,
+			 struct cli_node_models *mm)
+{
+	memset(mm, 0, sizeof *mm);
+	int32_t nn = tp_alloc_nnodes(a);
+	const tp_machine *m = tp_alloc_machine(a);
+	if (!o->topology) {
+		/* NodeTopology= of the config: used when every node has one, or
+		 * required when node-level output was asked for */
+		int32_t missing = -1;
+		for (int32_t i = 0; i < nn && missing < 0; i++)
+			if (!tp_conf_node_topology(conf, tp_alloc_node(a, i)))
+				missing = i;
+		if (missing >= 0) {
+			if (!want)
+				return 0;
+			const char *need = o->gpu_matrix ? "--gpu-matrix"
+					   : o->gpus_per_task ? "--gpus-per-task"
+					   : o->links ? "--gpu-links"
+					   : o->select ? "--gpu-select"
+					   : "--format rankfile";
+			return cli_usage_error("%s needs --node-topology FILE (the "
+					       "nodes' hwloc XML) or NodeTopology= in "
+					       "%s for node %s", need, config,
+					       tp_machine_node_name(m, tp_alloc_node(a, missing)));
+		}
+	}
+	mm->of = calloc((size_t)nn + 1, sizeof *mm->of);
+	if (!mm->of)
+		return cli_fail("out of memory");
+	if (o->topology) {
+		int k = load_model(mm, o->topology, o->links);
+		if (k < 0)
+			return -k;
+		for (int32_t i = 0; i < nn; i++)
+			mm->of[i] = mm->models[k];
+		return 0;
+	}
+	for (int32_t i = 0; i < nn; i++) {
+		int32_t node = tp_alloc_node(a, i);
+		const char *x = tp_conf_node_topology(conf, node);
+		const char *l = o->links ? o->links : tp_conf_node_gpu_links(conf, node);
+		/* the config stores each pair once: compare pointers */
+		const tp_node *found = NULL;
+		for (int32_t q = 0; q < i && !found; q++) {
+			int32_t nq = tp_alloc_node(a, q);
+			if (tp_conf_node_topology(conf, nq) == x &&
+			    (o->links || tp_conf_node_gpu_links(conf, nq) == l))
+				found = mm->of[q];
+		}
+		if (!found) {
+			int k = load_model(mm, x, l);
+			if (k < 0)
+				return -k;
+			found = mm->models[k];
+		}
+		mm->of[i] = found;
+	}
+	return 0;
+}
+
+int cli_node_load_matrix(const struct cli_node_opts *o, int64_t ntasks,
+			 tp_graph **gm)
+{
+	tp_error err;
+	tp_error_clear(&err);
 	*gm = NULL;
-	if (tp_node_load_xml(o->topology, node, &err) < 0)
-		return cli_report(o->topology, &err);
-	if (o->links && tp_node_load_links(*node, o->links, &err) < 0)
-		return cli_report(o->links, &err);
 	if (o->gpu_matrix &&
 	    tp_graph_from_gpu_matrix_file(gm, o->gpu_matrix, ntasks, &err) < 0)
 		return cli_report(o->gpu_matrix, &err);
@@ -80,8 +167,8 @@ static int node_gpus(const struct cli_node_opts *o, const tp_node *node,
 	return 0;
 }
 
-int cli_node_place(const struct cli_node_opts *o, const tp_node *node,
-		   const tp_graph *cpu_g, const tp_graph *gm, const tp_alloc *a,
+int cli_node_place(const struct cli_node_opts *o,
+		   const struct cli_node_models *mm, const tp_graph *cpu_g, const tp_graph *gm, const tp_alloc *a,
 		   const int32_t *map, int64_t ntasks, struct cli_node_result *r)
 {
 	tp_error err;
@@ -129,10 +216,11 @@ int cli_node_place(const struct cli_node_opts *o, const tp_node *node,
 			continue;
 		const int32_t *tk = tasks + start[i];
 		const char *name = tp_machine_node_name(m, tp_alloc_node(a, i));
+		const tp_node *node = mm->of[i];
 		int ncores = tp_node_ncores(node);
 		if (cnt > ncores) {
 			rc = cli_usage_error("%s: %ld tasks, but %s has %d cores", name,
-					     (long)cnt, o->topology, ncores);
+					     (long)cnt, tp_node_source(node), ncores);
 			goto out;
 		}
 		int cpt = ncores / cnt;
@@ -213,7 +301,8 @@ int cli_node_json(json_object *doc, const struct cli_node_opts *o,
 		  const struct cli_node_result *r)
 {
 	int bad = 0;
-	bad |= put(doc, "node_topology", json_object_new_string(o->topology));
+	bad |= put(doc, "node_topology", o->topology ? json_object_new_string(o->topology)
+						      : json_object_new_string("config"));
 	json_object *cpus = json_object_new_array();
 	json_object *gpus = r->want_gpus ? json_object_new_array() : NULL;
 	for (int64_t t = 0; cpus && t < r->ntasks; t++) {

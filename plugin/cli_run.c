@@ -23,7 +23,7 @@ struct job {
 	bool compare;
 	struct cli_node_opts nopt;    /* --node-topology and friends */
 
-	tp_node *node;
+	struct cli_node_models models;
 	tp_graph *gm;                 /* --gpu-matrix */
 	tp_graph *cpu_g;              /* the CPU pattern when g is CPU + GPU */
 	struct cli_node_result nres;
@@ -38,8 +38,7 @@ struct job {
 static void job_free(struct job *j)
 {
 	cli_node_result_free(&j->nres);
-	if (j->node)
-		tp_node_destroy(j->node);
+	cli_node_models_free(&j->models);
 	if (j->gm)
 		tp_graph_destroy(j->gm);
 	if (j->cpu_g)
@@ -314,18 +313,6 @@ static int parse_map_args(struct job *j, int argc, char **argv, bool *help)
 		return cli_usage_error("%s: missing --nodes HOSTLIST", j->cmd);
 	if (!*j->nodes)
 		return cli_usage_error("--nodes: empty hostlist");
-	if (!j->nopt.topology) {
-		const char *need = j->nopt.gpu_matrix ? "--gpu-matrix"
-				   : j->nopt.gpus_per_task ? "--gpus-per-task"
-				   : j->nopt.links ? "--gpu-links"
-				   : j->nopt.select ? "--gpu-select" : NULL;
-		if (need)
-			return cli_usage_error("%s needs --node-topology FILE (the "
-					       "nodes' hwloc XML)", need);
-		if (j->format && !strcmp(j->format, "rankfile"))
-			return cli_usage_error("--format rankfile needs "
-					       "--node-topology FILE");
-	}
 	if (j->nopt.select) {
 		enum tp_gpusel_algo a;
 		tp_error e;
@@ -489,8 +476,14 @@ static int map_run(struct job *j)
 	}
 	if ((rc = make_graph(j, r.ntasks)) || (rc = resolve_policy(j, &r)))
 		return rc;
-	if (j->nopt.topology) {
-		if ((rc = cli_node_load(&j->nopt, r.ntasks, &j->node, &j->gm)))
+	bool want_node = j->nopt.topology || j->nopt.gpu_matrix ||
+			 j->nopt.gpus_per_task || j->nopt.links || j->nopt.select ||
+			 (j->format && !strcmp(j->format, "rankfile"));
+	if ((rc = cli_node_models_load(&j->nopt, j->conf, j->config, j->alloc,
+				       want_node, &j->models)))
+		return rc;
+	if (j->models.of) {
+		if ((rc = cli_node_load_matrix(&j->nopt, r.ntasks, &j->gm)))
 			return rc;
 		/* MAGC phase 1: nodes are chosen for CPU + GPU traffic */
 		if (j->gm) {
@@ -573,14 +566,15 @@ static int map_run(struct job *j)
 		cli_print_compare(stderr, rows, nrows);
 	}
 
-	if (j->node &&
-	    (rc = cli_node_place(&j->nopt, j->node, j->cpu_g ? j->cpu_g : j->g,
+	if (j->models.of &&
+	    (rc = cli_node_place(&j->nopt, &j->models, j->cpu_g ? j->cpu_g : j->g,
 				 j->gm, j->alloc, j->map, r.ntasks, &j->nres)))
 		return rc;
 
 	if (j->format && !strcmp(j->format, "json")) {
 		json_object *doc = map_json(j, &r);
-		if (doc && j->node && cli_node_json(doc, &j->nopt, &j->nres) < 0) {
+		if (doc && j->models.of &&
+		    cli_node_json(doc, &j->nopt, &j->nres) < 0) {
 			json_object_put(doc);
 			doc = NULL;
 		}

@@ -636,5 +636,27 @@ fails2 "node-info: bad XML" "bad-node.xml: not a valid hwloc XML" - node-info "$
 fails2 "node-info: bad links" "bad-links-len.conf:2" - node-info "$NODES/nvl4.xml" "$DATA/bad-links-len.conf"
 fails2 "node-info: extra argument" "unexpected argument" - node-info a b c
 
+# NodeTopology= / GpuLinks= from the config, two kinds of node
+GX=$DATA/gpu-mixed.conf
+tp map --config "$GX" --nodes 'gpu01,big01' --ntasks 8 --tasks-per-node 4 --stencil 8x1 \
+	--policy block --gpu-matrix "$GM" --format rankfile
+if check0 "gpu: NodeTopology= in the config"; then
+	if grep -q '^rank 0=gpu01 cpus=0-3 gpus=0$' "$tmp/out" &&
+	   grep -q '^rank 2=gpu01 cpus=4-7 gpus=1$' "$tmp/out" &&
+	   grep -q '^rank 4=big01 cpus=0-5 gpus=' "$tmp/out" &&
+	   [ "$(wc -l <"$tmp/out")" -eq 8 ]; then ok "gpu: NodeTopology= in the config"
+	else no "gpu: NodeTopology= in the config" "$(cat "$tmp/out")"; fi
+fi
+# a node without NodeTopology=: fine for a hostfile, an error for GPUs
+tp map --config "$GX" --nodes 'gpu01,login01' --ntasks 2 --stencil 2x1 --policy block
+if check0 "gpu: config without NodeTopology= for a hostfile"; then
+	if [ "$(cat "$tmp/out" | tr '\n' ' ')" = "gpu01 login01 " ]; then
+		ok "gpu: config without NodeTopology= for a hostfile"
+	else no "gpu: config without NodeTopology= for a hostfile" "$(cat "$tmp/out")"; fi
+fi
+fails2 "gpu: node without NodeTopology=" "NodeTopology= in $GX for node login01" "$O" \
+	map --config "$GX" --nodes 'gpu01,login01' --ntasks 2 --stencil 2x1 \
+	--gpus-per-task 1 --output "$O"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
