@@ -378,6 +378,32 @@ START_TEST(gpu_matrix_errors)
 }
 END_TEST
 
+
+/* Every node of the example GPU cluster config loads its model. */
+START_TEST(example_cluster_config)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load(TP_SOURCE_DIR "/conf/examples/gpu-cluster.conf", &c,
+				   &err) == 0, "%s", err.msg);
+	const tp_machine *m = tp_conf_machine(c);
+	int want[8] = { 8, 8, 16, 16, 4, 4, 0, 0 };
+	ck_assert_int_eq(tp_machine_node_count(m), 8);
+	for (int32_t i = 0; i < 8; i++) {
+		const char *x = tp_conf_node_topology(c, i);
+		ck_assert_ptr_nonnull(x);
+		tp_node *n = NULL;
+		ck_assert_msg(tp_node_load_xml(x, &n, &err) == 0, "%s", err.msg);
+		const char *l = tp_conf_node_gpu_links(c, i);
+		if (l)
+			ck_assert_msg(tp_node_load_links(n, l, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(tp_node_ngpus(n), want[i]);
+		tp_node_destroy(n);
+	}
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("node");
@@ -393,6 +419,7 @@ int main(void)
 	tcase_add_test(tc, links_nvidia_smi);
 	tcase_add_test(tc, gpu_matrix_json_csv);
 	tcase_add_test(tc, gpu_matrix_errors);
+	tcase_add_test(tc, example_cluster_config);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
