@@ -658,5 +658,12 @@ fails2 "gpu: node without NodeTopology=" "NodeTopology= in $GX for node login01"
 	map --config "$GX" --nodes 'gpu01,login01' --ntasks 2 --stencil 2x1 \
 	--gpus-per-task 1 --output "$O"
 
+# rankfile to a file (atomic, like the other formats)
+gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format rankfile --output "$tmp/r.txt"
+if check0 "gpu: rankfile --output"; then
+	if [ ! -s "$tmp/out" ] && cmp -s "$tmp/r.txt" "$tmp/want.rank"; then ok "gpu: rankfile --output"
+	else no "gpu: rankfile --output" "$(diff "$tmp/want.rank" "$tmp/r.txt" | head -3)"; fi
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
