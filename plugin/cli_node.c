@@ -85,26 +85,35 @@ int cli_node_models_load(const struct cli_node_opts *o, const tp_conf *conf,
 			mm->of[i] = mm->models[k];
 		return 0;
 	}
+	const char **keys = NULL;     /* (xml, links) of each loaded model */
 	for (int32_t i = 0; i < nn; i++) {
 		int32_t node = tp_alloc_node(a, i);
 		const char *x = tp_conf_node_topology(conf, node);
 		const char *l = o->links ? o->links : tp_conf_node_gpu_links(conf, node);
-		/* the config stores each pair once: compare pointers */
-		const tp_node *found = NULL;
-		for (int32_t q = 0; q < i && !found; q++) {
-			int32_t nq = tp_alloc_node(a, q);
-			if (tp_conf_node_topology(conf, nq) == x &&
-			    (o->links || tp_conf_node_gpu_links(conf, nq) == l))
-				found = mm->of[q];
-		}
-		if (!found) {
-			int k = load_model(mm, x, l);
-			if (k < 0)
+		/* the config stores each pair once: compare pointers with the
+		 * (few) pairs loaded so far */
+		int k = -1;
+		for (int q = 0; q < mm->n && k < 0; q++)
+			if (keys[2 * q] == x && keys[2 * q + 1] == l)
+				k = q;
+		if (k < 0) {
+			const char **nk = realloc(keys, sizeof *nk * (size_t)(2 * mm->n + 2));
+			if (!nk) {
+				free(keys);
+				return cli_fail("out of memory");
+			}
+			keys = nk;
+			k = load_model(mm, x, l);
+			if (k < 0) {
+				free(keys);
 				return -k;
-			found = mm->models[k];
+			}
+			keys[2 * k] = x;
+			keys[2 * k + 1] = l;
 		}
-		mm->of[i] = found;
+		mm->of[i] = mm->models[k];
 	}
+	free(keys);
 	return 0;
 }
 
