@@ -566,8 +566,9 @@ static int map_run(struct job *j)
 		cli_print_compare(stderr, rows, nrows);
 	}
 
+	/* phase 2 on the CPU + GPU sum too (see doc/readme-node.md) */
 	if (j->models.of &&
-	    (rc = cli_node_place(&j->nopt, &j->models, j->cpu_g ? j->cpu_g : j->g,
+	    (rc = cli_node_place(&j->nopt, &j->models, j->g,
 				 j->gm, j->alloc, j->map, r.ntasks, &j->nres)))
 		return rc;
 

@@ -545,14 +545,14 @@ gpu_map() {
 gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format rankfile
 if check0 "gpu: rankfile"; then
 	cat >"$tmp/want.rank" <<'EOF'
-rank 0=gpu01 cpus=0-3 gpus=0
-rank 1=gpu01 cpus=8-11 gpus=2
-rank 2=gpu01 cpus=4-7 gpus=1
-rank 3=gpu01 cpus=12-15 gpus=3
-rank 4=gpu02 cpus=0-3 gpus=0
-rank 5=gpu02 cpus=8-11 gpus=2
-rank 6=gpu02 cpus=4-7 gpus=1
-rank 7=gpu02 cpus=12-15 gpus=3
+rank 0=gpu01 cpus=8-11 gpus=2
+rank 1=gpu01 cpus=0-3 gpus=0
+rank 2=gpu01 cpus=12-15 gpus=3
+rank 3=gpu01 cpus=4-7 gpus=1
+rank 4=gpu02 cpus=8-11 gpus=2
+rank 5=gpu02 cpus=0-3 gpus=0
+rank 6=gpu02 cpus=12-15 gpus=3
+rank 7=gpu02 cpus=4-7 gpus=1
 EOF
 	if cmp -s "$tmp/out" "$tmp/want.rank"; then ok "gpu: rankfile"
 	else no "gpu: rankfile" "$(diff "$tmp/want.rank" "$tmp/out" | head -5)"; fi
@@ -561,7 +561,7 @@ fi
 gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format json --output "$tmp/g.json"
 if check0 "gpu: json"; then
 	v=$(json_get "$tmp/g.json" '(d["gpus"][0] + d["gpus"][2] in ([0,1],[1,0],[2,3],[3,2]), d["cpus"][5], d["gpu_selection"]["cost"]["max_congestion_ms"], d["gpu_selection"]["local_rank_cost"]["max_congestion_ms"])')
-	if [ "$v" = "(True, '8-11', 12.5, 200.0)" ]; then ok "gpu: json"
+	if [ "$v" = "(True, '0-3', 12.5, 200.0)" ]; then ok "gpu: json"
 	else no "gpu: json" "$v"; fi
 fi
 # two GPUs per task: each task gets one NVLink pair
@@ -641,9 +641,10 @@ GX=$DATA/gpu-mixed.conf
 tp map --config "$GX" --nodes 'gpu01,big01' --ntasks 8 --tasks-per-node 4 --stencil 8x1 \
 	--policy block --gpu-matrix "$GM" --format rankfile
 if check0 "gpu: NodeTopology= in the config"; then
-	if grep -q '^rank 0=gpu01 cpus=0-3 gpus=0$' "$tmp/out" &&
-	   grep -q '^rank 2=gpu01 cpus=4-7 gpus=1$' "$tmp/out" &&
-	   grep -q '^rank 4=big01 cpus=0-5 gpus=' "$tmp/out" &&
+	if grep -q '^rank 0=gpu01 cpus=8-11 gpus=2$' "$tmp/out" &&
+	   grep -q '^rank 2=gpu01 cpus=12-15 gpus=3$' "$tmp/out" &&
+	   grep -q '^rank 4=big01 cpus=12-17 gpus=8$' "$tmp/out" &&
+	   grep -q '^rank 6=big01 cpus=18-23 gpus=9$' "$tmp/out" &&
 	   [ "$(wc -l <"$tmp/out")" -eq 8 ]; then ok "gpu: NodeTopology= in the config"
 	else no "gpu: NodeTopology= in the config" "$(cat "$tmp/out")"; fi
 fi
