@@ -383,7 +383,7 @@ if check0 "2-D mesh"; then
 	else no "2-D mesh" "$r"; fi
 fi
 
-# graphs: with coordinates -> geometric; without -> block with a note.
+# graphs: with coordinates -> geometric; without -> graph mapping with a note.
 tp map --config "$C8" --nodes 'n[000-001],n[008-009],n[064-065],n[072-073]' \
 	--ntasks 8 --graph "$DATA/cube8.json" --format json
 if check0 "graph with coords"; then
@@ -394,10 +394,61 @@ fi
 tp map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --graph "$DATA/ring8.json" --format json
 if check0 "graph without coords"; then
 	r=$(json_get "$tmp/out" 'd["policy"] + " " + d["requested_policy"]' 2>&1)
-	if [ "$r" = "block geometric" ] && [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
-	   grep -q 'ring8.json' "$tmp/err"; then
-		ok "graph without coordinates: block, one note on stderr"
+	if [ "$r" = "graph geometric" ] && [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
+	   grep -q 'ring8.json' "$tmp/err" && grep -q 'graph mapping' "$tmp/err"; then
+		ok "graph without coordinates: graph mapping, one note on stderr"
 	else no "graph without coords" "$r / $(cat "$tmp/err")"; fi
+fi
+
+# Graph mapping and auto on a ring whose task numbers are shuffled (no
+# coordinates) over 64 sparse nodes of the 8^3 torus.
+python3 - "$tmp/ring256.json" <<'PYEOF'
+import json, random, sys
+random.seed(5)
+n = 256
+p = list(range(n))
+random.shuffle(p)
+json.dump({"tasks": n, "edges": [[p[i], p[(i + 1) % n], 1000] for i in range(n)]},
+          open(sys.argv[1], "w"))
+PYEOF
+GSPARSE=$(pick 64 4242 | names)
+for pol in graph auto; do
+	tp map --config "$C8" --nodes "$GSPARSE" --ntasks 256 --tasks-per-node 4 \
+		--graph "$tmp/ring256.json" --policy $pol --format json
+	if check0 "--policy $pol"; then
+		r=$(json_get "$tmp/out" 'd["policy"] == "'$pol'" and len(d["mapping"]) == 256 and d["metrics"]["hop_bytes"] < 0.5 * d["block_metrics"]["hop_bytes"] and sum(1 for c in d["candidates"] if c["chosen"]) == 1' 2>&1)
+		if [ "$r" = True ] && [ ! -s "$tmp/err" ]; then ok "--policy $pol: below half of block's hop-bytes, candidates in json"
+		else no "--policy $pol" "$r $(cat "$tmp/err")"; fi
+	fi
+done
+tp map --config "$C8" --nodes "$GSPARSE" --ntasks 256 --tasks-per-node 4 \
+	--graph "$tmp/ring256.json" --policy auto --explain
+if check0 "--explain"; then
+	if [ "$(wc -l <"$tmp/out" | tr -d ' ')" -eq 256 ] &&
+	   grep -q '^explain: policy auto, metric hop-bytes' "$tmp/err" &&
+	   grep -q '^explain:   geometric  *skipped: no task coordinates' "$tmp/err" &&
+	   grep -Eq '^explain: [ *] block  *score ' "$tmp/err" &&
+	   grep -Eq '^explain: [ *] greedy  *score ' "$tmp/err" &&
+	   grep -Eq '^explain: [ *] bipartition  *score ' "$tmp/err" &&
+	   [ "$(grep -c '^explain: \*' "$tmp/err")" -eq 1 ] &&
+	   grep -q '^explain: kept ' "$tmp/err"
+	then ok "--explain: candidates, scores, the kept one on stderr"
+	else no "--explain" "$(cat "$tmp/err")"; fi
+fi
+tp map --config "$C8" --nodes "$GSPARSE" --ntasks 256 --tasks-per-node 4 \
+	--graph "$tmp/ring256.json" --policy graph
+cp "$tmp/out" "$tmp/g1"
+tp map --config "$C8" --nodes "$GSPARSE" --ntasks 256 --tasks-per-node 4 \
+	--graph "$tmp/ring256.json" --policy graph
+if cmp -s "$tmp/g1" "$tmp/out" && [ -s "$tmp/g1" ]; then ok "determinism: two graph runs identical"
+else no "graph determinism" "outputs differ"; fi
+# auto where block is already optimal: never worse
+tp map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --graph "$DATA/ring8.json" \
+	--policy auto --format json
+if check0 "auto vs block"; then
+	r=$(json_get "$tmp/out" 'd["metrics"]["hop_bytes"] <= d["block_metrics"]["hop_bytes"]' 2>&1)
+	if [ "$r" = True ]; then ok "auto: never worse than block"
+	else no "auto vs block" "$r"; fi
 fi
 
 # JSON to a file: atomic, nothing left behind, same content as stdout.
