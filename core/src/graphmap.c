@@ -203,6 +203,8 @@ static void kd_take(kdtree *k, int32_t i)
 static int kd_box_lb(const kdtree *k, const kdn *n, const int *p)
 {
 	const struct tp_machine *m = k->c->m;
+	if (m->tree)
+		return tp__tree_range_lb(m, p[0], n->bmin[0], n->bmax[0]);
 	int lb = 0;
 	for (int d = 0; d < k->c->nd; d++) {
 		if (p[d] >= n->bmin[d] && p[d] <= n->bmax[d])

@@ -10,6 +10,21 @@
 
 struct lh_table; /* json-c linkhash: name -> node index */
 
+/* A switch tree (Network=tree, Slurm's topology.conf); see tree.c.  The
+ * machine then has one dimension whose coordinate is the router (= switch
+ * holding nodes) number in depth-first order, no wrap. */
+struct tp_tree {
+	int32_t nsw;
+	char **name;          /* switch names, owned */
+	int32_t *parent;      /* -1 for the top switch */
+	int *depth;           /* links from the top */
+	int *level;           /* 0 for leaf switches, 1 + highest child level */
+	int *upcost;          /* hop cost of the link to the parent */
+	int32_t *router_sw;   /* router number -> switch */
+	int height;           /* level of the top switch */
+	int mincost;          /* smallest link cost */
+};
+
 struct tp_machine {
 	int ndims;
 	int dims[TP_MAX_DIMS];
@@ -24,6 +39,7 @@ struct tp_machine {
 	int *coords;                   /* nnodes x ndims router coordinates */
 	struct lh_table *by_name;      /* name -> (intptr_t)(index + 1) */
 	struct lh_table *router_use;   /* router id -> nodes on it (sparse) */
+	struct tp_tree *tree;          /* non-NULL: a switch tree (tree.c) */
 };
 
 struct tp_alloc {
@@ -47,10 +63,20 @@ struct tp_graph {
 	int grid[3];
 };
 
+/* Switch trees (tree.c): distance and up/down route between routers, a
+ * lower bound of the distance from router p to routers lo..hi. */
+int tp__tree_dist(const struct tp_machine *m, int ra, int rb);
+int tp__tree_route(const struct tp_machine *m, int ra, int rb, int64_t *links,
+		   int cap);
+int tp__tree_range_lb(const struct tp_machine *m, int p, int lo, int hi);
+void tp__tree_free(struct tp_tree *t);
+
 /* Minimal hops between router coordinates (inlined in hot loops). */
 static inline int tp__coord_dist(const struct tp_machine *m, const int *a,
 				 const int *b)
 {
+	if (__builtin_expect(m->tree != NULL, 0))
+		return tp__tree_dist(m, a[0], b[0]);
 	int h = 0;
 	for (int d = 0; d < m->ndims; d++) {
 		int x = a[d] > b[d] ? a[d] - b[d] : b[d] - a[d];

@@ -126,6 +126,7 @@ void tp_machine_destroy(tp_machine *m)
 		free(m->names[i]);
 	free(m->names);
 	free(m->coords);
+	tp__tree_free(m->tree);
 	free(m);
 }
 
@@ -349,6 +350,8 @@ int tp_machine_coord_distance(const tp_machine *m, const int *ca, const int *cb)
 
 int64_t tp_machine_link_count(const tp_machine *m)
 {
+	if (m && m->tree)
+		return m->tree->nsw;
 	return m ? m->nrouters * m->ndims : 0;
 }
 
@@ -358,6 +361,8 @@ int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 	int dist = tp_machine_distance(m, a, b);
 	if (dist < 0)
 		return TP_EINVAL;
+	if (m->tree)
+		return tp__tree_route(m, m->coords[a], m->coords[b], links, cap);
 	if (dist > cap || (dist > 0 && !links))
 		return TP_EINVAL;
 	const int *ca = m->coords + (size_t)a * (size_t)m->ndims;
@@ -414,6 +419,12 @@ void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 		return;
 	if (!m || link < 0 || link >= tp_machine_link_count(m)) {
 		snprintf(buf, len, "(invalid link %lld)", (long long)link);
+		return;
+	}
+	if (m->tree) {
+		int32_t s = (int32_t)link, up = m->tree->parent[s];
+		snprintf(buf, len, "%s->%s", m->tree->name[s],
+			 up >= 0 ? m->tree->name[up] : "(top)");
 		return;
 	}
 	int c[TP_MAX_DIMS];

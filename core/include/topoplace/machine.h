@@ -77,6 +77,30 @@ int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 			  size_t len);
 
+/* ---- Switch trees (Slurm's topology.conf, topology/tree) ----
+ *
+ * Build a machine from the text of a topology.conf: lines
+ *   SwitchName=NAME [Nodes=HOSTLIST] [Switches=HOSTLIST] [LinkSpeed=N]
+ * (LinkSpeed is ignored).  The switches must form one tree: no loops, no
+ * switch or node under two switches, every name in Switches= defined.  Nodes
+ * are added in depth-first switch order.  Nodes on the same switch are 0 hops
+ * apart; otherwise the distance is the cost of the links up to the lowest
+ * common switch and down again, the link above a level-l switch (leaf
+ * switches are level 0) costing level_cost[l] (nlevels values: 0 = all 1,
+ * 1 = the same for every level, else one per level of links).  The machine
+ * has one dimension (the number of the node's switch in depth-first order,
+ * no wrap); routing is up/down, link id = the switch the link leaves
+ * upwards, and a route's length counts links, not cost.  what names the file
+ * in messages ("topology.conf:7: ..."). */
+int tp_machine_from_topology(tp_machine **out, const char *text,
+			     const char *what, const int *level_cost,
+			     int nlevels, tp_error *err);
+bool tp_machine_is_tree(const tp_machine *m);
+/* Levels of links in the tree (0 for a single switch, or not a tree). */
+int tp_machine_tree_levels(const tp_machine *m);
+int32_t tp_machine_switch_count(const tp_machine *m);
+const char *tp_machine_switch_name(const tp_machine *m, int32_t s);
+
 /* ---- Allocation: the nodes of one job and the task slots on each ---- */
 
 typedef struct tp_alloc tp_alloc;
