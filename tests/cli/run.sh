@@ -585,5 +585,56 @@ fails2 "unknown command" "frobnicate" - frobnicate
 fails2 "no command" "command" -
 fails2 "help for unknown command" "nope" - help nope
 
+# ---- switch trees (Network=tree, Slurm's topology.conf) ----
+EX=$(cd "$(dirname "$0")/../../conf/examples" && pwd)
+tp check-config "$EX/fattree.conf"
+if check0 "check-config tree" && grep -q '^tree from .*fattree-topology.conf: 13 switches, 2 levels of links, 128 nodes' "$tmp/out"
+then ok "check-config: fat tree example"
+elif [ "$rc" -eq 0 ]; then no "check-config tree" "$(cat "$tmp/out")"; fi
+# block order that alternates leaves; a shuffled ring of 64 tasks, 2 per node
+TN=$(awk 'BEGIN { for (i = 0; i < 32; i++) printf "%stux%03d", (i ? "," : ""), (i % 4) * 16 + int(i / 4) }')
+python3 - "$tmp/ring64.json" <<'PYEOF'
+import json, random, sys
+random.seed(7)
+n = 64
+p = list(range(n))
+random.shuffle(p)
+json.dump({"tasks": n, "edges": [[p[i], p[(i + 1) % n], 10] for i in range(n)]},
+          open(sys.argv[1], "w"))
+PYEOF
+tp map --config "$EX/fattree.conf" --nodes "$TN" --tasks-per-node 2 \
+	--graph "$tmp/ring64.json" --format json --time-budget 0
+if check0 "tree: auto"; then
+	r=$(json_get "$tmp/out" 'd["policy"] == "auto" and d["metrics"]["hop_bytes"] < 0.25 * d["block_metrics"]["hop_bytes"] and d["metrics"]["max_congestion_bytes"] <= d["block_metrics"]["max_congestion_bytes"]' 2>&1)
+	if [ "$r" = True ]; then ok "tree: auto (config default) well below block"
+	else no "tree: auto" "$r $(cat "$tmp/err")"; fi
+fi
+tp map --config "$EX/fattree.conf" --nodes "$TN" --tasks-per-node 2 --stencil 8x8 \
+	--policy geometric --format json
+if check0 "tree: geometric"; then
+	r=$(json_get "$tmp/out" 'd["policy"] == "geometric" and d["metrics"]["hop_bytes"] < d["block_metrics"]["hop_bytes"]' 2>&1)
+	if [ "$r" = True ]; then ok "tree: geometric on switch order below block"
+	else no "tree: geometric" "$r"; fi
+fi
+mkdir "$tmp/tree"
+printf 'Network=tree TopologyFile=topology.conf\n' >"$tmp/tree/tp.conf"
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Switches=a,zz\n' >"$tmp/tree/topology.conf"
+fails2 "tree: unknown switch" "topology.conf:2: SwitchName=b Switches=a,zz: unknown switch 'zz'" - \
+	check-config "$tmp/tree/tp.conf"
+printf 'SwitchName=top Nodes=n9\nSwitchName=a Nodes=n0 Switches=b\nSwitchName=b Switches=a\n' >"$tmp/tree/topology.conf"
+fails2 "tree: loop" "loop through 'a'" - check-config "$tmp/tree/tp.conf"
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n3\nSwitchName=c Switches=a,b\n' >"$tmp/tree/topology.conf"
+fails2 "tree: node under two leaves" "node 'n3' is under two switches" - check-config "$tmp/tree/tp.conf"
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n[4-7]\nSwitchName=c Switches=a,b\n' >"$tmp/tree/topology.conf"
+printf 'Network=tree TopologyFile=topology.conf\nNodeName=n[0-8]\n' >"$tmp/tree/tp.conf"
+fails2 "tree: node in no switch" "tp.conf:2: NodeName=n[0-8]: node 'n8' is under no switch" - \
+	check-config "$tmp/tree/tp.conf"
+printf 'Network=tree TopologyFile=topology.conf\n' >"$tmp/tree/tp.conf"
+fails2 "tree: allocation node in no switch" "n9" - \
+	map --config "$tmp/tree/tp.conf" --nodes 'n[0-1],n9' --ntasks 3 --stencil 3x1
+printf 'Network=tree TopologyFile=topology.conf LevelCost=1,2,3\n' >"$tmp/tree/tp.conf"
+fails2 "tree: LevelCost levels" "LevelCost= has 3 values, the tree has 1 level of links" - \
+	check-config "$tmp/tree/tp.conf"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
