@@ -16,6 +16,10 @@
  *   CoordFile=/etc/slurm/topoplace.coords        # lines "name x y z", site
  *                                                # generated; relative paths are
  *                                                # relative to the config file
+ *   Network=tree TopologyFile=topology.conf      # a switch tree from Slurm's
+ *     LevelCost=1,2 LevelBandwidth=100,200       # topology.conf (no Dims=);
+ *   NodeName=tux[000-127]                        # optional check: each node
+ *                                                # under some switch
  *   DefaultPolicy=geometric                      # policy for jobs with no hint
  *   DefaultMetric=hop-bytes
  *   TimeBudgetMs=300
