@@ -24,7 +24,7 @@
 
 #define CONF_MAX_BYTES ((size_t)256 << 20)
 
-enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH, NET_TREE };
+enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH, NET_TREE, NET_DFLY };
 
 struct tp_conf {
 	tp_machine *m;
@@ -73,6 +73,8 @@ struct loader {
 	int topo_line, cost_line, lbw_line;
 	char *topo_text;
 	int ncost, cost[16];
+	int groups_line, groups, rpg_line, rpg, lpp_line, lpp, routing_line;
+	bool valiant;
 
 	struct origin *origin; /* per machine node */
 	int32_t origin_cap;
@@ -284,6 +286,7 @@ static int place_node(struct loader *ld, const char *name, const int *coords,
 /* ---- the machine ---- */
 
 static int ensure_tree(struct loader *ld, int line, const char *key);
+static int ensure_dfly(struct loader *ld, int line, const char *key);
 
 /* Create the machine from the settings, at the first line that needs it. */
 static int ensure_machine(struct loader *ld, int line, const char *key)
@@ -295,6 +298,16 @@ static int ensure_machine(struct loader *ld, int line, const char *key)
 			    "%s before Network= (Network= and Dims= must come first)", key);
 	if (ld->c->net == NET_TREE)
 		return ensure_tree(ld, line, key);
+	if (ld->c->net == NET_DFLY)
+		return ensure_dfly(ld, line, key);
+	if (ld->groups_line || ld->rpg_line || ld->lpp_line || ld->routing_line) {
+		int l = ld->groups_line ? ld->groups_line : ld->rpg_line ? ld->rpg_line
+			: ld->lpp_line ? ld->lpp_line : ld->routing_line;
+		return lerr(ld, NULL, l, TP_EINVAL, "%s= needs Network=dragonfly",
+			    l == ld->groups_line ? "Groups" : l == ld->rpg_line
+			    ? "RoutersPerGroup" : l == ld->lpp_line
+			    ? "LinksPerGroupPair" : "Routing");
+	}
 	if (ld->topo_line || ld->cost_line || ld->lbw_line)
 		return lerr(ld, NULL, ld->topo_line ? ld->topo_line
 				      : ld->cost_line ? ld->cost_line : ld->lbw_line,
@@ -380,9 +393,11 @@ static int set_network(struct loader *ld, const struct tok *t)
 		ld->c->net = NET_MESH;
 	else if (!strcasecmp(t->val, "tree"))
 		ld->c->net = NET_TREE;
+	else if (!strcasecmp(t->val, "dragonfly"))
+		ld->c->net = NET_DFLY;
 	else
 		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "Network=%s: unknown network, expected torus, mesh or tree",
+			    "Network=%s: unknown network, expected torus, mesh, tree or dragonfly",
 			    t->val);
 	return TP_OK;
 }
@@ -590,6 +605,71 @@ static int set_levels(struct loader *ld, const struct tok *t, bool cost)
 		ld->ncost = n;
 	else
 		ld->c->nlevel_bw = n;
+	return TP_OK;
+}
+
+/* Network=dragonfly: Groups= x RoutersPerGroup= routers, NodesPerRouter=,
+ * LinksPerGroupPair= (default 1), Routing=direct|valiant. */
+static int ensure_dfly(struct loader *ld, int line, const char *key)
+{
+	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
+		  : ld->bw_line ? ld->bw_line : ld->topo_line;
+	if (bad)
+		return lerr(ld, NULL, bad, TP_EINVAL,
+			    "%s does not apply to Network=dragonfly (give Groups= and RoutersPerGroup=)",
+			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
+			    ? "Wrap=" : bad == ld->bw_line ? "LinkBandwidth="
+			    : "TopologyFile=");
+	if (!ld->groups_line || !ld->rpg_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before %s= (Network=dragonfly needs Groups= and RoutersPerGroup= first)",
+			    key, ld->groups_line ? "RoutersPerGroup" : "Groups");
+	char dt[64];
+	snprintf(dt, sizeof dt, "%dx%d", ld->rpg, ld->groups);
+	if (!keep_text(ld, &ld->dims_text, dt))
+		return TP_ENOMEM;
+	ld->ndims = 2;
+	ld->dims[0] = ld->rpg;
+	ld->dims[1] = ld->groups;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp_machine_create_dragonfly(&ld->c->m, ld->groups, ld->rpg,
+					     ld->npr_line ? ld->npr : 1,
+					     ld->lpp_line ? ld->lpp : 1,
+					     ld->valiant, &e2);
+	if (rc)
+		return lerr(ld, NULL, ld->groups_line, rc, "%s", e2.msg);
+	ld->first_node_line = line;
+	return TP_OK;
+}
+
+static int set_dfly_int(struct loader *ld, const struct tok *t, int *line,
+			int *val)
+{
+	int rc = set_once(ld, t, line, true);
+	if (rc)
+		return rc;
+	long long v = 0;
+	if (parse_ll(t->val, 1, 1 << 20, &v))
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s=%s: expected an integer in 1..%d", t->key, t->val,
+			    1 << 20);
+	*val = (int)v;
+	return TP_OK;
+}
+
+static int set_routing(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->routing_line, true);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "direct") || !strcasecmp(t->val, "minimal"))
+		ld->valiant = false;
+	else if (!strcasecmp(t->val, "valiant"))
+		ld->valiant = true;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Routing=%s: expected direct or valiant", t->val);
 	return TP_OK;
 }
 
@@ -928,6 +1008,14 @@ static int settings_line(struct loader *ld, const struct tok *toks, int n)
 			rc = set_budget(ld, t);
 		else if (!strcasecmp(k, "TopologyFile"))
 			rc = set_topo(ld, t);
+		else if (!strcasecmp(k, "Groups"))
+			rc = set_dfly_int(ld, t, &ld->groups_line, &ld->groups);
+		else if (!strcasecmp(k, "RoutersPerGroup"))
+			rc = set_dfly_int(ld, t, &ld->rpg_line, &ld->rpg);
+		else if (!strcasecmp(k, "LinksPerGroupPair"))
+			rc = set_dfly_int(ld, t, &ld->lpp_line, &ld->lpp);
+		else if (!strcasecmp(k, "Routing"))
+			rc = set_routing(ld, t);
 		else if (!strcasecmp(k, "LevelCost"))
 			rc = set_levels(ld, t, true);
 		else if (!strcasecmp(k, "LevelBandwidth"))
@@ -1079,7 +1167,10 @@ static int parse_text(struct loader *ld, char *text)
 				    "LevelBandwidth= has %d values, the tree has %d levels of links",
 				    ld->c->nlevel_bw, tp_machine_tree_levels(ld->c->m));
 	}
-	if (!ld->dims_line && ld->c->net != NET_TREE)
+	if (ld->c->net == NET_DFLY && !ld->c->m &&
+	    (rc = ensure_machine(ld, 0, "end of file")))
+		return rc;
+	if (!ld->dims_line && ld->c->net != NET_TREE && ld->c->net != NET_DFLY)
 		return lerr(ld, NULL, 0, TP_EINVAL, "no Dims= line");
 	if (!ld->c->m || ld->c->m->nnodes == 0)
 		return lerr(ld, NULL, 0, TP_EINVAL,
@@ -1222,6 +1313,12 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 				fprintf(out, "%s%g", l ? "," : "", c->level_bw[l]);
 			fputc('\n', out);
 		}
+	} else if (c->net == NET_DFLY) {
+		fprintf(out, "dragonfly %d groups x %d routers, %d global link%s per group pair, %s routing, %ld nodes, %d per router\n",
+			m->dims[1], m->dims[0], m->dfly->links,
+			m->dfly->links == 1 ? "" : "s",
+			m->dfly->valiant ? "valiant" : "direct", (long)m->nnodes,
+			m->nodes_per_router);
 	} else {
 	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : "torus");
 	for (int d = 0; d < m->ndims; d++)

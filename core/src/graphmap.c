@@ -205,6 +205,8 @@ static int kd_box_lb(const kdtree *k, const kdn *n, const int *p)
 	const struct tp_machine *m = k->c->m;
 	if (m->tree)
 		return tp__tree_range_lb(m, p[0], n->bmin[0], n->bmax[0]);
+	if (m->dfly)
+		return tp__dfly_range_lb(m, p, n->bmin, n->bmax);
 	int lb = 0;
 	for (int d = 0; d < k->c->nd; d++) {
 		if (p[d] >= n->bmin[d] && p[d] <= n->bmax[d])

@@ -25,6 +25,13 @@ struct tp_tree {
 	int mincost;          /* smallest link cost */
 };
 
+/* A two-level dragonfly (Network=dragonfly); see dragonfly.c.  The machine
+ * has two dimensions: router in group, group. */
+struct tp_dfly {
+	int groups, routers, links;
+	bool valiant;        /* congestion routing through a third group */
+};
+
 struct tp_machine {
 	int ndims;
 	int dims[TP_MAX_DIMS];
@@ -40,6 +47,7 @@ struct tp_machine {
 	struct lh_table *by_name;      /* name -> (intptr_t)(index + 1) */
 	struct lh_table *router_use;   /* router id -> nodes on it (sparse) */
 	struct tp_tree *tree;          /* non-NULL: a switch tree (tree.c) */
+	struct tp_dfly *dfly;          /* non-NULL: a dragonfly (dragonfly.c) */
 };
 
 struct tp_alloc {
@@ -71,12 +79,24 @@ int tp__tree_route(const struct tp_machine *m, int ra, int rb, int64_t *links,
 int tp__tree_range_lb(const struct tp_machine *m, int p, int lo, int hi);
 void tp__tree_free(struct tp_tree *t);
 
+/* Dragonflies (dragonfly.c), on router coordinates (router, group). */
+int tp__dfly_dist(const struct tp_machine *m, const int *x, const int *y);
+int tp__dfly_route(const struct tp_machine *m, const int *x, const int *y,
+		   int64_t *links, int cap);
+int tp__dfly_range_lb(const struct tp_machine *m, const int *p, const int *lo,
+		      const int *hi);
+int64_t tp__dfly_link_count(const struct tp_machine *m);
+void tp__dfly_link_name(const struct tp_machine *m, int64_t link, char *buf,
+			size_t len);
+
 /* Minimal hops between router coordinates (inlined in hot loops). */
 static inline int tp__coord_dist(const struct tp_machine *m, const int *a,
 				 const int *b)
 {
 	if (__builtin_expect(m->tree != NULL, 0))
 		return tp__tree_dist(m, a[0], b[0]);
+	if (__builtin_expect(m->dfly != NULL, 0))
+		return tp__dfly_dist(m, a, b);
 	int h = 0;
 	for (int d = 0; d < m->ndims; d++) {
 		int x = a[d] > b[d] ? a[d] - b[d] : b[d] - a[d];

@@ -127,6 +127,7 @@ void tp_machine_destroy(tp_machine *m)
 	free(m->names);
 	free(m->coords);
 	tp__tree_free(m->tree);
+	free(m->dfly);
 	free(m);
 }
 
@@ -352,6 +353,8 @@ int64_t tp_machine_link_count(const tp_machine *m)
 {
 	if (m && m->tree)
 		return m->tree->nsw;
+	if (m && m->dfly)
+		return tp__dfly_link_count(m);
 	return m ? m->nrouters * m->ndims : 0;
 }
 
@@ -363,6 +366,9 @@ int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 		return TP_EINVAL;
 	if (m->tree)
 		return tp__tree_route(m, m->coords[a], m->coords[b], links, cap);
+	if (m->dfly)
+		return tp__dfly_route(m, m->coords + (size_t)a * 2,
+				      m->coords + (size_t)b * 2, links, cap);
 	if (dist > cap || (dist > 0 && !links))
 		return TP_EINVAL;
 	const int *ca = m->coords + (size_t)a * (size_t)m->ndims;
@@ -419,6 +425,10 @@ void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 		return;
 	if (!m || link < 0 || link >= tp_machine_link_count(m)) {
 		snprintf(buf, len, "(invalid link %lld)", (long long)link);
+		return;
+	}
+	if (m->dfly) {
+		tp__dfly_link_name(m, link, buf, len);
 		return;
 	}
 	if (m->tree) {

@@ -192,25 +192,30 @@ TP_HOT double hop_bytes_tc_loop(const struct tp_graph *g, const int *tc,
 }
 
 /* Switch trees: the same loops with the tree distance. */
-/* Router of task t: tc[t], or through the mapping when node/map are given. */
-static inline int tree_router(const struct tp_machine *m, const int *tc,
-			      const int32_t *node, const int32_t *map, int32_t t)
+/* Router coordinates of task t: tc row t, or through the mapping when
+ * node/map are given. */
+static inline const int *task_router(const struct tp_machine *m, const int *tc,
+				     const int32_t *node, const int32_t *map,
+				     int32_t t)
 {
-	return map ? m->coords[node[map[t]]] : tc[t];
+	size_t nd = (size_t)m->ndims;
+	return map ? m->coords + (size_t)node[map[t]] * nd : tc + (size_t)t * nd;
 }
 
-static double hop_bytes_tree(const struct tp_graph *g, const struct tp_machine *m,
-			     const int *tc, const int32_t *node,
-			     const int32_t *map, double bound)
+/* Trees and dragonflies: the same loop with the machine's own distance. */
+static double hop_bytes_generic(const struct tp_graph *g,
+				const struct tp_machine *m, const int *tc,
+				const int32_t *node, const int32_t *map,
+				double bound)
 {
 	double sum = 0.0;
 	for (int32_t u = 0; u < g->ntasks; u++) {
-		int ru = tree_router(m, tc, node, map, u);
+		const int *ru = task_router(m, tc, node, map, u);
 		const int64_t end = g->xadj[u + 1];
 		double s = 0.0;
 		for (int64_t e = first_above(g->adjncy, g->xadj[u], end, u); e < end; e++) {
-			int rv = tree_router(m, tc, node, map, g->adjncy[e]);
-			s += g->weights[e] * (double)tp__tree_dist(m, ru, rv);
+			const int *rv = task_router(m, tc, node, map, g->adjncy[e]);
+			s += g->weights[e] * (double)tp__coord_dist(m, ru, rv);
 		}
 		sum += s;
 		if ((u & 1023) == 1023 && sum > bound)
@@ -222,8 +227,8 @@ static double hop_bytes_tree(const struct tp_graph *g, const struct tp_machine *
 double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 				 const int *tc, double bound)
 {
-	if (m->tree)
-		return hop_bytes_tree(g, m, tc, NULL, NULL, bound);
+	if (m->tree || m->dfly)
+		return hop_bytes_generic(g, m, tc, NULL, NULL, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(m, wd);
 	switch (m->ndims) {
@@ -237,8 +242,8 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, double bound)
 {
-	if (a->m->tree)
-		return hop_bytes_tree(g, a->m, NULL, a->node, map, bound);
+	if (a->m->tree || a->m->dfly)
+		return hop_bytes_generic(g, a->m, NULL, a->node, map, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
 	switch (a->m->ndims) {
@@ -255,6 +260,8 @@ double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 static int64_t machine_diameter(const struct tp_machine *m)
 {
 	int64_t dia = 0;
+	if (m->dfly)     /* Valiant: local, global, local, global, local */
+		return 6;
 	if (m->tree) {   /* links, not cost: up and down the deepest path */
 		for (int32_t s = 0; s < m->tree->nsw; s++)
 			if (2 * (int64_t)m->tree->depth[s] > dia)
@@ -462,7 +469,7 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
 			const int32_t iv = map[adj[e]];
 			const int *cv = coords + (size_t)node[iv] * (size_t)nd;
-			const int h = m->tree ? tp__tree_dist(m, cu[0], cv[0])
+			const int h = m->tree || m->dfly ? tp__coord_dist(m, cu, cv)
 					      : dist_nd(cu, cv, wd, nd);
 			const double we = w[e];
 			nedges++;

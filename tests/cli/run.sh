@@ -636,5 +636,21 @@ printf 'Network=tree TopologyFile=topology.conf LevelCost=1,2,3\n' >"$tmp/tree/t
 fails2 "tree: LevelCost levels" "LevelCost= has 3 values, the tree has 1 level of links" - \
 	check-config "$tmp/tree/tp.conf"
 
+# ---- dragonfly ----
+tp check-config "$EX/dragonfly.conf"
+if check0 "check-config dragonfly" && grep -q '^dragonfly 9 groups x 4 routers, 2 global links per group pair, valiant routing, 72 nodes, 2 per router' "$tmp/out"
+then ok "check-config: dragonfly example"
+elif [ "$rc" -eq 0 ]; then no "check-config dragonfly" "$(cat "$tmp/out")"; fi
+DN=$(awk 'BEGIN { for (i = 0; i < 24; i++) printf "%sdf%03d", (i ? "," : ""), (i % 8) * 8 + int(i / 8) }')
+tp map --config "$EX/dragonfly.conf" --nodes "$DN" --tasks-per-node 2 --stencil 8x6 \
+	--format json --time-budget 0 --explain
+if check0 "dragonfly: auto"; then
+	r=$(json_get "$tmp/out" 'd["policy"] == "auto" and d["metrics"]["hop_bytes"] < d["block_metrics"]["hop_bytes"] and sum(1 for c in d["candidates"] if c["ran"]) == 5' 2>&1)
+	if [ "$r" = True ] && grep -q '^explain: kept ' "$tmp/err"; then ok "dragonfly: auto below block, all 5 candidates ran"
+	else no "dragonfly: auto" "$r $(cat "$tmp/err")"; fi
+fi
+printf 'Network=dragonfly Groups=2 RoutersPerGroup=2 NodesPerRouter=2\nNodeName=d[0-8] CoordOrder=x-major\n' >"$tmp/df-bad.conf"
+fails2 "dragonfly: more nodes than the groups hold" "df-bad.conf:2" - check-config "$tmp/df-bad.conf"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -101,6 +101,24 @@ int tp_machine_tree_levels(const tp_machine *m);
 int32_t tp_machine_switch_count(const tp_machine *m);
 const char *tp_machine_switch_name(const tp_machine *m, int32_t s);
 
+/* ---- Dragonflies (two-level, PERCS-style) ----
+ *
+ * groups groups of routers_per_group routers, fully connected inside a group,
+ * links_per_group_pair global links between every two groups, nodes_per_router
+ * nodes on each router.  Router coordinates are (router, group): dimension 0
+ * is the router in its group, dimension 1 the group (a mesh embedding for
+ * geometric mapping; distances use the dragonfly).  Global link k between
+ * groups g and h leaves group g at router ((h - g - 1 mod G) * L + k) mod A.
+ * Distance: 0 on one router, 1 inside a group, else the fewest of local +
+ * global + local hops over the L global links.  Congestion routing: minimal
+ * ("direct"), or Valiant through a third group chosen by a hash of the two
+ * routers (valiant = true). */
+int tp_machine_create_dragonfly(tp_machine **out, int groups,
+				int routers_per_group, int nodes_per_router,
+				int links_per_group_pair, bool valiant,
+				tp_error *err);
+bool tp_machine_is_dragonfly(const tp_machine *m);
+
 /* ---- Allocation: the nodes of one job and the task slots on each ---- */
 
 typedef struct tp_alloc tp_alloc;
