@@ -73,6 +73,8 @@ struct loader {
 	int topo_line, cost_line, lbw_line;
 	char *topo_text;
 	int ncost, cost[16];
+	int dist_line;
+	bool dist_bw;
 	int groups_line, groups, rpg_line, rpg, lpp_line, lpp, routing_line;
 	bool valiant;
 
@@ -353,6 +355,20 @@ static int ensure_machine(struct loader *ld, int line, const char *key)
 			return lerr(ld, NULL, ld->bw_line, rc, "%s", e2.msg);
 		ld->c->bw_set = true;
 	}
+	if (ld->dist_bw) {
+		/* hop cost per dimension: fastest bandwidth / this one */
+		int cost[TP_MAX_DIMS];
+		double top = 0;
+		for (int d = 0; d < ld->ndims; d++)
+			if (ld->c->m->link_bw[d] > top)
+				top = ld->c->m->link_bw[d];
+		for (int d = 0; d < ld->ndims; d++) {
+			double r = floor(top / ld->c->m->link_bw[d] + 0.5);
+			cost[d] = r < 1 ? 1 : r > 1000000 ? 1000000 : (int)r;
+		}
+		if ((rc = tp_machine_set_hop_cost(ld->c->m, cost, &e2)))
+			return lerr(ld, NULL, ld->dist_line, rc, "%s", e2.msg);
+	}
 	ld->first_node_line = line;
 	return TP_OK;
 }
@@ -518,13 +534,14 @@ static int set_bw(struct loader *ld, const struct tok *t)
 static int ensure_tree(struct loader *ld, int line, const char *key)
 {
 	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
-		  : ld->npr_line ? ld->npr_line : ld->bw_line;
+		  : ld->npr_line ? ld->npr_line : ld->bw_line ? ld->bw_line
+		  : ld->dist_line;
 	if (bad)
 		return lerr(ld, NULL, bad, TP_EINVAL,
 			    "%s does not apply to Network=tree (the shape comes from TopologyFile=)",
 			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
 			    ? "Wrap=" : bad == ld->npr_line ? "NodesPerRouter="
-			    : "LinkBandwidth=");
+			    : bad == ld->bw_line ? "LinkBandwidth=" : "Distance=");
 	if (!ld->topo_line)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "%s before TopologyFile= (Network=tree needs TopologyFile=PATH first)",
@@ -613,13 +630,14 @@ static int set_levels(struct loader *ld, const struct tok *t, bool cost)
 static int ensure_dfly(struct loader *ld, int line, const char *key)
 {
 	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
-		  : ld->bw_line ? ld->bw_line : ld->topo_line;
+		  : ld->bw_line ? ld->bw_line : ld->topo_line ? ld->topo_line
+		  : ld->dist_line;
 	if (bad)
 		return lerr(ld, NULL, bad, TP_EINVAL,
 			    "%s does not apply to Network=dragonfly (give Groups= and RoutersPerGroup=)",
 			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
 			    ? "Wrap=" : bad == ld->bw_line ? "LinkBandwidth="
-			    : "TopologyFile=");
+			    : bad == ld->topo_line ? "TopologyFile=" : "Distance=");
 	if (!ld->groups_line || !ld->rpg_line)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "%s before %s= (Network=dragonfly needs Groups= and RoutersPerGroup= first)",
@@ -655,6 +673,21 @@ static int set_dfly_int(struct loader *ld, const struct tok *t, int *line,
 			    "%s=%s: expected an integer in 1..%d", t->key, t->val,
 			    1 << 20);
 	*val = (int)v;
+	return TP_OK;
+}
+
+static int set_distance(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->dist_line, true);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "hops"))
+		ld->dist_bw = false;
+	else if (!strcasecmp(t->val, "bandwidth"))
+		ld->dist_bw = true;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Distance=%s: expected hops or bandwidth", t->val);
 	return TP_OK;
 }
 
@@ -1016,6 +1049,8 @@ static int settings_line(struct loader *ld, const struct tok *toks, int n)
 			rc = set_dfly_int(ld, t, &ld->lpp_line, &ld->lpp);
 		else if (!strcasecmp(k, "Routing"))
 			rc = set_routing(ld, t);
+		else if (!strcasecmp(k, "Distance"))
+			rc = set_distance(ld, t);
 		else if (!strcasecmp(k, "LevelCost"))
 			rc = set_levels(ld, t, true);
 		else if (!strcasecmp(k, "LevelBandwidth"))
@@ -1332,6 +1367,12 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 		fputs("link bandwidth ", out);
 		for (int d = 0; d < m->ndims; d++)
 			fprintf(out, "%s%g", d ? "," : "", m->link_bw[d]);
+		fputc('\n', out);
+	}
+	if (m->weighted) {
+		fputs("distance weighted by 1/bandwidth: hop costs ", out);
+		for (int d = 0; d < m->ndims; d++)
+			fprintf(out, "%s%d", d ? "," : "", m->hop_cost[d]);
 		fputc('\n', out);
 	}
 	}

@@ -218,7 +218,7 @@ static int kd_box_lb(const kdtree *k, const kdn *n, const int *p)
 			if (m->dims[d] - b < b)
 				b = m->dims[d] - b;
 		}
-		lb += a < b ? a : b;
+		lb += (a < b ? a : b) * m->hop_cost[d];
 	}
 	return lb;
 }

@@ -40,6 +40,8 @@ struct tp_machine {
 	int64_t nrouters;
 	int nodes_per_router;
 	double link_bw[TP_MAX_DIMS];
+	bool weighted;                 /* hop_cost not all 1 */
+	int hop_cost[TP_MAX_DIMS];     /* cost of one hop per dimension */
 
 	int32_t nnodes, cap;
 	char **names;                  /* nnodes names, owned */
@@ -97,6 +99,16 @@ static inline int tp__coord_dist(const struct tp_machine *m, const int *a,
 		return tp__tree_dist(m, a[0], b[0]);
 	if (__builtin_expect(m->dfly != NULL, 0))
 		return tp__dfly_dist(m, a, b);
+	if (__builtin_expect(m->weighted, 0)) {
+		int h = 0;
+		for (int d = 0; d < m->ndims; d++) {
+			int x = a[d] > b[d] ? a[d] - b[d] : b[d] - a[d];
+			if (m->wrap[d] && m->dims[d] - x < x)
+				x = m->dims[d] - x;
+			h += x * m->hop_cost[d];
+		}
+		return h;
+	}
 	int h = 0;
 	for (int d = 0; d < m->ndims; d++) {
 		int x = a[d] > b[d] ? a[d] - b[d] : b[d] - a[d];
@@ -105,6 +117,13 @@ static inline int tp__coord_dist(const struct tp_machine *m, const int *a,
 		h += x;
 	}
 	return h;
+}
+
+/* Machines whose distance is not the plain torus/mesh hop count: the
+ * metrics take the generic path (tp__coord_dist) for them. */
+static inline bool tp__special_dist(const struct tp_machine *m)
+{
+	return m->tree || m->dfly || m->weighted;
 }
 
 /* Hop-bytes, but free to stop early and return any value above bound once

@@ -227,7 +227,7 @@ static double hop_bytes_generic(const struct tp_graph *g,
 double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 				 const int *tc, double bound)
 {
-	if (m->tree || m->dfly)
+	if (tp__special_dist(m))
 		return hop_bytes_generic(g, m, tc, NULL, NULL, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(m, wd);
@@ -242,7 +242,7 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, double bound)
 {
-	if (a->m->tree || a->m->dfly)
+	if (tp__special_dist(a->m))
 		return hop_bytes_generic(g, a->m, NULL, a->node, map, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
@@ -469,7 +469,7 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
 			const int32_t iv = map[adj[e]];
 			const int *cv = coords + (size_t)node[iv] * (size_t)nd;
-			const int h = m->tree || m->dfly ? tp__coord_dist(m, cu, cv)
+			const int h = tp__special_dist(m) ? tp__coord_dist(m, cu, cv)
 					      : dist_nd(cu, cv, wd, nd);
 			const double we = w[e];
 			nedges++;

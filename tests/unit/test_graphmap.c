@@ -406,6 +406,54 @@ START_TEST(auto_with_coordinates)
 }
 END_TEST
 
+/* Distance=bandwidth: a hop along a link half as fast costs 2. */
+START_TEST(weighted_torus)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=torus Dims=4x4x4 LinkBandwidth=10,5,10 Distance=bandwidth\n"
+					  "NodeName=n[00-63] CoordOrder=x-major\n",
+					  "w.conf", &c, &err) == 0, "%s", err.msg);
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_hop_cost(m, 0), 1);
+	ck_assert_int_eq(tp_machine_hop_cost(m, 1), 2);
+	/* n00 = (0,0,0), n21 = (1,1,1): 1 + 2 + 1 */
+	int32_t a0 = tp_machine_find_node(m, "n00"), a1 = tp_machine_find_node(m, "n21");
+	ck_assert_int_eq(tp_machine_distance(m, a0, a1), 4);
+	int64_t links[8];
+	ck_assert_int_eq(tp_machine_route(m, a0, a1, links, 8), 3);
+	/* the y hops of a 2x2x1 block cost twice the x hops */
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[00-01,04-05]", 1, "t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "2x2", 4, NULL), 0);
+	int32_t map[4] = { 0, 1, 2, 3 };
+	ck_assert(tp_metrics_hop_bytes(g, a, map) == 6.0);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	ck_assert(mt.hop_bytes == 6.0 && mt.max_dilation == 2);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	/* auto on a shuffled ring: valid, never worse than block */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[00-63]", 2, "t", &a, NULL), 0);
+	g = random_ring(128, 3);
+	int32_t mm[128];
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	o.geom.time_budget_ms = 0;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, mm, NULL, NULL), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, a, mm, NULL), 0);
+	ck_assert(tp_metrics_hop_bytes(g, a, mm) < 0.5 * block_hb(g, a));
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=4 Distance=far\nNodeName=n[0-3] CoordOrder=x-major\n",
+					     "w.conf", &c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "w.conf:1: Distance=far: expected hops or bandwidth");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("graphmap");
@@ -419,6 +467,7 @@ int main(void)
 	tcase_add_test(tc, policies_graph_auto);
 	tcase_add_test(tc, auto_never_worse_than_block);
 	tcase_add_test(tc, auto_with_coordinates);
+	tcase_add_test(tc, weighted_torus);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

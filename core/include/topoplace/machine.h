@@ -43,6 +43,13 @@ int tp_machine_set_link_bandwidth(tp_machine *m, const double *bw,
 				  tp_error *err);
 double tp_machine_link_bandwidth(const tp_machine *m, int dim);
 
+/* Cost of one hop per dimension (tori and meshes; integers 1..1000000,
+ * default 1 each).  With costs other than 1 every distance (and so
+ * hop-bytes and dilation) is the weighted sum; routes still list links.
+ * The config's Distance=bandwidth sets cost[d] = round(max bw / bw[d]). */
+int tp_machine_set_hop_cost(tp_machine *m, const int *cost, tp_error *err);
+int tp_machine_hop_cost(const tp_machine *m, int dim);
+
 /* Add a node at router coordinates coords[0..ndims-1].  Returns the new node's
  * index (>= 0) or a negative code: duplicate name, coordinates outside the
  * dimensions, or more than NodesPerRouter nodes on one router. */
