@@ -568,8 +568,11 @@ static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 	}
 	double eps = 1e-12 * (g->total_bytes > 0 ? g->total_bytes : 1.0);
 	int64_t moves = 0, stampv = 0;
+	/* a pass that gains less than 0.1% of the hop-bytes ends the refinement */
+	double hb = tp__hop_bytes_bounded(g, a, map, HUGE_VAL);
 	for (int pass = 0; pass < o->refine_passes; pass++) {
 		int64_t before = moves;
+		double gain = 0.0;
 		for (int32_t t = 0; t < nt; t++) {
 			if ((t & 255) == 0 && budget_over(t0, o->time_budget_ms))
 				goto done;
@@ -635,9 +638,11 @@ static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 			}
 			map[t] = best_q;
 			moves++;
+			gain -= best;
 		}
-		if (moves == before)
+		if (moves == before || gain < 1e-3 * hb)
 			break;
+		hb -= gain;
 	}
 done:
 	if (moves_out)
