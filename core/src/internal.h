@@ -23,6 +23,7 @@ struct tp_tree {
 	int32_t *router_sw;   /* router number -> switch */
 	int height;           /* level of the top switch */
 	int mincost;          /* smallest link cost */
+	bool inner_nodes;     /* some switch has both Nodes= and Switches= */
 };
 
 /* A two-level dragonfly (Network=dragonfly); see dragonfly.c.  The machine

@@ -62,7 +62,8 @@ int tp__tree_range_lb(const struct tp_machine *m, int p, int lo, int hi)
 			b = t->parent[b];
 		}
 	}
-	return up + t->mincost;
+	/* a node on a switch above p may be reached without going down */
+	return up + (t->inner_nodes ? 0 : t->mincost);
 }
 
 int tp__tree_route(const struct tp_machine *m, int ra, int rb, int64_t *links,
@@ -420,8 +421,11 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 	/* routers: switches with nodes, in pre-order */
 	int nr = 0;
 	for (int32_t i = 0; i < no; i++)
-		if (p->sw[order[i]].nodes)
+		if (p->sw[order[i]].nodes) {
 			t->router_sw[nr++] = order[i];
+			if (p->first_child[order[i]] >= 0)
+				t->inner_nodes = true;
+		}
 	if (nr == 0) {
 		rc = terr(p, 0, TP_EINVAL, "no switch has Nodes=");
 		goto out;

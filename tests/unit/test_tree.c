@@ -70,6 +70,26 @@ START_TEST(distances_and_routes)
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux05")), 2);
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 8);
 	tp_machine_destroy(m);
+	/* nodes on an inner switch too */
+	tp_error err;
+	ck_assert_msg(tp_machine_from_topology(&m, "SwitchName=top Nodes=t[0-1] Switches=l[0-1]\n"
+					       "SwitchName=l0 Nodes=a[0-1]\nSwitchName=l1 Nodes=b[0-1]\n",
+					       "inner", NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "a1")), 1);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "a0"), node(m, "b1")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "t1")), 0);
+	tp_alloc *al = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "a0,b0,t0,a1,b1,t1", 1, "t", &al, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "6x1", 6, NULL), 0);
+	int32_t map[6];
+	ck_assert_int_eq(tp_graphmap_greedy(g, al, NULL, map, NULL), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, al, map, NULL), 0);
+	ck_assert_int_eq(tp_graphmap_bipartition(g, al, NULL, map, NULL), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, al, map, NULL), 0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(al);
+	tp_machine_destroy(m);
 	int one = 5;
 	m = fat(&one, 1);
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 20);
