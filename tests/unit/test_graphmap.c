@@ -454,6 +454,104 @@ START_TEST(weighted_torus)
 }
 END_TEST
 
+/* Random instances on every machine kind: valid, deterministic, refinement
+ * never increases hop-bytes, auto never worse than block. */
+START_TEST(random_instances)
+{
+	static const char *const confs[] = {
+		"Network=torus Dims=6x5x4\nNodeName=n[000-119] CoordOrder=x-major\n",
+		"Network=mesh Dims=12x10\nNodeName=n[000-119] CoordOrder=x-major\n",
+		"Network=torus Dims=10x12 LinkBandwidth=4,1 Distance=bandwidth NodesPerRouter=1\n"
+		"NodeName=n[000-119] CoordOrder=x-major\n",
+		"Network=dragonfly Groups=6 RoutersPerGroup=5 NodesPerRouter=4 LinksPerGroupPair=2 Routing=valiant\n"
+		"NodeName=n[000-119] CoordOrder=x-major\n",
+	};
+	uint64_t st = 12345;
+	for (int inst = 0; inst < 30; inst++) {
+		tp_conf *c = NULL;
+		tp_machine *tree = NULL;
+		tp_error err;
+		const tp_machine *m;
+		if (inst % 5 == 4) {
+			/* a switch tree: 10 leaves of 12 nodes, irregular above */
+			static const char *topo =
+				"SwitchName=l0 Nodes=n[000-011]\nSwitchName=l1 Nodes=n[012-023]\n"
+				"SwitchName=l2 Nodes=n[024-035]\nSwitchName=l3 Nodes=n[036-047]\n"
+				"SwitchName=l4 Nodes=n[048-059]\nSwitchName=l5 Nodes=n[060-071]\n"
+				"SwitchName=l6 Nodes=n[072-083]\nSwitchName=l7 Nodes=n[084-095]\n"
+				"SwitchName=l8 Nodes=n[096-107]\nSwitchName=l9 Nodes=n[108-119]\n"
+				"SwitchName=a0 Switches=l[0-2]\nSwitchName=a1 Switches=l[3-4]\n"
+				"SwitchName=b0 Switches=a[0-1],l5\nSwitchName=top Switches=b0,l[6-9]\n";
+			int cost[3] = { 1, 2, 3 };
+			ck_assert_msg(tp_machine_from_topology(&tree, topo, "t", cost, 3, &err) == 0,
+				      "%s", err.msg);
+			m = tree;
+		} else {
+			ck_assert_msg(tp_conf_load_string(confs[inst % 4], "r.conf", &c, &err) == 0,
+				      "%s", err.msg);
+			m = tp_conf_machine(c);
+		}
+		int32_t nn = 5 + (int32_t)(rng(&st) % 40), perm[120];
+		shuffle(perm, 120, rng(&st));
+		tp_alloc *a = NULL;
+		ck_assert_int_eq(tp_alloc_from_nodes(m, perm, nn, 1, &a, NULL), 0);
+		int64_t slots = 0;
+		for (int32_t i = 0; i < nn; i++) {
+			int k = 1 + (int)(rng(&st) % 4);
+			ck_assert_int_eq(tp_alloc_set_slots(a, i, k, NULL), 0);
+			slots += k;
+		}
+		int32_t nt = 1 + (int32_t)(rng(&st) % (uint64_t)slots);
+		int64_t ne = (int64_t)(rng(&st) % (uint64_t)(3 * nt + 1));
+		int32_t *u = malloc(sizeof(int32_t) * (size_t)(ne + 1));
+		int32_t *v = malloc(sizeof(int32_t) * (size_t)(ne + 1));
+		double *w = malloc(sizeof(double) * (size_t)(ne + 1));
+		int64_t k = 0;
+		for (int64_t e = 0; e < ne && nt > 1; e++) {
+			u[k] = (int32_t)(rng(&st) % (uint64_t)nt);
+			v[k] = (int32_t)(rng(&st) % (uint64_t)nt);
+			w[k] = (double)(rng(&st) % 5);   /* zero-byte edges too */
+			if (u[k] != v[k])
+				k++;
+		}
+		tp_graph *g = NULL;
+		ck_assert_int_eq(tp_graph_from_edges(&g, nt, k, u, v, w, "rnd", NULL), 0);
+		int32_t *m1 = malloc(sizeof(int32_t) * (size_t)nt);
+		int32_t *m2 = malloc(sizeof(int32_t) * (size_t)nt);
+		mapper fs[2] = { tp_graphmap_greedy, tp_graphmap_bipartition };
+		for (int f = 0; f < 2; f++) {
+			ck_assert_msg(fs[f](g, a, NULL, m1, &err) == 0, "%d/%d: %s", inst, f, err.msg);
+			ck_assert_msg(tp_mapping_validate(g, a, m1, &err) == 0, "%d/%d: %s", inst, f, err.msg);
+			ck_assert_int_eq(fs[f](g, a, NULL, m2, NULL), 0);
+			ck_assert_mem_eq(m1, m2, sizeof(int32_t) * (size_t)nt);
+		}
+		ck_assert_int_eq(tp_map_random(a, nt, inst + 1, m1, NULL), 0);
+		double before = tp_metrics_hop_bytes(g, a, m1);
+		ck_assert_int_eq(tp_graphmap_refine(g, a, NULL, m1, NULL, NULL), 0);
+		ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+		ck_assert(tp_metrics_hop_bytes(g, a, m1) <= before * (1 + 1e-12));
+		tp_place_opts o;
+		tp_place_opts_default(&o);
+		o.policy = TP_POLICY_AUTO;
+		o.geom.time_budget_ms = 0;
+		o.geom.metric = inst % 3 == 2 ? TP_METRIC_CONGESTION : TP_METRIC_HOP_BYTES;
+		tp_place_report r;
+		ck_assert_int_eq(tp_place_ex(g, a, &o, m1, &r, NULL), 0);
+		ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+		ck_assert(r.best >= 0 && r.cand[r.best].score <= r.cand[0].score);
+		free(u);
+		free(v);
+		free(w);
+		free(m1);
+		free(m2);
+		tp_graph_destroy(g);
+		tp_alloc_destroy(a);
+		tp_conf_destroy(c);
+		tp_machine_destroy(tree);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("graphmap");
@@ -468,6 +566,7 @@ int main(void)
 	tcase_add_test(tc, auto_never_worse_than_block);
 	tcase_add_test(tc, auto_with_coordinates);
 	tcase_add_test(tc, weighted_torus);
+	tcase_add_test(tc, random_instances);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
