@@ -658,6 +658,291 @@ out:
 }
 
 /* ------------------------------------------------------------------------ */
+/* Congestion refinement                                                     */
+
+typedef struct cref {
+	const gm *c;
+	int32_t *map;
+	double *load;            /* per link */
+	int64_t nl;
+	int64_t *route;
+	int cap;
+	int64_t *tl;             /* touched links of the current trial */
+	double *tl_old;          /* their loads before it */
+	int64_t ntl, tlcap;
+	int64_t *stamp;          /* per link: trial number when touched */
+	int64_t trial;
+} cref;
+
+/* Route between allocation nodes i and j into cr->route (grown as needed);
+ * returns the length or a negative code. */
+static int cr_route(cref *cr, int32_t i, int32_t j)
+{
+	const struct tp_alloc *a = cr->c->a;
+	for (;;) {
+		int n = tp_machine_route(a->m, a->node[i], a->node[j], cr->route,
+					 cr->cap);
+		if (n >= 0 || cr->cap >= (1 << 20))
+			return n;
+		int64_t *nr = realloc(cr->route, sizeof(int64_t) * (size_t)cr->cap * 2);
+		if (!nr)
+			return TP_ENOMEM;
+		cr->route = nr;
+		cr->cap *= 2;
+	}
+}
+
+/* Add sign * bytes of t's edges (skipping the one to skip) to the loads,
+ * remembering every link touched in this trial and its load before. */
+static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
+{
+	const struct tp_graph *g = cr->c->g;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		int32_t u = g->adjncy[e];
+		if (u == skip || cr->map[u] == cr->map[t])
+			continue;
+		/* as the metrics route it: from the lower task's node */
+		int n = u > t ? cr_route(cr, cr->map[t], cr->map[u])
+			      : cr_route(cr, cr->map[u], cr->map[t]);
+		if (n < 0)
+			return n;
+		for (int k = 0; k < n; k++) {
+			int64_t l = cr->route[k];
+			if (l < 0 || l >= cr->nl)
+				return TP_EINVAL;
+			if (cr->stamp[l] != cr->trial) {
+				if (cr->ntl == cr->tlcap) {
+					int64_t nc = cr->tlcap * 2;
+					int64_t *a1 = realloc(cr->tl, sizeof(int64_t) * (size_t)nc);
+					if (!a1)
+						return TP_ENOMEM;
+					cr->tl = a1;
+					double *a2 = realloc(cr->tl_old, sizeof(double) * (size_t)nc);
+					if (!a2)
+						return TP_ENOMEM;
+					cr->tl_old = a2;
+					cr->tlcap = nc;
+				}
+				cr->stamp[l] = cr->trial;
+				cr->tl[cr->ntl] = l;
+				cr->tl_old[cr->ntl++] = cr->load[l];
+			}
+			cr->load[l] += sign * g->weights[e];
+		}
+	}
+	return 0;
+}
+
+/* Max link load and how many links carry it (within eps). */
+static double cr_max(const cref *cr, int64_t *count)
+{
+	double m = 0.0;
+	for (int64_t l = 0; l < cr->nl; l++)
+		if (cr->load[l] > m)
+			m = cr->load[l];
+	int64_t n = 0;
+	double eps = 1e-9 * m;
+	for (int64_t l = 0; l < cr->nl; l++)
+		if (m > 0 && cr->load[l] >= m - eps)
+			n++;
+	*count = n;
+	return m;
+}
+
+static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
+			   int32_t *map, int64_t *moves_out, double t0)
+{
+	const struct tp_graph *g = c->g;
+	const struct tp_alloc *a = c->a;
+	int32_t nt = c->nt, nn = c->nn;
+	cref cr;
+	memset(&cr, 0, sizeof cr);
+	cr.c = c;
+	cr.map = map;
+	cr.nl = tp_machine_link_count(a->m);
+	cr.cap = 64;
+	cr.tlcap = 256;
+	cr.load = tp__calloc((size_t)cr.nl + 1, sizeof(double));
+	cr.stamp = tp__calloc((size_t)cr.nl + 1, sizeof(int64_t));
+	cr.route = tp__malloc_array((size_t)cr.cap, sizeof(int64_t));
+	cr.tl = tp__malloc_array((size_t)cr.tlcap, sizeof(int64_t));
+	cr.tl_old = tp__malloc_array((size_t)cr.tlcap, sizeof(double));
+	int64_t *off = tp__malloc_array((size_t)nn + 1, sizeof(int64_t));
+	int32_t *used = tp__calloc((size_t)nn + 1, sizeof(int32_t));
+	int32_t *slot_task = tp__malloc_array((size_t)a->total_slots + 1, sizeof(int32_t));
+	int32_t *task_slot = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	char *hot = tp__calloc((size_t)nt + 1, 1);
+	int32_t *cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
+	int64_t *nstamp = tp__calloc((size_t)nn + 1, sizeof(int64_t));
+	int rc = 0;
+	int64_t moves = 0;
+	if (!cr.load || !cr.stamp || !cr.route || !cr.tl || !cr.tl_old || !off ||
+	    !used || !slot_task || !task_slot || !hot || !cand || !nstamp) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	off[0] = 0;
+	for (int32_t i = 0; i < nn; i++)
+		off[i + 1] = off[i] + a->slots[i];
+	for (int64_t x = 0; x < a->total_slots; x++)
+		slot_task[x] = -1;
+	for (int32_t t = 0; t < nt; t++) {
+		int64_t x = off[map[t]] + used[map[t]]++;
+		slot_task[x] = t;
+		task_slot[t] = (int32_t)(x - off[map[t]]);
+	}
+	/* loads: every edge once, from the lower task */
+	for (int32_t t = 0; t < nt && !rc; t++)
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && !rc; e++) {
+			int32_t u = g->adjncy[e];
+			if (u < t || map[u] == map[t])
+				continue;
+			int n = cr_route(&cr, map[t], map[u]);
+			if (n < 0) {
+				rc = n;
+				break;
+			}
+			for (int k = 0; k < n; k++)
+				cr.load[cr.route[k]] += g->weights[e];
+		}
+	if (rc)
+		goto out;
+	int64_t nmax;
+	double M = cr_max(&cr, &nmax);
+	int64_t ns = 0;
+	for (int pass = 0; pass < o->refine_passes && M > 0; pass++) {
+		/* tasks with an edge across a most-loaded link */
+		double eps = 1e-9 * M;
+		memset(hot, 0, (size_t)nt);
+		for (int32_t t = 0; t < nt && !rc; t++)
+			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+				int32_t u = g->adjncy[e];
+				if (u < t || map[u] == map[t] || (hot[t] && hot[u]))
+					continue;
+				int n = cr_route(&cr, map[t], map[u]);
+				if (n < 0) {
+					rc = n;
+					break;
+				}
+				for (int k = 0; k < n; k++)
+					if (cr.load[cr.route[k]] >= M - eps) {
+						hot[t] = hot[u] = 1;
+						break;
+					}
+			}
+		if (rc)
+			goto out;
+		int64_t before = moves;
+		for (int32_t t = 0; t < nt && M > 0; t++) {
+			if (!hot[t])
+				continue;
+			if (budget_over(t0, o->time_budget_ms))
+				goto done;
+			int32_t p = map[t];
+			int ncand = 0;
+			ns++;
+			nstamp[p] = ns;
+			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && ncand < REFINE_NODES; e++) {
+				int32_t q = map[g->adjncy[e]];
+				if (nstamp[q] != ns) {
+					nstamp[q] = ns;
+					cand[ncand++] = q;
+				}
+			}
+			bool done_t = false;
+			for (int ci = 0; ci < ncand && !done_t; ci++) {
+				int32_t q = cand[ci];
+				int scanned = 0;
+				/* s = -1: move into a free slot of q; else swap with s */
+				for (int64_t x = used[q] < a->slots[q] ? off[q] - 1 : off[q];
+				     x < off[q + 1] && scanned < REFINE_SWAPS && !done_t; x++) {
+					int32_t s2 = x < off[q] ? -1 : slot_task[x];
+					if (x >= off[q] && s2 < 0)
+						continue;
+					scanned++;
+					eps = 1e-9 * M;
+					cr.trial++;
+					cr.ntl = 0;
+					/* the edge t-s2 counts once, with t */
+					if ((rc = cr_edges(&cr, t, -1, -1.0)) ||
+					    (s2 >= 0 && (rc = cr_edges(&cr, s2, t, -1.0))))
+						goto out;
+					map[t] = q;
+					if (s2 >= 0)
+						map[s2] = p;
+					if ((rc = cr_edges(&cr, t, -1, 1.0)) ||
+					    (s2 >= 0 && (rc = cr_edges(&cr, s2, t, 1.0))))
+						goto out;
+					bool ok = true, relieved = false;
+					int64_t freed = 0;
+					for (int64_t k = 0; k < cr.ntl; k++) {
+						int64_t l = cr.tl[k];
+						if (cr.load[l] >= M - eps)
+							ok = false;
+						if (cr.tl_old[k] >= M - eps && cr.load[l] < M - eps) {
+							relieved = true;
+							freed++;
+						}
+					}
+					if (ok && relieved) {
+						/* keep: update the slot tables */
+						int64_t sp = off[p] + task_slot[t];
+						if (s2 < 0) {
+							int64_t sq = off[q];
+							while (slot_task[sq] >= 0)
+								sq++;
+							slot_task[sp] = -1;
+							slot_task[sq] = t;
+							task_slot[t] = (int32_t)(sq - off[q]);
+							used[p]--;
+							used[q]++;
+						} else {
+							int64_t sq = off[q] + task_slot[s2];
+							slot_task[sp] = s2;
+							slot_task[sq] = t;
+							int32_t tmp = task_slot[t];
+							task_slot[t] = task_slot[s2];
+							task_slot[s2] = tmp;
+						}
+						moves++;
+						done_t = true;
+						nmax -= freed;
+						if (nmax <= 0)
+							M = cr_max(&cr, &nmax);
+					} else {
+						map[t] = p;
+						if (s2 >= 0)
+							map[s2] = q;
+						for (int64_t k = 0; k < cr.ntl; k++)
+							cr.load[cr.tl[k]] = cr.tl_old[k];
+					}
+				}
+			}
+		}
+		if (moves == before)
+			break;
+		M = cr_max(&cr, &nmax);
+	}
+done:
+	if (moves_out)
+		*moves_out = moves;
+out:
+	free(cr.load);
+	free(cr.stamp);
+	free(cr.route);
+	free(cr.tl);
+	free(cr.tl_old);
+	free(off);
+	free(used);
+	free(slot_task);
+	free(task_slot);
+	free(hot);
+	free(cand);
+	free(nstamp);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Recursive bipartitioning                                                  */
 
 typedef struct bp {
@@ -999,6 +1284,32 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 	return 0;
 }
 
+int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
+				  const tp_graphmap_opts *o, int32_t *map,
+				  int64_t *moves, tp_error *err)
+{
+	tp_graphmap_opts def;
+	if (!o) {
+		tp_graphmap_opts_default(&def);
+		o = &def;
+	}
+	if (moves)
+		*moves = 0;
+	int rc = tp_mapping_validate(g, a, map, err);
+	if (rc)
+		return rc;
+	gm c;
+	if ((rc = gm_init(&c, g, a, err, "congestion refinement")))
+		return rc;
+	rc = refine_cong_run(&c, o, map, moves, tp__now_ms());
+	gm_free(&c);
+	if (rc)
+		return tp_error_set(err, rc, "congestion refinement: %s",
+				    rc == TP_ENOMEM ? "out of memory"
+						    : "routing failed");
+	return 0;
+}
+
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map, tp_error *err)
 {
@@ -1015,6 +1326,8 @@ int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
 	rc = greedy_run(&c, map);
 	if (!rc && o->refine_passes > 0)
 		rc = refine_run(&c, o, map, NULL, t0);
+	if (!rc && o->refine_passes > 0 && o->refine_congestion)
+		rc = refine_cong_run(&c, o, map, NULL, t0);
 	gm_free(&c);
 	if (rc)
 		return tp_error_set(err, rc, "greedy mapping: out of memory");
@@ -1039,8 +1352,11 @@ int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 	rc = bipart_run(&c, o->seed, map, why, sizeof why);
 	if (!rc && o->refine_passes > 0) {
 		rc = refine_run(&c, o, map, NULL, t0);
+		if (!rc && o->refine_congestion)
+			rc = refine_cong_run(&c, o, map, NULL, t0);
 		if (rc)
-			snprintf(why, sizeof why, "out of memory");
+			snprintf(why, sizeof why, "%s", rc == TP_ENOMEM
+				 ? "out of memory" : "routing failed");
 	}
 	gm_free(&c);
 	if (rc)

@@ -268,6 +268,8 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 	case C_BIPART: {
 		tp_graphmap_opts go = r->o->graph;
 		go.time_budget_ms = remaining_ms(r);
+		if (rep->metric == TP_METRIC_CONGESTION)
+			go.refine_congestion = true;
 		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, r->trial, &e)
 				   : tp_graphmap_bipartition(r->g, r->a, &go, r->trial, &e);
 		break;

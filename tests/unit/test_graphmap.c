@@ -454,6 +454,39 @@ START_TEST(weighted_torus)
 }
 END_TEST
 
+/* Congestion refinement on a shuffled ring: lowers the maximum link load
+ * of the hop-bytes result, deterministically, and auto uses it. */
+START_TEST(congestion_refinement)
+{
+	tp_conf *c = torus8();
+	tp_alloc *a = sparse_alloc(c, 64, 4, 7);
+	tp_graph *g = random_grid(16, 16, 3);
+	int32_t m1[256], m2[256];
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	ck_assert_int_eq(tp_graphmap_bipartition(g, a, &o, m1, NULL), 0);
+	tp_metrics before, after;
+	ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &before, NULL), 0);
+	memcpy(m2, m1, sizeof m1);
+	int64_t moves = 0;
+	ck_assert_int_eq(tp_graphmap_refine_congestion(g, a, &o, m1, &moves, NULL), 0);
+	ck_assert_int_eq(tp_graphmap_refine_congestion(g, a, &o, m2, NULL, NULL), 0);
+	ck_assert_mem_eq(m1, m2, sizeof m1);
+	ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+	ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &after, NULL), 0);
+	ck_assert_msg(moves > 0 && after.max_congestion_bytes < before.max_congestion_bytes,
+		      "%lld moves, %g -> %g", (long long)moves, before.max_congestion_bytes,
+		      after.max_congestion_bytes);
+	/* the option does the same inside the mapper */
+	o.refine_congestion = true;
+	ck_assert_int_eq(tp_graphmap_bipartition(g, a, &o, m2, NULL), 0);
+	ck_assert_mem_eq(m1, m2, sizeof m1);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Random instances on every machine kind: valid, deterministic, refinement
  * never increases hop-bytes, auto never worse than block. */
 START_TEST(random_instances)
@@ -530,6 +563,15 @@ START_TEST(random_instances)
 		ck_assert_int_eq(tp_graphmap_refine(g, a, NULL, m1, NULL, NULL), 0);
 		ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
 		ck_assert(tp_metrics_hop_bytes(g, a, m1) <= before * (1 + 1e-12));
+		/* congestion refinement never raises the maximum link load */
+		tp_metrics mb, ma;
+		ck_assert_int_eq(tp_map_random(a, nt, inst + 7, m1, NULL), 0);
+		ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &mb, NULL), 0);
+		ck_assert_msg(tp_graphmap_refine_congestion(g, a, NULL, m1, NULL, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+		ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &ma, NULL), 0);
+		ck_assert_msg(ma.max_congestion_bytes <= mb.max_congestion_bytes * (1 + 1e-9),
+			      "%d: %g > %g", inst, ma.max_congestion_bytes, mb.max_congestion_bytes);
 		tp_place_opts o;
 		tp_place_opts_default(&o);
 		o.policy = TP_POLICY_AUTO;
@@ -566,6 +608,7 @@ int main(void)
 	tcase_add_test(tc, auto_never_worse_than_block);
 	tcase_add_test(tc, auto_with_coordinates);
 	tcase_add_test(tc, weighted_torus);
+	tcase_add_test(tc, congestion_refinement);
 	tcase_add_test(tc, random_instances);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);

@@ -33,6 +33,7 @@
 #ifndef TOPOPLACE_GRAPHMAP_H
 #define TOPOPLACE_GRAPHMAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <topoplace/error.h>
 #include <topoplace/machine.h>
@@ -46,6 +47,10 @@ typedef struct tp_graphmap_opts {
 	int refine_passes;       /* refinement passes (default 8; 0 = none) */
 	double time_budget_ms;   /* <= 0: none; refinement stops when reached */
 	int seed;                /* METIS seed (default 1) */
+	bool refine_congestion;  /* after the hop-bytes refinement, also lower
+				    the maximum link congestion (default false;
+				    the graph and auto policies set it for the
+				    congestion metric) */
 } tp_graphmap_opts;
 
 void tp_graphmap_opts_default(tp_graphmap_opts *o);
@@ -64,6 +69,15 @@ int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err);
+
+/* Congestion refinement of a valid mapping in place: for the tasks with an
+ * edge across a most-loaded link (under the machine's routing), moves to free
+ * slots and swaps with tasks on their neighbours' nodes are kept when every
+ * link they touch ends below the current maximum and a most-loaded link got
+ * lighter.  Never increases the maximum link load; hop-bytes may grow. */
+int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
+				  const tp_graphmap_opts *o, int32_t *map,
+				  int64_t *moves, tp_error *err);
 
 #ifdef __cplusplus
 }
