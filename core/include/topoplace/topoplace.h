@@ -17,6 +17,7 @@
 #include <topoplace/pattern.h>
 #include <topoplace/metrics.h>
 #include <topoplace/geom.h>
+#include <topoplace/graphmap.h>
 #include <topoplace/place.h>
 #include <topoplace/conf.h>
 
