@@ -22,7 +22,7 @@ CFLAGS  ?= $(OPT) -g
 WARN     = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CPPFLAGS_ALL = -Icore/include -D_GNU_SOURCE $(shell pkg-config --cflags json-c 2>/dev/null) $(CPPFLAGS)
 CFLAGS_ALL   = $(WARN) -fPIC -pthread $(CFLAGS) $(EXTRA_CFLAGS)
-LIBS    = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lslurm -lhwloc -lm -lpthread
+LIBS    = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lslurm -lhwloc -lmetis -lm -lpthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 VERSION = 0.1.0

@@ -4,7 +4,7 @@
 #   install-deps.sh bench    also the benchmark baselines (Scotch)
 #   install-deps.sh slurm    also the daemons of the test cluster
 set -e
-pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev check valgrind scotch"
+pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
 case "$1" in
 bench) pkgs="scotch time" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;

@@ -230,7 +230,8 @@ static const char help_map[] =
 "\n"
 "Options:\n"
 "  -p, --policy NAME         geometric (default unless the config says\n"
-"                            otherwise), block, cyclic, random, zorder\n"
+"                            otherwise), graph, auto, block, cyclic,\n"
+"                            random, zorder\n"
 "  -m, --metric NAME         hop-bytes or congestion (scores the search)\n"
 "  -f, --format FMT          hostfile (default), json, or rankfile\n"
 "                            (rank 0=node cpus=0-3 gpus=0; --node-topology)\n"
@@ -242,6 +243,8 @@ static const char help_map[] =
 "      --threads N           search threads (default: one per CPU, at most 8)\n"
 "      --compare             print block, zorder and the chosen policy's\n"
 "                            metrics on stderr\n"
+"      --explain             print the candidates tried (graph, auto), their\n"
+"                            scores and times on stderr\n"
 "\n"
 "Inside the nodes (MAGC phases 2 and 3):\n"
 "      --node-topology FILE  hwloc XML of the nodes: adds per-task CPU sets\n"
@@ -257,8 +260,12 @@ static const char help_map[] =
 "      --gpu-select ALGO     magc (default), local-rank or closest\n"
 "  -h, --help                show this help\n"
 "\n"
-"A geometric mapping needs task coordinates; for a graph without them the\n"
-"block order is used and a note says so.\n";
+"A geometric mapping needs task coordinates; for a graph without them graph\n"
+"mapping is used and a note says so.  graph: best of greedy growth and\n"
+"recursive bipartitioning (METIS), both swap-refined.  auto: block, zorder,\n"
+"geometric (with coordinates), greedy and bipartition scored by the metric;\n"
+"the best is kept, never worse than block; the time budget keeps the best\n"
+"so far.\n";
 
 static const char help_eval[] =
 "usage: topoplace eval --config FILE --nodes HOSTLIST --hostfile FILE\n"

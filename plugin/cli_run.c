@@ -21,6 +21,7 @@ struct job {
 	uint64_t seed;
 	int64_t parts, threads;
 	bool compare;
+	bool explain;
 	struct cli_node_opts nopt;    /* --node-topology and friends */
 
 	struct cli_node_models models;
@@ -219,6 +220,7 @@ static int compute_metrics(const struct job *j, const int32_t *map,
 
 enum {
 	OPT_SEED = 256, OPT_SEARCH, OPT_PARTS, OPT_THREADS, OPT_COMPARE,
+	OPT_EXPLAIN,
 	OPT_GPU_MATRIX, OPT_NODE_TOPOLOGY, OPT_GPT, OPT_GPU_LINKS, OPT_GPU_SELECT,
 };
 
@@ -239,6 +241,7 @@ static const struct option map_opts[] = {
 	{ "parts-per-level", required_argument, NULL, OPT_PARTS },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "compare", no_argument, NULL, OPT_COMPARE },
+	{ "explain", no_argument, NULL, OPT_EXPLAIN },
 	{ "gpu-matrix", required_argument, NULL, OPT_GPU_MATRIX },
 	{ "node-topology", required_argument, NULL, OPT_NODE_TOPOLOGY },
 	{ "gpus-per-task", required_argument, NULL, OPT_GPT },
@@ -288,6 +291,7 @@ static int parse_map_args(struct job *j, int argc, char **argv, bool *help)
 					     &j->threads);
 			break;
 		case OPT_COMPARE: j->compare = true; break;
+		case OPT_EXPLAIN: j->explain = true; break;
 		case OPT_GPU_MATRIX: j->nopt.gpu_matrix = optarg; break;
 		case OPT_NODE_TOPOLOGY: j->nopt.topology = optarg; break;
 		case OPT_GPU_LINKS: j->nopt.links = optarg; break;
@@ -379,8 +383,79 @@ struct map_result {
 	bool have_z;
 	tp_geom_report report;
 	bool have_report;
+	tp_place_report prep;
 	double elapsed_ms;
 };
+
+/* The candidates of graph/auto as a JSON array (null for other policies). */
+static json_object *candidates_json(const struct map_result *r)
+{
+	json_object *arr = json_object_new_array();
+	if (!arr)
+		return NULL;
+	for (int i = 0; i < r->prep.ncandidates; i++) {
+		const tp_place_candidate *c = &r->prep.cand[i];
+		json_object *o = json_object_new_object();
+		int bad = !o || json_object_array_add(arr, o) < 0;
+		if (bad) {
+			json_object_put(o);
+			json_object_put(arr);
+			return NULL;
+		}
+		bad |= put(o, "name", json_object_new_string(c->name));
+		bad |= put(o, "ran", json_object_new_boolean(c->ran));
+		if (c->ran)
+			bad |= put(o, "score", cli_json_double(c->score));
+		else if (json_object_object_add(o, "score", NULL) < 0)
+			bad = -1;
+		bad |= put(o, "ms", cli_json_ms(c->ms));
+		bad |= put(o, "note", json_object_new_string(c->note));
+		bad |= put(o, "chosen", json_object_new_boolean(i == r->prep.best));
+		if (bad) {
+			json_object_put(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* --explain: which candidates ran, their scores and times, on stderr. */
+static void print_explain(FILE *f, const struct map_result *r)
+{
+	fprintf(f, "explain: policy %s, metric %s, time budget %g ms%s\n",
+		tp_policy_name(r->used), tp_metric_name(r->metric), r->budget_ms,
+		r->budget_ms > 0 ? "" : " (none)");
+	if (r->prep.ncandidates == 0) {
+		fprintf(f, "explain:   %-12s %.6g (the only algorithm of this "
+			"policy), %.1f ms\n", tp_policy_name(r->used),
+			r->metric == TP_METRIC_CONGESTION ? r->m.max_congestion_bytes
+							   : r->m.hop_bytes,
+			r->elapsed_ms);
+		return;
+	}
+	for (int i = 0; i < r->prep.ncandidates; i++) {
+		const tp_place_candidate *c = &r->prep.cand[i];
+		if (c->ran)
+			fprintf(f, "explain: %c %-12s score %-14.6g %9.1f ms\n",
+				i == r->prep.best ? '*' : ' ', c->name, c->score,
+				c->ms);
+		else
+			fprintf(f, "explain:   %-12s %s\n", c->name, c->note);
+	}
+	if (r->prep.best >= 0) {
+		double bs = r->metric == TP_METRIC_CONGESTION
+				    ? r->mblock.max_congestion_bytes
+				    : r->mblock.hop_bytes;
+		const tp_place_candidate *b = &r->prep.cand[r->prep.best];
+		if (bs > 0)
+			fprintf(f, "explain: kept %s: %.3f x block's %s\n", b->name,
+				(r->metric == TP_METRIC_CONGESTION
+					 ? r->m.max_congestion_bytes : r->m.hop_bytes) / bs,
+				tp_metric_name(r->metric));
+		else
+			fprintf(f, "explain: kept %s\n", b->name);
+	}
+}
 
 static json_object *map_json(const struct job *j, const struct map_result *r)
 {
@@ -406,6 +481,8 @@ static json_object *map_json(const struct job *j, const struct map_result *r)
 	bad |= put(doc, "block_metrics", cli_metrics_json(&r->mblock));
 	if (r->have_z)
 		bad |= put(doc, "zorder_metrics", cli_metrics_json(&r->mz));
+	if (r->prep.ncandidates > 0)
+		bad |= put(doc, "candidates", candidates_json(r));
 	if (r->have_report) {
 		bad |= put(doc, "search", cli_report_json(&r->report));
 	} else if (json_object_object_add(doc, "search", NULL) < 0) {
@@ -497,9 +574,9 @@ static int map_run(struct job *j)
 	}
 
 	if (r.used == TP_POLICY_GEOMETRIC && tp_graph_coord_dims(j->g) == 0) {
-		cli_note("%s has no task coordinates; using the block order "
+		cli_note("%s has no task coordinates; using graph mapping "
 			 "instead of geometric", j->graph ? j->graph : "the graph");
-		r.used = TP_POLICY_BLOCK;
+		r.used = TP_POLICY_GRAPH;
 	}
 
 	tp_place_opts po;
@@ -526,11 +603,16 @@ static int map_run(struct job *j)
 		return cli_fail("out of memory");
 
 	double t0 = now_ms();
-	if (tp_place(j->g, j->alloc, &po, j->map, &r.report, &err) < 0)
+	if (tp_place_ex(j->g, j->alloc, &po, j->map, &r.prep, &err) < 0)
 		return cli_report_runtime(tp_policy_name(r.used), &err);
 	r.elapsed_ms = now_ms() - t0;
-	r.have_report = r.used == TP_POLICY_GEOMETRIC;
-	if (r.have_report && r.report.budget_hit)
+	r.have_report = r.prep.have_geom;
+	if (r.have_report)
+		r.report = r.prep.geom;
+	if (r.used == TP_POLICY_AUTO && r.prep.budget_hit)
+		cli_note("time budget of %g ms reached: best of the candidates "
+			 "that ran kept", r.budget_ms);
+	if (r.used == TP_POLICY_GEOMETRIC && r.report.budget_hit)
 		cli_note("time budget of %g ms reached: best of %d of %d "
 			 "variants kept", r.budget_ms, r.report.variants_scored,
 			 r.report.variants_total);
@@ -541,6 +623,9 @@ static int map_run(struct job *j)
 		return cli_report_runtime("block", &err);
 	if ((rc = compute_metrics(j, j->block, "block", &r.mblock)))
 		return rc;
+
+	if (j->explain)
+		print_explain(stderr, &r);
 
 	if (j->compare) {
 		j->zmap = alloc_map(r.ntasks);

@@ -76,7 +76,7 @@ int tpk_site_arg(struct tpk_site *s, const char *arg, char *err, size_t errlen)
 		if (strlen(v) >= sizeof s->policy ||
 		    check_policy_name(v, why, sizeof why) < 0) {
 			snprintf(err, errlen, "policy=%s: unknown policy; use auto, "
-				 "none, geometric, block, cyclic, random or zorder "
+				 "none, geometric, graph, block, cyclic, random or zorder "
 				 "(ignored)", v);
 			return -1;
 		}
@@ -391,7 +391,7 @@ static void place(struct ctx *c)
 			keep(c, "no communication pattern given");
 		else if (check_policy_name(pname, why, sizeof why) < 0)
 			fail(c, "--topo-policy=%s: unknown policy; use auto, none, "
-			     "geometric, block, cyclic, random or zorder", pname);
+			     "geometric, graph, block, cyclic, random or zorder", pname);
 		else
 			fail(c, "--topo-policy=%s needs a communication pattern "
 			     "(--topo-stencil or --topo-graph)", pname);
@@ -406,18 +406,19 @@ static void place(struct ctx *c)
 	char label[64];
 	bool geo_ok = c->g && tp_graph_coord_dims(c->g) > 0;
 	if (!strcmp(pname, "auto")) {
-		pol = geo_ok ? TP_POLICY_GEOMETRIC : TP_POLICY_BLOCK;
+		/* a graph without coordinates gets graph mapping */
+		pol = geo_ok ? TP_POLICY_GEOMETRIC : TP_POLICY_GRAPH;
 		snprintf(label, sizeof label, "%s (auto)", tp_policy_name(pol));
 	} else {
 		if (tp_policy_parse(pname, &pol, &err) < 0) {
 			fail(c, "%s=%s: unknown policy; use auto, none, geometric, "
-			     "block, cyclic, random or zorder", from, pname);
+			     "graph, block, cyclic, random or zorder", from, pname);
 			return;
 		}
 		snprintf(label, sizeof label, "%s", tp_policy_name(pol));
 		if (pol == TP_POLICY_GEOMETRIC && !geo_ok) {
-			pol = TP_POLICY_BLOCK;
-			snprintf(label, sizeof label, "block (the graph has no task "
+			pol = TP_POLICY_GRAPH;
+			snprintf(label, sizeof label, "graph (the graph has no task "
 				 "coordinates for geometric)");
 		}
 	}

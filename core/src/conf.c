@@ -24,7 +24,7 @@
 
 #define CONF_MAX_BYTES ((size_t)256 << 20)
 
-enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH };
+enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH, NET_TREE, NET_DFLY };
 
 struct tp_conf {
 	tp_machine *m;
@@ -34,6 +34,9 @@ struct tp_conf {
 	enum tp_policy policy;
 	enum tp_metric_kind metric;
 	double time_budget_ms;
+	char *topo_path;            /* Network=tree: the topology file read */
+	int nlevel_bw;
+	double level_bw[16];        /* LevelBandwidth= (reported only) */
 
 	/* NodeTopology= / GpuLinks= of NodeName= lines: distinct pairs, and the
 	 * pair of every machine node (-1: none) */
@@ -73,6 +76,13 @@ struct loader {
 	char *bw_text;
 	int policy_line, metric_line, budget_line;
 	int first_node_line;
+	int topo_line, cost_line, lbw_line;
+	char *topo_text;
+	int ncost, cost[16];
+	int dist_line;
+	bool dist_bw;
+	int groups_line, groups, rpg_line, rpg, lpp_line, lpp, routing_line;
+	bool valiant;
 
 	struct origin *origin; /* per machine node */
 	int32_t origin_cap;
@@ -306,6 +316,9 @@ static int place_node(struct loader *ld, const char *name, const int *coords,
 
 /* ---- the machine ---- */
 
+static int ensure_tree(struct loader *ld, int line, const char *key);
+static int ensure_dfly(struct loader *ld, int line, const char *key);
+
 /* Create the machine from the settings, at the first line that needs it. */
 static int ensure_machine(struct loader *ld, int line, const char *key)
 {
@@ -314,6 +327,24 @@ static int ensure_machine(struct loader *ld, int line, const char *key)
 	if (!ld->net_line)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "%s before Network= (Network= and Dims= must come first)", key);
+	if (ld->c->net == NET_TREE)
+		return ensure_tree(ld, line, key);
+	if (ld->c->net == NET_DFLY)
+		return ensure_dfly(ld, line, key);
+	if (ld->groups_line || ld->rpg_line || ld->lpp_line || ld->routing_line) {
+		int l = ld->groups_line ? ld->groups_line : ld->rpg_line ? ld->rpg_line
+			: ld->lpp_line ? ld->lpp_line : ld->routing_line;
+		return lerr(ld, NULL, l, TP_EINVAL, "%s= needs Network=dragonfly",
+			    l == ld->groups_line ? "Groups" : l == ld->rpg_line
+			    ? "RoutersPerGroup" : l == ld->lpp_line
+			    ? "LinksPerGroupPair" : "Routing");
+	}
+	if (ld->topo_line || ld->cost_line || ld->lbw_line)
+		return lerr(ld, NULL, ld->topo_line ? ld->topo_line
+				      : ld->cost_line ? ld->cost_line : ld->lbw_line,
+			    TP_EINVAL, "%s= needs Network=tree",
+			    ld->topo_line ? "TopologyFile" : ld->cost_line
+				    ? "LevelCost" : "LevelBandwidth");
 	if (!ld->dims_line)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "%s before Dims= (Network= and Dims= must come first)", key);
@@ -353,6 +384,20 @@ static int ensure_machine(struct loader *ld, int line, const char *key)
 			return lerr(ld, NULL, ld->bw_line, rc, "%s", e2.msg);
 		ld->c->bw_set = true;
 	}
+	if (ld->dist_bw) {
+		/* hop cost per dimension: fastest bandwidth / this one */
+		int cost[TP_MAX_DIMS];
+		double top = 0;
+		for (int d = 0; d < ld->ndims; d++)
+			if (ld->c->m->link_bw[d] > top)
+				top = ld->c->m->link_bw[d];
+		for (int d = 0; d < ld->ndims; d++) {
+			double r = floor(top / ld->c->m->link_bw[d] + 0.5);
+			cost[d] = r < 1 ? 1 : r > 1000000 ? 1000000 : (int)r;
+		}
+		if ((rc = tp_machine_set_hop_cost(ld->c->m, cost, &e2)))
+			return lerr(ld, NULL, ld->dist_line, rc, "%s", e2.msg);
+	}
 	ld->first_node_line = line;
 	return TP_OK;
 }
@@ -391,9 +436,13 @@ static int set_network(struct loader *ld, const struct tok *t)
 		ld->c->net = NET_TORUS;
 	else if (!strcasecmp(t->val, "mesh"))
 		ld->c->net = NET_MESH;
+	else if (!strcasecmp(t->val, "tree"))
+		ld->c->net = NET_TREE;
+	else if (!strcasecmp(t->val, "dragonfly"))
+		ld->c->net = NET_DFLY;
 	else
 		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "Network=%s: unknown network, expected torus or mesh",
+			    "Network=%s: unknown network, expected torus, mesh, tree or dragonfly",
 			    t->val);
 	return TP_OK;
 }
@@ -510,6 +559,182 @@ static int set_bw(struct loader *ld, const struct tok *t)
 	return TP_OK;
 }
 
+/* Network=tree: the machine comes from Slurm's topology.conf. */
+static int ensure_tree(struct loader *ld, int line, const char *key)
+{
+	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
+		  : ld->npr_line ? ld->npr_line : ld->bw_line ? ld->bw_line
+		  : ld->dist_line;
+	if (bad)
+		return lerr(ld, NULL, bad, TP_EINVAL,
+			    "%s does not apply to Network=tree (the shape comes from TopologyFile=)",
+			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
+			    ? "Wrap=" : bad == ld->npr_line ? "NodesPerRouter="
+			    : bad == ld->bw_line ? "LinkBandwidth=" : "Distance=");
+	if (!ld->topo_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before TopologyFile= (Network=tree needs TopologyFile=PATH first)",
+			    key);
+	const char *v = ld->topo_text;
+	char *path;
+	if (v[0] != '/' && ld->dir) {
+		size_t n = strlen(ld->dir) + strlen(v) + 2;
+		path = malloc(n);
+		if (path)
+			snprintf(path, n, "%s/%s", ld->dir, v);
+	} else {
+		path = strdup(v);
+	}
+	if (!path)
+		return oom(ld);
+	free(ld->c->topo_path);
+	ld->c->topo_path = path;
+	char *text;
+	const char *why = "";
+	int rc = read_text(path, &text, &why);
+	if (rc)
+		return lerr(ld, NULL, ld->topo_line, rc,
+			    "TopologyFile=%s: cannot read %s: %s", v, path, why);
+	rc = tp_machine_from_topology(&ld->c->m, text, path, ld->cost,
+				      ld->ncost, ld->err);
+	free(text);
+	if (rc)
+		return rc;
+	ld->first_node_line = line;
+	return TP_OK;
+}
+
+static int set_topo(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->topo_line, true);
+	if (rc)
+		return rc;
+	if (!*t->val)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "TopologyFile=: empty path");
+	return keep_text(ld, &ld->topo_text, t->val) ? TP_OK : TP_ENOMEM;
+}
+
+/* LevelCost=1,2,4 (integers >= 1) or LevelBandwidth=100,50 (numbers > 0),
+ * one value per level of links from the leaf switches up, at most 16. */
+static int set_levels(struct loader *ld, const struct tok *t, bool cost)
+{
+	int rc = set_once(ld, t, cost ? &ld->cost_line : &ld->lbw_line, true);
+	if (rc)
+		return rc;
+	char tmp[256];
+	if (strlen(t->val) >= sizeof tmp)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "%s=%.40s...: too long",
+			    t->key, t->val);
+	strcpy(tmp, t->val);
+	char *parts[17];
+	int n = split(tmp, ',', parts, 17);
+	if (n > 16)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s=%s: more than 16 values", t->key, t->val);
+	for (int i = 0; i < n; i++) {
+		long long v = 0;
+		double x = 0;
+		int r = cost ? parse_ll(parts[i], 1, 1000000, &v)
+			     : parse_pos_double(parts[i], false, &x);
+		if (r)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "%s=%s: value %d ('%s') is not %s", t->key,
+				    t->val, i + 1, parts[i],
+				    cost ? "an integer in 1..1000000"
+					 : "a positive number");
+		if (cost)
+			ld->cost[i] = (int)v;
+		else
+			ld->c->level_bw[i] = x;
+	}
+	if (cost)
+		ld->ncost = n;
+	else
+		ld->c->nlevel_bw = n;
+	return TP_OK;
+}
+
+/* Network=dragonfly: Groups= x RoutersPerGroup= routers, NodesPerRouter=,
+ * LinksPerGroupPair= (default 1), Routing=direct|valiant. */
+static int ensure_dfly(struct loader *ld, int line, const char *key)
+{
+	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
+		  : ld->bw_line ? ld->bw_line : ld->topo_line ? ld->topo_line
+		  : ld->dist_line;
+	if (bad)
+		return lerr(ld, NULL, bad, TP_EINVAL,
+			    "%s does not apply to Network=dragonfly (give Groups= and RoutersPerGroup=)",
+			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
+			    ? "Wrap=" : bad == ld->bw_line ? "LinkBandwidth="
+			    : bad == ld->topo_line ? "TopologyFile=" : "Distance=");
+	if (!ld->groups_line || !ld->rpg_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before %s= (Network=dragonfly needs Groups= and RoutersPerGroup= first)",
+			    key, ld->groups_line ? "RoutersPerGroup" : "Groups");
+	char dt[64];
+	snprintf(dt, sizeof dt, "%dx%d", ld->rpg, ld->groups);
+	if (!keep_text(ld, &ld->dims_text, dt))
+		return TP_ENOMEM;
+	ld->ndims = 2;
+	ld->dims[0] = ld->rpg;
+	ld->dims[1] = ld->groups;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp_machine_create_dragonfly(&ld->c->m, ld->groups, ld->rpg,
+					     ld->npr_line ? ld->npr : 1,
+					     ld->lpp_line ? ld->lpp : 1,
+					     ld->valiant, &e2);
+	if (rc)
+		return lerr(ld, NULL, ld->groups_line, rc, "%s", e2.msg);
+	ld->first_node_line = line;
+	return TP_OK;
+}
+
+static int set_dfly_int(struct loader *ld, const struct tok *t, int *line,
+			int *val)
+{
+	int rc = set_once(ld, t, line, true);
+	if (rc)
+		return rc;
+	long long v = 0;
+	if (parse_ll(t->val, 1, 1 << 20, &v))
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s=%s: expected an integer in 1..%d", t->key, t->val,
+			    1 << 20);
+	*val = (int)v;
+	return TP_OK;
+}
+
+static int set_distance(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->dist_line, true);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "hops"))
+		ld->dist_bw = false;
+	else if (!strcasecmp(t->val, "bandwidth"))
+		ld->dist_bw = true;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Distance=%s: expected hops or bandwidth", t->val);
+	return TP_OK;
+}
+
+static int set_routing(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->routing_line, true);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "direct") || !strcasecmp(t->val, "minimal"))
+		ld->valiant = false;
+	else if (!strcasecmp(t->val, "valiant"))
+		ld->valiant = true;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Routing=%s: expected direct or valiant", t->val);
+	return TP_OK;
+}
+
 static int set_policy(struct loader *ld, const struct tok *t)
 {
 	int rc = set_once(ld, t, &ld->policy_line, false);
@@ -562,6 +787,9 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 	int rc = ensure_machine(ld, t->line, "CoordFile=");
 	if (rc)
 		return rc;
+	if (ld->c->net == NET_TREE)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "CoordFile= does not apply to Network=tree");
 	char *path;
 	if (t->val[0] != '/' && ld->dir) {
 		size_t n = strlen(ld->dir) + strlen(t->val) + 2;
@@ -698,6 +926,41 @@ static int add_topo(struct loader *ld, const struct tok *topo,
 
 /* ---- NodeName lines ---- */
 
+/* Network=tree: NodeName=HOSTLIST lines only check that every node is under
+ * a switch of the topology file (the tree already placed them). */
+static int tree_node_line(struct loader *ld, const struct tok *name,
+			  const struct tok *extra)
+{
+	int line = name->line;
+	if (extra)
+		return lerr(ld, NULL, extra->line, TP_EINVAL,
+			    "NodeName=%s: %s= does not apply to Network=tree (nodes sit under their switches in TopologyFile=)",
+			    name->val, extra->key);
+	char why[160];
+	if (!tp__hostlist_ok(name->val, why, sizeof why))
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "NodeName=%s: malformed hostlist: %s", name->val, why);
+	hostlist_t hl = slurm_hostlist_create(name->val);
+	if (!hl)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "NodeName=%s: malformed hostlist", name->val);
+	int rc = TP_OK;
+	char *host;
+	while (rc == TP_OK && (host = slurm_hostlist_shift(hl)) != NULL) {
+		int32_t idx = tp_machine_find_node(ld->c->m, host);
+		if (idx < 0)
+			rc = lerr(ld, NULL, line, TP_EINVAL,
+				  "NodeName=%s: node '%s' is under no switch of %s",
+				  name->val, host, ld->c->topo_path);
+		else if (ld->cur_topo >= 0 &&
+			 node_topo_set(ld->c, idx, ld->cur_topo) < 0)
+			rc = oom(ld);
+		free(host);
+	}
+	slurm_hostlist_destroy(hl);
+	return rc;
+}
+
 static int node_line(struct loader *ld, const struct tok *toks, int n)
 {
 	const struct tok *name = NULL, *order = NULL, *offset = NULL, *coords = NULL;
@@ -731,6 +994,13 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 	int rc = ensure_machine(ld, line, "NodeName=");
 	if (rc)
 		return rc;
+	if (links && !topo)
+		return lerr(ld, NULL, links->line, TP_EINVAL,
+			    "NodeName=%s: GpuLinks= needs NodeTopology=", name->val);
+	if (topo && (rc = add_topo(ld, topo, links)) < 0)
+		return rc;
+	if (ld->c->net == NET_TREE)
+		return tree_node_line(ld, name, coords ? coords : order ? order : offset);
 	if (!coords && !order)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "NodeName=%s: needs Coords= or CoordOrder=", name->val);
@@ -741,13 +1011,6 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 	if (offset && !order)
 		return lerr(ld, NULL, offset->line, TP_EINVAL,
 			    "NodeName=%s: Offset= needs CoordOrder=", name->val);
-	if (links && !topo)
-		return lerr(ld, NULL, links->line, TP_EINVAL,
-			    "NodeName=%s: GpuLinks= needs NodeTopology=", name->val);
-	if (topo && (rc = add_topo(ld, topo, links)) < 0)
-		return rc;
-	if (topo)
-		rc = TP_OK;
 	tp_machine *m = ld->c->m;
 	int nd = m->ndims;
 
@@ -878,6 +1141,22 @@ static int settings_line(struct loader *ld, const struct tok *toks, int n)
 			rc = set_metric(ld, t);
 		else if (!strcasecmp(k, "TimeBudgetMs"))
 			rc = set_budget(ld, t);
+		else if (!strcasecmp(k, "TopologyFile"))
+			rc = set_topo(ld, t);
+		else if (!strcasecmp(k, "Groups"))
+			rc = set_dfly_int(ld, t, &ld->groups_line, &ld->groups);
+		else if (!strcasecmp(k, "RoutersPerGroup"))
+			rc = set_dfly_int(ld, t, &ld->rpg_line, &ld->rpg);
+		else if (!strcasecmp(k, "LinksPerGroupPair"))
+			rc = set_dfly_int(ld, t, &ld->lpp_line, &ld->lpp);
+		else if (!strcasecmp(k, "Routing"))
+			rc = set_routing(ld, t);
+		else if (!strcasecmp(k, "Distance"))
+			rc = set_distance(ld, t);
+		else if (!strcasecmp(k, "LevelCost"))
+			rc = set_levels(ld, t, true);
+		else if (!strcasecmp(k, "LevelBandwidth"))
+			rc = set_levels(ld, t, false);
 		else if (!strcasecmp(k, "CoordFile"))
 			; /* after the line's settings */
 		else if (!strcasecmp(k, "CoordOrder") || !strcasecmp(k, "Offset") ||
@@ -1016,7 +1295,19 @@ static int parse_text(struct loader *ld, char *text)
 		return rc;
 	if (!ld->net_line)
 		return lerr(ld, NULL, 0, TP_EINVAL, "no Network= line");
-	if (!ld->dims_line)
+	if (ld->c->net == NET_TREE) {
+		if ((rc = ensure_machine(ld, 0, "end of file")))
+			return rc;
+		if (ld->c->nlevel_bw > 1 &&
+		    ld->c->nlevel_bw != tp_machine_tree_levels(ld->c->m))
+			return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
+				    "LevelBandwidth= has %d values, the tree has %d levels of links",
+				    ld->c->nlevel_bw, tp_machine_tree_levels(ld->c->m));
+	}
+	if (ld->c->net == NET_DFLY && !ld->c->m &&
+	    (rc = ensure_machine(ld, 0, "end of file")))
+		return rc;
+	if (!ld->dims_line && ld->c->net != NET_TREE && ld->c->net != NET_DFLY)
 		return lerr(ld, NULL, 0, TP_EINVAL, "no Dims= line");
 	if (!ld->c->m || ld->c->m->nnodes == 0)
 		return lerr(ld, NULL, 0, TP_EINVAL,
@@ -1030,6 +1321,7 @@ static void loader_free(struct loader *ld)
 	free(ld->dims_text);
 	free(ld->wrap_text);
 	free(ld->bw_text);
+	free(ld->topo_text);
 	free(ld->origin);
 	for (int i = 0; i < ld->nsrcs; i++)
 		free(ld->srcs[i]);
@@ -1114,6 +1406,7 @@ void tp_conf_destroy(tp_conf *c)
 	if (!c)
 		return;
 	tp_machine_destroy(c->m);
+	free(c->topo_path);
 	for (int i = 0; i < c->ntopo; i++) {
 		free(c->topo_xml[i]);
 		free(c->topo_links[i]);
@@ -1173,6 +1466,24 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 	if (!c || !c->m || !out)
 		return;
 	const tp_machine *m = c->m;
+	if (c->net == NET_TREE) {
+		fprintf(out, "tree from %s: %ld switches, %d level%s of links, %ld nodes\n",
+			c->topo_path ? c->topo_path : "?",
+			(long)tp_machine_switch_count(m), tp_machine_tree_levels(m),
+			tp_machine_tree_levels(m) == 1 ? "" : "s", (long)m->nnodes);
+		if (c->nlevel_bw > 0) {
+			fputs("level bandwidth ", out);
+			for (int l = 0; l < c->nlevel_bw; l++)
+				fprintf(out, "%s%g", l ? "," : "", c->level_bw[l]);
+			fputc('\n', out);
+		}
+	} else if (c->net == NET_DFLY) {
+		fprintf(out, "dragonfly %d groups x %d routers, %d global link%s per group pair, %s routing, %ld nodes, %d per router\n",
+			m->dims[1], m->dims[0], m->dfly->links,
+			m->dfly->links == 1 ? "" : "s",
+			m->dfly->valiant ? "valiant" : "direct", (long)m->nnodes,
+			m->nodes_per_router);
+	} else {
 	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : "torus");
 	for (int d = 0; d < m->ndims; d++)
 		fprintf(out, "%s%d", d ? "x" : "", m->dims[d]);
@@ -1186,6 +1497,13 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 		for (int d = 0; d < m->ndims; d++)
 			fprintf(out, "%s%g", d ? "," : "", m->link_bw[d]);
 		fputc('\n', out);
+	}
+	if (m->weighted) {
+		fputs("distance weighted by 1/bandwidth: hop costs ", out);
+		for (int d = 0; d < m->ndims; d++)
+			fprintf(out, "%s%d", d ? "," : "", m->hop_cost[d]);
+		fputc('\n', out);
+	}
 	}
 	fprintf(out, "default policy %s, metric %s, time budget ",
 		c->has_policy ? tp_policy_name(c->policy) : "none (Slurm's order)",

@@ -101,6 +101,7 @@ int tp_machine_create(tp_machine **out, int ndims, const int *dims,
 		m->stride[d] = s;
 		s *= dims[d];
 		m->link_bw[d] = 1.0;
+		m->hop_cost[d] = 1;
 	}
 	m->nrouters = n;
 	m->nodes_per_router = 1;
@@ -126,6 +127,8 @@ void tp_machine_destroy(tp_machine *m)
 		free(m->names[i]);
 	free(m->names);
 	free(m->coords);
+	tp__tree_free(m->tree);
+	free(m->dfly);
 	free(m);
 }
 
@@ -349,7 +352,39 @@ int tp_machine_coord_distance(const tp_machine *m, const int *ca, const int *cb)
 
 int64_t tp_machine_link_count(const tp_machine *m)
 {
+	if (m && m->tree)
+		return m->tree->nsw;
+	if (m && m->dfly)
+		return tp__dfly_link_count(m);
 	return m ? m->nrouters * m->ndims : 0;
+}
+
+int tp_machine_set_hop_cost(tp_machine *m, const int *cost, tp_error *err)
+{
+	if (!m || !cost)
+		return tp_error_set(err, TP_EINVAL, "hop cost: missing machine or costs");
+	if (m->tree || m->dfly)
+		return tp_error_set(err, TP_ENOTSUP,
+				    "hop cost: only for tori and meshes");
+	for (int d = 0; d < m->ndims; d++)
+		if (cost[d] < 1 || cost[d] > 1000000)
+			return tp_error_set(err, TP_EINVAL,
+					    "hop cost of dimension %d is %d, expected 1..1000000",
+					    d, cost[d]);
+	m->weighted = false;
+	for (int d = 0; d < m->ndims; d++) {
+		m->hop_cost[d] = cost[d];
+		if (cost[d] != 1)
+			m->weighted = true;
+	}
+	return TP_OK;
+}
+
+int tp_machine_hop_cost(const tp_machine *m, int d)
+{
+	if (!m || d < 0 || d >= m->ndims)
+		return 0;
+	return m->hop_cost[d];
 }
 
 int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
@@ -358,6 +393,17 @@ int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 	int dist = tp_machine_distance(m, a, b);
 	if (dist < 0)
 		return TP_EINVAL;
+	if (m->weighted) {   /* the route counts links, not cost */
+		struct tp_machine plain = *m;
+		plain.weighted = false;
+		dist = tp__coord_dist(&plain, m->coords + (size_t)a * (size_t)m->ndims,
+				      m->coords + (size_t)b * (size_t)m->ndims);
+	}
+	if (m->tree)
+		return tp__tree_route(m, m->coords[a], m->coords[b], links, cap);
+	if (m->dfly)
+		return tp__dfly_route(m, m->coords + (size_t)a * 2,
+				      m->coords + (size_t)b * 2, links, cap);
 	if (dist > cap || (dist > 0 && !links))
 		return TP_EINVAL;
 	const int *ca = m->coords + (size_t)a * (size_t)m->ndims;
@@ -414,6 +460,16 @@ void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 		return;
 	if (!m || link < 0 || link >= tp_machine_link_count(m)) {
 		snprintf(buf, len, "(invalid link %lld)", (long long)link);
+		return;
+	}
+	if (m->dfly) {
+		tp__dfly_link_name(m, link, buf, len);
+		return;
+	}
+	if (m->tree) {
+		int32_t s = (int32_t)link, up = m->tree->parent[s];
+		snprintf(buf, len, "%s->%s", m->tree->name[s],
+			 up >= 0 ? m->tree->name[up] : "(top)");
 		return;
 	}
 	int c[TP_MAX_DIMS];

@@ -191,9 +191,44 @@ TP_HOT double hop_bytes_tc_loop(const struct tp_graph *g, const int *tc,
 	return sum;
 }
 
+/* Switch trees: the same loops with the tree distance. */
+/* Router coordinates of task t: tc row t, or through the mapping when
+ * node/map are given. */
+static inline const int *task_router(const struct tp_machine *m, const int *tc,
+				     const int32_t *node, const int32_t *map,
+				     int32_t t)
+{
+	size_t nd = (size_t)m->ndims;
+	return map ? m->coords + (size_t)node[map[t]] * nd : tc + (size_t)t * nd;
+}
+
+/* Trees and dragonflies: the same loop with the machine's own distance. */
+static double hop_bytes_generic(const struct tp_graph *g,
+				const struct tp_machine *m, const int *tc,
+				const int32_t *node, const int32_t *map,
+				double bound)
+{
+	double sum = 0.0;
+	for (int32_t u = 0; u < g->ntasks; u++) {
+		const int *ru = task_router(m, tc, node, map, u);
+		const int64_t end = g->xadj[u + 1];
+		double s = 0.0;
+		for (int64_t e = first_above(g->adjncy, g->xadj[u], end, u); e < end; e++) {
+			const int *rv = task_router(m, tc, node, map, g->adjncy[e]);
+			s += g->weights[e] * (double)tp__coord_dist(m, ru, rv);
+		}
+		sum += s;
+		if ((u & 1023) == 1023 && sum > bound)
+			return sum;
+	}
+	return sum;
+}
+
 double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 				 const int *tc, double bound)
 {
+	if (tp__special_dist(m))
+		return hop_bytes_generic(g, m, tc, NULL, NULL, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(m, wd);
 	switch (m->ndims) {
@@ -207,6 +242,8 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, double bound)
 {
+	if (tp__special_dist(a->m))
+		return hop_bytes_generic(g, a->m, NULL, a->node, map, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
 	switch (a->m->ndims) {
@@ -223,6 +260,14 @@ double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 static int64_t machine_diameter(const struct tp_machine *m)
 {
 	int64_t dia = 0;
+	if (m->dfly)     /* Valiant: local, global, local, global, local */
+		return 6;
+	if (m->tree) {   /* links, not cost: up and down the deepest path */
+		for (int32_t s = 0; s < m->tree->nsw; s++)
+			if (2 * (int64_t)m->tree->depth[s] > dia)
+				dia = 2 * (int64_t)m->tree->depth[s];
+		return dia;
+	}
 	for (int d = 0; d < m->ndims; d++)
 		dia += m->wrap[d] ? m->dims[d] / 2 : m->dims[d] - 1;
 	return dia;
@@ -424,7 +469,8 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
 			const int32_t iv = map[adj[e]];
 			const int *cv = coords + (size_t)node[iv] * (size_t)nd;
-			const int h = dist_nd(cu, cv, wd, nd);
+			const int h = tp__special_dist(m) ? tp__coord_dist(m, cu, cv)
+					      : dist_nd(cu, cv, wd, nd);
 			const double we = w[e];
 			nedges++;
 			total += we;

@@ -16,6 +16,7 @@ static const struct {
 	{ "none", TP_POLICY_NONE },       { "geometric", TP_POLICY_GEOMETRIC },
 	{ "block", TP_POLICY_BLOCK },     { "cyclic", TP_POLICY_CYCLIC },
 	{ "random", TP_POLICY_RANDOM },   { "zorder", TP_POLICY_ZORDER },
+	{ "graph", TP_POLICY_GRAPH },     { "auto", TP_POLICY_AUTO },
 };
 #define NPOLICIES (sizeof POLICIES / sizeof POLICIES[0])
 
@@ -27,7 +28,7 @@ int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err)
 			return 0;
 		}
 	return tp_error_set(err, TP_EINVAL,
-			    "unknown policy '%s' (valid: none, geometric, block, cyclic, random, zorder)",
+			    "unknown policy '%s' (valid: none, geometric, block, cyclic, random, zorder, graph, auto)",
 			    name ? name : "");
 }
 
@@ -44,6 +45,7 @@ void tp_place_opts_default(tp_place_opts *o)
 	memset(o, 0, sizeof *o);
 	o->policy = TP_POLICY_GEOMETRIC;
 	tp_geom_opts_default(&o->geom);
+	tp_graphmap_opts_default(&o->graph);
 	o->seed = 1;
 }
 
@@ -224,31 +226,214 @@ static int place_geometric(const tp_graph *g, const tp_alloc *a,
 	return 0;
 }
 
-int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
-	     int32_t *map, tp_geom_report *report, tp_error *err)
+/* ---- candidates: graph and auto ---- */
+
+enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART };
+
+static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
+					  "greedy", "bipartition" };
+
+typedef struct cand_run {
+	const tp_graph *g;
+	const tp_alloc *a;
+	const tp_place_opts *o;
+	tp_place_report *rep;
+	tp_congestion_ws *ws;
+	int32_t *trial;
+	int32_t *best;       /* the caller's map */
+	double best_score;
+	double t0;
+} cand_run;
+
+static double remaining_ms(const cand_run *r)
+{
+	double b = r->o->geom.time_budget_ms;
+	if (b <= 0)
+		return 0;   /* no limit */
+	double left = b - (tp__now_ms() - r->t0);
+	return left > 1e-3 ? left : 1e-3;
+}
+
+static bool out_of_time(const cand_run *r)
+{
+	double b = r->o->geom.time_budget_ms;
+	return b > 0 && tp__now_ms() - r->t0 >= b;
+}
+
+/* Run one candidate into r->trial, score it and keep it when strictly better
+ * than the best so far (ties keep the earlier one).  Only out-of-memory is an
+ * error; a candidate that cannot run is recorded as skipped. */
+static int run_candidate(cand_run *r, enum cand_kind k, bool force,
+			 tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%s", CAND_NAMES[k]);
+	if (!force && out_of_time(r)) {
+		snprintf(c->note, sizeof c->note, "skipped: time budget reached");
+		rep->budget_hit = true;
+		return 0;
+	}
+	tp_error e;
+	tp_error_clear(&e);
+	double t = tp__now_ms();
+	int32_t n = r->g->ntasks;
+	int rc = 0;
+	switch (k) {
+	case C_BLOCK:
+		rc = tp_map_block(r->a, n, r->trial, &e);
+		break;
+	case C_ZORDER:
+		rc = tp_map_zorder(r->a, n, r->trial, &e);
+		break;
+	case C_GEOMETRIC: {
+		if (r->g->coord_dims == 0) {
+			snprintf(c->note, sizeof c->note, "skipped: no task coordinates");
+			return 0;
+		}
+		tp_geom_opts go = r->o->geom;
+		/* geometric gets half of what is left when there is a budget */
+		if (go.time_budget_ms > 0)
+			go.time_budget_ms = remaining_ms(r) / 2;
+		rc = tp_geom_map(r->g, r->a, &go, r->trial, &rep->geom, &e);
+		if (!rc)
+			rep->have_geom = true;
+		break;
+	}
+	case C_GREEDY:
+	case C_BIPART: {
+		tp_graphmap_opts go = r->o->graph;
+		go.time_budget_ms = remaining_ms(r);
+		if (rep->metric == TP_METRIC_CONGESTION)
+			go.refine_congestion = true;
+		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, r->trial, &e)
+				   : tp_graphmap_bipartition(r->g, r->a, &go, r->trial, &e);
+		break;
+	}
+	}
+	c->ms = tp__now_ms() - t;
+	if (rc == TP_ENOMEM)
+		return tp_error_set(err, rc, "%s", e.msg);
+	if (rc) {
+		snprintf(c->note, sizeof c->note, "failed: %.70s", e.msg);
+		if (rc == TP_ETIME)
+			rep->budget_hit = true;
+		return 0;
+	}
+	c->ran = true;
+	c->score = tp_metrics_score(r->g, r->a, r->trial, rep->metric, r->ws);
+	if (rep->best < 0 || c->score < r->best_score) {
+		rep->best = rep->ncandidates - 1;
+		r->best_score = c->score;
+		memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+	}
+	return 0;
+}
+
+static int place_candidates(const tp_graph *g, const tp_alloc *a,
+			    const tp_place_opts *o, int32_t *map,
+			    tp_place_report *rep, tp_error *err)
+{
+	int rc = check_fit(a, g->ntasks, err);
+	if (rc)
+		return rc;
+	cand_run r;
+	memset(&r, 0, sizeof r);
+	r.g = g;
+	r.a = a;
+	r.o = o;
+	r.rep = rep;
+	r.best = map;
+	r.t0 = tp__now_ms();
+	r.trial = tp__malloc_array((size_t)g->ntasks + 1, sizeof(int32_t));
+	if (!r.trial)
+		return tp_error_set(err, TP_ENOMEM, "policy %s: out of memory",
+				    tp_policy_name(o->policy));
+	if (rep->metric == TP_METRIC_CONGESTION &&
+	    (rc = tp_congestion_ws_create(&r.ws, a->m, err)) < 0) {
+		free(r.trial);
+		return rc;
+	}
+	if (o->policy == TP_POLICY_AUTO) {
+		/* block first and always: the result is never worse than it */
+		if (!(rc = run_candidate(&r, C_BLOCK, true, err)) &&
+		    !(rc = run_candidate(&r, C_ZORDER, true, err)) &&
+		    !(rc = run_candidate(&r, C_GEOMETRIC, false, err)) &&
+		    !(rc = run_candidate(&r, C_GREEDY, false, err)))
+			rc = run_candidate(&r, C_BIPART, false, err);
+	} else {
+		/* graph: greedy always runs, so there is a result */
+		if (!(rc = run_candidate(&r, C_GREEDY, true, err)))
+			rc = run_candidate(&r, C_BIPART, false, err);
+	}
+	if (!rc && rep->best < 0)
+		rc = tp_error_set(err, TP_EINVAL, "policy %s: no candidate produced "
+				  "a mapping (%s: %s)", tp_policy_name(o->policy),
+				  rep->cand[0].name, rep->cand[0].note);
+	tp_congestion_ws_destroy(r.ws);
+	free(r.trial);
+	return rc;
+}
+
+int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+		int32_t *map, tp_place_report *report, tp_error *err)
 {
 	tp_place_opts defaults;
 	if (!o) {
 		tp_place_opts_default(&defaults);
 		o = &defaults;
 	}
+	tp_place_report local;
+	tp_place_report *rep = report ? report : &local;
+	memset(rep, 0, sizeof *rep);
+	rep->policy = o->policy;
+	rep->metric = o->geom.metric;
+	rep->best = -1;
+	double t0 = tp__now_ms();
 	int32_t n = g->ntasks;
-	if (report)
-		memset(report, 0, sizeof *report);
+	int rc;
 	switch (o->policy) {
 	case TP_POLICY_GEOMETRIC:
-		return place_geometric(g, a, o, map, report, err);
+		rc = place_geometric(g, a, o, map, &rep->geom, err);
+		rep->have_geom = rc == 0;
+		break;
 	case TP_POLICY_NONE:
 	case TP_POLICY_BLOCK:
-		return tp_map_block(a, n, map, err);
+		rc = tp_map_block(a, n, map, err);
+		break;
 	case TP_POLICY_CYCLIC:
-		return tp_map_cyclic(a, n, map, err);
+		rc = tp_map_cyclic(a, n, map, err);
+		break;
 	case TP_POLICY_RANDOM:
-		return tp_map_random(a, n, o->seed, map, err);
+		rc = tp_map_random(a, n, o->seed, map, err);
+		break;
 	case TP_POLICY_ZORDER:
-		return tp_map_zorder(a, n, map, err);
+		rc = tp_map_zorder(a, n, map, err);
+		break;
+	case TP_POLICY_GRAPH:
+	case TP_POLICY_AUTO:
+		rc = place_candidates(g, a, o, map, rep, err);
+		break;
+	default:
+		rc = tp_error_set(err, TP_EINVAL, "unknown policy %d", (int)o->policy);
 	}
-	return tp_error_set(err, TP_EINVAL, "unknown policy %d", (int)o->policy);
+	rep->elapsed_ms = tp__now_ms() - t0;
+	return rc;
+}
+
+int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+	     int32_t *map, tp_geom_report *report, tp_error *err)
+{
+	tp_place_report rep;
+	int rc = tp_place_ex(g, a, o, map, &rep, err);
+	if (report) {
+		if (rep.have_geom)
+			*report = rep.geom;
+		else
+			memset(report, 0, sizeof *report);
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -383,7 +383,7 @@ if check0 "2-D mesh"; then
 	else no "2-D mesh" "$r"; fi
 fi
 
-# graphs: with coordinates -> geometric; without -> block with a note.
+# graphs: with coordinates -> geometric; without -> graph mapping with a note.
 tp map --config "$C8" --nodes 'n[000-001],n[008-009],n[064-065],n[072-073]' \
 	--ntasks 8 --graph "$DATA/cube8.json" --format json
 if check0 "graph with coords"; then
@@ -394,10 +394,61 @@ fi
 tp map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --graph "$DATA/ring8.json" --format json
 if check0 "graph without coords"; then
 	r=$(json_get "$tmp/out" 'd["policy"] + " " + d["requested_policy"]' 2>&1)
-	if [ "$r" = "block geometric" ] && [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
-	   grep -q 'ring8.json' "$tmp/err"; then
-		ok "graph without coordinates: block, one note on stderr"
+	if [ "$r" = "graph geometric" ] && [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
+	   grep -q 'ring8.json' "$tmp/err" && grep -q 'graph mapping' "$tmp/err"; then
+		ok "graph without coordinates: graph mapping, one note on stderr"
 	else no "graph without coords" "$r / $(cat "$tmp/err")"; fi
+fi
+
+# Graph mapping and auto on a ring whose task numbers are shuffled (no
+# coordinates) over 64 sparse nodes of the 8^3 torus.
+python3 - "$tmp/ring256.json" <<'PYEOF'
+import json, random, sys
+random.seed(5)
+n = 256
+p = list(range(n))
+random.shuffle(p)
+json.dump({"tasks": n, "edges": [[p[i], p[(i + 1) % n], 1000] for i in range(n)]},
+          open(sys.argv[1], "w"))
+PYEOF
+GSPARSE=$(pick 64 4242 | names)
+for pol in graph auto; do
+	tp map --config "$C8" --nodes "$GSPARSE" --ntasks 256 --tasks-per-node 4 \
+		--graph "$tmp/ring256.json" --policy $pol --format json
+	if check0 "--policy $pol"; then
+		r=$(json_get "$tmp/out" 'd["policy"] == "'$pol'" and len(d["mapping"]) == 256 and d["metrics"]["hop_bytes"] < 0.5 * d["block_metrics"]["hop_bytes"] and sum(1 for c in d["candidates"] if c["chosen"]) == 1' 2>&1)
+		if [ "$r" = True ] && [ ! -s "$tmp/err" ]; then ok "--policy $pol: below half of block's hop-bytes, candidates in json"
+		else no "--policy $pol" "$r $(cat "$tmp/err")"; fi
+	fi
+done
+tp map --config "$C8" --nodes "$GSPARSE" --ntasks 256 --tasks-per-node 4 \
+	--graph "$tmp/ring256.json" --policy auto --explain
+if check0 "--explain"; then
+	if [ "$(wc -l <"$tmp/out" | tr -d ' ')" -eq 256 ] &&
+	   grep -q '^explain: policy auto, metric hop-bytes' "$tmp/err" &&
+	   grep -q '^explain:   geometric  *skipped: no task coordinates' "$tmp/err" &&
+	   grep -Eq '^explain: [ *] block  *score ' "$tmp/err" &&
+	   grep -Eq '^explain: [ *] greedy  *score ' "$tmp/err" &&
+	   grep -Eq '^explain: [ *] bipartition  *score ' "$tmp/err" &&
+	   [ "$(grep -c '^explain: \*' "$tmp/err")" -eq 1 ] &&
+	   grep -q '^explain: kept ' "$tmp/err"
+	then ok "--explain: candidates, scores, the kept one on stderr"
+	else no "--explain" "$(cat "$tmp/err")"; fi
+fi
+tp map --config "$C8" --nodes "$GSPARSE" --ntasks 256 --tasks-per-node 4 \
+	--graph "$tmp/ring256.json" --policy graph
+cp "$tmp/out" "$tmp/g1"
+tp map --config "$C8" --nodes "$GSPARSE" --ntasks 256 --tasks-per-node 4 \
+	--graph "$tmp/ring256.json" --policy graph
+if cmp -s "$tmp/g1" "$tmp/out" && [ -s "$tmp/g1" ]; then ok "determinism: two graph runs identical"
+else no "graph determinism" "outputs differ"; fi
+# auto where block is already optimal: never worse
+tp map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --graph "$DATA/ring8.json" \
+	--policy auto --format json
+if check0 "auto vs block"; then
+	r=$(json_get "$tmp/out" 'd["metrics"]["hop_bytes"] <= d["block_metrics"]["hop_bytes"]' 2>&1)
+	if [ "$r" = True ]; then ok "auto: never worse than block"
+	else no "auto vs block" "$r"; fi
 fi
 
 # JSON to a file: atomic, nothing left behind, same content as stdout.
@@ -533,6 +584,73 @@ fails2 "check-config: missing FILE" "check-config" - check-config
 fails2 "unknown command" "frobnicate" - frobnicate
 fails2 "no command" "command" -
 fails2 "help for unknown command" "nope" - help nope
+
+# ---- switch trees (Network=tree, Slurm's topology.conf) ----
+EX=$(cd "$(dirname "$0")/../../conf/examples" && pwd)
+tp check-config "$EX/fattree.conf"
+if check0 "check-config tree" && grep -q '^tree from .*fattree-topology.conf: 13 switches, 2 levels of links, 128 nodes' "$tmp/out"
+then ok "check-config: fat tree example"
+elif [ "$rc" -eq 0 ]; then no "check-config tree" "$(cat "$tmp/out")"; fi
+# block order that alternates leaves; a shuffled ring of 64 tasks, 2 per node
+TN=$(awk 'BEGIN { for (i = 0; i < 32; i++) printf "%stux%03d", (i ? "," : ""), (i % 4) * 16 + int(i / 4) }')
+python3 - "$tmp/ring64.json" <<'PYEOF'
+import json, random, sys
+random.seed(7)
+n = 64
+p = list(range(n))
+random.shuffle(p)
+json.dump({"tasks": n, "edges": [[p[i], p[(i + 1) % n], 10] for i in range(n)]},
+          open(sys.argv[1], "w"))
+PYEOF
+tp map --config "$EX/fattree.conf" --nodes "$TN" --tasks-per-node 2 \
+	--graph "$tmp/ring64.json" --format json --time-budget 0
+if check0 "tree: auto"; then
+	r=$(json_get "$tmp/out" 'd["policy"] == "auto" and d["metrics"]["hop_bytes"] < 0.25 * d["block_metrics"]["hop_bytes"] and d["metrics"]["max_congestion_bytes"] <= d["block_metrics"]["max_congestion_bytes"]' 2>&1)
+	if [ "$r" = True ]; then ok "tree: auto (config default) well below block"
+	else no "tree: auto" "$r $(cat "$tmp/err")"; fi
+fi
+tp map --config "$EX/fattree.conf" --nodes "$TN" --tasks-per-node 2 --stencil 8x8 \
+	--policy geometric --format json
+if check0 "tree: geometric"; then
+	r=$(json_get "$tmp/out" 'd["policy"] == "geometric" and d["metrics"]["hop_bytes"] < d["block_metrics"]["hop_bytes"]' 2>&1)
+	if [ "$r" = True ]; then ok "tree: geometric on switch order below block"
+	else no "tree: geometric" "$r"; fi
+fi
+mkdir "$tmp/tree"
+printf 'Network=tree TopologyFile=topology.conf\n' >"$tmp/tree/tp.conf"
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Switches=a,zz\n' >"$tmp/tree/topology.conf"
+fails2 "tree: unknown switch" "topology.conf:2: SwitchName=b Switches=a,zz: unknown switch 'zz'" - \
+	check-config "$tmp/tree/tp.conf"
+printf 'SwitchName=top Nodes=n9\nSwitchName=a Nodes=n0 Switches=b\nSwitchName=b Switches=a\n' >"$tmp/tree/topology.conf"
+fails2 "tree: loop" "loop through 'a'" - check-config "$tmp/tree/tp.conf"
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n3\nSwitchName=c Switches=a,b\n' >"$tmp/tree/topology.conf"
+fails2 "tree: node under two leaves" "node 'n3' is under two switches" - check-config "$tmp/tree/tp.conf"
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n[4-7]\nSwitchName=c Switches=a,b\n' >"$tmp/tree/topology.conf"
+printf 'Network=tree TopologyFile=topology.conf\nNodeName=n[0-8]\n' >"$tmp/tree/tp.conf"
+fails2 "tree: node in no switch" "tp.conf:2: NodeName=n[0-8]: node 'n8' is under no switch" - \
+	check-config "$tmp/tree/tp.conf"
+printf 'Network=tree TopologyFile=topology.conf\n' >"$tmp/tree/tp.conf"
+fails2 "tree: allocation node in no switch" "n9" - \
+	map --config "$tmp/tree/tp.conf" --nodes 'n[0-1],n9' --ntasks 3 --stencil 3x1
+printf 'Network=tree TopologyFile=topology.conf LevelCost=1,2,3\n' >"$tmp/tree/tp.conf"
+fails2 "tree: LevelCost levels" "LevelCost= has 3 values, the tree has 1 level of links" - \
+	check-config "$tmp/tree/tp.conf"
+
+# ---- dragonfly ----
+tp check-config "$EX/dragonfly.conf"
+if check0 "check-config dragonfly" && grep -q '^dragonfly 9 groups x 4 routers, 2 global links per group pair, valiant routing, 72 nodes, 2 per router' "$tmp/out"
+then ok "check-config: dragonfly example"
+elif [ "$rc" -eq 0 ]; then no "check-config dragonfly" "$(cat "$tmp/out")"; fi
+DN=$(awk 'BEGIN { for (i = 0; i < 24; i++) printf "%sdf%03d", (i ? "," : ""), (i % 8) * 8 + int(i / 8) }')
+tp map --config "$EX/dragonfly.conf" --nodes "$DN" --tasks-per-node 2 --stencil 8x6 \
+	--format json --time-budget 0 --explain
+if check0 "dragonfly: auto"; then
+	r=$(json_get "$tmp/out" 'd["policy"] == "auto" and d["metrics"]["hop_bytes"] < d["block_metrics"]["hop_bytes"] and sum(1 for c in d["candidates"] if c["ran"]) == 5' 2>&1)
+	if [ "$r" = True ] && grep -q '^explain: kept ' "$tmp/err"; then ok "dragonfly: auto below block, all 5 candidates ran"
+	else no "dragonfly: auto" "$r $(cat "$tmp/err")"; fi
+fi
+printf 'Network=dragonfly Groups=2 RoutersPerGroup=2 NodesPerRouter=2\nNodeName=d[0-8] CoordOrder=x-major\n' >"$tmp/df-bad.conf"
+fails2 "dragonfly: more nodes than the groups hold" "df-bad.conf:2" - check-config "$tmp/df-bad.conf"
 
 # ---- inside the node: --node-topology, --gpu-matrix, --gpus-per-task ----
 NODES=$(cd "$DATA/../../data/nodes" && pwd)

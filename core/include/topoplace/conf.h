@@ -7,6 +7,11 @@
  *                                                # Wrap=yes,yes,no
  *   NodesPerRouter=2                             # nodes sharing a router
  *   LinkBandwidth=75,37.5,75                     # per dimension (or one value)
+ *   Distance=bandwidth                           # hop cost = fastest bw / bw
+ *                                                # per dimension (default hops)
+ *   Network=dragonfly Groups=9 RoutersPerGroup=4 # groups of fully connected
+ *     NodesPerRouter=2 LinksPerGroupPair=2       # routers; nodes placed on a
+ *     Routing=direct|valiant                     # RoutersPerGroup x Groups grid
  *   NodeName=nid[00000-13823] CoordOrder=x-major # i-th name at i-th position,
  *                                                # x fastest (z-major: last
  *                                                # dimension fastest);
@@ -20,6 +25,10 @@
  *   CoordFile=/etc/slurm/topoplace.coords        # lines "name x y z", site
  *                                                # generated; relative paths are
  *                                                # relative to the config file
+ *   Network=tree TopologyFile=topology.conf      # a switch tree from Slurm's
+ *     LevelCost=1,2 LevelBandwidth=100,200       # topology.conf (no Dims=);
+ *   NodeName=tux[000-127]                        # optional check: each node
+ *                                                # under some switch
  *   DefaultPolicy=geometric                      # policy for jobs with no hint
  *   DefaultMetric=hop-bytes
  *   TimeBudgetMs=300

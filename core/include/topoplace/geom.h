@@ -8,9 +8,11 @@
  * part numbering is consistent on both sides by construction.  On a torus the
  * node coordinates are first shifted so that the largest empty gap of every
  * wrapped dimension becomes the seam.  The search tries every permutation of
- * task and machine dimensions and every reflection of the task axes, plus one
- * "longest extent first" variant, scores each with the chosen metric and keeps
- * the best.  Surplus slots are dropped first by closest-subset selection
+ * task and machine dimensions and every reflection of the machine axes (the
+ * same set of mappings as reflecting the task axes, on fewer points), plus one
+ * "longest extent first" variant, scores each with the chosen metric (on large
+ * graphs: screened on a sample of edges, the best few scored exactly) and
+ * keeps the best.  Surplus slots are dropped first by closest-subset selection
  * (k-means).  Ties are broken by the other coordinates, then by index, so the
  * result does not depend on the machine it runs on (unless the time budget
  * stops the search early).
@@ -30,7 +32,7 @@ extern "C" {
 #endif
 
 enum tp_geom_search {
-	TP_SEARCH_FULL = 0,       /* rotations and reflections (default) */
+	TP_SEARCH_FULL = 0,       /* rotations and reflections */
 	TP_SEARCH_ROTATIONS = 1,  /* permutations only, as in the paper */
 	TP_SEARCH_NONE = 2,       /* the longest-extent variant only */
 	TP_SEARCH_AUTO = 3,       /* default: FULL while the allocation has at

@@ -44,6 +44,13 @@ int tp_machine_set_link_bandwidth(tp_machine *m, const double *bw,
 				  tp_error *err);
 double tp_machine_link_bandwidth(const tp_machine *m, int dim);
 
+/* Cost of one hop per dimension (tori and meshes; integers 1..1000000,
+ * default 1 each).  With costs other than 1 every distance (and so
+ * hop-bytes and dilation) is the weighted sum; routes still list links.
+ * The config's Distance=bandwidth sets cost[d] = round(max bw / bw[d]). */
+int tp_machine_set_hop_cost(tp_machine *m, const int *cost, tp_error *err);
+int tp_machine_hop_cost(const tp_machine *m, int dim);
+
 /* Add a node at router coordinates coords[0..ndims-1].  Returns the new node's
  * index (>= 0) or a negative code: duplicate name, coordinates outside the
  * dimensions, or more than NodesPerRouter nodes on one router. */
@@ -77,6 +84,48 @@ int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 /* Human-readable name of a link, e.g. "(3,0,7)->+x". */
 void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 			  size_t len);
+
+/* ---- Switch trees (Slurm's topology.conf, topology/tree) ----
+ *
+ * Build a machine from the text of a topology.conf: lines
+ *   SwitchName=NAME [Nodes=HOSTLIST] [Switches=HOSTLIST] [LinkSpeed=N]
+ * (LinkSpeed is ignored).  The switches must form one tree: no loops, no
+ * switch or node under two switches, every name in Switches= defined.  Nodes
+ * are added in depth-first switch order.  Nodes on the same switch are 0 hops
+ * apart; otherwise the distance is the cost of the links up to the lowest
+ * common switch and down again, the link above a level-l switch (leaf
+ * switches are level 0) costing level_cost[l] (nlevels values: 0 = all 1,
+ * 1 = the same for every level, else one per level of links).  The machine
+ * has one dimension (the number of the node's switch in depth-first order,
+ * no wrap); routing is up/down, link id = the switch the link leaves
+ * upwards, and a route's length counts links, not cost.  what names the file
+ * in messages ("topology.conf:7: ..."). */
+int tp_machine_from_topology(tp_machine **out, const char *text,
+			     const char *what, const int *level_cost,
+			     int nlevels, tp_error *err);
+bool tp_machine_is_tree(const tp_machine *m);
+/* Levels of links in the tree (0 for a single switch, or not a tree). */
+int tp_machine_tree_levels(const tp_machine *m);
+int32_t tp_machine_switch_count(const tp_machine *m);
+const char *tp_machine_switch_name(const tp_machine *m, int32_t s);
+
+/* ---- Dragonflies (two-level, PERCS-style) ----
+ *
+ * groups groups of routers_per_group routers, fully connected inside a group,
+ * links_per_group_pair global links between every two groups, nodes_per_router
+ * nodes on each router.  Router coordinates are (router, group): dimension 0
+ * is the router in its group, dimension 1 the group (a mesh embedding for
+ * geometric mapping; distances use the dragonfly).  Global link k between
+ * groups g and h leaves group g at router ((h - g - 1 mod G) * L + k) mod A.
+ * Distance: 0 on one router, 1 inside a group, else the fewest of local +
+ * global + local hops over the L global links.  Congestion routing: minimal
+ * ("direct"), or Valiant through a third group chosen by a hash of the two
+ * routers (valiant = true). */
+int tp_machine_create_dragonfly(tp_machine **out, int groups,
+				int routers_per_group, int nodes_per_router,
+				int links_per_group_pair, bool valiant,
+				tp_error *err);
+bool tp_machine_is_dragonfly(const tp_machine *m);
 
 /* ---- Allocation: the nodes of one job and the task slots on each ---- */
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <topoplace/error.h>
 #include <topoplace/geom.h>
+#include <topoplace/graphmap.h>
 #include <topoplace/machine.h>
 #include <topoplace/metrics.h>
 #include <topoplace/pattern.h>
@@ -26,6 +27,12 @@ enum tp_policy {
 	TP_POLICY_RANDOM,        /* seeded random permutation of slots */
 	TP_POLICY_ZORDER,        /* Slurm torus topology order: Morton order of
 				    seam-shifted coordinates, then block */
+	TP_POLICY_GRAPH,         /* graph mapping: best of greedy growth and
+				    recursive bipartitioning, both refined */
+	TP_POLICY_AUTO,          /* every applicable candidate (block, zorder,
+				    geometric, greedy, bipartition) scored by
+				    the metric; the best is kept, never worse
+				    than block */
 };
 
 int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err);
@@ -35,13 +42,42 @@ typedef struct tp_place_opts {
 	enum tp_policy policy;
 	tp_geom_opts geom;       /* metric, time budget, search for geometric */
 	uint64_t seed;           /* for TP_POLICY_RANDOM */
+	tp_graphmap_opts graph;  /* refinement passes and METIS seed; the time
+				    budget and metric come from geom */
 } tp_place_opts;
+
+/* What the policy layer tried (graph and auto; geometric reports one). */
+#define TP_PLACE_MAX_CANDIDATES 8
+
+typedef struct tp_place_candidate {
+	char name[24];          /* "block", "zorder", "geometric", "greedy", ... */
+	bool ran;               /* false: skipped (see note) */
+	double score;           /* tp_metrics_score under the metric */
+	double ms;              /* time it took */
+	char note[80];          /* why skipped or failed, else empty */
+} tp_place_candidate;
+
+typedef struct tp_place_report {
+	enum tp_policy policy;
+	enum tp_metric_kind metric;
+	int ncandidates;
+	int best;               /* index of the kept candidate, -1 if none */
+	tp_place_candidate cand[TP_PLACE_MAX_CANDIDATES];
+	bool have_geom;         /* geometric ran: geom holds its report */
+	tp_geom_report geom;
+	bool budget_hit;        /* a candidate was skipped for the budget */
+	double elapsed_ms;
+} tp_place_report;
 
 void tp_place_opts_default(tp_place_opts *o);
 
 /* Run the policy.  map[t] = allocation index of task t's node. */
 int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 	     int32_t *map, tp_geom_report *report, tp_error *err);
+
+/* Same with the candidates report (may be NULL). */
+int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+		int32_t *map, tp_place_report *report, tp_error *err);
 
 /* Baselines (ntasks <= total slots). */
 int tp_map_block(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);

@@ -18,6 +18,7 @@
 #include <topoplace/pattern.h>
 #include <topoplace/metrics.h>
 #include <topoplace/geom.h>
+#include <topoplace/graphmap.h>
 #include <topoplace/place.h>
 #include <topoplace/conf.h>
 #include <topoplace/node.h>

@@ -1,0 +1,85 @@
+/* topoplace — graph mapping: mapping task graphs that have no coordinates.
+ *
+ * Three building blocks, all deterministic and valid for heterogeneous slots
+ * and for fewer tasks than slots (a subset of the slots is used):
+ *
+ *   greedy growth     start from the task with the most bytes, on the
+ *                     allocated node nearest the allocation's centre; then
+ *                     repeatedly take the unmapped task with the most bytes to
+ *                     already mapped tasks and put it on the free node that
+ *                     costs least against its mapped neighbours, among the
+ *                     free node nearest the weighted centroid of their nodes
+ *                     (k-d tree search with free-slot counts, O(log nodes)
+ *                     typical) and the neighbours' own nodes.  Ties: lower
+ *                     index.
+ *   bipartition       recursive bipartitioning of the task graph with METIS
+ *                     (exact part sizes, fixed seed) paired with a median cut
+ *                     of the nodes along the longest extent of their
+ *                     seam-shifted coordinates, sized by slots; at each level
+ *                     the two task halves go to the two node halves in the
+ *                     order (direct or exchanged) that costs less against the
+ *                     provisional positions of the tasks outside the part
+ *                     (the hierarchical mapping paper's pairing test).
+ *   refinement        passes over the tasks trying moves to free slots and
+ *                     swaps with tasks on the nodes of their neighbours; a
+ *                     change is kept only when it lowers hop-bytes (delta
+ *                     computed from the two tasks' edges).  Never increases
+ *                     hop-bytes.
+ *
+ * Disconnected task graphs are valid input: greedy growth starts a new seed
+ * next to the last placed task when a component is exhausted, METIS handles
+ * them as they are.  Graphs without edges map in task order.
+ */
+#ifndef TOPOPLACE_GRAPHMAP_H
+#define TOPOPLACE_GRAPHMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <topoplace/error.h>
+#include <topoplace/machine.h>
+#include <topoplace/pattern.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tp_graphmap_opts {
+	int refine_passes;       /* refinement passes (default 8; 0 = none) */
+	double time_budget_ms;   /* <= 0: none; refinement stops when reached */
+	int seed;                /* METIS seed (default 1) */
+	bool refine_congestion;  /* after the hop-bytes refinement, also lower
+				    the maximum link congestion (default false;
+				    the graph and auto policies set it for the
+				    congestion metric) */
+} tp_graphmap_opts;
+
+void tp_graphmap_opts_default(tp_graphmap_opts *o);
+
+/* map[t] receives the allocation index of task t's node.  The result is
+ * refined when o->refine_passes > 0.  o may be NULL (defaults). */
+int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
+		       const tp_graphmap_opts *o, int32_t *map, tp_error *err);
+int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
+			    const tp_graphmap_opts *o, int32_t *map,
+			    tp_error *err);
+
+/* Swap/move refinement of a valid mapping in place (o->refine_passes passes
+ * at most, stopping early when a pass changes nothing).  *moves (may be NULL)
+ * receives the number of changes made. */
+int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
+		       const tp_graphmap_opts *o, int32_t *map,
+		       int64_t *moves, tp_error *err);
+
+/* Congestion refinement of a valid mapping in place: for the tasks with an
+ * edge across a most-loaded link (under the machine's routing), moves to free
+ * slots and swaps with tasks on their neighbours' nodes are kept when every
+ * link they touch ends below the current maximum and a most-loaded link got
+ * lighter.  Never increases the maximum link load; hop-bytes may grow. */
+int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
+				  const tp_graphmap_opts *o, int32_t *map,
+				  int64_t *moves, tp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

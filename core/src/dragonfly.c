@@ -1,0 +1,211 @@
+/* topoplace — two-level dragonfly / PERCS networks.
+ *
+ * G groups of A routers; the routers of a group are fully connected by local
+ * links; every pair of groups is joined by L global links (LinksPerGroupPair).
+ * Router coordinates are (a, g): router a of group g.  Global link k between
+ * groups g and h attaches in group g to router gw(g, h, k) =
+ * ((h - g - 1 mod G) * L + k) mod A, i.e. the L(G-1) global ports of a group
+ * are dealt round-robin over its routers, peers in increasing order.
+ *
+ * Distance (minimal, "direct" routing): 0 on one router, 1 inside a group,
+ * else min over the L global links of [a != gw] + 1 + [b != gw'].
+ * Congestion routing: direct (that minimal path, lowest k on ties) or
+ * Valiant (through an intermediate group chosen by a hash of the two routers,
+ * direct to it and direct on from it).
+ * Link ids: local link {x, y} of group g = g*A*A + min*A + max; global link k
+ * of groups {g < h} = G*A*A + (g*G + h)*L + k.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static inline int mod(int x, int n)
+{
+	x %= n;
+	return x < 0 ? x + n : x;
+}
+
+static inline int gw(const struct tp_dfly *d, int g, int h, int k)
+{
+	return (int)(((int64_t)mod(h - g - 1, d->groups) * d->links + k) %
+		     d->routers);
+}
+
+/* Best global link between (a,g) and (b,h), g != h: its index and cost. */
+static int best_global(const struct tp_dfly *d, int a, int g, int b, int h,
+		       int *kbest)
+{
+	int best = 4, bk = 0;
+	int L = d->links < d->routers * 2 ? d->links : d->routers * 2;
+	for (int k = 0; k < L && best > 1; k++) {
+		int c = (a != gw(d, g, h, k)) + 1 + (b != gw(d, h, g, k));
+		if (c < best) {
+			best = c;
+			bk = k;
+		}
+	}
+	if (kbest)
+		*kbest = bk;
+	return best;
+}
+
+int tp__dfly_dist(const struct tp_machine *m, const int *x, const int *y)
+{
+	const struct tp_dfly *d = m->dfly;
+	if (x[1] == y[1])
+		return x[0] != y[0];
+	return best_global(d, x[0], x[1], y[0], y[1], NULL);
+}
+
+int tp__dfly_range_lb(const struct tp_machine *m, const int *p, const int *lo,
+		      const int *hi)
+{
+	(void)m;
+	bool in_a = p[0] >= lo[0] && p[0] <= hi[0];
+	bool in_g = p[1] >= lo[1] && p[1] <= hi[1];
+	if (in_g)
+		return in_a ? 0 : 1;
+	return 1;
+}
+
+static int64_t local_link(const struct tp_dfly *d, int g, int x, int y)
+{
+	int lo = x < y ? x : y, hi = x < y ? y : x;
+	return (int64_t)g * d->routers * d->routers + (int64_t)lo * d->routers + hi;
+}
+
+static int64_t global_link(const struct tp_dfly *d, int g, int h, int k)
+{
+	int lo = g < h ? g : h, hi = g < h ? h : g;
+	return (int64_t)d->groups * d->routers * d->routers +
+	       ((int64_t)lo * d->groups + hi) * d->links + k;
+}
+
+int64_t tp__dfly_link_count(const struct tp_machine *m)
+{
+	const struct tp_dfly *d = m->dfly;
+	return (int64_t)d->groups * d->routers * d->routers +
+	       (int64_t)d->groups * d->groups * d->links;
+}
+
+/* Direct route (a,g) -> (b,h) appended to links; returns the new count. */
+static int direct(const struct tp_dfly *d, int a, int g, int b, int h,
+		  int64_t *links, int n)
+{
+	if (g == h) {
+		if (a != b)
+			links[n++] = local_link(d, g, a, b);
+		return n;
+	}
+	int k;
+	best_global(d, a, g, b, h, &k);
+	int ga = gw(d, g, h, k), gb = gw(d, h, g, k);
+	if (a != ga)
+		links[n++] = local_link(d, g, a, ga);
+	links[n++] = global_link(d, g, h, k);
+	if (gb != b)
+		links[n++] = local_link(d, h, gb, b);
+	return n;
+}
+
+int tp__dfly_route(const struct tp_machine *m, const int *x, const int *y,
+		   int64_t *links, int cap)
+{
+	const struct tp_dfly *d = m->dfly;
+	int64_t tmp[6];
+	int a = x[0], g = x[1], b = y[0], h = y[1], n;
+	if (!d->valiant || g == h || d->groups < 3) {
+		n = direct(d, a, g, b, h, tmp, 0);
+	} else {
+		/* intermediate group: a hash of the two routers, never g or h */
+		uint64_t z = ((uint64_t)(a + 1) * 0x9e3779b97f4a7c15ULL) ^
+			     ((uint64_t)(g + 1) * 0xbf58476d1ce4e5b9ULL) ^
+			     ((uint64_t)(b + 1) * 0x94d049bb133111ebULL) ^
+			     ((uint64_t)(h + 1) * 0x2545f4914f6cdd1dULL);
+		z ^= z >> 31;
+		int i = (int)(z % (uint64_t)(d->groups - 2));
+		int lo = g < h ? g : h, hi = g < h ? h : g;
+		if (i >= lo)
+			i++;
+		if (i >= hi)
+			i++;
+		/* enter group i where the global link from a's side lands */
+		int k = 0;
+		for (int kk = 0; kk < d->links && kk < 2 * d->routers; kk++)
+			if (gw(d, g, i, kk) == a) {
+				k = kk;
+				break;
+			}
+		int in = gw(d, i, g, k);
+		n = direct(d, a, g, in, i, tmp, 0);
+		n = direct(d, in, i, b, h, tmp, n);
+	}
+	if (n > cap || (n > 0 && !links))
+		return TP_EINVAL;
+	memcpy(links, tmp, sizeof(int64_t) * (size_t)n);
+	return n;
+}
+
+void tp__dfly_link_name(const struct tp_machine *m, int64_t link, char *buf,
+			size_t len)
+{
+	const struct tp_dfly *d = m->dfly;
+	int64_t nl = (int64_t)d->groups * d->routers * d->routers;
+	if (link < nl) {
+		int g = (int)(link / ((int64_t)d->routers * d->routers));
+		int64_t r = link % ((int64_t)d->routers * d->routers);
+		snprintf(buf, len, "g%d:r%d-r%d", g, (int)(r / d->routers),
+			 (int)(r % d->routers));
+	} else {
+		int64_t r = link - nl;
+		int k = (int)(r % d->links);
+		r /= d->links;
+		snprintf(buf, len, "g%d-g%d#%d", (int)(r / d->groups),
+			 (int)(r % d->groups), k);
+	}
+}
+
+int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,
+				int nodes_per_router, int links, bool valiant,
+				tp_error *err)
+{
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "dragonfly: out is NULL");
+	*out = NULL;
+	if (groups < 1 || routers < 1 || links < 1 || nodes_per_router < 1)
+		return tp_error_set(err, TP_EINVAL,
+				    "dragonfly: Groups=%d RoutersPerGroup=%d LinksPerGroupPair=%d NodesPerRouter=%d: each must be >= 1",
+				    groups, routers, links, nodes_per_router);
+	if ((int64_t)groups * groups * links > ((int64_t)1 << 40) ||
+	    (int64_t)groups * routers * routers > ((int64_t)1 << 40))
+		return tp_error_set(err, TP_EINVAL, "dragonfly: too many links");
+	int dims[2] = { routers, groups };
+	bool wrap[2] = { false, false };
+	int rc = tp_machine_create(out, 2, dims, wrap, err);
+	if (rc)
+		return rc;
+	struct tp_dfly *d = calloc(1, sizeof *d);
+	if (!d) {
+		tp_machine_destroy(*out);
+		*out = NULL;
+		return tp_error_set(err, TP_ENOMEM, "dragonfly: out of memory");
+	}
+	d->groups = groups;
+	d->routers = routers;
+	d->links = links;
+	d->valiant = valiant;
+	(*out)->dfly = d;
+	if ((rc = tp_machine_set_nodes_per_router(*out, nodes_per_router, err))) {
+		tp_machine_destroy(*out);
+		*out = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+bool tp_machine_is_dragonfly(const tp_machine *m)
+{
+	return m && m->dfly;
+}

@@ -1,0 +1,544 @@
+/* topoplace — switch trees from Slurm's topology.conf (topology/tree).
+ *
+ *   SwitchName=s0 Nodes=tux[0-15]          a switch with nodes
+ *   SwitchName=s2 Switches=s[0-1]          a switch above other switches
+ *   LinkSpeed=...                          accepted and ignored
+ *
+ * The machine is a tree of switches; every switch that holds nodes acts as a
+ * "router" of the generic machine (nodes on one switch are 0 hops apart, like
+ * nodes sharing a torus router).  Routers are numbered in depth-first order
+ * (children in the order their Switches= lists them), and a node's only
+ * coordinate is its router's number.  Distance between two routers is the
+ * cost of the links up to their lowest common switch and down again; the link
+ * from a switch at level l (leaf switches are level 0, a switch above them
+ * 1 + the highest level below it) to its parent costs LevelCost[l] (default 1).
+ * Routing for congestion is up/down through the lowest common switch; link id
+ * = the id of the switch the link leaves upwards.
+ */
+#include <json-c/linkhash.h>
+#include <limits.h>
+#include <slurm/slurm.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+int tp__tree_dist(const struct tp_machine *m, int ra, int rb)
+{
+	const struct tp_tree *t = m->tree;
+	int32_t a = t->router_sw[ra], b = t->router_sw[rb];
+	int d = 0;
+	while (a != b) {
+		if (t->depth[a] >= t->depth[b]) {
+			d += t->upcost[a];
+			a = t->parent[a];
+		} else {
+			d += t->upcost[b];
+			b = t->parent[b];
+		}
+	}
+	return d;
+}
+
+int tp__tree_range_lb(const struct tp_machine *m, int p, int lo, int hi)
+{
+	if (p >= lo && p <= hi)
+		return 0;
+	/* Routers are in depth-first order: the lowest common switch of p and
+	 * any router beyond the nearer end e is e's or above it, and at least
+	 * one link leads down from it. */
+	const struct tp_tree *t = m->tree;
+	int e = p < lo ? lo : hi;
+	int32_t a = t->router_sw[p], b = t->router_sw[e];
+	int up = 0;
+	while (a != b) {
+		if (t->depth[a] >= t->depth[b]) {
+			up += t->upcost[a];
+			a = t->parent[a];
+		} else {
+			b = t->parent[b];
+		}
+	}
+	/* a node on a switch above p may be reached without going down */
+	return up + (t->inner_nodes ? 0 : t->mincost);
+}
+
+int tp__tree_route(const struct tp_machine *m, int ra, int rb, int64_t *links,
+		   int cap)
+{
+	const struct tp_tree *t = m->tree;
+	int32_t a = t->router_sw[ra], b = t->router_sw[rb];
+	int na = 0, nb = 0;
+	/* count first, then write: up links from a, then b's up links reversed */
+	int32_t x = a, y = b;
+	while (x != y) {
+		if (t->depth[x] >= t->depth[y]) {
+			na++;
+			x = t->parent[x];
+		} else {
+			nb++;
+			y = t->parent[y];
+		}
+	}
+	if (na + nb > cap || (na + nb > 0 && !links))
+		return TP_EINVAL;
+	int i = 0, j = na + nb;
+	while (a != b) {
+		if (t->depth[a] >= t->depth[b]) {
+			links[i++] = a;
+			a = t->parent[a];
+		} else {
+			links[--j] = b;
+			b = t->parent[b];
+		}
+	}
+	return na + nb;
+}
+
+void tp__tree_free(struct tp_tree *t)
+{
+	if (!t)
+		return;
+	for (int32_t s = 0; s < t->nsw; s++)
+		free(t->name[s]);
+	free(t->name);
+	free(t->parent);
+	free(t->depth);
+	free(t->level);
+	free(t->upcost);
+	free(t->router_sw);
+	free(t);
+}
+
+/* ---- topology.conf ---- */
+
+struct sw {
+	char *name;
+	char *nodes, *switches;   /* hostlists, or NULL */
+	int line;
+};
+
+struct tparse {
+	const char *what;
+	tp_error *err;
+	struct sw *sw;
+	int32_t nsw, cap;
+	struct lh_table *by_name;
+	int32_t *first_child, *next_sib;   /* children in listed order */
+};
+
+__attribute__((format(printf, 4, 5)))
+static int terr(struct tparse *p, int line, int code, const char *fmt, ...)
+{
+	char msg[TP_ERROR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (line > 0)
+		return tp_error_set(p->err, code, "%s:%d: %s", p->what, line, msg);
+	return tp_error_set(p->err, code, "%s: %s", p->what, msg);
+}
+
+static int32_t find_sw(const struct tparse *p, const char *name)
+{
+	void *v;
+	if (!lh_table_lookup_ex(p->by_name, name, &v))
+		return -1;
+	return (int32_t)((intptr_t)v - 1);
+}
+
+static int parse_line(struct tparse *p, char *s, int line)
+{
+	char *save = NULL;
+	const char *name = NULL, *nodes = NULL, *switches = NULL;
+	for (char *tok = strtok_r(s, " \t\r", &save); tok;
+	     tok = strtok_r(NULL, " \t\r", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq || eq == tok)
+			return terr(p, line, TP_EINVAL, "'%s': expected Key=Value", tok);
+		*eq = '\0';
+		const char *v = eq + 1;
+		const char **slot;
+		if (!strcasecmp(tok, "SwitchName"))
+			slot = &name;
+		else if (!strcasecmp(tok, "Nodes"))
+			slot = &nodes;
+		else if (!strcasecmp(tok, "Switches"))
+			slot = &switches;
+		else if (!strcasecmp(tok, "LinkSpeed"))
+			continue;
+		else
+			return terr(p, line, TP_EINVAL,
+				    "unknown key '%s' (expected SwitchName=, Nodes=, Switches=, LinkSpeed=)",
+				    tok);
+		if (*slot)
+			return terr(p, line, TP_EINVAL, "%s= given twice", tok);
+		if (!*v)
+			return terr(p, line, TP_EINVAL, "%s=: empty value", tok);
+		*slot = v;
+	}
+	if (!name && !nodes && !switches)
+		return 0;
+	if (!name)
+		return terr(p, line, TP_EINVAL, "Nodes=/Switches= without SwitchName=");
+	if (find_sw(p, name) >= 0)
+		return terr(p, line, TP_EINVAL, "SwitchName=%s: duplicate switch (first at line %d)",
+			    name, p->sw[find_sw(p, name)].line);
+	if (strchr(name, '[') || strchr(name, ','))
+		return terr(p, line, TP_EINVAL, "SwitchName=%s: one switch per line", name);
+	if (p->nsw == p->cap) {
+		int32_t nc = p->cap ? p->cap * 2 : 64;
+		struct sw *n = realloc(p->sw, sizeof *n * (size_t)nc);
+		if (!n)
+			return terr(p, 0, TP_ENOMEM, "out of memory");
+		p->sw = n;
+		p->cap = nc;
+	}
+	struct sw *w = &p->sw[p->nsw];
+	memset(w, 0, sizeof *w);
+	w->line = line;
+	w->name = strdup(name);
+	w->nodes = nodes ? strdup(nodes) : NULL;
+	w->switches = switches ? strdup(switches) : NULL;
+	p->nsw++;
+	if (!w->name || (nodes && !w->nodes) || (switches && !w->switches) ||
+	    lh_table_insert(p->by_name, w->name, (void *)(intptr_t)p->nsw) != 0)
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Expand a hostlist; calls fn for every name.  Returns 0 or an error. */
+static int each_name(struct tparse *p, const char *list, const char *key,
+		     int line, int (*fn)(struct tparse *, const char *, void *),
+		     void *arg)
+{
+	char why[160];
+	if (!tp__hostlist_ok(list, why, sizeof why))
+		return terr(p, line, TP_EINVAL, "%s=%s: malformed hostlist: %s",
+			    key, list, why);
+	hostlist_t hl = slurm_hostlist_create(list);
+	if (!hl)
+		return terr(p, line, TP_EINVAL, "%s=%s: malformed hostlist", key, list);
+	int rc = 0;
+	char *h;
+	while (rc == 0 && (h = slurm_hostlist_shift(hl)) != NULL) {
+		rc = fn(p, h, arg);
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	return rc;
+}
+
+struct child_ctx {
+	int32_t s;
+	int32_t *parent;
+	int32_t *last_child;
+};
+
+static int add_child(struct tparse *p, const char *name, void *arg)
+{
+	struct child_ctx *c = arg;
+	const struct sw *w = &p->sw[c->s];
+	int32_t k = find_sw(p, name);
+	if (k < 0)
+		return terr(p, w->line, TP_EINVAL,
+			    "SwitchName=%s Switches=%s: unknown switch '%s'",
+			    w->name, w->switches, name);
+	if (k == c->s)
+		return terr(p, w->line, TP_EINVAL,
+			    "SwitchName=%s: the switch lists itself in Switches= (a loop)",
+			    w->name);
+	if (c->parent[k] >= 0)
+		return terr(p, w->line, TP_EINVAL,
+			    "switch '%s' is under two switches ('%s' at line %d and '%s')",
+			    name, p->sw[c->parent[k]].name, p->sw[c->parent[k]].line,
+			    w->name);
+	c->parent[k] = c->s;
+	if (c->last_child[c->s] < 0)
+		p->first_child[c->s] = k;
+	else
+		p->next_sib[c->last_child[c->s]] = k;
+	c->last_child[c->s] = k;
+	return 0;
+}
+
+struct node_ctx {
+	tp_machine *m;
+	int32_t s, router;
+	int32_t **node_sw;
+	int32_t *node_sw_cap;
+};
+
+static int add_tree_node(struct tparse *p, const char *name, void *arg)
+{
+	struct node_ctx *c = arg;
+	const struct sw *w = &p->sw[c->s];
+	int32_t prev = tp_machine_find_node(c->m, name);
+	if (prev >= 0) {
+		const struct sw *o = &p->sw[(*c->node_sw)[prev]];
+		return terr(p, w->line, TP_EINVAL,
+			    "node '%s' is under two switches ('%s' at line %d and '%s')",
+			    name, o->name, o->line, w->name);
+	}
+	int coord = c->router;
+	tp_error e;
+	tp_error_clear(&e);
+	int idx = tp_machine_add_node(c->m, name, &coord, &e);
+	if (idx < 0)
+		return terr(p, w->line, idx, "SwitchName=%s Nodes=%s: %s", w->name,
+			    w->nodes, e.msg);
+	if (idx >= *c->node_sw_cap) {
+		int32_t nc = *c->node_sw_cap ? *c->node_sw_cap * 2 : 1024;
+		int32_t *n = realloc(*c->node_sw, sizeof(int32_t) * (size_t)nc);
+		if (!n)
+			return terr(p, 0, TP_ENOMEM, "out of memory");
+		*c->node_sw = n;
+		*c->node_sw_cap = nc;
+	}
+	(*c->node_sw)[idx] = c->s;
+	return 0;
+}
+
+static int build(struct tparse *p, const int *level_cost, int nlevels,
+		 tp_machine **out)
+{
+	int32_t n = p->nsw;
+	if (n == 0)
+		return terr(p, 0, TP_EINVAL, "no SwitchName= lines");
+	struct tp_tree *t = calloc(1, sizeof *t);
+	int32_t *last = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *order = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *stack = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *node_sw = NULL, node_sw_cap = 0;
+	tp_machine *m = NULL;
+	int rc = 0;
+	if (t) {
+		t->nsw = n;
+		t->name = calloc((size_t)n, sizeof(char *));
+		t->parent = tp__malloc_array((size_t)n, sizeof(int32_t));
+		t->depth = tp__calloc((size_t)n, sizeof(int));
+		t->level = tp__calloc((size_t)n, sizeof(int));
+		t->upcost = tp__calloc((size_t)n, sizeof(int));
+		t->router_sw = tp__malloc_array((size_t)n, sizeof(int32_t));
+	}
+	p->first_child = tp__malloc_array((size_t)n, sizeof(int32_t));
+	p->next_sib = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!t || !t->name || !t->parent || !t->depth || !t->level || !t->upcost ||
+	    !t->router_sw || !last || !order || !stack || !p->first_child ||
+	    !p->next_sib) {
+		rc = terr(p, 0, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int32_t s = 0; s < n; s++)
+		t->parent[s] = p->first_child[s] = p->next_sib[s] = last[s] = -1;
+	for (int32_t s = 0; s < n && !rc; s++)
+		if (p->sw[s].switches) {
+			struct child_ctx c = { s, t->parent, last };
+			rc = each_name(p, p->sw[s].switches, "Switches", p->sw[s].line,
+				       add_child, &c);
+		}
+	if (rc)
+		goto out;
+	/* one root; every switch reachable from it (else a loop) */
+	int32_t root = -1;
+	for (int32_t s = 0; s < n && !rc; s++)
+		if (t->parent[s] < 0) {
+			if (root >= 0)
+				rc = terr(p, p->sw[s].line, TP_EINVAL,
+					  "switches '%s' (line %d) and '%s' are the tops of two separate trees; give them a common switch",
+					  p->sw[root].name, p->sw[root].line, p->sw[s].name);
+			root = s;
+		}
+	if (rc)
+		goto out;
+	if (root < 0) {
+		rc = terr(p, p->sw[0].line, TP_EINVAL,
+			  "the switches form a loop (every switch has a parent), e.g. through '%s'",
+			  p->sw[0].name);
+		goto out;
+	}
+	/* depth-first pre-order, children in listed order */
+	int32_t sp = 0, no = 0;
+	stack[sp++] = root;
+	while (sp > 0) {
+		int32_t s = stack[--sp];
+		order[no++] = s;
+		/* push children reversed so the first listed comes out first */
+		int32_t cnt = 0;
+		for (int32_t k = p->first_child[s]; k >= 0; k = p->next_sib[k])
+			cnt++;
+		sp += cnt;
+		int32_t i = sp - 1;
+		for (int32_t k = p->first_child[s]; k >= 0; k = p->next_sib[k]) {
+			t->depth[k] = t->depth[s] + 1;
+			stack[i--] = k;
+		}
+	}
+	if (no < n) {
+		int32_t bad = -1;
+		char *seen = calloc((size_t)n, 1);
+		if (!seen) {
+			rc = terr(p, 0, TP_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (int32_t i = 0; i < no; i++)
+			seen[order[i]] = 1;
+		for (int32_t s = 0; s < n && bad < 0; s++)
+			if (!seen[s])
+				bad = s;
+		free(seen);
+		rc = terr(p, p->sw[bad].line, TP_EINVAL,
+			  "the switches form a loop through '%s' (it is not below the top switch '%s')",
+			  p->sw[bad].name, p->sw[root].name);
+		goto out;
+	}
+	/* levels: post-order is the reverse of pre-order */
+	for (int32_t i = n - 1; i >= 0; i--) {
+		int32_t s = order[i];
+		if (t->parent[s] >= 0 && t->level[t->parent[s]] < t->level[s] + 1)
+			t->level[t->parent[s]] = t->level[s] + 1;
+	}
+	t->height = t->level[root];
+	if (nlevels > 1 && nlevels != t->height) {
+		rc = terr(p, 0, TP_EINVAL,
+			  "LevelCost= has %d values, the tree has %d level%s of links (give 1 or %d)",
+			  nlevels, t->height, t->height == 1 ? "" : "s", t->height);
+		goto out;
+	}
+	t->mincost = INT_MAX;
+	for (int32_t s = 0; s < n; s++) {
+		int l = t->level[s];
+		t->upcost[s] = nlevels == 0 ? 1 : level_cost[nlevels == 1 ? 0 : (l < nlevels ? l : nlevels - 1)];
+		if (t->parent[s] >= 0 && t->upcost[s] < t->mincost)
+			t->mincost = t->upcost[s];
+	}
+	if (t->mincost == INT_MAX)
+		t->mincost = 1;
+	/* routers: switches with nodes, in pre-order */
+	int nr = 0;
+	for (int32_t i = 0; i < no; i++)
+		if (p->sw[order[i]].nodes) {
+			t->router_sw[nr++] = order[i];
+			if (p->first_child[order[i]] >= 0)
+				t->inner_nodes = true;
+		}
+	if (nr == 0) {
+		rc = terr(p, 0, TP_EINVAL, "no switch has Nodes=");
+		goto out;
+	}
+	tp_error e;
+	tp_error_clear(&e);
+	bool wrap = false;
+	if ((rc = tp_machine_create(&m, 1, &nr, &wrap, &e))) {
+		rc = terr(p, 0, rc, "%s", e.msg);
+		goto out;
+	}
+	m->nodes_per_router = INT_MAX;
+	for (int r = 0; r < nr && !rc; r++) {
+		int32_t s = t->router_sw[r];
+		struct node_ctx c = { m, s, r, &node_sw, &node_sw_cap };
+		rc = each_name(p, p->sw[s].nodes, "Nodes", p->sw[s].line,
+			       add_tree_node, &c);
+	}
+	if (rc)
+		goto out;
+	/* success: the switch names move to the tree */
+	for (int32_t s = 0; s < n; s++) {
+		t->name[s] = p->sw[s].name;
+		p->sw[s].name = NULL;
+	}
+	m->tree = t;
+	t = NULL;
+	*out = m;
+	m = NULL;
+out:
+	tp__tree_free(t);
+	tp_machine_destroy(m);
+	free(node_sw);
+	free(last);
+	free(order);
+	free(stack);
+	return rc;
+}
+
+int tp_machine_from_topology(tp_machine **out, const char *text,
+			     const char *what, const int *level_cost,
+			     int nlevels, tp_error *err)
+{
+	if (!what)
+		what = "topology.conf";
+	if (!out || !text)
+		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
+	*out = NULL;
+	if (nlevels < 0 || (nlevels > 0 && !level_cost))
+		return tp_error_set(err, TP_EINVAL, "%s: bad LevelCost", what);
+	for (int l = 0; l < nlevels; l++)
+		if (level_cost[l] < 1)
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: LevelCost value %d is %d, expected >= 1",
+					    what, l + 1, level_cost[l]);
+	struct tparse p;
+	memset(&p, 0, sizeof p);
+	p.what = what;
+	p.err = err;
+	p.by_name = lh_kchar_table_new(64, NULL);
+	char *copy = strdup(text);
+	int rc = 0;
+	if (!p.by_name || !copy) {
+		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+		goto out;
+	}
+	int line = 0;
+	for (char *s = copy; s && !rc;) {
+		char *nl = strchr(s, '\n');
+		if (nl)
+			*nl = '\0';
+		line++;
+		char *hash = strchr(s, '#');
+		if (hash)
+			*hash = '\0';
+		rc = parse_line(&p, s, line);
+		s = nl ? nl + 1 : NULL;
+	}
+	if (!rc)
+		rc = build(&p, level_cost, nlevels, out);
+out:
+	if (p.by_name)
+		lh_table_free(p.by_name);
+	for (int32_t s = 0; s < p.nsw; s++) {
+		free(p.sw[s].name);
+		free(p.sw[s].nodes);
+		free(p.sw[s].switches);
+	}
+	free(p.sw);
+	free(p.first_child);
+	free(p.next_sib);
+	free(copy);
+	return rc;
+}
+
+bool tp_machine_is_tree(const tp_machine *m)
+{
+	return m && m->tree;
+}
+
+int tp_machine_tree_levels(const tp_machine *m)
+{
+	return m && m->tree ? m->tree->height : 0;
+}
+
+int32_t tp_machine_switch_count(const tp_machine *m)
+{
+	return m && m->tree ? m->tree->nsw : 0;
+}
+
+const char *tp_machine_switch_name(const tp_machine *m, int32_t s)
+{
+	if (!m || !m->tree || s < 0 || s >= m->tree->nsw)
+		return NULL;
+	return m->tree->name[s];
+}

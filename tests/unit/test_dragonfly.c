@@ -1,0 +1,158 @@
+/* Unit tests: two-level dragonflies (core/src/dragonfly.c) and
+ * Network=dragonfly in topoplace.conf. */
+#include "testutil.h"
+
+/* 9 groups x 4 routers, 2 nodes per router, 2 global links per group pair:
+ * global link k of groups 0 and 1 joins router k of group 0 with router
+ * 2 + k of group 1. */
+static tp_conf *dfly(const char *routing)
+{
+	char text[256];
+	snprintf(text, sizeof text,
+		 "Network=dragonfly Groups=9 RoutersPerGroup=4 NodesPerRouter=2 "
+		 "LinksPerGroupPair=2 Routing=%s\nNodeName=d[000-071] CoordOrder=x-major\n",
+		 routing);
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string(text, "df.conf", &c, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+/* node name of router a in group g, first node */
+static int32_t at(const tp_machine *m, int a, int g)
+{
+	char name[16];
+	snprintf(name, sizeof name, "d%03d", 2 * (a + 4 * g));
+	int32_t i = tp_machine_find_node(m, name);
+	ck_assert_int_ge(i, 0);
+	const int *c = tp_machine_node_coords(m, i);
+	ck_assert_int_eq(c[0], a);
+	ck_assert_int_eq(c[1], g);
+	return i;
+}
+
+START_TEST(distances_and_routes)
+{
+	tp_conf *c = dfly("direct");
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert(tp_machine_is_dragonfly(m));
+	ck_assert(!tp_machine_is_tree(m));
+	ck_assert_int_eq(tp_machine_distance(m, at(m, 0, 0), at(m, 0, 0) + 1), 0);
+	ck_assert_int_eq(tp_machine_distance(m, at(m, 0, 0), at(m, 3, 0)), 1);
+	ck_assert_int_eq(tp_machine_distance(m, at(m, 0, 0), at(m, 2, 1)), 1);
+	ck_assert_int_eq(tp_machine_distance(m, at(m, 0, 0), at(m, 3, 1)), 2);
+	ck_assert_int_eq(tp_machine_distance(m, at(m, 2, 0), at(m, 0, 1)), 3);
+	ck_assert_int_eq(tp_machine_distance(m, at(m, 0, 1), at(m, 2, 0)), 3);
+	int64_t l[8];
+	char buf[64];
+	ck_assert_int_eq(tp_machine_route(m, at(m, 0, 0), at(m, 2, 1), l, 8), 1);
+	tp_machine_link_name(m, l[0], buf, sizeof buf);
+	ck_assert_str_eq(buf, "g0-g1#0");
+	ck_assert_int_eq(tp_machine_route(m, at(m, 2, 0), at(m, 0, 1), l, 8), 3);
+	tp_machine_link_name(m, l[0], buf, sizeof buf);
+	ck_assert_str_eq(buf, "g0:r0-r2");
+	ck_assert_int_eq(tp_machine_route(m, at(m, 2, 0), at(m, 0, 1), l, 2), TP_EINVAL);
+	for (int64_t k = 0; k < 3; k++)
+		ck_assert(l[k] >= 0 && l[k] < tp_machine_link_count(m));
+	tp_conf_destroy(c);
+	/* Valiant: through a third group, at most 6 links, every pair */
+	c = dfly("valiant");
+	m = tp_conf_machine(c);
+	int32_t n = tp_machine_node_count(m);
+	for (int32_t a = 0; a < n; a += 3)
+		for (int32_t b = 0; b < n; b += 5) {
+			int len = tp_machine_route(m, a, b, l, 8);
+			int dist = tp_machine_distance(m, a, b);
+			ck_assert_int_ge(len, dist);
+			ck_assert_int_le(len, 6);
+			for (int k = 0; k < len; k++)
+				ck_assert(l[k] >= 0 && l[k] < tp_machine_link_count(m));
+		}
+	tp_conf_destroy(c);
+}
+END_TEST
+
+static const struct bad {
+	const char *text, *frag;
+} bad_configs[] = {
+	{ "Network=dragonfly Dims=4x4\nNodeName=a Coords=0,0\n", "cfg:1: Dims= does not apply to Network=dragonfly" },
+	{ "Network=dragonfly Groups=4\nNodeName=a Coords=0,0\n", "cfg:2: NodeName= before RoutersPerGroup=" },
+	{ "Network=dragonfly Groups=4 RoutersPerGroup=0\n", "cfg:1: RoutersPerGroup=0: expected an integer in 1.." },
+	{ "Network=dragonfly Groups=4 RoutersPerGroup=2 Routing=adaptive\n", "cfg:1: Routing=adaptive: expected direct or valiant" },
+	{ "Network=torus Dims=4 Groups=2\nNodeName=n[0-3] CoordOrder=x-major\n", "cfg:1: Groups= needs Network=dragonfly" },
+	/* more nodes than Groups x RoutersPerGroup x NodesPerRouter */
+	{ "Network=dragonfly Groups=2 RoutersPerGroup=2 NodesPerRouter=2\nNodeName=d[0-8] CoordOrder=x-major\n",
+	  "cfg:2: NodeName=d[0-8] CoordOrder=x-major: 9 nodes from position 0 go beyond the grid's 8 positions" },
+	{ "Network=dragonfly Groups=2 RoutersPerGroup=2\nNodeName=a Coords=0,2\n", "cfg:2: " },
+	{ "Network=dragonfly Groups=2 RoutersPerGroup=2\n", "no nodes" },
+};
+
+START_TEST(bad_dragonfly)
+{
+	const struct bad *b = &bad_configs[_i];
+	tp_conf *c = (tp_conf *)1;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_conf_load_string(b->text, "cfg", &c, &err), TP_EINVAL);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(err.msg, b->frag) != NULL, "config %d: \"%s\" lacks \"%s\"", _i,
+		      err.msg, b->frag);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+START_TEST(map_on_dragonfly)
+{
+	tp_conf *c = dfly("valiant");
+	const tp_machine *m = tp_conf_machine(c);
+	tp_alloc *a = NULL;
+	/* 24 nodes spread over every group, listed group-interleaved */
+	int32_t nodes[24];
+	for (int i = 0; i < 24; i++)
+		nodes[i] = (i % 8) * 8 + i / 8;
+	ck_assert_int_eq(tp_alloc_from_nodes(m, nodes, 24, 2, &a, NULL), 0);
+	int32_t u[48], v[48];
+	double w[48];
+	for (int i = 0; i < 48; i++) {
+		u[i] = i;
+		v[i] = (i + 1) % 48;
+		w[i] = 1;
+	}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 48, 48, u, v, w, "ring", NULL), 0);
+	int32_t map[48], blk[48];
+	ck_assert_int_eq(tp_map_block(a, 48, blk, NULL), 0);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.geom.time_budget_ms = 0;
+	o.policy = TP_POLICY_AUTO;
+	for (int k = 0; k < 2; k++) {
+		o.geom.metric = k ? TP_METRIC_CONGESTION : TP_METRIC_HOP_BYTES;
+		tp_place_report r;
+		ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, NULL), 0);
+		ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+		tp_metrics mm, mb;
+		ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mm, NULL), 0);
+		ck_assert_int_eq(tp_metrics_compute(g, a, blk, true, &mb, NULL), 0);
+		if (k)
+			ck_assert(mm.max_congestion_bytes <= mb.max_congestion_bytes);
+		else
+			ck_assert_msg(mm.hop_bytes <= 0.5 * mb.hop_bytes, "%g vs block %g",
+				      mm.hop_bytes, mb.hop_bytes);
+	}
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("dragonfly");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, distances_and_routes);
+	tcase_add_loop_test(tc, bad_dragonfly, 0, (int)(sizeof bad_configs / sizeof bad_configs[0]));
+	tcase_add_test(tc, map_on_dragonfly);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}

@@ -1,0 +1,615 @@
+/* Unit tests: graph mapping (core/src/graphmap.c) and the graph and auto
+ * policies (core/src/place.c). */
+#include "testutil.h"
+
+static tp_conf *torus8(void)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=torus Dims=8x8x8 Wrap=yes\n"
+					  "NodeName=n[000-511] CoordOrder=x-major\n",
+					  "t.conf", &c, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+static uint64_t rng(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void shuffle(int32_t *p, int32_t n, uint64_t seed)
+{
+	for (int32_t i = 0; i < n; i++)
+		p[i] = i;
+	for (int32_t i = n - 1; i > 0; i--) {
+		int32_t j = (int32_t)(rng(&seed) % (uint64_t)(i + 1));
+		int32_t t = p[i];
+		p[i] = p[j];
+		p[j] = t;
+	}
+}
+
+/* Sparse allocation: nn distinct random nodes of the 8x8x8 torus. */
+static tp_alloc *sparse_alloc(const tp_conf *c, int32_t nn, int slots,
+			      uint64_t seed)
+{
+	int32_t perm[512];
+	shuffle(perm, 512, seed);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), perm, nn, slots,
+					     &a, NULL), 0);
+	return a;
+}
+
+/* A ring of n tasks whose labels are randomly permuted (no coordinates). */
+static tp_graph *random_ring(int32_t n, uint64_t seed)
+{
+	int32_t *p = malloc(sizeof(int32_t) * (size_t)n);
+	int32_t *u = malloc(sizeof(int32_t) * (size_t)n);
+	int32_t *v = malloc(sizeof(int32_t) * (size_t)n);
+	double *w = malloc(sizeof(double) * (size_t)n);
+	shuffle(p, n, seed);
+	for (int32_t i = 0; i < n; i++) {
+		u[i] = p[i];
+		v[i] = p[(i + 1) % n];
+		w[i] = 1000;
+	}
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_msg(tp_graph_from_edges(&g, n, n, u, v, w, "ring", &err) == 0,
+		      "%s", err.msg);
+	free(p);
+	free(u);
+	free(v);
+	free(w);
+	return g;
+}
+
+/* A W x H non-periodic grid, labels permuted (no coordinates). */
+static tp_graph *random_grid(int32_t W, int32_t H, uint64_t seed)
+{
+	int32_t n = W * H, ne = 0;
+	int32_t *p = malloc(sizeof(int32_t) * (size_t)n);
+	int32_t *u = malloc(sizeof(int32_t) * (size_t)n * 2);
+	int32_t *v = malloc(sizeof(int32_t) * (size_t)n * 2);
+	double *w = malloc(sizeof(double) * (size_t)n * 2);
+	shuffle(p, n, seed);
+	for (int32_t y = 0; y < H; y++)
+		for (int32_t x = 0; x < W; x++) {
+			if (x + 1 < W) {
+				u[ne] = p[y * W + x];
+				v[ne] = p[y * W + x + 1];
+				w[ne++] = 100;
+			}
+			if (y + 1 < H) {
+				u[ne] = p[y * W + x];
+				v[ne] = p[(y + 1) * W + x];
+				w[ne++] = 100;
+			}
+		}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, n, ne, u, v, w, "grid", NULL), 0);
+	free(p);
+	free(u);
+	free(v);
+	free(w);
+	return g;
+}
+
+typedef int (*mapper)(const tp_graph *, const tp_alloc *,
+		      const tp_graphmap_opts *, int32_t *, tp_error *);
+
+static double block_hb(const tp_graph *g, const tp_alloc *a)
+{
+	int32_t n = tp_graph_ntasks(g);
+	int32_t *m = malloc(sizeof(int32_t) * (size_t)n);
+	ck_assert_int_eq(tp_map_block(a, n, m, NULL), 0);
+	double hb = tp_metrics_hop_bytes(g, a, m);
+	free(m);
+	return hb;
+}
+
+/* Map with f twice: valid, identical, and below ratio x block. */
+static double check_mapper(mapper f, const tp_graph *g, const tp_alloc *a,
+			   double ratio)
+{
+	int32_t n = tp_graph_ntasks(g);
+	int32_t *m1 = malloc(sizeof(int32_t) * (size_t)n);
+	int32_t *m2 = malloc(sizeof(int32_t) * (size_t)n);
+	tp_error err;
+	ck_assert_msg(f(g, a, NULL, m1, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_mapping_validate(g, a, m1, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(f(g, a, NULL, m2, NULL), 0);
+	ck_assert_mem_eq(m1, m2, sizeof(int32_t) * (size_t)n);
+	double hb = tp_metrics_hop_bytes(g, a, m1), bhb = block_hb(g, a);
+	ck_assert_msg(hb < ratio * bhb, "hop-bytes %g not below %g x block %g",
+		      hb, ratio, bhb);
+	free(m1);
+	free(m2);
+	return hb;
+}
+
+START_TEST(greedy_and_bipartition_ring)
+{
+	tp_conf *c = torus8();
+	tp_alloc *a = sparse_alloc(c, 64, 4, 7);
+	tp_graph *g = random_ring(256, 11);
+	check_mapper(tp_graphmap_greedy, g, a, 0.5);
+	check_mapper(tp_graphmap_bipartition, g, a, 0.5);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(greedy_and_bipartition_grid)
+{
+	tp_conf *c = torus8();
+	tp_alloc *a = sparse_alloc(c, 100, 4, 3);
+	tp_graph *g = random_grid(20, 20, 5);
+	check_mapper(tp_graphmap_greedy, g, a, 0.5);
+	check_mapper(tp_graphmap_bipartition, g, a, 0.5);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(refine_never_increases)
+{
+	tp_conf *c = torus8();
+	tp_alloc *a = sparse_alloc(c, 50, 4, 9);
+	tp_graph *g = random_grid(10, 20, 8);
+	int32_t map[200];
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		ck_assert_int_eq(tp_map_random(a, 200, seed, map, NULL), 0);
+		double before = tp_metrics_hop_bytes(g, a, map);
+		int64_t moves = -1;
+		tp_error err;
+		ck_assert_msg(tp_graphmap_refine(g, a, &o, map, &moves, &err) == 0,
+			      "%s", err.msg);
+		ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+		double after = tp_metrics_hop_bytes(g, a, map);
+		ck_assert(after <= before * (1 + 1e-12));
+		ck_assert(moves > 0 && after < before);
+		/* refining again from a refined mapping never increases */
+		ck_assert_int_eq(tp_graphmap_refine(g, a, &o, map, NULL, NULL), 0);
+		ck_assert(tp_metrics_hop_bytes(g, a, map) <= after * (1 + 1e-12));
+	}
+	/* zero passes: nothing changes */
+	o.refine_passes = 0;
+	int32_t copy[200];
+	memcpy(copy, map, sizeof map);
+	ck_assert_int_eq(tp_graphmap_refine(g, a, &o, map, NULL, NULL), 0);
+	ck_assert_mem_eq(copy, map, sizeof map);
+	/* an invalid mapping is refused */
+	map[0] = 50;
+	tp_error err;
+	ck_assert_int_eq(tp_graphmap_refine(g, a, &o, map, NULL, &err), TP_EINVAL);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(heterogeneous_and_subset)
+{
+	tp_conf *c = torus8();
+	mapper fs[2] = { tp_graphmap_greedy, tp_graphmap_bipartition };
+	/* heterogeneous: 1,2,3,4,1,2,3,4,... on 40 nodes = 100 slots */
+	tp_alloc *a = sparse_alloc(c, 40, 1, 21);
+	ck_assert_int_eq(tp_alloc_set_slots_spec(a, "1,2,3,4,1,2,3,4,1,2,3,4,1,2,3,4,1,2,3,4,"
+						    "1,2,3,4,1,2,3,4,1,2,3,4,1,2,3,4,1,2,3,4",
+						 NULL), 0);
+	tp_graph *g = random_grid(10, 10, 2);
+	for (int k = 0; k < 2; k++)
+		check_mapper(fs[k], g, a, 0.8);
+	tp_graph_destroy(g);
+	/* subset: 60 tasks on those 100 slots; and 1 task */
+	g = random_ring(60, 4);
+	for (int k = 0; k < 2; k++)
+		check_mapper(fs[k], g, a, 0.8);
+	tp_graph_destroy(g);
+	int32_t one;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 1, 0, NULL, NULL, NULL, "one", NULL), 0);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(fs[k](g, a, NULL, &one, NULL), 0);
+		ck_assert_int_eq(tp_mapping_validate(g, a, &one, NULL), 0);
+	}
+	tp_graph_destroy(g);
+	/* too many tasks: one-line error */
+	g = random_ring(101, 4);
+	int32_t *m = malloc(sizeof(int32_t) * 101);
+	tp_error err;
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(fs[k](g, a, NULL, m, &err), TP_EINVAL);
+		tp_assert_err_has(&err, "101 tasks do not fit");
+	}
+	free(m);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(disconnected_and_edgeless)
+{
+	tp_conf *c = torus8();
+	tp_alloc *a = sparse_alloc(c, 32, 4, 13);
+	/* two rings of 64 tasks, interleaved labels: valid, and each ring
+	 * compact (well below block) */
+	int32_t u[128], v[128];
+	double w[128];
+	for (int32_t i = 0; i < 64; i++) {
+		u[i] = 2 * i;
+		v[i] = 2 * ((i + 1) % 64);
+		u[64 + i] = 2 * i + 1;
+		v[64 + i] = 2 * ((i + 1) % 64) + 1;
+		w[i] = w[64 + i] = 10;
+	}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 128, 128, u, v, w, "two", NULL), 0);
+	check_mapper(tp_graphmap_greedy, g, a, 0.6);
+	check_mapper(tp_graphmap_bipartition, g, a, 0.6);
+	tp_graph_destroy(g);
+	/* no edges at all: valid */
+	ck_assert_int_eq(tp_graph_from_edges(&g, 100, 0, NULL, NULL, NULL, "none", NULL), 0);
+	int32_t m[100];
+	ck_assert_int_eq(tp_graphmap_greedy(g, a, NULL, m, NULL), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, a, m, NULL), 0);
+	ck_assert_int_eq(tp_graphmap_bipartition(g, a, NULL, m, NULL), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, a, m, NULL), 0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(policies_graph_auto)
+{
+	enum tp_policy p;
+	ck_assert_int_eq(tp_policy_parse("graph", &p, NULL), 0);
+	ck_assert_int_eq(p, TP_POLICY_GRAPH);
+	ck_assert_str_eq(tp_policy_name(p), "graph");
+	ck_assert_int_eq(tp_policy_parse("AUTO", &p, NULL), 0);
+	ck_assert_int_eq(p, TP_POLICY_AUTO);
+	ck_assert_str_eq(tp_policy_name(p), "auto");
+
+	tp_conf *c = torus8();
+	tp_alloc *a = sparse_alloc(c, 64, 4, 17);
+	tp_graph *g = random_ring(256, 19);
+	int32_t m1[256], m2[256];
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.geom.time_budget_ms = 0;
+	tp_place_report r;
+	tp_error err;
+	o.policy = TP_POLICY_GRAPH;
+	ck_assert_msg(tp_place_ex(g, a, &o, m1, &r, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(r.ncandidates, 2);
+	ck_assert_str_eq(r.cand[0].name, "greedy");
+	ck_assert_str_eq(r.cand[1].name, "bipartition");
+	ck_assert(r.best == 0 || r.best == 1);
+	double hb = tp_metrics_hop_bytes(g, a, m1);
+	ck_assert(hb == r.cand[r.best].score);
+	ck_assert(hb <= r.cand[0].score && hb <= r.cand[1].score);
+
+	o.policy = TP_POLICY_AUTO;
+	ck_assert_msg(tp_place_ex(g, a, &o, m2, &r, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(r.ncandidates, 5);
+	ck_assert_str_eq(r.cand[0].name, "block");
+	ck_assert_str_eq(r.cand[2].name, "geometric");
+	ck_assert(!r.cand[2].ran);
+	ck_assert(strstr(r.cand[2].note, "no task coordinates"));
+	ck_assert(tp_metrics_hop_bytes(g, a, m2) <= hb);
+	ck_assert(tp_metrics_hop_bytes(g, a, m2) < 0.5 * r.cand[0].score);
+	/* tp_place (the old entry point) gives the same mapping */
+	int32_t m3[256];
+	ck_assert_int_eq(tp_place(g, a, &o, m3, NULL, NULL), 0);
+	ck_assert_mem_eq(m2, m3, sizeof m2);
+
+	/* congestion metric: never worse than block on congestion */
+	o.geom.metric = TP_METRIC_CONGESTION;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, m2, &r, NULL), 0);
+	ck_assert_int_eq(r.metric, TP_METRIC_CONGESTION);
+	ck_assert(r.cand[r.best].score <= r.cand[0].score);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* Block order is already optimal: a ring in task order on a 1-D ring of
+ * nodes listed in order.  auto must keep a mapping exactly as good. */
+START_TEST(auto_never_worse_than_block)
+{
+	tp_conf *c = NULL;
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=16 Wrap=yes\n"
+					     "NodeName=r[0-15] CoordOrder=x-major\n",
+					     "r.conf", &c, NULL), 0);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "r[0-15]", 2,
+						"t", &a, NULL), 0);
+	int32_t u[32], v[32];
+	double w[32];
+	for (int32_t i = 0; i < 32; i++) {
+		u[i] = i;
+		v[i] = (i + 1) % 32;
+		w[i] = 1;
+	}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 32, 32, u, v, w, "ring", NULL), 0);
+	int32_t m[32];
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	tp_place_report r;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, m, &r, NULL), 0);
+	double bhb = block_hb(g, a);
+	ck_assert(bhb == 16.0);
+	ck_assert(tp_metrics_hop_bytes(g, a, m) <= bhb);
+
+	/* random cases, with and without a tiny time budget */
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	c = torus8();
+	for (uint64_t s = 1; s <= 4; s++) {
+		a = sparse_alloc(c, 30, 3, s);
+		g = random_grid(9, 10, s + 100);
+		int32_t mm[90];
+		for (int b = 0; b < 2; b++) {
+			o.geom.time_budget_ms = b ? 1e-6 : 0;
+			ck_assert_int_eq(tp_place_ex(g, a, &o, mm, &r, NULL), 0);
+			ck_assert_int_eq(tp_mapping_validate(g, a, mm, NULL), 0);
+			ck_assert(tp_metrics_hop_bytes(g, a, mm) <= block_hb(g, a));
+			if (b) {
+				ck_assert(r.budget_hit);
+				ck_assert(r.cand[0].ran);   /* block always runs */
+			}
+		}
+		tp_graph_destroy(g);
+		tp_alloc_destroy(a);
+	}
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* With task coordinates auto runs geometric too, and the stencil case stays
+ * as good as geometric alone. */
+START_TEST(auto_with_coordinates)
+{
+	tp_conf *c = torus8();
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[000-511]", 1,
+						"t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8x8:7pt:periodic=all", 512, NULL), 0);
+	int32_t *m = malloc(sizeof(int32_t) * 512);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.geom.time_budget_ms = 0;
+	o.policy = TP_POLICY_AUTO;
+	tp_place_report r;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, m, &r, NULL), 0);
+	ck_assert(r.cand[2].ran && r.have_geom);
+	ck_assert(tp_metrics_hop_bytes(g, a, m) == tp_graph_total_bytes(g));
+	free(m);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* Distance=bandwidth: a hop along a link half as fast costs 2. */
+START_TEST(weighted_torus)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=torus Dims=4x4x4 LinkBandwidth=10,5,10 Distance=bandwidth\n"
+					  "NodeName=n[00-63] CoordOrder=x-major\n",
+					  "w.conf", &c, &err) == 0, "%s", err.msg);
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_hop_cost(m, 0), 1);
+	ck_assert_int_eq(tp_machine_hop_cost(m, 1), 2);
+	/* n00 = (0,0,0), n21 = (1,1,1): 1 + 2 + 1 */
+	int32_t a0 = tp_machine_find_node(m, "n00"), a1 = tp_machine_find_node(m, "n21");
+	ck_assert_int_eq(tp_machine_distance(m, a0, a1), 4);
+	int64_t links[8];
+	ck_assert_int_eq(tp_machine_route(m, a0, a1, links, 8), 3);
+	/* the y hops of a 2x2x1 block cost twice the x hops */
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[00-01,04-05]", 1, "t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "2x2", 4, NULL), 0);
+	int32_t map[4] = { 0, 1, 2, 3 };
+	ck_assert(tp_metrics_hop_bytes(g, a, map) == 6.0);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	ck_assert(mt.hop_bytes == 6.0 && mt.max_dilation == 2);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	/* auto on a shuffled ring: valid, never worse than block */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[00-63]", 2, "t", &a, NULL), 0);
+	g = random_ring(128, 3);
+	int32_t mm[128];
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	o.geom.time_budget_ms = 0;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, mm, NULL, NULL), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, a, mm, NULL), 0);
+	ck_assert(tp_metrics_hop_bytes(g, a, mm) < 0.5 * block_hb(g, a));
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=4 Distance=far\nNodeName=n[0-3] CoordOrder=x-major\n",
+					     "w.conf", &c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "w.conf:1: Distance=far: expected hops or bandwidth");
+}
+END_TEST
+
+/* Congestion refinement on a shuffled ring: lowers the maximum link load
+ * of the hop-bytes result, deterministically, and auto uses it. */
+START_TEST(congestion_refinement)
+{
+	tp_conf *c = torus8();
+	tp_alloc *a = sparse_alloc(c, 64, 4, 7);
+	tp_graph *g = random_grid(16, 16, 3);
+	int32_t m1[256], m2[256];
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	ck_assert_int_eq(tp_graphmap_bipartition(g, a, &o, m1, NULL), 0);
+	tp_metrics before, after;
+	ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &before, NULL), 0);
+	memcpy(m2, m1, sizeof m1);
+	int64_t moves = 0;
+	ck_assert_int_eq(tp_graphmap_refine_congestion(g, a, &o, m1, &moves, NULL), 0);
+	ck_assert_int_eq(tp_graphmap_refine_congestion(g, a, &o, m2, NULL, NULL), 0);
+	ck_assert_mem_eq(m1, m2, sizeof m1);
+	ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+	ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &after, NULL), 0);
+	ck_assert_msg(moves > 0 && after.max_congestion_bytes < before.max_congestion_bytes,
+		      "%lld moves, %g -> %g", (long long)moves, before.max_congestion_bytes,
+		      after.max_congestion_bytes);
+	/* the option does the same inside the mapper */
+	o.refine_congestion = true;
+	ck_assert_int_eq(tp_graphmap_bipartition(g, a, &o, m2, NULL), 0);
+	ck_assert_mem_eq(m1, m2, sizeof m1);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* Random instances on every machine kind: valid, deterministic, refinement
+ * never increases hop-bytes, auto never worse than block. */
+START_TEST(random_instances)
+{
+	static const char *const confs[] = {
+		"Network=torus Dims=6x5x4\nNodeName=n[000-119] CoordOrder=x-major\n",
+		"Network=mesh Dims=12x10\nNodeName=n[000-119] CoordOrder=x-major\n",
+		"Network=torus Dims=10x12 LinkBandwidth=4,1 Distance=bandwidth NodesPerRouter=1\n"
+		"NodeName=n[000-119] CoordOrder=x-major\n",
+		"Network=dragonfly Groups=6 RoutersPerGroup=5 NodesPerRouter=4 LinksPerGroupPair=2 Routing=valiant\n"
+		"NodeName=n[000-119] CoordOrder=x-major\n",
+	};
+	uint64_t st = 12345;
+	for (int inst = 0; inst < 30; inst++) {
+		tp_conf *c = NULL;
+		tp_machine *tree = NULL;
+		tp_error err;
+		const tp_machine *m;
+		if (inst % 5 == 4) {
+			/* a switch tree: 10 leaves of 12 nodes, irregular above */
+			static const char *topo =
+				"SwitchName=l0 Nodes=n[000-011]\nSwitchName=l1 Nodes=n[012-023]\n"
+				"SwitchName=l2 Nodes=n[024-035]\nSwitchName=l3 Nodes=n[036-047]\n"
+				"SwitchName=l4 Nodes=n[048-059]\nSwitchName=l5 Nodes=n[060-071]\n"
+				"SwitchName=l6 Nodes=n[072-083]\nSwitchName=l7 Nodes=n[084-095]\n"
+				"SwitchName=l8 Nodes=n[096-107]\nSwitchName=l9 Nodes=n[108-119]\n"
+				"SwitchName=a0 Switches=l[0-2]\nSwitchName=a1 Switches=l[3-4]\n"
+				"SwitchName=b0 Switches=a[0-1],l5\nSwitchName=top Switches=b0,l[6-9]\n";
+			int cost[3] = { 1, 2, 3 };
+			ck_assert_msg(tp_machine_from_topology(&tree, topo, "t", cost, 3, &err) == 0,
+				      "%s", err.msg);
+			m = tree;
+		} else {
+			ck_assert_msg(tp_conf_load_string(confs[inst % 4], "r.conf", &c, &err) == 0,
+				      "%s", err.msg);
+			m = tp_conf_machine(c);
+		}
+		int32_t nn = 5 + (int32_t)(rng(&st) % 40), perm[120];
+		shuffle(perm, 120, rng(&st));
+		tp_alloc *a = NULL;
+		ck_assert_int_eq(tp_alloc_from_nodes(m, perm, nn, 1, &a, NULL), 0);
+		int64_t slots = 0;
+		for (int32_t i = 0; i < nn; i++) {
+			int k = 1 + (int)(rng(&st) % 4);
+			ck_assert_int_eq(tp_alloc_set_slots(a, i, k, NULL), 0);
+			slots += k;
+		}
+		int32_t nt = 1 + (int32_t)(rng(&st) % (uint64_t)slots);
+		int64_t ne = (int64_t)(rng(&st) % (uint64_t)(3 * nt + 1));
+		int32_t *u = malloc(sizeof(int32_t) * (size_t)(ne + 1));
+		int32_t *v = malloc(sizeof(int32_t) * (size_t)(ne + 1));
+		double *w = malloc(sizeof(double) * (size_t)(ne + 1));
+		int64_t k = 0;
+		for (int64_t e = 0; e < ne && nt > 1; e++) {
+			u[k] = (int32_t)(rng(&st) % (uint64_t)nt);
+			v[k] = (int32_t)(rng(&st) % (uint64_t)nt);
+			w[k] = (double)(rng(&st) % 5);   /* zero-byte edges too */
+			if (u[k] != v[k])
+				k++;
+		}
+		tp_graph *g = NULL;
+		ck_assert_int_eq(tp_graph_from_edges(&g, nt, k, u, v, w, "rnd", NULL), 0);
+		int32_t *m1 = malloc(sizeof(int32_t) * (size_t)nt);
+		int32_t *m2 = malloc(sizeof(int32_t) * (size_t)nt);
+		mapper fs[2] = { tp_graphmap_greedy, tp_graphmap_bipartition };
+		for (int f = 0; f < 2; f++) {
+			ck_assert_msg(fs[f](g, a, NULL, m1, &err) == 0, "%d/%d: %s", inst, f, err.msg);
+			ck_assert_msg(tp_mapping_validate(g, a, m1, &err) == 0, "%d/%d: %s", inst, f, err.msg);
+			ck_assert_int_eq(fs[f](g, a, NULL, m2, NULL), 0);
+			ck_assert_mem_eq(m1, m2, sizeof(int32_t) * (size_t)nt);
+		}
+		ck_assert_int_eq(tp_map_random(a, nt, inst + 1, m1, NULL), 0);
+		double before = tp_metrics_hop_bytes(g, a, m1);
+		ck_assert_int_eq(tp_graphmap_refine(g, a, NULL, m1, NULL, NULL), 0);
+		ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+		ck_assert(tp_metrics_hop_bytes(g, a, m1) <= before * (1 + 1e-12));
+		/* congestion refinement never raises the maximum link load */
+		tp_metrics mb, ma;
+		ck_assert_int_eq(tp_map_random(a, nt, inst + 7, m1, NULL), 0);
+		ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &mb, NULL), 0);
+		ck_assert_msg(tp_graphmap_refine_congestion(g, a, NULL, m1, NULL, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+		ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &ma, NULL), 0);
+		ck_assert_msg(ma.max_congestion_bytes <= mb.max_congestion_bytes * (1 + 1e-9),
+			      "%d: %g > %g", inst, ma.max_congestion_bytes, mb.max_congestion_bytes);
+		tp_place_opts o;
+		tp_place_opts_default(&o);
+		o.policy = TP_POLICY_AUTO;
+		o.geom.time_budget_ms = 0;
+		o.geom.metric = inst % 3 == 2 ? TP_METRIC_CONGESTION : TP_METRIC_HOP_BYTES;
+		tp_place_report r;
+		ck_assert_int_eq(tp_place_ex(g, a, &o, m1, &r, NULL), 0);
+		ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+		ck_assert(r.best >= 0 && r.cand[r.best].score <= r.cand[0].score);
+		free(u);
+		free(v);
+		free(w);
+		free(m1);
+		free(m2);
+		tp_graph_destroy(g);
+		tp_alloc_destroy(a);
+		tp_conf_destroy(c);
+		tp_machine_destroy(tree);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("graphmap");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, greedy_and_bipartition_ring);
+	tcase_add_test(tc, greedy_and_bipartition_grid);
+	tcase_add_test(tc, refine_never_increases);
+	tcase_add_test(tc, heterogeneous_and_subset);
+	tcase_add_test(tc, disconnected_and_edgeless);
+	tcase_add_test(tc, policies_graph_auto);
+	tcase_add_test(tc, auto_never_worse_than_block);
+	tcase_add_test(tc, auto_with_coordinates);
+	tcase_add_test(tc, weighted_torus);
+	tcase_add_test(tc, congestion_refinement);
+	tcase_add_test(tc, random_instances);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}

@@ -1,0 +1,262 @@
+/* Unit tests: switch trees from Slurm's topology.conf (core/src/tree.c) and
+ * Network=tree in topoplace.conf. */
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* 4 leaves of 4 nodes, two spines, one core. */
+static const char *FAT =
+	"# test tree\n"
+	"SwitchName=leaf0 Nodes=tux[00-03] LinkSpeed=100\n"
+	"SwitchName=leaf1 Nodes=tux[04-07]\n"
+	"SwitchName=leaf2 Nodes=tux[08-11]\n"
+	"SwitchName=leaf3 Nodes=tux[12-15]\n"
+	"SwitchName=spine0 Switches=leaf[0-1]\n"
+	"SwitchName=spine1 Switches=leaf[2-3]\n"
+	"SwitchName=core Switches=spine[0-1]\n";
+
+static tp_machine *fat(const int *cost, int n)
+{
+	tp_machine *m = NULL;
+	tp_error err;
+	ck_assert_msg(tp_machine_from_topology(&m, FAT, "topo", cost, n, &err) == 0,
+		      "%s", err.msg);
+	return m;
+}
+
+static int32_t node(const tp_machine *m, const char *name)
+{
+	int32_t i = tp_machine_find_node(m, name);
+	ck_assert_int_ge(i, 0);
+	return i;
+}
+
+START_TEST(distances_and_routes)
+{
+	tp_machine *m = fat(NULL, 0);
+	ck_assert(tp_machine_is_tree(m));
+	ck_assert_int_eq(tp_machine_node_count(m), 16);
+	ck_assert_int_eq(tp_machine_switch_count(m), 7);
+	ck_assert_int_eq(tp_machine_tree_levels(m), 2);
+	ck_assert_int_eq(tp_machine_ndims(m), 1);
+	ck_assert_int_eq(tp_machine_router_count(m), 4);
+	int32_t a = node(m, "tux00"), b = node(m, "tux03"), c = node(m, "tux05"),
+		d = node(m, "tux12");
+	ck_assert_int_eq(tp_machine_distance(m, a, a), 0);
+	ck_assert_int_eq(tp_machine_distance(m, a, b), 0);   /* same switch */
+	ck_assert_int_eq(tp_machine_distance(m, a, c), 2);   /* via spine0 */
+	ck_assert_int_eq(tp_machine_distance(m, a, d), 4);   /* via core */
+	ck_assert_int_eq(tp_machine_distance(m, d, a), 4);
+	/* routes: up to the common switch and down, links named */
+	int64_t links[8];
+	ck_assert_int_eq(tp_machine_route(m, a, b, links, 8), 0);
+	ck_assert_int_eq(tp_machine_route(m, a, d, links, 8), 4);
+	char buf[64];
+	tp_machine_link_name(m, links[0], buf, sizeof buf);
+	ck_assert_str_eq(buf, "leaf0->spine0");
+	tp_machine_link_name(m, links[1], buf, sizeof buf);
+	ck_assert_str_eq(buf, "spine0->core");
+	tp_machine_link_name(m, links[2], buf, sizeof buf);
+	ck_assert_str_eq(buf, "spine1->core");
+	tp_machine_link_name(m, links[3], buf, sizeof buf);
+	ck_assert_str_eq(buf, "leaf3->spine1");
+	ck_assert_int_lt(tp_machine_route(m, a, d, links, 3), 0);
+	ck_assert_int_eq(tp_machine_link_count(m), 7);
+	tp_machine_destroy(m);
+
+	/* LevelCost: leaf uplinks 1, spine uplinks 3 */
+	int cost[2] = { 1, 3 };
+	m = fat(cost, 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux05")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 8);
+	tp_machine_destroy(m);
+	/* nodes on an inner switch too */
+	tp_error err;
+	ck_assert_msg(tp_machine_from_topology(&m, "SwitchName=top Nodes=t[0-1] Switches=l[0-1]\n"
+					       "SwitchName=l0 Nodes=a[0-1]\nSwitchName=l1 Nodes=b[0-1]\n",
+					       "inner", NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "a1")), 1);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "a0"), node(m, "b1")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "t1")), 0);
+	tp_alloc *al = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "a0,b0,t0,a1,b1,t1", 1, "t", &al, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "6x1", 6, NULL), 0);
+	int32_t map[6];
+	ck_assert_int_eq(tp_graphmap_greedy(g, al, NULL, map, NULL), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, al, map, NULL), 0);
+	ck_assert_int_eq(tp_graphmap_bipartition(g, al, NULL, map, NULL), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, al, map, NULL), 0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(al);
+	tp_machine_destroy(m);
+	int one = 5;
+	m = fat(&one, 1);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 20);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+static const struct bad_topo {
+	const char *text;
+	const char *frag;
+} bad_topos[] = {
+	{ "SwitchName=a Nodes=n[0-1]\nSwitchName=b Switches=a,c\n",
+	  "topo:2: SwitchName=b Switches=a,c: unknown switch 'c'" },
+	{ "SwitchName=a Nodes=n0 Switches=b\nSwitchName=b Switches=a\n",
+	  "the switches form a loop" },
+	{ "SwitchName=top Nodes=n9\nSwitchName=a Nodes=n0 Switches=b\nSwitchName=b Switches=a\n",
+	  "loop through 'a'" },
+	{ "SwitchName=a Switches=a Nodes=n0\n", "lists itself" },
+	{ "SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n3\nSwitchName=c Switches=a,b\n",
+	  "topo:2: node 'n3' is under two switches ('a' at line 1 and 'b')" },
+	{ "SwitchName=a Nodes=n0\nSwitchName=b Switches=a\nSwitchName=c Switches=a\n",
+	  "topo:3: switch 'a' is under two switches ('b' at line 2 and 'c')" },
+	{ "SwitchName=a Nodes=n0\nSwitchName=b Nodes=n1\n", "tops of two separate trees" },
+	{ "SwitchName=a Nodes=n0\nSwitchName=a Nodes=n1\n", "topo:2: SwitchName=a: duplicate switch (first at line 1)" },
+	{ "SwitchName=a Nodes=n0 Color=red\n", "topo:1: unknown key 'Color'" },
+	{ "Nodes=n0\n", "topo:1: Nodes=/Switches= without SwitchName=" },
+	{ "SwitchName=a Nodes=n[0-\n", "topo:1: Nodes=n[0-: malformed hostlist" },
+	{ "# nothing\n", "topo: no SwitchName= lines" },
+	{ "SwitchName=a Nodes=n0\nSwitchName=b Switches=a\nSwitchName=c Switches=b\n",
+	  "LevelCost= has 3 values, the tree has 2 levels of links (give 1 or 2)" },
+	{ "SwitchName=a Nodes=n0 Nodes=n1\n", "topo:1: Nodes= given twice" },
+	{ "SwitchName=a Switches=b\nSwitchName=b\n", "no switch has Nodes=" },
+};
+
+START_TEST(bad_topology)
+{
+	const struct bad_topo *b = &bad_topos[_i];
+	tp_machine *m = (tp_machine *)1;
+	tp_error err;
+	tp_error_clear(&err);
+	int cost[3] = { 1, 1, 1 };
+	int rc = tp_machine_from_topology(&m, b->text, "topo", cost, 3, &err);
+	if (!strstr(b->frag, "LevelCost"))
+		rc = tp_machine_from_topology(&m, b->text, "topo", NULL, 0, &err);
+	ck_assert_int_eq(rc, TP_EINVAL);
+	ck_assert_ptr_null(m);
+	ck_assert_msg(strstr(err.msg, b->frag) != NULL, "topology %d: error \"%s\" lacks \"%s\"",
+		      _i, err.msg, b->frag);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+/* topoplace.conf with Network=tree: relative TopologyFile, NodeName checks. */
+START_TEST(conf_tree)
+{
+	char dir[] = "/tmp/tp-tree-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char topo[256], cfg[256];
+	snprintf(topo, sizeof topo, "%s/topology.conf", dir);
+	snprintf(cfg, sizeof cfg, "%s/topoplace.conf", dir);
+	FILE *f = fopen(topo, "w");
+	fputs(FAT, f);
+	fclose(f);
+	f = fopen(cfg, "w");
+	fputs("Network=tree TopologyFile=topology.conf LevelCost=1,2 LevelBandwidth=100,50\n"
+	      "NodeName=tux[00-15]\nDefaultPolicy=auto\n", f);
+	fclose(f);
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load(cfg, &c, &err) == 0, "%s", err.msg);
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert(tp_machine_is_tree(m));
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 6);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	tp_conf_describe(c, mem);
+	fclose(mem);
+	ck_assert_msg(strstr(buf, "tree from ") && strstr(buf, "7 switches, 2 levels of links, 16 nodes") &&
+		      strstr(buf, "level bandwidth 100,50"), "%s", buf);
+	free(buf);
+	tp_conf_destroy(c);
+
+	/* a node of topoplace.conf under no switch */
+	f = fopen(cfg, "w");
+	fputs("Network=tree TopologyFile=topology.conf\nNodeName=tux[14-16]\n", f);
+	fclose(f);
+	ck_assert_int_eq(tp_conf_load(cfg, &c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "topoplace.conf:2: NodeName=tux[14-16]: node 'tux16' is under no switch of");
+	/* coordinates make no sense on a tree */
+	f = fopen(cfg, "w");
+	fputs("Network=tree TopologyFile=topology.conf\nNodeName=tux[00-03] CoordOrder=x-major\n", f);
+	fclose(f);
+	ck_assert_int_eq(tp_conf_load(cfg, &c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "CoordOrder= does not apply to Network=tree");
+	/* errors inside the topology file name it and its line */
+	f = fopen(topo, "w");
+	fputs("SwitchName=a Nodes=n0\nSwitchName=b Switches=a,zz\n", f);
+	fclose(f);
+	f = fopen(cfg, "w");
+	fputs("Network=tree TopologyFile=topology.conf\n", f);
+	fclose(f);
+	ck_assert_int_eq(tp_conf_load(cfg, &c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "topology.conf:2: SwitchName=b Switches=a,zz: unknown switch 'zz'");
+	unlink(topo);
+	unlink(cfg);
+	rmdir(dir);
+}
+END_TEST
+
+/* Mapping on a tree: graph mapping and auto beat block on a shuffled ring,
+ * allocation nodes outside the tree are refused. */
+START_TEST(map_on_tree)
+{
+	tp_machine *m = fat(NULL, 0);
+	tp_alloc *a = NULL;
+	tp_error err;
+	/* block order alternates leaves: a bad order for a ring */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "tux00,tux04,tux08,tux12,tux01,tux05,tux09,tux13,"
+						"tux02,tux06,tux10,tux14,tux03,tux07,tux11,tux15",
+						2, "t", &a, &err), 0);
+	int32_t u[32], v[32];
+	double w[32];
+	for (int i = 0; i < 32; i++) {
+		u[i] = i;
+		v[i] = (i + 1) % 32;
+		w[i] = 10;
+	}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 32, 32, u, v, w, "ring", NULL), 0);
+	int32_t map[32], blk[32];
+	ck_assert_int_eq(tp_map_block(a, 32, blk, NULL), 0);
+	double bhb = tp_metrics_hop_bytes(g, a, blk);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.geom.time_budget_ms = 0;
+	enum tp_policy pols[2] = { TP_POLICY_GRAPH, TP_POLICY_AUTO };
+	for (int k = 0; k < 2; k++) {
+		o.policy = pols[k];
+		ck_assert_msg(tp_place_ex(g, a, &o, map, NULL, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+		/* optimum: 8 consecutive tasks per leaf, 2 + 2 + 4 + 4 hops */
+		ck_assert_msg(tp_metrics_hop_bytes(g, a, map) == 120.0, "%g (block %g)",
+			      tp_metrics_hop_bytes(g, a, map), bhb);
+	}
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	ck_assert(mt.hop_bytes == 120.0);
+	ck_assert(mt.max_congestion_bytes > 0);
+	ck_assert(mt.frac_intra_router > 0.5);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "tux[00-16]", 1, "--nodes", &a, &err), TP_ENOENT);
+	tp_assert_err_has(&err, "tux16");
+	tp_machine_destroy(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("tree");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, distances_and_routes);
+	tcase_add_loop_test(tc, bad_topology, 0,
+			    (int)(sizeof bad_topos / sizeof bad_topos[0]));
+	tcase_add_test(tc, conf_tree);
+	tcase_add_test(tc, map_on_tree);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}
