@@ -584,6 +584,20 @@ START_TEST(node_topology_per_group)
 					     "Gres=gpu:4\n", "t.conf", &c, &err),
 			 TP_EINVAL);
 	tp_assert_err_has(&err, "NodeTopology=, GpuLinks=)");
+
+	/* on a switch tree the NodeName= line only names nodes of the tree */
+	char *topo = tp_test_tmpfile("SwitchName=a Nodes=n[0-3]\n");
+	char text2[512];
+	snprintf(text2, sizeof text2,
+		 "Network=tree TopologyFile=%s\nNodeName=n[0-1] NodeTopology=/x/dgx.xml\n",
+		 topo);
+	ck_assert_msg(tp_conf_load_string(text2, "t.conf", &c, &err) == 0, "%s", err.msg);
+	m = tp_conf_machine(c);
+	ck_assert_str_eq(tp_conf_node_topology(c, tp_machine_find_node(m, "n1")), "/x/dgx.xml");
+	ck_assert_ptr_null(tp_conf_node_topology(c, tp_machine_find_node(m, "n2")));
+	tp_conf_destroy(c);
+	unlink(topo);
+	free(topo);
 }
 END_TEST
 
