@@ -163,9 +163,10 @@ typedef struct tp_gpusel_cost {
  * task_package[i] the socket task i's CPUs are on (NULL, or -1 entries, when
  * unknown).  allowed[0..nallowed-1] are the GPU indices the step may use
  * (NULL: all of the node's GPUs).  Writes ntasks x gpus_per_task GPU indices,
- * task-major, to gpus.  MAGC also evaluates the two baselines and keeps the
- * best of the three (max congestion, then weighted cost), so it is never worse
- * than local-rank order.  cost may be NULL. */
+ * task-major, to gpus.  MAGC runs the greedy once plus once from every
+ * allowed first GPU (up to 32 GPUs), then also evaluates the two baselines and
+ * keeps the best (max congestion, then weighted cost), so it is never worse
+ * than local-rank order or closest.  Deterministic.  cost may be NULL. */
 int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 	      int32_t ntasks, const int *task_package, const int *allowed,
 	      int nallowed, int gpus_per_task, enum tp_gpusel_algo algo,
