@@ -519,20 +519,58 @@ out:
 
 /* ---- phase 2: sockets and cores ---- */
 
+/* The local edges (i < j, w > 0), so that MIMS costs O(edges), not
+ * O(tasks^2). */
+struct ledges {
+	int64_t m;
+	int32_t *u, *v;
+	double *w;
+};
+
+static void ledges_free(struct ledges *e)
+{
+	free(e->u);
+	free(e->v);
+	free(e->w);
+}
+
+static int ledges_build(const double *c, int32_t nt, struct ledges *e,
+			tp_error *err)
+{
+	memset(e, 0, sizeof *e);
+	int64_t m = 0;
+	for (int32_t i = 0; i < nt; i++)
+		for (int32_t j = i + 1; j < nt; j++)
+			m += c[(size_t)i * nt + j] > 0;
+	e->u = tp__malloc_array((size_t)m + 1, sizeof(int32_t));
+	e->v = tp__malloc_array((size_t)m + 1, sizeof(int32_t));
+	e->w = tp__malloc_array((size_t)m + 1, sizeof(double));
+	if (!e->u || !e->v || !e->w) {
+		ledges_free(e);
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	}
+	for (int32_t i = 0; i < nt; i++)
+		for (int32_t j = i + 1; j < nt; j++)
+			if (c[(size_t)i * nt + j] > 0) {
+				e->u[e->m] = i;
+				e->v[e->m] = j;
+				e->w[e->m] = c[(size_t)i * nt + j];
+				e->m++;
+			}
+	return 0;
+}
+
 /* MIMS and total inter-socket bytes of an assignment. */
-static void mims_of(const double *c, int32_t nt, const int *sock, double *mims,
+static void mims_of(const struct ledges *e, const int *sock, double *mims,
 		    double *cut)
 {
 	*mims = 0;
 	*cut = 0;
-	for (int32_t i = 0; i < nt; i++)
-		for (int32_t j = i + 1; j < nt; j++) {
-			double w = c[(size_t)i * nt + j];
-			if (w > 0 && sock[i] != sock[j]) {
-				*cut += w;
-				if (w > *mims)
-					*mims = w;
-			}
+	for (int64_t k = 0; k < e->m; k++)
+		if (sock[e->u[k]] != sock[e->v[k]]) {
+			*cut += e->w[k];
+			if (e->w[k] > *mims)
+				*mims = e->w[k];
 		}
 }
 
@@ -571,13 +609,17 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 		free(next);
 		if (g && ntasks > 1) {
 			double *c = NULL;
+			struct ledges e;
 			int rc = local_matrix(g, tasks, ntasks, &c, err);
+			if (!rc)
+				rc = ledges_build(c, ntasks, &e, err);
+			free(c);
 			if (rc)
 				return rc;
 			double cut;
 			if (mims)
-				mims_of(c, ntasks, task_package, mims, &cut);
-			free(c);
+				mims_of(&e, task_package, mims, &cut);
+			ledges_free(&e);
 		}
 		return 0;
 	}
@@ -590,7 +632,11 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 				    cores_per_task, n->source, n->ncores, S);
 	}
 	double *c = NULL;
+	struct ledges e;
 	int rc = local_matrix(g, tasks, ntasks, &c, err);
+	if (!rc)
+		rc = ledges_build(c, ntasks, &e, err);
+	free(c);
 	if (rc) {
 		free(cap);
 		free(next);
@@ -614,17 +660,16 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 	}
 	/* pair swaps on the MIMS edge, judged by the true MIMS afterwards */
 	double cur, cut;
-	mims_of(c, ntasks, task_package, &cur, &cut);
+	mims_of(&e, task_package, &cur, &cut);
 	for (int64_t it = 0; g && it < (int64_t)ntasks * ntasks; it++) {
+		/* the MIMS edge (the first in (u, v) order) */
 		int32_t u = -1, v = -1;
-		for (int32_t i = 0; i < ntasks && u < 0; i++)
-			for (int32_t j = i + 1; j < ntasks; j++)
-				if (task_package[i] != task_package[j] &&
-				    c[(size_t)i * ntasks + j] == cur && cur > 0) {
-					u = i;
-					v = j;
-					break;
-				}
+		for (int64_t k = 0; k < e.m && u < 0 && cur > 0; k++)
+			if (task_package[e.u[k]] != task_package[e.v[k]] &&
+			    e.w[k] == cur) {
+				u = e.u[k];
+				v = e.v[k];
+			}
 		if (u < 0)
 			break;
 		int32_t ba = -1, bb = -1;
@@ -639,7 +684,7 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 				task_package[x] = task_package[w];
 				task_package[w] = sx;
 				double m2, c2;
-				mims_of(c, ntasks, task_package, &m2, &c2);
+				mims_of(&e, task_package, &m2, &c2);
 				task_package[w] = task_package[x];
 				task_package[x] = sx;
 				if (lt(m2, bm) || (!lt(bm, m2) && lt(c2, bcut))) {
@@ -670,7 +715,7 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 	}
 	if (mims)
 		*mims = cur;
-	free(c);
+	ledges_free(&e);
 	free(cap);
 	free(next);
 	return 0;
@@ -688,11 +733,15 @@ int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
 			return tp_error_set(err, TP_EINVAL, "GPU %d outside %s's 0..%d",
 					    gpus[i], n->source, n->ngpus - 1);
 	double *c = NULL;
+	struct ledges e;
 	int rc = local_matrix(g, tasks, ntasks, &c, err);
+	if (!rc)
+		rc = ledges_build(c, ntasks, &e, err);
+	free(c);
 	if (rc)
 		return rc;
 	double cur, cut;
-	mims_of(c, ntasks, task_package, &cur, &cut);
+	mims_of(&e, task_package, &cur, &cut);
 	bool moved = true;
 	while (moved) {
 		moved = false;
@@ -709,7 +758,7 @@ int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
 				task_package[i] = task_package[j];
 				task_package[j] = s;
 				double m2, c2;
-				mims_of(c, ntasks, task_package, &m2, &c2);
+				mims_of(&e, task_package, &m2, &c2);
 				if (lt(cur, m2)) {         /* would raise MIMS: undo */
 					task_package[j] = task_package[i];
 					task_package[i] = s;
@@ -725,6 +774,6 @@ int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
 	}
 	if (mims)
 		*mims = cur;
-	free(c);
+	ledges_free(&e);
 	return 0;
 }
