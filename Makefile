@@ -120,9 +120,10 @@ slurm-demo: deps
 	$(MAKE) all
 	sh tests/slurm/demo.sh
 
+# Benchmarks build in their own directory so that -O3 is really used.
 bench: deps deps-bench
-	$(MAKE) all $(BENCH_BIN) OPT=-O3
-	sh tests/bench/run.sh
+	$(MAKE) BUILD=build-bench OPT=-O3 all $(BENCH_BIN:$(BUILD)/%=build-bench/%)
+	BUILD=build-bench sh tests/bench/run.sh
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
@@ -154,4 +155,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/topoplace
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-bench

@@ -410,6 +410,19 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 		return tree_push(c->tr, 0);
 	}
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
+	if (n == 2) {
+		/* a pair (half of all splits with one slot per node): order it */
+		fill_keys(c->ps, c->so, lp, d, p, 2);
+		tp__sort(p, 2);
+		int rc = tree_push(c->tr, 2);
+		if (!rc)
+			rc = tree_push(c->tr, p[0].w);
+		if (!rc)
+			rc = tree_push(c->tr, p[1].w);
+		if (!rc)
+			rc = node_rec(c, p, 1, depth + 1);
+		return rc ? rc : node_rec(c, p + 1, 1, depth + 1);
+	}
 	uint64_t total = 0;
 	for (int64_t i = 0; i < n; i++)
 		total += p[i].w;
@@ -470,6 +483,14 @@ static void task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
 	const int64_t *cnt = &c->tr->v[c->cur];
 	c->cur += k;
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
+	if (n == 2 && k == 2) {
+		/* two tasks, one per part: order them */
+		fill_keys(c->ps, c->so, lp, d, p, 2);
+		tp__sort(p, 2);
+		task_rec(c, p, 1, depth + 1);
+		task_rec(c, p + 1, 1, depth + 1);
+		return;
+	}
 	int64_t pos = 0;
 	for (int64_t j = 0; j < k - 1; j++) {
 		uint64_t wl;
