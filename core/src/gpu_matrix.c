@@ -265,30 +265,11 @@ int tp_graph_from_gpu_matrix_file(tp_graph **out, const char *path,
 				  int64_t expect_ntasks, tp_error *err)
 {
 	*out = NULL;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path,
-				    strerror(errno));
-	struct stat st;
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > MATRIX_MAX_BYTES) {
-		fclose(f);
-		return tp_error_set(err, TP_EINVAL,
-				    "%s: not a regular file of at most 256 MiB", path);
-	}
-	size_t len = (size_t)st.st_size;
-	char *buf = malloc(len + 1);
-	if (!buf) {
-		fclose(f);
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-	}
-	size_t got = fread(buf, 1, len, f);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad || got != len) {
-		free(buf);
-		return tp_error_set(err, TP_EIO, "%s: read error", path);
-	}
+	char *buf;
+	size_t len;
+	int rd = tp__read_file(path, MATRIX_MAX_BYTES, &buf, &len, err);
+	if (rd)
+		return rd;
 	int rc = tp_graph_from_gpu_matrix_string(out, buf, len, path,
 						 expect_ntasks, err);
 	free(buf);

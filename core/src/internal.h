@@ -144,6 +144,11 @@ void *tp__malloc_array(size_t n, size_t size);
  * and logs on malformed ranges); why receives the problem. */
 bool tp__hostlist_ok(const char *s, char *why, size_t len);
 
+/* Read a whole regular file of at most max_bytes (NUL-terminated); errors
+ * name the file.  *buf_out is malloc'ed. */
+int tp__read_file(const char *path, size_t max_bytes, char **buf_out,
+		  size_t *len_out, tp_error *err);
+
 /* Monotonic clock in milliseconds. */
 double tp__now_ms(void);
 

@@ -671,30 +671,11 @@ int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
 int tp_node_load_xml(const char *path, tp_node **out, tp_error *err)
 {
 	*out = NULL;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path,
-				    strerror(errno));
-	struct stat st;
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > XML_MAX_BYTES) {
-		fclose(f);
-		return tp_error_set(err, TP_EINVAL,
-				    "%s: not a regular file of at most 64 MiB", path);
-	}
-	size_t len = (size_t)st.st_size;
-	char *buf = malloc(len + 1);
-	if (!buf) {
-		fclose(f);
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-	}
-	size_t got = fread(buf, 1, len, f);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad || got != len) {
-		free(buf);
-		return tp_error_set(err, TP_EIO, "%s: read error", path);
-	}
+	char *buf;
+	size_t len;
+	int rd = tp__read_file(path, XML_MAX_BYTES, &buf, &len, err);
+	if (rd)
+		return rd;
 	int rc = tp_node_load_xml_buffer(buf, len, path, out, err);
 	free(buf);
 	return rc;

@@ -364,30 +364,11 @@ int tp_node_load_links_buffer(tp_node *n, const char *text, size_t len,
 
 int tp_node_load_links(tp_node *n, const char *path, tp_error *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path,
-				    strerror(errno));
-	struct stat st;
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > LINKS_MAX_BYTES) {
-		fclose(f);
-		return tp_error_set(err, TP_EINVAL,
-				    "%s: not a regular file of at most 1 MiB", path);
-	}
-	size_t len = (size_t)st.st_size;
-	char *buf = malloc(len + 1);
-	if (!buf) {
-		fclose(f);
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-	}
-	size_t got = fread(buf, 1, len, f);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad || got != len) {
-		free(buf);
-		return tp_error_set(err, TP_EIO, "%s: read error", path);
-	}
+	char *buf;
+	size_t len;
+	int rd = tp__read_file(path, LINKS_MAX_BYTES, &buf, &len, err);
+	if (rd)
+		return rd;
 	int rc = tp_node_load_links_buffer(n, buf, len, path, err);
 	free(buf);
 	return rc;

@@ -1,5 +1,8 @@
 /* topoplace — error reporting and small helpers used by every module. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <sys/stat.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -129,4 +132,38 @@ bool tp__hostlist_ok(const char *s, char *why, size_t len)
 		}
 	}
 	return true;
+}
+
+int tp__read_file(const char *path, size_t max_bytes, char **buf_out,
+		  size_t *len_out, tp_error *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path,
+				    strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > max_bytes) {
+		fclose(f);
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: not a regular file of at most %zu bytes",
+				    path, max_bytes);
+	}
+	size_t len = (size_t)st.st_size;
+	char *buf = malloc(len + 1);
+	if (!buf) {
+		fclose(f);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+	}
+	size_t got = fread(buf, 1, len, f);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad || got != len) {
+		free(buf);
+		return tp_error_set(err, TP_EIO, "%s: read error", path);
+	}
+	buf[len] = '\0';
+	*buf_out = buf;
+	*len_out = len;
+	return 0;
 }
