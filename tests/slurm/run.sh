@@ -432,6 +432,16 @@ else
 	bad "4g --topo-gpu-matrix wrong task count" "expected: [$lr]" "got:      [$(val BAD "$f")]" "stderr: $(cat "$W/t4e.err")"
 fi
 
+# ---- 4h: the option given to sbatch reaches every srun's tasks
+script t4h 'echo "SEL=$(srun bash -c "echo \$SLURM_PROCID:\$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -n | paste -sd" ")"'
+submit t4h -N2 --ntasks-per-node=4 --gpus-per-node=4 --topo-gpu-matrix=gm8.json
+wait_jobs
+if [ "$(nvpairs "$(val SEL "$W/t4h.out")")" = ok ] && [ "$(count_lines topoplace "$W/t4h.err")" = 0 ]; then
+	ok "4h sbatch --topo-gpu-matrix=FILE (relative): the script's srun tasks get the selection, silently"
+else
+	bad "4h sbatch --topo-gpu-matrix" "got: [$(val SEL "$W/t4h.out")]" "stderr: $(cat "$W/t4h.err")"
+fi
+
 # The remaining tests change the site configuration; nothing else runs now.
 wait_jobs
 ARGS0="policy=auto time_budget_ms=300 max_file_bytes=1048576"
