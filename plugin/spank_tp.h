@@ -5,6 +5,8 @@
  *                      mapping, private hostfile, report line (no SPANK calls)
  *   spank_util.c       srun command-line scan, reading user files with the
  *                      user's privileges, private directories, GPU split
+ *   spank_gpu.c        --topo-gpu-matrix: MAGC GPU selection for one node's
+ *                      tasks on its topoplace.conf model (no SPANK calls)
  *
  * Nothing here is public API; the symbols carry the tpk_ prefix and live in
  * topoplace.so only.
