@@ -523,10 +523,6 @@ void tpk_place(const struct tpk_site *site, const struct tpk_hints *hints,
 	c.res = res;
 	c.t0 = now_ms();
 	res->quiet = !hints->seen;
-	if (hints->gpu_matrix)
-		say(res->note, "topoplace: --topo-gpu-matrix=%s is accepted but not "
-		    "yet applied", hints->gpu_matrix);
-
 	place(&c);
 
 	if (res->status != TPK_PLACED && res->dir[0]) {

@@ -19,7 +19,10 @@
  *     an explicit -w/-m/-x/-r/--nodefile, a node count other than the
  *     allocation's or the user's own SLURM_HOSTFILE/SLURM_DISTRIBUTION wins;
  *   every task (remote, task_init, as the user): splits the GPUs Slurm gave
- *     the step on the node among the node's tasks in local-rank order.
+ *     the step on the node among the node's tasks: with --topo-gpu-matrix
+ *     and the node's NodeTopology= (GpuLinks=) in topoplace.conf, by the
+ *     MAGC selection (spank_gpu.c; every task of the node computes the same
+ *     one), else, or on any error, in local-rank order.
  * Any error leaves Slurm's placement and prints one line ("fail open").
  */
 #include <errno.h>
@@ -76,7 +79,8 @@ static struct spank_option opts[] = {
 	  "topoplace: communication graph (JSON: tasks, edges, optional coords)",
 	  1, TPK_OPT_GRAPH, opt_cb },
 	{ "topo-gpu-matrix", "FILE",
-	  "topoplace: GPU peer traffic matrix (accepted, not yet applied)",
+	  "topoplace: GPU peer traffic matrix (JSON or CSV i,j,bytes): each "
+	  "task's GPUs chosen for it (needs NodeTopology= in topoplace.conf)",
 	  1, TPK_OPT_GPU_MATRIX, opt_cb },
 	{ "topo-policy", "NAME",
 	  "topoplace: auto, geometric, zorder, cyclic, random, block or none "
@@ -469,6 +473,173 @@ static int count_list(const char *s)
 	return n;
 }
 
+/* Whose privileges read the user's files in task_init: the hook runs as
+ * the user already; if a Slurm version calls it as root, drop around each
+ * access. */
+static int task_cred(spank_t sp, struct tpk_cred *cred, gid_t **groups_out)
+{
+	uid_t uid = 0;
+	gid_t gid = 0;
+	gid_t *groups = NULL;
+	int ngroups = 0;
+	memset(cred, 0, sizeof *cred);
+	*groups_out = NULL;
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
+		return -1;
+	cred->drop = geteuid() == 0 && uid != 0;
+	cred->uid = uid;
+	cred->gid = gid;
+	if (cred->drop &&
+	    spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) ==
+	    ESPANK_SUCCESS && ngroups > 0 && groups) {
+		*groups_out = malloc((size_t)ngroups * sizeof(gid_t));
+		if (*groups_out) {
+			memcpy(*groups_out, groups, (size_t)ngroups * sizeof(gid_t));
+			cred->groups = *groups_out;
+			cred->ngroups = ngroups;
+		}
+	}
+	return 0;
+}
+
+/* A line for the job's stderr (the task's stderr, which srun relays) and
+ * the slurmd log. */
+static void task_say(const char *line)
+{
+	fprintf(stderr, "%s\n", line);
+	fflush(stderr);
+	slurm_info("%s", line);
+}
+
+/* --topo-gpu-matrix: this task's GPUs from the MAGC selection of the node
+ * (every task of the node computes the same selection).  cvd and stepgpus
+ * are Slurm's CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS of the step.  Writes
+ * the task's CUDA_VISIBLE_DEVICES to mine; -1 (after one line from the
+ * node's first task, or the job's for an error every node has) when the
+ * local-rank split should be kept. */
+static int task_gpu_select(spank_t sp, int lid, uint32_t nlocal,
+			   const char *cvd, const char *stepgpus, char *mine,
+			   size_t minelen)
+{
+	uint32_t total = 0, nodeid = 0;
+	int32_t *tasks = NULL;
+	gid_t *groups = NULL;
+	char *nodename = NULL;
+	char host[256];
+	int allowed[TPK_MAX_GPUS], visible[TPK_MAX_GPUS];
+	struct tpk_gpu_req rq;
+	struct tpk_gpu_result res;
+	int rc = -1;
+	memset(&rq, 0, sizeof rq);
+	memset(&res, 0, sizeof res);
+
+	spank_get_item(sp, S_JOB_NODEID, &nodeid);
+	bool first = lid == 0;
+	int nvis = tpk_parse_gpu_list(cvd, visible, TPK_MAX_GPUS);
+	/* Slurm's own numbers of the step's GPUs (PCI bus order); without
+	 * SLURM_STEP_GPUS, CUDA_VISIBLE_DEVICES holds them */
+	int nal = tpk_parse_gpu_list(nonempty(stepgpus) ? stepgpus : cvd, allowed,
+				     TPK_MAX_GPUS);
+	if (nvis <= 0 || nal != nvis) {
+		snprintf(res.msg, sizeof res.msg, "topoplace: error: "
+			 "--topo-gpu-matrix: CUDA_VISIBLE_DEVICES=%s does not list "
+			 "the step's GPUs by number; GPUs split in local-rank order",
+			 cvd);
+		goto out;
+	}
+	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total) != ESPANK_SUCCESS ||
+	    !(tasks = malloc(sizeof(int32_t) * (nlocal + 1u)))) {
+		snprintf(res.msg, sizeof res.msg, "topoplace: error: "
+			 "--topo-gpu-matrix: cannot tell the step's tasks; GPUs "
+			 "split in local-rank order");
+		goto out;
+	}
+	for (uint32_t i = 0; i < nlocal; i++) {
+		uint32_t g = 0;
+		if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, i, &g) !=
+		    ESPANK_SUCCESS || g >= total) {
+			snprintf(res.msg, sizeof res.msg, "topoplace: error: "
+				 "--topo-gpu-matrix: cannot tell the global id of "
+				 "local task %u; GPUs split in local-rank order", i);
+			goto out;
+		}
+		tasks[i] = (int32_t)g;
+	}
+	nodename = job_getenv(sp, "SLURMD_NODENAME");
+	if (!nonempty(nodename)) {
+		free(nodename);
+		nodename = NULL;
+		if (gethostname(host, sizeof host) == 0) {
+			host[sizeof host - 1] = '\0';
+			char *dot = strchr(host, '.');
+			if (dot)
+				*dot = '\0';
+			nodename = strdup(host);
+		}
+	}
+	if (task_cred(sp, &rq.cred, &groups) < 0) {
+		snprintf(res.msg, sizeof res.msg, "topoplace: error: "
+			 "--topo-gpu-matrix: cannot tell the job's user; GPUs "
+			 "split in local-rank order");
+		goto out;
+	}
+	rq.node = nodename;
+	rq.tasks = tasks;
+	rq.ntasks = (int32_t)nlocal;
+	rq.total_tasks = total;
+	rq.allowed = allowed;
+	rq.nallowed = nal;
+	rq.basedir = NULL;          /* the task's working directory */
+	if (tpk_gpu_select(&site, &hints, &rq, &res) < 0) {
+		first = res.jobwide ? lid == 0 && nodeid == 0 : lid == 0;
+		goto out;
+	}
+	/* this task's GPUs, as CUDA_VISIBLE_DEVICES entries: the position of
+	 * Slurm's GPU in the step's list picks the visible entry */
+	size_t used = 0;
+	mine[0] = '\0';
+	for (int q = 0; q < res.gpt; q++) {
+		int g = res.gpus[lid * res.gpt + q], pos = -1;
+		for (int k = 0; k < nal && pos < 0; k++)
+			if (allowed[k] == g)
+				pos = k;
+		int n = pos < 0 ? -1 : snprintf(mine + used, minelen - used, "%s%d",
+						q ? "," : "", visible[pos]);
+		if (n < 0 || (size_t)n >= minelen - used) {
+			snprintf(res.msg, sizeof res.msg, "topoplace: error: "
+				 "--topo-gpu-matrix: GPU %d is not the step's; GPUs "
+				 "split in local-rank order", g);
+			goto out;
+		}
+		used += (size_t)n;
+	}
+	res.msg[0] = '\0';
+	if (hints.report && lid == 0) {
+		char line[TPK_LINE_MAX];
+		snprintf(line, sizeof line, "topoplace: %s: GPU selection applied "
+			 "(%s, %u tasks, %d GPU%s per task, step GPUs %s): max "
+			 "GPU-link congestion %.6g -> %.6g ms (local-rank order -> "
+			 "topoplace)", nodename ? nodename : "?", res.used, nlocal,
+			 res.gpt, res.gpt > 1 ? "s" : "",
+			 nonempty(stepgpus) ? stepgpus : cvd, res.local_rank_ms,
+			 res.topoplace_ms);
+		task_say(line);
+	}
+	rc = 0;
+out:
+	if (rc < 0 && res.msg[0]) {
+		if (first)
+			task_say(res.msg);
+		else
+			slurm_debug("%s", res.msg);
+	}
+	free(tasks);
+	free(groups);
+	free(nodename);
+	return rc;
+}
+
 static void task_gpus(spank_t sp)
 {
 	int lid = -1;
@@ -488,7 +659,11 @@ static void task_gpus(spank_t sp)
 	stepgpus = job_getenv(sp, "SLURM_STEP_GPUS");
 	if (nonempty(stepgpus) && count_list(stepgpus) > count_list(cvd))
 		goto out;
-	if (tpk_gpu_split(cvd, lid, (int)nlocal, mine, sizeof mine) < 0)
+	/* --topo-gpu-matrix: MAGC's choice; on any error the split below */
+	if (!(hints.gpu_matrix &&
+	      task_gpu_select(sp, lid, nlocal, cvd, stepgpus, mine,
+			      sizeof mine) == 0) &&
+	    tpk_gpu_split(cvd, lid, (int)nlocal, mine, sizeof mine) < 0)
 		goto out;
 	ordinal = job_getenv(sp, "GPU_DEVICE_ORDINAL");
 	rocr = job_getenv(sp, "ROCR_VISIBLE_DEVICES");

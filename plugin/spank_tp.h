@@ -5,6 +5,8 @@
  *                      mapping, private hostfile, report line (no SPANK calls)
  *   spank_util.c       srun command-line scan, reading user files with the
  *                      user's privileges, private directories, GPU split
+ *   spank_gpu.c        --topo-gpu-matrix: MAGC GPU selection for one node's
+ *                      tasks on its topoplace.conf model (no SPANK calls)
  *
  * Nothing here is public API; the symbols carry the tpk_ prefix and live in
  * topoplace.so only.
@@ -163,5 +165,47 @@ int tpk_gpu_split(const char *list, int local_id, int ntasks, char *out,
 /* Sum of a SLURM_TASKS_PER_NODE spec ("2(x3),1" = 7) and its node count;
  * -1 when malformed. */
 int64_t tpk_tasks_per_node_sum(const char *spec, int64_t *nnodes);
+
+/* ---- spank_gpu.c ---- */
+
+#define TPK_MAX_GPUS 64   /* GPUs per node (TP_NODE_MAX_GPUS) */
+
+/* One node's share of a step, for the GPU selection. */
+struct tpk_gpu_req {
+	const char *node;          /* this node's name (SLURMD_NODENAME) */
+	const int32_t *tasks;      /* global ids of the node's tasks, local-rank
+				      order */
+	int32_t ntasks;
+	int64_t total_tasks;       /* tasks of the step: rows of the matrix */
+	const int *allowed;        /* the step's GPUs on the node, as Slurm
+				      numbers them (PCI bus order) */
+	int nallowed;
+	const char *basedir;       /* base of relative paths (NULL: cwd) */
+	struct tpk_cred cred;      /* whose privileges read the user's files */
+};
+
+struct tpk_gpu_result {
+	int gpt;                   /* GPUs per task */
+	int gpus[TPK_MAX_GPUS];    /* ntasks x gpt Slurm GPU indices,
+				      task-major (local-rank order) */
+	double local_rank_ms;      /* max GPU-link congestion, local-rank order */
+	double topoplace_ms;       /* the same for the selection */
+	char used[32];             /* candidate kept: "magc", "local-rank", ... */
+	bool jobwide;              /* the error is the same on every node */
+	char msg[TPK_LINE_MAX];    /* the error line ("" on success) */
+};
+
+/* MAGC GPU selection (tp_gpusel) for the tasks of one node, from
+ * --topo-gpu-matrix (read with the user's privileges, at most
+ * site->max_file_bytes) and the node's NodeTopology=/GpuLinks= in
+ * topoplace.conf; the tasks' sockets come from phase 2 on the CPU + GPU
+ * traffic as `topoplace map` computes them.  Deterministic: every task of the
+ * node gets the same answer.  Returns 0, or -1 with one line in res->msg. */
+int tpk_gpu_select(const struct tpk_site *site, const struct tpk_hints *h,
+		   const struct tpk_gpu_req *rq, struct tpk_gpu_result *res);
+
+/* Parse a GPU list "0,1,3" (digits only) into out (at most cap); returns the
+ * count, or -1 ("NoDevFiles", UUIDs, too many). */
+int tpk_parse_gpu_list(const char *list, int *out, int cap);
 
 #endif

@@ -379,14 +379,67 @@ else
 	bad "7a srun -w wins" "without hint [$(val USER "$f")] with hint [$(val TOPO "$f")]" "stderr: $(cat "$W/t7.err")"
 fi
 
-# ---- --topo-gpu-matrix: accepted, said to be not yet applied
-script t4e 'echo "SPLIT=$(srun --topo-stencil=2x2 --topo-gpu-matrix=m.txt bash -c "echo \$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -u | paste -sd" ")"'
-as_user "salloc -N2 --ntasks-per-node=2 --gpus-per-node=4 ./t4e.sh > t4e.out 2> t4e.err"
-if [ "$(val SPLIT "$W/t4e.out")" = "0:0,1 1:2,3" ] &&
-	[ "$(count_lines '^topoplace: --topo-gpu-matrix=m.txt is accepted but not yet applied' "$W/t4e.err")" = 1 ]; then
-	ok "4e --topo-gpu-matrix: accepted, one line says it is not yet applied"
+# ---- 4e-4g: --topo-gpu-matrix: each task's GPUs from MAGC on the node model
+# (topoplace.conf: NodeTopology=nvl4.xml, GpuLinks=nvl4.links: NVLink pairs
+# 0-1 and 2-3).  Heavy pairs (0,2) (1,3) on node A, (4,6) (5,7) on node B:
+# local-rank order puts every heavy pair across the PCIe/socket link.
+cp "$REPO/tests/cli/data/gpu-pairs8.json" "$W/gm8.json"
+echo '{"tasks": 6, "traffic": [[0, 2, 1e9], [1, 3, 1e9]]}' > "$W/gm6.json"
+chown "$TPUSER:" "$W/gm8.json" "$W/gm6.json"
+chmod 0600 "$W/gm8.json" "$W/gm6.json"
+script t4e 'g() { srun "$@" bash -c "echo \$SLURM_PROCID:\$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -n | paste -sd" "; }
+echo "NL=$SLURM_JOB_NODELIST"
+echo "TPN=$SLURM_TASKS_PER_NODE"
+echo "SEL=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json --topo-report)"
+echo "SEL0=$(g --topo-gpu-matrix=gm8.json)"
+echo "BAD=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm6.json)"'
+as_user "salloc -N2 --ntasks-per-node=4 --gpus-per-node=4 ./t4e.sh > t4e.out 2> t4e.err"
+f=$W/t4e.out
+# PROCID:LOCALID:GPUS -> "ok" when every heavy pair sits on an NVLink pair
+nvpairs() {
+	python3 -c '
+import sys
+g = {int(t.split(":")[0]): t.split(":")[2] for t in sys.argv[1].split()}
+nv = ({"0", "1"}, {"2", "3"})
+ok = len(g) == 8 and all({g[a], g[b]} in nv
+                         for a, b in ((0, 2), (1, 3), (4, 6), (5, 7)))
+print("ok" if ok else "no")' "$1" 2>/dev/null
+}
+exp=$("$CLI" map --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
+	--stencil 8x1 --policy block --gpu-matrix "$W/gm8.json" --format json 2>/dev/null |
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(" ".join("%d:%d:%s" % (t, t % 4, ",".join(map(str, g)))
+               for t, g in enumerate(d["gpus"])))' 2>/dev/null)
+sel=$(val SEL "$f")
+if [ "$(nvpairs "$sel")" = ok ] && [ "$sel" = "$exp" ] &&
+	[ "$(count_lines '^topoplace: node[0-9]*: GPU selection applied (magc, 4 tasks, 1 GPU per task, step GPUs 0,1,2,3): max GPU-link congestion 200 -> 12.5 ms' "$W/t4e.err")" = 2 ]; then
+	ok "4e --topo-gpu-matrix: heavy pairs on NVLink pairs, = topoplace map --gpu-matrix, one report line per node"
 else
-	bad "4e --topo-gpu-matrix" "split [$(val SPLIT "$W/t4e.out")]" "stderr: $(cat "$W/t4e.err")"
+	bad "4e --topo-gpu-matrix" "expected: [$exp]" "got:      [$sel]" "stderr: $(cat "$W/t4e.err")"
+fi
+if [ "$(nvpairs "$(val SEL0 "$f")")" = ok ]; then
+	ok "4f --topo-gpu-matrix alone (no CPU pattern): heavy pairs on NVLink pairs"
+else
+	bad "4f --topo-gpu-matrix alone" "got: [$(val SEL0 "$f")]"
+fi
+lr="0:0:0 1:1:1 2:2:2 3:3:3 4:0:0 5:1:1 6:2:2 7:3:3"
+if [ "$(val BAD "$f")" = "$lr" ] &&
+	[ "$(count_lines '^topoplace: error: --topo-gpu-matrix: .*; GPUs split in local-rank order' "$W/t4e.err")" = 1 ]; then
+	ok "4g --topo-gpu-matrix with the wrong task count: local-rank split, one error line"
+else
+	bad "4g --topo-gpu-matrix wrong task count" "expected: [$lr]" "got:      [$(val BAD "$f")]" "stderr: $(cat "$W/t4e.err")"
+fi
+
+# ---- 4h: the option given to sbatch reaches every srun's tasks
+script t4h 'echo "SEL=$(srun bash -c "echo \$SLURM_PROCID:\$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -n | paste -sd" ")"'
+submit t4h -N2 --ntasks-per-node=4 --gpus-per-node=4 --topo-gpu-matrix=gm8.json
+wait_jobs
+if [ "$(nvpairs "$(val SEL "$W/t4h.out")")" = ok ] && [ "$(count_lines topoplace "$W/t4h.err")" = 0 ]; then
+	ok "4h sbatch --topo-gpu-matrix=FILE (relative): the script's srun tasks get the selection, silently"
+else
+	bad "4h sbatch --topo-gpu-matrix" "got: [$(val SEL "$W/t4h.out")]" "stderr: $(cat "$W/t4h.err")"
 fi
 
 # The remaining tests change the site configuration; nothing else runs now.
