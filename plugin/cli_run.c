@@ -651,7 +651,7 @@ static int map_run(struct job *j)
 		cli_print_compare(stderr, rows, nrows);
 	}
 
-	/* phase 2 on the CPU + GPU sum too (see doc/readme-node.md) */
+	/* phase 2 on the CPU + GPU sum too (see README.md, "Inside the node") */
 	if (j->models.of &&
 	    (rc = cli_node_place(&j->nopt, &j->models, j->g,
 				 j->gm, j->alloc, j->map, r.ntasks, &j->nres)))

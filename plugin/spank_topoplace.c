@@ -7,7 +7,7 @@
  * Options (sbatch, salloc, srun): --topo-stencil=SPEC --topo-graph=FILE
  * --topo-gpu-matrix=FILE --topo-policy=NAME --topo-report.
  *
- * Where it acts (see doc/readme-slurm.md):
+ * Where it acts (see README.md, "Slurm: the SPANK plugin"):
  *   batch step (remote, user_init, privileges already dropped to the user):
  *     maps the job's tasks onto its nodes and exports SLURM_HOSTFILE (a file in
  *     a private directory under the job's TMPDIR, removed in slurm_spank_exit)

@@ -1,4 +1,4 @@
-/* topoplace — topoplace.conf reader (see conf.h and doc/readme-config.md).
+/* topoplace — topoplace.conf reader (see conf.h and README.md, "Configuration").
  *
  * The text is read whole, split into physical lines, comments removed and
  * '\'-continued lines joined into logical lines of Key=Value tokens, each token
