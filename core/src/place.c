@@ -17,6 +17,7 @@ static const struct {
 	{ "block", TP_POLICY_BLOCK },     { "cyclic", TP_POLICY_CYCLIC },
 	{ "random", TP_POLICY_RANDOM },   { "zorder", TP_POLICY_ZORDER },
 	{ "graph", TP_POLICY_GRAPH },     { "auto", TP_POLICY_AUTO },
+	{ "modcolor", TP_POLICY_MODCOLOR },
 };
 #define NPOLICIES (sizeof POLICIES / sizeof POLICIES[0])
 
@@ -28,7 +29,7 @@ int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err)
 			return 0;
 		}
 	return tp_error_set(err, TP_EINVAL,
-			    "unknown policy '%s' (valid: none, geometric, block, cyclic, random, zorder, graph, auto)",
+			    "unknown policy '%s' (valid: none, geometric, block, cyclic, random, zorder, graph, auto, modcolor)",
 			    name ? name : "");
 }
 
@@ -228,10 +229,10 @@ static int place_geometric(const tp_graph *g, const tp_alloc *a,
 
 /* ---- candidates: graph and auto ---- */
 
-enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART };
+enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR };
 
 static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
-					  "greedy", "bipartition" };
+					  "greedy", "bipartition", "modcolor" };
 
 typedef struct cand_run {
 	const tp_graph *g;
@@ -301,6 +302,15 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 			rep->have_geom = true;
 		break;
 	}
+	case C_MODCOLOR:
+		rc = tp_graphmap_modcolor(r->g, r->a, &r->o->graph, r->trial, &e);
+		if (rc == TP_ENOTSUP) {
+			const char *m = strncmp(e.msg, "modcolor: ", 10) ? e.msg : e.msg + 10;
+			snprintf(c->note, sizeof c->note, "skipped: %.70s", m);
+			c->ms = tp__now_ms() - t;
+			return 0;
+		}
+		break;
 	case C_GREEDY:
 	case C_BIPART: {
 		tp_graphmap_opts go = r->o->graph;
@@ -360,8 +370,10 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		if (!(rc = run_candidate(&r, C_BLOCK, true, err)) &&
 		    !(rc = run_candidate(&r, C_ZORDER, true, err)) &&
 		    !(rc = run_candidate(&r, C_GEOMETRIC, false, err)) &&
-		    !(rc = run_candidate(&r, C_GREEDY, false, err)))
-			rc = run_candidate(&r, C_BIPART, false, err);
+		    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
+		    !(rc = run_candidate(&r, C_BIPART, false, err)) &&
+		    tp_machine_is_dragonfly(a->m))
+			rc = run_candidate(&r, C_MODCOLOR, false, err);
 	} else {
 		/* graph: greedy always runs, so there is a result */
 		if (!(rc = run_candidate(&r, C_GREEDY, true, err)))
@@ -410,6 +422,9 @@ int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 		break;
 	case TP_POLICY_ZORDER:
 		rc = tp_map_zorder(a, n, map, err);
+		break;
+	case TP_POLICY_MODCOLOR:
+		rc = tp_graphmap_modcolor(g, a, &o->graph, map, err);
 		break;
 	case TP_POLICY_GRAPH:
 	case TP_POLICY_AUTO:

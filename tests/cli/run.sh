@@ -645,10 +645,27 @@ DN=$(awk 'BEGIN { for (i = 0; i < 24; i++) printf "%sdf%03d", (i ? "," : ""), (i
 tp map --config "$EX/dragonfly.conf" --nodes "$DN" --tasks-per-node 2 --stencil 8x6 \
 	--format json --time-budget 0 --explain
 if check0 "dragonfly: auto"; then
-	r=$(json_get "$tmp/out" 'd["policy"] == "auto" and d["metrics"]["hop_bytes"] < d["block_metrics"]["hop_bytes"] and sum(1 for c in d["candidates"] if c["ran"]) == 5' 2>&1)
-	if [ "$r" = True ] && grep -q '^explain: kept ' "$tmp/err"; then ok "dragonfly: auto below block, all 5 candidates ran"
+	r=$(json_get "$tmp/out" 'd["policy"] == "auto" and d["metrics"]["hop_bytes"] < d["block_metrics"]["hop_bytes"] and sum(1 for c in d["candidates"] if c["ran"]) == 6' 2>&1)
+	if [ "$r" = True ] && grep -q '^explain: kept ' "$tmp/err"; then ok "dragonfly: auto below block, all 6 candidates ran (modcolor too)"
 	else no "dragonfly: auto" "$r $(cat "$tmp/err")"; fi
 fi
+# PERCS mod-colour halo mapping: 16 groups, direct routing, 32x32 halo
+printf 'Network=dragonfly Groups=16 RoutersPerGroup=4 NodesPerRouter=1 LinksPerGroupPair=1 Routing=direct\nNodeName=p[00-63] CoordOrder=x-major\n' >"$tmp/percs.conf"
+tp map --config "$tmp/percs.conf" --nodes 'p[00-63]' --ntasks 1024 --stencil 32x32:5pt:periodic=all \
+	--policy modcolor --metric congestion --format json
+if check0 "dragonfly: modcolor"; then
+	r=$(json_get "$tmp/out" 'd["policy"] == "modcolor" and d["metrics"]["max_congestion_bytes"] < d["block_metrics"]["max_congestion_bytes"]' 2>&1)
+	if [ "$r" = True ]; then ok "dragonfly: --policy modcolor below block's congestion"
+	else no "dragonfly: modcolor" "$r $(cat "$tmp/out")"; fi
+fi
+tp map --config "$tmp/percs.conf" --nodes 'p[00-63]' --ntasks 1024 --stencil 8x8x16 --policy auto \
+	--metric congestion --format json --time-budget 0 --explain
+if check0 "dragonfly: modcolor skipped on 3-D"; then
+	r=$(json_get "$tmp/out" 'any(c["name"] == "modcolor" and not c["ran"] and "not a 2-D grid" in c["note"] for c in d["candidates"])' 2>&1)
+	if [ "$r" = True ]; then ok "dragonfly: auto reports modcolor skipped for a 3-D stencil"
+	else no "dragonfly: modcolor skipped" "$r $(cat "$tmp/out")"; fi
+fi
+fails2 "modcolor: not two-level" "two-level" - map --config "$EX/mesh2d.conf" --nodes "node[00-15]" --tasks-per-node 4 --stencil 8x8 --policy modcolor
 printf 'Network=dragonfly Groups=2 RoutersPerGroup=2 NodesPerRouter=2\nNodeName=d[0-8] CoordOrder=x-major\n' >"$tmp/df-bad.conf"
 fails2 "dragonfly: more nodes than the groups hold" "df-bad.conf:2" - check-config "$tmp/df-bad.conf"
 

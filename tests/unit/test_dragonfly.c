@@ -146,6 +146,114 @@ START_TEST(map_on_dragonfly)
 }
 END_TEST
 
+/* PERCS mod-colour halo mapping: 16 groups x 4 routers, one node per router
+ * with 16 slots (64 per group), one global link per group pair, direct
+ * routing; a periodic 32x32 5-point halo (1024 tasks). */
+static tp_conf *percs(const char *routing)
+{
+	char text[256];
+	snprintf(text, sizeof text,
+		 "Network=dragonfly Groups=16 RoutersPerGroup=4 NodesPerRouter=1 "
+		 "LinksPerGroupPair=1 Routing=%s\nNodeName=p[00-63] CoordOrder=x-major\n",
+		 routing);
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string(text, "percs.conf", &c, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+START_TEST(modcolor_halo)
+{
+	tp_conf *c = percs("direct");
+	const tp_machine *m = tp_conf_machine(c);
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "p[00-63]", 16, "t", &a, &err), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "32x32:5pt:periodic=all", 1024, &err), 0);
+	int32_t *map = malloc(1024 * sizeof *map), *map2 = malloc(1024 * sizeof *map2),
+		*blk = malloc(1024 * sizeof *blk);
+	ck_assert_int_eq(tp_graphmap_modcolor(g, a, NULL, map, &err), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	ck_assert_int_eq(tp_graphmap_modcolor(g, a, NULL, map2, &err), 0);
+	ck_assert_mem_eq(map, map2, 1024 * sizeof *map);   /* deterministic */
+	/* every group holds exactly 64 tasks */
+	int per[16] = { 0 };
+	for (int t = 0; t < 1024; t++)
+		per[tp_machine_node_coords(m, tp_alloc_node(a, map[t]))[1]]++;
+	for (int k = 0; k < 16; k++)
+		ck_assert_int_eq(per[k], 64);
+	ck_assert_int_eq(tp_map_block(a, 1024, blk, NULL), 0);
+	tp_metrics mm, mb;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mm, NULL), 0);
+	ck_assert_int_eq(tp_metrics_compute(g, a, blk, true, &mb, NULL), 0);
+	ck_assert_msg(mm.max_congestion_bytes < mb.max_congestion_bytes,
+		      "modcolor %g vs block %g", mm.max_congestion_bytes,
+		      mb.max_congestion_bytes);
+	/* auto with the congestion metric runs it and keeps a result at least
+	 * as good */
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	o.geom.metric = TP_METRIC_CONGESTION;
+	o.geom.time_budget_ms = 0;
+	o.graph.refine_passes = 1;
+	tp_place_report r;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map2, &r, &err), 0);
+	int mc = -1;
+	for (int i = 0; i < r.ncandidates; i++)
+		if (!strcmp(r.cand[i].name, "modcolor"))
+			mc = i;
+	ck_assert_int_ge(mc, 0);
+	ck_assert(r.cand[mc].ran);
+	ck_assert(r.cand[r.best].score <= r.cand[mc].score);
+	/* the policy by name */
+	enum tp_policy pol;
+	ck_assert_int_eq(tp_policy_parse("modcolor", &pol, NULL), 0);
+	o.policy = pol;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map2, &r, &err), 0);
+	ck_assert_mem_eq(map, map2, 1024 * sizeof *map);
+	/* fewer slots in some groups, more elsewhere: still valid */
+	ck_assert_int_eq(tp_alloc_set_slots_spec(a, "8(x8),24(x8),16(x48)", &err), 0);
+	ck_assert_int_eq(tp_graphmap_modcolor(g, a, NULL, map, &err), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	/* more slots than tasks */
+	ck_assert_int_eq(tp_alloc_set_slots_spec(a, "20(x64)", &err), 0);
+	ck_assert_int_eq(tp_graphmap_modcolor(g, a, NULL, map, &err), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	tp_graph_destroy(g);
+	/* not a 2-D grid: skipped */
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8x16", 1024, &err), 0);
+	ck_assert_int_eq(tp_graphmap_modcolor(g, a, NULL, map, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, "not a 2-D grid");
+	o.policy = TP_POLICY_AUTO;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), 0);
+	ck_assert(!r.cand[r.ncandidates - 1].ran);
+	ck_assert_ptr_nonnull(strstr(r.cand[r.ncandidates - 1].note, "skipped"));
+	tp_graph_destroy(g);
+	/* odd x odd grid: skipped, one line */
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "33x31", 0, &err), 0);
+	ck_assert_int_eq(tp_graphmap_modcolor(g, a, NULL, map, &err), TP_ENOTSUP);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	/* not two-level: a torus */
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=4x4 Wrap=yes\nNodeName=n[0-15] CoordOrder=x-major\n",
+					     "t.conf", &c, &err), 0);
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-15]", 4, "t", &a, &err), 0);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8", 64, &err), 0);
+	ck_assert_int_eq(tp_graphmap_modcolor(g, a, NULL, map, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, "two-level");
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	free(map);
+	free(map2);
+	free(blk);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dragonfly");
@@ -153,6 +261,7 @@ int main(void)
 	tcase_add_test(tc, distances_and_routes);
 	tcase_add_loop_test(tc, bad_dragonfly, 0, (int)(sizeof bad_configs / sizeof bad_configs[0]));
 	tcase_add_test(tc, map_on_dragonfly);
+	tcase_add_test(tc, modcolor_halo);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

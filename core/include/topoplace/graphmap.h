@@ -63,6 +63,20 @@ int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 			    const tp_graphmap_opts *o, int32_t *map,
 			    tp_error *err);
 
+/* PERCS mod-colour halo mapping (Chakaravarthy et al.) for 2-D grid patterns
+ * (stencils NxM, or NxMx1) on two-level networks (Network=dragonfly): the
+ * block grid is coloured two rows at a time, row 2j with colours j*q + y and
+ * row 2j+1 with j*q + ((5y + 2) mod q), so that each group's blocks have at
+ * most one neighbouring block in any other group (perfect when the block rows
+ * are a multiple of four and the block columns a power of two >= 8); colour c
+ * goes to the c-th group of the allocation.  The block layout is chosen so
+ * that the colours match the allocation's groups when the grid allows it.
+ * Valid for any slot counts (tasks then fill the slots in colour order).  Not
+ * refined.  TP_ENOTSUP when the pattern is not a 2-D grid, the network is not
+ * a dragonfly, the allocation lies in one group, or no grid side is even. */
+int tp_graphmap_modcolor(const tp_graph *g, const tp_alloc *a,
+			 const tp_graphmap_opts *o, int32_t *map, tp_error *err);
+
 /* Swap/move refinement of a valid mapping in place (o->refine_passes passes
  * at most, stopping early when a pass changes nothing).  *moves (may be NULL)
  * receives the number of changes made. */

@@ -32,7 +32,10 @@ enum tp_policy {
 	TP_POLICY_AUTO,          /* every applicable candidate (block, zorder,
 				    geometric, greedy, bipartition) scored by
 				    the metric; the best is kept, never worse
-				    than block */
+				    than block; modcolor on dragonflies
+				    with 2-D grid patterns */
+	TP_POLICY_MODCOLOR,      /* PERCS mod-colour halo mapping (2-D grid
+				    patterns on dragonflies) */
 };
 
 int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err);
