@@ -231,7 +231,7 @@ static const char help_map[] =
 "Options:\n"
 "  -p, --policy NAME         geometric (default unless the config says\n"
 "                            otherwise), graph, auto, block, cyclic,\n"
-"                            random, zorder\n"
+"                            random, zorder, modcolor\n"
 "  -m, --metric NAME         hop-bytes or congestion (scores the search)\n"
 "  -f, --format FMT          hostfile (default), json, or rankfile\n"
 "                            (rank 0=node cpus=0-3 gpus=0; --node-topology)\n"
