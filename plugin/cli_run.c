@@ -477,6 +477,9 @@ static json_object *map_json(const struct job *j, const struct map_result *r)
 		   json_object_new_int64(tp_alloc_total_slots(j->alloc)));
 	bad |= put(doc, "time_budget_ms", cli_json_double(r->budget_ms));
 	bad |= put(doc, "mapping", names_json(j->alloc, j->map, r->ntasks));
+	bad |= put(doc, "congestion_unit", json_object_new_string(
+		   tp_machine_has_level_bandwidth(tp_alloc_machine(j->alloc))
+		   ? "bytes/bandwidth" : "bytes"));
 	bad |= put(doc, "metrics", cli_metrics_json(&r->m));
 	bad |= put(doc, "block_metrics", cli_metrics_json(&r->mblock));
 	if (r->have_z)
@@ -819,6 +822,9 @@ static int eval_run(struct job *j)
 		bad |= put(doc, "ntasks", json_object_new_int64(ntasks));
 		bad |= put(doc, "nnodes",
 			   json_object_new_int64(tp_alloc_nnodes(j->alloc)));
+		bad |= put(doc, "congestion_unit", json_object_new_string(
+			   tp_machine_has_level_bandwidth(tp_alloc_machine(j->alloc))
+			   ? "bytes/bandwidth" : "bytes"));
 		bad |= put(doc, "metrics", cli_metrics_json(&m));
 		bad |= put(doc, "block_metrics", cli_metrics_json(&mb));
 		if (bad) {

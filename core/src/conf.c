@@ -36,7 +36,7 @@ struct tp_conf {
 	double time_budget_ms;
 	char *topo_path;            /* Network=tree: the topology file read */
 	int nlevel_bw;
-	double level_bw[16];        /* LevelBandwidth= (reported only) */
+	double level_bw[16];        /* LevelBandwidth= (congestion on trees) */
 
 	/* NodeTopology= / GpuLinks= of NodeName= lines: distinct pairs, and the
 	 * pair of every machine node (-1: none) */
@@ -1303,6 +1303,11 @@ static int parse_text(struct loader *ld, char *text)
 			return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
 				    "LevelBandwidth= has %d values, the tree has %d levels of links",
 				    ld->c->nlevel_bw, tp_machine_tree_levels(ld->c->m));
+		if (ld->c->nlevel_bw > 0 &&
+		    (rc = tp_machine_set_tree_level_bandwidth(ld->c->m, ld->c->level_bw,
+							      ld->c->nlevel_bw, NULL)))
+			return lerr(ld, NULL, ld->lbw_line, rc,
+				    "LevelBandwidth=: cannot be applied to the tree");
 	}
 	if (ld->c->net == NET_DFLY && !ld->c->m &&
 	    (rc = ensure_machine(ld, 0, "end of file")))

@@ -727,7 +727,8 @@ static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
 				cr->tl[cr->ntl] = l;
 				cr->tl_old[cr->ntl++] = cr->load[l];
 			}
-			cr->load[l] += sign * g->weights[e];
+			cr->load[l] += sign * g->weights[e] *
+				       tp__link_weight(cr->c->a->m, l);
 		}
 	}
 	return 0;
@@ -803,7 +804,8 @@ static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
 				break;
 			}
 			for (int k = 0; k < n; k++)
-				cr.load[cr.route[k]] += g->weights[e];
+				cr.load[cr.route[k]] += g->weights[e] *
+					tp__link_weight(a->m, cr.route[k]);
 		}
 	if (rc)
 		goto out;

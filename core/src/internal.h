@@ -24,6 +24,9 @@ struct tp_tree {
 	int height;           /* level of the top switch */
 	int mincost;          /* smallest link cost */
 	bool inner_nodes;     /* some switch has both Nodes= and Switches= */
+	double *upinvbw;      /* 1 / bandwidth of the link to the parent, or
+				 NULL (LevelBandwidth= not given) */
+	double maxbw;         /* largest level bandwidth (0 when NULL) */
 };
 
 /* A two-level dragonfly (Network=dragonfly); see dragonfly.c.  The machine
@@ -81,6 +84,13 @@ int tp__tree_route(const struct tp_machine *m, int ra, int rb, int64_t *links,
 		   int cap);
 int tp__tree_range_lb(const struct tp_machine *m, int p, int lo, int hi);
 void tp__tree_free(struct tp_tree *t);
+
+/* Weight of one byte on a link for congestion: 1 / bandwidth on trees with
+ * LevelBandwidth=, else 1. */
+static inline double tp__link_weight(const struct tp_machine *m, int64_t link)
+{
+	return m->tree && m->tree->upinvbw ? m->tree->upinvbw[link] : 1.0;
+}
 
 /* Dragonflies (dragonfly.c), on router coordinates (router, group). */
 int tp__dfly_dist(const struct tp_machine *m, const int *x, const int *y);

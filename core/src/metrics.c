@@ -387,7 +387,7 @@ static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
 				}
 				if (msgs[l]++ == 0)
 					touched[nt++] = l;
-				load[l] += we;
+				load[l] += we * tp__link_weight(a->m, l);
 			}
 			if (rc)
 				break;
@@ -411,6 +411,9 @@ static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
 	r->max_bytes = mb;
 	r->max_msgs = mm;
 	r->hop_bytes = hb;
+	/* loads in bytes / bandwidth: the smallest step is wmin / max bw */
+	if (a->m->tree && a->m->tree->upinvbw && a->m->tree->maxbw > 0)
+		wmin /= a->m->tree->maxbw;
 	r->min_weight = wmin;
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <slurm/slurm.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,7 @@ void tp__tree_free(struct tp_tree *t)
 	free(t->level);
 	free(t->upcost);
 	free(t->router_sw);
+	free(t->upinvbw);
 	free(t);
 }
 
@@ -524,6 +526,51 @@ out:
 bool tp_machine_is_tree(const tp_machine *m)
 {
 	return m && m->tree;
+}
+
+int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
+					int nlevels, tp_error *err)
+{
+	if (!m || !m->tree)
+		return tp_error_set(err, TP_EINVAL, "LevelBandwidth=: the network is not a switch tree");
+	struct tp_tree *t = m->tree;
+	if (nlevels < 0 || (nlevels > 0 && !bw) ||
+	    (nlevels > 1 && nlevels != t->height))
+		return tp_error_set(err, TP_EINVAL,
+				    "LevelBandwidth= has %d values, the tree has %d level%s of links",
+				    nlevels, t->height, t->height == 1 ? "" : "s");
+	for (int l = 0; l < nlevels; l++)
+		if (!(bw[l] > 0) || !isfinite(bw[l]))
+			return tp_error_set(err, TP_EINVAL,
+					    "LevelBandwidth=: value %d is not a positive number", l + 1);
+	if (nlevels == 0) {
+		free(t->upinvbw);
+		t->upinvbw = NULL;
+		t->maxbw = 0;
+		return TP_OK;
+	}
+	double *inv = tp__malloc_array((size_t)t->nsw + 1, sizeof(double));
+	if (!inv)
+		return tp_error_set(err, TP_ENOMEM, "LevelBandwidth=: out of memory");
+	double mx = 0;
+	for (int32_t s = 0; s < t->nsw; s++) {
+		int l = nlevels == 1 ? 0 : t->level[s];
+		if (l >= nlevels)
+			l = nlevels - 1;
+		inv[s] = 1.0 / bw[l];
+	}
+	for (int l = 0; l < nlevels; l++)
+		if (bw[l] > mx)
+			mx = bw[l];
+	free(t->upinvbw);
+	t->upinvbw = inv;
+	t->maxbw = mx;
+	return TP_OK;
+}
+
+bool tp_machine_has_level_bandwidth(const tp_machine *m)
+{
+	return m && m->tree && m->tree->upinvbw;
 }
 
 int tp_machine_tree_levels(const tp_machine *m)

@@ -632,6 +632,19 @@ fails2 "tree: node in no switch" "tp.conf:2: NodeName=n[0-8]: node 'n8' is under
 printf 'Network=tree TopologyFile=topology.conf\n' >"$tmp/tree/tp.conf"
 fails2 "tree: allocation node in no switch" "n9" - \
 	map --config "$tmp/tree/tp.conf" --nodes 'n[0-1],n9' --ntasks 3 --stencil 3x1
+# LevelBandwidth=: congestion in bytes / bandwidth, and the JSON says so
+for lb in "" " LevelBandwidth=4"; do
+	printf 'Network=tree TopologyFile=topology.conf%s\n' "$lb" >"$tmp/tree/tp.conf"
+	tp map --config "$tmp/tree/tp.conf" --nodes 'n0,n4' --tasks-per-node 1 \
+		--stencil '2x1:5pt:bytes=8' --policy block --format json
+	if [ -n "$lb" ]; then want='d["congestion_unit"] == "bytes/bandwidth" and d["metrics"]["max_congestion_bytes"] == 2.0'
+	else want='d["congestion_unit"] == "bytes" and d["metrics"]["max_congestion_bytes"] == 8.0'; fi
+	if check0 "tree: congestion unit$lb"; then
+		r=$(json_get "$tmp/out" "$want" 2>&1)
+		if [ "$r" = True ]; then ok "tree: congestion unit${lb:- (bytes)}"
+		else no "tree: congestion unit$lb" "$r $(cat "$tmp/out")"; fi
+	fi
+done
 printf 'Network=tree TopologyFile=topology.conf LevelCost=1,2,3\n' >"$tmp/tree/tp.conf"
 fails2 "tree: LevelCost levels" "LevelCost= has 3 values, the tree has 1 level of links" - \
 	check-config "$tmp/tree/tp.conf"

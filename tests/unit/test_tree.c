@@ -162,6 +162,7 @@ START_TEST(conf_tree)
 	ck_assert_msg(tp_conf_load(cfg, &c, &err) == 0, "%s", err.msg);
 	const tp_machine *m = tp_conf_machine(c);
 	ck_assert(tp_machine_is_tree(m));
+	ck_assert(tp_machine_has_level_bandwidth(m));
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 6);
 	char *buf = NULL;
 	size_t len = 0;
@@ -248,6 +249,70 @@ START_TEST(map_on_tree)
 }
 END_TEST
 
+/* LevelBandwidth=: congestion in bytes / bandwidth on the tree's links. */
+START_TEST(level_bandwidth)
+{
+	tp_machine *m = fat(NULL, 0);
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "tux00,tux04,tux01,tux09", 1, "t", &a, &err), 0);
+	/* 0-1: tux00-tux04 (two leaf links), 2-3: tux01-tux09 (leaf, spine,
+	 * spine, leaf) */
+	int32_t u[2] = { 0, 2 }, v[2] = { 1, 3 };
+	double w[2] = { 300, 100 };
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 4, 2, u, v, w, "t", NULL), 0);
+	int32_t map[4] = { 0, 1, 2, 3 };
+	tp_metrics mt;
+	ck_assert(!tp_machine_has_level_bandwidth(m));
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	ck_assert(mt.max_congestion_bytes == 400.0);   /* leaf0's uplink, bytes */
+	double bw[2] = { 100, 10 };
+	ck_assert_int_eq(tp_machine_set_tree_level_bandwidth(m, bw, 2, &err), 0);
+	ck_assert(tp_machine_has_level_bandwidth(m));
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	/* leaf0: 400/100 = 4; spine links: 100/10 = 10 */
+	ck_assert_msg(mt.max_congestion_bytes == 10.0, "%g", mt.max_congestion_bytes);
+	ck_assert_int_eq(mt.max_congestion_msgs, 2);
+	ck_assert(tp_metrics_score(g, a, map, TP_METRIC_CONGESTION, NULL) >= 10.0 &&
+		  tp_metrics_score(g, a, map, TP_METRIC_CONGESTION, NULL) < 10.001);
+	ck_assert_int_eq(tp_machine_set_tree_level_bandwidth(m, bw, 1, &err), 0);
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	ck_assert(mt.max_congestion_bytes == 4.0);
+	/* errors: count, values; 0 clears */
+	ck_assert_int_eq(tp_machine_set_tree_level_bandwidth(m, bw, 3, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "LevelBandwidth= has 3 values, the tree has 2 levels of links");
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+	double bad[1] = { -1 };
+	ck_assert_int_eq(tp_machine_set_tree_level_bandwidth(m, bad, 1, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_machine_set_tree_level_bandwidth(m, NULL, 0, &err), 0);
+	ck_assert(!tp_machine_has_level_bandwidth(m));
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	ck_assert(mt.max_congestion_bytes == 400.0);
+	/* congestion refinement and auto work in the same units */
+	ck_assert_int_eq(tp_machine_set_tree_level_bandwidth(m, bw, 2, &err), 0);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	o.geom.metric = TP_METRIC_CONGESTION;
+	o.geom.time_budget_ms = 0;
+	int32_t best[4];
+	ck_assert_int_eq(tp_place_ex(g, a, &o, best, NULL, &err), 0);
+	ck_assert_int_eq(tp_metrics_compute(g, a, best, true, &mt, NULL), 0);
+	ck_assert_msg(mt.max_congestion_bytes <= 10.0, "%g", mt.max_congestion_bytes);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+	/* not a tree */
+	const bool wrap[1] = { false };
+	const int dims[1] = { 4 };
+	ck_assert_int_eq(tp_machine_create(&m, 1, dims, wrap, &err), 0);
+	ck_assert_int_eq(tp_machine_set_tree_level_bandwidth(m, bw, 1, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "not a switch tree");
+	tp_machine_destroy(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tree");
@@ -257,6 +322,7 @@ int main(void)
 			    (int)(sizeof bad_topos / sizeof bad_topos[0]));
 	tcase_add_test(tc, conf_tree);
 	tcase_add_test(tc, map_on_tree);
+	tcase_add_test(tc, level_bandwidth);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -104,6 +104,14 @@ int tp_machine_from_topology(tp_machine **out, const char *text,
 			     const char *what, const int *level_cost,
 			     int nlevels, tp_error *err);
 bool tp_machine_is_tree(const tp_machine *m);
+/* Link bandwidth per level of links (LevelBandwidth=; nlevels 1 = the same
+ * for every level, else one per level, leaf links first; 0 clears).  With
+ * it, congestion on the tree is measured in bytes / bandwidth (time-like
+ * units, e.g. seconds for bytes over bytes/s) instead of bytes: a route
+ * adds bytes / bandwidth to each link it crosses. */
+int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
+					int nlevels, tp_error *err);
+bool tp_machine_has_level_bandwidth(const tp_machine *m);
 /* Levels of links in the tree (0 for a single switch, or not a tree). */
 int tp_machine_tree_levels(const tp_machine *m);
 int32_t tp_machine_switch_count(const tp_machine *m);

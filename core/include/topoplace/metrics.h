@@ -14,7 +14,10 @@
  *                      node to the higher's, under the machine's routing model;
  *                      a link's load is the bytes (and the number of edges) of
  *                      the routes crossing it.  max_congestion_* is the largest
- *                      load over all links.
+ *                      load over all links.  On switch trees with
+ *                      LevelBandwidth= a route adds bytes / bandwidth of the
+ *                      link's level instead of bytes (time-like units);
+ *                      max_congestion_bytes then holds that.
  *   frac_intra_node  = bytes of edges whose two tasks share a node / total
  *   frac_intra_router= bytes of edges whose tasks share a router / total
  */
