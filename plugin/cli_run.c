@@ -191,6 +191,10 @@ static int make_graph(struct job *j, int64_t ntasks)
 	} else {
 		if (tp_graph_from_json_file(&j->g, j->graph, ntasks, &err) < 0)
 			return cli_report(j->graph, &err);
+		int64_t dups = tp_graph_merged_duplicates(j->g);
+		if (dups > 0)
+			cli_note("%s: %lld duplicate edge%s summed", j->graph,
+				 (long long)dups, dups == 1 ? "" : "s");
 	}
 	if (tp_graph_ntasks(j->g) != ntasks)
 		return cli_usage_error("%s: %ld tasks, but the job has %ld",

@@ -181,6 +181,7 @@ int tp_graph_from_edges(tp_graph **out, int32_t ntasks, int64_t nedges,
 
 	/* 4. final CSR. */
 	g->nedges = uniq;
+	g->merged_dups = (int64_t)m - uniq;
 	g->xadj = tp__malloc_array(n + 1, sizeof *g->xadj);
 	g->adjncy = tp__malloc_array((size_t)uniq * 2, sizeof *g->adjncy);
 	g->weights = tp__malloc_array((size_t)uniq * 2, sizeof *g->weights);
@@ -314,6 +315,11 @@ int tp_graph_set_coords(tp_graph *g, int dims, const double *coords,
 	g->coords = c;
 	g->coord_dims = dims;
 	return 0;
+}
+
+int64_t tp_graph_merged_duplicates(const tp_graph *g)
+{
+	return g ? g->merged_dups : 0;
 }
 
 int tp_graph_grid_dims(const tp_graph *g, int *dims)

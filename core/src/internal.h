@@ -73,6 +73,8 @@ struct tp_graph {
 	double total_bytes;
 	int coord_dims;                /* 0 = no coordinates */
 	double *coords;                /* ntasks x coord_dims */
+	int64_t merged_dups;           /* input edges summed into an earlier
+					  one (tp_graph_merged_duplicates) */
 	int grid_ndims;                /* > 0 when built from a stencil */
 	int grid[3];
 };

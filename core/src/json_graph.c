@@ -25,6 +25,38 @@
 
 #include "internal.h"
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* "directed": true: u->v and v->u add up by design; only a repeated ordered
+ * pair is a duplicate.  Sets g->merged_dups. */
+static int count_directed_dups(tp_graph *g, const int32_t *u, const int32_t *v,
+			       size_t ne, const char *what, tp_error *err)
+{
+	if (ne < 2) {
+		g->merged_dups = 0;
+		return 0;
+	}
+	uint64_t *k = tp__malloc_array(ne, sizeof *k);
+	if (!k) {
+		tp_graph_destroy(g);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory for %zu edges",
+				    what, ne);
+	}
+	for (size_t i = 0; i < ne; i++)
+		k[i] = ((uint64_t)(uint32_t)u[i] << 32) | (uint32_t)v[i];
+	qsort(k, ne, sizeof *k, cmp_u64);
+	int64_t d = 0;
+	for (size_t i = 1; i < ne; i++)
+		d += k[i] == k[i - 1];
+	free(k);
+	g->merged_dups = d;
+	return 0;
+}
+
 #define JSON_MAX_BYTES ((uint64_t)1 << 30)    /* 1 GiB */
 #define JSON_CHUNK ((size_t)1 << 20)
 #define JSON_DEPTH 16
@@ -461,11 +493,14 @@ static int convert(json_object **rootp, const char *what, int64_t expect,
 		if (rc)
 			goto out;
 	}
+	bool directed = jd && json_object_get_boolean(jd);
 	json_object_put(root);
 	*rootp = root = NULL;
 
 	tp_graph *g = NULL;
 	rc = tp_graph_from_edges(&g, ntasks, (int64_t)ne, u, v, b, what, err);
+	if (!rc && directed)
+		rc = count_directed_dups(g, u, v, ne, what, err);
 	if (!rc && xs) {
 		rc = tp_graph_set_coords(g, dims, xs, err);
 		if (rc) {

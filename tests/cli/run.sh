@@ -383,6 +383,28 @@ if check0 "2-D mesh"; then
 	else no "2-D mesh" "$r"; fi
 fi
 
+# duplicate edges: summed, and said once on stderr
+printf '{"tasks":8,"edges":[[0,1,5],[1,0,5],[2,3,1],[0,1,1],[4,5,1],[6,7,1]]}\n' >"$tmp/dup.json"
+tp map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --graph "$tmp/dup.json" --policy block
+if check0 "graph: duplicate edges"; then
+	if [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
+	   grep -qx "topoplace: note: $tmp/dup.json: 2 duplicate edges summed" "$tmp/err"; then
+		ok "graph: duplicate edges summed, one note on stderr"
+	else no "graph: duplicate edges" "$(cat "$tmp/err")"; fi
+fi
+cp "$tmp/out" "$tmp/dup.hosts"
+tp eval --config "$C8" --nodes 'n[000-007]' --graph "$tmp/dup.json" --hostfile "$tmp/dup.hosts"
+if [ "$rc" -eq 0 ] && [ "$(grep -c 'duplicate edges summed' "$tmp/err")" -eq 1 ]; then ok "eval: duplicate edges noted once"
+else no "eval: duplicate edges" "rc $rc $(cat "$tmp/err")"; fi
+printf '{"tasks":8,"directed":true,"edges":[[0,1,5],[1,0,5],[2,3,1]]}\n' >"$tmp/nodup.json"
+tp map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --graph "$tmp/nodup.json" --policy block
+if check0 "graph: directed pairs"; then
+	if ! grep -q duplicate "$tmp/err"; then ok "graph: directed u->v plus v->u is not a duplicate"
+	else no "graph: directed pairs" "$(cat "$tmp/err")"; fi
+fi
+printf '{"tasks":8,"edges":[[0,1,5],[3,3,1]]}\n' >"$tmp/self.json"
+fails2 "graph: self-loop" "self" - map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --graph "$tmp/self.json" --policy block
+
 # graphs: with coordinates -> geometric; without -> graph mapping with a note.
 tp map --config "$C8" --nodes 'n[000-001],n[008-009],n[064-065],n[072-073]' \
 	--ntasks 8 --graph "$DATA/cube8.json" --format json

@@ -940,6 +940,48 @@ START_TEST(json_bad_strings)
 }
 END_TEST
 
+/* Duplicate edges are summed, and the count of merged ones is kept so that
+ * callers can say so once. */
+START_TEST(merged_duplicates)
+{
+	tp_graph *g = NULL;
+	tp_error err;
+	const char *t = "{\"tasks\":4,\"edges\":[[0,1,5],[1,0,5],[2,3,1],[0,1,1]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, t, strlen(t), "d", 4, &err), 0);
+	ck_assert_int_eq(tp_graph_nedges(g), 2);
+	ck_assert_int_eq(tp_graph_merged_duplicates(g), 2);
+	ck_assert(tp_graph_total_bytes(g) == 12.0);
+	tp_graph_destroy(g);
+	/* directed: u->v plus v->u is not a duplicate, a repeated u->v is */
+	t = "{\"tasks\":4,\"directed\":true,\"edges\":[[0,1,5],[1,0,5],[2,3,1],[2,3,1]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, t, strlen(t), "d", 4, &err), 0);
+	ck_assert_int_eq(tp_graph_nedges(g), 2);
+	ck_assert_int_eq(tp_graph_merged_duplicates(g), 1);
+	tp_graph_destroy(g);
+	t = "{\"tasks\":4,\"directed\":true,\"edges\":[[0,1,5],[1,0,5]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, t, strlen(t), "d", 4, &err), 0);
+	ck_assert_int_eq(tp_graph_merged_duplicates(g), 0);
+	tp_graph_destroy(g);
+	t = "{\"tasks\":4,\"edges\":[[0,1,5],[2,3,1]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, t, strlen(t), "d", 4, &err), 0);
+	ck_assert_int_eq(tp_graph_merged_duplicates(g), 0);
+	tp_graph_destroy(g);
+	/* self-loops are still errors */
+	t = "{\"tasks\":4,\"edges\":[[1,1,5]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, t, strlen(t), "d", 4, &err), TP_EINVAL);
+	/* edge lists and stencils */
+	int32_t u[3] = { 0, 1, 0 }, v[3] = { 1, 0, 2 };
+	double w[3] = { 1, 2, 3 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 3, 3, u, v, w, "e", &err), 0);
+	ck_assert_int_eq(tp_graph_merged_duplicates(g), 1);
+	tp_graph_destroy(g);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x4:9pt:periodic=all", 16, &err), 0);
+	ck_assert_int_eq(tp_graph_merged_duplicates(g), 0);
+	tp_graph_destroy(g);
+	ck_assert_int_eq(tp_graph_merged_duplicates(NULL), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pattern");
@@ -971,6 +1013,7 @@ int main(void)
 	tcase_add_test(tc, json_big_chunks);
 	tcase_add_test(tc, json_bad_files);
 	tcase_add_test(tc, json_bad_strings);
+	tcase_add_test(tc, merged_duplicates);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -41,6 +41,14 @@ const int64_t *tp_graph_xadj(const tp_graph *g);
 const int32_t *tp_graph_adjncy(const tp_graph *g);
 const double *tp_graph_weights(const tp_graph *g);
 
+/* How many input edges were summed into an earlier edge of the same pair
+ * when the graph was built: for tp_graph_from_edges (and undirected JSON
+ * graphs) pairs in either direction; for JSON graphs with "directed": true
+ * only repeats of the same ordered pair (u->v plus v->u is not a duplicate
+ * there).  0 for stencils.  Lets callers say once that duplicates were
+ * summed. */
+int64_t tp_graph_merged_duplicates(const tp_graph *g);
+
 /* Task coordinates: ncoord_dims 0 when the graph has none. */
 int tp_graph_coord_dims(const tp_graph *g);
 /* Row-major ntasks x coord_dims array, or NULL. */
