@@ -29,6 +29,21 @@ typedef struct mc_layout {
 	bool perfect;
 } mc_layout;
 
+typedef struct mc_key {
+	int g, r;
+	int32_t i;
+} mc_key;
+
+static int cmp_key(const void *x, const void *y)
+{
+	const mc_key *a = x, *b = y;
+	if (a->g != b->g)
+		return (a->g > b->g) - (a->g < b->g);
+	if (a->r != b->r)
+		return (a->r > b->r) - (a->r < b->r);
+	return (a->i > b->i) - (a->i < b->i);
+}
+
 static int mc_color(int q, int br, int bc)
 {
 	int j = br / 2;
@@ -136,20 +151,24 @@ int tp_graphmap_modcolor(const tp_graph *g, const tp_alloc *a,
 		goto out;
 	}
 	{
-		int64_t *fill = calloc((size_t)G, sizeof *fill);
-		if (!fill) {
+		/* allocation nodes sorted by (group, router, allocation index) */
+		mc_key *ks = tp__malloc_array((size_t)a->nnodes + 1, sizeof *ks);
+		if (!ks) {
 			rc = tp_error_set(err, TP_ENOMEM, "modcolor: out of memory");
 			goto out;
 		}
-		for (int r = 0; r < d->routers; r++)
-			for (int32_t i = 0; i < a->nnodes; i++) {
-				const int *c = tp_machine_node_coords(a->m, a->node[i]);
-				if (c[0] != r)
-					continue;
-				for (int s = 0; s < a->slots[i]; s++)
-					slotnode[gstart[c[1]] + fill[c[1]]++] = i;
-			}
-		free(fill);
+		for (int32_t i = 0; i < a->nnodes; i++) {
+			const int *c = tp_machine_node_coords(a->m, a->node[i]);
+			ks[i].g = c[1];
+			ks[i].r = c[0];
+			ks[i].i = i;
+		}
+		qsort(ks, (size_t)a->nnodes, sizeof *ks, cmp_key);
+		int64_t p = 0;
+		for (int32_t k = 0; k < a->nnodes; k++)
+			for (int s = 0; s < a->slots[ks[k].i]; s++)
+				slotnode[p++] = ks[k].i;
+		free(ks);
 	}
 	/* choose the block layout */
 	mc_layout best = { 0, 0, 0, 0, false };
