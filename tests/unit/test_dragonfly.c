@@ -254,6 +254,58 @@ START_TEST(modcolor_halo)
 }
 END_TEST
 
+/* The paper's Figure 2: an 8x8 grid of blocks (here one task each) on 32
+ * groups, two blocks per group; block row 2j gets colours 8j + y, row 2j+1
+ * 8j + ((5y + 2) mod 8) (the printed figure's last cell, 19, is the erratum
+ * for 29).  The colouring is perfect: the 8 neighbours (torus) of each
+ * group's two tasks lie in 8 distinct other groups. */
+START_TEST(modcolor_figure2)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=dragonfly Groups=32 RoutersPerGroup=1 "
+					  "NodesPerRouter=1 LinksPerGroupPair=1\n"
+					  "NodeName=f[00-31] CoordOrder=x-major\n",
+					  "fig2.conf", &c, &err) == 0, "%s", err.msg);
+	const tp_machine *m = tp_conf_machine(c);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "f[00-31]", 2, "t", &a, &err), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8:5pt:periodic=all", 64, &err), 0);
+	int32_t map[64];
+	ck_assert_int_eq(tp_graphmap_modcolor(g, a, NULL, map, &err), 0);
+	int grp[8][8];
+	for (int t = 0; t < 64; t++)
+		grp[t % 8][t / 8] = tp_machine_node_coords(m, tp_alloc_node(a, map[t]))[1];
+	for (int x = 0; x < 8; x++)
+		for (int y = 0; y < 8; y++)
+			ck_assert_int_eq(grp[x][y], x % 2 == 0 ? (x / 2) * 8 + y
+							       : (x / 2) * 8 + (5 * y + 2) % 8);
+	ck_assert_int_eq(grp[7][7], 29);
+	for (int k = 0; k < 32; k++) {
+		int nb[8], n = 0;
+		for (int x = 0; x < 8; x++)
+			for (int y = 0; y < 8; y++) {
+				if (grp[x][y] != k)
+					continue;
+				nb[n++] = grp[(x + 1) % 8][y];
+				nb[n++] = grp[(x + 7) % 8][y];
+				nb[n++] = grp[x][(y + 1) % 8];
+				nb[n++] = grp[x][(y + 7) % 8];
+			}
+		ck_assert_int_eq(n, 8);
+		for (int i = 0; i < 8; i++) {
+			ck_assert_int_ne(nb[i], k);
+			for (int j = i + 1; j < 8; j++)
+				ck_assert_int_ne(nb[i], nb[j]);
+		}
+	}
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dragonfly");
@@ -262,6 +314,7 @@ int main(void)
 	tcase_add_loop_test(tc, bad_dragonfly, 0, (int)(sizeof bad_configs / sizeof bad_configs[0]));
 	tcase_add_test(tc, map_on_dragonfly);
 	tcase_add_test(tc, modcolor_halo);
+	tcase_add_test(tc, modcolor_figure2);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
