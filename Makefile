@@ -104,7 +104,7 @@ cli-tests: $(CLI)
 	@sh tests/cli/run.sh $(CLI)
 
 slurm-tests: all
-	@if [ -x tests/slurm/run.sh ]; then sh tests/slurm/run.sh; fi
+	@if [ -x tests/slurm/run.sh ]; then BUILD=$(BUILD) sh tests/slurm/run.sh; fi
 
 check: deps
 	$(MAKE) all
@@ -118,7 +118,7 @@ install-tests: all
 
 slurm-demo: deps
 	$(MAKE) all
-	sh tests/slurm/demo.sh
+	BUILD=$(BUILD) sh tests/slurm/demo.sh
 
 # Benchmarks build in their own directory so that -O3 is really used.
 bench: deps deps-bench

@@ -137,6 +137,20 @@ static int write_all(int fd, const char *p, size_t len)
  * so that readers see the old file or the whole new one, never a part. */
 static int write_atomic(const char *path, const char *data, size_t len)
 {
+	/* A device, FIFO or socket (/dev/stdout, /dev/null, a pipe) is written
+	 * in place: renaming over it would replace the device node itself. */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write_all(fd, data, len) < 0) {
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			return cli_fail("%s: cannot write: %s", path, strerror(e));
+		}
+		close(fd);
+		return CLI_EXIT_OK;
+	}
 	size_t n = strlen(path);
 	char *tmp = malloc(n + sizeof ".tmpXXXXXX");
 	if (!tmp)

@@ -1,6 +1,7 @@
 /* topoplace — the policy layer, baseline mappings and hostfile input/output. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,6 +467,20 @@ int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
 int tp_hostfile_write_path(const char *path, const tp_alloc *a,
 			   const int32_t *map, int32_t ntasks, tp_error *err)
 {
+	/* A device, FIFO or socket (/dev/stdout, /dev/null, a pipe) is written in
+	 * place: renaming over it would replace the device node itself. */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		FILE *f = fopen(path, "w");
+		int rc = f ? tp_hostfile_write(f, a, map, ntasks) : TP_EIO;
+		int e = errno;
+		if (f && fclose(f) != 0 && !rc)
+			rc = TP_EIO, e = errno;
+		if (rc)
+			return tp_error_set(err, TP_EIO, "%s: cannot write: %s", path,
+					    strerror(e));
+		return 0;
+	}
 	/* A temporary file beside the target, created with mode 0666 so that the
 	 * umask applies as for any new file, then fsync'ed and renamed: readers
 	 * see either the old file or the complete new one, never a partial one. */

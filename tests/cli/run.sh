@@ -176,6 +176,22 @@ fi
 fails2 "--nodes @missing file" "nodes.missing" - map --config "$C8" \
 	--nodes "@$tmp/nodes.missing" --ntasks 6 --stencil 3x2
 
+# --output to a FIFO (like /dev/stdout or /dev/null): written in place, the
+# node stays a FIFO (an atomic rename would have replaced it)
+for fmt in hostfile json; do
+	rm -f "$tmp/fifo" "$tmp/fifo.out"
+	mkfifo "$tmp/fifo"
+	timeout 20 cat "$tmp/fifo" >"$tmp/fifo.out" &
+	reader=$!
+	tp map --config "$C8" --nodes 'n[000-003]' --ntasks 4 --stencil 2x2 \
+		--format $fmt --output "$tmp/fifo"
+	wait $reader
+	if check0 "--output FIFO ($fmt)"; then
+		if [ -p "$tmp/fifo" ] && [ -s "$tmp/fifo.out" ]; then ok "--output FIFO ($fmt)"
+		else no "--output FIFO ($fmt)" "FIFO replaced or nothing written"; fi
+	fi
+done
+
 tp map --config "$C8" --nodes 'n[000-003]' --tasks-per-node 2 \
 	--stencil 2x2x2 --policy block
 exp='n000 n000 n001 n001 n002 n002 n003 n003'
