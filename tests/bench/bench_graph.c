@@ -522,7 +522,7 @@ int main(int argc, char **argv)
 	const char *meshes[] = { "boolean-4096", "piece-4096" };
 	const char *mwhat[] = {
 		"gmsh demo boolean.geo (CSG part), ~295k tets, METIS 4096 parts",
-		"gmsh demo piece.geo (machined part), METIS 4096 parts" };
+		"gmsh demo piece.geo (machined part), ~332k tets, METIS 4096 parts" };
 	for (int i = 0; i < 2; i++) {
 		snprintf(path, sizeof path, "%s/%s.json", dir, meshes[i]);
 		tp_graph *g = load_json(path);
@@ -543,7 +543,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/boolean-65536.json", dir);
 	tp_graph *g = load_json(path);
 	run_case(&B[nb++], "boolean-65536/torus",
-		 "gmsh demo boolean.geo, METIS 65536 parts", &big, g, 8192, 41, true, "");
+		 "gmsh demo boolean.geo, ~295k tets, METIS 65536 parts", &big, g, 8192, 41, true, "");
 	tp_graph_destroy(g);
 	g = make_rgg(65536, 11, 7);
 	run_case(&B[nb++], "rgg-65536/torus",
