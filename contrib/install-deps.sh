@@ -1,12 +1,12 @@
 #!/bin/sh
 # Install the Debian packages topoplace needs, only those missing.
 #   install-deps.sh          build and test dependencies
-#   install-deps.sh bench    also the benchmark baselines (Scotch)
+#   install-deps.sh bench    also the benchmark baselines (Scotch) and mesh tools (gmsh, METIS programs)
 #   install-deps.sh slurm    also the daemons of the test cluster
 set -e
 pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
 case "$1" in
-bench) pkgs="scotch time" ;;
+bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
 esac
 missing=""

@@ -4,7 +4,7 @@
 # BUILD (default: build) names the build directory; BENCH_GEOM overrides the
 # mapping benchmark's path.  Options (--quick, --no-scotch, --case NAME, ...)
 # are passed to bench_geom.  Other bench binaries in $BUILD/bench/ and other
-# scripts tests/bench/*.sh run after it; tests/slurm/bench-latency.sh runs too
+# scripts tests/bench/*.sh (not make-meshes.sh, which bench_graph calls) run after it; tests/slurm/bench-latency.sh runs too
 # when it exists and we are root (it needs the test cluster).
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -53,7 +53,7 @@ for b in "$build"/bench/*; do
 done
 for s in "$here"/*.sh; do
 	[ -f "$s" ] || continue
-	[ "$(basename "$s")" = run.sh ] && continue
+	case "$(basename "$s")" in run.sh | make-meshes.sh) continue ;; esac
 	echo
 	echo "== $(basename "$s")"
 	sh "$s" || fail=1
