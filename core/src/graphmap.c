@@ -640,7 +640,10 @@ static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 			moves++;
 			gain -= best;
 		}
-		if (moves == before || gain < 1e-3 * hb)
+		/* a pass costs about as much as the whole construction: stop
+		 * once one gains under 1 % (at 65,536 tasks / 414k edges pass 3
+		 * gave 0.5 % and passes 4-8 0.3 % together, for 2.7 s) */
+		if (moves == before || gain < 1e-2 * hb)
 			break;
 		hb -= gain;
 	}
