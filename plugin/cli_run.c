@@ -111,6 +111,23 @@ static int load_conf(struct job *j)
 	return 0;
 }
 
+/* The checks map and eval share once their options are parsed: no stray
+ * arguments, and a config and a non-empty node list. */
+static int check_common(const struct job *j, int argc, char **argv)
+{
+	if (optind < argc)
+		return cli_usage_error("%s: unexpected argument '%s' (see "
+				       "'topoplace help %s')", j->cmd,
+				       argv[optind], j->cmd);
+	if (!j->config)
+		return cli_usage_error("%s: missing --config FILE", j->cmd);
+	if (!j->nodes)
+		return cli_usage_error("%s: missing --nodes HOSTLIST", j->cmd);
+	if (!*j->nodes)
+		return cli_usage_error("--nodes: empty hostlist");
+	return 0;
+}
+
 /* --nodes @FILE: the hostlist is read from FILE (for allocations too large
  * for one command-line argument); newlines act as commas. */
 static int read_nodes_file(struct job *j, const char *path)
@@ -311,16 +328,9 @@ static int parse_map_args(struct job *j, int argc, char **argv, bool *help)
 		if (rc)
 			return rc;
 	}
-	if (optind < argc)
-		return cli_usage_error("%s: unexpected argument '%s' (see "
-				       "'topoplace help %s')", j->cmd,
-				       argv[optind], j->cmd);
-	if (!j->config)
-		return cli_usage_error("%s: missing --config FILE", j->cmd);
-	if (!j->nodes)
-		return cli_usage_error("%s: missing --nodes HOSTLIST", j->cmd);
-	if (!*j->nodes)
-		return cli_usage_error("--nodes: empty hostlist");
+	rc = check_common(j, argc, argv);
+	if (rc)
+		return rc;
 	if (j->nopt.select) {
 		enum tp_gpusel_algo a;
 		tp_error e;
@@ -762,16 +772,9 @@ static int parse_eval_args(struct job *j, int argc, char **argv, bool *help)
 		if (rc)
 			return rc;
 	}
-	if (optind < argc)
-		return cli_usage_error("%s: unexpected argument '%s' (see "
-				       "'topoplace help %s')", j->cmd,
-				       argv[optind], j->cmd);
-	if (!j->config)
-		return cli_usage_error("%s: missing --config FILE", j->cmd);
-	if (!j->nodes)
-		return cli_usage_error("%s: missing --nodes HOSTLIST", j->cmd);
-	if (!*j->nodes)
-		return cli_usage_error("--nodes: empty hostlist");
+	rc = check_common(j, argc, argv);
+	if (rc)
+		return rc;
 	if (!j->hostfile)
 		return cli_usage_error("%s: missing --hostfile FILE", j->cmd);
 	if (!*j->hostfile)
