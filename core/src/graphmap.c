@@ -1265,9 +1265,13 @@ static int bipart_run(const gm *c, int seed, int32_t *map, char *why,
 /* ------------------------------------------------------------------------ */
 /* Public entry points                                                       */
 
-int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
-		       const tp_graphmap_opts *o, int32_t *map,
-		       int64_t *moves, tp_error *err)
+/* The two public refinements: validate, set up, run one pass function. */
+typedef int (*refine_fn)(const gm *c, const tp_graphmap_opts *o, int32_t *map,
+			 int64_t *moves_out, double t0);
+
+static int refine_entry(const tp_graph *g, const tp_alloc *a,
+			const tp_graphmap_opts *o, int32_t *map, int64_t *moves,
+			tp_error *err, const char *what, refine_fn run)
 {
 	tp_graphmap_opts def;
 	if (!o) {
@@ -1280,39 +1284,29 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 	if (rc)
 		return rc;
 	gm c;
-	if ((rc = gm_init(&c, g, a, err, "refinement")))
+	if ((rc = gm_init(&c, g, a, err, what)))
 		return rc;
-	rc = refine_run(&c, o, map, moves, tp__now_ms());
+	rc = run(&c, o, map, moves, tp__now_ms());
 	gm_free(&c);
 	if (rc)
-		return tp_error_set(err, rc, "refinement: out of memory");
+		return tp_error_set(err, rc, "%s: %s", what,
+				    rc == TP_ENOMEM ? "out of memory" : "routing failed");
 	return 0;
+}
+
+int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
+		       const tp_graphmap_opts *o, int32_t *map,
+		       int64_t *moves, tp_error *err)
+{
+	return refine_entry(g, a, o, map, moves, err, "refinement", refine_run);
 }
 
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err)
 {
-	tp_graphmap_opts def;
-	if (!o) {
-		tp_graphmap_opts_default(&def);
-		o = &def;
-	}
-	if (moves)
-		*moves = 0;
-	int rc = tp_mapping_validate(g, a, map, err);
-	if (rc)
-		return rc;
-	gm c;
-	if ((rc = gm_init(&c, g, a, err, "congestion refinement")))
-		return rc;
-	rc = refine_cong_run(&c, o, map, moves, tp__now_ms());
-	gm_free(&c);
-	if (rc)
-		return tp_error_set(err, rc, "congestion refinement: %s",
-				    rc == TP_ENOMEM ? "out of memory"
-						    : "routing failed");
-	return 0;
+	return refine_entry(g, a, o, map, moves, err, "congestion refinement",
+			    refine_cong_run);
 }
 
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
