@@ -31,6 +31,7 @@ void tpk_site_defaults(struct tpk_site *s)
 	snprintf(s->conf_path, sizeof s->conf_path, "%s", TPK_DEFAULT_CONF);
 	s->time_budget_ms = -1;
 	s->max_file_bytes = TPK_DEFAULT_MAX_FILE_BYTES;
+	s->cpu_bind = true;
 }
 
 static int check_policy_name(const char *name, char *err, size_t errlen)
@@ -103,10 +104,18 @@ int tpk_site_arg(struct tpk_site *s, const char *arg, char *err, size_t errlen)
 			return -1;
 		}
 		s->max_file_bytes = (size_t)n;
+	} else if (klen == 8 && !strncmp(arg, "cpu_bind", 8)) {
+		if (!strcmp(v, "yes") || !strcmp(v, "no")) {
+			s->cpu_bind = !strcmp(v, "yes");
+		} else {
+			snprintf(err, errlen, "cpu_bind=%s: yes or no is needed "
+				 "(ignored)", v);
+			return -1;
+		}
 	} else {
 		snprintf(err, errlen, "unknown plugstack argument '%s' (ignored); "
-			 "known: conf=, policy=, time_budget_ms=, max_file_bytes=",
-			 arg);
+			 "known: conf=, policy=, time_budget_ms=, max_file_bytes=, "
+			 "cpu_bind=", arg);
 		return -1;
 	}
 	return 0;

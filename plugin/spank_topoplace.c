@@ -26,6 +26,7 @@
  * Any error leaves Slurm's placement and prints one line ("fail open").
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,10 @@ static struct spank_option opts[] = {
 	  "topoplace: print one line on the placement (policy, hop-bytes and "
 	  "congestion of Slurm's order and of the mapping, time)",
 	  0, TPK_OPT_REPORT, opt_cb },
+	{ "topo-cpu-bind", "yes|no",
+	  "topoplace: bind each task to the cores chosen for it (default yes "
+	  "where the node has NodeTopology=; no: keep Slurm's --cpu-bind)",
+	  1, TPK_OPT_CPU_BIND, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 
@@ -132,7 +137,7 @@ static int64_t parse_pos(const char *s)
 /* Options from sbatch/salloc reach srun through the environment. */
 static void hints_from_env(struct tpk_hints *h)
 {
-	for (int val = TPK_OPT_STENCIL; val <= TPK_OPT_REPORT; val++) {
+	for (int val = TPK_OPT_STENCIL; val <= TPK_OPT_CPU_BIND; val++) {
 		char name[128];
 		const char *opt = tpk_opt_name(val);
 		char under[64];
@@ -168,6 +173,8 @@ static void hints_overlay(struct tpk_hints *dst, const struct tpk_hints *src)
 		tpk_hints_set(dst, TPK_OPT_POLICY, src->policy);
 	if (src->report)
 		tpk_hints_set(dst, TPK_OPT_REPORT, NULL);
+	if (src->cpu_bind)
+		tpk_hints_set(dst, TPK_OPT_CPU_BIND, src->cpu_bind);
 }
 
 static bool policy_none(const struct tpk_hints *h)
@@ -512,111 +519,339 @@ static void task_say(const char *line)
 	slurm_info("%s", line);
 }
 
-/* --topo-gpu-matrix: this task's GPUs from the MAGC selection of the node
- * (every task of the node computes the same selection).  cvd and stepgpus
- * are Slurm's CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS of the step.  Writes
- * the task's CUDA_VISIBLE_DEVICES to mine; -1 (after one line from the
- * node's first task, or the job's for an error every node has) when the
- * local-rank split should be kept. */
-static int task_gpu_select(spank_t sp, int lid, uint32_t nlocal,
-			   const char *cvd, const char *stepgpus, char *mine,
-			   size_t minelen)
+/* Print a line from one task only: the node's first task, or for an error
+ * every node shares the job's first task; the others log it. */
+static void task_say_once(const char *line, bool me)
 {
-	uint32_t total = 0, nodeid = 0;
-	int32_t *tasks = NULL;
-	gid_t *groups = NULL;
-	char *nodename = NULL;
-	char host[256];
-	int allowed[TPK_MAX_GPUS], visible[TPK_MAX_GPUS];
-	struct tpk_gpu_req rq;
-	struct tpk_gpu_result res;
-	int rc = -1;
-	memset(&rq, 0, sizeof rq);
-	memset(&res, 0, sizeof res);
+	if (!line[0])
+		return;
+	if (me)
+		task_say(line);
+	else
+		slurm_debug("%s", line);
+}
 
-	spank_get_item(sp, S_JOB_NODEID, &nodeid);
-	bool first = lid == 0;
-	int nvis = tpk_parse_gpu_list(cvd, visible, TPK_MAX_GPUS);
-	/* Slurm's own numbers of the step's GPUs (PCI bus order); without
-	 * SLURM_STEP_GPUS, CUDA_VISIBLE_DEVICES holds them */
-	int nal = tpk_parse_gpu_list(nonempty(stepgpus) ? stepgpus : cvd, allowed,
-				     TPK_MAX_GPUS);
-	if (nvis <= 0 || nal != nvis) {
-		snprintf(res.msg, sizeof res.msg, "topoplace: error: "
-			 "--topo-gpu-matrix: CUDA_VISIBLE_DEVICES=%s does not list "
-			 "the step's GPUs by number; GPUs split in local-rank order",
-			 cvd);
-		goto out;
-	}
+/* The node's share of the step: global ids of the local tasks and the
+ * node's name.  Returns -1 after a line in why. */
+static int task_node_req(spank_t sp, uint32_t nlocal, struct tpk_node_req *rq,
+			 int32_t **tasks, char **nodename, gid_t **groups,
+			 char *why, size_t whylen)
+{
+	uint32_t total = 0;
+	char host[256];
 	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total) != ESPANK_SUCCESS ||
-	    !(tasks = malloc(sizeof(int32_t) * (nlocal + 1u)))) {
-		snprintf(res.msg, sizeof res.msg, "topoplace: error: "
-			 "--topo-gpu-matrix: cannot tell the step's tasks; GPUs "
-			 "split in local-rank order");
-		goto out;
+	    !(*tasks = malloc(sizeof(int32_t) * (nlocal + 1u)))) {
+		snprintf(why, whylen, "cannot tell the step's tasks");
+		return -1;
 	}
 	for (uint32_t i = 0; i < nlocal; i++) {
 		uint32_t g = 0;
 		if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, i, &g) !=
 		    ESPANK_SUCCESS || g >= total) {
-			snprintf(res.msg, sizeof res.msg, "topoplace: error: "
-				 "--topo-gpu-matrix: cannot tell the global id of "
-				 "local task %u; GPUs split in local-rank order", i);
-			goto out;
+			snprintf(why, whylen, "cannot tell the global id of local "
+				 "task %u", i);
+			return -1;
 		}
-		tasks[i] = (int32_t)g;
+		(*tasks)[i] = (int32_t)g;
 	}
-	nodename = job_getenv(sp, "SLURMD_NODENAME");
-	if (!nonempty(nodename)) {
-		free(nodename);
-		nodename = NULL;
+	*nodename = job_getenv(sp, "SLURMD_NODENAME");
+	if (!nonempty(*nodename)) {
+		free(*nodename);
+		*nodename = NULL;
 		if (gethostname(host, sizeof host) == 0) {
 			host[sizeof host - 1] = '\0';
 			char *dot = strchr(host, '.');
 			if (dot)
 				*dot = '\0';
-			nodename = strdup(host);
+			*nodename = strdup(host);
 		}
 	}
-	if (task_cred(sp, &rq.cred, &groups) < 0) {
-		snprintf(res.msg, sizeof res.msg, "topoplace: error: "
-			 "--topo-gpu-matrix: cannot tell the job's user; GPUs "
-			 "split in local-rank order");
-		goto out;
+	if (task_cred(sp, &rq->cred, groups) < 0) {
+		snprintf(why, whylen, "cannot tell the job's user");
+		return -1;
 	}
-	rq.node = nodename;
-	rq.tasks = tasks;
-	rq.ntasks = (int32_t)nlocal;
-	rq.total_tasks = total;
-	rq.allowed = allowed;
-	rq.nallowed = nal;
-	rq.basedir = NULL;          /* the task's working directory */
-	if (tpk_gpu_select(&site, &hints, &rq, &res) < 0) {
-		first = res.jobwide ? lid == 0 && nodeid == 0 : lid == 0;
-		goto out;
+	rq->node = *nodename;
+	rq->tasks = *tasks;
+	rq->ntasks = (int32_t)nlocal;
+	rq->total_tasks = total;
+	rq->basedir = NULL;          /* the task's working directory */
+	return 0;
+}
+
+/* Should topoplace bind this step's tasks to CPUs?  The site (cpu_bind=no),
+ * the user (--topo-cpu-bind=no, --cpu-bind=none) may say no; a pattern hint
+ * is needed.  A bad --topo-cpu-bind value is reported once. */
+static bool want_cpu_binding(spank_t sp, bool job_first)
+{
+	if (!site.cpu_bind)
+		return false;
+	if (hints.cpu_bind && strcmp(hints.cpu_bind, "yes")) {
+		if (strcmp(hints.cpu_bind, "no")) {
+			char line[TPK_LINE_MAX];
+			snprintf(line, sizeof line, "topoplace: error: --topo-cpu-bind=%.64s:"
+				 " yes or no is needed; Slurm's CPU binding kept",
+				 hints.cpu_bind);
+			task_say_once(line, job_first);
+		}
+		return false;
 	}
-	/* this task's GPUs, as CUDA_VISIBLE_DEVICES entries: the position of
-	 * Slurm's GPU in the step's list picks the visible entry */
+	if (!hints.stencil && !hints.graph && !hints.gpu_matrix)
+		return false;
+	char *type = job_getenv(sp, "SLURM_CPU_BIND_TYPE");
+	bool none = type && !strncmp(type, "none", 4);
+	free(type);
+	return !none;
+}
+
+/* Parse a CPU list ("0-3,8") into a set; false when it does not parse. */
+static bool cpu_list_set(const char *list, cpu_set_t *set)
+{
+	int cpus[CPU_SETSIZE];
+	int n = tpk_parse_index_list(list, cpus, CPU_SETSIZE);
+	if (n <= 0)
+		return false;
+	CPU_ZERO(set);
+	for (int i = 0; i < n; i++) {
+		if (cpus[i] >= CPU_SETSIZE)
+			return false;
+		CPU_SET(cpus[i], set);
+	}
+	return true;
+}
+
+/* The CPUs this step may use here: slurmstepd's (the task's parent's)
+ * affinity, which the cgroup of the step bounds. */
+static bool usable_cpus(cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	return sched_getaffinity(getppid(), sizeof *set, set) == 0 ||
+	       sched_getaffinity(0, sizeof *set, set) == 0;
+}
+
+/* Every task's CPU list must be usable here (the same check on every
+ * task, so the node's first task speaks for all).  Writes the first CPU
+ * list that is not to bad. */
+static bool cpu_lists_usable(const struct tpk_node_result *res, int32_t n,
+			     const char **bad)
+{
+	cpu_set_t ok, mine, both;
+	if (!usable_cpus(&ok))
+		return false;
+	for (int32_t t = 0; t < n; t++) {
+		if (!cpu_list_set(res->cpus[t], &mine)) {
+			*bad = res->cpus[t];
+			return false;
+		}
+		CPU_AND(&both, &mine, &ok);
+		if (!CPU_EQUAL(&both, &mine)) {
+			*bad = res->cpus[t];
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A CPU set as a list ("0-1,4"). */
+static void cpu_set_string(const cpu_set_t *set, char *out, size_t len)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, set))
+			continue;
+		int e = c;
+		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+			e++;
+		int w = e > c ? snprintf(out + used, len - used, "%s%d-%d",
+					 used ? "," : "", c, e)
+			      : snprintf(out + used, len - used, "%s%d",
+					 used ? "," : "", c);
+		if (w < 0 || (size_t)w >= len - used)
+			return;
+		used += (size_t)w;
+		c = e;
+	}
+}
+
+/* Bind this task (the process that will exec the user's program: task_init
+ * runs in it) to its CPU list, and say what was done. */
+static void task_bind_cpus(spank_t sp, int lid, const struct tpk_node_req *rq,
+			   const struct tpk_node_result *res, const char *cores)
+{
+	const char *bad = NULL;
+	char line[TPK_LINE_MAX];
+	if (!cpu_lists_usable(res, rq->ntasks, &bad)) {
+		cpu_set_t ok;
+		char have[256] = "?";
+		if (usable_cpus(&ok))
+			cpu_set_string(&ok, have, sizeof have);
+		snprintf(line, sizeof line, "topoplace: error: CPU binding: %s: CPU "
+			 "list %s of %s is not within this step's CPUs here (%s); "
+			 "Slurm's CPU binding kept", rq->node ? rq->node : "?",
+			 bad ? bad : "?", res->model, have);
+		task_say_once(line, lid == 0);
+		return;
+	}
+	cpu_set_t set;
+	if (!cpu_list_set(res->cpus[lid], &set) ||
+	    sched_setaffinity(0, sizeof set, &set) != 0) {
+		snprintf(line, sizeof line, "topoplace: error: CPU binding: %s: "
+			 "cannot bind task %d to CPUs %s: %s; Slurm's CPU binding "
+			 "kept", rq->node ? rq->node : "?", lid, res->cpus[lid],
+			 strerror(errno));
+		task_say(line);
+		return;
+	}
+	spank_setenv(sp, "TOPOPLACE_CPUS", res->cpus[lid], 1);
+	slurm_debug("topoplace: task %d: CPUs %s", lid, res->cpus[lid]);
+	if (!hints.report || lid != 0)
+		return;
+	int n = snprintf(line, sizeof line, "topoplace: %s: CPUs bound (%s, %ld "
+			 "task%s x %d core%s of step cores %s, largest inter-socket "
+			 "message %.6g bytes):", rq->node ? rq->node : "?",
+			 res->model, (long)rq->ntasks, rq->ntasks > 1 ? "s" : "",
+			 res->cores_per_task, res->cores_per_task > 1 ? "s" : "",
+			 cores, res->mims);
+	for (int32_t t = 0; t < rq->ntasks && n > 0 && (size_t)n < sizeof line; t++)
+		n += snprintf(line + n, sizeof line - (size_t)n, " %ld:%s",
+			      (long)rq->tasks[t], res->cpus[t]);
+	task_say(line);
+}
+
+/* This task's CUDA_VISIBLE_DEVICES from the MAGC selection: the position of
+ * Slurm's GPU in the step's list picks the visible entry.  -1 when a GPU is
+ * not the step's. */
+static int selected_gpus(const struct tpk_node_result *res, int lid,
+			 const int *allowed, const int *visible, int nal,
+			 char *mine, size_t minelen)
+{
 	size_t used = 0;
 	mine[0] = '\0';
-	for (int q = 0; q < res.gpt; q++) {
-		int g = res.gpus[lid * res.gpt + q], pos = -1;
+	for (int q = 0; q < res->gpt; q++) {
+		int g = res->gpus[lid * res->gpt + q], pos = -1;
 		for (int k = 0; k < nal && pos < 0; k++)
 			if (allowed[k] == g)
 				pos = k;
 		int n = pos < 0 ? -1 : snprintf(mine + used, minelen - used, "%s%d",
 						q ? "," : "", visible[pos]);
-		if (n < 0 || (size_t)n >= minelen - used) {
-			snprintf(res.msg, sizeof res.msg, "topoplace: error: "
-				 "--topo-gpu-matrix: GPU %d is not the step's; GPUs "
-				 "split in local-rank order", g);
-			goto out;
-		}
+		if (n < 0 || (size_t)n >= minelen - used)
+			return -1;
 		used += (size_t)n;
 	}
-	res.msg[0] = '\0';
-	if (hints.report && lid == 0) {
-		char line[TPK_LINE_MAX];
+	return 0;
+}
+
+static void set_gpus(spank_t sp, const char *cvd, const char *mine, int lid,
+		     uint32_t nlocal)
+{
+	char *ordinal = job_getenv(sp, "GPU_DEVICE_ORDINAL");
+	char *rocr = job_getenv(sp, "ROCR_VISIBLE_DEVICES");
+	if (spank_setenv(sp, "CUDA_VISIBLE_DEVICES", mine, 1) != ESPANK_SUCCESS) {
+		slurm_error("topoplace: cannot set CUDA_VISIBLE_DEVICES");
+	} else {
+		/* Slurm sets these to the same list; keep them consistent. */
+		if (ordinal && !strcmp(ordinal, cvd))
+			spank_setenv(sp, "GPU_DEVICE_ORDINAL", mine, 1);
+		if (rocr && !strcmp(rocr, cvd))
+			spank_setenv(sp, "ROCR_VISIBLE_DEVICES", mine, 1);
+		slurm_debug("topoplace: task %d of %u: CUDA_VISIBLE_DEVICES %s -> %s",
+			    lid, nlocal, cvd, mine);
+	}
+	free(ordinal);
+	free(rocr);
+}
+
+/* Inside the node, for this task: its GPUs (the node's GPUs of the step
+ * split among the node's tasks, by MAGC with --topo-gpu-matrix, else in
+ * local-rank order) and its CPUs (phase 2 on the step's cores of the node
+ * model).  Every task of the node computes the same answer. */
+static void task_node(spank_t sp)
+{
+	int lid = -1;
+	uint32_t nlocal = 0, nodeid = 0;
+	char *cvd = NULL, *stepgpus = NULL, *nodename = NULL, *cores = NULL;
+	int32_t *tasks = NULL;
+	gid_t *groups = NULL;
+	char mine[1024], why[256], line[TPK_LINE_MAX];
+	int *step_cores = NULL;
+	int allowed[TPK_MAX_GPUS], visible[TPK_MAX_GPUS];
+	struct tpk_node_req rq;
+	struct tpk_node_result res;
+	memset(&rq, 0, sizeof rq);
+	memset(&res, 0, sizeof res);
+
+	if (spank_get_item(sp, S_TASK_ID, &lid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &nlocal) != ESPANK_SUCCESS ||
+	    lid < 0 || nlocal == 0)
+		return;
+	spank_get_item(sp, S_JOB_NODEID, &nodeid);
+	bool node_first = lid == 0, job_first = lid == 0 && nodeid == 0;
+
+	/* GPUs: only where the step has some and Slurm has not bound them
+	 * per task (--gpus-per-task, --gpu-bind: the user's explicit choice) */
+	cvd = job_getenv(sp, "CUDA_VISIBLE_DEVICES");
+	stepgpus = job_getenv(sp, "SLURM_STEP_GPUS");
+	bool gpus_here = nonempty(cvd) &&
+		!(nonempty(stepgpus) && count_list(stepgpus) > count_list(cvd));
+	int nal = 0;
+	if (gpus_here && hints.gpu_matrix) {
+		int nvis = tpk_parse_gpu_list(cvd, visible, TPK_MAX_GPUS);
+		/* Slurm's own numbers of the step's GPUs (PCI bus order);
+		 * without SLURM_STEP_GPUS, CUDA_VISIBLE_DEVICES holds them */
+		nal = tpk_parse_gpu_list(nonempty(stepgpus) ? stepgpus : cvd,
+					 allowed, TPK_MAX_GPUS);
+		if (nvis <= 0 || nal != nvis) {
+			snprintf(line, sizeof line, "topoplace: error: "
+				 "--topo-gpu-matrix: CUDA_VISIBLE_DEVICES=%s does not "
+				 "list the step's GPUs by number; GPUs split in "
+				 "local-rank order", cvd);
+			task_say_once(line, node_first);
+		} else {
+			rq.want_gpus = true;
+			rq.allowed = allowed;
+			rq.nallowed = nal;
+		}
+	}
+	/* CPUs: the step's cores on this node, as Slurm numbers them */
+	if (want_cpu_binding(sp, job_first) &&
+	    spank_get_item(sp, S_STEP_ALLOC_CORES, &cores) == ESPANK_SUCCESS &&
+	    nonempty(cores) &&
+	    (step_cores = malloc(sizeof(int) * TPK_MAX_CORES))) {
+		int n = tpk_parse_index_list(cores, step_cores, TPK_MAX_CORES);
+		if (n > 0) {
+			rq.want_cpus = true;
+			rq.step_cores = step_cores;
+			rq.nstep_cores = n;
+		} else {
+			slurm_debug("topoplace: step cores '%s' not understood", cores);
+		}
+	}
+	if (rq.want_gpus || rq.want_cpus) {
+		if (task_node_req(sp, nlocal, &rq, &tasks, &nodename, &groups, why,
+				  sizeof why) < 0) {
+			snprintf(line, sizeof line, "topoplace: error: %s; GPUs split in "
+				 "local-rank order, Slurm's CPU binding kept", why);
+			task_say_once(line, node_first);
+			rq.want_gpus = rq.want_cpus = false;
+		} else {
+			tpk_node_select(&site, &hints, &rq, &res);
+		}
+	}
+
+	/* GPUs */
+	if (rq.want_gpus && res.gpus_ok &&
+	    selected_gpus(&res, lid, allowed, visible, nal, mine, sizeof mine) < 0) {
+		res.gpus_ok = false;
+		snprintf(res.gpu_msg, sizeof res.gpu_msg, "topoplace: error: "
+			 "--topo-gpu-matrix: a selected GPU is not the step's; GPUs "
+			 "split in local-rank order");
+	}
+	if (rq.want_gpus && !res.gpus_ok)
+		task_say_once(res.gpu_msg, res.gpu_jobwide ? job_first : node_first);
+	if (gpus_here && (res.gpus_ok ||
+			  tpk_gpu_split(cvd, lid, (int)nlocal, mine, sizeof mine) == 0))
+		set_gpus(sp, cvd, mine, lid, nlocal);
+	if (rq.want_gpus && res.gpus_ok && hints.report && lid == 0) {
 		snprintf(line, sizeof line, "topoplace: %s: GPU selection applied "
 			 "(%s, %u tasks, %d GPU%s per task, step GPUs %s): max "
 			 "GPU-link congestion %.6g -> %.6g ms (local-rank order -> "
@@ -626,63 +861,22 @@ static int task_gpu_select(spank_t sp, int lid, uint32_t nlocal,
 			 res.topoplace_ms);
 		task_say(line);
 	}
-	rc = 0;
-out:
-	if (rc < 0 && res.msg[0]) {
-		if (first)
-			task_say(res.msg);
-		else
-			slurm_debug("%s", res.msg);
-	}
-	free(tasks);
-	free(groups);
-	free(nodename);
-	return rc;
-}
 
-static void task_gpus(spank_t sp)
-{
-	int lid = -1;
-	uint32_t nlocal = 0;
-	char *cvd = NULL, *stepgpus = NULL, *ordinal = NULL, *rocr = NULL;
-	char mine[1024];
+	/* CPUs */
+	if (rq.want_cpus && res.cpus_ok)
+		task_bind_cpus(sp, lid, &rq, &res, cores);
+	else if (rq.want_cpus && (!res.cpu_note || hints.report))
+		task_say_once(res.cpu_msg, node_first);
+	else if (rq.want_cpus)
+		slurm_debug("%s", res.cpu_msg);
 
-	if (spank_get_item(sp, S_TASK_ID, &lid) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &nlocal) != ESPANK_SUCCESS ||
-	    lid < 0 || nlocal == 0)
-		return;
-	cvd = job_getenv(sp, "CUDA_VISIBLE_DEVICES");
-	if (!nonempty(cvd))
-		goto out;
-	/* --gpus-per-task or --gpu-bind: Slurm already gave each task its
-	 * own GPUs; that is the user's explicit choice. */
-	stepgpus = job_getenv(sp, "SLURM_STEP_GPUS");
-	if (nonempty(stepgpus) && count_list(stepgpus) > count_list(cvd))
-		goto out;
-	/* --topo-gpu-matrix: MAGC's choice; on any error the split below */
-	if (!(hints.gpu_matrix &&
-	      task_gpu_select(sp, lid, nlocal, cvd, stepgpus, mine,
-			      sizeof mine) == 0) &&
-	    tpk_gpu_split(cvd, lid, (int)nlocal, mine, sizeof mine) < 0)
-		goto out;
-	ordinal = job_getenv(sp, "GPU_DEVICE_ORDINAL");
-	rocr = job_getenv(sp, "ROCR_VISIBLE_DEVICES");
-	if (spank_setenv(sp, "CUDA_VISIBLE_DEVICES", mine, 1) != ESPANK_SUCCESS) {
-		slurm_error("topoplace: cannot set CUDA_VISIBLE_DEVICES");
-		goto out;
-	}
-	/* Slurm sets these to the same list; keep them consistent. */
-	if (ordinal && !strcmp(ordinal, cvd))
-		spank_setenv(sp, "GPU_DEVICE_ORDINAL", mine, 1);
-	if (rocr && !strcmp(rocr, cvd))
-		spank_setenv(sp, "ROCR_VISIBLE_DEVICES", mine, 1);
-	slurm_debug("topoplace: task %d of %u: CUDA_VISIBLE_DEVICES %s -> %s",
-		    lid, nlocal, cvd, mine);
-out:
+	tpk_node_result_free(&res);
+	free(step_cores);
 	free(cvd);
 	free(stepgpus);
-	free(ordinal);
-	free(rocr);
+	free(nodename);
+	free(tasks);
+	free(groups);
 }
 
 /* ---------------------------------------------------------------- hooks */
@@ -748,7 +942,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS ||
 	    stepid == SLURM_BATCH_SCRIPT || stepid == SLURM_EXTERN_CONT)
 		return 0;
-	task_gpus(sp);
+	task_node(sp);
 	return 0;
 }
 

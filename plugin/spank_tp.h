@@ -31,6 +31,7 @@ struct tpk_site {
 	char policy[32];               /* policy=, "" when not given */
 	double time_budget_ms;         /* time_budget_ms=, < 0 when not given */
 	size_t max_file_bytes;         /* max_file_bytes= */
+	bool cpu_bind;                 /* cpu_bind=yes|no (default yes) */
 };
 
 void tpk_site_defaults(struct tpk_site *s);
@@ -44,12 +45,13 @@ struct tpk_hints {
 	char *graph;       /* --topo-graph */
 	char *gpu_matrix;  /* --topo-gpu-matrix */
 	char *policy;      /* --topo-policy */
+	char *cpu_bind;    /* --topo-cpu-bind (yes or no) */
 	bool report;       /* --topo-report */
 	bool seen;         /* any of them given */
 };
 
 enum tpk_opt { TPK_OPT_STENCIL = 1, TPK_OPT_GRAPH, TPK_OPT_GPU_MATRIX,
-	       TPK_OPT_POLICY, TPK_OPT_REPORT };
+	       TPK_OPT_POLICY, TPK_OPT_REPORT, TPK_OPT_CPU_BIND };
 
 /* Set one option (val: enum tpk_opt) from its argument; NULL for a flag. */
 void tpk_hints_set(struct tpk_hints *h, int val, const char *arg);
@@ -166,43 +168,69 @@ int tpk_gpu_split(const char *list, int local_id, int ntasks, char *out,
  * -1 when malformed. */
 int64_t tpk_tasks_per_node_sum(const char *spec, int64_t *nnodes);
 
-/* ---- spank_gpu.c ---- */
+/* ---- spank_node.c: inside the node (CPUs and GPUs of the tasks) ---- */
 
-#define TPK_MAX_GPUS 64   /* GPUs per node (TP_NODE_MAX_GPUS) */
+#define TPK_MAX_GPUS 64     /* GPUs per node (TP_NODE_MAX_GPUS) */
+#define TPK_MAX_CORES 8192  /* cores of a step on one node */
 
-/* One node's share of a step, for the GPU selection. */
-struct tpk_gpu_req {
+/* One node's share of a step. */
+struct tpk_node_req {
 	const char *node;          /* this node's name (SLURMD_NODENAME) */
 	const int32_t *tasks;      /* global ids of the node's tasks, local-rank
 				      order */
 	int32_t ntasks;
-	int64_t total_tasks;       /* tasks of the step: rows of the matrix */
-	const int *allowed;        /* the step's GPUs on the node, as Slurm
-				      numbers them (PCI bus order) */
-	int nallowed;
+	int64_t total_tasks;       /* tasks of the step: rows of the patterns */
 	const char *basedir;       /* base of relative paths (NULL: cwd) */
 	struct tpk_cred cred;      /* whose privileges read the user's files */
+	/* GPUs (--topo-gpu-matrix): the step's GPUs on the node, as Slurm
+	 * numbers them (PCI bus order) */
+	bool want_gpus;
+	const int *allowed;
+	int nallowed;
+	/* CPUs: the step's cores on the node, Slurm's core numbers (logical
+	 * order, socket-major, as slurm.conf describes the node) */
+	bool want_cpus;
+	const int *step_cores;
+	int nstep_cores;
 };
 
-struct tpk_gpu_result {
+struct tpk_node_result {
+	/* GPUs */
+	bool gpus_ok;
 	int gpt;                   /* GPUs per task */
 	int gpus[TPK_MAX_GPUS];    /* ntasks x gpt Slurm GPU indices,
 				      task-major (local-rank order) */
 	double local_rank_ms;      /* max GPU-link congestion, local-rank order */
 	double topoplace_ms;       /* the same for the selection */
 	char used[32];             /* candidate kept: "magc", "local-rank", ... */
-	bool jobwide;              /* the error is the same on every node */
-	char msg[TPK_LINE_MAX];    /* the error line ("" on success) */
+	bool gpu_jobwide;          /* the error is the same on every node */
+	char gpu_msg[TPK_LINE_MAX];   /* the error line ("" on success) */
+	/* CPUs */
+	bool cpus_ok;
+	char **cpus;               /* ntasks CPU lists ("8-11"), malloc'ed */
+	int cores_per_task;
+	double mims;               /* largest message between the sockets */
+	char model[64];            /* the node model's file name */
+	bool cpu_note;             /* cpu_msg is a note (no binding wanted
+				      here), not an error */
+	char cpu_msg[TPK_LINE_MAX];
 };
 
-/* MAGC GPU selection (tp_gpusel) for the tasks of one node, from
- * --topo-gpu-matrix (read with the user's privileges, at most
- * site->max_file_bytes) and the node's NodeTopology=/GpuLinks= in
- * topoplace.conf; the tasks' sockets come from phase 2 on the CPU + GPU
- * traffic as `topoplace map` computes them.  Deterministic: every task of the
- * node gets the same answer.  Returns 0, or -1 with one line in res->msg. */
-int tpk_gpu_select(const struct tpk_site *site, const struct tpk_hints *h,
-		   const struct tpk_gpu_req *rq, struct tpk_gpu_result *res);
+/* What topoplace chooses inside one node, as `topoplace map` does it:
+ * phase 2 (tasks to sockets and cores by MIMS on the CPU + GPU traffic,
+ * inside the step's cores) and phase 3 (MAGC GPU selection from
+ * --topo-gpu-matrix among the step's GPUs), then each task's cores next to
+ * its GPUs.  The node model is NodeTopology=/GpuLinks= of topoplace.conf;
+ * the user's files are read with the user's privileges, at most
+ * site->max_file_bytes.  Deterministic: every task of the node gets the same
+ * answer.  GPUs and CPUs succeed or fail on their own (gpus_ok, cpus_ok),
+ * each failure with one line.  Free with tpk_node_result_free. */
+void tpk_node_select(const struct tpk_site *site, const struct tpk_hints *h,
+		     const struct tpk_node_req *rq, struct tpk_node_result *res);
+void tpk_node_result_free(struct tpk_node_result *res);
+
+/* Parse "0-3,8,10-11" into out (at most cap); returns the count or -1. */
+int tpk_parse_index_list(const char *list, int *out, int cap);
 
 /* Parse a GPU list "0,1,3" (digits only) into out (at most cap); returns the
  * count, or -1 ("NoDevFiles", UUIDs, too many). */

@@ -25,6 +25,7 @@ const char *tpk_opt_name(int val)
 	case TPK_OPT_GPU_MATRIX: return "topo-gpu-matrix";
 	case TPK_OPT_POLICY: return "topo-policy";
 	case TPK_OPT_REPORT: return "topo-report";
+	case TPK_OPT_CPU_BIND: return "topo-cpu-bind";
 	default: return NULL;
 	}
 }
@@ -43,6 +44,7 @@ void tpk_hints_set(struct tpk_hints *h, int val, const char *arg)
 	case TPK_OPT_GPU_MATRIX: set_str(&h->gpu_matrix, arg); break;
 	case TPK_OPT_POLICY: set_str(&h->policy, arg); break;
 	case TPK_OPT_REPORT: h->report = true; break;
+	case TPK_OPT_CPU_BIND: set_str(&h->cpu_bind, arg); break;
 	default: return;
 	}
 	h->seen = true;
@@ -54,6 +56,7 @@ void tpk_hints_free(struct tpk_hints *h)
 	free(h->graph);
 	free(h->gpu_matrix);
 	free(h->policy);
+	free(h->cpu_bind);
 	memset(h, 0, sizeof *h);
 }
 
@@ -91,6 +94,7 @@ static const char *const long_req[] = {
 	"tasks-per-node", "thread-spec", "threads", "threads-per-core", "time",
 	"time-min", "tmp", "uid", "wait", "wckey",
 	"topo-stencil", "topo-graph", "topo-gpu-matrix", "topo-policy",
+	"topo-cpu-bind",
 	NULL
 };
 /* Flags and optional-argument options, for prefix resolution only. */
@@ -204,6 +208,8 @@ static void take_option(struct tpk_srun_args *a, const char *name,
 		tpk_hints_set(&a->hints, TPK_OPT_POLICY, value);
 	} else if (!strcmp(name, "topo-report")) {
 		tpk_hints_set(&a->hints, TPK_OPT_REPORT, NULL);
+	} else if (!strcmp(name, "topo-cpu-bind")) {
+		tpk_hints_set(&a->hints, TPK_OPT_CPU_BIND, value);
 	}
 }
 
@@ -654,6 +660,42 @@ int tpk_parse_gpu_list(const char *list, int *out, int cap)
 		if (n == cap)
 			return -1;
 		out[n++] = (int)v;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return n;
+}
+
+int tpk_parse_index_list(const char *list, int *out, int cap)
+{
+	int n = 0;
+	const char *p = list;
+	if (!p || !*p)
+		return -1;
+	while (*p) {
+		long v[2] = { 0, 0 };
+		for (int k = 0; k < 2; k++) {
+			if (!isdigit((unsigned char)*p))
+				return -1;
+			while (isdigit((unsigned char)*p)) {
+				v[k] = v[k] * 10 + (*p - '0');
+				if (v[k] > 1000000)
+					return -1;
+				p++;
+			}
+			if (k == 0 && *p == '-')
+				p++;
+			else if (k == 0) {
+				v[1] = v[0];
+				break;
+			}
+		}
+		if (v[1] < v[0] || v[1] - v[0] >= (long)cap - n)
+			return -1;
+		for (long x = v[0]; x <= v[1]; x++)
+			out[n++] = (int)x;
 		if (*p == ',' && p[1])
 			p++;
 		else if (*p)

@@ -532,6 +532,7 @@ static void ledges_free(struct ledges *e)
 	free(e->u);
 	free(e->v);
 	free(e->w);
+	memset(e, 0, sizeof *e);
 }
 
 static int ledges_build(const double *c, int32_t nt, struct ledges *e,
@@ -574,74 +575,122 @@ static void mims_of(const struct ledges *e, const int *sock, double *mims,
 		}
 }
 
+/* The allowed cores as a sorted list without repeats (all of the node's
+ * when cores is NULL). */
+static int core_list(const tp_node *n, const int *cores, int ncores,
+		     int **out, int *nout, tp_error *err)
+{
+	int cnt = cores ? ncores : n->ncores;
+	if (cnt < 0)
+		return tp_error_set(err, TP_EINVAL, "negative core count");
+	char *seen = tp__calloc((size_t)n->ncores + 1, 1);
+	int *l = tp__malloc_array((size_t)cnt + 1, sizeof(int));
+	if (!seen || !l) {
+		free(seen);
+		free(l);
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < cnt; i++) {
+		int c = cores ? cores[i] : i;
+		if (c < 0 || c >= n->ncores) {
+			free(seen);
+			free(l);
+			return tp_error_set(err, TP_EINVAL, "core %d outside %s's 0..%d",
+					    c, n->source, n->ncores - 1);
+		}
+		seen[c] = 1;
+	}
+	int k = 0;
+	for (int c = 0; c < n->ncores; c++)
+		if (seen[c])
+			l[k++] = c;
+	free(seen);
+	*out = l;
+	*nout = k;
+	return 0;
+}
+
 int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 		       const int32_t *tasks, int32_t ntasks, int cores_per_task,
 		       int *task_package, int *task_core, double *mims,
 		       tp_error *err)
 {
+	return tp_node_place_cpus_within(n, g, tasks, ntasks, NULL, 0,
+					 cores_per_task, task_package, task_core,
+					 mims, err);
+}
+
+int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
+			      const int32_t *tasks, int32_t ntasks,
+			      const int *cores, int ncores, int cores_per_task,
+			      int *task_package, int *task_core, double *mims,
+			      tp_error *err)
+{
 	if (cores_per_task < 1)
 		return tp_error_set(err, TP_EINVAL, "cores per task must be at least 1");
+	int *list = NULL, nl = 0;
+	int rc = core_list(n, cores, ncores, &list, &nl, err);
+	if (rc)
+		return rc;
 	int S = n->npackages;
-	int *cap = tp__calloc((size_t)S, sizeof(int));
-	int *next = tp__calloc((size_t)S, sizeof(int));
+	int *cap = tp__calloc((size_t)S + 1, sizeof(int));
+	int *next = tp__calloc((size_t)S + 1, sizeof(int));
 	if (!cap || !next) {
 		free(cap);
 		free(next);
+		free(list);
 		return tp_error_set(err, TP_ENOMEM, "out of memory");
 	}
-	for (int k = 0; k < n->ncores; k++)
-		cap[n->core_pkg[k]]++;
+	for (int k = 0; k < nl; k++)
+		cap[n->core_pkg[list[k]]]++;
 	int64_t slots = 0;
 	for (int s = 0; s < S; s++) {
 		cap[s] /= cores_per_task;
 		slots += cap[s];
 	}
+	struct ledges e;
+	memset(&e, 0, sizeof e);
 	if (ntasks >= 0 && ntasks > slots &&
-	    (int64_t)ntasks * cores_per_task <= n->ncores) {
-		/* tasks wider than a socket: consecutive cores in logical order */
+	    (int64_t)ntasks * cores_per_task <= nl) {
+		/* tasks wider than a socket: consecutive allowed cores */
 		for (int32_t i = 0; i < ntasks; i++) {
 			task_core[i] = i * cores_per_task;
-			task_package[i] = n->core_pkg[task_core[i]];
+			task_package[i] = n->core_pkg[list[task_core[i]]];
 		}
 		if (mims)
 			*mims = 0;
-		free(cap);
-		free(next);
 		if (g && ntasks > 1) {
 			double *c = NULL;
-			struct ledges e;
-			int rc = local_matrix(g, tasks, ntasks, &c, err);
+			rc = local_matrix(g, tasks, ntasks, &c, err);
 			if (!rc)
 				rc = ledges_build(c, ntasks, &e, err);
 			free(c);
-			if (rc)
-				return rc;
 			double cut;
-			if (mims)
+			if (!rc && mims)
 				mims_of(&e, task_package, mims, &cut);
-			ledges_free(&e);
 		}
-		return 0;
+		goto out;
 	}
 	if (ntasks < 0 || ntasks > slots) {
-		free(cap);
-		free(next);
-		return tp_error_set(err, TP_EINVAL,
-				    "%ld tasks x %d cores per task do not fit in %s's "
-				    "%d cores (%d sockets)", (long)ntasks,
-				    cores_per_task, n->source, n->ncores, S);
+		if (cores)
+			rc = tp_error_set(err, TP_EINVAL,
+					  "%ld tasks x %d cores per task do not fit in "
+					  "the %d allowed cores of %s", (long)ntasks,
+					  cores_per_task, nl, n->source);
+		else
+			rc = tp_error_set(err, TP_EINVAL,
+					  "%ld tasks x %d cores per task do not fit in "
+					  "%s's %d cores (%d sockets)", (long)ntasks,
+					  cores_per_task, n->source, n->ncores, S);
+		goto out;
 	}
 	double *c = NULL;
-	struct ledges e;
-	int rc = local_matrix(g, tasks, ntasks, &c, err);
+	rc = local_matrix(g, tasks, ntasks, &c, err);
 	if (!rc)
 		rc = ledges_build(c, ntasks, &e, err);
 	free(c);
-	if (rc) {
-		free(cap);
-		free(next);
-		return rc;
-	}
+	if (rc)
+		goto out;
 	/* balanced block start: socket s gets a share proportional to its
 	 * capacity, consecutive local ranks together */
 	int32_t t = 0;
@@ -703,22 +752,26 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 		cur = bm;
 		cut = bcut;
 	}
-	/* cores: each socket's tasks in local-rank order take consecutive cores */
+	/* cores: each socket's tasks in local-rank order take consecutive
+	 * allowed cores of the socket (positions in the list) */
 	for (int32_t i = 0; i < ntasks; i++) {
 		int s = task_package[i];
 		int seen = 0, first = -1;
-		for (int k = 0; k < n->ncores && first < 0; k++)
-			if (n->core_pkg[k] == s && seen++ == next[s] * cores_per_task)
+		for (int k = 0; k < nl && first < 0; k++)
+			if (n->core_pkg[list[k]] == s &&
+			    seen++ == next[s] * cores_per_task)
 				first = k;
 		next[s]++;
 		task_core[i] = first;
 	}
 	if (mims)
 		*mims = cur;
+out:
 	ledges_free(&e);
 	free(cap);
 	free(next);
-	return 0;
+	free(list);
+	return rc;
 }
 
 int tp_node_align_cpus(const tp_node *n, const tp_graph *g,

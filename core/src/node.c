@@ -788,21 +788,28 @@ int tp_node_gpu_route(const tp_node *n, int a, int b, int *links, int cap)
 	return k;
 }
 
-int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
-			  char *buf, size_t len)
+int tp_node_cpuset_string_cores(const tp_node *n, const int *cores, int count,
+				char *buf, size_t len)
 {
 	if (len == 0)
 		return TP_EINVAL;
 	buf[0] = '\0';
-	if (first_core < 0 || count < 1 || first_core > n->ncores - count)
+	if (!cores || count < 1)
 		return TP_EINVAL;
-	int lo = n->core_pu_off[first_core];
-	int hi = n->core_pu_off[first_core + count];
-	int m = hi - lo;
+	int m = 0;
+	for (int i = 0; i < count; i++) {
+		if (cores[i] < 0 || cores[i] >= n->ncores)
+			return TP_EINVAL;
+		m += n->core_pu_off[cores[i] + 1] - n->core_pu_off[cores[i]];
+	}
 	int *pu = tp__malloc_array((size_t)m + 1, sizeof(int));
 	if (!pu)
 		return TP_ENOMEM;
-	memcpy(pu, n->core_pus + lo, sizeof(int) * (size_t)m);
+	m = 0;
+	for (int i = 0; i < count; i++)
+		for (int k = n->core_pu_off[cores[i]];
+		     k < n->core_pu_off[cores[i] + 1]; k++)
+			pu[m++] = n->core_pus[k];
 	/* insertion sort: a handful of entries */
 	for (int i = 1; i < m; i++)
 		for (int j = i; j > 0 && pu[j - 1] > pu[j]; j--) {
@@ -814,12 +821,12 @@ int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
 	int rc = 0;
 	for (int i = 0; i < m;) {
 		int j = i;
-		while (j + 1 < m && pu[j + 1] == pu[j] + 1)
+		while (j + 1 < m && pu[j + 1] <= pu[j] + 1)
 			j++;
-		int w = j > i ? snprintf(buf + used, len - used, "%s%d-%d",
-					 used ? "," : "", pu[i], pu[j])
-			      : snprintf(buf + used, len - used, "%s%d",
-					 used ? "," : "", pu[i]);
+		int w = pu[j] > pu[i] ? snprintf(buf + used, len - used, "%s%d-%d",
+						 used ? "," : "", pu[i], pu[j])
+				      : snprintf(buf + used, len - used, "%s%d",
+						 used ? "," : "", pu[i]);
 		if (w < 0 || (size_t)w >= len - used) {
 			rc = TP_EINVAL;
 			break;
@@ -828,6 +835,24 @@ int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
 		i = j + 1;
 	}
 	free(pu);
+	return rc;
+}
+
+int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
+			  char *buf, size_t len)
+{
+	if (len == 0)
+		return TP_EINVAL;
+	buf[0] = '\0';
+	if (first_core < 0 || count < 1 || first_core > n->ncores - count)
+		return TP_EINVAL;
+	int *c = tp__malloc_array((size_t)count, sizeof(int));
+	if (!c)
+		return TP_ENOMEM;
+	for (int i = 0; i < count; i++)
+		c[i] = first_core + i;
+	int rc = tp_node_cpuset_string_cores(n, c, count, buf, len);
+	free(c);
 	return rc;
 }
 

@@ -30,7 +30,10 @@
 #   TP_DIMS (torus shape; default 2x2x2 for 8 nodes, 2x2 for 4, else N)
 #   TP_CTLD_PORT=17817  TP_NODE_PORT_BASE=17820
 #   TP_PLUGIN=<repo>/build-slurm/topoplace.so  (empty: no plugin)
-#   TP_PLUGSTACK_ARGS="policy=auto time_budget_ms=300 max_file_bytes=1048576"
+#   TP_PLUGSTACK_ARGS="policy=auto time_budget_ms=300 max_file_bytes=1048576
+#     cpu_bind=no" (the example node models have more CPUs than this host, so
+#     binding tasks to their cores is switched on only where a test gives the
+#     nodes a model this host can hold)
 #   TP_USER=tpuser  TP_NODE_MODEL=nvl4 (empty: no NodeTopology=)
 #
 # The host's own hostname, /etc/hosts and services are never changed.
@@ -46,7 +49,7 @@ GPUS=${TP_GPUS:-4}
 CTLD_PORT=${TP_CTLD_PORT:-17817}
 NODE_PORT_BASE=${TP_NODE_PORT_BASE:-17820}
 PLUGIN=${TP_PLUGIN-$REPO/build-slurm/topoplace.so}
-PLUGSTACK_ARGS=${TP_PLUGSTACK_ARGS-policy=auto time_budget_ms=300 max_file_bytes=1048576}
+PLUGSTACK_ARGS=${TP_PLUGSTACK_ARGS-policy=auto time_budget_ms=300 max_file_bytes=1048576 cpu_bind=no}
 TPUSER=${TP_USER:-tpuser}
 NODE_MODEL=${TP_NODE_MODEL-$([ "$GPUS" = 4 ] && echo nvl4 || true)}
 

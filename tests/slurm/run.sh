@@ -444,7 +444,7 @@ fi
 
 # The remaining tests change the site configuration; nothing else runs now.
 wait_jobs
-ARGS0="policy=auto time_budget_ms=300 max_file_bytes=1048576"
+ARGS0="policy=auto time_budget_ms=300 max_file_bytes=1048576 cpu_bind=no"
 
 # ---- 0b: an unknown plugstack argument is logged, the plugin keeps working
 TP_PLUGSTACK_ARGS="$ARGS0 bogus=1" bash "$HERE/cluster.sh" plugstack on
@@ -493,6 +493,94 @@ if [ "$(val MAP "$f")" = "$blk" ] && [ -n "$blk" ] &&
 else
 	bad "5 node unknown to topoplace.conf" "block [$blk] got [$(val MAP "$f")]" "stderr: $(cat "$W/t5d.err")"
 fi
+
+# ---- 9: each task bound to the cores chosen for it (phase 2, then its
+# cores next to its GPUs).  node7 and node8 get a model this host can hold:
+# duo.xml, 2 sockets x 1 core (CPUs 0 and 1), GPU0 on socket 1 and GPU1 on
+# socket 0; node1-6 keep nvl4.xml (16 cores, more than this host has).  The
+# site default cpu_bind=yes applies.
+cp "$CONF" "$CONF.saved"
+install -m 0644 "$REPO/tests/data/nodes/duo.xml" "$DIR/etc/nodes/duo.xml"
+cat > "$CONF" <<EOF
+Network=torus Dims=2x2x2 Wrap=yes
+NodeName=node[1-6] CoordOrder=x-major NodeTopology=nodes/nvl4.xml GpuLinks=nodes/nvl4.links
+NodeName=node[7-8] CoordOrder=x-major Offset=6 NodeTopology=nodes/duo.xml
+EOF
+TP_PLUGSTACK_ARGS="policy=auto time_budget_ms=300 max_file_bytes=1048576" bash "$HERE/cluster.sh" plugstack on
+echo '{"tasks": 4, "traffic": [[0, 1, 1e6], [2, 3, 1e6]]}' > "$W/gm4.json"
+chown "$TPUSER:" "$W/gm4.json"
+chmod 0600 "$W/gm4.json"
+# RANK:NODE:CPUS the task may run on:TOPOPLACE_CPUS:GPUS
+script t9 'b() { srun "$@" bash -c "echo \$SLURM_PROCID:\$(hostname):\$(sed -n \"s/^Cpus_allowed_list:[[:space:]]*//p\" /proc/self/status):\${TOPOPLACE_CPUS:-}:\${CUDA_VISIBLE_DEVICES:-}" | sort -n | paste -sd" "; }
+echo "NL=$SLURM_JOB_NODELIST"
+echo "TPN=$SLURM_TASKS_PER_NODE"
+echo "CPU=$(b --topo-stencil=4x1 --topo-report)"
+echo "GPU=$(b --topo-stencil=4x1 --topo-gpu-matrix=gm4.json --topo-report)"
+echo "OFF=$(b --topo-stencil=4x1 --topo-cpu-bind=no)"
+echo "NONE=$(b --topo-stencil=4x1 --cpu-bind=none 2>/dev/null)"
+echo "BADV=$(b --topo-stencil=4x1 --topo-cpu-bind=maybe)"'
+as_user "salloc -w node[7-8] -N2 --ntasks-per-node=2 --gpus-per-node=2 ./t9.sh > t9.out 2> t9.err"
+f=$W/t9.out
+# what `topoplace map` chooses for the same tasks: RANK:NODE:CPUS:CPUS:GPUS
+want() {
+	"$CLI" map --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
+		--stencil 4x1 "$@" --format rankfile 2>/dev/null |
+		sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\)\( gpus=\([^ ]*\)\)\{0,1\}.*/\1:\2:\3:\3:\5/p' | paste -sd' '
+}
+f4() { tr ' ' '\n' | cut -d: -f1-4 | paste -sd' '; }
+exp=$(want | f4)
+got=$(val CPU "$f" | f4)
+if [ "$got" = "$exp" ] && [ -n "$exp" ] &&
+	[ "$(echo "$got" | tr ' ' '\n' | cut -d: -f2,3 | sort -u | wc -l)" = 4 ] &&
+	[ "$(count_lines '^topoplace: node[78]: CPUs bound (duo.xml, 2 tasks x 1 core of step cores 0-1, largest inter-socket message 1 bytes)' "$W/t9.err")" = 2 ]; then
+	ok "9a --topo-stencil on nodes with a node model: every task bound to its own core, = topoplace map's cpus, one report line per node"
+else
+	bad "9a CPU binding" "expected: [$exp]" "got:      [$got]" "stderr: $(cat "$W/t9.err")"
+fi
+exp=$(want --gpu-matrix "$W/gm4.json")
+got=$(val GPU "$f")
+# the task on CPU 1 (socket 1) must have GPU0 (socket 1), and the other way
+near=$(echo "$got" | tr ' ' '\n' | awk -F: '{ if (($3 == 1) != ($5 == 0)) bad = 1 } END { print bad ? "no" : "yes" }')
+if [ "$got" = "$exp" ] && [ -n "$exp" ] && [ "$near" = yes ]; then
+	ok "9b --topo-gpu-matrix too: each task's core on its GPU's socket, = topoplace map's cpus and gpus"
+else
+	bad "9b CPU binding with GPUs" "expected: [$exp]" "got:      [$got]" "stderr: $(cat "$W/t9.err")"
+fi
+unbound=$(val OFF "$f" | tr ' ' '\n' | cut -d: -f3,4 | sort -u | paste -sd' ')
+check_eq "9c --topo-cpu-bind=no: Slurm's binding (none here) kept" "0-1:" "$unbound"
+unbound=$(val NONE "$f" | tr ' ' '\n' | cut -d: -f3,4 | sort -u | paste -sd' ')
+check_eq "9d --cpu-bind=none: Slurm's binding (none here) kept" "0-1:" "$unbound"
+unbound=$(val BADV "$f" | tr ' ' '\n' | cut -d: -f3,4 | sort -u | paste -sd' ')
+if [ "$unbound" = "0-1:" ] &&
+	[ "$(count_lines '^topoplace: error: --topo-cpu-bind=maybe: yes or no is needed' "$W/t9.err")" = 1 ]; then
+	ok "9e --topo-cpu-bind=maybe: one error line, tasks run unbound"
+else
+	bad "9e --topo-cpu-bind=maybe" "got: [$unbound]" "stderr: $(cat "$W/t9.err")"
+fi
+
+# ---- 9f: a model with CPUs this host does not have (nvl4: 16 cores, the
+# step's cores 0-3 are CPUs 0-3): one error line per node, the job runs
+script t9f 'echo "B=$(srun --topo-stencil=8x1 bash -c "sed -n \"s/^Cpus_allowed_list:[[:space:]]*//p\" /proc/self/status" | sort -u | paste -sd" ")"'
+as_user "salloc -w node[1-2] -N2 --ntasks-per-node=4 ./t9f.sh > t9f.out 2> t9f.err"
+if [ "$(val B "$W/t9f.out")" = "0-1" ] &&
+	[ "$(count_lines "^topoplace: error: CPU binding: node[12]: CPU list .* of nvl4.xml is not within this step's CPUs here (0-1); Slurm's CPU binding kept" "$W/t9f.err")" = 2 ]; then
+	ok "9f node model with CPUs the node lacks: one error line per node, tasks run with Slurm's binding"
+else
+	bad "9f node model with CPUs the node lacks" "got: [$(val B "$W/t9f.out")]" "stderr: $(cat "$W/t9f.err")"
+fi
+
+# ---- 9g: sbatch --topo-stencil: the script's srun binds its tasks
+script t9g 'echo "B=$(srun bash -c "echo \$SLURM_PROCID:\$(sed -n \"s/^Cpus_allowed_list:[[:space:]]*//p\" /proc/self/status)" | sort -n | paste -sd" ")"'
+submit t9g -w "node[7-8]" -N2 --ntasks-per-node=2 --topo-stencil=4x1
+wait_jobs
+b=$(val B "$W/t9g.out")
+if [ -n "$b" ] && [ "$(echo "$b" | tr ' ' '\n' | cut -d: -f2 | sort | paste -sd' ')" = "0 0 1 1" ]; then
+	ok "9g sbatch --topo-stencil: the script's srun tasks each bound to one core"
+else
+	bad "9g sbatch --topo-stencil binding" "got: [$b]" "stderr: $(cat "$W/t9g.err" 2>/dev/null)"
+fi
+mv -f "$CONF.saved" "$CONF"
+TP_PLUGSTACK_ARGS="$ARGS0" bash "$HERE/cluster.sh" plugstack on
 
 # ---- nothing left behind
 wait_jobs

@@ -383,6 +383,63 @@ START_TEST(task_wider_than_socket)
 }
 END_TEST
 
+/* Phase 2 inside the cores a step was given: cpu2 cores {2,3,4,5} on
+ * socket 0 and {8,9} on socket 1, listed in any order with a repeat.  Heavy
+ * (0,3): MIMS keeps them on one socket; each task's cores are on one socket;
+ * the CPU lists are those of the step's cores only.  Bad core numbers and a
+ * step too small are errors. */
+START_TEST(cpu2_within_step_cores)
+{
+	tp_node *n = load("cpu2.xml", NULL);
+	int32_t u[] = { 0, 1, 2 }, v[] = { 3, 2, 3 };
+	double b[] = { 1e9, 1e3, 1e3 };
+	tp_graph *g = edges(3 + 1, 3, u, v, b);
+	int cores[] = { 9, 2, 3, 4, 5, 8, 3 };
+	int pkg[3 + 1], core[3 + 1];
+	double mims;
+	tp_error err;
+	/* 4 tasks x 1 core: socket 0 has room for 4, socket 1 for 2 */
+	ck_assert_int_eq(tp_node_place_cpus_within(n, g, NULL, 4, cores, 7, 1, pkg,
+						   core, &mims, &err), 0);
+	ck_assert_int_eq(pkg[0], pkg[3]);
+	ck_assert_double_le(mims, 1e3);
+	int list[] = { 2, 3, 4, 5, 8, 9 };
+	bool taken[6] = { false };
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_ge(core[i], 0);
+		ck_assert_int_lt(core[i], 6);
+		ck_assert(!taken[core[i]]);
+		taken[core[i]] = true;
+		ck_assert_int_eq(tp_node_core_package(n, list[core[i]]), pkg[i]);
+	}
+	/* 2 tasks x 2 cores: a task's two cores share a socket */
+	ck_assert_int_eq(tp_node_place_cpus_within(n, NULL, NULL, 3, cores, 7, 2,
+						   pkg, core, &mims, &err), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(tp_node_core_package(n, list[core[i] + 1]), pkg[i]);
+	char buf[64];
+	ck_assert_int_eq(tp_node_cpuset_string_cores(n, list + core[2], 2, buf,
+						     sizeof buf), 0);
+	ck_assert_str_eq(buf, "8-9,24-25");
+	int odd[] = { 9, 2 };
+	ck_assert_int_eq(tp_node_cpuset_string_cores(n, odd, 2, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "2,9,18,25");
+	/* errors */
+	ck_assert_int_eq(tp_node_place_cpus_within(n, NULL, NULL, 4, cores, 7, 2,
+						   pkg, core, &mims, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "4 tasks x 2 cores per task do not fit in the 6 "
+			  "allowed cores of");
+	int bad[] = { 3, 16 };
+	ck_assert_int_eq(tp_node_place_cpus_within(n, NULL, NULL, 1, bad, 2, 1,
+						   pkg, core, &mims, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "core 16 outside");
+	ck_assert_int_eq(tp_node_cpuset_string_cores(n, bad, 2, buf, sizeof buf),
+			 TP_EINVAL);
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gpusel");
@@ -397,6 +454,7 @@ int main(void)
 	tcase_add_test(tc, cpu2_mims);
 	tcase_add_test(tc, align_cpus_with_gpus);
 	tcase_add_test(tc, task_wider_than_socket);
+	tcase_add_test(tc, cpu2_within_step_cores);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -189,6 +189,18 @@ int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
 		       int *task_package, int *task_core, double *mims,
 		       tp_error *err);
 
+/* The same on some of the node's cores only (the cores a Slurm step was
+ * given): cores[0..ncores-1] are logical core indices (any order, repeats
+ * ignored; NULL: all).  The allowed cores, sorted, form a list; task i gets
+ * the cores_per_task cores at positions task_core[i].. of that list (always
+ * on one socket when the task fits in one).  tp_node_place_cpus is this
+ * with cores NULL, where positions and core indices agree. */
+int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
+			      const int32_t *tasks, int32_t ntasks,
+			      const int *cores, int ncores, int cores_per_task,
+			      int *task_package, int *task_core, double *mims,
+			      tp_error *err);
+
 /* After GPU selection: swap the CPU slots (socket and cores) of two tasks
  * whose GPUs sit on each other's socket, as long as MIMS does not grow, so
  * that a task's CPUs end up next to its GPUs (MAGC's phase 3 ignores the
@@ -202,6 +214,10 @@ int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
 /* The CPU list ("0-3,16-19") of cores first..first+count-1. */
 int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
 			  char *buf, size_t len);
+/* The CPU list (operating-system indices of the hardware threads) of the
+ * given logical cores. */
+int tp_node_cpuset_string_cores(const tp_node *n, const int *cores, int count,
+				char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,11 @@ documents how it was made.
           two root ports, each with a PCIe switch holding two boards, each
           board an on-board switch with two GPUs.
   cpu2    2 sockets x 8 cores x 2 hardware threads, no GPU.
+  duo     2 sockets x 1 core (CPUs 0 and 1: it fits any test machine, so
+          the Slurm tests can really bind tasks to it); 2 GPUs whose PCI
+          bus order runs against the socket order, as on boards whose
+          firmware numbers the second socket's root complex first: GPU0
+          (bus 0x20) hangs off socket 1, GPU1 (bus 0xa0) off socket 0.
 """
 import os
 import sys
@@ -217,6 +222,15 @@ def cpu2():
     return machine("cpu2", 2, 8, 2, [[], []])
 
 
+def duo():
+    pk = [[], []]
+    for p, b in enumerate([0xa0, 0x20]):
+        bus = Bus(b + 1)
+        pk[p].append(("host", b, b + 1, [gpu(GPU_TYPE)(bus)]))
+        bus.take()
+    return machine("duo", 2, 1, 1, pk)
+
+
 def links(n, pairs, count, switch=False):
     rows = []
     for i in range(n):
@@ -243,7 +257,8 @@ def write_links(path, name, rows, what):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
-    for name, fn in [("dgx8", dgx8), ("nvl4", nvl4), ("pcie16", pcie16), ("cpu2", cpu2)]:
+    for name, fn in [("dgx8", dgx8), ("nvl4", nvl4), ("pcie16", pcie16), ("cpu2", cpu2),
+                     ("duo", duo)]:
         node_depth.clear()
         with open(os.path.join(out, name + ".xml"), "w") as f:
             f.write(fn())
