@@ -14,16 +14,18 @@ struct lh_table; /* json-c linkhash: name -> node index */
  * machine then has one dimension whose coordinate is the router (= switch
  * holding nodes) number in depth-first order, no wrap. */
 struct tp_tree {
-	int32_t nsw;
-	char **name;          /* switch names, owned */
+	int32_t nsw;          /* the switches, then one entry per node: the
+				 node's link to its switch */
+	int32_t nreal;        /* real switches: [0, nreal) */
+	char **name;          /* switch (or node) names, owned */
 	int32_t *parent;      /* -1 for the top switch */
 	int *depth;           /* links from the top */
-	int *level;           /* 0 for leaf switches, 1 + highest child level */
+	int *level;           /* 0 for nodes, 1 for leaf switches, 1 + highest
+				 child level */
 	int *upcost;          /* hop cost of the link to the parent */
-	int32_t *router_sw;   /* router number -> switch */
-	int height;           /* level of the top switch */
+	int32_t *router_sw;   /* router number (= node) -> its entry */
+	int height;           /* levels of switch-to-switch links */
 	int mincost;          /* smallest link cost */
-	bool inner_nodes;     /* some switch has both Nodes= and Switches= */
 	double *upinvbw;      /* 1 / bandwidth of the link to the parent, or
 				 NULL (LevelBandwidth= not given) */
 	double maxbw;         /* largest level bandwidth (0 when NULL) */

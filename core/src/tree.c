@@ -4,16 +4,20 @@
  *   SwitchName=s2 Switches=s[0-1]          a switch above other switches
  *   LinkSpeed=...                          accepted and ignored
  *
- * The machine is a tree of switches; every switch that holds nodes acts as a
- * "router" of the generic machine (nodes on one switch are 0 hops apart, like
- * nodes sharing a torus router).  Routers are numbered in depth-first order
- * (children in the order their Switches= lists them), and a node's only
- * coordinate is its router's number.  Distance between two routers is the
- * cost of the links up to their lowest common switch and down again; the link
- * from a switch at level l (leaf switches are level 0, a switch above them
- * 1 + the highest level below it) to its parent costs LevelCost[l] (default 1).
+ * The machine is a tree of switches with the nodes as its leaves: the link
+ * from a node to its switch is part of the tree (a "switch" of its own in
+ * the arrays below, named after the node, after the real switches), so two
+ * nodes on one switch are two links apart and a node's traffic to every
+ * other node loads its own link, as its network port is loaded.  Each node
+ * is a "router" of the generic machine; routers are numbered in depth-first
+ * order (children in the order their Switches= lists them, a switch's own
+ * nodes first), and a node's only coordinate is its router's number.
+ * Distance between two routers is the cost of the links up to their lowest
+ * common switch and down again; a node's link costs 1, and the link from a
+ * switch at level l (leaf switches are level 0, a switch above them 1 + the
+ * highest level below it) to its parent costs LevelCost[l] (default 1).
  * Routing for congestion is up/down through the lowest common switch; link id
- * = the id of the switch the link leaves upwards.
+ * = the id of the switch (or node) the link leaves upwards.
  */
 #include <json-c/linkhash.h>
 #include <limits.h>
@@ -63,8 +67,8 @@ int tp__tree_range_lb(const struct tp_machine *m, int p, int lo, int hi)
 			b = t->parent[b];
 		}
 	}
-	/* a node on a switch above p may be reached without going down */
-	return up + (t->inner_nodes ? 0 : t->mincost);
+	/* at least a node's link leads down to any node */
+	return up + t->mincost;
 }
 
 int tp__tree_route(const struct tp_machine *m, int ra, int rb, int64_t *links,
@@ -286,7 +290,7 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 			    "node '%s' is under two switches ('%s' at line %d and '%s')",
 			    name, o->name, o->line, w->name);
 	}
-	int coord = c->router;
+	int coord = c->router++;
 	tp_error e;
 	tp_error_clear(&e);
 	int idx = tp_machine_add_node(c->m, name, &coord, &e);
@@ -302,6 +306,66 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 		*c->node_sw_cap = nc;
 	}
 	(*c->node_sw)[idx] = c->s;
+	return 0;
+}
+
+static int count_name(struct tparse *p, const char *name, void *arg)
+{
+	(void)p;
+	(void)name;
+	int32_t *n = arg;
+	if (*n == INT32_MAX - 1)
+		return TP_EINVAL;
+	++*n;
+	return 0;
+}
+
+/* Grow the tree by one link per node (machine node i, on switch
+ * node_sw[i]): "switch" nsw + i, level 0, cost 1; the real switches move
+ * one level up.  Router i is node i. */
+static int add_node_links(struct tp_tree *t, const tp_machine *m,
+			  const int32_t *node_sw)
+{
+	int32_t n = t->nsw, nn = m->nnodes, tot = n + nn;
+	char **name = realloc(t->name, sizeof(char *) * (size_t)tot);
+	if (name)
+		t->name = name;
+	int32_t *parent = realloc(t->parent, sizeof(int32_t) * (size_t)tot);
+	if (parent)
+		t->parent = parent;
+	int *depth = realloc(t->depth, sizeof(int) * (size_t)tot);
+	if (depth)
+		t->depth = depth;
+	int *level = realloc(t->level, sizeof(int) * (size_t)tot);
+	if (level)
+		t->level = level;
+	int *upcost = realloc(t->upcost, sizeof(int) * (size_t)tot);
+	if (upcost)
+		t->upcost = upcost;
+	int32_t *rsw = realloc(t->router_sw, sizeof(int32_t) * (size_t)nn);
+	if (rsw)
+		t->router_sw = rsw;
+	if (!name || !parent || !depth || !level || !upcost || !rsw)
+		return TP_ENOMEM;
+	for (int32_t s = 0; s < n; s++)
+		t->level[s]++;
+	for (int32_t i = 0; i < nn; i++) {
+		int32_t v = n + i;
+		t->name[v] = NULL;
+		t->parent[v] = node_sw[i];
+		t->depth[v] = t->depth[node_sw[i]] + 1;
+		t->level[v] = 0;
+		t->upcost[v] = 1;
+		t->router_sw[i] = v;
+	}
+	t->nreal = n;
+	t->nsw = tot;
+	if (t->mincost > 1)
+		t->mincost = 1;
+	/* names last: on failure the tree still frees cleanly */
+	for (int32_t i = 0; i < nn; i++)
+		if (!(t->name[n + i] = strdup(m->names[i])))
+			return TP_ENOMEM;
 	return 0;
 }
 
@@ -420,34 +484,40 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 	}
 	if (t->mincost == INT_MAX)
 		t->mincost = 1;
-	/* routers: switches with nodes, in pre-order */
-	int nr = 0;
-	for (int32_t i = 0; i < no; i++)
-		if (p->sw[order[i]].nodes) {
-			t->router_sw[nr++] = order[i];
-			if (p->first_child[order[i]] >= 0)
-				t->inner_nodes = true;
-		}
-	if (nr == 0) {
+	/* routers: the nodes, switch by switch in pre-order */
+	int32_t nnodes = 0;
+	for (int32_t i = 0; i < no && !rc; i++)
+		if (p->sw[order[i]].nodes)
+			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
+				       p->sw[order[i]].line, count_name, &nnodes);
+	if (rc)
+		goto out;
+	if (nnodes == 0) {
 		rc = terr(p, 0, TP_EINVAL, "no switch has Nodes=");
 		goto out;
 	}
 	tp_error e;
 	tp_error_clear(&e);
 	bool wrap = false;
+	int nr = (int)nnodes;
 	if ((rc = tp_machine_create(&m, 1, &nr, &wrap, &e))) {
 		rc = terr(p, 0, rc, "%s", e.msg);
 		goto out;
 	}
-	m->nodes_per_router = INT_MAX;
-	for (int r = 0; r < nr && !rc; r++) {
-		int32_t s = t->router_sw[r];
-		struct node_ctx c = { m, s, r, &node_sw, &node_sw_cap };
-		rc = each_name(p, p->sw[s].nodes, "Nodes", p->sw[s].line,
-			       add_tree_node, &c);
-	}
+	struct node_ctx c = { m, -1, 0, &node_sw, &node_sw_cap };
+	for (int32_t i = 0; i < no && !rc; i++)
+		if (p->sw[order[i]].nodes) {
+			c.s = order[i];
+			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
+				       p->sw[order[i]].line, add_tree_node, &c);
+		}
 	if (rc)
 		goto out;
+	/* the nodes' links: one "switch" per node below its switch */
+	if ((rc = add_node_links(t, m, node_sw))) {
+		rc = terr(p, 0, rc, "out of memory");
+		goto out;
+	}
 	/* success: the switch names move to the tree */
 	for (int32_t s = 0; s < n; s++) {
 		t->name[s] = p->sw[s].name;
@@ -554,7 +624,8 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 		return tp_error_set(err, TP_ENOMEM, "LevelBandwidth=: out of memory");
 	double mx = 0;
 	for (int32_t s = 0; s < t->nsw; s++) {
-		int l = nlevels == 1 ? 0 : t->level[s];
+		/* a node's link (level 0) runs at the leaf switches' speed */
+		int l = nlevels == 1 || t->level[s] == 0 ? 0 : t->level[s] - 1;
 		if (l >= nlevels)
 			l = nlevels - 1;
 		inv[s] = 1.0 / bw[l];
@@ -580,12 +651,12 @@ int tp_machine_tree_levels(const tp_machine *m)
 
 int32_t tp_machine_switch_count(const tp_machine *m)
 {
-	return m && m->tree ? m->tree->nsw : 0;
+	return m && m->tree ? m->tree->nreal : 0;
 }
 
 const char *tp_machine_switch_name(const tp_machine *m, int32_t s)
 {
-	if (!m || !m->tree || s < 0 || s >= m->tree->nsw)
+	if (!m || !m->tree || s < 0 || s >= m->tree->nreal)
 		return NULL;
 	return m->tree->name[s];
 }

@@ -39,45 +39,49 @@ START_TEST(distances_and_routes)
 	ck_assert_int_eq(tp_machine_switch_count(m), 7);
 	ck_assert_int_eq(tp_machine_tree_levels(m), 2);
 	ck_assert_int_eq(tp_machine_ndims(m), 1);
-	ck_assert_int_eq(tp_machine_router_count(m), 4);
+	/* every node is a router: its link to the switch is a link of the tree */
+	ck_assert_int_eq(tp_machine_router_count(m), 16);
 	int32_t a = node(m, "tux00"), b = node(m, "tux03"), c = node(m, "tux05"),
 		d = node(m, "tux12");
 	ck_assert_int_eq(tp_machine_distance(m, a, a), 0);
-	ck_assert_int_eq(tp_machine_distance(m, a, b), 0);   /* same switch */
-	ck_assert_int_eq(tp_machine_distance(m, a, c), 2);   /* via spine0 */
-	ck_assert_int_eq(tp_machine_distance(m, a, d), 4);   /* via core */
-	ck_assert_int_eq(tp_machine_distance(m, d, a), 4);
+	ck_assert_int_eq(tp_machine_distance(m, a, b), 2);   /* same switch */
+	ck_assert_int_eq(tp_machine_distance(m, a, c), 4);   /* via spine0 */
+	ck_assert_int_eq(tp_machine_distance(m, a, d), 6);   /* via core */
+	ck_assert_int_eq(tp_machine_distance(m, d, a), 6);
 	/* routes: up to the common switch and down, links named */
 	int64_t links[8];
-	ck_assert_int_eq(tp_machine_route(m, a, b, links, 8), 0);
-	ck_assert_int_eq(tp_machine_route(m, a, d, links, 8), 4);
+	ck_assert_int_eq(tp_machine_route(m, a, a, links, 8), 0);
+	ck_assert_int_eq(tp_machine_route(m, a, b, links, 8), 2);
 	char buf[64];
 	tp_machine_link_name(m, links[0], buf, sizeof buf);
-	ck_assert_str_eq(buf, "leaf0->spine0");
+	ck_assert_str_eq(buf, "tux00->leaf0");
 	tp_machine_link_name(m, links[1], buf, sizeof buf);
-	ck_assert_str_eq(buf, "spine0->core");
-	tp_machine_link_name(m, links[2], buf, sizeof buf);
-	ck_assert_str_eq(buf, "spine1->core");
-	tp_machine_link_name(m, links[3], buf, sizeof buf);
-	ck_assert_str_eq(buf, "leaf3->spine1");
-	ck_assert_int_lt(tp_machine_route(m, a, d, links, 3), 0);
-	ck_assert_int_eq(tp_machine_link_count(m), 7);
+	ck_assert_str_eq(buf, "tux03->leaf0");
+	ck_assert_int_eq(tp_machine_route(m, a, d, links, 8), 6);
+	const char *names[6] = { "tux00->leaf0", "leaf0->spine0", "spine0->core",
+				 "spine1->core", "leaf3->spine1", "tux12->leaf3" };
+	for (int i = 0; i < 6; i++) {
+		tp_machine_link_name(m, links[i], buf, sizeof buf);
+		ck_assert_str_eq(buf, names[i]);
+	}
+	ck_assert_int_lt(tp_machine_route(m, a, d, links, 5), 0);
+	ck_assert_int_eq(tp_machine_link_count(m), 7 + 16);
 	tp_machine_destroy(m);
 
-	/* LevelCost: leaf uplinks 1, spine uplinks 3 */
+	/* LevelCost: leaf uplinks 1, spine uplinks 3 (node links 1) */
 	int cost[2] = { 1, 3 };
 	m = fat(cost, 2);
-	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux05")), 2);
-	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 8);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux05")), 4);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 10);
 	tp_machine_destroy(m);
 	/* nodes on an inner switch too */
 	tp_error err;
 	ck_assert_msg(tp_machine_from_topology(&m, "SwitchName=top Nodes=t[0-1] Switches=l[0-1]\n"
 					       "SwitchName=l0 Nodes=a[0-1]\nSwitchName=l1 Nodes=b[0-1]\n",
 					       "inner", NULL, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "a1")), 1);
-	ck_assert_int_eq(tp_machine_distance(m, node(m, "a0"), node(m, "b1")), 2);
-	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "t1")), 0);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "a1")), 3);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "a0"), node(m, "b1")), 4);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "t1")), 2);
 	tp_alloc *al = NULL;
 	ck_assert_int_eq(tp_alloc_from_hostlist(m, "a0,b0,t0,a1,b1,t1", 1, "t", &al, NULL), 0);
 	tp_graph *g = NULL;
@@ -92,7 +96,7 @@ START_TEST(distances_and_routes)
 	tp_machine_destroy(m);
 	int one = 5;
 	m = fat(&one, 1);
-	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 20);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 22);
 	tp_machine_destroy(m);
 }
 END_TEST
@@ -163,7 +167,7 @@ START_TEST(conf_tree)
 	const tp_machine *m = tp_conf_machine(c);
 	ck_assert(tp_machine_is_tree(m));
 	ck_assert(tp_machine_has_level_bandwidth(m));
-	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 6);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 8);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
@@ -232,15 +236,17 @@ START_TEST(map_on_tree)
 		o.policy = pols[k];
 		ck_assert_msg(tp_place_ex(g, a, &o, map, NULL, &err) == 0, "%s", err.msg);
 		ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
-		/* optimum: 8 consecutive tasks per leaf, 2 + 2 + 4 + 4 hops */
-		ck_assert_msg(tp_metrics_hop_bytes(g, a, map) == 120.0, "%g (block %g)",
+		/* optimum: 8 consecutive tasks per leaf, 2 per node: 12 edges
+		 * between nodes of a leaf (2 hops), 2 + 2 between leaves (4
+		 * and 6 hops) */
+		ck_assert_msg(tp_metrics_hop_bytes(g, a, map) == 440.0, "%g (block %g)",
 			      tp_metrics_hop_bytes(g, a, map), bhb);
 	}
 	tp_metrics mt;
 	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
-	ck_assert(mt.hop_bytes == 120.0);
+	ck_assert(mt.hop_bytes == 440.0);
 	ck_assert(mt.max_congestion_bytes > 0);
-	ck_assert(mt.frac_intra_router > 0.5);
+	ck_assert_msg(mt.frac_intra_router == 0.5, "%g", mt.frac_intra_router);
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);
 	ck_assert_int_eq(tp_alloc_from_hostlist(m, "tux[00-16]", 1, "--nodes", &a, &err), TP_ENOENT);
