@@ -153,8 +153,9 @@ static tp_node *node_model(const struct tpk_site *site,
 		if (want_gpus)
 			gmsg(res, true, "site configuration: %s",
 			     err.msg[0] ? err.msg : site->conf_path);
+		/* the placement has reported it already */
 		if (want_cpus)
-			cmsg(res, !want_gpus ? false : true, "site configuration: %s",
+			cmsg(res, true, "site configuration: %s",
 			     err.msg[0] ? err.msg : site->conf_path);
 		return NULL;
 	}

@@ -264,6 +264,43 @@ static int make_alloc(struct ctx *c)
 	return 0;
 }
 
+/* MAGC phase 1: the GPU traffic counts for the nodes too, so tasks that
+ * exchange GPU data share a node.  Adds --topo-gpu-matrix to c->g (or makes
+ * it the pattern when there is no other).  A matrix that cannot be read
+ * leaves the CPU pattern alone (each task reports the matrix problem when
+ * it chooses its GPUs); without a CPU pattern the placement fails. */
+static int add_gpu_matrix(struct ctx *c)
+{
+	const struct tpk_hints *h = c->hints;
+	char why[256];
+	char *buf = NULL;
+	size_t len = 0;
+	tp_graph *gm = NULL, *sum = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	if (tpk_read_user_file(h->gpu_matrix, c->step->basedir,
+			       c->site->max_file_bytes, &c->step->cred, &buf, &len,
+			       why, sizeof why) < 0) {
+		snprintf(err.msg, sizeof err.msg, "%s", why);
+	} else if (tp_graph_from_gpu_matrix_string(&gm, buf, len, h->gpu_matrix,
+						   c->step->ntasks, &err) == 0 &&
+		   (!c->g || tp_graph_add(c->g, gm, h->gpu_matrix, &sum, &err) == 0)) {
+		if (sum) {
+			tp_graph_destroy(c->g);
+			c->g = sum;
+		} else {
+			c->g = gm;
+			gm = NULL;
+		}
+	}
+	free(buf);
+	tp_graph_destroy(gm);
+	if (c->g)
+		return 0;
+	fail(c, "--topo-gpu-matrix: %s", err.msg);
+	return -1;
+}
+
 static int make_graph(struct ctx *c)
 {
 	const struct tpk_hints *h = c->hints;
@@ -274,13 +311,15 @@ static int make_graph(struct ctx *c)
 		fail(c, "give --topo-stencil or --topo-graph, not both");
 		return -1;
 	}
+	if (!h->stencil && !h->graph)
+		return add_gpu_matrix(c);
 	if (h->stencil) {
 		if (tp_graph_from_stencil(&c->g, h->stencil, n, &err) < 0) {
 			/* The core's message names the spec itself. */
 			fail(c, "--topo-stencil: %s", err.msg);
 			return -1;
 		}
-		return 0;
+		return h->gpu_matrix ? add_gpu_matrix(c) : 0;
 	}
 	char why[TPK_LINE_MAX];
 	size_t len = 0;
@@ -294,7 +333,7 @@ static int make_graph(struct ctx *c)
 		fail(c, "--topo-graph: %s", err.msg);
 		return -1;
 	}
-	return 0;
+	return h->gpu_matrix ? add_gpu_matrix(c) : 0;
 }
 
 static double budget_ms(const struct ctx *c)
@@ -377,7 +416,7 @@ static void place(struct ctx *c)
 	tp_error err;
 	tp_error_clear(&err);
 
-	bool has_hint = h->stencil || h->graph;
+	bool has_hint = h->stencil || h->graph || h->gpu_matrix;
 	/* Which policy: the job's --topo-policy, else plugstack policy=, else
 	 * topoplace.conf DefaultPolicy=, else auto. */
 	const char *pname = h->policy ? h->policy
@@ -403,7 +442,7 @@ static void place(struct ctx *c)
 			     "geometric, graph, block, cyclic, random or zorder", pname);
 		else
 			fail(c, "--topo-policy=%s needs a communication pattern "
-			     "(--topo-stencil or --topo-graph)", pname);
+			     "(--topo-stencil, --topo-graph or --topo-gpu-matrix)", pname);
 		return;
 	}
 	if (load_conf(c) < 0 || make_alloc(c) < 0)
@@ -414,7 +453,12 @@ static void place(struct ctx *c)
 	enum tp_policy pol;
 	char label[64];
 	bool geo_ok = c->g && tp_graph_coord_dims(c->g) > 0;
-	if (!strcmp(pname, "auto")) {
+	if (!strcmp(pname, "auto") && h->gpu_matrix) {
+		/* the coordinates describe the CPU pattern only: every candidate
+		 * is scored on the CPU + GPU traffic, as the command's auto */
+		pol = TP_POLICY_AUTO;
+		snprintf(label, sizeof label, "auto (CPU + GPU traffic, scored)");
+	} else if (!strcmp(pname, "auto")) {
 		/* a graph without coordinates gets graph mapping */
 		pol = geo_ok ? TP_POLICY_GEOMETRIC : TP_POLICY_GRAPH;
 		snprintf(label, sizeof label, "%s (auto)", tp_policy_name(pol));

@@ -442,6 +442,31 @@ else
 	bad "4h sbatch --topo-gpu-matrix" "got: [$(val SEL "$W/t4h.out")]" "stderr: $(cat "$W/t4h.err")"
 fi
 
+# ---- 4i: MAGC phase 1 in the plugin: the GPU matrix counts for the nodes.
+# Heavy pairs (0,4) (1,5) (2,6) (3,7): Slurm's block order puts every pair
+# on two nodes; with --topo-gpu-matrix alone each pair shares a node (and,
+# with a stencil along the pairs' other direction, still does)
+echo '{"tasks": 8, "traffic": [[0, 4, 1e9], [1, 5, 1e9], [2, 6, 1e9], [3, 7, 1e9]]}' > "$W/gmx.json"
+chown "$TPUSER:" "$W/gmx.json"
+chmod 0600 "$W/gmx.json"
+script t4i 'n() { srun "$@" bash -c "echo \$SLURM_PROCID:\$(hostname)" | sort -n | paste -sd" "; }
+echo "PLAIN=$(n)"
+echo "GM=$(n --topo-gpu-matrix=gmx.json --topo-report)"
+echo "BOTH=$(n --topo-stencil=8x1 --topo-gpu-matrix=gmx.json)"'
+as_user "salloc -N2 --ntasks-per-node=4 --gpus-per-node=4 ./t4i.sh > t4i.out 2> t4i.err"
+f=$W/t4i.out
+# "yes" when every heavy pair runs on one node
+paired() {
+	echo "$1" | tr ' ' '\n' | awk -F: '{ h[$1] = $2 } END { ok = NR == 8; for (i = 0; i < 4; i++) if (h[i] != h[i + 4]) ok = 0; print ok ? "yes" : "no" }'
+}
+if [ "$(paired "$(val PLAIN "$f")")" = no ] && [ "$(paired "$(val GM "$f")")" = yes ] &&
+	[ "$(paired "$(val BOTH "$f")")" = yes ] &&
+	[ "$(count_lines '^topoplace: policy auto (CPU + GPU traffic, scored): 8 tasks on 2 nodes' "$W/t4i.err")" = 1 ]; then
+	ok "4i --topo-gpu-matrix places the nodes too (MAGC phase 1): heavy GPU pairs share a node, alone or added to a stencil"
+else
+	bad "4i GPU matrix in the node placement" "plain [$(val PLAIN "$f")]" "matrix [$(val GM "$f")]" "both [$(val BOTH "$f")]" "stderr: $(cat "$W/t4i.err")"
+fi
+
 # The remaining tests change the site configuration; nothing else runs now.
 wait_jobs
 ARGS0="policy=auto time_budget_ms=300 max_file_bytes=1048576 cpu_bind=no"
