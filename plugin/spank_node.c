@@ -21,10 +21,15 @@ _Static_assert(TPK_MAX_GPUS >= TP_NODE_MAX_GPUS, "TPK_MAX_GPUS too small");
 #define GPU_KEPT "GPUs split in local-rank order"
 #define CPU_KEPT "Slurm's CPU binding kept"
 
-/* One line, whatever the input held. */
-static void one_line(char *s)
+/* "topoplace: [error: ]LEAD: WHAT; KEPT" on one line, whatever WHAT held. */
+static void vline(char *out, size_t len, bool error, const char *lead,
+		  const char *kept, const char *fmt, va_list ap)
 {
-	for (char *p = s; *p; p++)
+	char what[TPK_LINE_MAX - 96];   /* room for the words around it */
+	vsnprintf(what, sizeof what, fmt, ap);
+	snprintf(out, len, "topoplace: %s%s: %s; %s", error ? "error: " : "",
+		 lead, what, kept);
+	for (char *p = out; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
 }
@@ -33,15 +38,12 @@ static void gmsg(struct tpk_node_result *r, bool jobwide, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void gmsg(struct tpk_node_result *r, bool jobwide, const char *fmt, ...)
 {
-	char what[TPK_LINE_MAX - 96];   /* room for the words around it */
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	vline(r->gpu_msg, sizeof r->gpu_msg, true, "--topo-gpu-matrix", GPU_KEPT,
+	      fmt, ap);
 	va_end(ap);
 	r->gpu_jobwide = jobwide;
-	snprintf(r->gpu_msg, sizeof r->gpu_msg, "topoplace: error: "
-		 "--topo-gpu-matrix: %s; " GPU_KEPT, what);
-	one_line(r->gpu_msg);
 }
 
 /* An error (note false) or a note for --topo-report (note true) about the
@@ -50,15 +52,12 @@ static void cmsg(struct tpk_node_result *r, bool note, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void cmsg(struct tpk_node_result *r, bool note, const char *fmt, ...)
 {
-	char what[TPK_LINE_MAX - 96];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	vline(r->cpu_msg, sizeof r->cpu_msg, !note, "CPU binding", CPU_KEPT, fmt,
+	      ap);
 	va_end(ap);
 	r->cpu_note = note;
-	snprintf(r->cpu_msg, sizeof r->cpu_msg, "topoplace: %sCPU binding: %s; "
-		 CPU_KEPT, note ? "" : "error: ", what);
-	one_line(r->cpu_msg);
 }
 
 /* The CPU pattern of the job (--topo-stencil / --topo-graph), or NULL when

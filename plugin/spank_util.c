@@ -643,29 +643,10 @@ int64_t tpk_tasks_per_node_sum(const char *spec, int64_t *nnodes)
 
 int tpk_parse_gpu_list(const char *list, int *out, int cap)
 {
-	int n = 0;
-	const char *p = list;
-	if (!p || !*p)
+	/* numbers and commas only: CUDA_VISIBLE_DEVICES has no ranges */
+	if (!list || strchr(list, '-'))
 		return -1;
-	while (*p) {
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		long v = 0;
-		while (isdigit((unsigned char)*p)) {
-			v = v * 10 + (*p - '0');
-			if (v > 1000000)
-				return -1;
-			p++;
-		}
-		if (n == cap)
-			return -1;
-		out[n++] = (int)v;
-		if (*p == ',' && p[1])
-			p++;
-		else if (*p)
-			return -1;
-	}
-	return n;
+	return tpk_parse_index_list(list, out, cap);
 }
 
 int tpk_parse_index_list(const char *list, int *out, int cap)

@@ -24,6 +24,7 @@
 #include <slurm/slurm.h>
 #include <stdarg.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +321,18 @@ static int count_name(struct tparse *p, const char *name, void *arg)
 	return 0;
 }
 
+/* realloc *p to n elements; *p is kept on failure. */
+static int grow(void **p, size_t n, size_t size)
+{
+	if (n == 0 || size == 0 || n > SIZE_MAX / size)
+		return TP_ENOMEM;
+	void *q = realloc(*p, n * size);
+	if (!q)
+		return TP_ENOMEM;
+	*p = q;
+	return 0;
+}
+
 /* Grow the tree by one link per node (machine node i, on switch
  * node_sw[i]): "switch" nsw + i, level 0, cost 1; the real switches move
  * one level up.  Router i is node i. */
@@ -327,25 +340,12 @@ static int add_node_links(struct tp_tree *t, const tp_machine *m,
 			  const int32_t *node_sw)
 {
 	int32_t n = t->nsw, nn = m->nnodes, tot = n + nn;
-	char **name = realloc(t->name, sizeof(char *) * (size_t)tot);
-	if (name)
-		t->name = name;
-	int32_t *parent = realloc(t->parent, sizeof(int32_t) * (size_t)tot);
-	if (parent)
-		t->parent = parent;
-	int *depth = realloc(t->depth, sizeof(int) * (size_t)tot);
-	if (depth)
-		t->depth = depth;
-	int *level = realloc(t->level, sizeof(int) * (size_t)tot);
-	if (level)
-		t->level = level;
-	int *upcost = realloc(t->upcost, sizeof(int) * (size_t)tot);
-	if (upcost)
-		t->upcost = upcost;
-	int32_t *rsw = realloc(t->router_sw, sizeof(int32_t) * (size_t)nn);
-	if (rsw)
-		t->router_sw = rsw;
-	if (!name || !parent || !depth || !level || !upcost || !rsw)
+	if (grow((void **)&t->name, (size_t)tot, sizeof(char *)) ||
+	    grow((void **)&t->parent, (size_t)tot, sizeof(int32_t)) ||
+	    grow((void **)&t->depth, (size_t)tot, sizeof(int)) ||
+	    grow((void **)&t->level, (size_t)tot, sizeof(int)) ||
+	    grow((void **)&t->upcost, (size_t)tot, sizeof(int)) ||
+	    grow((void **)&t->router_sw, (size_t)nn, sizeof(int32_t)))
 		return TP_ENOMEM;
 	for (int32_t s = 0; s < n; s++)
 		t->level[s]++;
