@@ -148,6 +148,11 @@ static tp_node *node_model(const struct tpk_site *site,
 	tp_error_clear(&err);
 	tp_conf *conf = NULL;
 	tp_node *node = NULL;
+	const struct tpk_node_cache *c = rq->cache;
+	if (c && c->model && rq->node && !strcmp(c->node, rq->node)) {
+		snprintf(res->model, sizeof res->model, "%s", c->model_name);
+		return (tp_node *)c->model;
+	}
 	if (tp_conf_load(site->conf_path, &conf, &err) < 0) {
 		if (want_gpus)
 			gmsg(res, true, "site configuration: %s",
@@ -192,6 +197,33 @@ static tp_node *node_model(const struct tpk_site *site,
 	}
 	tp_conf_destroy(conf);
 	return node;
+}
+
+int tpk_node_preload(const struct tpk_site *site, const char *node,
+		     struct tpk_node_cache *c)
+{
+	struct tpk_node_req rq;
+	struct tpk_node_result res;
+	memset(&rq, 0, sizeof rq);
+	memset(&res, 0, sizeof res);
+	memset(c, 0, sizeof *c);
+	if (!node || strlen(node) >= sizeof c->node)
+		return -1;
+	rq.node = node;
+	/* GpuLinks= too: the cache serves the GPU selection as well */
+	tp_node *m = node_model(site, &rq, true, false, &res);
+	if (!m)
+		return -1;
+	snprintf(c->node, sizeof c->node, "%s", node);
+	snprintf(c->model_name, sizeof c->model_name, "%s", res.model);
+	c->model = m;
+	return 0;
+}
+
+void tpk_node_cache_free(struct tpk_node_cache *c)
+{
+	tp_node_destroy(c->model);
+	memset(c, 0, sizeof *c);
 }
 
 /* Phase 2 inside the step's cores; false after a line. */
@@ -371,7 +403,8 @@ out:
 	tp_graph_destroy(sum);
 	tp_graph_destroy(cg);
 	tp_graph_destroy(gm);
-	tp_node_destroy(node);
+	if (!(rq->cache && node == rq->cache->model))
+		tp_node_destroy(node);
 }
 
 void tpk_node_result_free(struct tpk_node_result *res)

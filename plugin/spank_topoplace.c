@@ -58,6 +58,7 @@ static struct tpk_hints hints;       /* from the option callbacks */
 /* What this process placed, to clean up. */
 static char placed_dir[TPK_PATH_MAX];
 static bool is_batch_step;
+static struct tpk_node_cache node_cache;   /* step: this node's model */
 static bool local_hostfile_set;      /* srun: SLURM_HOSTFILE is ours */
 static char *prev_hostfile;          /* srun: SLURM_HOSTFILE before ours */
 static struct tpk_cred batch_cred;   /* batch step: the user, for cleanup */
@@ -387,6 +388,7 @@ static void batch_place(spank_t sp)
 	batch_cred.gid = gid;
 	free(batch_groups);
 	batch_groups = NULL;
+	tpk_node_cache_free(&node_cache);
 	batch_cred.ngroups = 0;
 	if (ngroups > 0 && groups) {
 		batch_groups = malloc((size_t)ngroups * sizeof(gid_t));
@@ -826,6 +828,7 @@ static void task_node(spank_t sp)
 			slurm_debug("topoplace: step cores '%s' not understood", cores);
 		}
 	}
+	rq.cache = &node_cache;
 	if (rq.want_gpus || rq.want_cpus) {
 		if (task_node_req(sp, nlocal, &rq, &tasks, &nodename, &groups, why,
 				  sizeof why) < 0) {
@@ -879,6 +882,29 @@ static void task_node(spank_t sp)
 	free(groups);
 }
 
+/* Steps that will want the node model (a GPU matrix, or CPU binding with a
+ * pattern): load it once here in slurmstepd; every task inherits it when it
+ * is forked, instead of loading it again.  Quiet: a task that finds no
+ * model loads and reports itself. */
+static void step_preload(void)
+{
+	char host[256];
+	if (!hints.seen || policy_none(&hints))
+		return;
+	bool cpus = site.cpu_bind && (hints.stencil || hints.graph ||
+				      hints.gpu_matrix);
+	if (!hints.gpu_matrix && !cpus)
+		return;
+	if (gethostname(host, sizeof host) != 0)
+		return;
+	host[sizeof host - 1] = '\0';
+	char *dot = strchr(host, '.');
+	if (dot)
+		*dot = '\0';
+	if (tpk_node_preload(&site, host, &node_cache) < 0)
+		slurm_debug("topoplace: no node model preloaded for %s", host);
+}
+
 /* ---------------------------------------------------------------- hooks */
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
@@ -928,6 +954,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (stepid == SLURM_BATCH_SCRIPT) {
 		is_batch_step = true;
 		batch_place(sp);
+	} else if (stepid != SLURM_EXTERN_CONT) {
+		step_preload();
 	}
 	return 0;
 }

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <topoplace/node.h>
+
 #define TPK_PATH_MAX 4096
 #define TPK_LINE_MAX 1024
 #define TPK_DEFAULT_CONF "/etc/slurm/topoplace.conf"
@@ -173,6 +175,20 @@ int64_t tpk_tasks_per_node_sum(const char *spec, int64_t *nnodes);
 #define TPK_MAX_GPUS 64     /* GPUs per node (TP_NODE_MAX_GPUS) */
 #define TPK_MAX_CORES 8192  /* cores of a step on one node */
 
+/* The node model, loaded once per step by slurmstepd (user_init) so that
+ * the tasks, which inherit it at fork, need not load it each. */
+struct tpk_node_cache {
+	char node[256];            /* the node it is for ("" when empty) */
+	char model_name[64];       /* its file name, for messages */
+	tp_node *model;
+};
+
+/* Load the model of node (NodeTopology=, GpuLinks=) into c; -1 when the
+ * node has none or it cannot be loaded (the tasks then say why). */
+int tpk_node_preload(const struct tpk_site *site, const char *node,
+		     struct tpk_node_cache *c);
+void tpk_node_cache_free(struct tpk_node_cache *c);
+
 /* One node's share of a step. */
 struct tpk_node_req {
 	const char *node;          /* this node's name (SLURMD_NODENAME) */
@@ -182,6 +198,7 @@ struct tpk_node_req {
 	int64_t total_tasks;       /* tasks of the step: rows of the patterns */
 	const char *basedir;       /* base of relative paths (NULL: cwd) */
 	struct tpk_cred cred;      /* whose privileges read the user's files */
+	const struct tpk_node_cache *cache;   /* a preloaded model, or NULL */
 	/* GPUs (--topo-gpu-matrix): the step's GPUs on the node, as Slurm
 	 * numbers them (PCI bus order) */
 	bool want_gpus;
