@@ -1,6 +1,7 @@
 /* topoplace — the map and eval commands. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,8 +399,10 @@ struct map_result {
 	tp_geom_report report;
 	bool have_report;
 	tp_place_report prep;
+	bool ranked;            /* candidates ranked by the GPU-link congestion */
 	double elapsed_ms;
 };
+
 
 /* The candidates of graph/auto as a JSON array (null for other policies). */
 static json_object *candidates_json(const struct map_result *r)
@@ -422,6 +425,8 @@ static json_object *candidates_json(const struct map_result *r)
 			bad |= put(o, "score", cli_json_double(c->score));
 		else if (json_object_object_add(o, "score", NULL) < 0)
 			bad = -1;
+		if (c->ran && r->ranked)
+			bad |= put(o, "gpu_link_congestion_ms", cli_json_double(c->rank));
 		bad |= put(o, "ms", cli_json_ms(c->ms));
 		bad |= put(o, "note", json_object_new_string(c->note));
 		bad |= put(o, "chosen", json_object_new_boolean(i == r->prep.best));
@@ -449,7 +454,11 @@ static void print_explain(FILE *f, const struct map_result *r)
 	}
 	for (int i = 0; i < r->prep.ncandidates; i++) {
 		const tp_place_candidate *c = &r->prep.cand[i];
-		if (c->ran)
+		if (c->ran && r->ranked)
+			fprintf(f, "explain: %c %-12s GPU links %-10.6g ms, score "
+				"%-14.6g %9.1f ms\n", i == r->prep.best ? '*' : ' ',
+				c->name, c->rank, c->score, c->ms);
+		else if (c->ran)
 			fprintf(f, "explain: %c %-12s score %-14.6g %9.1f ms\n",
 				i == r->prep.best ? '*' : ' ', c->name, c->score,
 				c->ms);
@@ -618,6 +627,18 @@ static int map_run(struct job *j)
 	j->block = alloc_map(r.ntasks);
 	if (!j->map || !j->block)
 		return cli_fail("out of memory");
+	/* MAGC phase 1 sees the inside of the nodes: candidates are ranked
+	 * by the GPU-link congestion after phases 2 and 3 on every node */
+	tp_nodes_gpu_rank_arg gr = {
+		j->alloc, (const tp_node *const *)j->models.of, j->g, j->gm,
+		(int32_t)r.ntasks,
+		j->nopt.gpus_per_task > 0 ? (int)j->nopt.gpus_per_task : 1 };
+	if (j->gm && j->models.of &&
+	    (r.used == TP_POLICY_AUTO || r.used == TP_POLICY_GRAPH)) {
+		po.rank = tp_nodes_gpu_rank;
+		po.rank_arg = &gr;
+		r.ranked = true;
+	}
 
 	double t0 = now_ms();
 	if (tp_place_ex(j->g, j->alloc, &po, j->map, &r.prep, &err) < 0)

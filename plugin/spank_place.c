@@ -170,8 +170,13 @@ struct ctx {
 	tp_conf *conf;
 	tp_alloc *alloc;
 	tp_graph *g;
+	tp_graph *gm;              /* --topo-gpu-matrix, when it was read */
 	int32_t *map, *block;
 	char *buf;
+	/* node models of the allocation (MAGC phase 1 ranks by them) */
+	tp_node **models;          /* distinct, owned */
+	int nmodels;
+	const tp_node **model_of;  /* per allocation node, NULL: none */
 };
 
 static void say(char *dst, const char *fmt, ...)
@@ -288,10 +293,11 @@ static int add_gpu_matrix(struct ctx *c)
 		if (sum) {
 			tp_graph_destroy(c->g);
 			c->g = sum;
+			c->gm = gm;
 		} else {
-			c->g = gm;
-			gm = NULL;
+			c->g = gm;         /* the matrix is the whole pattern */
 		}
+		gm = NULL;
 	}
 	free(buf);
 	tp_graph_destroy(gm);
@@ -334,6 +340,50 @@ static int make_graph(struct ctx *c)
 		return -1;
 	}
 	return h->gpu_matrix ? add_gpu_matrix(c) : 0;
+}
+
+/* The node models of the allocation (NodeTopology=, GpuLinks=; each file
+ * loaded once), for MAGC phase 1.  false when some node cannot be loaded
+ * (its tasks will say why when they choose their GPUs). */
+static bool load_models(struct ctx *c)
+{
+	int32_t nn = tp_alloc_nnodes(c->alloc);
+	c->model_of = calloc((size_t)nn + 1, sizeof *c->model_of);
+	c->models = calloc((size_t)nn + 1, sizeof *c->models);
+	const char **xmls = calloc((size_t)nn + 1, sizeof *xmls);
+	const char **links = calloc((size_t)nn + 1, sizeof *links);
+	bool ok = c->model_of && c->models && xmls && links;
+	for (int32_t i = 0; ok && i < nn; i++) {
+		int32_t nid = tp_alloc_node(c->alloc, i);
+		const char *x = tp_conf_node_topology(c->conf, nid);
+		const char *l = tp_conf_node_gpu_links(c->conf, nid);
+		if (!x)
+			continue;
+		int k = 0;
+		while (k < c->nmodels && !(strcmp(xmls[k], x) == 0 &&
+					   ((!l && !links[k]) ||
+					    (l && links[k] && !strcmp(l, links[k])))))
+			k++;
+		if (k == c->nmodels) {
+			tp_error err;
+			tp_error_clear(&err);
+			tp_node *nd = NULL;
+			if (tp_node_load_xml(x, &nd, &err) < 0 ||
+			    (l && tp_node_load_links(nd, l, &err) < 0)) {
+				tp_node_destroy(nd);
+				ok = false;
+				break;
+			}
+			c->models[k] = nd;
+			xmls[k] = x;
+			links[k] = l;
+			c->nmodels++;
+		}
+		c->model_of[i] = c->models[k];
+	}
+	free(xmls);
+	free(links);
+	return ok;
 }
 
 static double budget_ms(const struct ctx *c)
@@ -498,6 +548,15 @@ static void place(struct ctx *c)
 	po.policy = pol;
 	po.geom.metric = tp_conf_default_metric(c->conf);
 	po.geom.time_budget_ms = budget_ms(c);
+	/* MAGC phase 1: rank the candidates by the GPU-link congestion after
+	 * phases 2 and 3 on the node models, one GPU per task */
+	tp_nodes_gpu_rank_arg gr = { c->alloc, NULL, c->g, c->gm ? c->gm : c->g,
+				     (int32_t)s->ntasks, 1 };
+	if (pol == TP_POLICY_AUTO && h->gpu_matrix && load_models(c)) {
+		gr.models = c->model_of;
+		po.rank = tp_nodes_gpu_rank;
+		po.rank_arg = &gr;
+	}
 	tp_geom_report grep;
 	memset(&grep, 0, sizeof grep);
 	int rc;
@@ -588,6 +647,11 @@ void tpk_place(const struct tpk_site *site, const struct tpk_hints *hints,
 	free(c.buf);
 	free(c.map);
 	free(c.block);
+	for (int i = 0; i < c.nmodels; i++)
+		tp_node_destroy(c.models[i]);
+	free(c.models);
+	free(c.model_of);
+	tp_graph_destroy(c.gm);
 	tp_graph_destroy(c.g);
 	tp_alloc_destroy(c.alloc);
 	tp_conf_destroy(c.conf);

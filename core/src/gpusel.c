@@ -61,7 +61,9 @@ static int cmp_i32_idx(const void *x, const void *y)
 }
 
 /* Dense local traffic matrix (ntasks is small: at most the node's GPUs or
- * cores).  Keys are (global id << 32 | local index), sorted for lookup. */
+ * cores).  The diagonal holds each task's traffic to tasks that are not in
+ * the list (on other nodes).  Keys are (global id << 32 | local index),
+ * sorted for lookup. */
 static int local_matrix(const tp_graph *g, const int32_t *tasks, int32_t nt,
 			double **out, tp_error *err)
 {
@@ -111,6 +113,8 @@ static int local_matrix(const tp_graph *g, const int32_t *tasks, int32_t nt,
 				if (lo < nt && (key[lo] >> 32) == g->adjncy[e]) {
 					int32_t j = (int32_t)(key[lo] & 0xffffffff);
 					c[(size_t)i * nt + j] = g->weights[e];
+				} else {
+					c[(size_t)i * nt + i] += g->weights[e];
 				}
 			}
 		}
@@ -119,11 +123,34 @@ static int local_matrix(const tp_graph *g, const int32_t *tasks, int32_t nt,
 	return 0;
 }
 
-/* Adds the traffic between task p's GPU a and its neighbours' GPUs to load;
- * returns the bandwidth-weighted cost added (ns). */
+/* Task p's traffic to other nodes (the diagonal of c), a share per GPU, on
+ * the route from its GPU a to a's network card; returns the weighted cost
+ * added.  Nothing on nodes without a card. */
+static double add_remote_traffic(const tp_node *n, const double *c, int32_t nt,
+				 int gpt, int32_t p, int a, double *load,
+				 double scale)
+{
+	double bytes = c[(size_t)p * nt + p];
+	if (n->nnics == 0 || bytes <= 0)
+		return 0;
+	double x = bytes * scale / gpt, bw = 0;
+	for (int r = n->nic_route_off[a]; r < n->nic_route_off[a + 1]; r++) {
+		load[n->nic_route[r]] += x;
+		double b = n->link[n->nic_route[r]].bw;
+		if (bw == 0 || b < bw)
+			bw = b;
+	}
+	return bw > 0 ? x / bw : 0;
+}
+
+/* Adds the traffic between task p's GPU a and its neighbours' GPUs (and to
+ * other nodes, through a's network card) to load; returns the
+ * bandwidth-weighted cost of the traffic inside the node (ns) and writes
+ * that of the traffic to the card to *remote_w. */
 static double add_gpu_traffic(const tp_node *n, const double *c, int32_t nt,
 			      int gpt, const int *gpus, const bool *mapped,
-			      int32_t p, int a, double *load, double scale)
+			      int32_t p, int a, double *load, double scale,
+			      double *remote_w)
 {
 	double wcost = 0;
 	double share = 1.0 / ((double)gpt * gpt);
@@ -143,6 +170,7 @@ static double add_gpu_traffic(const tp_node *n, const double *c, int32_t nt,
 				wcost += x / n->pbw[pp];
 		}
 	}
+	*remote_w = add_remote_traffic(n, c, nt, gpt, p, a, load, scale);
 	return wcost;
 }
 
@@ -163,7 +191,8 @@ static double max_cong(const tp_node *n, const double *load, int *arg)
 }
 
 static void evaluate(const tp_node *n, const double *c, int32_t nt, int gpt,
-		     const int *gpus, double *load, tp_gpusel_cost *cost)
+		     const int *pkg, const int *gpus, double *load,
+		     tp_gpusel_cost *cost)
 {
 	memset(load, 0, sizeof(double) * (size_t)n->nlinks);
 	double w = 0, total = 0;
@@ -185,11 +214,41 @@ static void evaluate(const tp_node *n, const double *c, int32_t nt, int gpt,
 						w += b * share / n->pbw[pp];
 				}
 		}
+	double rw = 0;
+	for (int32_t p = 0; p < nt; p++)
+		for (int i = 0; i < gpt; i++)
+			rw += add_remote_traffic(n, c, nt, gpt, p,
+						 gpus[(size_t)p * gpt + i], load, 1.0);
+	cost->nic_weighted_ms = rw / 1e6;
+	cost->socket_misses = 0;
+	for (int32_t p = 0; pkg && p < nt; p++)
+		for (int i = 0; i < gpt; i++)
+			cost->socket_misses += pkg[p] >= 0 &&
+				n->gpu[gpus[(size_t)p * gpt + i]].package >= 0 &&
+				n->gpu[gpus[(size_t)p * gpt + i]].package != pkg[p];
 	int arg;
 	cost->max_congestion_ms = max_cong(n, load, &arg) / 1e6;
 	cost->max_link = arg;
 	cost->weighted_ms = w / 1e6;
 	cost->total_bytes = total;
+}
+
+/* a better than b: congestion, then the weighted cost inside the node, then
+ * GPUs away from their task's socket, then the weighted cost of the way to
+ * the network cards. */
+static bool cost_lt(const tp_gpusel_cost *a, const tp_gpusel_cost *b)
+{
+	if (lt(a->max_congestion_ms, b->max_congestion_ms))
+		return true;
+	if (lt(b->max_congestion_ms, a->max_congestion_ms))
+		return false;
+	if (lt(a->weighted_ms, b->weighted_ms))
+		return true;
+	if (lt(b->weighted_ms, a->weighted_ms))
+		return false;
+	if (a->socket_misses != b->socket_misses)
+		return a->socket_misses < b->socket_misses;
+	return lt(a->nic_weighted_ms, b->nic_weighted_ms);
 }
 
 static void local_rank(int32_t nt, int gpt, const int *allowed, int *gpus)
@@ -246,7 +305,8 @@ static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
 	for (int32_t i = 0; i < nt; i++) {
 		vol[i] = 0;
 		for (int32_t j = 0; j < nt; j++)
-			vol[i] += c[(size_t)i * nt + j];
+			if (j != i || n->nnics > 0)   /* traffic off the node */
+				vol[i] += c[(size_t)i * nt + j];
 	}
 	for (int32_t step = 0; step < nt; step++) {
 		/* which task next */
@@ -290,7 +350,7 @@ static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
 		/* its GPUs, one at a time */
 		for (int k = 0; k < gpt; k++) {
 			int pick = -1;
-			double bc = 0, bw = 0, bnear = 0, bpot = 0;
+			double bc = 0, bw = 0, bnear = 0, bpot = 0, brw = 0;
 			int bsock = 0;
 			for (int ai = 0; ai < nallowed; ai++) {
 				int a = allowed[ai];
@@ -298,22 +358,25 @@ static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
 						a != first))
 					continue;
 				memcpy(tmp, load, sizeof(double) * (size_t)n->nlinks);
+				double rw;
 				double w = add_gpu_traffic(n, c, nt, gpt, gpus, mapped, p,
-							   a, tmp, 1.0);
+							   a, tmp, 1.0, &rw);
 				double mc = max_cong(n, tmp, NULL);
 				double near = 0;
 				for (int j = 0; j < k; j++)
 					near += n->path[a * n->ngpus + gpus[(size_t)p * gpt + j]];
 				double pot = potential(n, a, allowed, nallowed, used);
 				int sock = pkg && pkg[p] >= 0 && n->gpu[a].package != pkg[p];
-				bool better = pick < 0 || lt(mc, bc) ||
-					      (!lt(bc, mc) &&
-					       (lt(w, bw) ||
-						(!lt(bw, w) &&
-						 (near < bnear ||
-						  (near == bnear &&
-						   (lt(bpot, pot) ||
-						    (!lt(pot, bpot) && sock < bsock)))))));
+				/* lexicographic: congestion, weighted cost, closeness
+				 * to the task's other GPUs, potential, socket, the
+				 * way to the network card */
+				int order = pick < 0 ? -1 : lt(mc, bc) ? -1 : lt(bc, mc) ? 1
+					  : lt(w, bw) ? -1 : lt(bw, w) ? 1
+					  : near < bnear ? -1 : near > bnear ? 1
+					  : lt(bpot, pot) ? -1 : lt(pot, bpot) ? 1
+					  : sock < bsock ? -1 : sock > bsock ? 1
+					  : lt(rw, brw) ? -1 : 1;
+				bool better = order < 0;
 				if (better) {
 					pick = a;
 					bc = mc;
@@ -321,10 +384,13 @@ static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
 					bnear = near;
 					bpot = pot;
 					bsock = sock;
+					brw = rw;
 				}
 			}
 			/* traffic to already mapped neighbours loads the links now */
-			add_gpu_traffic(n, c, nt, gpt, gpus, mapped, p, pick, load, 1.0);
+			double prw;
+			add_gpu_traffic(n, c, nt, gpt, gpus, mapped, p, pick, load, 1.0,
+					&prw);
 			used[pick] = true;
 			gpus[(size_t)p * gpt + k] = pick;
 		}
@@ -381,7 +447,7 @@ int tp_gpusel_eval(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 	}
 	tp_gpusel_cost tmp;
 	memset(&tmp, 0, sizeof tmp);
-	evaluate(n, c, ntasks, gpus_per_task, gpus, load, &tmp);
+	evaluate(n, c, ntasks, gpus_per_task, NULL, gpus, load, &tmp);
 	tmp.used = TP_GPUSEL_MAGC;
 	if (cost)
 		*cost = tmp;
@@ -463,11 +529,11 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 	const int *chosen = mg;
 	if (algo == TP_GPUSEL_LOCAL_RANK) {
 		chosen = lr;
-		evaluate(n, c, ntasks, gpt, lr, load, &best);
+		evaluate(n, c, ntasks, gpt, task_package, lr, load, &best);
 		best.used = algo;
 	} else if (algo == TP_GPUSEL_CLOSEST) {
 		chosen = cl;
-		evaluate(n, c, ntasks, gpt, cl, load, &best);
+		evaluate(n, c, ntasks, gpt, task_package, cl, load, &best);
 		best.used = algo;
 	} else {
 		/* the greedy, then again from every first GPU (multi-start;
@@ -480,11 +546,9 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 				int first = i == -1 - starts ? -1 : al[i + starts];
 				magc(n, c, ntasks, gpt, task_package, al, na, used,
 				     mapped, load, tmp, vol, first, mt);
-				evaluate(n, c, ntasks, gpt, mt, load, &x);
+				evaluate(n, c, ntasks, gpt, task_package, mt, load, &x);
 				x.used = TP_GPUSEL_MAGC;
-				if (i == -1 - starts || lt(x.max_congestion_ms, best.max_congestion_ms) ||
-				    (!lt(best.max_congestion_ms, x.max_congestion_ms) &&
-				     lt(x.weighted_ms, best.weighted_ms))) {
+				if (i == -1 - starts || cost_lt(&x, &best)) {
 					best = x;
 					memcpy(mg, mt, sizeof(int) * (size_t)ntasks * (size_t)gpt);
 				}
@@ -492,11 +556,9 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 			}
 			if (i == 0)
 				continue;
-			evaluate(n, c, ntasks, gpt, cands[i], load, &x);
+			evaluate(n, c, ntasks, gpt, task_package, cands[i], load, &x);
 			x.used = i == 1 ? TP_GPUSEL_LOCAL_RANK : TP_GPUSEL_CLOSEST;
-			if (lt(x.max_congestion_ms, best.max_congestion_ms) ||
-			    (!lt(best.max_congestion_ms, x.max_congestion_ms) &&
-			     lt(x.weighted_ms, best.weighted_ms))) {
+			if (cost_lt(&x, &best)) {
 				best = x;
 				chosen = cands[i];
 			}
@@ -795,6 +857,40 @@ int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
 		return rc;
 	double cur, cut;
 	mims_of(&e, task_package, &cur, &cut);
+	/* whole sockets first: swapping one pair of tasks may split a heavy
+	 * pair, trading the two sockets' names never does */
+	for (int a = 0; a < n->npackages; a++)
+		for (int b = a + 1; b < n->npackages; b++) {
+			int na = 0, nb = 0, now = 0, then = 0;
+			for (int32_t i = 0; i < ntasks; i++) {
+				int gs = n->gpu[gpus[(size_t)i * gpus_per_task]].package;
+				if (task_package[i] == a) {
+					na++;
+					now += gs == a;
+					then += gs == b;
+				} else if (task_package[i] == b) {
+					nb++;
+					now += gs == b;
+					then += gs == a;
+				}
+			}
+			if (na != nb || then <= now)
+				continue;
+			/* the k-th task of a and the k-th task of b trade slots */
+			int32_t i = 0, j = 0;
+			for (int k = 0; k < na; k++, i++, j++) {
+				while (task_package[i] != a)
+					i++;
+				while (task_package[j] != b)
+					j++;
+				int x = task_core[i];
+				task_core[i] = task_core[j];
+				task_core[j] = x;
+			}
+			for (int32_t q = 0; q < ntasks; q++)
+				if (task_package[q] == a || task_package[q] == b)
+					task_package[q] = a + b - task_package[q];
+		}
 	bool moved = true;
 	while (moved) {
 		moved = false;
@@ -829,4 +925,77 @@ int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
 		*mims = cur;
 	ledges_free(&e);
 	return 0;
+}
+
+/* ---- all nodes of a mapping ---- */
+
+int tp_nodes_gpu_congestion(const tp_alloc *a, const int32_t *map,
+			    int32_t ntasks, const tp_node *const *models,
+			    const tp_graph *cpu, const tp_graph *gm,
+			    int gpus_per_task, double *max_ms, tp_error *err)
+{
+	*max_ms = 0;
+	if (gpus_per_task < 1)
+		return tp_error_set(err, TP_EINVAL, "GPUs per task must be at least 1");
+	int32_t nn = a->nnodes;
+	int64_t *start = tp__calloc((size_t)nn + 2, sizeof(int64_t));
+	int32_t *tasks = tp__malloc_array((size_t)ntasks + 1, sizeof(int32_t));
+	int *pkg = tp__malloc_array((size_t)ntasks + 1, sizeof(int));
+	int *core = tp__malloc_array((size_t)ntasks + 1, sizeof(int));
+	int *gpus = tp__malloc_array((size_t)ntasks * (size_t)gpus_per_task + 1,
+				     sizeof(int));
+	int rc = 0;
+	if (!start || !tasks || !pkg || !core || !gpus) {
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* the tasks of every node, in rank order */
+	for (int32_t t = 0; t < ntasks; t++) {
+		if (map[t] < 0 || map[t] >= nn) {
+			rc = tp_error_set(err, TP_EINVAL, "task %ld on node %ld of %ld",
+					  (long)t, (long)map[t], (long)nn);
+			goto out;
+		}
+		start[map[t] + 2]++;
+	}
+	for (int32_t i = 0; i < nn; i++)
+		start[i + 2] += start[i + 1];
+	for (int32_t t = 0; t < ntasks; t++)
+		tasks[start[map[t] + 1]++] = t;
+	for (int32_t i = 0; i < nn && !rc; i++) {
+		const tp_node *n = models[i];
+		int32_t cnt = (int32_t)(start[i + 1] - start[i]);
+		const int32_t *tk = tasks + start[i];
+		if (!n || cnt == 0 || (int64_t)cnt * gpus_per_task > n->ngpus)
+			continue;       /* no model, or no choice of GPUs to make */
+		const int *tp = NULL;
+		if (n->ncores >= cnt &&
+		    tp_node_place_cpus(n, cpu, tk, cnt, n->ncores / cnt, pkg, core,
+				       NULL, err) == 0)
+			tp = pkg;
+		tp_gpusel_cost c;
+		rc = tp_gpusel(n, gm, tk, cnt, tp, NULL, 0, gpus_per_task,
+			       TP_GPUSEL_MAGC, gpus, &c, err);
+		if (!rc && c.max_congestion_ms > *max_ms)
+			*max_ms = c.max_congestion_ms;
+	}
+out:
+	free(start);
+	free(tasks);
+	free(pkg);
+	free(core);
+	free(gpus);
+	return rc;
+}
+
+double tp_nodes_gpu_rank(const int32_t *map, void *arg)
+{
+	const tp_nodes_gpu_rank_arg *r = arg;
+	double ms = 0;
+	tp_error err;
+	tp_error_clear(&err);
+	if (tp_nodes_gpu_congestion(r->alloc, map, r->ntasks, r->models, r->cpu,
+				    r->gm, r->gpus_per_task, &ms, &err) < 0)
+		return HUGE_VAL;
+	return ms;
 }

@@ -168,7 +168,8 @@ double tp__now_ms(void);
 
 /* ---- core/node: one node's inside (node.c, node_links.c, gpusel.c) ---- */
 
-enum tp_vkind { TP_V_PACKAGE, TP_V_HOSTBRIDGE, TP_V_BRIDGE, TP_V_GPU, TP_V_NVSWITCH };
+enum tp_vkind { TP_V_PACKAGE, TP_V_HOSTBRIDGE, TP_V_BRIDGE, TP_V_GPU,
+		TP_V_NVSWITCH, TP_V_NIC, TP_V_PORT };
 
 struct tp_node_vertex {
 	int kind;
@@ -192,6 +193,13 @@ struct tp_node_gpu {
 	int vertex;
 };
 
+struct tp_node_nic {
+	char busid[16];
+	int package, numa;  /* logical indices, -1 unknown */
+	int vertex;
+	int port_link;      /* the card's link to the network */
+};
+
 struct tp_node {
 	char *source;
 	int npackages, nnuma, ncores, npus;
@@ -211,6 +219,11 @@ struct tp_node {
 	int *path;                     /* ngpus^2 enum tp_gpu_path */
 	double *pbw;                   /* ngpus^2 path bandwidth */
 	int *route_off, *route;        /* ngpus^2 + 1 offsets; links */
+	int nnics;
+	struct tp_node_nic *nic;       /* network cards, PCI bus order */
+	int *gpu_nic;                  /* ngpus: nearest NIC, -1 without */
+	int *nic_route_off, *nic_route;   /* ngpus + 1 offsets; links from
+					     the GPU to its NIC */
 };
 
 /* Recompute NVLink links, path classes, bandwidths and routes after the

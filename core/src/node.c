@@ -45,6 +45,10 @@ void tp_node_destroy(tp_node *n)
 	free(n->pbw);
 	free(n->route_off);
 	free(n->route);
+	free(n->nic);
+	free(n->gpu_nic);
+	free(n->nic_route_off);
+	free(n->nic_route);
 	free(n);
 }
 
@@ -94,6 +98,26 @@ static bool is_nvidia_gpu(hwloc_obj_t o)
 	       o->attr->pcidev.vendor_id == 0x10de &&
 	       (o->attr->pcidev.class_id == 0x0300 ||
 		o->attr->pcidev.class_id == 0x0302);
+}
+
+/* A network card for the job's traffic: InfiniBand (class 0x0207), other
+ * fabrics (0x0208), or a network controller with an OpenFabrics (RDMA)
+ * device below it, as hwloc shows ConnectX, Slingshot and EFA cards.  Plain
+ * Ethernet ports without RDMA (management networks) are not counted. */
+static bool is_fabric_nic(hwloc_obj_t o)
+{
+	if (o->type != HWLOC_OBJ_PCI_DEVICE)
+		return false;
+	unsigned cls = o->attr->pcidev.class_id;
+	if (cls == 0x0207 || cls == 0x0208)
+		return true;
+	if ((cls >> 8) != 0x02)
+		return false;
+	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
+		if (c->type == HWLOC_OBJ_OS_DEVICE &&
+		    c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
+			return true;
+	return false;
 }
 
 static int cmp_gpu_obj(const void *x, const void *y)
@@ -195,28 +219,96 @@ static int vertex_of(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
 	return v;
 }
 
-/* The socket and NUMA node of a GPU from its first non-I/O ancestor. */
-static void gpu_locality(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
-			 struct tp_node_gpu *g)
+/* The socket and NUMA node of a PCI device from its first non-I/O
+ * ancestor. */
+static void pci_locality(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
+			 int *package, int *numa)
 {
 	hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(t, o);
-	g->package = -1;
-	g->numa = -1;
+	*package = -1;
+	*numa = -1;
 	if (!a)
 		return;
 	hwloc_obj_t pk = a;
 	while (pk && pk->type != HWLOC_OBJ_PACKAGE)
 		pk = pk->parent;
 	if (pk && (int)pk->logical_index < n->npackages)
-		g->package = (int)pk->logical_index;
+		*package = (int)pk->logical_index;
 	if (a->nodeset && hwloc_bitmap_weight(a->nodeset) == 1) {
 		hwloc_obj_t nn = hwloc_get_numanode_obj_by_os_index(
 			t, (unsigned)hwloc_bitmap_first(a->nodeset));
 		if (nn)
-			g->numa = (int)nn->logical_index;
+			*numa = (int)nn->logical_index;
 	}
-	if (g->package < 0 && n->npackages == 1)
-		g->package = 0;
+	if (*package < 0 && n->npackages == 1)
+		*package = 0;
+}
+
+/* A PCI device (GPU or NIC) as a leaf vertex below its bridge (or its
+ * socket); returns the vertex or -1 (out of memory). */
+static int attach_device(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
+			 int kind, const char *name, int package,
+			 hwloc_obj_t **objs, int *ocap)
+{
+	int v = add_vertex(n, kind, name);
+	if (v < 0)
+		return -1;
+	if (v >= *ocap) {
+		int nc = v * 2 + 16;
+		hwloc_obj_t *no = realloc(*objs, sizeof *no * (size_t)nc);
+		if (!no)
+			return -1;
+		memset(no + *ocap, 0, sizeof *no * (size_t)(nc - *ocap));
+		*objs = no;
+		*ocap = nc;
+	}
+	(*objs)[v] = o;
+	hwloc_obj_t p = o->parent;
+	int pv;
+	if (p && (p->type == HWLOC_OBJ_BRIDGE || p->type == HWLOC_OBJ_PCI_DEVICE))
+		pv = vertex_of(n, t, p, objs, ocap);
+	else
+		pv = package >= 0 ? package : 0;
+	if (pv < 0)
+		return -1;
+	int l = add_link(n, v, pv, pci_speed(o));
+	if (l < 0)
+		return -1;
+	n->vert[v].parent = pv;
+	n->vert[v].uplink = l;
+	return v;
+}
+
+/* PCI devices that pred accepts, sorted in bus order: *out malloc'ed. */
+static int collect_pci(hwloc_topology_t t, bool (*pred)(hwloc_obj_t),
+		       int max, hwloc_obj_t **out, int *count)
+{
+	int k = 0, cap = 8;
+	hwloc_obj_t *a = tp__malloc_array((size_t)cap, sizeof *a);
+	if (!a)
+		return TP_ENOMEM;
+	for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(t, o));) {
+		if (!pred(o))
+			continue;
+		if (k == max) {
+			free(a);
+			return TP_ENOTSUP;
+		}
+		if (k == cap) {
+			cap *= 2;
+			hwloc_obj_t *b = realloc(a, sizeof *a * (size_t)cap);
+			if (!b) {
+				free(a);
+				return TP_ENOMEM;
+			}
+			a = b;
+		}
+		a[k++] = o;
+	}
+	qsort(a, (size_t)k, sizeof *a, cmp_gpu_obj);
+	*out = a;
+	*count = k;
+	return 0;
 }
 
 static int load_cpus(tp_node *n, hwloc_topology_t t)
@@ -278,6 +370,8 @@ static int depth_of(tp_node *n, int v)
 	return d;
 }
 
+static int nic_routes(tp_node *n);
+
 static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 {
 	int rc = load_cpus(n, t);
@@ -307,44 +401,33 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 			n->pkg_link[i * np + j] = n->pkg_link[j * np + i] = l;
 		}
 
-	/* GPUs in PCI bus order */
-	int ng = 0, gcap = 8;
-	hwloc_obj_t *gobj = tp__malloc_array((size_t)gcap, sizeof *gobj);
+	/* GPUs, then network cards, in PCI bus order */
+	int ng = 0, nnic = 0;
+	hwloc_obj_t *gobj = NULL, *nobj = NULL;
 	int ocap = 64;
 	hwloc_obj_t *objs = tp__calloc((size_t)ocap, sizeof *objs);
-	if (!gobj || !objs) {
+	if (!objs)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	rc = collect_pci(t, is_nvidia_gpu, TP_NODE_MAX_GPUS, &gobj, &ng);
+	if (!rc)
+		rc = collect_pci(t, is_fabric_nic, TP_NODE_MAX_NICS, &nobj, &nnic);
+	if (rc) {
 		free(gobj);
 		free(objs);
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+		return rc == TP_ENOTSUP
+		       ? tp_error_set(err, TP_ENOTSUP, "%s: more than %d %s",
+				      n->source, gobj ? TP_NODE_MAX_NICS
+						      : TP_NODE_MAX_GPUS,
+				      gobj ? "network cards" : "GPUs")
+		       : tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	}
-	for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(t, o));) {
-		if (!is_nvidia_gpu(o))
-			continue;
-		if (ng == TP_NODE_MAX_GPUS) {
-			free(gobj);
-			free(objs);
-			return tp_error_set(err, TP_ENOTSUP,
-					    "%s: more than %d GPUs", n->source,
-					    TP_NODE_MAX_GPUS);
-		}
-		if (ng == gcap) {
-			gcap *= 2;
-			hwloc_obj_t *ng2 = realloc(gobj, sizeof *gobj * (size_t)gcap);
-			if (!ng2) {
-				free(gobj);
-				free(objs);
-				return tp_error_set(err, TP_ENOMEM, "%s: out of memory",
-						    n->source);
-			}
-			gobj = ng2;
-		}
-		gobj[ng++] = o;
-	}
-	qsort(gobj, (size_t)ng, sizeof *gobj, cmp_gpu_obj);
 	n->ngpus = ng;
+	n->nnics = nnic;
 	n->gpu = tp__calloc((size_t)ng + 1, sizeof *n->gpu);
-	if (!n->gpu) {
+	n->nic = tp__calloc((size_t)nnic + 1, sizeof *n->nic);
+	if (!n->gpu || !n->nic) {
 		free(gobj);
+		free(nobj);
 		free(objs);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	}
@@ -359,52 +442,47 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 		gp->func = a->func;
 		snprintf(gp->busid, sizeof gp->busid, "%04x:%02x:%02x.%x",
 			 a->domain & 0xffff, a->bus, a->dev, a->func);
-		gpu_locality(n, t, o, gp);
+		pci_locality(n, t, o, &gp->package, &gp->numa);
 		char name[24];
 		snprintf(name, sizeof name, "GPU%d", g);
-		int v = add_vertex(n, TP_V_GPU, name);
-		if (v < 0) {
+		gp->vertex = attach_device(n, t, o, TP_V_GPU, name, gp->package,
+					   &objs, &ocap);
+		if (gp->vertex < 0)
 			rc = -1;
-			break;
-		}
-		if (v >= ocap) {
-			int nc = v * 2 + 16;
-			hwloc_obj_t *no = realloc(objs, sizeof *no * (size_t)nc);
-			if (!no) {
-				rc = -1;
-				break;
-			}
-			memset(no + ocap, 0, sizeof *no * (size_t)(nc - ocap));
-			objs = no;
-			ocap = nc;
-		}
-		objs[v] = o;
-		gp->vertex = v;
-		hwloc_obj_t p = o->parent;
-		int pv;
-		if (p && (p->type == HWLOC_OBJ_BRIDGE || p->type == HWLOC_OBJ_PCI_DEVICE))
-			pv = vertex_of(n, t, p, &objs, &ocap);
-		else
-			pv = gp->package >= 0 ? gp->package : 0;
-		if (pv < 0) {
+	}
+	for (int i = 0; i < nnic && !rc; i++) {
+		hwloc_obj_t o = nobj[i];
+		struct tp_node_nic *nc = &n->nic[i];
+		const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
+		snprintf(nc->busid, sizeof nc->busid, "%04x:%02x:%02x.%x",
+			 a->domain & 0xffff, a->bus, a->dev, a->func);
+		pci_locality(n, t, o, &nc->package, &nc->numa);
+		char name[24];
+		snprintf(name, sizeof name, "NIC%d", i);
+		nc->vertex = attach_device(n, t, o, TP_V_NIC, name, nc->package,
+					   &objs, &ocap);
+		/* the card's port to the network: hwloc does not know its speed,
+		 * the card's own PCIe link bounds it */
+		snprintf(name, sizeof name, "NIC%d port", i);
+		int pv = nc->vertex < 0 ? -1 : add_vertex(n, TP_V_PORT, name);
+		nc->port_link = pv < 0 ? -1 : add_link(n, pv, nc->vertex, pci_speed(o));
+		if (nc->port_link < 0) {
 			rc = -1;
-			break;
+		} else {
+			n->vert[pv].parent = nc->vertex;
+			n->vert[pv].uplink = nc->port_link;
 		}
-		int l = add_link(n, v, pv, pci_speed(o));
-		if (l < 0) {
-			rc = -1;
-			break;
-		}
-		n->vert[v].parent = pv;
-		n->vert[v].uplink = l;
 	}
 	free(gobj);
+	free(nobj);
 	free(objs);
 	if (rc)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	for (int v = 0; v < n->nvert; v++)
 		n->vert[v].depth = depth_of(n, v);
 	n->nlinks_pci = n->nlinks;
+	if (nic_routes(n))
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	size_t g2 = (size_t)(ng > 0 ? ng : 1) * (size_t)(ng > 0 ? ng : 1);
 	n->nvl = tp__calloc(g2, sizeof(int));
 	n->nvl_link = tp__malloc_array(g2, sizeof(int));
@@ -433,11 +511,11 @@ static int root_of(const tp_node *n, int v)
 	return v;
 }
 
-/* PCIe route and class of a GPU pair (no NVLink); links may be NULL. */
-static int pcie_route(const tp_node *n, int ga, int gb, int *links,
-		      enum tp_gpu_path *cls)
+/* PCIe route and class between two device vertices a and b (NUMA nodes
+ * numa_a, numa_b; no NVLink); links may be NULL. */
+static int vertex_route(const tp_node *n, int a, int b, int numa_a, int numa_b,
+			int *links, enum tp_gpu_path *cls)
 {
-	int a = n->gpu[ga].vertex, b = n->gpu[gb].vertex;
 	int k = 0;
 	int ra = root_of(n, a), rb = root_of(n, b);
 	if (ra != rb) {
@@ -484,10 +562,61 @@ static int pcie_route(const tp_node *n, int ga, int gb, int *links,
 		*cls = TP_PATH_PHB;
 		break;
 	default:
-		*cls = n->gpu[ga].numa == n->gpu[gb].numa ? TP_PATH_NODE
-							   : TP_PATH_SYS;
+		*cls = numa_a == numa_b ? TP_PATH_NODE : TP_PATH_SYS;
 	}
 	return k;
+}
+
+static int pcie_route(const tp_node *n, int ga, int gb, int *links,
+		      enum tp_gpu_path *cls)
+{
+	return vertex_route(n, n->gpu[ga].vertex, n->gpu[gb].vertex,
+			    n->gpu[ga].numa, n->gpu[gb].numa, links, cls);
+}
+
+/* Every GPU's nearest network card (closest path class, then fewest links,
+ * then the lower index) and the links between them. */
+static int nic_routes(tp_node *n)
+{
+	int ng = n->ngpus;
+	n->gpu_nic = tp__malloc_array((size_t)ng + 1, sizeof(int));
+	n->nic_route_off = tp__calloc((size_t)ng + 1, sizeof(int));
+	if (!n->gpu_nic || !n->nic_route_off)
+		return TP_ENOMEM;
+	int total = 0;
+	for (int g = 0; g < ng; g++) {
+		int best = -1, bk = 0;
+		enum tp_gpu_path bc = TP_PATH_SYS;
+		for (int i = 0; i < n->nnics; i++) {
+			enum tp_gpu_path c;
+			int k = vertex_route(n, n->gpu[g].vertex, n->nic[i].vertex,
+					     n->gpu[g].numa, n->nic[i].numa, NULL, &c);
+			if (best < 0 || c < bc || (c == bc && k < bk)) {
+				best = i;
+				bc = c;
+				bk = k;
+			}
+		}
+		n->gpu_nic[g] = best;
+		total += best >= 0 ? bk + 1 : 0;     /* + the card's port */
+	}
+	n->nic_route = tp__calloc((size_t)total + 1, sizeof(int));
+	if (!n->nic_route)
+		return TP_ENOMEM;
+	int k = 0;
+	for (int g = 0; g < ng; g++) {
+		n->nic_route_off[g] = k;
+		int i = n->gpu_nic[g];
+		if (i >= 0) {
+			enum tp_gpu_path c;
+			k += vertex_route(n, n->gpu[g].vertex, n->nic[i].vertex,
+					  n->gpu[g].numa, n->nic[i].numa,
+					  n->nic_route + k, &c);
+			n->nic_route[k++] = n->nic[i].port_link;
+		}
+	}
+	n->nic_route_off[ng] = k;
+	return 0;
 }
 
 int tp__node_finish(tp_node *n, tp_error *err)
@@ -788,6 +917,37 @@ int tp_node_gpu_route(const tp_node *n, int a, int b, int *links, int cap)
 	return k;
 }
 
+int tp_node_nnics(const tp_node *n)
+{
+	return n->nnics;
+}
+
+const char *tp_node_nic_busid(const tp_node *n, int nic)
+{
+	return nic >= 0 && nic < n->nnics ? n->nic[nic].busid : NULL;
+}
+
+int tp_node_nic_package(const tp_node *n, int nic)
+{
+	return nic >= 0 && nic < n->nnics ? n->nic[nic].package : -1;
+}
+
+int tp_node_gpu_nic(const tp_node *n, int gpu)
+{
+	return gpu >= 0 && gpu < n->ngpus ? n->gpu_nic[gpu] : -1;
+}
+
+int tp_node_gpu_nic_route(const tp_node *n, int gpu, int *links, int cap)
+{
+	if (gpu < 0 || gpu >= n->ngpus)
+		return TP_EINVAL;
+	int k = n->nic_route_off[gpu + 1] - n->nic_route_off[gpu];
+	if (k > cap)
+		return TP_EINVAL;
+	memcpy(links, n->nic_route + n->nic_route_off[gpu], sizeof(int) * (size_t)k);
+	return k;
+}
+
 int tp_node_cpuset_string_cores(const tp_node *n, const int *cores, int count,
 				char *buf, size_t len)
 {
@@ -870,7 +1030,14 @@ static void describe_tree(const tp_node *n, FILE *f, int v, int indent)
 				if (n->gpu[g].vertex == c)
 					fprintf(f, "  %s", n->gpu[g].busid);
 		}
-		if (x->uplink >= 0)
+		if (x->kind == TP_V_NIC) {
+			for (int i = 0; i < n->nnics; i++)
+				if (n->nic[i].vertex == c)
+					fprintf(f, "  %s", n->nic[i].busid);
+		}
+		if (x->kind == TP_V_PORT)
+			fprintf(f, "  (%.4g GB/s to the network)", n->link[x->uplink].bw);
+		else if (x->uplink >= 0)
 			fprintf(f, "  (%.4g GB/s up)", n->link[x->uplink].bw);
 		fputc('\n', f);
 		describe_tree(n, f, c, indent + 3);
@@ -879,10 +1046,13 @@ static void describe_tree(const tp_node *n, FILE *f, int v, int indent)
 
 void tp_node_describe(const tp_node *n, FILE *f)
 {
-	fprintf(f, "%s: %d socket%s, %d NUMA node%s, %d cores, %d PUs, %d GPU%s%s\n",
+	fprintf(f, "%s: %d socket%s, %d NUMA node%s, %d cores, %d PUs, %d GPU%s%s",
 		n->source, n->npackages, n->npackages == 1 ? "" : "s", n->nnuma,
 		n->nnuma == 1 ? "" : "s", n->ncores, n->npus, n->ngpus,
 		n->ngpus == 1 ? "" : "s", n->nvswitch ? " on an NVSwitch" : "");
+	if (n->nnics)
+		fprintf(f, ", %d network card%s", n->nnics, n->nnics == 1 ? "" : "s");
+	fputc('\n', f);
 	for (int p = 0; p < n->npackages; p++) {
 		int lo = -1, hi = -1;
 		for (int c = 0; c < n->ncores; c++)
@@ -901,21 +1071,33 @@ void tp_node_describe(const tp_node *n, FILE *f)
 			n->link[l].bw);
 	if (n->ngpus == 0)
 		return;
+	/* the path matrix, with the network cards as nvidia-smi topo -m
+	 * shows them, and each GPU's card */
 	fprintf(f, "\n      ");
 	for (int j = 0; j < n->ngpus; j++)
 		fprintf(f, " GPU%-3d", j);
-	fprintf(f, "  socket\n");
+	for (int j = 0; j < n->nnics; j++)
+		fprintf(f, " NIC%-3d", j);
+	fprintf(f, "  socket%s\n", n->nnics ? "  its NIC" : "");
 	for (int i = 0; i < n->ngpus; i++) {
+		char b[16];
 		fprintf(f, "GPU%-3d", i);
-		for (int j = 0; j < n->ngpus; j++) {
-			char b[16];
+		for (int j = 0; j < n->ngpus; j++)
 			fprintf(f, " %-6s", tp_gpu_path_name(
 				(enum tp_gpu_path)n->path[i * n->ngpus + j],
 				n->nvl[i * n->ngpus + j], b, sizeof b));
+		for (int j = 0; j < n->nnics; j++) {
+			enum tp_gpu_path c;
+			vertex_route(n, n->gpu[i].vertex, n->nic[j].vertex,
+				     n->gpu[i].numa, n->nic[j].numa, NULL, &c);
+			fprintf(f, " %-6s", tp_gpu_path_name(c, 0, b, sizeof b));
 		}
 		if (n->gpu[i].package >= 0)
-			fprintf(f, "  %d\n", n->gpu[i].package);
+			fprintf(f, "  %d", n->gpu[i].package);
 		else
-			fprintf(f, "  -\n");
+			fprintf(f, "  -");
+		if (n->nnics)
+			fprintf(f, "       NIC%d", n->gpu_nic[i]);
+		fputc('\n', f);
 	}
 }

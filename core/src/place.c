@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +245,7 @@ typedef struct cand_run {
 	int32_t *trial;
 	int32_t *best;       /* the caller's map */
 	double best_score;
+	double best_rank;    /* o->rank of the best, when given */
 	double t0;
 } cand_run;
 
@@ -260,6 +262,21 @@ static bool out_of_time(const cand_run *r)
 {
 	double b = r->o->geom.time_budget_ms;
 	return b > 0 && tp__now_ms() - r->t0 >= b;
+}
+
+/* Candidate c against the best so far: by the rank option first when given
+ * (relative tolerance 1e-9), then by the metric; strictly better, or also
+ * equal when ties_win. */
+static bool better(const cand_run *r, const tp_place_candidate *c, bool ties_win)
+{
+	if (r->o->rank) {
+		double tol = 1e-9 * fmax(fabs(c->rank), fabs(r->best_rank));
+		if (c->rank < r->best_rank - tol)
+			return true;
+		if (c->rank > r->best_rank + tol)
+			return false;
+	}
+	return ties_win ? c->score <= r->best_score : c->score < r->best_score;
 }
 
 /* Run one candidate into r->trial, score it and keep it when strictly better
@@ -335,9 +352,12 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 	}
 	c->ran = true;
 	c->score = tp_metrics_score(r->g, r->a, r->trial, rep->metric, r->ws);
-	if (rep->best < 0 || c->score < r->best_score) {
+	if (r->o->rank)
+		c->rank = r->o->rank(r->trial, r->o->rank_arg);
+	if (rep->best < 0 || better(r, c, false)) {
 		rep->best = rep->ncandidates - 1;
 		r->best_score = c->score;
+		r->best_rank = c->rank;
 		memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 	}
 	return 0;
@@ -388,9 +408,12 @@ static int refine_winner(cand_run *r, tp_error *err)
 	}
 	c->ran = true;
 	c->score = tp_metrics_score(r->g, r->a, r->trial, rep->metric, r->ws);
-	if (c->score <= r->best_score) {
+	if (r->o->rank)
+		c->rank = r->o->rank(r->trial, r->o->rank_arg);
+	if (better(r, c, true)) {
 		rep->best = rep->ncandidates - 1;
 		r->best_score = c->score;
+		r->best_rank = c->rank;
 		memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 	}
 	return 0;

@@ -12,9 +12,9 @@
  * there rank order already follows the heavy traffic.
  *
  * Machine.  64 / GPUs-per-node nodes of one example kind under one switch
- * (as the paper's clusters).  Each node reaches the switch through one
- * network link of NIC_BW GB/s attached to socket 0 (the node models have no
- * NIC yet, so this is the benchmark's assumption).
+ * (as the paper's clusters).  A GPU's traffic to other nodes goes through
+ * its nearest network card of the node model and that card's port
+ * (tp_node_gpu_nic_route; the port runs at the card's PCIe speed).
  *
  * Mappings.
  *   lr    Slurm's default: tasks to nodes in block order, CUDA device =
@@ -22,7 +22,8 @@
  *   cl    block order, sockets cyclic inside the node (-m block:cyclic) and
  *         --gpu-bind=closest;
  *   topo  topoplace: phase 1 (policy auto on the GPU matrix over the
- *         switch), phase 2 (MIMS sockets) and phase 3 (MAGC greedy).
+ *         switch, candidates ranked by the GPU-link congestion after
+ *         phases 2 and 3), phase 2 (MIMS sockets) and phase 3 (MAGC greedy).
  *
  * Printed per pattern and node kind:
  *   sys-*   maximum link congestion over every link the GPU traffic crosses
@@ -47,7 +48,6 @@
 #endif
 
 #define MB 1048576.0
-#define NIC_BW 12.5              /* GB/s: one 100 Gb/s port per node */
 #define NTASKS 64
 
 static void die(const char *what, const tp_error *err)
@@ -99,21 +99,14 @@ struct kind {
 	tp_alloc *a;
 };
 
-/* Links from a GPU up to its socket, then across to socket 0 (where the
- * network link is); returns how many were written. */
-static int up_to_nic(const tp_node *n, int gpu, int *links)
+
+/* A network card's port (the last link of a GPU's way to its card). */
+static bool is_port(const tp_node *n, int l)
 {
-	int k = 0;
-	int v = n->gpu[gpu].vertex;
-	while (v >= 0 && n->vert[v].kind != TP_V_PACKAGE) {
-		if (n->vert[v].uplink >= 0)
-			links[k++] = n->vert[v].uplink;
-		v = n->vert[v].parent;
-	}
-	int p = n->gpu[gpu].package;
-	if (p > 0 && n->pkg_link[p * n->npackages] >= 0)
-		links[k++] = n->pkg_link[p * n->npackages];
-	return k;
+	for (int i = 0; i < n->nnics; i++)
+		if (n->nic[i].port_link == l)
+			return true;
+	return false;
 }
 
 struct cost {
@@ -127,7 +120,7 @@ static struct cost evaluate(const struct kind *k, const tp_graph *g,
 {
 	const tp_node *n = k->node;
 	int nn = tp_alloc_nnodes(k->a);
-	int L = n->nlinks + 1;             /* the last one: the network link */
+	int L = n->nlinks;      /* the node's links, the cards' ports among them */
 	double *load = calloc((size_t)nn * (size_t)L, sizeof(double));
 	int route[256];
 	struct cost c = { 0, 0, 0 };
@@ -149,26 +142,25 @@ static struct cost evaluate(const struct kind *k, const tp_graph *g,
 					c.weighted += bytes / bw / 1e6;
 				continue;
 			}
-			double bw = NIC_BW;
+			double bw = 0;
 			for (int side = 0; side < 2; side++) {
 				int32_t x = side ? t : s;
-				int r = up_to_nic(n, gpu_of[x], route);
+				int r = tp_node_gpu_nic_route(n, gpu_of[x], route, 256);
 				for (int i = 0; i < r; i++) {
 					load[(size_t)node_of[x] * L + route[i]] += bytes;
-					if (n->link[route[i]].bw < bw)
+					if (bw == 0 || n->link[route[i]].bw < bw)
 						bw = n->link[route[i]].bw;
 				}
-				load[(size_t)node_of[x] * L + L - 1] += bytes;
 			}
-			c.weighted += bytes / bw / 1e6;
+			if (bw > 0)
+				c.weighted += bytes / bw / 1e6;
 		}
 	for (int i = 0; i < nn; i++)
 		for (int l = 0; l < L; l++) {
-			double bw = l == L - 1 ? NIC_BW : n->link[l].bw;
-			double x = load[(size_t)i * L + l] / bw / 1e6;
+			double x = load[(size_t)i * L + l] / n->link[l].bw / 1e6;
 			if (x > c.sys)
 				c.sys = x;
-			if (l < L - 1 && x > c.node)
+			if (!is_port(n, l) && x > c.node)
 				c.node = x;
 		}
 	free(load);
@@ -312,9 +304,8 @@ int main(int argc, char **argv)
 	int np = (int)(sizeof pats / sizeof pats[0]);
 
 	printf("MAGC micro-benchmarks as GPU matrices: 64 tasks, 1 MB each way; "
-	       "nodes under one switch,\none %.4g GB/s network link per node on "
-	       "socket 0.  Congestion and cost in ms (bytes / GB/s / 1e6)\n\n",
-	       NIC_BW);
+	       "nodes under one switch,\ntheir network cards from the node models."
+	       "  Congestion and cost in ms (bytes / GB/s / 1e6)\n\n");
 	printf("%-6s %-7s %8s %8s %8s %6s %6s %8s %8s %6s %8s %8s %7s %7s\n",
 	       "pattern", "node", "sys-lr", "sys-cl", "sys-topo", "vs-lr", "vs-cl",
 	       "node-lr", "node-tp", "vs-lr", "wt-lr", "wt-topo", "ms-all",
@@ -337,6 +328,15 @@ int main(int argc, char **argv)
 				tp_place_opts o;
 				tp_place_opts_default(&o);
 				o.policy = TP_POLICY_AUTO;
+				/* phase 1 ranks its candidates by phases 2 and 3,
+				 * as topoplace map --gpu-matrix does */
+				const tp_node *models[NTASKS];
+				for (int i = 0; i < NTASKS; i++)
+					models[i] = K->node;
+				tp_nodes_gpu_rank_arg ra = { K->a, models, g, g,
+							     NTASKS, 1 };
+				o.rank = tp_nodes_gpu_rank;
+				o.rank_arg = &ra;
 				double t0 = tp__now_ms();
 				if (tp_place(g, K->a, &o, topo, NULL, &err) < 0)
 					die("phase 1", &err);

@@ -732,9 +732,9 @@ gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format rankfile
 if check0 "gpu: rankfile"; then
 	cat >"$tmp/want.rank" <<'EOF'
 rank 0=gpu01 cpus=8-11 gpus=2
-rank 1=gpu01 cpus=0-3 gpus=0
+rank 1=gpu01 cpus=0-3 gpus=1
 rank 2=gpu01 cpus=12-15 gpus=3
-rank 3=gpu01 cpus=4-7 gpus=1
+rank 3=gpu01 cpus=4-7 gpus=0
 rank 4=gpu02 cpus=8-11 gpus=2
 rank 5=gpu02 cpus=0-3 gpus=0
 rank 6=gpu02 cpus=12-15 gpus=3
@@ -743,12 +743,28 @@ EOF
 	if cmp -s "$tmp/out" "$tmp/want.rank"; then ok "gpu: rankfile"
 	else no "gpu: rankfile" "$(diff "$tmp/want.rank" "$tmp/out" | head -5)"; fi
 fi
-# the heavy pairs (0,2) and (1,3) share an NVLink pair on each node
+# the heavy pairs (0,2) and (1,3) share an NVLink pair on each node; local-rank
+# order sends both across the socket link (2 GB), and task 3's 0.1 MB to task
+# 4 on the other node too, on its way to the network card: 200.01 ms
 gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format json --output "$tmp/g.json"
 if check0 "gpu: json"; then
 	v=$(json_get "$tmp/g.json" '(d["gpus"][0] + d["gpus"][2] in ([0,1],[1,0],[2,3],[3,2]), d["cpus"][5], d["gpu_selection"]["cost"]["max_congestion_ms"], d["gpu_selection"]["local_rank_cost"]["max_congestion_ms"])')
-	if [ "$v" = "(True, '0-3', 12.5, 200.0)" ]; then ok "gpu: json"
+	if [ "$v" = "(True, '0-3', 12.5, 200.01)" ]; then ok "gpu: json"
 	else no "gpu: json" "$v"; fi
+fi
+# MAGC phase 1 ranks the node mappings by the GPU-link congestion after
+# phases 2 and 3: heavy pairs (0,4) (1,5) (2,6) (3,7) across block order's
+# nodes would all leave through the one network card (4 GB over its
+# 15.75 GB/s port); every kept mapping puts each pair on one node
+tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 --policy auto \
+	--node-topology "$NODES/nvl4.xml" --gpu-links "$NODES/nvl4.links" \
+	--gpu-matrix "$DATA/gpu-cross8.json" --explain --format json
+if check0 "gpu: phase 1 ranked by GPU links"; then
+	v=$(json_get "$tmp/out" '(all(d["mapping"][a] == d["mapping"][a + 4] for a in range(4)), [round(c["gpu_link_congestion_ms"], 1) for c in d["candidates"] if c["name"] == "block"], min(c["gpu_link_congestion_ms"] for c in d["candidates"] if c["ran"]))')
+	if [ "$v" = "(True, [253.9], 12.5)" ] &&
+	   grep -q '^explain:   block        GPU links 253.906    ms' "$tmp/err"; then
+		ok "gpu: phase 1 ranked by GPU links"
+	else no "gpu: phase 1 ranked by GPU links" "$v $(cat "$tmp/err")"; fi
 fi
 # two GPUs per task: each task gets one NVLink pair
 tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 4 --stencil 4x1 --policy block \
@@ -814,7 +830,10 @@ fails2 "gpu: more tasks than cores" "17 tasks, but" "$O" \
 
 tp node-info "$NODES/nvl4.xml" "$NODES/nvl4.links"
 if check0 "node-info"; then
-	if grep -q '^GPU0   X      NV4    SYS    SYS     0$' "$tmp/out" &&
+	if grep -q '^GPU0   X      NV4    SYS    SYS    PIX     0       NIC0$' "$tmp/out" &&
+	   grep -q 'GPU2  0000:93:00.0' "$tmp/out" &&
+	   grep -q 'NIC0  0000:15:00.0' "$tmp/out" &&
+	   grep -q '4 GPUs, 1 network card$' "$tmp/out" &&
 	   grep -q 'NVLink: GPU2 - GPU3 NVLink x4  (80 GB/s)' "$tmp/out"; then ok "node-info"
 	else no "node-info" "$(head -c 300 "$tmp/out")"; fi
 fi

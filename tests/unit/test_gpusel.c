@@ -440,6 +440,48 @@ START_TEST(cpu2_within_step_cores)
 }
 END_TEST
 
+/* Traffic to other nodes leaves through the network card: on nvl4 (card
+ * on socket 0's GPU switch) a task whose traffic all goes to another node
+ * gets GPU0 rather than GPU2, whose way to the card crosses the socket
+ * link; the card's route is counted in the cost.  Without a card (duo)
+ * that traffic is ignored. */
+START_TEST(remote_traffic_to_the_nic)
+{
+	tp_node *n = load("nvl4.xml", "nvl4.links");
+	int32_t u[] = { 0 }, v[] = { 5 };
+	double b[] = { 1e9 };
+	tp_graph *g = edges(8, 1, u, v, b);
+	int32_t tasks[1] = { 0 };
+	int allowed[2] = { 2, 0 };
+	int gpus[1];
+	tp_gpusel_cost c;
+	tp_error err;
+	ck_assert_int_eq(tp_gpusel(n, g, tasks, 1, NULL, allowed, 2, 1,
+				   TP_GPUSEL_MAGC, gpus, &c, &err), 0);
+	ck_assert_int_eq(gpus[0], 0);
+	/* 1 GB over the slowest link of the way (15.75 GB/s PCIe) */
+	ck_assert_double_eq_tol(c.max_congestion_ms, 1e9 / 15.753846 / 1e6, 1e-3);
+	ck_assert(c.nic_weighted_ms > 0);
+	ck_assert_double_eq_tol(c.weighted_ms, 0, 1e-12);
+	/* closest to a task on socket 1 is GPU2: the socket link carries the
+	 * gigabyte */
+	int pkg[1] = { 1 };
+	ck_assert_int_eq(tp_gpusel(n, g, tasks, 1, pkg, allowed, 2, 1,
+				   TP_GPUSEL_CLOSEST, gpus, &c, &err), 0);
+	ck_assert_int_eq(gpus[0], 2);
+	ck_assert_double_eq_tol(c.max_congestion_ms, 100, 1e-6);
+	tp_node_destroy(n);
+	n = load("duo.xml", NULL);
+	int al2[2] = { 1, 0 };
+	ck_assert_int_eq(tp_gpusel(n, g, tasks, 1, NULL, al2, 2, 1,
+				   TP_GPUSEL_MAGC, gpus, &c, &err), 0);
+	ck_assert_double_eq_tol(c.max_congestion_ms, 0, 1e-12);
+	ck_assert_double_eq_tol(c.nic_weighted_ms, 0, 1e-12);
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gpusel");
@@ -455,6 +497,7 @@ int main(void)
 	tcase_add_test(tc, align_cpus_with_gpus);
 	tcase_add_test(tc, task_wider_than_socket);
 	tcase_add_test(tc, cpu2_within_step_cores);
+	tcase_add_test(tc, remote_traffic_to_the_nic);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

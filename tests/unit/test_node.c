@@ -404,6 +404,54 @@ START_TEST(example_cluster_config)
 }
 END_TEST
 
+/* Network cards: InfiniBand cards found by PCI class, numbered in bus
+ * order; each GPU's nearest card and the route to it. */
+START_TEST(nics_and_gpu_affinity)
+{
+	tp_node *n = load("nvl4.xml", "nvl4.links");
+	ck_assert_int_eq(tp_node_nnics(n), 1);
+	ck_assert_str_eq(tp_node_nic_busid(n, 0), "0000:15:00.0");
+	ck_assert_ptr_null(tp_node_nic_busid(n, 1));
+	ck_assert_int_eq(tp_node_nic_package(n, 0), 0);
+	ck_assert_int_eq(tp_node_nic_package(n, 1), -1);
+	for (int g = 0; g < 4; g++)
+		ck_assert_int_eq(tp_node_gpu_nic(n, g), 0);
+	ck_assert_int_eq(tp_node_gpu_nic(n, 4), -1);
+	int links[16];
+	/* GPU0 -> its bridge -> the switch <- the card's bridge <- the card,
+	 * then the card's port to the network */
+	ck_assert_int_eq(tp_node_gpu_nic_route(n, 0, links, 16), 5);
+	ck_assert_str_eq(tp_node_link_name(n, links[4]), "NIC0 port - NIC0");
+	/* GPU2: up its socket's tree (5 links), across the socket link, down
+	 * the other socket's tree to the card (5 links), the port */
+	int k = tp_node_gpu_nic_route(n, 2, links, 16);
+	ck_assert_int_eq(k, 12);
+	bool smp = false;
+	for (int i = 0; i < k; i++)
+		smp |= strcmp(tp_node_link_name(n, links[i]), "socket0 - socket1") == 0;
+	ck_assert(smp);
+	ck_assert_int_eq(tp_node_gpu_nic_route(n, 2, links, 3), TP_EINVAL);
+	ck_assert_int_eq(tp_node_gpu_nic_route(n, 9, links, 16), TP_EINVAL);
+	tp_node_destroy(n);
+
+	/* dgx8: a card on every GPU switch, GPUs 2k and 2k+1 share card k */
+	n = load("dgx8.xml", "dgx8.links");
+	ck_assert_int_eq(tp_node_nnics(n), 4);
+	for (int g = 0; g < 8; g++)
+		ck_assert_int_eq(tp_node_gpu_nic(n, g), g / 2);
+	tp_node_destroy(n);
+	/* no card: no route */
+	n = load("cpu2.xml", NULL);
+	ck_assert_int_eq(tp_node_nnics(n), 0);
+	tp_node_destroy(n);
+	n = load("duo.xml", NULL);
+	ck_assert_int_eq(tp_node_nnics(n), 0);
+	ck_assert_int_eq(tp_node_gpu_nic(n, 0), -1);
+	ck_assert_int_eq(tp_node_gpu_nic_route(n, 0, links, 16), 0);
+	tp_node_destroy(n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("node");
@@ -420,6 +468,7 @@ int main(void)
 	tcase_add_test(tc, gpu_matrix_json_csv);
 	tcase_add_test(tc, gpu_matrix_errors);
 	tcase_add_test(tc, example_cluster_config);
+	tcase_add_test(tc, nics_and_gpu_affinity);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

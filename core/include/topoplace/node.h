@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <topoplace/error.h>
+#include <topoplace/machine.h>
 #include <topoplace/pattern.h>
 
 #ifdef __cplusplus
@@ -39,6 +40,7 @@ extern "C" {
 #endif
 
 #define TP_NODE_MAX_GPUS 64      /* GPUs per node */
+#define TP_NODE_MAX_NICS 64      /* network cards per node */
 #define TP_NODE_MAX_NVLINKS 64   /* NVLink lanes between two GPUs */
 
 /* Bandwidth constants in GB/s (NCCL's values for Ampere and Skylake). */
@@ -130,6 +132,23 @@ const char *tp_node_link_name(const tp_node *n, int link);
  * Returns how many, or TP_EINVAL when cap is too small. */
 int tp_node_gpu_route(const tp_node *n, int a, int b, int *links, int cap);
 
+/* ---- Network cards ----
+ * The cards that carry the job's traffic to other nodes: InfiniBand and
+ * other fabric controllers (PCI class 0x0207, 0x0208) and network
+ * controllers with an RDMA (OpenFabrics) device, as hwloc lists them; plain
+ * Ethernet ports are left out.  Numbered in PCI bus order.  A task's GPU
+ * traffic to tasks on other nodes leaves through the card nearest its GPU
+ * (NCCL's GPU-NIC affinity): tp_gpusel loads that route too. */
+int tp_node_nnics(const tp_node *n);
+const char *tp_node_nic_busid(const tp_node *n, int nic);
+int tp_node_nic_package(const tp_node *n, int nic);
+/* The card nearest GPU gpu (closest path class, then fewest links, then the
+ * lower index); -1 when the node has none. */
+int tp_node_gpu_nic(const tp_node *n, int gpu);
+/* Links of the route from GPU gpu to that card (capacity cap); the count,
+ * 0 without a card, or TP_EINVAL. */
+int tp_node_gpu_nic_route(const tp_node *n, int gpu, int *links, int cap);
+
 /* A picture of the node: sockets, PCIe tree, GPU path matrix. */
 void tp_node_describe(const tp_node *n, FILE *f);
 
@@ -152,6 +171,11 @@ typedef struct tp_gpusel_cost {
 	double max_congestion_ms;
 	/* Sum over task pairs of bytes / path bandwidth, in milliseconds. */
 	double weighted_ms;
+	/* The same for each task's traffic to tasks on other nodes, on the
+	 * way from its GPU to the GPU's network card (0 without cards). */
+	double nic_weighted_ms;
+	/* GPUs not on their task's socket (0 when the sockets are unknown) */
+	int socket_misses;
 	double total_bytes;     /* GPU traffic between tasks of the node */
 	int max_link;           /* link carrying the maximum, -1 when none */
 	enum tp_gpusel_algo used;  /* which candidate tp_gpusel kept */
@@ -165,8 +189,11 @@ typedef struct tp_gpusel_cost {
  * (NULL: all of the node's GPUs).  Writes ntasks x gpus_per_task GPU indices,
  * task-major, to gpus.  MAGC runs the greedy once plus once from every
  * allowed first GPU (up to 32 GPUs), then also evaluates the two baselines and
- * keeps the best (max congestion, then weighted cost), so it is never worse
- * than local-rank order or closest.  Deterministic.  cost may be NULL. */
+ * keeps the best (max congestion, then weighted cost, then GPUs away from
+ * their task's socket, then the weighted cost to the network cards), so it is never worse than local-rank order or
+ * closest.  Traffic to tasks not in tasks[] (on other nodes) runs from a
+ * task's GPU to that GPU's network card and loads those links (ignored on
+ * nodes without a card).  Deterministic.  cost may be NULL. */
 int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 	      int32_t ntasks, const int *task_package, const int *allowed,
 	      int nallowed, int gpus_per_task, enum tp_gpusel_algo algo,
@@ -201,15 +228,41 @@ int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
 			      int *task_package, int *task_core, double *mims,
 			      tp_error *err);
 
-/* After GPU selection: swap the CPU slots (socket and cores) of two tasks
- * whose GPUs sit on each other's socket, as long as MIMS does not grow, so
- * that a task's CPUs end up next to its GPUs (MAGC's phase 3 ignores the
- * cores of phase 2).  gpus as written by tp_gpusel; the first GPU of a task
+/* After GPU selection: exchange all tasks of two sockets that hold as many
+ * tasks each when more of them then sit on their GPU's socket (MIMS does not
+ * change: the sockets only trade names), then swap the CPU slots (socket and
+ * cores) of two tasks whose GPUs sit on each other's socket, as long as MIMS
+ * does not grow, so that a task's CPUs end up next to its GPUs (MAGC's phase
+ * 3 ignores the cores of phase 2).  gpus as written by tp_gpusel; the first GPU of a task
  * decides its socket. */
 int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
 		       const int32_t *tasks, int32_t ntasks, const int *gpus,
 		       int gpus_per_task, int *task_package, int *task_core,
 		       double *mims, tp_error *err);
+
+/* MAGC phases 2 and 3 on every node of a whole mapping (map[t]: the
+ * allocation node of task t; models[i]: the model of allocation node i, NULL
+ * when it has none): the largest tp_gpusel max_congestion_ms over the nodes,
+ * GPU traffic to other nodes included up to the network cards' ports.  cpu
+ * places the sockets (the CPU + GPU traffic, as phase 1 saw it); gm is the
+ * GPU matrix.  Nodes without a model, or with fewer GPUs than their tasks
+ * need, are left out.  Used to rank phase 1's candidates (tp_place_opts
+ * rank). */
+int tp_nodes_gpu_congestion(const tp_alloc *a, const int32_t *map,
+			    int32_t ntasks, const tp_node *const *models,
+			    const tp_graph *cpu, const tp_graph *gm,
+			    int gpus_per_task, double *max_ms, tp_error *err);
+
+/* The same as a tp_place_opts rank function: rank = tp_nodes_gpu_rank,
+ * rank_arg = a tp_nodes_gpu_rank_arg; HUGE_VAL when it fails. */
+typedef struct tp_nodes_gpu_rank_arg {
+	const tp_alloc *alloc;
+	const tp_node *const *models;
+	const tp_graph *cpu, *gm;
+	int32_t ntasks;
+	int gpus_per_task;
+} tp_nodes_gpu_rank_arg;
+double tp_nodes_gpu_rank(const int32_t *map, void *arg);
 
 /* The CPU list ("0-3,16-19") of cores first..first+count-1. */
 int tp_node_cpuset_string(const tp_node *n, int first_core, int count,

@@ -47,6 +47,13 @@ typedef struct tp_place_opts {
 	uint64_t seed;           /* for TP_POLICY_RANDOM */
 	tp_graphmap_opts graph;  /* refinement passes and METIS seed; the time
 				    budget and metric come from geom */
+	/* Optional (auto and graph): rank the candidates by this score of a
+	 * whole mapping first (lower is better) and by the metric on ties;
+	 * e.g. the GPU-link congestion after MAGC's phases 2 and 3
+	 * (tp_nodes_gpu_congestion), so that phase 1 sees the inside of the
+	 * nodes.  NULL: the metric alone. */
+	double (*rank)(const int32_t *map, void *arg);
+	void *rank_arg;
 } tp_place_opts;
 
 /* What the policy layer tried (graph and auto; geometric reports one). */
@@ -56,6 +63,7 @@ typedef struct tp_place_candidate {
 	char name[24];          /* "block", "zorder", "geometric", "greedy", ... */
 	bool ran;               /* false: skipped (see note) */
 	double score;           /* tp_metrics_score under the metric */
+	double rank;            /* the rank option's score (0 without it) */
 	double ms;              /* time it took */
 	char note[80];          /* why skipped or failed, else empty */
 } tp_place_candidate;

@@ -10,15 +10,19 @@ documents how it was made.
 
   dgx8    2 sockets x 8 cores; 8 GPUs, two per PCIe switch, one switch per
           host bridge, two host bridges per socket; every GPU on an NVSwitch
-          with 12 NVLinks (like a DGX A100).
+          with 12 NVLinks (like a DGX A100); one InfiniBand card on each
+          GPU switch (4 in all).
   nvl4    2 sockets x 8 cores; 4 GPUs, GPU0+GPU1 under a PCIe switch on
           socket 0, GPU2+GPU3 under one on socket 1; NVLink (4 lanes) only
           inside each pair: the two pairs are bridged by PCIe and the
-          inter-socket link only.
+          inter-socket link only; one InfiniBand card, on socket 0's switch.
   pcie16  2 sockets x 12 cores; 16 GPUs on PCIe only (like the MAGC paper's
           cluster A: 8 dual-GPU K80 boards): per socket one host bridge,
           two root ports, each with a PCIe switch holding two boards, each
-          board an on-board switch with two GPUs.
+          board an on-board switch with two GPUs; one InfiniBand card on a
+          third root port of socket 0.
+Network cards come after the GPUs in each subtree, so the GPUs' bus
+numbers are those of the models without them.
   cpu2    2 sockets x 8 cores x 2 hardware threads, no GPU.
   duo     2 sockets x 1 core (CPUs 0 and 1: it fits any test machine, so
           the Slurm tests can really bind tasks to it); 2 GPUs whose PCI
@@ -66,6 +70,7 @@ def sets(g, cpus, nodes):
 
 GPU_TYPE = "0302 [10de:20b0] [10de:134f] a1"    # 3D controller, NVIDIA A100
 K80_TYPE = "0302 [10de:102d] [10de:106c] a1"    # 3D controller, NVIDIA K80
+NIC_TYPE = "0207 [15b3:101b] [15b3:0007] 00"    # InfiniBand, ConnectX-6
 SWITCH_TYPE = "0604 [10b5:8747] [0000:0000] ca"  # PLX PEX 8747
 ROOT_TYPE = "0604 [8086:2030] [0000:0000] 04"    # root port
 LINK_GEN3 = "15.753846"
@@ -188,7 +193,7 @@ def dgx8():
     for h, b in enumerate([0x00, 0x40, 0x80, 0xc0]):
         bus = Bus(b + 1)
         root = root_port(bus, b, 1, lambda bus, sec: switch_with(
-            bus, sec, 0, [gpu(GPU_TYPE), gpu(GPU_TYPE)]))
+            bus, sec, 0, [gpu(GPU_TYPE), gpu(GPU_TYPE), gpu(NIC_TYPE)]))
         pk[h // 2].append(("host", b, bus.next - 1, [root]))
     return machine("dgx8", 2, 8, 1, pk)
 
@@ -197,8 +202,9 @@ def nvl4():
     pk = [[], []]
     for p, b in enumerate([0x10, 0x90]):
         bus = Bus(b + 1)
-        root = root_port(bus, b, 1, lambda bus, sec: switch_with(
-            bus, sec, 0, [gpu(GPU_TYPE), gpu(GPU_TYPE)]))
+        kids = [gpu(GPU_TYPE), gpu(GPU_TYPE)] + ([gpu(NIC_TYPE)] if p == 0 else [])
+        root = root_port(bus, b, 1, lambda bus, sec, kids=kids: switch_with(
+            bus, sec, 0, kids))
         pk[p].append(("host", b, bus.next - 1, [root]))
     return machine("nvl4", 2, 8, 1, pk)
 
@@ -214,6 +220,8 @@ def pcie16():
         for r in range(2):
             roots.append(root_port(bus, b, 1 + r, lambda bus, sec: switch_with(
                 bus, sec, 0, [board, board])))
+        if p == 0:
+            roots.append(root_port(bus, b, 3, lambda bus, sec: ("gpu", sec, NIC_TYPE)))
         pk[p].append(("host", b, bus.next - 1, roots))
     return machine("pcie16", 2, 12, 1, pk)
 
