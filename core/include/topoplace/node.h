@@ -25,6 +25,8 @@
  * NVLink routes over it; any other pair over PCIe up to the lowest common
  * ancestor (and across the socket link when the sockets differ).  Links are
  * undirected: both directions of a pair's traffic load the same links.
+ * Network cards (see below) hang in the PCIe tree like GPUs, each with one
+ * more link: its port to the network.
  */
 #ifndef TOPOPLACE_NODE_H
 #define TOPOPLACE_NODE_H
