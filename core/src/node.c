@@ -219,6 +219,14 @@ static int vertex_of(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
 	return v;
 }
 
+/* "0000:07:00.0" */
+static void busid_of(hwloc_obj_t o, char *buf, size_t len)
+{
+	const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
+	snprintf(buf, len, "%04x:%02x:%02x.%x", a->domain & 0xffff, a->bus,
+		 a->dev, a->func);
+}
+
 /* The socket and NUMA node of a PCI device from its first non-I/O
  * ancestor. */
 static void pci_locality(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
@@ -440,8 +448,7 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 		gp->bus = a->bus;
 		gp->dev = a->dev;
 		gp->func = a->func;
-		snprintf(gp->busid, sizeof gp->busid, "%04x:%02x:%02x.%x",
-			 a->domain & 0xffff, a->bus, a->dev, a->func);
+		busid_of(o, gp->busid, sizeof gp->busid);
 		pci_locality(n, t, o, &gp->package, &gp->numa);
 		char name[24];
 		snprintf(name, sizeof name, "GPU%d", g);
@@ -453,9 +460,7 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 	for (int i = 0; i < nnic && !rc; i++) {
 		hwloc_obj_t o = nobj[i];
 		struct tp_node_nic *nc = &n->nic[i];
-		const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
-		snprintf(nc->busid, sizeof nc->busid, "%04x:%02x:%02x.%x",
-			 a->domain & 0xffff, a->bus, a->dev, a->func);
+		busid_of(o, nc->busid, sizeof nc->busid);
 		pci_locality(n, t, o, &nc->package, &nc->numa);
 		char name[24];
 		snprintf(name, sizeof name, "NIC%d", i);
