@@ -537,35 +537,90 @@ static double move_delta(const gm *c, const int32_t *map, int32_t t,
 	return s;
 }
 
+/* Which slot of its node each task holds, for the refinements' moves:
+ * node i's slots are off[i] .. off[i+1]-1, used[i] of them taken. */
+typedef struct slot_table {
+	int64_t *off;
+	int32_t *used, *slot_task, *task_slot;
+} slot_table;
+
+static void slots_free(slot_table *st)
+{
+	free(st->off);
+	free(st->used);
+	free(st->slot_task);
+	free(st->task_slot);
+	memset(st, 0, sizeof *st);
+}
+
+static int slots_init(slot_table *st, const struct tp_alloc *a,
+		      const int32_t *map, int32_t nt)
+{
+	int32_t nn = a->nnodes;
+	int64_t S = a->total_slots;
+	st->off = tp__malloc_array((size_t)nn + 1, sizeof(int64_t));
+	st->used = tp__calloc((size_t)nn + 1, sizeof(int32_t));
+	st->slot_task = tp__malloc_array((size_t)S + 1, sizeof(int32_t));
+	st->task_slot = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	if (!st->off || !st->used || !st->slot_task || !st->task_slot) {
+		slots_free(st);
+		return TP_ENOMEM;
+	}
+	st->off[0] = 0;
+	for (int32_t i = 0; i < nn; i++)
+		st->off[i + 1] = st->off[i] + a->slots[i];
+	for (int64_t x = 0; x < S; x++)
+		st->slot_task[x] = -1;
+	for (int32_t t = 0; t < nt; t++) {
+		int32_t i = map[t];
+		int64_t x = st->off[i] + st->used[i]++;
+		st->slot_task[x] = t;
+		st->task_slot[t] = (int32_t)(x - st->off[i]);
+	}
+	return 0;
+}
+
+/* Task t leaves node p for node q: into a free slot of q (s < 0), or
+ * trading slots with task s of q.  The caller updates map. */
+static void slots_move(slot_table *st, int32_t t, int32_t p, int32_t q,
+		       int32_t s)
+{
+	int64_t sp = st->off[p] + st->task_slot[t];
+	if (s < 0) {
+		int64_t sq = st->off[q];
+		while (st->slot_task[sq] >= 0)
+			sq++;
+		st->slot_task[sp] = -1;
+		st->slot_task[sq] = t;
+		st->task_slot[t] = (int32_t)(sq - st->off[q]);
+		st->used[p]--;
+		st->used[q]++;
+	} else {
+		int64_t sq = st->off[q] + st->task_slot[s];
+		st->slot_task[sp] = s;
+		st->slot_task[sq] = t;
+		int32_t tmp = st->task_slot[t];
+		st->task_slot[t] = st->task_slot[s];
+		st->task_slot[s] = tmp;
+	}
+}
+
 static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 		      int64_t *moves_out, double t0)
 {
 	const struct tp_graph *g = c->g;
 	const struct tp_alloc *a = c->a;
 	int32_t nt = c->nt, nn = c->nn;
-	int64_t S = a->total_slots;
-	int64_t *off = tp__malloc_array((size_t)nn + 1, sizeof(int64_t));
-	int32_t *used = tp__calloc((size_t)nn + 1, sizeof(int32_t));
-	int32_t *slot_task = tp__malloc_array((size_t)S + 1, sizeof(int32_t));
-	int32_t *task_slot = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	slot_table st;
+	int rc = slots_init(&st, a, map, nt);
 	int64_t *stamp = tp__calloc((size_t)nn + 1, sizeof(int64_t));
 	int32_t *cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
-	int rc = 0;
-	if (!off || !used || !slot_task || !task_slot || !stamp || !cand) {
+	if (rc || !stamp || !cand) {
 		rc = TP_ENOMEM;
 		goto out;
 	}
-	off[0] = 0;
-	for (int32_t i = 0; i < nn; i++)
-		off[i + 1] = off[i] + a->slots[i];
-	for (int64_t s = 0; s < S; s++)
-		slot_task[s] = -1;
-	for (int32_t t = 0; t < nt; t++) {
-		int32_t i = map[t];
-		int64_t s = off[i] + used[i]++;
-		slot_task[s] = t;
-		task_slot[t] = (int32_t)(s - off[i]);
-	}
+	const int64_t *off = st.off;
+	const int32_t *used = st.used, *slot_task = st.slot_task;
 	double eps = 1e-12 * (g->total_bytes > 0 ? g->total_bytes : 1.0);
 	int64_t moves = 0, stampv = 0;
 	/* a pass that gains less than 0.1% of the hop-bytes ends the refinement */
@@ -616,26 +671,9 @@ static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 			}
 			if (best_q < 0)
 				continue;
-			/* apply: t leaves slot (p, task_slot[t]) */
-			int64_t sp = off[p] + task_slot[t];
-			if (best_s < 0) {
-				int64_t sq = off[best_q];
-				while (slot_task[sq] >= 0)
-					sq++;
-				slot_task[sp] = -1;
-				slot_task[sq] = t;
-				task_slot[t] = (int32_t)(sq - off[best_q]);
-				used[p]--;
-				used[best_q]++;
-			} else {
-				int64_t sq = off[best_q] + task_slot[best_s];
-				slot_task[sp] = best_s;
-				slot_task[sq] = t;
-				int32_t tmp = task_slot[t];
-				task_slot[t] = task_slot[best_s];
-				task_slot[best_s] = tmp;
+			slots_move(&st, t, p, best_q, best_s);
+			if (best_s >= 0)
 				map[best_s] = p;
-			}
 			map[t] = best_q;
 			moves++;
 			gain -= best;
@@ -651,10 +689,7 @@ done:
 	if (moves_out)
 		*moves_out = moves;
 out:
-	free(off);
-	free(used);
-	free(slot_task);
-	free(task_slot);
+	slots_free(&st);
 	free(stamp);
 	free(cand);
 	return rc;
@@ -771,30 +806,19 @@ static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
 	cr.route = tp__malloc_array((size_t)cr.cap, sizeof(int64_t));
 	cr.tl = tp__malloc_array((size_t)cr.tlcap, sizeof(int64_t));
 	cr.tl_old = tp__malloc_array((size_t)cr.tlcap, sizeof(double));
-	int64_t *off = tp__malloc_array((size_t)nn + 1, sizeof(int64_t));
-	int32_t *used = tp__calloc((size_t)nn + 1, sizeof(int32_t));
-	int32_t *slot_task = tp__malloc_array((size_t)a->total_slots + 1, sizeof(int32_t));
-	int32_t *task_slot = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	slot_table st;
+	int rc = slots_init(&st, a, map, nt);
 	char *hot = tp__calloc((size_t)nt + 1, 1);
 	int32_t *cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
 	int64_t *nstamp = tp__calloc((size_t)nn + 1, sizeof(int64_t));
-	int rc = 0;
 	int64_t moves = 0;
-	if (!cr.load || !cr.stamp || !cr.route || !cr.tl || !cr.tl_old || !off ||
-	    !used || !slot_task || !task_slot || !hot || !cand || !nstamp) {
+	if (rc || !cr.load || !cr.stamp || !cr.route || !cr.tl || !cr.tl_old ||
+	    !hot || !cand || !nstamp) {
 		rc = TP_ENOMEM;
 		goto out;
 	}
-	off[0] = 0;
-	for (int32_t i = 0; i < nn; i++)
-		off[i + 1] = off[i] + a->slots[i];
-	for (int64_t x = 0; x < a->total_slots; x++)
-		slot_task[x] = -1;
-	for (int32_t t = 0; t < nt; t++) {
-		int64_t x = off[map[t]] + used[map[t]]++;
-		slot_task[x] = t;
-		task_slot[t] = (int32_t)(x - off[map[t]]);
-	}
+	const int64_t *off = st.off;
+	const int32_t *used = st.used, *slot_task = st.slot_task;
 	/* loads: every edge once, from the lower task */
 	for (int32_t t = 0; t < nt && !rc; t++)
 		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && !rc; e++) {
@@ -891,24 +915,7 @@ static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
 					}
 					if (ok && relieved) {
 						/* keep: update the slot tables */
-						int64_t sp = off[p] + task_slot[t];
-						if (s2 < 0) {
-							int64_t sq = off[q];
-							while (slot_task[sq] >= 0)
-								sq++;
-							slot_task[sp] = -1;
-							slot_task[sq] = t;
-							task_slot[t] = (int32_t)(sq - off[q]);
-							used[p]--;
-							used[q]++;
-						} else {
-							int64_t sq = off[q] + task_slot[s2];
-							slot_task[sp] = s2;
-							slot_task[sq] = t;
-							int32_t tmp = task_slot[t];
-							task_slot[t] = task_slot[s2];
-							task_slot[s2] = tmp;
-						}
+						slots_move(&st, t, p, q, s2);
 						moves++;
 						done_t = true;
 						nmax -= freed;
@@ -937,10 +944,7 @@ out:
 	free(cr.route);
 	free(cr.tl);
 	free(cr.tl_old);
-	free(off);
-	free(used);
-	free(slot_task);
-	free(task_slot);
+	slots_free(&st);
 	free(hot);
 	free(cand);
 	free(nstamp);
