@@ -129,6 +129,9 @@ json_object *cli_metrics_json(const tp_metrics *m);
 json_object *cli_report_json(const tp_geom_report *r);
 /* A double with the shortest text that reads back exactly (null if not
  * finite). */
+/* Adds val to obj under key; on failure (val NULL included) frees val and
+ * returns -1. */
+int cli_json_put(json_object *obj, const char *key, json_object *val);
 json_object *cli_json_double(double d);
 /* A time in milliseconds, rounded to microseconds. */
 json_object *cli_json_ms(double ms);

@@ -281,25 +281,15 @@ static json_object *gpu_list(const struct cli_node_result *r, int64_t t)
 	return a;
 }
 
-static int put(json_object *obj, const char *key, json_object *val)
-{
-	if (!val)
-		return -1;
-	if (json_object_object_add(obj, key, val) < 0) {
-		json_object_put(val);
-		return -1;
-	}
-	return 0;
-}
 
 static json_object *cost_json(const tp_gpusel_cost *c)
 {
 	json_object *o = json_object_new_object();
 	if (!o)
 		return NULL;
-	if (put(o, "max_congestion_ms", cli_json_double(c->max_congestion_ms)) ||
-	    put(o, "weighted_ms", cli_json_double(c->weighted_ms)) ||
-	    put(o, "gpu_bytes", cli_json_double(c->total_bytes))) {
+	if (cli_json_put(o, "max_congestion_ms", cli_json_double(c->max_congestion_ms)) ||
+	    cli_json_put(o, "weighted_ms", cli_json_double(c->weighted_ms)) ||
+	    cli_json_put(o, "gpu_bytes", cli_json_double(c->total_bytes))) {
 		json_object_put(o);
 		return NULL;
 	}
@@ -310,7 +300,7 @@ int cli_node_json(json_object *doc, const struct cli_node_opts *o,
 		  const struct cli_node_result *r)
 {
 	int bad = 0;
-	bad |= put(doc, "node_topology", o->topology ? json_object_new_string(o->topology)
+	bad |= cli_json_put(doc, "node_topology", o->topology ? json_object_new_string(o->topology)
 						      : json_object_new_string("config"));
 	json_object *cpus = json_object_new_array();
 	json_object *gpus = r->want_gpus ? json_object_new_array() : NULL;
@@ -330,20 +320,20 @@ int cli_node_json(json_object *doc, const struct cli_node_opts *o,
 			}
 		}
 	}
-	bad |= put(doc, "cpus", cpus);
-	bad |= put(doc, "max_inter_socket_bytes", cli_json_double(r->mims_bytes));
+	bad |= cli_json_put(doc, "cpus", cpus);
+	bad |= cli_json_put(doc, "max_inter_socket_bytes", cli_json_double(r->mims_bytes));
 	if (r->want_gpus) {
-		bad |= put(doc, "gpus", gpus);
+		bad |= cli_json_put(doc, "gpus", gpus);
 		json_object *sel = json_object_new_object();
 		if (sel) {
-			bad |= put(sel, "algorithm",
+			bad |= cli_json_put(sel, "algorithm",
 				   json_object_new_string(tp_gpusel_algo_name(r->algo)));
-			bad |= put(sel, "gpus_per_task", json_object_new_int(r->gpt));
-			bad |= put(sel, "cost", cost_json(&r->cost));
-			bad |= put(sel, "local_rank_cost", cost_json(&r->local_rank));
-			bad |= put(sel, "closest_cost", cost_json(&r->closest));
+			bad |= cli_json_put(sel, "gpus_per_task", json_object_new_int(r->gpt));
+			bad |= cli_json_put(sel, "cost", cost_json(&r->cost));
+			bad |= cli_json_put(sel, "local_rank_cost", cost_json(&r->local_rank));
+			bad |= cli_json_put(sel, "closest_cost", cost_json(&r->closest));
 		}
-		bad |= put(doc, "gpu_selection", sel);
+		bad |= cli_json_put(doc, "gpu_selection", sel);
 	}
 	return bad ? -1 : 0;
 }

@@ -13,6 +13,17 @@
 
 /* ---- JSON ---- */
 
+int cli_json_put(json_object *obj, const char *key, json_object *val)
+{
+	if (!val)
+		return -1;
+	if (json_object_object_add(obj, key, val) < 0) {
+		json_object_put(val);
+		return -1;
+	}
+	return 0;
+}
+
 json_object *cli_json_double(double d)
 {
 	if (!isfinite(d))

@@ -377,17 +377,6 @@ static json_object *names_json(const tp_alloc *a, const int32_t *map,
 	return arr;
 }
 
-/* Adds val to obj under key; on failure frees val and returns -1. */
-static int put(json_object *obj, const char *key, json_object *val)
-{
-	if (!val)
-		return -1;
-	if (json_object_object_add(obj, key, val) < 0) {
-		json_object_put(val);
-		return -1;
-	}
-	return 0;
-}
 
 struct map_result {
 	enum tp_policy requested, used;
@@ -419,17 +408,17 @@ static json_object *candidates_json(const struct map_result *r)
 			json_object_put(arr);
 			return NULL;
 		}
-		bad |= put(o, "name", json_object_new_string(c->name));
-		bad |= put(o, "ran", json_object_new_boolean(c->ran));
+		bad |= cli_json_put(o, "name", json_object_new_string(c->name));
+		bad |= cli_json_put(o, "ran", json_object_new_boolean(c->ran));
 		if (c->ran)
-			bad |= put(o, "score", cli_json_double(c->score));
+			bad |= cli_json_put(o, "score", cli_json_double(c->score));
 		else if (json_object_object_add(o, "score", NULL) < 0)
 			bad = -1;
 		if (c->ran && r->ranked)
-			bad |= put(o, "gpu_link_congestion_ms", cli_json_double(c->rank));
-		bad |= put(o, "ms", cli_json_ms(c->ms));
-		bad |= put(o, "note", json_object_new_string(c->note));
-		bad |= put(o, "chosen", json_object_new_boolean(i == r->prep.best));
+			bad |= cli_json_put(o, "gpu_link_congestion_ms", cli_json_double(c->rank));
+		bad |= cli_json_put(o, "ms", cli_json_ms(c->ms));
+		bad |= cli_json_put(o, "note", json_object_new_string(c->note));
+		bad |= cli_json_put(o, "chosen", json_object_new_boolean(i == r->prep.best));
 		if (bad) {
 			json_object_put(arr);
 			return NULL;
@@ -486,35 +475,35 @@ static json_object *map_json(const struct job *j, const struct map_result *r)
 	if (!doc)
 		return NULL;
 	int bad = 0;
-	bad |= put(doc, "version", json_object_new_string(TOPOPLACE_VERSION));
-	bad |= put(doc, "policy",
+	bad |= cli_json_put(doc, "version", json_object_new_string(TOPOPLACE_VERSION));
+	bad |= cli_json_put(doc, "policy",
 		   json_object_new_string(tp_policy_name(r->used)));
-	bad |= put(doc, "requested_policy",
+	bad |= cli_json_put(doc, "requested_policy",
 		   json_object_new_string(tp_policy_name(r->requested)));
-	bad |= put(doc, "metric",
+	bad |= cli_json_put(doc, "metric",
 		   json_object_new_string(tp_metric_name(r->metric)));
-	bad |= put(doc, "ntasks", json_object_new_int64(r->ntasks));
-	bad |= put(doc, "nnodes",
+	bad |= cli_json_put(doc, "ntasks", json_object_new_int64(r->ntasks));
+	bad |= cli_json_put(doc, "nnodes",
 		   json_object_new_int64(tp_alloc_nnodes(j->alloc)));
-	bad |= put(doc, "slots",
+	bad |= cli_json_put(doc, "slots",
 		   json_object_new_int64(tp_alloc_total_slots(j->alloc)));
-	bad |= put(doc, "time_budget_ms", cli_json_double(r->budget_ms));
-	bad |= put(doc, "mapping", names_json(j->alloc, j->map, r->ntasks));
-	bad |= put(doc, "congestion_unit", json_object_new_string(
+	bad |= cli_json_put(doc, "time_budget_ms", cli_json_double(r->budget_ms));
+	bad |= cli_json_put(doc, "mapping", names_json(j->alloc, j->map, r->ntasks));
+	bad |= cli_json_put(doc, "congestion_unit", json_object_new_string(
 		   tp_machine_has_level_bandwidth(tp_alloc_machine(j->alloc))
 		   ? "bytes/bandwidth" : "bytes"));
-	bad |= put(doc, "metrics", cli_metrics_json(&r->m));
-	bad |= put(doc, "block_metrics", cli_metrics_json(&r->mblock));
+	bad |= cli_json_put(doc, "metrics", cli_metrics_json(&r->m));
+	bad |= cli_json_put(doc, "block_metrics", cli_metrics_json(&r->mblock));
 	if (r->have_z)
-		bad |= put(doc, "zorder_metrics", cli_metrics_json(&r->mz));
+		bad |= cli_json_put(doc, "zorder_metrics", cli_metrics_json(&r->mz));
 	if (r->prep.ncandidates > 0)
-		bad |= put(doc, "candidates", candidates_json(r));
+		bad |= cli_json_put(doc, "candidates", candidates_json(r));
 	if (r->have_report) {
-		bad |= put(doc, "search", cli_report_json(&r->report));
+		bad |= cli_json_put(doc, "search", cli_report_json(&r->report));
 	} else if (json_object_object_add(doc, "search", NULL) < 0) {
 		bad = -1;
 	}
-	bad |= put(doc, "elapsed_ms", cli_json_ms(r->elapsed_ms));
+	bad |= cli_json_put(doc, "elapsed_ms", cli_json_ms(r->elapsed_ms));
 	if (bad) {
 		json_object_put(doc);
 		return NULL;
@@ -844,17 +833,17 @@ static int eval_run(struct job *j)
 		if (!doc)
 			return cli_fail("out of memory");
 		int bad = 0;
-		bad |= put(doc, "version",
+		bad |= cli_json_put(doc, "version",
 			   json_object_new_string(TOPOPLACE_VERSION));
-		bad |= put(doc, "hostfile", json_object_new_string(j->hostfile));
-		bad |= put(doc, "ntasks", json_object_new_int64(ntasks));
-		bad |= put(doc, "nnodes",
+		bad |= cli_json_put(doc, "hostfile", json_object_new_string(j->hostfile));
+		bad |= cli_json_put(doc, "ntasks", json_object_new_int64(ntasks));
+		bad |= cli_json_put(doc, "nnodes",
 			   json_object_new_int64(tp_alloc_nnodes(j->alloc)));
-		bad |= put(doc, "congestion_unit", json_object_new_string(
+		bad |= cli_json_put(doc, "congestion_unit", json_object_new_string(
 			   tp_machine_has_level_bandwidth(tp_alloc_machine(j->alloc))
 			   ? "bytes/bandwidth" : "bytes"));
-		bad |= put(doc, "metrics", cli_metrics_json(&m));
-		bad |= put(doc, "block_metrics", cli_metrics_json(&mb));
+		bad |= cli_json_put(doc, "metrics", cli_metrics_json(&m));
+		bad |= cli_json_put(doc, "block_metrics", cli_metrics_json(&mb));
 		if (bad) {
 			json_object_put(doc);
 			return cli_fail("out of memory");
