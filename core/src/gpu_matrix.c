@@ -83,22 +83,6 @@ static int check_entry(const char *what, const char *where, int64_t i,
 	return 0;
 }
 
-static bool json_int(json_object *o, int64_t *v)
-{
-	if (json_object_is_type(o, json_type_int)) {
-		*v = json_object_get_int64(o);
-		return true;
-	}
-	if (json_object_is_type(o, json_type_double)) {
-		double d = json_object_get_double(o);
-		if (isfinite(d) && d == floor(d) && fabs(d) < 9.0e18) {
-			*v = (int64_t)d;
-			return true;
-		}
-	}
-	return false;
-}
-
 static int from_json(const char *text, size_t len, const char *what,
 		     int64_t expect, int64_t *ntasks, struct triples *t,
 		     tp_error *err)
@@ -124,7 +108,7 @@ static int from_json(const char *text, size_t len, const char *what,
 				  "%s: expected an object {\"tasks\": N, \"traffic\": [...]}",
 				  what);
 	} else if (!json_object_object_get_ex(root, "tasks", &jt) ||
-		   !json_int(jt, &n) || n < 1 || n > INT32_MAX) {
+		   !tp__json_int(jt, &n) || n < 1 || n > INT32_MAX) {
 		rc = tp_error_set(err, TP_EINVAL,
 				  "%s: \"tasks\" must be a positive integer", what);
 	} else if (expect > 0 && n != expect) {
@@ -145,8 +129,8 @@ static int from_json(const char *text, size_t len, const char *what,
 		json_object *jb = e && json_object_is_type(e, json_type_array) &&
 					  json_object_array_length(e) == 3
 				  ? json_object_array_get_idx(e, 2) : NULL;
-		if (!jb || !json_int(json_object_array_get_idx(e, 0), &i) ||
-		    !json_int(json_object_array_get_idx(e, 1), &j) ||
+		if (!jb || !tp__json_int(json_object_array_get_idx(e, 0), &i) ||
+		    !tp__json_int(json_object_array_get_idx(e, 1), &j) ||
 		    !(json_object_is_type(jb, json_type_int) ||
 		      json_object_is_type(jb, json_type_double))) {
 			rc = tp_error_set(err, TP_EINVAL,
@@ -232,21 +216,15 @@ int tp_graph_from_gpu_matrix_string(tp_graph **out, const char *text,
 		what = "GPU matrix";
 	if (len > (size_t)MATRIX_MAX_BYTES)
 		return tp_error_set(err, TP_EINVAL, "%s: larger than 256 MiB", what);
-	char *buf = malloc(len + 1);
-	if (!buf)
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	memcpy(buf, text, len);
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		free(buf);
-		return tp_error_set(err, TP_EINVAL, "%s: contains a NUL byte", what);
-	}
+	char *buf = NULL;
+	int rc = tp__text_copy(text, len, what, &buf, err);
+	if (rc)
+		return rc;
 	const char *p = buf;
 	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
 		p++;
 	struct triples t = { 0, 0, NULL, NULL, NULL };
 	int64_t ntasks = 0;
-	int rc;
 	if (!*p)
 		rc = tp_error_set(err, TP_EINVAL, "%s: empty GPU matrix", what);
 	else if (*p == '{')

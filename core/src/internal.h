@@ -163,6 +163,15 @@ bool tp__hostlist_ok(const char *s, char *why, size_t len);
 int tp__read_file(const char *path, size_t max_bytes, char **buf_out,
 		  size_t *len_out, tp_error *err);
 
+/* A NUL-terminated malloc'ed copy of text[0..len-1]; errors (a NUL byte
+ * inside, out of memory) name what. */
+int tp__text_copy(const char *text, size_t len, const char *what, char **out,
+		  tp_error *err);
+
+/* A JSON integer, or a JSON number with no fractional part (json_graph.c). */
+struct json_object;
+bool tp__json_int(struct json_object *o, int64_t *v);
+
 /* Monotonic clock in milliseconds. */
 double tp__now_ms(void);
 

@@ -209,8 +209,9 @@ static bool is_number(json_object *o)
 	       json_object_is_type(o, json_type_double);
 }
 
-/* An integer value: a JSON integer, or a number with no fractional part. */
-static bool get_integer(json_object *o, int64_t *v)
+/* An integer value: a JSON integer, or a number with no fractional part.
+ * Also used by the GPU matrix reader. */
+bool tp__json_int(json_object *o, int64_t *v)
 {
 	if (json_object_is_type(o, json_type_int)) {
 		*v = json_object_get_int64(o);
@@ -260,7 +261,7 @@ static int get_task_id(json_object *o, const char *what, size_t i,
 {
 	char sb[64];
 	int64_t v;
-	if (!get_integer(o, &v))
+	if (!tp__json_int(o, &v))
 		return tp_error_set(err, TP_EINVAL,
 				    "%s: edge %zu: %s is %s, expected an integer task number",
 				    what, i, field, jdesc(o, sb, sizeof sb));
@@ -439,7 +440,7 @@ static int convert(json_object **rootp, const char *what, int64_t expect,
 		goto out;
 	}
 	int64_t nt;
-	if (!get_integer(jt, &nt)) {
+	if (!tp__json_int(jt, &nt)) {
 		rc = tp_error_set(err, TP_EINVAL,
 				  "%s: \"tasks\" is %s, expected a positive integer",
 				  what, jdesc(jt, sb, sizeof sb));

@@ -270,15 +270,10 @@ int tp_links_parse(const char *text, size_t len, const char *what,
 	*ngpus_out = 0;
 	if (!what)
 		what = "links";
-	char *buf = malloc(len + 1);
-	if (!buf)
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	memcpy(buf, text, len);
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		free(buf);
-		return tp_error_set(err, TP_EINVAL, "%s: contains a NUL byte", what);
-	}
+	char *buf = NULL;
+	int copied = tp__text_copy(text, len, what, &buf, err);
+	if (copied)
+		return copied;
 	/* gres.conf when any line has Links=, else nvidia-smi text */
 	bool gres = false;
 	for (const char *p = buf; (p = strcasestr(p, "links=")); p++)

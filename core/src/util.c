@@ -167,3 +167,20 @@ int tp__read_file(const char *path, size_t max_bytes, char **buf_out,
 	*len_out = len;
 	return 0;
 }
+
+int tp__text_copy(const char *text, size_t len, const char *what, char **out,
+		  tp_error *err)
+{
+	*out = NULL;
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		free(buf);
+		return tp_error_set(err, TP_EINVAL, "%s: contains a NUL byte", what);
+	}
+	*out = buf;
+	return 0;
+}
