@@ -6,6 +6,9 @@
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make asan     unit and command tests under AddressSanitizer + UBSan
 #   make valgrind unit tests under valgrind
+#
+# DEVELOPER=1 turns warnings into errors (CI sets it); distribution builds
+# with a newer compiler are not broken by a new warning.
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
@@ -19,73 +22,102 @@ BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
-WARN     = -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CPPFLAGS_ALL = -Icore/include -D_GNU_SOURCE $(shell pkg-config --cflags json-c 2>/dev/null) $(CPPFLAGS)
-CFLAGS_ALL   = $(WARN) -fPIC -pthread $(CFLAGS) $(EXTRA_CFLAGS)
+DEVELOPER ?=
+WARN     = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           $(if $(DEVELOPER),-Werror)
+# Hardening: the plugin runs inside slurmstepd (root).
+HARDEN_CPP = $(if $(findstring -O0,$(OPT)),,-D_FORTIFY_SOURCE=2)
+HARDEN_C   = -fstack-protector-strong
+HARDEN_LD  = -Wl,-z,relro,-z,now
+CPPFLAGS_ALL = -Icore/include -D_GNU_SOURCE $(HARDEN_CPP) \
+               $(shell pkg-config --cflags json-c 2>/dev/null) $(CPPFLAGS)
+CFLAGS_ALL   = $(WARN) -fPIC -pthread $(HARDEN_C) $(CFLAGS) $(EXTRA_CFLAGS)
+DEPFLAGS     = -MMD -MP
 LIBS    = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lslurm -lhwloc -lmetis -lm -lpthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
-VERSION = 0.1.0
+VERSION = $(shell sed -n 's/^\#define TOPOPLACE_VERSION "\(.*\)"/\1/p' core/include/topoplace/version.h)
 SONAME  = libtopoplace.so.0
 
-CORE_SRC  = $(sort $(wildcard core/src/*.c))
+# ---- sources (listed: a stray file in a folder does not enter the build)
+
+CORE_SRC = $(addprefix core/src/, \
+	alloc.c conf.c dragonfly.c geom.c geom_select.c gpu_matrix.c gpusel.c \
+	graph.c graphmap.c hostfile.c json_graph.c machine.c metrics.c \
+	modcolor.c node.c node_links.c place.c stencil.c tree.c util.c \
+	version.c)
+CLI_SRC = $(addprefix plugin/cli/, \
+	cli.c cli_node.c cli_out.c cli_run.c)
+SPANK_SRC = $(addprefix plugin/spank/, \
+	spank_node.c spank_place.c spank_topoplace.c spank_util.c)
+UNIT_SRC = $(addprefix tests/unit/, \
+	test_conf.c test_dragonfly.c test_geom.c test_gpusel.c test_graphmap.c \
+	test_machine.c test_metrics.c test_node.c test_pattern.c test_place.c \
+	test_tree.c)
+BENCH_SRC = $(addprefix tests/bench/, \
+	bench_geom.c bench_gpu.c bench_graph.c)
+
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
-CLI_SRC   = $(sort $(wildcard plugin/cli*.c))
 CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
-SPANK_SRC = $(sort $(wildcard plugin/spank*.c))
 SPANK_OBJ = $(SPANK_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
-UNIT_SRC  = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-BENCH_SRC = $(sort $(wildcard tests/bench/*.c))
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
 LIB_A  = $(BUILD)/libtopoplace.a
 LIB_SO = $(BUILD)/libtopoplace.so
 CLI    = $(BUILD)/topoplace
-SPANK  = $(if $(SPANK_SRC),$(BUILD)/topoplace.so)
+SPANK  = $(BUILD)/topoplace.so
 
 .PHONY: all deps run check unit cli-tests slurm-tests install-tests bench install uninstall \
         asan valgrind clean slurm-demo deps-bench
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc
 
-$(BUILD)/core/%.o: core/src/%.c core/src/internal.h $(wildcard core/include/topoplace/*.h)
+# The core keeps everything but its TP_EXPORT API hidden in the shared
+# library (core/include/topoplace/export.h).
+$(BUILD)/core/%.o: core/src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fvisibility=hidden $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/plugin/%.o: plugin/%.c $(wildcard plugin/*.h) $(wildcard core/include/topoplace/*.h)
+$(BUILD)/plugin/%.o: plugin/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -Iplugin $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) -I$(dir $<) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
 
 $(LIB_A): $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(LIB_SO): $(CORE_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS) $(LDFLAGS)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(HARDEN_LD) -o $@ $^ $(LIBS) $(LDFLAGS)
 
 $(CLI): $(CLI_OBJ) $(LIB_A)
-	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
 
-# The SPANK plugin carries the core statically so that slurmstepd needs no
-# extra library path; only Slurm's public spank.h is used.
-$(BUILD)/topoplace.so: $(SPANK_OBJ) $(CORE_OBJ)
-	$(CC) -shared -o $@ $(SPANK_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
+# The SPANK plugin carries the core statically, so that slurmstepd needs no
+# extra library path, and exports only what Slurm looks up (version script).
+$(SPANK): $(SPANK_OBJ) $(CORE_OBJ) plugin/spank/topoplace.lds
+	$(CC) -shared $(HARDEN_LD) -Wl,--version-script=plugin/spank/topoplace.lds \
+	  -o $@ $(SPANK_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(LIB_A)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -Icore/src -Itests/unit $(CFLAGS_ALL) -Wno-missing-prototypes -Wno-format-truncation \
+	$(CC) $(CPPFLAGS_ALL) -Icore/src -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
+	  -Wno-missing-prototypes -Wno-format-truncation \
 	  -DTP_TEST_DATA='"$(CURDIR)/tests/data"' -DTP_SOURCE_DIR='"$(CURDIR)"' \
 	  -o $@ $< $(LIB_A) $(CHECK_LIBS) $(LIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) -Wno-missing-prototypes -o $@ $< $(LIB_A) $(LIBS)
+	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) $(DEPFLAGS) -Wno-missing-prototypes \
+	  -o $@ $< $(LIB_A) $(LIBS)
 
-$(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile
+$(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/version.h
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
+         $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)
 
 deps:
 	@sh contrib/install-deps.sh
@@ -104,7 +136,7 @@ cli-tests: $(CLI)
 	@sh tests/cli/run.sh $(CLI)
 
 slurm-tests: all
-	@if [ -x tests/slurm/run.sh ]; then BUILD=$(BUILD) sh tests/slurm/run.sh; fi
+	@BUILD=$(BUILD) sh tests/slurm/run.sh
 
 check: deps
 	$(MAKE) all
@@ -134,7 +166,7 @@ valgrind: $(UNIT_BIN)
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/topoplace $(DESTDIR)$(BINDIR) \
-	  $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1
+	  $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SPANKDIR)
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libtopoplace.so.$(VERSION)
 	ln -sf libtopoplace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -145,8 +177,7 @@ install: all
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    contrib/topoplace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc
 	install -m 644 doc/topoplace.1 $(DESTDIR)$(MANDIR)/man1/
-	if [ -n "$(SPANK)" ]; then install -d $(DESTDIR)$(SPANKDIR) && \
-	  install -m 755 $(SPANK) $(DESTDIR)$(SPANKDIR)/; fi
+	install -m 755 $(SPANK) $(DESTDIR)$(SPANKDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopoplace.* $(DESTDIR)$(BINDIR)/topoplace \

@@ -3,6 +3,7 @@
 # builds against the installed headers and library through pkg-config.
 # usage: tests/install.sh [BUILD]   (prints "install: N passed, M failed")
 BUILD=${1:-build}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/topoplace-install.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -45,7 +46,7 @@ int main(void)
 	    tp_graph_from_stencil(&g, "4x4:5pt", 16, &err) ||
 	    tp_place(g, a, NULL, map, NULL, &err))
 		return 1;
-	printf("%s %.1f\n", TOPOPLACE_VERSION, tp_metrics_hop_bytes(g, a, map));
+	printf("%s %s %.1f\n", TOPOPLACE_VERSION, tp_version(), tp_metrics_hop_bytes(g, a, map));
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
@@ -61,7 +62,23 @@ flags=$(PKG_CONFIG_PATH=$tmp pkg-config --cflags topoplace) &&
 		-Wl,-rpath,"$root/lib" 2>"$tmp/cc.log"
 if [ $? -eq 0 ]; then ok "client builds via pkg-config"; else no "client builds via pkg-config" "$(head -5 "$tmp/cc.log")"; fi
 out=$("$tmp/client" 2>&1)
-if [ "$out" = "0.1.0 24.0" ]; then ok "client maps"; else no "client maps" "got '$out'"; fi
+V=$(sed -n 's/^#define TOPOPLACE_VERSION "\(.*\)"/\1/p' "$REPO/core/include/topoplace/version.h")
+if [ -n "$V" ] && [ "$out" = "$V $V 24.0" ]; then ok "client maps (compiled against and running $V)"; else no "client maps" "got '$out', version.h says '$V'"; fi
+
+# The shared library exports its API (tp_*) and nothing else; the plugin
+# only what Slurm looks up.
+extra=$(nm -D --defined-only "$root/lib/libtopoplace.so" | awk '{print $3}' | grep -v '^tp_' | grep -v '^_init$\|^_fini$' || true)
+if [ -z "$extra" ] && nm -D --defined-only "$root/lib/libtopoplace.so" | grep -q ' tp_version$'; then
+	ok "libtopoplace.so exports tp_* only"
+else
+	no "libtopoplace.so exports tp_* only" "also: $(echo "$extra" | head -5 | paste -sd' ')"
+fi
+extra=$(nm -D --defined-only "$root/lib/topoplace/topoplace.so" | awk '{print $3}' | grep -v '^slurm_spank_\|^plugin_' || true)
+if [ -z "$extra" ] && nm -D --defined-only "$root/lib/topoplace/topoplace.so" | grep -q ' slurm_spank_init$'; then
+	ok "topoplace.so exports slurm_spank_* and plugin_* only"
+else
+	no "topoplace.so exports slurm_spank_* and plugin_* only" "also: $(echo "$extra" | head -5 | paste -sd' ')"
+fi
 
 echo "install: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -136,7 +136,8 @@ N64="n[000-063]"                    # the z=0 plane
 # ---- help, version, check-config ----
 
 tp --version
-if check0 version && [ "$(cat "$tmp/out")" = "topoplace 0.1.0" ]; then ok version
+V=$(sed -n 's/^#define TOPOPLACE_VERSION "\(.*\)"/\1/p' "$(dirname "$0")/../../core/include/topoplace/version.h")
+if check0 version && [ -n "$V" ] && [ "$(cat "$tmp/out")" = "topoplace $V" ]; then ok version
 elif [ "$rc" -eq 0 ]; then no version "printed '$(cat "$tmp/out")'"; fi
 
 for h in "--help" "help" "help map" "help eval" "help check-config" \

@@ -58,6 +58,10 @@ if [ ! -r "$PLUGIN" ] || [ ! -x "$CLI" ]; then
 	exit 1
 fi
 
+# One test cluster per host: a second run (another checkout) waits here.
+exec 9>/tmp/topoplace-slurm.lock
+flock 9
+
 # A cluster left running by hand or by a killed run: stop it first.
 bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop
 trap 'bash "$HERE/cluster.sh" stop >/dev/null 2>&1' EXIT

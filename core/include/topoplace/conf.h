@@ -41,6 +41,7 @@
 
 #include <stdio.h>
 #include <topoplace/error.h>
+#include <topoplace/export.h>
 #include <topoplace/machine.h>
 #include <topoplace/metrics.h>
 #include <topoplace/place.h>
@@ -53,28 +54,28 @@ typedef struct tp_conf tp_conf;
 
 /* Load and validate a config file.  Errors name the file and line:
  * "topoplace.conf:7: Coords=0,0,24: coordinate 2 outside 0..23". */
-int tp_conf_load(const char *path, tp_conf **out, tp_error *err);
+TP_EXPORT int tp_conf_load(const char *path, tp_conf **out, tp_error *err);
 /* Same from a string; what names it in messages. */
-int tp_conf_load_string(const char *text, const char *what, tp_conf **out,
+TP_EXPORT int tp_conf_load_string(const char *text, const char *what, tp_conf **out,
 			tp_error *err);
-void tp_conf_destroy(tp_conf *c);
+TP_EXPORT void tp_conf_destroy(tp_conf *c);
 
-const tp_machine *tp_conf_machine(const tp_conf *c);
+TP_EXPORT const tp_machine *tp_conf_machine(const tp_conf *c);
 /* Site defaults (TP_POLICY_NONE / hop-bytes / 0 when not set). */
-enum tp_policy tp_conf_default_policy(const tp_conf *c);
-bool tp_conf_has_default_policy(const tp_conf *c);
-enum tp_metric_kind tp_conf_default_metric(const tp_conf *c);
-double tp_conf_time_budget_ms(const tp_conf *c);
+TP_EXPORT enum tp_policy tp_conf_default_policy(const tp_conf *c);
+TP_EXPORT bool tp_conf_has_default_policy(const tp_conf *c);
+TP_EXPORT enum tp_metric_kind tp_conf_default_metric(const tp_conf *c);
+TP_EXPORT double tp_conf_time_budget_ms(const tp_conf *c);
 
 /* NodeTopology= / GpuLinks= of a machine node's NodeName= line (relative
  * paths resolved against the config file's directory), NULL when none.  The
  * files are only read when used (tp_node_load_xml, tp_node_load_links). */
-const char *tp_conf_node_topology(const tp_conf *c, int32_t node);
-const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
+TP_EXPORT const char *tp_conf_node_topology(const tp_conf *c, int32_t node);
+TP_EXPORT const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
 
 /* A short human summary for check-config:
  * "torus 24x24x24 (wrap yes,yes,yes), 13824 nodes, 1 per router". */
-void tp_conf_describe(const tp_conf *c, FILE *out);
+TP_EXPORT void tp_conf_describe(const tp_conf *c, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef TOPOPLACE_ERROR_H
 #define TOPOPLACE_ERROR_H
 
+#include <topoplace/export.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,14 +32,14 @@ typedef struct tp_error {
 } tp_error;
 
 /* Fill err (if non-NULL) with a printf-style message and return code. */
-int tp_error_set(tp_error *err, int code, const char *fmt, ...)
+TP_EXPORT int tp_error_set(tp_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Reset err to "no error". */
-void tp_error_clear(tp_error *err);
+TP_EXPORT void tp_error_clear(tp_error *err);
 
 /* Short constant name of a status code ("invalid input", ...). */
-const char *tp_strerror(int code);
+TP_EXPORT const char *tp_strerror(int code);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <topoplace/error.h>
+#include <topoplace/export.h>
+#include <topoplace/alloc.h>
 #include <topoplace/machine.h>
 #include <topoplace/metrics.h>
 #include <topoplace/pattern.h>
@@ -68,19 +70,19 @@ typedef struct tp_geom_report {
 	double elapsed_ms;
 } tp_geom_report;
 
-void tp_geom_opts_default(tp_geom_opts *o);
+TP_EXPORT void tp_geom_opts_default(tp_geom_opts *o);
 
 /* Map the tasks of g (which must have coordinates) onto allocation a.
  * map[t] receives the allocation index of task t's node.  report may be NULL.
  * Fails with TP_EINVAL when g has no coordinates or the allocation has fewer
  * slots than tasks. */
-int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *o,
+TP_EXPORT int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *o,
 		int32_t *map, tp_geom_report *report, tp_error *err);
 
 /* The torus seam shift on its own: writes shifted router coordinates of the
  * allocated nodes (nnodes x ndims, row-major) into out.  Returns the number of
  * dimensions that were shifted.  Exposed for tests and the Z-order baseline. */
-int tp_geom_seam_shift(const tp_alloc *a, int *out);
+TP_EXPORT int tp_geom_seam_shift(const tp_alloc *a, int *out);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <topoplace/error.h>
+#include <topoplace/export.h>
+#include <topoplace/alloc.h>
 #include <topoplace/machine.h>
 #include <topoplace/pattern.h>
 
@@ -53,13 +55,13 @@ typedef struct tp_graphmap_opts {
 				    congestion metric) */
 } tp_graphmap_opts;
 
-void tp_graphmap_opts_default(tp_graphmap_opts *o);
+TP_EXPORT void tp_graphmap_opts_default(tp_graphmap_opts *o);
 
 /* map[t] receives the allocation index of task t's node.  The result is
  * refined when o->refine_passes > 0.  o may be NULL (defaults). */
-int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map, tp_error *err);
-int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 			    const tp_graphmap_opts *o, int32_t *map,
 			    tp_error *err);
 
@@ -74,13 +76,13 @@ int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
  * Valid for any slot counts (tasks then fill the slots in colour order).  Not
  * refined.  TP_ENOTSUP when the pattern is not a 2-D grid, the network is not
  * a dragonfly, the allocation lies in one group, or no grid side is even. */
-int tp_graphmap_modcolor(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT int tp_graphmap_modcolor(const tp_graph *g, const tp_alloc *a,
 			 const tp_graphmap_opts *o, int32_t *map, tp_error *err);
 
 /* Swap/move refinement of a valid mapping in place (o->refine_passes passes
  * at most, stopping early when a pass changes nothing).  *moves (may be NULL)
  * receives the number of changes made. */
-int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err);
 
@@ -89,7 +91,7 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
  * slots and swaps with tasks on their neighbours' nodes are kept when every
  * link they touch ends below the current maximum and a most-loaded link got
  * lighter.  Never increases the maximum link load; hop-bytes may grow. */
-int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err);
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <topoplace/error.h>
+#include <topoplace/export.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,58 +32,58 @@ typedef struct tp_machine tp_machine;
 
 /* Create an empty mesh/torus: ndims in 1..TP_MAX_DIMS, every dims[d] >= 1,
  * wrap[d] true for a wrapped (torus) dimension. */
-int tp_machine_create(tp_machine **out, int ndims, const int *dims,
+TP_EXPORT int tp_machine_create(tp_machine **out, int ndims, const int *dims,
 		      const bool *wrap, tp_error *err);
-void tp_machine_destroy(tp_machine *m);
+TP_EXPORT void tp_machine_destroy(tp_machine *m);
 
 /* Nodes per router (>= 1, default 1): how many nodes may share one router. */
-int tp_machine_set_nodes_per_router(tp_machine *m, int k, tp_error *err);
-int tp_machine_nodes_per_router(const tp_machine *m);
+TP_EXPORT int tp_machine_set_nodes_per_router(tp_machine *m, int k, tp_error *err);
+TP_EXPORT int tp_machine_nodes_per_router(const tp_machine *m);
 
 /* Link bandwidth per dimension (GB/s or any unit, > 0; default 1 each). */
-int tp_machine_set_link_bandwidth(tp_machine *m, const double *bw,
+TP_EXPORT int tp_machine_set_link_bandwidth(tp_machine *m, const double *bw,
 				  tp_error *err);
-double tp_machine_link_bandwidth(const tp_machine *m, int dim);
+TP_EXPORT double tp_machine_link_bandwidth(const tp_machine *m, int dim);
 
 /* Cost of one hop per dimension (tori and meshes; integers 1..1000000,
  * default 1 each).  With costs other than 1 every distance (and so
  * hop-bytes and dilation) is the weighted sum; routes still list links.
  * The config's Distance=bandwidth sets cost[d] = round(max bw / bw[d]). */
-int tp_machine_set_hop_cost(tp_machine *m, const int *cost, tp_error *err);
-int tp_machine_hop_cost(const tp_machine *m, int dim);
+TP_EXPORT int tp_machine_set_hop_cost(tp_machine *m, const int *cost, tp_error *err);
+TP_EXPORT int tp_machine_hop_cost(const tp_machine *m, int dim);
 
 /* Add a node at router coordinates coords[0..ndims-1].  Returns the new node's
  * index (>= 0) or a negative code: duplicate name, coordinates outside the
  * dimensions, or more than NodesPerRouter nodes on one router. */
-int tp_machine_add_node(tp_machine *m, const char *name, const int *coords,
+TP_EXPORT int tp_machine_add_node(tp_machine *m, const char *name, const int *coords,
 			tp_error *err);
 
-int tp_machine_ndims(const tp_machine *m);
-int tp_machine_dim(const tp_machine *m, int d);       /* extent of dimension d */
-bool tp_machine_wraps(const tp_machine *m, int d);    /* torus in dimension d? */
-int32_t tp_machine_node_count(const tp_machine *m);
-const char *tp_machine_node_name(const tp_machine *m, int32_t node);
-const int *tp_machine_node_coords(const tp_machine *m, int32_t node);
+TP_EXPORT int tp_machine_ndims(const tp_machine *m);
+TP_EXPORT int tp_machine_dim(const tp_machine *m, int d);       /* extent of dimension d */
+TP_EXPORT bool tp_machine_wraps(const tp_machine *m, int d);    /* torus in dimension d? */
+TP_EXPORT int32_t tp_machine_node_count(const tp_machine *m);
+TP_EXPORT const char *tp_machine_node_name(const tp_machine *m, int32_t node);
+TP_EXPORT const int *tp_machine_node_coords(const tp_machine *m, int32_t node);
 /* Index of the node called name, or -1. O(1) expected. */
-int32_t tp_machine_find_node(const tp_machine *m, const char *name);
+TP_EXPORT int32_t tp_machine_find_node(const tp_machine *m, const char *name);
 /* Linear router id of a node: x + X*(y + Y*(z + ...)). */
-int64_t tp_machine_router_of(const tp_machine *m, int32_t node);
-int64_t tp_machine_router_count(const tp_machine *m);
+TP_EXPORT int64_t tp_machine_router_of(const tp_machine *m, int32_t node);
+TP_EXPORT int64_t tp_machine_router_count(const tp_machine *m);
 
 /* Minimal hops between the routers of nodes a and b. */
-int tp_machine_distance(const tp_machine *m, int32_t a, int32_t b);
+TP_EXPORT int tp_machine_distance(const tp_machine *m, int32_t a, int32_t b);
 /* Same, from raw router coordinates. */
-int tp_machine_coord_distance(const tp_machine *m, const int *ca, const int *cb);
+TP_EXPORT int tp_machine_coord_distance(const tp_machine *m, const int *ca, const int *cb);
 
 /* Number of physical links (router_count * ndims, some unused on meshes). */
-int64_t tp_machine_link_count(const tp_machine *m);
+TP_EXPORT int64_t tp_machine_link_count(const tp_machine *m);
 /* Links used by the route from node a to node b, written to links[0..]
  * (capacity cap).  Returns the number of links (= distance), or a negative code
  * if cap is too small.  Link id = router * ndims + dim. */
-int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
+TP_EXPORT int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 		     int64_t *links, int cap);
 /* Human-readable name of a link, e.g. "(3,0,7)->+x". */
-void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
+TP_EXPORT void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 			  size_t len);
 
 /* ---- Switch trees (Slurm's topology.conf, topology/tree) ----
@@ -100,22 +101,22 @@ void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
  * no wrap); routing is up/down, link id = the switch the link leaves
  * upwards, and a route's length counts links, not cost.  what names the file
  * in messages ("topology.conf:7: ..."). */
-int tp_machine_from_topology(tp_machine **out, const char *text,
+TP_EXPORT int tp_machine_from_topology(tp_machine **out, const char *text,
 			     const char *what, const int *level_cost,
 			     int nlevels, tp_error *err);
-bool tp_machine_is_tree(const tp_machine *m);
+TP_EXPORT bool tp_machine_is_tree(const tp_machine *m);
 /* Link bandwidth per level of links (LevelBandwidth=; nlevels 1 = the same
  * for every level, else one per level, leaf links first; 0 clears).  With
  * it, congestion on the tree is measured in bytes / bandwidth (time-like
  * units, e.g. seconds for bytes over bytes/s) instead of bytes: a route
  * adds bytes / bandwidth to each link it crosses. */
-int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
+TP_EXPORT int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 					int nlevels, tp_error *err);
-bool tp_machine_has_level_bandwidth(const tp_machine *m);
+TP_EXPORT bool tp_machine_has_level_bandwidth(const tp_machine *m);
 /* Levels of links in the tree (0 for a single switch, or not a tree). */
-int tp_machine_tree_levels(const tp_machine *m);
-int32_t tp_machine_switch_count(const tp_machine *m);
-const char *tp_machine_switch_name(const tp_machine *m, int32_t s);
+TP_EXPORT int tp_machine_tree_levels(const tp_machine *m);
+TP_EXPORT int32_t tp_machine_switch_count(const tp_machine *m);
+TP_EXPORT const char *tp_machine_switch_name(const tp_machine *m, int32_t s);
 
 /* ---- Dragonflies (two-level, PERCS-style) ----
  *
@@ -129,42 +130,11 @@ const char *tp_machine_switch_name(const tp_machine *m, int32_t s);
  * global + local hops over the L global links.  Congestion routing: minimal
  * ("direct"), or Valiant through a third group chosen by a hash of the two
  * routers (valiant = true). */
-int tp_machine_create_dragonfly(tp_machine **out, int groups,
+TP_EXPORT int tp_machine_create_dragonfly(tp_machine **out, int groups,
 				int routers_per_group, int nodes_per_router,
 				int links_per_group_pair, bool valiant,
 				tp_error *err);
-bool tp_machine_is_dragonfly(const tp_machine *m);
-
-/* ---- Allocation: the nodes of one job and the task slots on each ---- */
-
-typedef struct tp_alloc tp_alloc;
-
-/* Build an allocation from a Slurm hostlist expression ("nid[0-3,8],nid12").
- * Order is kept as written (that is Slurm's block order).  Every node gets
- * slots_per_node slots (>= 1).  Errors: malformed hostlist, unknown node,
- * duplicate node.  what names the source in messages ("--nodes"). */
-int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
-			   int slots_per_node, const char *what,
-			   tp_alloc **out, tp_error *err);
-/* Build from machine node indices (copied). */
-int tp_alloc_from_nodes(const tp_machine *m, const int32_t *nodes,
-			int32_t nnodes, int slots_per_node, tp_alloc **out,
-			tp_error *err);
-void tp_alloc_destroy(tp_alloc *a);
-
-/* Per-node slots in Slurm's SLURM_TASKS_PER_NODE syntax: "2(x3),1" means
- * 2,2,2,1.  The count must match the allocation's node count. */
-int tp_alloc_set_slots_spec(tp_alloc *a, const char *spec, tp_error *err);
-int tp_alloc_set_slots(tp_alloc *a, int32_t i, int slots, tp_error *err);
-/* Spread ntasks over the nodes as Slurm does for -n without -N tasks per
- * node: every node floor(n/N), the first n%N nodes one more. */
-int tp_alloc_spread_tasks(tp_alloc *a, int64_t ntasks, tp_error *err);
-
-int32_t tp_alloc_nnodes(const tp_alloc *a);
-int32_t tp_alloc_node(const tp_alloc *a, int32_t i);   /* machine node index */
-int tp_alloc_slots(const tp_alloc *a, int32_t i);
-int64_t tp_alloc_total_slots(const tp_alloc *a);
-const tp_machine *tp_alloc_machine(const tp_alloc *a);
+TP_EXPORT bool tp_machine_is_dragonfly(const tp_machine *m);
 
 #ifdef __cplusplus
 }

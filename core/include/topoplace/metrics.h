@@ -26,6 +26,8 @@
 
 #include <stdint.h>
 #include <topoplace/error.h>
+#include <topoplace/export.h>
+#include <topoplace/alloc.h>
 #include <topoplace/machine.h>
 #include <topoplace/pattern.h>
 
@@ -52,35 +54,35 @@ enum tp_metric_kind {
 };
 
 /* Parse "hop-bytes" / "congestion". Returns 0 or TP_EINVAL. */
-int tp_metric_parse(const char *name, enum tp_metric_kind *out, tp_error *err);
-const char *tp_metric_name(enum tp_metric_kind k);
+TP_EXPORT int tp_metric_parse(const char *name, enum tp_metric_kind *out, tp_error *err);
+TP_EXPORT const char *tp_metric_name(enum tp_metric_kind k);
 
 /* Check that map is a valid mapping of g onto a: every entry in range and no
  * node given more tasks than its slots. */
-int tp_mapping_validate(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT int tp_mapping_validate(const tp_graph *g, const tp_alloc *a,
 			const int32_t *map, tp_error *err);
 
 /* All metrics. want_congestion=false skips the routing pass (faster). */
-int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool want_congestion,
 		       tp_metrics *out, tp_error *err);
 
 /* Hop-bytes alone: the fast path used to score candidate mappings. */
-double tp_metrics_hop_bytes(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT double tp_metrics_hop_bytes(const tp_graph *g, const tp_alloc *a,
 			    const int32_t *map);
 
 /* Reusable scratch for repeated congestion scoring (one link-load array). */
 typedef struct tp_congestion_ws tp_congestion_ws;
-int tp_congestion_ws_create(tp_congestion_ws **out, const tp_machine *m,
+TP_EXPORT int tp_congestion_ws_create(tp_congestion_ws **out, const tp_machine *m,
 			    tp_error *err);
-void tp_congestion_ws_destroy(tp_congestion_ws *ws);
+TP_EXPORT void tp_congestion_ws_destroy(tp_congestion_ws *ws);
 /* Max link load in bytes (and messages via *msgs if non-NULL). */
-double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
 				 const int32_t *map, tp_congestion_ws *ws,
 				 int64_t *msgs);
 
 /* Score of a mapping under kind, lower is better (for ranking candidates). */
-double tp_metrics_score(const tp_graph *g, const tp_alloc *a,
+TP_EXPORT double tp_metrics_score(const tp_graph *g, const tp_alloc *a,
 			const int32_t *map, enum tp_metric_kind kind,
 			tp_congestion_ws *ws);
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <topoplace/error.h>
+#include <topoplace/export.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,23 +24,23 @@ typedef struct tp_graph tp_graph;
 /* Build a graph from an edge list of nedges undirected edges (u[i], v[i],
  * bytes[i]).  Duplicate pairs (in either direction) are summed; self-loops are
  * rejected.  bytes must be finite and >= 0.  what names the source. */
-int tp_graph_from_edges(tp_graph **out, int32_t ntasks, int64_t nedges,
+TP_EXPORT int tp_graph_from_edges(tp_graph **out, int32_t ntasks, int64_t nedges,
 			const int32_t *u, const int32_t *v,
 			const double *bytes, const char *what, tp_error *err);
-void tp_graph_destroy(tp_graph *g);
+TP_EXPORT void tp_graph_destroy(tp_graph *g);
 
-int32_t tp_graph_ntasks(const tp_graph *g);
+TP_EXPORT int32_t tp_graph_ntasks(const tp_graph *g);
 /* Number of undirected edges (each counted once). */
-int64_t tp_graph_nedges(const tp_graph *g);
+TP_EXPORT int64_t tp_graph_nedges(const tp_graph *g);
 /* Sum of the bytes of all undirected edges. */
-double tp_graph_total_bytes(const tp_graph *g);
+TP_EXPORT double tp_graph_total_bytes(const tp_graph *g);
 /* Neighbours of task t: *adj and *bytes point into the graph; returns count. */
-int32_t tp_graph_neighbors(const tp_graph *g, int32_t t, const int32_t **adj,
+TP_EXPORT int32_t tp_graph_neighbors(const tp_graph *g, int32_t t, const int32_t **adj,
 			   const double **bytes);
 /* Raw CSR arrays (xadj has ntasks+1 entries). */
-const int64_t *tp_graph_xadj(const tp_graph *g);
-const int32_t *tp_graph_adjncy(const tp_graph *g);
-const double *tp_graph_weights(const tp_graph *g);
+TP_EXPORT const int64_t *tp_graph_xadj(const tp_graph *g);
+TP_EXPORT const int32_t *tp_graph_adjncy(const tp_graph *g);
+TP_EXPORT const double *tp_graph_weights(const tp_graph *g);
 
 /* How many input edges were summed into an earlier edge of the same pair
  * when the graph was built: for tp_graph_from_edges (and undirected JSON
@@ -47,18 +48,18 @@ const double *tp_graph_weights(const tp_graph *g);
  * only repeats of the same ordered pair (u->v plus v->u is not a duplicate
  * there).  0 for stencils.  Lets callers say once that duplicates were
  * summed. */
-int64_t tp_graph_merged_duplicates(const tp_graph *g);
+TP_EXPORT int64_t tp_graph_merged_duplicates(const tp_graph *g);
 
 /* Task coordinates: ncoord_dims 0 when the graph has none. */
-int tp_graph_coord_dims(const tp_graph *g);
+TP_EXPORT int tp_graph_coord_dims(const tp_graph *g);
 /* Row-major ntasks x coord_dims array, or NULL. */
-const double *tp_graph_coords(const tp_graph *g);
+TP_EXPORT const double *tp_graph_coords(const tp_graph *g);
 /* Attach (copy) coordinates; dims in 1..6. */
-int tp_graph_set_coords(tp_graph *g, int dims, const double *coords,
+TP_EXPORT int tp_graph_set_coords(tp_graph *g, int dims, const double *coords,
 			tp_error *err);
 /* Extent of the task grid per dimension when the graph came from a stencil
  * (0 otherwise): lets callers know the pattern is a full box. */
-int tp_graph_grid_dims(const tp_graph *g, int *dims);
+TP_EXPORT int tp_graph_grid_dims(const tp_graph *g, int *dims);
 
 /* ---- Builders ---- */
 
@@ -74,7 +75,7 @@ int tp_graph_grid_dims(const tp_graph *g, int *dims);
  * A diagonal neighbour (9pt, 27pt) carries bytes times the smallest weight of
  * the dimensions it moves in.  If expect_ntasks > 0 it must equal the product
  * of the dimensions. */
-int tp_graph_from_stencil(tp_graph **out, const char *spec,
+TP_EXPORT int tp_graph_from_stencil(tp_graph **out, const char *spec,
 			  int64_t expect_ntasks, tp_error *err);
 
 /* JSON graph file (see README "Communication graph format"):
@@ -83,10 +84,10 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
  *     "directed": false,                     optional; true sums u->v and v->u
  *     "coords": [ [x, y, z], ... ] }         optional, one row per task
  * If expect_ntasks > 0 the task count must match. */
-int tp_graph_from_json_file(tp_graph **out, const char *path,
+TP_EXPORT int tp_graph_from_json_file(tp_graph **out, const char *path,
 			    int64_t expect_ntasks, tp_error *err);
 /* Same from a buffer; what names it in messages. */
-int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
+TP_EXPORT int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
 			      const char *what, int64_t expect_ntasks,
 			      tp_error *err);
 
@@ -98,15 +99,15 @@ int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
  * and repeated pairs add up; self traffic, negative bytes and tasks outside
  * 0..N-1 are errors.  If expect_ntasks > 0 the task count must match (CSV
  * files take it as their task count). */
-int tp_graph_from_gpu_matrix_file(tp_graph **out, const char *path,
+TP_EXPORT int tp_graph_from_gpu_matrix_file(tp_graph **out, const char *path,
 				  int64_t expect_ntasks, tp_error *err);
-int tp_graph_from_gpu_matrix_string(tp_graph **out, const char *text,
+TP_EXPORT int tp_graph_from_gpu_matrix_string(tp_graph **out, const char *text,
 				    size_t len, const char *what,
 				    int64_t expect_ntasks, tp_error *err);
 
 /* Sum of two graphs over the same tasks (MAGC phase 1: CPU + GPU traffic);
  * keeps a's coordinates.  what names b in messages. */
-int tp_graph_add(const tp_graph *a, const tp_graph *b, const char *what,
+TP_EXPORT int tp_graph_add(const tp_graph *a, const tp_graph *b, const char *what,
 		 tp_graph **out, tp_error *err);
 
 #ifdef __cplusplus

@@ -9,8 +9,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <topoplace/error.h>
+#include <topoplace/export.h>
 #include <topoplace/geom.h>
 #include <topoplace/graphmap.h>
+#include <topoplace/alloc.h>
 #include <topoplace/machine.h>
 #include <topoplace/metrics.h>
 #include <topoplace/pattern.h>
@@ -38,8 +40,8 @@ enum tp_policy {
 				    patterns on dragonflies) */
 };
 
-int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err);
-const char *tp_policy_name(enum tp_policy p);
+TP_EXPORT int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err);
+TP_EXPORT const char *tp_policy_name(enum tp_policy p);
 
 typedef struct tp_place_opts {
 	enum tp_policy policy;
@@ -80,36 +82,22 @@ typedef struct tp_place_report {
 	double elapsed_ms;
 } tp_place_report;
 
-void tp_place_opts_default(tp_place_opts *o);
+TP_EXPORT void tp_place_opts_default(tp_place_opts *o);
 
 /* Run the policy.  map[t] = allocation index of task t's node. */
-int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+TP_EXPORT int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 	     int32_t *map, tp_geom_report *report, tp_error *err);
 
 /* Same with the candidates report (may be NULL). */
-int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+TP_EXPORT int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 		int32_t *map, tp_place_report *report, tp_error *err);
 
 /* Baselines (ntasks <= total slots). */
-int tp_map_block(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
-int tp_map_cyclic(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
-int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
+TP_EXPORT int tp_map_block(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
+TP_EXPORT int tp_map_cyclic(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
+TP_EXPORT int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
 		  int32_t *map, tp_error *err);
-int tp_map_zorder(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
-
-/* Hostfile: one node name per line, line t = node of task t (SLURM_HOSTFILE). */
-int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
-		      int32_t ntasks);
-/* Write atomically: a temporary file in the same directory, then rename. */
-int tp_hostfile_write_path(const char *path, const tp_alloc *a,
-			   const int32_t *map, int32_t ntasks, tp_error *err);
-/* Read a hostfile (one name per line, or comma separated; '#' comments) and
- * turn it into a mapping onto a: every name must be in the allocation.  With
- * set_slots the allocation's slots become the per-node task counts found;
- * otherwise no node may get more tasks than its slots.  *ntasks receives the
- * task count; *map_out is malloc'ed. */
-int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
-		     int32_t **map_out, int32_t *ntasks, tp_error *err);
+TP_EXPORT int tp_map_zorder(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
 
 #ifdef __cplusplus
 }

@@ -11,16 +11,18 @@
 #ifndef TOPOPLACE_H
 #define TOPOPLACE_H
 
-#define TOPOPLACE_VERSION "0.1.0"
-
+#include <topoplace/version.h>
 #include <topoplace/error.h>
 #include <topoplace/machine.h>
+#include <topoplace/alloc.h>
 #include <topoplace/pattern.h>
 #include <topoplace/metrics.h>
 #include <topoplace/geom.h>
 #include <topoplace/graphmap.h>
 #include <topoplace/place.h>
+#include <topoplace/hostfile.h>
 #include <topoplace/conf.h>
 #include <topoplace/node.h>
+#include <topoplace/nodeplace.h>
 
 #endif

@@ -1,0 +1,51 @@
+/* topoplace — the allocation of one job: which nodes of the machine, in
+ * Slurm's order, and how many task slots each holds.
+ *
+ * A mapping is an array map[t] = i: task t runs on the i-th node of the
+ * allocation (0 <= i < tp_alloc_nnodes).
+ */
+#ifndef TOPOPLACE_ALLOC_H
+#define TOPOPLACE_ALLOC_H
+
+#include <stdint.h>
+#include <topoplace/error.h>
+#include <topoplace/export.h>
+#include <topoplace/machine.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tp_alloc tp_alloc;
+
+/* Build an allocation from a Slurm hostlist expression ("nid[0-3,8],nid12").
+ * Order is kept as written (that is Slurm's block order).  Every node gets
+ * slots_per_node slots (>= 1).  Errors: malformed hostlist, unknown node,
+ * duplicate node.  what names the source in messages ("--nodes"). */
+TP_EXPORT int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
+			   int slots_per_node, const char *what,
+			   tp_alloc **out, tp_error *err);
+/* Build from machine node indices (copied). */
+TP_EXPORT int tp_alloc_from_nodes(const tp_machine *m, const int32_t *nodes,
+			int32_t nnodes, int slots_per_node, tp_alloc **out,
+			tp_error *err);
+TP_EXPORT void tp_alloc_destroy(tp_alloc *a);
+
+/* Per-node slots in Slurm's SLURM_TASKS_PER_NODE syntax: "2(x3),1" means
+ * 2,2,2,1.  The count must match the allocation's node count. */
+TP_EXPORT int tp_alloc_set_slots_spec(tp_alloc *a, const char *spec, tp_error *err);
+TP_EXPORT int tp_alloc_set_slots(tp_alloc *a, int32_t i, int slots, tp_error *err);
+/* Spread ntasks over the nodes as Slurm does for -n without -N tasks per
+ * node: every node floor(n/N), the first n%N nodes one more. */
+TP_EXPORT int tp_alloc_spread_tasks(tp_alloc *a, int64_t ntasks, tp_error *err);
+
+TP_EXPORT int32_t tp_alloc_nnodes(const tp_alloc *a);
+TP_EXPORT int32_t tp_alloc_node(const tp_alloc *a, int32_t i);   /* machine node index */
+TP_EXPORT int tp_alloc_slots(const tp_alloc *a, int32_t i);
+TP_EXPORT int64_t tp_alloc_total_slots(const tp_alloc *a);
+TP_EXPORT const tp_machine *tp_alloc_machine(const tp_alloc *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

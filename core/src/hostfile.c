@@ -1,0 +1,170 @@
+/* topoplace — hostfiles: writing the node of every rank (atomically, or in
+ * place for devices and FIFOs) and reading one back into a mapping. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
+		      int32_t ntasks)
+{
+	for (int32_t t = 0; t < ntasks; t++)
+		if (fprintf(f, "%s\n", a->m->names[a->node[map[t]]]) < 0)
+			return TP_EIO;
+	return 0;
+}
+
+int tp_hostfile_write_path(const char *path, const tp_alloc *a,
+			   const int32_t *map, int32_t ntasks, tp_error *err)
+{
+	/* A device, FIFO or socket (/dev/stdout, /dev/null, a pipe) is written in
+	 * place: renaming over it would replace the device node itself. */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		FILE *f = fopen(path, "w");
+		int rc = f ? tp_hostfile_write(f, a, map, ntasks) : TP_EIO;
+		int e = errno;
+		if (f && fclose(f) != 0 && !rc)
+			rc = TP_EIO, e = errno;
+		if (rc)
+			return tp_error_set(err, TP_EIO, "%s: cannot write: %s", path,
+					    strerror(e));
+		return 0;
+	}
+	/* A temporary file beside the target, created with mode 0666 so that the
+	 * umask applies as for any new file, then fsync'ed and renamed: readers
+	 * see either the old file or the complete new one, never a partial one. */
+	size_t len = strlen(path) + 48;
+	char *tmp = malloc(len);
+	if (!tmp)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+	int fd = -1, e = 0;
+	for (unsigned k = 0; k < 100 && fd < 0; k++) {
+		snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(), k);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		e = errno;
+		if (fd < 0 && e != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		free(tmp);
+		return tp_error_set(err, TP_EIO, "%s: cannot create: %s", path, strerror(e));
+	}
+	FILE *f = fdopen(fd, "w");
+	int rc = f ? tp_hostfile_write(f, a, map, ntasks) : TP_EIO;
+	e = errno;
+	if (f && fflush(f) != 0)
+		rc = TP_EIO, e = errno;
+	if (!rc && fsync(fd) != 0)
+		rc = TP_EIO, e = errno;
+	if (f ? fclose(f) != 0 : close(fd) != 0) {
+		if (!rc)
+			e = errno;
+		rc = TP_EIO;
+	}
+	if (!rc && rename(tmp, path) != 0)
+		rc = TP_EIO, e = errno;
+	if (rc) {
+		unlink(tmp);
+		free(tmp);
+		return tp_error_set(err, TP_EIO, "%s: cannot write: %s", path, strerror(e));
+	}
+	free(tmp);
+	return 0;
+}
+
+int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
+		     int32_t **map_out, int32_t *ntasks, tp_error *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path, strerror(errno));
+	/* allocation index of each machine node, -1 when not allocated */
+	int32_t nm = a->m->nnodes;
+	int32_t *pos = tp__malloc_array((size_t)nm, sizeof(int32_t));
+	int *count = tp__calloc((size_t)a->nnodes, sizeof(int));
+	int32_t cap = 1024, n = 0;
+	int32_t *map = tp__malloc_array((size_t)cap, sizeof(int32_t));
+	char *line = NULL;
+	size_t lcap = 0;
+	long lineno = 0;
+	int rc = 0;
+	if (!pos || !count || !map) {
+		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
+	for (int32_t i = 0; i < nm; i++)
+		pos[i] = -1;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		pos[a->node[i]] = i;
+	while (getline(&line, &lcap, f) > 0) {
+		lineno++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		char *save = NULL;
+		for (char *tok = strtok_r(line, ", \t\r\n", &save); tok;
+		     tok = strtok_r(NULL, ", \t\r\n", &save)) {
+			int32_t node = tp_machine_find_node(a->m, tok);
+			if (node < 0 || pos[node] < 0) {
+				rc = tp_error_set(err, TP_EINVAL,
+						  "%s:%ld: node '%s' is not in the allocation",
+						  path, lineno, tok);
+				goto out;
+			}
+			if (n == INT32_MAX) {
+				rc = tp_error_set(err, TP_EINVAL, "%s: too many tasks", path);
+				goto out;
+			}
+			if (n == cap) {
+				int32_t nc = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
+				int32_t *nmap = realloc(map, sizeof(int32_t) * (size_t)nc);
+				if (!nmap) {
+					rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+					goto out;
+				}
+				map = nmap;
+				cap = nc;
+			}
+			int32_t i = pos[node];
+			count[i]++;
+			if (!set_slots && count[i] > a->slots[i]) {
+				rc = tp_error_set(err, TP_EINVAL,
+						  "%s:%ld: node '%s' gets more than its %d slots",
+						  path, lineno, tok, a->slots[i]);
+				goto out;
+			}
+			map[n++] = i;
+		}
+	}
+	if (ferror(f)) {
+		rc = tp_error_set(err, TP_EIO, "%s: read error", path);
+		goto out;
+	}
+	if (n == 0) {
+		rc = tp_error_set(err, TP_EINVAL, "%s: no tasks (empty hostfile)", path);
+		goto out;
+	}
+	if (set_slots) {
+		a->total_slots = 0;
+		for (int32_t i = 0; i < a->nnodes; i++) {
+			a->slots[i] = count[i];
+			a->total_slots += count[i];
+		}
+	}
+	*map_out = map;
+	*ntasks = n;
+	map = NULL;
+out:
+	fclose(f);
+	free(line);
+	free(pos);
+	free(count);
+	free(map);
+	return rc;
+}

@@ -1,0 +1,12 @@
+/* topoplace — the version of the loaded library. */
+#include "internal.h"
+
+const char *tp_version(void)
+{
+	return TOPOPLACE_VERSION;
+}
+
+unsigned tp_version_number(void)
+{
+	return TOPOPLACE_VERSION_NUMBER;
+}
