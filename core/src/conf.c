@@ -1511,7 +1511,7 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 	}
 	}
 	fprintf(out, "default policy %s, metric %s, time budget ",
-		c->has_policy ? tp_policy_name(c->policy) : "none (Slurm's order)",
+		c->has_policy ? tp_policy_name(c->policy) : "auto (the default)",
 		tp_metric_name(c->metric));
 	if (c->time_budget_ms > 0)
 		fprintf(out, "%g ms\n", c->time_budget_ms);

@@ -935,15 +935,15 @@ int tp_nodes_gpu_congestion(const tp_alloc *a, const int32_t *map,
 			    int gpus_per_task, double *max_ms, tp_error *err)
 {
 	*max_ms = 0;
-	if (gpus_per_task < 1)
-		return tp_error_set(err, TP_EINVAL, "GPUs per task must be at least 1");
+	if (gpus_per_task < 0)
+		return tp_error_set(err, TP_EINVAL, "GPUs per task must not be negative");
 	int32_t nn = a->nnodes;
 	int64_t *start = tp__calloc((size_t)nn + 2, sizeof(int64_t));
 	int32_t *tasks = tp__malloc_array((size_t)ntasks + 1, sizeof(int32_t));
 	int *pkg = tp__malloc_array((size_t)ntasks + 1, sizeof(int));
 	int *core = tp__malloc_array((size_t)ntasks + 1, sizeof(int));
-	int *gpus = tp__malloc_array((size_t)ntasks * (size_t)gpus_per_task + 1,
-				     sizeof(int));
+	/* a node's tasks never hold more than its GPUs */
+	int *gpus = tp__malloc_array(TP_NODE_MAX_GPUS + 1, sizeof(int));
 	int rc = 0;
 	if (!start || !tasks || !pkg || !core || !gpus) {
 		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
@@ -966,7 +966,9 @@ int tp_nodes_gpu_congestion(const tp_alloc *a, const int32_t *map,
 		const tp_node *n = models[i];
 		int32_t cnt = (int32_t)(start[i + 1] - start[i]);
 		const int32_t *tk = tasks + start[i];
-		if (!n || cnt == 0 || (int64_t)cnt * gpus_per_task > n->ngpus)
+		int gpt = gpus_per_task ? gpus_per_task
+			  : n && cnt ? n->ngpus / cnt : 0;
+		if (!n || cnt == 0 || gpt < 1 || (int64_t)cnt * gpt > n->ngpus)
 			continue;       /* no model, or no choice of GPUs to make */
 		const int *tp = NULL;
 		if (n->ncores >= cnt &&
@@ -974,8 +976,8 @@ int tp_nodes_gpu_congestion(const tp_alloc *a, const int32_t *map,
 				       NULL, err) == 0)
 			tp = pkg;
 		tp_gpusel_cost c;
-		rc = tp_gpusel(n, gm, tk, cnt, tp, NULL, 0, gpus_per_task,
-			       TP_GPUSEL_MAGC, gpus, &c, err);
+		rc = tp_gpusel(n, gm, tk, cnt, tp, NULL, 0, gpt, TP_GPUSEL_MAGC,
+			       gpus, &c, err);
 		if (!rc && c.max_congestion_ms > *max_ms)
 			*max_ms = c.max_congestion_ms;
 	}

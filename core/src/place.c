@@ -364,42 +364,40 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 }
 
 /* Refinement is most of the cost of graph mapping and gains a few per cent,
- * so only the winning graph construction is refined (measured at 65,536
- * tasks / 414k edges: 8.7 s refining both, 2.5 s refining the winner, same
- * result).  The refined mapping is kept only if the metric does not get
- * worse (hop-bytes refinement can raise congestion); it is reported as a
- * "refine" candidate. */
-static int refine_winner(cand_run *r, tp_error *err)
+ * so only the winning construction is refined (measured at 65,536 tasks /
+ * 414k edges: 8.7 s refining both graph constructions, 2.5 s refining the
+ * winner, same result), plus Slurm's block order when it is close to the
+ * winner: on fat trees and on allocations Slurm already packed well, block
+ * refined is often the best there is.  A refined mapping is kept only if it
+ * does not score worse (hop-bytes refinement can raise congestion); each is
+ * reported as a "NAME+refine" candidate. */
+static int refine_from(cand_run *r, const int32_t *start, const char *of,
+		       tp_error *err)
 {
 	tp_place_report *rep = r->rep;
-	char won[sizeof rep->cand[0].name];
-	snprintf(won, sizeof won, "%s", rep->cand[rep->best].name);
-	if ((strcmp(won, "greedy") && strcmp(won, "bipartition")) ||
-	    r->o->graph.refine_passes <= 0 ||
-	    rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
+	if (rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
 		return 0;
-	tp_place_candidate *c = &rep->cand[rep->ncandidates];
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
 	memset(c, 0, sizeof *c);
-	snprintf(c->name, sizeof c->name, "refine");
-	snprintf(c->note, sizeof c->note, "of %s", won);
+	snprintf(c->name, sizeof c->name, "%.16s+refine", of);
 	if (out_of_time(r)) {
 		snprintf(c->note, sizeof c->note, "skipped: time budget reached");
 		rep->budget_hit = true;
-		rep->ncandidates++;
 		return 0;
 	}
 	int32_t n = r->g->ntasks;
 	double t = tp__now_ms();
-	memcpy(r->trial, r->best, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+	memmove(r->trial, start, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 	tp_graphmap_opts go = r->o->graph;
 	go.time_budget_ms = remaining_ms(r);
 	tp_error e;
 	tp_error_clear(&e);
-	int rc = tp_graphmap_refine(r->g, r->a, &go, r->trial, NULL, &e);
+	int64_t moves = 0, cmoves = 0;
+	int rc = tp_graphmap_refine(r->g, r->a, &go, r->trial, &moves, &e);
 	if (!rc && rep->metric == TP_METRIC_CONGESTION)
-		rc = tp_graphmap_refine_congestion(r->g, r->a, &go, r->trial, NULL, &e);
+		rc = tp_graphmap_refine_congestion(r->g, r->a, &go, r->trial,
+						   &cmoves, &e);
 	c->ms = tp__now_ms() - t;
-	rep->ncandidates++;
 	if (rc == TP_ENOMEM)
 		return tp_error_set(err, rc, "%s", e.msg);
 	if (rc) {
@@ -407,6 +405,8 @@ static int refine_winner(cand_run *r, tp_error *err)
 		return 0;
 	}
 	c->ran = true;
+	snprintf(c->note, sizeof c->note, "%lld move%s", (long long)(moves + cmoves),
+		 moves + cmoves == 1 ? "" : "s");
 	c->score = tp_metrics_score(r->g, r->a, r->trial, rep->metric, r->ws);
 	if (r->o->rank)
 		c->rank = r->o->rank(r->trial, r->o->rank_arg);
@@ -417,6 +417,31 @@ static int refine_winner(cand_run *r, tp_error *err)
 		memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 	}
 	return 0;
+}
+
+/* The winner of the constructions, refined; in auto also Slurm's block
+ * order when it scores within 10 % of the winner. */
+static int refine_stage(cand_run *r, tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	if (r->o->graph.refine_passes <= 0)
+		return 0;
+	char won[sizeof rep->cand[0].name];
+	snprintf(won, sizeof won, "%s", rep->cand[rep->best].name);
+	double won_score = rep->cand[rep->best].score;
+	bool auto_ = r->o->policy == TP_POLICY_AUTO;
+	int rc = refine_from(r, r->best, won, err);
+	if (rc || !auto_ || !strcmp(won, "block") || !rep->cand[0].ran ||
+	    rep->cand[0].score > 1.1 * won_score)
+		return rc;
+	int32_t *start = tp__malloc_array((size_t)r->g->ntasks + 1, sizeof(int32_t));
+	if (!start)
+		return tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
+	rc = tp_map_block(r->a, r->g->ntasks, start, err);
+	if (!rc)
+		rc = refine_from(r, start, "block", err);
+	free(start);
+	return rc;
 }
 
 static int place_candidates(const tp_graph *g, const tp_alloc *a,
@@ -458,7 +483,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 			rc = run_candidate(&r, C_BIPART, false, err);
 	}
 	if (!rc && rep->best >= 0)
-		rc = refine_winner(&r, err);
+		rc = refine_stage(&r, err);
 	if (!rc && rep->best < 0)
 		rc = tp_error_set(err, TP_EINVAL, "policy %s: no candidate produced "
 				  "a mapping (%s: %s)", tp_policy_name(o->policy),

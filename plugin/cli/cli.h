@@ -1,9 +1,13 @@
-/* topoplace command line — declarations shared by plugin/cli*.c.
+/* topoplace command line — declarations shared by plugin/cli/.
  *
- *   cli.c       main, command dispatch, help texts, check-config, helpers
- *   cli_run.c   the map and eval commands
- *   cli_out.c   JSON documents, text tables, atomic file output
- *   cli_node.c  per-task CPU sets and GPUs inside the nodes (map)
+ *   main.c          main, command dispatch, help texts
+ *   diag.c          one-line diagnostics, option value parsing
+ *   map.c           map: argv -> tp_job_request
+ *   map_output.c    map: tp_job -> hostfile, JSON, rankfile, --compare
+ *   eval.c          eval: score a hostfile against Slurm's block order
+ *   check_config.c  check-config
+ *   node_info.c     node-info
+ *   output.c        JSON values, text tables, atomic file output
  *
  * Exit statuses: 0 success, 1 internal or runtime failure (out of memory,
  * output cannot be written), 2 malformed input or usage error.  Every error
@@ -22,7 +26,7 @@
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
-/* ---- cli.c: diagnostics and argument parsing ---- */
+/* ---- diag.c: diagnostics and argument parsing ---- */
 
 /* Print "topoplace: <message>\n" to stderr and return CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -58,70 +62,50 @@ int cli_finish_stdout(void);
  * the command is unknown. */
 bool cli_help(const char *cmd, FILE *f);
 
-/* ---- cli_run.c ---- */
+/* Options map and eval share (diag.c). */
+/* --tasks-per-node: a count 1..2^20 (checked) or a Slurm spec (checked by
+ * the core); *out = s. */
+int cli_parse_slots(const char *opt, const char *s, const char **out);
+/* The same text onto an allocation's slots. */
+int cli_alloc_slots(tp_alloc *a, const char *slots, tp_error *err);
+/* --stencil / --graph: one of them, non-empty. */
+int cli_set_pattern(const char **slot, const char **other, const char *val,
+		    const char *name);
+/* No stray arguments, and a config and a non-empty node list. */
+int cli_check_common(const char *cmd, const char *config, const char *nodes,
+		     int argc, char **argv);
+/* --nodes @FILE: *buf_out gets the file's hostlist (NULL when nodes is a
+ * hostlist itself). */
+int cli_nodes_arg(const char *nodes, char **buf_out);
+
+/* ---- the commands ---- */
 
 int cli_cmd_map(int argc, char **argv);
 int cli_cmd_eval(int argc, char **argv);
-
-/* ---- cli_node.c ---- */
-
-struct cli_node_opts {
-	const char *topology;      /* --node-topology (hwloc XML), NULL: off */
-	const char *links;         /* --gpu-links (gres.conf / nvidia-smi) */
-	const char *gpu_matrix;    /* --gpu-matrix */
-	const char *select;        /* --gpu-select */
-	int64_t gpus_per_task;     /* --gpus-per-task, 0 when not given */
-};
-
-struct cli_node_result {
-	int64_t ntasks;
-	int gpt;                   /* GPUs per task */
-	bool want_gpus;            /* GPUs chosen (matrix or --gpus-per-task) */
-	enum tp_gpusel_algo algo;
-	char **cpus;               /* per task CPU list ("0-3,16-19") */
-	int *gpus;                 /* ntasks x gpt GPU indices */
-	double mims_bytes;         /* largest MIMS over the nodes */
-	tp_gpusel_cost cost, local_rank, closest;  /* max congestion: max over
-						      nodes; weighted: sum */
-	int used_magc;             /* nodes where the greedy's result was kept */
-};
-
-/* The node model of every allocated node. */
-struct cli_node_models {
-	int n;
-	tp_node **models;          /* distinct models, owned */
-	const tp_node **of;        /* per allocation index; NULL: no models */
-};
-
-/* The models: --node-topology (+ --gpu-links) for every node, else the
- * NodeTopology= / GpuLinks= of each node in the config (each file loaded
- * once).  When some node has none: an error if want (node-level output
- * asked for), else no models (mm->of NULL).  Returns 0 or an exit status,
- * having printed the error. */
-int cli_node_models_load(const struct cli_node_opts *o, const tp_conf *conf,
-			 const char *config, const tp_alloc *a, bool want,
-			 struct cli_node_models *mm);
-void cli_node_models_free(struct cli_node_models *mm);
-/* --gpu-matrix with ntasks rows (NULL when not given). */
-int cli_node_load_matrix(const struct cli_node_opts *o, int64_t ntasks,
-			 tp_graph **gm);
-/* Phases 2 and 3 on every node of the allocation.  cpu_g: CPU graph; gm:
- * GPU matrix or NULL. */
-int cli_node_place(const struct cli_node_opts *o,
-		   const struct cli_node_models *mm, const tp_graph *cpu_g,
-		   const tp_graph *gm, const tp_alloc *a, const int32_t *map,
-		   int64_t ntasks, struct cli_node_result *r);
-void cli_node_result_free(struct cli_node_result *r);
-/* Adds "node_topology", "cpus", "gpus", "gpu_selection", ... to doc. */
-int cli_node_json(json_object *doc, const struct cli_node_opts *o,
-		  const struct cli_node_result *r);
-/* The node-info command. */
+int cli_cmd_check_config(int argc, char **argv);
 int cli_cmd_node_info(int argc, char **argv);
-/* "rank 0=node cpus=0-3 gpus=0" lines. */
-int cli_node_rankfile(FILE *f, const tp_alloc *a, const int32_t *map,
-		      const struct cli_node_result *r);
 
-/* ---- cli_out.c ---- */
+/* ---- map (map.c: argv -> request; map_output.c: result -> output) ---- */
+
+enum cli_format { CLI_FORMAT_HOSTFILE = 0, CLI_FORMAT_JSON, CLI_FORMAT_RANKFILE };
+
+struct cli_map {
+	tp_job_request req;
+	const char *config, *nodes, *output;
+	const char *node_opt;      /* the option that needs node models */
+	enum cli_format format;
+	bool compare, explain;
+	char *nodes_buf;           /* --nodes @FILE */
+	tp_job *job;
+};
+
+int cli_map_hostfile(const struct cli_map *mp);
+int cli_map_json(const struct cli_map *mp);
+int cli_map_rankfile(const struct cli_map *mp);
+/* --compare: block, zorder and the result, on f. */
+int cli_map_compare(const tp_job *job, FILE *f);
+
+/* ---- output.c ---- */
 
 /* JSON object with every field of m (non-finite doubles become null). */
 json_object *cli_metrics_json(const tp_metrics *m);

@@ -295,7 +295,11 @@ START_TEST(policies_graph_auto)
 	ck_assert_int_eq(r.ncandidates, 3);
 	ck_assert_str_eq(r.cand[0].name, "greedy");
 	ck_assert_str_eq(r.cand[1].name, "bipartition");
-	ck_assert_str_eq(r.cand[2].name, "refine");
+	/* named after what it refined: the better construction */
+	char want[32];
+	snprintf(want, sizeof want, "%s+refine",
+		 r.cand[0].score <= r.cand[1].score ? "greedy" : "bipartition");
+	ck_assert_str_eq(r.cand[2].name, want);
 	ck_assert(r.cand[2].ran);
 	ck_assert(r.best >= 0 && r.best <= 2);
 	double hb = tp_metrics_hop_bytes(g, a, m1);
@@ -304,9 +308,10 @@ START_TEST(policies_graph_auto)
 
 	o.policy = TP_POLICY_AUTO;
 	ck_assert_msg(tp_place_ex(g, a, &o, m2, &r, &err) == 0, "%s", err.msg);
-	/* block, zorder, geometric (skipped), greedy, bipartition, refine */
+	/* block, zorder, geometric (skipped), greedy, bipartition, then the
+	 * winner refined; block is far (> 10 %) behind, so not refined too */
 	ck_assert_int_eq(r.ncandidates, 6);
-	ck_assert_str_eq(r.cand[5].name, "refine");
+	ck_assert(strstr(r.cand[5].name, "+refine"));
 	ck_assert_str_eq(r.cand[0].name, "block");
 	ck_assert_str_eq(r.cand[2].name, "geometric");
 	ck_assert(!r.cand[2].ran);

@@ -112,7 +112,8 @@ TP_EXPORT int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
  * when it has none): the largest tp_gpusel max_congestion_ms over the nodes,
  * GPU traffic to other nodes included up to the network cards' ports.  cpu
  * places the sockets (the CPU + GPU traffic, as phase 1 saw it); gm is the
- * GPU matrix.  Nodes without a model, or with fewer GPUs than their tasks
+ * GPU matrix; gpus_per_task 0 gives each task an equal share of its
+ * node's GPUs.  Nodes without a model, or with fewer GPUs than their tasks
  * need, are left out.  Used to rank phase 1's candidates (tp_place_opts
  * rank). */
 TP_EXPORT int tp_nodes_gpu_congestion(const tp_alloc *a, const int32_t *map,

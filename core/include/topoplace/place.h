@@ -32,10 +32,12 @@ enum tp_policy {
 	TP_POLICY_GRAPH,         /* graph mapping: best of greedy growth and
 				    recursive bipartitioning, both refined */
 	TP_POLICY_AUTO,          /* every applicable candidate (block, zorder,
-				    geometric, greedy, bipartition) scored by
-				    the metric; the best is kept, never worse
-				    than block; modcolor on dragonflies
-				    with 2-D grid patterns */
+				    geometric, greedy, bipartition; modcolor
+				    on dragonflies with 2-D grid patterns)
+				    scored by the metric, the winner swap-
+				    refined, and Slurm's block order refined
+				    too when it is within 10 % of the winner;
+				    the best is kept, never worse than block */
 	TP_POLICY_MODCOLOR,      /* PERCS mod-colour halo mapping (2-D grid
 				    patterns on dragonflies) */
 };
@@ -59,10 +61,11 @@ typedef struct tp_place_opts {
 } tp_place_opts;
 
 /* What the policy layer tried (graph and auto; geometric reports one). */
-#define TP_PLACE_MAX_CANDIDATES 8
+#define TP_PLACE_MAX_CANDIDATES 12
 
 typedef struct tp_place_candidate {
-	char name[24];          /* "block", "zorder", "geometric", "greedy", ... */
+	char name[24];          /* "block", "zorder", "geometric", "greedy",
+				   "bipartition", "modcolor", "NAME+refine" */
 	bool ran;               /* false: skipped (see note) */
 	double score;           /* tp_metrics_score under the metric */
 	double rank;            /* the rank option's score (0 without it) */

@@ -7,6 +7,8 @@
  *   tp_metrics_compute()      how good it is
  *   tp_hostfile_write_path()  SLURM_HOSTFILE
  *   tp_node_load_xml(), tp_gpusel()   GPUs and CPUs inside a node
+ *   tp_job_create(), tp_job_run()      all of the above as one pipeline:
+ *                                      what the plugin and the command run
  */
 #ifndef TOPOPLACE_H
 #define TOPOPLACE_H
@@ -24,5 +26,6 @@
 #include <topoplace/conf.h>
 #include <topoplace/node.h>
 #include <topoplace/nodeplace.h>
+#include <topoplace/job.h>
 
 #endif

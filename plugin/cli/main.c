@@ -1,185 +1,13 @@
-/* topoplace — the command line: dispatch, help, check-config and the small
- * helpers every command uses.  See plugin/cli.h and doc/topoplace.1. */
-#include <errno.h>
-#include <getopt.h>
-#include <math.h>
-#include <stdarg.h>
+/* topoplace command — main: dispatch to the commands, and their help texts.
+ * Each command lives in a file of its own (map.c, eval.c, check_config.c,
+ * node_info.c); they all turn argv into calls of libtopoplace and its
+ * results into output, and decide nothing themselves.  See
+ * doc/topoplace.1. */
+#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-/* ---- diagnostics ---- */
-
-static void vmsg(const char *prefix, const char *fmt, va_list ap)
-{
-	char buf[1024];
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	/* One line, always. */
-	for (char *p = buf; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	fprintf(stderr, "topoplace: %s%s\n", prefix, buf);
-}
-
-int cli_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg("", fmt, ap);
-	va_end(ap);
-	return CLI_EXIT_USAGE;
-}
-
-int cli_fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg("", fmt, ap);
-	va_end(ap);
-	return CLI_EXIT_FAIL;
-}
-
-void cli_note(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg("note: ", fmt, ap);
-	va_end(ap);
-}
-
-static void print_core_error(const char *ctx, const tp_error *err)
-{
-	const char *msg = err && err->msg[0] ? err->msg
-			  : tp_strerror(err ? err->code : TP_EINVAL);
-	if (ctx && *ctx && !strstr(msg, ctx))
-		cli_usage_error("%s: %s", ctx, msg);
-	else
-		cli_usage_error("%s", msg);
-}
-
-int cli_report(const char *ctx, const tp_error *err)
-{
-	print_core_error(ctx, err);
-	return err && err->code == TP_ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
-}
-
-int cli_report_runtime(const char *ctx, const tp_error *err)
-{
-	print_core_error(ctx, err);
-	if (err && (err->code == TP_EINVAL || err->code == TP_ENOTSUP))
-		return CLI_EXIT_USAGE;
-	return CLI_EXIT_FAIL;
-}
-
-int cli_finish_stdout(void)
-{
-	if (fflush(stdout) != 0 || ferror(stdout))
-		return cli_fail("standard output: write error");
-	return CLI_EXIT_OK;
-}
-
-/* ---- argument parsing ---- */
-
-int cli_parse_count(const char *opt, const char *s, int64_t min, int64_t max,
-		    int64_t *out)
-{
-	if (!s || !*s)
-		return cli_usage_error("%s: empty value", opt);
-	if (s[0] == '-')
-		return cli_usage_error("%s: '%s': must not be negative", opt, s);
-	for (const char *p = s; *p; p++)
-		if (*p < '0' || *p > '9')
-			return cli_usage_error("%s: '%s': not a number", opt, s);
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno == ERANGE || v > (unsigned long long)max)
-		return cli_usage_error("%s: '%s': too large (at most %lld)", opt,
-				       s, (long long)max);
-	if ((long long)v < min) {
-		if (v == 0)
-			return cli_usage_error("%s: '%s': must be positive", opt, s);
-		return cli_usage_error("%s: '%s': must be at least %lld", opt, s,
-				       (long long)min);
-	}
-	*out = (int64_t)v;
-	return 0;
-}
-
-int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
-{
-	if (!s || !*s)
-		return cli_usage_error("%s: empty value", opt);
-	if (s[0] == '-')
-		return cli_usage_error("%s: '%s': must not be negative", opt, s);
-	for (const char *p = s; *p; p++)
-		if (*p < '0' || *p > '9')
-			return cli_usage_error("%s: '%s': not a number", opt, s);
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno == ERANGE)
-		return cli_usage_error("%s: '%s': too large", opt, s);
-	*out = (uint64_t)v;
-	return 0;
-}
-
-int cli_parse_ms(const char *opt, const char *s, double *out)
-{
-	if (!s || !*s)
-		return cli_usage_error("%s: empty value", opt);
-	if (s[0] == '-')
-		return cli_usage_error("%s: '%s': must not be negative", opt, s);
-	/* Digits with an optional fraction: no exponents, hex, inf or nan. */
-	const char *p = s;
-	int digits = 0;
-	while (*p >= '0' && *p <= '9') {
-		p++;
-		digits++;
-	}
-	if (*p == '.') {
-		p++;
-		while (*p >= '0' && *p <= '9') {
-			p++;
-			digits++;
-		}
-	}
-	if (*p || !digits)
-		return cli_usage_error("%s: '%s': not a number of milliseconds",
-				       opt, s);
-	errno = 0;
-	double v = strtod(s, NULL);
-	if (errno == ERANGE || !isfinite(v))
-		return cli_usage_error("%s: '%s': too large", opt, s);
-	*out = v;
-	return 0;
-}
-
-int cli_getopt_error(const char *cmd, int c, int optopt_val, char **argv,
-		     int optind_val)
-{
-	/* With a leading ':' in optstring, ':' is a missing argument, '?' an
-	 * unknown option.  For long options optopt is the option's val (0 for
-	 * unknown ones); argv[optind - 1] is the word getopt looked at. */
-	const char *word = optind_val > 0 ? argv[optind_val - 1] : "?";
-	if (c == ':') {
-		if (word[0] == '-' && word[1] == '-')
-			return cli_usage_error("%s: option %s requires a value "
-					       "(see 'topoplace help %s')",
-					       cmd, word, cmd);
-		return cli_usage_error("%s: option -%c requires a value "
-				       "(see 'topoplace help %s')",
-				       cmd, optopt_val, cmd);
-	}
-	if (optopt_val && optopt_val < 256 &&
-	    !(word[0] == '-' && word[1] == '-'))
-		return cli_usage_error("%s: unknown option -%c (see 'topoplace "
-				       "help %s')", cmd, optopt_val, cmd);
-	return cli_usage_error("%s: unknown option '%s' (see 'topoplace help "
-			       "%s')", cmd, word, cmd);
-}
 
 /* ---- help ---- */
 
@@ -327,50 +155,6 @@ bool cli_help(const char *cmd, FILE *f)
 	return true;
 }
 
-/* ---- check-config ---- */
-
-static int cmd_check_config(int argc, char **argv)
-{
-	const char *path = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			cli_help("check-config", stdout);
-			return cli_finish_stdout();
-		}
-		if (!strcmp(a, "--")) {
-			if (i + 1 < argc) {
-				if (path || i + 2 < argc)
-					return cli_usage_error(
-						"check-config: expects one FILE");
-				path = argv[i + 1];
-			}
-			break;
-		}
-		if (a[0] == '-' && a[1])
-			return cli_usage_error("check-config: unknown option '%s' "
-					       "(see 'topoplace help "
-					       "check-config')", a);
-		if (path)
-			return cli_usage_error("check-config: expects one FILE, "
-					       "got '%s' and '%s'", path, a);
-		path = a;
-	}
-	if (!path)
-		return cli_usage_error("check-config: missing FILE (see "
-				       "'topoplace help check-config')");
-
-	tp_conf *conf = NULL;
-	tp_error err;
-	tp_error_clear(&err);
-	int rc = tp_conf_load(path, &conf, &err);
-	if (rc < 0)
-		return cli_report(path, &err);
-	tp_conf_describe(conf, stdout);
-	tp_conf_destroy(conf);
-	return cli_finish_stdout();
-}
-
 /* ---- main ---- */
 
 int main(int argc, char **argv)
@@ -414,7 +198,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "eval"))
 		return cli_cmd_eval(sub_argc, sub_argv);
 	if (!strcmp(cmd, "check-config"))
-		return cmd_check_config(sub_argc, sub_argv);
+		return cli_cmd_check_config(sub_argc, sub_argv);
 	if (!strcmp(cmd, "node-info"))
 		return cli_cmd_node_info(sub_argc, sub_argv);
 	if (cmd[0] == '-')

@@ -1,0 +1,92 @@
+/* topoplace — the job pipeline's private layout, shared by job.c (inputs and
+ * results), job_map.c (rank -> node) and job_node.c (inside the nodes).
+ * Not installed. */
+#ifndef TOPOPLACE_JOB_INTERNAL_H
+#define TOPOPLACE_JOB_INTERNAL_H
+
+#include <topoplace/job.h>
+
+#include "internal.h"
+
+#define TP_JOB_MAX_CANDIDATES 16
+#define TP_JOB_MAX_NOTES 16
+
+/* A candidate as the job reports it (names and notes owned here). */
+struct tp_job_cand {
+	char name[24];
+	bool ran, chosen, ranked;
+	double score, rank, ms;
+	char note[96];
+};
+
+/* One distinct node model: the files it came from and the loaded model
+ * (NULL when loading failed: err says why). */
+struct tp_job_model {
+	const char *xml, *links;   /* owned by the config or the request */
+	tp_node *node;
+	tp_error err;
+};
+
+struct tp_job {
+	tp_job_request req;
+	double t0;                 /* tp_job_create's start (monotonic ms) */
+	double budget_ms;          /* 0: none */
+	tp_conf *own_conf;         /* loaded from req.conf_path */
+	const tp_conf *conf;
+
+	/* resolved choices */
+	enum tp_policy requested, policy;
+	bool explicit_policy;      /* the job named it (req.policy) */
+	enum tp_metric_kind metric;
+	double min_gain;
+
+	/* allocation and pattern */
+	tp_alloc *alloc;
+	int32_t ntasks;
+	tp_graph *cpu;             /* stencil or JSON graph */
+	tp_graph *gm;              /* GPU matrix */
+	tp_graph *sum;             /* cpu + gm when both */
+	const tp_graph *g;         /* the pattern phase 1 scores: sum, cpu or
+				      gm; NULL without one */
+
+	/* result */
+	enum tp_job_status status;
+	char reason[160];
+	int32_t *map, *block;
+	struct tp_job_cand cand[TP_JOB_MAX_CANDIDATES];
+	int ncand;
+	bool have_geom;
+	tp_geom_report geom;
+	bool have_metrics;
+	tp_metrics m, mblock;
+	char notes[TP_JOB_MAX_NOTES][TP_ERROR_MSG_MAX];
+	int nnotes;
+	double mapping_ms, elapsed_ms;
+
+	/* node models: distinct ones, and the one of each allocation node */
+	struct tp_job_model *models;
+	int nmodels;
+	const tp_node **model_of;  /* per allocation node (NULL: none) */
+	bool models_loaded;
+
+	/* inside the nodes (TP_JOB_NODE_PLACEMENT) */
+	tp_node_placement *np;     /* per allocation node */
+	int32_t *task_pos;         /* task -> position among its node's tasks */
+};
+
+/* job.c */
+void tp__job_note(tp_job *job, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+double tp__job_remaining_ms(const tp_job *job);   /* 0: no budget */
+/* The model of machine node nid (loaded once per distinct file pair);
+ * NULL with why filled when it has none or it does not load. */
+const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why);
+int tp__job_load_models(tp_job *job, tp_error *err);
+
+/* job_map.c: phase 1, the rank -> node mapping. */
+int tp__job_map(tp_job *job, tp_error *err);
+
+/* job_node.c: phases 2 and 3 on every node of the mapping. */
+int tp__job_place_nodes(tp_job *job, tp_error *err);
+
+#endif

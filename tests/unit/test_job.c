@@ -1,0 +1,458 @@
+/* Unit tests: the job pipeline (tp_job_*): resolution of the defaults, the
+ * allocation's slots, the rules phase 1 keeps (never worse than block,
+ * auto's margin, pattern-free policies), and phases 2 and 3 agreeing
+ * between a whole job and one node's share. */
+#include <unistd.h>
+
+#include "testutil.h"
+
+static tp_conf *load(const char *text)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string(text, "t.conf", &c, &err) == 0, "%s",
+		      err.msg);
+	return c;
+}
+
+static tp_conf *torus8(const char *extra)
+{
+	char text[512];
+	snprintf(text, sizeof text, "Network=torus Dims=8x8x8 Wrap=yes\n%s"
+		 "NodeName=n[000-511] CoordOrder=x-major\n", extra ? extra : "");
+	return load(text);
+}
+
+static tp_job *job_ok(const tp_job_request *r)
+{
+	tp_job *job = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_job_create(r, &job, &err) == 0, "create: %s", err.msg);
+	ck_assert_msg(tp_job_run(job, &err) == 0, "run: %s", err.msg);
+	return job;
+}
+
+static int job_fails(const tp_job_request *r, tp_error *err)
+{
+	tp_job *job = NULL;
+	tp_error_clear(err);
+	int rc = tp_job_create(r, &job, err);
+	if (!rc) {
+		rc = tp_job_run(job, err);
+		tp_job_destroy(job);
+	}
+	ck_assert_msg(rc < 0, "expected a failure");
+	return rc;
+}
+
+/* ---- what is asked, resolved ---- */
+
+START_TEST(policy_order)
+{
+	tp_conf *plain = torus8(NULL), *site = torus8("DefaultPolicy=zorder\n");
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.nodes = "n[000-007]";
+	r.ntasks = 8;
+	r.stencil = "2x2x2";
+	r.conf = plain;                         /* nothing said: auto */
+	tp_job *job = job_ok(&r);
+	ck_assert_int_eq(tp_job_requested_policy(job), TP_POLICY_AUTO);
+	tp_job_destroy(job);
+	r.conf = site;                          /* topoplace.conf */
+	job = job_ok(&r);
+	ck_assert_int_eq(tp_job_requested_policy(job), TP_POLICY_ZORDER);
+	tp_job_destroy(job);
+	r.default_policy = "cyclic";            /* the site's override */
+	job = job_ok(&r);
+	ck_assert_int_eq(tp_job_requested_policy(job), TP_POLICY_CYCLIC);
+	tp_job_destroy(job);
+	r.policy = "graph";                     /* the job's own choice */
+	job = job_ok(&r);
+	ck_assert_int_eq(tp_job_requested_policy(job), TP_POLICY_GRAPH);
+	tp_job_destroy(job);
+	tp_error err;
+	r.policy = "fastest";
+	r.what.policy = "--topo-policy";
+	job_fails(&r, &err);
+	tp_assert_err_has(&err, "--topo-policy: unknown policy 'fastest'");
+	tp_conf_destroy(plain);
+	tp_conf_destroy(site);
+}
+END_TEST
+
+START_TEST(budget_order)
+{
+	tp_conf *c = torus8("TimeBudgetMs=40\n");
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-003]";
+	r.ntasks = 4;
+	tp_job *job = NULL;
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 40);
+	tp_job_destroy(job);
+	r.default_time_budget_ms = 300;
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 300);
+	tp_job_destroy(job);
+	r.time_budget_ms = 0;                   /* the job: no bound */
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 0);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* ---- the allocation ---- */
+
+START_TEST(slots_bound_tasks)
+{
+	/* a task count beyond the slots Slurm gave (a user's SLURM_NTASKS)
+	 * is refused, naming both */
+	tp_conf *c = torus8(NULL);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-001]";
+	r.slots = "1(x2)";
+	r.ntasks = 10000000;
+	r.what.ntasks = "SLURM_NTASKS";
+	r.what.slots = "SLURM_TASKS_PER_NODE";
+	tp_error err;
+	job_fails(&r, &err);
+	tp_assert_err_has(&err, "SLURM_NTASKS: 10000000 tasks, but "
+			  "SLURM_TASKS_PER_NODE gives the nodes 2 task slots");
+	/* fewer tasks than slots: the first slots are used */
+	r.ntasks = 1;
+	tp_job *job = job_ok(&r);
+	ck_assert_int_eq(tp_job_ntasks(job), 1);
+	tp_job_destroy(job);
+	/* and a limit of its own */
+	r.slots = "4(x2)";
+	r.ntasks = 8;
+	r.max_tasks = 6;
+	job_fails(&r, &err);
+	tp_assert_err_has(&err, "8 tasks: more than the limit of 6");
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(spread_within_capacity)
+{
+	/* 4 tasks on nodes holding 1, 2 and 2: Slurm's even spread (2,1,1)
+	 * would put 2 on the first node; within capacity it is 1, 2, 1 */
+	tp_conf *c = torus8(NULL);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-002]";
+	r.ntasks = 4;
+	r.capacity = "1,2(x2)";
+	r.policy = "block";
+	tp_job *job = job_ok(&r);
+	const tp_alloc *a = tp_job_alloc(job);
+	ck_assert_int_eq(tp_alloc_slots(a, 0), 1);
+	ck_assert_int_eq(tp_alloc_slots(a, 1), 2);
+	ck_assert_int_eq(tp_alloc_slots(a, 2), 1);
+	tp_job_destroy(job);
+	r.ntasks = 6;
+	tp_error err;
+	job_fails(&r, &err);
+	tp_assert_err_has(&err, "6 tasks do not fit in the 5");
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(task_count_from_pattern)
+{
+	tp_conf *c = torus8(NULL);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-003]";
+	r.stencil = "4x2";
+	tp_job *job = job_ok(&r);
+	ck_assert_int_eq(tp_job_ntasks(job), 8);
+	ck_assert_int_eq(tp_alloc_slots(tp_job_alloc(job), 3), 2);
+	tp_job_destroy(job);
+	r.stencil = NULL;
+	tp_error err;
+	job_fails(&r, &err);
+	tp_assert_err_has(&err, "no task count");
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* ---- phase 1 rules ---- */
+
+START_TEST(no_pattern)
+{
+	tp_conf *c = torus8(NULL);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-003]";
+	r.ntasks = 8;
+	tp_job *job = job_ok(&r);              /* auto: nothing to go by */
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_KEPT);
+	ck_assert_str_eq(tp_job_reason(job), "no communication pattern given");
+	tp_job_destroy(job);
+	r.policy = "graph";                     /* asked for, impossible */
+	tp_error err;
+	job_fails(&r, &err);
+	tp_assert_err_has(&err, "policy graph needs a communication pattern");
+	r.policy = "cyclic";                    /* needs none */
+	job = job_ok(&r);
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_PLACED);
+	ck_assert_str_eq(tp_job_task_node(job, 1), "n001");
+	tp_job_destroy(job);
+	/* a site default is not forced on a step smaller than its allocation
+	 * (a 1-task step would always land on the first node) */
+	r.policy = NULL;
+	r.default_policy = "cyclic";
+	r.ntasks = 1;
+	job = job_ok(&r);
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_KEPT);
+	ck_assert(strstr(tp_job_reason(job), "smaller than its allocation"));
+	tp_job_destroy(job);
+	r.policy = "cyclic";                    /* the job asked: applied */
+	job = job_ok(&r);
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_KEPT);  /* = block here */
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(never_worse_than_block)
+{
+	/* a 4x4x4 stencil on a box in task order: block is exact, so no
+	 * policy may replace it */
+	static const char *const pols[] = { "geometric", "graph", "random",
+					    "cyclic", "zorder", "auto" };
+	tp_conf *c = torus8(NULL);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-003],n[008-011],n[016-019],n[024-027],"
+		  "n[064-067],n[072-075],n[080-083],n[088-091]";
+	r.slots = "2";
+	r.stencil = "4x4x4";
+	r.flags = TP_JOB_METRICS;
+	for (size_t i = 0; i < sizeof pols / sizeof pols[0]; i++) {
+		r.policy = pols[i];
+		tp_job *job = job_ok(&r);
+		const tp_metrics *m = tp_job_metrics(job), *mb = tp_job_block_metrics(job);
+		ck_assert_msg(m && mb && m->hop_bytes <= mb->hop_bytes,
+			      "%s worse than block", pols[i]);
+		ck_assert_msg(tp_job_ncandidates(job) >= 1, "%s: no candidates", pols[i]);
+		tp_job_destroy(job);
+	}
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(auto_margin)
+{
+	/* a ring on a line of nodes whose order is almost right: refining
+	 * block wins a little; with a margin above that gain Slurm's order
+	 * stays and the reason says so, with no margin the refinement wins */
+	tp_conf *c = torus8(NULL);
+	char *path = tp_test_tmpfile(
+		"{\"tasks\": 8, \"edges\": [[0,1,100],[1,2,100],[2,3,100],"
+		"[3,4,100],[4,5,100],[5,6,100],[6,7,100],[0,7,1]]}");
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n000,n001,n002,n003,n004,n005,n007,n006";
+	r.ntasks = 8;
+	r.graph.name = path;
+	r.min_gain = 0.5;
+	tp_job *job = job_ok(&r);
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_KEPT);
+	ck_assert_msg(strstr(tp_job_reason(job), "no candidate beats it by 50 %"),
+		      "%s", tp_job_reason(job));
+	tp_job_candidate cand;
+	ck_assert_int_eq(tp_job_candidate_get(job, 0, &cand), 0);
+	ck_assert_str_eq(cand.name, "block");
+	ck_assert(cand.chosen);
+	tp_job_destroy(job);
+	r.min_gain = 0;
+	job = job_ok(&r);
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_PLACED);
+	tp_job_destroy(job);
+	unlink(path);
+	free(path);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(geometric_falls_back_to_graph)
+{
+	tp_conf *c = torus8(NULL);
+	char *path = tp_test_tmpfile("{\"tasks\": 4, \"edges\": [[0,2,5],[1,3,5]]}");
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-001]";
+	r.slots = "2";
+	r.graph.name = path;
+	r.policy = "geometric";
+	tp_job *job = job_ok(&r);
+	ck_assert_int_eq(tp_job_policy(job), TP_POLICY_GRAPH);
+	ck_assert_int_eq(tp_job_nnotes(job), 1);
+	ck_assert(strstr(tp_job_note(job, 0), "no task coordinates"));
+	/* 0,2 and 1,3 share nodes */
+	ck_assert_str_eq(tp_job_task_node(job, 0), tp_job_task_node(job, 2));
+	ck_assert_str_eq(tp_job_task_node(job, 1), tp_job_task_node(job, 3));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_int_eq(tp_job_explain(job, f, "x: "), 0);
+	fclose(f);
+	ck_assert(strstr(buf, "x: policy graph, metric hop-bytes"));
+	ck_assert(strstr(buf, "x:   block"));
+	free(buf);
+	tp_job_destroy(job);
+	unlink(path);
+	free(path);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* ---- inside the nodes ---- */
+
+START_TEST(node_share_equals_whole_job)
+{
+	/* the placement a task computes for its node equals the whole job's */
+	char conf[1024];
+	snprintf(conf, sizeof conf, "Network=mesh Dims=2\nNodeName=g[1-2] "
+		 "CoordOrder=x-major NodeTopology=%s/nodes/nvl4.xml "
+		 "GpuLinks=%s/nodes/nvl4.links\n", TP_TEST_DATA, TP_TEST_DATA);
+	tp_conf *c = load(conf);
+	char *gm = tp_test_tmpfile("{\"tasks\": 8, \"traffic\": [[0,4,1e9],"
+				   "[1,5,1e9],[2,6,1e9],[3,7,1e9]]}");
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "g[1-2]";
+	r.ntasks = 8;
+	r.stencil = "8x1";
+	r.gpu_matrix.name = gm;
+	r.flags = TP_JOB_NODE_PLACEMENT;
+	tp_job *job = job_ok(&r);
+	for (int32_t i = 0; i < 2; i++) {
+		int32_t tasks[8], n = 0;
+		for (int32_t t = 0; t < 8; t++)
+			if (tp_job_map(job)[t] == i)
+				tasks[n++] = t;
+		ck_assert_int_eq(n, 4);
+		tp_node_share sh = { .node = i ? "g2" : "g1", .tasks = tasks,
+				     .ntasks = n, .want_cpus = true,
+				     .want_gpus = true };
+		tp_node_placement p;
+		tp_error err;
+		ck_assert_int_eq(tp_job_place_node(job, &sh, &p, &err), 0);
+		ck_assert_msg(p.cpus_set && p.gpus_set, "%s / %s", p.cpu_note,
+			      p.gpu_note);
+		for (int32_t k = 0; k < n; k++) {
+			ck_assert_str_eq(p.cpus[k], tp_job_task_cpus(job, tasks[k]));
+			int ng = 0;
+			const int *g = tp_job_task_gpus(job, tasks[k], &ng);
+			ck_assert_int_eq(ng, 1);
+			ck_assert_int_eq(g[0], p.gpus[p.gpu_start[k]]);
+		}
+		tp_node_placement_free(&p);
+	}
+	/* the heavy pairs share a node and sit on an NVLink pair */
+	for (int a = 0; a < 4; a++)
+		ck_assert_str_eq(tp_job_task_node(job, a), tp_job_task_node(job, a + 4));
+	tp_job_destroy(job);
+	unlink(gm);
+	free(gm);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(node_share_notes)
+{
+	char conf[512];
+	snprintf(conf, sizeof conf, "Network=mesh Dims=2\nNodeName=g1 Coords=0 "
+		 "NodeTopology=%s/nodes/duo.xml\nNodeName=g2 Coords=1\n",
+		 TP_TEST_DATA);
+	tp_conf *c = load(conf);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.stencil = "4x1";          /* no node list: a task's view */
+	tp_job *job = NULL;
+	tp_error err;
+	ck_assert_msg(tp_job_create(&r, &job, &err) == 0, "%s", err.msg);
+	int32_t tasks[2] = { 0, 1 };
+	int cores[2] = { 0, 9 };   /* core 9: not in the model */
+	tp_node_share sh = { .node = "g1", .tasks = tasks, .ntasks = 2,
+			     .cores = cores, .ncores = 2, .want_cpus = true };
+	tp_node_placement p;
+	ck_assert_int_eq(tp_job_place_node(job, &sh, &p, &err), 0);
+	ck_assert(!p.cpus_set && p.cpu_error);
+	ck_assert_msg(strstr(p.cpu_note, "Slurm's core 9 is not in duo.xml"), "%s",
+		      p.cpu_note);
+	tp_node_placement_free(&p);
+	sh.node = "g2";            /* no model: a remark, not an error */
+	ck_assert_int_eq(tp_job_place_node(job, &sh, &p, &err), 0);
+	ck_assert(!p.cpus_set && !p.cpu_error);
+	ck_assert(strstr(p.cpu_note, "no NodeTopology= for node g2"));
+	tp_node_placement_free(&p);
+	/* GPUs without a matrix: Slurm's split, no model needed */
+	int gpus[3] = { 4, 5, 6 };
+	tp_node_share gs = { .node = "g2", .tasks = tasks, .ntasks = 2,
+			     .gpus = gpus, .ngpus = 3, .want_gpus = true };
+	ck_assert_int_eq(tp_job_place_node(job, &gs, &p, &err), 0);
+	ck_assert(p.gpus_set);
+	ck_assert_int_eq(p.gpu_start[1] - p.gpu_start[0], 1);
+	ck_assert_int_eq(p.gpu_start[2] - p.gpu_start[1], 2);
+	ck_assert_int_eq(p.gpus[0], 4);
+	ck_assert_int_eq(p.gpus[1], 5);
+	ck_assert_int_eq(p.gpus[2], 6);
+	tp_node_placement_free(&p);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(split_local_rank)
+{
+	int g[4] = { 0, 1, 2, 3 }, out[4];
+	ck_assert_int_eq(tp_gpus_split_local_rank(g, 4, 1, 2, out, 4), 2);
+	ck_assert_int_eq(out[0], 2);
+	ck_assert_int_eq(out[1], 3);
+	/* fewer GPUs than tasks: neighbours share */
+	ck_assert_int_eq(tp_gpus_split_local_rank(g, 2, 3, 4, out, 4), 1);
+	ck_assert_int_eq(out[0], 1);
+	ck_assert_int_lt(tp_gpus_split_local_rank(g, 4, 4, 4, out, 4), 0);
+	ck_assert_int_lt(tp_gpus_split_local_rank(g, 4, 0, 1, out, 2), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("job");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, policy_order);
+	tcase_add_test(tc, budget_order);
+	tcase_add_test(tc, slots_bound_tasks);
+	tcase_add_test(tc, spread_within_capacity);
+	tcase_add_test(tc, task_count_from_pattern);
+	tcase_add_test(tc, no_pattern);
+	tcase_add_test(tc, never_worse_than_block);
+	tcase_add_test(tc, auto_margin);
+	tcase_add_test(tc, geometric_falls_back_to_graph);
+	tcase_add_test(tc, node_share_equals_whole_job);
+	tcase_add_test(tc, node_share_notes);
+	tcase_add_test(tc, split_local_rank);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}
