@@ -51,11 +51,12 @@ CLI_SRC = $(addprefix plugin/cli/, \
 	check_config.c diag.c eval.c main.c map.c map_output.c node_info.c \
 	output.c)
 SPANK_SRC = $(addprefix plugin/spank/, \
-	spank_node.c spank_place.c spank_topoplace.c spank_util.c)
+	batch.c dispatch.c hints.c lists.c place.c site.c srun.c srun_args.c \
+	task.c userfile.c)
 UNIT_SRC = $(addprefix tests/unit/, \
 	test_conf.c test_dragonfly.c test_geom.c test_gpusel.c test_graphmap.c test_job.c \
 	test_machine.c test_metrics.c test_node.c test_pattern.c test_place.c \
-	test_tree.c)
+	test_plugin.c test_tree.c)
 BENCH_SRC = $(addprefix tests/bench/, \
 	bench_geom.c bench_gpu.c bench_graph.c)
 
@@ -107,6 +108,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	  -Wno-missing-prototypes -Wno-format-truncation \
 	  -DTP_TEST_DATA='"$(CURDIR)/tests/data"' -DTP_SOURCE_DIR='"$(CURDIR)"' \
 	  -o $@ $< $(LIB_A) $(CHECK_LIBS) $(LIBS)
+
+# The plugin's pure helpers, tested without Slurm.
+SPANK_PURE_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o site.o srun_args.o)
+$(BUILD)/tests/test_plugin: tests/unit/test_plugin.c $(SPANK_PURE_OBJ) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Iplugin/spank -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
+	  -Wno-missing-prototypes -o $@ $< $(SPANK_PURE_OBJ) $(LIB_A) $(CHECK_LIBS) $(LIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)

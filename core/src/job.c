@@ -186,8 +186,15 @@ static int spread(tp_job *job, int64_t n, tp_error *err)
 static int make_alloc(tp_job *job, tp_error *err)
 {
 	const tp_job_request *r = &job->req;
-	if (!r->nodes)
-		return 0;   /* node stage only */
+	if (!r->nodes) {
+		/* node stage only: the task count checks the pattern */
+		if (r->ntasks < 0 || r->ntasks > max_tasks(job))
+			return tp_error_set(err, TP_EINVAL, "%s: %lld tasks",
+					    WHAT(job, ntasks, "tasks"),
+					    (long long)r->ntasks);
+		job->ntasks = (int32_t)r->ntasks;
+		return 0;
+	}
 	int rc = tp_alloc_from_hostlist(tp_conf_machine(job->conf), r->nodes, 1,
 					WHAT(job, nodes, "nodes"), &job->alloc, err);
 	if (rc)
@@ -400,7 +407,9 @@ int tp_job_run(tp_job *job, tp_error *err)
 	if (job->status != TP_JOB_PENDING)
 		return tp_error_set(err, TP_EINVAL, "job: already run");
 	int rc = tp__job_map(job, err);
-	if (!rc && (job->req.flags & TP_JOB_NODE_PLACEMENT))
+	/* none leaves everything to Slurm, the inside of the nodes too */
+	if (!rc && (job->req.flags & TP_JOB_NODE_PLACEMENT) &&
+	    job->policy != TP_POLICY_NONE)
 		rc = tp__job_place_nodes(job, err);
 	job->elapsed_ms = tp__now_ms() - job->t0;
 	return rc;

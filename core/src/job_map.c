@@ -44,12 +44,6 @@ static struct tp_job_cand *add_cand(tp_job *job, const char *name)
 	return c;
 }
 
-static bool pattern_free(enum tp_policy p)
-{
-	return p == TP_POLICY_CYCLIC || p == TP_POLICY_RANDOM ||
-	       p == TP_POLICY_ZORDER;
-}
-
 static uint64_t seed_of(const tp_job *job)
 {
 	return job->req.seed_set ? job->req.seed : 1;
@@ -84,7 +78,7 @@ static bool partial_step(const tp_job *job)
 static int map_without_pattern(tp_job *job, tp_error *err)
 {
 	const char *pn = tp_policy_name(job->policy);
-	if (!pattern_free(job->policy)) {
+	if (tp_policy_needs_pattern(job->policy)) {
 		if (job->explicit_policy)
 			return tp_error_set(err, TP_EINVAL, "policy %s needs a "
 					    "communication pattern (a stencil, a "

@@ -422,7 +422,8 @@ int tp_job_place_node(tp_job *job, const tp_node_share *share,
 	out->ntasks = share->ntasks;
 	if (share->ntasks <= 0 || !share->tasks)
 		return tp_error_set(err, TP_EINVAL, "place node: no tasks");
-	for (int32_t k = 0; k < share->ntasks; k++)
+	/* task ids index the pattern (and the GPU matrix) */
+	for (int32_t k = 0; job->g && k < share->ntasks; k++)
 		if (share->tasks[k] < 0 || share->tasks[k] >= job->ntasks) {
 			if (share->want_gpus && job->gm)
 				gpu_note(out, true, true, "task %ld is not one of "

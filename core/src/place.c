@@ -43,6 +43,12 @@ const char *tp_policy_name(enum tp_policy p)
 	return "unknown";
 }
 
+bool tp_policy_needs_pattern(enum tp_policy p)
+{
+	return p != TP_POLICY_CYCLIC && p != TP_POLICY_RANDOM &&
+	       p != TP_POLICY_ZORDER;
+}
+
 void tp_place_opts_default(tp_place_opts *o)
 {
 	memset(o, 0, sizeof *o);

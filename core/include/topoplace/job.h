@@ -131,8 +131,9 @@ TP_EXPORT void tp_job_request_init(tp_job_request *r);
 
 typedef struct tp_job tp_job;
 
-/* Read and check every input of the request (which must stay valid until
- * tp_job_destroy).  Errors are one line naming the input and the problem
+/* Read and check every input of the request.  The request's strings must
+ * stay valid until tp_job_destroy, except the input texts (graph.text,
+ * gpu_matrix.text), which are parsed here and not kept.  Errors are one line naming the input and the problem
  * ("--stencil 4xfoo: ...", "graph.json:3: ...", "SLURM_NTASKS ...").  The
  * policy is resolved here: tp_job_policy() tells which. */
 TP_EXPORT int tp_job_create(const tp_job_request *r, tp_job **out,

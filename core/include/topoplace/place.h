@@ -44,6 +44,9 @@ enum tp_policy {
 
 TP_EXPORT int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err);
 TP_EXPORT const char *tp_policy_name(enum tp_policy p);
+/* Does the policy need a communication pattern to do anything?  cyclic,
+ * random and zorder do not; none and block never change Slurm's order. */
+TP_EXPORT bool tp_policy_needs_pattern(enum tp_policy p);
 
 typedef struct tp_place_opts {
 	enum tp_policy policy;

@@ -1,0 +1,547 @@
+/* topoplace SPANK plugin — the steps that run tasks (remote context).
+ *
+ * slurm_spank_user_init (in slurmstepd, as the user, once per step) reads
+ * the job's pattern and this node's model into one tp_job; every task
+ * inherits it when slurmstepd forks it.  slurm_spank_task_init (in each
+ * task's own process, as the user, after Slurm's task plugin and GPU
+ * binding) then asks the core for the node's placement inside the step's
+ * share (its cores, its GPUs) and applies this task's part:
+ * CUDA_VISIBLE_DEVICES (and Slurm's other GPU variables when they agree)
+ * and the CPU affinity.  Every task of the node computes the same answer,
+ * so none waits for another.  Any problem leaves Slurm's choice and prints
+ * one line, from one task only.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+#include <topoplace/topoplace.h>
+
+#include "tpk.h"
+
+/* This step's state (slurmstepd, then each task's copy). */
+static tp_job *job;            /* the pattern and the node model */
+static char job_error[TPK_LINE_MAX];   /* why there is none */
+static char node_name[256];
+
+static bool nonempty(const char *s)
+{
+	return s && s[0];
+}
+
+static int count_list(const char *s)
+{
+	int n = 0;
+	if (!nonempty(s))
+		return 0;
+	for (n = 1; *s; s++)
+		if (*s == ',')
+			n++;
+	return n;
+}
+
+/* A line for the job's stderr (the task's stderr, which srun relays) and
+ * the slurmd log. */
+static void task_say(const char *line)
+{
+	fprintf(stderr, "%s\n", line);
+	fflush(stderr);
+	slurm_info("%s", line);
+}
+
+/* From one task only (the node's first, or the job's first for what every
+ * node shares); the others log it quietly. */
+static void say_once(const char *line, bool me)
+{
+	if (!line[0])
+		return;
+	if (me)
+		task_say(line);
+	else
+		slurm_debug("%s", line);
+}
+
+static void short_hostname(char *out, size_t len)
+{
+	out[0] = '\0';
+	if (gethostname(out, len) != 0)
+		return;
+	out[len - 1] = '\0';
+	char *dot = strchr(out, '.');
+	if (dot)
+		*dot = '\0';
+}
+
+/* A relative file option: the absolute path srun exported for it, else
+ * the submit directory's file. */
+static char *file_path(spank_t sp, const char *opt, const char *envname)
+{
+	if (opt[0] == '/')
+		return strdup(opt);
+	char *abs = tpk_job_getenv(sp, envname);
+	if (nonempty(abs) && abs[0] == '/')
+		return abs;
+	free(abs);
+	char *base = tpk_job_getenv(sp, "SLURM_SUBMIT_DIR");
+	size_t n = (base ? strlen(base) : 1) + strlen(opt) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/%s", nonempty(base) ? base : ".", opt);
+	free(base);
+	return p;
+}
+
+static char *read_input(spank_t sp, const struct tpk_site *site,
+			const char *opt, const char *envname, const char *shown,
+			size_t *len)
+{
+	char why[TPK_LINE_MAX];
+	char *path = file_path(sp, opt, envname), *buf = NULL;
+	struct tpk_cred self = { .drop = false };   /* user_init: the user */
+	if (!path || tpk_read_user_file(path, NULL, site->max_file_bytes, &self,
+					&buf, len, why, sizeof why) < 0) {
+		tpk_line(job_error, sizeof job_error, "topoplace: error: %s: %s",
+			 shown, path ? why : "out of memory");
+		buf = NULL;
+	}
+	free(path);
+	return buf;
+}
+
+void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
+			const struct tpk_hints *h)
+{
+	uint32_t total = 0;
+	char *graph = NULL, *gm = NULL;
+	size_t glen = 0, mlen = 0;
+	job_error[0] = '\0';
+	short_hostname(node_name, sizeof node_name);
+	if (!h->seen || tpk_hints_policy_none(h) ||
+	    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total) != ESPANK_SUCCESS)
+		return;
+	bool cpus = site->cpu_bind && tpk_hints_pattern(h);
+	if (!h->gpu_matrix && !cpus)
+		return;   /* nothing to choose inside the node beyond Slurm's split */
+	if (h->graph && !h->stencil &&
+	    !(graph = read_input(sp, site, h->graph, "TOPOPLACE_GRAPH",
+				 "--topo-graph", &glen)))
+		return;
+	if (h->gpu_matrix &&
+	    !(gm = read_input(sp, site, h->gpu_matrix, "TOPOPLACE_GPU_MATRIX",
+			      "--topo-gpu-matrix", &mlen))) {
+		free(graph);
+		return;
+	}
+	tp_job_request q;
+	tp_job_request_init(&q);
+	q.conf_path = site->conf_path;
+	q.ntasks = total;
+	q.stencil = h->stencil && !h->graph ? h->stencil : NULL;
+	q.graph = (tp_job_input){ h->graph, graph, glen };
+	q.gpu_matrix = (tp_job_input){ h->gpu_matrix, gm, mlen };
+	if (!graph)
+		q.graph.name = NULL;
+	if (!gm)
+		q.gpu_matrix.name = NULL;
+	q.max_tasks = site->max_tasks;
+	q.what.stencil = "--topo-stencil";
+	tp_error err;
+	tp_error_clear(&err);
+	if (tp_job_create(&q, &job, &err) < 0) {
+		tpk_line(job_error, sizeof job_error, "topoplace: error: %s",
+			 err.msg);
+		job = NULL;
+	} else if (tp_job_preload_node(job, node_name, &err) < 0) {
+		slurm_debug("topoplace: no node model preloaded: %s", err.msg);
+	}
+	free(graph);   /* parsed by tp_job_create, not kept */
+	free(gm);
+}
+
+void tpk_step_exit(void)
+{
+	tp_job_destroy(job);
+	job = NULL;
+}
+
+/* ----------------------------------------------------------------- CPUs */
+
+/* Should topoplace bind this step's tasks?  The site (cpu_bind=no) or the
+ * user (--topo-cpu-bind=no, --cpu-bind=none) may say no, and it needs a
+ * pattern.  A bad --topo-cpu-bind value is said once. */
+static bool want_cpus(spank_t sp, const struct tpk_site *site,
+		      const struct tpk_hints *h, bool job_first)
+{
+	if (!site->cpu_bind)
+		return false;
+	if (h->cpu_bind && strcmp(h->cpu_bind, "yes")) {
+		if (strcmp(h->cpu_bind, "no")) {
+			char line[TPK_LINE_MAX];
+			tpk_line(line, sizeof line, "topoplace: error: "
+				 "--topo-cpu-bind=%.64s: yes or no is needed; "
+				 "Slurm's CPU binding kept", h->cpu_bind);
+			say_once(line, job_first);
+		}
+		return false;
+	}
+	if (!tpk_hints_pattern(h))
+		return false;
+	char *type = tpk_job_getenv(sp, "SLURM_CPU_BIND_TYPE");
+	bool none = type && !strncmp(type, "none", 4);
+	free(type);
+	return !none;
+}
+
+static bool cpu_list_set(const char *list, cpu_set_t *set)
+{
+	int cpus[CPU_SETSIZE];
+	int n = tpk_parse_index_list(list, cpus, CPU_SETSIZE);
+	if (n <= 0)
+		return false;
+	CPU_ZERO(set);
+	for (int i = 0; i < n; i++) {
+		if (cpus[i] >= CPU_SETSIZE)
+			return false;
+		CPU_SET(cpus[i], set);
+	}
+	return true;
+}
+
+/* The CPUs this step may use here: slurmstepd's (the task's parent's)
+ * affinity, which the step's cgroup bounds. */
+static bool usable_cpus(cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	return sched_getaffinity(getppid(), sizeof *set, set) == 0 ||
+	       sched_getaffinity(0, sizeof *set, set) == 0;
+}
+
+static void cpu_set_string(const cpu_set_t *set, char *out, size_t len)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, set))
+			continue;
+		int e = c;
+		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+			e++;
+		int w = e > c ? snprintf(out + used, len - used, "%s%d-%d",
+					 used ? "," : "", c, e)
+			      : snprintf(out + used, len - used, "%s%d",
+					 used ? "," : "", c);
+		if (w < 0 || (size_t)w >= len - used)
+			return;
+		used += (size_t)w;
+		c = e;
+	}
+}
+
+/* Every task's CPU list must lie in the step's CPUs here (the same check
+ * on every task, so the node's first task speaks for all). */
+static const char *unusable_list(const tp_node_placement *p)
+{
+	cpu_set_t ok, mine, both;
+	if (!usable_cpus(&ok))
+		return "?";
+	for (int32_t t = 0; t < p->ntasks; t++) {
+		if (!cpu_list_set(p->cpus[t], &mine))
+			return p->cpus[t];
+		CPU_AND(&both, &mine, &ok);
+		if (!CPU_EQUAL(&both, &mine))
+			return p->cpus[t];
+	}
+	return NULL;
+}
+
+static void bind_cpus(spank_t sp, const struct tpk_hints *h, int lid,
+		      const tp_node_share *sh, const tp_node_placement *p,
+		      const char *cores)
+{
+	char line[TPK_LINE_MAX];
+	const char *bad = unusable_list(p);
+	if (bad) {
+		cpu_set_t ok;
+		char have[256] = "?";
+		if (usable_cpus(&ok))
+			cpu_set_string(&ok, have, sizeof have);
+		tpk_line(line, sizeof line, "topoplace: error: CPU binding: %s: CPU "
+			 "list %s of %s is not within this step's CPUs here (%s); "
+			 "Slurm's CPU binding kept", sh->node, bad, p->model, have);
+		say_once(line, lid == 0);
+		return;
+	}
+	cpu_set_t set;
+	if (!cpu_list_set(p->cpus[lid], &set) ||
+	    sched_setaffinity(0, sizeof set, &set) != 0) {
+		tpk_line(line, sizeof line, "topoplace: error: CPU binding: %s: "
+			 "cannot bind task %d to CPUs %s: %s; Slurm's CPU binding "
+			 "kept", sh->node, lid, p->cpus[lid], strerror(errno));
+		task_say(line);
+		return;
+	}
+	spank_setenv(sp, "TOPOPLACE_CPUS", p->cpus[lid], 1);
+	if (!h->report || lid != 0)
+		return;
+	int n = snprintf(line, sizeof line, "topoplace: %s: CPUs bound (%s, %ld "
+			 "task%s x %d core%s of step cores %s, largest "
+			 "inter-socket message %.6g bytes):", sh->node, p->model,
+			 (long)p->ntasks, p->ntasks > 1 ? "s" : "",
+			 p->cores_per_task, p->cores_per_task > 1 ? "s" : "",
+			 cores, p->mims_bytes);
+	for (int32_t t = 0; t < p->ntasks && n > 0 && (size_t)n < sizeof line; t++)
+		n += snprintf(line + n, sizeof line - (size_t)n, " %ld:%s",
+			      (long)sh->tasks[t], p->cpus[t]);
+	char clean[TPK_LINE_MAX];
+	tpk_line(clean, sizeof clean, "%s", line);
+	task_say(clean);
+}
+
+/* ----------------------------------------------------------------- GPUs */
+
+/* This task's CUDA_VISIBLE_DEVICES: each chosen GPU (Slurm's number) as
+ * its entry in the step's visible list.  -1 when one is not the step's. */
+static int visible_list(const tp_node_placement *p, int lid, const int *allowed,
+			const int *visible, int nal, char *out, size_t len)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int k = p->gpu_start[lid]; k < p->gpu_start[lid + 1]; k++) {
+		int pos = -1;
+		for (int q = 0; q < nal && pos < 0; q++)
+			if (allowed[q] == p->gpus[k])
+				pos = q;
+		int w = pos < 0 ? -1 : snprintf(out + used, len - used, "%s%d",
+						used ? "," : "", visible[pos]);
+		if (w < 0 || (size_t)w >= len - used)
+			return -1;
+		used += (size_t)w;
+	}
+	return used ? 0 : -1;
+}
+
+static void set_gpus(spank_t sp, const char *cvd, const char *mine)
+{
+	char *ordinal = tpk_job_getenv(sp, "GPU_DEVICE_ORDINAL");
+	char *rocr = tpk_job_getenv(sp, "ROCR_VISIBLE_DEVICES");
+	if (spank_setenv(sp, "CUDA_VISIBLE_DEVICES", mine, 1) != ESPANK_SUCCESS) {
+		slurm_error("topoplace: cannot set CUDA_VISIBLE_DEVICES");
+	} else {
+		/* Slurm sets these to the same list; keep them consistent */
+		if (ordinal && !strcmp(ordinal, cvd))
+			spank_setenv(sp, "GPU_DEVICE_ORDINAL", mine, 1);
+		if (rocr && !strcmp(rocr, cvd))
+			spank_setenv(sp, "ROCR_VISIBLE_DEVICES", mine, 1);
+	}
+	free(ordinal);
+	free(rocr);
+}
+
+/* ---------------------------------------------------------------- tasks */
+
+struct task {
+	int lid;
+	uint32_t nlocal, nodeid;
+	int32_t *tasks;
+	char *cvd, *stepgpus, *cores;
+	int allowed[TPK_MAX_GPUS], visible[TPK_MAX_GPUS], nal;
+	int *core_ids;
+	tp_node_share sh;
+};
+
+static int local_tasks(spank_t sp, struct task *t)
+{
+	uint32_t total = 0;
+	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total) != ESPANK_SUCCESS ||
+	    !(t->tasks = malloc(sizeof(int32_t) * (t->nlocal + 1u))))
+		return -1;
+	for (uint32_t i = 0; i < t->nlocal; i++) {
+		uint32_t g = 0;
+		if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, i, &g) !=
+		    ESPANK_SUCCESS || g >= total)
+			return -1;
+		t->tasks[i] = (int32_t)g;
+	}
+	return 0;
+}
+
+/* GPUs: where the step has some and Slurm has not bound them per task
+ * (--gpus-per-task, --gpu-bind: the user's explicit choice).  Slurm's own
+ * numbers of the step's GPUs are SLURM_STEP_GPUS (PCI bus order); the
+ * task sees them as CUDA_VISIBLE_DEVICES, renumbered under cgroups. */
+static void gpu_share(spank_t sp, struct task *t)
+{
+	t->cvd = tpk_job_getenv(sp, "CUDA_VISIBLE_DEVICES");
+	t->stepgpus = tpk_job_getenv(sp, "SLURM_STEP_GPUS");
+	if (!nonempty(t->cvd) || (nonempty(t->stepgpus) &&
+				  count_list(t->stepgpus) > count_list(t->cvd)))
+		return;
+	int nvis = tpk_parse_gpu_list(t->cvd, t->visible, TPK_MAX_GPUS);
+	t->nal = tpk_parse_gpu_list(nonempty(t->stepgpus) ? t->stepgpus : t->cvd,
+				    t->allowed, TPK_MAX_GPUS);
+	if (nvis <= 0 || t->nal != nvis) {
+		t->nal = 0;   /* "NoDevFiles", UUIDs: Slurm's list stays */
+		return;
+	}
+	t->sh.gpus = t->allowed;
+	t->sh.ngpus = t->nal;
+	t->sh.want_gpus = true;
+}
+
+static void cpu_share(spank_t sp, struct task *t, const struct tpk_site *site,
+		      const struct tpk_hints *h)
+{
+	if (!want_cpus(sp, site, h, t->lid == 0 && t->nodeid == 0) ||
+	    spank_get_item(sp, S_STEP_ALLOC_CORES, &t->cores) != ESPANK_SUCCESS ||
+	    !nonempty(t->cores) ||
+	    !(t->core_ids = malloc(sizeof(int) * TPK_MAX_CORES)))
+		return;
+	int n = tpk_parse_index_list(t->cores, t->core_ids, TPK_MAX_CORES);
+	if (n <= 0)
+		return;
+	t->sh.cores = t->core_ids;
+	t->sh.ncores = n;
+	t->sh.want_cpus = true;
+}
+
+static void apply(spank_t sp, const struct tpk_hints *h, struct task *t,
+		  const tp_node_placement *p)
+{
+	char line[TPK_LINE_MAX], mine[1024];
+	bool node_first = t->lid == 0, job_first = node_first && t->nodeid == 0;
+	if (t->sh.want_gpus) {
+		if (p->gpu_error) {
+			tpk_line(line, sizeof line, "topoplace: error: "
+				 "--topo-gpu-matrix: %s; GPUs split in local-rank "
+				 "order", p->gpu_note);
+			say_once(line, p->gpu_error_jobwide ? job_first : node_first);
+		}
+		if (p->gpus_set && visible_list(p, t->lid, t->allowed, t->visible,
+						t->nal, mine, sizeof mine) == 0)
+			set_gpus(sp, t->cvd, mine);
+		if (h->report && node_first && p->gpus_set && !p->gpu_error &&
+		    h->gpu_matrix) {
+			tpk_line(line, sizeof line, "topoplace: %s: GPU selection "
+				 "applied (%s, %u tasks, %d GPU%s per task, step GPUs "
+				 "%s): max GPU-link congestion %.6g -> %.6g ms "
+				 "(local-rank order -> topoplace)", t->sh.node,
+				 tp_gpusel_algo_name(p->gpu_algo), t->nlocal,
+				 p->gpus_per_task, p->gpus_per_task > 1 ? "s" : "",
+				 nonempty(t->stepgpus) ? t->stepgpus : t->cvd,
+				 p->local_rank_cost.max_congestion_ms,
+				 p->cost.max_congestion_ms);
+			task_say(line);
+		}
+	}
+	if (!t->sh.want_cpus)
+		return;
+	if (p->cpus_set) {
+		bind_cpus(sp, h, t->lid, &t->sh, p, t->cores);
+	} else if (p->cpu_error || h->report) {
+		tpk_line(line, sizeof line, "topoplace: %sCPU binding: %s; Slurm's "
+			 "CPU binding kept", p->cpu_error ? "error: " : "",
+			 p->cpu_note);
+		say_once(line, node_first);
+	} else {
+		slurm_debug("topoplace: CPU binding: %s", p->cpu_note);
+	}
+}
+
+/* A nested srun in a task of a placed step must not inherit arbitrary
+ * distribution without the hostfile that went with it. */
+static void reset_distribution(spank_t sp)
+{
+	char *dist = tpk_job_getenv(sp, "SLURM_DISTRIBUTION");
+	char *hf = tpk_job_getenv(sp, "SLURM_HOSTFILE");
+	if (dist && !strcmp(dist, "arbitrary") &&
+	    (!nonempty(hf) || access(hf, R_OK) != 0))
+		spank_unsetenv(sp, "SLURM_DISTRIBUTION");
+	free(dist);
+	free(hf);
+}
+
+/* No pattern loaded (or none needed): the step's GPUs in Slurm's own
+ * split; the reason, if any, said once unless srun already said it. */
+static void split_gpus(spank_t sp, const struct tpk_hints *h, struct task *t)
+{
+	(void)h;
+	if (job_error[0]) {
+		char *said = tpk_job_getenv(sp, "TOPOPLACE_SAID");
+		if (said)
+			slurm_debug("%s", job_error);
+		else
+			say_once(job_error, t->lid == 0 && t->nodeid == 0);
+		free(said);
+	}
+	if (!t->sh.want_gpus)
+		return;
+	int mine[TPK_MAX_GPUS];
+	int n = tp_gpus_split_local_rank(t->allowed, t->nal, t->lid,
+					 (int)t->nlocal, mine, TPK_MAX_GPUS);
+	char list[1024];
+	size_t used = 0;
+	list[0] = '\0';
+	for (int k = 0; k < n; k++) {
+		int pos = -1;
+		for (int q = 0; q < t->nal && pos < 0; q++)
+			if (t->allowed[q] == mine[k])
+				pos = q;
+		int w = snprintf(list + used, sizeof list - used, "%s%d",
+				 used ? "," : "", pos < 0 ? mine[k] : t->visible[pos]);
+		if (w < 0 || (size_t)w >= sizeof list - used)
+			return;
+		used += (size_t)w;
+	}
+	if (n > 0)
+		set_gpus(sp, t->cvd, list);
+}
+
+void tpk_task_init(spank_t sp, const struct tpk_site *site,
+		   const struct tpk_hints *h)
+{
+	struct task t;
+	memset(&t, 0, sizeof t);
+	reset_distribution(sp);
+	if (!h->seen || tpk_hints_policy_none(h))
+		return;
+	if (spank_get_item(sp, S_TASK_ID, &t.lid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &t.nlocal) != ESPANK_SUCCESS ||
+	    t.lid < 0 || t.nlocal == 0)
+		return;
+	spank_get_item(sp, S_JOB_NODEID, &t.nodeid);
+	gpu_share(sp, &t);
+	cpu_share(sp, &t, site, h);
+	if (!t.sh.want_gpus && !t.sh.want_cpus)
+		goto out;
+	char line[TPK_LINE_MAX];
+	if (local_tasks(sp, &t) < 0) {
+		tpk_line(line, sizeof line, "topoplace: error: cannot tell the "
+			 "step's tasks; GPUs split in local-rank order, Slurm's CPU "
+			 "binding kept");
+		say_once(line, t.lid == 0);
+		goto out;
+	}
+	t.sh.node = node_name;
+	t.sh.tasks = t.tasks;
+	t.sh.ntasks = (int32_t)t.nlocal;
+	if (!job) {
+		split_gpus(sp, h, &t);
+		goto out;
+	}
+	tp_node_placement p;
+	tp_error err;
+	tp_error_clear(&err);
+	if (tp_job_place_node(job, &t.sh, &p, &err) == 0) {
+		apply(sp, h, &t, &p);
+		tp_node_placement_free(&p);
+	}
+out:
+	free(t.tasks);
+	free(t.cvd);
+	free(t.stepgpus);
+	free(t.core_ids);
+}

@@ -1,0 +1,254 @@
+/* Unit tests: the SPANK plugin's pure functions (plugin/spank: site.c,
+ * hints.c, srun_args.c, lists.c), on real srun command lines. */
+#include "testutil.h"
+#include "tpk.h"
+
+/* ---- srun's command line ---- */
+
+static struct tpk_srun_args scan(int known, const char *line)
+{
+	/* split on spaces: the tests use no quoting */
+	static char buf[1024];
+	static char *argv[64];
+	snprintf(buf, sizeof buf, "%s", line);
+	int argc = 0;
+	for (char *save = NULL, *w = strtok_r(buf, " ", &save); w && argc < 63;
+	     w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	struct tpk_srun_args a;
+	tpk_scan_srun_args(argc, argv, known, &a);
+	return a;
+}
+
+START_TEST(srun_plain)
+{
+	struct tpk_srun_args a = scan(0, "srun -n 32 --topo-stencil=4x4x2 ./app -n 5");
+	ck_assert_int_eq(a.ntasks, 32);
+	ck_assert_str_eq(a.hints.stencil, "4x4x2");
+	ck_assert_str_eq(a.ambiguous, "");
+	ck_assert(!a.het && !a.layout[0]);
+	tpk_srun_args_free(&a);
+	/* a cluster of short options, abbreviations, -c */
+	a = scan(0, "srun -ln4 --ntasks-per-n=2 --cpus-per-task 3 --topo-pol none ./a");
+	ck_assert_int_eq(a.ntasks, 4);
+	ck_assert_int_eq(a.ntasks_per_node, 2);
+	ck_assert_int_eq(a.cpus_per_task, 3);
+	ck_assert_str_eq(a.hints.policy, "none");
+	tpk_srun_args_free(&a);
+	/* "--nod" is ambiguous in srun itself (nodes, nodefile, nodelist):
+	 * ignored, the command still found */
+	a = scan(0, "srun --nod=2 -N 2-4 ./app");
+	ck_assert_int_eq(a.nodes_min, 2);
+	ck_assert_int_eq(a.nodes_max, 4);
+	tpk_srun_args_free(&a);
+}
+END_TEST
+
+START_TEST(srun_other_plugin)
+{
+	/* pyxis's --container-image, given as a separate word: the scan
+	 * cannot tell it from the command... */
+	struct tpk_srun_args a =
+		scan(0, "srun --container-image ubuntu -n 32 --topo-stencil=4x4x2 ./app");
+	ck_assert_str_eq(a.ambiguous, "--container-image");
+	ck_assert_int_eq(a.ambiguous_at, 1);
+	ck_assert_int_eq(a.topo_after, 5);   /* ...until that option's callback */
+	tpk_srun_args_free(&a);
+	/* which comes with srun's getopt past it (optind 6): settled */
+	a = scan(6, "srun --container-image ubuntu -n 32 --topo-stencil=4x4x2 ./app");
+	ck_assert_str_eq(a.ambiguous, "");
+	ck_assert_int_eq(a.ntasks, 32);
+	ck_assert_str_eq(a.hints.stencil, "4x4x2");
+	tpk_srun_args_free(&a);
+	/* no --topo-* option after it: nothing can settle it */
+	a = scan(0, "srun --container-image ubuntu -n 32 ./app");
+	ck_assert_str_eq(a.ambiguous, "--container-image");
+	ck_assert_int_eq(a.topo_after, 0);
+	tpk_srun_args_free(&a);
+	/* written with '=', or followed by an option: clear */
+	a = scan(0, "srun --container-image=ubuntu -n 32 ./app");
+	ck_assert_str_eq(a.ambiguous, "");
+	ck_assert_int_eq(a.ntasks, 32);
+	tpk_srun_args_free(&a);
+	a = scan(0, "srun --container-remap-root -n 8 ./app");
+	ck_assert_str_eq(a.ambiguous, "");
+	ck_assert_int_eq(a.ntasks, 8);
+	tpk_srun_args_free(&a);
+}
+END_TEST
+
+START_TEST(srun_het_and_end)
+{
+	struct tpk_srun_args a = scan(0, "srun --het-group=0,1 -n 4 ./app");
+	ck_assert(a.het);
+	tpk_srun_args_free(&a);
+	/* a later component's --topo-* options are noticed */
+	a = scan(0, "srun -n4 ./a : -n2 --topo-stencil=2x1 ./b");
+	ck_assert(a.het && a.het_topo);
+	ck_assert_int_eq(a.ntasks, 4);
+	ck_assert_ptr_null(a.hints.stencil);
+	tpk_srun_args_free(&a);
+	/* "--" ends the options: the program's own -n is not srun's */
+	a = scan(0, "srun -n 4 -- ./app -n 8 --topo-stencil=9x9");
+	ck_assert_int_eq(a.ntasks, 4);
+	ck_assert_ptr_null(a.hints.stencil);
+	tpk_srun_args_free(&a);
+	/* --multi-prog is a flag: the configuration file is the command */
+	a = scan(0, "srun --multi-prog -n 4 --topo-stencil=2x2 mp.conf");
+	ck_assert_int_eq(a.ntasks, 4);
+	ck_assert_str_eq(a.hints.stencil, "2x2");
+	ck_assert_str_eq(a.ambiguous, "");
+	tpk_srun_args_free(&a);
+	/* the user's layout */
+	a = scan(0, "srun -F hosts -n 2 ./app");
+	ck_assert_str_eq(a.layout, "--nodefile");
+	tpk_srun_args_free(&a);
+	a = scan(0, "srun --help");
+	ck_assert(a.info_only);
+	tpk_srun_args_free(&a);
+}
+END_TEST
+
+/* ---- plugstack arguments ---- */
+
+START_TEST(site_arguments)
+{
+	struct tpk_site s;
+	char err[512];
+	tpk_site_defaults(&s);
+	ck_assert_str_eq(s.conf_path, TPK_DEFAULT_CONF);
+	ck_assert(s.time_budget_ms < 0 && s.cpu_bind);
+	ck_assert_int_eq(tpk_site_arg(&s, "conf=/etc/x.conf", err, sizeof err), 0);
+	ck_assert_str_eq(s.conf_path, "/etc/x.conf");
+	ck_assert_int_eq(tpk_site_arg(&s, "policy=zorder", err, sizeof err), 0);
+	ck_assert_str_eq(s.policy, "zorder");
+	ck_assert_int_eq(tpk_site_arg(&s, "time_budget_ms=250.5", err, sizeof err), 0);
+	ck_assert(s.time_budget_ms == 250.5);
+	ck_assert_int_eq(tpk_site_arg(&s, "max_tasks=4096", err, sizeof err), 0);
+	ck_assert_int_eq(s.max_tasks, 4096);
+	ck_assert_int_eq(tpk_site_arg(&s, "cpu_bind=no", err, sizeof err), 0);
+	ck_assert(!s.cpu_bind);
+	static const struct { const char *arg, *frag; } bad[] = {
+		{ "conf=relative.conf", "absolute path" },
+		{ "policy=fastest", "unknown policy" },
+		{ "time_budget_ms=-5", "0..3600000" },
+		{ "time_budget_ms=nan", "0..3600000" },
+		{ "max_file_bytes=0", "1..1073741824" },
+		{ "max_file_bytes=2147483648", "1..1073741824" },
+		{ "max_tasks=12x", "task count" },
+		{ "cpu_bind=maybe", "yes or no" },
+		{ "frobnicate=1", "unknown plugstack argument" },
+		{ "novalue", "not key=value" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_int_eq(tpk_site_arg(&s, bad[i].arg, err, sizeof err), -1);
+		ck_assert_msg(strstr(err, bad[i].frag), "%s: %s", bad[i].arg, err);
+	}
+	/* a bad argument changes nothing */
+	ck_assert_str_eq(s.policy, "zorder");
+	ck_assert_int_eq(s.max_tasks, 4096);
+}
+END_TEST
+
+/* ---- options from the environment ---- */
+
+static const char *fake_env(const char *name)
+{
+	if (!strcmp(name, "SLURM_SPANK__SLURM_SPANK_OPTION_topoplace_topo_stencil"))
+		return "8x8";
+	if (!strcmp(name, "_SLURM_SPANK_OPTION_topoplace_topo_report"))
+		return "";
+	return NULL;
+}
+
+START_TEST(hints_env_and_overlay)
+{
+	struct tpk_hints env, cmd;
+	memset(&env, 0, sizeof env);
+	memset(&cmd, 0, sizeof cmd);
+	tpk_hints_from_env(&env, fake_env);
+	ck_assert(env.seen && env.report);
+	ck_assert_str_eq(env.stencil, "8x8");
+	tpk_hints_set(&cmd, TPK_OPT_STENCIL, "4x4");
+	tpk_hints_set(&cmd, TPK_OPT_POLICY, "none");
+	tpk_hints_overlay(&env, &cmd);
+	ck_assert_str_eq(env.stencil, "4x4");
+	ck_assert(tpk_hints_policy_none(&env) && tpk_hints_pattern(&env));
+	ck_assert_str_eq(tpk_opt_name(TPK_OPT_GPU_MATRIX), "topo-gpu-matrix");
+	ck_assert_ptr_null(tpk_opt_name(99));
+	tpk_hints_free(&env);
+	tpk_hints_free(&cmd);
+}
+END_TEST
+
+/* ---- Slurm's list formats ---- */
+
+START_TEST(index_lists)
+{
+	int out[16];
+	ck_assert_int_eq(tpk_parse_index_list("0-3,8,10-11", out, 16), 7);
+	ck_assert_int_eq(out[4], 8);
+	ck_assert_int_eq(out[6], 11);
+	ck_assert_int_eq(tpk_parse_index_list("0-20", out, 16), -1);   /* cap */
+	ck_assert_int_eq(tpk_parse_index_list("3-1", out, 16), -1);
+	ck_assert_int_eq(tpk_parse_index_list("1,", out, 16), -1);
+	ck_assert_int_eq(tpk_parse_index_list("", out, 16), -1);
+	ck_assert_int_eq(tpk_parse_index_list("99999999", out, 16), -1);
+	ck_assert_int_eq(tpk_parse_gpu_list("0,2,3", out, 16), 3);
+	ck_assert_int_eq(tpk_parse_gpu_list("0-3", out, 16), -1);
+	ck_assert_int_eq(tpk_parse_gpu_list("NoDevFiles", out, 16), -1);
+	ck_assert_int_eq(tpk_parse_gpu_list("GPU-4d8f", out, 16), -1);
+}
+END_TEST
+
+START_TEST(task_specs)
+{
+	int64_t nodes = 0;
+	ck_assert_int_eq(tpk_tasks_per_node_sum("2(x3),1", &nodes), 7);
+	ck_assert_int_eq(nodes, 4);
+	ck_assert_int_eq(tpk_tasks_per_node_sum("2(x)", NULL), -1);
+	ck_assert_int_eq(tpk_tasks_per_node_sum("a", NULL), -1);
+	ck_assert_int_eq(tpk_tasks_per_node_sum("1(x2147483648)", NULL), -1);
+	char cap[64];
+	ck_assert_int_eq(tpk_capacity_spec("8(x2),4", 2, cap, sizeof cap), 0);
+	ck_assert_str_eq(cap, "4(x2),2(x1)");
+	ck_assert_int_eq(tpk_capacity_spec("1,2(x2)", 0, cap, sizeof cap), 0);
+	ck_assert_str_eq(cap, "1(x1),2(x2)");
+	ck_assert_int_eq(tpk_capacity_spec("x", 1, cap, sizeof cap), -1);
+	ck_assert_int_eq(tpk_parse_pos("12"), 12);
+	ck_assert_int_eq(tpk_parse_pos("-3"), 0);
+	ck_assert_int_eq(tpk_parse_pos("1e3"), 0);
+	ck_assert_int_eq(tpk_parse_pos(NULL), 0);
+}
+END_TEST
+
+START_TEST(log_lines_are_clean)
+{
+	/* S2: what a user typed cannot reach a log or a terminal raw */
+	char out[TPK_LINE_MAX];
+	tpk_line(out, sizeof out, "topoplace: error: --topo-stencil=%s", "2x1:bytes=\033[31mRED\nx");
+	ck_assert_str_eq(out, "topoplace: error: --topo-stencil=2x1:bytes=\\x1b[31mRED\\x0ax");
+	tpk_line(out, sizeof out, "%s", "caf\xc3\xa9\x7f");
+	ck_assert_str_eq(out, "caf\\xc3\\xa9\\x7f");
+	char tiny[8];
+	tpk_line(tiny, sizeof tiny, "%s", "abcdefghij");
+	ck_assert_int_lt(strlen(tiny), 8);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("plugin");
+	TCase *tc = tcase_create("pure");
+	tcase_add_test(tc, srun_plain);
+	tcase_add_test(tc, srun_other_plugin);
+	tcase_add_test(tc, srun_het_and_end);
+	tcase_add_test(tc, site_arguments);
+	tcase_add_test(tc, hints_env_and_overlay);
+	tcase_add_test(tc, index_lists);
+	tcase_add_test(tc, task_specs);
+	tcase_add_test(tc, log_lines_are_clean);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}
