@@ -194,7 +194,12 @@ static void place(const struct tpk_site *site, const struct tpk_srun_args *args)
 	if (layout[0]) {
 		if (ours)
 			unset_ours();
-		if (wanted && (h.report || args->het_topo || args->het)) {
+		if (args->het && (wanted || args->het_topo)) {
+			/* said even without --topo-report: the user asked for a
+			 * placement that will not happen */
+			say("topoplace: a heterogeneous step is placed by Slurm; "
+			    "its --topo-* options are ignored");
+		} else if (wanted && h.report) {
 			tpk_line(line, sizeof line, "topoplace: %s given by the user: "
 				 "the user's placement wins, topoplace leaves it alone",
 				 layout);
@@ -255,7 +260,7 @@ static bool anything_to_do(const struct tpk_site *site,
 	memset(&h, 0, sizeof h);
 	tpk_hints_from_env(&h, (const char *(*)(const char *))getenv);
 	tpk_hints_overlay(&h, &args->hints);
-	bool yes = tpk_worth_placing(site, &h);
+	bool yes = tpk_worth_placing(site, &h) || args->het_topo;
 	tpk_hints_free(&h);
 	return yes;
 }

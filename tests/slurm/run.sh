@@ -822,6 +822,32 @@ check_eq "14 srun that stops in option parsing (bad option, --mem=xyz, -n 0): no
 check_eq "14 nested srun in a task of a placed step runs (SLURM_DISTRIBUTION reset)" "y" "$(val NESTED "$f")" "stderr: $(head -3 "$W/t14d.err")"
 check_eq "14 TMPDIR that does not exist: the placement falls back to /tmp" "1" "$(val TMP "$f")" "stderr: $(head -3 "$W/t14d.err")"
 
+# an unreadable GPU matrix: one line (srun says it; its tasks do not
+# repeat it); a later heterogeneous component's options: one line; -n 6 on
+# nodes holding 8, 8 and 1 CPUs: no node above its CPUs
+script t14f 'echo "GM=$(srun -n2 --gpus-per-node=2 --topo-gpu-matrix='"$PRIV"'/secret.json true 2>&1 | grep -c topoplace)"
+echo "HET=$(srun -n1 true : -n1 --topo-stencil=1x1 true 2>&1 | grep -c "topoplace: a heterogeneous step is placed by Slurm")"
+echo "CPN=$SLURM_JOB_CPUS_PER_NODE"
+echo "NL=$SLURM_JOB_NODELIST"
+echo "CYC=$(srun -n6 --overlap --topo-policy=cyclic -l hostname | sort -n | awk "{print \$2}" | paste -sd" ")"'
+as_user "salloc -N3 -n17 --ntasks-per-node=8 ./t14f.sh > t14f.out 2> t14f.err"
+f=$W/t14f.out
+check_eq "14 an unreadable --topo-gpu-matrix: one line, not one per side" "1" "$(val GM "$f")" "stderr: $(head -3 "$W/t14f.err")"
+check_eq "14 a later heterogeneous component's --topo-* options: one line says they are ignored" "1" "$(val HET "$f")"
+over=$(python3 - "$(val CPN "$f")" "$(hosts "$(val NL "$f")")" "$(val CYC "$f")" <<'PY'
+import re, sys
+cpn = []
+for item in sys.argv[1].split(","):
+    m = re.fullmatch(r"(\d+)(?:\(x(\d+)\))?", item)
+    cpn += [int(m.group(1))] * int(m.group(2) or 1)
+nodes = sys.argv[2].split()
+got = sys.argv[3].split()
+bad = [n for n, c in zip(nodes, cpn) if got.count(n) > c]
+print("ok" if len(got) == 6 and not bad else "over: %s (cpus %s, got %s)" % (bad, cpn, got))
+PY
+)
+check_eq "14 srun -n6 --topo-policy=cyclic on nodes with $(val CPN "$f") CPUs: no node gets more tasks than CPUs" "ok" "$over" "stderr: $(head -3 "$W/t14f.err")"
+
 # small steps are not pinned by a site default: with plugstack policy=cyclic,
 # a 1-task step gets Slurm's choice, a full step the cyclic order
 TP_PLUGSTACK_ARGS="policy=cyclic" bash "$HERE/cluster.sh" plugstack on
