@@ -369,65 +369,91 @@ static int add_node_links(struct tp_tree *t, const tp_machine *m,
 	return 0;
 }
 
-static int build(struct tparse *p, const int *level_cost, int nlevels,
-		 tp_machine **out)
+/* The tree's arrays for n switches: names NULL, parents -1, depths, levels
+ * and costs 0.  NULL when out of memory. */
+static struct tp_tree *tree_alloc(int32_t n)
 {
-	int32_t n = p->nsw;
-	if (n == 0)
-		return terr(p, 0, TP_EINVAL, "no SwitchName= lines");
 	struct tp_tree *t = calloc(1, sizeof *t);
-	int32_t *last = tp__malloc_array((size_t)n, sizeof(int32_t));
-	int32_t *order = tp__malloc_array((size_t)n, sizeof(int32_t));
-	int32_t *stack = tp__malloc_array((size_t)n, sizeof(int32_t));
-	int32_t *node_sw = NULL, node_sw_cap = 0;
-	tp_machine *m = NULL;
-	int rc = 0;
-	if (t) {
-		t->nsw = n;
-		t->name = calloc((size_t)n, sizeof(char *));
-		t->parent = tp__malloc_array((size_t)n, sizeof(int32_t));
-		t->depth = tp__calloc((size_t)n, sizeof(int));
-		t->level = tp__calloc((size_t)n, sizeof(int));
-		t->upcost = tp__calloc((size_t)n, sizeof(int));
-		t->router_sw = tp__malloc_array((size_t)n, sizeof(int32_t));
-	}
-	p->first_child = tp__malloc_array((size_t)n, sizeof(int32_t));
-	p->next_sib = tp__malloc_array((size_t)n, sizeof(int32_t));
-	if (!t || !t->name || !t->parent || !t->depth || !t->level || !t->upcost ||
-	    !t->router_sw || !last || !order || !stack || !p->first_child ||
-	    !p->next_sib) {
-		rc = terr(p, 0, TP_ENOMEM, "out of memory");
-		goto out;
+	if (!t)
+		return NULL;
+	t->nsw = n;
+	t->name = calloc((size_t)n, sizeof(char *));
+	t->parent = tp__malloc_array((size_t)n, sizeof(int32_t));
+	t->depth = tp__calloc((size_t)n, sizeof(int));
+	t->level = tp__calloc((size_t)n, sizeof(int));
+	t->upcost = tp__calloc((size_t)n, sizeof(int));
+	t->router_sw = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!t->name || !t->parent || !t->depth || !t->level || !t->upcost ||
+	    !t->router_sw) {
+		tp__tree_free(t);
+		return NULL;
 	}
 	for (int32_t s = 0; s < n; s++)
-		t->parent[s] = p->first_child[s] = p->next_sib[s] = last[s] = -1;
-	for (int32_t s = 0; s < n && !rc; s++)
+		t->parent[s] = -1;
+	return t;
+}
+
+/* Every switch's parent from the Switches= lists; children are kept in
+ * listed order (p->first_child, p->next_sib; last: scratch, n entries). */
+static int link_switches(struct tparse *p, struct tp_tree *t, int32_t *last)
+{
+	int rc = 0;
+	for (int32_t s = 0; s < p->nsw; s++)
+		p->first_child[s] = p->next_sib[s] = last[s] = -1;
+	for (int32_t s = 0; s < p->nsw && !rc; s++)
 		if (p->sw[s].switches) {
 			struct child_ctx c = { s, t->parent, last };
 			rc = each_name(p, p->sw[s].switches, "Switches", p->sw[s].line,
 				       add_child, &c);
 		}
-	if (rc)
-		goto out;
-	/* one root; every switch reachable from it (else a loop) */
+	return rc;
+}
+
+/* The one switch without a parent. */
+static int find_top_switch(struct tparse *p, const struct tp_tree *t,
+			   int32_t *top)
+{
 	int32_t root = -1;
-	for (int32_t s = 0; s < n && !rc; s++)
+	for (int32_t s = 0; s < p->nsw; s++)
 		if (t->parent[s] < 0) {
 			if (root >= 0)
-				rc = terr(p, p->sw[s].line, TP_EINVAL,
-					  "switches '%s' (line %d) and '%s' are the tops of two separate trees; give them a common switch",
-					  p->sw[root].name, p->sw[root].line, p->sw[s].name);
+				return terr(p, p->sw[s].line, TP_EINVAL,
+					    "switches '%s' (line %d) and '%s' are the tops of two separate trees; give them a common switch",
+					    p->sw[root].name, p->sw[root].line, p->sw[s].name);
 			root = s;
 		}
-	if (rc)
-		goto out;
-	if (root < 0) {
-		rc = terr(p, p->sw[0].line, TP_EINVAL,
-			  "the switches form a loop (every switch has a parent), e.g. through '%s'",
-			  p->sw[0].name);
-		goto out;
-	}
-	/* depth-first pre-order, children in listed order */
+	if (root < 0)
+		return terr(p, p->sw[0].line, TP_EINVAL,
+			    "the switches form a loop (every switch has a parent), e.g. through '%s'",
+			    p->sw[0].name);
+	*top = root;
+	return 0;
+}
+
+/* A switch the depth-first walk did not reach: it is on a loop. */
+static int report_unreached(struct tparse *p, const int32_t *order,
+			    int32_t reached, int32_t root)
+{
+	int32_t n = p->nsw, bad = -1;
+	char *seen = calloc((size_t)n, 1);
+	if (!seen)
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	for (int32_t i = 0; i < reached; i++)
+		seen[order[i]] = 1;
+	for (int32_t s = 0; s < n && bad < 0; s++)
+		if (!seen[s])
+			bad = s;
+	free(seen);
+	return terr(p, p->sw[bad].line, TP_EINVAL,
+		    "the switches form a loop through '%s' (it is not below the top switch '%s')",
+		    p->sw[bad].name, p->sw[root].name);
+}
+
+/* Depth-first pre-order of the switches from the top, children in listed
+ * order, into order[0..n-1]; sets the depths.  stack: scratch, n entries. */
+static int order_depth_first(struct tparse *p, struct tp_tree *t, int32_t root,
+			     int32_t *order, int32_t *stack)
+{
 	int32_t sp = 0, no = 0;
 	stack[sp++] = root;
 	while (sp > 0) {
@@ -444,37 +470,26 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 			stack[i--] = k;
 		}
 	}
-	if (no < n) {
-		int32_t bad = -1;
-		char *seen = calloc((size_t)n, 1);
-		if (!seen) {
-			rc = terr(p, 0, TP_ENOMEM, "out of memory");
-			goto out;
-		}
-		for (int32_t i = 0; i < no; i++)
-			seen[order[i]] = 1;
-		for (int32_t s = 0; s < n && bad < 0; s++)
-			if (!seen[s])
-				bad = s;
-		free(seen);
-		rc = terr(p, p->sw[bad].line, TP_EINVAL,
-			  "the switches form a loop through '%s' (it is not below the top switch '%s')",
-			  p->sw[bad].name, p->sw[root].name);
-		goto out;
-	}
-	/* levels: post-order is the reverse of pre-order */
+	return no < p->nsw ? report_unreached(p, order, no, root) : 0;
+}
+
+/* Levels bottom-up (post-order is the reverse of pre-order), the height,
+ * and the cost of every switch's link to its parent (LevelCost=). */
+static int set_levels_and_costs(struct tparse *p, struct tp_tree *t,
+				const int32_t *order, int32_t root,
+				const int *level_cost, int nlevels)
+{
+	int32_t n = p->nsw;
 	for (int32_t i = n - 1; i >= 0; i--) {
 		int32_t s = order[i];
 		if (t->parent[s] >= 0 && t->level[t->parent[s]] < t->level[s] + 1)
 			t->level[t->parent[s]] = t->level[s] + 1;
 	}
 	t->height = t->level[root];
-	if (nlevels > 1 && nlevels != t->height) {
-		rc = terr(p, 0, TP_EINVAL,
-			  "LevelCost= has %d values, the tree has %d level%s of links (give 1 or %d)",
-			  nlevels, t->height, t->height == 1 ? "" : "s", t->height);
-		goto out;
-	}
+	if (nlevels > 1 && nlevels != t->height)
+		return terr(p, 0, TP_EINVAL,
+			    "LevelCost= has %d values, the tree has %d level%s of links (give 1 or %d)",
+			    nlevels, t->height, t->height == 1 ? "" : "s", t->height);
 	t->mincost = INT_MAX;
 	for (int32_t s = 0; s < n; s++) {
 		int l = t->level[s];
@@ -484,34 +499,71 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 	}
 	if (t->mincost == INT_MAX)
 		t->mincost = 1;
-	/* routers: the nodes, switch by switch in pre-order */
-	int32_t nnodes = 0;
-	for (int32_t i = 0; i < no && !rc; i++)
+	return 0;
+}
+
+/* The machine with its nodes as routers, switch by switch in pre-order:
+ * one dimension, the router number.  node_sw[i]: the switch of node i. */
+static int machine_with_nodes(struct tparse *p, const int32_t *order,
+			      tp_machine **out, int32_t **node_sw,
+			      int32_t *node_sw_cap)
+{
+	int32_t n = p->nsw, nnodes = 0;
+	int rc = 0;
+	for (int32_t i = 0; i < n && !rc; i++)
 		if (p->sw[order[i]].nodes)
 			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
 				       p->sw[order[i]].line, count_name, &nnodes);
 	if (rc)
-		goto out;
-	if (nnodes == 0) {
-		rc = terr(p, 0, TP_EINVAL, "no switch has Nodes=");
-		goto out;
-	}
+		return rc;
+	if (nnodes == 0)
+		return terr(p, 0, TP_EINVAL, "no switch has Nodes=");
 	tp_error e;
 	tp_error_clear(&e);
 	bool wrap = false;
 	int nr = (int)nnodes;
-	if ((rc = tp_machine_create(&m, 1, &nr, &wrap, &e))) {
-		rc = terr(p, 0, rc, "%s", e.msg);
-		goto out;
-	}
-	struct node_ctx c = { m, -1, 0, &node_sw, &node_sw_cap };
-	for (int32_t i = 0; i < no && !rc; i++)
+	tp_machine *m;
+	if ((rc = tp_machine_create(&m, 1, &nr, &wrap, &e)))
+		return terr(p, 0, rc, "%s", e.msg);
+	struct node_ctx c = { m, -1, 0, node_sw, node_sw_cap };
+	for (int32_t i = 0; i < n && !rc; i++)
 		if (p->sw[order[i]].nodes) {
 			c.s = order[i];
 			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
 				       p->sw[order[i]].line, add_tree_node, &c);
 		}
-	if (rc)
+	if (rc) {
+		tp_machine_destroy(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+static int build(struct tparse *p, const int *level_cost, int nlevels,
+		 tp_machine **out)
+{
+	int32_t n = p->nsw;
+	if (n == 0)
+		return terr(p, 0, TP_EINVAL, "no SwitchName= lines");
+	struct tp_tree *t = tree_alloc(n);
+	int32_t *last = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *order = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *stack = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *node_sw = NULL, node_sw_cap = 0, root = -1;
+	tp_machine *m = NULL;
+	int rc = 0;
+	p->first_child = tp__malloc_array((size_t)n, sizeof(int32_t));
+	p->next_sib = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!t || !last || !order || !stack || !p->first_child || !p->next_sib) {
+		rc = terr(p, 0, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = link_switches(p, t, last)) ||
+	    (rc = find_top_switch(p, t, &root)) ||
+	    (rc = order_depth_first(p, t, root, order, stack)) ||
+	    (rc = set_levels_and_costs(p, t, order, root, level_cost, nlevels)) ||
+	    (rc = machine_with_nodes(p, order, &m, &node_sw, &node_sw_cap)))
 		goto out;
 	/* the nodes' links: one "switch" per node below its switch */
 	if ((rc = add_node_links(t, m, node_sw))) {
