@@ -44,7 +44,7 @@ SONAME  = libtopoplace.so.0
 CORE_SRC = $(addprefix core/src/, \
 	alloc.c conf.c dragonfly.c geom.c geom_select.c gpu_matrix.c gpusel.c \
 	graph.c graphmap.c hostfile.c json_graph.c machine.c metrics.c \
-	modcolor.c node.c node_links.c place.c stencil.c tree.c util.c \
+	modcolor.c node.c node_links.c place.c stencil.c torus.c tree.c util.c \
 	version.c)
 CLI_SRC = $(addprefix plugin/cli/, \
 	cli.c cli_node.c cli_out.c cli_run.c)
@@ -52,8 +52,8 @@ SPANK_SRC = $(addprefix plugin/spank/, \
 	spank_node.c spank_place.c spank_topoplace.c spank_util.c)
 UNIT_SRC = $(addprefix tests/unit/, \
 	test_conf.c test_dragonfly.c test_geom.c test_gpusel.c test_graphmap.c \
-	test_machine.c test_metrics.c test_node.c test_pattern.c test_place.c \
-	test_tree.c)
+	test_machine.c test_metrics.c test_network.c test_node.c test_pattern.c \
+	test_place.c test_tree.c)
 BENCH_SRC = $(addprefix tests/bench/, \
 	bench_geom.c bench_gpu.c bench_graph.c)
 
