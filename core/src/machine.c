@@ -321,18 +321,22 @@ static const int *node_coords(const tp_machine *m, int32_t node)
 	return m->coords + (size_t)node * (size_t)m->ndims;
 }
 
-int tp_machine_distance(const tp_machine *m, int32_t a, int32_t b)
+int64_t tp_machine_distance(const tp_machine *m, int32_t a, int32_t b)
 {
 	if (!m || a < 0 || b < 0 || a >= m->nnodes || b >= m->nnodes)
 		return -1;
-	return (int)tp__coord_dist(m, node_coords(m, a), node_coords(m, b));
+	return tp__coord_dist(m, node_coords(m, a), node_coords(m, b));
 }
 
-int tp_machine_coord_distance(const tp_machine *m, const int *ca, const int *cb)
+int64_t tp_machine_coord_distance(const tp_machine *m, const int *ca,
+				  const int *cb)
 {
 	if (!m || !ca || !cb)
 		return -1;
-	return (int)tp__coord_dist(m, ca, cb);
+	for (int d = 0; d < m->ndims; d++)
+		if (ca[d] < 0 || ca[d] >= m->dims[d] || cb[d] < 0 || cb[d] >= m->dims[d])
+			return -1;
+	return tp__coord_dist(m, ca, cb);
 }
 
 int64_t tp_machine_link_count(const tp_machine *m)

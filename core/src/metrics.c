@@ -91,9 +91,26 @@ int tp_mapping_validate(const tp_graph *g, const tp_alloc *a,
 
 /* ---- distance helpers ---- */
 
+/* The specialised loops below work in int, as fast as it gets: they serve
+ * plain-hop machines whose distances and doubled mesh extents (wrap_extents)
+ * fit one, i.e. every real machine.  The others, weighted or with extents
+ * near 2^31, take the generic loop and its 64-bit distances. */
+static bool int_hops(const struct tp_machine *m)
+{
+	if (!m->plain_hops)
+		return false;
+	int64_t diameter = 0;
+	for (int d = 0; d < m->ndims; d++) {
+		if (!m->wrap[d] && m->dims[d] > INT_MAX / 2)
+			return false;
+		diameter += m->wrap[d] ? m->dims[d] / 2 : m->dims[d] - 1;
+	}
+	return diameter <= INT_MAX;
+}
+
 /* wd[d] = dims[d] on a wrapped dimension, 2*dims[d] otherwise: then the hop
  * count along d is min(x, wd[d] - x) for x = |a - b| < dims[d], branch-free
- * (on a mesh wd - x > x always). */
+ * (on a mesh wd - x > x always).  Only for int_hops machines. */
 static void wrap_extents(const struct tp_machine *m, int *wd)
 {
 	for (int d = 0; d < m->ndims; d++)
@@ -230,7 +247,7 @@ hop_bytes_generic(const struct tp_graph *g, const struct tp_machine *m,
 double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 				 const int *tc, double bound)
 {
-	if (!m->plain_hops)
+	if (!int_hops(m))
 		return hop_bytes_generic(g, m, tc, NULL, NULL, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(m, wd);
@@ -245,7 +262,7 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, double bound)
 {
-	if (!a->m->plain_hops)
+	if (!int_hops(a->m))
 		return hop_bytes_generic(g, a->m, NULL, a->node, map, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
@@ -455,11 +472,14 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
 	const double *w = g->weights;
-	int wd[TP_MAX_DIMS];
-	wrap_extents(m, wd);
+	const bool fast = int_hops(m);
+	int wd[TP_MAX_DIMS] = { 0 };
+	if (fast)
+		wrap_extents(m, wd);
 
-	int64_t nedges = 0, hops_sum = 0;
-	int max_hops = 0;
+	/* hops summed in a double: exact while below 2^53, never wrapping */
+	int64_t nedges = 0, max_hops = 0;
+	double hops_sum = 0.0;
 	double total = 0.0, hb = 0.0, intra_node = 0.0, intra_router = 0.0;
 	for (int32_t u = 0; u < g->ntasks; u++) {
 		const int32_t iu = map[u];
@@ -469,13 +489,13 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
 			const int32_t iv = map[adj[e]];
 			const int *cv = coords + (size_t)node[iv] * (size_t)nd;
-			const int h = m->plain_hops ? dist_nd(cu, cv, wd, nd)
-				      : (int)tp__coord_dist(m, cu, cv);
+			const int64_t h = fast ? dist_nd(cu, cv, wd, nd)
+					  : tp__coord_dist(m, cu, cv);
 			const double we = w[e];
 			nedges++;
 			total += we;
 			s += we * (double)h;
-			hops_sum += h;
+			hops_sum += (double)h;
 			if (h > max_hops)
 				max_hops = h;
 			if (h == 0)
@@ -490,7 +510,7 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 	out->total_bytes = total;
 	out->hop_bytes = hb;
 	out->avg_hop_bytes = total > 0.0 ? hb / total : 0.0;
-	out->avg_dilation = nedges > 0 ? (double)hops_sum / (double)nedges : 0.0;
+	out->avg_dilation = nedges > 0 ? hops_sum / (double)nedges : 0.0;
 	out->max_dilation = max_hops;
 	out->frac_intra_node = total > 0.0 ? intra_node / total : 0.0;
 	out->frac_intra_router = total > 0.0 ? intra_router / total : 0.0;

@@ -6,6 +6,7 @@
  * hops apart.  The kind of network (tp_machine_kind) decides distance and
  * routing: tori and meshes (below; the box is the network), switch trees and
  * dragonflies (further below; the box is an embedding for geometric mapping).
+ * Distances are 64-bit: hop counts, or sums of hop costs.
  *
  * Tori and meshes: distance is the minimal hop count between the routers,
  * taking the shorter way round on every wrapped dimension.
@@ -79,10 +80,12 @@ TP_EXPORT int64_t tp_machine_router_count(const tp_machine *m);
  * "dragonfly"; NULL for a NULL machine. */
 TP_EXPORT const char *tp_machine_kind(const tp_machine *m);
 
-/* Minimal hops between the routers of nodes a and b. */
-TP_EXPORT int tp_machine_distance(const tp_machine *m, int32_t a, int32_t b);
-/* Same, from raw router coordinates. */
-TP_EXPORT int tp_machine_coord_distance(const tp_machine *m, const int *ca, const int *cb);
+/* Distance between the routers of nodes a and b: minimal hops, or their
+ * cost with hop costs or LevelCost=; -1 for a bad argument. */
+TP_EXPORT int64_t tp_machine_distance(const tp_machine *m, int32_t a, int32_t b);
+/* Same, from raw router coordinates (-1 when outside the dimensions). */
+TP_EXPORT int64_t tp_machine_coord_distance(const tp_machine *m, const int *ca,
+					    const int *cb);
 
 /* Number of physical links, i.e. the range of link ids (tori and meshes:
  * router_count * ndims, some unused on meshes). */
