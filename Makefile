@@ -42,23 +42,75 @@ SONAME  = libtopoplace.so.0
 # ---- sources (listed: a stray file in a folder does not enter the build)
 
 CORE_SRC = $(addprefix core/src/, \
-	alloc.c conf.c dragonfly.c geom.c geom_select.c gpu_matrix.c gpusel.c \
-	graph.c graphmap.c hostfile.c job.c job_map.c job_node.c json_graph.c \
-	machine.c metrics.c \
-	modcolor.c node.c node_links.c place.c stencil.c tree.c util.c \
-	version.c)
+	alloc.c \
+	conf.c \
+	dragonfly.c \
+	geom.c \
+	geom_select.c \
+	gpu_matrix.c \
+	gpusel.c \
+	graph.c \
+	graphmap.c \
+	hostfile.c \
+	job.c \
+	job_map.c \
+	job_node.c \
+	json_graph.c \
+	machine.c \
+	metrics.c \
+	modcolor.c \
+	node.c \
+	node_links.c \
+	place.c \
+	stencil.c \
+	torus.c \
+	tree.c \
+	util.c \
+	version.c \
+)
 CLI_SRC = $(addprefix plugin/cli/, \
-	check_config.c diag.c eval.c main.c map.c map_output.c node_info.c \
-	output.c)
+	check_config.c \
+	diag.c \
+	eval.c \
+	main.c \
+	map.c \
+	map_output.c \
+	node_info.c \
+	output.c \
+)
 SPANK_SRC = $(addprefix plugin/spank/, \
-	batch.c dispatch.c hints.c lists.c place.c site.c srun.c srun_args.c \
-	task.c userfile.c)
+	batch.c \
+	dispatch.c \
+	hints.c \
+	lists.c \
+	place.c \
+	site.c \
+	srun.c \
+	srun_args.c \
+	task.c \
+	userfile.c \
+)
 UNIT_SRC = $(addprefix tests/unit/, \
-	test_conf.c test_dragonfly.c test_geom.c test_gpusel.c test_graphmap.c test_job.c \
-	test_machine.c test_metrics.c test_node.c test_pattern.c test_place.c \
-	test_plugin.c test_tree.c)
+	test_conf.c \
+	test_dragonfly.c \
+	test_geom.c \
+	test_gpusel.c \
+	test_graphmap.c \
+	test_job.c \
+	test_machine.c \
+	test_metrics.c \
+	test_network.c \
+	test_node.c \
+	test_pattern.c \
+	test_place.c \
+	test_plugin.c \
+	test_tree.c \
+)
 BENCH_SRC = $(addprefix tests/bench/, \
-	bench_geom.c bench_gpu.c bench_graph.c)
+	bench_geom.c \
+	bench_gpu.c \
+	bench_graph.c \
+)
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
 CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)

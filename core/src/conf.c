@@ -389,10 +389,10 @@ static int ensure_machine(struct loader *ld, int line, const char *key)
 		int cost[TP_MAX_DIMS];
 		double top = 0;
 		for (int d = 0; d < ld->ndims; d++)
-			if (ld->c->m->link_bw[d] > top)
-				top = ld->c->m->link_bw[d];
+			if (tp_machine_link_bandwidth(ld->c->m, d) > top)
+				top = tp_machine_link_bandwidth(ld->c->m, d);
 		for (int d = 0; d < ld->ndims; d++) {
-			double r = floor(top / ld->c->m->link_bw[d] + 0.5);
+			double r = floor(top / tp_machine_link_bandwidth(ld->c->m, d) + 0.5);
 			cost[d] = r < 1 ? 1 : r > 1000000 ? 1000000 : (int)r;
 		}
 		if ((rc = tp_machine_set_hop_cost(ld->c->m, cost, &e2)))
@@ -1484,9 +1484,9 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 		}
 	} else if (c->net == NET_DFLY) {
 		fprintf(out, "dragonfly %d groups x %d routers, %d global link%s per group pair, %s routing, %ld nodes, %d per router\n",
-			m->dims[1], m->dims[0], m->dfly->links,
-			m->dfly->links == 1 ? "" : "s",
-			m->dfly->valiant ? "valiant" : "direct", (long)m->nnodes,
+			m->dims[1], m->dims[0], tp_machine_dragonfly_links(m),
+			tp_machine_dragonfly_links(m) == 1 ? "" : "s",
+			tp_machine_dragonfly_valiant(m) ? "valiant" : "direct", (long)m->nnodes,
 			m->nodes_per_router);
 	} else {
 	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : "torus");
@@ -1500,13 +1500,13 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 	if (c->bw_set) {
 		fputs("link bandwidth ", out);
 		for (int d = 0; d < m->ndims; d++)
-			fprintf(out, "%s%g", d ? "," : "", m->link_bw[d]);
+			fprintf(out, "%s%g", d ? "," : "", tp_machine_link_bandwidth(m, d));
 		fputc('\n', out);
 	}
-	if (m->weighted) {
+	if (!m->plain_hops) {
 		fputs("distance weighted by 1/bandwidth: hop costs ", out);
 		for (int d = 0; d < m->ndims; d++)
-			fprintf(out, "%s%d", d ? "," : "", m->hop_cost[d]);
+			fprintf(out, "%s%d", d ? "," : "", tp_machine_hop_cost(m, d));
 		fputc('\n', out);
 	}
 	}

@@ -13,13 +13,30 @@
  * Valiant (through an intermediate group chosen by a hash of the two routers,
  * direct to it and direct on from it).
  * Link ids: local link {x, y} of group g = g*A*A + min*A + max; global link k
- * of groups {g < h} = G*A*A + (g*G + h)*L + k.
+ * of groups {g < h} = G*A*A + (g*G + h)*L + k (some ids unused).  Names:
+ * "g3:r0-r2" (local), "g1-g4#0" (global).  Every link weighs 1 for
+ * congestion; a route has at most 6 links (Valiant: local, global, local,
+ * global, local), a distance at most 3.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "network.h"
+
+/* The dragonfly (m->net_data).  The machine has two dimensions: router in
+ * group, group. */
+struct tp_dfly {
+	int groups, routers, links;
+	bool valiant;        /* congestion routing through a third group */
+};
+
+static const struct tp_net_ops dragonfly_ops;
+
+static const struct tp_dfly *dfly_of(const tp_machine *m)
+{
+	return m && m->net == &dragonfly_ops ? m->net_data : NULL;
+}
 
 static inline int mod(int x, int n)
 {
@@ -51,16 +68,16 @@ static int best_global(const struct tp_dfly *d, int a, int g, int b, int h,
 	return best;
 }
 
-int tp__dfly_dist(const struct tp_machine *m, const int *x, const int *y)
+static int64_t distance(const struct tp_machine *m, const int *x, const int *y)
 {
-	const struct tp_dfly *d = m->dfly;
+	const struct tp_dfly *d = m->net_data;
 	if (x[1] == y[1])
 		return x[0] != y[0];
 	return best_global(d, x[0], x[1], y[0], y[1], NULL);
 }
 
-int tp__dfly_range_lb(const struct tp_machine *m, const int *p, const int *lo,
-		      const int *hi)
+static int64_t range_lower_bound(const struct tp_machine *m, const int *p,
+				 const int *lo, const int *hi)
 {
 	(void)m;
 	bool in_a = p[0] >= lo[0] && p[0] <= hi[0];
@@ -83,9 +100,9 @@ static int64_t global_link(const struct tp_dfly *d, int g, int h, int k)
 	       ((int64_t)lo * d->groups + hi) * d->links + k;
 }
 
-int64_t tp__dfly_link_count(const struct tp_machine *m)
+static int64_t link_count(const struct tp_machine *m)
 {
-	const struct tp_dfly *d = m->dfly;
+	const struct tp_dfly *d = m->net_data;
 	return (int64_t)d->groups * d->routers * d->routers +
 	       (int64_t)d->groups * d->groups * d->links;
 }
@@ -110,10 +127,10 @@ static int direct(const struct tp_dfly *d, int a, int g, int b, int h,
 	return n;
 }
 
-int tp__dfly_route(const struct tp_machine *m, const int *x, const int *y,
-		   int64_t *links, int cap)
+static int route(const struct tp_machine *m, const int *x, const int *y,
+		 int64_t *links, int cap)
 {
-	const struct tp_dfly *d = m->dfly;
+	const struct tp_dfly *d = m->net_data;
 	int64_t tmp[6];
 	int a = x[0], g = x[1], b = y[0], h = y[1], n;
 	if (!d->valiant || g == h || d->groups < 3) {
@@ -148,10 +165,10 @@ int tp__dfly_route(const struct tp_machine *m, const int *x, const int *y,
 	return n;
 }
 
-void tp__dfly_link_name(const struct tp_machine *m, int64_t link, char *buf,
-			size_t len)
+static void link_name(const struct tp_machine *m, int64_t link, char *buf,
+		      size_t len)
 {
-	const struct tp_dfly *d = m->dfly;
+	const struct tp_dfly *d = m->net_data;
 	int64_t nl = (int64_t)d->groups * d->routers * d->routers;
 	if (link < nl) {
 		int g = (int)(link / ((int64_t)d->routers * d->routers));
@@ -167,6 +184,24 @@ void tp__dfly_link_name(const struct tp_machine *m, int64_t link, char *buf,
 	}
 }
 
+/* Valiant: local, global, local, global, local (direct needs 3). */
+static int64_t max_route_links(const struct tp_machine *m)
+{
+	(void)m;
+	return 6;
+}
+
+static const struct tp_net_ops dragonfly_ops = {
+	.kind = "dragonfly",
+	.distance = distance,
+	.range_lower_bound = range_lower_bound,
+	.route = route,
+	.max_route_links = max_route_links,
+	.link_count = link_count,
+	.link_name = link_name,
+	.destroy = free,
+};
+
 int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,
 				int nodes_per_router, int links, bool valiant,
 				tp_error *err)
@@ -181,22 +216,20 @@ int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,
 	if ((int64_t)groups * groups * links > ((int64_t)1 << 40) ||
 	    (int64_t)groups * routers * routers > ((int64_t)1 << 40))
 		return tp_error_set(err, TP_EINVAL, "dragonfly: too many links");
-	int dims[2] = { routers, groups };
-	bool wrap[2] = { false, false };
-	int rc = tp_machine_create(out, 2, dims, wrap, err);
-	if (rc)
-		return rc;
 	struct tp_dfly *d = calloc(1, sizeof *d);
-	if (!d) {
-		tp_machine_destroy(*out);
-		*out = NULL;
+	if (!d)
 		return tp_error_set(err, TP_ENOMEM, "dragonfly: out of memory");
-	}
 	d->groups = groups;
 	d->routers = routers;
 	d->links = links;
 	d->valiant = valiant;
-	(*out)->dfly = d;
+	int dims[2] = { routers, groups };
+	bool wrap[2] = { false, false };
+	int rc = tp__machine_new(out, 2, dims, wrap, &dragonfly_ops, d, err);
+	if (rc) {
+		free(d);
+		return rc;
+	}
 	if ((rc = tp_machine_set_nodes_per_router(*out, nodes_per_router, err))) {
 		tp_machine_destroy(*out);
 		*out = NULL;
@@ -207,5 +240,17 @@ int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,
 
 bool tp_machine_is_dragonfly(const tp_machine *m)
 {
-	return m && m->dfly;
+	return dfly_of(m) != NULL;
+}
+
+int tp_machine_dragonfly_links(const tp_machine *m)
+{
+	const struct tp_dfly *d = dfly_of(m);
+	return d ? d->links : 0;
+}
+
+bool tp_machine_dragonfly_valiant(const tp_machine *m)
+{
+	const struct tp_dfly *d = dfly_of(m);
+	return d && d->valiant;
 }

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "geom_select.h"
-#include "internal.h"
+#include "network.h"
 
 
 #define MAX_PERMS 720

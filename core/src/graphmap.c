@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "network.h"
 
 #define KD_LEAF 8            /* points per k-d tree leaf */
 #define NEIGH_CANDIDATES 8   /* neighbour nodes tried per greedy placement */
@@ -72,7 +72,7 @@ static inline const int *rcoord(const gm *c, int32_t i)
 	return &c->rc[(size_t)i * (size_t)c->nd];
 }
 
-static inline int ndist(const gm *c, int32_t i, int32_t j)
+static inline int64_t ndist(const gm *c, int32_t i, int32_t j)
 {
 	return tp__coord_dist(c->m, rcoord(c, i), rcoord(c, j));
 }
@@ -199,32 +199,14 @@ static void kd_take(kdtree *k, int32_t i)
 		k->t[id].free--;
 }
 
-/* Lower bound on the hop distance from point p to any router in the box. */
-static int kd_box_lb(const kdtree *k, const kdn *n, const int *p)
+/* Lower bound on the distance from point p to any router in the box. */
+static int64_t kd_box_lb(const kdtree *k, const kdn *n, const int *p)
 {
-	const struct tp_machine *m = k->c->m;
-	if (m->tree)
-		return tp__tree_range_lb(m, p[0], n->bmin[0], n->bmax[0]);
-	if (m->dfly)
-		return tp__dfly_range_lb(m, p, n->bmin, n->bmax);
-	int lb = 0;
-	for (int d = 0; d < k->c->nd; d++) {
-		if (p[d] >= n->bmin[d] && p[d] <= n->bmax[d])
-			continue;
-		int a = abs(p[d] - n->bmin[d]), b = abs(p[d] - n->bmax[d]);
-		if (m->wrap[d]) {
-			if (m->dims[d] - a < a)
-				a = m->dims[d] - a;
-			if (m->dims[d] - b < b)
-				b = m->dims[d] - b;
-		}
-		lb += (a < b ? a : b) * m->hop_cost[d];
-	}
-	return lb;
+	return tp__range_lower_bound(k->c->m, p, n->bmin, n->bmax);
 }
 
 static void kd_nearest_rec(const kdtree *k, int32_t id, const int *p,
-			   int *best_d, int32_t *best)
+			   int64_t *best_d, int32_t *best)
 {
 	const kdn *n = &k->t[id];
 	if (n->free <= 0 || kd_box_lb(k, n, p) > *best_d)
@@ -234,7 +216,7 @@ static void kd_nearest_rec(const kdtree *k, int32_t id, const int *p,
 			int32_t i = k->perm[q];
 			if (k->freeslots[i] <= 0)
 				continue;
-			int d = tp__coord_dist(k->c->m, p, rcoord(k->c, i));
+			int64_t d = tp__coord_dist(k->c->m, p, rcoord(k->c, i));
 			if (d < *best_d || (d == *best_d && i < *best)) {
 				*best_d = d;
 				*best = i;
@@ -242,8 +224,8 @@ static void kd_nearest_rec(const kdtree *k, int32_t id, const int *p,
 		}
 		return;
 	}
-	int ll = kd_box_lb(k, &k->t[n->left], p);
-	int lr = kd_box_lb(k, &k->t[n->right], p);
+	int64_t ll = kd_box_lb(k, &k->t[n->left], p);
+	int64_t lr = kd_box_lb(k, &k->t[n->right], p);
 	if (ll <= lr) {
 		kd_nearest_rec(k, n->left, p, best_d, best);
 		kd_nearest_rec(k, n->right, p, best_d, best);
@@ -256,7 +238,7 @@ static void kd_nearest_rec(const kdtree *k, int32_t id, const int *p,
 /* Free node nearest to router coordinates p (ties: lower index), -1 if none. */
 static int32_t kd_nearest(const kdtree *k, const int *p)
 {
-	int best_d = INT32_MAX;
+	int64_t best_d = INT64_MAX;
 	int32_t best = -1;
 	if (k->c->nn > 0)
 		kd_nearest_rec(k, 0, p, &best_d, &best);
@@ -417,7 +399,7 @@ static int32_t greedy_choose(const gm *c, const kdtree *k, const int32_t *map,
 	shifted_to_raw(c, cen, p);
 	int32_t best = kd_nearest(k, p);
 	double best_cost = place_cost(c, map, t, best);
-	int best_d = tp__coord_dist(c->m, p, rcoord(c, best));
+	int64_t best_d = tp__coord_dist(c->m, p, rcoord(c, best));
 	int tried = 0;
 	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && tried < NEIGH_CANDIDATES; e++) {
 		int32_t u = g->adjncy[e];
@@ -426,7 +408,7 @@ static int32_t greedy_choose(const gm *c, const kdtree *k, const int32_t *map,
 		tried++;
 		int32_t q = map[u];
 		double cost = place_cost(c, map, t, q);
-		int dq = tp__coord_dist(c->m, p, rcoord(c, q));
+		int64_t dq = tp__coord_dist(c->m, p, rcoord(c, q));
 		if (cost < best_cost ||
 		    (cost == best_cost && (dq < best_d || (dq == best_d && q < best)))) {
 			best = q;
@@ -653,7 +635,7 @@ static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 					best_q = q;
 					best_s = -1;
 				}
-				int dpq = ndist(c, p, q);
+				int64_t dpq = ndist(c, p, q);
 				int scanned = 0;
 				for (int64_t s = off[q]; s < off[q + 1] && scanned < REFINE_SWAPS; s++) {
 					int32_t u = slot_task[s];

@@ -10,52 +10,29 @@
 
 struct lh_table; /* json-c linkhash: name -> node index */
 
-/* A switch tree (Network=tree, Slurm's topology.conf); see tree.c.  The
- * machine then has one dimension whose coordinate is the router (= switch
- * holding nodes) number in depth-first order, no wrap. */
-struct tp_tree {
-	int32_t nsw;          /* the switches, then one entry per node: the
-				 node's link to its switch */
-	int32_t nreal;        /* real switches: [0, nreal) */
-	char **name;          /* switch (or node) names, owned */
-	int32_t *parent;      /* -1 for the top switch */
-	int *depth;           /* links from the top */
-	int *level;           /* 0 for nodes, 1 for leaf switches, 1 + highest
-				 child level */
-	int *upcost;          /* hop cost of the link to the parent */
-	int32_t *router_sw;   /* router number (= node) -> its entry */
-	int height;           /* levels of switch-to-switch links */
-	int mincost;          /* smallest link cost */
-	double *upinvbw;      /* 1 / bandwidth of the link to the parent, or
-				 NULL (LevelBandwidth= not given) */
-	double maxbw;         /* largest level bandwidth (0 when NULL) */
-};
+struct tp_net_ops; /* network.h: one table per kind of network */
 
-/* A two-level dragonfly (Network=dragonfly); see dragonfly.c.  The machine
- * has two dimensions: router in group, group. */
-struct tp_dfly {
-	int groups, routers, links;
-	bool valiant;        /* congestion routing through a third group */
-};
-
+/* A machine: named nodes on routers, the routers embedded in a box of
+ * integer coordinates, and the network that joins them (network.h). */
 struct tp_machine {
-	int ndims;
+	int ndims;                     /* the coordinate box */
 	int dims[TP_MAX_DIMS];
 	bool wrap[TP_MAX_DIMS];
 	int64_t stride[TP_MAX_DIMS];   /* router id = sum coords[d]*stride[d] */
 	int64_t nrouters;
 	int nodes_per_router;
-	double link_bw[TP_MAX_DIMS];
-	bool weighted;                 /* hop_cost not all 1 */
-	int hop_cost[TP_MAX_DIMS];     /* cost of one hop per dimension */
+
+	const struct tp_net_ops *net;  /* the kind of network */
+	void *net_data;                /* its own data, owned */
+	bool plain_hops;               /* distance = unweighted hop count in
+					  the box (tori and meshes with every
+					  hop cost 1): computed inline */
 
 	int32_t nnodes, cap;
 	char **names;                  /* nnodes names, owned */
 	int *coords;                   /* nnodes x ndims router coordinates */
 	struct lh_table *by_name;      /* name -> (intptr_t)(index + 1) */
 	struct lh_table *router_use;   /* router id -> nodes on it (sparse) */
-	struct tp_tree *tree;          /* non-NULL: a switch tree (tree.c) */
-	struct tp_dfly *dfly;          /* non-NULL: a dragonfly (dragonfly.c) */
 };
 
 struct tp_alloc {
@@ -80,66 +57,6 @@ struct tp_graph {
 	int grid_ndims;                /* > 0 when built from a stencil */
 	int grid[3];
 };
-
-/* Switch trees (tree.c): distance and up/down route between routers, a
- * lower bound of the distance from router p to routers lo..hi. */
-int tp__tree_dist(const struct tp_machine *m, int ra, int rb);
-int tp__tree_route(const struct tp_machine *m, int ra, int rb, int64_t *links,
-		   int cap);
-int tp__tree_range_lb(const struct tp_machine *m, int p, int lo, int hi);
-void tp__tree_free(struct tp_tree *t);
-
-/* Weight of one byte on a link for congestion: 1 / bandwidth on trees with
- * LevelBandwidth=, else 1. */
-static inline double tp__link_weight(const struct tp_machine *m, int64_t link)
-{
-	return m->tree && m->tree->upinvbw ? m->tree->upinvbw[link] : 1.0;
-}
-
-/* Dragonflies (dragonfly.c), on router coordinates (router, group). */
-int tp__dfly_dist(const struct tp_machine *m, const int *x, const int *y);
-int tp__dfly_route(const struct tp_machine *m, const int *x, const int *y,
-		   int64_t *links, int cap);
-int tp__dfly_range_lb(const struct tp_machine *m, const int *p, const int *lo,
-		      const int *hi);
-int64_t tp__dfly_link_count(const struct tp_machine *m);
-void tp__dfly_link_name(const struct tp_machine *m, int64_t link, char *buf,
-			size_t len);
-
-/* Minimal hops between router coordinates (inlined in hot loops). */
-static inline int tp__coord_dist(const struct tp_machine *m, const int *a,
-				 const int *b)
-{
-	if (__builtin_expect(m->tree != NULL, 0))
-		return tp__tree_dist(m, a[0], b[0]);
-	if (__builtin_expect(m->dfly != NULL, 0))
-		return tp__dfly_dist(m, a, b);
-	if (__builtin_expect(m->weighted, 0)) {
-		int h = 0;
-		for (int d = 0; d < m->ndims; d++) {
-			int x = a[d] > b[d] ? a[d] - b[d] : b[d] - a[d];
-			if (m->wrap[d] && m->dims[d] - x < x)
-				x = m->dims[d] - x;
-			h += x * m->hop_cost[d];
-		}
-		return h;
-	}
-	int h = 0;
-	for (int d = 0; d < m->ndims; d++) {
-		int x = a[d] > b[d] ? a[d] - b[d] : b[d] - a[d];
-		if (m->wrap[d] && m->dims[d] - x < x)
-			x = m->dims[d] - x;
-		h += x;
-	}
-	return h;
-}
-
-/* Machines whose distance is not the plain torus/mesh hop count: the
- * metrics take the generic path (tp__coord_dist) for them. */
-static inline bool tp__special_dist(const struct tp_machine *m)
-{
-	return m->tree || m->dfly || m->weighted;
-}
 
 /* Hop-bytes, but free to stop early and return any value above bound once
  * the sum exceeds it (used to discard losing candidates quickly). */

@@ -1,13 +1,14 @@
-/* topoplace — the machine: mesh/torus shape, named nodes on routers,
- * distance and dimension-order routing. */
-#include <math.h>
+/* topoplace — the machine: named nodes on routers, the box of router
+ * coordinates, and the public distance, routing and link queries, which
+ * hand over to the machine's kind of network (network.h; torus.c, tree.c,
+ * dragonfly.c).  Nothing here knows one kind from another. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/linkhash.h>
 
-#include "internal.h"
+#include "network.h"
 
 /* Router-occupancy table: the key is the router id + 1 stored in the pointer
  * itself (never NULL and never one of linkhash's sentinels -1/-2, because
@@ -34,10 +35,7 @@ static const void *router_key(int64_t router)
 	return (const void *)(uintptr_t)(router + 1);
 }
 
-static const char dim_letter[TP_MAX_DIMS] = { 'x', 'y', 'z', 'u', 'v', 'w' };
-
-/* "(3,0,7)" into buf. */
-static void fmt_coords(char *buf, size_t len, const int *c, int n)
+void tp__fmt_coords(char *buf, size_t len, const int *c, int n)
 {
 	size_t o = 0;
 	if (len == 0)
@@ -53,7 +51,7 @@ static void fmt_coords(char *buf, size_t len, const int *c, int n)
 		snprintf(buf + o, len - o, ")");
 }
 
-static void router_coords(const tp_machine *m, int64_t r, int *c)
+void tp__router_coords(const tp_machine *m, int64_t r, int *c)
 {
 	for (int d = 0; d < m->ndims; d++) {
 		c[d] = (int)(r % m->dims[d]);
@@ -61,11 +59,12 @@ static void router_coords(const tp_machine *m, int64_t r, int *c)
 	}
 }
 
-int tp_machine_create(tp_machine **out, int ndims, const int *dims,
-		      const bool *wrap, tp_error *err)
+int tp__machine_new(tp_machine **out, int ndims, const int *dims,
+		    const bool *wrap, const struct tp_net_ops *net,
+		    void *net_data, tp_error *err)
 {
 	if (!out)
-		return tp_error_set(err, TP_EINVAL, "tp_machine_create: out is NULL");
+		return tp_error_set(err, TP_EINVAL, "machine: out is NULL");
 	*out = NULL;
 	if (ndims < 1 || ndims > TP_MAX_DIMS)
 		return tp_error_set(err, TP_EINVAL,
@@ -100,17 +99,17 @@ int tp_machine_create(tp_machine **out, int ndims, const int *dims,
 		m->wrap[d] = wrap ? wrap[d] : false;
 		m->stride[d] = s;
 		s *= dims[d];
-		m->link_bw[d] = 1.0;
-		m->hop_cost[d] = 1;
 	}
 	m->nrouters = n;
 	m->nodes_per_router = 1;
+	m->net = net;
 	m->by_name = lh_kchar_table_new(64, NULL);
 	m->router_use = lh_table_new(64, NULL, router_hash, router_equal);
 	if (!m->by_name || !m->router_use) {
-		tp_machine_destroy(m);
+		tp_machine_destroy(m);   /* net_data stays the caller's */
 		return tp_error_set(err, TP_ENOMEM, "machine: out of memory");
 	}
+	m->net_data = net_data;
 	*out = m;
 	return TP_OK;
 }
@@ -127,8 +126,8 @@ void tp_machine_destroy(tp_machine *m)
 		free(m->names[i]);
 	free(m->names);
 	free(m->coords);
-	tp__tree_free(m->tree);
-	free(m->dfly);
+	if (m->net && m->net->destroy)
+		m->net->destroy(m->net_data);
 	free(m);
 }
 
@@ -145,8 +144,8 @@ int tp_machine_set_nodes_per_router(tp_machine *m, int k, tp_error *err)
 		if (used > k) {
 			int c[TP_MAX_DIMS];
 			char buf[96];
-			router_coords(m, (int64_t)(uintptr_t)lh_entry_k(e) - 1, c);
-			fmt_coords(buf, sizeof buf, c, m->ndims);
+			tp__router_coords(m, (int64_t)(uintptr_t)lh_entry_k(e) - 1, c);
+			tp__fmt_coords(buf, sizeof buf, c, m->ndims);
 			return tp_error_set(err, TP_EINVAL,
 					    "NodesPerRouter=%d: router %s already has %ld nodes",
 					    k, buf, (long)used);
@@ -159,29 +158,6 @@ int tp_machine_set_nodes_per_router(tp_machine *m, int k, tp_error *err)
 int tp_machine_nodes_per_router(const tp_machine *m)
 {
 	return m ? m->nodes_per_router : 0;
-}
-
-int tp_machine_set_link_bandwidth(tp_machine *m, const double *bw,
-				  tp_error *err)
-{
-	if (!m || !bw)
-		return tp_error_set(err, TP_EINVAL, "LinkBandwidth: %s is NULL",
-				    m ? "bw" : "machine");
-	for (int d = 0; d < m->ndims; d++)
-		if (!isfinite(bw[d]) || bw[d] <= 0)
-			return tp_error_set(err, TP_EINVAL,
-					    "LinkBandwidth: bw[%d] is %g, expected a positive number",
-					    d, bw[d]);
-	for (int d = 0; d < m->ndims; d++)
-		m->link_bw[d] = bw[d];
-	return TP_OK;
-}
-
-double tp_machine_link_bandwidth(const tp_machine *m, int dim)
-{
-	if (!m || dim < 0 || dim >= m->ndims)
-		return 0.0;
-	return m->link_bw[dim];
 }
 
 static bool bad_name_char(unsigned char ch)
@@ -205,7 +181,7 @@ int tp_machine_add_node(tp_machine *m, const char *name, const int *coords,
 	char cbuf[96];
 	for (int d = 0; d < m->ndims; d++) {
 		if (coords[d] < 0 || coords[d] >= m->dims[d]) {
-			fmt_coords(cbuf, sizeof cbuf, coords, m->ndims);
+			tp__fmt_coords(cbuf, sizeof cbuf, coords, m->ndims);
 			return tp_error_set(err, TP_EINVAL,
 					    "node '%s' at %s: coordinate %d is outside 0..%d",
 					    name, cbuf, d, m->dims[d] - 1);
@@ -221,7 +197,7 @@ int tp_machine_add_node(tp_machine *m, const char *name, const int *coords,
 	struct lh_entry *re = lh_table_lookup_entry(m->router_use, router_key(r));
 	intptr_t used = re ? (intptr_t)lh_entry_v(re) : 0;
 	if (used >= m->nodes_per_router) {
-		fmt_coords(cbuf, sizeof cbuf, coords, m->ndims);
+		tp__fmt_coords(cbuf, sizeof cbuf, coords, m->ndims);
 		return tp_error_set(err, TP_EINVAL,
 				    "node '%s': router %s already has %ld node%s (NodesPerRouter=%d)",
 				    name, cbuf, (long)used, used == 1 ? "" : "s",
@@ -335,122 +311,45 @@ int64_t tp_machine_router_count(const tp_machine *m)
 	return m ? m->nrouters : 0;
 }
 
-int tp_machine_distance(const tp_machine *m, int32_t a, int32_t b)
+const char *tp_machine_kind(const tp_machine *m)
+{
+	return m ? m->net->kind : NULL;
+}
+
+static const int *node_coords(const tp_machine *m, int32_t node)
+{
+	return m->coords + (size_t)node * (size_t)m->ndims;
+}
+
+int64_t tp_machine_distance(const tp_machine *m, int32_t a, int32_t b)
 {
 	if (!m || a < 0 || b < 0 || a >= m->nnodes || b >= m->nnodes)
 		return -1;
-	return tp__coord_dist(m, m->coords + (size_t)a * (size_t)m->ndims,
-			      m->coords + (size_t)b * (size_t)m->ndims);
+	return tp__coord_dist(m, node_coords(m, a), node_coords(m, b));
 }
 
-int tp_machine_coord_distance(const tp_machine *m, const int *ca, const int *cb)
+int64_t tp_machine_coord_distance(const tp_machine *m, const int *ca,
+				  const int *cb)
 {
 	if (!m || !ca || !cb)
 		return -1;
+	for (int d = 0; d < m->ndims; d++)
+		if (ca[d] < 0 || ca[d] >= m->dims[d] || cb[d] < 0 || cb[d] >= m->dims[d])
+			return -1;
 	return tp__coord_dist(m, ca, cb);
 }
 
 int64_t tp_machine_link_count(const tp_machine *m)
 {
-	if (m && m->tree)
-		return m->tree->nsw;
-	if (m && m->dfly)
-		return tp__dfly_link_count(m);
-	return m ? m->nrouters * m->ndims : 0;
-}
-
-int tp_machine_set_hop_cost(tp_machine *m, const int *cost, tp_error *err)
-{
-	if (!m || !cost)
-		return tp_error_set(err, TP_EINVAL, "hop cost: missing machine or costs");
-	if (m->tree || m->dfly)
-		return tp_error_set(err, TP_ENOTSUP,
-				    "hop cost: only for tori and meshes");
-	for (int d = 0; d < m->ndims; d++)
-		if (cost[d] < 1 || cost[d] > 1000000)
-			return tp_error_set(err, TP_EINVAL,
-					    "hop cost of dimension %d is %d, expected 1..1000000",
-					    d, cost[d]);
-	m->weighted = false;
-	for (int d = 0; d < m->ndims; d++) {
-		m->hop_cost[d] = cost[d];
-		if (cost[d] != 1)
-			m->weighted = true;
-	}
-	return TP_OK;
-}
-
-int tp_machine_hop_cost(const tp_machine *m, int d)
-{
-	if (!m || d < 0 || d >= m->ndims)
-		return 0;
-	return m->hop_cost[d];
+	return m ? m->net->link_count(m) : 0;
 }
 
 int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 		     int64_t *links, int cap)
 {
-	int dist = tp_machine_distance(m, a, b);
-	if (dist < 0)
+	if (!m || a < 0 || b < 0 || a >= m->nnodes || b >= m->nnodes)
 		return TP_EINVAL;
-	if (m->weighted) {   /* the route counts links, not cost */
-		struct tp_machine plain = *m;
-		plain.weighted = false;
-		dist = tp__coord_dist(&plain, m->coords + (size_t)a * (size_t)m->ndims,
-				      m->coords + (size_t)b * (size_t)m->ndims);
-	}
-	if (m->tree)
-		return tp__tree_route(m, m->coords[a], m->coords[b], links, cap);
-	if (m->dfly)
-		return tp__dfly_route(m, m->coords + (size_t)a * 2,
-				      m->coords + (size_t)b * 2, links, cap);
-	if (dist > cap || (dist > 0 && !links))
-		return TP_EINVAL;
-	const int *ca = m->coords + (size_t)a * (size_t)m->ndims;
-	const int *cb = m->coords + (size_t)b * (size_t)m->ndims;
-	int64_t r = tp_machine_router_of(m, a);
-	int n = 0;
-	for (int d = 0; d < m->ndims; d++) {
-		int D = m->dims[d];
-		int x = ca[d];
-		int steps, dir;
-		if (m->wrap[d]) {
-			int fwd = ((cb[d] - x) % D + D) % D;
-			if (fwd <= D - fwd) {
-				steps = fwd;
-				dir = 1;
-			} else {
-				steps = D - fwd;
-				dir = -1;
-			}
-		} else {
-			steps = cb[d] > x ? cb[d] - x : x - cb[d];
-			dir = cb[d] >= x ? 1 : -1;
-		}
-		int64_t st = m->stride[d];
-		for (int s = 0; s < steps; s++) {
-			if (dir > 0) {
-				links[n++] = r * m->ndims + d;
-				if (x == D - 1) {
-					x = 0;
-					r -= (int64_t)(D - 1) * st;
-				} else {
-					x++;
-					r += st;
-				}
-			} else {
-				if (x == 0) {
-					x = D - 1;
-					r += (int64_t)(D - 1) * st;
-				} else {
-					x--;
-					r -= st;
-				}
-				links[n++] = r * m->ndims + d;
-			}
-		}
-	}
-	return n;
+	return m->net->route(m, node_coords(m, a), node_coords(m, b), links, cap);
 }
 
 void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
@@ -462,20 +361,5 @@ void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 		snprintf(buf, len, "(invalid link %lld)", (long long)link);
 		return;
 	}
-	if (m->dfly) {
-		tp__dfly_link_name(m, link, buf, len);
-		return;
-	}
-	if (m->tree) {
-		int32_t s = (int32_t)link, up = m->tree->parent[s];
-		snprintf(buf, len, "%s->%s", m->tree->name[s],
-			 up >= 0 ? m->tree->name[up] : "(top)");
-		return;
-	}
-	int c[TP_MAX_DIMS];
-	int d = (int)(link % m->ndims);
-	router_coords(m, link / m->ndims, c);
-	char cb[96];
-	fmt_coords(cb, sizeof cb, c, m->ndims);
-	snprintf(buf, len, "%s->+%c", cb, dim_letter[d]);
+	m->net->link_name(m, link, buf, len);
 }

@@ -4,8 +4,11 @@
  * Two hot paths:
  *   tp_metrics_hop_bytes()       one pass over the CSR, each undirected edge
  *                                once (neighbour v > u), router coordinates read
- *                                straight from the machine, no allocation; the
- *                                distance loop is specialised for 1-3 dims.
+ *                                straight from the machine, no allocation; on
+ *                                plain-hop tori and meshes the distance loop
+ *                                is inlined and specialised for 1-3 dims, other
+ *                                networks take their distance through the
+ *                                network interface (network.h).
  *   tp_metrics_max_congestion()  routes each edge with tp_machine_route() into a
  *                                reusable workspace; only the links a call
  *                                touched are scanned and cleared afterwards, so
@@ -17,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "network.h"
 
 #define TP_HOT static inline __attribute__((always_inline))
 
@@ -88,9 +91,26 @@ int tp_mapping_validate(const tp_graph *g, const tp_alloc *a,
 
 /* ---- distance helpers ---- */
 
+/* The specialised loops below work in int, as fast as it gets: they serve
+ * plain-hop machines whose distances and doubled mesh extents (wrap_extents)
+ * fit one, i.e. every real machine.  The others, weighted or with extents
+ * near 2^31, take the generic loop and its 64-bit distances. */
+static bool int_hops(const struct tp_machine *m)
+{
+	if (!m->plain_hops)
+		return false;
+	int64_t diameter = 0;
+	for (int d = 0; d < m->ndims; d++) {
+		if (!m->wrap[d] && m->dims[d] > INT_MAX / 2)
+			return false;
+		diameter += m->wrap[d] ? m->dims[d] / 2 : m->dims[d] - 1;
+	}
+	return diameter <= INT_MAX;
+}
+
 /* wd[d] = dims[d] on a wrapped dimension, 2*dims[d] otherwise: then the hop
  * count along d is min(x, wd[d] - x) for x = |a - b| < dims[d], branch-free
- * (on a mesh wd - x > x always). */
+ * (on a mesh wd - x > x always).  Only for int_hops machines. */
 static void wrap_extents(const struct tp_machine *m, int *wd)
 {
 	for (int d = 0; d < m->ndims; d++)
@@ -191,7 +211,6 @@ TP_HOT double hop_bytes_tc_loop(const struct tp_graph *g, const int *tc,
 	return sum;
 }
 
-/* Switch trees: the same loops with the tree distance. */
 /* Router coordinates of task t: tc row t, or through the mapping when
  * node/map are given. */
 static inline const int *task_router(const struct tp_machine *m, const int *tc,
@@ -202,11 +221,12 @@ static inline const int *task_router(const struct tp_machine *m, const int *tc,
 	return map ? m->coords + (size_t)node[map[t]] * nd : tc + (size_t)t * nd;
 }
 
-/* Trees and dragonflies: the same loop with the machine's own distance. */
-static double hop_bytes_generic(const struct tp_graph *g,
-				const struct tp_machine *m, const int *tc,
-				const int32_t *node, const int32_t *map,
-				double bound)
+/* Every other machine: the same loop with the network's own distance (not
+ * inlined: the specialised loops keep their registers). */
+static __attribute__((noinline)) double
+hop_bytes_generic(const struct tp_graph *g, const struct tp_machine *m,
+		  const int *tc, const int32_t *node, const int32_t *map,
+		  double bound)
 {
 	double sum = 0.0;
 	for (int32_t u = 0; u < g->ntasks; u++) {
@@ -227,7 +247,7 @@ static double hop_bytes_generic(const struct tp_graph *g,
 double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 				 const int *tc, double bound)
 {
-	if (tp__special_dist(m))
+	if (!int_hops(m))
 		return hop_bytes_generic(g, m, tc, NULL, NULL, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(m, wd);
@@ -242,7 +262,7 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, double bound)
 {
-	if (tp__special_dist(a->m))
+	if (!int_hops(a->m))
 		return hop_bytes_generic(g, a->m, NULL, a->node, map, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
@@ -256,21 +276,10 @@ double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 
 /* ---- congestion ---- */
 
-/* Largest minimal hop count between two routers of the machine. */
+/* The most links a route of the machine crosses. */
 static int64_t machine_diameter(const struct tp_machine *m)
 {
-	int64_t dia = 0;
-	if (m->dfly)     /* Valiant: local, global, local, global, local */
-		return 6;
-	if (m->tree) {   /* links, not cost: up and down the deepest path */
-		for (int32_t s = 0; s < m->tree->nsw; s++)
-			if (2 * (int64_t)m->tree->depth[s] > dia)
-				dia = 2 * (int64_t)m->tree->depth[s];
-		return dia;
-	}
-	for (int d = 0; d < m->ndims; d++)
-		dia += m->wrap[d] ? m->dims[d] / 2 : m->dims[d] - 1;
-	return dia;
+	return m->net->max_route_links(m);
 }
 
 struct tp_congestion_ws {
@@ -360,6 +369,9 @@ static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
 	int64_t nt = 0;
 	int rc = 0;
 	double hb = 0.0, wmin = 0.0;
+	/* bytes / bandwidth where the network weighs its links, else bytes */
+	double (*const link_weight)(const struct tp_machine *, int64_t) =
+		a->m->net->link_weight;
 
 	for (int32_t u = 0; u < n && rc == 0; u++) {
 		const int32_t nu = node[map[u]];
@@ -387,7 +399,7 @@ static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
 				}
 				if (msgs[l]++ == 0)
 					touched[nt++] = l;
-				load[l] += we * tp__link_weight(a->m, l);
+				load[l] += link_weight ? we * link_weight(a->m, l) : we;
 			}
 			if (rc)
 				break;
@@ -412,8 +424,10 @@ static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
 	r->max_msgs = mm;
 	r->hop_bytes = hb;
 	/* loads in bytes / bandwidth: the smallest step is wmin / max bw */
-	if (a->m->tree && a->m->tree->upinvbw && a->m->tree->maxbw > 0)
-		wmin /= a->m->tree->maxbw;
+	double maxbw = a->m->net->max_link_bandwidth
+		? a->m->net->max_link_bandwidth(a->m) : 0.0;
+	if (maxbw > 0)
+		wmin /= maxbw;
 	r->min_weight = wmin;
 	return 0;
 }
@@ -458,11 +472,14 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
 	const double *w = g->weights;
-	int wd[TP_MAX_DIMS];
-	wrap_extents(m, wd);
+	const bool fast = int_hops(m);
+	int wd[TP_MAX_DIMS] = { 0 };
+	if (fast)
+		wrap_extents(m, wd);
 
-	int64_t nedges = 0, hops_sum = 0;
-	int max_hops = 0;
+	/* hops summed in a double: exact while below 2^53, never wrapping */
+	int64_t nedges = 0, max_hops = 0;
+	double hops_sum = 0.0;
 	double total = 0.0, hb = 0.0, intra_node = 0.0, intra_router = 0.0;
 	for (int32_t u = 0; u < g->ntasks; u++) {
 		const int32_t iu = map[u];
@@ -472,13 +489,13 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
 			const int32_t iv = map[adj[e]];
 			const int *cv = coords + (size_t)node[iv] * (size_t)nd;
-			const int h = tp__special_dist(m) ? tp__coord_dist(m, cu, cv)
-					      : dist_nd(cu, cv, wd, nd);
+			const int64_t h = fast ? dist_nd(cu, cv, wd, nd)
+					  : tp__coord_dist(m, cu, cv);
 			const double we = w[e];
 			nedges++;
 			total += we;
 			s += we * (double)h;
-			hops_sum += h;
+			hops_sum += (double)h;
 			if (h > max_hops)
 				max_hops = h;
 			if (h == 0)
@@ -493,7 +510,7 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 	out->total_bytes = total;
 	out->hop_bytes = hb;
 	out->avg_hop_bytes = total > 0.0 ? hb / total : 0.0;
-	out->avg_dilation = nedges > 0 ? (double)hops_sum / (double)nedges : 0.0;
+	out->avg_dilation = nedges > 0 ? hops_sum / (double)nedges : 0.0;
 	out->max_dilation = max_hops;
 	out->frac_intra_node = total > 0.0 ? intra_node / total : 0.0;
 	out->frac_intra_router = total > 0.0 ? intra_router / total : 0.0;

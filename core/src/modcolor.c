@@ -125,8 +125,7 @@ int tp_graphmap_modcolor(const tp_graph *g, const tp_alloc *a,
 		return tp_error_set(err, TP_EINVAL,
 				    "%d tasks do not fit in the allocation's %lld slots",
 				    n, (long long)a->total_slots);
-	const struct tp_dfly *d = a->m->dfly;
-	int G = d->groups;
+	int G = tp_machine_dim(a->m, 1);   /* groups: the second coordinate */
 	int64_t *cap = calloc((size_t)G, sizeof *cap);
 	int32_t *slotnode = tp__malloc_array((size_t)a->total_slots + 1, sizeof(int32_t));
 	int64_t *gstart = calloc((size_t)G + 1, sizeof *gstart);

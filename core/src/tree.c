@@ -17,7 +17,12 @@
  * switch at level l (leaf switches are level 0, a switch above them 1 + the
  * highest level below it) to its parent costs LevelCost[l] (default 1).
  * Routing for congestion is up/down through the lowest common switch; link id
- * = the id of the switch (or node) the link leaves upwards.
+ * = the id of the switch (or node) the link leaves upwards, its name
+ * "child->parent".  With LevelBandwidth= a byte on a link weighs 1 / the
+ * bandwidth of the link's level, so congestion comes in time-like units.
+ *
+ * A link costs at most INT_MAX and a route has at most 2 x depth < 2^32
+ * links, so a distance stays below 2^63: int64 never overflows.
  */
 #include <json-c/linkhash.h>
 #include <limits.h>
@@ -30,13 +35,43 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "network.h"
 
-int tp__tree_dist(const struct tp_machine *m, int ra, int rb)
+/* The tree (m->net_data).  The machine has one dimension whose coordinate
+ * is the router (= node) number in depth-first order, no wrap. */
+struct tp_tree {
+	int32_t nsw;          /* the switches, then one entry per node: the
+				 node's link to its switch */
+	int32_t nreal;        /* real switches: [0, nreal) */
+	char **name;          /* switch (or node) names, owned */
+	int32_t *parent;      /* -1 for the top switch */
+	int *depth;           /* links from the top */
+	int *level;           /* 0 for nodes, 1 for leaf switches, 1 + highest
+				 child level */
+	int *upcost;          /* hop cost of the link to the parent */
+	int32_t *router_sw;   /* router number (= node) -> its entry */
+	int height;           /* levels of switch-to-switch links */
+	int mincost;          /* smallest link cost */
+	double *upinvbw;      /* 1 / bandwidth of the link to the parent, or
+				 NULL (LevelBandwidth= not given) */
+	double maxbw;         /* largest level bandwidth (0 when NULL) */
+};
+
+static const struct tp_net_ops tree_ops;
+
+static struct tp_tree *tree_of(const tp_machine *m)
 {
-	const struct tp_tree *t = m->tree;
-	int32_t a = t->router_sw[ra], b = t->router_sw[rb];
-	int d = 0;
+	return m && m->net == &tree_ops ? m->net_data : NULL;
+}
+
+/* ---- the network ---- */
+
+static int64_t distance(const struct tp_machine *m, const int *ra,
+			const int *rb)
+{
+	const struct tp_tree *t = m->net_data;
+	int32_t a = t->router_sw[ra[0]], b = t->router_sw[rb[0]];
+	int64_t d = 0;
 	while (a != b) {
 		if (t->depth[a] >= t->depth[b]) {
 			d += t->upcost[a];
@@ -49,17 +84,19 @@ int tp__tree_dist(const struct tp_machine *m, int ra, int rb)
 	return d;
 }
 
-int tp__tree_range_lb(const struct tp_machine *m, int p, int lo, int hi)
+static int64_t range_lower_bound(const struct tp_machine *m, const int *pp,
+				 const int *lo, const int *hi)
 {
-	if (p >= lo && p <= hi)
+	int p = pp[0];
+	if (p >= lo[0] && p <= hi[0])
 		return 0;
 	/* Routers are in depth-first order: the lowest common switch of p and
 	 * any router beyond the nearer end e is e's or above it, and at least
 	 * one link leads down from it. */
-	const struct tp_tree *t = m->tree;
-	int e = p < lo ? lo : hi;
+	const struct tp_tree *t = m->net_data;
+	int e = p < lo[0] ? lo[0] : hi[0];
 	int32_t a = t->router_sw[p], b = t->router_sw[e];
-	int up = 0;
+	int64_t up = 0;
 	while (a != b) {
 		if (t->depth[a] >= t->depth[b]) {
 			up += t->upcost[a];
@@ -72,11 +109,11 @@ int tp__tree_range_lb(const struct tp_machine *m, int p, int lo, int hi)
 	return up + t->mincost;
 }
 
-int tp__tree_route(const struct tp_machine *m, int ra, int rb, int64_t *links,
-		   int cap)
+static int route(const struct tp_machine *m, const int *ra, const int *rb,
+		 int64_t *links, int cap)
 {
-	const struct tp_tree *t = m->tree;
-	int32_t a = t->router_sw[ra], b = t->router_sw[rb];
+	const struct tp_tree *t = m->net_data;
+	int32_t a = t->router_sw[ra[0]], b = t->router_sw[rb[0]];
 	int na = 0, nb = 0;
 	/* count first, then write: up links from a, then b's up links reversed */
 	int32_t x = a, y = b;
@@ -104,7 +141,44 @@ int tp__tree_route(const struct tp_machine *m, int ra, int rb, int64_t *links,
 	return na + nb;
 }
 
-void tp__tree_free(struct tp_tree *t)
+/* Up and down the deepest path. */
+static int64_t max_route_links(const struct tp_machine *m)
+{
+	const struct tp_tree *t = m->net_data;
+	int64_t dia = 0;
+	for (int32_t s = 0; s < t->nsw; s++)
+		if (2 * (int64_t)t->depth[s] > dia)
+			dia = 2 * (int64_t)t->depth[s];
+	return dia;
+}
+
+static int64_t link_count(const struct tp_machine *m)
+{
+	const struct tp_tree *t = m->net_data;
+	return t->nsw;
+}
+
+static void link_name(const struct tp_machine *m, int64_t link, char *buf,
+		      size_t len)
+{
+	const struct tp_tree *t = m->net_data;
+	int32_t s = (int32_t)link, up = t->parent[s];
+	snprintf(buf, len, "%s->%s", t->name[s], up >= 0 ? t->name[up] : "(top)");
+}
+
+static double link_weight(const struct tp_machine *m, int64_t link)
+{
+	const struct tp_tree *t = m->net_data;
+	return t->upinvbw ? t->upinvbw[link] : 1.0;
+}
+
+static double max_link_bandwidth(const struct tp_machine *m)
+{
+	const struct tp_tree *t = m->net_data;
+	return t->upinvbw ? t->maxbw : 0.0;
+}
+
+static void tree_free(struct tp_tree *t)
 {
 	if (!t)
 		return;
@@ -119,6 +193,24 @@ void tp__tree_free(struct tp_tree *t)
 	free(t->upinvbw);
 	free(t);
 }
+
+static void destroy(void *net_data)
+{
+	tree_free(net_data);
+}
+
+static const struct tp_net_ops tree_ops = {
+	.kind = "tree",
+	.distance = distance,
+	.range_lower_bound = range_lower_bound,
+	.route = route,
+	.max_route_links = max_route_links,
+	.link_count = link_count,
+	.link_name = link_name,
+	.link_weight = link_weight,
+	.max_link_bandwidth = max_link_bandwidth,
+	.destroy = destroy,
+};
 
 /* ---- topology.conf ---- */
 
@@ -369,65 +461,91 @@ static int add_node_links(struct tp_tree *t, const tp_machine *m,
 	return 0;
 }
 
-static int build(struct tparse *p, const int *level_cost, int nlevels,
-		 tp_machine **out)
+/* The tree's arrays for n switches: names NULL, parents -1, depths, levels
+ * and costs 0.  NULL when out of memory. */
+static struct tp_tree *tree_alloc(int32_t n)
 {
-	int32_t n = p->nsw;
-	if (n == 0)
-		return terr(p, 0, TP_EINVAL, "no SwitchName= lines");
 	struct tp_tree *t = calloc(1, sizeof *t);
-	int32_t *last = tp__malloc_array((size_t)n, sizeof(int32_t));
-	int32_t *order = tp__malloc_array((size_t)n, sizeof(int32_t));
-	int32_t *stack = tp__malloc_array((size_t)n, sizeof(int32_t));
-	int32_t *node_sw = NULL, node_sw_cap = 0;
-	tp_machine *m = NULL;
-	int rc = 0;
-	if (t) {
-		t->nsw = n;
-		t->name = calloc((size_t)n, sizeof(char *));
-		t->parent = tp__malloc_array((size_t)n, sizeof(int32_t));
-		t->depth = tp__calloc((size_t)n, sizeof(int));
-		t->level = tp__calloc((size_t)n, sizeof(int));
-		t->upcost = tp__calloc((size_t)n, sizeof(int));
-		t->router_sw = tp__malloc_array((size_t)n, sizeof(int32_t));
-	}
-	p->first_child = tp__malloc_array((size_t)n, sizeof(int32_t));
-	p->next_sib = tp__malloc_array((size_t)n, sizeof(int32_t));
-	if (!t || !t->name || !t->parent || !t->depth || !t->level || !t->upcost ||
-	    !t->router_sw || !last || !order || !stack || !p->first_child ||
-	    !p->next_sib) {
-		rc = terr(p, 0, TP_ENOMEM, "out of memory");
-		goto out;
+	if (!t)
+		return NULL;
+	t->nsw = n;
+	t->name = calloc((size_t)n, sizeof(char *));
+	t->parent = tp__malloc_array((size_t)n, sizeof(int32_t));
+	t->depth = tp__calloc((size_t)n, sizeof(int));
+	t->level = tp__calloc((size_t)n, sizeof(int));
+	t->upcost = tp__calloc((size_t)n, sizeof(int));
+	t->router_sw = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!t->name || !t->parent || !t->depth || !t->level || !t->upcost ||
+	    !t->router_sw) {
+		tree_free(t);
+		return NULL;
 	}
 	for (int32_t s = 0; s < n; s++)
-		t->parent[s] = p->first_child[s] = p->next_sib[s] = last[s] = -1;
-	for (int32_t s = 0; s < n && !rc; s++)
+		t->parent[s] = -1;
+	return t;
+}
+
+/* Every switch's parent from the Switches= lists; children are kept in
+ * listed order (p->first_child, p->next_sib; last: scratch, n entries). */
+static int link_switches(struct tparse *p, struct tp_tree *t, int32_t *last)
+{
+	int rc = 0;
+	for (int32_t s = 0; s < p->nsw; s++)
+		p->first_child[s] = p->next_sib[s] = last[s] = -1;
+	for (int32_t s = 0; s < p->nsw && !rc; s++)
 		if (p->sw[s].switches) {
 			struct child_ctx c = { s, t->parent, last };
 			rc = each_name(p, p->sw[s].switches, "Switches", p->sw[s].line,
 				       add_child, &c);
 		}
-	if (rc)
-		goto out;
-	/* one root; every switch reachable from it (else a loop) */
+	return rc;
+}
+
+/* The one switch without a parent. */
+static int find_top_switch(struct tparse *p, const struct tp_tree *t,
+			   int32_t *top)
+{
 	int32_t root = -1;
-	for (int32_t s = 0; s < n && !rc; s++)
+	for (int32_t s = 0; s < p->nsw; s++)
 		if (t->parent[s] < 0) {
 			if (root >= 0)
-				rc = terr(p, p->sw[s].line, TP_EINVAL,
-					  "switches '%s' (line %d) and '%s' are the tops of two separate trees; give them a common switch",
-					  p->sw[root].name, p->sw[root].line, p->sw[s].name);
+				return terr(p, p->sw[s].line, TP_EINVAL,
+					    "switches '%s' (line %d) and '%s' are the tops of two separate trees; give them a common switch",
+					    p->sw[root].name, p->sw[root].line, p->sw[s].name);
 			root = s;
 		}
-	if (rc)
-		goto out;
-	if (root < 0) {
-		rc = terr(p, p->sw[0].line, TP_EINVAL,
-			  "the switches form a loop (every switch has a parent), e.g. through '%s'",
-			  p->sw[0].name);
-		goto out;
-	}
-	/* depth-first pre-order, children in listed order */
+	if (root < 0)
+		return terr(p, p->sw[0].line, TP_EINVAL,
+			    "the switches form a loop (every switch has a parent), e.g. through '%s'",
+			    p->sw[0].name);
+	*top = root;
+	return 0;
+}
+
+/* A switch the depth-first walk did not reach: it is on a loop. */
+static int report_unreached(struct tparse *p, const int32_t *order,
+			    int32_t reached, int32_t root)
+{
+	int32_t n = p->nsw, bad = -1;
+	char *seen = calloc((size_t)n, 1);
+	if (!seen)
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	for (int32_t i = 0; i < reached; i++)
+		seen[order[i]] = 1;
+	for (int32_t s = 0; s < n && bad < 0; s++)
+		if (!seen[s])
+			bad = s;
+	free(seen);
+	return terr(p, p->sw[bad].line, TP_EINVAL,
+		    "the switches form a loop through '%s' (it is not below the top switch '%s')",
+		    p->sw[bad].name, p->sw[root].name);
+}
+
+/* Depth-first pre-order of the switches from the top, children in listed
+ * order, into order[0..n-1]; sets the depths.  stack: scratch, n entries. */
+static int order_depth_first(struct tparse *p, struct tp_tree *t, int32_t root,
+			     int32_t *order, int32_t *stack)
+{
 	int32_t sp = 0, no = 0;
 	stack[sp++] = root;
 	while (sp > 0) {
@@ -444,37 +562,26 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 			stack[i--] = k;
 		}
 	}
-	if (no < n) {
-		int32_t bad = -1;
-		char *seen = calloc((size_t)n, 1);
-		if (!seen) {
-			rc = terr(p, 0, TP_ENOMEM, "out of memory");
-			goto out;
-		}
-		for (int32_t i = 0; i < no; i++)
-			seen[order[i]] = 1;
-		for (int32_t s = 0; s < n && bad < 0; s++)
-			if (!seen[s])
-				bad = s;
-		free(seen);
-		rc = terr(p, p->sw[bad].line, TP_EINVAL,
-			  "the switches form a loop through '%s' (it is not below the top switch '%s')",
-			  p->sw[bad].name, p->sw[root].name);
-		goto out;
-	}
-	/* levels: post-order is the reverse of pre-order */
+	return no < p->nsw ? report_unreached(p, order, no, root) : 0;
+}
+
+/* Levels bottom-up (post-order is the reverse of pre-order), the height,
+ * and the cost of every switch's link to its parent (LevelCost=). */
+static int set_levels_and_costs(struct tparse *p, struct tp_tree *t,
+				const int32_t *order, int32_t root,
+				const int *level_cost, int nlevels)
+{
+	int32_t n = p->nsw;
 	for (int32_t i = n - 1; i >= 0; i--) {
 		int32_t s = order[i];
 		if (t->parent[s] >= 0 && t->level[t->parent[s]] < t->level[s] + 1)
 			t->level[t->parent[s]] = t->level[s] + 1;
 	}
 	t->height = t->level[root];
-	if (nlevels > 1 && nlevels != t->height) {
-		rc = terr(p, 0, TP_EINVAL,
-			  "LevelCost= has %d values, the tree has %d level%s of links (give 1 or %d)",
-			  nlevels, t->height, t->height == 1 ? "" : "s", t->height);
-		goto out;
-	}
+	if (nlevels > 1 && nlevels != t->height)
+		return terr(p, 0, TP_EINVAL,
+			    "LevelCost= has %d values, the tree has %d level%s of links (give 1 or %d)",
+			    nlevels, t->height, t->height == 1 ? "" : "s", t->height);
 	t->mincost = INT_MAX;
 	for (int32_t s = 0; s < n; s++) {
 		int l = t->level[s];
@@ -484,51 +591,88 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 	}
 	if (t->mincost == INT_MAX)
 		t->mincost = 1;
-	/* routers: the nodes, switch by switch in pre-order */
-	int32_t nnodes = 0;
-	for (int32_t i = 0; i < no && !rc; i++)
+	return 0;
+}
+
+/* The machine with its nodes as routers, switch by switch in pre-order:
+ * one dimension, the router number.  node_sw[i]: the switch of node i. */
+static int machine_with_nodes(struct tparse *p, const int32_t *order,
+			      tp_machine **out, int32_t **node_sw,
+			      int32_t *node_sw_cap)
+{
+	int32_t n = p->nsw, nnodes = 0;
+	int rc = 0;
+	for (int32_t i = 0; i < n && !rc; i++)
 		if (p->sw[order[i]].nodes)
 			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
 				       p->sw[order[i]].line, count_name, &nnodes);
 	if (rc)
-		goto out;
-	if (nnodes == 0) {
-		rc = terr(p, 0, TP_EINVAL, "no switch has Nodes=");
-		goto out;
-	}
+		return rc;
+	if (nnodes == 0)
+		return terr(p, 0, TP_EINVAL, "no switch has Nodes=");
 	tp_error e;
 	tp_error_clear(&e);
 	bool wrap = false;
 	int nr = (int)nnodes;
-	if ((rc = tp_machine_create(&m, 1, &nr, &wrap, &e))) {
-		rc = terr(p, 0, rc, "%s", e.msg);
-		goto out;
-	}
-	struct node_ctx c = { m, -1, 0, &node_sw, &node_sw_cap };
-	for (int32_t i = 0; i < no && !rc; i++)
+	tp_machine *m;
+	if ((rc = tp__machine_new(&m, 1, &nr, &wrap, &tree_ops, NULL, &e)))
+		return terr(p, 0, rc, "%s", e.msg);
+	struct node_ctx c = { m, -1, 0, node_sw, node_sw_cap };
+	for (int32_t i = 0; i < n && !rc; i++)
 		if (p->sw[order[i]].nodes) {
 			c.s = order[i];
 			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
 				       p->sw[order[i]].line, add_tree_node, &c);
 		}
-	if (rc)
+	if (rc) {
+		tp_machine_destroy(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+static int build(struct tparse *p, const int *level_cost, int nlevels,
+		 tp_machine **out)
+{
+	int32_t n = p->nsw;
+	if (n == 0)
+		return terr(p, 0, TP_EINVAL, "no SwitchName= lines");
+	struct tp_tree *t = tree_alloc(n);
+	int32_t *last = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *order = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *stack = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *node_sw = NULL, node_sw_cap = 0, root = -1;
+	tp_machine *m = NULL;
+	int rc = 0;
+	p->first_child = tp__malloc_array((size_t)n, sizeof(int32_t));
+	p->next_sib = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!t || !last || !order || !stack || !p->first_child || !p->next_sib) {
+		rc = terr(p, 0, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = link_switches(p, t, last)) ||
+	    (rc = find_top_switch(p, t, &root)) ||
+	    (rc = order_depth_first(p, t, root, order, stack)) ||
+	    (rc = set_levels_and_costs(p, t, order, root, level_cost, nlevels)) ||
+	    (rc = machine_with_nodes(p, order, &m, &node_sw, &node_sw_cap)))
 		goto out;
 	/* the nodes' links: one "switch" per node below its switch */
 	if ((rc = add_node_links(t, m, node_sw))) {
 		rc = terr(p, 0, rc, "out of memory");
 		goto out;
 	}
-	/* success: the switch names move to the tree */
+	/* success: the switch names move to the tree, the tree to the machine */
 	for (int32_t s = 0; s < n; s++) {
 		t->name[s] = p->sw[s].name;
 		p->sw[s].name = NULL;
 	}
-	m->tree = t;
+	m->net_data = t;
 	t = NULL;
 	*out = m;
 	m = NULL;
 out:
-	tp__tree_free(t);
+	tree_free(t);
 	tp_machine_destroy(m);
 	free(node_sw);
 	free(last);
@@ -595,15 +739,15 @@ out:
 
 bool tp_machine_is_tree(const tp_machine *m)
 {
-	return m && m->tree;
+	return tree_of(m) != NULL;
 }
 
 int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 					int nlevels, tp_error *err)
 {
-	if (!m || !m->tree)
+	struct tp_tree *t = tree_of(m);
+	if (!t)
 		return tp_error_set(err, TP_EINVAL, "LevelBandwidth=: the network is not a switch tree");
-	struct tp_tree *t = m->tree;
 	if (nlevels < 0 || (nlevels > 0 && !bw) ||
 	    (nlevels > 1 && nlevels != t->height))
 		return tp_error_set(err, TP_EINVAL,
@@ -641,22 +785,26 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 
 bool tp_machine_has_level_bandwidth(const tp_machine *m)
 {
-	return m && m->tree && m->tree->upinvbw;
+	const struct tp_tree *t = tree_of(m);
+	return t && t->upinvbw;
 }
 
 int tp_machine_tree_levels(const tp_machine *m)
 {
-	return m && m->tree ? m->tree->height : 0;
+	const struct tp_tree *t = tree_of(m);
+	return t ? t->height : 0;
 }
 
 int32_t tp_machine_switch_count(const tp_machine *m)
 {
-	return m && m->tree ? m->tree->nreal : 0;
+	const struct tp_tree *t = tree_of(m);
+	return t ? t->nreal : 0;
 }
 
 const char *tp_machine_switch_name(const tp_machine *m, int32_t s)
 {
-	if (!m || !m->tree || s < 0 || s >= m->tree->nreal)
+	const struct tp_tree *t = tree_of(m);
+	if (!t || s < 0 || s >= t->nreal)
 		return NULL;
-	return m->tree->name[s];
+	return t->name[s];
 }

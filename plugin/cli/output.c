@@ -77,7 +77,7 @@ json_object *cli_metrics_json(const tp_metrics *m)
 	bad |= add(o, "hop_bytes", cli_json_double(m->hop_bytes), true);
 	bad |= add(o, "avg_hop_bytes", cli_json_double(m->avg_hop_bytes), true);
 	bad |= add(o, "avg_dilation", cli_json_double(m->avg_dilation), true);
-	bad |= add(o, "max_dilation", json_object_new_int(m->max_dilation),
+	bad |= add(o, "max_dilation", json_object_new_int64(m->max_dilation),
 		   false);
 	bad |= add(o, "max_congestion_bytes",
 		   cli_json_double(m->max_congestion_bytes), true);
@@ -273,8 +273,8 @@ void cli_print_compare(FILE *f, const struct cli_row *rows, int nrows)
 		fmt_amount(cong, sizeof cong, m->max_congestion_bytes);
 		fmt_ratio(intra, sizeof intra, m->frac_intra_node);
 		fmt_ratio(router, sizeof router, m->frac_intra_router);
-		fprintf(f, "%-10s %13s %14s %9s %8d %15s %10s %12s\n",
-			rows[i].label, avg, hb, rel, m->max_dilation, cong, intra,
+		fprintf(f, "%-10s %13s %14s %9s %8lld %15s %10s %12s\n",
+			rows[i].label, avg, hb, rel, (long long)m->max_dilation, cong, intra,
 			router);
 	}
 }
@@ -306,8 +306,8 @@ void cli_print_metrics_columns(FILE *f, const struct cli_row *cols, int ncols)
 				case 2: fmt_amount(v, sizeof v, m->hop_bytes); break;
 				case 3: fmt_ratio(v, sizeof v, m->avg_hop_bytes); break;
 				case 4: fmt_ratio(v, sizeof v, m->avg_dilation); break;
-				case 5: snprintf(v, sizeof v, "%d",
-						 m->max_dilation); break;
+				case 5: snprintf(v, sizeof v, "%lld",
+						 (long long)m->max_dilation); break;
 				case 6: fmt_amount(v, sizeof v,
 						   m->max_congestion_bytes); break;
 				case 7: snprintf(v, sizeof v, "%lld",

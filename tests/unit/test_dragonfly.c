@@ -62,7 +62,7 @@ START_TEST(distances_and_routes)
 	for (int32_t a = 0; a < n; a += 3)
 		for (int32_t b = 0; b < n; b += 5) {
 			int len = tp_machine_route(m, a, b, l, 8);
-			int dist = tp_machine_distance(m, a, b);
+			int64_t dist = tp_machine_distance(m, a, b);
 			ck_assert_int_ge(len, dist);
 			ck_assert_int_le(len, 6);
 			for (int k = 0; k < len; k++)

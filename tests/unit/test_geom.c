@@ -181,8 +181,8 @@ START_TEST(box_is_optimal)
 			ck_assert_int_le(mt.max_dilation, 3);
 		else
 			ck_assert_msg(mt.max_dilation == 1,
-				      "%s: max dilation %d (avg %.3f, variant %s)",
-				      cases[i].stencil, mt.max_dilation, mt.avg_hop_bytes,
+				      "%s: max dilation %lld (avg %.3f, variant %s)",
+				      cases[i].stencil, (long long)mt.max_dilation, mt.avg_hop_bytes,
 				      rep.best_desc);
 		free(map);
 		tp_alloc_destroy(a);

@@ -496,7 +496,7 @@ static void brute_check(int ndims, const int *dims, const bool *wrap,
 	int64_t route[64];
 	double hb2 = 0, tot2 = 0, in_node2 = 0, in_router2 = 0;
 	int64_t hops2 = 0;
-	int maxh = 0;
+	int64_t maxh = 0;
 	for (int32_t t = 0; t < nt; t++) {
 		const int32_t *adj;
 		const double *bw;
@@ -505,7 +505,7 @@ static void brute_check(int ndims, const int *dims, const bool *wrap,
 			int32_t s = adj[j];
 			int32_t na_ = tp_alloc_node(a, map[t]);
 			int32_t nb_ = tp_alloc_node(a, map[s]);
-			int h = tp_machine_distance(m, na_, nb_);
+			int64_t h = tp_machine_distance(m, na_, nb_);
 			hb2 += bw[j] * h;     /* counted twice */
 			tot2 += bw[j];
 			hops2 += h;

@@ -1,10 +1,14 @@
-/* topoplace — the machine: network shape, named nodes, distance and routing,
- * and the allocation of one job (which nodes, how many task slots on each).
+/* topoplace — the machine: network shape, named nodes, distance and routing.
  *
- * Nodes hang off routers; a router sits at integer coordinates in a mesh or
- * torus of 1..TP_MAX_DIMS dimensions, with a wrap-around flag per dimension.
- * Several nodes may share one router (NodesPerRouter, as on Cray Gemini); they
- * are 0 hops apart.  Distance is the minimal hop count between the routers,
+ * Nodes hang off routers; a router sits at integer coordinates in a box of
+ * 1..TP_MAX_DIMS dimensions, with a wrap-around flag per dimension.  Several
+ * nodes may share one router (NodesPerRouter, as on Cray Gemini); they are 0
+ * hops apart.  The kind of network (tp_machine_kind) decides distance and
+ * routing: tori and meshes (below; the box is the network), switch trees and
+ * dragonflies (further below; the box is an embedding for geometric mapping).
+ * Distances are 64-bit: hop counts, or sums of hop costs.
+ *
+ * Tori and meshes: distance is the minimal hop count between the routers,
  * taking the shorter way round on every wrapped dimension.
  *
  * Routing model (for congestion): dimension-order routing, dimensions in
@@ -40,7 +44,8 @@ TP_EXPORT void tp_machine_destroy(tp_machine *m);
 TP_EXPORT int tp_machine_set_nodes_per_router(tp_machine *m, int k, tp_error *err);
 TP_EXPORT int tp_machine_nodes_per_router(const tp_machine *m);
 
-/* Link bandwidth per dimension (GB/s or any unit, > 0; default 1 each). */
+/* Link bandwidth per dimension (GB/s or any unit, > 0; default 1 each).
+ * Tori and meshes only (TP_ENOTSUP otherwise; the query then gives 1). */
 TP_EXPORT int tp_machine_set_link_bandwidth(tp_machine *m, const double *bw,
 				  tp_error *err);
 TP_EXPORT double tp_machine_link_bandwidth(const tp_machine *m, int dim);
@@ -48,7 +53,8 @@ TP_EXPORT double tp_machine_link_bandwidth(const tp_machine *m, int dim);
 /* Cost of one hop per dimension (tori and meshes; integers 1..1000000,
  * default 1 each).  With costs other than 1 every distance (and so
  * hop-bytes and dilation) is the weighted sum; routes still list links.
- * The config's Distance=bandwidth sets cost[d] = round(max bw / bw[d]). */
+ * The config's Distance=bandwidth sets cost[d] = round(max bw / bw[d]).
+ * Tori and meshes only (TP_ENOTSUP otherwise; the query then gives 1). */
 TP_EXPORT int tp_machine_set_hop_cost(tp_machine *m, const int *cost, tp_error *err);
 TP_EXPORT int tp_machine_hop_cost(const tp_machine *m, int dim);
 
@@ -70,16 +76,24 @@ TP_EXPORT int32_t tp_machine_find_node(const tp_machine *m, const char *name);
 TP_EXPORT int64_t tp_machine_router_of(const tp_machine *m, int32_t node);
 TP_EXPORT int64_t tp_machine_router_count(const tp_machine *m);
 
-/* Minimal hops between the routers of nodes a and b. */
-TP_EXPORT int tp_machine_distance(const tp_machine *m, int32_t a, int32_t b);
-/* Same, from raw router coordinates. */
-TP_EXPORT int tp_machine_coord_distance(const tp_machine *m, const int *ca, const int *cb);
+/* The kind of network: "torus" (any dimension wraps), "mesh", "tree" or
+ * "dragonfly"; NULL for a NULL machine. */
+TP_EXPORT const char *tp_machine_kind(const tp_machine *m);
 
-/* Number of physical links (router_count * ndims, some unused on meshes). */
+/* Distance between the routers of nodes a and b: minimal hops, or their
+ * cost with hop costs or LevelCost=; -1 for a bad argument. */
+TP_EXPORT int64_t tp_machine_distance(const tp_machine *m, int32_t a, int32_t b);
+/* Same, from raw router coordinates (-1 when outside the dimensions). */
+TP_EXPORT int64_t tp_machine_coord_distance(const tp_machine *m, const int *ca,
+					    const int *cb);
+
+/* Number of physical links, i.e. the range of link ids (tori and meshes:
+ * router_count * ndims, some unused on meshes). */
 TP_EXPORT int64_t tp_machine_link_count(const tp_machine *m);
 /* Links used by the route from node a to node b, written to links[0..]
- * (capacity cap).  Returns the number of links (= distance), or a negative code
- * if cap is too small.  Link id = router * ndims + dim. */
+ * (capacity cap).  Returns the number of links (on tori and meshes the hop
+ * count), or a negative code if cap is too small.  Tori and meshes: link id
+ * = router * ndims + dim. */
 TP_EXPORT int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 		     int64_t *links, int cap);
 /* Human-readable name of a link, e.g. "(3,0,7)->+x". */
@@ -135,6 +149,10 @@ TP_EXPORT int tp_machine_create_dragonfly(tp_machine **out, int groups,
 				int links_per_group_pair, bool valiant,
 				tp_error *err);
 TP_EXPORT bool tp_machine_is_dragonfly(const tp_machine *m);
+/* LinksPerGroupPair (0 when not a dragonfly). */
+TP_EXPORT int tp_machine_dragonfly_links(const tp_machine *m);
+/* Valiant congestion routing? (false when not a dragonfly) */
+TP_EXPORT bool tp_machine_dragonfly_valiant(const tp_machine *m);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,8 @@
  *   avg_hop_bytes    = hop_bytes / total bytes  ("average hops per byte";
  *                      equals Scotch gmtst's CommExpan on the same input)
  *   avg_dilation     = mean hops over edges, unweighted (Scotch CommDilat)
- *   max_dilation     = largest hops of any edge
+ *   max_dilation     = largest hops of any edge (64-bit: with hop costs a
+ *                      distance may exceed the range of int)
  *   congestion       = each edge is routed once, from the lower-numbered task's
  *                      node to the higher's, under the machine's routing model;
  *                      a link's load is the bytes (and the number of edges) of
@@ -41,7 +42,7 @@ typedef struct tp_metrics {
 	double hop_bytes;
 	double avg_hop_bytes;
 	double avg_dilation;
-	int max_dilation;
+	int64_t max_dilation;
 	double max_congestion_bytes;
 	int64_t max_congestion_msgs;
 	double frac_intra_node;

@@ -1,0 +1,153 @@
+/* topoplace — the network interface: what one kind of network provides.
+ *
+ * A machine (machine.c) holds what every network shares: the nodes and their
+ * names, the routers they sit on (several nodes per router), and the box of
+ * integer router coordinates the routers are embedded in (ndims, dims, wrap;
+ * geometric mapping works in that box).  Everything that depends on the kind
+ * of network — distance, routing, link numbering and names, the congestion
+ * weight of a link — sits behind one table of operations, struct tp_net_ops,
+ * with the kind's own data in m->net_data.  One file per kind:
+ *
+ *   torus.c      tori and meshes           tp_machine_create
+ *   tree.c       switch trees (Slurm's     tp_machine_from_topology
+ *                topology.conf)
+ *   dragonfly.c  two-level dragonflies     tp_machine_create_dragonfly
+ *
+ * A new kind is one new file: fill in a tp_net_ops, build the machine with
+ * tp__machine_new(), add its nodes with tp_machine_add_node(), list the file
+ * in the Makefile's CORE_SRC.  Nothing else in the core names a kind; front
+ * ends ask tp_machine_kind() and the kind's own public queries.
+ *
+ * Distances are int64_t everywhere.  Each kind keeps its distances inside
+ * that range by construction (tori: at most 6 x 2^31 hops x 10^6 per hop;
+ * trees: fewer than 2^31 links of cost < 2^31 on any path; dragonflies: at
+ * most 4 hops) or rejects the machine with an error line.
+ *
+ * Fast path: distance sits in the hottest loops (metrics, geometric search
+ * scoring, graph refinement).  When m->plain_hops is set — a torus or mesh
+ * whose hops all cost 1 — tp__coord_dist() and tp__range_lower_bound() work
+ * inline on the coordinate box; every other machine pays one indirect call.
+ * The metrics go further and keep their own loops specialised by dimension
+ * count for plain_hops machines (metrics.c).
+ */
+#ifndef TOPOPLACE_NETWORK_H
+#define TOPOPLACE_NETWORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+struct tp_net_ops {
+	/* "torus", "mesh", "tree", "dragonfly", ... (tp_machine_kind). */
+	const char *kind;
+
+	/* Distance between the routers at coordinates a and b (ndims values
+	 * each): what hop-bytes and dilation sum; >= 0.  Never called when
+	 * m->plain_hops is set (tp__coord_dist computes it inline). */
+	int64_t (*distance)(const struct tp_machine *m, const int *a,
+			    const int *b);
+
+	/* A lower bound of distance(p, r) over every router r inside the box
+	 * lo <= r <= hi (per coordinate): graphmap's k-d search prunes boxes
+	 * with it.  0 when p is inside. */
+	int64_t (*range_lower_bound)(const struct tp_machine *m, const int *p,
+				     const int *lo, const int *hi);
+
+	/* The links a message from router a to router b crosses, in order,
+	 * written to links[0..cap-1].  Returns how many, or TP_EINVAL when cap
+	 * is too small (or links is NULL for a non-empty route). */
+	int (*route)(const struct tp_machine *m, const int *a, const int *b,
+		     int64_t *links, int cap);
+
+	/* The most links any route crosses: the size of a route buffer, and
+	 * the congestion score's normaliser. */
+	int64_t (*max_route_links)(const struct tp_machine *m);
+
+	/* Link ids run over 0..link_count - 1 (some may be unused). */
+	int64_t (*link_count)(const struct tp_machine *m);
+
+	/* A readable name of link 0 <= link < link_count into buf. */
+	void (*link_name)(const struct tp_machine *m, int64_t link, char *buf,
+			  size_t len);
+
+	/* Congestion weight of one byte on a link (1 / bandwidth on trees with
+	 * LevelBandwidth=).  NULL: every link weighs 1. */
+	double (*link_weight)(const struct tp_machine *m, int64_t link);
+
+	/* When link weights are 1 / bandwidth: the largest bandwidth, so that
+	 * the smallest load step is bytes / it; 0 when loads are plain bytes.
+	 * NULL: 0. */
+	double (*max_link_bandwidth)(const struct tp_machine *m);
+
+	/* Free the kind's data (m->net_data, may be NULL).  NULL: nothing to
+	 * free. */
+	void (*destroy)(void *net_data);
+};
+
+/* A machine of the given kind over a coordinate box (ndims in
+ * 1..TP_MAX_DIMS, every dims[d] >= 1, wrap NULL = no wrap) without nodes.
+ * net_data is the kind's data: on success the machine owns it (freed by
+ * net->destroy); on failure the caller still does.  plain_hops starts
+ * false. */
+int tp__machine_new(tp_machine **out, int ndims, const int *dims,
+		    const bool *wrap, const struct tp_net_ops *net,
+		    void *net_data, tp_error *err);
+
+/* "(3,0,7)" into buf. */
+void tp__fmt_coords(char *buf, size_t len, const int *c, int n);
+/* Coordinates of router id r (x + X*(y + Y*(z + ...))). */
+void tp__router_coords(const tp_machine *m, int64_t r, int *c);
+
+/* Hops along dimension d of the box between coordinates x and y, both
+ * inside the box (0..dims[d]-1, so x - y fits an int): |x - y|, or the
+ * shorter way round on a wrapped dimension.  Callers sum in 64 bits. */
+static inline int64_t tp__axis_hops(const struct tp_machine *m, int d, int x,
+				    int y)
+{
+	int h = x - y;
+	h = h < 0 ? -h : h;
+	if (m->wrap[d] && m->dims[d] - h < h)
+		h = m->dims[d] - h;
+	return (int64_t)(uint32_t)h;   /* h >= 0: zero-extension is free */
+}
+
+/* Distance between router coordinates inside the box (inlined in hot
+ * loops). */
+static inline int64_t tp__coord_dist(const struct tp_machine *m, const int *a,
+				     const int *b)
+{
+	if (__builtin_expect(!m->plain_hops, 0))
+		return m->net->distance(m, a, b);
+	int64_t h = 0;
+	for (int d = 0; d < m->ndims; d++)
+		h += tp__axis_hops(m, d, a[d], b[d]);
+	return h;
+}
+
+/* Lower bound of the distance from p to any router of the box lo..hi (all
+ * inside the machine's box). */
+static inline int64_t tp__range_lower_bound(const struct tp_machine *m,
+					    const int *p, const int *lo,
+					    const int *hi)
+{
+	if (__builtin_expect(!m->plain_hops, 0))
+		return m->net->range_lower_bound(m, p, lo, hi);
+	int64_t lb = 0;
+	for (int d = 0; d < m->ndims; d++) {
+		if (p[d] >= lo[d] && p[d] <= hi[d])
+			continue;
+		int64_t a = tp__axis_hops(m, d, p[d], lo[d]);
+		int64_t b = tp__axis_hops(m, d, p[d], hi[d]);
+		lb += a < b ? a : b;
+	}
+	return lb;
+}
+
+/* Weight of one byte on a link for congestion. */
+static inline double tp__link_weight(const struct tp_machine *m, int64_t link)
+{
+	return m->net->link_weight ? m->net->link_weight(m, link) : 1.0;
+}
+
+#endif
