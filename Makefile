@@ -33,7 +33,7 @@ CPPFLAGS_ALL = -Icore/include -D_GNU_SOURCE $(HARDEN_CPP) \
                $(shell pkg-config --cflags json-c 2>/dev/null) $(CPPFLAGS)
 CFLAGS_ALL   = $(WARN) -fPIC -pthread $(HARDEN_C) $(CFLAGS) $(EXTRA_CFLAGS)
 DEPFLAGS     = -MMD -MP
-LIBS    = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lslurm -lhwloc -lmetis -lm -lpthread
+LIBS    = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lhwloc -lmetis -lm -lpthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 VERSION = $(shell sed -n 's/^\#define TOPOPLACE_VERSION "\(.*\)"/\1/p' core/include/topoplace/version.h)
@@ -43,7 +43,7 @@ SONAME  = libtopoplace.so.0
 
 CORE_SRC = $(addprefix core/src/, \
 	alloc.c conf.c dragonfly.c geom.c geom_select.c gpu_matrix.c gpusel.c \
-	graph.c graphmap.c hostfile.c json_graph.c machine.c metrics.c \
+	graph.c graphmap.c hostfile.c hostlist.c json_graph.c machine.c metrics.c \
 	modcolor.c node.c node_links.c place.c stencil.c tree.c util.c \
 	version.c)
 CLI_SRC = $(addprefix plugin/cli/, \
@@ -51,7 +51,7 @@ CLI_SRC = $(addprefix plugin/cli/, \
 SPANK_SRC = $(addprefix plugin/spank/, \
 	spank_node.c spank_place.c spank_topoplace.c spank_util.c)
 UNIT_SRC = $(addprefix tests/unit/, \
-	test_conf.c test_dragonfly.c test_geom.c test_gpusel.c test_graphmap.c \
+	test_conf.c test_dragonfly.c test_geom.c test_gpusel.c test_graphmap.c test_input.c \
 	test_machine.c test_metrics.c test_node.c test_pattern.c test_place.c \
 	test_tree.c)
 BENCH_SRC = $(addprefix tests/bench/, \

@@ -10,8 +10,6 @@
 
 #include "internal.h"
 
-#define XML_MAX_BYTES ((off_t)64 << 20)
-
 const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
 			     size_t len)
 {
@@ -807,7 +805,8 @@ int tp_node_load_xml(const char *path, tp_node **out, tp_error *err)
 	*out = NULL;
 	char *buf;
 	size_t len;
-	int rd = tp__read_file(path, XML_MAX_BYTES, &buf, &len, err);
+	int rd = tp__read_file(path, TP__MAX_XML_BYTES, "an hwloc XML file", &buf,
+			       &len, err);
 	if (rd)
 		return rd;
 	int rc = tp_node_load_xml_buffer(buf, len, path, out, err);

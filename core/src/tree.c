@@ -21,7 +21,6 @@
  */
 #include <json-c/linkhash.h>
 #include <limits.h>
-#include <slurm/slurm.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdint.h>
@@ -218,25 +217,27 @@ static int parse_line(struct tparse *p, char *s, int line)
 	return 0;
 }
 
-/* Expand a hostlist; calls fn for every name.  Returns 0 or an error. */
+/* Expand a hostlist; calls fn for every name.  Returns 0 or an error.  The
+ * list is counted and bounded before its first name is expanded. */
 static int each_name(struct tparse *p, const char *list, const char *key,
 		     int line, int (*fn)(struct tparse *, const char *, void *),
 		     void *arg)
 {
-	char why[160];
-	if (!tp__hostlist_ok(list, why, sizeof why))
-		return terr(p, line, TP_EINVAL, "%s=%s: malformed hostlist: %s",
-			    key, list, why);
-	hostlist_t hl = slurm_hostlist_create(list);
-	if (!hl)
-		return terr(p, line, TP_EINVAL, "%s=%s: malformed hostlist", key, list);
-	int rc = 0;
-	char *h;
-	while (rc == 0 && (h = slurm_hostlist_shift(hl)) != NULL) {
+	char what[TP_ERROR_MSG_MAX / 2];
+	snprintf(what, sizeof what, "%s=%s", key, list);
+	tp_error e;
+	tp_error_clear(&e);
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = tp__hostlist_parse(list, what, TP__MAX_CONF_NAMES,
+				    "the most one config line may name", &hl,
+				    &count, &e);
+	if (rc)
+		return terr(p, line, rc, "%s", e.msg);
+	char h[TP__HOSTNAME_MAX];
+	while (rc == 0 && tp__hostlist_next(hl, h))
 		rc = fn(p, h, arg);
-		free(h);
-	}
-	slurm_hostlist_destroy(hl);
+	tp__hostlist_free(hl);
 	return rc;
 }
 
@@ -312,11 +313,11 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 
 static int count_name(struct tparse *p, const char *name, void *arg)
 {
-	(void)p;
 	(void)name;
 	int32_t *n = arg;
-	if (*n == INT32_MAX - 1)
-		return TP_EINVAL;
+	if (*n >= TP__MAX_CONF_NAMES)
+		return terr(p, 0, TP_EINVAL, "more than %lld nodes under the switches",
+			    (long long)TP__MAX_CONF_NAMES);
 	++*n;
 	return 0;
 }

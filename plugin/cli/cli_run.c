@@ -133,48 +133,11 @@ static int check_common(const struct job *j, int argc, char **argv)
  * for one command-line argument); newlines act as commas. */
 static int read_nodes_file(struct job *j, const char *path)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		fprintf(stderr, "topoplace: --nodes @%s: cannot open: %s\n", path,
-			strerror(errno));
-		return 2;
-	}
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	int c;
-	while (buf && (c = getc(f)) != EOF) {
-		if (len + 2 > cap) {
-			if (cap > ((size_t)1 << 28)) {   /* 256 MiB of names is absurd */
-				free(buf);
-				fclose(f);
-				fprintf(stderr, "topoplace: --nodes @%s: file too large\n", path);
-				return 2;
-			}
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-		}
-		buf[len++] = (c == '\n' || c == '\r') ? ',' : (char)c;
-	}
-	fclose(f);
-	if (!buf) {
-		fprintf(stderr, "topoplace: --nodes @%s: out of memory\n", path);
-		return 1;
-	}
-	buf[len] = '\0';
-	while (len > 0 && (buf[len - 1] == ',' || buf[len - 1] == ' '))
-		buf[--len] = '\0';
-	if (len == 0) {
-		free(buf);
-		fprintf(stderr, "topoplace: --nodes @%s: empty file\n", path);
-		return 2;
-	}
-	j->nodes_buf = buf;
-	j->nodes = buf;
+	tp_error err;
+	tp_error_clear(&err);
+	if (tp_hostlist_read_file(path, &j->nodes_buf, &err) < 0)
+		return cli_report("--nodes", &err);
+	j->nodes = j->nodes_buf;
 	return 0;
 }
 

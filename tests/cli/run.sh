@@ -807,7 +807,7 @@ fails2 "gpu: Links= for another node" "NVLink counts for 4 GPUs" "$O" \
 fails2 "gpu: bad hwloc XML" "bad-node.xml: not a valid hwloc XML" "$O" \
 	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
 	--node-topology "$DATA/bad-node.xml" --output "$O"
-fails2 "gpu: missing hwloc XML" "no-such.xml: cannot open" "$O" \
+fails2 "gpu: missing hwloc XML" "no-such.xml: cannot read: No such file" "$O" \
 	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
 	--node-topology "$tmp/no-such.xml" --output "$O"
 fails2 "gpu: --gpu-matrix without --node-topology" "--gpu-matrix needs --node-topology" "$O" \

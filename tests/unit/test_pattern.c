@@ -820,8 +820,8 @@ static void json_str_bad(const char *text, const char *frag)
 
 START_TEST(json_bad_files)
 {
-	json_file_bad("no-such-file.json", TP_EIO, "cannot open: No such file or directory");
-	json_file_bad("", TP_EIO, "cannot read: Is a directory");   /* the directory */
+	json_file_bad("no-such-file.json", TP_ENOENT, "cannot read: No such file or directory");
+	json_file_bad("", TP_EIO, "not a regular file (a directory)");
 	json_file_bad("bad-empty.json", TP_EINVAL, ": empty file");
 	json_file_bad("bad-blank.json", TP_EINVAL, ": empty file");
 	json_file_bad("bad-truncated.json", TP_EINVAL, "line 4: unexpected end of data");
