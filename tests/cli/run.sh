@@ -176,6 +176,26 @@ if check0 "--nodes @FILE"; then
 fi
 fails2 "--nodes @missing file" "nodes.missing" - map --config "$C8" \
 	--nodes "@$tmp/nodes.missing" --ntasks 6 --stencil 3x2
+# issue 14: a NUL byte cut the list (2 of 4 nodes, exit 0); FIFOs and
+# devices hung or read without bound
+printf 'n000\nn001\000n002\nn003\n' >"$tmp/nodes.nul"
+fails2 "--nodes @FILE with a NUL byte" "nodes.nul:2: NUL byte" - map --config "$C8" \
+	--nodes "@$tmp/nodes.nul" --ntasks 4 --stencil 2x2
+mkfifo "$tmp/nodes.fifo"
+fails2 "--nodes @FIFO" "not a regular file (a FIFO)" - map --config "$C8" \
+	--nodes "@$tmp/nodes.fifo" --ntasks 4 --stencil 2x2
+fails2 "--nodes @/dev/zero" "/dev/zero: not a regular file" - map --config "$C8" \
+	--nodes "@/dev/zero" --ntasks 4 --stencil 2x2
+fails2 "eval --hostfile /dev/zero" "/dev/zero: not a regular file" - eval --config "$C8" \
+	--nodes "n[000-003]" --hostfile /dev/zero --stencil 2x2
+printf 'n000\nn001 n002\000n003\n' >"$tmp/hosts.nul"
+fails2 "eval --hostfile with a NUL byte" "hosts.nul:2: NUL byte" - eval --config "$C8" \
+	--nodes "n[000-003]" --hostfile "$tmp/hosts.nul" --stencil 2x2
+fails2 "check-config FIFO" "not a regular file (a FIFO)" - check-config "$tmp/nodes.fifo"
+fails2 "--graph FIFO" "not a regular file (a FIFO)" - map --config "$C8" \
+	--nodes "n[000-003]" --ntasks 4 --graph "$tmp/nodes.fifo"
+fails2 "hostlist product bounded" "--nodes: 8589934592 names, more than 512" - map \
+	--config "$C8" --nodes "a[0-65535]b[0-65535]c[0-1]" --ntasks 4 --stencil 2x2
 
 # --output to a FIFO (like /dev/stdout or /dev/null): written in place, the
 # node stays a FIFO (an atomic rename would have replaced it)

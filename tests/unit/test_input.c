@@ -307,6 +307,36 @@ START_TEST(hostlist_file)
 }
 END_TEST
 
+/* Issue 14: a NUL in a hostfile dropped the rest of its line (and the
+ * error then blamed --stencil); /dev/zero grew one line without bound. */
+START_TEST(hostfile_nul_and_devices)
+{
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4\n"
+					     "NodeName=n[0-3] CoordOrder=x-major\n",
+					     "cfg", &c, &err), 0);
+	tp_alloc *a;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-3]", 2, "n",
+						&a, &err), 0);
+	int32_t *map = NULL, n = 0;
+	char *p = write_bytes("hosts-nul", "n0\nn1 n2\0n3\nn3\n", 16);
+	ck_assert_int_eq(tp_hostfile_read(p, a, true, &map, &n, &err), TP_EINVAL);
+	ck_assert_ptr_null(map);
+	tp_assert_err_has(&err, "hosts-nul:2: NUL byte (not a text file)");
+	free(p);
+	ck_assert_int_eq(tp_hostfile_read("/dev/zero", a, true, &map, &n, &err), TP_EIO);
+	ck_assert_str_eq(err.msg, "/dev/zero: not a regular file (a character device)");
+	p = write_bytes("hosts", "n0\nn1,n2\n\nn3 # comment\n", 23);
+	ck_assert_int_eq(tp_hostfile_read(p, a, true, &map, &n, &err), 0);
+	ck_assert_int_eq(n, 4);
+	free(map);
+	free(p);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -324,6 +354,7 @@ int main(void)
 	tcase_add_test(tf, files_devices_refused);
 	tcase_add_test(tf, files_size_and_nul);
 	tcase_add_test(tf, hostlist_file);
+	tcase_add_test(tf, hostfile_nul_and_devices);
 	suite_add_tcase(s, tf);
 	return tp_test_run(s);
 }
