@@ -44,7 +44,7 @@ SONAME  = libtopoplace.so.0
 CORE_SRC = $(addprefix core/src/, \
 	alloc.c conf.c dragonfly.c geom.c geom_select.c gpu_matrix.c gpusel.c \
 	graph.c graphmap.c hostfile.c hostlist.c json_graph.c machine.c metrics.c \
-	modcolor.c node.c node_links.c place.c stencil.c tree.c util.c \
+	modcolor.c node.c node_links.c node_xml.c place.c stencil.c tree.c util.c \
 	version.c)
 CLI_SRC = $(addprefix plugin/cli/, \
 	cli.c cli_node.c cli_out.c cli_run.c)

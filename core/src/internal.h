@@ -285,6 +285,15 @@ struct tp_node {
 					     the GPU to its NIC */
 };
 
+/* hwloc XML is checked and rewritten before hwloc loads it (node_xml.c):
+ * *canon (malloc'ed) is a canonical hwloc 2.0 document holding only the
+ * checked objects and attributes topoplace reads. */
+#define TP__XML_MAX_DEPTH 64          /* nested elements */
+#define TP__XML_MAX_OBJECTS 65536     /* <object> elements */
+#define TP__XML_MAX_SET_WORDS 256     /* 32-bit words of a cpuset/nodeset */
+int tp__node_xml_check(const char *xml, size_t len, const char *what,
+		       char **canon, size_t *canon_len, tp_error *err);
+
 /* Recompute NVLink links, path classes, bandwidths and routes after the
  * lane counts (nvl) changed. */
 int tp__node_finish(tp_node *n, tp_error *err);

@@ -824,7 +824,7 @@ fails2 "gpu: Links= not symmetric" "not symmetric" "$O" \
 fails2 "gpu: Links= for another node" "NVLink counts for 4 GPUs" "$O" \
 	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
 	--node-topology "$NODES/dgx8.xml" --gpu-links "$NODES/nvl4.links" --output "$O"
-fails2 "gpu: bad hwloc XML" "bad-node.xml: not a valid hwloc XML" "$O" \
+fails2 "gpu: bad hwloc XML" "bad-node.xml: hwloc XML line 3: Machine object without cpuset" "$O" \
 	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
 	--node-topology "$DATA/bad-node.xml" --output "$O"
 fails2 "gpu: missing hwloc XML" "no-such.xml: cannot read: No such file" "$O" \
@@ -858,8 +858,12 @@ if check0 "node-info"; then
 	   grep -q 'NVLink: GPU2 - GPU3 NVLink x4  (80 GB/s)' "$tmp/out"; then ok "node-info"
 	else no "node-info" "$(head -c 300 "$tmp/out")"; fi
 fi
-fails2 "node-info: bad XML" "bad-node.xml: not a valid hwloc XML" - node-info "$DATA/bad-node.xml"
+fails2 "node-info: bad XML" "bad-node.xml: hwloc XML line 3: Machine object without cpuset" - node-info "$DATA/bad-node.xml"
 fails2 "node-info: bad links" "bad-links-len.conf:2" - node-info "$NODES/nvl4.xml" "$DATA/bad-links-len.conf"
+# issue 14: XML that crashed (SIGSEGV, assertion) or stalled hwloc 2.9.0
+for x in bad-no-complete-cpuset bad-nodeset-syntax bad-numa-no-os-index; do
+	fails2 "node-info: $x" "$x.xml: hwloc XML line" - node-info "$NODES/$x.xml"
+done
 fails2 "node-info: extra argument" "unexpected argument" - node-info a b c
 
 # NodeTopology= / GpuLinks= from the config, two kinds of node
