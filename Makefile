@@ -43,7 +43,7 @@ SONAME  = libtopoplace.so.0
 
 CORE_SRC = $(addprefix core/src/, \
 	alloc.c conf.c dragonfly.c geom.c geom_select.c gpu_matrix.c gpusel.c \
-	graph.c graphmap.c hostfile.c hostlist.c json_graph.c machine.c metrics.c \
+	graph.c graphmap.c hashtab.c hostfile.c hostlist.c json_graph.c machine.c metrics.c \
 	modcolor.c node.c node_links.c node_xml.c place.c stencil.c tree.c util.c \
 	version.c)
 CLI_SRC = $(addprefix plugin/cli/, \
@@ -55,7 +55,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_machine.c test_metrics.c test_node.c test_pattern.c test_place.c \
 	test_tree.c)
 BENCH_SRC = $(addprefix tests/bench/, \
-	bench_geom.c bench_gpu.c bench_graph.c)
+	bench_geom.c bench_gpu.c bench_graph.c bench_input.c)
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
 CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)

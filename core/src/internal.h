@@ -9,7 +9,43 @@
 #include <sys/types.h>
 #include <topoplace/topoplace.h>
 
-struct lh_table; /* json-c linkhash: name -> node index */
+/* The machine's node names: an arena and an open-addressing index
+ * (hashtab.c). */
+struct tp__names {
+	uint64_t *slot;        /* (hash << 32) | (index + 1), 0 = empty */
+	size_t cap, n;
+	char **blocks;         /* the names themselves */
+	size_t nblocks, left;  /* bytes left in the last block */
+};
+
+/* Nodes per router (hashtab.c): a dense array of counts when the machine
+ * has at most TP__DENSE_ROUTERS routers (allocated at the first node, its
+ * pages touched only where nodes are), else a hash of the used ones. */
+#define TP__DENSE_ROUTERS ((int64_t)1 << 22)
+struct tp__routers {
+	int64_t nrouters;
+	int32_t *dense;
+	uint64_t *key;         /* router id + 1, 0 = empty */
+	int32_t *val;
+	size_t cap, n;
+};
+
+uint32_t tp__name_hash(const char *s);
+int32_t tp__names_find(const struct tp__names *t, char *const *names,
+		       const char *name, uint32_t h);
+int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx);
+char *tp__names_store(struct tp__names *t, const char *name);
+void tp__names_free(struct tp__names *t);
+/* The count of router (created with add), or NULL. */
+int32_t *tp__routers_slot(struct tp__routers *t, int64_t router, bool add);
+/* Call fn for every router with nodes; stops at the first non-zero. */
+int tp__routers_each(const struct tp__routers *t,
+		     int (*fn)(int64_t router, int32_t count, void *arg), void *arg);
+/* Start loading the index slot of hash h into the cache. */
+void tp__names_prefetch(const struct tp__names *t, uint32_t h);
+/* Room for n names in the index (a hint: fewer resizes). */
+int tp__names_reserve(struct tp__names *t, size_t n);
+void tp__routers_free(struct tp__routers *t);
 
 /* A switch tree (Network=tree, Slurm's topology.conf); see tree.c.  The
  * machine then has one dimension whose coordinate is the router (= switch
@@ -51,10 +87,10 @@ struct tp_machine {
 	int hop_cost[TP_MAX_DIMS];     /* cost of one hop per dimension */
 
 	int32_t nnodes, cap;
-	char **names;                  /* nnodes names, owned */
+	char **names;                  /* nnodes names, in by_name's arena */
 	int *coords;                   /* nnodes x ndims router coordinates */
-	struct lh_table *by_name;      /* name -> (intptr_t)(index + 1) */
-	struct lh_table *router_use;   /* router id -> nodes on it (sparse) */
+	struct tp__names by_name;      /* name -> index */
+	struct tp__routers router_use; /* router id -> nodes on it (sparse) */
 	struct tp_tree *tree;          /* non-NULL: a switch tree (tree.c) */
 	struct tp_dfly *dfly;          /* non-NULL: a dragonfly (dragonfly.c) */
 };
@@ -81,6 +117,13 @@ struct tp_graph {
 	int grid_ndims;                /* > 0 when built from a stencil */
 	int grid[3];
 };
+
+/* Room for n nodes (a hint for loaders that know their count), and
+ * tp_machine_add_node() that also returns the index of the node a
+ * duplicate name repeats (*dup, when not NULL). */
+int tp__machine_reserve(tp_machine *m, int64_t n);
+int tp__machine_add(tp_machine *m, const char *name, const int *coords,
+		    int32_t *dup, tp_error *err);
 
 /* Switch trees (tree.c): distance and up/down route between routers, a
  * lower bound of the distance from router p to routers lo..hi. */

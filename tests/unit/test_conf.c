@@ -544,6 +544,20 @@ START_TEST(large_configs)
 	assert_at(m, "nid065536", 16, 21, 28);
 	assert_at(m, "nid110591", 47, 47, 47);
 	tp_conf_destroy(c);
+	/* issue 10: a whole 6-D machine from one range (more than Slurm's 65536
+	 * names per range); its timing is in bench_input */
+	c = str_ok("Network=torus Dims=24x23x24x2x3x2 Wrap=yes,yes,yes,no,yes,no\n"
+		   "NodeName=nid[000000-158975] CoordOrder=x-major\n");
+	m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 158976);
+	int32_t i = tp_machine_find_node(m, "nid158975");
+	ck_assert_int_eq(i, 158975);
+	const int *co = tp_machine_node_coords(m, i);
+	static const int last[6] = { 23, 22, 23, 1, 2, 1 };
+	for (int d = 0; d < 6; d++)
+		ck_assert_int_eq(co[d], last[d]);
+	ck_assert_int_eq(tp_machine_find_node(m, "nid158976"), -1);
+	tp_conf_destroy(c);
 }
 END_TEST
 

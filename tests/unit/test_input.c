@@ -186,6 +186,61 @@ START_TEST(hostlist_large)
 }
 END_TEST
 
+/* ---- the machine's name index and router table (hashtab.c) ---- */
+
+/* Many names, found again, missing ones not found, duplicates refused; the
+ * router table dense (small machine) and hashed (> 4M routers). */
+static void index_case(int ndims, const int *dims, int32_t n)
+{
+	tp_machine *m;
+	tp_error err;
+	ck_assert_int_eq(tp_machine_create(&m, ndims, dims, NULL, &err), 0);
+	ck_assert_int_eq(tp_machine_set_nodes_per_router(m, 2, &err), 0);
+	char name[32];
+	int c[3] = { 0, 0, 0 };
+	for (int32_t i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "node%d", i);
+		c[0] = (i / 2) % dims[0];
+		c[1] = (i / 2 / dims[0]) % dims[1];
+		ck_assert_int_eq(tp_machine_add_node(m, name, c, &err), i);
+	}
+	for (int32_t i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "node%d", i);
+		ck_assert_int_eq(tp_machine_find_node(m, name), i);
+		ck_assert_str_eq(tp_machine_node_name(m, i), name);
+	}
+	ck_assert_int_eq(tp_machine_find_node(m, "node-1"), -1);
+	ck_assert_int_eq(tp_machine_find_node(m, ""), -1);
+	c[0] = c[1] = 0;
+	ck_assert_int_eq(tp_machine_add_node(m, "node7", c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "node 'node7': duplicate node name");
+	ck_assert_int_eq(tp_machine_add_node(m, "extra", c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "router (0,0) already has 2 nodes");
+	ck_assert_int_eq(tp_machine_set_nodes_per_router(m, 1, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "already has 2 nodes");
+	/* a long name (its own block in the arena) between short ones */
+	char longname[5000];
+	memset(longname, 'L', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	c[0] = dims[0] - 1;
+	c[1] = dims[1] - 1;
+	ck_assert_int_eq(tp_machine_add_node(m, longname, c, &err), n);
+	ck_assert_int_eq(tp_machine_add_node(m, "after", c, &err), n + 1);
+	ck_assert_int_eq(tp_machine_find_node(m, longname), n);
+	ck_assert_int_eq(tp_machine_find_node(m, "after"), n + 1);
+	ck_assert_int_eq(tp_machine_find_node(m, "node0"), 0);
+	tp_machine_destroy(m);
+}
+
+START_TEST(name_index)
+{
+	int small[2] = { 300, 300 };          /* 90,000 routers: dense */
+	index_case(2, small, 100000);
+	int big[2] = { 4096, 4096 };          /* 16M routers: hashed */
+	index_case(2, big, 100000);
+}
+END_TEST
+
 /* ---- files ---- */
 
 static char *tmpdir_path(const char *name)
@@ -347,6 +402,7 @@ int main(void)
 	tcase_add_test(tc, hostlist_errors);
 	tcase_add_test(tc, hostlist_no_expansion);
 	tcase_add_test(tc, hostlist_large);
+	tcase_add_test(tc, name_index);
 	suite_add_tcase(s, tc);
 	TCase *tf = tcase_create("files");
 	tcase_set_timeout(tf, 20);
