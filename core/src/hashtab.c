@@ -117,37 +117,38 @@ int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx)
 char *tp__names_store(struct tp__names *t, const char *name)
 {
 	size_t len = strlen(name) + 1;
-	if (len > ARENA_BLOCK / 4) {      /* a long name gets a block of its own */
+	if (len > t->left) {
+		/* blocks grow from 4 kB to ARENA_BLOCK: small machines stay
+		 * small, large ones take one allocation per megabyte */
+		size_t bs = t->bsize ? t->bsize * 2 : 4096;
+		if (bs > ARENA_BLOCK)
+			bs = ARENA_BLOCK;
 		char **nb = realloc(t->blocks, sizeof *nb * (t->nblocks + 1));
 		if (!nb)
 			return NULL;
 		t->blocks = nb;
-		char *p = malloc(len);
-		if (!p)
-			return NULL;
-		memcpy(p, name, len);
-		/* keep the current block last: it is still being filled */
-		if (t->nblocks) {
-			t->blocks[t->nblocks] = t->blocks[t->nblocks - 1];
-			t->blocks[t->nblocks - 1] = p;
-		} else {
-			t->blocks[0] = p;
-			t->left = 0;
+		if (len > bs / 4) {
+			/* a long name gets a block of its own, put before the
+			 * block still being filled (which stays last) */
+			char *p = malloc(len);
+			if (!p)
+				return NULL;
+			memcpy(p, name, len);
+			if (t->nblocks) {
+				t->blocks[t->nblocks] = t->blocks[t->nblocks - 1];
+				t->blocks[t->nblocks - 1] = p;
+			} else {
+				t->blocks[0] = p;
+			}
+			t->nblocks++;
+			return p;
 		}
-		t->nblocks++;
-		return p;
-	}
-	if (t->left < len) {
-		char **nb = realloc(t->blocks, sizeof *nb * (t->nblocks + 1));
-		if (!nb)
-			return NULL;
-		t->blocks = nb;
-		if (!(t->blocks[t->nblocks] = malloc(ARENA_BLOCK)))
+		if (!(t->blocks[t->nblocks] = malloc(bs)))
 			return NULL;
 		t->nblocks++;
-		t->left = ARENA_BLOCK;
+		t->bsize = t->left = bs;
 	}
-	char *p = t->blocks[t->nblocks - 1] + (ARENA_BLOCK - t->left);
+	char *p = t->blocks[t->nblocks - 1] + (t->bsize - t->left);
 	memcpy(p, name, len);
 	t->left -= len;
 	return p;

@@ -15,7 +15,8 @@ struct tp__names {
 	uint64_t *slot;        /* (hash << 32) | (index + 1), 0 = empty */
 	size_t cap, n;
 	char **blocks;         /* the names themselves */
-	size_t nblocks, left;  /* bytes left in the last block */
+	size_t nblocks;
+	size_t bsize, left;    /* size of the last block, bytes left in it */
 };
 
 /* Nodes per router (hashtab.c): a dense array of counts when the machine

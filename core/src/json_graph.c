@@ -564,7 +564,8 @@ int tp_graph_from_json_file(tp_graph **out, const char *path,
 		return rc0;
 
 	struct jparse jp;
-	char *buf = malloc(JSON_CHUNK);
+	size_t chunk = size < JSON_CHUNK ? (size < 4096 ? 4096 : size + 1) : JSON_CHUNK;
+	char *buf = malloc(chunk);
 	int rc = buf ? jp_init(&jp, path, err)
 		     : tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
 	if (!buf) {
@@ -572,7 +573,7 @@ int tp_graph_from_json_file(tp_graph **out, const char *path,
 		return rc;
 	}
 	while (!rc) {
-		ssize_t n = tp__read_some(fd, buf, JSON_CHUNK);
+		ssize_t n = tp__read_some(fd, buf, chunk);
 		if (n < 0) {
 			rc = tp_error_set(err, TP_EIO, "%s: cannot read: %s", path,
 					  strerror(errno));

@@ -906,7 +906,7 @@ static void put(struct out *o, const char *fmt, ...)
 			o->n += (size_t)k;
 			return;
 		}
-		size_t nc = o->cap ? o->cap * 2 : 65536;
+		size_t nc = o->cap * 2;
 		while (nc - o->n <= (size_t)k)
 			nc *= 2;
 		char *nb = realloc(o->b, nc);
@@ -990,7 +990,9 @@ static void put_object(struct out *o, const struct xp *x, const struct xobj *ob)
 
 static int write_canonical(struct xp *x, char **out, size_t *len)
 {
-	struct out o = { NULL, 0, 0, false };
+	struct out o = { malloc(65536), 0, 65536, false };
+	if (!o.b)
+		return tp_error_set(x->err, TP_ENOMEM, "%s: out of memory", x->what);
 	put(&o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
 		"<topology version=\"2.0\">\n");
