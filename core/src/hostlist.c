@@ -17,8 +17,8 @@
  * Stricter than Slurm, as nothing valid is lost: a '[' without ']' (Slurm
  * 22.05 adds a ']'), a ']' without '[', nested brackets, blanks, signs or
  * anything but digits, ',' and '-' inside brackets, numbers of more than 18
- * digits, control characters and names longer than 255 characters are
- * errors.  Looser than Slurm: no limit of 65536 names per range or per
+ * digits, control characters, bytes outside ASCII and names longer than 255
+ * characters are errors.  Looser than Slurm: no limit of 65536 names per range or per
  * group (Slurm's MAX_RANGE): the caller's bound on the total applies
  * instead, so that "nid[000000-158975]" describes a whole machine.
  *
@@ -264,6 +264,9 @@ static int entry(struct parser *p, size_t *pos, uint64_t *total)
 			return bad(p, start, "unbalanced brackets");
 		if ((unsigned char)c < 0x20 || c == 0x7f)
 			return bad(p, start, "control character 0x%02x", (unsigned)c);
+		if ((unsigned char)c >= 0x80)
+			return bad(p, start, "non-ASCII byte 0x%02x",
+				   (unsigned)(unsigned char)c);
 		(*pos)++;
 	}
 	len += *pos - lit;

@@ -249,6 +249,7 @@ int tp__text_copy(const char *text, size_t len, const char *what, char **out,
  * when the count is larger, before any name is produced. */
 #define TP__HOSTNAME_MAX 256            /* longest name + NUL */
 #define TP__MAX_CONF_NAMES ((int64_t)1 << 22)   /* names in one config value */
+#define TP__MAX_TREE_NODES ((int64_t)1 << 20)   /* nodes in a topology.conf */
 
 struct tp__hostlist;
 

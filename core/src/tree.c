@@ -217,8 +217,11 @@ static int parse_line(struct tparse *p, char *s, int line)
 	return 0;
 }
 
+static int count_name(struct tparse *p, const char *name, void *arg);
+
 /* Expand a hostlist; calls fn for every name.  Returns 0 or an error.  The
- * list is counted and bounded before its first name is expanded. */
+ * list is counted and bounded before its first name is expanded; with
+ * count_name it is only counted (into the int32_t at arg). */
 static int each_name(struct tparse *p, const char *list, const char *key,
 		     int line, int (*fn)(struct tparse *, const char *, void *),
 		     void *arg)
@@ -229,11 +232,21 @@ static int each_name(struct tparse *p, const char *list, const char *key,
 	tp_error_clear(&e);
 	struct tp__hostlist *hl;
 	int64_t count;
-	int rc = tp__hostlist_parse(list, what, TP__MAX_CONF_NAMES,
-				    "the most one config line may name", &hl,
+	int rc = tp__hostlist_parse(list, what, TP__MAX_TREE_NODES,
+				    "the most nodes a tree may have", &hl,
 				    &count, &e);
 	if (rc)
 		return terr(p, line, rc, "%s", e.msg);
+	if (fn == count_name) {
+		int32_t *n = arg;
+		tp__hostlist_free(hl);
+		if (count > TP__MAX_TREE_NODES - *n)
+			return terr(p, line, TP_EINVAL,
+				    "%s=%s: more than %lld nodes under the switches",
+				    key, list, (long long)TP__MAX_TREE_NODES);
+		*n += (int32_t)count;
+		return 0;
+	}
 	char h[TP__HOSTNAME_MAX];
 	while (rc == 0 && tp__hostlist_next(hl, h))
 		rc = fn(p, h, arg);
@@ -285,17 +298,18 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 {
 	struct node_ctx *c = arg;
 	const struct sw *w = &p->sw[c->s];
-	int32_t prev = tp_machine_find_node(c->m, name);
-	if (prev >= 0) {
+	int coord = c->router;
+	tp_error e;
+	tp_error_clear(&e);
+	int32_t prev = -1;
+	int idx = tp__machine_add(c->m, name, &coord, &prev, &e);
+	if (idx < 0 && prev >= 0) {
 		const struct sw *o = &p->sw[(*c->node_sw)[prev]];
 		return terr(p, w->line, TP_EINVAL,
 			    "node '%s' is under two switches ('%s' at line %d and '%s')",
 			    name, o->name, o->line, w->name);
 	}
-	int coord = c->router++;
-	tp_error e;
-	tp_error_clear(&e);
-	int idx = tp_machine_add_node(c->m, name, &coord, &e);
+	c->router++;
 	if (idx < 0)
 		return terr(p, w->line, idx, "SwitchName=%s Nodes=%s: %s", w->name,
 			    w->nodes, e.msg);
@@ -311,14 +325,13 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 	return 0;
 }
 
+/* Counts the names of a list without expanding them (each_name adds the
+ * count of the whole list at once); never called per name. */
 static int count_name(struct tparse *p, const char *name, void *arg)
 {
+	(void)p;
 	(void)name;
-	int32_t *n = arg;
-	if (*n >= TP__MAX_CONF_NAMES)
-		return terr(p, 0, TP_EINVAL, "more than %lld nodes under the switches",
-			    (long long)TP__MAX_CONF_NAMES);
-	++*n;
+	(void)arg;
 	return 0;
 }
 

@@ -21,10 +21,15 @@ int tp_error_set(tp_error *err, int code, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 		va_end(ap);
-		/* Messages are one line: fold any newline a caller let through. */
+		/* Messages are one line: fold any newline a caller let through;
+		 * other control characters echoed from input (an escape
+		 * sequence in a file name or a hostlist) become '?', so that a
+		 * message cannot drive the terminal or the log reader. */
 		for (char *p = err->msg; *p; p++)
 			if (*p == '\n' || *p == '\r')
 				*p = ' ';
+			else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
 		err->code = code;
 	}
 	return code;

@@ -118,6 +118,17 @@ START_TEST(hostlist_errors)
 	hostlist_bad("n[0-1234567890123456789]", 10, "more than 18 digits");
 	hostlist_bad("ok,n\x1b[31m", 10, "control character 0x1b");
 	hostlist_bad("bad\rname", 10, "control character 0x0d");
+	hostlist_bad("n\xb8[1-2]", 10, "non-ASCII byte 0xb8");
+	/* the echo of the input in the message cannot drive a terminal */
+	{
+		struct tp__hostlist *hl;
+		int64_t count;
+		tp_error err;
+		ck_assert_int_eq(tp__hostlist_parse("n\x1b[31mRED", "src", 10, "b", &hl, &count,
+						    &err), TP_EINVAL);
+		ck_assert_ptr_null(strchr(err.msg, 0x1b));
+		tp_assert_err_has(&err, "in 'n?[31mRED'");
+	}
 	char longname[300];
 	memset(longname, 'x', 299);
 	longname[299] = '\0';
@@ -144,7 +155,8 @@ START_TEST(hostlist_no_expansion)
 }
 END_TEST
 
-/* A 500 kB list: 80,000 single names, or 40,000 ranges; linear time. */
+/* A 500 kB list: 80,000 single names, or 40,000 ranges; linear time (a
+ * generous bound here, for loaded test machines: bench_input times it). */
 START_TEST(hostlist_large)
 {
 	size_t cap = 1 << 20, len = 0;
@@ -159,7 +171,7 @@ START_TEST(hostlist_large)
 	ck_assert_int_eq(count, 80000);
 	ck_assert(!strncmp(all, "nid00000 nid00001 ", 18));
 	if (!RUNNING_ON_VALGRIND)
-		ck_assert_msg(ms < 100, "80,000 names in %.1f ms", ms);
+		ck_assert_msg(ms < 1000, "80,000 names in %.1f ms", ms);
 	free(all);
 	len = 0;
 	for (int i = 0; i < 40000; i++)
@@ -170,7 +182,7 @@ START_TEST(hostlist_large)
 	ms = tp__now_ms() - t0;
 	ck_assert_int_eq(count, 80000);
 	if (!RUNNING_ON_VALGRIND)
-		ck_assert_msg(ms < 100, "40,000 ranges in %.1f ms", ms);
+		ck_assert_msg(ms < 1000, "40,000 ranges in %.1f ms", ms);
 	free(all);
 	/* one entry with 40,000 ranges inside one bracket */
 	len = (size_t)snprintf(s, cap, "n[");
