@@ -145,6 +145,29 @@ START_TEST(hostlist_errors)
 }
 END_TEST
 
+/* Issue 14: Nodes=a[0-9999]b[0-9999] in topology.conf took more than 120 s
+ * and 3.8 GB; NodeName=a[0-65535]b[0-65535] said "no node names". */
+START_TEST(config_hostlists_bounded)
+{
+	tp_machine *m = (tp_machine *)1;
+	tp_error err;
+	double t0 = tp__now_ms();
+	ck_assert_int_eq(tp_machine_from_topology(&m, "SwitchName=s0 Nodes=a[0-9999]b[0-9999]\n",
+						  "topology.conf", NULL, 0, &err), TP_EINVAL);
+	ck_assert_ptr_null(m);
+	ck_assert_str_eq(err.msg, "topology.conf:1: Nodes=a[0-9999]b[0-9999]: 100000000 names, "
+			 "more than 1048576 (the most nodes a tree may have)");
+	tp_conf *c = (tp_conf *)1;
+	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4x4\n"
+					     "NodeName=a[0-65535]b[0-65535] CoordOrder=x-major\n",
+					     "cfg", &c, &err), TP_EINVAL);
+	ck_assert_ptr_null(c);
+	ck_assert_str_eq(err.msg, "cfg:2: NodeName=a[0-65535]b[0-65535]: 4294967296 names, "
+			 "more than 4194304 (the most one config line may name)");
+	ck_assert(tp__now_ms() - t0 < 100);
+}
+END_TEST
+
 /* 2^33 names from 27 bytes: refused in well under a millisecond. */
 START_TEST(hostlist_no_expansion)
 {
@@ -413,6 +436,7 @@ int main(void)
 	tcase_add_test(tc, hostlist_syntax);
 	tcase_add_test(tc, hostlist_errors);
 	tcase_add_test(tc, hostlist_no_expansion);
+	tcase_add_test(tc, config_hostlists_bounded);
 	tcase_add_test(tc, hostlist_large);
 	tcase_add_test(tc, name_index);
 	suite_add_tcase(s, tc);
