@@ -6,6 +6,8 @@
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make asan     unit and command tests under AddressSanitizer + UBSan
 #   make valgrind unit tests under valgrind
+#   make fuzz     every libFuzzer target for FUZZ_SECONDS (default 60) each
+#   make fuzz-smoke  a few seconds each and every regression input (in check)
 #
 # DEVELOPER=1 turns warnings into errors (CI sets it); distribution builds
 # with a newer compiler are not broken by a new warning.
@@ -33,7 +35,7 @@ CPPFLAGS_ALL = -Icore/include -D_GNU_SOURCE $(HARDEN_CPP) \
                $(shell pkg-config --cflags json-c 2>/dev/null) $(CPPFLAGS)
 CFLAGS_ALL   = $(WARN) -fPIC -pthread $(HARDEN_C) $(CFLAGS) $(EXTRA_CFLAGS)
 DEPFLAGS     = -MMD -MP
-LIBS    = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lslurm -lhwloc -lmetis -lm -lpthread
+LIBS    = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lhwloc -lmetis -lm -lpthread
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 VERSION = $(shell sed -n 's/^\#define TOPOPLACE_VERSION "\(.*\)"/\1/p' core/include/topoplace/version.h)
@@ -51,7 +53,9 @@ CORE_SRC = $(addprefix core/src/, \
 	gpusel.c \
 	graph.c \
 	graphmap.c \
+	hashtab.c \
 	hostfile.c \
+	hostlist.c \
 	job.c \
 	job_map.c \
 	job_node.c \
@@ -61,6 +65,7 @@ CORE_SRC = $(addprefix core/src/, \
 	modcolor.c \
 	node.c \
 	node_links.c \
+	node_xml.c \
 	place.c \
 	stencil.c \
 	torus.c \
@@ -96,6 +101,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_geom.c \
 	test_gpusel.c \
 	test_graphmap.c \
+	test_input.c \
 	test_job.c \
 	test_machine.c \
 	test_metrics.c \
@@ -110,13 +116,34 @@ BENCH_SRC = $(addprefix tests/bench/, \
 	bench_geom.c \
 	bench_gpu.c \
 	bench_graph.c \
+	bench_input.c \
 )
+FUZZ_TARGETS = \
+	conf \
+	coordfile \
+	gpu_links \
+	gpu_matrix \
+	hostfile \
+	hostlist \
+	json_graph \
+	node_xml \
+	stencil \
+	topology \
+
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
 CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 SPANK_OBJ = $(SPANK_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+FUZZ_BIN  = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+
+# Fuzzing: clang's libFuzzer with ASan and UBSan, in a build of its own.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 4
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+           -fno-omit-frame-pointer
 
 LIB_A  = $(BUILD)/libtopoplace.a
 LIB_SO = $(BUILD)/libtopoplace.so
@@ -124,7 +151,7 @@ CLI    = $(BUILD)/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
 .PHONY: all deps run check unit cli-tests slurm-tests install-tests bench install uninstall \
-        asan valgrind clean slurm-demo deps-bench
+        asan valgrind clean slurm-demo deps-bench deps-fuzz fuzz fuzz-smoke fuzz-build fuzz-bins
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc
 
@@ -173,19 +200,27 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB_A)
 	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) $(DEPFLAGS) -Wno-missing-prototypes \
 	  -o $@ $< $(LIB_A) $(LIBS)
 
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) $(DEPFLAGS) -fsanitize=fuzzer \
+	  -o $@ $< $(LIB_A) $(LIBS)
+
 $(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/version.h
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
-         $(UNIT_BIN:=.d) $(BENCH_BIN:=.d)
+         $(UNIT_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_BIN:=.d)
 
 deps:
 	@sh contrib/install-deps.sh
 
 deps-bench:
 	@sh contrib/install-deps.sh bench
+
+deps-fuzz:
+	@sh contrib/install-deps.sh fuzz
 
 run: deps
 	$(MAKE) all
@@ -200,10 +235,11 @@ cli-tests: $(CLI)
 slurm-tests: all
 	@BUILD=$(BUILD) sh tests/slurm/run.sh
 
-check: deps
+check: deps deps-fuzz
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) cli-tests
+	$(MAKE) fuzz-smoke
 	$(MAKE) slurm-tests
 	$(MAKE) install-tests
 
@@ -222,6 +258,20 @@ bench: deps deps-bench
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" unit cli-tests
+
+fuzz-bins: $(FUZZ_BIN)
+
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" fuzz-bins
+
+fuzz: deps-fuzz
+	$(MAKE) fuzz-build
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+fuzz-smoke:
+	$(MAKE) fuzz-build
+	sh tests/fuzz/run.sh --smoke $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 
 valgrind: $(UNIT_BIN)
 	@sh tests/run-unit.sh --valgrind $(UNIT_BIN)
@@ -248,4 +298,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/topoplace
 
 clean:
-	rm -rf build build-asan build-bench
+	rm -rf build build-asan build-bench build-fuzz

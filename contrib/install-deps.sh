@@ -3,11 +3,14 @@
 #   install-deps.sh          build and test dependencies
 #   install-deps.sh bench    also the benchmark baselines (Scotch) and mesh tools (gmsh, METIS programs)
 #   install-deps.sh slurm    also the daemons of the test cluster
+#   install-deps.sh fuzz     also clang and its libFuzzer runtime (make fuzz,
+#                            make fuzz-smoke, which make check runs)
 set -e
 pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
 case "$1" in
 bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
+fuzz) pkgs="clang libclang-rt-14-dev" ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -80,5 +80,15 @@ else
 	no "topoplace.so exports slurm_spank_* and plugin_* only" "also: $(echo "$extra" | head -5 | paste -sd' ')"
 fi
 
+# No libslurm anywhere (issue 12): the plugin uses only what srun and
+# slurmstepd provide at run time (spank.h), the core has its own hostlists.
+for f in lib/topoplace/topoplace.so lib/libtopoplace.so bin/topoplace; do
+	if readelf -d "$root/$f" 2>/dev/null | grep NEEDED | grep -q libslurm; then
+		no "$f does not need libslurm" "$(readelf -d "$root/$f" | grep libslurm)"
+	else
+		ok "$f does not need libslurm"
+	fi
+done
+
 echo "install: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <slurm/slurm.h>
-
 #include "internal.h"
 
 /* An allocation with room for cap nodes and no nodes yet. */
@@ -53,59 +51,71 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 		return tp_error_set(err, TP_EINVAL,
 				    "%s: %d slots per node, expected >= 1", what,
 				    slots_per_node);
-	char why[160];
-	if (!tp__hostlist_ok(hostlist, why, sizeof why))
-		return tp_error_set(err, TP_EINVAL, "%s: malformed hostlist '%s': %s",
-				    what, hostlist, why);
-	hostlist_t hl = slurm_hostlist_create(hostlist);
-	if (!hl)
-		return tp_error_set(err, TP_EINVAL, "%s: malformed hostlist '%s'",
-				    what, hostlist);
-	int count = slurm_hostlist_count(hl);
-	if (count <= 0) {
-		slurm_hostlist_destroy(hl);
+	int32_t mn = tp_machine_node_count(m);
+	/* More names than machine nodes means an unknown or a repeated name:
+	 * refused before a single name is expanded. */
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = tp__hostlist_parse(hostlist, what, mn, "the machine's node count",
+				    &hl, &count, err);
+	if (rc)
+		return rc;
+	if (count == 0) {
+		tp__hostlist_free(hl);
 		return tp_error_set(err, TP_EINVAL, "%s: empty node list", what);
 	}
-	int32_t mn = tp_machine_node_count(m);
-	/* More names than machine nodes means an unknown or a repeated name,
-	 * which the loop below reports; never hold more than mn entries. */
-	int32_t cap = count < mn ? count : mn;
 	tp_alloc *a = NULL;
 	unsigned char *seen = tp__calloc((size_t)mn, 1);
-	int rc = seen ? alloc_new(m, cap, &a, what, err)
-		      : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	char *name;
-	while (rc == TP_OK && (name = slurm_hostlist_shift(hl)) != NULL) {
+	rc = seen ? alloc_new(m, (int32_t)count, &a, what, err)
+		  : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	char name[TP__HOSTNAME_MAX];
+	while (rc == TP_OK && tp__hostlist_next(hl, name)) {
 		int32_t idx = tp_machine_find_node(m, name);
-		if (strchr(name, '[') || strchr(name, ']'))
-			rc = tp_error_set(err, TP_EINVAL,
-					  "%s: malformed hostlist '%s'", what,
-					  hostlist);
-		else if (idx < 0)
+		if (idx < 0)
 			rc = tp_error_set(err, TP_ENOENT,
 					  "%s: unknown node '%s'", what, name);
 		else if (seen[idx])
 			rc = tp_error_set(err, TP_EINVAL,
 					  "%s: duplicate node '%s'", what, name);
-		else if (a->nnodes >= cap) /* cannot happen: names are unique */
-			rc = tp_error_set(err, TP_EINVAL,
-					  "%s: more nodes than the machine has", what);
 		else {
 			seen[idx] = 1;
 			a->node[a->nnodes++] = idx;
 		}
-		free(name);
 	}
-	slurm_hostlist_destroy(hl);
+	tp__hostlist_free(hl);
 	free(seen);
-	if (rc == TP_OK && a->nnodes == 0)
-		rc = tp_error_set(err, TP_EINVAL, "%s: empty node list", what);
 	if (rc != TP_OK) {
 		tp_alloc_destroy(a);
 		return rc;
 	}
 	alloc_fill_slots(a, slots_per_node);
 	*out = a;
+	return TP_OK;
+}
+
+int tp_hostlist_read_file(const char *path, char **text_out, tp_error *err)
+{
+	if (!text_out)
+		return tp_error_set(err, TP_EINVAL, "hostlist file: out is NULL");
+	*text_out = NULL;
+	char *buf;
+	size_t len;
+	int rc = tp__read_file(path, TP__MAX_HOSTLIST_BYTES, "a hostlist file",
+			       &buf, &len, err);
+	if (rc)
+		return rc;
+	bool any = false;
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '\n' || buf[i] == '\r')
+			buf[i] = ',';
+		else if (buf[i] != ',' && buf[i] != ' ' && buf[i] != '\t')
+			any = true;
+	}
+	if (!any) {
+		free(buf);
+		return tp_error_set(err, TP_EINVAL, "%s: no node names", path);
+	}
+	*text_out = buf;
 	return TP_OK;
 }
 

@@ -18,11 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <slurm/slurm.h>
-
 #include "internal.h"
-
-#define CONF_MAX_BYTES ((size_t)256 << 20)
 
 enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH, NET_TREE, NET_DFLY };
 
@@ -186,63 +182,17 @@ static int split(char *s, char sep, char **parts, int max)
 	}
 }
 
-/* Read a whole file.  TP_ENOENT / TP_EIO with *why set from errno. */
-static int read_text(const char *path, char **out, const char **why)
+/* A file named by a key could not be read: "KEY=VALUE: PATH: problem", the
+ * path left out when it is the value itself. */
+static int file_err(struct loader *ld, int line, int rc, const char *key,
+		    const char *val, const char *path, const tp_error *e2)
 {
-	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		int e = errno;
-		*why = strerror(e);
-		return e == ENOENT ? TP_ENOENT : TP_EIO;
-	}
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	if (!buf) {
-		fclose(f);
-		*why = "out of memory";
-		return TP_ENOMEM;
-	}
-	for (;;) {
-		if (cap - len < 2) {
-			if (cap >= CONF_MAX_BYTES) {
-				free(buf);
-				fclose(f);
-				*why = "file larger than 256 MiB";
-				return TP_EIO;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				*why = "out of memory";
-				return TP_ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		size_t got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-		if (got == 0) {
-			if (ferror(f)) {
-				int e = errno;
-				free(buf);
-				fclose(f);
-				*why = e ? strerror(e) : "read error";
-				return TP_EIO;
-			}
-			break;
-		}
-	}
-	fclose(f);
-	buf[len] = '\0';
-	if (memchr(buf, '\0', len)) {
-		free(buf);
-		*why = "contains a NUL byte (not a text file)";
-		return TP_EIO;
-	}
-	*out = buf;
-	return TP_OK;
+	size_t n = strlen(path);
+	const char *msg = e2->msg;
+	if (!strcmp(val, path) && !strncmp(msg, path, n) && msg[n] == ':' &&
+	    msg[n + 1] == ' ')
+		msg += n + 2;
+	return lerr(ld, NULL, line, rc, "%s=%s: %s", key, val, msg);
 }
 
 /* ---- node bookkeeping ---- */
@@ -280,33 +230,48 @@ static int node_topo_set(tp_conf *c, int32_t idx, int t)
 }
 
 /* Place one node; file/line name the place it was given. */
+/* Room for the origins of n nodes. */
+static int origin_reserve(struct loader *ld, int64_t n)
+{
+	if (n <= ld->origin_cap)
+		return TP_OK;
+	if (n > INT32_MAX)
+		n = INT32_MAX;
+	struct origin *no = realloc(ld->origin, (size_t)n * sizeof *no);
+	if (!no)
+		return oom(ld);
+	ld->origin = no;
+	ld->origin_cap = (int32_t)n;
+	return TP_OK;
+}
+
+/* Room for n more nodes (a line that names many at once). */
+static int nodes_reserve(struct loader *ld, int64_t n)
+{
+	int64_t want = (int64_t)ld->c->m->nnodes + n;
+	if (origin_reserve(ld, want) || tp__machine_reserve(ld->c->m, want))
+		return oom(ld);
+	return TP_OK;
+}
+
 static int place_node(struct loader *ld, const char *name, const int *coords,
 		      int src, int line)
 {
 	tp_machine *m = ld->c->m;
 	const char *file = ld->srcs[src];
-	int32_t prev = tp_machine_find_node(m, name);
-	if (prev >= 0) {
+	if (m->nnodes == ld->origin_cap &&
+	    origin_reserve(ld, ld->origin_cap ? 2 * (int64_t)ld->origin_cap : 1024))
+		return TP_ENOMEM;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int32_t prev = -1;
+	int idx = tp__machine_add(m, name, coords, &prev, &e2);
+	if (idx < 0 && prev >= 0) {
 		const struct origin *o = &ld->origin[prev];
 		return lerr(ld, file, line, TP_EINVAL,
 			    "duplicate node '%s' (already placed at %s:%d)",
 			    name, ld->srcs[o->src], (int)o->line);
 	}
-	if (m->nnodes == ld->origin_cap) {
-		int32_t ncap = ld->origin_cap ? ld->origin_cap * 2 : 1024;
-		struct origin *no = ncap > ld->origin_cap
-			? tp__malloc_array((size_t)ncap, sizeof *no) : NULL;
-		if (!no)
-			return oom(ld);
-		if (ld->origin_cap)
-			memcpy(no, ld->origin, (size_t)ld->origin_cap * sizeof *no);
-		free(ld->origin);
-		ld->origin = no;
-		ld->origin_cap = ncap;
-	}
-	tp_error e2;
-	tp_error_clear(&e2);
-	int idx = tp_machine_add_node(m, name, coords, &e2);
 	if (idx < 0)
 		return lerr(ld, file, line, idx, "%s", e2.msg);
 	ld->origin[idx].line = line;
@@ -590,11 +555,13 @@ static int ensure_tree(struct loader *ld, int line, const char *key)
 	free(ld->c->topo_path);
 	ld->c->topo_path = path;
 	char *text;
-	const char *why = "";
-	int rc = read_text(path, &text, &why);
+	size_t len;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__read_file(path, TP__MAX_TOPOLOGY_BYTES, "topology.conf",
+			       &text, &len, &e2);
 	if (rc)
-		return lerr(ld, NULL, ld->topo_line, rc,
-			    "TopologyFile=%s: cannot read %s: %s", v, path, why);
+		return file_err(ld, ld->topo_line, rc, "TopologyFile", v, path, &e2);
 	rc = tp_machine_from_topology(&ld->c->m, text, path, ld->cost,
 				      ld->ncost, ld->err);
 	free(text);
@@ -807,11 +774,13 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 		return oom(ld);
 	const char *file = ld->srcs[src];
 	char *text;
-	const char *why = "";
-	rc = read_text(file, &text, &why);
+	size_t len;
+	tp_error e2;
+	tp_error_clear(&e2);
+	rc = tp__read_file(file, TP__MAX_COORDS_BYTES, "a CoordFile", &text, &len,
+			   &e2);
 	if (rc)
-		return lerr(ld, NULL, t->line, rc, "CoordFile=%s: cannot read %s: %s",
-			    t->val, file, why);
+		return file_err(ld, t->line, rc, "CoordFile", t->val, file, &e2);
 	tp_machine *m = ld->c->m;
 	int nd = m->ndims, line = 0, placed = 0;
 	char *p = text;
@@ -924,7 +893,40 @@ static int add_topo(struct loader *ld, const struct tok *topo,
 	return 0;
 }
 
-/* ---- NodeName lines ---- */
+/* ---- NodeName lines ----
+ *
+ * A NodeName= line goes through four phases: its keys are sorted out
+ * (node_keys), NodeTopology=/GpuLinks= are recorded, the placement keys
+ * are checked without expanding the hostlist (node_coords, node_order), and
+ * then the hostlist is counted, bounded and its names placed one by one
+ * (place_names). */
+
+struct node_keys {
+	const struct tok *name, *order, *offset, *coords, *topo, *links;
+};
+
+/* The hostlist of a NodeName= line, counted and bounded before any name
+ * is expanded. */
+static int node_hostlist(struct loader *ld, const struct tok *name,
+			 struct tp__hostlist **hl, int64_t *count)
+{
+	char what[TP_ERROR_MSG_MAX / 2];
+	snprintf(what, sizeof what, "NodeName=%s", name->val);
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__hostlist_parse(name->val, what, TP__MAX_CONF_NAMES,
+				    "the most one config line may name", hl,
+				    count, &e2);
+	if (rc)
+		return lerr(ld, NULL, name->line, rc, "%s", e2.msg);
+	if (*count == 0) {
+		tp__hostlist_free(*hl);
+		*hl = NULL;
+		return lerr(ld, NULL, name->line, TP_EINVAL,
+			    "NodeName=%s: no node names", name->val);
+	}
+	return TP_OK;
+}
 
 /* Network=tree: NodeName=HOSTLIST lines only check that every node is under
  * a switch of the topology file (the tree already placed them). */
@@ -936,17 +938,13 @@ static int tree_node_line(struct loader *ld, const struct tok *name,
 		return lerr(ld, NULL, extra->line, TP_EINVAL,
 			    "NodeName=%s: %s= does not apply to Network=tree (nodes sit under their switches in TopologyFile=)",
 			    name->val, extra->key);
-	char why[160];
-	if (!tp__hostlist_ok(name->val, why, sizeof why))
-		return lerr(ld, NULL, line, TP_EINVAL,
-			    "NodeName=%s: malformed hostlist: %s", name->val, why);
-	hostlist_t hl = slurm_hostlist_create(name->val);
-	if (!hl)
-		return lerr(ld, NULL, line, TP_EINVAL,
-			    "NodeName=%s: malformed hostlist", name->val);
-	int rc = TP_OK;
-	char *host;
-	while (rc == TP_OK && (host = slurm_hostlist_shift(hl)) != NULL) {
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = node_hostlist(ld, name, &hl, &count);
+	if (rc)
+		return rc;
+	char host[TP__HOSTNAME_MAX];
+	while (rc == TP_OK && tp__hostlist_next(hl, host)) {
 		int32_t idx = tp_machine_find_node(ld->c->m, host);
 		if (idx < 0)
 			rc = lerr(ld, NULL, line, TP_EINVAL,
@@ -955,32 +953,31 @@ static int tree_node_line(struct loader *ld, const struct tok *name,
 		else if (ld->cur_topo >= 0 &&
 			 node_topo_set(ld->c, idx, ld->cur_topo) < 0)
 			rc = oom(ld);
-		free(host);
 	}
-	slurm_hostlist_destroy(hl);
+	tp__hostlist_free(hl);
 	return rc;
 }
 
-static int node_line(struct loader *ld, const struct tok *toks, int n)
+/* Sort the keys of a NodeName= line into k; each at most once. */
+static int node_keys(struct loader *ld, const struct tok *toks, int n,
+		     struct node_keys *k)
 {
-	const struct tok *name = NULL, *order = NULL, *offset = NULL, *coords = NULL;
-	const struct tok *topo = NULL, *links = NULL;
-	ld->cur_topo = -1;
+	memset(k, 0, sizeof *k);
 	for (int i = 0; i < n; i++) {
 		const struct tok *t = &toks[i];
 		const struct tok **slot;
 		if (!strcasecmp(t->key, "NodeName"))
-			slot = &name;
+			slot = &k->name;
 		else if (!strcasecmp(t->key, "NodeTopology"))
-			slot = &topo;
+			slot = &k->topo;
 		else if (!strcasecmp(t->key, "GpuLinks"))
-			slot = &links;
+			slot = &k->links;
 		else if (!strcasecmp(t->key, "CoordOrder"))
-			slot = &order;
+			slot = &k->order;
 		else if (!strcasecmp(t->key, "Offset"))
-			slot = &offset;
+			slot = &k->offset;
 		else if (!strcasecmp(t->key, "Coords"))
-			slot = &coords;
+			slot = &k->coords;
 		else
 			return lerr(ld, NULL, t->line, TP_EINVAL,
 				    "%s=%s: not allowed on a NodeName= line (only CoordOrder=, Offset=, Coords=, NodeTopology=, GpuLinks=)",
@@ -990,131 +987,168 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 				    "%s= given twice on one line", t->key);
 		*slot = t;
 	}
+	return TP_OK;
+}
+
+/* Coords=X,Y,Z: one position inside the grid. */
+static int node_coords(struct loader *ld, const struct tok *coords, int *c)
+{
+	const tp_machine *m = ld->c->m;
+	int nd = m->ndims;
+	char tmp[256];
+	if (strlen(coords->val) >= sizeof tmp)
+		return lerr(ld, NULL, coords->line, TP_EINVAL,
+			    "Coords=%.40s...: too long", coords->val);
+	strcpy(tmp, coords->val);
+	char *parts[TP_MAX_DIMS];
+	int k = split(tmp, ',', parts, TP_MAX_DIMS);
+	if (k != nd)
+		return lerr(ld, NULL, coords->line, TP_EINVAL,
+			    "Coords=%s: %s%d coordinates, Dims=%s has %d dimensions",
+			    coords->val, k > TP_MAX_DIMS ? "more than " : "",
+			    k > TP_MAX_DIMS ? TP_MAX_DIMS : k, ld->dims_text, nd);
+	for (int d = 0; d < nd; d++) {
+		long long v;
+		int r = parse_ll(parts[d], INT_MIN, INT_MAX, &v);
+		if (r == -1)
+			return lerr(ld, NULL, coords->line, TP_EINVAL,
+				    "Coords=%s: coordinate %d ('%s') is not a number",
+				    coords->val, d, parts[d]);
+		if (r == -2 || v < 0 || v >= m->dims[d])
+			return lerr(ld, NULL, coords->line, TP_EINVAL,
+				    "Coords=%s: coordinate %d is outside 0..%d",
+				    coords->val, d, m->dims[d] - 1);
+		c[d] = (int)v;
+	}
+	return TP_OK;
+}
+
+/* CoordOrder=x-major|z-major and Offset=N. */
+static int node_order(struct loader *ld, const struct node_keys *k,
+		      bool *x_major, long long *off)
+{
+	*off = 0;
+	if (!strcasecmp(k->order->val, "x-major"))
+		*x_major = true;
+	else if (!strcasecmp(k->order->val, "z-major"))
+		*x_major = false;
+	else
+		return lerr(ld, NULL, k->order->line, TP_EINVAL,
+			    "CoordOrder=%s: expected x-major or z-major",
+			    k->order->val);
+	if (k->offset) {
+		int r = parse_ll(k->offset->val, 0, INT64_MAX / 4, off);
+		if (r)
+			return lerr(ld, NULL, k->offset->line, TP_EINVAL,
+				    "Offset=%s: %s", k->offset->val,
+				    r == -1 ? "not a number" : "expected a number >= 0");
+	}
+	return TP_OK;
+}
+
+/* Position p of the grid in CoordOrder= order into c. */
+static void order_coords(const tp_machine *m, bool x_major, int64_t p, int *c)
+{
+	int64_t q = p / m->nodes_per_router;
+	if (x_major) {
+		for (int d = 0; d < m->ndims; d++) {
+			c[d] = (int)(q % m->dims[d]);
+			q /= m->dims[d];
+		}
+	} else {
+		for (int d = m->ndims - 1; d >= 0; d--) {
+			c[d] = (int)(q % m->dims[d]);
+			q /= m->dims[d];
+		}
+	}
+}
+
+/* Expand the hostlist and place its names: at c (Coords=) or along the
+ * grid from position off (CoordOrder=). */
+static int place_names(struct loader *ld, const struct node_keys *k, int *c,
+		       bool x_major, long long off)
+{
+	const tp_machine *m = ld->c->m;
+	const struct tok *name = k->name;
 	int line = name->line;
-	int rc = ensure_machine(ld, line, "NodeName=");
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = node_hostlist(ld, name, &hl, &count);
 	if (rc)
 		return rc;
-	if (links && !topo)
-		return lerr(ld, NULL, links->line, TP_EINVAL,
+	int64_t per = m->nodes_per_router;
+	int64_t positions = m->nrouters > INT64_MAX / per ? INT64_MAX : m->nrouters * per;
+	if (k->coords && count != 1)
+		rc = lerr(ld, NULL, line, TP_EINVAL,
+			  "NodeName=%s: Coords= places one node, the hostlist has %lld names (use CoordOrder=)",
+			  name->val, (long long)count);
+	else if (k->order && off + count > positions)
+		rc = lerr(ld, NULL, line, TP_EINVAL,
+			  "NodeName=%s CoordOrder=%s: %lld nodes from position %lld go beyond the grid's %lld positions (Dims=%s, %lld per router)",
+			  name->val, k->order->val, (long long)count, off,
+			  (long long)positions, ld->dims_text, (long long)per);
+	if (rc == TP_OK)
+		rc = nodes_reserve(ld, count);
+	/* The names are expanded AHEAD names before they are placed, and their
+	 * slots in the name index prefetched: at a quarter million nodes the
+	 * index lookups are cache misses, overlapped this way. */
+	enum { AHEAD = 8 };
+	char host[AHEAD][TP__HOSTNAME_MAX];
+	int have = 0, head = 0;
+	for (int64_t i = 0; rc == TP_OK; i++) {
+		while (have < AHEAD && tp__hostlist_next(hl, host[(head + have) % AHEAD])) {
+			tp__names_prefetch(&m->by_name,
+					   tp__name_hash(host[(head + have) % AHEAD]));
+			have++;
+		}
+		if (!have)
+			break;
+		if (k->order)
+			order_coords(m, x_major, off + i, c);
+		rc = place_node(ld, host[head], c, 0, line);
+		head = (head + 1) % AHEAD;
+		have--;
+	}
+	tp__hostlist_free(hl);
+	return rc;
+}
+
+static int node_line(struct loader *ld, const struct tok *toks, int n)
+{
+	struct node_keys k;
+	ld->cur_topo = -1;
+	int rc = node_keys(ld, toks, n, &k);
+	if (rc)
+		return rc;
+	const struct tok *name = k.name;
+	int line = name->line;
+	if ((rc = ensure_machine(ld, line, "NodeName=")))
+		return rc;
+	if (k.links && !k.topo)
+		return lerr(ld, NULL, k.links->line, TP_EINVAL,
 			    "NodeName=%s: GpuLinks= needs NodeTopology=", name->val);
-	if (topo && (rc = add_topo(ld, topo, links)) < 0)
+	if (k.topo && (rc = add_topo(ld, k.topo, k.links)) < 0)
 		return rc;
 	if (ld->c->net == NET_TREE)
-		return tree_node_line(ld, name, coords ? coords : order ? order : offset);
-	if (!coords && !order)
+		return tree_node_line(ld, name, k.coords ? k.coords
+					  : k.order ? k.order : k.offset);
+	if (!k.coords && !k.order)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "NodeName=%s: needs Coords= or CoordOrder=", name->val);
-	if (coords && order)
-		return lerr(ld, NULL, coords->line, TP_EINVAL,
+	if (k.coords && k.order)
+		return lerr(ld, NULL, k.coords->line, TP_EINVAL,
 			    "NodeName=%s: Coords= and CoordOrder= exclude each other",
 			    name->val);
-	if (offset && !order)
-		return lerr(ld, NULL, offset->line, TP_EINVAL,
+	if (k.offset && !k.order)
+		return lerr(ld, NULL, k.offset->line, TP_EINVAL,
 			    "NodeName=%s: Offset= needs CoordOrder=", name->val);
-	tp_machine *m = ld->c->m;
-	int nd = m->ndims;
-
-	/* Validate everything cheap before expanding the hostlist. */
+	/* Everything cheap is checked before the hostlist is expanded. */
 	int c[TP_MAX_DIMS];
 	bool x_major = true;
 	long long off = 0;
-	if (coords) {
-		char tmp[256];
-		if (strlen(coords->val) >= sizeof tmp)
-			return lerr(ld, NULL, coords->line, TP_EINVAL,
-				    "Coords=%.40s...: too long", coords->val);
-		strcpy(tmp, coords->val);
-		char *parts[TP_MAX_DIMS];
-		int k = split(tmp, ',', parts, TP_MAX_DIMS);
-		if (k != nd)
-			return lerr(ld, NULL, coords->line, TP_EINVAL,
-				    "Coords=%s: %s%d coordinates, Dims=%s has %d dimensions",
-				    coords->val, k > TP_MAX_DIMS ? "more than " : "",
-				    k > TP_MAX_DIMS ? TP_MAX_DIMS : k,
-				    ld->dims_text, nd);
-		for (int d = 0; d < nd; d++) {
-			long long v;
-			int r = parse_ll(parts[d], INT_MIN, INT_MAX, &v);
-			if (r == -1)
-				return lerr(ld, NULL, coords->line, TP_EINVAL,
-					    "Coords=%s: coordinate %d ('%s') is not a number",
-					    coords->val, d, parts[d]);
-			if (r == -2 || v < 0 || v >= m->dims[d])
-				return lerr(ld, NULL, coords->line, TP_EINVAL,
-					    "Coords=%s: coordinate %d is outside 0..%d",
-					    coords->val, d, m->dims[d] - 1);
-			c[d] = (int)v;
-		}
-	} else {
-		if (!strcasecmp(order->val, "x-major"))
-			x_major = true;
-		else if (!strcasecmp(order->val, "z-major"))
-			x_major = false;
-		else
-			return lerr(ld, NULL, order->line, TP_EINVAL,
-				    "CoordOrder=%s: expected x-major or z-major",
-				    order->val);
-		if (offset) {
-			int r = parse_ll(offset->val, 0, INT64_MAX / 4, &off);
-			if (r)
-				return lerr(ld, NULL, offset->line, TP_EINVAL,
-					    "Offset=%s: %s", offset->val,
-					    r == -1 ? "not a number"
-						    : "expected a number >= 0");
-		}
-	}
-
-	char why[160];
-	if (!tp__hostlist_ok(name->val, why, sizeof why))
-		return lerr(ld, NULL, line, TP_EINVAL,
-			    "NodeName=%s: malformed hostlist: %s", name->val, why);
-	hostlist_t hl = slurm_hostlist_create(name->val);
-	if (!hl)
-		return lerr(ld, NULL, line, TP_EINVAL,
-			    "NodeName=%s: malformed hostlist", name->val);
-	int count = slurm_hostlist_count(hl);
-	if (count <= 0)
-		rc = lerr(ld, NULL, line, TP_EINVAL, "NodeName=%s: no node names",
-			  name->val);
-	else if (coords && count != 1)
-		rc = lerr(ld, NULL, line, TP_EINVAL,
-			  "NodeName=%s: Coords= places one node, the hostlist has %d names (use CoordOrder=)",
-			  name->val, count);
-	int64_t k = m->nodes_per_router;
-	int64_t positions = m->nrouters > INT64_MAX / k ? INT64_MAX : m->nrouters * k;
-	if (rc == TP_OK && order && off + count > positions)
-		rc = lerr(ld, NULL, line, TP_EINVAL,
-			  "NodeName=%s CoordOrder=%s: %d nodes from position %lld go beyond the grid's %lld positions (Dims=%s, %lld per router)",
-			  name->val, order->val, count, off, (long long)positions,
-			  ld->dims_text, (long long)k);
-	char *host;
-	int64_t i = 0;
-	while (rc == TP_OK && (host = slurm_hostlist_shift(hl)) != NULL) {
-		if (strchr(host, '[') || strchr(host, ']')) {
-			rc = lerr(ld, NULL, line, TP_EINVAL,
-				  "NodeName=%s: malformed hostlist", name->val);
-		} else {
-			if (order) {
-				int64_t q = (off + i) / k;
-				if (x_major) {
-					for (int d = 0; d < nd; d++) {
-						c[d] = (int)(q % m->dims[d]);
-						q /= m->dims[d];
-					}
-				} else {
-					for (int d = nd - 1; d >= 0; d--) {
-						c[d] = (int)(q % m->dims[d]);
-						q /= m->dims[d];
-					}
-				}
-			}
-			rc = place_node(ld, host, c, 0, line);
-		}
-		free(host);
-		i++;
-	}
-	slurm_hostlist_destroy(hl);
-	return rc;
+	rc = k.coords ? node_coords(ld, k.coords, c)
+		      : node_order(ld, &k, &x_major, &off);
+	return rc ? rc : place_names(ld, &k, c, x_major, off);
 }
 
 /* ---- logical lines ---- */
@@ -1368,10 +1402,11 @@ int tp_conf_load(const char *path, tp_conf **out, tp_error *err)
 	if (!path || !*path)
 		return tp_error_set(err, TP_EINVAL, "tp_conf_load: no path");
 	char *text;
-	const char *why = "";
-	int rc = read_text(path, &text, &why);
+	size_t len;
+	int rc = tp__read_file(path, TP__MAX_CONF_BYTES, "topoplace.conf", &text,
+			       &len, err);
 	if (rc)
-		return tp_error_set(err, rc, "%s: cannot read: %s", path, why);
+		return rc;
 	char *dir = NULL;
 	const char *slash = strrchr(path, '/');
 	if (slash) {

@@ -21,8 +21,6 @@
 
 #include "internal.h"
 
-#define MATRIX_MAX_BYTES ((off_t)256 << 20)
-
 struct triples {
 	int64_t n, cap;
 	int32_t *u, *v;
@@ -214,7 +212,7 @@ int tp_graph_from_gpu_matrix_string(tp_graph **out, const char *text,
 	*out = NULL;
 	if (!what)
 		what = "GPU matrix";
-	if (len > (size_t)MATRIX_MAX_BYTES)
+	if (len > TP__MAX_MATRIX_BYTES)
 		return tp_error_set(err, TP_EINVAL, "%s: larger than 256 MiB", what);
 	char *buf = NULL;
 	int rc = tp__text_copy(text, len, what, &buf, err);
@@ -245,7 +243,8 @@ int tp_graph_from_gpu_matrix_file(tp_graph **out, const char *path,
 	*out = NULL;
 	char *buf;
 	size_t len;
-	int rd = tp__read_file(path, MATRIX_MAX_BYTES, &buf, &len, err);
+	int rd = tp__read_file(path, TP__MAX_MATRIX_BYTES, "a GPU matrix", &buf,
+			       &len, err);
 	if (rd)
 		return rd;
 	int rc = tp_graph_from_gpu_matrix_string(out, buf, len, path,

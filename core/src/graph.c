@@ -18,6 +18,7 @@
  * carry bit-identical values and the result does not depend on anything but
  * the input order.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,17 @@ int tp_graph_from_edges(tp_graph **out, int32_t ntasks, int64_t nedges,
 		g->total_bytes = total;
 	}
 	free(b_hi);
+	b_hi = NULL;
+	if (!isfinite(g->total_bytes)) {
+		/* every count was finite, their sums are not */
+		free(b_w);
+		free(deg);
+		free(cnt);
+		tp_graph_destroy(g);
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: the byte counts add up to more than %g (repeated pairs?)",
+				    what, DBL_MAX);
+	}
 	free(b_w);
 	free(deg);
 	free(cnt);

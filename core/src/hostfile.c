@@ -81,19 +81,18 @@ int tp_hostfile_write_path(const char *path, const tp_alloc *a,
 int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
 		     int32_t **map_out, int32_t *ntasks, tp_error *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path, strerror(errno));
+	char *text;
+	size_t len;
+	int rc = tp__read_file(path, TP__MAX_HOSTFILE_BYTES, "a hostfile", &text,
+			       &len, err);
+	if (rc)
+		return rc;
 	/* allocation index of each machine node, -1 when not allocated */
 	int32_t nm = a->m->nnodes;
 	int32_t *pos = tp__malloc_array((size_t)nm, sizeof(int32_t));
 	int *count = tp__calloc((size_t)a->nnodes, sizeof(int));
 	int32_t cap = 1024, n = 0;
 	int32_t *map = tp__malloc_array((size_t)cap, sizeof(int32_t));
-	char *line = NULL;
-	size_t lcap = 0;
-	long lineno = 0;
-	int rc = 0;
 	if (!pos || !count || !map) {
 		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
@@ -102,19 +101,24 @@ int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
 		pos[i] = -1;
 	for (int32_t i = 0; i < a->nnodes; i++)
 		pos[a->node[i]] = i;
-	while (getline(&line, &lcap, f) > 0) {
+	long lineno = 0;
+	for (char *line = text, *next; line; line = next) {
+		char *nl = strchr(line, '\n');
+		next = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = '\0';
 		lineno++;
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
 		char *save = NULL;
-		for (char *tok = strtok_r(line, ", \t\r\n", &save); tok;
-		     tok = strtok_r(NULL, ", \t\r\n", &save)) {
+		for (char *tok = strtok_r(line, ", \t\r\v\f", &save); tok;
+		     tok = strtok_r(NULL, ", \t\r\v\f", &save)) {
 			int32_t node = tp_machine_find_node(a->m, tok);
 			if (node < 0 || pos[node] < 0) {
 				rc = tp_error_set(err, TP_EINVAL,
-						  "%s:%ld: node '%s' is not in the allocation",
-						  path, lineno, tok);
+						  "%s:%ld: node '%.*s' is not in the allocation",
+						  path, lineno, TP__HOSTNAME_MAX, tok);
 				goto out;
 			}
 			if (n == INT32_MAX) {
@@ -142,10 +146,6 @@ int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
 			map[n++] = i;
 		}
 	}
-	if (ferror(f)) {
-		rc = tp_error_set(err, TP_EIO, "%s: read error", path);
-		goto out;
-	}
 	if (n == 0) {
 		rc = tp_error_set(err, TP_EINVAL, "%s: no tasks (empty hostfile)", path);
 		goto out;
@@ -161,8 +161,7 @@ int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
 	*ntasks = n;
 	map = NULL;
 out:
-	fclose(f);
-	free(line);
+	free(text);
 	free(pos);
 	free(count);
 	free(map);

@@ -6,9 +6,47 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <topoplace/topoplace.h>
 
-struct lh_table; /* json-c linkhash: name -> node index */
+/* The machine's node names: an arena and an open-addressing index
+ * (hashtab.c). */
+struct tp__names {
+	uint64_t *slot;        /* (hash << 32) | (index + 1), 0 = empty */
+	size_t cap, n;
+	char **blocks;         /* the names themselves */
+	size_t nblocks;
+	size_t bsize, left;    /* size of the last block, bytes left in it */
+};
+
+/* Nodes per router (hashtab.c): a dense array of counts when the machine
+ * has at most TP__DENSE_ROUTERS routers (allocated at the first node, its
+ * pages touched only where nodes are), else a hash of the used ones. */
+#define TP__DENSE_ROUTERS ((int64_t)1 << 22)
+struct tp__routers {
+	int64_t nrouters;
+	int32_t *dense;
+	uint64_t *key;         /* router id + 1, 0 = empty */
+	int32_t *val;
+	size_t cap, n;
+};
+
+uint32_t tp__name_hash(const char *s);
+int32_t tp__names_find(const struct tp__names *t, char *const *names,
+		       const char *name, uint32_t h);
+int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx);
+char *tp__names_store(struct tp__names *t, const char *name);
+void tp__names_free(struct tp__names *t);
+/* The count of router (created with add), or NULL. */
+int32_t *tp__routers_slot(struct tp__routers *t, int64_t router, bool add);
+/* Call fn for every router with nodes; stops at the first non-zero. */
+int tp__routers_each(const struct tp__routers *t,
+		     int (*fn)(int64_t router, int32_t count, void *arg), void *arg);
+/* Start loading the index slot of hash h into the cache. */
+void tp__names_prefetch(const struct tp__names *t, uint32_t h);
+/* Room for n names in the index (a hint: fewer resizes). */
+int tp__names_reserve(struct tp__names *t, size_t n);
+void tp__routers_free(struct tp__routers *t);
 
 struct tp_net_ops; /* network.h: one table per kind of network */
 
@@ -29,10 +67,10 @@ struct tp_machine {
 					  hop cost 1): computed inline */
 
 	int32_t nnodes, cap;
-	char **names;                  /* nnodes names, owned */
+	char **names;                  /* nnodes names, in by_name's arena */
 	int *coords;                   /* nnodes x ndims router coordinates */
-	struct lh_table *by_name;      /* name -> (intptr_t)(index + 1) */
-	struct lh_table *router_use;   /* router id -> nodes on it (sparse) */
+	struct tp__names by_name;      /* name -> index */
+	struct tp__routers router_use; /* router id -> nodes on it (sparse) */
 };
 
 struct tp_alloc {
@@ -58,6 +96,13 @@ struct tp_graph {
 	int grid[3];
 };
 
+/* Room for n nodes (a hint for loaders that know their count), and
+ * tp_machine_add_node() that also returns the index of the node a
+ * duplicate name repeats (*dup, when not NULL). */
+int tp__machine_reserve(tp_machine *m, int64_t n);
+int tp__machine_add(tp_machine *m, const char *name, const int *coords,
+		    int32_t *dup, tp_error *err);
+
 /* Hop-bytes, but free to stop early and return any value above bound once
  * the sum exceeds it (used to discard losing candidates quickly). */
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
@@ -71,19 +116,69 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 void *tp__calloc(size_t n, size_t size);
 void *tp__malloc_array(size_t n, size_t size);
 
-/* Check a hostlist expression before handing it to libslurm (which leaks
- * and logs on malformed ranges); why receives the problem. */
-bool tp__hostlist_ok(const char *s, char *why, size_t len);
+/* ---- input: files (util.c) ----
+ *
+ * Every file the core reads is opened with tp__open_regular(): non-blocking
+ * (a FIFO never hangs the caller), close-on-exec, no controlling terminal;
+ * anything but a regular file is refused ("not a regular file (a FIFO)"),
+ * and the size is bounded before and while reading.  Text files with a NUL
+ * byte are refused with the line of the NUL.  The limit of each kind: */
+#define TP__MAX_CONF_BYTES      ((size_t)64 << 20)   /* topoplace.conf */
+#define TP__MAX_TOPOLOGY_BYTES  ((size_t)64 << 20)   /* topology.conf */
+#define TP__MAX_COORDS_BYTES    ((size_t)256 << 20)  /* CoordFile= */
+#define TP__MAX_GRAPH_BYTES     ((size_t)1 << 30)    /* JSON task graph (streamed) */
+#define TP__MAX_MATRIX_BYTES    ((size_t)256 << 20)  /* GPU matrix, JSON or CSV */
+#define TP__MAX_LINKS_BYTES     ((size_t)1 << 20)    /* gres.conf Links= / nvidia-smi topo -m */
+#define TP__MAX_XML_BYTES       ((size_t)64 << 20)   /* hwloc XML of one node */
+#define TP__MAX_HOSTFILE_BYTES  ((size_t)256 << 20)  /* hostfile read back */
+#define TP__MAX_HOSTLIST_BYTES  ((size_t)64 << 20)   /* hostlist file (--nodes @FILE) */
 
-/* Read a whole regular file of at most max_bytes (NUL-terminated); errors
- * name the file.  *buf_out is malloc'ed. */
-int tp__read_file(const char *path, size_t max_bytes, char **buf_out,
-		  size_t *len_out, tp_error *err);
+/* Open path for reading as described above; *size_out is its size from
+ * fstat.  kind names the file kind in the size message ("topology.conf"). */
+int tp__open_regular(const char *path, size_t max_bytes, const char *kind,
+		     int *fd_out, size_t *size_out, tp_error *err);
+/* read(2) restarted on EINTR. */
+ssize_t tp__read_some(int fd, char *buf, size_t len);
+/* "PATH: N bytes, more than the 64 MiB limit for KIND" (size 0: unknown). */
+int tp__too_large(const char *path, uint64_t size, size_t max_bytes,
+		  const char *kind, tp_error *err);
+/* Read a whole text file of at most max_bytes (NUL-terminated, no NUL
+ * inside); errors name the file (and the line of a NUL byte).  *buf_out is
+ * malloc'ed. */
+int tp__read_file(const char *path, size_t max_bytes, const char *kind,
+		  char **buf_out, size_t *len_out, tp_error *err);
+/* TP_EINVAL "what:LINE: NUL byte (not a text file)" when buf[0..len) holds
+ * a NUL byte. */
+int tp__nul_check(const char *buf, size_t len, const char *what,
+		  tp_error *err);
 
 /* A NUL-terminated malloc'ed copy of text[0..len-1]; errors (a NUL byte
  * inside, out of memory) name what. */
 int tp__text_copy(const char *text, size_t len, const char *what, char **out,
 		  tp_error *err);
+
+/* ---- input: Slurm hostlists (hostlist.c) ----
+ *
+ * "nid[001-004,8],login1,a[0-1]b[2-3]-ib": the expression is parsed and
+ * counted without expanding it; names are then produced one at a time.  A
+ * caller gives the most names it accepts (the machine's node count, or
+ * TP__MAX_CONF_NAMES for a config line) and gets one line naming the source
+ * when the count is larger, before any name is produced. */
+#define TP__HOSTNAME_MAX 256            /* longest name + NUL */
+#define TP__MAX_CONF_NAMES ((int64_t)1 << 22)   /* names in one config value */
+#define TP__MAX_TREE_NODES ((int64_t)1 << 20)   /* nodes in a topology.conf */
+
+struct tp__hostlist;
+
+/* Parse text (NUL-terminated); what names it in messages ("NodeName=..."),
+ * bound_what says what max_names is ("the machine's node count").  On
+ * success *count is the number of names (duplicates included). */
+int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
+		       const char *bound_what, struct tp__hostlist **out,
+		       int64_t *count, tp_error *err);
+/* The next name into buf (TP__HOSTNAME_MAX bytes): 1, or 0 at the end. */
+int tp__hostlist_next(struct tp__hostlist *hl, char *buf);
+void tp__hostlist_free(struct tp__hostlist *hl);
 
 /* A JSON integer, or a JSON number with no fractional part (json_graph.c). */
 struct json_object;
@@ -151,6 +246,15 @@ struct tp_node {
 	int *nic_route_off, *nic_route;   /* ngpus + 1 offsets; links from
 					     the GPU to its NIC */
 };
+
+/* hwloc XML is checked and rewritten before hwloc loads it (node_xml.c):
+ * *canon (malloc'ed) is a canonical hwloc 2.0 document holding only the
+ * checked objects and attributes topoplace reads. */
+#define TP__XML_MAX_DEPTH 64          /* nested elements */
+#define TP__XML_MAX_OBJECTS 65536     /* <object> elements */
+#define TP__XML_MAX_SET_WORDS 256     /* 32-bit words of a cpuset/nodeset */
+int tp__node_xml_check(const char *xml, size_t len, const char *what,
+		       char **canon, size_t *canon_len, tp_error *err);
 
 /* Recompute NVLink links, path classes, bandwidths and routes after the
  * lane counts (nvl) changed. */

@@ -228,8 +228,8 @@ static int make_alloc(tp_job *job, tp_error *err)
 
 /* ------------------------------------------------------------- pattern */
 
-static int read_input(const tp_job *job, const tp_job_input *in, char **buf,
-		      size_t *len, tp_error *err)
+static int read_input(const tp_job *job, const tp_job_input *in,
+		      const char *kind, char **buf, size_t *len, tp_error *err)
 {
 	if (in->text) {
 		*buf = NULL;
@@ -238,7 +238,7 @@ static int read_input(const tp_job *job, const tp_job_input *in, char **buf,
 	}
 	size_t max = job->req.max_file_bytes ? job->req.max_file_bytes
 		     : TP_JOB_DEFAULT_MAX_FILE_BYTES;
-	return tp__read_file(in->name, max, buf, len, err);
+	return tp__read_file(in->name, max, kind, buf, len, err);
 }
 
 static int load_graph(tp_job *job, int64_t expect, tp_error *err)
@@ -246,7 +246,7 @@ static int load_graph(tp_job *job, int64_t expect, tp_error *err)
 	const tp_job_input *in = &job->req.graph;
 	char *buf = NULL;
 	size_t len = 0;
-	int rc = read_input(job, in, &buf, &len, err);
+	int rc = read_input(job, in, "JSON graph", &buf, &len, err);
 	if (!rc)
 		rc = tp_graph_from_json_string(&job->cpu, buf ? buf : in->text, len,
 					       in->name ? in->name : "graph",
@@ -267,7 +267,7 @@ static int load_gpu_matrix(tp_job *job, int64_t expect, tp_error *err)
 	const tp_job_input *in = &job->req.gpu_matrix;
 	char *buf = NULL;
 	size_t len = 0;
-	int rc = read_input(job, in, &buf, &len, err);
+	int rc = read_input(job, in, "GPU matrix", &buf, &len, err);
 	if (!rc)
 		rc = tp_graph_from_gpu_matrix_string(&job->gm, buf ? buf : in->text,
 						     len, in->name ? in->name

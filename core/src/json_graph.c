@@ -57,7 +57,7 @@ static int count_directed_dups(tp_graph *g, const int32_t *u, const int32_t *v,
 	return 0;
 }
 
-#define JSON_MAX_BYTES ((uint64_t)1 << 30)    /* 1 GiB */
+#define JSON_MAX_BYTES TP__MAX_GRAPH_BYTES
 #define JSON_CHUNK ((size_t)1 << 20)
 #define JSON_DEPTH 16
 #define JSON_MAX_COORD_DIMS 6
@@ -119,8 +119,8 @@ static int jp_feed(struct jparse *jp, const char *buf, size_t len,
 		return 0;
 	if (jp->total + len > JSON_MAX_BYTES)
 		return tp_error_set(err, TP_EINVAL,
-				    "%s: more than %llu bytes (1 GiB), refusing to read it",
-				    jp->what, (unsigned long long)JSON_MAX_BYTES);
+				    "%s: more than the 1 GiB limit for a JSON graph",
+				    jp->what);
 	const char *nul = memchr(buf, '\0', len);
 	if (nul)
 		len = (size_t)(nul - buf);   /* reported below, after what precedes */
@@ -556,31 +556,16 @@ int tp_graph_from_json_file(tp_graph **out, const char *path,
 	*out = NULL;
 	if (!path || !*path)
 		return tp_error_set(err, TP_EINVAL, "JSON graph: no file name given");
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path,
-				    strerror(errno));
-	struct stat stb;
-	if (fstat(fd, &stb) != 0) {
-		int e = errno;
-		close(fd);
-		return tp_error_set(err, TP_EIO, "%s: cannot stat: %s", path,
-				    strerror(e));
-	}
-	if (S_ISDIR(stb.st_mode)) {
-		close(fd);
-		return tp_error_set(err, TP_EIO, "%s: cannot read: %s", path,
-				    strerror(EISDIR));
-	}
-	if (S_ISREG(stb.st_mode) && (uint64_t)stb.st_size > JSON_MAX_BYTES) {
-		close(fd);
-		return tp_error_set(err, TP_EINVAL,
-				    "%s: file is %llu bytes, more than the 1 GiB limit",
-				    path, (unsigned long long)stb.st_size);
-	}
+	int fd;
+	size_t size;
+	int rc0 = tp__open_regular(path, JSON_MAX_BYTES, "a JSON graph", &fd, &size,
+				   err);
+	if (rc0)
+		return rc0;
 
 	struct jparse jp;
-	char *buf = malloc(JSON_CHUNK);
+	size_t chunk = size < JSON_CHUNK ? (size < 4096 ? 4096 : size + 1) : JSON_CHUNK;
+	char *buf = malloc(chunk);
 	int rc = buf ? jp_init(&jp, path, err)
 		     : tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
 	if (!buf) {
@@ -588,10 +573,8 @@ int tp_graph_from_json_file(tp_graph **out, const char *path,
 		return rc;
 	}
 	while (!rc) {
-		ssize_t n = read(fd, buf, JSON_CHUNK);
+		ssize_t n = tp__read_some(fd, buf, chunk);
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
 			rc = tp_error_set(err, TP_EIO, "%s: cannot read: %s", path,
 					  strerror(errno));
 			break;

@@ -6,34 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/linkhash.h>
-
 #include "network.h"
-
-/* Router-occupancy table: the key is the router id + 1 stored in the pointer
- * itself (never NULL and never one of linkhash's sentinels -1/-2, because
- * router ids are < INT64_MAX / TP_MAX_DIMS); the value is the node count. */
-static unsigned long router_hash(const void *k)
-{
-	uint64_t x = (uint64_t)(uintptr_t)k;
-	/* splitmix64 finaliser: good spread for consecutive ids. */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return (unsigned long)x;
-}
-
-static int router_equal(const void *a, const void *b)
-{
-	return a == b;
-}
-
-static const void *router_key(int64_t router)
-{
-	return (const void *)(uintptr_t)(router + 1);
-}
 
 void tp__fmt_coords(char *buf, size_t len, const int *c, int n)
 {
@@ -103,12 +76,7 @@ int tp__machine_new(tp_machine **out, int ndims, const int *dims,
 	m->nrouters = n;
 	m->nodes_per_router = 1;
 	m->net = net;
-	m->by_name = lh_kchar_table_new(64, NULL);
-	m->router_use = lh_table_new(64, NULL, router_hash, router_equal);
-	if (!m->by_name || !m->router_use) {
-		tp_machine_destroy(m);   /* net_data stays the caller's */
-		return tp_error_set(err, TP_ENOMEM, "machine: out of memory");
-	}
+	m->router_use.nrouters = n;
 	m->net_data = net_data;
 	*out = m;
 	return TP_OK;
@@ -118,17 +86,33 @@ void tp_machine_destroy(tp_machine *m)
 {
 	if (!m)
 		return;
-	if (m->by_name)
-		lh_table_free(m->by_name);
-	if (m->router_use)
-		lh_table_free(m->router_use);
-	for (int32_t i = 0; i < m->nnodes; i++)
-		free(m->names[i]);
+	tp__names_free(&m->by_name);
+	tp__routers_free(&m->router_use);
 	free(m->names);
 	free(m->coords);
 	if (m->net && m->net->destroy)
 		m->net->destroy(m->net_data);
 	free(m);
+}
+
+struct npr_check {
+	const tp_machine *m;
+	int k;
+	tp_error *err;
+};
+
+static int npr_over(int64_t router, int32_t used, void *arg)
+{
+	const struct npr_check *c = arg;
+	if (used <= c->k)
+		return 0;
+	int co[TP_MAX_DIMS];
+	char buf[96];
+	tp__router_coords(c->m, router, co);
+	tp__fmt_coords(buf, sizeof buf, co, c->m->ndims);
+	return tp_error_set(c->err, TP_EINVAL,
+			    "NodesPerRouter=%d: router %s already has %ld nodes",
+			    c->k, buf, (long)used);
 }
 
 int tp_machine_set_nodes_per_router(tp_machine *m, int k, tp_error *err)
@@ -138,19 +122,10 @@ int tp_machine_set_nodes_per_router(tp_machine *m, int k, tp_error *err)
 	if (k < 1)
 		return tp_error_set(err, TP_EINVAL,
 				    "NodesPerRouter=%d: expected >= 1", k);
-	struct lh_entry *e;
-	lh_foreach(m->router_use, e) {
-		intptr_t used = (intptr_t)lh_entry_v(e);
-		if (used > k) {
-			int c[TP_MAX_DIMS];
-			char buf[96];
-			tp__router_coords(m, (int64_t)(uintptr_t)lh_entry_k(e) - 1, c);
-			tp__fmt_coords(buf, sizeof buf, c, m->ndims);
-			return tp_error_set(err, TP_EINVAL,
-					    "NodesPerRouter=%d: router %s already has %ld nodes",
-					    k, buf, (long)used);
-		}
-	}
+	struct npr_check c = { m, k, err };
+	int rc = tp__routers_each(&m->router_use, npr_over, &c);
+	if (rc)
+		return rc;
 	m->nodes_per_router = k;
 	return TP_OK;
 }
@@ -165,8 +140,37 @@ static bool bad_name_char(unsigned char ch)
 	return ch <= ' ' || ch == ',' || ch == '[' || ch == ']' || ch == 0x7f;
 }
 
+int tp__machine_reserve(tp_machine *m, int64_t n)
+{
+	if (n > INT32_MAX)
+		n = INT32_MAX;
+	if (tp__names_reserve(&m->by_name, (size_t)n) != 0)
+		return TP_ENOMEM;
+	if (n <= m->cap)
+		return 0;
+	char **nn = realloc(m->names, (size_t)n * sizeof *nn);
+	if (!nn)
+		return TP_ENOMEM;
+	m->names = nn;
+	int *nc = tp__malloc_array((size_t)n * (size_t)m->ndims, sizeof *nc);
+	if (!nc)
+		return TP_ENOMEM;
+	if (m->nnodes)
+		memcpy(nc, m->coords, (size_t)m->nnodes * (size_t)m->ndims * sizeof *nc);
+	free(m->coords);
+	m->coords = nc;
+	m->cap = (int32_t)n;
+	return 0;
+}
+
 int tp_machine_add_node(tp_machine *m, const char *name, const int *coords,
 			tp_error *err)
+{
+	return tp__machine_add(m, name, coords, NULL, err);
+}
+
+int tp__machine_add(tp_machine *m, const char *name, const int *coords,
+		    int32_t *dup, tp_error *err)
 {
 	if (!m || !name || !coords)
 		return tp_error_set(err, TP_EINVAL, "add node: %s is NULL",
@@ -187,15 +191,19 @@ int tp_machine_add_node(tp_machine *m, const char *name, const int *coords,
 					    name, cbuf, d, m->dims[d] - 1);
 		}
 	}
-	void *dummy;
-	if (lh_table_lookup_ex(m->by_name, name, &dummy))
+	uint32_t h = tp__name_hash(name);
+	int32_t prev = tp__names_find(&m->by_name, m->names, name, h);
+	if (prev >= 0) {
+		if (dup)
+			*dup = prev;
 		return tp_error_set(err, TP_EINVAL, "node '%s': duplicate node name",
 				    name);
+	}
 	int64_t r = 0;
 	for (int d = 0; d < m->ndims; d++)
 		r += (int64_t)coords[d] * m->stride[d];
-	struct lh_entry *re = lh_table_lookup_entry(m->router_use, router_key(r));
-	intptr_t used = re ? (intptr_t)lh_entry_v(re) : 0;
+	int32_t *use = tp__routers_slot(&m->router_use, r, false);
+	int32_t used = use ? *use : 0;
 	if (used >= m->nodes_per_router) {
 		tp__fmt_coords(cbuf, sizeof cbuf, coords, m->ndims);
 		return tp_error_set(err, TP_EINVAL,
@@ -206,40 +214,16 @@ int tp_machine_add_node(tp_machine *m, const char *name, const int *coords,
 	if (m->nnodes == INT32_MAX)
 		return tp_error_set(err, TP_EINVAL, "node '%s': too many nodes", name);
 
-	if (m->nnodes == m->cap) {
-		int32_t ncap = m->cap ? (m->cap > INT32_MAX / 2 ? INT32_MAX : m->cap * 2) : 64;
-		char **nn = tp__malloc_array((size_t)ncap, sizeof *nn);
-		int *nc = tp__malloc_array((size_t)ncap * (size_t)m->ndims, sizeof *nc);
-		if (!nn || !nc) {
-			free(nn);
-			free(nc);
-			return tp_error_set(err, TP_ENOMEM, "node '%s': out of memory", name);
-		}
-		if (m->nnodes) {
-			memcpy(nn, m->names, (size_t)m->nnodes * sizeof *nn);
-			memcpy(nc, m->coords, (size_t)m->nnodes * (size_t)m->ndims * sizeof *nc);
-		}
-		free(m->names);
-		free(m->coords);
-		m->names = nn;
-		m->coords = nc;
-		m->cap = ncap;
-	}
+	if (m->nnodes == m->cap &&
+	    tp__machine_reserve(m, m->cap ? 2 * (int64_t)m->cap : 64) != 0)
+		return tp_error_set(err, TP_ENOMEM, "node '%s': out of memory", name);
 	int32_t idx = m->nnodes;
-	char *copy = strdup(name);
-	if (!copy)
+	char *copy = tp__names_store(&m->by_name, name);
+	if (!use)
+		use = tp__routers_slot(&m->router_use, r, true);
+	if (!copy || !use || tp__names_add(&m->by_name, h, idx) != 0)
 		return tp_error_set(err, TP_ENOMEM, "node '%s': out of memory", name);
-	if (lh_table_insert(m->by_name, copy, (const void *)(intptr_t)(idx + 1)) != 0) {
-		free(copy);
-		return tp_error_set(err, TP_ENOMEM, "node '%s': out of memory", name);
-	}
-	if (re) {
-		lh_entry_set_val(re, (void *)(used + 1));
-	} else if (lh_table_insert(m->router_use, router_key(r), (const void *)(intptr_t)1) != 0) {
-		lh_table_delete(m->by_name, copy);
-		free(copy);
-		return tp_error_set(err, TP_ENOMEM, "node '%s': out of memory", name);
-	}
+	(*use)++;
 	m->names[idx] = copy;
 	memcpy(m->coords + (size_t)idx * (size_t)m->ndims, coords,
 	       (size_t)m->ndims * sizeof *coords);
@@ -287,12 +271,9 @@ const int *tp_machine_node_coords(const tp_machine *m, int32_t node)
 
 int32_t tp_machine_find_node(const tp_machine *m, const char *name)
 {
-	void *v;
 	if (!m || !name)
 		return -1;
-	if (!lh_table_lookup_ex(m->by_name, name, &v))
-		return -1;
-	return (int32_t)((intptr_t)v - 1);
+	return tp__names_find(&m->by_name, m->names, name, tp__name_hash(name));
 }
 
 int64_t tp_machine_router_of(const tp_machine *m, int32_t node)

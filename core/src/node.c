@@ -10,8 +10,6 @@
 
 #include "internal.h"
 
-#define XML_MAX_BYTES ((off_t)64 << 20)
-
 const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
 			     size_t len)
 {
@@ -774,21 +772,22 @@ int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
 	*out = NULL;
 	if (!what)
 		what = "hwloc XML";
-	if (!xml || len == 0 || len > (size_t)INT32_MAX)
+	if (!xml || len == 0)
 		return tp_error_set(err, TP_EINVAL, "%s: empty hwloc XML", what);
-	hwloc_topology_t t;
-	int rc = topo_init(&t, what, err);
+	/* hwloc never sees the text itself, only the checked rewrite of it
+	 * (node_xml.c): it crashes or stalls on some malformed XML. */
+	char *buf;
+	size_t blen;
+	int rc = tp__node_xml_check(xml, len, what, &buf, &blen, err);
 	if (rc)
 		return rc;
-	/* hwloc wants the terminating NUL counted */
-	char *buf = malloc(len + 1);
-	if (!buf) {
-		hwloc_topology_destroy(t);
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	hwloc_topology_t t;
+	if ((rc = topo_init(&t, what, err))) {
+		free(buf);
+		return rc;
 	}
-	memcpy(buf, xml, len);
-	buf[len] = '\0';
-	if (hwloc_topology_set_xmlbuffer(t, buf, (int)len + 1) < 0 ||
+	/* hwloc wants the terminating NUL counted */
+	if (hwloc_topology_set_xmlbuffer(t, buf, (int)blen + 1) < 0 ||
 	    hwloc_topology_load(t) < 0) {
 		free(buf);
 		hwloc_topology_destroy(t);
@@ -807,7 +806,8 @@ int tp_node_load_xml(const char *path, tp_node **out, tp_error *err)
 	*out = NULL;
 	char *buf;
 	size_t len;
-	int rd = tp__read_file(path, XML_MAX_BYTES, &buf, &len, err);
+	int rd = tp__read_file(path, TP__MAX_XML_BYTES, "an hwloc XML file", &buf,
+			       &len, err);
 	if (rd)
 		return rd;
 	int rc = tp_node_load_xml_buffer(buf, len, path, out, err);

@@ -21,8 +21,6 @@
 
 #include "internal.h"
 
-#define LINKS_MAX_BYTES ((off_t)1 << 20)
-
 struct rows {
 	int n;          /* GPUs (row length), 0 until the first row */
 	int *c;         /* n x n */
@@ -270,6 +268,9 @@ int tp_links_parse(const char *text, size_t len, const char *what,
 	*ngpus_out = 0;
 	if (!what)
 		what = "links";
+	if (len > TP__MAX_LINKS_BYTES)
+		return tp__too_large(what, len, TP__MAX_LINKS_BYTES,
+				     "an NVLink file", err);
 	char *buf = NULL;
 	int copied = tp__text_copy(text, len, what, &buf, err);
 	if (copied)
@@ -361,7 +362,8 @@ int tp_node_load_links(tp_node *n, const char *path, tp_error *err)
 {
 	char *buf;
 	size_t len;
-	int rd = tp__read_file(path, LINKS_MAX_BYTES, &buf, &len, err);
+	int rd = tp__read_file(path, TP__MAX_LINKS_BYTES, "an NVLink file", &buf,
+			       &len, err);
 	if (rd)
 		return rd;
 	int rc = tp_node_load_links_buffer(n, buf, len, path, err);

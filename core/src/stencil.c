@@ -13,6 +13,7 @@
  * code serves 5pt/9pt and 7pt/27pt.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,15 +57,16 @@ static bool parse_extent(const char *s, size_t len, long long *out)
 	return true;
 }
 
-/* Parse a finite number > 0 from the NUL-terminated s. */
-static bool parse_positive(const char *s, double *out)
+/* Parse a finite number > 0 that is exactly [s, s+len): no fixed buffer,
+ * so a long value is read whole and anything after the number is junk. */
+static bool parse_positive(const char *s, size_t len, double *out)
 {
-	if (!*s || (*s != '.' && (*s < '0' || *s > '9')))
+	if (!len || (*s != '.' && (*s < '0' || *s > '9')))
 		return false;   /* no sign, no leading space, no "inf"/"nan" */
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (*end || errno == ERANGE || !isfinite(v) || !(v > 0))
+	if (end != s + len || errno == ERANGE || !isfinite(v) || !(v > 0))
 		return false;
 	*out = v;
 	return true;
@@ -155,7 +157,6 @@ static int parse_periodic(struct stencil *st, const char *spec,
 static int parse_weights(struct stencil *st, const char *spec,
 			 const char *val, tp_error *err)
 {
-	char buf[64];
 	int n = 0;
 	const char *p = val;
 	for (;;) {
@@ -165,14 +166,11 @@ static int parse_weights(struct stencil *st, const char *spec,
 			return tp_error_set(err, TP_EINVAL,
 					    "stencil '" SPEC_SHOW "'" ": weights=%.60s: more values than the grid's %d dimensions",
 					    spec, val, st->ndims);
-		if (len >= sizeof buf)
-			len = sizeof buf - 1;
-		memcpy(buf, p, len);
-		buf[len] = '\0';
-		if (!parse_positive(buf, &st->weight[n]))
+		if (!parse_positive(p, len, &st->weight[n]))
 			return tp_error_set(err, TP_EINVAL,
-					    "stencil '" SPEC_SHOW "'" ": weights=%.60s: value %d '%s' is not a positive number",
-					    spec, val, n + 1, buf);
+					    "stencil '" SPEC_SHOW "'" ": weights=%.60s: value %d '%.*s%s' is not a positive number",
+					    spec, val, n + 1, len > 40 ? 40 : (int)len, p,
+					    len > 40 ? "..." : "");
 		n++;
 		if (!q)
 			break;
@@ -185,36 +183,22 @@ static int parse_weights(struct stencil *st, const char *spec,
 	return 0;
 }
 
-static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
+/* The ":field:field" part of the spec, split in place (a copy of any
+ * length: no field is cut). */
+static int parse_fields(struct stencil *st, const char *spec, char *p,
+			tp_error *err)
 {
-	memset(st, 0, sizeof *st);
-	st->bytes = 1;
-	st->weight[0] = st->weight[1] = st->weight[2] = 1;
-	if (!spec || !*spec)
-		return tp_error_set(err, TP_EINVAL,
-				    "stencil: empty spec (expected e.g. 64x32x32:7pt)");
-
-	size_t flen = strcspn(spec, ":");
-	int rc = parse_dims(st, spec, spec, flen, err);
-	if (rc)
-		return rc;
-
 	bool seen_periodic = false, seen_bytes = false, seen_weights = false;
-	char field[128];
-	const char *p = spec + flen;
-	while (*p == ':') {
-		p++;
-		size_t len = strcspn(p, ":");
+	char *cur = *p == ':' ? p + 1 : NULL;
+	while (cur) {
+		int rc = 0;
+		size_t len = strcspn(cur, ":");
 		if (len == 0)
 			return tp_error_set(err, TP_EINVAL,
 					    "stencil '" SPEC_SHOW "'" ": empty field", spec);
-		if (len >= sizeof field)
-			return tp_error_set(err, TP_EINVAL,
-					    "stencil '" SPEC_SHOW "'" ": field '%.40s...' is too long",
-					    spec, p);
-		memcpy(field, p, len);
+		char *field = cur;
+		cur = field[len] == ':' ? field + len + 1 : NULL;
 		field[len] = '\0';
-		p += len;
 
 		char *eq = strchr(field, '=');
 		if (!eq) {
@@ -260,7 +244,7 @@ static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
 		if (seen == &seen_periodic) {
 			rc = parse_periodic(st, spec, val, err);
 		} else if (seen == &seen_bytes) {
-			if (!parse_positive(val, &st->bytes))
+			if (!parse_positive(val, strlen(val), &st->bytes))
 				rc = tp_error_set(err, TP_EINVAL,
 						  "stencil '" SPEC_SHOW "'" ": bytes=%s is not a positive number",
 						  spec, val);
@@ -270,6 +254,29 @@ static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
 		if (rc)
 			return rc;
 	}
+	return 0;
+}
+
+static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
+{
+	memset(st, 0, sizeof *st);
+	st->bytes = 1;
+	st->weight[0] = st->weight[1] = st->weight[2] = 1;
+	if (!spec || !*spec)
+		return tp_error_set(err, TP_EINVAL,
+				    "stencil: empty spec (expected e.g. 64x32x32:7pt)");
+
+	size_t flen = strcspn(spec, ":");
+	int rc = parse_dims(st, spec, spec, flen, err);
+	if (rc)
+		return rc;
+	char *rest = strdup(spec + flen);
+	if (!rest)
+		return tp_error_set(err, TP_ENOMEM, "stencil: out of memory");
+	rc = parse_fields(st, spec, rest, err);
+	free(rest);
+	if (rc)
+		return rc;
 	if (!st->points)
 		st->points = st->ndims == 2 ? 5 : 7;
 	return 0;
@@ -389,6 +396,11 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 				    (long long)expect_ntasks);
 	}
 	make_offsets(&st);
+	for (int k = 0; k < st.noffs; k++)
+		if (!isfinite(st.offw[k]))
+			return tp_error_set(err, TP_EINVAL,
+					    "stencil '" SPEC_SHOW "'" ": bytes times weights is not a finite number",
+					    spec);
 
 	tp_graph *g = calloc(1, sizeof *g);
 	if (!g)
@@ -426,6 +438,12 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 			if (g->adjncy[s + i] > t)
 				total += g->weights[s + i];
 		advance(c, st.ext);
+	}
+	if (!isfinite(total)) {
+		tp_graph_destroy(g);
+		return tp_error_set(err, TP_EINVAL,
+				    "stencil '" SPEC_SHOW "'" ": the bytes of all edges add up to more than %g",
+				    spec, DBL_MAX);
 	}
 	g->total_bytes = total;
 	g->coord_dims = st.ndims;

@@ -26,7 +26,6 @@
  */
 #include <json-c/linkhash.h>
 #include <limits.h>
-#include <slurm/slurm.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdint.h>
@@ -310,25 +309,40 @@ static int parse_line(struct tparse *p, char *s, int line)
 	return 0;
 }
 
-/* Expand a hostlist; calls fn for every name.  Returns 0 or an error. */
+static int count_name(struct tparse *p, const char *name, void *arg);
+
+/* Expand a hostlist; calls fn for every name.  Returns 0 or an error.  The
+ * list is counted and bounded before its first name is expanded; with
+ * count_name it is only counted (into the int32_t at arg). */
 static int each_name(struct tparse *p, const char *list, const char *key,
 		     int line, int (*fn)(struct tparse *, const char *, void *),
 		     void *arg)
 {
-	char why[160];
-	if (!tp__hostlist_ok(list, why, sizeof why))
-		return terr(p, line, TP_EINVAL, "%s=%s: malformed hostlist: %s",
-			    key, list, why);
-	hostlist_t hl = slurm_hostlist_create(list);
-	if (!hl)
-		return terr(p, line, TP_EINVAL, "%s=%s: malformed hostlist", key, list);
-	int rc = 0;
-	char *h;
-	while (rc == 0 && (h = slurm_hostlist_shift(hl)) != NULL) {
-		rc = fn(p, h, arg);
-		free(h);
+	char what[TP_ERROR_MSG_MAX / 2];
+	snprintf(what, sizeof what, "%s=%s", key, list);
+	tp_error e;
+	tp_error_clear(&e);
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = tp__hostlist_parse(list, what, TP__MAX_TREE_NODES,
+				    "the most nodes a tree may have", &hl,
+				    &count, &e);
+	if (rc)
+		return terr(p, line, rc, "%s", e.msg);
+	if (fn == count_name) {
+		int32_t *n = arg;
+		tp__hostlist_free(hl);
+		if (count > TP__MAX_TREE_NODES - *n)
+			return terr(p, line, TP_EINVAL,
+				    "%s=%s: more than %lld nodes under the switches",
+				    key, list, (long long)TP__MAX_TREE_NODES);
+		*n += (int32_t)count;
+		return 0;
 	}
-	slurm_hostlist_destroy(hl);
+	char h[TP__HOSTNAME_MAX];
+	while (rc == 0 && tp__hostlist_next(hl, h))
+		rc = fn(p, h, arg);
+	tp__hostlist_free(hl);
 	return rc;
 }
 
@@ -376,17 +390,18 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 {
 	struct node_ctx *c = arg;
 	const struct sw *w = &p->sw[c->s];
-	int32_t prev = tp_machine_find_node(c->m, name);
-	if (prev >= 0) {
+	int coord = c->router;
+	tp_error e;
+	tp_error_clear(&e);
+	int32_t prev = -1;
+	int idx = tp__machine_add(c->m, name, &coord, &prev, &e);
+	if (idx < 0 && prev >= 0) {
 		const struct sw *o = &p->sw[(*c->node_sw)[prev]];
 		return terr(p, w->line, TP_EINVAL,
 			    "node '%s' is under two switches ('%s' at line %d and '%s')",
 			    name, o->name, o->line, w->name);
 	}
-	int coord = c->router++;
-	tp_error e;
-	tp_error_clear(&e);
-	int idx = tp_machine_add_node(c->m, name, &coord, &e);
+	c->router++;
 	if (idx < 0)
 		return terr(p, w->line, idx, "SwitchName=%s Nodes=%s: %s", w->name,
 			    w->nodes, e.msg);
@@ -402,14 +417,13 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 	return 0;
 }
 
+/* Counts the names of a list without expanding them (each_name adds the
+ * count of the whole list at once); never called per name. */
 static int count_name(struct tparse *p, const char *name, void *arg)
 {
 	(void)p;
 	(void)name;
-	int32_t *n = arg;
-	if (*n == INT32_MAX - 1)
-		return TP_EINVAL;
-	++*n;
+	(void)arg;
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* topoplace — error reporting and small helpers used by every module. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -19,10 +21,15 @@ int tp_error_set(tp_error *err, int code, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 		va_end(ap);
-		/* Messages are one line: fold any newline a caller let through. */
+		/* Messages are one line: fold any newline a caller let through;
+		 * other control characters echoed from input (an escape
+		 * sequence in a file name or a hostlist) become '?', so that a
+		 * message cannot drive the terminal or the log reader. */
 		for (char *p = err->msg; *p; p++)
 			if (*p == '\n' || *p == '\r')
 				*p = ' ';
+			else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
 		err->code = code;
 	}
 	return code;
@@ -75,97 +82,160 @@ double tp__now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Reject what Slurm's hostlist_create() would reject (or half-accept) before
- * calling it: libslurm 22.05 leaks memory and logs to stderr on every bad
- * range, and takes "nid[0-" for a node called "nid]".  This only checks;
- * Slurm does the expansion.  Brackets pair up without nesting and hold a
- * comma-separated list of N or N-M with N <= M and at most 65536 names per
- * range (Slurm's MAX_RANGE).  On failure why says what is wrong. */
-bool tp__hostlist_ok(const char *s, char *why, size_t len)
+/* ---- files ----
+ *
+ * Every file the core reads goes through tp__open_regular: opened
+ * non-blocking (a FIFO or a terminal never blocks the open or the reads),
+ * close-on-exec and without becoming a controlling terminal; anything but a
+ * regular file is refused before a byte is read; the size is bounded from
+ * fstat before reading and again while reading (a file that grows under us
+ * is cut off at the limit, not followed). */
+
+static const char *file_type(mode_t m)
 {
-	for (const char *p = s; *p; p++) {
-		if (*p == ']') {
-			snprintf(why, len, "unbalanced brackets");
-			return false;
-		}
-		if (*p != '[')
-			continue;
-		for (;;) {
-			const char *item = ++p;
-			unsigned long long lo = 0, hi;
-			int nd = 0, nd2 = 1;
-			for (; *p >= '0' && *p <= '9'; p++, nd++)
-				if (nd < 19)
-					lo = lo * 10 + (unsigned long long)(*p - '0');
-			hi = lo;
-			if (*p == '-') {
-				hi = 0;
-				nd2 = 0;
-				for (p++; *p >= '0' && *p <= '9'; p++, nd2++)
-					if (nd2 < 19)
-						hi = hi * 10 + (unsigned long long)(*p - '0');
-			}
-			if (!*p) {
-				snprintf(why, len, "unbalanced brackets");
-				return false;
-			}
-			if (!nd || !nd2 || nd > 18 || nd2 > 18 || (*p != ',' && *p != ']')) {
-				const char *e = p;
-				while (*e && *e != ',' && *e != ']')
-					e++;
-				snprintf(why, len, "bad range '%.*s'", (int)(e - item), item);
-				return false;
-			}
-			if (lo > hi) {
-				snprintf(why, len, "bad range '%.*s' (decreasing)",
-					 (int)(p - item), item);
-				return false;
-			}
-			if (hi - lo >= 65536) {
-				snprintf(why, len,
-					 "range '%.*s' has %llu names, Slurm allows at most 65536 per range",
-					 (int)(p - item), item, hi - lo + 1);
-				return false;
-			}
-			if (*p == ']')
-				break;
-		}
-	}
-	return true;
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+	       : S_ISSOCK(m) ? "a socket" : "not a plain file";
 }
 
-int tp__read_file(const char *path, size_t max_bytes, char **buf_out,
-		  size_t *len_out, tp_error *err)
+/* "64 MiB", "1 GiB", "4096 bytes". */
+static void fmt_size(char *buf, size_t len, uint64_t n)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return tp_error_set(err, TP_EIO, "%s: cannot open: %s", path,
-				    strerror(errno));
-	struct stat st;
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > max_bytes) {
-		fclose(f);
+	if (n >= ((uint64_t)1 << 30) && n % ((uint64_t)1 << 30) == 0)
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(n >> 30));
+	else if (n >= ((uint64_t)1 << 20) && n % ((uint64_t)1 << 20) == 0)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(n >> 20));
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)n);
+}
+
+int tp__too_large(const char *path, uint64_t size, size_t max_bytes,
+		  const char *kind, tp_error *err)
+{
+	char lim[32];
+	fmt_size(lim, sizeof lim, max_bytes);
+	if (size > max_bytes)
 		return tp_error_set(err, TP_EINVAL,
-				    "%s: not a regular file of at most %zu bytes",
-				    path, max_bytes);
+				    "%s: %llu bytes, more than the %s limit for %s",
+				    path, (unsigned long long)size, lim,
+				    kind ? kind : "this kind of file");
+	return tp_error_set(err, TP_EINVAL, "%s: more than the %s limit for %s",
+			    path, lim, kind ? kind : "this kind of file");
+}
+
+int tp__open_regular(const char *path, size_t max_bytes, const char *kind,
+		     int *fd_out, size_t *size_out, tp_error *err)
+{
+	*fd_out = -1;
+	if (!path || !*path)
+		return tp_error_set(err, TP_EINVAL, "%s: no file name given",
+				    kind ? kind : "file");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+		return tp_error_set(err, e == ENOENT ? TP_ENOENT : TP_EIO,
+				    "%s: cannot read: %s", path, strerror(e));
 	}
-	size_t len = (size_t)st.st_size;
-	char *buf = malloc(len + 1);
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return tp_error_set(err, TP_EIO, "%s: cannot read: %s", path,
+				    strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return tp_error_set(err, TP_EIO, "%s: not a regular file (%s)", path,
+				    file_type(st.st_mode));
+	}
+	if (st.st_size < 0 || (uint64_t)st.st_size > max_bytes) {
+		close(fd);
+		return tp__too_large(path, (uint64_t)st.st_size, max_bytes, kind, err);
+	}
+	*fd_out = fd;
+	*size_out = (size_t)st.st_size;
+	return TP_OK;
+}
+
+ssize_t tp__read_some(int fd, char *buf, size_t len)
+{
+	for (;;) {
+		ssize_t n = read(fd, buf, len);
+		if (n >= 0 || errno != EINTR)
+			return n;
+	}
+}
+
+int tp__nul_check(const char *buf, size_t len, const char *what,
+		  tp_error *err)
+{
+	const char *nul = memchr(buf, '\0', len);
+	if (!nul)
+		return TP_OK;
+	uint64_t line = 1;
+	for (const char *p = buf; (p = memchr(p, '\n', (size_t)(nul - p))); p++)
+		line++;
+	return tp_error_set(err, TP_EINVAL,
+			    "%s:%llu: NUL byte (not a text file)", what,
+			    (unsigned long long)line);
+}
+
+int tp__read_file(const char *path, size_t max_bytes, const char *kind,
+		  char **buf_out, size_t *len_out, tp_error *err)
+{
+	*buf_out = NULL;
+	*len_out = 0;
+	int fd;
+	size_t size;
+	int rc = tp__open_regular(path, max_bytes, kind, &fd, &size, err);
+	if (rc)
+		return rc;
+	/* Room for what fstat said plus one byte, to see a file that grew;
+	 * more only up to the limit. */
+	size_t cap = size + 2, len = 0;
+	char *buf = malloc(cap);
 	if (!buf) {
-		fclose(f);
+		close(fd);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
 	}
-	size_t got = fread(buf, 1, len, f);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad || got != len) {
+	for (;;) {
+		if (cap - len < 2) {
+			if (len > max_bytes) {
+				rc = tp__too_large(path, 0, max_bytes, kind, err);
+				break;
+			}
+			size_t ncap = cap < max_bytes / 2 ? cap * 2 : max_bytes + 2;
+			char *nb = realloc(buf, ncap);
+			if (!nb) {
+				rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+				break;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t n = tp__read_some(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			rc = tp_error_set(err, TP_EIO, "%s: cannot read: %s", path,
+					  strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!rc && len > max_bytes)
+		rc = tp__too_large(path, 0, max_bytes, kind, err);
+	if (!rc)
+		rc = tp__nul_check(buf, len, path, err);
+	if (rc) {
 		free(buf);
-		return tp_error_set(err, TP_EIO, "%s: read error", path);
+		return rc;
 	}
 	buf[len] = '\0';
 	*buf_out = buf;
 	*len_out = len;
-	return 0;
+	return TP_OK;
 }
 
 int tp__text_copy(const char *text, size_t len, const char *what, char **out,
@@ -175,12 +245,13 @@ int tp__text_copy(const char *text, size_t len, const char *what, char **out,
 	char *buf = malloc(len + 1);
 	if (!buf)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	int rc = tp__nul_check(text, len, what, err);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
 	memcpy(buf, text, len);
 	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		free(buf);
-		return tp_error_set(err, TP_EINVAL, "%s: contains a NUL byte", what);
-	}
 	*out = buf;
 	return 0;
 }

@@ -256,41 +256,9 @@ int cli_nodes_arg(const char *nodes, char **buf_out)
 	*buf_out = NULL;
 	if (nodes[0] != '@')
 		return 0;
-	const char *path = nodes + 1;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return cli_usage_error("--nodes @%s: cannot open: %s", path,
-				       strerror(errno));
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	int c;
-	while (buf && (c = getc(f)) != EOF) {
-		if (len + 2 > cap) {
-			if (cap > ((size_t)1 << 28)) {   /* 256 MiB of names is absurd */
-				free(buf);
-				fclose(f);
-				return cli_usage_error("--nodes @%s: file too large", path);
-			}
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-		}
-		buf[len++] = (c == '\n' || c == '\r') ? ',' : (char)c;
-	}
-	fclose(f);
-	if (!buf)
-		return cli_fail("--nodes @%s: out of memory", path);
-	buf[len] = '\0';
-	while (len > 0 && (buf[len - 1] == ',' || buf[len - 1] == ' '))
-		buf[--len] = '\0';
-	if (len == 0) {
-		free(buf);
-		return cli_usage_error("--nodes @%s: empty file", path);
-	}
-	*buf_out = buf;
+	tp_error err;
+	tp_error_clear(&err);
+	if (tp_hostlist_read_file(nodes + 1, buf_out, &err) < 0)
+		return cli_report("--nodes", &err);
 	return 0;
 }

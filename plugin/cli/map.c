@@ -212,8 +212,10 @@ static int map_run(struct cli_map *mp)
 	if (tp_job_create(&mp->req, &mp->job, &err) < 0)
 		return cli_report(NULL, &err);
 	if (tp_job_run(mp->job, &err) < 0) {
-		/* the only missing thing tp_job_run reports is a node model */
-		if (err.code == TP_ENOENT && mp->node_opt)
+		/* a node the configuration gives no model (not a model file
+		 * that is missing, which names itself) */
+		if (err.code == TP_ENOENT && mp->node_opt &&
+		    !strncmp(err.msg, "no NodeTopology=", 16))
 			return cli_usage_error("%s needs --node-topology FILE (the "
 					       "nodes' hwloc XML) or NodeTopology= "
 					       "in %s: %s", mp->node_opt, mp->config,

@@ -176,6 +176,26 @@ if check0 "--nodes @FILE"; then
 fi
 fails2 "--nodes @missing file" "nodes.missing" - map --config "$C8" \
 	--nodes "@$tmp/nodes.missing" --ntasks 6 --stencil 3x2
+# issue 14: a NUL byte cut the list (2 of 4 nodes, exit 0); FIFOs and
+# devices hung or read without bound
+printf 'n000\nn001\000n002\nn003\n' >"$tmp/nodes.nul"
+fails2 "--nodes @FILE with a NUL byte" "nodes.nul:2: NUL byte" - map --config "$C8" \
+	--nodes "@$tmp/nodes.nul" --ntasks 4 --stencil 2x2
+mkfifo "$tmp/nodes.fifo"
+fails2 "--nodes @FIFO" "not a regular file (a FIFO)" - map --config "$C8" \
+	--nodes "@$tmp/nodes.fifo" --ntasks 4 --stencil 2x2
+fails2 "--nodes @/dev/zero" "/dev/zero: not a regular file" - map --config "$C8" \
+	--nodes "@/dev/zero" --ntasks 4 --stencil 2x2
+fails2 "eval --hostfile /dev/zero" "/dev/zero: not a regular file" - eval --config "$C8" \
+	--nodes "n[000-003]" --hostfile /dev/zero --stencil 2x2
+printf 'n000\nn001 n002\000n003\n' >"$tmp/hosts.nul"
+fails2 "eval --hostfile with a NUL byte" "hosts.nul:2: NUL byte" - eval --config "$C8" \
+	--nodes "n[000-003]" --hostfile "$tmp/hosts.nul" --stencil 2x2
+fails2 "check-config FIFO" "not a regular file (a FIFO)" - check-config "$tmp/nodes.fifo"
+fails2 "--graph FIFO" "not a regular file (a FIFO)" - map --config "$C8" \
+	--nodes "n[000-003]" --ntasks 4 --graph "$tmp/nodes.fifo"
+fails2 "hostlist product bounded" "--nodes: 8589934592 names, more than 512" - map \
+	--config "$C8" --nodes "a[0-65535]b[0-65535]c[0-1]" --ntasks 4 --stencil 2x2
 
 # --output to a FIFO (like /dev/stdout or /dev/null): written in place, the
 # node stays a FIFO (an atomic rename would have replaced it)
@@ -838,10 +858,10 @@ fails2 "gpu: Links= not symmetric" "not symmetric" "$O" \
 fails2 "gpu: Links= for another node" "NVLink counts for 4 GPUs" "$O" \
 	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
 	--node-topology "$NODES/dgx8.xml" --gpu-links "$NODES/nvl4.links" --output "$O"
-fails2 "gpu: bad hwloc XML" "bad-node.xml: not a valid hwloc XML" "$O" \
+fails2 "gpu: bad hwloc XML" "bad-node.xml: hwloc XML line 3: Machine object without cpuset" "$O" \
 	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
 	--node-topology "$DATA/bad-node.xml" --output "$O"
-fails2 "gpu: missing hwloc XML" "no-such.xml: cannot open" "$O" \
+fails2 "gpu: missing hwloc XML" "no-such.xml: cannot read: No such file" "$O" \
 	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
 	--node-topology "$tmp/no-such.xml" --output "$O"
 # a GPU matrix without node models still counts for the nodes (phase 1):
@@ -878,8 +898,12 @@ if check0 "node-info"; then
 	   grep -q 'NVLink: GPU2 - GPU3 NVLink x4  (80 GB/s)' "$tmp/out"; then ok "node-info"
 	else no "node-info" "$(head -c 300 "$tmp/out")"; fi
 fi
-fails2 "node-info: bad XML" "bad-node.xml: not a valid hwloc XML" - node-info "$DATA/bad-node.xml"
+fails2 "node-info: bad XML" "bad-node.xml: hwloc XML line 3: Machine object without cpuset" - node-info "$DATA/bad-node.xml"
 fails2 "node-info: bad links" "bad-links-len.conf:2" - node-info "$NODES/nvl4.xml" "$DATA/bad-links-len.conf"
+# issue 14: XML that crashed (SIGSEGV, assertion) or stalled hwloc 2.9.0
+for x in bad-no-complete-cpuset bad-nodeset-syntax bad-numa-no-os-index; do
+	fails2 "node-info: $x" "$x.xml: hwloc XML line" - node-info "$NODES/$x.xml"
+done
 fails2 "node-info: extra argument" "unexpected argument" - node-info a b c
 
 # NodeTopology= / GpuLinks= from the config, two kinds of node

@@ -636,6 +636,65 @@ START_TEST(stencil_errors)
 }
 END_TEST
 
+/* Issue 14: each weights= value was cut at 63 characters, so trailing
+ * junk was ignored and a 64-digit number lost a digit. */
+START_TEST(stencil_weights_long_values)
+{
+	char ones[64], spec[256];
+	memset(ones, '1', 63);
+	ones[63] = '\0';
+	snprintf(spec, sizeof spec, "4x2:weights=%sJUNK,1", ones);
+	stencil_bad(spec, "value 1 '1111111111111111111111111111111111111111...' is not a positive number");
+	snprintf(spec, sizeof spec, "4x2:weights=%s1e-60,1", ones);   /* 64 digits */
+	tp_graph *g = NULL;
+	tp_error err = { 0 };
+	ck_assert_msg(tp_graph_from_stencil(&g, spec, 8, &err) == 0, "%s", err.msg);
+	tp_graph_destroy(g);
+	snprintf(spec, sizeof spec, "4x2:weights=%s1,%s1", ones, ones);
+	ck_assert_msg(tp_graph_from_stencil(&g, spec, 8, &err) == 0, "%s", err.msg);
+	/* both weights 1.11e63: every edge carries all 64 digits */
+	const double *w;
+	const int32_t *adj;
+	ck_assert_int_eq(tp_graph_neighbors(g, 0, &adj, &w), 2);
+	ck_assert(w[0] == strtod("11111111111111111111111111111111111111111111111111111111111111111", NULL) / 10);
+	tp_graph_destroy(g);
+	/* bytes times weights, and their sum, must stay finite */
+	stencil_bad("4x4:bytes=1e300:weights=1e10,1e10", "bytes times weights is not a finite number");
+	stencil_bad("64x64:bytes=1e305", "the bytes of all edges add up to more than");
+}
+END_TEST
+
+/* Issue 14: byte counts that are each finite but add up to infinity were
+ * accepted (NaN in graph mapping, "-nan%" in tables). */
+START_TEST(edges_infinite_sum)
+{
+	int32_t u[] = { 0, 1, 0 }, v[] = { 1, 0, 1 };
+	double b[] = { 1e308, 1e308, 1e308 };
+	tp_graph *g = (tp_graph *)1;
+	tp_error err = { 0 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 2, 3, u, v, b, "rep", &err), TP_EINVAL);
+	ck_assert_ptr_null(g);
+	ck_assert_str_eq(err.msg, "rep: the byte counts add up to more than "
+			 "1.79769e+308 (repeated pairs?)");
+	/* distinct pairs whose total overflows */
+	int32_t u2[] = { 0, 1 }, v2[] = { 1, 2 };
+	ck_assert_int_eq(tp_graph_from_edges(&g, 3, 2, u2, v2, b, "two", &err), TP_EINVAL);
+	tp_assert_err_has(&err, "two: the byte counts add up to more than");
+	const char *json = "{\"tasks\": 2, \"edges\": [[0, 1, 1e308], [1, 0, 1e308]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, json, strlen(json), "in.json", 0, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "in.json: the byte counts add up to more than");
+	const char *gm = "{\"tasks\": 2, \"traffic\": [[0, 1, 1e308], [0, 1, 1e308]]}";
+	ck_assert_int_eq(tp_graph_from_gpu_matrix_string(&g, gm, strlen(gm), "gm.json", 2, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "gm.json: the byte counts add up to more than");
+	const char *csv = "0,1,1e308\n1,0,1e308\n";
+	ck_assert_int_eq(tp_graph_from_gpu_matrix_string(&g, csv, strlen(csv), "gm.csv", 2, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "gm.csv: the byte counts add up to more than");
+}
+END_TEST
+
 /* ---- JSON graphs ---- */
 
 static tp_graph *json_file_ok(const char *name, int64_t expect)
@@ -820,8 +879,8 @@ static void json_str_bad(const char *text, const char *frag)
 
 START_TEST(json_bad_files)
 {
-	json_file_bad("no-such-file.json", TP_EIO, "cannot open: No such file or directory");
-	json_file_bad("", TP_EIO, "cannot read: Is a directory");   /* the directory */
+	json_file_bad("no-such-file.json", TP_ENOENT, "cannot read: No such file or directory");
+	json_file_bad("", TP_EIO, "not a regular file (a directory)");
 	json_file_bad("bad-empty.json", TP_EINVAL, ": empty file");
 	json_file_bad("bad-blank.json", TP_EINVAL, ": empty file");
 	json_file_bad("bad-truncated.json", TP_EINVAL, "line 4: unexpected end of data");
@@ -992,6 +1051,7 @@ int main(void)
 	tcase_add_test(tc, edges_random_vs_dense);
 	tcase_add_test(tc, edges_errors);
 	tcase_add_test(tc, coords_set);
+	tcase_add_test(tc, edges_infinite_sum);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stencil");
@@ -1003,6 +1063,7 @@ int main(void)
 	tcase_add_test(tc, stencil_reference);
 	tcase_add_test(tc, stencil_expect);
 	tcase_add_test(tc, stencil_errors);
+	tcase_add_test(tc, stencil_weights_long_values);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("json");

@@ -20,11 +20,20 @@ typedef struct tp_alloc tp_alloc;
 
 /* Build an allocation from a Slurm hostlist expression ("nid[0-3,8],nid12").
  * Order is kept as written (that is Slurm's block order).  Every node gets
- * slots_per_node slots (>= 1).  Errors: malformed hostlist, unknown node,
- * duplicate node.  what names the source in messages ("--nodes"). */
+ * slots_per_node slots (>= 1).  Errors: malformed hostlist, more names than
+ * the machine has nodes (found before expanding any), unknown node,
+ * duplicate node.  what names the source in messages ("--nodes").  Time
+ * and memory are linear in the text and the names. */
 TP_EXPORT int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 			   int slots_per_node, const char *what,
 			   tp_alloc **out, tp_error *err);
+/* Read a hostlist from a file (for allocations too large for one argument,
+ * e.g. "--nodes @FILE"): a regular file of at most 64 MiB, opened without
+ * blocking; newlines act as commas; a NUL byte is an error naming its line.
+ * *text_out (malloc'ed) is ready for tp_alloc_from_hostlist(); errors name
+ * the file, and a file without any name is one. */
+TP_EXPORT int tp_hostlist_read_file(const char *path, char **text_out,
+				    tp_error *err);
 /* Build from machine node indices (copied). */
 TP_EXPORT int tp_alloc_from_nodes(const tp_machine *m, const int32_t *nodes,
 			int32_t nnodes, int slots_per_node, tp_alloc **out,

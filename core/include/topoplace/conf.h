@@ -53,7 +53,12 @@ extern "C" {
 typedef struct tp_conf tp_conf;
 
 /* Load and validate a config file.  Errors name the file and line:
- * "topoplace.conf:7: Coords=0,0,24: coordinate 2 outside 0..23". */
+ * "topoplace.conf:7: Coords=0,0,24: coordinate 2 outside 0..23".  Every file
+ * read (the config, TopologyFile=, CoordFile=) must be a regular file, is
+ * opened without blocking, and is bounded: 64 MiB for the config and the
+ * topology file, 256 MiB for a CoordFile; a NUL byte is an error naming its
+ * line.  A hostlist value names at most 4,194,304 nodes, counted before it
+ * is expanded. */
 TP_EXPORT int tp_conf_load(const char *path, tp_conf **out, tp_error *err);
 /* Same from a string; what names it in messages. */
 TP_EXPORT int tp_conf_load_string(const char *text, const char *what, tp_conf **out,

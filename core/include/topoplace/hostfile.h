@@ -21,7 +21,9 @@ TP_EXPORT int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
 /* Write atomically: a temporary file in the same directory, then rename. */
 TP_EXPORT int tp_hostfile_write_path(const char *path, const tp_alloc *a,
 			   const int32_t *map, int32_t ntasks, tp_error *err);
-/* Read a hostfile (one name per line, or comma separated; '#' comments) and
+/* Read a hostfile (one name per line, or comma separated; '#' comments; a
+ * regular file of at most 256 MiB, opened without blocking; a NUL byte is
+ * an error naming its line) and
  * turn it into a mapping onto a: every name must be in the allocation.  With
  * set_slots the allocation's slots become the per-node task counts found;
  * otherwise no node may get more tasks than its slots.  *ntasks receives the

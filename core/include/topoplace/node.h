@@ -68,7 +68,11 @@ TP_EXPORT const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
 
 typedef struct tp_node tp_node;
 
-/* Load an hwloc XML file (version 1 or 2).  Errors name the file. */
+/* Load an hwloc 2.x XML file (lstopo --of xml), a regular file of at most
+ * 64 MiB.  The XML is checked and rewritten before hwloc sees it, so that
+ * malformed input cannot crash or stall hwloc (core/src/node_xml.c has the
+ * rule; hwloc 1.x XML is refused: convert it with hwloc 2's lstopo).
+ * Errors name the file and line. */
 TP_EXPORT int tp_node_load_xml(const char *path, tp_node **out, tp_error *err);
 /* Same from a buffer; what names it in messages. */
 TP_EXPORT int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,

@@ -83,7 +83,9 @@ TP_EXPORT int tp_graph_from_stencil(tp_graph **out, const char *spec,
  *     "edges": [ [u, v, bytes], ... ]        or [ {"src":u,"dst":v,"bytes":b}, ...]
  *     "directed": false,                     optional; true sums u->v and v->u
  *     "coords": [ [x, y, z], ... ] }         optional, one row per task
- * If expect_ntasks > 0 the task count must match. */
+ * If expect_ntasks > 0 the task count must match.  The file must be a
+ * regular file of at most 1 GiB (opened without blocking: a FIFO is refused,
+ * not waited on).  Byte counts, and their sum, must be finite. */
 TP_EXPORT int tp_graph_from_json_file(tp_graph **out, const char *path,
 			    int64_t expect_ntasks, tp_error *err);
 /* Same from a buffer; what names it in messages. */
@@ -97,8 +99,9 @@ TP_EXPORT int tp_graph_from_json_string(tp_graph **out, const char *json, size_t
  * or CSV lines "i,j,bytes" ('#' comments, one optional header line).  The
  * format is recognised from the content ('{' starts JSON).  Both directions
  * and repeated pairs add up; self traffic, negative bytes and tasks outside
- * 0..N-1 are errors.  If expect_ntasks > 0 the task count must match (CSV
- * files take it as their task count). */
+ * 0..N-1 are errors, and so is a sum of bytes that is not finite.  If
+ * expect_ntasks > 0 the task count must match (CSV files take it as their
+ * task count).  Files: regular, at most 256 MiB, no NUL byte. */
 TP_EXPORT int tp_graph_from_gpu_matrix_file(tp_graph **out, const char *path,
 				  int64_t expect_ntasks, tp_error *err);
 TP_EXPORT int tp_graph_from_gpu_matrix_string(tp_graph **out, const char *text,

@@ -1,0 +1,434 @@
+/* topoplace — Slurm hostlist expressions, parsed in linear time and expanded
+ * one name at a time (our own code; libslurm is not needed).
+ *
+ * Syntax (Slurm's, src/common/hostlist.c):
+ *   - entries are separated by ',', ' ', '\t' or '\n' outside brackets;
+ *     empty entries are skipped;
+ *   - an entry is text with any number of bracket groups,
+ *     "prefix[ranges]text[ranges]suffix"; a group holds a comma-separated
+ *     list of N or N-M (decimal, N <= M); the names are the cartesian
+ *     product of the groups;
+ *   - zero padding is kept: a number is printed with at least as many
+ *     digits as the N of its range was written with ("nid[008-011]" gives
+ *     nid008 .. nid011, "n[8-010]" gives n8, n9, n10);
+ *   - order, as Slurm's hostlist_shift() gives it: the last group varies
+ *     fastest, then the first, the second, ..., the one before the last
+ *     slowest (a[1-2]b[3-4]c[5-6]: a1b3c5 a1b3c6 a2b3c5 a2b3c6 a1b4c5 ...).
+ * Stricter than Slurm, as nothing valid is lost: a '[' without ']' (Slurm
+ * 22.05 adds a ']'), a ']' without '[', nested brackets, blanks, signs or
+ * anything but digits, ',' and '-' inside brackets, numbers of more than 18
+ * digits, control characters, bytes outside ASCII and names longer than 255
+ * characters are errors.  Looser than Slurm: no limit of 65536 names per range or per
+ * group (Slurm's MAX_RANGE): the caller's bound on the total applies
+ * instead, so that "nid[000000-158975]" describes a whole machine.
+ *
+ * The count is the sum over entries of the product of the group sizes,
+ * computed in 64 bits with saturation, so "a[0-65535]b[0-65535]c[0-1]"
+ * (2^33 names) is refused from 27 bytes of text in microseconds.  Memory is
+ * linear in the text: one record per entry, group and range.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_DIGITS 18            /* a number below 10^18 */
+#define SHOW 60                  /* characters of an entry shown in messages */
+
+struct hl_range {
+	uint64_t lo, hi;
+	uint32_t width;          /* digits of lo as written */
+};
+
+struct hl_group {
+	size_t lit_off, lit_len; /* text before the group */
+	size_t range0, nranges;
+};
+
+struct hl_entry {
+	size_t off, len;         /* the entry's text, for messages */
+	size_t group0, ngroups;
+	size_t tail_off, tail_len;   /* text after the last group */
+};
+
+struct tp__hostlist {
+	char *text;
+	struct hl_range *r;
+	size_t nr, rcap;
+	struct hl_group *g;
+	size_t ng, gcap;
+	struct hl_entry *e;
+	size_t ne, ecap;
+	size_t maxg;             /* most groups in one entry */
+	/* iteration: the entry, and per group its range and value */
+	size_t cur;
+	bool started;
+	size_t *ri;
+	uint64_t *val;
+};
+
+static bool is_sep(char c)
+{
+	return c == ',' || c == ' ' || c == '\t' || c == '\n';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+static unsigned digits_of(uint64_t v)
+{
+	unsigned n = 1;
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/* Grow *p (n used, *cap allocated) to hold one more element. */
+static int grow(void **p, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 16;
+	if (nc > SIZE_MAX / size)
+		return -1;
+	void *q = realloc(*p, nc * size);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = nc;
+	return 0;
+}
+
+struct parser {
+	struct tp__hostlist *hl;
+	const char *s;
+	const char *what;
+	tp_error *err;
+};
+
+/* The entry starting at off, up to its end (or SHOW characters). */
+static int entry_len(const char *s, size_t off)
+{
+	size_t n = 0, depth = 0;
+	while (s[off + n] && n < SHOW && (depth || !is_sep(s[off + n]))) {
+		if (s[off + n] == '[')
+			depth = 1;
+		else if (s[off + n] == ']')
+			depth = 0;
+		n++;
+	}
+	return (int)n;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int bad(struct parser *p, size_t entry, const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	int n = entry_len(p->s, entry);
+	return tp_error_set(p->err, TP_EINVAL,
+			    "%s: malformed hostlist: %s in '%.*s%s'", p->what, why,
+			    n, p->s + entry,
+			    p->s[entry + (size_t)n] && !is_sep(p->s[entry + (size_t)n])
+				    ? "..." : "");
+}
+
+static int oom(struct parser *p)
+{
+	return tp_error_set(p->err, TP_ENOMEM, "%s: out of memory", p->what);
+}
+
+/* A decimal number at *pos: its value and digit count (0: none). */
+static unsigned number(const char *s, size_t *pos, uint64_t *v)
+{
+	unsigned nd = 0;
+	uint64_t x = 0;
+	while (is_digit(s[*pos])) {
+		if (nd < MAX_DIGITS + 1)
+			x = x * 10 + (uint64_t)(s[*pos] - '0');
+		nd++;
+		(*pos)++;
+	}
+	*v = x;
+	return nd;
+}
+
+/* One bracket group; *pos is just after '['.  Adds its ranges, returns its
+ * name count in *count and the widest number it prints in *width. */
+static int group(struct parser *p, size_t entry, size_t *pos, uint64_t *count,
+		 size_t *width)
+{
+	struct tp__hostlist *hl = p->hl;
+	const char *s = p->s;
+	*count = 0;
+	*width = 0;
+	for (;;) {
+		size_t item = *pos;
+		uint64_t lo, hi;
+		unsigned nd = number(s, pos, &lo), nd2 = nd;
+		hi = lo;
+		if (s[*pos] == '-') {
+			(*pos)++;
+			nd2 = number(s, pos, &hi);
+		}
+		char c = s[*pos];
+		if (c != ',' && c != ']') {
+			if (!c)
+				return bad(p, entry, "unbalanced brackets");
+			if (c == '[')
+				return bad(p, entry, "nested brackets");
+			size_t e = *pos;
+			while (s[e] && s[e] != ',' && s[e] != ']' && e - item < SHOW)
+				e++;
+			return bad(p, entry, "bad range '%.*s'", (int)(e - item), s + item);
+		}
+		if (!nd || !nd2)
+			return bad(p, entry, "bad range '%.*s'", (int)(*pos - item),
+				   s + item);
+		if (nd > MAX_DIGITS || nd2 > MAX_DIGITS)
+			return bad(p, entry, "bad range '%.*s' (more than %d digits)",
+				   (int)(*pos - item > SHOW ? SHOW : *pos - item),
+				   s + item, MAX_DIGITS);
+		if (lo > hi)
+			return bad(p, entry, "bad range '%.*s' (decreasing)",
+				   (int)(*pos - item), s + item);
+		if (grow((void **)&hl->r, hl->nr, &hl->rcap, sizeof *hl->r))
+			return oom(p);
+		hl->r[hl->nr++] = (struct hl_range){ lo, hi, nd };
+		*count = sat_add(*count, hi - lo + 1);
+		size_t w = digits_of(hi);
+		if (w < nd)
+			w = nd;
+		if (w > *width)
+			*width = w;
+		(*pos)++;
+		if (c == ']')
+			return TP_OK;
+	}
+}
+
+/* One entry starting at *pos (not a separator); adds its count to *total. */
+static int entry(struct parser *p, size_t *pos, uint64_t *total)
+{
+	struct tp__hostlist *hl = p->hl;
+	const char *s = p->s;
+	size_t start = *pos, lit = *pos, len = 0, g0 = hl->ng;
+	uint64_t count = 1;
+	for (;;) {
+		char c = s[*pos];
+		if (!c || is_sep(c))
+			break;
+		if (c == '[') {
+			if (grow((void **)&hl->g, hl->ng, &hl->gcap, sizeof *hl->g))
+				return oom(p);
+			struct hl_group *g = &hl->g[hl->ng++];
+			g->lit_off = lit;
+			g->lit_len = *pos - lit;
+			g->range0 = hl->nr;
+			len += g->lit_len;
+			(*pos)++;
+			uint64_t n;
+			size_t w;
+			int rc = group(p, start, pos, &n, &w);
+			if (rc)
+				return rc;
+			g = &hl->g[hl->ng - 1];
+			g->nranges = hl->nr - g->range0;
+			count = sat_mul(count, n);
+			len += w;
+			lit = *pos;
+			continue;
+		}
+		if (c == ']')
+			return bad(p, start, "unbalanced brackets");
+		if ((unsigned char)c < 0x20 || c == 0x7f)
+			return bad(p, start, "control character 0x%02x", (unsigned)c);
+		if ((unsigned char)c >= 0x80)
+			return bad(p, start, "non-ASCII byte 0x%02x",
+				   (unsigned)(unsigned char)c);
+		(*pos)++;
+	}
+	len += *pos - lit;
+	if (len >= TP__HOSTNAME_MAX)
+		return bad(p, start, "names longer than %d characters",
+			   TP__HOSTNAME_MAX - 1);
+	if (grow((void **)&hl->e, hl->ne, &hl->ecap, sizeof *hl->e))
+		return oom(p);
+	hl->e[hl->ne++] = (struct hl_entry){
+		start, *pos - start, g0, hl->ng - g0, lit, *pos - lit
+	};
+	if (hl->ng - g0 > hl->maxg)
+		hl->maxg = hl->ng - g0;
+	*total = sat_add(*total, count);
+	return TP_OK;
+}
+
+void tp__hostlist_free(struct tp__hostlist *hl)
+{
+	if (!hl)
+		return;
+	free(hl->text);
+	free(hl->r);
+	free(hl->g);
+	free(hl->e);
+	free(hl->ri);
+	free(hl->val);
+	free(hl);
+}
+
+int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
+		       const char *bound_what, struct tp__hostlist **out,
+		       int64_t *count, tp_error *err)
+{
+	if (!what)
+		what = "hostlist";
+	*out = NULL;
+	*count = 0;
+	if (!text)
+		return tp_error_set(err, TP_EINVAL, "%s: no hostlist", what);
+	struct tp__hostlist *hl = calloc(1, sizeof *hl);
+	if (!hl || !(hl->text = strdup(text))) {
+		tp__hostlist_free(hl);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	}
+	struct parser p = { hl, hl->text, what, err };
+	uint64_t total = 0;
+	size_t pos = 0;
+	int rc = TP_OK;
+	while (rc == TP_OK) {
+		while (is_sep(p.s[pos]))
+			pos++;
+		if (!p.s[pos])
+			break;
+		rc = entry(&p, &pos, &total);
+	}
+	if (rc == TP_OK && total > (uint64_t)(max_names < 0 ? 0 : max_names)) {
+		char n[32];
+		if (total == UINT64_MAX)
+			snprintf(n, sizeof n, "more than %llu",
+				 (unsigned long long)(UINT64_MAX - 1));
+		else
+			snprintf(n, sizeof n, "%llu", (unsigned long long)total);
+		rc = tp_error_set(err, TP_EINVAL, "%s: %s names, more than %lld (%s)",
+				  what, n, (long long)max_names,
+				  bound_what ? bound_what : "the limit");
+	}
+	if (rc == TP_OK && hl->maxg) {
+		hl->ri = tp__malloc_array(hl->maxg, sizeof *hl->ri);
+		hl->val = tp__malloc_array(hl->maxg, sizeof *hl->val);
+		if (!hl->ri || !hl->val)
+			rc = oom(&p);
+	}
+	if (rc) {
+		tp__hostlist_free(hl);
+		return rc;
+	}
+	*out = hl;
+	*count = (int64_t)total;
+	return TP_OK;
+}
+
+/* Write v with at least width digits at b; returns the end. */
+static char *put_num(char *b, uint64_t v, uint32_t width)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (uint32_t i = (uint32_t)n; i < width; i++)
+		*b++ = '0';
+	while (n)
+		*b++ = tmp[--n];
+	return b;
+}
+
+/* Set the groups of entry k to their first names. */
+static void entry_start(struct tp__hostlist *hl, size_t k)
+{
+	const struct hl_entry *e = &hl->e[k];
+	for (size_t i = 0; i < e->ngroups; i++) {
+		const struct hl_group *g = &hl->g[e->group0 + i];
+		hl->ri[i] = g->range0;
+		hl->val[i] = hl->r[g->range0].lo;
+	}
+}
+
+/* Step group i of the current entry; true when it wrapped around. */
+static bool group_step(struct tp__hostlist *hl, size_t i)
+{
+	const struct hl_group *g = &hl->g[hl->e[hl->cur].group0 + i];
+	if (hl->val[i] < hl->r[hl->ri[i]].hi) {
+		hl->val[i]++;
+		return false;
+	}
+	if (hl->ri[i] + 1 < g->range0 + g->nranges) {
+		hl->ri[i]++;
+		hl->val[i] = hl->r[hl->ri[i]].lo;
+		return false;
+	}
+	hl->ri[i] = g->range0;
+	hl->val[i] = hl->r[g->range0].lo;
+	return true;
+}
+
+/* Advance to the next name: the last group fastest, then the first, the
+ * second, ... (Slurm's order).  False past the end of the entry. */
+static bool entry_step(struct tp__hostlist *hl)
+{
+	size_t ng = hl->e[hl->cur].ngroups;
+	if (ng == 0)
+		return false;
+	if (!group_step(hl, ng - 1))
+		return true;
+	for (size_t i = 0; i + 1 < ng; i++)
+		if (!group_step(hl, i))
+			return true;
+	return false;
+}
+
+int tp__hostlist_next(struct tp__hostlist *hl, char *buf)
+{
+	if (!hl || hl->cur >= hl->ne)
+		return 0;
+	if (!hl->started) {
+		entry_start(hl, hl->cur);
+		hl->started = true;
+	} else if (!entry_step(hl)) {
+		if (++hl->cur >= hl->ne)
+			return 0;
+		entry_start(hl, hl->cur);
+	}
+	const struct hl_entry *e = &hl->e[hl->cur];
+	char *b = buf;
+	for (size_t i = 0; i < e->ngroups; i++) {
+		const struct hl_group *g = &hl->g[e->group0 + i];
+		memcpy(b, hl->text + g->lit_off, g->lit_len);
+		b = put_num(b + g->lit_len, hl->val[i], hl->r[hl->ri[i]].width);
+	}
+	memcpy(b, hl->text + e->tail_off, e->tail_len);
+	b[e->tail_len] = '\0';
+	return 1;
+}

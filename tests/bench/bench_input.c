@@ -1,0 +1,146 @@
+/* Benchmark: the input layer at machine scale — loading the config of a
+ * whole machine, and parsing hostlists of hundreds of kilobytes.
+ *
+ * usage: bench_input [REPEATS]     (prints one table; best of REPEATS runs)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <topoplace/topoplace.h>
+
+#include "internal.h"
+
+static int repeats = 5;
+
+/* CPU time of this thread in ms: the table reports it, as the wall time of
+ * a loaded machine says more about the other jobs than about this code. */
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double best_of(double (*fn)(const void *), const void *arg)
+{
+	double best = 1e300;
+	for (int r = 0; r < repeats; r++) {
+		double ms = fn(arg);
+		if (ms < best)
+			best = ms;
+	}
+	return best;
+}
+
+static double load_conf(const void *arg)
+{
+	const char *text = arg;
+	tp_conf *c;
+	tp_error err;
+	double t0 = cpu_ms();
+	if (tp_conf_load_string(text, "bench.conf", &c, &err)) {
+		fprintf(stderr, "bench_input: %s\n", err.msg);
+		exit(1);
+	}
+	double ms = cpu_ms() - t0;
+	tp_conf_destroy(c);
+	return ms;
+}
+
+struct alloc_case {
+	const tp_machine *m;
+	const char *list;
+};
+
+static double make_alloc(const void *arg)
+{
+	const struct alloc_case *a = arg;
+	tp_alloc *al;
+	tp_error err;
+	double t0 = cpu_ms();
+	if (tp_alloc_from_hostlist(a->m, a->list, 1, "bench", &al, &err)) {
+		fprintf(stderr, "bench_input: %s\n", err.msg);
+		exit(1);
+	}
+	double ms = cpu_ms() - t0;
+	tp_alloc_destroy(al);
+	return ms;
+}
+
+static double parse_only(const void *arg)
+{
+	const char *list = arg;
+	struct tp__hostlist *hl;
+	int64_t n;
+	tp_error err;
+	char name[TP__HOSTNAME_MAX];
+	double t0 = cpu_ms();
+	if (tp__hostlist_parse(list, "bench", INT64_MAX, NULL, &hl, &n, &err)) {
+		fprintf(stderr, "bench_input: %s\n", err.msg);
+		exit(1);
+	}
+	while (tp__hostlist_next(hl, name))
+		;
+	double ms = cpu_ms() - t0;
+	tp__hostlist_free(hl);
+	return ms;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		repeats = atoi(argv[1]) > 0 ? atoi(argv[1]) : 1;
+	static const struct {
+		const char *name, *text;
+		int32_t nodes;
+	} confs[] = {
+		{ "6-D torus 24x23x24x2x3x2",
+		  "Network=torus Dims=24x23x24x2x3x2 Wrap=yes,yes,yes,no,yes,no\n"
+		  "NodeName=nid[000000-158975] CoordOrder=x-major\n", 158976 },
+		{ "3-D torus 64x64x64",
+		  "Network=torus Dims=64x64x64\n"
+		  "NodeName=nid[000000-262143] CoordOrder=x-major\n", 262144 },
+	};
+	printf("%-34s %10s %12s\n", "case", "items", "best CPU ms");
+	for (size_t i = 0; i < sizeof confs / sizeof *confs; i++)
+		printf("%-34s %10ld %12.1f\n", confs[i].name, (long)confs[i].nodes,
+		       best_of(load_conf, confs[i].text));
+
+	/* 500 kB hostlists: 80,000 single names, 40,000 ranges */
+	tp_conf *c;
+	tp_error err;
+	if (tp_conf_load_string(confs[1].text, "bench.conf", &c, &err)) {
+		fprintf(stderr, "bench_input: %s\n", err.msg);
+		return 1;
+	}
+	size_t cap = 4 << 20, len = 0;
+	char *singles = malloc(cap), *ranges = malloc(cap);
+	for (int i = 0; i < 80000; i++)
+		len += (size_t)snprintf(singles + len, cap - len, "%snid%06d", i ? "," : "",
+					3 * i);
+	size_t len2 = 0;
+	for (int i = 0; i < 40000; i++)
+		len2 += (size_t)snprintf(ranges + len2, cap - len2, "%snid[%06d-%06d]",
+					 i ? "," : "", 6 * i, 6 * i + 1);
+	char l1[64], l2[64];
+	snprintf(l1, sizeof l1, "hostlist %zu kB, single names", len / 1000);
+	snprintf(l2, sizeof l2, "hostlist %zu kB, ranges", len2 / 1000);
+	printf("%-34s %10d %12.1f\n", l1, 80000, best_of(parse_only, singles));
+	printf("%-34s %10d %12.1f\n", l2, 80000, best_of(parse_only, ranges));
+	struct alloc_case a1 = { tp_conf_machine(c), singles };
+	struct alloc_case a2 = { tp_conf_machine(c), ranges };
+	printf("%-34s %10d %12.1f\n", "allocation from the single names", 80000,
+	       best_of(make_alloc, &a1));
+	printf("%-34s %10d %12.1f\n", "allocation from the ranges", 80000,
+	       best_of(make_alloc, &a2));
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("peak RSS %ld MB\n", ru.ru_maxrss / 1024);
+	free(singles);
+	free(ranges);
+	tp_conf_destroy(c);
+	return 0;
+}

@@ -1,0 +1,11 @@
+/* NVLink counts: gres.conf "Links=" lines or "nvidia-smi topo -m" text. */
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int *counts = NULL, n = 0;
+	tp_error err;
+	if (tp_links_parse((const char *)data, size, "fuzz.links", &counts, &n, &err) == 0)
+		free(counts);
+	return 0;
+}
