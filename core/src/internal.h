@@ -65,6 +65,10 @@ struct tp_machine {
 	bool plain_hops;               /* distance = unweighted hop count in
 					  the box (tori and meshes with every
 					  hop cost 1): computed inline */
+	const double *link_weight;     /* congestion weight of a byte per link
+					  (1/bandwidth on trees with
+					  LevelBandwidth=), in net_data; NULL:
+					  every link weighs 1 */
 
 	int32_t nnodes, cap;
 	char **names;                  /* nnodes names, in by_name's arena */

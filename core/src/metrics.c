@@ -370,8 +370,7 @@ static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
 	int rc = 0;
 	double hb = 0.0, wmin = 0.0;
 	/* bytes / bandwidth where the network weighs its links, else bytes */
-	double (*const link_weight)(const struct tp_machine *, int64_t) =
-		a->m->net->link_weight;
+	const double *link_weight = a->m->link_weight;
 
 	for (int32_t u = 0; u < n && rc == 0; u++) {
 		const int32_t nu = node[map[u]];
@@ -399,7 +398,7 @@ static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
 				}
 				if (msgs[l]++ == 0)
 					touched[nt++] = l;
-				load[l] += link_weight ? we * link_weight(a->m, l) : we;
+				load[l] += link_weight ? we * link_weight[l] : we;
 			}
 			if (rc)
 				break;

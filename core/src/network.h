@@ -5,8 +5,9 @@
  * integer router coordinates the routers are embedded in (ndims, dims, wrap;
  * geometric mapping works in that box).  Everything that depends on the kind
  * of network — distance, routing, link numbering and names, the congestion
- * weight of a link — sits behind one table of operations, struct tp_net_ops,
- * with the kind's own data in m->net_data.  One file per kind:
+ * weights of the links — comes from the kind: one table of operations,
+ * struct tp_net_ops, with the kind's own data in m->net_data.  One file per
+ * kind:
  *
  *   torus.c      tori and meshes           tp_machine_create
  *   tree.c       switch trees (Slurm's     tp_machine_from_topology
@@ -16,12 +17,15 @@
  * A new kind is one new file: fill in a tp_net_ops, build the machine with
  * tp__machine_new(), add its nodes with tp_machine_add_node(), list the file
  * in the Makefile's CORE_SRC.  Nothing else in the core names a kind; front
- * ends ask tp_machine_kind() and the kind's own public queries.
+ * ends ask tp_machine_kind() and the kind's own public queries.  Besides the
+ * table a kind may set two machine fields that hot loops read directly:
+ * m->plain_hops (below) and m->link_weight, its per-link congestion weights
+ * (a table in its own data; NULL = every link weighs 1).
  *
  * Distances are int64_t everywhere.  Each kind keeps its distances inside
  * that range by construction (tori: at most 6 x 2^31 hops x 10^6 per hop;
- * trees: fewer than 2^31 links of cost < 2^31 on any path; dragonflies: at
- * most 4 hops) or rejects the machine with an error line.
+ * trees: fewer than 2^32 links of cost < 2^31 on any path; dragonflies: at
+ * most 3 hops) or rejects the machine with an error line.
  *
  * Fast path: distance sits in the hottest loops (metrics, geometric search
  * scoring, graph refinement).  When m->plain_hops is set — a torus or mesh
@@ -71,13 +75,9 @@ struct tp_net_ops {
 	void (*link_name)(const struct tp_machine *m, int64_t link, char *buf,
 			  size_t len);
 
-	/* Congestion weight of one byte on a link (1 / bandwidth on trees with
-	 * LevelBandwidth=).  NULL: every link weighs 1. */
-	double (*link_weight)(const struct tp_machine *m, int64_t link);
-
-	/* When link weights are 1 / bandwidth: the largest bandwidth, so that
-	 * the smallest load step is bytes / it; 0 when loads are plain bytes.
-	 * NULL: 0. */
+	/* When the kind weighs its links (m->link_weight = 1 / bandwidth):
+	 * the largest bandwidth, so that the smallest load step is bytes / it;
+	 * 0 when loads are plain bytes.  NULL: 0. */
 	double (*max_link_bandwidth)(const struct tp_machine *m);
 
 	/* Free the kind's data (m->net_data, may be NULL).  NULL: nothing to
@@ -147,7 +147,7 @@ static inline int64_t tp__range_lower_bound(const struct tp_machine *m,
 /* Weight of one byte on a link for congestion. */
 static inline double tp__link_weight(const struct tp_machine *m, int64_t link)
 {
-	return m->net->link_weight ? m->net->link_weight(m, link) : 1.0;
+	return m->link_weight ? m->link_weight[link] : 1.0;
 }
 
 #endif

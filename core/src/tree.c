@@ -165,12 +165,6 @@ static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 	snprintf(buf, len, "%s->%s", t->name[s], up >= 0 ? t->name[up] : "(top)");
 }
 
-static double link_weight(const struct tp_machine *m, int64_t link)
-{
-	const struct tp_tree *t = m->net_data;
-	return t->upinvbw ? t->upinvbw[link] : 1.0;
-}
-
 static double max_link_bandwidth(const struct tp_machine *m)
 {
 	const struct tp_tree *t = m->net_data;
@@ -206,7 +200,6 @@ static const struct tp_net_ops tree_ops = {
 	.max_route_links = max_route_links,
 	.link_count = link_count,
 	.link_name = link_name,
-	.link_weight = link_weight,
 	.max_link_bandwidth = max_link_bandwidth,
 	.destroy = destroy,
 };
@@ -775,6 +768,7 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 		free(t->upinvbw);
 		t->upinvbw = NULL;
 		t->maxbw = 0;
+		m->link_weight = NULL;
 		return TP_OK;
 	}
 	double *inv = tp__malloc_array((size_t)t->nsw + 1, sizeof(double));
@@ -794,6 +788,7 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 	free(t->upinvbw);
 	t->upinvbw = inv;
 	t->maxbw = mx;
+	m->link_weight = inv;
 	return TP_OK;
 }
 
