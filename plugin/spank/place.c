@@ -155,10 +155,28 @@ static void report(const tp_job *job, struct tpk_result *r)
 		add_line(r, "topoplace: note: %s", tp_job_note(job, i));
 }
 
+/* The hostfile's size: a name and a newline per task. */
+static uint64_t hostfile_bytes(const tp_job *job)
+{
+	uint64_t n = 0;
+	for (int32_t t = 0; t < tp_job_ntasks(job); t++)
+		n += strlen(tp_job_task_node(job, t)) + 1;
+	return n;
+}
+
 static int write_hostfile(const tp_job *job, const struct tpk_step *s,
 			  struct tpk_result *r)
 {
 	char why[TPK_LINE_MAX];
+	/* slurmstepd writes it: bounded, whatever the task count allowed */
+	uint64_t bytes = hostfile_bytes(job);
+	if (bytes > TPK_MAX_HOSTFILE_BYTES) {
+		snprintf(why, sizeof why, "the hostfile would take %llu bytes, more "
+			 "than the plugin's limit of %u", (unsigned long long)bytes,
+			 TPK_MAX_HOSTFILE_BYTES);
+		fail(r, why);
+		return -1;
+	}
 	if (tpk_make_private_dir(s->tmpdir, s->tag, &s->cred, r->dir,
 				 sizeof r->dir, why, sizeof why) < 0) {
 		fail(r, why);

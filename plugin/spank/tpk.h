@@ -32,6 +32,7 @@
 #define TPK_MAX_FILE_BYTES_LIMIT (1u << 30)      /* 1 GiB */
 #define TPK_DEFAULT_MAX_TASKS (1 << 20)          /* 1,048,576 */
 #define TPK_MAX_TASKS_LIMIT (1 << 26)
+#define TPK_MAX_HOSTFILE_BYTES (64u << 20)       /* the hostfile written */
 #define TPK_MAX_GPUS 64      /* GPUs per node */
 #define TPK_MAX_CORES 8192   /* cores of a step on one node */
 
