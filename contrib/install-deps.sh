@@ -3,11 +3,13 @@
 #   install-deps.sh          build and test dependencies
 #   install-deps.sh bench    also the benchmark baselines (Scotch) and mesh tools (gmsh, METIS programs)
 #   install-deps.sh slurm    also the daemons of the test cluster
+#   install-deps.sh doc      the man page checkers (groff, mandoc) of tests/doc.sh
 set -e
 pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
 case "$1" in
 bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
+doc) pkgs="groff-base mandoc" ;;
 esac
 missing=""
 for p in $pkgs; do
