@@ -2,6 +2,7 @@
 #
 #   make run      install what is missing, build, run the demo job
 #   make check    install what is missing, build, run every test
+#   make doc-tests  the man pages name every option and key; they format cleanly
 #   make bench    benchmarks (prints tables)
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make asan     unit and command tests under AddressSanitizer + UBSan
@@ -150,8 +151,9 @@ LIB_SO = $(BUILD)/libtopoplace.so
 CLI    = $(BUILD)/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
-.PHONY: all deps run check unit cli-tests slurm-tests install-tests bench install uninstall \
-        asan valgrind clean slurm-demo deps-bench deps-fuzz fuzz fuzz-smoke fuzz-build fuzz-bins
+.PHONY: all deps run check unit cli-tests slurm-tests install-tests doc-tests bench install \
+        uninstall asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz fuzz fuzz-smoke \
+        fuzz-build fuzz-bins
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc
 
@@ -222,6 +224,9 @@ deps-bench:
 deps-fuzz:
 	@sh contrib/install-deps.sh fuzz
 
+deps-doc:
+	@sh contrib/install-deps.sh doc
+
 run: deps
 	$(MAKE) all
 	sh tests/cli/demo.sh $(CLI)
@@ -235,16 +240,20 @@ cli-tests: $(CLI)
 slurm-tests: all
 	@BUILD=$(BUILD) sh tests/slurm/run.sh
 
-check: deps deps-fuzz
+check: deps deps-fuzz deps-doc
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) cli-tests
+	$(MAKE) doc-tests
 	$(MAKE) fuzz-smoke
 	$(MAKE) slurm-tests
 	$(MAKE) install-tests
 
 install-tests: all
 	@sh tests/install.sh $(BUILD)
+
+doc-tests: $(CLI)
+	@sh tests/doc.sh $(CLI)
 
 slurm-demo: deps
 	$(MAKE) all
@@ -278,7 +287,8 @@ valgrind: $(UNIT_BIN)
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/topoplace $(DESTDIR)$(BINDIR) \
-	  $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SPANKDIR)
+	  $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SPANKDIR)
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libtopoplace.so.$(VERSION)
 	ln -sf libtopoplace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -289,11 +299,14 @@ install: all
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    contrib/topoplace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc
 	install -m 644 doc/topoplace.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 doc/topoplace.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 doc/topoplace-spank.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 755 $(SPANK) $(DESTDIR)$(SPANKDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopoplace.* $(DESTDIR)$(BINDIR)/topoplace \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc $(DESTDIR)$(MANDIR)/man1/topoplace.1 \
+	  $(DESTDIR)$(MANDIR)/man5/topoplace.conf.5 $(DESTDIR)$(MANDIR)/man8/topoplace-spank.8 \
 	  $(DESTDIR)$(SPANKDIR)/topoplace.so
 	rm -rf $(DESTDIR)$(INCDIR)/topoplace
 

@@ -5,12 +5,14 @@
 #   install-deps.sh slurm    also the daemons of the test cluster
 #   install-deps.sh fuzz     also clang and its libFuzzer runtime (make fuzz,
 #                            make fuzz-smoke, which make check runs)
+#   install-deps.sh doc      the man page checkers (groff, mandoc) of tests/doc.sh
 set -e
 pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
 case "$1" in
 bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
 fuzz) pkgs="clang libclang-rt-14-dev" ;;
+doc) pkgs="groff-base mandoc" ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -1,14 +1,19 @@
-/* topoplace — two-level dragonfly / PERCS networks.
+/* topoplace — two-level dragonfly / PERCS networks (Network=dragonfly).
  *
  * G groups of A routers; the routers of a group are fully connected by local
  * links; every pair of groups is joined by L global links (LinksPerGroupPair).
- * Router coordinates are (a, g): router a of group g.  Global link k between
- * groups g and h attaches in group g to router gw(g, h, k) =
- * ((h - g - 1 mod G) * L + k) mod A, i.e. the L(G-1) global ports of a group
- * are dealt round-robin over its routers, peers in increasing order.
+ * Router coordinates are (a, g): router a of group g, the embedding geometric
+ * mapping works in.  Global link k between groups g and h attaches in group g
+ * to router gw(g, h, k) = ((h - g - 1 mod G) * L + k) mod A, i.e. the L(G-1)
+ * global ports of a group are dealt round-robin over its routers, peers in
+ * increasing order.
  *
  * Distance (minimal, "direct" routing): 0 on one router, 1 inside a group,
- * else min over the L global links of [a != gw] + 1 + [b != gw'].
+ * else min over the L global links of [a != gw] + 1 + [b != gw'].  Every
+ * distance is 0 to 3, so hop-bytes barely tell mappings apart: the few global
+ * links, which many routers share, are where a mapping shows (congestion;
+ * modcolor.c).  The lower bound for a box of routers (graph mapping's
+ * nearest-free search) is 0 inside it, else 1.
  * Congestion routing: direct (that minimal path, lowest k on ties) or
  * Valiant (through an intermediate group chosen by a hash of the two routers,
  * direct to it and direct on from it).

@@ -1,21 +1,38 @@
 /* topoplace — inside one node: GPU selection (MAGC phase 3) and socket/core
  * placement (MAGC phase 2 with the MIMS objective of Wu et al.).
  *
- * GPU selection, Mirsadeghi et al., "MAGC", Algorithm 1, with the
- * resolutions of its open points:
+ * Phase 2: the node's tasks go to its sockets in balanced blocks of
+ * consecutive local ranks; pairs are then swapped while that lowers the
+ * largest message between two sockets (MIMS), judged after the swap with the
+ * total inter-socket bytes as tie-break.  Each task takes (cores / tasks)
+ * consecutive cores of its socket.  The callers pass the CPU + GPU traffic,
+ * so that tasks with heavy GPU traffic share a socket and phase 3 can put
+ * their GPUs there (MAGC uses the CPU pattern alone here).
+ *
+ * Phase 3, Mirsadeghi et al., "MAGC", Algorithm 1 (the max-congestion
+ * greedy), with the resolutions of its open points:
  *  - the first task is the one with the most GPU traffic (the literal delta
  *    would start from the lightest); then the unmapped task with the largest
  *    delta = (mean traffic to mapped neighbours) - (mean traffic to unmapped
  *    neighbours), empty means being 0; tasks without GPU traffic come last,
  *    in local-rank order; ties go to the lower local rank;
+ *  - a task's traffic to tasks on other nodes loads the route from its GPU to
+ *    the GPU's nearest network card and the card's port (MAGC's phase 3 sees
+ *    only the node's own traffic);
  *  - a task with g GPUs takes them one at a time; traffic between two tasks
  *    is spread evenly over their g x g GPU pairs;
  *  - a GPU's cost is the maximum load/bandwidth over all links of the node
  *    after the tentative placement; ties are broken by the added
- *    bandwidth-weighted cost, then by closeness to the task's other GPUs,
- *    then by being on the task's socket, then by the lower GPU index;
- *  - the greedy result is compared with local-rank order and with the
- *    closest-GPU baseline, and the best of the three is kept.
+ *    bandwidth-weighted cost, closeness to the task's other GPUs, the best
+ *    bandwidth to a still-free GPU (an NVLink partner is not taken by an
+ *    unrelated task), being on the task's socket, the weighted cost of the
+ *    way to the network card, then the lower GPU index;
+ *  - the first move is a blind tie, so the greedy is rerun from every allowed
+ *    first GPU (up to MULTISTART_MAX) and the best run kept;
+ *  - the result is compared with local-rank order and with the closest-GPU
+ *    baseline (--gpu-bind=closest), and the best of the three is kept
+ *    (cost_lt: congestion, weighted cost, GPUs off their task's socket, the
+ *    way to the cards).
  * Only the allowed GPUs are ever chosen.  Everything is deterministic.
  */
 #include <math.h>

@@ -1,5 +1,12 @@
-/* topoplace — metrics that judge a mapping (see topoplace/metrics.h for the
- * definitions).
+/* topoplace — metrics that judge a mapping (definitions in topoplace/metrics.h).
+ *
+ * Why these two: hop-bytes (bytes x hops over the undirected edges) is what
+ * every mapper minimises, and divided by the total bytes it is Scotch gmtst's
+ * CommExpan (the unit tests compare both to 1e-6); the largest link load under
+ * the network's routing model catches what hop-bytes averages away, many
+ * short routes over one link.  Each edge counts once, routed from the
+ * lower-numbered task's node to the higher's; both directions of a link carry
+ * one load.
  *
  * Two hot paths:
  *   tp_metrics_hop_bytes()       one pass over the CSR, each undirected edge
@@ -13,6 +20,10 @@
  *                                reusable workspace; only the links a call
  *                                touched are scanned and cleared afterwards, so
  *                                a call costs O(edges x hops), not O(links).
+ *
+ * Candidates are ranked by one number, tp_metrics_score(): hop-bytes, or for
+ * the congestion metric the largest load first and hop-bytes second, folded
+ * into one double (congestion_score below).
  */
 #include <limits.h>
 #include <math.h>

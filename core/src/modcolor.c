@@ -2,6 +2,10 @@
  * (dragonfly / PERCS) networks (Chakaravarthy et al., "Mapping Strategies for
  * the PERCS Architecture", Lemma 4.1 and Appendix A).
  *
+ * Why: whole blocks of a 2-D halo per group (block order, supernode
+ * blocking) send each group's halo to only 2-4 other groups, over the few
+ * global links between them.  Colouring spreads it over many group pairs.
+ *
  * The P x Q task grid is cut into a p x q grid of blocks, p even.  Rows 2j and
  * 2j+1 of the block grid form colour group j: block (2j, y) gets colour
  * j*q + y, block (2j+1, y) gets colour j*q + ((5y + 2) mod q).  With p a
@@ -10,11 +14,17 @@
  * other colour, so the halo of a group is spread over many group pairs instead
  * of a few (whole-block-per-group placement).  Colour c goes to the c-th group
  * of the allocation (groups in increasing order); inside a group, the two
- * blocks fill its nodes in order, each block row-major.
+ * blocks fill its nodes in order, each block row-major.  (The paper's Figure 2
+ * has an erratum: its last cell is 29, not 19; tests/unit/test_dragonfly.c.)
  *
- * Any slot counts give a valid mapping: when the number of colours differs
- * from the number of groups, or a group cannot hold a colour class, the tasks
- * in colour order fill the slots in group order.
+ * The layout (which task axis holds the row pairs; p and q among the divisors
+ * of the grid sides, q not a multiple of 5) is chosen so that the p*q/2
+ * colours match the allocation's groups, then for a perfect colouring, then
+ * for square blocks (better()).  Any slot counts give a valid mapping: when the
+ * number of colours differs from the number of groups, or a group cannot hold
+ * a colour class, the tasks in colour order fill the slots in group order.
+ * The mapping is not refined here (hop-bytes refinement would undo the
+ * spreading); auto refines whichever candidate wins, under its metric.
  */
 #include <stdio.h>
 #include <stdlib.h>

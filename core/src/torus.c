@@ -6,15 +6,18 @@
  *
  * Distance: the hop count between two routers, the shorter way round on
  * every wrapped dimension.  With hop costs (tp_machine_set_hop_cost, the
- * config's Distance=bandwidth) a hop along dimension d costs hop_cost[d] and
- * the distance is the weighted sum.  Without them (every cost 1) the machine
- * is "plain_hops" and the core computes distances inline (network.h,
- * metrics.c) without calling into this file.  At most 6 dimensions of
- * < 2^31 hops at <= 10^6 each: distances stay far inside int64.
+ * config's Distance=bandwidth: round(fastest bandwidth / bandwidth of d), at
+ * least 1) a hop along dimension d costs hop_cost[d] and the distance is the
+ * weighted sum, so that a slow dimension's hop counts as several.  Without
+ * them (every cost 1) the machine is "plain_hops" and the core computes
+ * distances inline (network.h, metrics.c) without calling into this file.
+ * At most 6 dimensions of < 2^31 hops at <= 10^6 each: distances stay far
+ * inside int64.
  *
  * Routing (for congestion): dimension-order, dimensions in increasing order;
  * on a wrapped dimension the shorter direction, the positive one when both
- * are equally short.  Routes count links, never cost.
+ * are equally short.  Routes count links, never cost, and every link weighs
+ * 1: LinkBandwidth= changes distances only through the hop costs.
  *
  * Links are physical and bidirectional: link id = router * ndims + d joins
  * router r to its +1 neighbour along d (wrapping round on a torus; on a mesh

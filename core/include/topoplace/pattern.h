@@ -78,7 +78,7 @@ TP_EXPORT int tp_graph_grid_dims(const tp_graph *g, int *dims);
 TP_EXPORT int tp_graph_from_stencil(tp_graph **out, const char *spec,
 			  int64_t expect_ntasks, tp_error *err);
 
-/* JSON graph file (see README "Communication graph format"):
+/* JSON graph file (see doc/algorithms.md, "The communication pattern"):
  *   { "tasks": N,
  *     "edges": [ [u, v, bytes], ... ]        or [ {"src":u,"dst":v,"bytes":b}, ...]
  *     "directed": false,                     optional; true sums u->v and v->u

@@ -1,6 +1,8 @@
 /* topoplace — the policy layer: one call that picks the algorithm, runs it and
- * returns the mapping, plus the baselines users compare against and hostfile
- * input and output.
+ * returns the mapping, plus the baselines users compare against.  Hostfiles
+ * are in topoplace/hostfile.h; a whole placement with Slurm's rules (the
+ * policy defaults, auto's margin, every policy held to Slurm's order) is
+ * tp_job, topoplace/job.h.
  */
 #ifndef TOPOPLACE_PLACE_H
 #define TOPOPLACE_PLACE_H
