@@ -228,16 +228,14 @@ static int make_alloc(tp_job *job, tp_error *err)
 
 /* ------------------------------------------------------------- pattern */
 
-static int read_input(const tp_job *job, const tp_job_input *in,
-		      const char *kind, char **buf, size_t *len, tp_error *err)
+static int read_input(const tp_job_input *in, const char *kind, size_t max,
+		      char **buf, size_t *len, tp_error *err)
 {
 	if (in->text) {
 		*buf = NULL;
 		*len = in->len;
 		return 0;
 	}
-	size_t max = job->req.max_file_bytes ? job->req.max_file_bytes
-		     : TP_JOB_DEFAULT_MAX_FILE_BYTES;
 	return tp__read_file(in->name, max, kind, buf, len, err);
 }
 
@@ -246,7 +244,8 @@ static int load_graph(tp_job *job, int64_t expect, tp_error *err)
 	const tp_job_input *in = &job->req.graph;
 	char *buf = NULL;
 	size_t len = 0;
-	int rc = read_input(job, in, "JSON graph", &buf, &len, err);
+	int rc = read_input(in, "a JSON graph", TP__MAX_GRAPH_BYTES, &buf, &len,
+			    err);
 	if (!rc)
 		rc = tp_graph_from_json_string(&job->cpu, buf ? buf : in->text, len,
 					       in->name ? in->name : "graph",
@@ -267,7 +266,8 @@ static int load_gpu_matrix(tp_job *job, int64_t expect, tp_error *err)
 	const tp_job_input *in = &job->req.gpu_matrix;
 	char *buf = NULL;
 	size_t len = 0;
-	int rc = read_input(job, in, "GPU matrix", &buf, &len, err);
+	int rc = read_input(in, "a GPU matrix", TP__MAX_MATRIX_BYTES, &buf, &len,
+			    err);
 	if (!rc)
 		rc = tp_graph_from_gpu_matrix_string(&job->gm, buf ? buf : in->text,
 						     len, in->name ? in->name
@@ -588,6 +588,7 @@ int tp_job_candidate_get(const tp_job *job, int i, tp_job_candidate *out)
 	const struct tp_job_cand *c = &job->cand[i];
 	out->name = c->name;
 	out->ran = c->ran;
+	out->scored = c->scored;
 	out->chosen = c->chosen;
 	out->score = c->score;
 	out->ranked = c->ranked;
@@ -710,18 +711,21 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 			       tp_metric_name(job->metric)) < 0;
 	for (int i = 0; i < job->ncand; i++) {
 		const struct tp_job_cand *c = &job->cand[i];
+		char mark = c->chosen ? '*' : ' ';
+		const char *sep = c->note[0] ? "  " : "";
 		if (!c->ran)
-			bad |= fprintf(f, "%s  %-13s %s\n", px, c->name, c->note) < 0;
+			bad |= fprintf(f, "%s  %-20s %s\n", px, c->name, c->note) < 0;
+		else if (!c->scored)
+			bad |= fprintf(f, "%s%c %-20s %-20s %9.1f ms%s%s\n", px, mark,
+				       c->name, "-", c->ms, sep, c->note) < 0;
 		else if (c->ranked)
-			bad |= fprintf(f, "%s%c %-13s GPU links %-10.6g ms, score "
-				       "%-14.6g %9.1f ms%s%s\n", px,
-				       c->chosen ? '*' : ' ', c->name, c->rank,
-				       c->score, c->ms, c->note[0] ? "  " : "",
-				       c->note) < 0;
+			bad |= fprintf(f, "%s%c %-20s GPU links %-10.6g ms, score "
+				       "%-14.6g %9.1f ms%s%s\n", px, mark, c->name,
+				       c->rank, c->score, c->ms, sep, c->note) < 0;
 		else
-			bad |= fprintf(f, "%s%c %-13s score %-14.6g %9.1f ms%s%s\n",
-				       px, c->chosen ? '*' : ' ', c->name, c->score,
-				       c->ms, c->note[0] ? "  " : "", c->note) < 0;
+			bad |= fprintf(f, "%s%c %-20s score %-14.6g %9.1f ms%s%s\n",
+				       px, mark, c->name, c->score, c->ms, sep,
+				       c->note) < 0;
 	}
 	if (job->status == TP_JOB_KEPT)
 		bad |= fprintf(f, "%skept Slurm's order: %s\n", px, job->reason) < 0;

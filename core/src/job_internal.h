@@ -14,7 +14,7 @@
 /* A candidate as the job reports it (names and notes owned here). */
 struct tp_job_cand {
 	char name[24];
-	bool ran, chosen, ranked;
+	bool ran, scored, chosen, ranked;
 	double score, rank, ms;
 	char note[96];
 };

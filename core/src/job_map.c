@@ -116,6 +116,7 @@ static void copy_report(tp_job *job, const tp_place_report *rep, bool ranked)
 		if (!c)
 			break;
 		c->ran = pc->ran;
+		c->scored = pc->ran;
 		c->score = pc->score;
 		c->rank = pc->rank;
 		c->ranked = ranked && pc->ran;
@@ -146,6 +147,14 @@ static double gain_over(const struct tp_job_cand *win,
 }
 
 /* auto: the best candidate against Slurm's order (candidate 0). */
+/* Slurm's order stays: the star goes to block, whatever won. */
+static void choose_block(tp_job *job, struct tp_job_cand *blk)
+{
+	for (int i = 0; i < job->ncand; i++)
+		job->cand[i].chosen = false;
+	blk->chosen = true;
+}
+
 static void judge_auto(tp_job *job)
 {
 	struct tp_job_cand *blk = &job->cand[0], *win = NULL;
@@ -153,6 +162,7 @@ static void judge_auto(tp_job *job)
 		if (job->cand[i].chosen)
 			win = &job->cand[i];
 	if (!win || win == blk || same_map(job)) {
+		choose_block(job, blk);
 		keep(job, "Slurm's order scores best");
 		return;
 	}
@@ -160,8 +170,7 @@ static void judge_auto(tp_job *job)
 	if (g < job->min_gain) {
 		keep(job, "no candidate beats it by %.3g %% (best: %s, %.3g %% "
 		     "better)", job->min_gain * 100, win->name, g * 100);
-		win->chosen = false;
-		blk->chosen = true;
+		choose_block(job, blk);
 		return;
 	}
 	job->status = TP_JOB_PLACED;
@@ -176,30 +185,41 @@ static int judge_single(tp_job *job, double ms, tp_error *err)
 		if (rc)
 			return rc;
 	}
+	/* the policy's own line (graph has its candidates already), then
+	 * Slurm's order to compare with */
+	struct tp_job_cand *mine = NULL;
+	for (int i = 0; i < job->ncand; i++)
+		if (job->cand[i].chosen)
+			mine = &job->cand[i];
+	if (!mine) {
+		mine = add_cand(job, tp_policy_name(job->policy));
+		mine->ran = mine->scored = true;
+		mine->ms = ms;
+	}
 	struct tp_job_cand *blk = add_cand(job, "block");
-	struct tp_job_cand *mine = add_cand(job, tp_policy_name(job->policy));
-	blk->ran = mine->ran = true;
+	blk->ran = blk->scored = true;
 	blk->score = tp_metrics_score(job->g, job->alloc, job->block, job->metric, ws);
 	mine->score = tp_metrics_score(job->g, job->alloc, job->map, job->metric, ws);
-	mine->ms = ms;
 	tp_congestion_ws_destroy(ws);
 	if (job->have_geom && job->geom.default_kept)
 		mine->score = blk->score;   /* tp_place kept block already */
+	const char *pn = tp_policy_name(job->policy);
 	if (mine->score > blk->score) {
-		blk->chosen = true;
-		keep(job, "policy %s scores worse than Slurm's order under %s",
-		     mine->name, tp_metric_name(job->metric));
+		choose_block(job, blk);
+		keep(job, "policy %s scores worse than Slurm's order under %s", pn,
+		     tp_metric_name(job->metric));
 	} else if (mine->score == blk->score && !same_map(job)) {
 		/* a different order that gains nothing: Slurm's is easier
 		 * to read and to reproduce */
-		blk->chosen = true;
-		keep(job, "policy %s scores the same as Slurm's order under %s",
-		     mine->name, tp_metric_name(job->metric));
+		choose_block(job, blk);
+		keep(job, "policy %s scores the same as Slurm's order under %s", pn,
+		     tp_metric_name(job->metric));
 	} else if (same_map(job)) {
-		blk->chosen = true;
-		keep(job, "policy %s gives Slurm's own order here", mine->name);
+		choose_block(job, blk);
+		keep(job, "policy %s gives Slurm's own order here", pn);
 	} else {
-		mine->chosen = true;
+		for (int i = 0; i < job->ncand; i++)
+			job->cand[i].chosen = &job->cand[i] == mine;
 		job->status = TP_JOB_PLACED;
 	}
 	return 0;
@@ -276,11 +296,6 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 		judge_auto(job);
 		return 0;
 	}
-	if (job->ncand > 0) {   /* graph: its own candidates, then block */
-		job->ncand = 0;
-		copy_report(job, &rep, false);
-	}
-	job->ncand = 0;   /* one line per policy: its result and block */
 	return judge_single(job, ms, err);
 }
 

@@ -51,7 +51,7 @@ int tp_metric_parse(const char *name, enum tp_metric_kind *out, tp_error *err)
 		return TP_OK;
 	}
 	return tp_error_set(err, TP_EINVAL,
-			    "unknown metric \"%s\" (valid: hop-bytes, congestion)",
+			    "unknown metric '%s' (valid: hop-bytes, congestion)",
 			    name);
 }
 

@@ -444,7 +444,9 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	c->score = tp_metrics_score(r->g, r->a, r->trial, rep->metric, r->ws);
 	if (r->o->rank)
 		c->rank = r->o->rank(r->trial, r->o->rank_arg);
-	if (better(r, c, true)) {
+	/* a refinement that moved nothing is its start: the start keeps the
+	 * credit (ties otherwise go to the refined mapping) */
+	if (moves + cmoves > 0 && better(r, c, true)) {
 		rep->best = rep->ncandidates - 1;
 		r->best_score = c->score;
 		r->best_rank = c->rank;

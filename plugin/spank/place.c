@@ -88,7 +88,6 @@ static void make_request(const struct tpk_site *site,
 		q->gpu_matrix.text = in->gpu_matrix;
 		q->gpu_matrix.len = in->gpu_len;
 	}
-	q->max_file_bytes = site->max_file_bytes;
 	q->policy = h->policy;
 	q->default_policy = site->policy[0] ? site->policy : NULL;
 	q->default_time_budget_ms = site->time_budget_ms;

@@ -65,16 +65,51 @@ static void say_once(const char *line, bool me)
 		slurm_debug("%s", line);
 }
 
-static void short_hostname(char *out, size_t len)
+/* The node's name as slurm.conf (and so topoplace.conf) has it: slurmd's
+ * own, which may differ from the host name; else the short host name. */
+static void slurm_node_name(spank_t sp, char *out, size_t len)
 {
+	char *n = tpk_job_getenv(sp, "SLURMD_NODENAME");
 	out[0] = '\0';
-	if (gethostname(out, len) != 0)
-		return;
-	out[len - 1] = '\0';
-	char *dot = strchr(out, '.');
-	if (dot)
-		*dot = '\0';
+	if (nonempty(n) && strlen(n) < len) {
+		snprintf(out, len, "%s", n);
+	} else if (gethostname(out, len) == 0) {
+		out[len - 1] = '\0';
+		char *dot = strchr(out, '.');
+		if (dot)
+			*dot = '\0';
+	}
+	free(n);
 }
+
+/* user_init runs as the user; should a Slurm call it as root, the ids are
+ * switched to the user's around each file access, as in the batch step. */
+static struct tpk_cred user_cred(spank_t sp, gid_t **groups)
+{
+	struct tpk_cred c = { .drop = false };
+	uid_t uid = 0;
+	gid_t gid = 0;
+	gid_t *g = NULL;
+	int ng = 0;
+	*groups = NULL;
+	if (geteuid() != 0 ||
+	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS || uid == 0)
+		return c;
+	c.drop = true;
+	c.uid = uid;
+	c.gid = gid;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &g, &ng) == ESPANK_SUCCESS &&
+	    ng > 0 && g && (*groups = malloc((size_t)ng * sizeof(gid_t)))) {
+		memcpy(*groups, g, (size_t)ng * sizeof(gid_t));
+		c.groups = *groups;
+		c.ngroups = ng;
+	}
+	return c;
+}
+
+/* The fail-open line of the task side. */
+#define TASK_KEPT "; GPUs split in local-rank order, Slurm's CPU binding kept"
 
 /* A relative file option: the absolute path srun exported for it, else
  * the submit directory's file. */
@@ -96,16 +131,15 @@ static char *file_path(spank_t sp, const char *opt, const char *envname)
 }
 
 static char *read_input(spank_t sp, const struct tpk_site *site,
-			const char *opt, const char *envname, const char *shown,
-			size_t *len)
+			const struct tpk_cred *cred, const char *opt,
+			const char *envname, const char *shown, size_t *len)
 {
 	char why[TPK_LINE_MAX];
 	char *path = file_path(sp, opt, envname), *buf = NULL;
-	struct tpk_cred self = { .drop = false };   /* user_init: the user */
-	if (!path || tpk_read_user_file(path, NULL, site->max_file_bytes, &self,
+	if (!path || tpk_read_user_file(path, NULL, site->max_file_bytes, cred,
 					&buf, len, why, sizeof why) < 0) {
-		tpk_line(job_error, sizeof job_error, "topoplace: error: %s: %s",
-			 shown, path ? why : "out of memory");
+		tpk_line(job_error, sizeof job_error, "topoplace: error: %s: %s"
+			 TASK_KEPT, shown, path ? why : "out of memory");
 		buf = NULL;
 	}
 	free(path);
@@ -119,23 +153,29 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	char *graph = NULL, *gm = NULL;
 	size_t glen = 0, mlen = 0;
 	job_error[0] = '\0';
-	short_hostname(node_name, sizeof node_name);
+	slurm_node_name(sp, node_name, sizeof node_name);
 	if (!h->seen || tpk_hints_policy_none(h) ||
 	    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total) != ESPANK_SUCCESS)
 		return;
 	bool cpus = site->cpu_bind && tpk_hints_pattern(h);
 	if (!h->gpu_matrix && !cpus)
 		return;   /* nothing to choose inside the node beyond Slurm's split */
+	gid_t *groups = NULL;
+	struct tpk_cred cred = user_cred(sp, &groups);
 	if (h->graph && !h->stencil &&
-	    !(graph = read_input(sp, site, h->graph, "TOPOPLACE_GRAPH",
-				 "--topo-graph", &glen)))
-		return;
-	if (h->gpu_matrix &&
-	    !(gm = read_input(sp, site, h->gpu_matrix, "TOPOPLACE_GPU_MATRIX",
-			      "--topo-gpu-matrix", &mlen))) {
-		free(graph);
+	    !(graph = read_input(sp, site, &cred, h->graph, "TOPOPLACE_GRAPH",
+				 "--topo-graph", &glen))) {
+		free(groups);
 		return;
 	}
+	if (h->gpu_matrix &&
+	    !(gm = read_input(sp, site, &cred, h->gpu_matrix,
+			      "TOPOPLACE_GPU_MATRIX", "--topo-gpu-matrix", &mlen))) {
+		free(graph);
+		free(groups);
+		return;
+	}
+	free(groups);
 	tp_job_request q;
 	tp_job_request_init(&q);
 	q.conf_path = site->conf_path;
@@ -152,8 +192,8 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	tp_error err;
 	tp_error_clear(&err);
 	if (tp_job_create(&q, &job, &err) < 0) {
-		tpk_line(job_error, sizeof job_error, "topoplace: error: %s",
-			 err.msg);
+		tpk_line(job_error, sizeof job_error, "topoplace: error: %s"
+			 TASK_KEPT, err.msg);
 		job = NULL;
 	} else if (tp_job_preload_node(job, node_name, &err) < 0) {
 		slurm_debug("topoplace: no node model preloaded: %s", err.msg);

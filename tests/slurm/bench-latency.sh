@@ -28,9 +28,10 @@ if [ "$(id -u)" != 0 ]; then
 	exit 0
 fi
 [ -r "$TP_PLUGIN" ] || { echo "bench-latency: $TP_PLUGIN not built"; exit 1; }
+# one test cluster per host: wait for the lock before touching it
+exec 9>/tmp/topoplace-slurm.lock; flock 9   # one test cluster per host
 bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop
 trap 'bash "$HERE/cluster.sh" plugstack on >/dev/null 2>&1; bash "$HERE/cluster.sh" stop >/dev/null 2>&1' EXIT
-exec 9>/tmp/topoplace-slurm.lock; flock 9   # one test cluster per host
 bash "$HERE/cluster.sh" start || exit 1
 # shellcheck disable=SC1091
 . "$DIR/env.sh"

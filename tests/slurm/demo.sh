@@ -20,9 +20,10 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 [ -r "$TP_PLUGIN" ] || { echo "slurm-demo: $TP_PLUGIN not built"; exit 1; }
+# one test cluster per host: wait for the lock before touching it
+exec 9>/tmp/topoplace-slurm.lock; flock 9   # one test cluster per host
 bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop
 trap 'bash "$HERE/cluster.sh" stop' EXIT
-exec 9>/tmp/topoplace-slurm.lock; flock 9   # one test cluster per host
 bash "$HERE/cluster.sh" start || exit 1
 # shellcheck disable=SC1091
 . "$DIR/env.sh"

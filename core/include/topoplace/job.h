@@ -43,9 +43,11 @@
 extern "C" {
 #endif
 
-/* A file the job names: read by the core from name when text is NULL;
- * otherwise text[0..len-1] is its contents (a front end that must read it
- * with someone else's privileges) and name only labels messages. */
+/* A file the job names: read by the core from name when text is NULL
+ * (with the core's limit for the kind of file, as every reader of the
+ * library); otherwise text[0..len-1] is its contents (a front end that must
+ * read it with someone else's privileges and its own bound) and name only
+ * labels messages. */
 typedef struct tp_job_input {
 	const char *name;
 	const char *text;
@@ -63,7 +65,6 @@ typedef struct tp_job_input {
 
 /* Default bounds (request fields left 0). */
 #define TP_JOB_DEFAULT_MAX_TASKS (1 << 24)          /* 16,777,216 */
-#define TP_JOB_DEFAULT_MAX_FILE_BYTES (256u << 20)  /* 256 MiB */
 /* auto keeps Slurm's order unless a candidate beats it by this share. */
 #define TP_JOB_DEFAULT_MIN_GAIN 0.005
 
@@ -92,7 +93,6 @@ typedef struct tp_job_request {
 	const char *stencil;
 	tp_job_input graph;
 	tp_job_input gpu_matrix;
-	size_t max_file_bytes;       /* files the core reads; 0: default */
 
 	/* Choices; NULL (or < 0 for numbers) takes the next default. */
 	const char *policy;
@@ -179,6 +179,8 @@ TP_EXPORT const char *tp_job_task_node(const tp_job *job, int32_t task);
 typedef struct tp_job_candidate {
 	const char *name;       /* "block", "block+refine", "geometric", ... */
 	bool ran;               /* false: skipped or failed (note says why) */
+	bool scored;            /* score holds a value (false without a
+				   pattern to score by) */
 	bool chosen;
 	double score;           /* under the metric, lower is better */
 	bool ranked;            /* rank holds the GPU-link congestion */
