@@ -1031,6 +1031,310 @@ static void describe_variant(const search *s, int variant, char *buf, size_t len
 		 k ? " (reflected " : "", rf, k ? ")" : "");
 }
 
+/* Everything tp_geom_map allocates besides the search state proper. */
+typedef struct prep {
+	int *shc;             /* seam-shifted router coordinates per node */
+	int *used;            /* slots in use per allocation index */
+	double *npos, *pvpos, *tvpos;
+	int32_t *ids;
+	int (*tperms)[TP_MAX_DIMS], (*pperms)[TP_MAX_DIMS];
+	int ntp;              /* task permutations searched */
+	int shifted;          /* dimensions moved by the seam shift */
+	bool subset;          /* closest-subset selection dropped slots */
+} prep;
+
+static int check_inputs(const tp_graph *g, const tp_alloc *a,
+			const tp_geom_opts *opt, tp_error *err)
+{
+	if (g->coord_dims <= 0)
+		return tp_error_set(err, TP_EINVAL,
+				    "geometric mapping: the pattern has no task coordinates");
+	if (a->total_slots < g->ntasks)
+		return tp_error_set(err, TP_EINVAL,
+				    "geometric mapping: %d tasks but the allocation has only %lld slots",
+				    g->ntasks, (long long)a->total_slots);
+	if (opt->parts_per_level < 2 || opt->parts_per_level > 64)
+		return tp_error_set(err, TP_EINVAL,
+				    "geometric mapping: parts per level must be 2..64, not %d",
+				    opt->parts_per_level);
+	return 0;
+}
+
+/* Node coordinates: seam-shifted on wrapped dimensions when asked. */
+static int node_coords(search *s, prep *pr)
+{
+	const tp_alloc *a = s->a;
+	const tp_machine *m = a->m;
+	int pdim = m->ndims;
+	if (s->o->seam_shift) {
+		pr->shifted = tp_geom_seam_shift(a, pr->shc);
+		return pr->shifted < 0 ? TP_ENOMEM : 0;
+	}
+	for (int32_t i = 0; i < a->nnodes; i++)
+		memcpy(&pr->shc[(int64_t)i * pdim], &m->coords[(int64_t)a->node[i] * pdim],
+		       sizeof(int) * (size_t)pdim);
+	return 0;
+}
+
+/* Slots in use: all of them, or the closest subset. */
+static int choose_slots(search *s, prep *pr)
+{
+	const tp_alloc *a = s->a;
+	int pdim = a->m->ndims;
+	pr->subset = a->total_slots > s->g->ntasks;
+	if (!pr->subset) {
+		memcpy(pr->used, a->slots, sizeof(int) * (size_t)a->nnodes);
+		return 0;
+	}
+	double *allpos = tp__malloc_array((size_t)a->nnodes * (size_t)pdim, sizeof(double));
+	if (!allpos)
+		return TP_ENOMEM;
+	for (int64_t i = 0; i < (int64_t)a->nnodes * pdim; i++)
+		allpos[i] = pr->shc[i];
+	int rc = closest_subset(a, allpos, pdim, s->g->ntasks, pr->used);
+	free(allpos);
+	return rc;
+}
+
+/* The used nodes and the tasks as point sets over the dimensions along
+ * which they vary. */
+static int build_pointsets(search *s, prep *pr)
+{
+	const tp_alloc *a = s->a;
+	int pdim = a->m->ndims, tdim = s->g->coord_dims;
+	int32_t nn = 0;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		nn += pr->used[i] > 0;
+	pr->npos = tp__malloc_array((size_t)nn * (size_t)pdim, sizeof(double));
+	pr->ids = tp__malloc_array((size_t)nn, sizeof(int32_t));
+	if (!pr->npos || !pr->ids)
+		return TP_ENOMEM;
+	for (int32_t i = 0, j = 0; i < a->nnodes; i++) {
+		if (!pr->used[i])
+			continue;
+		pr->ids[j] = i;
+		for (int d = 0; d < pdim; d++)
+			pr->npos[(int64_t)j * pdim + d] = pr->shc[(int64_t)i * pdim + d];
+		j++;
+	}
+	s->ids = pr->ids;
+	s->used = pr->used;
+	s->nn = nn;
+	pr->pvpos = project_varying(pr->npos, nn, pdim, &pdim, s->porig);
+	pr->tvpos = project_varying(s->g->coords, s->g->ntasks, tdim, &tdim, s->torig);
+	if (!pr->pvpos || !pr->tvpos)
+		return TP_ENOMEM;
+	if (pointset_init(&s->nodes, nn, pdim, pr->pvpos) ||
+	    pointset_init(&s->tasks, s->g->ntasks, tdim, pr->tvpos))
+		return TP_ENOMEM;
+	return 0;
+}
+
+/* Variants: task permutations x machine permutations x reflections of the
+ * machine axes.  Reflecting the node side instead of the task side gives
+ * the same set of mappings and partitions fewer points.  np[0] and tso[0]
+ * are the longest-extent variant. */
+static int make_variants(search *s, prep *pr)
+{
+	int tdim = s->tasks.dims, pdim = s->nodes.dims;
+	pr->tperms = calloc(MAX_PERMS, sizeof *pr->tperms);
+	pr->pperms = calloc(MAX_PERMS, sizeof *pr->pperms);
+	if (!pr->tperms || !pr->pperms)
+		return TP_ENOMEM;
+	enum tp_geom_search mode = s->o->search;
+	if (mode == TP_SEARCH_AUTO)
+		mode = s->nn <= TP_SEARCH_AUTO_MAX_NODES ? TP_SEARCH_FULL
+							 : TP_SEARCH_ROTATIONS;
+	bool searching = mode != TP_SEARCH_NONE;
+	int ntp = searching ? all_perms(tdim, pr->tperms, 64) : 0;
+	int npp = searching ? all_perms(pdim, pr->pperms, MAX_PERMS) : 0;
+	int nrefl = mode == TP_SEARCH_FULL ? 1 << pdim : 1;
+	while ((int64_t)npp * nrefl > 512 && nrefl > 1)
+		nrefl >>= 1;   /* bounded work for many dimensions */
+	if (npp * nrefl > 512)
+		npp = 512 / nrefl;
+
+	pr->ntp = ntp;
+	s->nnp = 1 + npp * nrefl;
+	s->np = calloc((size_t)s->nnp, sizeof *s->np);
+	s->tso = calloc((size_t)(1 + ntp), sizeof *s->tso);
+	if (!s->np || !s->tso)
+		return TP_ENOMEM;
+	s->np[0].so.longest = true;
+	s->tso[0].longest = true;
+	for (int d = 0; d < TP_MAX_DIMS; d++)
+		s->np[0].so.perm[d] = s->tso[0].perm[d] = d;
+	for (int pp = 0; pp < npp; pp++)
+		for (int r = 0; r < nrefl; r++) {
+			side_order *so = &s->np[1 + pp * nrefl + r].so;
+			memcpy(so->perm, pr->pperms[pp], sizeof so->perm);
+			for (int d = 0; d < pdim; d++)
+				so->reflect[d] = (r >> d) & 1;
+		}
+	for (int t = 0; t < ntp; t++)
+		memcpy(s->tso[1 + t].perm, pr->tperms[t], sizeof s->tso[1 + t].perm);
+	return 0;
+}
+
+static int thread_count(const tp_geom_opts *opt)
+{
+	int nthreads = opt->nthreads;
+	if (nthreads <= 0) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		nthreads = cpus > 0 ? (int)cpus : 1;
+	}
+	return nthreads > 8 ? 8 : nthreads;
+}
+
+/* Equal split trees get equal ids, so that one task partition serves every
+ * node partition with that tree. */
+static void number_trees(search *s)
+{
+	for (int i = 0; i < s->nnp; i++) {
+		node_part *np = &s->np[i];
+		const tree *ti = tree_of(s, np);
+		np->tree_id = np->shared ? 1 : i;
+		for (int j = 0; j < i && !np->shared; j++) {
+			const tree *tj = tree_of(s, &s->np[j]);
+			if (tj->len == ti->len &&
+			    !memcmp(tj->v, ti->v, sizeof(int64_t) * (size_t)ti->len)) {
+				np->tree_id = s->np[j].tree_id;
+				break;
+			}
+		}
+	}
+}
+
+/* Phase 1: node partitions, in parallel (np[1] first: the others share its
+ * split tree when theirs is the same). */
+static int partition_nodes(search *s, int nthreads)
+{
+	if (s->nnp > 1) {
+		tp__pt *nbuf = tp__malloc_array((size_t)s->nn, sizeof(tp__pt));
+		int rc = nbuf ? build_node_part(s, &s->np[1], nbuf) : TP_ENOMEM;
+		free(nbuf);
+		if (rc)
+			return rc;
+	}
+	run_phase(s, 1, nthreads < s->nnp ? nthreads : s->nnp);
+	if (s->err)
+		return s->err;
+	number_trees(s);
+	return 0;
+}
+
+/* Phase 2 work items: item 0 = longest; then (task permutation, distinct
+ * tree). */
+static int make_items(search *s, int ntp)
+{
+	s->item_tree = tp__malloc_array((size_t)(1 + ntp * s->nnp), sizeof(int));
+	s->item_tperm = tp__malloc_array((size_t)(1 + ntp * s->nnp), sizeof(int));
+	if (!s->item_tree || !s->item_tperm)
+		return TP_ENOMEM;
+	s->item_tree[0] = s->np[0].tree_id;
+	s->item_tperm[0] = 0;
+	s->nitems = 1;
+	for (int t = 0; t < ntp; t++)
+		for (int i = 1; i < s->nnp; i++) {
+			bool first = true;   /* first machine variant with this tree */
+			for (int j = 1; j < i && first; j++)
+				first = s->np[j].tree_id != s->np[i].tree_id;
+			if (!first)
+				continue;
+			s->item_tree[s->nitems] = s->np[i].tree_id;
+			s->item_tperm[s->nitems++] = 1 + t;
+		}
+	return 0;
+}
+
+/* Screening pays off on large graphs scored by hop-bytes when every used
+ * node has the same slots (positions map to leaves by division). */
+static int setup_screening(search *s, int ntp)
+{
+	const tp_graph *g = s->g;
+	int32_t n = g->ntasks;
+	int64_t sample_edges = 16384;
+	s->stride = 1;
+	s->slots_each = 0;
+	for (int32_t i = 0; i < s->a->nnodes; i++)
+		if (s->used[i] > 0) {
+			if (!s->slots_each)
+				s->slots_each = s->used[i];
+			else if (s->used[i] != s->slots_each)
+				s->slots_each = -1;
+		}
+	if (s->o->metric != TP_METRIC_HOP_BYTES || s->slots_each <= 0 ||
+	    g->nedges <= 4 * sample_edges ||
+	    (int64_t)s->nitems * n > ((int64_t)1 << 27))
+		return 0;
+	s->stride = (int32_t)((g->nedges + sample_edges - 1) / sample_edges);
+	s->ncand = 1 + ntp * (s->nnp - 1);
+	s->cand = calloc((size_t)s->ncand, sizeof *s->cand);
+	s->item_pos = calloc((size_t)s->nitems, sizeof *s->item_pos);
+	if (!s->cand || !s->item_pos)
+		return TP_ENOMEM;
+	for (int i = 0; i < s->nitems; i++)
+		if (!(s->item_pos[i] = tp__malloc_array((size_t)n, sizeof(int32_t))))
+			return TP_ENOMEM;
+	return 0;
+}
+
+/* Phase 2: task partitions and scoring, then the finalists when screening. */
+static int search_variants(search *s, int nthreads)
+{
+	run_phase(s, 2, nthreads < s->nitems ? nthreads : s->nitems);
+	if (s->err)
+		return s->err;
+	if (s->stride > 1 && score_finalists(s) != 0)
+		return TP_ENOMEM;
+	return s->scored == 0 ? TP_ENOMEM : 0;
+}
+
+static void fill_report(const search *s, const prep *pr, tp_geom_report *report)
+{
+	memset(report, 0, sizeof *report);
+	report->variants_total = 1 + pr->ntp * (s->nnp - 1);
+	report->variants_scored = s->scored;
+	report->best_variant = s->best_variant;
+	describe_variant(s, s->best_variant, report->best_desc,
+			 sizeof report->best_desc);
+	report->best_score = s->best_score;
+	report->budget_hit = s->budget_hit;
+	report->subset_selected = pr->subset;
+	report->shifted_dims = pr->shifted;
+	report->elapsed_ms = tp__now_ms() - s->t0;
+}
+
+static void search_free(search *s, prep *pr)
+{
+	if (s->np)
+		for (int i = 0; i < s->nnp; i++) {
+			free(s->np[i].tr.v);
+			free(s->np[i].leaf_node);
+		}
+	free(s->np);
+	free(s->tso);
+	free(s->item_tree);
+	free(s->item_tperm);
+	if (s->item_pos)
+		for (int i = 0; i < s->nitems; i++)
+			free(s->item_pos[i]);
+	free(s->item_pos);
+	free(s->cand);
+	free(pr->tperms);
+	free(pr->pperms);
+	pointset_free(&s->nodes);
+	pointset_free(&s->tasks);
+	free(pr->npos);
+	free(pr->pvpos);
+	free(pr->tvpos);
+	free(pr->ids);
+	free(pr->shc);
+	free(pr->used);
+	free(s->best_map);
+	pthread_mutex_destroy(&s->mu);
+}
+
 int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 		int32_t *map, tp_geom_report *report, tp_error *err)
 {
@@ -1040,23 +1344,14 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 		opt = &defaults;
 	}
 	double t0 = tp__now_ms();
-	const tp_machine *m = a->m;
-	int32_t n = g->ntasks;
-	int tdim = g->coord_dims, pdim = m->ndims;
-	if (tdim <= 0)
-		return tp_error_set(err, TP_EINVAL,
-				    "geometric mapping: the pattern has no task coordinates");
-	if (a->total_slots < n)
-		return tp_error_set(err, TP_EINVAL,
-				    "geometric mapping: %d tasks but the allocation has only %lld slots",
-				    n, (long long)a->total_slots);
-	if (opt->parts_per_level < 2 || opt->parts_per_level > 64)
-		return tp_error_set(err, TP_EINVAL,
-				    "geometric mapping: parts per level must be 2..64, not %d",
-				    opt->parts_per_level);
+	int rc = check_inputs(g, a, opt, err);
+	if (rc)
+		return rc;
 
 	search s;
+	prep pr;
 	memset(&s, 0, sizeof s);
+	memset(&pr, 0, sizeof pr);
 	s.g = g;
 	s.a = a;
 	s.o = opt;
@@ -1064,237 +1359,21 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 	s.best_score = INFINITY;
 	s.best_variant = INT32_MAX;
 	pthread_mutex_init(&s.mu, NULL);
-
-	int rc = 0, shifted = 0;
-	int *shc = tp__malloc_array((size_t)a->nnodes * (size_t)pdim, sizeof(int));
-	int *used = tp__malloc_array((size_t)a->nnodes, sizeof(int));
-	double *npos = NULL, *pvpos = NULL, *tvpos = NULL;
-	int32_t *ids = NULL;
-	int (*tperms)[TP_MAX_DIMS] = NULL, (*pperms)[TP_MAX_DIMS] = NULL;
-	s.best_map = tp__malloc_array((size_t)n, sizeof(int32_t));
-	if (!shc || !used || !s.best_map)
-		goto nomem;
-
-	/* node coordinates: seam-shifted on wrapped dimensions when asked */
-	if (opt->seam_shift) {
-		shifted = tp_geom_seam_shift(a, shc);
-		if (shifted < 0)
-			goto nomem;
+	pr.shc = tp__malloc_array((size_t)a->nnodes * (size_t)a->m->ndims, sizeof(int));
+	pr.used = tp__malloc_array((size_t)a->nnodes, sizeof(int));
+	s.best_map = tp__malloc_array((size_t)g->ntasks, sizeof(int32_t));
+	int nthreads = thread_count(opt);
+	if (!pr.shc || !pr.used || !s.best_map ||
+	    node_coords(&s, &pr) || choose_slots(&s, &pr) ||
+	    build_pointsets(&s, &pr) || make_variants(&s, &pr) ||
+	    partition_nodes(&s, nthreads) || make_items(&s, pr.ntp) ||
+	    setup_screening(&s, pr.ntp) || search_variants(&s, nthreads)) {
+		rc = tp_error_set(err, TP_ENOMEM, "geometric mapping: out of memory");
 	} else {
-		for (int32_t i = 0; i < a->nnodes; i++)
-			memcpy(&shc[(int64_t)i * pdim], &m->coords[(int64_t)a->node[i] * pdim],
-			       sizeof(int) * (size_t)pdim);
+		memcpy(map, s.best_map, sizeof(int32_t) * (size_t)g->ntasks);
+		if (report)
+			fill_report(&s, &pr, report);
 	}
-
-	/* slots in use: all of them, or the closest subset */
-	bool subset = a->total_slots > n;
-	if (subset) {
-		double *allpos = tp__malloc_array((size_t)a->nnodes * (size_t)pdim, sizeof(double));
-		if (!allpos)
-			goto nomem;
-		for (int64_t i = 0; i < (int64_t)a->nnodes * pdim; i++)
-			allpos[i] = shc[i];
-		rc = closest_subset(a, allpos, pdim, n, used);
-		free(allpos);
-		if (rc)
-			goto nomem;
-	} else {
-		memcpy(used, a->slots, sizeof(int) * (size_t)a->nnodes);
-	}
-	int32_t nn = 0;
-	for (int32_t i = 0; i < a->nnodes; i++)
-		nn += used[i] > 0;
-	npos = tp__malloc_array((size_t)nn * (size_t)pdim, sizeof(double));
-	ids = tp__malloc_array((size_t)nn, sizeof(int32_t));
-	if (!npos || !ids)
-		goto nomem;
-	for (int32_t i = 0, j = 0; i < a->nnodes; i++) {
-		if (!used[i])
-			continue;
-		ids[j] = i;
-		for (int d = 0; d < pdim; d++)
-			npos[(int64_t)j * pdim + d] = shc[(int64_t)i * pdim + d];
-		j++;
-	}
-	s.ids = ids;
-	s.used = used;
-	s.nn = nn;
-	pvpos = project_varying(npos, nn, pdim, &pdim, s.porig);
-	tvpos = project_varying(g->coords, n, tdim, &tdim, s.torig);
-	if (!pvpos || !tvpos)
-		goto nomem;
-	if (pointset_init(&s.nodes, nn, pdim, pvpos) ||
-	    pointset_init(&s.tasks, n, tdim, tvpos))
-		goto nomem;
-
-	/* Variants: task permutations x machine permutations x reflections of
-	 * the machine axes.  Reflecting the node side instead of the task side
-	 * gives the same set of mappings and partitions fewer points. */
-	tperms = calloc(MAX_PERMS, sizeof *tperms);
-	pperms = calloc(MAX_PERMS, sizeof *pperms);
-	if (!tperms || !pperms)
-		goto nomem;
-	enum tp_geom_search mode = opt->search;
-	if (mode == TP_SEARCH_AUTO)
-		mode = nn <= TP_SEARCH_AUTO_MAX_NODES ? TP_SEARCH_FULL
-						      : TP_SEARCH_ROTATIONS;
-	bool searching = mode != TP_SEARCH_NONE;
-	int ntp = searching ? all_perms(tdim, tperms, 64) : 0;
-	int npp = searching ? all_perms(pdim, pperms, MAX_PERMS) : 0;
-	int nrefl = mode == TP_SEARCH_FULL ? 1 << pdim : 1;
-	while ((int64_t)npp * nrefl > 512 && nrefl > 1)
-		nrefl >>= 1;   /* bounded work for many dimensions */
-	if (npp * nrefl > 512)
-		npp = 512 / nrefl;
-
-	s.nnp = 1 + npp * nrefl;
-	s.np = calloc((size_t)s.nnp, sizeof *s.np);
-	s.tso = calloc((size_t)(1 + ntp), sizeof *s.tso);
-	if (!s.np || !s.tso)
-		goto nomem;
-	s.np[0].so.longest = true;
-	s.tso[0].longest = true;
-	for (int d = 0; d < TP_MAX_DIMS; d++)
-		s.np[0].so.perm[d] = s.tso[0].perm[d] = d;
-	for (int pp = 0; pp < npp; pp++)
-		for (int r = 0; r < nrefl; r++) {
-			side_order *so = &s.np[1 + pp * nrefl + r].so;
-			memcpy(so->perm, pperms[pp], sizeof so->perm);
-			for (int d = 0; d < pdim; d++)
-				so->reflect[d] = (r >> d) & 1;
-		}
-	for (int t = 0; t < ntp; t++)
-		memcpy(s.tso[1 + t].perm, tperms[t], sizeof s.tso[1 + t].perm);
-
-	int nthreads = opt->nthreads;
-	if (nthreads <= 0) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		nthreads = cpus > 0 ? (int)cpus : 1;
-	}
-	if (nthreads > 8)
-		nthreads = 8;
-
-	/* phase 1: node partitions, in parallel (np[1] first: the others share
-	 * its split tree when theirs is the same) */
-	if (s.nnp > 1) {
-		tp__pt *nbuf = tp__malloc_array((size_t)nn, sizeof(tp__pt));
-		rc = nbuf ? build_node_part(&s, &s.np[1], nbuf) : TP_ENOMEM;
-		free(nbuf);
-		if (rc)
-			goto nomem;
-	}
-	run_phase(&s, 1, nthreads < s.nnp ? nthreads : s.nnp);
-	if (s.err)
-		goto nomem;
-	for (int i = 0; i < s.nnp; i++) {
-		node_part *np = &s.np[i];
-		const tree *ti = tree_of(&s, np);
-		np->tree_id = np->shared ? 1 : i;
-		for (int j = 0; j < i && !np->shared; j++) {
-			const tree *tj = tree_of(&s, &s.np[j]);
-			if (tj->len == ti->len &&
-			    !memcmp(tj->v, ti->v, sizeof(int64_t) * (size_t)ti->len)) {
-				np->tree_id = s.np[j].tree_id;
-				break;
-			}
-		}
-	}
-
-	/* phase 2: item 0 = longest; then (task permutation, distinct tree) */
-	s.item_tree = tp__malloc_array((size_t)(1 + ntp * s.nnp), sizeof(int));
-	s.item_tperm = tp__malloc_array((size_t)(1 + ntp * s.nnp), sizeof(int));
-	if (!s.item_tree || !s.item_tperm)
-		goto nomem;
-	s.item_tree[0] = s.np[0].tree_id;
-	s.item_tperm[0] = 0;
-	s.nitems = 1;
-	for (int t = 0; t < ntp; t++)
-		for (int i = 1; i < s.nnp; i++) {
-			bool first = true;   /* first machine variant with this tree */
-			for (int j = 1; j < i && first; j++)
-				first = s.np[j].tree_id != s.np[i].tree_id;
-			if (!first)
-				continue;
-			s.item_tree[s.nitems] = s.np[i].tree_id;
-			s.item_tperm[s.nitems++] = 1 + t;
-		}
-	/* Screening pays off on large graphs scored by hop-bytes when every
-	 * used node has the same slots (positions map to leaves by division). */
-	int64_t sample_edges = 16384;
-	s.stride = 1;
-	s.slots_each = 0;
-	for (int32_t i = 0; i < a->nnodes; i++)
-		if (used[i] > 0) {
-			if (!s.slots_each)
-				s.slots_each = used[i];
-			else if (used[i] != s.slots_each)
-				s.slots_each = -1;
-		}
-	if (opt->metric == TP_METRIC_HOP_BYTES && s.slots_each > 0 &&
-	    g->nedges > 4 * sample_edges &&
-	    (int64_t)s.nitems * n <= ((int64_t)1 << 27)) {
-		s.stride = (int32_t)((g->nedges + sample_edges - 1) / sample_edges);
-		s.ncand = 1 + ntp * (s.nnp - 1);
-		s.cand = calloc((size_t)s.ncand, sizeof *s.cand);
-		s.item_pos = calloc((size_t)s.nitems, sizeof *s.item_pos);
-		if (!s.cand || !s.item_pos)
-			goto nomem;
-		for (int i = 0; i < s.nitems; i++)
-			if (!(s.item_pos[i] = tp__malloc_array((size_t)n, sizeof(int32_t))))
-				goto nomem;
-	}
-	run_phase(&s, 2, nthreads < s.nitems ? nthreads : s.nitems);
-	if (s.err)
-		goto nomem;
-	if (s.stride > 1 && score_finalists(&s) != 0)
-		goto nomem;
-	if (s.scored == 0)
-		goto nomem;
-
-	memcpy(map, s.best_map, sizeof(int32_t) * (size_t)n);
-	if (report) {
-		memset(report, 0, sizeof *report);
-		report->variants_total = 1 + ntp * (s.nnp - 1);
-		report->variants_scored = s.scored;
-		report->best_variant = s.best_variant;
-		describe_variant(&s, s.best_variant, report->best_desc,
-				 sizeof report->best_desc);
-		report->best_score = s.best_score;
-		report->budget_hit = s.budget_hit;
-		report->subset_selected = subset;
-		report->shifted_dims = shifted;
-		report->elapsed_ms = tp__now_ms() - t0;
-	}
-	rc = 0;
-	goto out;
-nomem:
-	rc = tp_error_set(err, TP_ENOMEM, "geometric mapping: out of memory");
-out:
-	if (s.np)
-		for (int i = 0; i < s.nnp; i++) {
-			free(s.np[i].tr.v);
-			free(s.np[i].leaf_node);
-		}
-	free(s.np);
-	free(s.tso);
-	free(s.item_tree);
-	free(s.item_tperm);
-	if (s.item_pos)
-		for (int i = 0; i < s.nitems; i++)
-			free(s.item_pos[i]);
-	free(s.item_pos);
-	free(s.cand);
-	free(tperms);
-	free(pperms);
-	pointset_free(&s.nodes);
-	pointset_free(&s.tasks);
-	free(npos);
-	free(pvpos);
-	free(tvpos);
-	free(ids);
-	free(shc);
-	free(used);
-	free(s.best_map);
-	pthread_mutex_destroy(&s.mu);
+	search_free(&s, &pr);
 	return rc;
 }
