@@ -1,0 +1,60 @@
+/* topoplace — geometric mapping, the partitioning primitives shared by
+ * geom.c (partitions) and geom_search.c (the search).  Private. */
+#ifndef TOPOPLACE_GEOM_PART_H
+#define TOPOPLACE_GEOM_PART_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "geom_select.h"
+#include "internal.h"
+
+/* Point sets: dense per-dimension ranks packed into sort keys. */
+typedef struct pointset {
+	int32_t n;
+	int dims;
+	uint32_t *rank;      /* n x dims, monotone in the coordinate */
+	uint32_t maxrank[TP_MAX_DIMS];
+	double *pos;         /* n x dims coordinates, for extents */
+} pointset;
+
+/* How one side orders its points at a given cut: the cut dimension first,
+ * then the remaining dimensions in the variant's cyclic order, each possibly
+ * reflected.  Primary rank in the high 32 bits, the others share 31 bits
+ * (saturating; ties are then broken by id, which stays deterministic). */
+typedef struct side_order {
+	int perm[TP_MAX_DIMS];
+	bool reflect[TP_MAX_DIMS];
+	bool longest;            /* cut the longest extent instead of perm */
+} side_order;
+
+/* Tree encoding, depth-first: a leaf is 0; an internal node is k followed by
+ * the k slot counts of its parts, then the k subtrees. */
+typedef struct tree {
+	int64_t *v;
+	int64_t len, cap;
+} tree;
+
+/* Ranks per dimension of n points (pos: n x dims, kept by reference). */
+int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos);
+void tp__pointset_free(pointset *ps);
+
+/* Partition the n nodes in p (id = point set index, w = slots) in the order
+ * so with k parts per level: appends the split tree to tr and writes the
+ * allocation index (alloc_index[id]) of every leaf, in order, to leaf_node.
+ * hist needs 2n + 17 entries. */
+int tp__part_nodes(const pointset *ps, const side_order *so,
+		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
+		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist);
+
+/* Partition the n tasks in p in the order so into exactly the counts of the
+ * split tree tr; p ends in task order.  hist needs 2n + 17 entries. */
+void tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
+		    tp__pt *p, int64_t n, uint64_t *hist);
+
+/* Closest-subset selection: slots_out[i] = slots used on allocated node i so
+ * that exactly ntasks remain (pos: nnodes x D coordinates). */
+int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
+		       int64_t ntasks, int *slots_out);
+
+#endif
