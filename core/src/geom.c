@@ -115,13 +115,15 @@ static int cmp_by_coord(const void *x, const void *y, void *arg)
 }
 
 /* Ranks per dimension.  Integer coordinates in a modest range use the value
- * itself (minus the minimum); anything else is ranked by sorting. */
+ * itself (minus the minimum); anything else is ranked by sorting.  When every
+ * dimension is of the first kind, rank extents are coordinate extents and
+ * ps->pos is left NULL: the caller may free pos. */
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
 {
+	bool direct = true;
 	memset(ps, 0, sizeof *ps);
 	ps->n = n;
 	ps->dims = dims;
-	ps->pos = (double *)pos;
 	ps->rank = tp__malloc_array((size_t)n * (size_t)dims, sizeof(uint32_t));
 	if (!ps->rank)
 		return TP_ENOMEM;
@@ -146,6 +148,7 @@ int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
 			ps->maxrank[d] = (uint32_t)(hi - lo);
 			continue;
 		}
+		direct = false;
 		int32_t *ord = tp__malloc_array((size_t)n, sizeof(int32_t));
 		if (!ord)
 			return TP_ENOMEM;
@@ -163,7 +166,20 @@ int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
 		ps->maxrank[d] = r;
 		free(ord);
 	}
+	ps->pos = direct ? NULL : (double *)pos;
 	return 0;
+}
+
+size_t tp__pointset_hist_len(const pointset *ps)
+{
+	uint64_t top = 0;
+	for (int d = 0; d < ps->dims; d++)
+		if (ps->maxrank[d] > top)
+			top = ps->maxrank[d];
+	/* cut_range histograms a range of ranks only when it spans at most
+	 * 2n + 17 values, and never more than the largest rank + 1 */
+	uint64_t cap = 2 * (uint64_t)ps->n + 17;
+	return (size_t)(top + 1 < cap ? top + 1 : cap);
 }
 
 void tp__pointset_free(pointset *ps)
@@ -216,7 +232,26 @@ static int cut_dim(const pointset *ps, const side_order *so, int depth,
 		lo[d] = INFINITY;
 		hi[d] = -INFINITY;
 	}
-	for (int64_t i = 0; i < n; i++) {
+	if (!ps->pos) {
+		/* ranks are coordinates minus a constant: same extents */
+		uint32_t rl[TP_MAX_DIMS], rh[TP_MAX_DIMS];
+		for (int d = 0; d < D; d++) {
+			rl[d] = UINT32_MAX;
+			rh[d] = 0;
+		}
+		for (int64_t i = 0; i < n; i++) {
+			const uint32_t *x = &ps->rank[(int64_t)p[i].id * D];
+			for (int d = 0; d < D; d++) {
+				rl[d] = x[d] < rl[d] ? x[d] : rl[d];
+				rh[d] = x[d] > rh[d] ? x[d] : rh[d];
+			}
+		}
+		for (int d = 0; d < D; d++) {
+			lo[d] = rl[d];
+			hi[d] = rh[d];
+		}
+	}
+	for (int64_t i = 0; ps->pos && i < n; i++) {
 		const double *x = &ps->pos[(int64_t)p[i].id * D];
 		for (int d = 0; d < D; d++) {
 			if (x[d] < lo[d])
@@ -236,17 +271,17 @@ static int cut_dim(const pointset *ps, const side_order *so, int depth,
 /* ------------------------------------------------------------------------ */
 /* Node side: split tree                                                     */
 
-static int tree_push(tree *t, int64_t x)
+int tp__tree_push(tree *t, int64_t x)
 {
 	if (t->len == t->cap) {
 		int64_t nc = t->cap ? 2 * t->cap : 256;
-		int64_t *nv = realloc(t->v, sizeof(int64_t) * (size_t)nc);
+		int32_t *nv = realloc(t->v, sizeof(int32_t) * (size_t)nc);
 		if (!nv)
 			return TP_ENOMEM;
 		t->v = nv;
 		t->cap = nc;
 	}
-	t->v[t->len++] = x;
+	t->v[t->len++] = (int32_t)x;
 	return 0;
 }
 
@@ -260,10 +295,36 @@ static int tree_push(tree *t, int64_t x)
  * grid tasks), so this is a radix select: a histogram of the cut coordinate
  * finds the plane where the target falls, one pass partitions around it, and
  * only that plane is ordered by the full key.  Wide-ranged coordinates fall
- * back to quickselect.  hist needs 2n + 17 entries. */
+ * back to quickselect.  hist needs 2n + 17 entries (or
+ * tp__pointset_hist_len), tmp n points. */
+/* Three-way partition of p[0..n) by key: [< pv][== pv][> pv]; returns the
+ * start of the middle part.  Branch-free (the comparisons are coin flips):
+ * the smaller keys are compacted in place, the equal ones collected at the
+ * front of tmp and the larger ones at its back, then both copied behind.
+ * *neq receives the size of the middle part. */
+static int64_t partition3(tp__pt *p, int64_t n, uint64_t pv, tp__pt *tmp,
+			  int64_t *neq)
+{
+	int64_t lt = 0, eq = 0, gt = n - 1;
+	for (int64_t i = 0; i < n; i++) {
+		tp__pt c = p[i];
+		int64_t below = c.key < pv, above = c.key > pv;
+		p[lt] = c;
+		tmp[eq] = c;
+		tmp[gt] = c;
+		lt += below;
+		eq += !(below | above);
+		gt -= above;
+	}
+	memcpy(p + lt, tmp, sizeof *p * (size_t)eq);
+	memcpy(p + lt + eq, tmp + gt + 1, sizeof *p * (size_t)(n - 1 - gt));
+	*neq = eq;
+	return lt;
+}
+
 static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 			 int d, tp__pt *p, int64_t n, uint64_t target,
-			 bool weighted, uint64_t *hist, uint64_t *wleft)
+			 bool weighted, uint64_t *hist, tp__pt *tmp, uint64_t *wleft)
 {
 	uint32_t lo = UINT32_MAX, hi = 0;
 	for (int64_t i = 0; i < n; i++) {
@@ -295,22 +356,7 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 		below -= hist[v];
 	}
 	uint64_t pv = (uint64_t)v + lo;
-	/* three-way partition: [< v][== v][> v] */
-	int64_t lt = 0, i = 0, gt = n;
-	while (i < gt) {
-		if (p[i].key < pv) {
-			tp__pt t = p[lt];
-			p[lt++] = p[i];
-			p[i++] = t;
-		} else if (p[i].key > pv) {
-			tp__pt t = p[--gt];
-			p[gt] = p[i];
-			p[i] = t;
-		} else {
-			i++;
-		}
-	}
-	int64_t g = gt - lt;
+	int64_t g, lt = partition3(p, n, pv, tmp, &g);
 	fill_keys(ps, so, lp, d, p + lt, g);
 	uint64_t t2 = target - below;
 	if (!weighted) {
@@ -355,24 +401,32 @@ typedef struct node_ctx {
 	int32_t *leaf_node;
 	int32_t nleaves;
 	uint64_t *hist;
+	tp__pt *tmp;                  /* scratch, n points */
+	double deadline;              /* tp__now_ms() past it: give up */
 } node_ctx;
+
+/* Parts this large check the clock before they are cut (a cut costs far
+ * more than reading the clock). */
+#define CLOCK_EVERY 4096
 
 static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 {
+	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
+		return TP_ETIME;
 	if (n == 1) {
 		c->leaf_node[c->nleaves++] = c->alloc_index[p[0].id];
-		return tree_push(c->tr, 0);
+		return tp__tree_push(c->tr, 0);
 	}
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
 	if (n == 2) {
 		/* a pair (half of all splits with one slot per node): order it */
 		fill_keys(c->ps, c->so, lp, d, p, 2);
 		tp__sort(p, 2);
-		int rc = tree_push(c->tr, 2);
+		int rc = tp__tree_push(c->tr, 2);
 		if (!rc)
-			rc = tree_push(c->tr, p[0].w);
+			rc = tp__tree_push(c->tr, p[0].w);
 		if (!rc)
-			rc = tree_push(c->tr, p[1].w);
+			rc = tp__tree_push(c->tr, p[1].w);
 		if (!rc)
 			rc = node_rec(c, p, 1, depth + 1);
 		return rc ? rc : node_rec(c, p + 1, 1, depth + 1);
@@ -390,7 +444,7 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 		uint64_t wl;
 		int64_t left = n - pos;
 		int64_t cut = cut_range(c->ps, c->so, lp, d, p + pos, left, target,
-					true, c->hist, &wl);
+					true, c->hist, c->tmp, &wl);
 		/* leave at least one node for each remaining part */
 		int64_t maxcut = left - (k - 1 - j);
 		if (cut > maxcut) {
@@ -410,9 +464,9 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 	start[k - 1] = pos;
 	cnt[k - 1] = (int64_t)(total - done);
 	start[k] = n;
-	int rc = tree_push(c->tr, k);
+	int rc = tp__tree_push(c->tr, k);
 	for (int j = 0; j < k && !rc; j++)
-		rc = tree_push(c->tr, cnt[j]);
+		rc = tp__tree_push(c->tr, cnt[j]);
 	for (int j = 0; j < k && !rc; j++)
 		rc = node_rec(c, p + start[j], start[j + 1] - start[j], depth + 1);
 	return rc;
@@ -427,14 +481,18 @@ typedef struct task_ctx {
 	const tree *tr;
 	int64_t cur;
 	uint64_t *hist;
+	tp__pt *tmp;
+	double deadline;
 } task_ctx;
 
-static void task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
+static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
 {
+	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
+		return TP_ETIME;
 	int64_t k = c->tr->v[c->cur++];
 	if (k == 0)
-		return;
-	const int64_t *cnt = &c->tr->v[c->cur];
+		return 0;
+	const int32_t *cnt = &c->tr->v[c->cur];
 	c->cur += k;
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
 	if (n == 2 && k == 2) {
@@ -442,38 +500,40 @@ static void task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
 		fill_keys(c->ps, c->so, lp, d, p, 2);
 		tp__sort(p, 2);
 		task_rec(c, p, 1, depth + 1);
-		task_rec(c, p + 1, 1, depth + 1);
-		return;
+		return task_rec(c, p + 1, 1, depth + 1);
 	}
 	int64_t pos = 0;
 	for (int64_t j = 0; j < k - 1; j++) {
 		uint64_t wl;
 		cut_range(c->ps, c->so, lp, d, p + pos, n - pos, (uint64_t)cnt[j],
-			  false, c->hist, &wl);
+			  false, c->hist, c->tmp, &wl);
 		pos += cnt[j];
 	}
 	pos = 0;
-	for (int64_t j = 0; j < k; j++) {
-		task_rec(c, p + pos, cnt[j], depth + 1);
+	int rc = 0;
+	for (int64_t j = 0; j < k && !rc; j++) {
+		rc = task_rec(c, p + pos, cnt[j], depth + 1);
 		pos += cnt[j];
 	}
+	return rc;
 }
 
 int tp__part_nodes(const pointset *ps, const side_order *so,
 		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
-		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist)
+		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
+		   tp__pt *tmp, double deadline)
 {
-	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist };
+	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist, tmp, deadline };
 	int rc = node_rec(&nc, p, n, 0);
 	*nleaves = nc.nleaves;
 	return rc;
 }
 
-void tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
-		    tp__pt *p, int64_t n, uint64_t *hist)
+int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
+		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp, double deadline)
 {
-	task_ctx tctx = { ps, so, tr, 0, hist };
-	task_rec(&tctx, p, n, 0);
+	task_ctx tctx = { ps, so, tr, 0, hist, tmp, deadline };
+	return task_rec(&tctx, p, n, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -505,9 +565,10 @@ static double sqdist(const double *a, const double *b, int D)
 /* Choose slots so that exactly ntasks remain: k-means with a centre at every
  * bounding-box corner plus the middle (10 rounds), then for each centre the
  * nearest nodes until the tasks fit; keep the centre whose chosen nodes lie
- * closest to it in total.  slots_out[i] receives the used slots of node i. */
+ * closest to it in total.  slots_out[i] receives the used slots of node i.
+ * Past the deadline, after one round and one centre, it keeps what it has. */
 int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
-		       int64_t ntasks, int *slots_out)
+		       int64_t ntasks, int *slots_out, double deadline)
 {
 	int32_t n = a->nnodes;
 	int nc = (1 << D) + 1;
@@ -538,7 +599,7 @@ int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
 	for (int d = 0; d < D; d++)
 		ctr[(nc - 1) * D + d] = (lo[d] + hi[d]) / 2;
 
-	for (int it = 0; it < 10; it++) {
+	for (int it = 0; it < 10 && (it == 0 || tp__now_ms() <= deadline); it++) {
 		memset(sum, 0, sizeof(double) * (size_t)nc * (size_t)D);
 		memset(cnt, 0, sizeof(int64_t) * (size_t)nc);
 		for (int32_t i = 0; i < n; i++) {
@@ -561,7 +622,7 @@ int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
 	}
 
 	double best_cost = INFINITY;
-	for (int c = 0; c < nc; c++) {
+	for (int c = 0; c < nc && (c == 0 || tp__now_ms() <= deadline); c++) {
 		for (int32_t i = 0; i < n; i++) {
 			di[i].d = sqrt(sqdist(&pos[(int64_t)i * D], &ctr[c * D], D));
 			di[i].i = i;

@@ -15,7 +15,8 @@ typedef struct pointset {
 	int dims;
 	uint32_t *rank;      /* n x dims, monotone in the coordinate */
 	uint32_t maxrank[TP_MAX_DIMS];
-	double *pos;         /* n x dims coordinates, for extents */
+	double *pos;         /* n x dims coordinates, for extents; NULL when
+				the ranks are the coordinates minus a constant */
 } pointset;
 
 /* How one side orders its points at a given cut: the cut dimension first,
@@ -31,30 +32,41 @@ typedef struct side_order {
 /* Tree encoding, depth-first: a leaf is 0; an internal node is k followed by
  * the k slot counts of its parts, then the k subtrees. */
 typedef struct tree {
-	int64_t *v;
+	int32_t *v;          /* counts fit: at most the task count */
 	int64_t len, cap;
 } tree;
+
+/* Append x to a split tree. */
+int tp__tree_push(tree *t, int64_t x);
 
 /* Ranks per dimension of n points (pos: n x dims, kept by reference). */
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos);
 void tp__pointset_free(pointset *ps);
 
+/* Entries a cut's histogram needs for this point set (cut_range). */
+size_t tp__pointset_hist_len(const pointset *ps);
+
 /* Partition the n nodes in p (id = point set index, w = slots) in the order
  * so with k parts per level: appends the split tree to tr and writes the
  * allocation index (alloc_index[id]) of every leaf, in order, to leaf_node.
- * hist needs 2n + 17 entries. */
+ * hist needs tp__pointset_hist_len(ps) entries, tmp n points (scratch).
+ * TP_ETIME when the clock (tp__now_ms) passes deadline first (INFINITY:
+ * never). */
 int tp__part_nodes(const pointset *ps, const side_order *so,
 		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
-		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist);
+		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
+		   tp__pt *tmp, double deadline);
 
 /* Partition the n tasks in p in the order so into exactly the counts of the
- * split tree tr; p ends in task order.  hist needs 2n + 17 entries. */
-void tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
-		    tp__pt *p, int64_t n, uint64_t *hist);
+ * split tree tr; p ends in task order.  hist, tmp and deadline as above. */
+int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
+		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp,
+		   double deadline);
 
 /* Closest-subset selection: slots_out[i] = slots used on allocated node i so
- * that exactly ntasks remain (pos: nnodes x D coordinates). */
+ * that exactly ntasks remain (pos: nnodes x D coordinates).  Past deadline
+ * it stops refining and keeps the best found so far. */
 int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
-		       int64_t ntasks, int *slots_out);
+		       int64_t ntasks, int *slots_out, double deadline);
 
 #endif

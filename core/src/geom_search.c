@@ -150,17 +150,19 @@ static int build_node_part(search *s, node_part *np, tp__pt *nbuf)
 		nbuf[j].id = (uint32_t)j;
 		nbuf[j].w = (uint32_t)s->used[s->ids[j]];
 	}
-	uint64_t *hist = tp__malloc_array(2 * (size_t)s->nn + 17, sizeof(uint64_t));
-	if (!hist)
-		return TP_ENOMEM;
-	int rc = tp__part_nodes(&s->nodes, &np->so, s->ids, s->o->parts_per_level,
-				nbuf, s->nn, &np->tr, np->leaf_node, &np->nleaves, hist);
+	uint64_t *hist = tp__malloc_array(tp__pointset_hist_len(&s->nodes), sizeof(uint64_t));
+	tp__pt *tmp = tp__malloc_array((size_t)s->nn, sizeof(tp__pt));
+	int rc = hist && tmp ? tp__part_nodes(&s->nodes, &np->so, s->ids,
+					      s->o->parts_per_level, nbuf, s->nn,
+					      &np->tr, np->leaf_node, &np->nleaves,
+					      hist, tmp, INFINITY) : TP_ENOMEM;
 	free(hist);
+	free(tmp);
 	/* With equal slots every machine variant yields the same split tree:
 	 * keep one copy (np[1]'s, built first) instead of one per variant. */
 	const tree *canon = &s->np[1].tr;
 	if (!rc && np != &s->np[1] && s->nnp > 1 && canon->len == np->tr.len &&
-	    !memcmp(canon->v, np->tr.v, sizeof(int64_t) * (size_t)np->tr.len)) {
+	    !memcmp(canon->v, np->tr.v, sizeof *np->tr.v * (size_t)np->tr.len)) {
 		free(np->tr.v);
 		memset(&np->tr, 0, sizeof np->tr);
 		np->shared = true;
@@ -224,7 +226,8 @@ static void run_item(search *s, int item, tp__pt *buf, int32_t *map,
 		buf[t].id = (uint32_t)t;
 		buf[t].w = 1;
 	}
-	tp__part_tasks(&s->tasks, &s->tso[tpi], tree_of(s, ref), buf, n, hist);
+	tp__part_tasks(&s->tasks, &s->tso[tpi], tree_of(s, ref), buf, n, hist,
+		       buf + n, INFINITY);
 	int32_t *pos = NULL;
 	if (s->stride > 1) {
 		pos = s->item_pos[item];
@@ -302,11 +305,12 @@ static void *worker(void *arg)
 	search *s = arg;
 	int32_t n = s->g->ntasks;
 	size_t len = s->phase == 1 ? (size_t)s->nn : (size_t)n;
-	tp__pt *buf = tp__malloc_array(len, sizeof(tp__pt));
+	/* phase 2: the second half of buf is the partition's scratch */
+	tp__pt *buf = tp__malloc_array(s->phase == 2 ? 2 * len : len, sizeof(tp__pt));
 	int32_t *map = s->phase == 2 ? tp__malloc_array((size_t)n, sizeof(int32_t)) : NULL;
 	int *tc = s->phase == 2 ? tp__malloc_array((size_t)n * (size_t)s->a->m->ndims,
 						    sizeof(int)) : NULL;
-	uint64_t *hist = s->phase == 2 ? tp__malloc_array(2 * (size_t)n + 17,
+	uint64_t *hist = s->phase == 2 ? tp__malloc_array(tp__pointset_hist_len(&s->tasks),
 							  sizeof(uint64_t)) : NULL;
 	tp_congestion_ws *ws = NULL;
 	bool ok = buf && (s->phase == 1 || (map && tc && hist));
@@ -490,7 +494,7 @@ static int choose_slots(search *s, prep *pr)
 		return TP_ENOMEM;
 	for (int64_t i = 0; i < (int64_t)a->nnodes * pdim; i++)
 		allpos[i] = pr->shc[i];
-	int rc = tp__closest_subset(a, allpos, pdim, s->g->ntasks, pr->used);
+	int rc = tp__closest_subset(a, allpos, pdim, s->g->ntasks, pr->used, INFINITY);
 	free(allpos);
 	return rc;
 }
@@ -596,7 +600,7 @@ static void number_trees(search *s)
 		for (int j = 0; j < i && !np->shared; j++) {
 			const tree *tj = tree_of(s, &s->np[j]);
 			if (tj->len == ti->len &&
-			    !memcmp(tj->v, ti->v, sizeof(int64_t) * (size_t)ti->len)) {
+			    !memcmp(tj->v, ti->v, sizeof *ti->v * (size_t)ti->len)) {
 				np->tree_id = s->np[j].tree_id;
 				break;
 			}
