@@ -1,17 +1,49 @@
-/* topoplace — geometric mapping, the search: the rotation/reflection
- * variants, their scoring and tp_geom_map.  See <topoplace/geom.h> for the
- * overview and geom.c for the partitions.
+/* topoplace — geometric mapping, the search: the variants, the order they
+ * are tried in, their scoring, and tp_geom_map.  See <topoplace/geom.h> for
+ * the overview and geom.c for the partitions.
  *
- * Structure of the search.  A variant is (task dimension order, task
- * reflections, machine dimension order), plus one "longest extent" variant.
- * When all nodes have equal slots, every machine order gives the same split
- * tree, so one task partition serves all of them: the search computes
- * (#task orders x #reflections) task partitions plus #machine orders node
- * partitions, not their product, and only scores the product.
+ * Variants.  Variant 0 cuts the longest extent on both sides at every level.
+ * Variants 1.. pair a task dimension order with a machine dimension order
+ * and reflection (numbered 1 + t * (machine variants) + m).  A variant needs its node
+ * partition (per machine variant: a split tree and the node of every leaf)
+ * and a task partition (per task order and split tree).  With equal slots on
+ * every node all split trees are the same, so the search costs about
+ * (#machine variants) node partitions + (#task orders) task partitions and
+ * one cheap scoring per variant.
+ *
+ * Anytime search (issue 10).  Nothing is built before it is needed:
+ *  - Order.  Variants are tried most promising first: "longest task
+ *    extent onto longest machine extent"
+ *    (Deveci et al.): the task order and the machine order each sorted by
+ *    decreasing extent, then the orders lexicographically further from
+ *    that, unreflected before reflected.  The longest-extent variant comes
+ *    first when the machine has more dimensions than the tasks (measured:
+ *    on a 6-D torus it beats every fixed pairing by 20 %; on 3-D tori it is
+ *    about 2x worse than the sorted pairing), else second.
+ *  - Laziness.  Workers take jobs in that order: build a node partition,
+ *    build a task partition, score a variant whose two partitions exist.  A
+ *    worker may run ahead of the first unfinished variant by WINDOW
+ *    variants.  With equal slots the split tree is known before any node is
+ *    cut (predict_tree), so a variant's task and node partitions are built
+ *    at the same time by two threads.  At most TASKS_KEPT task partitions
+ *    are held (least recently used ones are dropped and rebuilt if needed).
+ *  - Sampling.  On graphs of more than 4 x SAMPLE_EDGES edges scored by
+ *    hop-bytes, every variant is screened on the edges of every stride-th
+ *    task; the FINALISTS best (and ties) are then scored exactly.
+ *  - Budget.  Every job checks the clock before it starts, and partitions
+ *    check it while they cut (every part of CLOCK_EVERY points or more), so
+ *    the search stops within about one cut of the budget, keeping the best
+ *    variant scored so far.  The jobs of the first variant always finish (a
+ *    result must exist), and the best is always scored exactly, so the
+ *    overrun is at most one variant's partitions when nothing was ready in
+ *    time, plus one exact scoring.
+ * Without a budget every variant is scored; the result is the lowest score,
+ * ties to the lowest variant number, so it depends neither on the order,
+ * nor on the thread count, nor on the machine.  With a budget it depends only
+ * on which variants were scored.
  */
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,47 +52,126 @@
 #include "geom_part.h"
 
 #define MAX_PERMS 720
+#define MAX_MACHINE_VARIANTS 512
+#define WINDOW 64            /* variants a worker may run ahead */
+#define TASKS_KEPT 8         /* task partitions held at once */
+#define SAMPLE_EDGES 16384   /* screening sample */
+#define FINALISTS 8          /* screened variants scored exactly */
+#define NO_VARIANT INT32_MAX
+
+enum { B_TODO, B_BUSY, B_DONE };            /* partition state */
+enum { V_PENDING, V_CLAIMED, V_DONE };      /* variant state */
+enum { J_NODES, J_TASKS, J_SCORE };         /* job kinds */
 
 typedef struct node_part {
-	tree tr;              /* empty when shared: the tree of np[1] */
-	bool shared;
+	side_order so;
+	int state;
+	int tree;             /* index into search.trees once built */
 	int32_t *leaf_node;   /* allocation index of each leaf, in order */
 	int32_t nleaves;
-	int tree_id;          /* equal trees share an id */
-	side_order so;
 } node_part;
 
-/* ------------------------------------------------------------------------ */
-/* The search                                                                */
+typedef struct task_part {
+	int state;
+	int users;            /* scoring jobs reading it now */
+	uint64_t used_at;     /* last use, for eviction */
+	int32_t *arr;         /* equal slots: task -> slot position (pos);
+				 else slot position -> task (order) */
+} task_part;
 
-/* Keep only the dimensions along which the points differ: a flat dimension
- * carries no information and would put the paired cut orders of the two
- * sides out of step.  Writes the projected n x *kept array (malloc'ed) and
- * the original index of every kept dimension. */
-static double *project_varying(const double *pos, int32_t n, int dims,
-			       int *kept, int *orig)
+/* A variant's screening result. */
+struct cand {
+	double sample;
+	int variant;
+	bool done;
+	bool exact;           /* also scored exactly */
+};
+
+typedef struct job {
+	int kind, idx, pos;
+	bool must;            /* needed by the first variant: no deadline */
+	double deadline;      /* builds give up past it */
+} job;
+
+typedef struct search {
+	const tp_graph *g;
+	const tp_alloc *a;
+	const tp_geom_opts *o;
+	double t0, deadline;  /* deadline: INFINITY without a budget */
+	double stop_at;       /* no new job after it: the deadline less the
+				 time of one exact scoring when screening */
+	double exact_ms;      /* longest exact scoring so far */
+	pointset tasks, nodes;
+	const int32_t *ids;   /* node pointset id -> allocation index */
+	const int *used;      /* slots in use per allocation index */
+	int32_t nn;
+	int slots_each;       /* the used nodes' common slots, or -1 */
+	bool subset;          /* closest-subset selection dropped slots */
+	int shifted;          /* dimensions moved by the seam shift */
+	int porig[TP_MAX_DIMS], torig[TP_MAX_DIMS];  /* kept dim -> axis */
+	/* variants */
+	node_part *np;        /* [0] longest; then (machine perm, reflection) */
+	int nnp;
+	side_order *tso;      /* [0] longest; then one per task permutation */
+	int ntso;
+	int nperm_var;        /* 1 + (ntso - 1) * (nnp - 1) */
+	int nvar;
+	int32_t *order;       /* variants, most promising first */
+	unsigned char *vstate;  /* per order position */
+	int cursor;           /* first position not done */
+	/* partitions */
+	tree *trees;          /* distinct split trees (fixed capacity) */
+	int ntrees;
+	int predicted;        /* the equal-slots tree, or -1 */
+	task_part *tp;        /* [task order * tp_stride + tree] */
+	int tp_stride;
+	int kept;             /* task partitions held or being built */
+	uint64_t clock;
+	/* scoring */
+	int32_t stride;       /* screening: every stride-th task; 1 = exact */
+	struct cand *cand;    /* per variant (screening) */
+	/* shared between the workers, under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int inflight;
+	bool first_done;      /* some variant has been scored */
+	double best_score;
+	int best_variant;
+	int32_t *best_map;
+	int scored;
+	bool budget_hit;
+	int err;
+	bool exact_claimed;   /* a screened variant is being scored exactly */
+	int next_final;       /* finalists: next to score */
+	struct cand *finals;
+	int nfinals;
+} search;
+
+/* One worker's buffers. */
+typedef struct wsp {
+	tp__pt *buf, *tmp;    /* max(tasks, nodes) points each */
+	uint64_t *hist;
+	int32_t *map;         /* exact scoring */
+	int *tc;              /* task router coordinates (hop-bytes) */
+	tp_congestion_ws *cws;
+} wsp;
+
+static bool out_of_time(const search *s)
 {
-	int k = 0;
-	for (int d = 0; d < dims; d++) {
-		double lo = INFINITY, hi = -INFINITY;
-		for (int32_t i = 0; i < n; i++) {
-			double v = pos[(int64_t)i * dims + d];
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-		}
-		if (hi > lo)
-			orig[k++] = d;
+	return tp__now_ms() > s->stop_at;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Variants                                                                  */
+
+static void variant_parts(const search *s, int v, int *ti, int *ni)
+{
+	if (v == 0) {
+		*ti = *ni = 0;
+		return;
 	}
-	if (k == 0)
-		orig[k++] = 0;   /* all points equal: one (flat) dimension */
-	double *out = tp__malloc_array((size_t)n * (size_t)k, sizeof(double));
-	if (!out)
-		return NULL;
-	for (int32_t i = 0; i < n; i++)
-		for (int j = 0; j < k; j++)
-			out[(int64_t)i * k + j] = pos[(int64_t)i * dims + orig[j]];
-	*kept = k;
-	return out;
+	*ti = 1 + (v - 1) / (s->nnp - 1);
+	*ni = 1 + (v - 1) % (s->nnp - 1);
 }
 
 static int next_perm(int *p, int n)
@@ -92,91 +203,290 @@ static int all_perms(int n, int (*out)[TP_MAX_DIMS], int max)
 	return cnt;
 }
 
-/* A variant's screening result. */
-struct cand {
-	double sample;
-	int variant, item, np;
-	bool done;
-};
-
-/* The search state shared by the worker threads. */
-typedef struct search {
-	const tp_graph *g;
-	const tp_alloc *a;
-	const tp_geom_opts *o;
-	pointset tasks, nodes;
-	const int32_t *ids;   /* node pointset id -> allocation index */
-	const int *used;      /* slots in use per allocation index */
-	int32_t nn;
-	node_part *np;        /* [0] longest; then (machine perm, reflection) */
-	int nnp;
-	side_order *tso;      /* [0] longest; then one per task permutation */
-	int *item_tree;       /* work item -> tree id (phase 2) */
-	int *item_tperm;      /* work item -> index into tso */
-	int nitems;
-	int phase;            /* 1: node partitions, 2: task orders + scoring */
-	/* Screening (hop-bytes on large graphs): every variant is first scored
-	 * on the edges of every stride-th task only; the best few are then
-	 * scored exactly.  stride 1 = exact scoring throughout. */
-	int32_t stride;
-	int slots_each;       /* equal slots of every used node (screening) */
-	int32_t **item_pos;   /* per item: task -> position in its task order */
-	struct cand *cand;    /* per variant: screening score */
-	int ncand;
-	atomic_int next;
-	double t0;
-	int porig[TP_MAX_DIMS], torig[TP_MAX_DIMS];  /* kept dim -> axis */
-	pthread_mutex_t mu;   /* guards everything below */
-	double best_score;
-	int best_variant;
-	int32_t *best_map;
-	int scored;
-	bool budget_hit;
-	int err;
-} search;
-
-static bool out_of_time(search *s)
+/* Task permutations x machine permutations x reflections of the machine
+ * axes (reflecting the node side instead of the task side gives the same
+ * set of mappings and partitions fewer points).  np[0] and tso[0] are the
+ * longest-extent variant. */
+static int make_variants(search *s)
 {
-	return s->o->time_budget_ms > 0 &&
-	       tp__now_ms() - s->t0 > s->o->time_budget_ms;
-}
-
-static int build_node_part(search *s, node_part *np, tp__pt *nbuf)
-{
-	np->leaf_node = tp__malloc_array((size_t)s->nn, sizeof(int32_t));
-	if (!np->leaf_node)
-		return TP_ENOMEM;
-	for (int32_t j = 0; j < s->nn; j++) {
-		nbuf[j].id = (uint32_t)j;
-		nbuf[j].w = (uint32_t)s->used[s->ids[j]];
-	}
-	uint64_t *hist = tp__malloc_array(tp__pointset_hist_len(&s->nodes), sizeof(uint64_t));
-	tp__pt *tmp = tp__malloc_array((size_t)s->nn, sizeof(tp__pt));
-	int rc = hist && tmp ? tp__part_nodes(&s->nodes, &np->so, s->ids,
-					      s->o->parts_per_level, nbuf, s->nn,
-					      &np->tr, np->leaf_node, &np->nleaves,
-					      hist, tmp, INFINITY) : TP_ENOMEM;
-	free(hist);
-	free(tmp);
-	/* With equal slots every machine variant yields the same split tree:
-	 * keep one copy (np[1]'s, built first) instead of one per variant. */
-	const tree *canon = &s->np[1].tr;
-	if (!rc && np != &s->np[1] && s->nnp > 1 && canon->len == np->tr.len &&
-	    !memcmp(canon->v, np->tr.v, sizeof *np->tr.v * (size_t)np->tr.len)) {
-		free(np->tr.v);
-		memset(&np->tr, 0, sizeof np->tr);
-		np->shared = true;
-	}
+	int tdim = s->tasks.dims, pdim = s->nodes.dims;
+	int (*tperms)[TP_MAX_DIMS] = calloc(MAX_PERMS, sizeof *tperms);
+	int (*pperms)[TP_MAX_DIMS] = calloc(MAX_PERMS, sizeof *pperms);
+	int rc = TP_ENOMEM;
+	if (!tperms || !pperms)
+		goto out;
+	enum tp_geom_search mode = s->o->search;
+	if (mode == TP_SEARCH_AUTO)
+		mode = s->nn <= TP_SEARCH_AUTO_MAX_NODES ? TP_SEARCH_FULL
+							 : TP_SEARCH_ROTATIONS;
+	bool searching = mode != TP_SEARCH_NONE;
+	int ntp = searching ? all_perms(tdim, tperms, 64) : 0;
+	int npp = searching ? all_perms(pdim, pperms, MAX_PERMS) : 0;
+	int nrefl = mode == TP_SEARCH_FULL ? 1 << pdim : 1;
+	while ((int64_t)npp * nrefl > MAX_MACHINE_VARIANTS && nrefl > 1)
+		nrefl >>= 1;   /* bounded work for many dimensions */
+	if (npp * nrefl > MAX_MACHINE_VARIANTS)
+		npp = MAX_MACHINE_VARIANTS / nrefl;
+	s->nnp = 1 + npp * nrefl;
+	s->ntso = 1 + ntp;
+	s->nperm_var = 1 + ntp * (s->nnp - 1);
+	s->np = calloc((size_t)s->nnp, sizeof *s->np);
+	s->tso = calloc((size_t)s->ntso, sizeof *s->tso);
+	if (!s->np || !s->tso)
+		goto out;
+	s->np[0].so.longest = true;
+	s->tso[0].longest = true;
+	for (int d = 0; d < TP_MAX_DIMS; d++)
+		s->np[0].so.perm[d] = s->tso[0].perm[d] = d;
+	for (int pp = 0; pp < npp; pp++)
+		for (int r = 0; r < nrefl; r++) {
+			side_order *so = &s->np[1 + pp * nrefl + r].so;
+			memcpy(so->perm, pperms[pp], sizeof so->perm);
+			for (int d = 0; d < pdim; d++)
+				so->reflect[d] = (r >> d) & 1;
+		}
+	for (int t = 0; t < ntp; t++)
+		memcpy(s->tso[1 + t].perm, tperms[t], sizeof s->tso[1 + t].perm);
+	for (int i = 0; i < s->nnp; i++)
+		s->np[i].tree = -1;
+	rc = 0;
+out:
+	free(tperms);
+	free(pperms);
 	return rc;
 }
 
-static const tree *tree_of(const search *s, const node_part *np)
+/* Place of every dimension when sorted by decreasing extent (ties: lower
+ * dimension first). */
+static void extent_ranks(const pointset *ps, int *rank)
 {
-	return np->shared ? &s->np[1].tr : &np->tr;
+	for (int d = 0; d < ps->dims; d++) {
+		rank[d] = 0;
+		for (int e = 0; e < ps->dims; e++)
+			if (ps->maxrank[e] > ps->maxrank[d] ||
+			    (ps->maxrank[e] == ps->maxrank[d] && e < d))
+				rank[d]++;
+	}
 }
 
+typedef struct keyed {
+	uint64_t key;
+	int32_t v;
+} keyed;
+
+static int cmp_keyed(const void *x, const void *y)
+{
+	const keyed *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->v > b->v) - (a->v < b->v);
+}
+
+/* Promise of a permutation variant (lower first): its task order and its
+ * machine order compared lexicographically, by extent rank, with the sorted
+ * orders ("longest onto longest") first; then fewer reflections. */
+static uint64_t promise(const search *s, int v, const int *rt, const int *rm)
+{
+	int ti, ni;
+	variant_parts(s, v, &ti, &ni);
+	const side_order *t = &s->tso[ti], *m = &s->np[ni].so;
+	uint64_t key = 0;
+	int refl = 0, mask = 0;
+	for (int d = 0; d < TP_MAX_DIMS; d++)
+		key = (key << 3) | (uint64_t)(d < s->tasks.dims ? rt[t->perm[d]] : 0);
+	for (int d = 0; d < TP_MAX_DIMS; d++)
+		key = (key << 3) | (uint64_t)(d < s->nodes.dims ? rm[m->perm[d]] : 0);
+	for (int d = 0; d < s->nodes.dims; d++)
+		if (m->reflect[d]) {
+			refl++;
+			mask |= 1 << d;
+		}
+	return (key << 9) | ((uint64_t)refl << 6) | (uint64_t)mask;
+}
+
+/* The order the variants are tried in: the permutation variants by
+ * promise, with the longest-extent variant first or second (see the top of
+ * the file). */
+static int make_order(search *s)
+{
+	s->nvar = s->nperm_var;
+	s->order = tp__malloc_array((size_t)s->nvar, sizeof(int32_t));
+	s->vstate = tp__calloc((size_t)s->nvar, 1);
+	keyed *k = tp__malloc_array((size_t)s->nperm_var, sizeof(keyed));
+	if (!s->order || !s->vstate || !k) {
+		free(k);
+		return TP_ENOMEM;
+	}
+	int rt[TP_MAX_DIMS], rm[TP_MAX_DIMS];
+	extent_ranks(&s->tasks, rt);
+	extent_ranks(&s->nodes, rm);
+	int nk = 0;
+	for (int v = 1; v < s->nperm_var; v++) {
+		k[nk].key = promise(s, v, rt, rm);
+		k[nk++].v = v;
+	}
+	qsort(k, (size_t)nk, sizeof *k, cmp_keyed);
+	int at = 0;
+	bool longest_first = s->nodes.dims > s->tasks.dims || nk == 0;
+	if (longest_first)
+		s->order[at++] = 0;
+	for (int i = 0; i < nk; i++) {
+		s->order[at++] = k[i].v;
+		if (i == 0 && !longest_first)
+			s->order[at++] = 0;
+	}
+	free(k);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Split trees                                                               */
+
+/* The split tree of n nodes of w slots each, as the node partition builds
+ * it (cut_range and node_rec in geom.c): with equal weights every cut is the
+ * count nearest the target, ties to the smaller, whatever the coordinates. */
+static int predict_tree(tree *t, int64_t n, uint64_t w, int kparts)
+{
+	int rc = 0;
+	if (n == 1)
+		return tp__tree_push(t, 0);
+	if (n == 2) {
+		if ((rc = tp__tree_push(t, 2)) || (rc = tp__tree_push(t, (int64_t)w)) ||
+		    (rc = tp__tree_push(t, (int64_t)w)) || (rc = tp__tree_push(t, 0)))
+			return rc;
+		return tp__tree_push(t, 0);
+	}
+	int k = kparts < n ? kparts : (int)n;
+	uint64_t total = (uint64_t)n * w, done = 0;
+	int64_t pos = 0, size[64];
+	if ((rc = tp__tree_push(t, k)))
+		return rc;
+	for (int j = 0; j < k - 1; j++) {
+		uint64_t target = total * (uint64_t)(j + 1) / (uint64_t)k - done;
+		int64_t left = n - pos, c = (int64_t)(target / w);
+		if ((uint64_t)(c + 1) * w - target < target - (uint64_t)c * w)
+			c++;
+		if (c < 1)
+			c = 1;
+		else if (c > left - 1)
+			c = left - 1;
+		if (c > left - (k - 1 - j))
+			c = left - (k - 1 - j);
+		size[j] = c;
+		pos += c;
+		done += (uint64_t)c * w;
+		if ((rc = tp__tree_push(t, (int64_t)((uint64_t)c * w))))
+			return rc;
+	}
+	size[k - 1] = n - pos;
+	if ((rc = tp__tree_push(t, (int64_t)(total - done))))
+		return rc;
+	for (int j = 0; j < k && !rc; j++)
+		rc = predict_tree(t, size[j], w, kparts);
+	return rc;
+}
+
+/* Index of tree t among the distinct trees, adding it (and taking its
+ * storage) when new.  Under s->mu. */
+static int add_tree(search *s, tree *t)
+{
+	for (int i = 0; i < s->ntrees; i++)
+		if (s->trees[i].len == t->len &&
+		    !memcmp(s->trees[i].v, t->v, sizeof *t->v * (size_t)t->len)) {
+			free(t->v);
+			memset(t, 0, sizeof *t);
+			return i;
+		}
+	s->trees[s->ntrees] = *t;
+	memset(t, 0, sizeof *t);
+	return s->ntrees++;
+}
+
+static int setup_trees(search *s)
+{
+	s->tp_stride = s->nnp + 1;
+	s->trees = tp__calloc((size_t)s->tp_stride, sizeof *s->trees);
+	s->tp = tp__calloc((size_t)s->ntso * (size_t)s->tp_stride, sizeof *s->tp);
+	if (!s->trees || !s->tp)
+		return TP_ENOMEM;
+	s->predicted = -1;
+	if (s->slots_each <= 0)
+		return 0;
+	tree t = { 0 };
+	int rc = predict_tree(&t, s->nn, (uint64_t)s->slots_each, s->o->parts_per_level);
+	if (rc) {
+		free(t.v);
+		return rc;
+	}
+	s->predicted = add_tree(s, &t);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Building partitions                                                       */
+
+static int build_nodes(search *s, int i, wsp *w, double deadline)
+{
+	node_part *np = &s->np[i];
+	int32_t *leaf = tp__malloc_array((size_t)s->nn, sizeof(int32_t));
+	if (!leaf)
+		return TP_ENOMEM;
+	for (int32_t j = 0; j < s->nn; j++) {
+		w->buf[j].id = (uint32_t)j;
+		w->buf[j].w = (uint32_t)s->used[s->ids[j]];
+	}
+	tree t = { 0 };
+	int32_t nleaves = 0;
+	int rc = tp__part_nodes(&s->nodes, &np->so, s->ids, s->o->parts_per_level,
+				w->buf, s->nn, &t, leaf, &nleaves, w->hist, w->tmp,
+				deadline);
+	if (rc) {
+		free(leaf);
+		free(t.v);
+		return rc;
+	}
+	pthread_mutex_lock(&s->mu);
+	np->tree = add_tree(s, &t);
+	np->leaf_node = leaf;
+	np->nleaves = nleaves;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+static int build_tasks(search *s, int idx, wsp *w, double deadline)
+{
+	int32_t n = s->g->ntasks;
+	int ti = idx / s->tp_stride, tr = idx % s->tp_stride;
+	int32_t *arr = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!arr)
+		return TP_ENOMEM;
+	for (int32_t t = 0; t < n; t++) {
+		w->buf[t].id = (uint32_t)t;
+		w->buf[t].w = 1;
+	}
+	int rc = tp__part_tasks(&s->tasks, &s->tso[ti], &s->trees[tr], w->buf, n,
+				w->hist, w->tmp, deadline);
+	if (rc) {
+		free(arr);
+		return rc;
+	}
+	for (int32_t p = 0; p < n; p++) {
+		if (s->slots_each > 0)
+			arr[w->buf[p].id] = p;
+		else
+			arr[p] = (int32_t)w->buf[p].id;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->tp[idx].arr = arr;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scoring                                                                   */
+
 /* Screening score: bytes x hops over the edges of every stride-th task,
- * nodes found through the task order positions (equal slots per node). */
+ * nodes found through the slot positions (equal slots per node). */
 static double sample_score(const search *s, const int32_t *pos,
 			   const node_part *np)
 {
@@ -198,170 +508,289 @@ static double sample_score(const search *s, const int32_t *pos,
 	return sum;
 }
 
-/* map[t] for every task, from a task order and a node partition's leaves. */
-static void fill_map(const search *s, const node_part *np, const tp__pt *buf,
+/* map[t] for every task of a permutation variant. */
+static void perm_map(const search *s, const node_part *np, const int32_t *arr,
 		     int32_t *map)
 {
-	int64_t pos = 0;
+	if (s->slots_each > 0) {
+		for (int32_t t = 0; t < s->g->ntasks; t++)
+			map[t] = np->leaf_node[arr[t] / s->slots_each];
+		return;
+	}
+	int64_t at = 0;
 	for (int32_t l = 0; l < np->nleaves; l++) {
 		int32_t node = np->leaf_node[l];
 		for (int k = 0; k < s->used[node]; k++)
-			map[buf[pos++].id] = node;
+			map[arr[at++]] = node;
 	}
 }
 
-/* Phase 2 item: partition the tasks for one task permutation into the counts
- * of one split tree, then score it against every node partition with that
- * tree.  Item 0 is the longest-extent variant on both sides. */
-static void run_item(search *s, int item, tp__pt *buf, int32_t *map,
-		     int *tc, uint64_t *hist, tp_congestion_ws *ws)
+static int wsp_scoring(const search *s, wsp *w)
 {
 	int32_t n = s->g->ntasks;
-	int tree_id = s->item_tree[item], tpi = s->item_tperm[item];
-	const node_part *ref = NULL;
-	for (int i = 0; i < s->nnp && !ref; i++)
-		if (s->np[i].tree_id == tree_id)
-			ref = &s->np[i];
-	for (int32_t t = 0; t < n; t++) {
-		buf[t].id = (uint32_t)t;
-		buf[t].w = 1;
+	if (!w->map && !(w->map = tp__malloc_array((size_t)n, sizeof(int32_t))))
+		return TP_ENOMEM;
+	if (s->o->metric == TP_METRIC_HOP_BYTES) {
+		if (!w->tc && !(w->tc = tp__malloc_array((size_t)n * (size_t)s->a->m->ndims,
+							 sizeof(int))))
+			return TP_ENOMEM;
+	} else if (!w->cws && tp_congestion_ws_create(&w->cws, s->a->m, NULL)) {
+		return TP_ENOMEM;
 	}
-	tp__part_tasks(&s->tasks, &s->tso[tpi], tree_of(s, ref), buf, n, hist,
-		       buf + n, INFINITY);
-	int32_t *pos = NULL;
-	if (s->stride > 1) {
-		pos = s->item_pos[item];
-		for (int32_t p = 0; p < n; p++)
-			pos[buf[p].id] = p;
-	}
-
-	for (int i = 0; i < s->nnp; i++) {
-		const node_part *np = &s->np[i];
-		if (item == 0 ? i != 0 : (i == 0 || np->tree_id != tree_id))
-			continue;
-		if (item != 0 && out_of_time(s)) {
-			pthread_mutex_lock(&s->mu);
-			s->budget_hit = true;
-			pthread_mutex_unlock(&s->mu);
-			return;
-		}
-		int variant = item == 0 ? 0 : 1 + (tpi - 1) * (s->nnp - 1) + (i - 1);
-		if (pos) {
-			/* each variant owns its slot: no lock needed */
-			struct cand *c = &s->cand[variant];
-			c->sample = sample_score(s, pos, np);
-			c->variant = variant;
-			c->item = item;
-			c->np = i;
-			c->done = true;
-			continue;
-		}
-		double score;
-		if (s->o->metric == TP_METRIC_HOP_BYTES) {
-			/* per-task router coordinates, then the bounded sum: a
-			 * candidate cut off above the best so far could never
-			 * win, ties included, so the result stays deterministic */
-			const tp_machine *m = s->a->m;
-			int nd = m->ndims;
-			int64_t at = 0;
-			for (int32_t l = 0; l < np->nleaves; l++) {
-				int32_t node = np->leaf_node[l];
-				const int *c = &m->coords[(int64_t)s->a->node[node] * nd];
-				for (int k = 0; k < s->used[node]; k++) {
-					int *dst = &tc[(int64_t)buf[at++].id * nd];
-					for (int d = 0; d < nd; d++)
-						dst[d] = c[d];
-				}
-			}
-			pthread_mutex_lock(&s->mu);
-			double bound = s->best_score;
-			pthread_mutex_unlock(&s->mu);
-			score = tp__hop_bytes_task_coords(s->g, m, tc, bound);
-		} else {
-			fill_map(s, np, buf, map);
-			score = tp_metrics_score(s->g, s->a, map, s->o->metric, ws);
-		}
-		pthread_mutex_lock(&s->mu);
-		s->scored++;
-		if (score < s->best_score ||
-		    (score == s->best_score && variant < s->best_variant)) {
-			s->best_score = score;
-			s->best_variant = variant;
-			fill_map(s, np, buf, s->best_map);
-		}
-		pthread_mutex_unlock(&s->mu);
-	}
+	return 0;
 }
 
-static void fail(search *s, int rc)
+/* Score w->map exactly and keep it when it is the best so far (lowest
+ * score, ties to the lowest variant). */
+static int exact_score(search *s, int v, wsp *w)
 {
+	int rc = wsp_scoring(s, w);
+	if (rc)
+		return rc;
+	double score, t0 = tp__now_ms();
+	if (s->o->metric == TP_METRIC_HOP_BYTES) {
+		/* per-task router coordinates, then the bounded sum: a
+		 * candidate cut off above the best so far could never win,
+		 * ties included, so the result stays deterministic */
+		const tp_machine *m = s->a->m;
+		int nd = m->ndims;
+		for (int32_t t = 0; t < s->g->ntasks; t++)
+			memcpy(&w->tc[(int64_t)t * nd],
+			       &m->coords[(int64_t)s->a->node[w->map[t]] * nd],
+			       sizeof(int) * (size_t)nd);
+		pthread_mutex_lock(&s->mu);
+		double bound = s->best_score;
+		pthread_mutex_unlock(&s->mu);
+		score = tp__hop_bytes_task_coords(s->g, m, w->tc, bound);
+	} else {
+		score = tp_metrics_score(s->g, s->a, w->map, s->o->metric, w->cws);
+	}
 	pthread_mutex_lock(&s->mu);
-	s->err = rc;
+	double took = tp__now_ms() - t0;
+	if (took > s->exact_ms) {
+		s->exact_ms = took;
+		if (s->stride > 1)   /* keep time for one finalist */
+			s->stop_at = s->deadline - took;
+	}
+	if (score < s->best_score ||
+	    (score == s->best_score && v < s->best_variant)) {
+		s->best_score = score;
+		s->best_variant = v;
+		memcpy(s->best_map, w->map, sizeof(int32_t) * (size_t)s->g->ntasks);
+	}
 	pthread_mutex_unlock(&s->mu);
+	return 0;
 }
 
-static void *worker(void *arg)
+static int score_variant(search *s, int v, wsp *w)
+{
+	int ti, ni;
+	variant_parts(s, v, &ti, &ni);
+	const node_part *np = &s->np[ni];
+	const int32_t *arr = s->tp[ti * s->tp_stride + np->tree].arr;
+	if (s->stride > 1) {
+		/* each variant owns its slot: no lock needed */
+		struct cand *c = &s->cand[v];
+		c->sample = sample_score(s, arr, np);
+		c->variant = v;
+		c->done = true;
+		/* under a budget the first one is also scored exactly, so
+		 * that a whole result exists whenever the search stops */
+		pthread_mutex_lock(&s->mu);
+		c->exact = s->deadline < INFINITY && s->exact_ms == 0 &&
+			   !s->exact_claimed;
+		s->exact_claimed |= c->exact;
+		pthread_mutex_unlock(&s->mu);
+		if (!c->exact)
+			return 0;
+	}
+	int rc = wsp_scoring(s, w);
+	if (rc)
+		return rc;
+	perm_map(s, np, arr, w->map);
+	return exact_score(s, v, w);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scheduling                                                                */
+
+/* Drop the least recently used task partition nobody reads, when TASKS_KEPT
+ * are held.  False when all of them are in use.  Under s->mu. */
+static bool make_room(search *s)
+{
+	if (s->kept < TASKS_KEPT)
+		return true;
+	task_part *lru = NULL;
+	int total = s->ntso * s->tp_stride;
+	for (int i = 0; i < total; i++) {
+		task_part *t = &s->tp[i];
+		if (t->state == B_DONE && t->users == 0 &&
+		    (!lru || t->used_at < lru->used_at))
+			lru = t;
+	}
+	if (!lru)
+		return false;
+	free(lru->arr);
+	lru->arr = NULL;
+	lru->state = B_TODO;
+	s->kept--;
+	return true;
+}
+
+/* What the variant at order position pos needs next, claimed into j; false
+ * when that is being built by another worker.  Under s->mu. */
+static bool plan(search *s, int pos, job *j)
+{
+	int v = s->order[pos];
+	j->pos = pos;
+	int ti, ni;
+	variant_parts(s, v, &ti, &ni);
+	node_part *np = &s->np[ni];
+	if (np->state == B_TODO) {
+		np->state = B_BUSY;
+		j->kind = J_NODES;
+		j->idx = ni;
+		return true;
+	}
+	/* the task side can start on the predicted tree before the nodes */
+	int tr = np->state == B_DONE ? np->tree : s->predicted;
+	if (tr < 0)
+		return false;
+	int idx = ti * s->tp_stride + tr;
+	task_part *t = &s->tp[idx];
+	if (t->state == B_TODO) {
+		if (!make_room(s))
+			return false;
+		t->state = B_BUSY;
+		s->kept++;
+		j->kind = J_TASKS;
+		j->idx = idx;
+		return true;
+	}
+	if (np->state != B_DONE || t->state != B_DONE)
+		return false;
+	t->users++;
+	t->used_at = ++s->clock;
+	s->vstate[pos] = V_CLAIMED;
+	j->kind = J_SCORE;
+	j->idx = v;
+	return true;
+}
+
+/* The next job, most promising first; false when the search is over (all
+ * scored, the budget spent after a first result, or an error).  Under
+ * s->mu; may wait for other workers. */
+static bool next_job(search *s, job *j)
+{
+	for (;;) {
+		if (s->err)
+			return false;
+		while (s->cursor < s->nvar && s->vstate[s->cursor] == V_DONE)
+			s->cursor++;
+		if (s->cursor == s->nvar)
+			return false;
+		bool late = out_of_time(s);
+		if (late && s->first_done) {
+			s->budget_hit = true;
+			return false;
+		}
+		/* late without a result: only the first variant's jobs */
+		int end = late ? s->cursor + 1 : s->cursor + WINDOW;
+		if (end > s->nvar)
+			end = s->nvar;
+		for (int pos = s->cursor; pos < end; pos++)
+			if (s->vstate[pos] == V_PENDING && plan(s, pos, j)) {
+				j->must = !s->first_done && pos == s->cursor;
+				j->deadline = j->must ? INFINITY : s->stop_at;
+				s->inflight++;
+				return true;
+			}
+		if (s->inflight == 0)
+			return false;   /* nothing left that can run */
+		pthread_cond_wait(&s->cv, &s->mu);
+	}
+}
+
+static int run_job(search *s, const job *j, wsp *w)
+{
+	switch (j->kind) {
+	case J_NODES:
+		return build_nodes(s, j->idx, w, j->deadline);
+	case J_TASKS:
+		return build_tasks(s, j->idx, w, j->deadline);
+	default:
+		return score_variant(s, j->idx, w);
+	}
+}
+
+/* Record a finished job (rc: TP_ETIME = interrupted, to be redone if still
+ * needed).  Under s->mu. */
+static void finish_job(search *s, const job *j, int rc)
+{
+	s->inflight--;
+	if (j->kind == J_NODES) {
+		s->np[j->idx].state = rc ? B_TODO : B_DONE;
+	} else if (j->kind == J_TASKS) {
+		s->tp[j->idx].state = rc ? B_TODO : B_DONE;
+		if (rc)
+			s->kept--;
+	} else {
+		int ti, ni;
+		variant_parts(s, j->idx, &ti, &ni);
+		s->tp[ti * s->tp_stride + s->np[ni].tree].users--;
+		s->vstate[j->pos] = V_DONE;
+		if (!rc) {
+			s->scored++;
+			s->first_done = true;
+		}
+	}
+	if (rc && rc != TP_ETIME)
+		s->err = rc;
+	pthread_cond_broadcast(&s->cv);
+}
+
+static void wsp_free(wsp *w)
+{
+	free(w->buf);
+	free(w->tmp);
+	free(w->hist);
+	free(w->map);
+	free(w->tc);
+	tp_congestion_ws_destroy(w->cws);
+}
+
+static int wsp_init(const search *s, wsp *w)
+{
+	int32_t n = s->g->ntasks;
+	size_t len = (size_t)(n > s->nn ? n : s->nn);
+	size_t hl = tp__pointset_hist_len(&s->tasks), hn = tp__pointset_hist_len(&s->nodes);
+	memset(w, 0, sizeof *w);
+	w->buf = tp__malloc_array(len, sizeof(tp__pt));
+	w->tmp = tp__malloc_array(len, sizeof(tp__pt));
+	w->hist = tp__malloc_array(hl > hn ? hl : hn, sizeof(uint64_t));
+	return w->buf && w->tmp && w->hist ? 0 : TP_ENOMEM;
+}
+
+static void *search_worker(void *arg)
 {
 	search *s = arg;
-	int32_t n = s->g->ntasks;
-	size_t len = s->phase == 1 ? (size_t)s->nn : (size_t)n;
-	/* phase 2: the second half of buf is the partition's scratch */
-	tp__pt *buf = tp__malloc_array(s->phase == 2 ? 2 * len : len, sizeof(tp__pt));
-	int32_t *map = s->phase == 2 ? tp__malloc_array((size_t)n, sizeof(int32_t)) : NULL;
-	int *tc = s->phase == 2 ? tp__malloc_array((size_t)n * (size_t)s->a->m->ndims,
-						    sizeof(int)) : NULL;
-	uint64_t *hist = s->phase == 2 ? tp__malloc_array(tp__pointset_hist_len(&s->tasks),
-							  sizeof(uint64_t)) : NULL;
-	tp_congestion_ws *ws = NULL;
-	bool ok = buf && (s->phase == 1 || (map && tc && hist));
-	if (ok && s->phase == 2 && s->o->metric == TP_METRIC_CONGESTION)
-		ok = tp_congestion_ws_create(&ws, s->a->m, NULL) == 0;
-	if (!ok)
-		fail(s, TP_ENOMEM);
-	while (ok) {
-		int i = atomic_fetch_add(&s->next, 1);
-		if (s->phase == 1) {
-			if (i >= s->nnp)
-				break;
-			if (i == 1)
-				continue;   /* built before the phase */
-			if (build_node_part(s, &s->np[i], buf)) {
-				fail(s, TP_ENOMEM);
-				break;
-			}
-		} else {
-			if (i >= s->nitems)
-				break;
-			/* item 0 (longest variant) always runs: a result must exist */
-			if (i > 0 && out_of_time(s)) {
-				pthread_mutex_lock(&s->mu);
-				s->budget_hit = true;
-				pthread_mutex_unlock(&s->mu);
-				break;
-			}
-			run_item(s, i, buf, map, tc, hist, ws);
-		}
+	wsp w;
+	int rc = wsp_init(s, &w);
+	pthread_mutex_lock(&s->mu);
+	if (rc) {
+		s->err = rc;
+		pthread_cond_broadcast(&s->cv);
 	}
-	tp_congestion_ws_destroy(ws);
-	free(buf);
-	free(map);
-	free(tc);
-	free(hist);
+	job j;
+	while (!rc && next_job(s, &j)) {
+		pthread_mutex_unlock(&s->mu);
+		int jrc = run_job(s, &j, &w);
+		pthread_mutex_lock(&s->mu);
+		finish_job(s, &j, jrc);
+	}
+	pthread_mutex_unlock(&s->mu);
+	wsp_free(&w);
 	return NULL;
-}
-
-static void run_phase(search *s, int phase, int nthreads)
-{
-	pthread_t th[8];
-	int started;
-	s->phase = phase;
-	atomic_store(&s->next, 0);
-	for (started = 0; started < nthreads - 1; started++)
-		if (pthread_create(&th[started], NULL, worker, s))
-			break;
-	worker(s);
-	for (int i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
 }
 
 static int cmp_cand(const void *x, const void *y)
@@ -374,77 +803,103 @@ static int cmp_cand(const void *x, const void *y)
 	return a->variant - b->variant;
 }
 
+/* Finalists: the next screened variant to score exactly, if any, while an
+ * exact scoring still fits in the budget (always while there is no result).
+ * Those already scored exactly are skipped. */
+static bool next_final(search *s, int *c)
+{
+	pthread_mutex_lock(&s->mu);
+	while (s->next_final < s->nfinals && s->finals[s->next_final].exact)
+		s->next_final++;
+	bool go = s->next_final < s->nfinals &&
+		  (s->best_variant == NO_VARIANT ||
+		   tp__now_ms() + s->exact_ms <= s->deadline);
+	if (go)
+		*c = s->next_final++;
+	else if (s->next_final < s->nfinals)
+		s->budget_hit = true;
+	pthread_mutex_unlock(&s->mu);
+	return go;
+}
+
+/* A finalist's task partition, rebuilt if it was dropped (by this worker,
+ * or another one while this one waits). */
+static const int32_t *final_tasks(search *s, int ti, int tr, wsp *w, int *rc)
+{
+	task_part *t = &s->tp[ti * s->tp_stride + tr];
+	pthread_mutex_lock(&s->mu);
+	while (t->state == B_BUSY)
+		pthread_cond_wait(&s->cv, &s->mu);
+	bool build = t->state == B_TODO;
+	if (build)
+		t->state = B_BUSY;
+	pthread_mutex_unlock(&s->mu);
+	if (build) {
+		*rc = build_tasks(s, ti * s->tp_stride + tr, w, INFINITY);
+		pthread_mutex_lock(&s->mu);
+		t->state = *rc ? B_TODO : B_DONE;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return *rc ? NULL : t->arr;
+}
+
+static void *final_worker(void *arg)
+{
+	search *s = arg;
+	wsp w;
+	int rc = wsp_init(s, &w), c;
+	while (!rc && next_final(s, &c)) {
+		int ti, ni, v = s->finals[c].variant;
+		variant_parts(s, v, &ti, &ni);
+		const int32_t *arr = final_tasks(s, ti, s->np[ni].tree, &w, &rc);
+		if (!arr || (rc = wsp_scoring(s, &w)))
+			break;
+		perm_map(s, &s->np[ni], arr, w.map);
+		rc = exact_score(s, v, &w);
+	}
+	if (rc) {
+		pthread_mutex_lock(&s->mu);
+		s->err = rc;
+		pthread_mutex_unlock(&s->mu);
+	}
+	wsp_free(&w);
+	return NULL;
+}
+
+static void run_threads(search *s, int nthreads, void *(*fn)(void *))
+{
+	pthread_t th[8];
+	int started;
+	for (started = 0; started < nthreads - 1; started++)
+		if (pthread_create(&th[started], NULL, fn, s))
+			break;
+	fn(s);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
 /* After screening: the FINALISTS variants with the lowest sample scores
  * (plus every variant tied with the last of them) are scored exactly; the
  * best exact score wins, ties to the lowest variant. */
-#define FINALISTS 8
-static int score_finalists(search *s)
+static int score_finalists(search *s, int nthreads)
 {
-	int32_t n = s->g->ntasks;
-	int32_t *map = tp__malloc_array((size_t)n, sizeof(int32_t));
-	if (!map)
+	s->finals = tp__malloc_array((size_t)s->nperm_var, sizeof *s->finals);
+	if (!s->finals)
 		return TP_ENOMEM;
-	qsort(s->cand, (size_t)s->ncand, sizeof *s->cand, cmp_cand);
+	memcpy(s->finals, s->cand, sizeof *s->cand * (size_t)s->nperm_var);
+	qsort(s->finals, (size_t)s->nperm_var, sizeof *s->finals, cmp_cand);
 	int k = 0;
-	while (k < s->ncand && s->cand[k].done &&
-	       (k < FINALISTS || s->cand[k].sample == s->cand[FINALISTS - 1].sample))
+	while (k < s->nperm_var && s->finals[k].done &&
+	       (k < FINALISTS || s->finals[k].sample == s->finals[FINALISTS - 1].sample))
 		k++;
-	for (int c = 0; c < k; c++) {
-		const struct cand *cd = &s->cand[c];
-		const int32_t *pos = s->item_pos[cd->item];
-		const node_part *np = &s->np[cd->np];
-		for (int32_t t = 0; t < n; t++)
-			map[t] = np->leaf_node[pos[t] / s->slots_each];
-		double score = tp__hop_bytes_bounded(s->g, s->a, map, s->best_score);
-		if (score < s->best_score ||
-		    (score == s->best_score && cd->variant < s->best_variant)) {
-			s->best_score = score;
-			s->best_variant = cd->variant;
-			memcpy(s->best_map, map, sizeof(int32_t) * (size_t)n);
-		}
-	}
-	/* every screened variant counts as scored */
-	for (int c = 0; c < s->ncand; c++)
-		s->scored += s->cand[c].done;
-	free(map);
-	return 0;
+	s->nfinals = k;
+	run_threads(s, nthreads < k ? nthreads : k, final_worker);
+	return s->err;
 }
 
-static const char AXES[] = "xyzuvw";
-
-static void describe_variant(const search *s, int variant, char *buf, size_t len)
-{
-	if (variant == 0) {
-		snprintf(buf, len, "longest extent first");
-		return;
-	}
-	int v = variant - 1, per = s->nnp - 1;
-	const side_order *t = &s->tso[1 + v / per];
-	const side_order *m = &s->np[1 + v % per].so;
-	char tp[8] = "", mp[8] = "", rf[8] = "";
-	int k = 0;
-	for (int d = 0; d < s->tasks.dims; d++)
-		tp[d] = AXES[s->torig[t->perm[d]]];
-	for (int d = 0; d < s->nodes.dims; d++) {
-		mp[d] = AXES[s->porig[m->perm[d]]];
-		if (m->reflect[d])
-			rf[k++] = AXES[s->porig[d]];
-	}
-	snprintf(buf, len, "tasks %s -> machine %s%s%s%s", tp, mp,
-		 k ? " (reflected " : "", rf, k ? ")" : "");
-}
-
-/* Everything tp_geom_map allocates besides the search state proper. */
-typedef struct prep {
-	int *shc;             /* seam-shifted router coordinates per node */
-	int *used;            /* slots in use per allocation index */
-	double *npos, *pvpos, *tvpos;
-	int32_t *ids;
-	int (*tperms)[TP_MAX_DIMS], (*pperms)[TP_MAX_DIMS];
-	int ntp;              /* task permutations searched */
-	int shifted;          /* dimensions moved by the seam shift */
-	bool subset;          /* closest-subset selection dropped slots */
-} prep;
+/* ------------------------------------------------------------------------ */
+/* Preparation                                                               */
 
 static int check_inputs(const tp_graph *g, const tp_alloc *a,
 			const tp_geom_opts *opt, tp_error *err)
@@ -464,119 +919,124 @@ static int check_inputs(const tp_graph *g, const tp_alloc *a,
 }
 
 /* Node coordinates: seam-shifted on wrapped dimensions when asked. */
-static int node_coords(search *s, prep *pr)
+static int node_coords(search *s, int *shc)
 {
 	const tp_alloc *a = s->a;
 	const tp_machine *m = a->m;
 	int pdim = m->ndims;
 	if (s->o->seam_shift) {
-		pr->shifted = tp_geom_seam_shift(a, pr->shc);
-		return pr->shifted < 0 ? TP_ENOMEM : 0;
+		s->shifted = tp_geom_seam_shift(a, shc);
+		return s->shifted < 0 ? TP_ENOMEM : 0;
 	}
 	for (int32_t i = 0; i < a->nnodes; i++)
-		memcpy(&pr->shc[(int64_t)i * pdim], &m->coords[(int64_t)a->node[i] * pdim],
+		memcpy(&shc[(int64_t)i * pdim], &m->coords[(int64_t)a->node[i] * pdim],
 		       sizeof(int) * (size_t)pdim);
 	return 0;
 }
 
 /* Slots in use: all of them, or the closest subset. */
-static int choose_slots(search *s, prep *pr)
+static int choose_slots(search *s, const int *shc, int *used)
 {
 	const tp_alloc *a = s->a;
 	int pdim = a->m->ndims;
-	pr->subset = a->total_slots > s->g->ntasks;
-	if (!pr->subset) {
-		memcpy(pr->used, a->slots, sizeof(int) * (size_t)a->nnodes);
+	s->subset = a->total_slots > s->g->ntasks;
+	if (!s->subset) {
+		memcpy(used, a->slots, sizeof(int) * (size_t)a->nnodes);
 		return 0;
 	}
 	double *allpos = tp__malloc_array((size_t)a->nnodes * (size_t)pdim, sizeof(double));
 	if (!allpos)
 		return TP_ENOMEM;
 	for (int64_t i = 0; i < (int64_t)a->nnodes * pdim; i++)
-		allpos[i] = pr->shc[i];
-	int rc = tp__closest_subset(a, allpos, pdim, s->g->ntasks, pr->used, INFINITY);
+		allpos[i] = shc[i];
+	int rc = tp__closest_subset(a, allpos, pdim, s->g->ntasks, used, s->deadline);
 	free(allpos);
 	return rc;
 }
 
-/* The used nodes and the tasks as point sets over the dimensions along
- * which they vary. */
-static int build_pointsets(search *s, prep *pr)
+/* The used nodes as a point set over the dimensions along which they vary
+ * (a flat dimension carries no information and would put the paired cut
+ * orders of the two sides out of step). */
+static int node_points(search *s, const int *shc, int32_t *ids, double **pos)
 {
 	const tp_alloc *a = s->a;
-	int pdim = a->m->ndims, tdim = s->g->coord_dims;
+	int pdim = a->m->ndims, k = 0;
+	int lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
 	int32_t nn = 0;
-	for (int32_t i = 0; i < a->nnodes; i++)
-		nn += pr->used[i] > 0;
-	pr->npos = tp__malloc_array((size_t)nn * (size_t)pdim, sizeof(double));
-	pr->ids = tp__malloc_array((size_t)nn, sizeof(int32_t));
-	if (!pr->npos || !pr->ids)
-		return TP_ENOMEM;
-	for (int32_t i = 0, j = 0; i < a->nnodes; i++) {
-		if (!pr->used[i])
-			continue;
-		pr->ids[j] = i;
-		for (int d = 0; d < pdim; d++)
-			pr->npos[(int64_t)j * pdim + d] = pr->shc[(int64_t)i * pdim + d];
-		j++;
+	for (int d = 0; d < pdim; d++) {
+		lo[d] = INT32_MAX;
+		hi[d] = INT32_MIN;
 	}
-	s->ids = pr->ids;
-	s->used = pr->used;
+	for (int32_t i = 0; i < a->nnodes; i++) {
+		if (!s->used[i])
+			continue;
+		ids[nn++] = i;
+		for (int d = 0; d < pdim; d++) {
+			int v = shc[(int64_t)i * pdim + d];
+			lo[d] = v < lo[d] ? v : lo[d];
+			hi[d] = v > hi[d] ? v : hi[d];
+		}
+	}
+	for (int d = 0; d < pdim; d++)
+		if (hi[d] > lo[d])
+			s->porig[k++] = d;
+	if (k == 0)
+		s->porig[k++] = 0;   /* all nodes equal: one (flat) dimension */
 	s->nn = nn;
-	pr->pvpos = project_varying(pr->npos, nn, pdim, &pdim, s->porig);
-	pr->tvpos = project_varying(s->g->coords, s->g->ntasks, tdim, &tdim, s->torig);
-	if (!pr->pvpos || !pr->tvpos)
+	*pos = tp__malloc_array((size_t)nn * (size_t)k, sizeof(double));
+	if (!*pos)
 		return TP_ENOMEM;
-	if (tp__pointset_init(&s->nodes, nn, pdim, pr->pvpos) ||
-	    tp__pointset_init(&s->tasks, s->g->ntasks, tdim, pr->tvpos))
-		return TP_ENOMEM;
-	return 0;
+	for (int32_t j = 0; j < nn; j++)
+		for (int d = 0; d < k; d++)
+			(*pos)[(int64_t)j * k + d] = shc[(int64_t)ids[j] * pdim + s->porig[d]];
+	return tp__pointset_init(&s->nodes, nn, k, *pos);
 }
 
-/* Variants: task permutations x machine permutations x reflections of the
- * machine axes.  Reflecting the node side instead of the task side gives
- * the same set of mappings and partitions fewer points.  np[0] and tso[0]
- * are the longest-extent variant. */
-static int make_variants(search *s, prep *pr)
+/* The tasks likewise; their coordinates are used in place when every
+ * dimension varies. */
+static int task_points(search *s, double **copy)
 {
-	int tdim = s->tasks.dims, pdim = s->nodes.dims;
-	pr->tperms = calloc(MAX_PERMS, sizeof *pr->tperms);
-	pr->pperms = calloc(MAX_PERMS, sizeof *pr->pperms);
-	if (!pr->tperms || !pr->pperms)
-		return TP_ENOMEM;
-	enum tp_geom_search mode = s->o->search;
-	if (mode == TP_SEARCH_AUTO)
-		mode = s->nn <= TP_SEARCH_AUTO_MAX_NODES ? TP_SEARCH_FULL
-							 : TP_SEARCH_ROTATIONS;
-	bool searching = mode != TP_SEARCH_NONE;
-	int ntp = searching ? all_perms(tdim, pr->tperms, 64) : 0;
-	int npp = searching ? all_perms(pdim, pr->pperms, MAX_PERMS) : 0;
-	int nrefl = mode == TP_SEARCH_FULL ? 1 << pdim : 1;
-	while ((int64_t)npp * nrefl > 512 && nrefl > 1)
-		nrefl >>= 1;   /* bounded work for many dimensions */
-	if (npp * nrefl > 512)
-		npp = 512 / nrefl;
-
-	pr->ntp = ntp;
-	s->nnp = 1 + npp * nrefl;
-	s->np = calloc((size_t)s->nnp, sizeof *s->np);
-	s->tso = calloc((size_t)(1 + ntp), sizeof *s->tso);
-	if (!s->np || !s->tso)
-		return TP_ENOMEM;
-	s->np[0].so.longest = true;
-	s->tso[0].longest = true;
-	for (int d = 0; d < TP_MAX_DIMS; d++)
-		s->np[0].so.perm[d] = s->tso[0].perm[d] = d;
-	for (int pp = 0; pp < npp; pp++)
-		for (int r = 0; r < nrefl; r++) {
-			side_order *so = &s->np[1 + pp * nrefl + r].so;
-			memcpy(so->perm, pr->pperms[pp], sizeof so->perm);
-			for (int d = 0; d < pdim; d++)
-				so->reflect[d] = (r >> d) & 1;
+	const tp_graph *g = s->g;
+	int dims = g->coord_dims, k = 0;
+	int32_t n = g->ntasks;
+	for (int d = 0; d < dims; d++) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (int32_t i = 0; i < n; i++) {
+			double v = g->coords[(int64_t)i * dims + d];
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
 		}
-	for (int t = 0; t < ntp; t++)
-		memcpy(s->tso[1 + t].perm, pr->tperms[t], sizeof s->tso[1 + t].perm);
-	return 0;
+		if (hi > lo)
+			s->torig[k++] = d;
+	}
+	if (k == 0)
+		s->torig[k++] = 0;
+	const double *pos = g->coords;
+	if (k < dims) {
+		*copy = tp__malloc_array((size_t)n * (size_t)k, sizeof(double));
+		if (!*copy)
+			return TP_ENOMEM;
+		for (int32_t i = 0; i < n; i++)
+			for (int j = 0; j < k; j++)
+				(*copy)[(int64_t)i * k + j] = g->coords[(int64_t)i * dims + s->torig[j]];
+		pos = *copy;
+	}
+	return tp__pointset_init(&s->tasks, n, k, pos);
+}
+
+/* Screening pays off on large graphs scored by hop-bytes when every used
+ * node has the same slots (positions map to leaves by division). */
+static int setup_screening(search *s)
+{
+	const tp_graph *g = s->g;
+	int32_t n = g->ntasks;
+	s->stride = 1;
+	if (s->o->metric != TP_METRIC_HOP_BYTES || s->slots_each <= 0 ||
+	    g->nedges <= 4 * SAMPLE_EDGES || (int64_t)s->ntso * n > ((int64_t)1 << 27))
+		return 0;
+	s->stride = (int32_t)((g->nedges + SAMPLE_EDGES - 1) / SAMPLE_EDGES);
+	s->cand = tp__calloc((size_t)s->nperm_var, sizeof *s->cand);
+	return s->cand ? 0 : TP_ENOMEM;
 }
 
 static int thread_count(const tp_geom_opts *opt)
@@ -589,152 +1049,121 @@ static int thread_count(const tp_geom_opts *opt)
 	return nthreads > 8 ? 8 : nthreads;
 }
 
-/* Equal split trees get equal ids, so that one task partition serves every
- * node partition with that tree. */
-static void number_trees(search *s)
+/* Everything before the search proper: node coordinates, the used slots,
+ * both point sets, the variants, split trees, screening, order. */
+static int prepare(search *s, int *used, int32_t *ids)
 {
-	for (int i = 0; i < s->nnp; i++) {
-		node_part *np = &s->np[i];
-		const tree *ti = tree_of(s, np);
-		np->tree_id = np->shared ? 1 : i;
-		for (int j = 0; j < i && !np->shared; j++) {
-			const tree *tj = tree_of(s, &s->np[j]);
-			if (tj->len == ti->len &&
-			    !memcmp(tj->v, ti->v, sizeof *ti->v * (size_t)ti->len)) {
-				np->tree_id = s->np[j].tree_id;
-				break;
-			}
-		}
-	}
-}
-
-/* Phase 1: node partitions, in parallel (np[1] first: the others share its
- * split tree when theirs is the same). */
-static int partition_nodes(search *s, int nthreads)
-{
-	if (s->nnp > 1) {
-		tp__pt *nbuf = tp__malloc_array((size_t)s->nn, sizeof(tp__pt));
-		int rc = nbuf ? build_node_part(s, &s->np[1], nbuf) : TP_ENOMEM;
-		free(nbuf);
-		if (rc)
-			return rc;
-	}
-	run_phase(s, 1, nthreads < s->nnp ? nthreads : s->nnp);
-	if (s->err)
-		return s->err;
-	number_trees(s);
-	return 0;
-}
-
-/* Phase 2 work items: item 0 = longest; then (task permutation, distinct
- * tree). */
-static int make_items(search *s, int ntp)
-{
-	s->item_tree = tp__malloc_array((size_t)(1 + ntp * s->nnp), sizeof(int));
-	s->item_tperm = tp__malloc_array((size_t)(1 + ntp * s->nnp), sizeof(int));
-	if (!s->item_tree || !s->item_tperm)
-		return TP_ENOMEM;
-	s->item_tree[0] = s->np[0].tree_id;
-	s->item_tperm[0] = 0;
-	s->nitems = 1;
-	for (int t = 0; t < ntp; t++)
-		for (int i = 1; i < s->nnp; i++) {
-			bool first = true;   /* first machine variant with this tree */
-			for (int j = 1; j < i && first; j++)
-				first = s->np[j].tree_id != s->np[i].tree_id;
-			if (!first)
-				continue;
-			s->item_tree[s->nitems] = s->np[i].tree_id;
-			s->item_tperm[s->nitems++] = 1 + t;
-		}
-	return 0;
-}
-
-/* Screening pays off on large graphs scored by hop-bytes when every used
- * node has the same slots (positions map to leaves by division). */
-static int setup_screening(search *s, int ntp)
-{
-	const tp_graph *g = s->g;
-	int32_t n = g->ntasks;
-	int64_t sample_edges = 16384;
-	s->stride = 1;
+	const tp_alloc *a = s->a;
+	double *npos = NULL, *tcopy = NULL;
+	int *shc = tp__malloc_array((size_t)a->nnodes * (size_t)a->m->ndims, sizeof(int));
+	int rc = shc ? node_coords(s, shc) : TP_ENOMEM;
+	if (!rc)
+		rc = choose_slots(s, shc, used);
+	s->used = used;
+	s->ids = ids;
+	if (!rc)
+		rc = node_points(s, shc, ids, &npos);
+	free(shc);
+	if (!rc)
+		rc = task_points(s, &tcopy);
+	/* the point sets keep (and own) positions only where ranks do not
+	 * suffice */
+	if (s->nodes.pos != npos)
+		free(npos);
+	if (s->tasks.pos != tcopy)
+		free(tcopy);
+	if (rc)
+		return rc;
 	s->slots_each = 0;
-	for (int32_t i = 0; i < s->a->nnodes; i++)
-		if (s->used[i] > 0) {
-			if (!s->slots_each)
-				s->slots_each = s->used[i];
-			else if (s->used[i] != s->slots_each)
-				s->slots_each = -1;
-		}
-	if (s->o->metric != TP_METRIC_HOP_BYTES || s->slots_each <= 0 ||
-	    g->nedges <= 4 * sample_edges ||
-	    (int64_t)s->nitems * n > ((int64_t)1 << 27))
-		return 0;
-	s->stride = (int32_t)((g->nedges + sample_edges - 1) / sample_edges);
-	s->ncand = 1 + ntp * (s->nnp - 1);
-	s->cand = calloc((size_t)s->ncand, sizeof *s->cand);
-	s->item_pos = calloc((size_t)s->nitems, sizeof *s->item_pos);
-	if (!s->cand || !s->item_pos)
-		return TP_ENOMEM;
-	for (int i = 0; i < s->nitems; i++)
-		if (!(s->item_pos[i] = tp__malloc_array((size_t)n, sizeof(int32_t))))
-			return TP_ENOMEM;
-	return 0;
+	for (int32_t j = 0; j < s->nn; j++) {
+		int u = used[ids[j]];
+		s->slots_each = !s->slots_each || s->slots_each == u ? u : -1;
+	}
+	if (!rc)
+		rc = make_variants(s);
+	if (!rc)
+		rc = setup_trees(s);
+	if (!rc)
+		rc = setup_screening(s);
+	if (!rc)
+		rc = make_order(s);
+	return rc;
 }
 
-/* Phase 2: task partitions and scoring, then the finalists when screening. */
-static int search_variants(search *s, int nthreads)
+/* ------------------------------------------------------------------------ */
+/* Report                                                                    */
+
+static const char AXES[] = "xyzuvw";
+
+static void describe_variant(const search *s, int variant, char *buf, size_t len)
 {
-	run_phase(s, 2, nthreads < s->nitems ? nthreads : s->nitems);
-	if (s->err)
-		return s->err;
-	if (s->stride > 1 && score_finalists(s) != 0)
-		return TP_ENOMEM;
-	return s->scored == 0 ? TP_ENOMEM : 0;
+	if (variant == 0) {
+		snprintf(buf, len, "longest extent first");
+		return;
+	}
+	char tn[TP_MAX_DIMS + 1] = "", mn[TP_MAX_DIMS + 1] = "";
+	for (int d = 0; d < s->tasks.dims; d++)
+		tn[d] = AXES[s->torig[d]];
+	for (int d = 0; d < s->nodes.dims; d++)
+		mn[d] = AXES[s->porig[d]];
+	int ti, ni;
+	variant_parts(s, variant, &ti, &ni);
+	const side_order *t = &s->tso[ti];
+	const side_order *m = &s->np[ni].so;
+	char tp[8] = "", mp[8] = "", rf[8] = "";
+	int k = 0;
+	for (int d = 0; d < s->tasks.dims; d++)
+		tp[d] = tn[t->perm[d]];
+	for (int d = 0; d < s->nodes.dims; d++) {
+		mp[d] = mn[m->perm[d]];
+		if (m->reflect[d])
+			rf[k++] = mn[d];
+	}
+	snprintf(buf, len, "tasks %s -> machine %s%s%s%s", tp, mp,
+		 k ? " (reflected " : "", rf, k ? ")" : "");
 }
 
-static void fill_report(const search *s, const prep *pr, tp_geom_report *report)
+static void fill_report(const search *s, tp_geom_report *report)
 {
 	memset(report, 0, sizeof *report);
-	report->variants_total = 1 + pr->ntp * (s->nnp - 1);
+	report->variants_total = s->nvar;
 	report->variants_scored = s->scored;
 	report->best_variant = s->best_variant;
 	describe_variant(s, s->best_variant, report->best_desc,
 			 sizeof report->best_desc);
 	report->best_score = s->best_score;
 	report->budget_hit = s->budget_hit;
-	report->subset_selected = pr->subset;
-	report->shifted_dims = pr->shifted;
+	report->subset_selected = s->subset;
+	report->shifted_dims = s->shifted;
 	report->elapsed_ms = tp__now_ms() - s->t0;
 }
 
-static void search_free(search *s, prep *pr)
+static void search_free(search *s)
 {
 	if (s->np)
-		for (int i = 0; i < s->nnp; i++) {
-			free(s->np[i].tr.v);
+		for (int i = 0; i < s->nnp; i++)
 			free(s->np[i].leaf_node);
-		}
+	if (s->tp)
+		for (int i = 0; i < s->ntso * s->tp_stride; i++)
+			free(s->tp[i].arr);
+	if (s->trees)
+		for (int i = 0; i < s->ntrees; i++)
+			free(s->trees[i].v);
 	free(s->np);
 	free(s->tso);
-	free(s->item_tree);
-	free(s->item_tperm);
-	if (s->item_pos)
-		for (int i = 0; i < s->nitems; i++)
-			free(s->item_pos[i]);
-	free(s->item_pos);
+	free(s->tp);
+	free(s->trees);
+	free(s->order);
+	free(s->vstate);
 	free(s->cand);
-	free(pr->tperms);
-	free(pr->pperms);
+	free(s->finals);
+	free(s->nodes.pos);
+	if (s->tasks.pos != s->g->coords)
+		free(s->tasks.pos);
 	tp__pointset_free(&s->nodes);
 	tp__pointset_free(&s->tasks);
-	free(pr->npos);
-	free(pr->pvpos);
-	free(pr->tvpos);
-	free(pr->ids);
-	free(pr->shc);
-	free(pr->used);
 	free(s->best_map);
+	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 }
 
@@ -752,31 +1181,41 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 		return rc;
 
 	search s;
-	prep pr;
 	memset(&s, 0, sizeof s);
-	memset(&pr, 0, sizeof pr);
 	s.g = g;
 	s.a = a;
 	s.o = opt;
 	s.t0 = t0;
+	s.deadline = opt->time_budget_ms > 0 ? t0 + opt->time_budget_ms : INFINITY;
+	s.stop_at = s.deadline;
 	s.best_score = INFINITY;
-	s.best_variant = INT32_MAX;
+	s.best_variant = NO_VARIANT;
 	pthread_mutex_init(&s.mu, NULL);
-	pr.shc = tp__malloc_array((size_t)a->nnodes * (size_t)a->m->ndims, sizeof(int));
-	pr.used = tp__malloc_array((size_t)a->nnodes, sizeof(int));
+	pthread_cond_init(&s.cv, NULL);
+	int *used = tp__malloc_array((size_t)a->nnodes, sizeof(int));
+	int32_t *ids = tp__malloc_array((size_t)a->nnodes, sizeof(int32_t));
 	s.best_map = tp__malloc_array((size_t)g->ntasks, sizeof(int32_t));
 	int nthreads = thread_count(opt);
-	if (!pr.shc || !pr.used || !s.best_map ||
-	    node_coords(&s, &pr) || choose_slots(&s, &pr) ||
-	    build_pointsets(&s, &pr) || make_variants(&s, &pr) ||
-	    partition_nodes(&s, nthreads) || make_items(&s, pr.ntp) ||
-	    setup_screening(&s, pr.ntp) || search_variants(&s, nthreads)) {
+	rc = used && ids && s.best_map ? prepare(&s, used, ids) : TP_ENOMEM;
+	if (!rc) {
+		/* at most two jobs per variant can run at once */
+		run_threads(&s, nthreads < 2 * s.nvar ? nthreads : 2 * s.nvar,
+			    search_worker);
+		rc = s.err;
+	}
+	if (!rc && s.stride > 1)
+		rc = score_finalists(&s, nthreads);
+	if (!rc && s.best_variant == NO_VARIANT)
+		rc = TP_ENOMEM;   /* nothing could be scored */
+	if (rc) {
 		rc = tp_error_set(err, TP_ENOMEM, "geometric mapping: out of memory");
 	} else {
 		memcpy(map, s.best_map, sizeof(int32_t) * (size_t)g->ntasks);
 		if (report)
-			fill_report(&s, &pr, report);
+			fill_report(&s, report);
 	}
-	search_free(&s, &pr);
+	search_free(&s);
+	free(used);
+	free(ids);
 	return rc;
 }

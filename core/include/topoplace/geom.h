@@ -16,6 +16,12 @@
  * (k-means).  Ties are broken by the other coordinates, then by index, so the
  * result does not depend on the machine it runs on (unless the time budget
  * stops the search early).
+ *
+ * The search is anytime: variants are built lazily and tried most promising
+ * first (longest task extent onto longest machine extent), and the time
+ * budget bounds all of it, preparation and partitions included.  Past the
+ * budget the best variant scored so far is kept; the first variant always
+ * completes, so a result exists.
  */
 #ifndef TOPOPLACE_GEOM_H
 #define TOPOPLACE_GEOM_H
@@ -52,7 +58,10 @@ typedef struct tp_geom_opts {
 	enum tp_geom_search search;
 	bool seam_shift;               /* torus seam shift (default true) */
 	enum tp_metric_kind metric;    /* how variants are scored */
-	double time_budget_ms;         /* <= 0: no limit */
+	double time_budget_ms;         /* <= 0: no limit.  Bounds the whole call:
+					  overrun at most one exact scoring,
+					  or the first variant when nothing
+					  was ready in time */
 	int nthreads;                  /* 0: one per online CPU, at most 8 */
 } tp_geom_opts;
 
