@@ -42,7 +42,8 @@ SONAME  = libtopoplace.so.0
 # ---- sources (listed: a stray file in a folder does not enter the build)
 
 CORE_SRC = $(addprefix core/src/, \
-	alloc.c conf.c dragonfly.c geom.c geom_search.c geom_select.c gpu_matrix.c gpusel.c \
+	alloc.c conf.c dragonfly.c geom.c geom_fold.c geom_search.c geom_select.c \
+	gpu_matrix.c gpusel.c \
 	graph.c graphmap.c hostfile.c json_graph.c machine.c metrics.c \
 	modcolor.c node.c node_links.c place.c stencil.c tree.c util.c \
 	version.c)

@@ -1,10 +1,11 @@
 /* topoplace — geometric mapping, the search: the variants, the order they
  * are tried in, their scoring, and tp_geom_map.  See <topoplace/geom.h> for
- * the overview and geom.c for the partitions.
+ * the overview, geom.c for the partitions and geom_fold.c for folding.
  *
  * Variants.  Variant 0 cuts the longest extent on both sides at every level.
  * Variants 1.. pair a task dimension order with a machine dimension order
- * and reflection (numbered 1 + t * (machine variants) + m).  A variant needs its node
+ * and reflection (numbered 1 + t * (machine variants) + m).  Then come the
+ * folded embeddings (geom_fold.c) where they apply.  A variant needs its node
  * partition (per machine variant: a split tree and the node of every leaf)
  * and a task partition (per task order and split tree).  With equal slots on
  * every node all split trees are the same, so the search costs about
@@ -12,8 +13,8 @@
  * one cheap scoring per variant.
  *
  * Anytime search (issue 10).  Nothing is built before it is needed:
- *  - Order.  Variants are tried most promising first: "longest task
- *    extent onto longest machine extent"
+ *  - Order.  Variants are tried most promising first: folds (exact
+ *    embeddings), then "longest task extent onto longest machine extent"
  *    (Deveci et al.): the task order and the machine order each sorted by
  *    decreasing extent, then the orders lexicographically further from
  *    that, unreflected before reflected.  The longest-extent variant comes
@@ -49,6 +50,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "geom_fold.h"
 #include "geom_part.h"
 
 #define MAX_PERMS 720
@@ -115,6 +117,10 @@ typedef struct search {
 	side_order *tso;      /* [0] longest; then one per task permutation */
 	int ntso;
 	int nperm_var;        /* 1 + (ntso - 1) * (nnp - 1) */
+	tp__fold *fold;       /* variants nperm_var.. */
+	int nfold;
+	int32_t *cell_node;   /* folds: box cell -> node pointset id */
+	int64_t mstride[TP_MAX_DIMS];
 	int nvar;
 	int32_t *order;       /* variants, most promising first */
 	unsigned char *vstate;  /* per order position */
@@ -304,12 +310,12 @@ static uint64_t promise(const search *s, int v, const int *rt, const int *rm)
 	return (key << 9) | ((uint64_t)refl << 6) | (uint64_t)mask;
 }
 
-/* The order the variants are tried in: the permutation variants by
- * promise, with the longest-extent variant first or second (see the top of
- * the file). */
+/* The order the variants are tried in: folds, then the permutation
+ * variants by promise, with the longest-extent variant first or second
+ * (see the top of the file). */
 static int make_order(search *s)
 {
-	s->nvar = s->nperm_var;
+	s->nvar = s->nperm_var + s->nfold;
 	s->order = tp__malloc_array((size_t)s->nvar, sizeof(int32_t));
 	s->vstate = tp__calloc((size_t)s->nvar, 1);
 	keyed *k = tp__malloc_array((size_t)s->nperm_var, sizeof(keyed));
@@ -327,6 +333,8 @@ static int make_order(search *s)
 	}
 	qsort(k, (size_t)nk, sizeof *k, cmp_keyed);
 	int at = 0;
+	for (int f = 0; f < s->nfold; f++)
+		s->order[at++] = s->nperm_var + f;
 	bool longest_first = s->nodes.dims > s->tasks.dims || nk == 0;
 	if (longest_first)
 		s->order[at++] = 0;
@@ -337,6 +345,95 @@ static int make_order(search *s)
 	}
 	free(k);
 	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Folds                                                                     */
+
+/* Folded embeddings, when the tasks form a full grid and the used nodes a
+ * full box with equal slots, all used (geom_fold.c). */
+static int setup_folds(search *s)
+{
+	const pointset *T = &s->tasks, *N = &s->nodes;
+	int32_t n = s->g->ntasks;
+	if (s->subset || s->slots_each <= 0 || T->pos || N->pos)
+		return 0;
+	int text[TP_MAX_DIMS], mext[TP_MAX_DIMS];
+	int64_t tcells = 1, mcells = 1;
+	for (int d = 0; d < T->dims; d++) {
+		text[d] = (int)T->maxrank[d] + 1;
+		tcells *= text[d];
+		if (tcells > n)
+			return 0;
+	}
+	for (int d = 0; d < N->dims; d++) {
+		mext[d] = (int)N->maxrank[d] + 1;
+		s->mstride[d] = mcells;
+		mcells *= mext[d];
+		if (mcells > s->nn)
+			return 0;
+	}
+	if (tcells != n || mcells != s->nn)
+		return 0;
+	tp__fold f[TP__FOLD_MAX];
+	int nf = tp__fold_find(text, T->dims, mext, N->dims, s->slots_each, f,
+			       TP__FOLD_MAX);
+	if (nf == 0)
+		return 0;
+	/* every task cell and every node cell exactly once */
+	unsigned char *seen = tp__calloc((size_t)n / 8 + 1, 1);
+	int32_t *cell = tp__malloc_array((size_t)s->nn, sizeof(int32_t));
+	if (!seen || !cell) {
+		free(seen);
+		free(cell);
+		return TP_ENOMEM;
+	}
+	bool grid = true;
+	for (int32_t t = 0; t < n && grid; t++) {
+		int64_t c = 0, st = 1;
+		for (int d = 0; d < T->dims; d++) {
+			c += (int64_t)T->rank[(int64_t)t * T->dims + d] * st;
+			st *= text[d];
+		}
+		grid = !(seen[c / 8] & (1 << (c % 8)));
+		seen[c / 8] |= (unsigned char)(1 << (c % 8));
+	}
+	for (int32_t i = 0; i < s->nn; i++)
+		cell[i] = -1;
+	for (int32_t i = 0; i < s->nn && grid; i++) {
+		int64_t c = 0;
+		for (int d = 0; d < N->dims; d++)
+			c += (int64_t)N->rank[(int64_t)i * N->dims + d] * s->mstride[d];
+		grid = cell[c] < 0;
+		cell[c] = i;
+	}
+	free(seen);
+	if (!grid) {
+		free(cell);
+		return 0;
+	}
+	s->fold = tp__malloc_array((size_t)nf, sizeof *s->fold);
+	if (!s->fold) {
+		free(cell);
+		return TP_ENOMEM;
+	}
+	memcpy(s->fold, f, sizeof *f * (size_t)nf);
+	s->nfold = nf;
+	s->cell_node = cell;
+	return 0;
+}
+
+static void fold_map(const search *s, const tp__fold *f, int32_t *map)
+{
+	const pointset *T = &s->tasks;
+	for (int32_t t = 0; t < s->g->ntasks; t++) {
+		int mc[TP_MAX_DIMS];
+		tp__fold_place(f, &T->rank[(int64_t)t * T->dims], mc);
+		int64_t c = 0;
+		for (int d = 0; d < s->nodes.dims; d++)
+			c += mc[d] * s->mstride[d];
+		map[t] = s->ids[s->cell_node[c]];
+	}
 }
 
 /* ------------------------------------------------------------------------ */
@@ -584,6 +681,13 @@ static int exact_score(search *s, int v, wsp *w)
 
 static int score_variant(search *s, int v, wsp *w)
 {
+	if (v >= s->nperm_var) {
+		int rc = wsp_scoring(s, w);
+		if (rc)
+			return rc;
+		fold_map(s, &s->fold[v - s->nperm_var], w->map);
+		return exact_score(s, v, w);
+	}
 	int ti, ni;
 	variant_parts(s, v, &ti, &ni);
 	const node_part *np = &s->np[ni];
@@ -643,6 +747,12 @@ static bool plan(search *s, int pos, job *j)
 {
 	int v = s->order[pos];
 	j->pos = pos;
+	if (v >= s->nperm_var) {
+		s->vstate[pos] = V_CLAIMED;
+		j->kind = J_SCORE;
+		j->idx = v;
+		return true;
+	}
 	int ti, ni;
 	variant_parts(s, v, &ti, &ni);
 	node_part *np = &s->np[ni];
@@ -735,9 +845,11 @@ static void finish_job(search *s, const job *j, int rc)
 		if (rc)
 			s->kept--;
 	} else {
-		int ti, ni;
-		variant_parts(s, j->idx, &ti, &ni);
-		s->tp[ti * s->tp_stride + s->np[ni].tree].users--;
+		if (j->idx < s->nperm_var) {
+			int ti, ni;
+			variant_parts(s, j->idx, &ti, &ni);
+			s->tp[ti * s->tp_stride + s->np[ni].tree].users--;
+		}
 		s->vstate[j->pos] = V_DONE;
 		if (!rc) {
 			s->scored++;
@@ -881,7 +993,7 @@ static void run_threads(search *s, int nthreads, void *(*fn)(void *))
 
 /* After screening: the FINALISTS variants with the lowest sample scores
  * (plus every variant tied with the last of them) are scored exactly; the
- * best exact score wins, ties to the lowest variant. */
+ * best exact score wins (folds included), ties to the lowest variant. */
 static int score_finalists(search *s, int nthreads)
 {
 	s->finals = tp__malloc_array((size_t)s->nperm_var, sizeof *s->finals);
@@ -1050,7 +1162,7 @@ static int thread_count(const tp_geom_opts *opt)
 }
 
 /* Everything before the search proper: node coordinates, the used slots,
- * both point sets, the variants, split trees, screening, order. */
+ * both point sets, the variants, folds, split trees, screening, order. */
 static int prepare(search *s, int *used, int32_t *ids)
 {
 	const tp_alloc *a = s->a;
@@ -1082,6 +1194,8 @@ static int prepare(search *s, int *used, int32_t *ids)
 	if (!rc)
 		rc = make_variants(s);
 	if (!rc)
+		rc = setup_folds(s);
+	if (!rc)
 		rc = setup_trees(s);
 	if (!rc)
 		rc = setup_screening(s);
@@ -1106,6 +1220,10 @@ static void describe_variant(const search *s, int variant, char *buf, size_t len
 		tn[d] = AXES[s->torig[d]];
 	for (int d = 0; d < s->nodes.dims; d++)
 		mn[d] = AXES[s->porig[d]];
+	if (variant >= s->nperm_var) {
+		tp__fold_describe(&s->fold[variant - s->nperm_var], tn, mn, buf, len);
+		return;
+	}
 	int ti, ni;
 	variant_parts(s, variant, &ti, &ni);
 	const side_order *t = &s->tso[ti];
@@ -1127,6 +1245,7 @@ static void fill_report(const search *s, tp_geom_report *report)
 {
 	memset(report, 0, sizeof *report);
 	report->variants_total = s->nvar;
+	report->variants_folded = s->nfold;
 	report->variants_scored = s->scored;
 	report->best_variant = s->best_variant;
 	describe_variant(s, s->best_variant, report->best_desc,
@@ -1153,6 +1272,8 @@ static void search_free(search *s)
 	free(s->tso);
 	free(s->tp);
 	free(s->trees);
+	free(s->fold);
+	free(s->cell_node);
 	free(s->order);
 	free(s->vstate);
 	free(s->cand);
