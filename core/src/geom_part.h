@@ -69,4 +69,11 @@ int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
 int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
 		       int64_t ntasks, int *slots_out, double deadline);
 
+/* tp_geom_map without the laziness, for tests: every node partition is
+ * built before any variant is scored, variants in number order, no task
+ * partition dropped.  Must give the same result when there is no budget. */
+int tp__geom_map_eager(const tp_graph *g, const tp_alloc *a,
+		       const tp_geom_opts *opt, int32_t *map,
+		       tp_geom_report *report, tp_error *err);
+
 #endif

@@ -122,6 +122,9 @@ typedef struct search {
 	int32_t *cell_node;   /* folds: box cell -> node pointset id */
 	int64_t mstride[TP_MAX_DIMS];
 	int nvar;
+	bool eager;           /* tests: every node partition before any
+				 scoring, variants in number order */
+	int np_built;
 	int32_t *order;       /* variants, most promising first */
 	unsigned char *vstate;  /* per order position */
 	int cursor;           /* first position not done */
@@ -318,11 +321,16 @@ static int make_order(search *s)
 	s->nvar = s->nperm_var + s->nfold;
 	s->order = tp__malloc_array((size_t)s->nvar, sizeof(int32_t));
 	s->vstate = tp__calloc((size_t)s->nvar, 1);
-	keyed *k = tp__malloc_array((size_t)s->nperm_var, sizeof(keyed));
-	if (!s->order || !s->vstate || !k) {
-		free(k);
+	if (!s->order || !s->vstate)
 		return TP_ENOMEM;
+	if (s->eager) {
+		for (int v = 0; v < s->nvar; v++)
+			s->order[v] = v;
+		return 0;
 	}
+	keyed *k = tp__malloc_array((size_t)s->nperm_var, sizeof(keyed));
+	if (!k)
+		return TP_ENOMEM;
 	int rt[TP_MAX_DIMS], rm[TP_MAX_DIMS];
 	extent_ranks(&s->tasks, rt);
 	extent_ranks(&s->nodes, rm);
@@ -722,7 +730,7 @@ static int score_variant(search *s, int v, wsp *w)
  * are held.  False when all of them are in use.  Under s->mu. */
 static bool make_room(search *s)
 {
-	if (s->kept < TASKS_KEPT)
+	if (s->kept < TASKS_KEPT || s->eager)
 		return true;
 	task_part *lru = NULL;
 	int total = s->ntso * s->tp_stride;
@@ -777,7 +785,8 @@ static bool plan(search *s, int pos, job *j)
 		j->idx = idx;
 		return true;
 	}
-	if (np->state != B_DONE || t->state != B_DONE)
+	if (np->state != B_DONE || t->state != B_DONE ||
+	    (s->eager && s->np_built < s->nnp))
 		return false;
 	t->users++;
 	t->used_at = ++s->clock;
@@ -805,7 +814,7 @@ static bool next_job(search *s, job *j)
 			return false;
 		}
 		/* late without a result: only the first variant's jobs */
-		int end = late ? s->cursor + 1 : s->cursor + WINDOW;
+		int end = late ? s->cursor + 1 : s->eager ? s->nvar : s->cursor + WINDOW;
 		if (end > s->nvar)
 			end = s->nvar;
 		for (int pos = s->cursor; pos < end; pos++)
@@ -840,6 +849,7 @@ static void finish_job(search *s, const job *j, int rc)
 	s->inflight--;
 	if (j->kind == J_NODES) {
 		s->np[j->idx].state = rc ? B_TODO : B_DONE;
+		s->np_built += !rc;
 	} else if (j->kind == J_TASKS) {
 		s->tp[j->idx].state = rc ? B_TODO : B_DONE;
 		if (rc)
@@ -1288,8 +1298,8 @@ static void search_free(search *s)
 	pthread_mutex_destroy(&s->mu);
 }
 
-int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
-		int32_t *map, tp_geom_report *report, tp_error *err)
+static int geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
+		    bool eager, int32_t *map, tp_geom_report *report, tp_error *err)
 {
 	tp_geom_opts defaults;
 	if (!opt) {
@@ -1306,6 +1316,7 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 	s.g = g;
 	s.a = a;
 	s.o = opt;
+	s.eager = eager;
 	s.t0 = t0;
 	s.deadline = opt->time_budget_ms > 0 ? t0 + opt->time_budget_ms : INFINITY;
 	s.stop_at = s.deadline;
@@ -1339,4 +1350,17 @@ int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 	free(used);
 	free(ids);
 	return rc;
+}
+
+int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
+		int32_t *map, tp_geom_report *report, tp_error *err)
+{
+	return geom_map(g, a, opt, false, map, report, err);
+}
+
+int tp__geom_map_eager(const tp_graph *g, const tp_alloc *a,
+		       const tp_geom_opts *opt, int32_t *map,
+		       tp_geom_report *report, tp_error *err)
+{
+	return geom_map(g, a, opt, true, map, report, err);
 }
