@@ -56,7 +56,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_machine.c test_metrics.c test_node.c test_pattern.c test_place.c \
 	test_tree.c)
 BENCH_SRC = $(addprefix tests/bench/, \
-	bench_geom.c bench_gpu.c bench_graph.c)
+	bench_geom.c bench_gpu.c bench_graph.c bench_scale.c)
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
 CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
