@@ -273,6 +273,20 @@ static int cut_dim(const pointset *ps, const side_order *so, int depth,
 
 int tp__tree_push(tree *t, int64_t x)
 {
+	if (t->expect) {
+		if (t->len < t->expect->len && t->expect->v[t->len] == x) {
+			t->len++;
+			return 0;
+		}
+		/* it differs: keep the prefix that matched, then store */
+		int32_t *nv = malloc(sizeof(int32_t) * (size_t)(t->len + 256));
+		if (!nv)
+			return TP_ENOMEM;
+		memcpy(nv, t->expect->v, sizeof(int32_t) * (size_t)t->len);
+		t->v = nv;
+		t->cap = t->len + 256;
+		t->expect = NULL;
+	}
 	if (t->len == t->cap) {
 		int64_t nc = t->cap ? 2 * t->cap : 256;
 		int32_t *nv = realloc(t->v, sizeof(int32_t) * (size_t)nc);

@@ -34,6 +34,10 @@ typedef struct side_order {
 typedef struct tree {
 	int32_t *v;          /* counts fit: at most the task count */
 	int64_t len, cap;
+	/* While set, pushes are compared with this tree instead of stored
+	 * (v stays NULL, len counts the matching prefix); the first
+	 * difference stores the prefix and clears it. */
+	const struct tree *expect;
 } tree;
 
 /* Append x to a split tree. */

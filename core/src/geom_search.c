@@ -136,6 +136,13 @@ typedef struct search {
 	int tp_stride;
 	int kept;             /* task partitions held or being built */
 	uint64_t clock;
+	/* releasing partitions no variant left can use */
+	int *np_left;         /* per node partition: variants not yet scored */
+	int *ti_left;         /* per task order: likewise */
+	double *np_min, *ti_min;  /* their lowest screening score so far */
+	double top[FINALISTS];    /* the lowest screening scores so far */
+	int ntop;
+	bool tree_mismatch;   /* a node partition missed the predicted tree */
 	/* scoring */
 	int32_t stride;       /* screening: every stride-th task; 1 = exact */
 	struct cand *cand;    /* per variant (screening) */
@@ -492,9 +499,24 @@ static int predict_tree(tree *t, int64_t n, uint64_t w, int kparts)
 }
 
 /* Index of tree t among the distinct trees, adding it (and taking its
- * storage) when new.  Under s->mu. */
+ * storage, trimmed) when new.  Under s->mu. */
 static int add_tree(search *s, tree *t)
 {
+	if (t->expect) {
+		const tree *e = t->expect;
+		if (t->len == e->len) {   /* matched all along: e itself */
+			memset(t, 0, sizeof *t);
+			return (int)(e - s->trees);
+		}
+		t->v = malloc(sizeof(int32_t) * (size_t)(t->len + 1));
+		if (!t->v)
+			return -1;
+		memcpy(t->v, e->v, sizeof(int32_t) * (size_t)t->len);
+		t->expect = NULL;
+	}
+	int32_t *trim = realloc(t->v, sizeof(int32_t) * (size_t)(t->len + 1));
+	if (trim)
+		t->v = trim;
 	for (int i = 0; i < s->ntrees; i++)
 		if (s->trees[i].len == t->len &&
 		    !memcmp(s->trees[i].v, t->v, sizeof *t->v * (size_t)t->len)) {
@@ -514,6 +536,20 @@ static int setup_trees(search *s)
 	s->tp = tp__calloc((size_t)s->ntso * (size_t)s->tp_stride, sizeof *s->tp);
 	if (!s->trees || !s->tp)
 		return TP_ENOMEM;
+	s->np_left = tp__malloc_array((size_t)s->nnp, sizeof(int));
+	s->ti_left = tp__malloc_array((size_t)s->ntso, sizeof(int));
+	s->np_min = tp__malloc_array((size_t)s->nnp, sizeof(double));
+	s->ti_min = tp__malloc_array((size_t)s->ntso, sizeof(double));
+	if (!s->np_left || !s->ti_left || !s->np_min || !s->ti_min)
+		return TP_ENOMEM;
+	for (int i = 0; i < s->nnp; i++) {
+		s->np_left[i] = i ? s->ntso - 1 : 1;
+		s->np_min[i] = INFINITY;
+	}
+	for (int t = 0; t < s->ntso; t++) {
+		s->ti_left[t] = t ? s->nnp - 1 : 1;
+		s->ti_min[t] = INFINITY;
+	}
 	s->predicted = -1;
 	if (s->slots_each <= 0)
 		return 0;
@@ -524,15 +560,19 @@ static int setup_trees(search *s)
 		return rc;
 	}
 	s->predicted = add_tree(s, &t);
-	return 0;
+	return s->predicted < 0 ? TP_ENOMEM : 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Building partitions                                                       */
 
+static int wsp_parts(const search *s, wsp *w);
+
 static int build_nodes(search *s, int i, wsp *w, double deadline)
 {
 	node_part *np = &s->np[i];
+	if (wsp_parts(s, w))
+		return TP_ENOMEM;
 	int32_t *leaf = tp__malloc_array((size_t)s->nn, sizeof(int32_t));
 	if (!leaf)
 		return TP_ENOMEM;
@@ -540,7 +580,9 @@ static int build_nodes(search *s, int i, wsp *w, double deadline)
 		w->buf[j].id = (uint32_t)j;
 		w->buf[j].w = (uint32_t)s->used[s->ids[j]];
 	}
-	tree t = { 0 };
+	/* with equal slots the tree is checked against the predicted one
+	 * instead of stored */
+	tree t = { .expect = s->predicted >= 0 ? &s->trees[s->predicted] : NULL };
 	int32_t nleaves = 0;
 	int rc = tp__part_nodes(&s->nodes, &np->so, s->ids, s->o->parts_per_level,
 				w->buf, s->nn, &t, leaf, &nleaves, w->hist, w->tmp,
@@ -551,10 +593,19 @@ static int build_nodes(search *s, int i, wsp *w, double deadline)
 		return rc;
 	}
 	pthread_mutex_lock(&s->mu);
-	np->tree = add_tree(s, &t);
-	np->leaf_node = leaf;
-	np->nleaves = nleaves;
+	int tr = add_tree(s, &t);
+	if (tr >= 0) {
+		s->tree_mismatch |= tr != s->predicted;
+		np->tree = tr;
+		np->leaf_node = leaf;
+		np->nleaves = nleaves;
+	}
 	pthread_mutex_unlock(&s->mu);
+	if (tr < 0) {
+		free(leaf);
+		free(t.v);
+		return TP_ENOMEM;
+	}
 	return 0;
 }
 
@@ -562,6 +613,8 @@ static int build_tasks(search *s, int idx, wsp *w, double deadline)
 {
 	int32_t n = s->g->ntasks;
 	int ti = idx / s->tp_stride, tr = idx % s->tp_stride;
+	if (wsp_parts(s, w))
+		return TP_ENOMEM;
 	int32_t *arr = tp__malloc_array((size_t)n, sizeof(int32_t));
 	if (!arr)
 		return TP_ENOMEM;
@@ -842,6 +895,49 @@ static int run_job(search *s, const job *j, wsp *w)
 	}
 }
 
+/* Variant v (task order ti, node partition ni) is scored: drop the
+ * partitions that no variant left can use and, when screening, that no
+ * finalist can use either (a finalist's sample is at most the FINALISTS-th
+ * lowest so far, which only falls).  Under s->mu. */
+static void release_parts(search *s, int v, int ti, int ni)
+{
+	s->np_left[ni]--;
+	s->ti_left[ti]--;
+	double th = -INFINITY;   /* exact scoring: nothing to wait for */
+	if (s->stride > 1) {
+		double x = s->cand[v].sample;
+		s->np_min[ni] = fmin(s->np_min[ni], x);
+		s->ti_min[ti] = fmin(s->ti_min[ti], x);
+		int at = s->ntop < FINALISTS ? s->ntop++
+			 : x < s->top[FINALISTS - 1] ? FINALISTS - 1 : -1;
+		if (at >= 0) {   /* insert x, the largest drops out */
+			while (at > 0 && s->top[at - 1] > x) {
+				s->top[at] = s->top[at - 1];
+				at--;
+			}
+			s->top[at] = x;
+		}
+		th = s->ntop == FINALISTS ? s->top[FINALISTS - 1] : INFINITY;
+	}
+	for (int i = 0; i < s->nnp; i++)
+		if (s->np_left[i] == 0 && s->np[i].leaf_node && s->np_min[i] > th) {
+			free(s->np[i].leaf_node);
+			s->np[i].leaf_node = NULL;
+		}
+	if (s->predicted < 0 || s->tree_mismatch)
+		return;   /* task partitions per tree: the LRU limit only */
+	for (int t = 0; t < s->ntso; t++) {
+		task_part *p = &s->tp[t * s->tp_stride + s->predicted];
+		if (s->ti_left[t] == 0 && p->state == B_DONE && p->users == 0 &&
+		    s->ti_min[t] > th) {
+			free(p->arr);
+			p->arr = NULL;
+			p->state = B_TODO;
+			s->kept--;
+		}
+	}
+}
+
 /* Record a finished job (rc: TP_ETIME = interrupted, to be redone if still
  * needed).  Under s->mu. */
 static void finish_job(search *s, const job *j, int rc)
@@ -859,6 +955,8 @@ static void finish_job(search *s, const job *j, int rc)
 			int ti, ni;
 			variant_parts(s, j->idx, &ti, &ni);
 			s->tp[ti * s->tp_stride + s->np[ni].tree].users--;
+			if (!rc)
+				release_parts(s, j->idx, ti, ni);
 		}
 		s->vstate[j->pos] = V_DONE;
 		if (!rc) {
@@ -871,6 +969,27 @@ static void finish_job(search *s, const job *j, int rc)
 	pthread_cond_broadcast(&s->cv);
 }
 
+/* The partition buffers, on first use. */
+static int wsp_parts(const search *s, wsp *w)
+{
+	if (w->buf)
+		return 0;
+	int32_t n = s->g->ntasks;
+	size_t len = (size_t)(n > s->nn ? n : s->nn);
+	size_t hl = tp__pointset_hist_len(&s->tasks), hn = tp__pointset_hist_len(&s->nodes);
+	w->buf = tp__malloc_array(len, sizeof(tp__pt));
+	w->tmp = tp__malloc_array(len, sizeof(tp__pt));
+	w->hist = tp__malloc_array(hl > hn ? hl : hn, sizeof(uint64_t));
+	if (w->buf && w->tmp && w->hist)
+		return 0;
+	free(w->buf);
+	free(w->tmp);
+	free(w->hist);
+	w->buf = w->tmp = NULL;
+	w->hist = NULL;
+	return TP_ENOMEM;
+}
+
 static void wsp_free(wsp *w)
 {
 	free(w->buf);
@@ -881,30 +1000,13 @@ static void wsp_free(wsp *w)
 	tp_congestion_ws_destroy(w->cws);
 }
 
-static int wsp_init(const search *s, wsp *w)
-{
-	int32_t n = s->g->ntasks;
-	size_t len = (size_t)(n > s->nn ? n : s->nn);
-	size_t hl = tp__pointset_hist_len(&s->tasks), hn = tp__pointset_hist_len(&s->nodes);
-	memset(w, 0, sizeof *w);
-	w->buf = tp__malloc_array(len, sizeof(tp__pt));
-	w->tmp = tp__malloc_array(len, sizeof(tp__pt));
-	w->hist = tp__malloc_array(hl > hn ? hl : hn, sizeof(uint64_t));
-	return w->buf && w->tmp && w->hist ? 0 : TP_ENOMEM;
-}
-
 static void *search_worker(void *arg)
 {
 	search *s = arg;
-	wsp w;
-	int rc = wsp_init(s, &w);
-	pthread_mutex_lock(&s->mu);
-	if (rc) {
-		s->err = rc;
-		pthread_cond_broadcast(&s->cv);
-	}
+	wsp w = { 0 };
 	job j;
-	while (!rc && next_job(s, &j)) {
+	pthread_mutex_lock(&s->mu);
+	while (next_job(s, &j)) {
 		pthread_mutex_unlock(&s->mu);
 		int jrc = run_job(s, &j, &w);
 		pthread_mutex_lock(&s->mu);
@@ -969,8 +1071,8 @@ static const int32_t *final_tasks(search *s, int ti, int tr, wsp *w, int *rc)
 static void *final_worker(void *arg)
 {
 	search *s = arg;
-	wsp w;
-	int rc = wsp_init(s, &w), c;
+	wsp w = { 0 };
+	int rc = 0, c;
 	while (!rc && next_final(s, &c)) {
 		int ti, ni, v = s->finals[c].variant;
 		variant_parts(s, v, &ti, &ni);
@@ -1281,6 +1383,10 @@ static void search_free(search *s)
 	free(s->np);
 	free(s->tso);
 	free(s->tp);
+	free(s->np_left);
+	free(s->ti_left);
+	free(s->np_min);
+	free(s->ti_min);
 	free(s->trees);
 	free(s->fold);
 	free(s->cell_node);
