@@ -336,9 +336,40 @@ static int64_t partition3(tp__pt *p, int64_t n, uint64_t pv, tp__pt *tmp,
 	return lt;
 }
 
+/* The weighted cut of cut_range when every point weighs w: the prefix of
+ * the plane p[lt..lt+g) nearest the target t2 is a count (ties to the
+ * smaller), and selecting that many gives the same set as sorting the
+ * plane, in linear time. */
+static int64_t cut_equal_weights(tp__pt *p, int64_t n, int64_t lt, int64_t g,
+				 uint64_t below, uint64_t t2, uint64_t w,
+				 uint64_t *wleft)
+{
+	int64_t j = (int64_t)(t2 / w);
+	if ((uint64_t)(j + 1) * w - t2 < t2 - (uint64_t)j * w)
+		j++;
+	if (j > g)
+		j = g;
+	int64_t cut = lt + j;
+	uint64_t wl = below + (uint64_t)j * w;
+	if (cut < 1) {              /* lt = 0: the smallest first */
+		tp__select(p, g, 0);
+		cut = 1;
+		wl = w;
+	} else if (cut > n - 1) {   /* the largest last */
+		tp__select(p + lt, g, g - 1);
+		cut = n - 1;
+		wl -= w;
+	} else if (j > 0 && j < g) {
+		tp__select(p + lt, g, j);
+	}
+	*wleft = wl;
+	return cut;
+}
+
 static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 			 int d, tp__pt *p, int64_t n, uint64_t target,
-			 bool weighted, uint64_t *hist, tp__pt *tmp, uint64_t *wleft)
+			 bool weighted, uint32_t wconst, uint64_t *hist, tp__pt *tmp,
+			 uint64_t *wleft)
 {
 	uint32_t lo = UINT32_MAX, hi = 0;
 	for (int64_t i = 0; i < n; i++) {
@@ -379,6 +410,8 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 		*wleft = target;
 		return lt + (int64_t)t2;
 	}
+	if (wconst)
+		return cut_equal_weights(p, n, lt, g, below, t2, wconst, wleft);
 	/* weighted: order the plane and take the prefix nearest the target */
 	tp__sort(p + lt, g);
 	uint64_t acc = 0, best_w = 0, best_d = UINT64_MAX;
@@ -417,6 +450,7 @@ typedef struct node_ctx {
 	uint64_t *hist;
 	tp__pt *tmp;                  /* scratch, n points */
 	double deadline;              /* tp__now_ms() past it: give up */
+	uint32_t wconst;              /* every node's slots, or 0 */
 } node_ctx;
 
 /* Parts this large check the clock before they are cut (a cut costs far
@@ -458,7 +492,7 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 		uint64_t wl;
 		int64_t left = n - pos;
 		int64_t cut = cut_range(c->ps, c->so, lp, d, p + pos, left, target,
-					true, c->hist, c->tmp, &wl);
+					true, c->wconst, c->hist, c->tmp, &wl);
 		/* leave at least one node for each remaining part */
 		int64_t maxcut = left - (k - 1 - j);
 		if (cut > maxcut) {
@@ -520,7 +554,7 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
 	for (int64_t j = 0; j < k - 1; j++) {
 		uint64_t wl;
 		cut_range(c->ps, c->so, lp, d, p + pos, n - pos, (uint64_t)cnt[j],
-			  false, c->hist, c->tmp, &wl);
+			  false, 0, c->hist, c->tmp, &wl);
 		pos += cnt[j];
 	}
 	pos = 0;
@@ -537,7 +571,12 @@ int tp__part_nodes(const pointset *ps, const side_order *so,
 		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
 		   tp__pt *tmp, double deadline)
 {
-	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist, tmp, deadline };
+	uint32_t wconst = n > 0 ? p[0].w : 0;
+	for (int64_t i = 1; i < n && wconst; i++)
+		if (p[i].w != wconst)
+			wconst = 0;
+	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist, tmp, deadline,
+			wconst };
 	int rc = node_rec(&nc, p, n, 0);
 	*nleaves = nc.nleaves;
 	return rc;
