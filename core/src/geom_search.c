@@ -168,7 +168,6 @@ typedef struct wsp {
 	tp__pt *buf, *tmp;    /* max(tasks, nodes) points each */
 	uint64_t *hist;
 	int32_t *map;         /* exact scoring */
-	int *tc;              /* task router coordinates (hop-bytes) */
 	tp_congestion_ws *cws;
 } wsp;
 
@@ -688,13 +687,9 @@ static int wsp_scoring(const search *s, wsp *w)
 	int32_t n = s->g->ntasks;
 	if (!w->map && !(w->map = tp__malloc_array((size_t)n, sizeof(int32_t))))
 		return TP_ENOMEM;
-	if (s->o->metric == TP_METRIC_HOP_BYTES) {
-		if (!w->tc && !(w->tc = tp__malloc_array((size_t)n * (size_t)s->a->m->ndims,
-							 sizeof(int))))
-			return TP_ENOMEM;
-	} else if (!w->cws && tp_congestion_ws_create(&w->cws, s->a->m, NULL)) {
+	if (s->o->metric != TP_METRIC_HOP_BYTES && !w->cws &&
+	    tp_congestion_ws_create(&w->cws, s->a->m, NULL))
 		return TP_ENOMEM;
-	}
 	return 0;
 }
 
@@ -707,19 +702,15 @@ static int exact_score(search *s, int v, wsp *w)
 		return rc;
 	double score, t0 = tp__now_ms();
 	if (s->o->metric == TP_METRIC_HOP_BYTES) {
-		/* per-task router coordinates, then the bounded sum: a
-		 * candidate cut off above the best so far could never win,
-		 * ties included, so the result stays deterministic */
-		const tp_machine *m = s->a->m;
-		int nd = m->ndims;
-		for (int32_t t = 0; t < s->g->ntasks; t++)
-			memcpy(&w->tc[(int64_t)t * nd],
-			       &m->coords[(int64_t)s->a->node[w->map[t]] * nd],
-			       sizeof(int) * (size_t)nd);
+		/* the bounded sum: a candidate cut off above the best so far
+		 * could never win, ties included, so the result stays
+		 * deterministic.  Through the map, not per-task coordinates:
+		 * at most a few exact scorings per search on large graphs,
+		 * where n x dims fresh integers cost more than they save */
 		pthread_mutex_lock(&s->mu);
 		double bound = s->best_score;
 		pthread_mutex_unlock(&s->mu);
-		score = tp__hop_bytes_task_coords(s->g, m, w->tc, bound);
+		score = tp__hop_bytes_bounded(s->g, s->a, w->map, bound);
 	} else {
 		score = tp_metrics_score(s->g, s->a, w->map, s->o->metric, w->cws);
 	}
@@ -996,7 +987,6 @@ static void wsp_free(wsp *w)
 	free(w->tmp);
 	free(w->hist);
 	free(w->map);
-	free(w->tc);
 	tp_congestion_ws_destroy(w->cws);
 }
 
