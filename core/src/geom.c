@@ -30,16 +30,18 @@ void tp_geom_opts_default(tp_geom_opts *o)
 /* ------------------------------------------------------------------------ */
 /* Torus seam shift                                                          */
 
-/* Shift one wrapped dimension: the largest run of unoccupied coordinates
- * becomes the seam.  Ties between equal gaps go to the gap with fewer nodes on
- * its two bordering coordinates, then to the lowest position.  Returns 1 when
- * coordinates moved. */
-static int shift_dim(int32_t n, int *c, int ndims, int d, int extent,
-		     int32_t *count)
+/* The seam of one wrapped dimension: the largest run of unoccupied
+ * coordinates becomes it.  Ties between equal gaps go to the gap with fewer
+ * nodes on its two bordering coordinates, then to the lowest position.
+ * Returns the coordinate below the seam (coordinates up to it move up by the
+ * extent), or -1 when nothing moves. */
+static int seam_cut(const tp_alloc *a, int d, int32_t *count)
 {
+	const tp_machine *m = a->m;
+	int ndims = m->ndims, extent = m->dims[d];
 	memset(count, 0, sizeof(int32_t) * (size_t)extent);
-	for (int32_t i = 0; i < n; i++)
-		count[c[(int64_t)i * ndims + d]]++;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		count[m->coords[(int64_t)a->node[i] * ndims + d]]++;
 	int first = -1, last = -1;
 	for (int x = 0; x < extent; x++)
 		if (count[x]) {
@@ -48,7 +50,7 @@ static int shift_dim(int32_t n, int *c, int ndims, int d, int extent,
 			last = x;
 		}
 	if (first < 0)
-		return 0;
+		return -1;
 	int wrap_gap = extent - 1 - last + first;
 	int best_gap = 0, best_lo = -1;
 	int64_t best_border = 0;
@@ -64,33 +66,39 @@ static int shift_dim(int32_t n, int *c, int ndims, int d, int extent,
 		}
 		prev = x;
 	}
-	if (best_lo < 0 || best_gap <= wrap_gap)
-		return 0;
-	for (int32_t i = 0; i < n; i++) {
-		int *v = &c[(int64_t)i * ndims + d];
-		if (*v <= best_lo)
-			*v += extent;
+	return best_lo < 0 || best_gap <= wrap_gap ? -1 : best_lo;
+}
+
+int tp__seam_cuts(const tp_alloc *a, int *cut)
+{
+	const tp_machine *m = a->m;
+	int nd = m->ndims, shifted = 0, maxext = 1;
+	for (int d = 0; d < nd; d++) {
+		cut[d] = -1;
+		if (m->dims[d] > maxext)
+			maxext = m->dims[d];
 	}
-	return 1;
+	int32_t *count = tp__malloc_array((size_t)maxext, sizeof(int32_t));
+	if (!count)
+		return TP_ENOMEM;
+	for (int d = 0; d < nd; d++)
+		if (m->wrap[d] && m->dims[d] > 2) {
+			cut[d] = seam_cut(a, d, count);
+			shifted += cut[d] >= 0;
+		}
+	free(count);
+	return shifted;
 }
 
 int tp_geom_seam_shift(const tp_alloc *a, int *out)
 {
 	const tp_machine *m = a->m;
-	int nd = m->ndims, shifted = 0, maxext = 1;
+	int nd = m->ndims, cut[TP_MAX_DIMS];
+	int shifted = tp__seam_cuts(a, cut);
+	if (shifted < 0)
+		return shifted;
 	for (int32_t i = 0; i < a->nnodes; i++)
-		memcpy(&out[(int64_t)i * nd], &m->coords[(int64_t)a->node[i] * nd],
-		       sizeof(int) * (size_t)nd);
-	for (int d = 0; d < nd; d++)
-		if (m->dims[d] > maxext)
-			maxext = m->dims[d];
-	int32_t *count = tp__malloc_array((size_t)maxext, sizeof(int32_t));
-	if (!count)
-		return TP_ENOMEM;
-	for (int d = 0; d < nd; d++)
-		if (m->wrap[d] && m->dims[d] > 2)
-			shifted += shift_dim(a->nnodes, out, nd, d, m->dims[d], count);
-	free(count);
+		tp__seam_coords(m, a->node[i], cut, &out[(int64_t)i * nd]);
 	return shifted;
 }
 

@@ -40,6 +40,20 @@ typedef struct tree {
 	const struct tree *expect;
 } tree;
 
+/* The torus seam shift as a cut per dimension: router coordinates up to
+ * cut[d] move up by the extent (cut[d] = -1: none move).  Returns how many
+ * dimensions move, or TP_ENOMEM.  tp_geom_seam_shift applies them. */
+int tp__seam_cuts(const tp_alloc *a, int *cut);
+
+/* Seam-shifted router coordinates of machine node i. */
+static inline void tp__seam_coords(const tp_machine *m, int32_t i,
+				   const int *cut, int *out)
+{
+	const int *c = &m->coords[(int64_t)i * m->ndims];
+	for (int d = 0; d < m->ndims; d++)
+		out[d] = c[d] <= cut[d] ? c[d] + m->dims[d] : c[d];
+}
+
 /* Append x to a split tree. */
 int tp__tree_push(tree *t, int64_t x);
 

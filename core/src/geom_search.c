@@ -1133,23 +1133,20 @@ static int check_inputs(const tp_graph *g, const tp_alloc *a,
 }
 
 /* Node coordinates: seam-shifted on wrapped dimensions when asked. */
-static int node_coords(search *s, int *shc)
+/* Node coordinates: the seam shift as a cut per wrapped dimension (none
+ * without the shift). */
+static int seam_cuts(search *s, int *cut)
 {
-	const tp_alloc *a = s->a;
-	const tp_machine *m = a->m;
-	int pdim = m->ndims;
-	if (s->o->seam_shift) {
-		s->shifted = tp_geom_seam_shift(a, shc);
-		return s->shifted < 0 ? TP_ENOMEM : 0;
-	}
-	for (int32_t i = 0; i < a->nnodes; i++)
-		memcpy(&shc[(int64_t)i * pdim], &m->coords[(int64_t)a->node[i] * pdim],
-		       sizeof(int) * (size_t)pdim);
-	return 0;
+	for (int d = 0; d < TP_MAX_DIMS; d++)
+		cut[d] = -1;
+	if (!s->o->seam_shift)
+		return 0;
+	s->shifted = tp__seam_cuts(s->a, cut);
+	return s->shifted < 0 ? TP_ENOMEM : 0;
 }
 
 /* Slots in use: all of them, or the closest subset. */
-static int choose_slots(search *s, const int *shc, int *used)
+static int choose_slots(search *s, const int *cut, int *used)
 {
 	const tp_alloc *a = s->a;
 	int pdim = a->m->ndims;
@@ -1161,17 +1158,67 @@ static int choose_slots(search *s, const int *shc, int *used)
 	double *allpos = tp__malloc_array((size_t)a->nnodes * (size_t)pdim, sizeof(double));
 	if (!allpos)
 		return TP_ENOMEM;
-	for (int64_t i = 0; i < (int64_t)a->nnodes * pdim; i++)
-		allpos[i] = shc[i];
+	for (int32_t i = 0; i < a->nnodes; i++) {
+		int c[TP_MAX_DIMS];
+		tp__seam_coords(a->m, a->node[i], cut, c);
+		for (int d = 0; d < pdim; d++)
+			allpos[(int64_t)i * pdim + d] = c[d];
+	}
 	int rc = tp__closest_subset(a, allpos, pdim, s->g->ntasks, used, s->deadline);
 	free(allpos);
 	return rc;
 }
 
+/* Ranks of the used nodes straight from their (seam-shifted) router
+ * coordinates when every kept dimension spans a modest range, as
+ * tp__pointset_init would make them; else through positions. */
+static int node_ranks(search *s, const int *cut, const int *lo, const int *hi,
+		      int k)
+{
+	const tp_machine *m = s->a->m;
+	pointset *ps = &s->nodes;
+	int32_t nn = s->nn;
+	for (int d = 0; d < k; d++)
+		if ((double)hi[s->porig[d]] - lo[s->porig[d]] >= 4.0 * nn + 1024.0)
+			break;
+		else if (d == k - 1)
+			goto direct;
+	double *pos = tp__malloc_array((size_t)nn * (size_t)k, sizeof(double));
+	if (!pos)
+		return TP_ENOMEM;
+	for (int32_t j = 0; j < nn; j++) {
+		int c[TP_MAX_DIMS];
+		tp__seam_coords(m, s->a->node[s->ids[j]], cut, c);
+		for (int d = 0; d < k; d++)
+			pos[(int64_t)j * k + d] = c[s->porig[d]];
+	}
+	int rc = tp__pointset_init(ps, nn, k, pos);
+	if (ps->pos != pos)
+		free(pos);   /* else owned by the point set */
+	return rc;
+direct:
+	memset(ps, 0, sizeof *ps);
+	ps->n = nn;
+	ps->dims = k;
+	ps->rank = tp__malloc_array((size_t)nn * (size_t)k, sizeof(uint32_t));
+	if (!ps->rank)
+		return TP_ENOMEM;
+	for (int d = 0; d < k; d++)
+		ps->maxrank[d] = (uint32_t)(hi[s->porig[d]] - lo[s->porig[d]]);
+	for (int32_t j = 0; j < nn; j++) {
+		int c[TP_MAX_DIMS];
+		tp__seam_coords(m, s->a->node[s->ids[j]], cut, c);
+		for (int d = 0; d < k; d++)
+			ps->rank[(int64_t)j * k + d] =
+				(uint32_t)(c[s->porig[d]] - lo[s->porig[d]]);
+	}
+	return 0;
+}
+
 /* The used nodes as a point set over the dimensions along which they vary
  * (a flat dimension carries no information and would put the paired cut
  * orders of the two sides out of step). */
-static int node_points(search *s, const int *shc, int32_t *ids, double **pos)
+static int node_points(search *s, const int *cut, int32_t *ids)
 {
 	const tp_alloc *a = s->a;
 	int pdim = a->m->ndims, k = 0;
@@ -1185,10 +1232,11 @@ static int node_points(search *s, const int *shc, int32_t *ids, double **pos)
 		if (!s->used[i])
 			continue;
 		ids[nn++] = i;
+		int c[TP_MAX_DIMS];
+		tp__seam_coords(a->m, a->node[i], cut, c);
 		for (int d = 0; d < pdim; d++) {
-			int v = shc[(int64_t)i * pdim + d];
-			lo[d] = v < lo[d] ? v : lo[d];
-			hi[d] = v > hi[d] ? v : hi[d];
+			lo[d] = c[d] < lo[d] ? c[d] : lo[d];
+			hi[d] = c[d] > hi[d] ? c[d] : hi[d];
 		}
 	}
 	for (int d = 0; d < pdim; d++)
@@ -1197,13 +1245,7 @@ static int node_points(search *s, const int *shc, int32_t *ids, double **pos)
 	if (k == 0)
 		s->porig[k++] = 0;   /* all nodes equal: one (flat) dimension */
 	s->nn = nn;
-	*pos = tp__malloc_array((size_t)nn * (size_t)k, sizeof(double));
-	if (!*pos)
-		return TP_ENOMEM;
-	for (int32_t j = 0; j < nn; j++)
-		for (int d = 0; d < k; d++)
-			(*pos)[(int64_t)j * k + d] = shc[(int64_t)ids[j] * pdim + s->porig[d]];
-	return tp__pointset_init(&s->nodes, nn, k, *pos);
+	return node_ranks(s, cut, lo, hi, k);
 }
 
 /* The tasks likewise; their coordinates are used in place when every
@@ -1267,23 +1309,19 @@ static int thread_count(const tp_geom_opts *opt)
  * both point sets, the variants, folds, split trees, screening, order. */
 static int prepare(search *s, int *used, int32_t *ids)
 {
-	const tp_alloc *a = s->a;
-	double *npos = NULL, *tcopy = NULL;
-	int *shc = tp__malloc_array((size_t)a->nnodes * (size_t)a->m->ndims, sizeof(int));
-	int rc = shc ? node_coords(s, shc) : TP_ENOMEM;
+	double *tcopy = NULL;
+	int cut[TP_MAX_DIMS];
+	int rc = seam_cuts(s, cut);
 	if (!rc)
-		rc = choose_slots(s, shc, used);
+		rc = choose_slots(s, cut, used);
 	s->used = used;
 	s->ids = ids;
 	if (!rc)
-		rc = node_points(s, shc, ids, &npos);
-	free(shc);
+		rc = node_points(s, cut, ids);
 	if (!rc)
 		rc = task_points(s, &tcopy);
-	/* the point sets keep (and own) positions only where ranks do not
-	 * suffice */
-	if (s->nodes.pos != npos)
-		free(npos);
+	/* the task point set keeps (and owns) positions only where ranks do
+	 * not suffice */
 	if (s->tasks.pos != tcopy)
 		free(tcopy);
 	if (rc)
