@@ -552,7 +552,11 @@ static int setup_trees(search *s)
 	s->predicted = -1;
 	if (s->slots_each <= 0)
 		return 0;
-	tree t = { 0 };
+	/* a tree of n leaves has at most n - 1 inner nodes of 1 + k entries
+	 * (k children share them): 4n - 3 entries at most; one allocation */
+	tree t = { .cap = 4 * (int64_t)s->nn };
+	if (!(t.v = tp__malloc_array((size_t)t.cap, sizeof(int32_t))))
+		return TP_ENOMEM;
 	int rc = predict_tree(&t, s->nn, (uint64_t)s->slots_each, s->o->parts_per_level);
 	if (rc) {
 		free(t.v);
