@@ -122,57 +122,80 @@ static int cmp_by_coord(const void *x, const void *y, void *arg)
 	return *(const int32_t *)x - *(const int32_t *)y;
 }
 
+/* Ranks of dimension d by sorting the coordinates (ties share a rank). */
+static int rank_by_sorting(pointset *ps, const double *pos, int d)
+{
+	int32_t n = ps->n;
+	int dims = ps->dims;
+	int32_t *ord = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!ord)
+		return TP_ENOMEM;
+	for (int32_t i = 0; i < n; i++)
+		ord[i] = i;
+	rank_sort_ctx ctx = { pos, dims, d };
+	qsort_r(ord, (size_t)n, sizeof(int32_t), cmp_by_coord, &ctx);
+	uint32_t r = 0;
+	for (int32_t i = 0; i < n; i++) {
+		if (i > 0 && pos[(int64_t)ord[i] * dims + d] !=
+				     pos[(int64_t)ord[i - 1] * dims + d])
+			r++;
+		ps->rank[(int64_t)ord[i] * dims + d] = r;
+	}
+	ps->maxrank[d] = r;
+	free(ord);
+	return 0;
+}
+
 /* Ranks per dimension.  Integer coordinates in a modest range use the value
  * itself (minus the minimum); anything else is ranked by sorting.  When every
  * dimension is of the first kind, rank extents are coordinate extents and
  * ps->pos is left NULL: the caller may free pos. */
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
 {
-	bool direct = true;
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
+	bool integral[TP_MAX_DIMS], direct = true, any = false;
 	memset(ps, 0, sizeof *ps);
 	ps->n = n;
 	ps->dims = dims;
 	ps->rank = tp__malloc_array((size_t)n * (size_t)dims, sizeof(uint32_t));
 	if (!ps->rank)
 		return TP_ENOMEM;
+	/* one pass for every dimension's range */
 	for (int d = 0; d < dims; d++) {
-		double lo = INFINITY, hi = -INFINITY;
-		bool integral = true;
-		for (int32_t i = 0; i < n; i++) {
+		lo[d] = INFINITY;
+		hi[d] = -INFINITY;
+		integral[d] = true;
+	}
+	for (int32_t i = 0; i < n; i++)
+		for (int d = 0; d < dims; d++) {
 			double v = pos[(int64_t)i * dims + d];
-			if (v < lo)
-				lo = v;
-			if (v > hi)
-				hi = v;
-			if (v != floor(v))
-				integral = false;
+			lo[d] = v < lo[d] ? v : lo[d];
+			hi[d] = v > hi[d] ? v : hi[d];
+			/* integral: exact through int64 inside its range */
+			if (fabs(v) < 9e15 ? v != (double)(int64_t)v : v != floor(v))
+				integral[d] = false;
 		}
-		if (n == 0)
-			continue;
-		if (integral && hi - lo < 4.0 * n + 1024.0 && hi - lo < 2147483647.0) {
-			for (int32_t i = 0; i < n; i++)
+	bool use[TP_MAX_DIMS];   /* ranked by value */
+	for (int d = 0; d < dims; d++) {
+		use[d] = n > 0 && integral[d] && hi[d] - lo[d] < 4.0 * n + 1024.0 &&
+			 hi[d] - lo[d] < 2147483647.0;
+		if (use[d])
+			ps->maxrank[d] = (uint32_t)(hi[d] - lo[d]);
+		else
+			direct = direct && n == 0;
+		any = any || use[d];
+	}
+	for (int32_t i = 0; any && i < n; i++)
+		for (int d = 0; d < dims; d++)
+			if (use[d])
 				ps->rank[(int64_t)i * dims + d] =
-					(uint32_t)(pos[(int64_t)i * dims + d] - lo);
-			ps->maxrank[d] = (uint32_t)(hi - lo);
+					(uint32_t)(pos[(int64_t)i * dims + d] - lo[d]);
+	for (int d = 0; d < dims; d++) {
+		if (use[d] || n == 0)
 			continue;
-		}
-		direct = false;
-		int32_t *ord = tp__malloc_array((size_t)n, sizeof(int32_t));
-		if (!ord)
-			return TP_ENOMEM;
-		for (int32_t i = 0; i < n; i++)
-			ord[i] = i;
-		rank_sort_ctx ctx = { pos, dims, d };
-		qsort_r(ord, (size_t)n, sizeof(int32_t), cmp_by_coord, &ctx);
-		uint32_t r = 0;
-		for (int32_t i = 0; i < n; i++) {
-			if (i > 0 && pos[(int64_t)ord[i] * dims + d] !=
-					     pos[(int64_t)ord[i - 1] * dims + d])
-				r++;
-			ps->rank[(int64_t)ord[i] * dims + d] = r;
-		}
-		ps->maxrank[d] = r;
-		free(ord);
+		int rc = rank_by_sorting(ps, pos, d);
+		if (rc)
+			return rc;
 	}
 	ps->pos = direct ? NULL : (double *)pos;
 	return 0;

@@ -1259,16 +1259,20 @@ static int task_points(search *s, double **copy)
 	const tp_graph *g = s->g;
 	int dims = g->coord_dims, k = 0;
 	int32_t n = g->ntasks;
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
 	for (int d = 0; d < dims; d++) {
-		double lo = INFINITY, hi = -INFINITY;
-		for (int32_t i = 0; i < n; i++) {
-			double v = g->coords[(int64_t)i * dims + d];
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-		}
-		if (hi > lo)
-			s->torig[k++] = d;
+		lo[d] = INFINITY;
+		hi[d] = -INFINITY;
 	}
+	for (int32_t i = 0; i < n; i++)
+		for (int d = 0; d < dims; d++) {
+			double v = g->coords[(int64_t)i * dims + d];
+			lo[d] = v < lo[d] ? v : lo[d];
+			hi[d] = v > hi[d] ? v : hi[d];
+		}
+	for (int d = 0; d < dims; d++)
+		if (hi[d] > lo[d])
+			s->torig[k++] = d;
 	if (k == 0)
 		s->torig[k++] = 0;
 	const double *pos = g->coords;
