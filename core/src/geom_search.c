@@ -26,8 +26,10 @@
  *    worker may run ahead of the first unfinished variant by WINDOW
  *    variants.  With equal slots the split tree is known before any node is
  *    cut (predict_tree), so a variant's task and node partitions are built
- *    at the same time by two threads.  At most TASKS_KEPT task partitions
- *    are held (least recently used ones are dropped and rebuilt if needed).
+ *    at the same time by two threads, and node partitions only check their
+ *    tree against it.  A partition is freed once no variant left and no
+ *    possible finalist needs it; at most TASKS_KEPT task partitions are held
+ *    (least recently used ones are dropped and rebuilt if needed).
  *  - Sampling.  On graphs of more than 4 x SAMPLE_EDGES edges scored by
  *    hop-bytes, every variant is screened on the edges of every stride-th
  *    task; the FINALISTS best (and ties) are then scored exactly.
@@ -35,9 +37,11 @@
  *    check it while they cut (every part of CLOCK_EVERY points or more), so
  *    the search stops within about one cut of the budget, keeping the best
  *    variant scored so far.  The jobs of the first variant always finish (a
- *    result must exist), and the best is always scored exactly, so the
- *    overrun is at most one variant's partitions when nothing was ready in
- *    time, plus one exact scoring.
+ *    result must exist).  When screening, the first screened variant is
+ *    also scored exactly, the search stops early by the time one exact
+ *    scoring took, and finalists are scored while one more fits.  So the
+ *    overrun is about one cut, or the first variant when it alone takes
+ *    longer than the budget.
  * Without a budget every variant is scored; the result is the lowest score,
  * ties to the lowest variant number, so it depends neither on the order,
  * nor on the thread count, nor on the machine.  With a budget it depends only
@@ -366,74 +370,86 @@ static int make_order(search *s)
 
 /* Folded embeddings, when the tasks form a full grid and the used nodes a
  * full box with equal slots, all used (geom_fold.c). */
+/* Extents of a point set's ranks when they fill a box of exactly n cells
+ * (cells counted, not yet checked distinct). */
+static bool box_extents(const pointset *ps, int64_t n, int *ext, int64_t *stride)
+{
+	int64_t cells = 1;
+	for (int d = 0; d < ps->dims; d++) {
+		ext[d] = (int)ps->maxrank[d] + 1;
+		stride[d] = cells;
+		cells *= ext[d];
+		if (cells > n)
+			return false;
+	}
+	return cells == n;
+}
+
+/* Every task at its own grid cell. */
+static int distinct_tasks(const pointset *T, const int64_t *stride, bool *ok)
+{
+	unsigned char *seen = tp__calloc((size_t)T->n / 8 + 1, 1);
+	if (!seen)
+		return TP_ENOMEM;
+	*ok = true;
+	for (int32_t t = 0; t < T->n && *ok; t++) {
+		int64_t c = 0;
+		for (int d = 0; d < T->dims; d++)
+			c += (int64_t)T->rank[(int64_t)t * T->dims + d] * stride[d];
+		*ok = !(seen[c / 8] & (1 << (c % 8)));
+		seen[c / 8] |= (unsigned char)(1 << (c % 8));
+	}
+	free(seen);
+	return 0;
+}
+
+/* Box cell -> node table, when every node has a cell of its own. */
+static int node_cells(search *s, bool *ok)
+{
+	const pointset *N = &s->nodes;
+	int32_t *cell = tp__malloc_array((size_t)s->nn, sizeof(int32_t));
+	if (!cell)
+		return TP_ENOMEM;
+	for (int32_t i = 0; i < s->nn; i++)
+		cell[i] = -1;
+	*ok = true;
+	for (int32_t i = 0; i < s->nn && *ok; i++) {
+		int64_t c = 0;
+		for (int d = 0; d < N->dims; d++)
+			c += (int64_t)N->rank[(int64_t)i * N->dims + d] * s->mstride[d];
+		*ok = cell[c] < 0;
+		cell[c] = i;
+	}
+	if (*ok)
+		s->cell_node = cell;
+	else
+		free(cell);
+	return 0;
+}
+
 static int setup_folds(search *s)
 {
 	const pointset *T = &s->tasks, *N = &s->nodes;
-	int32_t n = s->g->ntasks;
-	if (s->subset || s->slots_each <= 0 || T->pos || N->pos)
-		return 0;
 	int text[TP_MAX_DIMS], mext[TP_MAX_DIMS];
-	int64_t tcells = 1, mcells = 1;
-	for (int d = 0; d < T->dims; d++) {
-		text[d] = (int)T->maxrank[d] + 1;
-		tcells *= text[d];
-		if (tcells > n)
-			return 0;
-	}
-	for (int d = 0; d < N->dims; d++) {
-		mext[d] = (int)N->maxrank[d] + 1;
-		s->mstride[d] = mcells;
-		mcells *= mext[d];
-		if (mcells > s->nn)
-			return 0;
-	}
-	if (tcells != n || mcells != s->nn)
+	int64_t tstride[TP_MAX_DIMS];
+	if (s->subset || s->slots_each <= 0 || T->pos || N->pos ||
+	    !box_extents(T, s->g->ntasks, text, tstride) ||
+	    !box_extents(N, s->nn, mext, s->mstride))
 		return 0;
 	tp__fold f[TP__FOLD_MAX];
 	int nf = tp__fold_find(text, T->dims, mext, N->dims, s->slots_each, f,
 			       TP__FOLD_MAX);
-	if (nf == 0)
-		return 0;
-	/* every task cell and every node cell exactly once */
-	unsigned char *seen = tp__calloc((size_t)n / 8 + 1, 1);
-	int32_t *cell = tp__malloc_array((size_t)s->nn, sizeof(int32_t));
-	if (!seen || !cell) {
-		free(seen);
-		free(cell);
-		return TP_ENOMEM;
-	}
-	bool grid = true;
-	for (int32_t t = 0; t < n && grid; t++) {
-		int64_t c = 0, st = 1;
-		for (int d = 0; d < T->dims; d++) {
-			c += (int64_t)T->rank[(int64_t)t * T->dims + d] * st;
-			st *= text[d];
-		}
-		grid = !(seen[c / 8] & (1 << (c % 8)));
-		seen[c / 8] |= (unsigned char)(1 << (c % 8));
-	}
-	for (int32_t i = 0; i < s->nn; i++)
-		cell[i] = -1;
-	for (int32_t i = 0; i < s->nn && grid; i++) {
-		int64_t c = 0;
-		for (int d = 0; d < N->dims; d++)
-			c += (int64_t)N->rank[(int64_t)i * N->dims + d] * s->mstride[d];
-		grid = cell[c] < 0;
-		cell[c] = i;
-	}
-	free(seen);
-	if (!grid) {
-		free(cell);
-		return 0;
-	}
+	bool grid = nf > 0;
+	int rc = grid ? distinct_tasks(T, tstride, &grid) : 0;
+	if (!rc && grid)
+		rc = node_cells(s, &grid);
+	if (rc || !grid)
+		return rc;
 	s->fold = tp__malloc_array((size_t)nf, sizeof *s->fold);
-	if (!s->fold) {
-		free(cell);
+	if (!s->fold)
 		return TP_ENOMEM;
-	}
 	memcpy(s->fold, f, sizeof *f * (size_t)nf);
 	s->nfold = nf;
-	s->cell_node = cell;
 	return 0;
 }
 
