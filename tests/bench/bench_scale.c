@@ -179,76 +179,86 @@ static char *conf_text(const struct scase *c, int64_t total)
 	return t;
 }
 
-/* Allocated node indices, in node order. */
-static int32_t *make_alloc(const struct scase *c, const int *dims, int nd,
-			   int64_t total, int64_t *count)
+/* Node indices flagged in `in`, in node order, into ids. */
+static int64_t collect(const char *in, int64_t total, int32_t *ids)
 {
-	int32_t *ids = NULL;
-	if (c->kind == ALLOC_ALL) {
-		ids = malloc(sizeof(int32_t) * (size_t)total);
-		for (int64_t i = 0; ids && i < total; i++)
-			ids[i] = (int32_t)i;
-		*count = total;
-		return ids;
-	}
-	if (c->kind == ALLOC_BOX) {
-		int64_t n = 1;
-		for (int d = 0; d < nd; d++)
-			n *= c->boxn[d];
-		ids = malloc(sizeof(int32_t) * (size_t)n);
-		char *in = calloc((size_t)total, 1);
-		if (!ids || !in) {
-			free(ids);
-			free(in);
-			return NULL;
-		}
-		for (int64_t k = 0; k < n; k++) {
-			int64_t r = k, id = 0, st = 1;
-			for (int d = 0; d < nd; d++) {
-				int x = (int)(c->box0[d] + r % c->boxn[d]) % dims[d];
-				r /= c->boxn[d];
-				id += x * st;
-				st *= dims[d];
-			}
-			in[id] = 1;
-		}
-		int64_t k = 0;
-		for (int64_t i = 0; i < total; i++)
-			if (in[i])
-				ids[k++] = (int32_t)i;
+	int64_t k = 0;
+	for (int64_t i = 0; i < total; i++)
+		if (in[i])
+			ids[k++] = (int32_t)i;
+	return k;
+}
+
+/* The box of the case: coordinates box0 + (0..boxn-1), modulo the machine. */
+static int32_t *alloc_box(const struct scase *c, const int *dims, int nd,
+			  int64_t total, int64_t *count)
+{
+	int64_t n = 1;
+	for (int d = 0; d < nd; d++)
+		n *= c->boxn[d];
+	int32_t *ids = malloc(sizeof(int32_t) * (size_t)n);
+	char *in = calloc((size_t)total, 1);
+	if (!ids || !in) {
+		free(ids);
 		free(in);
-		*count = n;
-		return ids;
+		return NULL;
 	}
-	/* random: partial Fisher-Yates, then node order */
+	for (int64_t k = 0; k < n; k++) {
+		int64_t r = k, id = 0, st = 1;
+		for (int d = 0; d < nd; d++) {
+			int x = (int)(c->box0[d] + r % c->boxn[d]) % dims[d];
+			r /= c->boxn[d];
+			id += x * st;
+			st *= dims[d];
+		}
+		in[id] = 1;
+	}
+	*count = collect(in, total, ids);
+	free(in);
+	return ids;
+}
+
+/* c->nodes random nodes: a partial Fisher-Yates seeded by the case name. */
+static int32_t *alloc_random(const struct scase *c, int64_t total, int64_t *count)
+{
 	uint64_t s = g_seed;
 	for (const char *p = c->name; *p; p++)
 		s = (s ^ (unsigned char)*p) * 0x100000001b3ULL;
 	int32_t *perm = malloc(sizeof(int32_t) * (size_t)total);
 	char *in = calloc((size_t)total, 1);
-	ids = malloc(sizeof(int32_t) * (size_t)c->nodes);
-	if (!perm || !in || !ids) {
-		free(perm);
-		free(in);
+	int32_t *ids = malloc(sizeof(int32_t) * (size_t)c->nodes);
+	if (perm && in && ids) {
+		for (int64_t i = 0; i < total; i++)
+			perm[i] = (int32_t)i;
+		for (int64_t i = 0; i < c->nodes; i++) {
+			int64_t j = i + (int64_t)(splitmix64(&s) % (uint64_t)(total - i));
+			int32_t t = perm[i];
+			perm[i] = perm[j];
+			perm[j] = t;
+			in[perm[i]] = 1;
+		}
+		*count = collect(in, total, ids);
+	} else {
 		free(ids);
-		return NULL;
+		ids = NULL;
 	}
-	for (int64_t i = 0; i < total; i++)
-		perm[i] = (int32_t)i;
-	for (int64_t i = 0; i < c->nodes; i++) {
-		int64_t j = i + (int64_t)(splitmix64(&s) % (uint64_t)(total - i));
-		int32_t t = perm[i];
-		perm[i] = perm[j];
-		perm[j] = t;
-		in[perm[i]] = 1;
-	}
-	int64_t k = 0;
-	for (int64_t i = 0; i < total; i++)
-		if (in[i])
-			ids[k++] = (int32_t)i;
 	free(perm);
 	free(in);
-	*count = c->nodes;
+	return ids;
+}
+
+/* Allocated node indices, in node order. */
+static int32_t *make_alloc(const struct scase *c, const int *dims, int nd,
+			   int64_t total, int64_t *count)
+{
+	if (c->kind == ALLOC_BOX)
+		return alloc_box(c, dims, nd, total, count);
+	if (c->kind == ALLOC_RANDOM)
+		return alloc_random(c, total, count);
+	int32_t *ids = malloc(sizeof(int32_t) * (size_t)total);
+	for (int64_t i = 0; ids && i < total; i++)
+		ids[i] = (int32_t)i;
+	*count = total;
 	return ids;
 }
 
@@ -257,51 +267,61 @@ static double avg_hb(const tp_graph *g, const tp_alloc *a, const int32_t *map)
 	return tp_metrics_hop_bytes(g, a, map) / tp_graph_total_bytes(g);
 }
 
-/* One child: build everything, map `runs` times with the budget. */
-static void child(const struct scase *c, double budget, int runs, struct result *r)
+struct inputs {
+	tp_conf *conf;
+	tp_alloc *a;
+	tp_graph *g;
+};
+
+/* Machine, allocation and stencil, each step timed. */
+static int build_inputs(const struct scase *c, struct inputs *in, struct result *r)
 {
 	int dims[6];
 	int nd = parse_dims(c->dims, dims);
-	int64_t total = 1;
+	int64_t total = 1, nalloc = 0;
 	for (int d = 0; d < nd; d++)
 		total *= dims[d];
 	char *text = conf_text(c, total);
-	int64_t nalloc = 0;
 	int32_t *ids = make_alloc(c, dims, nd, total, &nalloc);
 	tp_error err;
-	tp_conf *conf = NULL;
-	tp_alloc *a = NULL;
-	tp_graph *g = NULL;
+	int rc = -1;
+	memset(in, 0, sizeof *in);
 	if (!text || !ids) {
 		snprintf(r->err, sizeof r->err, "out of memory");
-		return;
+		goto out;
 	}
 	double t = now_ms();
-	if (tp_conf_load_string(text, "bench.conf", &conf, &err)) {
+	if (tp_conf_load_string(text, "bench.conf", &in->conf, &err)) {
 		snprintf(r->err, sizeof r->err, "config: %.250s", err.msg);
-		return;
+		goto out;
 	}
 	r->load_ms = now_ms() - t;
-	free(text);
 	t = now_ms();
-	if (tp_alloc_from_nodes(tp_conf_machine(conf), ids, (int32_t)nalloc, c->tpn,
-				&a, &err)) {
+	if (tp_alloc_from_nodes(tp_conf_machine(in->conf), ids, (int32_t)nalloc, c->tpn,
+				&in->a, &err)) {
 		snprintf(r->err, sizeof r->err, "allocation: %.250s", err.msg);
-		return;
+		goto out;
 	}
 	r->alloc_ms = now_ms() - t;
-	free(ids);
 	t = now_ms();
-	if (tp_graph_from_stencil(&g, c->stencil, 0, &err)) {
+	if (tp_graph_from_stencil(&in->g, c->stencil, 0, &err)) {
 		snprintf(r->err, sizeof r->err, "stencil: %.250s", err.msg);
-		return;
+		goto out;
 	}
 	r->graph_ms = now_ms() - t;
 	r->nodes = nalloc;
-	r->tasks = tp_graph_ntasks(g);
-	r->base_mb = vm_hwm_mb();
+	r->tasks = tp_graph_ntasks(in->g);
+	rc = 0;
+out:
+	free(text);
+	free(ids);
+	return rc;
+}
 
-	int32_t *map = malloc(sizeof(int32_t) * (size_t)r->tasks);
+/* tp_place `runs` times with the budget; scores, times, first peak. */
+static int run_mappings(const struct inputs *in, double budget, int runs,
+			int32_t *map, struct result *r)
+{
 	tp_place_opts po;
 	tp_place_opts_default(&po);
 	po.policy = TP_POLICY_GEOMETRIC;
@@ -309,16 +329,16 @@ static void child(const struct scase *c, double budget, int runs, struct result 
 	po.geom.nthreads = opt_threads;
 	for (int i = 0; i < runs; i++) {
 		tp_geom_report rep;
-		double c0 = cpu_ms();
-		t = now_ms();
-		if (tp_place(g, a, &po, map, &rep, &err)) {
+		tp_error err;
+		double c0 = cpu_ms(), t = now_ms();
+		if (tp_place(in->g, in->a, &po, map, &rep, &err)) {
 			snprintf(r->err, sizeof r->err, "tp_place: %.250s", err.msg);
-			return;
+			return -1;
 		}
 		r->map_ms[i] = now_ms() - t;
 		r->cpu_ms[i] = cpu_ms() - c0;
 		r->geom_ms[i] = rep.elapsed_ms;
-		r->hb[i] = avg_hb(g, a, map);
+		r->hb[i] = avg_hb(in->g, in->a, map);
 		r->scored = rep.variants_scored;
 		r->total = rep.variants_total;
 		r->folded = rep.variants_folded;
@@ -328,13 +348,26 @@ static void child(const struct scase *c, double budget, int runs, struct result 
 			r->peak_mb = vm_hwm_mb();
 		r->runs = i + 1;
 	}
-	if (tp_map_block(a, (int32_t)r->tasks, map, &err) == 0)
-		r->block_hb = avg_hb(g, a, map);
+	return 0;
+}
+
+/* One child: build everything, map `runs` times with the budget. */
+static void child(const struct scase *c, double budget, int runs, struct result *r)
+{
+	struct inputs in;
+	if (build_inputs(c, &in, r))
+		return;
+	r->base_mb = vm_hwm_mb();
+	int32_t *map = malloc(sizeof(int32_t) * (size_t)r->tasks);
+	if (map && run_mappings(&in, budget, runs, map, r) == 0 &&
+	    tp_map_block(in.a, (int32_t)r->tasks, map, NULL) == 0) {
+		r->block_hb = avg_hb(in.g, in.a, map);
+		r->done = 1;
+	}
 	free(map);
-	tp_graph_destroy(g);
-	tp_alloc_destroy(a);
-	tp_conf_destroy(conf);
-	r->done = 1;
+	tp_graph_destroy(in.g);
+	tp_alloc_destroy(in.a);
+	tp_conf_destroy(in.conf);
 }
 
 static void run_child(const struct scase *c, double budget, int runs, struct result *r)
@@ -381,21 +414,20 @@ static void usage(FILE *f)
 		   "  --quick  no full-search reference, and only the cases below 1M tasks\n");
 }
 
-int main(int argc, char **argv)
+/* Options; returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, bool *quick, const char **only)
 {
-	bool quick = false, sel[NCASES];
-	const char *only = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--quick")) {
-			quick = true;
+			*quick = true;
 		} else if (!strcmp(a, "--list")) {
 			for (int c = 0; c < NCASES; c++)
 				printf("%-13s %s: %s on %s\n", cases[c].name, cases[c].what,
 				       cases[c].stencil, cases[c].dims);
 			return 0;
 		} else if (!strcmp(a, "--case") && i + 1 < argc) {
-			only = argv[++i];
+			*only = argv[++i];
 		} else if (!strcmp(a, "--runs") && i + 1 < argc) {
 			opt_runs = atoi(argv[++i]);
 		} else if (!strcmp(a, "--budget-ms") && i + 1 < argc) {
@@ -405,33 +437,31 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--seed") && i + 1 < argc) {
 			g_seed = strtoull(argv[++i], NULL, 10);
 		} else {
-			usage(strcmp(a, "-h") && strcmp(a, "--help") ? stderr : stdout);
-			return strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0;
+			bool help = !strcmp(a, "-h") || !strcmp(a, "--help");
+			usage(help ? stdout : stderr);
+			return help ? 0 : 2;
 		}
 	}
 	if (opt_runs < 1)
 		opt_runs = 1;
 	if (opt_runs > MAX_RUNS)
 		opt_runs = MAX_RUNS;
-	for (int c = 0; c < NCASES; c++) {
-		if (only) {
-			char pat[64];
-			snprintf(pat, sizeof pat, ",%s,", cases[c].name);
-			size_t ol = strlen(only);
-			char *list = malloc(ol + 3);
-			snprintf(list, ol + 3, ",%s,", only);
-			sel[c] = strstr(list, pat) != NULL;
-			free(list);
-		} else {
-			sel[c] = !quick || cases[c].quick;
-		}
-	}
-	struct result *res = mmap(NULL, sizeof(struct result) * 2 * NCASES,
-				  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED) {
-		perror("mmap");
-		return 1;
-	}
+	return -1;
+}
+
+static bool selected(const struct scase *c, bool quick, const char *only)
+{
+	if (!only)
+		return !quick || c->quick;
+	size_t nl = strlen(c->name), ol = strlen(only);
+	for (const char *p = only; (p = strstr(p, c->name)) != NULL; p++)
+		if ((p == only || p[-1] == ',') && (p + nl == only + ol || p[nl] == ','))
+			return true;
+	return false;
+}
+
+static void print_header(bool quick)
+{
 	printf("bench_scale: topoplace %s; tp_place geometric, default options, budget %.0f ms,\n"
 	       "threads %d (0 = one per CPU, max 8), %d run(s) per case (median quoted);\n"
 	       "full = the same without a budget%s.\n"
@@ -446,9 +476,68 @@ int main(int argc, char **argv)
 	       "case", "nodes", "tasks", "t/n", "budget", "load", "alloc", "graph", "map",
 	       "geom", "cpu", "total", "run", "worst", "full", "block", "vs full", "vs blk",
 	       "peak", "full", "variants (run; full: variants, map ms)");
-	int bad = 0;
+}
+
+static void print_row(const struct scase *c, const struct result *rb,
+		      const struct result *rf, bool quick)
+{
+	int m = median_run(rb);
+	double worst = 0;
+	for (int i = 0; i < rb->runs; i++)
+		worst = rb->hb[i] > worst ? rb->hb[i] : worst;
+	double full = quick ? NAN : rf->hb[0];
+	char vs_full[16] = "-", fullmb[16] = "-", fullms[48] = "";
+	if (!quick) {
+		snprintf(vs_full, sizeof vs_full, "%+.1f%%", 100.0 * (worst / full - 1));
+		snprintf(fullmb, sizeof fullmb, "%.0f", rf->peak_mb);
+		snprintf(fullms, sizeof fullms, "; %d/%d in %.0f", rf->scored,
+			 rf->total, rf->map_ms[0]);
+	}
+	printf("%-13s %7lld %8lld %3d %6.0f | %6.0f %5.0f %5.0f %6.0f %6.0f %6.0f %7.0f | %6.3f %6.3f %6.3f %6.3f | %7s %+6.0f%% | %5.0f %5s | %d/%d%s\n",
+	       c->name, (long long)rb->nodes, (long long)rb->tasks, c->tpn,
+	       opt_budget, rb->load_ms, rb->alloc_ms, rb->graph_ms, rb->map_ms[m],
+	       rb->geom_ms[m], rb->cpu_ms[m],
+	       rb->load_ms + rb->alloc_ms + rb->graph_ms + rb->map_ms[m],
+	       rb->hb[m], worst, full, rb->block_hb, vs_full,
+	       100.0 * (worst / rb->block_hb - 1), rb->peak_mb, fullmb,
+	       rb->scored, rb->total, fullms);
+	fflush(stdout);
+}
+
+static void print_notes(const struct scase *c, const struct result *rb,
+			const struct result *rf, bool quick)
+{
+	printf("  %-13s %s\n    map ms:", c->name, c->what);
+	for (int i = 0; i < rb->runs; i++)
+		printf(" %.0f", rb->map_ms[i]);
+	printf("; geom ms:");
+	for (int i = 0; i < rb->runs; i++)
+		printf(" %.0f", rb->geom_ms[i]);
+	printf("%s; best: %s%s\n    inputs %.0f MB, after mapping %.0f MB",
+	       rb->budget_hit ? " (budget hit)" : "", rb->desc,
+	       rb->folded ? " (folds offered)" : "", rb->base_mb, rb->peak_mb);
+	if (!quick && !rf->err[0])
+		printf("; full search: %s, %.0f MB after mapping", rf->desc, rf->peak_mb);
+	printf("\n    load average %.2f before, %.2f after\n", rb->load0,
+	       quick ? rb->load1 : rf->load1);
+}
+
+int main(int argc, char **argv)
+{
+	bool quick = false;
+	const char *only = NULL;
+	int rc = parse_args(argc, argv, &quick, &only);
+	if (rc >= 0)
+		return rc;
+	struct result *res = mmap(NULL, sizeof(struct result) * 2 * NCASES,
+				  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	print_header(quick);
 	for (int c = 0; c < NCASES; c++) {
-		if (!sel[c])
+		if (!selected(&cases[c], quick, only))
 			continue;
 		struct result *rb = &res[2 * c], *rf = &res[2 * c + 1];
 		run_child(&cases[c], opt_budget, opt_runs, rb);
@@ -456,49 +545,14 @@ int main(int argc, char **argv)
 			run_child(&cases[c], 0, 1, rf);
 		if (rb->err[0] || (!quick && rf->err[0])) {
 			printf("%-13s error: %s%s\n", cases[c].name, rb->err, rf->err);
-			bad = 1;
+			rc = 1;
 			continue;
 		}
-		int m = median_run(rb);
-		double worst = 0;
-		for (int i = 0; i < rb->runs; i++)
-			worst = rb->hb[i] > worst ? rb->hb[i] : worst;
-		double full = quick ? NAN : rf->hb[0];
-		char vs_full[16] = "-", fullmb[16] = "-", fullms[24] = "";
-		if (!quick) {
-			snprintf(vs_full, sizeof vs_full, "%+.1f%%", 100.0 * (worst / full - 1));
-			snprintf(fullmb, sizeof fullmb, "%.0f", rf->peak_mb);
-			snprintf(fullms, sizeof fullms, "; %d/%d in %.0f", rf->scored,
-				 rf->total, rf->map_ms[0]);
-		}
-		printf("%-13s %7lld %8lld %3d %6.0f | %6.0f %5.0f %5.0f %6.0f %6.0f %6.0f %7.0f | %6.3f %6.3f %6.3f %6.3f | %7s %+6.0f%% | %5.0f %5s | %d/%d%s\n",
-		       cases[c].name, (long long)rb->nodes, (long long)rb->tasks, cases[c].tpn,
-		       opt_budget, rb->load_ms, rb->alloc_ms, rb->graph_ms, rb->map_ms[m],
-		       rb->geom_ms[m], rb->cpu_ms[m],
-		       rb->load_ms + rb->alloc_ms + rb->graph_ms + rb->map_ms[m],
-		       rb->hb[m], worst, full, rb->block_hb, vs_full,
-		       100.0 * (worst / rb->block_hb - 1), rb->peak_mb, fullmb,
-		       rb->scored, rb->total, fullms);
-		fflush(stdout);
+		print_row(&cases[c], rb, rf, quick);
 	}
 	printf("\nPer case: map times of every run, the best variant, memory before mapping:\n");
-	for (int c = 0; c < NCASES; c++) {
-		struct result *rb = &res[2 * c], *rf = &res[2 * c + 1];
-		if (!sel[c] || rb->err[0])
-			continue;
-		printf("  %-13s %s\n    map ms:", cases[c].name, cases[c].what);
-		for (int i = 0; i < rb->runs; i++)
-			printf(" %.0f", rb->map_ms[i]);
-		printf("; geom ms:");
-		for (int i = 0; i < rb->runs; i++)
-			printf(" %.0f", rb->geom_ms[i]);
-		printf("%s; best: %s%s\n    inputs %.0f MB, after mapping %.0f MB",
-		       rb->budget_hit ? " (budget hit)" : "", rb->desc,
-		       rb->folded ? " (folds offered)" : "", rb->base_mb, rb->peak_mb);
-		if (!quick && !rf->err[0])
-			printf("; full search: %s, %.0f MB after mapping", rf->desc, rf->peak_mb);
-		printf("\n    load average %.2f before, %.2f after\n", rb->load0,
-		       quick ? rb->load1 : rf->load1);
-	}
-	return bad;
+	for (int c = 0; c < NCASES; c++)
+		if (selected(&cases[c], quick, only) && !res[2 * c].err[0])
+			print_notes(&cases[c], &res[2 * c], &res[2 * c + 1], quick);
+	return rc < 0 ? 0 : rc;
 }
