@@ -26,7 +26,8 @@
  *
  * The search is anytime: variants are built lazily and tried most promising
  * first (longest task extent onto longest machine extent), and the time
- * budget bounds all of it, preparation and partitions included.  Past the
+ * budget bounds the partitions and the scoring as well as the search (the
+ * preparation before them is linear in the nodes and tasks).  Past the
  * budget the best variant scored so far is kept; the first variant always
  * completes, so a result exists.
  */
