@@ -49,6 +49,8 @@ CORE_SRC = $(addprefix core/src/, \
 	conf.c \
 	dragonfly.c \
 	geom.c \
+	geom_fold.c \
+	geom_search.c \
 	geom_select.c \
 	gpu_matrix.c \
 	gpusel.c \
@@ -118,6 +120,7 @@ BENCH_SRC = $(addprefix tests/bench/, \
 	bench_gpu.c \
 	bench_graph.c \
 	bench_input.c \
+	bench_scale.c \
 )
 FUZZ_TARGETS = \
 	conf \

@@ -1,32 +1,20 @@
-/* topoplace — geometric mapping: paired multi-jagged partitioning of task and
- * node coordinates, torus seam shift, closest-subset selection, and the
- * rotation/reflection search.  See <topoplace/geom.h> for the overview.
+/* topoplace — geometric mapping, the partitioning side: torus seam shift,
+ * point sets, paired multi-jagged cuts of nodes (split trees) and tasks, and
+ * closest-subset selection.  The search over variants is in geom_search.c;
+ * see <topoplace/geom.h> for the overview.
  *
- * Structure of the search.  A variant is (task dimension order, task
- * reflections, machine dimension order), plus one "longest extent" variant.
- * The node side of a variant depends only on the machine order: partitioning
- * the nodes yields a split tree (the slot counts of every part, in depth-first
+ * A variant's node side depends only on the machine order: partitioning the
+ * nodes yields a split tree (the slot counts of every part, in depth-first
  * order) and the node of every slot position.  The task side is partitioned
- * into exactly the counts of that tree along the paired task dimensions, which
- * yields a task order; task order[i] runs on the node of slot position i.
- * When all nodes have equal slots, every machine order gives the same split
- * tree, so one task partition serves all of them: the search computes
- * (#task orders x #reflections) task partitions plus #machine orders node
- * partitions, not their product, and only scores the product.
+ * into exactly the counts of that tree along the paired task dimensions,
+ * which yields a task order; task order[i] runs on the node of slot position
+ * i.
  */
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "geom_select.h"
-#include "network.h"
-
-
-#define MAX_PERMS 720
+#include "geom_part.h"
 
 void tp_geom_opts_default(tp_geom_opts *o)
 {
@@ -42,16 +30,18 @@ void tp_geom_opts_default(tp_geom_opts *o)
 /* ------------------------------------------------------------------------ */
 /* Torus seam shift                                                          */
 
-/* Shift one wrapped dimension: the largest run of unoccupied coordinates
- * becomes the seam.  Ties between equal gaps go to the gap with fewer nodes on
- * its two bordering coordinates, then to the lowest position.  Returns 1 when
- * coordinates moved. */
-static int shift_dim(int32_t n, int *c, int ndims, int d, int extent,
-		     int32_t *count)
+/* The seam of one wrapped dimension: the largest run of unoccupied
+ * coordinates becomes it.  Ties between equal gaps go to the gap with fewer
+ * nodes on its two bordering coordinates, then to the lowest position.
+ * Returns the coordinate below the seam (coordinates up to it move up by the
+ * extent), or -1 when nothing moves. */
+static int seam_cut(const tp_alloc *a, int d, int32_t *count)
 {
+	const tp_machine *m = a->m;
+	int ndims = m->ndims, extent = m->dims[d];
 	memset(count, 0, sizeof(int32_t) * (size_t)extent);
-	for (int32_t i = 0; i < n; i++)
-		count[c[(int64_t)i * ndims + d]]++;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		count[m->coords[(int64_t)a->node[i] * ndims + d]]++;
 	int first = -1, last = -1;
 	for (int x = 0; x < extent; x++)
 		if (count[x]) {
@@ -60,7 +50,7 @@ static int shift_dim(int32_t n, int *c, int ndims, int d, int extent,
 			last = x;
 		}
 	if (first < 0)
-		return 0;
+		return -1;
 	int wrap_gap = extent - 1 - last + first;
 	int best_gap = 0, best_lo = -1;
 	int64_t best_border = 0;
@@ -76,46 +66,44 @@ static int shift_dim(int32_t n, int *c, int ndims, int d, int extent,
 		}
 		prev = x;
 	}
-	if (best_lo < 0 || best_gap <= wrap_gap)
-		return 0;
-	for (int32_t i = 0; i < n; i++) {
-		int *v = &c[(int64_t)i * ndims + d];
-		if (*v <= best_lo)
-			*v += extent;
+	return best_lo < 0 || best_gap <= wrap_gap ? -1 : best_lo;
+}
+
+int tp__seam_cuts(const tp_alloc *a, int *cut)
+{
+	const tp_machine *m = a->m;
+	int nd = m->ndims, shifted = 0, maxext = 1;
+	for (int d = 0; d < nd; d++) {
+		cut[d] = -1;
+		if (m->dims[d] > maxext)
+			maxext = m->dims[d];
 	}
-	return 1;
+	int32_t *count = tp__malloc_array((size_t)maxext, sizeof(int32_t));
+	if (!count)
+		return TP_ENOMEM;
+	for (int d = 0; d < nd; d++)
+		if (m->wrap[d] && m->dims[d] > 2) {
+			cut[d] = seam_cut(a, d, count);
+			shifted += cut[d] >= 0;
+		}
+	free(count);
+	return shifted;
 }
 
 int tp_geom_seam_shift(const tp_alloc *a, int *out)
 {
 	const tp_machine *m = a->m;
-	int nd = m->ndims, shifted = 0, maxext = 1;
+	int nd = m->ndims, cut[TP_MAX_DIMS];
+	int shifted = tp__seam_cuts(a, cut);
+	if (shifted < 0)
+		return shifted;
 	for (int32_t i = 0; i < a->nnodes; i++)
-		memcpy(&out[(int64_t)i * nd], &m->coords[(int64_t)a->node[i] * nd],
-		       sizeof(int) * (size_t)nd);
-	for (int d = 0; d < nd; d++)
-		if (m->dims[d] > maxext)
-			maxext = m->dims[d];
-	int32_t *count = tp__malloc_array((size_t)maxext, sizeof(int32_t));
-	if (!count)
-		return TP_ENOMEM;
-	for (int d = 0; d < nd; d++)
-		if (m->wrap[d] && m->dims[d] > 2)
-			shifted += shift_dim(a->nnodes, out, nd, d, m->dims[d], count);
-	free(count);
+		tp__seam_coords(m, a->node[i], cut, &out[(int64_t)i * nd]);
 	return shifted;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Point sets: dense per-dimension ranks packed into sort keys               */
-
-typedef struct pointset {
-	int32_t n;
-	int dims;
-	uint32_t *rank;      /* n x dims, monotone in the coordinate */
-	uint32_t maxrank[TP_MAX_DIMS];
-	double *pos;         /* n x dims coordinates, for extents */
-} pointset;
 
 typedef struct rank_sort_ctx {
 	const double *v;
@@ -134,72 +122,101 @@ static int cmp_by_coord(const void *x, const void *y, void *arg)
 	return *(const int32_t *)x - *(const int32_t *)y;
 }
 
-/* Ranks per dimension.  Integer coordinates in a modest range use the value
- * itself (minus the minimum); anything else is ranked by sorting. */
-static int pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
+/* Ranks of dimension d by sorting the coordinates (ties share a rank). */
+static int rank_by_sorting(pointset *ps, const double *pos, int d)
 {
-	memset(ps, 0, sizeof *ps);
-	ps->n = n;
-	ps->dims = dims;
-	ps->pos = (double *)pos;
-	ps->rank = tp__malloc_array((size_t)n * (size_t)dims, sizeof(uint32_t));
-	if (!ps->rank)
+	int32_t n = ps->n;
+	int dims = ps->dims;
+	int32_t *ord = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!ord)
 		return TP_ENOMEM;
-	for (int d = 0; d < dims; d++) {
-		double lo = INFINITY, hi = -INFINITY;
-		bool integral = true;
-		for (int32_t i = 0; i < n; i++) {
-			double v = pos[(int64_t)i * dims + d];
-			if (v < lo)
-				lo = v;
-			if (v > hi)
-				hi = v;
-			if (v != floor(v))
-				integral = false;
-		}
-		if (n == 0)
-			continue;
-		if (integral && hi - lo < 4.0 * n + 1024.0 && hi - lo < 2147483647.0) {
-			for (int32_t i = 0; i < n; i++)
-				ps->rank[(int64_t)i * dims + d] =
-					(uint32_t)(pos[(int64_t)i * dims + d] - lo);
-			ps->maxrank[d] = (uint32_t)(hi - lo);
-			continue;
-		}
-		int32_t *ord = tp__malloc_array((size_t)n, sizeof(int32_t));
-		if (!ord)
-			return TP_ENOMEM;
-		for (int32_t i = 0; i < n; i++)
-			ord[i] = i;
-		rank_sort_ctx ctx = { pos, dims, d };
-		qsort_r(ord, (size_t)n, sizeof(int32_t), cmp_by_coord, &ctx);
-		uint32_t r = 0;
-		for (int32_t i = 0; i < n; i++) {
-			if (i > 0 && pos[(int64_t)ord[i] * dims + d] !=
-					     pos[(int64_t)ord[i - 1] * dims + d])
-				r++;
-			ps->rank[(int64_t)ord[i] * dims + d] = r;
-		}
-		ps->maxrank[d] = r;
-		free(ord);
+	for (int32_t i = 0; i < n; i++)
+		ord[i] = i;
+	rank_sort_ctx ctx = { pos, dims, d };
+	qsort_r(ord, (size_t)n, sizeof(int32_t), cmp_by_coord, &ctx);
+	uint32_t r = 0;
+	for (int32_t i = 0; i < n; i++) {
+		if (i > 0 && pos[(int64_t)ord[i] * dims + d] !=
+				     pos[(int64_t)ord[i - 1] * dims + d])
+			r++;
+		ps->rank[(int64_t)ord[i] * dims + d] = r;
 	}
+	ps->maxrank[d] = r;
+	free(ord);
 	return 0;
 }
 
-static void pointset_free(pointset *ps)
+/* Ranks per dimension.  Integer coordinates in a modest range use the value
+ * itself (minus the minimum); anything else is ranked by sorting.  When every
+ * dimension is of the first kind, rank extents are coordinate extents and
+ * ps->pos is left NULL: the caller may free pos. */
+int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
+{
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
+	bool integral[TP_MAX_DIMS], direct = true, any = false;
+	memset(ps, 0, sizeof *ps);
+	ps->n = n;
+	ps->dims = dims;
+	ps->rank = tp__malloc_array((size_t)n * (size_t)dims, sizeof(uint32_t));
+	if (!ps->rank)
+		return TP_ENOMEM;
+	/* one pass for every dimension's range */
+	for (int d = 0; d < dims; d++) {
+		lo[d] = INFINITY;
+		hi[d] = -INFINITY;
+		integral[d] = true;
+	}
+	for (int32_t i = 0; i < n; i++)
+		for (int d = 0; d < dims; d++) {
+			double v = pos[(int64_t)i * dims + d];
+			lo[d] = v < lo[d] ? v : lo[d];
+			hi[d] = v > hi[d] ? v : hi[d];
+			/* integral: exact through int64 inside its range */
+			if (fabs(v) < 9e15 ? v != (double)(int64_t)v : v != floor(v))
+				integral[d] = false;
+		}
+	bool use[TP_MAX_DIMS];   /* ranked by value */
+	for (int d = 0; d < dims; d++) {
+		use[d] = n > 0 && integral[d] && hi[d] - lo[d] < 4.0 * n + 1024.0 &&
+			 hi[d] - lo[d] < 2147483647.0;
+		if (use[d])
+			ps->maxrank[d] = (uint32_t)(hi[d] - lo[d]);
+		else
+			direct = direct && n == 0;
+		any = any || use[d];
+	}
+	for (int32_t i = 0; any && i < n; i++)
+		for (int d = 0; d < dims; d++)
+			if (use[d])
+				ps->rank[(int64_t)i * dims + d] =
+					(uint32_t)(pos[(int64_t)i * dims + d] - lo[d]);
+	for (int d = 0; d < dims; d++) {
+		if (use[d] || n == 0)
+			continue;
+		int rc = rank_by_sorting(ps, pos, d);
+		if (rc)
+			return rc;
+	}
+	ps->pos = direct ? NULL : (double *)pos;
+	return 0;
+}
+
+size_t tp__pointset_hist_len(const pointset *ps)
+{
+	uint64_t top = 0;
+	for (int d = 0; d < ps->dims; d++)
+		if (ps->maxrank[d] > top)
+			top = ps->maxrank[d];
+	/* cut_range histograms a range of ranks only when it spans at most
+	 * 2n + 17 values, and never more than the largest rank + 1 */
+	uint64_t cap = 2 * (uint64_t)ps->n + 17;
+	return (size_t)(top + 1 < cap ? top + 1 : cap);
+}
+
+void tp__pointset_free(pointset *ps)
 {
 	free(ps->rank);
 }
-
-/* How one side orders its points at a given cut: the cut dimension first,
- * then the remaining dimensions in the variant's cyclic order, each possibly
- * reflected.  Primary rank in the high 32 bits, the others share 31 bits
- * (saturating; ties are then broken by id, which stays deterministic). */
-typedef struct side_order {
-	int perm[TP_MAX_DIMS];
-	bool reflect[TP_MAX_DIMS];
-	bool longest;            /* cut the longest extent instead of perm */
-} side_order;
 
 static inline uint32_t rank_of(const pointset *ps, const side_order *so,
 			       uint32_t id, int d)
@@ -246,7 +263,26 @@ static int cut_dim(const pointset *ps, const side_order *so, int depth,
 		lo[d] = INFINITY;
 		hi[d] = -INFINITY;
 	}
-	for (int64_t i = 0; i < n; i++) {
+	if (!ps->pos) {
+		/* ranks are coordinates minus a constant: same extents */
+		uint32_t rl[TP_MAX_DIMS], rh[TP_MAX_DIMS];
+		for (int d = 0; d < D; d++) {
+			rl[d] = UINT32_MAX;
+			rh[d] = 0;
+		}
+		for (int64_t i = 0; i < n; i++) {
+			const uint32_t *x = &ps->rank[(int64_t)p[i].id * D];
+			for (int d = 0; d < D; d++) {
+				rl[d] = x[d] < rl[d] ? x[d] : rl[d];
+				rh[d] = x[d] > rh[d] ? x[d] : rh[d];
+			}
+		}
+		for (int d = 0; d < D; d++) {
+			lo[d] = rl[d];
+			hi[d] = rh[d];
+		}
+	}
+	for (int64_t i = 0; ps->pos && i < n; i++) {
 		const double *x = &ps->pos[(int64_t)p[i].id * D];
 		for (int d = 0; d < D; d++) {
 			if (x[d] < lo[d])
@@ -266,35 +302,33 @@ static int cut_dim(const pointset *ps, const side_order *so, int depth,
 /* ------------------------------------------------------------------------ */
 /* Node side: split tree                                                     */
 
-/* Tree encoding, depth-first: a leaf is 0; an internal node is k followed by
- * the k slot counts of its parts, then the k subtrees. */
-typedef struct tree {
-	int64_t *v;
-	int64_t len, cap;
-} tree;
-
-static int tree_push(tree *t, int64_t x)
+int tp__tree_push(tree *t, int64_t x)
 {
+	if (t->expect) {
+		if (t->len < t->expect->len && t->expect->v[t->len] == x) {
+			t->len++;
+			return 0;
+		}
+		/* it differs: keep the prefix that matched, then store */
+		int32_t *nv = malloc(sizeof(int32_t) * (size_t)(t->len + 256));
+		if (!nv)
+			return TP_ENOMEM;
+		memcpy(nv, t->expect->v, sizeof(int32_t) * (size_t)t->len);
+		t->v = nv;
+		t->cap = t->len + 256;
+		t->expect = NULL;
+	}
 	if (t->len == t->cap) {
 		int64_t nc = t->cap ? 2 * t->cap : 256;
-		int64_t *nv = realloc(t->v, sizeof(int64_t) * (size_t)nc);
+		int32_t *nv = realloc(t->v, sizeof(int32_t) * (size_t)nc);
 		if (!nv)
 			return TP_ENOMEM;
 		t->v = nv;
 		t->cap = nc;
 	}
-	t->v[t->len++] = x;
+	t->v[t->len++] = (int32_t)x;
 	return 0;
 }
-
-typedef struct node_part {
-	tree tr;              /* empty when shared: the tree of np[1] */
-	bool shared;
-	int32_t *leaf_node;   /* allocation index of each leaf, in order */
-	int32_t nleaves;
-	int tree_id;          /* equal trees share an id */
-	side_order so;
-} node_part;
 
 /* Split p[0..n) so that p[0..cut) are the cut smallest points in the side's
  * order at this level (cut coordinate, then the other coordinates, then id).
@@ -306,10 +340,67 @@ typedef struct node_part {
  * grid tasks), so this is a radix select: a histogram of the cut coordinate
  * finds the plane where the target falls, one pass partitions around it, and
  * only that plane is ordered by the full key.  Wide-ranged coordinates fall
- * back to quickselect.  hist needs 2n + 17 entries. */
+ * back to quickselect.  hist needs 2n + 17 entries (or
+ * tp__pointset_hist_len), tmp n points. */
+/* Three-way partition of p[0..n) by key: [< pv][== pv][> pv]; returns the
+ * start of the middle part.  Branch-free (the comparisons are coin flips):
+ * the smaller keys are compacted in place, the equal ones collected at the
+ * front of tmp and the larger ones at its back, then both copied behind.
+ * *neq receives the size of the middle part. */
+static int64_t partition3(tp__pt *p, int64_t n, uint64_t pv, tp__pt *tmp,
+			  int64_t *neq)
+{
+	int64_t lt = 0, eq = 0, gt = n - 1;
+	for (int64_t i = 0; i < n; i++) {
+		tp__pt c = p[i];
+		int64_t below = c.key < pv, above = c.key > pv;
+		p[lt] = c;
+		tmp[eq] = c;
+		tmp[gt] = c;
+		lt += below;
+		eq += !(below | above);
+		gt -= above;
+	}
+	memcpy(p + lt, tmp, sizeof *p * (size_t)eq);
+	memcpy(p + lt + eq, tmp + gt + 1, sizeof *p * (size_t)(n - 1 - gt));
+	*neq = eq;
+	return lt;
+}
+
+/* The weighted cut of cut_range when every point weighs w: the prefix of
+ * the plane p[lt..lt+g) nearest the target t2 is a count (ties to the
+ * smaller), and selecting that many gives the same set as sorting the
+ * plane, in linear time. */
+static int64_t cut_equal_weights(tp__pt *p, int64_t n, int64_t lt, int64_t g,
+				 uint64_t below, uint64_t t2, uint64_t w,
+				 uint64_t *wleft)
+{
+	int64_t j = (int64_t)(t2 / w);
+	if ((uint64_t)(j + 1) * w - t2 < t2 - (uint64_t)j * w)
+		j++;
+	if (j > g)
+		j = g;
+	int64_t cut = lt + j;
+	uint64_t wl = below + (uint64_t)j * w;
+	if (cut < 1) {              /* lt = 0: the smallest first */
+		tp__select(p, g, 0);
+		cut = 1;
+		wl = w;
+	} else if (cut > n - 1) {   /* the largest last */
+		tp__select(p + lt, g, g - 1);
+		cut = n - 1;
+		wl -= w;
+	} else if (j > 0 && j < g) {
+		tp__select(p + lt, g, j);
+	}
+	*wleft = wl;
+	return cut;
+}
+
 static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 			 int d, tp__pt *p, int64_t n, uint64_t target,
-			 bool weighted, uint64_t *hist, uint64_t *wleft)
+			 bool weighted, uint32_t wconst, uint64_t *hist, tp__pt *tmp,
+			 uint64_t *wleft)
 {
 	uint32_t lo = UINT32_MAX, hi = 0;
 	for (int64_t i = 0; i < n; i++) {
@@ -341,22 +432,7 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 		below -= hist[v];
 	}
 	uint64_t pv = (uint64_t)v + lo;
-	/* three-way partition: [< v][== v][> v] */
-	int64_t lt = 0, i = 0, gt = n;
-	while (i < gt) {
-		if (p[i].key < pv) {
-			tp__pt t = p[lt];
-			p[lt++] = p[i];
-			p[i++] = t;
-		} else if (p[i].key > pv) {
-			tp__pt t = p[--gt];
-			p[gt] = p[i];
-			p[i] = t;
-		} else {
-			i++;
-		}
-	}
-	int64_t g = gt - lt;
+	int64_t g, lt = partition3(p, n, pv, tmp, &g);
 	fill_keys(ps, so, lp, d, p + lt, g);
 	uint64_t t2 = target - below;
 	if (!weighted) {
@@ -365,6 +441,8 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 		*wleft = target;
 		return lt + (int64_t)t2;
 	}
+	if (wconst)
+		return cut_equal_weights(p, n, lt, g, below, t2, wconst, wleft);
 	/* weighted: order the plane and take the prefix nearest the target */
 	tp__sort(p + lt, g);
 	uint64_t acc = 0, best_w = 0, best_d = UINT64_MAX;
@@ -401,24 +479,33 @@ typedef struct node_ctx {
 	int32_t *leaf_node;
 	int32_t nleaves;
 	uint64_t *hist;
+	tp__pt *tmp;                  /* scratch, n points */
+	double deadline;              /* tp__now_ms() past it: give up */
+	uint32_t wconst;              /* every node's slots, or 0 */
 } node_ctx;
+
+/* Parts this large check the clock before they are cut (a cut costs far
+ * more than reading the clock). */
+#define CLOCK_EVERY 4096
 
 static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 {
+	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
+		return TP_ETIME;
 	if (n == 1) {
 		c->leaf_node[c->nleaves++] = c->alloc_index[p[0].id];
-		return tree_push(c->tr, 0);
+		return tp__tree_push(c->tr, 0);
 	}
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
 	if (n == 2) {
 		/* a pair (half of all splits with one slot per node): order it */
 		fill_keys(c->ps, c->so, lp, d, p, 2);
 		tp__sort(p, 2);
-		int rc = tree_push(c->tr, 2);
+		int rc = tp__tree_push(c->tr, 2);
 		if (!rc)
-			rc = tree_push(c->tr, p[0].w);
+			rc = tp__tree_push(c->tr, p[0].w);
 		if (!rc)
-			rc = tree_push(c->tr, p[1].w);
+			rc = tp__tree_push(c->tr, p[1].w);
 		if (!rc)
 			rc = node_rec(c, p, 1, depth + 1);
 		return rc ? rc : node_rec(c, p + 1, 1, depth + 1);
@@ -436,7 +523,7 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 		uint64_t wl;
 		int64_t left = n - pos;
 		int64_t cut = cut_range(c->ps, c->so, lp, d, p + pos, left, target,
-					true, c->hist, &wl);
+					true, c->wconst, c->hist, c->tmp, &wl);
 		/* leave at least one node for each remaining part */
 		int64_t maxcut = left - (k - 1 - j);
 		if (cut > maxcut) {
@@ -456,9 +543,9 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 	start[k - 1] = pos;
 	cnt[k - 1] = (int64_t)(total - done);
 	start[k] = n;
-	int rc = tree_push(c->tr, k);
+	int rc = tp__tree_push(c->tr, k);
 	for (int j = 0; j < k && !rc; j++)
-		rc = tree_push(c->tr, cnt[j]);
+		rc = tp__tree_push(c->tr, cnt[j]);
 	for (int j = 0; j < k && !rc; j++)
 		rc = node_rec(c, p + start[j], start[j + 1] - start[j], depth + 1);
 	return rc;
@@ -473,14 +560,18 @@ typedef struct task_ctx {
 	const tree *tr;
 	int64_t cur;
 	uint64_t *hist;
+	tp__pt *tmp;
+	double deadline;
 } task_ctx;
 
-static void task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
+static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
 {
+	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
+		return TP_ETIME;
 	int64_t k = c->tr->v[c->cur++];
 	if (k == 0)
-		return;
-	const int64_t *cnt = &c->tr->v[c->cur];
+		return 0;
+	const int32_t *cnt = &c->tr->v[c->cur];
 	c->cur += k;
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
 	if (n == 2 && k == 2) {
@@ -488,21 +579,45 @@ static void task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
 		fill_keys(c->ps, c->so, lp, d, p, 2);
 		tp__sort(p, 2);
 		task_rec(c, p, 1, depth + 1);
-		task_rec(c, p + 1, 1, depth + 1);
-		return;
+		return task_rec(c, p + 1, 1, depth + 1);
 	}
 	int64_t pos = 0;
 	for (int64_t j = 0; j < k - 1; j++) {
 		uint64_t wl;
 		cut_range(c->ps, c->so, lp, d, p + pos, n - pos, (uint64_t)cnt[j],
-			  false, c->hist, &wl);
+			  false, 0, c->hist, c->tmp, &wl);
 		pos += cnt[j];
 	}
 	pos = 0;
-	for (int64_t j = 0; j < k; j++) {
-		task_rec(c, p + pos, cnt[j], depth + 1);
+	int rc = 0;
+	for (int64_t j = 0; j < k && !rc; j++) {
+		rc = task_rec(c, p + pos, cnt[j], depth + 1);
 		pos += cnt[j];
 	}
+	return rc;
+}
+
+int tp__part_nodes(const pointset *ps, const side_order *so,
+		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
+		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
+		   tp__pt *tmp, double deadline)
+{
+	uint32_t wconst = n > 0 ? p[0].w : 0;
+	for (int64_t i = 1; i < n && wconst; i++)
+		if (p[i].w != wconst)
+			wconst = 0;
+	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist, tmp, deadline,
+			wconst };
+	int rc = node_rec(&nc, p, n, 0);
+	*nleaves = nc.nleaves;
+	return rc;
+}
+
+int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
+		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp, double deadline)
+{
+	task_ctx tctx = { ps, so, tr, 0, hist, tmp, deadline };
+	return task_rec(&tctx, p, n, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -534,9 +649,10 @@ static double sqdist(const double *a, const double *b, int D)
 /* Choose slots so that exactly ntasks remain: k-means with a centre at every
  * bounding-box corner plus the middle (10 rounds), then for each centre the
  * nearest nodes until the tasks fit; keep the centre whose chosen nodes lie
- * closest to it in total.  slots_out[i] receives the used slots of node i. */
-static int closest_subset(const tp_alloc *a, const double *pos, int D,
-			  int64_t ntasks, int *slots_out)
+ * closest to it in total.  slots_out[i] receives the used slots of node i.
+ * Past the deadline, after one round and one centre, it keeps what it has. */
+int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
+		       int64_t ntasks, int *slots_out, double deadline)
 {
 	int32_t n = a->nnodes;
 	int nc = (1 << D) + 1;
@@ -567,7 +683,7 @@ static int closest_subset(const tp_alloc *a, const double *pos, int D,
 	for (int d = 0; d < D; d++)
 		ctr[(nc - 1) * D + d] = (lo[d] + hi[d]) / 2;
 
-	for (int it = 0; it < 10; it++) {
+	for (int it = 0; it < 10 && (it == 0 || tp__now_ms() <= deadline); it++) {
 		memset(sum, 0, sizeof(double) * (size_t)nc * (size_t)D);
 		memset(cnt, 0, sizeof(int64_t) * (size_t)nc);
 		for (int32_t i = 0; i < n; i++) {
@@ -590,7 +706,7 @@ static int closest_subset(const tp_alloc *a, const double *pos, int D,
 	}
 
 	double best_cost = INFINITY;
-	for (int c = 0; c < nc; c++) {
+	for (int c = 0; c < nc && (c == 0 || tp__now_ms() <= deadline); c++) {
 		for (int32_t i = 0; i < n; i++) {
 			di[i].d = sqrt(sqdist(&pos[(int64_t)i * D], &ctr[c * D], D));
 			di[i].i = i;
@@ -628,673 +744,3 @@ out:
 	return rc;
 }
 
-/* ------------------------------------------------------------------------ */
-/* The search                                                                */
-
-/* Keep only the dimensions along which the points differ: a flat dimension
- * carries no information and would put the paired cut orders of the two
- * sides out of step.  Writes the projected n x *kept array (malloc'ed) and
- * the original index of every kept dimension. */
-static double *project_varying(const double *pos, int32_t n, int dims,
-			       int *kept, int *orig)
-{
-	int k = 0;
-	for (int d = 0; d < dims; d++) {
-		double lo = INFINITY, hi = -INFINITY;
-		for (int32_t i = 0; i < n; i++) {
-			double v = pos[(int64_t)i * dims + d];
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-		}
-		if (hi > lo)
-			orig[k++] = d;
-	}
-	if (k == 0)
-		orig[k++] = 0;   /* all points equal: one (flat) dimension */
-	double *out = tp__malloc_array((size_t)n * (size_t)k, sizeof(double));
-	if (!out)
-		return NULL;
-	for (int32_t i = 0; i < n; i++)
-		for (int j = 0; j < k; j++)
-			out[(int64_t)i * k + j] = pos[(int64_t)i * dims + orig[j]];
-	*kept = k;
-	return out;
-}
-
-static int next_perm(int *p, int n)
-{
-	int i = n - 2;
-	while (i >= 0 && p[i] >= p[i + 1])
-		i--;
-	if (i < 0)
-		return 0;
-	int j = n - 1;
-	while (p[j] <= p[i])
-		j--;
-	int t = p[i];
-	p[i] = p[j];
-	p[j] = t;
-	for (int a = i + 1, b = n - 1; a < b; a++, b--)
-		t = p[a], p[a] = p[b], p[b] = t;
-	return 1;
-}
-
-static int all_perms(int n, int (*out)[TP_MAX_DIMS], int max)
-{
-	int p[TP_MAX_DIMS], cnt = 0;
-	for (int i = 0; i < n; i++)
-		p[i] = i;
-	do {
-		memcpy(out[cnt++], p, sizeof p);
-	} while (cnt < max && next_perm(p, n));
-	return cnt;
-}
-
-/* A variant's screening result. */
-struct cand {
-	double sample;
-	int variant, item, np;
-	bool done;
-};
-
-/* The search state shared by the worker threads. */
-typedef struct search {
-	const tp_graph *g;
-	const tp_alloc *a;
-	const tp_geom_opts *o;
-	pointset tasks, nodes;
-	const int32_t *ids;   /* node pointset id -> allocation index */
-	const int *used;      /* slots in use per allocation index */
-	int32_t nn;
-	node_part *np;        /* [0] longest; then (machine perm, reflection) */
-	int nnp;
-	side_order *tso;      /* [0] longest; then one per task permutation */
-	int *item_tree;       /* work item -> tree id (phase 2) */
-	int *item_tperm;      /* work item -> index into tso */
-	int nitems;
-	int phase;            /* 1: node partitions, 2: task orders + scoring */
-	/* Screening (hop-bytes on large graphs): every variant is first scored
-	 * on the edges of every stride-th task only; the best few are then
-	 * scored exactly.  stride 1 = exact scoring throughout. */
-	int32_t stride;
-	int slots_each;       /* equal slots of every used node (screening) */
-	int32_t **item_pos;   /* per item: task -> position in its task order */
-	struct cand *cand;    /* per variant: screening score */
-	int ncand;
-	atomic_int next;
-	double t0;
-	int porig[TP_MAX_DIMS], torig[TP_MAX_DIMS];  /* kept dim -> axis */
-	pthread_mutex_t mu;   /* guards everything below */
-	double best_score;
-	int best_variant;
-	int32_t *best_map;
-	int scored;
-	bool budget_hit;
-	int err;
-} search;
-
-static bool out_of_time(search *s)
-{
-	return s->o->time_budget_ms > 0 &&
-	       tp__now_ms() - s->t0 > s->o->time_budget_ms;
-}
-
-static int build_node_part(search *s, node_part *np, tp__pt *nbuf)
-{
-	np->leaf_node = tp__malloc_array((size_t)s->nn, sizeof(int32_t));
-	if (!np->leaf_node)
-		return TP_ENOMEM;
-	for (int32_t j = 0; j < s->nn; j++) {
-		nbuf[j].id = (uint32_t)j;
-		nbuf[j].w = (uint32_t)s->used[s->ids[j]];
-	}
-	uint64_t *hist = tp__malloc_array(2 * (size_t)s->nn + 17, sizeof(uint64_t));
-	if (!hist)
-		return TP_ENOMEM;
-	node_ctx nc = { &s->nodes, &np->so, s->ids, s->o->parts_per_level,
-			&np->tr, np->leaf_node, 0, hist };
-	int rc = node_rec(&nc, nbuf, s->nn, 0);
-	free(hist);
-	np->nleaves = nc.nleaves;
-	/* With equal slots every machine variant yields the same split tree:
-	 * keep one copy (np[1]'s, built first) instead of one per variant. */
-	const tree *canon = &s->np[1].tr;
-	if (!rc && np != &s->np[1] && s->nnp > 1 && canon->len == np->tr.len &&
-	    !memcmp(canon->v, np->tr.v, sizeof(int64_t) * (size_t)np->tr.len)) {
-		free(np->tr.v);
-		memset(&np->tr, 0, sizeof np->tr);
-		np->shared = true;
-	}
-	return rc;
-}
-
-static const tree *tree_of(const search *s, const node_part *np)
-{
-	return np->shared ? &s->np[1].tr : &np->tr;
-}
-
-/* Screening score: bytes x hops over the edges of every stride-th task,
- * nodes found through the task order positions (equal slots per node). */
-static double sample_score(const search *s, const int32_t *pos,
-			   const node_part *np)
-{
-	const tp_graph *g = s->g;
-	const tp_machine *m = s->a->m;
-	const int32_t *node = s->a->node;
-	int k = s->slots_each, nd = m->ndims;
-	double sum = 0;
-	for (int32_t u = 0; u < g->ntasks; u += s->stride) {
-		const int *cu = &m->coords[(int64_t)node[np->leaf_node[pos[u] / k]] * nd];
-		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
-			int32_t v = g->adjncy[e];
-			if (v < u)
-				continue;   /* each undirected edge once */
-			const int *cv = &m->coords[(int64_t)node[np->leaf_node[pos[v] / k]] * nd];
-			sum += g->weights[e] * tp__coord_dist(m, cu, cv);
-		}
-	}
-	return sum;
-}
-
-/* map[t] for every task, from a task order and a node partition's leaves. */
-static void fill_map(const search *s, const node_part *np, const tp__pt *buf,
-		     int32_t *map)
-{
-	int64_t pos = 0;
-	for (int32_t l = 0; l < np->nleaves; l++) {
-		int32_t node = np->leaf_node[l];
-		for (int k = 0; k < s->used[node]; k++)
-			map[buf[pos++].id] = node;
-	}
-}
-
-/* Phase 2 item: partition the tasks for one task permutation into the counts
- * of one split tree, then score it against every node partition with that
- * tree.  Item 0 is the longest-extent variant on both sides. */
-static void run_item(search *s, int item, tp__pt *buf, int32_t *map,
-		     int *tc, uint64_t *hist, tp_congestion_ws *ws)
-{
-	int32_t n = s->g->ntasks;
-	int tree_id = s->item_tree[item], tpi = s->item_tperm[item];
-	const node_part *ref = NULL;
-	for (int i = 0; i < s->nnp && !ref; i++)
-		if (s->np[i].tree_id == tree_id)
-			ref = &s->np[i];
-	for (int32_t t = 0; t < n; t++) {
-		buf[t].id = (uint32_t)t;
-		buf[t].w = 1;
-	}
-	task_ctx tctx = { &s->tasks, &s->tso[tpi], tree_of(s, ref), 0, hist };
-	task_rec(&tctx, buf, n, 0);
-	int32_t *pos = NULL;
-	if (s->stride > 1) {
-		pos = s->item_pos[item];
-		for (int32_t p = 0; p < n; p++)
-			pos[buf[p].id] = p;
-	}
-
-	for (int i = 0; i < s->nnp; i++) {
-		const node_part *np = &s->np[i];
-		if (item == 0 ? i != 0 : (i == 0 || np->tree_id != tree_id))
-			continue;
-		if (item != 0 && out_of_time(s)) {
-			pthread_mutex_lock(&s->mu);
-			s->budget_hit = true;
-			pthread_mutex_unlock(&s->mu);
-			return;
-		}
-		int variant = item == 0 ? 0 : 1 + (tpi - 1) * (s->nnp - 1) + (i - 1);
-		if (pos) {
-			/* each variant owns its slot: no lock needed */
-			struct cand *c = &s->cand[variant];
-			c->sample = sample_score(s, pos, np);
-			c->variant = variant;
-			c->item = item;
-			c->np = i;
-			c->done = true;
-			continue;
-		}
-		double score;
-		if (s->o->metric == TP_METRIC_HOP_BYTES) {
-			/* per-task router coordinates, then the bounded sum: a
-			 * candidate cut off above the best so far could never
-			 * win, ties included, so the result stays deterministic */
-			const tp_machine *m = s->a->m;
-			int nd = m->ndims;
-			int64_t at = 0;
-			for (int32_t l = 0; l < np->nleaves; l++) {
-				int32_t node = np->leaf_node[l];
-				const int *c = &m->coords[(int64_t)s->a->node[node] * nd];
-				for (int k = 0; k < s->used[node]; k++) {
-					int *dst = &tc[(int64_t)buf[at++].id * nd];
-					for (int d = 0; d < nd; d++)
-						dst[d] = c[d];
-				}
-			}
-			pthread_mutex_lock(&s->mu);
-			double bound = s->best_score;
-			pthread_mutex_unlock(&s->mu);
-			score = tp__hop_bytes_task_coords(s->g, m, tc, bound);
-		} else {
-			fill_map(s, np, buf, map);
-			score = tp_metrics_score(s->g, s->a, map, s->o->metric, ws);
-		}
-		pthread_mutex_lock(&s->mu);
-		s->scored++;
-		if (score < s->best_score ||
-		    (score == s->best_score && variant < s->best_variant)) {
-			s->best_score = score;
-			s->best_variant = variant;
-			fill_map(s, np, buf, s->best_map);
-		}
-		pthread_mutex_unlock(&s->mu);
-	}
-}
-
-static void fail(search *s, int rc)
-{
-	pthread_mutex_lock(&s->mu);
-	s->err = rc;
-	pthread_mutex_unlock(&s->mu);
-}
-
-static void *worker(void *arg)
-{
-	search *s = arg;
-	int32_t n = s->g->ntasks;
-	size_t len = s->phase == 1 ? (size_t)s->nn : (size_t)n;
-	tp__pt *buf = tp__malloc_array(len, sizeof(tp__pt));
-	int32_t *map = s->phase == 2 ? tp__malloc_array((size_t)n, sizeof(int32_t)) : NULL;
-	int *tc = s->phase == 2 ? tp__malloc_array((size_t)n * (size_t)s->a->m->ndims,
-						    sizeof(int)) : NULL;
-	uint64_t *hist = s->phase == 2 ? tp__malloc_array(2 * (size_t)n + 17,
-							  sizeof(uint64_t)) : NULL;
-	tp_congestion_ws *ws = NULL;
-	bool ok = buf && (s->phase == 1 || (map && tc && hist));
-	if (ok && s->phase == 2 && s->o->metric == TP_METRIC_CONGESTION)
-		ok = tp_congestion_ws_create(&ws, s->a->m, NULL) == 0;
-	if (!ok)
-		fail(s, TP_ENOMEM);
-	while (ok) {
-		int i = atomic_fetch_add(&s->next, 1);
-		if (s->phase == 1) {
-			if (i >= s->nnp)
-				break;
-			if (i == 1)
-				continue;   /* built before the phase */
-			if (build_node_part(s, &s->np[i], buf)) {
-				fail(s, TP_ENOMEM);
-				break;
-			}
-		} else {
-			if (i >= s->nitems)
-				break;
-			/* item 0 (longest variant) always runs: a result must exist */
-			if (i > 0 && out_of_time(s)) {
-				pthread_mutex_lock(&s->mu);
-				s->budget_hit = true;
-				pthread_mutex_unlock(&s->mu);
-				break;
-			}
-			run_item(s, i, buf, map, tc, hist, ws);
-		}
-	}
-	tp_congestion_ws_destroy(ws);
-	free(buf);
-	free(map);
-	free(tc);
-	free(hist);
-	return NULL;
-}
-
-static void run_phase(search *s, int phase, int nthreads)
-{
-	pthread_t th[8];
-	int started;
-	s->phase = phase;
-	atomic_store(&s->next, 0);
-	for (started = 0; started < nthreads - 1; started++)
-		if (pthread_create(&th[started], NULL, worker, s))
-			break;
-	worker(s);
-	for (int i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
-}
-
-static int cmp_cand(const void *x, const void *y)
-{
-	const struct cand *a = x, *b = y;
-	if (a->done != b->done)
-		return a->done ? -1 : 1;
-	if (a->sample != b->sample)
-		return a->sample < b->sample ? -1 : 1;
-	return a->variant - b->variant;
-}
-
-/* After screening: the FINALISTS variants with the lowest sample scores
- * (plus every variant tied with the last of them) are scored exactly; the
- * best exact score wins, ties to the lowest variant. */
-#define FINALISTS 8
-static int score_finalists(search *s)
-{
-	int32_t n = s->g->ntasks;
-	int32_t *map = tp__malloc_array((size_t)n, sizeof(int32_t));
-	if (!map)
-		return TP_ENOMEM;
-	qsort(s->cand, (size_t)s->ncand, sizeof *s->cand, cmp_cand);
-	int k = 0;
-	while (k < s->ncand && s->cand[k].done &&
-	       (k < FINALISTS || s->cand[k].sample == s->cand[FINALISTS - 1].sample))
-		k++;
-	for (int c = 0; c < k; c++) {
-		const struct cand *cd = &s->cand[c];
-		const int32_t *pos = s->item_pos[cd->item];
-		const node_part *np = &s->np[cd->np];
-		for (int32_t t = 0; t < n; t++)
-			map[t] = np->leaf_node[pos[t] / s->slots_each];
-		double score = tp__hop_bytes_bounded(s->g, s->a, map, s->best_score);
-		if (score < s->best_score ||
-		    (score == s->best_score && cd->variant < s->best_variant)) {
-			s->best_score = score;
-			s->best_variant = cd->variant;
-			memcpy(s->best_map, map, sizeof(int32_t) * (size_t)n);
-		}
-	}
-	/* every screened variant counts as scored */
-	for (int c = 0; c < s->ncand; c++)
-		s->scored += s->cand[c].done;
-	free(map);
-	return 0;
-}
-
-static const char AXES[] = "xyzuvw";
-
-static void describe_variant(const search *s, int variant, char *buf, size_t len)
-{
-	if (variant == 0) {
-		snprintf(buf, len, "longest extent first");
-		return;
-	}
-	int v = variant - 1, per = s->nnp - 1;
-	const side_order *t = &s->tso[1 + v / per];
-	const side_order *m = &s->np[1 + v % per].so;
-	char tp[8] = "", mp[8] = "", rf[8] = "";
-	int k = 0;
-	for (int d = 0; d < s->tasks.dims; d++)
-		tp[d] = AXES[s->torig[t->perm[d]]];
-	for (int d = 0; d < s->nodes.dims; d++) {
-		mp[d] = AXES[s->porig[m->perm[d]]];
-		if (m->reflect[d])
-			rf[k++] = AXES[s->porig[d]];
-	}
-	snprintf(buf, len, "tasks %s -> machine %s%s%s%s", tp, mp,
-		 k ? " (reflected " : "", rf, k ? ")" : "");
-}
-
-int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
-		int32_t *map, tp_geom_report *report, tp_error *err)
-{
-	tp_geom_opts defaults;
-	if (!opt) {
-		tp_geom_opts_default(&defaults);
-		opt = &defaults;
-	}
-	double t0 = tp__now_ms();
-	const tp_machine *m = a->m;
-	int32_t n = g->ntasks;
-	int tdim = g->coord_dims, pdim = m->ndims;
-	if (tdim <= 0)
-		return tp_error_set(err, TP_EINVAL,
-				    "geometric mapping: the pattern has no task coordinates");
-	if (a->total_slots < n)
-		return tp_error_set(err, TP_EINVAL,
-				    "geometric mapping: %d tasks but the allocation has only %lld slots",
-				    n, (long long)a->total_slots);
-	if (opt->parts_per_level < 2 || opt->parts_per_level > 64)
-		return tp_error_set(err, TP_EINVAL,
-				    "geometric mapping: parts per level must be 2..64, not %d",
-				    opt->parts_per_level);
-
-	search s;
-	memset(&s, 0, sizeof s);
-	s.g = g;
-	s.a = a;
-	s.o = opt;
-	s.t0 = t0;
-	s.best_score = INFINITY;
-	s.best_variant = INT32_MAX;
-	pthread_mutex_init(&s.mu, NULL);
-
-	int rc = 0, shifted = 0;
-	int *shc = tp__malloc_array((size_t)a->nnodes * (size_t)pdim, sizeof(int));
-	int *used = tp__malloc_array((size_t)a->nnodes, sizeof(int));
-	double *npos = NULL, *pvpos = NULL, *tvpos = NULL;
-	int32_t *ids = NULL;
-	int (*tperms)[TP_MAX_DIMS] = NULL, (*pperms)[TP_MAX_DIMS] = NULL;
-	s.best_map = tp__malloc_array((size_t)n, sizeof(int32_t));
-	if (!shc || !used || !s.best_map)
-		goto nomem;
-
-	/* node coordinates: seam-shifted on wrapped dimensions when asked */
-	if (opt->seam_shift) {
-		shifted = tp_geom_seam_shift(a, shc);
-		if (shifted < 0)
-			goto nomem;
-	} else {
-		for (int32_t i = 0; i < a->nnodes; i++)
-			memcpy(&shc[(int64_t)i * pdim], &m->coords[(int64_t)a->node[i] * pdim],
-			       sizeof(int) * (size_t)pdim);
-	}
-
-	/* slots in use: all of them, or the closest subset */
-	bool subset = a->total_slots > n;
-	if (subset) {
-		double *allpos = tp__malloc_array((size_t)a->nnodes * (size_t)pdim, sizeof(double));
-		if (!allpos)
-			goto nomem;
-		for (int64_t i = 0; i < (int64_t)a->nnodes * pdim; i++)
-			allpos[i] = shc[i];
-		rc = closest_subset(a, allpos, pdim, n, used);
-		free(allpos);
-		if (rc)
-			goto nomem;
-	} else {
-		memcpy(used, a->slots, sizeof(int) * (size_t)a->nnodes);
-	}
-	int32_t nn = 0;
-	for (int32_t i = 0; i < a->nnodes; i++)
-		nn += used[i] > 0;
-	npos = tp__malloc_array((size_t)nn * (size_t)pdim, sizeof(double));
-	ids = tp__malloc_array((size_t)nn, sizeof(int32_t));
-	if (!npos || !ids)
-		goto nomem;
-	for (int32_t i = 0, j = 0; i < a->nnodes; i++) {
-		if (!used[i])
-			continue;
-		ids[j] = i;
-		for (int d = 0; d < pdim; d++)
-			npos[(int64_t)j * pdim + d] = shc[(int64_t)i * pdim + d];
-		j++;
-	}
-	s.ids = ids;
-	s.used = used;
-	s.nn = nn;
-	pvpos = project_varying(npos, nn, pdim, &pdim, s.porig);
-	tvpos = project_varying(g->coords, n, tdim, &tdim, s.torig);
-	if (!pvpos || !tvpos)
-		goto nomem;
-	if (pointset_init(&s.nodes, nn, pdim, pvpos) ||
-	    pointset_init(&s.tasks, n, tdim, tvpos))
-		goto nomem;
-
-	/* Variants: task permutations x machine permutations x reflections of
-	 * the machine axes.  Reflecting the node side instead of the task side
-	 * gives the same set of mappings and partitions fewer points. */
-	tperms = calloc(MAX_PERMS, sizeof *tperms);
-	pperms = calloc(MAX_PERMS, sizeof *pperms);
-	if (!tperms || !pperms)
-		goto nomem;
-	enum tp_geom_search mode = opt->search;
-	if (mode == TP_SEARCH_AUTO)
-		mode = nn <= TP_SEARCH_AUTO_MAX_NODES ? TP_SEARCH_FULL
-						      : TP_SEARCH_ROTATIONS;
-	bool searching = mode != TP_SEARCH_NONE;
-	int ntp = searching ? all_perms(tdim, tperms, 64) : 0;
-	int npp = searching ? all_perms(pdim, pperms, MAX_PERMS) : 0;
-	int nrefl = mode == TP_SEARCH_FULL ? 1 << pdim : 1;
-	while ((int64_t)npp * nrefl > 512 && nrefl > 1)
-		nrefl >>= 1;   /* bounded work for many dimensions */
-	if (npp * nrefl > 512)
-		npp = 512 / nrefl;
-
-	s.nnp = 1 + npp * nrefl;
-	s.np = calloc((size_t)s.nnp, sizeof *s.np);
-	s.tso = calloc((size_t)(1 + ntp), sizeof *s.tso);
-	if (!s.np || !s.tso)
-		goto nomem;
-	s.np[0].so.longest = true;
-	s.tso[0].longest = true;
-	for (int d = 0; d < TP_MAX_DIMS; d++)
-		s.np[0].so.perm[d] = s.tso[0].perm[d] = d;
-	for (int pp = 0; pp < npp; pp++)
-		for (int r = 0; r < nrefl; r++) {
-			side_order *so = &s.np[1 + pp * nrefl + r].so;
-			memcpy(so->perm, pperms[pp], sizeof so->perm);
-			for (int d = 0; d < pdim; d++)
-				so->reflect[d] = (r >> d) & 1;
-		}
-	for (int t = 0; t < ntp; t++)
-		memcpy(s.tso[1 + t].perm, tperms[t], sizeof s.tso[1 + t].perm);
-
-	int nthreads = opt->nthreads;
-	if (nthreads <= 0) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		nthreads = cpus > 0 ? (int)cpus : 1;
-	}
-	if (nthreads > 8)
-		nthreads = 8;
-
-	/* phase 1: node partitions, in parallel (np[1] first: the others share
-	 * its split tree when theirs is the same) */
-	if (s.nnp > 1) {
-		tp__pt *nbuf = tp__malloc_array((size_t)nn, sizeof(tp__pt));
-		rc = nbuf ? build_node_part(&s, &s.np[1], nbuf) : TP_ENOMEM;
-		free(nbuf);
-		if (rc)
-			goto nomem;
-	}
-	run_phase(&s, 1, nthreads < s.nnp ? nthreads : s.nnp);
-	if (s.err)
-		goto nomem;
-	for (int i = 0; i < s.nnp; i++) {
-		node_part *np = &s.np[i];
-		const tree *ti = tree_of(&s, np);
-		np->tree_id = np->shared ? 1 : i;
-		for (int j = 0; j < i && !np->shared; j++) {
-			const tree *tj = tree_of(&s, &s.np[j]);
-			if (tj->len == ti->len &&
-			    !memcmp(tj->v, ti->v, sizeof(int64_t) * (size_t)ti->len)) {
-				np->tree_id = s.np[j].tree_id;
-				break;
-			}
-		}
-	}
-
-	/* phase 2: item 0 = longest; then (task permutation, distinct tree) */
-	s.item_tree = tp__malloc_array((size_t)(1 + ntp * s.nnp), sizeof(int));
-	s.item_tperm = tp__malloc_array((size_t)(1 + ntp * s.nnp), sizeof(int));
-	if (!s.item_tree || !s.item_tperm)
-		goto nomem;
-	s.item_tree[0] = s.np[0].tree_id;
-	s.item_tperm[0] = 0;
-	s.nitems = 1;
-	for (int t = 0; t < ntp; t++)
-		for (int i = 1; i < s.nnp; i++) {
-			bool first = true;   /* first machine variant with this tree */
-			for (int j = 1; j < i && first; j++)
-				first = s.np[j].tree_id != s.np[i].tree_id;
-			if (!first)
-				continue;
-			s.item_tree[s.nitems] = s.np[i].tree_id;
-			s.item_tperm[s.nitems++] = 1 + t;
-		}
-	/* Screening pays off on large graphs scored by hop-bytes when every
-	 * used node has the same slots (positions map to leaves by division). */
-	int64_t sample_edges = 16384;
-	s.stride = 1;
-	s.slots_each = 0;
-	for (int32_t i = 0; i < a->nnodes; i++)
-		if (used[i] > 0) {
-			if (!s.slots_each)
-				s.slots_each = used[i];
-			else if (used[i] != s.slots_each)
-				s.slots_each = -1;
-		}
-	if (opt->metric == TP_METRIC_HOP_BYTES && s.slots_each > 0 &&
-	    g->nedges > 4 * sample_edges &&
-	    (int64_t)s.nitems * n <= ((int64_t)1 << 27)) {
-		s.stride = (int32_t)((g->nedges + sample_edges - 1) / sample_edges);
-		s.ncand = 1 + ntp * (s.nnp - 1);
-		s.cand = calloc((size_t)s.ncand, sizeof *s.cand);
-		s.item_pos = calloc((size_t)s.nitems, sizeof *s.item_pos);
-		if (!s.cand || !s.item_pos)
-			goto nomem;
-		for (int i = 0; i < s.nitems; i++)
-			if (!(s.item_pos[i] = tp__malloc_array((size_t)n, sizeof(int32_t))))
-				goto nomem;
-	}
-	run_phase(&s, 2, nthreads < s.nitems ? nthreads : s.nitems);
-	if (s.err)
-		goto nomem;
-	if (s.stride > 1 && score_finalists(&s) != 0)
-		goto nomem;
-	if (s.scored == 0)
-		goto nomem;
-
-	memcpy(map, s.best_map, sizeof(int32_t) * (size_t)n);
-	if (report) {
-		memset(report, 0, sizeof *report);
-		report->variants_total = 1 + ntp * (s.nnp - 1);
-		report->variants_scored = s.scored;
-		report->best_variant = s.best_variant;
-		describe_variant(&s, s.best_variant, report->best_desc,
-				 sizeof report->best_desc);
-		report->best_score = s.best_score;
-		report->budget_hit = s.budget_hit;
-		report->subset_selected = subset;
-		report->shifted_dims = shifted;
-		report->elapsed_ms = tp__now_ms() - t0;
-	}
-	rc = 0;
-	goto out;
-nomem:
-	rc = tp_error_set(err, TP_ENOMEM, "geometric mapping: out of memory");
-out:
-	if (s.np)
-		for (int i = 0; i < s.nnp; i++) {
-			free(s.np[i].tr.v);
-			free(s.np[i].leaf_node);
-		}
-	free(s.np);
-	free(s.tso);
-	free(s.item_tree);
-	free(s.item_tperm);
-	if (s.item_pos)
-		for (int i = 0; i < s.nitems; i++)
-			free(s.item_pos[i]);
-	free(s.item_pos);
-	free(s.cand);
-	free(tperms);
-	free(pperms);
-	pointset_free(&s.nodes);
-	pointset_free(&s.tasks);
-	free(npos);
-	free(pvpos);
-	free(tvpos);
-	free(ids);
-	free(shc);
-	free(used);
-	free(s.best_map);
-	pthread_mutex_destroy(&s.mu);
-	return rc;
-}

@@ -692,6 +692,14 @@ typedef struct cref {
 	int64_t ntl, tlcap;
 	int64_t *stamp;          /* per link: trial number when touched */
 	int64_t trial;
+	slot_table st;           /* who sits in which slot */
+	char *hot;               /* per task: has an edge on a most-loaded link */
+	int32_t *cand;           /* candidate nodes of the current task */
+	int64_t *nstamp;         /* per node: candidate round when listed */
+	int64_t ns;
+	double M;                /* the largest link load */
+	int64_t nmax;            /* links carrying it */
+	int64_t moves;
 } cref;
 
 /* Route between allocation nodes i and j into cr->route (grown as needed);
@@ -770,166 +778,218 @@ static double cr_max(const cref *cr, int64_t *count)
 	return m;
 }
 
-static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
-			   int32_t *map, int64_t *moves_out, double t0)
+static void cref_free(cref *cr)
 {
-	const struct tp_graph *g = c->g;
+	free(cr->load);
+	free(cr->stamp);
+	free(cr->route);
+	free(cr->tl);
+	free(cr->tl_old);
+	slots_free(&cr->st);
+	free(cr->hot);
+	free(cr->cand);
+	free(cr->nstamp);
+}
+
+static int cref_init(cref *cr, const gm *c, int32_t *map)
+{
 	const struct tp_alloc *a = c->a;
-	int32_t nt = c->nt, nn = c->nn;
-	cref cr;
-	memset(&cr, 0, sizeof cr);
-	cr.c = c;
-	cr.map = map;
-	cr.nl = tp_machine_link_count(a->m);
-	cr.cap = 64;
-	cr.tlcap = 256;
-	cr.load = tp__calloc((size_t)cr.nl + 1, sizeof(double));
-	cr.stamp = tp__calloc((size_t)cr.nl + 1, sizeof(int64_t));
-	cr.route = tp__malloc_array((size_t)cr.cap, sizeof(int64_t));
-	cr.tl = tp__malloc_array((size_t)cr.tlcap, sizeof(int64_t));
-	cr.tl_old = tp__malloc_array((size_t)cr.tlcap, sizeof(double));
-	slot_table st;
-	int rc = slots_init(&st, a, map, nt);
-	char *hot = tp__calloc((size_t)nt + 1, 1);
-	int32_t *cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
-	int64_t *nstamp = tp__calloc((size_t)nn + 1, sizeof(int64_t));
-	int64_t moves = 0;
-	if (rc || !cr.load || !cr.stamp || !cr.route || !cr.tl || !cr.tl_old ||
-	    !hot || !cand || !nstamp) {
-		rc = TP_ENOMEM;
-		goto out;
-	}
-	const int64_t *off = st.off;
-	const int32_t *used = st.used, *slot_task = st.slot_task;
-	/* loads: every edge once, from the lower task */
-	for (int32_t t = 0; t < nt && !rc; t++)
-		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && !rc; e++) {
+	memset(cr, 0, sizeof *cr);
+	cr->c = c;
+	cr->map = map;
+	cr->nl = tp_machine_link_count(a->m);
+	cr->cap = 64;
+	cr->tlcap = 256;
+	cr->load = tp__calloc((size_t)cr->nl + 1, sizeof(double));
+	cr->stamp = tp__calloc((size_t)cr->nl + 1, sizeof(int64_t));
+	cr->route = tp__malloc_array((size_t)cr->cap, sizeof(int64_t));
+	cr->tl = tp__malloc_array((size_t)cr->tlcap, sizeof(int64_t));
+	cr->tl_old = tp__malloc_array((size_t)cr->tlcap, sizeof(double));
+	int rc = slots_init(&cr->st, a, map, c->nt);
+	cr->hot = tp__calloc((size_t)c->nt + 1, 1);
+	cr->cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
+	cr->nstamp = tp__calloc((size_t)c->nn + 1, sizeof(int64_t));
+	if (rc || !cr->load || !cr->stamp || !cr->route || !cr->tl ||
+	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp)
+		return TP_ENOMEM;
+	return 0;
+}
+
+/* Link loads of the whole mapping: every edge once, from the lower task. */
+static int cr_load_all(cref *cr)
+{
+	const struct tp_graph *g = cr->c->g;
+	const int32_t *map = cr->map;
+	for (int32_t t = 0; t < cr->c->nt; t++)
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 			int32_t u = g->adjncy[e];
 			if (u < t || map[u] == map[t])
 				continue;
-			int n = cr_route(&cr, map[t], map[u]);
-			if (n < 0) {
-				rc = n;
-				break;
-			}
+			int n = cr_route(cr, map[t], map[u]);
+			if (n < 0)
+				return n;
 			for (int k = 0; k < n; k++)
-				cr.load[cr.route[k]] += g->weights[e] *
-					tp__link_weight(a->m, cr.route[k]);
+				cr->load[cr->route[k]] += g->weights[e] *
+					tp__link_weight(cr->c->a->m, cr->route[k]);
 		}
-	if (rc)
-		goto out;
-	int64_t nmax;
-	double M = cr_max(&cr, &nmax);
-	int64_t ns = 0;
-	for (int pass = 0; pass < o->refine_passes && M > 0; pass++) {
-		/* tasks with an edge across a most-loaded link */
-		double eps = 1e-9 * M;
-		memset(hot, 0, (size_t)nt);
-		for (int32_t t = 0; t < nt && !rc; t++)
-			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
-				int32_t u = g->adjncy[e];
-				if (u < t || map[u] == map[t] || (hot[t] && hot[u]))
-					continue;
-				int n = cr_route(&cr, map[t], map[u]);
-				if (n < 0) {
-					rc = n;
+	return 0;
+}
+
+/* Mark the tasks with an edge across a most-loaded link. */
+static int cr_mark_hot(cref *cr)
+{
+	const struct tp_graph *g = cr->c->g;
+	const int32_t *map = cr->map;
+	char *hot = cr->hot;
+	double eps = 1e-9 * cr->M;
+	memset(hot, 0, (size_t)cr->c->nt);
+	for (int32_t t = 0; t < cr->c->nt; t++)
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (u < t || map[u] == map[t] || (hot[t] && hot[u]))
+				continue;
+			int n = cr_route(cr, map[t], map[u]);
+			if (n < 0)
+				return n;
+			for (int k = 0; k < n; k++)
+				if (cr->load[cr->route[k]] >= cr->M - eps) {
+					hot[t] = hot[u] = 1;
 					break;
 				}
-				for (int k = 0; k < n; k++)
-					if (cr.load[cr.route[k]] >= M - eps) {
-						hot[t] = hot[u] = 1;
-						break;
-					}
-			}
-		if (rc)
+		}
+	return 0;
+}
+
+/* The nodes of t's neighbours other than its own node p, at most
+ * REFINE_NODES, into cr->cand; returns how many. */
+static int cr_candidates(cref *cr, int32_t t, int32_t p)
+{
+	const struct tp_graph *g = cr->c->g;
+	int ncand = 0;
+	cr->ns++;
+	cr->nstamp[p] = cr->ns;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && ncand < REFINE_NODES; e++) {
+		int32_t q = cr->map[g->adjncy[e]];
+		if (cr->nstamp[q] != cr->ns) {
+			cr->nstamp[q] = cr->ns;
+			cr->cand[ncand++] = q;
+		}
+	}
+	return ncand;
+}
+
+/* One trial: t moves from p to q, into a free slot (s2 < 0) or trading
+ * places with s2.  Kept (*kept = true) when no touched link reaches the
+ * largest load and at least one most-loaded link got lighter; otherwise
+ * undone. */
+static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
+		       bool *kept)
+{
+	int32_t *map = cr->map;
+	double eps = 1e-9 * cr->M;
+	int rc;
+	*kept = false;
+	cr->trial++;
+	cr->ntl = 0;
+	/* the edge t-s2 counts once, with t */
+	if ((rc = cr_edges(cr, t, -1, -1.0)) ||
+	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, -1.0))))
+		return rc;
+	map[t] = q;
+	if (s2 >= 0)
+		map[s2] = p;
+	if ((rc = cr_edges(cr, t, -1, 1.0)) ||
+	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, 1.0))))
+		return rc;
+	bool ok = true, relieved = false;
+	int64_t freed = 0;
+	for (int64_t k = 0; k < cr->ntl; k++) {
+		int64_t l = cr->tl[k];
+		if (cr->load[l] >= cr->M - eps)
+			ok = false;
+		if (cr->tl_old[k] >= cr->M - eps && cr->load[l] < cr->M - eps) {
+			relieved = true;
+			freed++;
+		}
+	}
+	if (ok && relieved) {
+		slots_move(&cr->st, t, p, q, s2);
+		cr->moves++;
+		*kept = true;
+		cr->nmax -= freed;
+		if (cr->nmax <= 0)
+			cr->M = cr_max(cr, &cr->nmax);
+		return 0;
+	}
+	map[t] = p;
+	if (s2 >= 0)
+		map[s2] = q;
+	for (int64_t k = 0; k < cr->ntl; k++)
+		cr->load[cr->tl[k]] = cr->tl_old[k];
+	return 0;
+}
+
+/* Try t's moves to the nodes of its neighbours (a free slot first, then
+ * swaps with up to REFINE_SWAPS tasks there) until one is kept. */
+static int cr_improve_task(cref *cr, int32_t t)
+{
+	const struct tp_alloc *a = cr->c->a;
+	const int64_t *off = cr->st.off;
+	int32_t p = cr->map[t];
+	int ncand = cr_candidates(cr, t, p);
+	bool done_t = false;
+	for (int ci = 0; ci < ncand && !done_t; ci++) {
+		int32_t q = cr->cand[ci];
+		int scanned = 0;
+		/* s = -1: move into a free slot of q; else swap with s */
+		for (int64_t x = cr->st.used[q] < a->slots[q] ? off[q] - 1 : off[q];
+		     x < off[q + 1] && scanned < REFINE_SWAPS && !done_t; x++) {
+			int32_t s2 = x < off[q] ? -1 : cr->st.slot_task[x];
+			if (x >= off[q] && s2 < 0)
+				continue;
+			scanned++;
+			int rc = cr_try_move(cr, t, p, q, s2, &done_t);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Congestion refinement: passes over the tasks on a most-loaded link,
+ * moving each where that relieves the link without loading another as
+ * much; stops when a pass moves nothing or the budget runs out. */
+static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
+			   int32_t *map, int64_t *moves_out, double t0)
+{
+	cref cr;
+	int rc = cref_init(&cr, c, map);
+	if (!rc)
+		rc = cr_load_all(&cr);
+	if (rc)
+		goto out;
+	cr.M = cr_max(&cr, &cr.nmax);
+	for (int pass = 0; pass < o->refine_passes && cr.M > 0; pass++) {
+		if ((rc = cr_mark_hot(&cr)))
 			goto out;
-		int64_t before = moves;
-		for (int32_t t = 0; t < nt && M > 0; t++) {
-			if (!hot[t])
+		int64_t before = cr.moves;
+		for (int32_t t = 0; t < c->nt && cr.M > 0; t++) {
+			if (!cr.hot[t])
 				continue;
 			if (budget_over(t0, o->time_budget_ms))
 				goto done;
-			int32_t p = map[t];
-			int ncand = 0;
-			ns++;
-			nstamp[p] = ns;
-			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && ncand < REFINE_NODES; e++) {
-				int32_t q = map[g->adjncy[e]];
-				if (nstamp[q] != ns) {
-					nstamp[q] = ns;
-					cand[ncand++] = q;
-				}
-			}
-			bool done_t = false;
-			for (int ci = 0; ci < ncand && !done_t; ci++) {
-				int32_t q = cand[ci];
-				int scanned = 0;
-				/* s = -1: move into a free slot of q; else swap with s */
-				for (int64_t x = used[q] < a->slots[q] ? off[q] - 1 : off[q];
-				     x < off[q + 1] && scanned < REFINE_SWAPS && !done_t; x++) {
-					int32_t s2 = x < off[q] ? -1 : slot_task[x];
-					if (x >= off[q] && s2 < 0)
-						continue;
-					scanned++;
-					eps = 1e-9 * M;
-					cr.trial++;
-					cr.ntl = 0;
-					/* the edge t-s2 counts once, with t */
-					if ((rc = cr_edges(&cr, t, -1, -1.0)) ||
-					    (s2 >= 0 && (rc = cr_edges(&cr, s2, t, -1.0))))
-						goto out;
-					map[t] = q;
-					if (s2 >= 0)
-						map[s2] = p;
-					if ((rc = cr_edges(&cr, t, -1, 1.0)) ||
-					    (s2 >= 0 && (rc = cr_edges(&cr, s2, t, 1.0))))
-						goto out;
-					bool ok = true, relieved = false;
-					int64_t freed = 0;
-					for (int64_t k = 0; k < cr.ntl; k++) {
-						int64_t l = cr.tl[k];
-						if (cr.load[l] >= M - eps)
-							ok = false;
-						if (cr.tl_old[k] >= M - eps && cr.load[l] < M - eps) {
-							relieved = true;
-							freed++;
-						}
-					}
-					if (ok && relieved) {
-						/* keep: update the slot tables */
-						slots_move(&st, t, p, q, s2);
-						moves++;
-						done_t = true;
-						nmax -= freed;
-						if (nmax <= 0)
-							M = cr_max(&cr, &nmax);
-					} else {
-						map[t] = p;
-						if (s2 >= 0)
-							map[s2] = q;
-						for (int64_t k = 0; k < cr.ntl; k++)
-							cr.load[cr.tl[k]] = cr.tl_old[k];
-					}
-				}
-			}
+			if ((rc = cr_improve_task(&cr, t)))
+				goto out;
 		}
-		if (moves == before)
+		if (cr.moves == before)
 			break;
-		M = cr_max(&cr, &nmax);
+		cr.M = cr_max(&cr, &cr.nmax);
 	}
 done:
 	if (moves_out)
-		*moves_out = moves;
+		*moves_out = cr.moves;
 out:
-	free(cr.load);
-	free(cr.stamp);
-	free(cr.route);
-	free(cr.tl);
-	free(cr.tl_old);
-	slots_free(&st);
-	free(hot);
-	free(cand);
-	free(nstamp);
+	cref_free(&cr);
 	return rc;
 }
 

@@ -248,7 +248,8 @@ static int place_geometric(const tp_graph *g, const tp_alloc *a,
 		return tp_error_set(err, TP_ENOMEM, "geometric mapping: out of memory");
 	}
 	if (tp_map_block(a, n, block, NULL) == 0) {
-		double sg = tp_metrics_score(g, a, map, o->geom.metric, ws);
+		/* the search's best score is this metric of map, exactly */
+		double sg = report->best_score;
 		double sb = tp_metrics_score(g, a, block, o->geom.metric, ws);
 		if (sb < sg) {
 			memcpy(map, block, sizeof(int32_t) * (size_t)n);

@@ -3,7 +3,9 @@
 #   sh tests/bench/run.sh [bench_geom options...]
 # BUILD (default: build) names the build directory; BENCH_GEOM overrides the
 # mapping benchmark's path.  Options (--quick, --no-scotch, --case NAME, ...)
-# are passed to bench_geom.  Other bench binaries in $BUILD/bench/ and other
+# are passed to bench_geom.  Other bench binaries in $BUILD/bench/ (bench_gpu,
+# bench_graph, bench_scale: the machine-scale table, time budget against the
+# full search; BENCH_SCALE_ARGS are passed to it, e.g. --quick) and other
 # scripts tests/bench/*.sh (not make-meshes.sh, which bench_graph calls) run after it; tests/slurm/bench-latency.sh runs too
 # when it exists and we are root (it needs the test cluster).
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,7 +51,10 @@ for b in "$build"/bench/*; do
 	[ "$(basename "$b")" = bench_geom ] && continue
 	echo
 	echo "== $(basename "$b")"
-	"$b" || fail=1
+	case "$(basename "$b")" in
+	bench_scale) "$b" ${BENCH_SCALE_ARGS:-} || fail=1 ;;
+	*) "$b" || fail=1 ;;
+	esac
 done
 for s in "$here"/*.sh; do
 	[ -f "$s" ] || continue

@@ -1,6 +1,9 @@
-/* Unit tests: geometric mapper (core/src/geom.c, geom_select.c). */
+/* Unit tests: geometric mapper (core/src/geom.c, geom_search.c,
+ * geom_fold.c, geom_select.c). */
 #include <stdint.h>
 
+#include "geom_fold.h"
+#include "geom_part.h"
 #include "geom_select.h"
 #include "testutil.h"
 
@@ -376,6 +379,328 @@ START_TEST(bad_input_and_budget)
 }
 END_TEST
 
+/* A torus or mesh of any dimension ("4x2x2x2"), nodes n0.. x-major. */
+static tp_conf *make_conf_nd(const char *dims, const char *wrap, int *ext, int *nd)
+{
+	char text[512];
+	int64_t total = 1;
+	const char *c = dims;
+	*nd = 0;
+	while (*c) {
+		ext[*nd] = (int)strtol(c, (char **)&c, 10);
+		total *= ext[(*nd)++];
+		if (*c == 'x')
+			c++;
+	}
+	snprintf(text, sizeof text,
+		 "Network=torus Dims=%s Wrap=%s\nNodeName=n[0-%lld] CoordOrder=x-major\n",
+		 dims, wrap, (long long)total - 1);
+	tp_conf *conf = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string(text, "test.conf", &conf, &err) == 0, "%s", err.msg);
+	return conf;
+}
+
+/* The box of extents len[] from first[] (modulo the machine) of an N-D
+ * machine made by make_conf_nd, in node order. */
+static tp_alloc *box_alloc_nd(const tp_machine *m, const int *ext, int nd,
+			      const int *first, const int *len, int slots)
+{
+	int64_t n = 1, total = 1;
+	for (int d = 0; d < nd; d++) {
+		n *= len[d];
+		total *= ext[d];
+	}
+	char *in = calloc((size_t)total, 1);
+	int32_t *ids = malloc(sizeof(int32_t) * (size_t)n);
+	for (int64_t k = 0; k < n; k++) {
+		int64_t r = k, id = 0, st = 1;
+		for (int d = 0; d < nd; d++) {
+			id += ((first[d] + r % len[d]) % ext[d]) * st;
+			r /= len[d];
+			st *= ext[d];
+		}
+		in[id] = 1;
+	}
+	int64_t k = 0;
+	for (int64_t i = 0; i < total; i++)
+		if (in[i])
+			ids[k++] = (int32_t)i;
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(m, ids, (int32_t)n, slots, &a, NULL), 0);
+	free(in);
+	free(ids);
+	return a;
+}
+
+/* n random nodes of a make_conf machine of total nodes. */
+static tp_alloc *random_alloc(const tp_machine *m, int total, int n, int slots)
+{
+	char *used = calloc((size_t)total, 1);
+	int32_t *ids = malloc(sizeof(int32_t) * (size_t)n);
+	for (int k = 0; k < n;) {
+		uint32_t r = rnd((uint32_t)total);
+		if (!used[r]) {
+			used[r] = 1;
+			ids[k++] = (int32_t)r;
+		}
+	}
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(m, ids, n, slots, &a, NULL), 0);
+	free(used);
+	free(ids);
+	return a;
+}
+
+START_TEST(budget_tiny_midsize)
+{
+	/* 32,768 tasks, ~95k edges: screened scoring; 1 ms is far too little
+	 * for the 289 variants, but a valid mapping must come back */
+	tp_conf *c = make_conf("32x32x32", "yes");
+	tp_alloc *a = random_alloc(tp_conf_machine(c), 32768, 4096, 8);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "32x32x32:7pt", 0, NULL), 0);
+	int32_t *map = malloc(sizeof(int32_t) * 32768);
+	for (int threads = 1; threads <= 2; threads++) {
+		tp_geom_opts o;
+		tp_geom_opts_default(&o);
+		o.time_budget_ms = 1;
+		o.nthreads = threads;
+		tp_geom_report rep;
+		tp_error err;
+		ck_assert_msg(tp_geom_map(g, a, &o, map, &rep, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+		ck_assert(rep.budget_hit);
+		ck_assert_int_ge(rep.variants_scored, 1);
+		ck_assert_int_lt(rep.variants_scored, rep.variants_total);
+		ck_assert_int_eq(rep.variants_total, 289);
+		/* the score reported is the mapping's exact hop-bytes */
+		ck_assert_double_eq_tol(rep.best_score, tp_metrics_hop_bytes(g, a, map), 1e-6);
+	}
+	free(map);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* tp_geom_map and the eager search agree to the byte. */
+static void assert_lazy_is_eager(const tp_graph *g, const tp_alloc *a,
+				 const tp_geom_opts *o, const char *what)
+{
+	int32_t n = tp_graph_ntasks(g);
+	int32_t *m1 = malloc(sizeof(int32_t) * (size_t)n);
+	int32_t *m2 = malloc(sizeof(int32_t) * (size_t)n);
+	tp_geom_report r1, r2;
+	tp_error err;
+	ck_assert_msg(tp_geom_map(g, a, o, m1, &r1, &err) == 0, "%s: %s", what, err.msg);
+	ck_assert_msg(tp__geom_map_eager(g, a, o, m2, &r2, &err) == 0, "%s: %s", what, err.msg);
+	ck_assert_msg(memcmp(m1, m2, sizeof(int32_t) * (size_t)n) == 0,
+		      "%s: lazy %s (%.0f) vs eager %s (%.0f)", what, r1.best_desc,
+		      r1.best_score, r2.best_desc, r2.best_score);
+	ck_assert_int_eq(r1.best_variant, r2.best_variant);
+	ck_assert_double_eq(r1.best_score, r2.best_score);
+	ck_assert_int_eq(r1.variants_scored, r1.variants_total);
+	ck_assert_int_eq(r2.variants_scored, r2.variants_total);
+	ck_assert(!r1.budget_hit && !r2.budget_hit);
+	free(m1);
+	free(m2);
+}
+
+START_TEST(lazy_matches_eager)
+{
+	tp_conf *c = make_conf("16x16x16", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	tp_geom_opts o;
+	tp_graph *g = NULL;
+	/* exact scoring, one slot per node, 289 variants */
+	tp_alloc *a = random_alloc(m, 4096, 512, 1);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8x8:7pt", 0, NULL), 0);
+	for (int threads = 1; threads <= 2; threads++) {
+		tp_geom_opts_default(&o);
+		o.nthreads = threads;
+		assert_lazy_is_eager(g, a, &o, "8x8x8 1/node");
+		o.parts_per_level = 3;
+		assert_lazy_is_eager(g, a, &o, "8x8x8 3 parts");
+		o.parts_per_level = 2;
+		o.metric = TP_METRIC_CONGESTION;
+		assert_lazy_is_eager(g, a, &o, "8x8x8 congestion");
+	}
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	/* unequal slots: a split tree per machine variant */
+	a = random_alloc(m, 4096, 200, 1);
+	for (int i = 0; i < 200; i++)
+		ck_assert_int_eq(tp_alloc_set_slots(a, i, 1 + i % 3, NULL), 0);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "19x21:5pt", 0, NULL), 0);
+	tp_geom_opts_default(&o);
+	assert_lazy_is_eager(g, a, &o, "19x21 unequal slots (399)");
+	tp_graph_destroy(g);
+	/* more slots than tasks: closest subset first */
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "12x12x2:7pt", 0, NULL), 0);
+	assert_lazy_is_eager(g, a, &o, "12x12x2 subset");
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	/* screened scoring (~95k edges), 8 slots per node */
+	c = make_conf("32x32x32", "yes");
+	a = random_alloc(tp_conf_machine(c), 32768, 4096, 8);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "32x32x32:7pt", 0, NULL), 0);
+	for (int threads = 1; threads <= 2; threads++) {
+		tp_geom_opts_default(&o);
+		o.nthreads = threads;
+		assert_lazy_is_eager(g, a, &o, "32^3 screened");
+	}
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* Map stencil onto a box of an N-D torus; returns the metrics. */
+static tp_metrics fold_case(const char *dims, const char *wrap, const int *first,
+			    const int *len, int slots, const char *stencil,
+			    tp_geom_report *rep)
+{
+	int ext[TP_MAX_DIMS], nd;
+	tp_conf *c = make_conf_nd(dims, wrap, ext, &nd);
+	int all_first[TP_MAX_DIMS] = { 0 };
+	tp_alloc *a = box_alloc_nd(tp_conf_machine(c), ext, nd, first ? first : all_first,
+				   len ? len : ext, slots);
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_msg(tp_graph_from_stencil(&g, stencil, 0, &err) == 0, "%s", err.msg);
+	int32_t n = tp_graph_ntasks(g);
+	int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
+	tp_geom_opts o;
+	tp_geom_opts_default(&o);
+	ck_assert_msg(tp_geom_map(g, a, &o, map, rep, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, false, &mt, NULL), 0);
+	free(map);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	return mt;
+}
+
+START_TEST(fold_is_one_hop)
+{
+	static const struct {
+		const char *dims, *wrap;
+		int first[TP_MAX_DIMS], len[TP_MAX_DIMS];   /* len[0] 0: all */
+		int slots;
+		const char *stencil;
+	} cases[] = {
+		{ "4x2x2x2", "yes", {0}, {0}, 1, "8x4:5pt" },
+		{ "3x2x2x2", "yes", {0}, {0}, 1, "6x4:5pt" },
+		{ "3x2x2x2", "no", {0}, {0}, 1, "4x6:5pt" },
+		{ "4x4x4x4x2", "yes", {0}, {0}, 1, "16x8x4:7pt" },      /* BG/Q 5-D */
+		{ "4x4x4x4x2", "yes", {0}, {0}, 4, "32x8x8:7pt" },      /* 4 per node */
+		{ "8x4x4x2", "yes", {6, 0, 0, 0}, {4, 4, 2, 2}, 2, "16x8:5pt" },  /* sub-box across the seam */
+		{ "6x3x4x2x2x2", "yes,yes,yes,no,yes,no", {0}, {0}, 2, "24x12x4:7pt" },  /* 6-D */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tp_geom_report rep;
+		tp_metrics mt = fold_case(cases[i].dims, cases[i].wrap,
+					  cases[i].len[0] ? cases[i].first : NULL,
+					  cases[i].len[0] ? cases[i].len : NULL,
+					  cases[i].slots, cases[i].stencil, &rep);
+		ck_assert_msg(rep.variants_folded > 0, "%s on %s: no fold", cases[i].stencil,
+			      cases[i].dims);
+		ck_assert_msg(mt.max_dilation == 1,
+			      "%s on %s: max dilation %lld (avg %.3f, %s)", cases[i].stencil,
+			      cases[i].dims, (long long)mt.max_dilation, mt.avg_hop_bytes, rep.best_desc);
+		if (cases[i].slots == 1)   /* every edge exactly one hop */
+			ck_assert_double_eq(mt.avg_hop_bytes, 1.0);
+		else
+			ck_assert(mt.avg_hop_bytes < 1.0);
+	}
+}
+END_TEST
+
+START_TEST(fold_does_not_apply)
+{
+	tp_geom_report rep;
+	/* 16 = 4*4 but 3 is no product of 6, 4 and 2 */
+	fold_case("6x4x2", "yes", NULL, NULL, 1, "16x3:5pt", &rep);
+	ck_assert_int_eq(rep.variants_folded, 0);
+	ck_assert_int_eq(rep.variants_total, 1 + 2 * 6 * 8);
+	ck_assert(strncmp(rep.best_desc, "folded", 6) != 0);
+	/* a 2-D grid onto a 2-D box is no fold either way it is split */
+	fold_case("3x4", "yes", NULL, NULL, 1, "2x6:5pt", &rep);
+	ck_assert_int_eq(rep.variants_folded, 0);
+	/* factors match, but the nodes are not a box */
+	int ext[TP_MAX_DIMS], nd;
+	tp_conf *c = make_conf_nd("4x2x2x2", "yes", ext, &nd);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-15],n[17-31],n16", 1,
+						"t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4:5pt", 0, NULL), 0);
+	int32_t map[64];
+	ck_assert_int_eq(tp_geom_map(g, a, NULL, map, &rep, NULL), 0);
+	ck_assert_int_gt(rep.variants_folded, 0);   /* order does not matter */
+	tp_alloc_destroy(a);
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-30]", 1, "t", &a, NULL), 0);
+	tp_graph_destroy(g);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "31x1:5pt", 0, NULL), 0);
+	ck_assert_int_eq(tp_geom_map(g, a, NULL, map, &rep, NULL), 0);
+	ck_assert_int_eq(rep.variants_folded, 0);   /* 31 nodes: no box */
+	tp_alloc_destroy(a);
+	/* unequal slots */
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-31]", 1, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_alloc_set_slots(a, 0, 2, NULL), 0);
+	tp_graph_destroy(g);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "11x3:5pt", 0, NULL), 0);
+	ck_assert_int_eq(tp_geom_map(g, a, NULL, map, &rep, NULL), 0);
+	ck_assert_int_eq(rep.variants_folded, 0);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(fold_find_and_place)
+{
+	/* the whole 6-D machine of issue 10 */
+	const int text[] = { 96, 92, 72 }, mext[] = { 24, 23, 24, 2, 3, 2 };
+	tp__fold f[TP__FOLD_MAX];
+	int nf = tp__fold_find(text, 3, mext, 6, 4, f, TP__FOLD_MAX);
+	ck_assert_int_gt(nf, 0);
+	/* most task pairs inside a node first: 2x2x1 (4 pairs) */
+	ck_assert_int_eq(f[0].block[0] * f[0].block[1] * f[0].block[2], 4);
+	ck_assert_int_eq(f[0].block[2], 1);
+	ck_assert_int_eq(f[0].block[0], 2);
+	/* snake order: consecutive grid coordinates are one hop apart */
+	for (int i = 0; i < nf; i++)
+		for (int d = 0; d < 3; d++)
+			for (uint32_t x = 0; x + 1 < (uint32_t)text[d]; x++) {
+				uint32_t t0[3] = { 5, 7, 11 }, t1[3] = { 5, 7, 11 };
+				t0[d] = x;
+				t1[d] = x + 1;
+				int c0[6], c1[6], hops = 0;
+				tp__fold_place(&f[i], t0, c0);
+				tp__fold_place(&f[i], t1, c1);
+				for (int k = 0; k < 6; k++) {
+					ck_assert(c0[k] >= 0 && c0[k] < mext[k]);
+					hops += abs(c0[k] - c1[k]);
+				}
+				ck_assert_int_le(hops, 1);
+			}
+	char desc[96];
+	tp__fold_describe(&f[0], "xyz", "xyzuvw", desc, sizeof desc);
+	ck_assert_msg(strstr(desc, "2x2x1 per node") != NULL, "%s", desc);
+	/* factors that do not match, or unequal totals */
+	const int bad[] = { 16, 3 }, box[] = { 6, 4, 2 };
+	ck_assert_int_eq(tp__fold_find(bad, 2, box, 3, 1, f, TP__FOLD_MAX), 0);
+	const int odd[] = { 7, 7 };
+	ck_assert_int_eq(tp__fold_find(odd, 2, box, 3, 1, f, TP__FOLD_MAX), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("geom");
@@ -389,6 +714,11 @@ int main(void)
 	tcase_add_test(tc, heterogeneous_slots_and_subset);
 	tcase_add_test(tc, subset_picks_a_compact_group);
 	tcase_add_test(tc, bad_input_and_budget);
+	tcase_add_test(tc, budget_tiny_midsize);
+	tcase_add_test(tc, lazy_matches_eager);
+	tcase_add_test(tc, fold_is_one_hop);
+	tcase_add_test(tc, fold_does_not_apply);
+	tcase_add_test(tc, fold_find_and_place);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

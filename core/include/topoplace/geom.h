@@ -16,6 +16,20 @@
  * (k-means).  Ties are broken by the other coordinates, then by index, so the
  * result does not depend on the machine it runs on (unless the time budget
  * stops the search early).
+ *
+ * Folding: when the task grid's extents factor onto the machine's (each task
+ * dimension a product of whole machine dimensions, the node's tasks a block
+ * of the grid; e.g. 96x92x72 tasks, 4 per node, on a 24x23x24x2x3x2 torus),
+ * and the allocation is a full box (the whole machine or a sub-box, across
+ * the seam too), the snake-order embeddings that keep grid neighbours one
+ * hop apart are variants of their own, tried first (geom_fold.c).
+ *
+ * The search is anytime: variants are built lazily and tried most promising
+ * first (longest task extent onto longest machine extent), and the time
+ * budget bounds the partitions and the scoring as well as the search (the
+ * preparation before them is linear in the nodes and tasks).  Past the
+ * budget the best variant scored so far is kept; the first variant always
+ * completes, so a result exists.
  */
 #ifndef TOPOPLACE_GEOM_H
 #define TOPOPLACE_GEOM_H
@@ -52,12 +66,16 @@ typedef struct tp_geom_opts {
 	enum tp_geom_search search;
 	bool seam_shift;               /* torus seam shift (default true) */
 	enum tp_metric_kind metric;    /* how variants are scored */
-	double time_budget_ms;         /* <= 0: no limit */
+	double time_budget_ms;         /* <= 0: no limit.  Bounds the whole call:
+					  overrun at most one exact scoring,
+					  or the first variant when nothing
+					  was ready in time */
 	int nthreads;                  /* 0: one per online CPU, at most 8 */
 } tp_geom_opts;
 
 typedef struct tp_geom_report {
-	int variants_total;     /* variants the search would try */
+	int variants_total;     /* variants the search would try, folds
+				   included */
 	int variants_scored;    /* variants actually scored */
 	int best_variant;       /* index of the winner */
 	char best_desc[96];     /* e.g. "tasks yxz (reflect x) -> machine xzy" */
@@ -68,6 +86,8 @@ typedef struct tp_geom_report {
 	bool default_kept;      /* tp_place kept Slurm's block order because it
 				   scored better than every variant */
 	double elapsed_ms;
+	int variants_folded;    /* folded embeddings among the variants (0
+				   when folding does not apply) */
 } tp_geom_report;
 
 TP_EXPORT void tp_geom_opts_default(tp_geom_opts *o);

@@ -1,0 +1,98 @@
+/* topoplace — geometric mapping, the partitioning primitives shared by
+ * geom.c (partitions) and geom_search.c (the search).  Private. */
+#ifndef TOPOPLACE_GEOM_PART_H
+#define TOPOPLACE_GEOM_PART_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "geom_select.h"
+#include "internal.h"
+#include "network.h"
+
+/* Point sets: dense per-dimension ranks packed into sort keys. */
+typedef struct pointset {
+	int32_t n;
+	int dims;
+	uint32_t *rank;      /* n x dims, monotone in the coordinate */
+	uint32_t maxrank[TP_MAX_DIMS];
+	double *pos;         /* n x dims coordinates, for extents; NULL when
+				the ranks are the coordinates minus a constant */
+} pointset;
+
+/* How one side orders its points at a given cut: the cut dimension first,
+ * then the remaining dimensions in the variant's cyclic order, each possibly
+ * reflected.  Primary rank in the high 32 bits, the others share 31 bits
+ * (saturating; ties are then broken by id, which stays deterministic). */
+typedef struct side_order {
+	int perm[TP_MAX_DIMS];
+	bool reflect[TP_MAX_DIMS];
+	bool longest;            /* cut the longest extent instead of perm */
+} side_order;
+
+/* Tree encoding, depth-first: a leaf is 0; an internal node is k followed by
+ * the k slot counts of its parts, then the k subtrees. */
+typedef struct tree {
+	int32_t *v;          /* counts fit: at most the task count */
+	int64_t len, cap;
+	/* While set, pushes are compared with this tree instead of stored
+	 * (v stays NULL, len counts the matching prefix); the first
+	 * difference stores the prefix and clears it. */
+	const struct tree *expect;
+} tree;
+
+/* The torus seam shift as a cut per dimension: router coordinates up to
+ * cut[d] move up by the extent (cut[d] = -1: none move).  Returns how many
+ * dimensions move, or TP_ENOMEM.  tp_geom_seam_shift applies them. */
+int tp__seam_cuts(const tp_alloc *a, int *cut);
+
+/* Seam-shifted router coordinates of machine node i. */
+static inline void tp__seam_coords(const tp_machine *m, int32_t i,
+				   const int *cut, int *out)
+{
+	const int *c = &m->coords[(int64_t)i * m->ndims];
+	for (int d = 0; d < m->ndims; d++)
+		out[d] = c[d] <= cut[d] ? c[d] + m->dims[d] : c[d];
+}
+
+/* Append x to a split tree. */
+int tp__tree_push(tree *t, int64_t x);
+
+/* Ranks per dimension of n points (pos: n x dims, kept by reference). */
+int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos);
+void tp__pointset_free(pointset *ps);
+
+/* Entries a cut's histogram needs for this point set (cut_range). */
+size_t tp__pointset_hist_len(const pointset *ps);
+
+/* Partition the n nodes in p (id = point set index, w = slots) in the order
+ * so with k parts per level: appends the split tree to tr and writes the
+ * allocation index (alloc_index[id]) of every leaf, in order, to leaf_node.
+ * hist needs tp__pointset_hist_len(ps) entries, tmp n points (scratch).
+ * TP_ETIME when the clock (tp__now_ms) passes deadline first (INFINITY:
+ * never). */
+int tp__part_nodes(const pointset *ps, const side_order *so,
+		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
+		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
+		   tp__pt *tmp, double deadline);
+
+/* Partition the n tasks in p in the order so into exactly the counts of the
+ * split tree tr; p ends in task order.  hist, tmp and deadline as above. */
+int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
+		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp,
+		   double deadline);
+
+/* Closest-subset selection: slots_out[i] = slots used on allocated node i so
+ * that exactly ntasks remain (pos: nnodes x D coordinates).  Past deadline
+ * it stops refining and keeps the best found so far. */
+int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
+		       int64_t ntasks, int *slots_out, double deadline);
+
+/* tp_geom_map without the laziness, for tests: every node partition is
+ * built before any variant is scored, variants in number order, no task
+ * partition dropped.  Must give the same result when there is no budget. */
+int tp__geom_map_eager(const tp_graph *g, const tp_alloc *a,
+		       const tp_geom_opts *opt, int32_t *map,
+		       tp_geom_report *report, tp_error *err);
+
+#endif
