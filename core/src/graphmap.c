@@ -31,7 +31,20 @@ typedef struct gm {
 	int32_t nn, nt;
 	int *rc;        /* nn x nd raw router coordinates of allocated nodes */
 	int *sc;        /* nn x nd seam-shifted coordinates */
+	double deadline;   /* tp__now_ms() past which construction stops with
+			      TP_ETIME; 0: none */
 } gm;
+
+/* A METIS bisection costs about this many microseconds per adjacency entry
+ * of its graph (measured: 2-4 on a loaded 2-core EPYC; set low so that a
+ * call that fits is not refused).  A call is uninterruptible, so it is not
+ * started when its estimate runs past the deadline. */
+#define METIS_US_PER_ENTRY 1.0
+
+static bool past(const gm *c, double extra_ms)
+{
+	return c->deadline > 0 && tp__now_ms() + extra_ms > c->deadline;
+}
 
 static void gm_free(gm *c)
 {
@@ -458,8 +471,13 @@ static int greedy_run(const gm *c, int32_t *map)
 	shifted_to_raw(c, cen, seedp);
 
 	int32_t next = 0;
+	int rc = 0;
 	for (int32_t done = 0; done < nt; done++) {
 		int32_t t, node;
+		if ((done & 1023) == 1023 && past(c, 0)) {
+			rc = TP_ETIME;
+			break;
+		}
 		if (q.n == 0) {
 			while (map[order[next].t] >= 0)
 				next++;
@@ -485,7 +503,7 @@ static int greedy_run(const gm *c, int32_t *map)
 	free(q.h);
 	free(q.pos);
 	free(q.key);
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1065,6 +1083,8 @@ static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
 		return 0;
 	if (ne > INT32_MAX / 2)
 		return TP_ENOMEM;
+	if (past(b->c, (double)ne * METIS_US_PER_ENTRY / 1e3))
+		return TP_ETIME;
 	idx_t *xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
 	idx_t *adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
 	idx_t *wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
@@ -1368,12 +1388,17 @@ int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
 	int rc = gm_init(&c, g, a, err, "greedy mapping");
 	if (rc)
 		return rc;
+	c.deadline = o->time_budget_ms > 0 ? t0 + o->time_budget_ms : 0;
 	rc = greedy_run(&c, map);
 	if (!rc && o->refine_passes > 0)
 		rc = refine_run(&c, o, map, NULL, t0);
 	if (!rc && o->refine_passes > 0 && o->refine_congestion)
 		rc = refine_cong_run(&c, o, map, NULL, t0);
 	gm_free(&c);
+	if (rc == TP_ETIME)
+		return tp_error_set(err, rc, "greedy mapping: time budget of %g ms "
+				    "reached before every task was placed",
+				    o->time_budget_ms);
 	if (rc)
 		return tp_error_set(err, rc, "greedy mapping: out of memory");
 	return 0;
@@ -1394,7 +1419,11 @@ int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 	if (rc)
 		return rc;
 	char why[128] = "out of memory";
+	c.deadline = o->time_budget_ms > 0 ? t0 + o->time_budget_ms : 0;
 	rc = bipart_run(&c, o->seed, map, why, sizeof why);
+	if (rc == TP_ETIME)
+		snprintf(why, sizeof why, "time budget of %g ms reached before the "
+			 "last cut", o->time_budget_ms);
 	if (!rc && o->refine_passes > 0) {
 		rc = refine_run(&c, o, map, NULL, t0);
 		if (!rc && o->refine_congestion)

@@ -347,9 +347,11 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 			return 0;
 		}
 		tp_geom_opts go = r->o->geom;
-		/* geometric gets half of what is left when there is a budget */
+		/* with coordinates the geometric search is the candidate that
+		 * counts: two thirds of what is left, the rest for the others
+		 * (its first variant completes even past it) */
 		if (go.time_budget_ms > 0)
-			go.time_budget_ms = remaining_ms(r) / 2;
+			go.time_budget_ms = remaining_ms(r) * 2 / 3;
 		rc = tp_geom_map(r->g, r->a, &go, r->trial, &rep->geom, &e);
 		if (!rc)
 			rep->have_geom = true;
@@ -366,9 +368,10 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		break;
 	case C_GREEDY:
 	case C_BIPART: {
-		/* construction only: the winner is refined once, afterwards */
+		/* construction only: the winner is refined once, afterwards;
+		 * a forced candidate (graph's greedy) must give a result */
 		tp_graphmap_opts go = r->o->graph;
-		go.time_budget_ms = remaining_ms(r);
+		go.time_budget_ms = force ? 0 : remaining_ms(r);
 		go.refine_passes = 0;
 		go.refine_congestion = false;
 		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, r->trial, &e)
@@ -506,10 +509,13 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		return rc;
 	}
 	if (o->policy == TP_POLICY_AUTO) {
-		/* block first and always: the result is never worse than it */
+		/* block first and always: the result is never worse than it;
+		 * then geometric, always too when the tasks have coordinates
+		 * (a budget spent before it would leave a poor order), then
+		 * the cheaper and the less likely candidates while time lasts */
 		if (!(rc = run_candidate(&r, C_BLOCK, true, err)) &&
-		    !(rc = run_candidate(&r, C_ZORDER, true, err)) &&
-		    !(rc = run_candidate(&r, C_GEOMETRIC, false, err)) &&
+		    !(rc = run_candidate(&r, C_GEOMETRIC, true, err)) &&
+		    !(rc = run_candidate(&r, C_ZORDER, false, err)) &&
 		    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
 		    !(rc = run_candidate(&r, C_BIPART, false, err)) &&
 		    tp_machine_is_dragonfly(a->m))

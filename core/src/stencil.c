@@ -409,35 +409,37 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 	g->xadj = tp__malloc_array((size_t)n + 1, sizeof *g->xadj);
 	g->coords = tp__malloc_array((size_t)n * (size_t)st.ndims,
 				     sizeof *g->coords);
-	if (!g->xadj || !g->coords)
+	/* one pass: every task's neighbours written once at their upper
+	 * bound (noffs each; interior tasks have exactly that many), then the
+	 * rows moved together and the arrays shrunk */
+	size_t cap = (size_t)n * (size_t)st.noffs + 1;
+	g->adjncy = tp__malloc_array(cap, sizeof *g->adjncy);
+	g->weights = tp__malloc_array(cap, sizeof *g->weights);
+	if (!g->xadj || !g->coords || !g->adjncy || !g->weights)
 		goto nomem;
-
-	/* pass 1: degrees */
 	int c[3] = { 0, 0, 0 };
+	double total = 0;
+	int64_t at = 0;
 	g->xadj[0] = 0;
 	for (int32_t t = 0; t < n; t++) {
-		g->xadj[t + 1] = g->xadj[t] + task_neighbors(&st, t, c, NULL, NULL);
 		for (int d = 0; d < st.ndims; d++)
 			g->coords[(size_t)t * (size_t)st.ndims + (size_t)d] = c[d];
+		int k = task_neighbors(&st, t, c, g->adjncy + at, g->weights + at);
+		for (int i = 0; i < k; i++)
+			if (g->adjncy[at + i] > t)
+				total += g->weights[at + i];
+		at += k;
+		g->xadj[t + 1] = at;
 		advance(c, st.ext);
 	}
-	int64_t nent = g->xadj[n];
-	g->nedges = nent / 2;
-	g->adjncy = tp__malloc_array((size_t)nent, sizeof *g->adjncy);
-	g->weights = tp__malloc_array((size_t)nent, sizeof *g->weights);
-	if (!g->adjncy || !g->weights)
-		goto nomem;
-
-	/* pass 2: fill; total over pairs t < neighbour, in CSR order */
-	c[0] = c[1] = c[2] = 0;
-	double total = 0;
-	for (int32_t t = 0; t < n; t++) {
-		int64_t s = g->xadj[t];
-		int k = task_neighbors(&st, t, c, g->adjncy + s, g->weights + s);
-		for (int i = 0; i < k; i++)
-			if (g->adjncy[s + i] > t)
-				total += g->weights[s + i];
-		advance(c, st.ext);
+	g->nedges = at / 2;
+	if ((size_t)at + 1 < cap) {
+		int32_t *a2 = realloc(g->adjncy, ((size_t)at + 1) * sizeof *a2);
+		double *w2 = realloc(g->weights, ((size_t)at + 1) * sizeof *w2);
+		if (a2)
+			g->adjncy = a2;
+		if (w2)
+			g->weights = w2;
 	}
 	if (!isfinite(total)) {
 		tp_graph_destroy(g);

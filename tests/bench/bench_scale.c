@@ -18,6 +18,10 @@
  *     and block order.
  *   child F (full): the same with no budget (skipped by --quick), for the
  *     reference hop-bytes.
+ *   child L (launch): what the plugin does for one launch, `runs` times:
+ *     topoplace.conf read from a file, the allocation as a Slurm hostlist
+ *     (ranges, as SLURM_JOB_NODELIST), tp_job with the site default (auto)
+ *     and the budget, the hostfile written; the wall time of all of it.
  * Columns: load/alloc/graph/map are wall times in ms (map: median of the
  * runs), total = their sum, the end-to-end path of a launch without the
  * output.  avg hop-bytes: average hops per byte of the budget run (the
@@ -94,6 +98,9 @@ struct result {
 	bool budget_hit;
 	char desc[96];
 	double load0, load1;       /* 1-minute load average around the case */
+	/* the launch path */
+	double launch_ms[MAX_RUNS], launch_cpu[MAX_RUNS], launch_hb;
+	char kept[48];
 };
 
 static uint64_t g_seed = 20261123;
@@ -351,6 +358,119 @@ static int run_mappings(const struct inputs *in, double budget, int runs,
 	return 0;
 }
 
+/* The allocation as Slurm writes a hostlist: n[1,3,5-7,...]. */
+static char *hostlist_of(const int32_t *ids, int64_t n)
+{
+	size_t cap = (size_t)n * 16 + 16, at = 0;
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	at += (size_t)snprintf(s, cap, "n[");
+	for (int64_t i = 0; i < n;) {
+		int64_t j = i;
+		while (j + 1 < n && ids[j + 1] == ids[j] + 1)
+			j++;
+		if (j > i)
+			at += (size_t)snprintf(s + at, cap - at, "%s%d-%d", i ? "," : "",
+					       ids[i], ids[j]);
+		else
+			at += (size_t)snprintf(s + at, cap - at, "%s%d", i ? "," : "",
+					       ids[i]);
+		i = j + 1;
+	}
+	snprintf(s + at, cap - at, "]");
+	return s;
+}
+
+/* One launch as the plugin makes it; its wall time, or < 0. */
+static double one_launch(const char *conf, const char *nodes, const char *slots,
+			 const char *stencil, double budget, const char *out,
+			 tp_job **jobp, struct result *r)
+{
+	tp_job_request q;
+	tp_job_request_init(&q);
+	q.conf_path = conf;
+	q.nodes = nodes;
+	q.slots = slots;
+	q.stencil = stencil;
+	q.default_time_budget_ms = budget;
+	tp_error err;
+	double t = now_ms();
+	if (tp_job_create(&q, jobp, &err) || tp_job_run(*jobp, &err)) {
+		snprintf(r->err, sizeof r->err, "launch: %.250s", err.msg);
+		return -1;
+	}
+	FILE *f = fopen(out, "w");
+	if (!f || tp_hostfile_write(f, tp_job_alloc(*jobp), tp_job_map(*jobp),
+				    tp_job_ntasks(*jobp)) < 0 || fclose(f)) {
+		snprintf(r->err, sizeof r->err, "launch: cannot write %s", out);
+		return -1;
+	}
+	return now_ms() - t;
+}
+
+/* Child L: the launch path, `runs` times. */
+static void launch_child(const struct scase *c, double budget, int runs,
+			 struct result *r)
+{
+	int dims[6];
+	int nd = parse_dims(c->dims, dims);
+	int64_t total = 1, nalloc = 0;
+	for (int d = 0; d < nd; d++)
+		total *= dims[d];
+	char *text = conf_text(c, total);
+	int32_t *ids = make_alloc(c, dims, nd, total, &nalloc);
+	char *nodes = ids ? hostlist_of(ids, nalloc) : NULL;
+	char conf[64] = "/tmp/bench_scale.XXXXXX", out[80], slots[16];
+	int fd = mkstemp(conf);
+	snprintf(out, sizeof out, "%s.hosts", conf);
+	snprintf(slots, sizeof slots, "%d", c->tpn);
+	if (!text || !nodes || fd < 0 || write(fd, text, strlen(text)) !=
+	    (ssize_t)strlen(text)) {
+		snprintf(r->err, sizeof r->err, "launch: cannot set up");
+		goto out;
+	}
+	close(fd);
+	fd = -1;
+	for (int i = 0; i < runs; i++) {
+		tp_job *job = NULL;
+		double c0 = cpu_ms();
+		double ms = one_launch(conf, nodes, slots, c->stencil, budget, out,
+				       &job, r);
+		r->launch_cpu[i] = cpu_ms() - c0;
+		if (ms < 0) {
+			tp_job_destroy(job);
+			goto out;
+		}
+		r->launch_ms[i] = ms;
+		r->runs = i + 1;
+		if (i == 0) {
+			r->nodes = nalloc;
+			r->tasks = tp_job_ntasks(job);
+			r->launch_hb = tp_metrics_hop_bytes(tp_job_graph(job),
+							    tp_job_alloc(job), tp_job_map(job)) /
+				       tp_graph_total_bytes(tp_job_graph(job));
+			r->peak_mb = vm_hwm_mb();
+			for (int k = 0; k < tp_job_ncandidates(job); k++) {
+				tp_job_candidate cd;
+				tp_job_candidate_get(job, k, &cd);
+				if (cd.chosen)
+					snprintf(r->kept, sizeof r->kept, "%s", cd.name);
+			}
+		}
+		tp_job_destroy(job);
+	}
+	r->done = 1;
+out:
+	if (fd >= 0)
+		close(fd);
+	unlink(conf);
+	unlink(out);
+	free(text);
+	free(ids);
+	free(nodes);
+}
+
 /* One child: build everything, map `runs` times with the budget. */
 static void child(const struct scase *c, double budget, int runs, struct result *r)
 {
@@ -370,14 +490,18 @@ static void child(const struct scase *c, double budget, int runs, struct result 
 	tp_conf_destroy(in.conf);
 }
 
-static void run_child(const struct scase *c, double budget, int runs, struct result *r)
+static void run_child(const struct scase *c, double budget, int runs,
+		      struct result *r, bool launch)
 {
 	memset(r, 0, sizeof *r);
 	r->load0 = loadavg();
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
-		child(c, budget, runs, r);
+		if (launch)
+			launch_child(c, budget, runs, r);
+		else
+			child(c, budget, runs, r);
 		_exit(0);
 	}
 	int st;
@@ -504,6 +628,41 @@ static void print_row(const struct scase *c, const struct result *rb,
 	fflush(stdout);
 }
 
+static void print_launch_header(void)
+{
+	printf("\nLaunch path (what the plugin does: topoplace.conf from a file, the\n"
+	       "allocation as a Slurm hostlist, tp_job with the site default auto and\n"
+	       "the budget, the hostfile written), %d run(s) per case.  launch = wall ms\n"
+	       "end to end (median, max), over = max - budget, cpu = CPU ms of the\n"
+	       "median run (all threads); hop-bytes of the kept mapping against the\n"
+	       "full geometric search and block; peak MB.\n\n", opt_runs);
+	printf("%-13s %7s %8s %6s | %6s %6s %6s %6s | %-20s | %6s %6s %6s | %5s\n",
+	       "case", "nodes", "tasks", "budget", "launch", "max", "over", "cpu",
+	       "kept", "avg hb", "vsfull", "vsblk", "peak");
+}
+
+static void print_launch_row(const struct scase *c, const struct result *rl,
+			     const struct result *rb, const struct result *rf,
+			     bool quick)
+{
+	double s[MAX_RUNS], cpu = 0;
+	memcpy(s, rl->launch_ms, sizeof(double) * (size_t)rl->runs);
+	qsort(s, (size_t)rl->runs, sizeof *s, cmp_dbl);
+	for (int i = 0; i < rl->runs; i++)
+		if (rl->launch_ms[i] == s[rl->runs / 2])
+			cpu = rl->launch_cpu[i];
+	char vs_full[16] = "-";
+	if (!quick && !rf->err[0])
+		snprintf(vs_full, sizeof vs_full, "%+.1f%%",
+			 100.0 * (rl->launch_hb / rf->hb[0] - 1));
+	printf("%-13s %7lld %8lld %6.0f | %6.0f %6.0f %+6.0f %6.0f | %-20s | %6.3f %6s %+5.0f%% | %5.0f\n",
+	       c->name, (long long)rl->nodes, (long long)rl->tasks, opt_budget,
+	       s[rl->runs / 2], s[rl->runs - 1], s[rl->runs - 1] - opt_budget, cpu,
+	       rl->kept, rl->launch_hb, vs_full,
+	       100.0 * (rl->launch_hb / rb->block_hb - 1), rl->peak_mb);
+	fflush(stdout);
+}
+
 static void print_notes(const struct scase *c, const struct result *rb,
 			const struct result *rf, bool quick)
 {
@@ -529,7 +688,7 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &quick, &only);
 	if (rc >= 0)
 		return rc;
-	struct result *res = mmap(NULL, sizeof(struct result) * 2 * NCASES,
+	struct result *res = mmap(NULL, sizeof(struct result) * 3 * NCASES,
 				  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (res == MAP_FAILED) {
 		perror("mmap");
@@ -539,10 +698,10 @@ int main(int argc, char **argv)
 	for (int c = 0; c < NCASES; c++) {
 		if (!selected(&cases[c], quick, only))
 			continue;
-		struct result *rb = &res[2 * c], *rf = &res[2 * c + 1];
-		run_child(&cases[c], opt_budget, opt_runs, rb);
+		struct result *rb = &res[3 * c], *rf = &res[3 * c + 1];
+		run_child(&cases[c], opt_budget, opt_runs, rb, false);
 		if (!quick)
-			run_child(&cases[c], 0, 1, rf);
+			run_child(&cases[c], 0, 1, rf, false);
 		if (rb->err[0] || (!quick && rf->err[0])) {
 			printf("%-13s error: %s%s\n", cases[c].name, rb->err, rf->err);
 			rc = 1;
@@ -552,7 +711,20 @@ int main(int argc, char **argv)
 	}
 	printf("\nPer case: map times of every run, the best variant, memory before mapping:\n");
 	for (int c = 0; c < NCASES; c++)
-		if (selected(&cases[c], quick, only) && !res[2 * c].err[0])
-			print_notes(&cases[c], &res[2 * c], &res[2 * c + 1], quick);
+		if (selected(&cases[c], quick, only) && !res[3 * c].err[0])
+			print_notes(&cases[c], &res[3 * c], &res[3 * c + 1], quick);
+	print_launch_header();
+	for (int c = 0; c < NCASES; c++) {
+		if (!selected(&cases[c], quick, only))
+			continue;
+		struct result *rl = &res[3 * c + 2];
+		run_child(&cases[c], opt_budget, opt_runs, rl, true);
+		if (rl->err[0]) {
+			printf("%-13s error: %s\n", cases[c].name, rl->err);
+			rc = 1;
+			continue;
+		}
+		print_launch_row(&cases[c], rl, &res[3 * c], &res[3 * c + 1], quick);
+	}
 	return rc < 0 ? 0 : rc;
 }

@@ -47,7 +47,12 @@ extern "C" {
 
 typedef struct tp_graphmap_opts {
 	int refine_passes;       /* refinement passes (default 8; 0 = none) */
-	double time_budget_ms;   /* <= 0: none; refinement stops when reached */
+	double time_budget_ms;   /* <= 0: none.  The constructions stop with
+				    TP_ETIME when it runs out (greedy checks
+				    the clock as it places, bipartition
+				    before each METIS call and does not
+				    start one that would not fit);
+				    refinement stops and keeps what it has */
 	int seed;                /* METIS seed (default 1) */
 	bool refine_congestion;  /* after the hop-bytes refinement, also lower
 				    the maximum link congestion (default false;
