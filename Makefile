@@ -66,6 +66,7 @@ CORE_SRC = $(addprefix core/src/, \
 	node.c \
 	node_links.c \
 	node_xml.c \
+	pattern_detect.c \
 	place.c \
 	stencil.c \
 	torus.c \

@@ -241,6 +241,21 @@ static int read_input(const tp_job *job, const tp_job_input *in,
 	return tp__read_file(in->name, max, kind, buf, len, err);
 }
 
+/* A graph without coordinates that is a regular stencil (a traced halo
+ * exchange) gets its grid positions, and is mapped as --stencil would be. */
+static int recognise_stencil(tp_job *job, const char *name, tp_error *err)
+{
+	tp_stencil_shape s;
+	if (tp_graph_coord_dims(job->cpu) > 0 ||
+	    tp_graph_detect_stencil(job->cpu, &s, err) != 1)
+		return 0;
+	int rc = tp__graph_adopt_grid(job->cpu, &s, err);
+	if (!rc)
+		tp__job_note(job, "%s: a regular %d-point stencil, mapped as "
+			     "--stencil %s", name, s.points, s.spec);
+	return rc;
+}
+
 static int load_graph(tp_job *job, int64_t expect, tp_error *err)
 {
 	const tp_job_input *in = &job->req.graph;
@@ -259,7 +274,7 @@ static int load_graph(tp_job *job, int64_t expect, tp_error *err)
 		tp__job_note(job, "%s: %lld duplicate edge%s summed",
 			     in->name ? in->name : "graph", (long long)dups,
 			     dups == 1 ? "" : "s");
-	return 0;
+	return recognise_stencil(job, in->name ? in->name : "graph", err);
 }
 
 static int load_gpu_matrix(tp_job *job, int64_t expect, tp_error *err)
