@@ -75,9 +75,11 @@ CORE_SRC = $(addprefix core/src/, \
 	version.c \
 )
 CLI_SRC = $(addprefix plugin/cli/, \
+	bind.c \
 	check_config.c \
 	diag.c \
 	eval.c \
+	formats.c \
 	main.c \
 	map.c \
 	map_output.c \
@@ -134,6 +136,9 @@ FUZZ_TARGETS = \
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
 CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
+# topoplace bind reads the job's --topo-* options and Slurm's lists as the
+# plugin does: with the plugin's pure helpers
+CLI_SPANK_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o)
 SPANK_OBJ = $(SPANK_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
@@ -173,8 +178,8 @@ $(LIB_A): $(CORE_OBJ)
 $(LIB_SO): $(CORE_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) $(HARDEN_LD) -o $@ $^ $(LIBS) $(LDFLAGS)
 
-$(CLI): $(CLI_OBJ) $(LIB_A)
-	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
+$(CLI): $(CLI_OBJ) $(CLI_SPANK_OBJ) $(LIB_A)
+	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(CLI_SPANK_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
 
 # The SPANK plugin carries the core statically, so that slurmstepd needs no
 # extra library path, and exports only what Slurm looks up (version script).

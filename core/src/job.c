@@ -654,6 +654,14 @@ const tp_node_placement *tp_job_node_placement(const tp_job *job, int32_t i)
 	return &job->np[i];
 }
 
+const tp_node *tp_job_node_model(const tp_job *job, int32_t i)
+{
+	if (!job->models_loaded || !job->model_of || !job->alloc || i < 0 ||
+	    i >= tp_alloc_nnodes(job->alloc))
+		return NULL;
+	return job->model_of[i];
+}
+
 const char *tp_job_task_cpus(const tp_job *job, int32_t task)
 {
 	if (!job->np || task < 0 || task >= job->ntasks)
