@@ -151,15 +151,21 @@ FUZZ_SMOKE_SECONDS ?= 4
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
 
+# The trace library (PMPI), once per MPI ABI found: Debian's Open MPI and
+# MPICH install side by side, each with its own mpicc.
+TRACE_MPIS = $(if $(shell command -v mpicc.openmpi 2>/dev/null),openmpi) \
+             $(if $(shell command -v mpicc.mpich 2>/dev/null),mpich)
+TRACE_LIBS = $(foreach m,$(TRACE_MPIS),$(BUILD)/trace/$(m)/libtopoplace-trace.so)
+
 LIB_A  = $(BUILD)/libtopoplace.a
 LIB_SO = $(BUILD)/libtopoplace.so
 CLI    = $(BUILD)/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
 .PHONY: all deps run check unit cli-tests slurm-tests install-tests bench install uninstall \
-        asan valgrind clean slurm-demo deps-bench deps-fuzz fuzz fuzz-smoke fuzz-build fuzz-bins
+        asan valgrind clean slurm-demo deps-bench deps-fuzz deps-mpi fuzz fuzz-smoke fuzz-build fuzz-bins
 
-all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc
+all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc $(TRACE_LIBS)
 
 # The core keeps everything but its TP_EXPORT API hidden in the shared
 # library (core/include/topoplace/export.h).
@@ -186,6 +192,10 @@ $(CLI): $(CLI_OBJ) $(CLI_SPANK_OBJ) $(LIB_A)
 $(SPANK): $(SPANK_OBJ) $(CORE_OBJ) plugin/spank/topoplace.lds
 	$(CC) -shared $(HARDEN_LD) -Wl,--version-script=plugin/spank/topoplace.lds \
 	  -o $@ $(SPANK_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
+
+$(BUILD)/trace/%/libtopoplace-trace.so: contrib/trace/trace.c
+	@mkdir -p $(dir $@)
+	mpicc.$* $(WARN) -fPIC -shared $(HARDEN_C) $(CFLAGS) $(HARDEN_LD) -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -228,6 +238,9 @@ deps-bench:
 deps-fuzz:
 	@sh contrib/install-deps.sh fuzz
 
+deps-mpi:
+	@sh contrib/install-deps.sh mpi
+
 run: deps
 	$(MAKE) all
 	sh tests/cli/demo.sh $(CLI)
@@ -240,8 +253,9 @@ cli-tests: $(CLI)
 
 slurm-tests: all
 	@BUILD=$(BUILD) sh tests/slurm/run.sh
+	@BUILD=$(BUILD) sh tests/slurm/mpi.sh
 
-check: deps deps-fuzz
+check: deps deps-fuzz deps-mpi
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) cli-tests
@@ -296,11 +310,15 @@ install: all
 	    contrib/topoplace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc
 	install -m 644 doc/topoplace.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 755 $(SPANK) $(DESTDIR)$(SPANKDIR)/
+	install -m 755 contrib/topoplace-hydra-srun $(DESTDIR)$(SPANKDIR)/
+	for m in $(TRACE_MPIS); do install -d $(DESTDIR)$(SPANKDIR)/$$m && \
+	  install -m 755 $(BUILD)/trace/$$m/libtopoplace-trace.so $(DESTDIR)$(SPANKDIR)/$$m/; done
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopoplace.* $(DESTDIR)$(BINDIR)/topoplace \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc $(DESTDIR)$(MANDIR)/man1/topoplace.1 \
-	  $(DESTDIR)$(SPANKDIR)/topoplace.so
+	  $(DESTDIR)$(SPANKDIR)/topoplace.so $(DESTDIR)$(SPANKDIR)/topoplace-hydra-srun
+	rm -rf $(DESTDIR)$(SPANKDIR)/openmpi $(DESTDIR)$(SPANKDIR)/mpich
 	rm -rf $(DESTDIR)$(INCDIR)/topoplace
 
 clean:

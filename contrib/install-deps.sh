@@ -5,12 +5,15 @@
 #   install-deps.sh slurm    also the daemons of the test cluster
 #   install-deps.sh fuzz     also clang and its libFuzzer runtime (make fuzz,
 #                            make fuzz-smoke, which make check runs)
+#   install-deps.sh mpi      Open MPI 4.1 and MPICH 4.0, side by side (the
+#                            trace library, tests/slurm/mpi.sh; make check)
 set -e
 pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
 case "$1" in
 bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
 fuzz) pkgs="clang libclang-rt-14-dev" ;;
+mpi) pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev" ;;
 esac
 missing=""
 for p in $pkgs; do
