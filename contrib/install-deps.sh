@@ -6,14 +6,15 @@
 #   install-deps.sh fuzz     also clang and its libFuzzer runtime (make fuzz,
 #                            make fuzz-smoke, which make check runs)
 #   install-deps.sh mpi      Open MPI 4.1 and MPICH 4.0, side by side (the
-#                            trace library, tests/slurm/mpi.sh; make check)
+#                            trace library, tests/slurm/mpi.sh; make check),
+#                            and lstopo (a node's own hwloc XML)
 set -e
 pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
 case "$1" in
 bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
 fuzz) pkgs="clang libclang-rt-14-dev" ;;
-mpi) pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev" ;;
+mpi) pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev hwloc-nox" ;;
 esac
 missing=""
 for p in $pkgs; do

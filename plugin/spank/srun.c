@@ -52,13 +52,15 @@ static void say(const char *line)
 	fprintf(stderr, "%s\n", line);
 }
 
+/* This srun does not follow the job's mapping.  TOPOPLACE_HOSTFILE stays:
+ * it names the job's placement for `topoplace bind` in ranks that a
+ * launcher's daemons (this srun's tasks) start. */
 static void unset_ours(void)
 {
 	unsetenv("SLURM_HOSTFILE");
 	const char *d = getenv("SLURM_DISTRIBUTION");
 	if (d && !strcmp(d, "arbitrary"))
 		unsetenv("SLURM_DISTRIBUTION");
-	unsetenv(ENV_HOSTFILE);
 }
 
 /* srun may exit while parsing its options, before any later hook. */
