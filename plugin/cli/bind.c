@@ -13,8 +13,9 @@
  * for the node's placement (tp_job_place_node, exactly as task.c does, so
  * every rank of the node computes the same answer) and applies its part
  * (CPU affinity, CUDA_VISIBLE_DEVICES), then execs the program.  It fails
- * open: any problem is one line and the program runs unbound.  A rank the
- * plugin already bound (TOPOPLACE_CPUS set: an srun task) is left alone.
+ * open: any problem is one line and the program runs unbound.  A rank that
+ * is a Slurm task itself (srun: its parent is slurmstepd) is the plugin's,
+ * and left alone.
  */
 #include <errno.h>
 #include <sched.h>
@@ -362,13 +363,27 @@ static int apply(struct bind *b)
 	return rc;
 }
 
+/* Is this rank a Slurm task itself (srun --mpi=...)?  Then the plugin
+ * gave it its CPUs and GPUs already. */
+static bool slurm_task(void)
+{
+	char path[64], comm[64] = "";
+	snprintf(path, sizeof path, "/proc/%ld/comm", (long)getppid());
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool yes = fgets(comm, sizeof comm, f) && !strncmp(comm, "slurmstepd", 10);
+	fclose(f);
+	return yes;
+}
+
 /* Everything up to the exec; problems land in b->msg. */
 static void bind_rank(struct bind *b)
 {
 	tpk_hints_from_env(&b->hints, env_get);
 	if (!b->hints.seen || tpk_hints_policy_none(&b->hints) ||
-	    env("TOPOPLACE_CPUS"))
-		return;   /* nothing asked, or the plugin bound this task */
+	    env("TOPOPLACE_CPUS") || slurm_task())
+		return;   /* nothing asked, or the plugin placed this task */
 	const char *which = NULL, *hf = env("TOPOPLACE_HOSTFILE");
 	if (!hf)
 		hf = env("SLURM_HOSTFILE");

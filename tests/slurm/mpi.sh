@@ -208,6 +208,7 @@ L la-pmix srun --mpi=pmix ./ring-ompi
 L la-pmi2 srun --mpi=pmi2 ./ring-mpich
 L la-mpirun mpirun.openmpi $CLI bind -- ./ring-ompi
 L la-mpiexec mpiexec.mpich $CLI bind -- ./ring-mpich
+L la-srunbind srun --mpi=pmix $CLI bind -- ./ring-ompi
 cat la-*.stderr >&2"
 as_user "sbatch --parsable -o la.out -e la.err -N6 --ntasks-per-node=2 --gpus-per-node=2 --topo-graph=trace-ompi.json ./la.sh" > "$W/la.jobid" 2>&1
 wait_jobs
@@ -224,7 +225,8 @@ else
 	bad "launch: a mapping that differs from block order" "map [$exp] block [$blk]"
 fi
 for t in pmix:"srun --mpi=pmix (Open MPI)" pmi2:"srun --mpi=pmi2 (MPICH)" \
-	 mpirun:"mpirun + topoplace bind (Open MPI)" mpiexec:"mpiexec + topoplace bind (MPICH Hydra)"; do
+	 mpirun:"mpirun + topoplace bind (Open MPI)" mpiexec:"mpiexec + topoplace bind (MPICH Hydra)" \
+	 srunbind:"srun --mpi=pmix + topoplace bind (a no-op under srun)"; do
 	name=${t%%:*}; what=${t#*:}
 	got=$(ranks "$W/la-$name.txt")
 	if [ -n "$exp" ] && [ "$(nodes_of "$got")" = "$(nodes_of "$exp")" ]; then
