@@ -69,6 +69,7 @@ CORE_SRC = $(addprefix core/src/, \
 	node.c \
 	node_links.c \
 	node_xml.c \
+	pattern_detect.c \
 	place.c \
 	stencil.c \
 	torus.c \
@@ -77,9 +78,11 @@ CORE_SRC = $(addprefix core/src/, \
 	version.c \
 )
 CLI_SRC = $(addprefix plugin/cli/, \
+	bind.c \
 	check_config.c \
 	diag.c \
 	eval.c \
+	formats.c \
 	main.c \
 	map.c \
 	map_output.c \
@@ -137,6 +140,9 @@ FUZZ_TARGETS = \
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
 CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
+# topoplace bind reads the job's --topo-* options and Slurm's lists as the
+# plugin does: with the plugin's pure helpers
+CLI_SPANK_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o)
 SPANK_OBJ = $(SPANK_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
@@ -149,16 +155,22 @@ FUZZ_SMOKE_SECONDS ?= 4
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
            -fno-omit-frame-pointer
 
+# The trace library (PMPI), once per MPI ABI found: Debian's Open MPI and
+# MPICH install side by side, each with its own mpicc.
+TRACE_MPIS = $(if $(shell command -v mpicc.openmpi 2>/dev/null),openmpi) \
+             $(if $(shell command -v mpicc.mpich 2>/dev/null),mpich)
+TRACE_LIBS = $(foreach m,$(TRACE_MPIS),$(BUILD)/trace/$(m)/libtopoplace-trace.so)
+
 LIB_A  = $(BUILD)/libtopoplace.a
 LIB_SO = $(BUILD)/libtopoplace.so
 CLI    = $(BUILD)/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
 .PHONY: all deps run check unit cli-tests slurm-tests install-tests doc-tests bench install \
-        uninstall asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz fuzz fuzz-smoke \
-        fuzz-build fuzz-bins
+        uninstall asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz \
+        fuzz-smoke fuzz-build fuzz-bins
 
-all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc
+all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc $(TRACE_LIBS)
 
 # The core keeps everything but its TP_EXPORT API hidden in the shared
 # library (core/include/topoplace/export.h).
@@ -177,14 +189,18 @@ $(LIB_A): $(CORE_OBJ)
 $(LIB_SO): $(CORE_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) $(HARDEN_LD) -o $@ $^ $(LIBS) $(LDFLAGS)
 
-$(CLI): $(CLI_OBJ) $(LIB_A)
-	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
+$(CLI): $(CLI_OBJ) $(CLI_SPANK_OBJ) $(LIB_A)
+	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(CLI_SPANK_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
 
 # The SPANK plugin carries the core statically, so that slurmstepd needs no
 # extra library path, and exports only what Slurm looks up (version script).
 $(SPANK): $(SPANK_OBJ) $(CORE_OBJ) plugin/spank/topoplace.lds
 	$(CC) -shared $(HARDEN_LD) -Wl,--version-script=plugin/spank/topoplace.lds \
 	  -o $@ $(SPANK_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
+
+$(BUILD)/trace/%/libtopoplace-trace.so: contrib/trace/trace.c
+	@mkdir -p $(dir $@)
+	mpicc.$* $(WARN) -fPIC -shared $(HARDEN_C) $(CFLAGS) $(HARDEN_LD) -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -230,6 +246,9 @@ deps-fuzz:
 deps-doc:
 	@sh contrib/install-deps.sh doc
 
+deps-mpi:
+	@sh contrib/install-deps.sh mpi
+
 run: deps
 	$(MAKE) all
 	sh tests/cli/demo.sh $(CLI)
@@ -242,8 +261,9 @@ cli-tests: $(CLI)
 
 slurm-tests: all
 	@BUILD=$(BUILD) sh tests/slurm/run.sh
+	@BUILD=$(BUILD) sh tests/slurm/mpi.sh
 
-check: deps deps-fuzz deps-doc
+check: deps deps-fuzz deps-doc deps-mpi
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) cli-tests
@@ -305,12 +325,16 @@ install: all
 	install -m 644 doc/topoplace.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 doc/topoplace-spank.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 755 $(SPANK) $(DESTDIR)$(SPANKDIR)/
+	install -m 755 contrib/topoplace-hydra-srun $(DESTDIR)$(SPANKDIR)/
+	for m in $(TRACE_MPIS); do install -d $(DESTDIR)$(SPANKDIR)/$$m && \
+	  install -m 755 $(BUILD)/trace/$$m/libtopoplace-trace.so $(DESTDIR)$(SPANKDIR)/$$m/; done
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopoplace.* $(DESTDIR)$(BINDIR)/topoplace \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc $(DESTDIR)$(MANDIR)/man1/topoplace.1 \
 	  $(DESTDIR)$(MANDIR)/man5/topoplace.conf.5 $(DESTDIR)$(MANDIR)/man8/topoplace-spank.8 \
-	  $(DESTDIR)$(SPANKDIR)/topoplace.so
+	  $(DESTDIR)$(SPANKDIR)/topoplace.so $(DESTDIR)$(SPANKDIR)/topoplace-hydra-srun
+	rm -rf $(DESTDIR)$(SPANKDIR)/openmpi $(DESTDIR)$(SPANKDIR)/mpich
 	rm -rf $(DESTDIR)$(INCDIR)/topoplace
 
 clean:

@@ -6,6 +6,9 @@
 #   install-deps.sh fuzz     also clang and its libFuzzer runtime (make fuzz,
 #                            make fuzz-smoke, which make check runs)
 #   install-deps.sh doc      the man page checkers (groff, mandoc) of tests/doc.sh
+#   install-deps.sh mpi      Open MPI 4.1 and MPICH 4.0, side by side (the
+#                            trace library, tests/slurm/mpi.sh; make check),
+#                            and lstopo (a node's own hwloc XML)
 set -e
 pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
 case "$1" in
@@ -13,6 +16,7 @@ bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
 fuzz) pkgs="clang libclang-rt-14-dev" ;;
 doc) pkgs="groff-base mandoc" ;;
+mpi) pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev hwloc-nox" ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -20,7 +20,14 @@ root=$tmp/root$prefix
 for f in bin/topoplace lib/libtopoplace.a lib/libtopoplace.so lib/libtopoplace.so.0 \
 	lib/pkgconfig/topoplace.pc include/topoplace/topoplace.h \
 	share/man/man1/topoplace.1 share/man/man5/topoplace.conf.5 \
-	share/man/man8/topoplace-spank.8 lib/topoplace/topoplace.so; do
+	share/man/man8/topoplace-spank.8 lib/topoplace/topoplace.so \
+	lib/topoplace/topoplace-hydra-srun; do
+	if [ -e "$root/$f" ]; then ok "installed $f"; else no "installed $f" "missing"; fi
+done
+# the trace library, once per MPI found at build time
+for m in openmpi mpich; do
+	[ -e "$REPO/$BUILD/trace/$m/libtopoplace-trace.so" ] || [ -e "$BUILD/trace/$m/libtopoplace-trace.so" ] || continue
+	f=lib/topoplace/$m/libtopoplace-trace.so
 	if [ -e "$root/$f" ]; then ok "installed $f"; else no "installed $f" "missing"; fi
 done
 if grep -q "^prefix=$prefix\$" "$root/lib/pkgconfig/topoplace.pc"; then

@@ -100,6 +100,11 @@ struct tp_graph {
 	int grid[3];
 };
 
+/* A recognised stencil's grid positions become g's coordinates and grid
+ * (pattern_detect.c), as a --stencil graph has them. */
+int tp__graph_adopt_grid(tp_graph *g, const tp_stencil_shape *s,
+			 tp_error *err);
+
 /* Room for n nodes (a hint for loaders that know their count), and
  * tp_machine_add_node() that also returns the index of the node a
  * duplicate name repeats (*dup, when not NULL). */

@@ -245,6 +245,21 @@ static int read_input(const tp_job_input *in, const char *kind, size_t max,
 	return tp__read_file(in->name, max, kind, buf, len, err);
 }
 
+/* A graph without coordinates that is a regular stencil (a traced halo
+ * exchange) gets its grid positions, and is mapped as --stencil would be. */
+static int recognise_stencil(tp_job *job, const char *name, tp_error *err)
+{
+	tp_stencil_shape s;
+	if (tp_graph_coord_dims(job->cpu) > 0 ||
+	    tp_graph_detect_stencil(job->cpu, &s, err) != 1)
+		return 0;
+	int rc = tp__graph_adopt_grid(job->cpu, &s, err);
+	if (!rc)
+		tp__job_note(job, "%s: a regular %d-point stencil, mapped as "
+			     "--stencil %s", name, s.points, s.spec);
+	return rc;
+}
+
 static int load_graph(tp_job *job, int64_t expect, tp_error *err)
 {
 	const tp_job_input *in = &job->req.graph;
@@ -264,7 +279,7 @@ static int load_graph(tp_job *job, int64_t expect, tp_error *err)
 		tp__job_note(job, "%s: %lld duplicate edge%s summed",
 			     in->name ? in->name : "graph", (long long)dups,
 			     dups == 1 ? "" : "s");
-	return 0;
+	return recognise_stencil(job, in->name ? in->name : "graph", err);
 }
 
 static int load_gpu_matrix(tp_job *job, int64_t expect, tp_error *err)
@@ -644,6 +659,14 @@ const tp_node_placement *tp_job_node_placement(const tp_job *job, int32_t i)
 	if (!job->np || i < 0 || i >= tp_alloc_nnodes(job->alloc))
 		return NULL;
 	return &job->np[i];
+}
+
+const tp_node *tp_job_node_model(const tp_job *job, int32_t i)
+{
+	if (!job->models_loaded || !job->model_of || !job->alloc || i < 0 ||
+	    i >= tp_alloc_nnodes(job->alloc))
+		return NULL;
+	return job->model_of[i];
 }
 
 const char *tp_job_task_cpus(const tp_job *job, int32_t task)

@@ -3,7 +3,10 @@
  *   main.c          main, command dispatch, help texts
  *   diag.c          one-line diagnostics, option value parsing
  *   map.c           map: argv -> tp_job_request
- *   map_output.c    map: tp_job -> hostfile, JSON, rankfile, --compare
+ *   map_output.c    map: tp_job -> hostfile, JSON, --compare
+ *   formats.c       map: tp_job -> launcher formats (Open MPI rankfile,
+ *                   MPICH host file, per-task list)
+ *   bind.c          bind: an MPI rank's CPUs and GPUs, then the program
  *   eval.c          eval: score a hostfile against Slurm's block order
  *   check_config.c  check-config
  *   node_info.c     node-info
@@ -84,10 +87,12 @@ int cli_cmd_map(int argc, char **argv);
 int cli_cmd_eval(int argc, char **argv);
 int cli_cmd_check_config(int argc, char **argv);
 int cli_cmd_node_info(int argc, char **argv);
+int cli_cmd_bind(int argc, char **argv);
 
 /* ---- map (map.c: argv -> request; map_output.c: result -> output) ---- */
 
-enum cli_format { CLI_FORMAT_HOSTFILE = 0, CLI_FORMAT_JSON, CLI_FORMAT_RANKFILE };
+enum cli_format { CLI_FORMAT_HOSTFILE = 0, CLI_FORMAT_JSON, CLI_FORMAT_RANKFILE,
+		  CLI_FORMAT_MPICH, CLI_FORMAT_TASKS };
 
 struct cli_map {
 	tp_job_request req;
@@ -101,7 +106,8 @@ struct cli_map {
 
 int cli_map_hostfile(const struct cli_map *mp);
 int cli_map_json(const struct cli_map *mp);
-int cli_map_rankfile(const struct cli_map *mp);
+/* rankfile, mpich and tasks (formats.c) */
+int cli_map_launcher_format(const struct cli_map *mp);
 /* --compare: block, zorder and the result, on f. */
 int cli_map_compare(const tp_job *job, FILE *f);
 

@@ -21,6 +21,7 @@ static const char help_general[] =
 "  eval          score an existing hostfile against Slurm's block order\n"
 "  check-config  validate a topoplace.conf and summarise the network\n"
 "  node-info     show a node's sockets, PCIe tree, NVLinks and GPU paths\n"
+"  bind          give an MPI rank its CPUs and GPUs, then run the program\n"
 "  help [CMD]    show this help, or the help of CMD\n"
 "\n"
 "Options:\n"
@@ -62,8 +63,13 @@ static const char help_map[] =
 "                            otherwise), geometric, graph, modcolor, zorder,\n"
 "                            cyclic, random, block, none\n"
 "  -m, --metric NAME         hop-bytes or congestion (scores the search)\n"
-"  -f, --format FMT          hostfile (default), json, or rankfile\n"
-"                            (rank 0=node cpus=0-3 gpus=0; --node-topology)\n"
+"  -f, --format FMT          hostfile (default): one node per rank;\n"
+"                            json: the report; rankfile: Open MPI's\n"
+"                            (rank 0=node slot=0:0-3, for mpirun\n"
+"                            --rankfile); mpich: Hydra's host file\n"
+"                            (node:count, for mpiexec -f); tasks: each\n"
+"                            rank's node, CPUs and GPUs (rank 0=node\n"
+"                            cpus=0-3 gpus=0; needs node models)\n"
 "  -t, --time-budget MS      bound the whole placement's time (0: no limit)\n"
 "      --seed N              seed of the random policy\n"
 "  -o, --output FILE         write to FILE (atomically) instead of stdout\n"
@@ -134,11 +140,29 @@ static const char help_node[] =
 "then print the sockets, the PCIe tree with link bandwidths and the GPU path\n"
 "matrix (as nvidia-smi topo -m).  Exit 2 on a file that does not load.\n";
 
+static const char help_bind[] =
+"usage: topoplace bind [-v] [--] PROGRAM [ARGS...]\n"
+"\n"
+"Run by each MPI rank before the program (mpirun topoplace bind -- ./app):\n"
+"give the rank the CPUs and GPUs topoplace chooses for it inside its node,\n"
+"as the SPANK plugin does for srun's tasks, then exec PROGRAM.  It reads\n"
+"its rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID), the\n"
+"job's placement (TOPOPLACE_HOSTFILE, else SLURM_HOSTFILE), the job's\n"
+"--topo-* options from the environment sbatch leaves, TOPOPLACE_CONF\n"
+"(default /etc/slurm/topoplace.conf), the CPUs its launcher may use and\n"
+"the node's GPUs (SLURM_STEP_GPUS, SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES).\n"
+"Sets the CPU affinity, TOPOPLACE_CPUS and CUDA_VISIBLE_DEVICES.  Any\n"
+"problem: one line on stderr, and PROGRAM runs unbound.\n"
+"\n"
+"  -v, --verbose   one line per rank: what it got\n"
+"\n"
+"Exit status: PROGRAM's; 127 when it cannot be run, 2 on a usage error.\n";
+
 static const char help_help[] =
 "usage: topoplace help [COMMAND]\n"
 "\n"
 "Show the general help, or the help of COMMAND (map, eval, check-config,\n"
-"node-info).\n";
+"node-info, bind).\n";
 
 bool cli_help(const char *cmd, FILE *f)
 {
@@ -155,6 +179,8 @@ bool cli_help(const char *cmd, FILE *f)
 		text = help_check;
 	else if (!strcmp(cmd, "help"))
 		text = help_help;
+	else if (!strcmp(cmd, "bind"))
+		text = help_bind;
 	if (!text)
 		return false;
 	fputs(text, f);
@@ -190,7 +216,7 @@ int main(int argc, char **argv)
 		if (argc == 3 && !cli_help(argv[2], stdout))
 			return cli_usage_error("help: '%s': unknown command "
 					       "(commands: map, eval, "
-					       "check-config, node-info)", argv[2]);
+					       "check-config, node-info, bind)", argv[2]);
 		if (argc == 2)
 			cli_help(NULL, stdout);
 		return cli_finish_stdout();
@@ -207,6 +233,8 @@ int main(int argc, char **argv)
 		return cli_cmd_check_config(sub_argc, sub_argv);
 	if (!strcmp(cmd, "node-info"))
 		return cli_cmd_node_info(sub_argc, sub_argv);
+	if (!strcmp(cmd, "bind"))
+		return cli_cmd_bind(sub_argc, sub_argv);
 	if (cmd[0] == '-')
 		return cli_usage_error("unknown option '%s' (see 'topoplace "
 				       "--help')", cmd);

@@ -65,9 +65,13 @@ static int parse_format(const char *s, enum cli_format *out)
 		*out = CLI_FORMAT_JSON;
 	else if (!strcmp(s, "rankfile"))
 		*out = CLI_FORMAT_RANKFILE;
+	else if (!strcmp(s, "mpich"))
+		*out = CLI_FORMAT_MPICH;
+	else if (!strcmp(s, "tasks"))
+		*out = CLI_FORMAT_TASKS;
 	else
 		return cli_usage_error("--format: '%s': unknown format (hostfile, "
-				       "json or rankfile)", s);
+				       "json, rankfile, mpich or tasks)", s);
 	return 0;
 }
 
@@ -164,8 +168,8 @@ static int parse_map_args(struct cli_map *mp, int argc, char **argv,
 		return cli_usage_error("map: missing --ntasks N, --tasks-per-node "
 				       "N or a pattern (--stencil, --graph, "
 				       "--gpu-matrix) to count the tasks");
-	if (mp->format == CLI_FORMAT_RANKFILE && !mp->node_opt)
-		mp->node_opt = "--format rankfile";
+	if (mp->format == CLI_FORMAT_TASKS && !mp->node_opt)
+		mp->node_opt = "--format tasks";
 	return 0;
 }
 
@@ -231,7 +235,9 @@ static int map_run(struct cli_map *mp)
 	case CLI_FORMAT_JSON:
 		return cli_map_json(mp);
 	case CLI_FORMAT_RANKFILE:
-		return cli_map_rankfile(mp);
+	case CLI_FORMAT_MPICH:
+	case CLI_FORMAT_TASKS:
+		return cli_map_launcher_format(mp);
 	default:
 		return cli_map_hostfile(mp);
 	}

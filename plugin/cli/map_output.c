@@ -1,5 +1,6 @@
-/* topoplace command — what map writes: the hostfile, the JSON document, the
- * rankfile, and the --compare table, all from a finished tp_job. */
+/* topoplace command — what map writes: the hostfile, the JSON document and
+ * the --compare table, all from a finished tp_job (the launcher formats:
+ * formats.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,48 +23,6 @@ int cli_map_hostfile(const struct cli_map *mp)
 			      tp_job_ntasks(job)) < 0)
 		return cli_fail("standard output: write error");
 	return cli_finish_stdout();
-}
-
-/* ---- rankfile ---- */
-
-static int rankfile_lines(FILE *f, const tp_job *job)
-{
-	for (int32_t t = 0; t < tp_job_ntasks(job); t++) {
-		const char *cpus = tp_job_task_cpus(job, t);
-		int ng = 0;
-		const int *g = tp_job_task_gpus(job, t, &ng);
-		if (fprintf(f, "rank %ld=%s cpus=%s", (long)t,
-			    tp_job_task_node(job, t), cpus ? cpus : "") < 0)
-			return -1;
-		for (int q = 0; q < ng; q++)
-			if (fprintf(f, "%s%d", q ? "," : " gpus=", g[q]) < 0)
-				return -1;
-		if (fputc('\n', f) == EOF)
-			return -1;
-	}
-	return 0;
-}
-
-int cli_map_rankfile(const struct cli_map *mp)
-{
-	if (!mp->output) {
-		if (rankfile_lines(stdout, mp->job) < 0)
-			return cli_fail("standard output: write error");
-		return cli_finish_stdout();
-	}
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return cli_fail("out of memory");
-	int bad = rankfile_lines(f, mp->job);
-	if (fclose(f) != 0 || bad) {
-		free(buf);
-		return cli_fail("out of memory");
-	}
-	int rc = cli_write_text(buf, len, mp->output);
-	free(buf);
-	return rc;
 }
 
 /* ---- --compare ---- */

@@ -5,12 +5,16 @@
  * (SLURM_JOB_NODELIST), the hostfile written into a private directory
  * under the job's TMPDIR, and SLURM_HOSTFILE plus
  * SLURM_DISTRIBUTION=arbitrary exported to the script, so that every plain
- * srun in it follows the mapping.  The directory goes in slurm_spank_exit.
+ * srun in it follows the mapping; so do a plain mpirun (Open MPI's MCA
+ * settings for a default hostfile and sequential mapping) and mpiexec
+ * (Hydra's host file, and a launcher that starts its proxies where the
+ * mapping says).  The directory goes in slurm_spank_exit.
  *
  * Counts come from Slurm where the user could have set them: SLURM_NTASKS
  * is the user's own when sbatch got no -n, so it may not exceed the slots
  * Slurm gave (SLURM_TASKS_PER_NODE).
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +87,63 @@ static bool export(spank_t sp, const struct tpk_result *r)
 	return false;
 }
 
+/* The directory this plugin was loaded from: its helper scripts live
+ * there (make install puts them next to topoplace.so). */
+static bool plugin_dir(char *out, size_t len)
+{
+	Dl_info info;
+	if (!dladdr((void *)plugin_dir, &info) || !info.dli_fname ||
+	    info.dli_fname[0] != '/')
+		return false;
+	snprintf(out, len, "%s", info.dli_fname);
+	char *slash = strrchr(out, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
+static bool user_set(spank_t sp, const char *name)
+{
+	char *v = tpk_job_getenv(sp, name);
+	bool set = v != NULL;
+	free(v);
+	return set;
+}
+
+/* The launchers' own settings, so that a plain mpirun or mpiexec in the
+ * script follows the mapping too (see doc/mpi.md).  What the user set
+ * stays. */
+static void export_launchers(spank_t sp, const struct tpk_site *site,
+			     const struct tpk_result *r)
+{
+	/* for topoplace bind, which a rank runs under any launcher */
+	spank_setenv(sp, "TOPOPLACE_CONF", site->conf_path, 0);
+	if (!site->cpu_bind)
+		spank_setenv(sp, "TOPOPLACE_CPU_BIND", "no", 1);
+	/* Open MPI 4.x mpirun: the seq mapper reads the default hostfile in
+	 * order, rank by rank, within the Slurm allocation */
+	spank_setenv(sp, "OMPI_MCA_orte_default_hostfile", r->hostfile, 0);
+	spank_setenv(sp, "OMPI_MCA_rmaps_base_mapping_policy", "seq", 0);
+	/* MPICH's mpiexec (Hydra): ranks in runs from its host file; the
+	 * launcher script starts one proxy per run with srun */
+	char dir[TPK_PATH_MAX], exec[TPK_PATH_MAX + 32];
+	if (!r->mpichfile[0] || !plugin_dir(dir, sizeof dir) ||
+	    user_set(sp, "HYDRA_HOST_FILE") || user_set(sp, "HYDRA_RMK") ||
+	    user_set(sp, "HYDRA_LAUNCHER") || user_set(sp, "HYDRA_LAUNCHER_EXEC"))
+		return;
+	snprintf(exec, sizeof exec, "%s/topoplace-hydra-srun", dir);
+	if (access(exec, X_OK) != 0) {
+		slurm_debug("topoplace: %s missing: mpiexec keeps Slurm's order",
+			    exec);
+		return;
+	}
+	spank_setenv(sp, "HYDRA_HOST_FILE", r->mpichfile, 1);
+	spank_setenv(sp, "HYDRA_RMK", "user", 1);
+	spank_setenv(sp, "HYDRA_LAUNCHER", "slurm", 1);
+	spank_setenv(sp, "HYDRA_LAUNCHER_EXEC", exec, 1);
+}
+
 void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 			 const struct tpk_hints *hints)
 {
@@ -125,6 +186,7 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 		.basedir = submit,
 		.tmpdir = nonempty(tmpdir) && tmpdir[0] == '/' ? tmpdir : "/tmp",
 		.tag = tag,
+		.mpich = true,
 		.cred = cred,
 		.ntasks_what = "SLURM_NTASKS",
 		.slots_what = "SLURM_TASKS_PER_NODE",
@@ -145,6 +207,7 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 			goto out;
 		}
 		snprintf(placed_dir, sizeof placed_dir, "%s", r.dir);
+		export_launchers(sp, site, &r);
 		slurm_info("topoplace: job %u: %s mapping of %lld tasks in %.1f ms, "
 			   "SLURM_HOSTFILE=%s", jobid, r.policy,
 			   (long long)step.ntasks, r.elapsed_ms, r.hostfile);

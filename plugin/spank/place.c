@@ -166,6 +166,31 @@ static uint64_t hostfile_bytes(const tp_job *job)
 	return n;
 }
 
+/* MPICH/Hydra's host file: "node:count" for every run of consecutive ranks
+ * on one node, in rank order (mpiexec reads it through HYDRA_HOST_FILE). */
+static int write_mpich(const char *path, const tp_job *job)
+{
+	FILE *f = fopen(path, "wex");
+	if (!f)
+		return -1;
+	const int32_t *map = tp_job_map(job);
+	int32_t n = tp_job_ntasks(job);
+	int bad = 0;
+	for (int32_t t = 0; t < n && !bad;) {
+		int32_t e = t + 1;
+		while (e < n && map[e] == map[t])
+			e++;
+		bad = fprintf(f, "%s:%ld\n", tp_job_task_node(job, t),
+			      (long)(e - t)) < 0;
+		t = e;
+	}
+	if (fclose(f) != 0 || bad) {
+		unlink(path);
+		return -1;
+	}
+	return 0;
+}
+
 static int write_hostfile(const tp_job *job, const struct tpk_step *s,
 			  struct tpk_result *r)
 {
@@ -208,6 +233,12 @@ static int write_hostfile(const tp_job *job, const struct tpk_step *s,
 		e = errno;
 	else if (!f && fd >= 0)
 		close(fd);
+	if (!e && s->mpich) {
+		if (snprintf(r->mpichfile, sizeof r->mpichfile, "%s.mpich",
+			     r->hostfile) >= (int)sizeof r->mpichfile ||
+		    write_mpich(r->mpichfile, job) < 0)
+			r->mpichfile[0] = '\0';   /* mpiexec then gets Slurm's order */
+	}
 	tpk_become_root(&s->cred);
 	if (e) {
 		snprintf(why, sizeof why, "cannot write the hostfile %.900s: %s",

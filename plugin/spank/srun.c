@@ -15,7 +15,9 @@
  *
  * The user's own layout wins: -w, -m, -x, -r, --nodefile, a node count
  * other than the allocation's, their own SLURM_HOSTFILE or
- * SLURM_DISTRIBUTION, and heterogeneous steps.
+ * SLURM_DISTRIBUTION, and heterogeneous steps.  A pattern inherited from
+ * the job applies only to steps of the job's task count (inherited_misfit):
+ * launchers' daemons are Slurm's, silently.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -30,6 +32,7 @@
 
 #define ENV_HOSTFILE "TOPOPLACE_HOSTFILE"   /* marks SLURM_HOSTFILE as ours */
 #define ENV_KEY "TOPOPLACE_KEY"             /* what the batch step placed */
+#define ENV_SKIP "TOPOPLACE_SKIP_STEP"      /* the tasks are Slurm's alone */
 
 /* This srun's state. */
 static char placed_dir[TPK_PATH_MAX];
@@ -49,13 +52,15 @@ static void say(const char *line)
 	fprintf(stderr, "%s\n", line);
 }
 
+/* This srun does not follow the job's mapping.  TOPOPLACE_HOSTFILE stays:
+ * it names the job's placement for `topoplace bind` in ranks that a
+ * launcher's daemons (this srun's tasks) start. */
 static void unset_ours(void)
 {
 	unsetenv("SLURM_HOSTFILE");
 	const char *d = getenv("SLURM_DISTRIBUTION");
 	if (d && !strcmp(d, "arbitrary"))
 		unsetenv("SLURM_DISTRIBUTION");
-	unsetenv(ENV_HOSTFILE);
 }
 
 /* srun may exit while parsing its options, before any later hook. */
@@ -167,6 +172,42 @@ static void print_result(const struct tpk_result *r)
 		say(r->lines[i]);
 }
 
+/* The job's task count: what sbatch or salloc asked, else its slots. */
+static int64_t job_tasks(void)
+{
+	int64_t n = tpk_parse_pos(getenv("SLURM_NTASKS")), nodes = 0;
+	if (!n && getenv("SLURM_TASKS_PER_NODE"))
+		n = tpk_tasks_per_node_sum(getenv("SLURM_TASKS_PER_NODE"), &nodes);
+	return n > 0 ? n : 0;
+}
+
+/* A pattern inherited from the job (sbatch or salloc options in the
+ * environment) is for the job's tasks: a step with another count (a
+ * launcher's daemons: mpirun's orted, mpiexec's proxies; a helper step) is
+ * left to Slurm quietly, and its tasks too (ENV_SKIP tells task.c).  A
+ * pattern on srun's own command line that does not fit is the user's
+ * error, and says so. */
+static bool inherited_misfit(const struct tpk_srun_args *args,
+			     const struct tpk_hints *h, bool ours)
+{
+	struct tpk_step step;
+	char capacity[256];
+	memset(&step, 0, sizeof step);
+	if (!tpk_hints_pattern(h))
+		return false;
+	step_facts(args, &step, capacity, sizeof capacity);
+	int64_t job = job_tasks();
+	if (!job || !step.ntasks || step.ntasks == job)
+		return false;
+	slurm_debug("topoplace: a step of %lld tasks in a job of %lld: the "
+		    "job's pattern is not for it; Slurm places it",
+		    (long long)step.ntasks, (long long)job);
+	if (ours)
+		unset_ours();
+	setenv(ENV_SKIP, "1", 1);
+	return true;
+}
+
 /* The placement, once the command line is understood. */
 static void place(const struct tpk_site *site, const struct tpk_srun_args *args)
 {
@@ -190,6 +231,10 @@ static void place(const struct tpk_site *site, const struct tpk_srun_args *args)
 	}
 	const char *hf = getenv("SLURM_HOSTFILE"), *our = getenv(ENV_HOSTFILE);
 	bool ours = nonempty(hf) && nonempty(our) && !strcmp(hf, our);
+	if (tpk_hints_pattern(&args->hints))
+		unsetenv(ENV_SKIP);   /* this srun's own pattern: its tasks' */
+	else if (inherited_misfit(args, &h, ours))
+		goto out;
 	user_layout(args, layout, sizeof layout);
 	if (layout[0]) {
 		if (ours)

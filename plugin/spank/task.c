@@ -146,6 +146,16 @@ static char *read_input(spank_t sp, const struct tpk_site *site,
 	return buf;
 }
 
+/* srun left this step to Slurm: the job's pattern is for other tasks (a
+ * launcher's daemons).  Their GPUs and CPUs stay Slurm's, silently. */
+static bool skipped_step(spank_t sp)
+{
+	char *skip = tpk_job_getenv(sp, "TOPOPLACE_SKIP_STEP");
+	bool yes = skip && !strcmp(skip, "1");
+	free(skip);
+	return yes;
+}
+
 void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 			const struct tpk_hints *h)
 {
@@ -154,7 +164,7 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	size_t glen = 0, mlen = 0;
 	job_error[0] = '\0';
 	slurm_node_name(sp, node_name, sizeof node_name);
-	if (!h->seen || tpk_hints_policy_none(h) ||
+	if (!h->seen || tpk_hints_policy_none(h) || skipped_step(sp) ||
 	    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total) != ESPANK_SUCCESS)
 		return;
 	bool cpus = site->cpu_bind && tpk_hints_pattern(h);
@@ -546,7 +556,7 @@ void tpk_task_init(spank_t sp, const struct tpk_site *site,
 	struct task t;
 	memset(&t, 0, sizeof t);
 	reset_distribution(sp);
-	if (!h->seen || tpk_hints_policy_none(h))
+	if (!h->seen || tpk_hints_policy_none(h) || skipped_step(sp))
 		return;
 	if (spank_get_item(sp, S_TASK_ID, &t.lid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &t.nlocal) != ESPANK_SUCCESS ||

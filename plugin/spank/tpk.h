@@ -173,6 +173,7 @@ struct tpk_step {
 	const char *basedir;         /* base of relative file options */
 	const char *tmpdir;          /* parent of the private directory */
 	const char *tag;             /* "job12" names the private directory */
+	bool mpich;                  /* also write MPICH's host file */
 	struct tpk_cred cred;
 	/* the names of the inputs, for messages */
 	const char *ntasks_what, *slots_what;
@@ -195,6 +196,7 @@ struct tpk_result {
 					default only): log, do not show */
 	char dir[TPK_PATH_MAX];      /* private directory ("" when none) */
 	char hostfile[TPK_PATH_MAX]; /* SLURM_HOSTFILE ("" when none) */
+	char mpichfile[TPK_PATH_MAX];/* HYDRA_HOST_FILE ("" when none) */
 	char policy[48];             /* what was kept, for the slurmd log */
 	double elapsed_ms;
 };

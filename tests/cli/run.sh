@@ -783,8 +783,8 @@ gpu_map() {
 	tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
 		--policy block --node-topology "$NODES/nvl4.xml" "$@"
 }
-gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format rankfile
-if check0 "gpu: rankfile"; then
+gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format tasks
+if check0 "gpu: tasks format"; then
 	cat >"$tmp/want.rank" <<'EOF'
 rank 0=gpu01 cpus=8-11 gpus=2
 rank 1=gpu01 cpus=0-3 gpus=1
@@ -795,8 +795,8 @@ rank 5=gpu02 cpus=0-3 gpus=0
 rank 6=gpu02 cpus=12-15 gpus=3
 rank 7=gpu02 cpus=4-7 gpus=1
 EOF
-	if cmp -s "$tmp/out" "$tmp/want.rank"; then ok "gpu: rankfile"
-	else no "gpu: rankfile" "$(diff "$tmp/want.rank" "$tmp/out" | head -5)"; fi
+	if cmp -s "$tmp/out" "$tmp/want.rank"; then ok "gpu: tasks format"
+	else no "gpu: tasks format" "$(diff "$tmp/want.rank" "$tmp/out" | head -5)"; fi
 fi
 # the heavy pairs (0,2) and (1,3) share an NVLink pair on each node; local-rank
 # order sends both across the socket link (2 GB), and task 3's 0.1 MB to task
@@ -824,7 +824,7 @@ fi
 # two GPUs per task: each task gets one NVLink pair
 tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 4 --stencil 4x1 --policy block \
 	--node-topology "$NODES/nvl4.xml" --gpu-links "$NODES/nvl4.links" --gpus-per-task 2 \
-	--format rankfile
+	--format tasks
 if check0 "gpu: --gpus-per-task 2"; then
 	if grep -q 'rank 0=gpu01 cpus=0-7 gpus=0,1' "$tmp/out" &&
 	   grep -q 'rank 1=gpu01 cpus=8-15 gpus=2,3' "$tmp/out"; then ok "gpu: --gpus-per-task 2"
@@ -832,7 +832,7 @@ if check0 "gpu: --gpus-per-task 2"; then
 fi
 # CPU sets without GPUs on the dual-socket node (hardware threads listed)
 tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 4 --stencil 4x1 --policy block \
-	--node-topology "$NODES/cpu2.xml" --format rankfile
+	--node-topology "$NODES/cpu2.xml" --format tasks
 if check0 "gpu: CPU-only node"; then
 	if grep -q 'rank 1=gpu01 cpus=8-15,24-31$' "$tmp/out"; then ok "gpu: CPU-only node"
 	else no "gpu: CPU-only node" "$(cat "$tmp/out")"; fi
@@ -873,9 +873,9 @@ if check0 "gpu: --gpu-matrix without node models"; then
 	if [ "$v" = "(True, False, False)" ]; then ok "gpu: --gpu-matrix without node models: phase 1 only, GPU pairs share a node"
 	else no "gpu: --gpu-matrix without node models" "$v"; fi
 fi
-fails2 "gpu: rankfile without --node-topology" "--format rankfile needs" "$O" \
+fails2 "gpu: tasks format without --node-topology" "--format tasks needs" "$O" \
 	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
-	--format rankfile --output "$O"
+	--format tasks --output "$O"
 fails2 "gpu: --gpu-select" "unknown GPU selection 'best'" "$O" \
 	map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 \
 	--node-topology "$NODES/nvl4.xml" --gpu-select best --output "$O"
@@ -909,7 +909,7 @@ fails2 "node-info: extra argument" "unexpected argument" - node-info a b c
 # NodeTopology= / GpuLinks= from the config, two kinds of node
 GX=$DATA/gpu-mixed.conf
 tp map --config "$GX" --nodes 'gpu01,big01' --ntasks 8 --tasks-per-node 4 --stencil 8x1 \
-	--policy block --gpu-matrix "$GM" --format rankfile
+	--policy block --gpu-matrix "$GM" --format tasks
 if check0 "gpu: NodeTopology= in the config"; then
 	if grep -q '^rank 0=gpu01 cpus=8-11 gpus=2$' "$tmp/out" &&
 	   grep -q '^rank 2=gpu01 cpus=12-15 gpus=3$' "$tmp/out" &&
@@ -930,11 +930,135 @@ fails2 "gpu: node without NodeTopology=" "NodeTopology= for node login01" "$O" \
 	--gpus-per-task 1 --output "$O"
 
 # rankfile to a file (atomic, like the other formats)
-gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format rankfile --output "$tmp/r.txt"
-if check0 "gpu: rankfile --output"; then
-	if [ ! -s "$tmp/out" ] && cmp -s "$tmp/r.txt" "$tmp/want.rank"; then ok "gpu: rankfile --output"
-	else no "gpu: rankfile --output" "$(diff "$tmp/want.rank" "$tmp/r.txt" | head -3)"; fi
+gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format tasks --output "$tmp/r.txt"
+if check0 "gpu: tasks format --output"; then
+	if [ ! -s "$tmp/out" ] && cmp -s "$tmp/r.txt" "$tmp/want.rank"; then ok "gpu: tasks format --output"
+	else no "gpu: tasks format --output" "$(diff "$tmp/want.rank" "$tmp/r.txt" | head -3)"; fi
 fi
+
+# ---- launcher formats: Open MPI rankfile, MPICH host file ----
+TOR=$DATA/torus4.conf
+# with a node model: each rank's cores as socket:core (logical, per socket)
+tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 --policy block \
+	--node-topology "$NODES/nvl4.xml" --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format rankfile
+if check0 "rankfile: socket:core slots from the node model"; then
+	# the tasks format of the same run says rank 0 has CPUs 8-11: socket 0
+	# holds cores 0-7, so that is socket 1's first four cores... as nvl4
+	# numbers them (2 sockets x 8 cores: CPUs 0-7 and 8-15)
+	cat >"$tmp/want.rf" <<'EOF2'
+rank 0=gpu01 slot=1:0-3
+rank 1=gpu01 slot=0:0-3
+rank 2=gpu01 slot=1:4-7
+rank 3=gpu01 slot=0:4-7
+rank 4=gpu02 slot=1:0-3
+rank 5=gpu02 slot=0:0-3
+rank 6=gpu02 slot=1:4-7
+rank 7=gpu02 slot=0:4-7
+EOF2
+	if cmp -s "$tmp/out" "$tmp/want.rf"; then ok "rankfile: socket:core slots from the node model"
+	else no "rankfile: socket:core slots from the node model" "$(diff "$tmp/want.rf" "$tmp/out" | head -5)"; fi
+fi
+# hardware threads: a core's two CPUs are one slot; non-contiguous cores
+# of a socket are ';'-separated items
+tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 4 --stencil 4x1 --policy block \
+	--node-topology "$NODES/cpu2.xml" --format rankfile
+if check0 "rankfile: hardware threads"; then
+	if [ "$(sed -n 2p "$tmp/out")" = "rank 1=gpu01 slot=1:0-7" ]; then ok "rankfile: hardware threads (cpus 8-15,24-31 = socket 1, cores 0-7)"
+	else no "rankfile: hardware threads" "$(cat "$tmp/out")"; fi
+fi
+# without a node model: the rank's index on its node, in rank order
+tp map --config "$TOR" --nodes 'n[00-03]' --ntasks 8 --stencil 8x1 --policy zorder --format rankfile
+if check0 "rankfile: no node model"; then
+	v=$(awk '{split($2, a, "="); n[a[2]]++; split($3, s, "="); if (s[2] != n[a[2]] - 1) bad = 1} END {print NR, bad + 0}' "$tmp/out")
+	hosts=$(sed 's/^rank [0-9]*=\([^ ]*\) .*/\1/' "$tmp/out" | paste -sd' ')
+	want=$("$T" map --config "$TOR" --nodes 'n[00-03]' --ntasks 8 --stencil 8x1 --policy zorder 2>/dev/null | paste -sd' ')
+	if [ "$v" = "8 0" ] && [ "$hosts" = "$want" ] && grep -q '^rank 0=[a-z0-9]* slot=0$' "$tmp/out"; then
+		ok "rankfile: no node model: slot = the rank's index on its node, hosts = the hostfile"
+	else no "rankfile: no node model" "$v [$hosts] [$want] $(cat "$tmp/out")"; fi
+fi
+# MPICH/Hydra: host:count for every run of consecutive ranks, rank order
+tp map --config "$TOR" --nodes 'n[00-03]' --ntasks 8 --stencil 8x1 --policy cyclic --explain --format mpich
+if check0 "mpich: runs in rank order"; then
+	want=$("$T" map --config "$TOR" --nodes 'n[00-03]' --ntasks 8 --stencil 8x1 --policy cyclic 2>/dev/null |
+		uniq -c | awk '{print $2 ":" $1}' | paste -sd' ')
+	if [ "$(paste -sd' ' "$tmp/out")" = "$want" ] && [ -n "$want" ]; then ok "mpich: host:count runs = the hostfile's"
+	else no "mpich: runs in rank order" "[$(paste -sd' ' "$tmp/out")] want [$want]"; fi
+fi
+tp map --config "$TOR" --nodes 'n[00-03]' --ntasks 8 --stencil 8x1 --policy block --format mpich --output "$tmp/h.mpich"
+if check0 "mpich: --output"; then
+	if [ "$(paste -sd' ' "$tmp/h.mpich")" = "n00:2 n01:2 n02:2 n03:2" ]; then ok "mpich: --output (block order: one line per node)"
+	else no "mpich: --output" "$(cat "$tmp/h.mpich")"; fi
+fi
+fails2 "format: unknown" "unknown format (hostfile, json, rankfile, mpich or tasks)" - \
+	map --config "$TOR" --nodes 'n[00-03]' --ntasks 8 --stencil 8x1 --format openmpi
+
+# ---- bind: a rank's CPUs and GPUs from the job's environment ----
+HOST=$(hostname -s 2>/dev/null || hostname)
+HOST=${HOST%%.*}
+printf 'Network=torus Dims=2 Wrap=no\nNodeName=%s,other CoordOrder=x-major NodeTopology=%s\n' \
+	"$HOST" "$NODES/duo.xml" > "$tmp/bind.conf"
+printf '%s\nother\n%s\nother\n' "$HOST" "$HOST" > "$tmp/bind.hosts"
+OPT=SLURM_SPANK__SLURM_SPANK_OPTION_topoplace_
+bindrun() {  # bindrun RANK ENV... -- prints CPUs:TOPOPLACE_CPUS:GPUS
+	r=$1; shift
+	env -i PATH="$PATH" PMI_RANK="$r" PMI_SIZE=4 TOPOPLACE_HOSTFILE="$tmp/bind.hosts" \
+		TOPOPLACE_CONF="$tmp/bind.conf" CUDA_VISIBLE_DEVICES=0,1 "$@" \
+		"$T" bind -v -- sh -c 'echo "$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status):${TOPOPLACE_CPUS:-}:$CUDA_VISIBLE_DEVICES"' \
+		>"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+nproc_ok=$(nproc 2>/dev/null || echo 1)
+if [ "$nproc_ok" -ge 2 ]; then
+	# what topoplace map chooses for the same job: ranks 0 and 2 on this host
+	ST=2x2:weights=1,5
+	order=$("$T" map --config "$tmp/bind.conf" --nodes "$HOST,other" --tasks-per-node 2 \
+		--stencil $ST --policy cyclic 2>/dev/null | paste -sd' ')
+	[ "$order" = "$HOST other $HOST other" ] || no "bind: map's cyclic order" "[$order]"
+	exp=$("$T" map --config "$tmp/bind.conf" --nodes "$HOST,other" --tasks-per-node 2 \
+		--stencil $ST --policy cyclic --format tasks 2>/dev/null | sed -n 's/^rank \([02]\)=[^ ]* cpus=\([^ ]*\) gpus=\(.*\)/\2:\2:\3/p' | paste -sd' ')
+	got=""
+	for r in 0 2; do
+		bindrun $r ${OPT}topo_stencil=$ST ${OPT}topo_policy=block
+		got="$got${got:+ }$(cat "$tmp/out")"
+		lines=$(grep -c "^topoplace bind: rank $r on $HOST: GPUs [01] CPUs [01]$" "$tmp/err")
+		[ "$lines" = 1 ] || got="$got (stderr: $(cat "$tmp/err"))"
+	done
+	if [ -n "$exp" ] && [ "$got" = "$exp" ] && [ "$(echo "$got" | tr ' ' '\n' | cut -d: -f1 | sort -u | wc -l)" = 2 ]; then
+		ok "bind: ranks 0 and 2 of a hostfile get topoplace map's CPUs and GPUs (affinity, TOPOPLACE_CPUS, CUDA_VISIBLE_DEVICES)"
+	else no "bind: CPUs and GPUs" "expected [$exp] got [$got]"; fi
+	# no pattern: GPUs split in local-rank order, CPUs untouched
+	bindrun 2 ${OPT}topo_policy=cyclic
+	if [ "$(cut -d: -f2,3 "$tmp/out")" = ":1" ] && [ "$(cat "$tmp/err")" = "topoplace bind: rank 2 on $HOST: GPUs 1" ]; then ok "bind: no pattern: GPUs in local-rank order, CPUs untouched"
+	else no "bind: no pattern" "$(cat "$tmp/out") $(cat "$tmp/err")"; fi
+fi
+# fail open: one line, the program runs with the environment untouched
+bindfail() {  # bindfail NAME MENTION RANK ENV...
+	name=$1 mention=$2; shift 2
+	bindrun "$@"
+	if [ "$rc" = 0 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF -- "$mention" "$tmp/err" &&
+		grep -q '^topoplace bind: error: .*; the rank runs unbound$' "$tmp/err" &&
+		[ "$(cut -d: -f2,3 "$tmp/out")" = ":0,1" ]; then ok "bind fails open: $name"
+	else no "bind fails open: $name" "rc $rc out [$(cat "$tmp/out")] err [$(cat "$tmp/err")]"; fi
+}
+bindfail "bad stencil" "4xfoo" 0 ${OPT}topo_stencil=4xfoo
+bindfail "rank placed elsewhere" "rank 1 is placed on other but runs on $HOST" 1 ${OPT}topo_stencil=2x2
+bindfail "rank beyond the placement" "rank 7, but the job's placement has 4 ranks" 7 ${OPT}topo_stencil=2x2
+bindfail "size differs" "8 ranks, but the job's placement is for 4" 0 ${OPT}topo_stencil=2x2 PMI_SIZE=8
+bindfail "no hostfile" "not placed" 0 ${OPT}topo_stencil=2x2 TOPOPLACE_HOSTFILE=
+bindfail "missing hostfile" "No such file" 0 ${OPT}topo_stencil=2x2 TOPOPLACE_HOSTFILE=$tmp/none
+bindfail "bad rank" "PMI_RANK: not a rank" x ${OPT}topo_stencil=2x2
+bindfail "missing config" "no-such.conf" 0 ${OPT}topo_stencil=2x2 TOPOPLACE_CONF=$tmp/no-such.conf
+# nothing asked: silent, untouched; the program's exit status comes back
+bindrun 0
+if [ "$rc" = 0 ] && [ ! -s "$tmp/err" ] && [ "$(cut -d: -f2,3 "$tmp/out")" = ":0,1" ]; then ok "bind: no --topo-* options: silent, untouched"
+else no "bind: no options" "$(cat "$tmp/out") $(cat "$tmp/err")"; fi
+tp bind -- sh -c 'exit 7'
+[ "$rc" = 7 ] && ok "bind: the program's exit status" || no "bind: exit status" "rc $rc"
+tp bind -- /nonexistent/prog
+if [ "$rc" = 127 ] && grep -q '^topoplace bind: /nonexistent/prog: No such file' "$tmp/err"; then ok "bind: a program that cannot run: 127, one line"
+else no "bind: missing program" "rc $rc $(cat "$tmp/err")"; fi
+fails2 "bind: no program" "missing PROGRAM" - bind --
+fails2 "bind: unknown option" "unknown option '-x'" - bind -x prog
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

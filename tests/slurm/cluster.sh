@@ -102,8 +102,9 @@ write_plugstack() {
 
 gen_conf() {
 	local i last=$NNODES nodes addrs ports
-	mkdir -p "$DIR"/{etc,bin,dev,munge,run/munge,state/ctld,log,home}
+	mkdir -p "$DIR"/{etc,bin,dev,munge,run/munge,state/ctld,log,home,tmpfs}
 	chmod 0755 "$DIR" "$DIR/etc" "$DIR/bin" "$DIR/dev" "$DIR/run" "$DIR/home"
+	chmod 1777 "$DIR/tmpfs"
 	nodes="node[1-$last]"
 	addrs=""
 	for ((i = 1; i <= NNODES; i++)); do addrs="$addrs${addrs:+,}$(node_addr "$i")"; done
@@ -149,6 +150,7 @@ KillWait=5
 MinJobAge=300
 MessageTimeout=20
 PlugStackConfig=$DIR/etc/plugstack.conf
+TmpFS=$DIR/tmpfs
 NodeName=$nodes NodeHostname=$nodes NodeAddr=$addrs Port=$ports CPUs=$CPUS Boards=1 SocketsPerBoard=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN
 PartitionName=tp Nodes=$nodes Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
@@ -195,8 +197,11 @@ EOF
 	# user, who may not be able to read the build tree
 	mkdir -p "$DIR/lib"; chmod 0755 "$DIR/lib"
 	rm -f "$DIR/lib/topoplace.so"
+	rm -f "$DIR/lib/topoplace-hydra-srun"
 	if [ -n "$PLUGIN" ] && [ -r "$PLUGIN" ]; then
 		install -m 0755 "$PLUGIN" "$DIR/lib/topoplace.so"
+		# its helper for MPICH's mpiexec, next to it as make install does
+		install -m 0755 "$REPO/contrib/topoplace-hydra-srun" "$DIR/lib/"
 	fi
 	write_plugstack on
 	chmod 0644 "$DIR"/etc/*.conf
@@ -220,6 +225,12 @@ chmod 0755 "$DIR/state/$N/munge"
 # a private munge socket dir, so a private munged (no "credential replayed")
 mount --bind "$DIR/state/$N/munge" "$DIR/run/munge"
 mount --bind "$DIR/etc/hosts" /etc/hosts
+# a TmpFS of its own (slurm.conf TmpFS=$DIR/tmpfs): mpi/pmix keeps each
+# step's server directory there under a name that is the same on every
+# node, which a real cluster's nodes each have on their own disk
+mkdir -p "$DIR/state/$N/tmp"
+chmod 1777 "$DIR/state/$N/tmp"
+mount --bind "$DIR/state/$N/tmp" "$DIR/tmpfs"
 setpriv --reuid=munge --regid=munge --init-groups munged -F \
 	--key-file="$DIR/munge/munge.key" --socket="$DIR/run/munge/munge.socket.2" \
 	--pid-file="$DIR/run/munge/munged.pid" --seed-file="$DIR/state/$N/munge/seed" \

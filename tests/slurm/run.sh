@@ -561,7 +561,7 @@ f=$W/t9.out
 # what `topoplace map` chooses for the same tasks: RANK:NODE:CPUS:CPUS:GPUS
 want() {
 	"$CLI" map --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
-		--stencil 4x1 "$@" --format rankfile 2>/dev/null |
+		--stencil 4x1 "$@" --format tasks 2>/dev/null |
 		sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\)\( gpus=\([^ ]*\)\)\{0,1\}.*/\1:\2:\3:\3:\5/p' | paste -sd' '
 }
 f4() { tr ' ' '\n' | cut -d: -f1-4 | paste -sd' '; }

@@ -436,6 +436,64 @@ START_TEST(split_local_rank)
 }
 END_TEST
 
+/* A JSON graph without coordinates that is a stencil (a traced halo
+ * exchange) is mapped as --stencil would map it, and a note says so. */
+START_TEST(traced_stencil_mapped_as_stencil)
+{
+	tp_conf *c = torus8(NULL);
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4x4:7pt:periodic=all:"
+					       "bytes=512", 0, &err), 0);
+	char *json = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&json, &len);
+	fprintf(f, "{\"tasks\": 128, \"directed\": true, \"edges\": [");
+	int first = 1;
+	for (int32_t t = 0; t < 128; t++) {   /* both directions, half each */
+		const int32_t *adj;
+		const double *w;
+		int32_t n = tp_graph_neighbors(g, t, &adj, &w);
+		for (int32_t k = 0; k < n; k++) {
+			fprintf(f, "%s[%d, %d, %g]", first ? "" : ", ", t, adj[k],
+				w[k] / 2);
+			first = 0;
+		}
+	}
+	fprintf(f, "]}");
+	fclose(f);
+	tp_graph_destroy(g);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-015]";
+	r.slots = "8";
+	r.policy = "geometric";
+	r.graph = (tp_job_input){ "trace.json", json, len };
+	tp_job *traced = job_ok(&r);
+	r.graph = (tp_job_input){ NULL, NULL, 0 };
+	r.stencil = "8x4x4:7pt:periodic=all:bytes=512";
+	tp_job *st = job_ok(&r);
+	ck_assert_int_eq(tp_job_status(traced), TP_JOB_PLACED);
+	ck_assert_int_eq(memcmp(tp_job_map(traced), tp_job_map(st),
+				128 * sizeof(int32_t)), 0);
+	bool noted = false;
+	for (int i = 0; i < tp_job_nnotes(traced); i++)
+		noted |= !strcmp(tp_job_note(traced, i), "trace.json: a regular "
+				 "7-point stencil, mapped as --stencil "
+				 "8x4x4:7pt:periodic=xyz:bytes=512");
+	ck_assert_msg(noted, "no note: %s", tp_job_nnotes(traced) ?
+		      tp_job_note(traced, 0) : "(none)");
+	int dims[3];
+	ck_assert_int_eq(tp_graph_grid_dims(tp_job_graph(traced), dims), 3);
+	ck_assert_int_eq(dims[0], 8);
+	tp_job_destroy(traced);
+	tp_job_destroy(st);
+	free(json);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job");
@@ -453,6 +511,7 @@ int main(void)
 	tcase_add_test(tc, node_share_equals_whole_job);
 	tcase_add_test(tc, node_share_notes);
 	tcase_add_test(tc, split_local_rank);
+	tcase_add_test(tc, traced_stencil_mapped_as_stencil);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -1041,6 +1041,160 @@ START_TEST(merged_duplicates)
 }
 END_TEST
 
+/* ---- recognising a stencil (pattern_detect.c) ---- */
+
+/* g's edges again, without the coordinates and grid a stencil carries:
+ * what a trace would give. */
+static tp_graph *bare_copy(const tp_graph *g)
+{
+	int64_t m = tp_graph_nedges(g), k = 0;
+	int32_t *u = malloc(sizeof *u * (size_t)(m + 1));
+	int32_t *v = malloc(sizeof *v * (size_t)(m + 1));
+	double *b = malloc(sizeof *b * (size_t)(m + 1));
+	for (int32_t t = 0; t < tp_graph_ntasks(g); t++) {
+		const int32_t *adj;
+		const double *w;
+		int32_t n = tp_graph_neighbors(g, t, &adj, &w);
+		for (int32_t i = 0; i < n; i++)
+			if (adj[i] > t) {
+				u[k] = t;
+				v[k] = adj[i];
+				b[k++] = w[i];
+			}
+	}
+	tp_graph *out = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_graph_from_edges(&out, tp_graph_ntasks(g), k, u, v,
+					     b, "copy", &err), 0);
+	free(u);
+	free(v);
+	free(b);
+	ck_assert_int_eq(tp_graph_coord_dims(out), 0);
+	return out;
+}
+
+static tp_graph *stencil(const char *spec)
+{
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_msg(tp_graph_from_stencil(&g, spec, 0, &err) == 0, "%s: %s",
+		      spec, err.msg);
+	return g;
+}
+
+static bool same_graph(const tp_graph *a, const tp_graph *b)
+{
+	int32_t n = tp_graph_ntasks(a);
+	if (n != tp_graph_ntasks(b) || tp_graph_nedges(a) != tp_graph_nedges(b))
+		return false;
+	const int64_t *xa = tp_graph_xadj(a), *xb = tp_graph_xadj(b);
+	for (int32_t t = 0; t <= n; t++)
+		if (xa[t] != xb[t])
+			return false;
+	for (int64_t p = 0; p < xa[n]; p++)
+		if (tp_graph_adjncy(a)[p] != tp_graph_adjncy(b)[p] ||
+		    tp_graph_weights(a)[p] != tp_graph_weights(b)[p])
+			return false;
+	return true;
+}
+
+START_TEST(detect_stencils)
+{
+	static const struct {
+		const char *spec, *want;
+	} t[] = {
+		{ "4x4", "4x4:5pt:bytes=1" },
+		{ "6x4:5pt:periodic=y:bytes=8", "6x4:5pt:periodic=y:bytes=8" },
+		{ "5x3:9pt:periodic=x", "5x3:9pt:periodic=x:bytes=1" },
+		{ "4x3x5:7pt:periodic=all:bytes=100:weights=3,2,1",
+		  "4x3x5:7pt:periodic=xyz:bytes=100:weights=3,2,1" },
+		{ "3x3x3:27pt:periodic=all", "3x3x3:27pt:periodic=xyz:bytes=1" },
+		{ "2x2x2", "2x2x2:7pt:bytes=1" },
+		{ "4x4x4:7pt:periodic=xz:bytes=4096",
+		  "4x4x4:7pt:periodic=xz:bytes=4096" },
+		{ "8x2x3:7pt:periodic=z", "8x2x3:7pt:periodic=z:bytes=1" },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		tp_graph *g = stencil(t[i].spec), *bare = bare_copy(g);
+		tp_stencil_shape s;
+		tp_error err;
+		ck_assert_msg(tp_graph_detect_stencil(bare, &s, &err) == 1,
+			      "%s not recognised", t[i].spec);
+		ck_assert_str_eq(s.spec, t[i].want);
+		/* the spec found builds the same graph */
+		tp_graph *again = stencil(s.spec);
+		ck_assert_msg(same_graph(again, bare), "%s -> %s differs",
+			      t[i].spec, s.spec);
+		tp_graph_destroy(again);
+		tp_graph_destroy(bare);
+		tp_graph_destroy(g);
+	}
+}
+END_TEST
+
+START_TEST(detect_not_stencils)
+{
+	tp_stencil_shape s;
+	tp_error err;
+	/* a ring, a 4x4 grid less one edge, with one odd weight, numbered
+	 * another way, and a grid with one extra chord */
+	int32_t u[64], v[64];
+	double b[64];
+	for (int i = 0; i < 8; i++) {
+		u[i] = i;
+		v[i] = (i + 1) % 8;
+		b[i] = 1;
+	}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 8, 8, u, v, b, "ring", &err), 0);
+	ck_assert_int_eq(tp_graph_detect_stencil(g, &s, &err), 0);
+	tp_graph_destroy(g);
+
+	tp_graph *grid = stencil("4x4:bytes=10");
+	int64_t m = 0;
+	for (int32_t t = 0; t < 16; t++) {
+		const int32_t *adj;
+		const double *w;
+		int32_t n = tp_graph_neighbors(grid, t, &adj, &w);
+		for (int32_t k = 0; k < n; k++)
+			if (adj[k] > t) {
+				u[m] = t;
+				v[m] = adj[k];
+				b[m++] = w[k];
+			}
+	}
+	tp_graph_destroy(grid);
+	ck_assert_int_eq(m, 24);
+	ck_assert_int_eq(tp_graph_from_edges(&g, 16, m - 1, u, v, b, "less", &err), 0);
+	ck_assert_int_eq(tp_graph_detect_stencil(g, &s, &err), 0);
+	tp_graph_destroy(g);
+	b[5] = 11;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 16, m, u, v, b, "odd", &err), 0);
+	ck_assert_int_eq(tp_graph_detect_stencil(g, &s, &err), 0);
+	tp_graph_destroy(g);
+	b[5] = 10;
+	int32_t pu[64], pv[64];
+	for (int64_t k = 0; k < m; k++) {   /* tasks 1 and 2 swapped */
+		pu[k] = u[k] == 1 ? 2 : u[k] == 2 ? 1 : u[k];
+		pv[k] = v[k] == 1 ? 2 : v[k] == 2 ? 1 : v[k];
+	}
+	ck_assert_int_eq(tp_graph_from_edges(&g, 16, m, pu, pv, b, "perm", &err), 0);
+	ck_assert_int_eq(tp_graph_detect_stencil(g, &s, &err), 0);
+	tp_graph_destroy(g);
+	u[m] = 0;
+	v[m] = 15;
+	b[m] = 10;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 16, m + 1, u, v, b, "chord", &err), 0);
+	ck_assert_int_eq(tp_graph_detect_stencil(g, &s, &err), 0);
+	tp_graph_destroy(g);
+	/* no edges, too few tasks, no graph */
+	ck_assert_int_eq(tp_graph_from_edges(&g, 16, 0, u, v, b, "empty", &err), 0);
+	ck_assert_int_eq(tp_graph_detect_stencil(g, &s, &err), 0);
+	tp_graph_destroy(g);
+	ck_assert_int_lt(tp_graph_detect_stencil(NULL, &s, &err), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pattern");
@@ -1052,6 +1206,8 @@ int main(void)
 	tcase_add_test(tc, edges_errors);
 	tcase_add_test(tc, coords_set);
 	tcase_add_test(tc, edges_infinite_sum);
+	tcase_add_test(tc, detect_stencils);
+	tcase_add_test(tc, detect_not_stencils);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stencil");

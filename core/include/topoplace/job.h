@@ -275,6 +275,10 @@ TP_EXPORT const int *tp_job_task_gpus(const tp_job *job, int32_t task,
 /* The placement of allocation node i, or NULL. */
 TP_EXPORT const tp_node_placement *tp_job_node_placement(const tp_job *job,
 							 int32_t i);
+/* The node model of allocation node i once tp_job_run has loaded them
+ * (TP_JOB_NODE_PLACEMENT), or NULL: what a rankfile writer needs to name
+ * a task's cores as Open MPI counts them. */
+TP_EXPORT const tp_node *tp_job_node_model(const tp_job *job, int32_t i);
 /* Largest MIMS and the GPU costs over the nodes (max congestion: the
  * largest; weighted: the sum), for reports. */
 TP_EXPORT int tp_job_node_totals(const tp_job *job, double *mims_bytes,

@@ -113,6 +113,30 @@ TP_EXPORT int tp_graph_from_gpu_matrix_string(tp_graph **out, const char *text,
 TP_EXPORT int tp_graph_add(const tp_graph *a, const tp_graph *b, const char *what,
 		 tp_graph **out, tp_error *err);
 
+/* ---- Recognising a stencil ---- */
+
+/* The shape of a regular stencil graph. */
+typedef struct tp_stencil_shape {
+	int ndims;          /* 2 or 3 */
+	int dims[3];        /* extents, x fastest (1 beyond ndims) */
+	int points;         /* 5 or 9 (2-D), 7 or 27 (3-D) */
+	bool wrap[3];       /* periodic axes */
+	double bytes[3];    /* bytes between face neighbours along each axis */
+	char spec[160];     /* the shape as a --stencil spec (diagonal
+			       neighbours of 9/27 points may carry other
+			       bytes than that spec would give them) */
+} tp_stencil_shape;
+
+/* Is g a regular 2-D or 3-D stencil: tasks numbered x fastest on a box of
+ * at least 2 per axis, each task linked to exactly its 5 or 9 (2-D), 7 or
+ * 27 (3-D) point neighbours, every axis with or without wrap, and every
+ * neighbour direction carrying the same bytes all over the grid?  Returns 1
+ * with *out filled when it is, 0 when it is not, or a negative code.  An
+ * axis of extent 2 is reported without wrap (both read the same).  Time:
+ * one pass over the edges for each shape that task 0's neighbours allow. */
+TP_EXPORT int tp_graph_detect_stencil(const tp_graph *g, tp_stencil_shape *out,
+				      tp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

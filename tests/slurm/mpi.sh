@@ -1,0 +1,288 @@
+#!/bin/bash
+# topoplace — MPI on the test cluster (tests/slurm/cluster.sh: 8 nodes on
+# this host), with Debian's Open MPI 4.1 and MPICH 4.0 side by side:
+#
+#   trace   a 3-D halo program under libtopoplace-trace (both MPIs): the
+#           graph equals its stencil, and topoplace recognises it
+#   launch  a job placed by that trace (sbatch --topo-graph): under srun
+#           --mpi=pmix, srun --mpi=pmi2, mpirun and mpiexec (the last two
+#           with `topoplace bind`), rank r runs on the node the mapping
+#           gives, with the CPUs and GPUs topoplace map gives it; the
+#           launchers' daemons raise no topoplace line
+#   formats topoplace map --format rankfile / mpich read by the real
+#           mpirun --rankfile and mpiexec -f
+#
+#   sh tests/slurm/mpi.sh     (make slurm-tests runs it after run.sh)
+#
+# Needs root, like run.sh (SKIPPED otherwise, a failure with
+# TOPOPLACE_REQUIRE_SLURM_TESTS=1).  Every node gets tests/data/nodes/
+# duo.xml (2 sockets x 1 core, 2 GPUs), which this host can hold, so CPU
+# binding is real.  Open MPI 4.1.4's TCP transport sometimes dies in
+# MPI_Init on its own (about 1 run in 30 here): an Open MPI launch that
+# fails is run once more, and the test says so.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) B=$BUILD ;; *) B=$REPO/$BUILD ;; esac
+export TP_SLURM_DIR=${TP_SLURM_DIR:-/tmp/topoplace-slurm}
+DIR=$TP_SLURM_DIR
+TPUSER=${TP_USER:-tpuser}
+export TP_USER=$TPUSER TP_NNODES=8 TP_CPUS=8 TP_GPUS=2 TP_DIMS=2x2x2 TP_NODE_MODEL=
+export TP_PLUGIN=$B/topoplace.so
+export TP_PLUGSTACK_ARGS="policy=auto time_budget_ms=300 max_file_bytes=1048576"
+CONF=$DIR/etc/topoplace.conf
+T0=$(date +%s)
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1${TP_TIMES:+ [$(( $(date +%s) - T0 ))s]}"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; shift; for l in "$@"; do echo "     $l"; done; }
+summary() { echo "mpi: took $(( $(date +%s) - T0 )) s"; echo "mpi: $pass passed, $fail failed"; }
+skip() {
+	echo "mpi: SKIPPED: $*"
+	if [ "${TOPOPLACE_REQUIRE_SLURM_TESTS:-0}" = 1 ]; then
+		echo "mpi: TOPOPLACE_REQUIRE_SLURM_TESTS=1: skipping counts as a failure"
+		echo "mpi: 0 passed, 1 failed"
+		exit 1
+	fi
+	exit 0
+}
+[ "$(id -u)" = 0 ] || skip "the MPI cluster tests need root (as run.sh)"
+sh "$REPO/contrib/install-deps.sh" slurm >/dev/null || skip "the Slurm packages are missing"
+sh "$REPO/contrib/install-deps.sh" mpi >/dev/null || skip "Open MPI and MPICH are missing and cannot be installed"
+for f in topoplace.so topoplace trace/openmpi/libtopoplace-trace.so trace/mpich/libtopoplace-trace.so; do
+	if [ ! -r "$B/$f" ]; then
+		echo "mpi: $B/$f not built (make BUILD=$BUILD all, with MPI installed)"
+		echo "mpi: 0 passed, 1 failed"
+		exit 1
+	fi
+done
+
+exec 9>/tmp/topoplace-slurm.lock
+flock 9
+bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop
+trap 'bash "$HERE/cluster.sh" stop >/dev/null 2>&1' EXIT
+if ! bash "$HERE/cluster.sh" start; then
+	echo "mpi: the test cluster did not start"
+	echo "mpi: 0 passed, 1 failed"
+	exit 1
+fi
+# shellcheck disable=SC1091
+. "$DIR/env.sh"
+mkdir -p "$DIR/etc/nodes"
+chmod 0755 "$DIR/etc/nodes"
+install -m 0644 "$REPO/tests/data/nodes/duo.xml" "$DIR/etc/nodes/duo.xml"
+printf 'Network=torus Dims=2x2x2 Wrap=yes\nNodeName=node[1-8] CoordOrder=x-major NodeTopology=nodes/duo.xml\n' > "$CONF"
+chmod 0644 "$CONF"
+H=$DIR/home/$TPUSER
+W=$H/mpi
+rm -rf "$W"
+mkdir -p "$W"
+# what the jobs run, where the user can read it
+install -m 0755 "$B/topoplace" "$DIR/lib/topoplace"
+install -m 0755 "$B/trace/openmpi/libtopoplace-trace.so" "$W/trace-openmpi.so"
+install -m 0755 "$B/trace/mpich/libtopoplace-trace.so" "$W/trace-mpich.so"
+cp "$HERE"/mpi/*.c "$W/"
+chown -R "$TPUSER:" "$W"
+CLI=$DIR/lib/topoplace
+
+as_user() {
+	setpriv --reuid="$TPUSER" --regid="$TPUSER" --init-groups \
+		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" USER="$TPUSER" \
+		LOGNAME="$TPUSER" SLURM_CONF="$SLURM_CONF" LANG=C \
+		bash -c "cd '$W' && $1"
+}
+script() {
+	{ echo "#!/bin/bash"; printf '%s\n' "$2"; } > "$W/$1.sh"
+	chown "$TPUSER:" "$W/$1.sh"
+	chmod 0755 "$W/$1.sh"
+}
+wait_jobs() {
+	local i q
+	for ((i = 0; i < 1800; i++)); do
+		if q=$(squeue -h -o %i 2>/dev/null) && [ -z "$q" ]; then return 0; fi
+		sleep 0.1
+	done
+	echo "     (jobs still queued after 180 s)"; squeue
+	return 1
+}
+val() { sed -n "s/^$1=//p" "$2" | head -1; }
+# RANK r ... HOST h CPUS c CVD g lines -> "r:h:c:g ..." in rank order
+ranks() { awk '$1 == "RANK" {print $2 ":" $6 ":" $8 ":" $10}' "$1" 2>/dev/null | sort -n | paste -sd' '; }
+# retried launches, said by the job's output
+retried() { grep -h '^RETRIED ' "$@" 2>/dev/null | sed 's/^/     note: /'; }
+
+# In the job scripts: L NAME CMD... runs an MPI launch into NAME.txt; an
+# Open MPI launch that fails is run once more (and says so).
+LAUNCH='L() {
+	local name=$1; shift
+	"$@" > $name.txt 2> $name.stderr && return 0
+	case "$*" in *ompi*|*openmpi*)
+		echo "RETRIED $name: $(grep -v "^$" $name.stderr | head -1)"
+		"$@" > $name.txt 2> $name.stderr ;;
+	esac
+}'
+
+# ------------------------------------------------------------ build
+if ! as_user "mpicc.openmpi -O1 -o ring-ompi ring.c && mpicc.openmpi -O1 -o halo-ompi halo3d.c &&
+	mpicc.mpich -O1 -o ring-mpich ring.c && mpicc.mpich -O1 -o halo-mpich halo3d.c" > "$W/build.log" 2>&1; then
+	bad "0 the MPI test programs build (mpicc.openmpi, mpicc.mpich)" "$(tail -5 "$W/build.log")"
+	summary
+	exit 1
+fi
+ok "0 ring.c and halo3d.c built with mpicc.openmpi and mpicc.mpich"
+
+# ------------------------------------------------------------ trace
+# a 3x2x2 halo exchange (periodic along x), 2 iterations, both MPIs
+script tr "$LAUNCH
+L tr-ompi srun --mpi=pmix --export=ALL,LD_PRELOAD=$W/trace-openmpi.so,TOPOPLACE_TRACE=$W/trace-ompi.json ./halo-ompi 3 2 2 x 2
+L tr-mpich srun --mpi=pmi2 --export=ALL,LD_PRELOAD=$W/trace-mpich.so,TOPOPLACE_TRACE=$W/trace-mpich.json ./halo-mpich 3 2 2 x 2"
+as_user "salloc -N6 --ntasks-per-node=2 ./tr.sh > tr.out 2> tr.err"
+# the stencil the program runs: x faces 100 doubles, y 200, z 300, each
+# sent both ways twice; periodic x
+cmp_trace() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+X, Y, Z = 3, 2, 2
+want = {}
+for z in range(Z):
+    for y in range(Y):
+        for x in range(X):
+            t = x + X * (y + Y * z)
+            for axis, (dx, dy, dz), per in ((0, (1, 0, 0), 100), (1, (0, 1, 0), 200), (2, (0, 0, 1), 300)):
+                for s in (1, -1):
+                    nx, ny, nz = x + s * dx, y + s * dy, z + s * dz
+                    if axis == 0: nx %= X
+                    if not (0 <= ny < Y and 0 <= nz < Z): continue
+                    u = nx + X * (ny + Y * nz)
+                    want[(t, u)] = want.get((t, u), 0) + 2 * per * 8
+got = {}
+for u, v, b in d["edges"]:
+    got[(u, v)] = got.get((u, v), 0) + b
+cart = d.get("cart", {})
+ok = (d["tasks"] == 12 and d["directed"] is True and got == want and
+      cart.get("dims") == [2, 2, 3] and cart.get("periods") == [False, False, True] and
+      cart.get("stencil") == "3x2x2")
+print("ok" if ok else "differs: %d edges, want %d; cart %s" % (len(got), len(want), cart))
+PY
+}
+for m in ompi mpich; do
+	r=$(cmp_trace "$W/trace-$m.json" 2>&1)
+	if [ "$r" = ok ]; then
+		ok "trace $m: the halo program's graph (PMPI) = its 3x2x2 stencil, both directions, with MPI_Cart_create's dims"
+	else
+		bad "trace $m: graph = stencil" "$r" "$(cat "$W/tr-$m.stderr" 2>/dev/null | head -3)"
+	fi
+done
+retried "$W/tr.out"
+SPEC=3x2x2:7pt:periodic=x:bytes=3200:weights=1,2,3
+"$CLI" map --config "$CONF" --nodes 'node[1-6]' --tasks-per-node 2 --graph "$W/trace-ompi.json" \
+	--format json > "$W/tr-map.json" 2> "$W/tr-map.err"
+"$CLI" map --config "$CONF" --nodes 'node[1-6]' --tasks-per-node 2 --stencil "$SPEC" \
+	--format json > "$W/st-map.json" 2>/dev/null
+r=$(python3 - "$W/tr-map.json" "$W/st-map.json" "$SPEC" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+note = "trace-ompi.json: a regular 7-point stencil, mapped as --stencil " + sys.argv[3]
+print("ok" if a["mapping"] == b["mapping"] and any(n.endswith(note) for n in a["notes"])
+      else "mapping %s vs %s, notes %s" % (a["mapping"], b["mapping"], a["notes"]))
+PY
+)
+if [ "$r" = ok ] && cmp -s "$W/trace-ompi.json" "$W/trace-mpich.json"; then
+	ok "trace: recognised as --stencil $SPEC and mapped as that stencil (both MPIs' traces identical)"
+else
+	bad "trace recognised" "$r" "$(cat "$W/tr-map.err")"
+fi
+
+# ------------------------------------------------------------ launchers
+# the trace places a job of 12 ranks on 6 nodes; every launcher follows,
+# and each rank gets the CPU and GPU topoplace map gives it
+script la "$LAUNCH
+echo \"NL=\$SLURM_JOB_NODELIST\"
+echo \"TPN=\$SLURM_TASKS_PER_NODE\"
+L la-pmix srun --mpi=pmix ./ring-ompi
+L la-pmi2 srun --mpi=pmi2 ./ring-mpich
+L la-mpirun mpirun.openmpi $CLI bind -- ./ring-ompi
+L la-mpiexec mpiexec.mpich $CLI bind -- ./ring-mpich
+L la-srunbind srun --mpi=pmix $CLI bind -- ./ring-ompi
+cat la-*.stderr >&2"
+as_user "sbatch --parsable -o la.out -e la.err -N6 --ntasks-per-node=2 --gpus-per-node=2 --topo-graph=trace-ompi.json ./la.sh" > "$W/la.jobid" 2>&1
+wait_jobs
+f=$W/la.out
+nl=$(val NL "$f"); tpn=$(val TPN "$f")
+exp=$("$CLI" map --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/trace-ompi.json" \
+	--format tasks 2>/dev/null | sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\) gpus=\(.*\)/\1:\2:\3:\4/p' | paste -sd' ')
+blk=$("$CLI" map --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/trace-ompi.json" \
+	--policy block 2>/dev/null | paste -sd' ')
+nodes_of() { echo "$1" | tr ' ' '\n' | cut -d: -f2 | paste -sd' '; }
+if [ -n "$exp" ] && [ "$(nodes_of "$exp")" != "$blk" ]; then
+	ok "launch: the traced job's mapping differs from Slurm's block order"
+else
+	bad "launch: a mapping that differs from block order" "map [$exp] block [$blk]"
+fi
+for t in pmix:"srun --mpi=pmix (Open MPI)" pmi2:"srun --mpi=pmi2 (MPICH)" \
+	 mpirun:"mpirun + topoplace bind (Open MPI)" mpiexec:"mpiexec + topoplace bind (MPICH Hydra)" \
+	 srunbind:"srun --mpi=pmix + topoplace bind (a no-op under srun)"; do
+	name=${t%%:*}; what=${t#*:}
+	got=$(ranks "$W/la-$name.txt")
+	if [ -n "$exp" ] && [ "$(nodes_of "$got")" = "$(nodes_of "$exp")" ]; then
+		ok "launch $what: rank r runs on the node the mapping gives"
+	else
+		bad "launch $what: ranks on the mapping's nodes" "expected: [$(nodes_of "$exp")]" "got:      [$(nodes_of "$got")]" \
+			"$(head -3 "$W/la-$name.stderr" 2>/dev/null)"
+	fi
+	if [ -n "$exp" ] && [ "$got" = "$exp" ]; then
+		ok "launch $what: each rank's CPU and GPU = topoplace map's"
+	else
+		bad "launch $what: CPUs and GPUs" "expected: [$exp]" "got:      [$got]"
+	fi
+done
+retried "$f"
+n=$(grep -c topoplace "$W/la.err" 2>/dev/null)
+if [ "$n" = 0 ] && [ -s "$W/la.jobid" ]; then
+	ok "launch: mpirun's and mpiexec's daemons (srun steps of other task counts): no topoplace line"
+else
+	bad "launch: quiet daemons" "$(grep topoplace "$W/la.err" | head -3)"
+fi
+
+# ------------------------------------------------------------ formats
+# the real launchers read topoplace map's rankfile and MPICH host file.
+# Open MPI checks a rankfile's socket:core against the node it runs on:
+# the model is this host's own topology here (duo.xml's two sockets are
+# not this host's)
+lstopo-no-graphics --of xml "$W/host.xml" 2>/dev/null || hwloc-ls --of xml "$W/host.xml"
+chown "$TPUSER:" "$W/host.xml"
+script fm "$LAUNCH
+echo \"NL=\$SLURM_JOB_NODELIST\"
+$CLI map --config $CONF --nodes \$SLURM_JOB_NODELIST --tasks-per-node 2 --stencil 2x2:weights=1,5 --policy cyclic --node-topology host.xml --format rankfile > rf.txt
+$CLI map --config $CONF --nodes \$SLURM_JOB_NODELIST --tasks-per-node 2 --stencil 2x2:weights=1,5 --policy cyclic --node-topology host.xml --format tasks > rf-tasks.txt
+$CLI map --config $CONF --nodes \$SLURM_JOB_NODELIST --tasks-per-node 2 --stencil 2x2:weights=1,5 --policy cyclic --format mpich > hf.mpich
+L fm-rankfile mpirun.openmpi --rankfile rf.txt ./ring-ompi
+L fm-mpich env HYDRA_RMK=user HYDRA_LAUNCHER=slurm HYDRA_LAUNCHER_EXEC=$DIR/lib/topoplace-hydra-srun mpiexec.mpich -f hf.mpich -n 4 ./ring-mpich"
+as_user "salloc -N2 --ntasks-per-node=2 ./fm.sh > fm.out 2> fm.err"
+nl=$(val NL "$W/fm.out")
+a=$(scontrol show hostnames "$nl" | sed -n 1p); b=$(scontrol show hostnames "$nl" | sed -n 2p)
+# cyclic: node a, b, a, b; each node's two ranks on its two cores
+want=$(sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\).*/\1:\2:\3/p' "$W/rf-tasks.txt" | paste -sd' ')
+got=$(ranks "$W/fm-rankfile.txt" | tr ' ' '\n' | cut -d: -f1-3 | paste -sd' ')
+if [ "$got" = "$want" ] && [ "$(echo "$want" | cut -d' ' -f1,3 | tr ' ' '\n' | cut -d: -f2 | paste -sd' ')" = "$a $a" ] &&
+	[ "$(grep -c "^rank [0-9]*=node[0-9]* slot=0:[01]$" "$W/rf.txt")" = 4 ]; then
+	ok "format rankfile: mpirun --rankfile puts each rank on its host and cores (slot=S:C, the model's sockets and cores)"
+else
+	bad "format rankfile with mpirun" "expected [$want] got [$got]" "$(cat "$W/rf.txt" 2>/dev/null | paste -sd'|')" "$(head -3 "$W/fm-rankfile.stderr")"
+fi
+want="0:$a 1:$b 2:$a 3:$b"
+got=$(ranks "$W/fm-mpich.txt" | tr ' ' '\n' | cut -d: -f1-2 | paste -sd' ')
+if [ "$got" = "$want" ] && [ "$(paste -sd' ' "$W/hf.mpich")" = "$a:1 $b:1 $a:1 $b:1" ]; then
+	ok "format mpich: mpiexec -f (with topoplace-hydra-srun) runs rank r on its run's host"
+else
+	bad "format mpich with mpiexec" "expected [$want] got [$got]" "$(paste -sd' ' "$W/hf.mpich")" "$(head -3 "$W/fm-mpich.stderr")"
+fi
+retried "$W/fm.out"
+
+summary
+[ "$fail" -eq 0 ]
