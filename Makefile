@@ -65,6 +65,7 @@ CORE_SRC = $(addprefix core/src/, \
 	modcolor.c \
 	node.c \
 	node_links.c \
+	node_parts.c \
 	node_xml.c \
 	place.c \
 	stencil.c \

@@ -568,6 +568,11 @@ const int32_t *tp_job_map(const tp_job *job)
 	return job->map;
 }
 
+const int32_t *tp_job_block_map(const tp_job *job)
+{
+	return job->block;
+}
+
 const char *tp_job_task_node(const tp_job *job, int32_t task)
 {
 	if (!job->map || task < 0 || task >= job->ntasks)
@@ -637,6 +642,14 @@ const tp_node_placement *tp_job_node_placement(const tp_job *job, int32_t i)
 	if (!job->np || i < 0 || i >= tp_alloc_nnodes(job->alloc))
 		return NULL;
 	return &job->np[i];
+}
+
+const tp_node *tp_job_node_model(const tp_job *job, int32_t i)
+{
+	if (!job->models_loaded || !job->model_of || i < 0 ||
+	    i >= tp_alloc_nnodes(job->alloc))
+		return NULL;
+	return job->model_of[i];
 }
 
 const char *tp_job_task_cpus(const tp_job *job, int32_t task)
