@@ -83,6 +83,12 @@ CLI_SRC = $(addprefix plugin/cli/, \
 	map_output.c \
 	node_info.c \
 	output.c \
+	svg.c \
+	svg_dragonfly.c \
+	svg_map.c \
+	svg_node.c \
+	svg_torus.c \
+	svg_tree.c \
 )
 SPANK_SRC = $(addprefix plugin/spank/, \
 	batch.c \

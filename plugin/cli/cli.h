@@ -7,6 +7,7 @@
  *   eval.c          eval: score a hostfile against Slurm's block order
  *   check_config.c  check-config
  *   node_info.c     node-info
+ *   svg*.c          --format svg pictures (svg.h)
  *   output.c        JSON values, text tables, atomic file output
  *
  * Exit statuses: 0 success, 1 internal or runtime failure (out of memory,
@@ -87,12 +88,14 @@ int cli_cmd_node_info(int argc, char **argv);
 
 /* ---- map (map.c: argv -> request; map_output.c: result -> output) ---- */
 
-enum cli_format { CLI_FORMAT_HOSTFILE = 0, CLI_FORMAT_JSON, CLI_FORMAT_RANKFILE };
+enum cli_format { CLI_FORMAT_HOSTFILE = 0, CLI_FORMAT_JSON, CLI_FORMAT_RANKFILE,
+		  CLI_FORMAT_SVG };
 
 struct cli_map {
 	tp_job_request req;
 	const char *config, *nodes, *output;
 	const char *node_opt;      /* the option that needs node models */
+	const char *svg_node;      /* --node: picture of this node's inside */
 	enum cli_format format;
 	bool compare, explain;
 	char *nodes_buf;           /* --nodes @FILE */
@@ -102,6 +105,8 @@ struct cli_map {
 int cli_map_hostfile(const struct cli_map *mp);
 int cli_map_json(const struct cli_map *mp);
 int cli_map_rankfile(const struct cli_map *mp);
+/* --format svg: the picture (svg_map.c; svg.h has the drawing). */
+int cli_map_svg(const struct cli_map *mp);
 /* --compare: block, zorder and the result, on f. */
 int cli_map_compare(const tp_job *job, FILE *f);
 

@@ -12,7 +12,7 @@
 enum {
 	OPT_SEED = 256, OPT_SEARCH, OPT_PARTS, OPT_THREADS, OPT_COMPARE,
 	OPT_EXPLAIN, OPT_GPU_MATRIX, OPT_NODE_TOPOLOGY, OPT_GPT, OPT_GPU_LINKS,
-	OPT_GPU_SELECT,
+	OPT_GPU_SELECT, OPT_NODE,
 };
 
 static const struct option map_opts[] = {
@@ -38,6 +38,7 @@ static const struct option map_opts[] = {
 	{ "gpus-per-task", required_argument, NULL, OPT_GPT },
 	{ "gpu-links", required_argument, NULL, OPT_GPU_LINKS },
 	{ "gpu-select", required_argument, NULL, OPT_GPU_SELECT },
+	{ "node", required_argument, NULL, OPT_NODE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -65,9 +66,11 @@ static int parse_format(const char *s, enum cli_format *out)
 		*out = CLI_FORMAT_JSON;
 	else if (!strcmp(s, "rankfile"))
 		*out = CLI_FORMAT_RANKFILE;
+	else if (!strcmp(s, "svg"))
+		*out = CLI_FORMAT_SVG;
 	else
 		return cli_usage_error("--format: '%s': unknown format (hostfile, "
-				       "json or rankfile)", s);
+				       "json, rankfile or svg)", s);
 	return 0;
 }
 
@@ -127,6 +130,11 @@ static int map_option(struct cli_map *mp, int c, const char *arg)
 		mp->node_opt = "--gpu-select";
 		break;
 	}
+	case OPT_NODE:
+		if (!*arg)
+			return cli_usage_error("--node: empty node name");
+		mp->svg_node = arg;
+		break;
 	case OPT_GPT:
 		rc = cli_parse_count("--gpus-per-task", arg, 1, TP_NODE_MAX_GPUS, &v);
 		r->gpus_per_task = (int)v;
@@ -166,6 +174,9 @@ static int parse_map_args(struct cli_map *mp, int argc, char **argv,
 				       "--gpu-matrix) to count the tasks");
 	if (mp->format == CLI_FORMAT_RANKFILE && !mp->node_opt)
 		mp->node_opt = "--format rankfile";
+	if (mp->svg_node && mp->format != CLI_FORMAT_SVG)
+		return cli_usage_error("--node %s: draws a node, needs --format svg",
+				       mp->svg_node);
 	return 0;
 }
 
@@ -185,7 +196,8 @@ static void finish_request(struct cli_map *mp)
 		r->flags |= TP_JOB_NODE_PLACEMENT;
 	if (mp->node_opt)
 		r->flags |= TP_JOB_REQUIRE_MODELS;
-	if (mp->format == CLI_FORMAT_JSON || mp->compare)
+	if (mp->format == CLI_FORMAT_JSON || mp->format == CLI_FORMAT_SVG ||
+	    mp->compare)
 		r->flags |= TP_JOB_METRICS;
 }
 
@@ -232,6 +244,8 @@ static int map_run(struct cli_map *mp)
 		return cli_map_json(mp);
 	case CLI_FORMAT_RANKFILE:
 		return cli_map_rankfile(mp);
+	case CLI_FORMAT_SVG:
+		return cli_map_svg(mp);
 	default:
 		return cli_map_hostfile(mp);
 	}
