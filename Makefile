@@ -238,6 +238,7 @@ unit: $(UNIT_BIN)
 
 cli-tests: $(CLI)
 	@sh tests/cli/run.sh $(CLI)
+	@sh tests/cli/svg.sh $(CLI)
 
 slurm-tests: all
 	@BUILD=$(BUILD) sh tests/slurm/run.sh

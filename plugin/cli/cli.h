@@ -107,6 +107,8 @@ int cli_map_json(const struct cli_map *mp);
 int cli_map_rankfile(const struct cli_map *mp);
 /* --format svg: the picture (svg_map.c; svg.h has the drawing). */
 int cli_map_svg(const struct cli_map *mp);
+/* --node NAME, once the job is created: a node of the job with a model. */
+int cli_map_svg_check(const struct cli_map *mp);
 /* --compare: block, zorder and the result, on f. */
 int cli_map_compare(const tp_job *job, FILE *f);
 

@@ -223,6 +223,8 @@ static int map_run(struct cli_map *mp)
 	finish_request(mp);
 	if (tp_job_create(&mp->req, &mp->job, &err) < 0)
 		return cli_report(NULL, &err);
+	if (mp->svg_node && (rc = cli_map_svg_check(mp)))
+		return rc;
 	if (tp_job_run(mp->job, &err) < 0) {
 		/* a node the configuration gives no model (not a model file
 		 * that is missing, which names itself) */

@@ -68,7 +68,6 @@ void svg_escape(FILE *f, const char *s)
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
 		default:
 			if (c < 0x20 || c == 0x7f) {
 				fputc('?', f);

@@ -58,7 +58,8 @@ enum svg_anchor { SVG_START, SVG_MIDDLE, SVG_END };
 void svg_text(FILE *f, double x, double y, double size, enum svg_anchor a,
 	      bool bold, uint32_t colour, const char *fmt, ...)
 	__attribute__((format(printf, 8, 9)));
-/* Text escaped for XML: & < > " ' as entities, control bytes and bytes that
+/* Text escaped for XML: & < > " as entities (attributes are always in
+ * double quotes), control bytes and bytes that
  * are not UTF-8 as '?'. */
 void svg_escape(FILE *f, const char *s);
 

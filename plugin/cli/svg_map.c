@@ -408,23 +408,40 @@ static void draw_picture(FILE *f, struct picture *pc)
 
 /* ---- one node's inside (--node NAME) ---- */
 
-static int node_picture(FILE *f, const struct cli_map *mp)
+/* The allocation index of --node's node, or -1. */
+static int32_t svg_node_index(const struct cli_map *mp)
 {
-	const tp_job *job = mp->job;
-	const tp_alloc *a = tp_job_alloc(job);
-	const tp_machine *m = tp_alloc_machine(a);
-	int32_t nid = tp_machine_find_node(m, mp->svg_node), i = -1;
+	const tp_alloc *a = tp_job_alloc(mp->job);
+	int32_t nid = tp_machine_find_node(tp_alloc_machine(a), mp->svg_node);
 	for (int32_t k = 0; nid >= 0 && k < tp_alloc_nnodes(a); k++)
 		if (tp_alloc_node(a, k) == nid)
-			i = k;
+			return k;
+	return -1;
+}
+
+int cli_map_svg_check(const struct cli_map *mp)
+{
+	int32_t i = svg_node_index(mp);
 	if (i < 0)
 		return cli_usage_error("--node %s: not a node of the job (--nodes)",
 				       mp->svg_node);
-	const tp_node *n = tp_job_node_model(job, i);
-	if (!n)
+	if (!mp->req.node_topology &&
+	    !tp_conf_node_topology(tp_job_conf(mp->job),
+				   tp_alloc_node(tp_job_alloc(mp->job), i)))
 		return cli_usage_error("--node %s: the node has no model: give "
 				       "--node-topology FILE or NodeTopology= in %s",
 				       mp->svg_node, mp->config);
+	return 0;
+}
+
+static int node_picture(FILE *f, const struct cli_map *mp)
+{
+	const tp_job *job = mp->job;
+	int32_t i = svg_node_index(mp);
+	const tp_node *n = i < 0 ? NULL : tp_job_node_model(job, i);
+	if (!n)   /* named in the config, but it did not load */
+		return cli_usage_error("--node %s: the node's model did not load",
+				       mp->svg_node);
 	const tp_node_placement *p = tp_job_node_placement(job, i);
 	int32_t *tasks = malloc(((size_t)tp_job_ntasks(job) + 1) * sizeof *tasks);
 	if (!tasks)
