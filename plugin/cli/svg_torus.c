@@ -106,6 +106,13 @@ static void choose_grid(struct torus_layout *L)
 	L->slice_h = (L->rows + 1.0) * L->pitch + L->label;
 }
 
+/* Only links to other slices (z and higher) or inside a binned cell make
+ * dots. */
+static bool has_dots(const struct torus_layout *L)
+{
+	return L->nd > 2 || L->bin[0] > 1 || L->bin[1] > 1;
+}
+
 /* "x: 2 routers per cell" etc. into the note. */
 static void describe(const struct torus_layout *L, char *note, size_t len)
 {
@@ -129,8 +136,9 @@ static void describe(const struct torus_layout *L, char *note, size_t len)
 			o += (size_t)snprintf(note + o, len - o, " routers");
 	}
 	if (o < len)
-		snprintf(note + o, len - o, "; bars: loaded links, dots: loaded "
-			 "links to other squares or inside a cell");
+		snprintf(note + o, len - o, "; bars: loaded links%s",
+			 has_dots(L) ? ", dots: loaded links to other squares or "
+				       "inside a cell" : "");
 }
 
 static int torus_layout(const struct svg_net *net, void **out, double *w,
@@ -331,6 +339,8 @@ static void torus_legend(FILE *f, const void *lp, double x, double y)
 	svg_rect(f, x + P, y, P * 0.62, P * 0.62, SVG_IDLE, SVG_LINE, 0.5, NULL);
 	svg_text(f, x + 30, y + 8, 10, SVG_START, false, SVG_INK,
 		 "a loaded link between neighbours");
+	if (!has_dots(L))
+		return;
 	svg_rect(f, x, y + 16, P * 0.62, P * 0.62, SVG_IDLE, SVG_LINE, 0.5, NULL);
 	svg_circle(f, x + P * 0.31, y + 16 + P * 0.31, P * 0.14, svg_heat(0.7),
 		   0xffffffu, 0.6);
