@@ -81,8 +81,12 @@ CLI_SRC = $(addprefix plugin/cli/, \
 	main.c \
 	map.c \
 	map_output.c \
+	map_svg.c \
 	node_info.c \
 	output.c \
+)
+# The pictures, shared by the command and the plugin (--topo-report=svg).
+SVG_SRC = $(addprefix plugin/svg/, \
 	svg.c \
 	svg_dragonfly.c \
 	svg_map.c \
@@ -140,6 +144,7 @@ FUZZ_TARGETS = \
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
 CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
+SVG_OBJ   = $(SVG_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 SPANK_OBJ = $(SPANK_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
@@ -179,14 +184,14 @@ $(LIB_A): $(CORE_OBJ)
 $(LIB_SO): $(CORE_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) $(HARDEN_LD) -o $@ $^ $(LIBS) $(LDFLAGS)
 
-$(CLI): $(CLI_OBJ) $(LIB_A)
-	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
+$(CLI): $(CLI_OBJ) $(SVG_OBJ) $(LIB_A)
+	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(SVG_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
 
 # The SPANK plugin carries the core statically, so that slurmstepd needs no
 # extra library path, and exports only what Slurm looks up (version script).
-$(SPANK): $(SPANK_OBJ) $(CORE_OBJ) plugin/spank/topoplace.lds
+$(SPANK): $(SPANK_OBJ) $(SVG_OBJ) $(CORE_OBJ) plugin/spank/topoplace.lds
 	$(CC) -shared $(HARDEN_LD) -Wl,--version-script=plugin/spank/topoplace.lds \
-	  -o $@ $(SPANK_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
+	  -o $@ $(SPANK_OBJ) $(SVG_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -217,7 +222,7 @@ $(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/v
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SVG_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
          $(UNIT_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_BIN:=.d)
 
 deps:

@@ -7,7 +7,7 @@
  *   eval.c          eval: score a hostfile against Slurm's block order
  *   check_config.c  check-config
  *   node_info.c     node-info
- *   svg*.c          --format svg pictures (svg.h)
+ *   map_svg.c       map: --format svg (the drawing: plugin/svg/)
  *   output.c        JSON values, text tables, atomic file output
  *
  * Exit statuses: 0 success, 1 internal or runtime failure (out of memory,
@@ -105,7 +105,7 @@ struct cli_map {
 int cli_map_hostfile(const struct cli_map *mp);
 int cli_map_json(const struct cli_map *mp);
 int cli_map_rankfile(const struct cli_map *mp);
-/* --format svg: the picture (svg_map.c; svg.h has the drawing). */
+/* --format svg: the picture (map_svg.c; plugin/svg/ draws it). */
 int cli_map_svg(const struct cli_map *mp);
 /* --node NAME, once the job is created: a node of the job with a model. */
 int cli_map_svg_check(const struct cli_map *mp);

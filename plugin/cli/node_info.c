@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "svg.h"
+#include "../svg/svg.h"
 
 static const struct option node_opts[] = {
 	{ "format", required_argument, NULL, 'f' },

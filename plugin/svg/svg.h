@@ -1,5 +1,9 @@
-/* topoplace command — SVG pictures, written as text by hand (no library, the
- * same bytes for the same inputs).
+/* topoplace pictures — SVG written as text by hand (no library, the same
+ * bytes for the same inputs), for both front ends: the topoplace command
+ * (map --format svg, node-info --format svg) and the SPANK plugin
+ * (--topo-report=svg).  Output formatting only: what they show about the
+ * model (link loads, link ends, the tree's and the node's shapes) comes
+ * from the core's public API.
  *
  *   svg.c            the writer: elements, escaping, colour scales
  *   svg_map.c        map --format svg: Slurm's block order and topoplace's
@@ -80,7 +84,13 @@ void svg_amount(char *buf, size_t len, double v, bool bytes);
 void svg_heat_legend(FILE *f, double x, double y, double w, double max,
 		     bool bytes, const char *caption);
 
-/* ---- svg_map.c: map --format svg ---- */
+/* ---- svg_map.c: a job's mapping ---- */
+
+/* The picture of a finished job (tp_job_run; with TP_JOB_METRICS the
+ * panels show the metrics too), a whole document on f.  pattern describes
+ * the pattern in the subtitle ("stencil 8x8:5pt"), NULL: none.  0, or -1
+ * when out of memory (f then holds a partial document). */
+int svg_map_picture(FILE *f, const tp_job *job, const char *pattern);
 
 /* What the kinds share: the machine, the allocation, the load scale. */
 struct svg_net {

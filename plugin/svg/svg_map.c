@@ -1,6 +1,6 @@
-/* topoplace command — map --format svg: Slurm's block order (left) and
+/* topoplace pictures — a job's mapping: Slurm's block order (left) and
  * topoplace's mapping (right) on the network, drawn the same way so that
- * the eye compares them.
+ * the eye compares them (topoplace map --format svg, --topo-report=svg).
  *
  *   tasks   each task gets a colour from its place in the pattern: its
  *           coordinates (stencil position or the graph's "coords": x red,
@@ -13,14 +13,12 @@
  *
  * How a network is drawn is the business of its kind (svg_torus.c,
  * svg_tree.c, svg_dragonfly.c); this file builds what they share, the
- * header, the panels and the legend.  With --node NAME the picture is the
- * inside of that node instead (svg_node.c).
+ * header, the panels and the legend.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "svg.h"
 
 #define MARGIN 16.0
@@ -138,7 +136,7 @@ static void task_colours(const tp_graph *g, int32_t n, float *rgb,
 /* ---- the two panels ---- */
 
 struct picture {
-	const struct cli_map *mp;
+	const char *pattern;
 	const tp_job *job;
 	struct svg_net net;
 	struct svg_panel side[2];
@@ -166,7 +164,7 @@ static int panel_fill(struct picture *pc, struct svg_panel *p,
 	p->rgb = calloc((size_t)nn * 3 + 3, sizeof *p->rgb);
 	p->ntasks = calloc((size_t)nn + 1, sizeof *p->ntasks);
 	if (!p->rgb || !p->ntasks)
-		return cli_fail("out of memory");
+		return -1;
 	for (int32_t t = 0; t < n; t++) {
 		int32_t i = map[t];
 		p->ntasks[i]++;
@@ -177,12 +175,10 @@ static int panel_fill(struct picture *pc, struct svg_panel *p,
 		return 0;
 	int64_t nl = tp_machine_link_count(pc->net.m);
 	p->loads = calloc((size_t)nl + 1, sizeof *p->loads);
-	if (!p->loads)
-		return cli_fail("out of memory (%lld link loads)", (long long)nl);
-	tp_error err;
-	tp_error_clear(&err);
-	if (tp_metrics_link_loads(g, pc->net.a, map, p->loads, NULL, nl, &err) < 0)
-		return cli_report_runtime("svg", &err);
+	/* the job's own inputs: only memory can fail here */
+	if (!p->loads ||
+	    tp_metrics_link_loads(g, pc->net.a, map, p->loads, NULL, nl, NULL) < 0)
+		return -1;
 	for (int64_t l = 0; l < nl; l++)
 		if (p->loads[l] > pc->net.max_load)
 			pc->net.max_load = p->loads[l];
@@ -199,11 +195,12 @@ static const struct svg_kind *kind_of(const tp_machine *m)
 	return &svg_torus_kind;
 }
 
-static int picture_init(struct picture *pc, const struct cli_map *mp)
+static int picture_init(struct picture *pc, const tp_job *job,
+			const char *pattern)
 {
 	memset(pc, 0, sizeof *pc);
-	pc->mp = mp;
-	pc->job = mp->job;
+	pc->pattern = pattern;
+	pc->job = job;
 	pc->net.a = tp_job_alloc(pc->job);
 	pc->net.m = tp_alloc_machine(pc->net.a);
 	pc->net.has_loads = tp_job_graph(pc->job) != NULL;
@@ -213,7 +210,7 @@ static int picture_init(struct picture *pc, const struct cli_map *mp)
 	pc->net.alloc_of = malloc(((size_t)nm + 1) * sizeof *pc->net.alloc_of);
 	pc->trgb = malloc(((size_t)n + 1) * 3 * sizeof *pc->trgb);
 	if (!pc->net.alloc_of || !pc->trgb)
-		return cli_fail("out of memory");
+		return -1;
 	for (int32_t v = 0; v < nm; v++)
 		pc->net.alloc_of[v] = -1;
 	for (int32_t i = 0; i < tp_alloc_nnodes(pc->net.a); i++)
@@ -225,10 +222,8 @@ static int picture_init(struct picture *pc, const struct cli_map *mp)
 	if (rc)
 		return rc;
 	pc->kind = kind_of(pc->net.m);
-	if (pc->kind->layout(&pc->net, &pc->layout, &pc->body_w, &pc->body_h,
-			     pc->note, sizeof pc->note) < 0)
-		return cli_fail("out of memory");
-	return 0;
+	return pc->kind->layout(&pc->net, &pc->layout, &pc->body_w, &pc->body_h,
+				pc->note, sizeof pc->note);
 }
 
 static void picture_free(struct picture *pc)
@@ -259,19 +254,6 @@ static void network_name(const tp_machine *m, char *buf, size_t len)
 	for (int d = 0; d < tp_machine_ndims(m) && o < len; d++)
 		o += (size_t)snprintf(buf + o, len - o, "%s%d", d ? "x" : "",
 				      tp_machine_dim(m, d));
-}
-
-static void pattern_name(const struct cli_map *mp, char *buf, size_t len)
-{
-	const tp_job_request *r = &mp->req;
-	if (r->stencil)
-		snprintf(buf, len, "stencil %s", r->stencil);
-	else if (r->graph.name)
-		snprintf(buf, len, "graph %s", r->graph.name);
-	else if (r->gpu_matrix.name)
-		snprintf(buf, len, "GPU traffic %s", r->gpu_matrix.name);
-	else
-		snprintf(buf, len, "no pattern");
 }
 
 static void panel_head(FILE *f, const struct picture *pc, int side)
@@ -368,15 +350,14 @@ static void draw_picture(FILE *f, struct picture *pc)
 	double top = MARGIN + TITLE_H + (nl > 1 ? (nl - 1) * LINE_H : 0);
 	double h = top + (stacked ? step : 0) + PANEL_HEAD + pc->body_h +
 		   LEGEND_H + MARGIN;
-	char net[96], pat[320], title[512];
+	char net[96], title[512];
 	network_name(pc->net.m, net, sizeof net);
-	pattern_name(pc->mp, pat, sizeof pat);
 	snprintf(title, sizeof title, "topoplace map: %ld tasks on %ld nodes of a %s",
 		 (long)tp_job_ntasks(pc->job), (long)tp_alloc_nnodes(pc->net.a), net);
 	svg_begin(f, w, h, title);
 	svg_text(f, MARGIN, MARGIN + 8, 15, SVG_START, true, SVG_INK, "%s", title);
 	svg_text(f, MARGIN, MARGIN + 26, 11, SVG_START, false, SVG_INK,
-		 "pattern: %s; %s", pat, pc->how);
+		 "pattern: %s; %s", pc->pattern ? pc->pattern : "none", pc->how);
 	for (int i = 0; i < nl; i++)
 		svg_text(f, MARGIN, MARGIN + 41 + i * LINE_H, 11, SVG_START, false,
 			 SVG_INK, "%.*s", lens[i], starts[i]);
@@ -406,93 +387,12 @@ static void draw_picture(FILE *f, struct picture *pc)
 	svg_end(f);
 }
 
-/* ---- one node's inside (--node NAME) ---- */
-
-/* The allocation index of --node's node, or -1. */
-static int32_t svg_node_index(const struct cli_map *mp)
+int svg_map_picture(FILE *f, const tp_job *job, const char *pattern)
 {
-	const tp_alloc *a = tp_job_alloc(mp->job);
-	int32_t nid = tp_machine_find_node(tp_alloc_machine(a), mp->svg_node);
-	for (int32_t k = 0; nid >= 0 && k < tp_alloc_nnodes(a); k++)
-		if (tp_alloc_node(a, k) == nid)
-			return k;
-	return -1;
-}
-
-int cli_map_svg_check(const struct cli_map *mp)
-{
-	int32_t i = svg_node_index(mp);
-	if (i < 0)
-		return cli_usage_error("--node %s: not a node of the job (--nodes)",
-				       mp->svg_node);
-	if (!mp->req.node_topology &&
-	    !tp_conf_node_topology(tp_job_conf(mp->job),
-				   tp_alloc_node(tp_job_alloc(mp->job), i)))
-		return cli_usage_error("--node %s: the node has no model: give "
-				       "--node-topology FILE or NodeTopology= in %s",
-				       mp->svg_node, mp->config);
-	return 0;
-}
-
-static int node_picture(FILE *f, const struct cli_map *mp)
-{
-	const tp_job *job = mp->job;
-	int32_t i = svg_node_index(mp);
-	const tp_node *n = i < 0 ? NULL : tp_job_node_model(job, i);
-	if (!n)   /* named in the config, but it did not load */
-		return cli_usage_error("--node %s: the node's model did not load",
-				       mp->svg_node);
-	const tp_node_placement *p = tp_job_node_placement(job, i);
-	int32_t *tasks = malloc(((size_t)tp_job_ntasks(job) + 1) * sizeof *tasks);
-	if (!tasks)
-		return cli_fail("out of memory");
-	int32_t k = 0;
-	for (int32_t t = 0; t < tp_job_ntasks(job); t++)
-		if (tp_job_map(job)[t] == i)
-			tasks[k++] = t;
-	struct svg_node_tasks st = {
-		.node = mp->svg_node, .ntasks = k, .tasks = tasks,
-		.cpus = p && p->cpus_set ? (const char *const *)p->cpus : NULL,
-		.gpu_start = p && p->gpus_set ? p->gpu_start : NULL,
-		.gpus = p && p->gpus_set ? p->gpus : NULL,
-	};
-	char title[256];
-	snprintf(title, sizeof title, "topoplace map: node %s, %ld task%s",
-		 mp->svg_node, (long)k, k == 1 ? "" : "s");
-	svg_node_picture(f, n, &st, title);
-	free(tasks);
-	return 0;
-}
-
-/* The document into a buffer, then to the output (atomically to a file). */
-int cli_map_svg(const struct cli_map *mp)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return cli_fail("out of memory");
-	int rc;
-	if (mp->svg_node) {
-		rc = node_picture(f, mp);
-	} else {
-		struct picture pc;
-		rc = picture_init(&pc, mp);
-		if (!rc)
-			draw_picture(f, &pc);
-		picture_free(&pc);
-	}
-	if (fclose(f) != 0 && !rc)
-		rc = cli_fail("out of memory");
-	if (!rc) {
-		if (mp->output) {
-			rc = cli_write_text(buf, len, mp->output);
-		} else if (fwrite(buf, 1, len, stdout) != len) {
-			rc = cli_fail("standard output: write error");
-		} else {
-			rc = cli_finish_stdout();
-		}
-	}
-	free(buf);
+	struct picture pc;
+	int rc = picture_init(&pc, job, pattern);
+	if (!rc)
+		draw_picture(f, &pc);
+	picture_free(&pc);
 	return rc;
 }
