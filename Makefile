@@ -201,7 +201,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	  -o $@ $< $(LIB_A) $(CHECK_LIBS) $(LIBS)
 
 # The plugin's pure helpers, tested without Slurm.
-SPANK_PURE_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o site.o srun_args.o)
+SPANK_PURE_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o site.o srun_args.o \
+                 userfile.o)
 $(BUILD)/tests/test_plugin: tests/unit/test_plugin.c $(SPANK_PURE_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -Iplugin/spank -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \

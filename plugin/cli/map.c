@@ -1,7 +1,8 @@
 /* topoplace command — map: argv becomes one tp_job_request, the job's result
- * becomes a hostfile, a JSON document or a rankfile (map_output.c).  Every
- * decision (policy, candidates, fallbacks, the inside of the nodes) is the
- * core's, so the plugin gets the same bytes from the same inputs. */
+ * becomes a hostfile, a JSON document or a rankfile (map_output.c), or a
+ * picture (map_svg.c).  Every decision (policy, candidates, fallbacks, the
+ * inside of the nodes) is the core's, so the plugin gets the same bytes
+ * from the same inputs. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,7 +193,10 @@ static void finish_request(struct cli_map *mp)
 	r->what.policy = "--policy";
 	r->what.metric = "--metric";
 	r->what.time_budget = "--time-budget";
-	if (mp->format != CLI_FORMAT_HOSTFILE || mp->node_opt)
+	/* a network picture needs nothing inside the nodes (the plugin's
+	 * --topo-report=svg asks the same), a node's picture does */
+	if ((mp->format != CLI_FORMAT_HOSTFILE && mp->format != CLI_FORMAT_SVG) ||
+	    mp->node_opt || mp->svg_node)
 		r->flags |= TP_JOB_NODE_PLACEMENT;
 	if (mp->node_opt)
 		r->flags |= TP_JOB_REQUIRE_MODELS;

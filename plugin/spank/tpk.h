@@ -34,6 +34,7 @@
 #define TPK_MAX_TASKS_LIMIT (1 << 26)
 #define TPK_MAX_GPUS 64      /* GPUs per node */
 #define TPK_MAX_CORES 8192   /* cores of a step on one node */
+#define TPK_MAX_PICTURE_BYTES (16u << 20)   /* --topo-report=svg */
 
 /* ---- site.c: the plugstack.conf line ---- */
 
@@ -60,6 +61,8 @@ struct tpk_hints {
 	char *policy;      /* --topo-policy */
 	char *cpu_bind;    /* --topo-cpu-bind (yes or no) */
 	bool report;       /* --topo-report */
+	char *report_as;   /* --topo-report=VALUE ("svg": also a picture),
+			      NULL for the plain flag */
 	bool seen;         /* any of them given */
 };
 
@@ -78,6 +81,8 @@ void tpk_hints_from_env(struct tpk_hints *h,
  * environment). */
 void tpk_hints_overlay(struct tpk_hints *dst, const struct tpk_hints *src);
 bool tpk_hints_policy_none(const struct tpk_hints *h);
+/* --topo-report=svg: the placement's picture next to the job's output. */
+bool tpk_hints_report_svg(const struct tpk_hints *h);
 bool tpk_hints_pattern(const struct tpk_hints *h);
 
 /* ---- srun_args.c: srun's command line ---- */
@@ -159,6 +164,11 @@ int tpk_make_private_dir(const char *parent, const char *tag,
 			 char *err, size_t errlen);
 /* Remove such a directory and the plain files in it, as the user. */
 void tpk_remove_private_dir(const char *dir, const struct tpk_cred *cred);
+/* Write len bytes to path as the user: a new temporary file next to it
+ * (mode 0600, never through a symbolic link), then renamed over path.  0,
+ * or -1 with one line in err (nothing left behind). */
+int tpk_write_user_file(const char *path, const char *data, size_t len,
+			const struct tpk_cred *cred, char *err, size_t errlen);
 
 /* ---- place.c: one placement of a step's tasks onto its nodes ---- */
 
@@ -172,6 +182,8 @@ struct tpk_step {
 	const char *basedir;         /* base of relative file options */
 	const char *tmpdir;          /* parent of the private directory */
 	const char *tag;             /* "job12" names the private directory */
+	const char *picture;         /* --topo-report=svg writes here (NULL:
+					nowhere to write, said in a line) */
 	struct tpk_cred cred;
 	/* the names of the inputs, for messages */
 	const char *ntasks_what, *slots_what;
