@@ -488,18 +488,28 @@ void svg_node_picture(FILE *f, const tp_node *n,
 	for (int a = 0; a < w.ngpu && !nv; a++)
 		for (int b = a + 1; b < w.ngpu && !nv; b++)
 			nv = tp_node_nvlinks(n, a, b) > 0;
-	double nv_h = nv ? NV_AREA : 0;
-	double legend_y = w.gpu_bottom + nv_h + 28;
-	double h = legend_y + 30 + tasks_height(t) + MARGIN;
-	svg_begin(f, w.width, h, title);
-	svg_text(f, MARGIN, MARGIN + 8, 15, SVG_START, true, SVG_INK, "%s", title);
+	/* wide enough for the title lines and the legend */
+	char sub[512];
 	int nnic = tp_node_nnics(n);
-	svg_text(f, MARGIN, MARGIN + 26, 11, SVG_START, false, SVG_INK,
+	snprintf(sub, sizeof sub,
 		 "%s: %d socket%s, %d cores, %d PUs, %d GPU%s%s, %d network card%s",
 		 tp_node_source(n), w.nsock, w.nsock == 1 ? "" : "s",
 		 tp_node_ncores(n), tp_node_npus(n), w.ngpu, w.ngpu == 1 ? "" : "s",
 		 tp_node_has_nvswitch(n) ? " on an NVSwitch" : "", nnic,
 		 nnic == 1 ? "" : "s");
+	double need = 2 * MARGIN + (double)strlen(title ? title : "") * 9.0;
+	if (need < 2 * MARGIN + (double)strlen(sub) * 6.3)
+		need = 2 * MARGIN + (double)strlen(sub) * 6.3;
+	if (need < 2 * MARGIN + 560)
+		need = 2 * MARGIN + 560;
+	if (w.width < need)
+		w.width = need;
+	double nv_h = nv ? NV_AREA : 0;
+	double legend_y = w.gpu_bottom + nv_h + 28;
+	double h = legend_y + 30 + tasks_height(t) + MARGIN;
+	svg_begin(f, w.width, h, title);
+	svg_text(f, MARGIN, MARGIN + 8, 15, SVG_START, true, SVG_INK, "%s", title);
+	svg_text(f, MARGIN, MARGIN + 26, 11, SVG_START, false, SVG_INK, "%s", sub);
 	svg_group(f, "node", 0, 0);
 	for (int s = 0; s < w.nsock; s++) {
 		svg_rect(f, w.sock_x[s], TOP, w.sock_w[s], w.sock_h, 0xfbfbfbu,
