@@ -4,16 +4,19 @@
  *   srun.c       srun (local context): this srun's tasks, SLURM_HOSTFILE
  *   batch.c      the batch step (remote): the job's tasks, the script's env
  *   task.c       every other step (remote): each task's GPUs and CPUs
- *   place.c      Slurm's facts -> one tp_job_request -> a private hostfile
- *                and the report lines (no SPANK calls)
+ *   place.c      Slurm's facts -> one tp_job_request -> a private hostfile,
+ *                the report lines and the --topo-report=svg picture (drawn
+ *                by plugin/svg/, as topoplace map --format svg) (no SPANK
+ *                calls)
  *   site.c       the plugstack.conf arguments
  *   hints.c      the --topo-* options, from callbacks and the environment
  *   srun_args.c  what srun's command line asks for
- *   userfile.c   user files read with the user's privileges; private dirs
+ *   userfile.c   user files read and written with the user's privileges;
+ *                private dirs
  *   lists.c      Slurm's list formats (cores, GPUs, tasks per node), lines
  *
  * Only place.c and the context files call the core; the pure helpers
- * (site, hints, srun_args, lists) are unit-tested on their own.  Nothing
+ * (site, hints, srun_args, lists, userfile) are unit-tested on their own.  Nothing
  * here is public API: the plugin exports only slurm_spank_* and plugin_*
  * (topoplace.lds).
  */
