@@ -68,6 +68,7 @@ CORE_SRC = $(addprefix core/src/, \
 	modcolor.c \
 	node.c \
 	node_links.c \
+	node_parts.c \
 	node_xml.c \
 	pattern_detect.c \
 	place.c \
@@ -86,8 +87,18 @@ CLI_SRC = $(addprefix plugin/cli/, \
 	main.c \
 	map.c \
 	map_output.c \
+	map_svg.c \
 	node_info.c \
 	output.c \
+)
+# The pictures, shared by the command and the plugin (--topo-report=svg).
+SVG_SRC = $(addprefix plugin/svg/, \
+	svg.c \
+	svg_dragonfly.c \
+	svg_map.c \
+	svg_node.c \
+	svg_torus.c \
+	svg_tree.c \
 )
 SPANK_SRC = $(addprefix plugin/spank/, \
 	batch.c \
@@ -143,6 +154,7 @@ CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 # topoplace bind reads the job's --topo-* options and Slurm's lists as the
 # plugin does: with the plugin's pure helpers
 CLI_SPANK_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o)
+SVG_OBJ   = $(SVG_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 SPANK_OBJ = $(SPANK_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
@@ -189,14 +201,14 @@ $(LIB_A): $(CORE_OBJ)
 $(LIB_SO): $(CORE_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) $(HARDEN_LD) -o $@ $^ $(LIBS) $(LDFLAGS)
 
-$(CLI): $(CLI_OBJ) $(CLI_SPANK_OBJ) $(LIB_A)
-	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(CLI_SPANK_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
+$(CLI): $(CLI_OBJ) $(CLI_SPANK_OBJ) $(SVG_OBJ) $(LIB_A)
+	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(CLI_SPANK_OBJ) $(SVG_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
 
 # The SPANK plugin carries the core statically, so that slurmstepd needs no
 # extra library path, and exports only what Slurm looks up (version script).
-$(SPANK): $(SPANK_OBJ) $(CORE_OBJ) plugin/spank/topoplace.lds
+$(SPANK): $(SPANK_OBJ) $(SVG_OBJ) $(CORE_OBJ) plugin/spank/topoplace.lds
 	$(CC) -shared $(HARDEN_LD) -Wl,--version-script=plugin/spank/topoplace.lds \
-	  -o $@ $(SPANK_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
+	  -o $@ $(SPANK_OBJ) $(SVG_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
 
 $(BUILD)/trace/%/libtopoplace-trace.so: contrib/trace/trace.c
 	@mkdir -p $(dir $@)
@@ -210,7 +222,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	  -o $@ $< $(LIB_A) $(CHECK_LIBS) $(LIBS)
 
 # The plugin's pure helpers, tested without Slurm.
-SPANK_PURE_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o site.o srun_args.o)
+SPANK_PURE_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o site.o srun_args.o \
+                 userfile.o)
 $(BUILD)/tests/test_plugin: tests/unit/test_plugin.c $(SPANK_PURE_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -Iplugin/spank -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
@@ -231,7 +244,7 @@ $(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/v
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SVG_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
          $(UNIT_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_BIN:=.d)
 
 deps:
@@ -258,6 +271,7 @@ unit: $(UNIT_BIN)
 
 cli-tests: $(CLI)
 	@sh tests/cli/run.sh $(CLI)
+	@sh tests/cli/svg.sh $(CLI)
 
 slurm-tests: all
 	@BUILD=$(BUILD) sh tests/slurm/run.sh

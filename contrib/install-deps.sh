@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install the Debian packages topoplace needs, only those missing.
-#   install-deps.sh          build and test dependencies
+#   install-deps.sh          build and test dependencies (librsvg2-bin: the
+#                            renderer the picture tests, tests/cli/svg.sh, use)
 #   install-deps.sh bench    also the benchmark baselines (Scotch) and mesh tools (gmsh, METIS programs)
 #   install-deps.sh slurm    also the daemons of the test cluster
 #   install-deps.sh fuzz     also clang and its libFuzzer runtime (make fuzz,
@@ -10,7 +11,7 @@
 #                            trace library, tests/slurm/mpi.sh; make check),
 #                            and lstopo (a node's own hwloc XML)
 set -e
-pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
+pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch librsvg2-bin"
 case "$1" in
 bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;

@@ -189,6 +189,29 @@ static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 	}
 }
 
+/* Local link {x < y} of group g, or global link k of groups {g < h}
+ * (landing at the routers gw of either side); other ids are unused. */
+static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
+{
+	const struct tp_dfly *d = m->net_data;
+	int64_t aa = (int64_t)d->routers * d->routers;
+	int64_t nl = (int64_t)d->groups * aa;
+	if (link < nl) {
+		int g = (int)(link / aa);
+		int x = (int)(link % aa / d->routers), y = (int)(link % d->routers);
+		a[0] = x; a[1] = g;
+		b[0] = y; b[1] = g;
+		return x < y ? TP_OK : TP_ENOENT;
+	}
+	int64_t r = link - nl;
+	int k = (int)(r % d->links);
+	r /= d->links;
+	int g = (int)(r / d->groups), h = (int)(r % d->groups);
+	a[0] = gw(d, g, h, k); a[1] = g;
+	b[0] = gw(d, h, g, k); b[1] = h;
+	return g < h ? TP_OK : TP_ENOENT;
+}
+
 /* Valiant: local, global, local, global, local (direct needs 3). */
 static int64_t max_route_links(const struct tp_machine *m)
 {
@@ -204,6 +227,7 @@ static const struct tp_net_ops dragonfly_ops = {
 	.max_route_links = max_route_links,
 	.link_count = link_count,
 	.link_name = link_name,
+	.link_ends = link_ends,
 	.destroy = free,
 };
 

@@ -589,6 +589,11 @@ const int32_t *tp_job_map(const tp_job *job)
 	return job->map;
 }
 
+const int32_t *tp_job_block_map(const tp_job *job)
+{
+	return job->block;
+}
+
 const char *tp_job_task_node(const tp_job *job, int32_t task)
 {
 	if (!job->map || task < 0 || task >= job->ntasks)

@@ -344,3 +344,12 @@ void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 	}
 	m->net->link_name(m, link, buf, len);
 }
+
+int tp_machine_link_ends(const tp_machine *m, int64_t link, int *ca, int *cb)
+{
+	if (!m || !ca || !cb || link < 0 || link >= tp_machine_link_count(m))
+		return TP_EINVAL;
+	if (!m->net->link_ends)
+		return TP_ENOTSUP;
+	return m->net->link_ends(m, link, ca, cb);
+}

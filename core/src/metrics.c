@@ -356,17 +356,15 @@ struct cong_result {
 };
 
 /* Route every undirected edge once (lower-numbered task's node to the
- * higher's), load the links, take the maxima, clear the touched links.
- * Returns 0, or -1 when the workspace does not fit the machine or the route
- * function misbehaves (the workspace is left clean either way). */
-static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
-			   const int32_t *map, tp_congestion_ws *ws,
-			   struct cong_result *r)
+ * higher's) and load the links of ws: bytes (times the link's weight) and
+ * messages, each loaded link listed once in ws->touched (*ntouched of
+ * them).  *hop_bytes gets the sum of w * route length, *min_weight the
+ * smallest positive edge weight.  Returns 0, or -1 when the route function
+ * misbehaves (the loads so far stay listed, for the caller to clear). */
+static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
+		      const int32_t *map, tp_congestion_ws *ws,
+		      int64_t *ntouched, double *hop_bytes, double *min_weight)
 {
-	memset(r, 0, sizeof *r);
-	if (!g || !a || (!map && g->ntasks > 0) || !ws || ws->m != a->m)
-		return -1;
-
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
 	const double *w = g->weights;
@@ -416,11 +414,31 @@ static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
 		}
 		hb += s;
 	}
+	*ntouched = nt;
+	*hop_bytes = hb;
+	*min_weight = wmin;
+	return rc;
+}
 
+/* Load the links (load_links), take the maxima, clear the touched links.
+ * Returns 0, or -1 when the workspace does not fit the machine or the route
+ * function misbehaves (the workspace is left clean either way). */
+static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
+			   const int32_t *map, tp_congestion_ws *ws,
+			   struct cong_result *r)
+{
+	memset(r, 0, sizeof *r);
+	if (!g || !a || (!map && g->ntasks > 0) || !ws || ws->m != a->m)
+		return -1;
+	int64_t nt = 0;
+	double hb = 0.0, wmin = 0.0;
+	int rc = load_links(g, a, map, ws, &nt, &hb, &wmin);
+	double *load = ws->bytes;
+	int64_t *msgs = ws->msgs;
 	double mb = 0.0;
 	int64_t mm = 0;
 	for (int64_t i = 0; i < nt; i++) {
-		int64_t l = touched[i];
+		int64_t l = ws->touched[i];
 		if (load[l] > mb)
 			mb = load[l];
 		if (msgs[l] > mm)
@@ -457,6 +475,49 @@ double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
 	if (msgs)
 		*msgs = r.max_msgs;
 	return r.max_bytes;
+}
+
+/* Every link's load, as the congestion pass counts it (pictures, reports):
+ * the same routes and weights, so that the largest entry is
+ * max_congestion_bytes. */
+int tp_metrics_link_loads(const tp_graph *g, const tp_alloc *a,
+			  const int32_t *map, double *loads, int64_t *msgs,
+			  int64_t nlinks, tp_error *err)
+{
+	if (!g || !a || !loads || (!map && g->ntasks > 0))
+		return tp_error_set(err, TP_EINVAL,
+				    "link loads: missing graph, allocation, map or output");
+	if (nlinks != tp_machine_link_count(a->m))
+		return tp_error_set(err, TP_EINVAL,
+				    "link loads: room for %lld links, the machine has %lld",
+				    (long long)nlinks,
+				    (long long)tp_machine_link_count(a->m));
+	for (int32_t t = 0; t < g->ntasks; t++)
+		if (map[t] < 0 || map[t] >= a->nnodes)
+			return tp_error_set(err, TP_EINVAL,
+					    "link loads: task %d is on allocation index %d, outside 0..%d",
+					    (int)t, (int)map[t], (int)a->nnodes - 1);
+	tp_congestion_ws *ws;
+	int rc = tp_congestion_ws_create(&ws, a->m, err);
+	if (rc)
+		return rc;
+	int64_t nt = 0;
+	double hb, wmin;
+	rc = load_links(g, a, map, ws, &nt, &hb, &wmin);
+	memset(loads, 0, sizeof *loads * (size_t)nlinks);
+	if (msgs)
+		memset(msgs, 0, sizeof *msgs * (size_t)nlinks);
+	for (int64_t i = 0; i < nt && !rc; i++) {
+		int64_t l = ws->touched[i];
+		loads[l] = ws->bytes[l];
+		if (msgs)
+			msgs[l] = ws->msgs[l];
+	}
+	tp_congestion_ws_destroy(ws);
+	if (rc)
+		return tp_error_set(err, TP_EINVAL,
+				    "link loads: routing failed (machine route inconsistent with its link count)");
+	return TP_OK;
 }
 
 /* ---- all metrics ---- */

@@ -75,6 +75,13 @@ struct tp_net_ops {
 	void (*link_name)(const struct tp_machine *m, int64_t link, char *buf,
 			  size_t len);
 
+	/* The coordinates of the two routers link 0 <= link < link_count
+	 * joins, into a and b (ndims values each): 0, or TP_ENOENT for an id
+	 * no link has.  NULL: the links do not join routers (trees: their
+	 * links join switches), tp_machine_link_ends says TP_ENOTSUP. */
+	int (*link_ends)(const struct tp_machine *m, int64_t link, int *a,
+			 int *b);
+
 	/* When the kind weighs its links (m->link_weight = 1 / bandwidth):
 	 * the largest bandwidth, so that the smallest load step is bytes / it;
 	 * 0 when loads are plain bytes.  NULL: 0. */

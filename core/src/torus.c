@@ -149,6 +149,21 @@ static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 	snprintf(buf, len, "%s->+%c", cb, dim_letter[d]);
 }
 
+/* Link (r, d) joins router r to its +1 neighbour along d: round the ring on
+ * a wrapped dimension; on a mesh the last router of a line has none, and a
+ * ring of one router has no link either. */
+static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
+{
+	int d = (int)(link % m->ndims);
+	tp__router_coords(m, link / m->ndims, a);
+	for (int k = 0; k < m->ndims; k++)
+		b[k] = a[k];
+	if (m->dims[d] == 1 || (!m->wrap[d] && a[d] == m->dims[d] - 1))
+		return TP_ENOENT;
+	b[d] = a[d] + 1 == m->dims[d] ? 0 : a[d] + 1;
+	return TP_OK;
+}
+
 /* One table per name; a machine with any wrapped dimension is a torus. */
 static const struct tp_net_ops torus_ops = {
 	.kind = "torus",
@@ -158,6 +173,7 @@ static const struct tp_net_ops torus_ops = {
 	.max_route_links = max_route_links,
 	.link_count = link_count,
 	.link_name = link_name,
+	.link_ends = link_ends,
 	.destroy = free,
 };
 
@@ -169,6 +185,7 @@ static const struct tp_net_ops mesh_ops = {
 	.max_route_links = max_route_links,
 	.link_count = link_count,
 	.link_name = link_name,
+	.link_ends = link_ends,
 	.destroy = free,
 };
 

@@ -817,3 +817,29 @@ const char *tp_machine_switch_name(const tp_machine *m, int32_t s)
 		return NULL;
 	return t->name[s];
 }
+
+int32_t tp_machine_switch_parent(const tp_machine *m, int32_t s)
+{
+	const struct tp_tree *t = tree_of(m);
+	if (!t || s < 0 || s >= t->nreal)
+		return -1;
+	return t->parent[s];
+}
+
+/* The arrays count nodes as level 0 (their links are part of the tree);
+ * the public levels start at the leaf switches. */
+int tp_machine_switch_level(const tp_machine *m, int32_t s)
+{
+	const struct tp_tree *t = tree_of(m);
+	if (!t || s < 0 || s >= t->nreal)
+		return -1;
+	return t->level[s] - 1;
+}
+
+int32_t tp_machine_node_switch(const tp_machine *m, int32_t node)
+{
+	const struct tp_tree *t = tree_of(m);
+	if (!t || node < 0 || node >= m->nnodes)
+		return -1;
+	return t->parent[t->router_sw[node]];
+}

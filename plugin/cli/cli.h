@@ -10,6 +10,7 @@
  *   eval.c          eval: score a hostfile against Slurm's block order
  *   check_config.c  check-config
  *   node_info.c     node-info
+ *   map_svg.c       map: --format svg (the drawing: plugin/svg/)
  *   output.c        JSON values, text tables, atomic file output
  *
  * Exit statuses: 0 success, 1 internal or runtime failure (out of memory,
@@ -92,12 +93,13 @@ int cli_cmd_bind(int argc, char **argv);
 /* ---- map (map.c: argv -> request; map_output.c: result -> output) ---- */
 
 enum cli_format { CLI_FORMAT_HOSTFILE = 0, CLI_FORMAT_JSON, CLI_FORMAT_RANKFILE,
-		  CLI_FORMAT_MPICH, CLI_FORMAT_TASKS };
+		  CLI_FORMAT_MPICH, CLI_FORMAT_TASKS, CLI_FORMAT_SVG };
 
 struct cli_map {
 	tp_job_request req;
 	const char *config, *nodes, *output;
 	const char *node_opt;      /* the option that needs node models */
+	const char *svg_node;      /* --node: picture of this node's inside */
 	enum cli_format format;
 	bool compare, explain;
 	char *nodes_buf;           /* --nodes @FILE */
@@ -108,6 +110,10 @@ int cli_map_hostfile(const struct cli_map *mp);
 int cli_map_json(const struct cli_map *mp);
 /* rankfile, mpich and tasks (formats.c) */
 int cli_map_launcher_format(const struct cli_map *mp);
+/* --format svg: the picture (map_svg.c; plugin/svg/ draws it). */
+int cli_map_svg(const struct cli_map *mp);
+/* --node NAME, once the job is created: a node of the job with a model. */
+int cli_map_svg_check(const struct cli_map *mp);
 /* --compare: block, zorder and the result, on f. */
 int cli_map_compare(const tp_job *job, FILE *f);
 

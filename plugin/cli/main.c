@@ -17,7 +17,8 @@ static const char help_general[] =
 "Topology-aware placement of the tasks of a Slurm job onto its nodes.\n"
 "\n"
 "Commands:\n"
-"  map           compute a task-to-node mapping; print a hostfile or JSON\n"
+"  map           compute a task-to-node mapping; print a hostfile, JSON or\n"
+"                an SVG picture\n"
 "  eval          score an existing hostfile against Slurm's block order\n"
 "  check-config  validate a topoplace.conf and summarise the network\n"
 "  node-info     show a node's sockets, PCIe tree, NVLinks and GPU paths\n"
@@ -69,7 +70,12 @@ static const char help_map[] =
 "                            --rankfile); mpich: Hydra's host file\n"
 "                            (node:count, for mpiexec -f); tasks: each\n"
 "                            rank's node, CPUs and GPUs (rank 0=node\n"
-"                            cpus=0-3 gpus=0; needs node models)\n"
+"                            cpus=0-3 gpus=0; needs node models); svg:\n"
+"                            a picture, Slurm's block order and\n"
+"                            topoplace's mapping on the network\n"
+"      --node NAME           with --format svg: picture the inside of node\n"
+"                            NAME instead, with the CPUs and GPUs chosen for\n"
+"                            its tasks (needs the node's hwloc XML)\n"
 "  -t, --time-budget MS      bound the whole placement's time (0: no limit)\n"
 "      --seed N              seed of the random policy\n"
 "  -o, --output FILE         write to FILE (atomically) instead of stdout\n"
@@ -133,12 +139,19 @@ static const char help_check[] =
 "exit 2.\n";
 
 static const char help_node[] =
-"usage: topoplace node-info [FILE [LINKS]]\n"
+"usage: topoplace node-info [--format text|svg] [-o FILE] [FILE [LINKS]]\n"
 "\n"
 "Load a node's hwloc XML (FILE; this machine when none) and optionally its\n"
 "NVLink counts (LINKS: gres.conf Links= lines or nvidia-smi topo -m output),\n"
 "then print the sockets, the PCIe tree with link bandwidths and the GPU path\n"
-"matrix (as nvidia-smi topo -m).  Exit 2 on a file that does not load.\n";
+"matrix (as nvidia-smi topo -m).  Exit 2 on a file that does not load.\n"
+"\n"
+"  -f, --format FMT   text (default) or svg: a picture of the sockets,\n"
+"                     cores, PCIe tree, GPUs, NVLinks and network cards\n"
+"  -o, --output FILE  write the picture to FILE (atomically)\n"
+"\n"
+"The same picture with a job's tasks on it: topoplace map ... --format svg\n"
+"--node NAME.\n";
 
 static const char help_bind[] =
 "usage: topoplace bind [-v] [--] PROGRAM [ARGS...]\n"

@@ -1,7 +1,8 @@
 /* topoplace command — map: argv becomes one tp_job_request, the job's result
- * becomes a hostfile, a JSON document or a rankfile (map_output.c).  Every
- * decision (policy, candidates, fallbacks, the inside of the nodes) is the
- * core's, so the plugin gets the same bytes from the same inputs. */
+ * becomes a hostfile, a JSON document or a rankfile (map_output.c), or a
+ * picture (map_svg.c).  Every decision (policy, candidates, fallbacks, the
+ * inside of the nodes) is the core's, so the plugin gets the same bytes
+ * from the same inputs. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 enum {
 	OPT_SEED = 256, OPT_SEARCH, OPT_PARTS, OPT_THREADS, OPT_COMPARE,
 	OPT_EXPLAIN, OPT_GPU_MATRIX, OPT_NODE_TOPOLOGY, OPT_GPT, OPT_GPU_LINKS,
-	OPT_GPU_SELECT,
+	OPT_GPU_SELECT, OPT_NODE,
 };
 
 static const struct option map_opts[] = {
@@ -38,6 +39,7 @@ static const struct option map_opts[] = {
 	{ "gpus-per-task", required_argument, NULL, OPT_GPT },
 	{ "gpu-links", required_argument, NULL, OPT_GPU_LINKS },
 	{ "gpu-select", required_argument, NULL, OPT_GPU_SELECT },
+	{ "node", required_argument, NULL, OPT_NODE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -69,9 +71,11 @@ static int parse_format(const char *s, enum cli_format *out)
 		*out = CLI_FORMAT_MPICH;
 	else if (!strcmp(s, "tasks"))
 		*out = CLI_FORMAT_TASKS;
+	else if (!strcmp(s, "svg"))
+		*out = CLI_FORMAT_SVG;
 	else
 		return cli_usage_error("--format: '%s': unknown format (hostfile, "
-				       "json, rankfile, mpich or tasks)", s);
+				       "json, rankfile, mpich, tasks or svg)", s);
 	return 0;
 }
 
@@ -131,6 +135,11 @@ static int map_option(struct cli_map *mp, int c, const char *arg)
 		mp->node_opt = "--gpu-select";
 		break;
 	}
+	case OPT_NODE:
+		if (!*arg)
+			return cli_usage_error("--node: empty node name");
+		mp->svg_node = arg;
+		break;
 	case OPT_GPT:
 		rc = cli_parse_count("--gpus-per-task", arg, 1, TP_NODE_MAX_GPUS, &v);
 		r->gpus_per_task = (int)v;
@@ -170,6 +179,9 @@ static int parse_map_args(struct cli_map *mp, int argc, char **argv,
 				       "--gpu-matrix) to count the tasks");
 	if (mp->format == CLI_FORMAT_TASKS && !mp->node_opt)
 		mp->node_opt = "--format tasks";
+	if (mp->svg_node && mp->format != CLI_FORMAT_SVG)
+		return cli_usage_error("--node %s: draws a node, needs --format svg",
+				       mp->svg_node);
 	return 0;
 }
 
@@ -185,11 +197,15 @@ static void finish_request(struct cli_map *mp)
 	r->what.policy = "--policy";
 	r->what.metric = "--metric";
 	r->what.time_budget = "--time-budget";
-	if (mp->format != CLI_FORMAT_HOSTFILE || mp->node_opt)
+	/* a network picture needs nothing inside the nodes (the plugin's
+	 * --topo-report=svg asks the same), a node's picture does */
+	if ((mp->format != CLI_FORMAT_HOSTFILE && mp->format != CLI_FORMAT_SVG) ||
+	    mp->node_opt || mp->svg_node)
 		r->flags |= TP_JOB_NODE_PLACEMENT;
 	if (mp->node_opt)
 		r->flags |= TP_JOB_REQUIRE_MODELS;
-	if (mp->format == CLI_FORMAT_JSON || mp->compare)
+	if (mp->format == CLI_FORMAT_JSON || mp->format == CLI_FORMAT_SVG ||
+	    mp->compare)
 		r->flags |= TP_JOB_METRICS;
 }
 
@@ -215,6 +231,8 @@ static int map_run(struct cli_map *mp)
 	finish_request(mp);
 	if (tp_job_create(&mp->req, &mp->job, &err) < 0)
 		return cli_report(NULL, &err);
+	if (mp->svg_node && (rc = cli_map_svg_check(mp)))
+		return rc;
 	if (tp_job_run(mp->job, &err) < 0) {
 		/* a node the configuration gives no model (not a model file
 		 * that is missing, which names itself) */
@@ -238,6 +256,8 @@ static int map_run(struct cli_map *mp)
 	case CLI_FORMAT_MPICH:
 	case CLI_FORMAT_TASKS:
 		return cli_map_launcher_format(mp);
+	case CLI_FORMAT_SVG:
+		return cli_map_svg(mp);
 	default:
 		return cli_map_hostfile(mp);
 	}

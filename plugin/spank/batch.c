@@ -176,8 +176,12 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 		}
 		goto out;
 	}
-	char tag[64];
+	char tag[64], picture[TPK_PATH_MAX];
 	snprintf(tag, sizeof tag, "job%u", jobid);
+	/* --topo-report=svg: next to the job's output, where sbatch ran */
+	bool pic = nonempty(submit) && submit[0] == '/' &&
+		   snprintf(picture, sizeof picture, "%s/topoplace-%u.svg", submit,
+			    jobid) < (int)sizeof picture;
 	struct tpk_step step = {
 		.nodelist = nodelist,
 		.slots = nonempty(tpn) ? tpn : NULL,
@@ -187,6 +191,7 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 		.tmpdir = nonempty(tmpdir) && tmpdir[0] == '/' ? tmpdir : "/tmp",
 		.tag = tag,
 		.mpich = true,
+		.picture = pic ? picture : NULL,
 		.cred = cred,
 		.ntasks_what = "SLURM_NTASKS",
 		.slots_what = "SLURM_TASKS_PER_NODE",

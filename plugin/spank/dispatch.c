@@ -61,10 +61,14 @@ static struct spank_option opts[] = {
 	  "topoplace: auto (default), geometric, graph, zorder, cyclic, random, "
 	  "modcolor, block or none (none: leave placement to Slurm)", 1,
 	  TPK_OPT_POLICY, opt_cb },
-	{ "topo-report", NULL,
+	/* an optional value (has_arg 2): only attached, --topo-report=svg, so
+	 * that "--topo-report cmd" still runs cmd */
+	{ "topo-report", "svg",
 	  "topoplace: report the placement: the candidates tried, their scores "
-	  "and times, and Slurm's order against topoplace's", 0, TPK_OPT_REPORT,
-	  opt_cb },
+	  "and times, and Slurm's order against topoplace's; =svg also draws "
+	  "them side by side: topoplace-JOBID.svg in the submit directory "
+	  "(sbatch), topoplace-JOBID.srun.svg in the current one (srun)", 2,
+	  TPK_OPT_REPORT, opt_cb },
 	{ "topo-cpu-bind", "yes|no",
 	  "topoplace: bind each task to the cores chosen for it (default yes "
 	  "where the node has NodeTopology=; no: keep Slurm's --cpu-bind)",

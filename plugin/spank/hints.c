@@ -36,7 +36,14 @@ void tpk_hints_set(struct tpk_hints *h, int val, const char *arg)
 	case TPK_OPT_GRAPH: set_str(&h->graph, arg); break;
 	case TPK_OPT_GPU_MATRIX: set_str(&h->gpu_matrix, arg); break;
 	case TPK_OPT_POLICY: set_str(&h->policy, arg); break;
-	case TPK_OPT_REPORT: h->report = true; break;
+	case TPK_OPT_REPORT:   /* the last one wins: a plain flag clears =svg */
+		h->report = true;
+		free(h->report_as);
+		/* sbatch and salloc 22.05 export the plain flag to the job as
+		 * SLURM_SPANK__..._topo_report=(null) (a NULL printed): no value */
+		h->report_as = arg && arg[0] && strcmp(arg, "(null)")
+			       ? strdup(arg) : NULL;
+		break;
 	case TPK_OPT_CPU_BIND: set_str(&h->cpu_bind, arg); break;
 	default: return;
 	}
@@ -50,6 +57,7 @@ void tpk_hints_free(struct tpk_hints *h)
 	free(h->gpu_matrix);
 	free(h->policy);
 	free(h->cpu_bind);
+	free(h->report_as);
 	memset(h, 0, sizeof *h);
 }
 
@@ -69,7 +77,7 @@ void tpk_hints_from_env(struct tpk_hints *h,
 			v = get(name);
 		}
 		if (v)
-			tpk_hints_set(h, val, val == TPK_OPT_REPORT ? NULL : v);
+			tpk_hints_set(h, val, v);
 	}
 }
 
@@ -84,7 +92,7 @@ void tpk_hints_overlay(struct tpk_hints *dst, const struct tpk_hints *src)
 	if (src->policy)
 		tpk_hints_set(dst, TPK_OPT_POLICY, src->policy);
 	if (src->report)
-		tpk_hints_set(dst, TPK_OPT_REPORT, NULL);
+		tpk_hints_set(dst, TPK_OPT_REPORT, src->report_as);
 	if (src->cpu_bind)
 		tpk_hints_set(dst, TPK_OPT_CPU_BIND, src->cpu_bind);
 }
@@ -92,6 +100,11 @@ void tpk_hints_overlay(struct tpk_hints *dst, const struct tpk_hints *src)
 bool tpk_hints_policy_none(const struct tpk_hints *h)
 {
 	return h->policy && !strcmp(h->policy, "none");
+}
+
+bool tpk_hints_report_svg(const struct tpk_hints *h)
+{
+	return h->report && h->report_as && !strcmp(h->report_as, "svg");
 }
 
 bool tpk_hints_pattern(const struct tpk_hints *h)

@@ -15,6 +15,7 @@
 #include <topoplace/topoplace.h>
 
 #include "tpk.h"
+#include "../svg/svg.h"
 
 #define KEPT "Slurm's placement is kept"
 
@@ -191,6 +192,46 @@ static int write_mpich(const char *path, const tp_job *job)
 	return 0;
 }
 
+/* --topo-report=svg: the picture topoplace map --format svg draws for the
+ * same inputs (the pattern named the same way), size-bounded, written as
+ * the user where the step says; a failure is one line, never the job's. */
+static void write_picture(const tp_job *job, const struct tpk_hints *h,
+			  const struct tpk_step *s, struct tpk_result *r)
+{
+	if (!s->picture) {
+		add_line(r, "topoplace: --topo-report=svg: no directory to write "
+			 "the picture in");
+		return;
+	}
+	char pat[TPK_PATH_MAX + 32], why[TPK_LINE_MAX];
+	if (h->stencil)
+		snprintf(pat, sizeof pat, "stencil %s", h->stencil);
+	else if (h->graph)
+		snprintf(pat, sizeof pat, "graph %s", h->graph);
+	else if (h->gpu_matrix)
+		snprintf(pat, sizeof pat, "GPU traffic %s", h->gpu_matrix);
+	else
+		snprintf(pat, sizeof pat, "none");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = f ? svg_map_picture(f, job, pat) : -1;
+	if (f && fclose(f) != 0)
+		rc = -1;
+	if (rc < 0)
+		add_line(r, "topoplace: --topo-report=svg: out of memory, no picture");
+	else if (len > TPK_MAX_PICTURE_BYTES)
+		add_line(r, "topoplace: --topo-report=svg: the picture would take "
+			 "%zu bytes, more than %u: not written", len,
+			 TPK_MAX_PICTURE_BYTES);
+	else if (tpk_write_user_file(s->picture, buf, len, &s->cred, why,
+				     sizeof why) < 0)
+		add_line(r, "topoplace: --topo-report=svg: %s", why);
+	else
+		add_line(r, "topoplace: picture: %s", s->picture);
+	free(buf);
+}
+
 static int write_hostfile(const tp_job *job, const struct tpk_step *s,
 			  struct tpk_result *r)
 {
@@ -289,6 +330,12 @@ void tpk_place(const struct tpk_site *site, const struct tpk_hints *hints,
 	}
 	if (hints->report)
 		report(job, res);
+	if (tpk_hints_report_svg(hints))
+		write_picture(job, hints, step, res);
+	else if (hints->report_as)
+		add_line(res, "topoplace: --topo-report=%s: unknown value (svg "
+			 "draws the placement); the report is text only",
+			 hints->report_as);
 out:
 	if (res->status != TPK_PLACED && res->dir[0]) {
 		tpk_remove_private_dir(res->dir, &step->cred);
@@ -342,6 +389,7 @@ void tpk_key(const struct tpk_site *site, const struct tpk_hints *hints,
 	fnv(&h, hints->gpu_matrix);
 	fnv(&h, hints->policy);
 	fnv(&h, hints->report ? "r" : "-");
+	fnv(&h, hints->report_as);
 	fnv(&h, step->nodelist);
 	fnv(&h, step->slots);
 	fnv(&h, step->capacity);

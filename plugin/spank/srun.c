@@ -252,8 +252,14 @@ static void place(const struct tpk_site *site, const struct tpk_srun_args *args)
 		}
 		goto out;
 	}
-	char tag[64];
+	char tag[64], picture[TPK_PATH_MAX], here[TPK_PATH_MAX];
 	snprintf(tag, sizeof tag, "job%.32s.srun", jobid);
+	/* --topo-report=svg: in srun's directory, where its output goes; a
+	 * later srun of the job replaces it */
+	bool pic = jobid[strspn(jobid, "0123456789")] == '\0' &&
+		   getcwd(here, sizeof here) &&
+		   snprintf(picture, sizeof picture, "%s/topoplace-%.32s.srun.svg",
+			    strcmp(here, "/") ? here : "", jobid) < (int)sizeof picture;
 	const char *tmp = getenv("TMPDIR"), *submit = getenv("SLURM_SUBMIT_DIR");
 	bool own_files = args->hints.graph || args->hints.gpu_matrix;
 	struct tpk_step step = {
@@ -264,6 +270,7 @@ static void place(const struct tpk_site *site, const struct tpk_srun_args *args)
 			   : getcwd(cwd, sizeof cwd),
 		.tmpdir = nonempty(tmp) && tmp[0] == '/' ? tmp : "/tmp",
 		.tag = tag,
+		.picture = pic ? picture : NULL,
 		.cred = { .drop = false },       /* srun runs as the user */
 	};
 	step_facts(args, &step, capacity, sizeof capacity);

@@ -4,16 +4,19 @@
  *   srun.c       srun (local context): this srun's tasks, SLURM_HOSTFILE
  *   batch.c      the batch step (remote): the job's tasks, the script's env
  *   task.c       every other step (remote): each task's GPUs and CPUs
- *   place.c      Slurm's facts -> one tp_job_request -> a private hostfile
- *                and the report lines (no SPANK calls)
+ *   place.c      Slurm's facts -> one tp_job_request -> a private hostfile,
+ *                the report lines and the --topo-report=svg picture (drawn
+ *                by plugin/svg/, as topoplace map --format svg) (no SPANK
+ *                calls)
  *   site.c       the plugstack.conf arguments
  *   hints.c      the --topo-* options, from callbacks and the environment
  *   srun_args.c  what srun's command line asks for
- *   userfile.c   user files read with the user's privileges; private dirs
+ *   userfile.c   user files read and written with the user's privileges;
+ *                private dirs
  *   lists.c      Slurm's list formats (cores, GPUs, tasks per node), lines
  *
  * Only place.c and the context files call the core; the pure helpers
- * (site, hints, srun_args, lists) are unit-tested on their own.  Nothing
+ * (site, hints, srun_args, lists, userfile) are unit-tested on their own.  Nothing
  * here is public API: the plugin exports only slurm_spank_* and plugin_*
  * (topoplace.lds).
  */
@@ -35,6 +38,7 @@
 #define TPK_MAX_HOSTFILE_BYTES (64u << 20)       /* the hostfile written */
 #define TPK_MAX_GPUS 64      /* GPUs per node */
 #define TPK_MAX_CORES 8192   /* cores of a step on one node */
+#define TPK_MAX_PICTURE_BYTES (16u << 20)   /* --topo-report=svg */
 
 /* ---- site.c: the plugstack.conf line ---- */
 
@@ -61,6 +65,8 @@ struct tpk_hints {
 	char *policy;      /* --topo-policy */
 	char *cpu_bind;    /* --topo-cpu-bind (yes or no) */
 	bool report;       /* --topo-report */
+	char *report_as;   /* --topo-report=VALUE ("svg": also a picture),
+			      NULL for the plain flag */
 	bool seen;         /* any of them given */
 };
 
@@ -79,6 +85,8 @@ void tpk_hints_from_env(struct tpk_hints *h,
  * environment). */
 void tpk_hints_overlay(struct tpk_hints *dst, const struct tpk_hints *src);
 bool tpk_hints_policy_none(const struct tpk_hints *h);
+/* --topo-report=svg: the placement's picture next to the job's output. */
+bool tpk_hints_report_svg(const struct tpk_hints *h);
 bool tpk_hints_pattern(const struct tpk_hints *h);
 
 /* ---- srun_args.c: srun's command line ---- */
@@ -160,6 +168,11 @@ int tpk_make_private_dir(const char *parent, const char *tag,
 			 char *err, size_t errlen);
 /* Remove such a directory and the plain files in it, as the user. */
 void tpk_remove_private_dir(const char *dir, const struct tpk_cred *cred);
+/* Write len bytes to path as the user: a new temporary file next to it
+ * (mode 0600, never through a symbolic link), then renamed over path.  0,
+ * or -1 with one line in err (nothing left behind). */
+int tpk_write_user_file(const char *path, const char *data, size_t len,
+			const struct tpk_cred *cred, char *err, size_t errlen);
 
 /* ---- place.c: one placement of a step's tasks onto its nodes ---- */
 
@@ -174,6 +187,8 @@ struct tpk_step {
 	const char *tmpdir;          /* parent of the private directory */
 	const char *tag;             /* "job12" names the private directory */
 	bool mpich;                  /* also write MPICH's host file */
+	const char *picture;         /* --topo-report=svg writes here (NULL:
+					nowhere to write, said in a line) */
 	struct tpk_cred cred;
 	/* the names of the inputs, for messages */
 	const char *ntasks_what, *slots_what;

@@ -252,3 +252,59 @@ void tpk_remove_private_dir(const char *dir, const struct tpk_cred *cred)
 	tpk_become_root(cred);
 }
 
+/* ------------------------------------------------------- written files */
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int tpk_write_user_file(const char *path, const char *data, size_t len,
+			const struct tpk_cred *cred, char *err, size_t errlen)
+{
+	char tmp[TPK_PATH_MAX];
+	if (!path || path[0] != '/' ||
+	    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
+		snprintf(err, errlen, "%s: not an absolute path of at most %d bytes",
+			 path ? path : "(none)", TPK_PATH_MAX - 8);
+		return -1;
+	}
+	if (tpk_become_user(cred, err, errlen) < 0)
+		return -1;
+	/* mkstemp: O_CREAT | O_EXCL, mode 0600, never through a link */
+	int fd = mkstemp(tmp), rc = -1;
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot write in %.*s: %s",
+			 (int)(strrchr(path, '/') - path + 1), path, strerror(errno));
+		goto out;
+	}
+	int w = write_all(fd, data, len), e = errno;
+	if (close(fd) < 0 && w == 0) {
+		w = -1;
+		e = errno;
+	}
+	if (w < 0) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(e));
+		unlink(tmp);
+		goto out;
+	}
+	/* rename replaces a link at path, it does not follow it */
+	if (rename(tmp, path) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	tpk_become_root(cred);
+	return rc;
+}

@@ -989,7 +989,7 @@ if check0 "mpich: --output"; then
 	if [ "$(paste -sd' ' "$tmp/h.mpich")" = "n00:2 n01:2 n02:2 n03:2" ]; then ok "mpich: --output (block order: one line per node)"
 	else no "mpich: --output" "$(cat "$tmp/h.mpich")"; fi
 fi
-fails2 "format: unknown" "unknown format (hostfile, json, rankfile, mpich or tasks)" - \
+fails2 "format: unknown" "unknown format (hostfile, json, rankfile, mpich, tasks or svg)" - \
 	map --config "$TOR" --nodes 'n[00-03]' --ntasks 8 --stencil 8x1 --format openmpi
 
 # ---- bind: a rank's CPUs and GPUs from the job's environment ----

@@ -864,6 +864,58 @@ else
 fi
 TP_PLUGSTACK_ARGS="$ARGS0" bash "$HERE/cluster.sh" plugstack on
 
+# ---- 15: --topo-report=svg: the picture `topoplace map --format svg` draws
+# for the same inputs, byte for byte, written as the user next to the job's
+# output (sbatch: the submit directory; srun: its own directory).  Where the
+# user cannot write: one line, the job runs, nothing written as root.  An
+# unknown value: one line, the text report.
+script t15a "$SHOW
+echo \"MAP=\$(ranks)\""
+submit t15a -N8 --ntasks-per-node=8 --topo-stencil=$S3 --topo-report=svg
+RO=$W/readonly
+mkdir -p "$RO"
+chmod 0755 "$RO"          # root's: the user cannot write in it
+script t15b "$SHOW"
+j15b=$(as_user "cd '$RO' && sbatch --parsable -o '$W/t15b.out' -e '$W/t15b.err' -N2 --ntasks-per-node=2 --topo-stencil=2x2 --topo-report=svg '$W/t15b.sh'")
+script t15c "$SHOW
+srun --topo-stencil=$S3 --topo-report=svg true
+echo \"PNG=\$(srun --topo-stencil=$S3 --topo-report=png true 2>&1 | grep -c 'topoplace: --topo-report=png: unknown value')\"
+echo \"JOB=\$SLURM_JOB_ID\""
+as_user "salloc -N8 --ntasks-per-node=8 ./t15c.sh > t15c.out 2> t15c.err"
+wait_jobs
+f=$W/t15a.out
+pic=$W/topoplace-${JOB[t15a]}.svg
+"$CLI" map --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
+	--stencil $S3 --format svg --output "$W/t15a.want.svg" 2>/dev/null
+if [ -s "$pic" ] && cmp -s "$pic" "$W/t15a.want.svg" &&
+   [ "$(stat -c %U:%a "$pic")" = "$TPUSER:600" ] &&
+   [ "$(count_lines "^topoplace: picture: $pic\$" "$W/t15a.err")" = 1 ] &&
+   python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$pic"; then
+	ok "15a sbatch --topo-report=svg: the picture of topoplace map --format svg, byte for byte, the user's (0600), in the submit directory"
+else
+	bad "15a sbatch --topo-report=svg" "$(ls -l "$pic" 2>&1)" \
+		"cmp: $(cmp "$pic" "$W/t15a.want.svg" 2>&1)" "stderr: $(head -5 "$W/t15a.err")"
+fi
+if [ -z "$(ls -A "$RO")" ] && [ -n "$(val NL "$W/t15b.out")" ] &&
+   [ "$(count_lines "^topoplace: --topo-report=svg: cannot write in $RO/: Permission denied" "$W/t15b.err")" = 1 ]; then
+	ok "15b submit directory the user cannot write: one line, the job runs, nothing written (not as root either)"
+else
+	bad "15b unwritable submit directory" "job ${j15b:-?}, left: $(ls -A "$RO")" "stderr: $(head -5 "$W/t15b.err")"
+fi
+f=$W/t15c.out
+pic=$W/topoplace-$(val JOB "$f").srun.svg
+"$CLI" map --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
+	--stencil $S3 --format svg --output "$W/t15c.want.svg" 2>/dev/null
+if [ -s "$pic" ] && cmp -s "$pic" "$W/t15c.want.svg" &&
+   [ "$(stat -c %U "$pic")" = "$TPUSER" ]; then
+	ok "15c srun --topo-report=svg inside salloc: the same picture, in srun's directory"
+else
+	bad "15c srun --topo-report=svg" "$(ls -l "$pic" 2>&1)" "cmp: $(cmp "$pic" "$W/t15c.want.svg" 2>&1)" \
+		"stderr: $(grep topoplace "$W/t15c.err" | head -5)"
+fi
+check_eq "15d --topo-report=png: one line says the value is unknown" "1" "$(val PNG "$f")" \
+	"stderr: $(head -5 "$W/t15c.err")"
+
 # ---- nothing left behind
 wait_jobs
 left=$(find /tmp "$H" -maxdepth 1 -name 'topoplace.job*' 2>/dev/null | head -5)

@@ -311,11 +311,59 @@ START_TEST(modcolor_figure2)
 }
 END_TEST
 
+/* Link ends: every link a route crosses joins the routers the route walks
+ * through, in order; unused ids say so. */
+START_TEST(link_ends)
+{
+	tp_conf *c = dfly("valiant");
+	const tp_machine *m = tp_conf_machine(c);
+	int32_t n = tp_machine_node_count(m);
+	int64_t l[8];
+	for (int32_t a = 0; a < n; a += 5)
+		for (int32_t b = 0; b < n; b += 7) {
+			int len = tp_machine_route(m, a, b, l, 8);
+			ck_assert_int_ge(len, 0);
+			int cur[2] = { tp_machine_node_coords(m, a)[0],
+				       tp_machine_node_coords(m, a)[1] };
+			for (int k = 0; k < len; k++) {
+				int x[2], y[2];
+				ck_assert_int_eq(tp_machine_link_ends(m, l[k], x, y), 0);
+				/* the walk leaves through one end, arrives at the other */
+				bool fx = x[0] == cur[0] && x[1] == cur[1];
+				bool fy = y[0] == cur[0] && y[1] == cur[1];
+				ck_assert_msg(fx || fy, "link %lld does not touch (%d,%d)",
+					      (long long)l[k], cur[0], cur[1]);
+				cur[0] = fx ? y[0] : x[0];
+				cur[1] = fx ? y[1] : x[1];
+			}
+			ck_assert_int_eq(cur[0], tp_machine_node_coords(m, b)[0]);
+			ck_assert_int_eq(cur[1], tp_machine_node_coords(m, b)[1]);
+		}
+	int x[2], y[2];
+	/* global link 1 of groups 0 and 1: router 1 of group 0, 3 of group 1 */
+	int64_t g01 = 9 * 4 * 4 + (0 * 9 + 1) * 2 + 1;
+	ck_assert_int_eq(tp_machine_link_ends(m, g01, x, y), 0);
+	ck_assert_int_eq(x[0], 1);
+	ck_assert_int_eq(x[1], 0);
+	ck_assert_int_eq(y[0], 3);
+	ck_assert_int_eq(y[1], 1);
+	/* unused: a router with itself, groups the wrong way round */
+	ck_assert_int_eq(tp_machine_link_ends(m, 0, x, y), TP_ENOENT);
+	ck_assert_int_eq(tp_machine_link_ends(m, 9 * 16 + (1 * 9 + 0) * 2, x, y),
+			 TP_ENOENT);
+	ck_assert_int_eq(tp_machine_link_ends(m, tp_machine_link_count(m), x, y),
+			 TP_EINVAL);
+	ck_assert_int_eq(tp_machine_link_ends(m, -1, x, y), TP_EINVAL);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dragonfly");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, distances_and_routes);
+	tcase_add_test(tc, link_ends);
 	tcase_add_loop_test(tc, bad_dragonfly, 0, (int)(sizeof bad_configs / sizeof bad_configs[0]));
 	tcase_add_test(tc, map_on_dragonfly);
 	tcase_add_test(tc, modcolor_halo);

@@ -494,6 +494,55 @@ START_TEST(traced_stencil_mapped_as_stencil)
 }
 END_TEST
 
+/* What pictures need from a job: Slurm's block order as scored, and each
+ * node's model. */
+START_TEST(block_map_and_models)
+{
+	tp_conf *c = torus8(NULL);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-007]";
+	r.slots = "2";
+	r.stencil = "4x4";
+	tp_job *job = NULL;
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert_ptr_null(tp_job_block_map(job));
+	ck_assert_int_eq(tp_job_run(job, NULL), 0);
+	const int32_t *b = tp_job_block_map(job);
+	ck_assert_ptr_nonnull(b);
+	int32_t want[16];
+	ck_assert_int_eq(tp_map_block(tp_job_alloc(job), 16, want, NULL), 0);
+	for (int t = 0; t < 16; t++)
+		ck_assert_int_eq(b[t], want[t]);
+	ck_assert_int_eq(b[3], 1);
+	/* no node placement asked: no models */
+	ck_assert_ptr_null(tp_job_node_model(job, 0));
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+
+	char conf[512];
+	snprintf(conf, sizeof conf, "Network=mesh Dims=3\nNodeName=g[1-2] "
+		 "CoordOrder=x-major NodeTopology=%s/nodes/nvl4.xml\n"
+		 "NodeName=h1 Coords=2\n", TP_TEST_DATA);
+	c = load(conf);
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "g2,h1";
+	r.ntasks = 2;
+	r.flags = TP_JOB_NODE_PLACEMENT;
+	job = job_ok(&r);
+	const tp_node *n = tp_job_node_model(job, 0);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_int_eq(tp_node_ngpus(n), 4);
+	ck_assert_ptr_null(tp_job_node_model(job, 1));   /* h1 has none */
+	ck_assert_ptr_null(tp_job_node_model(job, 2));
+	ck_assert_ptr_null(tp_job_node_model(job, -1));
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job");
@@ -512,6 +561,7 @@ int main(void)
 	tcase_add_test(tc, node_share_notes);
 	tcase_add_test(tc, split_local_rank);
 	tcase_add_test(tc, traced_stencil_mapped_as_stencil);
+	tcase_add_test(tc, block_map_and_models);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -821,6 +821,100 @@ START_TEST(test_scotch_parity_eight_per_node)
 }
 END_TEST
 
+/* ---- every link's load ---- */
+
+START_TEST(test_link_loads)
+{
+	/* ring of 8: task pairs 0-1 on x0->x2 (links 0, 1), 2-3 on x1->x3
+	 * (links 1, 2), bytes 3 and 5: loads 3, 8, 5, the rest 0 */
+	int dims[1] = {8};
+	bool wrap[1] = {true};
+	tp_machine *m = mk_full_machine(1, dims, wrap, 1);
+	int32_t nodes[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+	tp_alloc *a = mk_alloc(m, nodes, 8, 1);
+	int32_t u[2] = {0, 2}, v[2] = {1, 3};
+	double w[2] = {3, 5};
+	tp_graph *g = mk_graph(4, 2, u, v, w);
+	int32_t P[4] = {0, 2, 1, 3};
+	int64_t nl = tp_machine_link_count(m);
+	ck_assert_int_eq(nl, 8);
+	double loads[8];
+	int64_t msgs[8];
+	for (int i = 0; i < 8; i++) {
+		loads[i] = -1;   /* overwritten, not added to */
+		msgs[i] = -1;
+	}
+	tp_error err = {0};
+	ck_assert_int_eq(tp_metrics_link_loads(g, a, P, loads, msgs, nl, &err), 0);
+	double want[8] = {3, 8, 5, 0, 0, 0, 0, 0};
+	int64_t wmsgs[8] = {1, 2, 1, 0, 0, 0, 0, 0};
+	for (int i = 0; i < 8; i++) {
+		assert_close(loads[i], want[i], "load");
+		ck_assert_int_eq(msgs[i], wmsgs[i]);
+	}
+	/* msgs may be NULL; the largest load is the metric's congestion */
+	ck_assert_int_eq(tp_metrics_link_loads(g, a, P, loads, NULL, nl, &err), 0);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, P, true, &mt, &err), 0);
+	assert_close(mt.max_congestion_bytes, 8, "max");
+
+	/* wrong sizes and bad maps are refused with one line */
+	ck_assert_int_eq(tp_metrics_link_loads(g, a, P, loads, msgs, 7, &err),
+			 TP_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "room for 7 links"));
+	int32_t bad[4] = {0, 2, 1, 9};
+	ck_assert_int_eq(tp_metrics_link_loads(g, a, bad, loads, msgs, nl, &err),
+			 TP_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "task 3"));
+	ck_assert_int_eq(tp_metrics_link_loads(g, a, P, NULL, msgs, nl, &err),
+			 TP_EINVAL);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* On a random mapping of a 3-D stencil: the loads sum to the routed
+ * hop-bytes (every edge loads each link of its route with its bytes) and
+ * their maximum is the congestion metric. */
+START_TEST(test_link_loads_sum)
+{
+	int dims[3] = {4, 3, 5};
+	bool wrap[3] = {true, false, true};
+	tp_machine *m = mk_full_machine(3, dims, wrap, 2);
+	int32_t *nodes = random_subset(120, 40, 7);
+	tp_alloc *a = mk_alloc(m, nodes, 40, 2);
+	tp_graph *g = mk_stencil("5x4x4:27pt:periodic=x");
+	int32_t map[80];
+	int32_t *perm = random_subset(80, 80, 11);
+	for (int t = 0; t < 80; t++)
+		map[t] = perm[t] / 2;
+	int64_t nl = tp_machine_link_count(m);
+	double *loads = malloc(sizeof *loads * (size_t)nl);
+	ck_assert_ptr_nonnull(loads);
+	tp_error err = {0};
+	ck_assert_int_eq(tp_metrics_link_loads(g, a, map, loads, NULL, nl, &err), 0);
+	double sum = 0, mx = 0;
+	for (int64_t l = 0; l < nl; l++) {
+		sum += loads[l];
+		if (loads[l] > mx)
+			mx = loads[l];
+	}
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, &err), 0);
+	/* dimension-order routes are minimal: route length = hops */
+	ck_assert_msg(fabs(sum - mt.hop_bytes) <= 1e-9 * mt.hop_bytes,
+		      "sum %g, hop-bytes %g", sum, mt.hop_bytes);
+	assert_close(mx, mt.max_congestion_bytes, "max");
+	free(loads);
+	free(perm);
+	free(nodes);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -832,6 +926,8 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_no_edges);
 	tcase_add_test(tc, test_validate_errors);
 	tcase_add_test(tc, test_score_and_workspace);
+	tcase_add_test(tc, test_link_loads);
+	tcase_add_test(tc, test_link_loads_sum);
 	suite_add_tcase(s, tc);
 
 	TCase *tb = tcase_create("brute");

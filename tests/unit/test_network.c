@@ -294,6 +294,57 @@ START_TEST(tree_large_level_cost)
 }
 END_TEST
 
+/* Torus and mesh link ends: link (r, d) joins r and its +1 neighbour,
+ * round the ring on a wrapped dimension; a mesh line's last router has no
+ * +1 link, nor has a ring of one. */
+START_TEST(torus_link_ends)
+{
+	int dims[3] = { 4, 3, 1 };
+	bool wrap[3] = { true, false, true };
+	tp_machine *m = mk(3, dims, wrap);
+	int a[3], b[3];
+	/* router (3,1,0) = 3 + 4*1 = 7: x wraps to (0,1,0) */
+	ck_assert_int_eq(tp_machine_link_ends(m, 7 * 3 + 0, a, b), 0);
+	ck_assert_int_eq(a[0], 3);
+	ck_assert_int_eq(a[1], 1);
+	ck_assert_int_eq(b[0], 0);
+	ck_assert_int_eq(b[1], 1);
+	ck_assert_int_eq(b[2], 0);
+	ck_assert_int_eq(tp_machine_link_ends(m, 7 * 3 + 1, a, b), 0);
+	ck_assert_int_eq(b[1], 2);
+	/* (3,2,0) = 11: y is a mesh line, ends there; z is a ring of one */
+	ck_assert_int_eq(tp_machine_link_ends(m, 11 * 3 + 1, a, b), TP_ENOENT);
+	ck_assert_int_eq(tp_machine_link_ends(m, 7 * 3 + 2, a, b), TP_ENOENT);
+	ck_assert_int_eq(tp_machine_link_ends(m, 12 * 3, a, b), TP_EINVAL);
+	ck_assert_int_eq(tp_machine_link_ends(NULL, 0, a, b), TP_EINVAL);
+	/* every hop of every route joins consecutive routers */
+	int32_t ids[12];
+	for (int r = 0; r < 12; r++) {
+		char name[8];
+		int c[3] = { r % 4, r / 4, 0 };
+		snprintf(name, sizeof name, "n%d", r);
+		ids[r] = add(m, name, c);
+	}
+	for (int i = 0; i < 12; i++)
+		for (int j = 0; j < 12; j++) {
+			int64_t l[8];
+			int len = tp_machine_route(m, ids[i], ids[j], l, 8);
+			ck_assert_int_eq(len, tp_machine_distance(m, ids[i], ids[j]));
+			int cur[3] = { i % 4, i / 4, 0 };
+			for (int k = 0; k < len; k++) {
+				ck_assert_int_eq(tp_machine_link_ends(m, l[k], a, b), 0);
+				bool fa = !memcmp(a, cur, sizeof cur);
+				bool fb = !memcmp(b, cur, sizeof cur);
+				ck_assert(fa || fb);
+				memcpy(cur, fa ? b : a, sizeof cur);
+			}
+			ck_assert_int_eq(cur[0], j % 4);
+			ck_assert_int_eq(cur[1], j / 4);
+		}
+	tp_machine_destroy(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("network");
@@ -302,6 +353,7 @@ int main(void)
 	tcase_add_test(tc, weighted_long_paths);
 	tcase_add_test(tc, mesh_above_2_30);
 	tcase_add_test(tc, tree_large_level_cost);
+	tcase_add_test(tc, torus_link_ends);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -584,12 +584,86 @@ START_TEST(nics_and_gpu_affinity)
 }
 END_TEST
 
+/* The parts as a forest: sockets first, every PCI part below a socket,
+ * GPUs and cards numbered, links joining child and parent. */
+START_TEST(node_parts)
+{
+	tp_node *n = load("nvl4.xml", "nvl4.links");
+	int np = tp_node_nparts(n);
+	ck_assert_int_gt(np, 2 + 4 + 2);
+	int gpus = 0, nics = 0, ports = 0, sockets = 0;
+	for (int p = 0; p < np; p++) {
+		tp_node_part x;
+		ck_assert_int_eq(tp_node_part_get(n, p, &x), 0);
+		ck_assert_ptr_nonnull(x.name);
+		if (p < tp_node_npackages(n)) {
+			ck_assert_int_eq(x.kind, TP_PART_SOCKET);
+			ck_assert_int_eq(x.index, p);
+		}
+		switch (x.kind) {
+		case TP_PART_SOCKET:
+			sockets++;
+			ck_assert_int_eq(x.parent, -1);
+			ck_assert_int_eq(x.uplink, -1);
+			continue;
+		case TP_PART_GPU: {
+			char want[8];
+			snprintf(want, sizeof want, "GPU%d", x.index);
+			ck_assert_str_eq(x.name, want);
+			gpus++;
+			break;
+		}
+		case TP_PART_NIC: nics++; ck_assert_int_eq(x.index, 0); break;
+		case TP_PART_PORT: ports++; ck_assert_int_eq(x.index, 0); break;
+		default: ck_assert_int_eq(x.index, -1); break;
+		}
+		/* a PCI part: its uplink joins it to its parent, and it has a
+		 * socket above it */
+		int a, b;
+		ck_assert_int_eq(tp_node_link_parts(n, x.uplink, &a, &b), 0);
+		ck_assert_int_eq(a, p);
+		ck_assert_int_eq(b, x.parent);
+		int up = p, steps = 0;
+		tp_node_part y = x;
+		while (y.parent >= 0 && steps++ < np) {
+			up = y.parent;
+			ck_assert_int_eq(tp_node_part_get(n, up, &y), 0);
+		}
+		ck_assert_int_eq(y.kind, TP_PART_SOCKET);
+	}
+	ck_assert_int_eq(sockets, 2);
+	ck_assert_int_eq(gpus, 4);
+	ck_assert_int_eq(nics, 1);
+	ck_assert_int_eq(ports, 1);
+	tp_node_part x;
+	ck_assert_int_eq(tp_node_part_get(n, np, &x), TP_EINVAL);
+	ck_assert_int_eq(tp_node_part_get(n, -1, &x), TP_EINVAL);
+	int a, b;
+	ck_assert_int_eq(tp_node_link_parts(n, tp_node_link_count(n), &a, &b),
+			 TP_EINVAL);
+	tp_node_destroy(n);
+	/* an NVSwitch is a root of its own */
+	n = load("dgx8.xml", "dgx8.links");
+	int found = 0;
+	for (int p = 0; p < tp_node_nparts(n); p++) {
+		ck_assert_int_eq(tp_node_part_get(n, p, &x), 0);
+		if (x.kind == TP_PART_NVSWITCH) {
+			found++;
+			ck_assert_int_eq(x.parent, -1);
+		}
+	}
+	ck_assert_int_eq(found, 1);
+	tp_node_destroy(n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("node");
 	TCase *tc = tcase_create("node");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, nvl4_model);
+	tcase_add_test(tc, node_parts);
 	tcase_add_test(tc, pcie16_classes);
 	tcase_add_test(tc, dgx8_nvswitch);
 	tcase_add_test(tc, cpu2_cores);

@@ -1,5 +1,9 @@
 /* Unit tests: the SPANK plugin's pure functions (plugin/spank: site.c,
  * hints.c, srun_args.c, lists.c), on real srun command lines. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "testutil.h"
 #include "tpk.h"
 
@@ -182,6 +186,117 @@ START_TEST(hints_env_and_overlay)
 }
 END_TEST
 
+/* --topo-report takes an optional value, attached only */
+static const char *svg_env(const char *name)
+{
+	if (!strcmp(name, "_SLURM_SPANK_OPTION_topoplace_topo_report"))
+		return "svg";
+	return NULL;
+}
+
+START_TEST(report_svg)
+{
+	struct tpk_srun_args a = scan(0, "srun --topo-report=svg -n4 ./a");
+	ck_assert(a.hints.report && tpk_hints_report_svg(&a.hints));
+	ck_assert_str_eq(a.hints.report_as, "svg");
+	ck_assert_int_eq(a.ntasks, 4);
+	tpk_srun_args_free(&a);
+	/* the plain flag, and a detached word: that is the command */
+	a = scan(0, "srun --topo-report svg -n4");
+	ck_assert(a.hints.report && !tpk_hints_report_svg(&a.hints));
+	ck_assert_ptr_null(a.hints.report_as);
+	ck_assert_int_eq(a.ntasks, 0);
+	tpk_srun_args_free(&a);
+	/* the last one wins; an unknown value is kept, to be reported */
+	struct tpk_hints h;
+	memset(&h, 0, sizeof h);
+	tpk_hints_set(&h, TPK_OPT_REPORT, "svg");
+	tpk_hints_set(&h, TPK_OPT_REPORT, NULL);
+	ck_assert(h.report && !tpk_hints_report_svg(&h) && !h.report_as);
+	tpk_hints_set(&h, TPK_OPT_REPORT, "png");
+	ck_assert(!tpk_hints_report_svg(&h));
+	ck_assert_str_eq(h.report_as, "png");
+	/* from sbatch through the environment, and onto srun's own */
+	struct tpk_hints env;
+	memset(&env, 0, sizeof env);
+	tpk_hints_from_env(&env, svg_env);
+	ck_assert(tpk_hints_report_svg(&env));
+	tpk_hints_overlay(&env, &h);
+	ck_assert_str_eq(env.report_as, "png");
+	tpk_hints_free(&h);
+	tpk_hints_overlay(&h, &env);
+	ck_assert_str_eq(h.report_as, "png");
+	tpk_hints_free(&h);
+	tpk_hints_free(&env);
+	/* the plain flag from the environment: "" in the step, "(null)" where
+	 * sbatch and salloc export it to the job's sruns */
+	memset(&env, 0, sizeof env);
+	tpk_hints_from_env(&env, fake_env);
+	ck_assert(env.report && !env.report_as);
+	tpk_hints_free(&env);
+	tpk_hints_set(&env, TPK_OPT_REPORT, "(null)");
+	ck_assert(env.report && !env.report_as);
+	tpk_hints_free(&env);
+}
+END_TEST
+
+/* The picture is written as a new file, then renamed: no link followed,
+ * nothing left behind on failure. */
+START_TEST(user_file_written)
+{
+	char dir[] = "/tmp/tp-userfile.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[256], target[256], err[512];
+	struct tpk_cred cred = { .drop = false };
+	snprintf(path, sizeof path, "%s/pic.svg", dir);
+	ck_assert_int_eq(tpk_write_user_file(path, "<svg/>\n", 7, &cred, err,
+					     sizeof err), 0);
+	struct stat st;
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(st.st_size, 7);
+	/* a link planted at the name is replaced, its target untouched */
+	snprintf(target, sizeof target, "%s/target", dir);
+	FILE *f = fopen(target, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("keep", f);
+	fclose(f);
+	unlink(path);
+	ck_assert_int_eq(symlink(target, path), 0);
+	ck_assert_int_eq(tpk_write_user_file(path, "new", 3, &cred, err,
+					     sizeof err), 0);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(stat(target, &st), 0);
+	ck_assert_int_eq(st.st_size, 4);
+	/* failures: one line, nothing left */
+	char missing[300];
+	snprintf(missing, sizeof missing, "%s/no/pic.svg", dir);
+	ck_assert_int_eq(tpk_write_user_file(missing, "x", 1, &cred, err,
+					     sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "cannot write in"));
+	ck_assert_int_eq(tpk_write_user_file("rel.svg", "x", 1, &cred, err,
+					     sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "not an absolute path"));
+	char sub[300];
+	snprintf(sub, sizeof sub, "%s/sub", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert_int_eq(tpk_write_user_file(sub, "x", 1, &cred, err,
+					     sizeof err), -1);   /* a directory */
+	DIR *d = opendir(dir);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	ck_assert_int_eq(n, 3);   /* pic.svg, target, sub: no temporary file */
+	unlink(path);
+	unlink(target);
+	rmdir(sub);
+	rmdir(dir);
+}
+END_TEST
+
 /* ---- Slurm's list formats ---- */
 
 START_TEST(index_lists)
@@ -246,6 +361,8 @@ int main(void)
 	tcase_add_test(tc, srun_het_and_end);
 	tcase_add_test(tc, site_arguments);
 	tcase_add_test(tc, hints_env_and_overlay);
+	tcase_add_test(tc, report_svg);
+	tcase_add_test(tc, user_file_written);
 	tcase_add_test(tc, index_lists);
 	tcase_add_test(tc, task_specs);
 	tcase_add_test(tc, log_lines_are_clean);

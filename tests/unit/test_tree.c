@@ -322,6 +322,57 @@ START_TEST(level_bandwidth)
 }
 END_TEST
 
+/* The shape front ends draw: parents, levels, each node's switch, and the
+ * link ids of both (switch s: s; node i: switches + i). */
+START_TEST(tree_shape)
+{
+	tp_machine *m = fat(NULL, 0);
+	int32_t ns = tp_machine_switch_count(m);
+	int32_t top = -1;
+	for (int32_t s = 0; s < ns; s++) {
+		const char *name = tp_machine_switch_name(m, s);
+		int32_t p = tp_machine_switch_parent(m, s);
+		int lv = tp_machine_switch_level(m, s);
+		if (!strncmp(name, "leaf", 4)) {
+			ck_assert_int_eq(lv, 0);
+			ck_assert_str_eq(tp_machine_switch_name(m, p),
+					 name[4] < '2' ? "spine0" : "spine1");
+		} else if (!strncmp(name, "spine", 5)) {
+			ck_assert_int_eq(lv, 1);
+			ck_assert_str_eq(tp_machine_switch_name(m, p), "core");
+		} else {
+			ck_assert_str_eq(name, "core");
+			ck_assert_int_eq(lv, 2);
+			ck_assert_int_eq(p, -1);
+			top = s;
+		}
+	}
+	ck_assert_int_ge(top, 0);
+	int32_t n5 = node(m, "tux05");
+	int32_t sw = tp_machine_node_switch(m, n5);
+	ck_assert_str_eq(tp_machine_switch_name(m, sw), "leaf1");
+	/* the route's first link is the node's, then its switch's uplink */
+	int64_t links[8];
+	ck_assert_int_eq(tp_machine_route(m, n5, node(m, "tux00"), links, 8), 4);
+	ck_assert_int_eq(links[0], ns + n5);
+	ck_assert_int_eq(links[1], sw);
+	/* bad arguments, and machines that are not trees */
+	ck_assert_int_eq(tp_machine_switch_parent(m, ns), -1);
+	ck_assert_int_eq(tp_machine_switch_level(m, -1), -1);
+	ck_assert_int_eq(tp_machine_node_switch(m, 16), -1);
+	int ca[1], cb[1];
+	ck_assert_int_eq(tp_machine_link_ends(m, 0, ca, cb), TP_ENOTSUP);
+	tp_machine_destroy(m);
+	int dims[1] = { 4 };
+	bool wrap[1] = { false };
+	ck_assert_int_eq(tp_machine_create(&m, 1, dims, wrap, NULL), 0);
+	ck_assert_int_eq(tp_machine_switch_parent(m, 0), -1);
+	ck_assert_int_eq(tp_machine_switch_level(m, 0), -1);
+	ck_assert_int_eq(tp_machine_node_switch(m, 0), -1);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tree");
@@ -332,6 +383,7 @@ int main(void)
 	tcase_add_test(tc, conf_tree);
 	tcase_add_test(tc, map_on_tree);
 	tcase_add_test(tc, level_bandwidth);
+	tcase_add_test(tc, tree_shape);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

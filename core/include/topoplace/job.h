@@ -173,6 +173,9 @@ TP_EXPORT const tp_graph *tp_job_graph(const tp_job *job);
 /* map[t]: allocation index of task t's node (Slurm's block order while
  * pending or kept). */
 TP_EXPORT const int32_t *tp_job_map(const tp_job *job);
+/* Slurm's block order as the job scored it (the tasks fill the nodes'
+ * slots in the allocation's order); NULL before tp_job_run. */
+TP_EXPORT const int32_t *tp_job_block_map(const tp_job *job);
 TP_EXPORT const char *tp_job_task_node(const tp_job *job, int32_t task);
 
 /* ---- how it was chosen ---- */
@@ -267,6 +270,11 @@ TP_EXPORT void tp_node_placement_free(tp_node_placement *p);
 TP_EXPORT int tp_job_preload_node(tp_job *job, const char *node,
 				  tp_error *err);
 
+/* The node model of allocation node i once loaded (by tp_job_run with
+ * TP_JOB_NODE_PLACEMENT, or a node placement), else NULL; owned by the
+ * job. */
+TP_EXPORT const tp_node *tp_job_node_model(const tp_job *job, int32_t i);
+
 /* With TP_JOB_NODE_PLACEMENT, after tp_job_run: task t's CPU list (NULL
  * when its node has none) and GPUs (*count of them; NULL when none). */
 TP_EXPORT const char *tp_job_task_cpus(const tp_job *job, int32_t task);
@@ -275,10 +283,6 @@ TP_EXPORT const int *tp_job_task_gpus(const tp_job *job, int32_t task,
 /* The placement of allocation node i, or NULL. */
 TP_EXPORT const tp_node_placement *tp_job_node_placement(const tp_job *job,
 							 int32_t i);
-/* The node model of allocation node i once tp_job_run has loaded them
- * (TP_JOB_NODE_PLACEMENT), or NULL: what a rankfile writer needs to name
- * a task's cores as Open MPI counts them. */
-TP_EXPORT const tp_node *tp_job_node_model(const tp_job *job, int32_t i);
 /* Largest MIMS and the GPU costs over the nodes (max congestion: the
  * largest; weighted: the sum), for reports. */
 TP_EXPORT int tp_job_node_totals(const tp_job *job, double *mims_bytes,

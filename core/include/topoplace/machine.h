@@ -99,6 +99,15 @@ TP_EXPORT int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 /* Human-readable name of a link, e.g. "(3,0,7)->+x". */
 TP_EXPORT void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 			  size_t len);
+/* The routers a link joins, for pictures: their coordinates into ca and cb
+ * (ndims values each).  Tori and meshes: link (r, d) joins r to its +1
+ * neighbour along d; dragonflies: the two routers of a local link, or the
+ * routers a global link leaves from in either group.  Returns 0, TP_ENOENT
+ * for an id no link has (the far end of a mesh line, unused dragonfly ids),
+ * TP_EINVAL out of range, TP_ENOTSUP on trees (their links join switches:
+ * tp_machine_switch_parent). */
+TP_EXPORT int tp_machine_link_ends(const tp_machine *m, int64_t link, int *ca,
+				   int *cb);
 
 /* ---- Switch trees (Slurm's topology.conf, topology/tree) ----
  *
@@ -131,6 +140,16 @@ TP_EXPORT bool tp_machine_has_level_bandwidth(const tp_machine *m);
 TP_EXPORT int tp_machine_tree_levels(const tp_machine *m);
 TP_EXPORT int32_t tp_machine_switch_count(const tp_machine *m);
 TP_EXPORT const char *tp_machine_switch_name(const tp_machine *m, int32_t s);
+/* The tree's shape, for pictures: the switch above switch s (-1 for the
+ * top one, or a bad argument), s's level (leaf switches 0, a switch above
+ * them one more than the highest switch below it; -1 for a bad argument),
+ * and the switch machine node `node` hangs off (-1 for a bad argument).
+ * Link ids (tp_machine_route, tp_metrics_link_loads): the link above
+ * switch s is s; the link of machine node i to its switch is
+ * tp_machine_switch_count(m) + i. */
+TP_EXPORT int32_t tp_machine_switch_parent(const tp_machine *m, int32_t s);
+TP_EXPORT int tp_machine_switch_level(const tp_machine *m, int32_t s);
+TP_EXPORT int32_t tp_machine_node_switch(const tp_machine *m, int32_t node);
 
 /* ---- Dragonflies (two-level, PERCS-style) ----
  *

@@ -82,6 +82,17 @@ TP_EXPORT double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
 				 const int32_t *map, tp_congestion_ws *ws,
 				 int64_t *msgs);
 
+/* Every link's load under the routing model, as the congestion metric
+ * counts it (pictures, reports): loads[l] for every link id l in
+ * 0..nlinks-1, nlinks = tp_machine_link_count() of the allocation's machine
+ * (bytes; bytes / bandwidth on trees with LevelBandwidth=), and msgs[l] the
+ * number of routes crossing it (msgs may be NULL).  Both arrays are
+ * overwritten; their largest entries are max_congestion_bytes and _msgs. */
+TP_EXPORT int tp_metrics_link_loads(const tp_graph *g, const tp_alloc *a,
+				    const int32_t *map, double *loads,
+				    int64_t *msgs, int64_t nlinks,
+				    tp_error *err);
+
 /* Score of a mapping under kind, lower is better (for ranking candidates). */
 TP_EXPORT double tp_metrics_score(const tp_graph *g, const tp_alloc *a,
 			const int32_t *map, enum tp_metric_kind kind,

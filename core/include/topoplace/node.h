@@ -156,6 +156,39 @@ TP_EXPORT int tp_node_gpu_nic(const tp_node *n, int gpu);
  * 0 without a card, or TP_EINVAL. */
 TP_EXPORT int tp_node_gpu_nic_route(const tp_node *n, int gpu, int *links, int cap);
 
+/* ---- The parts, for pictures ----
+ * The node as a forest of parts: every socket is a root, with its PCIe host
+ * bridges below it, then bridges and PCIe switches, the GPUs and network
+ * cards, and each card's port to the network; the NVSwitch (when the
+ * NVLinks were read as one) is a root of its own.  Parts are numbered
+ * 0..tp_node_nparts()-1, part s being socket s for s < tp_node_npackages();
+ * a part's link to its parent is a link of tp_node_link_*. */
+enum tp_node_part_kind {
+	TP_PART_SOCKET = 0,
+	TP_PART_HOSTBRIDGE,
+	TP_PART_BRIDGE,      /* a PCIe bridge, or a switch (children > 1) */
+	TP_PART_GPU,
+	TP_PART_NVSWITCH,
+	TP_PART_NIC,
+	TP_PART_PORT,        /* a network card's port to the network */
+};
+
+typedef struct tp_node_part {
+	enum tp_node_part_kind kind;
+	int parent;          /* part, -1 for a root */
+	int uplink;          /* link to the parent, -1 when none */
+	int index;           /* socket, GPU or card number (ports: their
+				card's); -1 for the others */
+	const char *name;    /* "socket0", "GPU3", "switch 0000:03:00.0" */
+} tp_node_part;
+
+TP_EXPORT int tp_node_nparts(const tp_node *n);
+/* Part p into out: 0, or TP_EINVAL for a bad argument. */
+TP_EXPORT int tp_node_part_get(const tp_node *n, int p, tp_node_part *out);
+/* The two parts link l joins (the child first for a tree link): 0 or
+ * TP_EINVAL. */
+TP_EXPORT int tp_node_link_parts(const tp_node *n, int l, int *a, int *b);
+
 /* A picture of the node: sockets, PCIe tree, GPU path matrix. */
 TP_EXPORT void tp_node_describe(const tp_node *n, FILE *f);
 
