@@ -96,6 +96,7 @@ SPANK_SRC = $(addprefix plugin/spank/, \
 	userfile.c \
 )
 UNIT_SRC = $(addprefix tests/unit/, \
+	test_amd.c \
 	test_conf.c \
 	test_dragonfly.c \
 	test_geom.c \

@@ -210,6 +210,7 @@ struct tp_node_link {
 struct tp_node_gpu {
 	char busid[16];
 	unsigned domain, bus, dev, func;
+	unsigned vendor, device;   /* PCI ids */
 	int package, numa;  /* logical indices, -1 unknown */
 	int vertex;
 };
@@ -233,9 +234,11 @@ struct tp_node {
 	int nlinks, lcap, nlinks_pci;  /* links [0, nlinks_pci) are PCIe/socket */
 	struct tp_node_link *link;
 	int *pkg_link;                 /* npackages^2: inter-socket link or -1 */
-	int *nvl;                      /* ngpus^2 NVLink lanes */
+	int *nvl;                      /* ngpus^2 fabric links: NVLink lanes
+					  or xGMI links (fabric says which) */
+	int fabric;                    /* enum tp_gpu_fabric */
 	int nvswitch;                  /* NVLinks read as an NVSwitch fabric */
-	int *nvl_link;                 /* ngpus^2: direct NVLink link id or -1 */
+	int *nvl_link;                 /* ngpus^2: direct fabric link id or -1 */
 	int *nvs_link;                 /* ngpus: GPU-NVSwitch link id or -1 */
 	int *path;                     /* ngpus^2 enum tp_gpu_path */
 	double *pbw;                   /* ngpus^2 path bandwidth */
@@ -253,6 +256,9 @@ struct tp_node {
 #define TP__XML_MAX_DEPTH 64          /* nested elements */
 #define TP__XML_MAX_OBJECTS 65536     /* <object> elements */
 #define TP__XML_MAX_SET_WORDS 256     /* 32-bit words of a cpuset/nodeset */
+/* Of an OS device's <info> elements only ROCm SMI's XGMIPeers ("rsmi1
+ * rsmi5 ") is kept: peers rsmi0..rsmi63. */
+#define TP__XML_MAX_RSMI 64
 int tp__node_xml_check(const char *xml, size_t len, const char *what,
 		       char **canon, size_t *canon_len, tp_error *err);
 
