@@ -45,6 +45,7 @@ SONAME  = libtopoplace.so.0
 
 CORE_SRC = $(addprefix core/src/, \
 	alloc.c \
+	block.c \
 	conf.c \
 	dragonfly.c \
 	geom.c \
@@ -97,6 +98,7 @@ SPANK_SRC = $(addprefix plugin/spank/, \
 )
 UNIT_SRC = $(addprefix tests/unit/, \
 	test_amd.c \
+	test_block.c \
 	test_conf.c \
 	test_dragonfly.c \
 	test_geom.c \

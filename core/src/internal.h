@@ -180,6 +180,24 @@ int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 int tp__hostlist_next(struct tp__hostlist *hl, char *buf);
 void tp__hostlist_free(struct tp__hostlist *hl);
 
+/* Block networks (block.c): tasks split among the job's blocks by a
+ * min-cut partition holding each block's share exactly, then among each
+ * block's nodes (policy auto's and graph's candidate "blocks"). */
+int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
+		  tp_error *err);
+
+/* ---- dragonfly node names (dragonfly.c): NodeNameFormat= ----
+ * "x{group-1000}c{switch}s{*}b{*}n{*}" (see dragonfly.c). */
+struct tp__dfly_format;
+int tp__dfly_format_parse(const char *fmt, struct tp__dfly_format **out,
+			  tp_error *err);
+void tp__dfly_format_free(struct tp__dfly_format *f);
+/* -1 when name matches (group and switch numbers, offsets applied, into
+ * *group and *sw), else the position of the first character that does
+ * not. */
+int tp__dfly_format_match(const struct tp__dfly_format *f, const char *name,
+			  long long *group, long long *sw);
+
 /* A JSON integer, or a JSON number with no fractional part (json_graph.c). */
 struct json_object;
 bool tp__json_int(struct json_object *o, int64_t *v);
