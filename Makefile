@@ -113,6 +113,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_pattern.c \
 	test_place.c \
 	test_plugin.c \
+	test_slingshot.c \
 	test_tree.c \
 )
 BENCH_SRC = $(addprefix tests/bench/, \
