@@ -82,8 +82,9 @@ static const char help_map[] =
 "                            \"traffic\": [[i, j, bytes], ...]} or CSV i,j,bytes);\n"
 "                            added to the pattern for the node mapping, then\n"
 "                            GPUs chosen by max-congestion greedy\n"
-"      --gpu-links FILE      NVLink counts: gres.conf Links= lines or the\n"
-"                            output of nvidia-smi topo -m\n"
+"      --gpu-links FILE      NVLink or xGMI counts: gres.conf Links= lines,\n"
+"                            the output of nvidia-smi topo -m, or of\n"
+"                            rocm-smi --showtopo --shownodesbw (AMD)\n"
 "      --gpus-per-task N     GPUs per task (default 1)\n"
 "      --gpu-select ALGO     magc (default), local-rank or closest\n"
 "  -h, --help                show this help\n"
@@ -124,9 +125,11 @@ static const char help_node[] =
 "usage: topoplace node-info [FILE [LINKS]]\n"
 "\n"
 "Load a node's hwloc XML (FILE; this machine when none) and optionally its\n"
-"NVLink counts (LINKS: gres.conf Links= lines or nvidia-smi topo -m output),\n"
-"then print the sockets, the PCIe tree with link bandwidths and the GPU path\n"
-"matrix (as nvidia-smi topo -m).  Exit 2 on a file that does not load.\n";
+"NVLink or xGMI counts (LINKS: gres.conf Links= lines, nvidia-smi topo -m\n"
+"output, or rocm-smi --showtopo --shownodesbw output), then print the\n"
+"sockets, the PCIe tree with link bandwidths, the NVLink or xGMI links and\n"
+"the GPU path matrix (as nvidia-smi topo -m).  Exit 2 on a file that does\n"
+"not load.\n";
 
 static const char help_help[] =
 "usage: topoplace help [COMMAND]\n"
