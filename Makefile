@@ -117,10 +117,12 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_tree.c \
 )
 BENCH_SRC = $(addprefix tests/bench/, \
+	bench_block.c \
 	bench_geom.c \
 	bench_gpu.c \
 	bench_graph.c \
 	bench_input.c \
+	bench_slingshot.c \
 )
 FUZZ_TARGETS = \
 	conf \
