@@ -125,6 +125,7 @@ BENCH_SRC = $(addprefix tests/bench/, \
 	bench_slingshot.c \
 )
 FUZZ_TARGETS = \
+	block \
 	conf \
 	coordfile \
 	gpu_links \

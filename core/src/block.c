@@ -53,6 +53,10 @@
 #define MAX_BLOCK_LEVEL 15          /* Slurm: block sizes up to base x 2^15 */
 #define DEFAULT_NETWORK_COST 4
 #define TP_BLOCK_NODES_MAX 4096      /* nodes of one block split by METIS */
+/* Nodes of a block network: each is added twice (the machine and the tree
+ * between the blocks), so the bound is lower than a tree's; the largest
+ * NVLink-domain systems have tens of thousands of nodes. */
+#define MAX_BLOCK_NODES ((int64_t)1 << 18)
 
 /* The block network (m->net_data). */
 struct tp_blocks {
@@ -366,17 +370,17 @@ static int place_nodes(struct bparse *p, tp_machine **out)
 		tp_error e;
 		tp_error_clear(&e);
 		struct tp__hostlist *hl;
-		rc = tp__hostlist_parse(p->nodes[b], what, TP__MAX_TREE_NODES,
+		rc = tp__hostlist_parse(p->nodes[b], what, MAX_BLOCK_NODES,
 					"the most nodes a block network may have", &hl,
 					&cnt[b], &e);
 		if (rc)
 			rc = berr(p, k->bline[b], rc, "%s", e.msg);
 		else
 			tp__hostlist_free(hl);
-		if (!rc && cnt[b] > TP__MAX_TREE_NODES - total)
+		if (!rc && cnt[b] > MAX_BLOCK_NODES - total)
 			rc = berr(p, k->bline[b], TP_EINVAL,
 				  "more than %lld nodes in the blocks",
-				  (long long)TP__MAX_TREE_NODES);
+				  (long long)MAX_BLOCK_NODES);
 		total += rc ? 0 : cnt[b];
 	}
 	if (!rc && total == 0)
@@ -413,8 +417,12 @@ static int place_nodes(struct bparse *p, tp_machine **out)
 		int64_t c;
 		tp_error e;
 		tp_error_clear(&e);
-		rc = tp__hostlist_parse(p->nodes[b], "Nodes=", TP__MAX_TREE_NODES, "",
-					&hl, &c, &e);
+		/* parsed once already: only memory can fail here */
+		if (tp__hostlist_parse(p->nodes[b], "Nodes=", MAX_BLOCK_NODES, "",
+				       &hl, &c, &e)) {
+			rc = berr(p, k->bline[b], TP_ENOMEM, "out of memory");
+			break;
+		}
 		char h[TP__HOSTNAME_MAX];
 		while (!rc && tp__hostlist_next(hl, h)) {
 			int coord = i;
@@ -431,8 +439,7 @@ static int place_nodes(struct bparse *p, tp_machine **out)
 			else
 				k->node_block[i++] = b;
 		}
-		if (!rc)
-			tp__hostlist_free(hl);
+		tp__hostlist_free(hl);
 	}
 	if (!rc)
 		k->bfirst[k->nblocks] = i;
@@ -499,25 +506,26 @@ static int agg_levels(const struct tp_blocks *k, int *lv)
  * block i's nodes, "a<l>_<j>" over the switches of aggregate j of level l
  * (those of the next lower level in use), "top" over the highest ones when
  * there are several.  below[] (switches in text order) gets the nodes
- * under each switch. */
-static int generated_tree(const tp_machine *m, const struct tp_blocks *k,
+ * under each switch.  nodes: each block's Nodes= hostlist. */
+static int generated_tree(char *const *nodes, const struct tp_blocks *k,
 			  char **out, int64_t **below_out, int32_t *nsw_out)
 {
-	struct text t = { NULL, 0, 0, false };
+	struct text t = { malloc(4096), 0, 4096, false };
 	int lv[MAX_BLOCK_LEVEL + 1];
 	int nl = agg_levels(k, lv);
 	int64_t nsw = k->nblocks + 1;
 	for (int i = 0; i < nl; i++)
 		nsw += (k->nblocks + ((int64_t)1 << lv[i]) - 1) >> lv[i];
 	int64_t *below = tp__calloc((size_t)nsw, sizeof(int64_t));
-	if (!below)
+	if (!below || !t.s) {
+		free(below);
+		free(t.s);
 		return TP_ENOMEM;
+	}
 	int32_t s = 0;
 	for (int32_t b = 0; b < k->nblocks; b++) {
-		put(&t, "SwitchName=b%d Nodes=", b);
-		for (int32_t i = k->bfirst[b]; i < k->bfirst[b + 1]; i++)
-			put(&t, "%s%s", i > k->bfirst[b] ? "," : "", m->names[i]);
-		put(&t, "\n");
+		/* the block's own hostlist: checked, and short */
+		put(&t, "SwitchName=b%d Nodes=%s\n", b, nodes[b]);
 		below[s++] = k->bfirst[b + 1] - k->bfirst[b];
 	}
 	int prev = 0;            /* level of the switches below (0: blocks) */
@@ -626,7 +634,7 @@ static int make_tree(struct bparse *p, const tp_machine *m,
 		if (rc)
 			return rc;
 	} else {
-		if (generated_tree(m, k, &gen, &below, &nsw))
+		if (generated_tree(p->nodes, k, &gen, &below, &nsw))
 			return berr(p, 0, TP_ENOMEM, "out of memory");
 		tp_error e;
 		tp_error_clear(&e);

@@ -182,6 +182,10 @@ static const struct bad {
 	{ "BlockName=a,b Nodes=n0\n", "block.conf:1: BlockName=a,b: one block per line" },
 	{ "BlockName Nodes=n0\n", "block.conf:1: 'BlockName': expected Key=Value" },
 	{ "# nothing\n", "block.conf: no BlockName= lines" },
+	{ "BlockName=a Nodes=n[0-299999]\n",
+	  "block.conf:1: BlockName=a Nodes=n[0-299999]: 300000 names, more than 262144" },
+	{ "BlockName=a Nodes=n[0-199999]\nBlockName=b Nodes=m[0-199999]\n",
+	  "block.conf:2: more than 262144 nodes in the blocks" },
 };
 
 START_TEST(bad_block_files)
