@@ -111,11 +111,22 @@ static hwloc_obj_t rsmi_osdev(hwloc_obj_t o)
 	return NULL;
 }
 
+/* An OpenCL device hwloc's opencl backend puts below a GPU ("opencl0d1",
+ * subtype OpenCL). */
+static bool has_opencl(hwloc_obj_t o)
+{
+	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
+		if (c->type == HWLOC_OBJ_OS_DEVICE && c->subtype &&
+		    !strcmp(c->subtype, "OpenCL"))
+			return true;
+	return false;
+}
+
 /* AMD Instinct accelerators: display controllers of class 0x0380 (MI100,
  * MI200 GCDs) or 0x0302, processing accelerators of class 0x1200 (MI300),
- * or any AMD display device ROCm SMI manages.  A plain 0x0300 VGA device
- * (a board's video) without an rsmi device is not counted: Slurm's gpu/rsmi
- * would not count it either. */
+ * or any AMD display device with a ROCm SMI or OpenCL device below it (a
+ * Radeon under ROCm is a VGA controller, 0x0300).  A plain VGA device
+ * without either (a board's video) is not counted. */
 static bool is_amd_gpu(hwloc_obj_t o)
 {
 	if (o->type != HWLOC_OBJ_PCI_DEVICE || o->attr->pcidev.vendor_id != 0x1002)
@@ -123,7 +134,7 @@ static bool is_amd_gpu(hwloc_obj_t o)
 	unsigned cls = o->attr->pcidev.class_id;
 	if (cls == 0x0380 || cls == 0x0302 || cls == 0x1200)
 		return true;
-	return (cls >> 8) == 0x03 && rsmi_osdev(o) != NULL;
+	return (cls >> 8) == 0x03 && (rsmi_osdev(o) != NULL || has_opencl(o));
 }
 
 static bool is_gpu(hwloc_obj_t o)

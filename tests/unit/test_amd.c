@@ -136,6 +136,73 @@ START_TEST(mi250x_with_rocm_smi)
 }
 END_TEST
 
+/* s with every "from" replaced by "to" (malloc'ed; s is freed). */
+static char *replace_all(char *s, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl = strlen(to), n = 0;
+	for (const char *p = s; (p = strstr(p, from)); p += fl)
+		n++;
+	char *o = malloc(strlen(s) + n * tl + 1), *w = o;
+	const char *p = s, *q;
+	while ((q = strstr(p, from))) {
+		memcpy(w, p, (size_t)(q - p));
+		w += q - p;
+		memcpy(w, to, tl);
+		w += tl;
+		p = q + fl;
+	}
+	strcpy(w, p);
+	free(s);
+	return o;
+}
+
+static int ngpus_of(const char *xml, tp_node **out)
+{
+	tp_error err;
+	ck_assert_msg(tp_node_load_xml_buffer(xml, strlen(xml), "x", out, &err) == 0,
+		      "%s", err.msg);
+	return tp_node_ngpus(*out);
+}
+
+/* Which AMD devices are GPUs: a VGA controller (0x0300) only with a ROCm
+ * SMI or OpenCL device below it; MI300's class 0x1200 always. */
+START_TEST(amd_device_classes)
+{
+	char *xml = NULL;
+	size_t len = 0;
+	FILE *f = fopen(NODES "mi250x.xml", "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(getdelim(&xml, &len, '\0', f) > 0, 1);
+	fclose(f);
+	tp_node *n = NULL;
+	/* every GCD a VGA controller: still GPUs through their rsmi devices */
+	char *a = replace_all(strdup(xml), "\"0380 [1002:740c]", "\"0300 [1002:740c]");
+	ck_assert_int_eq(ngpus_of(a, &n), 8);
+	tp_node_destroy(n);
+	/* ... with OpenCL devices instead */
+	a = replace_all(a, "subtype=\"RSMI\" osdev_type=\"1\"",
+			"subtype=\"OpenCL\" osdev_type=\"5\"");
+	a = replace_all(a, "name=\"rsmi", "name=\"opencl0d");
+	ck_assert_int_eq(ngpus_of(a, &n), 8);
+	ck_assert_int_eq(tp_node_fabric(n), TP_FABRIC_NONE);
+	tp_node_destroy(n);
+	/* ... with neither: a board's video, not a GPU */
+	a = replace_all(a, "subtype=\"OpenCL\"", "subtype=\"Other\"");
+	ck_assert_int_eq(ngpus_of(a, &n), 0);
+	tp_node_destroy(n);
+	free(a);
+	/* MI300X: a processing accelerator; not MI250X GCDs, so hwloc's peers
+	 * count one link each */
+	a = replace_all(strdup(xml), "\"0380 [1002:740c]", "\"1200 [1002:74a1]");
+	ck_assert_int_eq(ngpus_of(a, &n), 8);
+	ck_assert_int_eq(tp_node_xgmi_links(n, 0, 1), 1);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 1), TP_PATH_XGMI);
+	tp_node_destroy(n);
+	free(a);
+	free(xml);
+}
+END_TEST
+
 /* NVIDIA nodes refuse rocm-smi text. */
 START_TEST(rocm_smi_on_nvidia)
 {
@@ -420,6 +487,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, mi250x_from_hwloc);
 	tcase_add_test(tc, mi250x_with_rocm_smi);
+	tcase_add_test(tc, amd_device_classes);
 	tcase_add_test(tc, rocm_smi_on_nvidia);
 	tcase_add_test(tc, rocm_smi_parse);
 	tcase_add_test(tc, rocm_smi_errors);

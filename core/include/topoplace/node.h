@@ -11,7 +11,8 @@
  *   - the AMD accelerators (vendor 0x1002): display controllers of class
  *     0x0380 (MI100, MI200: every MI250X GCD is a PCI device of its own) or
  *     0x0302, processing accelerators of class 0x1200 (MI300), and any AMD
- *     display device with a ROCm SMI ("rsmiN") OS device below it,
+ *     display device with a ROCm SMI ("rsmiN") or OpenCL OS device below
+ *     it (Radeon cards under ROCm are VGA controllers, 0x0300),
  * numbered in PCI bus order as Slurm numbers them (gpu/nvml and gpu/rsmi
  * both sort by PCI bus ID).
  *
