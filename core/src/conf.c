@@ -306,13 +306,22 @@ static int foreign_keys(struct loader *ld)
 		{ ld->blk_bw_line, "BlockBandwidth", NET_BLOCK },
 		{ ld->net_bw_line, "NetworkBandwidth", NET_BLOCK },
 		{ ld->net_cost_line, "NetworkCost", NET_BLOCK },
+		{ ld->groups_line, "Groups", NET_DFLY },
+		{ ld->rpg_line, "RoutersPerGroup", NET_DFLY },
+		{ ld->lpp_line, "LinksPerGroupPair", NET_DFLY },
+		{ ld->routing_line, "Routing", NET_DFLY },
 		{ ld->format_line, "NodeNameFormat", NET_DFLY },
 		{ ld->share_line, "AdaptiveShare", NET_DFLY },
 	};
+	/* the first of them in the file */
+	int first = -1;
 	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-		if (k[i].line && ld->c->net != k[i].net)
-			return lerr(ld, NULL, k[i].line, TP_EINVAL, "%s= needs Network=%s",
-				    k[i].key, k[i].net == NET_BLOCK ? "block" : "dragonfly");
+		if (k[i].line && ld->c->net != k[i].net &&
+		    (first < 0 || k[i].line < k[first].line))
+			first = (int)i;
+	if (first >= 0)
+		return lerr(ld, NULL, k[first].line, TP_EINVAL, "%s= needs Network=%s",
+			    k[first].key, k[first].net == NET_BLOCK ? "block" : "dragonfly");
 	if (ld->share_line && ld->routing != TP_DFLY_ADAPTIVE)
 		return lerr(ld, NULL, ld->share_line, TP_EINVAL,
 			    "AdaptiveShare= needs Routing=adaptive");
@@ -336,14 +345,6 @@ static int ensure_machine(struct loader *ld, int line, const char *key)
 		return ensure_dfly(ld, line, key);
 	if (ld->c->net == NET_BLOCK)
 		return ensure_block(ld, line, key);
-	if (ld->groups_line || ld->rpg_line || ld->lpp_line || ld->routing_line) {
-		int l = ld->groups_line ? ld->groups_line : ld->rpg_line ? ld->rpg_line
-			: ld->lpp_line ? ld->lpp_line : ld->routing_line;
-		return lerr(ld, NULL, l, TP_EINVAL, "%s= needs Network=dragonfly",
-			    l == ld->groups_line ? "Groups" : l == ld->rpg_line
-			    ? "RoutersPerGroup" : l == ld->lpp_line
-			    ? "LinksPerGroupPair" : "Routing");
-	}
 	if (ld->topo_line || ld->cost_line || ld->lbw_line)
 		return lerr(ld, NULL, ld->topo_line ? ld->topo_line
 				      : ld->cost_line ? ld->cost_line : ld->lbw_line,

@@ -312,6 +312,8 @@ START_TEST(config_keys)
 		  "cfg:1: TreeTopologyFile= needs Network=block" },
 		{ "Network=tree TopologyFile=%s NetworkCost=3\n",
 		  "cfg:1: NetworkCost= needs Network=block" },
+		{ "Network=block TopologyFile=%s\nRouting=valiant\nGroups=2\n",
+		  "cfg:2: Routing= needs Network=dragonfly" },
 		{ "Network=blocks TopologyFile=%s\n",
 		  "cfg:1: Network=blocks: unknown network, expected torus, mesh, tree, dragonfly or block" },
 	};
