@@ -46,6 +46,7 @@ SONAME  = libtopoplace.so.0
 
 CORE_SRC = $(addprefix core/src/, \
 	alloc.c \
+	block.c \
 	conf.c \
 	dragonfly.c \
 	geom.c \
@@ -113,6 +114,8 @@ SPANK_SRC = $(addprefix plugin/spank/, \
 	userfile.c \
 )
 UNIT_SRC = $(addprefix tests/unit/, \
+	test_amd.c \
+	test_block.c \
 	test_conf.c \
 	test_dragonfly.c \
 	test_geom.c \
@@ -127,16 +130,20 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_pattern.c \
 	test_place.c \
 	test_plugin.c \
+	test_slingshot.c \
 	test_tree.c \
 )
 BENCH_SRC = $(addprefix tests/bench/, \
+	bench_block.c \
 	bench_geom.c \
 	bench_gpu.c \
 	bench_graph.c \
 	bench_input.c \
 	bench_scale.c \
+	bench_slingshot.c \
 )
 FUZZ_TARGETS = \
+	block \
 	conf \
 	coordfile \
 	gpu_links \

@@ -77,7 +77,7 @@ check_all() {
 
 # ---- topoplace(1): the command's options and commands
 opts=$(for c in map eval check-config node-info; do "$CLI" help "$c"; done |
-	grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
+	grep -E -- '^ {2,6}(-[a-zA-Z], )?--[a-z]' | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
 # shellcheck disable=SC2086
 check_all "topoplace help map/eval/check-config/node-info long options" \
 	topoplace.1 has 20 $opts

@@ -20,7 +20,8 @@
 
 #include "internal.h"
 
-enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH, NET_TREE, NET_DFLY };
+enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH, NET_TREE, NET_DFLY,
+		NET_BLOCK };
 
 struct tp_conf {
 	tp_machine *m;
@@ -30,7 +31,8 @@ struct tp_conf {
 	enum tp_policy policy;
 	enum tp_metric_kind metric;
 	double time_budget_ms;
-	char *topo_path;            /* Network=tree: the topology file read */
+	char *topo_path;            /* Network=tree, block: the topology file */
+	char *tree_path;            /* Network=block: TreeTopologyFile= */
 	int nlevel_bw;
 	double level_bw[16];        /* LevelBandwidth= (congestion on trees) */
 
@@ -78,7 +80,18 @@ struct loader {
 	int dist_line;
 	bool dist_bw;
 	int groups_line, groups, rpg_line, rpg, lpp_line, lpp, routing_line;
-	bool valiant;
+	enum tp_dfly_routing routing;
+	int share_line;             /* AdaptiveShare= */
+	double share;
+	int format_line;            /* NodeNameFormat= */
+	struct tp__dfly_format *format;
+	char *format_text;
+	/* Network=block: TreeTopologyFile=, BlockBandwidth=,
+	 * NetworkBandwidth=, NetworkCost= */
+	int tree2_line, blk_bw_line, net_bw_line, net_cost_line;
+	char *tree2_text;
+	double blk_bw, net_bw;
+	int net_cost;
 
 	struct origin *origin; /* per machine node */
 	int32_t origin_cap;
@@ -283,6 +296,37 @@ static int place_node(struct loader *ld, const char *name, const int *coords,
 
 static int ensure_tree(struct loader *ld, int line, const char *key);
 static int ensure_dfly(struct loader *ld, int line, const char *key);
+static int ensure_block(struct loader *ld, int line, const char *key);
+
+/* Keys of one kind of network given to another: "X= needs Network=K". */
+static int foreign_keys(struct loader *ld)
+{
+	const struct { int line; const char *key; enum net_kind net; } k[] = {
+		{ ld->tree2_line, "TreeTopologyFile", NET_BLOCK },
+		{ ld->blk_bw_line, "BlockBandwidth", NET_BLOCK },
+		{ ld->net_bw_line, "NetworkBandwidth", NET_BLOCK },
+		{ ld->net_cost_line, "NetworkCost", NET_BLOCK },
+		{ ld->groups_line, "Groups", NET_DFLY },
+		{ ld->rpg_line, "RoutersPerGroup", NET_DFLY },
+		{ ld->lpp_line, "LinksPerGroupPair", NET_DFLY },
+		{ ld->routing_line, "Routing", NET_DFLY },
+		{ ld->format_line, "NodeNameFormat", NET_DFLY },
+		{ ld->share_line, "AdaptiveShare", NET_DFLY },
+	};
+	/* the first of them in the file */
+	int first = -1;
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+		if (k[i].line && ld->c->net != k[i].net &&
+		    (first < 0 || k[i].line < k[first].line))
+			first = (int)i;
+	if (first >= 0)
+		return lerr(ld, NULL, k[first].line, TP_EINVAL, "%s= needs Network=%s",
+			    k[first].key, k[first].net == NET_BLOCK ? "block" : "dragonfly");
+	if (ld->share_line && ld->routing != TP_DFLY_ADAPTIVE)
+		return lerr(ld, NULL, ld->share_line, TP_EINVAL,
+			    "AdaptiveShare= needs Routing=adaptive");
+	return TP_OK;
+}
 
 /* Create the machine from the settings, at the first line that needs it. */
 static int ensure_machine(struct loader *ld, int line, const char *key)
@@ -292,18 +336,15 @@ static int ensure_machine(struct loader *ld, int line, const char *key)
 	if (!ld->net_line)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "%s before Network= (Network= and Dims= must come first)", key);
+	int rc = foreign_keys(ld);
+	if (rc)
+		return rc;
 	if (ld->c->net == NET_TREE)
 		return ensure_tree(ld, line, key);
 	if (ld->c->net == NET_DFLY)
 		return ensure_dfly(ld, line, key);
-	if (ld->groups_line || ld->rpg_line || ld->lpp_line || ld->routing_line) {
-		int l = ld->groups_line ? ld->groups_line : ld->rpg_line ? ld->rpg_line
-			: ld->lpp_line ? ld->lpp_line : ld->routing_line;
-		return lerr(ld, NULL, l, TP_EINVAL, "%s= needs Network=dragonfly",
-			    l == ld->groups_line ? "Groups" : l == ld->rpg_line
-			    ? "RoutersPerGroup" : l == ld->lpp_line
-			    ? "LinksPerGroupPair" : "Routing");
-	}
+	if (ld->c->net == NET_BLOCK)
+		return ensure_block(ld, line, key);
 	if (ld->topo_line || ld->cost_line || ld->lbw_line)
 		return lerr(ld, NULL, ld->topo_line ? ld->topo_line
 				      : ld->cost_line ? ld->cost_line : ld->lbw_line,
@@ -337,7 +378,7 @@ static int ensure_machine(struct loader *ld, int line, const char *key)
 	}
 	tp_error e2;
 	tp_error_clear(&e2);
-	int rc = tp_machine_create(&ld->c->m, ld->ndims, ld->dims, wrap, &e2);
+	rc = tp_machine_create(&ld->c->m, ld->ndims, ld->dims, wrap, &e2);
 	if (rc)
 		return lerr(ld, NULL, ld->dims_line, rc, "Dims=%s: %s",
 			    ld->dims_text, e2.msg);
@@ -405,9 +446,11 @@ static int set_network(struct loader *ld, const struct tok *t)
 		ld->c->net = NET_TREE;
 	else if (!strcasecmp(t->val, "dragonfly"))
 		ld->c->net = NET_DFLY;
+	else if (!strcasecmp(t->val, "block"))
+		ld->c->net = NET_BLOCK;
 	else
 		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "Network=%s: unknown network, expected torus, mesh, tree or dragonfly",
+			    "Network=%s: unknown network, expected torus, mesh, tree, dragonfly or block",
 			    t->val);
 	return TP_OK;
 }
@@ -622,7 +665,8 @@ static int set_levels(struct loader *ld, const struct tok *t, bool cost)
 }
 
 /* Network=dragonfly: Groups= x RoutersPerGroup= routers, NodesPerRouter=,
- * LinksPerGroupPair= (default 1), Routing=direct|valiant. */
+ * LinksPerGroupPair= (default 1), Routing=direct|valiant|adaptive
+ * (AdaptiveShare=, default 0.5). */
 static int ensure_dfly(struct loader *ld, int line, const char *key)
 {
 	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
@@ -650,11 +694,91 @@ static int ensure_dfly(struct loader *ld, int line, const char *key)
 	int rc = tp_machine_create_dragonfly(&ld->c->m, ld->groups, ld->rpg,
 					     ld->npr_line ? ld->npr : 1,
 					     ld->lpp_line ? ld->lpp : 1,
-					     ld->valiant, &e2);
+					     false, &e2);
 	if (rc)
 		return lerr(ld, NULL, ld->groups_line, rc, "%s", e2.msg);
+	if ((rc = tp_machine_set_dragonfly_routing(ld->c->m, ld->routing,
+						   ld->share_line ? ld->share : 0.5,
+						   &e2)))
+		return lerr(ld, NULL, ld->routing_line, rc, "%s", e2.msg);
 	ld->first_node_line = line;
 	return TP_OK;
+}
+
+static char *conf_path(const struct loader *ld, const char *val);
+
+/* A file named by key=val (relative to the config's directory): its path
+ * and text (both malloc'ed). */
+static int read_conf_file(struct loader *ld, int line, const char *key,
+			  const char *val, size_t max, const char *kind,
+			  char **path, char **text)
+{
+	*text = NULL;
+	if (!(*path = conf_path(ld, val)))
+		return oom(ld);
+	size_t len;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__read_file(*path, max, kind, text, &len, &e2);
+	return rc ? file_err(ld, line, rc, key, val, *path, &e2) : TP_OK;
+}
+
+/* Network=block: the machine from Slurm's topology/block file, and the
+ * tree between the blocks from TreeTopologyFile= (else the aggregation
+ * of BlockSizes=). */
+static int ensure_block(struct loader *ld, int line, const char *key)
+{
+	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
+		  : ld->npr_line ? ld->npr_line : ld->bw_line ? ld->bw_line
+		  : ld->dist_line ? ld->dist_line : ld->cost_line;
+	if (bad)
+		return lerr(ld, NULL, bad, TP_EINVAL,
+			    "%s does not apply to Network=block (the shape comes from TopologyFile=)",
+			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
+			    ? "Wrap=" : bad == ld->npr_line ? "NodesPerRouter="
+			    : bad == ld->bw_line ? "LinkBandwidth=" : bad == ld->dist_line
+			    ? "Distance=" : "LevelCost=");
+	if (!ld->topo_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before TopologyFile= (Network=block needs TopologyFile=PATH first)",
+			    key);
+	if (ld->lbw_line && !ld->tree2_line)
+		return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
+			    "LevelBandwidth= with Network=block needs TreeTopologyFile=");
+	if (ld->blk_bw_line != 0 && !ld->net_bw_line)
+		return lerr(ld, NULL, ld->blk_bw_line, TP_EINVAL,
+			    "BlockBandwidth= needs NetworkBandwidth= too");
+	if (ld->net_bw_line != 0 && !ld->blk_bw_line)
+		return lerr(ld, NULL, ld->net_bw_line, TP_EINVAL,
+			    "NetworkBandwidth= needs BlockBandwidth= too");
+	if (ld->lbw_line && !ld->net_bw_line)
+		return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
+			    "LevelBandwidth= with Network=block needs BlockBandwidth= and NetworkBandwidth=");
+	char *text = NULL, *tree = NULL;
+	int rc = read_conf_file(ld, ld->topo_line, "TopologyFile", ld->topo_text,
+				TP__MAX_TOPOLOGY_BYTES, "topology.conf",
+				&ld->c->topo_path, &text);
+	if (!rc && ld->tree2_line)
+		rc = read_conf_file(ld, ld->tree2_line, "TreeTopologyFile", ld->tree2_text,
+				    TP__MAX_TOPOLOGY_BYTES, "topology.conf",
+				    &ld->c->tree_path, &tree);
+	if (!rc) {
+		tp_block_opts o = {
+			.tree_text = tree, .tree_what = ld->c->tree_path,
+			.block_bandwidth = ld->blk_bw_line ? ld->blk_bw : 0,
+			.network_bandwidth = ld->net_bw_line ? ld->net_bw : 0,
+			.network_cost = ld->net_cost_line ? ld->net_cost : 0,
+			.level_bandwidth = ld->c->level_bw,
+			.nlevel_bandwidth = ld->lbw_line ? ld->c->nlevel_bw : 0,
+		};
+		rc = tp_machine_from_blocks(&ld->c->m, text, ld->c->topo_path, &o,
+					    ld->err);
+	}
+	free(text);
+	free(tree);
+	if (!rc)
+		ld->first_node_line = line;
+	return rc;
 }
 
 static int set_dfly_int(struct loader *ld, const struct tok *t, int *line,
@@ -693,12 +817,56 @@ static int set_routing(struct loader *ld, const struct tok *t)
 	if (rc)
 		return rc;
 	if (!strcasecmp(t->val, "direct") || !strcasecmp(t->val, "minimal"))
-		ld->valiant = false;
-	else if (!strcasecmp(t->val, "valiant"))
-		ld->valiant = true;
+		ld->routing = TP_DFLY_DIRECT;
+	else if (!strcasecmp(t->val, "valiant") || !strcasecmp(t->val, "non-minimal"))
+		ld->routing = TP_DFLY_VALIANT;
+	else if (!strcasecmp(t->val, "adaptive"))
+		ld->routing = TP_DFLY_ADAPTIVE;
 	else
 		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "Routing=%s: expected direct or valiant", t->val);
+			    "Routing=%s: expected direct, valiant or adaptive", t->val);
+	return TP_OK;
+}
+
+/* AdaptiveShare=0.5: the non-minimal share of Routing=adaptive. */
+static int set_share(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->share_line, true);
+	if (rc)
+		return rc;
+	if (parse_pos_double(t->val, true, &ld->share) || ld->share > 1)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "AdaptiveShare=%s: expected a fraction in 0..1", t->val);
+	return TP_OK;
+}
+
+/* NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*} (dragonfly.c). */
+static int set_format(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->format_line, true);
+	if (rc)
+		return rc;
+	tp_error e2;
+	tp_error_clear(&e2);
+	if ((rc = tp__dfly_format_parse(t->val, &ld->format, &e2)))
+		return lerr(ld, NULL, t->line, rc, "%s", e2.msg);
+	return keep_text(ld, &ld->format_text, t->val) ? TP_OK : TP_ENOMEM;
+}
+
+/* BlockBandwidth=, NetworkBandwidth= (GB/s), NetworkCost= (2..10^6). */
+static int set_block_num(struct loader *ld, const struct tok *t, int *line,
+			 double *bw, int *cost)
+{
+	int rc = set_once(ld, t, line, true);
+	if (rc)
+		return rc;
+	long long v;
+	if (bw ? parse_pos_double(t->val, false, bw) != 0
+	       : parse_ll(t->val, 2, 1000000, &v) != 0)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "%s=%s: expected %s", t->key,
+			    t->val, bw ? "a positive number (GB/s)" : "an integer in 2..1000000");
+	if (cost)
+		*cost = (int)v;
 	return TP_OK;
 }
 
@@ -748,15 +916,22 @@ static int set_budget(struct loader *ld, const struct tok *t)
 
 /* ---- CoordFile ---- */
 
+/* CoordFile=: lines "name x y z"; SwitchFile= (dragonflies): lines "name
+ * group switch". */
 static int load_coord_file(struct loader *ld, const struct tok *t)
 {
+	bool sw = !strcasecmp(t->key, "SwitchFile");
 	ld->cur_topo = -1;      /* CoordFile nodes have no NodeTopology= */
-	int rc = ensure_machine(ld, t->line, "CoordFile=");
+	if (sw && ld->c->net != NET_DFLY)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "SwitchFile= needs Network=dragonfly");
+	int rc = ensure_machine(ld, t->line, sw ? "SwitchFile=" : "CoordFile=");
 	if (rc)
 		return rc;
-	if (ld->c->net == NET_TREE)
+	if (ld->c->net == NET_TREE || ld->c->net == NET_BLOCK)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "CoordFile= does not apply to Network=tree");
+			    "CoordFile= does not apply to Network=%s",
+			    ld->c->net == NET_TREE ? "tree" : "block");
 	char *path;
 	if (t->val[0] != '/' && ld->dir) {
 		size_t n = strlen(ld->dir) + strlen(t->val) + 2;
@@ -777,10 +952,10 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 	size_t len;
 	tp_error e2;
 	tp_error_clear(&e2);
-	rc = tp__read_file(file, TP__MAX_COORDS_BYTES, "a CoordFile", &text, &len,
-			   &e2);
+	rc = tp__read_file(file, TP__MAX_COORDS_BYTES, sw ? "a SwitchFile" : "a CoordFile",
+			   &text, &len, &e2);
 	if (rc)
-		return file_err(ld, t->line, rc, "CoordFile", t->val, file, &e2);
+		return file_err(ld, t->line, rc, t->key, t->val, file, &e2);
 	tp_machine *m = ld->c->m;
 	int nd = m->ndims, line = 0, placed = 0;
 	char *p = text;
@@ -806,23 +981,31 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 		if (nf == 0)
 			continue;
 		if (nf != nd + 1) {
-			rc = lerr(ld, file, line, TP_EINVAL,
-				  "expected a node name and %d coordinates, found %d field%s",
-				  nd, nf, nf == 1 ? "" : "s");
+			rc = sw ? lerr(ld, file, line, TP_EINVAL,
+				       "expected a node name, its group and its switch, found %d field%s",
+				       nf, nf == 1 ? "" : "s")
+				: lerr(ld, file, line, TP_EINVAL,
+				       "expected a node name and %d coordinates, found %d field%s",
+				       nd, nf, nf == 1 ? "" : "s");
 			break;
 		}
 		int c[TP_MAX_DIMS];
 		for (int d = 0; d < nd && rc == TP_OK; d++) {
 			long long v;
-			int r = parse_ll(f[d + 1], INT_MIN, INT_MAX, &v);
+			/* SwitchFile: group (dimension 1) first, then the switch */
+			const char *fv = f[sw ? 2 - d : d + 1];
+			char what[32];
+			snprintf(what, sizeof what, sw ? (d ? "group" : "switch")
+						       : "coordinate %d", d);
+			int r = parse_ll(fv, INT_MIN, INT_MAX, &v);
 			if (r == -1)
 				rc = lerr(ld, file, line, TP_EINVAL,
-					  "node '%s': coordinate %d ('%s') is not a number",
-					  f[0], d, f[d + 1]);
+					  "node '%s': %s ('%s') is not a number",
+					  f[0], what, fv);
 			else if (r == -2 || v < 0 || v >= m->dims[d])
 				rc = lerr(ld, file, line, TP_EINVAL,
-					  "node '%s': coordinate %d is outside 0..%d",
-					  f[0], d, m->dims[d] - 1);
+					  "node '%s': %s is outside 0..%d",
+					  f[0], what, m->dims[d] - 1);
 			else
 				c[d] = (int)v;
 		}
@@ -832,7 +1015,7 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 	}
 	free(text);
 	if (rc == TP_OK && placed == 0)
-		rc = lerr(ld, file, 0, TP_EINVAL, "no nodes in CoordFile");
+		rc = lerr(ld, file, 0, TP_EINVAL, "no nodes in %s", t->key);
 	return rc;
 }
 
@@ -934,10 +1117,12 @@ static int tree_node_line(struct loader *ld, const struct tok *name,
 			  const struct tok *extra)
 {
 	int line = name->line;
+	bool block = ld->c->net == NET_BLOCK;
 	if (extra)
 		return lerr(ld, NULL, extra->line, TP_EINVAL,
-			    "NodeName=%s: %s= does not apply to Network=tree (nodes sit under their switches in TopologyFile=)",
-			    name->val, extra->key);
+			    "NodeName=%s: %s= does not apply to Network=%s (nodes sit %s in TopologyFile=)",
+			    name->val, extra->key, block ? "block" : "tree",
+			    block ? "in their blocks" : "under their switches");
 	struct tp__hostlist *hl;
 	int64_t count;
 	int rc = node_hostlist(ld, name, &hl, &count);
@@ -948,8 +1133,9 @@ static int tree_node_line(struct loader *ld, const struct tok *name,
 		int32_t idx = tp_machine_find_node(ld->c->m, host);
 		if (idx < 0)
 			rc = lerr(ld, NULL, line, TP_EINVAL,
-				  "NodeName=%s: node '%s' is under no switch of %s",
-				  name->val, host, ld->c->topo_path);
+				  "NodeName=%s: node '%s' is %s of %s",
+				  name->val, host, block ? "in no block" : "under no switch",
+				  ld->c->topo_path);
 		else if (ld->cur_topo >= 0 &&
 			 node_topo_set(ld->c, idx, ld->cur_topo) < 0)
 			rc = oom(ld);
@@ -1113,6 +1299,36 @@ static int place_names(struct loader *ld, const struct node_keys *k, int *c,
 	return rc;
 }
 
+/* Dragonflies with NodeNameFormat=: each name says its group and switch. */
+static int format_names(struct loader *ld, const struct tok *name)
+{
+	const tp_machine *m = ld->c->m;
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = node_hostlist(ld, name, &hl, &count);
+	if (rc == TP_OK)
+		rc = nodes_reserve(ld, count);
+	char host[TP__HOSTNAME_MAX];
+	while (rc == TP_OK && tp__hostlist_next(hl, host)) {
+		long long g = -1, sw = -1;
+		int at = tp__dfly_format_match(ld->format, host, &g, &sw);
+		if (at >= 0)
+			rc = lerr(ld, NULL, name->line, TP_EINVAL,
+				  "NodeName=%s: node '%s' does not match NodeNameFormat=%s (at character %d)",
+				  name->val, host, ld->format_text, at + 1);
+		else if (g < 0 || g >= m->dims[1] || sw < 0 || sw >= m->dims[0])
+			rc = lerr(ld, NULL, name->line, TP_EINVAL,
+				  "NodeName=%s: node '%s' is in group %lld, switch %lld: outside "
+				  "Groups=%d, RoutersPerGroup=%d (NodeNameFormat=%s)",
+				  name->val, host, g, sw, m->dims[1], m->dims[0],
+				  ld->format_text);
+		else
+			rc = place_node(ld, host, (int[]){ (int)sw, (int)g }, 0, name->line);
+	}
+	tp__hostlist_free(hl);
+	return rc;
+}
+
 static int node_line(struct loader *ld, const struct tok *toks, int n)
 {
 	struct node_keys k;
@@ -1129,12 +1345,15 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 			    "NodeName=%s: GpuLinks= needs NodeTopology=", name->val);
 	if (k.topo && (rc = add_topo(ld, k.topo, k.links)) < 0)
 		return rc;
-	if (ld->c->net == NET_TREE)
+	if (ld->c->net == NET_TREE || ld->c->net == NET_BLOCK)
 		return tree_node_line(ld, name, k.coords ? k.coords
 					  : k.order ? k.order : k.offset);
+	if (!k.coords && !k.order && ld->format && !k.offset)
+		return format_names(ld, name);
 	if (!k.coords && !k.order)
 		return lerr(ld, NULL, line, TP_EINVAL,
-			    "NodeName=%s: needs Coords= or CoordOrder=", name->val);
+			    "NodeName=%s: needs Coords= or CoordOrder=%s", name->val,
+			    ld->c->net == NET_DFLY ? " (or NodeNameFormat=)" : "");
 	if (k.coords && k.order)
 		return lerr(ld, NULL, k.coords->line, TP_EINVAL,
 			    "NodeName=%s: Coords= and CoordOrder= exclude each other",
@@ -1185,13 +1404,26 @@ static int settings_line(struct loader *ld, const struct tok *toks, int n)
 			rc = set_dfly_int(ld, t, &ld->lpp_line, &ld->lpp);
 		else if (!strcasecmp(k, "Routing"))
 			rc = set_routing(ld, t);
+		else if (!strcasecmp(k, "AdaptiveShare"))
+			rc = set_share(ld, t);
+		else if (!strcasecmp(k, "NodeNameFormat"))
+			rc = set_format(ld, t);
+		else if (!strcasecmp(k, "TreeTopologyFile"))
+			rc = set_once(ld, t, &ld->tree2_line, true) ? TP_EINVAL
+			     : keep_text(ld, &ld->tree2_text, t->val) ? TP_OK : TP_ENOMEM;
+		else if (!strcasecmp(k, "BlockBandwidth"))
+			rc = set_block_num(ld, t, &ld->blk_bw_line, &ld->blk_bw, NULL);
+		else if (!strcasecmp(k, "NetworkBandwidth"))
+			rc = set_block_num(ld, t, &ld->net_bw_line, &ld->net_bw, NULL);
+		else if (!strcasecmp(k, "NetworkCost"))
+			rc = set_block_num(ld, t, &ld->net_cost_line, NULL, &ld->net_cost);
 		else if (!strcasecmp(k, "Distance"))
 			rc = set_distance(ld, t);
 		else if (!strcasecmp(k, "LevelCost"))
 			rc = set_levels(ld, t, true);
 		else if (!strcasecmp(k, "LevelBandwidth"))
 			rc = set_levels(ld, t, false);
-		else if (!strcasecmp(k, "CoordFile"))
+		else if (!strcasecmp(k, "CoordFile") || !strcasecmp(k, "SwitchFile"))
 			; /* after the line's settings */
 		else if (!strcasecmp(k, "CoordOrder") || !strcasecmp(k, "Offset") ||
 			 !strcasecmp(k, "Coords"))
@@ -1202,7 +1434,8 @@ static int settings_line(struct loader *ld, const struct tok *toks, int n)
 				  "unknown key '%s' in '%s=%s'", k, k, t->val);
 	}
 	for (int i = 0; i < n && rc == TP_OK; i++)
-		if (!strcasecmp(toks[i].key, "CoordFile"))
+		if (!strcasecmp(toks[i].key, "CoordFile") ||
+		    !strcasecmp(toks[i].key, "SwitchFile"))
 			rc = load_coord_file(ld, &toks[i]);
 	return rc;
 }
@@ -1343,10 +1576,11 @@ static int parse_text(struct loader *ld, char *text)
 			return lerr(ld, NULL, ld->lbw_line, rc,
 				    "LevelBandwidth=: cannot be applied to the tree");
 	}
-	if (ld->c->net == NET_DFLY && !ld->c->m &&
+	if ((ld->c->net == NET_DFLY || ld->c->net == NET_BLOCK) && !ld->c->m &&
 	    (rc = ensure_machine(ld, 0, "end of file")))
 		return rc;
-	if (!ld->dims_line && ld->c->net != NET_TREE && ld->c->net != NET_DFLY)
+	if (!ld->dims_line && ld->c->net != NET_TREE && ld->c->net != NET_DFLY &&
+	    ld->c->net != NET_BLOCK)
 		return lerr(ld, NULL, 0, TP_EINVAL, "no Dims= line");
 	if (!ld->c->m || ld->c->m->nnodes == 0)
 		return lerr(ld, NULL, 0, TP_EINVAL,
@@ -1361,6 +1595,9 @@ static void loader_free(struct loader *ld)
 	free(ld->wrap_text);
 	free(ld->bw_text);
 	free(ld->topo_text);
+	free(ld->tree2_text);
+	free(ld->format_text);
+	tp__dfly_format_free(ld->format);
 	free(ld->origin);
 	for (int i = 0; i < ld->nsrcs; i++)
 		free(ld->srcs[i]);
@@ -1447,6 +1684,7 @@ void tp_conf_destroy(tp_conf *c)
 		return;
 	tp_machine_destroy(c->m);
 	free(c->topo_path);
+	free(c->tree_path);
 	for (int i = 0; i < c->ntopo; i++) {
 		free(c->topo_xml[i]);
 		free(c->topo_links[i]);
@@ -1521,8 +1759,19 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 		fprintf(out, "dragonfly %d groups x %d routers, %d global link%s per group pair, %s routing, %ld nodes, %d per router\n",
 			m->dims[1], m->dims[0], tp_machine_dragonfly_links(m),
 			tp_machine_dragonfly_links(m) == 1 ? "" : "s",
-			tp_machine_dragonfly_valiant(m) ? "valiant" : "direct", (long)m->nnodes,
-			m->nodes_per_router);
+			tp_dfly_routing_name(tp_machine_dragonfly_routing(m, NULL)),
+			(long)m->nnodes, m->nodes_per_router);
+		double share;
+		if (tp_machine_dragonfly_routing(m, &share) == TP_DFLY_ADAPTIVE)
+			fprintf(out, "adaptive routing: %g of the traffic non-minimal (Valiant)\n",
+				share);
+	} else if (c->net == NET_BLOCK) {
+		int32_t nb = tp_machine_block_count(m);
+		fprintf(out, "blocks from %s: %ld block%s of at least %d nodes, %ld nodes; between blocks: %s%s, network links cost %d\n",
+			c->topo_path ? c->topo_path : "?", (long)nb, nb == 1 ? "" : "s",
+			tp_machine_block_base_size(m), (long)m->nnodes,
+			c->tree_path ? "the tree of " : "Slurm's block aggregation",
+			c->tree_path ? c->tree_path : "", tp_machine_block_network_cost(m));
 	} else {
 	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : "torus");
 	for (int d = 0; d < m->ndims; d++)

@@ -14,9 +14,16 @@
  * links, which many routers share, are where a mapping shows (congestion;
  * modcolor.c).  The lower bound for a box of routers (graph mapping's
  * nearest-free search) is 0 inside it, else 1.
- * Congestion routing: direct (that minimal path, lowest k on ties) or
- * Valiant (through an intermediate group chosen by a hash of the two routers,
- * direct to it and direct on from it).
+ * Congestion routing: direct (that minimal path, lowest k on ties), Valiant
+ * (through an intermediate group chosen by a hash of the two routers,
+ * direct to it and direct on from it), or adaptive: an oblivious model of
+ * UGAL-style routing in steady state, where a share s of the traffic takes
+ * the non-minimal (Valiant) way and the rest the minimal one.  The share is
+ * dealt by router pair: the pair's traffic goes the Valiant way when a
+ * second hash of the two routers, as a fraction of 2^32, is below s; over
+ * the many router pairs of a job's traffic that is a share s of it
+ * (AdaptiveShare=, default 0.5; 0 is direct, 1 Valiant).  A single router
+ * pair is not split.
  * Link ids: local link {x, y} of group g = g*A*A + min*A + max; global link k
  * of groups {g < h} = G*A*A + (g*G + h)*L + k (some ids unused).  Names:
  * "g3:r0-r2" (local), "g1-g4#0" (global).  Every link weighs 1 for
@@ -33,7 +40,9 @@
  * group, group. */
 struct tp_dfly {
 	int groups, routers, links;
-	bool valiant;        /* congestion routing through a third group */
+	enum tp_dfly_routing routing;
+	uint32_t share;      /* adaptive: pairs with a hash below go Valiant */
+	double share_f;      /* the share as given */
 };
 
 static const struct tp_net_ops dragonfly_ops;
@@ -132,13 +141,31 @@ static int direct(const struct tp_dfly *d, int a, int g, int b, int h,
 	return n;
 }
 
+/* Adaptive routing's choice for the router pair: Valiant when its hash is
+ * below the share (a hash independent of the intermediate group's). */
+static bool adaptive_valiant(const struct tp_dfly *d, int a, int g, int b, int h)
+{
+	if (d->share == 0)
+		return false;
+	uint64_t z = ((uint64_t)(a + 1) * 0xd6e8feb86659fd93ULL) ^
+		     ((uint64_t)(g + 1) * 0xa0761d6478bd642fULL) ^
+		     ((uint64_t)(b + 1) * 0xe7037ed1a0b428dbULL) ^
+		     ((uint64_t)(h + 1) * 0x8ebc6af09c88c6e3ULL);
+	z ^= z >> 29;
+	z *= 0xbf58476d1ce4e5b9ULL;
+	z ^= z >> 32;
+	return d->share == UINT32_MAX || (uint32_t)z < d->share;
+}
+
 static int route(const struct tp_machine *m, const int *x, const int *y,
 		 int64_t *links, int cap)
 {
 	const struct tp_dfly *d = m->net_data;
 	int64_t tmp[6];
 	int a = x[0], g = x[1], b = y[0], h = y[1], n;
-	if (!d->valiant || g == h || d->groups < 3) {
+	bool valiant = d->routing == TP_DFLY_VALIANT ||
+		       (d->routing == TP_DFLY_ADAPTIVE && adaptive_valiant(d, a, g, b, h));
+	if (!valiant || g == h || d->groups < 3) {
 		n = direct(d, a, g, b, h, tmp, 0);
 	} else {
 		/* intermediate group: a hash of the two routers, never g or h */
@@ -251,7 +278,8 @@ int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,
 	d->groups = groups;
 	d->routers = routers;
 	d->links = links;
-	d->valiant = valiant;
+	d->routing = valiant ? TP_DFLY_VALIANT : TP_DFLY_DIRECT;
+	d->share_f = valiant ? 1 : 0;
 	int dims[2] = { routers, groups };
 	bool wrap[2] = { false, false };
 	int rc = tp__machine_new(out, 2, dims, wrap, &dragonfly_ops, d, err);
@@ -281,5 +309,176 @@ int tp_machine_dragonfly_links(const tp_machine *m)
 bool tp_machine_dragonfly_valiant(const tp_machine *m)
 {
 	const struct tp_dfly *d = dfly_of(m);
-	return d && d->valiant;
+	return d && d->routing == TP_DFLY_VALIANT;
+}
+
+int tp_machine_set_dragonfly_routing(tp_machine *m, enum tp_dfly_routing r,
+				     double share, tp_error *err)
+{
+	struct tp_dfly *d = m && m->net == &dragonfly_ops ? m->net_data : NULL;
+	if (!d)
+		return tp_error_set(err, TP_EINVAL, "Routing=: the network is not a dragonfly");
+	if (r != TP_DFLY_DIRECT && r != TP_DFLY_VALIANT && r != TP_DFLY_ADAPTIVE)
+		return tp_error_set(err, TP_EINVAL, "Routing=: unknown routing %d", (int)r);
+	if (r == TP_DFLY_ADAPTIVE && !(share >= 0 && share <= 1))
+		return tp_error_set(err, TP_EINVAL,
+				    "AdaptiveShare=%g: expected a fraction in 0..1", share);
+	d->routing = r;
+	d->share_f = r == TP_DFLY_ADAPTIVE ? share : r == TP_DFLY_VALIANT;
+	d->share = r != TP_DFLY_ADAPTIVE ? 0 : share >= 1 ? UINT32_MAX
+		   : (uint32_t)(share * 4294967296.0);
+	return TP_OK;
+}
+
+enum tp_dfly_routing tp_machine_dragonfly_routing(const tp_machine *m,
+						  double *share)
+{
+	const struct tp_dfly *d = dfly_of(m);
+	if (share)
+		*share = d ? d->share_f : 0;
+	return d ? d->routing : TP_DFLY_DIRECT;
+}
+
+const char *tp_dfly_routing_name(enum tp_dfly_routing r)
+{
+	return r == TP_DFLY_VALIANT ? "valiant" : r == TP_DFLY_ADAPTIVE ? "adaptive"
+	       : "direct";
+}
+
+/* ---- node names: NodeNameFormat= ----
+ *
+ * "x{group-1000}c{switch}s{*}b{*}n{*}": literal text matches itself; a
+ * field {group}, {switch} or {*} matches a decimal number (1-9 digits, the
+ * longest run), {*} is skipped; "-N" / "+N" in a field subtracts / adds N
+ * (x1000 -> group 0 above).  {group} and {switch} appear once each; two
+ * fields must not touch (a digit run would have no end).  The whole name
+ * must match. */
+
+struct tp__dfly_format {
+	int nparts;
+	struct part {
+		int kind;            /* 0 literal, 1 group, 2 switch, 3 any */
+		char lit[64];
+		long long add;
+	} part[16];
+};
+
+int tp__dfly_format_parse(const char *fmt, struct tp__dfly_format **out,
+			  tp_error *err)
+{
+	*out = NULL;
+	struct tp__dfly_format *f = calloc(1, sizeof *f);
+	if (!f)
+		return tp_error_set(err, TP_ENOMEM, "NodeNameFormat=: out of memory");
+	int seen[4] = { 0 }, rc = 0;
+	for (const char *p = fmt; *p && !rc;) {
+		if (f->nparts == (int)(sizeof f->part / sizeof f->part[0])) {
+			rc = tp_error_set(err, TP_EINVAL, "NodeNameFormat=%s: more than %d parts",
+					  fmt, (int)(sizeof f->part / sizeof f->part[0]));
+			break;
+		}
+		struct part *q = &f->part[f->nparts];
+		if (*p != '{') {
+			size_t n = strcspn(p, "{}");
+			if (p[n] == '}' || n >= sizeof q->lit) {
+				rc = tp_error_set(err, TP_EINVAL, "NodeNameFormat=%s: %s", fmt,
+						  p[n] == '}' ? "'}' without '{'"
+							      : "literal text too long");
+				break;
+			}
+			memcpy(q->lit, p, n);
+			q->lit[n] = '\0';
+			p += n;
+			f->nparts++;
+			continue;
+		}
+		const char *e = strchr(p, '}');
+		char name[32];
+		size_t n = e ? (size_t)(e - p - 1) : 0;
+		if (!e || n == 0 || n >= sizeof name) {
+			rc = tp_error_set(err, TP_EINVAL,
+					  "NodeNameFormat=%s: a field is {group}, {switch} or {*}",
+					  fmt);
+			break;
+		}
+		memcpy(name, p + 1, n);
+		name[n] = '\0';
+		char *sign = strpbrk(name, "+-");
+		if (sign) {
+			char *end;
+			long long v = strtoll(sign + 1, &end, 10);
+			if (end == sign + 1 || *end || v > 1000000000LL) {
+				rc = tp_error_set(err, TP_EINVAL,
+						  "NodeNameFormat=%s: {%s}: the offset is not a number",
+						  fmt, name);
+				break;
+			}
+			q->add = *sign == '-' ? -v : v;
+			*sign = '\0';
+		}
+		q->kind = !strcmp(name, "group") ? 1 : !strcmp(name, "switch") ? 2
+			  : !strcmp(name, "*") ? 3 : 0;
+		if (!q->kind || (q->kind == 3 && sign)) {
+			rc = tp_error_set(err, TP_EINVAL,
+					  "NodeNameFormat=%s: unknown field {%s} (a field is "
+					  "{group}, {switch} or {*})", fmt, name);
+			break;
+		}
+		if (q->kind != 3 && seen[q->kind]++) {
+			rc = tp_error_set(err, TP_EINVAL, "NodeNameFormat=%s: {%s} twice",
+					  fmt, name);
+			break;
+		}
+		if (f->nparts && f->part[f->nparts - 1].kind) {
+			rc = tp_error_set(err, TP_EINVAL,
+					  "NodeNameFormat=%s: two fields touch (put text "
+					  "between them)", fmt);
+			break;
+		}
+		f->nparts++;
+		p = e + 1;
+	}
+	if (!rc && (!seen[1] || !seen[2]))
+		rc = tp_error_set(err, TP_EINVAL,
+				  "NodeNameFormat=%s: needs {group} and {switch}", fmt);
+	if (rc) {
+		free(f);
+		return rc;
+	}
+	*out = f;
+	return 0;
+}
+
+void tp__dfly_format_free(struct tp__dfly_format *f)
+{
+	free(f);
+}
+
+int tp__dfly_format_match(const struct tp__dfly_format *f, const char *name,
+			  long long *group, long long *sw)
+{
+	const char *s = name;
+	for (int i = 0; i < f->nparts; i++) {
+		const struct part *q = &f->part[i];
+		if (!q->kind) {
+			size_t n = strlen(q->lit);
+			if (strncmp(s, q->lit, n))
+				return (int)(s - name);
+			s += n;
+			continue;
+		}
+		long long v = 0;
+		int d = 0;
+		while (*s >= '0' && *s <= '9' && d < 10) {
+			v = v * 10 + (*s++ - '0');
+			d++;
+		}
+		if (d == 0 || d > 9)
+			return (int)(s - name) - d;
+		if (q->kind == 1)
+			*group = v + q->add;
+		else if (q->kind == 2)
+			*sw = v + q->add;
+	}
+	return *s ? (int)(s - name) : -1;
 }

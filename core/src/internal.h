@@ -189,6 +189,24 @@ int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 int tp__hostlist_next(struct tp__hostlist *hl, char *buf);
 void tp__hostlist_free(struct tp__hostlist *hl);
 
+/* Block networks (block.c): tasks split among the job's blocks by a
+ * min-cut partition holding each block's share exactly, then among each
+ * block's nodes (policy auto's and graph's candidate "blocks"). */
+int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
+		  tp_error *err);
+
+/* ---- dragonfly node names (dragonfly.c): NodeNameFormat= ----
+ * "x{group-1000}c{switch}s{*}b{*}n{*}" (see dragonfly.c). */
+struct tp__dfly_format;
+int tp__dfly_format_parse(const char *fmt, struct tp__dfly_format **out,
+			  tp_error *err);
+void tp__dfly_format_free(struct tp__dfly_format *f);
+/* -1 when name matches (group and switch numbers, offsets applied, into
+ * *group and *sw), else the position of the first character that does
+ * not. */
+int tp__dfly_format_match(const struct tp__dfly_format *f, const char *name,
+			  long long *group, long long *sw);
+
 /* A JSON integer, or a JSON number with no fractional part (json_graph.c). */
 struct json_object;
 bool tp__json_int(struct json_object *o, int64_t *v);
@@ -219,6 +237,7 @@ struct tp_node_link {
 struct tp_node_gpu {
 	char busid[16];
 	unsigned domain, bus, dev, func;
+	unsigned vendor, device;   /* PCI ids */
 	int package, numa;  /* logical indices, -1 unknown */
 	int vertex;
 };
@@ -242,9 +261,11 @@ struct tp_node {
 	int nlinks, lcap, nlinks_pci;  /* links [0, nlinks_pci) are PCIe/socket */
 	struct tp_node_link *link;
 	int *pkg_link;                 /* npackages^2: inter-socket link or -1 */
-	int *nvl;                      /* ngpus^2 NVLink lanes */
+	int *nvl;                      /* ngpus^2 fabric links: NVLink lanes
+					  or xGMI links (fabric says which) */
+	int fabric;                    /* enum tp_gpu_fabric */
 	int nvswitch;                  /* NVLinks read as an NVSwitch fabric */
-	int *nvl_link;                 /* ngpus^2: direct NVLink link id or -1 */
+	int *nvl_link;                 /* ngpus^2: direct fabric link id or -1 */
 	int *nvs_link;                 /* ngpus: GPU-NVSwitch link id or -1 */
 	int *path;                     /* ngpus^2 enum tp_gpu_path */
 	double *pbw;                   /* ngpus^2 path bandwidth */
@@ -262,6 +283,9 @@ struct tp_node {
 #define TP__XML_MAX_DEPTH 64          /* nested elements */
 #define TP__XML_MAX_OBJECTS 65536     /* <object> elements */
 #define TP__XML_MAX_SET_WORDS 256     /* 32-bit words of a cpuset/nodeset */
+/* Of an OS device's <info> elements only ROCm SMI's XGMIPeers ("rsmi1
+ * rsmi5 ") is kept: peers rsmi0..rsmi63. */
+#define TP__XML_MAX_RSMI 64
 int tp__node_xml_check(const char *xml, size_t len, const char *what,
 		       char **canon, size_t *canon_len, tp_error *err);
 

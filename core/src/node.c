@@ -1,5 +1,6 @@
 /* topoplace — the node model: sockets, cores and GPUs from hwloc, the PCIe
- * tree, NVLink, path classes and the link graph used for congestion. */
+ * tree, the GPU fabric (NVLink, xGMI), path classes and the link graph used
+ * for congestion. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +14,12 @@
 const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
 			     size_t len)
 {
-	static const char *const names[] = { "X", "NV", "PIX", "PXB",
-					     "PHB", "NODE", "SYS" };
+	static const char *const names[] = { "X", "NV", "XGMI", "XHOP", "PIX",
+					     "PXB", "PHB", "NODE", "SYS" };
 	if ((int)p < 0 || (int)p > TP_PATH_SYS)
 		snprintf(buf, len, "?");
-	else if (p == TP_PATH_NVL)
-		snprintf(buf, len, "NV%d", lanes);
+	else if (p == TP_PATH_NVL || p == TP_PATH_XGMI || p == TP_PATH_XHOP)
+		snprintf(buf, len, "%s%d", names[p], lanes);
 	else
 		snprintf(buf, len, "%s", names[p]);
 	return buf;
@@ -98,6 +99,65 @@ static bool is_nvidia_gpu(hwloc_obj_t o)
 		o->attr->pcidev.class_id == 0x0302);
 }
 
+/* The ROCm SMI OS device hwloc's rsmi backend puts below an AMD GPU
+ * ("rsmi3", subtype RSMI), or NULL. */
+static hwloc_obj_t rsmi_osdev(hwloc_obj_t o)
+{
+	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
+		if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
+		    !strncmp(c->name, "rsmi", 4) && c->name[4] >= '0' &&
+		    c->name[4] <= '9')
+			return c;
+	return NULL;
+}
+
+/* An OpenCL device hwloc's opencl backend puts below a GPU ("opencl0d1",
+ * subtype OpenCL). */
+static bool has_opencl(hwloc_obj_t o)
+{
+	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
+		if (c->type == HWLOC_OBJ_OS_DEVICE && c->subtype &&
+		    !strcmp(c->subtype, "OpenCL"))
+			return true;
+	return false;
+}
+
+/* AMD Instinct accelerators: display controllers of class 0x0380 (MI100,
+ * MI200 GCDs) or 0x0302, processing accelerators of class 0x1200 (MI300),
+ * or any AMD display device with a ROCm SMI or OpenCL device below it (a
+ * Radeon under ROCm is a VGA controller, 0x0300).  A plain VGA device
+ * without either (a board's video) is not counted. */
+static bool is_amd_gpu(hwloc_obj_t o)
+{
+	if (o->type != HWLOC_OBJ_PCI_DEVICE || o->attr->pcidev.vendor_id != 0x1002)
+		return false;
+	unsigned cls = o->attr->pcidev.class_id;
+	if (cls == 0x0380 || cls == 0x0302 || cls == 0x1200)
+		return true;
+	return (cls >> 8) == 0x03 && (rsmi_osdev(o) != NULL || has_opencl(o));
+}
+
+static bool is_gpu(hwloc_obj_t o)
+{
+	return is_nvidia_gpu(o) || is_amd_gpu(o);
+}
+
+/* An HPE Slingshot card: Cassini 1 (Cray, 0x17db:0x0501) or Cassini 2
+ * (HPE, 0x1590:0x0371), PCI ids of the cxi driver; or a network OS device
+ * that hwloc (2.10 and later) marks with subtype "Slingshot".  The cards
+ * are Ethernet controllers (class 0x0200) without an OpenFabrics device. */
+static bool is_slingshot(hwloc_obj_t o)
+{
+	unsigned v = o->attr->pcidev.vendor_id, d = o->attr->pcidev.device_id;
+	if ((v == 0x17db && d == 0x0501) || (v == 0x1590 && d == 0x0371))
+		return true;
+	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
+		if (c->type == HWLOC_OBJ_OS_DEVICE && c->subtype &&
+		    !strcmp(c->subtype, "Slingshot"))
+			return true;
+	return false;
+}
+
 /* A network card for the job's traffic: InfiniBand (class 0x0207), other
  * fabrics (0x0208), or a network controller with an OpenFabrics (RDMA)
  * device below it, as hwloc shows ConnectX, Slingshot and EFA cards.  Plain
@@ -111,6 +171,8 @@ static bool is_fabric_nic(hwloc_obj_t o)
 		return true;
 	if ((cls >> 8) != 0x02)
 		return false;
+	if (is_slingshot(o))
+		return true;
 	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
 		if (c->type == HWLOC_OBJ_OS_DEVICE &&
 		    c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
@@ -378,6 +440,80 @@ static int depth_of(tp_node *n, int v)
 
 static int nic_routes(tp_node *n);
 
+/* The rsmi index of a GPU's ROCm SMI device ("rsmi3": 3), -1 without. */
+static int rsmi_index(hwloc_obj_t o)
+{
+	hwloc_obj_t r = rsmi_osdev(o);
+	if (!r)
+		return -1;
+	long v = strtol(r->name + 4, NULL, 10);
+	return v >= 0 && v < TP__XML_MAX_RSMI ? (int)v : -1;
+}
+
+/* "rsmi1 rsmi5 " as a bit set of rsmi indices (the XML checker has
+ * checked the syntax; the live hwloc is trusted as far as this goes). */
+static uint64_t xgmi_peer_set(const char *s)
+{
+	uint64_t set = 0;
+	while (s && (s = strstr(s, "rsmi"))) {
+		char *e;
+		long v = strtol(s + 4, &e, 10);
+		if (e != s + 4 && v >= 0 && v < TP__XML_MAX_RSMI)
+			set |= (uint64_t)1 << v;
+		s = e;
+	}
+	return set;
+}
+
+/* The two GCDs of one MI250 / MI250X package (PCI device 0x7408 or
+ * 0x740c): consecutive in PCI bus order, the first at an even position
+ * among these GPUs (GCD 0-1, 2-3, ... in the OLCF Frontier node diagram
+ * and in rocm-smi --shownodesbw of 4 x MI250, where each such pair shows
+ * 50000-200000 MB/s).  hwloc does not say how many xGMI links join two
+ * GPUs; these pairs have 4, other peers are counted as 1 (a rocm-smi
+ * GpuLinks= file gives the true counts). */
+static bool same_mi250_package(const tp_node *n, int a, int b)
+{
+	int pos = 0, pa = -1;
+	for (int g = 0; g < n->ngpus; g++) {
+		unsigned d = n->gpu[g].device;
+		if (n->gpu[g].vendor != 0x1002 || (d != 0x7408 && d != 0x740c))
+			continue;
+		if (g == a)
+			pa = pos;
+		if (g == b)
+			return pa >= 0 && pa % 2 == 0 && pos == pa + 1;
+		pos++;
+	}
+	return false;
+}
+
+/* xGMI links between AMD GPUs from ROCm SMI's XGMIPeers info (hwloc's rsmi
+ * backend), into n->nvl; the fabric is xGMI when any pair is linked. */
+static void hwloc_xgmi(tp_node *n, hwloc_obj_t *gobj)
+{
+	int ng = n->ngpus;
+	int rsmi[TP_NODE_MAX_GPUS];
+	uint64_t peers[TP_NODE_MAX_GPUS];
+	for (int g = 0; g < ng; g++) {
+		hwloc_obj_t r = rsmi_osdev(gobj[g]);
+		rsmi[g] = rsmi_index(gobj[g]);
+		peers[g] = r ? xgmi_peer_set(hwloc_obj_get_info_by_name(r, "XGMIPeers")) : 0;
+	}
+	bool any = false;
+	for (int a = 0; a < ng; a++)
+		for (int b = a + 1; b < ng; b++) {
+			if (rsmi[a] < 0 || rsmi[b] < 0 ||
+			    !((peers[a] >> rsmi[b] & 1) || (peers[b] >> rsmi[a] & 1)))
+				continue;
+			int links = same_mi250_package(n, a, b) ? 4 : 1;
+			n->nvl[a * ng + b] = n->nvl[b * ng + a] = links;
+			any = true;
+		}
+	if (any)
+		n->fabric = TP_FABRIC_XGMI;
+}
+
 static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 {
 	int rc = load_cpus(n, t);
@@ -414,7 +550,7 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 	hwloc_obj_t *objs = tp__calloc((size_t)ocap, sizeof *objs);
 	if (!objs)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
-	rc = collect_pci(t, is_nvidia_gpu, TP_NODE_MAX_GPUS, &gobj, &ng);
+	rc = collect_pci(t, is_gpu, TP_NODE_MAX_GPUS, &gobj, &ng);
 	if (!rc)
 		rc = collect_pci(t, is_fabric_nic, TP_NODE_MAX_NICS, &nobj, &nnic);
 	if (rc) {
@@ -446,6 +582,8 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 		gp->bus = a->bus;
 		gp->dev = a->dev;
 		gp->func = a->func;
+		gp->vendor = a->vendor_id;
+		gp->device = a->device_id;
 		busid_of(o, gp->busid, sizeof gp->busid);
 		pci_locality(n, t, o, &gp->package, &gp->numa);
 		char name[24];
@@ -476,16 +614,19 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 			n->vert[pv].uplink = nc->port_link;
 		}
 	}
-	free(gobj);
 	free(nobj);
 	free(objs);
-	if (rc)
+	if (rc) {
+		free(gobj);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	}
 	for (int v = 0; v < n->nvert; v++)
 		n->vert[v].depth = depth_of(n, v);
 	n->nlinks_pci = n->nlinks;
-	if (nic_routes(n))
+	if (nic_routes(n)) {
+		free(gobj);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	}
 	size_t g2 = (size_t)(ng > 0 ? ng : 1) * (size_t)(ng > 0 ? ng : 1);
 	n->nvl = tp__calloc(g2, sizeof(int));
 	n->nvl_link = tp__malloc_array(g2, sizeof(int));
@@ -494,8 +635,12 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 	n->pbw = tp__calloc(g2, sizeof(double));
 	n->route_off = tp__calloc(g2 + 1, sizeof(int));
 	if (!n->nvl || !n->nvl_link || !n->nvs_link || !n->path || !n->pbw ||
-	    !n->route_off)
+	    !n->route_off) {
+		free(gobj);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	}
+	hwloc_xgmi(n, gobj);
+	free(gobj);
 	return tp__node_finish(n, err);
 }
 
@@ -622,6 +767,108 @@ static int nic_routes(tp_node *n)
 	return 0;
 }
 
+/* NVSwitch: every pair the same lane count, too many for point to point;
+ * one link from every GPU to the switch vertex. */
+static int nvswitch_links(tp_node *n, bool *made, tp_error *err)
+{
+	int ng = n->ngpus;
+	*made = false;
+	int c = ng >= 3 ? n->nvl[1] : 0;
+	bool same = c > 0;
+	for (int i = 0; i < ng && same; i++)
+		for (int j = 0; j < ng; j++)
+			if (i != j && n->nvl[i * ng + j] != c)
+				same = false;
+	if (!same || c * (ng - 1) <= 18)
+		return 0;
+	int s = add_vertex(n, TP_V_NVSWITCH, "NVSwitch");
+	if (s < 0)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	n->nvswitch = 1;
+	for (int i = 0; i < ng; i++) {
+		int l = add_link(n, n->gpu[i].vertex, s, c * TP_NVLINK_BW);
+		if (l < 0)
+			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+		n->nvs_link[i] = l;
+	}
+	*made = true;
+	return 0;
+}
+
+/* A direct fabric link between every linked GPU pair. */
+static int direct_links(tp_node *n, tp_error *err)
+{
+	int ng = n->ngpus;
+	bool xgmi = n->fabric == TP_FABRIC_XGMI;
+	for (int i = 0; i < ng; i++)
+		for (int j = i + 1; j < ng; j++) {
+			int cnt = n->nvl[i * ng + j];
+			if (cnt <= 0)
+				continue;
+			int l = add_link(n, n->gpu[i].vertex, n->gpu[j].vertex,
+					 cnt * (xgmi ? TP_XGMI_BW : TP_NVLINK_BW));
+			if (l < 0)
+				return tp_error_set(err, TP_ENOMEM, "%s: out of memory",
+						    n->source);
+			snprintf(n->link[l].name, sizeof n->link[l].name,
+				 "GPU%d - GPU%d %s x%d", i, j, xgmi ? "xGMI" : "NVLink",
+				 cnt);
+			n->nvl_link[i * ng + j] = n->nvl_link[j * ng + i] = l;
+		}
+	return 0;
+}
+
+/* xGMI routes through other GPUs: for every source s, pred[s * ng + v] is
+ * v's predecessor on the chosen route from s (-1: unreachable or v == s)
+ * and hops[s * ng + v] the route's links.  Fewest links first, then the
+ * widest bottleneck, then the lowest predecessor: deterministic. */
+static void xgmi_routes(const tp_node *n, int *pred, int *hops)
+{
+	int ng = n->ngpus;
+	double bott[TP_NODE_MAX_GPUS];
+	int queue[TP_NODE_MAX_GPUS];
+	for (int s = 0; s < ng; s++) {
+		int *pr = pred + (size_t)s * ng, *h = hops + (size_t)s * ng;
+		for (int v = 0; v < ng; v++) {
+			pr[v] = -1;
+			h[v] = -1;
+			bott[v] = 0;
+		}
+		h[s] = 0;
+		int qh = 0, qt = 0;
+		queue[qt++] = s;
+		while (qh < qt) {
+			int u = queue[qh++];
+			for (int v = 0; v < ng; v++) {
+				int cnt = n->nvl[u * ng + v];
+				if (v == u || cnt <= 0 || (h[v] >= 0 && h[v] <= h[u]))
+					continue;
+				double b = cnt * TP_XGMI_BW;
+				if (u != s && bott[u] < b)
+					b = bott[u];
+				if (h[v] < 0) {
+					h[v] = h[u] + 1;
+					queue[qt++] = v;
+				} else if (!(b > bott[v])) {
+					continue;     /* as wide or narrower: keep */
+				}
+				pr[v] = u;
+				bott[v] = b;
+			}
+		}
+	}
+}
+
+/* The links of GPU a's fabric route to b (hops[a][b] of them) into out. */
+static void fabric_route(const tp_node *n, const int *pred, const int *hops,
+			 int a, int b, int *out)
+{
+	int ng = n->ngpus;
+	int k = hops[(size_t)a * ng + b];
+	for (int v = b; v != a; v = pred[(size_t)a * ng + v])
+		out[--k] = n->nvl_link[pred[(size_t)a * ng + v] * ng + v];
+}
+
 int tp__node_finish(tp_node *n, tp_error *err)
 {
 	int ng = n->ngpus;
@@ -636,41 +883,22 @@ int tp__node_finish(tp_node *n, tp_error *err)
 		n->nvl_link[i] = -1;
 	for (int i = 0; i < ng; i++)
 		n->nvs_link[i] = -1;
-	/* NVSwitch: every pair the same lane count, too many for point to point */
-	int c = ng >= 3 ? n->nvl[1] : 0;
-	bool same = c > 0;
-	for (int i = 0; i < ng && same; i++)
-		for (int j = 0; j < ng; j++)
-			if (i != j && n->nvl[i * ng + j] != c)
-				same = false;
-	if (same && c * (ng - 1) > 18) {
-		int s = add_vertex(n, TP_V_NVSWITCH, "NVSwitch");
-		if (s < 0)
-			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
-		n->nvswitch = 1;
-		for (int i = 0; i < ng; i++) {
-			int l = add_link(n, n->gpu[i].vertex, s, c * TP_NVLINK_BW);
-			if (l < 0)
-				return tp_error_set(err, TP_ENOMEM, "%s: out of memory",
-						    n->source);
-			n->nvs_link[i] = l;
-		}
-	} else {
-		for (int i = 0; i < ng; i++)
-			for (int j = i + 1; j < ng; j++) {
-				int lanes = n->nvl[i * ng + j];
-				if (lanes <= 0)
-					continue;
-				int l = add_link(n, n->gpu[i].vertex, n->gpu[j].vertex,
-						 lanes * TP_NVLINK_BW);
-				if (l < 0)
-					return tp_error_set(err, TP_ENOMEM,
-							    "%s: out of memory", n->source);
-				snprintf(n->link[l].name, sizeof n->link[l].name,
-					 "GPU%d - GPU%d NVLink x%d", i, j, lanes);
-				n->nvl_link[i * ng + j] = n->nvl_link[j * ng + i] = l;
-			}
+	bool xgmi = n->fabric == TP_FABRIC_XGMI, sw = false;
+	int rc = n->fabric == TP_FABRIC_NVLINK ? nvswitch_links(n, &sw, err) : 0;
+	if (!rc && !sw)
+		rc = direct_links(n, err);
+	if (rc)
+		return rc;
+	size_t g2 = (size_t)ng * (size_t)ng + 1;
+	int *pred = xgmi ? tp__malloc_array(g2, sizeof(int)) : NULL;
+	int *hops = xgmi ? tp__malloc_array(g2, sizeof(int)) : NULL;
+	if (xgmi && (!pred || !hops)) {
+		free(pred);
+		free(hops);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	}
+	if (xgmi)
+		xgmi_routes(n, pred, hops);
 	/* routes: count, then fill */
 	int total = 0;
 	for (int i = 0; i < ng; i++)
@@ -679,7 +907,9 @@ int tp__node_finish(tp_node *n, tp_error *err)
 			int k;
 			if (i == j)
 				k = 0;
-			else if (n->nvl[i * ng + j] > 0)
+			else if (xgmi && hops[i * ng + j] > 0)
+				k = hops[i * ng + j];
+			else if (!xgmi && n->nvl[i * ng + j] > 0)
 				k = n->nvswitch ? 2 : 1;
 			else
 				k = pcie_route(n, i, j, NULL, &cls);
@@ -687,8 +917,11 @@ int tp__node_finish(tp_node *n, tp_error *err)
 		}
 	free(n->route);
 	n->route = tp__calloc((size_t)total + 1, sizeof(int));
-	if (!n->route)
+	if (!n->route) {
+		free(pred);
+		free(hops);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	}
 	int k = 0;
 	for (int i = 0; i < ng; i++)
 		for (int j = 0; j < ng; j++) {
@@ -700,7 +933,8 @@ int tp__node_finish(tp_node *n, tp_error *err)
 				continue;
 			}
 			int lanes = n->nvl[p];
-			if (lanes > 0) {
+			int m;
+			if (!xgmi && lanes > 0) {
 				n->path[p] = TP_PATH_NVL;
 				n->pbw[p] = lanes * TP_NVLINK_BW;
 				if (n->nvswitch) {
@@ -712,7 +946,13 @@ int tp__node_finish(tp_node *n, tp_error *err)
 				continue;
 			}
 			enum tp_gpu_path cls;
-			int m = pcie_route(n, i, j, n->route + k, &cls);
+			if (xgmi && hops[p] > 0) {
+				m = hops[p];
+				fabric_route(n, pred, hops, i, j, n->route + k);
+				cls = m == 1 ? TP_PATH_XGMI : TP_PATH_XHOP;
+			} else {
+				m = pcie_route(n, i, j, n->route + k, &cls);
+			}
 			double bw = 0;
 			for (int q = 0; q < m; q++) {
 				double b = n->link[n->route[k + q]].bw;
@@ -724,6 +964,8 @@ int tp__node_finish(tp_node *n, tp_error *err)
 			k += m;
 		}
 	n->route_off[ng * ng] = k;
+	free(pred);
+	free(hops);
 	return 0;
 }
 
@@ -879,9 +1121,28 @@ int tp_node_gpu_numa(const tp_node *n, int gpu)
 	return gpu_ok(n, gpu) ? n->gpu[gpu].numa : -1;
 }
 
+unsigned tp_node_gpu_vendor(const tp_node *n, int gpu)
+{
+	return gpu_ok(n, gpu) ? n->gpu[gpu].vendor : 0;
+}
+
+enum tp_gpu_fabric tp_node_fabric(const tp_node *n)
+{
+	return (enum tp_gpu_fabric)n->fabric;
+}
+
 int tp_node_nvlinks(const tp_node *n, int a, int b)
 {
-	if (!gpu_ok(n, a) || !gpu_ok(n, b) || a == b)
+	if (!gpu_ok(n, a) || !gpu_ok(n, b) || a == b ||
+	    n->fabric != TP_FABRIC_NVLINK)
+		return 0;
+	return n->nvl[a * n->ngpus + b];
+}
+
+int tp_node_xgmi_links(const tp_node *n, int a, int b)
+{
+	if (!gpu_ok(n, a) || !gpu_ok(n, b) || a == b ||
+	    n->fabric != TP_FABRIC_XGMI)
 		return 0;
 	return n->nvl[a * n->ngpus + b];
 }
@@ -1051,10 +1312,13 @@ static void describe_tree(const tp_node *n, FILE *f, int v, int indent)
 
 void tp_node_describe(const tp_node *n, FILE *f)
 {
-	fprintf(f, "%s: %d socket%s, %d NUMA node%s, %d cores, %d PUs, %d GPU%s%s",
+	bool amd = n->ngpus > 0 && n->gpu[0].vendor == 0x1002;
+	fprintf(f, "%s: %d socket%s, %d NUMA node%s, %d cores, %d PUs, %d %sGPU%s%s",
 		n->source, n->npackages, n->npackages == 1 ? "" : "s", n->nnuma,
 		n->nnuma == 1 ? "" : "s", n->ncores, n->npus, n->ngpus,
-		n->ngpus == 1 ? "" : "s", n->nvswitch ? " on an NVSwitch" : "");
+		amd ? "AMD " : "", n->ngpus == 1 ? "" : "s",
+		n->nvswitch ? " on an NVSwitch"
+		: n->fabric == TP_FABRIC_XGMI ? " joined by xGMI" : "");
 	if (n->nnics)
 		fprintf(f, ", %d network card%s", n->nnics, n->nnics == 1 ? "" : "s");
 	fputc('\n', f);
@@ -1072,8 +1336,9 @@ void tp_node_describe(const tp_node *n, FILE *f)
 	if (n->npackages > 1)
 		fprintf(f, "socket link: %.4g GB/s\n", TP_SMP_BW);
 	for (int l = n->nlinks_pci; l < n->nlinks; l++)
-		fprintf(f, "NVLink: %s  (%.4g GB/s)\n", n->link[l].name,
-			n->link[l].bw);
+		fprintf(f, "%s: %s  (%.4g GB/s)\n",
+			n->fabric == TP_FABRIC_XGMI ? "xGMI" : "NVLink",
+			n->link[l].name, n->link[l].bw);
 	if (n->ngpus == 0)
 		return;
 	/* the path matrix, with the network cards as nvidia-smi topo -m
@@ -1087,10 +1352,14 @@ void tp_node_describe(const tp_node *n, FILE *f)
 	for (int i = 0; i < n->ngpus; i++) {
 		char b[16];
 		fprintf(f, "GPU%-3d", i);
-		for (int j = 0; j < n->ngpus; j++)
-			fprintf(f, " %-6s", tp_gpu_path_name(
-				(enum tp_gpu_path)n->path[i * n->ngpus + j],
-				n->nvl[i * n->ngpus + j], b, sizeof b));
+		for (int j = 0; j < n->ngpus; j++) {
+			int p = i * n->ngpus + j;
+			/* XHOP shows its hops, the others their links */
+			int cnt = n->path[p] == TP_PATH_XHOP
+				  ? n->route_off[p + 1] - n->route_off[p] : n->nvl[p];
+			fprintf(f, " %-6s", tp_gpu_path_name((enum tp_gpu_path)n->path[p],
+							     cnt, b, sizeof b));
+		}
 		for (int j = 0; j < n->nnics; j++) {
 			enum tp_gpu_path c;
 			vertex_route(n, n->gpu[i].vertex, n->nic[j].vertex,

@@ -33,10 +33,13 @@
  *     upstream side and every PCIDev have pci_busid "DDDD:BB:DD.F" and
  *     pci_type "CCCC [VVVV:DDDD] [VVVV:DDDD] RR"; an OSDev has osdev_type;
  *     numbers are decimal and bounded; names are printable ASCII.
+ * Kept of the <info> elements: an OSDev's XGMIPeers (ROCm SMI's list of a
+ * GPU's xGMI peers, "rsmi1 rsmi5 "), checked to be rsmiN names with N below
+ * TP__XML_MAX_RSMI.
  * Dropped without a word: everything topoplace does not read and hwloc
- * would otherwise parse (info, page_type, userdata, distances, memattrs,
- * cpukinds, support, gp_index, allowed sets, local_memory, unknown
- * attributes).  Each refusal is one line: "FILE: hwloc XML line N: ...".
+ * would otherwise parse (other info, page_type, userdata, distances,
+ * memattrs, cpukinds, support, gp_index, allowed sets, local_memory,
+ * unknown attributes).  Each refusal is one line: "FILE: hwloc XML line N: ...".
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -106,6 +109,9 @@ struct xobj {
 	char speed[32];
 	unsigned bup, bdown, bdom, secbus, subbus;
 	unsigned osdev_type;
+	/* OSDev: <info name="XGMIPeers">, bit i for rsmi<i> */
+	bool has_xgmi;
+	uint64_t xgmi_peers;
 };
 
 struct xattr {
@@ -763,6 +769,41 @@ static int new_object(struct xp *x, int32_t parent, int depth)
 	return x->nobj++;
 }
 
+/* An <info name= value=> of object o (its attributes just read): an
+ * OSDev's XGMIPeers is checked and kept, everything else dropped. */
+static int object_info(struct xp *x, struct xobj *o)
+{
+	const char *name = attr(x, "name"), *v = attr(x, "value");
+	if (o->type != T_OSDEV || !name || strcmp(name, "XGMIPeers"))
+		return 0;
+	if (!v)
+		return xerr(x, "info XGMIPeers without a value");
+	if (o->has_xgmi)
+		return xerr(x, "info XGMIPeers given twice");
+	uint64_t peers = 0;
+	for (const char *s = v; *s;) {
+		if (*s == ' ') {
+			s++;
+			continue;
+		}
+		int64_t i;
+		char num[4];
+		size_t d = 0;
+		if (strncmp(s, "rsmi", 4))
+			return xerr(x, "info XGMIPeers=\"%.40s\": expected rsmiN names", v);
+		for (s += 4; isdigit((unsigned char)*s) && d < sizeof num - 1; s++)
+			num[d++] = *s;
+		num[d] = '\0';
+		if (!d || (*s && *s != ' ') || !dec(num, TP__XML_MAX_RSMI - 1, &i))
+			return xerr(x, "info XGMIPeers=\"%.40s\": expected rsmiN names, "
+				    "N below %d", v, TP__XML_MAX_RSMI);
+		peers |= (uint64_t)1 << i;
+	}
+	o->has_xgmi = true;
+	o->xgmi_peers = peers;
+	return 0;
+}
+
 /* The object tree: objects in document order with their parents. */
 static int read_objects(struct xp *x)
 {
@@ -802,6 +843,9 @@ static int read_objects(struct xp *x)
 				stack[depth++] = i;
 			}
 		} else if (k == TK_OPEN) {
+			if (depth > 0 && !strcmp(n, "info") &&
+			    (rc = object_info(x, &x->obj[stack[depth - 1]])))
+				return rc;
 			if (!empty && (rc = skip_element(x, n)))
 				return rc;
 		} else if (k == TK_CLOSE) {
@@ -988,6 +1032,18 @@ static void put_object(struct out *o, const struct xp *x, const struct xobj *ob)
 		put(o, " osdev_type=\"%u\"", ob->osdev_type);
 }
 
+static void put_xgmi(struct out *o, const struct xobj *ob)
+{
+	put(o, "%*s<info name=\"XGMIPeers\" value=\"", 2 * (ob->depth + 2), "");
+	const char *sep = "";
+	for (int i = 0; i < TP__XML_MAX_RSMI; i++)
+		if (ob->xgmi_peers >> i & 1) {
+			put(o, "%srsmi%d", sep, i);
+			sep = " ";
+		}
+	put(o, "\"/>\n");
+}
+
 static int write_canonical(struct xp *x, char **out, size_t *len)
 {
 	struct out o = { malloc(65536), 0, 65536, false };
@@ -1000,11 +1056,16 @@ static int write_canonical(struct xp *x, char **out, size_t *len)
 		const struct xobj *ob = &x->obj[i];
 		put_object(&o, x, ob);
 		bool has_children = i + 1 < x->nobj && x->obj[i + 1].depth > ob->depth;
-		if (has_children) {
+		if (!has_children && !ob->has_xgmi) {
+			put(&o, "/>\n");
+		} else {
 			put(&o, ">\n");
-			continue;
+			if (ob->has_xgmi)
+				put_xgmi(&o, ob);
+			if (has_children)
+				continue;
+			put(&o, "%*s</object>\n", 2 * (ob->depth + 1), "");
 		}
-		put(&o, "/>\n");
 		/* close the ancestors whose last descendant this is */
 		int next_depth = i + 1 < x->nobj ? x->obj[i + 1].depth : 0;
 		for (int d = ob->depth - 1; d >= next_depth; d--)

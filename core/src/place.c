@@ -266,10 +266,11 @@ static int place_geometric(const tp_graph *g, const tp_alloc *a,
 
 /* ---- candidates: graph and auto ---- */
 
-enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR };
+enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
+		 C_BLOCKS };
 
 static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
-					  "greedy", "bipartition", "modcolor" };
+					  "greedy", "bipartition", "modcolor", "blocks" };
 
 typedef struct cand_run {
 	const tp_graph *g;
@@ -365,6 +366,9 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 			c->ms = tp__now_ms() - t;
 			return 0;
 		}
+		break;
+	case C_BLOCKS:
+		rc = tp__block_map(r->g, r->a, r->o->graph.seed, r->trial, &e);
 		break;
 	case C_GREEDY:
 	case C_BIPART: {
@@ -525,6 +529,9 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		if (!(rc = run_candidate(&r, C_GREEDY, true, err)))
 			rc = run_candidate(&r, C_BIPART, false, err);
 	}
+	/* block networks: the partition that follows the blocks */
+	if (!rc && tp_machine_is_block(a->m))
+		rc = run_candidate(&r, C_BLOCKS, false, err);
 	if (!rc && rep->best >= 0)
 		rc = refine_stage(&r, err);
 	if (!rc && rep->best < 0)

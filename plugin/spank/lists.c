@@ -65,6 +65,26 @@ int tpk_parse_gpu_list(const char *list, int *out, int cap)
 	return tpk_parse_index_list(list, out, cap);
 }
 
+const char *const tpk_gpu_vars[TPK_NGPU_VARS] = {
+	"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+	"GPU_DEVICE_ORDINAL",
+};
+
+int tpk_gpu_list_source(const char *const *vals)
+{
+	for (int i = TPK_GPU_CUDA; i <= TPK_GPU_HIP; i++)
+		if (vals[i] && vals[i][0])
+			return i;
+	return -1;
+}
+
+bool tpk_gpu_var_follows(const char *const *vals, int src, int i)
+{
+	if (src < 0 || i < 0 || i >= TPK_NGPU_VARS)
+		return false;
+	return i == src || (vals[i] && !strcmp(vals[i], vals[src]));
+}
+
 /* Walk a "v(xr),v" spec: calls each(v, r, arg) per item; -1 when it does
  * not parse. */
 static int walk_spec(const char *spec, void (*each)(long long, long long, void *),

@@ -5,11 +5,12 @@
  * inherits it when slurmstepd forks it.  slurm_spank_task_init (in each
  * task's own process, as the user, after Slurm's task plugin and GPU
  * binding) then asks the core for the node's placement inside the step's
- * share (its cores, its GPUs) and applies this task's part:
- * CUDA_VISIBLE_DEVICES (and Slurm's other GPU variables when they agree)
- * and the CPU affinity.  Every task of the node computes the same answer,
- * so none waits for another.  Any problem leaves Slurm's choice and prints
- * one line, from one task only.
+ * share (its cores, its GPUs) and applies this task's part: the GPU list
+ * in the variable Slurm gave the step's GPUs in (CUDA_VISIBLE_DEVICES, or
+ * ROCR_VISIBLE_DEVICES on AMD nodes, or HIP_VISIBLE_DEVICES; the others
+ * follow when they held the same list) and the CPU affinity.  Every task
+ * of the node computes the same answer, so none waits for another.  Any
+ * problem leaves Slurm's choice and prints one line, from one task only.
  */
 #include <errno.h>
 #include <sched.h>
@@ -374,21 +375,20 @@ static int visible_list(const tp_node_placement *p, int lid, const int *allowed,
 	return used ? 0 : -1;
 }
 
-static void set_gpus(spank_t sp, const char *cvd, const char *mine)
+/* The task's list into the step list's variable, then into every other
+ * GPU variable that held the same list: Slurm sets them alike. */
+static void set_gpus(spank_t sp, char *const *vars, int src, const char *mine)
 {
-	char *ordinal = tpk_job_getenv(sp, "GPU_DEVICE_ORDINAL");
-	char *rocr = tpk_job_getenv(sp, "ROCR_VISIBLE_DEVICES");
-	if (spank_setenv(sp, "CUDA_VISIBLE_DEVICES", mine, 1) != ESPANK_SUCCESS) {
-		slurm_error("topoplace: cannot set CUDA_VISIBLE_DEVICES");
-	} else {
-		/* Slurm sets these to the same list; keep them consistent */
-		if (ordinal && !strcmp(ordinal, cvd))
-			spank_setenv(sp, "GPU_DEVICE_ORDINAL", mine, 1);
-		if (rocr && !strcmp(rocr, cvd))
-			spank_setenv(sp, "ROCR_VISIBLE_DEVICES", mine, 1);
+	const char *vals[TPK_NGPU_VARS];
+	for (int i = 0; i < TPK_NGPU_VARS; i++)
+		vals[i] = vars[i];
+	if (spank_setenv(sp, tpk_gpu_vars[src], mine, 1) != ESPANK_SUCCESS) {
+		slurm_error("topoplace: cannot set %s", tpk_gpu_vars[src]);
+		return;
 	}
-	free(ordinal);
-	free(rocr);
+	for (int i = 0; i < TPK_NGPU_VARS; i++)
+		if (i != src && tpk_gpu_var_follows(vals, src, i))
+			spank_setenv(sp, tpk_gpu_vars[i], mine, 1);
 }
 
 /* ---------------------------------------------------------------- tasks */
@@ -397,7 +397,9 @@ struct task {
 	int lid;
 	uint32_t nlocal, nodeid;
 	int32_t *tasks;
-	char *cvd, *stepgpus, *cores;
+	char *gpu_var[TPK_NGPU_VARS];   /* the GPU variables as Slurm set them */
+	int gpu_src;                    /* the one holding the step's list */
+	char *cvd, *stepgpus, *cores;   /* cvd: gpu_var[gpu_src] */
 	int allowed[TPK_MAX_GPUS], visible[TPK_MAX_GPUS], nal;
 	int *core_ids;
 	tp_node_share sh;
@@ -422,10 +424,15 @@ static int local_tasks(spank_t sp, struct task *t)
 /* GPUs: where the step has some and Slurm has not bound them per task
  * (--gpus-per-task, --gpu-bind: the user's explicit choice).  Slurm's own
  * numbers of the step's GPUs are SLURM_STEP_GPUS (PCI bus order); the
- * task sees them as CUDA_VISIBLE_DEVICES, renumbered under cgroups. */
+ * task sees them as CUDA_VISIBLE_DEVICES (ROCR_VISIBLE_DEVICES on AMD
+ * nodes), renumbered under cgroups. */
 static void gpu_share(spank_t sp, struct task *t)
 {
-	t->cvd = tpk_job_getenv(sp, "CUDA_VISIBLE_DEVICES");
+	const char *vals[TPK_NGPU_VARS];
+	for (int i = 0; i < TPK_NGPU_VARS; i++)
+		vals[i] = t->gpu_var[i] = tpk_job_getenv(sp, tpk_gpu_vars[i]);
+	t->gpu_src = tpk_gpu_list_source(vals);
+	t->cvd = t->gpu_src >= 0 ? t->gpu_var[t->gpu_src] : NULL;
 	t->stepgpus = tpk_job_getenv(sp, "SLURM_STEP_GPUS");
 	if (!nonempty(t->cvd) || (nonempty(t->stepgpus) &&
 				  count_list(t->stepgpus) > count_list(t->cvd)))
@@ -472,7 +479,7 @@ static void apply(spank_t sp, const struct tpk_hints *h, struct task *t,
 		}
 		if (p->gpus_set && visible_list(p, t->lid, t->allowed, t->visible,
 						t->nal, mine, sizeof mine) == 0)
-			set_gpus(sp, t->cvd, mine);
+			set_gpus(sp, t->gpu_var, t->gpu_src, mine);
 		if (h->report && node_first && p->gpus_set && !p->gpu_error &&
 		    h->gpu_matrix) {
 			tpk_line(line, sizeof line, "topoplace: %s: GPU selection "
@@ -547,7 +554,7 @@ static void split_gpus(spank_t sp, const struct tpk_hints *h, struct task *t)
 		used += (size_t)w;
 	}
 	if (n > 0)
-		set_gpus(sp, t->cvd, list);
+		set_gpus(sp, t->gpu_var, t->gpu_src, list);
 }
 
 void tpk_task_init(spank_t sp, const struct tpk_site *site,
@@ -591,7 +598,8 @@ void tpk_task_init(spank_t sp, const struct tpk_site *site,
 	}
 out:
 	free(t.tasks);
-	free(t.cvd);
+	for (int i = 0; i < TPK_NGPU_VARS; i++)
+		free(t.gpu_var[i]);
 	free(t.stepgpus);
 	free(t.core_ids);
 }

@@ -127,6 +127,20 @@ int tpk_parse_index_list(const char *list, int *out, int cap);
 /* "0,1,3" (digits and commas only: CUDA_VISIBLE_DEVICES has no ranges);
  * the count, or -1 ("NoDevFiles", UUIDs, too many). */
 int tpk_parse_gpu_list(const char *list, int *out, int cap);
+/* The variables that carry a step's GPUs to its tasks.  Slurm's gres/gpu
+ * sets CUDA_VISIBLE_DEVICES (NVIDIA), ROCR_VISIBLE_DEVICES (AMD: with
+ * AutoDetect=rsmi or Flags=amd_gpu_env it sets only this one),
+ * GPU_DEVICE_ORDINAL (OpenCL), all of them to the same list by default;
+ * HIP_VISIBLE_DEVICES is a site's or user's. */
+enum { TPK_GPU_CUDA, TPK_GPU_ROCR, TPK_GPU_HIP, TPK_GPU_ORDINAL, TPK_NGPU_VARS };
+extern const char *const tpk_gpu_vars[TPK_NGPU_VARS];
+/* Which variable holds the step's GPU list (vals: the variables' values,
+ * NULL when unset): the first set of CUDA_VISIBLE_DEVICES,
+ * ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES; -1 when none. */
+int tpk_gpu_list_source(const char *const *vals);
+/* Whether variable i gets a task's list: the source, and every other one
+ * that held the very same list (so that they stay consistent). */
+bool tpk_gpu_var_follows(const char *const *vals, int src, int i);
 /* Sum of a SLURM_TASKS_PER_NODE spec ("2(x3),1" = 7) and its node count;
  * -1 when malformed. */
 int64_t tpk_tasks_per_node_sum(const char *spec, int64_t *nnodes);

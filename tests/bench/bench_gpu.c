@@ -281,6 +281,7 @@ int main(int argc, char **argv)
 		{ "pcie16", "pcie16.xml", NULL, NULL, NULL, NULL },
 		{ "dgx8", "dgx8.xml", "dgx8.links", NULL, NULL, NULL },
 		{ "nvl4", "nvl4.xml", "nvl4.links", NULL, NULL, NULL },
+		{ "mi250x", "mi250x.xml", "mi250x.links", NULL, NULL, NULL },
 	};
 	int nk = (int)(sizeof kinds / sizeof kinds[0]);
 	for (int k = 0; k < nk; k++)

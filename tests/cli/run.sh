@@ -1059,6 +1059,73 @@ if [ "$rc" = 127 ] && grep -q '^topoplace bind: /nonexistent/prog: No such file'
 else no "bind: missing program" "rc $rc $(cat "$tmp/err")"; fi
 fails2 "bind: no program" "missing PROGRAM" - bind --
 fails2 "bind: unknown option" "unknown option '-x'" - bind -x prog
+# ---- AMD nodes (MI250X, xGMI), block networks (GB200 NVL72), Slingshot ----
+tp node-info "$NODES/mi250x.xml" "$NODES/mi250x.links"
+if check0 "amd: node-info mi250x"; then
+	if grep -q '8 AMD GPUs joined by xGMI, 4 network cards' "$tmp/out" &&
+	   grep -q '^xGMI: GPU0 - GPU6 xGMI x2  (100 GB/s)$' "$tmp/out" &&
+	   grep -q '^GPU0   X      XGMI4  XGMI1  XHOP2 ' "$tmp/out"; then ok "amd: node-info mi250x"
+	else no "amd: node-info mi250x" "$(head -3 "$tmp/out")"; fi
+fi
+# hwloc alone: the package pairs have 4 links, other peers 1
+tp node-info "$NODES/mi250x.xml"
+if check0 "amd: node-info from hwloc's XGMIPeers"; then
+	if grep -q '^xGMI: GPU0 - GPU6 xGMI x1  (50 GB/s)$' "$tmp/out" &&
+	   grep -q '^xGMI: GPU2 - GPU3 xGMI x4  (200 GB/s)$' "$tmp/out"; then ok "amd: node-info from hwloc's XGMIPeers"
+	else no "amd: node-info from hwloc's XGMIPeers" "$(grep xGMI "$tmp/out" | head -3)"; fi
+fi
+sed 's/^GPU3   0-0          50000-50000/GPU3   0-0          50000/' "$NODES/mi250x.links" >"$tmp/bad-smi.txt"
+fails2 "amd: bad rocm-smi bandwidth" "bad-smi.txt:70: GPU3 to GPU1: bandwidth '50000' is not min-max" - \
+	node-info "$NODES/mi250x.xml" "$tmp/bad-smi.txt"
+fails2 "amd: rocm-smi text for NVIDIA GPUs" "xGMI links, but GPU 0 of" - \
+	node-info "$NODES/dgx8.xml" "$NODES/mi250x.links"
+# MAGC on the MI250X node: heavy pairs (0,2) (1,3) each on one package
+echo '{"tasks": 4, "traffic": [[0, 2, 1e9], [1, 3, 1e9]]}' >"$tmp/gm4.json"
+tp map --config "$G2" --nodes gpu01 --ntasks 4 --stencil 4x1 --policy block \
+	--node-topology "$NODES/mi250x.xml" --gpu-links "$NODES/mi250x.links" \
+	--gpu-matrix "$tmp/gm4.json" --gpus-per-task 1 --format tasks
+if check0 "amd: map --gpu-links rocm-smi"; then
+	g0=$(sed -n 's/^rank 0=.*gpus=//p' "$tmp/out"); g2=$(sed -n 's/^rank 2=.*gpus=//p' "$tmp/out")
+	g1=$(sed -n 's/^rank 1=.*gpus=//p' "$tmp/out"); g3=$(sed -n 's/^rank 3=.*gpus=//p' "$tmp/out")
+	pk() { case $1 in [0-7]) echo $(( $1 / 2 )) ;; *) echo "bad:$1" ;; esac; }
+	if [ -n "$g0$g1$g2$g3" ] && [ "$(pk "$g0")" = "$(pk "$g2")" ] && [ "$g0" != "$g2" ] &&
+	   [ "$(pk "$g1")" = "$(pk "$g3")" ] && [ "$g1" != "$g3" ]; then ok "amd: map --gpu-links rocm-smi: heavy pairs on MI250X packages"
+	else no "amd: map --gpu-links rocm-smi" "$(cat "$tmp/out")"; fi
+fi
+
+tp check-config "$EX/block.conf"
+if check0 "block: check-config example" &&
+   grep -q '8 blocks of at least 18 nodes, 144 nodes; between blocks: Slurm.s block aggregation, network links cost 18' "$tmp/out"
+then ok "block: check-config example"
+elif [ "$rc" -eq 0 ]; then no "block: check-config example" "$(cat "$tmp/out")"; fi
+# tensor-parallel groups of 32 ranks (8 nodes x 4 GPUs) on 48 nodes: 10, 18,
+# 18 and 2 nodes of four racks; Slurm's order splits three groups
+awk 'BEGIN { printf "{\"tasks\": 192, \"edges\": ["; s = "";
+	for (g = 0; g < 192; g += 32) for (i = g; i < g + 32; i++) for (j = i + 1; j < g + 32; j++) {
+		printf "%s[%d, %d, 1e8]", s, i, j; s = ", " }
+	print "]}" }' >"$tmp/tp32.json"
+tp map --config "$EX/block.conf" --nodes 'gb[009-056]' --tasks-per-node 4 \
+	--graph "$tmp/tp32.json" --policy auto --explain --compare
+if check0 "block: map tensor-parallel groups"; then
+	if grep -q '^explain: [ *] blocks ' "$tmp/err" && grep -q '^explain: kept blocks' "$tmp/err" &&
+	   [ "$(wc -l <"$tmp/out")" -eq 192 ]; then ok "block: map keeps tensor-parallel groups in blocks ($(grep '^auto' "$tmp/err" | awk '{print $4}') of Slurm's hop-bytes)"
+	else no "block: map tensor-parallel groups" "$(grep -E 'explain|^auto' "$tmp/err")"; fi
+fi
+mkdir -p "$tmp/blk"
+printf 'BlockName=r0 Nodes=n[0-3]\nBlockName=r1 Nodes=n[3-6]\n' >"$tmp/blk/block.conf"
+printf 'Network=block TopologyFile=block.conf\n' >"$tmp/blk/tp.conf"
+fails2 "block: node in two blocks" "block.conf:2: node 'n3' is in two blocks ('r0' at line 1 and 'r1')" - \
+	check-config "$tmp/blk/tp.conf"
+
+tp check-config "$EX/slingshot.conf"
+if check0 "slingshot: check-config example" &&
+   grep -q '^dragonfly 4 groups x 8 routers, 16 global links per group pair, adaptive routing, 512 nodes, 16 per router' "$tmp/out" &&
+   grep -q '^adaptive routing: 0.5 of the traffic non-minimal' "$tmp/out"
+then ok "slingshot: check-config example"
+elif [ "$rc" -eq 0 ]; then no "slingshot: check-config example" "$(cat "$tmp/out")"; fi
+sed 's/^NodeName=.*/NodeName=x1000c0s0b0n0,x1000c0s0n0/' "$EX/slingshot.conf" >"$tmp/ss.conf"
+fails2 "slingshot: name not matching NodeNameFormat" "node 'x1000c0s0n0' does not match NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*} (at character 10)" - \
+	check-config "$tmp/ss.conf"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

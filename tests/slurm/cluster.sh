@@ -35,6 +35,8 @@
 #     binding tasks to their cores is switched on only where a test gives the
 #     nodes a model this host can hold)
 #   TP_USER=tpuser  TP_NODE_MODEL=nvl4 (empty: no NodeTopology=)
+#   TP_GPU_ENV=amd: gres.conf Flags=amd_gpu_env, so that Slurm gives the
+#     tasks ROCR_VISIBLE_DEVICES only, as on AMD nodes with AutoDetect=rsmi
 #
 # The host's own hostname, /etc/hosts and services are never changed.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
@@ -52,6 +54,7 @@ PLUGIN=${TP_PLUGIN-$REPO/build-slurm/topoplace.so}
 PLUGSTACK_ARGS=${TP_PLUGSTACK_ARGS-policy=auto time_budget_ms=300 max_file_bytes=1048576 cpu_bind=no}
 TPUSER=${TP_USER:-tpuser}
 NODE_MODEL=${TP_NODE_MODEL-$([ "$GPUS" = 4 ] && echo nvl4 || true)}
+GPU_FLAGS=$([ "${TP_GPU_ENV:-}" = amd ] && echo " Flags=amd_gpu_env" || true)
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 log() { echo "cluster.sh: $*" >&2; }
@@ -161,7 +164,7 @@ EOF
 	{
 		echo "AutoDetect=off"
 		if [ "$GPUS" -gt 0 ]; then
-			echo "NodeName=$nodes Name=gpu File=$DIR/dev/nvidia[0-$((GPUS - 1))]"
+			echo "NodeName=$nodes Name=gpu File=$DIR/dev/nvidia[0-$((GPUS - 1))]$GPU_FLAGS"
 		fi
 	} > "$DIR/etc/gres.conf"
 	# Slurm's own view: leaf switches of 4 nodes under one spine

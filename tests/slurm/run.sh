@@ -915,6 +915,40 @@ else
 fi
 check_eq "15d --topo-report=png: one line says the value is unknown" "1" "$(val PNG "$f")" \
 	"stderr: $(head -5 "$W/t15c.err")"
+# ---- 16: AMD nodes.  gres.conf Flags=amd_gpu_env: Slurm gives the tasks
+# ROCR_VISIBLE_DEVICES only (as with AutoDetect=rsmi); the nodes are the
+# example mi250x (8 GCDs, xGMI links from its rocm-smi text).  Heavy pairs
+# (0,2) (1,3) on GCDs 0-3: local-rank order puts each over one xGMI link,
+# MAGC puts each on one MI250X package (GCDs 0-1, 2-3: 4 links).
+wait_jobs
+bash "$HERE/cluster.sh" stop >/dev/null 2>&1
+if TP_GPUS=8 TP_NODE_MODEL=mi250x TP_GPU_ENV=amd bash "$HERE/cluster.sh" start >/dev/null 2>&1; then
+	echo '{"tasks": 4, "traffic": [[0, 2, 1e9], [1, 3, 1e9]]}' > "$W/gm4.json"
+	chown "$TPUSER:" "$W/gm4.json"
+	script t16 'g() { srun "$@" bash -c "echo \$SLURM_PROCID:\${ROCR_VISIBLE_DEVICES:-}:\${CUDA_VISIBLE_DEVICES:-none}" | sort -n | paste -sd" "; }
+echo "PLAIN=$(g)"
+echo "SPLIT=$(g --topo-stencil=4x1)"
+echo "SEL=$(g --topo-stencil=4x1 --topo-policy=block --topo-gpu-matrix=gm4.json --topo-report)"'
+	as_user "salloc -N1 --ntasks-per-node=4 --gpus-per-node=4 ./t16.sh > t16.out 2> t16.err"
+	f=$W/t16.out
+	check_eq "16a AMD: Slurm's ROCR_VISIBLE_DEVICES untouched without a hint" \
+		"0:0,1,2,3:none 1:0,1,2,3:none 2:0,1,2,3:none 3:0,1,2,3:none" "$(val PLAIN "$f")" "stderr: $(head -3 "$W/t16.err")"
+	check_eq "16b AMD: ROCR_VISIBLE_DEVICES split in local-rank order, CUDA_VISIBLE_DEVICES not invented" \
+		"0:0:none 1:1:none 2:2:none 3:3:none" "$(val SPLIT "$f")" "stderr: $(head -3 "$W/t16.err")"
+	sel=$(val SEL "$f")
+	pairs=$(python3 -c '
+import sys
+g = {int(t.split(":")[0]): t.split(":")[1] for t in sys.argv[1].split()}
+pk = ({"0", "1"}, {"2", "3"})
+print("ok" if len(g) == 4 and {g[0], g[2]} in pk and {g[1], g[3]} in pk else "no")' "$sel" 2>/dev/null)
+	if [ "$pairs" = ok ] && [ "$(count_lines '^topoplace: node[0-9]*: GPU selection applied (magc, 4 tasks, 1 GPU per task, step GPUs 0,1,2,3): max GPU-link congestion 20 -> 5 ms' "$W/t16.err")" = 1 ]; then
+		ok "16c AMD: --topo-gpu-matrix puts each heavy pair on one MI250X package (xGMI x4), 20 -> 5 ms"
+	else
+		bad "16c AMD --topo-gpu-matrix" "got: [$sel]" "stderr: $(cat "$W/t16.err")"
+	fi
+else
+	bad "16 AMD cluster (8 GPUs, mi250x, amd_gpu_env) did not start" "$(tail -3 "$DIR"/log/*.log 2>/dev/null)"
+fi
 
 # ---- nothing left behind
 wait_jobs

@@ -427,7 +427,7 @@ static const struct bad bad_configs[] = {
 	{ "Network=mesh =4\n", TP_EINVAL, "cfg:1: '=4': missing key" },
 	{ "Network=mesh Dims=4\nCoordFile=\"abc\n", TP_EINVAL, "cfg:2: unterminated '\"'" },
 	{ "Network=tree Dims=4\n", TP_EINVAL, "cfg:1: Dims= does not apply to Network=tree" },
-	{ "Network=ring Dims=4\n", TP_EINVAL, "cfg:1: Network=ring: unknown network, expected torus, mesh, tree or dragonfly" },
+	{ "Network=ring Dims=4\n", TP_EINVAL, "cfg:1: Network=ring: unknown network, expected torus, mesh, tree, dragonfly or block" },
 	{ "Network=tree\n", TP_EINVAL, "cfg: end of file before TopologyFile=" },
 	{ "Network=tree TopologyFile=/nonexistent/topology.conf\n", TP_ENOENT, "cfg:1: TopologyFile=/nonexistent/topology.conf: cannot read" },
 	{ "Network=torus Dims=4 TopologyFile=x\nNodeName=n[0-3] CoordOrder=x-major\n", TP_EINVAL, "cfg:1: TopologyFile= needs Network=tree" },

@@ -78,7 +78,7 @@ static const struct bad {
 	{ "Network=dragonfly Dims=4x4\nNodeName=a Coords=0,0\n", "cfg:1: Dims= does not apply to Network=dragonfly" },
 	{ "Network=dragonfly Groups=4\nNodeName=a Coords=0,0\n", "cfg:2: NodeName= before RoutersPerGroup=" },
 	{ "Network=dragonfly Groups=4 RoutersPerGroup=0\n", "cfg:1: RoutersPerGroup=0: expected an integer in 1.." },
-	{ "Network=dragonfly Groups=4 RoutersPerGroup=2 Routing=adaptive\n", "cfg:1: Routing=adaptive: expected direct or valiant" },
+	{ "Network=dragonfly Groups=4 RoutersPerGroup=2 Routing=ugal\n", "cfg:1: Routing=ugal: expected direct, valiant or adaptive" },
 	{ "Network=torus Dims=4 Groups=2\nNodeName=n[0-3] CoordOrder=x-major\n", "cfg:1: Groups= needs Network=dragonfly" },
 	/* more nodes than Groups x RoutersPerGroup x NodesPerRouter */
 	{ "Network=dragonfly Groups=2 RoutersPerGroup=2 NodesPerRouter=2\nNodeName=d[0-8] CoordOrder=x-major\n",

@@ -317,6 +317,35 @@ START_TEST(index_lists)
 }
 END_TEST
 
+/* Which variable carries the step's GPUs, and which follow it. */
+START_TEST(gpu_variables)
+{
+	ck_assert_str_eq(tpk_gpu_vars[TPK_GPU_ROCR], "ROCR_VISIBLE_DEVICES");
+	/* Slurm's defaults: all alike; CUDA_VISIBLE_DEVICES leads */
+	const char *all[TPK_NGPU_VARS] = { "0,1", "0,1", NULL, "0,1" };
+	ck_assert_int_eq(tpk_gpu_list_source(all), TPK_GPU_CUDA);
+	for (int i = 0; i < TPK_NGPU_VARS; i++)
+		ck_assert(tpk_gpu_var_follows(all, TPK_GPU_CUDA, i) == (i != TPK_GPU_HIP));
+	/* AutoDetect=rsmi / Flags=amd_gpu_env: ROCR_VISIBLE_DEVICES only */
+	const char *amd[TPK_NGPU_VARS] = { NULL, "4,5,6,7", NULL, NULL };
+	ck_assert_int_eq(tpk_gpu_list_source(amd), TPK_GPU_ROCR);
+	ck_assert(tpk_gpu_var_follows(amd, TPK_GPU_ROCR, TPK_GPU_ROCR));
+	ck_assert(!tpk_gpu_var_follows(amd, TPK_GPU_ROCR, TPK_GPU_CUDA));
+	ck_assert(!tpk_gpu_var_follows(amd, TPK_GPU_ROCR, TPK_GPU_HIP));
+	/* a site's HIP_VISIBLE_DEVICES alone; an empty CUDA list is not one */
+	const char *hip[TPK_NGPU_VARS] = { "", NULL, "0,2", "0,2" };
+	ck_assert_int_eq(tpk_gpu_list_source(hip), TPK_GPU_HIP);
+	ck_assert(tpk_gpu_var_follows(hip, TPK_GPU_HIP, TPK_GPU_ORDINAL));
+	ck_assert(!tpk_gpu_var_follows(hip, TPK_GPU_HIP, TPK_GPU_CUDA));
+	/* a different ROCR list (a user's) is left alone */
+	const char *mixed[TPK_NGPU_VARS] = { "0,1", "1", NULL, NULL };
+	ck_assert(!tpk_gpu_var_follows(mixed, TPK_GPU_CUDA, TPK_GPU_ROCR));
+	const char *none[TPK_NGPU_VARS] = { NULL, NULL, NULL, "0" };
+	ck_assert_int_eq(tpk_gpu_list_source(none), -1);
+	ck_assert(!tpk_gpu_var_follows(none, -1, TPK_GPU_ORDINAL));
+}
+END_TEST
+
 START_TEST(task_specs)
 {
 	int64_t nodes = 0;
@@ -364,6 +393,7 @@ int main(void)
 	tcase_add_test(tc, report_svg);
 	tcase_add_test(tc, user_file_written);
 	tcase_add_test(tc, index_lists);
+	tcase_add_test(tc, gpu_variables);
 	tcase_add_test(tc, task_specs);
 	tcase_add_test(tc, log_lines_are_clean);
 	suite_add_tcase(s, tc);

@@ -20,8 +20,10 @@
  *   NodeName=nid00012 Coords=0,0,6               # explicit router coordinates
  *   NodeName=gpu[01-64] CoordOrder=x-major \
  *            NodeTopology=nodes/dgx.xml          # hwloc XML of these nodes
- *            GpuLinks=nodes/dgx.links            # NVLink counts (gres.conf
- *                                                # Links= or nvidia-smi topo -m)
+ *            GpuLinks=nodes/dgx.links            # NVLink or xGMI counts
+ *                                                # (gres.conf Links=, nvidia-smi
+ *                                                # topo -m, rocm-smi --showtopo
+ *                                                # --shownodesbw)
  *   CoordFile=/etc/slurm/topoplace.coords        # lines "name x y z", site
  *                                                # generated; relative paths are
  *                                                # relative to the config file
@@ -29,6 +31,15 @@
  *     LevelCost=1,2 LevelBandwidth=100,200       # topology.conf (no Dims=);
  *   NodeName=tux[000-127]                        # optional check: each node
  *                                                # under some switch
+ *   Network=block TopologyFile=block.conf        # Slurm's topology/block
+ *     TreeTopologyFile=tree.conf                 # (BlockName=, BlockSizes=);
+ *     BlockBandwidth=3600 NetworkBandwidth=200   # the tree between blocks
+ *     NetworkCost=18                             # (optional), GB/s per node
+ *   Network=dragonfly ... Routing=adaptive       # a share of the traffic
+ *     AdaptiveShare=0.5                          # non-minimal (Valiant)
+ *     NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*}  # group, switch
+ *     SwitchFile=slingshot.switches              # from names, or from
+ *                                                # "name group switch" lines
  *   DefaultPolicy=geometric                      # policy for jobs with no hint
  *   DefaultMetric=hop-bytes
  *   TimeBudgetMs=300

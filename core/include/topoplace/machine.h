@@ -76,8 +76,8 @@ TP_EXPORT int32_t tp_machine_find_node(const tp_machine *m, const char *name);
 TP_EXPORT int64_t tp_machine_router_of(const tp_machine *m, int32_t node);
 TP_EXPORT int64_t tp_machine_router_count(const tp_machine *m);
 
-/* The kind of network: "torus" (any dimension wraps), "mesh", "tree" or
- * "dragonfly"; NULL for a NULL machine. */
+/* The kind of network: "torus" (any dimension wraps), "mesh", "tree",
+ * "dragonfly" or "block"; NULL for a NULL machine. */
 TP_EXPORT const char *tp_machine_kind(const tp_machine *m);
 
 /* Distance between the routers of nodes a and b: minimal hops, or their
@@ -172,6 +172,73 @@ TP_EXPORT bool tp_machine_is_dragonfly(const tp_machine *m);
 TP_EXPORT int tp_machine_dragonfly_links(const tp_machine *m);
 /* Valiant congestion routing? (false when not a dragonfly) */
 TP_EXPORT bool tp_machine_dragonfly_valiant(const tp_machine *m);
+
+/* Congestion routing on a dragonfly: minimal ("direct"), non-minimal
+ * (Valiant), or adaptive: a share of the traffic non-minimal, the rest
+ * minimal, as UGAL-style adaptive routing spreads it in steady state.  The
+ * share is dealt by router pair (a pair's traffic goes one way, chosen by
+ * a hash of the two routers below the share), so over a job's many router
+ * pairs that share of the traffic takes the Valiant way; distances stay
+ * minimal. */
+enum tp_dfly_routing { TP_DFLY_DIRECT = 0, TP_DFLY_VALIANT, TP_DFLY_ADAPTIVE };
+/* share: the non-minimal fraction (0..1) for TP_DFLY_ADAPTIVE, else
+ * ignored. */
+TP_EXPORT int tp_machine_set_dragonfly_routing(tp_machine *m,
+					       enum tp_dfly_routing r,
+					       double share, tp_error *err);
+TP_EXPORT enum tp_dfly_routing tp_machine_dragonfly_routing(const tp_machine *m,
+							    double *share);
+/* "direct", "valiant", "adaptive" */
+TP_EXPORT const char *tp_dfly_routing_name(enum tp_dfly_routing r);
+
+/* ---- Blocks (Slurm's topology/block: NVLink domains, e.g. GB200 NVL72) ----
+ *
+ * Build a machine from the text of a topology.conf for topology/block:
+ *   BlockName=NAME Nodes=HOSTLIST     one base block per line (file order)
+ *   BlockSizes=N0[,N1,...]            the base block size, then the sizes
+ *                                     of the aggregated blocks Slurm
+ *                                     enforces (N0 x a power of two)
+ * Every block holds at least N0 nodes (default N0: the first block's node
+ * count); a node is in one block.  Nodes are numbered block by block (one
+ * dimension, the node number; one node per router).  Inside a block, nodes
+ * talk over the block's NVLink switch: distance 2 (node to switch to node),
+ * route = the two nodes' NVLink-domain links.  Between blocks, over the
+ * network: a tree, from opts->tree_text (Slurm's topology/tree SwitchName=
+ * lines holding every block node) or, without it, the aggregation Slurm
+ * enforces (a leaf switch per block, a switch per aggregated block of each
+ * enforced level, a top switch); distance = network_cost x the tree's link
+ * count, routes up/down the tree.  Link ids: node i's NVLink-domain link is
+ * i; the tree's link l is nodes + l.  With bandwidths (GB/s per direction)
+ * congestion weighs bytes / bandwidth: block_bandwidth on NVLink-domain
+ * links, network_bandwidth on node ports, the switch links of the generated
+ * tree non-blocking (network_bandwidth x the nodes below), those of a tree
+ * file at network_bandwidth or the level bandwidths given.  Errors name the
+ * file and line. */
+typedef struct tp_block_opts {
+	const char *tree_text;        /* the tree between the blocks, or NULL */
+	const char *tree_what;        /* its name in messages */
+	double block_bandwidth;       /* a node's NVLink-domain link; 0: none */
+	double network_bandwidth;     /* a node's network port; 0: none (give
+					 both or neither) */
+	int network_cost;             /* cost of a network link relative to an
+					 NVLink-domain link (2..1000000; 0:
+					 block / network bandwidth when both
+					 are given, else 4) */
+	const double *level_bandwidth;   /* tree_text's LevelBandwidth=, or NULL */
+	int nlevel_bandwidth;
+} tp_block_opts;
+TP_EXPORT int tp_machine_from_blocks(tp_machine **out, const char *text,
+				     const char *what, const tp_block_opts *opts,
+				     tp_error *err);
+TP_EXPORT bool tp_machine_is_block(const tp_machine *m);
+TP_EXPORT int32_t tp_machine_block_count(const tp_machine *m);
+TP_EXPORT const char *tp_machine_block_name(const tp_machine *m, int32_t b);
+/* The block of a node (-1 for a bad index or not a block network). */
+TP_EXPORT int32_t tp_machine_node_block(const tp_machine *m, int32_t node);
+TP_EXPORT int tp_machine_block_base_size(const tp_machine *m);
+TP_EXPORT int tp_machine_block_network_cost(const tp_machine *m);
+/* The tree between the blocks (owned by m), NULL when not a block network. */
+TP_EXPORT const tp_machine *tp_machine_block_tree(const tp_machine *m);
 
 #ifdef __cplusplus
 }

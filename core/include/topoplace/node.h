@@ -1,14 +1,26 @@
 /* topoplace — inside one node: sockets, cores and GPUs, the PCIe tree and
- * NVLink, and the choice of GPUs and CPUs for the tasks placed on the node.
+ * the GPU fabric (NVLink or AMD Infinity Fabric), and the choice of GPUs and
+ * CPUs for the tasks placed on the node.
  *
  * The model comes from hwloc (the live machine, or an hwloc XML export such
- * as `lstopo --of xml`), plus NVLink lane counts from a gres.conf-style file
- * (`Name=gpu ... Links=-1,4,0,0` per GPU) or saved `nvidia-smi topo -m`
- * output.  GPUs are the NVIDIA display/3D controllers (PCI class 0x0300 or
- * 0x0302, vendor 0x10de), numbered in PCI bus order as Slurm numbers them.
+ * as `lstopo --of xml`), plus GPU fabric link counts from a gres.conf-style
+ * file (`Name=gpu ... Links=-1,4,0,0` per GPU), saved `nvidia-smi topo -m`
+ * output, or saved `rocm-smi --showtopo --shownodesbw` output.  GPUs are
+ *   - the NVIDIA display/3D controllers (vendor 0x10de, PCI class 0x0300 or
+ *     0x0302), and
+ *   - the AMD accelerators (vendor 0x1002): display controllers of class
+ *     0x0380 (MI100, MI200: every MI250X GCD is a PCI device of its own) or
+ *     0x0302, processing accelerators of class 0x1200 (MI300), and any AMD
+ *     display device with a ROCm SMI ("rsmiN") or OpenCL OS device below
+ *     it (Radeon cards under ROCm are VGA controllers, 0x0300),
+ * numbered in PCI bus order as Slurm numbers them (gpu/nvml and gpu/rsmi
+ * both sort by PCI bus ID).
  *
  * Path classes between two GPUs follow `nvidia-smi topo -m` and NCCL:
  *   NVL   joined by NVLink (directly or through an NVSwitch)
+ *   XGMI  joined by direct AMD xGMI (Infinity Fabric) links
+ *   XHOP  joined by xGMI links through other GPUs (rocm-smi: XGMI with a
+ *         weight of 15 per hop)
  *   PIX   at most one PCIe switch between them
  *   PXB   several PCIe switches, no host bridge
  *   PHB   through one PCIe host bridge
@@ -18,15 +30,22 @@
  * Link graph (for congestion, after MAGC): one link from every GPU and PCI
  * bridge to its parent (bandwidth: the PCIe link speed hwloc reports, else
  * 12 GB/s), one from every host bridge to its socket (the sum of its ports),
- * one between every two sockets (10 GB/s), and the NVLinks: a direct link of
- * lanes x 20 GB/s between two GPUs, or, when every GPU pair has the same lane
- * count and that count cannot be point-to-point (count x (GPUs-1) > 18), one
- * link of count x 20 GB/s from each GPU to an NVSwitch.  A GPU pair with
- * NVLink routes over it; any other pair over PCIe up to the lowest common
- * ancestor (and across the socket link when the sockets differ).  Links are
- * undirected: both directions of a pair's traffic load the same links.
- * Network cards (see below) hang in the PCIe tree like GPUs, each with one
- * more link: its port to the network.
+ * one between every two sockets (10 GB/s), and the GPU fabric:
+ *   NVLink: a direct link of lanes x 20 GB/s between two GPUs, or, when every
+ *     GPU pair has the same lane count and that count cannot be
+ *     point-to-point (count x (GPUs-1) > 18), one link of count x 20 GB/s
+ *     from each GPU to an NVSwitch.  A GPU pair with NVLink routes over it.
+ *   xGMI: a direct link of links x 50 GB/s between two GPUs (one xGMI link
+ *     of CDNA2 runs at 25 GT/s x 16 bits = 50 GB/s per direction; the two
+ *     GCDs of an MI250X share 4 of them, GCDs of different MI250X 1 or 2).
+ *     A GPU pair of one xGMI hive routes over the fewest xGMI links (the
+ *     widest such route, then the lowest GPU numbers), through other GPUs
+ *     when they have no direct link, as the fabric forwards it.
+ * Any other pair routes over PCIe up to the lowest common ancestor (and
+ * across the socket link when the sockets differ).  Links are undirected:
+ * both directions of a pair's traffic load the same links.  Network cards
+ * (see below) hang in the PCIe tree like GPUs, each with one more link: its
+ * port to the network.
  */
 #ifndef TOPOPLACE_NODE_H
 #define TOPOPLACE_NODE_H
@@ -44,16 +63,24 @@ extern "C" {
 
 #define TP_NODE_MAX_GPUS 64      /* GPUs per node */
 #define TP_NODE_MAX_NICS 64      /* network cards per node */
-#define TP_NODE_MAX_NVLINKS 64   /* NVLink lanes between two GPUs */
+#define TP_NODE_MAX_NVLINKS 64   /* NVLink lanes (or xGMI links) between
+				    two GPUs */
 
 /* Bandwidth constants in GB/s (NCCL's values for Ampere and Skylake). */
 #define TP_NVLINK_BW 20.0        /* per NVLink lane */
+/* Per xGMI link and direction: 25 GT/s x 16 bits (AMD, "AMD Instinct MI250
+ * microarchitecture", ROCm documentation: 50 GB/s for a 16-wide link; the
+ * OLCF Frontier User Guide: 200 GB/s between the two GCDs of one MI250X
+ * over 4 links, 50-100 GB/s between GCDs of different MI250X). */
+#define TP_XGMI_BW 50.0
 #define TP_PCI_BW 12.0           /* PCIe link whose speed hwloc does not know */
 #define TP_SMP_BW 10.0           /* inter-socket link */
 
 enum tp_gpu_path {
 	TP_PATH_LOC = 0,   /* the same GPU */
 	TP_PATH_NVL,
+	TP_PATH_XGMI,      /* direct xGMI links */
+	TP_PATH_XHOP,      /* xGMI links through other GPUs */
 	TP_PATH_PIX,
 	TP_PATH_PXB,
 	TP_PATH_PHB,
@@ -62,7 +89,9 @@ enum tp_gpu_path {
 };
 
 /* "X", "NV4", "PIX", ... as nvidia-smi topo -m prints them (NVL with the
- * lane count); buf gets at least 8 bytes. */
+ * lane count in lanes), "XGMI4" (direct xGMI, lanes = the link count),
+ * "XHOP2" (xGMI through other GPUs, lanes = the hops); buf gets at least 8
+ * bytes. */
 TP_EXPORT const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
 			     size_t len);
 
@@ -97,30 +126,71 @@ TP_EXPORT int tp_node_core_pus(const tp_node *n, int core, int *pus, int cap);
 TP_EXPORT int tp_node_ngpus(const tp_node *n);
 /* "0000:07:00.0" */
 TP_EXPORT const char *tp_node_gpu_busid(const tp_node *n, int gpu);
+/* The GPU's PCI vendor: 0x10de (NVIDIA) or 0x1002 (AMD); 0 for a bad
+ * index. */
+TP_EXPORT unsigned tp_node_gpu_vendor(const tp_node *n, int gpu);
 /* Socket and NUMA node (logical indices) the GPU is attached to, -1 when
  * hwloc does not say. */
 TP_EXPORT int tp_node_gpu_package(const tp_node *n, int gpu);
 TP_EXPORT int tp_node_gpu_numa(const tp_node *n, int gpu);
 
-/* ---- NVLink ---- */
+/* ---- The GPU fabric: NVLink or xGMI ---- */
+
+enum tp_gpu_fabric {
+	TP_FABRIC_NONE = 0,     /* PCIe only */
+	TP_FABRIC_NVLINK,
+	TP_FABRIC_XGMI,
+};
+TP_EXPORT enum tp_gpu_fabric tp_node_fabric(const tp_node *n);
 
 /* Set NVLink lane counts: counts is ngpus x ngpus, row-major, symmetric,
- * -1 or 0 on the diagonal, 0..TP_NODE_MAX_NVLINKS elsewhere. */
+ * -1 or 0 on the diagonal, 0..TP_NODE_MAX_NVLINKS elsewhere.  Every GPU of
+ * the node must be an NVIDIA GPU. */
 TP_EXPORT int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
 			const char *what, tp_error *err);
-/* Read lane counts from a file: gres.conf lines "Name=gpu ... Links=..."
- * (one per GPU; the -1 marks the GPU's own index) or the text of
- * `nvidia-smi topo -m` (NV# entries).  The format is recognised from the
- * content.  Errors name the file and line. */
+/* The same for xGMI link counts (every GPU an AMD GPU); all zero clears
+ * the fabric. */
+TP_EXPORT int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
+		     const char *what, tp_error *err);
+
+/* What a links file holds (tp_links_parse_kind). */
+enum tp_links_kind {
+	TP_LINKS_GRES = 0,      /* gres.conf Links=: NVLink lanes on NVIDIA
+				   GPUs, xGMI links on AMD GPUs */
+	TP_LINKS_NVIDIA_SMI,    /* nvidia-smi topo -m: NVLink lanes */
+	TP_LINKS_ROCM_SMI,      /* rocm-smi --showtopo [--shownodesbw]: xGMI
+				   links */
+};
+
+/* Read fabric link counts from a file: gres.conf lines "Name=gpu ...
+ * Links=..." (one per GPU; the -1 marks the GPU's own index), the text of
+ * `nvidia-smi topo -m` (NV# entries), or the text of `rocm-smi --showtopo`
+ * and/or `rocm-smi --shownodesbw` (see tp_links_parse_kind).  The format is
+ * recognised from the content; the counts go to tp_node_set_nvlinks or
+ * tp_node_set_xgmi.  Errors name the file and line. */
 TP_EXPORT int tp_node_load_links(tp_node *n, const char *path, tp_error *err);
 TP_EXPORT int tp_node_load_links_buffer(tp_node *n, const char *text, size_t len,
 			      const char *what, tp_error *err);
-/* Parse lane counts without a node (for checking a file): *counts_out is
+/* Parse link counts without a node (for checking a file): *counts_out is
  * malloc'ed ngpus x ngpus. */
 TP_EXPORT int tp_links_parse(const char *text, size_t len, const char *what,
 		   int **counts_out, int *ngpus_out, tp_error *err);
+/* The same, and which format it was (kind may be NULL).  rocm-smi text:
+ * its "Weight between two GPUs", "Hops between two GPUs", "Link Type
+ * between two GPUs" and "Bandwidth" (min-max, MB/s) matrices, GPU0..GPUn
+ * headers, one row per GPU; the "Numa Nodes" lines and other sections are
+ * skipped.  With the bandwidth matrix a pair has max / min xGMI links
+ * ("0-0": none; 50000-200000 on the two GCDs of an MI250X: 4); without it a
+ * pair of type XGMI whose weight is the smallest XGMI weight (one hop, 15)
+ * has one link.  Hops are not used: rocm-smi prints 1 for every xGMI pair. */
+TP_EXPORT int tp_links_parse_kind(const char *text, size_t len, const char *what,
+			int **counts_out, int *ngpus_out,
+			enum tp_links_kind *kind, tp_error *err);
 
+/* NVLink lanes between two GPUs (0 on an xGMI node). */
 TP_EXPORT int tp_node_nvlinks(const tp_node *n, int a, int b);
+/* Direct xGMI links between two GPUs (0 on an NVLink node). */
+TP_EXPORT int tp_node_xgmi_links(const tp_node *n, int a, int b);
 /* True when the NVLinks were read as an NVSwitch fabric. */
 TP_EXPORT int tp_node_has_nvswitch(const tp_node *n);
 
@@ -128,12 +198,14 @@ TP_EXPORT int tp_node_has_nvswitch(const tp_node *n);
 
 TP_EXPORT enum tp_gpu_path tp_node_gpu_path(const tp_node *n, int a, int b);
 /* Bandwidth of the path from a to b in GB/s: lanes x TP_NVLINK_BW over
- * NVLink, else the smallest link bandwidth on the PCIe route (0 for a == b). */
+ * NVLink, else the smallest link bandwidth on the route (xGMI or PCIe; 0
+ * for a == b). */
 TP_EXPORT double tp_node_gpu_bandwidth(const tp_node *n, int a, int b);
 
 TP_EXPORT int tp_node_link_count(const tp_node *n);
 TP_EXPORT double tp_node_link_bandwidth(const tp_node *n, int link);
-/* "GPU3-bridge 0000:02:01.0", "socket0-socket1", "GPU0-NV-GPU1", ... */
+/* "GPU3 - bridge 0000:02:01.0", "socket0 - socket1", "GPU0 - GPU1 NVLink
+ * x4", "GPU0 - GPU1 xGMI x4", ... */
 TP_EXPORT const char *tp_node_link_name(const tp_node *n, int link);
 /* Links of the route from GPU a to GPU b, written to links (capacity cap).
  * Returns how many, or TP_EINVAL when cap is too small. */
@@ -141,9 +213,11 @@ TP_EXPORT int tp_node_gpu_route(const tp_node *n, int a, int b, int *links, int 
 
 /* ---- Network cards ----
  * The cards that carry the job's traffic to other nodes: InfiniBand and
- * other fabric controllers (PCI class 0x0207, 0x0208) and network
- * controllers with an RDMA (OpenFabrics) device, as hwloc lists them; plain
- * Ethernet ports are left out.  Numbered in PCI bus order.  A task's GPU
+ * other fabric controllers (PCI class 0x0207, 0x0208), network controllers
+ * with an RDMA (OpenFabrics) device, and HPE Slingshot (Cassini) cards
+ * (vendor 0x17db device 0x0501, vendor 0x1590 device 0x0371, or a network
+ * OS device of subtype "Slingshot" as hwloc 2.10 marks them), as hwloc
+ * lists them; plain Ethernet ports are left out.  Numbered in PCI bus order.  A task's GPU
  * traffic to tasks on other nodes leaves through the card nearest its GPU
  * (NCCL's GPU-NIC affinity): tp_gpusel loads that route too. */
 TP_EXPORT int tp_node_nnics(const tp_node *n);
