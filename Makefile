@@ -35,7 +35,11 @@ CPPFLAGS_ALL = -Icore/include -D_GNU_SOURCE $(HARDEN_CPP) \
                $(shell pkg-config --cflags json-c 2>/dev/null) $(CPPFLAGS)
 CFLAGS_ALL   = $(WARN) -fPIC -pthread $(HARDEN_C) $(CFLAGS) $(EXTRA_CFLAGS)
 DEPFLAGS     = -MMD -MP
-LIBS    = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lhwloc -lmetis -lm -lpthread
+# The SPANK plugin needs only what a compute node with slurmd has (Debian 12:
+# json-c and hwloc come with slurmd, METIS does not): it loads METIS with
+# dlopen() when a graph mapping needs it (core/src/metis_load.h).
+SPANK_LIBS = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lhwloc -lm -lpthread
+LIBS    = $(SPANK_LIBS) -lmetis
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 VERSION = $(shell sed -n 's/^\#define TOPOPLACE_VERSION "\(.*\)"/\1/p' core/include/topoplace/version.h)
@@ -61,6 +65,7 @@ CORE_SRC = $(addprefix core/src/, \
 	job_node.c \
 	json_graph.c \
 	machine.c \
+	metis_load.c \
 	metrics.c \
 	modcolor.c \
 	node.c \
@@ -104,6 +109,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_input.c \
 	test_job.c \
 	test_machine.c \
+	test_metis.c \
 	test_metrics.c \
 	test_network.c \
 	test_node.c \
@@ -150,7 +156,8 @@ LIB_SO = $(BUILD)/libtopoplace.so
 CLI    = $(BUILD)/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
-.PHONY: all deps run check unit cli-tests slurm-tests install-tests bench install uninstall \
+.PHONY: all deps deps-check run check unit cli-tests slurm-tests install-tests deps-tests \
+        bench install uninstall \
         asan valgrind clean slurm-demo deps-bench deps-fuzz fuzz fuzz-smoke fuzz-build fuzz-bins
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc
@@ -177,9 +184,17 @@ $(CLI): $(CLI_OBJ) $(LIB_A)
 
 # The SPANK plugin carries the core statically, so that slurmstepd needs no
 # extra library path, and exports only what Slurm looks up (version script).
-$(SPANK): $(SPANK_OBJ) $(CORE_OBJ) plugin/spank/topoplace.lds
+# Its copy of the core loads METIS at run time (metis_load.c, TP_METIS_DLOPEN).
+SPANK_CORE_OBJ = $(filter-out $(BUILD)/core/metis_load.o,$(CORE_OBJ)) \
+                 $(BUILD)/core/metis_dlopen.o
+$(BUILD)/core/metis_dlopen.o: core/src/metis_load.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -DTP_METIS_DLOPEN $(CFLAGS_ALL) -fvisibility=hidden \
+	  $(DEPFLAGS) -c $< -o $@
+
+$(SPANK): $(SPANK_OBJ) $(SPANK_CORE_OBJ) plugin/spank/topoplace.lds
 	$(CC) -shared $(HARDEN_LD) -Wl,--version-script=plugin/spank/topoplace.lds \
-	  -o $@ $(SPANK_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
+	  -o $@ $(SPANK_OBJ) $(SPANK_CORE_OBJ) $(SPANK_LIBS) $(LDFLAGS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -194,6 +209,20 @@ $(BUILD)/tests/test_plugin: tests/unit/test_plugin.c $(SPANK_PURE_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -Iplugin/spank -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
 	  -Wno-missing-prototypes -o $@ $< $(SPANK_PURE_OBJ) $(LIB_A) $(CHECK_LIBS) $(LIBS)
+
+# A node without METIS: metis_load.c as the plugin builds it, naming a library
+# that does not exist; linked before the archive, so it replaces its copy.
+$(BUILD)/tests/metis_missing.o: core/src/metis_load.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -DTP_METIS_DLOPEN \
+	  -DTP_METIS_SONAME='"libtopoplace-test-no-metis.so.5"' $(CFLAGS_ALL) \
+	  $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test_metis: tests/unit/test_metis.c $(BUILD)/tests/metis_missing.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Icore/src -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
+	  -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/metis_missing.o $(LIB_A) \
+	  $(CHECK_LIBS) $(LIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -210,11 +239,16 @@ $(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/v
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(BUILD)/core/metis_dlopen.d $(BUILD)/tests/metis_missing.d \
+         $(CLI_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
          $(UNIT_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_BIN:=.d)
 
+# make run needs the build group only; make check everything its tests use.
 deps:
-	@sh contrib/install-deps.sh
+	@sh contrib/install-deps.sh build
+
+deps-check:
+	@sh contrib/install-deps.sh check
 
 deps-bench:
 	@sh contrib/install-deps.sh bench
@@ -235,16 +269,21 @@ cli-tests: $(CLI)
 slurm-tests: all
 	@BUILD=$(BUILD) sh tests/slurm/run.sh
 
-check: deps deps-fuzz
+check: deps-check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) cli-tests
 	$(MAKE) fuzz-smoke
 	$(MAKE) slurm-tests
 	$(MAKE) install-tests
+	$(MAKE) deps-tests
 
 install-tests: all
 	@sh tests/install.sh $(BUILD)
+
+# The plugin needs only libraries a compute node with slurmd has.
+deps-tests: $(SPANK)
+	@sh tests/deps.sh $(SPANK)
 
 slurm-demo: deps
 	$(MAKE) all

@@ -1,19 +1,40 @@
 #!/bin/sh
-# Install the Debian packages topoplace needs, only those missing.
-#   install-deps.sh          build and test dependencies
-#   install-deps.sh bench    also the benchmark baselines (Scotch) and mesh tools (gmsh, METIS programs)
-#   install-deps.sh slurm    also the daemons of the test cluster
-#   install-deps.sh fuzz     also clang and its libFuzzer runtime (make fuzz,
-#                            make fuzz-smoke, which make check runs)
+# Install the Debian 12 packages topoplace needs, only those missing.
+#   install-deps.sh [GROUP...]     (default: build)
+# Groups:
+#   build    compiler and libraries: make, make run, make install, make deb's
+#            build step
+#   test     the unit-test framework and valgrind (make unit, make valgrind)
+#   slurm    the daemons of the test cluster (tests/slurm) and what
+#            tests/deps.sh compares the plugin with
+#   fuzz     clang and its libFuzzer runtime (make fuzz, make fuzz-smoke)
+#   package  Debian packaging tools and rpm (make deb, rpmspec checks)
+#   bench    the benchmark baselines (Scotch) and mesh tools (gmsh, METIS
+#            programs)
+#   check    build test slurm fuzz package: everything make check and
+#            make check-packages use
 set -e
-pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
-case "$1" in
-bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
-slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
-fuzz) pkgs="clang libclang-rt-14-dev" ;;
-esac
+group() {
+	case "$1" in
+	build) echo gcc make pkg-config libc6-dev libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev ;;
+	test) echo check valgrind ;;
+	slurm) echo slurmctld slurmd slurm-client munge ;;
+	fuzz) echo clang libclang-rt-14-dev ;;
+	package) echo debhelper dpkg-dev fakeroot rpm ;;
+	bench) echo scotch time gmsh gmsh-doc metis ;;
+	check) for g in build test slurm fuzz package; do group $g; done ;;
+	*) echo "install-deps: unknown group '$1' (build, test, slurm, fuzz, package, bench, check)" >&2
+	   return 2 ;;
+	esac
+}
+[ $# -gt 0 ] || set -- build
+pkgs=""
+for g in "$@"; do
+	pkgs="$pkgs $(group "$g")" || exit 2
+done
 missing=""
 for p in $pkgs; do
+	case " $missing " in *" $p "*) continue ;; esac
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
