@@ -60,6 +60,7 @@ CORE_SRC = $(addprefix core/src/, \
 	hashtab.c \
 	hostfile.c \
 	hostlist.c \
+	hostlist_fmt.c \
 	job.c \
 	job_map.c \
 	job_node.c \
@@ -72,6 +73,7 @@ CORE_SRC = $(addprefix core/src/, \
 	node_links.c \
 	node_xml.c \
 	place.c \
+	slurm_conf.c \
 	stencil.c \
 	torus.c \
 	tree.c \
