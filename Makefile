@@ -4,6 +4,10 @@
 #   make check    install what is missing, build, run every test
 #   make bench    benchmarks (prints tables)
 #   make install  PREFIX=/usr/local DESTDIR=
+#   make install-plugstack  the plugstack.conf.d snippet (SYSCONFDIR=/etc)
+#   make deb      Debian packages into $(BUILD)/deb (doc/packaging.md)
+#   make dist     the source tarball (rpmbuild -ta; contrib/rpm/topoplace.spec)
+#   make check-packages  build, install and test the packages (CI, root)
 #   make asan     unit and command tests under AddressSanitizer + UBSan
 #   make valgrind unit tests under valgrind
 #   make fuzz     every libFuzzer target for FUZZ_SECONDS (default 60) each
@@ -18,6 +22,7 @@ INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
 SPANKDIR ?= $(LIBDIR)/topoplace
+SYSCONFDIR ?= /etc
 DESTDIR ?=
 
 BUILD   ?= build
@@ -135,6 +140,7 @@ FUZZ_TARGETS = \
 	hostlist \
 	json_graph \
 	node_xml \
+	slurm_conf \
 	stencil \
 	topology \
 
@@ -159,7 +165,7 @@ CLI    = $(BUILD)/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
 .PHONY: all deps deps-check run check unit cli-tests slurm-tests install-tests deps-tests \
-        bench install uninstall \
+        bench install install-plugstack uninstall deb dist rpm-tests check-packages \
         asan valgrind clean slurm-demo deps-bench deps-fuzz fuzz fuzz-smoke fuzz-build fuzz-bins
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc
@@ -331,6 +337,38 @@ install: all
 	    contrib/topoplace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc
 	install -m 644 doc/topoplace.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 755 $(SPANK) $(DESTDIR)$(SPANKDIR)/
+
+# The plugstack.conf.d snippet: the plugin's line, commented out.
+$(BUILD)/plugstack-topoplace.conf: contrib/plugstack.conf.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@SPANKDIR@|$(SPANKDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@
+
+install-plugstack: $(BUILD)/plugstack-topoplace.conf
+	install -d $(DESTDIR)$(SYSCONFDIR)/slurm/plugstack.conf.d
+	install -m 644 $< $(DESTDIR)$(SYSCONFDIR)/slurm/plugstack.conf.d/topoplace.conf
+
+# Debian packages, built from a copy of the source tree (tracked and new
+# files) so that the checkout stays clean; the .deb files land in
+# $(BUILD)/deb.  The tests ran already in make check: DEB_BUILD_OPTIONS
+# has nocheck unless given.
+DEB_BUILD_OPTIONS ?= nocheck
+deb:
+	@sh contrib/install-deps.sh build package
+	BUILD=$(BUILD) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" sh contrib/build-deb.sh
+
+# The source tarball (rpmbuild -ta takes it): $(BUILD)/topoplace-VERSION.tar.gz
+dist:
+	@BUILD=$(BUILD) sh contrib/dist.sh
+
+# The RPM spec checked on this Debian machine (doc/packaging.md).
+rpm-tests: dist
+	@BUILD=$(BUILD) sh tests/rpmspec.sh
+
+# CI: build the packages, install them, check what they hold and run the
+# cluster tests against the installed plugin and command (root).
+check-packages: deb
+	$(MAKE) rpm-tests
+	@BUILD=$(BUILD) sh tests/packages.sh
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopoplace.* $(DESTDIR)$(BINDIR)/topoplace \

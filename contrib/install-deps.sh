@@ -17,7 +17,8 @@ set -e
 group() {
 	case "$1" in
 	build) echo gcc make pkg-config libc6-dev libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev ;;
-	test) echo check valgrind ;;
+	# libudev-dev: hwloc.pc's Libs.private, for the static link of tests/install.sh
+	test) echo check valgrind libudev-dev ;;
 	slurm) echo slurmctld slurmd slurm-client munge ;;
 	fuzz) echo clang libclang-rt-14-dev ;;
 	package) echo debhelper dpkg-dev fakeroot rpm ;;
