@@ -6,7 +6,8 @@
  * case-insensitive, a line whose first key is NodeName= names nodes (a Slurm
  * hostlist; NodeName=DEFAULT names none), and "Include FILE" reads FILE in
  * place (relative to slurm.conf's directory), at most 8 deep.  Everything else
- * is ignored.  Every file is bounded (64 MiB) and opened without blocking, as
+ * is ignored.  At most 262,144 names are listed in all, counted before a
+ * line is expanded.  Every file is bounded (64 MiB) and opened without blocking, as
  * every file the core reads. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,12 +18,16 @@
 #include "internal.h"
 
 #define MAX_INCLUDE_DEPTH 8
+/* Names listed in all of slurm.conf (duplicates included), counted before a
+ * line is expanded: far above any Slurm cluster, and bounded work. */
+#define MAX_SLURM_NODES ((int64_t)1 << 18)
 
 /* The distinct node names met so far. */
 struct sc_nodes {
 	struct tp__names set;
 	char **names;
 	size_t n, cap;
+	int64_t listed;        /* names listed so far, duplicates included */
 	tp_error *err;
 	const char *dir;       /* slurm.conf's directory: Include paths */
 };
@@ -32,8 +37,6 @@ static int add_name(struct sc_nodes *s, const char *name)
 	uint32_t h = tp__name_hash(name);
 	if (tp__names_find(&s->set, s->names, name, h) >= 0)
 		return TP_OK;
-	if (s->n >= (size_t)INT32_MAX)
-		return TP_EINVAL;
 	if (s->n == s->cap) {
 		size_t nc = s->cap ? 2 * s->cap : 1024;
 		char **nn = realloc(s->names, nc * sizeof *nn);
@@ -61,19 +64,18 @@ static int node_names(struct sc_nodes *s, const char *val, const char *file,
 	int64_t count;
 	tp_error e;
 	tp_error_clear(&e);
-	int rc = tp__hostlist_parse(val, what, TP__MAX_CONF_NAMES,
-				    "the most one config line may name", &hl,
-				    &count, &e);
+	int rc = tp__hostlist_parse(val, what, MAX_SLURM_NODES - s->listed,
+				    "the most check-config compares: 262144 in all "
+				    "of slurm.conf", &hl, &count, &e);
 	if (rc)
 		return tp_error_set(s->err, rc, "%s:%d: %s", file, line, e.msg);
+	s->listed += count;
 	char h[TP__HOSTNAME_MAX];
 	while (rc == TP_OK && tp__hostlist_next(hl, h))
 		rc = add_name(s, h);
 	tp__hostlist_free(hl);
-	if (rc == TP_ENOMEM)
-		return tp_error_set(s->err, rc, "%s: out of memory", file);
 	if (rc)
-		return tp_error_set(s->err, rc, "%s:%d: too many nodes", file, line);
+		return tp_error_set(s->err, rc, "%s: out of memory", file);
 	return TP_OK;
 }
 

@@ -37,11 +37,21 @@ static int print_slurm_diff(const tp_conf_slurm_diff *d, const char *path,
 		return CLI_EXIT_OK;
 	printf("not in %s: %s (%lld node%s of %s)\n", path, d->missing,
 	       (long long)d->nmissing, d->nmissing == 1 ? "" : "s", slurm_conf);
+	/* the error line names the first of them; stdout has the list */
+	char head[128];
+	size_t n = strlen(d->missing);
+	if (n < sizeof head) {
+		memcpy(head, d->missing, n + 1);
+	} else {
+		memcpy(head, d->missing, sizeof head - 4);
+		char *cut = strrchr(head, ',');
+		strcpy(cut ? cut : head + sizeof head - 4, ",...");
+	}
 	return cli_usage_error("%s: %lld node%s of %s %s not in it (%s): jobs on "
 			       "%s keep Slurm's placement", path,
 			       (long long)d->nmissing, d->nmissing == 1 ? "" : "s",
 			       slurm_conf, d->nmissing == 1 ? "is" : "are",
-			       d->missing, d->nmissing == 1 ? "it" : "them");
+			       head, d->nmissing == 1 ? "it" : "them");
 }
 
 /* Everything read and checked first: on an error nothing goes to stdout. */

@@ -783,6 +783,13 @@ START_TEST(hostlist_format)
 	ck_assert_int_eq(found, 10);
 	tp__hostlist_free(hl);
 	free(out);
+	/* unpadded numbers of any length share a bracket; padded ones take
+	 * the unpadded of their width along */
+	const char *more[] = { "c10", "c9", "c11", "c100", "d001", "d100", "d099", "d5",
+			       "e01234567890123456789" };
+	ck_assert_int_eq(tp__hostlist_format(more, 9, &out), 0);
+	ck_assert_str_eq(out, "c[9-11,100],d5,d[001,099-100],e01234567890123456789");
+	free(out);
 	ck_assert_int_eq(tp__hostlist_format(names, 0, &out), 0);
 	ck_assert_str_eq(out, "");
 	free(out);

@@ -106,7 +106,7 @@ TP_EXPORT int tp_conf_check_model(const tp_conf *c, int i, tp_error *err);
 /* The nodes of Slurm's slurm.conf against the config's (check-config
  * --slurm-conf): NodeName= lines (NodeName=DEFAULT names none), following
  * "Include FILE" lines (relative to slurm.conf's directory, 8 deep at
- * most); every other line is ignored.  Nodes of slurm.conf the config lacks
+ * most), 262,144 names at most; every other line is ignored.  Nodes of slurm.conf the config lacks
  * keep Slurm's placement in every job that has one of them; nodes of the
  * config slurm.conf lacks are harmless (service nodes of the network, a
  * second cluster).  Both as Slurm hostlists, sorted. */
