@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install the Debian 12 packages topoplace needs, only those missing.
-#   install-deps.sh [GROUP...]     (default: build)
+#   install-deps.sh [GROUP...]          (default: build)
+#   install-deps.sh --list [GROUP...]   print the packages, install nothing
 # Groups:
 #   build    compiler and libraries: make, make run, make install, make deb's
 #            build step
@@ -28,11 +29,17 @@ group() {
 	   return 2 ;;
 	esac
 }
+list=0
+if [ "$1" = --list ]; then list=1; shift; fi
 [ $# -gt 0 ] || set -- build
 pkgs=""
 for g in "$@"; do
 	pkgs="$pkgs $(group "$g")" || exit 2
 done
+if [ $list = 1 ]; then
+	echo $pkgs
+	exit 0
+fi
 missing=""
 for p in $pkgs; do
 	case " $missing " in *" $p "*) continue ;; esac

@@ -105,5 +105,15 @@ for f in lib/topoplace/topoplace.so lib/libtopoplace.so bin/topoplace; do
 	fi
 done
 
+# make run installs the build group only (issue 12): no test, cluster,
+# fuzz or benchmark tools.
+run_deps=$(sh "$REPO/contrib/install-deps.sh" --list build)
+extra=$(for p in $run_deps; do case $p in valgrind|check|scotch|slurmd|slurmctld|munge|clang*|gmsh*) echo "$p" ;; esac; done)
+if [ -n "$run_deps" ] && [ -z "$extra" ]; then
+	ok "make run installs only the build group ($run_deps)"
+else
+	no "make run installs only what it needs" "also: $extra"
+fi
+
 echo "install: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
