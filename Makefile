@@ -5,6 +5,10 @@
 #   make doc-tests  the man pages name every option and key; they format cleanly
 #   make bench    benchmarks (prints tables)
 #   make install  PREFIX=/usr/local DESTDIR=
+#   make install-plugstack  the plugstack.conf.d snippet (SYSCONFDIR=/etc)
+#   make deb      Debian packages into $(BUILD)/deb (doc/packaging.md)
+#   make dist     the source tarball (rpmbuild -ta; contrib/rpm/topoplace.spec)
+#   make check-packages  build, install and test the packages (CI, root)
 #   make asan     unit and command tests under AddressSanitizer + UBSan
 #   make valgrind unit tests under valgrind
 #   make fuzz     every libFuzzer target for FUZZ_SECONDS (default 60) each
@@ -19,6 +23,7 @@ INCDIR  ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
 SPANKDIR ?= $(LIBDIR)/topoplace
+SYSCONFDIR ?= /etc
 DESTDIR ?=
 
 BUILD   ?= build
@@ -36,7 +41,11 @@ CPPFLAGS_ALL = -Icore/include -D_GNU_SOURCE $(HARDEN_CPP) \
                $(shell pkg-config --cflags json-c 2>/dev/null) $(CPPFLAGS)
 CFLAGS_ALL   = $(WARN) -fPIC -pthread $(HARDEN_C) $(CFLAGS) $(EXTRA_CFLAGS)
 DEPFLAGS     = -MMD -MP
-LIBS    = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lhwloc -lmetis -lm -lpthread
+# The SPANK plugin needs only what a compute node with slurmd has (Debian 12:
+# json-c and hwloc come with slurmd, METIS does not): it loads METIS with
+# dlopen() when a graph mapping needs it (core/src/metis_load.h).
+SPANK_LIBS = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lhwloc -lm -lpthread
+LIBS    = $(SPANK_LIBS) -lmetis
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 VERSION = $(shell sed -n 's/^\#define TOPOPLACE_VERSION "\(.*\)"/\1/p' core/include/topoplace/version.h)
@@ -60,11 +69,13 @@ CORE_SRC = $(addprefix core/src/, \
 	hashtab.c \
 	hostfile.c \
 	hostlist.c \
+	hostlist_fmt.c \
 	job.c \
 	job_map.c \
 	job_node.c \
 	json_graph.c \
 	machine.c \
+	metis_load.c \
 	metrics.c \
 	modcolor.c \
 	node.c \
@@ -73,6 +84,7 @@ CORE_SRC = $(addprefix core/src/, \
 	node_xml.c \
 	pattern_detect.c \
 	place.c \
+	slurm_conf.c \
 	stencil.c \
 	torus.c \
 	tree.c \
@@ -124,6 +136,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_input.c \
 	test_job.c \
 	test_machine.c \
+	test_metis.c \
 	test_metrics.c \
 	test_network.c \
 	test_node.c \
@@ -152,6 +165,7 @@ FUZZ_TARGETS = \
 	hostlist \
 	json_graph \
 	node_xml \
+	slurm_conf \
 	stencil \
 	topology \
 
@@ -185,9 +199,10 @@ LIB_SO = $(BUILD)/libtopoplace.so
 CLI    = $(BUILD)/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
-.PHONY: all deps run check unit cli-tests slurm-tests install-tests doc-tests bench install \
-        uninstall asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz \
-        fuzz-smoke fuzz-build fuzz-bins
+.PHONY: all deps deps-check run check unit cli-tests slurm-tests install-tests doc-tests \
+        deps-tests bench install install-plugstack uninstall deb dist rpm-tests check-packages \
+        asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz fuzz-smoke \
+        fuzz-build fuzz-bins
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc $(TRACE_LIBS)
 
@@ -213,9 +228,17 @@ $(CLI): $(CLI_OBJ) $(CLI_SPANK_OBJ) $(SVG_OBJ) $(LIB_A)
 
 # The SPANK plugin carries the core statically, so that slurmstepd needs no
 # extra library path, and exports only what Slurm looks up (version script).
-$(SPANK): $(SPANK_OBJ) $(SVG_OBJ) $(CORE_OBJ) plugin/spank/topoplace.lds
+# Its copy of the core loads METIS at run time (metis_load.c, TP_METIS_DLOPEN).
+SPANK_CORE_OBJ = $(filter-out $(BUILD)/core/metis_load.o,$(CORE_OBJ)) \
+                 $(BUILD)/core/metis_dlopen.o
+$(BUILD)/core/metis_dlopen.o: core/src/metis_load.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -DTP_METIS_DLOPEN $(CFLAGS_ALL) -fvisibility=hidden \
+	  $(DEPFLAGS) -c $< -o $@
+
+$(SPANK): $(SPANK_OBJ) $(SVG_OBJ) $(SPANK_CORE_OBJ) plugin/spank/topoplace.lds
 	$(CC) -shared $(HARDEN_LD) -Wl,--version-script=plugin/spank/topoplace.lds \
-	  -o $@ $(SPANK_OBJ) $(SVG_OBJ) $(CORE_OBJ) $(LIBS) $(LDFLAGS)
+	  -o $@ $(SPANK_OBJ) $(SVG_OBJ) $(SPANK_CORE_OBJ) $(SPANK_LIBS) $(LDFLAGS)
 
 $(BUILD)/trace/%/libtopoplace-trace.so: contrib/trace/trace.c
 	@mkdir -p $(dir $@)
@@ -236,6 +259,20 @@ $(BUILD)/tests/test_plugin: tests/unit/test_plugin.c $(SPANK_PURE_OBJ) $(LIB_A)
 	$(CC) $(CPPFLAGS_ALL) -Iplugin/spank -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
 	  -Wno-missing-prototypes -o $@ $< $(SPANK_PURE_OBJ) $(LIB_A) $(CHECK_LIBS) $(LIBS)
 
+# A node without METIS: metis_load.c as the plugin builds it, naming a library
+# that does not exist; linked before the archive, so it replaces its copy.
+$(BUILD)/tests/metis_missing.o: core/src/metis_load.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -DTP_METIS_DLOPEN \
+	  -DTP_METIS_SONAME='"libtopoplace-test-no-metis.so.5"' $(CFLAGS_ALL) \
+	  $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test_metis: tests/unit/test_metis.c $(BUILD)/tests/metis_missing.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Icore/src -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
+	  -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/metis_missing.o $(LIB_A) \
+	  $(CHECK_LIBS) $(LIBS)
+
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) $(DEPFLAGS) -Wno-missing-prototypes \
@@ -251,11 +288,16 @@ $(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/v
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SVG_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(BUILD)/core/metis_dlopen.d $(BUILD)/tests/metis_missing.d \
+         $(CLI_OBJ:.o=.d) $(SVG_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
          $(UNIT_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_BIN:=.d)
 
+# make run needs the build group only; make check everything its tests use.
 deps:
-	@sh contrib/install-deps.sh
+	@sh contrib/install-deps.sh build
+
+deps-check:
+	@sh contrib/install-deps.sh check
 
 deps-bench:
 	@sh contrib/install-deps.sh bench
@@ -284,7 +326,7 @@ slurm-tests: all
 	@BUILD=$(BUILD) sh tests/slurm/run.sh
 	@BUILD=$(BUILD) sh tests/slurm/mpi.sh
 
-check: deps deps-fuzz deps-doc deps-mpi
+check: deps-check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) cli-tests
@@ -292,12 +334,17 @@ check: deps deps-fuzz deps-doc deps-mpi
 	$(MAKE) fuzz-smoke
 	$(MAKE) slurm-tests
 	$(MAKE) install-tests
+	$(MAKE) deps-tests
 
 install-tests: all
 	@sh tests/install.sh $(BUILD)
 
 doc-tests: $(CLI)
 	@sh tests/doc.sh $(CLI)
+
+# The plugin needs only libraries a compute node with slurmd has.
+deps-tests: $(SPANK)
+	@sh tests/deps.sh $(SPANK)
 
 slurm-demo: deps
 	$(MAKE) all
@@ -349,6 +396,38 @@ install: all
 	install -m 755 contrib/topoplace-hydra-srun $(DESTDIR)$(SPANKDIR)/
 	for m in $(TRACE_MPIS); do install -d $(DESTDIR)$(SPANKDIR)/$$m && \
 	  install -m 755 $(BUILD)/trace/$$m/libtopoplace-trace.so $(DESTDIR)$(SPANKDIR)/$$m/; done
+
+# The plugstack.conf.d snippet: the plugin's line, commented out.
+$(BUILD)/plugstack-topoplace.conf: contrib/plugstack.conf.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@SPANKDIR@|$(SPANKDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@
+
+install-plugstack: $(BUILD)/plugstack-topoplace.conf
+	install -d $(DESTDIR)$(SYSCONFDIR)/slurm/plugstack.conf.d
+	install -m 644 $< $(DESTDIR)$(SYSCONFDIR)/slurm/plugstack.conf.d/topoplace.conf
+
+# Debian packages, built from a copy of the source tree (tracked and new
+# files) so that the checkout stays clean; the .deb files land in
+# $(BUILD)/deb.  The tests ran already in make check: DEB_BUILD_OPTIONS
+# has nocheck unless given.
+DEB_BUILD_OPTIONS ?= nocheck
+deb:
+	@sh contrib/install-deps.sh build package
+	BUILD=$(BUILD) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" sh contrib/build-deb.sh
+
+# The source tarball (rpmbuild -ta takes it): $(BUILD)/topoplace-VERSION.tar.gz
+dist:
+	@BUILD=$(BUILD) sh contrib/dist.sh
+
+# The RPM spec checked on this Debian machine (doc/packaging.md).
+rpm-tests: dist
+	@BUILD=$(BUILD) sh tests/rpmspec.sh
+
+# CI: build the packages, install them, check what they hold and run the
+# cluster tests against the installed plugin and command (root).
+check-packages: deb
+	$(MAKE) rpm-tests
+	@BUILD=$(BUILD) sh tests/packages.sh
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libtopoplace.* $(DESTDIR)$(BINDIR)/topoplace \

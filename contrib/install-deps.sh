@@ -1,26 +1,56 @@
 #!/bin/sh
-# Install the Debian packages topoplace needs, only those missing.
-#   install-deps.sh          build and test dependencies (librsvg2-bin: the
-#                            renderer the picture tests, tests/cli/svg.sh, use)
-#   install-deps.sh bench    also the benchmark baselines (Scotch) and mesh tools (gmsh, METIS programs)
-#   install-deps.sh slurm    also the daemons of the test cluster
-#   install-deps.sh fuzz     also clang and its libFuzzer runtime (make fuzz,
-#                            make fuzz-smoke, which make check runs)
-#   install-deps.sh doc      the man page checkers (groff, mandoc) of tests/doc.sh
-#   install-deps.sh mpi      Open MPI 4.1 and MPICH 4.0, side by side (the
-#                            trace library, tests/slurm/mpi.sh; make check),
-#                            and lstopo (a node's own hwloc XML)
+# Install the Debian 12 packages topoplace needs, only those missing.
+#   install-deps.sh [GROUP...]          (default: build)
+#   install-deps.sh --list [GROUP...]   print the packages, install nothing
+# Groups:
+#   build    compiler and libraries: make, make run, make install, make deb's
+#            build step
+#   test     the unit-test framework and valgrind (make unit, make valgrind),
+#            scotch (gmtst: the metrics parity test), and librsvg2-bin:
+#            the renderer the picture tests
+#            (tests/cli/svg.sh) use
+#   slurm    the daemons of the test cluster (tests/slurm) and what
+#            tests/deps.sh compares the plugin with
+#   fuzz     clang and its libFuzzer runtime (make fuzz, make fuzz-smoke)
+#   package  Debian packaging tools and rpm (make deb, rpmspec checks)
+#   bench    the benchmark baselines (Scotch) and mesh tools (gmsh, METIS
+#            programs)
+#   doc      the man page checkers (groff, mandoc) of tests/doc.sh
+#   mpi      Open MPI 4.1 and MPICH 4.0 side by side (the trace library,
+#            tests/slurm/mpi.sh) and lstopo (a node's own hwloc XML)
+#   check    build test slurm fuzz package doc mpi: everything make check
+#            and make check-packages use
 set -e
-pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch librsvg2-bin"
-case "$1" in
-bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
-slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
-fuzz) pkgs="clang libclang-rt-14-dev" ;;
-doc) pkgs="groff-base mandoc" ;;
-mpi) pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev hwloc-nox" ;;
-esac
+group() {
+	case "$1" in
+	build) echo gcc make pkg-config libc6-dev libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev ;;
+	# libudev-dev: hwloc.pc's Libs.private, for the static link of tests/install.sh
+	test) echo check valgrind libudev-dev librsvg2-bin scotch ;;
+	slurm) echo slurmctld slurmd slurm-client munge ;;
+	fuzz) echo clang libclang-rt-14-dev ;;
+	package) echo debhelper dpkg-dev fakeroot rpm ;;
+	bench) echo scotch time gmsh gmsh-doc metis ;;
+	doc) echo groff-base mandoc ;;
+	mpi) echo openmpi-bin libopenmpi-dev mpich libmpich-dev hwloc-nox ;;
+	check) for g in build test slurm fuzz package doc mpi; do group $g; done ;;
+	*) echo "install-deps: unknown group '$1' (build, test, slurm, fuzz, package, doc, mpi, bench, check)" >&2
+	   return 2 ;;
+	esac
+}
+list=0
+if [ "$1" = --list ]; then list=1; shift; fi
+[ $# -gt 0 ] || set -- build
+pkgs=""
+for g in "$@"; do
+	pkgs="$pkgs $(group "$g")" || exit 2
+done
+if [ $list = 1 ]; then
+	echo $pkgs
+	exit 0
+fi
 missing=""
 for p in $pkgs; do
+	case " $missing " in *" $p "*) continue ;; esac
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done

@@ -73,6 +73,21 @@ out=$("$tmp/client" 2>&1)
 V=$(sed -n 's/^#define TOPOPLACE_VERSION "\(.*\)"/\1/p' "$REPO/core/include/topoplace/version.h")
 if [ -n "$V" ] && [ "$out" = "$V $V 24.0" ]; then ok "client maps (compiled against and running $V)"; else no "client maps" "got '$out', version.h says '$V'"; fi
 
+# The same client linked statically against libtopoplace.a (a directory
+# without the .so): pkg-config --static must name every library the archive
+# needs (Requires.private, Libs.private), or the link fails.
+mkdir "$tmp/static"
+cp "$root/lib/libtopoplace.a" "$tmp/static/"
+sed "s|^libdir=.*|libdir=$tmp/static|" "$tmp/topoplace.pc" >"$tmp/static/topoplace.pc"
+slibs=$(PKG_CONFIG_PATH=$tmp/static pkg-config --static --libs topoplace) &&
+	cc -std=c11 $flags -o "$tmp/client-static" "$tmp/client.c" $slibs 2>"$tmp/cc-static.log"
+if [ $? -eq 0 ] && ! readelf -d "$tmp/client-static" | grep -q 'libtopoplace' &&
+	[ "$("$tmp/client-static" 2>&1)" = "$V $V 24.0" ]; then
+	ok "static client links with pkg-config --static ($slibs)"
+else
+	no "static client via pkg-config --static" "$slibs: $(head -3 "$tmp/cc-static.log")"
+fi
+
 # The shared library exports its API (tp_*) and nothing else; the plugin
 # only what Slurm looks up.
 extra=$(nm -D --defined-only "$root/lib/libtopoplace.so" | awk '{print $3}' | grep -v '^tp_' | grep -v '^_init$\|^_fini$' || true)
@@ -97,6 +112,16 @@ for f in lib/topoplace/topoplace.so lib/libtopoplace.so bin/topoplace; do
 		ok "$f does not need libslurm"
 	fi
 done
+
+# make run installs the build group only (issue 12): no test, cluster,
+# fuzz or benchmark tools.
+run_deps=$(sh "$REPO/contrib/install-deps.sh" --list build)
+extra=$(for p in $run_deps; do case $p in valgrind|check|scotch|slurmd|slurmctld|munge|clang*|gmsh*) echo "$p" ;; esac; done)
+if [ -n "$run_deps" ] && [ -z "$extra" ]; then
+	ok "make run installs only the build group ($run_deps)"
+else
+	no "make run installs only what it needs" "also: $extra"
+fi
 
 echo "install: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -48,6 +48,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "metis_load.h"
 #include "network.h"
 
 #define MAX_BLOCK_LEVEL 15          /* Slurm: block sizes up to base x 2^15 */
@@ -820,6 +821,7 @@ struct unit_split {
 	const tp_graph *g;
 	int32_t *local;         /* task -> index in the current set, -1 */
 	int seed;
+	struct tp__metis metis; /* linked, or loaded by the plugin */
 };
 
 /* Tasks T[0..nT) into parts 0..k-1 of exactly want[p] tasks each (sum nT):
@@ -879,12 +881,13 @@ static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
 				tpw[k - 1] = 0;
 			idx_t nv = nT, ncon = 1, np = k, obj = 0;
 			idx_t opts[METIS_NOPTIONS];
-			METIS_SetDefaultOptions(opts);
+			u->metis.set_default_options(opts);
 			opts[METIS_OPTION_SEED] = u->seed;
 			opts[METIS_OPTION_NUMBERING] = 0;
 			opts[METIS_OPTION_UFACTOR] = 1;
-			if (METIS_PartGraphRecursive(&nv, &ncon, xadj, adj, NULL, NULL, wgt,
-						     &np, tpw, NULL, opts, &obj, mp) == METIS_OK)
+			if (u->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL,
+							  NULL, wgt, &np, tpw, NULL,
+							  opts, &obj, mp) == METIS_OK)
 				memcpy(part, mp, sizeof(idx_t) * (size_t)nT);
 		}
 		free(xadj);
@@ -973,13 +976,18 @@ int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
 	int32_t *T2 = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
 	idx_t *part = tp__malloc_array((size_t)nt + 1, sizeof(idx_t));
 	struct unit_split u = { g, tp__malloc_array((size_t)nt + 1, sizeof(int32_t)),
-				seed };
+				seed, { 0 } };
 	int rc = 0;
+	bool metis_open = false;
 	if (!bidx || !order || !ustart || !cap || !want || !T || !T2 || !part ||
 	    !u.local) {
 		rc = TP_ENOMEM;
 		goto out;
 	}
+	/* the plugin on a node without libmetis5: TP_ENOTSUP, auto goes on */
+	if ((rc = tp__metis_open(&u.metis, err)))
+		goto out;
+	metis_open = true;
 	for (int32_t b = 0; b < k->nblocks; b++)
 		bidx[b] = -1;
 	int nb = 0;
@@ -1057,5 +1065,9 @@ out:
 	free(T2);
 	free(part);
 	free(u.local);
-	return rc ? tp_error_set(err, rc, "blocks: out of memory") : 0;
+	if (metis_open)
+		tp__metis_close(&u.metis);
+	if (rc == TP_ENOMEM)
+		return tp_error_set(err, rc, "blocks: out of memory");
+	return rc;
 }

@@ -35,11 +35,16 @@ struct tp_conf {
 	char *tree_path;            /* Network=block: TreeTopologyFile= */
 	int nlevel_bw;
 	double level_bw[16];        /* LevelBandwidth= (congestion on trees) */
+	int forest_cost;            /* ForestCost= (0: not given) */
+	char *path;                 /* the config's name in messages */
+	struct tp__warnings warn;   /* what loading accepted with a warning */
 
-	/* NodeTopology= / GpuLinks= of NodeName= lines: distinct pairs, and the
-	 * pair of every machine node (-1: none) */
+	/* NodeTopology= / GpuLinks= of NodeName= lines: distinct pairs, the
+	 * config lines that first named them (for check-config), and the pair
+	 * of every machine node (-1: none) */
 	int ntopo;
 	char **topo_xml, **topo_links;
+	int *topo_line;             /* ntopo x 2: NodeTopology=, GpuLinks= */
 	int32_t *node_topo, node_topo_cap;
 };
 
@@ -74,7 +79,7 @@ struct loader {
 	char *bw_text;
 	int policy_line, metric_line, budget_line;
 	int first_node_line;
-	int topo_line, cost_line, lbw_line;
+	int topo_line, cost_line, lbw_line, forest_line;
 	char *topo_text;
 	int ncost, cost[16];
 	int dist_line;
@@ -312,6 +317,7 @@ static int foreign_keys(struct loader *ld)
 		{ ld->routing_line, "Routing", NET_DFLY },
 		{ ld->format_line, "NodeNameFormat", NET_DFLY },
 		{ ld->share_line, "AdaptiveShare", NET_DFLY },
+		{ ld->forest_line, "ForestCost", NET_TREE },
 	};
 	/* the first of them in the file */
 	int first = -1;
@@ -321,7 +327,8 @@ static int foreign_keys(struct loader *ld)
 			first = (int)i;
 	if (first >= 0)
 		return lerr(ld, NULL, k[first].line, TP_EINVAL, "%s= needs Network=%s",
-			    k[first].key, k[first].net == NET_BLOCK ? "block" : "dragonfly");
+			    k[first].key, k[first].net == NET_BLOCK ? "block"
+			    : k[first].net == NET_TREE ? "tree" : "dragonfly");
 	if (ld->share_line && ld->routing != TP_DFLY_ADAPTIVE)
 		return lerr(ld, NULL, ld->share_line, TP_EINVAL,
 			    "AdaptiveShare= needs Routing=adaptive");
@@ -605,8 +612,9 @@ static int ensure_tree(struct loader *ld, int line, const char *key)
 			       &text, &len, &e2);
 	if (rc)
 		return file_err(ld, ld->topo_line, rc, "TopologyFile", v, path, &e2);
-	rc = tp_machine_from_topology(&ld->c->m, text, path, ld->cost,
-				      ld->ncost, ld->err);
+	struct tp__topo_opts o = { ld->cost, ld->ncost, ld->c->forest_cost,
+				   &ld->c->warn };
+	rc = tp__machine_from_topology(&ld->c->m, text, path, &o, ld->err);
 	free(text);
 	if (rc)
 		return rc;
@@ -661,6 +669,22 @@ static int set_levels(struct loader *ld, const struct tok *t, bool cost)
 		ld->ncost = n;
 	else
 		ld->c->nlevel_bw = n;
+	return TP_OK;
+}
+
+/* ForestCost=N: the cost of each link from the top of a tree of a forest
+ * (a topology.conf whose switches have no common top) to the virtual top
+ * switch joining the trees. */
+static int set_forest(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->forest_line, true);
+	if (rc)
+		return rc;
+	long long v = 0;
+	if (parse_ll(t->val, 1, 1000000, &v))
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "ForestCost=%s: expected an integer in 1..1000000", t->val);
+	ld->c->forest_cost = (int)v;
 	return TP_OK;
 }
 
@@ -921,7 +945,7 @@ static int set_budget(struct loader *ld, const struct tok *t)
 static int load_coord_file(struct loader *ld, const struct tok *t)
 {
 	bool sw = !strcasecmp(t->key, "SwitchFile");
-	ld->cur_topo = -1;      /* CoordFile nodes have no NodeTopology= */
+	ld->cur_topo = -1;      /* models come from later NodeName= lines */
 	if (sw && ld->c->net != NET_DFLY)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "SwitchFile= needs Network=dragonfly");
@@ -1065,13 +1089,19 @@ static int add_topo(struct loader *ld, const struct tok *topo,
 		       : NULL;
 	if (nl)
 		c->topo_links = nl;
-	if (!nx || !nl) {
+	int *nline = nl ? realloc(c->topo_line, sizeof(int) * 2 * (size_t)(c->ntopo + 1))
+			: NULL;
+	if (nline)
+		c->topo_line = nline;
+	if (!nx || !nl || !nline) {
 		free(x);
 		free(l);
 		return oom(ld);
 	}
 	c->topo_xml[c->ntopo] = x;
 	c->topo_links[c->ntopo] = l;
+	c->topo_line[2 * c->ntopo] = topo->line;
+	c->topo_line[2 * c->ntopo + 1] = links ? links->line : 0;
 	ld->cur_topo = c->ntopo++;
 	return 0;
 }
@@ -1111,18 +1141,14 @@ static int node_hostlist(struct loader *ld, const struct tok *name,
 	return TP_OK;
 }
 
-/* Network=tree: NodeName=HOSTLIST lines only check that every node is under
- * a switch of the topology file (the tree already placed them). */
-static int tree_node_line(struct loader *ld, const struct tok *name,
-			  const struct tok *extra)
+/* A NodeName= line that places nothing: on a tree (whose nodes sit under
+ * their switches) a check that every node is under a switch; anywhere it
+ * gives nodes placed before (by a CoordFile=, or on a tree) their
+ * NodeTopology= and GpuLinks= (a later line wins). */
+static int model_line(struct loader *ld, const struct tok *name)
 {
 	int line = name->line;
 	bool block = ld->c->net == NET_BLOCK;
-	if (extra)
-		return lerr(ld, NULL, extra->line, TP_EINVAL,
-			    "NodeName=%s: %s= does not apply to Network=%s (nodes sit %s in TopologyFile=)",
-			    name->val, extra->key, block ? "block" : "tree",
-			    block ? "in their blocks" : "under their switches");
 	struct tp__hostlist *hl;
 	int64_t count;
 	int rc = node_hostlist(ld, name, &hl, &count);
@@ -1131,11 +1157,16 @@ static int tree_node_line(struct loader *ld, const struct tok *name,
 	char host[TP__HOSTNAME_MAX];
 	while (rc == TP_OK && tp__hostlist_next(hl, host)) {
 		int32_t idx = tp_machine_find_node(ld->c->m, host);
-		if (idx < 0)
+		if (idx < 0 && (ld->c->net == NET_TREE || block))
 			rc = lerr(ld, NULL, line, TP_EINVAL,
 				  "NodeName=%s: node '%s' is %s of %s",
 				  name->val, host, block ? "in no block" : "under no switch",
 				  ld->c->topo_path);
+		else if (idx < 0)
+			rc = lerr(ld, NULL, line, TP_EINVAL,
+				  "NodeName=%s: node '%s' is not placed (give Coords= or CoordOrder=%s, or place it with a %s line before this one)",
+				  name->val, host, ld->c->net == NET_DFLY ? " or NodeNameFormat=" : "",
+				  ld->c->net == NET_DFLY ? "CoordFile= or SwitchFile=" : "CoordFile=");
 		else if (ld->cur_topo >= 0 &&
 			 node_topo_set(ld->c, idx, ld->cur_topo) < 0)
 			rc = oom(ld);
@@ -1345,15 +1376,24 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 			    "NodeName=%s: GpuLinks= needs NodeTopology=", name->val);
 	if (k.topo && (rc = add_topo(ld, k.topo, k.links)) < 0)
 		return rc;
-	if (ld->c->net == NET_TREE || ld->c->net == NET_BLOCK)
-		return tree_node_line(ld, name, k.coords ? k.coords
-					  : k.order ? k.order : k.offset);
-	if (!k.coords && !k.order && ld->format && !k.offset)
+	const struct tok *extra = k.coords ? k.coords : k.order ? k.order : k.offset;
+	bool in_file = ld->c->net == NET_TREE || ld->c->net == NET_BLOCK;
+	if (in_file && extra)
+		return lerr(ld, NULL, extra->line, TP_EINVAL,
+			    "NodeName=%s: %s= does not apply to Network=%s (nodes sit %s in TopologyFile=)",
+			    name->val, extra->key, ld->c->net == NET_BLOCK ? "block" : "tree",
+			    ld->c->net == NET_BLOCK ? "in their blocks" : "under their switches");
+	/* NodeNameFormat= places the names it reads; a line without a place
+	 * otherwise gives models to nodes placed before */
+	if (!in_file && !extra && ld->format)
 		return format_names(ld, name);
+	if (in_file || (!extra && k.topo))
+		return model_line(ld, name);
 	if (!k.coords && !k.order)
 		return lerr(ld, NULL, line, TP_EINVAL,
-			    "NodeName=%s: needs Coords= or CoordOrder=%s", name->val,
-			    ld->c->net == NET_DFLY ? " (or NodeNameFormat=)" : "");
+			    "NodeName=%s: needs Coords= or CoordOrder=%s (or NodeTopology= for nodes a %s placed)",
+			    name->val, ld->c->net == NET_DFLY ? " or NodeNameFormat=" : "",
+			    ld->c->net == NET_DFLY ? "CoordFile= or SwitchFile=" : "CoordFile=");
 	if (k.coords && k.order)
 		return lerr(ld, NULL, k.coords->line, TP_EINVAL,
 			    "NodeName=%s: Coords= and CoordOrder= exclude each other",
@@ -1423,6 +1463,8 @@ static int settings_line(struct loader *ld, const struct tok *toks, int n)
 			rc = set_levels(ld, t, true);
 		else if (!strcasecmp(k, "LevelBandwidth"))
 			rc = set_levels(ld, t, false);
+		else if (!strcasecmp(k, "ForestCost"))
+			rc = set_forest(ld, t);
 		else if (!strcasecmp(k, "CoordFile") || !strcasecmp(k, "SwitchFile"))
 			; /* after the line's settings */
 		else if (!strcasecmp(k, "CoordOrder") || !strcasecmp(k, "Offset") ||
@@ -1615,7 +1657,8 @@ static int load(char *text, const char *what, const char *dir, tp_conf **out,
 	ld.err = err;
 	ld.c = calloc(1, sizeof *ld.c);
 	int rc = TP_OK;
-	if (!ld.c || (dir && !(ld.dir = strdup(dir))) || add_src(&ld, what) != 0) {
+	if (!ld.c || !(ld.c->path = strdup(what)) || (dir && !(ld.dir = strdup(dir))) ||
+	    add_src(&ld, what) != 0) {
 		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	} else {
 		ld.c->policy = TP_POLICY_NONE;
@@ -1691,8 +1734,61 @@ void tp_conf_destroy(tp_conf *c)
 	}
 	free(c->topo_xml);
 	free(c->topo_links);
+	free(c->topo_line);
 	free(c->node_topo);
+	free(c->path);
 	free(c);
+}
+
+int tp_conf_nwarnings(const tp_conf *c)
+{
+	return c ? c->warn.n : 0;
+}
+
+const char *tp_conf_warning(const tp_conf *c, int i)
+{
+	return c && i >= 0 && i < c->warn.n ? c->warn.line[i] : NULL;
+}
+
+int tp_conf_nmodels(const tp_conf *c)
+{
+	return c ? c->ntopo : 0;
+}
+
+/* "topoplace.conf:7: NodeTopology=PATH: problem", PATH not repeated. */
+static int model_err(const tp_conf *c, int line, const char *key,
+		     const char *path, int rc, const tp_error *e, tp_error *err)
+{
+	size_t n = strlen(path);
+	const char *msg = e->msg;
+	if (!strncmp(msg, path, n) && msg[n] == ':' && msg[n + 1] == ' ')
+		msg += n + 2;
+	return tp_error_set(err, rc, "%s:%d: %s=%s: %s", c->path, line, key,
+			    path, msg);
+}
+
+/* What check-config adds to loading: a node model is read only when a job
+ * needs it (the plugin never loads models with the config), so a mistyped
+ * NodeTopology= path would surface only then; here it is read as a job
+ * would read it, and named with its config line. */
+int tp_conf_check_model(const tp_conf *c, int i, tp_error *err)
+{
+	if (!c || i < 0 || i >= c->ntopo)
+		return tp_error_set(err, TP_EINVAL, "node model %d: no such model", i);
+	tp_node *n = NULL;
+	tp_error e;
+	tp_error_clear(&e);
+	int rc = tp_node_load_xml(c->topo_xml[i], &n, &e);
+	if (rc)
+		return model_err(c, c->topo_line[2 * i], "NodeTopology",
+				 c->topo_xml[i], rc, &e, err);
+	if (c->topo_links[i] && (rc = tp_node_load_links(n, c->topo_links[i], &e)) < 0) {
+		tp_node_destroy(n);
+		return model_err(c, c->topo_line[2 * i + 1], "GpuLinks",
+				 c->topo_links[i], rc, &e, err);
+	}
+	tp_node_destroy(n);
+	return TP_OK;
 }
 
 static int topo_of(const tp_conf *c, int32_t node)
@@ -1749,6 +1845,9 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 			c->topo_path ? c->topo_path : "?",
 			(long)tp_machine_switch_count(m), tp_machine_tree_levels(m),
 			tp_machine_tree_levels(m) == 1 ? "" : "s", (long)m->nnodes);
+		if (tp_machine_tree_count(m) > 1)
+			fprintf(out, "forest of %ld trees joined by a virtual top switch\n",
+				(long)tp_machine_tree_count(m));
 		if (c->nlevel_bw > 0) {
 			fputs("level bandwidth ", out);
 			for (int l = 0; l < c->nlevel_bw; l++)

@@ -2,10 +2,10 @@
  * growth, recursive bipartitioning (METIS) and swap refinement.  See
  * topoplace/graphmap.h for the algorithms. */
 #include <math.h>
-#include <metis.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "metis_load.h"
 #include "network.h"
 
 #define KD_LEAF 8            /* points per k-d tree leaf */
@@ -1022,6 +1022,7 @@ typedef struct bp {
 	int32_t *tscratch;  /* nt */
 	int32_t *nscratch;  /* nn */
 	int seed;
+	struct tp__metis metis;
 	char why[128];
 } bp;
 
@@ -1115,13 +1116,13 @@ static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
 	real_t tpw[2] = { (real_t)n0 / (real_t)nT, 0 };
 	tpw[1] = (real_t)1.0 - tpw[0];
 	idx_t opts[METIS_NOPTIONS];
-	METIS_SetDefaultOptions(opts);
+	b->metis.set_default_options(opts);
 	opts[METIS_OPTION_SEED] = b->seed;
 	opts[METIS_OPTION_NUMBERING] = 0;
 	opts[METIS_OPTION_UFACTOR] = 1;
-	int mrc = METIS_PartGraphRecursive(&nv, &ncon, xadj, adj, NULL, NULL,
-					   wgt, &np, tpw, NULL, opts, &objval,
-					   part);
+	int mrc = b->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL,
+						NULL, wgt, &np, tpw, NULL, opts,
+						&objval, part);
 	int rc = 0;
 	if (mrc != METIS_OK) {
 		rc = mrc == METIS_ERROR_MEMORY ? TP_ENOMEM : TP_EINVAL;
@@ -1288,12 +1289,13 @@ static int bp_rec(bp *b, int32_t *T, int32_t nT, int32_t *N, int32_t nN)
 	return rc;
 }
 
-static int bipart_run(const gm *c, int seed, int32_t *map, char *why,
-		      size_t whylen)
+static int bipart_run(const gm *c, const struct tp__metis *metis, int seed,
+		      int32_t *map, char *why, size_t whylen)
 {
 	bp b;
 	memset(&b, 0, sizeof b);
 	b.c = c;
+	b.metis = *metis;
 	b.map = map;
 	b.seed = seed;
 	size_t nt = (size_t)c->nt + 1, nn = (size_t)c->nn + 1;
@@ -1414,13 +1416,20 @@ int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 		o = &def;
 	}
 	double t0 = tp__now_ms();
-	gm c;
-	int rc = gm_init(&c, g, a, err, "bipartition mapping");
+	/* TP_ENOTSUP without METIS (the plugin loads it only now): policy
+	 * auto skips this candidate, policy graph fails open */
+	struct tp__metis metis;
+	int rc = tp__metis_open(&metis, err);
 	if (rc)
 		return rc;
+	gm c;
+	if ((rc = gm_init(&c, g, a, err, "bipartition mapping"))) {
+		tp__metis_close(&metis);
+		return rc;
+	}
 	char why[128] = "out of memory";
 	c.deadline = o->time_budget_ms > 0 ? t0 + o->time_budget_ms : 0;
-	rc = bipart_run(&c, o->seed, map, why, sizeof why);
+	rc = bipart_run(&c, &metis, o->seed, map, why, sizeof why);
 	if (rc == TP_ETIME)
 		snprintf(why, sizeof why, "time budget of %g ms reached before the "
 			 "last cut", o->time_budget_ms);
@@ -1433,6 +1442,7 @@ int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 				 ? "out of memory" : "routing failed");
 	}
 	gm_free(&c);
+	tp__metis_close(&metis);
 	if (rc)
 		return tp_error_set(err, rc, "bipartition mapping: %s", why);
 	return 0;

@@ -166,6 +166,31 @@ int tp__nul_check(const char *buf, size_t len, const char *what,
 int tp__text_copy(const char *text, size_t len, const char *what, char **out,
 		  tp_error *err);
 
+/* ---- warnings (util.c) ----
+ *
+ * Lines that do not stop a loader: what Slurm accepts with a warning in a
+ * topology.conf.  Each names its file and line; the first TP__MAX_WARNINGS
+ * are kept, the rest counted. */
+#define TP__MAX_WARNINGS 8
+struct tp__warnings {
+	int n, dropped;
+	char line[TP__MAX_WARNINGS][TP_ERROR_MSG_MAX];
+};
+/* Adds a line (w NULL: dropped silently). */
+void tp__warn(struct tp__warnings *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* tp_machine_from_topology with topoplace.conf's settings (tree.c). */
+struct tp__topo_opts {
+	const int *level_cost;      /* LevelCost=, nlevels values */
+	int nlevels;
+	int forest_cost;            /* ForestCost=; 0: the top level's cost */
+	struct tp__warnings *warn;  /* NULL: warnings dropped */
+};
+int tp__machine_from_topology(tp_machine **out, const char *text,
+			      const char *what, const struct tp__topo_opts *o,
+			      tp_error *err);
+
 /* ---- input: Slurm hostlists (hostlist.c) ----
  *
  * "nid[001-004,8],login1,a[0-1]b[2-3]-ib": the expression is parsed and
@@ -185,6 +210,9 @@ struct tp__hostlist;
 int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 		       const char *bound_what, struct tp__hostlist **out,
 		       int64_t *count, tp_error *err);
+/* names[0..n) as one sorted Slurm hostlist ("n[01-04,09],login1"),
+ * malloc'ed into *out; duplicates once (hostlist_fmt.c). */
+int tp__hostlist_format(const char *const *names, size_t n, char **out);
 /* The next name into buf (TP__HOSTNAME_MAX bytes): 1, or 0 at the end. */
 int tp__hostlist_next(struct tp__hostlist *hl, char *buf);
 void tp__hostlist_free(struct tp__hostlist *hl);

@@ -380,6 +380,10 @@ int tp_job_create(const tp_job_request *r, tp_job **out, tp_error *err)
 		else if (!(rc = tp_conf_load(r->conf_path, &job->own_conf, err)))
 			job->conf = job->own_conf;
 	}
+	/* what the config was accepted with (a forest...) travels with every
+	 * job, so that a user sees why placement across trees is costly */
+	for (int i = 0; !rc && i < tp_conf_nwarnings(job->conf); i++)
+		tp__job_note(job, "warning: %s", tp_conf_warning(job->conf, i));
 	if (!rc)
 		rc = resolve_choices(job, err);
 	if (!rc)

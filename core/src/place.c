@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "metis_load.h"
 
 static const struct {
 	const char *name;
@@ -369,6 +370,11 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		break;
 	case C_BLOCKS:
 		rc = tp__block_map(r->g, r->a, r->o->graph.seed, r->trial, &e);
+		if (rc == TP_ENOTSUP) {
+			snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
+			c->ms = tp__now_ms() - t;
+			return 0;
+		}
 		break;
 	case C_GREEDY:
 	case C_BIPART: {
@@ -380,6 +386,12 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		go.refine_congestion = false;
 		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, r->trial, &e)
 				   : tp_graphmap_bipartition(r->g, r->a, &go, r->trial, &e);
+		if (rc == TP_ENOTSUP) {
+			/* no METIS on this node: auto goes on without it */
+			snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
+			c->ms = tp__now_ms() - t;
+			return 0;
+		}
 		break;
 	}
 	}
@@ -488,6 +500,18 @@ static int refine_stage(cand_run *r, tp_error *err)
 	return rc;
 }
 
+/* Policy graph promises bipartitioning: without METIS it fails (the plugin
+ * then keeps Slurm's placement with this one line) rather than quietly
+ * running half of itself. */
+static int metis_present(tp_error *err)
+{
+	struct tp__metis m;
+	int rc = tp__metis_open(&m, err);
+	if (!rc)
+		tp__metis_close(&m);
+	return rc;
+}
+
 static int place_candidates(const tp_graph *g, const tp_alloc *a,
 			    const tp_place_opts *o, int32_t *map,
 			    tp_place_report *rep, tp_error *err)
@@ -524,7 +548,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		    !(rc = run_candidate(&r, C_BIPART, false, err)) &&
 		    tp_machine_is_dragonfly(a->m))
 			rc = run_candidate(&r, C_MODCOLOR, false, err);
-	} else {
+	} else if (!(rc = metis_present(err))) {
 		/* graph: greedy always runs, so there is a result */
 		if (!(rc = run_candidate(&r, C_GREEDY, true, err)))
 			rc = run_candidate(&r, C_BIPART, false, err);

@@ -21,6 +21,20 @@
  * "child->parent".  With LevelBandwidth= a byte on a link weighs 1 / the
  * bandwidth of the link's level, so congestion comes in time-like units.
  *
+ * Slurm's rules (src/plugins/topology/tree/topology_tree.c, 22.05): a switch
+ * with both Nodes= and Switches=, or neither, is refused; so are duplicate
+ * switches, unknown children and loops.  Slurm accepts the rest with a
+ * warning, and so does topoplace (the warnings reach check-config and the
+ * job's notes):
+ *   - a forest (no switch above every node): the tops of the trees go under
+ *     a virtual top switch "(forest)" whose links cost ForestCost (default:
+ *     the top level's LevelCost, else 1), so that jobs across trees are
+ *     placed too, with crossing the costliest hop;
+ *   - a node under two leaf switches: it stays under the first switch of
+ *     the file that lists it, as Slurm's switch table (file order) decides
+ *     which leaf forwards to it and which leaf its selection counts it on;
+ *   - a switch under two switches: it stays under the first in file order.
+ *
  * A link costs at most INT_MAX and a route has at most 2 x depth < 2^32
  * links, so a distance stays below 2^63: int64 never overflows.
  */
@@ -41,7 +55,10 @@
 struct tp_tree {
 	int32_t nsw;          /* the switches, then one entry per node: the
 				 node's link to its switch */
-	int32_t nreal;        /* real switches: [0, nreal) */
+	int32_t nreal;        /* switches: [0, nreal), the virtual top of a
+				 forest last among them */
+	int32_t forest_top;   /* that virtual top, or -1 */
+	int32_t ntrees;       /* trees with nodes (1 unless a forest) */
 	char **name;          /* switch (or node) names, owned */
 	int32_t *parent;      /* -1 for the top switch */
 	int *depth;           /* links from the top */
@@ -215,10 +232,16 @@ struct sw {
 struct tparse {
 	const char *what;
 	tp_error *err;
+	struct tp__warnings *warn;   /* NULL: warnings dropped */
+	int forest_cost;             /* 0: default */
 	struct sw *sw;
 	int32_t nsw, cap;
+	int32_t nfile;               /* switches of the file; a forest's
+					virtual top is p->sw[nfile] */
 	struct lh_table *by_name;
 	int32_t *first_child, *next_sib;   /* children in listed order */
+	/* a switch listed under a second parent: how many, the first seen */
+	int32_t multi_parent, mp_child, mp_first, mp_second;
 };
 
 __attribute__((format(printf, 4, 5)))
@@ -281,6 +304,15 @@ static int parse_line(struct tparse *p, char *s, int line)
 			    name, p->sw[find_sw(p, name)].line);
 	if (strchr(name, '[') || strchr(name, ','))
 		return terr(p, line, TP_EINVAL, "SwitchName=%s: one switch per line", name);
+	/* as Slurm: "switch %s has both child switches and nodes" */
+	if (nodes && switches)
+		return terr(p, line, TP_EINVAL,
+			    "SwitchName=%s has both Nodes= and Switches= (Slurm refuses it too: put the nodes under a leaf switch of their own)",
+			    name);
+	if (!nodes && !switches)
+		return terr(p, line, TP_EINVAL,
+			    "SwitchName=%s has neither Nodes= nor Switches= (Slurm refuses it too)",
+			    name);
 	if (p->nsw == p->cap) {
 		int32_t nc = p->cap ? p->cap * 2 : 64;
 		struct sw *n = realloc(p->sw, sizeof *n * (size_t)nc);
@@ -358,11 +390,16 @@ static int add_child(struct tparse *p, const char *name, void *arg)
 		return terr(p, w->line, TP_EINVAL,
 			    "SwitchName=%s: the switch lists itself in Switches= (a loop)",
 			    w->name);
-	if (c->parent[k] >= 0)
-		return terr(p, w->line, TP_EINVAL,
-			    "switch '%s' is under two switches ('%s' at line %d and '%s')",
-			    name, p->sw[c->parent[k]].name, p->sw[c->parent[k]].line,
-			    w->name);
+	if (c->parent[k] >= 0) {
+		/* Slurm accepts it (its distances go through either parent);
+		 * a tree keeps the first: a warning after the whole file */
+		if (p->multi_parent++ == 0) {
+			p->mp_child = k;
+			p->mp_first = c->parent[k];
+			p->mp_second = c->s;
+		}
+		return 0;
+	}
 	c->parent[k] = c->s;
 	if (c->last_child[c->s] < 0)
 		p->first_child[c->s] = k;
@@ -377,22 +414,44 @@ struct node_ctx {
 	int32_t s, router;
 	int32_t **node_sw;
 	int32_t *node_sw_cap;
+	/* pass 1: names listed again (under a second leaf switch) */
+	int64_t ndup;
+	int32_t dup_node, dup_other;   /* the first: its node, the other switch */
+	/* pass 2: the machine of pass 1 and each of its nodes' owner switch;
+	 * a listing under another switch is left out (and marked) */
+	const tp_machine *first;
+	const int32_t *owner;
+	char *dup_mark;
 };
 
 static int add_tree_node(struct tparse *p, const char *name, void *arg)
 {
 	struct node_ctx *c = arg;
 	const struct sw *w = &p->sw[c->s];
+	if (c->owner) {
+		int32_t i = tp_machine_find_node(c->first, name);
+		if (i >= 0 && c->owner[i] != c->s) {
+			c->dup_mark[i] = 1;
+			return 0;
+		}
+	}
 	int coord = c->router;
 	tp_error e;
 	tp_error_clear(&e);
 	int32_t prev = -1;
 	int idx = tp__machine_add(c->m, name, &coord, &prev, &e);
 	if (idx < 0 && prev >= 0) {
-		const struct sw *o = &p->sw[(*c->node_sw)[prev]];
-		return terr(p, w->line, TP_EINVAL,
-			    "node '%s' is under two switches ('%s' at line %d and '%s')",
-			    name, o->name, o->line, w->name);
+		/* Slurm's "Multiple leaf switches contain nodes": the node
+		 * belongs to the first switch of the file listing it (p->sw is
+		 * in file order); pass 2 moves it there */
+		int32_t *own = &(*c->node_sw)[prev];
+		if (c->ndup++ == 0) {
+			c->dup_node = prev;
+			c->dup_other = c->s < *own ? *own : c->s;
+		}
+		if (c->s < *own)
+			*own = c->s;
+		return 0;
 	}
 	c->router++;
 	if (idx < 0)
@@ -468,14 +527,17 @@ static int add_node_links(struct tp_tree *t, const tp_machine *m,
 	return 0;
 }
 
-/* The tree's arrays for n switches: names NULL, parents -1, depths, levels
- * and costs 0.  NULL when out of memory. */
-static struct tp_tree *tree_alloc(int32_t n)
+/* The tree's arrays for n switches and room for a forest's virtual top:
+ * names NULL, parents -1, depths, levels and costs 0.  NULL when out of
+ * memory. */
+static struct tp_tree *tree_alloc(int32_t nfile)
 {
 	struct tp_tree *t = calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
-	t->nsw = n;
+	int32_t n = nfile + 1;
+	t->nsw = nfile;
+	t->forest_top = -1;
 	t->name = calloc((size_t)n, sizeof(char *));
 	t->parent = tp__malloc_array((size_t)n, sizeof(int32_t));
 	t->depth = tp__calloc((size_t)n, sizeof(int));
@@ -508,25 +570,95 @@ static int link_switches(struct tparse *p, struct tp_tree *t, int32_t *last)
 	return rc;
 }
 
-/* The one switch without a parent. */
-static int find_top_switch(struct tparse *p, const struct tp_tree *t,
-			   int32_t *top)
+/* A forest's virtual top switch, p->sw[p->nfile]: every switch without a
+ * parent goes under it (their order in the file is its children's order). */
+static int add_forest_top(struct tparse *p, struct tp_tree *t)
 {
-	int32_t root = -1;
-	for (int32_t s = 0; s < p->nsw; s++)
+	if (p->nsw == p->cap) {
+		struct sw *n = realloc(p->sw, sizeof *n * (size_t)(p->cap + 1));
+		if (!n)
+			return terr(p, 0, TP_ENOMEM, "out of memory");
+		p->sw = n;
+		p->cap++;
+	}
+	int32_t v = p->nsw;
+	memset(&p->sw[v], 0, sizeof p->sw[v]);
+	if (!(p->sw[v].name = strdup("(forest)")))
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	p->nsw++;
+	t->nsw = p->nsw;
+	t->forest_top = v;
+	p->first_child[v] = p->next_sib[v] = -1;
+	int32_t last = -1;
+	for (int32_t s = 0; s < v; s++)
 		if (t->parent[s] < 0) {
-			if (root >= 0)
-				return terr(p, p->sw[s].line, TP_EINVAL,
-					    "switches '%s' (line %d) and '%s' are the tops of two separate trees; give them a common switch",
-					    p->sw[root].name, p->sw[root].line, p->sw[s].name);
-			root = s;
+			t->parent[s] = v;
+			if (last < 0)
+				p->first_child[v] = s;
+			else
+				p->next_sib[last] = s;
+			last = s;
 		}
+	return 0;
+}
+
+/* The top of the tree: the one switch without a parent, or with several a
+ * virtual one above them (a forest, as Slurm accepts). */
+static int find_top_switch(struct tparse *p, struct tp_tree *t, int32_t *top)
+{
+	int32_t root = -1, nroots = 0;
+	for (int32_t s = 0; s < p->nsw; s++)
+		if (t->parent[s] < 0 && nroots++ == 0)
+			root = s;
 	if (root < 0)
 		return terr(p, p->sw[0].line, TP_EINVAL,
 			    "the switches form a loop (every switch has a parent), e.g. through '%s'",
 			    p->sw[0].name);
+	if (nroots > 1) {
+		int rc = add_forest_top(p, t);
+		if (rc)
+			return rc;
+		root = t->forest_top;
+	}
 	*top = root;
 	return 0;
+}
+
+/* Trees with nodes under the virtual top (a top without nodes, e.g. a
+ * second spine whose leaves stayed under the first, is no tree of its own);
+ * the warning when there are several.  order: pre-order. */
+static void count_trees(struct tparse *p, struct tp_tree *t, const int32_t *order)
+{
+	t->ntrees = 1;
+	if (t->forest_top < 0)
+		return;
+	int32_t n = p->nsw, first = -1, second = -1;
+	char *has = calloc((size_t)n, 1);
+	if (!has)
+		return;   /* only the warning's count is lost */
+	for (int32_t i = n - 1; i >= 0; i--) {
+		int32_t s = order[i];
+		has[s] |= p->sw[s].nodes != NULL;
+		if (t->parent[s] >= 0)
+			has[t->parent[s]] |= has[s];
+	}
+	t->ntrees = 0;
+	for (int32_t k = p->first_child[t->forest_top]; k >= 0; k = p->next_sib[k])
+		if (has[k]) {
+			if (t->ntrees == 0)
+				first = k;
+			else if (t->ntrees == 1)
+				second = k;
+			t->ntrees++;
+		}
+	free(has);
+	if (t->ntrees > 1)
+		tp__warn(p->warn, "%s:%d: no switch reaches every node: %d separate trees (tops '%s' line %d, '%s' line %d%s); between trees the distance goes through a virtual top switch, each link to it costing %d (ForestCost=)",
+			 p->what, p->sw[second].line, (int)t->ntrees, p->sw[first].name,
+			 p->sw[first].line, p->sw[second].name, p->sw[second].line,
+			 t->ntrees > 2 ? ", ..." : "", p->forest_cost);
+	if (t->ntrees == 0)
+		t->ntrees = 1;
 }
 
 /* A switch the depth-first walk did not reach: it is on a loop. */
@@ -584,15 +716,22 @@ static int set_levels_and_costs(struct tparse *p, struct tp_tree *t,
 		if (t->parent[s] >= 0 && t->level[t->parent[s]] < t->level[s] + 1)
 			t->level[t->parent[s]] = t->level[s] + 1;
 	}
-	t->height = t->level[root];
+	/* a forest's levels of links are those of its trees: the links to
+	 * the virtual top cost ForestCost, the top level's cost by default */
+	t->height = t->level[root] - (root == t->forest_top);
 	if (nlevels > 1 && nlevels != t->height)
 		return terr(p, 0, TP_EINVAL,
-			    "LevelCost= has %d values, the tree has %d level%s of links (give 1 or %d)",
-			    nlevels, t->height, t->height == 1 ? "" : "s", t->height);
+			    "LevelCost= has %d values, the %s %d level%s of links (give 1 or %d)",
+			    nlevels, root == t->forest_top ? "trees have" : "tree has",
+			    t->height, t->height == 1 ? "" : "s", t->height);
+	if (!p->forest_cost)
+		p->forest_cost = nlevels ? level_cost[nlevels - 1] : 1;
 	t->mincost = INT_MAX;
 	for (int32_t s = 0; s < n; s++) {
 		int l = t->level[s];
 		t->upcost[s] = nlevels == 0 ? 1 : level_cost[nlevels == 1 ? 0 : (l < nlevels ? l : nlevels - 1)];
+		if (t->parent[s] >= 0 && t->parent[s] == t->forest_top)
+			t->upcost[s] = p->forest_cost;
 		if (t->parent[s] >= 0 && t->upcost[s] < t->mincost)
 			t->mincost = t->upcost[s];
 	}
@@ -601,8 +740,55 @@ static int set_levels_and_costs(struct tparse *p, struct tp_tree *t,
 	return 0;
 }
 
+/* One pass over the switches in pre-order adding their nodes to a new
+ * machine of nnodes routers (see add_tree_node for c's two passes). */
+static int add_nodes_pass(struct tparse *p, const int32_t *order, int32_t nnodes,
+			  struct node_ctx *c, tp_machine **out)
+{
+	tp_error e;
+	tp_error_clear(&e);
+	bool wrap = false;
+	int nr = (int)nnodes, rc;
+	if ((rc = tp__machine_new(&c->m, 1, &nr, &wrap, &tree_ops, NULL, &e)))
+		return terr(p, 0, rc, "%s", e.msg);
+	for (int32_t i = 0; i < p->nsw && !rc; i++)
+		if (p->sw[order[i]].nodes) {
+			c->s = order[i];
+			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
+				       p->sw[order[i]].line, add_tree_node, c);
+		}
+	if (rc) {
+		tp_machine_destroy(c->m);
+		c->m = NULL;
+		return rc;
+	}
+	*out = c->m;
+	return 0;
+}
+
+/* "Multiple leaf switches contain nodes" (Slurm's words), one line. */
+static void warn_multi_homed(struct tparse *p, const struct node_ctx *c,
+			     const tp_machine *first, const char *mark)
+{
+	int32_t n = 0;
+	for (int32_t i = 0; i < first->nnodes; i++)
+		n += mark[i] != 0;
+	const struct sw *a = &p->sw[c->owner[c->dup_node]];
+	const struct sw *b = &p->sw[c->dup_other];
+	char more[64] = "";
+	if (n > 1)
+		snprintf(more, sizeof more, " (and %ld more node%s)", (long)(n - 1),
+			 n > 2 ? "s" : "");
+	tp__warn(p->warn, "%s:%d: Multiple leaf switches contain nodes: '%s' is under '%s' (line %d) and '%s'%s; each node stays under the first switch of the file that lists it, as in Slurm",
+		 p->what, b->line, first->names[c->dup_node], a->name, a->line,
+		 b->name, more);
+}
+
 /* The machine with its nodes as routers, switch by switch in pre-order:
- * one dimension, the router number.  node_sw[i]: the switch of node i. */
+ * one dimension, the router number.  node_sw[i]: the switch of node i.  A
+ * node listed under two switches takes a second pass, so that it stays
+ * under the first in file order and the routers stay numbered in
+ * pre-order without gaps. */
 static int machine_with_nodes(struct tparse *p, const int32_t *order,
 			      tp_machine **out, int32_t **node_sw,
 			      int32_t *node_sw_cap)
@@ -617,26 +803,47 @@ static int machine_with_nodes(struct tparse *p, const int32_t *order,
 		return rc;
 	if (nnodes == 0)
 		return terr(p, 0, TP_EINVAL, "no switch has Nodes=");
-	tp_error e;
-	tp_error_clear(&e);
-	bool wrap = false;
-	int nr = (int)nnodes;
-	tp_machine *m;
-	if ((rc = tp__machine_new(&m, 1, &nr, &wrap, &tree_ops, NULL, &e)))
-		return terr(p, 0, rc, "%s", e.msg);
-	struct node_ctx c = { m, -1, 0, node_sw, node_sw_cap };
-	for (int32_t i = 0; i < n && !rc; i++)
-		if (p->sw[order[i]].nodes) {
-			c.s = order[i];
-			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
-				       p->sw[order[i]].line, add_tree_node, &c);
-		}
-	if (rc) {
-		tp_machine_destroy(m);
+	struct node_ctx c;
+	memset(&c, 0, sizeof c);
+	c.node_sw = node_sw;
+	c.node_sw_cap = node_sw_cap;
+	tp_machine *first;
+	if ((rc = add_nodes_pass(p, order, nnodes, &c, &first)) || c.ndup == 0) {
+		*out = rc ? NULL : first;
 		return rc;
 	}
-	*out = m;
-	return 0;
+	struct node_ctx c2 = c;
+	int32_t *owner = *node_sw;
+	c2.ndup = 0;
+	c2.router = 0;
+	c2.first = first;
+	c2.owner = owner;
+	c2.dup_mark = calloc((size_t)first->nnodes, 1);
+	*node_sw = NULL;
+	*node_sw_cap = 0;
+	rc = c2.dup_mark ? add_nodes_pass(p, order, first->nnodes, &c2, out)
+			 : terr(p, 0, TP_ENOMEM, "out of memory");
+	if (!rc)
+		warn_multi_homed(p, &c2, first, c2.dup_mark);
+	free(c2.dup_mark);
+	free(owner);
+	tp_machine_destroy(first);
+	return rc;
+}
+
+/* A switch listed under a second parent: one warning line. */
+static void warn_multi_parent(struct tparse *p)
+{
+	if (!p->multi_parent)
+		return;
+	const struct sw *c = &p->sw[p->mp_child], *a = &p->sw[p->mp_first],
+			*b = &p->sw[p->mp_second];
+	char more[64] = "";
+	if (p->multi_parent > 1)
+		snprintf(more, sizeof more, " (and %ld more)",
+			 (long)p->multi_parent - 1);
+	tp__warn(p->warn, "%s:%d: switch '%s' is under two switches, '%s' (line %d) and '%s'%s; topoplace keeps each switch under the first that lists it",
+		 p->what, b->line, c->name, a->name, a->line, b->name, more);
 }
 
 static int build(struct tparse *p, const int *level_cost, int nlevels,
@@ -645,15 +852,18 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 	int32_t n = p->nsw;
 	if (n == 0)
 		return terr(p, 0, TP_EINVAL, "no SwitchName= lines");
+	/* room for a forest's virtual top everywhere */
+	size_t n1 = (size_t)n + 1;
+	p->nfile = n;
 	struct tp_tree *t = tree_alloc(n);
-	int32_t *last = tp__malloc_array((size_t)n, sizeof(int32_t));
-	int32_t *order = tp__malloc_array((size_t)n, sizeof(int32_t));
-	int32_t *stack = tp__malloc_array((size_t)n, sizeof(int32_t));
+	int32_t *last = tp__malloc_array(n1, sizeof(int32_t));
+	int32_t *order = tp__malloc_array(n1, sizeof(int32_t));
+	int32_t *stack = tp__malloc_array(n1, sizeof(int32_t));
 	int32_t *node_sw = NULL, node_sw_cap = 0, root = -1;
 	tp_machine *m = NULL;
 	int rc = 0;
-	p->first_child = tp__malloc_array((size_t)n, sizeof(int32_t));
-	p->next_sib = tp__malloc_array((size_t)n, sizeof(int32_t));
+	p->first_child = tp__malloc_array(n1, sizeof(int32_t));
+	p->next_sib = tp__malloc_array(n1, sizeof(int32_t));
 	if (!t || !last || !order || !stack || !p->first_child || !p->next_sib) {
 		rc = terr(p, 0, TP_ENOMEM, "out of memory");
 		goto out;
@@ -664,6 +874,9 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 	    (rc = set_levels_and_costs(p, t, order, root, level_cost, nlevels)) ||
 	    (rc = machine_with_nodes(p, order, &m, &node_sw, &node_sw_cap)))
 		goto out;
+	warn_multi_parent(p);
+	count_trees(p, t, order);
+	n = p->nsw;
 	/* the nodes' links: one "switch" per node below its switch */
 	if ((rc = add_node_links(t, m, node_sw))) {
 		rc = terr(p, 0, rc, "out of memory");
@@ -692,6 +905,16 @@ int tp_machine_from_topology(tp_machine **out, const char *text,
 			     const char *what, const int *level_cost,
 			     int nlevels, tp_error *err)
 {
+	struct tp__topo_opts o = { level_cost, nlevels, 0, NULL };
+	return tp__machine_from_topology(out, text, what, &o, err);
+}
+
+int tp__machine_from_topology(tp_machine **out, const char *text,
+			      const char *what, const struct tp__topo_opts *o,
+			      tp_error *err)
+{
+	const int *level_cost = o->level_cost;
+	int nlevels = o->nlevels;
 	if (!what)
 		what = "topology.conf";
 	if (!out || !text)
@@ -708,6 +931,11 @@ int tp_machine_from_topology(tp_machine **out, const char *text,
 	memset(&p, 0, sizeof p);
 	p.what = what;
 	p.err = err;
+	p.warn = o->warn;
+	p.forest_cost = o->forest_cost;
+	if (p.forest_cost < 0)
+		return tp_error_set(err, TP_EINVAL, "%s: ForestCost %d, expected >= 1",
+				    what, p.forest_cost);
 	p.by_name = lh_kchar_table_new(64, NULL);
 	char *copy = strdup(text);
 	int rc = 0;
@@ -776,9 +1004,10 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 		return tp_error_set(err, TP_ENOMEM, "LevelBandwidth=: out of memory");
 	double mx = 0;
 	for (int32_t s = 0; s < t->nsw; s++) {
-		/* a node's link (level 0) runs at the leaf switches' speed */
+		/* a node's link (level 0) runs at the leaf switches' speed; a
+		 * forest's links to its virtual top at the top level's */
 		int l = nlevels == 1 || t->level[s] == 0 ? 0 : t->level[s] - 1;
-		if (l >= nlevels)
+		if (l >= nlevels || (t->parent[s] >= 0 && t->parent[s] == t->forest_top))
 			l = nlevels - 1;
 		inv[s] = 1.0 / bw[l];
 	}
@@ -804,26 +1033,30 @@ int tp_machine_tree_levels(const tp_machine *m)
 	return t ? t->height : 0;
 }
 
+/* The switches of the file: a forest's virtual top is the last entry. */
 int32_t tp_machine_switch_count(const tp_machine *m)
 {
 	const struct tp_tree *t = tree_of(m);
-	return t ? t->nreal : 0;
+	return t ? t->nreal - (t->forest_top >= 0) : 0;
 }
 
 const char *tp_machine_switch_name(const tp_machine *m, int32_t s)
 {
 	const struct tp_tree *t = tree_of(m);
-	if (!t || s < 0 || s >= t->nreal)
+	if (!t || s < 0 || s >= tp_machine_switch_count(m))
 		return NULL;
 	return t->name[s];
 }
 
+/* A forest's virtual top is no switch of the file: the tops of its trees
+ * have no parent here. */
 int32_t tp_machine_switch_parent(const tp_machine *m, int32_t s)
 {
 	const struct tp_tree *t = tree_of(m);
-	if (!t || s < 0 || s >= t->nreal)
+	if (!t || s < 0 || s >= tp_machine_switch_count(m))
 		return -1;
-	return t->parent[s];
+	int32_t up = t->parent[s];
+	return up == t->forest_top ? -1 : up;
 }
 
 /* The arrays count nodes as level 0 (their links are part of the tree);
@@ -831,7 +1064,7 @@ int32_t tp_machine_switch_parent(const tp_machine *m, int32_t s)
 int tp_machine_switch_level(const tp_machine *m, int32_t s)
 {
 	const struct tp_tree *t = tree_of(m);
-	if (!t || s < 0 || s >= t->nreal)
+	if (!t || s < 0 || s >= tp_machine_switch_count(m))
 		return -1;
 	return t->level[s] - 1;
 }
@@ -842,4 +1075,18 @@ int32_t tp_machine_node_switch(const tp_machine *m, int32_t node)
 	if (!t || node < 0 || node >= m->nnodes)
 		return -1;
 	return t->parent[t->router_sw[node]];
+}
+
+int64_t tp_machine_node_link(const tp_machine *m, int32_t node)
+{
+	const struct tp_tree *t = tree_of(m);
+	if (!t || node < 0 || node >= m->nnodes)
+		return -1;
+	return t->router_sw[node];
+}
+
+int32_t tp_machine_tree_count(const tp_machine *m)
+{
+	const struct tp_tree *t = tree_of(m);
+	return t ? t->ntrees : 0;
 }

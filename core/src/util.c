@@ -255,3 +255,18 @@ int tp__text_copy(const char *text, size_t len, const char *what, char **out,
 	*out = buf;
 	return 0;
 }
+
+void tp__warn(struct tp__warnings *w, const char *fmt, ...)
+{
+	if (!w)
+		return;
+	if (w->n >= TP__MAX_WARNINGS) {
+		w->dropped++;
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w->line[w->n], sizeof w->line[0], fmt, ap);
+	va_end(ap);
+	w->n++;
+}

@@ -1,19 +1,106 @@
-/* topoplace command — check-config: load a topoplace.conf and summarise it. */
+/* topoplace command — check-config: load a topoplace.conf, read every file
+ * it names as a job would, and summarise it; with --slurm-conf, compare its
+ * nodes with slurm.conf's. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 
-/* ---- check-config ---- */
+/* Every node model, read as a job would read it: one line per bad one.
+ * Returns how many failed. */
+static int check_models(const tp_conf *conf)
+{
+	int bad = 0, n = tp_conf_nmodels(conf);
+	for (int i = 0; i < n; i++) {
+		tp_error err;
+		tp_error_clear(&err);
+		if (tp_conf_check_model(conf, i, &err) < 0) {
+			cli_report(NULL, &err);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* The nodes of slurm.conf against the config's, after the summary.  Nodes
+ * only slurm.conf has are an error (their jobs would keep Slurm's
+ * placement); nodes only the config has are listed. */
+static int print_slurm_diff(const tp_conf_slurm_diff *d, const char *path,
+			    const char *slurm_conf)
+{
+	printf("%s: %lld node%s, %lld in %s\n", slurm_conf, (long long)d->nslurm,
+	       d->nslurm == 1 ? "" : "s", (long long)(d->nslurm - d->nmissing), path);
+	if (d->nextra)
+		printf("not in %s: %s (%lld node%s of %s)\n", slurm_conf, d->extra,
+		       (long long)d->nextra, d->nextra == 1 ? "" : "s", path);
+	if (!d->nmissing)
+		return CLI_EXIT_OK;
+	printf("not in %s: %s (%lld node%s of %s)\n", path, d->missing,
+	       (long long)d->nmissing, d->nmissing == 1 ? "" : "s", slurm_conf);
+	/* the error line names the first of them; stdout has the list */
+	char head[128];
+	size_t n = strlen(d->missing);
+	if (n < sizeof head) {
+		memcpy(head, d->missing, n + 1);
+	} else {
+		memcpy(head, d->missing, sizeof head - 4);
+		char *cut = strrchr(head, ',');
+		strcpy(cut ? cut : head + sizeof head - 4, ",...");
+	}
+	return cli_usage_error("%s: %lld node%s of %s %s not in it (%s): jobs on "
+			       "%s keep Slurm's placement", path,
+			       (long long)d->nmissing, d->nmissing == 1 ? "" : "s",
+			       slurm_conf, d->nmissing == 1 ? "is" : "are",
+			       head, d->nmissing == 1 ? "it" : "them");
+}
+
+/* Everything read and checked first: on an error nothing goes to stdout. */
+static int check(const char *path, const char *slurm_conf)
+{
+	tp_conf *conf = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	if (tp_conf_load(path, &conf, &err) < 0)
+		return cli_report(path, &err);
+	int bad = check_models(conf);
+	tp_conf_slurm_diff d;
+	memset(&d, 0, sizeof d);
+	if (slurm_conf && tp_conf_compare_slurm(conf, slurm_conf, &d, &err) < 0) {
+		cli_report(slurm_conf, &err);
+		bad++;
+	}
+	int rc = bad ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+	if (!bad) {
+		for (int i = 0; i < tp_conf_nwarnings(conf); i++)
+			fprintf(stderr, "topoplace: warning: %s\n",
+				tp_conf_warning(conf, i));
+		tp_conf_describe(conf, stdout);
+		if (tp_conf_nmodels(conf) > 0)
+			printf("node models: %d, each read\n", tp_conf_nmodels(conf));
+		if (slurm_conf)
+			rc = print_slurm_diff(&d, path, slurm_conf);
+	}
+	tp_conf_slurm_diff_free(&d);
+	tp_conf_destroy(conf);
+	int frc = cli_finish_stdout();
+	return frc ? frc : rc;
+}
 
 int cli_cmd_check_config(int argc, char **argv)
 {
-	const char *path = NULL;
+	const char *path = NULL, *slurm_conf = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			cli_help("check-config", stdout);
 			return cli_finish_stdout();
+		}
+		if (!strcmp(a, "--slurm-conf") || !strncmp(a, "--slurm-conf=", 13)) {
+			const char *v = a[12] == '=' ? a + 13 : i + 1 < argc ? argv[++i] : NULL;
+			if (!v || !*v)
+				return cli_usage_error("check-config: --slurm-conf needs a FILE");
+			slurm_conf = v;
+			continue;
 		}
 		if (!strcmp(a, "--")) {
 			if (i + 1 < argc) {
@@ -37,14 +124,5 @@ int cli_cmd_check_config(int argc, char **argv)
 		return cli_usage_error("check-config: missing FILE (see "
 				       "'topoplace help check-config')");
 
-	tp_conf *conf = NULL;
-	tp_error err;
-	tp_error_clear(&err);
-	int rc = tp_conf_load(path, &conf, &err);
-	if (rc < 0)
-		return cli_report(path, &err);
-	tp_conf_describe(conf, stdout);
-	tp_conf_destroy(conf);
-	return cli_finish_stdout();
+	return check(path, slurm_conf);
 }
-

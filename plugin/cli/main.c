@@ -133,11 +133,20 @@ static const char help_eval[] =
 "  -h, --help                show this help\n";
 
 static const char help_check[] =
-"usage: topoplace check-config FILE\n"
+"usage: topoplace check-config [--slurm-conf SLURM_CONF] FILE\n"
 "\n"
-"Load and validate a topoplace.conf.  On success print a summary of the\n"
-"network and exit 0; otherwise print the error (with file and line) and\n"
-"exit 2.\n";
+"Load and validate a topoplace.conf and read every file it names\n"
+"(TopologyFile=, CoordFile=, NodeTopology=, GpuLinks=) as a job would.  On\n"
+"success print a summary of the network and exit 0; otherwise print each\n"
+"error (with file and line) and exit 2.  What Slurm accepts with a warning\n"
+"in a topology.conf (a forest, a node under two leaf switches) is printed\n"
+"as \"topoplace: warning: ...\" on stderr.\n"
+"\n"
+"  --slurm-conf SLURM_CONF  also compare the nodes of slurm.conf (NodeName=\n"
+"                           lines, Include files) with FILE's: list those\n"
+"                           only one of them has; exit 2 when slurm.conf has\n"
+"                           nodes FILE lacks (their jobs keep Slurm's\n"
+"                           placement)\n";
 
 static const char help_node[] =
 "usage: topoplace node-info [--format text|svg] [-o FILE] [FILE [LINKS]]\n"

@@ -9,7 +9,9 @@
  * subtree without any node of the job is one collapsed box; when more than
  * MAX_NODE_CELLS node cells would remain, each switch's nodes become one
  * cell (their mean colour).  The layout is computed without recursion, so
- * a deep tree cannot exhaust the stack.
+ * a deep tree cannot exhaust the stack.  A forest (several trees, joined
+ * through Slurm's virtual top) gets one more box, "(forest)", around its
+ * trees.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -35,6 +37,8 @@ struct tbox {
 
 struct tree_layout {
 	int32_t ns, nm, top;
+	int32_t nb;                   /* boxes: the switches, + 1 for a forest's
+					 virtual top (box ns) */
 	int32_t *child_off, *child;   /* child switches, by their first node */
 	int32_t *node_off, *nodes;    /* each switch's own nodes */
 	int32_t *sub_nodes, *sub_alloc;
@@ -93,19 +97,36 @@ static int csr(int32_t nkeys, int32_t nitems, const int32_t *key,
 	return 0;
 }
 
+/* The box above box s (-1 for the outermost). */
+static int32_t box_parent(const struct tree_layout *L, const tp_machine *m,
+			  int32_t s)
+{
+	if (s >= L->ns)
+		return -1;
+	int32_t p = tp_machine_switch_parent(m, s);
+	return p < 0 && L->nb > L->ns ? L->ns : p;
+}
+
+static const char *box_name(const struct tree_layout *L, const tp_machine *m,
+			    int32_t s)
+{
+	const char *n = s < L->ns ? tp_machine_switch_name(m, s) : NULL;
+	return n ? n : "(forest)";
+}
+
 /* Pre-order of the switches from the top, children by their first node
  * (first_node[]), never through a collapsed box.  Without recursion. */
 static int preorder(struct tree_layout *L, const int32_t *first_node)
 {
-	int32_t *stack = malloc(((size_t)L->ns + 1) * sizeof *stack);
-	L->order = malloc(((size_t)L->ns + 1) * sizeof *L->order);
+	int32_t *stack = malloc(((size_t)L->nb + 1) * sizeof *stack);
+	L->order = malloc(((size_t)L->nb + 1) * sizeof *L->order);
 	if (!stack || !L->order) {
 		free(stack);
 		return -1;
 	}
 	/* children sorted by first node, then index: insertion sort per
 	 * switch (fan-outs are small) */
-	for (int32_t s = 0; s < L->ns; s++) {
+	for (int32_t s = 0; s < L->nb; s++) {
 		int32_t *c = L->child + L->child_off[s];
 		int32_t n = L->child_off[s + 1] - L->child_off[s];
 		for (int32_t i = 1; i < n; i++) {
@@ -141,14 +162,14 @@ static int subtree_counts(struct tree_layout *L, const struct svg_net *net,
 			  int32_t *first_node)
 {
 	const tp_machine *m = net->m;
-	L->sub_nodes = calloc((size_t)L->ns + 1, sizeof *L->sub_nodes);
-	L->sub_alloc = calloc((size_t)L->ns + 1, sizeof *L->sub_alloc);
+	L->sub_nodes = calloc((size_t)L->nb + 1, sizeof *L->sub_nodes);
+	L->sub_alloc = calloc((size_t)L->nb + 1, sizeof *L->sub_alloc);
 	int32_t *by_level = malloc(((size_t)L->ns + 1) * sizeof *by_level);
 	if (!L->sub_nodes || !L->sub_alloc || !by_level) {
 		free(by_level);
 		return -1;
 	}
-	for (int32_t s = 0; s < L->ns; s++)
+	for (int32_t s = 0; s < L->nb; s++)
 		first_node[s] = INT32_MAX;
 	for (int32_t v = 0; v < L->nm; v++) {
 		int32_t s = tp_machine_node_switch(m, v);
@@ -168,7 +189,7 @@ static int subtree_counts(struct tree_layout *L, const struct svg_net *net,
 			if (tp_machine_switch_level(m, s) == l)
 				by_level[k++] = s;
 	for (int32_t i = 0; i < k; i++) {
-		int32_t s = by_level[i], p = tp_machine_switch_parent(m, s);
+		int32_t s = by_level[i], p = box_parent(L, m, s);
 		if (p < 0)
 			continue;
 		L->sub_nodes[p] += L->sub_nodes[s];
@@ -191,7 +212,7 @@ static double name_width(const char *name)
 static void size_box(struct tree_layout *L, const tp_machine *m, int32_t s)
 {
 	struct tbox *b = &L->box[s];
-	double w = name_width(tp_machine_switch_name(m, s)), h = HEAD;
+	double w = name_width(box_name(L, m, s)), h = HEAD;
 	if (b->collapsed) {
 		b->w = w > 96 ? w : 96;
 		b->h = HEAD + 16;
@@ -264,21 +285,24 @@ static int tree_layout(const struct svg_net *net, void **out, double *w,
 	L->ns = tp_machine_switch_count(m);
 	L->nm = tp_machine_node_count(m);
 	L->top = 0;
+	L->nb = L->ns + (tp_machine_tree_count(m) > 1);
 	key = malloc(((size_t)(L->ns > L->nm ? L->ns : L->nm) + 1) * sizeof *key);
-	first_node = malloc(((size_t)L->ns + 1) * sizeof *first_node);
-	L->box = calloc((size_t)L->ns + 1, sizeof *L->box);
+	first_node = malloc(((size_t)L->nb + 1) * sizeof *first_node);
+	L->box = calloc((size_t)L->nb + 1, sizeof *L->box);
 	if (!key || !first_node || !L->box)
 		goto oom;
 	for (int32_t s = 0; s < L->ns; s++) {
-		key[s] = tp_machine_switch_parent(m, s);
+		key[s] = box_parent(L, m, s);
 		if (key[s] < 0)
 			L->top = s;
 	}
-	if (csr(L->ns, L->ns, key, &L->child_off, &L->child) < 0)
+	if (L->nb > L->ns)
+		L->top = L->ns;
+	if (csr(L->nb, L->ns, key, &L->child_off, &L->child) < 0)
 		goto oom;
 	for (int32_t v = 0; v < L->nm; v++)
 		key[v] = tp_machine_node_switch(m, v);
-	if (csr(L->ns, L->nm, key, &L->node_off, &L->nodes) < 0 ||
+	if (csr(L->nb, L->nm, key, &L->node_off, &L->nodes) < 0 ||
 	    subtree_counts(L, net, first_node) < 0)
 		goto oom;
 	for (int32_t s = 0; s < L->ns; s++)
@@ -332,15 +356,15 @@ static void draw_nodes(FILE *f, const struct tree_layout *L,
 	double P = L->pitch, C = P * 0.72;
 	int32_t n0 = L->node_off[s], n1 = L->node_off[s + 1];
 	double gx = b->x + PAD, gy = b->y + b->grid_y;
-	int64_t ns = L->ns;
 	char tip[192];
 	if (L->aggregate && n1 > n0) {
 		struct svg_acc acc = { 0 };
 		double mx = 0;
 		for (int32_t i = n0; i < n1; i++) {
 			svg_acc_add(&acc, net, p, L->nodes[i]);
-			if (p->loads && p->loads[ns + L->nodes[i]] > mx)
-				mx = p->loads[ns + L->nodes[i]];
+			int64_t l = tp_machine_node_link(net->m, L->nodes[i]);
+			if (p->loads && l >= 0 && p->loads[l] > mx)
+				mx = p->loads[l];
 		}
 		snprintf(tip, sizeof tip, "%ld nodes, %ld in the job, %lld tasks",
 			 (long)acc.nodes, (long)acc.alloc, (long long)acc.tasks);
@@ -359,7 +383,8 @@ static void draw_nodes(FILE *f, const struct tree_layout *L,
 		svg_node_tip(tip, sizeof tip, net, p, v);
 		svg_rect(f, x, y, C, C, svg_acc_fill(&acc),
 			 acc.alloc ? SVG_LINE : SVG_NONE, 0.5, tip);
-		double ld = p->loads ? p->loads[ns + v] : 0;
+		int64_t l = tp_machine_node_link(net->m, v);
+		double ld = p->loads && l >= 0 ? p->loads[l] : 0;
 		if (ld > 0)
 			svg_rect(f, x, y + C, C, P - C, svg_load_colour(net, ld),
 				 SVG_NONE, 0, NULL);
@@ -371,18 +396,21 @@ static void draw_box(FILE *f, const struct tree_layout *L,
 		     int32_t s)
 {
 	const struct tbox *b = &L->box[s];
-	const char *name = tp_machine_switch_name(net->m, s);
-	int32_t up = tp_machine_switch_parent(net->m, s);
+	const char *name = box_name(L, net->m, s);
+	int32_t up = box_parent(L, net->m, s);
 	double ld = p->loads && up >= 0 ? p->loads[s] : 0;
 	uint32_t band = up < 0 ? 0x555555u : ld > 0 ? svg_load_colour(net, ld)
 						     : 0xd6d6d6u;
 	char tip[256], amt[32];
 	svg_amount(amt, sizeof amt, ld, net->bytes);
-	if (up < 0)
+	if (up < 0 && s >= L->ns)
+		snprintf(tip, sizeof tip, "%s: separate trees, joined through a "
+			 "virtual top switch (ForestCost=)", name);
+	else if (up < 0)
 		snprintf(tip, sizeof tip, "%s: the top switch", name);
 	else
 		snprintf(tip, sizeof tip, "%s -> %s: %s", name,
-			 tp_machine_switch_name(net->m, up), amt);
+			 box_name(L, net->m, up), amt);
 	svg_rect(f, b->x, b->y, b->w, b->h, b->collapsed ? SVG_EMPTY : 0xf5f5f5u,
 		 0xb0b0b0u, 0.6, NULL);
 	svg_rect(f, b->x, b->y, b->w, HEAD, band, SVG_NONE, 0, tip);

@@ -714,10 +714,35 @@ printf 'Network=tree TopologyFile=topology.conf\n' >"$tmp/tree/tp.conf"
 printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Switches=a,zz\n' >"$tmp/tree/topology.conf"
 fails2 "tree: unknown switch" "topology.conf:2: SwitchName=b Switches=a,zz: unknown switch 'zz'" - \
 	check-config "$tmp/tree/tp.conf"
-printf 'SwitchName=top Nodes=n9\nSwitchName=a Nodes=n0 Switches=b\nSwitchName=b Switches=a\n' >"$tmp/tree/topology.conf"
+printf 'SwitchName=top Nodes=n9\nSwitchName=a Switches=b\nSwitchName=b Switches=a\n' >"$tmp/tree/topology.conf"
 fails2 "tree: loop" "loop through 'a'" - check-config "$tmp/tree/tp.conf"
-printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n3\nSwitchName=c Switches=a,b\n' >"$tmp/tree/topology.conf"
-fails2 "tree: node under two leaves" "node 'n3' is under two switches" - check-config "$tmp/tree/tp.conf"
+# what Slurm refuses (src/plugins/topology/tree): refused, with the line
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n4 Switches=a\n' >"$tmp/tree/topology.conf"
+fails2 "tree: switch with Nodes= and Switches=" "topology.conf:2: SwitchName=b has both Nodes= and Switches=" - \
+	check-config "$tmp/tree/tp.conf"
+# what Slurm accepts with a warning: accepted, the warning on stderr
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n[3-4]\nSwitchName=c Switches=a,b\n' >"$tmp/tree/topology.conf"
+tp check-config "$tmp/tree/tp.conf"
+if check0 "tree: node under two leaves" &&
+	grep -q "^topoplace: warning: .*topology.conf:2: Multiple leaf switches contain nodes: 'n3' is under 'a' (line 1) and 'b'" "$tmp/err" &&
+	grep -q "3 switches, 1 level of links, 5 nodes" "$tmp/out"
+then ok "tree: node under two leaves: a warning, the first switch keeps it"
+elif [ "$rc" -eq 0 ]; then no "tree: node under two leaves" "$(cat "$tmp/err" "$tmp/out")"; fi
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n[4-7]\nSwitchName=s Switches=c\nSwitchName=c Nodes=m[0-3]\n' >"$tmp/tree/topology.conf"
+printf 'Network=tree TopologyFile=topology.conf ForestCost=4\n' >"$tmp/tree/forest.conf"
+tp check-config "$tmp/tree/forest.conf"
+if check0 "tree: forest" &&
+	grep -q "^topoplace: warning: .*topology.conf:2: no switch reaches every node: 3 separate trees (tops 'a' line 1, 'b' line 2, ...);.*costing 4 (ForestCost=)" "$tmp/err" &&
+	grep -q "^forest of 3 trees joined by a virtual top switch" "$tmp/out"
+then ok "tree: forest accepted with a warning"
+elif [ "$rc" -eq 0 ]; then no "tree: forest" "$(cat "$tmp/err" "$tmp/out")"; fi
+tp map --config "$tmp/tree/forest.conf" --nodes 'n[0-1],m[0-1],n[4-5]' --ntasks 6 --stencil 6x1 \
+	--policy auto
+if check0 "tree: forest map" && grep -q "^topoplace: note: warning: .*separate trees" "$tmp/err" &&
+	[ "$(wc -l <"$tmp/out")" -eq 6 ]
+then ok "tree: mapping across a forest, the warning in the job's notes"
+elif [ "$rc" -eq 0 ]; then no "tree: forest map" "$(cat "$tmp/err" "$tmp/out")"; fi
+printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n[4-7]\nSwitchName=c Switches=a,b\n' >"$tmp/tree/topology.conf"
 printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n[4-7]\nSwitchName=c Switches=a,b\n' >"$tmp/tree/topology.conf"
 printf 'Network=tree TopologyFile=topology.conf\nNodeName=n[0-8]\n' >"$tmp/tree/tp.conf"
 fails2 "tree: node in no switch" "tp.conf:2: NodeName=n[0-8]: node 'n8' is under no switch" - \
@@ -741,6 +766,41 @@ done
 printf 'Network=tree TopologyFile=topology.conf LevelCost=1,2,3\n' >"$tmp/tree/tp.conf"
 fails2 "tree: LevelCost levels" "LevelCost= has 3 values, the tree has 1 level of links" - \
 	check-config "$tmp/tree/tp.conf"
+
+# ---- check-config: every file the config names, slurm.conf ----
+mkdir "$tmp/cc" "$tmp/cc/nodes"
+cp "$DATA/../../data/nodes/nvl4.xml" "$DATA/../../data/nodes/nvl4.links" "$tmp/cc/nodes/"
+printf 'gpu1 0\ngpu2 1\ncpu1 2\ncpu2 3\n' >"$tmp/cc/site.coords"
+printf 'Network=mesh Dims=4 CoordFile=site.coords\nNodeName=gpu[1-2] NodeTopology=nodes/nvl4.xml GpuLinks=nodes/nvl4.links\n' \
+	>"$tmp/cc/tp.conf"
+tp check-config "$tmp/cc/tp.conf"
+if check0 "check-config: CoordFile nodes with NodeTopology=" && grep -q "^node models: 1, each read" "$tmp/out"
+then ok "check-config: NodeTopology= for CoordFile= nodes, the model read"
+elif [ "$rc" -eq 0 ]; then no "check-config: CoordFile models" "$(cat "$tmp/out")"; fi
+cp "$tmp/cc/tp.conf" "$tmp/cc/good.conf"
+echo "NodeName=cpu[1-2] NodeTopology=nodes/cpu2.xlm" >>"$tmp/cc/tp.conf"
+fails2 "check-config: mistyped NodeTopology=" "tp.conf:3: NodeTopology=$tmp/cc/nodes/cpu2.xlm: cannot read: No such file" - \
+	check-config "$tmp/cc/tp.conf"
+cp "$tmp/cc/good.conf" "$tmp/cc/tp.conf"
+printf 'ClusterName=cc\nNodeName=DEFAULT CPUs=8\nNodeName=gpu[1-2] Gres=gpu:4\nInclude nodes.conf\n' \
+	>"$tmp/cc/slurm.conf"
+echo 'NodeName=cpu[1-3]' >"$tmp/cc/nodes.conf"
+tp check-config --slurm-conf "$tmp/cc/slurm.conf" "$tmp/cc/tp.conf"
+if [ "$rc" -eq 2 ] && grep -q "^$tmp/cc/slurm.conf: 5 nodes, 4 in $tmp/cc/tp.conf" "$tmp/out" &&
+	grep -q "^not in $tmp/cc/tp.conf: cpu3 (1 node of $tmp/cc/slurm.conf)" "$tmp/out" &&
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	grep -q "^topoplace: $tmp/cc/tp.conf: 1 node of $tmp/cc/slurm.conf is not in it (cpu3): jobs on it keep Slurm's placement" "$tmp/err"
+then ok "check-config --slurm-conf: a node slurm.conf has and the config lacks (exit 2)"
+else no "check-config --slurm-conf missing" "rc $rc: $(cat "$tmp/out" "$tmp/err")"; fi
+echo 'NodeName=cpu1' >"$tmp/cc/nodes.conf"
+tp check-config --slurm-conf="$tmp/cc/slurm.conf" "$tmp/cc/tp.conf"
+if check0 "check-config --slurm-conf extra" && grep -q "^not in $tmp/cc/slurm.conf: cpu2 (1 node of $tmp/cc/tp.conf)" "$tmp/out"
+then ok "check-config --slurm-conf: a node only the config has is listed (exit 0)"
+elif [ "$rc" -eq 0 ]; then no "check-config --slurm-conf extra" "$(cat "$tmp/out")"; fi
+fails2 "check-config --slurm-conf: missing file" "/nonexistent/slurm.conf" - \
+	check-config --slurm-conf /nonexistent/slurm.conf "$tmp/cc/tp.conf"
+fails2 "check-config --slurm-conf: no FILE" "--slurm-conf needs a FILE" - \
+	check-config "$tmp/cc/tp.conf" --slurm-conf
 
 # ---- dragonfly ----
 tp check-config "$EX/dragonfly.conf"

@@ -30,6 +30,8 @@
 #   TP_DIMS (torus shape; default 2x2x2 for 8 nodes, 2x2 for 4, else N)
 #   TP_CTLD_PORT=17817  TP_NODE_PORT_BASE=17820
 #   TP_PLUGIN=<repo>/build-slurm/topoplace.so  (empty: no plugin)
+#   TP_PLUGIN_INPLACE=1  plugstack.conf names TP_PLUGIN itself instead of a
+#     copy (an installed plugin: /usr/lib/<triplet>/topoplace/topoplace.so)
 #   TP_PLUGSTACK_ARGS="policy=auto time_budget_ms=300 max_file_bytes=1048576
 #     cpu_bind=no" (the example node models have more CPUs than this host, so
 #     binding tasks to their cores is switched on only where a test gives the
@@ -51,6 +53,7 @@ GPUS=${TP_GPUS:-4}
 CTLD_PORT=${TP_CTLD_PORT:-17817}
 NODE_PORT_BASE=${TP_NODE_PORT_BASE:-17820}
 PLUGIN=${TP_PLUGIN-$REPO/build-slurm/topoplace.so}
+PLUGIN_INPLACE=${TP_PLUGIN_INPLACE:-}
 PLUGSTACK_ARGS=${TP_PLUGSTACK_ARGS-policy=auto time_budget_ms=300 max_file_bytes=1048576 cpu_bind=no}
 TPUSER=${TP_USER:-tpuser}
 NODE_MODEL=${TP_NODE_MODEL-$([ "$GPUS" = 4 ] && echo nvl4 || true)}
@@ -94,8 +97,10 @@ ensure_user() {
 # plugstack.conf with the plugin (on) or empty (off); slurmstepd and srun
 # read it for every step, so this needs no restart.
 write_plugstack() {
-	if [ "$1" = on ] && [ -r "$DIR/lib/topoplace.so" ]; then
-		echo "optional $DIR/lib/topoplace.so conf=$DIR/etc/topoplace.conf $PLUGSTACK_ARGS"
+	local so=$DIR/lib/topoplace.so
+	[ -n "$PLUGIN_INPLACE" ] && so=$PLUGIN
+	if [ "$1" = on ] && [ -r "$so" ]; then
+		echo "optional $so conf=$DIR/etc/topoplace.conf $PLUGSTACK_ARGS"
 	else
 		echo "# topoplace plugin off"
 	fi > "$DIR/etc/plugstack.conf.new"
@@ -201,7 +206,7 @@ EOF
 	mkdir -p "$DIR/lib"; chmod 0755 "$DIR/lib"
 	rm -f "$DIR/lib/topoplace.so"
 	rm -f "$DIR/lib/topoplace-hydra-srun"
-	if [ -n "$PLUGIN" ] && [ -r "$PLUGIN" ]; then
+	if [ -n "$PLUGIN" ] && [ -r "$PLUGIN" ] && [ -z "$PLUGIN_INPLACE" ]; then
 		install -m 0755 "$PLUGIN" "$DIR/lib/topoplace.so"
 		# its helper for MPICH's mpiexec, next to it as make install does
 		install -m 0755 "$REPO/contrib/topoplace-hydra-srun" "$DIR/lib/"

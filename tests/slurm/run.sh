@@ -12,6 +12,9 @@
 #
 # Environment: BUILD (build directory, default build), TP_SLURM_DIR and the
 # other knobs of cluster.sh, TP_KEEP_LOGS=1 keeps nothing from being removed.
+# TP_INSTALLED=1 tests the installed packages instead of BUILD: the plugin
+# of slurm-topoplace, named in place by plugstack.conf, and /usr/bin/topoplace
+# (make check-packages).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
 set -u
 
@@ -21,6 +24,17 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) B=$BUILD ;; *) B=$REPO/$BUILD ;; esac
 PLUGIN=$B/topoplace.so
 CLI=$B/topoplace
+if [ -n "${TP_INSTALLED:-}" ]; then
+	PLUGIN=$(dpkg -L slurm-topoplace 2>/dev/null | grep '/topoplace/topoplace\.so$' | head -1)
+	CLI=$(command -v topoplace || true)
+	export TP_PLUGIN_INPLACE=1
+	[ -n "$PLUGIN" ] && [ "$CLI" = /usr/bin/topoplace ] || {
+		echo "slurm: TP_INSTALLED=1: slurm-topoplace or topoplace is not installed"
+		echo "slurm: 0 passed, 1 failed"
+		exit 1
+	}
+	echo "slurm: testing the installed $PLUGIN and $CLI"
+fi
 export TP_SLURM_DIR=${TP_SLURM_DIR:-/tmp/topoplace-slurm}
 DIR=$TP_SLURM_DIR
 TPUSER=${TP_USER:-tpuser}

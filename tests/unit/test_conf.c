@@ -437,6 +437,16 @@ static const struct bad bad_configs[] = {
 	{ "Network=mesh \\\n  Dims=4x0\n", TP_EINVAL, "cfg:2: Dims=4x0: dimension 2 is zero" },
 	{ "Network=mesh Dims=4\nDefaultMetric=speed\n", TP_EINVAL, "cfg:2: DefaultMetric=speed: " },
 	{ "Network=mesh Dims=4\nDefaultPolicy=magic\n", TP_EINVAL, "cfg:2: DefaultPolicy=magic: " },
+	{ "Network=torus Dims=4 ForestCost=2\nNodeName=n[0-3] CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:1: ForestCost= needs Network=tree" },
+	{ "Network=tree TopologyFile=x ForestCost=0\n", TP_EINVAL,
+	  "cfg:1: ForestCost=0: expected an integer in 1..1000000" },
+	{ "Network=tree TopologyFile=x\nForestCost=2\nForestCost=3\n", TP_EINVAL,
+	  "cfg:3: ForestCost= given twice (first on line 2)" },
+	{ "Network=mesh Dims=4\nNodeName=a NodeTopology=x.xml\n", TP_EINVAL,
+	  "cfg:2: NodeName=a: node 'a' is not placed (give Coords= or CoordOrder=, or place it with a CoordFile= line before this one)" },
+	{ "Network=mesh Dims=4\nNodeName=a\n", TP_EINVAL,
+	  "cfg:2: NodeName=a: needs Coords= or CoordOrder= (or NodeTopology= for nodes a CoordFile= placed)" },
 	{ "Network=mesh Dims=4\nCoordFile=/nonexistent-dir/x.coords\n", TP_ENOENT,
 	  "cfg:2: CoordFile=/nonexistent-dir/x.coords: cannot read: No such file or directory" },
 };
@@ -615,6 +625,235 @@ START_TEST(node_topology_per_group)
 }
 END_TEST
 
+
+/* ---- what real sites' configs need ---- */
+
+static char *write_file(const char *dir, const char *name, const char *text)
+{
+	char *path = malloc(strlen(dir) + strlen(name) + 2);
+	sprintf(path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* A topology.conf forest: accepted with a warning that check-config and
+ * every job's notes carry, ForestCost= pricing the virtual top. */
+START_TEST(forest_with_warning)
+{
+	char dir[] = "/tmp/tp-forest-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *topo = write_file(dir, "topology.conf",
+				"SwitchName=a Nodes=n[0-1]\nSwitchName=b Nodes=n[2-3]\n");
+	char *cfg = write_file(dir, "tp.conf",
+			       "Network=tree TopologyFile=topology.conf ForestCost=5\n");
+	tp_conf *c = load_ok(cfg);
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_conf_nwarnings(c), 1);
+	ck_assert_ptr_null(tp_conf_warning(c, 1));
+	const char *w = tp_conf_warning(c, 0);
+	ck_assert_msg(strstr(w, "/topology.conf:2: no switch reaches every node: 2 separate trees "
+			     "(tops 'a' line 1, 'b' line 2)") && strstr(w, "costing 5 (ForestCost=)"),
+		      "%s", w);
+	ck_assert_int_eq(tp_machine_distance(m, tp_machine_find_node(m, "n0"),
+					     tp_machine_find_node(m, "n3")), 12);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	tp_conf_describe(c, mem);
+	fclose(mem);
+	ck_assert_msg(strstr(buf, "2 switches, 0 levels of links, 4 nodes\nforest of 2 trees "
+			     "joined by a virtual top switch\n"), "%s", buf);
+	free(buf);
+	/* the job's notes carry it */
+	tp_job_request q;
+	tp_job_request_init(&q);
+	q.conf = c;
+	q.nodes = "n[0-3]";
+	q.slots = "1";
+	q.stencil = "4x1";
+	tp_job *job = NULL;
+	tp_error err;
+	ck_assert_msg(tp_job_create(&q, &job, &err) == 0, "%s", err.msg);
+	ck_assert_int_ge(tp_job_nnotes(job), 1);
+	ck_assert_msg(!strncmp(tp_job_note(job, 0), "warning: ", 9) &&
+		      strstr(tp_job_note(job, 0), "separate trees"), "%s", tp_job_note(job, 0));
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+	/* a config without warnings has none */
+	c = str_ok("Network=mesh Dims=4\nNodeName=n[0-3] CoordOrder=x-major\n");
+	ck_assert_int_eq(tp_conf_nwarnings(c), 0);
+	ck_assert_ptr_null(tp_conf_warning(c, 0));
+	tp_conf_destroy(c);
+	/* what Slurm refuses, refused with the topology file's line */
+	unlink(topo);
+	free(topo);
+	topo = write_file(dir, "topology.conf",
+			  "SwitchName=a Nodes=n[0-1]\nSwitchName=b Nodes=n2 Switches=a\n");
+	ck_assert_int_eq(tp_conf_load(cfg, &c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "/topology.conf:2: SwitchName=b has both Nodes= and Switches=");
+	unlink(topo);
+	unlink(cfg);
+	rmdir(dir);
+	free(topo);
+	free(cfg);
+}
+END_TEST
+
+/* Nodes placed by a CoordFile= get their models from a later NodeName=
+ * line; check-config reads every model and names the config line. */
+START_TEST(coord_file_models_and_check)
+{
+	char dir[] = "/tmp/tp-models-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *coords = write_file(dir, "site.coords", "gpu1 0\ngpu2 1\ncpu1 2\n");
+	char text[2048];
+	snprintf(text, sizeof text,
+		 "Network=mesh Dims=4 CoordFile=site.coords\n"
+		 "NodeName=gpu[1-2] NodeTopology=%s/nodes/nvl4.xml \\\n"
+		 "  GpuLinks=%s/nodes/nvl4.links\n"
+		 "NodeName=cpu1 NodeTopology=nodes/missing.xml\n",
+		 TP_TEST_DATA, TP_TEST_DATA);
+	char *cfg = write_file(dir, "tp.conf", text);
+	tp_conf *c = load_ok(cfg);     /* loading reads no model */
+	const tp_machine *m = tp_conf_machine(c);
+	int32_t g2 = tp_machine_find_node(m, "gpu2"), c1 = tp_machine_find_node(m, "cpu1");
+	ck_assert(strstr(tp_conf_node_topology(c, g2), "nodes/nvl4.xml"));
+	ck_assert(strstr(tp_conf_node_gpu_links(c, g2), "nodes/nvl4.links"));
+	ck_assert(strstr(tp_conf_node_topology(c, c1), "/nodes/missing.xml"));
+	ck_assert_int_eq(tp_conf_nmodels(c), 2);
+	tp_error err;
+	ck_assert_msg(tp_conf_check_model(c, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_conf_check_model(c, 1, &err), TP_ENOENT);
+	ck_assert_msg(strstr(err.msg, "/tp.conf:4: NodeTopology=") &&
+		      strstr(err.msg, "/nodes/missing.xml: cannot read") &&
+		      !strstr(strstr(err.msg, "missing.xml") + 1, "missing.xml"), "%s", err.msg);
+	ck_assert_int_eq(tp_conf_check_model(c, 2, &err), TP_EINVAL);
+	tp_conf_destroy(c);
+	/* a bad GpuLinks= file: the line of GpuLinks= (a continuation) */
+	snprintf(text, sizeof text,
+		 "Network=mesh Dims=4 CoordFile=site.coords\n"
+		 "NodeName=gpu[1-2] NodeTopology=%s/nodes/nvl4.xml \\\n"
+		 "  GpuLinks=%s/nodes/nvl4.xml\n", TP_TEST_DATA, TP_TEST_DATA);
+	unlink(cfg);
+	free(cfg);
+	cfg = write_file(dir, "tp.conf", text);
+	c = load_ok(cfg);
+	ck_assert_int_lt(tp_conf_check_model(c, 0, &err), 0);
+	ck_assert_msg(strstr(err.msg, "/tp.conf:3: GpuLinks="), "%s", err.msg);
+	tp_conf_destroy(c);
+	/* a model line before the CoordFile= names a node not placed yet */
+	unlink(cfg);
+	free(cfg);
+	cfg = write_file(dir, "tp.conf", "Network=mesh Dims=4\nNodeName=gpu1 NodeTopology=x.xml\n"
+			 "CoordFile=site.coords\n");
+	ck_assert_int_eq(tp_conf_load(cfg, &c, &err), TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "/tp.conf:2: NodeName=gpu1: node 'gpu1' is not placed"),
+		      "%s", err.msg);
+	unlink(cfg);
+	unlink(coords);
+	rmdir(dir);
+	free(cfg);
+	free(coords);
+}
+END_TEST
+
+START_TEST(hostlist_format)
+{
+	const char *names[] = { "n10", "n09", "n1", "n2", "n3", "login", "n01", "x",
+				"a5b", "n2", "n5" };
+	char *out = NULL;
+	ck_assert_int_eq(tp__hostlist_format(names, 11, &out), 0);
+	ck_assert_str_eq(out, "a5b,login,n[1-3,5],n[01,09-10],x");
+	/* it expands to exactly the names given */
+	struct tp__hostlist *hl;
+	int64_t count;
+	ck_assert_int_eq(tp__hostlist_parse(out, "t", 100, "t", &hl, &count, NULL), 0);
+	ck_assert_int_eq(count, 10);
+	char h[TP__HOSTNAME_MAX];
+	int found = 0;
+	while (tp__hostlist_next(hl, h))
+		for (int i = 0; i < 11; i++)
+			if (!strcmp(h, names[i])) {
+				found++;
+				break;
+			}
+	ck_assert_int_eq(found, 10);
+	tp__hostlist_free(hl);
+	free(out);
+	/* unpadded numbers of any length share a bracket; padded ones take
+	 * the unpadded of their width along */
+	const char *more[] = { "c10", "c9", "c11", "c100", "d001", "d100", "d099", "d5",
+			       "e01234567890123456789" };
+	ck_assert_int_eq(tp__hostlist_format(more, 9, &out), 0);
+	ck_assert_str_eq(out, "c[9-11,100],d5,d[001,099-100],e01234567890123456789");
+	free(out);
+	ck_assert_int_eq(tp__hostlist_format(names, 0, &out), 0);
+	ck_assert_str_eq(out, "");
+	free(out);
+}
+END_TEST
+
+/* check-config --slurm-conf: the nodes of slurm.conf against the config's. */
+START_TEST(compare_with_slurm_conf)
+{
+	char dir[] = "/tmp/tp-slurmconf-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char *sc = write_file(dir, "slurm.conf",
+			      "ClusterName=t\n"
+			      "NodeName=DEFAULT CPUs=8 # defaults name no node\n"
+			      "# NodeName=commented[1-9]\n"
+			      "NodeName=node[1-4] CPUs=8 State=UNKNOWN\n"
+			      "nodename=node5 \\\n"
+			      "   CPUs=4\n"
+			      "Include nodes.conf\n"
+			      "PartitionName=all Nodes=ALL Default=YES\n");
+	char *inc = write_file(dir, "nodes.conf", "NodeName=\"gpu[01-02]\" Gres=gpu:4\n");
+	tp_conf *c = str_ok("Network=mesh Dims=8\nNodeName=node[1-6] CoordOrder=x-major\n");
+	tp_conf_slurm_diff d;
+	tp_error err;
+	ck_assert_msg(tp_conf_compare_slurm(c, sc, &d, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(d.nslurm, 7);
+	ck_assert_int_eq(d.nmissing, 2);
+	ck_assert_str_eq(d.missing, "gpu[01-02]");
+	ck_assert_int_eq(d.nextra, 1);
+	ck_assert_str_eq(d.extra, "node6");
+	tp_conf_slurm_diff_free(&d);
+	ck_assert_ptr_null(d.missing);
+
+	/* errors name the file and line */
+	unlink(inc);
+	ck_assert_int_eq(tp_conf_compare_slurm(c, sc, &d, &err), TP_ENOENT);
+	ck_assert_msg(strstr(err.msg, "/slurm.conf:7: Include nodes.conf: ") &&
+		      strstr(err.msg, "No such file"), "%s", err.msg);
+	free(inc);
+	inc = write_file(dir, "nodes.conf", "\nNodeName=gpu[01-\n");
+	ck_assert_int_eq(tp_conf_compare_slurm(c, sc, &d, &err), TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "/nodes.conf:2: NodeName=gpu[01-: malformed hostlist"),
+		      "%s", err.msg);
+	free(inc);
+	inc = write_file(dir, "nodes.conf", "Include nodes.conf\n");
+	ck_assert_int_eq(tp_conf_compare_slurm(c, sc, &d, &err), TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "more than 8 levels of Include"), "%s", err.msg);
+	ck_assert_int_eq(tp_conf_compare_slurm(c, "/nonexistent/slurm.conf", &d, &err), TP_ENOENT);
+	free(inc);
+	inc = write_file(dir, "nodes.conf", "# none\n");
+	unlink(sc);
+	free(sc);
+	sc = write_file(dir, "slurm.conf", "ClusterName=t\n");
+	ck_assert_int_eq(tp_conf_compare_slurm(c, sc, &d, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "no NodeName= lines");
+	tp_conf_destroy(c);
+	unlink(sc);
+	unlink(inc);
+	rmdir(dir);
+	free(sc);
+	free(inc);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("conf");
@@ -634,6 +873,10 @@ int main(void)
 	tcase_add_test(tc, coord_file_relative_to_conf);
 	tcase_add_test(tc, large_configs);
 	tcase_add_test(tc, node_topology_per_group);
+	tcase_add_test(tc, forest_with_warning);
+	tcase_add_test(tc, coord_file_models_and_check);
+	tcase_add_test(tc, hostlist_format);
+	tcase_add_test(tc, compare_with_slurm_conf);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

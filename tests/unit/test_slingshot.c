@@ -106,7 +106,7 @@ START_TEST(config_errors)
 		  "cfg:2: NodeName=x[0-2]c0: node 'x2c0' is in group 2, switch 0: outside Groups=2, RoutersPerGroup=2" },
 		{ "Network=dragonfly Groups=2 RoutersPerGroup=2 NodeNameFormat=x{group}c{switch}\n"
 		  "NodeName=x0c0 Offset=3\n",
-		  "cfg:2: NodeName=x0c0: needs Coords= or CoordOrder= (or NodeNameFormat=)" },
+		  "cfg:2: NodeName=x0c0: needs Coords= or CoordOrder= or NodeNameFormat= (or NodeTopology= for nodes a CoordFile= or SwitchFile= placed)" },
 		{ "Network=dragonfly Groups=2 RoutersPerGroup=2 NodeNameFormat=x{group}c{switch}\n"
 		  "NodeName=x0c0,x0c0\n",
 		  "duplicate node 'x0c0'" },

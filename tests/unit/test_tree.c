@@ -2,6 +2,7 @@
  * Network=tree in topoplace.conf. */
 #include <unistd.h>
 
+#include "internal.h"
 #include "testutil.h"
 
 /* 4 leaves of 4 nodes, two spines, one core. */
@@ -74,12 +75,13 @@ START_TEST(distances_and_routes)
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux05")), 4);
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 10);
 	tp_machine_destroy(m);
-	/* nodes on an inner switch too */
+	/* leaves at different depths */
 	tp_error err;
-	ck_assert_msg(tp_machine_from_topology(&m, "SwitchName=top Nodes=t[0-1] Switches=l[0-1]\n"
+	ck_assert_msg(tp_machine_from_topology(&m, "SwitchName=top Switches=t,m\n"
+					       "SwitchName=t Nodes=t[0-1]\nSwitchName=m Switches=l[0-1]\n"
 					       "SwitchName=l0 Nodes=a[0-1]\nSwitchName=l1 Nodes=b[0-1]\n",
 					       "inner", NULL, 0, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "a1")), 3);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "a1")), 5);
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "a0"), node(m, "b1")), 4);
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "t0"), node(m, "t1")), 2);
 	tp_alloc *al = NULL;
@@ -107,16 +109,19 @@ static const struct bad_topo {
 } bad_topos[] = {
 	{ "SwitchName=a Nodes=n[0-1]\nSwitchName=b Switches=a,c\n",
 	  "topo:2: SwitchName=b Switches=a,c: unknown switch 'c'" },
-	{ "SwitchName=a Nodes=n0 Switches=b\nSwitchName=b Switches=a\n",
+	{ "SwitchName=a Switches=b\nSwitchName=b Switches=a\n",
 	  "the switches form a loop" },
-	{ "SwitchName=top Nodes=n9\nSwitchName=a Nodes=n0 Switches=b\nSwitchName=b Switches=a\n",
+	{ "SwitchName=top Nodes=n9\nSwitchName=a Switches=b\nSwitchName=b Switches=a\n",
 	  "loop through 'a'" },
-	{ "SwitchName=a Switches=a Nodes=n0\n", "lists itself" },
-	{ "SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n3\nSwitchName=c Switches=a,b\n",
-	  "topo:2: node 'n3' is under two switches ('a' at line 1 and 'b')" },
-	{ "SwitchName=a Nodes=n0\nSwitchName=b Switches=a\nSwitchName=c Switches=a\n",
-	  "topo:3: switch 'a' is under two switches ('b' at line 2 and 'c')" },
-	{ "SwitchName=a Nodes=n0\nSwitchName=b Nodes=n1\n", "tops of two separate trees" },
+	{ "SwitchName=a Switches=a\n", "lists itself" },
+	/* Slurm's "switch %s has both child switches and nodes" */
+	{ "SwitchName=l Nodes=n1\nSwitchName=a Nodes=n0 Switches=l\n",
+	  "topo:2: SwitchName=a has both Nodes= and Switches= (Slurm refuses it too" },
+	{ "SwitchName=a Switches=l Nodes=n0\nSwitchName=l Nodes=n1\n",
+	  "topo:1: SwitchName=a has both Nodes= and Switches=" },
+	/* Slurm's "switch %s has neither child switches nor nodes" */
+	{ "SwitchName=a Nodes=n0\nSwitchName=b LinkSpeed=10\n",
+	  "topo:2: SwitchName=b has neither Nodes= nor Switches=" },
 	{ "SwitchName=a Nodes=n0\nSwitchName=a Nodes=n1\n", "topo:2: SwitchName=a: duplicate switch (first at line 1)" },
 	{ "SwitchName=a Nodes=n0 Color=red\n", "topo:1: unknown key 'Color'" },
 	{ "Nodes=n0\n", "topo:1: Nodes=/Switches= without SwitchName=" },
@@ -125,7 +130,7 @@ static const struct bad_topo {
 	{ "SwitchName=a Nodes=n0\nSwitchName=b Switches=a\nSwitchName=c Switches=b\n",
 	  "LevelCost= has 3 values, the tree has 2 levels of links (give 1 or 2)" },
 	{ "SwitchName=a Nodes=n0 Nodes=n1\n", "topo:1: Nodes= given twice" },
-	{ "SwitchName=a Switches=b\nSwitchName=b\n", "no switch has Nodes=" },
+	{ "SwitchName=a Switches=b\nSwitchName=b\n", "topo:2: SwitchName=b has neither" },
 };
 
 START_TEST(bad_topology)
@@ -354,12 +359,14 @@ START_TEST(tree_shape)
 	/* the route's first link is the node's, then its switch's uplink */
 	int64_t links[8];
 	ck_assert_int_eq(tp_machine_route(m, n5, node(m, "tux00"), links, 8), 4);
+	ck_assert_int_eq(links[0], tp_machine_node_link(m, n5));
 	ck_assert_int_eq(links[0], ns + n5);
 	ck_assert_int_eq(links[1], sw);
 	/* bad arguments, and machines that are not trees */
 	ck_assert_int_eq(tp_machine_switch_parent(m, ns), -1);
 	ck_assert_int_eq(tp_machine_switch_level(m, -1), -1);
 	ck_assert_int_eq(tp_machine_node_switch(m, 16), -1);
+	ck_assert_int_eq(tp_machine_node_link(m, 16), -1);
 	int ca[1], cb[1];
 	ck_assert_int_eq(tp_machine_link_ends(m, 0, ca, cb), TP_ENOTSUP);
 	tp_machine_destroy(m);
@@ -369,6 +376,168 @@ START_TEST(tree_shape)
 	ck_assert_int_eq(tp_machine_switch_parent(m, 0), -1);
 	ck_assert_int_eq(tp_machine_switch_level(m, 0), -1);
 	ck_assert_int_eq(tp_machine_node_switch(m, 0), -1);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* topology.conf read with warnings kept (what topoplace.conf does). */
+static tp_machine *topo_warn(const char *text, int forest_cost, const int *cost,
+			     int ncost, struct tp__warnings *w)
+{
+	tp_machine *m = NULL;
+	tp_error err;
+	memset(w, 0, sizeof *w);
+	struct tp__topo_opts o = { cost, ncost, forest_cost, w };
+	ck_assert_msg(tp__machine_from_topology(&m, text, "topo", &o, &err) == 0, "%s",
+		      err.msg);
+	return m;
+}
+
+/* Three trees, no common switch: Slurm warns and runs; so does topoplace,
+ * through a virtual top switch. */
+static const char *FOREST =
+	"SwitchName=a Nodes=n[0-1]\n"
+	"SwitchName=b Nodes=n[2-3]\n"
+	"SwitchName=s Switches=c,d\n"
+	"SwitchName=c Nodes=m[0-1]\n"
+	"SwitchName=d Nodes=m[2-3]\n";
+
+START_TEST(forest)
+{
+	struct tp__warnings w;
+	tp_machine *m = topo_warn(FOREST, 0, NULL, 0, &w);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_msg(strstr(w.line[0], "topo:2: no switch reaches every node: 3 separate trees "
+			     "(tops 'a' line 1, 'b' line 2, ...); between trees the distance goes "
+			     "through a virtual top switch, each link to it costing 1 (ForestCost=)"),
+		      "%s", w.line[0]);
+	ck_assert_int_eq(tp_machine_tree_count(m), 3);
+	ck_assert_int_eq(tp_machine_switch_count(m), 5);   /* not the virtual one */
+	ck_assert_ptr_null(tp_machine_switch_name(m, 5));
+	ck_assert_int_eq(tp_machine_tree_levels(m), 1);
+	ck_assert_int_eq(tp_machine_node_count(m), 8);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n1")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "m0"), node(m, "m2")), 4);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n2")), 4);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "m3")), 5);
+	int64_t links[8];
+	char buf[64];
+	ck_assert_int_eq(tp_machine_route(m, node(m, "n0"), node(m, "n2"), links, 8), 4);
+	tp_machine_link_name(m, links[1], buf, sizeof buf);
+	ck_assert_str_eq(buf, "a->(forest)");
+	tp_machine_link_name(m, links[2], buf, sizeof buf);
+	ck_assert_str_eq(buf, "b->(forest)");
+	/* the shape: each tree's top has no parent; node links after the
+	 * virtual top's entry */
+	ck_assert_int_eq(tp_machine_switch_parent(m, 0), -1);          /* a */
+	ck_assert_int_eq(tp_machine_switch_parent(m, 1), -1);          /* b */
+	ck_assert_int_eq(links[0], tp_machine_node_link(m, node(m, "n0")));
+	ck_assert_int_eq(links[3], tp_machine_node_link(m, node(m, "n2")));
+	ck_assert_int_eq(tp_machine_switch_parent(m, 5), -1);   /* no such switch */
+	/* LevelBandwidth: the links to the virtual top run at the top level's */
+	double bw[1] = { 10 };
+	tp_error err;
+	ck_assert_int_eq(tp_machine_set_tree_level_bandwidth(m, bw, 1, &err), 0);
+	tp_machine_destroy(m);
+
+	/* ForestCost: crossing costs it twice; LevelCost counts the trees'
+	 * levels, not the virtual one's */
+	m = topo_warn(FOREST, 10, NULL, 0, &w);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n2")), 22);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "m3")), 23);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "m0"), node(m, "m3")), 4);
+	tp_machine_destroy(m);
+	int cost[1] = { 3 };
+	m = topo_warn(FOREST, 0, cost, 1, &w);   /* default: the top level's cost */
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n2")), 8);
+	ck_assert_msg(strstr(w.line[0], "costing 3 (ForestCost=)"), "%s", w.line[0]);
+	tp_machine_destroy(m);
+	int cost2[2] = { 1, 2 };
+	struct tp__topo_opts o = { cost2, 2, 0, &w };
+	ck_assert_int_eq(tp__machine_from_topology(&m, FOREST, "topo", &o, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "LevelCost= has 2 values, the trees have 1 level of links");
+	/* the public call accepts forests too (warnings dropped) */
+	ck_assert_int_eq(tp_machine_from_topology(&m, FOREST, "topo", NULL, 0, &err), 0);
+	ck_assert_int_eq(tp_machine_tree_count(m), 3);
+
+	/* placement across the trees works, and keeps neighbours together */
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n0,m0,n2,m2,n1,m1,n3,m3", 1, "t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x1", 8, NULL), 0);
+	int32_t map[8], blk[8];
+	tp_place_opts po;
+	tp_place_opts_default(&po);
+	po.policy = TP_POLICY_AUTO;
+	po.geom.time_budget_ms = 0;
+	ck_assert_msg(tp_place_ex(g, a, &po, map, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_map_block(a, 8, blk, NULL), 0);
+	ck_assert(tp_metrics_hop_bytes(g, a, map) < tp_metrics_hop_bytes(g, a, blk));
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* A node under two leaf switches: Slurm warns ("Multiple leaf switches
+ * contain nodes") and the first switch of the file keeps it. */
+START_TEST(node_under_two_leaves)
+{
+	struct tp__warnings w;
+	/* depth-first order meets b first; the file lists n3 under a first */
+	tp_machine *m = topo_warn("SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n[3-5]\n"
+				  "SwitchName=top Switches=b,a\n", 0, NULL, 0, &w);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_msg(strstr(w.line[0], "topo:2: Multiple leaf switches contain nodes: 'n3' is "
+			     "under 'a' (line 1) and 'b'; each node stays under the first switch "
+			     "of the file that lists it, as in Slurm"), "%s", w.line[0]);
+	ck_assert_int_eq(tp_machine_node_count(m), 6);
+	ck_assert_int_eq(tp_machine_router_count(m), 6);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n3"), node(m, "n0")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n3"), node(m, "n4")), 4);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n4"), node(m, "n5")), 2);
+	/* routers stay numbered in depth-first order without gaps */
+	int seen[6] = { 0 };
+	for (int32_t i = 0; i < 6; i++) {
+		int c = tp_machine_node_coords(m, i)[0];
+		ck_assert(c >= 0 && c < 6);
+		seen[c]++;
+	}
+	for (int c = 0; c < 6; c++)
+		ck_assert_int_eq(seen[c], 1);
+	tp_machine_destroy(m);
+
+	/* several: counted; the second listing's line is named */
+	m = topo_warn("SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n[2-5]\n"
+		      "SwitchName=c Nodes=n[5-6]\nSwitchName=top Switches=a,b,c\n",
+		      0, NULL, 0, &w);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_msg(strstr(w.line[0], "topo:2: Multiple leaf switches contain nodes: 'n2' is "
+			     "under 'a' (line 1) and 'b' (and 2 more nodes);"), "%s", w.line[0]);
+	ck_assert_int_eq(tp_machine_node_count(m), 7);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n5"), node(m, "n4")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n5"), node(m, "n6")), 4);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* A switch under two switches (two spines listing the same leaves): Slurm
+ * accepts it; the tree keeps the first, and the second spine, left
+ * without nodes, is no tree of its own. */
+START_TEST(switch_under_two_switches)
+{
+	struct tp__warnings w;
+	tp_machine *m = topo_warn("SwitchName=l0 Nodes=n[0-1]\nSwitchName=l1 Nodes=n[2-3]\n"
+				  "SwitchName=s0 Switches=l[0-1]\nSwitchName=s1 Switches=l[0-1]\n",
+				  0, NULL, 0, &w);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_msg(strstr(w.line[0], "topo:4: switch 'l0' is under two switches, 's0' (line 3) "
+			     "and 's1' (and 1 more); topoplace keeps each switch under the first "
+			     "that lists it"), "%s", w.line[0]);
+	ck_assert_int_eq(tp_machine_tree_count(m), 1);
+	ck_assert_int_eq(tp_machine_switch_count(m), 4);
+	ck_assert_int_eq(tp_machine_tree_levels(m), 1);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n3")), 4);
 	tp_machine_destroy(m);
 }
 END_TEST
@@ -384,6 +553,9 @@ int main(void)
 	tcase_add_test(tc, map_on_tree);
 	tcase_add_test(tc, level_bandwidth);
 	tcase_add_test(tc, tree_shape);
+	tcase_add_test(tc, forest);
+	tcase_add_test(tc, node_under_two_leaves);
+	tcase_add_test(tc, switch_under_two_switches);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -29,6 +29,11 @@
  *                                                # relative to the config file
  *   Network=tree TopologyFile=topology.conf      # a switch tree from Slurm's
  *     LevelCost=1,2 LevelBandwidth=100,200       # topology.conf (no Dims=);
+ *     ForestCost=4                               # a forest's trees joined by
+ *                                                # a virtual top switch, each
+ *                                                # link to it costing 4
+ *                                                # (default: the top level's
+ *                                                # LevelCost, else 1)
  *   NodeName=tux[000-127]                        # optional check: each node
  *                                                # under some switch
  *   Network=block TopologyFile=block.conf        # Slurm's topology/block
@@ -40,6 +45,10 @@
  *     NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*}  # group, switch
  *     SwitchFile=slingshot.switches              # from names, or from
  *                                                # "name group switch" lines
+ *   NodeName=gpu[01-64] NodeTopology=dgx.xml     # models for nodes placed
+ *                                                # before (by a CoordFile= or
+ *                                                # the tree); a later line
+ *                                                # wins
  *   DefaultPolicy=geometric                      # policy for jobs with no hint
  *   DefaultMetric=hop-bytes
  *   TimeBudgetMs=300
@@ -50,6 +59,7 @@
 #ifndef TOPOPLACE_CONF_H
 #define TOPOPLACE_CONF_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <topoplace/error.h>
 #include <topoplace/export.h>
@@ -88,6 +98,40 @@ TP_EXPORT double tp_conf_time_budget_ms(const tp_conf *c);
  * files are only read when used (tp_node_load_xml, tp_node_load_links). */
 TP_EXPORT const char *tp_conf_node_topology(const tp_conf *c, int32_t node);
 TP_EXPORT const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
+
+/* What loading accepted with a warning, one line each naming the file and
+ * line: Slurm's own warnings on a topology.conf (a forest, a node or
+ * switch under two switches).  check-config prints them, and every job
+ * made with the config carries them in its notes. */
+TP_EXPORT int tp_conf_nwarnings(const tp_conf *c);
+TP_EXPORT const char *tp_conf_warning(const tp_conf *c, int i);
+
+/* The node models the config names (distinct NodeTopology=/GpuLinks=
+ * pairs), and check-config's test of model i: read as a job would read it
+ * (hwloc XML, then the NVLink counts).  Errors name the config line:
+ * "topoplace.conf:7: NodeTopology=/etc/slurm/dgx.xml: No such file or
+ * directory".  tp_conf_load itself never reads a model. */
+TP_EXPORT int tp_conf_nmodels(const tp_conf *c);
+TP_EXPORT int tp_conf_check_model(const tp_conf *c, int i, tp_error *err);
+
+/* The nodes of Slurm's slurm.conf against the config's (check-config
+ * --slurm-conf): NodeName= lines (NodeName=DEFAULT names none), following
+ * "Include FILE" lines (relative to slurm.conf's directory, 8 deep at
+ * most), 262,144 names at most; every other line is ignored.  Nodes of slurm.conf the config lacks
+ * keep Slurm's placement in every job that has one of them; nodes of the
+ * config slurm.conf lacks are harmless (service nodes of the network, a
+ * second cluster).  Both as Slurm hostlists, sorted. */
+typedef struct tp_conf_slurm_diff {
+	int64_t nslurm;      /* distinct nodes of slurm.conf */
+	int64_t nmissing;    /* of them, not in the config */
+	int64_t nextra;      /* nodes of the config not in slurm.conf */
+	char *missing;       /* "node[09-10]", "" when none; malloc'ed */
+	char *extra;
+} tp_conf_slurm_diff;
+
+TP_EXPORT int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
+				    tp_conf_slurm_diff *out, tp_error *err);
+TP_EXPORT void tp_conf_slurm_diff_free(tp_conf_slurm_diff *d);
 
 /* A short human summary for check-config:
  * "torus 24x24x24 (wrap yes,yes,yes), 13824 nodes, 1 per router". */

@@ -63,7 +63,10 @@ typedef struct tp_graphmap_opts {
 TP_EXPORT void tp_graphmap_opts_default(tp_graphmap_opts *o);
 
 /* map[t] receives the allocation index of task t's node.  The result is
- * refined when o->refine_passes > 0.  o may be NULL (defaults). */
+ * refined when o->refine_passes > 0.  o may be NULL (defaults).
+ * tp_graphmap_bipartition returns TP_ENOTSUP "graph mapping needs libmetis5
+ * on this node (...)" where METIS cannot be loaded (the SPANK plugin loads
+ * libmetis.so.5 only when it is needed). */
 TP_EXPORT int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map, tp_error *err);
 TP_EXPORT int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,

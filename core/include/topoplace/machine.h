@@ -112,10 +112,16 @@ TP_EXPORT int tp_machine_link_ends(const tp_machine *m, int64_t link, int *ca,
 /* ---- Switch trees (Slurm's topology.conf, topology/tree) ----
  *
  * Build a machine from the text of a topology.conf: lines
- *   SwitchName=NAME [Nodes=HOSTLIST] [Switches=HOSTLIST] [LinkSpeed=N]
- * (LinkSpeed is ignored).  The switches must form one tree: no loops, no
- * switch or node under two switches, every name in Switches= defined.  Nodes
- * are added in depth-first switch order.  Nodes on the same switch are 0 hops
+ *   SwitchName=NAME Nodes=HOSTLIST|Switches=HOSTLIST [LinkSpeed=N]
+ * (LinkSpeed is ignored).  What Slurm 22.05 refuses is refused: a switch
+ * with both Nodes= and Switches= or neither, a duplicate switch, a child
+ * not defined or the switch itself, a loop.  What Slurm accepts with a
+ * warning is accepted (tp_conf_warning tells, through topoplace.conf): a
+ * forest, whose trees' tops go under a virtual top switch "(forest)" with
+ * links of the top level's cost (topoplace.conf's ForestCost= sets it); a
+ * node or switch listed under two switches, which stays under the first in
+ * file order.  Nodes are added in depth-first switch order.  Nodes on the
+ * same switch are 0 hops
  * apart; otherwise the distance is the cost of the links up to the lowest
  * common switch and down again, the link above a level-l switch (leaf
  * switches are level 0) costing level_cost[l] (nlevels values: 0 = all 1,
@@ -140,16 +146,22 @@ TP_EXPORT bool tp_machine_has_level_bandwidth(const tp_machine *m);
 TP_EXPORT int tp_machine_tree_levels(const tp_machine *m);
 TP_EXPORT int32_t tp_machine_switch_count(const tp_machine *m);
 TP_EXPORT const char *tp_machine_switch_name(const tp_machine *m, int32_t s);
-/* The tree's shape, for pictures: the switch above switch s (-1 for the
- * top one, or a bad argument), s's level (leaf switches 0, a switch above
- * them one more than the highest switch below it; -1 for a bad argument),
- * and the switch machine node `node` hangs off (-1 for a bad argument).
- * Link ids (tp_machine_route, tp_metrics_link_loads): the link above
- * switch s is s; the link of machine node i to its switch is
- * tp_machine_switch_count(m) + i. */
+/* The tree's shape, for pictures: the switch above switch s (-1 for a top
+ * one: the top, or each tree's top in a forest; or a bad argument), s's
+ * level (leaf switches 0, a switch above them one more than the highest
+ * switch below it; -1 for a bad argument), and the switch machine node
+ * `node` hangs off (-1 for a bad argument).  Link ids (tp_machine_route,
+ * tp_metrics_link_loads): the link above switch s is s (in a forest, a
+ * top's link to the virtual top switch); tp_machine_node_link is the link
+ * of machine node `node` to its switch (-1 for a bad argument). */
 TP_EXPORT int32_t tp_machine_switch_parent(const tp_machine *m, int32_t s);
 TP_EXPORT int tp_machine_switch_level(const tp_machine *m, int32_t s);
 TP_EXPORT int32_t tp_machine_node_switch(const tp_machine *m, int32_t node);
+TP_EXPORT int64_t tp_machine_node_link(const tp_machine *m, int32_t node);
+
+/* Separate trees with nodes: 1 for a tree, more for a forest, 0 when the
+ * machine is no switch tree. */
+TP_EXPORT int32_t tp_machine_tree_count(const tp_machine *m);
 
 /* ---- Dragonflies (two-level, PERCS-style) ----
  *

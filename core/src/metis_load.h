@@ -1,0 +1,45 @@
+/* topoplace — METIS, linked or loaded at run time (metis_load.c).
+ *
+ * The library and the command link libmetis as usual.  The SPANK plugin runs
+ * inside srun and slurmstepd on compute nodes, and Debian's slurmd does not
+ * pull in libmetis5: its copy of metis_load.c is built with
+ * TP_METIS_DLOPEN and loads libmetis.so.5 with dlopen() only when a graph
+ * mapping needs it, so that the plugin loads (and every other policy works)
+ * on a node without METIS.  Not installed.
+ */
+#ifndef TOPOPLACE_METIS_LOAD_H
+#define TOPOPLACE_METIS_LOAD_H
+
+#include <metis.h>
+#include <topoplace/error.h>
+
+/* The library the plugin loads; a test build names a missing one. */
+#ifndef TP_METIS_SONAME
+#define TP_METIS_SONAME "libmetis.so.5"
+#endif
+/* The one line a job sees when METIS is missing (a note, or the error). */
+#define TP__METIS_MISSING "graph mapping needs libmetis5 on this node"
+
+typedef int (*tp__metis_defaults_fn)(idx_t *options);
+typedef int (*tp__metis_part_fn)(idx_t *nvtxs, idx_t *ncon, idx_t *xadj,
+				 idx_t *adjncy, idx_t *vwgt, idx_t *vsize,
+				 idx_t *adjwgt, idx_t *nparts, real_t *tpwgts,
+				 real_t *ubvec, idx_t *options, idx_t *edgecut,
+				 idx_t *part);
+
+/* The two METIS calls topoplace makes; handle is NULL when linked. */
+struct tp__metis {
+	void *handle;
+	tp__metis_defaults_fn set_default_options;
+	tp__metis_part_fn part_graph_recursive;
+};
+
+/* METIS as this build gets it: linked, or loaded (TP_METIS_DLOPEN).
+ * TP_ENOTSUP "graph mapping needs libmetis5 on this node (DETAIL)" when it
+ * cannot be loaded.  Pair with tp__metis_close. */
+int tp__metis_open(struct tp__metis *m, tp_error *err);
+/* Load the named shared library with dlopen() whatever the build (tests). */
+int tp__metis_load(struct tp__metis *m, const char *soname, tp_error *err);
+void tp__metis_close(struct tp__metis *m);
+
+#endif

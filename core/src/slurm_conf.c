@@ -1,0 +1,299 @@
+/* topoplace — the nodes of Slurm's slurm.conf, compared with topoplace.conf's
+ * (check-config --slurm-conf).
+ *
+ * slurm.conf is read as Slurm reads it, as far as node names go: '#' starts a
+ * comment ("\#" is a '#'), a trailing '\' continues the line, keys are
+ * case-insensitive, a line whose first key is NodeName= names nodes (a Slurm
+ * hostlist; NodeName=DEFAULT names none), and "Include FILE" reads FILE in
+ * place (relative to slurm.conf's directory), at most 8 deep.  Everything else
+ * is ignored.  At most 262,144 names are listed in all, counted before a
+ * line is expanded.  Every file is bounded (64 MiB) and opened without blocking, as
+ * every file the core reads. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+#define MAX_INCLUDE_DEPTH 8
+/* Names listed in all of slurm.conf (duplicates included), counted before a
+ * line is expanded: far above any Slurm cluster, and bounded work. */
+#define MAX_SLURM_NODES ((int64_t)1 << 18)
+
+/* The distinct node names met so far. */
+struct sc_nodes {
+	struct tp__names set;
+	char **names;
+	size_t n, cap;
+	int64_t listed;        /* names listed so far, duplicates included */
+	tp_error *err;
+	const char *dir;       /* slurm.conf's directory: Include paths */
+};
+
+static int add_name(struct sc_nodes *s, const char *name)
+{
+	uint32_t h = tp__name_hash(name);
+	if (tp__names_find(&s->set, s->names, name, h) >= 0)
+		return TP_OK;
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? 2 * s->cap : 1024;
+		char **nn = realloc(s->names, nc * sizeof *nn);
+		if (!nn)
+			return TP_ENOMEM;
+		s->names = nn;
+		s->cap = nc;
+	}
+	char *kept = tp__names_store(&s->set, name);
+	if (!kept || tp__names_add(&s->set, h, (int32_t)s->n))
+		return TP_ENOMEM;
+	s->names[s->n++] = kept;
+	return TP_OK;
+}
+
+/* The names of one NodeName= value. */
+static int node_names(struct sc_nodes *s, const char *val, const char *file,
+		      int line)
+{
+	if (!strcasecmp(val, "DEFAULT"))
+		return TP_OK;
+	char what[TP_ERROR_MSG_MAX / 2];
+	snprintf(what, sizeof what, "NodeName=%s", val);
+	struct tp__hostlist *hl;
+	int64_t count;
+	tp_error e;
+	tp_error_clear(&e);
+	int rc = tp__hostlist_parse(val, what, MAX_SLURM_NODES - s->listed,
+				    "the most check-config compares: 262144 in all "
+				    "of slurm.conf", &hl, &count, &e);
+	if (rc)
+		return tp_error_set(s->err, rc, "%s:%d: %s", file, line, e.msg);
+	s->listed += count;
+	char h[TP__HOSTNAME_MAX];
+	while (rc == TP_OK && tp__hostlist_next(hl, h))
+		rc = add_name(s, h);
+	tp__hostlist_free(hl);
+	if (rc)
+		return tp_error_set(s->err, rc, "%s: out of memory", file);
+	return TP_OK;
+}
+
+static int parse_text(struct sc_nodes *s, char *text, const char *file,
+		      int depth);
+
+/* "Include FILE": FILE relative to slurm.conf's directory. */
+static int include(struct sc_nodes *s, const char *arg, const char *file,
+		   int line, int depth)
+{
+	if (!*arg)
+		return tp_error_set(s->err, TP_EINVAL, "%s:%d: Include without a file",
+				    file, line);
+	if (depth >= MAX_INCLUDE_DEPTH)
+		return tp_error_set(s->err, TP_EINVAL,
+				    "%s:%d: Include %s: more than %d levels of Include (a loop?)",
+				    file, line, arg, MAX_INCLUDE_DEPTH);
+	char *path;
+	if (arg[0] != '/' && s->dir) {
+		size_t n = strlen(s->dir) + strlen(arg) + 2;
+		if ((path = malloc(n)))
+			snprintf(path, n, "%s/%s", s->dir, arg);
+	} else {
+		path = strdup(arg);
+	}
+	if (!path)
+		return tp_error_set(s->err, TP_ENOMEM, "%s: out of memory", file);
+	/* a file that cannot be read is named with the Include line; an
+	 * error inside it names its own line */
+	char *text;
+	size_t len;
+	tp_error e;
+	tp_error_clear(&e);
+	int rc = tp__read_file(path, TP__MAX_CONF_BYTES, "slurm.conf", &text, &len, &e);
+	if (rc) {
+		tp_error_set(s->err, rc, "%s:%d: Include %s: %s", file, line, arg, e.msg);
+	} else {
+		rc = parse_text(s, text, path, depth + 1);
+		free(text);
+	}
+	free(path);
+	return rc;
+}
+
+/* One logical line (comment cut, continuations joined). */
+static int conf_line(struct sc_nodes *s, char *p, const char *file, int line,
+		     int depth)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!strncasecmp(p, "include", 7) && (p[7] == ' ' || p[7] == '\t')) {
+		char *a = p + 8;
+		while (*a == ' ' || *a == '\t')
+			a++;
+		size_t n = strlen(a);
+		while (n && (a[n - 1] == ' ' || a[n - 1] == '\t' || a[n - 1] == '\r'))
+			a[--n] = '\0';
+		return include(s, a, file, line, depth);
+	}
+	if (strncasecmp(p, "NodeName=", 9))
+		return TP_OK;
+	char *v = p + 9, *e = v;
+	bool q = false;
+	/* the value ends at a blank outside double quotes; quotes dropped */
+	char *w = v;
+	for (; *e && (q || (*e != ' ' && *e != '\t' && *e != '\r')); e++) {
+		if (*e == '"')
+			q = !q;
+		else
+			*w++ = *e;
+	}
+	*w = '\0';
+	if (!*v)
+		return tp_error_set(s->err, TP_EINVAL, "%s:%d: NodeName=: empty value",
+				    file, line);
+	return node_names(s, v, file, line);
+}
+
+static int parse_text(struct sc_nodes *s, char *text, const char *file,
+		      int depth)
+{
+	int line = 0, first = 0, rc = TP_OK;
+	char *logical = NULL;
+	size_t llen = 0;
+	for (char *p = text; *p && rc == TP_OK;) {
+		char *nl = strchr(p, '\n');
+		char *next = nl ? nl + 1 : p + strlen(p);
+		if (nl)
+			*nl = '\0';
+		line++;
+		/* cut the comment; "\#" is a '#' */
+		char *w = p;
+		for (char *r = p; *r; r++) {
+			if (*r == '\\' && r[1] == '#') {
+				*w++ = '#';
+				r++;
+			} else if (*r == '#') {
+				break;
+			} else {
+				*w++ = *r;
+			}
+		}
+		*w = '\0';
+		size_t n = strlen(p);
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+			p[--n] = '\0';
+		bool cont = n && p[n - 1] == '\\';
+		if (cont)
+			p[--n] = '\0';
+		if (!logical)
+			first = line;
+		char *nlg = realloc(logical, llen + n + 2);
+		if (!nlg) {
+			rc = tp_error_set(s->err, TP_ENOMEM, "%s: out of memory", file);
+			break;
+		}
+		logical = nlg;
+		memcpy(logical + llen, p, n);
+		llen += n;
+		logical[llen++] = ' ';
+		logical[llen] = '\0';
+		if (!cont || !*next) {
+			rc = conf_line(s, logical, file, first, depth);
+			free(logical);
+			logical = NULL;
+			llen = 0;
+		}
+		p = next;
+	}
+	free(logical);
+	return rc;
+}
+
+static int read_conf(struct sc_nodes *s, const char *path)
+{
+	char *text;
+	size_t len;
+	int rc = tp__read_file(path, TP__MAX_CONF_BYTES, "slurm.conf", &text, &len,
+			       s->err);
+	if (rc)
+		return rc;
+	rc = parse_text(s, text, path, 0);
+	free(text);
+	return rc;
+}
+
+void tp_conf_slurm_diff_free(tp_conf_slurm_diff *d)
+{
+	if (!d)
+		return;
+	free(d->missing);
+	free(d->extra);
+	memset(d, 0, sizeof *d);
+}
+
+/* The two lists: slurm.conf's nodes the machine lacks, the machine's nodes
+ * slurm.conf lacks. */
+static int diff_lists(const struct sc_nodes *s, const tp_machine *m,
+		      tp_conf_slurm_diff *d)
+{
+	size_t nm = 0, ne = 0;
+	const char **missing = tp__malloc_array(s->n + 1, sizeof(char *));
+	const char **extra = tp__malloc_array((size_t)m->nnodes + 1, sizeof(char *));
+	char *seen = calloc((size_t)m->nnodes + 1, 1);
+	int rc = TP_ENOMEM;
+	if (missing && extra && seen) {
+		for (size_t i = 0; i < s->n; i++) {
+			int32_t k = tp_machine_find_node(m, s->names[i]);
+			if (k < 0)
+				missing[nm++] = s->names[i];
+			else
+				seen[k] = 1;
+		}
+		for (int32_t k = 0; k < m->nnodes; k++)
+			if (!seen[k])
+				extra[ne++] = m->names[k];
+		d->nslurm = (int64_t)s->n;
+		d->nmissing = (int64_t)nm;
+		d->nextra = (int64_t)ne;
+		rc = tp__hostlist_format(missing, nm, &d->missing);
+		if (!rc)
+			rc = tp__hostlist_format(extra, ne, &d->extra);
+	}
+	free(missing);
+	free(extra);
+	free(seen);
+	return rc;
+}
+
+int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
+			  tp_conf_slurm_diff *out, tp_error *err)
+{
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "slurm.conf: out is NULL");
+	memset(out, 0, sizeof *out);
+	const tp_machine *m = tp_conf_machine(c);
+	if (!m || !slurm_conf || !*slurm_conf)
+		return tp_error_set(err, TP_EINVAL, "slurm.conf: no config or no path");
+	struct sc_nodes s;
+	memset(&s, 0, sizeof s);
+	s.err = err;
+	char *dir = NULL;
+	const char *slash = strrchr(slurm_conf, '/');
+	if (slash) {
+		size_t n = (size_t)(slash - slurm_conf);
+		if (!(dir = strndup(slurm_conf, n ? n : 1)))
+			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", slurm_conf);
+	}
+	s.dir = dir;
+	int rc = read_conf(&s, slurm_conf);
+	if (!rc && s.n == 0)
+		rc = tp_error_set(err, TP_EINVAL, "%s: no NodeName= lines", slurm_conf);
+	if (!rc && (rc = diff_lists(&s, m, out))) {
+		tp_conf_slurm_diff_free(out);
+		rc = tp_error_set(err, rc, "%s: out of memory", slurm_conf);
+	}
+	tp__names_free(&s.set);
+	free(s.names);
+	free(dir);
+	return rc;
+}

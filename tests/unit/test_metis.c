@@ -1,0 +1,201 @@
+/* Unit tests: METIS loaded at run time (core/src/metis_load.c), as the SPANK
+ * plugin does on compute nodes.  This binary is linked with a copy of
+ * metis_load.c built with TP_METIS_DLOPEN and a library name that does not
+ * exist (Makefile), so it sees a node without libmetis5: policy auto goes
+ * on without the bipartition candidate, policy graph fails with one line. */
+#include <metis.h>
+
+#include "internal.h"
+#include "metis_load.h"
+#include "testutil.h"
+
+static tp_conf *torus4x4(void)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=torus Dims=4x4 Wrap=yes\n"
+					  "NodeName=n[0-15] CoordOrder=x-major\n",
+					  "t.conf", &c, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+/* A ring of 8 vertices split in two: dlopen()ed METIS gives what the
+ * linked one gives. */
+START_TEST(loaded_metis_matches_linked)
+{
+	struct tp__metis m;
+	tp_error err;
+	ck_assert_msg(tp__metis_load(&m, "libmetis.so.5", &err) == 0, "%s", err.msg);
+	ck_assert_ptr_nonnull(m.handle);
+	idx_t xadj[9], adj[16];
+	for (int i = 0; i < 8; i++) {
+		xadj[i] = 2 * i;
+		adj[2 * i] = (i + 7) % 8;
+		adj[2 * i + 1] = (i + 1) % 8;
+	}
+	xadj[8] = 16;
+	idx_t nv = 8, ncon = 1, np = 2, cut1 = 0, cut2 = 0, o1[METIS_NOPTIONS],
+	      o2[METIS_NOPTIONS], p1[8], p2[8];
+	ck_assert_int_eq(m.set_default_options(o1), METIS_OK);
+	ck_assert_int_eq(METIS_SetDefaultOptions(o2), METIS_OK);
+	o1[METIS_OPTION_SEED] = o2[METIS_OPTION_SEED] = 1;
+	ck_assert_int_eq(m.part_graph_recursive(&nv, &ncon, xadj, adj, NULL, NULL,
+						NULL, &np, NULL, NULL, o1, &cut1, p1),
+			 METIS_OK);
+	ck_assert_int_eq(METIS_PartGraphRecursive(&nv, &ncon, xadj, adj, NULL, NULL,
+						  NULL, &np, NULL, NULL, o2, &cut2, p2),
+			 METIS_OK);
+	ck_assert_int_eq(cut1, 2);
+	ck_assert_int_eq(cut1, cut2);
+	ck_assert_mem_eq(p1, p2, sizeof p1);
+	tp__metis_close(&m);
+	ck_assert_ptr_null(m.handle);
+}
+END_TEST
+
+START_TEST(missing_library_is_one_line)
+{
+	struct tp__metis m;
+	tp_error err;
+	ck_assert_int_eq(tp__metis_load(&m, "libtopoplace-no-such-metis.so.5", &err),
+			 TP_ENOTSUP);
+	ck_assert_ptr_null(m.part_graph_recursive);
+	ck_assert_msg(!strncmp(err.msg, TP__METIS_MISSING " (", strlen(TP__METIS_MISSING) + 2),
+		      "%s", err.msg);
+	tp_assert_err_has(&err, "libtopoplace-no-such-metis.so.5");
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+	/* a library without METIS's functions */
+	ck_assert_int_eq(tp__metis_load(&m, "libm.so.6", &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, TP__METIS_MISSING " (libm.so.6 lacks METIS_PartGraphRecursive)");
+	/* this binary's tp__metis_open is the plugin's, on a node without it */
+	ck_assert_int_eq(tp__metis_open(&m, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, TP__METIS_MISSING);
+}
+END_TEST
+
+START_TEST(policies_without_metis)
+{
+	tp_conf *c = torus4x4();
+	tp_alloc *a = NULL;
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-15]", 1, "t",
+						&a, NULL), 0);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x4:5pt", 16, NULL), 0);
+	int32_t map[16];
+	ck_assert_int_eq(tp_graphmap_bipartition(g, a, NULL, map, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, TP__METIS_MISSING);
+	/* greedy needs no METIS */
+	ck_assert_int_eq(tp_graphmap_greedy(g, a, NULL, map, NULL), 0);
+
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	tp_place_report r;
+	o.policy = TP_POLICY_AUTO;
+	ck_assert_msg(tp_place_ex(g, a, &o, map, &r, &err) == 0, "%s", err.msg);
+	int bip = -1;
+	for (int i = 0; i < r.ncandidates; i++)
+		if (!strcmp(r.cand[i].name, "bipartition"))
+			bip = i;
+	ck_assert_int_ge(bip, 0);
+	ck_assert(!r.cand[bip].ran);
+	ck_assert_str_eq(r.cand[bip].note, "skipped: " TP__METIS_MISSING);
+	ck_assert(r.cand[r.best].ran);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+
+	o.policy = TP_POLICY_GRAPH;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, TP__METIS_MISSING);
+	ck_assert_int_eq(r.ncandidates, 0);     /* failed before any work */
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* A block network: the blocks candidate partitions with METIS too, so on a
+ * node without it auto skips that candidate (the note says why) and still
+ * places the job. */
+START_TEST(blocks_without_metis)
+{
+	tp_machine *m = NULL;
+	tp_error err;
+	ck_assert_msg(tp_machine_from_blocks(&m, "BlockName=b0 Nodes=n[0-3]\n"
+					     "BlockName=b1 Nodes=n[4-7]\n",
+					     "block.conf", NULL, &err) == 0, "%s", err.msg);
+	tp_alloc *a = NULL;
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[1-6]", 2, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x3:5pt", 12, NULL), 0);
+	int32_t map[12];
+	ck_assert_int_eq(tp__block_map(g, a, 1, map, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, TP__METIS_MISSING);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	tp_place_report r;
+	ck_assert_msg(tp_place_ex(g, a, &o, map, &r, &err) == 0, "%s", err.msg);
+	int blk = -1;
+	for (int i = 0; i < r.ncandidates; i++)
+		if (!strcmp(r.cand[i].name, "blocks"))
+			blk = i;
+	ck_assert_int_ge(blk, 0);
+	ck_assert(!r.cand[blk].ran);
+	ck_assert_str_eq(r.cand[blk].note, "skipped: " TP__METIS_MISSING);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* What the plugin sees: the job's error line for graph, a placement with
+ * the note in the candidate list for auto. */
+START_TEST(job_without_metis)
+{
+	tp_conf *c = torus4x4();
+	tp_job_request q;
+	tp_job_request_init(&q);
+	q.conf = c;
+	q.nodes = "n[0-15]";
+	q.slots = "1";
+	q.stencil = "4x4:5pt";
+	q.policy = "graph";
+	tp_job *job = NULL;
+	tp_error err;
+	ck_assert_msg(tp_job_create(&q, &job, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_job_run(job, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, TP__METIS_MISSING);
+	tp_job_destroy(job);
+
+	q.policy = "auto";
+	ck_assert_msg(tp_job_create(&q, &job, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_job_run(job, &err) == 0, "%s", err.msg);
+	bool seen = false;
+	for (int i = 0; i < tp_job_ncandidates(job); i++) {
+		tp_job_candidate jc;
+		ck_assert_int_eq(tp_job_candidate_get(job, i, &jc), 0);
+		if (!strcmp(jc.name, "bipartition")) {
+			seen = true;
+			ck_assert(!jc.ran);
+			ck_assert_str_eq(jc.note, "skipped: " TP__METIS_MISSING);
+		}
+	}
+	ck_assert(seen);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("metis");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, loaded_metis_matches_linked);
+	tcase_add_test(tc, missing_library_is_one_line);
+	tcase_add_test(tc, policies_without_metis);
+	tcase_add_test(tc, blocks_without_metis);
+	tcase_add_test(tc, job_without_metis);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}
