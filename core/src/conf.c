@@ -1,4 +1,4 @@
-/* topoplace — topoplace.conf reader (see conf.h and README.md, "Configuration").
+/* topoplace — topoplace.conf reader (see conf.h; the format: doc/topoplace.conf.5).
  *
  * The text is read whole, split into physical lines, comments removed and
  * '\'-continued lines joined into logical lines of Key=Value tokens, each token
@@ -612,8 +612,10 @@ static int ensure_tree(struct loader *ld, int line, const char *key)
 			       &text, &len, &e2);
 	if (rc)
 		return file_err(ld, ld->topo_line, rc, "TopologyFile", v, path, &e2);
+	char cost_where[512];
+	snprintf(cost_where, sizeof cost_where, "%s:%d", ld->what, ld->cost_line);
 	struct tp__topo_opts o = { ld->cost, ld->ncost, ld->c->forest_cost,
-				   &ld->c->warn };
+				   &ld->c->warn, ld->cost_line ? cost_where : NULL };
 	rc = tp__machine_from_topology(&ld->c->m, text, path, &o, ld->err);
 	free(text);
 	if (rc)
@@ -1610,8 +1612,9 @@ static int parse_text(struct loader *ld, char *text)
 		if (ld->c->nlevel_bw > 1 &&
 		    ld->c->nlevel_bw != tp_machine_tree_levels(ld->c->m))
 			return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
-				    "LevelBandwidth= has %d values, the tree has %d levels of links",
-				    ld->c->nlevel_bw, tp_machine_tree_levels(ld->c->m));
+				    "LevelBandwidth= has %d values, the tree has %d level%s of links",
+				    ld->c->nlevel_bw, tp_machine_tree_levels(ld->c->m),
+				    tp_machine_tree_levels(ld->c->m) == 1 ? "" : "s");
 		if (ld->c->nlevel_bw > 0 &&
 		    (rc = tp_machine_set_tree_level_bandwidth(ld->c->m, ld->c->level_bw,
 							      ld->c->nlevel_bw, NULL)))

@@ -186,6 +186,8 @@ struct tp__topo_opts {
 	int nlevels;
 	int forest_cost;            /* ForestCost=; 0: the top level's cost */
 	struct tp__warnings *warn;  /* NULL: warnings dropped */
+	const char *cost_where;     /* "FILE:LINE" of LevelCost= for its
+				       errors; NULL: the topology file */
 };
 int tp__machine_from_topology(tp_machine **out, const char *text,
 			      const char *what, const struct tp__topo_opts *o,

@@ -234,6 +234,7 @@ struct tparse {
 	tp_error *err;
 	struct tp__warnings *warn;   /* NULL: warnings dropped */
 	int forest_cost;             /* 0: default */
+	const char *cost_where;      /* LevelCost='s FILE:LINE, or NULL */
 	struct sw *sw;
 	int32_t nsw, cap;
 	int32_t nfile;               /* switches of the file; a forest's
@@ -720,10 +721,12 @@ static int set_levels_and_costs(struct tparse *p, struct tp_tree *t,
 	 * the virtual top cost ForestCost, the top level's cost by default */
 	t->height = t->level[root] - (root == t->forest_top);
 	if (nlevels > 1 && nlevels != t->height)
-		return terr(p, 0, TP_EINVAL,
-			    "LevelCost= has %d values, the %s %d level%s of links (give 1 or %d)",
-			    nlevels, root == t->forest_top ? "trees have" : "tree has",
-			    t->height, t->height == 1 ? "" : "s", t->height);
+		return tp_error_set(p->err, TP_EINVAL,
+				    "%s: LevelCost= has %d values, the %s of %s %s %d level%s of links (give 1 or %d)",
+				    p->cost_where ? p->cost_where : p->what, nlevels,
+				    root == t->forest_top ? "trees" : "tree",
+				    p->what, root == t->forest_top ? "have" : "has",
+				    t->height, t->height == 1 ? "" : "s", t->height);
 	if (!p->forest_cost)
 		p->forest_cost = nlevels ? level_cost[nlevels - 1] : 1;
 	t->mincost = INT_MAX;
@@ -905,7 +908,7 @@ int tp_machine_from_topology(tp_machine **out, const char *text,
 			     const char *what, const int *level_cost,
 			     int nlevels, tp_error *err)
 {
-	struct tp__topo_opts o = { level_cost, nlevels, 0, NULL };
+	struct tp__topo_opts o = { level_cost, nlevels, 0, NULL, NULL };
 	return tp__machine_from_topology(out, text, what, &o, err);
 }
 
@@ -933,6 +936,7 @@ int tp__machine_from_topology(tp_machine **out, const char *text,
 	p.err = err;
 	p.warn = o->warn;
 	p.forest_cost = o->forest_cost;
+	p.cost_where = o->cost_where;
 	if (p.forest_cost < 0)
 		return tp_error_set(err, TP_EINVAL, "%s: ForestCost %d, expected >= 1",
 				    what, p.forest_cost);

@@ -764,7 +764,7 @@ for lb in "" " LevelBandwidth=4"; do
 	fi
 done
 printf 'Network=tree TopologyFile=topology.conf LevelCost=1,2,3\n' >"$tmp/tree/tp.conf"
-fails2 "tree: LevelCost levels" "LevelCost= has 3 values, the tree has 1 level of links" - \
+fails2 "tree: LevelCost levels" "tp.conf:1: LevelCost= has 3 values, the tree of " - \
 	check-config "$tmp/tree/tp.conf"
 
 # ---- check-config: every file the config names, slurm.conf ----

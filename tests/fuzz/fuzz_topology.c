@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tp__warnings w;
 	memset(&w, 0, sizeof w);
 	struct tp__topo_opts o = { size % 3 ? cost : NULL, (int)(size % 3),
-				   (int)(size % 5), &w };
+				   (int)(size % 5), &w, NULL };
 	if (tp__machine_from_topology(&m, s, "topology.conf", &o, &err) == 0) {
 		int32_t a = tp_machine_find_node(m, "n1"), b = tp_machine_find_node(m, "n2");
 		if (a >= 0 && b >= 0 && tp_machine_distance(m, a, b) < 0)

@@ -128,7 +128,7 @@ static const struct bad_topo {
 	{ "SwitchName=a Nodes=n[0-\n", "topo:1: Nodes=n[0-: malformed hostlist" },
 	{ "# nothing\n", "topo: no SwitchName= lines" },
 	{ "SwitchName=a Nodes=n0\nSwitchName=b Switches=a\nSwitchName=c Switches=b\n",
-	  "LevelCost= has 3 values, the tree has 2 levels of links (give 1 or 2)" },
+	  "LevelCost= has 3 values, the tree of topo has 2 levels of links (give 1 or 2)" },
 	{ "SwitchName=a Nodes=n0 Nodes=n1\n", "topo:1: Nodes= given twice" },
 	{ "SwitchName=a Switches=b\nSwitchName=b\n", "topo:2: SwitchName=b has neither" },
 };
@@ -387,7 +387,7 @@ static tp_machine *topo_warn(const char *text, int forest_cost, const int *cost,
 	tp_machine *m = NULL;
 	tp_error err;
 	memset(w, 0, sizeof *w);
-	struct tp__topo_opts o = { cost, ncost, forest_cost, w };
+	struct tp__topo_opts o = { cost, ncost, forest_cost, w, NULL };
 	ck_assert_msg(tp__machine_from_topology(&m, text, "topo", &o, &err) == 0, "%s",
 		      err.msg);
 	return m;
@@ -453,9 +453,9 @@ START_TEST(forest)
 	ck_assert_msg(strstr(w.line[0], "costing 3 (ForestCost=)"), "%s", w.line[0]);
 	tp_machine_destroy(m);
 	int cost2[2] = { 1, 2 };
-	struct tp__topo_opts o = { cost2, 2, 0, &w };
+	struct tp__topo_opts o = { cost2, 2, 0, &w, NULL };
 	ck_assert_int_eq(tp__machine_from_topology(&m, FOREST, "topo", &o, &err), TP_EINVAL);
-	tp_assert_err_has(&err, "LevelCost= has 2 values, the trees have 1 level of links");
+	tp_assert_err_has(&err, "LevelCost= has 2 values, the trees of topo have 1 level of links");
 	/* the public call accepts forests too (warnings dropped) */
 	ck_assert_int_eq(tp_machine_from_topology(&m, FOREST, "topo", NULL, 0, &err), 0);
 	ck_assert_int_eq(tp_machine_tree_count(m), 3);
