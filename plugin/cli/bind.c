@@ -285,38 +285,14 @@ static int set_gpus(struct bind *b, const int *gpus, int n)
 	return 0;
 }
 
-static bool cpu_list_set(const char *list, cpu_set_t *set)
-{
-	int cpus[CPU_SETSIZE];
-	int n = tpk_parse_index_list(list, cpus, CPU_SETSIZE);
-	if (n <= 0)
-		return false;
-	CPU_ZERO(set);
-	for (int i = 0; i < n; i++) {
-		if (cpus[i] >= CPU_SETSIZE)
-			return false;
-		CPU_SET(cpus[i], set);
-	}
-	return true;
-}
-
-/* The CPUs the launcher's task may use here: the parent's affinity (the
- * launcher's daemon), as the plugin reads slurmstepd's. */
-static bool usable_cpus(cpu_set_t *set)
-{
-	CPU_ZERO(set);
-	return sched_getaffinity(getppid(), sizeof *set, set) == 0 ||
-	       sched_getaffinity(0, sizeof *set, set) == 0;
-}
-
 static int bind_cpus(struct bind *b, const tp_node_placement *p)
 {
 	cpu_set_t ok, set, both;
-	if (!usable_cpus(&ok))
+	if (!tpk_usable_cpus(&ok))
 		return why(b, "cannot read the CPUs this node's ranks may use");
 	for (int32_t t = 0; t < p->ntasks; t++) {
 		/* every rank checks the node's whole answer: all or none */
-		if (!cpu_list_set(p->cpus[t], &set))
+		if (!tpk_cpu_list_set(p->cpus[t], &set))
 			return why(b, "CPU list %s of %s", p->cpus[t], p->model);
 		CPU_AND(&both, &set, &ok);
 		if (!CPU_EQUAL(&both, &set))
@@ -324,7 +300,7 @@ static int bind_cpus(struct bind *b, const tp_node_placement *p)
 				   "the launcher may use here", b->node, p->cpus[t],
 				   p->model);
 	}
-	cpu_list_set(p->cpus[b->local], &set);
+	tpk_cpu_list_set(p->cpus[b->local], &set);
 	if (sched_setaffinity(0, sizeof set, &set) != 0)
 		return why(b, "cannot bind to CPUs %s: %s", p->cpus[b->local],
 			   strerror(errno));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tpk.h"
 
@@ -56,6 +57,28 @@ int tpk_parse_index_list(const char *list, int *out, int cap)
 			return -1;
 	}
 	return n;
+}
+
+bool tpk_cpu_list_set(const char *list, cpu_set_t *set)
+{
+	int cpus[CPU_SETSIZE];
+	int n = tpk_parse_index_list(list, cpus, CPU_SETSIZE);
+	if (n <= 0)
+		return false;
+	CPU_ZERO(set);
+	for (int i = 0; i < n; i++) {
+		if (cpus[i] >= CPU_SETSIZE)
+			return false;
+		CPU_SET(cpus[i], set);
+	}
+	return true;
+}
+
+bool tpk_usable_cpus(cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	return sched_getaffinity(getppid(), sizeof *set, set) == 0 ||
+	       sched_getaffinity(0, sizeof *set, set) == 0;
 }
 
 int tpk_parse_gpu_list(const char *list, int *out, int cap)

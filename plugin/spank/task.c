@@ -247,30 +247,6 @@ static bool want_cpus(spank_t sp, const struct tpk_site *site,
 	return !none;
 }
 
-static bool cpu_list_set(const char *list, cpu_set_t *set)
-{
-	int cpus[CPU_SETSIZE];
-	int n = tpk_parse_index_list(list, cpus, CPU_SETSIZE);
-	if (n <= 0)
-		return false;
-	CPU_ZERO(set);
-	for (int i = 0; i < n; i++) {
-		if (cpus[i] >= CPU_SETSIZE)
-			return false;
-		CPU_SET(cpus[i], set);
-	}
-	return true;
-}
-
-/* The CPUs this step may use here: slurmstepd's (the task's parent's)
- * affinity, which the step's cgroup bounds. */
-static bool usable_cpus(cpu_set_t *set)
-{
-	CPU_ZERO(set);
-	return sched_getaffinity(getppid(), sizeof *set, set) == 0 ||
-	       sched_getaffinity(0, sizeof *set, set) == 0;
-}
-
 static void cpu_set_string(const cpu_set_t *set, char *out, size_t len)
 {
 	size_t used = 0;
@@ -297,10 +273,10 @@ static void cpu_set_string(const cpu_set_t *set, char *out, size_t len)
 static const char *unusable_list(const tp_node_placement *p)
 {
 	cpu_set_t ok, mine, both;
-	if (!usable_cpus(&ok))
+	if (!tpk_usable_cpus(&ok))
 		return "?";
 	for (int32_t t = 0; t < p->ntasks; t++) {
-		if (!cpu_list_set(p->cpus[t], &mine))
+		if (!tpk_cpu_list_set(p->cpus[t], &mine))
 			return p->cpus[t];
 		CPU_AND(&both, &mine, &ok);
 		if (!CPU_EQUAL(&both, &mine))
@@ -318,7 +294,7 @@ static void bind_cpus(spank_t sp, const struct tpk_hints *h, int lid,
 	if (bad) {
 		cpu_set_t ok;
 		char have[256] = "?";
-		if (usable_cpus(&ok))
+		if (tpk_usable_cpus(&ok))
 			cpu_set_string(&ok, have, sizeof have);
 		tpk_line(line, sizeof line, "topoplace: error: CPU binding: %s: CPU "
 			 "list %s of %s is not within this step's CPUs here (%s); "
@@ -327,7 +303,7 @@ static void bind_cpus(spank_t sp, const struct tpk_hints *h, int lid,
 		return;
 	}
 	cpu_set_t set;
-	if (!cpu_list_set(p->cpus[lid], &set) ||
+	if (!tpk_cpu_list_set(p->cpus[lid], &set) ||
 	    sched_setaffinity(0, sizeof set, &set) != 0) {
 		tpk_line(line, sizeof line, "topoplace: error: CPU binding: %s: "
 			 "cannot bind task %d to CPUs %s: %s; Slurm's CPU binding "

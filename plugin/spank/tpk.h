@@ -23,6 +23,7 @@
 #ifndef TOPOPLACE_TPK_H
 #define TOPOPLACE_TPK_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,6 +125,13 @@ int tpk_read_cmdline(char ***argv);
 
 /* "0-3,8,10-11" into out (at most cap); the count, or -1. */
 int tpk_parse_index_list(const char *list, int *out, int cap);
+/* A CPU list ("0-3,8") as a cpu_set_t; false when malformed or beyond
+ * CPU_SETSIZE. */
+bool tpk_cpu_list_set(const char *list, cpu_set_t *set);
+/* The CPUs this task's launcher may use here: the parent's affinity
+ * (slurmstepd, whose cgroup bounds the step, or the MPI launcher's daemon),
+ * else our own. */
+bool tpk_usable_cpus(cpu_set_t *set);
 /* "0,1,3" (digits and commas only: CUDA_VISIBLE_DEVICES has no ranges);
  * the count, or -1 ("NoDevFiles", UUIDs, too many). */
 int tpk_parse_gpu_list(const char *list, int *out, int cap);

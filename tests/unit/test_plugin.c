@@ -314,6 +314,17 @@ START_TEST(index_lists)
 	ck_assert_int_eq(tpk_parse_gpu_list("0-3", out, 16), -1);
 	ck_assert_int_eq(tpk_parse_gpu_list("NoDevFiles", out, 16), -1);
 	ck_assert_int_eq(tpk_parse_gpu_list("GPU-4d8f", out, 16), -1);
+	cpu_set_t set;
+	ck_assert(tpk_cpu_list_set("0-2,7", &set));
+	ck_assert_int_eq(CPU_COUNT(&set), 4);
+	ck_assert(CPU_ISSET(7, &set) && !CPU_ISSET(3, &set));
+	ck_assert(!tpk_cpu_list_set("0-", &set));
+	ck_assert(!tpk_cpu_list_set("", &set));
+	char big[32];
+	snprintf(big, sizeof big, "%d", CPU_SETSIZE);   /* past cpu_set_t */
+	ck_assert(!tpk_cpu_list_set(big, &set));
+	ck_assert(tpk_usable_cpus(&set));
+	ck_assert_int_gt(CPU_COUNT(&set), 0);
 }
 END_TEST
 
