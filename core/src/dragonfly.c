@@ -17,11 +17,12 @@
  * Congestion routing: direct (that minimal path, lowest k on ties) or
  * Valiant (through an intermediate group chosen by a hash of the two routers,
  * direct to it and direct on from it).
- * Link ids: local link {x, y} of group g = g*A*A + min*A + max; global link k
- * of groups {g < h} = G*A*A + (g*G + h)*L + k (some ids unused).  Names:
- * "g3:r0-r2" (local), "g1-g4#0" (global).  Every link weighs 1 for
- * congestion; a route has at most 6 links (Valiant: local, global, local,
- * global, local), a distance at most 3.
+ * Links are full duplex, one id per direction (network.h): local link x -> y
+ * of group g = g*A*A + x*A + y; global link k from group g to group h =
+ * G*A*A + (g*G + h)*L + k (some ids unused).  Names: "g3:r0->r2" (local),
+ * "g1->g4#0" (global).  Every link weighs 1 for congestion; a route has at
+ * most 6 links (Valiant: local, global, local, global, local), a distance at
+ * most 3.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,17 +93,17 @@ static int64_t range_lower_bound(const struct tp_machine *m, const int *p,
 	return 1;
 }
 
+/* Directed: from router x to router y of group g. */
 static int64_t local_link(const struct tp_dfly *d, int g, int x, int y)
 {
-	int lo = x < y ? x : y, hi = x < y ? y : x;
-	return (int64_t)g * d->routers * d->routers + (int64_t)lo * d->routers + hi;
+	return (int64_t)g * d->routers * d->routers + (int64_t)x * d->routers + y;
 }
 
+/* Directed: global link k from group g to group h. */
 static int64_t global_link(const struct tp_dfly *d, int g, int h, int k)
 {
-	int lo = g < h ? g : h, hi = g < h ? h : g;
 	return (int64_t)d->groups * d->routers * d->routers +
-	       ((int64_t)lo * d->groups + hi) * d->links + k;
+	       ((int64_t)g * d->groups + h) * d->links + k;
 }
 
 static int64_t link_count(const struct tp_machine *m)
@@ -178,13 +179,13 @@ static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 	if (link < nl) {
 		int g = (int)(link / ((int64_t)d->routers * d->routers));
 		int64_t r = link % ((int64_t)d->routers * d->routers);
-		snprintf(buf, len, "g%d:r%d-r%d", g, (int)(r / d->routers),
+		snprintf(buf, len, "g%d:r%d->r%d", g, (int)(r / d->routers),
 			 (int)(r % d->routers));
 	} else {
 		int64_t r = link - nl;
 		int k = (int)(r % d->links);
 		r /= d->links;
-		snprintf(buf, len, "g%d-g%d#%d", (int)(r / d->groups),
+		snprintf(buf, len, "g%d->g%d#%d", (int)(r / d->groups),
 			 (int)(r % d->groups), k);
 	}
 }

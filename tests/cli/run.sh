@@ -936,5 +936,13 @@ if check0 "gpu: rankfile --output"; then
 	else no "gpu: rankfile --output" "$(diff "$tmp/want.rank" "$tmp/r.txt" | head -3)"; fi
 fi
 
+# ---- congestion: both directions of every edge on directed links (issue 13),
+# checked against an independent scorer written from the model's definition
+# (tori and meshes, a tree, a dragonfly; random graphs and mappings) ----
+mkdir "$tmp/cc"
+if python3 "$(dirname "$0")/congestion_check.py" "$T" "$tmp/cc" >"$tmp/cc.out" 2>&1; then
+	ok "congestion: $(grep -c '^ok' "$tmp/cc.out") mappings scored as the independent scorer does"
+else no "congestion: independent scorer" "$(grep -v '^ok' "$tmp/cc.out" | head -5)"; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -47,10 +47,16 @@ START_TEST(distances_and_routes)
 	char buf[64];
 	ck_assert_int_eq(tp_machine_route(m, at(m, 0, 0), at(m, 2, 1), l, 8), 1);
 	tp_machine_link_name(m, l[0], buf, sizeof buf);
-	ck_assert_str_eq(buf, "g0-g1#0");
+	ck_assert_str_eq(buf, "g0->g1#0");
+	ck_assert_int_eq(tp_machine_route(m, at(m, 2, 1), at(m, 0, 0), l, 8), 1);
+	tp_machine_link_name(m, l[0], buf, sizeof buf);
+	ck_assert_str_eq(buf, "g1->g0#0");   /* the same cable the other way */
+	ck_assert_int_eq(tp_machine_route(m, at(m, 0, 1), at(m, 2, 0), l, 8), 3);
+	tp_machine_link_name(m, l[2], buf, sizeof buf);
+	ck_assert_str_eq(buf, "g0:r0->r2");
 	ck_assert_int_eq(tp_machine_route(m, at(m, 2, 0), at(m, 0, 1), l, 8), 3);
 	tp_machine_link_name(m, l[0], buf, sizeof buf);
-	ck_assert_str_eq(buf, "g0:r0-r2");
+	ck_assert_str_eq(buf, "g0:r2->r0");
 	ck_assert_int_eq(tp_machine_route(m, at(m, 2, 0), at(m, 0, 1), l, 2), TP_EINVAL);
 	for (int64_t k = 0; k < 3; k++)
 		ck_assert(l[k] >= 0 && l[k] < tp_machine_link_count(m));

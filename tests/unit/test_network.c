@@ -113,12 +113,16 @@ START_TEST(kinds)
 	ck_assert_int_eq(tp_machine_dragonfly_links(tr), 0);
 	ck_assert(!tp_machine_dragonfly_valiant(tr));
 	char name[64];
+	/* directed: 2s up, 2s + 1 down (s, then the nodes a and b) */
+	ck_assert_int_eq(tp_machine_link_count(tr), 6);
 	tp_machine_link_name(tr, 0, name, sizeof name);
 	ck_assert_str_eq(name, "s->(top)");
-	tp_machine_link_name(tr, 1, name, sizeof name);
+	tp_machine_link_name(tr, 2, name, sizeof name);
 	ck_assert_str_eq(name, "a->s");
 	tp_machine_link_name(tr, 3, name, sizeof name);
-	ck_assert_str_eq(name, "(invalid link 3)");
+	ck_assert_str_eq(name, "s->a");
+	tp_machine_link_name(tr, 6, name, sizeof name);
+	ck_assert_str_eq(name, "(invalid link 6)");
 	tp_machine_destroy(tr);
 }
 END_TEST

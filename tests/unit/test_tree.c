@@ -56,16 +56,21 @@ START_TEST(distances_and_routes)
 	tp_machine_link_name(m, links[0], buf, sizeof buf);
 	ck_assert_str_eq(buf, "tux00->leaf0");
 	tp_machine_link_name(m, links[1], buf, sizeof buf);
-	ck_assert_str_eq(buf, "tux03->leaf0");
+	ck_assert_str_eq(buf, "leaf0->tux03");   /* down: the other direction */
 	ck_assert_int_eq(tp_machine_route(m, a, d, links, 8), 6);
 	const char *names[6] = { "tux00->leaf0", "leaf0->spine0", "spine0->core",
-				 "spine1->core", "leaf3->spine1", "tux12->leaf3" };
+				 "core->spine1", "spine1->leaf3", "leaf3->tux12" };
 	for (int i = 0; i < 6; i++) {
 		tp_machine_link_name(m, links[i], buf, sizeof buf);
 		ck_assert_str_eq(buf, names[i]);
 	}
+	/* the way back travels every link the other way: no id in common */
+	int64_t back[8];
+	ck_assert_int_eq(tp_machine_route(m, d, a, back, 8), 6);
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(back[5 - i], links[i] ^ 1);
 	ck_assert_int_lt(tp_machine_route(m, a, d, links, 5), 0);
-	ck_assert_int_eq(tp_machine_link_count(m), 7 + 16);
+	ck_assert_int_eq(tp_machine_link_count(m), 2 * (7 + 16));
 	tp_machine_destroy(m);
 
 	/* LevelCost: leaf uplinks 1, spine uplinks 3 (node links 1) */

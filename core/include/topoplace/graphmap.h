@@ -58,6 +58,8 @@ typedef struct tp_graphmap_opts {
 				    the maximum link congestion (default false;
 				    the graph and auto policies set it for the
 				    congestion metric) */
+	bool congestion_keep_hops;  /* the congestion refinement refuses moves
+				    that raise hop-bytes (default false) */
 } tp_graphmap_opts;
 
 TP_EXPORT void tp_graphmap_opts_default(tp_graphmap_opts *o);
@@ -91,11 +93,15 @@ TP_EXPORT int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err);
 
-/* Congestion refinement of a valid mapping in place: for the tasks with an
- * edge across a most-loaded link (under the machine's routing), moves to free
- * slots and swaps with tasks on their neighbours' nodes are kept when every
- * link they touch ends below the current maximum and a most-loaded link got
- * lighter.  Never increases the maximum link load; hop-bytes may grow. */
+/* Congestion refinement of a valid mapping in place: for the tasks with a
+ * message across a link loaded at 85 % of the maximum or more (under the
+ * machine's routing, both directions of every edge), moves to free slots and
+ * swaps with tasks on their neighbours' nodes are kept when no link they
+ * touch ends above the current maximum and the sum over those links of
+ * (load / initial maximum)^8 drops: the heaviest links dominate it, so the
+ * maximum goes first, and lightening links just below it makes room.  Never
+ * increases the maximum link load; hop-bytes may grow, unless
+ * o->congestion_keep_hops. */
 TP_EXPORT int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err);

@@ -13,9 +13,10 @@
  *
  * Routing model (for congestion): dimension-order routing, dimensions in
  * increasing order; on a wrapped dimension the shorter direction, and the
- * positive direction when both are equally short.  Links are physical and
- * bidirectional: link (r, d) joins router r to its +1 neighbour in dimension
- * d (wrapping on a torus); both directions of traffic load the same link.
+ * positive direction when both are equally short.  Links are full duplex:
+ * the cable (r, d) joins router r to its +1 neighbour in dimension d
+ * (wrapping on a torus), and each of its two directions is a link of its own
+ * for congestion (directed link ids, below).
  */
 #ifndef TOPOPLACE_MACHINE_H
 #define TOPOPLACE_MACHINE_H
@@ -87,16 +88,21 @@ TP_EXPORT int64_t tp_machine_distance(const tp_machine *m, int32_t a, int32_t b)
 TP_EXPORT int64_t tp_machine_coord_distance(const tp_machine *m, const int *ca,
 					    const int *cb);
 
-/* Number of physical links, i.e. the range of link ids (tori and meshes:
- * router_count * ndims, some unused on meshes). */
+/* Number of directed link ids: every full-duplex link counts once per
+ * direction (tori and meshes: router_count * ndims * 2, some unused on
+ * meshes). */
 TP_EXPORT int64_t tp_machine_link_count(const tp_machine *m);
-/* Links used by the route from node a to node b, written to links[0..]
- * (capacity cap).  Returns the number of links (on tori and meshes the hop
- * count), or a negative code if cap is too small.  Tori and meshes: link id
- * = router * ndims + dim. */
+/* The directed links used by the route from node a to node b, in order,
+ * written to links[0..] (capacity cap); a message the other way travels
+ * its links in the other direction, under their other ids.  Returns the
+ * number of
+ * links (on tori and meshes the hop count), or a negative code if cap is too
+ * small.  Tori and meshes: id = (router * ndims + dim) * 2, plus 1 for the
+ * way from the +1 neighbour back down. */
 TP_EXPORT int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 		     int64_t *links, int cap);
-/* Human-readable name of a link, e.g. "(3,0,7)->+x". */
+/* Human-readable name of a directed link, after its sending end, e.g.
+ * "(3,0,7)->+x" or "(4,0,7)->-x" (the same cable the other way). */
 TP_EXPORT void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 			  size_t len);
 
@@ -112,9 +118,10 @@ TP_EXPORT void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf
  * switches are level 0) costing level_cost[l] (nlevels values: 0 = all 1,
  * 1 = the same for every level, else one per level of links).  The machine
  * has one dimension (the number of the node's switch in depth-first order,
- * no wrap); routing is up/down, link id = the switch the link leaves
- * upwards, and a route's length counts links, not cost.  what names the file
- * in messages ("topology.conf:7: ..."). */
+ * no wrap); routing is up/down, the link above switch (or node) s is id 2s
+ * going up ("leaf0->agg0") and 2s + 1 going down ("agg0->leaf0"), and a
+ * route's length counts links, not cost.  what names the file in messages
+ * ("topology.conf:7: ..."). */
 TP_EXPORT int tp_machine_from_topology(tp_machine **out, const char *text,
 			     const char *what, const int *level_cost,
 			     int nlevels, tp_error *err);
