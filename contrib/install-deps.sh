@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the Debian packages topoplace needs, only those missing.
 #   install-deps.sh          build and test dependencies
-#   install-deps.sh bench    also the benchmark baselines (Scotch) and mesh tools (gmsh, METIS programs)
+#   install-deps.sh bench    also the benchmark baselines (Scotch; Zoltan2 from Debian's
+#                            Trilinos, about 15 MB, for bench_peers) and mesh tools (gmsh, METIS programs)
 #   install-deps.sh slurm    also the daemons of the test cluster
 #   install-deps.sh fuzz     also clang and its libFuzzer runtime (make fuzz,
 #                            make fuzz-smoke, which make check runs)
@@ -9,7 +10,10 @@
 set -e
 pkgs="gcc make pkg-config libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev check valgrind scotch"
 case "$1" in
-bench) pkgs="scotch time gmsh gmsh-doc metis" ;;
+bench) pkgs="scotch time gmsh gmsh-doc metis g++ libopenmpi-dev libtrilinos-zoltan2-dev
+	libtrilinos-teuchos-dev libtrilinos-tpetra-dev libtrilinos-xpetra-dev
+	libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libtrilinos-zoltan-dev
+	libtrilinos-epetra-dev" ;;
 slurm) pkgs="slurmctld slurmd slurm-client munge" ;;
 fuzz) pkgs="clang libclang-rt-14-dev" ;;
 doc) pkgs="groff-base mandoc" ;;

@@ -197,6 +197,18 @@ static int64_t max_route_links(const struct tp_machine *m)
 	return 6;
 }
 
+/* The group, then the router (numbered over the whole machine). */
+static int hierarchy(const struct tp_machine *m, const int *r, int64_t *path,
+		     int cap)
+{
+	const struct tp_dfly *d = m->net_data;
+	if (cap < 2)
+		return TP_EINVAL;
+	path[0] = r[1];
+	path[1] = (int64_t)r[1] * d->routers + r[0];
+	return 2;
+}
+
 static const struct tp_net_ops dragonfly_ops = {
 	.kind = "dragonfly",
 	.distance = distance,
@@ -206,6 +218,7 @@ static const struct tp_net_ops dragonfly_ops = {
 	.link_count = link_count,
 	.link_name = link_name,
 	.destroy = free,
+	.hierarchy = hierarchy,
 };
 
 int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,

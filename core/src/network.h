@@ -99,6 +99,19 @@ struct tp_net_ops {
 	/* Free the kind's data (m->net_data, may be NULL).  NULL: nothing to
 	 * free. */
 	void (*destroy)(void *net_data);
+
+	/* Optional (NULL: the kind is no hierarchy; since issue 13).  The
+	 * groups that hold the router at coordinates r, from the top down,
+	 * written to path[0..cap-1]: ids unique among their level (tree:
+	 * the switches from the top switch down to the node's leaf switch;
+	 * dragonfly: the group, then the router).  Routers of one group are
+	 * closer to each other than to any router outside it, and the groups
+	 * under one parent are about equally far apart: the hierarchical
+	 * mapper (hiermap.c) splits the tasks over them level by level.
+	 * Returns the path's length (>= 0; paths may differ in length), or
+	 * TP_EINVAL when cap is too small. */
+	int (*hierarchy)(const struct tp_machine *m, const int *r,
+			 int64_t *path, int cap);
 };
 
 /* A machine of the given kind over a coordinate box (ndims in

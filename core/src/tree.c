@@ -176,6 +176,20 @@ static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 		snprintf(buf, len, "%s->%s", t->name[s], parent);
 }
 
+/* The switches above the node at router r, top first. */
+static int hierarchy(const struct tp_machine *m, const int *r, int64_t *path,
+		     int cap)
+{
+	const struct tp_tree *t = m->net_data;
+	int32_t leaf = t->parent[t->router_sw[r[0]]];
+	int n = leaf >= 0 ? t->depth[leaf] + 1 : 0;
+	if (n > cap)
+		return TP_EINVAL;
+	for (int i = n - 1; i >= 0; i--, leaf = t->parent[leaf])
+		path[i] = leaf;
+	return n;
+}
+
 static double max_link_bandwidth(const struct tp_machine *m)
 {
 	const struct tp_tree *t = m->net_data;
@@ -213,6 +227,7 @@ static const struct tp_net_ops tree_ops = {
 	.link_name = link_name,
 	.max_link_bandwidth = max_link_bandwidth,
 	.destroy = destroy,
+	.hierarchy = hierarchy,
 };
 
 /* ---- topology.conf ---- */

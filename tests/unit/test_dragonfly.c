@@ -78,6 +78,57 @@ START_TEST(distances_and_routes)
 }
 END_TEST
 
+/* Issue 13, auto's rule (place.h): on this sparse allocation the candidate
+ * with the fewest hop-bytes (68) loads a global link with 6 bytes; auto
+ * keeps one with at most 20 % more hop-bytes (74) and a third less
+ * congestion (4): by hop-bytes alone it would have kept the other. */
+START_TEST(auto_rule_congestion)
+{
+	tp_conf *c = dfly("direct");
+	const tp_machine *m = tp_conf_machine(c);
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert_msg(tp_alloc_from_hostlist(m, "d058,d003,d029,d060,d061,d023,d006,"
+					     "d063,d017,d019,d054,d001,d016,d046,"
+					     "d039,d049", 4, "t", &a, &err) == 0,
+		      "%s", err.msg);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8:5pt", 64, NULL), 0);
+	int32_t map[64];
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	tp_place_report r;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), 0);
+	int low = -1;
+	for (int i = 0; i < r.ncandidates; i++)
+		if (r.cand[i].ran && (low < 0 || r.cand[i].score < r.cand[low].score))
+			low = i;
+	const tp_place_candidate *k = &r.cand[r.best], *h = &r.cand[low];
+	ck_assert_int_ne(r.best, low);
+	ck_assert(k->has_congestion && h->has_congestion);
+	ck_assert_msg(k->congestion <= (1 - TP_PLACE_CONGESTION_SHARE) * h->congestion &&
+		      k->score <= (1 + TP_PLACE_CONGESTION_SHARE) * h->score,
+		      "kept %s (%g, %g) over %s (%g, %g)", k->name, k->score,
+		      k->congestion, h->name, h->score, h->congestion);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	ck_assert(mt.max_congestion_bytes == k->congestion);
+	ck_assert(mt.hop_bytes == k->score);
+	/* under the congestion metric the rule is not needed: congestion
+	 * first anyway, and the maximum is no higher */
+	o.geom.metric = TP_METRIC_CONGESTION;
+	int32_t cm[64];
+	ck_assert_int_eq(tp_place_ex(g, a, &o, cm, &r, &err), 0);
+	tp_metrics mc;
+	ck_assert_int_eq(tp_metrics_compute(g, a, cm, true, &mc, NULL), 0);
+	ck_assert(mc.max_congestion_bytes <= mt.max_congestion_bytes);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 static const struct bad {
 	const char *text, *frag;
 } bad_configs[] = {
@@ -326,6 +377,7 @@ int main(void)
 	tcase_add_test(tc, map_on_dragonfly);
 	tcase_add_test(tc, modcolor_halo);
 	tcase_add_test(tc, modcolor_figure2);
+	tcase_add_test(tc, auto_rule_congestion);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

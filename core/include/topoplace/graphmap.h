@@ -26,6 +26,10 @@
  *                     computed from the two tasks' edges).  Never increases
  *                     hop-bytes.
  *
+ *   hierarchical      on switch trees and dragonflies: the tasks split over
+ *                     the hierarchy's groups level by level with exact
+ *                     capacities (tp_graphmap_hierarchical below).
+ *
  * Disconnected task graphs are valid input: greedy growth starts a new seed
  * next to the last placed task when a component is exhausted, METIS handles
  * them as they are.  Graphs without edges map in task order.
@@ -71,6 +75,18 @@ TP_EXPORT int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
 TP_EXPORT int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 			    const tp_graphmap_opts *o, int32_t *map,
 			    tp_error *err);
+
+/* Hierarchical mapping on networks that are hierarchies (switch trees:
+ * the switches from the top down; dragonflies: groups, then routers): the
+ * tasks are split over the children of each group with METIS, every child
+ * taking exactly as many tasks as it has slots (the largest children first
+ * when there are fewer tasks than slots), level by level down to the nodes.
+ * Refined like the other constructions when o->refine_passes > 0.
+ * TP_ENOTSUP on tori and meshes; TP_ETIME when the budget runs out before
+ * the last split. */
+TP_EXPORT int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
+				       const tp_graphmap_opts *o, int32_t *map,
+				       tp_error *err);
 
 /* PERCS mod-colour halo mapping (Chakaravarthy et al.) for 2-D grid patterns
  * (stencils NxM, or NxMx1) on two-level networks (Network=dragonfly): the
