@@ -67,6 +67,7 @@ CORE_SRC = $(addprefix core/src/, \
 	graph.c \
 	graphmap.c \
 	hashtab.c \
+	hiermap.c \
 	hostfile.c \
 	hostlist.c \
 	hostlist_fmt.c \
@@ -152,6 +153,7 @@ BENCH_SRC = $(addprefix tests/bench/, \
 	bench_gpu.c \
 	bench_graph.c \
 	bench_input.c \
+	bench_peers.c \
 	bench_scale.c \
 	bench_slingshot.c \
 )
@@ -202,7 +204,7 @@ SPANK  = $(BUILD)/topoplace.so
 .PHONY: all deps deps-check run check unit cli-tests slurm-tests install-tests doc-tests \
         deps-tests bench install install-plugstack uninstall deb dist rpm-tests check-packages \
         asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz fuzz-smoke \
-        fuzz-build fuzz-bins
+        fuzz-build fuzz-bins zoltan2-map
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc $(TRACE_LIBS)
 
@@ -350,10 +352,21 @@ slurm-demo: deps
 	$(MAKE) all
 	BUILD=$(BUILD) sh tests/slurm/demo.sh
 
-# Benchmarks build in their own directory so that -O3 is really used.
+# Benchmarks build in their own directory so that -O3 is really used.  The
+# Zoltan2 driver (bench_peers' peer, C++ against Debian's Trilinos) is built
+# when it can be; without it bench_peers prints Zoltan2 as not built.
 bench: deps deps-bench
 	$(MAKE) BUILD=build-bench OPT=-O3 all $(BENCH_BIN:$(BUILD)/%=build-bench/%)
+	-$(MAKE) BUILD=build-bench zoltan2-map
 	BUILD=build-bench sh tests/bench/run.sh
+
+ZOLTAN2_LIBS = -ltrilinos_zoltan2 -ltrilinos_tpetra -ltrilinos_teuchoscomm \
+	-ltrilinos_teuchoscore -ltrilinos_teuchosparameterlist \
+	-ltrilinos_kokkoscore -ltrilinos_zoltan
+zoltan2-map: $(BUILD)/bench-tools/zoltan2_map
+$(BUILD)/bench-tools/zoltan2_map: tests/bench/zoltan2_map.cc
+	@mkdir -p $(dir $@)
+	mpicxx -O2 -std=c++17 -w -I/usr/include/trilinos -o $@ $< $(ZOLTAN2_LIBS)
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \

@@ -13,7 +13,8 @@
 #            tests/deps.sh compares the plugin with
 #   fuzz     clang and its libFuzzer runtime (make fuzz, make fuzz-smoke)
 #   package  Debian packaging tools and rpm (make deb, rpmspec checks)
-#   bench    the benchmark baselines (Scotch) and mesh tools (gmsh, METIS
+#   bench    the benchmark baselines (Scotch; Zoltan2 from Debian's Trilinos,
+#            about 15 MB, for bench_peers) and mesh tools (gmsh, METIS
 #            programs)
 #   doc      the man page checkers (groff, mandoc) of tests/doc.sh
 #   mpi      Open MPI 4.1 and MPICH 4.0 side by side (the trace library,
@@ -29,7 +30,10 @@ group() {
 	slurm) echo slurmctld slurmd slurm-client munge ;;
 	fuzz) echo clang libclang-rt-14-dev ;;
 	package) echo debhelper dpkg-dev fakeroot rpm ;;
-	bench) echo scotch time gmsh gmsh-doc metis ;;
+	bench) echo scotch time gmsh gmsh-doc metis g++ libopenmpi-dev libtrilinos-zoltan2-dev \
+		libtrilinos-teuchos-dev libtrilinos-tpetra-dev libtrilinos-xpetra-dev \
+		libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libtrilinos-zoltan-dev \
+		libtrilinos-epetra-dev ;;
 	doc) echo groff-base mandoc ;;
 	mpi) echo openmpi-bin libopenmpi-dev mpich libmpich-dev hwloc-nox ;;
 	check) for g in build test slurm fuzz package doc mpi; do group $g; done ;;

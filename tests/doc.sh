@@ -12,6 +12,7 @@
 #     checks of plugin/spank/site.c) is in doc/topoplace-spank.8;
 #   - every key topoplace.conf accepts (core/src/conf.c) is in
 #     doc/topoplace.conf.5 as "Key=";
+#   - every policy (core/src/place.c POLICIES) is in all three pages;
 #   - each page formats without a warning: groff -ww, and mandoc -Tlint when
 #     mandoc is installed; its .TH version is the one in version.h;
 #   - every relative link of README.md and doc/*.md leads to a file, and
@@ -93,6 +94,15 @@ check_all "plugin options (dispatch.c spank_option table)" topoplace-spank.8 has
 args=$(grep -oE 'KEY\("[a-z_]+"\)' "$REPO/plugin/spank/site.c" | sed 's/KEY("\(.*\)")/\1=/')
 # shellcheck disable=SC2086
 check_all "plugstack arguments (site.c)" topoplace-spank.8 has_key 6 $args
+
+# ---- every policy tp_policy_parse accepts (the POLICIES table of
+# core/src/place.c) in the three pages that list them
+pols=$(sed -n '/POLICIES\[\] = {/,/^};/p' "$REPO/core/src/place.c" |
+	grep -oE '\{ *"[a-z]+", TP_POLICY_' | sed 's/{ *"\([a-z]*\)".*/\1/')
+for page in topoplace.1 topoplace-spank.8 topoplace.conf.5; do
+	# shellcheck disable=SC2086
+	check_all "policies (place.c POLICIES)" $page has 10 $pols
+done
 
 # ---- topoplace.conf(5): every key the reader accepts.  conf.c compares a
 # token's key with strcasecmp(<key>, "Name"); a table of { "Name", ... }

@@ -28,8 +28,10 @@
  * on one leaf switch costs 8, one inside a block 2).
  *
  * Machine: one dimension, the node number (blocks in file order, a block's
- * nodes in its hostlist's order); every node is a router of its own.  Link
- * ids: node i's NVLink-domain link is i; the tree's link l is n + l.
+ * nodes in its hostlist's order); every node is a router of its own.  Links
+ * are full duplex, one id per direction (network.h): node i's NVLink-domain
+ * link is 2i going up to the block's switch and 2i + 1 coming down from it;
+ * the tree's directed link l (tree.c: 2s up, 2s + 1 down) is 2n + l.
  * Congestion: with bandwidths (GB/s, one direction) a byte weighs
  * 1 / block_bandwidth on an NVLink-domain link and 1 / network_bandwidth on
  * a node's network port; a switch link of the generated tree carries what
@@ -122,14 +124,14 @@ static int route(const struct tp_machine *m, const int *a, const int *b,
 	if (k->node_block[a[0]] == k->node_block[b[0]]) {
 		if (cap < 2 || !links)
 			return TP_EINVAL;
-		links[0] = a[0];
-		links[1] = b[0];
+		links[0] = 2 * (int64_t)a[0];        /* a up to the switch */
+		links[1] = 2 * (int64_t)b[0] + 1;    /* down to b */
 		return 2;
 	}
 	int len = tp_machine_route(k->tree, k->tree_node[a[0]], k->tree_node[b[0]],
 				   links, cap);
 	for (int i = 0; i < len; i++)
-		links[i] += k->n;
+		links[i] += 2 * (int64_t)k->n;
 	return len;
 }
 
@@ -143,18 +145,23 @@ static int64_t max_route_links(const struct tp_machine *m)
 static int64_t link_count(const struct tp_machine *m)
 {
 	const struct tp_blocks *k = m->net_data;
-	return (int64_t)k->n + tp_machine_link_count(k->tree);
+	return 2 * (int64_t)k->n + tp_machine_link_count(k->tree);
 }
 
 static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 		      size_t len)
 {
 	const struct tp_blocks *k = m->net_data;
-	if (link < k->n)
-		snprintf(buf, len, "%s->%s(NVLink)", m->names[link],
-			 k->bname[k->node_block[link]]);
-	else
-		tp_machine_link_name(k->tree, link - k->n, buf, len);
+	if (link < 2 * (int64_t)k->n) {
+		int32_t i = (int32_t)(link >> 1);
+		const char *node = m->names[i], *blk = k->bname[k->node_block[i]];
+		if (link & 1)
+			snprintf(buf, len, "%s(NVLink)->%s", blk, node);
+		else
+			snprintf(buf, len, "%s->%s(NVLink)", node, blk);
+	} else {
+		tp_machine_link_name(k->tree, link - 2 * (int64_t)k->n, buf, len);
+	}
 }
 
 static double max_link_bandwidth(const struct tp_machine *m)
@@ -165,7 +172,7 @@ static double max_link_bandwidth(const struct tp_machine *m)
 	double mx = k->bbw;
 	int64_t nl = tp_machine_link_count(k->tree);
 	for (int64_t l = 0; l < nl; l++) {
-		double w = k->weight[k->n + l];
+		double w = k->weight[2 * (int64_t)k->n + l];
 		if (w > 0 && 1.0 / w > mx)
 			mx = 1.0 / w;
 	}
@@ -566,27 +573,30 @@ static int generated_tree(char *const *nodes, const struct tp_blocks *k,
 	return 0;
 }
 
-/* Weights of every link (one table, read by the congestion loops through
- * m->link_weight): a node's NVLink port 1 / block bandwidth; the tree's node
- * ports 1 / network bandwidth; its switch links from below (nodes under each
- * generated switch, in text order), else the tree's own (LevelBandwidth=)
- * or the network bandwidth. */
+/* Weights of every directed link (one table, read by the congestion loops
+ * through m->link_weight; both directions of a cable alike): a node's NVLink
+ * port 1 / block bandwidth; the tree's node ports 1 / network bandwidth; its
+ * switch links from below (nodes under each generated switch, in text
+ * order), else the tree's own (LevelBandwidth=) or the network
+ * bandwidth. */
 static int link_weights(struct tp_blocks *k, const int64_t *below, int32_t nsw)
 {
 	int64_t nl = tp_machine_link_count(k->tree);
 	int32_t nreal = tp_machine_switch_count(k->tree);
-	k->weight = tp__malloc_array((size_t)k->n + (size_t)nl + 1, sizeof(double));
+	const int64_t ports = 2 * (int64_t)k->n;
+	k->weight = tp__malloc_array((size_t)ports + (size_t)nl + 1, sizeof(double));
 	if (!k->weight)
 		return TP_ENOMEM;
-	for (int32_t i = 0; i < k->n; i++)
+	for (int64_t i = 0; i < ports; i++)
 		k->weight[i] = 1.0 / k->bbw;
 	bool level_bw = tp_machine_has_level_bandwidth(k->tree);
 	for (int64_t l = 0; l < nl; l++) {
 		double w = 1.0 / k->nbw;      /* node ports; switch links default */
-		if (l < nreal && below) {
-			/* switch l is "b<i>", "a<l>_<j>" or "top": its position in
-			 * the generated text */
-			const char *nm = tp_machine_switch_name(k->tree, (int32_t)l);
+		int64_t sw = l >> 1;          /* the switch below the link */
+		if (sw < nreal && below) {
+			/* switch sw is "b<i>", "a<l>_<j>" or "top": its position
+			 * in the generated text */
+			const char *nm = tp_machine_switch_name(k->tree, (int32_t)sw);
 			int32_t pos = -1;
 			if (nm[0] == 'b') {
 				pos = (int32_t)strtol(nm + 1, NULL, 10);
@@ -605,10 +615,10 @@ static int link_weights(struct tp_blocks *k, const int64_t *below, int32_t nsw)
 			}
 			if (pos >= 0 && pos < nsw && below[pos] > 0)
 				w = 1.0 / (k->nbw * (double)below[pos]);
-		} else if (l < nreal && level_bw) {
+		} else if (sw < nreal && level_bw) {
 			w = tp__link_weight(k->tree, l);
 		}
-		k->weight[k->n + l] = w;
+		k->weight[ports + l] = w;
 	}
 	return 0;
 }

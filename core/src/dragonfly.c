@@ -23,10 +23,13 @@
  * second hash of the two routers, as a fraction of 2^32, is below s; over
  * the many router pairs of a job's traffic that is a share s of it
  * (AdaptiveShare=, default 0.5; 0 is direct, 1 Valiant).  A single router
- * pair is not split.
- * Link ids: local link {x, y} of group g = g*A*A + min*A + max; global link k
- * of groups {g < h} = G*A*A + (g*G + h)*L + k (some ids unused).  Names:
- * "g3:r0-r2" (local), "g1-g4#0" (global).  Every link weighs 1 for
+ * pair is not split: the hashes take the pair in one order, so both
+ * directions of it go the same kind of way, through the same intermediate
+ * group, each on its own directed links.
+ * Links are full duplex, one id per direction (network.h): local link x -> y
+ * of group g = g*A*A + x*A + y; global link k from group g to group h =
+ * G*A*A + (g*G + h)*L + k (some ids unused: x == y, g == h).  Names:
+ * "g3:r0->r2" (local), "g1->g4#0" (global).  Every link weighs 1 for
  * congestion; a route has at most 6 links (Valiant: local, global, local,
  * global, local), a distance at most 3.
  */
@@ -101,17 +104,17 @@ static int64_t range_lower_bound(const struct tp_machine *m, const int *p,
 	return 1;
 }
 
+/* Directed: from router x to router y of group g. */
 static int64_t local_link(const struct tp_dfly *d, int g, int x, int y)
 {
-	int lo = x < y ? x : y, hi = x < y ? y : x;
-	return (int64_t)g * d->routers * d->routers + (int64_t)lo * d->routers + hi;
+	return (int64_t)g * d->routers * d->routers + (int64_t)x * d->routers + y;
 }
 
+/* Directed: global link k from group g to group h. */
 static int64_t global_link(const struct tp_dfly *d, int g, int h, int k)
 {
-	int lo = g < h ? g : h, hi = g < h ? h : g;
 	return (int64_t)d->groups * d->routers * d->routers +
-	       ((int64_t)lo * d->groups + hi) * d->links + k;
+	       ((int64_t)g * d->groups + h) * d->links + k;
 }
 
 static int64_t link_count(const struct tp_machine *m)
@@ -163,16 +166,22 @@ static int route(const struct tp_machine *m, const int *x, const int *y,
 	const struct tp_dfly *d = m->net_data;
 	int64_t tmp[6];
 	int a = x[0], g = x[1], b = y[0], h = y[1], n;
+	/* the hashes see the router pair in one order whatever the message's
+	 * direction: both directions of a pair take the same kind of way and
+	 * the same intermediate group (on their own directed links) */
+	bool swap = g > h || (g == h && a > b);
+	int pa = swap ? b : a, pg = swap ? h : g, qa = swap ? a : b, qg = swap ? g : h;
 	bool valiant = d->routing == TP_DFLY_VALIANT ||
-		       (d->routing == TP_DFLY_ADAPTIVE && adaptive_valiant(d, a, g, b, h));
+		       (d->routing == TP_DFLY_ADAPTIVE &&
+			adaptive_valiant(d, pa, pg, qa, qg));
 	if (!valiant || g == h || d->groups < 3) {
 		n = direct(d, a, g, b, h, tmp, 0);
 	} else {
 		/* intermediate group: a hash of the two routers, never g or h */
-		uint64_t z = ((uint64_t)(a + 1) * 0x9e3779b97f4a7c15ULL) ^
-			     ((uint64_t)(g + 1) * 0xbf58476d1ce4e5b9ULL) ^
-			     ((uint64_t)(b + 1) * 0x94d049bb133111ebULL) ^
-			     ((uint64_t)(h + 1) * 0x2545f4914f6cdd1dULL);
+		uint64_t z = ((uint64_t)(pa + 1) * 0x9e3779b97f4a7c15ULL) ^
+			     ((uint64_t)(pg + 1) * 0xbf58476d1ce4e5b9ULL) ^
+			     ((uint64_t)(qa + 1) * 0x94d049bb133111ebULL) ^
+			     ((uint64_t)(qg + 1) * 0x2545f4914f6cdd1dULL);
 		z ^= z >> 31;
 		int i = (int)(z % (uint64_t)(d->groups - 2));
 		int lo = g < h ? g : h, hi = g < h ? h : g;
@@ -205,19 +214,20 @@ static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 	if (link < nl) {
 		int g = (int)(link / ((int64_t)d->routers * d->routers));
 		int64_t r = link % ((int64_t)d->routers * d->routers);
-		snprintf(buf, len, "g%d:r%d-r%d", g, (int)(r / d->routers),
+		snprintf(buf, len, "g%d:r%d->r%d", g, (int)(r / d->routers),
 			 (int)(r % d->routers));
 	} else {
 		int64_t r = link - nl;
 		int k = (int)(r % d->links);
 		r /= d->links;
-		snprintf(buf, len, "g%d-g%d#%d", (int)(r / d->groups),
+		snprintf(buf, len, "g%d->g%d#%d", (int)(r / d->groups),
 			 (int)(r % d->groups), k);
 	}
 }
 
-/* Local link {x < y} of group g, or global link k of groups {g < h}
- * (landing at the routers gw of either side); other ids are unused. */
+/* Directed local link x -> y (x != y) of group g, or global link k from
+ * group g to group h != g (from router gw(g, h, k) to gw(h, g, k)): a is
+ * where the direction starts, b where it ends; other ids are unused. */
 static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
 {
 	const struct tp_dfly *d = m->net_data;
@@ -228,7 +238,7 @@ static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
 		int x = (int)(link % aa / d->routers), y = (int)(link % d->routers);
 		a[0] = x; a[1] = g;
 		b[0] = y; b[1] = g;
-		return x < y ? TP_OK : TP_ENOENT;
+		return x != y ? TP_OK : TP_ENOENT;
 	}
 	int64_t r = link - nl;
 	int k = (int)(r % d->links);
@@ -236,7 +246,7 @@ static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
 	int g = (int)(r / d->groups), h = (int)(r % d->groups);
 	a[0] = gw(d, g, h, k); a[1] = g;
 	b[0] = gw(d, h, g, k); b[1] = h;
-	return g < h ? TP_OK : TP_ENOENT;
+	return g != h ? TP_OK : TP_ENOENT;
 }
 
 /* Valiant: local, global, local, global, local (direct needs 3). */
@@ -244,6 +254,18 @@ static int64_t max_route_links(const struct tp_machine *m)
 {
 	(void)m;
 	return 6;
+}
+
+/* The group, then the router (numbered over the whole machine). */
+static int hierarchy(const struct tp_machine *m, const int *r, int64_t *path,
+		     int cap)
+{
+	const struct tp_dfly *d = m->net_data;
+	if (cap < 2)
+		return TP_EINVAL;
+	path[0] = r[1];
+	path[1] = (int64_t)r[1] * d->routers + r[0];
+	return 2;
 }
 
 static const struct tp_net_ops dragonfly_ops = {
@@ -256,6 +278,7 @@ static const struct tp_net_ops dragonfly_ops = {
 	.link_name = link_name,
 	.link_ends = link_ends,
 	.destroy = free,
+	.hierarchy = hierarchy,
 };
 
 int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,

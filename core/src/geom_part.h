@@ -43,8 +43,12 @@ typedef struct tree {
 
 /* The torus seam shift as a cut per dimension: router coordinates up to
  * cut[d] move up by the extent (cut[d] = -1: none move).  Returns how many
- * dimensions move, or TP_ENOMEM.  tp_geom_seam_shift applies them. */
-int tp__seam_cuts(const tp_alloc *a, int *cut);
+ * dimensions move, or TP_ENOMEM.  full_planes: where every plane of a
+ * dimension is occupied, the seam goes between the two adjacent planes
+ * with the fewest nodes (geometric mapping); without it nothing moves
+ * there (Slurm's torus order, the zorder baseline).  tp__seam_shift
+ * applies them (internal.h). */
+int tp__seam_cuts(const tp_alloc *a, int *cut, bool full_planes);
 
 /* Seam-shifted router coordinates of machine node i. */
 static inline void tp__seam_coords(const tp_machine *m, int32_t i,

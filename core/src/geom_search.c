@@ -1161,7 +1161,7 @@ static int seam_cuts(search *s, int *cut)
 		cut[d] = -1;
 	if (!s->o->seam_shift)
 		return 0;
-	s->shifted = tp__seam_cuts(s->a, cut);
+	s->shifted = tp__seam_cuts(s->a, cut, true);
 	return s->shifted < 0 ? TP_ENOMEM : 0;
 }
 

@@ -43,24 +43,182 @@
 
 #include "internal.h"
 
-static const char *const ALGOS[] = { "magc", "local-rank", "closest" };
+static const char *const ALGOS[] = { "magc", "local-rank", "closest",
+				     "bisect" };
+#define NALGOS ((int)(sizeof ALGOS / sizeof ALGOS[0]))
 
 int tp_gpusel_algo_parse(const char *s, enum tp_gpusel_algo *out,
 			 tp_error *err)
 {
-	for (int i = 0; s && i < 3; i++)
+	for (int i = 0; s && i < NALGOS; i++)
 		if (!strcasecmp(s, ALGOS[i])) {
 			*out = (enum tp_gpusel_algo)i;
 			return 0;
 		}
 	return tp_error_set(err, TP_EINVAL,
-			    "unknown GPU selection '%s' (magc, local-rank or closest)",
+			    "unknown GPU selection '%s' (magc, local-rank, closest or bisect)",
 			    s ? s : "");
 }
 
 const char *tp_gpusel_algo_name(enum tp_gpusel_algo a)
 {
-	return (int)a >= 0 && (int)a < 3 ? ALGOS[a] : "unknown";
+	return (int)a >= 0 && (int)a < NALGOS ? ALGOS[a] : "unknown";
+}
+
+/* ---- exact-size partitions of a node's few tasks ----
+ *
+ * Phase 2 (sockets) and the GPU bisection (sockets, then host bridges and
+ * PCIe switches) split a node's tasks into parts of exact sizes with few
+ * bytes between them.  A node holds few tasks (at most its cores or GPUs),
+ * so this works on the dense local matrix: the better of two starts (the
+ * tasks in local-rank order, and greedy growth along the heaviest edges,
+ * which keeps heavy chains such as stencil rows together), each improved by
+ * Kernighan-Lin passes between every two parts (the best sequence of swaps,
+ * losing ones included, so that a split pairwise swaps cannot leave is left
+ * all the same).  Deterministic: ties to the lower index. */
+
+/* Bytes between parts of the assignment part[0..n) of tasks T. */
+static double cut_of(const double *c, int32_t nt, const int32_t *T, int n,
+		     const int *part)
+{
+	double cut = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (part[i] != part[j])
+				cut += c[(size_t)T[i] * nt + T[j]];
+	return cut;
+}
+
+/* Greedy growth: part p in turn takes the free task most tied to it (the
+ * heaviest-traffic free task to start). */
+static void grow_parts(const double *c, int32_t nt, const int32_t *T, int n,
+		       int k, const int *cnt, int *part)
+{
+	for (int i = 0; i < n; i++)
+		part[i] = -1;
+	for (int p = 0; p < k; p++)
+		for (int got = 0; got < cnt[p]; got++) {
+			int best = -1;
+			double bw = -1;
+			for (int i = 0; i < n; i++) {
+				if (part[i] >= 0)
+					continue;
+				double w = 0;
+				for (int j = 0; j < n; j++)
+					if (got ? part[j] == p : part[j] < 0)
+						w += c[(size_t)T[i] * nt + T[j]];
+				if (w > bw) {
+					bw = w;
+					best = i;
+				}
+			}
+			part[best] = p;
+		}
+}
+
+/* One Kernighan-Lin pass between parts p and q: swap the best unlocked
+ * pair again and again, then keep the best prefix.  Returns the gain. */
+static double kl_pass(const double *c, int32_t nt, const int32_t *T, int n,
+		      int *part, int p, int q, char *locked, int *su, int *sv)
+{
+	memset(locked, 0, (size_t)n);
+	double gain = 0, best = 0;
+	int nbest = 0, ns = 0;
+	for (;;) {
+		int bu = -1, bv = -1;
+		double bg = -HUGE_VAL;
+		for (int u = 0; u < n; u++) {
+			if (locked[u] || part[u] != p)
+				continue;
+			for (int v = 0; v < n; v++) {
+				if (locked[v] || part[v] != q)
+					continue;
+				/* gain of swapping u and v: their ties to the
+				 * other side minus those to their own */
+				double g = 0;
+				for (int x = 0; x < n; x++) {
+					if (x == u || x == v)
+						continue;
+					double cu = c[(size_t)T[u] * nt + T[x]];
+					double cv = c[(size_t)T[v] * nt + T[x]];
+					if (part[x] == q)
+						g += cu - cv;
+					else if (part[x] == p)
+						g += cv - cu;
+				}
+				if (g > bg + 1e-12 * fabs(bg)) {
+					bg = g;
+					bu = u;
+					bv = v;
+				}
+			}
+		}
+		if (bu < 0)
+			break;
+		part[bu] = q;
+		part[bv] = p;
+		locked[bu] = locked[bv] = 1;
+		su[ns] = bu;
+		sv[ns++] = bv;
+		gain += bg;
+		if (gain > best + 1e-9 * (fabs(best) + 1)) {
+			best = gain;
+			nbest = ns;
+		}
+	}
+	/* undo the swaps after the best prefix */
+	for (int i = ns - 1; i >= nbest; i--) {
+		part[su[i]] = p;
+		part[sv[i]] = q;
+	}
+	return best;
+}
+
+/* Kernighan-Lin between every two parts until no pass gains. */
+static void kl_refine(const double *c, int32_t nt, const int32_t *T, int n,
+		      int k, int *part, char *locked, int *su, int *sv)
+{
+	for (int round = 0; round < 4 * n; round++) {
+		double g = 0;
+		for (int p = 0; p < k; p++)
+			for (int q = p + 1; q < k; q++)
+				g += kl_pass(c, nt, T, n, part, p, q, locked, su, sv);
+		if (g <= 0)
+			break;
+	}
+}
+
+/* Split the n tasks T (rows of the dense matrix c, nt x nt) into k parts of
+ * exactly cnt[p] tasks, few bytes between them; part[i] for T[i]. */
+static int split_small(const double *c, int32_t nt, const int32_t *T, int n,
+		       int k, const int *cnt, int *part)
+{
+	int *alt = tp__malloc_array((size_t)n + 1, sizeof(int));
+	int *su = tp__malloc_array((size_t)n + 1, sizeof(int));
+	int *sv = tp__malloc_array((size_t)n + 1, sizeof(int));
+	char *locked = tp__malloc_array((size_t)n + 1, 1);
+	if (!alt || !su || !sv || !locked) {
+		free(alt);
+		free(su);
+		free(sv);
+		free(locked);
+		return TP_ENOMEM;
+	}
+	int at = 0;
+	for (int p = 0; p < k; p++)
+		for (int x = 0; x < cnt[p]; x++)
+			part[at++] = p;
+	kl_refine(c, nt, T, n, k, part, locked, su, sv);
+	grow_parts(c, nt, T, n, k, cnt, alt);
+	kl_refine(c, nt, T, n, k, alt, locked, su, sv);
+	if (cut_of(c, nt, T, n, alt) < cut_of(c, nt, T, n, part) -
+	    1e-9 * (cut_of(c, nt, T, n, part) + 1))
+		memcpy(part, alt, sizeof(int) * (size_t)n);
+	free(alt);
+	free(su);
+	free(sv);
+	free(locked);
+	return 0;
 }
 
 /* Greedy restarts from every first GPU up to this many allowed GPUs. */
@@ -421,6 +579,173 @@ static int cmp_int(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/* ---- GPU bisection: the tasks split over the node's PCIe tree ----
+ *
+ * The allowed GPUs are sorted by their path in the node (socket, host
+ * bridge, bridges and switches, the GPU), so that every subtree is a run;
+ * from the top down the tasks are split over the children of each subtree
+ * with split_small, every child taking as many tasks as it holds GPUs
+ * (divided by the GPUs per task; the largest first when there are fewer
+ * tasks).  Each split keeps heavy traffic inside a subtree, off the links
+ * above it: the sockets' link first, then each bridge's uplink (TreeMatch's
+ * and Scotch's recursive bisection of a node).  A candidate of tp_gpusel,
+ * kept when its congestion is lower. */
+
+#define GPU_LEVELS 32
+
+struct gtree {
+	const tp_node *n;
+	const double *c;
+	int32_t nt;
+	int gpt;
+	const int *al;       /* allowed GPUs */
+	int *path;           /* per allowed GPU: GPU_LEVELS vertices, top first */
+	int *plen;
+	int *order;          /* positions into al, sorted by path */
+	int *gpus;           /* the result, task-major */
+};
+
+static int gkey(const struct gtree *t, int i, int d)
+{
+	return d < t->plen[i] ? t->path[i * GPU_LEVELS + d] : -1 - t->al[i];
+}
+
+static int cmp_gpath(const void *x, const void *y, void *arg)
+{
+	const struct gtree *t = arg;
+	int i = *(const int *)x, j = *(const int *)y;
+	for (int d = 0; d < GPU_LEVELS; d++) {
+		int a = gkey(t, i, d), b = gkey(t, j, d);
+		if (a != b)
+			return a < b ? -1 : 1;
+	}
+	return 0;
+}
+
+static int grec(struct gtree *t, int32_t *T, int nT, int lo, int hi, int d);
+
+/* Split T over the k children (runs start[0..k]) of a subtree. */
+static int gsplit(struct gtree *t, int32_t *T, int nT, const int *start, int k,
+		  int d)
+{
+	int *cap = tp__malloc_array((size_t)k, sizeof(int));
+	int *cnt = tp__calloc((size_t)k, sizeof(int));
+	int *used = tp__malloc_array((size_t)k, sizeof(int));
+	int *part = tp__malloc_array((size_t)nT + 1, sizeof(int));
+	int32_t *sorted = tp__malloc_array((size_t)nT + 1, sizeof(int32_t));
+	int rc = !cap || !cnt || !used || !part || !sorted ? TP_ENOMEM : 0;
+	int left = nT, ku = 0;
+	for (int x = 0; !rc && x < k; x++)
+		cap[x] = (start[x + 1] - start[x]) / t->gpt;
+	/* fill the largest children first */
+	while (!rc && left > 0) {
+		int best = -1;
+		for (int x = 0; x < k; x++)
+			if (!cnt[x] && cap[x] > 0 && (best < 0 || cap[x] > cap[best]))
+				best = x;
+		if (best < 0) {
+			rc = TP_EINVAL;   /* the GPUs are too fragmented */
+			break;
+		}
+		cnt[best] = cap[best] < left ? cap[best] : left;
+		left -= cnt[best];
+	}
+	for (int x = 0; !rc && x < k; x++)
+		if (cnt[x])
+			used[ku++] = x;
+	if (!rc) {
+		int *ucnt = cap;   /* the counts of the used children, in order */
+		for (int u = 0; u < ku; u++)
+			ucnt[u] = cnt[used[u]];
+		rc = split_small(t->c, t->nt, T, nT, ku, ucnt, part);
+		int pos = 0;
+		for (int u = 0; !rc && u < ku; u++)
+			for (int i = 0; i < nT; i++)
+				if (part[i] == u)
+					sorted[pos++] = T[i];
+		for (int u = 0, at = 0; !rc && u < ku; u++) {
+			int x = used[u];
+			rc = grec(t, sorted + at, ucnt[u], start[x], start[x + 1], d + 1);
+			at += ucnt[u];
+		}
+	}
+	free(cap);
+	free(cnt);
+	free(used);
+	free(part);
+	free(sorted);
+	return rc;
+}
+
+static int grec(struct gtree *t, int32_t *T, int nT, int lo, int hi, int d)
+{
+	if (nT == 0)
+		return 0;
+	if (nT == 1 && (hi - lo == t->gpt || d >= GPU_LEVELS)) {
+		for (int k = 0; k < t->gpt; k++)
+			t->gpus[(size_t)T[0] * t->gpt + k] = t->al[t->order[lo + k]];
+		return 0;
+	}
+	if (d >= GPU_LEVELS)
+		return TP_EINVAL;
+	int k = 1;
+	for (int i = lo + 1; i < hi; i++)
+		k += gkey(t, t->order[i], d) != gkey(t, t->order[i - 1], d);
+	if (k == 1)
+		return grec(t, T, nT, lo, hi, d + 1);
+	int *start = tp__malloc_array((size_t)k + 1, sizeof(int));
+	if (!start)
+		return TP_ENOMEM;
+	int x = 0;
+	start[x++] = lo;
+	for (int i = lo + 1; i < hi; i++)
+		if (gkey(t, t->order[i], d) != gkey(t, t->order[i - 1], d))
+			start[x++] = i;
+	start[k] = hi;
+	int rc = gsplit(t, T, nT, start, k, d);
+	free(start);
+	return rc;
+}
+
+/* The bisection candidate into gpus; TP_EINVAL when the allowed GPUs are too
+ * fragmented for the GPUs per task (then it is not a candidate). */
+static int bisect_gpus(const tp_node *n, const double *c, int32_t nt, int gpt,
+		       const int *al, int na, int *gpus)
+{
+	struct gtree t = { n, c, nt, gpt, al, NULL, NULL, NULL, gpus };
+	t.path = tp__malloc_array((size_t)na * GPU_LEVELS + 1, sizeof(int));
+	t.plen = tp__malloc_array((size_t)na + 1, sizeof(int));
+	t.order = tp__malloc_array((size_t)na + 1, sizeof(int));
+	int32_t *T = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	int rc = !t.path || !t.plen || !t.order || !T ? TP_ENOMEM : 0;
+	for (int i = 0; !rc && i < na; i++) {
+		/* the vertices from the GPU up to its socket, then reversed */
+		int len = 0, v = n->gpu[al[i]].vertex, *p = &t.path[i * GPU_LEVELS];
+		while (v >= 0 && len < GPU_LEVELS) {
+			p[len++] = v;
+			v = n->vert[v].parent;
+		}
+		for (int a = 0, b = len - 1; a < b; a++, b--) {
+			int x = p[a];
+			p[a] = p[b];
+			p[b] = x;
+		}
+		t.plen[i] = len;
+		t.order[i] = i;
+	}
+	if (!rc) {
+		qsort_r(t.order, (size_t)na, sizeof(int), cmp_gpath, &t);
+		for (int32_t i = 0; i < nt; i++)
+			T[i] = i;
+		rc = grec(&t, T, (int)nt, 0, na, 0);
+	}
+	free(t.path);
+	free(t.plen);
+	free(t.order);
+	free(T);
+	return rc;
+}
+
 /* Checks and normalises the arguments shared by tp_gpusel and _eval. */
 static int check_args(const tp_node *n, int32_t ntasks, int gpt,
 		      tp_error *err)
@@ -533,12 +858,13 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 	double *load = tp__calloc(nl, sizeof(double));
 	double *tmp = tp__calloc(nl, sizeof(double));
 	double *vol = tp__calloc((size_t)ntasks + 1, sizeof(double));
-	int *cand = tp__malloc_array(4 * tg, sizeof(int));
+	int *cand = tp__malloc_array(5 * tg, sizeof(int));
 	if (!used || !mapped || !load || !tmp || !vol || !cand) {
 		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
 		goto out;
 	}
 	int *lr = cand, *cl = cand + tg, *mg = cand + 2 * tg, *mt = cand + 3 * tg;
+	int *bi = cand + 4 * tg;
 	local_rank(ntasks, gpt, al, lr);
 	closest(n, ntasks, gpt, task_package, al, na, used, cl);
 	tp_gpusel_cost best;
@@ -552,12 +878,29 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 		chosen = cl;
 		evaluate(n, c, ntasks, gpt, task_package, cl, load, &best);
 		best.used = algo;
+	} else if (algo == TP_GPUSEL_BISECT) {
+		chosen = bi;
+		int brc = bisect_gpus(n, c, ntasks, gpt, al, na, bi);
+		if (brc == TP_ENOMEM) {
+			rc = tp_error_set(err, brc, "out of memory");
+			goto out;
+		}
+		if (brc)   /* too fragmented to bisect: local-rank order */
+			memcpy(bi, lr, sizeof(int) * (size_t)ntasks * (size_t)gpt);
+		evaluate(n, c, ntasks, gpt, task_package, bi, load, &best);
+		best.used = brc ? TP_GPUSEL_LOCAL_RANK : algo;
 	} else {
 		/* the greedy, then again from every first GPU (multi-start;
-		 * the first move is a blind tie otherwise), then the baselines */
+		 * the first move is a blind tie otherwise), then the baselines
+		 * and the bisection over the PCIe tree */
 		int starts = na <= MULTISTART_MAX ? na : 0;
-		const int *cands[3] = { mg, lr, cl };
-		for (int i = -1 - starts; i < 3; i++) {
+		int brc = bisect_gpus(n, c, ntasks, gpt, al, na, bi);
+		if (brc == TP_ENOMEM) {
+			rc = tp_error_set(err, brc, "out of memory");
+			goto out;
+		}
+		const int *cands[4] = { mg, lr, cl, brc ? NULL : bi };
+		for (int i = -1 - starts; i < 4; i++) {
 			tp_gpusel_cost x;
 			if (i < 0) {
 				int first = i == -1 - starts ? -1 : al[i + starts];
@@ -571,10 +914,11 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 				}
 				continue;
 			}
-			if (i == 0)
+			if (i == 0 || !cands[i])
 				continue;
 			evaluate(n, c, ntasks, gpt, task_package, cands[i], load, &x);
-			x.used = i == 1 ? TP_GPUSEL_LOCAL_RANK : TP_GPUSEL_CLOSEST;
+			x.used = i == 1 ? TP_GPUSEL_LOCAL_RANK : i == 2 ?
+				 TP_GPUSEL_CLOSEST : TP_GPUSEL_BISECT;
 			if (cost_lt(&x, &best)) {
 				best = x;
 				chosen = cands[i];
@@ -652,6 +996,109 @@ static void mims_of(const struct ledges *e, const int *sock, double *mims,
 			if (e->w[k] > *mims)
 				*mims = e->w[k];
 		}
+}
+
+/* Pair swaps on the MIMS edge, judged by the true MIMS afterwards (Wu et
+ * al.'s fine tuning); *cur and *cut receive the result's MIMS and total
+ * inter-socket bytes.  swap: false leaves the assignment as it is. */
+static void mims_swaps(const struct ledges *ep, int32_t ntasks, bool swap,
+		       int *task_package, double *cur_out, double *cut_out)
+{
+	const struct ledges e = *ep;
+	double cur, cut;
+	mims_of(&e, task_package, &cur, &cut);
+	for (int64_t it = 0; swap && it < (int64_t)ntasks * ntasks; it++) {
+		/* the MIMS edge (the first in (u, v) order) */
+		int32_t u = -1, v = -1;
+		for (int64_t k = 0; k < e.m && u < 0 && cur > 0; k++)
+			if (task_package[e.u[k]] != task_package[e.v[k]] &&
+			    e.w[k] == cur) {
+				u = e.u[k];
+				v = e.v[k];
+			}
+		if (u < 0)
+			break;
+		int32_t ba = -1, bb = -1;
+		double bm = cur, bcut = cut;
+		for (int side = 0; side < 2; side++) {
+			int32_t x = side ? v : u;          /* moves */
+			int32_t y = side ? u : v;          /* to y's socket */
+			for (int32_t w = 0; w < ntasks; w++) {
+				if (w == y || task_package[w] != task_package[y])
+					continue;
+				int sx = task_package[x];
+				task_package[x] = task_package[w];
+				task_package[w] = sx;
+				double m2, c2;
+				mims_of(&e, task_package, &m2, &c2);
+				task_package[w] = task_package[x];
+				task_package[x] = sx;
+				if (lt(m2, bm) || (!lt(bm, m2) && lt(c2, bcut))) {
+					ba = x;
+					bb = w;
+					bm = m2;
+					bcut = c2;
+				}
+			}
+		}
+		if (ba < 0)
+			break;
+		int sx = task_package[ba];
+		task_package[ba] = task_package[bb];
+		task_package[bb] = sx;
+		cur = bm;
+		cut = bcut;
+	}
+	*cur_out = cur;
+	*cut_out = cut;
+}
+
+/* A second start for phase 2 (issue 13): the same number of tasks on every
+ * socket, split by the fewest bytes between sockets (split_small: what
+ * TreeMatch's bisection of a node does), then the same swaps.  Pair swaps
+ * from consecutive ranks cannot leave a split that cuts every heavy row of
+ * a stencil; this one does not make it.  The better of the two, by MIMS
+ * then inter-socket bytes, is kept in task_package (ties keep the block
+ * start). */
+static int bisection_start(const double *c, const struct ledges *e,
+			   int32_t ntasks, int S, int *task_package,
+			   double *cur, double *cut)
+{
+	if (S < 2 || ntasks < 3)
+		return 0;
+	int *cnt = tp__calloc((size_t)S, sizeof(int));
+	int *sock = tp__malloc_array((size_t)S, sizeof(int));
+	int *part = tp__malloc_array((size_t)ntasks, sizeof(int));
+	int32_t *T = tp__malloc_array((size_t)ntasks, sizeof(int32_t));
+	int rc = !cnt || !sock || !part || !T ? TP_ENOMEM : 0;
+	int k = 0;
+	for (int32_t i = 0; !rc && i < ntasks; i++) {
+		cnt[task_package[i]]++;
+		T[i] = i;
+	}
+	for (int s = 0; !rc && s < S; s++)
+		if (cnt[s])
+			sock[k++] = s;
+	for (int p = 0; !rc && p < k; p++)
+		cnt[p] = cnt[sock[p]];   /* the used sockets' counts, in order */
+	if (!rc && k > 1)
+		rc = split_small(c, ntasks, T, ntasks, k, cnt, part);
+	if (!rc && k > 1) {
+		for (int32_t i = 0; i < ntasks; i++)
+			part[i] = sock[part[i]];
+		double m2, c2;
+		mims_swaps(e, ntasks, true, part, &m2, &c2);
+		if (lt(m2, *cur) || (!lt(*cur, m2) && lt(c2, *cut))) {
+			memcpy(task_package, part, sizeof(int) * (size_t)ntasks);
+			*cur = m2;
+			*cut = c2;
+		}
+	}
+	free(cnt);
+	free(sock);
+	free(part);
+	free(T);
+	return rc;
 }
 
 /* The allowed cores as a sorted list without repeats (all of the node's
@@ -767,9 +1214,10 @@ int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
 	rc = local_matrix(g, tasks, ntasks, &c, err);
 	if (!rc)
 		rc = ledges_build(c, ntasks, &e, err);
-	free(c);
-	if (rc)
+	if (rc) {
+		free(c);
 		goto out;
+	}
 	/* balanced block start: socket s gets a share proportional to its
 	 * capacity, consecutive local ranks together */
 	int32_t t = 0;
@@ -786,51 +1234,14 @@ int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
 		left -= take;
 		room -= cap[s];
 	}
-	/* pair swaps on the MIMS edge, judged by the true MIMS afterwards */
 	double cur, cut;
-	mims_of(&e, task_package, &cur, &cut);
-	for (int64_t it = 0; g && it < (int64_t)ntasks * ntasks; it++) {
-		/* the MIMS edge (the first in (u, v) order) */
-		int32_t u = -1, v = -1;
-		for (int64_t k = 0; k < e.m && u < 0 && cur > 0; k++)
-			if (task_package[e.u[k]] != task_package[e.v[k]] &&
-			    e.w[k] == cur) {
-				u = e.u[k];
-				v = e.v[k];
-			}
-		if (u < 0)
-			break;
-		int32_t ba = -1, bb = -1;
-		double bm = cur, bcut = cut;
-		for (int side = 0; side < 2; side++) {
-			int32_t x = side ? v : u;          /* moves */
-			int32_t y = side ? u : v;          /* to y's socket */
-			for (int32_t w = 0; w < ntasks; w++) {
-				if (w == y || task_package[w] != task_package[y])
-					continue;
-				int sx = task_package[x];
-				task_package[x] = task_package[w];
-				task_package[w] = sx;
-				double m2, c2;
-				mims_of(&e, task_package, &m2, &c2);
-				task_package[w] = task_package[x];
-				task_package[x] = sx;
-				if (lt(m2, bm) || (!lt(bm, m2) && lt(c2, bcut))) {
-					ba = x;
-					bb = w;
-					bm = m2;
-					bcut = c2;
-				}
-			}
-		}
-		if (ba < 0)
-			break;
-		int sx = task_package[ba];
-		task_package[ba] = task_package[bb];
-		task_package[bb] = sx;
-		cur = bm;
-		cut = bcut;
+	mims_swaps(&e, ntasks, g != NULL, task_package, &cur, &cut);
+	if (g && (rc = bisection_start(c, &e, ntasks, S, task_package, &cur, &cut))) {
+		rc = tp_error_set(err, rc, "out of memory");
+		free(c);
+		goto out;
 	}
+	free(c);
 	/* cores: each socket's tasks in local-rank order take consecutive
 	 * allowed cores of the socket (positions in the list) */
 	for (int32_t i = 0; i < ntasks; i++) {

@@ -12,6 +12,8 @@
 #define NEIGH_CANDIDATES 8   /* neighbour nodes tried per greedy placement */
 #define REFINE_NODES 16      /* candidate nodes per task in refinement */
 #define REFINE_SWAPS 64      /* tasks scanned per candidate node */
+#define HOT_SHARE 0.85       /* congestion refinement: tasks on links loaded
+				at least this share of the maximum move */
 
 void tp_graphmap_opts_default(tp_graphmap_opts *o)
 {
@@ -717,6 +719,12 @@ typedef struct cref {
 	int64_t ns;
 	double M;                /* the largest link load */
 	int64_t nmax;            /* links carrying it */
+	double Mref;             /* the largest load at the start: scale of
+				    the potential */
+	double hot_at;           /* tasks with a message over a link this
+				    loaded are tried */
+	double dhop;             /* hop-bytes change of the current trial */
+	bool keep_hops;          /* refuse moves that raise hop-bytes */
 	int64_t moves;
 } cref;
 
@@ -738,8 +746,42 @@ static int cr_route(cref *cr, int32_t i, int32_t j)
 	}
 }
 
-/* Add sign * bytes of t's edges (skipping the one to skip) to the loads,
- * remembering every link touched in this trial and its load before. */
+/* Add sign * bytes of the message from allocation node i to node j to the
+ * loads, remembering every link touched in this trial and its load
+ * before. */
+static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
+{
+	int n = cr_route(cr, i, j);
+	if (n < 0)
+		return n;
+	for (int k = 0; k < n; k++) {
+		int64_t l = cr->route[k];
+		if (l < 0 || l >= cr->nl)
+			return TP_EINVAL;
+		if (cr->stamp[l] != cr->trial) {
+			if (cr->ntl == cr->tlcap) {
+				int64_t nc = cr->tlcap * 2;
+				int64_t *a1 = realloc(cr->tl, sizeof(int64_t) * (size_t)nc);
+				if (!a1)
+					return TP_ENOMEM;
+				cr->tl = a1;
+				double *a2 = realloc(cr->tl_old, sizeof(double) * (size_t)nc);
+				if (!a2)
+					return TP_ENOMEM;
+				cr->tl_old = a2;
+				cr->tlcap = nc;
+			}
+			cr->stamp[l] = cr->trial;
+			cr->tl[cr->ntl] = l;
+			cr->tl_old[cr->ntl++] = cr->load[l];
+		}
+		cr->load[l] += bytes * tp__link_weight(cr->c->a->m, l);
+	}
+	return 0;
+}
+
+/* Add sign * bytes of t's edges (skipping the one to skip) to the loads:
+ * both directions of each, as the metrics route them. */
 static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
 {
 	const struct tp_graph *g = cr->c->g;
@@ -747,35 +789,13 @@ static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
 		int32_t u = g->adjncy[e];
 		if (u == skip || cr->map[u] == cr->map[t])
 			continue;
-		/* as the metrics route it: from the lower task's node */
-		int n = u > t ? cr_route(cr, cr->map[t], cr->map[u])
-			      : cr_route(cr, cr->map[u], cr->map[t]);
-		if (n < 0)
-			return n;
-		for (int k = 0; k < n; k++) {
-			int64_t l = cr->route[k];
-			if (l < 0 || l >= cr->nl)
-				return TP_EINVAL;
-			if (cr->stamp[l] != cr->trial) {
-				if (cr->ntl == cr->tlcap) {
-					int64_t nc = cr->tlcap * 2;
-					int64_t *a1 = realloc(cr->tl, sizeof(int64_t) * (size_t)nc);
-					if (!a1)
-						return TP_ENOMEM;
-					cr->tl = a1;
-					double *a2 = realloc(cr->tl_old, sizeof(double) * (size_t)nc);
-					if (!a2)
-						return TP_ENOMEM;
-					cr->tl_old = a2;
-					cr->tlcap = nc;
-				}
-				cr->stamp[l] = cr->trial;
-				cr->tl[cr->ntl] = l;
-				cr->tl_old[cr->ntl++] = cr->load[l];
-			}
-			cr->load[l] += sign * g->weights[e] *
-				       tp__link_weight(cr->c->a->m, l);
-		}
+		double b = sign * g->weights[e];
+		cr->dhop += b * (double)ndist(cr->c, cr->map[t], cr->map[u]);
+		int rc = cr_message(cr, cr->map[t], cr->map[u], b);
+		if (!rc)
+			rc = cr_message(cr, cr->map[u], cr->map[t], b);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -833,7 +853,7 @@ static int cref_init(cref *cr, const gm *c, int32_t *map)
 	return 0;
 }
 
-/* Link loads of the whole mapping: every edge once, from the lower task. */
+/* Link loads of the whole mapping: every message, t to each neighbour. */
 static int cr_load_all(cref *cr)
 {
 	const struct tp_graph *g = cr->c->g;
@@ -841,7 +861,7 @@ static int cr_load_all(cref *cr)
 	for (int32_t t = 0; t < cr->c->nt; t++)
 		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 			int32_t u = g->adjncy[e];
-			if (u < t || map[u] == map[t])
+			if (map[u] == map[t])
 				continue;
 			int n = cr_route(cr, map[t], map[u]);
 			if (n < 0)
@@ -853,24 +873,27 @@ static int cr_load_all(cref *cr)
 	return 0;
 }
 
-/* Mark the tasks with an edge across a most-loaded link. */
+/* Mark the tasks with a message across a link loaded at least hot_at
+ * (near the maximum: relieving those makes room for the maximum). */
 static int cr_mark_hot(cref *cr)
 {
 	const struct tp_graph *g = cr->c->g;
 	const int32_t *map = cr->map;
 	char *hot = cr->hot;
 	double eps = 1e-9 * cr->M;
+	cr->hot_at = HOT_SHARE * cr->M - eps;
 	memset(hot, 0, (size_t)cr->c->nt);
+	/* each message t -> u (both directions appear, in t's and u's lists) */
 	for (int32_t t = 0; t < cr->c->nt; t++)
 		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 			int32_t u = g->adjncy[e];
-			if (u < t || map[u] == map[t] || (hot[t] && hot[u]))
+			if (map[u] == map[t] || (hot[t] && hot[u]))
 				continue;
 			int n = cr_route(cr, map[t], map[u]);
 			if (n < 0)
 				return n;
 			for (int k = 0; k < n; k++)
-				if (cr->load[cr->route[k]] >= cr->M - eps) {
+				if (cr->load[cr->route[k]] >= cr->hot_at) {
 					hot[t] = hot[u] = 1;
 					break;
 				}
@@ -896,10 +919,21 @@ static int cr_candidates(cref *cr, int32_t t, int32_t p)
 	return ncand;
 }
 
+/* The potential the refinement lowers: sum over the touched links of
+ * (load / Mref)^8.  The eighth power makes the heaviest links dominate, so
+ * lowering it relieves the maximum first, yet a move that only lightens
+ * links just below the maximum also counts (it makes room). */
+static double cr_potential(double load, double Mref)
+{
+	double x = load / Mref, x2 = x * x, x4 = x2 * x2;
+	return x4 * x4;
+}
+
 /* One trial: t moves from p to q, into a free slot (s2 < 0) or trading
- * places with s2.  Kept (*kept = true) when no touched link reaches the
- * largest load and at least one most-loaded link got lighter; otherwise
- * undone. */
+ * places with s2.  Kept (*kept = true) when no touched link ends above the
+ * largest load, the potential drops, and (keep_hops) hop-bytes do not grow;
+ * otherwise undone.  So the maximum never grows and the potential falls
+ * with every move: the refinement ends. */
 static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 		       bool *kept)
 {
@@ -909,6 +943,7 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 	*kept = false;
 	cr->trial++;
 	cr->ntl = 0;
+	cr->dhop = 0;
 	/* the edge t-s2 counts once, with t */
 	if ((rc = cr_edges(cr, t, -1, -1.0)) ||
 	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, -1.0))))
@@ -919,22 +954,23 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 	if ((rc = cr_edges(cr, t, -1, 1.0)) ||
 	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, 1.0))))
 		return rc;
-	bool ok = true, relieved = false;
-	int64_t freed = 0;
-	for (int64_t k = 0; k < cr->ntl; k++) {
-		int64_t l = cr->tl[k];
-		if (cr->load[l] >= cr->M - eps)
+	bool ok = !cr->keep_hops ||
+		  cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0);
+	double dphi = 0;
+	int64_t freed = 0, reached = 0;
+	for (int64_t k = 0; k < cr->ntl && ok; k++) {
+		double now = cr->load[cr->tl[k]], was = cr->tl_old[k];
+		if (now > cr->M + eps)
 			ok = false;
-		if (cr->tl_old[k] >= cr->M - eps && cr->load[l] < cr->M - eps) {
-			relieved = true;
-			freed++;
-		}
+		dphi += cr_potential(now, cr->Mref) - cr_potential(was, cr->Mref);
+		freed += was >= cr->M - eps && now < cr->M - eps;
+		reached += was < cr->M - eps && now >= cr->M - eps;
 	}
-	if (ok && relieved) {
+	if (ok && dphi < -1e-12) {
 		slots_move(&cr->st, t, p, q, s2);
 		cr->moves++;
 		*kept = true;
-		cr->nmax -= freed;
+		cr->nmax += reached - freed;
 		if (cr->nmax <= 0)
 			cr->M = cr_max(cr, &cr->nmax);
 		return 0;
@@ -974,9 +1010,10 @@ static int cr_improve_task(cref *cr, int32_t t)
 	return 0;
 }
 
-/* Congestion refinement: passes over the tasks on a most-loaded link,
- * moving each where that relieves the link without loading another as
- * much; stops when a pass moves nothing or the budget runs out. */
+/* Congestion refinement: passes over the tasks with a message on a link
+ * loaded near the maximum, moving each where that lowers the potential
+ * (cr_potential) without raising the maximum; stops when a pass moves
+ * nothing or the budget runs out. */
 static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
 			   int32_t *map, int64_t *moves_out, double t0)
 {
@@ -987,6 +1024,8 @@ static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
 	if (rc)
 		goto out;
 	cr.M = cr_max(&cr, &cr.nmax);
+	cr.Mref = cr.M;
+	cr.keep_hops = o->congestion_keep_hops;
 	for (int pass = 0; pass < o->refine_passes && cr.M > 0; pass++) {
 		if ((rc = cr_mark_hot(&cr)))
 			goto out;

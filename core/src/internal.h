@@ -112,6 +112,12 @@ int tp__machine_reserve(tp_machine *m, int64_t n);
 int tp__machine_add(tp_machine *m, const char *name, const int *coords,
 		    int32_t *dup, tp_error *err);
 
+/* The seam-shifted router coordinates of the allocation's nodes (nnodes x
+ * ndims) into out; full_planes as tp__seam_cuts (geom_part.h): true is
+ * tp_geom_seam_shift, false Slurm's rule (zorder).  Returns the dimensions
+ * shifted or TP_ENOMEM. */
+int tp__seam_shift(const tp_alloc *a, int *out, bool full_planes);
+
 /* Hop-bytes, but free to stop early and return any value above bound once
  * the sum exceeds it (used to discard losing candidates quickly). */
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,

@@ -625,6 +625,8 @@ int tp_job_candidate_get(const tp_job *job, int i, tp_job_candidate *out)
 	out->rank = c->rank;
 	out->ms = c->ms;
 	out->note = c->note;
+	out->has_congestion = c->congested;
+	out->congestion = c->congestion;
 	return 0;
 }
 
@@ -760,6 +762,11 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 			bad |= fprintf(f, "%s%c %-20s GPU links %-10.6g ms, score "
 				       "%-14.6g %9.1f ms%s%s\n", px, mark, c->name,
 				       c->rank, c->score, c->ms, sep, c->note) < 0;
+		else if (c->congested)
+			bad |= fprintf(f, "%s%c %-20s score %-14.6g %9.1f ms  max "
+				       "congestion %.6g%s%s\n", px, mark, c->name,
+				       c->score, c->ms, c->congestion, sep,
+				       c->note) < 0;
 		else
 			bad |= fprintf(f, "%s%c %-20s score %-14.6g %9.1f ms%s%s\n",
 				       px, mark, c->name, c->score, c->ms, sep,

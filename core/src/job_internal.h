@@ -8,14 +8,15 @@
 
 #include "internal.h"
 
-#define TP_JOB_MAX_CANDIDATES 16
+#define TP_JOB_MAX_CANDIDATES 20
 #define TP_JOB_MAX_NOTES 16
 
 /* A candidate as the job reports it (names and notes owned here). */
 struct tp_job_cand {
 	char name[24];
-	bool ran, scored, chosen, ranked;
+	bool ran, scored, chosen, ranked, congested;
 	double score, rank, ms;
+	double congestion;         /* max link load, when congested */
 	char note[96];
 };
 

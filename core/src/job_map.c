@@ -121,6 +121,8 @@ static void copy_report(tp_job *job, const tp_place_report *rep, bool ranked)
 		c->rank = pc->rank;
 		c->ranked = ranked && pc->ran;
 		c->ms = pc->ms;
+		c->congested = pc->has_congestion;
+		c->congestion = pc->congestion;
 		c->chosen = i == rep->best;
 		snprintf(c->note, sizeof c->note, "%s", pc->note);
 	}
@@ -130,20 +132,39 @@ static void copy_report(tp_job *job, const tp_place_report *rep, bool ranked)
 	}
 }
 
+/* (b - a) / b, a share of b's value (+-1 when b is 0 and they differ). */
+static double share_below(double a, double b)
+{
+	if (b > 0)
+		return (b - a) / b;
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
 /* How much better the winner is than block, as a share of block's value:
- * on the GPU-link rank first when it differs, else on the metric. */
+ * on the GPU-link rank first when it differs; else, under auto's rule
+ * (place.h) when both congestions are known and it is the congestion
+ * that decides (20 % lower for hop-bytes at most 20 % higher, or hop-bytes
+ * within 0.5 %), on the congestion; else on the metric. */
 static double gain_over(const struct tp_job_cand *win,
 			const struct tp_job_cand *blk)
 {
 	if (win->ranked && blk->ranked) {
 		double tol = 1e-9 * fmax(fabs(win->rank), fabs(blk->rank));
 		if (fabs(win->rank - blk->rank) > tol)
-			return blk->rank > 0 ? (blk->rank - win->rank) / blk->rank
-			       : (win->rank < blk->rank ? 1 : -1);
+			return share_below(win->rank, blk->rank);
 	}
-	if (blk->score > 0)
-		return (blk->score - win->score) / blk->score;
-	return win->score < blk->score ? 1 : win->score > blk->score ? -1 : 0;
+	if (win->congested && blk->congested) {
+		const double S = TP_PLACE_CONGESTION_SHARE;
+		double cg = share_below(win->congestion, blk->congestion);
+		bool near = win->score <= (1 + S) * blk->score &&
+			    blk->score <= (1 + S) * win->score;
+		if (near && (cg >= S || cg <= -S))
+			return cg;
+		if (fabs(win->score - blk->score) <=
+		    TP_PLACE_EQUAL_HOPS * fmax(win->score, blk->score) && cg != 0)
+			return cg;
+	}
+	return share_below(win->score, blk->score);
 }
 
 /* auto: the best candidate against Slurm's order (candidate 0). */

@@ -4,9 +4,10 @@
  * every mapper minimises, and divided by the total bytes it is Scotch gmtst's
  * CommExpan (the unit tests compare both to 1e-6); the largest link load under
  * the network's routing model catches what hop-bytes averages away, many
- * short routes over one link.  Each edge counts once, routed from the
- * lower-numbered task's node to the higher's; both directions of a link carry
- * one load.
+ * short routes over one link.  Links are full duplex (Scotch's and SimGrid's
+ * model): each direction is a link id of its own (network.h), and both
+ * directions of every edge are routed, u -> v and v -> u, each carrying the
+ * edge's bytes (a symmetric exchange, as in a halo).
  *
  * Two hot paths:
  *   tp_metrics_hop_bytes()       one pass over the CSR, each undirected edge
@@ -16,7 +17,7 @@
  *                                is inlined and specialised for 1-3 dims, other
  *                                networks take their distance through the
  *                                network interface (network.h).
- *   tp_metrics_max_congestion()  routes each edge with tp_machine_route() into a
+ *   tp_metrics_max_congestion()  routes each message with tp_machine_route() into a
  *                                reusable workspace; only the links a call
  *                                touched are scanned and cleared afterwards, so
  *                                a call costs O(edges x hops), not O(links).
@@ -355,12 +356,13 @@ struct cong_result {
 	double min_weight;  /* smallest positive edge weight (0 if none) */
 };
 
-/* Route every undirected edge once (lower-numbered task's node to the
- * higher's) and load the links of ws: bytes (times the link's weight) and
- * messages, each loaded link listed once in ws->touched (*ntouched of
- * them).  *hop_bytes gets the sum of w * route length, *min_weight the
- * smallest positive edge weight.  Returns 0, or -1 when the route function
- * misbehaves (the loads so far stay listed, for the caller to clear). */
+/* Route both directions of every edge (u -> v and v -> u, each carrying
+ * the edge's bytes) on the directed links and load the links of ws: bytes
+ * (times the link's weight) and messages, each loaded link listed once in
+ * ws->touched (*ntouched of them).  *hop_bytes gets the sum of w * route
+ * length over the edges (each edge once), *min_weight the smallest positive
+ * edge weight.  Returns 0, or -1 when the route function misbehaves (the
+ * loads so far stay listed, for the caller to clear). */
 static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
 		      const int32_t *map, tp_congestion_ws *ws,
 		      int64_t *ntouched, double *hop_bytes, double *min_weight)
@@ -381,11 +383,12 @@ static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
 	/* bytes / bandwidth where the network weighs its links, else bytes */
 	const double *link_weight = a->m->link_weight;
 
+	/* every CSR entry is one direction of an edge: u's message to v */
 	for (int32_t u = 0; u < n && rc == 0; u++) {
 		const int32_t nu = node[map[u]];
 		const int64_t end = xadj[u + 1];
 		double s = 0.0;
-		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
+		for (int64_t e = xadj[u]; e < end; e++) {
 			const double we = w[e];
 			if (we > 0.0 && (wmin == 0.0 || we < wmin))
 				wmin = we;
@@ -398,7 +401,8 @@ static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
 				rc = -1;
 				break;
 			}
-			s += we * (double)len;
+			if (adj[e] > u)   /* hop-bytes: each edge once */
+				s += we * (double)len;
 			for (int k = 0; k < len; k++) {
 				int64_t l = route[k];
 				if (l < 0 || l >= nlinks) {

@@ -22,6 +22,18 @@
  * m->plain_hops (below) and m->link_weight, its per-link congestion weights
  * (a table in its own data; NULL = every link weighs 1).
  *
+ * Links are directed (since issue 13).  Every physical link is full duplex,
+ * as Scotch's and SimGrid's link models have it: its two directions are two
+ * link ids, loaded independently, and a route lists the ids of the
+ * directions it travels, in order.  So route(a, b) and route(b, a) share no
+ * id, link_count counts directed ids (twice the cables, plus any unused
+ * ids), link_name names one direction ("(3,0,7)->+x", "leaf0->agg0",
+ * "g1->g4#0"), and m->link_weight has one entry per directed id.  The
+ * metrics route both directions of every task-graph edge (metrics.h).  A
+ * kind only has to number its directions; nothing else changes: torus.c uses
+ * cable * 2 + direction, tree.c 2 * switch (up) and 2 * switch + 1 (down),
+ * dragonfly.c ordered (from, to) pairs.
+ *
  * Distances are int64_t everywhere.  Each kind keeps its distances inside
  * that range by construction (tori: at most 6 x 2^31 hops x 10^6 per hop;
  * trees: fewer than 2^32 links of cost < 2^31 on any path; dragonflies: at
@@ -58,9 +70,11 @@ struct tp_net_ops {
 	int64_t (*range_lower_bound)(const struct tp_machine *m, const int *p,
 				     const int *lo, const int *hi);
 
-	/* The links a message from router a to router b crosses, in order,
-	 * written to links[0..cap-1].  Returns how many, or TP_EINVAL when cap
-	 * is too small (or links is NULL for a non-empty route). */
+	/* The directed links a message from router a to router b crosses, in
+	 * order, written to links[0..cap-1]: the ids of the directions it
+	 * travels (a full-duplex cable has one id per direction).  Returns how
+	 * many, or TP_EINVAL when cap is too small (or links is NULL for a
+	 * non-empty route). */
 	int (*route)(const struct tp_machine *m, const int *a, const int *b,
 		     int64_t *links, int cap);
 
@@ -68,10 +82,12 @@ struct tp_net_ops {
 	 * the congestion score's normaliser. */
 	int64_t (*max_route_links)(const struct tp_machine *m);
 
-	/* Link ids run over 0..link_count - 1 (some may be unused). */
+	/* Directed link ids run over 0..link_count - 1 (some may be
+	 * unused). */
 	int64_t (*link_count)(const struct tp_machine *m);
 
-	/* A readable name of link 0 <= link < link_count into buf. */
+	/* A readable name of directed link 0 <= link < link_count into buf,
+	 * "from->to" style. */
 	void (*link_name)(const struct tp_machine *m, int64_t link, char *buf,
 			  size_t len);
 
@@ -90,6 +106,19 @@ struct tp_net_ops {
 	/* Free the kind's data (m->net_data, may be NULL).  NULL: nothing to
 	 * free. */
 	void (*destroy)(void *net_data);
+
+	/* Optional (NULL: the kind is no hierarchy; since issue 13).  The
+	 * groups that hold the router at coordinates r, from the top down,
+	 * written to path[0..cap-1]: ids unique among their level (tree:
+	 * the switches from the top switch down to the node's leaf switch;
+	 * dragonfly: the group, then the router).  Routers of one group are
+	 * closer to each other than to any router outside it, and the groups
+	 * under one parent are about equally far apart: the hierarchical
+	 * mapper (hiermap.c) splits the tasks over them level by level.
+	 * Returns the path's length (>= 0; paths may differ in length), or
+	 * TP_EINVAL when cap is too small. */
+	int (*hierarchy)(const struct tp_machine *m, const int *r,
+			 int64_t *path, int cap);
 };
 
 /* A machine of the given kind over a coordinate box (ndims in

@@ -39,6 +39,7 @@
 
 #include "internal.h"
 #include "metis_load.h"
+#include "network.h"
 
 static const struct {
 	const char *name;
@@ -49,6 +50,7 @@ static const struct {
 	{ "random", TP_POLICY_RANDOM },   { "zorder", TP_POLICY_ZORDER },
 	{ "graph", TP_POLICY_GRAPH },     { "auto", TP_POLICY_AUTO },
 	{ "modcolor", TP_POLICY_MODCOLOR },
+	{ "hierarchical", TP_POLICY_HIERARCHICAL },
 };
 #define NPOLICIES (sizeof POLICIES / sizeof POLICIES[0])
 
@@ -60,7 +62,7 @@ int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err)
 			return 0;
 		}
 	return tp_error_set(err, TP_EINVAL,
-			    "unknown policy '%s' (valid: none, geometric, block, cyclic, random, zorder, graph, auto, modcolor)",
+			    "unknown policy '%s' (valid: none, geometric, block, cyclic, random, zorder, graph, auto, modcolor, hierarchical)",
 			    name ? name : "");
 }
 
@@ -194,7 +196,7 @@ int tp_map_zorder(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err
 		free(z);
 		return tp_error_set(err, TP_ENOMEM, "zorder mapping: out of memory");
 	}
-	if (tp_geom_seam_shift(a, c) < 0) {
+	if (tp__seam_shift(a, c, false) < 0) {   /* Slurm's seam rule */
 		free(c);
 		free(z);
 		return tp_error_set(err, TP_ENOMEM, "zorder mapping: out of memory");
@@ -268,10 +270,11 @@ static int place_geometric(const tp_graph *g, const tp_alloc *a,
 /* ---- candidates: graph and auto ---- */
 
 enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
-		 C_BLOCKS };
+		 C_BLOCKS, C_HIER };
 
 static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
-					  "greedy", "bipartition", "modcolor", "blocks" };
+					  "greedy", "bipartition", "modcolor", "blocks",
+					  "hierarchical" };
 
 typedef struct cand_run {
 	const tp_graph *g;
@@ -283,6 +286,9 @@ typedef struct cand_run {
 	int32_t *best;       /* the caller's map */
 	double best_score;
 	double best_rank;    /* o->rank of the best, when given */
+	int best_idx;        /* the best's candidate (for its congestion) */
+	bool rule;           /* the auto rule applies (place.h) */
+	tp_congestion_ws *cws;  /* the rule's congestion workspace */
 	double t0;
 } cand_run;
 
@@ -301,10 +307,58 @@ static bool out_of_time(const cand_run *r)
 	return b > 0 && tp__now_ms() - r->t0 >= b;
 }
 
-/* Candidate c against the best so far: by the rank option first when given
- * (relative tolerance 1e-9), then by the metric; strictly better, or also
- * equal when ties_win. */
-static bool better(const cand_run *r, const tp_place_candidate *c, bool ties_win)
+/* The maximum link congestion of map into c (once), for the auto rule.
+ * False when it cannot be had (out of memory, or past the budget). */
+static bool congestion_of(cand_run *r, tp_place_candidate *c,
+			  const int32_t *map)
+{
+	if (c->has_congestion)
+		return true;
+	if (out_of_time(r) || (!r->cws &&
+			       tp_congestion_ws_create(&r->cws, r->a->m, NULL)))
+		return false;
+	double x = tp_metrics_max_congestion(r->g, r->a, map, r->cws, NULL);
+	if (x < 0)
+		return false;
+	c->congestion = x;
+	c->has_congestion = true;
+	return true;
+}
+
+/* Is hop-bytes a at most share above b? */
+static bool within(double a, double b, double share)
+{
+	return a <= (1 + share) * b + 1e-12 * fabs(b);
+}
+
+/* The auto rule (place.h): candidate c against the best so far, both by
+ * hop-bytes and, where it can decide, by their maximum congestion. */
+static bool rule_better(cand_run *r, tp_place_candidate *c, bool ties_win)
+{
+	tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	double hc = c->score, hb = r->best_score;
+	const double S = TP_PLACE_CONGESTION_SHARE;
+	bool by_hops = ties_win ? hc <= hb : hc < hb;
+	/* far apart in hop-bytes: congestion cannot overturn them */
+	if (!within(hc, hb, S) || !within(hb, hc, S))
+		return by_hops;
+	if (!congestion_of(r, c, r->trial) || !congestion_of(r, b, r->best))
+		return by_hops;
+	double cc = c->congestion, cb = b->congestion;
+	if (cc <= (1 - S) * cb)
+		return true;
+	if (cb <= (1 - S) * cc)
+		return false;
+	if (fabs(hc - hb) <= TP_PLACE_EQUAL_HOPS * fmax(hc, hb) && cc != cb)
+		return cc < cb;
+	return by_hops;
+}
+
+/* Candidate c (its mapping in r->trial) against the best so far: by the
+ * rank option first when given (relative tolerance 1e-9), then by the
+ * metric, or the auto rule; strictly better, or also equal when
+ * ties_win. */
+static bool better(cand_run *r, tp_place_candidate *c, bool ties_win)
 {
 	if (r->o->rank) {
 		double tol = 1e-9 * fmax(fabs(c->rank), fabs(r->best_rank));
@@ -313,7 +367,22 @@ static bool better(const cand_run *r, const tp_place_candidate *c, bool ties_win
 		if (c->rank > r->best_rank + tol)
 			return false;
 	}
+	if (r->rule)
+		return rule_better(r, c, ties_win);
 	return ties_win ? c->score <= r->best_score : c->score < r->best_score;
+}
+
+/* c becomes the best (its mapping in r->trial). */
+static void keep_best(cand_run *r, int idx)
+{
+	tp_place_report *rep = r->rep;
+	tp_place_candidate *c = &rep->cand[idx];
+	int32_t n = r->g->ntasks;
+	rep->best = idx;
+	r->best_idx = idx;
+	r->best_score = c->score;
+	r->best_rank = c->rank;
+	memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 }
 
 /* Run one candidate into r->trial, score it and keep it when strictly better
@@ -377,7 +446,8 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		}
 		break;
 	case C_GREEDY:
-	case C_BIPART: {
+	case C_BIPART:
+	case C_HIER: {
 		/* construction only: the winner is refined once, afterwards;
 		 * a forced candidate (graph's greedy) must give a result */
 		tp_graphmap_opts go = r->o->graph;
@@ -385,10 +455,15 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		go.refine_passes = 0;
 		go.refine_congestion = false;
 		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, r->trial, &e)
-				   : tp_graphmap_bipartition(r->g, r->a, &go, r->trial, &e);
+		     : k == C_BIPART ? tp_graphmap_bipartition(r->g, r->a, &go, r->trial, &e)
+		     : tp_graphmap_hierarchical(r->g, r->a, &go, r->trial, &e);
 		if (rc == TP_ENOTSUP) {
-			/* no METIS on this node: auto goes on without it */
-			snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
+			/* no METIS on this node: auto goes on without it (and
+			 * without a hierarchy, hierarchical says why) */
+			if (strstr(e.msg, TP__METIS_MISSING))
+				snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
+			else
+				snprintf(c->note, sizeof c->note, "skipped: %.70s", e.msg);
 			c->ms = tp__now_ms() - t;
 			return 0;
 		}
@@ -408,12 +483,8 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 	c->score = tp_metrics_score(r->g, r->a, r->trial, rep->metric, r->ws);
 	if (r->o->rank)
 		c->rank = r->o->rank(r->trial, r->o->rank_arg);
-	if (rep->best < 0 || better(r, c, false)) {
-		rep->best = rep->ncandidates - 1;
-		r->best_score = c->score;
-		r->best_rank = c->rank;
-		memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
-	}
+	if (rep->best < 0 || better(r, c, false))
+		keep_best(r, rep->ncandidates - 1);
 	return 0;
 }
 
@@ -448,7 +519,11 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	tp_error_clear(&e);
 	int64_t moves = 0, cmoves = 0;
 	int rc = tp_graphmap_refine(r->g, r->a, &go, r->trial, &moves, &e);
-	if (!rc && rep->metric == TP_METRIC_CONGESTION)
+	/* under the congestion metric the maximum goes down whatever it
+	 * costs in hop-bytes; under the auto rule only at no cost in
+	 * hop-bytes (the hop-bytes refinement has done what it could) */
+	go.congestion_keep_hops = rep->metric != TP_METRIC_CONGESTION;
+	if (!rc && (rep->metric == TP_METRIC_CONGESTION || r->rule))
 		rc = tp_graphmap_refine_congestion(r->g, r->a, &go, r->trial,
 						   &cmoves, &e);
 	c->ms = tp__now_ms() - t;
@@ -466,12 +541,8 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 		c->rank = r->o->rank(r->trial, r->o->rank_arg);
 	/* a refinement that moved nothing is its start: the start keeps the
 	 * credit (ties otherwise go to the refined mapping) */
-	if (moves + cmoves > 0 && better(r, c, true)) {
-		rep->best = rep->ncandidates - 1;
-		r->best_score = c->score;
-		r->best_rank = c->rank;
-		memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
-	}
+	if (moves + cmoves > 0 && better(r, c, true))
+		keep_best(r, rep->ncandidates - 1);
 	return 0;
 }
 
@@ -500,9 +571,9 @@ static int refine_stage(cand_run *r, tp_error *err)
 	return rc;
 }
 
-/* Policy graph promises bipartitioning: without METIS it fails (the plugin
- * then keeps Slurm's placement with this one line) rather than quietly
- * running half of itself. */
+/* Policies graph and hierarchical promise METIS partitions: without METIS
+ * they fail (the plugin then keeps Slurm's placement with this one line)
+ * rather than quietly running half of themselves. */
 static int metis_present(tp_error *err)
 {
 	struct tp__metis m;
@@ -510,6 +581,36 @@ static int metis_present(tp_error *err)
 	if (!rc)
 		tp__metis_close(&m);
 	return rc;
+}
+
+/* The auto rule's congestion costs about edges x 2 x the longest route per
+ * candidate: only below TP_PLACE_CONGESTION_MAX_WORK (place.h). */
+static bool congestion_affordable(const tp_graph *g, const tp_alloc *a)
+{
+	int64_t longest = a->m->net->max_route_links(a->m);
+	return longest <= 0 || g->nedges <= TP_PLACE_CONGESTION_MAX_WORK / 2 / longest;
+}
+
+/* Does the network split into groups (hiermap.c)? */
+static bool hierarchy(const tp_alloc *a)
+{
+	return a->m->net->hierarchy != NULL;
+}
+
+/* The job's rules (job_map.c) judge the winner against Slurm's block order
+ * (candidate 0) with the same rule: both congestions, where it can decide. */
+static void rule_against_block(cand_run *r)
+{
+	tp_place_report *rep = r->rep;
+	tp_place_candidate *w = &rep->cand[rep->best], *b = &rep->cand[0];
+	if (rep->best == 0 || !b->ran || !within(w->score, b->score,
+						 TP_PLACE_CONGESTION_SHARE) ||
+	    !within(b->score, w->score, TP_PLACE_CONGESTION_SHARE))
+		return;
+	if (!congestion_of(r, w, r->best) ||
+	    tp_map_block(r->a, r->g->ntasks, r->trial, NULL))
+		return;
+	congestion_of(r, b, r->trial);
 }
 
 static int place_candidates(const tp_graph *g, const tp_alloc *a,
@@ -536,6 +637,9 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		free(r.trial);
 		return rc;
 	}
+	r.rule = o->policy == TP_POLICY_AUTO &&
+		 rep->metric == TP_METRIC_HOP_BYTES &&
+		 congestion_affordable(g, a);
 	if (o->policy == TP_POLICY_AUTO) {
 		/* block first and always: the result is never worse than it;
 		 * then geometric, always too when the tasks have coordinates
@@ -546,11 +650,18 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		    !(rc = run_candidate(&r, C_ZORDER, false, err)) &&
 		    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
 		    !(rc = run_candidate(&r, C_BIPART, false, err)) &&
+		    !(rc = hierarchy(a) ? run_candidate(&r, C_HIER, false, err) : 0) &&
 		    tp_machine_is_dragonfly(a->m))
 			rc = run_candidate(&r, C_MODCOLOR, false, err);
+	} else if (o->policy == TP_POLICY_HIERARCHICAL && !hierarchy(a)) {
+		rc = tp_error_set(err, TP_ENOTSUP, "policy hierarchical: a %s network "
+				  "has no hierarchy (switch trees and dragonflies have)",
+				  tp_machine_kind(a->m));
 	} else if (!(rc = metis_present(err))) {
+		if (o->policy == TP_POLICY_HIERARCHICAL)
+			rc = run_candidate(&r, C_HIER, true, err);
 		/* graph: greedy always runs, so there is a result */
-		if (!(rc = run_candidate(&r, C_GREEDY, true, err)))
+		else if (!(rc = run_candidate(&r, C_GREEDY, true, err)))
 			rc = run_candidate(&r, C_BIPART, false, err);
 	}
 	/* block networks: the partition that follows the blocks */
@@ -562,7 +673,10 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		rc = tp_error_set(err, TP_EINVAL, "policy %s: no candidate produced "
 				  "a mapping (%s: %s)", tp_policy_name(o->policy),
 				  rep->cand[0].name, rep->cand[0].note);
+	if (!rc && r.rule)
+		rule_against_block(&r);
 	tp_congestion_ws_destroy(r.ws);
+	tp_congestion_ws_destroy(r.cws);
 	free(r.trial);
 	return rc;
 }
@@ -607,6 +721,7 @@ int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 		break;
 	case TP_POLICY_GRAPH:
 	case TP_POLICY_AUTO:
+	case TP_POLICY_HIERARCHICAL:
 		rc = place_candidates(g, a, o, map, rep, err);
 		break;
 	default:

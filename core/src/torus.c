@@ -19,10 +19,11 @@
  * are equally short.  Routes count links, never cost, and every link weighs
  * 1: LinkBandwidth= changes distances only through the hop costs.
  *
- * Links are physical and bidirectional: link id = router * ndims + d joins
- * router r to its +1 neighbour along d (wrapping round on a torus; on a mesh
- * the ids of the last router of each line are unused).  Both directions of
- * traffic load the same link.  Name: "(3,0,7)->+x".
+ * Links are full duplex, one id per direction (network.h): the cable
+ * (router * ndims + d) joins router r to its +1 neighbour along d (wrapping
+ * round on a torus; on a mesh the cables of the last router of each line are
+ * unused); id cable * 2 runs from r up to that neighbour, cable * 2 + 1 back
+ * down.  Names, after the sending router: "(3,0,7)->+x", "(4,0,7)->-x".
  */
 #include <math.h>
 #include <stdio.h>
@@ -101,7 +102,7 @@ static int route(const struct tp_machine *m, const int *ca, const int *cb,
 		int64_t st = m->stride[d];
 		for (int s = 0; s < steps; s++) {
 			if (dir > 0) {
-				links[n++] = r * m->ndims + d;
+				links[n++] = (r * m->ndims + d) * 2;
 				if (x == D - 1) {
 					x = 0;
 					r -= (int64_t)(D - 1) * st;
@@ -117,7 +118,8 @@ static int route(const struct tp_machine *m, const int *ca, const int *cb,
 					x--;
 					r -= st;
 				}
-				links[n++] = r * m->ndims + d;
+				/* the same cable as r's +d link, the other way */
+				links[n++] = (r * m->ndims + d) * 2 + 1;
 			}
 		}
 	}
@@ -132,35 +134,50 @@ static int64_t max_route_links(const struct tp_machine *m)
 	return dia;
 }
 
+/* Two directed ids per cable: (router * ndims + d) * 2 + dir. */
 static int64_t link_count(const struct tp_machine *m)
 {
-	return m->nrouters * m->ndims;
+	return m->nrouters * m->ndims * 2;
 }
 
+/* Named after the sending router: "(3,0,7)->+x" leaves (3,0,7) towards
+ * (4,0,7); "(4,0,7)->-x" is the same cable the other way. */
 static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 		      size_t len)
 {
 	static const char dim_letter[TP_MAX_DIMS] = { 'x', 'y', 'z', 'u', 'v', 'w' };
 	int c[TP_MAX_DIMS];
-	int d = (int)(link % m->ndims);
-	tp__router_coords(m, link / m->ndims, c);
+	int dir = (int)(link & 1);
+	int64_t cable = link >> 1;
+	int d = (int)(cable % m->ndims);
+	tp__router_coords(m, cable / m->ndims, c);
+	if (dir)
+		c[d] = c[d] + 1 == m->dims[d] ? 0 : c[d] + 1;
 	char cb[96];
 	tp__fmt_coords(cb, sizeof cb, c, m->ndims);
-	snprintf(buf, len, "%s->+%c", cb, dim_letter[d]);
+	snprintf(buf, len, "%s->%c%c", cb, dir ? '-' : '+', dim_letter[d]);
 }
 
-/* Link (r, d) joins router r to its +1 neighbour along d: round the ring on
- * a wrapped dimension; on a mesh the last router of a line has none, and a
- * ring of one router has no link either. */
+/* Cable (r, d) joins router r to its +1 neighbour along d: round the ring
+ * on a wrapped dimension; on a mesh the last router of a line has none, and
+ * a ring of one router has no cable either.  Directed: a is the sending end
+ * (r for id cable * 2, the neighbour for cable * 2 + 1), b the receiving
+ * one. */
 static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
 {
-	int d = (int)(link % m->ndims);
-	tp__router_coords(m, link / m->ndims, a);
+	int64_t cable = link >> 1;
+	int d = (int)(cable % m->ndims);
+	tp__router_coords(m, cable / m->ndims, a);
 	for (int k = 0; k < m->ndims; k++)
 		b[k] = a[k];
 	if (m->dims[d] == 1 || (!m->wrap[d] && a[d] == m->dims[d] - 1))
 		return TP_ENOENT;
 	b[d] = a[d] + 1 == m->dims[d] ? 0 : a[d] + 1;
+	if (link & 1) {
+		int t = a[d];
+		a[d] = b[d];
+		b[d] = t;
+	}
 	return TP_OK;
 }
 

@@ -16,10 +16,12 @@
  * common switch and down again; a node's link costs 1, and the link from a
  * switch at level l (leaf switches are level 0, a switch above them 1 + the
  * highest level below it) to its parent costs LevelCost[l] (default 1).
- * Routing for congestion is up/down through the lowest common switch; link id
- * = the id of the switch (or node) the link leaves upwards, its name
- * "child->parent".  With LevelBandwidth= a byte on a link weighs 1 / the
- * bandwidth of the link's level, so congestion comes in time-like units.
+ * Routing for congestion is up/down through the lowest common switch.  Links
+ * are full duplex, one id per direction (network.h): the link above switch
+ * (or node entry) s is 2s going up, named "child->parent", and 2s + 1 going
+ * down, "parent->child".  With LevelBandwidth= a byte on a link weighs 1 /
+ * the bandwidth of the link's level, so congestion comes in time-like
+ * units.
  *
  * Slurm's rules (src/plugins/topology/tree/topology_tree.c, 22.05): a switch
  * with both Nodes= and Switches=, or neither, is refused; so are duplicate
@@ -68,7 +70,8 @@ struct tp_tree {
 	int32_t *router_sw;   /* router number (= node) -> its entry */
 	int height;           /* levels of switch-to-switch links */
 	int mincost;          /* smallest link cost */
-	double *upinvbw;      /* 1 / bandwidth of the link to the parent, or
+	double *upinvbw;      /* per directed link id: 1 / bandwidth of its
+				 level (both directions alike), or
 				 NULL (LevelBandwidth= not given) */
 	double maxbw;         /* largest level bandwidth (0 when NULL) */
 };
@@ -79,6 +82,10 @@ static struct tp_tree *tree_of(const tp_machine *m)
 {
 	return m && m->net == &tree_ops ? m->net_data : NULL;
 }
+
+/* The two directions of the link above switch (or node entry) s. */
+#define UP_LINK(s) (2 * (int64_t)(s))
+#define DOWN_LINK(s) (2 * (int64_t)(s) + 1)
 
 /* ---- the network ---- */
 
@@ -147,10 +154,10 @@ static int route(const struct tp_machine *m, const int *ra, const int *rb,
 	int i = 0, j = na + nb;
 	while (a != b) {
 		if (t->depth[a] >= t->depth[b]) {
-			links[i++] = a;
+			links[i++] = UP_LINK(a);
 			a = t->parent[a];
 		} else {
-			links[--j] = b;
+			links[--j] = DOWN_LINK(b);
 			b = t->parent[b];
 		}
 	}
@@ -171,15 +178,33 @@ static int64_t max_route_links(const struct tp_machine *m)
 static int64_t link_count(const struct tp_machine *m)
 {
 	const struct tp_tree *t = m->net_data;
-	return t->nsw;
+	return 2 * (int64_t)t->nsw;
 }
 
 static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 		      size_t len)
 {
 	const struct tp_tree *t = m->net_data;
-	int32_t s = (int32_t)link, up = t->parent[s];
-	snprintf(buf, len, "%s->%s", t->name[s], up >= 0 ? t->name[up] : "(top)");
+	int32_t s = (int32_t)(link >> 1), up = t->parent[s];
+	const char *parent = up >= 0 ? t->name[up] : "(top)";
+	if (link & 1)
+		snprintf(buf, len, "%s->%s", parent, t->name[s]);
+	else
+		snprintf(buf, len, "%s->%s", t->name[s], parent);
+}
+
+/* The switches above the node at router r, top first. */
+static int hierarchy(const struct tp_machine *m, const int *r, int64_t *path,
+		     int cap)
+{
+	const struct tp_tree *t = m->net_data;
+	int32_t leaf = t->parent[t->router_sw[r[0]]];
+	int n = leaf >= 0 ? t->depth[leaf] + 1 : 0;
+	if (n > cap)
+		return TP_EINVAL;
+	for (int i = n - 1; i >= 0; i--, leaf = t->parent[leaf])
+		path[i] = leaf;
+	return n;
 }
 
 static double max_link_bandwidth(const struct tp_machine *m)
@@ -219,6 +244,7 @@ static const struct tp_net_ops tree_ops = {
 	.link_name = link_name,
 	.max_link_bandwidth = max_link_bandwidth,
 	.destroy = destroy,
+	.hierarchy = hierarchy,
 };
 
 /* ---- topology.conf ---- */
@@ -1003,7 +1029,7 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 		m->link_weight = NULL;
 		return TP_OK;
 	}
-	double *inv = tp__malloc_array((size_t)t->nsw + 1, sizeof(double));
+	double *inv = tp__malloc_array(2 * (size_t)t->nsw + 1, sizeof(double));
 	if (!inv)
 		return tp_error_set(err, TP_ENOMEM, "LevelBandwidth=: out of memory");
 	double mx = 0;
@@ -1013,7 +1039,7 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 		int l = nlevels == 1 || t->level[s] == 0 ? 0 : t->level[s] - 1;
 		if (l >= nlevels || (t->parent[s] >= 0 && t->parent[s] == t->forest_top))
 			l = nlevels - 1;
-		inv[s] = 1.0 / bw[l];
+		inv[UP_LINK(s)] = inv[DOWN_LINK(s)] = 1.0 / bw[l];
 	}
 	for (int l = 0; l < nlevels; l++)
 		if (bw[l] > mx)
@@ -1086,7 +1112,7 @@ int64_t tp_machine_node_link(const tp_machine *m, int32_t node)
 	const struct tp_tree *t = tree_of(m);
 	if (!t || node < 0 || node >= m->nnodes)
 		return -1;
-	return t->router_sw[node];
+	return UP_LINK(t->router_sw[node]);
 }
 
 int32_t tp_machine_tree_count(const tp_machine *m)

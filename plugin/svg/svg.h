@@ -107,7 +107,8 @@ struct svg_net {
 struct svg_panel {
 	const char *id;          /* "block", "topoplace" */
 	const int32_t *map;
-	double *loads;           /* per link id; NULL without a pattern */
+	double *loads;           /* per directed link id; NULL without a
+				    pattern */
 	float *rgb;              /* 3 per allocation node: sums of 0..1 */
 	int32_t *ntasks;         /* per allocation node */
 };
@@ -127,6 +128,12 @@ void svg_acc_add(struct svg_acc *c, const struct svg_net *net,
 uint32_t svg_acc_fill(const struct svg_acc *c);
 /* The colour of a link load on the shared scale. */
 uint32_t svg_load_colour(const struct svg_net *net, double load);
+/* Links are full duplex, one id per direction (network.h); a picture draws
+ * a cable once, with the load of its heavier direction: that is what limits
+ * it, and the scale's top (the largest directed load) stays the congestion
+ * metric.  up is the id of one direction, up + 1 the other's (trees: 2s and
+ * 2s + 1; tori: cable * 2 + dir); 0 without loads or for up < 0. */
+double svg_cable_load(const struct svg_panel *p, int64_t up);
 /* "nid00012: tasks 4 (of 4 slots)"-style tooltip of machine node `node`. */
 void svg_node_tip(char *buf, size_t len, const struct svg_net *net,
 		  const struct svg_panel *p, int32_t node);

@@ -130,6 +130,8 @@ static int fill_loads(const struct dfly_layout *L, const struct svg_net *net,
 		return -1;
 	if (!p->loads)
 		return 0;
+	/* every directed id: a link's two directions land on the same chord
+	 * or border, which keeps the heavier (svg_cable_load's rule) */
 	int64_t nl = tp_machine_link_count(net->m);
 	for (int64_t l = 0; l < nl; l++) {
 		double ld = p->loads[l];

@@ -30,6 +30,14 @@
 
 /* ---- shared helpers for the kinds ---- */
 
+double svg_cable_load(const struct svg_panel *p, int64_t up)
+{
+	if (!p->loads || up < 0)
+		return 0;
+	double a = p->loads[up], b = p->loads[up + 1];
+	return a > b ? a : b;
+}
+
 void svg_acc_add(struct svg_acc *c, const struct svg_net *net,
 		 const struct svg_panel *p, int32_t node)
 {

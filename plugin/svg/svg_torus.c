@@ -8,7 +8,8 @@
  * a picture never has more than MAX_CELLS cells whatever the machine.
  *
  * A cell shows the mean colour of its tasks.  Links between neighbouring
- * cells are bars in the gap between them, coloured by load; a wrap-around
+ * cells are bars in the gap between them, coloured by the load of the
+ * cable's heavier direction (svg_cable_load); a wrap-around
  * link is a stub at the edge of its row or column; links that join cells
  * of different slices (z and higher) or stay inside an aggregated cell
  * show as a dot in the cell, coloured by the largest such load.  Only
@@ -191,14 +192,15 @@ static double maxd(double a, double b)
 	return a > b ? a : b;
 }
 
-/* One loaded link into the cells it touches. */
+/* One loaded cable into the cells it touches: l is its even id (from
+ * router a up to its +1 neighbour b), load its heavier direction's. */
 static void add_link(const struct torus_layout *L, struct tcell *cells,
 		     const tp_machine *m, int64_t l, double load)
 {
 	int a[TP_MAX_DIMS], b[TP_MAX_DIMS];
 	if (tp_machine_link_ends(m, l, a, b) != 0)
 		return;
-	int d = (int)(l % L->nd);
+	int d = (int)((l >> 1) % L->nd);
 	int ca, ra, sa, cb, rb, sb;
 	int ia = cell_of(L, a, &ca, &ra, &sa), ib = cell_of(L, b, &cb, &rb, &sb);
 	struct tcell *x = &cells[ia];
@@ -242,10 +244,13 @@ static struct tcell *fill_cells(const struct torus_layout *L,
 		svg_acc_add(&x->acc, net, p, v);
 	}
 	if (p->loads) {
+		/* a cable once: ids 2c (up) and 2c + 1 (down) */
 		int64_t nl = tp_machine_link_count(net->m);
-		for (int64_t l = 0; l < nl; l++)
-			if (p->loads[l] > 0)
-				add_link(L, cells, net->m, l, p->loads[l]);
+		for (int64_t l = 0; l + 1 < nl; l += 2) {
+			double ld = svg_cable_load(p, l);
+			if (ld > 0)
+				add_link(L, cells, net->m, l, ld);
+		}
 	}
 	return cells;
 }

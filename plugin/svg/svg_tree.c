@@ -362,9 +362,10 @@ static void draw_nodes(FILE *f, const struct tree_layout *L,
 		double mx = 0;
 		for (int32_t i = n0; i < n1; i++) {
 			svg_acc_add(&acc, net, p, L->nodes[i]);
-			int64_t l = tp_machine_node_link(net->m, L->nodes[i]);
-			if (p->loads && l >= 0 && p->loads[l] > mx)
-				mx = p->loads[l];
+			double ld = svg_cable_load(p, tp_machine_node_link(net->m,
+									   L->nodes[i]));
+			if (ld > mx)
+				mx = ld;
 		}
 		snprintf(tip, sizeof tip, "%ld nodes, %ld in the job, %lld tasks",
 			 (long)acc.nodes, (long)acc.alloc, (long long)acc.tasks);
@@ -383,8 +384,7 @@ static void draw_nodes(FILE *f, const struct tree_layout *L,
 		svg_node_tip(tip, sizeof tip, net, p, v);
 		svg_rect(f, x, y, C, C, svg_acc_fill(&acc),
 			 acc.alloc ? SVG_LINE : SVG_NONE, 0.5, tip);
-		int64_t l = tp_machine_node_link(net->m, v);
-		double ld = p->loads && l >= 0 ? p->loads[l] : 0;
+		double ld = svg_cable_load(p, tp_machine_node_link(net->m, v));
 		if (ld > 0)
 			svg_rect(f, x, y + C, C, P - C, svg_load_colour(net, ld),
 				 SVG_NONE, 0, NULL);
@@ -398,7 +398,8 @@ static void draw_box(FILE *f, const struct tree_layout *L,
 	const struct tbox *b = &L->box[s];
 	const char *name = box_name(L, net->m, s);
 	int32_t up = box_parent(L, net->m, s);
-	double ld = p->loads && up >= 0 ? p->loads[s] : 0;
+	/* the link above switch s: ids 2s up, 2s + 1 down (machine.h) */
+	double ld = up >= 0 ? svg_cable_load(p, 2 * (int64_t)s) : 0;
 	uint32_t band = up < 0 ? 0x555555u : ld > 0 ? svg_load_colour(net, ld)
 						     : 0xd6d6d6u;
 	char tip[256], amt[32];

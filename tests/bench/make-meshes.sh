@@ -1,5 +1,6 @@
 #!/bin/sh
-# Task graphs from real unstructured meshes, for bench_graph (issue 5).
+# Task graphs from real unstructured meshes, for bench_graph (issue 5) and
+# bench_peers (issue 13: 1,024 parts).
 #   sh tests/bench/make-meshes.sh [OUTDIR]     (default build-bench/meshes)
 # A 3-D demo geometry shipped by Debian's gmsh-doc is meshed with gmsh
 # (tetrahedra), its dual graph (elements sharing a face, m2gmetis -ncommon=3)
@@ -66,6 +67,7 @@ parts() {
 }
 mesh boolean boolean/boolean.geo 0.1
 dual boolean
+parts boolean 1024
 parts boolean 4096
 parts boolean 65536
 mesh piece simple_geo/piece.geo ${PIECE_SCALE:-0.3}

@@ -1186,6 +1186,27 @@ elif [ "$rc" -eq 0 ]; then no "slingshot: check-config example" "$(cat "$tmp/out
 sed 's/^NodeName=.*/NodeName=x1000c0s0b0n0,x1000c0s0n0/' "$EX/slingshot.conf" >"$tmp/ss.conf"
 fails2 "slingshot: name not matching NodeNameFormat" "node 'x1000c0s0n0' does not match NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*} (at character 10)" - \
 	check-config "$tmp/ss.conf"
+# ---- policy hierarchical (issue 13): on a tree the tasks split by switch;
+# a network without a hierarchy is refused with one line ----
+tp map --config "$EX/fattree.conf" --nodes 'tux[000-015]' --ntasks 32 --stencil 8x4 \
+	--policy hierarchical --explain
+if check0 "policy hierarchical on a fat tree"; then
+	if grep -q '^explain:   hierarchical ' "$tmp/err" && [ "$(wc -l <"$tmp/out")" -eq 32 ]; then
+		ok "policy hierarchical on a fat tree"
+	else no "policy hierarchical on a fat tree" "$(head -5 "$tmp/err")"; fi
+fi
+fails2 "policy hierarchical on a torus" \
+	"policy hierarchical: a torus network has no hierarchy (switch trees and dragonflies have)" - \
+	map --config "$EX/torus3d.conf" --nodes 'nid[00000-00007]' --ntasks 8 --stencil 8x1 \
+	--policy hierarchical
+
+# ---- congestion: both directions of every edge on directed links (issue 13),
+# checked against an independent scorer written from the model's definition
+# (tori and meshes, a tree, a dragonfly, a block network; random graphs and mappings) ----
+mkdir "$tmp/cc"
+if python3 "$(dirname "$0")/congestion_check.py" "$T" "$tmp/cc" >"$tmp/cc.out" 2>&1; then
+	ok "congestion: $(grep -c '^ok' "$tmp/cc.out") mappings scored as the independent scorer does"
+else no "congestion: independent scorer" "$(grep -v '^ok' "$tmp/cc.out" | head -5)"; fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

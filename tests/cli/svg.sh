@@ -193,6 +193,21 @@ if picture "map svg: switch tree" "$O" map -c "$EX/fattree.conf" \
 	grep -q 'leaf4 -&gt; agg2' "$O" && ok "map svg: tree uplink tooltips" ||
 		no "map svg: tree uplink tooltips" "no 'leaf4 -> agg2' tooltip"
 fi
+# directed links (issue 13): a cable shows its heavier direction's load.
+# One 1000-byte edge from leaf0 to leaf2 over the core (LevelBandwidth=
+# 100 at the leaves, 200 above): every cable on the way reads its load,
+# the others 0, whatever the numbering of the two directions
+printf '{"tasks": 2, "edges": [[0, 1, 1000]]}' >"$tmp/one-edge.json"
+O=$tmp/tree-edge.svg
+if picture "map svg: tree, one edge" "$O" map -c "$EX/fattree.conf" -w 'tux[000,032]' -N 1 \
+	-g "$tmp/one-edge.json" --policy block --format svg -o "$O"; then
+	t=$(grep -o '<title>[^<]*</title>' "$O" | sort -u)
+	if echo "$t" | grep -q 'leaf0 -&gt; agg0: 10<' && echo "$t" | grep -q 'leaf2 -&gt; agg1: 10<' &&
+	   echo "$t" | grep -q 'agg0 -&gt; core: 5<' && echo "$t" | grep -q 'agg1 -&gt; core: 5<' &&
+	   echo "$t" | grep -q 'leaf1 -&gt; agg0: 0<'; then
+		ok "map svg: tree cables carry their heavier direction's load"
+	else no "map svg: tree cables carry their heavier direction's load" "$(echo "$t" | grep -- '-&gt;' | head -6)"; fi
+fi
 O=$tmp/df.svg
 if picture "map svg: dragonfly" "$O" map -c "$EX/dragonfly.conf" -w 'df[000-071]' -N 2 \
 	-s 12x12 --format svg -o "$O"; then

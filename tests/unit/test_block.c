@@ -64,7 +64,16 @@ START_TEST(distances_and_routes)
 	tp_machine_link_name(m, l[0], buf, sizeof buf);
 	ck_assert_str_eq(buf, "n00->b0(NVLink)");
 	tp_machine_link_name(m, l[1], buf, sizeof buf);
-	ck_assert_str_eq(buf, "n02->b0(NVLink)");
+	ck_assert_str_eq(buf, "b0(NVLink)->n02");
+	/* directed links: n00's port up is 2 x 0, n02's down 2 x 2 + 1; the
+	 * way back uses the other direction of both ports */
+	ck_assert_int_eq(l[0], 0);
+	ck_assert_int_eq(l[1], 5);
+	ck_assert_int_eq(tp_machine_route(m, node(m, "n02"), node(m, "n00"), l, 16), 2);
+	ck_assert_int_eq(l[0], 4);
+	ck_assert_int_eq(l[1], 1);
+	ck_assert_int_eq(tp_machine_link_count(m),
+			 24 + tp_machine_link_count(tp_machine_block_tree(m)));
 	ck_assert_int_eq(tp_machine_route(m, node(m, "n00"), node(m, "n02"), l, 1), TP_EINVAL);
 	ck_assert_int_eq(tp_machine_route(m, node(m, "n00"), node(m, "n06"), l, 16), 6);
 	tp_machine_link_name(m, l[0], buf, sizeof buf);
@@ -72,7 +81,7 @@ START_TEST(distances_and_routes)
 	tp_machine_link_name(m, l[2], buf, sizeof buf);
 	ck_assert_str_eq(buf, "a1_0->a2_0");
 	for (int k = 0; k < 6; k++)
-		ck_assert(l[k] >= 12 && l[k] < tp_machine_link_count(m));
+		ck_assert(l[k] >= 24 && l[k] < tp_machine_link_count(m));
 	ck_assert_int_eq(tp_machine_route(m, node(m, "n00"), node(m, "n06"), l, 5), TP_EINVAL);
 	/* every pair: a route no longer than the tree's diameter, in range */
 	for (int32_t a = 0; a < 12; a++)

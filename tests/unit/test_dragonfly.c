@@ -47,10 +47,16 @@ START_TEST(distances_and_routes)
 	char buf[64];
 	ck_assert_int_eq(tp_machine_route(m, at(m, 0, 0), at(m, 2, 1), l, 8), 1);
 	tp_machine_link_name(m, l[0], buf, sizeof buf);
-	ck_assert_str_eq(buf, "g0-g1#0");
+	ck_assert_str_eq(buf, "g0->g1#0");
+	ck_assert_int_eq(tp_machine_route(m, at(m, 2, 1), at(m, 0, 0), l, 8), 1);
+	tp_machine_link_name(m, l[0], buf, sizeof buf);
+	ck_assert_str_eq(buf, "g1->g0#0");   /* the same cable the other way */
+	ck_assert_int_eq(tp_machine_route(m, at(m, 0, 1), at(m, 2, 0), l, 8), 3);
+	tp_machine_link_name(m, l[2], buf, sizeof buf);
+	ck_assert_str_eq(buf, "g0:r0->r2");
 	ck_assert_int_eq(tp_machine_route(m, at(m, 2, 0), at(m, 0, 1), l, 8), 3);
 	tp_machine_link_name(m, l[0], buf, sizeof buf);
-	ck_assert_str_eq(buf, "g0:r0-r2");
+	ck_assert_str_eq(buf, "g0:r2->r0");
 	ck_assert_int_eq(tp_machine_route(m, at(m, 2, 0), at(m, 0, 1), l, 2), TP_EINVAL);
 	for (int64_t k = 0; k < 3; k++)
 		ck_assert(l[k] >= 0 && l[k] < tp_machine_link_count(m));
@@ -68,6 +74,57 @@ START_TEST(distances_and_routes)
 			for (int k = 0; k < len; k++)
 				ck_assert(l[k] >= 0 && l[k] < tp_machine_link_count(m));
 		}
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* Issue 13, auto's rule (place.h): on this sparse allocation the candidate
+ * with the fewest hop-bytes (68) loads a global link with 6 bytes; auto
+ * keeps one with at most 20 % more hop-bytes (74) and a third less
+ * congestion (4): by hop-bytes alone it would have kept the other. */
+START_TEST(auto_rule_congestion)
+{
+	tp_conf *c = dfly("direct");
+	const tp_machine *m = tp_conf_machine(c);
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert_msg(tp_alloc_from_hostlist(m, "d058,d003,d029,d060,d061,d023,d006,"
+					     "d063,d017,d019,d054,d001,d016,d046,"
+					     "d039,d049", 4, "t", &a, &err) == 0,
+		      "%s", err.msg);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8:5pt", 64, NULL), 0);
+	int32_t map[64];
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	tp_place_report r;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), 0);
+	int low = -1;
+	for (int i = 0; i < r.ncandidates; i++)
+		if (r.cand[i].ran && (low < 0 || r.cand[i].score < r.cand[low].score))
+			low = i;
+	const tp_place_candidate *k = &r.cand[r.best], *h = &r.cand[low];
+	ck_assert_int_ne(r.best, low);
+	ck_assert(k->has_congestion && h->has_congestion);
+	ck_assert_msg(k->congestion <= (1 - TP_PLACE_CONGESTION_SHARE) * h->congestion &&
+		      k->score <= (1 + TP_PLACE_CONGESTION_SHARE) * h->score,
+		      "kept %s (%g, %g) over %s (%g, %g)", k->name, k->score,
+		      k->congestion, h->name, h->score, h->congestion);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
+	ck_assert(mt.max_congestion_bytes == k->congestion);
+	ck_assert(mt.hop_bytes == k->score);
+	/* under the congestion metric the rule is not needed: congestion
+	 * first anyway, and the maximum is no higher */
+	o.geom.metric = TP_METRIC_CONGESTION;
+	int32_t cm[64];
+	ck_assert_int_eq(tp_place_ex(g, a, &o, cm, &r, &err), 0);
+	tp_metrics mc;
+	ck_assert_int_eq(tp_metrics_compute(g, a, cm, true, &mc, NULL), 0);
+	ck_assert(mc.max_congestion_bytes <= mt.max_congestion_bytes);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
 }
 END_TEST
@@ -328,13 +385,13 @@ START_TEST(link_ends)
 			for (int k = 0; k < len; k++) {
 				int x[2], y[2];
 				ck_assert_int_eq(tp_machine_link_ends(m, l[k], x, y), 0);
-				/* the walk leaves through one end, arrives at the other */
+				/* directed: the walk leaves through the link's first
+				 * end and arrives at its second */
 				bool fx = x[0] == cur[0] && x[1] == cur[1];
-				bool fy = y[0] == cur[0] && y[1] == cur[1];
-				ck_assert_msg(fx || fy, "link %lld does not touch (%d,%d)",
+				ck_assert_msg(fx, "link %lld does not leave (%d,%d)",
 					      (long long)l[k], cur[0], cur[1]);
-				cur[0] = fx ? y[0] : x[0];
-				cur[1] = fx ? y[1] : x[1];
+				cur[0] = y[0];
+				cur[1] = y[1];
 			}
 			ck_assert_int_eq(cur[0], tp_machine_node_coords(m, b)[0]);
 			ck_assert_int_eq(cur[1], tp_machine_node_coords(m, b)[1]);
@@ -347,9 +404,20 @@ START_TEST(link_ends)
 	ck_assert_int_eq(x[1], 0);
 	ck_assert_int_eq(y[0], 3);
 	ck_assert_int_eq(y[1], 1);
-	/* unused: a router with itself, groups the wrong way round */
+	/* the same cable from group 1 to group 0: the ends swap */
+	ck_assert_int_eq(tp_machine_link_ends(m, 9 * 4 * 4 + (1 * 9 + 0) * 2 + 1,
+					      x, y), 0);
+	ck_assert_int_eq(x[0], 3);
+	ck_assert_int_eq(x[1], 1);
+	ck_assert_int_eq(y[0], 1);
+	ck_assert_int_eq(y[1], 0);
+	/* local links are directed too: r2 -> r0 of group 0 */
+	ck_assert_int_eq(tp_machine_link_ends(m, 2 * 4 + 0, x, y), 0);
+	ck_assert_int_eq(x[0], 2);
+	ck_assert_int_eq(y[0], 0);
+	/* unused: a router with itself, a group with itself */
 	ck_assert_int_eq(tp_machine_link_ends(m, 0, x, y), TP_ENOENT);
-	ck_assert_int_eq(tp_machine_link_ends(m, 9 * 16 + (1 * 9 + 0) * 2, x, y),
+	ck_assert_int_eq(tp_machine_link_ends(m, 9 * 16 + (1 * 9 + 1) * 2, x, y),
 			 TP_ENOENT);
 	ck_assert_int_eq(tp_machine_link_ends(m, tp_machine_link_count(m), x, y),
 			 TP_EINVAL);
@@ -368,6 +436,7 @@ int main(void)
 	tcase_add_test(tc, map_on_dragonfly);
 	tcase_add_test(tc, modcolor_halo);
 	tcase_add_test(tc, modcolor_figure2);
+	tcase_add_test(tc, auto_rule_congestion);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

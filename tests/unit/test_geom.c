@@ -148,6 +148,55 @@ START_TEST(seam_shift_moves_low_side)
 }
 END_TEST
 
+/* Every plane occupied: no gap to put the seam in, so it goes between the
+ * two adjacent planes with the fewest nodes together (issue 13). */
+START_TEST(seam_between_sparsest_planes)
+{
+	tp_conf *c = make_conf("6x2x1", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	/* nodes per x plane 2,2,1,1,2,2: the pair (2,3) holds 2, the fewest */
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n0,n6,n1,n7,n2,n3,n4,n10,n5,n11",
+						1, "t", &a, NULL), 0);
+	int sh[10 * 3];
+	ck_assert_int_eq(tp_geom_seam_shift(a, sh), 1);
+	int want[10] = { 6, 6, 7, 7, 8, 3, 4, 4, 5, 5 };
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(sh[i * 3], want[i]);
+	tp_alloc_destroy(a);
+	/* the fewest are across the natural wrap (planes 5 and 0): no shift */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n0,n1,n7,n2,n8,n3,n9,n4,n10,n5",
+						1, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_geom_seam_shift(a, sh), 0);
+	ck_assert_int_eq(sh[0], 0);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+
+	/* a 2e9 extent with four nodes: the gap after x = 5 is the seam, and
+	 * memory follows the nodes (a counter per coordinate was 8 GB) */
+	int dims[1] = { 2000000000 };
+	bool wrap[1] = { true };
+	tp_machine *big = NULL;
+	ck_assert_int_eq(tp_machine_create(&big, 1, dims, wrap, NULL), 0);
+	int xs[4] = { 0, 1, 1999999999, 5 };
+	int32_t ids[4];
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "b%d", i);
+		ids[i] = tp_machine_add_node(big, name, &xs[i], NULL);
+		ck_assert_int_ge(ids[i], 0);
+	}
+	ck_assert_int_eq(tp_alloc_from_nodes(big, ids, 4, 1, &a, NULL), 0);
+	ck_assert_int_eq(tp_geom_seam_shift(a, sh), 1);
+	ck_assert_int_eq(sh[0], 2000000000);
+	ck_assert_int_eq(sh[1], 2000000001);
+	ck_assert_int_eq(sh[2], 1999999999);
+	ck_assert_int_eq(sh[3], 2000000005);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(big);
+}
+END_TEST
+
 /* A box of the stencil's shape in any orientation, even across the seam and
  * listed in random order, maps with exactly one hop per edge. */
 START_TEST(box_is_optimal)
@@ -708,6 +757,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, select_orders);
 	tcase_add_test(tc, seam_shift_moves_low_side);
+	tcase_add_test(tc, seam_between_sparsest_planes);
 	tcase_add_test(tc, box_is_optimal);
 	tcase_add_test(tc, sparse_beats_block);
 	tcase_add_test(tc, deterministic_across_threads);

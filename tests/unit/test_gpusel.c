@@ -198,6 +198,7 @@ START_TEST(gpusel_errors)
 	ck_assert_str_eq(tp_gpusel_algo_name(TP_GPUSEL_LOCAL_RANK), "local-rank");
 	ck_assert_int_eq(tp_gpusel_algo_parse("best", &a, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "unknown GPU selection 'best'");
+	tp_assert_err_has(&err, "bisect");
 }
 END_TEST
 
@@ -232,6 +233,85 @@ START_TEST(pcie16_pairs_on_boards)
 	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
 				   again, &c, &err), 0);
 	ck_assert_mem_eq(gpus, again, sizeof gpus);
+	tp_graph_destroy(g);
+	tp_node_destroy(n);
+}
+END_TEST
+
+/* Issue 13: a 4x4 stencil on pcie16 whose edges between rows (the first MPI
+ * dimension) carry 3 MB and those inside a row 1 MB.
+ *   Phase 2: consecutive ranks put rows 0-1 and 2-3 on the sockets (MIMS
+ *   3 MB) and no pair swap helps; the bisection start splits the columns
+ *   (MIMS 1 MB).
+ *   Phase 3: the greedy (before: 0.800 ms, 8 MB over the 10 GB/s socket
+ *   link) loses to the bisection over the PCIe tree: one column per bridge
+ *   of four GPUs, whose uplink carries at most 8 MB (an inner column's 4 MB
+ *   to each neighbouring column): 8e6 B / 15.753846 GB/s = 0.508 ms, which
+ *   is also an inner task's own traffic over its own GPU's link, so the
+ *   least any assignment can do (TreeMatch and Scotch reach it too). */
+START_TEST(pcie16_bisection)
+{
+	tp_node *n = load("pcie16.xml", NULL);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x4:5pt:bytes=1000000:weights=1,3",
+					       16, NULL), 0);
+	int pkg[16], core[16], gpus[16];
+	double mims;
+	tp_error err;
+	ck_assert_int_eq(tp_node_place_cpus(n, g, NULL, 16, 1, pkg, core, &mims,
+					    &err), 0);
+	ck_assert_double_eq_tol(mims, 1e6, 1e-6);
+	/* columns 0-1 | 2-3 (x = t % 4) */
+	ck_assert_int_ne(pkg[0], pkg[2]);
+	for (int t = 0; t < 16; t++)
+		ck_assert_int_eq(pkg[t], pkg[t % 4 < 2 ? 0 : 2]);
+	tp_gpusel_cost c, b;
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, pkg, NULL, 0, 1, TP_GPUSEL_MAGC,
+				   gpus, &c, &err), 0);
+	ck_assert_double_eq_tol(c.max_congestion_ms, 8e6 / 15.753846 / 1e6, 1e-3);
+	ck_assert_int_eq(c.used, TP_GPUSEL_BISECT);
+	/* the bisection alone, by name */
+	enum tp_gpusel_algo a;
+	ck_assert_int_eq(tp_gpusel_algo_parse("bisect", &a, NULL), 0);
+	ck_assert_int_eq(a, TP_GPUSEL_BISECT);
+	ck_assert_str_eq(tp_gpusel_algo_name(TP_GPUSEL_BISECT), "bisect");
+	int again[16];
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, pkg, NULL, 0, 1, a, again, &b,
+				   &err), 0);
+	ck_assert_mem_eq(gpus, again, sizeof gpus);
+	ck_assert_int_eq(b.used, TP_GPUSEL_BISECT);
+	/* every GPU once; each column under one bridge of four GPUs */
+	int seen[16] = { 0 };
+	for (int t = 0; t < 16; t++)
+		seen[gpus[t]]++;
+	for (int x = 0; x < 16; x++)
+		ck_assert_int_eq(seen[x], 1);
+	for (int t = 0; t < 16; t++)
+		ck_assert_int_eq(gpus[t] / 4, gpus[t % 4] / 4);
+	/* two GPUs per task: 8 tasks, still valid and deterministic */
+	int g2[16], g2b[16];
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 8, NULL, NULL, 0, 2, TP_GPUSEL_BISECT,
+				   g2, &b, &err), 0);
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 8, NULL, NULL, 0, 2, TP_GPUSEL_BISECT,
+				   g2b, &b, &err), 0);
+	ck_assert_mem_eq(g2, g2b, sizeof g2);
+	memset(seen, 0, sizeof seen);
+	for (int k = 0; k < 16; k++)
+		seen[g2[k]]++;
+	for (int x = 0; x < 16; x++)
+		ck_assert_int_eq(seen[x], 1);
+	/* a task's two GPUs share a board */
+	for (int t = 0; t < 8; t++)
+		ck_assert_int_eq(tp_node_gpu_path(n, g2[2 * t], g2[2 * t + 1]), TP_PATH_PIX);
+	/* allowed GPUs 0, 1, 4 (socket 0) and 8 (socket 1), two tasks of two
+	 * GPUs: the sockets hold one such task between them, so bisect falls
+	 * back to local-rank order, still valid */
+	int allowed[4] = { 0, 1, 4, 8 };
+	ck_assert_int_eq(tp_gpusel(n, g, NULL, 2, NULL, allowed, 4, 2,
+				   TP_GPUSEL_BISECT, g2, &b, &err), 0);
+	ck_assert_int_eq(b.used, TP_GPUSEL_LOCAL_RANK);
+	int lr[4] = { 0, 1, 4, 8 };
+	ck_assert_mem_eq(g2, lr, sizeof lr);
 	tp_graph_destroy(g);
 	tp_node_destroy(n);
 }
@@ -492,6 +572,7 @@ int main(void)
 	tcase_add_test(tc, nvl4_allowed_subset);
 	tcase_add_test(tc, gpusel_errors);
 	tcase_add_test(tc, pcie16_pairs_on_boards);
+	tcase_add_test(tc, pcie16_bisection);
 	tcase_add_test(tc, never_worse);
 	tcase_add_test(tc, cpu2_mims);
 	tcase_add_test(tc, align_cpus_with_gpus);

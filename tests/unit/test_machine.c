@@ -66,7 +66,7 @@ START_TEST(create_errors)
 	ck_assert_int_eq(tp_machine_ndims(m), 6);
 	ck_assert(!tp_machine_wraps(m, 5));
 	ck_assert_int_eq(tp_machine_router_count(m), 4096);
-	ck_assert_int_eq(tp_machine_link_count(m), 4096 * 6);
+	ck_assert_int_eq(tp_machine_link_count(m), 4096 * 6 * 2);
 	tp_machine_destroy(m);
 	tp_machine_destroy(NULL);
 }
@@ -86,7 +86,7 @@ START_TEST(accessors)
 	ck_assert(tp_machine_wraps(m, 2));
 	ck_assert(!tp_machine_wraps(m, 3));
 	ck_assert_int_eq(tp_machine_router_count(m), 120);
-	ck_assert_int_eq(tp_machine_link_count(m), 360);
+	ck_assert_int_eq(tp_machine_link_count(m), 360 * 2);
 	ck_assert_int_eq(tp_machine_nodes_per_router(m), 1);
 	ck_assert_int_eq(tp_machine_node_count(m), 0);
 
@@ -247,34 +247,40 @@ static void assert_route(const tp_machine *m, int32_t a, int32_t b,
 			      a, b, i, (long long)got[i], (long long)want[i]);
 }
 
+/* Directed link ids of cable c (router * ndims + d): up to the +1
+ * neighbour, and back down. */
+#define UP(c) (2 * (int64_t)(c))
+#define DN(c) (2 * (int64_t)(c) + 1)
+
 START_TEST(route_1d)
 {
 	int dims[1] = { 8 };
 	bool yes[1] = { true }, no[1] = { false };
 	tp_machine *t = full(1, dims, yes);
-	/* + direction: link r joins r and r+1. */
-	assert_route(t, 0, 3, (int64_t[]){ 0, 1, 2 }, 3);
-	/* − direction: leaving r uses the link of r−1, wrapping at 0. */
-	assert_route(t, 0, 5, (int64_t[]){ 7, 6, 5 }, 3);
-	assert_route(t, 2, 0, (int64_t[]){ 1, 0 }, 2);
+	/* + direction: cable r joins r and r+1, travelled up. */
+	assert_route(t, 0, 3, (int64_t[]){ UP(0), UP(1), UP(2) }, 3);
+	/* − direction: leaving r uses cable r−1 downwards, wrapping at 0. */
+	assert_route(t, 0, 5, (int64_t[]){ DN(7), DN(6), DN(5) }, 3);
+	assert_route(t, 2, 0, (int64_t[]){ DN(1), DN(0) }, 2);
 	/* Tie (4 hops either way): the + direction. */
-	assert_route(t, 0, 4, (int64_t[]){ 0, 1, 2, 3 }, 4);
-	assert_route(t, 5, 1, (int64_t[]){ 5, 6, 7, 0 }, 4);
+	assert_route(t, 0, 4, (int64_t[]){ UP(0), UP(1), UP(2), UP(3) }, 4);
+	assert_route(t, 5, 1, (int64_t[]){ UP(5), UP(6), UP(7), UP(0) }, 4);
 	/* + direction across the seam. */
-	assert_route(t, 6, 1, (int64_t[]){ 6, 7, 0 }, 3);
+	assert_route(t, 6, 1, (int64_t[]){ UP(6), UP(7), UP(0) }, 3);
 	assert_route(t, 3, 3, NULL, 0);
 	tp_machine_destroy(t);
 
 	tp_machine *m = full(1, dims, no);
-	assert_route(m, 0, 5, (int64_t[]){ 0, 1, 2, 3, 4 }, 5);
-	assert_route(m, 7, 1, (int64_t[]){ 6, 5, 4, 3, 2, 1 }, 6);
+	assert_route(m, 0, 5, (int64_t[]){ UP(0), UP(1), UP(2), UP(3), UP(4) }, 5);
+	assert_route(m, 7, 1, (int64_t[]){ DN(6), DN(5), DN(4), DN(3), DN(2),
+					    DN(1) }, 6);
 	tp_machine_destroy(m);
 
-	/* Two routers on a ring: tie, + direction, link 1 is the wrap link. */
+	/* Two routers on a ring: tie, + direction, cable 1 is the wrap. */
 	int two[1] = { 2 };
 	t = full(1, two, yes);
-	assert_route(t, 0, 1, (int64_t[]){ 0 }, 1);
-	assert_route(t, 1, 0, (int64_t[]){ 1 }, 1);
+	assert_route(t, 0, 1, (int64_t[]){ UP(0) }, 1);
+	assert_route(t, 1, 0, (int64_t[]){ UP(1) }, 1);
 	tp_machine_destroy(t);
 }
 END_TEST
@@ -285,22 +291,28 @@ START_TEST(route_3d)
 	bool w[3] = { true, true, true };
 	tp_machine *t = full(3, dims, w);
 	/* (0,0,0) -> (1,3,2): +x one hop; y: 3 forward vs 1 back -> −y from
-	 * (1,0,0) to (1,3,0) = router 13, link 13*3+1; z: tie -> +z from router
-	 * 13 then 29. */
+	 * (1,0,0) to (1,3,0) = router 13, cable 13*3+1 downwards; z: tie ->
+	 * +z from router 13 then 29. */
 	int32_t b = 1 + 4 * (3 + 4 * 2);
-	assert_route(t, 0, b, (int64_t[]){ 0 * 3 + 0, 13 * 3 + 1, 13 * 3 + 2, 29 * 3 + 2 }, 4);
-	/* Reverse: x first: (1,3,2) -> (0,3,2) is −x, link of router (0,3,2). */
+	assert_route(t, 0, b, (int64_t[]){ UP(0 * 3 + 0), DN(13 * 3 + 1),
+					    UP(13 * 3 + 2), UP(29 * 3 + 2) }, 4);
+	/* Reverse: x first: (1,3,2) -> (0,3,2) is −x, the cable of router
+	 * (0,3,2) downwards; y: 3 -> 0 is +1 across the wrap; z: tie, +. */
 	int64_t r032 = 0 + 4 * (3 + 4 * 2);
 	int64_t r002 = 0 + 4 * (0 + 4 * 2);
-	assert_route(t, b, 0, (int64_t[]){ r032 * 3 + 0, r032 * 3 + 1,
-					    r002 * 3 + 2, (r002 + 16) * 3 + 2 }, 4);
+	assert_route(t, b, 0, (int64_t[]){ DN(r032 * 3 + 0), UP(r032 * 3 + 1),
+					    UP(r002 * 3 + 2), UP((r002 + 16) * 3 + 2) }, 4);
 	char name[64];
-	tp_machine_link_name(t, 13 * 3 + 1, name, sizeof name);
+	tp_machine_link_name(t, UP(13 * 3 + 1), name, sizeof name);
 	ck_assert_str_eq(name, "(1,3,0)->+y");
-	tp_machine_link_name(t, 29 * 3 + 2, name, sizeof name);
+	/* the same cable the other way, named after its sender */
+	tp_machine_link_name(t, DN(13 * 3 + 1), name, sizeof name);
+	ck_assert_str_eq(name, "(1,0,0)->-y");
+	tp_machine_link_name(t, UP(29 * 3 + 2), name, sizeof name);
 	ck_assert_str_eq(name, "(1,3,1)->+z");
-	tp_machine_link_name(t, 64 * 3, name, sizeof name);
-	ck_assert_str_eq(name, "(invalid link 192)");
+	ck_assert_int_eq(tp_machine_link_count(t), 64 * 3 * 2);
+	tp_machine_link_name(t, 64 * 3 * 2, name, sizeof name);
+	ck_assert_str_eq(name, "(invalid link 384)");
 	tp_machine_link_name(t, -1, name, sizeof name);
 	ck_assert_str_eq(name, "(invalid link -1)");
 	tp_machine_link_name(t, 0, name, 4); /* truncated, still terminated */
@@ -314,8 +326,11 @@ START_TEST(route_3d)
 	int d2[3] = { 4, 4, 8 };
 	t = mk(3, d2, w);
 	add(t, "n", 3, 0, 7);
-	tp_machine_link_name(t, tp_machine_router_of(t, 0) * 3, name, sizeof name);
+	tp_machine_link_name(t, UP(tp_machine_router_of(t, 0) * 3), name, sizeof name);
 	ck_assert_str_eq(name, "(3,0,7)->+x");
+	/* x wraps: the cable from (3,0,7) to (0,0,7), travelled down */
+	tp_machine_link_name(t, DN(tp_machine_router_of(t, 0) * 3), name, sizeof name);
+	ck_assert_str_eq(name, "(0,0,7)->-x");
 	tp_machine_destroy(t);
 }
 END_TEST
@@ -335,8 +350,9 @@ static void check_all_routes(int ndims, const int *dims, const bool *wrap)
 			memcpy(cur, tp_machine_node_coords(m, a), ndims * sizeof(int));
 			int last_dim = 0;
 			for (int i = 0; i < k; i++) {
-				int64_t r = links[i] / ndims;
-				int d = (int)(links[i] % ndims);
+				int64_t r = links[i] / 2 / ndims;
+				int d = (int)(links[i] / 2 % ndims);
+				bool down = links[i] & 1;
 				ck_assert_int_ge(d, last_dim); /* dimension order */
 				last_dim = d;
 				int lo[TP_MAX_DIMS];
@@ -351,9 +367,11 @@ static void check_all_routes(int ndims, const int *dims, const bool *wrap)
 				for (int e = 0; e < ndims; e++)
 					if (e != d)
 						ck_assert_int_eq(cur[e], lo[e]);
-				if (cur[d] == lo[d])
+				/* up leaves lo for hi, down leaves hi for lo */
+				if (!down) {
+					ck_assert_int_eq(cur[d], lo[d]);
 					cur[d] = hi;
-				else {
+				} else {
 					ck_assert_int_eq(cur[d], hi);
 					cur[d] = lo[d];
 				}
@@ -393,7 +411,7 @@ START_TEST(many_routers_sparse)
 	ck_assert_int_eq(tp_machine_router_of(m, 1), 999LL * 1000 + 500LL * 1000000);
 	int64_t l[502];
 	ck_assert_int_eq(tp_machine_route(m, 0, 1, l, 502), 502);
-	ck_assert_int_eq(l[0], tp_machine_router_of(m, 0) * 3 + 0); /* +x wraps */
+	ck_assert_int_eq(l[0], UP(tp_machine_router_of(m, 0) * 3 + 0)); /* +x wraps */
 	tp_machine_destroy(m);
 }
 END_TEST

@@ -2,7 +2,8 @@
  * plugin does on compute nodes.  This binary is linked with a copy of
  * metis_load.c built with TP_METIS_DLOPEN and a library name that does not
  * exist (Makefile), so it sees a node without libmetis5: policy auto goes
- * on without the bipartition candidate, policy graph fails with one line. */
+ * on without the bipartition, blocks and hierarchical candidates, policies
+ * graph and hierarchical fail with one line. */
 #include <metis.h>
 
 #include "internal.h"
@@ -149,6 +150,50 @@ START_TEST(blocks_without_metis)
 }
 END_TEST
 
+/* A switch tree: the hierarchical candidate splits with METIS, so on a
+ * node without it auto skips that candidate (the note says why) and still
+ * places the job; policy hierarchical fails with the one line, before any
+ * work. */
+START_TEST(hierarchical_without_metis)
+{
+	tp_machine *m = NULL;
+	tp_error err;
+	ck_assert_msg(tp_machine_from_topology(&m, "SwitchName=l0 Nodes=n[0-3]\n"
+					       "SwitchName=l1 Nodes=n[4-7]\n"
+					       "SwitchName=top Switches=l[0-1]\n",
+					       "topology.conf", NULL, 0, &err) == 0,
+		      "%s", err.msg);
+	tp_alloc *a = NULL;
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[1-6]", 2, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x3:5pt", 12, NULL), 0);
+	int32_t map[12];
+	ck_assert_int_eq(tp_graphmap_hierarchical(g, a, NULL, map, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, TP__METIS_MISSING);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	tp_place_report r;
+	ck_assert_msg(tp_place_ex(g, a, &o, map, &r, &err) == 0, "%s", err.msg);
+	int hier = -1;
+	for (int i = 0; i < r.ncandidates; i++)
+		if (!strcmp(r.cand[i].name, "hierarchical"))
+			hier = i;
+	ck_assert_int_ge(hier, 0);
+	ck_assert(!r.cand[hier].ran);
+	ck_assert_str_eq(r.cand[hier].note, "skipped: " TP__METIS_MISSING);
+	ck_assert(r.cand[r.best].ran);
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	o.policy = TP_POLICY_HIERARCHICAL;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, TP__METIS_MISSING);
+	ck_assert_int_eq(r.ncandidates, 0);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 /* What the plugin sees: the job's error line for graph, a placement with
  * the note in the candidate list for auto. */
 START_TEST(job_without_metis)
@@ -195,6 +240,7 @@ int main(void)
 	tcase_add_test(tc, missing_library_is_one_line);
 	tcase_add_test(tc, policies_without_metis);
 	tcase_add_test(tc, blocks_without_metis);
+	tcase_add_test(tc, hierarchical_without_metis);
 	tcase_add_test(tc, job_without_metis);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);

@@ -167,10 +167,14 @@ START_TEST(test_ring_identity)
 	assert_close(mt.avg_hop_bytes, 25.0 / 13, "avg_hop_bytes");
 	assert_close(mt.avg_dilation, 5.0 / 3, "avg_dilation");
 	ck_assert_int_eq(mt.max_dilation, 2);
-	/* ties go the positive way: 0->2 uses links 0,1; 1->3 uses 1,2;
-	 * 0->1 uses 0.  Loads: link0 6 B / 2, link1 12 B / 2, link2 7 B / 1. */
-	assert_close(mt.max_congestion_bytes, 12, "max_cong_bytes");
-	ck_assert_int_eq(mt.max_congestion_msgs, 2);
+	/* Both directions of every edge, on directed links (cable c joins
+	 * x_c and x_c+1; +c runs up, -c down).  Ties go the positive way:
+	 *   0->1: +0        1->0: -0              (1 B each)
+	 *   0->2: +0 +1     2->0: +2 +3 (tie: up) (5 B each)
+	 *   1->3: +1 +2     3->1: +3 +0           (7 B each)
+	 * Loads: +0 13 B / 3 messages, +1 +2 +3 12 B / 2, -0 1 B / 1. */
+	assert_close(mt.max_congestion_bytes, 13, "max_cong_bytes");
+	ck_assert_int_eq(mt.max_congestion_msgs, 3);
 	assert_close(mt.frac_intra_node, 0, "intra node");
 	assert_close(mt.frac_intra_router, 0, "intra router");
 	assert_close(tp_metrics_hop_bytes(g, a, map), 25, "fast hop_bytes");
@@ -182,8 +186,9 @@ START_TEST(test_ring_identity)
 }
 END_TEST
 
-/* The route goes from the lower-numbered task's node to the higher's, and
- * the map indexes the allocation (here in reverse machine order). */
+/* Each direction of an edge takes its own route (here both ways of a tie
+ * go the positive way round), and the map indexes the allocation (here in
+ * reverse machine order). */
 START_TEST(test_ring_route_direction)
 {
 	int dims[1] = {4};
@@ -191,9 +196,10 @@ START_TEST(test_ring_route_direction)
 	tp_machine *m = mk_full_machine(1, dims, wrap, 1);
 	int32_t nodes[4] = {3, 2, 1, 0};       /* alloc index i = x (3 - i) */
 	tp_alloc *a = mk_alloc(m, nodes, 4, 2);
-	/* A = {0,1}: task 0 on x2, task 1 on x0: a tie, routed from x2 the
-	 * positive way: links 2, 3.  B = {2,3}: x3 -> x0: link 3.  Routing A
-	 * from x0 instead would use links 0, 1 and give a max load of 7. */
+	/* A = {0,1} (5 B): task 0 on x2, task 1 on x0, a tie either way:
+	 * x2 -> x0 runs +2 +3, x0 -> x2 runs +0 +1.  B = {2,3} (7 B): x3 -> x0
+	 * runs +3, x0 -> x3 runs -3.  So +3 carries 12 B in 2 messages; one
+	 * undirected link per cable would have put 5 + 5 + 7 + 7 on it. */
 	int32_t u[2] = {0, 2}, v[2] = {1, 3};
 	double w[2] = {5, 7};
 	tp_graph *g = mk_graph(4, 2, u, v, w);
@@ -240,17 +246,19 @@ START_TEST(test_mesh_two_per_router)
 	tp_alloc *a = mk_alloc(m, nodes, 5, 2);
 	enum { A, B, C, D, E };
 	int32_t map[8] = {A, A, B, C, D, E, E, B};
-	/*  edge      bytes hops  route (link = router*2 + dim)
+	/*  edge      bytes hops  routes (cable = router*2 + dim; +c up, -c
+	 *                        down; both directions of every edge)
 	 *  0-1 A-A    10    0    intra node
 	 *  0-2 A-B    20    0    intra router
-	 *  2-3 B-C     4    2    x: links 0, 2
-	 *  3-4 C-D     3    3    x: 2 (2->1); y at x=1: 3, 9
-	 *  4-5 D-E    10    1    x: 14
+	 *  2-3 B-C     4    2    B->C +0 +2          C->B -2 -0
+	 *  3-4 C-D     3    3    C->D -2, y: +3 +9   D->C +14, y: -11 -5
+	 *  4-5 D-E    10    1    D->E +14            E->D -14
 	 *  5-6 E-E     8    0    intra node
 	 *  1-7 A-B     5    0    intra router
-	 *  3-7 C-B     2    2    x: 2, 0
-	 *  0-4 A-D     1    3    x: 0; y: 3, 9
-	 * loads: l0 7 B/3, l2 9 B/3, l3 4/2, l9 4/2, l14 10 B/1 */
+	 *  3-7 C-B     2    2    C->B -2 -0          B->C +0 +2
+	 *  0-4 A-D     1    3    A->D +0, y: +3 +9   D->A -12, y: -7 -1
+	 * loads: +0 7 B/3, +2 6/2, -2 9/3, -0 6/2, +3 +9 4/2, +14 13/2,
+	 * -14 10/1, -11 -5 3/1, -12 -7 -1 1/1 */
 	int32_t u[9] = {0, 0, 2, 3, 4, 5, 1, 3, 0};
 	int32_t v[9] = {1, 2, 3, 4, 5, 6, 7, 7, 4};
 	double w[9] = {10, 20, 4, 3, 10, 8, 5, 2, 1};
@@ -266,7 +274,7 @@ START_TEST(test_mesh_two_per_router)
 	assert_close(mt.avg_hop_bytes, 34.0 / 63, "avg_hop_bytes");
 	assert_close(mt.avg_dilation, 11.0 / 9, "avg_dilation");
 	ck_assert_int_eq(mt.max_dilation, 3);
-	assert_close(mt.max_congestion_bytes, 10, "max_cong_bytes");
+	assert_close(mt.max_congestion_bytes, 13, "max_cong_bytes");
 	ck_assert_int_eq(mt.max_congestion_msgs, 3);
 	assert_close(mt.frac_intra_node, 18.0 / 63, "intra node");
 	assert_close(mt.frac_intra_router, 43.0 / 63, "intra router");
@@ -397,7 +405,8 @@ START_TEST(test_score_and_workspace)
 	int32_t u[2] = {0, 2}, v[2] = {1, 3};
 	double w[2] = {1, 1};
 	tp_graph *g = mk_graph(4, 2, u, v, w);
-	/* P: 0-1 on x0->x2 (links 0,1), 2-3 on x1->x3 (1,2): C 2, H 4
+	/* Both directions of each edge; loads per direction of a cable.
+	 * P: 0-1 on x0<->x2 (cables 0,1), 2-3 on x1<->x3 (1,2): C 2, H 4
 	 * Q: 0-1 on x0->x2, 2-3 on x3->x6 (3,4,5):        C 1, H 5
 	 * R: 0-1 on x0->x1, 2-3 on x3->x6:                  C 1, H 4
 	 * S: 0-1 on x0->x1, 2-3 on x4->x6:                  C 1, H 3 */
@@ -489,7 +498,8 @@ static void brute_check(int ndims, const int *dims, const bool *wrap,
 	tp_error err = {0};
 	ck_assert_int_eq(tp_mapping_validate(g, a, map, &err), 0);
 
-	/* brute force through the public API, both CSR directions */
+	/* brute force through the public API: every CSR entry t -> s is one
+	 * message, routed on the directed links */
 	int64_t nl = tp_machine_link_count(m);
 	double *load = calloc((size_t)nl, sizeof *load);
 	int64_t *cnt = calloc((size_t)nl, sizeof *cnt);
@@ -516,13 +526,11 @@ static void brute_check(int ndims, const int *dims, const bool *wrap,
 			if (tp_machine_router_of(m, na_) ==
 			    tp_machine_router_of(m, nb_))
 				in_router2 += bw[j];
-			if (s > t) {
-				int len = tp_machine_route(m, na_, nb_, route, 64);
-				ck_assert_int_eq(len, h);
-				for (int q = 0; q < len; q++) {
-					load[route[q]] += bw[j];
-					cnt[route[q]]++;
-				}
+			int len = tp_machine_route(m, na_, nb_, route, 64);
+			ck_assert_int_eq(len, h);
+			for (int q = 0; q < len; q++) {
+				load[route[q]] += bw[j];
+				cnt[route[q]]++;
 			}
 		}
 	}
@@ -825,8 +833,9 @@ END_TEST
 
 START_TEST(test_link_loads)
 {
-	/* ring of 8: task pairs 0-1 on x0->x2 (links 0, 1), 2-3 on x1->x3
-	 * (links 1, 2), bytes 3 and 5: loads 3, 8, 5, the rest 0 */
+	/* ring of 8: task pairs 0-1 on x0->x2 (cables 0, 1), 2-3 on x1->x3
+	 * (cables 1, 2), bytes 3 and 5: cable loads 3, 8, 5, the rest 0, in
+	 * each direction (ids cable * 2 up, cable * 2 + 1 back down) */
 	int dims[1] = {8};
 	bool wrap[1] = {true};
 	tp_machine *m = mk_full_machine(1, dims, wrap, 1);
@@ -837,18 +846,18 @@ START_TEST(test_link_loads)
 	tp_graph *g = mk_graph(4, 2, u, v, w);
 	int32_t P[4] = {0, 2, 1, 3};
 	int64_t nl = tp_machine_link_count(m);
-	ck_assert_int_eq(nl, 8);
-	double loads[8];
-	int64_t msgs[8];
-	for (int i = 0; i < 8; i++) {
+	ck_assert_int_eq(nl, 16);
+	double loads[16];
+	int64_t msgs[16];
+	for (int i = 0; i < 16; i++) {
 		loads[i] = -1;   /* overwritten, not added to */
 		msgs[i] = -1;
 	}
 	tp_error err = {0};
 	ck_assert_int_eq(tp_metrics_link_loads(g, a, P, loads, msgs, nl, &err), 0);
-	double want[8] = {3, 8, 5, 0, 0, 0, 0, 0};
-	int64_t wmsgs[8] = {1, 2, 1, 0, 0, 0, 0, 0};
-	for (int i = 0; i < 8; i++) {
+	double want[16] = {3, 3, 8, 8, 5, 5};
+	int64_t wmsgs[16] = {1, 1, 2, 2, 1, 1};
+	for (int i = 0; i < 16; i++) {
 		assert_close(loads[i], want[i], "load");
 		ck_assert_int_eq(msgs[i], wmsgs[i]);
 	}
@@ -859,9 +868,9 @@ START_TEST(test_link_loads)
 	assert_close(mt.max_congestion_bytes, 8, "max");
 
 	/* wrong sizes and bad maps are refused with one line */
-	ck_assert_int_eq(tp_metrics_link_loads(g, a, P, loads, msgs, 7, &err),
+	ck_assert_int_eq(tp_metrics_link_loads(g, a, P, loads, msgs, 8, &err),
 			 TP_EINVAL);
-	ck_assert_ptr_nonnull(strstr(err.msg, "room for 7 links"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "room for 8 links"));
 	int32_t bad[4] = {0, 2, 1, 9};
 	ck_assert_int_eq(tp_metrics_link_loads(g, a, bad, loads, msgs, nl, &err),
 			 TP_EINVAL);
@@ -874,9 +883,9 @@ START_TEST(test_link_loads)
 }
 END_TEST
 
-/* On a random mapping of a 3-D stencil: the loads sum to the routed
- * hop-bytes (every edge loads each link of its route with its bytes) and
- * their maximum is the congestion metric. */
+/* On a random mapping of a 3-D stencil: the loads sum to twice the routed
+ * hop-bytes (every edge loads each link of its route with its bytes, in
+ * both directions) and their maximum is the congestion metric. */
 START_TEST(test_link_loads_sum)
 {
 	int dims[3] = {4, 3, 5};
@@ -903,7 +912,7 @@ START_TEST(test_link_loads_sum)
 	tp_metrics mt;
 	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, &err), 0);
 	/* dimension-order routes are minimal: route length = hops */
-	ck_assert_msg(fabs(sum - mt.hop_bytes) <= 1e-9 * mt.hop_bytes,
+	ck_assert_msg(fabs(sum - 2 * mt.hop_bytes) <= 1e-9 * mt.hop_bytes,
 		      "sum %g, hop-bytes %g", sum, mt.hop_bytes);
 	assert_close(mx, mt.max_congestion_bytes, "max");
 	free(loads);

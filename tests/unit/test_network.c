@@ -113,12 +113,16 @@ START_TEST(kinds)
 	ck_assert_int_eq(tp_machine_dragonfly_links(tr), 0);
 	ck_assert(!tp_machine_dragonfly_valiant(tr));
 	char name[64];
+	/* directed: 2s up, 2s + 1 down (s, then the nodes a and b) */
+	ck_assert_int_eq(tp_machine_link_count(tr), 6);
 	tp_machine_link_name(tr, 0, name, sizeof name);
 	ck_assert_str_eq(name, "s->(top)");
-	tp_machine_link_name(tr, 1, name, sizeof name);
+	tp_machine_link_name(tr, 2, name, sizeof name);
 	ck_assert_str_eq(name, "a->s");
 	tp_machine_link_name(tr, 3, name, sizeof name);
-	ck_assert_str_eq(name, "(invalid link 3)");
+	ck_assert_str_eq(name, "s->a");
+	tp_machine_link_name(tr, 6, name, sizeof name);
+	ck_assert_str_eq(name, "(invalid link 6)");
 	tp_machine_destroy(tr);
 }
 END_TEST
@@ -294,9 +298,10 @@ START_TEST(tree_large_level_cost)
 }
 END_TEST
 
-/* Torus and mesh link ends: link (r, d) joins r and its +1 neighbour,
+/* Torus and mesh link ends: cable (r, d) joins r and its +1 neighbour,
  * round the ring on a wrapped dimension; a mesh line's last router has no
- * +1 link, nor has a ring of one. */
+ * +1 cable, nor has a ring of one.  Directed ids: cable * 2 from r up,
+ * cable * 2 + 1 back down. */
 START_TEST(torus_link_ends)
 {
 	int dims[3] = { 4, 3, 1 };
@@ -304,18 +309,24 @@ START_TEST(torus_link_ends)
 	tp_machine *m = mk(3, dims, wrap);
 	int a[3], b[3];
 	/* router (3,1,0) = 3 + 4*1 = 7: x wraps to (0,1,0) */
-	ck_assert_int_eq(tp_machine_link_ends(m, 7 * 3 + 0, a, b), 0);
+	ck_assert_int_eq(tp_machine_link_ends(m, (7 * 3 + 0) * 2, a, b), 0);
 	ck_assert_int_eq(a[0], 3);
 	ck_assert_int_eq(a[1], 1);
 	ck_assert_int_eq(b[0], 0);
 	ck_assert_int_eq(b[1], 1);
 	ck_assert_int_eq(b[2], 0);
-	ck_assert_int_eq(tp_machine_link_ends(m, 7 * 3 + 1, a, b), 0);
+	/* the same cable back: from (0,1,0) to (3,1,0) */
+	ck_assert_int_eq(tp_machine_link_ends(m, (7 * 3 + 0) * 2 + 1, a, b), 0);
+	ck_assert_int_eq(a[0], 0);
+	ck_assert_int_eq(b[0], 3);
+	ck_assert_int_eq(b[1], 1);
+	ck_assert_int_eq(tp_machine_link_ends(m, (7 * 3 + 1) * 2, a, b), 0);
 	ck_assert_int_eq(b[1], 2);
 	/* (3,2,0) = 11: y is a mesh line, ends there; z is a ring of one */
-	ck_assert_int_eq(tp_machine_link_ends(m, 11 * 3 + 1, a, b), TP_ENOENT);
-	ck_assert_int_eq(tp_machine_link_ends(m, 7 * 3 + 2, a, b), TP_ENOENT);
-	ck_assert_int_eq(tp_machine_link_ends(m, 12 * 3, a, b), TP_EINVAL);
+	ck_assert_int_eq(tp_machine_link_ends(m, (11 * 3 + 1) * 2, a, b), TP_ENOENT);
+	ck_assert_int_eq(tp_machine_link_ends(m, (11 * 3 + 1) * 2 + 1, a, b), TP_ENOENT);
+	ck_assert_int_eq(tp_machine_link_ends(m, (7 * 3 + 2) * 2, a, b), TP_ENOENT);
+	ck_assert_int_eq(tp_machine_link_ends(m, 12 * 3 * 2, a, b), TP_EINVAL);
 	ck_assert_int_eq(tp_machine_link_ends(NULL, 0, a, b), TP_EINVAL);
 	/* every hop of every route joins consecutive routers */
 	int32_t ids[12];
@@ -333,10 +344,9 @@ START_TEST(torus_link_ends)
 			int cur[3] = { i % 4, i / 4, 0 };
 			for (int k = 0; k < len; k++) {
 				ck_assert_int_eq(tp_machine_link_ends(m, l[k], a, b), 0);
-				bool fa = !memcmp(a, cur, sizeof cur);
-				bool fb = !memcmp(b, cur, sizeof cur);
-				ck_assert(fa || fb);
-				memcpy(cur, fa ? b : a, sizeof cur);
+				/* directed: leaves from a, arrives at b */
+				ck_assert(!memcmp(a, cur, sizeof cur));
+				memcpy(cur, b, sizeof cur);
 			}
 			ck_assert_int_eq(cur[0], j % 4);
 			ck_assert_int_eq(cur[1], j / 4);

@@ -32,6 +32,48 @@ static int32_t node(const tp_machine *m, const char *name)
 	return i;
 }
 
+/* 4 leaves of 8 nodes under one aggregation switch per two leaves and a
+ * core: the fragmented allocation below uses 1, 6, 5 and 3 of them. */
+static tp_machine *wide_tree(void)
+{
+	const char *t = "SwitchName=leaf0 Nodes=w[00-07]\n"
+			"SwitchName=leaf1 Nodes=w[08-15]\n"
+			"SwitchName=leaf2 Nodes=w[16-23]\n"
+			"SwitchName=leaf3 Nodes=w[24-31]\n"
+			"SwitchName=agg0 Switches=leaf[0-1]\n"
+			"SwitchName=agg1 Switches=leaf[2-3]\n"
+			"SwitchName=core Switches=agg[0-1]\n";
+	tp_machine *m = NULL;
+	tp_error err;
+	ck_assert_msg(tp_machine_from_topology(&m, t, "topo", NULL, 0, &err) == 0,
+		      "%s", err.msg);
+	return m;
+}
+
+/* Bytes of the messages leaving each leaf switch (its uplink, up), summed
+ * and the largest, under the mapping. */
+static void leaf_uplinks(const tp_machine *m, const tp_alloc *a,
+			 const tp_graph *g, const int32_t *map, double *sum,
+			 double *max)
+{
+	double up[4] = { 0 };
+	const int64_t *xadj = tp_graph_xadj(g);
+	const int32_t *adj = tp_graph_adjncy(g);
+	const double *w = tp_graph_weights(g);
+	for (int32_t u = 0; u < tp_graph_ntasks(g); u++)
+		for (int64_t e = xadj[u]; e < xadj[u + 1]; e++) {
+			int lu = atoi(tp_machine_node_name(m, tp_alloc_node(a, map[u])) + 1) / 8;
+			int lv = atoi(tp_machine_node_name(m, tp_alloc_node(a, map[adj[e]])) + 1) / 8;
+			if (lu != lv)
+				up[lu] += w[e];
+		}
+	*sum = *max = 0;
+	for (int l = 0; l < 4; l++) {
+		*sum += up[l];
+		*max = up[l] > *max ? up[l] : *max;
+	}
+}
+
 START_TEST(distances_and_routes)
 {
 	tp_machine *m = fat(NULL, 0);
@@ -57,16 +99,21 @@ START_TEST(distances_and_routes)
 	tp_machine_link_name(m, links[0], buf, sizeof buf);
 	ck_assert_str_eq(buf, "tux00->leaf0");
 	tp_machine_link_name(m, links[1], buf, sizeof buf);
-	ck_assert_str_eq(buf, "tux03->leaf0");
+	ck_assert_str_eq(buf, "leaf0->tux03");   /* down: the other direction */
 	ck_assert_int_eq(tp_machine_route(m, a, d, links, 8), 6);
 	const char *names[6] = { "tux00->leaf0", "leaf0->spine0", "spine0->core",
-				 "spine1->core", "leaf3->spine1", "tux12->leaf3" };
+				 "core->spine1", "spine1->leaf3", "leaf3->tux12" };
 	for (int i = 0; i < 6; i++) {
 		tp_machine_link_name(m, links[i], buf, sizeof buf);
 		ck_assert_str_eq(buf, names[i]);
 	}
+	/* the way back travels every link the other way: no id in common */
+	int64_t back[8];
+	ck_assert_int_eq(tp_machine_route(m, d, a, back, 8), 6);
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(back[5 - i], links[i] ^ 1);
 	ck_assert_int_lt(tp_machine_route(m, a, d, links, 5), 0);
-	ck_assert_int_eq(tp_machine_link_count(m), 7 + 16);
+	ck_assert_int_eq(tp_machine_link_count(m), 2 * (7 + 16));
 	tp_machine_destroy(m);
 
 	/* LevelCost: leaf uplinks 1, spine uplinks 3 (node links 1) */
@@ -264,6 +311,90 @@ START_TEST(map_on_tree)
 END_TEST
 
 /* LevelBandwidth=: congestion in bytes / bandwidth on the tree's links. */
+/* Issue 13: the hierarchical candidate splits the tasks over the leaf
+ * switches with their exact capacities (1, 6, 5 and 3 nodes of 2 slots:
+ * 2, 12, 10 and 6 tasks), then over the nodes; on this fragmented
+ * allocation a 10x3 grid sends 18 bytes up the leaves' links (90
+ * hop-bytes) against the bisection's 26 (100), and auto keeps it. */
+START_TEST(hierarchical_on_tree)
+{
+	tp_machine *m = wide_tree();
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "w00,w[08-13],w[16-20],w[24-26]",
+						2, "t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "10x3:5pt", 30, NULL), 0);
+	int32_t h[32], h2[32], b[32], am[32];
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	o.refine_passes = 0;
+	tp_error err;
+	ck_assert_msg(tp_graphmap_hierarchical(g, a, &o, h, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_graphmap_hierarchical(g, a, &o, h2, NULL), 0);
+	ck_assert_mem_eq(h, h2, 30 * sizeof h[0]);
+	ck_assert_int_eq(tp_mapping_validate(g, a, h, NULL), 0);
+	/* exact capacities: every slot taken */
+	int per[15] = { 0 };
+	for (int t = 0; t < 30; t++)
+		per[h[t]]++;
+	for (int i = 0; i < 15; i++)
+		ck_assert_int_eq(per[i], 2);
+	ck_assert_int_eq(tp_graphmap_bipartition(g, a, &o, b, NULL), 0);
+	double hs, hm, bs, bm;
+	leaf_uplinks(m, a, g, h, &hs, &hm);
+	leaf_uplinks(m, a, g, b, &bs, &bm);
+	ck_assert_msg(hs < bs, "bytes leaving the leaves: hierarchical %g, bisection %g",
+		      hs, bs);
+	ck_assert(tp_metrics_hop_bytes(g, a, h) < tp_metrics_hop_bytes(g, a, b));
+	/* the policy, and auto keeps it (or its refinement) */
+	enum tp_policy pol;
+	ck_assert_int_eq(tp_policy_parse("hierarchical", &pol, NULL), 0);
+	ck_assert_int_eq(pol, TP_POLICY_HIERARCHICAL);
+	ck_assert_str_eq(tp_policy_name(pol), "hierarchical");
+	tp_place_opts po;
+	tp_place_report rep;
+	tp_place_opts_default(&po);
+	po.policy = TP_POLICY_AUTO;
+	ck_assert_int_eq(tp_place_ex(g, a, &po, am, &rep, NULL), 0);
+	ck_assert_msg(strstr(rep.cand[rep.best].name, "hierarchical"), "auto kept %s",
+		      rep.cand[rep.best].name);
+	ck_assert(tp_metrics_hop_bytes(g, a, am) <= tp_metrics_hop_bytes(g, a, h));
+	/* fewer tasks than slots: the largest groups first (agg1: 16 slots,
+	 * then leaf2: 10 for a 5x2 grid of 10 tasks: one leaf, no uplink) */
+	tp_graph *small = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&small, "5x2:5pt", 10, NULL), 0);
+	ck_assert_int_eq(tp_graphmap_hierarchical(small, a, &o, h, NULL), 0);
+	leaf_uplinks(m, a, small, h, &hs, &hm);
+	ck_assert(hs == 0);
+	/* a time budget that cannot fit a METIS call */
+	o.time_budget_ms = 1e-6;
+	ck_assert_int_eq(tp_graphmap_hierarchical(g, a, &o, h, &err), TP_ETIME);
+	tp_assert_err_has(&err, "hierarchical mapping: time budget");
+	tp_graph_destroy(small);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+
+	/* tori are no hierarchy */
+	int dims[2] = { 4, 4 };
+	bool wrap[2] = { true, true };
+	ck_assert_int_eq(tp_machine_create(&m, 2, dims, wrap, NULL), 0);
+	for (int i = 0; i < 4; i++) {
+		int c[2] = { i, 0 };
+		char name[8];
+		snprintf(name, sizeof name, "t%d", i);
+		ck_assert_int_ge(tp_machine_add_node(m, name, c, NULL), 0);
+	}
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "t[0-3]", 1, "t", &a, NULL), 0);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "2x2:5pt", 4, NULL), 0);
+	ck_assert_int_eq(tp_graphmap_hierarchical(g, a, NULL, h, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, "a torus is no hierarchy");
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 START_TEST(level_bandwidth)
 {
 	tp_machine *m = fat(NULL, 0);
@@ -360,8 +491,10 @@ START_TEST(tree_shape)
 	int64_t links[8];
 	ck_assert_int_eq(tp_machine_route(m, n5, node(m, "tux00"), links, 8), 4);
 	ck_assert_int_eq(links[0], tp_machine_node_link(m, n5));
-	ck_assert_int_eq(links[0], ns + n5);
-	ck_assert_int_eq(links[1], sw);
+	/* directed ids: the link above entry s is 2s up, 2s + 1 down */
+	ck_assert_int_eq(links[0], 2 * (ns + n5));
+	ck_assert_int_eq(links[1], 2 * sw);
+	ck_assert_int_eq(links[3], tp_machine_node_link(m, node(m, "tux00")) + 1);
 	/* bad arguments, and machines that are not trees */
 	ck_assert_int_eq(tp_machine_switch_parent(m, ns), -1);
 	ck_assert_int_eq(tp_machine_switch_level(m, -1), -1);
@@ -426,13 +559,13 @@ START_TEST(forest)
 	tp_machine_link_name(m, links[1], buf, sizeof buf);
 	ck_assert_str_eq(buf, "a->(forest)");
 	tp_machine_link_name(m, links[2], buf, sizeof buf);
-	ck_assert_str_eq(buf, "b->(forest)");
+	ck_assert_str_eq(buf, "(forest)->b");
 	/* the shape: each tree's top has no parent; node links after the
 	 * virtual top's entry */
 	ck_assert_int_eq(tp_machine_switch_parent(m, 0), -1);          /* a */
 	ck_assert_int_eq(tp_machine_switch_parent(m, 1), -1);          /* b */
 	ck_assert_int_eq(links[0], tp_machine_node_link(m, node(m, "n0")));
-	ck_assert_int_eq(links[3], tp_machine_node_link(m, node(m, "n2")));
+	ck_assert_int_eq(links[3], tp_machine_node_link(m, node(m, "n2")) + 1);
 	ck_assert_int_eq(tp_machine_switch_parent(m, 5), -1);   /* no such switch */
 	/* LevelBandwidth: the links to the virtual top run at the top level's */
 	double bw[1] = { 10 };
@@ -556,6 +689,7 @@ int main(void)
 	tcase_add_test(tc, forest);
 	tcase_add_test(tc, node_under_two_leaves);
 	tcase_add_test(tc, switch_under_two_switches);
+	tcase_add_test(tc, hierarchical_on_tree);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

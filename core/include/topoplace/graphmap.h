@@ -26,6 +26,10 @@
  *                     computed from the two tasks' edges).  Never increases
  *                     hop-bytes.
  *
+ *   hierarchical      on switch trees and dragonflies: the tasks split over
+ *                     the hierarchy's groups level by level with exact
+ *                     capacities (tp_graphmap_hierarchical below).
+ *
  * Disconnected task graphs are valid input: greedy growth starts a new seed
  * next to the last placed task when a component is exhausted, METIS handles
  * them as they are.  Graphs without edges map in task order.
@@ -58,6 +62,8 @@ typedef struct tp_graphmap_opts {
 				    the maximum link congestion (default false;
 				    the graph and auto policies set it for the
 				    congestion metric) */
+	bool congestion_keep_hops;  /* the congestion refinement refuses moves
+				    that raise hop-bytes (default false) */
 } tp_graphmap_opts;
 
 TP_EXPORT void tp_graphmap_opts_default(tp_graphmap_opts *o);
@@ -72,6 +78,18 @@ TP_EXPORT int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
 TP_EXPORT int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 			    const tp_graphmap_opts *o, int32_t *map,
 			    tp_error *err);
+
+/* Hierarchical mapping on networks that are hierarchies (switch trees:
+ * the switches from the top down; dragonflies: groups, then routers): the
+ * tasks are split over the children of each group with METIS, every child
+ * taking exactly as many tasks as it has slots (the largest children first
+ * when there are fewer tasks than slots), level by level down to the nodes.
+ * Refined like the other constructions when o->refine_passes > 0.
+ * TP_ENOTSUP on tori and meshes; TP_ETIME when the budget runs out before
+ * the last split. */
+TP_EXPORT int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
+				       const tp_graphmap_opts *o, int32_t *map,
+				       tp_error *err);
 
 /* PERCS mod-colour halo mapping (Chakaravarthy et al.) for 2-D grid patterns
  * (stencils NxM, or NxMx1) on two-level networks (Network=dragonfly): the
@@ -94,11 +112,15 @@ TP_EXPORT int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err);
 
-/* Congestion refinement of a valid mapping in place: for the tasks with an
- * edge across a most-loaded link (under the machine's routing), moves to free
- * slots and swaps with tasks on their neighbours' nodes are kept when every
- * link they touch ends below the current maximum and a most-loaded link got
- * lighter.  Never increases the maximum link load; hop-bytes may grow. */
+/* Congestion refinement of a valid mapping in place: for the tasks with a
+ * message across a link loaded at 85 % of the maximum or more (under the
+ * machine's routing, both directions of every edge), moves to free slots and
+ * swaps with tasks on their neighbours' nodes are kept when no link they
+ * touch ends above the current maximum and the sum over those links of
+ * (load / initial maximum)^8 drops: the heaviest links dominate it, so the
+ * maximum goes first, and lightening links just below it makes room.  Never
+ * increases the maximum link load; hop-bytes may grow, unless
+ * o->congestion_keep_hops. */
 TP_EXPORT int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err);

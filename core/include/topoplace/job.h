@@ -190,6 +190,9 @@ typedef struct tp_job_candidate {
 	double rank;            /* ms, after phases 2 and 3 (MAGC phase 1) */
 	double ms;              /* time it took */
 	const char *note;
+	bool has_congestion;    /* congestion holds a value: the maximum link
+				   load, where auto's rule needed it */
+	double congestion;
 } tp_job_candidate;
 
 TP_EXPORT int tp_job_ncandidates(const tp_job *job);

@@ -13,9 +13,10 @@
  *
  * Routing model (for congestion): dimension-order routing, dimensions in
  * increasing order; on a wrapped dimension the shorter direction, and the
- * positive direction when both are equally short.  Links are physical and
- * bidirectional: link (r, d) joins router r to its +1 neighbour in dimension
- * d (wrapping on a torus); both directions of traffic load the same link.
+ * positive direction when both are equally short.  Links are full duplex:
+ * the cable (r, d) joins router r to its +1 neighbour in dimension d
+ * (wrapping on a torus), and each of its two directions is a link of its own
+ * for congestion (directed link ids, below).
  */
 #ifndef TOPOPLACE_MACHINE_H
 #define TOPOPLACE_MACHINE_H
@@ -87,22 +88,30 @@ TP_EXPORT int64_t tp_machine_distance(const tp_machine *m, int32_t a, int32_t b)
 TP_EXPORT int64_t tp_machine_coord_distance(const tp_machine *m, const int *ca,
 					    const int *cb);
 
-/* Number of physical links, i.e. the range of link ids (tori and meshes:
- * router_count * ndims, some unused on meshes). */
+/* Number of directed link ids: every full-duplex link counts once per
+ * direction (tori and meshes: router_count * ndims * 2, some unused on
+ * meshes). */
 TP_EXPORT int64_t tp_machine_link_count(const tp_machine *m);
-/* Links used by the route from node a to node b, written to links[0..]
- * (capacity cap).  Returns the number of links (on tori and meshes the hop
- * count), or a negative code if cap is too small.  Tori and meshes: link id
- * = router * ndims + dim. */
+/* The directed links used by the route from node a to node b, in order,
+ * written to links[0..] (capacity cap); a message the other way travels
+ * its links in the other direction, under their other ids.  Returns the
+ * number of
+ * links (on tori and meshes the hop count), or a negative code if cap is too
+ * small.  Tori and meshes: id = (router * ndims + dim) * 2, plus 1 for the
+ * way from the +1 neighbour back down. */
 TP_EXPORT int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 		     int64_t *links, int cap);
-/* Human-readable name of a link, e.g. "(3,0,7)->+x". */
+/* Human-readable name of a directed link, after its sending end, e.g.
+ * "(3,0,7)->+x" or "(4,0,7)->-x" (the same cable the other way). */
 TP_EXPORT void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 			  size_t len);
-/* The routers a link joins, for pictures: their coordinates into ca and cb
- * (ndims values each).  Tori and meshes: link (r, d) joins r to its +1
- * neighbour along d; dragonflies: the two routers of a local link, or the
- * routers a global link leaves from in either group.  Returns 0, TP_ENOENT
+/* The routers a directed link joins, for pictures: the coordinates of the
+ * router it leaves into ca, of the one it reaches into cb (ndims values
+ * each).  Tori and meshes: id cable * 2 runs from r to its +1 neighbour
+ * along d (cable = r * ndims + d), cable * 2 + 1 back; dragonflies: the two
+ * routers of a local link, or the routers a global link leaves from in
+ * either group, in the link's direction (the other direction is another
+ * id).  Returns 0, TP_ENOENT
  * for an id no link has (the far end of a mesh line, unused dragonfly ids),
  * TP_EINVAL out of range, TP_ENOTSUP on trees (their links join switches:
  * tp_machine_switch_parent). */
@@ -127,9 +136,10 @@ TP_EXPORT int tp_machine_link_ends(const tp_machine *m, int64_t link, int *ca,
  * switches are level 0) costing level_cost[l] (nlevels values: 0 = all 1,
  * 1 = the same for every level, else one per level of links).  The machine
  * has one dimension (the number of the node's switch in depth-first order,
- * no wrap); routing is up/down, link id = the switch the link leaves
- * upwards, and a route's length counts links, not cost.  what names the file
- * in messages ("topology.conf:7: ..."). */
+ * no wrap); routing is up/down, the link above switch (or node) s is id 2s
+ * going up ("leaf0->agg0") and 2s + 1 going down ("agg0->leaf0"), and a
+ * route's length counts links, not cost.  what names the file in messages
+ * ("topology.conf:7: ..."). */
 TP_EXPORT int tp_machine_from_topology(tp_machine **out, const char *text,
 			     const char *what, const int *level_cost,
 			     int nlevels, tp_error *err);
@@ -151,9 +161,10 @@ TP_EXPORT const char *tp_machine_switch_name(const tp_machine *m, int32_t s);
  * level (leaf switches 0, a switch above them one more than the highest
  * switch below it; -1 for a bad argument), and the switch machine node
  * `node` hangs off (-1 for a bad argument).  Link ids (tp_machine_route,
- * tp_metrics_link_loads): the link above switch s is s (in a forest, a
- * top's link to the virtual top switch); tp_machine_node_link is the link
- * of machine node `node` to its switch (-1 for a bad argument). */
+ * tp_metrics_link_loads; directed): the link above switch s is 2s going up
+ * and 2s + 1 coming down (in a forest, a top's link to the virtual top
+ * switch); tp_machine_node_link is the id of machine node `node`'s link up
+ * to its switch, that id + 1 the way down (-1 for a bad argument). */
 TP_EXPORT int32_t tp_machine_switch_parent(const tp_machine *m, int32_t s);
 TP_EXPORT int tp_machine_switch_level(const tp_machine *m, int32_t s);
 TP_EXPORT int32_t tp_machine_node_switch(const tp_machine *m, int32_t node);
@@ -219,8 +230,9 @@ TP_EXPORT const char *tp_dfly_routing_name(enum tp_dfly_routing r);
  * lines holding every block node) or, without it, the aggregation Slurm
  * enforces (a leaf switch per block, a switch per aggregated block of each
  * enforced level, a top switch); distance = network_cost x the tree's link
- * count, routes up/down the tree.  Link ids: node i's NVLink-domain link is
- * i; the tree's link l is nodes + l.  With bandwidths (GB/s per direction)
+ * count, routes up/down the tree.  Link ids (directed): node i's
+ * NVLink-domain link is 2i up to the block's switch, 2i + 1 down from it;
+ * the tree's directed link l is 2 x nodes + l.  With bandwidths (GB/s per direction)
  * congestion weighs bytes / bandwidth: block_bandwidth on NVLink-domain
  * links, network_bandwidth on node ports, the switch links of the generated
  * tree non-blocking (network_bandwidth x the nodes below), those of a tree

@@ -11,14 +11,22 @@
  *   avg_dilation     = mean hops over edges, unweighted (Scotch CommDilat)
  *   max_dilation     = largest hops of any edge (64-bit: with hop costs a
  *                      distance may exceed the range of int)
- *   congestion       = each edge is routed once, from the lower-numbered task's
- *                      node to the higher's, under the machine's routing model;
- *                      a link's load is the bytes (and the number of edges) of
- *                      the routes crossing it.  max_congestion_* is the largest
- *                      load over all links.  On switch trees with
- *                      LevelBandwidth= a route adds bytes / bandwidth of the
- *                      link's level instead of bytes (time-like units);
- *                      max_congestion_bytes then holds that.
+ *   congestion       = links are full duplex, each direction a link of its
+ *                      own (Scotch's and SimGrid's link model); an edge
+ *                      {u, v} of w bytes is a symmetric exchange: a message
+ *                      of w bytes from u to v and one of w bytes from v to u,
+ *                      each routed from its sender's node to its receiver's
+ *                      under the machine's routing model (the two routes may
+ *                      differ, e.g. dimension order from either end).  A
+ *                      directed link's load is the bytes (and the number of
+ *                      messages) of the routes crossing it in its direction;
+ *                      max_congestion_* is the largest load over all directed
+ *                      links.  On switch trees with LevelBandwidth= a route
+ *                      adds bytes / bandwidth of the link's level instead of
+ *                      bytes (time-like units); max_congestion_bytes then
+ *                      holds that.  (Before issue 13 each edge was routed
+ *                      once, lower task to higher, and both directions of a
+ *                      link shared one load.)
  *   frac_intra_node  = bytes of edges whose two tasks share a node / total
  *   frac_intra_router= bytes of edges whose tasks share a router / total
  */
@@ -77,7 +85,7 @@ typedef struct tp_congestion_ws tp_congestion_ws;
 TP_EXPORT int tp_congestion_ws_create(tp_congestion_ws **out, const tp_machine *m,
 			    tp_error *err);
 TP_EXPORT void tp_congestion_ws_destroy(tp_congestion_ws *ws);
-/* Max link load in bytes (and messages via *msgs if non-NULL). */
+/* Max directed link load in bytes (and messages via *msgs if non-NULL). */
 TP_EXPORT double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
 				 const int32_t *map, tp_congestion_ws *ws,
 				 int64_t *msgs);

@@ -26,6 +26,10 @@ enum tp_gpusel_algo {
 	TP_GPUSEL_LOCAL_RANK,   /* local rank i takes the i-th allowed GPU(s) */
 	TP_GPUSEL_CLOSEST,      /* --gpu-bind=closest: first free GPU on the
 				   task's socket, else the first free one */
+	TP_GPUSEL_BISECT,       /* recursive bisection over the node's PCIe
+				   tree: sockets, host bridges, switches;
+				   each split keeps the most bytes inside (a
+				   candidate of magc too) */
 };
 
 TP_EXPORT int tp_gpusel_algo_parse(const char *s, enum tp_gpusel_algo *out,
@@ -55,10 +59,11 @@ typedef struct tp_gpusel_cost {
  * unknown).  allowed[0..nallowed-1] are the GPU indices the step may use
  * (NULL: all of the node's GPUs).  Writes ntasks x gpus_per_task GPU indices,
  * task-major, to gpus.  MAGC runs the greedy once plus once from every
- * allowed first GPU (up to 32 GPUs), then also evaluates the two baselines and
+ * allowed first GPU (up to 32 GPUs), then also evaluates the two baselines
+ * and the recursive bisection over the PCIe tree (TP_GPUSEL_BISECT) and
  * keeps the best (max congestion, then weighted cost, then GPUs away from
- * their task's socket, then the weighted cost to the network cards), so it is never worse than local-rank order or
- * closest.  Traffic to tasks not in tasks[] (on other nodes) runs from a
+ * their task's socket, then the weighted cost to the network cards), so it
+ * is never worse than local-rank order, closest or the bisection.  Traffic to tasks not in tasks[] (on other nodes) runs from a
  * task's GPU to that GPU's network card and loads those links (ignored on
  * nodes without a card).  Deterministic.  cost may be NULL. */
 TP_EXPORT int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,

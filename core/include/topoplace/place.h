@@ -34,14 +34,19 @@ enum tp_policy {
 	TP_POLICY_GRAPH,         /* graph mapping: best of greedy growth and
 				    recursive bipartitioning, both refined */
 	TP_POLICY_AUTO,          /* every applicable candidate (block, zorder,
-				    geometric, greedy, bipartition; modcolor
-				    on dragonflies with 2-D grid patterns)
-				    scored by the metric, the winner swap-
-				    refined, and Slurm's block order refined
-				    too when it is within 10 % of the winner;
-				    the best is kept, never worse than block */
+				    geometric, greedy, bipartition;
+				    hierarchical on trees and dragonflies;
+				    modcolor on dragonflies with 2-D grid
+				    patterns) judged by the auto rule below,
+				    the winner swap-refined, and Slurm's block
+				    order refined too when it is within 10 %
+				    of the winner; the best is kept, never
+				    worse than block */
 	TP_POLICY_MODCOLOR,      /* PERCS mod-colour halo mapping (2-D grid
 				    patterns on dragonflies) */
+	TP_POLICY_HIERARCHICAL,  /* switch trees and dragonflies: the tasks
+				    split over the hierarchy's groups level
+				    by level with exact capacities */
 };
 
 TP_EXPORT int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err);
@@ -66,16 +71,34 @@ typedef struct tp_place_opts {
 } tp_place_opts;
 
 /* What the policy layer tried (graph and auto; geometric reports one). */
-#define TP_PLACE_MAX_CANDIDATES 12
+#define TP_PLACE_MAX_CANDIDATES 16
+
+/* The auto rule (issue 13), when the metric is hop-bytes: candidates are
+ * compared by hop-bytes, except that
+ *   - a candidate whose maximum link congestion is at least
+ *     TP_PLACE_CONGESTION_SHARE (20 %) below the other's wins when its
+ *     hop-bytes are at most that share above the other's;
+ *   - hop-bytes within TP_PLACE_EQUAL_HOPS (0.5 %) of each other count as
+ *     equal, and then the lower maximum congestion wins.
+ * The congestion (metrics.h, both directions on directed links) is only
+ * computed where it can decide: for hop-bytes within the share of the best,
+ * and for graphs of at most TP_PLACE_CONGESTION_MAX_WORK message-hops
+ * (edges x 2 x the machine's longest route). */
+#define TP_PLACE_CONGESTION_SHARE 0.2
+#define TP_PLACE_EQUAL_HOPS 0.005
+#define TP_PLACE_CONGESTION_MAX_WORK ((int64_t)1 << 26)
 
 typedef struct tp_place_candidate {
 	char name[24];          /* "block", "zorder", "geometric", "greedy",
-				   "bipartition", "modcolor", "NAME+refine" */
+				   "bipartition", "hierarchical", "modcolor",
+				   "NAME+refine" */
 	bool ran;               /* false: skipped (see note) */
 	double score;           /* tp_metrics_score under the metric */
 	double rank;            /* the rank option's score (0 without it) */
 	double ms;              /* time it took */
 	char note[80];          /* why skipped or failed, else empty */
+	bool has_congestion;    /* congestion holds the maximum link load */
+	double congestion;      /* max_congestion_bytes (the auto rule) */
 } tp_place_candidate;
 
 typedef struct tp_place_report {

@@ -1,0 +1,443 @@
+/* topoplace — hierarchical mapping (tp_graphmap_hierarchical), for networks
+ * that are hierarchies: switch trees (the switches from the top down) and
+ * dragonflies (groups, then routers).  Issue 13, after Mt-KaHyPar's
+ * hierarchical process mapping and Wu et al.'s recursive mapping.
+ *
+ * The allocation's nodes are sorted by their path in the hierarchy
+ * (network.h: hierarchy), so that every group is a contiguous run.  From the
+ * top down, the tasks of a group are split over its children (subgroups, or
+ * at the bottom the nodes themselves) with METIS, each child receiving
+ * exactly as many tasks as it has slots (target part weights, tpwgts, then
+ * an exact repair by best gain), and every child is split the same way in
+ * turn.  A level with a single child is passed through.  With fewer tasks
+ * than slots the largest children are filled first: fewer groups in use
+ * means less traffic over their uplinks.
+ *
+ * Why this beats a flat bisection on trees: the leaf switches of a
+ * fragmented allocation hold unequal numbers of nodes, and a cut along the
+ * node order does not follow them; here every cut is one of the network's
+ * own, with the exact capacities.  Which part goes to which child does not
+ * matter: the children of one switch are all equally far from each other
+ * and from everything outside the switch (a dragonfly's groups nearly so).
+ *
+ * Deterministic (METIS with a fixed seed, ties to the lower index); memory
+ * linear in tasks, edges and nodes; the time budget is checked before every
+ * METIS call, which is not started when it would not fit (TP_ETIME).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metis_load.h"
+#include "network.h"
+
+#define MAX_LEVELS 64            /* deepest hierarchy handled */
+#define METIS_US_PER_ENTRY 1.0   /* as graphmap.c: a call's cost estimate */
+
+typedef struct hm {
+	const tp_graph *g;
+	const tp_alloc *a;
+	int64_t *path;          /* nnodes x MAX_LEVELS */
+	int *plen;
+	int32_t *order;         /* allocation indices sorted by path */
+	int32_t *map;
+	int32_t *local;         /* task -> index in the current part, or -1 */
+	int32_t *scratch;       /* ntasks */
+	struct tp__metis metis; /* linked, or loaded (metis_load.h) */
+	int seed;
+	double deadline;        /* tp__now_ms() limit, 0: none */
+	char why[128];
+} hm;
+
+/* The key of allocation node i at depth d: its group there, or itself
+ * below the end of its path. */
+static int64_t key_at(const hm *h, int32_t i, int d)
+{
+	return d < h->plen[i] ? h->path[(size_t)i * MAX_LEVELS + (size_t)d]
+			      : -1 - (int64_t)i;
+}
+
+static int cmp_path(const void *x, const void *y, void *arg)
+{
+	const hm *h = arg;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	int n = h->plen[i] < h->plen[j] ? h->plen[i] : h->plen[j];
+	for (int d = 0; d < n; d++) {
+		int64_t a = key_at(h, i, d), b = key_at(h, j, d);
+		if (a != b)
+			return a < b ? -1 : 1;
+	}
+	if (h->plen[i] != h->plen[j])
+		return h->plen[i] < h->plen[j] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* ---- exact part sizes ---- */
+
+/* Move vertices out of over-full parts, the best gain first (bytes to the
+ * target part minus bytes to its own), into under-full ones, until every
+ * part has exactly its target.  Ties: the lower vertex, the lower part. */
+static int fix_sizes(idx_t n, const idx_t *xadj, const idx_t *adj,
+		     const idx_t *wgt, int k, const idx_t *target, idx_t *part)
+{
+	idx_t *size = calloc((size_t)k, sizeof *size);
+	double *conn = calloc((size_t)k, sizeof *conn);
+	if (!size || !conn) {
+		free(size);
+		free(conn);
+		return TP_ENOMEM;
+	}
+	for (idx_t v = 0; v < n; v++)
+		size[part[v]]++;
+	for (;;) {
+		idx_t bv = -1, bq = -1;
+		double bgain = -HUGE_VAL;
+		for (idx_t v = 0; v < n; v++) {
+			idx_t p = part[v];
+			if (size[p] <= target[p])
+				continue;
+			for (idx_t e = xadj[v]; e < xadj[v + 1]; e++)
+				conn[part[adj[e]]] += (double)wgt[e];
+			for (int q = 0; q < k; q++) {
+				if (size[q] >= target[q])
+					continue;
+				double gain = conn[q] - conn[p];
+				if (gain > bgain) {
+					bgain = gain;
+					bv = v;
+					bq = q;
+				}
+			}
+			for (idx_t e = xadj[v]; e < xadj[v + 1]; e++)
+				conn[part[adj[e]]] = 0;
+		}
+		if (bv < 0)
+			break;
+		size[part[bv]]--;
+		size[bq]++;
+		part[bv] = bq;
+	}
+	free(size);
+	free(conn);
+	return 0;
+}
+
+/* ---- one split ---- */
+
+/* Split the nT tasks T into k parts of exactly cnt[0..k-1] tasks
+ * (part[i] for T[i]).  Returns 0 or a negative code. */
+static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
+		   const int32_t *cnt, idx_t *part)
+{
+	const tp_graph *g = h->g;
+	for (int32_t i = 0; i < nT; i++)
+		h->local[T[i]] = i;
+	int64_t ne = 0;
+	double W = 0;
+	for (int32_t i = 0; i < nT; i++)
+		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++)
+			if (h->local[g->adjncy[e]] >= 0) {
+				ne++;
+				W += g->weights[e];
+			}
+	/* in order first: the fallback, and the answer without edges */
+	int32_t at = 0;
+	for (int p = 0; p < k; p++)
+		for (int32_t c = 0; c < cnt[p]; c++)
+			part[at++] = p;
+	int rc = 0;
+	idx_t *xadj = NULL, *adj = NULL, *wgt = NULL, *target = NULL;
+	real_t *tpw = NULL;
+	if (ne == 0 || nT <= k)
+		goto out;
+	if (ne > INT32_MAX / 2) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	if (h->deadline > 0 &&
+	    tp__now_ms() + (double)ne * METIS_US_PER_ENTRY / 1e3 > h->deadline) {
+		rc = TP_ETIME;
+		goto out;
+	}
+	xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
+	adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
+	wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
+	target = tp__malloc_array((size_t)k, sizeof(idx_t));
+	tpw = tp__malloc_array((size_t)k, sizeof(real_t));
+	if (!xadj || !adj || !wgt || !target || !tpw) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	double scale = W > 0 ? (double)(1 << 30) / W : 1.0;
+	if (scale > 1e6)
+		scale = 1e6;
+	int64_t m = 0;
+	xadj[0] = 0;
+	for (int32_t i = 0; i < nT; i++) {
+		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++) {
+			int32_t l = h->local[g->adjncy[e]];
+			if (l < 0)
+				continue;
+			double w = floor(g->weights[e] * scale + 0.5);
+			adj[m] = l;
+			wgt[m] = w < 1.0 ? 1 : (idx_t)w;
+			m++;
+		}
+		xadj[i + 1] = (idx_t)m;
+	}
+	real_t sum = 0;
+	for (int p = 0; p < k; p++) {
+		target[p] = cnt[p];
+		tpw[p] = (real_t)cnt[p] / (real_t)nT;
+		sum += tpw[p];
+	}
+	tpw[k - 1] += (real_t)1.0 - sum;   /* METIS wants a sum of exactly 1 */
+	idx_t nv = nT, ncon = 1, np = k, objval = 0;
+	idx_t opts[METIS_NOPTIONS];
+	h->metis.set_default_options(opts);
+	opts[METIS_OPTION_SEED] = h->seed;
+	opts[METIS_OPTION_NUMBERING] = 0;
+	opts[METIS_OPTION_UFACTOR] = 1;
+	int mrc = h->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL, NULL,
+						wgt, &np, tpw, NULL, opts, &objval,
+						part);
+	if (mrc != METIS_OK) {
+		rc = mrc == METIS_ERROR_MEMORY ? TP_ENOMEM : TP_EINVAL;
+		snprintf(h->why, sizeof h->why, "METIS_PartGraphRecursive failed (%d)", mrc);
+		goto out;
+	}
+	rc = fix_sizes(nv, xadj, adj, wgt, k, target, part);
+out:
+	for (int32_t i = 0; i < nT; i++)
+		h->local[T[i]] = -1;
+	free(xadj);
+	free(adj);
+	free(wgt);
+	free(target);
+	free(tpw);
+	return rc;
+}
+
+/* ---- the recursion ---- */
+
+/* How many of the n tasks each child takes: the largest children are filled
+ * first (ties: the earlier one). */
+static void child_counts(const int64_t *cap, int k, int64_t n, int32_t *cnt)
+{
+	for (int c = 0; c < k; c++)
+		cnt[c] = 0;
+	while (n > 0) {
+		int best = -1;
+		for (int c = 0; c < k; c++)
+			if (cnt[c] == 0 && cap[c] > 0 &&
+			    (best < 0 || cap[c] > cap[best]))
+				best = c;
+		int64_t take = cap[best] < n ? cap[best] : n;
+		cnt[best] = (int32_t)take;
+		n -= take;
+	}
+}
+
+static int rec(hm *h, int32_t *T, int32_t nT, int32_t lo, int32_t hi, int d);
+
+/* The children of order[lo, hi) at depth d: their starts, into start[0..k]
+ * (start[k] = hi).  Returns k, or -1 when out of memory. */
+static int children(const hm *h, int32_t lo, int32_t hi, int d, int32_t **start)
+{
+	int k = 1;
+	for (int32_t i = lo + 1; i < hi; i++)
+		k += key_at(h, h->order[i], d) != key_at(h, h->order[i - 1], d);
+	*start = tp__malloc_array((size_t)k + 1, sizeof(int32_t));
+	if (!*start)
+		return -1;
+	int c = 0;
+	(*start)[c++] = lo;
+	for (int32_t i = lo + 1; i < hi; i++)
+		if (key_at(h, h->order[i], d) != key_at(h, h->order[i - 1], d))
+			(*start)[c++] = i;
+	(*start)[k] = hi;
+	return k;
+}
+
+/* Split T over the k children of order[lo, hi) at depth d and recurse. */
+static int split_children(hm *h, int32_t *T, int32_t nT, const int32_t *start,
+			  int k, int d)
+{
+	int64_t *cap = tp__calloc((size_t)k, sizeof(int64_t));
+	int32_t *cnt = tp__malloc_array((size_t)k, sizeof(int32_t));
+	int32_t *used = tp__malloc_array((size_t)k, sizeof(int32_t));
+	idx_t *part = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
+	int rc = 0;
+	if (!cap || !cnt || !used || !part) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	for (int c = 0; c < k; c++)
+		for (int32_t i = start[c]; i < start[c + 1]; i++)
+			cap[c] += h->a->slots[h->order[i]];
+	child_counts(cap, k, nT, cnt);
+	/* the children that take tasks, and their counts, in order */
+	int ku = 0;
+	int32_t *ucnt = (int32_t *)cap;   /* reuse: cap is no longer needed */
+	for (int c = 0; c < k; c++)
+		if (cnt[c] > 0) {
+			used[ku] = c;
+			ucnt[ku++] = cnt[c];
+		}
+	if (ku > 1)
+		rc = split_k(h, T, nT, ku, ucnt, part);
+	else
+		for (int32_t i = 0; i < nT; i++)
+			part[i] = 0;
+	if (rc)
+		goto out;
+	/* group T by part (stable), then recurse into each child */
+	int32_t pos = 0;
+	for (int p = 0; p < ku; p++)
+		for (int32_t i = 0; i < nT; i++)
+			if (part[i] == p)
+				h->scratch[pos++] = T[i];
+	memcpy(T, h->scratch, sizeof(int32_t) * (size_t)nT);
+	pos = 0;
+	for (int p = 0; p < ku && !rc; p++) {
+		int c = used[p];
+		rc = rec(h, T + pos, ucnt[p], start[c], start[c + 1], d + 1);
+		pos += ucnt[p];
+	}
+out:
+	free(cap);
+	free(cnt);
+	free(used);
+	free(part);
+	return rc;
+}
+
+static int rec(hm *h, int32_t *T, int32_t nT, int32_t lo, int32_t hi, int d)
+{
+	if (nT == 0)
+		return 0;
+	if (hi - lo == 1) {
+		for (int32_t i = 0; i < nT; i++)
+			h->map[T[i]] = h->order[lo];
+		return 0;
+	}
+	int32_t *start;
+	int k = children(h, lo, hi, d, &start);
+	if (k < 0)
+		return TP_ENOMEM;
+	int rc = k == 1 ? rec(h, T, nT, lo, hi, d + 1)
+			: split_children(h, T, nT, start, k, d);
+	free(start);
+	return rc;
+}
+
+/* ---- entry ---- */
+
+static void hm_free(hm *h)
+{
+	free(h->path);
+	free(h->plen);
+	free(h->order);
+	free(h->local);
+	free(h->scratch);
+}
+
+static int hm_init(hm *h, const tp_graph *g, const tp_alloc *a, int32_t *map)
+{
+	const tp_machine *m = a->m;
+	memset(h, 0, sizeof *h);
+	h->g = g;
+	h->a = a;
+	h->map = map;
+	int32_t nn = a->nnodes, nt = g->ntasks;
+	h->path = tp__malloc_array((size_t)nn * MAX_LEVELS + 1, sizeof(int64_t));
+	h->plen = tp__malloc_array((size_t)nn + 1, sizeof(int));
+	h->order = tp__malloc_array((size_t)nn + 1, sizeof(int32_t));
+	h->local = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	h->scratch = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	if (!h->path || !h->plen || !h->order || !h->local || !h->scratch)
+		return TP_ENOMEM;
+	for (int32_t t = 0; t < nt; t++)
+		h->local[t] = -1;
+	for (int32_t i = 0; i < nn; i++) {
+		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
+		int n = m->net->hierarchy(m, r, &h->path[(size_t)i * MAX_LEVELS],
+					  MAX_LEVELS);
+		if (n < 0)
+			return TP_EINVAL;
+		h->plen[i] = n;
+		h->order[i] = i;
+	}
+	qsort_r(h->order, (size_t)nn, sizeof(int32_t), cmp_path, h);
+	return 0;
+}
+
+int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
+			     const tp_graphmap_opts *o, int32_t *map,
+			     tp_error *err)
+{
+	tp_graphmap_opts def;
+	if (!o) {
+		tp_graphmap_opts_default(&def);
+		o = &def;
+	}
+	if (!g || !a || (!map && g->ntasks > 0))
+		return tp_error_set(err, TP_EINVAL,
+				    "hierarchical mapping: missing graph, allocation or map");
+	if (!a->m->net->hierarchy)
+		return tp_error_set(err, TP_ENOTSUP,
+				    "hierarchical mapping: a %s is no hierarchy (switch trees and dragonflies are)",
+				    a->m->net->kind);
+	if (g->ntasks > a->total_slots)
+		return tp_error_set(err, TP_EINVAL,
+				    "hierarchical mapping: %d tasks do not fit in the allocation's %lld slots",
+				    g->ntasks, (long long)a->total_slots);
+	double t0 = tp__now_ms();
+	/* no libmetis5 on this node (the plugin loads it when needed):
+	 * TP_ENOTSUP, which auto skips with TP__METIS_MISSING */
+	struct tp__metis metis;
+	int rc = tp__metis_open(&metis, err);
+	if (rc)
+		return rc;
+	hm h;
+	rc = hm_init(&h, g, a, map);
+	h.metis = metis;
+	if (rc == TP_EINVAL) {
+		hm_free(&h);
+		tp__metis_close(&metis);
+		return tp_error_set(err, TP_ENOTSUP,
+				    "hierarchical mapping: more than %d levels",
+				    MAX_LEVELS);
+	}
+	int32_t *T = rc ? NULL : tp__malloc_array((size_t)g->ntasks + 1, sizeof(int32_t));
+	if (!rc && !T)
+		rc = TP_ENOMEM;
+	if (!rc) {
+		h.seed = o->seed;
+		h.deadline = o->time_budget_ms > 0 ? t0 + o->time_budget_ms : 0;
+		for (int32_t t = 0; t < g->ntasks; t++)
+			T[t] = t;
+		rc = rec(&h, T, g->ntasks, 0, a->nnodes, 0);
+	}
+	free(T);
+	char why[sizeof h.why];
+	snprintf(why, sizeof why, "%s", h.why);
+	hm_free(&h);
+	tp__metis_close(&metis);
+	if (!rc && o->refine_passes > 0) {
+		tp_graphmap_opts ro = *o;
+		if (ro.time_budget_ms > 0) {
+			ro.time_budget_ms -= tp__now_ms() - t0;
+			if (ro.time_budget_ms <= 0)
+				return 0;   /* the construction is the result */
+		}
+		return tp_graphmap_refine(g, a, &ro, map, NULL, err);
+	}
+	if (rc == TP_ETIME)
+		return tp_error_set(err, rc, "hierarchical mapping: time budget of %g ms "
+				    "reached before the last split", o->time_budget_ms);
+	if (rc)
+		return tp_error_set(err, rc, "hierarchical mapping: %s",
+				    why[0] ? why : "out of memory");
+	return 0;
+}
