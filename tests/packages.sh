@@ -10,7 +10,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) B=$BUILD ;; *) B=$REPO/$BUILD ;; esac
 D=$B/deb
-PKGS="libtopoplace0 libtopoplace-dev topoplace slurm-topoplace"
+PKGS="libtopoplace0 libtopoplace-dev topoplace slurm-topoplace topoplace-trace"
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 no() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -71,6 +71,9 @@ has topoplace /usr/share/man/man5/topoplace.conf.5.gz
 has slurm-topoplace /usr/share/man/man8/topoplace-spank.8.gz
 PLUGIN=/usr/lib/$triplet/topoplace/topoplace.so
 has slurm-topoplace "$PLUGIN"
+has slurm-topoplace "/usr/lib/$triplet/topoplace/topoplace-hydra-srun"
+has topoplace-trace "/usr/lib/$triplet/topoplace/openmpi/libtopoplace-trace.so"
+has topoplace-trace "/usr/lib/$triplet/topoplace/mpich/libtopoplace-trace.so"
 has slurm-topoplace /etc/slurm/plugstack.conf.d/topoplace.conf
 has slurm-topoplace /usr/share/doc/slurm-topoplace/examples/fattree.conf
 has slurm-topoplace /usr/share/doc/slurm-topoplace/examples/nodes/nvl4.xml
