@@ -843,14 +843,9 @@ static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
 	const tp_graph *g = u->g;
 	for (int32_t i = 0; i < nT; i++)
 		u->local[T[i]] = i;
-	int64_t ne = 0;
-	double W = 0;
-	for (int32_t i = 0; i < nT; i++)
-		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++)
-			if (u->local[g->adjncy[e]] >= 0) {
-				ne++;
-				W += g->weights[e];
-			}
+	int64_t ne;
+	double W;
+	tp__metis_sub_count(g, T, nT, u->local, &ne, &W);
 	/* start: parts in order */
 	int64_t acc = 0;
 	for (int p = 0, i = 0; p < k; p++)
@@ -866,22 +861,7 @@ static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
 		if (!xadj || !adj || !wgt || !tpw || !mp) {
 			rc = TP_ENOMEM;
 		} else {
-			double scale = W > 0 ? (double)(1 << 30) / W : 1.0;
-			if (scale > 1e6)
-				scale = 1e6;
-			int64_t q = 0;
-			xadj[0] = 0;
-			for (int32_t i = 0; i < nT; i++) {
-				for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++) {
-					int32_t l = u->local[g->adjncy[e]];
-					if (l < 0)
-						continue;
-					double w = floor(g->weights[e] * scale + 0.5);
-					adj[q] = l;
-					wgt[q++] = w < 1 ? 1 : (idx_t)w;
-				}
-				xadj[i + 1] = (idx_t)q;
-			}
+			tp__metis_sub_fill(g, T, nT, u->local, W, xadj, adj, wgt);
 			real_t left = 1;
 			for (int p = 0; p < k; p++) {
 				tpw[p] = p == k - 1 ? left : (real_t)want[p] / (real_t)nT;

@@ -1109,14 +1109,9 @@ static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
 		       idx_t *part)
 {
 	const struct tp_graph *g = b->c->g;
-	int64_t ne = 0;
-	double W = 0.0;
-	for (int32_t i = 0; i < nT; i++)
-		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++)
-			if (b->local[g->adjncy[e]] >= 0) {
-				ne++;
-				W += g->weights[e];
-			}
+	int64_t ne;
+	double W;
+	tp__metis_sub_count(g, T, nT, b->local, &ne, &W);
 	for (int32_t i = 0; i < nT; i++)
 		part[i] = i < n0 ? 0 : 1;
 	if (ne == 0 || nT < 3)
@@ -1134,23 +1129,7 @@ static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
 		free(wgt);
 		return TP_ENOMEM;
 	}
-	double scale = W > 0 ? (double)(1 << 30) / W : 1.0;
-	if (scale > 1e6)
-		scale = 1e6;
-	int64_t k = 0;
-	xadj[0] = 0;
-	for (int32_t i = 0; i < nT; i++) {
-		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++) {
-			int32_t l = b->local[g->adjncy[e]];
-			if (l < 0)
-				continue;
-			double w = floor(g->weights[e] * scale + 0.5);
-			adj[k] = l;
-			wgt[k] = w < 1.0 ? 1 : (idx_t)w;
-			k++;
-		}
-		xadj[i + 1] = (idx_t)k;
-	}
+	tp__metis_sub_fill(g, T, nT, b->local, W, xadj, adj, wgt);
 	idx_t nv = nT, ncon = 1, np = 2, objval = 0;
 	real_t tpw[2] = { (real_t)n0 / (real_t)nT, 0 };
 	tpw[1] = (real_t)1.0 - tpw[0];

@@ -132,14 +132,9 @@ static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
 	const tp_graph *g = h->g;
 	for (int32_t i = 0; i < nT; i++)
 		h->local[T[i]] = i;
-	int64_t ne = 0;
-	double W = 0;
-	for (int32_t i = 0; i < nT; i++)
-		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++)
-			if (h->local[g->adjncy[e]] >= 0) {
-				ne++;
-				W += g->weights[e];
-			}
+	int64_t ne;
+	double W;
+	tp__metis_sub_count(g, T, nT, h->local, &ne, &W);
 	/* in order first: the fallback, and the answer without edges */
 	int32_t at = 0;
 	for (int p = 0; p < k; p++)
@@ -168,23 +163,7 @@ static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
 		rc = TP_ENOMEM;
 		goto out;
 	}
-	double scale = W > 0 ? (double)(1 << 30) / W : 1.0;
-	if (scale > 1e6)
-		scale = 1e6;
-	int64_t m = 0;
-	xadj[0] = 0;
-	for (int32_t i = 0; i < nT; i++) {
-		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++) {
-			int32_t l = h->local[g->adjncy[e]];
-			if (l < 0)
-				continue;
-			double w = floor(g->weights[e] * scale + 0.5);
-			adj[m] = l;
-			wgt[m] = w < 1.0 ? 1 : (idx_t)w;
-			m++;
-		}
-		xadj[i + 1] = (idx_t)m;
-	}
+	tp__metis_sub_fill(g, T, nT, h->local, W, xadj, adj, wgt);
 	real_t sum = 0;
 	for (int p = 0; p < k; p++) {
 		target[p] = cnt[p];

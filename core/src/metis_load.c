@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <math.h>
+
+#include "internal.h"
 #include "metis_load.h"
 
 int tp__metis_load(struct tp__metis *m, const char *soname, tp_error *err)
@@ -53,4 +56,40 @@ void tp__metis_close(struct tp__metis *m)
 	if (m->handle)
 		dlclose(m->handle);
 	memset(m, 0, sizeof *m);
+}
+
+void tp__metis_sub_count(const struct tp_graph *g, const int32_t *T, int32_t nT,
+			 const int32_t *local, int64_t *ne, double *W)
+{
+	*ne = 0;
+	*W = 0;
+	for (int32_t i = 0; i < nT; i++)
+		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++)
+			if (local[g->adjncy[e]] >= 0) {
+				(*ne)++;
+				*W += g->weights[e];
+			}
+}
+
+void tp__metis_sub_fill(const struct tp_graph *g, const int32_t *T, int32_t nT,
+			const int32_t *local, double W, idx_t *xadj, idx_t *adj,
+			idx_t *wgt)
+{
+	double scale = W > 0 ? (double)(1 << 30) / W : 1.0;
+	if (scale > 1e6)
+		scale = 1e6;
+	int64_t k = 0;
+	xadj[0] = 0;
+	for (int32_t i = 0; i < nT; i++) {
+		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++) {
+			int32_t l = local[g->adjncy[e]];
+			if (l < 0)
+				continue;
+			double w = floor(g->weights[e] * scale + 0.5);
+			adj[k] = l;
+			wgt[k] = w < 1.0 ? 1 : (idx_t)w;
+			k++;
+		}
+		xadj[i + 1] = (idx_t)k;
+	}
 }

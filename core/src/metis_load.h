@@ -11,6 +11,7 @@
 #define TOPOPLACE_METIS_LOAD_H
 
 #include <metis.h>
+#include <stdint.h>
 #include <topoplace/error.h>
 
 /* The library the plugin loads; a test build names a missing one. */
@@ -41,5 +42,19 @@ int tp__metis_open(struct tp__metis *m, tp_error *err);
 /* Load the named shared library with dlopen() whatever the build (tests). */
 int tp__metis_load(struct tp__metis *m, const char *soname, tp_error *err);
 void tp__metis_close(struct tp__metis *m);
+
+/* The subgraph of g on the tasks T[0..nT) in METIS's form, as graph
+ * mapping, hierarchical mapping and block networks give it: local[t] is t's
+ * index in T, or -1 for tasks outside it.  tp__metis_sub_count gives the
+ * edges inside T (*ne) and their bytes (*W); tp__metis_sub_fill writes
+ * xadj (nT + 1), adj and wgt (ne each), the bytes scaled to integers >= 1
+ * that sum to about 2^30 (bytes overflow idx_t, and METIS balances cuts by
+ * their integer weights). */
+struct tp_graph;
+void tp__metis_sub_count(const struct tp_graph *g, const int32_t *T, int32_t nT,
+			 const int32_t *local, int64_t *ne, double *W);
+void tp__metis_sub_fill(const struct tp_graph *g, const int32_t *T, int32_t nT,
+			const int32_t *local, double W, idx_t *xadj, idx_t *adj,
+			idx_t *wgt);
 
 #endif
