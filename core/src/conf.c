@@ -235,7 +235,7 @@ static int node_topo_set(tp_conf *c, int32_t idx, int t)
 		int32_t ncap = c->node_topo_cap ? c->node_topo_cap : 1024;
 		while (ncap <= idx)
 			ncap *= 2;
-		int32_t *nt = realloc(c->node_topo, sizeof(int32_t) * (size_t)ncap);
+		int32_t *nt = tp__realloc_array(c->node_topo, (size_t)ncap, sizeof(int32_t));
 		if (!nt)
 			return -1;
 		for (int32_t i = c->node_topo_cap; i < ncap; i++)
@@ -255,7 +255,7 @@ static int origin_reserve(struct loader *ld, int64_t n)
 		return TP_OK;
 	if (n > INT32_MAX)
 		n = INT32_MAX;
-	struct origin *no = realloc(ld->origin, (size_t)n * sizeof *no);
+	struct origin *no = tp__realloc_array(ld->origin, (size_t)n, sizeof *no);
 	if (!no)
 		return oom(ld);
 	ld->origin = no;
@@ -266,7 +266,11 @@ static int origin_reserve(struct loader *ld, int64_t n)
 /* Room for n more nodes (a line that names many at once). */
 static int nodes_reserve(struct loader *ld, int64_t n)
 {
+	/* at least double: a machine given as many NodeName= lines is then
+	 * copied O(log lines) times, not once per line */
 	int64_t want = (int64_t)ld->c->m->nnodes + n;
+	if (want > ld->origin_cap && want < 2 * (int64_t)ld->origin_cap)
+		want = 2 * (int64_t)ld->origin_cap;
 	if (origin_reserve(ld, want) || tp__machine_reserve(ld->c->m, want))
 		return oom(ld);
 	return TP_OK;

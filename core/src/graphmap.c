@@ -37,12 +37,6 @@ typedef struct gm {
 			      TP_ETIME; 0: none */
 } gm;
 
-/* A METIS bisection costs about this many microseconds per adjacency entry
- * of its graph (measured: 2-4 on a loaded 2-core EPYC; set low so that a
- * call that fits is not refused).  A call is uninterruptible, so it is not
- * started when its estimate runs past the deadline. */
-#define METIS_US_PER_ENTRY 1.0
-
 static bool past(const gm *c, double extra_ms)
 {
 	return c->deadline > 0 && tp__now_ms() + extra_ms > c->deadline;
@@ -854,11 +848,15 @@ static int cref_init(cref *cr, const gm *c, int32_t *map)
 }
 
 /* Link loads of the whole mapping: every message, t to each neighbour. */
-static int cr_load_all(cref *cr)
+/* The loads of every link; TP_ETIME when the budget runs out first (routing
+ * every message costs as much as the refinement's first pass). */
+static int cr_load_all(cref *cr, double t0, double budget)
 {
 	const struct tp_graph *g = cr->c->g;
 	const int32_t *map = cr->map;
-	for (int32_t t = 0; t < cr->c->nt; t++)
+	for (int32_t t = 0; t < cr->c->nt; t++) {
+		if ((t & 255) == 255 && budget_over(t0, budget))
+			return TP_ETIME;
 		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 			int32_t u = g->adjncy[e];
 			if (map[u] == map[t])
@@ -870,6 +868,7 @@ static int cr_load_all(cref *cr)
 				cr->load[cr->route[k]] += g->weights[e] *
 					tp__link_weight(cr->c->a->m, cr->route[k]);
 		}
+	}
 	return 0;
 }
 
@@ -1020,7 +1019,11 @@ static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
 	cref cr;
 	int rc = cref_init(&cr, c, map);
 	if (!rc)
-		rc = cr_load_all(&cr);
+		rc = cr_load_all(&cr, t0, o->time_budget_ms);
+	if (rc == TP_ETIME) {
+		rc = 0;   /* nothing moved yet: the map stands as it was */
+		goto out;
+	}
 	if (rc)
 		goto out;
 	cr.M = cr_max(&cr, &cr.nmax);
@@ -1118,7 +1121,7 @@ static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
 		return 0;
 	if (ne > INT32_MAX / 2)
 		return TP_ENOMEM;
-	if (past(b->c, (double)ne * METIS_US_PER_ENTRY / 1e3))
+	if (past(b->c, (double)ne * TP__METIS_US_PER_ENTRY / 1e3))
 		return TP_ETIME;
 	idx_t *xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
 	idx_t *adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
@@ -1366,13 +1369,16 @@ static int refine_entry(const tp_graph *g, const tp_alloc *a,
 	}
 	if (moves)
 		*moves = 0;
+	/* the budget counts from here: the checks and the set-up are part
+	 * of what the caller gave it for */
+	double t0 = tp__now_ms();
 	int rc = tp_mapping_validate(g, a, map, err);
 	if (rc)
 		return rc;
 	gm c;
 	if ((rc = gm_init(&c, g, a, err, what)))
 		return rc;
-	rc = run(&c, o, map, moves, tp__now_ms());
+	rc = run(&c, o, map, moves, t0);
 	gm_free(&c);
 	if (rc)
 		return tp_error_set(err, rc, "%s: %s", what,

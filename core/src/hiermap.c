@@ -32,7 +32,6 @@
 #include "network.h"
 
 #define MAX_LEVELS 64            /* deepest hierarchy handled */
-#define METIS_US_PER_ENTRY 1.0   /* as graphmap.c: a call's cost estimate */
 
 typedef struct hm {
 	const tp_graph *g;
@@ -150,7 +149,7 @@ static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
 		goto out;
 	}
 	if (h->deadline > 0 &&
-	    tp__now_ms() + (double)ne * METIS_US_PER_ENTRY / 1e3 > h->deadline) {
+	    tp__now_ms() + (double)ne * TP__METIS_US_PER_ENTRY / 1e3 > h->deadline) {
 		rc = TP_ETIME;
 		goto out;
 	}

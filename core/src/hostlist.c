@@ -109,7 +109,7 @@ static int grow(void **p, size_t n, size_t *cap, size_t size)
 	size_t nc = *cap ? *cap * 2 : 16;
 	if (nc > SIZE_MAX / size)
 		return -1;
-	void *q = realloc(*p, nc * size);
+	void *q = tp__realloc_array(*p, nc, size);
 	if (!q)
 		return -1;
 	*p = q;

@@ -130,6 +130,9 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 /* Overflow-checked allocation helpers (NULL on overflow or failure). */
 void *tp__calloc(size_t n, size_t size);
 void *tp__malloc_array(size_t n, size_t size);
+/* realloc with the same overflow check and huge-page advice (util.c) */
+void *tp__realloc_array(void *p, size_t n, size_t size);
+void *tp__huge_advise(void *p, size_t bytes);
 
 /* ---- input: files (util.c) ----
  *

@@ -148,7 +148,7 @@ int tp__machine_reserve(tp_machine *m, int64_t n)
 		return TP_ENOMEM;
 	if (n <= m->cap)
 		return 0;
-	char **nn = realloc(m->names, (size_t)n * sizeof *nn);
+	char **nn = tp__realloc_array(m->names, (size_t)n, sizeof *nn);
 	if (!nn)
 		return TP_ENOMEM;
 	m->names = nn;

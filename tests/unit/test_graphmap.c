@@ -468,6 +468,65 @@ END_TEST
  * raises the maximum link load of the hop-bytes result, lowers it on most
  * of them (e.g. 1200 to 800 bytes on directed links: 8 messages of 100
  * bytes), deterministically, and the mappers' option does the same. */
+/* Under a budget nothing starts that cannot finish in it: a candidate whose
+ * lower cost estimate is past the budget is skipped with why, the
+ * congestion refinement gives back its start when the budget runs out
+ * while it routes, and the result is still a valid mapping. */
+START_TEST(budget_gates_candidates)
+{
+	tp_conf *c = NULL;
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=32x32x32 Wrap=yes\n"
+					     "NodeName=n[00000-32767] CoordOrder=x-major\n",
+					     "t32.conf", &c, NULL), 0);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00000-32767]",
+						1, "t32", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "32x32x32", 32768, NULL), 0);
+	int32_t *m = malloc(sizeof(int32_t) * 32768);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	/* METIS on 196,608 adjacency entries is estimated at >= 196 ms */
+	o.geom.time_budget_ms = 50;
+	tp_place_report r;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, m, &r, NULL), 0);
+	ck_assert_int_eq(tp_mapping_validate(g, a, m, NULL), 0);
+	ck_assert(r.budget_hit);
+	int seen = 0;
+	for (int i = 0; i < r.ncandidates; i++)
+		if (!strcmp(r.cand[i].name, "bipartition")) {
+			seen = 1;
+			ck_assert(!r.cand[i].ran);
+			ck_assert_msg(!strncmp(r.cand[i].note, "skipped: ", 9), "%s",
+				      r.cand[i].note);
+		}
+	ck_assert(seen);
+	free(m);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+
+	/* the congestion refinement, out of time while routing */
+	c = torus8();
+	g = random_grid(16, 16, 3);
+	a = sparse_alloc(c, 64, 4, 1);
+	int32_t m1[256], m2[256];
+	tp_graphmap_opts go;
+	tp_graphmap_opts_default(&go);
+	ck_assert_int_eq(tp_graphmap_bipartition(g, a, &go, m1, NULL), 0);
+	memcpy(m2, m1, sizeof m1);
+	go.time_budget_ms = 1e-9;
+	int64_t moves = -1;
+	ck_assert_int_eq(tp_graphmap_refine_congestion(g, a, &go, m1, &moves, NULL), 0);
+	ck_assert_mem_eq(m1, m2, sizeof m1);
+	ck_assert(moves <= 0);
+	tp_alloc_destroy(a);
+	tp_graph_destroy(g);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(congestion_refinement)
 {
 	tp_conf *c = torus8();
@@ -635,6 +694,7 @@ int main(void)
 	tcase_add_test(tc, auto_with_coordinates);
 	tcase_add_test(tc, weighted_torus);
 	tcase_add_test(tc, congestion_refinement);
+	tcase_add_test(tc, budget_gates_candidates);
 	tcase_add_test(tc, random_instances);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
