@@ -890,7 +890,7 @@ static int set_block_num(struct loader *ld, const struct tok *t, int *line,
 	int rc = set_once(ld, t, line, true);
 	if (rc)
 		return rc;
-	long long v;
+	long long v = 0;
 	if (bw ? parse_pos_double(t->val, false, bw) != 0
 	       : parse_ll(t->val, 2, 1000000, &v) != 0)
 		return lerr(ld, NULL, t->line, TP_EINVAL, "%s=%s: expected %s", t->key,
