@@ -586,7 +586,7 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	/* what the hop-bytes refinement left, not the budget again */
 	go.time_budget_ms = step_budget(r);
 	if (!rc && (rep->metric == TP_METRIC_CONGESTION || r->rule) &&
-	    (r->o->geom.time_budget_ms <= 0 || !out_of_time(r)))
+	    !out_of_time(r))
 		rc = tp_graphmap_refine_congestion(r->g, r->a, &go, r->trial,
 						   &cmoves, &e);
 	c->ms = tp__now_ms() - t;

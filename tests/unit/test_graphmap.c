@@ -464,10 +464,6 @@ START_TEST(weighted_torus)
 }
 END_TEST
 
-/* Congestion refinement on a shuffled grid over sparse allocations: never
- * raises the maximum link load of the hop-bytes result, lowers it on most
- * of them (e.g. 1200 to 800 bytes on directed links: 8 messages of 100
- * bytes), deterministically, and the mappers' option does the same. */
 /* Under a budget nothing starts that cannot finish in it: a candidate whose
  * lower cost estimate is past the budget is skipped with why, the
  * congestion refinement gives back its start when the budget runs out
@@ -527,6 +523,10 @@ START_TEST(budget_gates_candidates)
 }
 END_TEST
 
+/* Congestion refinement on a shuffled grid over sparse allocations: never
+ * raises the maximum link load of the hop-bytes result, lowers it on most
+ * of them (e.g. 1200 to 800 bytes on directed links: 8 messages of 100
+ * bytes), deterministically, and the mappers' option does the same. */
 START_TEST(congestion_refinement)
 {
 	tp_conf *c = torus8();
