@@ -79,6 +79,7 @@ CORE_SRC = $(addprefix core/src/, \
 	metis_load.c \
 	metrics.c \
 	modcolor.c \
+	name_runs.c \
 	node.c \
 	node_links.c \
 	node_parts.c \

@@ -35,6 +35,21 @@ static void alloc_fill_slots(tp_alloc *a, int slots_per_node)
 	a->total_slots = (int64_t)a->nnodes * slots_per_node;
 }
 
+/* Node idx (-1: unknown) of the hostlist, named name, next in a. */
+static int take_node(tp_alloc *a, unsigned char *seen, int32_t idx,
+		     const char *name, const char *what, tp_error *err)
+{
+	if (idx < 0)
+		return tp_error_set(err, TP_ENOENT, "%s: unknown node '%s'",
+				    what, name);
+	if (seen[idx])
+		return tp_error_set(err, TP_EINVAL, "%s: duplicate node '%s'",
+				    what, name);
+	seen[idx] = 1;
+	a->node[a->nnodes++] = idx;
+	return TP_OK;
+}
+
 int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 			   int slots_per_node, const char *what,
 			   tp_alloc **out, tp_error *err)
@@ -69,17 +84,35 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 	rc = seen ? alloc_new(m, (int32_t)count, &a, what, err)
 		  : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	char name[TP__HOSTNAME_MAX];
-	while (rc == TP_OK && tp__hostlist_next(hl, name)) {
-		int32_t idx = tp_machine_find_node(m, name);
-		if (idx < 0)
-			rc = tp_error_set(err, TP_ENOENT,
-					  "%s: unknown node '%s'", what, name);
-		else if (seen[idx])
-			rc = tp_error_set(err, TP_EINVAL,
-					  "%s: duplicate node '%s'", what, name);
-		else {
-			seen[idx] = 1;
-			a->node[a->nnodes++] = idx;
+	struct tp__hostlist_run run, last = { 0 };
+	int got, fam = -1;
+	while (rc == TP_OK && (got = tp__hostlist_next_run(hl, name, 1, &run))) {
+		if (got == 1) {
+			rc = take_node(a, seen, tp_machine_find_node(m, name), name,
+				       what, err);
+			continue;
+		}
+		/* a numbered range: its nodes found by number in the machine's
+		 * runs, without writing and hashing each name */
+		/* the ranges of one group share their prefix and suffix */
+		if (run.prefix != last.prefix || run.suffix != last.suffix ||
+		    run.plen != last.plen || run.slen != last.slen)
+			fam = tp__runs_family(&m->runs, run.prefix, run.plen,
+					      run.suffix, run.slen);
+		last = run;
+		for (uint64_t v = run.lo; rc == TP_OK && v <= run.hi; v++) {
+			unsigned len = tp__digits_of(v);
+			int32_t idx = fam < 0 ? -1
+				      : tp__runs_node(&m->runs, fam, v,
+						      len > run.width ? len : run.width);
+			if (idx < 0 || seen[idx]) {
+				snprintf(name, sizeof name, "%.*s%0*llu%.*s",
+					 (int)run.plen, run.prefix, (int)run.width,
+					 (unsigned long long)v, (int)run.slen, run.suffix);
+				if (idx < 0)
+					idx = tp_machine_find_node(m, name);
+			}
+			rc = take_node(a, seen, idx, name, what, err);
 		}
 	}
 	tp__hostlist_free(hl);

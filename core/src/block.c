@@ -409,7 +409,8 @@ static int place_nodes(struct bparse *p, tp_machine **out)
 		bool wrap = false;
 		if ((rc = tp__machine_new(&m, 1, &dims, &wrap, &block_ops, NULL, &e)))
 			rc = berr(p, 0, rc, "%s", e.msg);
-		else if (tp__machine_reserve(m, total))
+		else if (tp__machine_reserve(m, total) ||
+			 tp__names_reserve(&m->by_name, (size_t)total))
 			rc = berr(p, 0, TP_ENOMEM, "out of memory");
 	}
 	int32_t i = 0;

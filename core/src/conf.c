@@ -247,7 +247,6 @@ static int node_topo_set(tp_conf *c, int32_t idx, int t)
 	return 0;
 }
 
-/* Place one node; file/line name the place it was given. */
 /* Room for the origins of n nodes. */
 static int origin_reserve(struct loader *ld, int64_t n)
 {
@@ -263,19 +262,31 @@ static int origin_reserve(struct loader *ld, int64_t n)
 	return TP_OK;
 }
 
+#define GRID_RESERVE_MAX ((int64_t)1 << 22)
+
 /* Room for n more nodes (a line that names many at once). */
-static int nodes_reserve(struct loader *ld, int64_t n)
+static int nodes_reserve(struct loader *ld, int64_t n, bool along_grid)
 {
 	/* at least double: a machine given as many NodeName= lines is then
 	 * copied O(log lines) times, not once per line */
-	int64_t want = (int64_t)ld->c->m->nnodes + n;
+	const tp_machine *m = ld->c->m;
+	int64_t want = (int64_t)m->nnodes + n;
 	if (want > ld->origin_cap && want < 2 * (int64_t)ld->origin_cap)
 		want = 2 * (int64_t)ld->origin_cap;
+	/* Lines along the grid (CoordOrder=) usually fill it: room for every
+	 * position at once spares the copies of growing.  Only address space
+	 * until nodes are placed; bounded, since a sparse grid may be vast. */
+	int64_t grid = m->nrouters > GRID_RESERVE_MAX / m->nodes_per_router
+			       ? GRID_RESERVE_MAX
+			       : m->nrouters * m->nodes_per_router;
+	if (along_grid && want > ld->origin_cap && grid > want)
+		want = grid;
 	if (origin_reserve(ld, want) || tp__machine_reserve(ld->c->m, want))
 		return oom(ld);
 	return TP_OK;
 }
 
+/* Place one node; file/line name the place it was given. */
 static int place_node(struct loader *ld, const char *name, const int *coords,
 		      int src, int line)
 {
@@ -1286,6 +1297,74 @@ static void order_coords(const tp_machine *m, bool x_major, int64_t p, int *c)
 	}
 }
 
+/* Ranges shorter than this go name by name (the machine's table of runs
+ * stays small whatever the config). */
+#define RUN_MIN 256
+
+/* The grid positions of a run, walked in order: an increment per node
+ * instead of a division per dimension. */
+struct run_place {
+	const tp_machine *m;
+	bool x_major;
+	int64_t from, next;        /* next: the i that c[] holds */
+	int sub;                   /* node on the router */
+	int c[TP_MAX_DIMS];
+};
+
+static void run_coords(void *arg, int64_t i, int *c)
+{
+	struct run_place *rp = arg;
+	const tp_machine *m = rp->m;
+	if (i != rp->next) {
+		order_coords(m, rp->x_major, rp->from + i, rp->c);
+		rp->sub = (int)((rp->from + i) % m->nodes_per_router);
+	}
+	for (int d = 0; d < m->ndims; d++)
+		c[d] = rp->c[d];
+	rp->next = i + 1;
+	if (++rp->sub < m->nodes_per_router)
+		return;
+	rp->sub = 0;
+	int n = m->ndims;
+	for (int k = 0; k < n; k++) {
+		int d = rp->x_major ? k : n - 1 - k;
+		if (++rp->c[d] < m->dims[d])
+			return;
+		rp->c[d] = 0;
+	}
+}
+
+/* The names of run along the grid from position from. */
+static int place_run(struct loader *ld, const struct tp__hostlist_run *run,
+		     bool x_major, int64_t from, int line)
+{
+	tp_machine *m = ld->c->m;
+	int32_t first = m->nnodes, prev = -1;
+	int64_t count = (int64_t)(run->hi - run->lo) + 1;
+	if (first + count > ld->origin_cap && origin_reserve(ld, first + count))
+		return oom(ld);
+	struct run_place rp = { .m = m, .x_major = x_major, .from = from,
+				.next = -1 };
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__machine_add_run(m, run, run_coords, &rp, &prev, &e2);
+	if (rc && prev >= 0) {
+		const struct origin *o = &ld->origin[prev];
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "duplicate node '%s' (already placed at %s:%d)",
+			    m->names[prev], ld->srcs[o->src], (int)o->line);
+	}
+	if (rc)
+		return lerr(ld, NULL, line, rc, "%s", e2.msg);
+	for (int64_t i = 0; i < count; i++)
+		ld->origin[first + i] = (struct origin){ line, 0 };
+	if (ld->cur_topo >= 0)
+		for (int64_t i = count; i-- > 0;)   /* the last first: one growth */
+			if (node_topo_set(ld->c, first + (int32_t)i, ld->cur_topo) < 0)
+				return oom(ld);
+	return TP_OK;
+}
+
 /* Expand the hostlist and place its names: at c (Coords=) or along the
  * grid from position off (CoordOrder=). */
 static int place_names(struct loader *ld, const struct node_keys *k, int *c,
@@ -1311,26 +1390,25 @@ static int place_names(struct loader *ld, const struct node_keys *k, int *c,
 			  name->val, k->order->val, (long long)count, off,
 			  (long long)positions, ld->dims_text, (long long)per);
 	if (rc == TP_OK)
-		rc = nodes_reserve(ld, count);
-	/* The names are expanded AHEAD names before they are placed, and their
-	 * slots in the name index prefetched: at a quarter million nodes the
-	 * index lookups are cache misses, overlapped this way. */
-	enum { AHEAD = 8 };
-	char host[AHEAD][TP__HOSTNAME_MAX];
-	int have = 0, head = 0;
+		rc = nodes_reserve(ld, count, k->order != NULL);
+	/* Along the grid, a long numbered range ("nid[000000-158975]") is one
+	 * record of the machine; other names go one by one. */
+	char host[TP__HOSTNAME_MAX];
+	struct tp__hostlist_run run;
+	int got;
 	for (int64_t i = 0; rc == TP_OK; i++) {
-		while (have < AHEAD && tp__hostlist_next(hl, host[(head + have) % AHEAD])) {
-			tp__names_prefetch(&m->by_name,
-					   tp__name_hash(host[(head + have) % AHEAD]));
-			have++;
-		}
-		if (!have)
+		got = tp__hostlist_next_run(hl, host, k->order ? RUN_MIN : UINT64_MAX,
+					    &run);
+		if (!got)
 			break;
+		if (got == 2) {
+			rc = place_run(ld, &run, x_major, off + i, line);
+			i += (int64_t)(run.hi - run.lo);
+			continue;
+		}
 		if (k->order)
 			order_coords(m, x_major, off + i, c);
-		rc = place_node(ld, host[head], c, 0, line);
-		head = (head + 1) % AHEAD;
-		have--;
+		rc = place_node(ld, host, c, 0, line);
 	}
 	tp__hostlist_free(hl);
 	return rc;
@@ -1344,7 +1422,7 @@ static int format_names(struct loader *ld, const struct tok *name)
 	int64_t count;
 	int rc = node_hostlist(ld, name, &hl, &count);
 	if (rc == TP_OK)
-		rc = nodes_reserve(ld, count);
+		rc = nodes_reserve(ld, count, false);
 	char host[TP__HOSTNAME_MAX];
 	while (rc == TP_OK && tp__hostlist_next(hl, host)) {
 		long long g = -1, sw = -1;

@@ -114,6 +114,26 @@ int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx)
 	return 0;
 }
 
+char *tp__names_block(struct tp__names *t, size_t bytes)
+{
+	char **nb = realloc(t->blocks, sizeof *nb * (t->nblocks + 1));
+	if (!nb)
+		return NULL;
+	t->blocks = nb;
+	char *p = tp__malloc_array(bytes, 1);
+	if (!p)
+		return NULL;
+	/* before the block still being filled, which stays last */
+	if (t->nblocks) {
+		t->blocks[t->nblocks] = t->blocks[t->nblocks - 1];
+		t->blocks[t->nblocks - 1] = p;
+	} else {
+		t->blocks[0] = p;
+	}
+	t->nblocks++;
+	return p;
+}
+
 char *tp__names_store(struct tp__names *t, const char *name)
 {
 	size_t len = strlen(name) + 1;

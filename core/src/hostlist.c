@@ -91,16 +91,6 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
 	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
 }
 
-static unsigned digits_of(uint64_t v)
-{
-	unsigned n = 1;
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
-	return n;
-}
-
 /* Grow *p (n used, *cap allocated) to hold one more element. */
 static int grow(void **p, size_t n, size_t *cap, size_t size)
 {
@@ -217,7 +207,7 @@ static int group(struct parser *p, size_t entry, size_t *pos, uint64_t *count,
 			return oom(p);
 		hl->r[hl->nr++] = (struct hl_range){ lo, hi, nd };
 		*count = sat_add(*count, hi - lo + 1);
-		size_t w = digits_of(hi);
+		size_t w = tp__digits_of(hi);
 		if (w < nd)
 			w = nd;
 		if (w > *width)
@@ -284,6 +274,33 @@ static int entry(struct parser *p, size_t *pos, uint64_t *total)
 	return TP_OK;
 }
 
+/* Room for every record the text can hold, counted from its separators:
+ * a hostlist of a million nodes is then not copied while its arrays grow.
+ * Untouched room is only address space. */
+static int presize(struct tp__hostlist *hl)
+{
+	size_t seps = 1, commas = 0, opens = 0;
+	bool in = false;
+	for (const char *c = hl->text; *c; c++) {
+		if (*c == '[' || *c == ']') {
+			in = *c == '[';
+			opens += in;
+		} else if (in) {
+			commas += *c == ',';
+		} else {
+			seps += is_sep(*c);
+		}
+	}
+	size_t nr = commas + opens + 1, ng = opens + 1;
+	if (nr >= 64 && !(hl->r = tp__malloc_array(hl->rcap = nr, sizeof *hl->r)))
+		return -1;
+	if (ng >= 64 && !(hl->g = tp__malloc_array(hl->gcap = ng, sizeof *hl->g)))
+		return -1;
+	if (seps >= 64 && !(hl->e = tp__malloc_array(hl->ecap = seps, sizeof *hl->e)))
+		return -1;
+	return 0;
+}
+
 void tp__hostlist_free(struct tp__hostlist *hl)
 {
 	if (!hl)
@@ -314,6 +331,10 @@ int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 	}
 	struct parser p = { hl, hl->text, what, err };
 	uint64_t total = 0;
+	if (presize(hl)) {
+		tp__hostlist_free(hl);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	}
 	size_t pos = 0;
 	int rc = TP_OK;
 	while (rc == TP_OK) {
@@ -409,18 +430,26 @@ static bool entry_step(struct tp__hostlist *hl)
 	return false;
 }
 
-int tp__hostlist_next(struct tp__hostlist *hl, char *buf)
+/* Move to the next name; false at the end. */
+static bool advance(struct tp__hostlist *hl)
 {
-	if (!hl || hl->cur >= hl->ne)
-		return 0;
+	if (hl->cur >= hl->ne)
+		return false;
 	if (!hl->started) {
 		entry_start(hl, hl->cur);
 		hl->started = true;
-	} else if (!entry_step(hl)) {
-		if (++hl->cur >= hl->ne)
-			return 0;
-		entry_start(hl, hl->cur);
+		return true;
 	}
+	if (entry_step(hl))
+		return true;
+	if (++hl->cur >= hl->ne)
+		return false;
+	entry_start(hl, hl->cur);
+	return true;
+}
+
+static void emit(const struct tp__hostlist *hl, char *buf)
+{
 	const struct hl_entry *e = &hl->e[hl->cur];
 	char *b = buf;
 	for (size_t i = 0; i < e->ngroups; i++) {
@@ -430,5 +459,46 @@ int tp__hostlist_next(struct tp__hostlist *hl, char *buf)
 	}
 	memcpy(b, hl->text + e->tail_off, e->tail_len);
 	b[e->tail_len] = '\0';
+}
+
+int tp__hostlist_next(struct tp__hostlist *hl, char *buf)
+{
+	if (!hl || !advance(hl))
+		return 0;
+	emit(hl, buf);
+	return 1;
+}
+
+static bool has_digit(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (is_digit(s[i]))
+			return true;
+	return false;
+}
+
+int tp__hostlist_next_run(struct tp__hostlist *hl, char *buf,
+			  uint64_t min_len, struct tp__hostlist_run *run)
+{
+	if (!hl || !advance(hl))
+		return 0;
+	const struct hl_entry *e = &hl->e[hl->cur];
+	if (e->ngroups == 1) {
+		const struct hl_group *g = &hl->g[e->group0];
+		const struct hl_range *r = &hl->r[hl->ri[0]];
+		const char *pre = hl->text + g->lit_off, *suf = hl->text + e->tail_off;
+		if (hl->val[0] == r->lo &&
+		    (min_len <= 1 || r->hi - r->lo >= min_len - 1) &&
+		    !(g->lit_len && is_digit(pre[g->lit_len - 1])) &&
+		    !has_digit(suf, e->tail_len)) {
+			*run = (struct tp__hostlist_run){ pre, suf, g->lit_len,
+							  e->tail_len, r->lo,
+							  r->hi, r->width };
+			/* the range's last name counts as given */
+			hl->val[0] = r->hi;
+			return 2;
+		}
+	}
+	emit(hl, buf);
 	return 1;
 }

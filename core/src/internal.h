@@ -36,6 +36,8 @@ int32_t tp__names_find(const struct tp__names *t, char *const *names,
 		       const char *name, uint32_t h);
 int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx);
 char *tp__names_store(struct tp__names *t, const char *name);
+/* A block of its own for many names at once (freed with the names). */
+char *tp__names_block(struct tp__names *t, size_t bytes);
 void tp__names_free(struct tp__names *t);
 /* The count of router (created with add), or NULL. */
 int32_t *tp__routers_slot(struct tp__routers *t, int64_t router, bool add);
@@ -47,6 +49,54 @@ void tp__names_prefetch(const struct tp__names *t, uint32_t h);
 /* Room for n names in the index (a hint: fewer resizes). */
 int tp__names_reserve(struct tp__names *t, size_t n);
 void tp__routers_free(struct tp__routers *t);
+
+/* A numbered run of names in a hostlist (hostlist.c): prefix<v>suffix for
+ * v in lo..hi, v written with at least width digits; the prefix does not
+ * end with a digit and the suffix holds none, so a name's last number is
+ * its v.  Pointers into the hostlist's text. */
+struct tp__hostlist_run {
+	const char *prefix, *suffix;
+	size_t plen, slen;
+	uint64_t lo, hi;
+	uint32_t width;
+};
+
+/* The machine's numbered runs of names (name_runs.c): a CoordOrder= range
+ * is one record instead of one index entry per node. */
+struct tp__run {
+	uint64_t lo, hi;
+	uint32_t width;
+	int32_t first;                 /* node index of lo */
+};
+struct tp__run_family {
+	char *text;                    /* prefix then suffix */
+	size_t plen, slen;
+	struct tp__run *r;             /* sorted by lo */
+	size_t n, cap;
+	bool disjoint;                 /* no two runs overlap */
+};
+struct tp__name_runs {
+	struct tp__run_family *f;      /* sorted by (plen, slen, prefix, suffix) */
+	size_t n, cap;
+};
+
+/* Decimal digits of v (1 for 0). */
+unsigned tp__digits_of(uint64_t v);
+/* Register run hr whose first name is node `first`.  TP_EINVAL when a name
+ * is in a run already: *clash is that node, *clash_v its number. */
+int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
+		 int32_t first, int32_t *clash, uint64_t *clash_v);
+/* Whether hr names name. */
+bool tp__hostlist_run_has(const struct tp__hostlist_run *hr, const char *name);
+/* The node of a name, or -1. */
+int32_t tp__runs_find(const struct tp__name_runs *t, const char *name);
+/* The family of prefix<number>suffix, or -1; then the node of number v
+ * written in len digits, or -1. */
+int tp__runs_family(const struct tp__name_runs *t, const char *pre,
+		    size_t plen, const char *suf, size_t slen);
+int32_t tp__runs_node(const struct tp__name_runs *t, int fam, uint64_t v,
+		      unsigned len);
+void tp__runs_free(struct tp__name_runs *t);
 
 struct tp_net_ops; /* network.h: one table per kind of network */
 
@@ -73,7 +123,8 @@ struct tp_machine {
 	int32_t nnodes, cap;
 	char **names;                  /* nnodes names, in by_name's arena */
 	int *coords;                   /* nnodes x ndims router coordinates */
-	struct tp__names by_name;      /* name -> index */
+	struct tp__names by_name;      /* name -> index, but for... */
+	struct tp__name_runs runs;     /* ...names placed as numbered runs */
 	struct tp__routers router_use; /* router id -> nodes on it (sparse) */
 };
 
@@ -105,10 +156,16 @@ struct tp_graph {
 int tp__graph_adopt_grid(tp_graph *g, const tp_stencil_shape *s,
 			 tp_error *err);
 
-/* Room for n nodes (a hint for loaders that know their count), and
+/* Room for n nodes (a hint for loaders that know their count; the name
+ * index grows on its own, or tp__names_reserve sizes it), and
  * tp_machine_add_node() that also returns the index of the node a
  * duplicate name repeats (*dup, when not NULL). */
 int tp__machine_reserve(tp_machine *m, int64_t n);
+/* Add the nodes of run hr, node i of it at the coordinates coords(arg, i,
+ * c) gives; all or none.  A name placed before: *dup is its node. */
+int tp__machine_add_run(tp_machine *m, const struct tp__hostlist_run *hr,
+			void (*coords)(void *arg, int64_t i, int *c), void *arg,
+			int32_t *dup, tp_error *err);
 int tp__machine_add(tp_machine *m, const char *name, const int *coords,
 		    int32_t *dup, tp_error *err);
 
@@ -226,6 +283,12 @@ int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 int tp__hostlist_format(const char *const *names, size_t n, char **out);
 /* The next name into buf (TP__HOSTNAME_MAX bytes): 1, or 0 at the end. */
 int tp__hostlist_next(struct tp__hostlist *hl, char *buf);
+/* The same, but where the next names are a whole range of at least
+ * min_len names of a one-group entry with a prefix that does not end with
+ * a digit and a suffix without digits, that range as *run (valid while hl
+ * lives) and 2. */
+int tp__hostlist_next_run(struct tp__hostlist *hl, char *buf,
+			  uint64_t min_len, struct tp__hostlist_run *run);
 void tp__hostlist_free(struct tp__hostlist *hl);
 
 /* Block networks (block.c): tasks split among the job's blocks by a

@@ -87,6 +87,7 @@ void tp_machine_destroy(tp_machine *m)
 	if (!m)
 		return;
 	tp__names_free(&m->by_name);
+	tp__runs_free(&m->runs);
 	tp__routers_free(&m->router_use);
 	free(m->names);
 	free(m->coords);
@@ -144,20 +145,15 @@ int tp__machine_reserve(tp_machine *m, int64_t n)
 {
 	if (n > INT32_MAX)
 		n = INT32_MAX;
-	if (tp__names_reserve(&m->by_name, (size_t)n) != 0)
-		return TP_ENOMEM;
 	if (n <= m->cap)
 		return 0;
 	char **nn = tp__realloc_array(m->names, (size_t)n, sizeof *nn);
 	if (!nn)
 		return TP_ENOMEM;
 	m->names = nn;
-	int *nc = tp__malloc_array((size_t)n * (size_t)m->ndims, sizeof *nc);
+	int *nc = tp__realloc_array(m->coords, (size_t)n * (size_t)m->ndims, sizeof *nc);
 	if (!nc)
 		return TP_ENOMEM;
-	if (m->nnodes)
-		memcpy(nc, m->coords, (size_t)m->nnodes * (size_t)m->ndims * sizeof *nc);
-	free(m->coords);
 	m->coords = nc;
 	m->cap = (int32_t)n;
 	return 0;
@@ -193,6 +189,8 @@ int tp__machine_add(tp_machine *m, const char *name, const int *coords,
 	}
 	uint32_t h = tp__name_hash(name);
 	int32_t prev = tp__names_find(&m->by_name, m->names, name, h);
+	if (prev < 0)
+		prev = tp__runs_find(&m->runs, name);
 	if (prev >= 0) {
 		if (dup)
 			*dup = prev;
@@ -229,6 +227,225 @@ int tp__machine_add(tp_machine *m, const char *name, const int *coords,
 	       (size_t)m->ndims * sizeof *coords);
 	m->nnodes++;
 	return idx;
+}
+
+/* ---- numbered runs ---- */
+
+/* prefix<v>suffix into buf (TP__HOSTNAME_MAX bytes). */
+static void run_name(const struct tp__hostlist_run *hr, uint64_t v, char *buf)
+{
+	snprintf(buf, TP__HOSTNAME_MAX, "%.*s%0*llu%.*s", (int)hr->plen,
+		 hr->prefix, (int)hr->width, (unsigned long long)v,
+		 (int)hr->slen, hr->suffix);
+}
+
+/* A node of the index already named by the run, or -1.  Walks the shorter
+ * of the two: the index's names, or the run's. */
+static int32_t run_vs_index(const tp_machine *m, const struct tp__hostlist_run *hr,
+			    int64_t count)
+{
+	const struct tp__names *t = &m->by_name;
+	if (!t->n)
+		return -1;
+	if ((int64_t)t->n <= count) {
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->slot[i])
+				continue;
+			int32_t idx = (int32_t)((uint32_t)t->slot[i] - 1);
+			if (tp__hostlist_run_has(hr, m->names[idx]))
+				return idx;
+		}
+		return -1;
+	}
+	char buf[TP__HOSTNAME_MAX];
+	for (uint64_t v = hr->lo; v <= hr->hi; v++) {
+		run_name(hr, v, buf);
+		int32_t idx = tp__names_find(t, m->names, buf, tp__name_hash(buf));
+		if (idx >= 0)
+			return idx;
+	}
+	return -1;
+}
+
+/* The decimal counter that writes a run's numbers: one increment per
+ * name instead of a conversion. */
+struct counter {
+	char d[24];
+	unsigned len;
+};
+
+static void counter_set(struct counter *c, uint64_t v, uint32_t width)
+{
+	char tmp[24];
+	unsigned n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	c->len = 0;
+	for (unsigned i = n; i < width; i++)
+		c->d[c->len++] = '0';
+	while (n)
+		c->d[c->len++] = tmp[--n];
+}
+
+static void counter_inc(struct counter *c)
+{
+	for (unsigned i = c->len; i-- > 0;) {
+		if (c->d[i] != '9') {
+			c->d[i]++;
+			return;
+		}
+		c->d[i] = '0';
+	}
+	memmove(c->d + 1, c->d, c->len++);   /* 999 -> 1000 */
+	c->d[0] = '1';
+}
+
+/* The run's names, one after the other in a block of their own. */
+static int run_store_names(tp_machine *m, const struct tp__hostlist_run *hr,
+			   int64_t count)
+{
+	unsigned dmax = 1;
+	for (uint64_t x = hr->hi; x >= 10; x /= 10)
+		dmax++;
+	if (dmax < hr->width)
+		dmax = hr->width;
+	size_t each = hr->plen + dmax + hr->slen + 1;
+	char *p = tp__names_block(&m->by_name, each * (size_t)count);
+	if (!p)
+		return TP_ENOMEM;
+	struct counter c;
+	counter_set(&c, hr->lo, hr->width);
+	char **names = m->names + m->nnodes;
+	/* each name is the one before with its number counted up in place;
+	 * the whole name is rewritten only when the number grows a digit */
+	size_t len = 0;
+	for (int64_t i = 0; i < count; i++) {
+		names[i] = p;
+		if (i == 0 || c.len != len - hr->plen - hr->slen) {
+			memcpy(p, hr->prefix, hr->plen);
+			memcpy(p + hr->plen, c.d, c.len);
+			memcpy(p + hr->plen + c.len, hr->suffix, hr->slen);
+			len = hr->plen + c.len + hr->slen;
+		} else {
+			const char *q = names[i - 1];
+			for (size_t k = 0; k < len; k++)
+				p[k] = q[k];
+			for (unsigned k = 0; k < c.len; k++)
+				p[hr->plen + k] = c.d[k];
+		}
+		p[len] = '\0';
+		p += len + 1;
+		counter_inc(&c);
+	}
+	return TP_OK;
+}
+
+static int64_t router_of_coords(const tp_machine *m, const int *c)
+{
+	int64_t r = 0;
+	for (int d = 0; d < m->ndims; d++)
+		r += (int64_t)c[d] * m->stride[d];
+	return r;
+}
+
+/* Take the routers of the run's nodes, whose coordinates are at c (count x
+ * ndims); on a full router give back what was taken. */
+static int run_take_routers(tp_machine *m, const struct tp__hostlist_run *hr,
+			    const int *c, int64_t count, tp_error *err)
+{
+	int64_t i = 0;
+	int rc = TP_OK;
+	for (; i < count; i++) {
+		const int *ci = c + (size_t)i * (size_t)m->ndims;
+		int32_t *use = tp__routers_slot(&m->router_use, router_of_coords(m, ci), true);
+		if (!use) {
+			rc = tp_error_set(err, TP_ENOMEM, "nodes: out of memory");
+			break;
+		}
+		if (*use >= m->nodes_per_router) {
+			char name[TP__HOSTNAME_MAX], cbuf[96];
+			run_name(hr, hr->lo + (uint64_t)i, name);
+			tp__fmt_coords(cbuf, sizeof cbuf, ci, m->ndims);
+			rc = tp_error_set(err, TP_EINVAL,
+					  "node '%s': router %s already has %ld node%s (NodesPerRouter=%d)",
+					  name, cbuf, (long)*use, *use == 1 ? "" : "s",
+					  m->nodes_per_router);
+			break;
+		}
+		(*use)++;
+	}
+	while (rc && i-- > 0) {
+		const int *ci = c + (size_t)i * (size_t)m->ndims;
+		(*tp__routers_slot(&m->router_use, router_of_coords(m, ci), false))--;
+	}
+	return rc;
+}
+
+int tp__machine_add_run(tp_machine *m, const struct tp__hostlist_run *hr,
+			void (*coords)(void *arg, int64_t i, int *c), void *arg,
+			int32_t *dup, tp_error *err)
+{
+	*dup = -1;
+	int64_t count = (int64_t)(hr->hi - hr->lo) + 1;
+	for (size_t i = 0; i < hr->plen + hr->slen; i++) {
+		unsigned char ch = (unsigned char)(i < hr->plen ? hr->prefix[i]
+							       : hr->suffix[i - hr->plen]);
+		if (bad_name_char(ch)) {
+			char name[TP__HOSTNAME_MAX];
+			run_name(hr, hr->lo, name);
+			return tp_error_set(err, TP_EINVAL,
+					    "node '%s': name contains a blank, ',', '[' or ']'",
+					    name);
+		}
+	}
+	if (hr->hi - hr->lo >= (uint64_t)INT32_MAX ||
+	    count > (int64_t)INT32_MAX - m->nnodes)
+		return tp_error_set(err, TP_EINVAL, "nodes: too many nodes");
+	if (tp__machine_reserve(m, m->nnodes + count) != 0)
+		return tp_error_set(err, TP_ENOMEM, "nodes: out of memory");
+	int *c = m->coords + (size_t)m->nnodes * (size_t)m->ndims;
+	for (int64_t i = 0; i < count; i++) {
+		int *ci = c + (size_t)i * (size_t)m->ndims;
+		coords(arg, i, ci);
+		for (int d = 0; d < m->ndims; d++) {
+			if (ci[d] < 0 || ci[d] >= m->dims[d]) {
+				char name[TP__HOSTNAME_MAX], cbuf[96];
+				run_name(hr, hr->lo + (uint64_t)i, name);
+				tp__fmt_coords(cbuf, sizeof cbuf, ci, m->ndims);
+				return tp_error_set(err, TP_EINVAL,
+						    "node '%s' at %s: coordinate %d is outside 0..%d",
+						    name, cbuf, d, m->dims[d] - 1);
+			}
+		}
+	}
+	uint64_t v = 0;
+	int32_t prev = run_vs_index(m, hr, count);
+	if (prev < 0) {
+		int rc = run_take_routers(m, hr, c, count, err);
+		if (rc)
+			return rc;
+		/* the names are stored first: nothing refers to them until the
+		 * run is added and the nodes counted */
+		rc = run_store_names(m, hr, count);
+		if (rc == TP_OK)
+			rc = tp__runs_add(&m->runs, hr, m->nnodes, &prev, &v);
+		if (rc == TP_OK) {
+			m->nnodes += (int32_t)count;
+			return TP_OK;
+		}
+		/* give the routers back */
+		for (int64_t i = 0; i < count; i++)
+			(*tp__routers_slot(&m->router_use,
+					   router_of_coords(m, c + (size_t)i * (size_t)m->ndims),
+					   false))--;
+		if (rc == TP_ENOMEM)
+			return tp_error_set(err, TP_ENOMEM, "nodes: out of memory");
+	}
+	*dup = prev;
+	return tp_error_set(err, TP_EINVAL, "node '%s': duplicate node name",
+			    m->names[prev]);
 }
 
 int tp_machine_ndims(const tp_machine *m)
@@ -273,7 +490,8 @@ int32_t tp_machine_find_node(const tp_machine *m, const char *name)
 {
 	if (!m || !name)
 		return -1;
-	return tp__names_find(&m->by_name, m->names, name, tp__name_hash(name));
+	int32_t i = tp__names_find(&m->by_name, m->names, name, tp__name_hash(name));
+	return i >= 0 ? i : tp__runs_find(&m->runs, name);
 }
 
 int64_t tp_machine_router_of(const tp_machine *m, int32_t node)

@@ -45,8 +45,12 @@ static inline tp_conf *fuzz_machine(void)
 {
 	static tp_conf *c;
 	tp_error err;
-	if (!c && tp_conf_load_string("Network=torus Dims=4x4x4\n"
-				      "NodeName=n[00-63] CoordOrder=x-major\n",
+	/* n00..n63 one by one, m000..m511 as a numbered run of the machine
+	 * (name_runs.c), login1 alone */
+	if (!c && tp_conf_load_string("Network=torus Dims=8x8x10\n"
+				      "NodeName=n[00-63] CoordOrder=x-major\n"
+				      "NodeName=m[000-511] CoordOrder=x-major Offset=64\n"
+				      "NodeName=login1 Coords=7,7,9\n",
 				      "fuzz", &c, &err) != 0)
 		abort();
 	return c;

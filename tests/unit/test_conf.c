@@ -60,6 +60,94 @@ static int32_t idx(const tp_machine *m, const char *name)
 	return i;
 }
 
+/* A long numbered range is one record of the machine (name_runs.c), found
+ * by number; its nodes get the same names, places and lookups as nodes
+ * placed one by one. */
+START_TEST(numbered_runs)
+{
+	/* z-major: the last dimension fastest; two nodes per router */
+	tp_conf *c = str_ok("Network=mesh Dims=16x16x4 NodesPerRouter=2\n"
+			    "NodeName=n[0-299] CoordOrder=z-major Offset=3\n");
+	const tp_machine *m = tp_conf_machine(c);
+	char name[32];
+	for (int v = 0; v < 300; v++) {
+		snprintf(name, sizeof name, "n%d", v);
+		int32_t i = idx(m, name);
+		ck_assert_int_eq(i, v);
+		ck_assert_str_eq(tp_machine_node_name(m, i), name);
+		int64_t q = (3 + v) / 2;
+		const int *co = tp_machine_node_coords(m, i);
+		ck_assert_int_eq(co[2], q % 4);
+		ck_assert_int_eq(co[1], q / 4 % 16);
+		ck_assert_int_eq(co[0], q / 64);
+	}
+	tp_conf_destroy(c);
+
+	c = str_ok("Network=mesh Dims=16x16x4 NodesPerRouter=2\n"
+		   "NodeName=n[0-299] CoordOrder=x-major Offset=1200\n"
+		   "NodeName=n[0000-0299] CoordOrder=x-major Offset=400\n"
+		   "NodeName=login1 Coords=15,15,3\n"
+		   "NodeName=r[10-400]-ib CoordOrder=x-major Offset=1500\n"
+		   "NodeName=n[0000-0299] NodeTopology=nodes/nvl4.xml\n");
+	m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 300 + 300 + 1 + 391);
+	/* three runs in two families ("n", "r..-ib"); login1 in the index */
+	ck_assert_uint_eq(m->runs.n, 2);
+	ck_assert_uint_eq(m->runs.f[0].n + m->runs.f[1].n, 3);
+	ck_assert_uint_eq(m->by_name.n, 1);
+	/* every name found, where CoordOrder= puts it */
+	for (int v = 0; v < 300; v++) {
+		snprintf(name, sizeof name, "n%d", v);
+		int32_t i = idx(m, name);
+		ck_assert_int_eq(i, v);
+		ck_assert_ptr_null(tp_conf_node_topology(c, i));
+		snprintf(name, sizeof name, "n%04d", v);
+		i = idx(m, name);
+		ck_assert_int_eq(i, 300 + v);
+		ck_assert_str_eq(tp_machine_node_name(m, i), name);
+		int64_t q = (400 + v) / 2;
+		const int *co = tp_machine_node_coords(m, i);
+		ck_assert_int_eq(co[0], q % 16);
+		ck_assert_int_eq(co[1], q / 16 % 16);
+		ck_assert_int_eq(co[2], q / 256);
+		ck_assert_ptr_nonnull(tp_conf_node_topology(c, i));
+	}
+	ck_assert_int_eq(idx(m, "login1"), 600);
+	ck_assert_int_eq(idx(m, "r10-ib"), 601);
+	ck_assert_int_eq(idx(m, "r400-ib"), 991);
+	/* names the runs do not hold */
+	const char *absent[] = { "n300", "n0300", "n00005", "n005", "r9-ib",
+				 "r401-ib", "r10", "r10-i", "x0005", "n",
+				 "n99999999999999999999", "" };
+	for (size_t k = 0; k < sizeof absent / sizeof *absent; k++)
+		ck_assert_msg(tp_machine_find_node(m, absent[k]) < 0, "%s found",
+			      absent[k]);
+
+	/* allocations from hostlists: numbered ranges resolved by number,
+	 * in Slurm's order, with the same messages as name by name */
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[0290-0299,0003],login1,n[7-9],r[399-400]-ib",
+						1, "nodes", &a, &err), TP_OK);
+	int32_t want[] = { 590, 591, 592, 593, 594, 595, 596, 597, 598, 599,
+			   303, 600, 7, 8, 9, 990, 991 };
+	ck_assert_int_eq(tp_alloc_nnodes(a), 17);
+	for (int k = 0; k < 17; k++)
+		ck_assert_int_eq(tp_alloc_node(a, k), want[k]);
+	tp_alloc_destroy(a);
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[0-10],n[005-007]", 1, "nodes",
+						&a, &err), TP_ENOENT);
+	ck_assert_str_eq(err.msg, "nodes: unknown node 'n005'");
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[0100-0120],n[0110-0111]", 1,
+						"nodes", &a, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "nodes: duplicate node 'n0110'");
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "r[398-401]-ib", 1, "nodes", &a,
+						&err), TP_ENOENT);
+	ck_assert_str_eq(err.msg, "nodes: unknown node 'r401-ib'");
+	tp_conf_destroy(c);
+}
+END_TEST
+
 static char *describe(const tp_conf *c)
 {
 	char *buf = NULL;
@@ -380,6 +468,25 @@ static const struct bad bad_configs[] = {
 	  "cfg:3: duplicate node 'n2' (already placed at cfg:2)" },
 	{ "Network=mesh Dims=4x4\nNodeName=n[0-2,1] CoordOrder=x-major\n", TP_EINVAL,
 	  "cfg:2: duplicate node 'n1' (already placed at cfg:2)" },
+	/* ranges of 256 names or more are numbered runs of the machine: the
+	 * same checks, by number */
+	{ "Network=mesh Dims=32x32\nNodeName=n[000-299] CoordOrder=x-major\n"
+	  "NodeName=n[200-499] CoordOrder=x-major Offset=300\n", TP_EINVAL,
+	  "cfg:3: duplicate node 'n200' (already placed at cfg:2)" },
+	{ "Network=mesh Dims=32x32\nNodeName=n[0-299] CoordOrder=x-major\n"
+	  "NodeName=n[000-299] CoordOrder=x-major Offset=300\n", TP_EINVAL,
+	  "cfg:3: duplicate node 'n100' (already placed at cfg:2)" },
+	{ "Network=mesh Dims=32x32\nNodeName=n0300 Coords=0,31\n"
+	  "NodeName=n[0000-0511] CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:3: duplicate node 'n0300' (already placed at cfg:2)" },
+	{ "Network=mesh Dims=32x32\nNodeName=n[0000-0511] CoordOrder=x-major\n"
+	  "NodeName=n0300 Coords=31,31\n", TP_EINVAL,
+	  "cfg:3: duplicate node 'n0300' (already placed at cfg:2)" },
+	{ "Network=mesh Dims=32x32\nNodeName=a Coords=5,0\n"
+	  "NodeName=n[0000-0511] CoordOrder=x-major\n", TP_EINVAL,
+	  "cfg:3: node 'n0005': router (5,0) already has 1 node (NodesPerRouter=1)" },
+	{ "Network=mesh Dims=32x32\nNodeName=n[0000-1023] CoordOrder=x-major Offset=1\n",
+	  TP_EINVAL, "cfg:2: NodeName=n[0000-1023] CoordOrder=x-major: 1024 nodes from position 1 go beyond the grid's 1024 positions" },
 	{ "Network=mesh Dims=4x4\nNodeName=n[0-3 CoordOrder=x-major\n", TP_EINVAL,
 	  "cfg:2: NodeName=n[0-3: malformed hostlist" },
 	{ "Network=mesh Dims=4x4\nNodeName=n[3-1] CoordOrder=x-major\n", TP_EINVAL,
@@ -876,6 +983,7 @@ int main(void)
 	tcase_add_test(tc, forest_with_warning);
 	tcase_add_test(tc, coord_file_models_and_check);
 	tcase_add_test(tc, hostlist_format);
+	tcase_add_test(tc, numbered_runs);
 	tcase_add_test(tc, compare_with_slurm_conf);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);

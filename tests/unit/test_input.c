@@ -48,6 +48,46 @@ static char *expand(const char *text, int64_t max, int64_t *count)
 	return out;
 }
 
+/* text read with tp__hostlist_next_run: names as they are, ranges as
+ * {prefix|lo-hi/width|suffix}, space-separated. */
+static void runs_are(const char *text, uint64_t min_len, const char *want)
+{
+	struct tp__hostlist *hl;
+	int64_t count, n = 0;
+	tp_error err;
+	ck_assert_int_eq(tp__hostlist_parse(text, "t", 1000, "b", &hl, &count, &err), 0);
+	char got[1024] = "", name[TP__HOSTNAME_MAX];
+	struct tp__hostlist_run r;
+	int k;
+	while ((k = tp__hostlist_next_run(hl, name, min_len, &r))) {
+		size_t at = strlen(got);
+		if (k == 2) {
+			snprintf(got + at, sizeof got - at, "%s{%.*s|%llu-%llu/%u|%.*s}",
+				 at ? " " : "", (int)r.plen, r.prefix,
+				 (unsigned long long)r.lo, (unsigned long long)r.hi,
+				 r.width, (int)r.slen, r.suffix);
+			n += (int64_t)(r.hi - r.lo + 1);
+		} else {
+			snprintf(got + at, sizeof got - at, "%s%s", at ? " " : "", name);
+			n++;
+		}
+	}
+	ck_assert_int_eq(n, count);
+	ck_assert_msg(!strcmp(got, want), "'%s' gave '%s', want '%s'", text, got, want);
+	tp__hostlist_free(hl);
+}
+
+/* Numbered ranges whose last number says the name: only one-group
+ * entries, a prefix not ending with a digit, a suffix without digits. */
+START_TEST(hostlist_runs)
+{
+	runs_are("n[1-3,5],x[1-2]y[3-4],a1[0-2],b[0-2]c,d[7-9]-ib,e[08-10]2,f", 1,
+		 "{n|1-3/1|} {n|5-5/1|} x1y3 x1y4 x2y3 x2y4 a10 a11 a12 {b|0-2/1|c} "
+		 "{d|7-9/1|-ib} e082 e092 e102 f");
+	runs_are("n[1-3,5,007-009],[1-4],[5-6]", 3, "{n|1-3/1|} n5 {n|7-9/3|} {|1-4/1|} 5 6");
+}
+END_TEST
+
 static void expands_to(const char *text, const char *want)
 {
 	int64_t count;
@@ -438,6 +478,7 @@ int main(void)
 	tcase_add_test(tc, hostlist_no_expansion);
 	tcase_add_test(tc, config_hostlists_bounded);
 	tcase_add_test(tc, hostlist_large);
+	tcase_add_test(tc, hostlist_runs);
 	tcase_add_test(tc, name_index);
 	suite_add_tcase(s, tc);
 	TCase *tf = tcase_create("files");

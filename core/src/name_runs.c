@@ -1,0 +1,256 @@
+/* topoplace — numbered runs of node names: "nid[000000-158975]" placed by
+ * CoordOrder= is one record, not 158,976 entries of the name index.
+ *
+ * A run is the names prefix<v>suffix for v in lo..hi, v written with at
+ * least `width` digits (Slurm's zero padding).  Runs with the same prefix
+ * and suffix form a family; a name finds its family by splitting off its
+ * last number, which is unambiguous because a run's prefix never ends with
+ * a digit and its suffix holds none (the hostlist only offers such runs).
+ * Families are kept sorted for binary search; within a family the runs are
+ * sorted by lo, and marked disjoint while no two overlap (overlaps happen
+ * only between widths: n[0-9] and n[00-99] name different nodes).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+unsigned tp__digits_of(uint64_t v)
+{
+	unsigned n = 1;
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/* 10^(w-1): the smallest number written in w digits without padding. */
+static uint64_t unpadded_from(uint32_t w)
+{
+	uint64_t p = 1;
+	for (uint32_t i = 1; i < w && p <= UINT64_MAX / 10; i++)
+		p *= 10;
+	return p;
+}
+
+static int fam_cmp(const struct tp__run_family *f, const char *pre,
+		   size_t plen, const char *suf, size_t slen)
+{
+	if (f->plen != plen)
+		return f->plen < plen ? -1 : 1;
+	if (f->slen != slen)
+		return f->slen < slen ? -1 : 1;
+	int c = memcmp(f->text, pre, plen);
+	return c ? c : memcmp(f->text + plen, suf, slen);
+}
+
+/* Index of the family, or -(insertion point) - 1. */
+static long fam_search(const struct tp__name_runs *t, const char *pre,
+		       size_t plen, const char *suf, size_t slen)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = fam_cmp(&t->f[mid], pre, plen, suf, slen);
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
+int tp__runs_family(const struct tp__name_runs *t, const char *pre,
+		    size_t plen, const char *suf, size_t slen)
+{
+	long k = t->n ? fam_search(t, pre, plen, suf, slen) : -1;
+	return k >= 0 ? (int)k : -1;
+}
+
+/* The last run of f with lo <= v, or -1. */
+static long last_at_or_below(const struct tp__run_family *f, uint64_t v)
+{
+	size_t lo = 0, hi = f->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->r[mid].lo <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+static bool run_names(const struct tp__run *r, uint64_t v, unsigned len)
+{
+	unsigned d = tp__digits_of(v);
+	return v >= r->lo && v <= r->hi && len == (d > r->width ? d : r->width);
+}
+
+int32_t tp__runs_node(const struct tp__name_runs *t, int fam, uint64_t v,
+		      unsigned len)
+{
+	if (fam < 0 || (size_t)fam >= t->n)
+		return -1;
+	const struct tp__run_family *f = &t->f[fam];
+	long k = last_at_or_below(f, v);
+	/* disjoint runs: only the last one starting at or below v can hold
+	 * it; otherwise every earlier one may */
+	for (long j = k; j >= 0; j--) {
+		if (run_names(&f->r[j], v, len))
+			return f->r[j].first + (int32_t)(v - f->r[j].lo);
+		if (f->disjoint)
+			break;
+	}
+	return -1;
+}
+
+/* Split name into prefix, the last number and suffix; false when it has no
+ * number of at most 18 digits there. */
+static bool split_name(const char *name, size_t *ds, size_t *de, uint64_t *v)
+{
+	size_t n = strlen(name), e = n;
+	while (e > 0 && (name[e - 1] < '0' || name[e - 1] > '9'))
+		e--;
+	if (e == 0)
+		return false;
+	size_t s = e;
+	while (s > 0 && name[s - 1] >= '0' && name[s - 1] <= '9')
+		s--;
+	if (e - s > 18)
+		return false;
+	uint64_t x = 0;
+	for (size_t i = s; i < e; i++)
+		x = x * 10 + (uint64_t)(name[i] - '0');
+	*ds = s;
+	*de = e;
+	*v = x;
+	return true;
+}
+
+bool tp__hostlist_run_has(const struct tp__hostlist_run *hr, const char *name)
+{
+	size_t ds, de;
+	uint64_t v;
+	if (!split_name(name, &ds, &de, &v) || ds != hr->plen ||
+	    strlen(name + de) != hr->slen || memcmp(name, hr->prefix, ds) ||
+	    memcmp(name + de, hr->suffix, hr->slen))
+		return false;
+	struct tp__run r = { hr->lo, hr->hi, hr->width, 0 };
+	return run_names(&r, v, (unsigned)(de - ds));
+}
+
+int32_t tp__runs_find(const struct tp__name_runs *t, const char *name)
+{
+	size_t ds, de;
+	uint64_t v;
+	if (!t->n || !split_name(name, &ds, &de, &v))
+		return -1;
+	int f = tp__runs_family(t, name, ds, name + de, strlen(name + de));
+	return f < 0 ? -1 : tp__runs_node(t, f, v, (unsigned)(de - ds));
+}
+
+/* The first number both runs name alike, or false.  Equal widths name
+ * every shared number alike; different widths only those written in at
+ * least the larger width without padding. */
+static bool runs_clash(const struct tp__run *a, const struct tp__run *b,
+		       uint64_t *at)
+{
+	uint64_t lo = a->lo > b->lo ? a->lo : b->lo;
+	uint64_t hi = a->hi < b->hi ? a->hi : b->hi;
+	if (lo > hi)
+		return false;
+	if (a->width != b->width) {
+		uint64_t from = unpadded_from(a->width > b->width ? a->width : b->width);
+		if (from > hi)
+			return false;
+		if (from > lo)
+			lo = from;
+	}
+	*at = lo;
+	return true;
+}
+
+static int fam_insert(struct tp__name_runs *t, size_t at, const char *pre,
+		      size_t plen, const char *suf, size_t slen)
+{
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? 2 * t->cap : 8;
+		struct tp__run_family *nf = realloc(t->f, nc * sizeof *nf);
+		if (!nf)
+			return -1;
+		t->f = nf;
+		t->cap = nc;
+	}
+	char *text = malloc(plen + slen + 1);
+	if (!text)
+		return -1;
+	memcpy(text, pre, plen);
+	memcpy(text + plen, suf, slen);
+	text[plen + slen] = '\0';
+	memmove(&t->f[at + 1], &t->f[at], (t->n - at) * sizeof *t->f);
+	t->f[at] = (struct tp__run_family){ .text = text, .plen = plen,
+					    .slen = slen, .disjoint = true };
+	t->n++;
+	return 0;
+}
+
+int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
+		 int32_t first, int32_t *clash, uint64_t *clash_v)
+{
+	*clash = -1;
+	long k = t->n ? fam_search(t, hr->prefix, hr->plen, hr->suffix, hr->slen) : -1;
+	if (k < 0) {
+		k = -k - 1;
+		if (fam_insert(t, (size_t)k, hr->prefix, hr->plen, hr->suffix,
+			       hr->slen))
+			return TP_ENOMEM;
+	}
+	struct tp__run_family *f = &t->f[k];
+	struct tp__run nr = { hr->lo, hr->hi, hr->width, first };
+	long below = last_at_or_below(f, nr.lo);
+	size_t at = (size_t)(below + 1);
+	/* a clash can only be with a run that overlaps: with the neighbours
+	 * while the family is disjoint, else with any */
+	bool overlap = false;
+	for (size_t j = 0; j < f->n; j++) {
+		if (f->disjoint && j + 1 != at && j != at)
+			continue;
+		uint64_t v;
+		if (f->r[j].lo <= nr.hi && nr.lo <= f->r[j].hi) {
+			overlap = true;
+			if (runs_clash(&f->r[j], &nr, &v)) {
+				*clash = f->r[j].first + (int32_t)(v - f->r[j].lo);
+				*clash_v = v;
+				return TP_EINVAL;
+			}
+		}
+	}
+	if (f->n == f->cap) {
+		size_t nc = f->cap ? 2 * f->cap : 4;
+		struct tp__run *rr = realloc(f->r, nc * sizeof *rr);
+		if (!rr)
+			return TP_ENOMEM;
+		f->r = rr;
+		f->cap = nc;
+	}
+	memmove(&f->r[at + 1], &f->r[at], (f->n - at) * sizeof *f->r);
+	f->r[at] = nr;
+	f->n++;
+	if (overlap)
+		f->disjoint = false;
+	return TP_OK;
+}
+
+void tp__runs_free(struct tp__name_runs *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->f[i].text);
+		free(t->f[i].r);
+	}
+	free(t->f);
+	memset(t, 0, sizeof *t);
+}
