@@ -121,6 +121,9 @@ struct tp_net_ops {
 			 int64_t *path, int cap);
 };
 
+/* The deepest hierarchy the hierarchical mapper handles (its cap). */
+#define TP__HIER_MAX_LEVELS 64
+
 /* A machine of the given kind over a coordinate box (ndims in
  * 1..TP_MAX_DIMS, every dims[d] >= 1, wrap NULL = no wrap) without nodes.
  * net_data is the kind's data: on success the machine owns it (freed by

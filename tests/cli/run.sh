@@ -1196,7 +1196,7 @@ if check0 "policy hierarchical on a fat tree"; then
 	else no "policy hierarchical on a fat tree" "$(head -5 "$tmp/err")"; fi
 fi
 fails2 "policy hierarchical on a torus" \
-	"policy hierarchical: a torus network has no hierarchy (switch trees and dragonflies have)" - \
+	"policy hierarchical: a torus network has no hierarchy (switch trees, dragonflies and block networks have)" - \
 	map --config "$EX/torus3d.conf" --nodes 'nid[00000-00007]' --ntasks 8 --stencil 8x1 \
 	--policy hierarchical
 
