@@ -260,18 +260,9 @@ struct bparse {
 	int sizes[MAX_BLOCK_LEVEL + 2];
 };
 
-__attribute__((format(printf, 4, 5)))
-static int berr(struct bparse *p, int line, int code, const char *fmt, ...)
-{
-	char msg[TP_ERROR_MSG_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (line > 0)
-		return tp_error_set(p->err, code, "%s:%d: %s", p->what, line, msg);
-	return tp_error_set(p->err, code, "%s: %s", p->what, msg);
-}
+/* An error naming the block file (and the line, when not 0). */
+#define berr(p, line, code, ...) \
+	tp__line_error((p)->err, (p)->what, (line), (code), __VA_ARGS__)
 
 static int parse_sizes(struct bparse *p, const char *v, int line)
 {
@@ -349,8 +340,9 @@ static int add_block(struct bparse *p, const char *name, const char *nodes,
 	return 0;
 }
 
-static int parse_line(struct bparse *p, char *s, int line)
+static int parse_line(void *arg, char *s, int line)
 {
+	struct bparse *p = arg;
 	const char *name = NULL, *nodes = NULL;
 	char *save = NULL;
 	for (char *tok = strtok_r(s, " \t\r", &save); tok;
@@ -797,25 +789,9 @@ int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
 	p.what = what;
 	p.err = err;
 	p.k = calloc(1, sizeof *p.k);
-	char *copy = strdup(text);
-	if (!p.k || !copy) {
-		free(copy);
-		free(p.k);
+	if (!p.k)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	}
-	int line = 0;
-	for (char *s = copy; s && !rc;) {
-		char *nl = strchr(s, '\n');
-		if (nl)
-			*nl = '\0';
-		line++;
-		char *hash = strchr(s, '#');
-		if (hash)
-			*hash = '\0';
-		rc = parse_line(&p, s, line);
-		s = nl ? nl + 1 : NULL;
-	}
-	free(copy);
+	rc = tp__each_conf_line(text, what, err, parse_line, &p);
 	if (!rc && p.k->nblocks == 0)
 		rc = berr(&p, 0, TP_EINVAL, "no BlockName= lines");
 	struct tp_blocks *k = p.k;
