@@ -79,6 +79,11 @@ struct tp_blocks {
 	double *weight;         /* every link's weight of one byte, n node
 				   ports then the tree's links (bandwidths
 				   given; m->link_weight), else NULL */
+	int *anchor;            /* nblocks: how many switches of the tree's
+				   hierarchy all of the block's nodes share
+				   (-1: deeper than TP__HIER_MAX_LEVELS) */
+	bool *own_group;        /* nblocks: the block is a group below its
+				   anchor (the anchor holds other blocks) */
 };
 
 static const struct tp_net_ops block_ops;
@@ -179,6 +184,33 @@ static double max_link_bandwidth(const struct tp_machine *m)
 	return mx;
 }
 
+/* Block keys in the hierarchy: above every switch id of the tree. */
+#define BLOCK_KEY(b) (((int64_t)1 << 32) + (b))
+
+/* The tree's switches that hold all of the node's block, top first, then
+ * the block itself unless the lowest of them holds only that block (the
+ * generated tree's b<i>): nodes -> blocks -> aggregated blocks or the
+ * switches of the tree file. */
+static int hierarchy(const struct tp_machine *m, const int *r, int64_t *path,
+		     int cap)
+{
+	const struct tp_blocks *k = m->net_data;
+	int32_t b = k->node_block[r[0]];
+	int n = k->anchor[b];
+	if (n < 0 || n + k->own_group[b] > cap)
+		return TP_EINVAL;
+	/* the anchor is a prefix of every node's path: the first node's */
+	const tp_machine *t = k->tree;
+	int64_t full[TP__HIER_MAX_LEVELS];
+	const int *tr = &t->coords[(size_t)k->tree_node[k->bfirst[b]] * (size_t)t->ndims];
+	if (t->net->hierarchy(t, tr, full, TP__HIER_MAX_LEVELS) < n)
+		return TP_EINVAL;
+	memcpy(path, full, sizeof(int64_t) * (size_t)n);
+	if (k->own_group[b])
+		path[n++] = BLOCK_KEY(b);
+	return n;
+}
+
 static void blocks_free(struct tp_blocks *k)
 {
 	if (!k)
@@ -191,6 +223,8 @@ static void blocks_free(struct tp_blocks *k)
 	free(k->node_block);
 	free(k->tree_node);
 	free(k->weight);
+	free(k->anchor);
+	free(k->own_group);
 	tp_machine_destroy(k->tree);
 	free(k);
 }
@@ -210,6 +244,7 @@ static const struct tp_net_ops block_ops = {
 	.link_name = link_name,
 	.max_link_bandwidth = max_link_bandwidth,
 	.destroy = destroy,
+	.hierarchy = hierarchy,
 };
 
 /* ---- the block file ---- */
@@ -225,18 +260,9 @@ struct bparse {
 	int sizes[MAX_BLOCK_LEVEL + 2];
 };
 
-__attribute__((format(printf, 4, 5)))
-static int berr(struct bparse *p, int line, int code, const char *fmt, ...)
-{
-	char msg[TP_ERROR_MSG_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (line > 0)
-		return tp_error_set(p->err, code, "%s:%d: %s", p->what, line, msg);
-	return tp_error_set(p->err, code, "%s: %s", p->what, msg);
-}
+/* An error naming the block file (and the line, when not 0). */
+#define berr(p, line, code, ...) \
+	tp__line_error((p)->err, (p)->what, (line), (code), __VA_ARGS__)
 
 static int parse_sizes(struct bparse *p, const char *v, int line)
 {
@@ -314,8 +340,9 @@ static int add_block(struct bparse *p, const char *name, const char *nodes,
 	return 0;
 }
 
-static int parse_line(struct bparse *p, char *s, int line)
+static int parse_line(void *arg, char *s, int line)
 {
+	struct bparse *p = arg;
 	const char *name = NULL, *nodes = NULL;
 	char *save = NULL;
 	for (char *tok = strtok_r(s, " \t\r", &save); tok;
@@ -624,6 +651,54 @@ static int link_weights(struct tp_blocks *k, const int64_t *below, int32_t nsw)
 	return 0;
 }
 
+/* Each block's place in the tree's hierarchy (see hierarchy()): how many
+ * switches, from the top, all its nodes share, and whether the lowest of
+ * them (the anchor) holds other blocks' nodes too, so that the block is a
+ * group of its own below it. */
+static int find_anchors(struct tp_blocks *k)
+{
+	const tp_machine *t = k->tree;
+	int64_t nsw = tp_machine_link_count(t) / 2;   /* ids 0..nsw-1 */
+	int32_t *owner = tp__malloc_array((size_t)nsw + 1, sizeof(int32_t));
+	int64_t *asw = tp__malloc_array((size_t)k->nblocks, sizeof(int64_t));
+	k->anchor = tp__malloc_array((size_t)k->nblocks, sizeof(int));
+	k->own_group = tp__calloc((size_t)k->nblocks, sizeof(bool));
+	if (!owner || !asw || !k->anchor || !k->own_group) {
+		free(owner);
+		free(asw);
+		return TP_ENOMEM;
+	}
+	for (int64_t s = 0; s < nsw; s++)
+		owner[s] = -1;          /* -1: no block yet, -2: several */
+	int64_t first[TP__HIER_MAX_LEVELS], path[TP__HIER_MAX_LEVELS];
+	for (int32_t b = 0; b < k->nblocks; b++) {
+		int n = -1;
+		for (int32_t i = k->bfirst[b]; i < k->bfirst[b + 1]; i++) {
+			int64_t *p = i == k->bfirst[b] ? first : path;
+			const int *tr = &t->coords[(size_t)k->tree_node[i] * (size_t)t->ndims];
+			int len = t->net->hierarchy(t, tr, p, TP__HIER_MAX_LEVELS);
+			if (len < 0) {
+				n = -1;         /* too deep: no hierarchy */
+				break;
+			}
+			int c = 0;
+			while (c < len && (p == first || c < n) && p[c] == first[c])
+				c++;
+			n = c;
+			for (int d = 0; d < len; d++)
+				if (owner[p[d]] != b)
+					owner[p[d]] = owner[p[d]] == -1 ? b : -2;
+		}
+		k->anchor[b] = n;
+		asw[b] = n > 0 ? first[n - 1] : -1;
+	}
+	for (int32_t b = 0; b < k->nblocks; b++)
+		k->own_group[b] = asw[b] < 0 || owner[asw[b]] != b;
+	free(owner);
+	free(asw);
+	return 0;
+}
+
 /* The tree: from tree_text, or generated; every block node must be in it. */
 static int make_tree(struct bparse *p, const tp_machine *m,
 		     const tp_block_opts *o)
@@ -672,6 +747,8 @@ static int make_tree(struct bparse *p, const tp_machine *m,
 	}
 	rc = k->nbw > 0 ? link_weights(k, below, nsw) : 0;
 	free(below);
+	if (!rc)
+		rc = find_anchors(k);
 	return rc ? berr(p, 0, TP_ENOMEM, "out of memory") : 0;
 }
 
@@ -713,25 +790,9 @@ int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
 	p.what = what;
 	p.err = err;
 	p.k = calloc(1, sizeof *p.k);
-	char *copy = strdup(text);
-	if (!p.k || !copy) {
-		free(copy);
-		free(p.k);
+	if (!p.k)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	}
-	int line = 0;
-	for (char *s = copy; s && !rc;) {
-		char *nl = strchr(s, '\n');
-		if (nl)
-			*nl = '\0';
-		line++;
-		char *hash = strchr(s, '#');
-		if (hash)
-			*hash = '\0';
-		rc = parse_line(&p, s, line);
-		s = nl ? nl + 1 : NULL;
-	}
-	free(copy);
+	rc = tp__each_conf_line(text, what, err, parse_line, &p);
 	if (!rc && p.k->nblocks == 0)
 		rc = berr(&p, 0, TP_EINVAL, "no BlockName= lines");
 	struct tp_blocks *k = p.k;

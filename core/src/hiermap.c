@@ -1,6 +1,7 @@
 /* topoplace — hierarchical mapping (tp_graphmap_hierarchical), for networks
- * that are hierarchies: switch trees (the switches from the top down) and
- * dragonflies (groups, then routers).  Issue 13, after Mt-KaHyPar's
+ * that are hierarchies: switch trees (the switches from the top down),
+ * dragonflies (groups, then routers) and block networks (the switches above
+ * the blocks, then the blocks: NVLink domains).  Issue 13, after Mt-KaHyPar's
  * hierarchical process mapping and Wu et al.'s recursive mapping.
  *
  * The allocation's nodes are sorted by their path in the hierarchy
@@ -31,12 +32,10 @@
 #include "metis_load.h"
 #include "network.h"
 
-#define MAX_LEVELS 64            /* deepest hierarchy handled */
-
 typedef struct hm {
 	const tp_graph *g;
 	const tp_alloc *a;
-	int64_t *path;          /* nnodes x MAX_LEVELS */
+	int64_t *path;          /* nnodes x TP__HIER_MAX_LEVELS */
 	int *plen;
 	int32_t *order;         /* allocation indices sorted by path */
 	int32_t *map;
@@ -52,7 +51,7 @@ typedef struct hm {
  * below the end of its path. */
 static int64_t key_at(const hm *h, int32_t i, int d)
 {
-	return d < h->plen[i] ? h->path[(size_t)i * MAX_LEVELS + (size_t)d]
+	return d < h->plen[i] ? h->path[(size_t)i * TP__HIER_MAX_LEVELS + (size_t)d]
 			      : -1 - (int64_t)i;
 }
 
@@ -328,7 +327,7 @@ static int hm_init(hm *h, const tp_graph *g, const tp_alloc *a, int32_t *map)
 	h->a = a;
 	h->map = map;
 	int32_t nn = a->nnodes, nt = g->ntasks;
-	h->path = tp__malloc_array((size_t)nn * MAX_LEVELS + 1, sizeof(int64_t));
+	h->path = tp__malloc_array((size_t)nn * TP__HIER_MAX_LEVELS + 1, sizeof(int64_t));
 	h->plen = tp__malloc_array((size_t)nn + 1, sizeof(int));
 	h->order = tp__malloc_array((size_t)nn + 1, sizeof(int32_t));
 	h->local = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
@@ -339,8 +338,8 @@ static int hm_init(hm *h, const tp_graph *g, const tp_alloc *a, int32_t *map)
 		h->local[t] = -1;
 	for (int32_t i = 0; i < nn; i++) {
 		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
-		int n = m->net->hierarchy(m, r, &h->path[(size_t)i * MAX_LEVELS],
-					  MAX_LEVELS);
+		int n = m->net->hierarchy(m, r, &h->path[(size_t)i * TP__HIER_MAX_LEVELS],
+					  TP__HIER_MAX_LEVELS);
 		if (n < 0)
 			return TP_EINVAL;
 		h->plen[i] = n;
@@ -364,7 +363,7 @@ int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
 				    "hierarchical mapping: missing graph, allocation or map");
 	if (!a->m->net->hierarchy)
 		return tp_error_set(err, TP_ENOTSUP,
-				    "hierarchical mapping: a %s is no hierarchy (switch trees and dragonflies are)",
+				    "hierarchical mapping: a %s is no hierarchy (switch trees, dragonflies and block networks are)",
 				    a->m->net->kind);
 	if (g->ntasks > a->total_slots)
 		return tp_error_set(err, TP_EINVAL,
@@ -384,8 +383,9 @@ int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
 		hm_free(&h);
 		tp__metis_close(&metis);
 		return tp_error_set(err, TP_ENOTSUP,
-				    "hierarchical mapping: more than %d levels",
-				    MAX_LEVELS);
+				    "hierarchical mapping: the %s network's hierarchy "
+				    "is deeper than %d levels", a->m->net->kind,
+				    TP__HIER_MAX_LEVELS);
 	}
 	int32_t *T = rc ? NULL : tp__malloc_array((size_t)g->ntasks + 1, sizeof(int32_t));
 	if (!rc && !T)

@@ -232,6 +232,17 @@ int tp__nul_check(const char *buf, size_t len, const char *what,
 int tp__text_copy(const char *text, size_t len, const char *what, char **out,
 		  tp_error *err);
 
+/* ---- Slurm's topology.conf-style files (util.c; tree.c, block.c) ---- */
+/* Sets err to "WHAT:LINE: message" ("WHAT: message" when line is 0) and
+ * returns code. */
+int tp__line_error(tp_error *err, const char *what, int line, int code,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Calls fn with every line of text (a writable copy, the comment from '#'
+ * on cut) and its number from 1, until fn returns non-zero, which is
+ * returned.  TP_ENOMEM "WHAT: out of memory" when no copy can be made. */
+int tp__each_conf_line(const char *text, const char *what, tp_error *err,
+		       int (*fn)(void *arg, char *line, int number), void *arg);
+
 /* ---- warnings (util.c) ----
  *
  * Lines that do not stop a loader: what Slurm accepts with a warning in a

@@ -13,6 +13,9 @@
  *   tree.c       switch trees (Slurm's     tp_machine_from_topology
  *                topology.conf)
  *   dragonfly.c  two-level dragonflies     tp_machine_create_dragonfly
+ *   block.c      NVLink domains (Slurm's   tp_machine_from_blocks
+ *                topology/block) joined
+ *                by a tree
  *
  * A new kind is one new file: fill in a tp_net_ops, build the machine with
  * tp__machine_new(), add its nodes with tp_machine_add_node(), list the file
@@ -111,7 +114,8 @@ struct tp_net_ops {
 	 * groups that hold the router at coordinates r, from the top down,
 	 * written to path[0..cap-1]: ids unique among their level (tree:
 	 * the switches from the top switch down to the node's leaf switch;
-	 * dragonfly: the group, then the router).  Routers of one group are
+	 * dragonfly: the group, then the router; block: the switches that
+	 * hold the node's whole block, then the block).  Routers of one group are
 	 * closer to each other than to any router outside it, and the groups
 	 * under one parent are about equally far apart: the hierarchical
 	 * mapper (hiermap.c) splits the tasks over them level by level.
@@ -120,6 +124,9 @@ struct tp_net_ops {
 	int (*hierarchy)(const struct tp_machine *m, const int *r,
 			 int64_t *path, int cap);
 };
+
+/* The deepest hierarchy the hierarchical mapper handles (its cap). */
+#define TP__HIER_MAX_LEVELS 64
 
 /* A machine of the given kind over a coordinate box (ndims in
  * 1..TP_MAX_DIMS, every dims[d] >= 1, wrap NULL = no wrap) without nodes.

@@ -519,6 +519,10 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, r->trial, &e)
 		     : k == C_BIPART ? tp_graphmap_bipartition(r->g, r->a, &go, r->trial, &e)
 		     : tp_graphmap_hierarchical(r->g, r->a, &go, r->trial, &e);
+		if (rc && force && k == C_HIER)
+			/* policy hierarchical promises this mapping: its
+			 * error, not another candidate in its place */
+			return tp_error_set(err, rc, "%s", e.msg);
 		if (rc == TP_ENOTSUP) {
 			/* no METIS on this node: auto goes on without it (and
 			 * without a hierarchy, hierarchical says why) */
@@ -718,7 +722,8 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 			rc = run_candidate(&r, C_MODCOLOR, false, err);
 	} else if (o->policy == TP_POLICY_HIERARCHICAL && !hierarchy(a)) {
 		rc = tp_error_set(err, TP_ENOTSUP, "policy hierarchical: a %s network "
-				  "has no hierarchy (switch trees and dragonflies have)",
+				  "has no hierarchy (switch trees, dragonflies and block "
+				  "networks have)",
 				  tp_machine_kind(a->m));
 	} else if (!(rc = metis_present(err))) {
 		if (o->policy == TP_POLICY_HIERARCHICAL)

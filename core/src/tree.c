@@ -42,7 +42,6 @@
  */
 #include <json-c/linkhash.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -271,18 +270,9 @@ struct tparse {
 	int32_t multi_parent, mp_child, mp_first, mp_second;
 };
 
-__attribute__((format(printf, 4, 5)))
-static int terr(struct tparse *p, int line, int code, const char *fmt, ...)
-{
-	char msg[TP_ERROR_MSG_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (line > 0)
-		return tp_error_set(p->err, code, "%s:%d: %s", p->what, line, msg);
-	return tp_error_set(p->err, code, "%s: %s", p->what, msg);
-}
+/* An error naming the topology file (and the line, when not 0). */
+#define terr(p, line, code, ...) \
+	tp__line_error((p)->err, (p)->what, (line), (code), __VA_ARGS__)
 
 static int32_t find_sw(const struct tparse *p, const char *name)
 {
@@ -292,8 +282,9 @@ static int32_t find_sw(const struct tparse *p, const char *name)
 	return (int32_t)((intptr_t)v - 1);
 }
 
-static int parse_line(struct tparse *p, char *s, int line)
+static int parse_line(void *arg, char *s, int line)
 {
+	struct tparse *p = arg;
 	char *save = NULL;
 	const char *name = NULL, *nodes = NULL, *switches = NULL;
 	for (char *tok = strtok_r(s, " \t\r", &save); tok;
@@ -967,27 +958,10 @@ int tp__machine_from_topology(tp_machine **out, const char *text,
 		return tp_error_set(err, TP_EINVAL, "%s: ForestCost %d, expected >= 1",
 				    what, p.forest_cost);
 	p.by_name = lh_kchar_table_new(64, NULL);
-	char *copy = strdup(text);
-	int rc = 0;
-	if (!p.by_name || !copy) {
-		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-		goto out;
-	}
-	int line = 0;
-	for (char *s = copy; s && !rc;) {
-		char *nl = strchr(s, '\n');
-		if (nl)
-			*nl = '\0';
-		line++;
-		char *hash = strchr(s, '#');
-		if (hash)
-			*hash = '\0';
-		rc = parse_line(&p, s, line);
-		s = nl ? nl + 1 : NULL;
-	}
+	int rc = p.by_name ? tp__each_conf_line(text, what, err, parse_line, &p)
+			   : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	if (!rc)
 		rc = build(&p, level_cost, nlevels, out);
-out:
 	if (p.by_name)
 		lh_table_free(p.by_name);
 	for (int32_t s = 0; s < p.nsw; s++) {
@@ -998,7 +972,6 @@ out:
 	free(p.sw);
 	free(p.first_child);
 	free(p.next_sib);
-	free(copy);
 	return rc;
 }
 

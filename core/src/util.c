@@ -305,3 +305,37 @@ void tp__warn(struct tp__warnings *w, const char *fmt, ...)
 	va_end(ap);
 	w->n++;
 }
+
+int tp__line_error(tp_error *err, const char *what, int line, int code,
+		   const char *fmt, ...)
+{
+	char msg[TP_ERROR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (line > 0)
+		return tp_error_set(err, code, "%s:%d: %s", what, line, msg);
+	return tp_error_set(err, code, "%s: %s", what, msg);
+}
+
+int tp__each_conf_line(const char *text, const char *what, tp_error *err,
+		       int (*fn)(void *arg, char *line, int number), void *arg)
+{
+	char *copy = strdup(text);
+	if (!copy)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	int rc = 0, number = 0;
+	for (char *s = copy; s && !rc;) {
+		char *nl = strchr(s, '\n');
+		if (nl)
+			*nl = '\0';
+		char *hash = strchr(s, '#');
+		if (hash)
+			*hash = '\0';
+		rc = fn(arg, s, ++number);
+		s = nl ? nl + 1 : NULL;
+	}
+	free(copy);
+	return rc;
+}

@@ -1195,8 +1195,29 @@ if check0 "policy hierarchical on a fat tree"; then
 		ok "policy hierarchical on a fat tree"
 	else no "policy hierarchical on a fat tree" "$(head -5 "$tmp/err")"; fi
 fi
+# a block network's hierarchy: the racks of four pairs (Slurm's aggregation),
+# then the racks; a job on parts of four racks
+tp map --config "$EX/block.conf" --nodes 'gb[009-020,040-047,073-100,130-131]' \
+	--tasks-per-node 4 --stencil 20x10 --policy hierarchical --explain --format json
+if check0 "policy hierarchical on a block network"; then
+	r=$(json_get "$tmp/out" 'len(d["mapping"]) == 200 and d["metrics"]["hop_bytes"] < 0.7 * d["block_metrics"]["hop_bytes"] and d["metrics"]["max_congestion_bytes"] <= d["block_metrics"]["max_congestion_bytes"]' 2>&1)
+	if [ "$r" = True ] && grep -q '^explain: [ *] hierarchical  ' "$tmp/err"; then
+		ok "policy hierarchical on a block network (below 0.7 x Slurm's hop-bytes and no more congestion)"
+	else no "policy hierarchical on a block network" "$r $(grep explain "$tmp/err")"; fi
+fi
+# a tree between the racks deeper than the mapper's 64 levels: one line
+mkdir -p "$tmp/deep"
+{ echo 'SwitchName=s0 Nodes=gb[001-144]'
+  i=1; while [ $i -le 70 ]; do echo "SwitchName=s$i Switches=s$((i - 1))"; i=$((i + 1)); done
+} >"$tmp/deep/fabric.conf"
+cp "$EX/nvl72-topology.conf" "$tmp/deep/"
+sed 's/^#TreeTopologyFile=.*/TreeTopologyFile=fabric.conf/' "$EX/block.conf" >"$tmp/deep/block.conf"
+fails2 "policy hierarchical on a block network of 70 levels" \
+	"hierarchical mapping: the block network's hierarchy is deeper than 64 levels" - \
+	map --config "$tmp/deep/block.conf" --nodes 'gb[001-008]' --ntasks 8 --stencil 4x2 \
+	--policy hierarchical
 fails2 "policy hierarchical on a torus" \
-	"policy hierarchical: a torus network has no hierarchy (switch trees and dragonflies have)" - \
+	"policy hierarchical: a torus network has no hierarchy (switch trees, dragonflies and block networks have)" - \
 	map --config "$EX/torus3d.conf" --nodes 'nid[00000-00007]' --ntasks 8 --stencil 8x1 \
 	--policy hierarchical
 

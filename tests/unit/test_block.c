@@ -4,6 +4,7 @@
 
 #include "testutil.h"
 #include "internal.h"
+#include "network.h"
 
 #define EXAMPLES TP_SOURCE_DIR "/conf/examples/"
 
@@ -413,6 +414,244 @@ START_TEST(groups_kept_in_blocks)
 }
 END_TEST
 
+/* The groups of every level of the machine's hierarchy (network.h), each
+ * level's group sizes largest first: "12/6,6/3,3,3,3". */
+static void levels(const tp_machine *m, char *out, size_t len)
+{
+	int32_t n = m->nnodes;
+	int64_t path[64][TP__HIER_MAX_LEVELS];
+	int plen[64], maxlen = 0;
+	ck_assert_int_le(n, 64);
+	for (int32_t i = 0; i < n; i++) {
+		plen[i] = m->net->hierarchy(m, &m->coords[i], path[i], TP__HIER_MAX_LEVELS);
+		ck_assert_int_ge(plen[i], 1);
+		maxlen = plen[i] > maxlen ? plen[i] : maxlen;
+	}
+	out[0] = '\0';
+	for (int d = 0; d < maxlen; d++) {
+		int size[64], ng = 0;
+		int32_t rep[64];
+		for (int32_t i = 0; i < n; i++) {
+			if (plen[i] <= d)
+				continue;
+			int g = 0;
+			while (g < ng && memcmp(path[rep[g]], path[i],
+						sizeof(int64_t) * (size_t)(d + 1)))
+				g++;
+			if (g == ng) {
+				rep[ng] = i;
+				size[ng++] = 0;
+			}
+			size[g]++;
+		}
+		for (int a = 0; a < ng; a++)      /* largest first */
+			for (int b = a + 1; b < ng; b++)
+				if (size[b] > size[a]) {
+					int t = size[a];
+					size[a] = size[b];
+					size[b] = t;
+				}
+		for (int g = 0; g < ng; g++)
+			snprintf(out + strlen(out), len - strlen(out), "%s%d",
+				 g ? "," : d ? "/" : "", size[g]);
+	}
+}
+
+static void assert_levels(const char *text, const char *tree, const char *want)
+{
+	tp_block_opts o = { .tree_text = tree, .tree_what = "fabric.conf" };
+	tp_machine *m = blocks(text, tree ? &o : NULL);
+	char got[256];
+	levels(m, got, sizeof got);
+	ck_assert_msg(!strcmp(got, want), "%s: levels %s, expected %s",
+		      tree ? tree : text, got, want);
+	tp_machine_destroy(m);
+}
+
+/* The hierarchy of a block network: the switches above each block, then
+ * the block unless its lowest switch holds it alone. */
+START_TEST(hierarchy_levels)
+{
+	/* generated: a2_0 over a1_0 a1_1 over the blocks (BlockSizes=3,6,12) */
+	assert_levels(FOUR, NULL, "12/6,6/3,3,3,3");
+	/* BlockSizes=3,12: no pairs, the blocks right under a2_0 */
+	assert_levels("BlockName=b0 Nodes=n[00-02]\nBlockName=b1 Nodes=n[03-05]\n"
+		      "BlockName=b2 Nodes=n[06-08]\nBlockName=b3 Nodes=n[09-11]\n"
+		      "BlockSizes=3,12\n", NULL, "12/3,3,3,3");
+	/* a tree file: b0 b2 on leaf l0, b1 b3 on l1, then each block */
+	assert_levels(FOUR, "SwitchName=l0 Nodes=n[00-02],n[06-08]\n"
+		      "SwitchName=l1 Nodes=n[03-05],n[09-11]\n"
+		      "SwitchName=s Switches=l[0-1]\n", "12/6,6/3,3,3,3");
+	/* a leaf switch per block: the leaf is the block, no level more */
+	assert_levels(FOUR, "SwitchName=l0 Nodes=n[00-02]\nSwitchName=l1 Nodes=n[03-05]\n"
+		      "SwitchName=l2 Nodes=n[06-08]\nSwitchName=l3 Nodes=n[09-11]\n"
+		      "SwitchName=s Switches=l[0-3]\n", "12/3,3,3,3");
+	/* leaves of 4 nodes across blocks of 3: b1 (n03-n05) and b2 span two
+	 * leaves (groups of the top switch), b0 and b3 share a leaf with one
+	 * node of another block (groups below it) */
+	assert_levels(FOUR, "SwitchName=l0 Nodes=n[00-03]\nSwitchName=l1 Nodes=n[04-07]\n"
+		      "SwitchName=l2 Nodes=n[08-11]\nSwitchName=s Switches=l[0-2]\n",
+		      "12/3,3,3,3/3,3");
+	/* a forest: the blocks of each tree under its top, both under the
+	 * virtual top */
+	assert_levels(FOUR, "SwitchName=l0 Nodes=n[00-05]\nSwitchName=l1 Nodes=n[06-11]\n",
+		      "12/6,6/3,3,3,3");
+}
+END_TEST
+
+/* Tasks per node of map: never above the slots, exactly them when full. */
+static void assert_capacities(const tp_alloc *al, const int32_t *map, int32_t nt,
+			      bool full)
+{
+	int32_t nn = tp_alloc_nnodes(al);
+	int *cnt = calloc((size_t)nn, sizeof(int));
+	for (int32_t t = 0; t < nt; t++)
+		cnt[map[t]]++;
+	for (int32_t i = 0; i < nn; i++)
+		ck_assert_msg(full ? cnt[i] == tp_alloc_slots(al, i)
+				   : cnt[i] <= tp_alloc_slots(al, i),
+			      "node %d: %d tasks, %d slots", i, cnt[i],
+			      tp_alloc_slots(al, i));
+	free(cnt);
+}
+
+/* The largest load on a link between the blocks (the tree's links). */
+static double inter_block_congestion(const tp_graph *g, const tp_alloc *al,
+				     const int32_t *map)
+{
+	const tp_machine *m = tp_alloc_machine(al);
+	int64_t nl = tp_machine_link_count(m);
+	double *loads = calloc((size_t)nl, sizeof(double));
+	ck_assert_int_eq(tp_metrics_link_loads(g, al, map, loads, NULL, nl, NULL), 0);
+	double mx = 0;
+	for (int64_t l = 2 * (int64_t)tp_machine_node_count(m); l < nl; l++)
+		mx = loads[l] > mx ? loads[l] : mx;
+	free(loads);
+	return mx;
+}
+
+/* Edges of an 8-wide grid of 32 tasks that leave block b under map. */
+static int edges_leaving(const tp_machine *m, const tp_alloc *al,
+			 const int32_t *map, int32_t b)
+{
+	int n = 0;
+	for (int32_t t = 0; t < 32; t++)
+		for (int32_t u = 0; u < 32; u++) {
+			bool in_t = tp_machine_node_block(m, tp_alloc_node(al, map[t])) == b;
+			bool in_u = tp_machine_node_block(m, tp_alloc_node(al, map[u])) == b;
+			if (in_t && !in_u && abs(t % 8 - u % 8) + abs(t / 8 - u / 8) == 1)
+				n++;
+		}
+	return n;
+}
+
+/* 4 blocks of 6 nodes, the job on 3, 5, 3 and 5 of them, 2 slots each: an
+ * 8x4 grid.  Slurm's order cuts the first block's 6 tasks out of row 0
+ * (7 edges leave it) and splits the rows over the blocks unevenly; the
+ * hierarchy halves the grid between the pairs of blocks, then splits each
+ * half 6 / 10 along the grid. */
+START_TEST(hierarchical_on_blocks)
+{
+	const char *text = "BlockName=r0 Nodes=n[00-05]\nBlockName=r1 Nodes=n[06-11]\n"
+			   "BlockName=r2 Nodes=n[12-17]\nBlockName=r3 Nodes=n[18-23]\n"
+			   "BlockSizes=6,12,24\n";
+	tp_machine *m = blocks(text, NULL);
+	tp_alloc *al = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[00-02,06-10,12-14,18-22]", 2, "t",
+						&al, &err), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4:5pt", 32, &err), 0);
+	int32_t blk[32], h[32], best[32];
+	ck_assert_int_eq(tp_map_block(al, 32, blk, &err), 0);
+	tp_graphmap_opts go;
+	tp_graphmap_opts_default(&go);
+	go.refine_passes = 0;           /* the construction alone */
+	ck_assert_msg(tp_graphmap_hierarchical(g, al, &go, h, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_mapping_validate(g, al, h, &err), 0);
+	assert_capacities(al, h, 32, true);
+	double hb_h = tp_metrics_hop_bytes(g, al, h), hb_b = tp_metrics_hop_bytes(g, al, blk);
+	double cg_h = inter_block_congestion(g, al, h), cg_b = inter_block_congestion(g, al, blk);
+	ck_assert_msg(hb_h < hb_b, "hop-bytes: hierarchical %g, block %g", hb_h, hb_b);
+	ck_assert_msg(cg_h <= cg_b, "inter-block congestion: hierarchical %g, block %g",
+		      cg_h, cg_b);
+	/* fewer grid edges leave block r0 than Slurm's order's 7 */
+	ck_assert_int_eq(edges_leaving(m, al, blk, 0), 7);
+	int out0 = edges_leaving(m, al, h, 0);
+	ck_assert_msg(out0 < 7, "%d edges leave block r0", out0);
+	/* policy hierarchical, and auto runs the candidate */
+	tp_place_opts po;
+	tp_place_opts_default(&po);
+	tp_place_report rep;
+	po.policy = TP_POLICY_HIERARCHICAL;
+	ck_assert_msg(tp_place_ex(g, al, &po, best, &rep, &err) == 0, "%s", err.msg);
+	ck_assert(tp_metrics_hop_bytes(g, al, best) <= hb_h);
+	po.policy = TP_POLICY_AUTO;
+	ck_assert_msg(tp_place_ex(g, al, &po, best, &rep, &err) == 0, "%s", err.msg);
+	bool ran = false;
+	for (int i = 0; i < rep.ncandidates; i++)
+		ran |= !strcmp(rep.cand[i].name, "hierarchical") && rep.cand[i].ran;
+	ck_assert_msg(ran, "auto did not run hierarchical on a block network");
+	ck_assert(tp_metrics_hop_bytes(g, al, best) <= hb_h);
+	/* fewer tasks than slots, uneven slots: never above a node's slots,
+	 * and a 3x2 grid fits the block of 5 nodes (the larger child) */
+	ck_assert_int_eq(tp_alloc_set_slots(al, 3, 3, &err), 0);
+	tp_graph *small = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&small, "3x2:5pt", 6, &err), 0);
+	ck_assert_int_eq(tp_graphmap_hierarchical(small, al, &go, h, &err), 0);
+	assert_capacities(al, h, 6, false);
+	for (int32_t t = 0; t < 6; t++)
+		ck_assert_int_eq(tp_machine_node_block(m, tp_alloc_node(al, h[t])), 1);
+	tp_graph_destroy(small);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(al);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* A tree file deeper than the mapper's 64 levels: one line from policy
+ * hierarchical, a skipped candidate in auto. */
+START_TEST(hierarchy_too_deep)
+{
+	char tree[4096];
+	int len = snprintf(tree, sizeof tree, "SwitchName=s0 Nodes=n[00-11]\n");
+	for (int i = 1; i <= 70; i++)
+		len += snprintf(tree + len, sizeof tree - (size_t)len,
+				"SwitchName=s%d Switches=s%d\n", i, i - 1);
+	tp_block_opts o = { .tree_text = tree, .tree_what = "fabric.conf" };
+	tp_machine *m = blocks(FOUR, &o);
+	tp_alloc *al = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[00-07]", 1, "t", &al, &err), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x2:5pt", 8, &err), 0);
+	int32_t map[8];
+	ck_assert_int_eq(tp_graphmap_hierarchical(g, al, NULL, map, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, "hierarchical mapping: the block network's hierarchy is "
+			  "deeper than 64 levels");
+	tp_place_opts po;
+	tp_place_opts_default(&po);
+	tp_place_report rep;
+	po.policy = TP_POLICY_HIERARCHICAL;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_place_ex(g, al, &po, map, &rep, &err), TP_ENOTSUP);
+	tp_assert_err_has(&err, "hierarchical mapping: the block network's hierarchy is "
+			  "deeper than 64 levels");
+	po.policy = TP_POLICY_AUTO;
+	ck_assert_msg(tp_place_ex(g, al, &po, map, &rep, &err) == 0, "%s", err.msg);
+	bool skipped = false;
+	for (int i = 0; i < rep.ncandidates; i++)
+		skipped |= !strcmp(rep.cand[i].name, "hierarchical") && !rep.cand[i].ran &&
+			   strstr(rep.cand[i].note, "hierarchy is deeper");
+	ck_assert(skipped);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(al);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("block");
@@ -426,6 +665,9 @@ int main(void)
 	tcase_add_test(tc, example_config);
 	tcase_add_test(tc, config_keys);
 	tcase_add_test(tc, groups_kept_in_blocks);
+	tcase_add_test(tc, hierarchy_levels);
+	tcase_add_test(tc, hierarchical_on_blocks);
+	tcase_add_test(tc, hierarchy_too_deep);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

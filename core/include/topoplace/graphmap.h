@@ -26,9 +26,10 @@
  *                     computed from the two tasks' edges).  Never increases
  *                     hop-bytes.
  *
- *   hierarchical      on switch trees and dragonflies: the tasks split over
- *                     the hierarchy's groups level by level with exact
- *                     capacities (tp_graphmap_hierarchical below).
+ *   hierarchical      on switch trees, dragonflies and block networks: the
+ *                     tasks split over the hierarchy's groups level by
+ *                     level with exact capacities (tp_graphmap_hierarchical
+ *                     below).
  *
  * Disconnected task graphs are valid input: greedy growth starts a new seed
  * next to the last placed task when a component is exhausted, METIS handles
@@ -80,7 +81,8 @@ TP_EXPORT int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 			    tp_error *err);
 
 /* Hierarchical mapping on networks that are hierarchies (switch trees:
- * the switches from the top down; dragonflies: groups, then routers): the
+ * the switches from the top down; dragonflies: groups, then routers; block
+ * networks: the switches above the blocks, then the blocks): the
  * tasks are split over the children of each group with METIS, every child
  * taking exactly as many tasks as it has slots (the largest children first
  * when there are fewer tasks than slots), level by level down to the nodes.

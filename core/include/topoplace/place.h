@@ -35,7 +35,8 @@ enum tp_policy {
 				    recursive bipartitioning, both refined */
 	TP_POLICY_AUTO,          /* every applicable candidate (block, zorder,
 				    geometric, greedy, bipartition;
-				    hierarchical on trees and dragonflies;
+				    hierarchical on trees, dragonflies and
+				    block networks;
 				    modcolor on dragonflies with 2-D grid
 				    patterns) judged by the auto rule below,
 				    the winner swap-refined, and Slurm's block
@@ -44,9 +45,10 @@ enum tp_policy {
 				    worse than block */
 	TP_POLICY_MODCOLOR,      /* PERCS mod-colour halo mapping (2-D grid
 				    patterns on dragonflies) */
-	TP_POLICY_HIERARCHICAL,  /* switch trees and dragonflies: the tasks
-				    split over the hierarchy's groups level
-				    by level with exact capacities */
+	TP_POLICY_HIERARCHICAL,  /* switch trees, dragonflies and block
+				    networks: the tasks split over the
+				    hierarchy's groups level by level with
+				    exact capacities */
 };
 
 TP_EXPORT int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err);
