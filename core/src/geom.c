@@ -271,6 +271,21 @@ int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
 	return 0;
 }
 
+void tp__pointset_pack(pointset *ps, uint32_t wconst)
+{
+	int at = 0;
+	for (int d = 0; d < ps->dims; d++) {
+		int bits = 0;
+		while (bits < 32 && (ps->maxrank[d] >> bits))
+			bits++;
+		ps->shift[d] = (uint8_t)(at < 32 ? at : 0);
+		ps->mask[d] = bits >= 32 ? UINT32_MAX : (1u << bits) - 1;
+		at += bits;
+	}
+	ps->packed = wconst > 0 && at <= 32;
+	ps->wconst = ps->packed ? wconst : 0;
+}
+
 size_t tp__pointset_hist_len(const pointset *ps)
 {
 	uint64_t top = 0;
@@ -288,10 +303,14 @@ void tp__pointset_free(pointset *ps)
 	free(ps->rank);
 }
 
+/* Rank of point p in dimension d, reflected as the order says: from the
+ * point itself when packed (a table lookup by id misses the cache on large
+ * sets at every level), else from the table. */
 static inline uint32_t rank_of(const pointset *ps, const side_order *so,
-			       uint32_t id, int d)
+			       const tp__pt *p, int d)
 {
-	uint32_t r = ps->rank[(int64_t)id * ps->dims + d];
+	uint32_t r = ps->packed ? (p->w >> ps->shift[d]) & ps->mask[d]
+				: ps->rank[(int64_t)p->id * ps->dims + d];
 	return so->reflect[d] ? ps->maxrank[d] - r : r;
 }
 
@@ -306,11 +325,10 @@ static void fill_keys(const pointset *ps, const side_order *so, int level_pos,
 	int bits = no ? 31 / no : 0;
 	uint32_t cap = bits >= 32 ? UINT32_MAX : ((1u << bits) - 1);
 	for (int64_t i = 0; i < n; i++) {
-		uint32_t id = p[i].id;
-		uint64_t key = (uint64_t)rank_of(ps, so, id, cutdim) << 31;
+		uint64_t key = (uint64_t)rank_of(ps, so, &p[i], cutdim) << 31;
 		uint64_t low = 0;
 		for (int k = 0; k < no; k++) {
-			uint32_t r = rank_of(ps, so, id, others[k]);
+			uint32_t r = rank_of(ps, so, &p[i], others[k]);
 			if (r > cap)
 				r = cap;
 			low = (low << bits) | r;
@@ -340,13 +358,14 @@ static int cut_dim(const pointset *ps, const side_order *so, int depth,
 			rl[d] = UINT32_MAX;
 			rh[d] = 0;
 		}
-		for (int64_t i = 0; i < n; i++) {
-			const uint32_t *x = &ps->rank[(int64_t)p[i].id * D];
+		for (int64_t i = 0; i < n; i++)
 			for (int d = 0; d < D; d++) {
-				rl[d] = x[d] < rl[d] ? x[d] : rl[d];
-				rh[d] = x[d] > rh[d] ? x[d] : rh[d];
+				uint32_t x = ps->packed
+					? (p[i].w >> ps->shift[d]) & ps->mask[d]
+					: ps->rank[(int64_t)p[i].id * D + d];
+				rl[d] = x < rl[d] ? x : rl[d];
+				rh[d] = x > rh[d] ? x : rh[d];
 			}
-		}
 		for (int d = 0; d < D; d++) {
 			lo[d] = rl[d];
 			hi[d] = rh[d];
@@ -467,6 +486,32 @@ static int64_t cut_equal_weights(tp__pt *p, int64_t n, int64_t lt, int64_t g,
 	return cut;
 }
 
+/* tp__wselect when every point weighs w and the points hold packed ranks
+ * instead of their weight: the same cut, by count.  tp__wselect stops at
+ * the point pos where the target falls (the last one at most) and cuts
+ * after it when that lands nearer the target, or when pos is the first;
+ * never after the last. */
+static int64_t wselect_equal(tp__pt *p, int64_t n, uint64_t target,
+			     uint64_t w, uint64_t *wleft)
+{
+	if (n < 2) {
+		*wleft = n ? w : 0;
+		return n;
+	}
+	int64_t pos = (int64_t)(target / w);
+	if (pos > n - 1)
+		pos = n - 1;
+	uint64_t before = (uint64_t)pos * w, after = before + w;
+	int64_t cut = pos;
+	if (after - target < target - before || pos == 0)
+		cut = pos + 1;
+	if (cut >= n)
+		cut = pos;
+	tp__select(p, n, cut);
+	*wleft = (uint64_t)cut * w;
+	return cut;
+}
+
 static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 			 int d, tp__pt *p, int64_t n, uint64_t target,
 			 bool weighted, uint32_t wconst, uint64_t *hist, tp__pt *tmp,
@@ -474,13 +519,15 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 {
 	uint32_t lo = UINT32_MAX, hi = 0;
 	for (int64_t i = 0; i < n; i++) {
-		uint32_t r = rank_of(ps, so, p[i].id, d);
+		uint32_t r = rank_of(ps, so, &p[i], d);
 		p[i].key = r;
 		lo = r < lo ? r : lo;
 		hi = r > hi ? r : hi;
 	}
 	if ((uint64_t)(hi - lo) > 2 * (uint64_t)n + 16) {
 		fill_keys(ps, so, lp, d, p, n);
+		if (weighted && ps->packed)
+			return wselect_equal(p, n, target, wconst, wleft);
 		if (weighted)
 			return tp__wselect(p, n, target, wleft);
 		if (target > 0 && (int64_t)target < n)
@@ -491,7 +538,7 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 	uint32_t size = hi - lo + 1;
 	memset(hist, 0, sizeof(uint64_t) * size);
 	for (int64_t i = 0; i < n; i++)
-		hist[p[i].key - lo] += weighted ? p[i].w : 1;
+		hist[p[i].key - lo] += !weighted ? 1 : wconst ? wconst : p[i].w;
 	/* plane v where the target falls: W(< v) <= target < W(<= v) */
 	uint64_t below = 0;
 	uint32_t v = 0;
@@ -573,15 +620,15 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 		tp__sort(p, 2);
 		int rc = tp__tree_push(c->tr, 2);
 		if (!rc)
-			rc = tp__tree_push(c->tr, p[0].w);
+			rc = tp__tree_push(c->tr, c->wconst ? c->wconst : p[0].w);
 		if (!rc)
-			rc = tp__tree_push(c->tr, p[1].w);
+			rc = tp__tree_push(c->tr, c->wconst ? c->wconst : p[1].w);
 		if (!rc)
 			rc = node_rec(c, p, 1, depth + 1);
 		return rc ? rc : node_rec(c, p + 1, 1, depth + 1);
 	}
-	uint64_t total = 0;
-	for (int64_t i = 0; i < n; i++)
+	uint64_t total = (uint64_t)n * c->wconst;
+	for (int64_t i = 0; !c->wconst && i < n; i++)
 		total += p[i].w;
 	int k = c->k < n ? c->k : (int)n;
 	int64_t start[64 + 1], cnt[64];
@@ -601,8 +648,8 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 			fill_keys(c->ps, c->so, lp, d, p + pos, left);
 			tp__select(p + pos, left, maxcut);
 			cut = maxcut;
-			wl = 0;
-			for (int64_t i = 0; i < cut; i++)
+			wl = (uint64_t)cut * c->wconst;
+			for (int64_t i = 0; !c->wconst && i < cut; i++)
 				wl += p[pos + i].w;
 		}
 		start[j] = pos;
@@ -672,8 +719,9 @@ int tp__part_nodes(const pointset *ps, const side_order *so,
 		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
 		   tp__pt *tmp, double deadline)
 {
-	uint32_t wconst = n > 0 ? p[0].w : 0;
-	for (int64_t i = 1; i < n && wconst; i++)
+	/* packed points hold their ranks, not their (common) weight */
+	uint32_t wconst = ps->packed ? ps->wconst : n > 0 ? p[0].w : 0;
+	for (int64_t i = 1; i < n && wconst && !ps->packed; i++)
 		if (p[i].w != wconst)
 			wconst = 0;
 	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist, tmp, deadline,

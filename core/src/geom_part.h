@@ -18,6 +18,15 @@ typedef struct pointset {
 	uint32_t maxrank[TP_MAX_DIMS];
 	double *pos;         /* n x dims coordinates, for extents; NULL when
 				the ranks are the coordinates minus a constant */
+	/* When every dimension's ranks fit in 32 bits together and every
+	 * point weighs the same (wconst), a point carries its ranks packed in
+	 * tp__pt.w: rank d = w >> shift[d] & mask[d].  Cuts then read them in
+	 * place instead of gathering them from the table by id at every
+	 * level (cache misses on large sets). */
+	bool packed;
+	uint32_t wconst;
+	uint8_t shift[TP_MAX_DIMS];
+	uint32_t mask[TP_MAX_DIMS];
 } pointset;
 
 /* How one side orders its points at a given cut: the cut dimension first,
@@ -65,6 +74,25 @@ int tp__tree_push(tree *t, int64_t x);
 /* Ranks per dimension of n points (pos: n x dims, kept by reference). */
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos);
 void tp__pointset_free(pointset *ps);
+
+/* Points of ps carry their ranks packed when they fit in 32 bits
+ * (ps->packed); wconst (> 0) is every point's weight, which the points then
+ * no longer hold.  Call once the ranks and maxrank are set. */
+void tp__pointset_pack(pointset *ps, uint32_t wconst);
+
+/* Point id of ps as a partition's starting point, of weight w (or, when
+ * ps->packed, ps->wconst, with the packed ranks in its place). */
+static inline tp__pt tp__pointset_pt(const pointset *ps, uint32_t id, uint32_t w)
+{
+	tp__pt p = { .key = 0, .id = id, .w = w };
+	if (ps->packed) {
+		const uint32_t *r = &ps->rank[(int64_t)id * ps->dims];
+		p.w = 0;
+		for (int d = 0; d < ps->dims; d++)
+			p.w |= r[d] << ps->shift[d];
+	}
+	return p;
+}
 
 /* Entries a cut's histogram needs for this point set (cut_range). */
 size_t tp__pointset_hist_len(const pointset *ps);

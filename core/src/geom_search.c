@@ -469,6 +469,22 @@ static void fold_map(const search *s, const tp__fold *f, int32_t *map)
 /* ------------------------------------------------------------------------ */
 /* Split trees                                                               */
 
+/* Room for cap entries in t (a tree being stored, not compared). */
+static int tree_reserve(tree *t, int64_t cap)
+{
+	if (cap <= t->cap)
+		return 0;
+	int64_t nc = t->cap ? 2 * t->cap : 256;
+	while (nc < cap)
+		nc *= 2;
+	int32_t *nv = realloc(t->v, sizeof(int32_t) * (size_t)nc);
+	if (!nv)
+		return TP_ENOMEM;
+	t->v = nv;
+	t->cap = nc;
+	return 0;
+}
+
 /* The split tree of n nodes of w slots each, as the node partition builds
  * it (cut_range and node_rec in geom.c): with equal weights every cut is the
  * count nearest the target, ties to the smaller, whatever the coordinates. */
@@ -508,8 +524,25 @@ static int predict_tree(tree *t, int64_t n, uint64_t w, int kparts)
 	size[k - 1] = n - pos;
 	if ((rc = tp__tree_push(t, (int64_t)(total - done))))
 		return rc;
-	for (int j = 0; j < k && !rc; j++)
-		rc = predict_tree(t, size[j], w, kparts);
+	/* parts of equal size have equal subtrees (the tree depends on the
+	 * size alone): a repeated one is copied, not derived again */
+	int64_t from[64];
+	for (int j = 0; j < k && !rc; j++) {
+		from[j] = t->len;
+		int same = 0;
+		while (same < j && size[same] != size[j])
+			same++;
+		if (same == j) {
+			rc = predict_tree(t, size[j], w, kparts);
+			continue;
+		}
+		int64_t len = from[same + 1] - from[same];
+		rc = tree_reserve(t, t->len + len);
+		if (!rc) {
+			memcpy(t->v + t->len, t->v + from[same], sizeof *t->v * (size_t)len);
+			t->len += len;
+		}
+	}
 	return rc;
 }
 
@@ -595,10 +628,9 @@ static int build_nodes(search *s, int i, wsp *w, double deadline)
 	int32_t *leaf = tp__malloc_array((size_t)s->nn, sizeof(int32_t));
 	if (!leaf)
 		return TP_ENOMEM;
-	for (int32_t j = 0; j < s->nn; j++) {
-		w->buf[j].id = (uint32_t)j;
-		w->buf[j].w = (uint32_t)s->used[s->ids[j]];
-	}
+	for (int32_t j = 0; j < s->nn; j++)
+		w->buf[j] = tp__pointset_pt(&s->nodes, (uint32_t)j,
+					    (uint32_t)s->used[s->ids[j]]);
 	/* with equal slots the tree is checked against the predicted one
 	 * instead of stored */
 	tree t = { .expect = s->predicted >= 0 ? &s->trees[s->predicted] : NULL };
@@ -637,10 +669,8 @@ static int build_tasks(search *s, int idx, wsp *w, double deadline)
 	int32_t *arr = tp__malloc_array((size_t)n, sizeof(int32_t));
 	if (!arr)
 		return TP_ENOMEM;
-	for (int32_t t = 0; t < n; t++) {
-		w->buf[t].id = (uint32_t)t;
-		w->buf[t].w = 1;
-	}
+	for (int32_t t = 0; t < n; t++)
+		w->buf[t] = tp__pointset_pt(&s->tasks, (uint32_t)t, 1);
 	int rc = tp__part_tasks(&s->tasks, &s->tso[ti], &s->trees[tr], w->buf, n,
 				w->hist, w->tmp, deadline);
 	if (rc) {
@@ -1355,6 +1385,9 @@ static int prepare(search *s, int *used, int32_t *ids)
 		int u = used[ids[j]];
 		s->slots_each = !s->slots_each || s->slots_each == u ? u : -1;
 	}
+	/* packed ranks: tasks weigh 1; nodes when their slots are equal */
+	tp__pointset_pack(&s->tasks, 1);
+	tp__pointset_pack(&s->nodes, s->slots_each > 0 ? (uint32_t)s->slots_each : 0);
 	if (!rc)
 		rc = make_variants(s);
 	if (!rc)

@@ -10,7 +10,9 @@
 typedef struct tp__pt {
 	uint64_t key;
 	uint32_t id;
-	uint32_t w;   /* weight (slots) for weighted selection, else unused */
+	uint32_t w;   /* weight (slots) for weighted selection; where every
+			 point weighs the same, geom.c may keep the point's
+			 packed ranks here instead (pointset.packed) */
 } tp__pt;
 
 /* Rearrange p[0..n) so that p[k] is the element of rank k, everything before

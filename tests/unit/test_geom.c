@@ -1,5 +1,6 @@
 /* Unit tests: geometric mapper (core/src/geom.c, geom_search.c,
  * geom_fold.c, geom_select.c). */
+#include <math.h>
 #include <stdint.h>
 
 #include "geom_fold.h"
@@ -533,6 +534,102 @@ START_TEST(budget_tiny_midsize)
 }
 END_TEST
 
+/* Partition the points of ps twice, ranks read from the table (w = the
+ * weight) and packed into the points (tp__pointset_pack): the same split
+ * tree and the same leaves, or the same task order. */
+static void assert_packed_same(pointset *ps, uint32_t w, const side_order *so,
+			       int k, bool nodes)
+{
+	int64_t n = ps->n;
+	tp__pt *p = malloc(sizeof *p * (size_t)n), *tmp = malloc(sizeof *p * (size_t)n);
+	uint64_t *hist = malloc(sizeof(uint64_t) * tp__pointset_hist_len(ps));
+	int32_t *ids = malloc(sizeof(int32_t) * (size_t)n);
+	int32_t *leaf[2], order[2][600], nl[2];
+	tree tr[2];
+	memset(tr, 0, sizeof tr);
+	if (!nodes)
+		w = 1;   /* one slot per task */
+	for (int64_t i = 0; i < n; i++)
+		ids[i] = (int32_t)i;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			tp__pointset_pack(ps, w);
+		ck_assert(ps->packed == (pass == 1));
+		leaf[pass] = malloc(sizeof(int32_t) * (size_t)n);
+		for (int64_t i = 0; i < n; i++)
+			p[i] = tp__pointset_pt(ps, (uint32_t)i, w);
+		if (nodes) {
+			ck_assert_int_eq(tp__part_nodes(ps, so, ids, k, p, n, &tr[pass], leaf[pass],
+							&nl[pass], hist, tmp, INFINITY), 0);
+		} else {
+			tree t = { 0 };   /* halves, then pairs: the tasks' tree */
+			ck_assert_int_eq(tp__part_nodes(ps, so, ids, 2, p, n, &t, leaf[0],
+							&nl[0], hist, tmp, INFINITY), 0);
+			for (int64_t i = 0; i < n; i++)
+				p[i] = tp__pointset_pt(ps, (uint32_t)i, 1);
+			ck_assert_int_eq(tp__part_tasks(ps, so, &t, p, n, hist, tmp, INFINITY), 0);
+			for (int64_t i = 0; i < n; i++)
+				order[pass][i] = (int32_t)p[i].id;
+			free(t.v);
+		}
+		ps->packed = false;
+	}
+	if (nodes) {
+		ck_assert_int_eq(nl[0], nl[1]);
+		ck_assert_int_eq(tr[0].len, tr[1].len);
+		ck_assert(!memcmp(tr[0].v, tr[1].v, sizeof(int32_t) * (size_t)tr[0].len));
+		ck_assert(!memcmp(leaf[0], leaf[1], sizeof(int32_t) * (size_t)nl[0]));
+	} else {
+		ck_assert(!memcmp(order[0], order[1], sizeof(int32_t) * (size_t)n));
+	}
+	free(tr[0].v);
+	free(tr[1].v);
+	free(leaf[0]);
+	free(leaf[1]);
+	free(p);
+	free(tmp);
+	free(hist);
+	free(ids);
+}
+
+START_TEST(packed_ranks_same_partition)
+{
+	/* 500 points, integer coordinates: a wide one (0..1799, parts often
+	 * spread more than 2n + 16: the weighted quickselect's path), a
+	 * narrow one with many ties, and one of ranks by sorting */
+	enum { N = 500 };
+	static double pos[N * 3];
+	rng_state = 777;
+	for (int i = 0; i < N; i++) {
+		pos[i * 3] = rnd(1800);
+		pos[i * 3 + 1] = rnd(7);
+		pos[i * 3 + 2] = rnd(1000) / 7.0;
+	}
+	pointset ps;
+	ck_assert_int_eq(tp__pointset_init(&ps, N, 3, pos), 0);
+	ck_assert(!ps.packed);
+	side_order so[3] = { { .perm = { 0, 1, 2 } },
+			     { .perm = { 2, 0, 1 }, .reflect = { true, false, true } },
+			     { .perm = { 0, 1, 2 }, .longest = true } };
+	for (int v = 0; v < 3; v++)
+		for (uint32_t w = 1; w <= 4; w += 3) {
+			assert_packed_same(&ps, w, &so[v], 2, true);
+			assert_packed_same(&ps, w, &so[v], 3, true);
+			assert_packed_same(&ps, w, &so[v], 2, false);
+		}
+	/* ranks that do not fit in 32 bits together stay in the table */
+	uint32_t keep = ps.maxrank[1];
+	ps.maxrank[1] = 1u << 20;
+	tp__pointset_pack(&ps, 1);
+	ck_assert(!ps.packed);
+	ps.maxrank[1] = keep;
+	/* nor do unequal weights */
+	tp__pointset_pack(&ps, 0);
+	ck_assert(!ps.packed);
+	tp__pointset_free(&ps);
+}
+END_TEST
+
 /* tp_geom_map and the eager search agree to the byte. */
 static void assert_lazy_is_eager(const tp_graph *g, const tp_alloc *a,
 				 const tp_geom_opts *o, const char *what)
@@ -766,6 +863,7 @@ int main(void)
 	tcase_add_test(tc, bad_input_and_budget);
 	tcase_add_test(tc, budget_tiny_midsize);
 	tcase_add_test(tc, lazy_matches_eager);
+	tcase_add_test(tc, packed_ranks_same_partition);
 	tcase_add_test(tc, fold_is_one_hop);
 	tcase_add_test(tc, fold_does_not_apply);
 	tcase_add_test(tc, fold_find_and_place);
