@@ -363,7 +363,16 @@ bench: deps deps-bench
 ZOLTAN2_LIBS = -ltrilinos_zoltan2 -ltrilinos_tpetra -ltrilinos_teuchoscomm \
 	-ltrilinos_teuchoscore -ltrilinos_teuchosparameterlist \
 	-ltrilinos_kokkoscore -ltrilinos_zoltan
-zoltan2-map: $(BUILD)/bench-tools/zoltan2_map
+# Without mpicxx or Zoltan2's headers: one line, and bench_peers' Zoltan2
+# rows say "not run".
+ZOLTAN2_HEADER = /usr/include/trilinos/Zoltan2_TaskMapping.hpp
+zoltan2-map:
+	@if command -v mpicxx >/dev/null 2>&1 && [ -f $(ZOLTAN2_HEADER) ]; then \
+	  $(MAKE) --no-print-directory $(BUILD)/bench-tools/zoltan2_map; \
+	else \
+	  echo "zoltan2-map: not built: needs mpicxx and $(ZOLTAN2_HEADER)" \
+	    "(sh contrib/install-deps.sh bench); bench_peers runs without Zoltan2"; \
+	fi
 $(BUILD)/bench-tools/zoltan2_map: tests/bench/zoltan2_map.cc
 	@mkdir -p $(dir $@)
 	mpicxx -O2 -std=c++17 -w -I/usr/include/trilinos -o $@ $< $(ZOLTAN2_LIBS)
