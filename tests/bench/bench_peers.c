@@ -377,8 +377,8 @@ static void run_scotch(const struct mach *M, const tp_graph *g,
 
 /* ---- Zoltan2 (tori, task coordinates) ---- */
 
-/* The driver's one line ("zoltan2_map: 49 rotations, kept rank 10's, 96 ms
- * per rotation") as the row's note. */
+/* The driver's one line ("zoltan2_map: 49 variants, kept rank 10's, 96 ms
+ * per variant") as the row's note. */
 static void zoltan2_note(const char *log, struct row *r)
 {
 	char line[200] = "";

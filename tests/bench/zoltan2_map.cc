@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 		std::perror(argv[2]);
 		return 2;
 	}
-	std::printf("zoltan2_map: %d rotations, kept rank %d's, %.0f ms per "
-		    "rotation\n", variants, best_rank, total_ms / variants);
+	std::printf("zoltan2_map: %d variants, kept rank %d's, %.0f ms per "
+		    "variant\n", variants, best_rank, total_ms / variants);
 	return 0;
 }
