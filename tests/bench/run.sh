@@ -35,6 +35,12 @@ if command -v scotch_gmap >/dev/null 2>&1; then
 else
 	echo "scotch: not installed (Scotch columns will fail; use --no-scotch)"
 fi
+if [ -x "$build/bench-tools/zoltan2_map" ]; then
+	v=$(dpkg-query -W -f='${Version}' libtrilinos-zoltan2-dev 2>/dev/null)
+	echo "zoltan2: ${v:-installed} ($build/bench-tools/zoltan2_map)"
+else
+	echo "zoltan2: driver not built (bench_peers' Zoltan2 rows say not run)"
+fi
 echo
 
 fail=0
