@@ -679,7 +679,7 @@ static void case_pcie16(const char *src)
 		printf("\npcie16: skipped (%s)\n", e.msg);
 		return;
 	}
-	/* 4 MB per x edge, 1 MB per y edge (bytes of both directions) */
+	/* 4 MB per x edge, 1 MB per y edge (each way: what each task sends the other) */
 	tp_graph *g = stencil("4x4:5pt:bytes=1048576:weights=4,1");
 	tp_gpusel_cost lr, tp;
 	double t0 = now_ms();
