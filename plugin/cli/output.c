@@ -252,14 +252,18 @@ void cli_print_compare(FILE *f, const struct cli_row *rows, int nrows)
 	const tp_metrics *base = nrows > 0 ? rows[0].m : NULL;
 	char vs[32];
 	snprintf(vs, sizeof vs, "vs-%s", nrows > 0 ? rows[0].label : "");
-	fprintf(f, "%-10s %13s %14s %9s %8s %15s %10s %12s\n", "policy",
+	int w = 10;                 /* the policy column fits its longest name */
+	for (int i = 0; i < nrows; i++)
+		if ((int)strlen(rows[i].label) > w)
+			w = (int)strlen(rows[i].label);
+	fprintf(f, "%-*s %13s %14s %9s %8s %15s %10s %12s\n", w, "policy",
 		"avg-hops/byte", "hop-bytes", vs, "max-dil", "max-congestion",
 		"intra-node", "intra-router");
 	for (int i = 0; i < nrows; i++) {
 		const tp_metrics *m = rows[i].m;
 		if (!m) {
-			fprintf(f, "%-10s %13s %14s %9s %8s %15s %10s %12s\n",
-				rows[i].label, "n/a", "", "", "", "", "", "");
+			fprintf(f, "%-*s %13s %14s %9s %8s %15s %10s %12s\n",
+				w, rows[i].label, "n/a", "", "", "", "", "", "");
 			continue;
 		}
 		char avg[32], rel[32], hb[32], cong[32], intra[32], router[32];
@@ -273,8 +277,8 @@ void cli_print_compare(FILE *f, const struct cli_row *rows, int nrows)
 		fmt_amount(cong, sizeof cong, m->max_congestion_bytes);
 		fmt_ratio(intra, sizeof intra, m->frac_intra_node);
 		fmt_ratio(router, sizeof router, m->frac_intra_router);
-		fprintf(f, "%-10s %13s %14s %9s %8lld %15s %10s %12s\n",
-			rows[i].label, avg, hb, rel, (long long)m->max_dilation, cong, intra,
+		fprintf(f, "%-*s %13s %14s %9s %8lld %15s %10s %12s\n",
+			w, rows[i].label, avg, hb, rel, (long long)m->max_dilation, cong, intra,
 			router);
 	}
 }
