@@ -115,16 +115,11 @@ __attribute__((format(printf, 5, 6)))
 static int lerr(struct loader *ld, const char *file, int line, int code,
 		const char *fmt, ...)
 {
-	char msg[TP_ERROR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = tp__line_verror(ld->err, file ? file : ld->what, line, code, fmt, ap);
 	va_end(ap);
-	if (!file)
-		file = ld->what;
-	if (line > 0)
-		return tp_error_set(ld->err, code, "%s:%d: %s", file, line, msg);
-	return tp_error_set(ld->err, code, "%s: %s", file, msg);
+	return rc;
 }
 
 static int oom(struct loader *ld)

@@ -143,26 +143,17 @@ char *tp__names_store(struct tp__names *t, const char *name)
 		size_t bs = t->bsize ? t->bsize * 2 : 4096;
 		if (bs > ARENA_BLOCK)
 			bs = ARENA_BLOCK;
+		if (len > bs / 4) {
+			/* a long name gets a block of its own */
+			char *p = tp__names_block(t, len);
+			if (p)
+				memcpy(p, name, len);
+			return p;
+		}
 		char **nb = realloc(t->blocks, sizeof *nb * (t->nblocks + 1));
 		if (!nb)
 			return NULL;
 		t->blocks = nb;
-		if (len > bs / 4) {
-			/* a long name gets a block of its own, put before the
-			 * block still being filled (which stays last) */
-			char *p = malloc(len);
-			if (!p)
-				return NULL;
-			memcpy(p, name, len);
-			if (t->nblocks) {
-				t->blocks[t->nblocks] = t->blocks[t->nblocks - 1];
-				t->blocks[t->nblocks - 1] = p;
-			} else {
-				t->blocks[0] = p;
-			}
-			t->nblocks++;
-			return p;
-		}
 		if (!(t->blocks[t->nblocks] = malloc(bs)))
 			return NULL;
 		t->nblocks++;

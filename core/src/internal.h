@@ -3,6 +3,7 @@
 #ifndef TOPOPLACE_INTERNAL_H
 #define TOPOPLACE_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -237,6 +238,8 @@ int tp__text_copy(const char *text, size_t len, const char *what, char **out,
  * returns code. */
 int tp__line_error(tp_error *err, const char *what, int line, int code,
 		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int tp__line_verror(tp_error *err, const char *what, int line, int code,
+		    const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 /* Calls fn with every line of text (a writable copy, the comment from '#'
  * on cut) and its number from 1, until fn returns non-zero, which is
  * returned.  TP_ENOMEM "WHAT: out of memory" when no copy can be made. */

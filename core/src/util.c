@@ -309,11 +309,18 @@ void tp__warn(struct tp__warnings *w, const char *fmt, ...)
 int tp__line_error(tp_error *err, const char *what, int line, int code,
 		   const char *fmt, ...)
 {
-	char msg[TP_ERROR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int rc = tp__line_verror(err, what, line, code, fmt, ap);
 	va_end(ap);
+	return rc;
+}
+
+int tp__line_verror(tp_error *err, const char *what, int line, int code,
+		    const char *fmt, va_list ap)
+{
+	char msg[TP_ERROR_MSG_MAX];
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	if (line > 0)
 		return tp_error_set(err, code, "%s:%d: %s", what, line, msg);
 	return tp_error_set(err, code, "%s: %s", what, msg);

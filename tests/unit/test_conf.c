@@ -60,6 +60,19 @@ static int32_t idx(const tp_machine *m, const char *name)
 	return i;
 }
 
+/* Node i is on router q of a 16x16x4 grid in x-major (x fastest) or
+ * z-major order. */
+static void assert_router(const tp_machine *m, int32_t i, int64_t q, bool x_major)
+{
+	static const int dims[3] = { 16, 16, 4 };
+	const int *co = tp_machine_node_coords(m, i);
+	for (int k = 0; k < 3; k++) {
+		int d = x_major ? k : 2 - k;
+		ck_assert_int_eq(co[d], q % dims[d]);
+		q /= dims[d];
+	}
+}
+
 /* A long numbered range is one record of the machine (name_runs.c), found
  * by number; its nodes get the same names, places and lookups as nodes
  * placed one by one. */
@@ -75,11 +88,7 @@ START_TEST(numbered_runs)
 		int32_t i = idx(m, name);
 		ck_assert_int_eq(i, v);
 		ck_assert_str_eq(tp_machine_node_name(m, i), name);
-		int64_t q = (3 + v) / 2;
-		const int *co = tp_machine_node_coords(m, i);
-		ck_assert_int_eq(co[2], q % 4);
-		ck_assert_int_eq(co[1], q / 4 % 16);
-		ck_assert_int_eq(co[0], q / 64);
+		assert_router(m, i, (3 + v) / 2, false);
 	}
 	tp_conf_destroy(c);
 
@@ -105,11 +114,7 @@ START_TEST(numbered_runs)
 		i = idx(m, name);
 		ck_assert_int_eq(i, 300 + v);
 		ck_assert_str_eq(tp_machine_node_name(m, i), name);
-		int64_t q = (400 + v) / 2;
-		const int *co = tp_machine_node_coords(m, i);
-		ck_assert_int_eq(co[0], q % 16);
-		ck_assert_int_eq(co[1], q / 16 % 16);
-		ck_assert_int_eq(co[2], q / 256);
+		assert_router(m, i, (400 + v) / 2, true);
 		ck_assert_ptr_nonnull(tp_conf_node_topology(c, i));
 	}
 	ck_assert_int_eq(idx(m, "login1"), 600);
