@@ -29,10 +29,13 @@
  *    way to the network card, then the lower GPU index;
  *  - the first move is a blind tie, so the greedy is rerun from every allowed
  *    first GPU (up to MULTISTART_MAX) and the best run kept;
- *  - the result is compared with local-rank order and with the closest-GPU
- *    baseline (--gpu-bind=closest), and the best of the three is kept
- *    (cost_lt: congestion, weighted cost, GPUs off their task's socket, the
- *    way to the cards).
+ *  - the result is compared with local-rank order, the closest-GPU
+ *    baseline (--gpu-bind=closest) and the bisection over the PCIe tree,
+ *    and the best is kept (cost_lt: congestion, weighted cost, GPUs off
+ *    their task's socket, the way to the cards);
+ *  - that one is then improved by single moves (two tasks trade their GPUs,
+ *    or a one-GPU task moves to a free one) judged by the same cost, and
+ *    kept only when cost_lt prefers the result.
  * Only the allowed GPUs are ever chosen.  Everything is deterministic.
  */
 #include <math.h>
@@ -746,6 +749,191 @@ static int bisect_gpus(const tp_node *n, const double *c, int32_t nt, int gpt,
 	return rc;
 }
 
+/* ---- refinement of the kept assignment by the exact cost ----
+ *
+ * The candidates above are built by proxies (the greedy's one-step cost, the
+ * bisection's cut); the best of them is then improved by single moves judged
+ * by the cost itself: two tasks trade their GPUs, or a one-GPU task moves to
+ * a free allowed GPU, when that lowers the maximum congestion, or keeps it
+ * and lowers the weighted cost, then the GPUs off their task's socket, then
+ * the way to the cards, then the sum of the squared link congestions (so
+ * that a move taking load off one of several equally loaded links counts,
+ * and the next can lower the maximum).  A task's GPUs stay together (the
+ * cost does not see the traffic between them).  A move updates the loads
+ * of the moved tasks' traffic only; the work is bounded (REFINE_WORK route
+ * steps, about a millisecond).  The result is evaluated afresh and kept
+ * only when cost_lt prefers it. */
+
+#define REFINE_WORK 1000000
+
+struct refine {
+	const tp_node *n;
+	const double *c;
+	int32_t nt;
+	int gpt;
+	const int *pkg;
+	int *g;              /* slots, task-major: the assignment */
+	double *load;        /* link loads of g */
+	double w, rw;        /* weighted cost inside the node, to the cards */
+	int misses;
+	int64_t work;
+};
+
+/* Adds sign x the traffic of slot s (to every slot of the other tasks but
+ * task skip, and to the card) to the loads and costs. */
+static void slot_traffic(struct refine *r, int s, int32_t skip, double sign)
+{
+	const tp_node *n = r->n;
+	int gpt = r->gpt, a = r->g[s];
+	int32_t p = s / gpt;
+	double share = 1.0 / ((double)gpt * gpt);
+	for (int32_t q = 0; q < r->nt; q++) {
+		/* the upper triangle, as evaluate reads it */
+		double b = p < q ? r->c[(size_t)p * r->nt + q]
+				 : r->c[(size_t)q * r->nt + p];
+		if (q == p || q == skip || b <= 0)
+			continue;
+		for (int k = 0; k < gpt; k++) {
+			int t = q * gpt + k;
+			int pp = a * n->ngpus + r->g[t];
+			double x = sign * b * share;
+			for (int e = n->route_off[pp]; e < n->route_off[pp + 1]; e++)
+				r->load[n->route[e]] += x;
+			r->work += n->route_off[pp + 1] - n->route_off[pp] + 1;
+			if (n->pbw[pp] > 0)
+				r->w += x / n->pbw[pp];
+		}
+	}
+	double bytes = r->c[(size_t)p * r->nt + p];
+	if (n->nnics > 0 && bytes > 0) {
+		double x = sign * bytes / gpt, bw = 0;
+		for (int e = n->nic_route_off[a]; e < n->nic_route_off[a + 1]; e++) {
+			r->load[n->nic_route[e]] += x;
+			double lb = n->link[n->nic_route[e]].bw;
+			if (bw == 0 || lb < bw)
+				bw = lb;
+		}
+		if (bw > 0)
+			r->rw += x / bw;
+	}
+	if (r->pkg && r->pkg[p] >= 0 && n->gpu[a].package >= 0 &&
+	    n->gpu[a].package != r->pkg[p])
+		r->misses += sign > 0 ? 1 : -1;
+}
+
+/* The refinement's order: max congestion, weighted cost, socket misses,
+ * the way to the cards, the sum of squares. */
+struct rkey {
+	double mc, w;
+	int misses;
+	double rw, sq;
+};
+
+static struct rkey rkey_of(const struct refine *r)
+{
+	struct rkey k = { 0, r->w, r->misses, r->rw, 0 };
+	for (int l = 0; l < r->n->nlinks; l++) {
+		double x = r->load[l] / r->n->link[l].bw;
+		k.sq += x * x;
+		if (x > k.mc)
+			k.mc = x;
+	}
+	return k;
+}
+
+static bool rkey_lt(const struct rkey *a, const struct rkey *b)
+{
+	if (lt(a->mc, b->mc) || lt(b->mc, a->mc))
+		return lt(a->mc, b->mc);
+	if (lt(a->w, b->w) || lt(b->w, a->w))
+		return lt(a->w, b->w);
+	if (a->misses != b->misses)
+		return a->misses < b->misses;
+	if (lt(a->rw, b->rw) || lt(b->rw, a->rw))
+		return lt(a->rw, b->rw);
+	return lt(a->sq, b->sq);
+}
+
+/* Tasks p and q trade their GPUs (the k-th for the k-th); q < 0: task p
+ * (one GPU) moves to the free GPU b. */
+static void move_task(struct refine *r, int32_t p, int32_t q, int b)
+{
+	int gpt = r->gpt;
+	for (int k = 0; k < gpt; k++)
+		slot_traffic(r, p * gpt + k, -1, -1);
+	for (int k = 0; q >= 0 && k < gpt; k++)
+		slot_traffic(r, q * gpt + k, p, -1);
+	for (int k = 0; k < gpt; k++) {
+		int a = r->g[p * gpt + k];
+		r->g[p * gpt + k] = q >= 0 ? r->g[q * gpt + k] : b;
+		if (q >= 0)
+			r->g[q * gpt + k] = a;
+	}
+	for (int k = 0; k < gpt; k++)
+		slot_traffic(r, p * gpt + k, -1, 1);
+	for (int k = 0; q >= 0 && k < gpt; k++)
+		slot_traffic(r, q * gpt + k, p, 1);
+}
+
+/* Improves g in place (see above); load and saved: nlinks doubles of
+ * scratch, used: ngpus flags. */
+static void refine_gpus(const tp_node *n, const double *c, int32_t nt, int gpt,
+			const int *pkg, const int *al, int na, int *g,
+			double *load, double *saved, bool *used)
+{
+	tp_gpusel_cost start;
+	evaluate(n, c, nt, gpt, pkg, g, load, &start);
+	struct refine r = { n, c, nt, gpt, pkg, g, load, start.weighted_ms * 1e6,
+			    start.nic_weighted_ms * 1e6, start.socket_misses, 0 };
+	int tot = (int)nt * gpt;
+	memset(used, 0, sizeof(bool) * (size_t)n->ngpus);
+	for (int s = 0; s < tot; s++)
+		used[g[s]] = true;
+	struct rkey cur = rkey_of(&r);
+	bool improved = true;
+	/* a task with several GPUs keeps them together: only whole tasks
+	 * trade places, and only one-GPU tasks move to free GPUs */
+	int nfree = gpt == 1 ? na : 0;
+	while (improved && r.work < REFINE_WORK) {
+		improved = false;
+		for (int32_t p = 0; p < nt && r.work < REFINE_WORK; p++)
+			for (int j = 0; j < nt + nfree && r.work < REFINE_WORK; j++) {
+				int32_t q = j < nt ? j : -1;
+				int b = j < nt ? -1 : al[j - nt], a = g[(size_t)p * gpt];
+				if (q >= 0 ? q <= p : used[b])
+					continue;
+				memcpy(saved, load, sizeof(double) * (size_t)n->nlinks);
+				double w = r.w, rw = r.rw;
+				int misses = r.misses;
+				move_task(&r, p, q, b);
+				struct rkey k = rkey_of(&r);
+				r.work += n->nlinks;
+				if (rkey_lt(&k, &cur)) {
+					cur = k;
+					improved = true;
+					if (q < 0) {
+						used[a] = false;
+						used[b] = true;
+					}
+					continue;
+				}
+				/* undo: the loads as they were, the GPUs back */
+				memcpy(load, saved, sizeof(double) * (size_t)n->nlinks);
+				r.w = w;
+				r.rw = rw;
+				r.misses = misses;
+				if (q >= 0)
+					for (int x = 0; x < gpt; x++) {
+						int t = g[(size_t)p * gpt + x];
+						g[(size_t)p * gpt + x] = g[(size_t)q * gpt + x];
+						g[(size_t)q * gpt + x] = t;
+					}
+				else
+					g[p] = a;
+			}
+	}
+}
+
 /* Checks and normalises the arguments shared by tp_gpusel and _eval. */
 static int check_args(const tp_node *n, int32_t ntasks, int gpt,
 		      tp_error *err)
@@ -926,6 +1114,20 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 		}
 	}
 	memcpy(gpus, chosen, sizeof(int) * (size_t)ntasks * (size_t)gpt);
+	if (algo == TP_GPUSEL_MAGC) {
+		/* the kept candidate, improved by single moves on the exact
+		 * cost; kept only when better */
+		tp_gpusel_cost r;
+		memcpy(mt, chosen, sizeof(int) * (size_t)ntasks * (size_t)gpt);
+		refine_gpus(n, c, ntasks, gpt, task_package, al, na, mt, load, tmp,
+			    used);
+		evaluate(n, c, ntasks, gpt, task_package, mt, load, &r);
+		if (cost_lt(&r, &best)) {
+			r.used = best.used;
+			best = r;
+			memcpy(gpus, mt, sizeof(int) * (size_t)ntasks * (size_t)gpt);
+		}
+	}
 	if (cost)
 		*cost = best;
 out:
