@@ -78,8 +78,10 @@ const char *tp_gpusel_algo_name(enum tp_gpusel_algo a)
  * which keeps heavy chains such as stencil rows together), each improved by
  * Kernighan-Lin passes between every two parts (the best sequence of swaps,
  * losing ones included, so that a split pairwise swaps cannot leave is left
- * all the same), then an exact branch-and-bound search that starts from it
- * (bounded: exact on the few tasks of a socket or a switch).
+ * all the same); for the GPU bisection then an exact branch-and-bound
+ * search that starts from it (bounded: exact on the few tasks of a socket
+ * or a switch).  Phase 2 keeps the heuristic (MIMS, not the cut, decides
+ * there, and its tasks may be as many as the cores).
  * Deterministic: ties to the lower index. */
 
 /* Bytes between parts of the assignment part[0..n) of tasks T. */
@@ -198,12 +200,12 @@ static void kl_refine(const double *c, int32_t nt, const int32_t *T, int n,
  * part with room in turn, the heaviest tasks first, and a branch whose cut,
  * plus what the tasks left must add to it (xbound), reaches the best is
  * dropped.  Of parts of equal size only the first empty one is tried (their
- * names do not change the cut).  At most EXACT_NODES branches, so that the
- * time stays bounded; the best split found is kept (never worse than the
- * heuristic's).  Pairwise swaps and
- * Kernighan-Lin passes miss splits of three or more unequal parts (a 3 | 4
- * | 2 node: 13 MB where 11 MB was possible). */
-#define EXACT_NODES 60000
+ * names do not change the cut).  The work is bounded (EXACT_WORK task x
+ * part steps, a fraction of a millisecond: exact for the few tasks of a
+ * switch or a small socket); the best split found is kept, never worse
+ * than the heuristic's.  Kernighan-Lin passes miss splits of three or more
+ * unequal parts (a 3 | 4 | 2 node: 13 MB where 11 MB was possible). */
+#define EXACT_WORK 400000
 
 struct xsplit {
 	const double *c;
@@ -217,7 +219,7 @@ struct xsplit {
 	double *conn;        /* n x k: bytes from each task to each part */
 	double *placed;      /* n: bytes from each task to placed tasks */
 	double bestcut;
-	int64_t nodes;
+	int64_t work;        /* task x part steps so far */
 };
 
 static double xw(const struct xsplit *x, int u, int v)
@@ -255,14 +257,14 @@ static double xbound(const struct xsplit *x, int i)
 
 static void xsplit_rec(struct xsplit *x, int i, double cut)
 {
-	if (!(cut < x->bestcut * (1 - 1e-12)) || x->nodes >= EXACT_NODES)
+	if (!(cut < x->bestcut * (1 - 1e-12)) || x->work >= EXACT_WORK)
 		return;
 	if (i == x->n) {
 		x->bestcut = cut;
 		memcpy(x->best, x->cur, sizeof(int) * (size_t)x->n);
 		return;
 	}
-	x->nodes++;
+	x->work += (int64_t)x->n * (x->k + 1);
 	int u = x->order[i];
 	for (int p = 0; p < x->k; p++) {
 		if (!x->room[p])
@@ -325,9 +327,10 @@ static int exact_split(const double *c, int32_t nt, const int32_t *T, int n,
 }
 
 /* Split the n tasks T (rows of the dense matrix c, nt x nt) into k parts of
- * exactly cnt[p] tasks, few bytes between them; part[i] for T[i]. */
+ * exactly cnt[p] tasks, few bytes between them; part[i] for T[i].  exact:
+ * then the bounded exact search. */
 static int split_small(const double *c, int32_t nt, const int32_t *T, int n,
-		       int k, const int *cnt, int *part)
+		       int k, const int *cnt, bool exact, int *part)
 {
 	int *alt = tp__malloc_array((size_t)n + 1, sizeof(int));
 	int *su = tp__malloc_array((size_t)n + 1, sizeof(int));
@@ -354,7 +357,7 @@ static int split_small(const double *c, int32_t nt, const int32_t *T, int n,
 	free(su);
 	free(sv);
 	free(locked);
-	return exact_split(c, nt, T, n, k, cnt, part);
+	return exact ? exact_split(c, nt, T, n, k, cnt, part) : 0;
 }
 
 /* Greedy restarts from every first GPU up to this many allowed GPUs. */
@@ -739,6 +742,7 @@ struct gtree {
 	int *plen;
 	int *order;          /* positions into al, sorted by path */
 	int *gpus;           /* the result, task-major */
+	bool exact;          /* the exact search after each heuristic split */
 };
 
 static int gkey(const struct gtree *t, int i, int d)
@@ -793,7 +797,7 @@ static int gsplit(struct gtree *t, int32_t *T, int nT, const int *start, int k,
 		int *ucnt = cap;   /* the counts of the used children, in order */
 		for (int u = 0; u < ku; u++)
 			ucnt[u] = cnt[used[u]];
-		rc = split_small(t->c, t->nt, T, nT, ku, ucnt, part);
+		rc = split_small(t->c, t->nt, T, nT, ku, ucnt, t->exact, part);
 		int pos = 0;
 		for (int u = 0; !rc && u < ku; u++)
 			for (int i = 0; i < nT; i++)
@@ -843,12 +847,13 @@ static int grec(struct gtree *t, int32_t *T, int nT, int lo, int hi, int d)
 	return rc;
 }
 
-/* The bisection candidate into gpus; TP_EINVAL when the allowed GPUs are too
- * fragmented for the GPUs per task (then it is not a candidate). */
+/* The bisection candidate into gpus (exact: each split by the exact search
+ * too); TP_EINVAL when the allowed GPUs are too fragmented for the GPUs per
+ * task (then it is not a candidate). */
 static int bisect_gpus(const tp_node *n, const double *c, int32_t nt, int gpt,
-		       const int *al, int na, int *gpus)
+		       const int *al, int na, bool exact, int *gpus)
 {
-	struct gtree t = { n, c, nt, gpt, al, NULL, NULL, NULL, gpus };
+	struct gtree t = { n, c, nt, gpt, al, NULL, NULL, NULL, gpus, exact };
 	t.path = tp__malloc_array((size_t)na * GPU_LEVELS + 1, sizeof(int));
 	t.plen = tp__malloc_array((size_t)na + 1, sizeof(int));
 	t.order = tp__malloc_array((size_t)na + 1, sizeof(int));
@@ -1179,13 +1184,13 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 	double *load = tp__calloc(nl, sizeof(double));
 	double *tmp = tp__calloc(nl, sizeof(double));
 	double *vol = tp__calloc((size_t)ntasks + 1, sizeof(double));
-	int *cand = tp__malloc_array(5 * tg, sizeof(int));
+	int *cand = tp__malloc_array(6 * tg, sizeof(int));
 	if (!used || !mapped || !load || !tmp || !vol || !cand) {
 		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
 		goto out;
 	}
 	int *lr = cand, *cl = cand + tg, *mg = cand + 2 * tg, *mt = cand + 3 * tg;
-	int *bi = cand + 4 * tg;
+	int *bi = cand + 4 * tg, *bh = cand + 5 * tg;
 	local_rank(ntasks, gpt, al, lr);
 	closest(n, ntasks, gpt, task_package, al, na, used, cl);
 	tp_gpusel_cost best;
@@ -1201,7 +1206,7 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 		best.used = algo;
 	} else if (algo == TP_GPUSEL_BISECT) {
 		chosen = bi;
-		int brc = bisect_gpus(n, c, ntasks, gpt, al, na, bi);
+		int brc = bisect_gpus(n, c, ntasks, gpt, al, na, true, bi);
 		if (brc == TP_ENOMEM) {
 			rc = tp_error_set(err, brc, "out of memory");
 			goto out;
@@ -1215,13 +1220,17 @@ int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 		 * the first move is a blind tie otherwise), then the baselines
 		 * and the bisection over the PCIe tree */
 		int starts = na <= MULTISTART_MAX ? na : 0;
-		int brc = bisect_gpus(n, c, ntasks, gpt, al, na, bi);
-		if (brc == TP_ENOMEM) {
-			rc = tp_error_set(err, brc, "out of memory");
+		int brc = bisect_gpus(n, c, ntasks, gpt, al, na, true, bi);
+		/* the heuristic splits too: the least cut is not always the
+		 * least congestion, and the exact one must not lose what the
+		 * heuristic had */
+		int hrc = brc ? brc : bisect_gpus(n, c, ntasks, gpt, al, na, false, bh);
+		if (brc == TP_ENOMEM || hrc == TP_ENOMEM) {
+			rc = tp_error_set(err, TP_ENOMEM, "out of memory");
 			goto out;
 		}
-		const int *cands[4] = { mg, lr, cl, brc ? NULL : bi };
-		for (int i = -1 - starts; i < 4; i++) {
+		const int *cands[5] = { mg, lr, cl, brc ? NULL : bi, hrc ? NULL : bh };
+		for (int i = -1 - starts; i < 5; i++) {
 			tp_gpusel_cost x;
 			if (i < 0) {
 				int first = i == -1 - starts ? -1 : al[i + starts];
@@ -1417,7 +1426,7 @@ static int bisection_start(const double *c, const struct ledges *e,
 	for (int p = 0; !rc && p < k; p++)
 		cnt[p] = cnt[sock[p]];   /* the used sockets' counts, in order */
 	if (!rc && k > 1)
-		rc = split_small(c, ntasks, T, ntasks, k, cnt, part);
+		rc = split_small(c, ntasks, T, ntasks, k, cnt, false, part);
 	if (!rc && k > 1) {
 		for (int32_t i = 0; i < ntasks; i++)
 			part[i] = sock[part[i]];
