@@ -416,8 +416,10 @@ static double min_cut(const tp_graph *g, const int32_t *T, int nT, int i,
  * (a switch with a board and a GPU, and a GPU on a root port of its own).
  * The 3x3 9-point stencil, 1 MB per edge: the centre task sends 8 MB over
  * its own GPU's link, 8e6 / 15.753846 GB/s = 0.508 ms, the least any
- * assignment can do.  The greedy and the bisection stop at 0.571 (the
- * refinement by the exact cost reaches the bound); local-rank order 0.889.
+ * assignment can do.  The greedy alone stops at 0.571, the least-cut
+ * bisection at 0.762 and the Kernighan-Lin one at 0.700 (the least cut is
+ * not the least congestion); the refinement by the exact cost reaches the
+ * bound.  Local-rank order: 0.889.
  * The bisection splits the tasks 3 | 4 | 2 over the sockets with the least
  * cut of all 1260 such splits, and socket 1's four 3 | 1 with the least cut
  * of those. */
