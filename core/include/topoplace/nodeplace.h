@@ -62,8 +62,10 @@ typedef struct tp_gpusel_cost {
  * allowed first GPU (up to 32 GPUs), then also evaluates the two baselines
  * and the recursive bisection over the PCIe tree (TP_GPUSEL_BISECT) and
  * keeps the best (max congestion, then weighted cost, then GPUs away from
- * their task's socket, then the weighted cost to the network cards), so it
- * is never worse than local-rank order, closest or the bisection.  Traffic to tasks not in tasks[] (on other nodes) runs from a
+ * their task's socket, then the weighted cost to the network cards), then
+ * improves it by single moves (two tasks trade their GPUs, or a one-GPU
+ * task moves to a free allowed GPU) judged by that same cost, so it is never worse
+ * than local-rank order, closest or the bisection.  Traffic to tasks not in tasks[] (on other nodes) runs from a
  * task's GPU to that GPU's network card and loads those links (ignored on
  * nodes without a card).  Deterministic.  cost may be NULL. */
 TP_EXPORT int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,

@@ -23,6 +23,10 @@ documents how it was made.
           third root port of socket 0.
 Network cards come after the GPUs in each subtree, so the GPUs' bus
 numbers are those of the models without them.
+  uneven3 3 sockets x 4 cores; 9 GPUs on PCIe only in an uneven tree:
+          socket 0 one switch with three GPUs; socket 1 a switch holding a
+          dual-GPU board and a single GPU, and a root port with one GPU of
+          its own; socket 2 one switch with two GPUs; no network card.
   cpu2    2 sockets x 8 cores x 2 hardware threads, no GPU.
   duo     2 sockets x 1 core (CPUs 0 and 1: it fits any test machine, so
           the Slurm tests can really bind tasks to it); 2 GPUs whose PCI
@@ -226,6 +230,24 @@ def pcie16():
     return machine("pcie16", 2, 12, 1, pk)
 
 
+def uneven3():
+    pk = [[], [], []]
+
+    def board(bus):
+        return switch_with(bus, bus.next - 1, 0, [gpu(K80_TYPE), gpu(K80_TYPE)])
+    shapes = [
+        [lambda bus, sec: switch_with(bus, sec, 0, [gpu(K80_TYPE)] * 3)],
+        [lambda bus, sec: switch_with(bus, sec, 0, [board, gpu(K80_TYPE)]),
+         lambda bus, sec: ("gpu", sec, K80_TYPE)],
+        [lambda bus, sec: switch_with(bus, sec, 0, [gpu(K80_TYPE)] * 2)],
+    ]
+    for p, b in enumerate([0x00, 0x40, 0x80]):
+        bus = Bus(b + 1)
+        roots = [root_port(bus, b, 1 + r, mk) for r, mk in enumerate(shapes[p])]
+        pk[p].append(("host", b, bus.next - 1, roots))
+    return machine("uneven3", 3, 4, 1, pk)
+
+
 def cpu2():
     return machine("cpu2", 2, 8, 2, [[], []])
 
@@ -266,7 +288,7 @@ def write_links(path, name, rows, what):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     for name, fn in [("dgx8", dgx8), ("nvl4", nvl4), ("pcie16", pcie16), ("cpu2", cpu2),
-                     ("duo", duo)]:
+                     ("duo", duo), ("uneven3", uneven3)]:
         node_depth.clear()
         with open(os.path.join(out, name + ".xml"), "w") as f:
             f.write(fn())
