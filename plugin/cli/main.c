@@ -101,7 +101,7 @@ static const char help_map[] =
 "                            rocm-smi --showtopo --shownodesbw (AMD)\n"
 "      --gpus-per-task N     GPUs per task (default: an equal share of the\n"
 "                            node's GPUs)\n"
-"      --gpu-select ALGO     magc (default), local-rank or closest\n"
+"      --gpu-select ALGO     magc (default), local-rank, closest or bisect\n"
 "  -h, --help                show this help\n"
 "\n"
 "Every policy is held to Slurm's block order: a result that scores worse\n"
