@@ -21,10 +21,10 @@
  * it scores within 10 % of the winner ("block+refine").  Refinement is most
  * of graph mapping's cost and gains a few per cent: refining only the winner
  * took 65,536 tasks / 414k edges from 8.7 s to 2.5 s for the same result.
- * Time budget: block always runs.  Every other candidate, geometric
- * included (it gets two thirds of what is left; its first variant
- * completes even past that), and each refinement, runs only when what is
- * left covers its estimated cost plus one scoring (scoring
+ * Time budget: block always runs, and geometric where the tasks have
+ * coordinates (two thirds of what is left; its first variant completes
+ * even past that).  Every other candidate, and each refinement, runs only
+ * when what is left covers its estimated cost plus one scoring (scoring
  * is measured on block, the first candidate: at 635,904 tasks it costs
  * 15-20 ms, as much as some candidates), and gets what is left less that
  * scoring as its own budget.  The rules every front end adds on top
@@ -317,24 +317,12 @@ static bool out_of_time(const cand_run *r)
  * not refused). */
 #define GREEDY_US_PER_TASK 0.25
 
-/* The geometric search's first variant (it always completes) partitions
- * the tasks and the nodes, about log2(points) levels of one pass each:
- * measured 6-9 ns per point and level on 2 cores at a million tasks, set
- * low so that a run that fits is not refused. */
-#define GEOM_NS_PER_POINT_LEVEL 3.0
-
 /* A lower estimate of what candidate k costs, in ms: only those whose
  * cost grows with the graph and that cannot stop half-way with a result. */
 static double cost_estimate(const cand_run *r, int k)
 {
 	const tp_graph *g = r->g;
 	switch (k) {
-	case C_GEOMETRIC: {
-		if (g->coord_dims == 0)
-			return 0;
-		double n = (double)g->ntasks + (double)r->a->nnodes;
-		return GEOM_NS_PER_POINT_LEVEL * n * log2(n) / 1e6;
-	}
 	case C_GREEDY:
 		return (double)g->ntasks * GREEDY_US_PER_TASK / 1e3;
 	case C_BIPART:
@@ -494,8 +482,7 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		tp_geom_opts go = r->o->geom;
 		/* with coordinates the geometric search is the candidate that
 		 * counts: two thirds of what is left, the rest for the others
-		 * (its first variant, started only when its estimate fits,
-		 * completes even past it) */
+		 * (its first variant completes even past it) */
 		if (go.time_budget_ms > 0)
 			go.time_budget_ms = step_budget(r) * 2 / 3;
 		rc = tp_geom_map(r->g, r->a, &go, r->trial, &rep->geom, &e);
@@ -722,12 +709,11 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		 congestion_affordable(g, a);
 	if (o->policy == TP_POLICY_AUTO) {
 		/* block first and always: the result is never worse than it;
-		 * then geometric when the tasks have coordinates, before the
-		 * others spend the budget, unless even its first variant would
-		 * overrun the budget; then the cheaper and the less likely
-		 * candidates while time lasts */
+		 * then geometric, always too when the tasks have coordinates
+		 * (a budget spent before it would leave a poor order), then
+		 * the cheaper and the less likely candidates while time lasts */
 		if (!(rc = run_candidate(&r, C_BLOCK, true, err)) &&
-		    !(rc = run_candidate(&r, C_GEOMETRIC, false, err)) &&
+		    !(rc = run_candidate(&r, C_GEOMETRIC, true, err)) &&
 		    !(rc = run_candidate(&r, C_ZORDER, false, err)) &&
 		    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
 		    !(rc = run_candidate(&r, C_BIPART, false, err)) &&

@@ -503,34 +503,6 @@ START_TEST(budget_gates_candidates)
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
 
-	/* geometric's first variant always completes, so it starts only when
-	 * its estimate fits: 262,144 tasks and nodes are estimated at >= 28 ms,
-	 * more than a 20 ms budget leaves after block's scoring */
-	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=64x64x64 Wrap=yes\n"
-					     "NodeName=n[000000-262143] CoordOrder=x-major\n",
-					     "t64.conf", &c, NULL), 0);
-	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[000000-262143]",
-						1, "t64", &a, NULL), 0);
-	ck_assert_int_eq(tp_graph_from_stencil(&g, "64x64x64", 262144, NULL), 0);
-	m = malloc(sizeof(int32_t) * 262144);
-	o.geom.time_budget_ms = 20;
-	ck_assert_int_eq(tp_place_ex(g, a, &o, m, &r, NULL), 0);
-	ck_assert_int_eq(tp_mapping_validate(g, a, m, NULL), 0);
-	seen = 0;
-	for (int i = 0; i < r.ncandidates; i++)
-		if (!strcmp(r.cand[i].name, "geometric")) {
-			seen = 1;
-			ck_assert(!r.cand[i].ran);
-			ck_assert_msg(!strncmp(r.cand[i].note, "skipped: ", 9), "%s",
-				      r.cand[i].note);
-		}
-	ck_assert(seen);
-	ck_assert(!r.have_geom);
-	free(m);
-	tp_graph_destroy(g);
-	tp_alloc_destroy(a);
-	tp_conf_destroy(c);
-
 	/* the congestion refinement, out of time while routing */
 	c = torus8();
 	g = random_grid(16, 16, 3);
