@@ -279,24 +279,33 @@ static int entry(struct parser *p, size_t *pos, uint64_t *total)
  * Untouched room is only address space. */
 static int presize(struct tp__hostlist *hl)
 {
-	size_t seps = 1, commas = 0, opens = 0;
-	bool in = false;
+	size_t starts = 0, commas = 0, opens = 0;
+	bool in = false, sep = true;
 	for (const char *c = hl->text; *c; c++) {
 		if (*c == '[' || *c == ']') {
 			in = *c == '[';
 			opens += in;
 		} else if (in) {
 			commas += *c == ',';
-		} else {
-			seps += is_sep(*c);
+		} else if (is_sep(*c)) {
+			sep = true;
+			continue;
 		}
+		starts += sep;      /* an entry begins: empty ones take no room */
+		sep = false;
 	}
-	size_t nr = commas + opens + 1, ng = opens + 1;
+	/* bounded: a hostile file of brackets and commas gets no more than
+	 * this up front, the rest grows as records are really made */
+	size_t cap = (size_t)1 << 22;
+	size_t nr = commas + opens + 1, ng = opens + 1, ne = starts + 1;
+	nr = nr < cap ? nr : cap;
+	ng = ng < cap ? ng : cap;
+	ne = ne < cap ? ne : cap;
 	if (nr >= 64 && !(hl->r = tp__malloc_array(hl->rcap = nr, sizeof *hl->r)))
 		return -1;
 	if (ng >= 64 && !(hl->g = tp__malloc_array(hl->gcap = ng, sizeof *hl->g)))
 		return -1;
-	if (seps >= 64 && !(hl->e = tp__malloc_array(hl->ecap = seps, sizeof *hl->e)))
+	if (ne >= 64 && !(hl->e = tp__malloc_array(hl->ecap = ne, sizeof *hl->e)))
 		return -1;
 	return 0;
 }
