@@ -43,6 +43,8 @@
 
 #include <topoplace/topoplace.h>
 
+#include "bench_alloc.h"
+
 /* ------------------------------------------------------------------ */
 /* Cases                                                               */
 
@@ -150,35 +152,6 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n) without modulo bias. */
-static uint64_t rand_below(uint64_t *s, uint64_t n)
-{
-	uint64_t lim = UINT64_MAX - UINT64_MAX % n;
-	uint64_t r;
-	do
-		r = splitmix64(s);
-	while (r >= lim);
-	return r % n;
-}
-
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *c = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= c[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /* VmHWM (peak resident set) of this process in MB, from /proc. */
 static double vm_hwm_mb(void)
 {
@@ -208,7 +181,7 @@ static int cmp_dbl(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static uint64_t g_seed = 20261122;
+static uint64_t g_seed = BENCH_GEOM_SEED;
 static bool keep_tmp;          /* --keep: leave Scotch's files in place */
 /* Overrides of tp_place's defaults (-1: keep the default). */
 static int opt_threads = -1, opt_search = -1, opt_parts = -1;
@@ -315,28 +288,13 @@ static int build_inputs(const struct bcase *c, struct inputs *in, char *msg,
 		return TP_ENOMEM;
 
 	if (c->kind == ALLOC_RANDOM) {
-		/* Partial Fisher-Yates over all routers, seeded per case. */
-		uint64_t s = fnv1a(c->name, strlen(c->name),
-				   0xcbf29ce484222325ULL) ^ g_seed;
-		int32_t *perm = malloc(sizeof(int32_t) * (size_t)nrouters);
-		if (!perm)
-			return TP_ENOMEM;
-		if (in->nnodes > nrouters) {
-			free(perm);
-			snprintf(msg, msglen, "more nodes than routers");
+		/* Partial Fisher-Yates over all routers, seeded per case
+		 * (bench_alloc.h, shared with bench_peers). */
+		if (bench_random_nodes(c->name, g_seed, nrouters, in->nnodes,
+				       in->alloc_nodes)) {
+			snprintf(msg, msglen, "more nodes than routers, or out of memory");
 			return TP_EINVAL;
 		}
-		for (int64_t i = 0; i < nrouters; i++)
-			perm[i] = (int32_t)i;
-		for (int32_t i = 0; i < in->nnodes; i++) {
-			int64_t j = i + (int64_t)rand_below(&s,
-					(uint64_t)(nrouters - i));
-			int32_t t = perm[i];
-			perm[i] = perm[j];
-			perm[j] = t;
-		}
-		memcpy(in->alloc_nodes, perm, sizeof(int32_t) * (size_t)in->nnodes);
-		free(perm);
 	} else {
 		int64_t nbox = (int64_t)c->boxn[0] * c->boxn[1] * c->boxn[2];
 		int32_t k = 0;

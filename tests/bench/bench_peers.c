@@ -37,8 +37,15 @@
  *               maximum link congestion (ms); 0.508 ms is the least any
  *               assignment can do (an inner task's 8 MB over its own
  *               GPU's link), which TreeMatch and Scotch reach
+ *   rand-65k-1  README's case: 64^3 torus, 65,536 random nodes, 64x32x32
+ *               7-point stencil, 1 task per node
+ *   rand-65k-8  README's case: 48^3 torus, 8,192 random nodes x 8 tasks,
+ *               64x32x32 stencil
+ *               (both: bench_geom's very allocations, bench_alloc.h; its
+ *               1M cases stay out, Zoltan2's 49 variants take too long)
  * Random allocations: seeded splitmix64, listed in node order (so block is
- * Slurm's default).  topoplace runs policy auto with the defaults and no time
+ * Slurm's default).  The auto row's note gives the geometric candidate
+ * alone (bench_geom's mapping) when a refinement of it was kept.  topoplace runs policy auto with the defaults and no time
  * budget (the tree cases also hierarchical alone), each once (deterministic;
  * the time is one run's).
  */
@@ -57,6 +64,8 @@
 
 #include "internal.h"
 
+#include "bench_alloc.h"
+
 #ifndef TP_SOURCE_DIR
 #define TP_SOURCE_DIR "."
 #endif
@@ -66,14 +75,6 @@ static double now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
 }
 
 static void die(const char *what, const tp_error *e)
@@ -166,6 +167,25 @@ static tp_alloc *random_alloc(const struct mach *M, int32_t k, int slots,
 		p[i] = p[j];
 		p[j] = t;
 	}
+	qsort(p, (size_t)k, sizeof(int32_t), cmp_i32);
+	tp_alloc *a = NULL;
+	tp_error e;
+	if (tp_alloc_from_nodes(M->m, p, k, slots, &a, &e))
+		die("alloc", &e);
+	free(p);
+	return a;
+}
+
+/* bench_geom's allocation of its case NAME (bench_alloc.h: the same rule,
+ * seed and generator), so the nodes are the very ones of its table; node
+ * ids here are bench_geom's (router id, x fastest). */
+static tp_alloc *geom_alloc(const struct mach *M, const char *name, int32_t k,
+			    int slots)
+{
+	int64_t nr = (int64_t)M->T * M->T * M->T;
+	int32_t *p = malloc(sizeof(int32_t) * (size_t)k);
+	if (!p || bench_random_nodes(name, BENCH_GEOM_SEED, nr, k, p))
+		die("bench_geom allocation", NULL);
 	qsort(p, (size_t)k, sizeof(int32_t), cmp_i32);
 	tp_alloc *a = NULL;
 	tp_error e;
@@ -287,6 +307,18 @@ static void run_topoplace(const tp_graph *g, const tp_alloc *a,
 	score(g, a, map, r);
 	if (rep.best >= 0)
 		snprintf(r->note, sizeof r->note, "kept %s", rep.cand[rep.best].name);
+	/* geometric alone (bench_geom's mapping), when refine was kept after
+	 * it: scores are hop-bytes, so the ratio gives its avg hops */
+	for (int i = 0; rep.best >= 0 && i < rep.ncandidates; i++) {
+		const tp_place_candidate *c = &rep.cand[i];
+		if (i == rep.best || !c->ran || strcmp(c->name, "geometric") ||
+		    rep.cand[rep.best].score <= 0)
+			continue;
+		size_t l = strlen(r->note);
+		snprintf(r->note + l, sizeof r->note - l, "; geometric alone "
+			 "%.4f in %.0f ms", r->hops * c->score /
+			 rep.cand[rep.best].score, c->ms);
+	}
 	free(map);
 }
 
@@ -625,13 +657,17 @@ static void case_ft_mesh(void)
 	free(M.label);
 }
 
+/* GEOM: bench_geom's random allocation of its case NAME, else bench_peers'
+ * own (seed 1315 + T) or the box. */
 static void case_torus(const char *name, const char *what, int T, int32_t nn,
 		       int slots, const char *spec, const int *box0,
-		       const int *boxn, const struct refrow *refs, int nrefs)
+		       const int *boxn, bool geom, const struct refrow *refs,
+		       int nrefs)
 {
 	struct mach M;
 	mach_torus(&M, T);
-	tp_alloc *a = box0 ? box_alloc(&M, box0, boxn, slots)
+	tp_alloc *a = geom ? geom_alloc(&M, name, nn, slots)
+		    : box0 ? box_alloc(&M, box0, boxn, slots)
 			   : random_alloc(&M, nn, slots, 1315 + (uint64_t)T);
 	tp_graph *g = stencil(spec);
 	struct row rows[MAX_ROWS];
@@ -716,7 +752,8 @@ static void case_pcie16(const char *src)
 /* ---- main ---- */
 
 static const char *const CASES[] = { "ft-stencil", "ft-mesh", "t24-1", "t32-8",
-				     "seam-2k", "pcie16" };
+				     "seam-2k", "pcie16", "rand-65k-1",
+				     "rand-65k-8" };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
 int main(int argc, char **argv)
@@ -793,19 +830,30 @@ int main(int argc, char **argv)
 		  "equal hops; topoplace then 17 (both directions)" } };
 	if (sel[2])
 		case_torus("t24-1", "24^3 torus, 4,096 random nodes, 16x16x16 7pt, "
-			   "1/node", 24, 4096, 1, "16x16x16:7pt", NULL, NULL, t24, 1);
+			   "1/node", 24, 4096, 1, "16x16x16:7pt", NULL, NULL, false,
+			   t24, 1);
 	if (sel[3])
 		case_torus("t32-8", "32^3 torus, 4,096 random nodes x 8 tasks, "
 			   "32x32x32 7pt", 32, 4096, 8, "32x32x32:7pt", NULL, NULL,
-			   t32, 1);
+			   false, t32, 1);
 	if (sel[4]) {
 		int o[3] = { 24, 0, 0 }, b[3] = { 16, 16, 8 };
 		case_torus("seam-2k", "32^3 torus, box 16x16x8 across the x seam "
 			   "(x 24..31, 0..7), 8/node, 32x32x16 7pt", 32, 0, 8,
-			   "32x32x16:7pt", o, b, seam, 1);
+			   "32x32x16:7pt", o, b, false, seam, 1);
 	}
 	if (sel[5])
 		case_pcie16(src);
+	/* README's 65,536-task cases, bench_geom's allocations (its 1M cases
+	 * stay out: Zoltan2's 49 variants would take too long) */
+	if (sel[6])
+		case_torus("rand-65k-1", "64^3 torus, bench_geom's 65,536 random "
+			   "nodes, 64x32x32 7pt, 1/node", 64, 65536, 1,
+			   "64x32x32:7pt", NULL, NULL, true, NULL, 0);
+	if (sel[7])
+		case_torus("rand-65k-8", "48^3 torus, bench_geom's 8,192 random "
+			   "nodes x 8 tasks, 64x32x32 7pt", 48, 8192, 8,
+			   "64x32x32:7pt", NULL, NULL, true, NULL, 0);
 
 	printf("\n== topoplace against the best peer run here (lower is better; "
 	       "<= 1.000 = at least as good)\n");
