@@ -93,8 +93,8 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 			continue;
 		}
 		/* a numbered range: its nodes found by number in the machine's
-		 * runs, without writing and hashing each name */
-		/* the ranges of one group share their prefix and suffix */
+		 * runs, without writing and hashing each name (the ranges of
+		 * one group share their prefix and suffix: one family lookup) */
 		if (run.prefix != last.prefix || run.suffix != last.suffix ||
 		    run.plen != last.plen || run.slen != last.slen)
 			fam = tp__runs_family(&m->runs, run.prefix, run.plen,
@@ -106,9 +106,7 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 				      : tp__runs_node(&m->runs, fam, v,
 						      len > run.width ? len : run.width);
 			if (idx < 0 || seen[idx]) {
-				snprintf(name, sizeof name, "%.*s%0*llu%.*s",
-					 (int)run.plen, run.prefix, (int)run.width,
-					 (unsigned long long)v, (int)run.slen, run.suffix);
+				tp__hostlist_run_name(&run, v, name);
 				if (idx < 0)
 					idx = tp_machine_find_node(m, name);
 			}

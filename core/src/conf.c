@@ -1336,13 +1336,14 @@ static int place_run(struct loader *ld, const struct tp__hostlist_run *run,
 	tp_machine *m = ld->c->m;
 	int32_t first = m->nnodes, prev = -1;
 	int64_t count = (int64_t)(run->hi - run->lo) + 1;
-	if (first + count > ld->origin_cap && origin_reserve(ld, first + count))
-		return oom(ld);
+	int rc = origin_reserve(ld, first + count);
+	if (rc)
+		return rc;
 	struct run_place rp = { .m = m, .x_major = x_major, .from = from,
 				.next = -1 };
 	tp_error e2;
 	tp_error_clear(&e2);
-	int rc = tp__machine_add_run(m, run, run_coords, &rp, &prev, &e2);
+	rc = tp__machine_add_run(m, run, run_coords, &rp, &prev, &e2);
 	if (rc && prev >= 0) {
 		const struct origin *o = &ld->origin[prev];
 		return lerr(ld, NULL, line, TP_EINVAL,

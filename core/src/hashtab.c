@@ -62,12 +62,6 @@ int32_t tp__names_find(const struct tp__names *t, char *const *names,
 	}
 }
 
-void tp__names_prefetch(const struct tp__names *t, uint32_t h)
-{
-	if (t->cap)
-		__builtin_prefetch(&t->slot[h & (t->cap - 1)]);
-}
-
 static void names_put(uint64_t *slot, size_t mask, uint64_t s)
 {
 	size_t i = (size_t)(s >> 32) & mask;

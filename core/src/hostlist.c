@@ -379,8 +379,7 @@ int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 	return TP_OK;
 }
 
-/* Write v with at least width digits at b; returns the end. */
-static char *put_num(char *b, uint64_t v, uint32_t width)
+char *tp__put_num(char *b, uint64_t v, uint32_t width)
 {
 	char tmp[24];
 	int n = 0;
@@ -464,7 +463,7 @@ static void emit(const struct tp__hostlist *hl, char *buf)
 	for (size_t i = 0; i < e->ngroups; i++) {
 		const struct hl_group *g = &hl->g[e->group0 + i];
 		memcpy(b, hl->text + g->lit_off, g->lit_len);
-		b = put_num(b + g->lit_len, hl->val[i], hl->r[hl->ri[i]].width);
+		b = tp__put_num(b + g->lit_len, hl->val[i], hl->r[hl->ri[i]].width);
 	}
 	memcpy(b, hl->text + e->tail_off, e->tail_len);
 	b[e->tail_len] = '\0';

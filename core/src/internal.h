@@ -45,8 +45,6 @@ int32_t *tp__routers_slot(struct tp__routers *t, int64_t router, bool add);
 /* Call fn for every router with nodes; stops at the first non-zero. */
 int tp__routers_each(const struct tp__routers *t,
 		     int (*fn)(int64_t router, int32_t count, void *arg), void *arg);
-/* Start loading the index slot of hash h into the cache. */
-void tp__names_prefetch(const struct tp__names *t, uint32_t h);
 /* Room for n names in the index (a hint: fewer resizes). */
 int tp__names_reserve(struct tp__names *t, size_t n);
 void tp__routers_free(struct tp__routers *t);
@@ -81,14 +79,19 @@ struct tp__name_runs {
 	size_t n, cap;
 };
 
-/* Decimal digits of v (1 for 0). */
+/* Decimal digits of v (1 for 0); v written with at least width digits at
+ * b, returning the end (hostlist.c). */
 unsigned tp__digits_of(uint64_t v);
+char *tp__put_num(char *b, uint64_t v, uint32_t width);
 /* Register run hr whose first name is node `first`.  TP_EINVAL when a name
  * is in a run already: *clash is that node, *clash_v its number. */
 int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
 		 int32_t first, int32_t *clash, uint64_t *clash_v);
-/* Whether hr names name. */
+/* Whether hr names name; the name of number v into buf (TP__HOSTNAME_MAX
+ * bytes). */
 bool tp__hostlist_run_has(const struct tp__hostlist_run *hr, const char *name);
+void tp__hostlist_run_name(const struct tp__hostlist_run *hr, uint64_t v,
+			   char *buf);
 /* The node of a name, or -1. */
 int32_t tp__runs_find(const struct tp__name_runs *t, const char *name);
 /* The family of prefix<number>suffix, or -1; then the node of number v

@@ -165,6 +165,44 @@ int tp_machine_add_node(tp_machine *m, const char *name, const int *coords,
 	return tp__machine_add(m, name, coords, NULL, err);
 }
 
+static int64_t router_of_coords(const tp_machine *m, const int *c)
+{
+	int64_t r = 0;
+	for (int d = 0; d < m->ndims; d++)
+		r += (int64_t)c[d] * m->stride[d];
+	return r;
+}
+
+/* The first dimension where c lies outside the box, or -1. */
+static int coord_outside(const tp_machine *m, const int *c)
+{
+	for (int d = 0; d < m->ndims; d++)
+		if (c[d] < 0 || c[d] >= m->dims[d])
+			return d;
+	return -1;
+}
+
+static int outside_error(const tp_machine *m, const char *name, const int *c,
+			 int d, tp_error *err)
+{
+	char cbuf[96];
+	tp__fmt_coords(cbuf, sizeof cbuf, c, m->ndims);
+	return tp_error_set(err, TP_EINVAL,
+			    "node '%s' at %s: coordinate %d is outside 0..%d",
+			    name, cbuf, d, m->dims[d] - 1);
+}
+
+static int router_full_error(const tp_machine *m, const char *name,
+			     const int *c, int32_t used, tp_error *err)
+{
+	char cbuf[96];
+	tp__fmt_coords(cbuf, sizeof cbuf, c, m->ndims);
+	return tp_error_set(err, TP_EINVAL,
+			    "node '%s': router %s already has %ld node%s (NodesPerRouter=%d)",
+			    name, cbuf, (long)used, used == 1 ? "" : "s",
+			    m->nodes_per_router);
+}
+
 int tp__machine_add(tp_machine *m, const char *name, const int *coords,
 		    int32_t *dup, tp_error *err)
 {
@@ -178,15 +216,9 @@ int tp__machine_add(tp_machine *m, const char *name, const int *coords,
 			return tp_error_set(err, TP_EINVAL,
 					    "node '%s': name contains a blank, ',', '[' or ']'",
 					    name);
-	char cbuf[96];
-	for (int d = 0; d < m->ndims; d++) {
-		if (coords[d] < 0 || coords[d] >= m->dims[d]) {
-			tp__fmt_coords(cbuf, sizeof cbuf, coords, m->ndims);
-			return tp_error_set(err, TP_EINVAL,
-					    "node '%s' at %s: coordinate %d is outside 0..%d",
-					    name, cbuf, d, m->dims[d] - 1);
-		}
-	}
+	int out = coord_outside(m, coords);
+	if (out >= 0)
+		return outside_error(m, name, coords, out, err);
 	uint32_t h = tp__name_hash(name);
 	int32_t prev = tp__names_find(&m->by_name, m->names, name, h);
 	if (prev < 0)
@@ -197,18 +229,11 @@ int tp__machine_add(tp_machine *m, const char *name, const int *coords,
 		return tp_error_set(err, TP_EINVAL, "node '%s': duplicate node name",
 				    name);
 	}
-	int64_t r = 0;
-	for (int d = 0; d < m->ndims; d++)
-		r += (int64_t)coords[d] * m->stride[d];
+	int64_t r = router_of_coords(m, coords);
 	int32_t *use = tp__routers_slot(&m->router_use, r, false);
 	int32_t used = use ? *use : 0;
-	if (used >= m->nodes_per_router) {
-		tp__fmt_coords(cbuf, sizeof cbuf, coords, m->ndims);
-		return tp_error_set(err, TP_EINVAL,
-				    "node '%s': router %s already has %ld node%s (NodesPerRouter=%d)",
-				    name, cbuf, (long)used, used == 1 ? "" : "s",
-				    m->nodes_per_router);
-	}
+	if (used >= m->nodes_per_router)
+		return router_full_error(m, name, coords, used, err);
 	if (m->nnodes == INT32_MAX)
 		return tp_error_set(err, TP_EINVAL, "node '%s': too many nodes", name);
 
@@ -231,14 +256,6 @@ int tp__machine_add(tp_machine *m, const char *name, const int *coords,
 
 /* ---- numbered runs ---- */
 
-/* prefix<v>suffix into buf (TP__HOSTNAME_MAX bytes). */
-static void run_name(const struct tp__hostlist_run *hr, uint64_t v, char *buf)
-{
-	snprintf(buf, TP__HOSTNAME_MAX, "%.*s%0*llu%.*s", (int)hr->plen,
-		 hr->prefix, (int)hr->width, (unsigned long long)v,
-		 (int)hr->slen, hr->suffix);
-}
-
 /* A node of the index already named by the run, or -1.  Walks the shorter
  * of the two: the index's names, or the run's. */
 static int32_t run_vs_index(const tp_machine *m, const struct tp__hostlist_run *hr,
@@ -259,7 +276,7 @@ static int32_t run_vs_index(const tp_machine *m, const struct tp__hostlist_run *
 	}
 	char buf[TP__HOSTNAME_MAX];
 	for (uint64_t v = hr->lo; v <= hr->hi; v++) {
-		run_name(hr, v, buf);
+		tp__hostlist_run_name(hr, v, buf);
 		int32_t idx = tp__names_find(t, m->names, buf, tp__name_hash(buf));
 		if (idx >= 0)
 			return idx;
@@ -276,17 +293,7 @@ struct counter {
 
 static void counter_set(struct counter *c, uint64_t v, uint32_t width)
 {
-	char tmp[24];
-	unsigned n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	c->len = 0;
-	for (unsigned i = n; i < width; i++)
-		c->d[c->len++] = '0';
-	while (n)
-		c->d[c->len++] = tmp[--n];
+	c->len = (unsigned)(tp__put_num(c->d, v, width) - c->d);
 }
 
 static void counter_inc(struct counter *c)
@@ -306,9 +313,7 @@ static void counter_inc(struct counter *c)
 static int run_store_names(tp_machine *m, const struct tp__hostlist_run *hr,
 			   int64_t count)
 {
-	unsigned dmax = 1;
-	for (uint64_t x = hr->hi; x >= 10; x /= 10)
-		dmax++;
+	unsigned dmax = tp__digits_of(hr->hi);
 	if (dmax < hr->width)
 		dmax = hr->width;
 	size_t each = hr->plen + dmax + hr->slen + 1;
@@ -342,12 +347,13 @@ static int run_store_names(tp_machine *m, const struct tp__hostlist_run *hr,
 	return TP_OK;
 }
 
-static int64_t router_of_coords(const tp_machine *m, const int *c)
+/* Give back the routers of the first n nodes at c (n x ndims). */
+static void run_give_routers(tp_machine *m, const int *c, int64_t n)
 {
-	int64_t r = 0;
-	for (int d = 0; d < m->ndims; d++)
-		r += (int64_t)c[d] * m->stride[d];
-	return r;
+	for (int64_t i = 0; i < n; i++)
+		(*tp__routers_slot(&m->router_use,
+				   router_of_coords(m, c + (size_t)i * (size_t)m->ndims),
+				   false))--;
 }
 
 /* Take the routers of the run's nodes, whose coordinates are at c (count x
@@ -365,21 +371,15 @@ static int run_take_routers(tp_machine *m, const struct tp__hostlist_run *hr,
 			break;
 		}
 		if (*use >= m->nodes_per_router) {
-			char name[TP__HOSTNAME_MAX], cbuf[96];
-			run_name(hr, hr->lo + (uint64_t)i, name);
-			tp__fmt_coords(cbuf, sizeof cbuf, ci, m->ndims);
-			rc = tp_error_set(err, TP_EINVAL,
-					  "node '%s': router %s already has %ld node%s (NodesPerRouter=%d)",
-					  name, cbuf, (long)*use, *use == 1 ? "" : "s",
-					  m->nodes_per_router);
+			char name[TP__HOSTNAME_MAX];
+			tp__hostlist_run_name(hr, hr->lo + (uint64_t)i, name);
+			rc = router_full_error(m, name, ci, *use, err);
 			break;
 		}
 		(*use)++;
 	}
-	while (rc && i-- > 0) {
-		const int *ci = c + (size_t)i * (size_t)m->ndims;
-		(*tp__routers_slot(&m->router_use, router_of_coords(m, ci), false))--;
-	}
+	if (rc)
+		run_give_routers(m, c, i);
 	return rc;
 }
 
@@ -394,7 +394,7 @@ int tp__machine_add_run(tp_machine *m, const struct tp__hostlist_run *hr,
 							       : hr->suffix[i - hr->plen]);
 		if (bad_name_char(ch)) {
 			char name[TP__HOSTNAME_MAX];
-			run_name(hr, hr->lo, name);
+			tp__hostlist_run_name(hr, hr->lo, name);
 			return tp_error_set(err, TP_EINVAL,
 					    "node '%s': name contains a blank, ',', '[' or ']'",
 					    name);
@@ -409,15 +409,11 @@ int tp__machine_add_run(tp_machine *m, const struct tp__hostlist_run *hr,
 	for (int64_t i = 0; i < count; i++) {
 		int *ci = c + (size_t)i * (size_t)m->ndims;
 		coords(arg, i, ci);
-		for (int d = 0; d < m->ndims; d++) {
-			if (ci[d] < 0 || ci[d] >= m->dims[d]) {
-				char name[TP__HOSTNAME_MAX], cbuf[96];
-				run_name(hr, hr->lo + (uint64_t)i, name);
-				tp__fmt_coords(cbuf, sizeof cbuf, ci, m->ndims);
-				return tp_error_set(err, TP_EINVAL,
-						    "node '%s' at %s: coordinate %d is outside 0..%d",
-						    name, cbuf, d, m->dims[d] - 1);
-			}
+		int out = coord_outside(m, ci);
+		if (out >= 0) {
+			char name[TP__HOSTNAME_MAX];
+			tp__hostlist_run_name(hr, hr->lo + (uint64_t)i, name);
+			return outside_error(m, name, ci, out, err);
 		}
 	}
 	uint64_t v = 0;
@@ -435,11 +431,7 @@ int tp__machine_add_run(tp_machine *m, const struct tp__hostlist_run *hr,
 			m->nnodes += (int32_t)count;
 			return TP_OK;
 		}
-		/* give the routers back */
-		for (int64_t i = 0; i < count; i++)
-			(*tp__routers_slot(&m->router_use,
-					   router_of_coords(m, c + (size_t)i * (size_t)m->ndims),
-					   false))--;
+		run_give_routers(m, c, count);
 		if (rc == TP_ENOMEM)
 			return tp_error_set(err, TP_ENOMEM, "nodes: out of memory");
 	}
@@ -498,11 +490,7 @@ int64_t tp_machine_router_of(const tp_machine *m, int32_t node)
 {
 	if (!m || node < 0 || node >= m->nnodes)
 		return -1;
-	const int *c = m->coords + (size_t)node * (size_t)m->ndims;
-	int64_t r = 0;
-	for (int d = 0; d < m->ndims; d++)
-		r += (int64_t)c[d] * m->stride[d];
-	return r;
+	return router_of_coords(m, m->coords + (size_t)node * (size_t)m->ndims);
 }
 
 int64_t tp_machine_router_count(const tp_machine *m)

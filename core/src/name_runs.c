@@ -10,6 +10,7 @@
  * sorted by lo, and marked disjoint while no two overlap (overlaps happen
  * only between widths: n[0-9] and n[00-99] name different nodes).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,14 @@ bool tp__hostlist_run_has(const struct tp__hostlist_run *hr, const char *name)
 		return false;
 	struct tp__run r = { hr->lo, hr->hi, hr->width, 0 };
 	return run_names(&r, v, (unsigned)(de - ds));
+}
+
+void tp__hostlist_run_name(const struct tp__hostlist_run *hr, uint64_t v,
+			   char *buf)
+{
+	snprintf(buf, TP__HOSTNAME_MAX, "%.*s%0*llu%.*s", (int)hr->plen,
+		 hr->prefix, (int)hr->width, (unsigned long long)v,
+		 (int)hr->slen, hr->suffix);
 }
 
 int32_t tp__runs_find(const struct tp__name_runs *t, const char *name)

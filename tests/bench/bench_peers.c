@@ -154,6 +154,20 @@ static void mach_tree(struct mach *M)
 	snprintf(M->scotch_arch, sizeof M->scotch_arch, "tleaf\t3\t4\t60\t4\t20\t32\t1");
 }
 
+/* The allocation of nodes p[0..k) (freed here) in node order, so that
+ * block is Slurm's default. */
+static tp_alloc *sorted_alloc(const struct mach *M, int32_t *p, int32_t k,
+			      int slots)
+{
+	qsort(p, (size_t)k, sizeof(int32_t), cmp_i32);
+	tp_alloc *a = NULL;
+	tp_error e;
+	if (tp_alloc_from_nodes(M->m, p, k, slots, &a, &e))
+		die("alloc", &e);
+	free(p);
+	return a;
+}
+
 static tp_alloc *random_alloc(const struct mach *M, int32_t k, int slots,
 			      uint64_t seed)
 {
@@ -167,13 +181,7 @@ static tp_alloc *random_alloc(const struct mach *M, int32_t k, int slots,
 		p[i] = p[j];
 		p[j] = t;
 	}
-	qsort(p, (size_t)k, sizeof(int32_t), cmp_i32);
-	tp_alloc *a = NULL;
-	tp_error e;
-	if (tp_alloc_from_nodes(M->m, p, k, slots, &a, &e))
-		die("alloc", &e);
-	free(p);
-	return a;
+	return sorted_alloc(M, p, k, slots);
 }
 
 /* bench_geom's allocation of its case NAME (bench_alloc.h: the same rule,
@@ -186,13 +194,7 @@ static tp_alloc *geom_alloc(const struct mach *M, const char *name, int32_t k,
 	int32_t *p = malloc(sizeof(int32_t) * (size_t)k);
 	if (!p || bench_random_nodes(name, BENCH_GEOM_SEED, nr, k, p))
 		die("bench_geom allocation", NULL);
-	qsort(p, (size_t)k, sizeof(int32_t), cmp_i32);
-	tp_alloc *a = NULL;
-	tp_error e;
-	if (tp_alloc_from_nodes(M->m, p, k, slots, &a, &e))
-		die("alloc", &e);
-	free(p);
-	return a;
+	return sorted_alloc(M, p, k, slots);
 }
 
 /* A box x0.. (bx x by x bz, wrapping) of a T^3 torus, in node order. */
@@ -206,13 +208,7 @@ static tp_alloc *box_alloc(const struct mach *M, const int *o, const int *b,
 			for (int x = 0; x < b[0]; x++)
 				p[k++] = (o[0] + x) % T + T * ((o[1] + y) % T +
 							   T * ((o[2] + z) % T));
-	qsort(p, (size_t)k, sizeof(int32_t), cmp_i32);
-	tp_alloc *a = NULL;
-	tp_error e;
-	if (tp_alloc_from_nodes(M->m, p, k, slots, &a, &e))
-		die("alloc", &e);
-	free(p);
-	return a;
+	return sorted_alloc(M, p, k, slots);
 }
 
 /* ---- results ---- */
