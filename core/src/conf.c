@@ -54,8 +54,11 @@ struct tok {
 	int line;
 };
 
-/* Where a node was placed: for "already placed at FILE:LINE". */
+/* Where nodes were placed, for "already placed at FILE:LINE": a span of
+ * consecutive nodes from one line, not a record per node (two million
+ * nodes of a few CoordOrder= lines would otherwise write 16 MB). */
 struct origin {
+	int32_t first, count;
 	int32_t line;
 	int32_t src;
 };
@@ -98,8 +101,8 @@ struct loader {
 	double blk_bw, net_bw;
 	int net_cost;
 
-	struct origin *origin; /* per machine node */
-	int32_t origin_cap;
+	struct origin *origin; /* spans, in node order */
+	int32_t norigins, origin_cap;
 	char **srcs;           /* srcs[0] = what, then CoordFile paths */
 	int nsrcs;
 
@@ -242,19 +245,55 @@ static int node_topo_set(tp_conf *c, int32_t idx, int t)
 	return 0;
 }
 
-/* Room for the origins of n nodes. */
-static int origin_reserve(struct loader *ld, int64_t n)
+/* Nodes first..first+count-1 were placed by line of source src (the nodes
+ * are appended, so spans stay in node order). */
+static int origin_add(struct loader *ld, int32_t first, int64_t count, int line,
+		      int src)
 {
-	if (n <= ld->origin_cap)
+	struct origin *o = ld->norigins ? &ld->origin[ld->norigins - 1] : NULL;
+	if (o && o->line == line && o->src == src && o->first + o->count == first) {
+		o->count += (int32_t)count;
 		return TP_OK;
-	if (n > INT32_MAX)
-		n = INT32_MAX;
-	struct origin *no = tp__realloc_array(ld->origin, (size_t)n, sizeof *no);
-	if (!no)
-		return oom(ld);
-	ld->origin = no;
-	ld->origin_cap = (int32_t)n;
+	}
+	if (ld->norigins == ld->origin_cap) {
+		int32_t nc = ld->origin_cap ? 2 * ld->origin_cap : 64;
+		struct origin *no = tp__realloc_array(ld->origin, (size_t)nc, sizeof *no);
+		if (!no)
+			return oom(ld);
+		ld->origin = no;
+		ld->origin_cap = nc;
+	}
+	ld->origin[ld->norigins++] = (struct origin){ first, (int32_t)count, line, src };
 	return TP_OK;
+}
+
+/* The span that placed node i; NULL for a node no line of this file placed
+ * (one of a topology file's). */
+static const struct origin *origin_of(const struct loader *ld, int32_t i)
+{
+	int32_t lo = 0, hi = ld->norigins - 1;
+	while (lo < hi) {   /* the last span starting at or before i */
+		int32_t mid = lo + (hi - lo + 1) / 2;
+		if (ld->origin[mid].first <= i)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	const struct origin *o = ld->norigins ? &ld->origin[lo] : NULL;
+	return o && o->first <= i && i - o->first < o->count ? o : NULL;
+}
+
+/* "duplicate node 'NAME' (already placed at FILE:LINE)" for node prev, at
+ * file:line. */
+static int duplicate(struct loader *ld, const char *file, int line,
+		     const char *name, int32_t prev)
+{
+	const struct origin *o = origin_of(ld, prev);
+	if (!o)
+		return lerr(ld, file, line, TP_EINVAL, "duplicate node '%s'", name);
+	return lerr(ld, file, line, TP_EINVAL,
+		    "duplicate node '%s' (already placed at %s:%d)",
+		    name, ld->srcs[o->src], (int)o->line);
 }
 
 #define GRID_RESERVE_MAX ((int64_t)1 << 22)
@@ -266,17 +305,17 @@ static int nodes_reserve(struct loader *ld, int64_t n, bool along_grid)
 	 * copied O(log lines) times, not once per line */
 	const tp_machine *m = ld->c->m;
 	int64_t want = (int64_t)m->nnodes + n;
-	if (want > ld->origin_cap && want < 2 * (int64_t)ld->origin_cap)
-		want = 2 * (int64_t)ld->origin_cap;
+	if (want > m->cap && want < 2 * (int64_t)m->cap)
+		want = 2 * (int64_t)m->cap;
 	/* Lines along the grid (CoordOrder=) usually fill it: room for every
 	 * position at once spares the copies of growing.  Only address space
 	 * until nodes are placed; bounded, since a sparse grid may be vast. */
 	int64_t grid = m->nrouters > GRID_RESERVE_MAX / m->nodes_per_router
 			       ? GRID_RESERVE_MAX
 			       : m->nrouters * m->nodes_per_router;
-	if (along_grid && want > ld->origin_cap && grid > want)
+	if (along_grid && want > m->cap && grid > want)
 		want = grid;
-	if (origin_reserve(ld, want) || tp__machine_reserve(ld->c->m, want))
+	if (tp__machine_reserve(ld->c->m, want))
 		return oom(ld);
 	return TP_OK;
 }
@@ -287,23 +326,16 @@ static int place_node(struct loader *ld, const char *name, const int *coords,
 {
 	tp_machine *m = ld->c->m;
 	const char *file = ld->srcs[src];
-	if (m->nnodes == ld->origin_cap &&
-	    origin_reserve(ld, ld->origin_cap ? 2 * (int64_t)ld->origin_cap : 1024))
-		return TP_ENOMEM;
 	tp_error e2;
 	tp_error_clear(&e2);
 	int32_t prev = -1;
 	int idx = tp__machine_add(m, name, coords, &prev, &e2);
-	if (idx < 0 && prev >= 0) {
-		const struct origin *o = &ld->origin[prev];
-		return lerr(ld, file, line, TP_EINVAL,
-			    "duplicate node '%s' (already placed at %s:%d)",
-			    name, ld->srcs[o->src], (int)o->line);
-	}
+	if (idx < 0 && prev >= 0)
+		return duplicate(ld, file, line, name, prev);
 	if (idx < 0)
 		return lerr(ld, file, line, idx, "%s", e2.msg);
-	ld->origin[idx].line = line;
-	ld->origin[idx].src = src;
+	if (origin_add(ld, idx, 1, line, src))
+		return TP_ENOMEM;
 	return node_topo_set(ld->c, idx, ld->cur_topo) < 0 ? oom(ld) : TP_OK;
 }
 
@@ -1336,24 +1368,17 @@ static int place_run(struct loader *ld, const struct tp__hostlist_run *run,
 	tp_machine *m = ld->c->m;
 	int32_t first = m->nnodes, prev = -1;
 	int64_t count = (int64_t)(run->hi - run->lo) + 1;
-	int rc = origin_reserve(ld, first + count);
-	if (rc)
-		return rc;
 	struct run_place rp = { .m = m, .x_major = x_major, .from = from,
 				.next = -1 };
 	tp_error e2;
 	tp_error_clear(&e2);
-	rc = tp__machine_add_run(m, run, run_coords, &rp, &prev, &e2);
-	if (rc && prev >= 0) {
-		const struct origin *o = &ld->origin[prev];
-		return lerr(ld, NULL, line, TP_EINVAL,
-			    "duplicate node '%s' (already placed at %s:%d)",
-			    m->names[prev], ld->srcs[o->src], (int)o->line);
-	}
+	int rc = tp__machine_add_run(m, run, run_coords, &rp, &prev, &e2);
+	if (rc && prev >= 0)
+		return duplicate(ld, NULL, line, m->names[prev], prev);
 	if (rc)
 		return lerr(ld, NULL, line, rc, "%s", e2.msg);
-	for (int64_t i = 0; i < count; i++)
-		ld->origin[first + i] = (struct origin){ line, 0 };
+	if (origin_add(ld, first, count, line, 0))
+		return TP_ENOMEM;
 	if (ld->cur_topo >= 0)
 		for (int64_t i = count; i-- > 0;)   /* the last first: one growth */
 			if (node_topo_set(ld->c, first + (int32_t)i, ld->cur_topo) < 0)

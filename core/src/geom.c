@@ -456,6 +456,30 @@ static int64_t partition3(tp__pt *p, int64_t n, uint64_t pv, tp__pt *tmp,
 	return lt;
 }
 
+/* partition3 by the rank in dimension d instead of a key the caller wrote
+ * first (one pass over the points fewer per cut). */
+static int64_t partition3_rank(const pointset *ps, const side_order *so, int d,
+			       tp__pt *p, int64_t n, uint32_t pv, tp__pt *tmp,
+			       int64_t *neq)
+{
+	int64_t lt = 0, eq = 0, gt = n - 1;
+	for (int64_t i = 0; i < n; i++) {
+		tp__pt c = p[i];
+		uint32_t r = rank_of(ps, so, &c, d);
+		int64_t below = r < pv, above = r > pv;
+		p[lt] = c;
+		tmp[eq] = c;
+		tmp[gt] = c;
+		lt += below;
+		eq += !(below | above);
+		gt -= above;
+	}
+	memcpy(p + lt, tmp, sizeof *p * (size_t)eq);
+	memcpy(p + lt + eq, tmp + gt + 1, sizeof *p * (size_t)(n - 1 - gt));
+	*neq = eq;
+	return lt;
+}
+
 /* The weighted cut of cut_range when every point weighs w: the prefix of
  * the plane p[lt..lt+g) nearest the target t2 is a count (ties to the
  * smaller), and selecting that many gives the same set as sorting the
@@ -512,17 +536,44 @@ static int64_t wselect_equal(tp__pt *p, int64_t n, uint64_t target,
 	return cut;
 }
 
+/* A part's box: every point's rank in dimension d (as rank_of gives it)
+ * lies in [lo[d], hi[d]].  Cuts narrow it, so it may be wider than the
+ * points but never narrower. */
+typedef struct box {
+	uint32_t lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
+} box;
+
+static void box_whole(const pointset *ps, box *b)
+{
+	for (int d = 0; d < ps->dims; d++) {
+		b->lo[d] = 0;
+		b->hi[d] = ps->maxrank[d];
+	}
+}
+
+/* *plane receives the rank the cut falls in (the left side is at most it,
+ * the right side at least it), or UINT32_MAX when the cut was by full keys
+ * and says nothing of the box. */
 static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 			 int d, tp__pt *p, int64_t n, uint64_t target,
 			 bool weighted, uint32_t wconst, uint64_t *hist, tp__pt *tmp,
-			 uint64_t *wleft)
+			 const box *bx, uint32_t *plane, uint64_t *wleft)
 {
-	uint32_t lo = UINT32_MAX, hi = 0;
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t r = rank_of(ps, so, &p[i], d);
-		p[i].key = r;
-		lo = r < lo ? r : lo;
-		hi = r > hi ? r : hi;
+	*plane = UINT32_MAX;
+	uint32_t lo = bx->lo[d], hi = bx->hi[d];
+	/* The box is narrow enough for the histogram: no pass to find the
+	 * points' own range (empty ranks at its ends cost nothing), and the
+	 * partition reads the ranks itself.  Otherwise the points' range. */
+	bool fused = (uint64_t)(hi - lo) <= 2 * (uint64_t)n + 16;
+	if (!fused) {
+		lo = UINT32_MAX;
+		hi = 0;
+		for (int64_t i = 0; i < n; i++) {
+			uint32_t r = rank_of(ps, so, &p[i], d);
+			p[i].key = r;
+			lo = r < lo ? r : lo;
+			hi = r > hi ? r : hi;
+		}
 	}
 	if ((uint64_t)(hi - lo) > 2 * (uint64_t)n + 16) {
 		fill_keys(ps, so, lp, d, p, n);
@@ -537,19 +588,29 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 	}
 	uint32_t size = hi - lo + 1;
 	memset(hist, 0, sizeof(uint64_t) * size);
-	for (int64_t i = 0; i < n; i++)
-		hist[p[i].key - lo] += !weighted ? 1 : wconst ? wconst : p[i].w;
+	if (fused)
+		for (int64_t i = 0; i < n; i++)
+			hist[rank_of(ps, so, &p[i], d) - lo] +=
+				!weighted ? 1 : wconst ? wconst : p[i].w;
+	else
+		for (int64_t i = 0; i < n; i++)
+			hist[p[i].key - lo] += !weighted ? 1 : wconst ? wconst : p[i].w;
 	/* plane v where the target falls: W(< v) <= target < W(<= v) */
 	uint64_t below = 0;
 	uint32_t v = 0;
 	while (v < size && below + hist[v] <= target)
 		below += hist[v++];
-	if (v == size) {         /* target is the whole weight */
+	if (v == size) {         /* target is the whole weight: the last
+				    plane that holds points */
 		v = size - 1;
+		while (v > 0 && hist[v] == 0)
+			v--;
 		below -= hist[v];
 	}
 	uint64_t pv = (uint64_t)v + lo;
-	int64_t g, lt = partition3(p, n, pv, tmp, &g);
+	*plane = (uint32_t)pv;
+	int64_t g, lt = fused ? partition3_rank(ps, so, d, p, n, (uint32_t)pv, tmp, &g)
+			      : partition3(p, n, pv, tmp, &g);
 	fill_keys(ps, so, lp, d, p + lt, g);
 	uint64_t t2 = target - below;
 	if (!weighted) {
@@ -605,7 +666,7 @@ typedef struct node_ctx {
  * more than reading the clock). */
 #define CLOCK_EVERY 4096
 
-static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
+static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 {
 	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
 		return TP_ETIME;
@@ -624,23 +685,26 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 		if (!rc)
 			rc = tp__tree_push(c->tr, c->wconst ? c->wconst : p[1].w);
 		if (!rc)
-			rc = node_rec(c, p, 1, depth + 1);
-		return rc ? rc : node_rec(c, p + 1, 1, depth + 1);
+			rc = node_rec(c, p, 1, depth + 1, bx);
+		return rc ? rc : node_rec(c, p + 1, 1, depth + 1, bx);
 	}
 	uint64_t total = (uint64_t)n * c->wconst;
 	for (int64_t i = 0; !c->wconst && i < n; i++)
 		total += p[i].w;
 	int k = c->k < n ? c->k : (int)n;
 	int64_t start[64 + 1], cnt[64];
+	uint32_t plane[64];
 	uint64_t done = 0;
 	int64_t pos = 0;
+	box rest = *bx;   /* what is left after the cuts so far */
 	for (int j = 0; j < k - 1; j++) {
 		/* target for the end of part j, relative to what is left */
 		uint64_t target = total * (uint64_t)(j + 1) / (uint64_t)k - done;
 		uint64_t wl;
 		int64_t left = n - pos;
 		int64_t cut = cut_range(c->ps, c->so, lp, d, p + pos, left, target,
-					true, c->wconst, c->hist, c->tmp, &wl);
+					true, c->wconst, c->hist, c->tmp, &rest,
+					&plane[j], &wl);
 		/* leave at least one node for each remaining part */
 		int64_t maxcut = left - (k - 1 - j);
 		if (cut > maxcut) {
@@ -648,6 +712,7 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 			fill_keys(c->ps, c->so, lp, d, p + pos, left);
 			tp__select(p + pos, left, maxcut);
 			cut = maxcut;
+			plane[j] = UINT32_MAX;
 			wl = (uint64_t)cut * c->wconst;
 			for (int64_t i = 0; !c->wconst && i < cut; i++)
 				wl += p[pos + i].w;
@@ -656,6 +721,8 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 		cnt[j] = (int64_t)wl;
 		pos += cut;
 		done += wl;
+		if (plane[j] != UINT32_MAX)
+			rest.lo[d] = plane[j];
 	}
 	start[k - 1] = pos;
 	cnt[k - 1] = (int64_t)(total - done);
@@ -663,8 +730,14 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth)
 	int rc = tp__tree_push(c->tr, k);
 	for (int j = 0; j < k && !rc; j++)
 		rc = tp__tree_push(c->tr, cnt[j]);
-	for (int j = 0; j < k && !rc; j++)
-		rc = node_rec(c, p + start[j], start[j + 1] - start[j], depth + 1);
+	box part = *bx;
+	for (int j = 0; j < k && !rc; j++) {
+		part.hi[d] = j < k - 1 && plane[j] != UINT32_MAX ? plane[j] : bx->hi[d];
+		rc = node_rec(c, p + start[j], start[j + 1] - start[j], depth + 1,
+			      &part);
+		if (j < k - 1 && plane[j] != UINT32_MAX)
+			part.lo[d] = plane[j];
+	}
 	return rc;
 }
 
@@ -681,7 +754,7 @@ typedef struct task_ctx {
 	double deadline;
 } task_ctx;
 
-static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
+static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 {
 	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
 		return TP_ETIME;
@@ -695,20 +768,28 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth)
 		/* two tasks, one per part: order them */
 		fill_keys(c->ps, c->so, lp, d, p, 2);
 		tp__sort(p, 2);
-		task_rec(c, p, 1, depth + 1);
-		return task_rec(c, p + 1, 1, depth + 1);
+		task_rec(c, p, 1, depth + 1, bx);
+		return task_rec(c, p + 1, 1, depth + 1, bx);
 	}
 	int64_t pos = 0;
+	uint32_t plane[64];
+	box rest = *bx;
 	for (int64_t j = 0; j < k - 1; j++) {
 		uint64_t wl;
 		cut_range(c->ps, c->so, lp, d, p + pos, n - pos, (uint64_t)cnt[j],
-			  false, 0, c->hist, c->tmp, &wl);
+			  false, 0, c->hist, c->tmp, &rest, &plane[j], &wl);
+		if (plane[j] != UINT32_MAX)
+			rest.lo[d] = plane[j];
 		pos += cnt[j];
 	}
 	pos = 0;
 	int rc = 0;
+	box part = *bx;
 	for (int64_t j = 0; j < k && !rc; j++) {
-		rc = task_rec(c, p + pos, cnt[j], depth + 1);
+		part.hi[d] = j < k - 1 && plane[j] != UINT32_MAX ? plane[j] : bx->hi[d];
+		rc = task_rec(c, p + pos, cnt[j], depth + 1, &part);
+		if (j < k - 1 && plane[j] != UINT32_MAX)
+			part.lo[d] = plane[j];
 		pos += cnt[j];
 	}
 	return rc;
@@ -726,7 +807,9 @@ int tp__part_nodes(const pointset *ps, const side_order *so,
 			wconst = 0;
 	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist, tmp, deadline,
 			wconst };
-	int rc = node_rec(&nc, p, n, 0);
+	box bx;
+	box_whole(ps, &bx);
+	int rc = node_rec(&nc, p, n, 0, &bx);
 	*nleaves = nc.nleaves;
 	return rc;
 }
@@ -735,7 +818,9 @@ int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
 		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp, double deadline)
 {
 	task_ctx tctx = { ps, so, tr, 0, hist, tmp, deadline };
-	return task_rec(&tctx, p, n, 0);
+	box bx;
+	box_whole(ps, &bx);
+	return task_rec(&tctx, p, n, 0, &bx);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -18,6 +18,8 @@ struct tp__names {
 	char **blocks;         /* the names themselves */
 	size_t nblocks;
 	size_t bsize, left;    /* size of the last block, bytes left in it */
+	char *bulk;            /* tp__names_block's block: its next free */
+	size_t bulk_size, bulk_left;   /* byte, its size, the bytes left */
 };
 
 /* Nodes per router (hashtab.c): a dense array of counts when the machine
@@ -37,7 +39,7 @@ int32_t tp__names_find(const struct tp__names *t, char *const *names,
 		       const char *name, uint32_t h);
 int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx);
 char *tp__names_store(struct tp__names *t, const char *name);
-/* A block of its own for many names at once (freed with the names). */
+/* Room for many names at once, in one piece (freed with the names). */
 char *tp__names_block(struct tp__names *t, size_t bytes);
 void tp__names_free(struct tp__names *t);
 /* The count of router (created with add), or NULL. */
@@ -154,6 +156,10 @@ struct tp_graph {
 	int grid_ndims;                /* > 0 when built from a stencil */
 	int grid[3];
 };
+
+/* Tasks of a stencil spec, or -1 when tp_graph_from_stencil refuses it
+ * (parsing only: nothing is allocated). */
+int64_t tp__stencil_ntasks(const char *spec);
 
 /* A recognised stencil's grid positions become g's coordinates and grid
  * (pattern_detect.c), as a --stencil graph has them. */

@@ -9,10 +9,12 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "job_internal.h"
 
@@ -302,6 +304,64 @@ static bool has_input(const tp_job_input *in)
 	return in->text || (in->name && in->name[0]);
 }
 
+/* ------------------------------------------------------- early stencil */
+
+/* A stencil graph depends on neither the machine nor the allocation.  At
+ * machine scale it is built on a second core while they load: 1,048,576
+ * tasks take 50-100 ms, mostly first touches of 100 MB.  Only when the job
+ * states its task count and the stencil has exactly that many (the graph
+ * the job builds anyway: a user's oversized stencil is still refused
+ * before anything is allocated), and not below EARLY_MIN_TASKS, where a
+ * thread costs more than it hides. */
+#define EARLY_MIN_TASKS 65536
+
+struct tp_job_early {
+	pthread_t th;
+	const char *spec;
+	tp_graph *g;
+	int rc;
+};
+
+static void *early_stencil(void *arg)
+{
+	struct tp_job_early *e = arg;
+	e->rc = tp_graph_from_stencil(&e->g, e->spec, 0, NULL);
+	return NULL;
+}
+
+static void early_start(tp_job *job)
+{
+	const tp_job_request *r = &job->req;
+	long cpus = r->threads > 0 ? r->threads : sysconf(_SC_NPROCESSORS_ONLN);
+	if (!r->stencil || has_input(&r->graph) || cpus < 2 ||
+	    r->ntasks < EARLY_MIN_TASKS || r->ntasks > max_tasks(job) ||
+	    tp__stencil_ntasks(r->stencil) != r->ntasks)
+		return;
+	struct tp_job_early *e = calloc(1, sizeof *e);
+	if (!e)
+		return;   /* built in its turn instead */
+	e->spec = r->stencil;
+	if (pthread_create(&e->th, NULL, early_stencil, e)) {
+		free(e);
+		return;
+	}
+	job->early = e;
+}
+
+/* The early graph, once built; NULL when there was none or it failed (the
+ * pattern is then built in its turn, and says why). */
+static tp_graph *early_finish(tp_job *job)
+{
+	struct tp_job_early *e = job->early;
+	if (!e)
+		return NULL;
+	pthread_join(e->th, NULL);
+	tp_graph *g = e->rc ? NULL : e->g;
+	free(e);
+	job->early = NULL;
+	return g;
+}
+
 static int make_pattern(tp_job *job, tp_error *err)
 {
 	const tp_job_request *r = &job->req;
@@ -312,10 +372,16 @@ static int make_pattern(tp_job *job, tp_error *err)
 	 * how many (late_task_count). */
 	int64_t expect = job->ntasks;
 	int rc = 0;
-	if (r->stencil)
+	tp_graph *early = early_finish(job);
+	if (early && (expect == 0 || tp_graph_ntasks(early) == expect))
+		job->cpu = early;
+	else if (r->stencil) {
+		/* built here, or built early for another task count: the
+		 * same call as without the early build, and its message */
+		tp_graph_destroy(early);
 		rc = label(tp_graph_from_stencil(&job->cpu, r->stencil, expect, err),
 			   WHAT(job, stencil, "stencil"), err);
-	else if (has_input(&r->graph))
+	} else if (has_input(&r->graph))
 		rc = load_graph(job, expect, err);
 	if (!rc && job->cpu && expect == 0)
 		expect = tp_graph_ntasks(job->cpu);
@@ -373,6 +439,7 @@ int tp_job_create(const tp_job_request *r, tp_job **out, tp_error *err)
 	job->req = *r;
 	job->t0 = tp__now_ms();
 	job->conf = r->conf;
+	early_start(job);
 	int rc = 0;
 	if (!job->conf) {
 		if (!r->conf_path)
@@ -404,6 +471,7 @@ void tp_job_destroy(tp_job *job)
 {
 	if (!job)
 		return;
+	tp_graph_destroy(early_finish(job));   /* a job that failed first */
 	if (job->np && job->alloc)
 		for (int32_t i = 0; i < tp_alloc_nnodes(job->alloc); i++)
 			tp_node_placement_free(&job->np[i]);

@@ -45,6 +45,8 @@ struct tp_job {
 	tp_alloc *alloc;
 	int32_t ntasks;
 	tp_graph *cpu;             /* stencil or JSON graph */
+	struct tp_job_early *early; /* the stencil graph being built while the
+				      machine and the allocation load */
 	tp_graph *gm;              /* GPU matrix */
 	tp_graph *sum;             /* cpu + gm when both */
 	const tp_graph *g;         /* the pattern phase 1 scores: sum, cpu or

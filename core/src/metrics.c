@@ -28,9 +28,13 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <unistd.h>
 
 #include "network.h"
 
@@ -157,22 +161,40 @@ TP_HOT int64_t first_above(const int32_t *adj, int64_t e, int64_t end,
 	return e;
 }
 
+/* One scoring of hop_bytes_loop: tasks [u0, u1).  Without part, the sum
+ * of their per-task sums in task order; with part, each task's sum stored
+ * in part[u - u0] as well (the return value then only serves the bound).
+ * Past the bound, or once *stop is set, it returns early with a value above
+ * the bound. */
+struct hb_range {
+	const struct tp_graph *g;
+	const struct tp_alloc *a;
+	const int32_t *map;
+	const int *wd;
+	int nd;
+	int32_t u0, u1;
+	double *part;
+	double bound;
+	atomic_int *stop;
+	double sum;
+};
+
 /* The hop-bytes loop for a fixed dimension count nd (a constant at each call
  * site, so the distance loop is unrolled).  Per-task partial sums keep the
  * summation order fixed: the result is bit-for-bit reproducible. */
-TP_HOT double hop_bytes_loop(const struct tp_graph *g, const struct tp_alloc *a,
-			     const int32_t *map, const int *wd, int nd,
-			     double bound)
+TP_HOT double hop_bytes_loop(const struct hb_range *r, int nd)
 {
+	const struct tp_graph *g = r->g;
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
 	const double *w = g->weights;
-	const int32_t *node = a->node;
-	const int *coords = a->m->coords;
-	const int32_t n = g->ntasks;
-	double sum = 0.0;
+	const int32_t *node = r->a->node;
+	const int *coords = r->a->m->coords;
+	const int32_t *map = r->map;
+	const int *wd = r->wd;
+	double sum = 0.0, *part = r->part;
 
-	for (int32_t u = 0; u < n; u++) {
+	for (int32_t u = r->u0; u < r->u1; u++) {
 		const int *cu = coords + (size_t)node[map[u]] * (size_t)nd;
 		const int64_t end = xadj[u + 1];
 		double s = 0.0;
@@ -181,11 +203,83 @@ TP_HOT double hop_bytes_loop(const struct tp_graph *g, const struct tp_alloc *a,
 				(size_t)node[map[adj[e]]] * (size_t)nd;
 			s += w[e] * (double)dist_nd(cu, cv, wd, nd);
 		}
+		if (part)
+			part[u - r->u0] = s;
 		sum += s;
 		/* weights are >= 0: once past the bound the sum can only grow */
-		if ((u & 1023) == 1023 && sum > bound)
-			return sum;
+		if ((u & 1023) == 1023 &&
+		    (sum > r->bound || (r->stop && atomic_load_explicit(r->stop,
+									memory_order_relaxed))))
+			return sum > r->bound ? sum : INFINITY;
 	}
+	return sum;
+}
+
+static void hop_bytes_run(struct hb_range *r)
+{
+	switch (r->nd) {
+	case 1: r->sum = hop_bytes_loop(r, 1); break;
+	case 2: r->sum = hop_bytes_loop(r, 2); break;
+	case 3: r->sum = hop_bytes_loop(r, 3); break;
+	default: r->sum = hop_bytes_loop(r, r->nd); break;
+	}
+}
+
+static void *hop_bytes_thread(void *arg)
+{
+	hop_bytes_run(arg);
+	return NULL;
+}
+
+/* From this many edges a second thread scores the upper part of the tasks
+ * (1,048,576 tasks of a 7-point stencil: 38 ms alone, 21 ms with it). */
+#define HB_PARALLEL_EDGES ((int64_t)1 << 20)
+/* The lower part's share, in percent: it also folds the upper part's
+ * per-task sums afterwards. */
+#define HB_LOWER_SHARE 52
+
+/* Hop-bytes through the mapping.  Large graphs on two threads: the lower
+ * tasks are summed as one loop would, the upper ones kept per task and then
+ * added in task order, so the additions and their order, and therefore the
+ * bits of the result, are those of the single loop. */
+static double hop_bytes_map(const struct tp_graph *g, const struct tp_alloc *a,
+			    const int32_t *map, const int *wd, int nd, double bound)
+{
+	struct hb_range lo = { g, a, map, wd, nd, 0, g->ntasks, NULL, bound, NULL, 0 };
+	int32_t mid = (int32_t)((int64_t)g->ntasks * HB_LOWER_SHARE / 100);
+	double *part = NULL;
+	if (g->nedges >= HB_PARALLEL_EDGES && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		part = malloc(sizeof(double) * (size_t)(g->ntasks - mid));
+	if (!part) {
+		hop_bytes_run(&lo);
+		return lo.sum;
+	}
+	atomic_int stop = 0;
+	struct hb_range hi = lo;
+	lo.u1 = hi.u0 = mid;
+	hi.part = part;
+	hi.stop = &stop;
+	pthread_t th;
+	bool two = pthread_create(&th, NULL, hop_bytes_thread, &hi) == 0;
+	hop_bytes_run(&lo);
+	if (two) {
+		if (lo.sum > bound)
+			atomic_store(&stop, 1);
+		pthread_join(th, NULL);
+	} else {
+		hop_bytes_run(&hi);
+	}
+	double sum = lo.sum;
+	if (sum > bound || hi.sum > bound) {
+		free(part);
+		return sum > bound ? sum : hi.sum;
+	}
+	for (int32_t u = mid; u < g->ntasks; u++) {
+		sum += part[u - mid];
+		if ((u & 1023) == 1023 && sum > bound)
+			break;
+	}
+	free(part);
 	return sum;
 }
 
@@ -278,12 +372,7 @@ double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 		return hop_bytes_generic(g, a->m, NULL, a->node, map, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
-	switch (a->m->ndims) {
-	case 1: return hop_bytes_loop(g, a, map, wd, 1, bound);
-	case 2: return hop_bytes_loop(g, a, map, wd, 2, bound);
-	case 3: return hop_bytes_loop(g, a, map, wd, 3, bound);
-	default: return hop_bytes_loop(g, a, map, wd, a->m->ndims, bound);
-	}
+	return hop_bytes_map(g, a, map, wd, a->m->ndims, bound);
 }
 
 /* ---- congestion ---- */

@@ -377,6 +377,14 @@ static inline void advance(int *c, const int *ext)
 	}
 }
 
+int64_t tp__stencil_ntasks(const char *spec)
+{
+	struct stencil st;
+	if (!spec || parse_spec(&st, spec, NULL))
+		return -1;
+	return (int64_t)st.ext[0] * st.ext[1] * st.ext[2];
+}
+
 int tp_graph_from_stencil(tp_graph **out, const char *spec,
 			  int64_t expect_ntasks, tp_error *err)
 {

@@ -384,14 +384,15 @@ static char *hostlist_of(const int32_t *ids, int64_t n)
 
 /* One launch as the plugin makes it; its wall time, or < 0. */
 static double one_launch(const char *conf, const char *nodes, const char *slots,
-			 const char *stencil, double budget, const char *out,
-			 tp_job **jobp, struct result *r)
+			 int64_t ntasks, const char *stencil, double budget,
+			 const char *out, tp_job **jobp, struct result *r)
 {
 	tp_job_request q;
 	tp_job_request_init(&q);
 	q.conf_path = conf;
 	q.nodes = nodes;
 	q.slots = slots;
+	q.ntasks = ntasks;   /* as the plugin has it: SLURM_STEP_NUM_TASKS */
 	q.stencil = stencil;
 	q.default_time_budget_ms = budget;
 	tp_error err;
@@ -435,8 +436,8 @@ static void launch_child(const struct scase *c, double budget, int runs,
 	for (int i = 0; i < runs; i++) {
 		tp_job *job = NULL;
 		double c0 = cpu_ms();
-		double ms = one_launch(conf, nodes, slots, c->stencil, budget, out,
-				       &job, r);
+		double ms = one_launch(conf, nodes, slots, nalloc * c->tpn,
+				       c->stencil, budget, out, &job, r);
 		r->launch_cpu[i] = cpu_ms() - c0;
 		if (ms < 0) {
 			tp_job_destroy(job);

@@ -487,6 +487,23 @@ static const struct bad bad_configs[] = {
 	{ "Network=mesh Dims=32x32\nNodeName=n[0000-0511] CoordOrder=x-major\n"
 	  "NodeName=n0300 Coords=31,31\n", TP_EINVAL,
 	  "cfg:3: duplicate node 'n0300' (already placed at cfg:2)" },
+	/* where a duplicate was first placed, among lines that alternate
+	 * runs and single nodes (the loader keeps a span per line) */
+	{ "Network=mesh Dims=32x32\nNodeName=n[0000-0299] CoordOrder=x-major\n"
+	  "NodeName=a Coords=0,31\nNodeName=b Coords=1,31\n"
+	  "NodeName=m[0000-0299] CoordOrder=x-major Offset=300\n"
+	  "NodeName=c Coords=2,31\nNodeName=m0150 Coords=3,31\n", TP_EINVAL,
+	  "cfg:7: duplicate node 'm0150' (already placed at cfg:5)" },
+	{ "Network=mesh Dims=32x32\nNodeName=n[0000-0299] CoordOrder=x-major\n"
+	  "NodeName=a Coords=0,31\nNodeName=b Coords=1,31\n"
+	  "NodeName=m[0000-0299] CoordOrder=x-major Offset=300\n"
+	  "NodeName=c Coords=2,31\nNodeName=b Coords=3,31\n", TP_EINVAL,
+	  "cfg:7: duplicate node 'b' (already placed at cfg:4)" },
+	{ "Network=mesh Dims=32x32\nNodeName=n[0000-0299] CoordOrder=x-major\n"
+	  "NodeName=a Coords=0,31\nNodeName=b Coords=1,31\n"
+	  "NodeName=m[0000-0299] CoordOrder=x-major Offset=300\n"
+	  "NodeName=c Coords=2,31\nNodeName=n[0299-0310] CoordOrder=x-major Offset=600\n",
+	  TP_EINVAL, "cfg:7: duplicate node 'n0299' (already placed at cfg:2)" },
 	{ "Network=mesh Dims=32x32\nNodeName=a Coords=5,0\n"
 	  "NodeName=n[0000-0511] CoordOrder=x-major\n", TP_EINVAL,
 	  "cfg:3: node 'n0005': router (5,0) already has 1 node (NodesPerRouter=1)" },

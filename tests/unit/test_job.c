@@ -546,6 +546,77 @@ START_TEST(block_map_and_models)
 }
 END_TEST
 
+/* The stencil graph built on a second thread while the machine and the
+ * allocation load (a job that states its task count, 65,536 tasks or more)
+ * is the graph built in turn, and a failing input still gets its own
+ * message, first in the order they are read. */
+static tp_job *stencil_job(const char *conf_path, const tp_conf *c,
+			   const char *nodes, int threads, tp_error *err)
+{
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.conf_path = conf_path;
+	r.nodes = nodes;
+	r.ntasks = 65536;
+	r.stencil = "64x32x32:7pt:periodic=all:bytes=3";
+	r.policy = "block";
+	r.threads = threads;
+	tp_job *job = NULL;
+	tp_error_clear(err);
+	if (tp_job_create(&r, &job, err))
+		return NULL;
+	return job;
+}
+
+START_TEST(early_stencil)
+{
+	tp_conf *c = load("Network=torus Dims=64x32x32 Wrap=yes\n"
+			  "NodeName=n[00000-65535] CoordOrder=x-major\n");
+	tp_error err;
+	tp_job *early = stencil_job(NULL, c, "n[00000-65535]", 2, &err);
+	ck_assert_msg(early, "%s", err.msg);
+	tp_job *plain = stencil_job(NULL, c, "n[00000-65535]", 1, &err);
+	ck_assert_msg(plain, "%s", err.msg);
+	const tp_graph *a = tp_job_graph(early), *b = tp_job_graph(plain);
+	int32_t n = tp_graph_ntasks(a);
+	ck_assert_int_eq(n, 65536);
+	ck_assert_int_eq(tp_graph_ntasks(b), n);
+	ck_assert_int_eq(tp_graph_nedges(a), 3 * 65536);
+	ck_assert_int_eq(tp_graph_nedges(b), tp_graph_nedges(a));
+	int64_t m = tp_graph_xadj(a)[n];
+	ck_assert(memcmp(tp_graph_xadj(a), tp_graph_xadj(b), sizeof(int64_t) * (size_t)(n + 1)) == 0);
+	ck_assert(memcmp(tp_graph_adjncy(a), tp_graph_adjncy(b), sizeof(int32_t) * (size_t)m) == 0);
+	ck_assert(memcmp(tp_graph_weights(a), tp_graph_weights(b), sizeof(double) * (size_t)m) == 0);
+	ck_assert_int_eq(tp_graph_coord_dims(a), 3);
+	ck_assert(memcmp(tp_graph_coords(a), tp_graph_coords(b), sizeof(double) * 3 * (size_t)n) == 0);
+	ck_assert(tp_graph_total_bytes(a) == 3.0 * 3 * 65536);
+	ck_assert(tp_graph_total_bytes(b) == tp_graph_total_bytes(a));
+	tp_job_destroy(early);
+	tp_job_destroy(plain);
+
+	/* the inputs fail in their order, the early graph given back */
+	ck_assert_ptr_null(stencil_job(NULL, c, "n[00000-65534],x9", 2, &err));
+	ck_assert_msg(strstr(err.msg, "x9"), "%s", err.msg);
+	ck_assert_ptr_null(stencil_job("/nonexistent/topoplace.conf", NULL,
+				       "n[00000-65535]", 2, &err));
+	ck_assert_msg(strstr(err.msg, "/nonexistent/topoplace.conf"), "%s", err.msg);
+	/* another task count: refused before any graph is built */
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[00000-65535]";
+	r.ntasks = 65536;
+	r.stencil = "64x32x33:7pt";
+	r.threads = 2;
+	tp_job *job = NULL;
+	ck_assert_int_eq(tp_job_create(&r, &job, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "stencil 64x32x33: 67584 tasks, but the job "
+			 "has 65536 tasks");
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job");
@@ -565,6 +636,7 @@ int main(void)
 	tcase_add_test(tc, split_local_rank);
 	tcase_add_test(tc, traced_stencil_mapped_as_stencil);
 	tcase_add_test(tc, block_map_and_models);
+	tcase_add_test(tc, early_stencil);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -924,6 +924,59 @@ START_TEST(test_link_loads_sum)
 }
 END_TEST
 
+/* Graphs of a million edges or more are scored on two threads: the very
+ * same additions in the same order as one loop, so the same bits, and a
+ * bound is still honoured wherever the sum crosses it. */
+START_TEST(test_two_threads_same_bits)
+{
+	const int dims[3] = { 16, 16, 16 };
+	const bool wrap[3] = { true, true, true };
+	tp_machine *m = mk_full_machine(3, dims, wrap, 1);
+	int32_t *nodes = random_subset(4096, 4096, 7);
+	tp_alloc *a = mk_alloc(m, nodes, 4096, 86);
+	tp_graph *g = mk_stencil("64x64x86:7pt:periodic=all:weights=1.1,0.7,0.3");
+	int32_t n = tp_graph_ntasks(g);
+	ck_assert_int_ge(tp_graph_nedges(g), (int64_t)1 << 20);
+	int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
+	ck_assert_ptr_nonnull(map);
+	uint64_t seed = 11;
+	for (int32_t t = 0; t < n; t++)   /* scattered: uneven task sums */
+		map[t] = (int32_t)(splitmix64(&seed) % 4096);
+	double want = 0;
+	for (int32_t u = 0; u < n; u++) {
+		const int *cu = tp_machine_node_coords(m, tp_alloc_node(a, map[u]));
+		const int32_t *adj;
+		const double *w;
+		int32_t k = tp_graph_neighbors(g, u, &adj, &w);
+		double su = 0;
+		for (int32_t i = 0; i < k; i++) {
+			if (adj[i] < u)
+				continue;
+			const int *cv = tp_machine_node_coords(m, tp_alloc_node(a, map[adj[i]]));
+			int h = 0;
+			for (int d = 0; d < 3; d++) {
+				int x = abs(cu[d] - cv[d]);
+				h += x < 16 - x ? x : 16 - x;
+			}
+			su += w[i] * (double)h;
+		}
+		want += su;
+	}
+	double got = tp_metrics_hop_bytes(g, a, map);
+	ck_assert_msg(got == want, "got %.17g, want %.17g", got, want);
+	ck_assert(tp__hop_bytes_bounded(g, a, map, 2 * want) == want);
+	/* crossed in the lower part, in the upper part alone, in the fold */
+	ck_assert(tp__hop_bytes_bounded(g, a, map, 0.3 * want) > 0.3 * want);
+	ck_assert(tp__hop_bytes_bounded(g, a, map, 0.9 * want) > 0.9 * want);
+	ck_assert(tp__hop_bytes_bounded(g, a, map, 0.99999 * want) > 0.99999 * want);
+	free(map);
+	free(nodes);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -942,6 +995,7 @@ static Suite *metrics_suite(void)
 	TCase *tb = tcase_create("brute");
 	tcase_set_timeout(tb, 60);
 	tcase_add_test(tb, test_brute_force);
+	tcase_add_test(tb, test_two_threads_same_bits);
 	suite_add_tcase(s, tb);
 
 	TCase *ts = tcase_create("scotch");
