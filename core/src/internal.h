@@ -338,6 +338,9 @@ bool tp__json_int(struct json_object *o, int64_t *v);
 
 /* Monotonic clock in milliseconds. */
 double tp__now_ms(void);
+/* CPUs this process may run on: its affinity mask (a Slurm step is bound
+ * to the job's CPUs, fewer than the node's), else the online count. */
+int tp__cpus(void);
 
 /* ---- core/node: one node's inside (node.c, node_links.c, gpusel.c) ---- */
 

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "job_internal.h"
 
@@ -332,7 +331,7 @@ static void *early_stencil(void *arg)
 static void early_start(tp_job *job)
 {
 	const tp_job_request *r = &job->req;
-	long cpus = r->threads > 0 ? r->threads : sysconf(_SC_NPROCESSORS_ONLN);
+	int cpus = r->threads > 0 ? r->threads : tp__cpus();
 	if (!r->stencil || has_input(&r->graph) || cpus < 2 ||
 	    r->ntasks < EARLY_MIN_TASKS || r->ntasks > max_tasks(job) ||
 	    tp__stencil_ntasks(r->stencil) != r->ntasks)

@@ -34,8 +34,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <unistd.h>
-
 #include "network.h"
 
 #define TP_HOT static inline __attribute__((always_inline))
@@ -248,7 +246,7 @@ static double hop_bytes_map(const struct tp_graph *g, const struct tp_alloc *a,
 	struct hb_range lo = { g, a, map, wd, nd, 0, g->ntasks, NULL, bound, NULL, 0 };
 	int32_t mid = (int32_t)((int64_t)g->ntasks * HB_LOWER_SHARE / 100);
 	double *part = NULL;
-	if (g->nedges >= HB_PARALLEL_EDGES && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+	if (g->nedges >= HB_PARALLEL_EDGES && tp__cpus() > 1)
 		part = malloc(sizeof(double) * (size_t)(g->ntasks - mid));
 	if (!part) {
 		hop_bytes_run(&lo);

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdint.h>
@@ -108,6 +109,17 @@ void *tp__realloc_array(void *p, size_t n, size_t size)
 	if (n > SIZE_MAX / size)
 		return NULL;
 	return tp__huge_advise(realloc(p, n * size), n * size);
+}
+
+int tp__cpus(void)
+{
+#ifdef CPU_COUNT
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+#endif
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
 }
 
 double tp__now_ms(void)

@@ -2,8 +2,10 @@
  * allocation's slots, the rules phase 1 keeps (never worse than block,
  * auto's margin, pattern-free policies), and phases 2 and 3 agreeing
  * between a whole job and one node's share. */
+#include <sched.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "testutil.h"
 
 static tp_conf *load(const char *text)
@@ -617,6 +619,25 @@ START_TEST(early_stencil)
 }
 END_TEST
 
+/* Threads follow the CPUs the process may run on (a Slurm step's cpuset),
+ * not the node's count. */
+START_TEST(cpus_follow_affinity)
+{
+	cpu_set_t was, one;
+	ck_assert_int_eq(sched_getaffinity(0, sizeof was, &was), 0);
+	ck_assert_int_eq(tp__cpus(), CPU_COUNT(&was));
+	int first = 0;
+	while (!CPU_ISSET(first, &was))
+		first++;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0);
+	int n = tp__cpus();
+	ck_assert_int_eq(sched_setaffinity(0, sizeof was, &was), 0);
+	ck_assert_int_eq(n, 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job");
@@ -637,6 +658,7 @@ int main(void)
 	tcase_add_test(tc, traced_stencil_mapped_as_stencil);
 	tcase_add_test(tc, block_map_and_models);
 	tcase_add_test(tc, early_stencil);
+	tcase_add_test(tc, cpus_follow_affinity);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
