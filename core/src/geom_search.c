@@ -1068,7 +1068,19 @@ static int cmp_cand(const void *x, const void *y)
 
 /* Finalists: the next screened variant to score exactly, if any, while an
  * exact scoring still fits in the budget (always while there is no result).
- * Those already scored exactly are skipped. */
+ * Those already scored exactly are skipped.  The best-screened variant, its
+ * partitions still built, is always scored, even past the budget by one
+ * exact scoring: otherwise a host that stalls the search keeps whichever
+ * variant happened to finish first (on t64-65k-8 once in about 70 runs:
+ * Zoltan's longest-extent cut, twice the hop-bytes of the best). */
+static bool final_built(const search *s, int c)
+{
+	int ti, ni;
+	variant_parts(s, s->finals[c].variant, &ti, &ni);
+	return s->np[ni].leaf_node &&
+	       s->tp[ti * s->tp_stride + s->np[ni].tree].state == B_DONE;
+}
+
 static bool next_final(search *s, int *c)
 {
 	pthread_mutex_lock(&s->mu);
@@ -1076,6 +1088,7 @@ static bool next_final(search *s, int *c)
 		s->next_final++;
 	bool go = s->next_final < s->nfinals &&
 		  (s->best_variant == NO_VARIANT ||
+		   (s->next_final == 0 && final_built(s, 0)) ||
 		   tp__now_ms() + s->exact_ms <= s->deadline);
 	if (go)
 		*c = s->next_final++;
