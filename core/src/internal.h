@@ -295,9 +295,10 @@ int tp__machine_from_topology(tp_machine **out, const char *text,
 
 struct tp__hostlist;
 
-/* Parse text (NUL-terminated); what names it in messages ("NodeName=..."),
- * bound_what says what max_names is ("the machine's node count").  On
- * success *count is the number of names (duplicates included). */
+/* Parse text (NUL-terminated; read in place, so it must outlive *out);
+ * what names it in messages ("NodeName=..."), bound_what says what
+ * max_names is ("the machine's node count").  On success *count is the
+ * number of names (duplicates included). */
 int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 		       const char *bound_what, struct tp__hostlist **out,
 		       int64_t *count, tp_error *err);
