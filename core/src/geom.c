@@ -431,18 +431,22 @@ int tp__tree_push(tree *t, int64_t x)
  * only that plane is ordered by the full key.  Wide-ranged coordinates fall
  * back to quickselect.  hist needs 2n + 17 entries (or
  * tp__pointset_hist_len), tmp n points. */
-/* Three-way partition of p[0..n) by key: [< pv][== pv][> pv]; returns the
- * start of the middle part.  Branch-free (the comparisons are coin flips):
- * the smaller keys are compacted in place, the equal ones collected at the
- * front of tmp and the larger ones at its back, then both copied behind.
- * *neq receives the size of the middle part. */
-static int64_t partition3(tp__pt *p, int64_t n, uint64_t pv, tp__pt *tmp,
-			  int64_t *neq)
+/* Three-way partition of p[0..n) by key, or with ps given by the rank in
+ * dimension d (no pass to write keys first): [< pv][== pv][> pv]; returns
+ * the start of the middle part.  Branch-free (the comparisons are coin
+ * flips): the smaller points are compacted in place, the equal ones
+ * collected at the front of tmp and the larger ones at its back, then both
+ * copied behind.  *neq receives the size of the middle part.  Inlined into
+ * both callers, each with its own comparison. */
+static inline __attribute__((always_inline)) int64_t
+partition3_by(const pointset *ps, const side_order *so, int d, tp__pt *p,
+	      int64_t n, uint64_t pv, tp__pt *tmp, int64_t *neq)
 {
 	int64_t lt = 0, eq = 0, gt = n - 1;
 	for (int64_t i = 0; i < n; i++) {
 		tp__pt c = p[i];
-		int64_t below = c.key < pv, above = c.key > pv;
+		uint64_t v = ps ? rank_of(ps, so, &c, d) : c.key;
+		int64_t below = v < pv, above = v > pv;
 		p[lt] = c;
 		tmp[eq] = c;
 		tmp[gt] = c;
@@ -456,28 +460,17 @@ static int64_t partition3(tp__pt *p, int64_t n, uint64_t pv, tp__pt *tmp,
 	return lt;
 }
 
-/* partition3 by the rank in dimension d instead of a key the caller wrote
- * first (one pass over the points fewer per cut). */
+static int64_t partition3(tp__pt *p, int64_t n, uint64_t pv, tp__pt *tmp,
+			  int64_t *neq)
+{
+	return partition3_by(NULL, NULL, 0, p, n, pv, tmp, neq);
+}
+
 static int64_t partition3_rank(const pointset *ps, const side_order *so, int d,
 			       tp__pt *p, int64_t n, uint32_t pv, tp__pt *tmp,
 			       int64_t *neq)
 {
-	int64_t lt = 0, eq = 0, gt = n - 1;
-	for (int64_t i = 0; i < n; i++) {
-		tp__pt c = p[i];
-		uint32_t r = rank_of(ps, so, &c, d);
-		int64_t below = r < pv, above = r > pv;
-		p[lt] = c;
-		tmp[eq] = c;
-		tmp[gt] = c;
-		lt += below;
-		eq += !(below | above);
-		gt -= above;
-	}
-	memcpy(p + lt, tmp, sizeof *p * (size_t)eq);
-	memcpy(p + lt + eq, tmp + gt + 1, sizeof *p * (size_t)(n - 1 - gt));
-	*neq = eq;
-	return lt;
+	return partition3_by(ps, so, d, p, n, pv, tmp, neq);
 }
 
 /* The weighted cut of cut_range when every point weighs w: the prefix of
