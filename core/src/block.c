@@ -159,7 +159,9 @@ static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 	const struct tp_blocks *k = m->net_data;
 	if (link < 2 * (int64_t)k->n) {
 		int32_t i = (int32_t)(link >> 1);
-		const char *node = m->names[i], *blk = k->bname[k->node_block[i]];
+		char node[TP__HOSTNAME_MAX];
+		tp__machine_name_put(m, i, node);
+		const char *blk = k->bname[k->node_block[i]];
 		if (link & 1)
 			snprintf(buf, len, "%s(NVLink)->%s", blk, node);
 		else
@@ -737,12 +739,14 @@ static int make_tree(struct bparse *p, const tp_machine *m,
 		return berr(p, 0, TP_ENOMEM, "out of memory");
 	}
 	for (int32_t i = 0; i < k->n; i++) {
-		k->tree_node[i] = tp_machine_find_node(k->tree, m->names[i]);
+		char name[TP__HOSTNAME_MAX];
+		tp__machine_name_put(m, i, name);
+		k->tree_node[i] = tp_machine_find_node(k->tree, name);
 		if (k->tree_node[i] < 0) {
 			free(below);
 			return berr(p, k->bline[k->node_block[i]], TP_EINVAL,
 				    "node '%s' of BlockName=%s is under no switch of %s",
-				    m->names[i], k->bname[k->node_block[i]], tw);
+				    name, k->bname[k->node_block[i]], tw);
 		}
 	}
 	rc = k->nbw > 0 ? link_weights(k, below, nsw) : 0;

@@ -1373,8 +1373,11 @@ static int place_run(struct loader *ld, const struct tp__hostlist_run *run,
 	tp_error e2;
 	tp_error_clear(&e2);
 	int rc = tp__machine_add_run(m, run, run_coords, &rp, &prev, &e2);
-	if (rc && prev >= 0)
-		return duplicate(ld, NULL, line, m->names[prev], prev);
+	if (rc && prev >= 0) {
+		char name[TP__HOSTNAME_MAX];
+		tp__machine_name_put(m, prev, name);
+		return duplicate(ld, NULL, line, name, prev);
+	}
 	if (rc)
 		return lerr(ld, NULL, line, rc, "%s", e2.msg);
 	if (origin_add(ld, first, count, line, 0))

@@ -15,21 +15,19 @@ int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
 {
 	/* a million ranks: lines gathered in a large buffer and written whole,
 	 * not fputs per line (a stream lock per call and a write(2) per 4 KiB
-	 * stdio buffer: 48 ms against 14 ms).  A name is shorter than
-	 * TP__HOSTNAME_MAX, so a line always fits. */
+	 * stdio buffer: 48 ms against 14 ms).  Names are written straight
+	 * into it (a numbered run's need not exist as text); a name is shorter
+	 * than TP__HOSTNAME_MAX, so a line always fits. */
 	char buf[1 << 15];
 	size_t at = 0;
 	for (int32_t t = 0; t < ntasks; t++) {
-		const char *name = a->m->names[a->node[map[t]]];
-		size_t len = strlen(name);
-		if (at + len + 1 > sizeof buf) {
+		if (at + TP__HOSTNAME_MAX + 1 > sizeof buf) {
 			if (fwrite(buf, 1, at, f) != at)
 				return TP_EIO;
 			at = 0;
 		}
-		memcpy(buf + at, name, len);
-		buf[at + len] = '\n';
-		at += len + 1;
+		at += tp__machine_name_put(a->m, a->node[map[t]], buf + at);
+		buf[at++] = '\n';
 	}
 	return at && fwrite(buf, 1, at, f) != at ? TP_EIO : 0;
 }

@@ -3,7 +3,9 @@
 #ifndef TOPOPLACE_INTERNAL_H
 #define TOPOPLACE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +78,19 @@ struct tp__run_family {
 	size_t n, cap;
 	bool disjoint;                 /* no two runs overlap */
 };
+/* A numbered run's names by node index: nodes first..first+count-1 are
+ * prefix, lo + i written in at least width digits, suffix.  Their text is
+ * written only when tp_machine_node_name asks (a hostfile formats them
+ * without it): two million names of a machine are 34 MB to touch. */
+struct tp__run_names {
+	int32_t first, count;
+	uint64_t lo;
+	uint32_t width;
+	char *text;                    /* prefix then suffix (owned) */
+	size_t plen, slen;
+	size_t each;                   /* bytes per name in block */
+	_Atomic(char *) block;         /* the names, once asked for */
+};
 struct tp__name_runs {
 	struct tp__run_family *f;      /* sorted by (plen, slen, prefix, suffix) */
 	size_t n, cap;
@@ -127,7 +142,13 @@ struct tp_machine {
 					  every link weighs 1 */
 
 	int32_t nnodes, cap;
-	char **names;                  /* nnodes names, in by_name's arena */
+	char **names;                  /* names of the nodes not in a numbered
+					  run, in by_name's arena (the entries
+					  of run nodes are never written) */
+	struct tp__run_names *rn;      /* the numbered runs by node index */
+	size_t nrn, rncap;
+	pthread_mutex_t names_mu;      /* writing a run's names when first
+					  asked for (tp_machine_node_name) */
 	int *coords;                   /* nnodes x ndims router coordinates */
 	struct tp__names by_name;      /* name -> index, but for... */
 	struct tp__name_runs runs;     /* ...names placed as numbered runs */
@@ -165,6 +186,10 @@ int64_t tp__stencil_ntasks(const char *spec);
  * (pattern_detect.c), as a --stencil graph has them. */
 int tp__graph_adopt_grid(tp_graph *g, const tp_stencil_shape *s,
 			 tp_error *err);
+
+/* The name of node into buf (TP__HOSTNAME_MAX bytes), its length: a
+ * numbered run's without writing the run's names out. */
+size_t tp__machine_name_put(const tp_machine *m, int32_t node, char *buf);
 
 /* Room for n nodes (a hint for loaders that know their count; the name
  * index grows on its own, or tp__names_reserve sizes it), and

@@ -65,6 +65,7 @@ int tp__machine_new(tp_machine **out, int ndims, const int *dims,
 	tp_machine *m = calloc(1, sizeof *m);
 	if (!m)
 		return tp_error_set(err, TP_ENOMEM, "machine: out of memory");
+	pthread_mutex_init(&m->names_mu, NULL);
 	m->ndims = ndims;
 	int64_t s = 1;
 	for (int d = 0; d < ndims; d++) {
@@ -89,6 +90,12 @@ void tp_machine_destroy(tp_machine *m)
 	tp__names_free(&m->by_name);
 	tp__runs_free(&m->runs);
 	tp__routers_free(&m->router_use);
+	for (size_t i = 0; i < m->nrn; i++) {
+		free(m->rn[i].text);
+		free(atomic_load(&m->rn[i].block));
+	}
+	free(m->rn);
+	pthread_mutex_destroy(&m->names_mu);
 	free(m->names);
 	free(m->coords);
 	if (m->net && m->net->destroy)
@@ -309,42 +316,99 @@ static void counter_inc(struct counter *c)
 	c->d[0] = '1';
 }
 
-/* The run's names, one after the other in a block of their own. */
-static int run_store_names(tp_machine *m, const struct tp__hostlist_run *hr,
-			   int64_t count)
+/* Record run hr as the names of the next count nodes (its text is written
+ * when first asked for). */
+static int run_record(tp_machine *m, const struct tp__hostlist_run *hr,
+		      int64_t count)
 {
+	if (m->nrn == m->rncap) {
+		size_t nc = m->rncap ? 2 * m->rncap : 16;
+		struct tp__run_names *nr = realloc(m->rn, nc * sizeof *nr);
+		if (!nr)
+			return TP_ENOMEM;
+		m->rn = nr;
+		m->rncap = nc;
+	}
+	char *text = malloc(hr->plen + hr->slen + 1);
+	if (!text)
+		return TP_ENOMEM;
+	memcpy(text, hr->prefix, hr->plen);
+	memcpy(text + hr->plen, hr->suffix, hr->slen);
+	text[hr->plen + hr->slen] = '\0';
 	unsigned dmax = tp__digits_of(hr->hi);
 	if (dmax < hr->width)
 		dmax = hr->width;
-	size_t each = hr->plen + dmax + hr->slen + 1;
-	char *p = tp__names_block(&m->by_name, each * (size_t)count);
-	if (!p)
-		return TP_ENOMEM;
-	struct counter c;
-	counter_set(&c, hr->lo, hr->width);
-	char **names = m->names + m->nnodes;
-	/* each name is the one before with its number counted up in place;
-	 * the whole name is rewritten only when the number grows a digit */
-	size_t len = 0;
-	for (int64_t i = 0; i < count; i++) {
-		names[i] = p;
-		if (i == 0 || c.len != len - hr->plen - hr->slen) {
-			memcpy(p, hr->prefix, hr->plen);
-			memcpy(p + hr->plen, c.d, c.len);
-			memcpy(p + hr->plen + c.len, hr->suffix, hr->slen);
-			len = hr->plen + c.len + hr->slen;
-		} else {
-			const char *q = names[i - 1];
-			for (size_t k = 0; k < len; k++)
-				p[k] = q[k];
-			for (unsigned k = 0; k < c.len; k++)
-				p[hr->plen + k] = c.d[k];
-		}
-		p[len] = '\0';
-		p += len + 1;
-		counter_inc(&c);
-	}
+	struct tp__run_names *r = &m->rn[m->nrn++];
+	r->first = m->nnodes;
+	r->count = (int32_t)count;
+	r->lo = hr->lo;
+	r->width = hr->width;
+	r->text = text;
+	r->plen = hr->plen;
+	r->slen = hr->slen;
+	r->each = hr->plen + dmax + hr->slen + 1;
+	atomic_init(&r->block, NULL);
 	return TP_OK;
+}
+
+/* The run that names node i, or NULL (runs are in node order). */
+static const struct tp__run_names *run_of(const tp_machine *m, int32_t i)
+{
+	size_t lo = 0, hi = m->nrn;
+	while (lo < hi) {   /* the first run starting after i */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->rn[mid].first <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct tp__run_names *r = &m->rn[lo - 1];
+	return i - r->first < r->count ? r : NULL;
+}
+
+/* The names of run r, one every r->each bytes, written once: the first
+ * caller writes them under the lock, later ones read them. */
+static const char *run_block(const tp_machine *m, struct tp__run_names *r)
+{
+	char *b = atomic_load_explicit(&r->block, memory_order_acquire);
+	if (b)
+		return b;
+	pthread_mutex_t *mu = (pthread_mutex_t *)&m->names_mu;
+	pthread_mutex_lock(mu);
+	b = atomic_load_explicit(&r->block, memory_order_relaxed);
+	if (!b && (b = tp__malloc_array(r->each, (size_t)r->count))) {
+		struct counter c;
+		counter_set(&c, r->lo, r->width);
+		char *p = b;
+		for (int32_t i = 0; i < r->count; i++, p += r->each) {
+			memcpy(p, r->text, r->plen);
+			memcpy(p + r->plen, c.d, c.len);
+			memcpy(p + r->plen + c.len, r->text + r->plen, r->slen);
+			p[r->plen + c.len + r->slen] = '\0';
+			counter_inc(&c);
+		}
+		atomic_store_explicit(&r->block, b, memory_order_release);
+	}
+	pthread_mutex_unlock(mu);
+	return b;
+}
+
+size_t tp__machine_name_put(const tp_machine *m, int32_t node, char *buf)
+{
+	const struct tp__run_names *r = run_of(m, node);
+	if (!r) {
+		size_t len = strlen(m->names[node]);
+		memcpy(buf, m->names[node], len + 1);
+		return len;
+	}
+	char *p = buf;
+	memcpy(p, r->text, r->plen);
+	p = tp__put_num(p + r->plen, r->lo + (uint64_t)(node - r->first), r->width);
+	memcpy(p, r->text + r->plen, r->slen);
+	p[r->slen] = '\0';
+	return (size_t)(p + r->slen - buf);
 }
 
 /* Give back the routers of the first n nodes at c (n x ndims). */
@@ -422,22 +486,25 @@ int tp__machine_add_run(tp_machine *m, const struct tp__hostlist_run *hr,
 		int rc = run_take_routers(m, hr, c, count, err);
 		if (rc)
 			return rc;
-		/* the names are stored first: nothing refers to them until the
-		 * run is added and the nodes counted */
-		rc = run_store_names(m, hr, count);
+		/* the run is recorded first: nothing refers to it until it is
+		 * added and the nodes counted */
+		rc = run_record(m, hr, count);
 		if (rc == TP_OK)
 			rc = tp__runs_add(&m->runs, hr, m->nnodes, &prev, &v);
 		if (rc == TP_OK) {
 			m->nnodes += (int32_t)count;
 			return TP_OK;
 		}
+		if (m->nrn && m->rn[m->nrn - 1].first == m->nnodes)
+			free(m->rn[--m->nrn].text);   /* recorded, not added */
 		run_give_routers(m, c, count);
 		if (rc == TP_ENOMEM)
 			return tp_error_set(err, TP_ENOMEM, "nodes: out of memory");
 	}
 	*dup = prev;
-	return tp_error_set(err, TP_EINVAL, "node '%s': duplicate node name",
-			    m->names[prev]);
+	char name[TP__HOSTNAME_MAX];
+	tp__machine_name_put(m, prev, name);
+	return tp_error_set(err, TP_EINVAL, "node '%s': duplicate node name", name);
 }
 
 int tp_machine_ndims(const tp_machine *m)
@@ -468,7 +535,11 @@ const char *tp_machine_node_name(const tp_machine *m, int32_t node)
 {
 	if (!m || node < 0 || node >= m->nnodes)
 		return NULL;
-	return m->names[node];
+	const struct tp__run_names *r = run_of(m, node);
+	if (!r)
+		return m->names[node];
+	const char *b = run_block(m, (struct tp__run_names *)r);
+	return b ? b + (size_t)(node - r->first) * r->each : NULL;
 }
 
 const int *tp_machine_node_coords(const tp_machine *m, int32_t node)

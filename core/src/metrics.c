@@ -92,10 +92,12 @@ int tp_mapping_validate(const tp_graph *g, const tp_alloc *a,
 			break;
 		}
 		if (++count[i] > a->slots[i]) {
+			char name[TP__HOSTNAME_MAX];
+			tp__machine_name_put(a->m, a->node[i], name);
 			rc = tp_error_set(err, TP_EINVAL,
 					  "mapping: task %d exceeds the %d slot%s of node %s (allocation index %d)",
 					  (int)t, a->slots[i], a->slots[i] == 1 ? "" : "s",
-					  a->m->names[a->node[i]], (int)i);
+					  name, (int)i);
 			break;
 		}
 	}

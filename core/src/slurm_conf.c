@@ -249,13 +249,14 @@ static int diff_lists(const struct sc_nodes *s, const tp_machine *m,
 			else
 				seen[k] = 1;
 		}
-		for (int32_t k = 0; k < m->nnodes; k++)
+		bool named = true;
+		for (int32_t k = 0; named && k < m->nnodes; k++)
 			if (!seen[k])
-				extra[ne++] = m->names[k];
+				named = (extra[ne++] = tp_machine_node_name(m, k)) != NULL;
 		d->nslurm = (int64_t)s->n;
 		d->nmissing = (int64_t)nm;
 		d->nextra = (int64_t)ne;
-		rc = tp__hostlist_format(missing, nm, &d->missing);
+		rc = named ? tp__hostlist_format(missing, nm, &d->missing) : TP_ENOMEM;
 		if (!rc)
 			rc = tp__hostlist_format(extra, ne, &d->extra);
 	}

@@ -539,9 +539,12 @@ static int add_node_links(struct tp_tree *t, const tp_machine *m,
 	if (t->mincost > 1)
 		t->mincost = 1;
 	/* names last: on failure the tree still frees cleanly */
-	for (int32_t i = 0; i < nn; i++)
-		if (!(t->name[n + i] = strdup(m->names[i])))
+	for (int32_t i = 0; i < nn; i++) {
+		char name[TP__HOSTNAME_MAX];
+		tp__machine_name_put(m, i, name);
+		if (!(t->name[n + i] = strdup(name)))
 			return TP_ENOMEM;
+	}
 	return 0;
 }
 
@@ -799,8 +802,10 @@ static void warn_multi_homed(struct tparse *p, const struct node_ctx *c,
 	if (n > 1)
 		snprintf(more, sizeof more, " (and %ld more node%s)", (long)(n - 1),
 			 n > 2 ? "s" : "");
+	char name[TP__HOSTNAME_MAX];
+	tp__machine_name_put(first, c->dup_node, name);
 	tp__warn(p->warn, "%s:%d: Multiple leaf switches contain nodes: '%s' is under '%s' (line %d) and '%s'%s; each node stays under the first switch of the file that lists it, as in Slurm",
-		 p->what, b->line, first->names[c->dup_node], a->name, a->line,
+		 p->what, b->line, name, a->name, a->line,
 		 b->name, more);
 }
 

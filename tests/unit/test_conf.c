@@ -76,6 +76,61 @@ static void assert_router(const tp_machine *m, int32_t i, int64_t q, bool x_majo
 /* A long numbered range is one record of the machine (name_runs.c), found
  * by number; its nodes get the same names, places and lookups as nodes
  * placed one by one. */
+/* A numbered run's names are written when first asked for: threads that
+ * ask at once all get the one copy, and every name is right. */
+struct name_reader {
+	const tp_machine *m;
+	const char *got[992];
+};
+
+static void *read_names(void *arg)
+{
+	struct name_reader *r = arg;
+	for (int32_t i = 991; i >= 0; i--)
+		r->got[i] = tp_machine_node_name(r->m, i);
+	return NULL;
+}
+
+START_TEST(run_names_on_request)
+{
+	tp_conf *c = str_ok("Network=mesh Dims=16x16x4 NodesPerRouter=2\n"
+			    "NodeName=n[0-299] CoordOrder=x-major Offset=1200\n"
+			    "NodeName=n[0000-0299] CoordOrder=x-major Offset=400\n"
+			    "NodeName=login1 Coords=15,15,3\n"
+			    "NodeName=r[0010-0400]-ib CoordOrder=x-major Offset=1500\n");
+	const tp_machine *m = tp_conf_machine(c);
+	static struct name_reader rd[4];
+	pthread_t th[4];
+	for (int k = 0; k < 4; k++) {
+		rd[k].m = m;
+		ck_assert_int_eq(pthread_create(&th[k], NULL, read_names, &rd[k]), 0);
+	}
+	for (int k = 0; k < 4; k++)
+		pthread_join(th[k], NULL);
+	char want[32];
+	for (int32_t i = 0; i < 992; i++) {
+		if (i < 300)
+			snprintf(want, sizeof want, "n%d", i);
+		else if (i < 600)
+			snprintf(want, sizeof want, "n%04d", i - 300);
+		else if (i == 600)
+			snprintf(want, sizeof want, "login1");
+		else
+			snprintf(want, sizeof want, "r%04d-ib", i - 601 + 10);
+		ck_assert_str_eq(rd[0].got[i], want);
+		for (int k = 1; k < 4; k++)
+			ck_assert_ptr_eq(rd[k].got[i], rd[0].got[i]);
+		/* the hostfile's way: formatted, nothing written out */
+		char buf[TP__HOSTNAME_MAX];
+		ck_assert_uint_eq(tp__machine_name_put(m, i, buf), strlen(want));
+		ck_assert_str_eq(buf, want);
+	}
+	ck_assert_ptr_null(tp_machine_node_name(m, 992));
+	ck_assert_ptr_null(tp_machine_node_name(m, -1));
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(numbered_runs)
 {
 	/* z-major: the last dimension fastest; two nodes per router */
@@ -1006,6 +1061,7 @@ int main(void)
 	tcase_add_test(tc, coord_file_models_and_check);
 	tcase_add_test(tc, hostlist_format);
 	tcase_add_test(tc, numbered_runs);
+	tcase_add_test(tc, run_names_on_request);
 	tcase_add_test(tc, compare_with_slurm_conf);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);

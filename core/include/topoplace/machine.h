@@ -69,6 +69,10 @@ TP_EXPORT int tp_machine_ndims(const tp_machine *m);
 TP_EXPORT int tp_machine_dim(const tp_machine *m, int d);       /* extent of dimension d */
 TP_EXPORT bool tp_machine_wraps(const tp_machine *m, int d);    /* torus in dimension d? */
 TP_EXPORT int32_t tp_machine_node_count(const tp_machine *m);
+/* The node's name, valid as long as the machine; NULL for an index out of
+ * range.  The names of a numbered run (a CoordOrder= range) are written out
+ * the first time one of them is asked for (safe from several threads), so
+ * NULL also means that memory ran out then. */
 TP_EXPORT const char *tp_machine_node_name(const tp_machine *m, int32_t node);
 TP_EXPORT const int *tp_machine_node_coords(const tp_machine *m, int32_t node);
 /* Index of the node called name, or -1. O(1) expected. */
