@@ -108,42 +108,24 @@ int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx)
 	return 0;
 }
 
-/* Bulk blocks double from BULK_MIN to BULK_MAX: the names of a machine's
- * numbered runs then lie in a few large blocks, most of them on huge pages
- * (tp__malloc_array advises them), where one block per run of 65,536 names
- * (590 kB, 4 kB pages) made two million names cost 4,600 page faults. */
-#define BULK_MIN ((size_t)1 << 20)
-#define BULK_MAX ((size_t)64 << 20)
-
-char *tp__names_block(struct tp__names *t, size_t bytes)
+/* A block of its own for a long name (freed with the names). */
+static char *names_block(struct tp__names *t, size_t bytes)
 {
-	if (bytes > t->bulk_left) {
-		size_t bs = t->bulk_size ? 2 * t->bulk_size : BULK_MIN;
-		if (bs > BULK_MAX)
-			bs = BULK_MAX;
-		if (bs < bytes)
-			bs = bytes;
-		char **nb = realloc(t->blocks, sizeof *nb * (t->nblocks + 1));
-		if (!nb)
-			return NULL;
-		t->blocks = nb;
-		char *p = tp__malloc_array(bs, 1);
-		if (!p)
-			return NULL;
-		/* before the block still being filled, which stays last */
-		if (t->nblocks) {
-			t->blocks[t->nblocks] = t->blocks[t->nblocks - 1];
-			t->blocks[t->nblocks - 1] = p;
-		} else {
-			t->blocks[0] = p;
-		}
-		t->nblocks++;
-		t->bulk = p;
-		t->bulk_size = t->bulk_left = bs;
+	char **nb = realloc(t->blocks, sizeof *nb * (t->nblocks + 1));
+	if (!nb)
+		return NULL;
+	t->blocks = nb;
+	char *p = tp__malloc_array(bytes, 1);
+	if (!p)
+		return NULL;
+	/* before the block still being filled, which stays last */
+	if (t->nblocks) {
+		t->blocks[t->nblocks] = t->blocks[t->nblocks - 1];
+		t->blocks[t->nblocks - 1] = p;
+	} else {
+		t->blocks[0] = p;
 	}
-	char *p = t->bulk;
-	t->bulk += bytes;
-	t->bulk_left -= bytes;
+	t->nblocks++;
 	return p;
 }
 
@@ -158,7 +140,7 @@ char *tp__names_store(struct tp__names *t, const char *name)
 			bs = ARENA_BLOCK;
 		if (len > bs / 4) {
 			/* a long name gets a block of its own */
-			char *p = tp__names_block(t, len);
+			char *p = names_block(t, len);
 			if (p)
 				memcpy(p, name, len);
 			return p;

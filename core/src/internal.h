@@ -20,8 +20,6 @@ struct tp__names {
 	char **blocks;         /* the names themselves */
 	size_t nblocks;
 	size_t bsize, left;    /* size of the last block, bytes left in it */
-	char *bulk;            /* tp__names_block's block: its next free */
-	size_t bulk_size, bulk_left;   /* byte, its size, the bytes left */
 };
 
 /* Nodes per router (hashtab.c): a dense array of counts when the machine
@@ -41,8 +39,6 @@ int32_t tp__names_find(const struct tp__names *t, char *const *names,
 		       const char *name, uint32_t h);
 int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx);
 char *tp__names_store(struct tp__names *t, const char *name);
-/* Room for many names at once, in one piece (freed with the names). */
-char *tp__names_block(struct tp__names *t, size_t bytes);
 void tp__names_free(struct tp__names *t);
 /* The count of router (created with add), or NULL. */
 int32_t *tp__routers_slot(struct tp__routers *t, int64_t router, bool add);
