@@ -58,7 +58,7 @@ struct tok {
  * consecutive nodes from one line, not a record per node (two million
  * nodes of a few CoordOrder= lines would otherwise write 16 MB). */
 struct origin {
-	int32_t first, count;
+	struct tp__span span;  /* first, for tp__span_of */
 	int32_t line;
 	int32_t src;
 };
@@ -102,7 +102,7 @@ struct loader {
 	int net_cost;
 
 	struct origin *origin; /* spans, in node order */
-	int32_t norigins, origin_cap;
+	size_t norigins, origin_cap;
 	char **srcs;           /* srcs[0] = what, then CoordFile paths */
 	int nsrcs;
 
@@ -251,19 +251,16 @@ static int origin_add(struct loader *ld, int32_t first, int64_t count, int line,
 		      int src)
 {
 	struct origin *o = ld->norigins ? &ld->origin[ld->norigins - 1] : NULL;
-	if (o && o->line == line && o->src == src && o->first + o->count == first) {
-		o->count += (int32_t)count;
+	if (o && o->line == line && o->src == src &&
+	    o->span.first + o->span.count == first) {
+		o->span.count += (int32_t)count;
 		return TP_OK;
 	}
-	if (ld->norigins == ld->origin_cap) {
-		int32_t nc = ld->origin_cap ? 2 * ld->origin_cap : 64;
-		struct origin *no = tp__realloc_array(ld->origin, (size_t)nc, sizeof *no);
-		if (!no)
-			return oom(ld);
-		ld->origin = no;
-		ld->origin_cap = nc;
-	}
-	ld->origin[ld->norigins++] = (struct origin){ first, (int32_t)count, line, src };
+	if (tp__grow((void **)&ld->origin, ld->norigins, &ld->origin_cap,
+		     sizeof *ld->origin))
+		return oom(ld);
+	ld->origin[ld->norigins++] = (struct origin){ { first, (int32_t)count },
+						      line, src };
 	return TP_OK;
 }
 
@@ -271,16 +268,7 @@ static int origin_add(struct loader *ld, int32_t first, int64_t count, int line,
  * (one of a topology file's). */
 static const struct origin *origin_of(const struct loader *ld, int32_t i)
 {
-	int32_t lo = 0, hi = ld->norigins - 1;
-	while (lo < hi) {   /* the last span starting at or before i */
-		int32_t mid = lo + (hi - lo + 1) / 2;
-		if (ld->origin[mid].first <= i)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	const struct origin *o = ld->norigins ? &ld->origin[lo] : NULL;
-	return o && o->first <= i && i - o->first < o->count ? o : NULL;
+	return tp__span_of(ld->origin, ld->norigins, sizeof *ld->origin, i);
 }
 
 /* "duplicate node 'NAME' (already placed at FILE:LINE)" for node prev, at

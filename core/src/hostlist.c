@@ -92,21 +92,6 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
 	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
 }
 
-/* Grow *p (n used, *cap allocated) to hold one more element. */
-static int grow(void **p, size_t n, size_t *cap, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	if (nc > SIZE_MAX / size)
-		return -1;
-	void *q = tp__realloc_array(*p, nc, size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = nc;
-	return 0;
-}
 
 struct parser {
 	struct tp__hostlist *hl;
@@ -204,7 +189,7 @@ static int group(struct parser *p, size_t entry, size_t *pos, uint64_t *count,
 		if (lo > hi)
 			return bad(p, entry, "bad range '%.*s' (decreasing)",
 				   (int)(*pos - item), s + item);
-		if (grow((void **)&hl->r, hl->nr, &hl->rcap, sizeof *hl->r))
+		if (tp__grow((void **)&hl->r, hl->nr, &hl->rcap, sizeof *hl->r))
 			return oom(p);
 		hl->r[hl->nr++] = (struct hl_range){ lo, hi, nd };
 		*count = sat_add(*count, hi - lo + 1);
@@ -231,7 +216,7 @@ static int entry(struct parser *p, size_t *pos, uint64_t *total)
 		if (!c || is_sep(c))
 			break;
 		if (c == '[') {
-			if (grow((void **)&hl->g, hl->ng, &hl->gcap, sizeof *hl->g))
+			if (tp__grow((void **)&hl->g, hl->ng, &hl->gcap, sizeof *hl->g))
 				return oom(p);
 			struct hl_group *g = &hl->g[hl->ng++];
 			g->lit_off = lit;
@@ -264,7 +249,7 @@ static int entry(struct parser *p, size_t *pos, uint64_t *total)
 	if (len >= TP__HOSTNAME_MAX)
 		return bad(p, start, "names longer than %d characters",
 			   TP__HOSTNAME_MAX - 1);
-	if (grow((void **)&hl->e, hl->ne, &hl->ecap, sizeof *hl->e))
+	if (tp__grow((void **)&hl->e, hl->ne, &hl->ecap, sizeof *hl->e))
 		return oom(p);
 	hl->e[hl->ne++] = (struct hl_entry){
 		start, *pos - start, g0, hl->ng - g0, lit, *pos - lit

@@ -74,15 +74,24 @@ struct tp__run_family {
 	size_t n, cap;
 	bool disjoint;                 /* no two runs overlap */
 };
+/* Node indices first..first+count-1. */
+struct tp__span {
+	int32_t first, count;
+};
+/* Of n records stride bytes apart, each beginning with a tp__span, in
+ * increasing first and not overlapping: the one that holds node i, or NULL
+ * (a binary search). */
+const void *tp__span_of(const void *base, size_t n, size_t stride, int32_t i);
+
 /* A numbered run's names by node index: nodes first..first+count-1 are
  * prefix, lo + i written in at least width digits, suffix.  Their text is
  * written only when tp_machine_node_name asks (a hostfile formats them
  * without it): two million names of a machine are 34 MB to touch. */
 struct tp__run_names {
-	int32_t first, count;
+	struct tp__span span;          /* its nodes; first, for tp__span_of */
 	uint64_t lo;
 	uint32_t width;
-	char *text;                    /* prefix then suffix (owned) */
+	const char *text;              /* prefix then suffix: the family's */
 	size_t plen, slen;
 	size_t each;                   /* bytes per name in block */
 	_Atomic(char *) block;         /* the names, once asked for */
@@ -96,10 +105,12 @@ struct tp__name_runs {
  * b, returning the end (hostlist.c). */
 unsigned tp__digits_of(uint64_t v);
 char *tp__put_num(char *b, uint64_t v, uint32_t width);
-/* Register run hr whose first name is node `first`.  TP_EINVAL when a name
+/* Register run hr whose first name is node `first`; *text receives its
+ * family's prefix then suffix, kept as long as t.  TP_EINVAL when a name
  * is in a run already: *clash is that node, *clash_v its number. */
 int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
-		 int32_t first, int32_t *clash, uint64_t *clash_v);
+		 int32_t first, const char **text, int32_t *clash,
+		 uint64_t *clash_v);
 /* Whether hr names name; the name of number v into buf (TP__HOSTNAME_MAX
  * bytes). */
 bool tp__hostlist_run_has(const struct tp__hostlist_run *hr, const char *name);
@@ -360,6 +371,9 @@ bool tp__json_int(struct json_object *o, int64_t *v);
 
 /* Monotonic clock in milliseconds. */
 double tp__now_ms(void);
+/* Grow *p (n elements of size bytes used, *cap allocated) to hold one more:
+ * the capacity doubles from 16.  0, or -1 when memory runs out. */
+int tp__grow(void **p, size_t n, size_t *cap, size_t size);
 /* CPUs this process may run on: its affinity mask (a Slurm step is bound
  * to the job's CPUs, fewer than the node's), else the online count. */
 int tp__cpus(void);

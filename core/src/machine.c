@@ -90,10 +90,8 @@ void tp_machine_destroy(tp_machine *m)
 	tp__names_free(&m->by_name);
 	tp__runs_free(&m->runs);
 	tp__routers_free(&m->router_use);
-	for (size_t i = 0; i < m->nrn; i++) {
-		free(m->rn[i].text);
+	for (size_t i = 0; i < m->nrn; i++)
 		free(atomic_load(&m->rn[i].block));
-	}
 	free(m->rn);
 	pthread_mutex_destroy(&m->names_mu);
 	free(m->names);
@@ -316,31 +314,17 @@ static void counter_inc(struct counter *c)
 	c->d[0] = '1';
 }
 
-/* Record run hr as the names of the next count nodes (its text is written
- * when first asked for). */
-static int run_record(tp_machine *m, const struct tp__hostlist_run *hr,
-		      int64_t count)
+/* Record run hr, whose family's text is text, as the names of the next
+ * count nodes (room made beforehand: recording cannot fail).  The names
+ * themselves are written when first asked for. */
+static void run_record(tp_machine *m, const struct tp__hostlist_run *hr,
+		       int64_t count, const char *text)
 {
-	if (m->nrn == m->rncap) {
-		size_t nc = m->rncap ? 2 * m->rncap : 16;
-		struct tp__run_names *nr = realloc(m->rn, nc * sizeof *nr);
-		if (!nr)
-			return TP_ENOMEM;
-		m->rn = nr;
-		m->rncap = nc;
-	}
-	char *text = malloc(hr->plen + hr->slen + 1);
-	if (!text)
-		return TP_ENOMEM;
-	memcpy(text, hr->prefix, hr->plen);
-	memcpy(text + hr->plen, hr->suffix, hr->slen);
-	text[hr->plen + hr->slen] = '\0';
 	unsigned dmax = tp__digits_of(hr->hi);
 	if (dmax < hr->width)
 		dmax = hr->width;
 	struct tp__run_names *r = &m->rn[m->nrn++];
-	r->first = m->nnodes;
-	r->count = (int32_t)count;
+	r->span = (struct tp__span){ m->nnodes, (int32_t)count };
 	r->lo = hr->lo;
 	r->width = hr->width;
 	r->text = text;
@@ -348,24 +332,12 @@ static int run_record(tp_machine *m, const struct tp__hostlist_run *hr,
 	r->slen = hr->slen;
 	r->each = hr->plen + dmax + hr->slen + 1;
 	atomic_init(&r->block, NULL);
-	return TP_OK;
 }
 
 /* The run that names node i, or NULL (runs are in node order). */
 static const struct tp__run_names *run_of(const tp_machine *m, int32_t i)
 {
-	size_t lo = 0, hi = m->nrn;
-	while (lo < hi) {   /* the first run starting after i */
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->rn[mid].first <= i)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	const struct tp__run_names *r = &m->rn[lo - 1];
-	return i - r->first < r->count ? r : NULL;
+	return tp__span_of(m->rn, m->nrn, sizeof *m->rn, i);
 }
 
 /* The names of run r, one every r->each bytes, written once: the first
@@ -378,11 +350,11 @@ static const char *run_block(const tp_machine *m, struct tp__run_names *r)
 	pthread_mutex_t *mu = (pthread_mutex_t *)&m->names_mu;
 	pthread_mutex_lock(mu);
 	b = atomic_load_explicit(&r->block, memory_order_relaxed);
-	if (!b && (b = tp__malloc_array(r->each, (size_t)r->count))) {
+	if (!b && (b = tp__malloc_array(r->each, (size_t)r->span.count))) {
 		struct counter c;
 		counter_set(&c, r->lo, r->width);
 		char *p = b;
-		for (int32_t i = 0; i < r->count; i++, p += r->each) {
+		for (int32_t i = 0; i < r->span.count; i++, p += r->each) {
 			memcpy(p, r->text, r->plen);
 			memcpy(p + r->plen, c.d, c.len);
 			memcpy(p + r->plen + c.len, r->text + r->plen, r->slen);
@@ -405,7 +377,7 @@ size_t tp__machine_name_put(const tp_machine *m, int32_t node, char *buf)
 	}
 	char *p = buf;
 	memcpy(p, r->text, r->plen);
-	p = tp__put_num(p + r->plen, r->lo + (uint64_t)(node - r->first), r->width);
+	p = tp__put_num(p + r->plen, r->lo + (uint64_t)(node - r->span.first), r->width);
 	memcpy(p, r->text + r->plen, r->slen);
 	p[r->slen] = '\0';
 	return (size_t)(p + r->slen - buf);
@@ -486,17 +458,17 @@ int tp__machine_add_run(tp_machine *m, const struct tp__hostlist_run *hr,
 		int rc = run_take_routers(m, hr, c, count, err);
 		if (rc)
 			return rc;
-		/* the run is recorded first: nothing refers to it until it is
-		 * added and the nodes counted */
-		rc = run_record(m, hr, count);
-		if (rc == TP_OK)
-			rc = tp__runs_add(&m->runs, hr, m->nnodes, &prev, &v);
+		/* room for its record first, so that once added the run is
+		 * recorded without a failure to undo */
+		const char *text = NULL;
+		rc = tp__grow((void **)&m->rn, m->nrn, &m->rncap, sizeof *m->rn)
+			     ? TP_ENOMEM
+			     : tp__runs_add(&m->runs, hr, m->nnodes, &text, &prev, &v);
 		if (rc == TP_OK) {
+			run_record(m, hr, count, text);
 			m->nnodes += (int32_t)count;
 			return TP_OK;
 		}
-		if (m->nrn && m->rn[m->nrn - 1].first == m->nnodes)
-			free(m->rn[--m->nrn].text);   /* recorded, not added */
 		run_give_routers(m, c, count);
 		if (rc == TP_ENOMEM)
 			return tp_error_set(err, TP_ENOMEM, "nodes: out of memory");
@@ -539,7 +511,7 @@ const char *tp_machine_node_name(const tp_machine *m, int32_t node)
 	if (!r)
 		return m->names[node];
 	const char *b = run_block(m, (struct tp__run_names *)r);
-	return b ? b + (size_t)(node - r->first) * r->each : NULL;
+	return b ? b + (size_t)(node - r->span.first) * r->each : NULL;
 }
 
 const int *tp_machine_node_coords(const tp_machine *m, int32_t node)

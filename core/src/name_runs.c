@@ -186,14 +186,8 @@ static bool runs_clash(const struct tp__run *a, const struct tp__run *b,
 static int fam_insert(struct tp__name_runs *t, size_t at, const char *pre,
 		      size_t plen, const char *suf, size_t slen)
 {
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? 2 * t->cap : 8;
-		struct tp__run_family *nf = realloc(t->f, nc * sizeof *nf);
-		if (!nf)
-			return -1;
-		t->f = nf;
-		t->cap = nc;
-	}
+	if (tp__grow((void **)&t->f, t->n, &t->cap, sizeof *t->f))
+		return -1;
 	char *text = malloc(plen + slen + 1);
 	if (!text)
 		return -1;
@@ -208,7 +202,8 @@ static int fam_insert(struct tp__name_runs *t, size_t at, const char *pre,
 }
 
 int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
-		 int32_t first, int32_t *clash, uint64_t *clash_v)
+		 int32_t first, const char **text, int32_t *clash,
+		 uint64_t *clash_v)
 {
 	*clash = -1;
 	long k = t->n ? fam_search(t, hr->prefix, hr->plen, hr->suffix, hr->slen) : -1;
@@ -238,19 +233,14 @@ int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
 			}
 		}
 	}
-	if (f->n == f->cap) {
-		size_t nc = f->cap ? 2 * f->cap : 4;
-		struct tp__run *rr = realloc(f->r, nc * sizeof *rr);
-		if (!rr)
-			return TP_ENOMEM;
-		f->r = rr;
-		f->cap = nc;
-	}
+	if (tp__grow((void **)&f->r, f->n, &f->cap, sizeof *f->r))
+		return TP_ENOMEM;
 	memmove(&f->r[at + 1], &f->r[at], (f->n - at) * sizeof *f->r);
 	f->r[at] = nr;
 	f->n++;
 	if (overlap)
 		f->disjoint = false;
+	*text = f->text;
 	return TP_OK;
 }
 

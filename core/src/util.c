@@ -111,6 +111,38 @@ void *tp__realloc_array(void *p, size_t n, size_t size)
 	return tp__huge_advise(realloc(p, n * size), n * size);
 }
 
+const void *tp__span_of(const void *base, size_t n, size_t stride, int32_t i)
+{
+	const char *b = base;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {   /* the first record starting after i */
+		size_t mid = lo + (hi - lo) / 2;
+		if (((const struct tp__span *)(b + mid * stride))->first <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct tp__span *s = (const struct tp__span *)(b + (lo - 1) * stride);
+	return i - s->first < s->count ? s : NULL;
+}
+
+int tp__grow(void **p, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 16;
+	if (nc > SIZE_MAX / size)
+		return -1;
+	void *q = tp__realloc_array(*p, nc, size);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = nc;
+	return 0;
+}
+
 int tp__cpus(void)
 {
 #ifdef CPU_COUNT

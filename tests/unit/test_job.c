@@ -553,7 +553,8 @@ END_TEST
  * is the graph built in turn, and a failing input still gets its own
  * message, first in the order they are read. */
 static tp_job *stencil_job(const char *conf_path, const tp_conf *c,
-			   const char *nodes, int threads, tp_error *err)
+			   const char *nodes, const char *stencil, int threads,
+			   tp_error *err)
 {
 	tp_job_request r;
 	tp_job_request_init(&r);
@@ -561,7 +562,7 @@ static tp_job *stencil_job(const char *conf_path, const tp_conf *c,
 	r.conf_path = conf_path;
 	r.nodes = nodes;
 	r.ntasks = 65536;
-	r.stencil = "64x32x32:7pt:periodic=all:bytes=3";
+	r.stencil = stencil;
 	r.policy = "block";
 	r.threads = threads;
 	tp_job *job = NULL;
@@ -575,10 +576,11 @@ START_TEST(early_stencil)
 {
 	tp_conf *c = load("Network=torus Dims=64x32x32 Wrap=yes\n"
 			  "NodeName=n[00000-65535] CoordOrder=x-major\n");
+	const char *st = "64x32x32:7pt:periodic=all:bytes=3";
 	tp_error err;
-	tp_job *early = stencil_job(NULL, c, "n[00000-65535]", 2, &err);
+	tp_job *early = stencil_job(NULL, c, "n[00000-65535]", st, 2, &err);
 	ck_assert_msg(early, "%s", err.msg);
-	tp_job *plain = stencil_job(NULL, c, "n[00000-65535]", 1, &err);
+	tp_job *plain = stencil_job(NULL, c, "n[00000-65535]", st, 1, &err);
 	ck_assert_msg(plain, "%s", err.msg);
 	const tp_graph *a = tp_job_graph(early), *b = tp_job_graph(plain);
 	int32_t n = tp_graph_ntasks(a);
@@ -598,21 +600,15 @@ START_TEST(early_stencil)
 	tp_job_destroy(plain);
 
 	/* the inputs fail in their order, the early graph given back */
-	ck_assert_ptr_null(stencil_job(NULL, c, "n[00000-65534],x9", 2, &err));
+	ck_assert_ptr_null(stencil_job(NULL, c, "n[00000-65534],x9", st, 2, &err));
 	ck_assert_msg(strstr(err.msg, "x9"), "%s", err.msg);
 	ck_assert_ptr_null(stencil_job("/nonexistent/topoplace.conf", NULL,
-				       "n[00000-65535]", 2, &err));
+				       "n[00000-65535]", st, 2, &err));
 	ck_assert_msg(strstr(err.msg, "/nonexistent/topoplace.conf"), "%s", err.msg);
 	/* another task count: refused before any graph is built */
-	tp_job_request r;
-	tp_job_request_init(&r);
-	r.conf = c;
-	r.nodes = "n[00000-65535]";
-	r.ntasks = 65536;
-	r.stencil = "64x32x33:7pt";
-	r.threads = 2;
-	tp_job *job = NULL;
-	ck_assert_int_eq(tp_job_create(&r, &job, &err), TP_EINVAL);
+	ck_assert_ptr_null(stencil_job(NULL, c, "n[00000-65535]", "64x32x33:7pt",
+				       2, &err));
+	ck_assert_int_eq(err.code, TP_EINVAL);
 	ck_assert_str_eq(err.msg, "stencil 64x32x33: 67584 tasks, but the job "
 			 "has 65536 tasks");
 	tp_conf_destroy(c);
