@@ -35,17 +35,45 @@ static void alloc_fill_slots(tp_alloc *a, int slots_per_node)
 	a->total_slots = (int64_t)a->nnodes * slots_per_node;
 }
 
+/* 10^d (d < 19). */
+static uint64_t pow10_of(unsigned d)
+{
+	uint64_t p = 1;
+	while (d--)
+		p *= 10;
+	return p;
+}
+
+/* The machine nodes taken so far, one bit each (two million nodes: 256 KiB
+ * to touch, not 2 MiB). */
+static uint64_t *seen_new(int32_t nodes)
+{
+	return tp__calloc(((size_t)nodes + 63) / 64, sizeof(uint64_t));
+}
+
+static bool seen_set(uint64_t *seen, int32_t i)
+{
+	uint64_t bit = (uint64_t)1 << (i & 63);
+	bool was = seen[i >> 6] & bit;
+	seen[i >> 6] |= bit;
+	return was;
+}
+
+static bool seen_has(const uint64_t *seen, int32_t i)
+{
+	return seen[i >> 6] >> (i & 63) & 1;
+}
+
 /* Node idx (-1: unknown) of the hostlist, named name, next in a. */
-static int take_node(tp_alloc *a, unsigned char *seen, int32_t idx,
+static int take_node(tp_alloc *a, uint64_t *seen, int32_t idx,
 		     const char *name, const char *what, tp_error *err)
 {
 	if (idx < 0)
 		return tp_error_set(err, TP_ENOENT, "%s: unknown node '%s'",
 				    what, name);
-	if (seen[idx])
+	if (seen_set(seen, idx))
 		return tp_error_set(err, TP_EINVAL, "%s: duplicate node '%s'",
 				    what, name);
-	seen[idx] = 1;
 	a->node[a->nnodes++] = idx;
 	return TP_OK;
 }
@@ -80,7 +108,7 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 		return tp_error_set(err, TP_EINVAL, "%s: empty node list", what);
 	}
 	tp_alloc *a = NULL;
-	unsigned char *seen = tp__calloc((size_t)mn, 1);
+	uint64_t *seen = seen_new(mn);
 	rc = seen ? alloc_new(m, (int32_t)count, &a, what, err)
 		  : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	char name[TP__HOSTNAME_MAX];
@@ -100,17 +128,32 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 			fam = tp__runs_family(&m->runs, run.prefix, run.plen,
 					      run.suffix, run.slen);
 		last = run;
-		for (uint64_t v = run.lo; rc == TP_OK && v <= run.hi; v++) {
-			unsigned len = tp__digits_of(v);
+		for (uint64_t v = run.lo; rc == TP_OK && v <= run.hi;) {
+			/* numbers of one digit count at a time: the machine's
+			 * run names them all as consecutive nodes */
+			unsigned d = tp__digits_of(v);
+			uint64_t upto = d < 18 ? pow10_of(d) - 1 : run.hi;
+			if (upto > run.hi)
+				upto = run.hi;
+			uint64_t n = 0;
 			int32_t idx = fam < 0 ? -1
-				      : tp__runs_node(&m->runs, fam, v,
-						      len > run.width ? len : run.width);
-			if (idx < 0 || seen[idx]) {
+				      : tp__runs_span(&m->runs, fam, v,
+						      d > run.width ? d : run.width,
+						      upto, &n);
+			if (idx < 0) {
 				tp__hostlist_run_name(&run, v, name);
-				if (idx < 0)
-					idx = tp_machine_find_node(m, name);
+				rc = take_node(a, seen, tp_machine_find_node(m, name),
+					       name, what, err);
+				v++;
+				continue;
 			}
-			rc = take_node(a, seen, idx, name, what, err);
+			for (uint64_t k = 0; rc == TP_OK && k < n; k++) {
+				if (seen_has(seen, idx + (int32_t)k))
+					tp__hostlist_run_name(&run, v + k, name);
+				rc = take_node(a, seen, idx + (int32_t)k, name,
+					       what, err);
+			}
+			v += n;
 		}
 	}
 	tp__hostlist_free(hl);
@@ -172,7 +215,7 @@ int tp_alloc_from_nodes(const tp_machine *m, const int32_t *nodes,
 		return tp_error_set(err, TP_EINVAL,
 				    "allocation: %ld nodes, the machine has %ld",
 				    (long)nnodes, (long)mn);
-	unsigned char *seen = tp__calloc((size_t)mn, 1);
+	uint64_t *seen = seen_new(mn);
 	if (!seen)
 		return tp_error_set(err, TP_ENOMEM, "allocation: out of memory");
 	for (int32_t i = 0; i < nnodes; i++) {
@@ -183,13 +226,12 @@ int tp_alloc_from_nodes(const tp_machine *m, const int32_t *nodes,
 					    "allocation: entry %ld: node index %ld outside 0..%ld",
 					    (long)i, (long)v, (long)mn - 1);
 		}
-		if (seen[v]) {
+		if (seen_set(seen, v)) {
 			free(seen);
 			return tp_error_set(err, TP_EINVAL,
 					    "allocation: entry %ld: duplicate node '%s'",
 					    (long)i, tp_machine_node_name(m, v));
 		}
-		seen[v] = 1;
 	}
 	free(seen);
 	tp_alloc *a = NULL;

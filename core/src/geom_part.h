@@ -48,6 +48,13 @@ typedef struct tree {
 	 * (v stays NULL, len counts the matching prefix); the first
 	 * difference stores the prefix and clears it. */
 	const struct tree *expect;
+	/* An implicit tree (v NULL, rule_w > 0): the one tp__tree_rule gives
+	 * for rule_n nodes of rule_w slots, rule_k parts per level, at every
+	 * node; len is its length.  Nothing is stored: a million nodes' would
+	 * be 16 MB to write, and for the task side to read back. */
+	int64_t rule_n;
+	uint64_t rule_w;
+	int rule_k;
 } tree;
 
 /* The torus seam shift as a cut per dimension: router coordinates up to
@@ -70,6 +77,16 @@ static inline void tp__seam_coords(const tp_machine *m, int32_t i,
 
 /* Append x to a split tree. */
 int tp__tree_push(tree *t, int64_t x);
+
+/* The part sizes, in nodes, into size (64 at most) of n >= 2 nodes of w
+ * slots each cut into kparts parts, as the node partition cuts them when
+ * every node weighs the same (the count nearest each target, ties to the
+ * smaller, whatever the coordinates); returns the part count. */
+int tp__tree_rule(int64_t n, uint64_t w, int kparts, int64_t *size);
+
+/* Append the whole split tree of n nodes of w slots each to t (the tree
+ * tp__tree_rule gives at every node). */
+int tp__tree_predict(tree *t, int64_t n, uint64_t w, int kparts);
 
 /* Ranks per dimension of n points (pos: n x dims, kept by reference). */
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos);

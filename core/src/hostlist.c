@@ -24,8 +24,11 @@
  *
  * The count is the sum over entries of the product of the group sizes,
  * computed in 64 bits with saturation, so "a[0-65535]b[0-65535]c[0-1]"
- * (2^33 names) is refused from 27 bytes of text in microseconds.  Memory is
- * linear in the text: one record per entry, group and range.
+ * (2^33 names) is refused from 27 bytes of text in microseconds.  Nothing
+ * is recorded: the text is checked once, then the names are read from it
+ * again one at a time, with one cursor per group of the current entry (a
+ * million random nodes are half a million ranges: no 12 MB of records to
+ * write first).
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -39,37 +42,27 @@
 #define MAX_DIGITS 18            /* a number below 10^18 */
 #define SHOW 60                  /* characters of an entry shown in messages */
 
-struct hl_range {
-	uint64_t lo, hi;
-	uint32_t width;          /* digits of lo as written */
-};
-
-struct hl_group {
+/* A group of the entry being expanded, at one of its names. */
+struct hl_cursor {
 	size_t lit_off, lit_len; /* text before the group */
-	size_t range0, nranges;
-};
-
-struct hl_entry {
-	size_t off, len;         /* the entry's text, for messages */
-	size_t group0, ngroups;
-	size_t tail_off, tail_len;   /* text after the last group */
+	size_t open;             /* its first item, just after '[' */
+	size_t next;             /* the item after the current one */
+	bool last;               /* the current item is the group's last */
+	uint64_t lo, hi, val;    /* the current item's range, and the name's
+				    number in it */
+	uint32_t width;          /* digits of lo as written */
 };
 
 struct tp__hostlist {
 	const char *text;        /* the caller's, read in place (a hostlist of
 				    a million names is 6 MB: no copy) */
-	struct hl_range *r;
-	size_t nr, rcap;
-	struct hl_group *g;
-	size_t ng, gcap;
-	struct hl_entry *e;
-	size_t ne, ecap;
 	size_t maxg;             /* most groups in one entry */
-	/* iteration: the entry, and per group its range and value */
-	size_t cur;
-	bool started;
-	size_t *ri;
-	uint64_t *val;
+	/* iteration: the current entry, and where the next one starts */
+	size_t next;
+	size_t ngroups;
+	size_t tail_off, tail_len;   /* text after the last group */
+	struct hl_cursor *c;     /* maxg of them */
+	bool started, done;
 };
 
 static bool is_sep(char c)
@@ -155,7 +148,6 @@ static unsigned number(const char *s, size_t *pos, uint64_t *v)
 static int group(struct parser *p, size_t entry, size_t *pos, uint64_t *count,
 		 size_t *width)
 {
-	struct tp__hostlist *hl = p->hl;
 	const char *s = p->s;
 	*count = 0;
 	*width = 0;
@@ -189,9 +181,6 @@ static int group(struct parser *p, size_t entry, size_t *pos, uint64_t *count,
 		if (lo > hi)
 			return bad(p, entry, "bad range '%.*s' (decreasing)",
 				   (int)(*pos - item), s + item);
-		if (tp__grow((void **)&hl->r, hl->nr, &hl->rcap, sizeof *hl->r))
-			return oom(p);
-		hl->r[hl->nr++] = (struct hl_range){ lo, hi, nd };
 		*count = sat_add(*count, hi - lo + 1);
 		size_t w = tp__digits_of(hi);
 		if (w < nd)
@@ -209,28 +198,21 @@ static int entry(struct parser *p, size_t *pos, uint64_t *total)
 {
 	struct tp__hostlist *hl = p->hl;
 	const char *s = p->s;
-	size_t start = *pos, lit = *pos, len = 0, g0 = hl->ng;
+	size_t start = *pos, lit = *pos, len = 0, ng = 0;
 	uint64_t count = 1;
 	for (;;) {
 		char c = s[*pos];
 		if (!c || is_sep(c))
 			break;
 		if (c == '[') {
-			if (tp__grow((void **)&hl->g, hl->ng, &hl->gcap, sizeof *hl->g))
-				return oom(p);
-			struct hl_group *g = &hl->g[hl->ng++];
-			g->lit_off = lit;
-			g->lit_len = *pos - lit;
-			g->range0 = hl->nr;
-			len += g->lit_len;
+			ng++;
+			len += *pos - lit;
 			(*pos)++;
 			uint64_t n;
 			size_t w;
 			int rc = group(p, start, pos, &n, &w);
 			if (rc)
 				return rc;
-			g = &hl->g[hl->ng - 1];
-			g->nranges = hl->nr - g->range0;
 			count = sat_mul(count, n);
 			len += w;
 			lit = *pos;
@@ -249,62 +231,17 @@ static int entry(struct parser *p, size_t *pos, uint64_t *total)
 	if (len >= TP__HOSTNAME_MAX)
 		return bad(p, start, "names longer than %d characters",
 			   TP__HOSTNAME_MAX - 1);
-	if (tp__grow((void **)&hl->e, hl->ne, &hl->ecap, sizeof *hl->e))
-		return oom(p);
-	hl->e[hl->ne++] = (struct hl_entry){
-		start, *pos - start, g0, hl->ng - g0, lit, *pos - lit
-	};
-	if (hl->ng - g0 > hl->maxg)
-		hl->maxg = hl->ng - g0;
+	if (ng > hl->maxg)
+		hl->maxg = ng;
 	*total = sat_add(*total, count);
 	return TP_OK;
-}
-
-/* Room for every record the text can hold, counted from its separators:
- * a hostlist of a million nodes is then not copied while its arrays grow.
- * Untouched room is only address space. */
-static int presize(struct tp__hostlist *hl)
-{
-	size_t starts = 0, commas = 0, opens = 0;
-	bool in = false, sep = true;
-	for (const char *c = hl->text; *c; c++) {
-		if (*c == '[' || *c == ']') {
-			in = *c == '[';
-			opens += in;
-		} else if (in) {
-			commas += *c == ',';
-		} else if (is_sep(*c)) {
-			sep = true;
-			continue;
-		}
-		starts += sep;      /* an entry begins: empty ones take no room */
-		sep = false;
-	}
-	/* bounded: a hostile file of brackets and commas gets no more than
-	 * this up front, the rest grows as records are really made */
-	size_t cap = (size_t)1 << 22;
-	size_t nr = commas + opens + 1, ng = opens + 1, ne = starts + 1;
-	nr = nr < cap ? nr : cap;
-	ng = ng < cap ? ng : cap;
-	ne = ne < cap ? ne : cap;
-	if (nr >= 64 && !(hl->r = tp__malloc_array(hl->rcap = nr, sizeof *hl->r)))
-		return -1;
-	if (ng >= 64 && !(hl->g = tp__malloc_array(hl->gcap = ng, sizeof *hl->g)))
-		return -1;
-	if (ne >= 64 && !(hl->e = tp__malloc_array(hl->ecap = ne, sizeof *hl->e)))
-		return -1;
-	return 0;
 }
 
 void tp__hostlist_free(struct tp__hostlist *hl)
 {
 	if (!hl)
 		return;
-	free(hl->r);
-	free(hl->g);
-	free(hl->e);
-	free(hl->ri);
-	free(hl->val);
+	free(hl->c);
 	free(hl);
 }
 
@@ -324,10 +261,6 @@ int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 	hl->text = text;
 	struct parser p = { hl, hl->text, what, err };
 	uint64_t total = 0;
-	if (presize(hl)) {
-		tp__hostlist_free(hl);
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	}
 	size_t pos = 0;
 	int rc = TP_OK;
 	while (rc == TP_OK) {
@@ -348,12 +281,9 @@ int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 				  what, n, (long long)max_names,
 				  bound_what ? bound_what : "the limit");
 	}
-	if (rc == TP_OK && hl->maxg) {
-		hl->ri = tp__malloc_array(hl->maxg, sizeof *hl->ri);
-		hl->val = tp__malloc_array(hl->maxg, sizeof *hl->val);
-		if (!hl->ri || !hl->val)
-			rc = oom(&p);
-	}
+	if (rc == TP_OK && hl->maxg &&
+	    !(hl->c = tp__malloc_array(hl->maxg, sizeof *hl->c)))
+		rc = oom(&p);
 	if (rc) {
 		tp__hostlist_free(hl);
 		return rc;
@@ -365,53 +295,98 @@ int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 
 char *tp__put_num(char *b, uint64_t v, uint32_t width)
 {
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (uint32_t i = (uint32_t)n; i < width; i++)
+	/* two digits a step: a hostfile of a million ranks writes one number
+	 * per line */
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
+	unsigned n = tp__digits_of(v);
+	for (uint32_t i = n; i < width; i++)
 		*b++ = '0';
-	while (n)
-		*b++ = tmp[--n];
-	return b;
+	char *e = b + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--e = pairs[r + 1];
+		*--e = pairs[r];
+	}
+	if (v >= 10) {
+		*--e = pairs[v * 2 + 1];
+		*--e = pairs[v * 2];
+	} else {
+		*--e = (char)('0' + v);
+	}
+	return b + n;
 }
 
-/* Set the groups of entry k to their first names. */
-static void entry_start(struct tp__hostlist *hl, size_t k)
+/* The item of a group at text offset at (checked by the parse): its
+ * range, the number at its start. */
+static void item_read(const char *s, size_t at, struct hl_cursor *c)
 {
-	const struct hl_entry *e = &hl->e[k];
-	for (size_t i = 0; i < e->ngroups; i++) {
-		const struct hl_group *g = &hl->g[e->group0 + i];
-		hl->ri[i] = g->range0;
-		hl->val[i] = hl->r[g->range0].lo;
+	uint64_t lo, hi;
+	unsigned nd = number(s, &at, &lo);
+	hi = lo;
+	if (s[at] == '-') {
+		at++;
+		number(s, &at, &hi);
 	}
+	c->lo = lo;
+	c->hi = hi;
+	c->val = lo;
+	c->width = nd;
+	c->last = s[at] == ']';
+	c->next = at + 1;
+}
+
+/* The next entry, its groups at their first names; false at the end. */
+static bool entry_load(struct tp__hostlist *hl)
+{
+	const char *s = hl->text;
+	size_t pos = hl->next;
+	while (is_sep(s[pos]))
+		pos++;
+	if (!s[pos])
+		return false;
+	size_t lit = pos, ng = 0;
+	while (s[pos] && !is_sep(s[pos])) {
+		if (s[pos] != '[') {
+			pos++;
+			continue;
+		}
+		struct hl_cursor *c = &hl->c[ng++];
+		c->lit_off = lit;
+		c->lit_len = pos - lit;
+		c->open = pos + 1;
+		item_read(s, c->open, c);
+		pos = (size_t)(strchr(s + pos, ']') - s) + 1;
+		lit = pos;
+	}
+	hl->ngroups = ng;
+	hl->tail_off = lit;
+	hl->tail_len = pos - lit;
+	hl->next = pos;
+	return true;
 }
 
 /* Step group i of the current entry; true when it wrapped around. */
 static bool group_step(struct tp__hostlist *hl, size_t i)
 {
-	const struct hl_group *g = &hl->g[hl->e[hl->cur].group0 + i];
-	if (hl->val[i] < hl->r[hl->ri[i]].hi) {
-		hl->val[i]++;
+	struct hl_cursor *c = &hl->c[i];
+	if (c->val < c->hi) {
+		c->val++;
 		return false;
 	}
-	if (hl->ri[i] + 1 < g->range0 + g->nranges) {
-		hl->ri[i]++;
-		hl->val[i] = hl->r[hl->ri[i]].lo;
-		return false;
-	}
-	hl->ri[i] = g->range0;
-	hl->val[i] = hl->r[g->range0].lo;
-	return true;
+	bool wrap = c->last;
+	item_read(hl->text, wrap ? c->open : c->next, c);
+	return wrap;
 }
 
 /* Advance to the next name: the last group fastest, then the first, the
  * second, ... (Slurm's order).  False past the end of the entry. */
 static bool entry_step(struct tp__hostlist *hl)
 {
-	size_t ng = hl->e[hl->cur].ngroups;
+	size_t ng = hl->ngroups;
 	if (ng == 0)
 		return false;
 	if (!group_step(hl, ng - 1))
@@ -425,32 +400,27 @@ static bool entry_step(struct tp__hostlist *hl)
 /* Move to the next name; false at the end. */
 static bool advance(struct tp__hostlist *hl)
 {
-	if (hl->cur >= hl->ne)
+	if (hl->done)
 		return false;
-	if (!hl->started) {
-		entry_start(hl, hl->cur);
-		hl->started = true;
+	if (hl->started && entry_step(hl))
 		return true;
-	}
-	if (entry_step(hl))
+	hl->started = true;
+	if (entry_load(hl))
 		return true;
-	if (++hl->cur >= hl->ne)
-		return false;
-	entry_start(hl, hl->cur);
-	return true;
+	hl->done = true;
+	return false;
 }
 
 static void emit(const struct tp__hostlist *hl, char *buf)
 {
-	const struct hl_entry *e = &hl->e[hl->cur];
 	char *b = buf;
-	for (size_t i = 0; i < e->ngroups; i++) {
-		const struct hl_group *g = &hl->g[e->group0 + i];
-		memcpy(b, hl->text + g->lit_off, g->lit_len);
-		b = tp__put_num(b + g->lit_len, hl->val[i], hl->r[hl->ri[i]].width);
+	for (size_t i = 0; i < hl->ngroups; i++) {
+		const struct hl_cursor *c = &hl->c[i];
+		memcpy(b, hl->text + c->lit_off, c->lit_len);
+		b = tp__put_num(b + c->lit_len, c->val, c->width);
 	}
-	memcpy(b, hl->text + e->tail_off, e->tail_len);
-	b[e->tail_len] = '\0';
+	memcpy(b, hl->text + hl->tail_off, hl->tail_len);
+	b[hl->tail_len] = '\0';
 }
 
 int tp__hostlist_next(struct tp__hostlist *hl, char *buf)
@@ -474,20 +444,17 @@ int tp__hostlist_next_run(struct tp__hostlist *hl, char *buf,
 {
 	if (!hl || !advance(hl))
 		return 0;
-	const struct hl_entry *e = &hl->e[hl->cur];
-	if (e->ngroups == 1) {
-		const struct hl_group *g = &hl->g[e->group0];
-		const struct hl_range *r = &hl->r[hl->ri[0]];
-		const char *pre = hl->text + g->lit_off, *suf = hl->text + e->tail_off;
-		if (hl->val[0] == r->lo &&
-		    (min_len <= 1 || r->hi - r->lo >= min_len - 1) &&
-		    !(g->lit_len && is_digit(pre[g->lit_len - 1])) &&
-		    !has_digit(suf, e->tail_len)) {
-			*run = (struct tp__hostlist_run){ pre, suf, g->lit_len,
-							  e->tail_len, r->lo,
-							  r->hi, r->width };
+	if (hl->ngroups == 1) {
+		struct hl_cursor *c = &hl->c[0];
+		const char *pre = hl->text + c->lit_off, *suf = hl->text + hl->tail_off;
+		if (c->val == c->lo && (min_len <= 1 || c->hi - c->lo >= min_len - 1) &&
+		    !(c->lit_len && is_digit(pre[c->lit_len - 1])) &&
+		    !has_digit(suf, hl->tail_len)) {
+			*run = (struct tp__hostlist_run){ pre, suf, c->lit_len,
+							  hl->tail_len, c->lo,
+							  c->hi, c->width };
 			/* the range's last name counts as given */
-			hl->val[0] = r->hi;
+			c->val = c->hi;
 			return 2;
 		}
 	}

@@ -124,6 +124,11 @@ int tp__runs_family(const struct tp__name_runs *t, const char *pre,
 		    size_t plen, const char *suf, size_t slen);
 int32_t tp__runs_node(const struct tp__name_runs *t, int fam, uint64_t v,
 		      unsigned len);
+/* Likewise, and in *count how many numbers v, v+1, ... up to upto name
+ * the nodes that follow it (v..upto all written in the same number of
+ * digits); 0 with -1. */
+int32_t tp__runs_span(const struct tp__name_runs *t, int fam, uint64_t v,
+		      unsigned len, uint64_t upto, uint64_t *count);
 void tp__runs_free(struct tp__name_runs *t);
 
 struct tp_net_ops; /* network.h: one table per kind of network */
@@ -221,6 +226,10 @@ int tp__seam_shift(const tp_alloc *a, int *out, bool full_planes);
  * the sum exceeds it (used to discard losing candidates quickly). */
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, double bound);
+/* The same on at most `threads` threads (0: as many as pay off); the
+ * result is the same to the last bit whatever the count. */
+double tp__hop_bytes_threads(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, double bound, int threads);
 
 /* Same from per-task router coordinates tc (ntasks x ndims of m). */
 double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,

@@ -243,12 +243,13 @@ static void *hop_bytes_thread(void *arg)
  * added in task order, so the additions and their order, and therefore the
  * bits of the result, are those of the single loop. */
 static double hop_bytes_map(const struct tp_graph *g, const struct tp_alloc *a,
-			    const int32_t *map, const int *wd, int nd, double bound)
+			    const int32_t *map, const int *wd, int nd, double bound,
+			    int threads)
 {
 	struct hb_range lo = { g, a, map, wd, nd, 0, g->ntasks, NULL, bound, NULL, 0 };
 	int32_t mid = (int32_t)((int64_t)g->ntasks * HB_LOWER_SHARE / 100);
 	double *part = NULL;
-	if (g->nedges >= HB_PARALLEL_EDGES && tp__cpus() > 1)
+	if (g->nedges >= HB_PARALLEL_EDGES && threads != 1 && tp__cpus() > 1)
 		part = malloc(sizeof(double) * (size_t)(g->ntasks - mid));
 	if (!part) {
 		hop_bytes_run(&lo);
@@ -365,14 +366,20 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 	}
 }
 
-double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
-			     const int32_t *map, double bound)
+double tp__hop_bytes_threads(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, double bound, int threads)
 {
 	if (!int_hops(a->m))
 		return hop_bytes_generic(g, a->m, NULL, a->node, map, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
-	return hop_bytes_map(g, a, map, wd, a->m->ndims, bound);
+	return hop_bytes_map(g, a, map, wd, a->m->ndims, bound, threads);
+}
+
+double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, double bound)
+{
+	return tp__hop_bytes_threads(g, a, map, bound, 0);
 }
 
 /* ---- congestion ---- */

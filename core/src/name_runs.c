@@ -18,11 +18,17 @@
 
 unsigned tp__digits_of(uint64_t v)
 {
+	/* comparisons, not divisions: called per range of a hostlist */
+	static const uint64_t from[] = {
+		10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
+		100000000u, 1000000000u, 10000000000u, 100000000000u,
+		1000000000000u, 10000000000000u, 100000000000000u,
+		1000000000000000u, 10000000000000000u, 100000000000000000u,
+		1000000000000000000u, 10000000000000000000u
+	};
 	unsigned n = 1;
-	while (v >= 10) {
-		v /= 10;
+	while (n < 20 && v >= from[n - 1])
 		n++;
-	}
 	return n;
 }
 
@@ -91,9 +97,10 @@ static bool run_names(const struct tp__run *r, uint64_t v, unsigned len)
 	return v >= r->lo && v <= r->hi && len == (d > r->width ? d : r->width);
 }
 
-int32_t tp__runs_node(const struct tp__name_runs *t, int fam, uint64_t v,
-		      unsigned len)
+int32_t tp__runs_span(const struct tp__name_runs *t, int fam, uint64_t v,
+		      unsigned len, uint64_t upto, uint64_t *count)
 {
+	*count = 0;
 	if (fam < 0 || (size_t)fam >= t->n)
 		return -1;
 	const struct tp__run_family *f = &t->f[fam];
@@ -101,12 +108,24 @@ int32_t tp__runs_node(const struct tp__name_runs *t, int fam, uint64_t v,
 	/* disjoint runs: only the last one starting at or below v can hold
 	 * it; otherwise every earlier one may */
 	for (long j = k; j >= 0; j--) {
-		if (run_names(&f->r[j], v, len))
-			return f->r[j].first + (int32_t)(v - f->r[j].lo);
+		const struct tp__run *r = &f->r[j];
+		if (run_names(r, v, len)) {
+			/* the same digit count up to upto: the run names
+			 * every number of it up to its end */
+			*count = (upto < r->hi ? upto : r->hi) - v + 1;
+			return r->first + (int32_t)(v - r->lo);
+		}
 		if (f->disjoint)
 			break;
 	}
 	return -1;
+}
+
+int32_t tp__runs_node(const struct tp__name_runs *t, int fam, uint64_t v,
+		      unsigned len)
+{
+	uint64_t n;
+	return tp__runs_span(t, fam, v, len, v, &n);
 }
 
 /* Split name into prefix, the last number and suffix; false when it has no

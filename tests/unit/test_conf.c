@@ -204,6 +204,38 @@ START_TEST(numbered_runs)
 	ck_assert_int_eq(tp_alloc_from_hostlist(m, "r[398-401]-ib", 1, "nodes", &a,
 						&err), TP_ENOENT);
 	ck_assert_str_eq(err.msg, "nodes: unknown node 'r401-ib'");
+	/* ranges are resolved a digit count at a time: across 9/10 and
+	 * 99/100, padded and not, and past a run's end */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[8-12,98-101],n[0009-0010]",
+						1, "nodes", &a, &err), TP_OK);
+	int32_t cross[] = { 8, 9, 10, 11, 12, 98, 99, 100, 101, 309, 310 };
+	ck_assert_int_eq(tp_alloc_nnodes(a), 11);
+	for (int k = 0; k < 11; k++)
+		ck_assert_int_eq(tp_alloc_node(a, k), cross[k]);
+	tp_alloc_destroy(a);
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[08-12]", 1, "nodes", &a,
+						&err), TP_ENOENT);
+	ck_assert_str_eq(err.msg, "nodes: unknown node 'n08'");
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[295-300]", 1, "nodes", &a,
+						&err), TP_ENOENT);
+	ck_assert_str_eq(err.msg, "nodes: unknown node 'n300'");
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[5-20],n[9-16]", 1, "nodes", &a,
+						&err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "nodes: duplicate node 'n9'");
+	tp_conf_destroy(c);
+
+	/* one range over two runs of a family, placed in the other order */
+	c = str_ok("Network=mesh Dims=16x16\n"
+		   "NodeName=m[100-199] CoordOrder=x-major\n"
+		   "NodeName=m[0-99] CoordOrder=x-major Offset=100\n");
+	m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "m[97-102]", 1, "nodes", &a,
+						&err), TP_OK);
+	int32_t two[] = { 197, 198, 199, 0, 1, 2 };
+	ck_assert_int_eq(tp_alloc_nnodes(a), 6);
+	for (int k = 0; k < 6; k++)
+		ck_assert_int_eq(tp_alloc_node(a, k), two[k]);
+	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
 }
 END_TEST

@@ -630,6 +630,137 @@ START_TEST(packed_ranks_same_partition)
 }
 END_TEST
 
+/* Node partition of ps (weights w[i]) into tree *t, checked against
+ * expect (NULL: none); its leaves into leaf, their count returned. */
+static int32_t part_nodes_with(const pointset *ps, const side_order *so, int k,
+			       const uint32_t *w, const tree *expect, tree *t,
+			       int32_t *leaf)
+{
+	int64_t n = ps->n;
+	tp__pt *p = malloc(sizeof *p * (size_t)n), *tmp = malloc(sizeof *p * (size_t)n);
+	uint64_t *hist = malloc(sizeof(uint64_t) * tp__pointset_hist_len(ps));
+	int32_t *ids = malloc(sizeof(int32_t) * (size_t)n), nl = 0;
+	for (int64_t i = 0; i < n; i++) {
+		ids[i] = (int32_t)i;
+		p[i] = tp__pointset_pt(ps, (uint32_t)i, w[i]);
+	}
+	memset(t, 0, sizeof *t);
+	t->expect = expect;
+	ck_assert_int_eq(tp__part_nodes(ps, so, ids, k, p, n, t, leaf, &nl, hist, tmp,
+					INFINITY), 0);
+	free(p);
+	free(tmp);
+	free(hist);
+	free(ids);
+	return nl;
+}
+
+/* The task order of a partition of ps's points (one slot each) into the
+ * counts of tree tr. */
+static void part_tasks_with(const pointset *ps, const side_order *so,
+			    const tree *tr, int32_t *order)
+{
+	int64_t n = ps->n;
+	tp__pt *p = malloc(sizeof *p * (size_t)n), *tmp = malloc(sizeof *p * (size_t)n);
+	uint64_t *hist = malloc(sizeof(uint64_t) * tp__pointset_hist_len(ps));
+	for (int64_t i = 0; i < n; i++)
+		p[i] = tp__pointset_pt(ps, (uint32_t)i, 1);
+	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY), 0);
+	for (int64_t i = 0; i < n; i++)
+		order[i] = (int32_t)p[i].id;
+	free(p);
+	free(tmp);
+	free(hist);
+}
+
+/* The predicted split tree of equal slots, implicit (nothing stored) or
+ * written out: node partitions checked against it keep nothing when they
+ * match and store exactly their own tree when they do not (first at the
+ * root, then only deep down), and task partitions follow either the same
+ * way. */
+START_TEST(implicit_tree_same_partition)
+{
+	enum { N = 360 };
+	static double pos[N * 3];
+	rng_state = 4242;
+	for (int i = 0; i < N; i++) {
+		pos[i * 3] = rnd(12);
+		pos[i * 3 + 1] = rnd(9);
+		pos[i * 3 + 2] = rnd(7);
+	}
+	pointset ps;
+	ck_assert_int_eq(tp__pointset_init(&ps, N, 3, pos), 0);
+	side_order so = { .perm = { 1, 0, 2 }, .reflect = { false, true, false } };
+	static uint32_t w[N];
+	static int32_t leaf[3][N], order[2][N * 3];
+	for (int k = 2; k <= 5; k++)
+		for (uint32_t wc = 1; wc <= 3; wc += 2) {
+			tree full = { 0 }, t[3];
+			ck_assert_int_eq(tp__tree_predict(&full, N, wc, k), 0);
+			tree rule = { .len = full.len, .rule_n = N, .rule_w = wc, .rule_k = k };
+			for (int i = 0; i < N; i++)
+				w[i] = wc;
+			int32_t nl0 = part_nodes_with(&ps, &so, k, w, NULL, &t[0], leaf[0]);
+			/* the tree stored without expectation is the predicted one */
+			ck_assert_int_eq(t[0].len, full.len);
+			ck_assert(!memcmp(t[0].v, full.v, sizeof(int32_t) * (size_t)full.len));
+			/* checked against the rule: nothing stored, same leaves */
+			int32_t nl1 = part_nodes_with(&ps, &so, k, w, &rule, &t[1], leaf[1]);
+			ck_assert_ptr_null(t[1].v);
+			ck_assert_ptr_eq(t[1].expect, &rule);
+			ck_assert_int_eq(t[1].len, full.len);
+			ck_assert_int_eq(nl0, nl1);
+			ck_assert(!memcmp(leaf[0], leaf[1], sizeof(int32_t) * N));
+			/* tasks (wc per node) along the implicit tree as along
+			 * the stored one */
+			pointset tasks;
+			static double tpos[N * 3 * 3];
+			for (int i = 0; i < N * (int)wc; i++)
+				for (int d = 0; d < 3; d++)
+					tpos[i * 3 + d] = rnd(20);
+			ck_assert_int_eq(tp__pointset_init(&tasks, N * (int32_t)wc, 3, tpos), 0);
+			part_tasks_with(&tasks, &so, &full, order[0]);
+			part_tasks_with(&tasks, &so, &rule, order[1]);
+			ck_assert(!memcmp(order[0], order[1], sizeof(int32_t) * N * wc));
+			tp__pointset_free(&tasks);
+			/* two nodes of the right half weigh wc - 1 and wc + 1
+			 * (sums unchanged until they are cut apart): the prefix
+			 * that matched is written out, then the rest stored */
+			if (wc > 1) {
+				int hi[2] = { 0, 1 };
+				for (int i = 0; i < N; i++)
+					if (ps.rank[i * 3 + 1] < ps.rank[hi[0] * 3 + 1])
+						hi[1] = hi[0], hi[0] = i;
+				w[hi[0]] = wc - 1;
+				w[hi[1]] = wc + 1;
+				part_nodes_with(&ps, &so, k, w, NULL, &t[0], leaf[0]);
+				int32_t nl2 = part_nodes_with(&ps, &so, k, w, &rule, &t[2], leaf[2]);
+				ck_assert_ptr_null(t[2].expect);
+				ck_assert_ptr_nonnull(t[2].v);
+				ck_assert_int_eq(t[2].len, t[0].len);
+				ck_assert(!memcmp(t[0].v, t[2].v, sizeof(int32_t) * (size_t)t[0].len));
+				ck_assert(!memcmp(leaf[0], leaf[2], sizeof(int32_t) * (size_t)nl2));
+				ck_assert(memcmp(t[0].v, full.v, sizeof(int32_t) * 4) == 0 ||
+					  k > 2);
+				free(t[2].v);
+			}
+			/* a rule of other slots differs at the root */
+			for (int i = 0; i < N; i++)
+				w[i] = wc;
+			tree other = rule;
+			other.rule_w = wc + 1;
+			part_nodes_with(&ps, &so, k, w, &other, &t[2], leaf[2]);
+			ck_assert_ptr_nonnull(t[2].v);
+			ck_assert_int_eq(t[2].len, full.len);
+			ck_assert(!memcmp(t[2].v, full.v, sizeof(int32_t) * (size_t)full.len));
+			free(t[2].v);
+			free(t[0].v);
+			free(full.v);
+		}
+	tp__pointset_free(&ps);
+}
+END_TEST
+
 /* tp_geom_map and the eager search agree to the byte. */
 static void assert_lazy_is_eager(const tp_graph *g, const tp_alloc *a,
 				 const tp_geom_opts *o, const char *what)
@@ -864,6 +995,7 @@ int main(void)
 	tcase_add_test(tc, budget_tiny_midsize);
 	tcase_add_test(tc, lazy_matches_eager);
 	tcase_add_test(tc, packed_ranks_same_partition);
+	tcase_add_test(tc, implicit_tree_same_partition);
 	tcase_add_test(tc, fold_is_one_hop);
 	tcase_add_test(tc, fold_does_not_apply);
 	tcase_add_test(tc, fold_find_and_place);

@@ -135,6 +135,14 @@ START_TEST(hostlist_syntax)
 		   "w1x3y5z7 w1x3y5z8 w2x3y5z7 w2x3y5z8 w1x4y5z7 w1x4y5z8 w2x4y5z7 w2x4y5z8 "
 		   "w1x3y6z7 w1x3y6z8 w2x3y6z7 w2x3y6z8 w1x4y6z7 w1x4y6z8 w2x4y6z7 w2x4y6z8");
 	expands_to("n[1-2,5]m[0-1]", "n1m0 n1m1 n2m0 n2m1 n5m0 n5m1");
+	/* several ranges in every group, read again from the text at each
+	 * wrap-around (nothing is recorded) */
+	expands_to("a[1,3-4]b[0,7-8],x[08-9,10]y[1-2]",
+		   "a1b0 a1b7 a1b8 a3b0 a3b7 a3b8 a4b0 a4b7 a4b8 "
+		   "x08y1 x08y2 x09y1 x09y2 x10y1 x10y2");
+	expands_to("p[1-2]q[3,5]r[6-7,9]",
+		   "p1q3r6 p1q3r7 p1q3r9 p2q3r6 p2q3r7 p2q3r9 "
+		   "p1q5r6 p1q5r7 p1q5r9 p2q5r6 p2q5r7 p2q5r9");
 	expands_to("big[999999999999999998-999999999999999999]",
 		   "big999999999999999998 big999999999999999999");
 }

@@ -115,6 +115,87 @@ START_TEST(place_dispatch)
 }
 END_TEST
 
+/* Large hostfiles have their second half formatted on a second thread:
+ * every line as one loop writes it, in rank order. */
+/* auto on a graph of over 2^20 edges scores Slurm's block order on a
+ * second thread while geometric runs: the same score to the bit as
+ * scoring it alone, and the kept mapping is the better one. */
+START_TEST(auto_scores_block_beside_geometric)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=32x32x32 Wrap=yes\n"
+					     "NodeName=n[0-32767] CoordOrder=z-major\n",
+					     "big.conf", &c, &err), 0);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[0-32767]", 12,
+						"t", &a, &err), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "96x64x64:7pt", 0, &err), 0);
+	ck_assert_int_ge(tp_graph_nedges(g), (int64_t)1 << 20);
+	int32_t n = tp_graph_ntasks(g);
+	int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
+	int32_t *blk = malloc(sizeof(int32_t) * (size_t)n);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	o.geom.time_budget_ms = 1;   /* block and geometric only */
+	tp_place_report rep;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &rep, &err), 0);
+	ck_assert_str_eq(rep.cand[0].name, "block");
+	ck_assert(rep.cand[0].ran);
+	ck_assert_int_eq(tp_map_block(a, n, blk, &err), 0);
+	ck_assert(rep.cand[0].score == tp_metrics_hop_bytes(g, a, blk));
+	ck_assert_str_eq(rep.cand[1].name, "geometric");
+	ck_assert(rep.cand[1].ran);
+	ck_assert_int_eq(rep.best, 1);
+	ck_assert(rep.cand[1].score < rep.cand[0].score);
+	ck_assert(rep.cand[1].score == tp_metrics_hop_bytes(g, a, map));
+	free(map);
+	free(blk);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(hostfile_large_in_order)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=64x64\n"
+					     "NodeName=n[0-4094] CoordOrder=x-major\n"
+					     "NodeName=login1 Coords=63,63\n",
+					     "big.conf", &c, &err), 0);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "login1,n[0-4094]",
+						80, "t", &a, &err), 0);
+	enum { T = 300001 };
+	int32_t *map = malloc(sizeof(int32_t) * T);
+	for (int32_t t = 0; t < T; t++)
+		map[t] = (int32_t)(((int64_t)t * 7919) % 4096);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_int_eq(tp_hostfile_write(f, a, map, T), 0);
+	fclose(f);
+	const char *at = buf;
+	for (int32_t t = 0; t < T; t++) {
+		const char *name = tp_machine_node_name(tp_conf_machine(c),
+							tp_alloc_node(a, map[t]));
+		size_t n = strlen(name);
+		ck_assert_msg(!strncmp(at, name, n) && at[n] == '\n',
+			      "rank %d: '%.20s', want %s", t, at, name);
+		at += n + 1;
+	}
+	ck_assert_uint_eq((size_t)(at - buf), len);
+	free(buf);
+	free(map);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(hostfile_roundtrip_and_errors)
 {
 	tp_conf *c = conf4x4();
@@ -212,6 +293,8 @@ int main(void)
 	tcase_add_test(tc, zorder_follows_morton_after_shift);
 	tcase_add_test(tc, place_dispatch);
 	tcase_add_test(tc, hostfile_roundtrip_and_errors);
+	tcase_add_test(tc, hostfile_large_in_order);
+	tcase_add_test(tc, auto_scores_block_beside_geometric);
 	tcase_add_test(tc, geometric_never_worse_than_block);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
