@@ -733,6 +733,7 @@ START_TEST(implicit_tree_same_partition)
 						hi[1] = hi[0], hi[0] = i;
 				w[hi[0]] = wc - 1;
 				w[hi[1]] = wc + 1;
+				free(t[0].v);
 				part_nodes_with(&ps, &so, k, w, NULL, &t[0], leaf[0]);
 				int32_t nl2 = part_nodes_with(&ps, &so, k, w, &rule, &t[2], leaf[2]);
 				ck_assert_ptr_null(t[2].expect);
