@@ -507,6 +507,23 @@ int tp__tree_predict(tree *t, int64_t n, uint64_t w, int kparts)
 	return rc;
 }
 
+/* A tree that has followed its implicit expectation so far, written out:
+ * the expected tree's first len entries, then stored from there. */
+static int tree_materialize(tree *t)
+{
+	const tree *e = t->expect;
+	tree full = { 0 };
+	int rc = tp__tree_predict(&full, e->rule_n, e->rule_w, e->rule_k);
+	if (rc) {
+		free(full.v);
+		return rc;
+	}
+	t->v = full.v;   /* its first len entries are what matched */
+	t->cap = full.cap;
+	t->expect = NULL;
+	return 0;
+}
+
 /* A node of the partition against an implicit expected tree: k parts of
  * cnt slots where the rule has its own.  On the first difference the
  * expected prefix is written out and the tree is stored from there. */
@@ -519,18 +536,7 @@ static int tree_check(tree *t, int64_t n, int k, const int64_t *cnt)
 	bool same = tp__tree_rule(n, e->rule_w, e->rule_k, size) == k;
 	for (int j = 0; same && j < k; j++)
 		same = (uint64_t)cnt[j] == (uint64_t)size[j] * e->rule_w;
-	if (same)
-		return 0;
-	tree full = { 0 };
-	int rc = tp__tree_predict(&full, e->rule_n, e->rule_w, e->rule_k);
-	if (rc) {
-		free(full.v);
-		return rc;
-	}
-	t->v = full.v;   /* its first len entries are what matched */
-	t->cap = full.cap;
-	t->expect = NULL;
-	return 0;
+	return same ? 0 : tree_materialize(t);
 }
 
 /* Split p[0..n) so that p[0..cut) are the cut smallest points in the side's
@@ -767,7 +773,98 @@ typedef struct node_ctx {
 	tp__pt *tmp;                  /* scratch, n points */
 	double deadline;              /* tp__now_ms() past it: give up */
 	uint32_t wconst;              /* every node's slots, or 0 */
+	bool split;                   /* the root's last part on a thread */
 } node_ctx;
+
+/* The last part of the root on a thread of its own, from this many nodes:
+ * the node side is the longest of a variant's two partitions (a million
+ * nodes: 150 ms against the tasks' 110), and its parts are independent. */
+#define SPLIT_NODES 131072
+
+static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx);
+
+/* The root's last part: its own tree (checked against the same rule for
+ * its size, or stored), its leaves in place after the other parts', its
+ * own histogram, and its own stretch of the scratch (the other parts use
+ * no more than the first start of it). */
+struct node_part_job {
+	node_ctx c;
+	tree t, rule;
+	tp__pt *p;
+	int64_t n;
+	int depth;
+	box bx;
+	int rc;
+	pthread_t th;
+};
+
+static void *node_part_run(void *arg)
+{
+	struct node_part_job *j = arg;
+	j->rc = node_rec(&j->c, j->p, j->n, j->depth, &j->bx);
+	return NULL;
+}
+
+/* Start part [at, at + m) of c's root on a thread; false when it is not
+ * worth it or not possible (the caller cuts it itself). */
+static bool node_part_start(node_ctx *c, struct node_part_job *j, tp__pt *p,
+			    int64_t at, int64_t m, int depth, const box *bx)
+{
+	const tree *e = c->tr->expect;
+	if (!c->split || m < SPLIT_NODES || (e && e->v))
+		return false;
+	memset(j, 0, sizeof *j);
+	j->c = *c;
+	j->c.split = false;
+	j->c.tr = &j->t;
+	j->c.leaf_node = c->leaf_node + at;   /* one leaf per node */
+	j->c.nleaves = 0;
+	j->c.tmp = c->tmp + at;
+	size_t hl = tp__pointset_hist_len(c->ps);
+	if (hl > 2 * (size_t)m + 17)
+		hl = 2 * (size_t)m + 17;
+	if (!(j->c.hist = malloc(sizeof(uint64_t) * hl)))
+		return false;
+	if (e) {   /* implicit: the same rule for the part's size */
+		j->rule = *e;
+		j->rule.rule_n = m;
+		j->t.expect = &j->rule;
+	}
+	j->p = p + at;
+	j->n = m;
+	j->depth = depth;
+	j->bx = *bx;
+	if (pthread_create(&j->th, NULL, node_part_run, j)) {
+		free(j->c.hist);
+		return false;
+	}
+	return true;
+}
+
+/* Wait for the part and put its tree after c's, its leaves after c's. */
+static int node_part_join(node_ctx *c, struct node_part_job *j, int rc)
+{
+	pthread_join(j->th, NULL);
+	free(j->c.hist);
+	if (!rc)
+		rc = j->rc;
+	tree *t = c->tr;
+	if (!rc && t->expect && j->t.expect) {
+		t->len += j->t.len;   /* both followed the rule */
+	} else if (!rc) {
+		/* one of them stored: c's tree written out, the part's after */
+		if (t->expect)
+			rc = tree_materialize(t);
+		if (!rc && j->t.expect)
+			rc = tp__tree_predict(t, j->rule.rule_n, j->rule.rule_w,
+					      j->rule.rule_k);
+		for (int64_t i = 0; !rc && !j->t.expect && i < j->t.len; i++)
+			rc = tp__tree_push(t, j->t.v[i]);
+	}
+	free(j->t.v);
+	c->nleaves += j->c.nleaves;
+	return rc;
+}
 
 /* Parts this large check the clock before they are cut (a cut costs far
  * more than reading the clock). */
@@ -843,15 +940,21 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 		rc = tp__tree_push(c->tr, k);
 	for (int j = 0; j < k && !rc; j++)
 		rc = tp__tree_push(c->tr, cnt[j]);
+	/* at the root, the last part (its box is what the cuts left) on a
+	 * thread while this one cuts the others */
+	struct node_part_job last;
+	bool split = !rc && depth == 0 &&
+		     node_part_start(c, &last, p, start[k - 1], n - start[k - 1],
+				     depth + 1, &rest);
 	box part = *bx;
-	for (int j = 0; j < k && !rc; j++) {
+	for (int j = 0; j < k - split && !rc; j++) {
 		part.hi[d] = j < k - 1 && plane[j] != UINT32_MAX ? plane[j] : bx->hi[d];
 		rc = node_rec(c, p + start[j], start[j + 1] - start[j], depth + 1,
 			      &part);
 		if (j < k - 1 && plane[j] != UINT32_MAX)
 			part.lo[d] = plane[j];
 	}
-	return rc;
+	return split ? node_part_join(c, &last, rc) : rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -921,7 +1024,7 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 int tp__part_nodes(const pointset *ps, const side_order *so,
 		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
 		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
-		   tp__pt *tmp, double deadline)
+		   tp__pt *tmp, double deadline, bool split)
 {
 	/* packed points hold their ranks, not their (common) weight */
 	uint32_t wconst = ps->packed ? ps->wconst : n > 0 ? p[0].w : 0;
@@ -929,7 +1032,7 @@ int tp__part_nodes(const pointset *ps, const side_order *so,
 		if (p[i].w != wconst)
 			wconst = 0;
 	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist, tmp, deadline,
-			wconst };
+			wconst, split };
 	box bx;
 	box_whole(ps, &bx);
 	int rc = node_rec(&nc, p, n, 0, &bx);

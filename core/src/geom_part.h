@@ -119,11 +119,12 @@ size_t tp__pointset_hist_len(const pointset *ps);
  * allocation index (alloc_index[id]) of every leaf, in order, to leaf_node.
  * hist needs tp__pointset_hist_len(ps) entries, tmp n points (scratch).
  * TP_ETIME when the clock (tp__now_ms) passes deadline first (INFINITY:
- * never). */
+ * never).  split: a large root's last part may be cut on a second thread
+ * (the same result). */
 int tp__part_nodes(const pointset *ps, const side_order *so,
 		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
 		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
-		   tp__pt *tmp, double deadline);
+		   tp__pt *tmp, double deadline, bool split);
 
 /* Partition the n tasks in p in the order so into exactly the counts of the
  * split tree tr; p ends in task order.  hist, tmp and deadline as above. */

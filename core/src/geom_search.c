@@ -577,6 +577,7 @@ static int setup_trees(search *s)
 /* Building partitions                                                       */
 
 static int wsp_parts(const search *s, wsp *w);
+static int thread_count(const tp_geom_opts *opt);
 
 static int build_nodes(search *s, int i, wsp *w, double deadline)
 {
@@ -595,7 +596,7 @@ static int build_nodes(search *s, int i, wsp *w, double deadline)
 	int32_t nleaves = 0;
 	int rc = tp__part_nodes(&s->nodes, &np->so, s->ids, s->o->parts_per_level,
 				w->buf, s->nn, &t, leaf, &nleaves, w->hist, w->tmp,
-				deadline);
+				deadline, thread_count(s->o) > 1);
 	if (rc) {
 		free(leaf);
 		free(t.v);

@@ -560,11 +560,11 @@ static void assert_packed_same(pointset *ps, uint32_t w, const side_order *so,
 			p[i] = tp__pointset_pt(ps, (uint32_t)i, w);
 		if (nodes) {
 			ck_assert_int_eq(tp__part_nodes(ps, so, ids, k, p, n, &tr[pass], leaf[pass],
-							&nl[pass], hist, tmp, INFINITY), 0);
+							&nl[pass], hist, tmp, INFINITY, false), 0);
 		} else {
 			tree t = { 0 };   /* halves, then pairs: the tasks' tree */
 			ck_assert_int_eq(tp__part_nodes(ps, so, ids, 2, p, n, &t, leaf[0],
-							&nl[0], hist, tmp, INFINITY), 0);
+							&nl[0], hist, tmp, INFINITY, false), 0);
 			for (int64_t i = 0; i < n; i++)
 				p[i] = tp__pointset_pt(ps, (uint32_t)i, 1);
 			ck_assert_int_eq(tp__part_tasks(ps, so, &t, p, n, hist, tmp, INFINITY), 0);
@@ -632,9 +632,9 @@ END_TEST
 
 /* Node partition of ps (weights w[i]) into tree *t, checked against
  * expect (NULL: none); its leaves into leaf, their count returned. */
-static int32_t part_nodes_with(const pointset *ps, const side_order *so, int k,
-			       const uint32_t *w, const tree *expect, tree *t,
-			       int32_t *leaf)
+static int32_t part_nodes_split(const pointset *ps, const side_order *so, int k,
+				const uint32_t *w, const tree *expect, tree *t,
+				int32_t *leaf, bool split)
 {
 	int64_t n = ps->n;
 	tp__pt *p = malloc(sizeof *p * (size_t)n), *tmp = malloc(sizeof *p * (size_t)n);
@@ -647,12 +647,19 @@ static int32_t part_nodes_with(const pointset *ps, const side_order *so, int k,
 	memset(t, 0, sizeof *t);
 	t->expect = expect;
 	ck_assert_int_eq(tp__part_nodes(ps, so, ids, k, p, n, t, leaf, &nl, hist, tmp,
-					INFINITY), 0);
+					INFINITY, split), 0);
 	free(p);
 	free(tmp);
 	free(hist);
 	free(ids);
 	return nl;
+}
+
+static int32_t part_nodes_with(const pointset *ps, const side_order *so, int k,
+			       const uint32_t *w, const tree *expect, tree *t,
+			       int32_t *leaf)
+{
+	return part_nodes_split(ps, so, k, w, expect, t, leaf, false);
 }
 
 /* The task order of a partition of ps's points (one slot each) into the
@@ -759,6 +766,69 @@ START_TEST(implicit_tree_same_partition)
 			free(full.v);
 		}
 	tp__pointset_free(&ps);
+}
+END_TEST
+
+/* A large root's last part cut on a second thread: the same tree and
+ * leaves, whether both sides follow the implicit tree, either one leaves
+ * it (odd weights in the first or the last part, sums unchanged at the
+ * root), or the tree is stored (unequal weights, no expectation). */
+START_TEST(split_root_same_partition)
+{
+	enum { N = 400000 };
+	double *pos = malloc(sizeof(double) * N * 3);
+	uint32_t *w = malloc(sizeof(uint32_t) * N);
+	int32_t *leaf[2] = { malloc(sizeof(int32_t) * N), malloc(sizeof(int32_t) * N) };
+	rng_state = 99;
+	int lo = 0, hi = 0;   /* points of the lowest and highest x */
+	for (int i = 0; i < N; i++) {
+		pos[i * 3] = rnd(100);
+		pos[i * 3 + 1] = rnd(80);
+		pos[i * 3 + 2] = rnd(60);
+		lo = pos[i * 3] < pos[lo * 3] ? i : lo;
+		hi = pos[i * 3] > pos[hi * 3] ? i : hi;
+	}
+	int lo2 = lo == 0 ? 1 : 0, hi2 = hi == 0 ? 1 : 0;
+	for (int i = 0; i < N; i++) {
+		if (i != lo && pos[i * 3] <= pos[lo2 * 3])
+			lo2 = i;
+		if (i != hi && pos[i * 3] >= pos[hi2 * 3])
+			hi2 = i;
+	}
+	pointset ps;
+	ck_assert_int_eq(tp__pointset_init(&ps, N, 3, pos), 0);
+	side_order so = { .perm = { 0, 1, 2 } };
+	for (int k = 2; k <= 3; k++)
+		for (int scene = 0; scene < 4; scene++) {
+			tree rule = { .rule_n = N, .rule_w = 2, .rule_k = k }, t[2];
+			for (int i = 0; i < N; i++)
+				w[i] = scene == 3 ? 1 + rnd(4) : 2;
+			if (scene == 1)   /* the first part leaves the rule */
+				w[lo] = 1, w[lo2] = 3;
+			if (scene == 2)   /* the last part (the thread's) */
+				w[hi] = 1, w[hi2] = 3;
+			const tree *e = scene == 3 ? NULL : &rule;
+			int32_t nl[2];
+			for (int split = 0; split < 2; split++)
+				nl[split] = part_nodes_split(&ps, &so, k, w, e, &t[split],
+							     leaf[split], split);
+			ck_assert_int_eq(nl[0], N);
+			ck_assert_int_eq(nl[1], N);
+			ck_assert(!memcmp(leaf[0], leaf[1], sizeof(int32_t) * N));
+			ck_assert_int_eq(t[0].len, t[1].len);
+			ck_assert((t[0].v == NULL) == (t[1].v == NULL));
+			ck_assert((t[0].v == NULL) == (scene == 0));
+			if (t[0].v)
+				ck_assert(!memcmp(t[0].v, t[1].v,
+						  sizeof(int32_t) * (size_t)t[0].len));
+			free(t[0].v);
+			free(t[1].v);
+		}
+	tp__pointset_free(&ps);
+	free(pos);
+	free(w);
+	free(leaf[0]);
+	free(leaf[1]);
 }
 END_TEST
 
@@ -997,6 +1067,7 @@ int main(void)
 	tcase_add_test(tc, lazy_matches_eager);
 	tcase_add_test(tc, packed_ranks_same_partition);
 	tcase_add_test(tc, implicit_tree_same_partition);
+	tcase_add_test(tc, split_root_same_partition);
 	tcase_add_test(tc, fold_is_one_hop);
 	tcase_add_test(tc, fold_does_not_apply);
 	tcase_add_test(tc, fold_find_and_place);
