@@ -35,15 +35,6 @@ static void alloc_fill_slots(tp_alloc *a, int slots_per_node)
 	a->total_slots = (int64_t)a->nnodes * slots_per_node;
 }
 
-/* 10^d (d < 19). */
-static uint64_t pow10_of(unsigned d)
-{
-	uint64_t p = 1;
-	while (d--)
-		p *= 10;
-	return p;
-}
-
 /* The machine nodes taken so far, one bit each (two million nodes: 256 KiB
  * to touch, not 2 MiB). */
 static uint64_t *seen_new(int32_t nodes)
@@ -132,7 +123,7 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 			/* numbers of one digit count at a time: the machine's
 			 * run names them all as consecutive nodes */
 			unsigned d = tp__digits_of(v);
-			uint64_t upto = d < 18 ? pow10_of(d) - 1 : run.hi;
+			uint64_t upto = tp__digits_last(v);
 			if (upto > run.hi)
 				upto = run.hi;
 			uint64_t n = 0;

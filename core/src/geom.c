@@ -391,38 +391,7 @@ static int cut_dim(const pointset *ps, const side_order *so, int depth,
 /* ------------------------------------------------------------------------ */
 /* Node side: split tree                                                     */
 
-int tp__tree_push(tree *t, int64_t x)
-{
-	if (t->expect && !t->expect->v) {
-		t->len++;   /* implicit: node_rec has checked the node */
-		return 0;
-	}
-	if (t->expect) {
-		if (t->len < t->expect->len && t->expect->v[t->len] == x) {
-			t->len++;
-			return 0;
-		}
-		/* it differs: keep the prefix that matched, then store */
-		int32_t *nv = malloc(sizeof(int32_t) * (size_t)(t->len + 256));
-		if (!nv)
-			return TP_ENOMEM;
-		memcpy(nv, t->expect->v, sizeof(int32_t) * (size_t)t->len);
-		t->v = nv;
-		t->cap = t->len + 256;
-		t->expect = NULL;
-	}
-	if (t->len == t->cap) {
-		int64_t nc = t->cap ? 2 * t->cap : 256;
-		int32_t *nv = realloc(t->v, sizeof(int32_t) * (size_t)nc);
-		if (!nv)
-			return TP_ENOMEM;
-		t->v = nv;
-		t->cap = nc;
-	}
-	t->v[t->len++] = (int32_t)x;
-	return 0;
-}
-
+/* Room for cap entries in t (a tree being stored, not compared). */
 static int tree_reserve(tree *t, int64_t cap)
 {
 	if (cap <= t->cap)
@@ -435,6 +404,46 @@ static int tree_reserve(tree *t, int64_t cap)
 		return TP_ENOMEM;
 	t->v = nv;
 	t->cap = nc;
+	return 0;
+}
+
+int tp__tree_materialize(tree *t)
+{
+	const tree *e = t->expect;
+	tree full = { 0 };
+	int rc = e->v ? tree_reserve(&full, t->len + 1)
+		      : tp__tree_predict(&full, e->rule_n, e->rule_w, e->rule_k);
+	if (rc) {
+		free(full.v);
+		return rc;
+	}
+	if (e->v)
+		memcpy(full.v, e->v, sizeof(int32_t) * (size_t)t->len);
+	t->v = full.v;   /* its first len entries are what matched */
+	t->cap = full.cap;
+	t->expect = NULL;
+	return 0;
+}
+
+int tp__tree_push(tree *t, int64_t x)
+{
+	if (t->expect) {
+		if (!t->expect->v) {
+			t->len++;   /* implicit: node_rec has checked the node */
+			return 0;
+		}
+		if (t->len < t->expect->len && t->expect->v[t->len] == x) {
+			t->len++;
+			return 0;
+		}
+		int rc = tp__tree_materialize(t);   /* it differs: store */
+		if (rc)
+			return rc;
+	}
+	int rc = tree_reserve(t, t->len + 1);
+	if (rc)
+		return rc;
+	t->v[t->len++] = (int32_t)x;
 	return 0;
 }
 
@@ -507,23 +516,6 @@ int tp__tree_predict(tree *t, int64_t n, uint64_t w, int kparts)
 	return rc;
 }
 
-/* A tree that has followed its implicit expectation so far, written out:
- * the expected tree's first len entries, then stored from there. */
-static int tree_materialize(tree *t)
-{
-	const tree *e = t->expect;
-	tree full = { 0 };
-	int rc = tp__tree_predict(&full, e->rule_n, e->rule_w, e->rule_k);
-	if (rc) {
-		free(full.v);
-		return rc;
-	}
-	t->v = full.v;   /* its first len entries are what matched */
-	t->cap = full.cap;
-	t->expect = NULL;
-	return 0;
-}
-
 /* A node of the partition against an implicit expected tree: k parts of
  * cnt slots where the rule has its own.  On the first difference the
  * expected prefix is written out and the tree is stored from there. */
@@ -536,7 +528,7 @@ static int tree_check(tree *t, int64_t n, int k, const int64_t *cnt)
 	bool same = tp__tree_rule(n, e->rule_w, e->rule_k, size) == k;
 	for (int j = 0; same && j < k; j++)
 		same = (uint64_t)cnt[j] == (uint64_t)size[j] * e->rule_w;
-	return same ? 0 : tree_materialize(t);
+	return same ? 0 : tp__tree_materialize(t);
 }
 
 /* Split p[0..n) so that p[0..cut) are the cut smallest points in the side's
@@ -854,7 +846,7 @@ static int node_part_join(node_ctx *c, struct node_part_job *j, int rc)
 	} else if (!rc) {
 		/* one of them stored: c's tree written out, the part's after */
 		if (t->expect)
-			rc = tree_materialize(t);
+			rc = tp__tree_materialize(t);
 		if (!rc && j->t.expect)
 			rc = tp__tree_predict(t, j->rule.rule_n, j->rule.rule_w,
 					      j->rule.rule_k);
@@ -888,10 +880,8 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 		int rc = tree_check(c->tr, 2, 2, two);
 		if (!rc)
 			rc = tp__tree_push(c->tr, 2);
-		if (!rc)
-			rc = tp__tree_push(c->tr, c->wconst ? c->wconst : p[0].w);
-		if (!rc)
-			rc = tp__tree_push(c->tr, c->wconst ? c->wconst : p[1].w);
+		for (int j = 0; j < 2 && !rc; j++)
+			rc = tp__tree_push(c->tr, two[j]);
 		if (!rc)
 			rc = node_rec(c, p, 1, depth + 1, bx);
 		return rc ? rc : node_rec(c, p + 1, 1, depth + 1, bx);

@@ -78,6 +78,10 @@ static inline void tp__seam_coords(const tp_machine *m, int32_t i,
 /* Append x to a split tree. */
 int tp__tree_push(tree *t, int64_t x);
 
+/* A tree that has followed its expectation so far (t->len entries of it)
+ * written out, to be stored from there on. */
+int tp__tree_materialize(tree *t);
+
 /* The part sizes, in nodes, into size (64 at most) of n >= 2 nodes of w
  * slots each cut into kparts parts, as the node partition cuts them when
  * every node weighs the same (the count nearest each target, ties to the

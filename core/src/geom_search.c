@@ -470,7 +470,6 @@ static void fold_map(const search *s, const tp__fold *f, int32_t *map)
 /* ------------------------------------------------------------------------ */
 /* Split trees                                                               */
 
-/* Room for cap entries in t (a tree being stored, not compared). */
 /* Index of tree t among the distinct trees, adding it (and taking its
  * storage, trimmed) when new.  Under s->mu. */
 static int add_tree(search *s, tree *t)
@@ -481,19 +480,8 @@ static int add_tree(search *s, tree *t)
 			memset(t, 0, sizeof *t);
 			return (int)(e - s->trees);
 		}
-		/* a prefix of it: written out (an implicit one in full first) */
-		tree full = { 0 };
-		if (!e->v && tp__tree_predict(&full, e->rule_n, e->rule_w, e->rule_k)) {
-			free(full.v);
+		if (tp__tree_materialize(t))   /* a prefix of it */
 			return -1;
-		}
-		t->v = malloc(sizeof(int32_t) * (size_t)(t->len + 1));
-		if (t->v)
-			memcpy(t->v, e->v ? e->v : full.v, sizeof(int32_t) * (size_t)t->len);
-		free(full.v);
-		if (!t->v)
-			return -1;
-		t->expect = NULL;
 	}
 	int32_t *trim = realloc(t->v, sizeof(int32_t) * (size_t)(t->len + 1));
 	if (trim)

@@ -85,7 +85,6 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
 	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
 }
 
-
 struct parser {
 	struct tp__hostlist *hl;
 	const char *s;
@@ -143,6 +142,19 @@ static unsigned number(const char *s, size_t *pos, uint64_t *v)
 	return nd;
 }
 
+/* An item of a group at *pos, "N" or "N-M": its bounds and their digit
+ * counts (0: no number there); *pos ends just after it. */
+static void item_at(const char *s, size_t *pos, uint64_t *lo, uint64_t *hi,
+		    unsigned *nd, unsigned *nd2)
+{
+	*nd = *nd2 = number(s, pos, lo);
+	*hi = *lo;
+	if (s[*pos] == '-') {
+		(*pos)++;
+		*nd2 = number(s, pos, hi);
+	}
+}
+
 /* One bracket group; *pos is just after '['.  Adds its ranges, returns its
  * name count in *count and the widest number it prints in *width. */
 static int group(struct parser *p, size_t entry, size_t *pos, uint64_t *count,
@@ -154,12 +166,8 @@ static int group(struct parser *p, size_t entry, size_t *pos, uint64_t *count,
 	for (;;) {
 		size_t item = *pos;
 		uint64_t lo, hi;
-		unsigned nd = number(s, pos, &lo), nd2 = nd;
-		hi = lo;
-		if (s[*pos] == '-') {
-			(*pos)++;
-			nd2 = number(s, pos, &hi);
-		}
+		unsigned nd, nd2;
+		item_at(s, pos, &lo, &hi, &nd, &nd2);
 		char c = s[*pos];
 		if (c != ',' && c != ']') {
 			if (!c)
@@ -324,16 +332,9 @@ char *tp__put_num(char *b, uint64_t v, uint32_t width)
  * range, the number at its start. */
 static void item_read(const char *s, size_t at, struct hl_cursor *c)
 {
-	uint64_t lo, hi;
-	unsigned nd = number(s, &at, &lo);
-	hi = lo;
-	if (s[at] == '-') {
-		at++;
-		number(s, &at, &hi);
-	}
-	c->lo = lo;
-	c->hi = hi;
-	c->val = lo;
+	unsigned nd, nd2;
+	item_at(s, &at, &c->lo, &c->hi, &nd, &nd2);
+	c->val = c->lo;
 	c->width = nd;
 	c->last = s[at] == ']';
 	c->next = at + 1;

@@ -101,9 +101,11 @@ struct tp__name_runs {
 	size_t n, cap;
 };
 
-/* Decimal digits of v (1 for 0); v written with at least width digits at
- * b, returning the end (hostlist.c). */
+/* Decimal digits of v (1 for 0); the largest number written in as many;
+ * v written with at least width digits at b, returning the end
+ * (hostlist.c). */
 unsigned tp__digits_of(uint64_t v);
+uint64_t tp__digits_last(uint64_t v);
 char *tp__put_num(char *b, uint64_t v, uint32_t width);
 /* Register run hr whose first name is node `first`; *text receives its
  * family's prefix then suffix, kept as long as t.  TP_EINVAL when a name
@@ -119,14 +121,11 @@ void tp__hostlist_run_name(const struct tp__hostlist_run *hr, uint64_t v,
 /* The node of a name, or -1. */
 int32_t tp__runs_find(const struct tp__name_runs *t, const char *name);
 /* The family of prefix<number>suffix, or -1; then the node of number v
- * written in len digits, or -1. */
+ * written in len digits, or -1, and in *count how many numbers v, v+1, ...
+ * up to upto name the nodes that follow it (v..upto all written in the
+ * same number of digits); 0 with -1. */
 int tp__runs_family(const struct tp__name_runs *t, const char *pre,
 		    size_t plen, const char *suf, size_t slen);
-int32_t tp__runs_node(const struct tp__name_runs *t, int fam, uint64_t v,
-		      unsigned len);
-/* Likewise, and in *count how many numbers v, v+1, ... up to upto name
- * the nodes that follow it (v..upto all written in the same number of
- * digits); 0 with -1. */
 int32_t tp__runs_span(const struct tp__name_runs *t, int fam, uint64_t v,
 		      unsigned len, uint64_t upto, uint64_t *count);
 void tp__runs_free(struct tp__name_runs *t);

@@ -16,20 +16,28 @@
 
 #include "internal.h"
 
+/* 10^n for n = 1..19: where n + 1 digits begin */
+static const uint64_t digits_from[] = {
+	10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
+	100000000u, 1000000000u, 10000000000u, 100000000000u,
+	1000000000000u, 10000000000000u, 100000000000000u,
+	1000000000000000u, 10000000000000000u, 100000000000000000u,
+	1000000000000000000u, 10000000000000000000u
+};
+
 unsigned tp__digits_of(uint64_t v)
 {
 	/* comparisons, not divisions: called per range of a hostlist */
-	static const uint64_t from[] = {
-		10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
-		100000000u, 1000000000u, 10000000000u, 100000000000u,
-		1000000000000u, 10000000000000u, 100000000000000u,
-		1000000000000000u, 10000000000000000u, 100000000000000000u,
-		1000000000000000000u, 10000000000000000000u
-	};
 	unsigned n = 1;
-	while (n < 20 && v >= from[n - 1])
+	while (n < 20 && v >= digits_from[n - 1])
 		n++;
 	return n;
+}
+
+uint64_t tp__digits_last(uint64_t v)
+{
+	unsigned n = tp__digits_of(v);
+	return n < 20 ? digits_from[n - 1] - 1 : UINT64_MAX;
 }
 
 /* 10^(w-1): the smallest number written in w digits without padding. */
@@ -121,13 +129,6 @@ int32_t tp__runs_span(const struct tp__name_runs *t, int fam, uint64_t v,
 	return -1;
 }
 
-int32_t tp__runs_node(const struct tp__name_runs *t, int fam, uint64_t v,
-		      unsigned len)
-{
-	uint64_t n;
-	return tp__runs_span(t, fam, v, len, v, &n);
-}
-
 /* Split name into prefix, the last number and suffix; false when it has no
  * number of at most 18 digits there. */
 static bool split_name(const char *name, size_t *ds, size_t *de, uint64_t *v)
@@ -178,7 +179,8 @@ int32_t tp__runs_find(const struct tp__name_runs *t, const char *name)
 	if (!t->n || !split_name(name, &ds, &de, &v))
 		return -1;
 	int f = tp__runs_family(t, name, ds, name + de, strlen(name + de));
-	return f < 0 ? -1 : tp__runs_node(t, f, v, (unsigned)(de - ds));
+	uint64_t n;
+	return tp__runs_span(t, f, v, (unsigned)(de - ds), v, &n);
 }
 
 /* The first number both runs name alike, or false.  Equal widths name

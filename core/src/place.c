@@ -28,9 +28,9 @@
  * is measured on block, the first candidate: at 635,904 tasks it costs
  * 15-20 ms, as much as some candidates), and gets what is left less that
  * scoring as its own budget.  On large graphs block is scored on a second
- * thread while geometric runs (block_async).  The rules every front end adds on top
- * (auto's 0.5 % margin over Slurm's order, every policy held to it) are in
- * job_map.c.
+ * thread while geometric runs (block_async).  The rules every front end
+ * adds on top (auto's 0.5 % margin over Slurm's order, every policy held to
+ * it) are in job_map.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -358,15 +358,20 @@ static void *block_score_run(void *arg)
 	return NULL;
 }
 
+/* Is block, the first candidate, worth scoring on a second thread?  Only
+ * under the hop-bytes metric (no shared workspace) and without a rank
+ * callback (it would read the same mapping meanwhile). */
+static bool block_async_worth(const cand_run *r)
+{
+	return r->rep->best < 0 && r->rep->metric == TP_METRIC_HOP_BYTES &&
+	       !r->o->rank && r->g->nedges >= ASYNC_BLOCK_EDGES && tp__cpus() >= 2;
+}
+
 /* Block's mapping, already the best (in r->best), scored on a second
- * thread; false when that is not worth it or not possible (then it is
- * scored in its turn).  Only the hop-bytes metric (no shared workspace)
- * and no rank callback (it would read the same mapping meanwhile). */
+ * thread; false when the thread cannot start (then it is scored in its
+ * turn). */
 static bool block_async(cand_run *r, int idx)
 {
-	if (r->rep->metric != TP_METRIC_HOP_BYTES || r->o->rank ||
-	    r->g->nedges < ASYNC_BLOCK_EDGES || tp__cpus() < 2)
-		return false;
 	r->best_idx = idx;
 	if (pthread_create(&r->scorer, NULL, block_score_run, r))
 		return false;
@@ -523,18 +528,19 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 	int rc = 0;
 	switch (k) {
 	case C_BLOCK:
-		if (rep->best < 0) {   /* the first candidate, into the result */
-			rc = tp_map_block(r->a, n, r->best, &e);
-			c->ms = tp__now_ms() - t;
-			c->ran = !rc;
-			if (!rc && block_async(r, rep->ncandidates - 1))
-				return 0;
-			if (!rc)
-				memcpy(r->trial, r->best,
-				       sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
-		} else {
+		if (!block_async_worth(r)) {
 			rc = tp_map_block(r->a, n, r->trial, &e);
+			break;
 		}
+		/* the first candidate, straight into the result */
+		rc = tp_map_block(r->a, n, r->best, &e);
+		if (!rc && block_async(r, rep->ncandidates - 1)) {
+			c->ms = tp__now_ms() - t;
+			c->ran = true;
+			return 0;
+		}
+		if (!rc)   /* no thread: scored in its turn */
+			memcpy(r->trial, r->best, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 		break;
 	case C_ZORDER:
 		rc = tp_map_zorder(r->a, n, r->trial, &e);
