@@ -972,7 +972,7 @@ static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
 			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 				int32_t l = u->local[g->adjncy[e]];
 				if (l >= 0)
-					to[part[l]] += g->weights[e];
+					to[part[l]] += tp__graph_w(g, e);
 			}
 			for (int q = 0; q < k; q++)
 				if (cnt[q] < want[q] && (bt < 0 || to[q] - to[p] > bg)) {

@@ -656,7 +656,7 @@ static double sample_score(const search *s, const int32_t *pos,
 			if (v < u)
 				continue;   /* each undirected edge once */
 			const int *cv = &m->coords[(int64_t)node[np->leaf_node[pos[v] / k]] * nd];
-			sum += g->weights[e] * tp__coord_dist(m, cu, cv);
+			sum += tp__graph_w(g, e) * tp__coord_dist(m, cu, cv);
 		}
 	}
 	return sum;

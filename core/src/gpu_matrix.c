@@ -280,7 +280,7 @@ int tp_graph_add(const tp_graph *a, const tp_graph *b, const char *what,
 				if (g->adjncy[e] > x) {
 					u[k] = x;
 					v[k] = g->adjncy[e];
-					w[k] = g->weights[e];
+					w[k] = tp__graph_w(g, e);
 					k++;
 				}
 	}

@@ -426,9 +426,9 @@ static int local_matrix(const tp_graph *g, const int32_t *tasks, int32_t nt,
 				}
 				if (lo < nt && (key[lo] >> 32) == g->adjncy[e]) {
 					int32_t j = (int32_t)(key[lo] & 0xffffffff);
-					c[(size_t)i * nt + j] = g->weights[e];
+					c[(size_t)i * nt + j] = tp__graph_w(g, e);
 				} else {
-					c[(size_t)i * nt + i] += g->weights[e];
+					c[(size_t)i * nt + i] += tp__graph_w(g, e);
 				}
 			}
 		}

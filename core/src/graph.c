@@ -39,6 +39,7 @@ void tp_graph_destroy(tp_graph *g)
 	free(g->xadj);
 	free(g->adjncy);
 	free(g->weights);
+	free(atomic_load(&g->shown_w));
 	free(g->coords);
 	free(g);
 }
@@ -267,8 +268,10 @@ int32_t tp_graph_neighbors(const tp_graph *g, int32_t t, const int32_t **adj,
 	int64_t s = g->xadj[t];
 	if (adj)
 		*adj = g->adjncy + s;
-	if (bytes)
-		*bytes = g->weights + s;
+	if (bytes) {
+		const double *w = tp_graph_weights(g);
+		*bytes = w ? w + s : NULL;
+	}
 	return (int32_t)(g->xadj[t + 1] - s);
 }
 
@@ -282,9 +285,29 @@ const int32_t *tp_graph_adjncy(const tp_graph *g)
 	return g ? g->adjncy : NULL;
 }
 
+/* A graph without per-entry weights shows one array of its unit weight, made
+ * once; racing callers keep the first one stored.  NULL when out of memory. */
 const double *tp_graph_weights(const tp_graph *g)
 {
-	return g ? g->weights : NULL;
+	if (!g || g->weights)
+		return g ? g->weights : NULL;
+	tp_graph *mg = (tp_graph *)g;  /* the graph is never const-defined */
+	double *w = atomic_load_explicit(&mg->shown_w, memory_order_acquire);
+	if (w)
+		return w;
+	size_t n = (size_t)g->xadj[g->ntasks];
+	double *fresh = malloc((n ? n : 1) * sizeof *fresh);
+	if (!fresh)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		fresh[i] = g->unit_w;
+	if (!atomic_compare_exchange_strong_explicit(&mg->shown_w, &w, fresh,
+						     memory_order_acq_rel,
+						     memory_order_acquire)) {
+		free(fresh);
+		return w;
+	}
+	return fresh;
 }
 
 int tp_graph_coord_dims(const tp_graph *g)

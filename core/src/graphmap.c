@@ -367,7 +367,7 @@ static double place_cost(const gm *c, const int32_t *map, int32_t t, int32_t q)
 	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 		int32_t u = g->adjncy[e];
 		if (map[u] >= 0)
-			s += g->weights[e] * (double)ndist(c, q, map[u]);
+			s += tp__graph_w(g, e) * (double)ndist(c, q, map[u]);
 	}
 	return s;
 }
@@ -383,7 +383,7 @@ static int32_t greedy_choose(const gm *c, const kdtree *k, const int32_t *map,
 		int32_t u = g->adjncy[e];
 		if (map[u] < 0)
 			continue;
-		double w = g->weights[e];
+		double w = tp__graph_w(g, e);
 		const int *x = &c->sc[(size_t)map[u] * (size_t)nd];
 		for (int d = 0; d < nd; d++)
 			cen[d] += w * x[d];
@@ -450,7 +450,7 @@ static int greedy_run(const gm *c, int32_t *map)
 		q.pos[t] = -1;
 		double s = 0.0;
 		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++)
-			s += g->weights[e];
+			s += tp__graph_w(g, e);
 		order[t].w = s;
 		order[t].t = t;
 	}
@@ -491,7 +491,7 @@ static int greedy_run(const gm *c, int32_t *map)
 		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 			int32_t u = g->adjncy[e];
 			if (map[u] < 0)
-				heap_raise(&q, u, g->weights[e]);
+				heap_raise(&q, u, tp__graph_w(g, e));
 		}
 	}
 	kd_free(&k);
@@ -516,7 +516,7 @@ static double edge_w(const struct tp_graph *g, int32_t t, int32_t s)
 		else
 			hi = mid;
 	}
-	return lo < g->xadj[t + 1] && g->adjncy[lo] == s ? g->weights[lo] : 0.0;
+	return lo < g->xadj[t + 1] && g->adjncy[lo] == s ? tp__graph_w(g, lo) : 0.0;
 }
 
 /* Change in hop-bytes when task t moves from node p to node q. */
@@ -528,7 +528,7 @@ static double move_delta(const gm *c, const int32_t *map, int32_t t,
 	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 		int32_t u = g->adjncy[e];
 		int32_t nu = map[u];
-		s += g->weights[e] * (double)(ndist(c, q, nu) - ndist(c, p, nu));
+		s += tp__graph_w(g, e) * (double)(ndist(c, q, nu) - ndist(c, p, nu));
 	}
 	return s;
 }
@@ -783,7 +783,7 @@ static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
 		int32_t u = g->adjncy[e];
 		if (u == skip || cr->map[u] == cr->map[t])
 			continue;
-		double b = sign * g->weights[e];
+		double b = sign * tp__graph_w(g, e);
 		cr->dhop += b * (double)ndist(cr->c, cr->map[t], cr->map[u]);
 		int rc = cr_message(cr, cr->map[t], cr->map[u], b);
 		if (!rc)
@@ -865,7 +865,7 @@ static int cr_load_all(cref *cr, double t0, double budget)
 			if (n < 0)
 				return n;
 			for (int k = 0; k < n; k++)
-				cr->load[cr->route[k]] += g->weights[e] *
+				cr->load[cr->route[k]] += tp__graph_w(g, e) *
 					tp__link_weight(cr->c->a->m, cr->route[k]);
 		}
 	}
@@ -1273,8 +1273,8 @@ static int bp_rec(bp *b, int32_t *T, int32_t nT, int32_t *N, int32_t nN)
 					if (b->local[u] >= 0)
 						continue;
 					const double *pu = &b->pt[(size_t)u * (size_t)nd];
-					direct += g->weights[e] * l1(mine, pu, nd);
-					exch += g->weights[e] * l1(other, pu, nd);
+					direct += tp__graph_w(g, e) * l1(mine, pu, nd);
+					exch += tp__graph_w(g, e) * l1(other, pu, nd);
 				}
 			}
 			if (exch < direct)

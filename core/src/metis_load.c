@@ -67,7 +67,7 @@ void tp__metis_sub_count(const struct tp_graph *g, const int32_t *T, int32_t nT,
 		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++)
 			if (local[g->adjncy[e]] >= 0) {
 				(*ne)++;
-				*W += g->weights[e];
+				*W += tp__graph_w(g, e);
 			}
 }
 
@@ -85,7 +85,7 @@ void tp__metis_sub_fill(const struct tp_graph *g, const int32_t *T, int32_t nT,
 			int32_t l = local[g->adjncy[e]];
 			if (l < 0)
 				continue;
-			double w = floor(g->weights[e] * scale + 0.5);
+			double w = floor(tp__graph_w(g, e) * scale + 0.5);
 			adj[k] = l;
 			wgt[k] = w < 1.0 ? 1 : (idx_t)w;
 			k++;

@@ -180,14 +180,15 @@ struct hb_range {
 };
 
 /* The hop-bytes loop for a fixed dimension count nd (a constant at each call
- * site, so the distance loop is unrolled).  Per-task partial sums keep the
- * summation order fixed: the result is bit-for-bit reproducible. */
-TP_HOT double hop_bytes_loop(const struct hb_range *r, int nd)
+ * site, so the distance loop is unrolled) and for stored weights or the
+ * graph's one weight (stored, also a constant).  Per-task partial sums keep
+ * the summation order fixed: the result is bit-for-bit reproducible. */
+TP_HOT double hop_bytes_loop(const struct hb_range *r, int nd, bool stored)
 {
 	const struct tp_graph *g = r->g;
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
-	const double *w = g->weights;
+	const double *w = g->weights, uw = g->unit_w;
 	const int32_t *node = r->a->node;
 	const int *coords = r->a->m->coords;
 	const int32_t *map = r->map;
@@ -201,7 +202,7 @@ TP_HOT double hop_bytes_loop(const struct hb_range *r, int nd)
 		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
 			const int *cv = coords +
 				(size_t)node[map[adj[e]]] * (size_t)nd;
-			s += w[e] * (double)dist_nd(cu, cv, wd, nd);
+			s += (stored ? w[e] : uw) * (double)dist_nd(cu, cv, wd, nd);
 		}
 		if (part)
 			part[u - r->u0] = s;
@@ -217,11 +218,12 @@ TP_HOT double hop_bytes_loop(const struct hb_range *r, int nd)
 
 static void hop_bytes_run(struct hb_range *r)
 {
+	const bool sw = r->g->weights != NULL;
 	switch (r->nd) {
-	case 1: r->sum = hop_bytes_loop(r, 1); break;
-	case 2: r->sum = hop_bytes_loop(r, 2); break;
-	case 3: r->sum = hop_bytes_loop(r, 3); break;
-	default: r->sum = hop_bytes_loop(r, r->nd); break;
+	case 1: r->sum = sw ? hop_bytes_loop(r, 1, true) : hop_bytes_loop(r, 1, false); break;
+	case 2: r->sum = sw ? hop_bytes_loop(r, 2, true) : hop_bytes_loop(r, 2, false); break;
+	case 3: r->sum = sw ? hop_bytes_loop(r, 3, true) : hop_bytes_loop(r, 3, false); break;
+	default: r->sum = hop_bytes_loop(r, r->nd, sw); break;
 	}
 }
 
@@ -297,11 +299,11 @@ double tp_metrics_hop_bytes(const tp_graph *g, const tp_alloc *a,
 /* Hop-bytes from per-task router coordinates (tc: ntasks x nd), one load per
  * neighbour instead of three dependent ones. */
 TP_HOT double hop_bytes_tc_loop(const struct tp_graph *g, const int *tc,
-				const int *wd, int nd, double bound)
+				const int *wd, int nd, bool stored, double bound)
 {
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
-	const double *w = g->weights;
+	const double *w = g->weights, uw = g->unit_w;
 	const int32_t n = g->ntasks;
 	double sum = 0.0;
 
@@ -310,7 +312,7 @@ TP_HOT double hop_bytes_tc_loop(const struct tp_graph *g, const int *tc,
 		const int64_t end = xadj[u + 1];
 		double s = 0.0;
 		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++)
-			s += w[e] * (double)dist_nd(cu, tc + (size_t)adj[e] * (size_t)nd, wd, nd);
+			s += (stored ? w[e] : uw) * (double)dist_nd(cu, tc + (size_t)adj[e] * (size_t)nd, wd, nd);
 		sum += s;
 		if ((u & 1023) == 1023 && sum > bound)
 			return sum;
@@ -342,7 +344,7 @@ hop_bytes_generic(const struct tp_graph *g, const struct tp_machine *m,
 		double s = 0.0;
 		for (int64_t e = first_above(g->adjncy, g->xadj[u], end, u); e < end; e++) {
 			const int *rv = task_router(m, tc, node, map, g->adjncy[e]);
-			s += g->weights[e] * (double)tp__coord_dist(m, ru, rv);
+			s += tp__graph_w(g, e) * (double)tp__coord_dist(m, ru, rv);
 		}
 		sum += s;
 		if ((u & 1023) == 1023 && sum > bound)
@@ -358,11 +360,15 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 		return hop_bytes_generic(g, m, tc, NULL, NULL, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(m, wd);
+	const bool sw = g->weights != NULL;
 	switch (m->ndims) {
-	case 1: return hop_bytes_tc_loop(g, tc, wd, 1, bound);
-	case 2: return hop_bytes_tc_loop(g, tc, wd, 2, bound);
-	case 3: return hop_bytes_tc_loop(g, tc, wd, 3, bound);
-	default: return hop_bytes_tc_loop(g, tc, wd, m->ndims, bound);
+	case 1: return sw ? hop_bytes_tc_loop(g, tc, wd, 1, true, bound)
+			  : hop_bytes_tc_loop(g, tc, wd, 1, false, bound);
+	case 2: return sw ? hop_bytes_tc_loop(g, tc, wd, 2, true, bound)
+			  : hop_bytes_tc_loop(g, tc, wd, 2, false, bound);
+	case 3: return sw ? hop_bytes_tc_loop(g, tc, wd, 3, true, bound)
+			  : hop_bytes_tc_loop(g, tc, wd, 3, false, bound);
+	default: return hop_bytes_tc_loop(g, tc, wd, m->ndims, sw, bound);
 	}
 }
 
@@ -465,7 +471,7 @@ static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
 {
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
-	const double *w = g->weights;
+	const double *w = g->weights, uw = g->unit_w;
 	const int32_t *node = a->node;
 	const int32_t n = g->ntasks;
 	double *load = ws->bytes;
@@ -485,7 +491,7 @@ static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
 		const int64_t end = xadj[u + 1];
 		double s = 0.0;
 		for (int64_t e = xadj[u]; e < end; e++) {
-			const double we = w[e];
+			const double we = w ? w[e] : uw;
 			if (we > 0.0 && (wmin == 0.0 || we < wmin))
 				wmin = we;
 			const int32_t nv = node[map[adj[e]]];
@@ -642,7 +648,7 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 	const int32_t *node = a->node;
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
-	const double *w = g->weights;
+	const double *w = g->weights, uw = g->unit_w;
 	const bool fast = int_hops(m);
 	int wd[TP_MAX_DIMS] = { 0 };
 	if (fast)
@@ -662,7 +668,7 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 			const int *cv = coords + (size_t)node[iv] * (size_t)nd;
 			const int64_t h = fast ? dist_nd(cu, cv, wd, nd)
 					  : tp__coord_dist(m, cu, cv);
-			const double we = w[e];
+			const double we = w ? w[e] : uw;
 			nedges++;
 			total += we;
 			s += we * (double)h;

@@ -114,7 +114,7 @@ static bool matches(const tp_graph *g, const struct shape *s, double *cw)
 		for (int k = 0; k < n; k++) {
 			if (g->adjncy[b + k] != e[k].target)
 				return false;
-			double w = g->weights[b + k];
+			double w = tp__graph_w(g, b + k);
 			if (!seen[e[k].cls]) {
 				seen[e[k].cls] = true;
 				cw[e[k].cls] = w;

@@ -315,9 +315,10 @@ struct contrib {
 
 /* Neighbours of task t at (x, y, z): sorted by target, equal targets merged
  * (weights summed in canonical offset order, so that the pair's weight is
- * bit-identical in both rows).  Returns the count written to nb/nw. */
+ * bit-identical in both rows; *merged tells whether any were).  Returns the
+ * count written to nb/nw. */
 static int task_neighbors(const struct stencil *st, int32_t t, const int *c,
-			  int32_t *nb, double *nw)
+			  int32_t *nb, double *nw, bool *merged)
 {
 	struct contrib buf[MAX_OFFS];
 	int n = 0;
@@ -355,8 +356,10 @@ static int task_neighbors(const struct stencil *st, int32_t t, const int *c,
 	for (int i = 0; i < n;) {
 		int32_t tg = buf[i].target;
 		double w = buf[i++].w;
-		while (i < n && buf[i].target == tg)
+		while (i < n && buf[i].target == tg) {
 			w += buf[i++].w;
+			*merged = true;
+		}
 		if (nb) {
 			nb[m] = tg;
 			nw[m] = w;
@@ -422,20 +425,42 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 	 * rows moved together and the arrays shrunk */
 	size_t cap = (size_t)n * (size_t)st.noffs + 1;
 	g->adjncy = tp__malloc_array(cap, sizeof *g->adjncy);
-	g->weights = tp__malloc_array(cap, sizeof *g->weights);
-	if (!g->xadj || !g->coords || !g->adjncy || !g->weights)
+	if (!g->xadj || !g->coords || !g->adjncy)
+		goto nomem;
+	/* Without per-entry weights while every pair carries the one weight
+	 * (tp__graph_w); they are written out at the first pair that does
+	 * not: per-axis weights, or two offsets summed onto one neighbour in a
+	 * periodic axis of extent 1 or 2. */
+	g->unit_w = st.offw[0];
+	bool uniform = true;
+	for (int k = 1; k < st.noffs; k++)
+		uniform &= !memcmp(&st.offw[k], &g->unit_w, sizeof(double));
+	if (!uniform && !(g->weights = tp__malloc_array(cap, sizeof *g->weights)))
 		goto nomem;
 	int c[3] = { 0, 0, 0 };
-	double total = 0;
+	double total = 0, row_w[MAX_OFFS];
 	int64_t at = 0;
 	g->xadj[0] = 0;
 	for (int32_t t = 0; t < n; t++) {
 		for (int d = 0; d < st.ndims; d++)
 			g->coords[(size_t)t * (size_t)st.ndims + (size_t)d] = c[d];
-		int k = task_neighbors(&st, t, c, g->adjncy + at, g->weights + at);
+		double *w = g->weights ? g->weights + at : row_w;
+		bool merged = false;
+		int k = task_neighbors(&st, t, c, g->adjncy + at, w, &merged);
+		if (!g->weights && merged)
+			for (int i = 0; i < k; i++)
+				if (memcmp(&w[i], &g->unit_w, sizeof(double))) {
+					if (!(g->weights = tp__malloc_array(cap, sizeof *g->weights)))
+						goto nomem;
+					for (int64_t e = 0; e < at; e++)
+						g->weights[e] = g->unit_w;
+					memcpy(g->weights + at, row_w, (size_t)k * sizeof *row_w);
+					w = g->weights + at;
+					break;
+				}
 		for (int i = 0; i < k; i++)
 			if (g->adjncy[at + i] > t)
-				total += g->weights[at + i];
+				total += w[i];
 		at += k;
 		g->xadj[t + 1] = at;
 		advance(c, st.ext);
@@ -443,11 +468,13 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 	g->nedges = at / 2;
 	if ((size_t)at + 1 < cap) {
 		int32_t *a2 = realloc(g->adjncy, ((size_t)at + 1) * sizeof *a2);
-		double *w2 = realloc(g->weights, ((size_t)at + 1) * sizeof *w2);
 		if (a2)
 			g->adjncy = a2;
-		if (w2)
-			g->weights = w2;
+		if (g->weights) {
+			double *w2 = realloc(g->weights, ((size_t)at + 1) * sizeof *w2);
+			if (w2)
+				g->weights = w2;
+		}
 	}
 	if (!isfinite(total)) {
 		tp_graph_destroy(g);

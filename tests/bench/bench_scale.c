@@ -22,6 +22,9 @@
  *     topoplace.conf read from a file, the allocation as a Slurm hostlist
  *     (ranges, as SLURM_JOB_NODELIST), tp_job with the site default (auto)
  *     and the budget, the hostfile written; the wall time of all of it.
+ *   last, after a pause, what 256 MB of fresh memory costs to touch in a
+ *     fresh process, and the same again once freed (a VM's idle memory may
+ *     be slow to take back: that is a case's max).
  * Columns: load/alloc/graph/map are wall times in ms (map: median of the
  * runs), total = their sum, the end-to-end path of a launch without the
  * output.  avg hop-bytes: average hops per byte of the budget run (the
@@ -682,6 +685,54 @@ static void print_notes(const struct scase *c, const struct result *rb,
 	       quick ? rb->load1 : rf->load1);
 }
 
+/* Milliseconds to write one byte per 4 KiB page of mb MB of fresh memory,
+ * in huge pages where the kernel gives them (as the library asks). */
+static double touch_ms(size_t mb)
+{
+	size_t n = mb << 20;
+	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+	double t = now_ms();
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = 1;
+	t = now_ms() - t;
+	munmap(p, n);
+	return t;
+}
+
+/* What fresh memory costs on this machine, in a fresh process after a
+ * pause: the first touch, then the same amount again once freed.  A launch
+ * at a million tasks touches about 220 MB; on a VM whose idle memory goes
+ * back to the host the first figure is far above the second, and so is a
+ * case's first launch when the memory it gets was idle (its max).  Run
+ * last, so that its freed pages do not serve the launches. */
+static void print_memory_cost(void)
+{
+	const size_t mb = 256;
+	double *t = mmap(NULL, 2 * sizeof *t, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return;
+	t[0] = t[1] = -1;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		t[0] = touch_ms(mb);
+		t[1] = touch_ms(mb);
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	if (t[0] >= 0 && t[1] >= 0)
+		printf("\nFresh memory here: %zu MB first touched in %.0f ms (%.2f ms/MB), "
+		       "again in %.0f ms\n", mb, t[0], t[0] / (double)mb, t[1]);
+	munmap(t, 2 * sizeof *t);
+}
+
 int main(int argc, char **argv)
 {
 	bool quick = false;
@@ -727,5 +778,7 @@ int main(int argc, char **argv)
 		}
 		print_launch_row(&cases[c], rl, &res[3 * c], &res[3 * c + 1], quick);
 	}
+	sleep(5);   /* as long a pause as before a launch that pays for it */
+	print_memory_cost();
 	return rc < 0 ? 0 : rc;
 }

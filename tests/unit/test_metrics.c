@@ -977,6 +977,113 @@ START_TEST(test_two_threads_same_bits)
 }
 END_TEST
 
+/* The same graph with its weights stored: a uniform stencil rebuilt from
+ * its public CSR through tp_graph_from_edges. */
+static tp_graph *stored_copy(const tp_graph *g)
+{
+	int32_t n = tp_graph_ntasks(g);
+	int64_t ne = tp_graph_nedges(g), k = 0;
+	const int64_t *x = tp_graph_xadj(g);
+	const int32_t *adj = tp_graph_adjncy(g);
+	const double *w = tp_graph_weights(g);
+	ck_assert_ptr_nonnull(w);
+	int32_t *u = malloc(sizeof(int32_t) * (size_t)ne);
+	int32_t *v = malloc(sizeof(int32_t) * (size_t)ne);
+	double *b = malloc(sizeof(double) * (size_t)ne);
+	ck_assert(u && v && b);
+	for (int32_t t = 0; t < n; t++)
+		for (int64_t e = x[t]; e < x[t + 1]; e++)
+			if (adj[e] > t) {
+				u[k] = t;
+				v[k] = adj[e];
+				b[k++] = w[e];
+			}
+	ck_assert_int_eq(k, ne);
+	tp_graph *c = mk_graph(n, ne, u, v, b);
+	free(u);
+	free(v);
+	free(b);
+	return c;
+}
+
+/* A stencil whose pairs all weigh the same stores no weights; every metric
+ * reads it to the same bits as the graph with its weights stored, on one
+ * thread and on two (1,048,576 edges or more). */
+START_TEST(test_unweighted_stencil_same_bits)
+{
+	static const char *const specs[] = {
+		"64x64x86:7pt:periodic=all:bytes=3.25",
+		"8x8x8:27pt:bytes=1e6",
+		"16x32:9pt:periodic=y",
+	};
+	const int dims[3] = { 16, 16, 16 };
+	const bool wrap[3] = { true, true, false };
+	tp_machine *m = mk_full_machine(3, dims, wrap, 2);
+	tp_error err = {0};
+	for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+		tp_graph *g = mk_stencil(specs[i]);
+		ck_assert_ptr_null(g->weights);
+		tp_graph *c = stored_copy(g);
+		ck_assert_ptr_nonnull(c->weights);
+		int32_t n = tp_graph_ntasks(g);
+		int32_t nn = (int32_t)((n + 255) / 256);
+		int32_t *nodes = random_subset(8192, nn, 3 + i);
+		tp_alloc *a = mk_alloc(m, nodes, nn, 256);
+		int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
+		ck_assert_ptr_nonnull(map);
+		uint64_t seed = 5 + i;
+		int *used = calloc((size_t)nn, sizeof *used);
+		for (int32_t t = 0; t < n; t++) {   /* scattered, within slots */
+			int32_t q = (int32_t)(splitmix64(&seed) % (uint64_t)nn);
+			while (used[q] == 256)
+				q = (q + 1) % nn;
+			used[q]++;
+			map[t] = q;
+		}
+		ck_assert(tp_metrics_hop_bytes(g, a, map) ==
+			  tp_metrics_hop_bytes(c, a, map));
+		ck_assert(tp__hop_bytes_threads(g, a, map, HUGE_VAL, 1) ==
+			  tp__hop_bytes_threads(c, a, map, HUGE_VAL, 1));
+		tp_metrics mg, mc;
+		ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mg, &err), 0);
+		ck_assert_int_eq(tp_metrics_compute(c, a, map, true, &mc, &err), 0);
+		ck_assert(!memcmp(&mg, &mc, sizeof mg));
+		ck_assert(mg.total_bytes == tp_graph_total_bytes(g));
+		tp_congestion_ws *ws = NULL;
+		ck_assert_int_eq(tp_congestion_ws_create(&ws, m, &err), 0);
+		int64_t pg = 0, pc = 0;
+		ck_assert(tp_metrics_max_congestion(g, a, map, ws, &pg) ==
+			  tp_metrics_max_congestion(c, a, map, ws, &pc));
+		ck_assert_int_eq(pg, pc);
+		tp_congestion_ws_destroy(ws);
+		free(used);
+		free(map);
+		free(nodes);
+		tp_alloc_destroy(a);
+		tp_graph_destroy(c);
+		tp_graph_destroy(g);
+	}
+	tp_machine_destroy(m);
+
+	/* stored where a pair differs: per-axis weights, offsets summed onto
+	 * one neighbour (extent 2 or 1, periodic) */
+	static const struct { const char *spec; bool stored; } kinds[] = {
+		{ "16x16x4:weights=2,1,1", true },
+		{ "16x16x4:weights=2,2,2", false },
+		{ "2x16x16:periodic=all", true },
+		{ "2x16x16:periodic=yz", false },
+		{ "1x16x16:27pt:periodic=x", true },
+		{ "1x16x16:27pt:periodic=y", false },
+	};
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		tp_graph *g = mk_stencil(kinds[i].spec);
+		ck_assert_msg((g->weights != NULL) == kinds[i].stored, "%s",
+			      kinds[i].spec);
+		tp_graph_destroy(g);
+	}
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
 	Suite *s = suite_create("metrics");
@@ -996,6 +1103,7 @@ static Suite *metrics_suite(void)
 	tcase_set_timeout(tb, 60);
 	tcase_add_test(tb, test_brute_force);
 	tcase_add_test(tb, test_two_threads_same_bits);
+	tcase_add_test(tb, test_unweighted_stencil_same_bits);
 	suite_add_tcase(s, tb);
 
 	TCase *ts = tcase_create("scotch");

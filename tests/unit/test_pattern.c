@@ -1,5 +1,6 @@
 /* Unit tests for core/pattern: tp_graph_from_edges, stencils, JSON graphs. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -552,6 +553,72 @@ START_TEST(stencil_reference)
 			}
 		}
 	}
+}
+END_TEST
+
+/* Pairs of one weight (no per-entry weights stored): the same reference,
+ * with offsets summed onto one neighbour in small periodic extents. */
+START_TEST(stencil_uniform_reference)
+{
+	static const int sizes[][3] = { { 1, 3, 2 }, { 2, 2, 3 }, { 3, 2, 1 },
+					{ 4, 3, 2 }, { 2, 1, 5 }, { 3, 3, 3 } };
+	double w1[3] = { 1, 1, 1 };
+	char spec[128];
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		for (int mask = 0; mask < 8; mask++) {
+			bool wrap[3] = { mask & 1, mask & 2, mask & 4 };
+			char per[8] = "";
+			int np = 0;
+			for (int d = 0; d < 3; d++)
+				if (wrap[d])
+					per[np++] = "xyz"[d];
+			const int *e = sizes[i];
+			for (int full = 0; full < 2; full++) {
+				snprintf(spec, sizeof spec, "%dx%dx%d:%s:periodic=%s:bytes=2.5",
+					 e[0], e[1], e[2], full ? "27pt" : "7pt",
+					 mask ? per : "none");
+				stencil_vs_dense(spec, 3, e, wrap, full, 2.5, w1);
+				tp_graph *g = stencil_ok(spec);
+				check_csr(g);
+				tp_graph_destroy(g);
+			}
+		}
+}
+END_TEST
+
+struct shown { const tp_graph *g; const double *w; };
+
+static void *show_weights(void *arg)
+{
+	struct shown *s = arg;
+	s->w = tp_graph_weights(s->g);
+	return NULL;
+}
+
+/* A graph without stored weights shows one array, whichever thread asks
+ * first; it holds the stencil's bytes and lives until the graph goes. */
+START_TEST(stencil_shown_weights)
+{
+	tp_graph *g = stencil_ok("32x32x32:7pt:periodic=all:bytes=7");
+	struct shown s[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		s[i] = (struct shown){ g, NULL };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, show_weights, &s[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	const double *w = tp_graph_weights(g);
+	ck_assert_ptr_nonnull(w);
+	for (int i = 0; i < 4; i++)
+		ck_assert_ptr_eq(s[i].w, w);
+	for (int64_t e = 0; e < 2 * tp_graph_nedges(g); e++)
+		ck_assert(w[e] == 7.0);
+	const int32_t *adj;
+	const double *b;
+	ck_assert_int_eq(tp_graph_neighbors(g, 100, &adj, &b), 6);
+	ck_assert_ptr_eq(b, w + tp_graph_xadj(g)[100]);
+	tp_graph_destroy(g);
 }
 END_TEST
 
@@ -1217,6 +1284,8 @@ int main(void)
 	tcase_add_test(tc, stencil_weights);
 	tcase_add_test(tc, stencil_small_periodic);
 	tcase_add_test(tc, stencil_reference);
+	tcase_add_test(tc, stencil_uniform_reference);
+	tcase_add_test(tc, stencil_shown_weights);
 	tcase_add_test(tc, stencil_expect);
 	tcase_add_test(tc, stencil_errors);
 	tcase_add_test(tc, stencil_weights_long_values);

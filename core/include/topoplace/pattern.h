@@ -34,12 +34,17 @@ TP_EXPORT int32_t tp_graph_ntasks(const tp_graph *g);
 TP_EXPORT int64_t tp_graph_nedges(const tp_graph *g);
 /* Sum of the bytes of all undirected edges. */
 TP_EXPORT double tp_graph_total_bytes(const tp_graph *g);
-/* Neighbours of task t: *adj and *bytes point into the graph; returns count. */
+/* Neighbours of task t: *adj and *bytes point into the graph; returns count.
+ * *bytes is NULL only when the graph's weights could not be shown (see
+ * tp_graph_weights). */
 TP_EXPORT int32_t tp_graph_neighbors(const tp_graph *g, int32_t t, const int32_t **adj,
 			   const double **bytes);
 /* Raw CSR arrays (xadj has ntasks+1 entries). */
 TP_EXPORT const int64_t *tp_graph_xadj(const tp_graph *g);
 TP_EXPORT const int32_t *tp_graph_adjncy(const tp_graph *g);
+/* A stencil whose pairs all carry the same bytes stores no weights: its
+ * array is made on the first call (NULL if that runs out of memory) and then
+ * lives as long as the graph.  Safe to call from several threads. */
 TP_EXPORT const double *tp_graph_weights(const tp_graph *g);
 
 /* How many input edges were summed into an earlier edge of the same pair
