@@ -271,6 +271,27 @@ int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
 	return 0;
 }
 
+int tp__pointset_grid(pointset *ps, const int *grid, int k, const int *used)
+{
+	int32_t n = grid[0] * grid[1] * grid[2];
+	memset(ps, 0, sizeof *ps);
+	ps->n = n;
+	ps->dims = k;
+	ps->rank = tp__malloc_array((size_t)n * (size_t)k, sizeof(uint32_t));
+	if (!ps->rank)
+		return TP_ENOMEM;
+	for (int j = 0; j < k; j++)
+		ps->maxrank[j] = (uint32_t)(grid[used[j]] - 1);
+	int at[3] = { 0, 0, 0 };
+	uint32_t *r = ps->rank;
+	for (int32_t t = 0; t < n; t++) {
+		for (int j = 0; j < k; j++)
+			*r++ = (uint32_t)at[used[j]];
+		tp__grid_next(at, grid);
+	}
+	return 0;
+}
+
 void tp__pointset_pack(pointset *ps, uint32_t wconst)
 {
 	int at = 0;

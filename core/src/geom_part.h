@@ -94,6 +94,10 @@ int tp__tree_predict(tree *t, int64_t n, uint64_t w, int kparts);
 
 /* Ranks per dimension of n points (pos: n x dims, kept by reference). */
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos);
+/* The point set of a grid's positions (x fastest, extents grid[0..2]) in the
+ * k dimensions used[0..k-1]: the ranks tp__pointset_init would give them,
+ * without the coordinates. */
+int tp__pointset_grid(pointset *ps, const int *grid, int k, const int *used);
 void tp__pointset_free(pointset *ps);
 
 /* Points of ps carry their ranks packed when they fit in 32 bits

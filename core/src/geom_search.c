@@ -1286,12 +1286,21 @@ static int node_points(search *s, const int *cut, int32_t *ids)
 }
 
 /* The tasks likewise; their coordinates are used in place when every
- * dimension varies. */
+ * dimension varies, and a stencil's grid positions are ranked from the grid
+ * (never written out). */
 static int task_points(search *s, double **copy)
 {
 	const tp_graph *g = s->g;
 	int dims = g->coord_dims, k = 0;
 	int32_t n = g->ntasks;
+	if (!g->coords) {
+		for (int d = 0; d < g->grid_ndims; d++)
+			if (g->grid[d] > 1)
+				s->torig[k++] = d;
+		if (k == 0)
+			s->torig[k++] = 0;
+		return tp__pointset_grid(&s->tasks, g->grid, k, s->torig);
+	}
 	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
 	for (int d = 0; d < dims; d++) {
 		lo[d] = INFINITY;

@@ -288,10 +288,15 @@ int tp_graph_add(const tp_graph *a, const tp_graph *b, const char *what,
 	free(u);
 	free(v);
 	free(w);
-	if (!rc && a->coord_dims > 0 &&
-	    (rc = tp_graph_set_coords(*out, a->coord_dims, a->coords, err)) != 0) {
-		tp_graph_destroy(*out);
-		*out = NULL;
+	if (!rc && a->coord_dims > 0) {
+		const double *ac = tp_graph_coords(a);   /* a stencil's: made here */
+		rc = ac ? tp_graph_set_coords(*out, a->coord_dims, ac, err)
+			: tp_error_set(err, TP_ENOMEM, "%s: out of memory for coordinates",
+				       what ? what : "graph");
+		if (rc) {
+			tp_graph_destroy(*out);
+			*out = NULL;
+		}
 	}
 	return rc;
 }

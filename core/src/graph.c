@@ -40,6 +40,7 @@ void tp_graph_destroy(tp_graph *g)
 	free(g->adjncy);
 	free(g->weights);
 	free(atomic_load(&g->shown_w));
+	free(atomic_load(&g->shown_c));
 	free(g->coords);
 	free(g);
 }
@@ -285,29 +286,51 @@ const int32_t *tp_graph_adjncy(const tp_graph *g)
 	return g ? g->adjncy : NULL;
 }
 
-/* A graph without per-entry weights shows one array of its unit weight, made
- * once; racing callers keep the first one stored.  NULL when out of memory. */
-const double *tp_graph_weights(const tp_graph *g)
+/* An array the graph leaves implicit, made on the first request: racing
+ * callers keep the first one stored (*slot); fill writes its n values.  NULL
+ * when out of memory. */
+static const double *shown(_Atomic(double *) *slot, size_t n, const tp_graph *g,
+			   void (*fill)(const tp_graph *, double *))
 {
-	if (!g || g->weights)
-		return g ? g->weights : NULL;
-	tp_graph *mg = (tp_graph *)g;  /* the graph is never const-defined */
-	double *w = atomic_load_explicit(&mg->shown_w, memory_order_acquire);
+	double *w = atomic_load_explicit(slot, memory_order_acquire);
 	if (w)
 		return w;
-	size_t n = (size_t)g->xadj[g->ntasks];
 	double *fresh = malloc((n ? n : 1) * sizeof *fresh);
 	if (!fresh)
 		return NULL;
-	for (size_t i = 0; i < n; i++)
-		fresh[i] = g->unit_w;
-	if (!atomic_compare_exchange_strong_explicit(&mg->shown_w, &w, fresh,
+	fill(g, fresh);
+	if (!atomic_compare_exchange_strong_explicit(slot, &w, fresh,
 						     memory_order_acq_rel,
 						     memory_order_acquire)) {
 		free(fresh);
 		return w;
 	}
 	return fresh;
+}
+
+static void fill_unit_weights(const tp_graph *g, double *w)
+{
+	for (int64_t i = 0; i < g->xadj[g->ntasks]; i++)
+		w[i] = g->unit_w;
+}
+
+static void fill_grid_coords(const tp_graph *g, double *c)
+{
+	int at[3] = { 0, 0, 0 }, nd = g->grid_ndims;
+	for (int32_t t = 0; t < g->ntasks; t++) {
+		for (int d = 0; d < nd; d++)
+			*c++ = at[d];
+		tp__grid_next(at, g->grid);
+	}
+}
+
+/* The graph is never const-defined: the casts below only reach the slot. */
+const double *tp_graph_weights(const tp_graph *g)
+{
+	if (!g || g->weights)
+		return g ? g->weights : NULL;
+	return shown(&((tp_graph *)g)->shown_w, (size_t)g->xadj[g->ntasks], g,
+		     fill_unit_weights);
 }
 
 int tp_graph_coord_dims(const tp_graph *g)
@@ -317,7 +340,10 @@ int tp_graph_coord_dims(const tp_graph *g)
 
 const double *tp_graph_coords(const tp_graph *g)
 {
-	return g && g->coord_dims > 0 ? g->coords : NULL;
+	if (!g || g->coord_dims <= 0 || g->coords)
+		return g && g->coord_dims > 0 ? g->coords : NULL;
+	return shown(&((tp_graph *)g)->shown_c,
+		     (size_t)g->ntasks * (size_t)g->grid_ndims, g, fill_grid_coords);
 }
 
 int tp_graph_set_coords(tp_graph *g, int dims, const double *coords,
@@ -347,6 +373,7 @@ int tp_graph_set_coords(tp_graph *g, int dims, const double *coords,
 	if (n)
 		memcpy(c, coords, n * sizeof *c);
 	free(g->coords);
+	free(atomic_exchange(&g->shown_c, NULL));
 	g->coords = c;
 	g->coord_dims = dims;
 	return 0;

@@ -188,7 +188,12 @@ struct tp_graph {
 	_Atomic(double *) shown_w;
 	double total_bytes;
 	int coord_dims;                /* 0 = no coordinates */
-	double *coords;                /* ntasks x coord_dims */
+	double *coords;                /* ntasks x coord_dims, or NULL when
+					  they are the grid positions (a
+					  stencil's: grid_ndims > 0) */
+	/* tp_graph_coords' array for grid positions, made on the first
+	 * request (the mapping reads the grid itself) */
+	_Atomic(double *) shown_c;
 	int64_t merged_dups;           /* input edges summed into an earlier
 					  one (tp_graph_merged_duplicates) */
 	int grid_ndims;                /* > 0 when built from a stencil */
@@ -203,14 +208,25 @@ static inline double tp__graph_w(const struct tp_graph *g, int64_t e)
 	return g->weights ? g->weights[e] : g->unit_w;
 }
 
+/* The next grid position after at (x fastest) in a grid of extents ext. */
+static inline void tp__grid_next(int *at, const int *ext)
+{
+	if (++at[0] == ext[0]) {
+		at[0] = 0;
+		if (++at[1] == ext[1]) {
+			at[1] = 0;
+			at[2]++;
+		}
+	}
+}
+
 /* Tasks of a stencil spec, or -1 when tp_graph_from_stencil refuses it
  * (parsing only: nothing is allocated). */
 int64_t tp__stencil_ntasks(const char *spec);
 
 /* A recognised stencil's grid positions become g's coordinates and grid
  * (pattern_detect.c), as a --stencil graph has them. */
-int tp__graph_adopt_grid(tp_graph *g, const tp_stencil_shape *s,
-			 tp_error *err);
+void tp__graph_adopt_grid(tp_graph *g, const tp_stencil_shape *s);
 
 /* The name of node into buf (TP__HOSTNAME_MAX bytes), its length: a
  * numbered run's without writing the run's names out. */

@@ -236,26 +236,14 @@ int tp_graph_detect_stencil(const tp_graph *g, tp_stencil_shape *out,
 	return 0;
 }
 
-int tp__graph_adopt_grid(tp_graph *g, const tp_stencil_shape *s, tp_error *err)
+/* The grid positions, left implicit as a --stencil graph has them. */
+void tp__graph_adopt_grid(tp_graph *g, const tp_stencil_shape *s)
 {
-	size_t n = (size_t)g->ntasks, nd = (size_t)s->ndims;
-	double *c = tp__malloc_array(n * nd, sizeof *c);
-	if (!c)
-		return tp_error_set(err, TP_ENOMEM, "stencil coordinates: out of "
-				    "memory (%zu tasks)", n);
-	for (size_t t = 0; t < n; t++) {
-		size_t rest = t;
-		for (size_t d = 0; d < nd; d++) {
-			c[t * nd + d] = (double)(rest % (size_t)s->dims[d]);
-			rest /= (size_t)s->dims[d];
-		}
-	}
-	int rc = tp_graph_set_coords(g, s->ndims, c, err);
-	free(c);
-	if (rc)
-		return rc;
+	free(g->coords);
+	free(atomic_exchange(&g->shown_c, NULL));
+	g->coords = NULL;
+	g->coord_dims = s->ndims;
 	g->grid_ndims = s->ndims;
 	for (int d = 0; d < 3; d++)
 		g->grid[d] = d < s->ndims ? s->dims[d] : 1;
-	return 0;
 }

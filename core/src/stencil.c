@@ -369,17 +369,6 @@ static int task_neighbors(const struct stencil *st, int32_t t, const int *c,
 	return m;
 }
 
-static inline void advance(int *c, const int *ext)
-{
-	if (++c[0] == ext[0]) {
-		c[0] = 0;
-		if (++c[1] == ext[1]) {
-			c[1] = 0;
-			c[2]++;
-		}
-	}
-}
-
 int64_t tp__stencil_ntasks(const char *spec)
 {
 	struct stencil st;
@@ -418,14 +407,12 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 		goto nomem;
 	g->ntasks = n;
 	g->xadj = tp__malloc_array((size_t)n + 1, sizeof *g->xadj);
-	g->coords = tp__malloc_array((size_t)n * (size_t)st.ndims,
-				     sizeof *g->coords);
 	/* one pass: every task's neighbours written once at their upper
 	 * bound (noffs each; interior tasks have exactly that many), then the
 	 * rows moved together and the arrays shrunk */
 	size_t cap = (size_t)n * (size_t)st.noffs + 1;
 	g->adjncy = tp__malloc_array(cap, sizeof *g->adjncy);
-	if (!g->xadj || !g->coords || !g->adjncy)
+	if (!g->xadj || !g->adjncy)
 		goto nomem;
 	/* Without per-entry weights while every pair carries the one weight
 	 * (tp__graph_w); they are written out at the first pair that does
@@ -442,8 +429,6 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 	int64_t at = 0;
 	g->xadj[0] = 0;
 	for (int32_t t = 0; t < n; t++) {
-		for (int d = 0; d < st.ndims; d++)
-			g->coords[(size_t)t * (size_t)st.ndims + (size_t)d] = c[d];
 		double *w = g->weights ? g->weights + at : row_w;
 		bool merged = false;
 		int k = task_neighbors(&st, t, c, g->adjncy + at, w, &merged);
@@ -463,7 +448,7 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 				total += w[i];
 		at += k;
 		g->xadj[t + 1] = at;
-		advance(c, st.ext);
+		tp__grid_next(c, st.ext);
 	}
 	g->nedges = at / 2;
 	if ((size_t)at + 1 < cap) {
@@ -483,9 +468,10 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 				    spec, DBL_MAX);
 	}
 	g->total_bytes = total;
+	/* the coordinates are the grid positions, left implicit (coords NULL) */
 	g->coord_dims = st.ndims;
 	g->grid_ndims = st.ndims;
-	for (int d = 0; d < st.ndims; d++)
+	for (int d = 0; d < 3; d++)
 		g->grid[d] = st.ext[d];
 	*out = g;
 	return 0;

@@ -905,6 +905,57 @@ START_TEST(lazy_matches_eager)
 }
 END_TEST
 
+/* A stencil's grid positions are ranked from the grid, never written out;
+ * the same positions given as coordinates map the same way, and
+ * tp_graph_coords shows them. */
+START_TEST(grid_positions_as_coordinates)
+{
+	static const char *const specs[] = { "8x8x8:7pt", "19x21:5pt",
+					     "16x1x9:27pt:periodic=x", "1x1x64" };
+	tp_conf *c = make_conf("16x16x16", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+		tp_graph *g = NULL, *e = NULL;
+		ck_assert_int_eq(tp_graph_from_stencil(&g, specs[i], 0, NULL), 0);
+		ck_assert_int_eq(tp_graph_from_stencil(&e, specs[i], 0, NULL), 0);
+		int32_t n = tp_graph_ntasks(g);
+		int nd = tp_graph_coord_dims(g), grid[3];
+		ck_assert_int_eq(tp_graph_grid_dims(g, grid), nd);
+		const double *co = tp_graph_coords(g);
+		ck_assert_ptr_nonnull(co);
+		for (int32_t t = 0; t < n; t++) {
+			int32_t r = t;
+			for (int d = 0; d < nd; d++) {
+				ck_assert(co[(size_t)t * (size_t)nd + (size_t)d] == r % grid[d]);
+				r /= grid[d];
+			}
+		}
+		ck_assert_int_eq(tp_graph_set_coords(e, nd, co, NULL), 0);
+		tp_alloc *a = random_alloc(m, 4096, (n + 1) / 2, 2);
+		for (int k = 2; k <= 3; k++) {
+			tp_geom_opts o;
+			tp_geom_opts_default(&o);
+			o.parts_per_level = k;
+			int32_t *m1 = malloc(sizeof(int32_t) * (size_t)n);
+			int32_t *m2 = malloc(sizeof(int32_t) * (size_t)n);
+			tp_geom_report r1, r2;
+			ck_assert_int_eq(tp_geom_map(g, a, &o, m1, &r1, NULL), 0);
+			ck_assert_int_eq(tp_geom_map(e, a, &o, m2, &r2, NULL), 0);
+			ck_assert_msg(!memcmp(m1, m2, sizeof(int32_t) * (size_t)n),
+				      "%s, %d parts: %s vs %s", specs[i], k,
+				      r1.best_desc, r2.best_desc);
+			ck_assert_str_eq(r1.best_desc, r2.best_desc);
+			free(m1);
+			free(m2);
+		}
+		tp_alloc_destroy(a);
+		tp_graph_destroy(e);
+		tp_graph_destroy(g);
+	}
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Map stencil onto a box of an N-D torus; returns the metrics. */
 static tp_metrics fold_case(const char *dims, const char *wrap, const int *first,
 			    const int *len, int slots, const char *stencil,
@@ -1065,6 +1116,7 @@ int main(void)
 	tcase_add_test(tc, bad_input_and_budget);
 	tcase_add_test(tc, budget_tiny_midsize);
 	tcase_add_test(tc, lazy_matches_eager);
+	tcase_add_test(tc, grid_positions_as_coordinates);
 	tcase_add_test(tc, packed_ranks_same_partition);
 	tcase_add_test(tc, implicit_tree_same_partition);
 	tcase_add_test(tc, split_root_same_partition);

@@ -586,38 +586,55 @@ START_TEST(stencil_uniform_reference)
 }
 END_TEST
 
-struct shown { const tp_graph *g; const double *w; };
+struct shown { const tp_graph *g; const double *w, *c; };
 
-static void *show_weights(void *arg)
+static void *show_arrays(void *arg)
 {
 	struct shown *s = arg;
 	s->w = tp_graph_weights(s->g);
+	s->c = tp_graph_coords(s->g);
 	return NULL;
 }
 
-/* A graph without stored weights shows one array, whichever thread asks
- * first; it holds the stencil's bytes and lives until the graph goes. */
-START_TEST(stencil_shown_weights)
+/* A stencil stores neither its one weight per entry nor its grid positions:
+ * each is shown as one array, whichever thread asks first, holding the
+ * stencil's bytes and positions and living until the graph goes (or, for
+ * the positions, until others are set). */
+START_TEST(stencil_shown_arrays)
 {
-	tp_graph *g = stencil_ok("32x32x32:7pt:periodic=all:bytes=7");
+	tp_graph *g = stencil_ok("32x16x8:7pt:periodic=all:bytes=7");
 	struct shown s[4];
 	pthread_t th[4];
 	for (int i = 0; i < 4; i++) {
-		s[i] = (struct shown){ g, NULL };
-		ck_assert_int_eq(pthread_create(&th[i], NULL, show_weights, &s[i]), 0);
+		s[i] = (struct shown){ g, NULL, NULL };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, show_arrays, &s[i]), 0);
 	}
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
-	const double *w = tp_graph_weights(g);
+	const double *w = tp_graph_weights(g), *c = tp_graph_coords(g);
 	ck_assert_ptr_nonnull(w);
-	for (int i = 0; i < 4; i++)
+	ck_assert_ptr_nonnull(c);
+	for (int i = 0; i < 4; i++) {
 		ck_assert_ptr_eq(s[i].w, w);
+		ck_assert_ptr_eq(s[i].c, c);
+	}
 	for (int64_t e = 0; e < 2 * tp_graph_nedges(g); e++)
 		ck_assert(w[e] == 7.0);
+	for (int32_t t = 0; t < tp_graph_ntasks(g); t++) {
+		ck_assert(c[3 * t] == t % 32);
+		ck_assert(c[3 * t + 1] == (t / 32) % 16);
+		ck_assert(c[3 * t + 2] == t / 512);
+	}
 	const int32_t *adj;
 	const double *b;
 	ck_assert_int_eq(tp_graph_neighbors(g, 100, &adj, &b), 6);
 	ck_assert_ptr_eq(b, w + tp_graph_xadj(g)[100]);
+	double one[2 * 4096];
+	for (int i = 0; i < 2 * 4096; i++)
+		one[i] = -i;
+	ck_assert_int_eq(tp_graph_set_coords(g, 2, one, NULL), 0);
+	ck_assert_int_eq(tp_graph_coord_dims(g), 2);
+	ck_assert(tp_graph_coords(g)[5] == -5);
 	tp_graph_destroy(g);
 }
 END_TEST
@@ -1285,7 +1302,7 @@ int main(void)
 	tcase_add_test(tc, stencil_small_periodic);
 	tcase_add_test(tc, stencil_reference);
 	tcase_add_test(tc, stencil_uniform_reference);
-	tcase_add_test(tc, stencil_shown_weights);
+	tcase_add_test(tc, stencil_shown_arrays);
 	tcase_add_test(tc, stencil_expect);
 	tcase_add_test(tc, stencil_errors);
 	tcase_add_test(tc, stencil_weights_long_values);
