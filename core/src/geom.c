@@ -220,15 +220,20 @@ static int rank_by_sorting(pointset *ps, const double *pos, int d)
  * itself (minus the minimum); anything else is ranked by sorting.  When every
  * dimension is of the first kind, rank extents are coordinate extents and
  * ps->pos is left NULL: the caller may free pos. */
-int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
+int tp__pointset_alloc(pointset *ps, int32_t n, int dims)
 {
-	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
-	bool integral[TP_MAX_DIMS], direct = true, any = false;
 	memset(ps, 0, sizeof *ps);
 	ps->n = n;
 	ps->dims = dims;
 	ps->rank = tp__malloc_array((size_t)n * (size_t)dims, sizeof(uint32_t));
-	if (!ps->rank)
+	return ps->rank ? 0 : TP_ENOMEM;
+}
+
+int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
+{
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
+	bool integral[TP_MAX_DIMS], direct = true, any = false;
+	if (tp__pointset_alloc(ps, n, dims))
 		return TP_ENOMEM;
 	/* one pass for every dimension's range */
 	for (int d = 0; d < dims; d++) {
@@ -274,11 +279,7 @@ int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
 int tp__pointset_grid(pointset *ps, const int *grid, int k, const int *used)
 {
 	int32_t n = grid[0] * grid[1] * grid[2];
-	memset(ps, 0, sizeof *ps);
-	ps->n = n;
-	ps->dims = k;
-	ps->rank = tp__malloc_array((size_t)n * (size_t)k, sizeof(uint32_t));
-	if (!ps->rank)
+	if (tp__pointset_alloc(ps, n, k))
 		return TP_ENOMEM;
 	for (int j = 0; j < k; j++)
 		ps->maxrank[j] = (uint32_t)(grid[used[j]] - 1);

@@ -94,6 +94,9 @@ int tp__tree_predict(tree *t, int64_t n, uint64_t w, int kparts);
 
 /* Ranks per dimension of n points (pos: n x dims, kept by reference). */
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos);
+/* An empty point set of n points in dims dimensions, ranks allocated. */
+int tp__pointset_alloc(pointset *ps, int32_t n, int dims);
+
 /* The point set of a grid's positions (x fastest, extents grid[0..2]) in the
  * k dimensions used[0..k-1]: the ranks tp__pointset_init would give them,
  * without the coordinates. */

@@ -1234,11 +1234,7 @@ static int node_ranks(search *s, const int *cut, const int *lo, const int *hi,
 		free(pos);   /* else owned by the point set */
 	return rc;
 direct:
-	memset(ps, 0, sizeof *ps);
-	ps->n = nn;
-	ps->dims = k;
-	ps->rank = tp__malloc_array((size_t)nn * (size_t)k, sizeof(uint32_t));
-	if (!ps->rank)
+	if (tp__pointset_alloc(ps, nn, k))
 		return TP_ENOMEM;
 	for (int d = 0; d < k; d++)
 		ps->maxrank[d] = (uint32_t)(hi[s->porig[d]] - lo[s->porig[d]]);

@@ -57,7 +57,10 @@ TP_EXPORT int64_t tp_graph_merged_duplicates(const tp_graph *g);
 
 /* Task coordinates: ncoord_dims 0 when the graph has none. */
 TP_EXPORT int tp_graph_coord_dims(const tp_graph *g);
-/* Row-major ntasks x coord_dims array, or NULL. */
+/* Row-major ntasks x coord_dims array, or NULL.  A stencil's coordinates
+ * are its grid positions and are not stored: the array is made on the first
+ * call (NULL if that runs out of memory) and lives as long as the graph, or
+ * until tp_graph_set_coords.  Safe to call from several threads. */
 TP_EXPORT const double *tp_graph_coords(const tp_graph *g);
 /* Attach (copy) coordinates; dims in 1..6. */
 TP_EXPORT int tp_graph_set_coords(tp_graph *g, int dims, const double *coords,
