@@ -216,10 +216,6 @@ static int rank_by_sorting(pointset *ps, const double *pos, int d)
 	return 0;
 }
 
-/* Ranks per dimension.  Integer coordinates in a modest range use the value
- * itself (minus the minimum); anything else is ranked by sorting.  When every
- * dimension is of the first kind, rank extents are coordinate extents and
- * ps->pos is left NULL: the caller may free pos. */
 int tp__pointset_alloc(pointset *ps, int32_t n, int dims)
 {
 	memset(ps, 0, sizeof *ps);
@@ -229,6 +225,10 @@ int tp__pointset_alloc(pointset *ps, int32_t n, int dims)
 	return ps->rank ? 0 : TP_ENOMEM;
 }
 
+/* Ranks per dimension.  Integer coordinates in a modest range use the value
+ * itself (minus the minimum); anything else is ranked by sorting.  When every
+ * dimension is of the first kind, rank extents are coordinate extents and
+ * ps->pos is left NULL: the caller may free pos. */
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
 {
 	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
