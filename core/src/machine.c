@@ -310,7 +310,7 @@ static void counter_inc(struct counter *c)
 		}
 		c->d[i] = '0';
 	}
-	memmove(c->d + 1, c->d, c->len++);   /* 999 -> 1000 */
+	c->d[c->len++] = '0';   /* 999 -> 1000: every digit is 0 by now */
 	c->d[0] = '1';
 }
 
