@@ -22,6 +22,7 @@
  *     topoplace.conf read from a file, the allocation as a Slurm hostlist
  *     (ranges, as SLURM_JOB_NODELIST), tp_job with the site default (auto)
  *     and the budget, the hostfile written; the wall time of all of it.
+ *   then every launch's time in order (the first takes fresh memory);
  *   last, after a pause, what 256 MB of fresh memory costs to touch in a
  *     fresh process, and the same again once freed (a VM's idle memory may
  *     be slow to take back: that is a case's max).
@@ -777,6 +778,16 @@ int main(int argc, char **argv)
 			continue;
 		}
 		print_launch_row(&cases[c], rl, &res[3 * c], &res[3 * c + 1], quick);
+	}
+	printf("\nEvery launch, in order (the first pays for the memory it is the first to take):\n");
+	for (int c = 0; c < NCASES; c++) {
+		const struct result *rl = &res[3 * c + 2];
+		if (!selected(&cases[c], quick, only) || rl->err[0])
+			continue;
+		printf("  %-13s", cases[c].name);
+		for (int i = 0; i < rl->runs; i++)
+			printf(" %4.0f", rl->launch_ms[i]);
+		printf(" ms\n");
 	}
 	sleep(5);   /* as long a pause as before a launch that pays for it */
 	print_memory_cost();
