@@ -10,6 +10,15 @@
 
 #include "internal.h"
 
+/* Rank t's line (its node's name and a newline) at b, its length: at most
+ * TP__HOSTNAME_MAX. */
+static size_t put_line(const tp_alloc *a, const int32_t *map, int32_t t, char *b)
+{
+	size_t n = tp__machine_name_put(a->m, a->node[map[t]], b);
+	b[n] = '\n';
+	return n + 1;
+}
+
 /* Lines of ranks [t0, t1) written to f in 32 KiB pieces. */
 static int write_lines(FILE *f, const tp_alloc *a, const int32_t *map,
 		       int32_t t0, int32_t t1)
@@ -27,8 +36,7 @@ static int write_lines(FILE *f, const tp_alloc *a, const int32_t *map,
 				return TP_EIO;
 			at = 0;
 		}
-		at += tp__machine_name_put(a->m, a->node[map[t]], buf + at);
-		buf[at++] = '\n';
+		at += put_line(a, map, t, buf + at);
 	}
 	return at && fwrite(buf, 1, at, f) != at ? TP_EIO : 0;
 }
@@ -57,9 +65,7 @@ static void *gather_lines(void *arg)
 			l->buf = nb;
 			cap *= 2;
 		}
-		l->len += tp__machine_name_put(l->a->m, l->a->node[l->map[t]],
-					       l->buf + l->len);
-		l->buf[l->len++] = '\n';
+		l->len += put_line(l->a, l->map, t, l->buf + l->len);
 	}
 	l->ok = l->buf != NULL;
 	return NULL;

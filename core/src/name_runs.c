@@ -40,13 +40,11 @@ uint64_t tp__digits_last(uint64_t v)
 	return n < 20 ? digits_from[n - 1] - 1 : UINT64_MAX;
 }
 
-/* 10^(w-1): the smallest number written in w digits without padding. */
+/* 10^(w-1): the smallest number written in w digits without padding
+ * (10^19 for any wider w). */
 static uint64_t unpadded_from(uint32_t w)
 {
-	uint64_t p = 1;
-	for (uint32_t i = 1; i < w && p <= UINT64_MAX / 10; i++)
-		p *= 10;
-	return p;
+	return w <= 1 ? 1 : digits_from[(w < 20 ? w : 20) - 2];
 }
 
 static int fam_cmp(const struct tp__run_family *f, const char *pre,
