@@ -327,8 +327,10 @@ static void fill_grid_coords(const tp_graph *g, double *c)
 /* The graph is never const-defined: the casts below only reach the slot. */
 const double *tp_graph_weights(const tp_graph *g)
 {
-	if (!g || g->weights)
-		return g ? g->weights : NULL;
+	if (!g)
+		return NULL;
+	if (g->weights)
+		return g->weights;
 	return shown(&((tp_graph *)g)->shown_w, (size_t)g->xadj[g->ntasks], g,
 		     fill_unit_weights);
 }
@@ -340,8 +342,10 @@ int tp_graph_coord_dims(const tp_graph *g)
 
 const double *tp_graph_coords(const tp_graph *g)
 {
-	if (!g || g->coord_dims <= 0 || g->coords)
-		return g && g->coord_dims > 0 ? g->coords : NULL;
+	if (!g || g->coord_dims <= 0)
+		return NULL;
+	if (g->coords)
+		return g->coords;
 	return shown(&((tp_graph *)g)->shown_c,
 		     (size_t)g->ntasks * (size_t)g->grid_ndims, g, fill_grid_coords);
 }

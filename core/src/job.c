@@ -247,17 +247,17 @@ static int read_input(const tp_job_input *in, const char *kind, size_t max,
 }
 
 /* A graph without coordinates that is a regular stencil (a traced halo
- * exchange) gets its grid positions, and is mapped as --stencil would be. */
-static int recognise_stencil(tp_job *job, const char *name, tp_error *err)
+ * exchange) gets its grid positions, and is mapped as --stencil would be;
+ * any other graph is mapped as it is. */
+static void recognise_stencil(tp_job *job, const char *name, tp_error *err)
 {
 	tp_stencil_shape s;
 	if (tp_graph_coord_dims(job->cpu) > 0 ||
 	    tp_graph_detect_stencil(job->cpu, &s, err) != 1)
-		return 0;
+		return;
 	tp__graph_adopt_grid(job->cpu, &s);
 	tp__job_note(job, "%s: a regular %d-point stencil, mapped as "
 		     "--stencil %s", name, s.points, s.spec);
-	return 0;
 }
 
 static int load_graph(tp_job *job, int64_t expect, tp_error *err)
@@ -279,7 +279,8 @@ static int load_graph(tp_job *job, int64_t expect, tp_error *err)
 		tp__job_note(job, "%s: %lld duplicate edge%s summed",
 			     in->name ? in->name : "graph", (long long)dups,
 			     dups == 1 ? "" : "s");
-	return recognise_stencil(job, in->name ? in->name : "graph", err);
+	recognise_stencil(job, in->name ? in->name : "graph", err);
+	return 0;
 }
 
 static int load_gpu_matrix(tp_job *job, int64_t expect, tp_error *err)
