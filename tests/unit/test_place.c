@@ -115,8 +115,6 @@ START_TEST(place_dispatch)
 }
 END_TEST
 
-/* Large hostfiles have their second half formatted on a second thread:
- * every line as one loop writes it, in rank order. */
 /* auto on a graph of over 2^20 edges scores Slurm's block order on a
  * second thread while geometric runs: the same score to the bit as
  * scoring it alone, and the kept mapping is the better one. */
@@ -159,6 +157,8 @@ START_TEST(auto_scores_block_beside_geometric)
 }
 END_TEST
 
+/* Large hostfiles have their second half formatted on a second thread:
+ * every line as one loop writes it, in rank order. */
 START_TEST(hostfile_large_in_order)
 {
 	tp_conf *c = NULL;
