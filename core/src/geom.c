@@ -283,6 +283,11 @@ int tp__pointset_grid(pointset *ps, const int *grid, int k, const int *used)
 		return TP_ENOMEM;
 	for (int j = 0; j < k; j++)
 		ps->maxrank[j] = (uint32_t)(grid[used[j]] - 1);
+	ps->grid = true;
+	for (int j = 0; j < k; j++)
+		ps->idstride[j] = used[j] == 0 ? 1
+				  : used[j] == 1 ? grid[0]
+				  : (int64_t)grid[0] * grid[1];
 	int at[3] = { 0, 0, 0 };
 	uint32_t *r = ps->rank;
 	for (int32_t t = 0; t < n; t++) {
@@ -611,8 +616,9 @@ static int64_t partition3_rank(const pointset *ps, const side_order *so, int d,
  * the plane p[lt..lt+g) nearest the target t2 is a count (ties to the
  * smaller), and selecting that many gives the same set as sorting the
  * plane, in linear time. */
-static int64_t cut_equal_weights(tp__pt *p, int64_t n, int64_t lt, int64_t g,
-				 uint64_t below, uint64_t t2, uint64_t w,
+static int64_t cut_equal_weights(const pointset *ps, const side_order *so,
+				 int lp, int d, tp__pt *p, int64_t n, int64_t lt,
+				 int64_t g, uint64_t below, uint64_t t2, uint64_t w,
 				 uint64_t *wleft)
 {
 	int64_t j = (int64_t)(t2 / w);
@@ -622,16 +628,21 @@ static int64_t cut_equal_weights(tp__pt *p, int64_t n, int64_t lt, int64_t g,
 		j = g;
 	int64_t cut = lt + j;
 	uint64_t wl = below + (uint64_t)j * w;
+	int64_t k = -1;             /* the plane's point to select, if any */
 	if (cut < 1) {              /* lt = 0: the smallest first */
-		tp__select(p, g, 0);
+		k = 0;
 		cut = 1;
 		wl = w;
 	} else if (cut > n - 1) {   /* the largest last */
-		tp__select(p + lt, g, g - 1);
+		k = g - 1;
 		cut = n - 1;
 		wl -= w;
 	} else if (j > 0 && j < g) {
-		tp__select(p + lt, g, j);
+		k = j;
+	}
+	if (k >= 0) {
+		fill_keys(ps, so, lp, d, p + lt, g);
+		tp__select(p + lt, g, k);
 	}
 	*wleft = wl;
 	return cut;
@@ -678,6 +689,27 @@ static void box_whole(const pointset *ps, box *b)
 	}
 }
 
+/* The histogram of cut_range over few planes, when every point weighs the
+ * same (unit): four counters in turn, since neighbouring points mostly
+ * share a plane and one counter would chain each increment to the last. */
+#define FEW_PLANES 256
+
+static void count_planes(const pointset *ps, const side_order *so, int d,
+			 const tp__pt *p, int64_t n, uint32_t lo, uint32_t size,
+			 uint64_t unit, uint64_t *hist)
+{
+	uint32_t c[4][FEW_PLANES];
+	memset(c, 0, sizeof c);
+	int64_t i = 0;
+	for (; i + 4 <= n; i += 4)
+		for (int k = 0; k < 4; k++)
+			c[k][rank_of(ps, so, &p[i + k], d) - lo]++;
+	for (; i < n; i++)
+		c[0][rank_of(ps, so, &p[i], d) - lo]++;
+	for (uint32_t v = 0; v < size; v++)
+		hist[v] = ((uint64_t)c[0][v] + c[1][v] + c[2][v] + c[3][v]) * unit;
+}
+
 /* *plane receives the rank the cut falls in (the left side is at most it,
  * the right side at least it), or UINT32_MAX when the cut was by full keys
  * and says nothing of the box. */
@@ -715,7 +747,10 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 	}
 	uint32_t size = hi - lo + 1;
 	memset(hist, 0, sizeof(uint64_t) * size);
-	if (fused)
+	if (fused && (!weighted || wconst) && size <= FEW_PLANES &&
+	    n >= 16 * (int64_t)size)
+		count_planes(ps, so, d, p, n, lo, size, weighted ? wconst : 1, hist);
+	else if (fused)
 		for (int64_t i = 0; i < n; i++)
 			hist[rank_of(ps, so, &p[i], d) - lo] +=
 				!weighted ? 1 : wconst ? wconst : p[i].w;
@@ -738,17 +773,22 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 	*plane = (uint32_t)pv;
 	int64_t g, lt = fused ? partition3_rank(ps, so, d, p, n, (uint32_t)pv, tmp, &g)
 			      : partition3(p, n, pv, tmp, &g);
-	fill_keys(ps, so, lp, d, p + lt, g);
+	/* the plane's points need their full keys only where some of them
+	 * are selected: a cut on the plane's edge takes it whole */
 	uint64_t t2 = target - below;
 	if (!weighted) {
-		if (t2 > 0 && (int64_t)t2 < g)
+		if (t2 > 0 && (int64_t)t2 < g) {
+			fill_keys(ps, so, lp, d, p + lt, g);
 			tp__select(p + lt, g, (int64_t)t2);
+		}
 		*wleft = target;
 		return lt + (int64_t)t2;
 	}
 	if (wconst)
-		return cut_equal_weights(p, n, lt, g, below, t2, wconst, wleft);
+		return cut_equal_weights(ps, so, lp, d, p, n, lt, g, below, t2,
+					 wconst, wleft);
 	/* weighted: order the plane and take the prefix nearest the target */
+	fill_keys(ps, so, lp, d, p + lt, g);
 	tp__sort(p + lt, g);
 	uint64_t acc = 0, best_w = 0, best_d = UINT64_MAX;
 	int64_t best_j = 0;
@@ -889,7 +929,8 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
 		return TP_ETIME;
 	if (n == 1) {
-		c->leaf_node[c->nleaves++] = c->alloc_index[p[0].id];
+		c->leaf_node[c->nleaves++] = c->alloc_index ? c->alloc_index[p[0].id]
+							    : (int32_t)p[0].id;
 		return tp__tree_push(c->tr, 0);
 	}
 	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
@@ -982,7 +1023,85 @@ typedef struct task_ctx {
 	double deadline;
 } task_ctx;
 
-static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
+/* A whole box of a grid point set (ps->grid): every point whose ranks, as
+ * rank_of gives them, lie in bx.  Its points are not in p until
+ * box_points writes them. */
+
+/* Written to p in any order (a part's order is not its result), as
+ * tp__pointset_pt(ps, id, 1) gives them. */
+static void box_points(const pointset *ps, const side_order *so,
+		       const box *bx, tp__pt *p)
+{
+	int D = ps->dims;
+	uint32_t lo[TP_MAX_DIMS], hi[TP_MAX_DIMS], at[TP_MAX_DIMS];
+	for (int d = 0; d < D; d++) {
+		/* rank_of reflects: back to the point's own ranks */
+		lo[d] = so->reflect[d] ? ps->maxrank[d] - bx->hi[d] : bx->lo[d];
+		hi[d] = so->reflect[d] ? ps->maxrank[d] - bx->lo[d] : bx->hi[d];
+		at[d] = lo[d];
+	}
+	for (int64_t i = 0;; i++) {
+		int64_t id = 0;
+		uint32_t w = ps->packed ? 0 : 1;
+		for (int d = 0; d < D; d++) {
+			id += (int64_t)at[d] * ps->idstride[d];
+			if (ps->packed)
+				w |= at[d] << ps->shift[d];
+		}
+		p[i] = (tp__pt){ .key = 0, .id = (uint32_t)id, .w = w };
+		int d = 0;
+		while (d < D && at[d] == hi[d]) {
+			at[d] = lo[d];
+			d++;
+		}
+		if (d == D)
+			return;
+		at[d]++;
+	}
+}
+
+/* cut_dim for a whole box: its points span it exactly. */
+static int box_cut_dim(const pointset *ps, const side_order *so, int depth,
+		       const box *bx, int *level_pos)
+{
+	int D = ps->dims;
+	if (!so->longest) {
+		*level_pos = depth % D;
+		return so->perm[*level_pos];
+	}
+	int best = 0;
+	for (int d = 1; d < D; d++)
+		if (bx->hi[d] - bx->lo[d] > bx->hi[best] - bx->lo[best])
+			best = d;
+	*level_pos = best;
+	return best;
+}
+
+/* Whether every one of the k counts of a whole box is a
+ * positive number of its planes across d, which go to nplanes[]: then
+ * cut_range would cut each between two planes, and each part is again a
+ * whole box.  (This runs at every part: one 32-bit division each.) */
+static bool box_cuts_between_planes(const box *bx, int dims, int d, int64_t k,
+				    const int64_t *cnt, uint32_t *nplanes)
+{
+	uint32_t plane = 1;   /* the other extents' product: n / extent */
+	for (int e = 0; e < dims; e++)
+		if (e != d)
+			plane *= bx->hi[e] - bx->lo[e] + 1;
+	uint32_t left = bx->hi[d] - bx->lo[d] + 1;
+	for (int64_t j = 0; j < k - 1; j++) {
+		uint32_t q = (uint32_t)cnt[j] / plane;
+		if (cnt[j] <= 0 || q * plane != (uint32_t)cnt[j] || q >= left)
+			return false;
+		nplanes[j] = q;
+		left -= q;
+	}
+	nplanes[k - 1] = left;   /* what is left is whole planes too */
+	return true;
+}
+
+static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx,
+		    bool whole)
 {
 	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
 		return TP_ETIME;
@@ -999,15 +1118,38 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 		for (int64_t j = 0; j < k; j++)
 			cnt[j] = (int64_t)((uint64_t)cnt[j] * w);
 	}
-	if (k == 0)
+	if (k == 0) {
+		if (whole)
+			box_points(c->ps, c->so, bx, p);
 		return 0;
-	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
+	}
+	int lp, d;
+	if (whole) {
+		d = box_cut_dim(c->ps, c->so, depth, bx, &lp);
+		uint32_t nplanes[64];
+		if (box_cuts_between_planes(bx, c->ps->dims, d, k, cnt, nplanes)) {
+			/* each part its planes, as cut_range would cut them */
+			box part = *bx;
+			int64_t pos = 0;
+			int rc = 0;
+			for (int64_t j = 0; j < k && !rc; j++) {
+				part.hi[d] = part.lo[d] + nplanes[j] - 1;
+				rc = task_rec(c, p + pos, cnt[j], depth + 1, &part, true);
+				part.lo[d] = part.hi[d] + 1;
+				pos += cnt[j];
+			}
+			return rc;
+		}
+		box_points(c->ps, c->so, bx, p);
+	} else {
+		d = cut_dim(c->ps, c->so, depth, p, n, &lp);
+	}
 	if (n == 2 && k == 2) {
 		/* two tasks, one per part: order them */
 		fill_keys(c->ps, c->so, lp, d, p, 2);
 		tp__sort(p, 2);
-		task_rec(c, p, 1, depth + 1, bx);
-		return task_rec(c, p + 1, 1, depth + 1, bx);
+		task_rec(c, p, 1, depth + 1, bx, false);
+		return task_rec(c, p + 1, 1, depth + 1, bx, false);
 	}
 	int64_t pos = 0;
 	uint32_t plane[64];
@@ -1025,7 +1167,7 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 	box part = *bx;
 	for (int64_t j = 0; j < k && !rc; j++) {
 		part.hi[d] = j < k - 1 && plane[j] != UINT32_MAX ? plane[j] : bx->hi[d];
-		rc = task_rec(c, p + pos, cnt[j], depth + 1, &part);
+		rc = task_rec(c, p + pos, cnt[j], depth + 1, &part, false);
 		if (j < k - 1 && plane[j] != UINT32_MAX)
 			part.lo[d] = plane[j];
 		pos += cnt[j];
@@ -1058,7 +1200,7 @@ int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
 	task_ctx tctx = { ps, so, tr, 0, hist, tmp, deadline };
 	box bx;
 	box_whole(ps, &bx);
-	return task_rec(&tctx, p, n, 0, &bx);
+	return task_rec(&tctx, p, n, 0, &bx, ps->grid && n > 0 && n == ps->n);
 }
 
 /* ------------------------------------------------------------------------ */

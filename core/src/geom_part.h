@@ -27,6 +27,12 @@ typedef struct pointset {
 	uint32_t wconst;
 	uint8_t shift[TP_MAX_DIMS];
 	uint32_t mask[TP_MAX_DIMS];
+	/* A whole grid's positions (tp__pointset_grid): every rank vector
+	 * up to maxrank is a point, whose id is the sum of its ranks times
+	 * idstride.  The task partition then cuts boxes of it without
+	 * touching their points while its cuts fall between planes. */
+	bool grid;
+	int64_t idstride[TP_MAX_DIMS];
 } pointset;
 
 /* How one side orders its points at a given cut: the cut dimension first,
@@ -127,7 +133,8 @@ size_t tp__pointset_hist_len(const pointset *ps);
 
 /* Partition the n nodes in p (id = point set index, w = slots) in the order
  * so with k parts per level: appends the split tree to tr and writes the
- * allocation index (alloc_index[id]) of every leaf, in order, to leaf_node.
+ * allocation index (alloc_index[id]; the id itself when alloc_index is
+ * NULL) of every leaf, in order, to leaf_node.
  * hist needs tp__pointset_hist_len(ps) entries, tmp n points (scratch).
  * TP_ETIME when the clock (tp__now_ms) passes deadline first (INFINITY:
  * never).  split: a large root's last part may be cut on a second thread
@@ -138,7 +145,9 @@ int tp__part_nodes(const pointset *ps, const side_order *so,
 		   tp__pt *tmp, double deadline, bool split);
 
 /* Partition the n tasks in p in the order so into exactly the counts of the
- * split tree tr; p ends in task order.  hist, tmp and deadline as above. */
+ * split tree tr; p ends in task order.  hist, tmp and deadline as above.
+ * When ps->grid, p's contents are not read: its points are written from
+ * the grid (tp__pointset_pt(ps, id, 1) for each). */
 int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
 		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp,
 		   double deadline);

@@ -582,7 +582,9 @@ static int build_nodes(search *s, int i, wsp *w, double deadline)
 	 * instead of stored */
 	tree t = { .expect = s->predicted >= 0 ? &s->trees[s->predicted] : NULL };
 	int32_t nleaves = 0;
-	int rc = tp__part_nodes(&s->nodes, &np->so, s->ids, s->o->parts_per_level,
+	/* the leaves' point ids, made allocation indices after: one by one
+	 * as the partition reaches them, each would wait on a cache miss */
+	int rc = tp__part_nodes(&s->nodes, &np->so, NULL, s->o->parts_per_level,
 				w->buf, s->nn, &t, leaf, &nleaves, w->hist, w->tmp,
 				deadline, thread_count(s->o) > 1);
 	if (rc) {
@@ -590,6 +592,8 @@ static int build_nodes(search *s, int i, wsp *w, double deadline)
 		free(t.v);
 		return rc;
 	}
+	for (int32_t j = 0; s->nn < s->a->nnodes && j < nleaves; j++)
+		leaf[j] = s->ids[leaf[j]];
 	pthread_mutex_lock(&s->mu);
 	int tr = add_tree(s, &t);
 	if (tr >= 0) {
@@ -616,7 +620,7 @@ static int build_tasks(search *s, int idx, wsp *w, double deadline)
 	int32_t *arr = tp__malloc_array((size_t)n, sizeof(int32_t));
 	if (!arr)
 		return TP_ENOMEM;
-	for (int32_t t = 0; t < n; t++)
+	for (int32_t t = 0; !s->tasks.grid && t < n; t++)
 		w->buf[t] = tp__pointset_pt(&s->tasks, (uint32_t)t, 1);
 	int rc = tp__part_tasks(&s->tasks, &s->tso[ti], &s->trees[tr], w->buf, n,
 				w->hist, w->tmp, deadline);

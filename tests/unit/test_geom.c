@@ -680,6 +680,23 @@ static void part_tasks_with(const pointset *ps, const side_order *so,
 	free(hist);
 }
 
+/* part_tasks_with for a grid's point set, whose points are made from the
+ * grid: p holds garbage on the way in. */
+static void part_tasks_grid(const pointset *ps, const side_order *so,
+			    const tree *tr, int32_t *order)
+{
+	int64_t n = ps->n;
+	tp__pt *p = malloc(sizeof *p * (size_t)n), *tmp = malloc(sizeof *p * (size_t)n);
+	uint64_t *hist = malloc(sizeof(uint64_t) * tp__pointset_hist_len(ps));
+	memset(p, 0xa5, sizeof *p * (size_t)n);
+	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY), 0);
+	for (int64_t i = 0; i < n; i++)
+		order[i] = (int32_t)p[i].id;
+	free(p);
+	free(tmp);
+	free(hist);
+}
+
 /* The predicted split tree of equal slots, implicit (nothing stored) or
  * written out: node partitions checked against it keep nothing when they
  * match and store exactly their own tree when they do not (first at the
@@ -908,6 +925,104 @@ END_TEST
 /* A stencil's grid positions are ranked from the grid, never written out;
  * the same positions given as coordinates map the same way, and
  * tp_graph_coords shows them. */
+/* Tasks of a whole grid partitioned as boxes (tp__pointset_grid: cuts
+ * between planes never touch the points, the rest are cut as points)
+ * against the same positions given as coordinates, which are always cut
+ * as points: every leaf of w tasks holds the same tasks.  Grids with
+ * extents of 1, trees of node counts that do and do not fall between
+ * planes, stored and implicit, 2 to 5 parts, reflected orders, the
+ * longest extent, ranks packed into the points and in the table. */
+static void sort_leaves(int32_t *order, int64_t n, int w)
+{
+	for (int64_t at = 0; at < n; at += w)
+		for (int64_t i = at + 1; i < at + w; i++)
+			for (int64_t j = i; j > at && order[j - 1] > order[j]; j--) {
+				int32_t x = order[j];
+				order[j] = order[j - 1];
+				order[j - 1] = x;
+			}
+}
+
+START_TEST(grid_boxes_same_partition)
+{
+	static const int grids[][3] = { { 8, 8, 8 }, { 16, 4, 2 }, { 12, 10, 6 },
+					{ 19, 21, 1 }, { 1, 64, 1 }, { 6, 1, 10 } };
+	static const side_order orders[] = {
+		{ .perm = { 0, 1, 2 } },
+		{ .perm = { 2, 0, 1 }, .reflect = { true, false, true } },
+		{ .perm = { 1, 2, 0 }, .reflect = { false, true, false } },
+		{ .perm = { 0, 1, 2 }, .longest = true },
+		{ .perm = { 0, 1, 2 }, .reflect = { true, true, true }, .longest = true },
+	};
+	static const int slots[] = { 1, 2, 4, 3 };
+	for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; gi++) {
+		const int *grid = grids[gi];
+		int used[3], k = 0;
+		for (int d = 0; d < 3; d++)
+			if (grid[d] > 1)
+				used[k++] = d;
+		int32_t n = grid[0] * grid[1] * grid[2];
+		double *pos = malloc(sizeof(double) * (size_t)n * (size_t)k);
+		int at[3] = { 0, 0, 0 };
+		for (int32_t t = 0; t < n; t++) {
+			for (int j = 0; j < k; j++)
+				pos[(size_t)t * (size_t)k + (size_t)j] = at[used[j]];
+			tp__grid_next(at, grid);
+		}
+		int32_t *o1 = malloc(sizeof(int32_t) * (size_t)n);
+		int32_t *o2 = malloc(sizeof(int32_t) * (size_t)n);
+		for (int packed = 0; packed < 2; packed++) {
+			pointset gp, cp;
+			ck_assert_int_eq(tp__pointset_grid(&gp, grid, k, used), 0);
+			ck_assert_int_eq(tp__pointset_init(&cp, n, k, pos), 0);
+			ck_assert(gp.grid && !cp.grid);
+			if (packed) {
+				tp__pointset_pack(&gp, 1);
+				tp__pointset_pack(&cp, 1);
+				ck_assert(gp.packed && cp.packed);
+			}
+			for (size_t si = 0; si < sizeof slots / sizeof slots[0]; si++) {
+				int w = slots[si];
+				if (n % w)
+					continue;
+				for (int parts = 2; parts <= 5; parts++)
+					for (size_t oi = 0; oi < sizeof orders / sizeof orders[0]; oi++) {
+						side_order so = orders[oi];
+						for (int j = 0; j < k; j++)
+							so.perm[j] = orders[oi].perm[j] % k;
+						if (k < 3) {   /* a permutation of 0..k-1 */
+							for (int j = 0; j < k; j++)
+								so.perm[j] = (j + (int)oi) % k;
+						}
+						tree full = { 0 };
+						ck_assert_int_eq(tp__tree_predict(&full, n / w, (uint64_t)w,
+										 parts), 0);
+						tree rule = { .len = full.len, .rule_n = n / w,
+							      .rule_w = (uint64_t)w, .rule_k = parts };
+						const tree *trees[2] = { &full, &rule };
+						for (int ti = 0; ti < 2; ti++) {
+							/* the grid's points are not read: garbage */
+							part_tasks_with(&cp, &so, trees[ti], o1);
+							part_tasks_grid(&gp, &so, trees[ti], o2);
+							sort_leaves(o1, n, w);
+							sort_leaves(o2, n, w);
+							ck_assert_msg(!memcmp(o1, o2, sizeof(int32_t) * (size_t)n),
+								      "grid %dx%dx%d, %d slots, %d parts, order %zu",
+								      grid[0], grid[1], grid[2], w, parts, oi);
+						}
+						free(full.v);
+					}
+			}
+			tp__pointset_free(&gp);
+			tp__pointset_free(&cp);
+		}
+		free(o1);
+		free(o2);
+		free(pos);
+	}
+}
+END_TEST
+
 START_TEST(grid_positions_as_coordinates)
 {
 	static const char *const specs[] = { "8x8x8:7pt", "19x21:5pt",
@@ -1117,6 +1232,7 @@ int main(void)
 	tcase_add_test(tc, budget_tiny_midsize);
 	tcase_add_test(tc, lazy_matches_eager);
 	tcase_add_test(tc, grid_positions_as_coordinates);
+	tcase_add_test(tc, grid_boxes_same_partition);
 	tcase_add_test(tc, packed_ranks_same_partition);
 	tcase_add_test(tc, implicit_tree_same_partition);
 	tcase_add_test(tc, split_root_same_partition);
