@@ -279,15 +279,22 @@ int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
 int tp__pointset_grid(pointset *ps, const int *grid, int k, const int *used)
 {
 	int32_t n = grid[0] * grid[1] * grid[2];
-	if (tp__pointset_alloc(ps, n, k))
-		return TP_ENOMEM;
-	for (int j = 0; j < k; j++)
-		ps->maxrank[j] = (uint32_t)(grid[used[j]] - 1);
+	memset(ps, 0, sizeof *ps);
+	ps->n = n;
+	ps->dims = k;
 	ps->grid = true;
-	for (int j = 0; j < k; j++)
+	for (int j = 0; j < k; j++) {
+		ps->maxrank[j] = (uint32_t)(grid[used[j]] - 1);
 		ps->idstride[j] = used[j] == 0 ? 1
 				  : used[j] == 1 ? grid[0]
 				  : (int64_t)grid[0] * grid[1];
+	}
+	tp__pointset_pack(ps, 1);
+	if (ps->packed)
+		return 0;   /* ranks from the ids, packed in the points */
+	ps->rank = tp__malloc_array((size_t)n * (size_t)k, sizeof(uint32_t));
+	if (!ps->rank)
+		return TP_ENOMEM;
 	int at[3] = { 0, 0, 0 };
 	uint32_t *r = ps->rank;
 	for (int32_t t = 0; t < n; t++) {
@@ -310,6 +317,10 @@ void tp__pointset_pack(pointset *ps, uint32_t wconst)
 		at += bits;
 	}
 	ps->packed = wconst > 0 && at <= 32;
+	if (!ps->rank) {   /* a grid's without a table (tp__pointset_grid) */
+		ps->packed = true;
+		wconst = 1;
+	}
 	ps->wconst = ps->packed ? wconst : 0;
 }
 
@@ -1021,17 +1032,35 @@ typedef struct task_ctx {
 	uint64_t *hist;
 	tp__pt *tmp;
 	double deadline;
+	const tp__task_order *out;   /* or NULL: p is the result */
+	const tp__pt *base;          /* p of the root: places are from it */
 } task_ctx;
+
+/* A leaf's tasks p[0..n) at their places, when they go to c->out. */
+static void put_leaf(const task_ctx *c, const tp__pt *p, int64_t n)
+{
+	int32_t at = (int32_t)(p - c->base);
+	for (int64_t i = 0; i < n; i++) {
+		if (c->out->pos)
+			c->out->pos[p[i].id] = at + (int32_t)i;
+		else
+			c->out->at[at + i] = (int32_t)p[i].id;
+	}
+}
 
 /* A whole box of a grid point set (ps->grid): every point whose ranks, as
  * rank_of gives them, lie in bx.  Its points are not in p until
  * box_points writes them. */
 
 /* Written to p in any order (a part's order is not its result), as
- * tp__pointset_pt(ps, id, 1) gives them. */
-static void box_points(const pointset *ps, const side_order *so,
-		       const box *bx, tp__pt *p)
+ * tp__pointset_pt(ps, id, 1) gives them; or, a leaf's (leaf and c->out),
+ * their ids straight to their places. */
+static void box_points(const task_ctx *c, const box *bx, tp__pt *p, bool leaf)
 {
+	const pointset *ps = c->ps;
+	const side_order *so = c->so;
+	const tp__task_order *out = leaf ? c->out : NULL;
+	int32_t place = (int32_t)(p - c->base);
 	int D = ps->dims;
 	uint32_t lo[TP_MAX_DIMS], hi[TP_MAX_DIMS], at[TP_MAX_DIMS];
 	for (int d = 0; d < D; d++) {
@@ -1048,7 +1077,12 @@ static void box_points(const pointset *ps, const side_order *so,
 			if (ps->packed)
 				w |= at[d] << ps->shift[d];
 		}
-		p[i] = (tp__pt){ .key = 0, .id = (uint32_t)id, .w = w };
+		if (out && out->pos)
+			out->pos[id] = place + (int32_t)i;
+		else if (out)
+			out->at[place + i] = (int32_t)id;
+		else
+			p[i] = (tp__pt){ .key = 0, .id = (uint32_t)id, .w = w };
 		int d = 0;
 		while (d < D && at[d] == hi[d]) {
 			at[d] = lo[d];
@@ -1120,7 +1154,9 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx,
 	}
 	if (k == 0) {
 		if (whole)
-			box_points(c->ps, c->so, bx, p);
+			box_points(c, bx, p, true);
+		else if (c->out)
+			put_leaf(c, p, n);
 		return 0;
 	}
 	int lp, d;
@@ -1140,7 +1176,7 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx,
 			}
 			return rc;
 		}
-		box_points(c->ps, c->so, bx, p);
+		box_points(c, bx, p, false);
 	} else {
 		d = cut_dim(c->ps, c->so, depth, p, n, &lp);
 	}
@@ -1195,9 +1231,10 @@ int tp__part_nodes(const pointset *ps, const side_order *so,
 }
 
 int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
-		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp, double deadline)
+		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp, double deadline,
+		   const tp__task_order *out)
 {
-	task_ctx tctx = { ps, so, tr, 0, hist, tmp, deadline };
+	task_ctx tctx = { ps, so, tr, 0, hist, tmp, deadline, out, p };
 	box bx;
 	box_whole(ps, &bx);
 	return task_rec(&tctx, p, n, 0, &bx, ps->grid && n > 0 && n == ps->n);

@@ -30,10 +30,19 @@ typedef struct pointset {
 	/* A whole grid's positions (tp__pointset_grid): every rank vector
 	 * up to maxrank is a point, whose id is the sum of its ranks times
 	 * idstride.  The task partition then cuts boxes of it without
-	 * touching their points while its cuts fall between planes. */
+	 * touching their points while its cuts fall between planes, and
+	 * rank is NULL when the ranks pack (tp__pointset_rank reads them). */
 	bool grid;
 	int64_t idstride[TP_MAX_DIMS];
 } pointset;
+
+/* Rank d of point id. */
+static inline uint32_t tp__pointset_rank(const pointset *ps, uint32_t id, int d)
+{
+	if (ps->rank)
+		return ps->rank[(int64_t)id * ps->dims + d];
+	return (uint32_t)(((int64_t)id / ps->idstride[d]) % ((int64_t)ps->maxrank[d] + 1));
+}
 
 /* How one side orders its points at a given cut: the cut dimension first,
  * then the remaining dimensions in the variant's cyclic order, each possibly
@@ -105,13 +114,15 @@ int tp__pointset_alloc(pointset *ps, int32_t n, int dims);
 
 /* The point set of a grid's positions (x fastest, extents grid[0..2]) in the
  * k dimensions used[0..k-1]: the ranks tp__pointset_init would give them,
- * without the coordinates. */
+ * without the coordinates, and without a table when they pack in 32 bits
+ * (tp__pointset_pack will pack them). */
 int tp__pointset_grid(pointset *ps, const int *grid, int k, const int *used);
 void tp__pointset_free(pointset *ps);
 
 /* Points of ps carry their ranks packed when they fit in 32 bits
  * (ps->packed); wconst (> 0) is every point's weight, which the points then
- * no longer hold.  Call once the ranks and maxrank are set. */
+ * no longer hold.  Call once the ranks and maxrank are set.  A grid's
+ * point set without a table stays packed, one slot per point. */
 void tp__pointset_pack(pointset *ps, uint32_t wconst);
 
 /* Point id of ps as a partition's starting point, of weight w (or, when
@@ -120,10 +131,9 @@ static inline tp__pt tp__pointset_pt(const pointset *ps, uint32_t id, uint32_t w
 {
 	tp__pt p = { .key = 0, .id = id, .w = w };
 	if (ps->packed) {
-		const uint32_t *r = &ps->rank[(int64_t)id * ps->dims];
 		p.w = 0;
 		for (int d = 0; d < ps->dims; d++)
-			p.w |= r[d] << ps->shift[d];
+			p.w |= tp__pointset_rank(ps, id, d) << ps->shift[d];
 	}
 	return p;
 }
@@ -144,13 +154,20 @@ int tp__part_nodes(const pointset *ps, const side_order *so,
 		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
 		   tp__pt *tmp, double deadline, bool split);
 
+/* Where tp__part_tasks puts its result: each task's place in task order
+ * (pos[id]), or the task at each place (at[place]). */
+typedef struct tp__task_order {
+	int32_t *pos, *at;
+} tp__task_order;
+
 /* Partition the n tasks in p in the order so into exactly the counts of the
- * split tree tr; p ends in task order.  hist, tmp and deadline as above.
- * When ps->grid, p's contents are not read: its points are written from
- * the grid (tp__pointset_pt(ps, id, 1) for each). */
+ * split tree tr; the task order goes to out (NULL: p ends in task order).
+ * hist, tmp and deadline as above.  When ps->grid, p's contents are not
+ * read: its points are made from the grid (tp__pointset_pt(ps, id, 1) for
+ * each), and with out, only where a cut falls inside a plane. */
 int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
 		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp,
-		   double deadline);
+		   double deadline, const tp__task_order *out);
 
 /* Closest-subset selection: slots_out[i] = slots used on allocated node i so
  * that exactly ntasks remain (pos: nnodes x D coordinates).  Past deadline

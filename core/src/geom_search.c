@@ -396,7 +396,7 @@ static int distinct_tasks(const pointset *T, const int64_t *stride, bool *ok)
 	for (int32_t t = 0; t < T->n && *ok; t++) {
 		int64_t c = 0;
 		for (int d = 0; d < T->dims; d++)
-			c += (int64_t)T->rank[(int64_t)t * T->dims + d] * stride[d];
+			c += (int64_t)tp__pointset_rank(T, (uint32_t)t, d) * stride[d];
 		*ok = !(seen[c / 8] & (1 << (c % 8)));
 		seen[c / 8] |= (unsigned char)(1 << (c % 8));
 	}
@@ -441,7 +441,8 @@ static int setup_folds(search *s)
 	int nf = tp__fold_find(text, T->dims, mext, N->dims, s->slots_each, f,
 			       TP__FOLD_MAX);
 	bool grid = nf > 0;
-	int rc = grid ? distinct_tasks(T, tstride, &grid) : 0;
+	/* a whole grid's tasks are distinct cells */
+	int rc = grid && !T->grid ? distinct_tasks(T, tstride, &grid) : 0;
 	if (!rc && grid)
 		rc = node_cells(s, &grid);
 	if (rc || !grid)
@@ -459,7 +460,10 @@ static void fold_map(const search *s, const tp__fold *f, int32_t *map)
 	const pointset *T = &s->tasks;
 	for (int32_t t = 0; t < s->g->ntasks; t++) {
 		int mc[TP_MAX_DIMS];
-		tp__fold_place(f, &T->rank[(int64_t)t * T->dims], mc);
+		uint32_t tr[TP_MAX_DIMS];
+		for (int d = 0; d < T->dims; d++)
+			tr[d] = tp__pointset_rank(T, (uint32_t)t, d);
+		tp__fold_place(f, tr, mc);
 		int64_t c = 0;
 		for (int d = 0; d < s->nodes.dims; d++)
 			c += mc[d] * s->mstride[d];
@@ -622,17 +626,14 @@ static int build_tasks(search *s, int idx, wsp *w, double deadline)
 		return TP_ENOMEM;
 	for (int32_t t = 0; !s->tasks.grid && t < n; t++)
 		w->buf[t] = tp__pointset_pt(&s->tasks, (uint32_t)t, 1);
+	/* equal slots: each task's place; else the task at each place */
+	tp__task_order out = { s->slots_each > 0 ? arr : NULL,
+			       s->slots_each > 0 ? NULL : arr };
 	int rc = tp__part_tasks(&s->tasks, &s->tso[ti], &s->trees[tr], w->buf, n,
-				w->hist, w->tmp, deadline);
+				w->hist, w->tmp, deadline, &out);
 	if (rc) {
 		free(arr);
 		return rc;
-	}
-	for (int32_t p = 0; p < n; p++) {
-		if (s->slots_each > 0)
-			arr[w->buf[p].id] = p;
-		else
-			arr[p] = (int32_t)w->buf[p].id;
 	}
 	pthread_mutex_lock(&s->mu);
 	s->tp[idx].arr = arr;

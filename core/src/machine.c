@@ -156,9 +156,15 @@ int tp__machine_reserve(tp_machine *m, int64_t n)
 	if (!nn)
 		return TP_ENOMEM;
 	m->names = nn;
-	int *nc = tp__realloc_array(m->coords, (size_t)n * (size_t)m->ndims, sizeof *nc);
+	/* a fresh block, not realloc: every coordinate is written, and the
+	 * huge pages of tp__malloc_array cover all of it */
+	int *nc = tp__malloc_array((size_t)n * (size_t)m->ndims, sizeof *nc);
 	if (!nc)
 		return TP_ENOMEM;
+	if (m->coords)
+		memcpy(nc, m->coords,
+		       sizeof *nc * (size_t)m->nnodes * (size_t)m->ndims);
+	free(m->coords);
 	m->coords = nc;
 	m->cap = (int32_t)n;
 	return 0;

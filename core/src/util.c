@@ -99,7 +99,17 @@ void *tp__malloc_array(size_t n, size_t size)
 		return malloc(1);
 	if (n > SIZE_MAX / size)
 		return NULL;
-	return tp__huge_advise(malloc(n * size), n * size);
+	size_t bytes = n * size;
+	if (bytes < HUGE_ADVISE_MIN)
+		return malloc(bytes);
+	/* whole huge pages: a block placed anywhere has up to 2 MiB at each
+	 * end outside them, in 4 KiB pages whose faults cost more than the
+	 * huge pages' (a million-task launch: 11,000 of them, 45 MB) */
+	void *p = NULL;
+	size_t whole = (bytes + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	if (whole < bytes || posix_memalign(&p, HUGE_PAGE, whole))
+		return NULL;
+	return tp__huge_advise(p, whole);
 }
 
 void *tp__realloc_array(void *p, size_t n, size_t size)

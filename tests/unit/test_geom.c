@@ -567,7 +567,7 @@ static void assert_packed_same(pointset *ps, uint32_t w, const side_order *so,
 							&nl[0], hist, tmp, INFINITY, false), 0);
 			for (int64_t i = 0; i < n; i++)
 				p[i] = tp__pointset_pt(ps, (uint32_t)i, 1);
-			ck_assert_int_eq(tp__part_tasks(ps, so, &t, p, n, hist, tmp, INFINITY), 0);
+			ck_assert_int_eq(tp__part_tasks(ps, so, &t, p, n, hist, tmp, INFINITY, NULL), 0);
 			for (int64_t i = 0; i < n; i++)
 				order[pass][i] = (int32_t)p[i].id;
 			free(t.v);
@@ -672,7 +672,7 @@ static void part_tasks_with(const pointset *ps, const side_order *so,
 	uint64_t *hist = malloc(sizeof(uint64_t) * tp__pointset_hist_len(ps));
 	for (int64_t i = 0; i < n; i++)
 		p[i] = tp__pointset_pt(ps, (uint32_t)i, 1);
-	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY), 0);
+	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY, NULL), 0);
 	for (int64_t i = 0; i < n; i++)
 		order[i] = (int32_t)p[i].id;
 	free(p);
@@ -681,17 +681,33 @@ static void part_tasks_with(const pointset *ps, const side_order *so,
 }
 
 /* part_tasks_with for a grid's point set, whose points are made from the
- * grid: p holds garbage on the way in. */
+ * grid: p holds garbage on the way in.  The order is taken three ways, the
+ * same: from p, as the task at each place, and as each task's place. */
 static void part_tasks_grid(const pointset *ps, const side_order *so,
 			    const tree *tr, int32_t *order)
 {
 	int64_t n = ps->n;
 	tp__pt *p = malloc(sizeof *p * (size_t)n), *tmp = malloc(sizeof *p * (size_t)n);
 	uint64_t *hist = malloc(sizeof(uint64_t) * tp__pointset_hist_len(ps));
+	int32_t *at = malloc(sizeof(int32_t) * (size_t)n);
+	int32_t *pos = malloc(sizeof(int32_t) * (size_t)n);
 	memset(p, 0xa5, sizeof *p * (size_t)n);
-	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY), 0);
+	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY, NULL), 0);
 	for (int64_t i = 0; i < n; i++)
 		order[i] = (int32_t)p[i].id;
+	tp__task_order by_place = { .at = at }, by_task = { .pos = pos };
+	memset(p, 0xa5, sizeof *p * (size_t)n);
+	memset(at, 0xff, sizeof(int32_t) * (size_t)n);
+	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY,
+					&by_place), 0);
+	ck_assert(!memcmp(at, order, sizeof(int32_t) * (size_t)n));
+	memset(pos, 0xff, sizeof(int32_t) * (size_t)n);
+	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY,
+					&by_task), 0);
+	for (int64_t i = 0; i < n; i++)
+		ck_assert_int_eq(pos[order[i]], i);
+	free(at);
+	free(pos);
 	free(p);
 	free(tmp);
 	free(hist);
@@ -972,14 +988,21 @@ START_TEST(grid_boxes_same_partition)
 		int32_t *o1 = malloc(sizeof(int32_t) * (size_t)n);
 		int32_t *o2 = malloc(sizeof(int32_t) * (size_t)n);
 		for (int packed = 0; packed < 2; packed++) {
+			/* the grid's ranks pack, and it keeps no table: the
+			 * coordinates' ranks in their table, then packed */
 			pointset gp, cp;
 			ck_assert_int_eq(tp__pointset_grid(&gp, grid, k, used), 0);
 			ck_assert_int_eq(tp__pointset_init(&cp, n, k, pos), 0);
-			ck_assert(gp.grid && !cp.grid);
+			ck_assert(gp.grid && !cp.grid && gp.packed && !gp.rank);
+			tp__pointset_pack(&gp, 1);
+			ck_assert(gp.packed);
+			for (int32_t t = 0; t < n; t++)
+				for (int j = 0; j < k; j++)
+					ck_assert_uint_eq(tp__pointset_rank(&gp, (uint32_t)t, j),
+							  tp__pointset_rank(&cp, (uint32_t)t, j));
 			if (packed) {
-				tp__pointset_pack(&gp, 1);
 				tp__pointset_pack(&cp, 1);
-				ck_assert(gp.packed && cp.packed);
+				ck_assert(cp.packed);
 			}
 			for (size_t si = 0; si < sizeof slots / sizeof slots[0]; si++) {
 				int w = slots[si];
