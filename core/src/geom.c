@@ -841,10 +841,6 @@ typedef struct node_ctx {
 	bool split;                   /* the root's last part on a thread */
 } node_ctx;
 
-/* The last part of the root on a thread of its own, from this many nodes:
- * the node side is the longest of a variant's two partitions (a million
- * nodes: 150 ms against the tasks' 110), and its parts are independent. */
-#define SPLIT_NODES 131072
 
 static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx);
 
@@ -876,7 +872,7 @@ static bool node_part_start(node_ctx *c, struct node_part_job *j, tp__pt *p,
 			    int64_t at, int64_t m, int depth, const box *bx)
 {
 	const tree *e = c->tr->expect;
-	if (!c->split || m < SPLIT_NODES || (e && e->v))
+	if (!c->split || m < TP__SPLIT_NODES || (e && e->v))
 		return false;
 	memset(j, 0, sizeof *j);
 	j->c = *c;

@@ -156,6 +156,8 @@ typedef struct search {
 	pthread_cond_t cv;
 	int inflight;
 	bool first_done;      /* some variant has been scored */
+	bool first_splits;    /* a node side cuts its root's last part on a
+				 thread of its own (tp__part_nodes) */
 	double best_score;
 	int best_variant;
 	int32_t *best_map;
@@ -684,26 +686,91 @@ static void perm_map(const search *s, const node_part *np, const int32_t *arr,
 	}
 }
 
-/* Router coordinates per task for an exact hop-bytes scoring, in the
- * worker's partition scratch (free between jobs) where it has room, else
- * NULL (scored through the mapping).  A million tasks: 15 ms to score from
- * them, 40 ms through the mapping on two threads, whose three dependent
- * loads per edge end miss the cache. */
-static int *task_coords(const search *s, const wsp *w)
+/* Room for router coordinates per task for an exact hop-bytes scoring, in
+ * the worker's partition scratch (free between jobs), else NULL (scored
+ * through the mapping).  A million tasks: 15 ms to score from them, 40 ms
+ * through the mapping on two threads, whose three dependent loads per edge
+ * end miss the cache. */
+static int *tc_room(const search *s, const wsp *w)
 {
-	const tp_alloc *a = s->a;
-	int nd = a->m->ndims;
+	int nd = s->a->m->ndims;
 	int32_t n = s->g->ntasks;
 	size_t room = (size_t)(n > s->nn ? n : s->nn) * sizeof(tp__pt);
 	if (s->o->metric != TP_METRIC_HOP_BYTES || !w->tmp ||
 	    (size_t)n * (size_t)nd * sizeof(int) > room)
 		return NULL;
-	int *tc = (int *)(void *)w->tmp;
-	for (int32_t t = 0; t < n; t++)
-		memcpy(tc + (size_t)t * (size_t)nd,
-		       a->m->coords + (size_t)a->node[w->map[t]] * (size_t)nd,
-		       sizeof(int) * (size_t)nd);
-	return tc;
+	return (int *)(void *)w->tmp;
+}
+
+/* Tasks [t0, t1) of a permutation variant: their nodes into map and, with
+ * tc, their router coordinates into tc. */
+struct map_range {
+	const search *s;
+	const node_part *np;
+	const int32_t *arr;
+	int32_t *map;
+	int *tc;
+	int32_t t0, t1;
+};
+
+static void map_range_fill(const struct map_range *r)
+{
+	const search *s = r->s;
+	const tp_alloc *a = s->a;
+	size_t nd = (size_t)a->m->ndims;
+	for (int32_t t = r->t0; t < r->t1; t++)
+		r->map[t] = r->np->leaf_node[r->arr[t] / s->slots_each];
+	for (int32_t t = r->t0; r->tc && t < r->t1; t++)
+		memcpy(r->tc + (size_t)t * nd, a->m->coords + (size_t)a->node[r->map[t]] * nd,
+		       sizeof(int) * nd);
+}
+
+static void *map_range_run(void *arg)
+{
+	map_range_fill(arg);
+	return NULL;
+}
+
+/* From this many tasks, the first variant's mapping and coordinates are
+ * written on two threads while nothing else runs (scoring_alone). */
+#define PAR_MAP_TASKS (1 << 18)
+
+/* map (and tc, when given) of a permutation variant, on two threads when
+ * two is given and it pays. */
+static void variant_map(const search *s, const node_part *np, const int32_t *arr,
+			int32_t *map, int *tc, bool two)
+{
+	int32_t n = s->g->ntasks;
+	struct map_range lo = { s, np, arr, map, tc, 0, n }, hi = lo;
+	pthread_t th;
+	if (s->slots_each > 0 && two && n >= PAR_MAP_TASKS) {
+		lo.t1 = hi.t0 = n / 2;
+		if (pthread_create(&th, NULL, map_range_run, &hi) == 0) {
+			map_range_fill(&lo);
+			pthread_join(th, NULL);
+			return;
+		}
+		lo.t1 = n;
+	}
+	if (s->slots_each > 0) {
+		map_range_fill(&lo);
+		return;
+	}
+	perm_map(s, np, arr, map);
+	for (int32_t t = 0; tc && t < n; t++)
+		memcpy(tc + (size_t)t * (size_t)s->a->m->ndims,
+		       s->a->m->coords + (size_t)s->a->node[map[t]] * (size_t)s->a->m->ndims,
+		       sizeof(int) * (size_t)s->a->m->ndims);
+}
+
+/* The first variant's scoring while it is the only job the search hands out
+ * (next_job): nobody else writes the best mapping, nor runs. */
+static bool scoring_alone(search *s)
+{
+	pthread_mutex_lock(&s->mu);
+	bool alone = !s->first_done && s->deadline < INFINITY && s->first_splits;
+	pthread_mutex_unlock(&s->mu);
+	return alone;
 }
 
 static int wsp_scoring(const search *s, wsp *w)
@@ -717,15 +784,14 @@ static int wsp_scoring(const search *s, wsp *w)
 	return 0;
 }
 
-/* Score w->map exactly and keep it when it is the best so far (lowest
- * score, ties to the lowest variant). */
-static int exact_score(search *s, int v, wsp *w)
+/* Score map (w->map, or s->best_map itself when scoring alone) exactly and
+ * keep it when it is the best so far (lowest score, ties to the lowest
+ * variant); tc: its router coordinates per task, or NULL.  t0: when the
+ * scoring began (the mapping's writing included). */
+static int exact_score(search *s, int v, wsp *w, const int32_t *map,
+		       const int *tc, int threads, double t0)
 {
-	int rc = wsp_scoring(s, w);
-	if (rc)
-		return rc;
-	double score, t0 = tp__now_ms();
-	const int *tc = task_coords(s, w);
+	double score;
 	if (s->o->metric == TP_METRIC_HOP_BYTES) {
 		/* the bounded sum: a candidate cut off above the best so far
 		 * could never win, ties included, so the result stays
@@ -735,10 +801,10 @@ static int exact_score(search *s, int v, wsp *w)
 		pthread_mutex_lock(&s->mu);
 		double bound = s->best_score;
 		pthread_mutex_unlock(&s->mu);
-		score = tc ? tp__hop_bytes_task_coords(s->g, s->a->m, tc, bound)
-		     : tp__hop_bytes_bounded(s->g, s->a, w->map, bound);
+		score = tc ? tp__hop_bytes_task_coords(s->g, s->a->m, tc, bound, threads)
+		     : tp__hop_bytes_threads(s->g, s->a, map, bound, threads);
 	} else {
-		score = tp_metrics_score(s->g, s->a, w->map, s->o->metric, w->cws);
+		score = tp_metrics_score(s->g, s->a, map, s->o->metric, w->cws);
 	}
 	pthread_mutex_lock(&s->mu);
 	double took = tp__now_ms() - t0;
@@ -751,7 +817,8 @@ static int exact_score(search *s, int v, wsp *w)
 	    (score == s->best_score && v < s->best_variant)) {
 		s->best_score = score;
 		s->best_variant = v;
-		memcpy(s->best_map, w->map, sizeof(int32_t) * (size_t)s->g->ntasks);
+		if (map != s->best_map)
+			memcpy(s->best_map, map, sizeof(int32_t) * (size_t)s->g->ntasks);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return 0;
@@ -763,8 +830,15 @@ static int score_variant(search *s, int v, wsp *w)
 		int rc = wsp_scoring(s, w);
 		if (rc)
 			return rc;
+		double t0 = tp__now_ms();
 		fold_map(s, &s->fold[v - s->nperm_var], w->map);
-		return exact_score(s, v, w);
+		int *tc = tc_room(s, w);
+		int nd = s->a->m->ndims;
+		for (int32_t t = 0; tc && t < s->g->ntasks; t++)
+			memcpy(tc + (size_t)t * (size_t)nd,
+			       s->a->m->coords + (size_t)s->a->node[w->map[t]] * (size_t)nd,
+			       sizeof(int) * (size_t)nd);
+		return exact_score(s, v, w, w->map, tc, 1, t0);
 	}
 	int ti, ni;
 	variant_parts(s, v, &ti, &ni);
@@ -789,8 +863,13 @@ static int score_variant(search *s, int v, wsp *w)
 	int rc = wsp_scoring(s, w);
 	if (rc)
 		return rc;
-	perm_map(s, np, arr, w->map);
-	return exact_score(s, v, w);
+	/* alone: straight into the result, on both CPUs */
+	bool alone = scoring_alone(s);
+	int32_t *map = alone ? s->best_map : w->map;
+	int *tc = tc_room(s, w);
+	double t0 = tp__now_ms();
+	variant_map(s, np, arr, map, tc, alone);
+	return exact_score(s, v, w, map, tc, alone ? 2 : 1, t0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -883,8 +962,13 @@ static bool next_job(search *s, job *j)
 			s->budget_hit = true;
 			return false;
 		}
-		/* late without a result: only the first variant's jobs */
-		int end = late ? s->cursor + 1 : s->eager ? s->nvar : s->cursor + WINDOW;
+		/* late without a result: only the first variant's jobs.  Also
+		 * under a budget while its node side takes two CPUs (its root
+		 * split): work started beside it only delays the first result
+		 * (a million nodes: the node side 100 -> 160 ms) */
+		bool alone = late || (!s->first_done && s->deadline < INFINITY &&
+				      s->first_splits);
+		int end = alone ? s->cursor + 1 : s->eager ? s->nvar : s->cursor + WINDOW;
 		if (end > s->nvar)
 			end = s->nvar;
 		for (int pos = s->cursor; pos < end; pos++)
@@ -1108,8 +1192,10 @@ static void *final_worker(void *arg)
 		const int32_t *arr = final_tasks(s, ti, s->np[ni].tree, &w, &rc);
 		if (!arr || (rc = wsp_scoring(s, &w)))
 			break;
-		perm_map(s, &s->np[ni], arr, w.map);
-		rc = exact_score(s, v, &w);
+		int *tc = tc_room(s, &w);
+		double t0 = tp__now_ms();
+		variant_map(s, &s->np[ni], arr, w.map, tc, false);
+		rc = exact_score(s, v, &w, w.map, tc, 1, t0);
 	}
 	if (rc) {
 		pthread_mutex_lock(&s->mu);
@@ -1404,6 +1490,9 @@ static int prepare(search *s, int32_t *ids)
 		int u = s->used[ids[j]];
 		s->slots_each = !s->slots_each || s->slots_each == u ? u : -1;
 	}
+	/* as tp__part_nodes splits its root: k parts, the last one large */
+	s->first_splits = thread_count(s->o) > 1 &&
+			  s->nn / s->o->parts_per_level >= TP__SPLIT_NODES;
 	/* packed ranks: tasks weigh 1; nodes when their slots are equal */
 	tp__pointset_pack(&s->tasks, 1);
 	tp__pointset_pack(&s->nodes, s->slots_each > 0 ? (uint32_t)s->slots_each : 0);

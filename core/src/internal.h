@@ -260,9 +260,10 @@ double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
 double tp__hop_bytes_threads(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, double bound, int threads);
 
-/* Same from per-task router coordinates tc (ntasks x ndims of m). */
+/* Same from per-task router coordinates tc (ntasks x ndims of m), on at
+ * most `threads` threads as above. */
 double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
-				 const int *tc, double bound);
+				 const int *tc, double bound, int threads);
 
 /* Overflow-checked allocation helpers (NULL on overflow or failure). */
 void *tp__calloc(size_t n, size_t size);

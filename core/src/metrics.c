@@ -170,6 +170,8 @@ struct hb_range {
 	const struct tp_graph *g;
 	const struct tp_alloc *a;
 	const int32_t *map;
+	const int *tc;        /* or per-task router coordinates (ntasks x nd),
+				 read instead of a, map */
 	const int *wd;
 	int nd;
 	int32_t u0, u1;
@@ -180,28 +182,31 @@ struct hb_range {
 };
 
 /* The hop-bytes loop for a fixed dimension count nd (a constant at each call
- * site, so the distance loop is unrolled) and for stored weights or the
- * graph's one weight (stored, also a constant).  Per-task partial sums keep
- * the summation order fixed: the result is bit-for-bit reproducible. */
-TP_HOT double hop_bytes_loop(const struct hb_range *r, int nd, bool stored)
+ * site, so the distance loop is unrolled), for stored weights or the
+ * graph's one weight (stored, also a constant), and for coordinates through
+ * the mapping or per task (bytc, likewise: one load per neighbour instead
+ * of three dependent ones).  Per-task partial sums keep the summation order
+ * fixed: the result is bit-for-bit reproducible. */
+TP_HOT double hop_bytes_loop(const struct hb_range *r, int nd, bool stored,
+			     bool bytc)
 {
 	const struct tp_graph *g = r->g;
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
 	const double *w = g->weights, uw = g->unit_w;
-	const int32_t *node = r->a->node;
-	const int *coords = r->a->m->coords;
+	const int32_t *node = bytc ? NULL : r->a->node;
+	const int *coords = bytc ? r->tc : r->a->m->coords;
 	const int32_t *map = r->map;
 	const int *wd = r->wd;
 	double sum = 0.0, *part = r->part;
 
 	for (int32_t u = r->u0; u < r->u1; u++) {
-		const int *cu = coords + (size_t)node[map[u]] * (size_t)nd;
+		const int *cu = coords + (size_t)(bytc ? u : node[map[u]]) * (size_t)nd;
 		const int64_t end = xadj[u + 1];
 		double s = 0.0;
 		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++) {
-			const int *cv = coords +
-				(size_t)node[map[adj[e]]] * (size_t)nd;
+			const int *cv = coords + (size_t)(bytc ? adj[e] : node[map[adj[e]]]) *
+						 (size_t)nd;
 			s += (stored ? w[e] : uw) * (double)dist_nd(cu, cv, wd, nd);
 		}
 		if (part)
@@ -216,14 +221,21 @@ TP_HOT double hop_bytes_loop(const struct hb_range *r, int nd, bool stored)
 	return sum;
 }
 
+/* hop_bytes_loop with its constants chosen once */
+#define HB_LOOP(r, nd, sw, tc)                                              \
+	((sw) ? ((tc) ? hop_bytes_loop(r, nd, true, true)                   \
+		      : hop_bytes_loop(r, nd, true, false))                 \
+	      : ((tc) ? hop_bytes_loop(r, nd, false, true)                  \
+		      : hop_bytes_loop(r, nd, false, false)))
+
 static void hop_bytes_run(struct hb_range *r)
 {
-	const bool sw = r->g->weights != NULL;
+	const bool sw = r->g->weights != NULL, tc = r->tc != NULL;
 	switch (r->nd) {
-	case 1: r->sum = sw ? hop_bytes_loop(r, 1, true) : hop_bytes_loop(r, 1, false); break;
-	case 2: r->sum = sw ? hop_bytes_loop(r, 2, true) : hop_bytes_loop(r, 2, false); break;
-	case 3: r->sum = sw ? hop_bytes_loop(r, 3, true) : hop_bytes_loop(r, 3, false); break;
-	default: r->sum = hop_bytes_loop(r, r->nd, sw); break;
+	case 1: r->sum = HB_LOOP(r, 1, sw, tc); break;
+	case 2: r->sum = HB_LOOP(r, 2, sw, tc); break;
+	case 3: r->sum = HB_LOOP(r, 3, sw, tc); break;
+	default: r->sum = hop_bytes_loop(r, r->nd, sw, tc); break;
 	}
 }
 
@@ -240,15 +252,17 @@ static void *hop_bytes_thread(void *arg)
  * per-task sums afterwards. */
 #define HB_LOWER_SHARE 52
 
-/* Hop-bytes through the mapping.  Large graphs on two threads: the lower
- * tasks are summed as one loop would, the upper ones kept per task and then
- * added in task order, so the additions and their order, and therefore the
- * bits of the result, are those of the single loop. */
-static double hop_bytes_map(const struct tp_graph *g, const struct tp_alloc *a,
-			    const int32_t *map, const int *wd, int nd, double bound,
-			    int threads)
+/* Hop-bytes through the mapping, or from per-task coordinates tc.  Large
+ * graphs on two threads: the lower tasks are summed as one loop would, the
+ * upper ones kept per task and then added in task order, so the additions
+ * and their order, and therefore the bits of the result, are those of the
+ * single loop. */
+static double hop_bytes_split(const struct tp_graph *g, const struct tp_alloc *a,
+			      const int32_t *map, const int *tc, const int *wd,
+			      int nd, double bound, int threads)
 {
-	struct hb_range lo = { g, a, map, wd, nd, 0, g->ntasks, NULL, bound, NULL, 0 };
+	struct hb_range lo = { g, a, map, tc, wd, nd, 0, g->ntasks, NULL, bound,
+			       NULL, 0 };
 	int32_t mid = (int32_t)((int64_t)g->ntasks * HB_LOWER_SHARE / 100);
 	double *part = NULL;
 	if (g->nedges >= HB_PARALLEL_EDGES && threads != 1 && tp__cpus() > 1)
@@ -296,30 +310,6 @@ double tp_metrics_hop_bytes(const tp_graph *g, const tp_alloc *a,
 	return tp__hop_bytes_bounded(g, a, map, HUGE_VAL);
 }
 
-/* Hop-bytes from per-task router coordinates (tc: ntasks x nd), one load per
- * neighbour instead of three dependent ones. */
-TP_HOT double hop_bytes_tc_loop(const struct tp_graph *g, const int *tc,
-				const int *wd, int nd, bool stored, double bound)
-{
-	const int64_t *xadj = g->xadj;
-	const int32_t *adj = g->adjncy;
-	const double *w = g->weights, uw = g->unit_w;
-	const int32_t n = g->ntasks;
-	double sum = 0.0;
-
-	for (int32_t u = 0; u < n; u++) {
-		const int *cu = tc + (size_t)u * (size_t)nd;
-		const int64_t end = xadj[u + 1];
-		double s = 0.0;
-		for (int64_t e = first_above(adj, xadj[u], end, u); e < end; e++)
-			s += (stored ? w[e] : uw) * (double)dist_nd(cu, tc + (size_t)adj[e] * (size_t)nd, wd, nd);
-		sum += s;
-		if ((u & 1023) == 1023 && sum > bound)
-			return sum;
-	}
-	return sum;
-}
-
 /* Router coordinates of task t: tc row t, or through the mapping when
  * node/map are given. */
 static inline const int *task_router(const struct tp_machine *m, const int *tc,
@@ -354,22 +344,13 @@ hop_bytes_generic(const struct tp_graph *g, const struct tp_machine *m,
 }
 
 double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
-				 const int *tc, double bound)
+				 const int *tc, double bound, int threads)
 {
 	if (!int_hops(m))
 		return hop_bytes_generic(g, m, tc, NULL, NULL, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(m, wd);
-	const bool sw = g->weights != NULL;
-	switch (m->ndims) {
-	case 1: return sw ? hop_bytes_tc_loop(g, tc, wd, 1, true, bound)
-			  : hop_bytes_tc_loop(g, tc, wd, 1, false, bound);
-	case 2: return sw ? hop_bytes_tc_loop(g, tc, wd, 2, true, bound)
-			  : hop_bytes_tc_loop(g, tc, wd, 2, false, bound);
-	case 3: return sw ? hop_bytes_tc_loop(g, tc, wd, 3, true, bound)
-			  : hop_bytes_tc_loop(g, tc, wd, 3, false, bound);
-	default: return hop_bytes_tc_loop(g, tc, wd, m->ndims, sw, bound);
-	}
+	return hop_bytes_split(g, NULL, NULL, tc, wd, m->ndims, bound, threads);
 }
 
 double tp__hop_bytes_threads(const tp_graph *g, const tp_alloc *a,
@@ -379,7 +360,7 @@ double tp__hop_bytes_threads(const tp_graph *g, const tp_alloc *a,
 		return hop_bytes_generic(g, a->m, NULL, a->node, map, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
-	return hop_bytes_map(g, a, map, wd, a->m->ndims, bound, threads);
+	return hop_bytes_split(g, a, map, NULL, wd, a->m->ndims, bound, threads);
 }
 
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,

@@ -1046,6 +1046,38 @@ START_TEST(grid_boxes_same_partition)
 }
 END_TEST
 
+/* Under a budget, a first variant whose node side splits its root (262,144
+ * nodes, a random half: no fold) is built alone and written straight into
+ * the result on two threads: the same mapping and score as without a
+ * budget. */
+START_TEST(first_variant_alone_same_result)
+{
+	tp_conf *c = make_conf("128x64x64", "yes");
+	const tp_machine *m = tp_conf_machine(c);
+	tp_alloc *a = random_alloc(m, 524288, 262144, 1);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "64x64x64:7pt", 0, NULL), 0);
+	int32_t n = tp_graph_ntasks(g);
+	int32_t *m1 = malloc(sizeof(int32_t) * (size_t)n);
+	int32_t *m2 = malloc(sizeof(int32_t) * (size_t)n);
+	tp_geom_opts o;
+	tp_geom_opts_default(&o);
+	o.search = TP_SEARCH_NONE;
+	tp_geom_report r1, r2;
+	ck_assert_int_eq(tp_geom_map(g, a, &o, m1, &r1, NULL), 0);
+	o.time_budget_ms = 1e6;
+	ck_assert_int_eq(tp_geom_map(g, a, &o, m2, &r2, NULL), 0);
+	ck_assert(!memcmp(m1, m2, sizeof(int32_t) * (size_t)n));
+	ck_assert(r1.best_score == r2.best_score);
+	ck_assert(r2.best_score == tp_metrics_hop_bytes(g, a, m2));
+	free(m1);
+	free(m2);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(grid_positions_as_coordinates)
 {
 	static const char *const specs[] = { "8x8x8:7pt", "19x21:5pt",
@@ -1256,6 +1288,7 @@ int main(void)
 	tcase_add_test(tc, lazy_matches_eager);
 	tcase_add_test(tc, grid_positions_as_coordinates);
 	tcase_add_test(tc, grid_boxes_same_partition);
+	tcase_add_test(tc, first_variant_alone_same_result);
 	tcase_add_test(tc, packed_ranks_same_partition);
 	tcase_add_test(tc, implicit_tree_same_partition);
 	tcase_add_test(tc, split_root_same_partition);

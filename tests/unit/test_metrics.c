@@ -969,6 +969,21 @@ START_TEST(test_two_threads_same_bits)
 	ck_assert(tp__hop_bytes_bounded(g, a, map, 0.3 * want) > 0.3 * want);
 	ck_assert(tp__hop_bytes_bounded(g, a, map, 0.9 * want) > 0.9 * want);
 	ck_assert(tp__hop_bytes_bounded(g, a, map, 0.99999 * want) > 0.99999 * want);
+	/* from per-task router coordinates, on one thread and on two: the
+	 * same bits, and the same bounds */
+	int *tc = malloc(sizeof(int) * 3 * (size_t)n);
+	ck_assert_ptr_nonnull(tc);
+	for (int32_t t = 0; t < n; t++)
+		memcpy(tc + 3 * (size_t)t,
+		       tp_machine_node_coords(m, tp_alloc_node(a, map[t])), 3 * sizeof(int));
+	for (int th = 1; th <= 2; th++) {
+		ck_assert(tp__hop_bytes_task_coords(g, m, tc, HUGE_VAL, th) == want);
+		ck_assert(tp__hop_bytes_task_coords(g, m, tc, 2 * want, th) == want);
+		ck_assert(tp__hop_bytes_task_coords(g, m, tc, 0.3 * want, th) > 0.3 * want);
+		ck_assert(tp__hop_bytes_task_coords(g, m, tc, 0.99999 * want, th) >
+			  0.99999 * want);
+	}
+	free(tc);
 	free(map);
 	free(nodes);
 	tp_graph_destroy(g);
