@@ -841,7 +841,6 @@ typedef struct node_ctx {
 	bool split;                   /* the root's last part on a thread */
 } node_ctx;
 
-
 static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx);
 
 /* The root's last part: its own tree (checked against the same rule for
@@ -1044,13 +1043,11 @@ static void put_leaf(const task_ctx *c, const tp__pt *p, int64_t n)
 	}
 }
 
-/* A whole box of a grid point set (ps->grid): every point whose ranks, as
- * rank_of gives them, lie in bx.  Its points are not in p until
- * box_points writes them. */
-
-/* Written to p in any order (a part's order is not its result), as
- * tp__pointset_pt(ps, id, 1) gives them; or, a leaf's (leaf and c->out),
- * their ids straight to their places. */
+/* A whole box of a grid point set (ps->grid) is every point whose ranks, as
+ * rank_of gives them, lie in bx; its points are not in p until box_points
+ * writes them there, in any order (a part's order is not its result), as
+ * tp__pointset_pt(ps, id, 1) gives them.  A leaf's (leaf, with c->out) go
+ * straight to their places instead. */
 static void box_points(const task_ctx *c, const box *bx, tp__pt *p, bool leaf)
 {
 	const pointset *ps = c->ps;
@@ -1107,10 +1104,10 @@ static int box_cut_dim(const pointset *ps, const side_order *so, int depth,
 	return best;
 }
 
-/* Whether every one of the k counts of a whole box is a
- * positive number of its planes across d, which go to nplanes[]: then
- * cut_range would cut each between two planes, and each part is again a
- * whole box.  (This runs at every part: one 32-bit division each.) */
+/* Whether every one of the k counts of a whole box is a positive number of
+ * its planes across d, which go to nplanes[]: then cut_range would cut each
+ * between two planes, and each part is again a whole box.  (This runs at
+ * every part: one 32-bit division a count.) */
 static bool box_cuts_between_planes(const box *bx, int dims, int d, int64_t k,
 				    const int64_t *cnt, uint32_t *nplanes)
 {

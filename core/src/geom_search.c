@@ -713,16 +713,23 @@ struct map_range {
 	int32_t t0, t1;
 };
 
-static void map_range_fill(const struct map_range *r)
+/* Router coordinates of tasks [t0, t1) of map into tc. */
+static void fill_tc(const search *s, const int32_t *map, int *tc, int32_t t0,
+		    int32_t t1)
 {
-	const search *s = r->s;
 	const tp_alloc *a = s->a;
 	size_t nd = (size_t)a->m->ndims;
-	for (int32_t t = r->t0; t < r->t1; t++)
-		r->map[t] = r->np->leaf_node[r->arr[t] / s->slots_each];
-	for (int32_t t = r->t0; r->tc && t < r->t1; t++)
-		memcpy(r->tc + (size_t)t * nd, a->m->coords + (size_t)a->node[r->map[t]] * nd,
+	for (int32_t t = t0; t < t1; t++)
+		memcpy(tc + (size_t)t * nd, a->m->coords + (size_t)a->node[map[t]] * nd,
 		       sizeof(int) * nd);
+}
+
+static void map_range_fill(const struct map_range *r)
+{
+	for (int32_t t = r->t0; t < r->t1; t++)
+		r->map[t] = r->np->leaf_node[r->arr[t] / r->s->slots_each];
+	if (r->tc)
+		fill_tc(r->s, r->map, r->tc, r->t0, r->t1);
 }
 
 static void *map_range_run(void *arg)
@@ -757,18 +764,22 @@ static void variant_map(const search *s, const node_part *np, const int32_t *arr
 		return;
 	}
 	perm_map(s, np, arr, map);
-	for (int32_t t = 0; tc && t < n; t++)
-		memcpy(tc + (size_t)t * (size_t)s->a->m->ndims,
-		       s->a->m->coords + (size_t)s->a->node[map[t]] * (size_t)s->a->m->ndims,
-		       sizeof(int) * (size_t)s->a->m->ndims);
+	if (tc)
+		fill_tc(s, map, tc, 0, n);
 }
 
-/* The first variant's scoring while it is the only job the search hands out
- * (next_job): nobody else writes the best mapping, nor runs. */
+/* Under a budget, while a node side splits its root (two CPUs), the first
+ * variant runs alone: next_job hands out nothing else until it is scored,
+ * and its scoring writes the best mapping itself.  Under s->mu. */
+static bool first_alone(const search *s)
+{
+	return !s->first_done && s->deadline < INFINITY && s->first_splits;
+}
+
 static bool scoring_alone(search *s)
 {
 	pthread_mutex_lock(&s->mu);
-	bool alone = !s->first_done && s->deadline < INFINITY && s->first_splits;
+	bool alone = first_alone(s);
 	pthread_mutex_unlock(&s->mu);
 	return alone;
 }
@@ -833,11 +844,8 @@ static int score_variant(search *s, int v, wsp *w)
 		double t0 = tp__now_ms();
 		fold_map(s, &s->fold[v - s->nperm_var], w->map);
 		int *tc = tc_room(s, w);
-		int nd = s->a->m->ndims;
-		for (int32_t t = 0; tc && t < s->g->ntasks; t++)
-			memcpy(tc + (size_t)t * (size_t)nd,
-			       s->a->m->coords + (size_t)s->a->node[w->map[t]] * (size_t)nd,
-			       sizeof(int) * (size_t)nd);
+		if (tc)
+			fill_tc(s, w->map, tc, 0, s->g->ntasks);
 		return exact_score(s, v, w, w->map, tc, 1, t0);
 	}
 	int ti, ni;
@@ -962,13 +970,12 @@ static bool next_job(search *s, job *j)
 			s->budget_hit = true;
 			return false;
 		}
-		/* late without a result: only the first variant's jobs.  Also
-		 * under a budget while its node side takes two CPUs (its root
-		 * split): work started beside it only delays the first result
-		 * (a million nodes: the node side 100 -> 160 ms) */
-		bool alone = late || (!s->first_done && s->deadline < INFINITY &&
-				      s->first_splits);
-		int end = alone ? s->cursor + 1 : s->eager ? s->nvar : s->cursor + WINDOW;
+		/* late without a result: only the first variant's jobs; also
+		 * while it runs alone, since work started beside a node side
+		 * on two CPUs only delays the first result (a million nodes:
+		 * the node side 100 -> 160 ms) */
+		int end = late || first_alone(s) ? s->cursor + 1
+			  : s->eager ? s->nvar : s->cursor + WINDOW;
 		if (end > s->nvar)
 			end = s->nvar;
 		for (int pos = s->cursor; pos < end; pos++)
