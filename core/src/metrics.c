@@ -266,7 +266,7 @@ static double hop_bytes_split(const struct tp_graph *g, const struct tp_alloc *a
 	int32_t mid = (int32_t)((int64_t)g->ntasks * HB_LOWER_SHARE / 100);
 	double *part = NULL;
 	if (g->nedges >= HB_PARALLEL_EDGES && threads != 1 && tp__cpus() > 1)
-		part = malloc(sizeof(double) * (size_t)(g->ntasks - mid));
+		part = tp__malloc_array((size_t)(g->ntasks - mid), sizeof(double));
 	if (!part) {
 		hop_bytes_run(&lo);
 		return lo.sum;
