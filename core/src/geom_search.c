@@ -107,7 +107,9 @@ typedef struct search {
 				 time of one exact scoring when screening */
 	double exact_ms;      /* longest exact scoring so far */
 	pointset tasks, nodes;
-	const int32_t *ids;   /* node pointset id -> allocation index */
+	const int32_t *ids;   /* node pointset id -> allocation index, or NULL
+				 when every node is used (the identity):
+				 alloc_of */
 	const int *used;      /* slots in use per allocation index: the
 				 allocation's own, or own_used */
 	int *own_used;        /* the closest subset's */
@@ -169,6 +171,12 @@ typedef struct search {
 	struct cand *finals;
 	int nfinals;
 } search;
+
+/* Allocation index of node pointset id j. */
+static inline int32_t alloc_of(const search *s, int32_t j)
+{
+	return s->ids ? s->ids[j] : j;
+}
 
 /* One worker's buffers. */
 typedef struct wsp {
@@ -469,7 +477,7 @@ static void fold_map(const search *s, const tp__fold *f, int32_t *map)
 		int64_t c = 0;
 		for (int d = 0; d < s->nodes.dims; d++)
 			c += mc[d] * s->mstride[d];
-		map[t] = s->ids[s->cell_node[c]];
+		map[t] = alloc_of(s, s->cell_node[c]);
 	}
 }
 
@@ -583,7 +591,7 @@ static int build_nodes(search *s, int i, wsp *w, double deadline)
 		return TP_ENOMEM;
 	for (int32_t j = 0; j < s->nn; j++)
 		w->buf[j] = tp__pointset_pt(&s->nodes, (uint32_t)j,
-					    (uint32_t)s->used[s->ids[j]]);
+					    (uint32_t)s->used[alloc_of(s, j)]);
 	/* with equal slots the tree is checked against the predicted one
 	 * instead of stored */
 	tree t = { .expect = s->predicted >= 0 ? &s->trees[s->predicted] : NULL };
@@ -598,7 +606,7 @@ static int build_nodes(search *s, int i, wsp *w, double deadline)
 		free(t.v);
 		return rc;
 	}
-	for (int32_t j = 0; s->nn < s->a->nnodes && j < nleaves; j++)
+	for (int32_t j = 0; s->ids && j < nleaves; j++)
 		leaf[j] = s->ids[leaf[j]];
 	pthread_mutex_lock(&s->mu);
 	int tr = add_tree(s, &t);
@@ -1323,7 +1331,7 @@ static int node_ranks(search *s, const int *cut, const int *lo, const int *hi,
 		return TP_ENOMEM;
 	for (int32_t j = 0; j < nn; j++) {
 		int c[TP_MAX_DIMS];
-		tp__seam_coords(m, s->a->node[s->ids[j]], cut, c);
+		tp__seam_coords(m, s->a->node[alloc_of(s, j)], cut, c);
 		for (int d = 0; d < k; d++)
 			pos[(int64_t)j * k + d] = c[s->porig[d]];
 	}
@@ -1338,7 +1346,7 @@ direct:
 		ps->maxrank[d] = (uint32_t)(hi[s->porig[d]] - lo[s->porig[d]]);
 	for (int32_t j = 0; j < nn; j++) {
 		int c[TP_MAX_DIMS];
-		tp__seam_coords(m, s->a->node[s->ids[j]], cut, c);
+		tp__seam_coords(m, s->a->node[alloc_of(s, j)], cut, c);
 		for (int d = 0; d < k; d++)
 			ps->rank[(int64_t)j * k + d] =
 				(uint32_t)(c[s->porig[d]] - lo[s->porig[d]]);
@@ -1359,10 +1367,18 @@ static int node_points(search *s, const int *cut, int32_t *ids)
 		lo[d] = INT32_MAX;
 		hi[d] = INT32_MIN;
 	}
+	/* ids written only once a node is left out: the identity until then */
+	s->ids = NULL;
 	for (int32_t i = 0; i < a->nnodes; i++) {
-		if (!s->used[i])
+		if (!s->used[i]) {
+			for (int32_t j = 0; !s->ids && j < nn; j++)
+				ids[j] = j;
+			s->ids = ids;
 			continue;
-		ids[nn++] = i;
+		}
+		if (s->ids)
+			ids[nn] = i;
+		nn++;
 		int c[TP_MAX_DIMS];
 		tp__seam_coords(a->m, a->node[i], cut, c);
 		for (int d = 0; d < pdim; d++) {
@@ -1477,7 +1493,6 @@ static int prepare(search *s, int32_t *ids)
 	int rc = seam_cuts(s, cut);
 	if (!rc)
 		rc = choose_slots(s, cut);
-	s->ids = ids;
 	if (!rc)
 		rc = node_points(s, cut, ids);
 	if (beside)
@@ -1494,7 +1509,7 @@ static int prepare(search *s, int32_t *ids)
 		return rc;
 	s->slots_each = 0;
 	for (int32_t j = 0; j < s->nn; j++) {
-		int u = s->used[ids[j]];
+		int u = s->used[alloc_of(s, j)];
 		s->slots_each = !s->slots_each || s->slots_each == u ? u : -1;
 	}
 	/* as tp__part_nodes splits its root: k parts, the last one large */
