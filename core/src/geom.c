@@ -317,10 +317,6 @@ void tp__pointset_pack(pointset *ps, uint32_t wconst)
 		at += bits;
 	}
 	ps->packed = wconst > 0 && at <= 32;
-	if (!ps->rank) {   /* a grid's without a table (tp__pointset_grid) */
-		ps->packed = true;
-		wconst = 1;
-	}
 	ps->wconst = ps->packed ? wconst : 0;
 }
 

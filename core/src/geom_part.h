@@ -122,7 +122,8 @@ void tp__pointset_free(pointset *ps);
 /* Points of ps carry their ranks packed when they fit in 32 bits
  * (ps->packed); wconst (> 0) is every point's weight, which the points then
  * no longer hold.  Call once the ranks and maxrank are set.  A grid's
- * point set without a table stays packed, one slot per point. */
+ * point set without a table is packed already (its ranks fit); packed again
+ * with a weight, it stays so. */
 void tp__pointset_pack(pointset *ps, uint32_t wconst);
 
 /* Point id of ps as a partition's starting point, of weight w (or, when

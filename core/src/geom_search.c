@@ -677,15 +677,12 @@ static double sample_score(const search *s, const int32_t *pos,
 	return sum;
 }
 
-/* map[t] for every task of a permutation variant. */
+/* map[t] for every task of a permutation variant whose nodes have unequal
+ * slots: the leaves in order, each its node's share of arr (equal slots:
+ * map_range_fill). */
 static void perm_map(const search *s, const node_part *np, const int32_t *arr,
 		     int32_t *map)
 {
-	if (s->slots_each > 0) {
-		for (int32_t t = 0; t < s->g->ntasks; t++)
-			map[t] = np->leaf_node[arr[t] / s->slots_each];
-		return;
-	}
 	int64_t at = 0;
 	for (int32_t l = 0; l < np->nleaves; l++) {
 		int32_t node = np->leaf_node[l];
@@ -756,9 +753,15 @@ static void variant_map(const search *s, const node_part *np, const int32_t *arr
 			int32_t *map, int *tc, bool two)
 {
 	int32_t n = s->g->ntasks;
+	if (s->slots_each <= 0) {
+		perm_map(s, np, arr, map);
+		if (tc)
+			fill_tc(s, map, tc, 0, n);
+		return;
+	}
 	struct map_range lo = { s, np, arr, map, tc, 0, n }, hi = lo;
 	pthread_t th;
-	if (s->slots_each > 0 && two && n >= PAR_MAP_TASKS) {
+	if (two && n >= PAR_MAP_TASKS) {
 		lo.t1 = hi.t0 = n / 2;
 		if (pthread_create(&th, NULL, map_range_run, &hi) == 0) {
 			map_range_fill(&lo);
@@ -767,13 +770,7 @@ static void variant_map(const search *s, const node_part *np, const int32_t *arr
 		}
 		lo.t1 = n;
 	}
-	if (s->slots_each > 0) {
-		map_range_fill(&lo);
-		return;
-	}
-	perm_map(s, np, arr, map);
-	if (tc)
-		fill_tc(s, map, tc, 0, n);
+	map_range_fill(&lo);
 }
 
 /* Under a budget, while a node side splits its root (two CPUs), the first

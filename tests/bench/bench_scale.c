@@ -707,7 +707,7 @@ static double touch_ms(size_t mb)
 
 /* What fresh memory costs on this machine, in a fresh process after a
  * pause: the first touch, then the same amount again once freed.  A launch
- * at a million tasks touches about 220 MB; on a VM whose idle memory goes
+ * at a million tasks touches about 160 MB; on a VM whose idle memory goes
  * back to the host the first figure is far above the second, and so is a
  * case's first launch when the memory it gets was idle (its max).  Run
  * last, so that its freed pages do not serve the launches. */
