@@ -153,6 +153,7 @@ BENCH_SRC = $(addprefix tests/bench/, \
 	bench_geom.c \
 	bench_gpu.c \
 	bench_graph.c \
+	bench_hier.c \
 	bench_input.c \
 	bench_peers.c \
 	bench_scale.c \

@@ -35,13 +35,15 @@
 typedef struct hm {
 	const tp_graph *g;
 	const tp_alloc *a;
-	int64_t *path;          /* nnodes x TP__HIER_MAX_LEVELS */
+	int64_t *path;          /* nnodes x depth */
+	int depth;              /* the longest path (its stride) */
 	int *plen;
 	int32_t *order;         /* allocation indices sorted by path */
 	int32_t *map;
 	int32_t *local;         /* task -> index in the current part, or -1 */
 	int32_t *scratch;       /* ntasks */
 	struct tp__metis metis; /* linked, or loaded (metis_load.h) */
+	struct ck *keys;        /* ntasks, for coordinate splits; NULL: METIS */
 	int seed;
 	double deadline;        /* tp__now_ms() limit, 0: none */
 	char why[128];
@@ -51,7 +53,7 @@ typedef struct hm {
  * below the end of its path. */
 static int64_t key_at(const hm *h, int32_t i, int d)
 {
-	return d < h->plen[i] ? h->path[(size_t)i * TP__HIER_MAX_LEVELS + (size_t)d]
+	return d < h->plen[i] ? h->path[(size_t)i * (size_t)h->depth + (size_t)d]
 			      : -1 - (int64_t)i;
 }
 
@@ -195,22 +197,232 @@ out:
 	return rc;
 }
 
+/* ---- one split by task coordinates ---- */
+
+/* A task's key along the cut's dimension; ties go by task id, so that
+ * the split is the same on every platform. */
+typedef struct ck {
+	double x;
+	int32_t t;   /* the task */
+	int32_t i;   /* its index in T */
+} ck;
+
+/* Task t's coordinate d: its own, or its stencil grid position (x
+ * fastest, tp__grid_next). */
+static double tcoord(const tp_graph *g, int32_t t, int d)
+{
+	if (g->coords)
+		return g->coords[(size_t)t * (size_t)g->coord_dims + (size_t)d];
+	for (int e = 0; e < d; e++)
+		t /= g->grid[e];
+	return d < g->grid_ndims - 1 ? t % g->grid[d] : t;
+}
+
+/* All of task t's coordinates into x. */
+static void tpos(const tp_graph *g, int32_t t, double *x)
+{
+	if (g->coords) {
+		const double *c = &g->coords[(size_t)t * (size_t)g->coord_dims];
+		for (int d = 0; d < g->coord_dims; d++)
+			x[d] = c[d];
+		return;
+	}
+	int last = g->grid_ndims - 1;
+	for (int d = 0; d < last; d++) {
+		x[d] = t % g->grid[d];
+		t /= g->grid[d];
+	}
+	x[last] = t;
+}
+
+static bool ck_less(const ck *a, const ck *b)
+{
+	return a->x < b->x || (a->x == b->x && a->t < b->t);
+}
+
+static void ck_swap(ck *a, ck *b)
+{
+	ck t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* Reorder k[0..n) so that its first m entries are the m least (m in
+ * 1..n-1): quickselect, the pivot the median of the first, middle and
+ * last (every key differs: ties go by task). */
+static void ck_select(ck *k, int32_t n, int32_t m)
+{
+	int32_t lo = 0, hi = n - 1;
+	while (hi > lo) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (ck_less(&k[mid], &k[lo]))
+			ck_swap(&k[mid], &k[lo]);
+		if (ck_less(&k[hi], &k[lo]))
+			ck_swap(&k[hi], &k[lo]);
+		if (ck_less(&k[hi], &k[mid]))
+			ck_swap(&k[hi], &k[mid]);
+		ck p = k[mid];
+		int32_t i = lo, j = hi;
+		while (i <= j) {
+			while (ck_less(&k[i], &p))
+				i++;
+			while (ck_less(&p, &k[j]))
+				j--;
+			if (i <= j)
+				ck_swap(&k[i++], &k[j--]);
+		}
+		/* [lo, j] <= p <= [i, hi], and anything between equals p */
+		if (m <= j)
+			hi = j;
+		else if (m >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* Split the tasks of k[0..n) over children c0..c1-1 (counts cnt, summing
+ * to n): the children in two runs of about equal counts, the tasks cut
+ * across the longest extent of their box [lo, hi] at the first run's
+ * count, and each side split the same way.  A side's box is its parent's
+ * with the cut dimension narrowed to its own keys: one pass over the keys
+ * already there, where the exact box took a pass decoding every position
+ * (at a million tasks that pass was a third of the time). */
+static void bisect_coords(const tp_graph *g, ck *k, int32_t n,
+			  const int32_t *cnt, int c0, int c1, idx_t *part,
+			  const double *lo, const double *hi)
+{
+	int nd = g->coord_dims;
+	double blo[TP_MAX_DIMS], bhi[TP_MAX_DIMS];
+	for (int d = 0; d < nd; d++) {
+		blo[d] = lo[d];
+		bhi[d] = hi[d];
+	}
+	while (c1 - c0 > 1) {
+		int64_t half = 0, left = 0, best_gap = INT64_MAX;
+		for (int c = c0; c < c1; c++)
+			half += cnt[c];
+		int s = c0 + 1;
+		for (int c = c0; c < c1 - 1; c++) {
+			left += cnt[c];
+			int64_t gap = 2 * left - half;
+			if (gap < 0)
+				gap = -gap;
+			if (gap < best_gap) {
+				best_gap = gap;
+				s = c + 1;
+			}
+		}
+		int32_t m = 0;
+		for (int c = c0; c < s; c++)
+			m += cnt[c];
+		/* the sides' boxes: this one, the cut dimension narrowed */
+		double llo[TP_MAX_DIMS], lhi[TP_MAX_DIMS], rlo[TP_MAX_DIMS], rhi[TP_MAX_DIMS];
+		for (int d = 0; d < nd; d++) {
+			llo[d] = rlo[d] = blo[d];
+			lhi[d] = rhi[d] = bhi[d];
+		}
+		if (m > 0 && m < n) {
+			int dim = 0;
+			for (int d = 1; d < nd; d++)
+				if (bhi[d] - blo[d] > bhi[dim] - blo[dim])
+					dim = d;
+			for (int32_t j = 0; j < n; j++)
+				k[j].x = tcoord(g, k[j].t, dim);
+			ck_select(k, n, m);
+			double lmax = -HUGE_VAL, rmin = HUGE_VAL;
+			for (int32_t j = 0; j < m; j++)
+				lmax = k[j].x > lmax ? k[j].x : lmax;
+			for (int32_t j = m; j < n; j++)
+				rmin = k[j].x < rmin ? k[j].x : rmin;
+			lhi[dim] = lmax;
+			rlo[dim] = rmin;
+		}
+		/* the smaller side by recursion, the larger in the loop */
+		const double *nlo, *nhi;
+		if (m <= n - m) {
+			bisect_coords(g, k, m, cnt, c0, s, part, llo, lhi);
+			k += m;
+			n -= m;
+			c0 = s;
+			nlo = rlo;
+			nhi = rhi;
+		} else {
+			bisect_coords(g, k + m, n - m, cnt, s, c1, part, rlo, rhi);
+			n = m;
+			c1 = s;
+			nlo = llo;
+			nhi = lhi;
+		}
+		for (int d = 0; d < nd; d++) {
+			blo[d] = nlo[d];
+			bhi[d] = nhi[d];
+		}
+	}
+	for (int32_t j = 0; j < n; j++)
+		part[k[j].i] = c0;
+}
+
+/* split_k by coordinates: no METIS, and no edges read. */
+static int split_k_coords(hm *h, const int32_t *T, int32_t nT, int k,
+			  const int32_t *cnt, idx_t *part)
+{
+	if (h->deadline > 0 && tp__now_ms() > h->deadline)
+		return TP_ETIME;
+	const tp_graph *g = h->g;
+	int nd = g->coord_dims;
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS], x[TP_MAX_DIMS];
+	for (int d = 0; d < nd; d++) {
+		lo[d] = HUGE_VAL;
+		hi[d] = -HUGE_VAL;
+	}
+	for (int32_t i = 0; i < nT; i++) {
+		h->keys[i] = (ck){ 0, T[i], i };
+		tpos(g, T[i], x);
+		for (int d = 0; d < nd; d++) {
+			lo[d] = x[d] < lo[d] ? x[d] : lo[d];
+			hi[d] = x[d] > hi[d] ? x[d] : hi[d];
+		}
+	}
+	bisect_coords(g, h->keys, nT, cnt, 0, k, part, lo, hi);
+	return 0;
+}
+
 /* ---- the recursion ---- */
 
-/* How many of the n tasks each child takes: the largest children are filled
- * first (ties: the earlier one). */
-static void child_counts(const int64_t *cap, int k, int64_t n, int32_t *cnt)
+static int cmp_cap_desc(const void *x, const void *y, void *arg)
 {
-	for (int c = 0; c < k; c++)
+	const int64_t *cap = arg;
+	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+	if (cap[a] != cap[b])
+		return cap[a] > cap[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* How many of the n tasks each child takes: the largest children are filled
+ * first (ties: the earlier one); by[0..k) is scratch. */
+static void child_counts(const int64_t *cap, int k, int64_t n, int32_t *cnt,
+			 int32_t *by)
+{
+	int64_t total = 0;
+	for (int c = 0; c < k; c++) {
 		cnt[c] = 0;
-	while (n > 0) {
-		int best = -1;
+		total += cap[c];
+		by[c] = c;
+	}
+	if (n >= total) {
+		/* every slot taken, as in most jobs: no order needed */
 		for (int c = 0; c < k; c++)
-			if (cnt[c] == 0 && cap[c] > 0 &&
-			    (best < 0 || cap[c] > cap[best]))
-				best = c;
-		int64_t take = cap[best] < n ? cap[best] : n;
-		cnt[best] = (int32_t)take;
+			cnt[c] = (int32_t)cap[c];
+		return;
+	}
+	/* sorted once: picking the largest left each time was quadratic in
+	 * the children (67 million steps for a million nodes under routers
+	 * of 64) */
+	qsort_r(by, (size_t)k, sizeof *by, cmp_cap_desc, (void *)cap);
+	for (int i = 0; i < k && n > 0; i++) {
+		int64_t take = cap[by[i]] < n ? cap[by[i]] : n;
+		cnt[by[i]] = (int32_t)take;
 		n -= take;
 	}
 }
@@ -252,7 +464,7 @@ static int split_children(hm *h, int32_t *T, int32_t nT, const int32_t *start,
 	for (int c = 0; c < k; c++)
 		for (int32_t i = start[c]; i < start[c + 1]; i++)
 			cap[c] += h->a->slots[h->order[i]];
-	child_counts(cap, k, nT, cnt);
+	child_counts(cap, k, nT, cnt, used);
 	/* the children that take tasks, and their counts, in order */
 	int ku = 0;
 	int32_t *ucnt = (int32_t *)cap;   /* reuse: cap is no longer needed */
@@ -262,19 +474,28 @@ static int split_children(hm *h, int32_t *T, int32_t nT, const int32_t *start,
 			ucnt[ku++] = cnt[c];
 		}
 	if (ku > 1)
-		rc = split_k(h, T, nT, ku, ucnt, part);
+		rc = h->keys ? split_k_coords(h, T, nT, ku, ucnt, part)
+			     : split_k(h, T, nT, ku, ucnt, part);
 	else
 		for (int32_t i = 0; i < nT; i++)
 			part[i] = 0;
 	if (rc)
 		goto out;
-	/* group T by part (stable), then recurse into each child */
+	/* group T by part, stably, then recurse into each child: a counting
+	 * sort, ucnt[] turned into the parts' starts, their ends, and back
+	 * (one pass over T per part was 256 passes at a dragonfly's top) */
 	int32_t pos = 0;
-	for (int p = 0; p < ku; p++)
-		for (int32_t i = 0; i < nT; i++)
-			if (part[i] == p)
-				h->scratch[pos++] = T[i];
-	memcpy(T, h->scratch, sizeof(int32_t) * (size_t)nT);
+	for (int p = 0; p < ku; p++) {
+		int32_t c = ucnt[p];
+		ucnt[p] = pos;
+		pos += c;
+	}
+	for (int32_t i = 0; i < nT; i++)
+		h->scratch[ucnt[part[i]]++] = T[i];
+	for (int32_t i = 0; i < nT; i++)
+		T[i] = h->scratch[i];
+	for (int p = ku - 1; p > 0; p--)   /* back from ends to counts */
+		ucnt[p] -= ucnt[p - 1];
 	pos = 0;
 	for (int p = 0; p < ku && !rc; p++) {
 		int c = used[p];
@@ -317,6 +538,7 @@ static void hm_free(hm *h)
 	free(h->order);
 	free(h->local);
 	free(h->scratch);
+	free(h->keys);
 }
 
 static int hm_init(hm *h, const tp_graph *g, const tp_alloc *a, int32_t *map)
@@ -327,31 +549,43 @@ static int hm_init(hm *h, const tp_graph *g, const tp_alloc *a, int32_t *map)
 	h->a = a;
 	h->map = map;
 	int32_t nn = a->nnodes, nt = g->ntasks;
-	h->path = tp__malloc_array((size_t)nn * TP__HIER_MAX_LEVELS + 1, sizeof(int64_t));
 	h->plen = tp__malloc_array((size_t)nn + 1, sizeof(int));
 	h->order = tp__malloc_array((size_t)nn + 1, sizeof(int32_t));
 	h->local = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
 	h->scratch = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
-	if (!h->path || !h->plen || !h->order || !h->local || !h->scratch)
+	if (!h->plen || !h->order || !h->local || !h->scratch)
 		return TP_ENOMEM;
 	for (int32_t t = 0; t < nt; t++)
 		h->local[t] = -1;
+	/* the paths' lengths first, then the paths at the longest one's
+	 * stride: at the cap's 64 levels a million nodes took 512 MB, for a
+	 * dragonfly's 2 */
+	int64_t tmp[TP__HIER_MAX_LEVELS];
+	h->depth = 1;
 	for (int32_t i = 0; i < nn; i++) {
 		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
-		int n = m->net->hierarchy(m, r, &h->path[(size_t)i * TP__HIER_MAX_LEVELS],
-					  TP__HIER_MAX_LEVELS);
+		int n = m->net->hierarchy(m, r, tmp, TP__HIER_MAX_LEVELS);
 		if (n < 0)
 			return TP_EINVAL;
 		h->plen[i] = n;
 		h->order[i] = i;
+		if (n > h->depth)
+			h->depth = n;
+	}
+	h->path = tp__malloc_array((size_t)nn * (size_t)h->depth + 1, sizeof(int64_t));
+	if (!h->path)
+		return TP_ENOMEM;
+	for (int32_t i = 0; i < nn; i++) {
+		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
+		m->net->hierarchy(m, r, &h->path[(size_t)i * (size_t)h->depth], h->depth);
 	}
 	qsort_r(h->order, (size_t)nn, sizeof(int32_t), cmp_path, h);
 	return 0;
 }
 
-int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
-			     const tp_graphmap_opts *o, int32_t *map,
-			     tp_error *err)
+static int hier_map(const tp_graph *g, const tp_alloc *a,
+		    const tp_graphmap_opts *o, int32_t *map, bool by_coords,
+		    tp_error *err)
 {
 	tp_graphmap_opts def;
 	if (!o) {
@@ -369,16 +603,24 @@ int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
 		return tp_error_set(err, TP_EINVAL,
 				    "hierarchical mapping: %d tasks do not fit in the allocation's %lld slots",
 				    g->ntasks, (long long)a->total_slots);
+	if (by_coords && (g->coord_dims <= 0 || g->coord_dims > TP_MAX_DIMS))
+		return tp_error_set(err, TP_EINVAL,
+				    "hierarchical mapping by coordinates: the tasks have %s",
+				    g->coord_dims <= 0 ? "none" : "too many dimensions");
 	double t0 = tp__now_ms();
 	/* no libmetis5 on this node (the plugin loads it when needed):
 	 * TP_ENOTSUP, which auto skips with TP__METIS_MISSING */
 	struct tp__metis metis;
-	int rc = tp__metis_open(&metis, err);
+	memset(&metis, 0, sizeof metis);
+	int rc = by_coords ? 0 : tp__metis_open(&metis, err);
 	if (rc)
 		return rc;
 	hm h;
 	rc = hm_init(&h, g, a, map);
 	h.metis = metis;
+	if (!rc && by_coords &&
+	    !(h.keys = tp__malloc_array((size_t)g->ntasks + 1, sizeof(ck))))
+		rc = TP_ENOMEM;
 	if (rc == TP_EINVAL) {
 		hm_free(&h);
 		tp__metis_close(&metis);
@@ -418,4 +660,18 @@ int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
 		return tp_error_set(err, rc, "hierarchical mapping: %s",
 				    why[0] ? why : "out of memory");
 	return 0;
+}
+
+int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
+			     const tp_graphmap_opts *o, int32_t *map,
+			     tp_error *err)
+{
+	return hier_map(g, a, o, map, false, err);
+}
+
+int tp__graphmap_hier_coords(const tp_graph *g, const tp_alloc *a,
+			     const tp_graphmap_opts *o, int32_t *map,
+			     tp_error *err)
+{
+	return hier_map(g, a, o, map, true, err);
 }

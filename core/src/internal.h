@@ -392,6 +392,16 @@ void tp__hostlist_free(struct tp__hostlist *hl);
 int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
 		  tp_error *err);
 
+/* Hierarchical mapping (hiermap.c) with each group's tasks split over its
+ * children by the tasks' coordinates instead of METIS: recursive
+ * bisection along the longest extent, every child getting exactly its
+ * count (policy auto's candidate "hier-coords", for tasks with
+ * coordinates; no METIS needed).  TP_EINVAL without task coordinates,
+ * otherwise as tp_graphmap_hierarchical. */
+int tp__graphmap_hier_coords(const tp_graph *g, const tp_alloc *a,
+			     const tp_graphmap_opts *o, int32_t *map,
+			     tp_error *err);
+
 /* ---- dragonfly node names (dragonfly.c): NodeNameFormat= ----
  * "x{group-1000}c{switch}s{*}b{*}n{*}" (see dragonfly.c). */
 struct tp__dfly_format;

@@ -13,9 +13,10 @@
  * graph and auto run candidates and keep the best under the metric (or,
  * with a rank callback, by the GPU-link congestion first):
  *   graph   greedy growth (always runs, so there is a result), bipartition;
- *   auto    block and zorder (always), geometric (with task coordinates),
- *           greedy, bipartition, modcolor (dragonflies); ties keep the
- *           earlier candidate, so auto starts no worse than block.
+ *   auto    block (always), hier-coords (on a hierarchy, with task
+ *           coordinates), geometric (with them), zorder, hierarchical (on a
+ *           hierarchy), greedy, bipartition, modcolor (dragonflies); ties
+ *           keep the earlier candidate, so auto starts no worse than block.
  * The constructions are not refined; the winner is refined once ("X+refine",
  * kept when it scores no worse), and in auto so is Slurm's block order when
  * it scores within 10 % of the winner ("block+refine").  Refinement is most
@@ -275,11 +276,11 @@ static int place_geometric(const tp_graph *g, const tp_alloc *a,
 /* ---- candidates: graph and auto ---- */
 
 enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
-		 C_BLOCKS, C_HIER };
+		 C_BLOCKS, C_HIER, C_HIER_COORDS };
 
 static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
 					  "greedy", "bipartition", "modcolor", "blocks",
-					  "hierarchical" };
+					  "hierarchical", "hier-coords" };
 
 typedef struct cand_run {
 	const tp_graph *g;
@@ -326,10 +327,17 @@ static bool out_of_time(const cand_run *r)
  * a little below the 11 ns measured (refine_from). */
 #define REFINE_SETUP_NS_PER_ENTRY 8.0
 
-/* Z-order sorts the nodes' keys: about 0.14 us per node measured on
- * 1,048,576 nodes (150 ms, 2-core VM); set low likewise.  Unbounded, it ran
- * whenever geometric finished early, and overran the budget by 150 ms. */
-#define ZORDER_US_PER_NODE 0.05
+/* Z-order sorts the nodes' keys: 0.10-0.14 us per node measured on
+ * 1,048,576 nodes (110-150 ms, 2-core VM, torus and dragonfly).  Unbounded,
+ * it ran whenever geometric finished early, and overran the budget by 150
+ * ms; estimated at 0.05 us, it still started with 130 ms left and overran
+ * by 40. */
+#define ZORDER_US_PER_NODE 0.1
+
+/* hier-coords passes over every task once per level of bisection, about
+ * log2(nodes) levels: 20-27 ns a task and level measured on a million
+ * tasks of a million-node dragonfly (400-550 ms), set low likewise. */
+#define HIER_COORDS_NS_PER_TASK_LEVEL 15.0
 
 /* A lower estimate of what candidate k costs, in ms: only those whose
  * cost grows with the graph and that cannot stop half-way with a result. */
@@ -341,8 +349,15 @@ static double cost_estimate(const cand_run *r, int k)
 		return (double)r->a->nnodes * ZORDER_US_PER_NODE / 1e3;
 	case C_GREEDY:
 		return (double)g->ntasks * GREEDY_US_PER_TASK / 1e3;
-	case C_BIPART:
+	case C_HIER_COORDS:
+		return (double)g->ntasks * log2((double)r->a->nnodes + 1) *
+		       HIER_COORDS_NS_PER_TASK_LEVEL / 1e6;
 	case C_HIER:
+		/* every level below the first splits the same edges again,
+		 * in smaller pieces: the whole took 1.2-1.55 x the first
+		 * call on switch trees and dragonflies of 32,768 tasks */
+		return 1.25 * (double)g->nedges * 2 * TP__METIS_US_PER_ENTRY / 1e3;
+	case C_BIPART:
 	case C_BLOCKS:
 		/* the first METIS call splits the whole graph */
 		return (double)g->nedges * 2 * TP__METIS_US_PER_ENTRY / 1e3;
@@ -591,16 +606,22 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		break;
 	case C_GREEDY:
 	case C_BIPART:
-	case C_HIER: {
+	case C_HIER:
+	case C_HIER_COORDS: {
 		/* construction only: the winner is refined once, afterwards;
 		 * a forced candidate (graph's greedy) must give a result */
+		if (k == C_HIER_COORDS && r->g->coord_dims == 0) {
+			snprintf(c->note, sizeof c->note, "skipped: no task coordinates");
+			return 0;
+		}
 		tp_graphmap_opts go = r->o->graph;
 		go.time_budget_ms = force ? 0 : step_budget(r);
 		go.refine_passes = 0;
 		go.refine_congestion = false;
 		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, r->trial, &e)
 		     : k == C_BIPART ? tp_graphmap_bipartition(r->g, r->a, &go, r->trial, &e)
-		     : tp_graphmap_hierarchical(r->g, r->a, &go, r->trial, &e);
+		     : k == C_HIER ? tp_graphmap_hierarchical(r->g, r->a, &go, r->trial, &e)
+		     : tp__graphmap_hier_coords(r->g, r->a, &go, r->trial, &e);
 		if (rc && force && k == C_HIER)
 			/* policy hierarchical promises this mapping: its
 			 * error, not another candidate in its place */
@@ -661,10 +682,12 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	snprintf(c->name, sizeof c->name, "%.16s+refine", of);
 	/* a refinement checks the mapping, builds its node tables and scores
 	 * its start before it moves anything: a million tasks of a 7-point
-	 * stencil, 60-80 ms (11 ns per adjacency entry), which overran the
-	 * budget by that much when only one scoring was counted */
+	 * stencil, 60-80 ms on a torus (11 ns per adjacency entry), which
+	 * overran the budget by that much when only one scoring was counted;
+	 * on a dragonfly, whose distances cost more, 115-165 ms: the tables,
+	 * and a scoring on top (fits adds the one after it) */
 	double setup = 2.0 * (double)r->g->nedges * REFINE_SETUP_NS_PER_ENTRY / 1e6;
-	if (!fits(r, c, setup > r->score_ms ? setup : r->score_ms))
+	if (!fits(r, c, setup + r->score_ms))
 		return 0;
 	int32_t n = r->g->ntasks;
 	double t = tp__now_ms();
@@ -679,10 +702,14 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	 * costs in hop-bytes; under the auto rule only at no cost in
 	 * hop-bytes (the hop-bytes refinement has done what it could) */
 	go.congestion_keep_hops = rep->metric != TP_METRIC_CONGESTION;
-	/* what the hop-bytes refinement left, not the budget again */
+	/* what the hop-bytes refinement left, not the budget again; the
+	 * congestion refinement routes every message before its first move
+	 * (its tables and that: 15-80 ms at a million tasks of a dragonfly,
+	 * started with 17 ms left), so it starts only when that set-up fits */
 	go.time_budget_ms = step_budget(r);
 	if (!rc && (rep->metric == TP_METRIC_CONGESTION || r->rule) &&
-	    !out_of_time(r))
+	    !out_of_time(r) &&
+	    (go.time_budget_ms <= 0 || go.time_budget_ms >= setup))
 		rc = tp_graphmap_refine_congestion(r->g, r->a, &go, r->trial,
 						   &cmoves, &e);
 	c->ms = tp__now_ms() - t;
@@ -801,15 +828,20 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		 congestion_affordable(g, a);
 	if (o->policy == TP_POLICY_AUTO) {
 		/* block first and always: the result is never worse than it;
+		 * on a hierarchy with task coordinates, its splits by
+		 * coordinates (milliseconds, where METIS takes the budget);
 		 * then geometric, always too when the tasks have coordinates
-		 * (a budget spent before it would leave a poor order), then
-		 * the cheaper and the less likely candidates while time lasts */
+		 * (a budget spent before it would leave a poor order); then
+		 * while time lasts the cheaper candidates, and the ones made
+		 * for the network (hierarchical) before the generic ones */
+		bool hier = hierarchy(a), coords = g->coord_dims > 0;
 		if (!(rc = run_candidate(&r, C_BLOCK, true, err)) &&
+		    !(rc = hier && coords ? run_candidate(&r, C_HIER_COORDS, false, err) : 0) &&
 		    !(rc = run_candidate(&r, C_GEOMETRIC, true, err)) &&
 		    !(rc = run_candidate(&r, C_ZORDER, false, err)) &&
+		    !(rc = hier ? run_candidate(&r, C_HIER, false, err) : 0) &&
 		    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
 		    !(rc = run_candidate(&r, C_BIPART, false, err)) &&
-		    !(rc = hierarchy(a) ? run_candidate(&r, C_HIER, false, err) : 0) &&
 		    tp_machine_is_dragonfly(a->m))
 			rc = run_candidate(&r, C_MODCOLOR, false, err);
 	} else if (o->policy == TP_POLICY_HIERARCHICAL && !hierarchy(a)) {

@@ -107,11 +107,13 @@ static const char help_map[] =
 "\n"
 "Every policy is held to Slurm's block order: a result that scores worse\n"
 "under the metric keeps Slurm's order, and a note says why.  auto: block,\n"
-"zorder, geometric (with coordinates), greedy, bipartition (and modcolor on\n"
-"dragonflies) scored by the metric, the best refined (and block too when\n"
-"close); Slurm's order stays unless the best beats it by 0.5 %.  geometric\n"
-"needs task coordinates; for a graph without them graph mapping is used and\n"
-"a note says so.  graph: the better of greedy growth and recursive\n"
+"geometric (with coordinates), zorder, greedy and bipartition; on switch\n"
+"trees, dragonflies and block networks also hierarchical and hier-coords\n"
+"(its splits made by the task coordinates), and modcolor on dragonflies;\n"
+"scored by the metric, the best refined (and block too when close).\n"
+"Slurm's order stays unless the best beats it by 0.5 %.  geometric needs\n"
+"task coordinates; for a graph without them graph mapping is used and a\n"
+"note says so.  graph: the better of greedy growth and recursive\n"
 "bipartitioning (METIS), swap-refined.  The time budget keeps the best so\n"
 "far.  See topoplace(1).\n";
 

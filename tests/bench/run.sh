@@ -4,7 +4,8 @@
 # BUILD (default: build) names the build directory; BENCH_GEOM overrides the
 # mapping benchmark's path.  Options (--quick, --no-scotch, --case NAME, ...)
 # are passed to bench_geom.  Other bench binaries in $BUILD/bench/ (bench_gpu,
-# bench_graph, bench_scale: the machine-scale table, time budget against the
+# bench_graph, bench_hier: auto under the budget on switch trees and
+# dragonflies, bench_scale: the machine-scale table, time budget against the
 # full search; BENCH_SCALE_ARGS are passed to it, e.g. --quick) and other
 # scripts tests/bench/*.sh (not make-meshes.sh, which bench_graph calls) run after it; tests/slurm/bench-latency.sh runs too
 # when it exists and we are root (it needs the test cluster).

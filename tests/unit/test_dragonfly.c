@@ -1,6 +1,12 @@
 /* Unit tests: two-level dragonflies (core/src/dragonfly.c) and
  * Network=dragonfly in topoplace.conf. */
 #include "testutil.h"
+#include "internal.h"
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
 
 /* 9 groups x 4 routers, 2 nodes per router, 2 global links per group pair:
  * global link k of groups 0 and 1 joins router k of group 0 with router
@@ -155,6 +161,50 @@ START_TEST(bad_dragonfly)
 	ck_assert_msg(strstr(err.msg, b->frag) != NULL, "config %d: \"%s\" lacks \"%s\"", _i,
 		      err.msg, b->frag);
 	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+/* Greedy growth's nearest-node search is slow on a dragonfly (its
+ * distances bound the k-d tree's boxes poorly): 32,768 tasks take 2.5 s.
+ * Under a budget it stops as soon as its pace shows it cannot finish, and
+ * leaves the budget to auto's other candidates; the line says how long it
+ * would have taken. */
+START_TEST(greedy_stops_early)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=dragonfly Groups=64 RoutersPerGroup=32 "
+					  "NodesPerRouter=16\n"
+					  "NodeName=e[00000-32767] CoordOrder=x-major\n",
+					  "df.conf", &c, &err) == 0, "%s", err.msg);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "e[00000-32767]", 1,
+						"t", &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "32x32x32:7pt", 32768, NULL), 0);
+	int32_t *map = malloc(32768 * sizeof *map);
+	ck_assert_ptr_nonnull(map);
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	o.refine_passes = 0;
+	o.time_budget_ms = 1000;
+	double t0 = tp__now_ms();
+	ck_assert_int_eq(tp_graphmap_greedy(g, a, &o, map, &err), TP_ETIME);
+	double ms = tp__now_ms() - t0;
+#ifdef RUNNING_ON_VALGRIND
+	if (RUNNING_ON_VALGRIND)   /* 50 times slower: the deadline may come first */
+		tp_assert_err_has(&err, "greedy mapping: ");
+	else
+#endif
+	{
+		tp_assert_err_has(&err, "greedy mapping: would take about ");
+		tp_assert_err_has(&err, " ms, over the time budget of 1000 ms");
+		ck_assert_msg(ms < 1000, "stopped after %.0f ms", ms);
+	}
+	free(map);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
 }
 END_TEST
 
@@ -437,6 +487,7 @@ int main(void)
 	tcase_add_test(tc, modcolor_halo);
 	tcase_add_test(tc, modcolor_figure2);
 	tcase_add_test(tc, auto_rule_congestion);
+	tcase_add_test(tc, greedy_stops_early);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

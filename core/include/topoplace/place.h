@@ -33,10 +33,11 @@ enum tp_policy {
 				    seam-shifted coordinates, then block */
 	TP_POLICY_GRAPH,         /* graph mapping: best of greedy growth and
 				    recursive bipartitioning, both refined */
-	TP_POLICY_AUTO,          /* every applicable candidate (block, zorder,
-				    geometric, greedy, bipartition;
+	TP_POLICY_AUTO,          /* every applicable candidate (block,
+				    geometric, zorder, greedy, bipartition;
 				    hierarchical on trees, dragonflies and
-				    block networks;
+				    block networks, and hier-coords there,
+				    its splits made by the task coordinates;
 				    modcolor on dragonflies with 2-D grid
 				    patterns) judged by the auto rule below,
 				    the winner swap-refined, and Slurm's block
