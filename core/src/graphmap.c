@@ -482,8 +482,12 @@ static int greedy_run(gm *c, int32_t *map)
 			 * k-d tree's boxes poorly (32,768 tasks: 2.1-2.8 s) */
 			double now = tp__now_ms();
 			double whole = (now - t0) * (double)nt / (double)(done + 1);
+			/* early on, only by a clear margin: the first tasks
+			 * also pay for the memory they touch first */
+			bool over = done >= nt / 16 ? t0 + whole > c->deadline
+						    : t0 + whole / 1.5 > c->deadline;
 			if (now > c->deadline ||
-			    (done >= 255 && done >= nt / 64 && t0 + whole > c->deadline)) {
+			    (done >= 255 && done >= nt / 64 && over)) {
 				c->projected_ms = now > c->deadline ? 0 : whole;
 				rc = TP_ETIME;
 				break;

@@ -392,6 +392,14 @@ void tp__hostlist_free(struct tp__hostlist *hl);
 int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
 		  tp_error *err);
 
+/* A JSON graph of the common shape (json_graph.c): {"tasks": N, "edges":
+ * [[u, v, bytes] or [u, v], ...], "directed": B}, plain non-negative
+ * integers, read without json-c.  0 with *out; 1 when the text is not that
+ * shape or not valid (json-c reads it then, and says what is wrong); or a
+ * negative code from building the graph, as tp_graph_from_json_string. */
+int tp__graph_from_json_fast(const char *text, size_t len, const char *what,
+			     int64_t expect, tp_graph **out, tp_error *err);
+
 /* Hierarchical mapping (hiermap.c) with each group's tasks split over its
  * children by the tasks' coordinates instead of METIS: recursive
  * bisection along the longest extent, every child getting exactly its

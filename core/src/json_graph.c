@@ -5,10 +5,11 @@
  *     "directed": false,
  *     "coords": [ [x, y, z], ... ] }
  *
- * Input is fed to json_tokener in chunks, so a file is never held in memory
- * twice, and its size is bounded.  Every listed pair is volume between its two
- * tasks: pairs listed more than once (in either direction) are summed, which is
- * also what "directed": true means (u->v and v->u add up).  Keys other than the
+ * The common shape is read without json-c (tp__graph_from_json_fast);
+ * anything else is fed to json_tokener in chunks.  A file is read whole,
+ * once, its size bounded.  Every listed pair is volume between its two
+ * tasks: pairs listed more than once (in either direction) are summed,
+ * which is also what "directed": true means (u->v and v->u add up).  Keys other than the
  * four above are ignored at the top level (room for "name", "comment", ...);
  * inside an edge object they are an error, since a misspelt "bytes" would
  * silently become 1.
@@ -519,6 +520,179 @@ out:
 	return rc;
 }
 
+/* ---- the common shape, without json-c ---- */
+
+/* {"tasks": N, "edges": [[u, v, bytes] or [u, v], ...], "directed": B},
+ * the keys in any order and each at most once, every number a plain
+ * non-negative integer: what tools write for a large graph.  json-c makes
+ * an object of every number; 187,200 edges (4 MB) took 300 ms of mallocs
+ * and page faults, a launch's whole budget, where this reads them in a
+ * few.  Anything else (another key, coordinates, edge objects, fractions,
+ * exponents, escapes, a value out of range, an error of any kind) is left
+ * to json-c, whose messages say what is wrong: the result is the same
+ * graph either way. */
+
+struct fcur {
+	const char *p, *e;
+};
+
+static void f_ws(struct fcur *c)
+{
+	while (c->p < c->e && is_ws(*c->p))
+		c->p++;
+}
+
+static bool f_lit(struct fcur *c, char ch)
+{
+	f_ws(c);
+	if (c->p < c->e && *c->p == ch) {
+		c->p++;
+		return true;
+	}
+	return false;
+}
+
+/* A plain integer of at most maxd digits (no sign, fraction, exponent or
+ * leading zero). */
+static bool f_uint(struct fcur *c, int maxd, int64_t *out)
+{
+	f_ws(c);
+	const char *q = c->p;
+	int64_t v = 0;
+	while (q < c->e && *q >= '0' && *q <= '9' && q - c->p <= maxd) {
+		v = v * 10 + (*q - '0');
+		q++;
+	}
+	size_t n = (size_t)(q - c->p);
+	if (n == 0 || (int)n > maxd || (n > 1 && *c->p == '0') ||
+	    (q < c->e && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9'))))
+		return false;
+	c->p = q;
+	*out = v;
+	return true;
+}
+
+/* A key of plain letters, into k (cap bytes). */
+static bool f_key(struct fcur *c, char *k, size_t cap)
+{
+	if (!f_lit(c, '"'))
+		return false;
+	size_t n = 0;
+	while (c->p < c->e && *c->p >= 'a' && *c->p <= 'z' && n + 1 < cap)
+		k[n++] = *c->p++;
+	k[n] = '\0';
+	if (c->p == c->e || *c->p != '"')   /* inside the string: no spaces */
+		return false;
+	c->p++;
+	return f_lit(c, ':');
+}
+
+static bool f_word(struct fcur *c, const char *w)
+{
+	f_ws(c);
+	size_t n = strlen(w);
+	if ((size_t)(c->e - c->p) < n || memcmp(c->p, w, n))
+		return false;
+	c->p += n;
+	return true;
+}
+
+struct fedges {
+	int32_t *u, *v;
+	double *b;
+	size_t n, cap;
+};
+
+static bool f_edges(struct fcur *c, struct fedges *fe)
+{
+	if (!f_lit(c, '['))
+		return false;
+	if (f_lit(c, ']'))
+		return true;
+	do {
+		int64_t x, y, w = 1;
+		if (!f_lit(c, '[') || !f_uint(c, 10, &x) || !f_lit(c, ',') ||
+		    !f_uint(c, 10, &y) || x > INT32_MAX || y > INT32_MAX)
+			return false;
+		/* bytes below 10^15: exact as doubles */
+		if (f_lit(c, ',') && !f_uint(c, 15, &w))
+			return false;
+		if (!f_lit(c, ']'))
+			return false;
+		if (fe->n == fe->cap) {
+			size_t cap = fe->cap;
+			if (tp__grow((void **)&fe->u, fe->n, &cap, sizeof *fe->u))
+				return false;
+			cap = fe->cap;
+			if (tp__grow((void **)&fe->v, fe->n, &cap, sizeof *fe->v))
+				return false;
+			cap = fe->cap;
+			if (tp__grow((void **)&fe->b, fe->n, &cap, sizeof *fe->b))
+				return false;
+			fe->cap = cap;
+		}
+		fe->u[fe->n] = (int32_t)x;
+		fe->v[fe->n] = (int32_t)y;
+		fe->b[fe->n] = (double)w;
+		fe->n++;
+	} while (f_lit(c, ','));
+	return f_lit(c, ']');
+}
+
+int tp__graph_from_json_fast(const char *text, size_t len, const char *what,
+			     int64_t expect, tp_graph **out, tp_error *err)
+{
+	struct fcur c = { text, text + len };
+	struct fedges fe = { 0 };
+	int64_t nt = 0;
+	bool has_tasks = false, has_edges = false, has_dir = false, directed = false;
+	int rc = 1;
+	if (!f_lit(&c, '{'))
+		goto out;
+	do {
+		char k[16];
+		if (!f_key(&c, k, sizeof k))
+			goto out;
+		if (!strcmp(k, "tasks") && !has_tasks) {
+			has_tasks = f_uint(&c, 10, &nt);
+			if (!has_tasks)
+				goto out;
+		} else if (!strcmp(k, "edges") && !has_edges) {
+			has_edges = true;
+			if (!f_edges(&c, &fe))
+				goto out;
+		} else if (!strcmp(k, "directed") && !has_dir) {
+			has_dir = true;
+			directed = f_word(&c, "true");
+			if (!directed && !f_word(&c, "false"))
+				goto out;
+		} else {
+			goto out;
+		}
+	} while (f_lit(&c, ','));
+	if (!f_lit(&c, '}'))
+		goto out;
+	f_ws(&c);
+	if (c.p != c.e || !has_tasks || nt < 1 || nt > INT32_MAX ||
+	    (expect > 0 && expect != nt))
+		goto out;
+	for (size_t i = 0; i < fe.n; i++)
+		if (fe.u[i] >= nt || fe.v[i] >= nt)
+			goto out;
+	tp_graph *g = NULL;
+	rc = tp_graph_from_edges(&g, (int32_t)nt, (int64_t)fe.n, fe.u, fe.v, fe.b, what,
+				 err);
+	if (!rc && directed)
+		rc = count_directed_dups(g, fe.u, fe.v, fe.n, what, err);
+	if (!rc)
+		*out = g;
+out:
+	free(fe.u);
+	free(fe.v);
+	free(fe.b);
+	return rc;
+}
+
 int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
 			      const char *what, int64_t expect_ntasks,
 			      tp_error *err)
@@ -533,8 +707,13 @@ int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
 	/* Callers may count a terminating NUL (json-c's own convention). */
 	while (len > 0 && json[len - 1] == '\0')
 		len--;
+	int rc = len <= JSON_MAX_BYTES
+			 ? tp__graph_from_json_fast(json, len, what, expect_ntasks, out, err)
+			 : 1;
+	if (rc <= 0)
+		return rc;
 	struct jparse jp;
-	int rc = jp_init(&jp, what, err);
+	rc = jp_init(&jp, what, err);
 	for (size_t off = 0; !rc && off < len; off += JSON_CHUNK) {
 		size_t n = len - off < JSON_CHUNK ? len - off : JSON_CHUNK;
 		rc = jp_feed(&jp, json + off, n, err);
@@ -563,17 +742,26 @@ int tp_graph_from_json_file(tp_graph **out, const char *path,
 	if (rc0)
 		return rc0;
 
-	struct jparse jp;
-	size_t chunk = size < JSON_CHUNK ? (size < 4096 ? 4096 : size + 1) : JSON_CHUNK;
-	char *buf = malloc(chunk);
-	int rc = buf ? jp_init(&jp, path, err)
-		     : tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+	/* the whole file first, for the common shape
+	 * (tp__graph_from_json_fast); json-c reads the same bytes when it is
+	 * not that */
+	size_t cap = size < 4096 ? 4096 : size + 1, len = 0;
+	char *buf = malloc(cap);
+	int rc = 0;
 	if (!buf) {
 		close(fd);
-		return rc;
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
 	}
-	while (!rc) {
-		ssize_t n = tp__read_some(fd, buf, chunk);
+	for (;;) {
+		if (len == cap) {   /* the file grew while read */
+			size_t nc = cap > JSON_MAX_BYTES / 2 ? JSON_MAX_BYTES + 1 : 2 * cap;
+			char *q = nc > cap ? realloc(buf, nc) : NULL;
+			if (!q)
+				break;   /* past the limit: json-c's feed says so */
+			buf = q;
+			cap = nc;
+		}
+		ssize_t n = tp__read_some(fd, buf + len, cap - len);
 		if (n < 0) {
 			rc = tp_error_set(err, TP_EIO, "%s: cannot read: %s", path,
 					  strerror(errno));
@@ -581,9 +769,21 @@ int tp_graph_from_json_file(tp_graph **out, const char *path,
 		}
 		if (n == 0)
 			break;
-		rc = jp_feed(&jp, buf, (size_t)n, err);
+		len += (size_t)n;
 	}
 	close(fd);
+	if (rc || (len <= JSON_MAX_BYTES &&
+		   (rc = tp__graph_from_json_fast(buf, len, path, expect_ntasks,
+							     out, err)) <= 0)) {
+		free(buf);
+		return rc;
+	}
+	struct jparse jp;
+	rc = jp_init(&jp, path, err);
+	for (size_t off = 0; !rc && off < len; off += JSON_CHUNK) {
+		size_t n = len - off < JSON_CHUNK ? len - off : JSON_CHUNK;
+		rc = jp_feed(&jp, buf + off, n, err);
+	}
 	free(buf);
 	if (!rc)
 		rc = jp_finish(&jp, "empty file", err);

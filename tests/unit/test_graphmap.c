@@ -498,6 +498,25 @@ START_TEST(budget_gates_candidates)
 				      r.cand[i].note);
 		}
 	ck_assert(seen);
+	tp_graph_destroy(g);
+
+	/* the auto rule's congestions: a shuffled 100x80 grid without
+	 * coordinates, block and zorder within 20 % of each other.  Its
+	 * 15,820 edges on routes of up to 48 links are estimated at 7.6 ms a
+	 * congestion, more than an eighth of a 50 ms budget: the comparison
+	 * goes by hop-bytes.  Without a budget they are computed. */
+	g = random_grid(100, 80, 5);
+	for (int b = 0; b < 2; b++) {
+		o.geom.time_budget_ms = b ? 0 : 50;
+		ck_assert_int_eq(tp_place_ex(g, a, &o, m, &r, NULL), 0);
+		ck_assert_int_eq(tp_mapping_validate(g, a, m, NULL), 0);
+		ck_assert_str_eq(r.cand[0].name, "block");
+		bool any = false;
+		for (int i = 0; i < r.ncandidates; i++)
+			any |= r.cand[i].has_congestion;
+		ck_assert_msg(any == (b == 1), "budget %g: congestion %s",
+			      o.geom.time_budget_ms, any ? "computed" : "not computed");
+	}
 	free(m);
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);

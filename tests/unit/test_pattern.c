@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "testutil.h"
 
 #define GDATA TP_TEST_DATA "/graphs/"
@@ -864,6 +865,132 @@ START_TEST(json_duplicates_and_forms)
 }
 END_TEST
 
+static bool same_graph(const tp_graph *a, const tp_graph *b);
+
+/* The same graph, merged duplicates included. */
+static void assert_same_graph(const tp_graph *a, const tp_graph *b)
+{
+	ck_assert(same_graph(a, b));
+	ck_assert_int_eq(tp_graph_merged_duplicates(a), tp_graph_merged_duplicates(b));
+}
+
+/* The common shape is read without json-c (tp__graph_from_json_fast), and
+ * gives the graph json-c's reading gives: random graphs with repeated
+ * pairs both ways, [u, v] and [u, v, bytes], odd white space, the keys in
+ * any order, "directed" both ways, against the same text with one key
+ * more (which only json-c reads), as strings and as files.  Whatever is
+ * not the common shape, valid or not, is left to json-c (1), so its
+ * messages stay. */
+START_TEST(json_fast_path_same_graph)
+{
+	uint64_t x = 12345;
+	for (int round = 0; round < 6; round++) {
+		int nt = 50 + 37 * round, ne = 40 * nt;
+		size_t cap = (size_t)ne * 48 + 256, k = 0;
+		char *t = malloc(cap), *slow = malloc(cap + 64);
+		const char *ws[] = { "", " ", "\n", "\t ", "\r\n  " };
+		const char *dir = round % 3 == 0 ? "" : round % 3 == 1 ? ", \"directed\": true"
+								: ",\"directed\":false";
+		if (round % 2)
+			k += (size_t)sprintf(t + k, "{%s\"edges\"%s:%s[", ws[round % 5], ws[(round + 1) % 5],
+					     ws[(round + 2) % 5]);
+		else
+			k += (size_t)sprintf(t + k, "{\"tasks\": %d%s, \"edges\": [", nt, dir);
+		for (int e = 0; e < ne; e++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			int u = (int)((x >> 33) % (uint64_t)nt), v = (int)((x >> 13) % (uint64_t)nt);
+			if (u == v)
+				v = (v + 1) % nt;
+			unsigned b = (unsigned)(x >> 50);
+			if (b % 4 == 0)
+				k += (size_t)sprintf(t + k, "%s[%d,%s%d]", e ? "," : "", u, ws[b % 5], v);
+			else
+				k += (size_t)sprintf(t + k, "%s%s[ %d , %d , %u ]", e ? "," : "",
+						     ws[e % 5], u, v, b);
+		}
+		if (round % 2)
+			k += (size_t)sprintf(t + k, "]%s, \"tasks\" : %d%s }\n", ws[round % 5], nt, dir);
+		else
+			k += (size_t)sprintf(t + k, "]}");
+		/* the same with a key json-c ignores */
+		sprintf(slow, "{\"name\": \"x\",%s", t + 1);
+		tp_graph *f = NULL, *j = NULL, *ff = NULL, *jf = NULL;
+		tp_error err;
+		ck_assert_msg(tp__graph_from_json_fast(t, k, "t", 0, &f, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(tp__graph_from_json_fast(slow, strlen(slow), "t", 0, &j, NULL), 1);
+		ck_assert_ptr_null(j);
+		ck_assert_msg(tp_graph_from_json_string(&j, slow, strlen(slow), "t", nt, &err) == 0,
+			      "%s", err.msg);
+		assert_same_graph(f, j);
+		if (round % 3 == 1)
+			ck_assert_int_gt(tp_graph_merged_duplicates(f), 0);
+		/* files: both paths */
+		char *pf = tp_test_tmpfile(t), *ps = tp_test_tmpfile(slow);
+		ck_assert_int_eq(tp_graph_from_json_file(&ff, pf, nt, NULL), 0);
+		ck_assert_int_eq(tp_graph_from_json_file(&jf, ps, 0, NULL), 0);
+		assert_same_graph(ff, j);
+		assert_same_graph(jf, j);
+		unlink(pf);
+		unlink(ps);
+		free(pf);
+		free(ps);
+		tp_graph_destroy(f);
+		tp_graph_destroy(j);
+		tp_graph_destroy(ff);
+		tp_graph_destroy(jf);
+		free(t);
+		free(slow);
+	}
+
+	/* not the common shape: json-c's, with its message where it is wrong */
+	static const struct {
+		const char *text;
+		const char *msg;   /* NULL: valid */
+	} other[] = {
+		{ "{\"tasks\": 2, \"edges\": [[0, 1, 2.5]]}", NULL },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1, 1e3]]}", NULL },
+		{ "{\"tasks\": 2.0, \"edges\": [[0, 1]]}", NULL },
+		{ "{\"tasks\": 2, \"edges\": [{\"src\": 0, \"dst\": 1}]}", NULL },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1]], \"coords\": [[0], [1]]}", NULL },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1]], \"tasks\": 2}", NULL },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1,]]}", "JSON parse error" },
+		{ "{\"tasks\": 02, \"edges\": [[0, 1]]}", "JSON parse error" },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1]]} x", "unexpected data after" },
+		{ "{\"tasks \": 2, \"edges\": [[0, 1]]}", "missing \"tasks\"" },
+		{ "{\"tasks\": 2, \"edges\": [[0, 2]]}", "task 2 does not exist" },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1, -3]]}", "negative" },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1, 2, 3]]}", "has 4 elements" },
+		{ "{\"tasks\": 0, \"edges\": []}", "expected 1.." },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1]], \"directed\": 1}", "\"directed\" is" },
+		{ "{\"tasks\": 2, \"edges\": [[0, 99999999999]]}", "does not exist" },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1]]", "unexpected end of data" },
+	};
+	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+		tp_graph *g = NULL;
+		tp_error err;
+		size_t len = strlen(other[i].text);
+		ck_assert_msg(tp__graph_from_json_fast(other[i].text, len, "s", 0, &g, &err) == 1,
+			      "fast path took %s", other[i].text);
+		int rc = tp_graph_from_json_string(&g, other[i].text, len, "s", 0, &err);
+		if (other[i].msg) {
+			ck_assert_msg(rc == TP_EINVAL, "%s: %d", other[i].text, rc);
+			tp_assert_err_has(&err, other[i].msg);
+		} else {
+			ck_assert_msg(rc == 0, "%s: %s", other[i].text, err.msg);
+			tp_graph_destroy(g);
+		}
+	}
+	/* the job's task count, checked by json-c's path */
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp__graph_from_json_fast("{\"tasks\": 2, \"edges\": []}", 26, "s", 3,
+						  &g, NULL), 1);
+	ck_assert_int_eq(tp_graph_from_json_string(&g, "{\"tasks\": 2, \"edges\": []}", 26,
+						   "s", 3, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "but the job has 3 tasks");
+}
+END_TEST
+
 /* A ring of n tasks, one edge per line: crosses several 1 MiB chunks. */
 static char *big_ring(int n, size_t *len)
 {
@@ -1291,6 +1418,7 @@ int main(void)
 	tcase_add_test(tc, json_ring);
 	tcase_add_test(tc, json_grid_coords);
 	tcase_add_test(tc, json_duplicates_and_forms);
+	tcase_add_test(tc, json_fast_path_same_graph);
 	tcase_add_test(tc, json_big_chunks);
 	tcase_add_test(tc, json_bad_files);
 	tcase_add_test(tc, json_bad_strings);

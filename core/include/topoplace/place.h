@@ -86,7 +86,9 @@ typedef struct tp_place_opts {
  * The congestion (metrics.h, both directions on directed links) is only
  * computed where it can decide: for hop-bytes within the share of the best,
  * and for graphs of at most TP_PLACE_CONGESTION_MAX_WORK message-hops
- * (edges x 2 x the machine's longest route). */
+ * (edges x 2 x the machine's longest route); under a time budget, only
+ * when the two congestions of a comparison are estimated to take at most
+ * a quarter of what is left. */
 #define TP_PLACE_CONGESTION_SHARE 0.2
 #define TP_PLACE_EQUAL_HOPS 0.005
 #define TP_PLACE_CONGESTION_MAX_WORK ((int64_t)1 << 26)
