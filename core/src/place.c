@@ -702,9 +702,9 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	/* a refinement checks the mapping, builds its node tables and scores
 	 * its start before it moves anything: a million tasks of a 7-point
 	 * stencil, 60-80 ms on a torus (11 ns per adjacency entry), which
-	 * overran the budget by that much when only one scoring was counted;
-	 * on a dragonfly, whose distances cost more, 115-165 ms: the tables,
-	 * and a scoring on top (fits adds the one after it) */
+	 * overran the budget by that much when only one scoring was counted.
+	 * The tables by the entry, its start's scoring on top (fits adds the
+	 * scoring after it) */
 	double setup = 2.0 * (double)r->g->nedges * REFINE_SETUP_NS_PER_ENTRY / 1e6;
 	if (!fits(r, c, setup + r->score_ms))
 		return 0;
