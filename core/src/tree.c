@@ -774,6 +774,14 @@ static int add_nodes_pass(struct tparse *p, const int32_t *order, int32_t nnodes
 	int nr = (int)nnodes, rc;
 	if ((rc = tp__machine_new(&c->m, 1, &nr, &wrap, &tree_ops, NULL, &e)))
 		return terr(p, 0, rc, "%s", e.msg);
+	/* room for every node at once: growing rehashed the names and
+	 * copied the arrays at every doubling */
+	if (tp__machine_reserve(c->m, nnodes) ||
+	    tp__names_reserve(&c->m->by_name, (size_t)nnodes)) {
+		tp_machine_destroy(c->m);
+		c->m = NULL;
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	}
 	for (int32_t i = 0; i < p->nsw && !rc; i++)
 		if (p->sw[order[i]].nodes) {
 			c->s = order[i];
