@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geom_select.h"
 #include "metis_load.h"
 #include "network.h"
 
@@ -43,7 +44,7 @@ typedef struct hm {
 	int32_t *local;         /* task -> index in the current part, or -1 */
 	int32_t *scratch;       /* ntasks */
 	struct tp__metis metis; /* linked, or loaded (metis_load.h) */
-	struct ck *keys;        /* ntasks, for coordinate splits; NULL: METIS */
+	tp__pt *keys;           /* ntasks, for coordinate splits; NULL: METIS */
 	int seed;
 	double deadline;        /* tp__now_ms() limit, 0: none */
 	char why[128];
@@ -199,13 +200,26 @@ out:
 
 /* ---- one split by task coordinates ---- */
 
-/* A task's key along the cut's dimension; ties go by task id, so that
- * the split is the same on every platform. */
-typedef struct ck {
+/* A task's place along the cut's dimension is a geom_select point: the
+ * coordinate as an ordered key, the task as its id (ties go by task, the
+ * same on every platform) and its index in T in w. */
+
+/* The bits of x as a key of the same order (finite x; -0 as +0). */
+static uint64_t key_of(double x)
+{
+	x += 0.0;
+	uint64_t u;
+	memcpy(&u, &x, sizeof u);
+	return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+static double double_of(uint64_t k)
+{
+	uint64_t u = k >> 63 ? k & ~(UINT64_C(1) << 63) : ~k;
 	double x;
-	int32_t t;   /* the task */
-	int32_t i;   /* its index in T */
-} ck;
+	memcpy(&x, &u, sizeof x);
+	return x;
+}
 
 /* Task t's coordinate d: its own, or its stencil grid position (x
  * fastest, tp__grid_next). */
@@ -235,52 +249,6 @@ static void tpos(const tp_graph *g, int32_t t, double *x)
 	x[last] = t;
 }
 
-static bool ck_less(const ck *a, const ck *b)
-{
-	return a->x < b->x || (a->x == b->x && a->t < b->t);
-}
-
-static void ck_swap(ck *a, ck *b)
-{
-	ck t = *a;
-	*a = *b;
-	*b = t;
-}
-
-/* Reorder k[0..n) so that its first m entries are the m least (m in
- * 1..n-1): quickselect, the pivot the median of the first, middle and
- * last (every key differs: ties go by task). */
-static void ck_select(ck *k, int32_t n, int32_t m)
-{
-	int32_t lo = 0, hi = n - 1;
-	while (hi > lo) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (ck_less(&k[mid], &k[lo]))
-			ck_swap(&k[mid], &k[lo]);
-		if (ck_less(&k[hi], &k[lo]))
-			ck_swap(&k[hi], &k[lo]);
-		if (ck_less(&k[hi], &k[mid]))
-			ck_swap(&k[hi], &k[mid]);
-		ck p = k[mid];
-		int32_t i = lo, j = hi;
-		while (i <= j) {
-			while (ck_less(&k[i], &p))
-				i++;
-			while (ck_less(&p, &k[j]))
-				j--;
-			if (i <= j)
-				ck_swap(&k[i++], &k[j--]);
-		}
-		/* [lo, j] <= p <= [i, hi], and anything between equals p */
-		if (m <= j)
-			hi = j;
-		else if (m >= i)
-			lo = i;
-		else
-			return;
-	}
-}
-
 /* Split the tasks of k[0..n) over children c0..c1-1 (counts cnt, summing
  * to n): the children in two runs of about equal counts, the tasks cut
  * across the longest extent of their box [lo, hi] at the first run's
@@ -288,7 +256,7 @@ static void ck_select(ck *k, int32_t n, int32_t m)
  * with the cut dimension narrowed to its own keys: one pass over the keys
  * already there, where the exact box took a pass decoding every position
  * (at a million tasks that pass was a third of the time). */
-static void bisect_coords(const tp_graph *g, ck *k, int32_t n,
+static void bisect_coords(const tp_graph *g, tp__pt *k, int32_t n,
 			  const int32_t *cnt, int c0, int c1, idx_t *part,
 			  const double *lo, const double *hi)
 {
@@ -328,15 +296,15 @@ static void bisect_coords(const tp_graph *g, ck *k, int32_t n,
 				if (bhi[d] - blo[d] > bhi[dim] - blo[dim])
 					dim = d;
 			for (int32_t j = 0; j < n; j++)
-				k[j].x = tcoord(g, k[j].t, dim);
-			ck_select(k, n, m);
-			double lmax = -HUGE_VAL, rmin = HUGE_VAL;
+				k[j].key = key_of(tcoord(g, (int32_t)k[j].id, dim));
+			tp__select(k, n, m);
+			uint64_t lmax = 0, rmin = UINT64_MAX;
 			for (int32_t j = 0; j < m; j++)
-				lmax = k[j].x > lmax ? k[j].x : lmax;
+				lmax = k[j].key > lmax ? k[j].key : lmax;
 			for (int32_t j = m; j < n; j++)
-				rmin = k[j].x < rmin ? k[j].x : rmin;
-			lhi[dim] = lmax;
-			rlo[dim] = rmin;
+				rmin = k[j].key < rmin ? k[j].key : rmin;
+			lhi[dim] = double_of(lmax);
+			rlo[dim] = double_of(rmin);
 		}
 		/* the smaller side by recursion, the larger in the loop */
 		const double *nlo, *nhi;
@@ -360,7 +328,7 @@ static void bisect_coords(const tp_graph *g, ck *k, int32_t n,
 		}
 	}
 	for (int32_t j = 0; j < n; j++)
-		part[k[j].i] = c0;
+		part[k[j].w] = c0;
 }
 
 /* split_k by coordinates: no METIS, and no edges read. */
@@ -377,7 +345,7 @@ static int split_k_coords(hm *h, const int32_t *T, int32_t nT, int k,
 		hi[d] = -HUGE_VAL;
 	}
 	for (int32_t i = 0; i < nT; i++) {
-		h->keys[i] = (ck){ 0, T[i], i };
+		h->keys[i] = (tp__pt){ 0, (uint32_t)T[i], (uint32_t)i };
 		tpos(g, T[i], x);
 		for (int d = 0; d < nd; d++) {
 			lo[d] = x[d] < lo[d] ? x[d] : lo[d];
@@ -619,7 +587,7 @@ static int hier_map(const tp_graph *g, const tp_alloc *a,
 	rc = hm_init(&h, g, a, map);
 	h.metis = metis;
 	if (!rc && by_coords &&
-	    !(h.keys = tp__malloc_array((size_t)g->ntasks + 1, sizeof(ck))))
+	    !(h.keys = tp__malloc_array((size_t)g->ntasks + 1, sizeof(tp__pt))))
 		rc = TP_ENOMEM;
 	if (rc == TP_EINVAL) {
 		hm_free(&h);

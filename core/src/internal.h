@@ -298,9 +298,12 @@ ssize_t tp__read_some(int fd, char *buf, size_t len);
 /* "PATH: N bytes, more than the 64 MiB limit for KIND" (size 0: unknown). */
 int tp__too_large(const char *path, uint64_t size, size_t max_bytes,
 		  const char *kind, tp_error *err);
-/* Read a whole text file of at most max_bytes (NUL-terminated, no NUL
- * inside); errors name the file (and the line of a NUL byte).  *buf_out is
- * malloc'ed. */
+/* Read a whole regular file of at most max_bytes into a malloc'ed,
+ * NUL-terminated *buf_out (NUL bytes inside left for the caller to judge);
+ * errors name the file. */
+int tp__read_whole(const char *path, size_t max_bytes, const char *kind,
+		   char **buf_out, size_t *len_out, tp_error *err);
+/* The same for a text file: no NUL inside (the line of one is named). */
 int tp__read_file(const char *path, size_t max_bytes, const char *kind,
 		  char **buf_out, size_t *len_out, tp_error *err);
 /* TP_EINVAL "what:LINE: NUL byte (not a text file)" when buf[0..len) holds

@@ -14,13 +14,9 @@
  * inside an edge object they are an error, since a misspelt "bytes" would
  * silently become 1.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -693,6 +689,31 @@ out:
 	return rc;
 }
 
+/* The text of a JSON graph: the common shape without json-c, anything
+ * else fed to json_tokener in chunks.  empty_what names empty input. */
+static int parse_text(const char *text, size_t len, const char *what,
+		      const char *empty_what, int64_t expect, tp_graph **out,
+		      tp_error *err)
+{
+	int rc = len <= JSON_MAX_BYTES
+			 ? tp__graph_from_json_fast(text, len, what, expect, out, err)
+			 : 1;
+	if (rc <= 0)
+		return rc;
+	struct jparse jp;
+	rc = jp_init(&jp, what, err);
+	for (size_t off = 0; !rc && off < len; off += JSON_CHUNK) {
+		size_t n = len - off < JSON_CHUNK ? len - off : JSON_CHUNK;
+		rc = jp_feed(&jp, text + off, n, err);
+	}
+	if (!rc)
+		rc = jp_finish(&jp, empty_what, err);
+	if (!rc)
+		rc = convert(&jp.root, what, expect, out, err);
+	jp_free(&jp);
+	return rc;
+}
+
 int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
 			      const char *what, int64_t expect_ntasks,
 			      tp_error *err)
@@ -707,23 +728,7 @@ int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
 	/* Callers may count a terminating NUL (json-c's own convention). */
 	while (len > 0 && json[len - 1] == '\0')
 		len--;
-	int rc = len <= JSON_MAX_BYTES
-			 ? tp__graph_from_json_fast(json, len, what, expect_ntasks, out, err)
-			 : 1;
-	if (rc <= 0)
-		return rc;
-	struct jparse jp;
-	rc = jp_init(&jp, what, err);
-	for (size_t off = 0; !rc && off < len; off += JSON_CHUNK) {
-		size_t n = len - off < JSON_CHUNK ? len - off : JSON_CHUNK;
-		rc = jp_feed(&jp, json + off, n, err);
-	}
-	if (!rc)
-		rc = jp_finish(&jp, "empty input", err);
-	if (!rc)
-		rc = convert(&jp.root, what, expect_ntasks, out, err);
-	jp_free(&jp);
-	return rc;
+	return parse_text(json, len, what, "empty input", expect_ntasks, out, err);
 }
 
 int tp_graph_from_json_file(tp_graph **out, const char *path,
@@ -735,60 +740,13 @@ int tp_graph_from_json_file(tp_graph **out, const char *path,
 	*out = NULL;
 	if (!path || !*path)
 		return tp_error_set(err, TP_EINVAL, "JSON graph: no file name given");
-	int fd;
-	size_t size;
-	int rc0 = tp__open_regular(path, JSON_MAX_BYTES, "a JSON graph", &fd, &size,
-				   err);
-	if (rc0)
-		return rc0;
-
-	/* the whole file first, for the common shape
-	 * (tp__graph_from_json_fast); json-c reads the same bytes when it is
-	 * not that */
-	size_t cap = size < 4096 ? 4096 : size + 1, len = 0;
-	char *buf = malloc(cap);
-	int rc = 0;
-	if (!buf) {
-		close(fd);
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-	}
-	for (;;) {
-		if (len == cap) {   /* the file grew while read */
-			size_t nc = cap > JSON_MAX_BYTES / 2 ? JSON_MAX_BYTES + 1 : 2 * cap;
-			char *q = nc > cap ? realloc(buf, nc) : NULL;
-			if (!q)
-				break;   /* past the limit: json-c's feed says so */
-			buf = q;
-			cap = nc;
-		}
-		ssize_t n = tp__read_some(fd, buf + len, cap - len);
-		if (n < 0) {
-			rc = tp_error_set(err, TP_EIO, "%s: cannot read: %s", path,
-					  strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (rc || (len <= JSON_MAX_BYTES &&
-		   (rc = tp__graph_from_json_fast(buf, len, path, expect_ntasks,
-							     out, err)) <= 0)) {
-		free(buf);
+	/* the whole file, once: the common shape reads it in place */
+	char *buf;
+	size_t len;
+	int rc = tp__read_whole(path, JSON_MAX_BYTES, "a JSON graph", &buf, &len, err);
+	if (rc)
 		return rc;
-	}
-	struct jparse jp;
-	rc = jp_init(&jp, path, err);
-	for (size_t off = 0; !rc && off < len; off += JSON_CHUNK) {
-		size_t n = len - off < JSON_CHUNK ? len - off : JSON_CHUNK;
-		rc = jp_feed(&jp, buf + off, n, err);
-	}
+	rc = parse_text(buf, len, path, "empty file", expect_ntasks, out, err);
 	free(buf);
-	if (!rc)
-		rc = jp_finish(&jp, "empty file", err);
-	if (!rc)
-		rc = convert(&jp.root, path, expect_ntasks, out, err);
-	jp_free(&jp);
 	return rc;
 }

@@ -269,8 +269,8 @@ int tp__nul_check(const char *buf, size_t len, const char *what,
 			    (unsigned long long)line);
 }
 
-int tp__read_file(const char *path, size_t max_bytes, const char *kind,
-		  char **buf_out, size_t *len_out, tp_error *err)
+int tp__read_whole(const char *path, size_t max_bytes, const char *kind,
+		   char **buf_out, size_t *len_out, tp_error *err)
 {
 	*buf_out = NULL;
 	*len_out = 0;
@@ -315,8 +315,6 @@ int tp__read_file(const char *path, size_t max_bytes, const char *kind,
 	close(fd);
 	if (!rc && len > max_bytes)
 		rc = tp__too_large(path, 0, max_bytes, kind, err);
-	if (!rc)
-		rc = tp__nul_check(buf, len, path, err);
 	if (rc) {
 		free(buf);
 		return rc;
@@ -325,6 +323,18 @@ int tp__read_file(const char *path, size_t max_bytes, const char *kind,
 	*buf_out = buf;
 	*len_out = len;
 	return TP_OK;
+}
+
+int tp__read_file(const char *path, size_t max_bytes, const char *kind,
+		  char **buf_out, size_t *len_out, tp_error *err)
+{
+	int rc = tp__read_whole(path, max_bytes, kind, buf_out, len_out, err);
+	if (!rc && (rc = tp__nul_check(*buf_out, *len_out, path, err))) {
+		free(*buf_out);
+		*buf_out = NULL;
+		*len_out = 0;
+	}
+	return rc;
 }
 
 int tp__text_copy(const char *text, size_t len, const char *what, char **out,

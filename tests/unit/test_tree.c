@@ -311,6 +311,19 @@ START_TEST(map_on_tree)
 END_TEST
 
 /* LevelBandwidth=: congestion in bytes / bandwidth on the tree's links. */
+/* Every one of the nn allocation nodes holds exactly k of the n tasks. */
+static void every_node_holds(const int32_t *map, int n, int nn, int k)
+{
+	int per[64] = { 0 };
+	ck_assert_int_le(nn, 64);
+	for (int t = 0; t < n; t++) {
+		ck_assert(map[t] >= 0 && map[t] < nn);
+		per[map[t]]++;
+	}
+	for (int i = 0; i < nn; i++)
+		ck_assert_int_eq(per[i], k);
+}
+
 /* Issue 13: the hierarchical candidate splits the tasks over the leaf
  * switches with their exact capacities (1, 6, 5 and 3 nodes of 2 slots:
  * 2, 12, 10 and 6 tasks), then over the nodes; on this fragmented
@@ -334,11 +347,7 @@ START_TEST(hierarchical_on_tree)
 	ck_assert_mem_eq(h, h2, 30 * sizeof h[0]);
 	ck_assert_int_eq(tp_mapping_validate(g, a, h, NULL), 0);
 	/* exact capacities: every slot taken */
-	int per[15] = { 0 };
-	for (int t = 0; t < 30; t++)
-		per[h[t]]++;
-	for (int i = 0; i < 15; i++)
-		ck_assert_int_eq(per[i], 2);
+	every_node_holds(h, 30, 15, 2);
 	ck_assert_int_eq(tp_graphmap_bipartition(g, a, &o, b, NULL), 0);
 	double hs, hm, bs, bm;
 	leaf_uplinks(m, a, g, h, &hs, &hm);
@@ -445,11 +454,7 @@ START_TEST(hier_coords_on_tree)
 	ck_assert_int_eq(tp__graphmap_hier_coords(gc, a, &o, hc, NULL), 0);
 	ck_assert_mem_eq(h, hc, sizeof h);
 	ck_assert_int_eq(tp_mapping_validate(g, a, h, NULL), 0);
-	int per[15] = { 0 };
-	for (int t = 0; t < 30; t++)
-		per[h[t]]++;
-	for (int i = 0; i < 15; i++)
-		ck_assert_int_eq(per[i], 2);
+	every_node_holds(h, 30, 15, 2);
 	/* a 2x8 grid over two leaves of 4 nodes: cut across y, its longest
 	 * extent, each leaf gets a 2x4 box */
 	tp_alloc *a2 = NULL;
