@@ -50,22 +50,29 @@ static bool seen_set(uint64_t *seen, int32_t i)
 	return was;
 }
 
-static bool seen_has(const uint64_t *seen, int32_t i)
-{
-	return seen[i >> 6] >> (i & 63) & 1;
-}
+struct take {
+	tp_alloc *a;
+	uint64_t *seen;
+	const char *what;
+	tp_error *err;
+};
 
-/* Node idx (-1: unknown) of the hostlist, named name, next in a. */
-static int take_node(tp_alloc *a, uint64_t *seen, int32_t idx,
-		     const char *name, const char *what, tp_error *err)
+/* Nodes first..first+count-1 (first -1: an unknown name) of the hostlist,
+ * next in the allocation. */
+static int take_nodes(void *arg, int32_t first, int32_t count,
+		      const struct tp__listed *l)
 {
-	if (idx < 0)
-		return tp_error_set(err, TP_ENOENT, "%s: unknown node '%s'",
-				    what, name);
-	if (seen_set(seen, idx))
-		return tp_error_set(err, TP_EINVAL, "%s: duplicate node '%s'",
-				    what, name);
-	a->node[a->nnodes++] = idx;
+	struct take *t = arg;
+	char name[TP__HOSTNAME_MAX];
+	if (first < 0)
+		return tp_error_set(t->err, TP_ENOENT, "%s: unknown node '%s'",
+				    t->what, tp__listed_name(l, 0, name));
+	for (int32_t k = 0; k < count; k++) {
+		if (seen_set(t->seen, first + k))
+			return tp_error_set(t->err, TP_EINVAL, "%s: duplicate node '%s'",
+					    t->what, tp__listed_name(l, k, name));
+		t->a->node[t->a->nnodes++] = first + k;
+	}
 	return TP_OK;
 }
 
@@ -102,50 +109,9 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 	uint64_t *seen = seen_new(mn);
 	rc = seen ? alloc_new(m, (int32_t)count, &a, what, err)
 		  : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	char name[TP__HOSTNAME_MAX];
-	struct tp__hostlist_run run, last = { 0 };
-	int got, fam = -1;
-	while (rc == TP_OK && (got = tp__hostlist_next_run(hl, name, 1, &run))) {
-		if (got == 1) {
-			rc = take_node(a, seen, tp_machine_find_node(m, name), name,
-				       what, err);
-			continue;
-		}
-		/* a numbered range: its nodes found by number in the machine's
-		 * runs, without writing and hashing each name (the ranges of
-		 * one group share their prefix and suffix: one family lookup) */
-		if (run.prefix != last.prefix || run.suffix != last.suffix ||
-		    run.plen != last.plen || run.slen != last.slen)
-			fam = tp__runs_family(&m->runs, run.prefix, run.plen,
-					      run.suffix, run.slen);
-		last = run;
-		for (uint64_t v = run.lo; rc == TP_OK && v <= run.hi;) {
-			/* numbers of one digit count at a time: the machine's
-			 * run names them all as consecutive nodes */
-			unsigned d = tp__digits_of(v);
-			uint64_t upto = tp__digits_last(v);
-			if (upto > run.hi)
-				upto = run.hi;
-			uint64_t n = 0;
-			int32_t idx = fam < 0 ? -1
-				      : tp__runs_span(&m->runs, fam, v,
-						      d > run.width ? d : run.width,
-						      upto, &n);
-			if (idx < 0) {
-				tp__hostlist_run_name(&run, v, name);
-				rc = take_node(a, seen, tp_machine_find_node(m, name),
-					       name, what, err);
-				v++;
-				continue;
-			}
-			for (uint64_t k = 0; rc == TP_OK && k < n; k++) {
-				if (seen_has(seen, idx + (int32_t)k))
-					tp__hostlist_run_name(&run, v + k, name);
-				rc = take_node(a, seen, idx + (int32_t)k, name,
-					       what, err);
-			}
-			v += n;
-		}
+	if (rc == TP_OK) {
+		struct take t = { a, seen, what, err };
+		rc = tp__machine_each_listed(m, hl, take_nodes, &t);
 	}
 	tp__hostlist_free(hl);
 	free(seen);

@@ -1177,32 +1177,48 @@ static int node_hostlist(struct loader *ld, const struct tok *name,
  * their switches) a check that every node is under a switch; anywhere it
  * gives nodes placed before (by a CoordFile=, or on a tree) their
  * NodeTopology= and GpuLinks= (a later line wins). */
+struct model_ctx {
+	struct loader *ld;
+	const struct tok *name;
+};
+
+/* Nodes of a NodeName= line without placement: placed already (by the
+ * topology, the block file or an earlier line); NodeTopology= for each. */
+static int model_nodes(void *arg, int32_t first, int32_t count,
+		       const struct tp__listed *l)
+{
+	struct model_ctx *x = arg;
+	struct loader *ld = x->ld;
+	bool block = ld->c->net == NET_BLOCK;
+	char host[TP__HOSTNAME_MAX];
+	if (first < 0 && (ld->c->net == NET_TREE || block))
+		return lerr(ld, NULL, x->name->line, TP_EINVAL,
+			    "NodeName=%s: node '%s' is %s of %s", x->name->val,
+			    tp__listed_name(l, 0, host),
+			    block ? "in no block" : "under no switch",
+			    ld->c->topo_path);
+	if (first < 0)
+		return lerr(ld, NULL, x->name->line, TP_EINVAL,
+			    "NodeName=%s: node '%s' is not placed (give Coords= or CoordOrder=%s, or place it with a %s line before this one)",
+			    x->name->val, tp__listed_name(l, 0, host),
+			    ld->c->net == NET_DFLY ? " or NodeNameFormat=" : "",
+			    ld->c->net == NET_DFLY ? "CoordFile= or SwitchFile=" : "CoordFile=");
+	if (ld->cur_topo >= 0)
+		for (int32_t i = count; i-- > 0;)   /* the last first: one growth */
+			if (node_topo_set(ld->c, first + i, ld->cur_topo) < 0)
+				return oom(ld);
+	return TP_OK;
+}
+
 static int model_line(struct loader *ld, const struct tok *name)
 {
-	int line = name->line;
-	bool block = ld->c->net == NET_BLOCK;
 	struct tp__hostlist *hl;
 	int64_t count;
 	int rc = node_hostlist(ld, name, &hl, &count);
 	if (rc)
 		return rc;
-	char host[TP__HOSTNAME_MAX];
-	while (rc == TP_OK && tp__hostlist_next(hl, host)) {
-		int32_t idx = tp_machine_find_node(ld->c->m, host);
-		if (idx < 0 && (ld->c->net == NET_TREE || block))
-			rc = lerr(ld, NULL, line, TP_EINVAL,
-				  "NodeName=%s: node '%s' is %s of %s",
-				  name->val, host, block ? "in no block" : "under no switch",
-				  ld->c->topo_path);
-		else if (idx < 0)
-			rc = lerr(ld, NULL, line, TP_EINVAL,
-				  "NodeName=%s: node '%s' is not placed (give Coords= or CoordOrder=%s, or place it with a %s line before this one)",
-				  name->val, host, ld->c->net == NET_DFLY ? " or NodeNameFormat=" : "",
-				  ld->c->net == NET_DFLY ? "CoordFile= or SwitchFile=" : "CoordFile=");
-		else if (ld->cur_topo >= 0 &&
-			 node_topo_set(ld->c, idx, ld->cur_topo) < 0)
-			rc = oom(ld);
-	}
+	struct model_ctx x = { ld, name };
+	rc = tp__machine_each_listed(ld->c->m, hl, model_nodes, &x);
 	tp__hostlist_free(hl);
 	return rc;
 }

@@ -113,6 +113,12 @@ char *tp__put_num(char *b, uint64_t v, uint32_t width);
 int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
 		 int32_t first, const char **text, int32_t *clash,
 		 uint64_t *clash_v);
+/* Whether tp__runs_add(hr) would cost O(1) moves: hr goes after every run
+ * of its family, which is disjoint, or it starts one of few families.  A
+ * loader that adds runs in any order (a topology.conf's Nodes= lists) adds
+ * the others name by name, so that its cost stays linear. */
+bool tp__runs_appends(const struct tp__name_runs *t,
+		      const struct tp__hostlist_run *hr);
 /* Whether hr names name; the name of number v into buf (TP__HOSTNAME_MAX
  * bytes). */
 bool tp__hostlist_run_has(const struct tp__hostlist_run *hr, const char *name);
@@ -388,6 +394,23 @@ int tp__hostlist_next(struct tp__hostlist *hl, char *buf);
 int tp__hostlist_next_run(struct tp__hostlist *hl, char *buf,
 			  uint64_t min_len, struct tp__hostlist_run *run);
 void tp__hostlist_free(struct tp__hostlist *hl);
+
+/* A hostlist's names resolved against a machine, in the list's order
+ * (tp__machine_each_listed): fn gets node first and the count-1 nodes after
+ * it, named l's names 0..count-1, or first -1 (count 1) for a name the
+ * machine does not have.  A numbered range goes a span of consecutive nodes
+ * at a time, its names written only if asked for (tp__listed_name, into
+ * buf, TP__HOSTNAME_MAX bytes).  Stops at fn's first non-zero return. */
+struct tp__listed {
+	const char *name;                    /* or NULL: run's number v on */
+	const struct tp__hostlist_run *run;
+	uint64_t v;
+};
+typedef int (*tp__listed_fn)(void *arg, int32_t first, int32_t count,
+			     const struct tp__listed *l);
+int tp__machine_each_listed(const tp_machine *m, struct tp__hostlist *hl,
+			    tp__listed_fn fn, void *arg);
+const char *tp__listed_name(const struct tp__listed *l, int32_t k, char *buf);
 
 /* Block networks (block.c): tasks split among the job's blocks by a
  * min-cut partition holding each block's share exactly, then among each

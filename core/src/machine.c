@@ -267,15 +267,17 @@ int tp__machine_add(tp_machine *m, const char *name, const int *coords,
 
 /* ---- numbered runs ---- */
 
-/* A node of the index already named by the run, or -1.  Walks the shorter
- * of the two: the index's names, or the run's. */
+/* A node of the index already named by the run, or -1.  Walks the cheaper
+ * of the two: the index's slots (a few names, but room reserved for many,
+ * would cost a walk of the whole table per run), or the run's names, a
+ * lookup each. */
 static int32_t run_vs_index(const tp_machine *m, const struct tp__hostlist_run *hr,
 			    int64_t count)
 {
 	const struct tp__names *t = &m->by_name;
 	if (!t->n)
 		return -1;
-	if ((int64_t)t->n <= count) {
+	if (t->cap / 16 + t->n <= (size_t)count) {
 		for (size_t i = 0; i < t->cap; i++) {
 			if (!t->slot[i])
 				continue;
@@ -533,6 +535,61 @@ int32_t tp_machine_find_node(const tp_machine *m, const char *name)
 		return -1;
 	int32_t i = tp__names_find(&m->by_name, m->names, name, tp__name_hash(name));
 	return i >= 0 ? i : tp__runs_find(&m->runs, name);
+}
+
+const char *tp__listed_name(const struct tp__listed *l, int32_t k, char *buf)
+{
+	if (l->name)
+		return l->name;
+	tp__hostlist_run_name(l->run, l->v + (uint64_t)k, buf);
+	return buf;
+}
+
+int tp__machine_each_listed(const tp_machine *m, struct tp__hostlist *hl,
+			    tp__listed_fn fn, void *arg)
+{
+	char name[TP__HOSTNAME_MAX];
+	struct tp__hostlist_run run, last = { 0 };
+	int got, fam = -1, rc = TP_OK;
+	while (rc == TP_OK && (got = tp__hostlist_next_run(hl, name, 1, &run))) {
+		if (got == 1) {
+			struct tp__listed l = { name, NULL, 0 };
+			rc = fn(arg, tp_machine_find_node(m, name), 1, &l);
+			continue;
+		}
+		/* a numbered range: its nodes found by number in the machine's
+		 * runs, without writing and hashing each name (the ranges of
+		 * one group share their prefix and suffix: one family lookup) */
+		if (run.prefix != last.prefix || run.suffix != last.suffix ||
+		    run.plen != last.plen || run.slen != last.slen)
+			fam = tp__runs_family(&m->runs, run.prefix, run.plen,
+					      run.suffix, run.slen);
+		last = run;
+		for (uint64_t v = run.lo; rc == TP_OK && v <= run.hi;) {
+			/* numbers of one digit count at a time: the machine's
+			 * run names them all as consecutive nodes */
+			unsigned d = tp__digits_of(v);
+			uint64_t upto = tp__digits_last(v);
+			if (upto > run.hi)
+				upto = run.hi;
+			uint64_t n = 0;
+			int32_t idx = fam < 0 ? -1
+				      : tp__runs_span(&m->runs, fam, v,
+						      d > run.width ? d : run.width,
+						      upto, &n);
+			struct tp__listed l = { NULL, &run, v };
+			if (idx < 0) {
+				tp__hostlist_run_name(&run, v, name);
+				l.name = name;
+				rc = fn(arg, tp_machine_find_node(m, name), 1, &l);
+				v++;
+				continue;
+			}
+			rc = fn(arg, idx, (int32_t)n, &l);
+			v += n;
+		}
+	}
+	return rc;
 }
 
 int64_t tp_machine_router_of(const tp_machine *m, int32_t node)

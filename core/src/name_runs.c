@@ -47,6 +47,10 @@ static uint64_t unpadded_from(uint32_t w)
 	return w <= 1 ? 1 : digits_from[(w < 20 ? w : 20) - 2];
 }
 
+/* Families up to this many are inserted anywhere without a second thought
+ * (a memmove of the table each). */
+#define RUNS_FAMILIES_CHEAP 64
+
 static int fam_cmp(const struct tp__run_family *f, const char *pre,
 		   size_t plen, const char *suf, size_t slen)
 {
@@ -220,6 +224,17 @@ static int fam_insert(struct tp__name_runs *t, size_t at, const char *pre,
 	return 0;
 }
 
+bool tp__runs_appends(const struct tp__name_runs *t,
+		      const struct tp__hostlist_run *hr)
+{
+	long k = t->n ? fam_search(t, hr->prefix, hr->plen, hr->suffix, hr->slen) : -1;
+	if (k < 0)
+		return t->n < RUNS_FAMILIES_CHEAP;
+	const struct tp__run_family *f = &t->f[k];
+	/* disjoint runs sorted by lo have their his sorted too */
+	return f->disjoint && (f->n == 0 || f->r[f->n - 1].hi < hr->lo);
+}
+
 int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
 		 int32_t first, const char **text, int32_t *clash,
 		 uint64_t *clash_v)
@@ -239,9 +254,9 @@ int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
 	/* a clash can only be with a run that overlaps: with the neighbours
 	 * while the family is disjoint, else with any */
 	bool overlap = false;
-	for (size_t j = 0; j < f->n; j++) {
-		if (f->disjoint && j + 1 != at && j != at)
-			continue;
+	size_t from = f->disjoint && at > 0 ? at - 1 : 0;
+	size_t to = f->disjoint && at + 1 < f->n ? at + 1 : f->n;
+	for (size_t j = from; j < to; j++) {
 		uint64_t v;
 		if (f->r[j].lo <= nr.hi && nr.lo <= f->r[j].hi) {
 			overlap = true;

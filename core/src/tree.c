@@ -60,13 +60,17 @@ struct tp_tree {
 				 forest last among them */
 	int32_t forest_top;   /* that virtual top, or -1 */
 	int32_t ntrees;       /* trees with nodes (1 unless a forest) */
-	char **name;          /* switch (or node) names, owned */
+	char **name;          /* switch names, owned: nname entries (a node's
+				 link is named after the node) */
+	int32_t nname;
 	int32_t *parent;      /* -1 for the top switch */
 	int *depth;           /* links from the top */
 	int *level;           /* 0 for nodes, 1 for leaf switches, 1 + highest
 				 child level */
 	int *upcost;          /* hop cost of the link to the parent */
 	int32_t *router_sw;   /* router number (= node) -> its entry */
+	void *block;          /* the five arrays above once nodes are in, or
+				 NULL: each its own */
 	int height;           /* levels of switch-to-switch links */
 	int mincost;          /* smallest link cost */
 	double *upinvbw;      /* per directed link id: 1 / bandwidth of its
@@ -186,10 +190,14 @@ static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 	const struct tp_tree *t = m->net_data;
 	int32_t s = (int32_t)(link >> 1), up = t->parent[s];
 	const char *parent = up >= 0 ? t->name[up] : "(top)";
+	char node[TP__HOSTNAME_MAX];
+	const char *self = s < t->nreal ? t->name[s] : node;
+	if (s >= t->nreal)
+		tp__machine_name_put(m, s - t->nreal, node);
 	if (link & 1)
-		snprintf(buf, len, "%s->%s", parent, t->name[s]);
+		snprintf(buf, len, "%s->%s", parent, self);
 	else
-		snprintf(buf, len, "%s->%s", t->name[s], parent);
+		snprintf(buf, len, "%s->%s", self, parent);
 }
 
 /* The switches above the node at router r, top first. */
@@ -216,14 +224,18 @@ static void tree_free(struct tp_tree *t)
 {
 	if (!t)
 		return;
-	for (int32_t s = 0; s < t->nsw; s++)
+	for (int32_t s = 0; s < t->nname; s++)
 		free(t->name[s]);
 	free(t->name);
-	free(t->parent);
-	free(t->depth);
-	free(t->level);
-	free(t->upcost);
-	free(t->router_sw);
+	if (t->block) {
+		free(t->block);
+	} else {
+		free(t->parent);
+		free(t->depth);
+		free(t->level);
+		free(t->upcost);
+		free(t->router_sw);
+	}
 	free(t->upinvbw);
 	free(t);
 }
@@ -352,36 +364,28 @@ static int parse_line(void *arg, char *s, int line)
 	return 0;
 }
 
-static int count_name(struct tparse *p, const char *name, void *arg);
-
-/* Expand a hostlist; calls fn for every name.  Returns 0 or an error.  The
- * list is counted and bounded before its first name is expanded; with
- * count_name it is only counted (into the int32_t at arg). */
-static int each_name(struct tparse *p, const char *list, const char *key,
-		     int line, int (*fn)(struct tparse *, const char *, void *),
-		     void *arg)
+/* Parse and bound a hostlist of key= on the switch's line. */
+static int parse_list(struct tparse *p, const char *list, const char *key,
+		      int line, struct tp__hostlist **hl, int64_t *count)
 {
 	char what[TP_ERROR_MSG_MAX / 2];
 	snprintf(what, sizeof what, "%s=%s", key, list);
 	tp_error e;
 	tp_error_clear(&e);
+	int rc = tp__hostlist_parse(list, what, TP__MAX_TREE_NODES,
+				    "the most nodes a tree may have", hl, count, &e);
+	return rc ? terr(p, line, rc, "%s", e.msg) : 0;
+}
+
+/* Expand a hostlist; calls fn for every name.  Returns 0 or an error.  The
+ * list is counted and bounded before its first name is expanded. */
+static int each_name(struct tparse *p, const char *list, const char *key,
+		     int line, int (*fn)(struct tparse *, const char *, void *),
+		     void *arg)
+{
 	struct tp__hostlist *hl;
 	int64_t count;
-	int rc = tp__hostlist_parse(list, what, TP__MAX_TREE_NODES,
-				    "the most nodes a tree may have", &hl,
-				    &count, &e);
-	if (rc)
-		return terr(p, line, rc, "%s", e.msg);
-	if (fn == count_name) {
-		int32_t *n = arg;
-		tp__hostlist_free(hl);
-		if (count > TP__MAX_TREE_NODES - *n)
-			return terr(p, line, TP_EINVAL,
-				    "%s=%s: more than %lld nodes under the switches",
-				    key, list, (long long)TP__MAX_TREE_NODES);
-		*n += (int32_t)count;
-		return 0;
-	}
+	int rc = parse_list(p, list, key, line, &hl, &count);
 	char h[TP__HOSTNAME_MAX];
 	while (rc == 0 && tp__hostlist_next(hl, h))
 		rc = fn(p, h, arg);
@@ -430,8 +434,7 @@ static int add_child(struct tparse *p, const char *name, void *arg)
 struct node_ctx {
 	tp_machine *m;
 	int32_t s, router;
-	int32_t **node_sw;
-	int32_t *node_sw_cap;
+	int32_t **node_sw;            /* room for every node listed */
 	/* pass 1: names listed again (under a second leaf switch) */
 	int64_t ndup;
 	int32_t dup_node, dup_other;   /* the first: its node, the other switch */
@@ -475,37 +478,92 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 	if (idx < 0)
 		return terr(p, w->line, idx, "SwitchName=%s Nodes=%s: %s", w->name,
 			    w->nodes, e.msg);
-	if (idx >= *c->node_sw_cap) {
-		int32_t nc = *c->node_sw_cap ? *c->node_sw_cap * 2 : 1024;
-		int32_t *n = realloc(*c->node_sw, sizeof(int32_t) * (size_t)nc);
-		if (!n)
-			return terr(p, 0, TP_ENOMEM, "out of memory");
-		*c->node_sw = n;
-		*c->node_sw_cap = nc;
-	}
 	(*c->node_sw)[idx] = c->s;
 	return 0;
 }
 
-/* Counts the names of a list without expanding them (each_name adds the
- * count of the whole list at once); never called per name. */
-static int count_name(struct tparse *p, const char *name, void *arg)
+static void run_router(void *arg, int64_t i, int *coord)
 {
-	(void)p;
-	(void)name;
-	(void)arg;
-	return 0;
+	const struct node_ctx *c = arg;
+	*coord = c->router + (int)i;
 }
 
-/* realloc *p to n elements; *p is kept on failure. */
-static int grow(void **p, size_t n, size_t size)
+/* Ranges of at least this many names are one record of the machine (its
+ * numbered runs), found by number: a quarter million nodes under 8,192
+ * leaves took 60 ms of name hashing and lookups at load time.  Shorter
+ * ones go name by name, so the run table stays an eighth of the nodes. */
+#define TREE_RUN_MIN 8
+
+/* The switch's Nodes= into the machine: its long numbered ranges as runs
+ * (when the run table takes them in order, see tp__runs_appends), the rest
+ * and any range holding a name already placed name by name, so that
+ * add_tree_node decides about the duplicates.  The second pass (c->owner)
+ * goes name by name. */
+static int add_switch_nodes(struct tparse *p, struct node_ctx *c)
 {
-	if (n == 0 || size == 0 || n > SIZE_MAX / size)
-		return TP_ENOMEM;
-	void *q = realloc(*p, n * size);
-	if (!q)
-		return TP_ENOMEM;
-	*p = q;
+	const struct sw *w = &p->sw[c->s];
+	if (c->owner)
+		return each_name(p, w->nodes, "Nodes", w->line, add_tree_node, c);
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = parse_list(p, w->nodes, "Nodes", w->line, &hl, &count), got;
+	char h[TP__HOSTNAME_MAX];
+	struct tp__hostlist_run run;
+	while (rc == 0 && (got = tp__hostlist_next_run(hl, h, TREE_RUN_MIN, &run))) {
+		if (got == 1) {
+			rc = add_tree_node(p, h, c);
+			continue;
+		}
+		int32_t first = c->m->nnodes, prev = -1;
+		tp_error e;
+		tp_error_clear(&e);
+		if (tp__runs_appends(&c->m->runs, &run)) {
+			rc = tp__machine_add_run(c->m, &run, run_router, c, &prev, &e);
+			if (rc && prev < 0)
+				rc = terr(p, w->line, rc, "SwitchName=%s Nodes=%s: %s",
+					  w->name, w->nodes, e.msg);
+			if (rc == 0) {
+				int32_t n = c->m->nnodes - first;
+				c->router += n;
+				for (int32_t i = 0; i < n; i++)
+					(*c->node_sw)[first + i] = c->s;
+				continue;
+			}
+			if (prev < 0)
+				break;
+			rc = 0;
+		}
+		for (uint64_t v = run.lo; rc == 0 && v <= run.hi; v++) {
+			tp__hostlist_run_name(&run, v, h);
+			rc = add_tree_node(p, h, c);
+		}
+	}
+	tp__hostlist_free(hl);
+	return rc;
+}
+
+/* The nodes of a Nodes= list (*n), and of them those that go name by name
+ * (*named: the name index's size); see add_switch_nodes. */
+static int count_switch_nodes(struct tparse *p, const struct sw *w, int32_t *n,
+			      int32_t *named)
+{
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = parse_list(p, w->nodes, "Nodes", w->line, &hl, &count), got;
+	if (rc)
+		return rc;
+	if (count > TP__MAX_TREE_NODES - *n) {
+		tp__hostlist_free(hl);
+		return terr(p, w->line, TP_EINVAL,
+			    "Nodes=%s: more than %lld nodes under the switches",
+			    w->nodes, (long long)TP__MAX_TREE_NODES);
+	}
+	*n += (int32_t)count;
+	char h[TP__HOSTNAME_MAX];
+	struct tp__hostlist_run run;
+	while ((got = tp__hostlist_next_run(hl, h, TREE_RUN_MIN, &run)))
+		*named += got == 1;
+	tp__hostlist_free(hl);
 	return 0;
 }
 
@@ -516,35 +574,43 @@ static int add_node_links(struct tp_tree *t, const tp_machine *m,
 			  const int32_t *node_sw)
 {
 	int32_t n = t->nsw, nn = m->nnodes, tot = n + nn;
-	if (grow((void **)&t->name, (size_t)tot, sizeof(char *)) ||
-	    grow((void **)&t->parent, (size_t)tot, sizeof(int32_t)) ||
-	    grow((void **)&t->depth, (size_t)tot, sizeof(int)) ||
-	    grow((void **)&t->level, (size_t)tot, sizeof(int)) ||
-	    grow((void **)&t->upcost, (size_t)tot, sizeof(int)) ||
-	    grow((void **)&t->router_sw, (size_t)nn, sizeof(int32_t)))
+	/* one block (huge pages from 2 MiB on): five arrays of a quarter
+	 * million entries, each grown apart, were 10 ms of page faults */
+	size_t each = (size_t)tot * sizeof(int32_t);
+	char *b = tp__malloc_array(4 * each + (size_t)nn * sizeof(int32_t), 1);
+	if (!b)
 		return TP_ENOMEM;
+	int32_t *parent = (int32_t *)b, *router_sw = (int32_t *)(b + 4 * each);
+	int *depth = (int *)(b + each), *level = (int *)(b + 2 * each),
+	    *upcost = (int *)(b + 3 * each);
+	memcpy(parent, t->parent, (size_t)n * sizeof *parent);
+	memcpy(depth, t->depth, (size_t)n * sizeof *depth);
+	memcpy(upcost, t->upcost, (size_t)n * sizeof *upcost);
 	for (int32_t s = 0; s < n; s++)
-		t->level[s]++;
+		level[s] = t->level[s] + 1;
 	for (int32_t i = 0; i < nn; i++) {
 		int32_t v = n + i;
-		t->name[v] = NULL;
-		t->parent[v] = node_sw[i];
-		t->depth[v] = t->depth[node_sw[i]] + 1;
-		t->level[v] = 0;
-		t->upcost[v] = 1;
-		t->router_sw[i] = v;
+		parent[v] = node_sw[i];
+		depth[v] = depth[node_sw[i]] + 1;
+		level[v] = 0;
+		upcost[v] = 1;
+		router_sw[i] = v;
 	}
+	free(t->parent);
+	free(t->depth);
+	free(t->level);
+	free(t->upcost);
+	free(t->router_sw);
+	t->block = b;
+	t->parent = parent;
+	t->depth = depth;
+	t->level = level;
+	t->upcost = upcost;
+	t->router_sw = router_sw;
 	t->nreal = n;
 	t->nsw = tot;
 	if (t->mincost > 1)
 		t->mincost = 1;
-	/* names last: on failure the tree still frees cleanly */
-	for (int32_t i = 0; i < nn; i++) {
-		char name[TP__HOSTNAME_MAX];
-		tp__machine_name_put(m, i, name);
-		if (!(t->name[n + i] = strdup(name)))
-			return TP_ENOMEM;
-	}
 	return 0;
 }
 
@@ -560,6 +626,7 @@ static struct tp_tree *tree_alloc(int32_t nfile)
 	t->nsw = nfile;
 	t->forest_top = -1;
 	t->name = calloc((size_t)n, sizeof(char *));
+	t->nname = n;
 	t->parent = tp__malloc_array((size_t)n, sizeof(int32_t));
 	t->depth = tp__calloc((size_t)n, sizeof(int));
 	t->level = tp__calloc((size_t)n, sizeof(int));
@@ -766,7 +833,7 @@ static int set_levels_and_costs(struct tparse *p, struct tp_tree *t,
 /* One pass over the switches in pre-order adding their nodes to a new
  * machine of nnodes routers (see add_tree_node for c's two passes). */
 static int add_nodes_pass(struct tparse *p, const int32_t *order, int32_t nnodes,
-			  struct node_ctx *c, tp_machine **out)
+			  int32_t named, struct node_ctx *c, tp_machine **out)
 {
 	tp_error e;
 	tp_error_clear(&e);
@@ -777,7 +844,7 @@ static int add_nodes_pass(struct tparse *p, const int32_t *order, int32_t nnodes
 	/* room for every node at once: growing rehashed the names and
 	 * copied the arrays at every doubling */
 	if (tp__machine_reserve(c->m, nnodes) ||
-	    tp__names_reserve(&c->m->by_name, (size_t)nnodes)) {
+	    tp__names_reserve(&c->m->by_name, (size_t)named)) {
 		tp_machine_destroy(c->m);
 		c->m = NULL;
 		return terr(p, 0, TP_ENOMEM, "out of memory");
@@ -785,8 +852,7 @@ static int add_nodes_pass(struct tparse *p, const int32_t *order, int32_t nnodes
 	for (int32_t i = 0; i < p->nsw && !rc; i++)
 		if (p->sw[order[i]].nodes) {
 			c->s = order[i];
-			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
-				       p->sw[order[i]].line, add_tree_node, c);
+			rc = add_switch_nodes(p, c);
 		}
 	if (rc) {
 		tp_machine_destroy(c->m);
@@ -823,25 +889,25 @@ static void warn_multi_homed(struct tparse *p, const struct node_ctx *c,
  * under the first in file order and the routers stay numbered in
  * pre-order without gaps. */
 static int machine_with_nodes(struct tparse *p, const int32_t *order,
-			      tp_machine **out, int32_t **node_sw,
-			      int32_t *node_sw_cap)
+			      tp_machine **out, int32_t **node_sw)
 {
-	int32_t n = p->nsw, nnodes = 0;
+	int32_t n = p->nsw, nnodes = 0, named = 0;
 	int rc = 0;
 	for (int32_t i = 0; i < n && !rc; i++)
 		if (p->sw[order[i]].nodes)
-			rc = each_name(p, p->sw[order[i]].nodes, "Nodes",
-				       p->sw[order[i]].line, count_name, &nnodes);
+			rc = count_switch_nodes(p, &p->sw[order[i]], &nnodes, &named);
 	if (rc)
 		return rc;
 	if (nnodes == 0)
 		return terr(p, 0, TP_EINVAL, "no switch has Nodes=");
+	/* sized once: there are at most nnodes (fewer with duplicates) */
+	if (!(*node_sw = tp__malloc_array((size_t)nnodes, sizeof **node_sw)))
+		return terr(p, 0, TP_ENOMEM, "out of memory");
 	struct node_ctx c;
 	memset(&c, 0, sizeof c);
 	c.node_sw = node_sw;
-	c.node_sw_cap = node_sw_cap;
 	tp_machine *first;
-	if ((rc = add_nodes_pass(p, order, nnodes, &c, &first)) || c.ndup == 0) {
+	if ((rc = add_nodes_pass(p, order, nnodes, named, &c, &first)) || c.ndup == 0) {
 		*out = rc ? NULL : first;
 		return rc;
 	}
@@ -852,9 +918,8 @@ static int machine_with_nodes(struct tparse *p, const int32_t *order,
 	c2.first = first;
 	c2.owner = owner;
 	c2.dup_mark = calloc((size_t)first->nnodes, 1);
-	*node_sw = NULL;
-	*node_sw_cap = 0;
-	rc = c2.dup_mark ? add_nodes_pass(p, order, first->nnodes, &c2, out)
+	*node_sw = tp__malloc_array((size_t)first->nnodes, sizeof **node_sw);
+	rc = c2.dup_mark && *node_sw ? add_nodes_pass(p, order, first->nnodes, first->nnodes, &c2, out)
 			 : terr(p, 0, TP_ENOMEM, "out of memory");
 	if (!rc)
 		warn_multi_homed(p, &c2, first, c2.dup_mark);
@@ -892,7 +957,7 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 	int32_t *last = tp__malloc_array(n1, sizeof(int32_t));
 	int32_t *order = tp__malloc_array(n1, sizeof(int32_t));
 	int32_t *stack = tp__malloc_array(n1, sizeof(int32_t));
-	int32_t *node_sw = NULL, node_sw_cap = 0, root = -1;
+	int32_t *node_sw = NULL, root = -1;
 	tp_machine *m = NULL;
 	int rc = 0;
 	p->first_child = tp__malloc_array(n1, sizeof(int32_t));
@@ -905,7 +970,7 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 	    (rc = find_top_switch(p, t, &root)) ||
 	    (rc = order_depth_first(p, t, root, order, stack)) ||
 	    (rc = set_levels_and_costs(p, t, order, root, level_cost, nlevels)) ||
-	    (rc = machine_with_nodes(p, order, &m, &node_sw, &node_sw_cap)))
+	    (rc = machine_with_nodes(p, order, &m, &node_sw)))
 		goto out;
 	warn_multi_parent(p);
 	count_trees(p, t, order);

@@ -1,5 +1,6 @@
 /* Benchmark: the input layer at machine scale — loading the config of a
- * whole machine, and parsing hostlists of hundreds of kilobytes.
+ * whole machine (tori, and a fat tree from Slurm's topology.conf), and
+ * parsing hostlists of hundreds of kilobytes.
  *
  * usage: bench_input [REPEATS]     (prints one table; best of REPEATS runs)
  */
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <topoplace/topoplace.h>
 
@@ -108,6 +110,37 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof confs / sizeof *confs; i++)
 		printf("%-34s %10ld %12.1f\n", confs[i].name, (long)confs[i].nodes,
 		       best_of(load_conf, confs[i].text));
+
+	/* a fat tree of 262,144 nodes: 8,192 leaf switches of 32 nodes, 256
+	 * aggregation switches, one core; its leaves as Slurm sites write
+	 * them (ranges), and with every node named on its own */
+	for (int named = 0; named < 2; named++) {
+		char topo[] = "/tmp/bench_input.XXXXXX";
+		int fd = mkstemp(topo);
+		FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+		if (!f) {
+			perror("bench_input: topology.conf");
+			return 1;
+		}
+		for (int l = 0; l < 8192; l++) {
+			fprintf(f, "SwitchName=leaf%d Nodes=", l);
+			if (!named)
+				fprintf(f, "n[%06d-%06d]", 32 * l, 32 * l + 31);
+			for (int k = 0; named && k < 32; k++)
+				fprintf(f, "%sn%06d", k ? "," : "", 32 * l + k);
+			fputc('\n', f);
+		}
+		for (int g = 0; g < 256; g++)
+			fprintf(f, "SwitchName=agg%d Switches=leaf[%d-%d]\n", g, 32 * g, 32 * g + 31);
+		fprintf(f, "SwitchName=core Switches=agg[0-255]\n");
+		fclose(f);
+		char text[256];
+		snprintf(text, sizeof text, "Network=tree TopologyFile=%s\nNodeName=n[000000-262143]\n",
+			 topo);
+		printf("%-34s %10d %12.1f\n", named ? "fat tree, every node named" : "fat tree, leaves as ranges",
+		       262144, best_of(load_conf, text));
+		unlink(topo);
+	}
 
 	/* 500 kB hostlists: 80,000 single names, 40,000 ranges */
 	tp_conf *c;

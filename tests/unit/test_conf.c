@@ -838,6 +838,33 @@ START_TEST(node_topology_per_group)
 	tp_conf_destroy(c);
 	unlink(topo);
 	free(topo);
+
+	/* long ranges on both sides (numbered runs, resolved a span at a
+	 * time): exactly the nodes named get the topology; a name outside
+	 * the runs is named in the error */
+	topo = tp_test_tmpfile("SwitchName=a Nodes=n[000-099]\nSwitchName=b Nodes=n[100-199]\n"
+			       "SwitchName=top Switches=a,b\n");
+	snprintf(text2, sizeof text2,
+		 "Network=tree TopologyFile=%s\nNodeName=n[010-049],n[060-061],n150 NodeTopology=/x/dgx.xml\n",
+		 topo);
+	ck_assert_msg(tp_conf_load_string(text2, "t.conf", &c, &err) == 0, "%s", err.msg);
+	m = tp_conf_machine(c);
+	for (int i = 0; i < 200; i++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "n%03d", i);
+		bool has = (i >= 10 && i <= 49) || i == 60 || i == 61 || i == 150;
+		const char *t = tp_conf_node_topology(c, tp_machine_find_node(m, nm));
+		ck_assert_msg(has ? t && !strcmp(t, "/x/dgx.xml") : !t, "%s: %s", nm, t ? t : "none");
+	}
+	tp_conf_destroy(c);
+	snprintf(text2, sizeof text2, "Network=tree TopologyFile=%s\nNodeName=n[150-200]\n", topo);
+	ck_assert_int_eq(tp_conf_load_string(text2, "t.conf", &c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "t.conf:2: NodeName=n[150-200]: node 'n200' is under no switch of");
+	snprintf(text2, sizeof text2, "Network=tree TopologyFile=%s\nNodeName=n[0-20]\n", topo);
+	ck_assert_int_eq(tp_conf_load_string(text2, "t.conf", &c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "t.conf:2: NodeName=n[0-20]: node 'n0' is under no switch of");
+	unlink(topo);
+	free(topo);
 }
 END_TEST
 

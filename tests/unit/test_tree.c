@@ -822,6 +822,155 @@ START_TEST(switch_under_two_switches)
 }
 END_TEST
 
+/* Deterministic pseudo-random numbers for the generated topologies. */
+static uint32_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(*x >> 33);
+}
+
+/* Appends one Nodes= component of a generated leaf to both texts: a range
+ * (a: "p[lo-hi]s", b: its names one by one). */
+static void put_component(char *a, char *b, size_t cap, uint64_t *x)
+{
+	static const char *pre[] = { "n", "rack", "x" }, *suf[] = { "", "", "-ib" };
+	const char *p = pre[lcg(x) % 3], *sf = suf[lcg(x) % 3];
+	int width = lcg(x) % 2 ? 3 : 0, lo = (int)(lcg(x) % 300);
+	int len = 1 + (int)(lcg(x) % 40), hi = lo + len - 1;
+	snprintf(a + strlen(a), cap - strlen(a), "%s%s[%0*d-%0*d]%s", *a && a[strlen(a) - 1] != '=' ? "," : "",
+		 p, width, lo, width, hi, sf);
+	for (int v = lo; v <= hi; v++)
+		snprintf(b + strlen(b), cap - strlen(b), "%s%s%0*d%s",
+			 b[strlen(b) - 1] == '=' ? "" : ",", p, width, v, sf);
+}
+
+/* Long numbered ranges of Nodes= become numbered runs of the machine
+ * instead of one name each (see add_switch_nodes): the same tree as the
+ * names listed one by one, whatever the order of the leaves, the
+ * duplicates across leaves (a node under two leaves), the widths and the
+ * suffixes; and allocations by range find the same nodes. */
+START_TEST(ranges_same_as_names)
+{
+	size_t cap = 1 << 20;
+	char *ta = malloc(cap), *tb = malloc(cap);
+	for (uint64_t seed = 1; seed <= 24; seed++) {
+		uint64_t x = seed;
+		int nleaves = 6 + (int)(lcg(&x) % 25);
+		*ta = *tb = '\0';
+		for (int l = 0; l < nleaves; l++) {
+			char la[4096] = "", lb[16384] = "";
+			int ncomp = 1 + (int)(lcg(&x) % 3);
+			snprintf(la, sizeof la, "SwitchName=leaf%d Nodes=", l);
+			snprintf(lb, sizeof lb, "SwitchName=leaf%d Nodes=", l);
+			for (int k = 0; k < ncomp; k++)
+				put_component(la, lb, sizeof lb, &x);
+			snprintf(ta + strlen(ta), cap - strlen(ta), "%s\n", la);
+			snprintf(tb + strlen(tb), cap - strlen(tb), "%s\n", lb);
+		}
+		/* aggregation switches take the leaves in a shuffled order */
+		int perm[32];
+		for (int l = 0; l < nleaves; l++)
+			perm[l] = l;
+		for (int l = nleaves - 1; l > 0; l--) {
+			int j = (int)(lcg(&x) % (uint32_t)(l + 1)), t = perm[l];
+			perm[l] = perm[j];
+			perm[j] = t;
+		}
+		char agg[1024] = "";
+		int nagg = 0;
+		for (int l = 0; l < nleaves; l += 4, nagg++) {
+			size_t o = strlen(agg);
+			o += (size_t)snprintf(agg + o, sizeof agg - o, "SwitchName=agg%d Switches=", nagg);
+			for (int k = l; k < l + 4 && k < nleaves; k++)
+				o += (size_t)snprintf(agg + o, sizeof agg - o, "%sleaf%d",
+						      k > l ? "," : "", perm[k]);
+			snprintf(agg + o, sizeof agg - o, "\n");
+		}
+		char top[64];
+		snprintf(top, sizeof top, "SwitchName=top Switches=agg[0-%d]\n", nagg - 1);
+		strcat(ta, agg);
+		strcat(ta, top);
+		strcat(tb, agg);
+		strcat(tb, top);
+
+		struct tp__warnings wa, wb;
+		tp_machine *ma = topo_warn(ta, 0, NULL, 0, &wa);
+		tp_machine *mb = topo_warn(tb, 0, NULL, 0, &wb);
+		int32_t n = tp_machine_node_count(ma);
+		ck_assert_int_eq(n, tp_machine_node_count(mb));
+		ck_assert_int_eq(wa.n, wb.n);
+		for (int i = 0; i < wa.n; i++)
+			ck_assert_str_eq(wa.line[i], wb.line[i]);
+		for (int32_t i = 0; i < n; i++) {
+			const char *na = tp_machine_node_name(ma, i);
+			ck_assert_str_eq(na, tp_machine_node_name(mb, i));
+			ck_assert_int_eq(tp_machine_find_node(ma, na), i);
+			ck_assert_int_eq(tp_machine_node_coords(ma, i)[0],
+					 tp_machine_node_coords(mb, i)[0]);
+			ck_assert_int_eq(tp_machine_node_switch(ma, i),
+					 tp_machine_node_switch(mb, i));
+			int32_t j = (int32_t)(lcg(&x) % (uint32_t)n);
+			ck_assert_int_eq(tp_machine_distance(ma, i, j),
+					 tp_machine_distance(mb, i, j));
+		}
+		ck_assert_int_eq(tp_machine_link_count(ma), tp_machine_link_count(mb));
+		for (int64_t k = 0; k < tp_machine_link_count(ma); k++) {
+			char la[512], lb[512];
+			tp_machine_link_name(ma, k, la, sizeof la);
+			tp_machine_link_name(mb, k, lb, sizeof lb);
+			ck_assert_str_eq(la, lb);
+		}
+		/* an allocation given by ranges (a random part of the nodes, as
+		 * Slurm writes it), resolved a span at a time */
+		const char **pick = malloc(sizeof *pick * (size_t)n);
+		char *picked = calloc((size_t)n, 1);
+		size_t k = 0;
+		for (int32_t i = 0; i < n; i++)
+			if (lcg(&x) % 3) {
+				pick[k++] = tp_machine_node_name(ma, i);
+				picked[i] = 1;
+			}
+		char *hl = NULL;
+		ck_assert_int_eq(tp__hostlist_format(pick, k, &hl), 0);
+		ck_assert_msg(strchr(hl, '-'), "%s", hl);
+		tp_alloc *aa = NULL, *ab = NULL;
+		tp_error err;
+		ck_assert_msg(tp_alloc_from_hostlist(ma, hl, 1, "t", &aa, &err) == 0, "%s", err.msg);
+		ck_assert_msg(tp_alloc_from_hostlist(mb, hl, 1, "t", &ab, &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(tp_alloc_nnodes(aa), (int32_t)k);
+		ck_assert_int_eq(tp_alloc_nnodes(ab), (int32_t)k);
+		for (int32_t i = 0; i < (int32_t)k; i++) {
+			ck_assert_int_eq(tp_alloc_node(aa, i), tp_alloc_node(ab, i));
+			ck_assert(picked[tp_alloc_node(aa, i)]);
+		}
+		free(hl);
+		free(pick);
+		free(picked);
+		tp_alloc_destroy(aa);
+		tp_alloc_destroy(ab);
+		tp_machine_destroy(ma);
+		tp_machine_destroy(mb);
+	}
+	free(ta);
+	free(tb);
+
+	/* leaves in decreasing order, a thousand nodes each side of a
+	 * duplicate: the run table takes what comes in order, the rest goes
+	 * name by name, and the first leaf of the file keeps the node */
+	struct tp__warnings w;
+	tp_machine *m = topo_warn("SwitchName=a Nodes=n[1000-1999]\n"
+				  "SwitchName=b Nodes=n[0000-1000]\n"
+				  "SwitchName=top Switches=a,b\n", 0, NULL, 0, &w);
+	ck_assert_int_eq(tp_machine_node_count(m), 2000);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_msg(strstr(w.line[0], "'n1000' is under 'a' (line 1) and 'b'"), "%s", w.line[0]);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n1000"), node(m, "n1999")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n1000"), node(m, "n0999")), 4);
+	ck_assert_str_eq(tp_machine_node_name(m, node(m, "n0000")), "n0000");
+	tp_machine_destroy(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tree");
@@ -838,6 +987,7 @@ int main(void)
 	tcase_add_test(tc, switch_under_two_switches);
 	tcase_add_test(tc, hierarchical_on_tree);
 	tcase_add_test(tc, hier_coords_on_tree);
+	tcase_add_test(tc, ranges_same_as_names);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
