@@ -255,6 +255,7 @@ struct bparse {
 	const char *what;
 	tp_error *err;
 	struct tp_blocks *k;
+	struct tp__names by_name;  /* the blocks by k->bname */
 	char **nodes;           /* each block's Nodes= */
 	int32_t cap;
 	int sizes_line;         /* BlockSizes= line, 0: not given */
@@ -302,10 +303,7 @@ static int parse_sizes(struct bparse *p, const char *v, int line)
 
 static int find_block(const struct bparse *p, const char *name)
 {
-	for (int32_t b = 0; b < p->k->nblocks; b++)
-		if (!strcmp(p->k->bname[b], name))
-			return b;
-	return -1;
+	return tp__names_find(&p->by_name, p->k->bname, name, tp__name_hash(name));
 }
 
 static int add_block(struct bparse *p, const char *name, const char *nodes,
@@ -337,7 +335,8 @@ static int add_block(struct bparse *p, const char *name, const char *nodes,
 	p->nodes[k->nblocks] = strdup(nodes);
 	k->bline[k->nblocks] = line;
 	k->nblocks++;
-	if (!k->bname[k->nblocks - 1] || !p->nodes[k->nblocks - 1])
+	if (!k->bname[k->nblocks - 1] || !p->nodes[k->nblocks - 1] ||
+	    tp__names_add(&p->by_name, tp__name_hash(name), k->nblocks - 1))
 		return berr(p, 0, TP_ENOMEM, "out of memory");
 	return 0;
 }
@@ -382,6 +381,58 @@ static int parse_line(void *arg, char *s, int line)
 	return name ? add_block(p, name, nodes, line) : 0;
 }
 
+/* Placing the nodes of block b (tp__machine_add_list's callbacks): the
+ * next node is i. */
+struct place_ctx {
+	struct bparse *p;
+	tp_machine *m;
+	int32_t b, i;
+};
+
+static void place_coord(void *arg, int64_t j, int *c)
+{
+	const struct place_ctx *x = arg;
+	*c = x->i + (int)j;
+}
+
+static int place_one(void *arg, const char *h)
+{
+	struct place_ctx *x = arg;
+	struct tp_blocks *k = x->p->k;
+	int coord = x->i;
+	int32_t dup = -1;
+	tp_error e;
+	tp_error_clear(&e);
+	int idx = tp__machine_add(x->m, h, &coord, &dup, &e);
+	if (idx < 0 && dup >= 0)
+		return berr(x->p, k->bline[x->b], TP_EINVAL,
+			    "node '%s' is in two blocks ('%s' at line %d and '%s')",
+			    h, k->bname[k->node_block[dup]],
+			    k->bline[k->node_block[dup]], k->bname[x->b]);
+	if (idx < 0)
+		return berr(x->p, k->bline[x->b], idx, "BlockName=%s: %s",
+			    k->bname[x->b], e.msg);
+	k->node_block[x->i++] = x->b;
+	return 0;
+}
+
+static int place_ran(void *arg, int32_t first, int32_t count)
+{
+	struct place_ctx *x = arg;
+	(void)first;   /* == x->i: nodes are numbered as placed */
+	for (int32_t j = 0; j < count; j++)
+		x->p->k->node_block[x->i++] = x->b;
+	return 0;
+}
+
+static int place_fail(void *arg, int rc, const tp_error *e)
+{
+	struct place_ctx *x = arg;
+	struct tp_blocks *k = x->p->k;
+	return berr(x->p, k->bline[x->b], rc, "BlockName=%s: %s", k->bname[x->b],
+		    e->msg);
+}
+
 /* Each block's nodes, counted, bounded and placed: node i at coordinate i. */
 static int place_nodes(struct bparse *p, tp_machine **out)
 {
@@ -393,7 +444,7 @@ static int place_nodes(struct bparse *p, tp_machine **out)
 		free(cnt);
 		return berr(p, 0, TP_ENOMEM, "out of memory");
 	}
-	int rc = 0;
+	int rc = 0, named = 0;
 	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
 		char what[TP_ERROR_MSG_MAX / 2];
 		snprintf(what, sizeof what, "BlockName=%s Nodes=%s", k->bname[b],
@@ -404,10 +455,12 @@ static int place_nodes(struct bparse *p, tp_machine **out)
 		rc = tp__hostlist_parse(p->nodes[b], what, MAX_BLOCK_NODES,
 					"the most nodes a block network may have", &hl,
 					&cnt[b], &e);
-		if (rc)
+		if (rc) {
 			rc = berr(p, k->bline[b], rc, "%s", e.msg);
-		else
+		} else {
+			named += tp__add_list_named(hl, TP__LIST_RUN_MIN);
 			tp__hostlist_free(hl);
+		}
 		if (!rc && cnt[b] > MAX_BLOCK_NODES - total)
 			rc = berr(p, k->bline[b], TP_EINVAL,
 				  "more than %lld nodes in the blocks",
@@ -439,40 +492,28 @@ static int place_nodes(struct bparse *p, tp_machine **out)
 		if ((rc = tp__machine_new(&m, 1, &dims, &wrap, &block_ops, NULL, &e)))
 			rc = berr(p, 0, rc, "%s", e.msg);
 		else if (tp__machine_reserve(m, total) ||
-			 tp__names_reserve(&m->by_name, (size_t)total))
+			 tp__names_reserve(&m->by_name, (size_t)named))
 			rc = berr(p, 0, TP_ENOMEM, "out of memory");
 	}
-	int32_t i = 0;
+	struct place_ctx x = { p, m, 0, 0 };
 	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
-		k->bfirst[b] = i;
+		k->bfirst[b] = x.i;
+		x.b = b;
 		struct tp__hostlist *hl;
-		int64_t c;
 		tp_error e;
 		tp_error_clear(&e);
 		/* parsed once already: only memory can fail here */
 		if (tp__hostlist_parse(p->nodes[b], "Nodes=", MAX_BLOCK_NODES, "",
-				       &hl, &c, &e)) {
+				       &hl, &cnt[b], &e)) {
 			rc = berr(p, k->bline[b], TP_ENOMEM, "out of memory");
 			break;
 		}
-		char h[TP__HOSTNAME_MAX];
-		while (!rc && tp__hostlist_next(hl, h)) {
-			int coord = i;
-			int32_t dup = -1;
-			int idx = tp__machine_add(m, h, &coord, &dup, &e);
-			if (idx < 0 && dup >= 0)
-				rc = berr(p, k->bline[b], TP_EINVAL,
-					  "node '%s' is in two blocks ('%s' at line %d and '%s')",
-					  h, k->bname[k->node_block[dup]],
-					  k->bline[k->node_block[dup]], k->bname[b]);
-			else if (idx < 0)
-				rc = berr(p, k->bline[b], idx, "BlockName=%s: %s", k->bname[b],
-					  e.msg);
-			else
-				k->node_block[i++] = b;
-		}
+		static const struct tp__add_list ops = { TP__LIST_RUN_MIN, place_coord,
+							 place_one, place_ran, place_fail };
+		rc = tp__machine_add_list(m, hl, &ops, &x);
 		tp__hostlist_free(hl);
 	}
+	int32_t i = x.i;
 	if (!rc)
 		k->bfirst[k->nblocks] = i;
 	free(cnt);
@@ -702,8 +743,30 @@ static int find_anchors(struct tp_blocks *k)
 }
 
 /* The tree: from tree_text, or generated; every block node must be in it. */
-static int make_tree(struct bparse *p, const tp_machine *m,
-		     const tp_block_opts *o)
+/* Block b's nodes from node i on, in the tree (each_listed's callback). */
+struct tree_ctx {
+	struct bparse *p;
+	const char *tw;
+	int32_t b, i;
+};
+
+static int tree_nodes(void *arg, int32_t first, int32_t count,
+		      const struct tp__listed *l)
+{
+	struct tree_ctx *x = arg;
+	struct tp_blocks *k = x->p->k;
+	if (first < 0) {
+		char name[TP__HOSTNAME_MAX];
+		return berr(x->p, k->bline[x->b], TP_EINVAL,
+			    "node '%s' of BlockName=%s is under no switch of %s",
+			    tp__listed_name(l, 0, name), k->bname[x->b], x->tw);
+	}
+	for (int32_t j = 0; j < count; j++)
+		k->tree_node[x->i++] = first + j;
+	return 0;
+}
+
+static int make_tree(struct bparse *p, const tp_block_opts *o)
 {
 	struct tp_blocks *k = p->k;
 	char *gen = NULL;
@@ -738,16 +801,26 @@ static int make_tree(struct bparse *p, const tp_machine *m,
 		free(below);
 		return berr(p, 0, TP_ENOMEM, "out of memory");
 	}
-	for (int32_t i = 0; i < k->n; i++) {
-		char name[TP__HOSTNAME_MAX];
-		tp__machine_name_put(m, i, name);
-		k->tree_node[i] = tp_machine_find_node(k->tree, name);
-		if (k->tree_node[i] < 0) {
-			free(below);
-			return berr(p, k->bline[k->node_block[i]], TP_EINVAL,
-				    "node '%s' of BlockName=%s is under no switch of %s",
-				    name, k->bname[k->node_block[i]], tw);
-		}
+	/* each block's nodes in the tree, by its hostlist (the block's nodes
+	 * in order): a numbered range a span of the tree's nodes at a time */
+	struct tree_ctx x = { p, tw, 0, 0 };
+	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
+		struct tp__hostlist *hl = NULL;
+		int64_t cnt;
+		tp_error e;
+		tp_error_clear(&e);
+		x.b = b;
+		x.i = k->bfirst[b];
+		rc = tp__hostlist_parse(p->nodes[b], "Nodes=", MAX_BLOCK_NODES, "",
+					&hl, &cnt, &e)
+			     ? berr(p, k->bline[b], TP_ENOMEM, "out of memory")
+			     : tp__machine_each_listed(k->tree, hl, tree_nodes, &x);
+		if (hl)
+			tp__hostlist_free(hl);
+	}
+	if (rc) {
+		free(below);
+		return rc;
 	}
 	rc = k->nbw > 0 ? link_weights(k, below, nsw) : 0;
 	free(below);
@@ -826,10 +899,11 @@ int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
 	if (!rc)
 		rc = place_nodes(&p, &m);
 	if (!rc)
-		rc = make_tree(&p, m, opts);
+		rc = make_tree(&p, opts);
 	for (int32_t b = 0; b < k->nblocks; b++)
 		free(p.nodes[b]);
 	free(p.nodes);
+	tp__names_free(&p.by_name);
 	if (rc) {
 		tp_machine_destroy(m);
 		blocks_free(k);

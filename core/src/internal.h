@@ -412,6 +412,28 @@ int tp__machine_each_listed(const tp_machine *m, struct tp__hostlist *hl,
 			    tp__listed_fn fn, void *arg);
 const char *tp__listed_name(const struct tp__listed *l, int32_t k, char *buf);
 
+/* A loader's list of new nodes into m, in order (tp__machine_add_list): a
+ * numbered range of at least min_run names is one run of the machine
+ * (coords(arg, i, c) places its node i; then ran(arg, first, count)), when
+ * the run table takes it in order (tp__runs_appends); any other name, and
+ * every name of a range holding a name placed before, goes to one(arg,
+ * name), which applies the loader's rule for duplicates.  A run that fails
+ * otherwise goes to fail(arg, rc, e), whose return is returned.  Stops at
+ * the first non-zero return.  tp__add_list_named: how many names of a fresh
+ * hl would go to one() at most (a size for the name index). */
+#define TP__LIST_RUN_MIN 8   /* ranges shorter go name by name: the run
+				table stays at most an eighth of the nodes */
+struct tp__add_list {
+	uint64_t min_run;
+	void (*coords)(void *arg, int64_t i, int *c);
+	int (*one)(void *arg, const char *name);
+	int (*ran)(void *arg, int32_t first, int32_t count);
+	int (*fail)(void *arg, int rc, const tp_error *e);
+};
+int tp__machine_add_list(tp_machine *m, struct tp__hostlist *hl,
+			 const struct tp__add_list *ops, void *arg);
+int tp__add_list_named(struct tp__hostlist *hl, uint64_t min_run);
+
 /* Block networks (block.c): tasks split among the job's blocks by a
  * min-cut partition holding each block's share exactly, then among each
  * block's nodes (policy auto's and graph's candidate "blocks"). */

@@ -487,6 +487,48 @@ int tp__machine_add_run(tp_machine *m, const struct tp__hostlist_run *hr,
 	return tp_error_set(err, TP_EINVAL, "node '%s': duplicate node name", name);
 }
 
+int tp__machine_add_list(tp_machine *m, struct tp__hostlist *hl,
+			 const struct tp__add_list *ops, void *arg)
+{
+	char h[TP__HOSTNAME_MAX];
+	struct tp__hostlist_run run;
+	int rc = 0, got;
+	while (rc == 0 && (got = tp__hostlist_next_run(hl, h, ops->min_run, &run))) {
+		if (got == 1) {
+			rc = ops->one(arg, h);
+			continue;
+		}
+		if (tp__runs_appends(&m->runs, &run)) {
+			int32_t first = m->nnodes, prev = -1;
+			tp_error e;
+			tp_error_clear(&e);
+			rc = tp__machine_add_run(m, &run, ops->coords, arg, &prev, &e);
+			if (rc == 0) {
+				rc = ops->ran(arg, first, m->nnodes - first);
+				continue;
+			}
+			if (prev < 0)
+				return ops->fail(arg, rc, &e);
+			rc = 0;   /* a name placed before: the caller's rule */
+		}
+		for (uint64_t v = run.lo; rc == 0 && v <= run.hi; v++) {
+			tp__hostlist_run_name(&run, v, h);
+			rc = ops->one(arg, h);
+		}
+	}
+	return rc;
+}
+
+int tp__add_list_named(struct tp__hostlist *hl, uint64_t min_run)
+{
+	char h[TP__HOSTNAME_MAX];
+	struct tp__hostlist_run run;
+	int named = 0, got;
+	while ((got = tp__hostlist_next_run(hl, h, min_run, &run)))
+		named += got == 1;
+	return named;
+}
+
 int tp_machine_ndims(const tp_machine *m)
 {
 	return m ? m->ndims : 0;

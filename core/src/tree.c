@@ -40,7 +40,6 @@
  * A link costs at most INT_MAX and a route has at most 2 x depth < 2^32
  * links, so a distance stays below 2^63: int64 never overflows.
  */
-#include <json-c/linkhash.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -276,7 +275,9 @@ struct tparse {
 	int32_t nsw, cap;
 	int32_t nfile;               /* switches of the file; a forest's
 					virtual top is p->sw[nfile] */
-	struct lh_table *by_name;
+	struct tp__names by_name;    /* the switches by names[] */
+	char **names;                /* each switch's name (sw[].name) */
+	size_t names_cap;
 	int32_t *first_child, *next_sib;   /* children in listed order */
 	/* a switch listed under a second parent: how many, the first seen */
 	int32_t multi_parent, mp_child, mp_first, mp_second;
@@ -288,10 +289,7 @@ struct tparse {
 
 static int32_t find_sw(const struct tparse *p, const char *name)
 {
-	void *v;
-	if (!lh_table_lookup_ex(p->by_name, name, &v))
-		return -1;
-	return (int32_t)((intptr_t)v - 1);
+	return tp__names_find(&p->by_name, p->names, name, tp__name_hash(name));
 }
 
 static int parse_line(void *arg, char *s, int line)
@@ -359,7 +357,11 @@ static int parse_line(void *arg, char *s, int line)
 	w->switches = switches ? strdup(switches) : NULL;
 	p->nsw++;
 	if (!w->name || (nodes && !w->nodes) || (switches && !w->switches) ||
-	    lh_table_insert(p->by_name, w->name, (void *)(intptr_t)p->nsw) != 0)
+	    tp__grow((void **)&p->names, (size_t)p->nsw - 1, &p->names_cap,
+		     sizeof *p->names))
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	p->names[p->nsw - 1] = w->name;
+	if (tp__names_add(&p->by_name, tp__name_hash(name), p->nsw - 1))
 		return terr(p, 0, TP_ENOMEM, "out of memory");
 	return 0;
 }
@@ -482,23 +484,47 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 	return 0;
 }
 
+/* The callbacks of tp__machine_add_list for the first pass: the context
+ * (node_ctx) and its parser. */
+struct list_ctx {
+	struct tparse *p;
+	struct node_ctx *c;
+};
+
 static void run_router(void *arg, int64_t i, int *coord)
 {
-	const struct node_ctx *c = arg;
-	*coord = c->router + (int)i;
+	const struct list_ctx *x = arg;
+	*coord = x->c->router + (int)i;
 }
 
-/* Ranges of at least this many names are one record of the machine (its
- * numbered runs), found by number: a quarter million nodes under 8,192
- * leaves took 60 ms of name hashing and lookups at load time.  Shorter
- * ones go name by name, so the run table stays an eighth of the nodes. */
-#define TREE_RUN_MIN 8
+static int list_one(void *arg, const char *name)
+{
+	struct list_ctx *x = arg;
+	return add_tree_node(x->p, name, x->c);
+}
 
-/* The switch's Nodes= into the machine: its long numbered ranges as runs
- * (when the run table takes them in order, see tp__runs_appends), the rest
- * and any range holding a name already placed name by name, so that
- * add_tree_node decides about the duplicates.  The second pass (c->owner)
- * goes name by name. */
+static int list_ran(void *arg, int32_t first, int32_t count)
+{
+	struct list_ctx *x = arg;
+	x->c->router += count;
+	for (int32_t i = 0; i < count; i++)
+		(*x->c->node_sw)[first + i] = x->c->s;
+	return 0;
+}
+
+static int list_fail(void *arg, int rc, const tp_error *e)
+{
+	struct list_ctx *x = arg;
+	const struct sw *w = &x->p->sw[x->c->s];
+	return terr(x->p, w->line, rc, "SwitchName=%s Nodes=%s: %s", w->name,
+		    w->nodes, e->msg);
+}
+
+/* The switch's Nodes= into the machine: long numbered ranges as runs (a
+ * quarter million nodes under 8,192 leaves took 60 ms of name hashing and
+ * lookups), the rest, and any range holding a name already placed, name by
+ * name, so that add_tree_node decides about the duplicates.  The second
+ * pass (c->owner) goes name by name. */
 static int add_switch_nodes(struct tparse *p, struct node_ctx *c)
 {
 	const struct sw *w = &p->sw[c->s];
@@ -506,38 +532,13 @@ static int add_switch_nodes(struct tparse *p, struct node_ctx *c)
 		return each_name(p, w->nodes, "Nodes", w->line, add_tree_node, c);
 	struct tp__hostlist *hl;
 	int64_t count;
-	int rc = parse_list(p, w->nodes, "Nodes", w->line, &hl, &count), got;
-	char h[TP__HOSTNAME_MAX];
-	struct tp__hostlist_run run;
-	while (rc == 0 && (got = tp__hostlist_next_run(hl, h, TREE_RUN_MIN, &run))) {
-		if (got == 1) {
-			rc = add_tree_node(p, h, c);
-			continue;
-		}
-		int32_t first = c->m->nnodes, prev = -1;
-		tp_error e;
-		tp_error_clear(&e);
-		if (tp__runs_appends(&c->m->runs, &run)) {
-			rc = tp__machine_add_run(c->m, &run, run_router, c, &prev, &e);
-			if (rc && prev < 0)
-				rc = terr(p, w->line, rc, "SwitchName=%s Nodes=%s: %s",
-					  w->name, w->nodes, e.msg);
-			if (rc == 0) {
-				int32_t n = c->m->nnodes - first;
-				c->router += n;
-				for (int32_t i = 0; i < n; i++)
-					(*c->node_sw)[first + i] = c->s;
-				continue;
-			}
-			if (prev < 0)
-				break;
-			rc = 0;
-		}
-		for (uint64_t v = run.lo; rc == 0 && v <= run.hi; v++) {
-			tp__hostlist_run_name(&run, v, h);
-			rc = add_tree_node(p, h, c);
-		}
-	}
+	int rc = parse_list(p, w->nodes, "Nodes", w->line, &hl, &count);
+	if (rc)
+		return rc;
+	static const struct tp__add_list ops = { TP__LIST_RUN_MIN, run_router, list_one,
+						 list_ran, list_fail };
+	struct list_ctx x = { p, c };
+	rc = tp__machine_add_list(c->m, hl, &ops, &x);
 	tp__hostlist_free(hl);
 	return rc;
 }
@@ -549,7 +550,7 @@ static int count_switch_nodes(struct tparse *p, const struct sw *w, int32_t *n,
 {
 	struct tp__hostlist *hl;
 	int64_t count;
-	int rc = parse_list(p, w->nodes, "Nodes", w->line, &hl, &count), got;
+	int rc = parse_list(p, w->nodes, "Nodes", w->line, &hl, &count);
 	if (rc)
 		return rc;
 	if (count > TP__MAX_TREE_NODES - *n) {
@@ -559,10 +560,7 @@ static int count_switch_nodes(struct tparse *p, const struct sw *w, int32_t *n,
 			    w->nodes, (long long)TP__MAX_TREE_NODES);
 	}
 	*n += (int32_t)count;
-	char h[TP__HOSTNAME_MAX];
-	struct tp__hostlist_run run;
-	while ((got = tp__hostlist_next_run(hl, h, TREE_RUN_MIN, &run)))
-		*named += got == 1;
+	*named += tp__add_list_named(hl, TP__LIST_RUN_MIN);
 	tp__hostlist_free(hl);
 	return 0;
 }
@@ -1035,13 +1033,11 @@ int tp__machine_from_topology(tp_machine **out, const char *text,
 	if (p.forest_cost < 0)
 		return tp_error_set(err, TP_EINVAL, "%s: ForestCost %d, expected >= 1",
 				    what, p.forest_cost);
-	p.by_name = lh_kchar_table_new(64, NULL);
-	int rc = p.by_name ? tp__each_conf_line(text, what, err, parse_line, &p)
-			   : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	int rc = tp__each_conf_line(text, what, err, parse_line, &p);
 	if (!rc)
 		rc = build(&p, level_cost, nlevels, out);
-	if (p.by_name)
-		lh_table_free(p.by_name);
+	tp__names_free(&p.by_name);
+	free(p.names);
 	for (int32_t s = 0; s < p.nsw; s++) {
 		free(p.sw[s].name);
 		free(p.sw[s].nodes);

@@ -142,6 +142,28 @@ int main(int argc, char **argv)
 		unlink(topo);
 	}
 
+	/* a block network of 262,144 nodes: 16,384 blocks of 16 (Slurm's
+	 * topology/block), the network between them generated */
+	{
+		char topo[] = "/tmp/bench_input.XXXXXX";
+		int fd = mkstemp(topo);
+		FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+		if (!f) {
+			perror("bench_input: block topology");
+			return 1;
+		}
+		for (int b = 0; b < 16384; b++)
+			fprintf(f, "BlockName=b%d Nodes=g[%06d-%06d]\n", b, 16 * b, 16 * b + 15);
+		fprintf(f, "BlockSizes=16,32,64\n");
+		fclose(f);
+		char text[256];
+		snprintf(text, sizeof text, "Network=block TopologyFile=%s\nNodeName=g[000000-262143]\n",
+			 topo);
+		printf("%-34s %10d %12.1f\n", "blocks of 16, ranges", 262144,
+		       best_of(load_conf, text));
+		unlink(topo);
+	}
+
 	/* 500 kB hostlists: 80,000 single names, 40,000 ranges */
 	tp_conf *c;
 	tp_error err;

@@ -172,6 +172,10 @@ static const struct bad {
 	  "block.conf:2: BlockName=a: duplicate block (first at line 1)" },
 	{ "BlockName=a Nodes=n[0-1]\nBlockName=b Nodes=n[1-2]\n",
 	  "block.conf:2: node 'n1' is in two blocks ('a' at line 1 and 'b')" },
+	{ "BlockName=a Nodes=n[00-15]\nBlockName=b Nodes=n[10-25]\n",
+	  "block.conf:2: node 'n10' is in two blocks ('a' at line 1 and 'b')" },
+	{ "BlockName=a Nodes=n[100-115]\nBlockName=b Nodes=n[16-31],n[090-115]\n",
+	  "block.conf:2: node 'n100' is in two blocks ('a' at line 1 and 'b')" },
 	{ "BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n[4-5]\n",
 	  "block.conf:2: BlockName=b has 2 nodes, fewer than the base block size 4 (the first block's)" },
 	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=2,6\n",
@@ -652,6 +656,102 @@ START_TEST(hierarchy_too_deep)
 }
 END_TEST
 
+static uint32_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(*x >> 33);
+}
+
+/* Long numbered ranges of Nodes= become numbered runs of the machine (see
+ * tp__machine_add_list): blocks listed by ranges, in any order of their
+ * numbers, make the same machine as their names listed one by one, with
+ * the generated network and with a tree file given by ranges. */
+START_TEST(ranges_same_as_names)
+{
+	size_t cap = 1 << 20;
+	char *ta = malloc(cap), *tb = malloc(cap);
+	for (uint64_t seed = 1; seed <= 16; seed++) {
+		uint64_t x = seed;
+		int nb = 4 + (int)(lcg(&x) % 17), order[20], lo[20], len[20];
+		const char *pre = seed % 2 ? "g" : "gpu";
+		int width = seed % 3 ? 4 : 0, at = 0;
+		for (int b = 0; b < nb; b++) {
+			order[b] = b;
+			len[b] = 16 + (int)(lcg(&x) % 25);
+			lo[b] = at;
+			at += len[b] + (int)(lcg(&x) % 3);
+		}
+		for (int b = nb - 1; b > 0; b--) {
+			int j = (int)(lcg(&x) % (uint32_t)(b + 1)), t = order[b];
+			order[b] = order[j];
+			order[j] = t;
+		}
+		*ta = *tb = '\0';
+		for (int k = 0; k < nb; k++) {
+			int b = order[k];
+			snprintf(ta + strlen(ta), cap - strlen(ta), "BlockName=b%d Nodes=%s[%0*d-%0*d]\n",
+				 k, pre, width, lo[b], width, lo[b] + len[b] - 1);
+			snprintf(tb + strlen(tb), cap - strlen(tb), "BlockName=b%d Nodes=", k);
+			for (int v = lo[b]; v < lo[b] + len[b]; v++)
+				snprintf(tb + strlen(tb), cap - strlen(tb), "%s%s%0*d",
+					 v > lo[b] ? "," : "", pre, width, v);
+			strcat(tb, "\n");
+		}
+		strcat(ta, "BlockSizes=16\n");
+		strcat(tb, "BlockSizes=16\n");
+		for (int with_tree = 0; with_tree < 2; with_tree++) {
+			char *tt = NULL;
+			if (with_tree) {
+				tt = malloc(cap);
+				*tt = '\0';
+				for (int k = 0; k < nb; k += 2) {
+					snprintf(tt + strlen(tt), cap - strlen(tt), "SwitchName=l%d Nodes=", k / 2);
+					for (int j = k; j < k + 2 && j < nb; j++)
+						snprintf(tt + strlen(tt), cap - strlen(tt), "%s%s[%0*d-%0*d]",
+							 j > k ? "," : "", pre, width, lo[order[j]], width,
+							 lo[order[j]] + len[order[j]] - 1);
+					strcat(tt, "\n");
+				}
+				snprintf(tt + strlen(tt), cap - strlen(tt), "SwitchName=top Switches=l[0-%d]\n",
+					 (nb - 1) / 2);
+			}
+			tp_block_opts o = { .tree_text = tt, .tree_what = "fabric.conf" };
+			tp_machine *ma = blocks(ta, &o), *mb = blocks(tb, &o);
+			int32_t n = tp_machine_node_count(ma);
+			ck_assert_int_eq(n, tp_machine_node_count(mb));
+			for (int32_t i = 0; i < n; i++) {
+				const char *na = tp_machine_node_name(ma, i);
+				ck_assert_str_eq(na, tp_machine_node_name(mb, i));
+				ck_assert_int_eq(tp_machine_find_node(ma, na), i);
+				int32_t j = (int32_t)(lcg(&x) % (uint32_t)n);
+				ck_assert_int_eq(tp_machine_distance(ma, i, j),
+						 tp_machine_distance(mb, i, j));
+				int64_t ra[64], rb[64];
+				int ka = tp_machine_route(ma, i, j, ra, 64), kb = tp_machine_route(mb, i, j, rb, 64);
+				ck_assert_int_eq(ka, kb);
+				for (int r = 0; r < ka; r++)
+					ck_assert_int_eq(ra[r], rb[r]);
+			}
+			tp_machine_destroy(ma);
+			tp_machine_destroy(mb);
+			free(tt);
+		}
+	}
+	free(ta);
+	free(tb);
+
+	/* a node of a block that a tree file given by ranges lacks: named */
+	tp_block_opts o = { .tree_text = "SwitchName=l0 Nodes=g[000-019],g[021-031]\n",
+			    .tree_what = "fabric.conf" };
+	tp_machine *m = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_machine_from_blocks(&m, "BlockName=a Nodes=g[000-015]\n"
+						"BlockName=b Nodes=g[016-031]\n",
+						"block.conf", &o, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "block.conf:2: node 'g020' of BlockName=b is under no switch of fabric.conf");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("block");
@@ -668,6 +768,7 @@ int main(void)
 	tcase_add_test(tc, hierarchy_levels);
 	tcase_add_test(tc, hierarchical_on_blocks);
 	tcase_add_test(tc, hierarchy_too_deep);
+	tcase_add_test(tc, ranges_same_as_names);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
