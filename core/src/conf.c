@@ -59,7 +59,10 @@ struct tok {
  * nodes of a few CoordOrder= lines would otherwise write 16 MB). */
 struct origin {
 	struct tp__span span;  /* first, for tp__span_of */
-	int32_t line;
+	int32_t line;          /* of node span.first; node first + k's is
+				  line + step x k (a CoordFile's lines: one
+				  record, not one per node) */
+	int32_t step;          /* 0 or 1 */
 	int32_t src;
 };
 
@@ -248,19 +251,28 @@ static int node_topo_set(tp_conf *c, int32_t idx, int t)
 /* Nodes first..first+count-1 were placed by line of source src (the nodes
  * are appended, so spans stay in node order). */
 static int origin_add(struct loader *ld, int32_t first, int64_t count, int line,
-		      int src)
+		      int src, int step)
 {
 	struct origin *o = ld->norigins ? &ld->origin[ld->norigins - 1] : NULL;
-	if (o && o->line == line && o->src == src &&
-	    o->span.first + o->span.count == first) {
-		o->span.count += (int32_t)count;
-		return TP_OK;
+	/* a single node fits either kind of record */
+	bool one = count == 1;
+	if (o && o->src == src && o->span.first + o->span.count == first) {
+		if ((step == 0 || one) && o->step == 0 && o->line == line) {
+			o->span.count += (int32_t)count;
+			return TP_OK;
+		}
+		if ((step == 1 || one) && (o->step == 1 || o->span.count == 1) &&
+		    line == o->line + o->span.count) {
+			o->step = 1;
+			o->span.count += (int32_t)count;
+			return TP_OK;
+		}
 	}
 	if (tp__grow((void **)&ld->origin, ld->norigins, &ld->origin_cap,
 		     sizeof *ld->origin))
 		return oom(ld);
 	ld->origin[ld->norigins++] = (struct origin){ { first, (int32_t)count },
-						      line, src };
+						      line, one ? 0 : step, src };
 	return TP_OK;
 }
 
@@ -281,7 +293,8 @@ static int duplicate(struct loader *ld, const char *file, int line,
 		return lerr(ld, file, line, TP_EINVAL, "duplicate node '%s'", name);
 	return lerr(ld, file, line, TP_EINVAL,
 		    "duplicate node '%s' (already placed at %s:%d)",
-		    name, ld->srcs[o->src], (int)o->line);
+		    name, ld->srcs[o->src],
+		    (int)(o->line + o->step * (prev - o->span.first)));
 }
 
 #define GRID_RESERVE_MAX ((int64_t)1 << 22)
@@ -322,7 +335,7 @@ static int place_node(struct loader *ld, const char *name, const int *coords,
 		return duplicate(ld, file, line, name, prev);
 	if (idx < 0)
 		return lerr(ld, file, line, idx, "%s", e2.msg);
-	if (origin_add(ld, idx, 1, line, src))
+	if (origin_add(ld, idx, 1, line, src, 0))
 		return TP_ENOMEM;
 	return node_topo_set(ld->c, idx, ld->cur_topo) < 0 ? oom(ld) : TP_OK;
 }
@@ -974,6 +987,106 @@ static int set_budget(struct loader *ld, const struct tok *t)
 
 /* CoordFile=: lines "name x y z"; SwitchFile= (dragonflies): lines "name
  * group switch". */
+/* Consecutive lines of a CoordFile naming consecutive numbers
+ * ("nid000000 0 0 0", "nid000001 1 0 0", ...) are gathered into one
+ * numbered run of the machine: a quarter million lines were 80 ms of name
+ * hashing, storing and per-line records.  The gathered coordinates wait in
+ * the machine's own array, after its nodes, where the run's nodes go. */
+struct cf_run {
+	struct loader *ld;
+	int src, nd;
+	struct tp__hostlist_run hr;   /* prefix and suffix in the file's text */
+	int32_t n;                    /* names gathered (0: none) */
+	int line;                     /* of the first */
+};
+
+/* Where the run's node i waits. */
+static int *cf_run_at(const struct cf_run *r, int32_t i)
+{
+	const tp_machine *m = r->ld->c->m;
+	return m->coords + ((size_t)m->nnodes + (size_t)i) * (size_t)r->nd;
+}
+
+/* Start a run at name (false: it has no number to count on); the machine
+ * has room for one node more. */
+static bool cf_run_start(struct cf_run *r, const char *name, const int *c, int line)
+{
+	size_t ds, de;
+	uint64_t v;
+	if (!tp__name_split(name, &ds, &de, &v))
+		return false;
+	r->hr = (struct tp__hostlist_run){ name, name + de, ds, strlen(name + de),
+					   v, v, (uint32_t)(de - ds) };
+	memcpy(cf_run_at(r, 0), c, sizeof(int) * (size_t)r->nd);
+	r->n = 1;
+	r->line = line;
+	return true;
+}
+
+/* Add name at line to the run if it is its next name on the next line and
+ * the machine has room. */
+static bool cf_run_extend(struct cf_run *r, const char *name, const int *c, int line)
+{
+	size_t ds, de;
+	uint64_t v;
+	const struct tp__hostlist_run *hr = &r->hr;
+	const tp_machine *m = r->ld->c->m;
+	if (!r->n || line != r->line + r->n || m->nnodes + r->n >= m->cap ||
+	    !tp__name_split(name, &ds, &de, &v) || v != hr->hi + 1 || ds != hr->plen ||
+	    memcmp(name, hr->prefix, ds) || strcmp(name + de, hr->suffix))
+		return false;
+	/* the run writes v in max(width, its digits) digits: exactly these */
+	unsigned dv = tp__digits_of(v);
+	if (de - ds != (dv > hr->width ? dv : hr->width))
+		return false;
+	memcpy(cf_run_at(r, r->n), c, sizeof(int) * (size_t)r->nd);
+	r->hr.hi = v;
+	r->n++;
+	return true;
+}
+
+static void cf_run_coords(void *arg, int64_t i, int *c)
+{
+	/* tp__machine_add_run asks for them where they already are */
+	const int *at = cf_run_at(arg, (int32_t)i);
+	if (c != at)
+		memmove(c, at, sizeof(int) * (size_t)((const struct cf_run *)arg)->nd);
+}
+
+/* Place the gathered names: as one run when long enough and the machine
+ * takes it (tp__runs_appends), else, or when anything is wrong with it (a
+ * name placed before, a full router), name by name with their own lines,
+ * for place_node's messages. */
+static int cf_run_flush(struct cf_run *r)
+{
+	struct loader *ld = r->ld;
+	tp_machine *m = ld->c->m;
+	int32_t n = r->n, first = m->nnodes, prev;
+	if (n == 0)
+		return TP_OK;
+	if (n >= TP__LIST_RUN_MIN && tp__runs_appends(&m->runs, &r->hr) &&
+	    ld->cur_topo < 0) {
+		tp_error e;
+		tp_error_clear(&e);
+		if (tp__machine_add_run(m, &r->hr, cf_run_coords, r, &prev, &e) == TP_OK) {
+			r->n = 0;
+			return origin_add(ld, first, n, r->line, r->src, 1);
+		}
+	}
+	/* node i waits at slot first + i; nodes placed before it take slots
+	 * up to first + i, so it is copied out first */
+	char name[TP__HOSTNAME_MAX];
+	int rc = TP_OK, c[TP_MAX_DIMS];
+	for (int32_t i = 0; i < n && rc == TP_OK; i++) {
+		tp__hostlist_run_name(&r->hr, r->hr.lo + (uint64_t)i, name);
+		memcpy(c, m->coords + ((size_t)first + (size_t)i) * (size_t)r->nd,
+		       sizeof(int) * (size_t)r->nd);
+		rc = place_node(ld, name, c, r->src, r->line + i);
+	}
+	r->n = 0;
+	return rc;
+}
+
 static int load_coord_file(struct loader *ld, const struct tok *t)
 {
 	bool sw = !strcasecmp(t->key, "SwitchFile");
@@ -1014,6 +1127,10 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 		return file_err(ld, t->line, rc, t->key, t->val, file, &e2);
 	tp_machine *m = ld->c->m;
 	int nd = m->ndims, line = 0, placed = 0;
+	struct cf_run run = { .ld = ld, .src = src, .nd = nd };
+	/* a coordinate file usually fills the grid: room for it at once
+	 * (address space until nodes are placed) */
+	rc = nodes_reserve(ld, 1, true);
 	char *p = text;
 	while (rc == TP_OK && *p) {
 		char *e = strchr(p, '\n');
@@ -1051,24 +1168,33 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 			/* SwitchFile: group (dimension 1) first, then the switch */
 			const char *fv = f[sw ? 2 - d : d + 1];
 			char what[32];
+			int r = parse_ll(fv, INT_MIN, INT_MAX, &v);
+			if (r == 0 && v >= 0 && v < m->dims[d]) {
+				c[d] = (int)v;
+				continue;
+			}
 			snprintf(what, sizeof what, sw ? (d ? "group" : "switch")
 						       : "coordinate %d", d);
-			int r = parse_ll(fv, INT_MIN, INT_MAX, &v);
 			if (r == -1)
 				rc = lerr(ld, file, line, TP_EINVAL,
 					  "node '%s': %s ('%s') is not a number",
 					  f[0], what, fv);
-			else if (r == -2 || v < 0 || v >= m->dims[d])
+			else
 				rc = lerr(ld, file, line, TP_EINVAL,
 					  "node '%s': %s is outside 0..%d",
 					  f[0], what, m->dims[d] - 1);
-			else
-				c[d] = (int)v;
 		}
-		if (rc == TP_OK)
-			rc = place_node(ld, f[0], c, src, line);
+		if (rc == TP_OK && !cf_run_extend(&run, f[0], c, line)) {
+			rc = cf_run_flush(&run);
+			if (rc == TP_OK)
+				rc = nodes_reserve(ld, 1, false);
+			if (rc == TP_OK && !cf_run_start(&run, f[0], c, line))
+				rc = place_node(ld, f[0], c, src, line);
+		}
 		placed++;
 	}
+	if (rc == TP_OK)
+		rc = cf_run_flush(&run);
 	free(text);
 	if (rc == TP_OK && placed == 0)
 		rc = lerr(ld, file, 0, TP_EINVAL, "no nodes in %s", t->key);
@@ -1384,7 +1510,7 @@ static int place_run(struct loader *ld, const struct tp__hostlist_run *run,
 	}
 	if (rc)
 		return lerr(ld, NULL, line, rc, "%s", e2.msg);
-	if (origin_add(ld, first, count, line, 0))
+	if (origin_add(ld, first, count, line, 0, 0))
 		return TP_ENOMEM;
 	if (ld->cur_topo >= 0)
 		for (int64_t i = count; i-- > 0;)   /* the last first: one growth */

@@ -113,6 +113,10 @@ char *tp__put_num(char *b, uint64_t v, uint32_t width);
 int tp__runs_add(struct tp__name_runs *t, const struct tp__hostlist_run *hr,
 		 int32_t first, const char **text, int32_t *clash,
 		 uint64_t *clash_v);
+/* Split name into prefix name[0..*ds), its last number name[*ds..*de) = *v
+ * and a suffix without digits; false when it has no number of at most 18
+ * digits. */
+bool tp__name_split(const char *name, size_t *ds, size_t *de, uint64_t *v);
 /* Whether tp__runs_add(hr) would cost O(1) moves: hr goes after every run
  * of its family, which is disjoint, or it starts one of few families.  A
  * loader that adds runs in any order (a topology.conf's Nodes= lists) adds

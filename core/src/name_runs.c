@@ -131,9 +131,7 @@ int32_t tp__runs_span(const struct tp__name_runs *t, int fam, uint64_t v,
 	return -1;
 }
 
-/* Split name into prefix, the last number and suffix; false when it has no
- * number of at most 18 digits there. */
-static bool split_name(const char *name, size_t *ds, size_t *de, uint64_t *v)
+bool tp__name_split(const char *name, size_t *ds, size_t *de, uint64_t *v)
 {
 	size_t n = strlen(name), e = n;
 	while (e > 0 && (name[e - 1] < '0' || name[e - 1] > '9'))
@@ -158,7 +156,7 @@ bool tp__hostlist_run_has(const struct tp__hostlist_run *hr, const char *name)
 {
 	size_t ds, de;
 	uint64_t v;
-	if (!split_name(name, &ds, &de, &v) || ds != hr->plen ||
+	if (!tp__name_split(name, &ds, &de, &v) || ds != hr->plen ||
 	    strlen(name + de) != hr->slen || memcmp(name, hr->prefix, ds) ||
 	    memcmp(name + de, hr->suffix, hr->slen))
 		return false;
@@ -178,7 +176,7 @@ int32_t tp__runs_find(const struct tp__name_runs *t, const char *name)
 {
 	size_t ds, de;
 	uint64_t v;
-	if (!t->n || !split_name(name, &ds, &de, &v))
+	if (!t->n || !tp__name_split(name, &ds, &de, &v))
 		return -1;
 	int f = tp__runs_family(t, name, ds, name + de, strlen(name + de));
 	uint64_t n;

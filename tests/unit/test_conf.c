@@ -714,6 +714,93 @@ START_TEST(bad_files)
 }
 END_TEST
 
+/* A coordinate file's lines of consecutive numbers become numbered runs of
+ * the machine (see cf_run_flush): the same machine as the same lines kept
+ * apart (a comment between each: name by name), widths that grow (n8 n9
+ * n10) included; duplicates and full routers inside a run keep their own
+ * line in the message. */
+START_TEST(coord_file_runs)
+{
+	enum { N = 256 };
+	int pos[320];
+	uint64_t x = 7;
+	for (int i = 0; i < 320; i++)
+		pos[i] = i;
+	for (int i = 319; i > 0; i--) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		int j = (int)((x >> 33) % (uint64_t)(i + 1)), t = pos[i];
+		pos[i] = pos[j];
+		pos[j] = t;
+	}
+	size_t cap = 1 << 16;
+	char *a = malloc(cap), *b = malloc(cap);
+	*a = *b = '\0';
+	for (int i = 0; i < 300; i++) {
+		char nm[32], ln[64];
+		if (i < N)
+			snprintf(nm, sizeof nm, "nid%03d", i);
+		else if (i < 290)
+			snprintf(nm, sizeof nm, "n%d", i - N + 5);     /* n5 .. n38 */
+		else
+			snprintf(nm, sizeof nm, "login%d-ib", i - 290);
+		snprintf(ln, sizeof ln, "%s %d %d %d\n", nm, pos[i] % 8, pos[i] / 8 % 8, pos[i] / 64);
+		strcat(a, ln);
+		strcat(b, ln);
+		strcat(b, "# apart\n");
+	}
+	char *fa = tp_test_tmpfile(a), *fb = tp_test_tmpfile(b), text[512];
+	snprintf(text, sizeof text, "Network=torus Dims=8x8x5\nCoordFile=%s\n", fa);
+	tp_conf *ca = str_ok(text);
+	snprintf(text, sizeof text, "Network=torus Dims=8x8x5\nCoordFile=%s\n", fb);
+	tp_conf *cb = str_ok(text);
+	const tp_machine *ma = tp_conf_machine(ca), *mb = tp_conf_machine(cb);
+	ck_assert_int_eq(tp_machine_node_count(ma), 300);
+	ck_assert_int_eq(tp_machine_node_count(mb), 300);
+	for (int32_t i = 0; i < 300; i++) {
+		const char *na = tp_machine_node_name(ma, i);
+		ck_assert_str_eq(na, tp_machine_node_name(mb, i));
+		ck_assert_int_eq(tp_machine_find_node(ma, na), i);
+		for (int d = 0; d < 3; d++)
+			ck_assert_int_eq(tp_machine_node_coords(ma, i)[d],
+					 tp_machine_node_coords(mb, i)[d]);
+	}
+	ck_assert_int_eq(tp_machine_find_node(ma, "n10"), 261);
+	ck_assert_int_eq(tp_machine_find_node(ma, "n010"), -1);
+	tp_conf_destroy(ca);
+	tp_conf_destroy(cb);
+
+	/* a later line, and a NodeName= line, repeat a node of a run: the
+	 * run's own line is named */
+	tp_error err;
+	tp_conf *c = NULL;
+	strcat(a, "nid005 7 7 4\n");
+	char *fc = tp_test_tmpfile(a), want[600];
+	snprintf(text, sizeof text, "Network=torus Dims=8x8x5\nCoordFile=%s\n", fc);
+	ck_assert_int_eq(tp_conf_load_string(text, "cfg", &c, &err), TP_EINVAL);
+	snprintf(want, sizeof want, "%s:301: duplicate node 'nid005' (already placed at %s:6)", fc, fc);
+	ck_assert_str_eq(err.msg, want);
+	snprintf(text, sizeof text, "Network=torus Dims=8x8x5\nCoordFile=%s\nNodeName=nid100 Coords=7,7,4\n", fa);
+	ck_assert_int_eq(tp_conf_load_string(text, "cfg", &c, &err), TP_EINVAL);
+	snprintf(want, sizeof want, "cfg:3: duplicate node 'nid100' (already placed at %s:101)", fa);
+	ck_assert_str_eq(err.msg, want);
+	/* a router taken twice inside a run: that line, that name */
+	char *fd = tp_test_tmpfile("nid000 0 0 0\nnid001 1 0 0\nnid002 2 0 0\nnid003 3 0 0\n"
+				   "nid004 4 0 0\nnid005 5 0 0\nnid006 6 0 0\nnid007 7 0 0\n"
+				   "nid008 1 0 0\nnid009 0 1 0\n");
+	snprintf(text, sizeof text, "Network=torus Dims=8x8x5\nCoordFile=%s\n", fd);
+	ck_assert_int_eq(tp_conf_load_string(text, "cfg", &c, &err), TP_EINVAL);
+	snprintf(want, sizeof want, "%s:9: node 'nid008': router", fd);
+	tp_assert_err_has(&err, want);
+	const char *files[] = { fa, fb, fc, fd };
+	for (int i = 0; i < 4; i++) {
+		unlink(files[i]);
+		free((void *)files[i]);
+	}
+	free(a);
+	free(b);
+}
+END_TEST
+
 START_TEST(coord_file_relative_to_conf)
 {
 	/* Loaded from another directory, CoordFile= still resolves next to
@@ -1114,6 +1201,7 @@ int main(void)
 	tcase_add_loop_test(tc, bad_config, 0, (int)(sizeof bad_configs / sizeof *bad_configs));
 	tcase_add_test(tc, bad_files);
 	tcase_add_test(tc, coord_file_relative_to_conf);
+	tcase_add_test(tc, coord_file_runs);
 	tcase_add_test(tc, large_configs);
 	tcase_add_test(tc, node_topology_per_group);
 	tcase_add_test(tc, forest_with_warning);
