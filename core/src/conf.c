@@ -985,8 +985,6 @@ static int set_budget(struct loader *ld, const struct tok *t)
 
 /* ---- CoordFile ---- */
 
-/* CoordFile=: lines "name x y z"; SwitchFile= (dragonflies): lines "name
- * group switch". */
 /* Consecutive lines of a CoordFile naming consecutive numbers
  * ("nid000000 0 0 0", "nid000001 1 0 0", ...) are gathered into one
  * numbered run of the machine: a quarter million lines were 80 ms of name
@@ -1087,6 +1085,8 @@ static int cf_run_flush(struct cf_run *r)
 	return rc;
 }
 
+/* CoordFile=: lines "name x y z"; SwitchFile= (dragonflies): lines "name
+ * group switch". */
 static int load_coord_file(struct loader *ld, const struct tok *t)
 {
 	bool sw = !strcasecmp(t->key, "SwitchFile");
