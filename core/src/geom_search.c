@@ -131,6 +131,8 @@ typedef struct search {
 	int nvar;
 	bool eager;           /* tests: every node partition before any
 				 scoring, variants in number order */
+	bool bounded;         /* the first variant too stops at the
+				 deadline (then no result, TP_ETIME) */
 	int np_built;
 	int32_t *order;       /* variants, most promising first */
 	unsigned char *vstate;  /* per order position */
@@ -971,7 +973,7 @@ static bool next_job(search *s, job *j)
 		if (s->cursor == s->nvar)
 			return false;
 		bool late = out_of_time(s);
-		if (late && s->first_done) {
+		if (late && (s->first_done || s->bounded)) {
 			s->budget_hit = true;
 			return false;
 		}
@@ -985,7 +987,7 @@ static bool next_job(search *s, job *j)
 			end = s->nvar;
 		for (int pos = s->cursor; pos < end; pos++)
 			if (s->vstate[pos] == V_PENDING && plan(s, pos, j)) {
-				j->must = !s->first_done && pos == s->cursor;
+				j->must = !s->first_done && !s->bounded && pos == s->cursor;
 				j->deadline = j->must ? INFINITY : s->stop_at;
 				s->inflight++;
 				return true;
@@ -1617,7 +1619,8 @@ static void search_free(search *s)
 }
 
 static int geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
-		    bool eager, int32_t *map, tp_geom_report *report, tp_error *err)
+		    bool eager, bool bounded, int32_t *map, tp_geom_report *report,
+		    tp_error *err)
 {
 	tp_geom_opts defaults;
 	if (!opt) {
@@ -1635,6 +1638,7 @@ static int geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *op
 	s.a = a;
 	s.o = opt;
 	s.eager = eager;
+	s.bounded = bounded && opt->time_budget_ms > 0;
 	s.t0 = t0;
 	s.deadline = opt->time_budget_ms > 0 ? t0 + opt->time_budget_ms : INFINITY;
 	s.stop_at = s.deadline;
@@ -1656,11 +1660,15 @@ static int geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *op
 	}
 	if (!rc && s.stride > 1)
 		rc = score_finalists(&s, nthreads);
-	if (!rc && s.best_variant == NO_VARIANT)
+	if (!rc && s.best_variant == NO_VARIANT && s.bounded && s.budget_hit)
+		rc = tp_error_set(err, TP_ETIME,
+				  "geometric mapping: time budget of %g ms reached before a first variant",
+				  opt->time_budget_ms);
+	else if (!rc && s.best_variant == NO_VARIANT)
 		rc = TP_ENOMEM;   /* nothing could be scored */
-	if (rc) {
+	if (rc == TP_ENOMEM) {
 		rc = tp_error_set(err, TP_ENOMEM, "geometric mapping: out of memory");
-	} else if (report) {
+	} else if (!rc && report) {
 		fill_report(&s, report);
 	}
 	search_free(&s);
@@ -1671,12 +1679,19 @@ static int geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *op
 int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 		int32_t *map, tp_geom_report *report, tp_error *err)
 {
-	return geom_map(g, a, opt, false, map, report, err);
+	return geom_map(g, a, opt, false, false, map, report, err);
+}
+
+int tp__geom_map_bounded(const tp_graph *g, const tp_alloc *a,
+			 const tp_geom_opts *opt, int32_t *map,
+			 tp_geom_report *report, tp_error *err)
+{
+	return geom_map(g, a, opt, false, true, map, report, err);
 }
 
 int tp__geom_map_eager(const tp_graph *g, const tp_alloc *a,
 		       const tp_geom_opts *opt, int32_t *map,
 		       tp_geom_report *report, tp_error *err)
 {
-	return geom_map(g, a, opt, true, map, report, err);
+	return geom_map(g, a, opt, true, false, map, report, err);
 }

@@ -441,6 +441,19 @@ static int split_children(hm *h, int32_t *T, int32_t nT, const int32_t *start,
 			used[ku] = c;
 			ucnt[ku++] = cnt[c];
 		}
+	if (ku > 1 && h->keys && h->deadline > 0 &&
+	    tp__now_ms() + (double)nT * log2((double)(start[k] - start[0]) + 1) *
+				   TP__HIER_COORDS_NS_PER_TASK_LEVEL / 1e6 > h->deadline) {
+		/* the passes over these tasks would not fit even at the
+		 * lower estimate: stop now, not at the deadline */
+		snprintf(h->why, sizeof h->why,
+			 "splitting %d tasks over %d nodes needs about %.0f ms more",
+			 (int)nT, (int)(start[k] - start[0]),
+			 (double)nT * log2((double)(start[k] - start[0]) + 1) *
+				 TP__HIER_COORDS_NS_PER_TASK_LEVEL / 1e6);
+		rc = TP_ETIME;
+		goto out;
+	}
 	if (ku > 1)
 		rc = h->keys ? split_k_coords(h, T, nT, ku, ucnt, part)
 			     : split_k(h, T, nT, ku, ucnt, part);
@@ -497,6 +510,198 @@ static int rec(hm *h, int32_t *T, int32_t nT, int32_t lo, int32_t hi, int d)
 	return rc;
 }
 
+/* ---- boxes of a stencil's grid ---- */
+
+/* A stencil's tasks fill their grid, and a split of a box of it whose count
+ * is a multiple of the cross-section is a plane: both sides are boxes again,
+ * known without reading a task.  rec_box follows rec with boxes while every
+ * cut is a plane (a million tasks on a dragonfly of 256 groups: 20 levels
+ * of keys and selections over every task became one pass writing the map)
+ * and hands a box whose cut falls inside a plane to rec as its task list,
+ * in task order: the same list rec would hold there, so the mapping is the
+ * same bit for bit. */
+typedef struct {
+	int lo[3], hi[3];        /* grid positions, inclusive */
+} gbox;
+
+static int64_t box_count(const gbox *b, int nd)
+{
+	int64_t n = 1;
+	for (int d = 0; d < nd; d++)
+		n *= b->hi[d] - b->lo[d] + 1;
+	return n;
+}
+
+/* The tasks of box b in task order (x fastest): into T, or with T NULL
+ * their map entries set to node. */
+static void box_fill(const hm *h, const gbox *b, int32_t *T, int32_t node)
+{
+	const tp_graph *g = h->g;
+	int nd = g->grid_ndims, at[3] = { 0, 0, 0 };
+	int64_t stride[3] = { 1, 0, 0 }, n = 0;
+	for (int d = 1; d < nd; d++)
+		stride[d] = stride[d - 1] * g->grid[d - 1];
+	for (int d = 0; d < nd; d++)
+		at[d] = b->lo[d];
+	for (;;) {
+		int64_t base = 0;
+		for (int d = 1; d < nd; d++)
+			base += at[d] * stride[d];
+		if (T)
+			for (int x = b->lo[0]; x <= b->hi[0]; x++)
+				T[n++] = (int32_t)(base + x);
+		else
+			for (int x = b->lo[0]; x <= b->hi[0]; x++)
+				h->map[base + x] = node;
+		int d = 1;
+		for (; d < nd; d++) {
+			if (++at[d] <= b->hi[d])
+				break;
+			at[d] = b->lo[d];
+		}
+		if (d >= nd)
+			return;
+	}
+}
+
+/* bisect_coords on a box: the same grouping of the children and the same
+ * cut dimension; false as soon as a cut is not a plane. */
+static bool bisect_box(int nd, const gbox *b, const int32_t *cnt, int c0, int c1,
+		       gbox *out)
+{
+	gbox box = *b;
+	while (c1 - c0 > 1) {
+		int64_t half = 0, left = 0, best_gap = INT64_MAX;
+		for (int c = c0; c < c1; c++)
+			half += cnt[c];
+		int s = c0 + 1;
+		for (int c = c0; c < c1 - 1; c++) {
+			left += cnt[c];
+			int64_t gap = 2 * left - half;
+			if (gap < 0)
+				gap = -gap;
+			if (gap < best_gap) {
+				best_gap = gap;
+				s = c + 1;
+			}
+		}
+		int64_t m = 0;
+		for (int c = c0; c < s; c++)
+			m += cnt[c];
+		int dim = 0;
+		for (int d = 1; d < nd; d++)
+			if (box.hi[d] - box.lo[d] > box.hi[dim] - box.lo[dim])
+				dim = d;
+		int64_t cross = box_count(&box, nd) / (box.hi[dim] - box.lo[dim] + 1);
+		if (m % cross)
+			return false;
+		gbox l = box, r = box;
+		l.hi[dim] = box.lo[dim] + (int)(m / cross) - 1;
+		r.lo[dim] = l.hi[dim] + 1;
+		if (m <= half - m) {
+			if (!bisect_box(nd, &l, cnt, c0, s, out))
+				return false;
+			box = r;
+			c0 = s;
+		} else {
+			if (!bisect_box(nd, &r, cnt, s, c1, out))
+				return false;
+			box = l;
+			c1 = s;
+		}
+	}
+	out[c0] = box;
+	return true;
+}
+
+static int rec_box(hm *h, const gbox *b, int32_t lo, int32_t hi, int d);
+
+/* A box rec cannot follow as a box: its task list to rec. */
+static int box_as_list(hm *h, const gbox *b, int32_t lo, int32_t hi, int d)
+{
+	int64_t n = box_count(b, h->g->grid_ndims);
+	int32_t *T = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!T)
+		return TP_ENOMEM;
+	box_fill(h, b, T, 0);
+	int rc = rec(h, T, (int32_t)n, lo, hi, d);
+	free(T);
+	return rc;
+}
+
+/* split_children for a box: the counts as there, then plane cuts. */
+static int split_children_box(hm *h, const gbox *b, const int32_t *start, int k,
+			      int d)
+{
+	int nd = h->g->grid_ndims;
+	int64_t *cap = tp__calloc((size_t)k, sizeof(int64_t));
+	int32_t *cnt = tp__malloc_array((size_t)k, sizeof(int32_t));
+	int32_t *used = tp__malloc_array((size_t)k, sizeof(int32_t));
+	gbox *part = tp__malloc_array((size_t)k, sizeof(gbox));
+	int rc = 0;
+	if (!cap || !cnt || !used || !part) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	if (h->deadline > 0 && tp__now_ms() > h->deadline) {
+		rc = TP_ETIME;
+		goto out;
+	}
+	for (int c = 0; c < k; c++)
+		for (int32_t i = start[c]; i < start[c + 1]; i++)
+			cap[c] += h->a->slots[h->order[i]];
+	child_counts(cap, k, box_count(b, nd), cnt, used);
+	int ku = 0;
+	int32_t *ucnt = (int32_t *)cap;
+	for (int c = 0; c < k; c++)
+		if (cnt[c] > 0) {
+			used[ku] = c;
+			ucnt[ku++] = cnt[c];
+		}
+	if (ku > 1 && !bisect_box(nd, b, ucnt, 0, ku, part)) {
+		/* the list rec would hold: its children, all of them, as it
+		 * would split them */
+		rc = box_as_list(h, b, start[0], start[k], d);
+		goto out;
+	}
+	if (ku == 1)
+		part[0] = *b;
+	for (int p = 0; p < ku && !rc; p++)
+		rc = rec_box(h, &part[p], start[used[p]], start[used[p] + 1], d + 1);
+out:
+	free(cap);
+	free(cnt);
+	free(used);
+	free(part);
+	return rc;
+}
+
+static int rec_box(hm *h, const gbox *b, int32_t lo, int32_t hi, int d)
+{
+	if (hi - lo == 1) {
+		box_fill(h, b, NULL, h->order[lo]);
+		return 0;
+	}
+	int32_t *start;
+	int k = children(h, lo, hi, d, &start);
+	if (k < 0)
+		return TP_ENOMEM;
+	int rc = k == 1 ? rec_box(h, b, lo, hi, d + 1)
+			: split_children_box(h, b, start, k, d);
+	free(start);
+	return rc;
+}
+
+bool tp__hier_coords_boxes(const tp_graph *g)
+{
+	if (g->coords || g->grid_ndims < 1 || g->grid_ndims > 3 || g->ntasks < 1)
+		return false;
+	int64_t n = 1;
+	for (int d = 0; d < g->grid_ndims; d++)
+		n *= g->grid[d];
+	return n == g->ntasks;
+}
+
 /* ---- entry ---- */
 
 static void hm_free(hm *h)
@@ -547,7 +752,14 @@ static int hm_init(hm *h, const tp_graph *g, const tp_alloc *a, int32_t *map)
 		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
 		m->net->hierarchy(m, r, &h->path[(size_t)i * (size_t)h->depth], h->depth);
 	}
-	qsort_r(h->order, (size_t)nn, sizeof(int32_t), cmp_path, h);
+	/* an allocation in the network's order (a whole machine, a hostlist
+	 * sorted by name on a machine numbered like its network) needs no
+	 * sort: a million nodes took 50 ms of comparisons */
+	int32_t i = 1;
+	while (i < nn && cmp_path(&h->order[i - 1], &h->order[i], h) < 0)
+		i++;
+	if (i < nn)
+		qsort_r(h->order, (size_t)nn, sizeof(int32_t), cmp_path, h);
 	return 0;
 }
 
@@ -603,9 +815,18 @@ static int hier_map(const tp_graph *g, const tp_alloc *a,
 	if (!rc) {
 		h.seed = o->seed;
 		h.deadline = o->time_budget_ms > 0 ? t0 + o->time_budget_ms : 0;
-		for (int32_t t = 0; t < g->ntasks; t++)
-			T[t] = t;
-		rc = rec(&h, T, g->ntasks, 0, a->nnodes, 0);
+		if (by_coords && tp__hier_coords_boxes(g)) {
+			gbox all = { { 0, 0, 0 }, { 0, 0, 0 } };
+			for (int d = 0; d < g->grid_ndims; d++) {
+				all.lo[d] = 0;
+				all.hi[d] = g->grid[d] - 1;
+			}
+			rc = rec_box(&h, &all, 0, a->nnodes, 0);
+		} else {
+			for (int32_t t = 0; t < g->ntasks; t++)
+				T[t] = t;
+			rc = rec(&h, T, g->ntasks, 0, a->nnodes, 0);
+		}
 	}
 	free(T);
 	char why[sizeof h.why];
@@ -621,6 +842,9 @@ static int hier_map(const tp_graph *g, const tp_alloc *a,
 		}
 		return tp_graphmap_refine(g, a, &ro, map, NULL, err);
 	}
+	if (rc == TP_ETIME && why[0])
+		return tp_error_set(err, rc, "hierarchical mapping: time budget of %g ms: %s",
+				    o->time_budget_ms, why);
 	if (rc == TP_ETIME)
 		return tp_error_set(err, rc, "hierarchical mapping: time budget of %g ms "
 				    "reached before the last split", o->time_budget_ms);

@@ -452,6 +452,14 @@ int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
 int tp__graph_from_json_fast(const char *text, size_t len, const char *what,
 			     int64_t expect, tp_graph **out, tp_error *err);
 
+/* tp_geom_map whose first variant also stops at the time budget: TP_ETIME
+ * and no result when it cannot finish one (auto, when a candidate already
+ * has a result: one partition of a million points took 190 ms past the
+ * 130 left to it). */
+int tp__geom_map_bounded(const tp_graph *g, const tp_alloc *a,
+			 const tp_geom_opts *opt, int32_t *map,
+			 tp_geom_report *report, tp_error *err);
+
 /* Hierarchical mapping (hiermap.c) with each group's tasks split over its
  * children by the tasks' coordinates instead of METIS: recursive
  * bisection along the longest extent, every child getting exactly its
@@ -461,6 +469,14 @@ int tp__graph_from_json_fast(const char *text, size_t len, const char *what,
 int tp__graphmap_hier_coords(const tp_graph *g, const tp_alloc *a,
 			     const tp_graphmap_opts *o, int32_t *map,
 			     tp_error *err);
+/* Whether hier-coords can follow g's tasks as boxes of a stencil's grid
+ * (a regular allocation then costs a pass writing the map, not a pass
+ * over the tasks per level of bisection). */
+bool tp__hier_coords_boxes(const tp_graph *g);
+/* A split's lower cost per task and level of bisection below it: 20-27 ns
+ * measured on a million tasks of a million-node dragonfly, set low; a
+ * split that would not fit its deadline even so is not started. */
+#define TP__HIER_COORDS_NS_PER_TASK_LEVEL 15.0
 
 /* ---- dragonfly node names (dragonfly.c): NodeNameFormat= ----
  * "x{group-1000}c{switch}s{*}b{*}n{*}" (see dragonfly.c). */

@@ -294,6 +294,7 @@ typedef struct cand_run {
 	double best_rank;    /* o->rank of the best, when given */
 	int best_idx;        /* the best's candidate (for its congestion) */
 	bool rule;           /* the auto rule applies (place.h) */
+	bool alt;            /* a candidate other than block has a result */
 	tp_congestion_ws *cws;  /* the rule's congestion workspace */
 	double t0;
 	double score_ms;     /* the slowest scoring so far: kept for each next one */
@@ -335,9 +336,13 @@ static bool out_of_time(const cand_run *r)
 #define ZORDER_US_PER_NODE 0.1
 
 /* hier-coords passes over every task once per level of bisection, about
- * log2(nodes) levels: 20-27 ns a task and level measured on a million
- * tasks of a million-node dragonfly (400-550 ms), set low likewise. */
-#define HIER_COORDS_NS_PER_TASK_LEVEL 15.0
+ * log2(nodes) levels (TP__HIER_COORDS_NS_PER_TASK_LEVEL).  On a stencil's
+ * grid it follows boxes, and on a regular allocation only writes the map
+ * and walks the hierarchy: a million tasks on a million-node dragonfly in
+ * 60 ms; estimated then at its lower end, since on an irregular one it
+ * stops by itself as soon as a split would not fit. */
+#define HIER_COORDS_BOX_NS_PER_TASK 3.0
+#define HIER_COORDS_BOX_NS_PER_NODE 30.0
 
 /* A lower estimate of what candidate k costs, in ms: only those whose
  * cost grows with the graph and that cannot stop half-way with a result. */
@@ -350,8 +355,11 @@ static double cost_estimate(const cand_run *r, int k)
 	case C_GREEDY:
 		return (double)g->ntasks * GREEDY_US_PER_TASK / 1e3;
 	case C_HIER_COORDS:
+		if (tp__hier_coords_boxes(g))
+			return ((double)g->ntasks * HIER_COORDS_BOX_NS_PER_TASK +
+				(double)r->a->nnodes * HIER_COORDS_BOX_NS_PER_NODE) / 1e6;
 		return (double)g->ntasks * log2((double)r->a->nnodes + 1) *
-		       HIER_COORDS_NS_PER_TASK_LEVEL / 1e6;
+		       TP__HIER_COORDS_NS_PER_TASK_LEVEL / 1e6;
 	case C_HIER:
 		/* every level below the first splits the same edges again,
 		 * in smaller pieces: the whole took 1.2-1.55 x the first
@@ -601,7 +609,11 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		 * (its first variant completes even past it) */
 		if (go.time_budget_ms > 0)
 			go.time_budget_ms = step_budget(r) * 2 / 3;
-		rc = tp_geom_map(r->g, r->a, &go, r->trial, &rep->geom, &e);
+		/* its first variant completes past the budget when it is what
+		 * the job gets; after another candidate's result (hier-coords
+		 * on a hierarchy) it keeps to its budget or gives nothing */
+		rc = r->alt ? tp__geom_map_bounded(r->g, r->a, &go, r->trial, &rep->geom, &e)
+			    : tp_geom_map(r->g, r->a, &go, r->trial, &rep->geom, &e);
 		if (!rc)
 			rep->have_geom = true;
 		break;
@@ -669,6 +681,7 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		return 0;
 	}
 	c->ran = true;
+	r->alt |= k != C_BLOCK;
 	if (k == C_GEOMETRIC && r->o->geom.metric == rep->metric)
 		/* the search scored its result exactly with this metric
 		 * (a million tasks: one hop-bytes pass, 30-50 ms, saved) */

@@ -526,7 +526,28 @@ START_TEST(budget_tiny_midsize)
 		ck_assert_int_eq(rep.variants_total, 289);
 		/* the score reported is the mapping's exact hop-bytes */
 		ck_assert_double_eq_tol(rep.best_score, tp_metrics_hop_bytes(g, a, map), 1e-6);
+		/* bounded (auto, after another candidate's result): past the
+		 * budget before a first variant, no result */
+		o.time_budget_ms = 1e-3;
+		ck_assert_int_eq(tp__geom_map_bounded(g, a, &o, map, &rep, &err), TP_ETIME);
+		tp_assert_err_has(&err, "geometric mapping: time budget of 0.001 ms reached before a first variant");
+		ck_assert_int_eq(tp_geom_map(g, a, &o, map, &rep, &err), 0);
+		ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
 	}
+	/* without a budget, bounded is the plain search */
+	tp_conf *c8 = make_conf("8x8x8", "yes");
+	tp_alloc *a8 = random_alloc(tp_conf_machine(c8), 512, 128, 4);
+	tp_graph *g8 = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g8, "8x8x8:7pt", 0, NULL), 0);
+	int32_t m1[512], m2[512];
+	tp_geom_opts o8;
+	tp_geom_opts_default(&o8);
+	ck_assert_int_eq(tp_geom_map(g8, a8, &o8, m1, NULL, NULL), 0);
+	ck_assert_int_eq(tp__geom_map_bounded(g8, a8, &o8, m2, NULL, NULL), 0);
+	ck_assert_mem_eq(m1, m2, sizeof m1);
+	tp_graph_destroy(g8);
+	tp_alloc_destroy(a8);
+	tp_conf_destroy(c8);
 	free(map);
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);

@@ -971,6 +971,81 @@ START_TEST(ranges_same_as_names)
 }
 END_TEST
 
+/* hier-coords follows a stencil's grid as boxes while its cuts are planes
+ * (rec_box): the same mapping as the same positions given as coordinates
+ * (the task-list path), on regular allocations (boxes to the end), uneven
+ * slots (lists from some level down), fewer tasks than slots, 2-D grids;
+ * and a split that cannot fit its deadline is not started. */
+START_TEST(hier_coords_boxes)
+{
+	tp_machine *m = big_tree();
+	static const struct {
+		int32_t nodes;
+		int slots;
+		const char *stencil;
+	} cases[] = {
+		{ 128, 1, "8x8x2:7pt" }, { 128, 2, "16x8x2:7pt" }, { 128, 3, "8x8x6:7pt" },
+		{ 128, 2, "16x16:5pt" }, { 128, 3, "12x8x4:27pt" }, { 128, 2, "8x4x4:7pt" },
+		{ 128, 1, "10x10:9pt" }, { 64, 4, "16x4x4:7pt" }, { 96, 2, "12x4x4:7pt" },
+	};
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	o.refine_passes = 0;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int32_t nodes[128];
+		for (int32_t k = 0; k < cases[i].nodes; k++)
+			nodes[k] = k;
+		tp_alloc *a = NULL;
+		ck_assert_int_eq(tp_alloc_from_nodes(m, nodes, cases[i].nodes, cases[i].slots,
+						     &a, NULL), 0);
+		tp_graph *g = NULL, *gc = NULL;
+		ck_assert_int_eq(tp_graph_from_stencil(&g, cases[i].stencil, 0, NULL), 0);
+		int32_t nt = tp_graph_ntasks(g);
+		ck_assert_int_eq(tp_graph_from_stencil(&gc, cases[i].stencil, 0, NULL), 0);
+		ck_assert(tp__hier_coords_boxes(g));
+		ck_assert_int_eq(tp_graph_set_coords(gc, tp_graph_coord_dims(g), tp_graph_coords(g),
+						     NULL), 0);
+		ck_assert(!tp__hier_coords_boxes(gc));
+		int32_t *mb = malloc(sizeof *mb * (size_t)nt), *ml = malloc(sizeof *ml * (size_t)nt);
+		tp_error err;
+		ck_assert_msg(tp__graphmap_hier_coords(g, a, &o, mb, &err) == 0, "%s", err.msg);
+		ck_assert_msg(tp__graphmap_hier_coords(gc, a, &o, ml, &err) == 0, "%s", err.msg);
+		for (int32_t t = 0; t < nt; t++)
+			ck_assert_msg(mb[t] == ml[t], "%s: task %d on %d by boxes, %d by list",
+				      cases[i].stencil, (int)t, (int)mb[t], (int)ml[t]);
+		ck_assert_int_eq(tp_mapping_validate(g, a, mb, NULL), 0);
+		free(mb);
+		free(ml);
+		tp_graph_destroy(g);
+		tp_graph_destroy(gc);
+		tp_alloc_destroy(a);
+	}
+
+	/* 65,536 tasks by their coordinates over 128 nodes within 2 ms: the
+	 * first split alone would take about 7 ms at the lower estimate, so
+	 * it stops before it, saying so */
+	int32_t nodes[128];
+	for (int32_t k = 0; k < 128; k++)
+		nodes[k] = k;
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(m, nodes, 128, 512, &a, NULL), 0);
+	tp_graph *g = NULL, *gc = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "64x32x32:7pt", 0, NULL), 0);
+	ck_assert_int_eq(tp_graph_from_stencil(&gc, "64x32x32:7pt", 0, NULL), 0);
+	ck_assert_int_eq(tp_graph_set_coords(gc, 3, tp_graph_coords(g), NULL), 0);
+	int32_t *map = malloc(sizeof *map * 65536);
+	o.time_budget_ms = 2;
+	tp_error err;
+	ck_assert_int_eq(tp__graphmap_hier_coords(gc, a, &o, map, &err), TP_ETIME);
+	tp_assert_err_has(&err, "splitting 65536 tasks over 128 nodes needs about");
+	free(map);
+	tp_graph_destroy(g);
+	tp_graph_destroy(gc);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tree");
@@ -988,6 +1063,7 @@ int main(void)
 	tcase_add_test(tc, hierarchical_on_tree);
 	tcase_add_test(tc, hier_coords_on_tree);
 	tcase_add_test(tc, ranges_same_as_names);
+	tcase_add_test(tc, hier_coords_boxes);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
