@@ -249,6 +249,30 @@ static void tpos(const tp_graph *g, int32_t t, double *x)
 	x[last] = t;
 }
 
+/* Children c0..c1-1 (counts cnt) in two runs of about equal counts: the
+ * first child of the second run, and in *m the first run's count. */
+static int children_cut(const int32_t *cnt, int c0, int c1, int64_t *m)
+{
+	int64_t half = 0, left = 0, best_gap = INT64_MAX;
+	for (int c = c0; c < c1; c++)
+		half += cnt[c];
+	int s = c0 + 1;
+	for (int c = c0; c < c1 - 1; c++) {
+		left += cnt[c];
+		int64_t gap = 2 * left - half;
+		if (gap < 0)
+			gap = -gap;
+		if (gap < best_gap) {
+			best_gap = gap;
+			s = c + 1;
+		}
+	}
+	*m = 0;
+	for (int c = c0; c < s; c++)
+		*m += cnt[c];
+	return s;
+}
+
 /* Split the tasks of k[0..n) over children c0..c1-1 (counts cnt, summing
  * to n): the children in two runs of about equal counts, the tasks cut
  * across the longest extent of their box [lo, hi] at the first run's
@@ -267,23 +291,9 @@ static void bisect_coords(const tp_graph *g, tp__pt *k, int32_t n,
 		bhi[d] = hi[d];
 	}
 	while (c1 - c0 > 1) {
-		int64_t half = 0, left = 0, best_gap = INT64_MAX;
-		for (int c = c0; c < c1; c++)
-			half += cnt[c];
-		int s = c0 + 1;
-		for (int c = c0; c < c1 - 1; c++) {
-			left += cnt[c];
-			int64_t gap = 2 * left - half;
-			if (gap < 0)
-				gap = -gap;
-			if (gap < best_gap) {
-				best_gap = gap;
-				s = c + 1;
-			}
-		}
-		int32_t m = 0;
-		for (int c = c0; c < s; c++)
-			m += cnt[c];
+		int64_t m64;
+		int s = children_cut(cnt, c0, c1, &m64);
+		int32_t m = (int32_t)m64;
 		/* the sides' boxes: this one, the cut dimension narrowed */
 		double llo[TP_MAX_DIMS], lhi[TP_MAX_DIMS], rlo[TP_MAX_DIMS], rhi[TP_MAX_DIMS];
 		for (int d = 0; d < nd; d++) {
@@ -571,23 +581,10 @@ static bool bisect_box(int nd, const gbox *b, const int32_t *cnt, int c0, int c1
 {
 	gbox box = *b;
 	while (c1 - c0 > 1) {
-		int64_t half = 0, left = 0, best_gap = INT64_MAX;
+		int64_t m, half = 0;
+		int s = children_cut(cnt, c0, c1, &m);
 		for (int c = c0; c < c1; c++)
 			half += cnt[c];
-		int s = c0 + 1;
-		for (int c = c0; c < c1 - 1; c++) {
-			left += cnt[c];
-			int64_t gap = 2 * left - half;
-			if (gap < 0)
-				gap = -gap;
-			if (gap < best_gap) {
-				best_gap = gap;
-				s = c + 1;
-			}
-		}
-		int64_t m = 0;
-		for (int c = c0; c < s; c++)
-			m += cnt[c];
 		int dim = 0;
 		for (int d = 1; d < nd; d++)
 			if (box.hi[d] - box.lo[d] > box.hi[dim] - box.lo[dim])
