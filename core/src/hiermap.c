@@ -426,31 +426,55 @@ static int children(const hm *h, int32_t lo, int32_t hi, int d, int32_t **start)
 	return k;
 }
 
+/* Which of the k children (starts in start) take how many of n tasks:
+ * used[0..ku) in order, with their counts ucnt[0..ku). */
+typedef struct {
+	int64_t *cap;
+	int32_t *cnt, *used, *ucnt;
+	int ku;
+} child_plan;
+
+static void plan_free(child_plan *p)
+{
+	free(p->cap);
+	free(p->cnt);
+	free(p->used);
+}
+
+static int plan_children(const hm *h, const int32_t *start, int k, int64_t n,
+			 child_plan *p)
+{
+	p->cap = tp__calloc((size_t)k, sizeof(int64_t));
+	p->cnt = tp__malloc_array((size_t)k, sizeof(int32_t));
+	p->used = tp__malloc_array((size_t)k, sizeof(int32_t));
+	if (!p->cap || !p->cnt || !p->used)
+		return TP_ENOMEM;
+	for (int c = 0; c < k; c++)
+		for (int32_t i = start[c]; i < start[c + 1]; i++)
+			p->cap[c] += h->a->slots[h->order[i]];
+	child_counts(p->cap, k, n, p->cnt, p->used);
+	/* the children that take tasks, and their counts, in order */
+	p->ku = 0;
+	p->ucnt = (int32_t *)p->cap;   /* reuse: cap is no longer needed */
+	for (int c = 0; c < k; c++)
+		if (p->cnt[c] > 0) {
+			p->used[p->ku] = c;
+			p->ucnt[p->ku++] = p->cnt[c];
+		}
+	return 0;
+}
+
 /* Split T over the k children of order[lo, hi) at depth d and recurse. */
 static int split_children(hm *h, int32_t *T, int32_t nT, const int32_t *start,
 			  int k, int d)
 {
-	int64_t *cap = tp__calloc((size_t)k, sizeof(int64_t));
-	int32_t *cnt = tp__malloc_array((size_t)k, sizeof(int32_t));
-	int32_t *used = tp__malloc_array((size_t)k, sizeof(int32_t));
+	child_plan pl = { 0 };
 	idx_t *part = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
-	int rc = 0;
-	if (!cap || !cnt || !used || !part) {
-		rc = TP_ENOMEM;
+	int rc = part ? plan_children(h, start, k, nT, &pl) : TP_ENOMEM;
+	if (rc)
 		goto out;
-	}
-	for (int c = 0; c < k; c++)
-		for (int32_t i = start[c]; i < start[c + 1]; i++)
-			cap[c] += h->a->slots[h->order[i]];
-	child_counts(cap, k, nT, cnt, used);
-	/* the children that take tasks, and their counts, in order */
-	int ku = 0;
-	int32_t *ucnt = (int32_t *)cap;   /* reuse: cap is no longer needed */
-	for (int c = 0; c < k; c++)
-		if (cnt[c] > 0) {
-			used[ku] = c;
-			ucnt[ku++] = cnt[c];
-		}
+	int ku = pl.ku;
+	int32_t *ucnt = pl.ucnt, *used = pl.used;
 	if (ku > 1 && h->keys && h->deadline > 0 &&
 	    tp__now_ms() + (double)nT * log2((double)(start[k] - start[0]) + 1) *
 				   TP__HIER_COORDS_NS_PER_TASK_LEVEL / 1e6 > h->deadline) {
@@ -494,9 +518,7 @@ static int split_children(hm *h, int32_t *T, int32_t nT, const int32_t *start,
 		pos += ucnt[p];
 	}
 out:
-	free(cap);
-	free(cnt);
-	free(used);
+	plan_free(&pl);
 	free(part);
 	return rc;
 }
@@ -631,44 +653,25 @@ static int split_children_box(hm *h, const gbox *b, const int32_t *start, int k,
 			      int d)
 {
 	int nd = h->g->grid_ndims;
-	int64_t *cap = tp__calloc((size_t)k, sizeof(int64_t));
-	int32_t *cnt = tp__malloc_array((size_t)k, sizeof(int32_t));
-	int32_t *used = tp__malloc_array((size_t)k, sizeof(int32_t));
+	child_plan pl = { 0 };
 	gbox *part = tp__malloc_array((size_t)k, sizeof(gbox));
-	int rc = 0;
-	if (!cap || !cnt || !used || !part) {
-		rc = TP_ENOMEM;
+	int rc = !part ? TP_ENOMEM
+		 : h->deadline > 0 && tp__now_ms() > h->deadline ? TP_ETIME
+		 : plan_children(h, start, k, box_count(b, nd), &pl);
+	if (rc)
 		goto out;
-	}
-	if (h->deadline > 0 && tp__now_ms() > h->deadline) {
-		rc = TP_ETIME;
-		goto out;
-	}
-	for (int c = 0; c < k; c++)
-		for (int32_t i = start[c]; i < start[c + 1]; i++)
-			cap[c] += h->a->slots[h->order[i]];
-	child_counts(cap, k, box_count(b, nd), cnt, used);
-	int ku = 0;
-	int32_t *ucnt = (int32_t *)cap;
-	for (int c = 0; c < k; c++)
-		if (cnt[c] > 0) {
-			used[ku] = c;
-			ucnt[ku++] = cnt[c];
-		}
-	if (ku > 1 && !bisect_box(nd, b, ucnt, 0, ku, part)) {
+	if (pl.ku > 1 && !bisect_box(nd, b, pl.ucnt, 0, pl.ku, part)) {
 		/* the list rec would hold: its children, all of them, as it
 		 * would split them */
 		rc = box_as_list(h, b, start[0], start[k], d);
 		goto out;
 	}
-	if (ku == 1)
+	if (pl.ku == 1)
 		part[0] = *b;
-	for (int p = 0; p < ku && !rc; p++)
-		rc = rec_box(h, &part[p], start[used[p]], start[used[p] + 1], d + 1);
+	for (int p = 0; p < pl.ku && !rc; p++)
+		rc = rec_box(h, &part[p], start[pl.used[p]], start[pl.used[p] + 1], d + 1);
 out:
-	free(cap);
-	free(cnt);
-	free(used);
+	plan_free(&pl);
 	free(part);
 	return rc;
 }
