@@ -742,7 +742,6 @@ static int find_anchors(struct tp_blocks *k)
 	return 0;
 }
 
-/* The tree: from tree_text, or generated; every block node must be in it. */
 /* Block b's nodes from node i on, in the tree (each_listed's callback). */
 struct tree_ctx {
 	struct bparse *p;
@@ -766,6 +765,7 @@ static int tree_nodes(void *arg, int32_t first, int32_t count,
 	return 0;
 }
 
+/* The tree: from tree_text, or generated; every block node must be in it. */
 static int make_tree(struct bparse *p, const tp_block_opts *o)
 {
 	struct tp_blocks *k = p->k;
