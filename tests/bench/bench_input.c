@@ -91,6 +91,64 @@ static double parse_only(const void *arg)
 	return ms;
 }
 
+/* The machines of 262,144 nodes given by a file of their own: */
+
+/* a coordinate file, a line per node of the 64x64x64 torus */
+static void write_coords(FILE *f, int arg)
+{
+	(void)arg;
+	for (int i = 0; i < 262144; i++)
+		fprintf(f, "nid%06d %d %d %d\n", i, i % 64, i / 64 % 64, i / 4096);
+}
+
+/* a topology.conf: 8,192 leaves of 32 nodes (as ranges, or with arg every
+ * node named), 256 aggregation switches, a core */
+static void write_tree(FILE *f, int named)
+{
+	for (int l = 0; l < 8192; l++) {
+		fprintf(f, "SwitchName=leaf%d Nodes=", l);
+		if (!named)
+			fprintf(f, "n[%06d-%06d]", 32 * l, 32 * l + 31);
+		for (int k = 0; named && k < 32; k++)
+			fprintf(f, "%sn%06d", k ? "," : "", 32 * l + k);
+		fputc('\n', f);
+	}
+	for (int g = 0; g < 256; g++)
+		fprintf(f, "SwitchName=agg%d Switches=leaf[%d-%d]\n", g, 32 * g, 32 * g + 31);
+	fprintf(f, "SwitchName=core Switches=agg[0-255]\n");
+}
+
+/* a block file: 16,384 blocks of 16 */
+static void write_blocks(FILE *f, int arg)
+{
+	(void)arg;
+	for (int b = 0; b < 16384; b++)
+		fprintf(f, "BlockName=b%d Nodes=g[%06d-%06d]\n", b, 16 * b, 16 * b + 15);
+	fprintf(f, "BlockSizes=16,32,64\n");
+}
+
+/* One row: the file that write(f, arg) fills, in a temporary file named by
+ * the config conf_fmt ("...%s..."), loaded best of repeats.  Non-zero when
+ * the file cannot be made. */
+static int file_conf(const char *label, const char *conf_fmt,
+		     void (*write)(FILE *f, int arg), int arg)
+{
+	char path[] = "/tmp/bench_input.XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		perror("bench_input: temporary file");
+		return 1;
+	}
+	write(f, arg);
+	fclose(f);
+	char text[256];
+	snprintf(text, sizeof text, conf_fmt, path);
+	printf("%-34s %10d %12.1f\n", label, 262144, best_of(load_conf, text));
+	unlink(path);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -113,76 +171,25 @@ int main(int argc, char **argv)
 
 	/* the 64x64x64 torus from a coordinate file, as a fabric manager
 	 * writes one: a line per node, "nid000000 0 0 0" */
-	{
-		char coords[] = "/tmp/bench_input.XXXXXX";
-		int fd = mkstemp(coords);
-		FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-		if (!f) {
-			perror("bench_input: coordinate file");
-			return 1;
-		}
-		for (int i = 0; i < 262144; i++)
-			fprintf(f, "nid%06d %d %d %d\n", i, i % 64, i / 64 % 64, i / 4096);
-		fclose(f);
-		char text[256];
-		snprintf(text, sizeof text, "Network=torus Dims=64x64x64\nCoordFile=%s\n", coords);
-		printf("%-34s %10d %12.1f\n", "3-D torus 64x64x64, CoordFile", 262144,
-		       best_of(load_conf, text));
-		unlink(coords);
-	}
-
+	if (file_conf("3-D torus 64x64x64, CoordFile",
+		      "Network=torus Dims=64x64x64\nCoordFile=%s\n", write_coords, 0))
+		return 1;
 	/* a fat tree of 262,144 nodes: 8,192 leaf switches of 32 nodes, 256
 	 * aggregation switches, one core; its leaves as Slurm sites write
 	 * them (ranges), and with every node named on its own */
-	for (int named = 0; named < 2; named++) {
-		char topo[] = "/tmp/bench_input.XXXXXX";
-		int fd = mkstemp(topo);
-		FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-		if (!f) {
-			perror("bench_input: topology.conf");
-			return 1;
-		}
-		for (int l = 0; l < 8192; l++) {
-			fprintf(f, "SwitchName=leaf%d Nodes=", l);
-			if (!named)
-				fprintf(f, "n[%06d-%06d]", 32 * l, 32 * l + 31);
-			for (int k = 0; named && k < 32; k++)
-				fprintf(f, "%sn%06d", k ? "," : "", 32 * l + k);
-			fputc('\n', f);
-		}
-		for (int g = 0; g < 256; g++)
-			fprintf(f, "SwitchName=agg%d Switches=leaf[%d-%d]\n", g, 32 * g, 32 * g + 31);
-		fprintf(f, "SwitchName=core Switches=agg[0-255]\n");
-		fclose(f);
-		char text[256];
-		snprintf(text, sizeof text, "Network=tree TopologyFile=%s\nNodeName=n[000000-262143]\n",
-			 topo);
-		printf("%-34s %10d %12.1f\n", named ? "fat tree, every node named" : "fat tree, leaves as ranges",
-		       262144, best_of(load_conf, text));
-		unlink(topo);
-	}
-
+	if (file_conf("fat tree, leaves as ranges",
+		      "Network=tree TopologyFile=%s\nNodeName=n[000000-262143]\n",
+		      write_tree, 0) ||
+	    file_conf("fat tree, every node named",
+		      "Network=tree TopologyFile=%s\nNodeName=n[000000-262143]\n",
+		      write_tree, 1))
+		return 1;
 	/* a block network of 262,144 nodes: 16,384 blocks of 16 (Slurm's
 	 * topology/block), the network between them generated */
-	{
-		char topo[] = "/tmp/bench_input.XXXXXX";
-		int fd = mkstemp(topo);
-		FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-		if (!f) {
-			perror("bench_input: block topology");
-			return 1;
-		}
-		for (int b = 0; b < 16384; b++)
-			fprintf(f, "BlockName=b%d Nodes=g[%06d-%06d]\n", b, 16 * b, 16 * b + 15);
-		fprintf(f, "BlockSizes=16,32,64\n");
-		fclose(f);
-		char text[256];
-		snprintf(text, sizeof text, "Network=block TopologyFile=%s\nNodeName=g[000000-262143]\n",
-			 topo);
-		printf("%-34s %10d %12.1f\n", "blocks of 16, ranges", 262144,
-		       best_of(load_conf, text));
-		unlink(topo);
-	}
+	if (file_conf("blocks of 16, ranges",
+		      "Network=block TopologyFile=%s\nNodeName=g[000000-262143]\n",
+		      write_blocks, 0))
+		return 1;
 
 	/* 500 kB hostlists: 80,000 single names, 40,000 ranges */
 	tp_conf *c;
