@@ -9,6 +9,9 @@
 #   make deb      Debian packages into $(BUILD)/deb (doc/packaging.md)
 #   make dist     the source tarball (rpmbuild -ta; contrib/rpm/topoplace.spec)
 #   make check-packages  build, install and test the packages (CI, root)
+#   make release-tests  the plugin against every Slurm release's headers
+#   make SLURM_PREFIX=/opt/slurm  the plugin against that Slurm's headers
+#                 (default: pkg-config's slurm.pc, else the include path)
 #   make asan     unit and command tests under AddressSanitizer + UBSan
 #   make valgrind unit tests under valgrind
 #   make fuzz     every libFuzzer target for FUZZ_SECONDS (default 60) each
@@ -45,6 +48,24 @@ DEPFLAGS     = -MMD -MP
 # json-c and hwloc come with slurmd, METIS does not): it loads METIS with
 # dlopen() when a graph mapping needs it (core/src/metis_load.h).
 SPANK_LIBS = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lhwloc -lm -lpthread
+# Slurm's headers, seen only by plugin/spank/ (nothing else includes
+# <slurm/...>): SLURM_PREFIX=/opt/slurm takes that install's include/;
+# without it, slurm.pc where pkg-config finds one, else the default include
+# path (Debian's libslurm-dev).  -isystem: a release's headers are not ours
+# to warn about under DEVELOPER=1.
+SLURM_PREFIX ?=
+SLURM_CPPFLAGS := $(if $(SLURM_PREFIX),-isystem $(SLURM_PREFIX)/include,$(patsubst \
+                  -I%,-isystem %,$(shell pkg-config --cflags slurm 2>/dev/null)))
+# The release those headers are, "23.11.11" (`make slurm-version`), from
+# SLURM_VERSION_NUMBER: the installed headers have no version string.
+SLURM_VERSION_CMD = n=$$(printf '\#include <slurm/slurm_version.h>\nSLURM_VERSION_NUMBER\n' | \
+                    $(CC) $(SLURM_CPPFLAGS) -E -P -x c - 2>/dev/null | tail -n 1); \
+                    case $$n in 0x*) printf '%d.%02d.%d\n' $$((n >> 16 & 255)) \
+                    $$((n >> 8 & 255)) $$((n & 255)) ;; esac
+# A SLURM_PREFIX without headers would quietly fall back to the default path.
+SLURM_CHECK = $(if $(SLURM_PREFIX),test -r $(SLURM_PREFIX)/include/slurm/spank.h || \
+              { echo "SLURM_PREFIX=$(SLURM_PREFIX): no $(SLURM_PREFIX)/include/slurm/spank.h" >&2; \
+                exit 1; };)
 LIBS    = $(SPANK_LIBS) -lmetis
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
@@ -87,6 +108,7 @@ CORE_SRC = $(addprefix core/src/, \
 	pattern_detect.c \
 	place.c \
 	slurm_conf.c \
+	slurm_order.c \
 	stencil.c \
 	torus.c \
 	tree.c \
@@ -122,6 +144,7 @@ SPANK_SRC = $(addprefix plugin/spank/, \
 	lists.c \
 	place.c \
 	site.c \
+	slurm_running.c \
 	srun.c \
 	srun_args.c \
 	task.c \
@@ -206,9 +229,16 @@ SPANK  = $(BUILD)/topoplace.so
 .PHONY: all deps deps-check run check unit cli-tests slurm-tests install-tests doc-tests \
         deps-tests bench install install-plugstack uninstall deb dist rpm-tests check-packages \
         asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz fuzz-smoke \
-        fuzz-build fuzz-bins zoltan2-map
+        fuzz-build fuzz-bins zoltan2-map slurm-version release-tests slurm-tests-release options-tests FORCE
 
-all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace.pc $(TRACE_LIBS)
+all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace-hydra-srun $(BUILD)/topoplace.pc \
+     $(TRACE_LIBS)
+
+# MPICH's launcher helper next to the plugin, where the batch step looks for
+# it (beside topoplace.so), in the build tree as after make install.
+$(BUILD)/topoplace-hydra-srun: contrib/topoplace-hydra-srun
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
 
 # The core keeps everything but its TP_EXPORT API hidden in the shared
 # library (core/include/topoplace/export.h).
@@ -219,6 +249,33 @@ $(BUILD)/core/%.o: core/src/%.c
 $(BUILD)/plugin/%.o: plugin/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -I$(dir $<) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
+
+# The plugin's objects see Slurm's headers, and are rebuilt whenever those
+# change: another SLURM_PREFIX, or another release at the same place
+# (-MMD lists no -isystem header).  The stamp records the flags, the release
+# and a checksum of the preprocessed headers, and is rewritten only when
+# they differ, so that an object built for another release is never linked.
+SLURM_STAMP = $(BUILD)/plugin/spank/slurm.stamp
+$(SLURM_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@$(SLURM_CHECK) v=$$($(SLURM_VERSION_CMD)); \
+	h=$$(printf '#include <slurm/spank.h>\n#include <slurm/slurm_version.h>\n' | \
+	  $(CC) $(SLURM_CPPFLAGS) -E -x c - 2>/dev/null | cksum); \
+	printf 'flags %s\nslurm %s\nheaders %s\n' '$(SLURM_CPPFLAGS)' "$$v" "$$h" > $@.new; \
+	if cmp -s $@.new $@; then rm -f $@.new; else \
+	  mv $@.new $@; echo "$(SPANK): Slurm $${v:-headers not found} ($(or $(SLURM_CPPFLAGS),default include path))"; fi
+
+$(BUILD)/plugin/spank/%.o: plugin/spank/%.c $(SLURM_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(SLURM_CPPFLAGS) -I$(dir $<) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
+
+# The Slurm release the plugin is built for ("22.05.8"), for packaging.
+slurm-version:
+	@$(SLURM_CHECK) v=$$($(SLURM_VERSION_CMD)); [ -n "$$v" ] || { echo "slurm-version: no" \
+	  "<slurm/slurm_version.h> ($(or $(SLURM_CPPFLAGS),default include path))" >&2; exit 1; }; \
+	echo "$$v"
+
+FORCE:
 
 $(LIB_A): $(CORE_OBJ)
 	@rm -f $@
@@ -337,6 +394,9 @@ check: deps-check
 	$(MAKE) doc-tests
 	$(MAKE) fuzz-smoke
 	$(MAKE) slurm-tests
+	$(MAKE) slurm-tests-release
+	$(MAKE) release-tests
+	$(MAKE) options-tests
 	$(MAKE) install-tests
 	$(MAKE) deps-tests
 
@@ -345,6 +405,20 @@ install-tests: all
 
 doc-tests: $(CLI)
 	@sh tests/doc.sh $(CLI)
+
+# The plugin built against the headers of every Slurm release in
+# ../shared/slurm (tests/slurm/release.sh), in build-releases.
+release-tests:
+	@sh tests/slurm/releases.sh
+
+# srun's option table against every release's own option list.
+options-tests:
+	@sh tests/slurm/options.sh
+
+# The cluster suite on Slurm 26.05.3 built from ../shared/slurm (cached).
+SLURM_TEST_RELEASE ?= 26.05.3
+slurm-tests-release:
+	@sh tests/slurm/on-release.sh $(SLURM_TEST_RELEASE)
 
 # The plugin needs only libraries a compute node with slurmd has.
 deps-tests: $(SPANK)
@@ -435,11 +509,15 @@ install-plugstack: $(BUILD)/plugstack-topoplace.conf
 # Debian packages, built from a copy of the source tree (tracked and new
 # files) so that the checkout stays clean; the .deb files land in
 # $(BUILD)/deb.  The tests ran already in make check: DEB_BUILD_OPTIONS
-# has nocheck unless given.
+# has nocheck unless given.  SLURM_PREFIX and SLURM_DEB_PACKAGE go to
+# debian/rules (slurm-topoplace for another Slurm, doc/packaging.md).
 DEB_BUILD_OPTIONS ?= nocheck
 deb:
 	@sh contrib/install-deps.sh build package
-	BUILD=$(BUILD) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" sh contrib/build-deb.sh
+	BUILD=$(BUILD) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" \
+	  $(if $(SLURM_PREFIX),SLURM_PREFIX=$(abspath $(SLURM_PREFIX))) \
+	  $(if $(filter-out undefined,$(origin SLURM_DEB_PACKAGE)),SLURM_DEB_PACKAGE="$(SLURM_DEB_PACKAGE)") \
+	  sh contrib/build-deb.sh
 
 # The source tarball (rpmbuild -ta takes it): $(BUILD)/topoplace-VERSION.tar.gz
 dist:
@@ -464,4 +542,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/topoplace
 
 clean:
-	rm -rf build build-asan build-bench build-fuzz
+	rm -rf build build-asan build-bench build-fuzz build-releases

@@ -19,8 +19,10 @@
 #   doc      the man page checkers (groff, mandoc) of tests/doc.sh
 #   mpi      Open MPI 4.1 and MPICH 4.0 side by side (the trace library,
 #            tests/slurm/mpi.sh) and lstopo (a node's own hwloc XML)
-#   check    build test slurm fuzz package doc mpi: everything make check
-#            and make check-packages use
+#   slurm-src  what building a Slurm release from its source tarball needs
+#            (tests/slurm/release.sh: munge, PMIx for srun --mpi=pmix)
+#   check    build test slurm slurm-src fuzz package doc mpi: everything
+#            make check and make check-packages use
 set -e
 group() {
 	case "$1" in
@@ -36,8 +38,10 @@ group() {
 		libtrilinos-epetra-dev ;;
 	doc) echo groff-base mandoc ;;
 	mpi) echo openmpi-bin libopenmpi-dev mpich libmpich-dev hwloc-nox ;;
-	check) for g in build test slurm fuzz package doc mpi; do group $g; done ;;
-	*) echo "install-deps: unknown group '$1' (build, test, slurm, fuzz, package, doc, mpi, bench, check)" >&2
+	slurm-src) echo gcc make libc6-dev libmunge-dev libpmix-dev libhwloc-dev libjson-c-dev \
+		munge xz-utils python3 ;;
+	check) for g in build test slurm slurm-src fuzz package doc mpi; do group $g; done ;;
+	*) echo "install-deps: unknown group '$1' (build, test, slurm, slurm-src, fuzz, package, doc, mpi, bench, check)" >&2
 	   return 2 ;;
 	esac
 }

@@ -22,10 +22,30 @@
 #include <string.h>
 
 #include <slurm/spank.h>
+#include <slurm/slurm_version.h>
+
+#include <topoplace/version.h>
 
 #include "tpk.h"
 
 SPANK_PLUGIN(topoplace, 1);
+
+/* "Slurm 23.11.11": the release whose headers this was compiled with (Slurm
+ * loads it into that major.minor only, by plugin_version), kept in the file
+ * for strings(1) and logged at load.  Written out from SLURM_VERSION_NUMBER,
+ * since the installed headers have no version string. */
+#define TPK_SLURM_PART(shift) ((SLURM_VERSION_NUMBER >> (shift)) & 0xff)
+#define TPK_SLURM_DIGITS(shift) \
+	(char)('0' + TPK_SLURM_PART(shift) / 10 % 10), \
+	(char)('0' + TPK_SLURM_PART(shift) % 10)
+static const char built_for[] = {
+	'S', 'l', 'u', 'r', 'm', ' ',
+	TPK_SLURM_DIGITS(16), '.', TPK_SLURM_DIGITS(8), '.',
+#if (SLURM_VERSION_NUMBER & 0xff) >= 10
+	(char)('0' + TPK_SLURM_PART(0) / 10 % 10),
+#endif
+	(char)('0' + TPK_SLURM_PART(0) % 10), '\0'
+};
 
 /* Step ids of slurm.h, which this plugin does not include (spank.h only). */
 #ifndef SLURM_BATCH_SCRIPT
@@ -125,6 +145,7 @@ static void site_args(spank_t sp, int ac, char **av)
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
+	slurm_debug("topoplace %s: built for %s", TOPOPLACE_VERSION, built_for);
 	site_args(sp, ac, av);
 	if (ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE && ctx != S_CTX_ALLOCATOR)
 		return 0;

@@ -1,90 +1,179 @@
 /* topoplace SPANK plugin — what srun's command line asks for, read from
  * /proc/self/cmdline in slurm_spank_init, before srun parses it itself.
  *
- * srun 22.05 parses with getopt_long("+...") (options stop at the first
- * word that is not one) over its own options and every SPANK plugin's.  We
- * know srun's own (the tables below, from src/common/slurm_opt.c) but not
- * other plugins'.  An unknown long option written "--name=value" is safe;
- * written "--name value" the next word may be its value or the command.
- * The scan then goes on as if it were a value and reports the ambiguity:
- * words before argv[known] are known to be options (our own option
- * callback sees how far srun's getopt got), which settles it; otherwise
- * the caller fails open with one line rather than guess.
+ * srun parses with getopt_long("+...") (options stop at the first word
+ * that is not one) over its own options and every SPANK plugin's.  We know
+ * srun's own (the table below, from each release's src/common/slurm_opt.c)
+ * but not other plugins'.  An unknown long option written "--name=value"
+ * is safe; written "--name value" the next word may be its value or the
+ * command.  The scan then goes on as if it were a value and reports the
+ * ambiguity: words before argv[known] are known to be options (our own
+ * option callback sees how far srun's getopt got), which settles it;
+ * otherwise the caller fails open with one line rather than guess.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <slurm/slurm_version.h>
+
 #include "tpk.h"
 
-/* srun 22.05's short options with a required argument, and those whose
- * argument is optional (only attached: -I5). */
-static const char short_req[] = "ABCDFGJLMNSTWbcdeimnopqrtwx";
-static const char short_opt[] = "IKk";
+#define REQ required_argument
+#define OPT optional_argument
+#define FLAG no_argument
+#define REL(a, b, c) SLURM_VERSION_NUM(a, b, c)
 
-/* srun 22.05's long options with a required argument. */
-static const char *const long_req[] = {
-	"accel-bind", "account", "acctg-freq", "bb", "bbf", "bcast-exclude",
-	"begin", "chdir", "cluster", "cluster-constraint", "clusters", "comment",
-	"constraint", "container", "context", "core-spec", "cores-per-socket",
-	"cpu-bind", "cpu-freq", "cpu_bind", "cpus-per-gpu", "cpus-per-task",
-	"deadline", "delay-boot", "dependency", "distribution", "epilog",
-	"error", "exclude", "export", "extra-node-info", "gid", "gpu-bind",
-	"gpu-freq", "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task",
-	"gres", "gres-flags", "het-group", "hint", "input", "job-name", "jobid",
-	"licenses", "mail-type", "mail-user", "mcs-label", "mem", "mem-bind",
-	"mem-per-cpu", "mem-per-gpu", "mincpus", "mpi", "msg-timeout",
-	"network", "nodefile", "nodelist", "nodes", "ntasks", "ntasks-per-core",
-	"ntasks-per-gpu", "ntasks-per-node", "ntasks-per-socket",
-	"ntasks-per-tres", "open-mode", "output", "pack-group", "partition",
-	"power", "prefer", "priority", "profile", "prolog", "qos", "relative",
-	"reservation", "signal", "slurmd-debug", "sockets-per-node", "switches",
-	"task-epilog", "task-prolog", "tasks-per-node", "thread-spec", "threads",
-	"threads-per-core", "time", "time-min", "tmp", "uid", "wait", "wckey",
-	"topo-stencil", "topo-graph", "topo-gpu-matrix", "topo-policy",
-	"topo-cpu-bind",
-	NULL
+/* srun's options: the entries of src/common/slurm_opt.c's common_options[]
+ * that srun takes (a set_func or set_func_srun), as getopt_long sees them.
+ * A plugin loads only into the release it was built for, so the headers'
+ * release picks the entries.  tests/slurm/options.sh checks the table
+ * against each release's slurm_opt.c. */
+static const struct srun_opt {
+	const char *name;
+	int has_arg;            /* FLAG, REQ or OPT, as in slurm_opt.c */
+	char letter;            /* its short option, or 0 */
+	unsigned since, until;  /* the first release with it, the first
+				   without (0: from 22.05, still there) */
+} srun_opts[] = {
+	/* every release from 22.05 (x11 only where Slurm was built with
+	 * X11 support; taken as srun's either way) */
+	{ "accel-bind", REQ, 0, 0, 0 }, { "account", REQ, 'A', 0, 0 },
+	{ "acctg-freq", REQ, 0, 0, 0 }, { "bb", REQ, 0, 0, 0 },
+	{ "bbf", REQ, 0, 0, 0 }, { "bcast", OPT, 0, 0, 0 },
+	{ "bcast-exclude", REQ, 0, 0, 0 }, { "begin", REQ, 'b', 0, 0 },
+	{ "chdir", REQ, 'D', 0, 0 }, { "cluster", REQ, 0, 0, 0 },
+	{ "cluster-constraint", REQ, 0, 0, 0 }, { "clusters", REQ, 'M', 0, 0 },
+	{ "comment", REQ, 0, 0, 0 }, { "compress", OPT, 0, 0, 0 },
+	{ "constraint", REQ, 'C', 0, 0 }, { "container", REQ, 0, 0, 0 },
+	{ "context", REQ, 0, 0, 0 }, { "contiguous", FLAG, 0, 0, 0 },
+	{ "core-spec", REQ, 'S', 0, 0 }, { "cores-per-socket", REQ, 0, 0, 0 },
+	{ "cpu-bind", REQ, 0, 0, 0 }, { "cpu-freq", REQ, 0, 0, 0 },
+	{ "cpu_bind", REQ, 0, 0, 0 }, { "cpus-per-gpu", REQ, 0, 0, 0 },
+	{ "cpus-per-task", REQ, 'c', 0, 0 }, { "deadline", REQ, 0, 0, 0 },
+	{ "debugger-test", FLAG, 0, 0, 0 }, { "delay-boot", REQ, 0, 0, 0 },
+	{ "dependency", REQ, 'd', 0, 0 },
+	{ "disable-status", FLAG, 'X', 0, 0 },
+	{ "distribution", REQ, 'm', 0, 0 }, { "epilog", REQ, 0, 0, 0 },
+	{ "error", REQ, 'e', 0, 0 }, { "exact", FLAG, 0, 0, 0 },
+	{ "exclude", REQ, 'x', 0, 0 }, { "exclusive", OPT, 0, 0, 0 },
+	{ "export", REQ, 0, 0, 0 }, { "extra-node-info", REQ, 'B', 0, 0 },
+	{ "gpu-bind", REQ, 0, 0, 0 }, { "gpu-freq", REQ, 0, 0, 0 },
+	{ "gpus", REQ, 'G', 0, 0 }, { "gpus-per-node", REQ, 0, 0, 0 },
+	{ "gpus-per-socket", REQ, 0, 0, 0 }, { "gpus-per-task", REQ, 0, 0, 0 },
+	{ "gres", REQ, 0, 0, 0 }, { "gres-flags", REQ, 0, 0, 0 },
+	{ "help", FLAG, 'h', 0, 0 }, { "het-group", REQ, 0, 0, 0 },
+	{ "hint", REQ, 0, 0, 0 }, { "hold", FLAG, 'H', 0, 0 },
+	{ "immediate", OPT, 'I', 0, 0 }, { "input", REQ, 'i', 0, 0 },
+	{ "interactive", FLAG, 0, 0, 0 }, { "job-name", REQ, 'J', 0, 0 },
+	{ "jobid", REQ, 0, 0, 0 }, { "kill-on-bad-exit", OPT, 'K', 0, 0 },
+	{ "label", FLAG, 'l', 0, 0 }, { "licenses", REQ, 'L', 0, 0 },
+	{ "mail-type", REQ, 0, 0, 0 }, { "mail-user", REQ, 0, 0, 0 },
+	{ "mcs-label", REQ, 0, 0, 0 }, { "mem", REQ, 0, 0, 0 },
+	{ "mem-bind", REQ, 0, 0, 0 }, { "mem-per-cpu", REQ, 0, 0, 0 },
+	{ "mem-per-gpu", REQ, 0, 0, 0 }, { "mincpus", REQ, 0, 0, 0 },
+	{ "mpi", REQ, 0, 0, 0 }, { "msg-timeout", REQ, 0, 0, 0 },
+	{ "multi-prog", FLAG, 0, 0, 0 }, { "network", REQ, 0, 0, 0 },
+	{ "nice", OPT, 0, 0, 0 }, { "no-allocate", FLAG, 'Z', 0, 0 },
+	{ "no-kill", OPT, 'k', 0, 0 }, { "nodefile", REQ, 'F', 0, 0 },
+	{ "nodelist", REQ, 'w', 0, 0 }, { "nodes", REQ, 'N', 0, 0 },
+	{ "ntasks", REQ, 'n', 0, 0 }, { "ntasks-per-core", REQ, 0, 0, 0 },
+	{ "ntasks-per-gpu", REQ, 0, 0, 0 },
+	{ "ntasks-per-node", REQ, 0, 0, 0 },
+	{ "ntasks-per-socket", REQ, 0, 0, 0 },
+	{ "ntasks-per-tres", REQ, 0, 0, 0 }, { "open-mode", REQ, 0, 0, 0 },
+	{ "output", REQ, 'o', 0, 0 }, { "overcommit", FLAG, 'O', 0, 0 },
+	{ "overlap", OPT, 0, 0, 0 }, { "oversubscribe", FLAG, 's', 0, 0 },
+	{ "pack-group", REQ, 0, 0, 0 }, { "partition", REQ, 'p', 0, 0 },
+	{ "prefer", REQ, 0, 0, 0 }, { "preserve-env", FLAG, 'E', 0, 0 },
+	{ "priority", REQ, 0, 0, 0 }, { "profile", REQ, 0, 0, 0 },
+	{ "prolog", REQ, 0, 0, 0 }, { "propagate", OPT, 0, 0, 0 },
+	{ "qos", REQ, 'q', 0, 0 }, { "quiet", FLAG, 'Q', 0, 0 },
+	{ "quit-on-interrupt", FLAG, 0, 0, 0 }, { "reboot", FLAG, 0, 0, 0 },
+	{ "relative", REQ, 'r', 0, 0 }, { "reservation", REQ, 0, 0, 0 },
+	{ "resv-ports", OPT, 0, 0, 0 }, { "send-libs", OPT, 0, 0, 0 },
+	{ "signal", REQ, 0, 0, 0 }, { "slurmd-debug", REQ, 0, 0, 0 },
+	{ "sockets-per-node", REQ, 0, 0, 0 }, { "spread-job", FLAG, 0, 0, 0 },
+	{ "switches", REQ, 0, 0, 0 }, { "task-epilog", REQ, 0, 0, 0 },
+	{ "task-prolog", REQ, 0, 0, 0 }, { "tasks-per-node", REQ, 0, 0, 0 },
+	{ "test-only", FLAG, 0, 0, 0 }, { "thread-spec", REQ, 0, 0, 0 },
+	{ "threads", REQ, 'T', 0, 0 }, { "threads-per-core", REQ, 0, 0, 0 },
+	{ "time", REQ, 't', 0, 0 }, { "time-min", REQ, 0, 0, 0 },
+	{ "tmp", REQ, 0, 0, 0 }, { "unbuffered", FLAG, 'u', 0, 0 },
+	{ "usage", FLAG, 0, 0, 0 }, { "use-min-nodes", FLAG, 0, 0, 0 },
+	{ "verbose", FLAG, 'v', 0, 0 }, { "version", FLAG, 'V', 0, 0 },
+	{ "wait", REQ, 'W', 0, 0 }, { "wckey", REQ, 0, 0, 0 },
+	{ "whole", FLAG, 0, 0, 0 }, { "x11", OPT, 0, 0, 0 },
+	/* the plugin's own */
+	{ "topo-stencil", REQ, 0, 0, 0 }, { "topo-graph", REQ, 0, 0, 0 },
+	{ "topo-gpu-matrix", REQ, 0, 0, 0 }, { "topo-policy", REQ, 0, 0, 0 },
+	{ "topo-report", OPT, 0, 0, 0 }, { "topo-cpu-bind", REQ, 0, 0, 0 },
+	/* what came, changed or went after 22.05, by the release tags (a
+	 * micro release dropped --uid and --gid) */
+	{ "pty", FLAG, 0, 0, REL(23, 2, 0) },
+	{ "pty", OPT, 0, REL(23, 2, 0), 0 },
+	{ "autocomplete", REQ, 0, REL(23, 2, 0), 0 },
+	{ "container-id", REQ, 0, REL(23, 2, 0), 0 },
+	{ "extra", REQ, 0, REL(23, 2, 0), 0 },
+	{ "tres-per-task", REQ, 0, REL(23, 2, 0), 0 },
+	{ "gid", REQ, 0, 0, REL(23, 2, 5) },
+	{ "uid", REQ, 0, 0, REL(23, 2, 5) },
+	{ "external-launcher", FLAG, 0, REL(23, 11, 0), REL(24, 5, 0) },
+	{ "treewidth", REQ, 0, REL(23, 11, 0), 0 },
+	{ "tres-bind", REQ, 0, REL(23, 11, 0), 0 },
+	{ "external-launcher", OPT, 0, REL(24, 5, 0), 0 },
+	{ "power", REQ, 0, 0, REL(24, 5, 0) },
+	{ "segment", REQ, 0, REL(24, 5, 0), 0 },
+	{ "stepmgr", FLAG, 0, REL(24, 5, 0), 0 },
+	{ "oom-kill-step", OPT, 0, REL(24, 11, 0), 0 },
+	{ "wait-for-children", FLAG, 0, REL(25, 5, 0), 0 },
+	{ "consolidate-segments", FLAG, 0, REL(25, 11, 0), 0 },
+	{ "resources", REQ, 0, REL(25, 11, 0), 0 },
+	{ "spread-segments", FLAG, 0, REL(25, 11, 0), 0 },
+	{ "async", FLAG, 0, REL(26, 5, 0), 0 },
+	{ "container-type", REQ, 0, REL(26, 5, 0), 0 },
+	{ "ignore-signals", REQ, 0, REL(26, 5, 0), 0 },
+	{ "mem-update", REQ, 0, REL(26, 5, 0), 0 },
+	{ "parsable", FLAG, 0, REL(26, 5, 0), 0 },
 };
-/* Its flags and optional-argument options. */
-static const char *const long_other[] = {
-	"bcast", "compress", "contiguous", "debugger-test", "disable-status",
-	"exact", "exclusive", "help", "hold", "immediate", "interactive",
-	"kill-on-bad-exit", "label", "multi-prog", "nice", "no-allocate",
-	"no-kill", "overcommit", "overlap", "oversubscribe", "preserve-env",
-	"propagate", "pty", "quiet", "quit-on-interrupt", "reboot", "resv-ports",
-	"send-libs", "spread-job", "test-only", "unbuffered", "usage",
-	"use-min-nodes", "verbose", "version", "whole", "x11", "topo-report",
-	NULL
-};
+#define N_SRUN_OPTS (sizeof srun_opts / sizeof srun_opts[0])
 
-/* Resolve a long option as getopt_long does: exact, else a unique prefix.
- * *req: it takes a required argument. */
-static const char *resolve_long(const char *name, size_t len, bool *req)
+static bool in_release(const struct srun_opt *o)
 {
-	const char *found = NULL;
-	bool freq = false;
+	const unsigned rel = SLURM_VERSION_NUMBER;
+	return rel >= o->since && (!o->until || rel < o->until);
+}
+
+/* Resolve a long option as getopt_long does: exact, else a unique prefix. */
+static const struct srun_opt *resolve_long(const char *name, size_t len)
+{
+	const struct srun_opt *found = NULL;
 	int hits = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		const char *const *tab = pass ? long_other : long_req;
-		for (int i = 0; tab[i]; i++) {
-			if (strlen(tab[i]) == len && !strncmp(tab[i], name, len)) {
-				*req = !pass;
-				return tab[i];
-			}
-			if (strlen(tab[i]) > len && !strncmp(tab[i], name, len)) {
-				found = tab[i];
-				freq = !pass;
-				hits++;
-			}
-		}
+	for (size_t i = 0; i < N_SRUN_OPTS; i++) {
+		const struct srun_opt *o = &srun_opts[i];
+		if (!in_release(o) || strncmp(o->name, name, len))
+			continue;
+		if (!o->name[len])
+			return o;
+		found = o;
+		hits++;
 	}
-	*req = hits == 1 && freq;
 	return hits == 1 ? found : NULL;
+}
+
+/* A short option; NULL for a letter srun does not know (which it rejects). */
+static const struct srun_opt *find_short(char c)
+{
+	for (size_t i = 0; i < N_SRUN_OPTS; i++)
+		if (srun_opts[i].letter == c && in_release(&srun_opts[i]))
+			return &srun_opts[i];
+	return NULL;
 }
 
 static bool parse_count(const char *s, int64_t *out)
@@ -161,6 +250,8 @@ static void take_option(struct tpk_srun_args *a, const char *name,
 	} else if (!strcmp(name, "cpus-per-task")) {
 		if (parse_count(value, &v))
 			a->cpus_per_task = v;
+	} else if (!strcmp(name, "mpi")) {
+		snprintf(a->mpi, sizeof a->mpi, "%s", value ? value : "");
 	} else if (!strcmp(name, "het-group") || !strcmp(name, "pack-group")) {
 		a->het = true;
 	} else if (!strcmp(name, "help") || !strcmp(name, "usage") ||
@@ -169,37 +260,21 @@ static void take_option(struct tpk_srun_args *a, const char *name,
 	}
 }
 
-static const char *short_long_name(char c)
-{
-	switch (c) {
-	case 'n': return "ntasks";
-	case 'N': return "nodes";
-	case 'c': return "cpus-per-task";
-	case 'w': return "nodelist";
-	case 'm': return "distribution";
-	case 'x': return "exclude";
-	case 'r': return "relative";
-	case 'F': return "nodefile";
-	case 'h': return "help";
-	case 'V': return "version";
-	default: return "";
-	}
-}
-
 /* A cluster of short options ("-ln4"); returns the index of the last argv
  * word it used. */
 static int take_shorts(struct tpk_srun_args *a, int argc, char **argv, int i)
 {
 	for (const char *p = argv[i] + 1; *p; p++) {
-		if (strchr(short_req, *p)) {
+		const struct srun_opt *o = find_short(*p);
+		if (o && o->has_arg == REQ) {
 			const char *value = p[1] ? p + 1
 					    : (i + 1 < argc ? argv[++i] : NULL);
-			take_option(a, short_long_name(*p), value);
+			take_option(a, o->name, value);
 			break;
 		}
-		if (strchr(short_opt, *p))
+		if (o && o->has_arg == OPT)
 			break;              /* -I5, -K1: value attached */
-		take_option(a, short_long_name(*p), NULL);
+		take_option(a, o ? o->name : "", NULL);
 	}
 	return i;
 }
@@ -216,13 +291,12 @@ static int take_long(struct tpk_srun_args *a, int argc, char **argv, int i,
 	const char *name = argv[i] + 2;
 	const char *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
-	bool req;
-	const char *full = resolve_long(name, len, &req);
+	const struct srun_opt *o = resolve_long(name, len);
 	const char *value = eq ? eq + 1 : NULL;
-	if (full) {
-		if (!eq && req && i + 1 < argc)
+	if (o) {
+		if (!eq && o->has_arg == REQ && i + 1 < argc)
 			value = argv[++i];
-		take_option(a, full, value);
+		take_option(a, o->name, value);
 		return i;
 	}
 	/* another plugin's option: "--name=value" and "--name --next" are

@@ -39,6 +39,12 @@
 #   TP_USER=tpuser  TP_NODE_MODEL=nvl4 (empty: no NodeTopology=)
 #   TP_GPU_ENV=amd: gres.conf Flags=amd_gpu_env, so that Slurm gives the
 #     tasks ROCR_VISIBLE_DEVICES only, as on AMD nodes with AutoDetect=rsmi
+#   TP_SLURM_PREFIX=DIR: the Slurm installed in DIR (tests/slurm/release.sh
+#     build VERSION) instead of Debian's packages: its bin/ and sbin/ first
+#     on PATH, here and in env.sh
+#   TP_LEAVES=interleaved: topology.conf's leaves take every other node
+#     (node[1,3,5,7], node[2,4,6,8], ...) instead of runs of 4, so that
+#     Slurm 26.05's topology-ordered task layout differs from the hostlist's
 #
 # The host's own hostname, /etc/hosts and services are never changed.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
@@ -58,6 +64,12 @@ PLUGSTACK_ARGS=${TP_PLUGSTACK_ARGS-policy=auto time_budget_ms=300 max_file_bytes
 TPUSER=${TP_USER:-tpuser}
 NODE_MODEL=${TP_NODE_MODEL-$([ "$GPUS" = 4 ] && echo nvl4 || true)}
 GPU_FLAGS=$([ "${TP_GPU_ENV:-}" = amd ] && echo " Flags=amd_gpu_env" || true)
+
+SLURM_PREFIX=${TP_SLURM_PREFIX:-}
+LEAVES=${TP_LEAVES:-runs}
+if [ -n "$SLURM_PREFIX" ]; then
+	export PATH="$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH"
+fi
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 log() { echo "cluster.sh: $*" >&2; }
@@ -172,12 +184,19 @@ EOF
 			echo "NodeName=$nodes Name=gpu File=$DIR/dev/nvidia[0-$((GPUS - 1))]$GPU_FLAGS"
 		fi
 	} > "$DIR/etc/gres.conf"
-	# Slurm's own view: leaf switches of 4 nodes under one spine
+	# Slurm's own view: leaf switches of 4 nodes under one spine (runs
+	# node[1-4], ...; interleaved: every nleaf-th node, node[1,3,5,7], ...)
 	{
-		local nleaf=$(((NNODES + 3) / 4)) l a b
+		local nleaf=$(((NNODES + 3) / 4)) l a b k list
 		for ((l = 1; l <= nleaf; l++)); do
-			a=$(((l - 1) * 4 + 1)); b=$((l * 4)); [ $b -gt "$NNODES" ] && b=$NNODES
-			echo "SwitchName=leaf$l Nodes=node[$a-$b]"
+			if [ "$LEAVES" = interleaved ]; then
+				list=""
+				for ((k = l; k <= NNODES; k += nleaf)); do list="$list${list:+,}$k"; done
+				echo "SwitchName=leaf$l Nodes=node[$list]"
+			else
+				a=$(((l - 1) * 4 + 1)); b=$((l * 4)); [ $b -gt "$NNODES" ] && b=$NNODES
+				echo "SwitchName=leaf$l Nodes=node[$a-$b]"
+			fi
 		done
 		[ "$nleaf" -gt 1 ] && echo "SwitchName=spine Switches=leaf[1-$nleaf]"
 	} > "$DIR/etc/topology.conf"
@@ -219,7 +238,10 @@ EOF
 		echo "127.0.0.1 tpctl"
 		for ((i = 1; i <= NNODES; i++)); do echo "$(node_addr "$i") node$i"; done
 	} > "$DIR/etc/hosts"
-	echo "export SLURM_CONF=$DIR/etc/slurm.conf" > "$DIR/env.sh"
+	{
+		echo "export SLURM_CONF=$DIR/etc/slurm.conf"
+		[ -z "$SLURM_PREFIX" ] || echo "export PATH=\"$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:\$PATH\""
+	} > "$DIR/env.sh"
 
 	# runs INSIDE `unshare --mount --uts --propagation private`
 	cat > "$DIR/bin/node-run.sh" <<'EOF'
@@ -254,7 +276,13 @@ EOF
 cmd_start() {
 	[ "$(id -u)" = 0 ] || die "must run as root"
 	[ "$NNODES" -ge 1 ] && [ "$NNODES" -le 200 ] || die "TP_NNODES must be 1..200"
-	sh "$REPO/contrib/install-deps.sh" slurm >&2 || die "cannot install the Slurm packages"
+	if [ -n "$SLURM_PREFIX" ]; then
+		[ -x "$SLURM_PREFIX/sbin/slurmctld" ] || die "TP_SLURM_PREFIX=$SLURM_PREFIX: no sbin/slurmctld"
+		command -v munged >/dev/null || sh "$REPO/contrib/install-deps.sh" slurm >&2 ||
+			die "cannot install munge"
+	else
+		sh "$REPO/contrib/install-deps.sh" slurm >&2 || die "cannot install the Slurm packages"
+	fi
 	local b
 	for b in slurmctld slurmd munged mungekey setpriv unshare scontrol sinfo useradd; do
 		command -v "$b" >/dev/null || die "missing $b"

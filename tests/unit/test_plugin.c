@@ -114,6 +114,66 @@ START_TEST(srun_het_and_end)
 }
 END_TEST
 
+/* Options of later releases: 23.02's --tres-per-task (a value), 24.11's
+ * --oom-kill-step (an optional value, so only attached).  srun_args.o
+ * knows them when built for those releases, and then reads them as srun
+ * does; built against older headers (Debian 12's 22.05) they are another
+ * plugin's options to it.  tests/slurm/options.sh checks which releases
+ * have which, against each release's srun. */
+static bool srun_knows(const char *opt)
+{
+	char line[128];
+	snprintf(line, sizeof line, "srun %s word ./app", opt);
+	struct tpk_srun_args a = scan(0, line);
+	bool known = !a.ambiguous[0];
+	tpk_srun_args_free(&a);
+	return known;
+}
+
+START_TEST(srun_later_releases)
+{
+	bool tres = srun_knows("--tres-per-task");
+	bool oom = srun_knows("--oom-kill-step");
+	struct tpk_srun_args a =
+		scan(0, "srun --tres-per-task gpu:1 -n 2 --topo-stencil=2x1 ./a -n 5");
+	if (tres) {
+		ck_assert_str_eq(a.ambiguous, "");
+	} else {
+		/* 22.05: "gpu:1" may be the command; the line stays */
+		ck_assert_str_eq(a.ambiguous, "--tres-per-task");
+		ck_assert_int_eq(a.ambiguous_at, 1);
+		ck_assert_int_eq(a.topo_after, 5);
+	}
+	ck_assert_int_eq(a.ntasks, 2);
+	ck_assert_str_eq(a.hints.stencil, "2x1");
+	tpk_srun_args_free(&a);
+	/* with '=' every release places */
+	a = scan(0, "srun --tres-per-task=gres/gpu:1 -n 2 ./app -n 5");
+	ck_assert_str_eq(a.ambiguous, "");
+	ck_assert_int_eq(a.ntasks, 2);
+	tpk_srun_args_free(&a);
+
+	a = scan(0, "srun --oom-kill-step ./app -n 5");
+	if (oom) {
+		/* its value is only ever attached: ./app is the command */
+		ck_assert_str_eq(a.ambiguous, "");
+		ck_assert_int_eq(a.ntasks, 0);
+	} else {
+		ck_assert_str_eq(a.ambiguous, "--oom-kill-step");
+		ck_assert_int_eq(a.ntasks, 5);
+	}
+	tpk_srun_args_free(&a);
+	a = scan(0, "srun --oom-kill-step=1 -n 2 ./app");
+	ck_assert_str_eq(a.ambiguous, "");
+	ck_assert_int_eq(a.ntasks, 2);
+	tpk_srun_args_free(&a);
+	a = scan(0, "srun --oom-kill-step -n 2 ./app");
+	ck_assert_str_eq(a.ambiguous, "");
+	ck_assert_int_eq(a.ntasks, 2);
+	tpk_srun_args_free(&a);
+}
+END_TEST
+
 /* ---- plugstack arguments ---- */
 
 START_TEST(site_arguments)
@@ -399,6 +459,7 @@ int main(void)
 	tcase_add_test(tc, srun_plain);
 	tcase_add_test(tc, srun_other_plugin);
 	tcase_add_test(tc, srun_het_and_end);
+	tcase_add_test(tc, srun_later_releases);
 	tcase_add_test(tc, site_arguments);
 	tcase_add_test(tc, hints_env_and_overlay);
 	tcase_add_test(tc, report_svg);
