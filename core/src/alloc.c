@@ -93,12 +93,15 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 				    "%s: %d slots per node, expected >= 1", what,
 				    slots_per_node);
 	int32_t mn = tp_machine_node_count(m);
-	/* More names than machine nodes means an unknown or a repeated name:
-	 * refused before a single name is expanded. */
+	/* No bound on the count here: more names than machine nodes means an
+	 * unknown or a repeated name among the first mn + 1, which the walk
+	 * below names and stops at, so that a node missing from topoplace.conf
+	 * is reported as such (not as a count), and a list of 2^33 names still
+	 * costs at most mn + 1 lookups. */
 	struct tp__hostlist *hl;
 	int64_t count;
-	int rc = tp__hostlist_parse(hostlist, what, mn, "the machine's node count",
-				    &hl, &count, err);
+	int rc = tp__hostlist_parse(hostlist, what, INT64_MAX, NULL, &hl, &count,
+				    err);
 	if (rc)
 		return rc;
 	if (count == 0) {
@@ -107,7 +110,8 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 	}
 	tp_alloc *a = NULL;
 	uint64_t *seen = seen_new(mn);
-	rc = seen ? alloc_new(m, (int32_t)count, &a, what, err)
+	/* every node taken is a new machine node: mn at most */
+	rc = seen ? alloc_new(m, count < mn ? (int32_t)count : mn, &a, what, err)
 		  : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	if (rc == TP_OK) {
 		struct take t = { a, seen, what, err };
@@ -115,6 +119,10 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 	}
 	tp__hostlist_free(hl);
 	free(seen);
+	if (rc == TP_OK && count > mn)   /* cannot happen (see above) */
+		rc = tp_error_set(err, TP_EINVAL, "%s: %lld names, more than %ld "
+				  "(the machine's node count)", what,
+				  (long long)count, (long)mn);
 	if (rc != TP_OK) {
 		tp_alloc_destroy(a);
 		return rc;
@@ -352,4 +360,24 @@ int64_t tp_alloc_total_slots(const tp_alloc *a)
 const tp_machine *tp_alloc_machine(const tp_alloc *a)
 {
 	return a ? a->m : NULL;
+}
+
+int tp__alloc_reorder(tp_alloc *a, const int32_t *order)
+{
+	int32_t *node = tp__malloc_array((size_t)a->nnodes, sizeof *node);
+	int *slots = tp__malloc_array((size_t)a->nnodes, sizeof *slots);
+	if (!node || !slots) {
+		free(node);
+		free(slots);
+		return TP_ENOMEM;
+	}
+	for (int32_t k = 0; k < a->nnodes; k++) {
+		node[k] = a->node[order[k]];
+		slots[k] = a->slots[order[k]];
+	}
+	free(a->node);
+	free(a->slots);
+	a->node = node;
+	a->slots = slots;
+	return TP_OK;
 }

@@ -366,6 +366,28 @@ int tp__machine_from_topology(tp_machine **out, const char *text,
 			      const char *what, const struct tp__topo_opts *o,
 			      tp_error *err);
 
+/* ---- Slurm's own configuration (slurm_conf.c, slurm_order.c) ---- */
+/* The slurm.conf keys that decide Slurm's task layout (NULL: not set),
+ * read as Slurm reads them (Include followed, the last line wins). */
+struct tp__slurm_keys {
+	char *topology_plugin, *select_type, *select_params;
+};
+int tp__slurm_conf_keys(const char *slurm_conf, struct tp__slurm_keys *k,
+			tp_error *err);
+void tp__slurm_keys_free(struct tp__slurm_keys *k);
+
+/* Slurm's own order of a's nodes, as its step layout takes them: order[k]
+ * is the allocation index of the k-th node.  Slurm 26.05 and later with
+ * topology/tree or topology/block (unless CR_NO_DIST_TOPO_BLOCK) go leaf
+ * switch by leaf switch, or block by block, in topology.conf's order;
+ * every other case is the hostlist's order.  *how says which in words
+ * (TP_ERROR_MSG_MAX bytes).  A file that cannot be read is not an error:
+ * the hostlist's order, and *how says why. */
+void tp__slurm_order(const char *slurm_conf, unsigned version,
+		     const tp_alloc *a, int32_t *order, char *how);
+/* a's nodes (and their slots) put in order: the k-th becomes order[k]. */
+int tp__alloc_reorder(tp_alloc *a, const int32_t *order);
+
 /* ---- input: Slurm hostlists (hostlist.c) ----
  *
  * "nid[001-004,8],login1,a[0-1]b[2-3]-ib": the expression is parsed and

@@ -142,7 +142,8 @@ static int set_slots_text(tp_alloc *a, const char *text, tp_error *err)
  * the share each, the first nodes the larger share; with capacities, no
  * node above its own and the rest given to the next nodes that have room
  * (an allocation with 1, 2 and 2 CPUs and 4 tasks gets 1, 2, 1). */
-static int spread(tp_job *job, int64_t n, tp_error *err)
+static int spread(tp_job *job, int64_t n, const int32_t *order,
+		  tp_error *err)
 {
 	tp_alloc *a = job->alloc;
 	int32_t nn = tp_alloc_nnodes(a);
@@ -165,8 +166,11 @@ static int spread(tp_job *job, int64_t n, tp_error *err)
 			cap[i] = tp_alloc_slots(a, i);
 	}
 	int64_t base = n / nn, extra = n % nn, left = 0;
-	for (int32_t i = 0; i < nn && !rc; i++) {
-		int64_t want = base + (i < extra);
+	/* the larger shares, and the room left, go to the first nodes in
+	 * Slurm's order */
+	for (int32_t k = 0; k < nn && !rc; k++) {
+		int32_t i = order[k];
+		int64_t want = base + (k < extra);
 		if (cap && want > cap[i]) {
 			left += want - cap[i];
 			want = cap[i];
@@ -178,7 +182,8 @@ static int spread(tp_job *job, int64_t n, tp_error *err)
 		else
 			rc = tp_alloc_set_slots(a, i, (int)want, err);
 	}
-	for (int32_t i = 0; i < nn && left > 0 && !rc; i++) {
+	for (int32_t k = 0; k < nn && left > 0 && !rc; k++) {
+		int32_t i = order[k];
 		int have = tp_alloc_slots(a, i);
 		int64_t room = cap[i] - have, add = room < left ? room : left;
 		if (add > 0) {
@@ -189,6 +194,9 @@ static int spread(tp_job *job, int64_t n, tp_error *err)
 	free(cap);
 	return rc;
 }
+
+static int alloc_slots(tp_job *job, int64_t *np, const int32_t *order,
+		       tp_error *err);
 
 static int make_alloc(tp_job *job, tp_error *err)
 {
@@ -210,6 +218,34 @@ static int make_alloc(tp_job *job, tp_error *err)
 	if (n < 0)
 		return tp_error_set(err, TP_EINVAL, "%s: %lld tasks",
 				    WHAT(job, ntasks, "tasks"), (long long)n);
+	/* slots and capacities are given in the hostlist's order; the
+	 * allocation then takes Slurm's */
+	int32_t *order = tp__malloc_array((size_t)tp_alloc_nnodes(job->alloc),
+					  sizeof *order);
+	if (!order)
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	tp__slurm_order(r->slurm_conf, r->slurm_version, job->alloc, order,
+			job->slurm_order);
+	if (strcmp(job->slurm_order, "the hostlist's order"))
+		tp__job_note(job, "Slurm's order: %s", job->slurm_order);
+	job->order = order;   /* taken once every slot is set (take_order) */
+	if ((rc = alloc_slots(job, &n, order, err)))
+		return rc;
+	if (n > max_tasks(job))
+		return tp_error_set(err, TP_EINVAL, "%s: %lld tasks: more than the "
+				    "limit of %lld", WHAT(job, ntasks, "tasks"),
+				    (long long)n, (long long)max_tasks(job));
+	job->ntasks = (int32_t)n;
+	return 0;
+}
+
+/* The allocation's task slots from the request, *n the task count. */
+static int alloc_slots(tp_job *job, int64_t *np, const int32_t *order,
+		       tp_error *err)
+{
+	const tp_job_request *r = &job->req;
+	int64_t n = *np;
+	int rc = 0;
 	if (r->slots) {
 		if ((rc = set_slots_text(job->alloc, r->slots, err)))
 			return label(rc, WHAT(job, slots, "task slots"), err);
@@ -222,14 +258,10 @@ static int make_alloc(tp_job *job, tp_error *err)
 					    (long long)total);
 		if (n == 0)
 			n = total;
-	} else if (n > 0 && (rc = spread(job, n, err))) {
+	} else if (n > 0 && (rc = spread(job, n, order, err))) {
 		return rc;
 	}
-	if (n > max_tasks(job))
-		return tp_error_set(err, TP_EINVAL, "%s: %lld tasks: more than the "
-				    "limit of %lld", WHAT(job, ntasks, "tasks"),
-				    (long long)n, (long long)max_tasks(job));
-	job->ntasks = (int32_t)n;
+	*np = n;
 	return 0;
 }
 
@@ -420,9 +452,21 @@ static int late_task_count(tp_job *job, tp_error *err)
 		return tp_error_set(err, TP_EINVAL, "%lld tasks: more than the "
 				    "limit of %lld", (long long)n,
 				    (long long)max_tasks(job));
-	int rc = spread(job, n, err);
+	int rc = spread(job, n, job->order, err);
 	if (!rc)
 		job->ntasks = (int32_t)n;
+	return rc;
+}
+
+/* The allocation in Slurm's order, now that slots and capacities given in
+ * the hostlist's order are set. */
+static int take_order(tp_job *job, tp_error *err)
+{
+	int rc = 0;
+	if (job->alloc && job->order && tp__alloc_reorder(job->alloc, job->order))
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+	free(job->order);
+	job->order = NULL;
 	return rc;
 }
 
@@ -458,6 +502,8 @@ int tp_job_create(const tp_job_request *r, tp_job **out, tp_error *err)
 		rc = make_pattern(job, err);
 	if (!rc)
 		rc = late_task_count(job, err);
+	if (!rc)
+		rc = take_order(job, err);
 	if (rc) {
 		tp_job_destroy(job);
 		return rc;
@@ -482,6 +528,7 @@ void tp_job_destroy(tp_job *job)
 	free(job->model_of);
 	free(job->map);
 	free(job->block);
+	free(job->order);
 	tp_graph_destroy(job->sum);
 	tp_graph_destroy(job->gm);
 	tp_graph_destroy(job->cpu);
@@ -671,6 +718,11 @@ const char *tp_job_task_node(const tp_job *job, int32_t task)
 		return NULL;
 	return tp_machine_node_name(tp_conf_machine(job->conf),
 				    tp_alloc_node(job->alloc, job->map[task]));
+}
+
+const char *tp_job_slurm_order(const tp_job *job)
+{
+	return job->slurm_order[0] ? job->slurm_order : "the hostlist's order";
 }
 
 int tp_job_ncandidates(const tp_job *job)

@@ -43,6 +43,9 @@ struct tp_job {
 
 	/* allocation and pattern */
 	tp_alloc *alloc;
+	char slurm_order[TP_ERROR_MSG_MAX];   /* how alloc's order was taken */
+	int32_t *order;            /* Slurm's order of the hostlist's nodes,
+				      until tp_job_create takes it */
 	int32_t ntasks;
 	tp_graph *cpu;             /* stencil or JSON graph */
 	struct tp_job_early *early; /* the stencil graph being built while the

@@ -30,7 +30,26 @@ struct sc_nodes {
 	int64_t listed;        /* names listed so far, duplicates included */
 	tp_error *err;
 	const char *dir;       /* slurm.conf's directory: Include paths */
+	struct tp__slurm_keys *keys;   /* non-NULL: the keys below, no nodes */
 };
+
+/* key=value of a line's first word into *dst (the last line wins, as for
+ * Slurm); 1 when the line was that key. */
+static int take_key(char *p, const char *key, char **dst, tp_error *err,
+		    const char *file)
+{
+	size_t kl = strlen(key);
+	if (strncasecmp(p, key, kl) || p[kl] != '=')
+		return 0;
+	char *v = p + kl + 1;
+	size_t n = strcspn(v, " \t\r");
+	char *copy = strndup(v, n);
+	if (!copy)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", file);
+	free(*dst);
+	*dst = copy;
+	return 1;
+}
 
 static int add_name(struct sc_nodes *s, const char *name)
 {
@@ -134,6 +153,17 @@ static int conf_line(struct sc_nodes *s, char *p, const char *file, int line,
 		while (n && (a[n - 1] == ' ' || a[n - 1] == '\t' || a[n - 1] == '\r'))
 			a[--n] = '\0';
 		return include(s, a, file, line, depth);
+	}
+	if (s->keys) {
+		int rc = take_key(p, "TopologyPlugin", &s->keys->topology_plugin,
+				  s->err, file);
+		if (!rc)
+			rc = take_key(p, "SelectTypeParameters",
+				      &s->keys->select_params, s->err, file);
+		if (!rc)
+			rc = take_key(p, "SelectType", &s->keys->select_type,
+				      s->err, file);
+		return rc < 0 || rc > 1 ? rc : TP_OK;
 	}
 	if (strncasecmp(p, "NodeName=", 9))
 		return TP_OK;
@@ -296,5 +326,34 @@ int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
 	tp__names_free(&s.set);
 	free(s.names);
 	free(dir);
+	return rc;
+}
+
+void tp__slurm_keys_free(struct tp__slurm_keys *k)
+{
+	free(k->topology_plugin);
+	free(k->select_type);
+	free(k->select_params);
+	memset(k, 0, sizeof *k);
+}
+
+int tp__slurm_conf_keys(const char *slurm_conf, struct tp__slurm_keys *k,
+			tp_error *err)
+{
+	memset(k, 0, sizeof *k);
+	struct sc_nodes s;
+	memset(&s, 0, sizeof s);
+	s.err = err;
+	s.keys = k;
+	char *dir = NULL;
+	const char *slash = strrchr(slurm_conf, '/');
+	if (slash && !(dir = strndup(slurm_conf, slash > slurm_conf
+					     ? (size_t)(slash - slurm_conf) : 1)))
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", slurm_conf);
+	s.dir = dir;
+	int rc = read_conf(&s, slurm_conf);
+	free(dir);
+	if (rc)
+		tp__slurm_keys_free(k);
 	return rc;
 }

@@ -70,6 +70,9 @@ bool cli_help(const char *cmd, FILE *f);
 /* --tasks-per-node: a count 1..2^20 (checked) or a Slurm spec (checked by
  * the core); *out = s. */
 int cli_parse_slots(const char *opt, const char *s, const char **out);
+/* --slurm-version: "26.05", "26.05.3" (or "slurm 26.05.3") as
+ * TP_SLURM_VERSION. */
+int cli_parse_slurm_version(const char *opt, const char *s, unsigned *out);
 /* The same text onto an allocation's slots. */
 int cli_alloc_slots(tp_alloc *a, const char *slots, tp_error *err);
 /* --stencil / --graph: one of them, non-empty. */

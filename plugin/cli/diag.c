@@ -208,6 +208,30 @@ int cli_parse_slots(const char *opt, const char *s, const char **out)
 	return 0;
 }
 
+int cli_parse_slurm_version(const char *opt, const char *s, unsigned *out)
+{
+	/* "26.05" or "26.05.3"; scontrol --version's "slurm 26.05.3" too */
+	const char *p = strncmp(s, "slurm ", 6) ? s : s + 6;
+	unsigned v[3] = { 0, 0, 0 };
+	int parts = 0;
+	while (parts < 3 && *p >= '0' && *p <= '9') {
+		char *end;
+		unsigned long x = strtoul(p, &end, 10);
+		if (end - p > 3 || x > 255)
+			break;
+		v[parts++] = (unsigned)x;
+		p = end;
+		if (*p != '.')
+			break;
+		p++;
+	}
+	if (parts < 2 || *p || p[-1] == '.')
+		return cli_usage_error("%s: '%s': not a Slurm release (26.05 or "
+				       "26.05.3)", opt, s);
+	*out = TP_SLURM_VERSION(v[0], v[1], v[2]);
+	return 0;
+}
+
 int cli_alloc_slots(tp_alloc *a, const char *slots, tp_error *err)
 {
 	if (!all_digits(slots))

@@ -10,6 +10,8 @@
 /* What eval builds, freed on every path. */
 struct eval {
 	const char *config, *nodes, *tpn, *stencil, *graph, *hostfile, *format;
+	const char *slurm_conf;
+	unsigned slurm_version;
 	char *nodes_buf;
 	tp_conf *conf;
 	tp_alloc *alloc;
@@ -35,6 +37,8 @@ static const struct option eval_opts[] = {
 	{ "stencil", required_argument, NULL, 's' },
 	{ "graph", required_argument, NULL, 'g' },
 	{ "format", required_argument, NULL, 'f' },
+	{ "slurm-conf", required_argument, NULL, 'C' },
+	{ "slurm-version", required_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -55,6 +59,15 @@ static int parse_eval_args(struct eval *e, int argc, char **argv, bool *help)
 		case 's': rc = cli_set_pattern(&e->stencil, &e->graph, optarg, "--stencil"); break;
 		case 'g': rc = cli_set_pattern(&e->graph, &e->stencil, optarg, "--graph"); break;
 		case 'f': e->format = optarg; break;
+		case 'C':
+			if (!*optarg)
+				return cli_usage_error("--slurm-conf: empty file name");
+			e->slurm_conf = optarg;
+			break;
+		case 'V':
+			rc = cli_parse_slurm_version("--slurm-version", optarg,
+						     &e->slurm_version);
+			break;
 		case 'h': *help = true; return 0;
 		default:
 			return cli_getopt_error("eval", c, optopt, argv, optind);
@@ -67,6 +80,9 @@ static int parse_eval_args(struct eval *e, int argc, char **argv, bool *help)
 		return rc;
 	if (!e->hostfile)
 		return cli_usage_error("eval: missing --hostfile FILE");
+	if (!e->slurm_conf != !e->slurm_version)
+		return cli_usage_error("eval: --slurm-conf and --slurm-version go "
+				       "together (Slurm's order depends on both)");
 	if (!*e->hostfile)
 		return cli_usage_error("--hostfile: empty file name");
 	if (!e->stencil && !e->graph)
@@ -93,6 +109,13 @@ static int load(struct eval *e)
 		return cli_report("--nodes", &err);
 	if (e->tpn && cli_alloc_slots(e->alloc, e->tpn, &err) < 0)
 		return cli_report("--tasks-per-node", &err);
+	/* the baseline is the order Slurm itself would take */
+	char how[TP_ERROR_MSG_MAX];
+	if (tp_alloc_take_slurm_order(e->alloc, e->slurm_conf, e->slurm_version,
+				      how))
+		return cli_fail("out of memory");
+	if (strcmp(how, "the hostlist's order"))
+		cli_note("Slurm's order: %s", how);
 	return 0;
 }
 

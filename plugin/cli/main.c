@@ -58,6 +58,10 @@ static const char help_map[] =
 "                            --ntasks, N may leave surplus slots unused\n"
 "  -s, --stencil SPEC        stencil pattern, e.g. 16x16x16:7pt:periodic=all\n"
 "  -g, --graph FILE          JSON communication graph (tasks, edges, coords)\n"
+"      --slurm-conf FILE     with --slurm-version: the baseline is the order\n"
+"      --slurm-version X.Y   Slurm X.Y itself takes with this slurm.conf\n"
+"                            (26.05 on: by leaf switch or block of\n"
+"                            topology.conf); without them, --nodes' order\n"
 "\n"
 "Options:\n"
 "  -p, --policy NAME         auto (default unless the config says\n"
@@ -133,6 +137,8 @@ static const char help_eval[] =
 "                            slots per node; the hostfile may not exceed\n"
 "                            them (default: the counts the hostfile uses)\n"
 "  -f, --format FMT          text (default) or json\n"
+"      --slurm-conf FILE     with --slurm-version: Slurm's order is the one\n"
+"      --slurm-version X.Y   Slurm X.Y takes with this slurm.conf\n"
 "  -h, --help                show this help\n";
 
 static const char help_check[] =

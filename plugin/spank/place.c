@@ -72,10 +72,15 @@ static int read_inputs(const struct tpk_site *site, const struct tpk_hints *h,
 
 static void make_request(const struct tpk_site *site,
 			 const struct tpk_hints *h, const struct tpk_step *s,
-			 const struct inputs *in, tp_job_request *q)
+			 const struct inputs *in, tp_job_request *q,
+			 char *slurm_conf, size_t len)
 {
 	tp_job_request_init(q);
 	q->conf_path = site->conf_path;
+	/* the baseline: the order this Slurm lays the tasks out in */
+	tpk_slurm_conf_path(site, slurm_conf, len);
+	q->slurm_conf = slurm_conf;
+	q->slurm_version = tpk_slurm_version();
 	q->nodes = s->nodelist;
 	q->slots = s->slots;
 	q->capacity = s->capacity;
@@ -167,8 +172,27 @@ static uint64_t hostfile_bytes(const tp_job *job)
 	return n;
 }
 
-/* MPICH/Hydra's host file: "node:count" for every run of consecutive ranks
- * on one node, in rank order (mpiexec reads it through HYDRA_HOST_FILE). */
+/* Does every node hold one run of consecutive ranks?  Hydra starts one
+ * proxy per run, and ranks of two proxies do not know they share a node
+ * (MPI_COMM_TYPE_SHARED, local ranks): such a mapping is not given to it. */
+static bool one_run_per_node(const tp_job *job)
+{
+	const int32_t *map = tp_job_map(job);
+	int32_t n = tp_job_ntasks(job);
+	char *seen = calloc((size_t)tp_alloc_nnodes(tp_job_alloc(job)) + 1, 1);
+	bool ok = seen != NULL;
+	for (int32_t t = 0; ok && t < n; t++) {
+		if (t && map[t] == map[t - 1])
+			continue;
+		ok = !seen[map[t]];
+		seen[map[t]] = 1;
+	}
+	free(seen);
+	return ok;
+}
+
+/* MPICH/Hydra's host file: "node:count" for every node's run of ranks, in
+ * rank order (mpiexec reads it through HYDRA_HOST_FILE). */
 static int write_mpich(const char *path, const tp_job *job)
 {
 	FILE *f = fopen(path, "wex");
@@ -274,7 +298,7 @@ static int write_hostfile(const tp_job *job, const struct tpk_step *s,
 		e = errno;
 	else if (!f && fd >= 0)
 		close(fd);
-	if (!e && s->mpich) {
+	if (!e && s->mpich && !(r->mpich_split = !one_run_per_node(job))) {
 		if (snprintf(r->mpichfile, sizeof r->mpichfile, "%s.mpich",
 			     r->hostfile) >= (int)sizeof r->mpichfile ||
 		    write_mpich(r->mpichfile, job) < 0)
@@ -313,7 +337,8 @@ void tpk_place(const struct tpk_site *site, const struct tpk_hints *hints,
 	if (read_inputs(site, hints, step, &in, res) < 0)
 		goto out;
 	tp_job_request q;
-	make_request(site, hints, step, &in, &q);
+	char slurm_conf[TPK_PATH_MAX];
+	make_request(site, hints, step, &in, &q, slurm_conf, sizeof slurm_conf);
 	tp_error err;
 	tp_error_clear(&err);
 	if (tp_job_create(&q, &job, &err) < 0 || tp_job_run(job, &err) < 0) {

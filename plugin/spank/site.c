@@ -1,6 +1,6 @@
 /* topoplace SPANK plugin — the site's settings: the arguments of the
  * plugstack.conf line (conf=, policy=, time_budget_ms=, max_file_bytes=,
- * max_tasks=, cpu_bind=).  A bad argument is ignored with one line; the
+ * max_tasks=, cpu_bind=, slurm_conf=).  A bad argument is ignored with one line; the
  * others still apply. */
 #include <errno.h>
 #include <math.h>
@@ -88,6 +88,15 @@ int tpk_site_arg(struct tpk_site *s, const char *arg, char *err, size_t len)
 #define KEY(k) (klen == sizeof(k) - 1 && !strncmp(arg, k, klen))
 	if (KEY("conf"))
 		return set_conf(s, v, err, len);
+	if (KEY("slurm_conf")) {
+		if (v[0] != '/' || strlen(v) >= sizeof s->slurm_conf) {
+			snprintf(err, len, "slurm_conf=%s: an absolute path is "
+				 "needed (ignored)", v);
+			return -1;
+		}
+		snprintf(s->slurm_conf, sizeof s->slurm_conf, "%s", v);
+		return 0;
+	}
 	if (KEY("policy"))
 		return set_policy(s, v, err, len);
 	if (KEY("time_budget_ms"))
@@ -123,6 +132,6 @@ int tpk_site_arg(struct tpk_site *s, const char *arg, char *err, size_t len)
 #undef KEY
 	snprintf(err, len, "unknown plugstack argument '%s' (ignored); known: "
 		 "conf=, policy=, time_budget_ms=, max_file_bytes=, max_tasks=, "
-		 "cpu_bind=", arg);
+		 "cpu_bind=, slurm_conf=", arg);
 	return -1;
 }

@@ -634,6 +634,205 @@ START_TEST(cpus_follow_affinity)
 }
 END_TEST
 
+/* ---- Slurm's own order, the baseline ---- */
+
+/* A directory with slurm.conf (the given lines) and topology.conf. */
+static char *slurm_dir(const char *conf, const char *topo)
+{
+	char *dir = strdup("/tmp/tp-slurm-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[512];
+	snprintf(path, sizeof path, "%s/slurm.conf", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(conf, f);
+	fclose(f);
+	if (topo) {
+		snprintf(path, sizeof path, "%s/topology.conf", dir);
+		ck_assert_ptr_nonnull(f = fopen(path, "w"));
+		fputs(topo, f);
+		fclose(f);
+	}
+	return dir;
+}
+
+static void slurm_dir_free(char *dir)
+{
+	char path[512];
+	const char *names[] = { "slurm.conf", "topology.conf", "topology.yaml",
+				"more.conf" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+	free(dir);
+}
+
+/* n[000-007]'s order after tp_alloc_take_slurm_order, as node numbers,
+ * with the slots of each ("0:1 2:1 ..."). */
+static void order_of(const tp_conf *c, const char *dir, unsigned version,
+		     char *out, size_t len, char *how)
+{
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[000-007]",
+						1, "nodes", &a, &err), 0);
+	for (int32_t i = 0; i < 8; i++)
+		tp_alloc_set_slots(a, i, i + 1, &err);
+	char conf[512];
+	snprintf(conf, sizeof conf, "%s/slurm.conf", dir);
+	ck_assert_int_eq(tp_alloc_take_slurm_order(a, conf, version, how), 0);
+	size_t o = 0;
+	out[0] = '\0';
+	for (int32_t i = 0; i < 8; i++)
+		o += (size_t)snprintf(out + o, len - o, "%s%d:%d", i ? " " : "",
+				      (int)tp_alloc_node(a, i), tp_alloc_slots(a, i));
+	tp_alloc_destroy(a);
+}
+
+#define LEAVES "SwitchName=l1 Nodes=n[001,003,005,007]\n" \
+	       "SwitchName=l2 Nodes=n[000,002,004,006]\n" \
+	       "SwitchName=top Switches=l[1-2]\n"
+#define HOSTLIST "0:1 1:2 2:3 3:4 4:5 5:6 6:7 7:8"
+#define BY_LEAF "1:2 3:4 5:6 7:8 0:1 2:3 4:5 6:7"
+
+START_TEST(slurm_order_tree)
+{
+	tp_conf *c = torus8(NULL);
+	char got[256], how[TP_ERROR_MSG_MAX];
+	const unsigned v2605 = TP_SLURM_VERSION(26, 5, 3);
+	char *d = slurm_dir("TopologyPlugin=topology/tree\n", LEAVES);
+	order_of(c, d, v2605, got, sizeof got, how);
+	ck_assert_str_eq(got, BY_LEAF);   /* slots travel with their nodes */
+	ck_assert_msg(strstr(how, "leaf switch by leaf switch, as Slurm 26.05"),
+		      "%s", how);
+	/* before 26.05, and without a release: the hostlist's order */
+	order_of(c, d, TP_SLURM_VERSION(25, 11, 7), got, sizeof got, how);
+	ck_assert_str_eq(got, HOSTLIST);
+	order_of(c, d, 0, got, sizeof got, how);
+	ck_assert_str_eq(got, HOSTLIST);
+	ck_assert_str_eq(how, "the hostlist's order");
+	slurm_dir_free(d);
+	/* keys case-insensitive, through an Include, the last line wins */
+	d = slurm_dir("topologyplugin=topology/flat\nInclude more.conf\n", LEAVES);
+	char more[512];
+	snprintf(more, sizeof more, "%s/more.conf", d);
+	FILE *f = fopen(more, "w");
+	fputs("TOPOLOGYPLUGIN=topology/tree   # the tree\n", f);
+	fclose(f);
+	order_of(c, d, v2605, got, sizeof got, how);
+	ck_assert_str_eq(got, BY_LEAF);
+	slurm_dir_free(d);
+	/* switched off, another selector, another plugin: the hostlist's */
+	const char *off[] = {
+		"TopologyPlugin=topology/tree\nSelectTypeParameters=CR_Core,CR_NO_DIST_TOPO_BLOCK\n",
+		"TopologyPlugin=topology/tree\nSelectType=select/linear\n",
+		"TopologyPlugin=topology/flat\n",
+		"ClusterName=x\n",
+	};
+	for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
+		d = slurm_dir(off[i], LEAVES);
+		order_of(c, d, v2605, got, sizeof got, how);
+		ck_assert_msg(!strcmp(got, HOSTLIST), "%s: %s", off[i], got);
+		slurm_dir_free(d);
+	}
+	/* a node in no leaf comes first; a node in two, its first leaf */
+	d = slurm_dir("TopologyPlugin=topology/tree\n",
+		      "SwitchName=l1 Nodes=n[003,005]\n"
+		      "SwitchName=l2 Nodes=n[002,004,005,006]\n"
+		      "SwitchName=l3 Nodes=n[001,007]\n");
+	order_of(c, d, v2605, got, sizeof got, how);
+	ck_assert_str_eq(got, "0:1 3:4 5:6 2:3 4:5 6:7 1:2 7:8");
+	slurm_dir_free(d);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(slurm_order_block_and_fallbacks)
+{
+	tp_conf *c = torus8(NULL);
+	char got[256], how[TP_ERROR_MSG_MAX];
+	const unsigned v = TP_SLURM_VERSION(26, 5, 0);
+	/* blocks by their index, an empty block keeps its place; nodes in
+	 * no block rank with block 0 (0 < 1), by node index */
+	char *d = slurm_dir("TopologyPlugin=topology/block\n",
+			    "BlockName=b0 Nodes=n[006-007]\n"
+			    "BlockName=b1\n"
+			    "BlockName=b2 Nodes=n[000-001]\n"
+			    "BlockName=b3 Nodes=n[002-003]\n"
+			    "BlockSizes=2,4\n");
+	order_of(c, d, v, got, sizeof got, how);
+	ck_assert_str_eq(got, "4:5 5:6 6:7 7:8 0:1 1:2 2:3 3:4");
+	ck_assert_msg(strstr(how, "block by block"), "%s", how);
+	slurm_dir_free(d);
+	/* topology.yaml beside slurm.conf is what Slurm reads: not read here */
+	d = slurm_dir("TopologyPlugin=topology/tree\n", LEAVES);
+	char yaml[512];
+	snprintf(yaml, sizeof yaml, "%s/topology.yaml", d);
+	FILE *f = fopen(yaml, "w");
+	fputs("- topology: t\n  cluster_default: true\n  flat: true\n", f);
+	fclose(f);
+	order_of(c, d, v, got, sizeof got, how);
+	ck_assert_str_eq(got, HOSTLIST);
+	ck_assert_msg(strstr(how, "topology.yaml is not read"), "%s", how);
+	slurm_dir_free(d);
+	/* no topology.conf, no slurm.conf: the hostlist's order, and why */
+	d = slurm_dir("TopologyPlugin=topology/tree\n", NULL);
+	order_of(c, d, v, got, sizeof got, how);
+	ck_assert_str_eq(got, HOSTLIST);
+	ck_assert_msg(strstr(how, "topology.conf"), "%s", how);
+	char conf[512];
+	snprintf(conf, sizeof conf, "%s/slurm.conf", d);
+	unlink(conf);
+	order_of(c, d, v, got, sizeof got, how);
+	ck_assert_str_eq(got, HOSTLIST);
+	ck_assert_msg(strstr(how, "slurm.conf"), "%s", how);
+	slurm_dir_free(d);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* A job's baseline and its -n spread follow Slurm's order: the larger
+ * shares go to the first nodes in it. */
+START_TEST(slurm_order_job)
+{
+	tp_conf *c = torus8(NULL);
+	char *d = slurm_dir("TopologyPlugin=topology/tree\n", LEAVES);
+	char conf[512];
+	snprintf(conf, sizeof conf, "%s/slurm.conf", d);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-007]";
+	r.ntasks = 10;
+	r.stencil = "10x1";
+	r.policy = "block";
+	r.slurm_conf = conf;
+	r.slurm_version = TP_SLURM_VERSION(26, 5, 3);
+	tp_job *job = job_ok(&r);
+	const char *want[] = { "n001", "n001", "n003", "n003", "n005", "n007",
+			       "n000", "n002", "n004", "n006" };
+	for (int t = 0; t < 10; t++)
+		ck_assert_str_eq(tp_job_task_node(job, t), want[t]);
+	ck_assert_msg(strstr(tp_job_slurm_order(job), "leaf switch"), "%s",
+		      tp_job_slurm_order(job));
+	tp_job_destroy(job);
+	/* the same with the slots in the hostlist's order (2,1,1,...) */
+	r.ntasks = 0;
+	r.slots = "2,1(x7)";
+	r.stencil = "9x1";
+	job = job_ok(&r);
+	const char *want2[] = { "n001", "n003", "n005", "n007", "n000", "n000",
+				"n002", "n004", "n006" };
+	for (int t = 0; t < 9; t++)
+		ck_assert_str_eq(tp_job_task_node(job, t), want2[t]);
+	tp_job_destroy(job);
+	slurm_dir_free(d);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job");
@@ -655,6 +854,9 @@ int main(void)
 	tcase_add_test(tc, block_map_and_models);
 	tcase_add_test(tc, early_stencil);
 	tcase_add_test(tc, cpus_follow_affinity);
+	tcase_add_test(tc, slurm_order_tree);
+	tcase_add_test(tc, slurm_order_block_and_fallbacks);
+	tcase_add_test(tc, slurm_order_job);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

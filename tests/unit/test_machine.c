@@ -512,12 +512,54 @@ START_TEST(alloc_hostlist_errors)
 	ck_assert_int_eq(tp_alloc_from_hostlist(m, "nid00001", 0, "--nodes", &a, &err),
 			 TP_EINVAL);
 	tp_assert_err_has(&err, "0 slots per node");
-	/* More names than the machine has nodes: refused before expanding. */
+	/* More names than the machine has nodes: the first unknown one is
+	 * named, as with fewer names. */
 	ck_assert_int_eq(tp_alloc_from_hostlist(m, "nid[00000-65535]", 1, "--nodes", &a, &err),
-			 TP_EINVAL);
-	ck_assert_str_eq(err.msg, "--nodes: 65536 names, more than 16 (the machine's node count)");
+			 TP_ENOENT);
+	ck_assert_str_eq(err.msg, "--nodes: unknown node 'nid00016'");
 	ck_assert_int_eq(tp_alloc_from_hostlist(m, NULL, 1, "--nodes", &a, &err), TP_EINVAL);
 	ck_assert_int_eq(tp_alloc_from_hostlist(NULL, "x", 1, "--nodes", &a, &err), TP_EINVAL);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* A job's node list with more names than topoplace.conf has nodes names
+ * the node that is missing (or repeated), not the count, wherever it is in
+ * the list; a huge list stops at that name. */
+START_TEST(alloc_hostlist_more_names_than_nodes)
+{
+	tp_machine *m = named();
+	tp_alloc *a = (tp_alloc *)1;
+	tp_error err;
+	/* the whole machine and one node topoplace.conf lacks */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "nid[00000-00015],nid00016", 1,
+						"SLURM_JOB_NODELIST", &a, &err), TP_ENOENT);
+	ck_assert_ptr_null(a);
+	ck_assert_str_eq(err.msg, "SLURM_JOB_NODELIST: unknown node 'nid00016'");
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "login1,nid[00000-00015]", 1,
+						"SLURM_JOB_NODELIST", &a, &err), TP_ENOENT);
+	ck_assert_str_eq(err.msg, "SLURM_JOB_NODELIST: unknown node 'login1'");
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "nid[00000-00007],gpu[01-09]", 1,
+						"SLURM_JOB_NODELIST", &a, &err), TP_ENOENT);
+	ck_assert_str_eq(err.msg, "SLURM_JOB_NODELIST: unknown node 'gpu01'");
+	/* all known, one twice */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "nid[00000-00015],nid00003", 1,
+						"--nodes", &a, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "--nodes: duplicate node 'nid00003'");
+	/* 2^33 names: the first is unknown, nothing more is expanded */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "a[0-65535]b[0-65535]c[0-1]", 1,
+						"--nodes", &a, &err), TP_ENOENT);
+	ck_assert_str_eq(err.msg, "--nodes: unknown node 'a0b0c0'");
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "nid[00000-00015],nid[00000-99999]",
+						1, "--nodes", &a, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "--nodes: duplicate node 'nid00000'");
+	ck_assert_ptr_null(a);
+	/* exactly the machine's node count still fits */
+	ck_assert_int_eq(tp_alloc_from_hostlist(m, "nid[00008-00015],nid[00000-00007]", 1,
+						"--nodes", &a, &err), 0);
+	ck_assert_int_eq(tp_alloc_nnodes(a), 16);
+	ck_assert_int_eq(tp_alloc_node(a, 0), 8);
+	tp_alloc_destroy(a);
 	tp_machine_destroy(m);
 }
 END_TEST
@@ -614,6 +656,7 @@ int main(void)
 	TCase *ta = tcase_create("alloc");
 	tcase_add_test(ta, alloc_hostlist);
 	tcase_add_test(ta, alloc_hostlist_errors);
+	tcase_add_test(ta, alloc_hostlist_more_names_than_nodes);
 	tcase_add_test(ta, alloc_nodes);
 	tcase_add_test(ta, alloc_slots);
 	suite_add_tcase(s, ta);

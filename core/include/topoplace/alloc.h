@@ -48,6 +48,18 @@ TP_EXPORT int tp_alloc_set_slots(tp_alloc *a, int32_t i, int slots, tp_error *er
  * node: every node floor(n/N), the first n%N nodes one more. */
 TP_EXPORT int tp_alloc_spread_tasks(tp_alloc *a, int64_t ntasks, tp_error *err);
 
+/* Put the nodes (with their slots) in the order Slurm's own step layout
+ * takes them, the baseline every mapping is judged against: for Slurm
+ * 26.05 and later (version as TP_SLURM_VERSION in <topoplace/job.h>) with
+ * slurm.conf's TopologyPlugin=topology/tree or topology/block, leaf switch
+ * by leaf switch or block by block in topology.conf's order (nodes in
+ * neither first), unless SelectTypeParameters=CR_NO_DIST_TOPO_BLOCK;
+ * otherwise the order stays.  how (at least TP_ERROR_MSG_MAX bytes, or
+ * NULL) says which was taken; an unreadable file keeps the order and says
+ * why there.  Fails only out of memory. */
+TP_EXPORT int tp_alloc_take_slurm_order(tp_alloc *a, const char *slurm_conf,
+					unsigned version, char *how);
+
 TP_EXPORT int32_t tp_alloc_nnodes(const tp_alloc *a);
 TP_EXPORT int32_t tp_alloc_node(const tp_alloc *a, int32_t i);   /* machine node index */
 TP_EXPORT int tp_alloc_slots(const tp_alloc *a, int32_t i);

@@ -86,6 +86,15 @@ typedef struct tp_job_request {
 	const char *capacity;
 	int64_t ntasks;
 	int64_t max_tasks;           /* 0: TP_JOB_DEFAULT_MAX_TASKS */
+	/* Slurm's own order of these nodes, the baseline of every score: the
+	 * release that lays the tasks out (TP_SLURM_VERSION(26, 5, 0); 0:
+	 * unknown) and its slurm.conf.  From 26.05 on, with topology/tree or
+	 * topology/block, Slurm goes leaf switch by leaf switch or block by
+	 * block in topology.conf's order (nodes in neither first); otherwise,
+	 * and without them, nodes keeps its order.  tp_job_slurm_order() says
+	 * which was taken. */
+	unsigned slurm_version;
+	const char *slurm_conf;
 
 	/* The pattern: any combination (the GPU matrix is added to the
 	 * stencil or graph for node placement, MAGC's phase 1).  None: only
@@ -125,6 +134,9 @@ typedef struct tp_job_request {
 			*policy, *metric, *time_budget;
 	} what;
 } tp_job_request;
+
+/* A Slurm release as <slurm/slurm_version.h>'s SLURM_VERSION_NUM. */
+#define TP_SLURM_VERSION(a, b, c) (((unsigned)(a) << 16) + ((unsigned)(b) << 8) + (unsigned)(c))
 
 /* Every field unset: defaults everywhere. */
 TP_EXPORT void tp_job_request_init(tp_job_request *r);
@@ -177,6 +189,9 @@ TP_EXPORT const int32_t *tp_job_map(const tp_job *job);
  * slots in the allocation's order); NULL before tp_job_run. */
 TP_EXPORT const int32_t *tp_job_block_map(const tp_job *job);
 TP_EXPORT const char *tp_job_task_node(const tp_job *job, int32_t task);
+/* How the allocation's order was taken as Slurm's ("the hostlist's order",
+ * "leaf switch by leaf switch, as Slurm 26.05 lays tasks out (...)"). */
+TP_EXPORT const char *tp_job_slurm_order(const tp_job *job);
 
 /* ---- how it was chosen ---- */
 typedef struct tp_job_candidate {

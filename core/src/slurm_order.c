@@ -1,0 +1,247 @@
+/* topoplace — Slurm's own order of an allocation's nodes: the baseline
+ * every mapping is judged against ("never worse than Slurm's order").
+ *
+ * Before 26.05 a step's tasks fill the nodes in the job's hostlist order.
+ * Slurm 26.05's select/cons_tres ranks the nodes of a job by their topology
+ * (topology_g_get_rank) and the step layout sorts by that rank, ties by node
+ * index (_task_layout_topo in slurm_step_layout.c):
+ *   topology/tree   the position of the node's leaf switch (a switch with
+ *                   Nodes=) among the leaves, in topology.conf's order;
+ *   topology/block  the index of its block among the BlockName= lines;
+ *   a node in no leaf or block ranks 0, before all others.
+ * SelectTypeParameters=CR_NO_DIST_TOPO_BLOCK and select/linear keep the
+ * hostlist order.  topology.yaml (which Slurm reads instead of
+ * topology.conf when it exists) is not read here: the hostlist's order,
+ * said in *how. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+#define VERSION_26_05 ((26u << 16) + (5u << 8))
+
+enum kind { BY_LEAF, BY_BLOCK };
+
+struct ranker {
+	const tp_alloc *a;
+	int32_t *pos_of;     /* machine node -> allocation index, or -1 */
+	int32_t *rank;       /* per allocation index; -1: not ranked yet */
+	int32_t current;
+};
+
+static int rank_span(void *arg, int32_t first, int32_t count,
+		     const struct tp__listed *l)
+{
+	(void)l;
+	struct ranker *r = arg;
+	for (int32_t k = 0; first >= 0 && k < count; k++) {
+		int32_t i = r->pos_of[first + k];
+		/* the first leaf or block that holds the node, as Slurm's loop */
+		if (i >= 0 && r->rank[i] < 0)
+			r->rank[i] = r->current;
+	}
+	return 0;
+}
+
+/* The value of key (case-insensitive) among line's words, cut in place. */
+static char *word_value(char *line, const char *key)
+{
+	size_t kl = strlen(key);
+	for (char *p = line; *p;) {
+		p += strspn(p, " \t\r");
+		char *end = p + strcspn(p, " \t\r");
+		if (!strncasecmp(p, key, kl) && p[kl] == '=') {
+			*end = '\0';
+			return p + kl + 1;
+		}
+		p = end;
+	}
+	return NULL;
+}
+
+struct topo_walk {
+	struct ranker *r;
+	enum kind kind;
+	int32_t leaves, blocks;
+};
+
+static int topo_line(void *arg, char *line, int number)
+{
+	(void)number;
+	struct topo_walk *w = arg;
+	char *start = line + strspn(line, " \t\r");
+	bool leaf = w->kind == BY_LEAF && !strncasecmp(start, "SwitchName=", 11);
+	bool block = w->kind == BY_BLOCK && !strncasecmp(start, "BlockName=", 10);
+	if (!leaf && !block)
+		return 0;
+	char *nodes = word_value(line, "Nodes");
+	if (leaf) {
+		if (!nodes)
+			return 0;      /* a switch above the leaves */
+		w->r->current = ++w->leaves;
+	} else {
+		w->r->current = w->blocks++;   /* every block has its index */
+		if (!nodes)
+			return 0;
+	}
+	struct tp__hostlist *hl;
+	int64_t count;
+	tp_error e;
+	tp_error_clear(&e);
+	if (tp__hostlist_parse(nodes, "Nodes=", TP__MAX_TREE_NODES,
+			       "the most a topology holds", &hl, &count, &e))
+		return 0;   /* slurmctld refuses such a file; nothing to rank */
+	tp__machine_each_listed(tp_alloc_machine(w->r->a), hl, rank_span, w->r);
+	tp__hostlist_free(hl);
+	return 0;
+}
+
+/* Rank the allocation's nodes by topology.conf; false when it cannot be
+ * read (why in how). */
+static bool rank_by_file(const char *path, enum kind kind, struct ranker *r,
+			 char *how)
+{
+	char *text;
+	size_t len;
+	tp_error e;
+	tp_error_clear(&e);
+	if (tp__read_file(path, TP__MAX_CONF_BYTES, "topology.conf", &text, &len,
+			  &e)) {
+		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (%.400s)", e.msg);
+		return false;
+	}
+	struct topo_walk w = { .r = r, .kind = kind };
+	tp__each_conf_line(text, path, &e, topo_line, &w);
+	free(text);
+	return true;
+}
+
+static int cmp_rank(const void *x, const void *y, void *arg)
+{
+	const int32_t *rank = arg;
+	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+	if (rank[a] != rank[b])
+		return rank[a] < rank[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* path's directory joined with name, into out (TP_PATH_MAX-ish). */
+static void beside(const char *path, const char *name, char *out, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	int dir = slash ? (int)(slash - path) : 0;
+	if (slash)
+		snprintf(out, len, "%.*s/%s", dir ? dir : 1, dir ? path : "/", name);
+	else
+		snprintf(out, len, "%s", name);
+}
+
+static bool has_word(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+	for (const char *p = list; p && *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == wl && !strncasecmp(p, word, wl))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+static bool file_exists(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (f)
+		fclose(f);
+	return f != NULL;
+}
+
+void tp__slurm_order(const char *slurm_conf, unsigned version,
+		     const tp_alloc *a, int32_t *order, char *how)
+{
+	int32_t nn = tp_alloc_nnodes(a);
+	for (int32_t i = 0; i < nn; i++)
+		order[i] = i;
+	snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order");
+	if (!slurm_conf || !*slurm_conf || version < VERSION_26_05 || nn < 2)
+		return;
+	struct tp__slurm_keys k;
+	tp_error e;
+	tp_error_clear(&e);
+	if (tp__slurm_conf_keys(slurm_conf, &k, &e)) {
+		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (%.400s)", e.msg);
+		return;
+	}
+	const char *plugin = k.topology_plugin ? k.topology_plugin : "";
+	enum kind kind = BY_LEAF;
+	char yaml[4096], conf[4096];
+	beside(slurm_conf, "topology.yaml", yaml, sizeof yaml);
+	beside(slurm_conf, "topology.conf", conf, sizeof conf);
+	bool topo = true;
+	if (!strcasecmp(plugin, "topology/tree"))
+		kind = BY_LEAF;
+	else if (!strcasecmp(plugin, "topology/block"))
+		kind = BY_BLOCK;
+	else
+		topo = false;
+	if (k.select_type && !strcasecmp(k.select_type, "select/linear")) {
+		topo = false;
+	} else if (has_word(k.select_params, "CR_NO_DIST_TOPO_BLOCK")) {
+		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order "
+			 "(CR_NO_DIST_TOPO_BLOCK)");
+		topo = false;
+	} else if (file_exists(yaml)) {
+		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (%.400s is "
+			 "not read)", yaml);
+		topo = false;
+	}
+	tp__slurm_keys_free(&k);
+	if (!topo)
+		return;
+	const tp_machine *m = tp_alloc_machine(a);
+	int32_t nm = m->nnodes;
+	struct ranker r = {
+		.a = a,
+		.pos_of = tp__malloc_array((size_t)nm, sizeof(int32_t)),
+		.rank = tp__malloc_array((size_t)nn, sizeof(int32_t)),
+	};
+	if (r.pos_of && r.rank) {
+		for (int32_t j = 0; j < nm; j++)
+			r.pos_of[j] = -1;
+		for (int32_t i = 0; i < nn; i++) {
+			r.pos_of[tp_alloc_node(a, i)] = i;
+			r.rank[i] = -1;
+		}
+		if (rank_by_file(conf, kind, &r, how)) {
+			for (int32_t i = 0; i < nn; i++)
+				if (r.rank[i] < 0)
+					r.rank[i] = 0;
+			qsort_r(order, (size_t)nn, sizeof *order, cmp_rank, r.rank);
+			snprintf(how, TP_ERROR_MSG_MAX, "%s, as Slurm %u.%02u lays "
+				 "tasks out (%.400s)", kind == BY_LEAF
+				 ? "leaf switch by leaf switch"
+				 : "block by block", version >> 16,
+				 (version >> 8) & 0xff, conf);
+		}
+	}
+	free(r.pos_of);
+	free(r.rank);
+}
+
+int tp_alloc_take_slurm_order(tp_alloc *a, const char *slurm_conf,
+			      unsigned version, char *how)
+{
+	char own[TP_ERROR_MSG_MAX];
+	int32_t nn = tp_alloc_nnodes(a);
+	int32_t *order = tp__malloc_array((size_t)(nn ? nn : 1), sizeof *order);
+	if (!a || !order) {
+		free(order);
+		return TP_ENOMEM;
+	}
+	tp__slurm_order(slurm_conf, version, a, order, how ? how : own);
+	int rc = tp__alloc_reorder(a, order);
+	free(order);
+	return rc;
+}
