@@ -6,7 +6,8 @@
  *
  * It finds its rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
  * SLURM_PROCID), the job's placement (the hostfile the batch step wrote:
- * TOPOPLACE_HOSTFILE, else SLURM_HOSTFILE; the pattern from the job's
+ * TOPOPLACE_HOSTFILE, else SLURM_HOSTFILE; under an mpiexec that was not
+ * given it, Hydra's own blocks: hydra_blocks; the pattern from the job's
  * --topo-* options, which sbatch leaves in the environment), its node's
  * share (the CPUs its launcher may use: the parent's affinity; the GPUs:
  * SLURM_STEP_GPUS / SLURM_JOB_GPUS / CUDA_VISIBLE_DEVICES), asks the core
@@ -172,6 +173,29 @@ static int node_ranks(struct bind *b)
 				b->local = b->nmine;
 			b->mine[b->nmine++] = t;
 		}
+	return 0;
+}
+
+/* mpiexec that the batch step did not give the placement (a node's ranks
+ * would not be one run: TOPOPLACE_MPIEXEC=blocks) runs Hydra's own order,
+ * each node's ranks one block, and says where this rank stands in it. */
+static int hydra_blocks(struct bind *b, long size)
+{
+	const char *lid_s = env("MPI_LOCALRANKID");
+	long lid = !lid_s ? -1 : !strcmp(lid_s, "0") ? 0
+		   : tpk_parse_pos(lid_s) ? (long)tpk_parse_pos(lid_s) : -1;
+	long ln = (long)tpk_parse_pos(env("MPI_LOCALNRANKS"));
+	if (!size || size > BIND_MAX_TASKS || ln < 1 || lid < 0 || lid >= ln ||
+	    b->rank < lid || b->rank - lid + ln > size)
+		return why(b, "mpiexec's MPI_LOCALRANKID, MPI_LOCALNRANKS and "
+			   "PMI_SIZE do not say where rank %ld stands", b->rank);
+	if (!(b->mine = malloc(sizeof *b->mine * (size_t)ln)))
+		return why(b, "out of memory");
+	b->ntasks = (int32_t)size;
+	for (long k = 0; k < ln; k++)
+		b->mine[k] = (int32_t)(b->rank - lid + k);
+	b->nmine = (int32_t)ln;
+	b->local = (int32_t)lid;
 	return 0;
 }
 
@@ -377,15 +401,21 @@ static void bind_rank(struct bind *b)
 	}
 	short_hostname(b->node, sizeof b->node);
 	long size = env_size();
-	if (read_hostfile(b, hf) < 0)
-		return;
-	if (size && size != b->ntasks) {
-		why(b, "%ld ranks, but the job's placement is for %ld", size,
-		    (long)b->ntasks);
-		return;
+	const char *mpiexec = env("TOPOPLACE_MPIEXEC");
+	if (!strcmp(which, "PMI_RANK") && mpiexec && !strcmp(mpiexec, "blocks")) {
+		if (hydra_blocks(b, size) < 0)
+			return;
+	} else {
+		if (read_hostfile(b, hf) < 0)
+			return;
+		if (size && size != b->ntasks) {
+			why(b, "%ld ranks, but the job's placement is for %ld", size,
+			    (long)b->ntasks);
+			return;
+		}
+		if (node_ranks(b) < 0)
+			return;
 	}
-	if (node_ranks(b) < 0)
-		return;
 	gpu_share(b);
 	b->share.want_cpus = want_cpus(b);
 	if (!b->share.want_cpus && !b->share.want_gpus)
@@ -402,7 +432,8 @@ static void bind_rank(struct bind *b)
 
 static void bind_free(struct bind *b)
 {
-	for (int32_t t = 0; t < b->ntasks; t++)
+	/* Hydra's blocks count the ranks without naming them */
+	for (int32_t t = 0; b->names && t < b->ntasks; t++)
 		free(b->names[t]);
 	free(b->names);
 	free(b->mine);

@@ -5,10 +5,10 @@
  * (SLURM_JOB_NODELIST), the hostfile written into a private directory
  * under the job's TMPDIR, and SLURM_HOSTFILE plus
  * SLURM_DISTRIBUTION=arbitrary exported to the script, so that every plain
- * srun in it follows the mapping; so do a plain mpirun (Open MPI's MCA
- * settings for a default hostfile and sequential mapping) and mpiexec
- * (Hydra's host file, and a launcher that starts its proxies where the
- * mapping says).  The directory goes in slurm_spank_exit.
+ * srun in it follows the mapping; so does a plain mpiexec (Hydra's host
+ * file, and a launcher that starts its proxies where the mapping says) when
+ * each node's ranks are consecutive.  Open MPI's mpirun is left alone
+ * (export_launchers says why).  The directory goes in slurm_spank_exit.
  *
  * Counts come from Slurm where the user could have set them: SLURM_NTASKS
  * is the user's own when sbatch got no -n, so it may not exceed the slots
@@ -115,27 +115,39 @@ static bool user_set(spank_t sp, const char *name)
  * script follows the mapping too (see doc/mpi.md).  What the user set
  * stays. */
 static void export_launchers(spank_t sp, const struct tpk_site *site,
-			     const struct tpk_result *r)
+			     const struct tpk_result *r, bool report)
 {
 	/* for topoplace bind, which a rank runs under any launcher */
 	spank_setenv(sp, "TOPOPLACE_CONF", site->conf_path, 0);
 	if (!site->cpu_bind)
 		spank_setenv(sp, "TOPOPLACE_CPU_BIND", "no", 1);
-	/* Open MPI 4.x mpirun: the seq mapper reads the default hostfile in
-	 * order, rank by rank, within the Slurm allocation */
-	spank_setenv(sp, "OMPI_MCA_orte_default_hostfile", r->hostfile, 0);
-	spank_setenv(sp, "OMPI_MCA_rmaps_base_mapping_policy", "seq", 0);
+	/* Open MPI: nothing.  Its mapping policy set in the environment
+	 * clashes with a user's own --rankfile or slots= hostfile (4.1 refuses
+	 * both), and no setting of it yields to them; mpirun follows the
+	 * placement with --map-by seq --hostfile $TOPOPLACE_HOSTFILE. */
 	/* MPICH's mpiexec (Hydra): ranks in runs from its host file; the
-	 * launcher script starts one proxy per run with srun */
+	 * launcher script starts one proxy per run with srun, which keeps a
+	 * node's ranks local to each other only if the node has one run */
 	char dir[TPK_PATH_MAX], exec[TPK_PATH_MAX + 32];
-	if (!r->mpichfile[0] || !plugin_dir(dir, sizeof dir) ||
-	    user_set(sp, "HYDRA_HOST_FILE") || user_set(sp, "HYDRA_RMK") ||
+	if (user_set(sp, "HYDRA_HOST_FILE") || user_set(sp, "HYDRA_RMK") ||
 	    user_set(sp, "HYDRA_LAUNCHER") || user_set(sp, "HYDRA_LAUNCHER_EXEC"))
+		return;
+	if (r->mpich_split) {
+		/* topoplace bind then takes Hydra's own blocks for the ranks */
+		spank_setenv(sp, "TOPOPLACE_MPIEXEC", "blocks", 1);
+		if (report)
+			slurm_spank_log("topoplace: mpiexec (MPICH) keeps Slurm's "
+					"order: a node's ranks are not consecutive, "
+					"and Hydra would start them apart (no shared "
+					"memory); srun --mpi=pmi2 follows the placement");
+		return;
+	}
+	if (!r->mpichfile[0] || !plugin_dir(dir, sizeof dir))
 		return;
 	snprintf(exec, sizeof exec, "%s/topoplace-hydra-srun", dir);
 	if (access(exec, X_OK) != 0) {
-		slurm_debug("topoplace: %s missing: mpiexec keeps Slurm's order",
-			    exec);
+		slurm_spank_log("topoplace: %s is missing: mpiexec (MPICH) keeps "
+				"Slurm's order", exec);
 		return;
 	}
 	spank_setenv(sp, "HYDRA_HOST_FILE", r->mpichfile, 1);
@@ -212,7 +224,7 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 			goto out;
 		}
 		snprintf(placed_dir, sizeof placed_dir, "%s", r.dir);
-		export_launchers(sp, site, &r);
+		export_launchers(sp, site, &r, hints->report);
 		slurm_info("topoplace: job %u: %s mapping of %lld tasks in %.1f ms, "
 			   "SLURM_HOSTFILE=%s", jobid, r.policy,
 			   (long long)step.ntasks, r.elapsed_ms, r.hostfile);

@@ -13,9 +13,9 @@
  * option that comes after it, where srun's own getopt shows how far the
  * options go; without one it fails open with one line.
  *
- * The user's own layout wins: -w, -m, -x, -r, --nodefile, a node count
- * other than the allocation's, their own SLURM_HOSTFILE or
- * SLURM_DISTRIBUTION, and heterogeneous steps.  A pattern inherited from
+ * The user's own layout wins: -w, -m, -x, -r, --nodefile, -N (srun takes
+ * no hostfile beside it), their own SLURM_HOSTFILE or SLURM_DISTRIBUTION,
+ * and heterogeneous steps.  A pattern inherited from
  * the job applies only to steps of the job's task count (inherited_misfit):
  * launchers' daemons are Slurm's, silently.
  */
@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <slurm/spank.h>
+#include <slurm/slurm_version.h>
 
 #include "tpk.h"
 
@@ -99,6 +100,18 @@ static void absolute(char **path, bool from_cmdline, const char *envname)
 	setenv(envname, *path, 1);
 }
 
+/* srun's PMI-2 before Slurm 24.05 tells MPI that every task of an
+ * arbitrary layout is alone on its node ("(vector,(0,N,1))" in mpi/pmi2's
+ * _get_proc_mapping): MPICH would lose shared memory between the ranks of
+ * a node.  Such a step keeps Slurm's layout. */
+static bool pmi2_loses_locality(const struct tpk_srun_args *args)
+{
+	if (tpk_slurm_version() >= SLURM_VERSION_NUM(24, 5, 0))
+		return false;
+	const char *mpi = args->mpi[0] ? args->mpi : getenv("SLURM_MPI_TYPE");
+	return mpi && !strcmp(mpi, "pmi2");
+}
+
 /* The user's own layout, or "" when topoplace may place. */
 static void user_layout(const struct tpk_srun_args *args, char *out,
 			size_t len)
@@ -106,17 +119,17 @@ static void user_layout(const struct tpk_srun_args *args, char *out,
 	const char *hf = getenv("SLURM_HOSTFILE"), *our = getenv(ENV_HOSTFILE);
 	const char *dist = getenv("SLURM_DISTRIBUTION");
 	bool ours = nonempty(hf) && nonempty(our) && !strcmp(hf, our);
-	int64_t alloc_nodes = tpk_parse_pos(getenv("SLURM_JOB_NUM_NODES"));
-	if (!alloc_nodes)
-		alloc_nodes = tpk_parse_pos(getenv("SLURM_NNODES"));
 	out[0] = '\0';
 	if (args->layout[0])
 		snprintf(out, len, "%s", args->layout);
 	else if (args->het)
 		snprintf(out, len, "a heterogeneous step");
-	else if (args->nodes_min && (args->nodes_min != alloc_nodes ||
-				     args->nodes_max != alloc_nodes))
+	else if (args->nodes_min)
+		/* any -N: srun 23.11 and later refuse it beside a hostfile
+		 * (_validate_arbitrary), and 22.05 reads only N of its lines */
 		snprintf(out, len, "-N %lld", (long long)args->nodes_min);
+	else if (pmi2_loses_locality(args))
+		snprintf(out, len, "--mpi=pmi2");
 	else if (nonempty(hf) && !ours)
 		snprintf(out, len, "SLURM_HOSTFILE");
 	else if (nonempty(dist) && !(ours && !strcmp(dist, "arbitrary")))
@@ -244,6 +257,17 @@ static void place(const struct tpk_site *site, const struct tpk_srun_args *args)
 			 * placement that will not happen */
 			say("topoplace: a heterogeneous step is placed by Slurm; "
 			    "its --topo-* options are ignored");
+		} else if (wanted && h.report && !strcmp(layout, "--mpi=pmi2")) {
+			say("topoplace: --mpi=pmi2 before Slurm 24.05 tells MPI "
+			    "that every task of a placed step is alone on its node "
+			    "(no shared memory), so Slurm's placement is kept; "
+			    "--mpi=pmix places it");
+		} else if (wanted && h.report && args->nodes_min && !args->layout[0]) {
+			tpk_line(line, sizeof line, "topoplace: %s given: srun "
+				 "follows no hostfile with -N, so Slurm's placement "
+				 "is kept (leave -N out to have the tasks placed)",
+				 layout);
+			say(line);
 		} else if (wanted && h.report) {
 			tpk_line(line, sizeof line, "topoplace: %s given by the user: "
 				 "the user's placement wins, topoplace leaves it alone",

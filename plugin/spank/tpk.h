@@ -50,12 +50,20 @@ struct tpk_site {
 	size_t max_file_bytes;         /* max_file_bytes= */
 	int64_t max_tasks;             /* max_tasks= */
 	bool cpu_bind;                 /* cpu_bind=yes|no (default yes) */
+	char slurm_conf[TPK_PATH_MAX]; /* slurm_conf=, "" when not given */
 };
 
 void tpk_site_defaults(struct tpk_site *s);
 /* Apply one "key=value" argument; 0, or -1 with one line in err (the
  * argument is then ignored). */
 int tpk_site_arg(struct tpk_site *s, const char *arg, char *err, size_t errlen);
+
+/* ---- slurm_running.c: the Slurm that loaded the plugin ---- */
+
+/* The release the plugin was built for (SLURM_VERSION_NUMBER). */
+unsigned tpk_slurm_version(void);
+/* The slurm.conf whose topology decides Slurm's own task order. */
+void tpk_slurm_conf_path(const struct tpk_site *site, char *out, size_t len);
 
 /* ---- hints.c: the job's --topo-* options ---- */
 
@@ -98,6 +106,7 @@ struct tpk_srun_args {
 	int ntasks_per_node;     /* --ntasks-per-node, 0 when not given */
 	int64_t cpus_per_task;   /* -c, 0 when not given */
 	char layout[32];         /* first user layout option seen ("-w"), or "" */
+	char mpi[16];            /* --mpi's value, or "" */
 	bool het;                /* heterogeneous step (":" or --het-group) */
 	bool het_topo;           /* --topo-* options in a later component */
 	bool info_only;          /* --help, --usage, --version */
@@ -234,6 +243,7 @@ struct tpk_result {
 	char dir[TPK_PATH_MAX];      /* private directory ("" when none) */
 	char hostfile[TPK_PATH_MAX]; /* SLURM_HOSTFILE ("" when none) */
 	char mpichfile[TPK_PATH_MAX];/* HYDRA_HOST_FILE ("" when none) */
+	bool mpich_split;            /* none: a node's ranks are not one run */
 	char policy[48];             /* what was kept, for the slurmd log */
 	double elapsed_ms;
 };

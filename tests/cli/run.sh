@@ -194,8 +194,10 @@ fails2 "eval --hostfile with a NUL byte" "hosts.nul:2: NUL byte" - eval --config
 fails2 "check-config FIFO" "not a regular file (a FIFO)" - check-config "$tmp/nodes.fifo"
 fails2 "--graph FIFO" "not a regular file (a FIFO)" - map --config "$C8" \
 	--nodes "n[000-003]" --ntasks 4 --graph "$tmp/nodes.fifo"
-fails2 "hostlist product bounded" "--nodes: 8589934592 names, more than 512" - map \
+fails2 "hostlist product bounded" "--nodes: unknown node 'a0b0c0'" - map \
 	--config "$C8" --nodes "a[0-65535]b[0-65535]c[0-1]" --ntasks 4 --stencil 2x2
+fails2 "more names than nodes: the unknown one" "--nodes: unknown node 'n512'" - map \
+	--config "$C8" --nodes "n[000-512]" --ntasks 4 --stencil 2x2
 
 # --output to a FIFO (like /dev/stdout or /dev/null): written in place, the
 # node stays a FIFO (an atomic rename would have replaced it)
@@ -1090,6 +1092,18 @@ if [ "$nproc_ok" -ge 2 ]; then
 	bindrun 2 ${OPT}topo_policy=cyclic
 	if [ "$(cut -d: -f2,3 "$tmp/out")" = ":1" ] && [ "$(cat "$tmp/err")" = "topoplace bind: rank 2 on $HOST: GPUs 1" ]; then ok "bind: no pattern: GPUs in local-rank order, CPUs untouched"
 	else no "bind: no pattern" "$(cat "$tmp/out") $(cat "$tmp/err")"; fi
+	# an mpiexec not given the placement (TOPOPLACE_MPIEXEC=blocks): rank 3,
+	# placed on "other", runs here as Hydra's local rank 1 of 2 (ranks 2
+	# and 3), and is bound as the second of those two
+	bindrun 3 ${OPT}topo_stencil=$ST ${OPT}topo_policy=block TOPOPLACE_MPIEXEC=blocks \
+		MPI_LOCALRANKID=1 MPI_LOCALNRANKS=2
+	two=$(cat "$tmp/out")
+	bindrun 2 ${OPT}topo_stencil=$ST ${OPT}topo_policy=block TOPOPLACE_MPIEXEC=blocks \
+		MPI_LOCALRANKID=0 MPI_LOCALNRANKS=2
+	if [ "$rc" = 0 ] && grep -q "^topoplace bind: rank 2 on $HOST: GPUs [01] CPUs [01]$" "$tmp/err" &&
+		[ "$(echo "$two $(cat "$tmp/out")" | tr ' ' '\n' | cut -d: -f1 | sort -u | wc -l)" = 2 ]; then
+		ok "bind: under an mpiexec left in its own order, a node's ranks are Hydra's block (MPI_LOCALRANKID, MPI_LOCALNRANKS)"
+	else no "bind: Hydra's blocks" "ranks 3 and 2: [$two] [$(cat "$tmp/out")] $(cat "$tmp/err")"; fi
 fi
 # fail open: one line, the program runs with the environment untouched
 bindfail() {  # bindfail NAME MENTION RANK ENV...
@@ -1108,6 +1122,8 @@ bindfail "no hostfile" "not placed" 0 ${OPT}topo_stencil=2x2 TOPOPLACE_HOSTFILE=
 bindfail "missing hostfile" "No such file" 0 ${OPT}topo_stencil=2x2 TOPOPLACE_HOSTFILE=$tmp/none
 bindfail "bad rank" "PMI_RANK: not a rank" x ${OPT}topo_stencil=2x2
 bindfail "missing config" "no-such.conf" 0 ${OPT}topo_stencil=2x2 TOPOPLACE_CONF=$tmp/no-such.conf
+bindfail "Hydra's blocks without local ranks" "MPI_LOCALRANKID, MPI_LOCALNRANKS and PMI_SIZE do not say where rank 1 stands" \
+	1 ${OPT}topo_stencil=2x2 TOPOPLACE_MPIEXEC=blocks MPI_LOCALRANKID=2 MPI_LOCALNRANKS=2
 # nothing asked: silent, untouched; the program's exit status comes back
 bindrun 0
 if [ "$rc" = 0 ] && [ ! -s "$tmp/err" ] && [ "$(cut -d: -f2,3 "$tmp/out")" = ":0,1" ]; then ok "bind: no --topo-* options: silent, untouched"

@@ -51,7 +51,8 @@ skip() {
 	exit 0
 }
 [ "$(id -u)" = 0 ] || skip "the MPI cluster tests need root (as run.sh)"
-sh "$REPO/contrib/install-deps.sh" slurm >/dev/null || skip "the Slurm packages are missing"
+[ -n "${TP_SLURM_PREFIX:-}" ] || sh "$REPO/contrib/install-deps.sh" slurm >/dev/null ||
+	skip "the Slurm packages are missing"
 sh "$REPO/contrib/install-deps.sh" mpi >/dev/null || skip "Open MPI and MPICH are missing and cannot be installed"
 for f in topoplace.so topoplace trace/openmpi/libtopoplace-trace.so trace/mpich/libtopoplace-trace.so; do
 	if [ ! -r "$B/$f" ]; then
@@ -72,6 +73,9 @@ if ! bash "$HERE/cluster.sh" start; then
 fi
 # shellcheck disable=SC1091
 . "$DIR/env.sh"
+# Slurm's own order, as the release under test lays tasks out: what every
+# expected mapping is judged against, as the plugin judges it
+SLURM_ORDER=(--slurm-conf "$SLURM_CONF" --slurm-version "$(scontrol --version | awk '{print $2}')")
 mkdir -p "$DIR/etc/nodes"
 chmod 0755 "$DIR/etc/nodes"
 install -m 0644 "$REPO/tests/data/nodes/duo.xml" "$DIR/etc/nodes/duo.xml"
@@ -91,7 +95,7 @@ CLI=$DIR/lib/topoplace
 
 as_user() {
 	setpriv --reuid="$TPUSER" --regid="$TPUSER" --init-groups \
-		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" USER="$TPUSER" \
+		env -i PATH=${TP_SLURM_PREFIX:+$TP_SLURM_PREFIX/bin:}/usr/local/bin:/usr/bin:/bin HOME="$H" USER="$TPUSER" \
 		LOGNAME="$TPUSER" SLURM_CONF="$SLURM_CONF" LANG=C \
 		bash -c "cd '$W' && $1"
 }
@@ -112,17 +116,25 @@ wait_jobs() {
 val() { sed -n "s/^$1=//p" "$2" | head -1; }
 # RANK r ... HOST h CPUS c CVD g lines -> "r:h:c:g ..." in rank order
 ranks() { awk '$1 == "RANK" {print $2 ":" $6 ":" $8 ":" $10}' "$1" 2>/dev/null | sort -n | paste -sd' '; }
+# ranks that share a host and do not all know it (their SHARED counts
+# against the ranks on that host): "" when every rank knows its neighbours
+not_local() {
+	awk '$1 == "RANK" {h[$2] = $6; k[$2] = $12; n[$6]++}
+	     END {for (r in h) if (k[r] != n[h[r]]) printf "rank %s on %s: shared %s of %d; ", r, h[r], k[r], n[h[r]]}' "$1" 2>/dev/null
+}
 # retried launches, said by the job's output
 retried() { grep -h '^RETRIED ' "$@" 2>/dev/null | sed 's/^/     note: /'; }
 
 # In the job scripts: L NAME CMD... runs an MPI launch into NAME.txt; an
 # Open MPI launch that fails is run once more (and says so).
+# A launch that hangs (a launcher waiting for a proxy that never came) is
+# stopped after 120 s: its checks fail, the suite goes on.
 LAUNCH='L() {
 	local name=$1; shift
-	"$@" > $name.txt 2> $name.stderr && return 0
+	timeout 120 "$@" > $name.txt 2> $name.stderr && return 0
 	case "$*" in *ompi*|*openmpi*)
 		echo "RETRIED $name: $(grep -v "^$" $name.stderr | head -1)"
-		"$@" > $name.txt 2> $name.stderr ;;
+		timeout 120 "$@" > $name.txt 2> $name.stderr ;;
 	esac
 }'
 
@@ -180,9 +192,9 @@ for m in ompi mpich; do
 done
 retried "$W/tr.out"
 SPEC=3x2x2:7pt:periodic=x:bytes=3200:weights=1,2,3
-"$CLI" map --config "$CONF" --nodes 'node[1-6]' --tasks-per-node 2 --graph "$W/trace-ompi.json" \
+"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes 'node[1-6]' --tasks-per-node 2 --graph "$W/trace-ompi.json" \
 	--format json > "$W/tr-map.json" 2> "$W/tr-map.err"
-"$CLI" map --config "$CONF" --nodes 'node[1-6]' --tasks-per-node 2 --stencil "$SPEC" \
+"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes 'node[1-6]' --tasks-per-node 2 --stencil "$SPEC" \
 	--format json > "$W/st-map.json" 2>/dev/null
 r=$(python3 - "$W/tr-map.json" "$W/st-map.json" "$SPEC" <<'PY'
 import json, sys
@@ -206,17 +218,25 @@ echo \"NL=\$SLURM_JOB_NODELIST\"
 echo \"TPN=\$SLURM_TASKS_PER_NODE\"
 L la-pmix srun --mpi=pmix ./ring-ompi
 L la-pmi2 srun --mpi=pmi2 ./ring-mpich
-L la-mpirun mpirun.openmpi $CLI bind -- ./ring-ompi
+L la-mpirun mpirun.openmpi --map-by seq --hostfile \"\$TOPOPLACE_HOSTFILE\" $CLI bind -- ./ring-ompi
 L la-mpiexec mpiexec.mpich $CLI bind -- ./ring-mpich
 L la-srunbind srun --mpi=pmix $CLI bind -- ./ring-ompi
+# the user's own files, which nothing topoplace exports may change
+scontrol show hostnames \"\$SLURM_JOB_NODELIST\" > nodes.txt
+awk '{print \"rank \" 2*(NR-1) \"=\" \$1 \" slot=0\"; print \"rank \" 2*(NR-1)+1 \"=\" \$1 \" slot=1\"}' nodes.txt > own.rankfile
+awk '{print \$1 \" slots=2\"}' nodes.txt > own.hosts
+L la-ownrf mpirun.openmpi --rankfile own.rankfile ./ring-ompi
+L la-ownhf mpirun.openmpi --hostfile own.hosts -np 12 ./ring-ompi
+L la-plain mpirun.openmpi ./ring-ompi
+echo \"HYDRA=\${HYDRA_LAUNCHER_EXEC:-}\"
 cat la-*.stderr >&2"
 as_user "sbatch --parsable -o la.out -e la.err -N6 --ntasks-per-node=2 --gpus-per-node=2 --topo-graph=trace-ompi.json ./la.sh" > "$W/la.jobid" 2>&1
 wait_jobs
 f=$W/la.out
 nl=$(val NL "$f"); tpn=$(val TPN "$f")
-exp=$("$CLI" map --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/trace-ompi.json" \
+exp=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/trace-ompi.json" \
 	--format tasks 2>/dev/null | sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\) gpus=\(.*\)/\1:\2:\3:\4/p' | paste -sd' ')
-blk=$("$CLI" map --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/trace-ompi.json" \
+blk=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/trace-ompi.json" \
 	--policy block 2>/dev/null | paste -sd' ')
 nodes_of() { echo "$1" | tr ' ' '\n' | cut -d: -f2 | paste -sd' '; }
 if [ -n "$exp" ] && [ "$(nodes_of "$exp")" != "$blk" ]; then
@@ -224,11 +244,48 @@ if [ -n "$exp" ] && [ "$(nodes_of "$exp")" != "$blk" ]; then
 else
 	bad "launch: a mapping that differs from block order" "map [$exp] block [$blk]"
 fi
+# Hydra starts one proxy per run of ranks: a mapping where a node's ranks
+# are not one run is not given to it (its ranks would not share memory)
+runs_ok=$(echo "$exp" | tr ' ' '\n' | cut -d: -f2 | uniq | sort | uniq -d)
+# Hydra's own order then: each node's ranks one block, in the hostlist's
+# order (not Slurm's step layout); topoplace bind takes it
+# (TOPOPLACE_MPIEXEC=blocks)
+blk_tasks=$("$CLI" map --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" \
+	--graph "$W/trace-ompi.json" --policy block --format tasks 2>/dev/null |
+	sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\) gpus=\(.*\)/\1:\2:\3:\4/p' | paste -sd' ')
+if [ -z "$runs_ok" ]; then
+	[ -n "$(val HYDRA "$f")" ] && ok "launch: each node's ranks are one run: mpiexec is given the placement" ||
+		bad "launch: HYDRA_LAUNCHER_EXEC exported for a one-run-per-node mapping" "$(val HYDRA "$f")"
+else
+	[ -z "$(val HYDRA "$f")" ] && ok "launch: a node holds ranks apart: mpiexec keeps Slurm's order (nothing exported)" ||
+		bad "launch: nothing exported for Hydra when a node's ranks are apart" "$(val HYDRA "$f")"
+fi
+ver=${SLURM_ORDER[3]}
+pmi2_old=$([ "$(printf '%s\n24.05\n' "$ver" | sort -V | head -1)" = 24.05 ] && echo 0 || echo 1)
+slurm_tasks=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" \
+	--graph "$W/trace-ompi.json" --policy block --format tasks 2>/dev/null |
+	sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\) gpus=\(.*\)/\1:\2:\3:\4/p' | paste -sd' ')
 for t in pmix:"srun --mpi=pmix (Open MPI)" pmi2:"srun --mpi=pmi2 (MPICH)" \
-	 mpirun:"mpirun + topoplace bind (Open MPI)" mpiexec:"mpiexec + topoplace bind (MPICH Hydra)" \
+	 mpirun:"mpirun --map-by seq --hostfile \$TOPOPLACE_HOSTFILE + topoplace bind (Open MPI)" \
+	 mpiexec:"mpiexec + topoplace bind (MPICH Hydra)" \
 	 srunbind:"srun --mpi=pmix + topoplace bind (a no-op under srun)"; do
 	name=${t%%:*}; what=${t#*:}
 	got=$(ranks "$W/la-$name.txt")
+	exp_saved=$exp
+	if [ "$name" = mpiexec ] && [ -n "$runs_ok" ]; then
+		exp=$blk_tasks; what="$what, Hydra's own order"
+	fi
+	if [ "$name" = pmi2 ] && [ "$pmi2_old" = 1 ]; then
+		# srun's PMI-2 before 24.05 would tell MPICH each rank of a
+		# placed step is alone: the step keeps Slurm's order
+		exp=$slurm_tasks; what="$what before Slurm 24.05, Slurm's order"
+	fi
+	nl_bad=$(not_local "$W/la-$name.txt")
+	if [ -s "$W/la-$name.txt" ] && [ -z "$nl_bad" ]; then
+		ok "launch $what: ranks that share a node are local to each other (MPI_COMM_TYPE_SHARED)"
+	else
+		bad "launch $what: local ranks" "$nl_bad" "$(head -3 "$W/la-$name.stderr" 2>/dev/null)"
+	fi
 	if [ -n "$exp" ] && [ "$(nodes_of "$got")" = "$(nodes_of "$exp")" ]; then
 		ok "launch $what: rank r runs on the node the mapping gives"
 	else
@@ -239,6 +296,21 @@ for t in pmix:"srun --mpi=pmix (Open MPI)" pmi2:"srun --mpi=pmi2 (MPICH)" \
 		ok "launch $what: each rank's CPU and GPU = topoplace map's"
 	else
 		bad "launch $what: CPUs and GPUs" "expected: [$exp]" "got:      [$got]"
+	fi
+	exp=$exp_saved
+done
+# the user's own rankfile and slots= hostfile in the placed job
+hosts=$(paste -sd' ' "$W/nodes.txt" 2>/dev/null)
+pairs=$(for h in $hosts; do printf '%s %s ' "$h" "$h"; done | sed 's/ $//')
+for t in ownrf:"mpirun --rankfile (the user's own)" ownhf:"mpirun --hostfile with slots= (the user's own)" \
+	 plain:"plain mpirun (Open MPI's own order)"; do
+	name=${t%%:*}; what=${t#*:}
+	got=$(ranks "$W/la-$name.txt" | tr ' ' '\n' | cut -d: -f2 | paste -sd' ')
+	if [ -n "$pairs" ] && [ "$got" = "$pairs" ] && [ -z "$(not_local "$W/la-$name.txt")" ]; then
+		ok "launch $what in a placed job: ranks where the user's file says, local to each other"
+	else
+		bad "launch $what in a placed job" "expected: [$pairs]" "got:      [$got]" \
+			"$(grep -v '^$' "$W/la-$name.stderr" 2>/dev/null | head -3)"
 	fi
 done
 retried "$f"

@@ -63,7 +63,7 @@ skip() {
 for b in unshare setpriv useradd; do
 	command -v "$b" >/dev/null || skip "missing $b"
 done
-if ! sh "$REPO/contrib/install-deps.sh" slurm; then
+if [ -z "${TP_SLURM_PREFIX:-}" ] && ! sh "$REPO/contrib/install-deps.sh" slurm; then
 	skip "the Slurm packages are missing and cannot be installed"
 fi
 if [ ! -r "$PLUGIN" ] || [ ! -x "$CLI" ]; then
@@ -87,6 +87,9 @@ if ! bash "$HERE/cluster.sh" start; then
 fi
 # shellcheck disable=SC1091
 . "$DIR/env.sh"
+# Slurm's own order, as the release under test lays tasks out: what every
+# expected mapping is judged against, as the plugin judges it
+SLURM_ORDER=(--slurm-conf "$SLURM_CONF" --slurm-version "$(scontrol --version | awk '{print $2}')")
 H=$DIR/home/$TPUSER
 W=$H/t
 rm -rf "$W"
@@ -103,7 +106,7 @@ chmod 0755 "$PRIV"
 # with a clean environment.
 as_user() {
 	setpriv --reuid="$TPUSER" --regid="$TPUSER" --init-groups \
-		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$H" USER="$TPUSER" \
+		env -i PATH=${TP_SLURM_PREFIX:+$TP_SLURM_PREFIX/bin:}/usr/local/bin:/usr/bin:/bin HOME="$H" USER="$TPUSER" \
 		LOGNAME="$TPUSER" SLURM_CONF="$SLURM_CONF" LANG=C \
 		bash -c "cd '$W' && $1"
 }
@@ -157,7 +160,7 @@ val() { sed -n "s/^$1=//p" "$2" | head -1; }
 
 # expected KIND NL ARGS...: the mapping the topoplace command computes
 expected() {
-	"$CLI" map --config "$CONF" --nodes "$1" "${@:2}" --format hostfile 2>/dev/null | paste -sd' '
+	"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$1" "${@:2}" --format hostfile 2>/dev/null | paste -sd' '
 }
 
 hosts() { scontrol show hostnames "$1" | paste -sd' '; }
@@ -332,6 +335,79 @@ if [ "${#nodearr[@]}" = 8 ]; then
 fi
 check_eq "7b srun -m cyclic inside a placed sbatch job: Slurm's cyclic order" "$cyc" "$(val CYC "$f")"
 
+# ---- 20: srun's own layout options in placed jobs, sbatch and salloc:
+# every step runs (srun 23.11 and later refuse -N beside a hostfile, so
+# placement steps aside for it, with one --topo-report line)
+printf '0-63 hostname\n' > "$W/mp.conf"
+chown "$TPUSER:" "$W/mp.conf"
+script t20 "run() {
+	local name=\$1; shift
+	srun \"\$@\" > \$name.o 2> \$name.e
+	echo \"R_\$name=\$? \$(wc -l < \$name.o) \$(sort -u \$name.o | wc -l) \$(grep -c topoplace \$name.e)\"
+}
+cd t20-\$SLURM_JOB_ID.d 2>/dev/null || { mkdir -p t20-\$SLURM_JOB_ID.d && cd t20-\$SLURM_JOB_ID.d; }
+run nplain -N8 hostname
+run ntopo -N8 --topo-stencil=$S3 --topo-report hostname
+run nsmall -N4 -n16 hostname
+run n -n16 hostname
+run tpn -n32 --ntasks-per-node=4 hostname
+run tpnt -n32 --ntasks-per-node=4 --topo-stencil=4x4x2 hostname
+run m -m cyclic hostname
+run w -w node[1-2] -N2 -n4 hostname
+run x -x node1 -N7 -n14 hostname
+run r -r 1 -N2 -n4 hostname
+run mp --multi-prog ../mp.conf
+grep -h topoplace ntopo.e | sed 's/^/NTOPO_LINE=/'"
+submit t20 -N8 --ntasks-per-node=8 --topo-stencil=$S3
+as_user "salloc -N8 --ntasks-per-node=8 --topo-stencil=$S3 ./t20.sh > t20s.out 2> t20s.err"
+wait_jobs
+# name, then what each srun must give: rc, tasks, nodes, topoplace lines
+T20_WANT="nplain 0 64 8 0
+ntopo 0 64 8 1
+nsmall 0 16 4 0
+n 0 16 8 0
+tpn 0 32 8 0
+tpnt 0 32 8 0
+m 0 64 8 0
+w 0 4 2 0
+x 0 14 7 0
+r 0 4 2 0
+mp 0 64 8 0"
+for out in t20 t20s; do
+	f=$W/$out.out
+	[ "$out" = t20 ] && how="sbatch" || how="salloc"
+	while read -r name want; do
+		check_eq "20 $how, srun $(sed -n "s/^run $name //p" "$W/t20.sh"): runs (rc tasks nodes report-lines)" \
+			"$want" "$(val "R_$name" "$f")" "stderr: $(cat "$W/t20-"*".d/$name.e" 2>/dev/null | head -3)"
+	done <<< "$T20_WANT"
+	check_eq "20 $how, srun -N8 --topo-stencil: the one line says why it steps aside" \
+		"topoplace: -N 8 given: srun follows no hostfile with -N, so Slurm's placement is kept (leave -N out to have the tasks placed)" \
+		"$(val NTOPO_LINE "$f")"
+done
+
+# ---- 21: the baseline is the order Slurm itself uses (26.05 lays tasks
+# out leaf switch by leaf switch; TP_LEAVES=interleaved makes that differ
+# from the hostlist's order)
+script t21 "$SHOW
+srun -l hostname | sort -n | awk '{print \$2}' > t21.slurm
+echo \"SLURM=\$(paste -sd' ' t21.slurm)\"
+srun --topo-stencil=16x1 --topo-report hostname > /dev/null"
+as_user "salloc -N8 --ntasks-per-node=2 ./t21.sh > t21.out 2> t21.err"
+f=$W/t21.out
+nl=$(val NL "$f"); tpn=$(val TPN "$f")
+check_eq "21 Slurm's own order (no hints) = topoplace's model of it (${SLURM_ORDER[*]})" \
+	"$(block "$nl" "$tpn" 16x1)" "$(val SLURM "$f")"
+real=$("$CLI" eval --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --hostfile "$W/t21.slurm" \
+	--stencil 16x1 --format json 2>/dev/null | python3 -c 'import json,sys; print("%g" % json.load(sys.stdin)["metrics"]["hop_bytes"])')
+said=$(sed -n 's/^topoplace: policy .* hop-bytes \([0-9.e+]*\) -> .*(Slurm.s default order -> topoplace)$/\1/p' "$W/t21.err")
+kept=$(count_lines "^topoplace: policy .*: Slurm's order kept: " "$W/t21.err")
+if [ -n "$real" ] && { [ "$said" = "$real" ] || [ "$kept" = 1 ]; }; then
+	ok "21 --topo-report measures against the order Slurm really uses (its hop-bytes $real)"
+else
+	bad "21 --topo-report's baseline = Slurm's real order" "Slurm's order scores [$real], the report says [$said] kept [$kept]" \
+		"stderr: $(head -3 "$W/t21.err")"
+fi
+
 # ------------------------------------------------------- salloc + srun
 # ---- 2: srun --topo-stencil inside salloc
 script t2 "$SHOW
@@ -425,7 +501,7 @@ ok = len(g) == 8 and all({g[a], g[b]} in nv
                          for a, b in ((0, 2), (1, 3), (4, 6), (5, 7)))
 print("ok" if ok else "no")' "$1" 2>/dev/null
 }
-exp=$("$CLI" map --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
+exp=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
 	--stencil 8x1 --policy block --gpu-matrix "$W/gm8.json" --format json 2>/dev/null |
 	python3 -c '
 import json, sys
@@ -574,7 +650,7 @@ as_user "salloc -w node[7-8] -N2 --ntasks-per-node=2 --gpus-per-node=2 ./t9.sh >
 f=$W/t9.out
 # what `topoplace map` chooses for the same tasks: RANK:NODE:CPUS:CPUS:GPUS
 want() {
-	"$CLI" map --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
+	"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
 		--stencil 4x1 "$@" --format tasks 2>/dev/null |
 		sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\)\( gpus=\([^ ]*\)\)\{0,1\}.*/\1:\2:\3:\3:\5/p' | paste -sd' '
 }
@@ -672,9 +748,9 @@ done"
 # what `topoplace map` gives for one case, as JSON in FILE; a map that fails
 # (modcolor off a dragonfly) is Slurm's block order
 cli_json() {  # FILE NL TPN POLICY ARGS...
-	"$CLI" map --config "$CONF" --nodes "$2" --tasks-per-node "$3" --policy "$4" "${@:5}" \
+	"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$2" --tasks-per-node "$3" --policy "$4" "${@:5}" \
 		--format json >"$1" 2>/dev/null ||
-		"$CLI" map --config "$CONF" --nodes "$2" --tasks-per-node "$3" --policy block "${@:5}" \
+		"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$2" --tasks-per-node "$3" --policy block "${@:5}" \
 			--format json >"$1" 2>/dev/null
 }
 # every FILE.json of a directory as "FILE=RANK:NODE:CPUS:GPUS ..." (one
@@ -766,8 +842,8 @@ done'
 as_user "salloc -w node1,node3,node6,node8 -N4 --ntasks-per-node=6 ./t10b.sh > t10b.out 2> t10b.err"
 nl=$(val NL "$W/t10b.out"); tpn=$(val TPN "$W/t10b.out")
 for p in auto graph geometric cyclic random zorder; do
-	"$CLI" eval --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/mesh.json" \
-		--hostfile "$W/mesh-$p.hosts" --format json > "$W/mesh-$p.eval" 2>&1
+	"$CLI" eval "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/mesh.json" \
+		--hostfile "$W/mesh-$p.hosts" --format json > "$W/mesh-$p.eval" 2> "$W/mesh-$p.eval.err"
 done
 worse=$(python3 - "$W" <<'PY'
 import json, sys
@@ -899,7 +975,7 @@ as_user "salloc -N8 --ntasks-per-node=8 ./t15c.sh > t15c.out 2> t15c.err"
 wait_jobs
 f=$W/t15a.out
 pic=$W/topoplace-${JOB[t15a]}.svg
-"$CLI" map --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
+"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
 	--stencil $S3 --format svg --output "$W/t15a.want.svg" 2>/dev/null
 if [ -s "$pic" ] && cmp -s "$pic" "$W/t15a.want.svg" &&
    [ "$(stat -c %U:%a "$pic")" = "$TPUSER:600" ] &&
@@ -918,7 +994,7 @@ else
 fi
 f=$W/t15c.out
 pic=$W/topoplace-$(val JOB "$f").srun.svg
-"$CLI" map --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
+"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
 	--stencil $S3 --format svg --output "$W/t15c.want.svg" 2>/dev/null
 if [ -s "$pic" ] && cmp -s "$pic" "$W/t15c.want.svg" &&
    [ "$(stat -c %U "$pic")" = "$TPUSER" ]; then

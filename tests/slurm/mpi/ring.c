@@ -1,7 +1,9 @@
 /* tests/slurm/mpi.sh: where does each rank run, with which CPUs and GPUs?
  * Every rank passes a token around the ring (so MPI really works between
  * the nodes), then prints one line:
- *   RANK r SIZE n HOST h CPUS list CVD devices
+ *   RANK r SIZE n HOST h CPUS list CVD devices SHARED k
+ * where k is the size of its MPI_COMM_TYPE_SHARED communicator: the ranks
+ * MPI knows to share its node.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -45,8 +47,14 @@ int main(int argc, char **argv)
 	host[sizeof host - 1] = '\0';
 	allowed_cpus(cpus, sizeof cpus);
 	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	printf("RANK %d SIZE %d HOST %s CPUS %s CVD %s\n", rank, size, host, cpus,
-	       cvd ? cvd : "-");
+	MPI_Comm node;
+	int shared = 0;
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+			    MPI_INFO_NULL, &node);
+	MPI_Comm_size(node, &shared);
+	MPI_Comm_free(&node);
+	printf("RANK %d SIZE %d HOST %s CPUS %s CVD %s SHARED %d\n", rank, size,
+	       host, cpus, cvd ? cvd : "-", shared);
 	fflush(stdout);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Finalize();
