@@ -146,8 +146,13 @@ static void export_launchers(spank_t sp, const struct tpk_site *site,
 		return;
 	snprintf(exec, sizeof exec, "%s/topoplace-hydra-srun", dir);
 	if (access(exec, X_OK) != 0) {
-		slurm_spank_log("topoplace: %s is missing: mpiexec (MPICH) keeps "
-				"Slurm's order", exec);
+		/* said where the job asked for a report; the slurmd log has it */
+		if (report)
+			slurm_spank_log("topoplace: %s is missing: mpiexec (MPICH) "
+					"keeps Slurm's order", exec);
+		else
+			slurm_info("topoplace: %s is missing: mpiexec (MPICH) "
+				   "keeps Slurm's order", exec);
 		return;
 	}
 	spank_setenv(sp, "HYDRA_HOST_FILE", r->mpichfile, 1);
