@@ -193,6 +193,7 @@ FUZZ_TARGETS = \
 	json_graph \
 	node_xml \
 	slurm_conf \
+	slurm_order \
 	stencil \
 	topology \
 

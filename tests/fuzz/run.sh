@@ -22,7 +22,7 @@ build=$1 seconds=$2
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 cd "$root" || exit 1
 
-targets=${TP_FUZZ_TARGETS:-"conf topology block coordfile json_graph stencil gpu_matrix gpu_links hostlist hostfile node_xml slurm_conf"}
+targets=${TP_FUZZ_TARGETS:-"conf topology block coordfile json_graph stencil gpu_matrix gpu_links hostlist hostfile node_xml slurm_conf slurm_order"}
 
 # seeds TARGET: the example and test files that are valid (or nearly valid)
 # inputs of TARGET.
@@ -31,6 +31,7 @@ seeds() {
 	conf) ls conf/examples/*.conf tests/data/conf/*.conf tests/cli/data/*.conf | grep -v big48 ;;
 	topology) ls conf/examples/*topology*.conf ;;
 	block) ls conf/examples/*topology*.conf ;;
+	slurm_order) ls conf/examples/*topology*.conf ;;
 	coordfile) ls conf/examples/*.coords tests/data/conf/*.coords ;;
 	json_graph) ls tests/data/graphs/*.json tests/cli/data/*.json ;;
 	gpu_matrix) ls tests/cli/data/gpu-*.json ;;
