@@ -7,10 +7,12 @@
  * when given, else the process's SLURM_CONF (srun's is the user's own, which
  * srun itself reads; slurmstepd's is slurmd's, never the job's), else the
  * default the loading Slurm was built with (its default_slurm_config_file,
- * a plain string), else /etc/slurm/slurm.conf. */
+ * a plain string) when it can be read, else a configless node's copy
+ * (/run/slurm/conf/slurm.conf), else /etc/slurm/slurm.conf. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <slurm/slurm_version.h>
 
@@ -19,6 +21,11 @@
 unsigned tpk_slurm_version(void)
 {
 	return SLURM_VERSION_NUMBER;
+}
+
+static const char *readable(const char *path)
+{
+	return path && access(path, R_OK) == 0 ? path : NULL;
 }
 
 static const char *built_in_default(void)
@@ -34,6 +41,8 @@ void tpk_slurm_conf_path(const struct tpk_site *site, char *out, size_t len)
 	if (!path && env && env[0] == '/')
 		path = env;
 	if (!path)
-		path = built_in_default();
+		path = readable(built_in_default());
+	if (!path)   /* configless: slurmd's copy of the controller's */
+		path = readable("/run/slurm/conf/slurm.conf");
 	snprintf(out, len, "%s", path ? path : "/etc/slurm/slurm.conf");
 }
