@@ -21,12 +21,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 V=${1:-26.05.3}
 
-prefix=$(bash "$HERE/release.sh" build "$V")
-rc=$?
-if [ $rc = 3 ]; then
+if ! bash "$HERE/release.sh" tarball "$V" > /dev/null 2>&1; then
 	echo "slurm $V: SKIPPED: no source tarball (TP_SLURM_TARBALLS=DIR with slurm-$V.tar.xz runs it)"
 	exit 0
 fi
+prefix=$(bash "$HERE/release.sh" build "$V")
+rc=$?
 if [ $rc != 0 ] || [ ! -x "$prefix/sbin/slurmctld" ]; then
 	echo "slurm $V: the release did not build"
 	echo "slurm: 0 passed, 1 failed"
