@@ -119,10 +119,6 @@ int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
 	}
 	tp__hostlist_free(hl);
 	free(seen);
-	if (rc == TP_OK && count > mn)   /* cannot happen (see above) */
-		rc = tp_error_set(err, TP_EINVAL, "%s: %lld names, more than %ld "
-				  "(the machine's node count)", what,
-				  (long long)count, (long)mn);
 	if (rc != TP_OK) {
 		tp_alloc_destroy(a);
 		return rc;

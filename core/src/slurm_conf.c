@@ -163,7 +163,7 @@ static int conf_line(struct sc_nodes *s, char *p, const char *file, int line,
 		if (!rc)
 			rc = take_key(p, "SelectType", &s->keys->select_type,
 				      s->err, file);
-		return rc < 0 || rc > 1 ? rc : TP_OK;
+		return rc < 0 ? rc : TP_OK;
 	}
 	if (strncasecmp(p, "NodeName=", 9))
 		return TP_OK;
@@ -239,6 +239,18 @@ static int parse_text(struct sc_nodes *s, char *text, const char *file,
 	return rc;
 }
 
+/* slurm.conf's directory (Include paths are relative to it) into *dir,
+ * NULL for a bare file name. */
+static int conf_dir(const char *slurm_conf, char **dir, tp_error *err)
+{
+	const char *slash = strrchr(slurm_conf, '/');
+	*dir = NULL;
+	if (slash && !(*dir = strndup(slurm_conf, slash > slurm_conf
+				      ? (size_t)(slash - slurm_conf) : 1)))
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", slurm_conf);
+	return TP_OK;
+}
+
 static int read_conf(struct sc_nodes *s, const char *path)
 {
 	char *text;
@@ -308,13 +320,9 @@ int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
 	struct sc_nodes s;
 	memset(&s, 0, sizeof s);
 	s.err = err;
-	char *dir = NULL;
-	const char *slash = strrchr(slurm_conf, '/');
-	if (slash) {
-		size_t n = (size_t)(slash - slurm_conf);
-		if (!(dir = strndup(slurm_conf, n ? n : 1)))
-			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", slurm_conf);
-	}
+	char *dir;
+	if (conf_dir(slurm_conf, &dir, err))
+		return TP_ENOMEM;
 	s.dir = dir;
 	int rc = read_conf(&s, slurm_conf);
 	if (!rc && s.n == 0)
@@ -345,11 +353,9 @@ int tp__slurm_conf_keys(const char *slurm_conf, struct tp__slurm_keys *k,
 	memset(&s, 0, sizeof s);
 	s.err = err;
 	s.keys = k;
-	char *dir = NULL;
-	const char *slash = strrchr(slurm_conf, '/');
-	if (slash && !(dir = strndup(slurm_conf, slash > slurm_conf
-					     ? (size_t)(slash - slurm_conf) : 1)))
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", slurm_conf);
+	char *dir;
+	if (conf_dir(slurm_conf, &dir, err))
+		return TP_ENOMEM;
 	s.dir = dir;
 	int rc = read_conf(&s, slurm_conf);
 	free(dir);
