@@ -381,7 +381,8 @@ void tp__slurm_keys_free(struct tp__slurm_keys *k);
  * topology/tree or topology/block (unless CR_NO_DIST_TOPO_BLOCK) go leaf
  * switch by leaf switch, or block by block, in topology.conf's order;
  * every other case is the hostlist's order.  *how says which in words
- * (TP_ERROR_MSG_MAX bytes).  A file that cannot be read is not an error:
+ * (TP_ERROR_MSG_MAX bytes), "" for the hostlist's order with nothing to
+ * say (before 26.05, no slurm.conf).  A file that cannot be read is not an error:
  * the hostlist's order, and *how says why. */
 void tp__slurm_order(const char *slurm_conf, unsigned version,
 		     const tp_alloc *a, int32_t *order, char *how);

@@ -226,7 +226,7 @@ static int make_alloc(tp_job *job, tp_error *err)
 		return tp_error_set(err, TP_ENOMEM, "out of memory");
 	tp__slurm_order(r->slurm_conf, r->slurm_version, job->alloc, order,
 			job->slurm_order);
-	if (strcmp(job->slurm_order, "the hostlist's order"))
+	if (job->slurm_order[0])
 		tp__job_note(job, "Slurm's order: %s", job->slurm_order);
 	job->order = order;   /* taken once every slot is set (take_order) */
 	if ((rc = alloc_slots(job, &n, order, err)))

@@ -164,7 +164,7 @@ void tp__slurm_order(const char *slurm_conf, unsigned version,
 	int32_t nn = tp_alloc_nnodes(a);
 	for (int32_t i = 0; i < nn; i++)
 		order[i] = i;
-	snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order");
+	how[0] = '\0';   /* the hostlist's order, nothing to say */
 	if (!slurm_conf || !*slurm_conf || version < VERSION_26_05 || nn < 2)
 		return;
 	struct tp__slurm_keys k;

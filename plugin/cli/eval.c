@@ -114,7 +114,7 @@ static int load(struct eval *e)
 	if (tp_alloc_take_slurm_order(e->alloc, e->slurm_conf, e->slurm_version,
 				      how))
 		return cli_fail("out of memory");
-	if (strcmp(how, "the hostlist's order"))
+	if (how[0])
 		cli_note("Slurm's order: %s", how);
 	return 0;
 }

@@ -234,8 +234,14 @@ as_user "sbatch --parsable -o la.out -e la.err -N6 --ntasks-per-node=2 --gpus-pe
 wait_jobs
 f=$W/la.out
 nl=$(val NL "$f"); tpn=$(val TPN "$f")
-exp=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/trace-ompi.json" \
-	--format tasks 2>/dev/null | sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\) gpus=\(.*\)/\1:\2:\3:\4/p' | paste -sd' ')
+# tasks_of ARGS...: "rank:node:cpus:gpus ..." of topoplace map's tasks
+# format for the traced job's nodes and pattern
+tasks_of() {
+	"$CLI" map --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/trace-ompi.json" \
+		"$@" --format tasks 2>/dev/null |
+		sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\) gpus=\(.*\)/\1:\2:\3:\4/p' | paste -sd' '
+}
+exp=$(tasks_of "${SLURM_ORDER[@]}")
 blk=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" --graph "$W/trace-ompi.json" \
 	--policy block 2>/dev/null | paste -sd' ')
 nodes_of() { echo "$1" | tr ' ' '\n' | cut -d: -f2 | paste -sd' '; }
@@ -250,9 +256,7 @@ runs_ok=$(echo "$exp" | tr ' ' '\n' | cut -d: -f2 | uniq | sort | uniq -d)
 # Hydra's own order then: each node's ranks one block, in the hostlist's
 # order (not Slurm's step layout); topoplace bind takes it
 # (TOPOPLACE_MPIEXEC=blocks)
-blk_tasks=$("$CLI" map --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" \
-	--graph "$W/trace-ompi.json" --policy block --format tasks 2>/dev/null |
-	sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\) gpus=\(.*\)/\1:\2:\3:\4/p' | paste -sd' ')
+blk_tasks=$(tasks_of --policy block)
 if [ -z "$runs_ok" ]; then
 	[ -n "$(val HYDRA "$f")" ] && ok "launch: each node's ranks are one run: mpiexec is given the placement" ||
 		bad "launch: HYDRA_LAUNCHER_EXEC exported for a one-run-per-node mapping" "$(val HYDRA "$f")"
@@ -262,9 +266,7 @@ else
 fi
 ver=${SLURM_ORDER[3]}
 pmi2_old=$([ "$(printf '%s\n24.05\n' "$ver" | sort -V | head -1)" = 24.05 ] && echo 0 || echo 1)
-slurm_tasks=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$nl" --tasks-per-node "$tpn" \
-	--graph "$W/trace-ompi.json" --policy block --format tasks 2>/dev/null |
-	sed -n 's/^rank \([0-9]*\)=\([^ ]*\) cpus=\([^ ]*\) gpus=\(.*\)/\1:\2:\3:\4/p' | paste -sd' ')
+slurm_tasks=$(tasks_of "${SLURM_ORDER[@]}" --policy block)
 for t in pmix:"srun --mpi=pmix (Open MPI)" pmi2:"srun --mpi=pmi2 (MPICH)" \
 	 mpirun:"mpirun --map-by seq --hostfile \$TOPOPLACE_HOSTFILE + topoplace bind (Open MPI)" \
 	 mpiexec:"mpiexec + topoplace bind (MPICH Hydra)" \

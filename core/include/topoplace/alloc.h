@@ -55,8 +55,9 @@ TP_EXPORT int tp_alloc_spread_tasks(tp_alloc *a, int64_t ntasks, tp_error *err);
  * by leaf switch or block by block in topology.conf's order (nodes in
  * neither first), unless SelectTypeParameters=CR_NO_DIST_TOPO_BLOCK;
  * otherwise the order stays.  how (at least TP_ERROR_MSG_MAX bytes, or
- * NULL) says which was taken; an unreadable file keeps the order and says
- * why there.  Fails only out of memory. */
+ * NULL) says which was taken, "" when the order stays with nothing to say
+ * (before 26.05, no slurm.conf); an unreadable file keeps the order and
+ * says why there.  Fails only out of memory. */
 TP_EXPORT int tp_alloc_take_slurm_order(tp_alloc *a, const char *slurm_conf,
 					unsigned version, char *how);
 
