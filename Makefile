@@ -10,6 +10,8 @@
 #   make dist     the source tarball (rpmbuild -ta; contrib/rpm/topoplace.spec)
 #   make check-packages  build, install and test the packages (CI, root)
 #   make release-tests  the plugin against every Slurm release's headers
+#   make slurm-topology-tests  Slurm 26.05 with only topology.yaml, no network
+#                 in topoplace.conf
 #   make SLURM_PREFIX=/opt/slurm  the plugin against that Slurm's headers
 #                 (default: pkg-config's slurm.pc, else the include path)
 #   make asan     unit and command tests under AddressSanitizer + UBSan
@@ -45,9 +47,10 @@ CPPFLAGS_ALL = -Icore/include -D_GNU_SOURCE $(HARDEN_CPP) \
 CFLAGS_ALL   = $(WARN) -fPIC -pthread $(HARDEN_C) $(CFLAGS) $(EXTRA_CFLAGS)
 DEPFLAGS     = -MMD -MP
 # The SPANK plugin needs only what a compute node with slurmd has (Debian 12:
-# json-c and hwloc come with slurmd, METIS does not): it loads METIS with
-# dlopen() when a graph mapping needs it (core/src/metis_load.h).
-SPANK_LIBS = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lhwloc -lm -lpthread
+# json-c, hwloc and libyaml come with slurmd, METIS does not): it loads METIS
+# with dlopen() when a graph mapping needs it (core/src/metis_load.h).
+SPANK_LIBS = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) \
+             $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml) -lhwloc -lm -lpthread
 # Slurm's headers, seen only by plugin/spank/ (nothing else includes
 # <slurm/...>): SLURM_PREFIX=/opt/slurm takes that install's include/;
 # without it, slurm.pc where pkg-config finds one, else the default include
@@ -107,10 +110,14 @@ CORE_SRC = $(addprefix core/src/, \
 	node_xml.c \
 	pattern_detect.c \
 	place.c \
+	ring.c \
 	slurm_conf.c \
 	slurm_order.c \
+	slurm_topology.c \
+	slurm_yaml.c \
 	stencil.c \
 	torus.c \
+	torus3d.c \
 	tree.c \
 	util.c \
 	version.c \
@@ -169,6 +176,8 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_place.c \
 	test_plugin.c \
 	test_slingshot.c \
+	test_slurm_rings.c \
+	test_slurm_topology.c \
 	test_tree.c \
 )
 BENCH_SRC = $(addprefix tests/bench/, \
@@ -196,6 +205,7 @@ FUZZ_TARGETS = \
 	slurm_order \
 	stencil \
 	topology \
+	topology_yaml \
 
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
@@ -230,7 +240,7 @@ SPANK  = $(BUILD)/topoplace.so
 .PHONY: all deps deps-check run check unit cli-tests slurm-tests install-tests doc-tests \
         deps-tests bench install install-plugstack uninstall deb dist rpm-tests check-packages \
         asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz fuzz-smoke \
-        fuzz-build fuzz-bins zoltan2-map slurm-version release-tests slurm-tests-release options-tests FORCE
+        fuzz-build fuzz-bins zoltan2-map slurm-version release-tests slurm-tests-release slurm-topology-tests options-tests FORCE
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace-hydra-srun $(BUILD)/topoplace.pc \
      $(TRACE_LIBS)
@@ -383,6 +393,7 @@ unit: $(UNIT_BIN)
 cli-tests: $(CLI)
 	@sh tests/cli/run.sh $(CLI)
 	@sh tests/cli/svg.sh $(CLI)
+	@sh tests/cli/corpus.sh $(BUILD)
 
 slurm-tests: all
 	@BUILD=$(BUILD) sh tests/slurm/run.sh
@@ -396,6 +407,7 @@ check: deps-check
 	$(MAKE) fuzz-smoke
 	$(MAKE) slurm-tests
 	$(MAKE) slurm-tests-release
+	$(MAKE) slurm-topology-tests
 	$(MAKE) release-tests
 	$(MAKE) options-tests
 	$(MAKE) install-tests
@@ -411,6 +423,11 @@ doc-tests: $(CLI)
 # ../shared/slurm (tests/slurm/release.sh), in build-releases.
 release-tests:
 	@sh tests/slurm/releases.sh
+
+# Slurm 26.05 with only topology.yaml (tree, blocks with gaps, torus3d) and
+# a topoplace.conf without a network.
+slurm-topology-tests:
+	@sh tests/slurm/topology.sh
 
 # srun's option table against every release's own option list.
 options-tests:

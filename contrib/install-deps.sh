@@ -26,7 +26,7 @@
 set -e
 group() {
 	case "$1" in
-	build) echo gcc make pkg-config libc6-dev libslurm-dev libhwloc-dev libjson-c-dev libmetis-dev ;;
+	build) echo gcc make pkg-config libc6-dev libslurm-dev libhwloc-dev libjson-c-dev libyaml-dev libmetis-dev ;;
 	# libudev-dev: hwloc.pc's Libs.private, for the static link of tests/install.sh
 	test) echo check valgrind libudev-dev librsvg2-bin scotch ;;
 	slurm) echo slurmctld slurmd slurm-client munge ;;

@@ -8,12 +8,13 @@
  *
  * As Slurm reads it (topology.conf(5), src/plugins/topology/block): blocks
  * in file order; BlockSizes= starts with the base block size (default: the
- * first block's node count), each later size is the base size times a power
- * of two (at most 2^15), larger than the one before; without BlockSizes=
- * every aggregation level up to 16 blocks counts.  An aggregated block of
- * level k is 2^k consecutive base blocks, aligned (blocks j 2^k ..
- * (j+1) 2^k - 1).  Every block must hold at least the base block size of
- * nodes; a node is in one block only.
+ * node count of the first block with nodes), each other size is the base
+ * size times a power of two (at most 2^15); without BlockSizes= every
+ * aggregation level up to 16 blocks counts.  An aggregated block of level k
+ * is 2^k consecutive base blocks, aligned (blocks j 2^k .. (j+1) 2^k - 1),
+ * blocks with few nodes or none included (see "the blocks, from records").
+ * The blocks come as records (slurm_topo.h): from topology.conf's lines
+ * here, or from topology.yaml's block topology.
  *
  * The model: every node has two ways out.  Its link into its block's NVLink
  * switch carries all traffic to the nodes of its own block (two links: up to
@@ -52,6 +53,7 @@
 
 #include "metis_load.h"
 #include "network.h"
+#include "slurm_topo.h"
 
 #define MAX_BLOCK_LEVEL 15          /* Slurm: block sizes up to base x 2^15 */
 #define DEFAULT_NETWORK_COST 4
@@ -249,144 +251,133 @@ static const struct tp_net_ops block_ops = {
 	.hierarchy = hierarchy,
 };
 
-/* ---- the block file ---- */
+/* ---- the blocks, from records (topology.conf's or topology.yaml's) ----
+ *
+ * What slurmctld 26.05 accepts (src/plugins/topology/block/block_record.c),
+ * topoplace accepts:
+ *   - a block without nodes (Nodes= left out: a slot for a rack not there
+ *     yet, as topograph writes for GB200 racks) and a block with fewer
+ *     nodes than the base size: both still count as aggregation slots (an
+ *     aggregated block of level k is 2^k consecutive base blocks, empty or
+ *     not);
+ *   - the base block size: BlockSizes='s first value, else the node count
+ *     of the first block that has nodes;
+ *   - BlockSizes= in any order, with repeats: each value only marks its
+ *     level (the man page's "successive sizes larger" is not checked);
+ *   - a node in two blocks: Slurm keeps it in both, without a word;
+ *     topoplace's node is in one block, the first that lists it, and says
+ *     so in a warning;
+ *   - a node slurm.conf lacks: Slurm drops it with a warning; the block
+ *     file alone cannot tell, so here it is a node like the others.
+ * What it refuses, refused: a duplicate block name, a block size that is
+ * not the base size times a power of two up to 2^15, no blocks, no nodes
+ * in any block without BlockSizes= (with it Slurm only warns, but there is
+ * nothing to place tasks on: refused too).  Older releases were stricter:
+ * 23.11 wanted every block to have Nodes= and the same node count (checked
+ * with its BlockLevels=, below), 24.11 Nodes= and at least the base size;
+ * 25.05 on accepts both. */
 
 struct bparse {
 	const char *what;
+	bool yaml;              /* messages in topology.yaml's keys */
+	struct tp__warnings *warn;
 	tp_error *err;
 	struct tp_blocks *k;
 	struct tp__names by_name;  /* the blocks by k->bname */
-	char **nodes;           /* each block's Nodes= */
-	int32_t cap;
-	int sizes_line;         /* BlockSizes= line, 0: not given */
-	int nsizes;
-	int sizes[MAX_BLOCK_LEVEL + 2];
+	const char **nodes;     /* each block's hostlist; NULL: no nodes */
+	bool dup;               /* a node listed twice: make_tree finds the
+				   machine's nodes by name */
+	bool *dup_in;           /* nblocks: the block lists such a node */
 };
 
 /* An error naming the block file (and the line, when not 0). */
 #define berr(p, line, code, ...) \
 	tp__line_error((p)->err, (p)->what, (line), (code), __VA_ARGS__)
 
-static int parse_sizes(struct bparse *p, const char *v, int line)
+/* A block as the admin wrote it: "BlockName=b1", or "block b1" (YAML). */
+#define BKEY(p) ((p)->yaml ? "block " : "BlockName=")
+
+/* The aggregation levels the block sizes enforce (bit k: 2^k base blocks),
+ * checked as slurmctld 24.11 to 26.05 checks BlockSizes= and block_sizes:
+ * each a multiple of the first (the base) by a power of two up to 2^15.
+ * Without sizes, Slurm's default: levels 0 to 4. */
+static int size_levels(struct bparse *p, const struct tp__block_sizes *s,
+		       unsigned *levels)
 {
-	if (p->sizes_line)
-		return berr(p, line, TP_EINVAL, "BlockSizes= given twice (first on line %d)",
-			    p->sizes_line);
-	p->sizes_line = line;
-	const char *s = v;
-	while (*s) {
-		char *end;
-		long x = strtol(s, &end, 10);
-		if (end == s || (*end && *end != ',') || x < 1 || x > INT_MAX / 2)
-			return berr(p, line, TP_EINVAL,
-				    "BlockSizes=%s: expected node counts separated by commas", v);
-		if (p->nsizes == MAX_BLOCK_LEVEL + 1)
-			return berr(p, line, TP_EINVAL, "BlockSizes=%s: more than %d sizes",
-				    v, MAX_BLOCK_LEVEL + 1);
-		int prev = p->nsizes ? p->sizes[p->nsizes - 1] : 0;
-		if (p->nsizes) {
-			long r = x / p->sizes[0];
-			if (x % p->sizes[0] || x <= prev || (r & (r - 1)) ||
-			    r > (1L << MAX_BLOCK_LEVEL))
-				return berr(p, line, TP_EINVAL,
-					    "BlockSizes=%s: %ld is not the base size %d times a "
-					    "power of two (up to 2^%d) larger than %d",
-					    v, x, p->sizes[0], MAX_BLOCK_LEVEL, prev);
-		}
-		p->sizes[p->nsizes++] = (int)x;
-		s = *end ? end + 1 : end;
+	*levels = 0x1f;
+	if (!s || s->n <= 0)
+		return 0;
+	int n = s->n, max = (int)(sizeof s->size / sizeof s->size[0]);
+	char key[sizeof s->size / sizeof s->size[0] * 12 + 16] = "block_sizes";
+	if (!p->yaml) {
+		int len = snprintf(key, sizeof key, "BlockSizes=");
+		for (int i = 0; i < n && i < max; i++)
+			len += snprintf(key + len, sizeof key - (size_t)len, "%s%d",
+					i ? "," : "", s->size[i]);
 	}
-	if (!p->nsizes)
-		return berr(p, line, TP_EINVAL, "BlockSizes=: empty value");
+	if (n > max)
+		return berr(p, s->line, TP_EINVAL, "%s: more than %d sizes", key, max);
+	*levels = 0;
+	for (int i = 0; i < n; i++) {
+		int x = s->size[i], base = s->size[0];
+		if (x < 1)
+			return berr(p, s->line, TP_EINVAL,
+				    "%s: %d: expected a positive node count", key, x);
+		long r = x / base;
+		if (x % base || (r & (r - 1)) || r > (1L << MAX_BLOCK_LEVEL))
+			return berr(p, s->line, TP_EINVAL,
+				    "%s: %d is not the base size %d times a power of "
+				    "two (up to 2^%d)", key, x, base, MAX_BLOCK_LEVEL);
+		int l = 0;
+		while (r > 1) {
+			r >>= 1;
+			l++;
+		}
+		*levels |= 1u << l;
+	}
 	return 0;
 }
 
-static int find_block(const struct bparse *p, const char *name)
-{
-	return tp__names_find(&p->by_name, p->k->bname, name, tp__name_hash(name));
-}
-
-static int add_block(struct bparse *p, const char *name, const char *nodes,
-		     int line)
+/* The blocks of the records: names (one each), lines, hostlists. */
+static int add_blocks(struct bparse *p, const struct tp__topo_recs *r)
 {
 	struct tp_blocks *k = p->k;
-	if (!nodes)
-		return berr(p, line, TP_EINVAL, "BlockName=%s without Nodes=", name);
-	int prev = find_block(p, name);
-	if (prev >= 0)
-		return berr(p, line, TP_EINVAL,
-			    "BlockName=%s: duplicate block (first at line %d)", name,
-			    k->bline[prev]);
-	if (k->nblocks == p->cap) {
-		int32_t nc = p->cap ? p->cap * 2 : 16;
-		char **nb = realloc(k->bname, sizeof *nb * (size_t)nc);
-		if (nb)
-			k->bname = nb;
-		int *nl = nb ? realloc(k->bline, sizeof *nl * (size_t)nc) : NULL;
-		if (nl)
-			k->bline = nl;
-		char **nn = nl ? realloc(p->nodes, sizeof *nn * (size_t)nc) : NULL;
-		if (!nn)
-			return berr(p, 0, TP_ENOMEM, "out of memory");
-		p->nodes = nn;
-		p->cap = nc;
-	}
-	k->bname[k->nblocks] = strdup(name);
-	p->nodes[k->nblocks] = strdup(nodes);
-	k->bline[k->nblocks] = line;
-	k->nblocks++;
-	if (!k->bname[k->nblocks - 1] || !p->nodes[k->nblocks - 1] ||
-	    tp__names_add(&p->by_name, tp__name_hash(name), k->nblocks - 1))
+	k->bname = calloc((size_t)r->n, sizeof *k->bname);
+	k->bline = calloc((size_t)r->n, sizeof *k->bline);
+	p->nodes = calloc((size_t)r->n, sizeof *p->nodes);
+	if (!k->bname || !k->bline || !p->nodes)
 		return berr(p, 0, TP_ENOMEM, "out of memory");
-	return 0;
-}
-
-static int parse_line(void *arg, char *s, int line)
-{
-	struct bparse *p = arg;
-	const char *name = NULL, *nodes = NULL;
-	char *save = NULL;
-	for (char *tok = strtok_r(s, " \t\r", &save); tok;
-	     tok = strtok_r(NULL, " \t\r", &save)) {
-		char *eq = strchr(tok, '=');
-		if (!eq || eq == tok)
-			return berr(p, line, TP_EINVAL, "'%s': expected Key=Value", tok);
-		*eq = '\0';
-		const char *v = eq + 1;
-		if (!*v)
-			return berr(p, line, TP_EINVAL, "%s=: empty value", tok);
-		const char **slot;
-		if (!strcasecmp(tok, "BlockName"))
-			slot = &name;
-		else if (!strcasecmp(tok, "Nodes"))
-			slot = &nodes;
-		else if (!strcasecmp(tok, "BlockSizes")) {
-			int rc = parse_sizes(p, v, line);
-			if (rc)
-				return rc;
-			continue;
-		} else
-			return berr(p, line, TP_EINVAL,
-				    "unknown key '%s' (expected BlockName=, Nodes=, BlockSizes=)%s",
-				    tok, !strcasecmp(tok, "SwitchName")
-				    ? "; a switch tree goes in a file of its own" : "");
-		if (*slot)
-			return berr(p, line, TP_EINVAL, "%s= given twice", tok);
-		*slot = v;
+	for (int32_t b = 0; b < r->n; b++) {
+		const struct tp__topo_rec *c = &r->rec[b];
+		if (!c->name)
+			return berr(p, c->line, TP_EINVAL, "a block without a name%s",
+				    p->yaml ? " (block:)" : "");
+		uint32_t h = tp__name_hash(c->name);
+		int prev = tp__names_find(&p->by_name, k->bname, c->name, h);
+		if (prev >= 0)
+			return berr(p, c->line, TP_EINVAL,
+				    "%s%s: duplicate block (first at line %d)", BKEY(p),
+				    c->name, k->bline[prev]);
+		k->bname[b] = strdup(c->name);
+		k->bline[b] = c->line;
+		p->nodes[b] = c->nodes && *c->nodes ? c->nodes : NULL;
+		k->nblocks = b + 1;
+		if (!k->bname[b] || tp__names_add(&p->by_name, h, b))
+			return berr(p, 0, TP_ENOMEM, "out of memory");
 	}
-	if (nodes && !name)
-		return berr(p, line, TP_EINVAL, "Nodes= without BlockName=");
-	if (name && (strchr(name, '[') || strchr(name, ',')))
-		return berr(p, line, TP_EINVAL, "BlockName=%s: one block per line", name);
-	return name ? add_block(p, name, nodes, line) : 0;
+	return 0;
 }
 
 /* Placing the nodes of block b (tp__machine_add_list's callbacks): the
- * next node is i. */
+ * next node is i.  A node placed before (in an earlier block, or earlier
+ * in this one) is left where it is and counted for the warning. */
 struct place_ctx {
 	struct bparse *p;
 	tp_machine *m;
 	int32_t b, i;
+	int64_t ndup;           /* this block's nodes placed before */
+	int32_t dup_block;      /* the block of the first of them */
+	char dup_name[TP__HOSTNAME_MAX];
 };
 
 static void place_coord(void *arg, int64_t j, int *c)
@@ -400,17 +391,21 @@ static int place_one(void *arg, const char *h)
 	struct place_ctx *x = arg;
 	struct tp_blocks *k = x->p->k;
 	int coord = x->i;
-	int32_t dup = -1;
+	/* a block known to list a node twice, in a machine sized without
+	 * those: the name first, the coordinate may be past the end */
+	int32_t dup = x->p->dup_in[x->b] ? tp_machine_find_node(x->m, h) : -1;
 	tp_error e;
 	tp_error_clear(&e);
-	int idx = tp__machine_add(x->m, h, &coord, &dup, &e);
-	if (idx < 0 && dup >= 0)
-		return berr(x->p, k->bline[x->b], TP_EINVAL,
-			    "node '%s' is in two blocks ('%s' at line %d and '%s')",
-			    h, k->bname[k->node_block[dup]],
-			    k->bline[k->node_block[dup]], k->bname[x->b]);
+	int idx = dup >= 0 ? TP_EINVAL : tp__machine_add(x->m, h, &coord, &dup, &e);
+	if (idx < 0 && dup >= 0) {
+		if (!x->ndup++) {
+			x->dup_block = k->node_block[dup];
+			snprintf(x->dup_name, sizeof x->dup_name, "%s", h);
+		}
+		return 0;
+	}
 	if (idx < 0)
-		return berr(x->p, k->bline[x->b], idx, "BlockName=%s: %s",
+		return berr(x->p, k->bline[x->b], idx, "%s%s: %s", BKEY(x->p),
 			    k->bname[x->b], e.msg);
 	k->node_block[x->i++] = x->b;
 	return 0;
@@ -429,12 +424,91 @@ static int place_fail(void *arg, int rc, const tp_error *e)
 {
 	struct place_ctx *x = arg;
 	struct tp_blocks *k = x->p->k;
-	return berr(x->p, k->bline[x->b], rc, "BlockName=%s: %s", k->bname[x->b],
-		    e->msg);
+	return berr(x->p, k->bline[x->b], rc, "%s%s: %s", BKEY(x->p),
+		    k->bname[x->b], e->msg);
 }
 
-/* Each block's nodes, counted, bounded and placed: node i at coordinate i. */
-static int place_nodes(struct bparse *p, tp_machine **out)
+/* The warning for block b's nodes listed before. */
+static void warn_dups(const struct place_ctx *x)
+{
+	const struct bparse *p = x->p;
+	const struct tp_blocks *k = p->k;
+	char more[48] = "";
+	if (x->ndup > 1)
+		snprintf(more, sizeof more, " and %lld more", (long long)(x->ndup - 1));
+	if (x->dup_block == x->b)
+		tp__warn(p->warn, "%s:%d: %s%s lists node '%s'%s twice; each counts once",
+			 p->what, k->bline[x->b], BKEY(p), k->bname[x->b], x->dup_name,
+			 more);
+	else
+		tp__warn(p->warn, "%s:%d: node '%s'%s %s in two blocks ('%s' at line %d "
+			 "and '%s'); Slurm puts such a node in both, topoplace in the "
+			 "first only", p->what, k->bline[x->b], x->dup_name, more,
+			 x->ndup > 1 ? "are" : "is", k->bname[x->dup_block],
+			 k->bline[x->dup_block], k->bname[x->b]);
+}
+
+/* Every block's nodes into a new machine of total nodes: node i at
+ * coordinate i.  *placed: the nodes placed (fewer than total when a node
+ * is listed twice); warn: say which. */
+static int place_all(struct bparse *p, int32_t total, int named, bool warn,
+		     tp_machine **out, int32_t *placed)
+{
+	struct tp_blocks *k = p->k;
+	tp_machine *m = NULL;
+	tp_error e;
+	tp_error_clear(&e);
+	int dims = (int)total, rc;
+	bool wrap = false;
+	if ((rc = tp__machine_new(&m, 1, &dims, &wrap, &block_ops, NULL, &e)))
+		return berr(p, 0, rc, "%s", e.msg);
+	if (tp__machine_reserve(m, total) || tp__names_reserve(&m->by_name, (size_t)named)) {
+		tp_machine_destroy(m);
+		return berr(p, 0, TP_ENOMEM, "out of memory");
+	}
+	struct place_ctx x = { p, m, 0, 0, 0, 0, "" };
+	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
+		k->bfirst[b] = x.i;
+		if (!p->nodes[b])
+			continue;
+		x.b = b;
+		x.ndup = 0;
+		struct tp__hostlist *hl;
+		int64_t cnt;
+		tp_error_clear(&e);
+		/* parsed once already: only memory can fail here */
+		if (tp__hostlist_parse(p->nodes[b], "Nodes=", MAX_BLOCK_NODES, "",
+				       &hl, &cnt, &e)) {
+			rc = berr(p, k->bline[b], TP_ENOMEM, "out of memory");
+			break;
+		}
+		/* a block that lists a node twice goes name by name: a range
+		 * is placed whole or not at all, and a range over such a node
+		 * would not fit the machine sized without it */
+		static const struct tp__add_list ops = { TP__LIST_RUN_MIN, place_coord,
+							 place_one, place_ran, place_fail };
+		static const struct tp__add_list by_name = { UINT64_MAX, place_coord,
+							     place_one, place_ran, place_fail };
+		rc = tp__machine_add_list(m, hl, p->dup_in[b] ? &by_name : &ops, &x);
+		tp__hostlist_free(hl);
+		if (!rc && x.ndup)
+			p->dup_in[b] = true;
+		if (!rc && x.ndup && warn)
+			warn_dups(&x);
+	}
+	if (rc) {
+		tp_machine_destroy(m);
+		return rc;
+	}
+	k->bfirst[k->nblocks] = x.i;
+	*placed = x.i;
+	*out = m;
+	return 0;
+}
+
+/* Each block's nodes, counted, bounded and placed; the base block size. */
+static int place_nodes(struct bparse *p, const struct tp__block_sizes *sizes,
+		       tp_machine **out)
 {
 	struct tp_blocks *k = p->k;
 	int64_t total = 0;
@@ -446,9 +520,11 @@ static int place_nodes(struct bparse *p, tp_machine **out)
 	}
 	int rc = 0, named = 0;
 	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
+		if (!p->nodes[b])
+			continue;
 		char what[TP_ERROR_MSG_MAX / 2];
-		snprintf(what, sizeof what, "BlockName=%s Nodes=%s", k->bname[b],
-			 p->nodes[b]);
+		snprintf(what, sizeof what, p->yaml ? "block %s: nodes %s" : "BlockName=%s Nodes=%s",
+			 k->bname[b], p->nodes[b]);
 		tp_error e;
 		tp_error_clear(&e);
 		struct tp__hostlist *hl;
@@ -467,60 +543,37 @@ static int place_nodes(struct bparse *p, tp_machine **out)
 				  (long long)MAX_BLOCK_NODES);
 		total += rc ? 0 : cnt[b];
 	}
+	/* Slurm refuses blocks without nodes when BlockSizes= is not set, and
+	 * only warns when it is; either way there is nothing to place on */
 	if (!rc && total == 0)
-		rc = berr(p, 0, TP_EINVAL, "no nodes in the blocks");
+		rc = berr(p, 0, TP_EINVAL, "no nodes in the blocks (nothing to place tasks on; Slurm only warns)");
 	if (!rc) {
-		k->base = p->nsizes ? p->sizes[0] : (int)cnt[0];
-		for (int32_t b = 0; b < k->nblocks && !rc; b++)
-			if (cnt[b] < k->base)
-				rc = berr(p, k->bline[b], TP_EINVAL,
-					  "BlockName=%s has %lld node%s, fewer than the base "
-					  "block size %d%s", k->bname[b], (long long)cnt[b],
-					  cnt[b] == 1 ? "" : "s", k->base,
-					  p->nsizes ? " (BlockSizes=)" : " (the first block's)");
+		/* Slurm: BlockSizes='s first, else the first block with nodes */
+		int32_t b = 0;
+		while (!cnt[b])
+			b++;
+		k->base = sizes && sizes->n > 0 ? sizes->size[0] : (int)cnt[b];
 	}
-	k->n = (int32_t)total;
+	free(cnt);
 	k->node_block = rc ? NULL : tp__malloc_array((size_t)total, sizeof(int32_t));
-	if (!rc && !k->node_block)
+	p->dup_in = rc ? NULL : tp__calloc((size_t)k->nblocks, sizeof(bool));
+	if (!rc && (!k->node_block || !p->dup_in))
 		rc = berr(p, 0, TP_ENOMEM, "out of memory");
 	tp_machine *m = NULL;
-	if (!rc) {
-		tp_error e;
-		tp_error_clear(&e);
-		int dims = (int)total;
-		bool wrap = false;
-		if ((rc = tp__machine_new(&m, 1, &dims, &wrap, &block_ops, NULL, &e)))
-			rc = berr(p, 0, rc, "%s", e.msg);
-		else if (tp__machine_reserve(m, total) ||
-			 tp__names_reserve(&m->by_name, (size_t)named))
-			rc = berr(p, 0, TP_ENOMEM, "out of memory");
-	}
-	struct place_ctx x = { p, m, 0, 0 };
-	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
-		k->bfirst[b] = x.i;
-		x.b = b;
-		struct tp__hostlist *hl;
-		tp_error e;
-		tp_error_clear(&e);
-		/* parsed once already: only memory can fail here */
-		if (tp__hostlist_parse(p->nodes[b], "Nodes=", MAX_BLOCK_NODES, "",
-				       &hl, &cnt[b], &e)) {
-			rc = berr(p, k->bline[b], TP_ENOMEM, "out of memory");
-			break;
-		}
-		static const struct tp__add_list ops = { TP__LIST_RUN_MIN, place_coord,
-							 place_one, place_ran, place_fail };
-		rc = tp__machine_add_list(m, hl, &ops, &x);
-		tp__hostlist_free(hl);
-	}
-	int32_t i = x.i;
+	int32_t placed = 0;
 	if (!rc)
-		k->bfirst[k->nblocks] = i;
-	free(cnt);
-	if (rc) {
+		rc = place_all(p, (int32_t)total, named, false, &m, &placed);
+	if (!rc && placed < total) {
+		/* a node listed twice: again, one router per node placed, and
+		 * the warnings said */
 		tp_machine_destroy(m);
-		return rc;
+		m = NULL;
+		p->dup = true;
+		rc = place_all(p, placed, named, true, &m, &placed);
 	}
+	if (rc)
+		return rc;
+	k->n = placed;
 	*out = m;
 	return 0;
 }
@@ -575,31 +628,73 @@ static int agg_levels(const struct tp_blocks *k, int *lv)
 	return n;
 }
 
+/* Nodes of blocks j 2^l .. (j+1) 2^l - 1: aggregated block j of level l
+ * (level 0: block j); an aggregate with none gets no switch. */
+static int64_t agg_nodes(const struct tp_blocks *k, int l, int64_t j)
+{
+	int64_t lo = j << l, hi = (j + 1) << l;
+	if (lo >= k->nblocks)
+		return 0;
+	if (hi > k->nblocks)
+		hi = k->nblocks;
+	return k->bfirst[hi] - k->bfirst[lo];
+}
+
+/* The switches of level l (prefix "b" or "a<l>_") among lo..hi that have
+ * nodes, as one hostlist: "b[0-2,5]". */
+static void put_switches(struct text *t, const struct tp_blocks *k, int l,
+			 int64_t lo, int64_t hi)
+{
+	if (l)
+		put(t, "a%d_[", l);
+	else
+		put(t, "b[");
+	const char *sep = "";
+	for (int64_t j = lo; j <= hi; j++) {
+		if (!agg_nodes(k, l, j))
+			continue;
+		int64_t e = j;
+		while (e < hi && agg_nodes(k, l, e + 1))
+			e++;
+		if (e > j)
+			put(t, "%s%lld-%lld", sep, (long long)j, (long long)e);
+		else
+			put(t, "%s%lld", sep, (long long)j);
+		sep = ",";
+		j = e;
+	}
+	put(t, "]\n");
+}
+
 /* The tree Slurm's aggregation makes, as topology.conf text: "b<i>" over
  * block i's nodes, "a<l>_<j>" over the switches of aggregate j of level l
  * (those of the next lower level in use), "top" over the highest ones when
- * there are several.  below[] (switches in text order) gets the nodes
- * under each switch.  nodes: each block's Nodes= hostlist. */
-static int generated_tree(char *const *nodes, const struct tp_blocks *k,
-			  char **out, int64_t **below_out, int32_t *nsw_out)
+ * there are several.  A block without nodes, or an aggregate of such
+ * blocks only, has no switch: it keeps its slot (the aggregates stay
+ * aligned as in Slurm) but no switch without nodes below it is drawn.
+ * Slurm leaves out a last, partial aggregate that holds no more blocks than
+ * the level below; here it is a switch over a single lower one, so that its
+ * blocks still meet the others only at the next level.  nodes: each
+ * block's hostlist. */
+static int generated_tree(const char *const *nodes, const struct tp_blocks *k,
+			  char **out)
 {
 	struct text t = { malloc(4096), 0, 4096, false };
+	if (!t.s)
+		return TP_ENOMEM;
 	int lv[MAX_BLOCK_LEVEL + 1];
 	int nl = agg_levels(k, lv);
-	int64_t nsw = k->nblocks + 1;
-	for (int i = 0; i < nl; i++)
-		nsw += (k->nblocks + ((int64_t)1 << lv[i]) - 1) >> lv[i];
-	int64_t *below = tp__calloc((size_t)nsw, sizeof(int64_t));
-	if (!below || !t.s) {
-		free(below);
-		free(t.s);
-		return TP_ENOMEM;
-	}
-	int32_t s = 0;
 	for (int32_t b = 0; b < k->nblocks; b++) {
-		/* the block's own hostlist: checked, and short */
-		put(&t, "SwitchName=b%d Nodes=%s\n", b, nodes[b]);
-		below[s++] = k->bfirst[b + 1] - k->bfirst[b];
+		if (!agg_nodes(k, 0, b))
+			continue;
+		/* the block's own hostlist, checked; its blanks (separators,
+		 * as commas) would end the value */
+		put(&t, "SwitchName=b%d Nodes=", b);
+		size_t at = t.n;
+		put(&t, "%s\n", nodes[b]);
+		for (size_t i = at; !t.oom && i + 1 < t.n; i++)
+			if (t.s[i] == ' ' || t.s[i] == '\t' || t.s[i] == '\n')
+				t.s[i] = ',';
 	}
 	int prev = 0;            /* level of the switches below (0: blocks) */
 	int64_t nprev = k->nblocks;
@@ -607,50 +702,49 @@ static int generated_tree(char *const *nodes, const struct tp_blocks *k,
 		int l = lv[i];
 		int64_t na = (k->nblocks + ((int64_t)1 << l) - 1) >> l;
 		for (int64_t j = 0; j < na; j++) {
+			if (!agg_nodes(k, l, j))
+				continue;
 			/* the lower switches j 2^(l-prev) .. (j+1) 2^(l-prev) - 1 */
 			int64_t lo = j << (l - prev), hi = ((j + 1) << (l - prev)) - 1;
-			if (hi >= nprev)
-				hi = nprev - 1;
-			if (prev)
-				put(&t, "SwitchName=a%d_%lld Switches=a%d_[%lld-%lld]\n", l,
-				    (long long)j, prev, (long long)lo, (long long)hi);
-			else
-				put(&t, "SwitchName=a%d_%lld Switches=b[%lld-%lld]\n", l,
-				    (long long)j, (long long)lo, (long long)hi);
-			int64_t bl = j << l, bh = ((j + 1) << l);
-			if (bh > k->nblocks)
-				bh = k->nblocks;
-			below[s++] = k->bfirst[bh] - k->bfirst[bl];
+			put(&t, "SwitchName=a%d_%lld Switches=", l, (long long)j);
+			put_switches(&t, k, prev, lo, hi < nprev ? hi : nprev - 1);
 		}
 		prev = l;
 		nprev = na;
 	}
-	if (nprev > 1) {
-		if (prev)
-			put(&t, "SwitchName=top Switches=a%d_[0-%lld]\n", prev,
-			    (long long)nprev - 1);
-		else
-			put(&t, "SwitchName=top Switches=b[0-%lld]\n", (long long)nprev - 1);
-		below[s++] = k->n;
+	int64_t tops = 0;
+	for (int64_t j = 0; j < nprev; j++)
+		tops += agg_nodes(k, prev, j) > 0;
+	if (tops > 1) {
+		put(&t, "SwitchName=top Switches=");
+		put_switches(&t, k, prev, 0, nprev - 1);
 	}
 	if (t.oom) {
 		free(t.s);
-		free(below);
 		return TP_ENOMEM;
 	}
 	*out = t.s;
-	*below_out = below;
-	*nsw_out = s;
 	return 0;
+}
+
+/* The nodes below a switch of the generated tree, by its name (b<i>,
+ * a<l>_<j>, top). */
+static int64_t generated_below(const struct tp_blocks *k, const char *nm)
+{
+	if (nm[0] == 'b')
+		return agg_nodes(k, 0, strtoll(nm + 1, NULL, 10));
+	if (nm[0] == 'a')
+		return agg_nodes(k, (int)strtol(nm + 1, NULL, 10),
+				 strtoll(strchr(nm, '_') + 1, NULL, 10));
+	return k->n;
 }
 
 /* Weights of every directed link (one table, read by the congestion loops
  * through m->link_weight; both directions of a cable alike): a node's NVLink
  * port 1 / block bandwidth; the tree's node ports 1 / network bandwidth; its
- * switch links from below (nodes under each generated switch, in text
- * order), else the tree's own (LevelBandwidth=) or the network
- * bandwidth. */
-static int link_weights(struct tp_blocks *k, const int64_t *below, int32_t nsw)
+ * switch links from the nodes below (generated tree), else the tree's own
+ * (LevelBandwidth=) or the network bandwidth. */
+static int link_weights(struct tp_blocks *k)
 {
 	int64_t nl = tp_machine_link_count(k->tree);
 	int32_t nreal = tp_machine_switch_count(k->tree);
@@ -664,28 +758,11 @@ static int link_weights(struct tp_blocks *k, const int64_t *below, int32_t nsw)
 	for (int64_t l = 0; l < nl; l++) {
 		double w = 1.0 / k->nbw;      /* node ports; switch links default */
 		int64_t sw = l >> 1;          /* the switch below the link */
-		if (sw < nreal && below) {
-			/* switch sw is "b<i>", "a<l>_<j>" or "top": its position
-			 * in the generated text */
-			const char *nm = tp_machine_switch_name(k->tree, (int32_t)sw);
-			int32_t pos = -1;
-			if (nm[0] == 'b') {
-				pos = (int32_t)strtol(nm + 1, NULL, 10);
-			} else if (nm[0] == 't') {
-				pos = nsw - 1;
-			} else {
-				/* a<l>_<j>: count the switches of the levels before */
-				int lev = (int)strtol(nm + 1, NULL, 10);
-				int64_t j = strtoll(strchr(nm, '_') + 1, NULL, 10);
-				int lv[MAX_BLOCK_LEVEL + 1];
-				int n = agg_levels(k, lv);
-				int64_t off = k->nblocks;
-				for (int i = 0; i < n && lv[i] < lev; i++)
-					off += (k->nblocks + ((int64_t)1 << lv[i]) - 1) >> lv[i];
-				pos = (int32_t)(off + j);
-			}
-			if (pos >= 0 && pos < nsw && below[pos] > 0)
-				w = 1.0 / (k->nbw * (double)below[pos]);
+		if (sw < nreal && !k->tree_file) {
+			int64_t below = generated_below(k, tp_machine_switch_name(k->tree,
+										  (int32_t)sw));
+			if (below > 0)
+				w = 1.0 / (k->nbw * (double)below);
 		} else if (sw < nreal && level_bw) {
 			w = tp__link_weight(k->tree, l);
 		}
@@ -757,54 +834,40 @@ static int tree_nodes(void *arg, int32_t first, int32_t count,
 	if (first < 0) {
 		char name[TP__HOSTNAME_MAX];
 		return berr(x->p, k->bline[x->b], TP_EINVAL,
-			    "node '%s' of BlockName=%s is under no switch of %s",
-			    tp__listed_name(l, 0, name), k->bname[x->b], x->tw);
+			    "node '%s' of %s%s is under no switch of %s",
+			    tp__listed_name(l, 0, name), BKEY(x->p), k->bname[x->b], x->tw);
 	}
 	for (int32_t j = 0; j < count; j++)
 		k->tree_node[x->i++] = first + j;
 	return 0;
 }
 
-/* The tree: from tree_text, or generated; every block node must be in it. */
-static int make_tree(struct bparse *p, const tp_block_opts *o)
+/* Every node of m in the tree: by each block's hostlist (a numbered range a
+ * span of the tree's nodes at a time), or, when a node is listed twice
+ * (the hostlists then say more than m), name by name. */
+static int tree_nodes_all(struct bparse *p, const tp_machine *m, const char *tw)
 {
 	struct tp_blocks *k = p->k;
-	char *gen = NULL;
-	int64_t *below = NULL;
-	int32_t nsw = 0;
-	int rc;
-	const char *tw = o && o->tree_what ? o->tree_what : "tree topology";
-	if (o && o->tree_text) {
-		k->tree_file = true;
-		rc = tp_machine_from_topology(&k->tree, o->tree_text, tw, NULL, 0,
-					      p->err);
-		if (!rc && o->nlevel_bandwidth > 0 && k->nbw > 0)
-			rc = tp_machine_set_tree_level_bandwidth(k->tree, o->level_bandwidth,
-								 o->nlevel_bandwidth, p->err);
-		if (rc)
-			return rc;
-	} else {
-		if (generated_tree(p->nodes, k, &gen, &below, &nsw))
-			return berr(p, 0, TP_ENOMEM, "out of memory");
-		tp_error e;
-		tp_error_clear(&e);
-		rc = tp_machine_from_topology(&k->tree, gen, "the blocks' network", NULL,
-					      0, &e);
-		free(gen);
-		if (rc) {
-			free(below);
-			return berr(p, 0, rc, "%s", e.msg);
+	int rc = 0;
+	if (p->dup) {
+		for (int32_t i = 0; i < k->n && !rc; i++) {
+			const char *nm = tp_machine_node_name(m, i);
+			int32_t t = nm ? tp_machine_find_node(k->tree, nm) : -1;
+			if (!nm)
+				rc = berr(p, 0, TP_ENOMEM, "out of memory");
+			else if (t < 0)
+				rc = berr(p, k->bline[k->node_block[i]], TP_EINVAL,
+					  "node '%s' of %s%s is under no switch of %s", nm,
+					  BKEY(p), k->bname[k->node_block[i]], tw);
+			else
+				k->tree_node[i] = t;
 		}
+		return rc;
 	}
-	k->tree_node = tp__malloc_array((size_t)k->n + 1, sizeof(int32_t));
-	if (!k->tree_node) {
-		free(below);
-		return berr(p, 0, TP_ENOMEM, "out of memory");
-	}
-	/* each block's nodes in the tree, by its hostlist (the block's nodes
-	 * in order): a numbered range a span of the tree's nodes at a time */
 	struct tree_ctx x = { p, tw, 0, 0 };
 	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
+		if (!p->nodes[b])
+			continue;
 		struct tp__hostlist *hl = NULL;
 		int64_t cnt;
 		tp_error e;
@@ -818,18 +881,57 @@ static int make_tree(struct bparse *p, const tp_block_opts *o)
 		if (hl)
 			tp__hostlist_free(hl);
 	}
-	if (rc) {
-		free(below);
-		return rc;
+	return rc;
+}
+
+/* The tree between the blocks: from o->tree_text, else from the tree's
+ * records, else generated; every block node must be in it. */
+static int make_tree(struct bparse *p, const tp_machine *m, const tp_block_opts *o,
+		     const struct tp__topo_recs *tree)
+{
+	struct tp_blocks *k = p->k;
+	int rc;
+	const char *tw = o && o->tree_what ? o->tree_what
+		       : !(o && o->tree_text) && tree && tree->what ? tree->what
+		       : "tree topology";
+	if (o && o->tree_text) {
+		struct tp__topo_opts to = { .warn = p->warn };
+		k->tree_file = true;
+		rc = tp__machine_from_topology(&k->tree, o->tree_text, tw, &to, p->err);
+	} else if (tree) {
+		struct tp__topo_opts to = { .warn = tree->warn };
+		k->tree_file = true;
+		rc = tp__tree_from_records(&k->tree, tree, &to, p->err);
+	} else {
+		char *gen = NULL;
+		if (generated_tree(p->nodes, k, &gen))
+			return berr(p, 0, TP_ENOMEM, "out of memory");
+		tp_error e;
+		tp_error_clear(&e);
+		rc = tp_machine_from_topology(&k->tree, gen, "the blocks' network", NULL,
+					      0, &e);
+		free(gen);
+		if (rc)
+			return berr(p, 0, rc, "%s", e.msg);
 	}
-	rc = k->nbw > 0 ? link_weights(k, below, nsw) : 0;
-	free(below);
+	if (!rc && k->tree_file && o && o->nlevel_bandwidth > 0 && k->nbw > 0)
+		rc = tp_machine_set_tree_level_bandwidth(k->tree, o->level_bandwidth,
+							 o->nlevel_bandwidth, p->err);
+	if (rc)
+		return rc;
+	k->tree_node = tp__malloc_array((size_t)k->n + 1, sizeof(int32_t));
+	if (!k->tree_node)
+		return berr(p, 0, TP_ENOMEM, "out of memory");
+	if ((rc = tree_nodes_all(p, m, tw)))
+		return rc;
+	rc = k->nbw > 0 ? link_weights(k) : 0;
 	if (!rc)
 		rc = find_anchors(k);
 	return rc ? berr(p, 0, TP_ENOMEM, "out of memory") : 0;
 }
 
-static int check_opts(const char *what, const tp_block_opts *o, tp_error *err)
+static int check_opts(const char *what, const tp_block_opts *o, bool tree_recs,
+		      tp_error *err)
 {
 	if (!o)
 		return 0;
@@ -845,64 +947,57 @@ static int check_opts(const char *what, const tp_block_opts *o, tp_error *err)
 				    "link must cost more than an NVLink-domain link)",
 				    what, o->network_cost);
 	if (o->nlevel_bandwidth < 0 || (o->nlevel_bandwidth > 0 &&
-					(!o->level_bandwidth || !o->tree_text)))
+					(!o->level_bandwidth ||
+					 (!o->tree_text && !tree_recs))))
 		return tp_error_set(err, TP_EINVAL,
 				    "%s: level bandwidths need a tree topology", what);
 	return 0;
 }
 
-int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
-			   const tp_block_opts *opts, tp_error *err)
+int tp__blocks_from_records(tp_machine **out, const struct tp__topo_recs *r,
+			    const struct tp__block_sizes *sizes,
+			    const struct tp__topo_recs *tree,
+			    const tp_block_opts *opts, tp_error *err)
 {
-	if (!what)
-		what = "block topology";
-	if (!out || !text)
-		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
+	const char *what = r && r->what ? r->what : "block topology";
+	if (!out || !r || (r->n > 0 && !r->rec))
+		return tp_error_set(err, TP_EINVAL, "%s: missing records or output", what);
 	*out = NULL;
-	int rc = check_opts(what, opts, err);
+	int rc = check_opts(what, opts, tree != NULL, err);
 	if (rc)
 		return rc;
 	struct bparse p;
 	memset(&p, 0, sizeof p);
 	p.what = what;
+	p.yaml = r->yaml;
+	p.warn = r->warn;
 	p.err = err;
 	p.k = calloc(1, sizeof *p.k);
 	if (!p.k)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	rc = tp__each_conf_line(text, what, err, parse_line, &p);
-	if (!rc && p.k->nblocks == 0)
-		rc = berr(&p, 0, TP_EINVAL, "no BlockName= lines");
 	struct tp_blocks *k = p.k;
-	/* enforced levels: BlockSizes=, else Slurm's default 0..4 */
-	k->levels = 0x1f;
-	if (p.nsizes) {
-		k->levels = 0;
-		for (int i = 0; i < p.nsizes; i++) {
-			int r = p.sizes[i] / p.sizes[0], l = 0;
-			while (r > 1) {
-				r >>= 1;
-				l++;
-			}
-			k->levels |= 1u << l;
-		}
-	}
+	if (r->n <= 0)
+		rc = berr(&p, 0, TP_EINVAL, "%s", r->yaml ? "no blocks" : "no BlockName= lines");
+	if (!rc)
+		rc = size_levels(&p, sizes, &k->levels);
+	if (!rc)
+		rc = add_blocks(&p, r);
 	k->cost = opts && opts->network_cost ? opts->network_cost : DEFAULT_NETWORK_COST;
 	if (opts && opts->block_bandwidth > 0) {
 		k->bbw = opts->block_bandwidth;
 		k->nbw = opts->network_bandwidth;
 		if (!opts->network_cost) {
-			double r = floor(k->bbw / k->nbw + 0.5);
-			k->cost = r < 2 ? 2 : r > 1000000 ? 1000000 : (int)r;
+			double q = floor(k->bbw / k->nbw + 0.5);
+			k->cost = q < 2 ? 2 : q > 1000000 ? 1000000 : (int)q;
 		}
 	}
 	tp_machine *m = NULL;
 	if (!rc)
-		rc = place_nodes(&p, &m);
+		rc = place_nodes(&p, sizes, &m);
 	if (!rc)
-		rc = make_tree(&p, opts);
-	for (int32_t b = 0; b < k->nblocks; b++)
-		free(p.nodes[b]);
+		rc = make_tree(&p, m, opts, tree);
 	free(p.nodes);
+	free(p.dup_in);
 	tp__names_free(&p.by_name);
 	if (rc) {
 		tp_machine_destroy(m);
@@ -913,6 +1008,293 @@ int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
 	m->link_weight = k->weight;
 	*out = m;
 	return 0;
+}
+
+/* ---- topology.conf's lines into records ----
+ *
+ * As slurmctld reads the file (s_p_parse_file): a line is Key=Value pairs;
+ * BlockName= starts a block, the Nodes= right after it are that block's
+ * (so two BlockName= on a line are two blocks; a Nodes= after another key
+ * is refused); a key given twice keeps the last value, with a warning
+ * (Slurm logs "specified more than once, latest value used"). */
+
+struct bconf {
+	const char *what;
+	tp_error *err;
+	struct tp__warnings *warn;
+	char **name, **nodes;   /* each block's, owned */
+	int *line;
+	int32_t n, cap;
+	struct tp__block_sizes sizes;
+	unsigned levels;        /* BlockLevels=: bit k, level k */
+	int levels_line;        /* 0: not given */
+};
+
+#define cerr(c, line, ...) \
+	tp__line_error((c)->err, (c)->what, (line), TP_EINVAL, __VA_ARGS__)
+
+static int conf_block(struct bconf *c, const char *name, int line)
+{
+	if (c->n == c->cap) {
+		int32_t nc = c->cap ? c->cap * 2 : 16;
+		char **nn = realloc(c->name, sizeof *nn * (size_t)nc);
+		if (nn)
+			c->name = nn;
+		char **nd = nn ? realloc(c->nodes, sizeof *nd * (size_t)nc) : NULL;
+		if (nd)
+			c->nodes = nd;
+		int *nl = nd ? realloc(c->line, sizeof *nl * (size_t)nc) : NULL;
+		if (!nl)
+			return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
+		c->line = nl;
+		c->cap = nc;
+	}
+	c->nodes[c->n] = NULL;
+	c->line[c->n] = line;
+	if (!(c->name[c->n++] = strdup(name)))
+		return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* BlockSizes=: node counts separated by commas (empty fields skipped, as
+ * Slurm's strtok does; a repeat only sets its level again, so it is
+ * dropped).  Checked against the base size by size_levels. */
+static int conf_sizes(struct bconf *c, const char *v, int line)
+{
+	struct tp__block_sizes *s = &c->sizes;
+	const int max = (int)(sizeof s->size / sizeof s->size[0]);
+	if (s->line)
+		tp__warn(c->warn, "%s:%d: BlockSizes= given twice (first on line %d); "
+			 "the last one counts, as in Slurm", c->what, line, s->line);
+	s->n = 0;
+	s->line = line;
+	for (const char *f = v; *f;) {
+		if (*f == ',') {
+			f++;
+			continue;
+		}
+		char *end;
+		long x = strtol(f, &end, 10);
+		if (end == f || (*end && *end != ',') || x < 1 || x > INT_MAX)
+			return cerr(c, line, "BlockSizes=%s: expected node counts separated "
+				    "by commas", v);
+		f = end;
+		int i = 0;
+		while (i < s->n && s->size[i] != x)
+			i++;
+		if (i < s->n)
+			continue;
+		if (s->n == max)
+			return cerr(c, line, "BlockSizes=%s: more than %d different sizes",
+				    v, max);
+		s->size[s->n++] = (int)x;
+	}
+	if (!s->n)
+		return cerr(c, line, "BlockSizes=%s: expected node counts separated by "
+			    "commas", v);
+	return 0;
+}
+
+/* BlockLevels= (Slurm 23.11, replaced by BlockSizes= in 24.11): the
+ * enforced levels, 0 to 15, level k being 2^k base blocks, as a list with
+ * ranges ("0-1,2"), or as 23.11's bit_unfmt also reads, "A-B:S": A, A+S,
+ * ... below B (Slurm's loop leaves B out). */
+static int conf_levels(struct bconf *c, const char *v, int line)
+{
+	if (c->levels_line)
+		tp__warn(c->warn, "%s:%d: BlockLevels= given twice (first on line %d); "
+			 "the last one counts, as in Slurm", c->what, line, c->levels_line);
+	unsigned mask = 0;
+	bool ok = true;
+	const char *f = v;
+	char *end;
+	if (strchr(v, ':')) {
+		long a = strtol(f, &end, 10), b = -1, st = 0;
+		ok = end > f && *end == '-';
+		if (ok) {
+			f = end + 1;
+			b = strtol(f, &end, 10);
+			ok = end > f && *end == ':';
+		}
+		if (ok) {
+			f = end + 1;
+			st = strtol(f, &end, 10);
+			ok = end > f && !*end && a >= 0 && b >= a && st > 0;
+		}
+		for (long i = a; ok && i < b; i += st) {
+			ok = i <= MAX_BLOCK_LEVEL;
+			mask |= ok ? 1u << i : 0;
+		}
+	} else {
+		while (ok && *f) {
+			long a = strtol(f, &end, 10), b;
+			ok = end > f && a >= 0;
+			b = a;
+			if (ok && *end == '-') {
+				f = end + 1;
+				b = strtol(f, &end, 10);
+				ok = end > f;
+			}
+			ok = ok && b >= a && b <= MAX_BLOCK_LEVEL && (!*end || *end == ',');
+			for (long i = a; ok && i <= b; i++)
+				mask |= 1u << i;
+			f = *end ? end + 1 : end;
+		}
+	}
+	if (!ok)
+		return cerr(c, line, "BlockLevels=%s: expected levels 0..%d separated by "
+			    "commas (ranges such as 0-2 allowed)", v, MAX_BLOCK_LEVEL);
+	c->levels = mask;
+	c->levels_line = line;
+	return 0;
+}
+
+static int conf_line(void *arg, char *s, int line)
+{
+	struct bconf *c = arg;
+	int32_t cur = -1;           /* the block this line's Nodes= belong to */
+	const char *after = NULL;   /* the key that ended it */
+	char *save = NULL;
+	for (char *tok = strtok_r(s, " \t\r", &save); tok;
+	     tok = strtok_r(NULL, " \t\r", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq || eq == tok)
+			return cerr(c, line, "'%s': expected Key=Value", tok);
+		*eq = '\0';
+		const char *v = eq + 1;
+		if (!*v)
+			return cerr(c, line, "%s=: empty value", tok);
+		int rc = 0;
+		if (!strcasecmp(tok, "BlockName")) {
+			rc = conf_block(c, v, line);
+			cur = c->n - 1;
+		} else if (!strcasecmp(tok, "Nodes")) {
+			if (cur < 0 && after)
+				return cerr(c, line, "Nodes= after %s=: Slurm reads Nodes= only "
+					    "right after its BlockName=", after);
+			if (cur < 0)
+				return cerr(c, line, "Nodes= without BlockName=");
+			if (c->nodes[cur]) {
+				tp__warn(c->warn, "%s:%d: BlockName=%s: Nodes= given twice; "
+					 "the last one counts, as in Slurm", c->what, line,
+					 c->name[cur]);
+				free(c->nodes[cur]);
+			}
+			if (!(c->nodes[cur] = strdup(v)))
+				rc = tp__line_error(c->err, c->what, 0, TP_ENOMEM,
+						    "out of memory");
+		} else if (!strcasecmp(tok, "BlockSizes")) {
+			cur = -1;
+			after = "BlockSizes";
+			rc = conf_sizes(c, v, line);
+		} else if (!strcasecmp(tok, "BlockLevels")) {
+			cur = -1;
+			after = "BlockLevels";
+			rc = conf_levels(c, v, line);
+		} else {
+			return cerr(c, line, "unknown key '%s' (expected BlockName=, Nodes=, "
+				    "BlockSizes=, BlockLevels=)%s", tok,
+				    !strcasecmp(tok, "SwitchName")
+				    ? "; a switch tree goes in a file of its own" : "");
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* BlockLevels= into block sizes.  A file with it is read by Slurm 23.11
+ * only, whose rules are stricter: every block has Nodes= and the node
+ * count of the first (the base size).  Levels whose size would pass
+ * INT_MAX are dropped: they are above the first level that holds every
+ * block (the blocks hold at most 2^18 nodes), which draws the same tree. */
+static int conf_block_levels(struct bconf *c)
+{
+	if (!c->levels_line)
+		return 0;
+	if (c->sizes.line)
+		return cerr(c, c->levels_line > c->sizes.line ? c->levels_line : c->sizes.line,
+			    "BlockLevels= (line %d, Slurm 23.11) and BlockSizes= (line %d, "
+			    "Slurm 24.11 and later): no Slurm release reads both",
+			    c->levels_line, c->sizes.line);
+	int64_t base = 0;
+	for (int32_t b = 0; b < c->n; b++) {
+		if (!c->nodes[b])
+			return cerr(c, c->line[b], "BlockName=%s without Nodes= (Slurm 23.11, "
+				    "which reads BlockLevels=, wants one)", c->name[b]);
+		char what[TP_ERROR_MSG_MAX / 2];
+		snprintf(what, sizeof what, "BlockName=%s Nodes=%s", c->name[b], c->nodes[b]);
+		struct tp__hostlist *hl = NULL;
+		int64_t cnt = 0;
+		tp_error e;
+		tp_error_clear(&e);
+		int rc = tp__hostlist_parse(c->nodes[b], what, MAX_BLOCK_NODES,
+					    "the most nodes a block network may have", &hl,
+					    &cnt, &e);
+		if (hl)
+			tp__hostlist_free(hl);
+		if (rc)
+			return tp__line_error(c->err, c->what, c->line[b], rc, "%s", e.msg);
+		if (!b)
+			base = cnt;
+		else if (cnt != base)
+			return cerr(c, c->line[b], "BlockName=%s has %lld node%s, BlockName=%s "
+				    "%lld: Slurm 23.11 (BlockLevels=) wants blocks of one size",
+				    c->name[b], (long long)cnt, cnt == 1 ? "" : "s", c->name[0],
+				    (long long)base);
+	}
+	if (!base)
+		return 0;            /* no blocks: said by the builder */
+	c->sizes.size[0] = (int)base;
+	c->sizes.n = 1;
+	c->sizes.line = c->levels_line;
+	for (int l = 1; l <= MAX_BLOCK_LEVEL; l++)
+		if (c->levels >> l & 1 && base << l <= INT_MAX)
+			c->sizes.size[c->sizes.n++] = (int)(base << l);
+	return 0;
+}
+
+int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what,
+			    const tp_block_opts *opts, struct tp__warnings *warn,
+			    tp_error *err)
+{
+	if (!what)
+		what = "block topology";
+	if (!out || !text)
+		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
+	*out = NULL;
+	struct bconf c;
+	memset(&c, 0, sizeof c);
+	c.what = what;
+	c.err = err;
+	c.warn = warn;
+	int rc = tp__each_conf_line(text, what, err, conf_line, &c);
+	if (!rc)
+		rc = conf_block_levels(&c);
+	struct tp__topo_rec *rec = rc ? NULL : tp__calloc((size_t)c.n + 1, sizeof *rec);
+	if (!rc && !rec)
+		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	for (int32_t b = 0; !rc && b < c.n; b++)
+		rec[b] = (struct tp__topo_rec){ c.name[b], c.nodes[b], NULL, c.line[b] };
+	if (!rc) {
+		struct tp__topo_recs r = { rec, c.n, what, false, warn };
+		rc = tp__blocks_from_records(out, &r, &c.sizes, NULL, opts, err);
+	}
+	free(rec);
+	for (int32_t b = 0; b < c.n; b++) {
+		free(c.name[b]);
+		free(c.nodes[b]);
+	}
+	free(c.name);
+	free(c.nodes);
+	free(c.line);
+	return rc;
+}
+
+int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
+			   const tp_block_opts *opts, tp_error *err)
+{
+	return tp__machine_from_blocks(out, text, what, opts, NULL, err);
 }
 
 bool tp_machine_is_block(const tp_machine *m)

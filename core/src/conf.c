@@ -19,9 +19,13 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "slurm_topology.h"
 
+/* NET_SLURM: the network is Slurm's own topology (Network=slurm, or no
+ * Network= at all); once read, net is the kind it turned out to be and
+ * from_slurm says so. */
 enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH, NET_TREE, NET_DFLY,
-		NET_BLOCK };
+		NET_BLOCK, NET_SLURM, NET_RING };
 
 struct tp_conf {
 	tp_machine *m;
@@ -38,6 +42,12 @@ struct tp_conf {
 	int forest_cost;            /* ForestCost= (0: not given) */
 	char *path;                 /* the config's name in messages */
 	struct tp__warnings warn;   /* what loading accepted with a warning */
+	bool from_slurm;            /* the network is Slurm's topology */
+	char *source;               /* how it was found (check-config) */
+	char *used;                 /* the topology used, one line */
+	int nslurm_topo;            /* topology.yaml's topologies, by name */
+	char **slurm_topo;
+	int slurm_used;             /* the one used, of them (-1: none) */
 
 	/* NodeTopology= / GpuLinks= of NodeName= lines: distinct pairs, the
 	 * config lines that first named them (for check-config), and the pair
@@ -113,6 +123,8 @@ struct loader {
 	int ntoks, tokcap;
 
 	int cur_topo;          /* topology pair of the NodeName= line, or -1 */
+	const tp_conf_slurm *slurm;   /* where Slurm's topology is (NULL:
+					 the defaults) */
 };
 
 /* ---- messages ---- */
@@ -345,6 +357,7 @@ static int place_node(struct loader *ld, const char *name, const int *coords,
 static int ensure_tree(struct loader *ld, int line, const char *key);
 static int ensure_dfly(struct loader *ld, int line, const char *key);
 static int ensure_block(struct loader *ld, int line, const char *key);
+static int ensure_slurm(struct loader *ld, int line, const char *key);
 
 /* Keys of one kind of network given to another: "X= needs Network=K". */
 static int foreign_keys(struct loader *ld)
@@ -383,9 +396,17 @@ static int ensure_machine(struct loader *ld, int line, const char *key)
 {
 	if (ld->c->m)
 		return TP_OK;
-	if (!ld->net_line)
+	/* no Network= and no shape of its own: Slurm's topology, unless the
+	 * line places nodes itself (then Network= was forgotten) */
+	bool places = strcmp(key, "NodeName=") && strcmp(key, "end of file");
+	if (!ld->net_line && !ld->dims_line && !ld->groups_line && !ld->rpg_line &&
+	    !places)
+		ld->c->net = NET_SLURM;
+	if (!ld->net_line && ld->c->net != NET_SLURM)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "%s before Network= (Network= and Dims= must come first)", key);
+	if (ld->c->net == NET_SLURM)
+		return ensure_slurm(ld, line, key);
 	int rc = foreign_keys(ld);
 	if (rc)
 		return rc;
@@ -498,9 +519,11 @@ static int set_network(struct loader *ld, const struct tok *t)
 		ld->c->net = NET_DFLY;
 	else if (!strcasecmp(t->val, "block"))
 		ld->c->net = NET_BLOCK;
+	else if (!strcasecmp(t->val, "slurm"))
+		ld->c->net = NET_SLURM;
 	else
 		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "Network=%s: unknown network, expected torus, mesh, tree, dragonfly or block",
+			    "Network=%s: unknown network, expected slurm, torus, mesh, tree, dragonfly or block",
 			    t->val);
 	return TP_OK;
 }
@@ -840,13 +863,227 @@ static int ensure_block(struct loader *ld, int line, const char *key)
 			.level_bandwidth = ld->c->level_bw,
 			.nlevel_bandwidth = ld->lbw_line ? ld->c->nlevel_bw : 0,
 		};
-		rc = tp_machine_from_blocks(&ld->c->m, text, ld->c->topo_path, &o,
-					    ld->err);
+		rc = tp__machine_from_blocks(&ld->c->m, text, ld->c->topo_path, &o,
+					     &ld->c->warn, ld->err);
 	}
 	free(text);
 	free(tree);
 	if (!rc)
 		ld->first_node_line = line;
+	return rc;
+}
+
+/* The partitions whose topology is t (a list "a, b"; "" for none). */
+static void partitions_of(const struct tp__slurm_topology *st, int t, bool dflt,
+			  char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < st->keys.npart; i++) {
+		const struct tp__slurm_part *p = &st->keys.part[i];
+		int k = p->topology && st->yaml
+			? tp__slurm_topology_index(st, p->topology) : -1;
+		if (k == t || (k < 0 && dflt))
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+					      n ? ", " : "", p->name);
+		if (n >= len)
+			break;
+	}
+}
+
+/* check-config's account of Slurm's topology: the file and why, each
+ * topology and its partitions, the one used, what topoplace.conf adds. */
+static int describe_source(struct loader *ld, const struct tp__slurm_topology *st,
+			   int which, const char *which_why)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return oom(ld);
+	fprintf(f, "Slurm's topology: %s\n  why: %s\n", st->file, st->why);
+	int def = -1;
+	for (int i = 0; i < st->set.n && def < 0; i++)
+		if (st->set.t[i].cluster_default)
+			def = i;
+	if (def < 0 && st->set.n)
+		def = 0;
+	for (int i = 0; i < st->set.n; i++) {
+		const struct tp__stopo *t = &st->set.t[i];
+		char parts[1024];
+		partitions_of(st, i, i == def, parts, sizeof parts);
+		fprintf(f, "  topology %s (%s%s%s): partitions %s\n", t->name,
+			tp__stopo_kind_name(t->kind), i == def ? ", cluster default" : "",
+			st->yaml ? "" : ", topology.conf", *parts ? parts : "none");
+	}
+	fprintf(f, "  used: %s (%s)\n", st->set.t[which].name, which_why);
+	free(ld->c->used);
+	if (asprintf(&ld->c->used, "Slurm's topology %s (%s) of %s, %s",
+		     st->set.t[which].name,
+		     tp__stopo_kind_name(st->set.t[which].kind), st->file,
+		     which_why) < 0)
+		ld->c->used = NULL;
+	const struct { int line; const char *key; } added[] = {
+		{ ld->cost_line, "LevelCost=" }, { ld->lbw_line, "LevelBandwidth=" },
+		{ ld->forest_line, "ForestCost=" }, { ld->tree2_line, "TreeTopologyFile=" },
+		{ ld->blk_bw_line, "BlockBandwidth=" }, { ld->net_bw_line, "NetworkBandwidth=" },
+		{ ld->net_cost_line, "NetworkCost=" }, { ld->policy_line, "DefaultPolicy=" },
+		{ ld->metric_line, "DefaultMetric=" }, { ld->budget_line, "TimeBudgetMs=" },
+	};
+	bool any = false;
+	for (size_t i = 0; i < sizeof added / sizeof *added; i++)
+		if (added[i].line) {
+			fprintf(f, "%s%s (line %d)", any ? ", " : "  from topoplace.conf: ",
+				added[i].key, added[i].line);
+			any = true;
+		}
+	if (any)
+		fputc('\n', f);
+	if (fclose(f) || !buf) {
+		free(buf);
+		return oom(ld);
+	}
+	free(ld->c->source);
+	ld->c->source = buf;
+	return TP_OK;
+}
+
+/* Keys for another kind than Slurm's topology turned out to be: ignored,
+ * with a warning (another partition's topology may be of that kind). */
+static void warn_unused_keys(struct loader *ld, const char *name, bool tree,
+			     bool block)
+{
+	const struct { int line; const char *key; bool applies; } k[] = {
+		{ ld->cost_line, "LevelCost", tree }, { ld->forest_line, "ForestCost", tree },
+		{ ld->lbw_line, "LevelBandwidth", tree || (block && ld->tree2_line) },
+		{ ld->tree2_line, "TreeTopologyFile", block },
+		{ ld->blk_bw_line, "BlockBandwidth", block },
+		{ ld->net_bw_line, "NetworkBandwidth", block },
+		{ ld->net_cost_line, "NetworkCost", block },
+	};
+	for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+		if (k[i].line && !k[i].applies)
+			tp__warn(&ld->c->warn, "%s:%d: %s= does not apply to Slurm's "
+				 "topology %s (a %s): ignored", ld->what, k[i].line,
+				 k[i].key, name, tree ? "tree" : block ? "block"
+				 : "network of another kind");
+}
+
+/* Network=slurm, or no Network= at all: the machine is Slurm's own
+ * topology, read as slurmctld reads it (slurm_topology.c); topoplace.conf
+ * adds what Slurm's files cannot say (bandwidths, costs, node models). */
+static int ensure_slurm(struct loader *ld, int line, const char *key)
+{
+	(void)key;
+	const struct { int line; const char *key; } shape[] = {
+		{ ld->dims_line, "Dims=" }, { ld->wrap_line, "Wrap=" },
+		{ ld->npr_line, "NodesPerRouter=" }, { ld->bw_line, "LinkBandwidth=" },
+		{ ld->dist_line, "Distance=" }, { ld->groups_line, "Groups=" },
+		{ ld->rpg_line, "RoutersPerGroup=" }, { ld->lpp_line, "LinksPerGroupPair=" },
+		{ ld->routing_line, "Routing=" }, { ld->format_line, "NodeNameFormat=" },
+		{ ld->share_line, "AdaptiveShare=" },
+	};
+	for (size_t i = 0; i < sizeof shape / sizeof *shape; i++)
+		if (shape[i].line)
+			return lerr(ld, NULL, shape[i].line, TP_EINVAL,
+				    "%s does not apply to Slurm's topology (Network=%s): "
+				    "give the network's own Network=", shape[i].key,
+				    ld->net_line ? "slurm" : "not given");
+	if (ld->topo_line)
+		return lerr(ld, NULL, ld->topo_line, TP_EINVAL,
+			    "TopologyFile= needs Network=tree or Network=block (without "
+			    "Network=, topoplace reads Slurm's own topology)");
+	if (ld->blk_bw_line && !ld->net_bw_line)
+		return lerr(ld, NULL, ld->blk_bw_line, TP_EINVAL,
+			    "BlockBandwidth= needs NetworkBandwidth= too");
+	if (ld->net_bw_line && !ld->blk_bw_line)
+		return lerr(ld, NULL, ld->net_bw_line, TP_EINVAL,
+			    "NetworkBandwidth= needs BlockBandwidth= too");
+	const tp_conf_slurm *sl = ld->slurm;
+	const char *slurm_conf = sl && sl->slurm_conf && *sl->slurm_conf
+				 ? sl->slurm_conf : TP_DEFAULT_SLURM_CONF;
+	struct tp__slurm_topology st;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__slurm_topology_load(slurm_conf, sl ? sl->partition : NULL,
+					 sl ? sl->slurm_version : 0, &st,
+					 &ld->c->warn, &e2);
+	if (rc)
+		return lerr(ld, NULL, ld->net_line, rc, "Slurm's topology: %s", e2.msg);
+	int which = st.chosen;
+	char which_why[TP_ERROR_MSG_MAX];
+	snprintf(which_why, sizeof which_why, "%s", st.chosen_why);
+	if (sl && sl->topology) {
+		which = tp__slurm_topology_index(&st, sl->topology);
+		snprintf(which_why, sizeof which_why, "asked for by name");
+		if (which < 0)
+			rc = lerr(ld, NULL, 0, TP_ENOENT, "Slurm's topology: no "
+				  "topology %s in %s", sl->topology,
+				  st.file[0] ? st.file : "Slurm's files");
+	} else if (which < 0) {
+		rc = lerr(ld, NULL, ld->net_line, TP_ENOENT, "Slurm's topology: %s%s",
+			  st.why, st.yaml ? " (it names no topology)" : "");
+	}
+	/* every topology by name, for check-config */
+	for (int i = 0; !rc && st.yaml && i < st.set.n; i++) {
+		char **nt = realloc(ld->c->slurm_topo, sizeof *nt * (size_t)(i + 1));
+		if (!nt || !(nt[i] = strdup(st.set.t[i].name))) {
+			if (nt)
+				ld->c->slurm_topo = nt;
+			rc = oom(ld);
+			break;
+		}
+		ld->c->slurm_topo = nt;
+		ld->c->nslurm_topo = i + 1;
+	}
+	ld->c->slurm_used = st.yaml ? which : -1;
+	if (!rc)
+		rc = describe_source(ld, &st, which, which_why);
+	char *tree_text = NULL;
+	if (!rc && ld->tree2_line && st.set.t[which].kind == TP__STOPO_BLOCK)
+		rc = read_conf_file(ld, ld->tree2_line, "TreeTopologyFile", ld->tree2_text,
+				    TP__MAX_TOPOLOGY_BYTES, "topology.conf",
+				    &ld->c->tree_path, &tree_text);
+	if (!rc) {
+		enum tp__stopo_kind kind = st.set.t[which].kind;
+		warn_unused_keys(ld, st.set.t[which].name, kind == TP__STOPO_TREE,
+				 kind == TP__STOPO_BLOCK);
+		char cost_where[512];
+		snprintf(cost_where, sizeof cost_where, "%s:%d", ld->what, ld->cost_line);
+		struct tp__topo_opts to = { ld->cost, ld->ncost, ld->c->forest_cost,
+					    &ld->c->warn, ld->cost_line ? cost_where : NULL };
+		tp_block_opts bo = {
+			.tree_text = tree_text, .tree_what = ld->c->tree_path,
+			.block_bandwidth = ld->blk_bw_line ? ld->blk_bw : 0,
+			.network_bandwidth = ld->net_bw_line ? ld->net_bw : 0,
+			.network_cost = ld->net_cost_line ? ld->net_cost : 0,
+			.level_bandwidth = ld->c->level_bw,
+			.nlevel_bandwidth = ld->lbw_line && tree_text ? ld->c->nlevel_bw : 0,
+		};
+		rc = tp__slurm_topology_machine(&st, which, &to, &bo, &ld->c->warn,
+						&ld->c->m, ld->err);
+		if (!rc && ld->c->m->nnodes == 0)
+			rc = lerr(ld, st.file, st.set.t[which].line, TP_EINVAL,
+				  "topology %s has no nodes (nothing to place tasks on)",
+				  st.set.t[which].name);
+		if (!rc) {
+			ld->c->from_slurm = true;
+			ld->c->net = tp_machine_is_tree(ld->c->m) ? NET_TREE
+				     : tp_machine_is_block(ld->c->m) ? NET_BLOCK
+				     : !strcmp(tp_machine_kind(ld->c->m), "torus") ? NET_TORUS
+				     : !strcmp(tp_machine_kind(ld->c->m), "mesh") ? NET_MESH
+				     : NET_RING;
+			free(ld->c->topo_path);
+			if (!(ld->c->topo_path = strdup(st.file)))
+				rc = oom(ld);
+			/* LevelBandwidth= applies to the tree at the end of the file */
+			if (ld->c->net != NET_TREE)
+				ld->c->nlevel_bw = 0;
+			ld->first_node_line = line;
+		}
+	}
+	free(tree_text);
+	tp__slurm_topology_free(&st);
 	return rc;
 }
 
@@ -1097,6 +1334,10 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 	int rc = ensure_machine(ld, t->line, sw ? "SwitchFile=" : "CoordFile=");
 	if (rc)
 		return rc;
+	if (ld->c->from_slurm)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s= does not apply to Slurm's topology (its file places the nodes)",
+			    t->key);
 	if (ld->c->net == NET_TREE || ld->c->net == NET_BLOCK)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "CoordFile= does not apply to Network=%s",
@@ -1317,6 +1558,9 @@ static int model_nodes(void *arg, int32_t first, int32_t count,
 	struct loader *ld = x->ld;
 	bool block = ld->c->net == NET_BLOCK;
 	char host[TP__HOSTNAME_MAX];
+	/* Slurm's topology is the partition's: other nodes are another's */
+	if (first < 0 && ld->c->from_slurm)
+		return 0;
 	if (first < 0 && (ld->c->net == NET_TREE || block))
 		return lerr(ld, NULL, x->name->line, TP_EINVAL,
 			    "NodeName=%s: node '%s' is %s of %s", x->name->val,
@@ -1607,6 +1851,10 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 		return rc;
 	const struct tok *name = k.name;
 	int line = name->line;
+	if (!ld->net_line && !ld->c->m && (k.coords || k.order || k.offset))
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "NodeName= before Network= (Network= and Dims= must come "
+			    "first; without Network=, Slurm's topology places the nodes)");
 	if ((rc = ensure_machine(ld, line, "NodeName=")))
 		return rc;
 	if (k.links && !k.topo)
@@ -1615,7 +1863,12 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 	if (k.topo && (rc = add_topo(ld, k.topo, k.links)) < 0)
 		return rc;
 	const struct tok *extra = k.coords ? k.coords : k.order ? k.order : k.offset;
-	bool in_file = ld->c->net == NET_TREE || ld->c->net == NET_BLOCK;
+	bool in_file = ld->c->from_slurm || ld->c->net == NET_TREE ||
+		       ld->c->net == NET_BLOCK;
+	if (ld->c->from_slurm && extra)
+		return lerr(ld, NULL, extra->line, TP_EINVAL,
+			    "NodeName=%s: %s= does not apply to Slurm's topology (its file places the nodes)",
+			    name->val, extra->key);
 	if (in_file && extra)
 		return lerr(ld, NULL, extra->line, TP_EINVAL,
 			    "NodeName=%s: %s= does not apply to Network=%s (nodes sit %s in TopologyFile=)",
@@ -1840,8 +2093,12 @@ static int parse_text(struct loader *ld, char *text)
 		rc = logical_line(ld);
 	if (rc)
 		return rc;
-	if (!ld->net_line)
+	if (!ld->net_line && !ld->dims_line && !ld->groups_line && !ld->rpg_line)
+		ld->c->net = NET_SLURM;   /* zero configuration: Slurm's topology */
+	if (!ld->net_line && ld->c->net != NET_SLURM)
 		return lerr(ld, NULL, 0, TP_EINVAL, "no Network= line");
+	if (ld->c->net == NET_SLURM && (rc = ensure_machine(ld, 0, "end of file")))
+		return rc;
 	if (ld->c->net == NET_TREE) {
 		if ((rc = ensure_machine(ld, 0, "end of file")))
 			return rc;
@@ -1860,8 +2117,8 @@ static int parse_text(struct loader *ld, char *text)
 	if ((ld->c->net == NET_DFLY || ld->c->net == NET_BLOCK) && !ld->c->m &&
 	    (rc = ensure_machine(ld, 0, "end of file")))
 		return rc;
-	if (!ld->dims_line && ld->c->net != NET_TREE && ld->c->net != NET_DFLY &&
-	    ld->c->net != NET_BLOCK)
+	if (!ld->dims_line && !ld->c->from_slurm && ld->c->net != NET_TREE &&
+	    ld->c->net != NET_DFLY && ld->c->net != NET_BLOCK)
 		return lerr(ld, NULL, 0, TP_EINVAL, "no Dims= line");
 	if (!ld->c->m || ld->c->m->nnodes == 0)
 		return lerr(ld, NULL, 0, TP_EINVAL,
@@ -1886,12 +2143,13 @@ static void loader_free(struct loader *ld)
 	free(ld->toks);
 }
 
-static int load(char *text, const char *what, const char *dir, tp_conf **out,
-		tp_error *err)
+static int load(char *text, const char *what, const char *dir,
+		const tp_conf_slurm *slurm, tp_conf **out, tp_error *err)
 {
 	struct loader ld;
 	memset(&ld, 0, sizeof ld);
 	ld.cur_topo = -1;
+	ld.slurm = slurm;
 	ld.what = what;
 	ld.err = err;
 	ld.c = calloc(1, sizeof *ld.c);
@@ -1915,6 +2173,12 @@ static int load(char *text, const char *what, const char *dir, tp_conf **out,
 
 int tp_conf_load(const char *path, tp_conf **out, tp_error *err)
 {
+	return tp_conf_load_slurm(path, NULL, out, err);
+}
+
+int tp_conf_load_slurm(const char *path, const tp_conf_slurm *slurm,
+		       tp_conf **out, tp_error *err)
+{
 	if (!out)
 		return tp_error_set(err, TP_EINVAL, "tp_conf_load: out is NULL");
 	*out = NULL;
@@ -1936,7 +2200,7 @@ int tp_conf_load(const char *path, tp_conf **out, tp_error *err)
 			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
 		}
 	}
-	rc = load(text, path, dir, out, err);
+	rc = load(text, path, dir, slurm, out, err);
 	free(dir);
 	free(text);
 	return rc;
@@ -1955,7 +2219,7 @@ int tp_conf_load_string(const char *text, const char *what, tp_conf **out,
 	char *copy = strdup(text);
 	if (!copy)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	int rc = load(copy, what, NULL, out, err);
+	int rc = load(copy, what, NULL, NULL, out, err);
 	free(copy);
 	return rc;
 }
@@ -1965,6 +2229,11 @@ void tp_conf_destroy(tp_conf *c)
 	if (!c)
 		return;
 	tp_machine_destroy(c->m);
+	free(c->source);
+	free(c->used);
+	for (int i = 0; i < c->nslurm_topo; i++)
+		free(c->slurm_topo[i]);
+	free(c->slurm_topo);
 	free(c->topo_path);
 	free(c->tree_path);
 	for (int i = 0; i < c->ntopo; i++) {
@@ -1977,6 +2246,31 @@ void tp_conf_destroy(tp_conf *c)
 	free(c->node_topo);
 	free(c->path);
 	free(c);
+}
+
+const char *tp_conf_network_source(const tp_conf *c)
+{
+	return c && c->from_slurm ? c->source : NULL;
+}
+
+const char *tp_conf_network_used(const tp_conf *c)
+{
+	return c && c->from_slurm ? c->used : NULL;
+}
+
+int tp_conf_slurm_ntopologies(const tp_conf *c)
+{
+	return c ? c->nslurm_topo : 0;
+}
+
+const char *tp_conf_slurm_topology(const tp_conf *c, int i)
+{
+	return c && i >= 0 && i < c->nslurm_topo ? c->slurm_topo[i] : NULL;
+}
+
+int tp_conf_slurm_topology_used(const tp_conf *c)
+{
+	return c && c->from_slurm ? c->slurm_used : -1;
 }
 
 int tp_conf_nwarnings(const tp_conf *c)
@@ -2105,13 +2399,15 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 				share);
 	} else if (c->net == NET_BLOCK) {
 		int32_t nb = tp_machine_block_count(m);
-		fprintf(out, "blocks from %s: %ld block%s of at least %d nodes, %ld nodes; between blocks: %s%s, network links cost %d\n",
+		fprintf(out, "blocks from %s: %ld block%s, base size %d, %ld nodes; between blocks: %s%s, network links cost %d\n",
 			c->topo_path ? c->topo_path : "?", (long)nb, nb == 1 ? "" : "s",
 			tp_machine_block_base_size(m), (long)m->nnodes,
 			c->tree_path ? "the tree of " : "Slurm's block aggregation",
 			c->tree_path ? c->tree_path : "", tp_machine_block_network_cost(m));
 	} else {
-	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : "torus");
+	/* torus, mesh; Slurm's rings and tori side by side */
+	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : c->net == NET_TORUS
+		? "torus" : tp_machine_kind(m));
 	for (int d = 0; d < m->ndims; d++)
 		fprintf(out, "%s%d", d ? "x" : "", m->dims[d]);
 	fputs(" (wrap ", out);

@@ -369,8 +369,18 @@ int tp__machine_from_topology(tp_machine **out, const char *text,
 /* ---- Slurm's own configuration (slurm_conf.c, slurm_order.c) ---- */
 /* The slurm.conf keys that decide Slurm's task layout (NULL: not set),
  * read as Slurm reads them (Include followed, the last line wins). */
+struct tp__slurm_part {
+	char *name, *topology;       /* Topology= (NULL: the cluster default) */
+	bool is_default;             /* Default=YES */
+	char *file;                  /* where it is said */
+	int line;
+};
 struct tp__slurm_keys {
 	char *topology_plugin, *select_type, *select_params;
+	/* PartitionName= lines, in order */
+	struct tp__slurm_part *part;
+	int npart;
+	char *default_topology;      /* of PartitionName=DEFAULT */
 };
 int tp__slurm_conf_keys(const char *slurm_conf, struct tp__slurm_keys *k,
 			tp_error *err);
@@ -384,7 +394,8 @@ void tp__slurm_keys_free(struct tp__slurm_keys *k);
  * (TP_ERROR_MSG_MAX bytes), "" for the hostlist's order with nothing to
  * say (before 26.05, no slurm.conf).  A file that cannot be read is not an error:
  * the hostlist's order, and *how says why. */
-void tp__slurm_order(const char *slurm_conf, unsigned version,
+void tp__slurm_order(const char *slurm_conf, const char *partition,
+		     unsigned version,
 		     const tp_alloc *a, int32_t *order, char *how);
 /* a's nodes (and their slots) put in order: the k-th becomes order[k]. */
 int tp__alloc_reorder(tp_alloc *a, const int32_t *order);

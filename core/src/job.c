@@ -224,7 +224,7 @@ static int make_alloc(tp_job *job, tp_error *err)
 					  sizeof *order);
 	if (!order)
 		return tp_error_set(err, TP_ENOMEM, "out of memory");
-	tp__slurm_order(r->slurm_conf, r->slurm_version, job->alloc, order,
+	tp__slurm_order(r->slurm_conf, r->partition, r->slurm_version, job->alloc, order,
 			job->slurm_order);
 	if (job->slurm_order[0])
 		tp__job_note(job, "Slurm's order: %s", job->slurm_order);
@@ -487,11 +487,15 @@ int tp_job_create(const tp_job_request *r, tp_job **out, tp_error *err)
 	if (!job->conf) {
 		if (!r->conf_path)
 			rc = tp_error_set(err, TP_EINVAL, "job: no configuration");
-		else if (!(rc = tp_conf_load(r->conf_path, &job->own_conf, err)))
+		else if (!(rc = tp_conf_load_slurm(r->conf_path, &(tp_conf_slurm){
+				.slurm_conf = r->slurm_conf, .partition = r->partition,
+				.slurm_version = r->slurm_version }, &job->own_conf, err)))
 			job->conf = job->own_conf;
 	}
 	/* what the config was accepted with (a forest...) travels with every
 	 * job, so that a user sees why placement across trees is costly */
+	if (!rc && tp_conf_network_used(job->conf))
+		tp__job_note(job, "network: %s", tp_conf_network_used(job->conf));
 	for (int i = 0; !rc && i < tp_conf_nwarnings(job->conf); i++)
 		tp__job_note(job, "warning: %s", tp_conf_warning(job->conf, i));
 	if (!rc)

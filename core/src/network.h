@@ -16,6 +16,17 @@
  *   block.c      NVLink domains (Slurm's   tp_machine_from_blocks
  *                topology/block) joined
  *                by a tree
+ *   torus3d.c    tori side by side that    tp__tori_new, and
+ *                share no link (Slurm's    tp__torus3d_from_records (one
+ *                toruses, kind "tori";     torus: torus.c's machine)
+ *                rings, kind "ring")
+ *   ring.c       (Slurm's topology/ring    tp__rings_from_records
+ *                records into tori)
+ *
+ * Slurm's own files reach the kinds as records (slurm_topo.h): the readers
+ * of topology.conf (in each kind's file) and of topology.yaml
+ * (slurm_yaml.c) produce them, slurm_topology.c finds the file slurmctld
+ * reads and the topology of a partition.
  *
  * A new kind is one new file: fill in a tp_net_ops, build the machine with
  * tp__machine_new(), add its nodes with tp_machine_add_node(), list the file

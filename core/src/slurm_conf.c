@@ -139,6 +139,73 @@ static int include(struct sc_nodes *s, const char *arg, const char *file,
 	return rc;
 }
 
+/* The value of key among the words of a line (NULL: not there), cut
+ * into a copy. */
+static char *word_copy(const char *p, const char *key)
+{
+	size_t kl = strlen(key);
+	char *found = NULL;
+	while (*p) {
+		p += strspn(p, " \t\r");
+		size_t n = strcspn(p, " \t\r");
+		if (n > kl && !strncasecmp(p, key, kl) && p[kl] == '=') {
+			free(found);   /* the last one wins, as in Slurm */
+			found = strndup(p + kl + 1, n - kl - 1);
+		}
+		p += n;
+	}
+	return found;
+}
+
+/* PartitionName=NAME ... Topology=T Default=YES: the partition's topology
+ * of topology.yaml.  PartitionName=DEFAULT sets Topology= for the
+ * partitions after it, as Slurm's defaults do. */
+static int partition_line(struct sc_nodes *s, const char *p, const char *file,
+			  int line)
+{
+	struct tp__slurm_keys *k = s->keys;
+	char *name = word_copy(p, "PartitionName");
+	char *topo = word_copy(p, "Topology");
+	char *def = word_copy(p, "Default");
+	int rc = TP_OK;
+	if (!name || !*name) {
+		rc = tp_error_set(s->err, TP_EINVAL, "%s:%d: PartitionName=: empty value",
+				  file, line);
+	} else if (!strcasecmp(name, "DEFAULT")) {
+		if (topo) {
+			free(k->default_topology);
+			k->default_topology = topo;
+			topo = NULL;
+		}
+	} else {
+		struct tp__slurm_part *np = realloc(k->part, sizeof *np *
+						    (size_t)(k->npart + 1));
+		if (!np) {
+			rc = tp_error_set(s->err, TP_ENOMEM, "%s: out of memory", file);
+		} else {
+			k->part = np;
+			struct tp__slurm_part *q = &np[k->npart++];
+			memset(q, 0, sizeof *q);
+			q->name = name;
+			name = NULL;
+			if (!topo && k->default_topology)
+				topo = strdup(k->default_topology);
+			q->topology = topo;
+			topo = NULL;
+			q->is_default = def && (!strcasecmp(def, "yes") ||
+						 !strcasecmp(def, "true") || !strcmp(def, "1"));
+			q->line = line;
+			q->file = strdup(file);
+			if (!q->file)
+				rc = tp_error_set(s->err, TP_ENOMEM, "%s: out of memory", file);
+		}
+	}
+	free(name);
+	free(topo);
+	free(def);
+	return rc;
+}
+
 /* One logical line (comment cut, continuations joined). */
 static int conf_line(struct sc_nodes *s, char *p, const char *file, int line,
 		     int depth)
@@ -154,6 +221,8 @@ static int conf_line(struct sc_nodes *s, char *p, const char *file, int line,
 			a[--n] = '\0';
 		return include(s, a, file, line, depth);
 	}
+	if (s->keys && !strncasecmp(p, "PartitionName=", 14))
+		return partition_line(s, p, file, line);
 	if (s->keys) {
 		int rc = take_key(p, "TopologyPlugin", &s->keys->topology_plugin,
 				  s->err, file);
@@ -342,6 +411,13 @@ void tp__slurm_keys_free(struct tp__slurm_keys *k)
 	free(k->topology_plugin);
 	free(k->select_type);
 	free(k->select_params);
+	free(k->default_topology);
+	for (int i = 0; i < k->npart; i++) {
+		free(k->part[i].name);
+		free(k->part[i].topology);
+		free(k->part[i].file);
+	}
+	free(k->part);
 	memset(k, 0, sizeof *k);
 }
 

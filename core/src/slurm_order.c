@@ -10,15 +10,18 @@
  *   topology/block  the index of its block among the BlockName= lines;
  *   a node in no leaf or block ranks 0, before all others.
  * SelectTypeParameters=CR_NO_DIST_TOPO_BLOCK and select/linear keep the
- * hostlist order.  topology.yaml (which Slurm reads instead of
- * topology.conf when it exists) is not read here: the hostlist's order,
- * said in *how. */
+ * hostlist order.  With topology.yaml (read instead of topology.conf when
+ * it exists) the job's partition's topology ranks the same way when it is
+ * a tree or blocks; its ring and torus3d ranks (ring positions, Morton
+ * codes of torus coordinates) are not modelled: the hostlist's order, said
+ * in *how. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "internal.h"
+#include "slurm_topology.h"
 
 #define VERSION_26_05 ((26u << 16) + (5u << 8))
 
@@ -67,24 +70,17 @@ struct topo_walk {
 	int32_t leaves, blocks;
 };
 
-static int topo_line(void *arg, char *line, int number)
+/* One switch (leaf: with nodes) or block, in the file's order. */
+static void rank_entry(struct topo_walk *w, const char *nodes)
 {
-	(void)number;
-	struct topo_walk *w = arg;
-	char *start = line + strspn(line, " \t\r");
-	bool leaf = w->kind == BY_LEAF && !strncasecmp(start, "SwitchName=", 11);
-	bool block = w->kind == BY_BLOCK && !strncasecmp(start, "BlockName=", 10);
-	if (!leaf && !block)
-		return 0;
-	char *nodes = word_value(line, "Nodes");
-	if (leaf) {
+	if (w->kind == BY_LEAF) {
 		if (!nodes)
-			return 0;      /* a switch above the leaves */
+			return;         /* a switch above the leaves */
 		w->r->current = ++w->leaves;
 	} else {
 		w->r->current = w->blocks++;   /* every block has its index */
 		if (!nodes)
-			return 0;
+			return;
 	}
 	struct tp__hostlist *hl;
 	int64_t count;
@@ -92,9 +88,20 @@ static int topo_line(void *arg, char *line, int number)
 	tp_error_clear(&e);
 	if (tp__hostlist_parse(nodes, "Nodes=", TP__MAX_TREE_NODES,
 			       "the most a topology holds", &hl, &count, &e))
-		return 0;   /* slurmctld refuses such a file; nothing to rank */
+		return;   /* slurmctld refuses such a file; nothing to rank */
 	tp__machine_each_listed(tp_alloc_machine(w->r->a), hl, rank_span, w->r);
 	tp__hostlist_free(hl);
+}
+
+static int topo_line(void *arg, char *line, int number)
+{
+	(void)number;
+	struct topo_walk *w = arg;
+	char *start = line + strspn(line, " \t\r");
+	bool leaf = w->kind == BY_LEAF && !strncasecmp(start, "SwitchName=", 11);
+	bool block = w->kind == BY_BLOCK && !strncasecmp(start, "BlockName=", 10);
+	if (leaf || block)
+		rank_entry(w, word_value(line, "Nodes"));
 	return 0;
 }
 
@@ -127,16 +134,6 @@ static int cmp_rank(const void *x, const void *y, void *arg)
 	return (a > b) - (a < b);
 }
 
-/* path's directory joined with name, into out (TP_PATH_MAX-ish). */
-static void beside(const char *path, const char *name, char *out, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-	int dir = slash ? (int)(slash - path) : 0;
-	if (slash)
-		snprintf(out, len, "%.*s/%s", dir ? dir : 1, dir ? path : "/", name);
-	else
-		snprintf(out, len, "%s", name);
-}
 
 static bool has_word(const char *list, const char *word)
 {
@@ -150,16 +147,35 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
-static bool file_exists(const char *path)
+
+/* topology.yaml's topology of the partition: its kind and records into
+ * *st; false (how said) when Slurm does not rank by it. */
+static bool yaml_topology(const char *slurm_conf, const char *partition,
+			  unsigned version, struct tp__slurm_topology *st,
+			  enum kind *kind, char *how)
 {
-	FILE *f = fopen(path, "r");
-	if (f)
-		fclose(f);
-	return f != NULL;
+	tp_error e;
+	tp_error_clear(&e);
+	if (tp__slurm_topology_load(slurm_conf, partition, version, st, NULL, &e)) {
+		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (%.400s)", e.msg);
+		return false;
+	}
+	enum tp__stopo_kind k = st->chosen >= 0 ? st->set.t[st->chosen].kind
+			       : TP__STOPO_FLAT;
+	if (k == TP__STOPO_TREE || k == TP__STOPO_BLOCK) {
+		*kind = k == TP__STOPO_TREE ? BY_LEAF : BY_BLOCK;
+		return true;
+	}
+	if (k != TP__STOPO_FLAT)
+		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (Slurm's own "
+			 "order on a %s topology is not modelled)",
+			 tp__stopo_kind_name(k));
+	return false;
 }
 
-void tp__slurm_order(const char *slurm_conf, unsigned version,
-		     const tp_alloc *a, int32_t *order, char *how)
+void tp__slurm_order(const char *slurm_conf, const char *partition,
+		     unsigned version, const tp_alloc *a, int32_t *order,
+		     char *how)
 {
 	int32_t nn = tp_alloc_nnodes(a);
 	for (int32_t i = 0; i < nn; i++)
@@ -177,35 +193,33 @@ void tp__slurm_order(const char *slurm_conf, unsigned version,
 	const char *plugin = k.topology_plugin ? k.topology_plugin : "";
 	enum kind kind = BY_LEAF;
 	char yaml[4096], conf[4096];
-	beside(slurm_conf, "topology.yaml", yaml, sizeof yaml);
-	beside(slurm_conf, "topology.conf", conf, sizeof conf);
-	bool topo = true;
-	if (!strcasecmp(plugin, "topology/tree"))
-		kind = BY_LEAF;
-	else if (!strcasecmp(plugin, "topology/block"))
-		kind = BY_BLOCK;
-	else
-		topo = false;
+	tp__beside(slurm_conf, "topology.yaml", yaml, sizeof yaml);
+	tp__beside(slurm_conf, "topology.conf", conf, sizeof conf);
+	struct tp__slurm_topology st;
+	memset(&st, 0, sizeof st);
+	bool topo = true, from_yaml = tp__file_exists(yaml);
 	if (k.select_type && !strcasecmp(k.select_type, "select/linear")) {
 		topo = false;
 	} else if (has_word(k.select_params, "CR_NO_DIST_TOPO_BLOCK")) {
 		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order "
 			 "(CR_NO_DIST_TOPO_BLOCK)");
 		topo = false;
-	} else if (file_exists(yaml)) {
-		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (%.400s is "
-			 "not read)", yaml);
+	} else if (from_yaml) {
+		topo = yaml_topology(slurm_conf, partition, version, &st, &kind, how);
+	} else if (!strcasecmp(plugin, "topology/tree")) {
+		kind = BY_LEAF;
+	} else if (!strcasecmp(plugin, "topology/block")) {
+		kind = BY_BLOCK;
+	} else {
 		topo = false;
 	}
 	tp__slurm_keys_free(&k);
-	if (!topo)
-		return;
 	const tp_machine *m = tp_alloc_machine(a);
 	int32_t nm = m->nnodes;
 	struct ranker r = {
 		.a = a,
-		.pos_of = tp__malloc_array((size_t)nm, sizeof(int32_t)),
-		.rank = tp__malloc_array((size_t)nn, sizeof(int32_t)),
+		.pos_of = topo ? tp__malloc_array((size_t)nm, sizeof(int32_t)) : NULL,
+		.rank = topo ? tp__malloc_array((size_t)nn, sizeof(int32_t)) : NULL,
 	};
 	if (r.pos_of && r.rank) {
 		for (int32_t j = 0; j < nm; j++)
@@ -214,24 +228,42 @@ void tp__slurm_order(const char *slurm_conf, unsigned version,
 			r.pos_of[tp_alloc_node(a, i)] = i;
 			r.rank[i] = -1;
 		}
-		if (rank_by_file(conf, kind, &r, how)) {
+		bool ranked = true;
+		if (from_yaml) {
+			struct topo_walk w = { .r = &r, .kind = kind };
+			const struct tp__stopo *t = &st.set.t[st.chosen];
+			for (int32_t i = 0; i < t->nrec; i++)
+				rank_entry(&w, t->rec[i].nodes);
+		} else {
+			ranked = rank_by_file(conf, kind, &r, how);
+		}
+		if (ranked) {
 			for (int32_t i = 0; i < nn; i++)
 				if (r.rank[i] < 0)
 					r.rank[i] = 0;
 			qsort_r(order, (size_t)nn, sizeof *order, cmp_rank, r.rank);
-			snprintf(how, TP_ERROR_MSG_MAX, "%s, as Slurm %u.%02u lays "
-				 "tasks out (%.400s)", kind == BY_LEAF
-				 ? "leaf switch by leaf switch"
-				 : "block by block", version >> 16,
-				 (version >> 8) & 0xff, conf);
+			if (from_yaml)
+				snprintf(how, TP_ERROR_MSG_MAX, "%s, as Slurm %u.%02u lays "
+					 "tasks out (topology %.100s of %.300s)",
+					 kind == BY_LEAF ? "leaf switch by leaf switch"
+					 : "block by block", version >> 16,
+					 (version >> 8) & 0xff, st.set.t[st.chosen].name,
+					 yaml);
+			else
+				snprintf(how, TP_ERROR_MSG_MAX, "%s, as Slurm %u.%02u lays "
+					 "tasks out (%.400s)", kind == BY_LEAF
+					 ? "leaf switch by leaf switch"
+					 : "block by block", version >> 16,
+					 (version >> 8) & 0xff, conf);
 		}
 	}
 	free(r.pos_of);
 	free(r.rank);
+	tp__slurm_topology_free(&st);
 }
 
 int tp_alloc_take_slurm_order(tp_alloc *a, const char *slurm_conf,
-			      unsigned version, char *how)
+			      const char *partition, unsigned version, char *how)
 {
 	char own[TP_ERROR_MSG_MAX];
 	int32_t nn = tp_alloc_nnodes(a);
@@ -240,7 +272,7 @@ int tp_alloc_take_slurm_order(tp_alloc *a, const char *slurm_conf,
 		free(order);
 		return TP_ENOMEM;
 	}
-	tp__slurm_order(slurm_conf, version, a, order, how ? how : own);
+	tp__slurm_order(slurm_conf, partition, version, a, order, how ? how : own);
 	int rc = tp__alloc_reorder(a, order);
 	free(order);
 	return rc;

@@ -13,6 +13,7 @@
 #define TOPOPLACE_SLURM_TOPO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "internal.h"
@@ -36,7 +37,9 @@ struct tp__topo_recs {
 };
 
 /* A tree (topology/tree) from its switch records: the machine that
- * tp__machine_from_topology builds from topology.conf's text. */
+ * tp__machine_from_topology builds from topology.conf's text.  o (NULL: no
+ * settings) gives LevelCost= and ForestCost=; the warnings go to r->warn,
+ * o->warn is not read (tp__machine_from_topology passes it as r->warn). */
 int tp__tree_from_records(tp_machine **out, const struct tp__topo_recs *r,
 			  const struct tp__topo_opts *o, tp_error *err);
 
@@ -55,15 +58,33 @@ int tp__blocks_from_records(tp_machine **out, const struct tp__topo_recs *r,
 			    const struct tp__block_sizes *sizes,
 			    const struct tp__topo_recs *tree,
 			    const tp_block_opts *o, tp_error *err);
+/* tp_machine_from_blocks (topology.conf's text into records, then the
+ * above), with what Slurm accepts but logs as warnings into warn. */
+int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what,
+			    const tp_block_opts *o, struct tp__warnings *warn,
+			    tp_error *err);
 
-/* topology/ring (Slurm 26.05): rings of at most 16 nodes each, in order. */
+/* topology/ring (Slurm 26.05): rings of at most 16 nodes each, in order
+ * (ring.c: kind "ring", coordinates (position, ring)). */
 int tp__rings_from_records(tp_machine **out, const struct tp__topo_recs *r,
 			   tp_error *err);
+/* The same from topology.conf's text: RingName=NAME [Nodes=HOSTLIST] lines,
+ * read as Slurm reads them, then tp__rings_from_records.  what names the
+ * file in messages; warn may be NULL. */
+int tp__rings_from_conf_text(tp_machine **out, const char *text,
+			     const char *what, struct tp__warnings *warn,
+			     tp_error *err);
 
 /* topology/torus3d (Slurm 26.05, topology.yaml only). */
 struct tp__torus_region {
 	int anchor[3], dims[3];
 	const char *nodes;
+	int line;
+};
+/* An allocation shape Slurm allows on the torus (placements:): validated
+ * as Slurm validates it, no part of the network.  spacing 0: the dims. */
+struct tp__torus_placement {
+	int dims[3], seed[3], spacing[3];
 	int line;
 };
 struct tp__torus3d {
@@ -73,9 +94,59 @@ struct tp__torus3d {
 	const struct tp__torus_region *region;   /* or these */
 	int nregions;
 	int line;
+	const struct tp__torus_placement *placement;   /* or NULL */
+	int nplacements;
 };
+/* One torus: the torus tp_machine_create gives (3 wrapped dimensions, kind
+ * "torus"); several: kind "tori", coordinates (x, y, z, torus) (torus3d.c). */
 int tp__torus3d_from_records(tp_machine **out, const struct tp__torus3d *t,
 			     int n, const char *what, struct tp__warnings *warn,
 			     tp_error *err);
+
+/* Tori side by side that share no link (torus3d.c): Slurm's rings (nd 1,
+ * kind "ring") and toruses (nd 3, kind "tori").  Domain i is a torus of
+ * dims[0..nd-1] routers (0: none, an empty ring); the machine's box is the
+ * largest extent of each axis, then the domain's number (coordinate nd).
+ * Names are copied (messages and link names). */
+struct tp__tori_domain {
+	const char *name;
+	int dims[3];
+};
+int tp__tori_new(tp_machine **out, int nd, const struct tp__tori_domain *d,
+		 int32_t n, tp_error *err);
+
+/* ---- topology.yaml (slurm_yaml.c) ---- */
+
+enum tp__stopo_kind { TP__STOPO_NONE, TP__STOPO_TREE, TP__STOPO_BLOCK,
+		      TP__STOPO_FLAT, TP__STOPO_RING, TP__STOPO_TORUS3D };
+
+/* One topology of topology.yaml (or topology.conf's one, named
+ * "default" as Slurm names it). */
+struct tp__stopo {
+	const char *name;
+	int line;
+	bool cluster_default;
+	enum tp__stopo_kind kind;
+	struct tp__topo_rec *rec;     /* switches, blocks or rings */
+	int32_t nrec;
+	struct tp__block_sizes sizes; /* block */
+	struct tp__torus3d *torus;    /* torus3d */
+	int ntorus;
+};
+
+struct ynode;
+struct tp__stopo_set {
+	struct tp__stopo *t;
+	int n;
+	struct ynode *doc;            /* the document the records point into */
+};
+
+/* Read topology.yaml's text into its topologies, in file order (an empty
+ * file: none).  Unknown keys are warnings, as in Slurm; the kinds' rules
+ * are checked when a machine is built. */
+int tp__topology_yaml_read(const char *text, size_t len, const char *what,
+			   struct tp__stopo_set *out, struct tp__warnings *warn,
+			   tp_error *err);
+void tp__stopo_set_free(struct tp__stopo_set *s);
 
 #endif

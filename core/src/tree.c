@@ -1,4 +1,5 @@
-/* topoplace — switch trees from Slurm's topology.conf (topology/tree).
+/* topoplace — switch trees from Slurm's topology.conf or topology.yaml
+ * (topology/tree).
  *
  *   SwitchName=s0 Nodes=tux[0-15]          a switch with nodes
  *   SwitchName=s2 Switches=s[0-1]          a switch above other switches
@@ -23,11 +24,22 @@
  * the bandwidth of the link's level, so congestion comes in time-like
  * units.
  *
- * Slurm's rules (src/plugins/topology/tree/topology_tree.c, 22.05): a switch
- * with both Nodes= and Switches=, or neither, is refused; so are duplicate
- * switches, unknown children and loops.  Slurm accepts the rest with a
- * warning, and so does topoplace (the warnings reach check-config and the
- * job's notes):
+ * The switches come as records (slurm_topo.h): topology.conf's lines, read
+ * here, or topology.yaml's entries; messages use the keys of their file.
+ * Slurm's rules are switch_record_validate()'s (src/plugins/topology/tree/
+ * switch_record.c, 26.05; topology_tree.c before 24.11), checked against
+ * slurmctld 26.05.3.  Refused, as slurmctld refuses the file:
+ *   - a duplicate switch, an unknown child, a switch listing itself;
+ *   - any loop (A lists B and B lists A, or longer), whatever the other
+ *     parents: "Switch configuration is not a tree".  An InfiniBand
+ *     discovery that lists uplinks with downlinks (Azure's SHARP topology,
+ *     slurmibtopology.sh unedited) makes 2-cycles, which slurmctld refuses;
+ *   - levels that take more than 21 passes (see check_graph);
+ *   - topology.conf only: Nodes= with Switches= on one line, a SwitchName=
+ *     longer than 64 (24.11 and later), a line not starting with
+ *     SwitchName=, a LinkSpeed= that is not a number.
+ * Accepted, with a warning where topoplace's tree differs or Slurm warns
+ * (the warnings reach check-config and the job's notes):
  *   - a forest (no switch above every node): the tops of the trees go under
  *     a virtual top switch "(forest)" whose links cost ForestCost (default:
  *     the top level's LevelCost, else 1), so that jobs across trees are
@@ -35,11 +47,21 @@
  *   - a node under two leaf switches: it stays under the first switch of
  *     the file that lists it, as Slurm's switch table (file order) decides
  *     which leaf forwards to it and which leaf its selection counts it on;
- *   - a switch under two switches: it stays under the first in file order.
+ *   - a switch under two switches: it stays under the first in file order
+ *     (see link_switches); levels are Slurm's, over every child;
+ *   - a switch without nodes or switches (25.05 and later; 23.11 and 24.11
+ *     refuse it: the warning says so);
+ *   - topology.yaml: a switch with nodes and children is a leaf, its
+ *     children ignored ("Ignoring children switches");
+ *   - topology.conf: a key twice on a line (the last counts); a SwitchName=
+ *     with brackets or commas (one switch of that name: Slurm does not
+ *     expand it).
+ * A tree without any node is refused: nothing to place tasks on.
  *
  * A link costs at most INT_MAX and a route has at most 2 x depth < 2^32
  * links, so a distance stays below 2^63: int64 never overflows.
  */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -49,6 +71,7 @@
 #include <strings.h>
 
 #include "network.h"
+#include "slurm_topo.h"
 
 /* The tree (m->net_data).  The machine has one dimension whose coordinate
  * is the router (= node) number in depth-first order, no wrap. */
@@ -257,16 +280,27 @@ static const struct tp_net_ops tree_ops = {
 	.hierarchy = hierarchy,
 };
 
-/* ---- topology.conf ---- */
+/* ---- the switches: records (topology.conf's lines, topology.yaml's
+ * entries) into a tree ---- */
+
+/* slurmctld (24.11 and later) refuses a SwitchName= longer than
+ * HOST_NAME_MAX, 64 on Linux, in topology.conf; topology.yaml's switch:
+ * is not checked (26.05.3 runs with a 65-character one). */
+#define SLURM_SWITCH_NAME_MAX 64
+/* switch_record_validate() finds the switches' levels in passes over the
+ * file, at most 21 (23.11 to 26.05): see check_graph. */
+#define SLURM_LEVEL_PASSES 21
 
 struct sw {
-	char *name;
-	char *nodes, *switches;   /* hostlists, or NULL */
+	char *name;              /* owned until it moves to the tree */
+	const char *nodes;       /* the record's hostlist; NULL: no nodes */
+	const char *switches;    /* the record's children; NULL: a leaf */
 	int line;
 };
 
 struct tparse {
 	const char *what;
+	bool yaml;                   /* messages in topology.yaml's keys */
 	tp_error *err;
 	struct tp__warnings *warn;   /* NULL: warnings dropped */
 	int forest_cost;             /* 0: default */
@@ -278,7 +312,15 @@ struct tparse {
 	struct tp__names by_name;    /* the switches by names[] */
 	char **names;                /* each switch's name (sw[].name) */
 	size_t names_cap;
-	int32_t *first_child, *next_sib;   /* children in listed order */
+	/* Slurm's graph: every switch's children as listed, duplicates
+	 * and second parents included (CSR over the file's switches) */
+	int32_t *child_off, *child;
+	size_t nchild, child_cap;
+	int *slevel;                 /* Slurm's levels: 0 for a switch
+					without children, else 1 + its
+					highest child's */
+	/* the tree: each switch under the first that lists it */
+	int32_t *first_child, *next_sib;
 	/* a switch listed under a second parent: how many, the first seen */
 	int32_t multi_parent, mp_child, mp_first, mp_second;
 };
@@ -287,83 +329,23 @@ struct tparse {
 #define terr(p, line, code, ...) \
 	tp__line_error((p)->err, (p)->what, (line), (code), __VA_ARGS__)
 
+/* A switch as the admin wrote it: "SwitchName=s1", or "switch s1". */
+static const char *who(const struct tparse *p, const char *name, char *buf,
+		       size_t len)
+{
+	snprintf(buf, len, p->yaml ? "switch %s" : "SwitchName=%s", name);
+	return buf;
+}
+
+/* The key of a switch's children: Switches= or children. */
+static const char *children_key(const struct tparse *p)
+{
+	return p->yaml ? "children" : "Switches=";
+}
+
 static int32_t find_sw(const struct tparse *p, const char *name)
 {
 	return tp__names_find(&p->by_name, p->names, name, tp__name_hash(name));
-}
-
-static int parse_line(void *arg, char *s, int line)
-{
-	struct tparse *p = arg;
-	char *save = NULL;
-	const char *name = NULL, *nodes = NULL, *switches = NULL;
-	for (char *tok = strtok_r(s, " \t\r", &save); tok;
-	     tok = strtok_r(NULL, " \t\r", &save)) {
-		char *eq = strchr(tok, '=');
-		if (!eq || eq == tok)
-			return terr(p, line, TP_EINVAL, "'%s': expected Key=Value", tok);
-		*eq = '\0';
-		const char *v = eq + 1;
-		const char **slot;
-		if (!strcasecmp(tok, "SwitchName"))
-			slot = &name;
-		else if (!strcasecmp(tok, "Nodes"))
-			slot = &nodes;
-		else if (!strcasecmp(tok, "Switches"))
-			slot = &switches;
-		else if (!strcasecmp(tok, "LinkSpeed"))
-			continue;
-		else
-			return terr(p, line, TP_EINVAL,
-				    "unknown key '%s' (expected SwitchName=, Nodes=, Switches=, LinkSpeed=)",
-				    tok);
-		if (*slot)
-			return terr(p, line, TP_EINVAL, "%s= given twice", tok);
-		if (!*v)
-			return terr(p, line, TP_EINVAL, "%s=: empty value", tok);
-		*slot = v;
-	}
-	if (!name && !nodes && !switches)
-		return 0;
-	if (!name)
-		return terr(p, line, TP_EINVAL, "Nodes=/Switches= without SwitchName=");
-	if (find_sw(p, name) >= 0)
-		return terr(p, line, TP_EINVAL, "SwitchName=%s: duplicate switch (first at line %d)",
-			    name, p->sw[find_sw(p, name)].line);
-	if (strchr(name, '[') || strchr(name, ','))
-		return terr(p, line, TP_EINVAL, "SwitchName=%s: one switch per line", name);
-	/* as Slurm: "switch %s has both child switches and nodes" */
-	if (nodes && switches)
-		return terr(p, line, TP_EINVAL,
-			    "SwitchName=%s has both Nodes= and Switches= (Slurm refuses it too: put the nodes under a leaf switch of their own)",
-			    name);
-	if (!nodes && !switches)
-		return terr(p, line, TP_EINVAL,
-			    "SwitchName=%s has neither Nodes= nor Switches= (Slurm refuses it too)",
-			    name);
-	if (p->nsw == p->cap) {
-		int32_t nc = p->cap ? p->cap * 2 : 64;
-		struct sw *n = realloc(p->sw, sizeof *n * (size_t)nc);
-		if (!n)
-			return terr(p, 0, TP_ENOMEM, "out of memory");
-		p->sw = n;
-		p->cap = nc;
-	}
-	struct sw *w = &p->sw[p->nsw];
-	memset(w, 0, sizeof *w);
-	w->line = line;
-	w->name = strdup(name);
-	w->nodes = nodes ? strdup(nodes) : NULL;
-	w->switches = switches ? strdup(switches) : NULL;
-	p->nsw++;
-	if (!w->name || (nodes && !w->nodes) || (switches && !w->switches) ||
-	    tp__grow((void **)&p->names, (size_t)p->nsw - 1, &p->names_cap,
-		     sizeof *p->names))
-		return terr(p, 0, TP_ENOMEM, "out of memory");
-	p->names[p->nsw - 1] = w->name;
-	if (tp__names_add(&p->by_name, tp__name_hash(name), p->nsw - 1))
-		return terr(p, 0, TP_ENOMEM, "out of memory");
-	return 0;
 }
 
 /* Parse and bound a hostlist of key= on the switch's line. */
@@ -371,7 +353,9 @@ static int parse_list(struct tparse *p, const char *list, const char *key,
 		      int line, struct tp__hostlist **hl, int64_t *count)
 {
 	char what[TP_ERROR_MSG_MAX / 2];
-	snprintf(what, sizeof what, "%s=%s", key, list);
+	snprintf(what, sizeof what, p->yaml ? "%s: %s" : "%s=%s",
+		 p->yaml ? (strcmp(key, "Nodes") ? "children" : "nodes") : key,
+		 list);
 	tp_error e;
 	tp_error_clear(&e);
 	int rc = tp__hostlist_parse(list, what, TP__MAX_TREE_NODES,
@@ -395,51 +379,310 @@ static int each_name(struct tparse *p, const char *list, const char *key,
 	return rc;
 }
 
-struct child_ctx {
-	int32_t s;
-	int32_t *parent;
-	int32_t *last_child;
+/* A first case and how many more, for one warning line per kind. */
+struct seen {
+	int32_t n, first;
 };
+
+static void seen_add(struct seen *s, int32_t i)
+{
+	if (s->n++ == 0)
+		s->first = i;
+}
+
+static void seen_more(const struct seen *s, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (s->n > 1)
+		snprintf(buf, len, " (and %ld more)", (long)s->n - 1);
+}
+
+/* One record into p->sw, with what Slurm checks of a single switch.
+ * empty, literal: the switches warned about after the last record. */
+static int add_record(struct tparse *p, const struct tp__topo_rec *r,
+		      struct seen *empty, struct seen *literal)
+{
+	char wb[TP_ERROR_MSG_MAX / 2];
+	if (!r->name || !*r->name)
+		/* Slurm: "Can't create a switch without a name" */
+		return terr(p, r->line, TP_EINVAL, p->yaml ?
+			    "a switch without a name (switch: missing)" :
+			    "SwitchName= without a name");
+	int32_t prev = find_sw(p, r->name);
+	if (prev >= 0)
+		/* Slurm: "Switch (%s) has already been defined" */
+		return terr(p, r->line, TP_EINVAL, "%s: duplicate switch (first at line %d)",
+			    who(p, r->name, wb, sizeof wb), p->sw[prev].line);
+	size_t len = strlen(r->name);
+	if (!p->yaml && len > SLURM_SWITCH_NAME_MAX)
+		return terr(p, r->line, TP_EINVAL,
+			    "SwitchName=%s: %zu characters, more than the %d Slurm accepts (since 24.11)",
+			    r->name, len, SLURM_SWITCH_NAME_MAX);
+	const char *nodes = r->nodes, *switches = r->switches;
+	if (nodes && switches) {
+		/* topology.conf: "switch %s has both child switches and
+		 * nodes", the line refused; topology.yaml: "Ignoring children
+		 * switches for %s", a leaf */
+		if (!p->yaml)
+			return terr(p, r->line, TP_EINVAL,
+				    "SwitchName=%s has both Nodes= and Switches= (Slurm refuses it too: put the nodes under a leaf switch of their own)",
+				    r->name);
+		tp__warn(p->warn, "%s:%d: switch %s: children and nodes both given; Slurm ignores the children, as topoplace does",
+			 p->what, r->line, r->name);
+		switches = NULL;
+	}
+	if (switches && !*switches)
+		/* slurmctld 26.05.3 crashes on "children: ''" */
+		return terr(p, r->line, TP_EINVAL, "%s: %s: empty list",
+			    who(p, r->name, wb, sizeof wb), children_key(p));
+	if (nodes && !*nodes)
+		nodes = NULL;   /* "nodes: ''": a switch without nodes */
+	/* neither: a switch without nodes (Slurm 25.05 and later; 23.11
+	 * and 24.11 refuse it, and topology.yaml came with 25.05) */
+	if (!nodes && !switches && !r->nodes && !p->yaml)
+		seen_add(empty, p->nsw);
+	/* Slurm takes SwitchName= as written, brackets and commas too */
+	if (strpbrk(r->name, "[],"))
+		seen_add(literal, p->nsw);
+	if (p->nsw == p->cap) {
+		int32_t nc = p->cap ? p->cap * 2 : 64;
+		struct sw *n = realloc(p->sw, sizeof *n * (size_t)nc);
+		if (!n)
+			return terr(p, 0, TP_ENOMEM, "out of memory");
+		p->sw = n;
+		p->cap = nc;
+	}
+	struct sw *w = &p->sw[p->nsw];
+	w->line = r->line;
+	w->nodes = nodes;
+	w->switches = switches;
+	w->name = strdup(r->name);
+	p->nsw++;
+	if (!w->name || tp__grow((void **)&p->names, (size_t)p->nsw - 1, &p->names_cap,
+				 sizeof *p->names))
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	p->names[p->nsw - 1] = w->name;
+	if (tp__names_add(&p->by_name, tp__name_hash(w->name), p->nsw - 1))
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int add_records(struct tparse *p, const struct tp__topo_recs *r)
+{
+	struct seen empty = { 0, -1 }, literal = { 0, -1 };
+	int rc = 0;
+	for (int32_t i = 0; i < r->n && !rc; i++)
+		rc = add_record(p, &r->rec[i], &empty, &literal);
+	if (rc)
+		return rc;
+	char more[64];
+	if (empty.n) {
+		const struct sw *w = &p->sw[empty.first];
+		seen_more(&empty, more, sizeof more);
+		tp__warn(p->warn, "%s:%d: SwitchName=%s has neither Nodes= nor Switches=%s: a switch without nodes, as Slurm 25.05 and later accept (23.11 and 24.11 refuse it)",
+			 p->what, w->line, w->name, more);
+	}
+	if (literal.n) {
+		const struct sw *w = &p->sw[literal.first];
+		char wb[TP_ERROR_MSG_MAX / 2];
+		seen_more(&literal, more, sizeof more);
+		tp__warn(p->warn, "%s:%d: %s%s: one switch of that very name, as Slurm reads it (no %s list can name it)",
+			 p->what, w->line, who(p, w->name, wb, sizeof wb), more,
+			 children_key(p));
+	}
+	return 0;
+}
 
 static int add_child(struct tparse *p, const char *name, void *arg)
 {
-	struct child_ctx *c = arg;
-	const struct sw *w = &p->sw[c->s];
+	int32_t s = *(const int32_t *)arg;
+	const struct sw *w = &p->sw[s];
+	char wb[TP_ERROR_MSG_MAX / 2];
 	int32_t k = find_sw(p, name);
-	if (k < 0)
+	/* Slurm: "Switch configuration %s has invalid child (%s)" */
+	if (k < 0) {
+		if (p->yaml)
+			return terr(p, w->line, TP_EINVAL,
+				    "switch %s: children: unknown switch '%s'",
+				    w->name, name);
 		return terr(p, w->line, TP_EINVAL,
 			    "SwitchName=%s Switches=%s: unknown switch '%s'",
 			    w->name, w->switches, name);
-	if (k == c->s)
-		return terr(p, w->line, TP_EINVAL,
-			    "SwitchName=%s: the switch lists itself in Switches= (a loop)",
-			    w->name);
-	if (c->parent[k] >= 0) {
-		/* Slurm accepts it (its distances go through either parent);
-		 * a tree keeps the first: a warning after the whole file */
-		if (p->multi_parent++ == 0) {
-			p->mp_child = k;
-			p->mp_first = c->parent[k];
-			p->mp_second = c->s;
-		}
-		return 0;
 	}
-	c->parent[k] = c->s;
-	if (c->last_child[c->s] < 0)
-		p->first_child[c->s] = k;
-	else
-		p->next_sib[c->last_child[c->s]] = k;
-	c->last_child[c->s] = k;
+	if (k == s)
+		return terr(p, w->line, TP_EINVAL,
+			    "%s: the switch lists itself in %s (a loop)",
+			    who(p, w->name, wb, sizeof wb), children_key(p));
+	if (tp__grow((void **)&p->child, p->nchild, &p->child_cap, sizeof *p->child))
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	p->child[p->nchild++] = k;
 	return 0;
+}
+
+/* Every switch's children as listed (Slurm's graph, p->child_off/child). */
+static int list_children(struct tparse *p)
+{
+	int32_t n = p->nsw;
+	if (!(p->child_off = tp__malloc_array((size_t)n + 1, sizeof *p->child_off)))
+		return terr(p, 0, TP_ENOMEM, "out of memory");
+	int rc = 0;
+	for (int32_t s = 0; s < n && !rc; s++) {
+		if ((size_t)INT32_MAX - p->nchild < (size_t)TP__MAX_TREE_NODES)
+			return terr(p, p->sw[s].line, TP_EINVAL, "too many children listed");
+		p->child_off[s] = (int32_t)p->nchild;
+		if (p->sw[s].switches)
+			rc = each_name(p, p->sw[s].switches, "Switches", p->sw[s].line,
+				       add_child, &s);
+	}
+	p->child_off[n] = (int32_t)p->nchild;
+	return rc;
+}
+
+/* "Switch configuration is not a tree": a loop, path[0..len) each listing
+ * the next and the last listing path[0]. */
+static int report_loop(struct tparse *p, const int32_t *path, int32_t len)
+{
+	char chain[TP_ERROR_MSG_MAX / 2];
+	size_t at = 0;
+	chain[0] = '\0';
+	/* a few hops say it; an InfiniBand discovery's is usually two (a
+	 * switch lists its uplinks with its downlinks) */
+	for (int32_t i = 1; i <= len && at < sizeof chain; i++) {
+		const struct sw *w = &p->sw[path[i % len]];
+		if (i == len)
+			at += (size_t)snprintf(chain + at, sizeof chain - at,
+					       "%s'%s'", i > 1 ? ", which lists " : "",
+					       w->name);
+		else if (i <= 3)
+			at += (size_t)snprintf(chain + at, sizeof chain - at,
+					       "%s'%s' (line %d)", i > 1 ? ", which lists " : "",
+					       w->name, w->line);
+		else if (i == 4)
+			at += (size_t)snprintf(chain + at, sizeof chain - at, ", ...");
+	}
+	const struct sw *a = &p->sw[path[0]];
+	return terr(p, a->line, TP_EINVAL,
+		    "the switches form a loop: '%s' lists %s; Slurm refuses it too (\"Switch configuration is not a tree\"): %s lists only the switches below a switch",
+		    a->name, chain, children_key(p));
+}
+
+/* Slurm's graph checked as switch_record_validate() checks it, and the
+ * switches' levels (p->slevel):
+ *   - a loop (A lists B, B lists A, or longer) is refused, whichever
+ *     parents a tree would keep: Slurm's levels never resolve;
+ *   - Slurm resolves levels in passes over the switches in file order, a
+ *     switch once all its children are; a child listed after its parent
+ *     waits for the next pass, and 21 passes are all it runs.  The pass of
+ *     switch s is max(1, pass(c) + (c after s)) over its children c. */
+static int check_graph(struct tparse *p)
+{
+	int32_t n = p->nsw;
+	char *color = calloc((size_t)n, 1);          /* 1 open, 2 done */
+	int32_t *stack = tp__malloc_array((size_t)n, sizeof *stack);
+	int32_t *next = tp__malloc_array((size_t)n, sizeof *next);
+	int *pass = tp__calloc((size_t)n, sizeof *pass);
+	p->slevel = tp__calloc((size_t)n + 1, sizeof *p->slevel);
+	int rc = 0;
+	if (!color || !stack || !next || !pass || !p->slevel) {
+		rc = terr(p, 0, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int32_t s0 = 0; s0 < n && !rc; s0++) {
+		if (color[s0])
+			continue;
+		int32_t sp = 0;
+		stack[sp] = s0;
+		next[sp++] = p->child_off[s0];
+		color[s0] = 1;
+		while (sp > 0 && !rc) {
+			int32_t s = stack[sp - 1];
+			if (next[sp - 1] < p->child_off[s + 1]) {
+				int32_t k = p->child[next[sp - 1]++];
+				if (color[k] == 1) {
+					int32_t j = sp - 1;
+					while (stack[j] != k)
+						j--;
+					rc = report_loop(p, stack + j, sp - j);
+				} else if (color[k] == 0) {
+					color[k] = 1;
+					stack[sp] = k;
+					next[sp++] = p->child_off[k];
+				}
+				continue;
+			}
+			/* every child done: s's level and pass */
+			sp--;
+			color[s] = 2;
+			for (int32_t e = p->child_off[s]; e < p->child_off[s + 1]; e++) {
+				int32_t c = p->child[e];
+				if (p->slevel[c] + 1 > p->slevel[s])
+					p->slevel[s] = p->slevel[c] + 1;
+				int q = pass[c] + (c > s);
+				if (q > pass[s])
+					pass[s] = q;
+			}
+			if (p->child_off[s] < p->child_off[s + 1] && pass[s] < 1)
+				pass[s] = 1;
+		}
+	}
+	for (int32_t s = 0; s < n && !rc; s++)
+		if (pass[s] > SLURM_LEVEL_PASSES) {
+			char wb[TP_ERROR_MSG_MAX / 2];
+			rc = terr(p, p->sw[s].line, TP_EINVAL,
+				  "%s: Slurm resolves switch levels in at most %d passes over the switches in file order, and this one takes %d (each switch listed before a switch it lists costs a pass); Slurm refuses it (\"Switch configuration is not a tree\"): list the lower switches first",
+				  who(p, p->sw[s].name, wb, sizeof wb), SLURM_LEVEL_PASSES,
+				  pass[s]);
+		}
+out:
+	free(color);
+	free(stack);
+	free(next);
+	free(pass);
+	return rc;
+}
+
+/* The tree: each switch under the first switch of the file that lists it
+ * (p->first_child, p->next_sib in listed order; last: scratch, n entries).
+ * Slurm keeps every parent: its distances between switches are the
+ * shortest over all of them, and its one parent per switch (for counting
+ * nodes up the tree) is the last that lists it.  In a fat tree whose
+ * spines list the same switches every choice gives the same distances;
+ * keeping the first keeps the switches of one spine together. */
+static void link_switches(struct tparse *p, struct tp_tree *t, int32_t *last)
+{
+	for (int32_t s = 0; s < p->nsw; s++)
+		p->first_child[s] = p->next_sib[s] = last[s] = -1;
+	for (int32_t s = 0; s < p->nsw; s++)
+		for (int32_t e = p->child_off[s]; e < p->child_off[s + 1]; e++) {
+			int32_t k = p->child[e];
+			if (t->parent[k] == s)
+				continue;   /* listed twice by s: as Slurm, once */
+			if (t->parent[k] >= 0) {
+				if (p->multi_parent++ == 0) {
+					p->mp_child = k;
+					p->mp_first = t->parent[k];
+					p->mp_second = s;
+				}
+				continue;
+			}
+			t->parent[k] = s;
+			if (last[s] < 0)
+				p->first_child[s] = k;
+			else
+				p->next_sib[last[s]] = k;
+			last[s] = k;
+		}
 }
 
 struct node_ctx {
 	tp_machine *m;
 	int32_t s, router;
 	int32_t **node_sw;            /* room for every node listed */
-	/* pass 1: names listed again (under a second leaf switch) */
-	int64_t ndup;
-	int32_t dup_node, dup_other;   /* the first: its node, the other switch */
+	/* pass 1: names listed again; of them those under a second leaf
+	 * switch (Slurm's multi-homed nodes) */
+	int64_t ndup, nmulti;
+	int32_t dup_node, dup_other;   /* the first multi-homed: its node,
+					  the other switch */
 	/* pass 2: the machine of pass 1 and each of its nodes' owner switch;
 	 * a listing under another switch is left out (and marked) */
 	const tp_machine *first;
@@ -466,9 +709,11 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 	if (idx < 0 && prev >= 0) {
 		/* Slurm's "Multiple leaf switches contain nodes": the node
 		 * belongs to the first switch of the file listing it (p->sw is
-		 * in file order); pass 2 moves it there */
+		 * in file order); pass 2 moves it there.  Listed twice by one
+		 * switch, it is there once, as in Slurm's bitmap. */
 		int32_t *own = &(*c->node_sw)[prev];
-		if (c->ndup++ == 0) {
+		c->ndup++;
+		if (*own != c->s && c->nmulti++ == 0) {
 			c->dup_node = prev;
 			c->dup_other = c->s < *own ? *own : c->s;
 		}
@@ -477,9 +722,11 @@ static int add_tree_node(struct tparse *p, const char *name, void *arg)
 		return 0;
 	}
 	c->router++;
-	if (idx < 0)
-		return terr(p, w->line, idx, "SwitchName=%s Nodes=%s: %s", w->name,
-			    w->nodes, e.msg);
+	if (idx < 0) {
+		char wb[TP_ERROR_MSG_MAX / 2];
+		return terr(p, w->line, idx, "%s %s%s: %s", who(p, w->name, wb, sizeof wb),
+			    p->yaml ? "nodes: " : "Nodes=", w->nodes, e.msg);
+	}
 	(*c->node_sw)[idx] = c->s;
 	return 0;
 }
@@ -516,8 +763,9 @@ static int list_fail(void *arg, int rc, const tp_error *e)
 {
 	struct list_ctx *x = arg;
 	const struct sw *w = &x->p->sw[x->c->s];
-	return terr(x->p, w->line, rc, "SwitchName=%s Nodes=%s: %s", w->name,
-		    w->nodes, e->msg);
+	char wb[TP_ERROR_MSG_MAX / 2];
+	return terr(x->p, w->line, rc, "%s %s%s: %s", who(x->p, w->name, wb, sizeof wb),
+		    x->p->yaml ? "nodes: " : "Nodes=", w->nodes, e->msg);
 }
 
 /* The switch's Nodes= into the machine: long numbered ranges as runs (a
@@ -556,8 +804,9 @@ static int count_switch_nodes(struct tparse *p, const struct sw *w, int32_t *n,
 	if (count > TP__MAX_TREE_NODES - *n) {
 		tp__hostlist_free(hl);
 		return terr(p, w->line, TP_EINVAL,
-			    "Nodes=%s: more than %lld nodes under the switches",
-			    w->nodes, (long long)TP__MAX_TREE_NODES);
+			    "%s%s: more than %lld nodes under the switches",
+			    p->yaml ? "nodes: " : "Nodes=", w->nodes,
+			    (long long)TP__MAX_TREE_NODES);
 	}
 	*n += (int32_t)count;
 	*named += tp__add_list_named(hl, TP__LIST_RUN_MIN);
@@ -640,22 +889,6 @@ static struct tp_tree *tree_alloc(int32_t nfile)
 	return t;
 }
 
-/* Every switch's parent from the Switches= lists; children are kept in
- * listed order (p->first_child, p->next_sib; last: scratch, n entries). */
-static int link_switches(struct tparse *p, struct tp_tree *t, int32_t *last)
-{
-	int rc = 0;
-	for (int32_t s = 0; s < p->nsw; s++)
-		p->first_child[s] = p->next_sib[s] = last[s] = -1;
-	for (int32_t s = 0; s < p->nsw && !rc; s++)
-		if (p->sw[s].switches) {
-			struct child_ctx c = { s, t->parent, last };
-			rc = each_name(p, p->sw[s].switches, "Switches", p->sw[s].line,
-				       add_child, &c);
-		}
-	return rc;
-}
-
 /* A forest's virtual top switch, p->sw[p->nfile]: every switch without a
  * parent goes under it (their order in the file is its children's order). */
 static int add_forest_top(struct tparse *p, struct tp_tree *t)
@@ -679,6 +912,8 @@ static int add_forest_top(struct tparse *p, struct tp_tree *t)
 	for (int32_t s = 0; s < v; s++)
 		if (t->parent[s] < 0) {
 			t->parent[s] = v;
+			if (p->slevel[s] + 1 > p->slevel[v])
+				p->slevel[v] = p->slevel[s] + 1;
 			if (last < 0)
 				p->first_child[v] = s;
 			else
@@ -689,17 +924,14 @@ static int add_forest_top(struct tparse *p, struct tp_tree *t)
 }
 
 /* The top of the tree: the one switch without a parent, or with several a
- * virtual one above them (a forest, as Slurm accepts). */
+ * virtual one above them (a forest, as Slurm accepts).  check_graph found
+ * no loop, so some switch has no parent. */
 static int find_top_switch(struct tparse *p, struct tp_tree *t, int32_t *top)
 {
 	int32_t root = -1, nroots = 0;
 	for (int32_t s = 0; s < p->nsw; s++)
 		if (t->parent[s] < 0 && nroots++ == 0)
 			root = s;
-	if (root < 0)
-		return terr(p, p->sw[0].line, TP_EINVAL,
-			    "the switches form a loop (every switch has a parent), e.g. through '%s'",
-			    p->sw[0].name);
 	if (nroots > 1) {
 		int rc = add_forest_top(p, t);
 		if (rc)
@@ -738,6 +970,8 @@ static void count_trees(struct tparse *p, struct tp_tree *t, const int32_t *orde
 			t->ntrees++;
 		}
 	free(has);
+	/* Slurm: "TOPOLOGY: no switch can reach all nodes through its
+	 * descendants" */
 	if (t->ntrees > 1)
 		tp__warn(p->warn, "%s:%d: no switch reaches every node: %d separate trees (tops '%s' line %d, '%s' line %d%s); between trees the distance goes through a virtual top switch, each link to it costing %d (ForestCost=)",
 			 p->what, p->sw[second].line, (int)t->ntrees, p->sw[first].name,
@@ -747,29 +981,11 @@ static void count_trees(struct tparse *p, struct tp_tree *t, const int32_t *orde
 		t->ntrees = 1;
 }
 
-/* A switch the depth-first walk did not reach: it is on a loop. */
-static int report_unreached(struct tparse *p, const int32_t *order,
-			    int32_t reached, int32_t root)
-{
-	int32_t n = p->nsw, bad = -1;
-	char *seen = calloc((size_t)n, 1);
-	if (!seen)
-		return terr(p, 0, TP_ENOMEM, "out of memory");
-	for (int32_t i = 0; i < reached; i++)
-		seen[order[i]] = 1;
-	for (int32_t s = 0; s < n && bad < 0; s++)
-		if (!seen[s])
-			bad = s;
-	free(seen);
-	return terr(p, p->sw[bad].line, TP_EINVAL,
-		    "the switches form a loop through '%s' (it is not below the top switch '%s')",
-		    p->sw[bad].name, p->sw[root].name);
-}
-
 /* Depth-first pre-order of the switches from the top, children in listed
- * order, into order[0..n-1]; sets the depths.  stack: scratch, n entries. */
-static int order_depth_first(struct tparse *p, struct tp_tree *t, int32_t root,
-			     int32_t *order, int32_t *stack)
+ * order, into order[0..n-1]; sets the depths.  stack: scratch, n entries.
+ * Without loops every switch is below the top. */
+static void order_depth_first(struct tparse *p, struct tp_tree *t, int32_t root,
+			      int32_t *order, int32_t *stack)
 {
 	int32_t sp = 0, no = 0;
 	stack[sp++] = root;
@@ -787,21 +1003,17 @@ static int order_depth_first(struct tparse *p, struct tp_tree *t, int32_t root,
 			stack[i--] = k;
 		}
 	}
-	return no < p->nsw ? report_unreached(p, order, no, root) : 0;
 }
 
-/* Levels bottom-up (post-order is the reverse of pre-order), the height,
- * and the cost of every switch's link to its parent (LevelCost=). */
+/* Slurm's levels (check_graph; a forest's virtual top one above its
+ * trees), the height, and the cost of every switch's link to its parent
+ * (LevelCost=). */
 static int set_levels_and_costs(struct tparse *p, struct tp_tree *t,
-				const int32_t *order, int32_t root,
-				const int *level_cost, int nlevels)
+				int32_t root, const int *level_cost, int nlevels)
 {
 	int32_t n = p->nsw;
-	for (int32_t i = n - 1; i >= 0; i--) {
-		int32_t s = order[i];
-		if (t->parent[s] >= 0 && t->level[t->parent[s]] < t->level[s] + 1)
-			t->level[t->parent[s]] = t->level[s] + 1;
-	}
+	for (int32_t s = 0; s < n; s++)
+		t->level[s] = p->slevel[s];
 	/* a forest's levels of links are those of its trees: the links to
 	 * the virtual top cost ForestCost, the top level's cost by default */
 	t->height = t->level[root] - (root == t->forest_top);
@@ -868,6 +1080,8 @@ static void warn_multi_homed(struct tparse *p, const struct node_ctx *c,
 	int32_t n = 0;
 	for (int32_t i = 0; i < first->nnodes; i++)
 		n += mark[i] != 0;
+	if (n == 0)
+		return;
 	const struct sw *a = &p->sw[c->owner[c->dup_node]];
 	const struct sw *b = &p->sw[c->dup_other];
 	char more[64] = "";
@@ -883,9 +1097,9 @@ static void warn_multi_homed(struct tparse *p, const struct node_ctx *c,
 
 /* The machine with its nodes as routers, switch by switch in pre-order:
  * one dimension, the router number.  node_sw[i]: the switch of node i.  A
- * node listed under two switches takes a second pass, so that it stays
- * under the first in file order and the routers stay numbered in
- * pre-order without gaps. */
+ * node listed twice takes a second pass, so that it stays under the first
+ * switch in file order and the routers stay numbered in pre-order without
+ * gaps. */
 static int machine_with_nodes(struct tparse *p, const int32_t *order,
 			      tp_machine **out, int32_t **node_sw)
 {
@@ -896,8 +1110,13 @@ static int machine_with_nodes(struct tparse *p, const int32_t *order,
 			rc = count_switch_nodes(p, &p->sw[order[i]], &nnodes, &named);
 	if (rc)
 		return rc;
+	/* Slurm 25.05 and later run with no node under any switch (with "no
+	 * switch can reach all nodes"); a tree without nodes has nothing to
+	 * place tasks on */
 	if (nnodes == 0)
-		return terr(p, 0, TP_EINVAL, "no switch has Nodes=");
+		return terr(p, 0, TP_EINVAL, p->yaml ?
+			    "no switch has nodes (nothing to place tasks on)" :
+			    "no switch has Nodes= (nothing to place tasks on)");
 	/* sized once: there are at most nnodes (fewer with duplicates) */
 	if (!(*node_sw = tp__malloc_array((size_t)nnodes, sizeof **node_sw)))
 		return terr(p, 0, TP_ENOMEM, "out of memory");
@@ -911,7 +1130,7 @@ static int machine_with_nodes(struct tparse *p, const int32_t *order,
 	}
 	struct node_ctx c2 = c;
 	int32_t *owner = *node_sw;
-	c2.ndup = 0;
+	c2.ndup = c2.nmulti = 0;
 	c2.router = 0;
 	c2.first = first;
 	c2.owner = owner;
@@ -919,7 +1138,7 @@ static int machine_with_nodes(struct tparse *p, const int32_t *order,
 	*node_sw = tp__malloc_array((size_t)first->nnodes, sizeof **node_sw);
 	rc = c2.dup_mark && *node_sw ? add_nodes_pass(p, order, first->nnodes, first->nnodes, &c2, out)
 			 : terr(p, 0, TP_ENOMEM, "out of memory");
-	if (!rc)
+	if (!rc && c.nmulti)
 		warn_multi_homed(p, &c2, first, c2.dup_mark);
 	free(c2.dup_mark);
 	free(owner);
@@ -927,7 +1146,8 @@ static int machine_with_nodes(struct tparse *p, const int32_t *order,
 	return rc;
 }
 
-/* A switch listed under a second parent: one warning line. */
+/* A switch listed under a second parent: one warning line (Slurm accepts
+ * it without one; a tree keeps one parent). */
 static void warn_multi_parent(struct tparse *p)
 {
 	if (!p->multi_parent)
@@ -947,7 +1167,8 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 {
 	int32_t n = p->nsw;
 	if (n == 0)
-		return terr(p, 0, TP_EINVAL, "no SwitchName= lines");
+		/* Slurm: "No switches configured" */
+		return terr(p, 0, TP_EINVAL, p->yaml ? "no switches" : "no SwitchName= lines");
 	/* room for a forest's virtual top everywhere */
 	size_t n1 = (size_t)n + 1;
 	p->nfile = n;
@@ -964,10 +1185,13 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 		rc = terr(p, 0, TP_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = link_switches(p, t, last)) ||
-	    (rc = find_top_switch(p, t, &root)) ||
-	    (rc = order_depth_first(p, t, root, order, stack)) ||
-	    (rc = set_levels_and_costs(p, t, order, root, level_cost, nlevels)) ||
+	if ((rc = list_children(p)) || (rc = check_graph(p)))
+		goto out;
+	link_switches(p, t, last);
+	if ((rc = find_top_switch(p, t, &root)))
+		goto out;
+	order_depth_first(p, t, root, order, stack);
+	if ((rc = set_levels_and_costs(p, t, root, level_cost, nlevels)) ||
 	    (rc = machine_with_nodes(p, order, &m, &node_sw)))
 		goto out;
 	warn_multi_parent(p);
@@ -997,6 +1221,165 @@ out:
 	return rc;
 }
 
+int tp__tree_from_records(tp_machine **out, const struct tp__topo_recs *r,
+			  const struct tp__topo_opts *o, tp_error *err)
+{
+	static const struct tp__topo_opts none = { NULL, 0, 0, NULL, NULL };
+	if (!o)
+		o = &none;
+	const char *what = r && r->what ? r->what :
+			   r && r->yaml ? "topology.yaml" : "topology.conf";
+	if (!out || !r || r->n < 0 || (r->n > 0 && !r->rec))
+		return tp_error_set(err, TP_EINVAL, "%s: missing records or output", what);
+	*out = NULL;
+	const int *level_cost = o->level_cost;
+	int nlevels = o->nlevels;
+	if (nlevels < 0 || (nlevels > 0 && !level_cost))
+		return tp_error_set(err, TP_EINVAL, "%s: bad LevelCost", what);
+	for (int l = 0; l < nlevels; l++)
+		if (level_cost[l] < 1)
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: LevelCost value %d is %d, expected >= 1",
+					    what, l + 1, level_cost[l]);
+	if (o->forest_cost < 0)
+		return tp_error_set(err, TP_EINVAL, "%s: ForestCost %d, expected >= 1",
+				    what, o->forest_cost);
+	struct tparse p;
+	memset(&p, 0, sizeof p);
+	p.what = what;
+	p.yaml = r->yaml;
+	p.err = err;
+	p.warn = r->warn;   /* the records' file's warnings (slurm_topo.h) */
+	p.forest_cost = o->forest_cost;
+	p.cost_where = o->cost_where;
+	int rc = add_records(&p, r);
+	if (!rc)
+		rc = build(&p, level_cost, nlevels, out);
+	tp__names_free(&p.by_name);
+	free(p.names);
+	for (int32_t s = 0; s < p.nsw; s++)
+		free(p.sw[s].name);
+	free(p.sw);
+	free(p.child_off);
+	free(p.child);
+	free(p.slevel);
+	free(p.first_child);
+	free(p.next_sib);
+	return rc;
+}
+
+/* ---- topology.conf's lines into records ---- */
+
+struct conf_reader {
+	const char *what;
+	tp_error *err;
+	struct tp__warnings *warn;
+	struct tp__topo_rec *rec;    /* strings owned */
+	int32_t n, cap;
+	/* keys given twice on a line (Slurm keeps the last): the first */
+	struct seen twice;
+	char twice_key[16];
+};
+
+/* LinkSpeed= as Slurm reads it (s_p_handle_uint32): strtoul's decimal,
+ * 0x hexadecimal or 0 octal, times 1024 with a k, at most 2^32 - 1, or
+ * UNLIMITED / INFINITE.  topoplace ignores the value, but a line Slurm
+ * refuses is refused. */
+static bool link_speed_ok(const char *v)
+{
+	if (!strcasecmp(v, "UNLIMITED") || !strcasecmp(v, "INFINITE"))
+		return true;
+	if (v[0] == '-')
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long x = strtoull(v, &end, 0);
+	if (end == v || errno == ERANGE)
+		return false;
+	if (*end == 'k' || *end == 'K') {
+		if (x > UINT32_MAX / 1024)
+			return false;
+		x *= 1024;
+		end++;
+	}
+	return *end == '\0' && x <= UINT32_MAX;
+}
+
+/* One line: SwitchName= first (Slurm's parser takes the line by its first
+ * key), then Nodes=, Switches=, LinkSpeed= in any order. */
+static int conf_line(void *arg, char *s, int line)
+{
+	struct conf_reader *c = arg;
+	char *save = NULL;
+	const char *name = NULL, *nodes = NULL, *switches = NULL, *first = NULL;
+	bool twice = false;
+	for (char *tok = strtok_r(s, " \t\r", &save); tok;
+	     tok = strtok_r(NULL, " \t\r", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq || eq == tok)
+			return tp__line_error(c->err, c->what, line, TP_EINVAL,
+					      "'%s': expected Key=Value", tok);
+		*eq = '\0';
+		const char *v = eq + 1;
+		const char **slot, *speed = NULL;
+		if (!first)
+			first = tok;
+		if (!strcasecmp(tok, "SwitchName"))
+			slot = &name;
+		else if (!strcasecmp(tok, "Nodes"))
+			slot = &nodes;
+		else if (!strcasecmp(tok, "Switches"))
+			slot = &switches;
+		else if (!strcasecmp(tok, "LinkSpeed"))
+			slot = &speed;
+		else
+			return tp__line_error(c->err, c->what, line, TP_EINVAL,
+					      "unknown key '%s' (expected SwitchName=, Nodes=, Switches=, LinkSpeed=)",
+					      tok);
+		if (!*v)
+			return tp__line_error(c->err, c->what, line, TP_EINVAL,
+					      "%s=: empty value", tok);
+		if (slot == &name && name)
+			return tp__line_error(c->err, c->what, line, TP_EINVAL,
+					      "SwitchName= given twice (one switch per line)");
+		if (slot == &speed && !link_speed_ok(v))
+			return tp__line_error(c->err, c->what, line, TP_EINVAL,
+					      "LinkSpeed=%s: not a number (Slurm refuses the line)", v);
+		/* Slurm: "%s 1 specified more than once, latest value used" */
+		if (*slot && !twice) {
+			twice = true;
+			if (c->twice.n == 0)
+				snprintf(c->twice_key, sizeof c->twice_key, "%s", tok);
+			seen_add(&c->twice, line);
+		}
+		*slot = v;
+	}
+	if (!first)
+		return 0;
+	if (!name)
+		return tp__line_error(c->err, c->what, line, TP_EINVAL,
+				      "%s= without SwitchName=", first);
+	if (strcasecmp(first, "SwitchName"))
+		return tp__line_error(c->err, c->what, line, TP_EINVAL,
+				      "SwitchName= comes first on its line (Slurm refuses the line)");
+	if (c->n == c->cap) {
+		int32_t nc = c->cap ? c->cap * 2 : 64;
+		struct tp__topo_rec *n = realloc(c->rec, sizeof *n * (size_t)nc);
+		if (!n)
+			return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
+		c->rec = n;
+		c->cap = nc;
+	}
+	struct tp__topo_rec *r = &c->rec[c->n++];
+	r->line = line;
+	r->name = strdup(name);
+	r->nodes = nodes ? strdup(nodes) : NULL;
+	r->switches = switches ? strdup(switches) : NULL;
+	if (!r->name || (nodes && !r->nodes) || (switches && !r->switches))
+		return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
+	return 0;
+}
+
 int tp_machine_from_topology(tp_machine **out, const char *text,
 			     const char *what, const int *level_cost,
 			     int nlevels, tp_error *err)
@@ -1005,47 +1388,39 @@ int tp_machine_from_topology(tp_machine **out, const char *text,
 	return tp__machine_from_topology(out, text, what, &o, err);
 }
 
+/* topology.conf's text as records, then the tree (o->warn receives the
+ * warnings of both). */
 int tp__machine_from_topology(tp_machine **out, const char *text,
 			      const char *what, const struct tp__topo_opts *o,
 			      tp_error *err)
 {
-	const int *level_cost = o->level_cost;
-	int nlevels = o->nlevels;
 	if (!what)
 		what = "topology.conf";
-	if (!out || !text)
+	if (!out || !text || !o)
 		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
 	*out = NULL;
-	if (nlevels < 0 || (nlevels > 0 && !level_cost))
-		return tp_error_set(err, TP_EINVAL, "%s: bad LevelCost", what);
-	for (int l = 0; l < nlevels; l++)
-		if (level_cost[l] < 1)
-			return tp_error_set(err, TP_EINVAL,
-					    "%s: LevelCost value %d is %d, expected >= 1",
-					    what, l + 1, level_cost[l]);
-	struct tparse p;
-	memset(&p, 0, sizeof p);
-	p.what = what;
-	p.err = err;
-	p.warn = o->warn;
-	p.forest_cost = o->forest_cost;
-	p.cost_where = o->cost_where;
-	if (p.forest_cost < 0)
-		return tp_error_set(err, TP_EINVAL, "%s: ForestCost %d, expected >= 1",
-				    what, p.forest_cost);
-	int rc = tp__each_conf_line(text, what, err, parse_line, &p);
-	if (!rc)
-		rc = build(&p, level_cost, nlevels, out);
-	tp__names_free(&p.by_name);
-	free(p.names);
-	for (int32_t s = 0; s < p.nsw; s++) {
-		free(p.sw[s].name);
-		free(p.sw[s].nodes);
-		free(p.sw[s].switches);
+	struct conf_reader c;
+	memset(&c, 0, sizeof c);
+	c.what = what;
+	c.err = err;
+	c.warn = o->warn;
+	int rc = tp__each_conf_line(text, what, err, conf_line, &c);
+	if (!rc && c.twice.n) {
+		char more[64];
+		seen_more(&c.twice, more, sizeof more);
+		tp__warn(c.warn, "%s:%d: %s= given twice on the line%s; Slurm uses the last, as topoplace does",
+			 what, c.twice.first, c.twice_key, more);
 	}
-	free(p.sw);
-	free(p.first_child);
-	free(p.next_sib);
+	if (!rc) {
+		struct tp__topo_recs r = { c.rec, c.n, what, false, o->warn };
+		rc = tp__tree_from_records(out, &r, o, err);
+	}
+	for (int32_t i = 0; i < c.n; i++) {
+		free((char *)c.rec[i].name);
+		free((char *)c.rec[i].nodes);
+		free((char *)c.rec[i].switches);
+	}
+	free(c.rec);
 	return rc;
 }
 

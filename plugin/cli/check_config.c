@@ -54,15 +54,69 @@ static int print_slurm_diff(const tp_conf_slurm_diff *d, const char *path,
 			       head, d->nmissing == 1 ? "it" : "them");
 }
 
+/* Each other topology of Slurm's topology.yaml built as a job of its
+ * partitions would build it: one line each, ok or why not (a flat one has
+ * no network, said and not counted as an error). */
+static int check_other_topologies(const char *path, const tp_conf *conf,
+				  const tp_conf_slurm *sl, FILE *out)
+{
+	int bad = 0;
+	for (int i = 0; i < tp_conf_slurm_ntopologies(conf); i++) {
+		if (i == tp_conf_slurm_topology_used(conf))
+			continue;
+		tp_conf_slurm o = *sl;
+		o.topology = tp_conf_slurm_topology(conf, i);
+		tp_conf *c2 = NULL;
+		tp_error err;
+		tp_error_clear(&err);
+		int rc = tp_conf_load_slurm(path, &o, &c2, &err);
+		if (rc == TP_ENOENT) {
+			fprintf(out, "topology %s: %s\n", o.topology, err.msg);
+		} else if (rc < 0) {
+			cli_report(path, &err);
+			bad++;
+		} else {
+			/* the network's line; the site's settings are the same */
+			char *d = NULL;
+			size_t dl = 0;
+			FILE *f = open_memstream(&d, &dl);
+			if (f) {
+				tp_conf_describe(c2, f);
+				fclose(f);
+			}
+			fprintf(out, "topology %s: %.*s\n", o.topology,
+				d ? (int)strcspn(d, "\n") : 0, d ? d : "");
+			free(d);
+			for (int w = 0; w < tp_conf_nwarnings(c2); w++)
+				fprintf(stderr, "topoplace: warning: %s\n",
+					tp_conf_warning(c2, w));
+		}
+		tp_conf_destroy(c2);
+	}
+	return bad;
+}
+
 /* Everything read and checked first: on an error nothing goes to stdout. */
-static int check(const char *path, const char *slurm_conf)
+static int check(const char *path, const char *slurm_conf, const char *partition)
 {
 	tp_conf *conf = NULL;
 	tp_error err;
 	tp_error_clear(&err);
-	if (tp_conf_load(path, &conf, &err) < 0)
+	tp_conf_slurm sl = { .slurm_conf = slurm_conf ? slurm_conf
+			     : cli_slurm_conf_env(), .partition = partition };
+	if (tp_conf_load_slurm(path, &sl, &conf, &err) < 0)
 		return cli_report(path, &err);
 	int bad = check_models(conf);
+	char *others = NULL;
+	size_t olen = 0;
+	FILE *of = open_memstream(&others, &olen);
+	if (!of)
+		return cli_fail("out of memory");
+	bad += check_other_topologies(path, conf, &sl, of);
+	if (fclose(of)) {
+		free(others);
+		return cli_fail("out of memory");
+	}
 	tp_conf_slurm_diff d;
 	memset(&d, 0, sizeof d);
 	if (slurm_conf && tp_conf_compare_slurm(conf, slurm_conf, &d, &err) < 0) {
@@ -74,7 +128,11 @@ static int check(const char *path, const char *slurm_conf)
 		for (int i = 0; i < tp_conf_nwarnings(conf); i++)
 			fprintf(stderr, "topoplace: warning: %s\n",
 				tp_conf_warning(conf, i));
+		if (tp_conf_network_source(conf))
+			fputs(tp_conf_network_source(conf), stdout);
 		tp_conf_describe(conf, stdout);
+		if (others)
+			fputs(others, stdout);
 		if (tp_conf_nmodels(conf) > 0)
 			printf("node models: %d, each read\n", tp_conf_nmodels(conf));
 		if (slurm_conf)
@@ -82,13 +140,14 @@ static int check(const char *path, const char *slurm_conf)
 	}
 	tp_conf_slurm_diff_free(&d);
 	tp_conf_destroy(conf);
+	free(others);
 	int frc = cli_finish_stdout();
 	return frc ? frc : rc;
 }
 
 int cli_cmd_check_config(int argc, char **argv)
 {
-	const char *path = NULL, *slurm_conf = NULL;
+	const char *path = NULL, *slurm_conf = NULL, *partition = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -100,6 +159,13 @@ int cli_cmd_check_config(int argc, char **argv)
 			if (!v || !*v)
 				return cli_usage_error("check-config: --slurm-conf needs a FILE");
 			slurm_conf = v;
+			continue;
+		}
+		if (!strcmp(a, "--partition") || !strncmp(a, "--partition=", 12)) {
+			const char *v = a[11] == '=' ? a + 12 : i + 1 < argc ? argv[++i] : NULL;
+			if (!v || !*v)
+				return cli_usage_error("check-config: --partition needs a NAME");
+			partition = v;
 			continue;
 		}
 		if (!strcmp(a, "--")) {
@@ -124,5 +190,5 @@ int cli_cmd_check_config(int argc, char **argv)
 		return cli_usage_error("check-config: missing FILE (see "
 				       "'topoplace help check-config')");
 
-	return check(path, slurm_conf);
+	return check(path, slurm_conf, partition);
 }

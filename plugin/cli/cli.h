@@ -73,6 +73,9 @@ int cli_parse_slots(const char *opt, const char *s, const char **out);
 /* --slurm-version: "26.05", "26.05.3" (or "slurm 26.05.3") as
  * TP_SLURM_VERSION. */
 int cli_parse_slurm_version(const char *opt, const char *s, unsigned *out);
+/* $SLURM_CONF when set and not empty (Slurm's own commands read it), else
+ * NULL: the slurm.conf a config of Slurm's topology reads by default. */
+const char *cli_slurm_conf_env(void);
 /* The same text onto an allocation's slots. */
 int cli_alloc_slots(tp_alloc *a, const char *slots, tp_error *err);
 /* --stencil / --graph: one of them, non-empty. */

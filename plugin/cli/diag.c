@@ -286,3 +286,9 @@ int cli_nodes_arg(const char *nodes, char **buf_out)
 		return cli_report("--nodes", &err);
 	return 0;
 }
+
+const char *cli_slurm_conf_env(void)
+{
+	const char *s = getenv("SLURM_CONF");
+	return s && *s ? s : NULL;
+}

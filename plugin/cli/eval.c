@@ -10,7 +10,7 @@
 /* What eval builds, freed on every path. */
 struct eval {
 	const char *config, *nodes, *tpn, *stencil, *graph, *hostfile, *format;
-	const char *slurm_conf;
+	const char *slurm_conf, *partition;
 	unsigned slurm_version;
 	char *nodes_buf;
 	tp_conf *conf;
@@ -39,6 +39,7 @@ static const struct option eval_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "slurm-conf", required_argument, NULL, 'C' },
 	{ "slurm-version", required_argument, NULL, 'V' },
+	{ "partition", required_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -68,6 +69,11 @@ static int parse_eval_args(struct eval *e, int argc, char **argv, bool *help)
 			rc = cli_parse_slurm_version("--slurm-version", optarg,
 						     &e->slurm_version);
 			break;
+		case 'P':
+			if (!*optarg)
+				return cli_usage_error("--partition: empty name");
+			e->partition = optarg;
+			break;
 		case 'h': *help = true; return 0;
 		default:
 			return cli_getopt_error("eval", c, optopt, argv, optind);
@@ -80,9 +86,11 @@ static int parse_eval_args(struct eval *e, int argc, char **argv, bool *help)
 		return rc;
 	if (!e->hostfile)
 		return cli_usage_error("eval: missing --hostfile FILE");
-	if (!e->slurm_conf != !e->slurm_version)
-		return cli_usage_error("eval: --slurm-conf and --slurm-version go "
-				       "together (Slurm's order depends on both)");
+	if (!e->slurm_conf)
+		e->slurm_conf = cli_slurm_conf_env();
+	if (e->slurm_version && !e->slurm_conf)
+		return cli_usage_error("eval: --slurm-version needs --slurm-conf "
+				       "(Slurm's order depends on both)");
 	if (!*e->hostfile)
 		return cli_usage_error("--hostfile: empty file name");
 	if (!e->stencil && !e->graph)
@@ -102,7 +110,9 @@ static int load(struct eval *e)
 		return rc;
 	if (e->nodes_buf)
 		e->nodes = e->nodes_buf;
-	if (tp_conf_load(e->config, &e->conf, &err) < 0)
+	if (tp_conf_load_slurm(e->config, &(tp_conf_slurm){
+			.slurm_conf = e->slurm_conf, .partition = e->partition,
+			.slurm_version = e->slurm_version }, &e->conf, &err) < 0)
 		return cli_report(e->config, &err);
 	if (tp_alloc_from_hostlist(tp_conf_machine(e->conf), e->nodes, 1,
 				   "--nodes", &e->alloc, &err) < 0)
@@ -111,7 +121,8 @@ static int load(struct eval *e)
 		return cli_report("--tasks-per-node", &err);
 	/* the baseline is the order Slurm itself would take */
 	char how[TP_ERROR_MSG_MAX];
-	if (tp_alloc_take_slurm_order(e->alloc, e->slurm_conf, e->slurm_version,
+	if (tp_alloc_take_slurm_order(e->alloc, e->slurm_conf, e->partition,
+				      e->slurm_version,
 				      how))
 		return cli_fail("out of memory");
 	if (how[0])

@@ -14,6 +14,7 @@ enum {
 	OPT_SEED = 256, OPT_SEARCH, OPT_PARTS, OPT_THREADS, OPT_COMPARE,
 	OPT_EXPLAIN, OPT_GPU_MATRIX, OPT_NODE_TOPOLOGY, OPT_GPT, OPT_GPU_LINKS,
 	OPT_GPU_SELECT, OPT_NODE, OPT_SLURM_CONF, OPT_SLURM_VERSION,
+	OPT_PARTITION,
 };
 
 static const struct option map_opts[] = {
@@ -42,6 +43,7 @@ static const struct option map_opts[] = {
 	{ "node", required_argument, NULL, OPT_NODE },
 	{ "slurm-conf", required_argument, NULL, OPT_SLURM_CONF },
 	{ "slurm-version", required_argument, NULL, OPT_SLURM_VERSION },
+	{ "partition", required_argument, NULL, OPT_PARTITION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -145,6 +147,11 @@ static int map_option(struct cli_map *mp, int c, const char *arg)
 	case OPT_SLURM_VERSION:
 		rc = cli_parse_slurm_version("--slurm-version", arg, &r->slurm_version);
 		break;
+	case OPT_PARTITION:
+		if (!*arg)
+			return cli_usage_error("--partition: empty name");
+		r->partition = arg;
+		break;
 	case OPT_NODE:
 		if (!*arg)
 			return cli_usage_error("--node: empty node name");
@@ -187,9 +194,11 @@ static int parse_map_args(struct cli_map *mp, int argc, char **argv,
 		return cli_usage_error("map: missing --ntasks N, --tasks-per-node "
 				       "N or a pattern (--stencil, --graph, "
 				       "--gpu-matrix) to count the tasks");
-	if (!mp->req.slurm_conf != !mp->req.slurm_version)
-		return cli_usage_error("map: --slurm-conf and --slurm-version go "
-				       "together (Slurm's order depends on both)");
+	if (!mp->req.slurm_conf)
+		mp->req.slurm_conf = cli_slurm_conf_env();
+	if (mp->req.slurm_version && !mp->req.slurm_conf)
+		return cli_usage_error("map: --slurm-version needs --slurm-conf "
+				       "(Slurm's order depends on both)");
 	if (mp->format == CLI_FORMAT_TASKS && !mp->node_opt)
 		mp->node_opt = "--format tasks";
 	if (mp->svg_node && mp->format != CLI_FORMAT_SVG)

@@ -166,7 +166,7 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 {
 	uint32_t jobid = 0;
 	char *nodelist = NULL, *tpn = NULL, *ntasks = NULL, *submit = NULL,
-	     *tmpdir = NULL, *hf = NULL, *dist = NULL;
+	     *tmpdir = NULL, *hf = NULL, *dist = NULL, *partition = NULL;
 	if (!tpk_worth_placing(site, hints))
 		return;   /* nothing asked, nothing the site forces */
 	spank_get_item(sp, S_JOB_ID, &jobid);
@@ -181,6 +181,7 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 	tmpdir = tpk_job_getenv(sp, "TMPDIR");
 	hf = tpk_job_getenv(sp, "SLURM_HOSTFILE");
 	dist = tpk_job_getenv(sp, "SLURM_DISTRIBUTION");
+	partition = tpk_job_getenv(sp, "SLURM_JOB_PARTITION");
 
 	if (nonempty(hf) || nonempty(dist)) {
 		if (hints->report && !tpk_hints_policy_none(hints)) {
@@ -201,6 +202,7 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 			    jobid) < (int)sizeof picture;
 	struct tpk_step step = {
 		.nodelist = nodelist,
+		.partition = nonempty(partition) ? partition : NULL,
 		.slots = nonempty(tpn) ? tpn : NULL,
 		.ntasks = tpk_parse_pos(ntasks),
 		/* sbatch's directory: where the user typed the relative path */
@@ -237,6 +239,7 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 	log_result(&r);
 out:
 	free(nodelist);
+	free(partition);
 	free(tpn);
 	free(ntasks);
 	free(submit);

@@ -82,6 +82,7 @@ static void make_request(const struct tpk_site *site,
 	q->slurm_conf = slurm_conf;
 	q->slurm_version = tpk_slurm_version();
 	q->nodes = s->nodelist;
+	q->partition = s->partition;
 	q->slots = s->slots;
 	q->capacity = s->capacity;
 	q->ntasks = s->ntasks;
@@ -416,6 +417,7 @@ void tpk_key(const struct tpk_site *site, const struct tpk_hints *hints,
 	fnv(&h, hints->report ? "r" : "-");
 	fnv(&h, hints->report_as);
 	fnv(&h, step->nodelist);
+	fnv(&h, step->partition);
 	fnv(&h, step->slots);
 	fnv(&h, step->capacity);
 	snprintf(num, sizeof num, "%lld", (long long)step->ntasks);

@@ -286,8 +286,10 @@ static void place(const struct tpk_site *site, const struct tpk_srun_args *args)
 			    strcmp(here, "/") ? here : "", jobid) < (int)sizeof picture;
 	const char *tmp = getenv("TMPDIR"), *submit = getenv("SLURM_SUBMIT_DIR");
 	bool own_files = args->hints.graph || args->hints.gpu_matrix;
+	const char *partition = getenv("SLURM_JOB_PARTITION");
 	struct tpk_step step = {
 		.nodelist = nodelist,
+		.partition = nonempty(partition) ? partition : NULL,
 		/* what relative file options mean: the batch step's view for
 		 * options from sbatch, srun's own directory for its own */
 		.basedir = !own_files && nonempty(submit) ? submit

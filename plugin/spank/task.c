@@ -161,7 +161,7 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 			const struct tpk_hints *h)
 {
 	uint32_t total = 0;
-	char *graph = NULL, *gm = NULL;
+	char *graph = NULL, *gm = NULL, *partition = NULL;
 	size_t glen = 0, mlen = 0;
 	job_error[0] = '\0';
 	slurm_node_name(sp, node_name, sizeof node_name);
@@ -190,6 +190,14 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	tp_job_request q;
 	tp_job_request_init(&q);
 	q.conf_path = site->conf_path;
+	/* the same network as the step's placement: Slurm's topology of the
+	 * job's partition, where the config takes Slurm's */
+	char slurm_conf[TPK_PATH_MAX];
+	tpk_slurm_conf_path(site, slurm_conf, sizeof slurm_conf);
+	q.slurm_conf = slurm_conf;
+	q.slurm_version = tpk_slurm_version();
+	partition = tpk_job_getenv(sp, "SLURM_JOB_PARTITION");
+	q.partition = partition && *partition ? partition : NULL;
 	q.ntasks = total;
 	q.stencil = h->stencil && !h->graph ? h->stencil : NULL;
 	q.graph = (tp_job_input){ h->graph, graph, glen };
@@ -211,6 +219,7 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	}
 	free(graph);   /* parsed by tp_job_create, not kept */
 	free(gm);
+	free(partition);
 }
 
 void tpk_step_exit(void)

@@ -210,6 +210,8 @@ int tpk_write_user_file(const char *path, const char *data, size_t len,
 /* What Slurm says about the step. */
 struct tpk_step {
 	const char *nodelist;        /* the allocation's hostlist */
+	const char *partition;       /* the job's (Slurm's topology.yaml
+					topology of it), or NULL */
 	const char *slots;           /* exact tasks per node (count or
 					SLURM_TASKS_PER_NODE form), or NULL */
 	const char *capacity;        /* most tasks each node holds, or NULL */

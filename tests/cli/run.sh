@@ -717,7 +717,7 @@ printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Switches=a,zz\n' >"$tmp/tree/top
 fails2 "tree: unknown switch" "topology.conf:2: SwitchName=b Switches=a,zz: unknown switch 'zz'" - \
 	check-config "$tmp/tree/tp.conf"
 printf 'SwitchName=top Nodes=n9\nSwitchName=a Switches=b\nSwitchName=b Switches=a\n' >"$tmp/tree/topology.conf"
-fails2 "tree: loop" "loop through 'a'" - check-config "$tmp/tree/tp.conf"
+fails2 "tree: loop" "the switches form a loop: 'a' lists 'b' (line 3), which lists 'a'" - check-config "$tmp/tree/tp.conf"
 # what Slurm refuses (src/plugins/topology/tree): refused, with the line
 printf 'SwitchName=a Nodes=n[0-3]\nSwitchName=b Nodes=n4 Switches=a\n' >"$tmp/tree/topology.conf"
 fails2 "tree: switch with Nodes= and Switches=" "topology.conf:2: SwitchName=b has both Nodes= and Switches=" - \
@@ -1171,7 +1171,7 @@ fi
 
 tp check-config "$EX/block.conf"
 if check0 "block: check-config example" &&
-   grep -q '8 blocks of at least 18 nodes, 144 nodes; between blocks: Slurm.s block aggregation, network links cost 18' "$tmp/out"
+   grep -q '8 blocks, base size 18, 144 nodes; between blocks: Slurm.s block aggregation, network links cost 18' "$tmp/out"
 then ok "block: check-config example"
 elif [ "$rc" -eq 0 ]; then no "block: check-config example" "$(cat "$tmp/out")"; fi
 # tensor-parallel groups of 32 ranks (8 nodes x 4 GPUs) on 48 nodes: 10, 18,
@@ -1190,8 +1190,13 @@ fi
 mkdir -p "$tmp/blk"
 printf 'BlockName=r0 Nodes=n[0-3]\nBlockName=r1 Nodes=n[3-6]\n' >"$tmp/blk/block.conf"
 printf 'Network=block TopologyFile=block.conf\n' >"$tmp/blk/tp.conf"
-fails2 "block: node in two blocks" "block.conf:2: node 'n3' is in two blocks ('r0' at line 1 and 'r1')" - \
-	check-config "$tmp/blk/tp.conf"
+# Slurm 26.05 takes a node listed in two blocks (in both); topoplace keeps
+# it in the first, and says so
+tp check-config "$tmp/blk/tp.conf"
+if check0 "block: node in two blocks" &&
+	grep -q "^topoplace: warning: .*block.conf:2: node 'n3' is in two blocks ('r0' at line 1 and 'r1')" "$tmp/err"
+then ok "block: a node in two blocks is accepted, with Slurm's warning"
+else no "block: node in two blocks" "$(cat "$tmp/err")"; fi
 
 tp check-config "$EX/slingshot.conf"
 if check0 "slingshot: check-config example" &&
@@ -1240,10 +1245,72 @@ fails2 "policy hierarchical on a torus" \
 # ---- congestion: both directions of every edge on directed links (issue 13),
 # checked against an independent scorer written from the model's definition
 # (tori and meshes, a tree, a dragonfly, a block network; random graphs and mappings) ----
-mkdir "$tmp/cc"
-if python3 "$(dirname "$0")/congestion_check.py" "$T" "$tmp/cc" >"$tmp/cc.out" 2>&1; then
+mkdir "$tmp/cong"
+if python3 "$(dirname "$0")/congestion_check.py" "$T" "$tmp/cong" >"$tmp/cc.out" 2>&1; then
 	ok "congestion: $(grep -c '^ok' "$tmp/cc.out") mappings scored as the independent scorer does"
 else no "congestion: independent scorer" "$(grep -v '^ok' "$tmp/cc.out" | head -5)"; fi
+
+# ---- Slurm's own topology (issue 29): a config without Network= reads
+# topology.yaml beside slurm.conf, the partition picks its topology ----
+mkdir "$tmp/st"
+cat >"$tmp/st/slurm.conf" <<'EOF'
+NodeName=n[01-16]
+PartitionName=batch Nodes=ALL Default=YES
+PartitionName=gpu Nodes=ALL Topology=nvl
+EOF
+cat >"$tmp/st/topology.yaml" <<'EOF'
+- topology: fabric
+  cluster_default: true
+  tree:
+    switches:
+      - {switch: top, children: "leaf[1-2]"}
+      - {switch: leaf1, nodes: "n[01-08]"}
+      - {switch: leaf2, nodes: "n[09-16]"}
+- topology: nvl
+  block:
+    block_sizes: 4
+    blocks:
+      - {block: b1, nodes: "n[01-04]"}
+      - {block: b2, nodes: "n[05-07]"}
+      - {block: b3}
+      - {block: b4, nodes: "n[09-12]"}
+EOF
+printf 'DefaultPolicy=auto\n' >"$tmp/st/tp.conf"
+tp check-config --slurm-conf "$tmp/st/slurm.conf" "$tmp/st/tp.conf"
+if check0 "check-config, Slurm's topology" &&
+	grep -q "^Slurm's topology: $tmp/st/topology.yaml\$" "$tmp/out" &&
+	grep -q "^  topology fabric (tree, cluster default): partitions batch\$" "$tmp/out" &&
+	grep -q "^  topology nvl (block): partitions gpu\$" "$tmp/out" &&
+	grep -q "^  used: fabric (partition batch (Default=YES) has no Topology=: the cluster default)" "$tmp/out" &&
+	grep -q "^  from topoplace.conf: DefaultPolicy= (line 1)" "$tmp/out" &&
+	grep -q "^tree from $tmp/st/topology.yaml: 3 switches" "$tmp/out" &&
+	grep -q "^topology nvl: blocks from $tmp/st/topology.yaml: 4 blocks, base size 4, 11 nodes" "$tmp/out"
+then ok "check-config: the file, why, each topology and its partitions, the one used, every other built"
+else no "check-config, Slurm's topology" "$(cat "$tmp/out" "$tmp/err")"; fi
+SLURM_CONF=$tmp/st/slurm.conf tp map --config "$tmp/st/tp.conf" --partition gpu --nodes 'n[01-07]' \
+	--ntasks 7 --stencil 7x1 --policy block --format hostfile
+if check0 "map --partition" && grep -q "note: network: Slurm's topology nvl (block) of $tmp/st/topology.yaml, partition gpu: Topology=nvl" "$tmp/err"
+then ok "map --partition gpu (SLURM_CONF): the block topology of that partition, named"
+else no "map --partition" "$(cat "$tmp/err")"; fi
+tp map --slurm-conf "$tmp/st/slurm.conf" --slurm-version 26.05 --config "$tmp/st/tp.conf" \
+	--nodes 'n[01-16]' --ntasks 4 --tasks-per-node 1 --stencil 4x1 --policy block --format hostfile
+# Slurm 26.05's own order on the tree of topology.yaml: leaf by leaf
+if check0 "map, Slurm's order from topology.yaml" &&
+	grep -q "Slurm's order: leaf switch by leaf switch, as Slurm 26.05 lays tasks out (topology fabric of" "$tmp/err"
+then ok "map --slurm-version 26.05: Slurm's order from the partition's topology.yaml tree"
+else no "map, Slurm's order from topology.yaml" "$(cat "$tmp/err")"; fi
+printf -- '- topology: fabric\n  tree:\n    switches:\n      - switch: s1\n        children: s9\n' \
+	>"$tmp/st/topology.yaml"
+fails2 "check-config: a bad topology.yaml, one line with its file and line" \
+	"$tmp/st/topology.yaml:4:" - check-config --slurm-conf "$tmp/st/slurm.conf" "$tmp/st/tp.conf"
+printf -- '- topology: a\n  tree: &t\n    switches: []\n- topology: b\n  tree: *t\n' >"$tmp/st/topology.yaml"
+fails2 "check-config: a YAML alias, refused as Slurm refuses it" \
+	"$tmp/st/topology.yaml:5: YAML alias *t: aliases are not supported" - \
+	check-config --slurm-conf "$tmp/st/slurm.conf" "$tmp/st/tp.conf"
+rm "$tmp/st/topology.yaml"
+fails2 "check-config: Slurm knows no network (flat), said" \
+	"no topology.yaml beside $tmp/st/slurm.conf, and TopologyPlugin=topology/flat (Slurm's default): no network topology" - \
+	check-config --slurm-conf "$tmp/st/slurm.conf" "$tmp/st/tp.conf"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

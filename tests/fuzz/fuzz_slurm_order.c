@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char slurm_conf[128], how[TP_ERROR_MSG_MAX];
 	snprintf(slurm_conf, sizeof slurm_conf, "%s/slurm.conf", dir);
 	int32_t n = tp_alloc_nnodes(a), order[16], seen[16] = { 0 };
-	tp__slurm_order(slurm_conf, (26u << 16) + (5u << 8), a, order, how);
+	tp__slurm_order(slurm_conf, NULL, (26u << 16) + (5u << 8), a, order, how);
 	for (int32_t k = 0; k < n; k++) {
 		if (order[k] < 0 || order[k] >= n || seen[order[k]]++)
 			abort();   /* not a permutation */

@@ -22,7 +22,7 @@ build=$1 seconds=$2
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 cd "$root" || exit 1
 
-targets=${TP_FUZZ_TARGETS:-"conf topology block coordfile json_graph stencil gpu_matrix gpu_links hostlist hostfile node_xml slurm_conf slurm_order"}
+targets=${TP_FUZZ_TARGETS:-"conf topology topology_yaml block coordfile json_graph stencil gpu_matrix gpu_links hostlist hostfile node_xml slurm_conf slurm_order"}
 
 # seeds TARGET: the example and test files that are valid (or nearly valid)
 # inputs of TARGET.
@@ -32,6 +32,7 @@ seeds() {
 	topology) ls conf/examples/*topology*.conf ;;
 	block) ls conf/examples/*topology*.conf ;;
 	slurm_order) ls conf/examples/*topology*.conf ;;
+	topology_yaml) ls tests/data/slurm-topology/*/*.yaml tests/slurm/topology/*.yaml ;;
 	coordfile) ls conf/examples/*.coords tests/data/conf/*.coords ;;
 	json_graph) ls tests/data/graphs/*.json tests/cli/data/*.json ;;
 	gpu_matrix) ls tests/cli/data/gpu-*.json ;;

@@ -5,6 +5,7 @@
 #include "testutil.h"
 #include "internal.h"
 #include "network.h"
+#include "slurm_topo.h"
 
 #define EXAMPLES TP_SOURCE_DIR "/conf/examples/"
 
@@ -170,36 +171,49 @@ static const struct bad {
 } bad_blocks[] = {
 	{ "BlockName=a Nodes=n[0-1]\nBlockName=a Nodes=n[2-3]\n",
 	  "block.conf:2: BlockName=a: duplicate block (first at line 1)" },
-	{ "BlockName=a Nodes=n[0-1]\nBlockName=b Nodes=n[1-2]\n",
-	  "block.conf:2: node 'n1' is in two blocks ('a' at line 1 and 'b')" },
-	{ "BlockName=a Nodes=n[00-15]\nBlockName=b Nodes=n[10-25]\n",
-	  "block.conf:2: node 'n10' is in two blocks ('a' at line 1 and 'b')" },
-	{ "BlockName=a Nodes=n[100-115]\nBlockName=b Nodes=n[16-31],n[090-115]\n",
-	  "block.conf:2: node 'n100' is in two blocks ('a' at line 1 and 'b')" },
-	{ "BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n[4-5]\n",
-	  "block.conf:2: BlockName=b has 2 nodes, fewer than the base block size 4 (the first block's)" },
 	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=2,6\n",
-	  "block.conf:2: BlockSizes=2,6: 6 is not the base size 2 times a power of two" },
-	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=2,4,4\n", "4 is not the base size 2" },
-	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=2\nBlockSizes=2\n",
-	  "block.conf:3: BlockSizes= given twice (first on line 2)" },
+	  "block.conf:2: BlockSizes=2,6: 6 is not the base size 2 times a power of two (up to 2^15)" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=2,4,12\n",
+	  "block.conf:2: BlockSizes=2,4,12: 12 is not the base size 2" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=4,262144\n",
+	  "block.conf:2: BlockSizes=4,262144: 262144 is not the base size 4 times a power of two (up to 2^15)" },
 	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=2,x\n", "expected node counts separated by commas" },
-	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=5\n",
-	  "block.conf:1: BlockName=a has 4 nodes, fewer than the base block size 5 (BlockSizes=)" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=0\n",
+	  "block.conf:2: BlockSizes=0: expected node counts separated by commas" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=,\n",
+	  "block.conf:2: BlockSizes=,: expected node counts separated by commas" },
 	{ "SwitchName=s Nodes=n[0-3]\n",
-	  "block.conf:1: unknown key 'SwitchName' (expected BlockName=, Nodes=, BlockSizes=); a switch tree goes in a file of its own" },
+	  "block.conf:1: unknown key 'SwitchName' (expected BlockName=, Nodes=, BlockSizes=, BlockLevels=); a switch tree goes in a file of its own" },
+	{ "BlockName=a Nodes=n0 Foo=1\n", "block.conf:1: unknown key 'Foo'" },
 	{ "Nodes=n[0-3]\n", "block.conf:1: Nodes= without BlockName=" },
-	{ "BlockName=a\n", "block.conf:1: BlockName=a without Nodes=" },
-	{ "BlockName=a Nodes=n0 Nodes=n1\n", "block.conf:1: Nodes= given twice" },
+	{ "BlockName=a BlockSizes=1 Nodes=n0\n",
+	  "block.conf:1: Nodes= after BlockSizes=: Slurm reads Nodes= only right after its BlockName=" },
+	/* Slurm refuses this without BlockSizes= and only warns with it, but
+	 * there is nothing to place on either way */
+	{ "BlockName=a\n", "block.conf: no nodes in the blocks" },
+	{ "BlockName=a\nBlockName=b\nBlockSizes=4\n", "block.conf: no nodes in the blocks" },
 	{ "BlockName=a Nodes=n[0-\n", "block.conf:1: BlockName=a Nodes=n[0-: malformed hostlist" },
 	{ "BlockName=a Nodes=\n", "block.conf:1: Nodes=: empty value" },
-	{ "BlockName=a,b Nodes=n0\n", "block.conf:1: BlockName=a,b: one block per line" },
 	{ "BlockName Nodes=n0\n", "block.conf:1: 'BlockName': expected Key=Value" },
 	{ "# nothing\n", "block.conf: no BlockName= lines" },
 	{ "BlockName=a Nodes=n[0-299999]\n",
 	  "block.conf:1: BlockName=a Nodes=n[0-299999]: 300000 names, more than 262144" },
 	{ "BlockName=a Nodes=n[0-199999]\nBlockName=b Nodes=m[0-199999]\n",
 	  "block.conf:2: more than 262144 nodes in the blocks" },
+	/* BlockLevels= (Slurm 23.11) */
+	{ "BlockName=a Nodes=n[0-3]\nBlockLevels=16\n",
+	  "block.conf:2: BlockLevels=16: expected levels 0..15 separated by commas (ranges such as 0-2 allowed)" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockLevels=2-1\n", "block.conf:2: BlockLevels=2-1: expected levels" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockLevels=0-x\n", "block.conf:2: BlockLevels=0-x: expected levels" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockLevels=0-20:4\n", "block.conf:2: BlockLevels=0-20:4: expected levels" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockLevels=0-4:0\n", "block.conf:2: BlockLevels=0-4:0: expected levels" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockSizes=4\nBlockLevels=0-2\n",
+	  "block.conf:3: BlockLevels= (line 3, Slurm 23.11) and BlockSizes= (line 2, Slurm 24.11 and later): no Slurm release reads both" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n[4-5]\nBlockLevels=0-1\n",
+	  "block.conf:2: BlockName=b has 2 nodes, BlockName=a 4: Slurm 23.11 (BlockLevels=) wants blocks of one size" },
+	{ "BlockName=a Nodes=n[0-3]\nBlockName=b\nBlockLevels=0-1\n",
+	  "block.conf:2: BlockName=b without Nodes= (Slurm 23.11, which reads BlockLevels=, wants one)" },
+	{ "BlockName=a Nodes=n[0-\nBlockLevels=0-1\n", "block.conf:1: BlockName=a Nodes=n[0-: malformed hostlist" },
 };
 
 START_TEST(bad_block_files)
@@ -263,7 +277,7 @@ START_TEST(example_config)
 	FILE *f = open_memstream(&out, &len);
 	tp_conf_describe(c, f);
 	fclose(f);
-	ck_assert_ptr_nonnull(strstr(out, "8 blocks of at least 18 nodes, 144 nodes; "
+	ck_assert_ptr_nonnull(strstr(out, "8 blocks, base size 18, 144 nodes; "
 				     "between blocks: Slurm's block aggregation, network "
 				     "links cost 18"));
 	free(out);
@@ -329,7 +343,7 @@ START_TEST(config_keys)
 		{ "Network=block TopologyFile=%s\nRouting=valiant\nGroups=2\n",
 		  "cfg:2: Routing= needs Network=dragonfly" },
 		{ "Network=blocks TopologyFile=%s\n",
-		  "cfg:1: Network=blocks: unknown network, expected torus, mesh, tree, dragonfly or block" },
+		  "cfg:1: Network=blocks: unknown network, expected slurm, torus, mesh, tree, dragonfly or block" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		snprintf(text, sizeof text, bad[i].fmt, blk);
@@ -752,6 +766,322 @@ START_TEST(ranges_same_as_names)
 }
 END_TEST
 
+/* A block network with warnings: what Slurm accepts without a word, or
+ * with one, that topoplace's model says differently. */
+static tp_machine *blocks_warned(const char *text, const tp_block_opts *o,
+				 struct tp__warnings *w)
+{
+	tp_machine *m = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	memset(w, 0, sizeof *w);
+	ck_assert_msg(tp__machine_from_blocks(&m, text, "block.conf", o, w, &err) == 0,
+		      "%s", err.msg);
+	return m;
+}
+
+static void assert_warned(const struct tp__warnings *w, const char *frag)
+{
+	for (int i = 0; i < w->n; i++)
+		if (strstr(w->line[i], frag)) {
+			ck_assert_ptr_null(strchr(w->line[i], '\n'));
+			return;
+		}
+	ck_abort_msg("no warning has \"%s\" (%d: %s)", frag, w->n, w->n ? w->line[0] : "");
+}
+
+/* The name of a tree switch, -1 if none has it. */
+static int32_t tree_switch(const tp_machine *m, const char *name)
+{
+	const tp_machine *t = tp_machine_block_tree(m);
+	for (int32_t s = 0; s < tp_machine_switch_count(t); s++)
+		if (!strcmp(tp_machine_switch_name(t, s), name))
+			return s;
+	return -1;
+}
+
+/* Slurm 25.05 on: a block may hold fewer nodes than the base size (a gap:
+ * a node down for good, left out of the file), or none (an empty block: a
+ * slot for a rack not there yet); both keep their aggregation slot. */
+START_TEST(gaps_and_empty_blocks)
+{
+	/* gaps: b1 and b3 short; pairs b0 b1 and b2 b3 under level 1 */
+	const char *gaps = "BlockName=b0 Nodes=n[00-03]\nBlockName=b1 Nodes=n[04-05]\n"
+			   "BlockName=b2 Nodes=n[06-09]\nBlockName=b3 Nodes=n10\n"
+			   "BlockSizes=4,8,16\n";
+	tp_machine *m = blocks(gaps, NULL);
+	ck_assert_int_eq(tp_machine_node_count(m), 11);
+	ck_assert_int_eq(tp_machine_block_base_size(m), 4);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n00"), node(m, "n05")), 2 * 4 * 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n00"), node(m, "n06")), 3 * 4 * 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n06"), node(m, "n10")), 2 * 4 * 2);
+	tp_machine_destroy(m);
+	assert_levels(gaps, NULL, "11/6,5/4,4,2,1");
+	/* without BlockSizes= the base is the first block's count, short or not */
+	m = blocks("BlockName=x Nodes=a[0-1]\nBlockName=y Nodes=a[2-5]\n", NULL);
+	ck_assert_int_eq(tp_machine_block_base_size(m), 2);
+	tp_machine_destroy(m);
+
+	/* an empty first block: the base is the first block with nodes, and
+	 * the empty block keeps its slot: x is paired with it, not with y */
+	m = blocks("BlockName=e\nBlockName=x Nodes=a[0-2]\nBlockName=y Nodes=a[3-5]\n", NULL);
+	ck_assert_int_eq(tp_machine_block_count(m), 3);
+	ck_assert_int_eq(tp_machine_block_base_size(m), 3);
+	ck_assert_str_eq(tp_machine_block_name(m, 0), "e");
+	ck_assert_int_eq(tp_machine_node_block(m, node(m, "a0")), 1);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "a0"), node(m, "a3")), 3 * 4 * 2);
+	ck_assert_int_eq(tree_switch(m, "b0"), -1);
+	ck_assert_int_ge(tree_switch(m, "a1_0"), 0);
+	tp_machine_destroy(m);
+
+	/* topograph's GB200 file: block013 on a line of its own among racks
+	 * of 18 (the rack is not there yet) */
+	const char *gb200 = "BlockName=block011 Nodes=gb[001-018]\n"
+			    "BlockName=block012 Nodes=gb[019-036]\n"
+			    "BlockName=block013\n"
+			    "BlockName=block014 Nodes=gb[037-054]\n"
+			    "BlockSizes=18,36,72\n";
+	tp_block_opts bw = { .block_bandwidth = 900, .network_bandwidth = 50 };
+	m = blocks(gb200, &bw);
+	ck_assert_int_eq(tp_machine_node_count(m), 54);
+	ck_assert_int_eq(tp_machine_block_count(m), 4);
+	ck_assert_int_eq(tp_machine_node_block(m, node(m, "gb037")), 3);
+	int c = tp_machine_block_network_cost(m);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "gb001"), node(m, "gb019")), 4 * c);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "gb001"), node(m, "gb037")), 6 * c);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "gb019"), node(m, "gb037")), 6 * c);
+	/* no switch over no node: block013's b2 is not drawn, a1_1 holds
+	 * block014 alone */
+	const tp_machine *t = tp_machine_block_tree(m);
+	ck_assert_int_eq(tp_machine_switch_count(t), 6);
+	ck_assert_int_eq(tree_switch(m, "b2"), -1);
+	/* a1_1's uplink carries what block014's 18 nodes inject */
+	int64_t up = -1;
+	char buf[96];
+	for (int64_t l = 0; l < tp_machine_link_count(t); l++) {
+		tp_machine_link_name(t, l, buf, sizeof buf);
+		if (!strcmp(buf, "a1_1->a2_0"))
+			up = l;
+	}
+	ck_assert_int_ge(up, 0);
+	ck_assert_double_eq_tol(m->link_weight[2 * 54 + up], 1.0 / (50.0 * 18), 1e-12);
+	int64_t l[16];
+	ck_assert_int_eq(tp_machine_route(m, node(m, "gb037"), node(m, "gb001"), l, 16), 6);
+	tp_machine_destroy(m);
+	/* a1_1 holds block014 alone: a level of its own, as a1_0 */
+	assert_levels(gb200, NULL, "54/36,18/18,18,18");
+	/* the same racks under a tree file: l1 is block014 */
+	assert_levels(gb200, "SwitchName=l0 Nodes=gb[001-036]\nSwitchName=l1 Nodes=gb[037-054]\n"
+		      "SwitchName=s Switches=l[0-1]\n", "54/36,18/18,18");
+
+	/* one block with nodes among empty ones: one switch, no aggregate */
+	m = blocks("BlockName=a\nBlockName=b Nodes=n[0-3]\nBlockName=c\nBlockSizes=4\n", NULL);
+	ck_assert_int_eq(tp_machine_switch_count(tp_machine_block_tree(m)), 1);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n3")), 2);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* What Slurm takes as written and topoplace warns about: a node in two
+ * blocks (Slurm puts it in both, topoplace in the first), a key given
+ * twice (the last counts); what it takes that the old reader refused. */
+START_TEST(accepted_with_warnings)
+{
+	struct tp__warnings w;
+	tp_machine *m = blocks_warned("BlockName=a Nodes=n[0-1]\nBlockName=b Nodes=n[1-2]\n",
+				      NULL, &w);
+	ck_assert_int_eq(w.n, 1);
+	assert_warned(&w, "block.conf:2: node 'n1' is in two blocks ('a' at line 1 and 'b'); "
+		      "Slurm puts such a node in both, topoplace in the first only");
+	ck_assert_int_eq(tp_machine_node_count(m), 3);
+	ck_assert_int_eq(tp_machine_dim(m, 0), 3);
+	ck_assert_int_eq(tp_machine_node_block(m, node(m, "n1")), 0);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n1")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n1"), node(m, "n2")), 4 * 4);
+	tp_machine_destroy(m);
+	/* ranges over each other, and a range over an earlier one partly */
+	m = blocks_warned("BlockName=a Nodes=n[00-15]\nBlockName=b Nodes=n[10-25]\n", NULL, &w);
+	assert_warned(&w, "block.conf:2: node 'n10' and 5 more are in two blocks ('a' at line 1 and 'b')");
+	ck_assert_int_eq(tp_machine_node_count(m), 26);
+	ck_assert_int_eq(tp_machine_node_block(m, node(m, "n15")), 0);
+	ck_assert_int_eq(tp_machine_node_block(m, node(m, "n16")), 1);
+	tp_machine_destroy(m);
+	m = blocks_warned("BlockName=a Nodes=n[100-115]\nBlockName=b Nodes=n[16-31],n[090-115]\n",
+			  NULL, &w);
+	assert_warned(&w, "block.conf:2: node 'n100' and 15 more are in two blocks");
+	ck_assert_int_eq(tp_machine_node_count(m), 42);
+	ck_assert_int_eq(tp_machine_node_coords(m, node(m, "n099"))[0], 41);
+	ck_assert_int_eq(tp_machine_node_block(m, node(m, "n090")), 1);
+	tp_machine_destroy(m);
+	/* twice in one block; with a tree file (the nodes found by name) */
+	const char *tree = "SwitchName=l0 Nodes=n[00-02]\nSwitchName=l1 Nodes=n[03-05]\n"
+			   "SwitchName=s Switches=l[0-1]\n";
+	tp_block_opts o = { .tree_text = tree, .tree_what = "fabric.conf" };
+	m = blocks_warned("BlockName=a Nodes=n[00-02],n01\nBlockName=b Nodes=n[02-05]\n", &o, &w);
+	assert_warned(&w, "block.conf:1: BlockName=a lists node 'n01' twice; each counts once");
+	assert_warned(&w, "block.conf:2: node 'n02' is in two blocks ('a' at line 1 and 'b')");
+	ck_assert_int_eq(tp_machine_node_count(m), 6);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n00"), node(m, "n02")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n02"), node(m, "n03")), 4 * 4);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n03"), node(m, "n05")), 2);
+	tp_machine_destroy(m);
+	/* a node of a block listed twice that the tree file lacks: named */
+	tp_block_opts o2 = { .tree_text = "SwitchName=l0 Nodes=n[00-02]\n",
+			     .tree_what = "fabric.conf" };
+	tp_error err;
+	ck_assert_int_eq(tp__machine_from_blocks(&m, "BlockName=a Nodes=n[00-02]\n"
+						 "BlockName=b Nodes=n[02-03]\n", "block.conf",
+						 &o2, &w, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "block.conf:2: node 'n03' of BlockName=b is under no switch of fabric.conf");
+
+	/* a key twice: the last counts */
+	m = blocks_warned("BlockName=a Nodes=n0 Nodes=n[1-2]\nBlockSizes=1\nBlockSizes=2\n",
+			  NULL, &w);
+	assert_warned(&w, "block.conf:1: BlockName=a: Nodes= given twice; the last one counts, as in Slurm");
+	assert_warned(&w, "block.conf:3: BlockSizes= given twice (first on line 2); the last one counts");
+	ck_assert_int_eq(tp_machine_node_count(m), 2);
+	ck_assert_int_lt(tp_machine_find_node(m, "n0"), 0);
+	ck_assert_int_eq(tp_machine_block_base_size(m), 2);
+	tp_machine_destroy(m);
+
+	/* silently, as Slurm: two blocks on a line (the first empty), any
+	 * name, BlockSizes= in any order with repeats, BlockSizes= on a
+	 * block's line */
+	m = blocks_warned("BlockName=a,b BlockName=c[1-2] Nodes=n[0-1] BlockSizes=2,2\n",
+			  NULL, &w);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_int_eq(tp_machine_block_count(m), 2);
+	ck_assert_str_eq(tp_machine_block_name(m, 0), "a,b");
+	ck_assert_int_eq(tp_machine_node_block(m, node(m, "n1")), 1);
+	tp_machine_destroy(m);
+	assert_levels("BlockName=b0 Nodes=n[00-02]\nBlockName=b1 Nodes=n[03-05]\n"
+		      "BlockName=b2 Nodes=n[06-08]\nBlockName=b3 Nodes=n[09-11]\n"
+		      "BlockSizes=3,12,6,6,,\n", NULL, "12/6,6/3,3,3,3");
+	/* a block smaller than BlockSizes='s base */
+	m = blocks_warned("BlockName=a Nodes=n[0-3]\nBlockSizes=5\n", NULL, &w);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_int_eq(tp_machine_block_base_size(m), 5);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* BlockLevels= (Slurm 23.11): level k enforces blocks of 2^k base blocks,
+ * the base the first block's node count. */
+START_TEST(block_levels)
+{
+	const char *four = "BlockName=b0 Nodes=n[00-02]\nBlockName=b1 Nodes=n[03-05]\n"
+			   "BlockName=b2 Nodes=n[06-08]\nBlockName=b3 Nodes=n[09-11]\n";
+	char text[512];
+	static const struct { const char *levels, *want, *top; } cases[] = {
+		{ "0-1,2", "12/6,6/3,3,3,3", "a2_0" },    /* = BlockSizes=3,6,12 */
+		{ "0,2", "12/3,3,3,3", "a2_0" },          /* = BlockSizes=3,12 */
+		{ "0-3:2", "12/3,3,3,3", "a2_0" },        /* 0, 2 (3 left out) */
+		{ "0", "12/3,3,3,3", "top" },             /* no aggregation */
+		{ "1", "12/6,6/3,3,3,3", "top" },         /* pairs, then the top */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(text, sizeof text, "%sBlockLevels=%s\n", four, cases[i].levels);
+		assert_levels(text, NULL, cases[i].want);
+		tp_machine *m = blocks(text, NULL);
+		ck_assert_int_eq(tp_machine_block_base_size(m), 3);
+		ck_assert_msg(tree_switch(m, cases[i].top) >= 0, "BlockLevels=%s: no %s",
+			      cases[i].levels, cases[i].top);
+		tp_machine_destroy(m);
+	}
+	/* the same distances as BlockSizes= */
+	snprintf(text, sizeof text, "%sBlockLevels=0-2\n", four);
+	tp_machine *a = blocks(text, NULL), *b = blocks(FOUR, NULL);
+	for (int32_t i = 0; i < 12; i++)
+		for (int32_t j = 0; j < 12; j++)
+			ck_assert_int_eq(tp_machine_distance(a, i, j), tp_machine_distance(b, i, j));
+	tp_machine_destroy(a);
+	tp_machine_destroy(b);
+	/* given twice: the last counts */
+	struct tp__warnings w;
+	snprintf(text, sizeof text, "%sBlockLevels=0\nBlockLevels=0-1\n", four);
+	a = blocks_warned(text, NULL, &w);
+	assert_warned(&w, "block.conf:6: BlockLevels= given twice (first on line 5)");
+	ck_assert_int_ge(tree_switch(a, "a1_1"), 0);
+	tp_machine_destroy(a);
+}
+END_TEST
+
+/* Records straight to tp__blocks_from_records, as the topology.yaml reader
+ * gives them: messages in YAML's keys, at the record's line. */
+START_TEST(yaml_records)
+{
+	struct tp__warnings w;
+	memset(&w, 0, sizeof w);
+	const struct tp__topo_rec ok[] = {
+		{ "b1", "n[0-3]", NULL, 5 },
+		{ "b2", NULL, NULL, 7 },      /* no nodes: an empty block */
+		{ "b3", "n[3-7]", NULL, 8 },
+		{ "b4", "", NULL, 10 },       /* nodes: '' is as empty */
+		{ "b5", "m0 m[1-2]", NULL, 11 },   /* blanks separate, as commas */
+	};
+	struct tp__topo_recs r = { ok, 5, "topology.yaml", true, &w };
+	struct tp__block_sizes sz = { 2, { 4, 8 }, 3 };
+	tp_machine *m = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp__blocks_from_records(&m, &r, &sz, NULL, NULL, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_machine_block_count(m), 5);
+	ck_assert_int_eq(tp_machine_node_count(m), 11);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "m0"), node(m, "m2")), 2);
+	ck_assert_int_eq(tp_machine_block_base_size(m), 4);
+	ck_assert_int_eq(tp_machine_node_block(m, node(m, "n3")), 0);
+	ck_assert_int_eq(tp_machine_node_block(m, node(m, "n4")), 2);
+	/* b1 b2 pair, b3 b4 pair, b5 alone (level 1), no level 2: the top
+	 * over the pairs */
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n4")), 4 * 6);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n4"), node(m, "m0")), 4 * 6);
+	ck_assert_int_eq(w.n, 1);
+	assert_warned(&w, "topology.yaml:8: node 'n3' is in two blocks ('b1' at line 5 and 'b3')");
+	tp_machine_destroy(m);
+	/* no block_sizes: Slurm's default; a tree file between the blocks */
+	tp_block_opts o = { .tree_text = "SwitchName=s Nodes=n[0-7],m[0-2]\n", .tree_what = "tree.conf" };
+	ck_assert_msg(tp__blocks_from_records(&m, &r, NULL, NULL, &o, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n4")), 4 * 2);
+	tp_machine_destroy(m);
+
+	static const struct tp__topo_rec dup[] = { { "b1", "n[0-3]", NULL, 5 },
+						   { "b1", "n[4-7]", NULL, 9 } };
+	static const struct tp__topo_rec bad_nodes[] = { { "b1", "n[0-", NULL, 5 } };
+	static const struct tp__topo_rec unnamed[] = { { NULL, "n[0-3]", NULL, 6 } };
+	static const struct tp__topo_rec empty[] = { { "b1", NULL, NULL, 5 } };
+	const struct {
+		const struct tp__topo_rec *rec;
+		int n;
+		struct tp__block_sizes sz;
+		bool yaml;
+		const char *frag;
+	} bad[] = {
+		{ dup, 2, { 0 }, true, "topology.yaml:9: block b1: duplicate block (first at line 5)" },
+		{ dup, 2, { 0 }, false, "topology.yaml:9: BlockName=b1: duplicate block (first at line 5)" },
+		{ ok, 1, { 2, { 4, 12 }, 3 }, true,
+		  "topology.yaml:3: block_sizes: 12 is not the base size 4 times a power of two (up to 2^15)" },
+		{ ok, 1, { 1, { 0 }, 3 }, true, "topology.yaml:3: block_sizes: 0: expected a positive node count" },
+		{ ok, 1, { 2, { 4, -8 }, 3 }, true, "topology.yaml:3: block_sizes: -8: expected a positive node count" },
+		{ bad_nodes, 1, { 0 }, true, "topology.yaml:5: block b1: nodes n[0-: malformed hostlist" },
+		{ unnamed, 1, { 0 }, true, "topology.yaml:6: a block without a name (block:)" },
+		{ empty, 1, { 0 }, true, "topology.yaml: no nodes in the blocks" },
+		{ NULL, 0, { 0 }, true, "topology.yaml: no blocks" },
+		{ NULL, 0, { 0 }, false, "topology.yaml: no BlockName= lines" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct tp__topo_recs rb = { bad[i].rec, bad[i].n, "topology.yaml", bad[i].yaml, NULL };
+		m = (tp_machine *)1;
+		tp_error_clear(&err);
+		ck_assert_int_eq(tp__blocks_from_records(&m, &rb, &bad[i].sz, NULL, NULL, &err),
+				 TP_EINVAL);
+		ck_assert_ptr_null(m);
+		tp_assert_err_has(&err, bad[i].frag);
+		ck_assert_ptr_null(strchr(err.msg, '\n'));
+	}
+	ck_assert_int_eq(tp__blocks_from_records(&m, NULL, NULL, NULL, NULL, &err), TP_EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("block");
@@ -769,6 +1099,10 @@ int main(void)
 	tcase_add_test(tc, hierarchical_on_blocks);
 	tcase_add_test(tc, hierarchy_too_deep);
 	tcase_add_test(tc, ranges_same_as_names);
+	tcase_add_test(tc, gaps_and_empty_blocks);
+	tcase_add_test(tc, accepted_with_warnings);
+	tcase_add_test(tc, block_levels);
+	tcase_add_test(tc, yaml_records);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -502,8 +502,6 @@ struct bad {
 };
 
 static const struct bad bad_configs[] = {
-	{ "", TP_EINVAL, "cfg: no Network= line" },
-	{ "# only a comment\n\n   \n", TP_EINVAL, "cfg: no Network= line" },
 	{ "Network=torus\n", TP_EINVAL, "cfg: no Dims= line" },
 	{ "Network=torus Dims=4x4\n", TP_EINVAL, "cfg: no nodes" },
 	{ "Network=torus Dims=4x4\nFoo=bar\n", TP_EINVAL, "cfg:2: unknown key 'Foo' in 'Foo=bar'" },
@@ -643,7 +641,7 @@ static const struct bad bad_configs[] = {
 	{ "Network=mesh =4\n", TP_EINVAL, "cfg:1: '=4': missing key" },
 	{ "Network=mesh Dims=4\nCoordFile=\"abc\n", TP_EINVAL, "cfg:2: unterminated '\"'" },
 	{ "Network=tree Dims=4\n", TP_EINVAL, "cfg:1: Dims= does not apply to Network=tree" },
-	{ "Network=ring Dims=4\n", TP_EINVAL, "cfg:1: Network=ring: unknown network, expected torus, mesh, tree, dragonfly or block" },
+	{ "Network=ring Dims=4\n", TP_EINVAL, "cfg:1: Network=ring: unknown network, expected slurm, torus, mesh, tree, dragonfly or block" },
 	{ "Network=tree\n", TP_EINVAL, "cfg: end of file before TopologyFile=" },
 	{ "Network=tree TopologyFile=/nonexistent/topology.conf\n", TP_ENOENT, "cfg:1: TopologyFile=/nonexistent/topology.conf: cannot read" },
 	{ "Network=torus Dims=4 TopologyFile=x\nNodeName=n[0-3] CoordOrder=x-major\n", TP_EINVAL, "cfg:1: TopologyFile= needs Network=tree" },
@@ -692,8 +690,11 @@ START_TEST(bad_files)
 	ck_assert_ptr_null(c);
 	tp_assert_err_has(&err, DATA "no-such.conf: cannot read: No such file or directory");
 	ck_assert_int_eq(tp_conf_load(DATA, &c, &err), TP_EIO); /* a directory */
-	ck_assert_int_eq(tp_conf_load(DATA "empty.conf", &c, &err), TP_EINVAL);
-	ck_assert_str_eq(err.msg, DATA "empty.conf: no Network= line");
+	/* no Network=: Slurm's topology, from beside slurm.conf */
+	ck_assert_int_eq(tp_conf_load_slurm(DATA "empty.conf", &(tp_conf_slurm){
+		.slurm_conf = "/nonexistent/slurm.conf" }, &c, &err), TP_ENOENT);
+	ck_assert_str_eq(err.msg, DATA "empty.conf: Slurm's topology: "
+			 "/nonexistent/slurm.conf: cannot read: No such file or directory");
 	/* CoordFile errors carry the coordinate file's own name and line. */
 	ck_assert_int_eq(tp_conf_load(DATA "coords-range.conf", &c, &err), TP_EINVAL);
 	ck_assert_str_eq(err.msg, DATA "coords-range.coords:3: node 'b': coordinate 1 is outside 0..3");

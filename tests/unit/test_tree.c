@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "slurm_topo.h"
 #include "testutil.h"
 
 /* 4 leaves of 4 nodes, two spines, one core. */
@@ -158,26 +159,54 @@ static const struct bad_topo {
 	  "topo:2: SwitchName=b Switches=a,c: unknown switch 'c'" },
 	{ "SwitchName=a Switches=b\nSwitchName=b Switches=a\n",
 	  "the switches form a loop" },
+	/* slurmctld: "Switch configuration is not a tree" for any loop */
 	{ "SwitchName=top Nodes=n9\nSwitchName=a Switches=b\nSwitchName=b Switches=a\n",
-	  "loop through 'a'" },
+	  "topo:2: the switches form a loop: 'a' lists 'b' (line 3), which lists 'a'; Slurm "
+	  "refuses it too (\"Switch configuration is not a tree\"): Switches= lists only the "
+	  "switches below a switch" },
+	/* a loop a tree keeping first parents would not see: y is under z */
+	{ "SwitchName=l Nodes=n0\nSwitchName=z Switches=y\nSwitchName=x Switches=l,y\n"
+	  "SwitchName=y Switches=x\n",
+	  "topo:4: the switches form a loop: 'y' lists 'x' (line 3), which lists 'y';" },
+	{ "SwitchName=l Nodes=n0\nSwitchName=a Switches=b\nSwitchName=b Switches=c\n"
+	  "SwitchName=c Switches=a,l\n",
+	  "topo:2: the switches form a loop: 'a' lists 'b' (line 3), which lists 'c' (line 4), "
+	  "which lists 'a';" },
+	/* GUID names, a discovery's uplink listed as a child (a 2-cycle) */
+	{ "SwitchName=0x0002c9030045a1b0 Nodes=n[0-1]\n"
+	  "SwitchName=0x0002c903004d7e70 Switches=0x0002c9030045a1b0,0x0002c903004d7e78\n"
+	  "SwitchName=0x0002c903004d7e78 Switches=0x0002c903004d7e70\n",
+	  "topo:2: the switches form a loop: '0x0002c903004d7e70' lists '0x0002c903004d7e78' "
+	  "(line 3), which lists '0x0002c903004d7e70';" },
 	{ "SwitchName=a Switches=a\n", "lists itself" },
 	/* Slurm's "switch %s has both child switches and nodes" */
 	{ "SwitchName=l Nodes=n1\nSwitchName=a Nodes=n0 Switches=l\n",
 	  "topo:2: SwitchName=a has both Nodes= and Switches= (Slurm refuses it too" },
 	{ "SwitchName=a Switches=l Nodes=n0\nSwitchName=l Nodes=n1\n",
 	  "topo:1: SwitchName=a has both Nodes= and Switches=" },
-	/* Slurm's "switch %s has neither child switches nor nodes" */
-	{ "SwitchName=a Nodes=n0\nSwitchName=b LinkSpeed=10\n",
-	  "topo:2: SwitchName=b has neither Nodes= nor Switches=" },
 	{ "SwitchName=a Nodes=n0\nSwitchName=a Nodes=n1\n", "topo:2: SwitchName=a: duplicate switch (first at line 1)" },
 	{ "SwitchName=a Nodes=n0 Color=red\n", "topo:1: unknown key 'Color'" },
-	{ "Nodes=n0\n", "topo:1: Nodes=/Switches= without SwitchName=" },
+	{ "Nodes=n0\n", "topo:1: Nodes= without SwitchName=" },
+	/* Slurm's parser takes a line by its first key */
+	{ "Nodes=n0 SwitchName=a\n", "topo:1: SwitchName= comes first on its line" },
+	{ "SwitchName=a SwitchName=b Nodes=n0\n", "topo:1: SwitchName= given twice" },
+	/* LinkSpeed= is a number to Slurm (s_p_handle_uint32) */
+	{ "SwitchName=a Nodes=n0 LinkSpeed=fast\n",
+	  "topo:1: LinkSpeed=fast: not a number (Slurm refuses the line)" },
+	{ "SwitchName=a Nodes=n0 LinkSpeed=-1\n", "topo:1: LinkSpeed=-1: not a number" },
+	{ "SwitchName=a Nodes=n0 LinkSpeed=4294967296\n", "topo:1: LinkSpeed=4294967296: not" },
+	{ "SwitchName=a Nodes=n0 LinkSpeed=4194304k\n", "topo:1: LinkSpeed=4194304k: not" },
+	/* Slurm 24.11 and later: longer than HOST_NAME_MAX (64) */
+	{ "SwitchName=s2345678901234567890123456789012345678901234567890123456789012345 Nodes=n0\n",
+	  "topo:1: SwitchName=s2345678901234567890123456789012345678901234567890123456789012345: "
+	  "65 characters, more than the 64 Slurm accepts (since 24.11)" },
 	{ "SwitchName=a Nodes=n[0-\n", "topo:1: Nodes=n[0-: malformed hostlist" },
 	{ "# nothing\n", "topo: no SwitchName= lines" },
 	{ "SwitchName=a Nodes=n0\nSwitchName=b Switches=a\nSwitchName=c Switches=b\n",
 	  "LevelCost= has 3 values, the tree of topo has 2 levels of links (give 1 or 2)" },
-	{ "SwitchName=a Nodes=n0 Nodes=n1\n", "topo:1: Nodes= given twice" },
-	{ "SwitchName=a Switches=b\nSwitchName=b\n", "topo:2: SwitchName=b has neither" },
+	/* Slurm 25.05 and later accept it, but there is nothing to place on */
+	{ "SwitchName=a Switches=b\nSwitchName=b\n",
+	  "topo: no switch has Nodes= (nothing to place tasks on)" },
 };
 
 START_TEST(bad_topology)
@@ -823,6 +852,284 @@ START_TEST(switch_under_two_switches)
 }
 END_TEST
 
+/* What slurmctld 26.05 runs with (checked against slurmctld 26.05.3)
+ * builds a tree, with the warning expected (NULL: none). */
+static const struct slurm_ok {
+	const char *text;
+	const char *warn;
+	int nodes, levels;
+	const char *a, *b;   /* two nodes and their distance */
+	int64_t d;
+} slurm_oks[] = {
+	/* 25.05 and later: a switch without nodes or switches */
+	{ "SwitchName=l0 Nodes=n[0-1]\nSwitchName=l1 Nodes=n[2-3]\nSwitchName=e\n"
+	  "SwitchName=top Switches=l[0-1],e\n",
+	  "topo:3: SwitchName=e has neither Nodes= nor Switches=: a switch without nodes, as "
+	  "Slurm 25.05 and later accept (23.11 and 24.11 refuse it)", 4, 1, "n0", "n3", 4 },
+	/* ... never reached from a top, one itself (no tree of its own) */
+	{ "SwitchName=a Nodes=n[0-1]\nSwitchName=b LinkSpeed=10\nSwitchName=c\n",
+	  "topo:2: SwitchName=b has neither Nodes= nor Switches= (and 1 more):", 2, 0,
+	  "n0", "n1", 2 },
+	/* a switch listed twice by one switch, a node twice by one leaf */
+	{ "SwitchName=l0 Nodes=n[0-1],n1\nSwitchName=l1 Nodes=n[2-3]\n"
+	  "SwitchName=top Switches=l0,l0,l1\n", NULL, 4, 1, "n1", "n2", 4 },
+	/* a key twice: "specified more than once, latest value used" */
+	{ "SwitchName=a Nodes=n0 Nodes=n[1-2]\n",
+	  "topo:1: Nodes= given twice on the line; Slurm uses the last, as topoplace does",
+	  2, 0, "n1", "n2", 2 },
+	/* Slurm does not expand SwitchName=: one switch */
+	{ "SwitchName=rack[1-2] Nodes=n[0-3]\n",
+	  "topo:1: SwitchName=rack[1-2]: one switch of that very name, as Slurm reads it (no "
+	  "Switches= list can name it)", 4, 0, "n0", "n3", 2 },
+	/* 64 characters, GUID names, LinkSpeed= as Slurm reads numbers */
+	{ "SwitchName=s234567890123456789012345678901234567890123456789012345678901234 "
+	  "Nodes=n[0-1] LinkSpeed=0x10k\n"
+	  "SwitchName=0x0002c9030045a1b0 Nodes=n[2-3] LinkSpeed=INFINITE\n"
+	  "SwitchName=0x0002c903004d7e70 Switches=0x0002c9030045a1b0,"
+	  "s234567890123456789012345678901234567890123456789012345678901234 LinkSpeed=010\n",
+	  NULL, 4, 1, "n0", "n3", 4 },
+	/* under two switches of different levels: Slurm's levels count
+	 * every child (top is 2 above the leaves) */
+	{ "SwitchName=l0 Nodes=n[0-1]\nSwitchName=l1 Nodes=n[2-3]\nSwitchName=agg Switches=l1\n"
+	  "SwitchName=top Switches=l0,agg,l1\n",
+	  "topo:4: switch 'l1' is under two switches, 'agg' (line 3) and 'top'; topoplace keeps "
+	  "each switch under the first that lists it", 4, 2, "n0", "n2", 5 },
+};
+
+START_TEST(accepted_like_slurm)
+{
+	const struct slurm_ok *k = &slurm_oks[_i];
+	struct tp__warnings w;
+	tp_machine *m = topo_warn(k->text, 0, NULL, 0, &w);
+	if (k->warn) {
+		ck_assert_int_eq(w.n, 1);
+		ck_assert_msg(strstr(w.line[0], k->warn), "case %d: warning \"%s\" lacks \"%s\"",
+			      _i, w.line[0], k->warn);
+	} else {
+		ck_assert_msg(w.n == 0, "case %d: warning \"%s\"", _i, w.line[0]);
+	}
+	ck_assert_int_eq(tp_machine_node_count(m), k->nodes);
+	ck_assert_int_eq(tp_machine_router_count(m), k->nodes);
+	ck_assert_int_eq(tp_machine_tree_levels(m), k->levels);
+	ck_assert_int_eq(tp_machine_tree_count(m), 1);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, k->a), node(m, k->b)), k->d);
+	tp_machine_destroy(m);
+}
+END_TEST
+
+/* A chain of n switches above one leaf, the top first (top_down) or the
+ * leaf first. */
+static char *chain(int n, bool top_down)
+{
+	size_t cap = (size_t)n * 48 + 64, at = 0;
+	char *t = malloc(cap);
+	ck_assert_ptr_nonnull(t);
+	for (int i = 0; i <= n; i++) {
+		int c = top_down ? i : n - i;   /* c0 the top, cn the leaf */
+		if (c == n)
+			at += (size_t)snprintf(t + at, cap - at, "SwitchName=c%d Nodes=n[0-1]\n", c);
+		else
+			at += (size_t)snprintf(t + at, cap - at, "SwitchName=c%d Switches=c%d\n",
+					       c, c + 1);
+	}
+	return t;
+}
+
+/* slurmctld finds levels in at most 21 passes over the file: a chain of
+ * 22 switches listed top first needs 22 and is refused ("Switch
+ * configuration is not a tree"); 21, or any depth leaf first, runs. */
+START_TEST(slurm_level_passes)
+{
+	tp_machine *m = NULL;
+	tp_error err;
+	char *t = chain(22, true);
+	ck_assert_int_eq(tp_machine_from_topology(&m, t, "topo", NULL, 0, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "topo:1: SwitchName=c0: Slurm resolves switch levels in at most "
+			  "21 passes over the switches in file order, and this one takes 22");
+	tp_assert_err_has(&err, "(\"Switch configuration is not a tree\"): list the lower switches first");
+	free(t);
+	t = chain(21, true);
+	ck_assert_msg(tp_machine_from_topology(&m, t, "topo", NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_machine_tree_levels(m), 21);
+	tp_machine_destroy(m);
+	free(t);
+	t = chain(40, false);
+	ck_assert_msg(tp_machine_from_topology(&m, t, "topo", NULL, 0, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_machine_tree_levels(m), 40);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n1")), 2);
+	tp_machine_destroy(m);
+	free(t);
+}
+END_TEST
+
+/* Records as a topology.yaml reader makes them: YAML's keys in messages,
+ * and the rules Slurm applies to topology.yaml (no name length limit,
+ * "Ignoring children switches" for a switch with nodes and children). */
+static int yaml_tree(const struct tp__topo_rec *rec, int n, struct tp__warnings *w,
+		     tp_machine **m, tp_error *err)
+{
+	struct tp__topo_recs r = { rec, n, "topo.yaml", true, w };
+	if (w)
+		memset(w, 0, sizeof *w);
+	*m = (tp_machine *)1;
+	int rc = tp__tree_from_records(m, &r, NULL, err);
+	if (rc)
+		ck_assert_ptr_null(*m);
+	return rc;
+}
+
+START_TEST(yaml_records)
+{
+	struct tp__warnings w;
+	tp_machine *m;
+	tp_error err;
+	/* children and nodes: a leaf, its children left to be tops */
+	const struct tp__topo_rec both[] = {
+		{ "s1", "n[0-1]", NULL, 2 }, { "s2", "n[2-3]", "s1", 4 },
+		{ "top", NULL, "s2", 7 },
+	};
+	ck_assert_msg(yaml_tree(both, 3, &w, &m, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(w.n, 2);
+	ck_assert_str_eq(w.line[0], "topo.yaml:4: switch s2: children and nodes both given; "
+			 "Slurm ignores the children, as topoplace does");
+	ck_assert_msg(strstr(w.line[1], "topo.yaml:7: no switch reaches every node: 2 separate "
+			     "trees (tops 's1' line 2, 'top' line 7)"), "%s", w.line[1]);
+	ck_assert_int_eq(tp_machine_tree_count(m), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n2")), 5);
+	tp_machine_destroy(m);
+
+	/* refused, each at its line in YAML's words */
+	static const struct {
+		struct tp__topo_rec rec[3];
+		int n;
+		const char *frag;
+	} bad[] = {
+		{ { { "s1", "n0", NULL, 2 }, { "a", NULL, "s1,s9", 5 } }, 2,
+		  "topo.yaml:5: switch a: children: unknown switch 's9'" },
+		{ { { "s1", "n0", NULL, 2 }, { "s1", "n1", NULL, 4 } }, 2,
+		  "topo.yaml:4: switch s1: duplicate switch (first at line 2)" },
+		{ { { "s1", "n0", NULL, 2 }, { "a", NULL, "s1,b", 4 }, { "b", NULL, "a", 6 } }, 3,
+		  "topo.yaml:4: the switches form a loop: 'a' lists 'b' (line 6), which lists 'a'; "
+		  "Slurm refuses it too (\"Switch configuration is not a tree\"): children lists "
+		  "only the switches below a switch" },
+		{ { { "s1", "n0", NULL, 2 }, { "a", NULL, "s1,a", 4 } }, 2,
+		  "topo.yaml:4: switch a: the switch lists itself in children (a loop)" },
+		/* slurmctld 26.05.3 crashes on it */
+		{ { { "s1", "n0", NULL, 2 }, { "e", NULL, "", 4 } }, 2,
+		  "topo.yaml:4: switch e: children: empty list" },
+		/* "Can't create a switch without a name" */
+		{ { { "s1", "n0", NULL, 2 }, { NULL, "n1", NULL, 3 } }, 2,
+		  "topo.yaml:3: a switch without a name (switch: missing)" },
+		{ { { "s1", "n[0-", NULL, 2 } }, 1, "topo.yaml:2: nodes: n[0-: malformed hostlist" },
+		{ { { "s1", NULL, "s[2-", 2 } }, 1, "topo.yaml:2: children: s[2-: malformed hostlist" },
+		{ { { "s1", NULL, NULL, 2 } }, 1,
+		  "topo.yaml: no switch has nodes (nothing to place tasks on)" },
+		{ { { NULL, NULL, NULL, 0 } }, 0, "topo.yaml: no switches" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_int_eq(yaml_tree(bad[i].rec, bad[i].n, NULL, &m, &err), TP_EINVAL);
+		ck_assert_msg(strstr(err.msg, bad[i].frag), "case %zu: \"%s\" lacks \"%s\"", i,
+			      err.msg, bad[i].frag);
+	}
+
+	/* accepted: a 65-character name (topology.yaml has no limit), an
+	 * empty "nodes:" (a switch without nodes; no warning: topology.yaml
+	 * came with 25.05) */
+	const struct tp__topo_rec ok[] = {
+		{ "s2345678901234567890123456789012345678901234567890123456789012345",
+		  "n[0-1]", NULL, 2 },
+		{ "e", "", NULL, 4 },
+		{ "top", NULL, "s2345678901234567890123456789012345678901234567890123456789012345,e", 6 },
+	};
+	ck_assert_msg(yaml_tree(ok, 3, &w, &m, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_int_eq(tp_machine_node_count(m), 2);
+	ck_assert_int_eq(tp_machine_tree_levels(m), 1);
+	tp_machine_destroy(m);
+
+	/* the warnings go to the records' warn; o->warn is not read */
+	struct tp__warnings ow;
+	memset(&ow, 0, sizeof ow);
+	memset(&w, 0, sizeof w);
+	struct tp__topo_opts o = { NULL, 0, 0, &ow, NULL };
+	struct tp__topo_recs r = { both, 3, NULL, true, &w };
+	ck_assert_int_eq(tp__tree_from_records(&m, &r, &o, &err), 0);
+	ck_assert_int_eq(w.n, 2);
+	ck_assert_int_eq(ow.n, 0);
+	ck_assert_msg(!strncmp(w.line[0], "topology.yaml:4: ", 17), "%s", w.line[0]);
+	tp_machine_destroy(m);
+	/* topology.conf's records: its words and rules */
+	r.yaml = false;
+	r.what = "topo";
+	ck_assert_int_eq(tp__tree_from_records(&m, &r, &o, &err), TP_EINVAL);
+	ck_assert_str_eq(err.msg, "topo:4: SwitchName=s2 has both Nodes= and Switches= (Slurm "
+			 "refuses it too: put the nodes under a leaf switch of their own)");
+	ck_assert_int_eq(tp__tree_from_records(NULL, &r, &o, &err), TP_EINVAL);
+	ck_assert_int_eq(tp__tree_from_records(&m, NULL, &o, &err), TP_EINVAL);
+}
+END_TEST
+
+/* A topology file of tests/data/slurm-topology/real, read as
+ * topoplace.conf reads it. */
+static int real_tree(const char *file, struct tp__warnings *w, tp_machine **m,
+		     tp_error *err)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/slurm-topology/real/%s", TP_TEST_DATA, file);
+	char *text;
+	size_t len;
+	ck_assert_msg(tp__read_file(path, 1 << 20, "topology.conf", &text, &len, err) == 0,
+		      "%s", err->msg);
+	memset(w, 0, sizeof *w);
+	struct tp__topo_opts o = { NULL, 0, 0, w, NULL };
+	*m = NULL;
+	int rc = tp__machine_from_topology(m, text, file, &o, err);
+	free(text);
+	return rc;
+}
+
+START_TEST(real_files)
+{
+	struct tp__warnings w;
+	tp_machine *m;
+	tp_error err;
+	/* Azure's SHARP topology as found: slurmctld 26.05.3 refuses it */
+	ck_assert_int_eq(real_tree("azure-sharp-topology.conf", &w, &m, &err), TP_EINVAL);
+	ck_assert_ptr_null(m);
+	ck_assert_str_eq(err.msg, "azure-sharp-topology.conf:42: the switches form a loop: "
+			 "'ibsw14' lists 'ibsw47' (line 75), which lists 'ibsw14'; Slurm refuses "
+			 "it too (\"Switch configuration is not a tree\"): Switches= lists only the "
+			 "switches below a switch");
+	/* ... with its uplinks taken out: GUID node names, three levels */
+	ck_assert_msg(real_tree("azure-sharp-topology-downlinks.conf", &w, &m, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_int_eq(tp_machine_node_count(m), 128);
+	ck_assert_int_eq(tp_machine_switch_count(m), 49);
+	ck_assert_int_eq(tp_machine_tree_levels(m), 2);
+	ck_assert_int_eq(tp_machine_tree_count(m), 1);
+	/* ibsw1: ...7d, ...bd; ibsw2 (another switch above): ...80 */
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "0x155dfffd33ff7d"),
+					     node(m, "0x155dfffd33ffbd")), 2);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "0x155dfffd33ff7d"),
+					     node(m, "0x155dfffd33ff80")), 6);
+	ck_assert_str_eq(tp_machine_switch_name(m, tp_machine_node_switch(m,
+			 node(m, "0x155dfffd340069"))), "ibsw3");
+	tp_machine_destroy(m);
+	/* GUID switch names, two spines over the same leaves */
+	ck_assert_msg(real_tree("guid-spines.conf", &w, &m, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(w.n, 1);
+	ck_assert_str_eq(w.line[0], "guid-spines.conf:13: switch '0x0002c9030045a1b0' is under "
+			 "two switches, '0x0002c903004d7e70' (line 12) and '0x0002c903004d7e78' "
+			 "(and 3 more); topoplace keeps each switch under the first that lists it");
+	ck_assert_int_eq(tp_machine_node_count(m), 16);
+	ck_assert_int_eq(tp_machine_tree_levels(m), 1);
+	ck_assert_int_eq(tp_machine_tree_count(m), 1);
+	ck_assert_int_eq(tp_machine_distance(m, node(m, "cn001"), node(m, "cn016")), 4);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 /* Deterministic pseudo-random numbers for the generated topologies. */
 static uint32_t lcg(uint64_t *x)
 {
@@ -1061,6 +1368,11 @@ int main(void)
 	tcase_add_test(tc, forest);
 	tcase_add_test(tc, node_under_two_leaves);
 	tcase_add_test(tc, switch_under_two_switches);
+	tcase_add_loop_test(tc, accepted_like_slurm, 0,
+			    (int)(sizeof slurm_oks / sizeof slurm_oks[0]));
+	tcase_add_test(tc, slurm_level_passes);
+	tcase_add_test(tc, yaml_records);
+	tcase_add_test(tc, real_files);
 	tcase_add_test(tc, hierarchical_on_tree);
 	tcase_add_test(tc, hier_coords_on_tree);
 	tcase_add_test(tc, ranges_same_as_names);

@@ -57,9 +57,13 @@ TP_EXPORT int tp_alloc_spread_tasks(tp_alloc *a, int64_t ntasks, tp_error *err);
  * otherwise the order stays.  how (at least TP_ERROR_MSG_MAX bytes, or
  * NULL) says which was taken, "" when the order stays with nothing to say
  * (before 26.05, no slurm.conf); an unreadable file keeps the order and
- * says why there.  Fails only out of memory. */
+ * says why there.  With topology.yaml beside slurm.conf, the topology of
+ * partition (NULL: the default partition's, else the cluster default)
+ * ranks the nodes the same way when it is a tree or blocks.  Fails only
+ * out of memory. */
 TP_EXPORT int tp_alloc_take_slurm_order(tp_alloc *a, const char *slurm_conf,
-					unsigned version, char *how);
+					const char *partition, unsigned version,
+					char *how);
 
 TP_EXPORT int32_t tp_alloc_nnodes(const tp_alloc *a);
 TP_EXPORT int32_t tp_alloc_node(const tp_alloc *a, int32_t i);   /* machine node index */

@@ -81,6 +81,21 @@ typedef struct tp_conf tp_conf;
  * line.  A hostlist value names at most 4,194,304 nodes, counted before it
  * is expanded. */
 TP_EXPORT int tp_conf_load(const char *path, tp_conf **out, tp_error *err);
+/* Where Slurm's own topology is, for a config whose network is Slurm's
+ * (Network=slurm, or no Network= line): topology.yaml beside slurm.conf
+ * when it exists (Slurm 25.05 and later), else topology.conf under
+ * slurm.conf's TopologyPlugin=, as slurmctld finds them.  The partition
+ * picks its topology of topology.yaml (PartitionName= Topology=), else the
+ * cluster default; topology names one directly. */
+#define TP_DEFAULT_SLURM_CONF "/etc/slurm/slurm.conf"
+typedef struct tp_conf_slurm {
+	const char *slurm_conf;     /* NULL: TP_DEFAULT_SLURM_CONF */
+	const char *partition;      /* NULL: slurm.conf's Default=YES one */
+	const char *topology;       /* NULL: the partition's */
+	unsigned slurm_version;     /* TP_SLURM_VERSION (job.h); 0: current */
+} tp_conf_slurm;
+TP_EXPORT int tp_conf_load_slurm(const char *path, const tp_conf_slurm *slurm,
+				 tp_conf **out, tp_error *err);
 /* Same from a string; what names it in messages. */
 TP_EXPORT int tp_conf_load_string(const char *text, const char *what, tp_conf **out,
 			tp_error *err);
@@ -98,6 +113,21 @@ TP_EXPORT double tp_conf_time_budget_ms(const tp_conf *c);
  * files are only read when used (tp_node_load_xml, tp_node_load_links). */
 TP_EXPORT const char *tp_conf_node_topology(const tp_conf *c, int32_t node);
 TP_EXPORT const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
+
+/* For a network from Slurm's topology: which file, why that one, each
+ * topology and its partitions, the one used, what the config added
+ * (lines, for check-config); NULL when the config describes the network
+ * itself.  The topologies of topology.yaml by name (0 for topology.conf). */
+TP_EXPORT const char *tp_conf_network_source(const tp_conf *c);
+/* The same in one line: "Slurm's topology nvl (block) of
+ * /etc/slurm/topology.yaml, partition gpu: Topology=nvl (...)"; NULL as
+ * above.  Every job notes it in its report. */
+TP_EXPORT const char *tp_conf_network_used(const tp_conf *c);
+TP_EXPORT int tp_conf_slurm_ntopologies(const tp_conf *c);
+TP_EXPORT const char *tp_conf_slurm_topology(const tp_conf *c, int i);
+/* Which of them the config's machine is (-1: topology.conf, or not
+ * Slurm's). */
+TP_EXPORT int tp_conf_slurm_topology_used(const tp_conf *c);
 
 /* What loading accepted with a warning, one line each naming the file and
  * line: Slurm's own warnings on a topology.conf (a forest, a node or

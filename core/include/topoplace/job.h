@@ -95,6 +95,11 @@ typedef struct tp_job_request {
 	 * which was taken. */
 	unsigned slurm_version;
 	const char *slurm_conf;
+	/* The job's partition: with a config whose network is Slurm's own
+	 * topology (tp_conf_load_slurm), it picks the partition's topology of
+	 * topology.yaml.  NULL: slurm.conf's default partition.  slurm_conf
+	 * NULL: TP_DEFAULT_SLURM_CONF for that. */
+	const char *partition;
 
 	/* The pattern: any combination (the GPU matrix is added to the
 	 * stencil or graph for node placement, MAGC's phase 1).  None: only

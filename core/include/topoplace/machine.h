@@ -126,14 +126,15 @@ TP_EXPORT int tp_machine_link_ends(const tp_machine *m, int64_t link, int *ca,
  *
  * Build a machine from the text of a topology.conf: lines
  *   SwitchName=NAME Nodes=HOSTLIST|Switches=HOSTLIST [LinkSpeed=N]
- * (LinkSpeed is ignored).  What Slurm 22.05 refuses is refused: a switch
- * with both Nodes= and Switches= or neither, a duplicate switch, a child
- * not defined or the switch itself, a loop.  What Slurm accepts with a
- * warning is accepted (tp_conf_warning tells, through topoplace.conf): a
- * forest, whose trees' tops go under a virtual top switch "(forest)" with
- * links of the top level's cost (topoplace.conf's ForestCost= sets it); a
- * node or switch listed under two switches, which stays under the first in
- * file order.  Nodes are added in depth-first switch order.  Nodes on the
+ * (LinkSpeed is ignored).  What slurmctld 26.05 refuses is refused: a
+ * switch with both Nodes= and Switches=, a duplicate switch, a child not
+ * defined or the switch itself, a loop ("not a tree"), a name over 64
+ * characters.  What it accepts with a warning is accepted (tp_conf_warning
+ * tells, through topoplace.conf): a forest, whose trees' tops go under a
+ * virtual top switch "(forest)" with links of the top level's cost
+ * (topoplace.conf's ForestCost= sets it); a node or switch listed under two
+ * switches, which stays under the first in file order; a switch with
+ * neither nodes nor switches (refused before 25.05).  Nodes are added in depth-first switch order.  Nodes on the
  * same switch are 0 hops
  * apart; otherwise the distance is the cost of the links up to the lowest
  * common switch and down again, the link above a level-l switch (leaf
@@ -224,9 +225,12 @@ TP_EXPORT const char *tp_dfly_routing_name(enum tp_dfly_routing r);
  *   BlockName=NAME Nodes=HOSTLIST     one base block per line (file order)
  *   BlockSizes=N0[,N1,...]            the base block size, then the sizes
  *                                     of the aggregated blocks Slurm
- *                                     enforces (N0 x a power of two)
- * Every block holds at least N0 nodes (default N0: the first block's node
- * count); a node is in one block.  Nodes are numbered block by block (one
+ *                                     enforces (N0 x a power of two);
+ *                                     or 23.11's BlockLevels=
+ * As Slurm 25.05 and later, a block may hold fewer than N0 nodes, or none
+ * (it keeps its place among the blocks); default N0: the node count of the
+ * first block with nodes.  A node Slurm lists in two blocks counts in the
+ * first (a warning).  Nodes are numbered block by block (one
  * dimension, the node number; one node per router).  Inside a block, nodes
  * talk over the block's NVLink switch: distance 2 (node to switch to node),
  * route = the two nodes' NVLink-domain links.  Between blocks, over the

@@ -1,0 +1,140 @@
+#!/bin/bash
+# topoplace — Slurm's own topology as the network, on a real Slurm 26.05
+# cluster (issue 29): the cluster has only topology.yaml (no topology.conf,
+# no TopologyPlugin=), topoplace.conf names no network (a policy and the
+# node models), and srun --topo-stencil ... --topo-report must be placed on
+# the topology of the job's partition, named in the report, and the same
+# as `topoplace map` computes from the same files.
+#
+#   sh tests/slurm/topology.sh [VERSION]      (default 26.05.3;
+#                                              make slurm-topology-tests)
+#
+# Three clusters in turn, each with the topology.yaml of
+# tests/slurm/topology/: a tree (plus a block topology bound to a second
+# partition with Topology=), blocks with gaps (a short block and an empty
+# one, as NVIDIA's topograph writes for GB200 racks), and a 2x2x2 torus3d.
+# Needs root and the release (tests/slurm/release.sh build VERSION, cached);
+# without them one line and exit 0 (TOPOPLACE_REQUIRE_SLURM_TESTS=1: a
+# failure).  One line per check, then "slurm-topology: N passed, M failed".
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+V=${1:-26.05.3}
+DATA=$HERE/topology
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; shift; for l in "$@"; do echo "     $l"; done; }
+summary() { echo "slurm-topology: $pass passed, $fail failed"; }
+skip() {
+	echo "slurm-topology: SKIPPED: $*"
+	if [ "${TOPOPLACE_REQUIRE_SLURM_TESTS:-0}" = 1 ] && [ "${2:-}" != soft ]; then
+		echo "slurm-topology: 0 passed, 1 failed"; exit 1
+	fi
+	exit 0
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root (unshare, mount, a test user)"
+if ! bash "$HERE/release.sh" tarball "$V" > /dev/null 2>&1; then
+	# no tarball is not a failure, as for on-release.sh
+	echo "slurm-topology: SKIPPED: no Slurm $V source tarball"; exit 0
+fi
+prefix=$(bash "$HERE/release.sh" build "$V") && [ -x "$prefix/sbin/slurmctld" ] || {
+	echo "slurm-topology: Slurm $V did not build"; echo "slurm-topology: 0 passed, 1 failed"; exit 1; }
+B=build-slurm-$V
+if ! make -C "$REPO" -s BUILD="$B" SLURM_PREFIX="$prefix" all > "$REPO/$B.log" 2>&1; then
+	tail -20 "$REPO/$B.log"
+	echo "slurm-topology: the plugin did not build against Slurm $V"
+	echo "slurm-topology: 0 passed, 1 failed"; exit 1
+fi
+CLI=$REPO/$B/topoplace
+export TP_SLURM_PREFIX=$prefix TP_PLUGIN=$REPO/$B/topoplace.so TP_NNODES=8 TP_CPUS=8 TP_GPUS=4
+export TP_SLURM_DIR=${TP_SLURM_DIR:-/tmp/topoplace-slurm}
+DIR=$TP_SLURM_DIR
+TPUSER=${TP_USER:-tpuser}
+export TP_USER=$TPUSER TP_TOPOPLACE_CONF=$DATA/topoplace.conf
+
+exec 9>/tmp/topoplace-slurm.lock
+flock 9
+bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop
+trap 'bash "$HERE/cluster.sh" stop >/dev/null 2>&1' EXIT
+
+as_user() {
+	setpriv --reuid="$TPUSER" --regid="$TPUSER" --init-groups \
+		env -i PATH="$prefix/bin:/usr/local/bin:/usr/bin:/bin" HOME="$DIR/home/$TPUSER" \
+		USER="$TPUSER" SLURM_CONF="$DIR/etc/slurm.conf" LANG=C \
+		bash -c "cd '$DIR/home/$TPUSER' && $1"
+}
+
+# run NAME YAML PARTITIONS: a cluster with that topology.yaml
+start() {
+	bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop >/dev/null 2>&1
+	export TP_TOPOLOGY_YAML=$DATA/$1.yaml TP_PARTITIONS=$2
+	if ! bash "$HERE/cluster.sh" start > "/tmp/topoplace-topology-$1.start" 2>&1; then
+		bad "$1: the cluster starts on topology.yaml alone" \
+			"$(tail -5 "/tmp/topoplace-topology-$1.start")" \
+			"$(grep -i -m3 'topolog\|error\|fatal' "$DIR/log/slurmctld.log" 2>/dev/null)"
+		return 1
+	fi
+	if [ -e "$DIR/etc/topology.conf" ] || grep -q '^TopologyPlugin' "$DIR/etc/slurm.conf"; then
+		bad "$1: only topology.yaml describes the network" "$(ls "$DIR/etc")"
+		return 1
+	fi
+	return 0
+}
+
+# placed NAME TOPOLOGY KIND "SALLOC_ARGS" "SRUN_ARGS": one srun in a fresh
+# allocation, placed on TOPOLOGY (its kind: tree, block, torus)
+placed() {
+	local name=$1 topo=$2 kind=$3 alloc=$4 args=$5
+	local h=$DIR/home/$TPUSER
+	cat > "$h/job.sh" <<'JOB'
+#!/bin/bash
+echo "NL=$SLURM_JOB_NODELIST" >&2
+echo "TPN=$SLURM_TASKS_PER_NODE" >&2
+echo "PART=$SLURM_JOB_PARTITION" >&2
+srun "$@" --topo-report bash -c 'echo $SLURM_PROCID $(hostname)'
+JOB
+	chown "$TPUSER:" "$h/job.sh"
+	chmod 0755 "$h/job.sh"
+	as_user "timeout 120 salloc -Q $alloc ./job.sh $args > $name.out 2> $name.err"
+	local rc=$? got want
+	local out=$h/$name.out err=$h/$name.err
+	got=$(sort -n "$out" 2>/dev/null | awk '{print $2}' | paste -sd' ')
+	if [ $rc != 0 ] || ! grep -q "^topoplace: note: network: Slurm's topology $topo ($kind) of $DIR/etc/topology.yaml" "$err" ||
+		! grep -q "^topoplace: policy " "$err"; then
+		bad "$name: srun $args ($alloc) is placed on topology $topo ($kind), named in the report" \
+			"rc $rc" "$(cat "$err")"
+		return
+	fi
+	ok "$name: srun $args ($alloc) is placed on topology $topo ($kind), named in the report"
+	# the same mapping as the command computes from the same files
+	want=$("$CLI" map --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
+		--slurm-version "$V" --partition "$(sed -n 's/^PART=//p' "$err")" \
+		--nodes "$(sed -n 's/^NL=//p' "$err")" --tasks-per-node "$(sed -n 's/^TPN=//p' "$err")" \
+		--stencil "$(printf '%s\n' $args | sed -n 's/^--topo-stencil=//p')" \
+		--format hostfile 2>/dev/null | paste -sd' ')
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		ok "$name: the tasks' nodes are those topoplace map computes"
+	else
+		bad "$name: the tasks' nodes are those topoplace map computes" \
+			"srun: [$got]" "map:  [$want]"
+	fi
+}
+
+# ------------------------------------------------------------------ tree
+if start tree "nvl:nvl"; then
+	placed tree-default fabric tree "-N8 -n16" "--topo-stencil=4x4"
+	placed tree-partition nvl block "-p nvl -N4 -n8" "--topo-stencil=4x2"
+fi
+# ----------------------------------------------------- blocks with gaps
+if start block-gaps ""; then
+	placed block-gaps racks block "-N4 -n8" "--topo-stencil=4x2"
+fi
+# --------------------------------------------------------------- torus3d
+if start torus3d ""; then
+	placed torus3d pod torus3d "-N8 -n8" "--topo-stencil=2x2x2:periodic=all"
+fi
+summary
+[ "$fail" = 0 ]

@@ -1,0 +1,509 @@
+/* Slurm's own topology as the network: topology.yaml read with libyaml,
+ * found beside slurm.conf as slurmctld finds it, the partition's topology,
+ * and a topoplace.conf without Network= (issue 29). */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../core/src/slurm_topology.h"
+#include "testutil.h"
+
+/* topology.yaml(5)'s own example (Slurm 26.05). */
+static const char man_example[] =
+	"---\n"
+	"- topology: topo1\n"
+	"  cluster_default: true\n"
+	"  tree:\n"
+	"    switches:\n"
+	"      - switch: sw_root\n"
+	"        children: s[1-2]\n"
+	"      - switch: s1\n"
+	"        nodes: node[01-02]\n"
+	"      - switch: s2\n"
+	"        nodes: node[03-04]\n"
+	"- topology: topo2\n"
+	"  cluster_default: false\n"
+	"  block:\n"
+	"    block_sizes:\n"
+	"      - 4\n"
+	"      - 16\n"
+	"    blocks:\n"
+	"      - block: b1\n"
+	"        nodes: node[01-04]\n"
+	"      - block: b2\n"
+	"        nodes: node[05-08]\n"
+	"      - block: b3\n"
+	"        nodes: node[09-12]\n"
+	"      - block: b4\n"
+	"        nodes: node[13-16]\n"
+	"- topology: topo3\n"
+	"  cluster_default: false\n"
+	"  flat: true\n"
+	"- topology: topo3a\n"
+	"  cluster_default: false\n"
+	"  flat:\n"
+	"    alpha_step_rank: true\n"
+	"- topology: topo4\n"
+	"  cluster_default: false\n"
+	"  ring:\n"
+	"    rings:\n"
+	"      - ring: ring0\n"
+	"        nodes: node[01-08]\n"
+	"      - ring: ring1\n"
+	"        nodes: node[09-16]\n"
+	"- topology: topo5\n"
+	"  cluster_default: false\n"
+	"  torus3d:\n"
+	"    toruses:\n"
+	"      - name: pod1\n"
+	"        dims:\n"
+	"          x: 4\n"
+	"          y: 4\n"
+	"          z: 2\n"
+	"        nodes: node[01-32]\n"
+	"        placements:\n"
+	"          - dims:\n"
+	"              x: 2\n"
+	"              y: 2\n"
+	"              z: 1\n";
+
+static int yread(const char *text, struct tp__stopo_set *s,
+		 struct tp__warnings *w, tp_error *err)
+{
+	tp_error_clear(err);
+	if (w)
+		memset(w, 0, sizeof *w);
+	return tp__topology_yaml_read(text, strlen(text), "topology.yaml", s, w, err);
+}
+
+START_TEST(yaml_man_example)
+{
+	struct tp__stopo_set s;
+	tp_error err;
+	ck_assert_int_eq(yread(man_example, &s, NULL, &err), 0);
+	ck_assert_int_eq(s.n, 6);
+	static const enum tp__stopo_kind kinds[] = {
+		TP__STOPO_TREE, TP__STOPO_BLOCK, TP__STOPO_FLAT, TP__STOPO_FLAT,
+		TP__STOPO_RING, TP__STOPO_TORUS3D };
+	static const char *const names[] = { "topo1", "topo2", "topo3", "topo3a",
+					      "topo4", "topo5" };
+	for (int i = 0; i < 6; i++) {
+		ck_assert_int_eq(s.t[i].kind, kinds[i]);
+		ck_assert_str_eq(s.t[i].name, names[i]);
+		ck_assert(s.t[i].cluster_default == (i == 0));
+	}
+	ck_assert_int_eq(s.t[0].nrec, 3);
+	ck_assert_str_eq(s.t[0].rec[0].name, "sw_root");
+	ck_assert_str_eq(s.t[0].rec[0].switches, "s[1-2]");
+	ck_assert_ptr_null(s.t[0].rec[0].nodes);
+	ck_assert_int_eq(s.t[0].rec[0].line, 6);
+	ck_assert_str_eq(s.t[0].rec[2].nodes, "node[03-04]");
+	ck_assert_int_eq(s.t[0].rec[2].line, 10);
+	ck_assert_int_eq(s.t[1].sizes.n, 2);
+	ck_assert_int_eq(s.t[1].sizes.size[0], 4);
+	ck_assert_int_eq(s.t[1].sizes.size[1], 16);
+	ck_assert_int_eq(s.t[1].nrec, 4);
+	ck_assert_str_eq(s.t[1].rec[3].name, "b4");
+	ck_assert_int_eq(s.t[4].nrec, 2);
+	ck_assert_str_eq(s.t[4].rec[1].nodes, "node[09-16]");
+	ck_assert_int_eq(s.t[5].ntorus, 1);
+	ck_assert_str_eq(s.t[5].torus[0].name, "pod1");
+	ck_assert_int_eq(s.t[5].torus[0].dims[0], 4);
+	ck_assert_int_eq(s.t[5].torus[0].dims[1], 4);
+	ck_assert_int_eq(s.t[5].torus[0].dims[2], 2);
+	ck_assert_str_eq(s.t[5].torus[0].nodes, "node[01-32]");
+	tp__stopo_set_free(&s);
+}
+END_TEST
+
+/* Slurm's parser takes one topology as a mapping, a list of one entry as
+ * the entry, block_sizes as one integer; flow style is YAML too. */
+START_TEST(yaml_short_forms)
+{
+	struct tp__stopo_set s;
+	tp_error err;
+	ck_assert_int_eq(yread("topology: nvl\n"
+			       "block:\n"
+			       "  block_sizes: 18\n"
+			       "  blocks: {block: b1, nodes: \"gb[001-018]\"}\n",
+			       &s, NULL, &err), 0);
+	ck_assert_int_eq(s.n, 1);
+	ck_assert_int_eq(s.t[0].kind, TP__STOPO_BLOCK);
+	ck_assert_int_eq(s.t[0].sizes.n, 1);
+	ck_assert_int_eq(s.t[0].sizes.size[0], 18);
+	ck_assert_int_eq(s.t[0].nrec, 1);
+	ck_assert_str_eq(s.t[0].rec[0].nodes, "gb[001-018]");
+	tp__stopo_set_free(&s);
+
+	/* an empty file and a bare "---" hold no topology */
+	ck_assert_int_eq(yread("", &s, NULL, &err), 0);
+	ck_assert_int_eq(s.n, 0);
+	tp__stopo_set_free(&s);
+	ck_assert_int_eq(yread("---\n# nothing\n", &s, NULL, &err), 0);
+	ck_assert_int_eq(s.n, 0);
+	tp__stopo_set_free(&s);
+
+	/* a block with no nodes (a gap topograph leaves) is a record */
+	ck_assert_int_eq(yread("- topology: b\n  block:\n    blocks:\n"
+			       "      - block: b1\n        nodes: n[1-2]\n"
+			       "      - block: b2\n", &s, NULL, &err), 0);
+	ck_assert_int_eq(s.t[0].nrec, 2);
+	ck_assert_ptr_null(s.t[0].rec[1].nodes);
+	ck_assert_int_eq(s.t[0].rec[1].line, 6);
+	tp__stopo_set_free(&s);
+
+	/* regions of a torus */
+	ck_assert_int_eq(yread("- topology: t\n  torus3d:\n    toruses:\n"
+			       "      - name: p\n        dims: {x: 4, y: 2, z: 1}\n"
+			       "        regions:\n"
+			       "          - anchor: {x: 0, y: 0, z: 0}\n"
+			       "            dims: {x: 2, y: 2, z: 1}\n"
+			       "            nodes: a[1-4]\n"
+			       "          - anchor: {x: 2, y: 0, z: 0}\n"
+			       "            dims: {x: 2, y: 2, z: 1}\n"
+			       "            nodes: b[1-4]\n", &s, NULL, &err), 0);
+	ck_assert_int_eq(s.t[0].torus[0].nregions, 2);
+	ck_assert_int_eq(s.t[0].torus[0].region[1].anchor[0], 2);
+	ck_assert_int_eq(s.t[0].torus[0].region[1].dims[1], 2);
+	ck_assert_str_eq(s.t[0].torus[0].region[1].nodes, "b[1-4]");
+	ck_assert_ptr_null(s.t[0].torus[0].nodes);
+	tp__stopo_set_free(&s);
+}
+END_TEST
+
+/* A key Slurm does not know is a warning naming its line, as Slurm's
+ * parser ignores it with one. */
+START_TEST(yaml_unknown_key_warns)
+{
+	struct tp__stopo_set s;
+	struct tp__warnings w;
+	tp_error err;
+	ck_assert_int_eq(yread("- topology: t\n  color: blue\n  tree:\n    switches:\n"
+			       "      - switch: s1\n        nodes: n1\n"
+			       "        speed: 100\n", &s, &w, &err), 0);
+	ck_assert_int_eq(w.n, 2);
+	ck_assert_msg(strstr(w.line[0], "topology.yaml:2: unknown key 'color'"),
+		      "%s", w.line[0]);
+	ck_assert_msg(strstr(w.line[1], "topology.yaml:7: unknown key 'speed'"),
+		      "%s", w.line[1]);
+	tp__stopo_set_free(&s);
+	/* slurmctld loads a topology without a name, and two of one name */
+	ck_assert_int_eq(yread("- cluster_default: true\n  flat: true\n"
+			       "- topology: a\n  flat: true\n- topology: a\n  tree:\n"
+			       "    switches:\n      - {switch: s, nodes: n1}\n"
+			       "- topology: a\n  flat: true\n", &s, &w, &err), 0);
+	ck_assert_int_eq(s.n, 4);
+	ck_assert_str_eq(s.t[0].name, "(null)");
+	ck_assert_int_eq(w.n, 3);
+	ck_assert_msg(strstr(w.line[0], "topology.yaml:1: a topology without topology:"),
+		      "%s", w.line[0]);
+	ck_assert_msg(strstr(w.line[1], "topology.yaml:5: topology a: a second topology "
+			     "of that name (first on line 3): Topology=a finds the first"),
+		      "%s", w.line[1]);
+	tp__stopo_set_free(&s);
+}
+END_TEST
+
+static const struct { const char *text, *msg; } bad_yaml[] = {
+	{ "- topology: a\n  tree: &x\n    switches:\n      - switch: s\n        nodes: n1\n"
+	  "- topology: b\n  tree: *x\n", "topology.yaml:7: YAML alias *x: aliases are not supported" },
+	{ "- topology: a\n  flat: true\n---\n- topology: b\n  flat: true\n",
+	  "topology.yaml:3: a second YAML document" },
+	{ "- topology: a\n  flat: true\n  tree:\n    switches:\n      - switch: s\n        nodes: n\n",
+	  "topology.yaml:3: tree: a topology has one kind, and this one is flat (line 2)" },
+	{ "- topology: a\n  cluster_default: true\n",
+	  "topology.yaml:1: topology a: no tree:, block:, flat:, ring: or torus3d:" },
+	{ "- topology: a\n  block:\n    block_sizes: x\n",
+	  "topology.yaml:3: block_sizes: x: expected an integer" },
+	{ "- topology: a\n  tree:\n    switches:\n      - switch: [s1, s2]\n",
+	  "topology.yaml:4: switch: expected a string, not a list" },
+	{ "- topology: a\n  tree:\n    switches:\n      - nodes: n1\n",
+	  "topology.yaml:4: switches: an entry without switch:" },
+	{ "- topology: a\n  tree: {switches: [\n", "topology.yaml:3: YAML:" },
+	{ "- topology: a\n  cluster_default: maybe\n  flat: true\n",
+	  "topology.yaml:2: cluster_default: maybe: expected true or false" },
+	{ "- topology: a\n  torus3d:\n    toruses:\n      - name: p\n        dims: {x: 70000}\n",
+	  "topology.yaml:5: dims: x: 70000: expected an integer in 0..65535" },
+	{ "42\n", "topology.yaml:1: topology.yaml: expected a list, not a value" },
+	{ "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+	  "nested more than 32 levels deep" },
+	{ "- topology: a\n  flat: true\0- topology: b\n", "NUL" },
+};
+
+START_TEST(yaml_bad)
+{
+	struct tp__stopo_set s;
+	tp_error err;
+	tp_error_clear(&err);
+	const char *t = bad_yaml[_i].text;
+	/* the NUL case: its length reaches past the NUL */
+	size_t len = strlen(t);
+	if (strstr(bad_yaml[_i].msg, "NUL"))
+		len += 1 + strlen(t + len + 1);
+	int rc = tp__topology_yaml_read(t, len, "topology.yaml", &s, NULL, &err);
+	ck_assert_int_ne(rc, 0);
+	tp_assert_err_has(&err, bad_yaml[_i].msg);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+	ck_assert_int_eq(s.n, 0);
+}
+END_TEST
+
+/* ---- found beside slurm.conf ---- */
+
+static char dir[64];
+
+static void put(const char *name, const char *text)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (!text) {
+		unlink(path);
+		return;
+	}
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static const char slurm_conf[] =
+	"ClusterName=t\n"
+	"NodeName=node[01-16] CPUs=4\n"
+	"PartitionName=DEFAULT MaxTime=10\n"
+	"PartitionName=batch Nodes=ALL Default=YES\n"
+	"PartitionName=gpu Nodes=ALL Topology=topo2\n"
+	"PartitionName=ring Nodes=ALL Topology=topo4\n"
+	"PartitionName=flat Nodes=ALL Topology=topo3\n"
+	"PartitionName=typo Nodes=ALL Topology=nosuch\n";
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/tp-stopo-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	put("slurm.conf", slurm_conf);
+	put("topology.yaml", man_example);
+}
+
+static void teardown(void)
+{
+	put("slurm.conf", NULL);
+	put("topology.yaml", NULL);
+	put("topology.conf", NULL);
+	put("tp.conf", NULL);
+	rmdir(dir);
+}
+
+static int load(const char *conf_text, const char *partition, unsigned version,
+		tp_conf **c, tp_error *err)
+{
+	char sc[128], tc[128];
+	snprintf(sc, sizeof sc, "%s/slurm.conf", dir);
+	snprintf(tc, sizeof tc, "%s/tp.conf", dir);
+	put("tp.conf", conf_text);
+	tp_error_clear(err);
+	tp_conf_slurm o = { .slurm_conf = sc, .partition = partition,
+			    .slurm_version = version };
+	return tp_conf_load_slurm(tc, &o, c, err);
+}
+
+/* No Network= at all: the partition's topology of topology.yaml. */
+START_TEST(zero_config)
+{
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load("DefaultPolicy=geometric\n", NULL, 0, &c, &err), 0);
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert(tp_machine_is_tree(m));
+	ck_assert_int_eq(tp_machine_node_count(m), 4);
+	ck_assert_msg(strstr(tp_conf_network_used(c), "topology topo1 (tree)") &&
+		      strstr(tp_conf_network_used(c), "partition batch (Default=YES) "
+			     "has no Topology=: the cluster default"),
+		      "%s", tp_conf_network_used(c));
+	const char *src = tp_conf_network_source(c);
+	ck_assert_msg(strstr(src, "topology.yaml beside") &&
+		      strstr(src, "topology topo2 (block): partitions gpu") &&
+		      strstr(src, "topology topo1 (tree, cluster default): partitions batch, typo") &&
+		      strstr(src, "from topoplace.conf: DefaultPolicy= (line 1)"), "%s", src);
+	ck_assert_int_eq(tp_conf_slurm_ntopologies(c), 6);
+	ck_assert_int_eq(tp_conf_slurm_topology_used(c), 0);
+	ck_assert_int_eq(tp_conf_default_policy(c), TP_POLICY_GEOMETRIC);
+	tp_conf_destroy(c);
+
+	/* torus3d by name: a real torus, nodes x-major */
+	char sc[128];
+	snprintf(sc, sizeof sc, "%s/slurm.conf", dir);
+	ck_assert_int_eq(tp_conf_load_slurm(NULL, NULL, &c, &err), TP_EINVAL);
+	put("tp.conf", "");
+	char tc[128];
+	snprintf(tc, sizeof tc, "%s/tp.conf", dir);
+	ck_assert_int_eq(tp_conf_load_slurm(tc, &(tp_conf_slurm){ .slurm_conf = sc,
+		.topology = "topo5" }, &c, &err), 0);
+	const tp_machine *t = tp_conf_machine(c);
+	ck_assert_str_eq(tp_machine_kind(t), "torus");
+	ck_assert_int_eq(tp_machine_node_count(t), 32);
+	ck_assert_int_eq(tp_machine_ndims(t), 3);
+	const int *xyz = tp_machine_node_coords(t, tp_machine_find_node(t, "node06"));
+	ck_assert_int_eq(xyz[0], 1);   /* node06: the 6th, x fastest on 4x4x2 */
+	ck_assert_int_eq(xyz[1], 1);
+	ck_assert_int_eq(xyz[2], 0);
+	tp_conf_destroy(c);
+
+	/* the gpu partition's Topology=topo2: blocks */
+	ck_assert_int_eq(load("Network=slurm\n", "gpu", 0, &c, &err), 0);
+	ck_assert(tp_machine_is_block(tp_conf_machine(c)));
+	ck_assert_int_eq(tp_machine_block_count(tp_conf_machine(c)), 4);
+	ck_assert_int_eq(tp_conf_slurm_topology_used(c), 1);
+	tp_conf_destroy(c);
+
+	/* rings (Slurm 26.05's topology/ring) */
+	ck_assert_int_eq(load("", "ring", 0, &c, &err), 0);
+	ck_assert_str_eq(tp_machine_kind(tp_conf_machine(c)), "ring");
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 16);
+	tp_conf_destroy(c);
+	/* a partition without Topology= that slurm.conf lacks: the default */
+	ck_assert_int_eq(load("", "other", 0, &c, &err), 0);
+	ck_assert(tp_machine_is_tree(tp_conf_machine(c)));
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(zero_config_errors)
+{
+	tp_conf *c;
+	tp_error err;
+	/* flat: no network to place on (TP_ENOENT) */
+	ck_assert_int_eq(load("", "flat", 0, &c, &err), TP_ENOENT);
+	tp_assert_err_has(&err, "topology.yaml:27: topology topo3 is flat");
+	ck_assert_ptr_null(c);
+	/* a partition naming a topology topology.yaml lacks */
+	ck_assert_int_ne(load("", "typo", 0, &c, &err), 0);
+	tp_assert_err_has(&err, "slurm.conf:8: PartitionName=typo Topology=nosuch: "
+			  "no topology of that name in");
+	/* shape keys of topoplace's own networks */
+	ck_assert_int_ne(load("Network=slurm\nDims=4x4\n", NULL, 0, &c, &err), 0);
+	tp_assert_err_has(&err, "tp.conf:2: Dims= does not apply to Slurm's topology");
+	ck_assert_int_ne(load("TopologyFile=topology.conf\n", NULL, 0, &c, &err), 0);
+	tp_assert_err_has(&err, "tp.conf:1: TopologyFile= needs Network=tree or Network=block");
+	ck_assert_int_ne(load("Network=slurm\nNodeName=node01 Coords=0,0\n", NULL, 0, &c, &err), 0);
+	tp_assert_err_has(&err, "tp.conf:2: NodeName=node01: Coords= does not apply to Slurm's topology");
+	/* without Network=, a line that places nodes forgot it */
+	ck_assert_int_ne(load("NodeName=node01 Coords=0,0\n", NULL, 0, &c, &err), 0);
+	tp_assert_err_has(&err, "tp.conf:1: NodeName= before Network=");
+	ck_assert_int_ne(load("CoordFile=x.coords\n", NULL, 0, &c, &err), 0);
+	tp_assert_err_has(&err, "tp.conf:1: CoordFile= before Network=");
+	/* a bad topology.yaml: its own file and line */
+	put("topology.yaml", "- topology: a\n  tree:\n    switches:\n      - switch: s1\n"
+	    "        children: s9\n");
+	ck_assert_int_ne(load("", NULL, 0, &c, &err), 0);
+	tp_assert_err_has(&err, "/topology.yaml:4:");
+	tp_assert_err_has(&err, "s9");
+	/* no topology.yaml and no TopologyPlugin=: Slurm's flat default */
+	put("topology.yaml", NULL);
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), TP_ENOENT);
+	tp_assert_err_has(&err, "and TopologyPlugin=topology/flat (Slurm's default): "
+			  "no network topology");
+	/* no slurm.conf */
+	put("slurm.conf", NULL);
+	ck_assert_int_ne(load("", NULL, 0, &c, &err), 0);
+	tp_assert_err_has(&err, "slurm.conf");
+}
+END_TEST
+
+/* Without topology.yaml, or before 25.05: topology.conf under
+ * TopologyPlugin=; topoplace.conf's tree settings apply. */
+START_TEST(topology_conf_plugin)
+{
+	tp_conf *c;
+	tp_error err;
+	put("slurm.conf", "NodeName=n[1-4]\nTopologyPlugin=topology/tree\n");
+	put("topology.conf", "SwitchName=l1 Nodes=n[1-2]\nSwitchName=l2 Nodes=n[3-4]\n"
+	    "SwitchName=top Switches=l[1-2]\n");
+	/* Slurm 24.11 does not read topology.yaml: topology.conf */
+	ck_assert_int_eq(load("LevelCost=3\n", NULL, TP_SLURM_VERSION(24, 11, 7), &c,
+			      &err), 0);
+	ck_assert(tp_machine_is_tree(tp_conf_machine(c)));
+	ck_assert_int_eq(tp_machine_distance(tp_conf_machine(c), 0, 2), 8);
+	ck_assert_msg(strstr(tp_conf_network_source(c), "TopologyPlugin=topology/tree "
+			     "reads topology.conf"), "%s", tp_conf_network_source(c));
+	tp_conf_destroy(c);
+	/* 26.05 reads the topology.yaml beside it instead */
+	ck_assert_int_eq(load("", NULL, TP_SLURM_VERSION(26, 5, 3), &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 4);
+	ck_assert_int_ge(tp_machine_find_node(tp_conf_machine(c), "node03"), 0);
+	tp_conf_destroy(c);
+	/* a block setting for a tree: ignored with a warning */
+	put("topology.yaml", NULL);
+	ck_assert_int_eq(load("BlockBandwidth=900 NetworkBandwidth=50\n", NULL, 0, &c,
+			      &err), 0);
+	ck_assert_int_eq(tp_conf_nwarnings(c), 2);
+	ck_assert_msg(strstr(tp_conf_warning(c, 0), "tp.conf:1: BlockBandwidth= does "
+			     "not apply to Slurm's topology default (a tree): ignored"),
+		      "%s", tp_conf_warning(c, 0));
+	tp_conf_destroy(c);
+	/* an unknown plugin */
+	put("slurm.conf", "NodeName=n[1-4]\nTopologyPlugin=topology/3d_torus\n");
+	ck_assert_int_ne(load("", NULL, 0, &c, &err), 0);
+	tp_assert_err_has(&err, "TopologyPlugin=topology/3d_torus: not a topology");
+}
+END_TEST
+
+/* Slurm 26.05 lays tasks out by the partition's topology of
+ * topology.yaml: leaf by leaf, block by block. */
+START_TEST(slurm_order_from_yaml)
+{
+	char sc[128];
+	snprintf(sc, sizeof sc, "%s/slurm.conf", dir);
+	put("topology.yaml", "- topology: t\n  cluster_default: true\n  tree:\n"
+	    "    switches:\n      - switch: l1\n        nodes: n[2,4]\n"
+	    "      - switch: l2\n        nodes: n[1,3]\n"
+	    "- topology: b\n  block:\n    blocks:\n      - block: b1\n        nodes: n[3-4]\n"
+	    "      - block: b2\n        nodes: n[1-2]\n");
+	put("slurm.conf", "NodeName=n[1-4]\nPartitionName=p Nodes=ALL Topology=b\n");
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), 0);
+	tp_alloc *a;
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[1-4]", 1, "nodes",
+						&a, &err), 0);
+	char how[TP_ERROR_MSG_MAX];
+	ck_assert_int_eq(tp_alloc_take_slurm_order(a, sc, NULL, TP_SLURM_VERSION(26, 5, 0),
+						   how), 0);
+	const char *want_t[] = { "n2", "n4", "n1", "n3" };
+	for (int i = 0; i < 4; i++)
+		ck_assert_str_eq(tp_machine_node_name(tp_conf_machine(c), tp_alloc_node(a, i)),
+				 want_t[i]);
+	ck_assert_msg(strstr(how, "leaf switch by leaf switch, as Slurm 26.05 lays tasks "
+			     "out (topology t of"), "%s", how);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	ck_assert_int_eq(load("", "p", 0, &c, &err), 0);
+	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[1-4]", 1, "nodes",
+						&a, &err), 0);
+	ck_assert_int_eq(tp_alloc_take_slurm_order(a, sc, "p", TP_SLURM_VERSION(26, 5, 0),
+						   how), 0);
+	const char *want_b[] = { "n3", "n4", "n1", "n2" };
+	for (int i = 0; i < 4; i++)
+		ck_assert_str_eq(tp_machine_node_name(tp_conf_machine(c), tp_alloc_node(a, i)),
+				 want_b[i]);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("slurm_topology");
+	TCase *tc = tcase_create("yaml");
+	tcase_add_test(tc, yaml_man_example);
+	tcase_add_test(tc, yaml_short_forms);
+	tcase_add_test(tc, yaml_unknown_key_warns);
+	tcase_add_loop_test(tc, yaml_bad, 0, (int)(sizeof bad_yaml / sizeof bad_yaml[0]));
+	suite_add_tcase(s, tc);
+	TCase *tf = tcase_create("found");
+	tcase_add_checked_fixture(tf, setup, teardown);
+	tcase_add_test(tf, zero_config);
+	tcase_add_test(tf, zero_config_errors);
+	tcase_add_test(tf, topology_conf_plugin);
+	tcase_add_test(tf, slurm_order_from_yaml);
+	suite_add_tcase(s, tf);
+	return tp_test_run(s);
+}
