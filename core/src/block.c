@@ -546,7 +546,7 @@ static int place_nodes(struct bparse *p, const struct tp__block_sizes *sizes,
 	/* Slurm refuses blocks without nodes when BlockSizes= is not set, and
 	 * only warns when it is; either way there is nothing to place on */
 	if (!rc && total == 0)
-		rc = berr(p, 0, TP_EINVAL, "no nodes in the blocks (nothing to place tasks on; Slurm only warns)");
+		rc = berr(p, 0, TP_ENOENT, "no nodes in the blocks (nothing to place tasks on; Slurm only warns)");
 	if (!rc) {
 		/* Slurm: BlockSizes='s first, else the first block with nodes */
 		int32_t b = 0;

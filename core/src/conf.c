@@ -1063,7 +1063,7 @@ static int ensure_slurm(struct loader *ld, int line, const char *key)
 		rc = tp__slurm_topology_machine(&st, which, &to, &bo, &ld->c->warn,
 						&ld->c->m, ld->err);
 		if (!rc && ld->c->m->nnodes == 0)
-			rc = lerr(ld, st.file, st.set.t[which].line, TP_EINVAL,
+			rc = lerr(ld, st.file, st.set.t[which].line, TP_ENOENT,
 				  "topology %s has no nodes (nothing to place tasks on)",
 				  st.set.t[which].name);
 		if (!rc) {
@@ -2266,6 +2266,43 @@ int tp_conf_slurm_ntopologies(const tp_conf *c)
 const char *tp_conf_slurm_topology(const tp_conf *c, int i)
 {
 	return c && i >= 0 && i < c->nslurm_topo ? c->slurm_topo[i] : NULL;
+}
+
+int tp_conf_slurm_topology_names(const tp_conf_slurm *s, char ***names, int *n,
+				 tp_error *err)
+{
+	*names = NULL;
+	*n = 0;
+	struct tp__slurm_topology st;
+	int rc = tp__slurm_topology_load(s && s->slurm_conf ? s->slurm_conf
+					 : TP_DEFAULT_SLURM_CONF, NULL,
+					 s ? s->slurm_version : 0, &st, NULL, err);
+	if (rc)
+		return rc;
+	if (st.yaml && st.set.n > 0) {
+		*names = calloc((size_t)st.set.n, sizeof **names);
+		for (int i = 0; *names && i < st.set.n; i++) {
+			if (!((*names)[i] = strdup(st.set.t[i].name)))
+				break;
+			*n = i + 1;
+		}
+		if (*n != st.set.n)
+			rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+	}
+	tp__slurm_topology_free(&st);
+	if (rc) {
+		tp_conf_slurm_topology_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void tp_conf_slurm_topology_names_free(char **names, int n)
+{
+	for (int i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 int tp_conf_slurm_topology_used(const tp_conf *c)

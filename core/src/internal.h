@@ -333,9 +333,10 @@ int tp__line_error(tp_error *err, const char *what, int line, int code,
 		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 int tp__line_verror(tp_error *err, const char *what, int line, int code,
 		    const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
-/* Calls fn with every line of text (a writable copy, the comment from '#'
- * on cut) and its number from 1, until fn returns non-zero, which is
- * returned.  TP_ENOMEM "WHAT: out of memory" when no copy can be made. */
+/* Calls fn with every logical line of text (a writable copy, the comment
+ * from '#' on cut, "\#" a '#', a line ending in '\' joined with the next as
+ * Slurm's parser joins them) and the number of its first line from 1,
+ * until fn returns non-zero, which is returned.  TP_ENOMEM "WHAT: out of memory" when no copy can be made. */
 int tp__each_conf_line(const char *text, const char *what, tp_error *err,
 		       int (*fn)(void *arg, char *line, int number), void *arg);
 

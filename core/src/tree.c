@@ -1114,7 +1114,7 @@ static int machine_with_nodes(struct tparse *p, const int32_t *order,
 	 * switch can reach all nodes"); a tree without nodes has nothing to
 	 * place tasks on */
 	if (nnodes == 0)
-		return terr(p, 0, TP_EINVAL, p->yaml ?
+		return terr(p, 0, TP_ENOENT, p->yaml ?
 			    "no switch has nodes (nothing to place tasks on)" :
 			    "no switch has Nodes= (nothing to place tasks on)");
 	/* sized once: there are at most nnodes (fewer with duplicates) */

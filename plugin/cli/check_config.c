@@ -57,15 +57,15 @@ static int print_slurm_diff(const tp_conf_slurm_diff *d, const char *path,
 /* Each other topology of Slurm's topology.yaml built as a job of its
  * partitions would build it: one line each, ok or why not (a flat one has
  * no network, said and not counted as an error). */
-static int check_other_topologies(const char *path, const tp_conf *conf,
-				  const tp_conf_slurm *sl, FILE *out)
+static int check_other_topologies(const char *path, char *const *names, int n,
+				  int used, const tp_conf_slurm *sl, FILE *out)
 {
 	int bad = 0;
-	for (int i = 0; i < tp_conf_slurm_ntopologies(conf); i++) {
-		if (i == tp_conf_slurm_topology_used(conf))
+	for (int i = 0; i < n; i++) {
+		if (i == used)
 			continue;
 		tp_conf_slurm o = *sl;
-		o.topology = tp_conf_slurm_topology(conf, i);
+		o.topology = names[i];
 		tp_conf *c2 = NULL;
 		tp_error err;
 		tp_error_clear(&err);
@@ -96,6 +96,39 @@ static int check_other_topologies(const char *path, const tp_conf *conf,
 	return bad;
 }
 
+/* The topology used has no network (flat, or Slurm has none): said, and
+ * every other topology of topology.yaml checked as for a job of its
+ * partitions.  Exit 2 only when one of them fails, or there is none. */
+static int check_without_network(const char *path, const tp_conf_slurm *sl,
+				 const tp_error *why)
+{
+	char **names = NULL;
+	int n = 0;
+	tp_error err;
+	tp_error_clear(&err);
+	if (tp_conf_slurm_topology_names(sl, &names, &n, &err) < 0 || n < 2) {
+		tp_conf_slurm_topology_names_free(names, n);
+		return cli_report(path, why);
+	}
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	if (!f) {
+		tp_conf_slurm_topology_names_free(names, n);
+		return cli_fail("out of memory");
+	}
+	int bad = check_other_topologies(path, names, n, -1, sl, f);
+	tp_conf_slurm_topology_names_free(names, n);
+	fclose(f);
+	if (!bad) {
+		printf("%s: %s\n", path, why->msg);
+		fputs(out ? out : "", stdout);
+	}
+	free(out);
+	int frc = cli_finish_stdout();
+	return frc ? frc : bad ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+}
+
 /* Everything read and checked first: on an error nothing goes to stdout. */
 static int check(const char *path, const char *slurm_conf, const char *partition)
 {
@@ -104,7 +137,10 @@ static int check(const char *path, const char *slurm_conf, const char *partition
 	tp_error_clear(&err);
 	tp_conf_slurm sl = { .slurm_conf = slurm_conf ? slurm_conf
 			     : cli_slurm_conf_env(), .partition = partition };
-	if (tp_conf_load_slurm(path, &sl, &conf, &err) < 0)
+	int lrc = tp_conf_load_slurm(path, &sl, &conf, &err);
+	if (lrc == TP_ENOENT)
+		return check_without_network(path, &sl, &err);
+	if (lrc < 0)
 		return cli_report(path, &err);
 	int bad = check_models(conf);
 	char *others = NULL;
@@ -112,7 +148,14 @@ static int check(const char *path, const char *slurm_conf, const char *partition
 	FILE *of = open_memstream(&others, &olen);
 	if (!of)
 		return cli_fail("out of memory");
-	bad += check_other_topologies(path, conf, &sl, of);
+	int nt = tp_conf_slurm_ntopologies(conf);
+	char **names = calloc((size_t)nt + 1, sizeof *names);
+	for (int i = 0; names && i < nt; i++)
+		names[i] = (char *)tp_conf_slurm_topology(conf, i);
+	if (names)
+		bad += check_other_topologies(path, names, nt,
+					      tp_conf_slurm_topology_used(conf), &sl, of);
+	free(names);
 	if (fclose(of)) {
 		free(others);
 		return cli_fail("out of memory");

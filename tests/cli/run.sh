@@ -1299,6 +1299,15 @@ if check0 "map, Slurm's order from topology.yaml" &&
 	grep -q "Slurm's order: leaf switch by leaf switch, as Slurm 26.05 lays tasks out (topology fabric of" "$tmp/err"
 then ok "map --slurm-version 26.05: Slurm's order from the partition's topology.yaml tree"
 else no "map, Slurm's order from topology.yaml" "$(cat "$tmp/err")"; fi
+# a partition whose topology is flat: said, and the others still checked
+printf -- '- topology: none\n  flat: true\n' >>"$tmp/st/topology.yaml"
+printf 'PartitionName=dbg Nodes=ALL Topology=none\n' >>"$tmp/st/slurm.conf"
+tp check-config --slurm-conf "$tmp/st/slurm.conf" --partition dbg "$tmp/st/tp.conf"
+if check0 "check-config, a flat topology" &&
+	grep -q "^$tmp/st/tp.conf: $tmp/st/topology.yaml:[0-9]*: topology none is flat: Slurm knows no network to place on" "$tmp/out" &&
+	grep -q "^topology fabric: tree from" "$tmp/out" && grep -q "^topology nvl: blocks from" "$tmp/out"
+then ok "check-config --partition of a flat topology: said, every other topology built (exit 0)"
+else no "check-config, a flat topology" "$(cat "$tmp/out" "$tmp/err")"; fi
 printf -- '- topology: fabric\n  tree:\n    switches:\n      - switch: s1\n        children: s9\n' \
 	>"$tmp/st/topology.yaml"
 fails2 "check-config: a bad topology.yaml, one line with its file and line" \

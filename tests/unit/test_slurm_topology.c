@@ -489,6 +489,29 @@ START_TEST(slurm_order_from_yaml)
 }
 END_TEST
 
+/* topology.conf as slurmctld's parser reads it: a trailing '\\' continues
+ * the line (messages keep its first line's number), "\\#" is a '#'. */
+START_TEST(conf_continuation)
+{
+	tp_machine *m;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_machine_from_topology(&m,
+		"SwitchName=top \\\n  Switches=l[1-2]   # the spine \\\n"
+		"SwitchName=l1 Nodes=n[1-2]\n"
+		"SwitchName=l2 \\\n\tNodes=n[3-4]\n", "topology.conf", NULL, 0, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(m), 4);
+	ck_assert_int_eq(tp_machine_distance(m, tp_machine_find_node(m, "n1"),
+					     tp_machine_find_node(m, "n4")), 4);
+	tp_machine_destroy(m);
+	/* the error of a continued line names its first line */
+	ck_assert_int_ne(tp_machine_from_topology(&m, "SwitchName=a Nodes=n1\n"
+		"SwitchName=b \\\n Switches=zz\n", "topology.conf", NULL, 0, &err), 0);
+	tp_assert_err_has(&err, "topology.conf:2:");
+	tp_assert_err_has(&err, "zz");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("slurm_topology");
@@ -497,6 +520,7 @@ int main(void)
 	tcase_add_test(tc, yaml_short_forms);
 	tcase_add_test(tc, yaml_unknown_key_warns);
 	tcase_add_loop_test(tc, yaml_bad, 0, (int)(sizeof bad_yaml / sizeof bad_yaml[0]));
+	tcase_add_test(tc, conf_continuation);
 	suite_add_tcase(s, tc);
 	TCase *tf = tcase_create("found");
 	tcase_add_checked_fixture(tf, setup, teardown);

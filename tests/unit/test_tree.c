@@ -219,7 +219,8 @@ START_TEST(bad_topology)
 	int rc = tp_machine_from_topology(&m, b->text, "topo", cost, 3, &err);
 	if (!strstr(b->frag, "LevelCost"))
 		rc = tp_machine_from_topology(&m, b->text, "topo", NULL, 0, &err);
-	ck_assert_int_eq(rc, TP_EINVAL);
+	/* nothing to place tasks on is no network (TP_ENOENT), not a bad file */
+	ck_assert_int_eq(rc, strstr(b->frag, "nothing to place") ? TP_ENOENT : TP_EINVAL);
 	ck_assert_ptr_null(m);
 	ck_assert_msg(strstr(err.msg, b->frag) != NULL, "topology %d: error \"%s\" lacks \"%s\"",
 		      _i, err.msg, b->frag);
@@ -1027,7 +1028,8 @@ START_TEST(yaml_records)
 		{ { { NULL, NULL, NULL, 0 } }, 0, "topo.yaml: no switches" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		ck_assert_int_eq(yaml_tree(bad[i].rec, bad[i].n, NULL, &m, &err), TP_EINVAL);
+		ck_assert_int_eq(yaml_tree(bad[i].rec, bad[i].n, NULL, &m, &err),
+				 strstr(bad[i].frag, "nothing to place") ? TP_ENOENT : TP_EINVAL);
 		ck_assert_msg(strstr(err.msg, bad[i].frag), "case %zu: \"%s\" lacks \"%s\"", i,
 			      err.msg, bad[i].frag);
 	}

@@ -128,6 +128,12 @@ TP_EXPORT const char *tp_conf_slurm_topology(const tp_conf *c, int i);
 /* Which of them the config's machine is (-1: topology.conf, or not
  * Slurm's). */
 TP_EXPORT int tp_conf_slurm_topology_used(const tp_conf *c);
+/* The names of the topologies of topology.yaml beside s's slurm.conf
+ * (none: topology.conf, or no file), without building any: for
+ * check-config when the one a config would use has no network. */
+TP_EXPORT int tp_conf_slurm_topology_names(const tp_conf_slurm *s, char ***names,
+					   int *n, tp_error *err);
+TP_EXPORT void tp_conf_slurm_topology_names_free(char **names, int n);
 
 /* What loading accepted with a warning, one line each naming the file and
  * line: Slurm's own warnings on a topology.conf (a forest, a node or
