@@ -923,18 +923,36 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 		     tp__stopo_kind_name(st->set.t[which].kind), st->file,
 		     which_why) < 0)
 		ld->c->used = NULL;
-	const struct { int line; const char *key; } added[] = {
-		{ ld->cost_line, "LevelCost=" }, { ld->lbw_line, "LevelBandwidth=" },
-		{ ld->forest_line, "ForestCost=" }, { ld->tree2_line, "TreeTopologyFile=" },
-		{ ld->blk_bw_line, "BlockBandwidth=" }, { ld->net_bw_line, "NetworkBandwidth=" },
-		{ ld->net_cost_line, "NetworkCost=" }, { ld->policy_line, "DefaultPolicy=" },
-		{ ld->metric_line, "DefaultMetric=" }, { ld->budget_line, "TimeBudgetMs=" },
+	/* what topoplace.conf adds, in line order; a key for another kind is
+	 * ignored here (another partition's topology may be of its kind), said
+	 * here only: a warning would follow every job of this partition */
+	enum tp__stopo_kind kind = st->set.t[which].kind;
+	bool tree = kind == TP__STOPO_TREE, block = kind == TP__STOPO_BLOCK;
+	struct added { int line; const char *key; bool applies; } added[] = {
+		{ ld->cost_line, "LevelCost=", tree }, { ld->forest_line, "ForestCost=", tree },
+		{ ld->lbw_line, "LevelBandwidth=", tree || (block && ld->tree2_line) },
+		{ ld->tree2_line, "TreeTopologyFile=", block },
+		{ ld->blk_bw_line, "BlockBandwidth=", block },
+		{ ld->net_bw_line, "NetworkBandwidth=", block },
+		{ ld->net_cost_line, "NetworkCost=", block },
+		{ ld->policy_line, "DefaultPolicy=", true },
+		{ ld->metric_line, "DefaultMetric=", true },
+		{ ld->budget_line, "TimeBudgetMs=", true },
 	};
+	size_t na = sizeof added / sizeof *added;
+	for (size_t i = 1; i < na; i++)       /* by line (insertion sort) */
+		for (size_t j = i; j > 0 && added[j - 1].line > added[j].line; j--) {
+			struct added t = added[j];
+			added[j] = added[j - 1];
+			added[j - 1] = t;
+		}
 	bool any = false;
-	for (size_t i = 0; i < sizeof added / sizeof *added; i++)
+	for (size_t i = 0; i < na; i++)
 		if (added[i].line) {
-			fprintf(f, "%s%s (line %d)", any ? ", " : "  from topoplace.conf: ",
-				added[i].key, added[i].line);
+			fprintf(f, "%s%s (line %d%s)", any ? ", " : "  from topoplace.conf: ",
+				added[i].key, added[i].line, added[i].applies ? ""
+				: tree ? ", not for a tree: ignored" : block
+				? ", not for blocks: ignored" : ", ignored");
 			any = true;
 		}
 	if (any)
@@ -946,27 +964,6 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 	free(ld->c->source);
 	ld->c->source = buf;
 	return TP_OK;
-}
-
-/* Keys for another kind than Slurm's topology turned out to be: ignored,
- * with a warning (another partition's topology may be of that kind). */
-static void warn_unused_keys(struct loader *ld, const char *name, bool tree,
-			     bool block)
-{
-	const struct { int line; const char *key; bool applies; } k[] = {
-		{ ld->cost_line, "LevelCost", tree }, { ld->forest_line, "ForestCost", tree },
-		{ ld->lbw_line, "LevelBandwidth", tree || (block && ld->tree2_line) },
-		{ ld->tree2_line, "TreeTopologyFile", block },
-		{ ld->blk_bw_line, "BlockBandwidth", block },
-		{ ld->net_bw_line, "NetworkBandwidth", block },
-		{ ld->net_cost_line, "NetworkCost", block },
-	};
-	for (size_t i = 0; i < sizeof k / sizeof *k; i++)
-		if (k[i].line && !k[i].applies)
-			tp__warn(&ld->c->warn, "%s:%d: %s= does not apply to Slurm's "
-				 "topology %s (a %s): ignored", ld->what, k[i].line,
-				 k[i].key, name, tree ? "tree" : block ? "block"
-				 : "network of another kind");
 }
 
 /* Network=slurm, or no Network= at all: the machine is Slurm's own
@@ -1045,9 +1042,6 @@ static int ensure_slurm(struct loader *ld, int line, const char *key)
 				    TP__MAX_TOPOLOGY_BYTES, "topology.conf",
 				    &ld->c->tree_path, &tree_text);
 	if (!rc) {
-		enum tp__stopo_kind kind = st.set.t[which].kind;
-		warn_unused_keys(ld, st.set.t[which].name, kind == TP__STOPO_TREE,
-				 kind == TP__STOPO_BLOCK);
 		char cost_where[512];
 		snprintf(cost_where, sizeof cost_where, "%s:%d", ld->what, ld->cost_line);
 		struct tp__topo_opts to = { ld->cost, ld->ncost, ld->c->forest_cost,

@@ -1299,6 +1299,15 @@ if check0 "map, Slurm's order from topology.yaml" &&
 	grep -q "Slurm's order: leaf switch by leaf switch, as Slurm 26.05 lays tasks out (topology fabric of" "$tmp/err"
 then ok "map --slurm-version 26.05: Slurm's order from the partition's topology.yaml tree"
 else no "map, Slurm's order from topology.yaml" "$(cat "$tmp/err")"; fi
+# the example of conf/examples/slurm-topology: the tree by default, the
+# blocks with their bandwidths for the gpu partition
+SLURM_CONF=$EX/slurm-topology/slurm.conf tp check-config --partition gpu "$EX/slurm-topology/topoplace.conf"
+if check0 "check-config, conf/examples/slurm-topology" && [ ! -s "$tmp/err" ] &&
+	grep -q "^  used: nvl (partition gpu: Topology=nvl" "$tmp/out" &&
+	grep -q "^blocks from $EX/slurm-topology/topology.yaml: 8 blocks, base size 18, 124 nodes; between blocks: Slurm's block aggregation, network links cost 18" "$tmp/out" &&
+	grep -q "^topology fabric: tree from $EX/slurm-topology/topology.yaml: 5 switches, 1 level of links, 144 nodes" "$tmp/out"
+then ok "check-config: conf/examples/slurm-topology (blocks with gaps and bandwidths for the gpu partition)"
+else no "check-config, conf/examples/slurm-topology" "$(cat "$tmp/out" "$tmp/err")"; fi
 # a partition whose topology is flat: said, and the others still checked
 printf -- '- topology: none\n  flat: true\n' >>"$tmp/st/topology.yaml"
 printf 'PartitionName=dbg Nodes=ALL Topology=none\n' >>"$tmp/st/slurm.conf"
