@@ -176,7 +176,6 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_place.c \
 	test_plugin.c \
 	test_slingshot.c \
-	test_slurm_order.c \
 	test_slurm_rings.c \
 	test_slurm_topology.c \
 	test_tree.c \

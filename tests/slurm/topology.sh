@@ -12,7 +12,10 @@
 # Three clusters in turn, each with the topology.yaml of
 # tests/slurm/topology/: a tree (plus a block topology bound to a second
 # partition with Topology=), blocks with gaps (a short block and an empty
-# one, as NVIDIA's topograph writes for GB200 racks), and a 2x2x2 torus3d.
+# one, as NVIDIA's topograph writes for GB200 racks), and a 4x2x1 torus3d
+# with a ring partition.  Each srun is also run with --topo-policy=none: Slurm's
+# own layout must be the baseline topoplace models (topoplace map --policy
+# block with the same files).
 # Needs root and the release (tests/slurm/release.sh build VERSION, cached);
 # without them one line and exit 0 (TOPOPLACE_REQUIRE_SLURM_TESTS=1: a
 # failure).  One line per check, then "slurm-topology: N passed, M failed".
@@ -29,7 +32,7 @@ bad() { fail=$((fail + 1)); echo "FAIL $1"; shift; for l in "$@"; do echo "     
 summary() { echo "slurm-topology: $pass passed, $fail failed"; }
 skip() {
 	echo "slurm-topology: SKIPPED: $*"
-	if [ "${TOPOPLACE_REQUIRE_SLURM_TESTS:-0}" = 1 ] && [ "${2:-}" != soft ]; then
+	if [ "${TOPOPLACE_REQUIRE_SLURM_TESTS:-0}" = 1 ]; then
 		echo "slurm-topology: 0 passed, 1 failed"; exit 1
 	fi
 	exit 0
@@ -67,8 +70,10 @@ as_user() {
 		bash -c "cd '$DIR/home/$TPUSER' && $1"
 }
 
-# run NAME YAML PARTITIONS: a cluster with that topology.yaml
+# start NAME PARTITIONS: a cluster with tests/slurm/topology/NAME.yaml
+# (TP_TOPOLOGY_ONLY="NAME ...": only those)
 start() {
+	case " ${TP_TOPOLOGY_ONLY:-$1} " in *" $1 "*) ;; *) return 1 ;; esac
 	bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop >/dev/null 2>&1
 	export TP_TOPOLOGY_YAML=$DATA/$1.yaml TP_PARTITIONS=$2
 	if ! bash "$HERE/cluster.sh" start > "/tmp/topoplace-topology-$1.start" 2>&1; then
@@ -95,6 +100,9 @@ echo "NL=$SLURM_JOB_NODELIST" >&2
 echo "TPN=$SLURM_TASKS_PER_NODE" >&2
 echo "PART=$SLURM_JOB_PARTITION" >&2
 srun "$@" --topo-report bash -c 'echo $SLURM_PROCID $(hostname)'
+# Slurm's own layout of the same step, topoplace stepping aside
+srun "$@" --topo-policy=none bash -c 'echo $SLURM_PROCID $(hostname)' > "$SLURM_JOB_ID.plain"
+echo "PLAIN=$SLURM_JOB_ID.plain" >&2
 JOB
 	chown "$TPUSER:" "$h/job.sh"
 	chmod 0755 "$h/job.sh"
@@ -121,6 +129,20 @@ JOB
 		bad "$name: the tasks' nodes are those topoplace map computes" \
 			"srun: [$got]" "map:  [$want]"
 	fi
+	# the baseline: Slurm's own layout is the one topoplace models
+	local plain slurm
+	plain=$(sort -n "$h/$(sed -n 's/^PLAIN=//p' "$err")" 2>/dev/null | awk '{print $2}' | paste -sd' ')
+	slurm=$("$CLI" map --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
+		--slurm-version "$V" --partition "$(sed -n 's/^PART=//p' "$err")" \
+		--nodes "$(sed -n 's/^NL=//p' "$err")" --tasks-per-node "$(sed -n 's/^TPN=//p' "$err")" \
+		--stencil "$(printf '%s\n' $args | sed -n 's/^--topo-stencil=//p')" --policy block \
+		--format hostfile 2>/dev/null | paste -sd' ')
+	if [ -n "$plain" ] && [ "$plain" = "$slurm" ]; then
+		ok "$name: Slurm's own layout is the baseline topoplace models ($plain)"
+	else
+		bad "$name: Slurm's own layout is the baseline topoplace models" \
+			"slurm:    [$plain]" "modelled: [$slurm]"
+	fi
 }
 
 # ------------------------------------------------------------------ tree
@@ -133,8 +155,10 @@ if start block-gaps ""; then
 	placed block-gaps racks block "-N4 -n8" "--topo-stencil=4x2"
 fi
 # --------------------------------------------------------------- torus3d
-if start torus3d ""; then
-	placed torus3d pod torus3d "-N8 -n8" "--topo-stencil=2x2x2:periodic=all"
+if start torus3d "ring:ring"; then
+	placed torus3d pod torus3d "-N8 -n8" "--topo-stencil=4x2:periodic=all"
+	placed torus3d-part pod torus3d "-w node[1,4,5,8] -N4 -n4" "--topo-stencil=2x2"
+	placed ring ring ring "-p ring -w node[1,2,7,8] -N4 -n4" "--topo-stencil=4x1:periodic=all"
 fi
 summary
 [ "$fail" = 0 ]

@@ -51,21 +51,16 @@ TP_EXPORT int tp_alloc_spread_tasks(tp_alloc *a, int64_t ntasks, tp_error *err);
 /* Put the nodes (with their slots) in the order Slurm's own step layout
  * takes them, the baseline every mapping is judged against: for Slurm
  * 26.05 and later (version as TP_SLURM_VERSION in <topoplace/job.h>) with
- * slurm.conf's TopologyPlugin=topology/tree, topology/block or
- * topology/ring, leaf switch by leaf switch, block by block or ring by
- * ring in topology.conf's order (a ring's nodes from the start of the
- * job's run on it; nodes in none first), unless SelectTypeParameters=
- * CR_NO_DIST_TOPO_BLOCK; otherwise the order stays.  Ties go by the nodes'
- * order in a, taken as Slurm's node index order (Slurm's own hostlist of
- * the job is).  how (at least TP_ERROR_MSG_MAX bytes, or NULL) says which
- * was taken, "" when the order stays with nothing to say (before 26.05, no
- * slurm.conf); an unreadable file keeps the order and says why there.
- * With topology.yaml beside slurm.conf, the topology of partition (NULL:
- * the default partition's, else the cluster default) ranks the nodes the
- * same way, and a torus3d one torus by torus in the Morton order of the
- * nodes' coordinates in the job's box (Slurm's topology_p_get_rank).  The
- * machine of a stands for slurm.conf's nodes: a ring's positions count
- * its nodes alone.  Fails only out of memory. */
+ * slurm.conf's TopologyPlugin=topology/tree or topology/block, leaf switch
+ * by leaf switch or block by block in topology.conf's order (nodes in
+ * neither first), unless SelectTypeParameters=CR_NO_DIST_TOPO_BLOCK;
+ * otherwise the order stays.  how (at least TP_ERROR_MSG_MAX bytes, or
+ * NULL) says which was taken, "" when the order stays with nothing to say
+ * (before 26.05, no slurm.conf); an unreadable file keeps the order and
+ * says why there.  With topology.yaml beside slurm.conf, the topology of
+ * partition (NULL: the default partition's, else the cluster default)
+ * ranks the nodes the same way when it is a tree or blocks.  Fails only
+ * out of memory. */
 TP_EXPORT int tp_alloc_take_slurm_order(tp_alloc *a, const char *slurm_conf,
 					const char *partition, unsigned version,
 					char *how);
