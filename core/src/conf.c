@@ -2435,6 +2435,19 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 			tp_machine_block_base_size(m), (long)m->nnodes,
 			c->tree_path ? "the tree of " : "Slurm's block aggregation",
 			c->tree_path ? c->tree_path : "", tp_machine_block_network_cost(m));
+	} else if (c->net == NET_RING) {
+		/* Slurm's rings, or toruses side by side (torus3d.c): the last
+		 * coordinate numbers the domain */
+		bool ring = !strcmp(tp_machine_kind(m), "ring");
+		int nd = m->ndims - 1;
+		fprintf(out, "%s from %s: %d %s of at most ", ring ? "rings" : "toruses",
+			c->topo_path ? c->topo_path : "?", m->dims[nd],
+			ring ? (m->dims[nd] == 1 ? "ring" : "rings")
+			     : (m->dims[nd] == 1 ? "torus" : "toruses"));
+		for (int d = 0; d < nd; d++)
+			fprintf(out, "%s%d", d ? "x" : "", m->dims[d]);
+		fprintf(out, "%s, %ld nodes; no link between them\n", ring ? " nodes" : "",
+			(long)m->nnodes);
 	} else {
 	/* torus, mesh; Slurm's rings and tori side by side */
 	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : c->net == NET_TORUS

@@ -358,6 +358,14 @@ START_TEST(zero_config)
 	ck_assert_int_eq(load("", "ring", 0, &c, &err), 0);
 	ck_assert_str_eq(tp_machine_kind(tp_conf_machine(c)), "ring");
 	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 16);
+	char *d = NULL;
+	size_t dl = 0;
+	FILE *f = open_memstream(&d, &dl);
+	tp_conf_describe(c, f);
+	fclose(f);
+	ck_assert_msg(strstr(d, "rings from ") && strstr(d, "topology.yaml: 2 rings of at "
+			     "most 8 nodes, 16 nodes; no link between them\n"), "%s", d);
+	free(d);
 	tp_conf_destroy(c);
 	/* a partition without Topology= that slurm.conf lacks: the default */
 	ck_assert_int_eq(load("", "other", 0, &c, &err), 0);
