@@ -1054,8 +1054,17 @@ static int ensure_slurm(struct loader *ld, int line, const char *key)
 			.level_bandwidth = ld->c->level_bw,
 			.nlevel_bandwidth = ld->lbw_line && tree_text ? ld->c->nlevel_bw : 0,
 		};
+		const char *tree_used = NULL;
 		rc = tp__slurm_topology_machine(&st, which, &to, &bo, &ld->c->warn,
-						&ld->c->m, ld->err);
+						&ld->c->m, &tree_used, ld->err);
+		if (!rc && tree_used) {
+			free(ld->c->tree_path);
+			if (asprintf(&ld->c->tree_path, "topology %s of %s", tree_used,
+				     st.file) < 0) {
+				ld->c->tree_path = NULL;
+				rc = oom(ld);
+			}
+		}
 		if (!rc && ld->c->m->nnodes == 0)
 			rc = lerr(ld, st.file, st.set.t[which].line, TP_ENOENT,
 				  "topology %s has no nodes (nothing to place tasks on)",

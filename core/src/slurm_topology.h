@@ -29,12 +29,15 @@ int tp__slurm_topology_load(const char *slurm_conf, const char *partition,
 void tp__slurm_topology_free(struct tp__slurm_topology *st);
 
 /* The machine of topology which (st->chosen for the partition's);
- * TP_ENOENT when it has no network (flat). */
+ * TP_ENOENT when it has no network (flat).  Blocks of topology.yaml take
+ * the network between them from the first tree topology of the file that
+ * holds all their nodes (unless block_opts gives a tree file): its name in
+ * *tree_used (NULL: none). */
 int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
 			       const struct tp__topo_opts *tree_opts,
 			       const tp_block_opts *block_opts,
 			       struct tp__warnings *warn, tp_machine **out,
-			       tp_error *err);
+			       const char **tree_used, tp_error *err);
 
 /* The topology of that name (-1: none). */
 int tp__slurm_topology_index(const struct tp__slurm_topology *st,

@@ -1304,7 +1304,7 @@ else no "map, Slurm's order from topology.yaml" "$(cat "$tmp/err")"; fi
 SLURM_CONF=$EX/slurm-topology/slurm.conf tp check-config --partition gpu "$EX/slurm-topology/topoplace.conf"
 if check0 "check-config, conf/examples/slurm-topology" && [ ! -s "$tmp/err" ] &&
 	grep -q "^  used: nvl (partition gpu: Topology=nvl" "$tmp/out" &&
-	grep -q "^blocks from $EX/slurm-topology/topology.yaml: 8 blocks, base size 18, 124 nodes; between blocks: Slurm's block aggregation, network links cost 18" "$tmp/out" &&
+	grep -q "^blocks from $EX/slurm-topology/topology.yaml: 8 blocks, base size 18, 124 nodes; between blocks: the tree of topology fabric of $EX/slurm-topology/topology.yaml, network links cost 18" "$tmp/out" &&
 	grep -q "^topology fabric: tree from $EX/slurm-topology/topology.yaml: 5 switches, 1 level of links, 144 nodes" "$tmp/out"
 then ok "check-config: conf/examples/slurm-topology (blocks with gaps and bandwidths for the gpu partition)"
 else no "check-config, conf/examples/slurm-topology" "$(cat "$tmp/out" "$tmp/err")"; fi

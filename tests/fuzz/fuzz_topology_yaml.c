@@ -33,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < set.n; i++) {
 		tp_machine *m = NULL;
 		tp_error_clear(&err);
-		if (tp__slurm_topology_machine(&st, i, NULL, NULL, &w, &m, &err)) {
+		const char *tree_used;
+		if (tp__slurm_topology_machine(&st, i, NULL, NULL, &w, &m, &tree_used, &err)) {
 			one_line(err.msg);
 			continue;
 		}

@@ -347,11 +347,19 @@ START_TEST(zero_config)
 	ck_assert_int_eq(xyz[2], 0);
 	tp_conf_destroy(c);
 
-	/* the gpu partition's Topology=topo2: blocks */
+	/* the gpu partition's Topology=topo2: blocks; topo1's tree lacks their
+	 * nodes, so the network between them is Slurm's aggregation */
 	ck_assert_int_eq(load("Network=slurm\n", "gpu", 0, &c, &err), 0);
 	ck_assert(tp_machine_is_block(tp_conf_machine(c)));
 	ck_assert_int_eq(tp_machine_block_count(tp_conf_machine(c)), 4);
 	ck_assert_int_eq(tp_conf_slurm_topology_used(c), 1);
+	char *dsc = NULL;
+	size_t dlen = 0;
+	FILE *df = open_memstream(&dsc, &dlen);
+	tp_conf_describe(c, df);
+	fclose(df);
+	ck_assert_msg(strstr(dsc, "between blocks: Slurm's block aggregation"), "%s", dsc);
+	free(dsc);
 	tp_conf_destroy(c);
 
 	/* rings (Slurm 26.05's topology/ring) */
@@ -413,6 +421,43 @@ START_TEST(zero_config_errors)
 	put("slurm.conf", NULL);
 	ck_assert_int_ne(load("", NULL, 0, &c, &err), 0);
 	tp_assert_err_has(&err, "slurm.conf");
+}
+END_TEST
+
+/* Blocks of topology.yaml take the network between them from a tree
+ * topology of the same file that holds all their nodes: the first such. */
+START_TEST(blocks_over_yaml_tree)
+{
+	put("slurm.conf", "NodeName=n[1-8]\nPartitionName=g Nodes=ALL Topology=nvl\n");
+	put("topology.yaml",
+	    "- topology: small\n  tree:\n    switches:\n      - {switch: s, nodes: \"n[1-2]\"}\n"
+	    "- topology: ib\n  tree:\n    switches:\n"
+	    "      - {switch: top, children: \"l[1-2]\"}\n"
+	    "      - {switch: l1, nodes: \"n[1-2],n[5-6]\"}\n"
+	    "      - {switch: l2, nodes: \"n[3-4],n[7-8]\"}\n"
+	    "- topology: nvl\n  block:\n    blocks:\n"
+	    "      - {block: b1, nodes: \"n[1-4]\"}\n      - {block: b2, nodes: \"n[5-8]\"}\n");
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load("", "g", 0, &c, &err), 0);
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert(tp_machine_is_block(m));
+	/* n1 and n5 share leaf l1 of ib: 2 network links of cost 4 apart;
+	 * n1 and n7 meet at top: 4 links */
+	ck_assert_int_eq(tp_machine_distance(m, tp_machine_find_node(m, "n1"),
+					     tp_machine_find_node(m, "n5")), 8);
+	ck_assert_int_eq(tp_machine_distance(m, tp_machine_find_node(m, "n1"),
+					     tp_machine_find_node(m, "n7")), 16);
+	ck_assert_int_eq(tp_machine_distance(m, tp_machine_find_node(m, "n1"),
+					     tp_machine_find_node(m, "n3")), 2);
+	char *d = NULL;
+	size_t dl = 0;
+	FILE *f = open_memstream(&d, &dl);
+	tp_conf_describe(c, f);
+	fclose(f);
+	ck_assert_msg(strstr(d, "between blocks: the tree of topology ib of "), "%s", d);
+	free(d);
+	tp_conf_destroy(c);
 }
 END_TEST
 
@@ -537,6 +582,7 @@ int main(void)
 	tcase_add_test(tf, zero_config);
 	tcase_add_test(tf, zero_config_errors);
 	tcase_add_test(tf, topology_conf_plugin);
+	tcase_add_test(tf, blocks_over_yaml_tree);
 	tcase_add_test(tf, slurm_order_from_yaml);
 	suite_add_tcase(s, tf);
 	return tp_test_run(s);
