@@ -1250,7 +1250,7 @@ if python3 "$(dirname "$0")/congestion_check.py" "$T" "$tmp/cong" >"$tmp/cc.out"
 	ok "congestion: $(grep -c '^ok' "$tmp/cc.out") mappings scored as the independent scorer does"
 else no "congestion: independent scorer" "$(grep -v '^ok' "$tmp/cc.out" | head -5)"; fi
 
-# ---- Slurm's own topology (issue 29): a config without Network= reads
+# ---- Slurm's own topology: a config without Network= reads
 # topology.yaml beside slurm.conf, the partition picks its topology ----
 mkdir "$tmp/st"
 cat >"$tmp/st/slurm.conf" <<'EOF'

@@ -17,7 +17,7 @@
 #                                    (else its last error line)
 #   error FILE: WHY                  no verdict (it hung, or did not start)
 #
-# Issue 29's rule is that topoplace accepts, warns about and refuses what
+# topoplace's rule is that it accepts, warns about and refuses what
 # this slurmctld accepts, warns about and refuses; this script is how the
 # corpus in tests/data/slurm-topology got its verdicts (see its MANIFEST).
 #

@@ -1,6 +1,6 @@
 #!/bin/bash
 # topoplace — Slurm's own topology as the network, on a real Slurm 26.05
-# cluster (issue 29): the cluster has only topology.yaml (no topology.conf,
+# cluster: the cluster has only topology.yaml (no topology.conf,
 # no TopologyPlugin=), topoplace.conf names no network (a policy and the
 # node models), and srun --topo-stencil ... --topo-report must be placed on
 # the topology of the job's partition, named in the report, and the same

@@ -1,6 +1,6 @@
 /* Slurm's own topology as the network: topology.yaml read with libyaml,
  * found beside slurm.conf as slurmctld finds it, the partition's topology,
- * and a topoplace.conf without Network= (issue 29). */
+ * and a topoplace.conf without Network=. */
 #include <sys/stat.h>
 #include <unistd.h>
 
