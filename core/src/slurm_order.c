@@ -106,26 +106,6 @@ static int topo_line(void *arg, char *line, int number)
 	return 0;
 }
 
-/* Rank the allocation's nodes by topology.conf; false when it cannot be
- * read (why in how). */
-static bool rank_by_file(const char *path, enum kind kind, struct ranker *r,
-			 char *how)
-{
-	char *text;
-	size_t len;
-	tp_error e;
-	tp_error_clear(&e);
-	if (tp__read_file(path, TP__MAX_CONF_BYTES, "topology.conf", &text, &len,
-			  &e)) {
-		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (%.400s)", e.msg);
-		return false;
-	}
-	struct topo_walk w = { .r = r, .kind = kind };
-	tp__each_conf_line(text, path, &e, topo_line, &w);
-	free(text);
-	return true;
-}
-
 static int cmp_rank(const void *x, const void *y, void *arg)
 {
 	const int32_t *rank = arg;
@@ -149,27 +129,6 @@ static bool has_word(const char *list, const char *word)
 }
 
 
-/* topology.yaml's topology of the partition: its kind and records into
- * *st; false (how said) when Slurm does not rank by it. */
-static bool yaml_topology(const char *slurm_conf, const char *partition,
-			  unsigned version, struct tp__slurm_topology *st,
-			  enum kind *kind, char *how)
-{
-	tp_error e;
-	tp_error_clear(&e);
-	if (tp__slurm_topology_load(slurm_conf, partition, version, st, NULL, &e)) {
-		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (%.400s)", e.msg);
-		return false;
-	}
-	enum tp__stopo_kind k = st->chosen >= 0 ? st->set.t[st->chosen].kind
-			       : TP__STOPO_FLAT;
-	if (k == TP__STOPO_TREE || k == TP__STOPO_BLOCK) {
-		*kind = k == TP__STOPO_TREE ? BY_LEAF : BY_BLOCK;
-		return true;
-	}
-	return false;   /* flat, ring, torus3d: the hostlist's order */
-}
-
 void tp__slurm_order(const char *slurm_conf, const char *partition,
 		     unsigned version, const tp_alloc *a, int32_t *order,
 		     char *how)
@@ -187,36 +146,35 @@ void tp__slurm_order(const char *slurm_conf, const char *partition,
 		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (%.400s)", e.msg);
 		return;
 	}
-	const char *plugin = k.topology_plugin ? k.topology_plugin : "";
-	enum kind kind = BY_LEAF;
-	char yaml[4096], conf[4096];
-	tp__beside(slurm_conf, "topology.yaml", yaml, sizeof yaml);
-	tp__beside(slurm_conf, "topology.conf", conf, sizeof conf);
-	struct tp__slurm_topology st;
-	memset(&st, 0, sizeof st);
-	bool topo = true, from_yaml = tp__file_exists(yaml);
-	if (k.select_type && !strcasecmp(k.select_type, "select/linear")) {
-		topo = false;
-	} else if (has_word(k.select_params, "CR_NO_DIST_TOPO_BLOCK")) {
-		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order "
-			 "(CR_NO_DIST_TOPO_BLOCK)");
-		topo = false;
-	} else if (from_yaml) {
-		topo = yaml_topology(slurm_conf, partition, version, &st, &kind, how);
-	} else if (!strcasecmp(plugin, "topology/tree")) {
-		kind = BY_LEAF;
-	} else if (!strcasecmp(plugin, "topology/block")) {
-		kind = BY_BLOCK;
-	} else {
-		topo = false;
+	if ((k.select_type && !strcasecmp(k.select_type, "select/linear")) ||
+	    has_word(k.select_params, "CR_NO_DIST_TOPO_BLOCK")) {
+		if (!k.select_type || strcasecmp(k.select_type, "select/linear"))
+			snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order "
+				 "(CR_NO_DIST_TOPO_BLOCK)");
+		tp__slurm_keys_free(&k);
+		return;
 	}
-	tp__slurm_keys_free(&k);
+	/* the topology of the partition, found as slurmctld finds it (the
+	 * keys taken over): tree and blocks rank the nodes; flat, ring and
+	 * torus3d keep the hostlist's order */
+	struct tp__slurm_topology st;
+	if (tp__slurm_topology_find(slurm_conf, &k, partition, version, &st, NULL,
+				    &e)) {
+		snprintf(how, TP_ERROR_MSG_MAX, "the hostlist's order (%.400s)", e.msg);
+		return;
+	}
+	const struct tp__stopo *t = st.chosen >= 0 ? &st.set.t[st.chosen] : NULL;
+	if (!t || (t->kind != TP__STOPO_TREE && t->kind != TP__STOPO_BLOCK)) {
+		tp__slurm_topology_free(&st);
+		return;
+	}
+	enum kind kind = t->kind == TP__STOPO_TREE ? BY_LEAF : BY_BLOCK;
 	const tp_machine *m = tp_alloc_machine(a);
 	int32_t nm = m->nnodes;
 	struct ranker r = {
 		.a = a,
-		.pos_of = topo ? tp__malloc_array((size_t)nm, sizeof(int32_t)) : NULL,
-		.rank = topo ? tp__malloc_array((size_t)nn, sizeof(int32_t)) : NULL,
+		.pos_of = tp__malloc_array((size_t)nm, sizeof(int32_t)),
+		.rank = tp__malloc_array((size_t)nn, sizeof(int32_t)),
 	};
 	if (r.pos_of && r.rank) {
 		for (int32_t j = 0; j < nm; j++)
@@ -225,34 +183,26 @@ void tp__slurm_order(const char *slurm_conf, const char *partition,
 			r.pos_of[tp_alloc_node(a, i)] = i;
 			r.rank[i] = -1;
 		}
-		bool ranked = true;
-		if (from_yaml) {
-			struct topo_walk w = { .r = &r, .kind = kind };
-			const struct tp__stopo *t = &st.set.t[st.chosen];
+		struct topo_walk w = { .r = &r, .kind = kind };
+		if (st.yaml) {
 			for (int32_t i = 0; i < t->nrec; i++)
 				rank_entry(&w, t->rec[i].nodes);
 		} else {
-			ranked = rank_by_file(conf, kind, &r, how);
+			tp__each_conf_line(st.text, st.file, &e, topo_line, &w);
 		}
-		if (ranked) {
-			for (int32_t i = 0; i < nn; i++)
-				if (r.rank[i] < 0)
-					r.rank[i] = 0;
-			qsort_r(order, (size_t)nn, sizeof *order, cmp_rank, r.rank);
-			if (from_yaml)
-				snprintf(how, TP_ERROR_MSG_MAX, "%s, as Slurm %u.%02u lays "
-					 "tasks out (topology %.100s of %.300s)",
-					 kind == BY_LEAF ? "leaf switch by leaf switch"
-					 : "block by block", version >> 16,
-					 (version >> 8) & 0xff, st.set.t[st.chosen].name,
-					 yaml);
-			else
-				snprintf(how, TP_ERROR_MSG_MAX, "%s, as Slurm %u.%02u lays "
-					 "tasks out (%.400s)", kind == BY_LEAF
-					 ? "leaf switch by leaf switch"
-					 : "block by block", version >> 16,
-					 (version >> 8) & 0xff, conf);
-		}
+		for (int32_t i = 0; i < nn; i++)
+			if (r.rank[i] < 0)
+				r.rank[i] = 0;
+		qsort_r(order, (size_t)nn, sizeof *order, cmp_rank, r.rank);
+		char src[512];
+		if (st.yaml)
+			snprintf(src, sizeof src, "topology %.100s of %.300s", t->name,
+				 st.file);
+		else
+			snprintf(src, sizeof src, "%.400s", st.file);
+		snprintf(how, TP_ERROR_MSG_MAX, "%s, as Slurm %u.%02u lays tasks out "
+			 "(%.440s)", kind == BY_LEAF ? "leaf switch by leaf switch"
+			 : "block by block", version >> 16, (version >> 8) & 0xff, src);
 	}
 	free(r.pos_of);
 	free(r.rank);

@@ -18,7 +18,8 @@
 
 #include "slurm_topology.h"
 
-void tp__beside(const char *path, const char *name, char *out, size_t len)
+/* name in path's directory (name alone when path has none), into out. */
+static void beside(const char *path, const char *name, char *out, size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	if (slash)
@@ -28,7 +29,7 @@ void tp__beside(const char *path, const char *name, char *out, size_t len)
 		snprintf(out, len, "%s", name);
 }
 
-bool tp__file_exists(const char *path)
+static bool exists(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0;
@@ -163,12 +164,27 @@ int tp__slurm_topology_load(const char *slurm_conf, const char *partition,
 	st->chosen = -1;
 	if (!slurm_conf || !*slurm_conf)
 		return tp_error_set(err, TP_EINVAL, "Slurm's topology: no slurm.conf");
-	int rc = tp__slurm_conf_keys(slurm_conf, &st->keys, err);
+	struct tp__slurm_keys keys;
+	int rc = tp__slurm_conf_keys(slurm_conf, &keys, err);
 	if (rc)
 		return rc;
-	tp__beside(slurm_conf, "topology.yaml", st->file, sizeof st->file);
+	return tp__slurm_topology_find(slurm_conf, &keys, partition, slurm_version,
+				       st, warn, err);
+}
+
+int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
+			    const char *partition, unsigned slurm_version,
+			    struct tp__slurm_topology *st,
+			    struct tp__warnings *warn, tp_error *err)
+{
+	memset(st, 0, sizeof *st);
+	st->chosen = -1;
+	st->keys = *keys;   /* taken over */
+	memset(keys, 0, sizeof *keys);
+	int rc = TP_OK;
+	beside(slurm_conf, "topology.yaml", st->file, sizeof st->file);
 	bool reads_yaml = !slurm_version || slurm_version >= TP_SLURM_VERSION(25, 5, 0);
-	if (reads_yaml && tp__file_exists(st->file)) {
+	if (reads_yaml && exists(st->file)) {
 		st->yaml = true;
 		snprintf(st->why, sizeof st->why, "topology.yaml beside %s (Slurm "
 			 "then ignores topology.conf and TopologyPlugin=)", slurm_conf);
@@ -186,7 +202,7 @@ int tp__slurm_topology_load(const char *slurm_conf, const char *partition,
 				     ? st->keys.topology_plugin : "topology/flat";
 		enum tp__stopo_kind kind = TP__STOPO_NONE;
 		const char *known = kind_of_plugin(plugin, &kind);
-		tp__beside(slurm_conf, "topology.conf", st->file, sizeof st->file);
+		beside(slurm_conf, "topology.conf", st->file, sizeof st->file);
 		if (!known) {
 			rc = tp_error_set(err, TP_EINVAL, "%s: TopologyPlugin=%s: not a "
 					  "topology topoplace knows (tree, block, ring, "

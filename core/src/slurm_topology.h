@@ -27,6 +27,12 @@ int tp__slurm_topology_load(const char *slurm_conf, const char *partition,
 			    struct tp__slurm_topology *st,
 			    struct tp__warnings *warn, tp_error *err);
 void tp__slurm_topology_free(struct tp__slurm_topology *st);
+/* The same with slurm.conf's keys already read (tp__slurm_conf_keys):
+ * *keys is taken over (st->keys; freed with st, also on failure). */
+int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
+			    const char *partition, unsigned slurm_version,
+			    struct tp__slurm_topology *st,
+			    struct tp__warnings *warn, tp_error *err);
 
 /* The machine of topology which (st->chosen for the partition's);
  * TP_ENOENT when it has no network (flat).  Blocks of topology.yaml take
@@ -43,9 +49,6 @@ int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
 int tp__slurm_topology_index(const struct tp__slurm_topology *st,
 			     const char *name);
 const char *tp__stopo_kind_name(enum tp__stopo_kind k);
-/* name in path's directory (path's own directory part; name alone when
- * path has none), into out. */
-void tp__beside(const char *path, const char *name, char *out, size_t len);
-bool tp__file_exists(const char *path);
+
 
 #endif
