@@ -48,10 +48,10 @@ CFLAGS_ALL   = $(WARN) -fPIC -pthread $(HARDEN_C) $(CFLAGS) $(EXTRA_CFLAGS)
 DEPFLAGS     = -MMD -MP
 # The SPANK plugin needs only what a compute node with slurmd has (Debian 12:
 # json-c, hwloc and libyaml come with slurmd, METIS does not): it loads METIS
-# with dlopen() when a graph mapping needs it (core/src/metis_load.h).
+# with dlopen() when a graph mapping needs it (core/src/map/metis_load.h).
 SPANK_LIBS = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) \
              $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml) -lhwloc -lm -lpthread
-# Slurm's headers, seen only by plugin/spank/ (nothing else includes
+# Slurm's headers, seen only by plugin/ (nothing else includes
 # <slurm/...>): SLURM_PREFIX=/opt/slurm takes that install's include/;
 # without it, slurm.pc where pkg-config finds one, else the default include
 # path (Debian's libslurm-dev).  -isystem: a release's headers are not ours
@@ -78,51 +78,51 @@ SONAME  = libtopoplace.so.0
 # ---- sources (listed: a stray file in a folder does not enter the build)
 
 CORE_SRC = $(addprefix core/src/, \
-	alloc.c \
-	block.c \
-	conf.c \
-	dragonfly.c \
-	geom.c \
-	geom_fold.c \
-	geom_search.c \
-	geom_select.c \
-	gpu_matrix.c \
-	gpusel.c \
-	graph.c \
-	graphmap.c \
-	hashtab.c \
-	hiermap.c \
-	hostfile.c \
-	hostlist.c \
-	hostlist_fmt.c \
-	job.c \
-	job_map.c \
-	job_node.c \
-	json_graph.c \
-	machine.c \
-	metis_load.c \
-	metrics.c \
-	modcolor.c \
-	name_runs.c \
-	node.c \
-	node_links.c \
-	node_parts.c \
-	node_xml.c \
-	pattern_detect.c \
-	place.c \
-	ring.c \
-	slurm_conf.c \
-	slurm_order.c \
-	slurm_topology.c \
-	slurm_yaml.c \
-	stencil.c \
-	torus.c \
-	torus3d.c \
-	tree.c \
-	util.c \
-	version.c \
+	input/alloc.c \
+	input/conf.c \
+	input/hostfile.c \
+	input/hostlist.c \
+	input/hostlist_fmt.c \
+	job/job.c \
+	job/job_map.c \
+	job/job_node.c \
+	map/geom.c \
+	map/geom_fold.c \
+	map/geom_search.c \
+	map/geom_select.c \
+	map/graphmap.c \
+	map/hiermap.c \
+	map/metis_load.c \
+	map/metrics.c \
+	map/modcolor.c \
+	map/place.c \
+	net/block.c \
+	net/dragonfly.c \
+	net/hashtab.c \
+	net/machine.c \
+	net/name_runs.c \
+	net/ring.c \
+	net/torus.c \
+	net/torus3d.c \
+	net/tree.c \
+	node/gpu_matrix.c \
+	node/gpusel.c \
+	node/node.c \
+	node/node_links.c \
+	node/node_parts.c \
+	node/node_xml.c \
+	pattern/graph.c \
+	pattern/json_graph.c \
+	pattern/pattern_detect.c \
+	pattern/stencil.c \
+	slurm/slurm_conf.c \
+	slurm/slurm_order.c \
+	slurm/slurm_topology.c \
+	slurm/slurm_yaml.c \
+	util/util.c \
+	util/version.c \
 )
-CLI_SRC = $(addprefix plugin/cli/, \
+CLI_SRC = $(addprefix cli/, \
 	bind.c \
 	check_config.c \
 	diag.c \
@@ -135,8 +135,13 @@ CLI_SRC = $(addprefix plugin/cli/, \
 	node_info.c \
 	output.c \
 )
-# The pictures, shared by the command and the plugin (--topo-report=svg).
-SVG_SRC = $(addprefix plugin/svg/, \
+# What both front ends share (frontend/launch.h, frontend/svg.h): the
+# --topo-* options and Slurm's lists (topoplace bind reads them as the plugin
+# does), and the pictures (--topo-report=svg, topoplace map --format svg).
+# An archive: each front end links only the objects it calls.
+FRONT_SRC = $(addprefix frontend/, \
+	hints.c \
+	lists.c \
 	svg.c \
 	svg_dragonfly.c \
 	svg_map.c \
@@ -144,11 +149,9 @@ SVG_SRC = $(addprefix plugin/svg/, \
 	svg_torus.c \
 	svg_tree.c \
 )
-SPANK_SRC = $(addprefix plugin/spank/, \
+SPANK_SRC = $(addprefix plugin/, \
 	batch.c \
 	dispatch.c \
-	hints.c \
-	lists.c \
 	place.c \
 	site.c \
 	slurm_running.c \
@@ -209,11 +212,8 @@ FUZZ_TARGETS = \
 
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
-CLI_OBJ   = $(CLI_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
-# topoplace bind reads the job's --topo-* options and Slurm's lists as the
-# plugin does: with the plugin's pure helpers
-CLI_SPANK_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o)
-SVG_OBJ   = $(SVG_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
+CLI_OBJ   = $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
+FRONT_OBJ = $(FRONT_SRC:frontend/%.c=$(BUILD)/frontend/%.o)
 SPANK_OBJ = $(SPANK_SRC:plugin/%.c=$(BUILD)/plugin/%.o)
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
@@ -233,6 +233,7 @@ TRACE_MPIS = $(if $(shell command -v mpicc.openmpi 2>/dev/null),openmpi) \
 TRACE_LIBS = $(foreach m,$(TRACE_MPIS),$(BUILD)/trace/$(m)/libtopoplace-trace.so)
 
 LIB_A  = $(BUILD)/libtopoplace.a
+FRONT_A = $(BUILD)/libtopoplace-frontend.a
 LIB_SO = $(BUILD)/libtopoplace.so
 CLI    = $(BUILD)/topoplace
 SPANK  = $(BUILD)/topoplace.so
@@ -252,21 +253,26 @@ $(BUILD)/topoplace-hydra-srun: contrib/topoplace-hydra-srun
 	install -m 755 $< $@
 
 # The core keeps everything but its TP_EXPORT API hidden in the shared
-# library (core/include/topoplace/export.h).
+# library (core/include/topoplace/export.h).  Private headers are named from
+# core/src ("net/network.h").
 $(BUILD)/core/%.o: core/src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -fvisibility=hidden $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) -fvisibility=hidden $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/plugin/%.o: plugin/%.c
+$(BUILD)/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -I$(dir $<) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) -Icli -Ifrontend $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/frontend/%.o: frontend/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Ifrontend $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
 
 # The plugin's objects see Slurm's headers, and are rebuilt whenever those
 # change: another SLURM_PREFIX, or another release at the same place
 # (-MMD lists no -isystem header).  The stamp records the flags, the release
 # and a checksum of the preprocessed headers, and is rewritten only when
 # they differ, so that an object built for another release is never linked.
-SLURM_STAMP = $(BUILD)/plugin/spank/slurm.stamp
+SLURM_STAMP = $(BUILD)/plugin/slurm.stamp
 $(SLURM_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@$(SLURM_CHECK) v=$$($(SLURM_VERSION_CMD)); \
@@ -276,9 +282,9 @@ $(SLURM_STAMP): FORCE
 	if cmp -s $@.new $@; then rm -f $@.new; else \
 	  mv $@.new $@; echo "$(SPANK): Slurm $${v:-headers not found} ($(or $(SLURM_CPPFLAGS),default include path))"; fi
 
-$(BUILD)/plugin/spank/%.o: plugin/spank/%.c $(SLURM_STAMP)
+$(BUILD)/plugin/%.o: plugin/%.c $(SLURM_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(SLURM_CPPFLAGS) -I$(dir $<) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS_ALL) $(SLURM_CPPFLAGS) -Iplugin -Ifrontend $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
 
 # The Slurm release the plugin is built for ("22.05.8"), for packaging.
 slurm-version:
@@ -292,25 +298,29 @@ $(LIB_A): $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(FRONT_A): $(FRONT_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(LIB_SO): $(CORE_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) $(HARDEN_LD) -o $@ $^ $(LIBS) $(LDFLAGS)
 
-$(CLI): $(CLI_OBJ) $(CLI_SPANK_OBJ) $(SVG_OBJ) $(LIB_A)
-	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(CLI_SPANK_OBJ) $(SVG_OBJ) $(LIB_A) $(LIBS) $(LDFLAGS)
+$(CLI): $(CLI_OBJ) $(FRONT_A) $(LIB_A)
+	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(FRONT_A) $(LIB_A) $(LIBS) $(LDFLAGS)
 
 # The SPANK plugin carries the core statically, so that slurmstepd needs no
 # extra library path, and exports only what Slurm looks up (version script).
 # Its copy of the core loads METIS at run time (metis_load.c, TP_METIS_DLOPEN).
-SPANK_CORE_OBJ = $(filter-out $(BUILD)/core/metis_load.o,$(CORE_OBJ)) \
-                 $(BUILD)/core/metis_dlopen.o
-$(BUILD)/core/metis_dlopen.o: core/src/metis_load.c
+SPANK_CORE_OBJ = $(filter-out $(BUILD)/core/map/metis_load.o,$(CORE_OBJ)) \
+                 $(BUILD)/core/map/metis_dlopen.o
+$(BUILD)/core/map/metis_dlopen.o: core/src/map/metis_load.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -DTP_METIS_DLOPEN $(CFLAGS_ALL) -fvisibility=hidden \
+	$(CC) $(CPPFLAGS_ALL) -Icore/src -DTP_METIS_DLOPEN $(CFLAGS_ALL) -fvisibility=hidden \
 	  $(DEPFLAGS) -c $< -o $@
 
-$(SPANK): $(SPANK_OBJ) $(SVG_OBJ) $(SPANK_CORE_OBJ) plugin/spank/topoplace.lds
-	$(CC) -shared $(HARDEN_LD) -Wl,--version-script=plugin/spank/topoplace.lds \
-	  -o $@ $(SPANK_OBJ) $(SVG_OBJ) $(SPANK_CORE_OBJ) $(SPANK_LIBS) $(LDFLAGS)
+$(SPANK): $(SPANK_OBJ) $(FRONT_A) $(SPANK_CORE_OBJ) plugin/topoplace.lds
+	$(CC) -shared $(HARDEN_LD) -Wl,--version-script=plugin/topoplace.lds \
+	  -o $@ $(SPANK_OBJ) $(FRONT_A) $(SPANK_CORE_OBJ) $(SPANK_LIBS) $(LDFLAGS)
 
 $(BUILD)/trace/%/libtopoplace-trace.so: contrib/trace/trace.c
 	@mkdir -p $(dir $@)
@@ -324,18 +334,17 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	  -o $@ $< $(LIB_A) $(CHECK_LIBS) $(LIBS)
 
 # The plugin's pure helpers, tested without Slurm.
-SPANK_PURE_OBJ = $(addprefix $(BUILD)/plugin/spank/, hints.o lists.o site.o srun_args.o \
-                 userfile.o)
-$(BUILD)/tests/test_plugin: tests/unit/test_plugin.c $(SPANK_PURE_OBJ) $(LIB_A)
+SPANK_PURE_OBJ = $(addprefix $(BUILD)/plugin/, site.o srun_args.o userfile.o)
+$(BUILD)/tests/test_plugin: tests/unit/test_plugin.c $(SPANK_PURE_OBJ) $(FRONT_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -Iplugin/spank -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
-	  -Wno-missing-prototypes -o $@ $< $(SPANK_PURE_OBJ) $(LIB_A) $(CHECK_LIBS) $(LIBS)
+	$(CC) $(CPPFLAGS_ALL) -Iplugin -Ifrontend -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
+	  -Wno-missing-prototypes -o $@ $< $(SPANK_PURE_OBJ) $(FRONT_A) $(LIB_A) $(CHECK_LIBS) $(LIBS)
 
 # A node without METIS: metis_load.c as the plugin builds it, naming a library
 # that does not exist; linked before the archive, so it replaces its copy.
-$(BUILD)/tests/metis_missing.o: core/src/metis_load.c
+$(BUILD)/tests/metis_missing.o: core/src/map/metis_load.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -DTP_METIS_DLOPEN \
+	$(CC) $(CPPFLAGS_ALL) -Icore/src -DTP_METIS_DLOPEN \
 	  -DTP_METIS_SONAME='"libtopoplace-test-no-metis.so.5"' $(CFLAGS_ALL) \
 	  $(DEPFLAGS) -c $< -o $@
 
@@ -360,8 +369,8 @@ $(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/v
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
--include $(CORE_OBJ:.o=.d) $(BUILD)/core/metis_dlopen.d $(BUILD)/tests/metis_missing.d \
-         $(CLI_OBJ:.o=.d) $(SVG_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
+-include $(CORE_OBJ:.o=.d) $(BUILD)/core/map/metis_dlopen.d $(BUILD)/tests/metis_missing.d \
+         $(CLI_OBJ:.o=.d) $(FRONT_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
          $(UNIT_BIN:=.d) $(BENCH_BIN:=.d) $(FUZZ_BIN:=.d)
 
 # make run needs the build group only; make check everything its tests use.

@@ -8,11 +8,11 @@
 #   - every long option of `topoplace help map|eval|check-config|node-info`
 #     and every command of `topoplace --help` is in doc/topoplace.1;
 #   - every option of the plugin (the spank_option table of
-#     plugin/spank/dispatch.c) and every plugstack argument (the KEY("...")
-#     checks of plugin/spank/site.c) is in doc/topoplace-spank.8;
-#   - every key topoplace.conf accepts (core/src/conf.c) is in
+#     plugin/dispatch.c) and every plugstack argument (the KEY("...")
+#     checks of plugin/site.c) is in doc/topoplace-spank.8;
+#   - every key topoplace.conf accepts (core/src/input/conf.c) is in
 #     doc/topoplace.conf.5 as "Key=";
-#   - every policy (core/src/place.c POLICIES) is in all three pages;
+#   - every policy (core/src/map/place.c POLICIES) is in all three pages;
 #   - each page formats without a warning: groff -ww, and mandoc -Tlint when
 #     mandoc is installed; its .TH version is the one in version.h;
 #   - every relative link of README.md and doc/*.md leads to a file, and
@@ -88,16 +88,16 @@ check_all "topoplace --help commands" topoplace.1 has 5 $cmds
 
 # ---- topoplace-spank(8): the plugin's options and plugstack arguments
 spank=$(sed -n '/struct spank_option opts\[\]/,/SPANK_OPTIONS_TABLE_END/p' \
-	"$REPO/plugin/spank/dispatch.c" | sed -n 's/^[[:space:]]*{ *"\([a-z][a-z-]*\)".*/--\1/p')
+	"$REPO/plugin/dispatch.c" | sed -n 's/^[[:space:]]*{ *"\([a-z][a-z-]*\)".*/--\1/p')
 # shellcheck disable=SC2086
 check_all "plugin options (dispatch.c spank_option table)" topoplace-spank.8 has 6 $spank
-args=$(grep -oE 'KEY\("[a-z_]+"\)' "$REPO/plugin/spank/site.c" | sed 's/KEY("\(.*\)")/\1=/')
+args=$(grep -oE 'KEY\("[a-z_]+"\)' "$REPO/plugin/site.c" | sed 's/KEY("\(.*\)")/\1=/')
 # shellcheck disable=SC2086
 check_all "plugstack arguments (site.c)" topoplace-spank.8 has_key 6 $args
 
 # ---- every policy tp_policy_parse accepts (the POLICIES table of
-# core/src/place.c) in the three pages that list them
-pols=$(sed -n '/POLICIES\[\] = {/,/^};/p' "$REPO/core/src/place.c" |
+# core/src/map/place.c) in the three pages that list them
+pols=$(sed -n '/POLICIES\[\] = {/,/^};/p' "$REPO/core/src/map/place.c" |
 	grep -oE '\{ *"[a-z]+", TP_POLICY_' | sed 's/{ *"\([a-z]*\)".*/\1/')
 for page in topoplace.1 topoplace-spank.8 topoplace.conf.5; do
 	# shellcheck disable=SC2086
@@ -108,8 +108,8 @@ done
 # token's key with strcasecmp(<key>, "Name"); a table of { "Name", ... }
 # entries would be found too.
 keys=$( { grep -oE 'strcasecmp\(([a-z]+|[a-z]+->key|[a-z]+(->|\.)toks\[[a-z]+\]\.key|toks\[[a-z]+\]\.key), "[A-Za-z]+"\)' \
-		"$REPO/core/src/conf.c" | sed 's/.*"\([A-Za-z]*\)")$/\1/'
-	  grep -oE '^[[:space:]]*\{ *"[A-Z][A-Za-z]+"' "$REPO/core/src/conf.c" |
+		"$REPO/core/src/input/conf.c" | sed 's/.*"\([A-Za-z]*\)")$/\1/'
+	  grep -oE '^[[:space:]]*\{ *"[A-Z][A-Za-z]+"' "$REPO/core/src/input/conf.c" |
 		sed 's/.*"\([A-Za-z]*\)"$/\1/'; } | sort -u | sed 's/$/=/')
 # shellcheck disable=SC2086
 check_all "topoplace.conf keys (conf.c)" topoplace.conf.5 has_key 20 $keys

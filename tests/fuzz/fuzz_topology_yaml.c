@@ -3,7 +3,7 @@
  * is read or refused in one line, warnings are single lines, and a built
  * machine answers distances. */
 #include "fuzz.h"
-#include "slurm_topology.h"
+#include "slurm/slurm_topology.h"
 
 static void one_line(const char *s)
 {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# topoplace — the plugin's table of srun's options (plugin/spank/srun_args.c)
+# topoplace — the plugin's table of srun's options (plugin/srun_args.c)
 # against the srun of every Slurm release that tests/slurm/release.sh finds.
 #
 #   sh tests/slurm/options.sh                 every release
@@ -102,7 +102,7 @@ END {
 
 # The plugin's own options, as dispatch.c gives them to SPANK: NAME ARG.
 topo_options() {
-	tr '\n\t' '  ' < "$REPO/plugin/spank/dispatch.c" |
+	tr '\n\t' '  ' < "$REPO/plugin/dispatch.c" |
 		grep -o '{ *"topo-[a-z-]*"[^}]*}' |
 		sed -E 's/^\{ *"([^"]+)".*,[[:space:]]*([012]),[[:space:]]*TPK_OPT_.*/\1 \2/' |
 		awk 'NF == 2 && $2 ~ /^[012]$/ { print $1, $2 == 0 ? "no" : $2 == 1 ? "required" : "optional", "-" }' |
@@ -138,7 +138,7 @@ fi
 
 topo_options >"$tmp/topo"
 [ "$(wc -l <"$tmp/topo")" -ge 1 ] || {
-	echo "options: no --topo-* option found in plugin/spank/dispatch.c"
+	echo "options: no --topo-* option found in plugin/dispatch.c"
 	echo "options: 0 passed, 1 failed"
 	exit 1
 }
@@ -360,9 +360,9 @@ build_check() {
 	local out=$tmp/$1
 	shift
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-prototypes \
-		"$@" -I"$REPO/plugin/spank" -I"$REPO/core/include" \
-		-o "$out" "$tmp/check.c" "$REPO/plugin/spank/hints.c" \
-		"$REPO/plugin/spank/lists.c" >"$out.err" 2>&1
+		"$@" -I"$REPO/plugin" -I"$REPO/core/include" \
+		-o "$out" "$tmp/check.c" "$REPO/frontend/hints.c" \
+		"$REPO/frontend/lists.c" >"$out.err" 2>&1
 }
 
 # run_checks BIN LIST: the abbreviations and the command lines; how many

@@ -10,7 +10,7 @@
 #   make BUILD=build-releases SLURM_PREFIX=<headers> DEVELOPER=1 build-releases/topoplace.so
 # and three checks: it builds without a warning; its dynamic symbols are
 # exactly what topoplace.lds exports (plugin_name, plugin_type,
-# plugin_version and the slurm_spank_* hooks of plugin/spank/*.c); it
+# plugin_version and the slurm_spank_* hooks of plugin/*.c); it
 # records the release, as "Slurm V" (strings) and in plugin_version, the
 # number Slurm compares with its own before loading it.  One BUILD for all
 # releases: the core is compiled once, and each release after the first
@@ -55,7 +55,7 @@ fi
 # What the plugin must export: SPANK_PLUGIN()'s data and every hook defined.
 cd "$REPO" || exit 1
 { printf '%s\n' plugin_name plugin_type plugin_version
-  sed -n 's/^int \(slurm_spank_[a-z_]*\)(.*/\1/p' plugin/spank/*.c; } | sort -u >"$tmp/want"
+  sed -n 's/^int \(slurm_spank_[a-z_]*\)(.*/\1/p' plugin/*.c; } | sort -u >"$tmp/want"
 
 # The plugin's plugin_version, as 6 hex digits (little-endian file).
 plugin_version() {

@@ -1,11 +1,11 @@
-/* Unit tests: block networks (core/src/block.c, Slurm's topology/block) and
+/* Unit tests: block networks (core/src/net/block.c, Slurm's topology/block) and
  * Network=block in topoplace.conf. */
 #include <unistd.h>
 
 #include "testutil.h"
 #include "internal.h"
-#include "network.h"
-#include "slurm_topo.h"
+#include "net/network.h"
+#include "slurm/slurm_topo.h"
 
 #define EXAMPLES TP_SOURCE_DIR "/conf/examples/"
 

@@ -1,4 +1,4 @@
-/* Unit tests: two-level dragonflies (core/src/dragonfly.c) and
+/* Unit tests: two-level dragonflies (core/src/net/dragonfly.c) and
  * Network=dragonfly in topoplace.conf. */
 #include "testutil.h"
 #include "internal.h"

@@ -1,11 +1,11 @@
-/* Unit tests: geometric mapper (core/src/geom.c, geom_search.c,
+/* Unit tests: geometric mapper (core/src/map/geom.c, geom_search.c,
  * geom_fold.c, geom_select.c). */
 #include <math.h>
 #include <stdint.h>
 
-#include "geom_fold.h"
-#include "geom_part.h"
-#include "geom_select.h"
+#include "map/geom_fold.h"
+#include "map/geom_part.h"
+#include "map/geom_select.h"
 #include "testutil.h"
 
 /* A torus/mesh machine whose nodes n0..n(N-1) sit x-major. */

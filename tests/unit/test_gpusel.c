@@ -1,5 +1,5 @@
 /* Unit tests: GPU selection (MAGC phase 3) and socket placement (phase 2),
- * core/src/gpusel.c.  Expected assignments are worked out by hand in the
+ * core/src/node/gpusel.c.  Expected assignments are worked out by hand in the
  * comments. */
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
-/* Unit tests: graph mapping (core/src/graphmap.c) and the graph and auto
- * policies (core/src/place.c). */
+/* Unit tests: graph mapping (core/src/map/graphmap.c) and the graph and auto
+ * policies (core/src/map/place.c). */
 #include "testutil.h"
 
 static tp_conf *torus8(void)

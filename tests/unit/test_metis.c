@@ -1,4 +1,4 @@
-/* Unit tests: METIS loaded at run time (core/src/metis_load.c), as the SPANK
+/* Unit tests: METIS loaded at run time (core/src/map/metis_load.c), as the SPANK
  * plugin does on compute nodes.  This binary is linked with a copy of
  * metis_load.c built with TP_METIS_DLOPEN and a library name that does not
  * exist (Makefile), so it sees a node without libmetis5: policy auto goes
@@ -7,7 +7,7 @@
 #include <metis.h>
 
 #include "internal.h"
-#include "metis_load.h"
+#include "map/metis_load.h"
 #include "testutil.h"
 
 static tp_conf *torus4x4(void)

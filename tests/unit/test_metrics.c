@@ -1,4 +1,4 @@
-/* Unit tests for core/src/metrics.c: hand-computed cases on tiny machines,
+/* Unit tests for core/src/map/metrics.c: hand-computed cases on tiny machines,
  * brute-force cross-checks, validation errors, scoring, and parity with
  * Scotch's gmtst (CommExpan / CommDilat). */
 #include <errno.h>

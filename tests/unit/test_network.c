@@ -1,4 +1,4 @@
-/* Unit tests: the network kinds behind one interface (core/src/network.h)
+/* Unit tests: the network kinds behind one interface (core/src/net/network.h)
  * and distances that do not overflow (64-bit, issue 14): long weighted
  * paths on tori and meshes, mesh dimensions above 2^30, large LevelCost=
  * on trees. */

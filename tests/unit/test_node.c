@@ -1,5 +1,5 @@
-/* Unit tests: the node model (core/src/node.c, node_links.c) and the GPU
- * peer matrix reader (core/src/gpu_matrix.c). */
+/* Unit tests: the node model (core/src/node/node.c, node_links.c) and the GPU
+ * peer matrix reader (core/src/node/gpu_matrix.c). */
 #include <unistd.h>
 
 #include "testutil.h"

@@ -1,4 +1,4 @@
-/* Unit tests: the SPANK plugin's pure functions (plugin/spank: site.c,
+/* Unit tests: the SPANK plugin's pure functions (plugin: site.c,
  * hints.c, srun_args.c, lists.c), on real srun command lines. */
 #include <dirent.h>
 #include <sys/stat.h>

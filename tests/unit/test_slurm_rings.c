@@ -1,10 +1,10 @@
-/* Unit tests: Slurm's topology/ring (core/src/ring.c: records and RingName=
- * lines) and topology/torus3d (core/src/torus3d.c: one torus, regions,
+/* Unit tests: Slurm's topology/ring (core/src/net/ring.c: records and RingName=
+ * lines) and topology/torus3d (core/src/net/torus3d.c: one torus, regions,
  * several toruses side by side). */
 #include "testutil.h"
 #include "internal.h"
-#include "network.h"
-#include "slurm_topo.h"
+#include "net/network.h"
+#include "slurm/slurm_topo.h"
 
 static int32_t node(const tp_machine *m, const char *name)
 {

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../core/src/slurm_topology.h"
+#include "slurm/slurm_topology.h"
 #include "testutil.h"
 
 /* topology.yaml(5)'s own example (Slurm 26.05). */

@@ -1,9 +1,9 @@
-/* Unit tests: switch trees from Slurm's topology.conf (core/src/tree.c) and
+/* Unit tests: switch trees from Slurm's topology.conf (core/src/net/tree.c) and
  * Network=tree in topoplace.conf. */
 #include <unistd.h>
 
 #include "internal.h"
-#include "slurm_topo.h"
+#include "slurm/slurm_topo.h"
 #include "testutil.h"
 
 /* 4 leaves of 4 nodes, two spines, one core. */

@@ -99,7 +99,7 @@ typedef struct tp_node tp_node;
 
 /* Load an hwloc 2.x XML file (lstopo --of xml), a regular file of at most
  * 64 MiB.  The XML is checked and rewritten before hwloc sees it, so that
- * malformed input cannot crash or stall hwloc (core/src/node_xml.c has the
+ * malformed input cannot crash or stall hwloc (core/src/node/node_xml.c has the
  * rule; hwloc 1.x XML is refused: convert it with hwloc 2's lstopo).
  * Errors name the file and line. */
 TP_EXPORT int tp_node_load_xml(const char *path, tp_node **out, tp_error *err);

@@ -1,0 +1,2491 @@
+/* topoplace — topoplace.conf reader (see conf.h; the format: doc/topoplace.conf.5).
+ *
+ * The text is read whole, split into physical lines, comments removed and
+ * '\'-continued lines joined into logical lines of Key=Value tokens, each token
+ * remembering its own physical line for messages.  A logical line holding
+ * NodeName= places nodes; any other line sets machine-wide or site settings.
+ * The machine is created when the first NodeName= or CoordFile= is met, so the
+ * shape settings must come before that.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+#include "slurm/slurm_topology.h"
+
+/* NET_SLURM: the network is Slurm's own topology (Network=slurm, or no
+ * Network= at all); once read, net is the kind it turned out to be and
+ * from_slurm says so. */
+enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH, NET_TREE, NET_DFLY,
+		NET_BLOCK, NET_SLURM, NET_RING };
+
+struct tp_conf {
+	tp_machine *m;
+	enum net_kind net;
+	bool bw_set;
+	bool has_policy;
+	enum tp_policy policy;
+	enum tp_metric_kind metric;
+	double time_budget_ms;
+	char *topo_path;            /* Network=tree, block: the topology file */
+	char *tree_path;            /* Network=block: TreeTopologyFile= */
+	int nlevel_bw;
+	double level_bw[16];        /* LevelBandwidth= (congestion on trees) */
+	int forest_cost;            /* ForestCost= (0: not given) */
+	char *path;                 /* the config's name in messages */
+	struct tp__warnings warn;   /* what loading accepted with a warning */
+	bool from_slurm;            /* the network is Slurm's topology */
+	char *source;               /* how it was found (check-config) */
+	char *used;                 /* the topology used, one line */
+	int nslurm_topo;            /* topology.yaml's topologies, by name */
+	char **slurm_topo;
+	int slurm_used;             /* the one used, of them (-1: none) */
+
+	/* NodeTopology= / GpuLinks= of NodeName= lines: distinct pairs, the
+	 * config lines that first named them (for check-config), and the pair
+	 * of every machine node (-1: none) */
+	int ntopo;
+	char **topo_xml, **topo_links;
+	int *topo_line;             /* ntopo x 2: NodeTopology=, GpuLinks= */
+	int32_t *node_topo, node_topo_cap;
+};
+
+struct tok {
+	char *key;
+	char *val;
+	int line;
+};
+
+/* Where nodes were placed, for "already placed at FILE:LINE": a span of
+ * consecutive nodes from one line, not a record per node (two million
+ * nodes of a few CoordOrder= lines would otherwise write 16 MB). */
+struct origin {
+	struct tp__span span;  /* first, for tp__span_of */
+	int32_t line;          /* of node span.first; node first + k's is
+				  line + step x k (a CoordFile's lines: one
+				  record, not one per node) */
+	int32_t step;          /* 0 or 1 */
+	int32_t src;
+};
+
+struct loader {
+	const char *what;      /* config name in messages */
+	char *dir;             /* directory CoordFile paths are relative to */
+	tp_error *err;
+	tp_conf *c;
+
+	/* Settings seen so far (line 0: not given). */
+	int net_line;
+	int dims_line, ndims, dims[TP_MAX_DIMS];
+	char *dims_text;
+	int wrap_line, nwrap;
+	bool wrap[TP_MAX_DIMS];
+	char *wrap_text;
+	int npr_line, npr;
+	int bw_line, nbw;
+	double bw[TP_MAX_DIMS];
+	char *bw_text;
+	int policy_line, metric_line, budget_line;
+	int first_node_line;
+	int topo_line, cost_line, lbw_line, forest_line;
+	char *topo_text;
+	int ncost, cost[16];
+	int dist_line;
+	bool dist_bw;
+	int groups_line, groups, rpg_line, rpg, lpp_line, lpp, routing_line;
+	enum tp_dfly_routing routing;
+	int share_line;             /* AdaptiveShare= */
+	double share;
+	int format_line;            /* NodeNameFormat= */
+	struct tp__dfly_format *format;
+	char *format_text;
+	/* Network=block: TreeTopologyFile=, BlockBandwidth=,
+	 * NetworkBandwidth=, NetworkCost= */
+	int tree2_line, blk_bw_line, net_bw_line, net_cost_line;
+	char *tree2_text;
+	double blk_bw, net_bw;
+	int net_cost;
+
+	struct origin *origin; /* spans, in node order */
+	size_t norigins, origin_cap;
+	char **srcs;           /* srcs[0] = what, then CoordFile paths */
+	int nsrcs;
+
+	struct tok *toks;
+	int ntoks, tokcap;
+
+	int cur_topo;          /* topology pair of the NodeName= line, or -1 */
+	const tp_conf_slurm *slurm;   /* where Slurm's topology is (NULL:
+					 the defaults) */
+};
+
+/* ---- messages ---- */
+
+__attribute__((format(printf, 5, 6)))
+static int lerr(struct loader *ld, const char *file, int line, int code,
+		const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = tp__line_verror(ld->err, file ? file : ld->what, line, code, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int oom(struct loader *ld)
+{
+	return tp_error_set(ld->err, TP_ENOMEM, "%s: out of memory", ld->what);
+}
+
+/* ---- small parsers ---- */
+
+/* Whole-string decimal integer in [lo, hi].  0, -1 not a number, -2 range. */
+static int parse_ll(const char *s, long long lo, long long hi, long long *out)
+{
+	if (!*s || !(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
+		return -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end)
+		return -1;
+	if (errno == ERANGE || v < lo || v > hi)
+		return -2;
+	*out = v;
+	return 0;
+}
+
+/* Whole-string finite double > 0 (or >= 0 when allow_zero). */
+static int parse_pos_double(const char *s, bool allow_zero, double *out)
+{
+	if (!*s || (*s != '.' && *s != '-' && *s != '+' && (*s < '0' || *s > '9')))
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (*end || !isfinite(v))
+		return -1;
+	if (v < 0 || (!allow_zero && v == 0))
+		return -2;
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Split s in place at sep; fills parts[0..max-1], returns the count, or
+ * max + 1 when there are more. */
+static int split(char *s, char sep, char **parts, int max)
+{
+	int n = 0;
+	for (;;) {
+		char *e = strchr(s, sep);
+		if (n == max)
+			return max + 1;
+		parts[n++] = s;
+		if (!e)
+			return n;
+		*e = '\0';
+		s = e + 1;
+	}
+}
+
+/* A file named by a key could not be read: "KEY=VALUE: PATH: problem", the
+ * path left out when it is the value itself. */
+static int file_err(struct loader *ld, int line, int rc, const char *key,
+		    const char *val, const char *path, const tp_error *e2)
+{
+	size_t n = strlen(path);
+	const char *msg = e2->msg;
+	if (!strcmp(val, path) && !strncmp(msg, path, n) && msg[n] == ':' &&
+	    msg[n + 1] == ' ')
+		msg += n + 2;
+	return lerr(ld, NULL, line, rc, "%s=%s: %s", key, val, msg);
+}
+
+/* ---- node bookkeeping ---- */
+
+static int add_src(struct loader *ld, const char *name)
+{
+	char **ns = realloc(ld->srcs, (size_t)(ld->nsrcs + 1) * sizeof *ns);
+	if (!ns)
+		return -1;
+	ld->srcs = ns;
+	if (!(ns[ld->nsrcs] = strdup(name)))
+		return -1;
+	return ld->nsrcs++;
+}
+
+/* Record topology pair t (-1: none) for machine node idx. */
+static int node_topo_set(tp_conf *c, int32_t idx, int t)
+{
+	if (t < 0 && !c->node_topo)
+		return 0;
+	if (idx >= c->node_topo_cap) {
+		int32_t ncap = c->node_topo_cap ? c->node_topo_cap : 1024;
+		while (ncap <= idx)
+			ncap *= 2;
+		int32_t *nt = tp__realloc_array(c->node_topo, (size_t)ncap, sizeof(int32_t));
+		if (!nt)
+			return -1;
+		for (int32_t i = c->node_topo_cap; i < ncap; i++)
+			nt[i] = -1;
+		c->node_topo = nt;
+		c->node_topo_cap = ncap;
+	}
+	c->node_topo[idx] = t;
+	return 0;
+}
+
+/* Nodes first..first+count-1 were placed by line of source src (the nodes
+ * are appended, so spans stay in node order). */
+static int origin_add(struct loader *ld, int32_t first, int64_t count, int line,
+		      int src, int step)
+{
+	struct origin *o = ld->norigins ? &ld->origin[ld->norigins - 1] : NULL;
+	/* a single node fits either kind of record */
+	bool one = count == 1;
+	if (o && o->src == src && o->span.first + o->span.count == first) {
+		if ((step == 0 || one) && o->step == 0 && o->line == line) {
+			o->span.count += (int32_t)count;
+			return TP_OK;
+		}
+		if ((step == 1 || one) && (o->step == 1 || o->span.count == 1) &&
+		    line == o->line + o->span.count) {
+			o->step = 1;
+			o->span.count += (int32_t)count;
+			return TP_OK;
+		}
+	}
+	if (tp__grow((void **)&ld->origin, ld->norigins, &ld->origin_cap,
+		     sizeof *ld->origin))
+		return oom(ld);
+	ld->origin[ld->norigins++] = (struct origin){ { first, (int32_t)count },
+						      line, one ? 0 : step, src };
+	return TP_OK;
+}
+
+/* The span that placed node i; NULL for a node no line of this file placed
+ * (one of a topology file's). */
+static const struct origin *origin_of(const struct loader *ld, int32_t i)
+{
+	return tp__span_of(ld->origin, ld->norigins, sizeof *ld->origin, i);
+}
+
+/* "duplicate node 'NAME' (already placed at FILE:LINE)" for node prev, at
+ * file:line. */
+static int duplicate(struct loader *ld, const char *file, int line,
+		     const char *name, int32_t prev)
+{
+	const struct origin *o = origin_of(ld, prev);
+	if (!o)
+		return lerr(ld, file, line, TP_EINVAL, "duplicate node '%s'", name);
+	return lerr(ld, file, line, TP_EINVAL,
+		    "duplicate node '%s' (already placed at %s:%d)",
+		    name, ld->srcs[o->src],
+		    (int)(o->line + o->step * (prev - o->span.first)));
+}
+
+#define GRID_RESERVE_MAX ((int64_t)1 << 22)
+
+/* Room for n more nodes (a line that names many at once). */
+static int nodes_reserve(struct loader *ld, int64_t n, bool along_grid)
+{
+	/* at least double: a machine given as many NodeName= lines is then
+	 * copied O(log lines) times, not once per line */
+	const tp_machine *m = ld->c->m;
+	int64_t want = (int64_t)m->nnodes + n;
+	if (want > m->cap && want < 2 * (int64_t)m->cap)
+		want = 2 * (int64_t)m->cap;
+	/* Lines along the grid (CoordOrder=) usually fill it: room for every
+	 * position at once spares the copies of growing.  Only address space
+	 * until nodes are placed; bounded, since a sparse grid may be vast. */
+	int64_t grid = m->nrouters > GRID_RESERVE_MAX / m->nodes_per_router
+			       ? GRID_RESERVE_MAX
+			       : m->nrouters * m->nodes_per_router;
+	if (along_grid && want > m->cap && grid > want)
+		want = grid;
+	if (tp__machine_reserve(ld->c->m, want))
+		return oom(ld);
+	return TP_OK;
+}
+
+/* Place one node; file/line name the place it was given. */
+static int place_node(struct loader *ld, const char *name, const int *coords,
+		      int src, int line)
+{
+	tp_machine *m = ld->c->m;
+	const char *file = ld->srcs[src];
+	tp_error e2;
+	tp_error_clear(&e2);
+	int32_t prev = -1;
+	int idx = tp__machine_add(m, name, coords, &prev, &e2);
+	if (idx < 0 && prev >= 0)
+		return duplicate(ld, file, line, name, prev);
+	if (idx < 0)
+		return lerr(ld, file, line, idx, "%s", e2.msg);
+	if (origin_add(ld, idx, 1, line, src, 0))
+		return TP_ENOMEM;
+	return node_topo_set(ld->c, idx, ld->cur_topo) < 0 ? oom(ld) : TP_OK;
+}
+
+/* ---- the machine ---- */
+
+static int ensure_tree(struct loader *ld, int line, const char *key);
+static int ensure_dfly(struct loader *ld, int line, const char *key);
+static int ensure_block(struct loader *ld, int line, const char *key);
+static int ensure_slurm(struct loader *ld, int line, const char *key);
+
+/* Keys of one kind of network given to another: "X= needs Network=K". */
+static int foreign_keys(struct loader *ld)
+{
+	const struct { int line; const char *key; enum net_kind net; } k[] = {
+		{ ld->tree2_line, "TreeTopologyFile", NET_BLOCK },
+		{ ld->blk_bw_line, "BlockBandwidth", NET_BLOCK },
+		{ ld->net_bw_line, "NetworkBandwidth", NET_BLOCK },
+		{ ld->net_cost_line, "NetworkCost", NET_BLOCK },
+		{ ld->groups_line, "Groups", NET_DFLY },
+		{ ld->rpg_line, "RoutersPerGroup", NET_DFLY },
+		{ ld->lpp_line, "LinksPerGroupPair", NET_DFLY },
+		{ ld->routing_line, "Routing", NET_DFLY },
+		{ ld->format_line, "NodeNameFormat", NET_DFLY },
+		{ ld->share_line, "AdaptiveShare", NET_DFLY },
+		{ ld->forest_line, "ForestCost", NET_TREE },
+	};
+	/* the first of them in the file */
+	int first = -1;
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+		if (k[i].line && ld->c->net != k[i].net &&
+		    (first < 0 || k[i].line < k[first].line))
+			first = (int)i;
+	if (first >= 0)
+		return lerr(ld, NULL, k[first].line, TP_EINVAL, "%s= needs Network=%s",
+			    k[first].key, k[first].net == NET_BLOCK ? "block"
+			    : k[first].net == NET_TREE ? "tree" : "dragonfly");
+	if (ld->share_line && ld->routing != TP_DFLY_ADAPTIVE)
+		return lerr(ld, NULL, ld->share_line, TP_EINVAL,
+			    "AdaptiveShare= needs Routing=adaptive");
+	return TP_OK;
+}
+
+/* Create the machine from the settings, at the first line that needs it. */
+static int ensure_machine(struct loader *ld, int line, const char *key)
+{
+	if (ld->c->m)
+		return TP_OK;
+	/* no Network= and no shape of its own: Slurm's topology, unless the
+	 * line places nodes itself (then Network= was forgotten) */
+	bool places = strcmp(key, "NodeName=") && strcmp(key, "end of file");
+	if (!ld->net_line && !ld->dims_line && !ld->groups_line && !ld->rpg_line &&
+	    !places)
+		ld->c->net = NET_SLURM;
+	if (!ld->net_line && ld->c->net != NET_SLURM)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before Network= (Network= and Dims= must come first)", key);
+	if (ld->c->net == NET_SLURM)
+		return ensure_slurm(ld, line, key);
+	int rc = foreign_keys(ld);
+	if (rc)
+		return rc;
+	if (ld->c->net == NET_TREE)
+		return ensure_tree(ld, line, key);
+	if (ld->c->net == NET_DFLY)
+		return ensure_dfly(ld, line, key);
+	if (ld->c->net == NET_BLOCK)
+		return ensure_block(ld, line, key);
+	if (ld->topo_line || ld->cost_line || ld->lbw_line)
+		return lerr(ld, NULL, ld->topo_line ? ld->topo_line
+				      : ld->cost_line ? ld->cost_line : ld->lbw_line,
+			    TP_EINVAL, "%s= needs Network=tree",
+			    ld->topo_line ? "TopologyFile" : ld->cost_line
+				    ? "LevelCost" : "LevelBandwidth");
+	if (!ld->dims_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before Dims= (Network= and Dims= must come first)", key);
+	bool wrap[TP_MAX_DIMS];
+	for (int d = 0; d < ld->ndims; d++)
+		wrap[d] = ld->c->net == NET_TORUS;
+	if (ld->nwrap) {
+		if (ld->nwrap != 1 && ld->nwrap != ld->ndims)
+			return lerr(ld, NULL, ld->wrap_line, TP_EINVAL,
+				    "Wrap=%s: %d values, Dims=%s has %d dimensions (give 1 or %d)",
+				    ld->wrap_text, ld->nwrap, ld->dims_text,
+				    ld->ndims, ld->ndims);
+		for (int d = 0; d < ld->ndims; d++)
+			wrap[d] = ld->wrap[ld->nwrap == 1 ? 0 : d];
+	}
+	double bw[TP_MAX_DIMS];
+	if (ld->nbw) {
+		if (ld->nbw != 1 && ld->nbw != ld->ndims)
+			return lerr(ld, NULL, ld->bw_line, TP_EINVAL,
+				    "LinkBandwidth=%s: %d values, Dims=%s has %d dimensions (give 1 or %d)",
+				    ld->bw_text, ld->nbw, ld->dims_text,
+				    ld->ndims, ld->ndims);
+		for (int d = 0; d < ld->ndims; d++)
+			bw[d] = ld->bw[ld->nbw == 1 ? 0 : d];
+	}
+	tp_error e2;
+	tp_error_clear(&e2);
+	rc = tp_machine_create(&ld->c->m, ld->ndims, ld->dims, wrap, &e2);
+	if (rc)
+		return lerr(ld, NULL, ld->dims_line, rc, "Dims=%s: %s",
+			    ld->dims_text, e2.msg);
+	if (ld->npr_line &&
+	    (rc = tp_machine_set_nodes_per_router(ld->c->m, ld->npr, &e2)))
+		return lerr(ld, NULL, ld->npr_line, rc, "%s", e2.msg);
+	if (ld->nbw) {
+		if ((rc = tp_machine_set_link_bandwidth(ld->c->m, bw, &e2)))
+			return lerr(ld, NULL, ld->bw_line, rc, "%s", e2.msg);
+		ld->c->bw_set = true;
+	}
+	if (ld->dist_bw) {
+		/* hop cost per dimension: fastest bandwidth / this one */
+		int cost[TP_MAX_DIMS];
+		double top = 0;
+		for (int d = 0; d < ld->ndims; d++)
+			if (tp_machine_link_bandwidth(ld->c->m, d) > top)
+				top = tp_machine_link_bandwidth(ld->c->m, d);
+		for (int d = 0; d < ld->ndims; d++) {
+			double r = floor(top / tp_machine_link_bandwidth(ld->c->m, d) + 0.5);
+			cost[d] = r < 1 ? 1 : r > 1000000 ? 1000000 : (int)r;
+		}
+		if ((rc = tp_machine_set_hop_cost(ld->c->m, cost, &e2)))
+			return lerr(ld, NULL, ld->dist_line, rc, "%s", e2.msg);
+	}
+	ld->first_node_line = line;
+	return TP_OK;
+}
+
+/* ---- settings ---- */
+
+static int set_once(struct loader *ld, const struct tok *t, int *seen_line,
+		    bool shape)
+{
+	if (*seen_line)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s= given twice (first on line %d)", t->key, *seen_line);
+	if (shape && ld->c->m)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s= must come before the first NodeName= or CoordFile= line (line %d)",
+			    t->key, ld->first_node_line);
+	*seen_line = t->line;
+	return TP_OK;
+}
+
+static char *keep_text(struct loader *ld, char **slot, const char *v)
+{
+	free(*slot);
+	*slot = strdup(v);
+	if (!*slot)
+		oom(ld);
+	return *slot;
+}
+
+static int set_network(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->net_line, true);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "torus"))
+		ld->c->net = NET_TORUS;
+	else if (!strcasecmp(t->val, "mesh"))
+		ld->c->net = NET_MESH;
+	else if (!strcasecmp(t->val, "tree"))
+		ld->c->net = NET_TREE;
+	else if (!strcasecmp(t->val, "dragonfly"))
+		ld->c->net = NET_DFLY;
+	else if (!strcasecmp(t->val, "block"))
+		ld->c->net = NET_BLOCK;
+	else if (!strcasecmp(t->val, "slurm"))
+		ld->c->net = NET_SLURM;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Network=%s: unknown network, expected slurm, torus, mesh, tree, dragonfly or block",
+			    t->val);
+	return TP_OK;
+}
+
+static int set_dims(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->dims_line, true);
+	if (rc)
+		return rc;
+	if (!keep_text(ld, &ld->dims_text, t->val))
+		return TP_ENOMEM;
+	char tmp[256];
+	if (strlen(t->val) >= sizeof tmp)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "Dims=%.40s...: too long",
+			    t->val);
+	strcpy(tmp, t->val);
+	for (char *p = tmp; *p; p++)
+		if (*p == 'X')
+			*p = 'x';
+	char *parts[TP_MAX_DIMS];
+	int n = split(tmp, 'x', parts, TP_MAX_DIMS);
+	if (n > TP_MAX_DIMS)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Dims=%s: more than %d dimensions", t->val, TP_MAX_DIMS);
+	for (int d = 0; d < n; d++) {
+		long long v;
+		int r = parse_ll(parts[d], 0, INT_MAX, &v);
+		if (r == -1)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "Dims=%s: dimension %d ('%s') is not a number (expected e.g. 24x24x24)",
+				    t->val, d + 1, parts[d]);
+		if (r == -2)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "Dims=%s: dimension %d is %s", t->val, d + 1,
+				    parts[d][0] == '-' ? "negative" : "too large");
+		if (v == 0)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "Dims=%s: dimension %d is zero", t->val, d + 1);
+		ld->dims[d] = (int)v;
+	}
+	ld->ndims = n;
+	return TP_OK;
+}
+
+static int set_wrap(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->wrap_line, true);
+	if (rc)
+		return rc;
+	if (!keep_text(ld, &ld->wrap_text, t->val))
+		return TP_ENOMEM;
+	char tmp[256];
+	if (strlen(t->val) >= sizeof tmp)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "Wrap=%.40s...: too long",
+			    t->val);
+	strcpy(tmp, t->val);
+	char *parts[TP_MAX_DIMS];
+	int n = split(tmp, ',', parts, TP_MAX_DIMS);
+	if (n > TP_MAX_DIMS)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Wrap=%s: more than %d values", t->val, TP_MAX_DIMS);
+	for (int d = 0; d < n; d++)
+		if (parse_bool(parts[d], &ld->wrap[d]))
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "Wrap=%s: value %d ('%s') is not yes or no",
+				    t->val, d + 1, parts[d]);
+	ld->nwrap = n;
+	return TP_OK;
+}
+
+static int set_npr(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->npr_line, true);
+	if (rc)
+		return rc;
+	long long v;
+	int r = parse_ll(t->val, 1, INT_MAX, &v);
+	if (r == -1)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "NodesPerRouter=%s: not a number", t->val);
+	if (r == -2)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "NodesPerRouter=%s: expected 1..%d", t->val, INT_MAX);
+	ld->npr = (int)v;
+	return TP_OK;
+}
+
+static int set_bw(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->bw_line, true);
+	if (rc)
+		return rc;
+	if (!keep_text(ld, &ld->bw_text, t->val))
+		return TP_ENOMEM;
+	char tmp[256];
+	if (strlen(t->val) >= sizeof tmp)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "LinkBandwidth=%.40s...: too long", t->val);
+	strcpy(tmp, t->val);
+	char *parts[TP_MAX_DIMS];
+	int n = split(tmp, ',', parts, TP_MAX_DIMS);
+	if (n > TP_MAX_DIMS)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "LinkBandwidth=%s: more than %d values", t->val,
+			    TP_MAX_DIMS);
+	for (int d = 0; d < n; d++) {
+		int r = parse_pos_double(parts[d], false, &ld->bw[d]);
+		if (r)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "LinkBandwidth=%s: value %d ('%s') is not a positive number",
+				    t->val, d + 1, parts[d]);
+	}
+	ld->nbw = n;
+	return TP_OK;
+}
+
+/* Network=tree: the machine comes from Slurm's topology.conf. */
+static int ensure_tree(struct loader *ld, int line, const char *key)
+{
+	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
+		  : ld->npr_line ? ld->npr_line : ld->bw_line ? ld->bw_line
+		  : ld->dist_line;
+	if (bad)
+		return lerr(ld, NULL, bad, TP_EINVAL,
+			    "%s does not apply to Network=tree (the shape comes from TopologyFile=)",
+			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
+			    ? "Wrap=" : bad == ld->npr_line ? "NodesPerRouter="
+			    : bad == ld->bw_line ? "LinkBandwidth=" : "Distance=");
+	if (!ld->topo_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before TopologyFile= (Network=tree needs TopologyFile=PATH first)",
+			    key);
+	const char *v = ld->topo_text;
+	char *path;
+	if (v[0] != '/' && ld->dir) {
+		size_t n = strlen(ld->dir) + strlen(v) + 2;
+		path = malloc(n);
+		if (path)
+			snprintf(path, n, "%s/%s", ld->dir, v);
+	} else {
+		path = strdup(v);
+	}
+	if (!path)
+		return oom(ld);
+	free(ld->c->topo_path);
+	ld->c->topo_path = path;
+	char *text;
+	size_t len;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__read_file(path, TP__MAX_TOPOLOGY_BYTES, "topology.conf",
+			       &text, &len, &e2);
+	if (rc)
+		return file_err(ld, ld->topo_line, rc, "TopologyFile", v, path, &e2);
+	char cost_where[512];
+	snprintf(cost_where, sizeof cost_where, "%s:%d", ld->what, ld->cost_line);
+	struct tp__topo_opts o = { ld->cost, ld->ncost, ld->c->forest_cost,
+				   &ld->c->warn, ld->cost_line ? cost_where : NULL };
+	rc = tp__machine_from_topology(&ld->c->m, text, path, &o, ld->err);
+	free(text);
+	if (rc)
+		return rc;
+	ld->first_node_line = line;
+	return TP_OK;
+}
+
+static int set_topo(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->topo_line, true);
+	if (rc)
+		return rc;
+	if (!*t->val)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "TopologyFile=: empty path");
+	return keep_text(ld, &ld->topo_text, t->val) ? TP_OK : TP_ENOMEM;
+}
+
+/* LevelCost=1,2,4 (integers >= 1) or LevelBandwidth=100,50 (numbers > 0),
+ * one value per level of links from the leaf switches up, at most 16. */
+static int set_levels(struct loader *ld, const struct tok *t, bool cost)
+{
+	int rc = set_once(ld, t, cost ? &ld->cost_line : &ld->lbw_line, true);
+	if (rc)
+		return rc;
+	char tmp[256];
+	if (strlen(t->val) >= sizeof tmp)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "%s=%.40s...: too long",
+			    t->key, t->val);
+	strcpy(tmp, t->val);
+	char *parts[17];
+	int n = split(tmp, ',', parts, 17);
+	if (n > 16)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s=%s: more than 16 values", t->key, t->val);
+	for (int i = 0; i < n; i++) {
+		long long v = 0;
+		double x = 0;
+		int r = cost ? parse_ll(parts[i], 1, 1000000, &v)
+			     : parse_pos_double(parts[i], false, &x);
+		if (r)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "%s=%s: value %d ('%s') is not %s", t->key,
+				    t->val, i + 1, parts[i],
+				    cost ? "an integer in 1..1000000"
+					 : "a positive number");
+		if (cost)
+			ld->cost[i] = (int)v;
+		else
+			ld->c->level_bw[i] = x;
+	}
+	if (cost)
+		ld->ncost = n;
+	else
+		ld->c->nlevel_bw = n;
+	return TP_OK;
+}
+
+/* ForestCost=N: the cost of each link from the top of a tree of a forest
+ * (a topology.conf whose switches have no common top) to the virtual top
+ * switch joining the trees. */
+static int set_forest(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->forest_line, true);
+	if (rc)
+		return rc;
+	long long v = 0;
+	if (parse_ll(t->val, 1, 1000000, &v))
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "ForestCost=%s: expected an integer in 1..1000000", t->val);
+	ld->c->forest_cost = (int)v;
+	return TP_OK;
+}
+
+/* Network=dragonfly: Groups= x RoutersPerGroup= routers, NodesPerRouter=,
+ * LinksPerGroupPair= (default 1), Routing=direct|valiant|adaptive
+ * (AdaptiveShare=, default 0.5). */
+static int ensure_dfly(struct loader *ld, int line, const char *key)
+{
+	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
+		  : ld->bw_line ? ld->bw_line : ld->topo_line ? ld->topo_line
+		  : ld->dist_line;
+	if (bad)
+		return lerr(ld, NULL, bad, TP_EINVAL,
+			    "%s does not apply to Network=dragonfly (give Groups= and RoutersPerGroup=)",
+			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
+			    ? "Wrap=" : bad == ld->bw_line ? "LinkBandwidth="
+			    : bad == ld->topo_line ? "TopologyFile=" : "Distance=");
+	if (!ld->groups_line || !ld->rpg_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before %s= (Network=dragonfly needs Groups= and RoutersPerGroup= first)",
+			    key, ld->groups_line ? "RoutersPerGroup" : "Groups");
+	char dt[64];
+	snprintf(dt, sizeof dt, "%dx%d", ld->rpg, ld->groups);
+	if (!keep_text(ld, &ld->dims_text, dt))
+		return TP_ENOMEM;
+	ld->ndims = 2;
+	ld->dims[0] = ld->rpg;
+	ld->dims[1] = ld->groups;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp_machine_create_dragonfly(&ld->c->m, ld->groups, ld->rpg,
+					     ld->npr_line ? ld->npr : 1,
+					     ld->lpp_line ? ld->lpp : 1,
+					     false, &e2);
+	if (rc)
+		return lerr(ld, NULL, ld->groups_line, rc, "%s", e2.msg);
+	if ((rc = tp_machine_set_dragonfly_routing(ld->c->m, ld->routing,
+						   ld->share_line ? ld->share : 0.5,
+						   &e2)))
+		return lerr(ld, NULL, ld->routing_line, rc, "%s", e2.msg);
+	ld->first_node_line = line;
+	return TP_OK;
+}
+
+static char *conf_path(const struct loader *ld, const char *val);
+
+/* A file named by key=val (relative to the config's directory): its path
+ * and text (both malloc'ed). */
+static int read_conf_file(struct loader *ld, int line, const char *key,
+			  const char *val, size_t max, const char *kind,
+			  char **path, char **text)
+{
+	*text = NULL;
+	if (!(*path = conf_path(ld, val)))
+		return oom(ld);
+	size_t len;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__read_file(*path, max, kind, text, &len, &e2);
+	return rc ? file_err(ld, line, rc, key, val, *path, &e2) : TP_OK;
+}
+
+/* Network=block: the machine from Slurm's topology/block file, and the
+ * tree between the blocks from TreeTopologyFile= (else the aggregation
+ * of BlockSizes=). */
+static int ensure_block(struct loader *ld, int line, const char *key)
+{
+	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
+		  : ld->npr_line ? ld->npr_line : ld->bw_line ? ld->bw_line
+		  : ld->dist_line ? ld->dist_line : ld->cost_line;
+	if (bad)
+		return lerr(ld, NULL, bad, TP_EINVAL,
+			    "%s does not apply to Network=block (the shape comes from TopologyFile=)",
+			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
+			    ? "Wrap=" : bad == ld->npr_line ? "NodesPerRouter="
+			    : bad == ld->bw_line ? "LinkBandwidth=" : bad == ld->dist_line
+			    ? "Distance=" : "LevelCost=");
+	if (!ld->topo_line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s before TopologyFile= (Network=block needs TopologyFile=PATH first)",
+			    key);
+	if (ld->lbw_line && !ld->tree2_line)
+		return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
+			    "LevelBandwidth= with Network=block needs TreeTopologyFile=");
+	if (ld->blk_bw_line != 0 && !ld->net_bw_line)
+		return lerr(ld, NULL, ld->blk_bw_line, TP_EINVAL,
+			    "BlockBandwidth= needs NetworkBandwidth= too");
+	if (ld->net_bw_line != 0 && !ld->blk_bw_line)
+		return lerr(ld, NULL, ld->net_bw_line, TP_EINVAL,
+			    "NetworkBandwidth= needs BlockBandwidth= too");
+	if (ld->lbw_line && !ld->net_bw_line)
+		return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
+			    "LevelBandwidth= with Network=block needs BlockBandwidth= and NetworkBandwidth=");
+	char *text = NULL, *tree = NULL;
+	int rc = read_conf_file(ld, ld->topo_line, "TopologyFile", ld->topo_text,
+				TP__MAX_TOPOLOGY_BYTES, "topology.conf",
+				&ld->c->topo_path, &text);
+	if (!rc && ld->tree2_line)
+		rc = read_conf_file(ld, ld->tree2_line, "TreeTopologyFile", ld->tree2_text,
+				    TP__MAX_TOPOLOGY_BYTES, "topology.conf",
+				    &ld->c->tree_path, &tree);
+	if (!rc) {
+		tp_block_opts o = {
+			.tree_text = tree, .tree_what = ld->c->tree_path,
+			.block_bandwidth = ld->blk_bw_line ? ld->blk_bw : 0,
+			.network_bandwidth = ld->net_bw_line ? ld->net_bw : 0,
+			.network_cost = ld->net_cost_line ? ld->net_cost : 0,
+			.level_bandwidth = ld->c->level_bw,
+			.nlevel_bandwidth = ld->lbw_line ? ld->c->nlevel_bw : 0,
+		};
+		rc = tp__machine_from_blocks(&ld->c->m, text, ld->c->topo_path, &o,
+					     &ld->c->warn, ld->err);
+	}
+	free(text);
+	free(tree);
+	if (!rc)
+		ld->first_node_line = line;
+	return rc;
+}
+
+/* The partitions whose topology is t (a list "a, b"; "" for none). */
+static void partitions_of(const struct tp__slurm_topology *st, int t, bool dflt,
+			  char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < st->keys.npart; i++) {
+		const struct tp__slurm_part *p = &st->keys.part[i];
+		int k = p->topology && st->yaml
+			? tp__slurm_topology_index(st, p->topology) : -1;
+		if (k == t || (k < 0 && dflt))
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+					      n ? ", " : "", p->name);
+		if (n >= len)
+			break;
+	}
+}
+
+/* check-config's account of Slurm's topology: the file and why, each
+ * topology and its partitions, the one used, what topoplace.conf adds. */
+static int describe_source(struct loader *ld, const struct tp__slurm_topology *st,
+			   int which, const char *which_why)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return oom(ld);
+	fprintf(f, "Slurm's topology: %s\n  why: %s\n", st->file, st->why);
+	int def = -1;
+	for (int i = 0; i < st->set.n && def < 0; i++)
+		if (st->set.t[i].cluster_default)
+			def = i;
+	if (def < 0 && st->set.n)
+		def = 0;
+	for (int i = 0; i < st->set.n; i++) {
+		const struct tp__stopo *t = &st->set.t[i];
+		char parts[1024];
+		partitions_of(st, i, i == def, parts, sizeof parts);
+		fprintf(f, "  topology %s (%s%s%s): partitions %s\n", t->name,
+			tp__stopo_kind_name(t->kind), i == def ? ", cluster default" : "",
+			st->yaml ? "" : ", topology.conf", *parts ? parts : "none");
+	}
+	fprintf(f, "  used: %s (%s)\n", st->set.t[which].name, which_why);
+	free(ld->c->used);
+	if (asprintf(&ld->c->used, "Slurm's topology %s (%s) of %s, %s",
+		     st->set.t[which].name,
+		     tp__stopo_kind_name(st->set.t[which].kind), st->file,
+		     which_why) < 0)
+		ld->c->used = NULL;
+	/* what topoplace.conf adds, in line order; a key for another kind is
+	 * ignored here (another partition's topology may be of its kind), said
+	 * here only: a warning would follow every job of this partition */
+	enum tp__stopo_kind kind = st->set.t[which].kind;
+	bool tree = kind == TP__STOPO_TREE, block = kind == TP__STOPO_BLOCK;
+	struct added { int line; const char *key; bool applies; } added[] = {
+		{ ld->cost_line, "LevelCost=", tree }, { ld->forest_line, "ForestCost=", tree },
+		{ ld->lbw_line, "LevelBandwidth=", tree || (block && ld->tree2_line) },
+		{ ld->tree2_line, "TreeTopologyFile=", block },
+		{ ld->blk_bw_line, "BlockBandwidth=", block },
+		{ ld->net_bw_line, "NetworkBandwidth=", block },
+		{ ld->net_cost_line, "NetworkCost=", block },
+		{ ld->policy_line, "DefaultPolicy=", true },
+		{ ld->metric_line, "DefaultMetric=", true },
+		{ ld->budget_line, "TimeBudgetMs=", true },
+	};
+	size_t na = sizeof added / sizeof *added;
+	for (size_t i = 1; i < na; i++)       /* by line (insertion sort) */
+		for (size_t j = i; j > 0 && added[j - 1].line > added[j].line; j--) {
+			struct added t = added[j];
+			added[j] = added[j - 1];
+			added[j - 1] = t;
+		}
+	bool any = false;
+	for (size_t i = 0; i < na; i++)
+		if (added[i].line) {
+			fprintf(f, "%s%s (line %d%s)", any ? ", " : "  from topoplace.conf: ",
+				added[i].key, added[i].line, added[i].applies ? ""
+				: tree ? ", not for a tree: ignored" : block
+				? ", not for blocks: ignored" : ", ignored");
+			any = true;
+		}
+	if (any)
+		fputc('\n', f);
+	if (fclose(f) || !buf) {
+		free(buf);
+		return oom(ld);
+	}
+	free(ld->c->source);
+	ld->c->source = buf;
+	return TP_OK;
+}
+
+/* Network=slurm, or no Network= at all: the machine is Slurm's own
+ * topology, read as slurmctld reads it (slurm_topology.c); topoplace.conf
+ * adds what Slurm's files cannot say (bandwidths, costs, node models). */
+static int ensure_slurm(struct loader *ld, int line, const char *key)
+{
+	(void)key;
+	const struct { int line; const char *key; } shape[] = {
+		{ ld->dims_line, "Dims=" }, { ld->wrap_line, "Wrap=" },
+		{ ld->npr_line, "NodesPerRouter=" }, { ld->bw_line, "LinkBandwidth=" },
+		{ ld->dist_line, "Distance=" }, { ld->groups_line, "Groups=" },
+		{ ld->rpg_line, "RoutersPerGroup=" }, { ld->lpp_line, "LinksPerGroupPair=" },
+		{ ld->routing_line, "Routing=" }, { ld->format_line, "NodeNameFormat=" },
+		{ ld->share_line, "AdaptiveShare=" },
+	};
+	for (size_t i = 0; i < sizeof shape / sizeof *shape; i++)
+		if (shape[i].line)
+			return lerr(ld, NULL, shape[i].line, TP_EINVAL,
+				    "%s does not apply to Slurm's topology (Network=%s): "
+				    "give the network's own Network=", shape[i].key,
+				    ld->net_line ? "slurm" : "not given");
+	if (ld->topo_line)
+		return lerr(ld, NULL, ld->topo_line, TP_EINVAL,
+			    "TopologyFile= needs Network=tree or Network=block (without "
+			    "Network=, topoplace reads Slurm's own topology)");
+	if (ld->blk_bw_line && !ld->net_bw_line)
+		return lerr(ld, NULL, ld->blk_bw_line, TP_EINVAL,
+			    "BlockBandwidth= needs NetworkBandwidth= too");
+	if (ld->net_bw_line && !ld->blk_bw_line)
+		return lerr(ld, NULL, ld->net_bw_line, TP_EINVAL,
+			    "NetworkBandwidth= needs BlockBandwidth= too");
+	const tp_conf_slurm *sl = ld->slurm;
+	const char *slurm_conf = sl && sl->slurm_conf && *sl->slurm_conf
+				 ? sl->slurm_conf : TP_DEFAULT_SLURM_CONF;
+	struct tp__slurm_topology st;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__slurm_topology_load(slurm_conf, sl ? sl->partition : NULL,
+					 sl ? sl->slurm_version : 0, &st,
+					 &ld->c->warn, &e2);
+	if (rc)
+		return lerr(ld, NULL, ld->net_line, rc, "Slurm's topology: %s", e2.msg);
+	int which = st.chosen;
+	char which_why[TP_ERROR_MSG_MAX];
+	snprintf(which_why, sizeof which_why, "%s", st.chosen_why);
+	if (sl && sl->topology) {
+		which = tp__slurm_topology_index(&st, sl->topology);
+		snprintf(which_why, sizeof which_why, "asked for by name");
+		if (which < 0)
+			rc = lerr(ld, NULL, 0, TP_ENOENT, "Slurm's topology: no "
+				  "topology %s in %s", sl->topology,
+				  st.file[0] ? st.file : "Slurm's files");
+	} else if (which < 0) {
+		rc = lerr(ld, NULL, ld->net_line, TP_ENOENT, "Slurm's topology: %s%s",
+			  st.why, st.yaml ? " (it names no topology)" : "");
+	}
+	/* every topology by name, for check-config */
+	for (int i = 0; !rc && st.yaml && i < st.set.n; i++) {
+		char **nt = realloc(ld->c->slurm_topo, sizeof *nt * (size_t)(i + 1));
+		if (!nt || !(nt[i] = strdup(st.set.t[i].name))) {
+			if (nt)
+				ld->c->slurm_topo = nt;
+			rc = oom(ld);
+			break;
+		}
+		ld->c->slurm_topo = nt;
+		ld->c->nslurm_topo = i + 1;
+	}
+	ld->c->slurm_used = st.yaml ? which : -1;
+	if (!rc)
+		rc = describe_source(ld, &st, which, which_why);
+	char *tree_text = NULL;
+	if (!rc && ld->tree2_line && st.set.t[which].kind == TP__STOPO_BLOCK)
+		rc = read_conf_file(ld, ld->tree2_line, "TreeTopologyFile", ld->tree2_text,
+				    TP__MAX_TOPOLOGY_BYTES, "topology.conf",
+				    &ld->c->tree_path, &tree_text);
+	if (!rc) {
+		char cost_where[512];
+		snprintf(cost_where, sizeof cost_where, "%s:%d", ld->what, ld->cost_line);
+		struct tp__topo_opts to = { ld->cost, ld->ncost, ld->c->forest_cost,
+					    &ld->c->warn, ld->cost_line ? cost_where : NULL };
+		tp_block_opts bo = {
+			.tree_text = tree_text, .tree_what = ld->c->tree_path,
+			.block_bandwidth = ld->blk_bw_line ? ld->blk_bw : 0,
+			.network_bandwidth = ld->net_bw_line ? ld->net_bw : 0,
+			.network_cost = ld->net_cost_line ? ld->net_cost : 0,
+			.level_bandwidth = ld->c->level_bw,
+			.nlevel_bandwidth = ld->lbw_line && tree_text ? ld->c->nlevel_bw : 0,
+		};
+		const char *tree_used = NULL;
+		rc = tp__slurm_topology_machine(&st, which, &to, &bo, &ld->c->warn,
+						&ld->c->m, &tree_used, ld->err);
+		if (!rc && tree_used) {
+			free(ld->c->tree_path);
+			if (asprintf(&ld->c->tree_path, "topology %s of %s", tree_used,
+				     st.file) < 0) {
+				ld->c->tree_path = NULL;
+				rc = oom(ld);
+			}
+		}
+		if (!rc && ld->c->m->nnodes == 0)
+			rc = lerr(ld, st.file, st.set.t[which].line, TP_ENOENT,
+				  "topology %s has no nodes (nothing to place tasks on)",
+				  st.set.t[which].name);
+		if (!rc) {
+			ld->c->from_slurm = true;
+			ld->c->net = tp_machine_is_tree(ld->c->m) ? NET_TREE
+				     : tp_machine_is_block(ld->c->m) ? NET_BLOCK
+				     : !strcmp(tp_machine_kind(ld->c->m), "torus") ? NET_TORUS
+				     : !strcmp(tp_machine_kind(ld->c->m), "mesh") ? NET_MESH
+				     : NET_RING;
+			free(ld->c->topo_path);
+			if (!(ld->c->topo_path = strdup(st.file)))
+				rc = oom(ld);
+			/* LevelBandwidth= applies to the tree at the end of the file */
+			if (ld->c->net != NET_TREE)
+				ld->c->nlevel_bw = 0;
+			ld->first_node_line = line;
+		}
+	}
+	free(tree_text);
+	tp__slurm_topology_free(&st);
+	return rc;
+}
+
+static int set_dfly_int(struct loader *ld, const struct tok *t, int *line,
+			int *val)
+{
+	int rc = set_once(ld, t, line, true);
+	if (rc)
+		return rc;
+	long long v = 0;
+	if (parse_ll(t->val, 1, 1 << 20, &v))
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s=%s: expected an integer in 1..%d", t->key, t->val,
+			    1 << 20);
+	*val = (int)v;
+	return TP_OK;
+}
+
+static int set_distance(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->dist_line, true);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "hops"))
+		ld->dist_bw = false;
+	else if (!strcasecmp(t->val, "bandwidth"))
+		ld->dist_bw = true;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Distance=%s: expected hops or bandwidth", t->val);
+	return TP_OK;
+}
+
+static int set_routing(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->routing_line, true);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "direct") || !strcasecmp(t->val, "minimal"))
+		ld->routing = TP_DFLY_DIRECT;
+	else if (!strcasecmp(t->val, "valiant") || !strcasecmp(t->val, "non-minimal"))
+		ld->routing = TP_DFLY_VALIANT;
+	else if (!strcasecmp(t->val, "adaptive"))
+		ld->routing = TP_DFLY_ADAPTIVE;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "Routing=%s: expected direct, valiant or adaptive", t->val);
+	return TP_OK;
+}
+
+/* AdaptiveShare=0.5: the non-minimal share of Routing=adaptive. */
+static int set_share(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->share_line, true);
+	if (rc)
+		return rc;
+	if (parse_pos_double(t->val, true, &ld->share) || ld->share > 1)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "AdaptiveShare=%s: expected a fraction in 0..1", t->val);
+	return TP_OK;
+}
+
+/* NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*} (dragonfly.c). */
+static int set_format(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->format_line, true);
+	if (rc)
+		return rc;
+	tp_error e2;
+	tp_error_clear(&e2);
+	if ((rc = tp__dfly_format_parse(t->val, &ld->format, &e2)))
+		return lerr(ld, NULL, t->line, rc, "%s", e2.msg);
+	return keep_text(ld, &ld->format_text, t->val) ? TP_OK : TP_ENOMEM;
+}
+
+/* BlockBandwidth=, NetworkBandwidth= (GB/s), NetworkCost= (2..10^6). */
+static int set_block_num(struct loader *ld, const struct tok *t, int *line,
+			 double *bw, int *cost)
+{
+	int rc = set_once(ld, t, line, true);
+	if (rc)
+		return rc;
+	long long v = 0;
+	if (bw ? parse_pos_double(t->val, false, bw) != 0
+	       : parse_ll(t->val, 2, 1000000, &v) != 0)
+		return lerr(ld, NULL, t->line, TP_EINVAL, "%s=%s: expected %s", t->key,
+			    t->val, bw ? "a positive number (GB/s)" : "an integer in 2..1000000");
+	if (cost)
+		*cost = (int)v;
+	return TP_OK;
+}
+
+static int set_policy(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->policy_line, false);
+	if (rc)
+		return rc;
+	tp_error e2;
+	tp_error_clear(&e2);
+	enum tp_policy p;
+	if ((rc = tp_policy_parse(t->val, &p, &e2)))
+		return lerr(ld, NULL, t->line, rc, "DefaultPolicy=%s: %s", t->val,
+			    e2.msg);
+	ld->c->policy = p;
+	ld->c->has_policy = true;
+	return TP_OK;
+}
+
+static int set_metric(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->metric_line, false);
+	if (rc)
+		return rc;
+	tp_error e2;
+	tp_error_clear(&e2);
+	enum tp_metric_kind k;
+	if ((rc = tp_metric_parse(t->val, &k, &e2)))
+		return lerr(ld, NULL, t->line, rc, "DefaultMetric=%s: %s", t->val,
+			    e2.msg);
+	ld->c->metric = k;
+	return TP_OK;
+}
+
+static int set_budget(struct loader *ld, const struct tok *t)
+{
+	int rc = set_once(ld, t, &ld->budget_line, false);
+	if (rc)
+		return rc;
+	double v;
+	if (parse_pos_double(t->val, true, &v))
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "TimeBudgetMs=%s: not a number >= 0", t->val);
+	ld->c->time_budget_ms = v;
+	return TP_OK;
+}
+
+/* ---- CoordFile ---- */
+
+/* Consecutive lines of a CoordFile naming consecutive numbers
+ * ("nid000000 0 0 0", "nid000001 1 0 0", ...) are gathered into one
+ * numbered run of the machine: a quarter million lines were 80 ms of name
+ * hashing, storing and per-line records.  The gathered coordinates wait in
+ * the machine's own array, after its nodes, where the run's nodes go. */
+struct cf_run {
+	struct loader *ld;
+	int src, nd;
+	struct tp__hostlist_run hr;   /* prefix and suffix in the file's text */
+	int32_t n;                    /* names gathered (0: none) */
+	int line;                     /* of the first */
+};
+
+/* Where the run's node i waits. */
+static int *cf_run_at(const struct cf_run *r, int32_t i)
+{
+	const tp_machine *m = r->ld->c->m;
+	return m->coords + ((size_t)m->nnodes + (size_t)i) * (size_t)r->nd;
+}
+
+/* Start a run at name (false: it has no number to count on); the machine
+ * has room for one node more. */
+static bool cf_run_start(struct cf_run *r, const char *name, const int *c, int line)
+{
+	size_t ds, de;
+	uint64_t v;
+	if (!tp__name_split(name, &ds, &de, &v))
+		return false;
+	r->hr = (struct tp__hostlist_run){ name, name + de, ds, strlen(name + de),
+					   v, v, (uint32_t)(de - ds) };
+	memcpy(cf_run_at(r, 0), c, sizeof(int) * (size_t)r->nd);
+	r->n = 1;
+	r->line = line;
+	return true;
+}
+
+/* Add name at line to the run if it is its next name on the next line and
+ * the machine has room. */
+static bool cf_run_extend(struct cf_run *r, const char *name, const int *c, int line)
+{
+	size_t ds, de;
+	uint64_t v;
+	const struct tp__hostlist_run *hr = &r->hr;
+	const tp_machine *m = r->ld->c->m;
+	if (!r->n || line != r->line + r->n || m->nnodes + r->n >= m->cap ||
+	    !tp__name_split(name, &ds, &de, &v) || v != hr->hi + 1 || ds != hr->plen ||
+	    memcmp(name, hr->prefix, ds) || strcmp(name + de, hr->suffix))
+		return false;
+	/* the run writes v in max(width, its digits) digits: exactly these */
+	unsigned dv = tp__digits_of(v);
+	if (de - ds != (dv > hr->width ? dv : hr->width))
+		return false;
+	memcpy(cf_run_at(r, r->n), c, sizeof(int) * (size_t)r->nd);
+	r->hr.hi = v;
+	r->n++;
+	return true;
+}
+
+static void cf_run_coords(void *arg, int64_t i, int *c)
+{
+	/* tp__machine_add_run asks for them where they already are */
+	const int *at = cf_run_at(arg, (int32_t)i);
+	if (c != at)
+		memmove(c, at, sizeof(int) * (size_t)((const struct cf_run *)arg)->nd);
+}
+
+/* Place the gathered names: as one run when long enough and the machine
+ * takes it (tp__runs_appends), else, or when anything is wrong with it (a
+ * name placed before, a full router), name by name with their own lines,
+ * for place_node's messages. */
+static int cf_run_flush(struct cf_run *r)
+{
+	struct loader *ld = r->ld;
+	tp_machine *m = ld->c->m;
+	int32_t n = r->n, first = m->nnodes, prev;
+	if (n == 0)
+		return TP_OK;
+	if (n >= TP__LIST_RUN_MIN && tp__runs_appends(&m->runs, &r->hr) &&
+	    ld->cur_topo < 0) {
+		tp_error e;
+		tp_error_clear(&e);
+		if (tp__machine_add_run(m, &r->hr, cf_run_coords, r, &prev, &e) == TP_OK) {
+			r->n = 0;
+			return origin_add(ld, first, n, r->line, r->src, 1);
+		}
+	}
+	/* node i waits at slot first + i; nodes placed before it take slots
+	 * up to first + i, so it is copied out first */
+	char name[TP__HOSTNAME_MAX];
+	int rc = TP_OK, c[TP_MAX_DIMS];
+	for (int32_t i = 0; i < n && rc == TP_OK; i++) {
+		tp__hostlist_run_name(&r->hr, r->hr.lo + (uint64_t)i, name);
+		memcpy(c, m->coords + ((size_t)first + (size_t)i) * (size_t)r->nd,
+		       sizeof(int) * (size_t)r->nd);
+		rc = place_node(ld, name, c, r->src, r->line + i);
+	}
+	r->n = 0;
+	return rc;
+}
+
+/* CoordFile=: lines "name x y z"; SwitchFile= (dragonflies): lines "name
+ * group switch". */
+static int load_coord_file(struct loader *ld, const struct tok *t)
+{
+	bool sw = !strcasecmp(t->key, "SwitchFile");
+	ld->cur_topo = -1;      /* models come from later NodeName= lines */
+	if (sw && ld->c->net != NET_DFLY)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "SwitchFile= needs Network=dragonfly");
+	int rc = ensure_machine(ld, t->line, sw ? "SwitchFile=" : "CoordFile=");
+	if (rc)
+		return rc;
+	if (ld->c->from_slurm)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "%s= does not apply to Slurm's topology (its file places the nodes)",
+			    t->key);
+	if (ld->c->net == NET_TREE || ld->c->net == NET_BLOCK)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "CoordFile= does not apply to Network=%s",
+			    ld->c->net == NET_TREE ? "tree" : "block");
+	char *path;
+	if (t->val[0] != '/' && ld->dir) {
+		size_t n = strlen(ld->dir) + strlen(t->val) + 2;
+		path = malloc(n);
+		if (path)
+			snprintf(path, n, "%s/%s", ld->dir, t->val);
+	} else {
+		path = strdup(t->val);
+	}
+	if (!path)
+		return oom(ld);
+	int src = add_src(ld, path);
+	free(path);
+	if (src < 0)
+		return oom(ld);
+	const char *file = ld->srcs[src];
+	char *text;
+	size_t len;
+	tp_error e2;
+	tp_error_clear(&e2);
+	rc = tp__read_file(file, TP__MAX_COORDS_BYTES, sw ? "a SwitchFile" : "a CoordFile",
+			   &text, &len, &e2);
+	if (rc)
+		return file_err(ld, t->line, rc, t->key, t->val, file, &e2);
+	tp_machine *m = ld->c->m;
+	int nd = m->ndims, line = 0, placed = 0;
+	struct cf_run run = { .ld = ld, .src = src, .nd = nd };
+	/* a coordinate file usually fills the grid: room for it at once
+	 * (address space until nodes are placed) */
+	rc = nodes_reserve(ld, 1, true);
+	char *p = text;
+	while (rc == TP_OK && *p) {
+		char *e = strchr(p, '\n');
+		char *next = e ? e + 1 : p + strlen(p);
+		if (e)
+			*e = '\0';
+		line++;
+		char *h = strchr(p, '#');
+		if (h)
+			*h = '\0';
+		char *f[TP_MAX_DIMS + 2];
+		int nf = 0;
+		char *save = NULL;
+		for (char *w = strtok_r(p, " \t\r\v\f", &save); w;
+		     w = strtok_r(NULL, " \t\r\v\f", &save)) {
+			if (nf < TP_MAX_DIMS + 2)
+				f[nf] = w;
+			nf++;
+		}
+		p = next;
+		if (nf == 0)
+			continue;
+		if (nf != nd + 1) {
+			rc = sw ? lerr(ld, file, line, TP_EINVAL,
+				       "expected a node name, its group and its switch, found %d field%s",
+				       nf, nf == 1 ? "" : "s")
+				: lerr(ld, file, line, TP_EINVAL,
+				       "expected a node name and %d coordinates, found %d field%s",
+				       nd, nf, nf == 1 ? "" : "s");
+			break;
+		}
+		int c[TP_MAX_DIMS];
+		for (int d = 0; d < nd && rc == TP_OK; d++) {
+			long long v;
+			/* SwitchFile: group (dimension 1) first, then the switch */
+			const char *fv = f[sw ? 2 - d : d + 1];
+			char what[32];
+			int r = parse_ll(fv, INT_MIN, INT_MAX, &v);
+			if (r == 0 && v >= 0 && v < m->dims[d]) {
+				c[d] = (int)v;
+				continue;
+			}
+			snprintf(what, sizeof what, sw ? (d ? "group" : "switch")
+						       : "coordinate %d", d);
+			if (r == -1)
+				rc = lerr(ld, file, line, TP_EINVAL,
+					  "node '%s': %s ('%s') is not a number",
+					  f[0], what, fv);
+			else
+				rc = lerr(ld, file, line, TP_EINVAL,
+					  "node '%s': %s is outside 0..%d",
+					  f[0], what, m->dims[d] - 1);
+		}
+		if (rc == TP_OK && !cf_run_extend(&run, f[0], c, line)) {
+			rc = cf_run_flush(&run);
+			if (rc == TP_OK)
+				rc = nodes_reserve(ld, 1, false);
+			if (rc == TP_OK && !cf_run_start(&run, f[0], c, line))
+				rc = place_node(ld, f[0], c, src, line);
+		}
+		placed++;
+	}
+	if (rc == TP_OK)
+		rc = cf_run_flush(&run);
+	free(text);
+	if (rc == TP_OK && placed == 0)
+		rc = lerr(ld, file, 0, TP_EINVAL, "no nodes in %s", t->key);
+	return rc;
+}
+
+/* A path relative to the config file's directory; NULL when out of memory. */
+static char *conf_path(const struct loader *ld, const char *val)
+{
+	if (val[0] == '/' || !ld->dir)
+		return strdup(val);
+	size_t n = strlen(ld->dir) + strlen(val) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/%s", ld->dir, val);
+	return p;
+}
+
+/* NodeTopology= (and GpuLinks=) of a NodeName= line: sets ld->cur_topo. */
+static int add_topo(struct loader *ld, const struct tok *topo,
+		    const struct tok *links)
+{
+	if (!*topo->val)
+		return lerr(ld, NULL, topo->line, TP_EINVAL,
+			    "NodeTopology=: empty file name");
+	if (links && !*links->val)
+		return lerr(ld, NULL, links->line, TP_EINVAL,
+			    "GpuLinks=: empty file name");
+	tp_conf *c = ld->c;
+	char *x = conf_path(ld, topo->val);
+	char *l = links ? conf_path(ld, links->val) : NULL;
+	if (!x || (links && !l)) {
+		free(x);
+		free(l);
+		return oom(ld);
+	}
+	for (int i = 0; i < c->ntopo; i++)
+		if (!strcmp(c->topo_xml[i], x) &&
+		    (l ? c->topo_links[i] && !strcmp(c->topo_links[i], l)
+		       : !c->topo_links[i])) {
+			free(x);
+			free(l);
+			ld->cur_topo = i;
+			return 0;
+		}
+	char **nx = realloc(c->topo_xml, sizeof(char *) * (size_t)(c->ntopo + 1));
+	if (nx)
+		c->topo_xml = nx;
+	char **nl = nx ? realloc(c->topo_links, sizeof(char *) * (size_t)(c->ntopo + 1))
+		       : NULL;
+	if (nl)
+		c->topo_links = nl;
+	int *nline = nl ? realloc(c->topo_line, sizeof(int) * 2 * (size_t)(c->ntopo + 1))
+			: NULL;
+	if (nline)
+		c->topo_line = nline;
+	if (!nx || !nl || !nline) {
+		free(x);
+		free(l);
+		return oom(ld);
+	}
+	c->topo_xml[c->ntopo] = x;
+	c->topo_links[c->ntopo] = l;
+	c->topo_line[2 * c->ntopo] = topo->line;
+	c->topo_line[2 * c->ntopo + 1] = links ? links->line : 0;
+	ld->cur_topo = c->ntopo++;
+	return 0;
+}
+
+/* ---- NodeName lines ----
+ *
+ * A NodeName= line goes through four phases: its keys are sorted out
+ * (node_keys), NodeTopology=/GpuLinks= are recorded, the placement keys
+ * are checked without expanding the hostlist (node_coords, node_order), and
+ * then the hostlist is counted, bounded and its names placed one by one
+ * (place_names). */
+
+struct node_keys {
+	const struct tok *name, *order, *offset, *coords, *topo, *links;
+};
+
+/* The hostlist of a NodeName= line, counted and bounded before any name
+ * is expanded. */
+static int node_hostlist(struct loader *ld, const struct tok *name,
+			 struct tp__hostlist **hl, int64_t *count)
+{
+	char what[TP_ERROR_MSG_MAX / 2];
+	snprintf(what, sizeof what, "NodeName=%s", name->val);
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__hostlist_parse(name->val, what, TP__MAX_CONF_NAMES,
+				    "the most one config line may name", hl,
+				    count, &e2);
+	if (rc)
+		return lerr(ld, NULL, name->line, rc, "%s", e2.msg);
+	if (*count == 0) {
+		tp__hostlist_free(*hl);
+		*hl = NULL;
+		return lerr(ld, NULL, name->line, TP_EINVAL,
+			    "NodeName=%s: no node names", name->val);
+	}
+	return TP_OK;
+}
+
+/* A NodeName= line that places nothing: on a tree (whose nodes sit under
+ * their switches) a check that every node is under a switch; anywhere it
+ * gives nodes placed before (by a CoordFile=, or on a tree) their
+ * NodeTopology= and GpuLinks= (a later line wins). */
+struct model_ctx {
+	struct loader *ld;
+	const struct tok *name;
+};
+
+/* Nodes of a NodeName= line without placement: placed already (by the
+ * topology, the block file or an earlier line); NodeTopology= for each. */
+static int model_nodes(void *arg, int32_t first, int32_t count,
+		       const struct tp__listed *l)
+{
+	struct model_ctx *x = arg;
+	struct loader *ld = x->ld;
+	bool block = ld->c->net == NET_BLOCK;
+	char host[TP__HOSTNAME_MAX];
+	/* Slurm's topology is the partition's: other nodes are another's */
+	if (first < 0 && ld->c->from_slurm)
+		return 0;
+	if (first < 0 && (ld->c->net == NET_TREE || block))
+		return lerr(ld, NULL, x->name->line, TP_EINVAL,
+			    "NodeName=%s: node '%s' is %s of %s", x->name->val,
+			    tp__listed_name(l, 0, host),
+			    block ? "in no block" : "under no switch",
+			    ld->c->topo_path);
+	if (first < 0)
+		return lerr(ld, NULL, x->name->line, TP_EINVAL,
+			    "NodeName=%s: node '%s' is not placed (give Coords= or CoordOrder=%s, or place it with a %s line before this one)",
+			    x->name->val, tp__listed_name(l, 0, host),
+			    ld->c->net == NET_DFLY ? " or NodeNameFormat=" : "",
+			    ld->c->net == NET_DFLY ? "CoordFile= or SwitchFile=" : "CoordFile=");
+	if (ld->cur_topo >= 0)
+		for (int32_t i = count; i-- > 0;)   /* the last first: one growth */
+			if (node_topo_set(ld->c, first + i, ld->cur_topo) < 0)
+				return oom(ld);
+	return TP_OK;
+}
+
+static int model_line(struct loader *ld, const struct tok *name)
+{
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = node_hostlist(ld, name, &hl, &count);
+	if (rc)
+		return rc;
+	struct model_ctx x = { ld, name };
+	rc = tp__machine_each_listed(ld->c->m, hl, model_nodes, &x);
+	tp__hostlist_free(hl);
+	return rc;
+}
+
+/* Sort the keys of a NodeName= line into k; each at most once. */
+static int node_keys(struct loader *ld, const struct tok *toks, int n,
+		     struct node_keys *k)
+{
+	memset(k, 0, sizeof *k);
+	for (int i = 0; i < n; i++) {
+		const struct tok *t = &toks[i];
+		const struct tok **slot;
+		if (!strcasecmp(t->key, "NodeName"))
+			slot = &k->name;
+		else if (!strcasecmp(t->key, "NodeTopology"))
+			slot = &k->topo;
+		else if (!strcasecmp(t->key, "GpuLinks"))
+			slot = &k->links;
+		else if (!strcasecmp(t->key, "CoordOrder"))
+			slot = &k->order;
+		else if (!strcasecmp(t->key, "Offset"))
+			slot = &k->offset;
+		else if (!strcasecmp(t->key, "Coords"))
+			slot = &k->coords;
+		else
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "%s=%s: not allowed on a NodeName= line (only CoordOrder=, Offset=, Coords=, NodeTopology=, GpuLinks=)",
+				    t->key, t->val);
+		if (*slot)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "%s= given twice on one line", t->key);
+		*slot = t;
+	}
+	return TP_OK;
+}
+
+/* Coords=X,Y,Z: one position inside the grid. */
+static int node_coords(struct loader *ld, const struct tok *coords, int *c)
+{
+	const tp_machine *m = ld->c->m;
+	int nd = m->ndims;
+	char tmp[256];
+	if (strlen(coords->val) >= sizeof tmp)
+		return lerr(ld, NULL, coords->line, TP_EINVAL,
+			    "Coords=%.40s...: too long", coords->val);
+	strcpy(tmp, coords->val);
+	char *parts[TP_MAX_DIMS];
+	int k = split(tmp, ',', parts, TP_MAX_DIMS);
+	if (k != nd)
+		return lerr(ld, NULL, coords->line, TP_EINVAL,
+			    "Coords=%s: %s%d coordinates, Dims=%s has %d dimensions",
+			    coords->val, k > TP_MAX_DIMS ? "more than " : "",
+			    k > TP_MAX_DIMS ? TP_MAX_DIMS : k, ld->dims_text, nd);
+	for (int d = 0; d < nd; d++) {
+		long long v;
+		int r = parse_ll(parts[d], INT_MIN, INT_MAX, &v);
+		if (r == -1)
+			return lerr(ld, NULL, coords->line, TP_EINVAL,
+				    "Coords=%s: coordinate %d ('%s') is not a number",
+				    coords->val, d, parts[d]);
+		if (r == -2 || v < 0 || v >= m->dims[d])
+			return lerr(ld, NULL, coords->line, TP_EINVAL,
+				    "Coords=%s: coordinate %d is outside 0..%d",
+				    coords->val, d, m->dims[d] - 1);
+		c[d] = (int)v;
+	}
+	return TP_OK;
+}
+
+/* CoordOrder=x-major|z-major and Offset=N. */
+static int node_order(struct loader *ld, const struct node_keys *k,
+		      bool *x_major, long long *off)
+{
+	*off = 0;
+	if (!strcasecmp(k->order->val, "x-major"))
+		*x_major = true;
+	else if (!strcasecmp(k->order->val, "z-major"))
+		*x_major = false;
+	else
+		return lerr(ld, NULL, k->order->line, TP_EINVAL,
+			    "CoordOrder=%s: expected x-major or z-major",
+			    k->order->val);
+	if (k->offset) {
+		int r = parse_ll(k->offset->val, 0, INT64_MAX / 4, off);
+		if (r)
+			return lerr(ld, NULL, k->offset->line, TP_EINVAL,
+				    "Offset=%s: %s", k->offset->val,
+				    r == -1 ? "not a number" : "expected a number >= 0");
+	}
+	return TP_OK;
+}
+
+/* Position p of the grid in CoordOrder= order into c. */
+static void order_coords(const tp_machine *m, bool x_major, int64_t p, int *c)
+{
+	int64_t q = p / m->nodes_per_router;
+	if (x_major) {
+		for (int d = 0; d < m->ndims; d++) {
+			c[d] = (int)(q % m->dims[d]);
+			q /= m->dims[d];
+		}
+	} else {
+		for (int d = m->ndims - 1; d >= 0; d--) {
+			c[d] = (int)(q % m->dims[d]);
+			q /= m->dims[d];
+		}
+	}
+}
+
+/* Ranges shorter than this go name by name (the machine's table of runs
+ * stays small whatever the config). */
+#define RUN_MIN 256
+
+/* The grid positions of a run, walked in order: an increment per node
+ * instead of a division per dimension. */
+struct run_place {
+	const tp_machine *m;
+	bool x_major;
+	int64_t from, next;        /* next: the i that c[] holds */
+	int sub;                   /* node on the router */
+	int c[TP_MAX_DIMS];
+};
+
+static void run_coords(void *arg, int64_t i, int *c)
+{
+	struct run_place *rp = arg;
+	const tp_machine *m = rp->m;
+	if (i != rp->next) {
+		order_coords(m, rp->x_major, rp->from + i, rp->c);
+		rp->sub = (int)((rp->from + i) % m->nodes_per_router);
+	}
+	for (int d = 0; d < m->ndims; d++)
+		c[d] = rp->c[d];
+	rp->next = i + 1;
+	if (++rp->sub < m->nodes_per_router)
+		return;
+	rp->sub = 0;
+	int n = m->ndims;
+	for (int k = 0; k < n; k++) {
+		int d = rp->x_major ? k : n - 1 - k;
+		if (++rp->c[d] < m->dims[d])
+			return;
+		rp->c[d] = 0;
+	}
+}
+
+/* The names of run along the grid from position from. */
+static int place_run(struct loader *ld, const struct tp__hostlist_run *run,
+		     bool x_major, int64_t from, int line)
+{
+	tp_machine *m = ld->c->m;
+	int32_t first = m->nnodes, prev = -1;
+	int64_t count = (int64_t)(run->hi - run->lo) + 1;
+	struct run_place rp = { .m = m, .x_major = x_major, .from = from,
+				.next = -1 };
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__machine_add_run(m, run, run_coords, &rp, &prev, &e2);
+	if (rc && prev >= 0) {
+		char name[TP__HOSTNAME_MAX];
+		tp__machine_name_put(m, prev, name);
+		return duplicate(ld, NULL, line, name, prev);
+	}
+	if (rc)
+		return lerr(ld, NULL, line, rc, "%s", e2.msg);
+	if (origin_add(ld, first, count, line, 0, 0))
+		return TP_ENOMEM;
+	if (ld->cur_topo >= 0)
+		for (int64_t i = count; i-- > 0;)   /* the last first: one growth */
+			if (node_topo_set(ld->c, first + (int32_t)i, ld->cur_topo) < 0)
+				return oom(ld);
+	return TP_OK;
+}
+
+/* Expand the hostlist and place its names: at c (Coords=) or along the
+ * grid from position off (CoordOrder=). */
+static int place_names(struct loader *ld, const struct node_keys *k, int *c,
+		       bool x_major, long long off)
+{
+	const tp_machine *m = ld->c->m;
+	const struct tok *name = k->name;
+	int line = name->line;
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = node_hostlist(ld, name, &hl, &count);
+	if (rc)
+		return rc;
+	int64_t per = m->nodes_per_router;
+	int64_t positions = m->nrouters > INT64_MAX / per ? INT64_MAX : m->nrouters * per;
+	if (k->coords && count != 1)
+		rc = lerr(ld, NULL, line, TP_EINVAL,
+			  "NodeName=%s: Coords= places one node, the hostlist has %lld names (use CoordOrder=)",
+			  name->val, (long long)count);
+	else if (k->order && off + count > positions)
+		rc = lerr(ld, NULL, line, TP_EINVAL,
+			  "NodeName=%s CoordOrder=%s: %lld nodes from position %lld go beyond the grid's %lld positions (Dims=%s, %lld per router)",
+			  name->val, k->order->val, (long long)count, off,
+			  (long long)positions, ld->dims_text, (long long)per);
+	if (rc == TP_OK)
+		rc = nodes_reserve(ld, count, k->order != NULL);
+	/* Along the grid, a long numbered range ("nid[000000-158975]") is one
+	 * record of the machine; other names go one by one. */
+	char host[TP__HOSTNAME_MAX];
+	struct tp__hostlist_run run;
+	int got;
+	for (int64_t i = 0; rc == TP_OK; i++) {
+		got = tp__hostlist_next_run(hl, host, k->order ? RUN_MIN : UINT64_MAX,
+					    &run);
+		if (!got)
+			break;
+		if (got == 2) {
+			rc = place_run(ld, &run, x_major, off + i, line);
+			i += (int64_t)(run.hi - run.lo);
+			continue;
+		}
+		if (k->order)
+			order_coords(m, x_major, off + i, c);
+		rc = place_node(ld, host, c, 0, line);
+	}
+	tp__hostlist_free(hl);
+	return rc;
+}
+
+/* Dragonflies with NodeNameFormat=: each name says its group and switch. */
+static int format_names(struct loader *ld, const struct tok *name)
+{
+	const tp_machine *m = ld->c->m;
+	struct tp__hostlist *hl;
+	int64_t count;
+	int rc = node_hostlist(ld, name, &hl, &count);
+	if (rc == TP_OK)
+		rc = nodes_reserve(ld, count, false);
+	char host[TP__HOSTNAME_MAX];
+	while (rc == TP_OK && tp__hostlist_next(hl, host)) {
+		long long g = -1, sw = -1;
+		int at = tp__dfly_format_match(ld->format, host, &g, &sw);
+		if (at >= 0)
+			rc = lerr(ld, NULL, name->line, TP_EINVAL,
+				  "NodeName=%s: node '%s' does not match NodeNameFormat=%s (at character %d)",
+				  name->val, host, ld->format_text, at + 1);
+		else if (g < 0 || g >= m->dims[1] || sw < 0 || sw >= m->dims[0])
+			rc = lerr(ld, NULL, name->line, TP_EINVAL,
+				  "NodeName=%s: node '%s' is in group %lld, switch %lld: outside "
+				  "Groups=%d, RoutersPerGroup=%d (NodeNameFormat=%s)",
+				  name->val, host, g, sw, m->dims[1], m->dims[0],
+				  ld->format_text);
+		else
+			rc = place_node(ld, host, (int[]){ (int)sw, (int)g }, 0, name->line);
+	}
+	tp__hostlist_free(hl);
+	return rc;
+}
+
+static int node_line(struct loader *ld, const struct tok *toks, int n)
+{
+	struct node_keys k;
+	ld->cur_topo = -1;
+	int rc = node_keys(ld, toks, n, &k);
+	if (rc)
+		return rc;
+	const struct tok *name = k.name;
+	int line = name->line;
+	if (!ld->net_line && !ld->c->m && (k.coords || k.order || k.offset))
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "NodeName= before Network= (Network= and Dims= must come "
+			    "first; without Network=, Slurm's topology places the nodes)");
+	if ((rc = ensure_machine(ld, line, "NodeName=")))
+		return rc;
+	if (k.links && !k.topo)
+		return lerr(ld, NULL, k.links->line, TP_EINVAL,
+			    "NodeName=%s: GpuLinks= needs NodeTopology=", name->val);
+	if (k.topo && (rc = add_topo(ld, k.topo, k.links)) < 0)
+		return rc;
+	const struct tok *extra = k.coords ? k.coords : k.order ? k.order : k.offset;
+	bool in_file = ld->c->from_slurm || ld->c->net == NET_TREE ||
+		       ld->c->net == NET_BLOCK;
+	if (ld->c->from_slurm && extra)
+		return lerr(ld, NULL, extra->line, TP_EINVAL,
+			    "NodeName=%s: %s= does not apply to Slurm's topology (its file places the nodes)",
+			    name->val, extra->key);
+	if (in_file && extra)
+		return lerr(ld, NULL, extra->line, TP_EINVAL,
+			    "NodeName=%s: %s= does not apply to Network=%s (nodes sit %s in TopologyFile=)",
+			    name->val, extra->key, ld->c->net == NET_BLOCK ? "block" : "tree",
+			    ld->c->net == NET_BLOCK ? "in their blocks" : "under their switches");
+	/* NodeNameFormat= places the names it reads; a line without a place
+	 * otherwise gives models to nodes placed before */
+	if (!in_file && !extra && ld->format)
+		return format_names(ld, name);
+	if (in_file || (!extra && k.topo))
+		return model_line(ld, name);
+	if (!k.coords && !k.order)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "NodeName=%s: needs Coords= or CoordOrder=%s (or NodeTopology= for nodes a %s placed)",
+			    name->val, ld->c->net == NET_DFLY ? " or NodeNameFormat=" : "",
+			    ld->c->net == NET_DFLY ? "CoordFile= or SwitchFile=" : "CoordFile=");
+	if (k.coords && k.order)
+		return lerr(ld, NULL, k.coords->line, TP_EINVAL,
+			    "NodeName=%s: Coords= and CoordOrder= exclude each other",
+			    name->val);
+	if (k.offset && !k.order)
+		return lerr(ld, NULL, k.offset->line, TP_EINVAL,
+			    "NodeName=%s: Offset= needs CoordOrder=", name->val);
+	/* Everything cheap is checked before the hostlist is expanded. */
+	int c[TP_MAX_DIMS];
+	bool x_major = true;
+	long long off = 0;
+	rc = k.coords ? node_coords(ld, k.coords, c)
+		      : node_order(ld, &k, &x_major, &off);
+	return rc ? rc : place_names(ld, &k, c, x_major, off);
+}
+
+/* ---- logical lines ---- */
+
+static int settings_line(struct loader *ld, const struct tok *toks, int n)
+{
+	int rc = TP_OK;
+	for (int i = 0; i < n && rc == TP_OK; i++) {
+		const struct tok *t = &toks[i];
+		const char *k = t->key;
+		if (!strcasecmp(k, "Network"))
+			rc = set_network(ld, t);
+		else if (!strcasecmp(k, "Dims"))
+			rc = set_dims(ld, t);
+		else if (!strcasecmp(k, "Wrap"))
+			rc = set_wrap(ld, t);
+		else if (!strcasecmp(k, "NodesPerRouter"))
+			rc = set_npr(ld, t);
+		else if (!strcasecmp(k, "LinkBandwidth"))
+			rc = set_bw(ld, t);
+		else if (!strcasecmp(k, "DefaultPolicy"))
+			rc = set_policy(ld, t);
+		else if (!strcasecmp(k, "DefaultMetric"))
+			rc = set_metric(ld, t);
+		else if (!strcasecmp(k, "TimeBudgetMs"))
+			rc = set_budget(ld, t);
+		else if (!strcasecmp(k, "TopologyFile"))
+			rc = set_topo(ld, t);
+		else if (!strcasecmp(k, "Groups"))
+			rc = set_dfly_int(ld, t, &ld->groups_line, &ld->groups);
+		else if (!strcasecmp(k, "RoutersPerGroup"))
+			rc = set_dfly_int(ld, t, &ld->rpg_line, &ld->rpg);
+		else if (!strcasecmp(k, "LinksPerGroupPair"))
+			rc = set_dfly_int(ld, t, &ld->lpp_line, &ld->lpp);
+		else if (!strcasecmp(k, "Routing"))
+			rc = set_routing(ld, t);
+		else if (!strcasecmp(k, "AdaptiveShare"))
+			rc = set_share(ld, t);
+		else if (!strcasecmp(k, "NodeNameFormat"))
+			rc = set_format(ld, t);
+		else if (!strcasecmp(k, "TreeTopologyFile"))
+			rc = set_once(ld, t, &ld->tree2_line, true) ? TP_EINVAL
+			     : keep_text(ld, &ld->tree2_text, t->val) ? TP_OK : TP_ENOMEM;
+		else if (!strcasecmp(k, "BlockBandwidth"))
+			rc = set_block_num(ld, t, &ld->blk_bw_line, &ld->blk_bw, NULL);
+		else if (!strcasecmp(k, "NetworkBandwidth"))
+			rc = set_block_num(ld, t, &ld->net_bw_line, &ld->net_bw, NULL);
+		else if (!strcasecmp(k, "NetworkCost"))
+			rc = set_block_num(ld, t, &ld->net_cost_line, NULL, &ld->net_cost);
+		else if (!strcasecmp(k, "Distance"))
+			rc = set_distance(ld, t);
+		else if (!strcasecmp(k, "LevelCost"))
+			rc = set_levels(ld, t, true);
+		else if (!strcasecmp(k, "LevelBandwidth"))
+			rc = set_levels(ld, t, false);
+		else if (!strcasecmp(k, "ForestCost"))
+			rc = set_forest(ld, t);
+		else if (!strcasecmp(k, "CoordFile") || !strcasecmp(k, "SwitchFile"))
+			; /* after the line's settings */
+		else if (!strcasecmp(k, "CoordOrder") || !strcasecmp(k, "Offset") ||
+			 !strcasecmp(k, "Coords"))
+			rc = lerr(ld, NULL, t->line, TP_EINVAL,
+				  "%s=%s: needs NodeName= on the same line", k, t->val);
+		else
+			rc = lerr(ld, NULL, t->line, TP_EINVAL,
+				  "unknown key '%s' in '%s=%s'", k, k, t->val);
+	}
+	for (int i = 0; i < n && rc == TP_OK; i++)
+		if (!strcasecmp(toks[i].key, "CoordFile") ||
+		    !strcasecmp(toks[i].key, "SwitchFile"))
+			rc = load_coord_file(ld, &toks[i]);
+	return rc;
+}
+
+static int logical_line(struct loader *ld)
+{
+	const struct tok *name = NULL;
+	for (int i = 0; i < ld->ntoks; i++) {
+		if (!strcasecmp(ld->toks[i].key, "NodeName")) {
+			if (name)
+				return lerr(ld, NULL, ld->toks[i].line, TP_EINVAL,
+					    "NodeName= given twice on one line");
+			name = &ld->toks[i];
+		}
+	}
+	int rc = name ? node_line(ld, ld->toks, ld->ntoks)
+		      : settings_line(ld, ld->toks, ld->ntoks);
+	ld->ntoks = 0;
+	return rc;
+}
+
+static int push_tok(struct loader *ld, char *key, char *val, int line)
+{
+	if (ld->ntoks == ld->tokcap) {
+		int ncap = ld->tokcap ? ld->tokcap * 2 : 16;
+		struct tok *nt = realloc(ld->toks, (size_t)ncap * sizeof *nt);
+		if (!nt)
+			return oom(ld);
+		ld->toks = nt;
+		ld->tokcap = ncap;
+	}
+	ld->toks[ld->ntoks].key = key;
+	ld->toks[ld->ntoks].val = val;
+	ld->toks[ld->ntoks].line = line;
+	ld->ntoks++;
+	return TP_OK;
+}
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+/* Split one physical line (comment already cut) into tokens, in place.
+ * Double quotes group a value that holds blanks: CoordFile="a b.coords". */
+static int tokenize(struct loader *ld, char *s, int line)
+{
+	for (;;) {
+		while (is_blank(*s))
+			s++;
+		if (!*s)
+			return TP_OK;
+		char *start = s, *w = s, *eq = NULL;
+		bool q = false;
+		for (; *s && (q || !is_blank(*s)); s++) {
+			if (*s == '"') {
+				q = !q;
+				continue;
+			}
+			if (*s == '=' && !eq && !q)
+				eq = w;
+			*w++ = *s;
+		}
+		if (q)
+			return lerr(ld, NULL, line, TP_EINVAL,
+				    "unterminated '\"' in '%s'", start);
+		bool more = *s != '\0';
+		*w = '\0';
+		if (more)
+			s++;
+		if (!eq)
+			return lerr(ld, NULL, line, TP_EINVAL,
+				    "'%s': expected Key=Value", start);
+		*eq = '\0';
+		if (eq == start)
+			return lerr(ld, NULL, line, TP_EINVAL,
+				    "'=%s': missing key before '='", eq + 1);
+		if (!eq[1])
+			return lerr(ld, NULL, line, TP_EINVAL, "%s=: empty value",
+				    start);
+		int rc = push_tok(ld, start, eq + 1, line);
+		if (rc)
+			return rc;
+		if (!more)
+			return TP_OK;
+	}
+}
+
+static int parse_text(struct loader *ld, char *text)
+{
+	int line = 0, rc = TP_OK;
+	bool cont = false;
+	char *p = text;
+	while (*p && rc == TP_OK) {
+		char *e = strchr(p, '\n');
+		char *next = e ? e + 1 : p + strlen(p);
+		if (e)
+			*e = '\0';
+		line++;
+		/* Cut the comment: '#' outside double quotes. */
+		bool q = false;
+		for (char *s = p; *s; s++) {
+			if (*s == '"')
+				q = !q;
+			else if (*s == '#' && !q) {
+				*s = '\0';
+				break;
+			}
+		}
+		size_t len = strlen(p);
+		while (len && is_blank(p[len - 1]))
+			p[--len] = '\0';
+		cont = len && p[len - 1] == '\\';
+		if (cont)
+			p[--len] = '\0';
+		rc = tokenize(ld, p, line);
+		if (rc == TP_OK && !cont && ld->ntoks)
+			rc = logical_line(ld);
+		p = next;
+	}
+	if (rc == TP_OK && ld->ntoks)
+		rc = logical_line(ld);
+	if (rc)
+		return rc;
+	if (!ld->net_line && !ld->dims_line && !ld->groups_line && !ld->rpg_line)
+		ld->c->net = NET_SLURM;   /* zero configuration: Slurm's topology */
+	if (!ld->net_line && ld->c->net != NET_SLURM)
+		return lerr(ld, NULL, 0, TP_EINVAL, "no Network= line");
+	if (ld->c->net == NET_SLURM && (rc = ensure_machine(ld, 0, "end of file")))
+		return rc;
+	if (ld->c->net == NET_TREE) {
+		if ((rc = ensure_machine(ld, 0, "end of file")))
+			return rc;
+		if (ld->c->nlevel_bw > 1 &&
+		    ld->c->nlevel_bw != tp_machine_tree_levels(ld->c->m))
+			return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
+				    "LevelBandwidth= has %d values, the tree has %d level%s of links",
+				    ld->c->nlevel_bw, tp_machine_tree_levels(ld->c->m),
+				    tp_machine_tree_levels(ld->c->m) == 1 ? "" : "s");
+		if (ld->c->nlevel_bw > 0 &&
+		    (rc = tp_machine_set_tree_level_bandwidth(ld->c->m, ld->c->level_bw,
+							      ld->c->nlevel_bw, NULL)))
+			return lerr(ld, NULL, ld->lbw_line, rc,
+				    "LevelBandwidth=: cannot be applied to the tree");
+	}
+	if ((ld->c->net == NET_DFLY || ld->c->net == NET_BLOCK) && !ld->c->m &&
+	    (rc = ensure_machine(ld, 0, "end of file")))
+		return rc;
+	if (!ld->dims_line && !ld->c->from_slurm && ld->c->net != NET_TREE &&
+	    ld->c->net != NET_DFLY && ld->c->net != NET_BLOCK)
+		return lerr(ld, NULL, 0, TP_EINVAL, "no Dims= line");
+	if (!ld->c->m || ld->c->m->nnodes == 0)
+		return lerr(ld, NULL, 0, TP_EINVAL,
+			    "no nodes (no NodeName= or CoordFile= line)");
+	return TP_OK;
+}
+
+static void loader_free(struct loader *ld)
+{
+	free(ld->dir);
+	free(ld->dims_text);
+	free(ld->wrap_text);
+	free(ld->bw_text);
+	free(ld->topo_text);
+	free(ld->tree2_text);
+	free(ld->format_text);
+	tp__dfly_format_free(ld->format);
+	free(ld->origin);
+	for (int i = 0; i < ld->nsrcs; i++)
+		free(ld->srcs[i]);
+	free(ld->srcs);
+	free(ld->toks);
+}
+
+static int load(char *text, const char *what, const char *dir,
+		const tp_conf_slurm *slurm, tp_conf **out, tp_error *err)
+{
+	struct loader ld;
+	memset(&ld, 0, sizeof ld);
+	ld.cur_topo = -1;
+	ld.slurm = slurm;
+	ld.what = what;
+	ld.err = err;
+	ld.c = calloc(1, sizeof *ld.c);
+	int rc = TP_OK;
+	if (!ld.c || !(ld.c->path = strdup(what)) || (dir && !(ld.dir = strdup(dir))) ||
+	    add_src(&ld, what) != 0) {
+		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	} else {
+		ld.c->policy = TP_POLICY_NONE;
+		ld.c->metric = TP_METRIC_HOP_BYTES;
+		rc = parse_text(&ld, text);
+	}
+	if (rc) {
+		tp_conf_destroy(ld.c);
+		ld.c = NULL;
+	}
+	*out = ld.c;
+	loader_free(&ld);
+	return rc;
+}
+
+int tp_conf_load(const char *path, tp_conf **out, tp_error *err)
+{
+	return tp_conf_load_slurm(path, NULL, out, err);
+}
+
+int tp_conf_load_slurm(const char *path, const tp_conf_slurm *slurm,
+		       tp_conf **out, tp_error *err)
+{
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "tp_conf_load: out is NULL");
+	*out = NULL;
+	if (!path || !*path)
+		return tp_error_set(err, TP_EINVAL, "tp_conf_load: no path");
+	char *text;
+	size_t len;
+	int rc = tp__read_file(path, TP__MAX_CONF_BYTES, "topoplace.conf", &text,
+			       &len, err);
+	if (rc)
+		return rc;
+	char *dir = NULL;
+	const char *slash = strrchr(path, '/');
+	if (slash) {
+		size_t n = (size_t)(slash - path);
+		dir = strndup(path, n ? n : 1); /* "/x.conf" -> "/" */
+		if (!dir) {
+			free(text);
+			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
+		}
+	}
+	rc = load(text, path, dir, slurm, out, err);
+	free(dir);
+	free(text);
+	return rc;
+}
+
+int tp_conf_load_string(const char *text, const char *what, tp_conf **out,
+			tp_error *err)
+{
+	if (!what)
+		what = "config";
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "%s: out is NULL", what);
+	*out = NULL;
+	if (!text)
+		return tp_error_set(err, TP_EINVAL, "%s: text is NULL", what);
+	char *copy = strdup(text);
+	if (!copy)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	int rc = load(copy, what, NULL, NULL, out, err);
+	free(copy);
+	return rc;
+}
+
+void tp_conf_destroy(tp_conf *c)
+{
+	if (!c)
+		return;
+	tp_machine_destroy(c->m);
+	free(c->source);
+	free(c->used);
+	for (int i = 0; i < c->nslurm_topo; i++)
+		free(c->slurm_topo[i]);
+	free(c->slurm_topo);
+	free(c->topo_path);
+	free(c->tree_path);
+	for (int i = 0; i < c->ntopo; i++) {
+		free(c->topo_xml[i]);
+		free(c->topo_links[i]);
+	}
+	free(c->topo_xml);
+	free(c->topo_links);
+	free(c->topo_line);
+	free(c->node_topo);
+	free(c->path);
+	free(c);
+}
+
+const char *tp_conf_network_source(const tp_conf *c)
+{
+	return c && c->from_slurm ? c->source : NULL;
+}
+
+const char *tp_conf_network_used(const tp_conf *c)
+{
+	return c && c->from_slurm ? c->used : NULL;
+}
+
+int tp_conf_slurm_ntopologies(const tp_conf *c)
+{
+	return c ? c->nslurm_topo : 0;
+}
+
+const char *tp_conf_slurm_topology(const tp_conf *c, int i)
+{
+	return c && i >= 0 && i < c->nslurm_topo ? c->slurm_topo[i] : NULL;
+}
+
+int tp_conf_slurm_topology_names(const tp_conf_slurm *s, char ***names, int *n,
+				 tp_error *err)
+{
+	*names = NULL;
+	*n = 0;
+	struct tp__slurm_topology st;
+	int rc = tp__slurm_topology_load(s && s->slurm_conf ? s->slurm_conf
+					 : TP_DEFAULT_SLURM_CONF, NULL,
+					 s ? s->slurm_version : 0, &st, NULL, err);
+	if (rc)
+		return rc;
+	if (st.yaml && st.set.n > 0) {
+		*names = calloc((size_t)st.set.n, sizeof **names);
+		for (int i = 0; *names && i < st.set.n; i++) {
+			if (!((*names)[i] = strdup(st.set.t[i].name)))
+				break;
+			*n = i + 1;
+		}
+		if (*n != st.set.n)
+			rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+	}
+	tp__slurm_topology_free(&st);
+	if (rc) {
+		tp_conf_slurm_topology_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void tp_conf_slurm_topology_names_free(char **names, int n)
+{
+	for (int i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int tp_conf_slurm_topology_used(const tp_conf *c)
+{
+	return c && c->from_slurm ? c->slurm_used : -1;
+}
+
+int tp_conf_nwarnings(const tp_conf *c)
+{
+	return c ? c->warn.n : 0;
+}
+
+const char *tp_conf_warning(const tp_conf *c, int i)
+{
+	return c && i >= 0 && i < c->warn.n ? c->warn.line[i] : NULL;
+}
+
+int tp_conf_nmodels(const tp_conf *c)
+{
+	return c ? c->ntopo : 0;
+}
+
+/* "topoplace.conf:7: NodeTopology=PATH: problem", PATH not repeated. */
+static int model_err(const tp_conf *c, int line, const char *key,
+		     const char *path, int rc, const tp_error *e, tp_error *err)
+{
+	size_t n = strlen(path);
+	const char *msg = e->msg;
+	if (!strncmp(msg, path, n) && msg[n] == ':' && msg[n + 1] == ' ')
+		msg += n + 2;
+	return tp_error_set(err, rc, "%s:%d: %s=%s: %s", c->path, line, key,
+			    path, msg);
+}
+
+/* What check-config adds to loading: a node model is read only when a job
+ * needs it (the plugin never loads models with the config), so a mistyped
+ * NodeTopology= path would surface only then; here it is read as a job
+ * would read it, and named with its config line. */
+int tp_conf_check_model(const tp_conf *c, int i, tp_error *err)
+{
+	if (!c || i < 0 || i >= c->ntopo)
+		return tp_error_set(err, TP_EINVAL, "node model %d: no such model", i);
+	tp_node *n = NULL;
+	tp_error e;
+	tp_error_clear(&e);
+	int rc = tp_node_load_xml(c->topo_xml[i], &n, &e);
+	if (rc)
+		return model_err(c, c->topo_line[2 * i], "NodeTopology",
+				 c->topo_xml[i], rc, &e, err);
+	if (c->topo_links[i] && (rc = tp_node_load_links(n, c->topo_links[i], &e)) < 0) {
+		tp_node_destroy(n);
+		return model_err(c, c->topo_line[2 * i + 1], "GpuLinks",
+				 c->topo_links[i], rc, &e, err);
+	}
+	tp_node_destroy(n);
+	return TP_OK;
+}
+
+static int topo_of(const tp_conf *c, int32_t node)
+{
+	if (!c || !c->node_topo || node < 0 || node >= c->node_topo_cap)
+		return -1;
+	return c->node_topo[node];
+}
+
+const char *tp_conf_node_topology(const tp_conf *c, int32_t node)
+{
+	int t = topo_of(c, node);
+	return t >= 0 ? c->topo_xml[t] : NULL;
+}
+
+const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node)
+{
+	int t = topo_of(c, node);
+	return t >= 0 ? c->topo_links[t] : NULL;
+}
+
+const tp_machine *tp_conf_machine(const tp_conf *c)
+{
+	return c ? c->m : NULL;
+}
+
+enum tp_policy tp_conf_default_policy(const tp_conf *c)
+{
+	return c ? c->policy : TP_POLICY_NONE;
+}
+
+bool tp_conf_has_default_policy(const tp_conf *c)
+{
+	return c && c->has_policy;
+}
+
+enum tp_metric_kind tp_conf_default_metric(const tp_conf *c)
+{
+	return c ? c->metric : TP_METRIC_HOP_BYTES;
+}
+
+double tp_conf_time_budget_ms(const tp_conf *c)
+{
+	return c ? c->time_budget_ms : 0.0;
+}
+
+void tp_conf_describe(const tp_conf *c, FILE *out)
+{
+	if (!c || !c->m || !out)
+		return;
+	const tp_machine *m = c->m;
+	if (c->net == NET_TREE) {
+		fprintf(out, "tree from %s: %ld switches, %d level%s of links, %ld nodes\n",
+			c->topo_path ? c->topo_path : "?",
+			(long)tp_machine_switch_count(m), tp_machine_tree_levels(m),
+			tp_machine_tree_levels(m) == 1 ? "" : "s", (long)m->nnodes);
+		if (tp_machine_tree_count(m) > 1)
+			fprintf(out, "forest of %ld trees joined by a virtual top switch\n",
+				(long)tp_machine_tree_count(m));
+		if (c->nlevel_bw > 0) {
+			fputs("level bandwidth ", out);
+			for (int l = 0; l < c->nlevel_bw; l++)
+				fprintf(out, "%s%g", l ? "," : "", c->level_bw[l]);
+			fputc('\n', out);
+		}
+	} else if (c->net == NET_DFLY) {
+		fprintf(out, "dragonfly %d groups x %d routers, %d global link%s per group pair, %s routing, %ld nodes, %d per router\n",
+			m->dims[1], m->dims[0], tp_machine_dragonfly_links(m),
+			tp_machine_dragonfly_links(m) == 1 ? "" : "s",
+			tp_dfly_routing_name(tp_machine_dragonfly_routing(m, NULL)),
+			(long)m->nnodes, m->nodes_per_router);
+		double share;
+		if (tp_machine_dragonfly_routing(m, &share) == TP_DFLY_ADAPTIVE)
+			fprintf(out, "adaptive routing: %g of the traffic non-minimal (Valiant)\n",
+				share);
+	} else if (c->net == NET_BLOCK) {
+		int32_t nb = tp_machine_block_count(m);
+		fprintf(out, "blocks from %s: %ld block%s, base size %d, %ld nodes; between blocks: %s%s, network links cost %d\n",
+			c->topo_path ? c->topo_path : "?", (long)nb, nb == 1 ? "" : "s",
+			tp_machine_block_base_size(m), (long)m->nnodes,
+			c->tree_path ? "the tree of " : "Slurm's block aggregation",
+			c->tree_path ? c->tree_path : "", tp_machine_block_network_cost(m));
+	} else if (c->net == NET_RING) {
+		/* Slurm's rings, or toruses side by side (torus3d.c): the last
+		 * coordinate numbers the domain */
+		bool ring = !strcmp(tp_machine_kind(m), "ring");
+		int nd = m->ndims - 1;
+		fprintf(out, "%s from %s: %d %s of at most ", ring ? "rings" : "toruses",
+			c->topo_path ? c->topo_path : "?", m->dims[nd],
+			ring ? (m->dims[nd] == 1 ? "ring" : "rings")
+			     : (m->dims[nd] == 1 ? "torus" : "toruses"));
+		for (int d = 0; d < nd; d++)
+			fprintf(out, "%s%d", d ? "x" : "", m->dims[d]);
+		fprintf(out, "%s, %ld nodes; no link between them\n", ring ? " nodes" : "",
+			(long)m->nnodes);
+	} else {
+	/* torus, mesh; Slurm's rings and tori side by side */
+	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : c->net == NET_TORUS
+		? "torus" : tp_machine_kind(m));
+	for (int d = 0; d < m->ndims; d++)
+		fprintf(out, "%s%d", d ? "x" : "", m->dims[d]);
+	fputs(" (wrap ", out);
+	for (int d = 0; d < m->ndims; d++)
+		fprintf(out, "%s%s", d ? "," : "", m->wrap[d] ? "yes" : "no");
+	fprintf(out, "), %ld nodes, %d per router\n", (long)m->nnodes,
+		m->nodes_per_router);
+	if (c->bw_set) {
+		fputs("link bandwidth ", out);
+		for (int d = 0; d < m->ndims; d++)
+			fprintf(out, "%s%g", d ? "," : "", tp_machine_link_bandwidth(m, d));
+		fputc('\n', out);
+	}
+	if (!m->plain_hops) {
+		fputs("distance weighted by 1/bandwidth: hop costs ", out);
+		for (int d = 0; d < m->ndims; d++)
+			fprintf(out, "%s%d", d ? "," : "", tp_machine_hop_cost(m, d));
+		fputc('\n', out);
+	}
+	}
+	fprintf(out, "default policy %s, metric %s, time budget ",
+		c->has_policy ? tp_policy_name(c->policy) : "auto (the default)",
+		tp_metric_name(c->metric));
+	if (c->time_budget_ms > 0)
+		fprintf(out, "%g ms\n", c->time_budget_ms);
+	else
+		fputs("none\n", out);
+}

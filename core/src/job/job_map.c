@@ -1,0 +1,360 @@
+/* topoplace — phase 1 of a job: which node each rank runs on.
+ *
+ * The rules every front end shares:
+ *   - policy none or block, or no pattern for a policy that needs one (when
+ *     the job did not name it): Slurm's order stays;
+ *   - policies that need no pattern (cyclic, random, zorder) apply without
+ *     one, but only to steps that fill their allocation when the policy is
+ *     a site default: a 1-task step must not be pinned to the first node;
+ *   - with a pattern, the result is never worse than Slurm's block order
+ *     under the metric, whatever the policy;
+ *   - auto scores every candidate (tp_place_ex) and keeps Slurm's order
+ *     unless the best beats it by min_gain (default 0.5 %): a new order
+ *     that gains nothing measurable only makes the job harder to read;
+ *   - with a GPU matrix and node models, candidates are ranked first by the
+ *     GPU-link congestion phases 2 and 3 would leave (MAGC phase 1).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job/job_internal.h"
+
+static void keep(tp_job *job, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void keep(tp_job *job, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(job->reason, sizeof job->reason, fmt, ap);
+	va_end(ap);
+	job->status = TP_JOB_KEPT;
+	memcpy(job->map, job->block, sizeof(int32_t) * (size_t)job->ntasks);
+}
+
+static struct tp_job_cand *add_cand(tp_job *job, const char *name)
+{
+	if (job->ncand >= TP_JOB_MAX_CANDIDATES)
+		return NULL;
+	struct tp_job_cand *c = &job->cand[job->ncand++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%s", name);
+	return c;
+}
+
+static uint64_t seed_of(const tp_job *job)
+{
+	return job->req.seed_set ? job->req.seed : 1;
+}
+
+static int map_pattern_free(tp_job *job, int32_t *map, tp_error *err)
+{
+	switch (job->policy) {
+	case TP_POLICY_CYCLIC:
+		return tp_map_cyclic(job->alloc, job->ntasks, map, err);
+	case TP_POLICY_RANDOM:
+		return tp_map_random(job->alloc, job->ntasks, seed_of(job), map, err);
+	default:
+		return tp_map_zorder(job->alloc, job->ntasks, map, err);
+	}
+}
+
+static bool same_map(const tp_job *job)
+{
+	return !memcmp(job->map, job->block, sizeof(int32_t) * (size_t)job->ntasks);
+}
+
+/* A step that leaves slots or nodes of its allocation empty: Slurm picks
+ * which, and a pattern-free order would always start at the first node. */
+static bool partial_step(const tp_job *job)
+{
+	return tp_alloc_total_slots(job->alloc) > job->ntasks ||
+	       job->ntasks < tp_alloc_nnodes(job->alloc);
+}
+
+/* No pattern: Slurm's order, or a pattern-free policy. */
+static int map_without_pattern(tp_job *job, tp_error *err)
+{
+	const char *pn = tp_policy_name(job->policy);
+	if (tp_policy_needs_pattern(job->policy)) {
+		if (job->explicit_policy)
+			return tp_error_set(err, TP_EINVAL, "policy %s needs a "
+					    "communication pattern (a stencil, a "
+					    "graph or a GPU matrix)", pn);
+		keep(job, "no communication pattern given");
+		return 0;
+	}
+	if (!job->explicit_policy && partial_step(job)) {
+		keep(job, "policy %s (the site's default) is not applied to a "
+		     "step smaller than its allocation", pn);
+		return 0;
+	}
+	double t = tp__now_ms();
+	int rc = map_pattern_free(job, job->map, err);
+	if (rc)
+		return rc;
+	struct tp_job_cand *c = add_cand(job, pn);
+	if (c) {
+		c->ran = c->chosen = true;
+		c->ms = tp__now_ms() - t;
+		snprintf(c->note, sizeof c->note, "no pattern to score");
+	}
+	if (same_map(job))
+		keep(job, "policy %s gives Slurm's own order here", pn);
+	else
+		job->status = TP_JOB_PLACED;
+	return 0;
+}
+
+static void copy_report(tp_job *job, const tp_place_report *rep, bool ranked)
+{
+	for (int i = 0; i < rep->ncandidates; i++) {
+		const tp_place_candidate *pc = &rep->cand[i];
+		struct tp_job_cand *c = add_cand(job, pc->name);
+		if (!c)
+			break;
+		c->ran = pc->ran;
+		c->scored = pc->ran;
+		c->score = pc->score;
+		c->rank = pc->rank;
+		c->ranked = ranked && pc->ran;
+		c->ms = pc->ms;
+		c->congested = pc->has_congestion;
+		c->congestion = pc->congestion;
+		c->chosen = i == rep->best;
+		snprintf(c->note, sizeof c->note, "%s", pc->note);
+	}
+	if (rep->have_geom) {
+		job->have_geom = true;
+		job->geom = rep->geom;
+	}
+}
+
+/* (b - a) / b, a share of b's value (+-1 when b is 0 and they differ). */
+static double share_below(double a, double b)
+{
+	if (b > 0)
+		return (b - a) / b;
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* How much better the winner is than block, as a share of block's value:
+ * on the GPU-link rank first when it differs; else, under auto's rule
+ * (place.h) when both congestions are known and it is the congestion
+ * that decides (20 % lower for hop-bytes at most 20 % higher, or hop-bytes
+ * within 0.5 %), on the congestion; else on the metric. */
+static double gain_over(const struct tp_job_cand *win,
+			const struct tp_job_cand *blk)
+{
+	if (win->ranked && blk->ranked) {
+		double tol = 1e-9 * fmax(fabs(win->rank), fabs(blk->rank));
+		if (fabs(win->rank - blk->rank) > tol)
+			return share_below(win->rank, blk->rank);
+	}
+	if (win->congested && blk->congested) {
+		const double S = TP_PLACE_CONGESTION_SHARE;
+		double cg = share_below(win->congestion, blk->congestion);
+		bool near = win->score <= (1 + S) * blk->score &&
+			    blk->score <= (1 + S) * win->score;
+		if (near && (cg >= S || cg <= -S))
+			return cg;
+		if (fabs(win->score - blk->score) <=
+		    TP_PLACE_EQUAL_HOPS * fmax(win->score, blk->score) && cg != 0)
+			return cg;
+	}
+	return share_below(win->score, blk->score);
+}
+
+/* auto: the best candidate against Slurm's order (candidate 0). */
+/* Slurm's order stays: the star goes to block, whatever won. */
+static void choose_block(tp_job *job, struct tp_job_cand *blk)
+{
+	for (int i = 0; i < job->ncand; i++)
+		job->cand[i].chosen = false;
+	blk->chosen = true;
+}
+
+static void judge_auto(tp_job *job)
+{
+	struct tp_job_cand *blk = &job->cand[0], *win = NULL;
+	for (int i = 0; i < job->ncand; i++)
+		if (job->cand[i].chosen)
+			win = &job->cand[i];
+	if (!win || win == blk || same_map(job)) {
+		choose_block(job, blk);
+		keep(job, "Slurm's order scores best");
+		return;
+	}
+	double g = gain_over(win, blk);
+	if (g < job->min_gain) {
+		keep(job, "no candidate beats it by %.3g %% (best: %s, %.3g %% "
+		     "better)", job->min_gain * 100, win->name, g * 100);
+		choose_block(job, blk);
+		return;
+	}
+	job->status = TP_JOB_PLACED;
+}
+
+/* Any other policy: its result, unless Slurm's order scores better. */
+static int judge_single(tp_job *job, double ms, tp_error *err)
+{
+	tp_congestion_ws *ws = NULL;
+	if (job->metric == TP_METRIC_CONGESTION) {
+		int rc = tp_congestion_ws_create(&ws, tp_conf_machine(job->conf), err);
+		if (rc)
+			return rc;
+	}
+	/* the policy's own line (graph has its candidates already), then
+	 * Slurm's order to compare with */
+	struct tp_job_cand *mine = NULL;
+	for (int i = 0; i < job->ncand; i++)
+		if (job->cand[i].chosen)
+			mine = &job->cand[i];
+	if (!mine) {
+		mine = add_cand(job, tp_policy_name(job->policy));
+		mine->ran = mine->scored = true;
+		mine->ms = ms;
+	}
+	struct tp_job_cand *blk = add_cand(job, "block");
+	blk->ran = blk->scored = true;
+	blk->score = tp_metrics_score(job->g, job->alloc, job->block, job->metric, ws);
+	mine->score = tp_metrics_score(job->g, job->alloc, job->map, job->metric, ws);
+	tp_congestion_ws_destroy(ws);
+	if (job->have_geom && job->geom.default_kept)
+		mine->score = blk->score;   /* tp_place kept block already */
+	const char *pn = tp_policy_name(job->policy);
+	if (mine->score > blk->score) {
+		choose_block(job, blk);
+		keep(job, "policy %s scores worse than Slurm's order under %s", pn,
+		     tp_metric_name(job->metric));
+	} else if (mine->score == blk->score && !same_map(job)) {
+		/* a different order that gains nothing: Slurm's is easier
+		 * to read and to reproduce */
+		choose_block(job, blk);
+		keep(job, "policy %s scores the same as Slurm's order under %s", pn,
+		     tp_metric_name(job->metric));
+	} else if (same_map(job)) {
+		choose_block(job, blk);
+		keep(job, "policy %s gives Slurm's own order here", pn);
+	} else {
+		for (int i = 0; i < job->ncand; i++)
+			job->cand[i].chosen = &job->cand[i] == mine;
+		job->status = TP_JOB_PLACED;
+	}
+	return 0;
+}
+
+/* MAGC phase 1 sees inside the nodes: with a GPU matrix and node models,
+ * auto and graph rank their candidates by the GPU-link congestion. */
+static bool want_rank(tp_job *job, tp_error *err, int *rc)
+{
+	*rc = 0;
+	if (!job->gm || (job->policy != TP_POLICY_AUTO &&
+			 job->policy != TP_POLICY_GRAPH))
+		return false;
+	if ((*rc = tp__job_load_models(job, err)))
+		return false;
+	for (int32_t i = 0; i < tp_alloc_nnodes(job->alloc); i++)
+		if (job->model_of[i])
+			return true;
+	return false;
+}
+
+static void place_opts(const tp_job *job, tp_place_opts *po)
+{
+	tp_place_opts_default(po);
+	po->policy = job->policy;
+	po->seed = seed_of(job);
+	po->geom.metric = job->metric;
+	po->geom.time_budget_ms = tp__job_remaining_ms(job);
+	po->geom.search = job->req.search;
+	if (job->req.parts_per_level > 0)
+		po->geom.parts_per_level = job->req.parts_per_level;
+	if (job->req.threads > 0)
+		po->geom.nthreads = job->req.threads;
+}
+
+static int map_with_pattern(tp_job *job, tp_error *err)
+{
+	if (job->policy == TP_POLICY_GEOMETRIC && tp_graph_coord_dims(job->g) == 0) {
+		const char *gn = job->req.graph.name ? job->req.graph.name
+				 : "the pattern";
+		tp__job_note(job, "%s has no task coordinates; using graph mapping "
+			     "instead of geometric", gn);
+		job->policy = TP_POLICY_GRAPH;
+	}
+	tp_place_opts po;
+	place_opts(job, &po);
+	int rc;
+	tp_nodes_gpu_rank_arg gr = { job->alloc, NULL, job->g, job->gm,
+				     job->ntasks, job->req.gpus_per_task };
+	bool ranked = want_rank(job, err, &rc);
+	if (rc)
+		return rc;
+	if (ranked) {
+		gr.models = job->model_of;
+		po.rank = tp_nodes_gpu_rank;
+		po.rank_arg = &gr;
+	}
+	tp_place_report rep;
+	double t = tp__now_ms();
+	rc = tp_place_ex(job->g, job->alloc, &po, job->map, &rep, err);
+	double ms = tp__now_ms() - t;
+	if (rc == TP_ETIME)
+		return tp_error_set(err, rc, "the time budget of %g ms ran out "
+				    "before any mapping existed", job->budget_ms);
+	if (rc)
+		return rc;
+	copy_report(job, &rep, ranked);
+	if (rep.budget_hit || (rep.have_geom && rep.geom.budget_hit))
+		tp__job_note(job, "time budget of %g ms reached: best of what ran "
+			     "kept%s", job->budget_ms, rep.have_geom &&
+			     rep.geom.budget_hit ? " (geometric: part of the "
+			     "variants)" : "");
+	if (job->policy == TP_POLICY_AUTO) {
+		judge_auto(job);
+		return 0;
+	}
+	return judge_single(job, ms, err);
+}
+
+static int compute_metrics(tp_job *job, tp_error *err)
+{
+	int rc = tp_mapping_validate(job->g, job->alloc, job->map, err);
+	if (!rc)
+		rc = tp_metrics_compute(job->g, job->alloc, job->map, true, &job->m,
+					err);
+	if (!rc)
+		rc = tp_metrics_compute(job->g, job->alloc, job->block, true,
+					&job->mblock, err);
+	job->have_metrics = rc == 0;
+	return rc;
+}
+
+int tp__job_map(tp_job *job, tp_error *err)
+{
+	size_t n = (size_t)job->ntasks + 1;
+	job->map = tp__malloc_array(n, sizeof(int32_t));
+	job->block = tp__malloc_array(n, sizeof(int32_t));
+	if (!job->map || !job->block)
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	int rc = tp_map_block(job->alloc, job->ntasks, job->block, err);
+	if (rc)
+		return rc;
+	memcpy(job->map, job->block, sizeof(int32_t) * n);
+	double t = tp__now_ms();
+	if (job->policy == TP_POLICY_NONE)
+		keep(job, "policy none");
+	else if (job->policy == TP_POLICY_BLOCK)
+		keep(job, "policy block is Slurm's own order");
+	else if (!job->g)
+		rc = map_without_pattern(job, err);
+	else
+		rc = map_with_pattern(job, err);
+	job->mapping_ms = tp__now_ms() - t;
+	if (!rc && job->g && (job->req.flags & TP_JOB_METRICS))
+		rc = compute_metrics(job, err);
+	return rc;
+}

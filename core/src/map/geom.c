@@ -1,0 +1,1355 @@
+/* topoplace — geometric mapping, the partitioning side: torus seam shift,
+ * point sets, paired multi-jagged cuts of nodes (split trees) and tasks, and
+ * closest-subset selection.  The search over variants is in geom_search.c;
+ * see <topoplace/geom.h> for the overview.
+ *
+ * A variant's node side depends only on the machine order: partitioning the
+ * nodes yields a split tree (the slot counts of every part, in depth-first
+ * order) and the node of every slot position.  The task side is partitioned
+ * into exactly the counts of that tree along the paired task dimensions,
+ * which yields a task order; task order[i] runs on the node of slot position
+ * i.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "map/geom_part.h"
+
+void tp_geom_opts_default(tp_geom_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->parts_per_level = 2;
+	o->search = TP_SEARCH_AUTO;
+	o->seam_shift = true;
+	o->metric = TP_METRIC_HOP_BYTES;
+	o->time_budget_ms = 0;
+	o->nthreads = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Torus seam shift                                                          */
+
+/* The occupied coordinates of one dimension, increasing, each with its
+ * node count: val[0..k-1], cnt[0..k-1]. */
+typedef struct planes {
+	int *val;
+	int32_t *cnt;
+	int k;
+} planes;
+
+static int cmp_int(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+	return (a > b) - (a < b);
+}
+
+/* From a histogram when the extent is at most a few times the node count
+ * (O(nodes + extent)), else by sorting the nodes' coordinates, so that
+ * memory stays linear in the nodes whatever the extent (a 2^31 extent
+ * would otherwise take 8 GiB of counters). */
+static int planes_of(const tp_alloc *a, int d, planes *pl)
+{
+	const tp_machine *m = a->m;
+	int nd = m->ndims, extent = m->dims[d];
+	int32_t n = a->nnodes;
+	memset(pl, 0, sizeof *pl);
+	bool dense = (int64_t)extent <= 4 * (int64_t)n + 1024;
+	size_t cap = dense ? (size_t)extent : (size_t)n;
+	pl->val = tp__malloc_array(cap + 1, sizeof(int));
+	pl->cnt = tp__calloc(cap + 1, sizeof(int32_t));
+	if (!pl->val || !pl->cnt)
+		return TP_ENOMEM;
+	if (dense) {
+		int32_t *h = pl->cnt;   /* the histogram, compacted in place */
+		for (int32_t i = 0; i < n; i++)
+			h[m->coords[(int64_t)a->node[i] * nd + d]]++;
+		for (int x = 0; x < extent; x++)
+			if (h[x]) {
+				pl->val[pl->k] = x;
+				h[pl->k++] = h[x];
+			}
+		return 0;
+	}
+	int *c = pl->val;
+	for (int32_t i = 0; i < n; i++)
+		c[i] = m->coords[(int64_t)a->node[i] * nd + d];
+	qsort(c, (size_t)n, sizeof(int), cmp_int);
+	for (int32_t i = 0; i < n; i++) {
+		if (pl->k == 0 || c[pl->k - 1] != c[i])
+			c[pl->k++] = c[i];
+		pl->cnt[pl->k - 1]++;
+	}
+	return 0;
+}
+
+/* Every plane occupied (no gap to put the seam in): the seam goes between
+ * the two adjacent planes with the fewest nodes together (Zoltan2's rule;
+ * ties: the lowest), so that as few nodes as possible sit right beside the
+ * cut geometric mapping cannot see across.  -1 when that is the natural
+ * wrap already. */
+static int seam_in_full(const planes *pl)
+{
+	int extent = pl->k, best = -1;
+	int64_t best_sum = 0;
+	for (int x = 0; x < extent; x++) {
+		int64_t sum = (int64_t)pl->cnt[x] + pl->cnt[(x + 1) % extent];
+		if (best < 0 || sum < best_sum) {
+			best = x;
+			best_sum = sum;
+		}
+	}
+	return best == extent - 1 ? -1 : best;
+}
+
+/* The seam of one wrapped dimension: the largest run of unoccupied
+ * coordinates becomes it.  Ties between equal gaps go to the gap with fewer
+ * nodes on its two bordering coordinates, then to the lowest position.
+ * With every coordinate occupied, seam_in_full.  Returns the coordinate
+ * below the seam (coordinates up to it move up by the extent), -1 when
+ * nothing moves, or TP_ENOMEM (< -1). */
+static int seam_cut(const tp_alloc *a, int d, bool full_planes)
+{
+	int extent = a->m->dims[d];
+	planes pl;
+	int rc = planes_of(a, d, &pl), cut = -1;
+	if (rc || pl.k == 0) {
+		free(pl.val);
+		free(pl.cnt);
+		return rc ? TP_ENOMEM : -1;
+	}
+	int first = pl.val[0], last = pl.val[pl.k - 1];
+	int64_t wrap_gap = (int64_t)extent - 1 - last + first;
+	int64_t best_gap = 0, best_border = 0;
+	for (int i = 1; i < pl.k; i++) {
+		int64_t gap = (int64_t)pl.val[i] - pl.val[i - 1] - 1;
+		int64_t border = (int64_t)pl.cnt[i - 1] + pl.cnt[i];
+		if (gap > best_gap || (gap == best_gap && gap > 0 && border < best_border)) {
+			best_gap = gap;
+			cut = pl.val[i - 1];
+			best_border = border;
+		}
+	}
+	if (cut >= 0 && best_gap <= wrap_gap)
+		cut = -1;
+	else if (pl.k == extent && full_planes)
+		cut = seam_in_full(&pl);
+	free(pl.val);
+	free(pl.cnt);
+	return cut;
+}
+
+int tp__seam_cuts(const tp_alloc *a, int *cut, bool full_planes)
+{
+	const tp_machine *m = a->m;
+	int nd = m->ndims, shifted = 0;
+	for (int d = 0; d < nd; d++) {
+		cut[d] = -1;
+		if (m->wrap[d] && m->dims[d] > 2) {
+			cut[d] = seam_cut(a, d, full_planes);
+			if (cut[d] < -1)
+				return TP_ENOMEM;
+			shifted += cut[d] >= 0;
+		}
+	}
+	return shifted;
+}
+
+int tp__seam_shift(const tp_alloc *a, int *out, bool full_planes)
+{
+	const tp_machine *m = a->m;
+	int nd = m->ndims, cut[TP_MAX_DIMS];
+	int shifted = tp__seam_cuts(a, cut, full_planes);
+	if (shifted < 0)
+		return shifted;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		tp__seam_coords(m, a->node[i], cut, &out[(int64_t)i * nd]);
+	return shifted;
+}
+
+int tp_geom_seam_shift(const tp_alloc *a, int *out)
+{
+	return tp__seam_shift(a, out, true);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Point sets: dense per-dimension ranks packed into sort keys               */
+
+typedef struct rank_sort_ctx {
+	const double *v;
+	int dims, d;
+} rank_sort_ctx;
+
+static int cmp_by_coord(const void *x, const void *y, void *arg)
+{
+	const rank_sort_ctx *c = arg;
+	double a = c->v[(int64_t)*(const int32_t *)x * c->dims + c->d];
+	double b = c->v[(int64_t)*(const int32_t *)y * c->dims + c->d];
+	if (a < b)
+		return -1;
+	if (a > b)
+		return 1;
+	return *(const int32_t *)x - *(const int32_t *)y;
+}
+
+/* Ranks of dimension d by sorting the coordinates (ties share a rank). */
+static int rank_by_sorting(pointset *ps, const double *pos, int d)
+{
+	int32_t n = ps->n;
+	int dims = ps->dims;
+	int32_t *ord = tp__malloc_array((size_t)n, sizeof(int32_t));
+	if (!ord)
+		return TP_ENOMEM;
+	for (int32_t i = 0; i < n; i++)
+		ord[i] = i;
+	rank_sort_ctx ctx = { pos, dims, d };
+	qsort_r(ord, (size_t)n, sizeof(int32_t), cmp_by_coord, &ctx);
+	uint32_t r = 0;
+	for (int32_t i = 0; i < n; i++) {
+		if (i > 0 && pos[(int64_t)ord[i] * dims + d] !=
+				     pos[(int64_t)ord[i - 1] * dims + d])
+			r++;
+		ps->rank[(int64_t)ord[i] * dims + d] = r;
+	}
+	ps->maxrank[d] = r;
+	free(ord);
+	return 0;
+}
+
+int tp__pointset_alloc(pointset *ps, int32_t n, int dims)
+{
+	memset(ps, 0, sizeof *ps);
+	ps->n = n;
+	ps->dims = dims;
+	ps->rank = tp__malloc_array((size_t)n * (size_t)dims, sizeof(uint32_t));
+	return ps->rank ? 0 : TP_ENOMEM;
+}
+
+/* Ranks per dimension.  Integer coordinates in a modest range use the value
+ * itself (minus the minimum); anything else is ranked by sorting.  When every
+ * dimension is of the first kind, rank extents are coordinate extents and
+ * ps->pos is left NULL: the caller may free pos. */
+int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos)
+{
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
+	bool integral[TP_MAX_DIMS], direct = true, any = false;
+	if (tp__pointset_alloc(ps, n, dims))
+		return TP_ENOMEM;
+	/* one pass for every dimension's range */
+	for (int d = 0; d < dims; d++) {
+		lo[d] = INFINITY;
+		hi[d] = -INFINITY;
+		integral[d] = true;
+	}
+	for (int32_t i = 0; i < n; i++)
+		for (int d = 0; d < dims; d++) {
+			double v = pos[(int64_t)i * dims + d];
+			lo[d] = v < lo[d] ? v : lo[d];
+			hi[d] = v > hi[d] ? v : hi[d];
+			/* integral: exact through int64 inside its range */
+			if (fabs(v) < 9e15 ? v != (double)(int64_t)v : v != floor(v))
+				integral[d] = false;
+		}
+	bool use[TP_MAX_DIMS];   /* ranked by value */
+	for (int d = 0; d < dims; d++) {
+		use[d] = n > 0 && integral[d] && hi[d] - lo[d] < 4.0 * n + 1024.0 &&
+			 hi[d] - lo[d] < 2147483647.0;
+		if (use[d])
+			ps->maxrank[d] = (uint32_t)(hi[d] - lo[d]);
+		else
+			direct = direct && n == 0;
+		any = any || use[d];
+	}
+	for (int32_t i = 0; any && i < n; i++)
+		for (int d = 0; d < dims; d++)
+			if (use[d])
+				ps->rank[(int64_t)i * dims + d] =
+					(uint32_t)(pos[(int64_t)i * dims + d] - lo[d]);
+	for (int d = 0; d < dims; d++) {
+		if (use[d] || n == 0)
+			continue;
+		int rc = rank_by_sorting(ps, pos, d);
+		if (rc)
+			return rc;
+	}
+	ps->pos = direct ? NULL : (double *)pos;
+	return 0;
+}
+
+int tp__pointset_grid(pointset *ps, const int *grid, int k, const int *used)
+{
+	int32_t n = grid[0] * grid[1] * grid[2];
+	memset(ps, 0, sizeof *ps);
+	ps->n = n;
+	ps->dims = k;
+	ps->grid = true;
+	for (int j = 0; j < k; j++) {
+		ps->maxrank[j] = (uint32_t)(grid[used[j]] - 1);
+		ps->idstride[j] = used[j] == 0 ? 1
+				  : used[j] == 1 ? grid[0]
+				  : (int64_t)grid[0] * grid[1];
+	}
+	tp__pointset_pack(ps, 1);
+	if (ps->packed)
+		return 0;   /* ranks from the ids, packed in the points */
+	ps->rank = tp__malloc_array((size_t)n * (size_t)k, sizeof(uint32_t));
+	if (!ps->rank)
+		return TP_ENOMEM;
+	int at[3] = { 0, 0, 0 };
+	uint32_t *r = ps->rank;
+	for (int32_t t = 0; t < n; t++) {
+		for (int j = 0; j < k; j++)
+			*r++ = (uint32_t)at[used[j]];
+		tp__grid_next(at, grid);
+	}
+	return 0;
+}
+
+void tp__pointset_pack(pointset *ps, uint32_t wconst)
+{
+	int at = 0;
+	for (int d = 0; d < ps->dims; d++) {
+		int bits = 0;
+		while (bits < 32 && (ps->maxrank[d] >> bits))
+			bits++;
+		ps->shift[d] = (uint8_t)(at < 32 ? at : 0);
+		ps->mask[d] = bits >= 32 ? UINT32_MAX : (1u << bits) - 1;
+		at += bits;
+	}
+	ps->packed = wconst > 0 && at <= 32;
+	ps->wconst = ps->packed ? wconst : 0;
+}
+
+size_t tp__pointset_hist_len(const pointset *ps)
+{
+	uint64_t top = 0;
+	for (int d = 0; d < ps->dims; d++)
+		if (ps->maxrank[d] > top)
+			top = ps->maxrank[d];
+	/* cut_range histograms a range of ranks only when it spans at most
+	 * 2n + 17 values, and never more than the largest rank + 1 */
+	uint64_t cap = 2 * (uint64_t)ps->n + 17;
+	return (size_t)(top + 1 < cap ? top + 1 : cap);
+}
+
+void tp__pointset_free(pointset *ps)
+{
+	free(ps->rank);
+}
+
+/* Rank of point p in dimension d, reflected as the order says: from the
+ * point itself when packed (a table lookup by id misses the cache on large
+ * sets at every level), else from the table. */
+static inline uint32_t rank_of(const pointset *ps, const side_order *so,
+			       const tp__pt *p, int d)
+{
+	uint32_t r = ps->packed ? (p->w >> ps->shift[d]) & ps->mask[d]
+				: ps->rank[(int64_t)p->id * ps->dims + d];
+	return so->reflect[d] ? ps->maxrank[d] - r : r;
+}
+
+static void fill_keys(const pointset *ps, const side_order *so, int level_pos,
+		      int cutdim, tp__pt *p, int64_t n)
+{
+	int D = ps->dims;
+	int others[TP_MAX_DIMS], no = 0;
+	/* remaining dimensions, cyclically after the cut's place in perm */
+	for (int k = 1; k < D; k++)
+		others[no++] = so->perm[(level_pos + k) % D];
+	int bits = no ? 31 / no : 0;
+	uint32_t cap = bits >= 32 ? UINT32_MAX : ((1u << bits) - 1);
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t key = (uint64_t)rank_of(ps, so, &p[i], cutdim) << 31;
+		uint64_t low = 0;
+		for (int k = 0; k < no; k++) {
+			uint32_t r = rank_of(ps, so, &p[i], others[k]);
+			if (r > cap)
+				r = cap;
+			low = (low << bits) | r;
+		}
+		p[i].key = key | low;
+	}
+}
+
+/* Dimension and its place in perm for a cut at this depth. */
+static int cut_dim(const pointset *ps, const side_order *so, int depth,
+		   const tp__pt *p, int64_t n, int *level_pos)
+{
+	int D = ps->dims;
+	if (!so->longest) {
+		*level_pos = depth % D;
+		return so->perm[*level_pos];
+	}
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
+	for (int d = 0; d < D; d++) {
+		lo[d] = INFINITY;
+		hi[d] = -INFINITY;
+	}
+	if (!ps->pos) {
+		/* ranks are coordinates minus a constant: same extents */
+		uint32_t rl[TP_MAX_DIMS], rh[TP_MAX_DIMS];
+		for (int d = 0; d < D; d++) {
+			rl[d] = UINT32_MAX;
+			rh[d] = 0;
+		}
+		for (int64_t i = 0; i < n; i++)
+			for (int d = 0; d < D; d++) {
+				uint32_t x = ps->packed
+					? (p[i].w >> ps->shift[d]) & ps->mask[d]
+					: ps->rank[(int64_t)p[i].id * D + d];
+				rl[d] = x < rl[d] ? x : rl[d];
+				rh[d] = x > rh[d] ? x : rh[d];
+			}
+		for (int d = 0; d < D; d++) {
+			lo[d] = rl[d];
+			hi[d] = rh[d];
+		}
+	}
+	for (int64_t i = 0; ps->pos && i < n; i++) {
+		const double *x = &ps->pos[(int64_t)p[i].id * D];
+		for (int d = 0; d < D; d++) {
+			if (x[d] < lo[d])
+				lo[d] = x[d];
+			if (x[d] > hi[d])
+				hi[d] = x[d];
+		}
+	}
+	int best = 0;
+	for (int d = 1; d < D; d++)
+		if (hi[d] - lo[d] > hi[best] - lo[best])
+			best = d;
+	*level_pos = best;   /* perm is the identity for the longest variant */
+	return best;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Node side: split tree                                                     */
+
+/* Room for cap entries in t (a tree being stored, not compared). */
+static int tree_reserve(tree *t, int64_t cap)
+{
+	if (cap <= t->cap)
+		return 0;
+	int64_t nc = t->cap ? 2 * t->cap : 256;
+	while (nc < cap)
+		nc *= 2;
+	int32_t *nv = realloc(t->v, sizeof(int32_t) * (size_t)nc);
+	if (!nv)
+		return TP_ENOMEM;
+	t->v = nv;
+	t->cap = nc;
+	return 0;
+}
+
+int tp__tree_materialize(tree *t)
+{
+	const tree *e = t->expect;
+	tree full = { 0 };
+	int rc = e->v ? tree_reserve(&full, t->len + 1)
+		      : tp__tree_predict(&full, e->rule_n, e->rule_w, e->rule_k);
+	if (rc) {
+		free(full.v);
+		return rc;
+	}
+	if (e->v)
+		memcpy(full.v, e->v, sizeof(int32_t) * (size_t)t->len);
+	t->v = full.v;   /* its first len entries are what matched */
+	t->cap = full.cap;
+	t->expect = NULL;
+	return 0;
+}
+
+int tp__tree_push(tree *t, int64_t x)
+{
+	if (t->expect) {
+		if (!t->expect->v) {
+			t->len++;   /* implicit: node_rec has checked the node */
+			return 0;
+		}
+		if (t->len < t->expect->len && t->expect->v[t->len] == x) {
+			t->len++;
+			return 0;
+		}
+		int rc = tp__tree_materialize(t);   /* it differs: store */
+		if (rc)
+			return rc;
+	}
+	int rc = tree_reserve(t, t->len + 1);
+	if (rc)
+		return rc;
+	t->v[t->len++] = (int32_t)x;
+	return 0;
+}
+
+int tp__tree_rule(int64_t n, uint64_t w, int kparts, int64_t *size)
+{
+	int k = kparts < n ? kparts : (int)n;
+	if (k == 2) {
+		/* bisection, the default and every pair: asked at each of a
+		 * million inner nodes, so without the loop's divisions */
+		uint64_t target = (uint64_t)n * w / 2;
+		int64_t c = (int64_t)(w == 1 ? target : target / w);
+		if ((uint64_t)(c + 1) * w - target < target - (uint64_t)c * w)
+			c++;
+		c = c < 1 ? 1 : c > n - 1 ? n - 1 : c;
+		size[0] = c;
+		size[1] = n - c;
+		return 2;
+	}
+	uint64_t total = (uint64_t)n * w, done = 0;
+	int64_t pos = 0;
+	for (int j = 0; j < k - 1; j++) {
+		uint64_t target = total * (uint64_t)(j + 1) / (uint64_t)k - done;
+		int64_t left = n - pos, c = (int64_t)(target / w);
+		if ((uint64_t)(c + 1) * w - target < target - (uint64_t)c * w)
+			c++;
+		if (c < 1)
+			c = 1;
+		else if (c > left - 1)
+			c = left - 1;
+		if (c > left - (k - 1 - j))
+			c = left - (k - 1 - j);
+		size[j] = c;
+		pos += c;
+		done += (uint64_t)c * w;
+	}
+	size[k - 1] = n - pos;
+	return k;
+}
+
+int tp__tree_predict(tree *t, int64_t n, uint64_t w, int kparts)
+{
+	int rc = 0;
+	if (n == 1)
+		return tp__tree_push(t, 0);
+	int64_t size[64];
+	int k = tp__tree_rule(n, w, kparts, size);
+	if ((rc = tp__tree_push(t, k)))
+		return rc;
+	for (int j = 0; j < k && !rc; j++)
+		rc = tp__tree_push(t, (int64_t)((uint64_t)size[j] * w));
+	/* parts of equal size have equal subtrees (the tree depends on the
+	 * size alone): a repeated one is copied, not derived again */
+	int64_t from[64];
+	for (int j = 0; j < k && !rc; j++) {
+		from[j] = t->len;
+		int same = 0;
+		while (same < j && size[same] != size[j])
+			same++;
+		if (same == j) {
+			rc = tp__tree_predict(t, size[j], w, kparts);
+			continue;
+		}
+		int64_t len = from[same + 1] - from[same];
+		rc = tree_reserve(t, t->len + len);
+		if (!rc) {
+			memcpy(t->v + t->len, t->v + from[same], sizeof *t->v * (size_t)len);
+			t->len += len;
+		}
+	}
+	return rc;
+}
+
+/* A node of the partition against an implicit expected tree: k parts of
+ * cnt slots where the rule has its own.  On the first difference the
+ * expected prefix is written out and the tree is stored from there. */
+static int tree_check(tree *t, int64_t n, int k, const int64_t *cnt)
+{
+	const tree *e = t->expect;
+	if (!e || e->v)
+		return 0;
+	int64_t size[64];
+	bool same = tp__tree_rule(n, e->rule_w, e->rule_k, size) == k;
+	for (int j = 0; same && j < k; j++)
+		same = (uint64_t)cnt[j] == (uint64_t)size[j] * e->rule_w;
+	return same ? 0 : tp__tree_materialize(t);
+}
+
+/* Split p[0..n) so that p[0..cut) are the cut smallest points in the side's
+ * order at this level (cut coordinate, then the other coordinates, then id).
+ * Unweighted: cut = target exactly (0 <= target <= n).  Weighted (slots): the
+ * cut whose weight is nearest target (ties to the smaller), 1 <= cut <= n-1.
+ * *wleft receives the weight (or count) of p[0..cut).
+ *
+ * Coordinates are usually small integers with many ties (nodes in planes,
+ * grid tasks), so this is a radix select: a histogram of the cut coordinate
+ * finds the plane where the target falls, one pass partitions around it, and
+ * only that plane is ordered by the full key.  Wide-ranged coordinates fall
+ * back to quickselect.  hist needs 2n + 17 entries (or
+ * tp__pointset_hist_len), tmp n points. */
+/* Three-way partition of p[0..n) by key, or with ps given by the rank in
+ * dimension d (no pass to write keys first): [< pv][== pv][> pv]; returns
+ * the start of the middle part.  Branch-free (the comparisons are coin
+ * flips): the smaller points are compacted in place, the equal ones
+ * collected at the front of tmp and the larger ones at its back, then both
+ * copied behind.  *neq receives the size of the middle part.  Inlined into
+ * both callers, each with its own comparison. */
+static inline __attribute__((always_inline)) int64_t
+partition3_by(const pointset *ps, const side_order *so, int d, tp__pt *p,
+	      int64_t n, uint64_t pv, tp__pt *tmp, int64_t *neq)
+{
+	int64_t lt = 0, eq = 0, gt = n - 1;
+	for (int64_t i = 0; i < n; i++) {
+		tp__pt c = p[i];
+		uint64_t v = ps ? rank_of(ps, so, &c, d) : c.key;
+		int64_t below = v < pv, above = v > pv;
+		p[lt] = c;
+		tmp[eq] = c;
+		tmp[gt] = c;
+		lt += below;
+		eq += !(below | above);
+		gt -= above;
+	}
+	memcpy(p + lt, tmp, sizeof *p * (size_t)eq);
+	memcpy(p + lt + eq, tmp + gt + 1, sizeof *p * (size_t)(n - 1 - gt));
+	*neq = eq;
+	return lt;
+}
+
+static int64_t partition3(tp__pt *p, int64_t n, uint64_t pv, tp__pt *tmp,
+			  int64_t *neq)
+{
+	return partition3_by(NULL, NULL, 0, p, n, pv, tmp, neq);
+}
+
+static int64_t partition3_rank(const pointset *ps, const side_order *so, int d,
+			       tp__pt *p, int64_t n, uint32_t pv, tp__pt *tmp,
+			       int64_t *neq)
+{
+	return partition3_by(ps, so, d, p, n, pv, tmp, neq);
+}
+
+/* The weighted cut of cut_range when every point weighs w: the prefix of
+ * the plane p[lt..lt+g) nearest the target t2 is a count (ties to the
+ * smaller), and selecting that many gives the same set as sorting the
+ * plane, in linear time. */
+static int64_t cut_equal_weights(const pointset *ps, const side_order *so,
+				 int lp, int d, tp__pt *p, int64_t n, int64_t lt,
+				 int64_t g, uint64_t below, uint64_t t2, uint64_t w,
+				 uint64_t *wleft)
+{
+	int64_t j = (int64_t)(t2 / w);
+	if ((uint64_t)(j + 1) * w - t2 < t2 - (uint64_t)j * w)
+		j++;
+	if (j > g)
+		j = g;
+	int64_t cut = lt + j;
+	uint64_t wl = below + (uint64_t)j * w;
+	int64_t k = -1;             /* the plane's point to select, if any */
+	if (cut < 1) {              /* lt = 0: the smallest first */
+		k = 0;
+		cut = 1;
+		wl = w;
+	} else if (cut > n - 1) {   /* the largest last */
+		k = g - 1;
+		cut = n - 1;
+		wl -= w;
+	} else if (j > 0 && j < g) {
+		k = j;
+	}
+	if (k >= 0) {
+		fill_keys(ps, so, lp, d, p + lt, g);
+		tp__select(p + lt, g, k);
+	}
+	*wleft = wl;
+	return cut;
+}
+
+/* tp__wselect when every point weighs w and the points hold packed ranks
+ * instead of their weight: the same cut, by count.  tp__wselect stops at
+ * the point pos where the target falls (the last one at most) and cuts
+ * after it when that lands nearer the target, or when pos is the first;
+ * never after the last. */
+static int64_t wselect_equal(tp__pt *p, int64_t n, uint64_t target,
+			     uint64_t w, uint64_t *wleft)
+{
+	if (n < 2) {
+		*wleft = n ? w : 0;
+		return n;
+	}
+	int64_t pos = (int64_t)(target / w);
+	if (pos > n - 1)
+		pos = n - 1;
+	uint64_t before = (uint64_t)pos * w, after = before + w;
+	int64_t cut = pos;
+	if (after - target < target - before || pos == 0)
+		cut = pos + 1;
+	if (cut >= n)
+		cut = pos;
+	tp__select(p, n, cut);
+	*wleft = (uint64_t)cut * w;
+	return cut;
+}
+
+/* A part's box: every point's rank in dimension d (as rank_of gives it)
+ * lies in [lo[d], hi[d]].  Cuts narrow it, so it may be wider than the
+ * points but never narrower. */
+typedef struct box {
+	uint32_t lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
+} box;
+
+static void box_whole(const pointset *ps, box *b)
+{
+	for (int d = 0; d < ps->dims; d++) {
+		b->lo[d] = 0;
+		b->hi[d] = ps->maxrank[d];
+	}
+}
+
+/* The histogram of cut_range over few planes, when every point weighs the
+ * same (unit): four counters in turn, since neighbouring points mostly
+ * share a plane and one counter would chain each increment to the last. */
+#define FEW_PLANES 256
+
+static void count_planes(const pointset *ps, const side_order *so, int d,
+			 const tp__pt *p, int64_t n, uint32_t lo, uint32_t size,
+			 uint64_t unit, uint64_t *hist)
+{
+	uint32_t c[4][FEW_PLANES];
+	memset(c, 0, sizeof c);
+	int64_t i = 0;
+	for (; i + 4 <= n; i += 4)
+		for (int k = 0; k < 4; k++)
+			c[k][rank_of(ps, so, &p[i + k], d) - lo]++;
+	for (; i < n; i++)
+		c[0][rank_of(ps, so, &p[i], d) - lo]++;
+	for (uint32_t v = 0; v < size; v++)
+		hist[v] = ((uint64_t)c[0][v] + c[1][v] + c[2][v] + c[3][v]) * unit;
+}
+
+/* *plane receives the rank the cut falls in (the left side is at most it,
+ * the right side at least it), or UINT32_MAX when the cut was by full keys
+ * and says nothing of the box. */
+static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
+			 int d, tp__pt *p, int64_t n, uint64_t target,
+			 bool weighted, uint32_t wconst, uint64_t *hist, tp__pt *tmp,
+			 const box *bx, uint32_t *plane, uint64_t *wleft)
+{
+	*plane = UINT32_MAX;
+	uint32_t lo = bx->lo[d], hi = bx->hi[d];
+	/* The box is narrow enough for the histogram: no pass to find the
+	 * points' own range (empty ranks at its ends cost nothing), and the
+	 * partition reads the ranks itself.  Otherwise the points' range. */
+	bool fused = (uint64_t)(hi - lo) <= 2 * (uint64_t)n + 16;
+	if (!fused) {
+		lo = UINT32_MAX;
+		hi = 0;
+		for (int64_t i = 0; i < n; i++) {
+			uint32_t r = rank_of(ps, so, &p[i], d);
+			p[i].key = r;
+			lo = r < lo ? r : lo;
+			hi = r > hi ? r : hi;
+		}
+	}
+	if ((uint64_t)(hi - lo) > 2 * (uint64_t)n + 16) {
+		fill_keys(ps, so, lp, d, p, n);
+		if (weighted && ps->packed)
+			return wselect_equal(p, n, target, wconst, wleft);
+		if (weighted)
+			return tp__wselect(p, n, target, wleft);
+		if (target > 0 && (int64_t)target < n)
+			tp__select(p, n, (int64_t)target);
+		*wleft = target;
+		return (int64_t)target;
+	}
+	uint32_t size = hi - lo + 1;
+	memset(hist, 0, sizeof(uint64_t) * size);
+	if (fused && (!weighted || wconst) && size <= FEW_PLANES &&
+	    n >= 16 * (int64_t)size)
+		count_planes(ps, so, d, p, n, lo, size, weighted ? wconst : 1, hist);
+	else if (fused)
+		for (int64_t i = 0; i < n; i++)
+			hist[rank_of(ps, so, &p[i], d) - lo] +=
+				!weighted ? 1 : wconst ? wconst : p[i].w;
+	else
+		for (int64_t i = 0; i < n; i++)
+			hist[p[i].key - lo] += !weighted ? 1 : wconst ? wconst : p[i].w;
+	/* plane v where the target falls: W(< v) <= target < W(<= v) */
+	uint64_t below = 0;
+	uint32_t v = 0;
+	while (v < size && below + hist[v] <= target)
+		below += hist[v++];
+	if (v == size) {         /* target is the whole weight: the last
+				    plane that holds points */
+		v = size - 1;
+		while (v > 0 && hist[v] == 0)
+			v--;
+		below -= hist[v];
+	}
+	uint64_t pv = (uint64_t)v + lo;
+	*plane = (uint32_t)pv;
+	int64_t g, lt = fused ? partition3_rank(ps, so, d, p, n, (uint32_t)pv, tmp, &g)
+			      : partition3(p, n, pv, tmp, &g);
+	/* the plane's points need their full keys only where some of them
+	 * are selected: a cut on the plane's edge takes it whole */
+	uint64_t t2 = target - below;
+	if (!weighted) {
+		if (t2 > 0 && (int64_t)t2 < g) {
+			fill_keys(ps, so, lp, d, p + lt, g);
+			tp__select(p + lt, g, (int64_t)t2);
+		}
+		*wleft = target;
+		return lt + (int64_t)t2;
+	}
+	if (wconst)
+		return cut_equal_weights(ps, so, lp, d, p, n, lt, g, below, t2,
+					 wconst, wleft);
+	/* weighted: order the plane and take the prefix nearest the target */
+	fill_keys(ps, so, lp, d, p + lt, g);
+	tp__sort(p + lt, g);
+	uint64_t acc = 0, best_w = 0, best_d = UINT64_MAX;
+	int64_t best_j = 0;
+	for (int64_t j = 0; j <= g; j++) {
+		uint64_t dist = acc > t2 ? acc - t2 : t2 - acc;
+		if (dist < best_d) {
+			best_d = dist;
+			best_j = j;
+			best_w = acc;
+		}
+		if (j < g)
+			acc += p[lt + j].w;
+	}
+	int64_t cut = lt + best_j;
+	uint64_t w = below + best_w;
+	if (cut < 1) {              /* p[0] is the smallest: the plane is sorted */
+		cut = 1;
+		w = p[0].w;
+	} else if (cut > n - 1) {   /* p[n-1] is the largest, likewise */
+		cut = n - 1;
+		w -= p[n - 1].w;
+	}
+	*wleft = w;
+	return cut;
+}
+
+typedef struct node_ctx {
+	const pointset *ps;
+	const side_order *so;
+	const int32_t *alloc_index;  /* pointset id -> allocation index */
+	int k;
+	tree *tr;
+	int32_t *leaf_node;
+	int32_t nleaves;
+	uint64_t *hist;
+	tp__pt *tmp;                  /* scratch, n points */
+	double deadline;              /* tp__now_ms() past it: give up */
+	uint32_t wconst;              /* every node's slots, or 0 */
+	bool split;                   /* the root's last part on a thread */
+} node_ctx;
+
+static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx);
+
+/* The root's last part: its own tree (checked against the same rule for
+ * its size, or stored), its leaves in place after the other parts', its
+ * own histogram, and its own stretch of the scratch (the other parts use
+ * no more than the first start of it). */
+struct node_part_job {
+	node_ctx c;
+	tree t, rule;
+	tp__pt *p;
+	int64_t n;
+	int depth;
+	box bx;
+	int rc;
+	pthread_t th;
+};
+
+static void *node_part_run(void *arg)
+{
+	struct node_part_job *j = arg;
+	j->rc = node_rec(&j->c, j->p, j->n, j->depth, &j->bx);
+	return NULL;
+}
+
+/* Start part [at, at + m) of c's root on a thread; false when it is not
+ * worth it or not possible (the caller cuts it itself). */
+static bool node_part_start(node_ctx *c, struct node_part_job *j, tp__pt *p,
+			    int64_t at, int64_t m, int depth, const box *bx)
+{
+	const tree *e = c->tr->expect;
+	if (!c->split || m < TP__SPLIT_NODES || (e && e->v))
+		return false;
+	memset(j, 0, sizeof *j);
+	j->c = *c;
+	j->c.split = false;
+	j->c.tr = &j->t;
+	j->c.leaf_node = c->leaf_node + at;   /* one leaf per node */
+	j->c.nleaves = 0;
+	j->c.tmp = c->tmp + at;
+	size_t hl = tp__pointset_hist_len(c->ps);
+	if (hl > 2 * (size_t)m + 17)
+		hl = 2 * (size_t)m + 17;
+	if (!(j->c.hist = malloc(sizeof(uint64_t) * hl)))
+		return false;
+	if (e) {   /* implicit: the same rule for the part's size */
+		j->rule = *e;
+		j->rule.rule_n = m;
+		j->t.expect = &j->rule;
+	}
+	j->p = p + at;
+	j->n = m;
+	j->depth = depth;
+	j->bx = *bx;
+	if (pthread_create(&j->th, NULL, node_part_run, j)) {
+		free(j->c.hist);
+		return false;
+	}
+	return true;
+}
+
+/* Wait for the part and put its tree after c's, its leaves after c's. */
+static int node_part_join(node_ctx *c, struct node_part_job *j, int rc)
+{
+	pthread_join(j->th, NULL);
+	free(j->c.hist);
+	if (!rc)
+		rc = j->rc;
+	tree *t = c->tr;
+	if (!rc && t->expect && j->t.expect) {
+		t->len += j->t.len;   /* both followed the rule */
+	} else if (!rc) {
+		/* one of them stored: c's tree written out, the part's after */
+		if (t->expect)
+			rc = tp__tree_materialize(t);
+		if (!rc && j->t.expect)
+			rc = tp__tree_predict(t, j->rule.rule_n, j->rule.rule_w,
+					      j->rule.rule_k);
+		for (int64_t i = 0; !rc && !j->t.expect && i < j->t.len; i++)
+			rc = tp__tree_push(t, j->t.v[i]);
+	}
+	free(j->t.v);
+	c->nleaves += j->c.nleaves;
+	return rc;
+}
+
+/* Parts this large check the clock before they are cut (a cut costs far
+ * more than reading the clock). */
+#define CLOCK_EVERY 4096
+
+static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
+{
+	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
+		return TP_ETIME;
+	if (n == 1) {
+		c->leaf_node[c->nleaves++] = c->alloc_index ? c->alloc_index[p[0].id]
+							    : (int32_t)p[0].id;
+		return tp__tree_push(c->tr, 0);
+	}
+	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
+	if (n == 2) {
+		/* a pair (half of all splits with one slot per node): order it */
+		fill_keys(c->ps, c->so, lp, d, p, 2);
+		tp__sort(p, 2);
+		int64_t two[2] = { c->wconst ? c->wconst : p[0].w,
+				   c->wconst ? c->wconst : p[1].w };
+		int rc = tree_check(c->tr, 2, 2, two);
+		if (!rc)
+			rc = tp__tree_push(c->tr, 2);
+		for (int j = 0; j < 2 && !rc; j++)
+			rc = tp__tree_push(c->tr, two[j]);
+		if (!rc)
+			rc = node_rec(c, p, 1, depth + 1, bx);
+		return rc ? rc : node_rec(c, p + 1, 1, depth + 1, bx);
+	}
+	uint64_t total = (uint64_t)n * c->wconst;
+	for (int64_t i = 0; !c->wconst && i < n; i++)
+		total += p[i].w;
+	int k = c->k < n ? c->k : (int)n;
+	int64_t start[64 + 1], cnt[64];
+	uint32_t plane[64];
+	uint64_t done = 0;
+	int64_t pos = 0;
+	box rest = *bx;   /* what is left after the cuts so far */
+	for (int j = 0; j < k - 1; j++) {
+		/* target for the end of part j, relative to what is left */
+		uint64_t target = total * (uint64_t)(j + 1) / (uint64_t)k - done;
+		uint64_t wl;
+		int64_t left = n - pos;
+		int64_t cut = cut_range(c->ps, c->so, lp, d, p + pos, left, target,
+					true, c->wconst, c->hist, c->tmp, &rest,
+					&plane[j], &wl);
+		/* leave at least one node for each remaining part */
+		int64_t maxcut = left - (k - 1 - j);
+		if (cut > maxcut) {
+			/* the smallest maxcut points instead */
+			fill_keys(c->ps, c->so, lp, d, p + pos, left);
+			tp__select(p + pos, left, maxcut);
+			cut = maxcut;
+			plane[j] = UINT32_MAX;
+			wl = (uint64_t)cut * c->wconst;
+			for (int64_t i = 0; !c->wconst && i < cut; i++)
+				wl += p[pos + i].w;
+		}
+		start[j] = pos;
+		cnt[j] = (int64_t)wl;
+		pos += cut;
+		done += wl;
+		if (plane[j] != UINT32_MAX)
+			rest.lo[d] = plane[j];
+	}
+	start[k - 1] = pos;
+	cnt[k - 1] = (int64_t)(total - done);
+	start[k] = n;
+	int rc = tree_check(c->tr, n, k, cnt);
+	if (!rc)
+		rc = tp__tree_push(c->tr, k);
+	for (int j = 0; j < k && !rc; j++)
+		rc = tp__tree_push(c->tr, cnt[j]);
+	/* at the root, the last part (its box is what the cuts left) on a
+	 * thread while this one cuts the others */
+	struct node_part_job last;
+	bool split = !rc && depth == 0 &&
+		     node_part_start(c, &last, p, start[k - 1], n - start[k - 1],
+				     depth + 1, &rest);
+	box part = *bx;
+	for (int j = 0; j < k - split && !rc; j++) {
+		part.hi[d] = j < k - 1 && plane[j] != UINT32_MAX ? plane[j] : bx->hi[d];
+		rc = node_rec(c, p + start[j], start[j + 1] - start[j], depth + 1,
+			      &part);
+		if (j < k - 1 && plane[j] != UINT32_MAX)
+			part.lo[d] = plane[j];
+	}
+	return split ? node_part_join(c, &last, rc) : rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Task side: partition into the counts of a split tree                     */
+
+typedef struct task_ctx {
+	const pointset *ps;
+	const side_order *so;
+	const tree *tr;
+	int64_t cur;
+	uint64_t *hist;
+	tp__pt *tmp;
+	double deadline;
+	const tp__task_order *out;   /* or NULL: p is the result */
+	const tp__pt *base;          /* p of the root: places are from it */
+} task_ctx;
+
+/* A leaf's tasks p[0..n) at their places, when they go to c->out. */
+static void put_leaf(const task_ctx *c, const tp__pt *p, int64_t n)
+{
+	int32_t at = (int32_t)(p - c->base);
+	for (int64_t i = 0; i < n; i++) {
+		if (c->out->pos)
+			c->out->pos[p[i].id] = at + (int32_t)i;
+		else
+			c->out->at[at + i] = (int32_t)p[i].id;
+	}
+}
+
+/* A whole box of a grid point set (ps->grid) is every point whose ranks, as
+ * rank_of gives them, lie in bx; its points are not in p until box_points
+ * writes them there, in any order (a part's order is not its result), as
+ * tp__pointset_pt(ps, id, 1) gives them.  A leaf's (leaf, with c->out) go
+ * straight to their places instead. */
+static void box_points(const task_ctx *c, const box *bx, tp__pt *p, bool leaf)
+{
+	const pointset *ps = c->ps;
+	const side_order *so = c->so;
+	const tp__task_order *out = leaf ? c->out : NULL;
+	int32_t place = (int32_t)(p - c->base);
+	int D = ps->dims;
+	uint32_t lo[TP_MAX_DIMS], hi[TP_MAX_DIMS], at[TP_MAX_DIMS];
+	for (int d = 0; d < D; d++) {
+		/* rank_of reflects: back to the point's own ranks */
+		lo[d] = so->reflect[d] ? ps->maxrank[d] - bx->hi[d] : bx->lo[d];
+		hi[d] = so->reflect[d] ? ps->maxrank[d] - bx->lo[d] : bx->hi[d];
+		at[d] = lo[d];
+	}
+	for (int64_t i = 0;; i++) {
+		int64_t id = 0;
+		uint32_t w = ps->packed ? 0 : 1;
+		for (int d = 0; d < D; d++) {
+			id += (int64_t)at[d] * ps->idstride[d];
+			if (ps->packed)
+				w |= at[d] << ps->shift[d];
+		}
+		if (out && out->pos)
+			out->pos[id] = place + (int32_t)i;
+		else if (out)
+			out->at[place + i] = (int32_t)id;
+		else
+			p[i] = (tp__pt){ .key = 0, .id = (uint32_t)id, .w = w };
+		int d = 0;
+		while (d < D && at[d] == hi[d]) {
+			at[d] = lo[d];
+			d++;
+		}
+		if (d == D)
+			return;
+		at[d]++;
+	}
+}
+
+/* cut_dim for a whole box: its points span it exactly. */
+static int box_cut_dim(const pointset *ps, const side_order *so, int depth,
+		       const box *bx, int *level_pos)
+{
+	int D = ps->dims;
+	if (!so->longest) {
+		*level_pos = depth % D;
+		return so->perm[*level_pos];
+	}
+	int best = 0;
+	for (int d = 1; d < D; d++)
+		if (bx->hi[d] - bx->lo[d] > bx->hi[best] - bx->lo[best])
+			best = d;
+	*level_pos = best;
+	return best;
+}
+
+/* Whether every one of the k counts of a whole box is a positive number of
+ * its planes across d, which go to nplanes[]: then cut_range would cut each
+ * between two planes, and each part is again a whole box.  (This runs at
+ * every part: one 32-bit division a count.) */
+static bool box_cuts_between_planes(const box *bx, int dims, int d, int64_t k,
+				    const int64_t *cnt, uint32_t *nplanes)
+{
+	uint32_t plane = 1;   /* the other extents' product: n / extent */
+	for (int e = 0; e < dims; e++)
+		if (e != d)
+			plane *= bx->hi[e] - bx->lo[e] + 1;
+	uint32_t left = bx->hi[d] - bx->lo[d] + 1;
+	for (int64_t j = 0; j < k - 1; j++) {
+		uint32_t q = (uint32_t)cnt[j] / plane;
+		if (cnt[j] <= 0 || q * plane != (uint32_t)cnt[j] || q >= left)
+			return false;
+		nplanes[j] = q;
+		left -= q;
+	}
+	nplanes[k - 1] = left;   /* what is left is whole planes too */
+	return true;
+}
+
+static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx,
+		    bool whole)
+{
+	if (n >= CLOCK_EVERY && tp__now_ms() > c->deadline)
+		return TP_ETIME;
+	int64_t k, cnt[64];
+	if (c->tr->v) {
+		k = c->tr->v[c->cur++];
+		for (int64_t j = 0; j < k; j++)
+			cnt[j] = c->tr->v[c->cur + j];
+		c->cur += k;
+	} else {   /* implicit: n tasks are n / w nodes */
+		uint64_t w = c->tr->rule_w;
+		int64_t nodes = (int64_t)((uint64_t)n / w);
+		k = nodes > 1 ? tp__tree_rule(nodes, w, c->tr->rule_k, cnt) : 0;
+		for (int64_t j = 0; j < k; j++)
+			cnt[j] = (int64_t)((uint64_t)cnt[j] * w);
+	}
+	if (k == 0) {
+		if (whole)
+			box_points(c, bx, p, true);
+		else if (c->out)
+			put_leaf(c, p, n);
+		return 0;
+	}
+	int lp, d;
+	if (whole) {
+		d = box_cut_dim(c->ps, c->so, depth, bx, &lp);
+		uint32_t nplanes[64];
+		if (box_cuts_between_planes(bx, c->ps->dims, d, k, cnt, nplanes)) {
+			/* each part its planes, as cut_range would cut them */
+			box part = *bx;
+			int64_t pos = 0;
+			int rc = 0;
+			for (int64_t j = 0; j < k && !rc; j++) {
+				part.hi[d] = part.lo[d] + nplanes[j] - 1;
+				rc = task_rec(c, p + pos, cnt[j], depth + 1, &part, true);
+				part.lo[d] = part.hi[d] + 1;
+				pos += cnt[j];
+			}
+			return rc;
+		}
+		box_points(c, bx, p, false);
+	} else {
+		d = cut_dim(c->ps, c->so, depth, p, n, &lp);
+	}
+	if (n == 2 && k == 2) {
+		/* two tasks, one per part: order them */
+		fill_keys(c->ps, c->so, lp, d, p, 2);
+		tp__sort(p, 2);
+		task_rec(c, p, 1, depth + 1, bx, false);
+		return task_rec(c, p + 1, 1, depth + 1, bx, false);
+	}
+	int64_t pos = 0;
+	uint32_t plane[64];
+	box rest = *bx;
+	for (int64_t j = 0; j < k - 1; j++) {
+		uint64_t wl;
+		cut_range(c->ps, c->so, lp, d, p + pos, n - pos, (uint64_t)cnt[j],
+			  false, 0, c->hist, c->tmp, &rest, &plane[j], &wl);
+		if (plane[j] != UINT32_MAX)
+			rest.lo[d] = plane[j];
+		pos += cnt[j];
+	}
+	pos = 0;
+	int rc = 0;
+	box part = *bx;
+	for (int64_t j = 0; j < k && !rc; j++) {
+		part.hi[d] = j < k - 1 && plane[j] != UINT32_MAX ? plane[j] : bx->hi[d];
+		rc = task_rec(c, p + pos, cnt[j], depth + 1, &part, false);
+		if (j < k - 1 && plane[j] != UINT32_MAX)
+			part.lo[d] = plane[j];
+		pos += cnt[j];
+	}
+	return rc;
+}
+
+int tp__part_nodes(const pointset *ps, const side_order *so,
+		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
+		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
+		   tp__pt *tmp, double deadline, bool split)
+{
+	/* packed points hold their ranks, not their (common) weight */
+	uint32_t wconst = ps->packed ? ps->wconst : n > 0 ? p[0].w : 0;
+	for (int64_t i = 1; i < n && wconst && !ps->packed; i++)
+		if (p[i].w != wconst)
+			wconst = 0;
+	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist, tmp, deadline,
+			wconst, split };
+	box bx;
+	box_whole(ps, &bx);
+	int rc = node_rec(&nc, p, n, 0, &bx);
+	*nleaves = nc.nleaves;
+	return rc;
+}
+
+int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
+		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp, double deadline,
+		   const tp__task_order *out)
+{
+	task_ctx tctx = { ps, so, tr, 0, hist, tmp, deadline, out, p };
+	box bx;
+	box_whole(ps, &bx);
+	return task_rec(&tctx, p, n, 0, &bx, ps->grid && n > 0 && n == ps->n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Closest subset (k-means), when there are more slots than tasks            */
+
+typedef struct dist_idx {
+	double d;
+	int32_t i;
+} dist_idx;
+
+static int cmp_dist_idx(const void *x, const void *y)
+{
+	const dist_idx *a = x, *b = y;
+	if (a->d < b->d)
+		return -1;
+	if (a->d > b->d)
+		return 1;
+	return a->i - b->i;
+}
+
+static double sqdist(const double *a, const double *b, int D)
+{
+	double s = 0;
+	for (int d = 0; d < D; d++)
+		s += (a[d] - b[d]) * (a[d] - b[d]);
+	return s;
+}
+
+/* Choose slots so that exactly ntasks remain: k-means with a centre at every
+ * bounding-box corner plus the middle (10 rounds), then for each centre the
+ * nearest nodes until the tasks fit; keep the centre whose chosen nodes lie
+ * closest to it in total.  slots_out[i] receives the used slots of node i.
+ * Past the deadline, after one round and one centre, it keeps what it has. */
+int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
+		       int64_t ntasks, int *slots_out, double deadline)
+{
+	int32_t n = a->nnodes;
+	int nc = (1 << D) + 1;
+	double *ctr = tp__calloc((size_t)nc * (size_t)D, sizeof(double));
+	double *sum = tp__calloc((size_t)nc * (size_t)D, sizeof(double));
+	int64_t *cnt = tp__calloc((size_t)nc, sizeof(int64_t));
+	dist_idx *di = tp__malloc_array((size_t)n, sizeof(dist_idx));
+	int *best = tp__malloc_array((size_t)n, sizeof(int));
+	int rc = 0;
+	if (!ctr || !sum || !cnt || !di || !best) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
+	for (int d = 0; d < D; d++) {
+		lo[d] = INFINITY;
+		hi[d] = -INFINITY;
+	}
+	for (int32_t i = 0; i < n; i++)
+		for (int d = 0; d < D; d++) {
+			double v = pos[(int64_t)i * D + d];
+			lo[d] = v < lo[d] ? v : lo[d];
+			hi[d] = v > hi[d] ? v : hi[d];
+		}
+	for (int c = 0; c < nc - 1; c++)
+		for (int d = 0; d < D; d++)
+			ctr[c * D + d] = (c >> d) & 1 ? hi[d] : lo[d];
+	for (int d = 0; d < D; d++)
+		ctr[(nc - 1) * D + d] = (lo[d] + hi[d]) / 2;
+
+	for (int it = 0; it < 10 && (it == 0 || tp__now_ms() <= deadline); it++) {
+		memset(sum, 0, sizeof(double) * (size_t)nc * (size_t)D);
+		memset(cnt, 0, sizeof(int64_t) * (size_t)nc);
+		for (int32_t i = 0; i < n; i++) {
+			const double *x = &pos[(int64_t)i * D];
+			int bc = 0;
+			double bd = sqdist(x, ctr, D);
+			for (int c = 1; c < nc; c++) {
+				double dd = sqdist(x, &ctr[c * D], D);
+				if (dd < bd)
+					bd = dd, bc = c;
+			}
+			cnt[bc] += a->slots[i];
+			for (int d = 0; d < D; d++)
+				sum[bc * D + d] += x[d] * a->slots[i];
+		}
+		for (int c = 0; c < nc; c++)
+			if (cnt[c])
+				for (int d = 0; d < D; d++)
+					ctr[c * D + d] = sum[c * D + d] / (double)cnt[c];
+	}
+
+	double best_cost = INFINITY;
+	for (int c = 0; c < nc && (c == 0 || tp__now_ms() <= deadline); c++) {
+		for (int32_t i = 0; i < n; i++) {
+			di[i].d = sqrt(sqdist(&pos[(int64_t)i * D], &ctr[c * D], D));
+			di[i].i = i;
+		}
+		qsort(di, (size_t)n, sizeof *di, cmp_dist_idx);
+		double cost = 0;
+		int64_t need = ntasks;
+		for (int32_t j = 0; j < n && need > 0; j++) {
+			int use = a->slots[di[j].i];
+			if (use > need)
+				use = (int)need;
+			cost += di[j].d * use;
+			need -= use;
+		}
+		if (cost < best_cost) {
+			best_cost = cost;
+			memset(best, 0, sizeof(int) * (size_t)n);
+			need = ntasks;
+			for (int32_t j = 0; j < n && need > 0; j++) {
+				int use = a->slots[di[j].i];
+				if (use > need)
+					use = (int)need;
+				best[di[j].i] = use;
+				need -= use;
+			}
+		}
+	}
+	memcpy(slots_out, best, sizeof(int) * (size_t)n);
+out:
+	free(ctr);
+	free(sum);
+	free(cnt);
+	free(di);
+	free(best);
+	return rc;
+}
+

@@ -1,0 +1,1496 @@
+/* topoplace — graph mapping for task graphs without coordinates: greedy
+ * growth, recursive bipartitioning (METIS) and swap refinement.  See
+ * topoplace/graphmap.h for the algorithms. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "map/metis_load.h"
+#include "net/network.h"
+
+#define KD_LEAF 8            /* points per k-d tree leaf */
+#define NEIGH_CANDIDATES 8   /* neighbour nodes tried per greedy placement */
+#define REFINE_NODES 16      /* candidate nodes per task in refinement */
+#define REFINE_SWAPS 64      /* tasks scanned per candidate node */
+#define HOT_SHARE 0.85       /* congestion refinement: tasks on links loaded
+				at least this share of the maximum move */
+
+void tp_graphmap_opts_default(tp_graphmap_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->refine_passes = 8;
+	o->seed = 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shared context                                                            */
+
+typedef struct gm {
+	const struct tp_graph *g;
+	const struct tp_alloc *a;
+	const struct tp_machine *m;
+	int nd;
+	int32_t nn, nt;
+	int *rc;        /* nn x nd raw router coordinates of allocated nodes */
+	int *sc;        /* nn x nd seam-shifted coordinates */
+	double deadline;   /* tp__now_ms() past which construction stops with
+			      TP_ETIME; 0: none */
+	double projected_ms;   /* greedy: what the whole run would have
+				  taken, when it stopped early for it */
+} gm;
+
+static bool past(const gm *c, double extra_ms)
+{
+	return c->deadline > 0 && tp__now_ms() + extra_ms > c->deadline;
+}
+
+static void gm_free(gm *c)
+{
+	free(c->rc);
+	free(c->sc);
+}
+
+static int gm_init(gm *c, const tp_graph *g, const tp_alloc *a, tp_error *err,
+		   const char *what)
+{
+	memset(c, 0, sizeof *c);
+	c->g = g;
+	c->a = a;
+	c->m = a->m;
+	c->nd = a->m->ndims;
+	c->nn = a->nnodes;
+	c->nt = g->ntasks;
+	if (g->ntasks > a->total_slots)
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: %d tasks do not fit in the allocation's %lld slots",
+				    what, g->ntasks, (long long)a->total_slots);
+	size_t cells = (size_t)c->nn * (size_t)c->nd;
+	c->rc = tp__malloc_array(cells ? cells : 1, sizeof(int));
+	c->sc = tp__malloc_array(cells ? cells : 1, sizeof(int));
+	if (!c->rc || !c->sc || tp_geom_seam_shift(a, c->sc) < 0) {
+		gm_free(c);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	}
+	for (int32_t i = 0; i < c->nn; i++)
+		memcpy(&c->rc[(size_t)i * (size_t)c->nd],
+		       &c->m->coords[(size_t)a->node[i] * (size_t)c->nd],
+		       sizeof(int) * (size_t)c->nd);
+	return 0;
+}
+
+static inline const int *rcoord(const gm *c, int32_t i)
+{
+	return &c->rc[(size_t)i * (size_t)c->nd];
+}
+
+static inline int64_t ndist(const gm *c, int32_t i, int32_t j)
+{
+	return tp__coord_dist(c->m, rcoord(c, i), rcoord(c, j));
+}
+
+static bool budget_over(double t0, double budget)
+{
+	return budget > 0 && tp__now_ms() - t0 > budget;
+}
+
+/* ------------------------------------------------------------------------ */
+/* k-d tree over the allocated nodes with free-slot counts                   */
+
+typedef struct kdn {
+	int32_t lo, hi;          /* range in perm */
+	int32_t left, right, parent;
+	int64_t free;            /* free slots below */
+	int bmin[TP_MAX_DIMS], bmax[TP_MAX_DIMS];
+} kdn;
+
+typedef struct kdtree {
+	const gm *c;
+	int32_t *perm;
+	kdn *t;
+	int32_t nt, cap;
+	int32_t *leaf_of;        /* alloc node -> leaf */
+	int *freeslots;          /* per alloc node */
+} kdtree;
+
+typedef struct kd_sort_ctx {
+	const int *rc;
+	int nd, d;
+} kd_sort_ctx;
+
+static int cmp_kd(const void *x, const void *y, void *arg)
+{
+	const kd_sort_ctx *k = arg;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	int a = k->rc[(size_t)i * (size_t)k->nd + (size_t)k->d];
+	int b = k->rc[(size_t)j * (size_t)k->nd + (size_t)k->d];
+	if (a != b)
+		return a < b ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static int32_t kd_build(kdtree *k, int32_t lo, int32_t hi, int32_t parent)
+{
+	const gm *c = k->c;
+	int nd = c->nd;
+	int32_t id = k->nt++;
+	kdn *n = &k->t[id];
+	n->lo = lo;
+	n->hi = hi;
+	n->parent = parent;
+	n->left = n->right = -1;
+	n->free = 0;
+	for (int d = 0; d < nd; d++) {
+		n->bmin[d] = INT32_MAX;
+		n->bmax[d] = INT32_MIN;
+	}
+	for (int32_t p = lo; p < hi; p++) {
+		const int *x = rcoord(c, k->perm[p]);
+		for (int d = 0; d < nd; d++) {
+			if (x[d] < n->bmin[d])
+				n->bmin[d] = x[d];
+			if (x[d] > n->bmax[d])
+				n->bmax[d] = x[d];
+		}
+		n->free += k->freeslots[k->perm[p]];
+	}
+	int sd = 0, ext = -1;
+	for (int d = 0; d < nd; d++)
+		if (n->bmax[d] - n->bmin[d] > ext) {
+			ext = n->bmax[d] - n->bmin[d];
+			sd = d;
+		}
+	if (hi - lo <= KD_LEAF || ext == 0) {
+		for (int32_t p = lo; p < hi; p++)
+			k->leaf_of[k->perm[p]] = id;
+		return id;
+	}
+	kd_sort_ctx ctx = { c->rc, nd, sd };
+	qsort_r(k->perm + lo, (size_t)(hi - lo), sizeof(int32_t), cmp_kd, &ctx);
+	int32_t mid = lo + (hi - lo) / 2;
+	int32_t l = kd_build(k, lo, mid, id);
+	int32_t r = kd_build(k, mid, hi, id);
+	k->t[id].left = l;   /* k->t may not move: allocated up front */
+	k->t[id].right = r;
+	return id;
+}
+
+static void kd_free(kdtree *k)
+{
+	free(k->perm);
+	free(k->t);
+	free(k->leaf_of);
+	free(k->freeslots);
+}
+
+static int kd_init(kdtree *k, const gm *c)
+{
+	memset(k, 0, sizeof *k);
+	k->c = c;
+	size_t n = (size_t)c->nn;
+	k->perm = tp__malloc_array(n, sizeof(int32_t));
+	k->t = tp__malloc_array(2 * n + 1, sizeof(kdn));
+	k->leaf_of = tp__malloc_array(n, sizeof(int32_t));
+	k->freeslots = tp__malloc_array(n, sizeof(int));
+	if (!k->perm || !k->t || !k->leaf_of || !k->freeslots) {
+		kd_free(k);
+		return TP_ENOMEM;
+	}
+	for (int32_t i = 0; i < c->nn; i++) {
+		k->perm[i] = i;
+		k->freeslots[i] = c->a->slots[i];
+	}
+	kd_build(k, 0, c->nn, -1);
+	return 0;
+}
+
+static void kd_take(kdtree *k, int32_t i)
+{
+	k->freeslots[i]--;
+	for (int32_t id = k->leaf_of[i]; id >= 0; id = k->t[id].parent)
+		k->t[id].free--;
+}
+
+/* Lower bound on the distance from point p to any router in the box. */
+static int64_t kd_box_lb(const kdtree *k, const kdn *n, const int *p)
+{
+	return tp__range_lower_bound(k->c->m, p, n->bmin, n->bmax);
+}
+
+static void kd_nearest_rec(const kdtree *k, int32_t id, const int *p,
+			   int64_t *best_d, int32_t *best)
+{
+	const kdn *n = &k->t[id];
+	if (n->free <= 0 || kd_box_lb(k, n, p) > *best_d)
+		return;
+	if (n->left < 0) {
+		for (int32_t q = n->lo; q < n->hi; q++) {
+			int32_t i = k->perm[q];
+			if (k->freeslots[i] <= 0)
+				continue;
+			int64_t d = tp__coord_dist(k->c->m, p, rcoord(k->c, i));
+			if (d < *best_d || (d == *best_d && i < *best)) {
+				*best_d = d;
+				*best = i;
+			}
+		}
+		return;
+	}
+	int64_t ll = kd_box_lb(k, &k->t[n->left], p);
+	int64_t lr = kd_box_lb(k, &k->t[n->right], p);
+	if (ll <= lr) {
+		kd_nearest_rec(k, n->left, p, best_d, best);
+		kd_nearest_rec(k, n->right, p, best_d, best);
+	} else {
+		kd_nearest_rec(k, n->right, p, best_d, best);
+		kd_nearest_rec(k, n->left, p, best_d, best);
+	}
+}
+
+/* Free node nearest to router coordinates p (ties: lower index), -1 if none. */
+static int32_t kd_nearest(const kdtree *k, const int *p)
+{
+	int64_t best_d = INT64_MAX;
+	int32_t best = -1;
+	if (k->c->nn > 0)
+		kd_nearest_rec(k, 0, p, &best_d, &best);
+	return best;
+}
+
+/* Router coordinates of a point given in seam-shifted space. */
+static void shifted_to_raw(const gm *c, const double *x, int *p)
+{
+	for (int d = 0; d < c->nd; d++) {
+		long v = lround(x[d]);
+		int D = c->m->dims[d];
+		if (c->m->wrap[d]) {
+			v %= D;
+			if (v < 0)
+				v += D;
+		} else if (v < 0) {
+			v = 0;
+		} else if (v >= D) {
+			v = D - 1;
+		}
+		p[d] = (int)v;
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Indexed max-heap of unmapped tasks keyed by bytes to mapped tasks         */
+
+typedef struct heap {
+	int32_t *h, *pos;
+	double *key;
+	int32_t n;
+} heap;
+
+static bool heap_above(const heap *q, int32_t a, int32_t b)
+{
+	if (q->key[a] != q->key[b])
+		return q->key[a] > q->key[b];
+	return a < b;
+}
+
+static void heap_swap(heap *q, int32_t i, int32_t j)
+{
+	int32_t a = q->h[i], b = q->h[j];
+	q->h[i] = b;
+	q->h[j] = a;
+	q->pos[b] = i;
+	q->pos[a] = j;
+}
+
+static void heap_up(heap *q, int32_t i)
+{
+	while (i > 0) {
+		int32_t p = (i - 1) / 2;
+		if (!heap_above(q, q->h[i], q->h[p]))
+			break;
+		heap_swap(q, i, p);
+		i = p;
+	}
+}
+
+static void heap_down(heap *q, int32_t i)
+{
+	for (;;) {
+		int32_t l = 2 * i + 1, r = l + 1, b = i;
+		if (l < q->n && heap_above(q, q->h[l], q->h[b]))
+			b = l;
+		if (r < q->n && heap_above(q, q->h[r], q->h[b]))
+			b = r;
+		if (b == i)
+			return;
+		heap_swap(q, i, b);
+		i = b;
+	}
+}
+
+static void heap_raise(heap *q, int32_t t, double add)
+{
+	q->key[t] += add;
+	if (q->pos[t] < 0) {
+		q->h[q->n] = t;
+		q->pos[t] = q->n++;
+	}
+	heap_up(q, q->pos[t]);
+}
+
+static int32_t heap_pop(heap *q)
+{
+	int32_t t = q->h[0];
+	heap_swap(q, 0, --q->n);
+	q->pos[t] = -2;   /* taken */
+	heap_down(q, 0);
+	return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Greedy growth                                                             */
+
+typedef struct tw {
+	double w;
+	int32_t t;
+} tw;
+
+static int cmp_tw_desc(const void *x, const void *y)
+{
+	const tw *a = x, *b = y;
+	if (a->w != b->w)
+		return a->w > b->w ? -1 : 1;
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+/* Cost of putting task t on node q against its mapped neighbours. */
+static double place_cost(const gm *c, const int32_t *map, int32_t t, int32_t q)
+{
+	const struct tp_graph *g = c->g;
+	double s = 0.0;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		int32_t u = g->adjncy[e];
+		if (map[u] >= 0)
+			s += tp__graph_w(g, e) * (double)ndist(c, q, map[u]);
+	}
+	return s;
+}
+
+static int32_t greedy_choose(const gm *c, const kdtree *k, const int32_t *map,
+			     int32_t t)
+{
+	const struct tp_graph *g = c->g;
+	int nd = c->nd;
+	double cen[TP_MAX_DIMS] = { 0 }, wsum = 0.0;
+	int cnt = 0;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		int32_t u = g->adjncy[e];
+		if (map[u] < 0)
+			continue;
+		double w = tp__graph_w(g, e);
+		const int *x = &c->sc[(size_t)map[u] * (size_t)nd];
+		for (int d = 0; d < nd; d++)
+			cen[d] += w * x[d];
+		wsum += w;
+		cnt++;
+	}
+	if (wsum <= 0.0) {   /* zero-byte edges: unweighted centroid */
+		memset(cen, 0, sizeof cen);
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (map[u] < 0)
+				continue;
+			const int *x = &c->sc[(size_t)map[u] * (size_t)nd];
+			for (int d = 0; d < nd; d++)
+				cen[d] += x[d];
+		}
+		wsum = cnt > 0 ? cnt : 1;
+	}
+	for (int d = 0; d < nd; d++)
+		cen[d] /= wsum;
+	int p[TP_MAX_DIMS];
+	shifted_to_raw(c, cen, p);
+	int32_t best = kd_nearest(k, p);
+	double best_cost = place_cost(c, map, t, best);
+	int64_t best_d = tp__coord_dist(c->m, p, rcoord(c, best));
+	int tried = 0;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && tried < NEIGH_CANDIDATES; e++) {
+		int32_t u = g->adjncy[e];
+		if (map[u] < 0 || k->freeslots[map[u]] <= 0 || map[u] == best)
+			continue;
+		tried++;
+		int32_t q = map[u];
+		double cost = place_cost(c, map, t, q);
+		int64_t dq = tp__coord_dist(c->m, p, rcoord(c, q));
+		if (cost < best_cost ||
+		    (cost == best_cost && (dq < best_d || (dq == best_d && q < best)))) {
+			best = q;
+			best_cost = cost;
+			best_d = dq;
+		}
+	}
+	return best;
+}
+
+static int greedy_run(gm *c, int32_t *map)
+{
+	const struct tp_graph *g = c->g;
+	int32_t nt = c->nt;
+	kdtree k;
+	heap q = { 0 };
+	tw *order = tp__malloc_array((size_t)nt + 1, sizeof(tw));
+	q.h = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	q.pos = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	q.key = tp__calloc((size_t)nt + 1, sizeof(double));
+	if (!order || !q.h || !q.pos || !q.key || kd_init(&k, c) < 0) {
+		free(order);
+		free(q.h);
+		free(q.pos);
+		free(q.key);
+		return TP_ENOMEM;
+	}
+	for (int32_t t = 0; t < nt; t++) {
+		map[t] = -1;
+		q.pos[t] = -1;
+		double s = 0.0;
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++)
+			s += tp__graph_w(g, e);
+		order[t].w = s;
+		order[t].t = t;
+	}
+	qsort(order, (size_t)nt, sizeof *order, cmp_tw_desc);
+
+	/* the allocation's centre, in router coordinates */
+	double cen[TP_MAX_DIMS] = { 0 };
+	for (int32_t i = 0; i < c->nn; i++)
+		for (int d = 0; d < c->nd; d++)
+			cen[d] += c->sc[(size_t)i * (size_t)c->nd + (size_t)d];
+	for (int d = 0; d < c->nd; d++)
+		cen[d] /= c->nn > 0 ? c->nn : 1;
+	int seedp[TP_MAX_DIMS];
+	shifted_to_raw(c, cen, seedp);
+
+	int32_t next = 0;
+	int rc = 0;
+	double t0 = tp__now_ms();
+	for (int32_t done = 0; done < nt; done++) {
+		int32_t t, node;
+		if ((done & 127) == 127 && c->deadline > 0) {
+			/* a run that cannot finish in time stops as soon as
+			 * that shows, and leaves the rest of the budget to
+			 * the other candidates: the nearest-node searches
+			 * cost 1-2 us a task on tori but 65-90 on switch
+			 * trees and dragonflies, whose distances bound the
+			 * k-d tree's boxes poorly (32,768 tasks: 2.1-2.8 s) */
+			double now = tp__now_ms();
+			double whole = (now - t0) * (double)nt / (double)(done + 1);
+			/* early on, only by a clear margin: the first tasks
+			 * also pay for the memory they touch first */
+			bool over = done >= nt / 16 ? t0 + whole > c->deadline
+						    : t0 + whole / 1.5 > c->deadline;
+			if (now > c->deadline ||
+			    (done >= 255 && done >= nt / 64 && over)) {
+				c->projected_ms = now > c->deadline ? 0 : whole;
+				rc = TP_ETIME;
+				break;
+			}
+		}
+		if (q.n == 0) {
+			while (map[order[next].t] >= 0)
+				next++;
+			t = order[next].t;
+			q.pos[t] = -2;
+			node = kd_nearest(&k, seedp);
+		} else {
+			t = heap_pop(&q);
+			node = greedy_choose(c, &k, map, t);
+		}
+		map[t] = node;
+		kd_take(&k, node);
+		/* a new component later starts next to the last placed task */
+		memcpy(seedp, rcoord(c, node), sizeof(int) * (size_t)c->nd);
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (map[u] < 0)
+				heap_raise(&q, u, tp__graph_w(g, e));
+		}
+	}
+	kd_free(&k);
+	free(order);
+	free(q.h);
+	free(q.pos);
+	free(q.key);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Refinement                                                                */
+
+/* Weight of edge t-s (0 when absent): neighbour lists are sorted. */
+static double edge_w(const struct tp_graph *g, int32_t t, int32_t s)
+{
+	int64_t lo = g->xadj[t], hi = g->xadj[t + 1];
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (g->adjncy[mid] < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->xadj[t + 1] && g->adjncy[lo] == s ? tp__graph_w(g, lo) : 0.0;
+}
+
+/* Change in hop-bytes when task t moves from node p to node q. */
+static double move_delta(const gm *c, const int32_t *map, int32_t t,
+			 int32_t p, int32_t q)
+{
+	const struct tp_graph *g = c->g;
+	double s = 0.0;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		int32_t u = g->adjncy[e];
+		int32_t nu = map[u];
+		s += tp__graph_w(g, e) * (double)(ndist(c, q, nu) - ndist(c, p, nu));
+	}
+	return s;
+}
+
+/* Which slot of its node each task holds, for the refinements' moves:
+ * node i's slots are off[i] .. off[i+1]-1, used[i] of them taken. */
+typedef struct slot_table {
+	int64_t *off;
+	int32_t *used, *slot_task, *task_slot;
+} slot_table;
+
+static void slots_free(slot_table *st)
+{
+	free(st->off);
+	free(st->used);
+	free(st->slot_task);
+	free(st->task_slot);
+	memset(st, 0, sizeof *st);
+}
+
+static int slots_init(slot_table *st, const struct tp_alloc *a,
+		      const int32_t *map, int32_t nt)
+{
+	int32_t nn = a->nnodes;
+	int64_t S = a->total_slots;
+	st->off = tp__malloc_array((size_t)nn + 1, sizeof(int64_t));
+	st->used = tp__calloc((size_t)nn + 1, sizeof(int32_t));
+	st->slot_task = tp__malloc_array((size_t)S + 1, sizeof(int32_t));
+	st->task_slot = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	if (!st->off || !st->used || !st->slot_task || !st->task_slot) {
+		slots_free(st);
+		return TP_ENOMEM;
+	}
+	st->off[0] = 0;
+	for (int32_t i = 0; i < nn; i++)
+		st->off[i + 1] = st->off[i] + a->slots[i];
+	for (int64_t x = 0; x < S; x++)
+		st->slot_task[x] = -1;
+	for (int32_t t = 0; t < nt; t++) {
+		int32_t i = map[t];
+		int64_t x = st->off[i] + st->used[i]++;
+		st->slot_task[x] = t;
+		st->task_slot[t] = (int32_t)(x - st->off[i]);
+	}
+	return 0;
+}
+
+/* Task t leaves node p for node q: into a free slot of q (s < 0), or
+ * trading slots with task s of q.  The caller updates map. */
+static void slots_move(slot_table *st, int32_t t, int32_t p, int32_t q,
+		       int32_t s)
+{
+	int64_t sp = st->off[p] + st->task_slot[t];
+	if (s < 0) {
+		int64_t sq = st->off[q];
+		while (st->slot_task[sq] >= 0)
+			sq++;
+		st->slot_task[sp] = -1;
+		st->slot_task[sq] = t;
+		st->task_slot[t] = (int32_t)(sq - st->off[q]);
+		st->used[p]--;
+		st->used[q]++;
+	} else {
+		int64_t sq = st->off[q] + st->task_slot[s];
+		st->slot_task[sp] = s;
+		st->slot_task[sq] = t;
+		int32_t tmp = st->task_slot[t];
+		st->task_slot[t] = st->task_slot[s];
+		st->task_slot[s] = tmp;
+	}
+}
+
+static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
+		      int64_t *moves_out, double t0)
+{
+	const struct tp_graph *g = c->g;
+	const struct tp_alloc *a = c->a;
+	int32_t nt = c->nt, nn = c->nn;
+	slot_table st;
+	int rc = slots_init(&st, a, map, nt);
+	int64_t *stamp = tp__calloc((size_t)nn + 1, sizeof(int64_t));
+	int32_t *cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
+	if (rc || !stamp || !cand) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	const int64_t *off = st.off;
+	const int32_t *used = st.used, *slot_task = st.slot_task;
+	double eps = 1e-12 * (g->total_bytes > 0 ? g->total_bytes : 1.0);
+	int64_t moves = 0, stampv = 0;
+	/* a pass that gains less than 0.1% of the hop-bytes ends the refinement */
+	double hb = tp__hop_bytes_bounded(g, a, map, HUGE_VAL);
+	for (int pass = 0; pass < o->refine_passes; pass++) {
+		int64_t before = moves;
+		double gain = 0.0;
+		for (int32_t t = 0; t < nt; t++) {
+			if ((t & 255) == 0 && budget_over(t0, o->time_budget_ms))
+				goto done;
+			int32_t p = map[t];
+			int ncand = 0;
+			stampv++;
+			stamp[p] = stampv;
+			for (int64_t e = g->xadj[t];
+			     e < g->xadj[t + 1] && ncand < REFINE_NODES; e++) {
+				int32_t q = map[g->adjncy[e]];
+				if (stamp[q] == stampv)
+					continue;
+				stamp[q] = stampv;
+				cand[ncand++] = q;
+			}
+			double best = -eps;
+			int32_t best_q = -1, best_s = -1;
+			for (int ci = 0; ci < ncand; ci++) {
+				int32_t q = cand[ci];
+				double mt = move_delta(c, map, t, p, q);
+				if (used[q] < a->slots[q] && mt < best) {
+					best = mt;
+					best_q = q;
+					best_s = -1;
+				}
+				int64_t dpq = ndist(c, p, q);
+				int scanned = 0;
+				for (int64_t s = off[q]; s < off[q + 1] && scanned < REFINE_SWAPS; s++) {
+					int32_t u = slot_task[s];
+					if (u < 0)
+						continue;
+					scanned++;
+					double ms = move_delta(c, map, u, q, p);
+					double d = mt + ms + 2.0 * edge_w(g, t, u) * dpq;
+					if (d < best) {
+						best = d;
+						best_q = q;
+						best_s = u;
+					}
+				}
+			}
+			if (best_q < 0)
+				continue;
+			slots_move(&st, t, p, best_q, best_s);
+			if (best_s >= 0)
+				map[best_s] = p;
+			map[t] = best_q;
+			moves++;
+			gain -= best;
+		}
+		/* a pass costs about as much as the whole construction: stop
+		 * once one gains under 1 % (at 65,536 tasks / 414k edges pass 3
+		 * gave 0.5 % and passes 4-8 0.3 % together, for 2.7 s) */
+		if (moves == before || gain < 1e-2 * hb)
+			break;
+		hb -= gain;
+	}
+done:
+	if (moves_out)
+		*moves_out = moves;
+out:
+	slots_free(&st);
+	free(stamp);
+	free(cand);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Congestion refinement                                                     */
+
+typedef struct cref {
+	const gm *c;
+	int32_t *map;
+	double *load;            /* per link */
+	int64_t nl;
+	int64_t *route;
+	int cap;
+	int64_t *tl;             /* touched links of the current trial */
+	double *tl_old;          /* their loads before it */
+	int64_t ntl, tlcap;
+	int64_t *stamp;          /* per link: trial number when touched */
+	int64_t trial;
+	slot_table st;           /* who sits in which slot */
+	char *hot;               /* per task: has an edge on a most-loaded link */
+	int32_t *cand;           /* candidate nodes of the current task */
+	int64_t *nstamp;         /* per node: candidate round when listed */
+	int64_t ns;
+	double M;                /* the largest link load */
+	int64_t nmax;            /* links carrying it */
+	double Mref;             /* the largest load at the start: scale of
+				    the potential */
+	double hot_at;           /* tasks with a message over a link this
+				    loaded are tried */
+	double dhop;             /* hop-bytes change of the current trial */
+	bool keep_hops;          /* refuse moves that raise hop-bytes */
+	int64_t moves;
+} cref;
+
+/* Route between allocation nodes i and j into cr->route (grown as needed);
+ * returns the length or a negative code. */
+static int cr_route(cref *cr, int32_t i, int32_t j)
+{
+	const struct tp_alloc *a = cr->c->a;
+	for (;;) {
+		int n = tp_machine_route(a->m, a->node[i], a->node[j], cr->route,
+					 cr->cap);
+		if (n >= 0 || cr->cap >= (1 << 20))
+			return n;
+		int64_t *nr = realloc(cr->route, sizeof(int64_t) * (size_t)cr->cap * 2);
+		if (!nr)
+			return TP_ENOMEM;
+		cr->route = nr;
+		cr->cap *= 2;
+	}
+}
+
+/* Add sign * bytes of the message from allocation node i to node j to the
+ * loads, remembering every link touched in this trial and its load
+ * before. */
+static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
+{
+	int n = cr_route(cr, i, j);
+	if (n < 0)
+		return n;
+	for (int k = 0; k < n; k++) {
+		int64_t l = cr->route[k];
+		if (l < 0 || l >= cr->nl)
+			return TP_EINVAL;
+		if (cr->stamp[l] != cr->trial) {
+			if (cr->ntl == cr->tlcap) {
+				int64_t nc = cr->tlcap * 2;
+				int64_t *a1 = realloc(cr->tl, sizeof(int64_t) * (size_t)nc);
+				if (!a1)
+					return TP_ENOMEM;
+				cr->tl = a1;
+				double *a2 = realloc(cr->tl_old, sizeof(double) * (size_t)nc);
+				if (!a2)
+					return TP_ENOMEM;
+				cr->tl_old = a2;
+				cr->tlcap = nc;
+			}
+			cr->stamp[l] = cr->trial;
+			cr->tl[cr->ntl] = l;
+			cr->tl_old[cr->ntl++] = cr->load[l];
+		}
+		cr->load[l] += bytes * tp__link_weight(cr->c->a->m, l);
+	}
+	return 0;
+}
+
+/* Add sign * bytes of t's edges (skipping the one to skip) to the loads:
+ * both directions of each, as the metrics route them. */
+static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
+{
+	const struct tp_graph *g = cr->c->g;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		int32_t u = g->adjncy[e];
+		if (u == skip || cr->map[u] == cr->map[t])
+			continue;
+		double b = sign * tp__graph_w(g, e);
+		cr->dhop += b * (double)ndist(cr->c, cr->map[t], cr->map[u]);
+		int rc = cr_message(cr, cr->map[t], cr->map[u], b);
+		if (!rc)
+			rc = cr_message(cr, cr->map[u], cr->map[t], b);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Max link load and how many links carry it (within eps). */
+static double cr_max(const cref *cr, int64_t *count)
+{
+	double m = 0.0;
+	for (int64_t l = 0; l < cr->nl; l++)
+		if (cr->load[l] > m)
+			m = cr->load[l];
+	int64_t n = 0;
+	double eps = 1e-9 * m;
+	for (int64_t l = 0; l < cr->nl; l++)
+		if (m > 0 && cr->load[l] >= m - eps)
+			n++;
+	*count = n;
+	return m;
+}
+
+static void cref_free(cref *cr)
+{
+	free(cr->load);
+	free(cr->stamp);
+	free(cr->route);
+	free(cr->tl);
+	free(cr->tl_old);
+	slots_free(&cr->st);
+	free(cr->hot);
+	free(cr->cand);
+	free(cr->nstamp);
+}
+
+static int cref_init(cref *cr, const gm *c, int32_t *map)
+{
+	const struct tp_alloc *a = c->a;
+	memset(cr, 0, sizeof *cr);
+	cr->c = c;
+	cr->map = map;
+	cr->nl = tp_machine_link_count(a->m);
+	cr->cap = 64;
+	cr->tlcap = 256;
+	cr->load = tp__calloc((size_t)cr->nl + 1, sizeof(double));
+	cr->stamp = tp__calloc((size_t)cr->nl + 1, sizeof(int64_t));
+	cr->route = tp__malloc_array((size_t)cr->cap, sizeof(int64_t));
+	cr->tl = tp__malloc_array((size_t)cr->tlcap, sizeof(int64_t));
+	cr->tl_old = tp__malloc_array((size_t)cr->tlcap, sizeof(double));
+	int rc = slots_init(&cr->st, a, map, c->nt);
+	cr->hot = tp__calloc((size_t)c->nt + 1, 1);
+	cr->cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
+	cr->nstamp = tp__calloc((size_t)c->nn + 1, sizeof(int64_t));
+	if (rc || !cr->load || !cr->stamp || !cr->route || !cr->tl ||
+	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp)
+		return TP_ENOMEM;
+	return 0;
+}
+
+/* Link loads of the whole mapping: every message, t to each neighbour. */
+/* The loads of every link; TP_ETIME when the budget runs out first (routing
+ * every message costs as much as the refinement's first pass). */
+static int cr_load_all(cref *cr, double t0, double budget)
+{
+	const struct tp_graph *g = cr->c->g;
+	const int32_t *map = cr->map;
+	for (int32_t t = 0; t < cr->c->nt; t++) {
+		if ((t & 255) == 255 && budget_over(t0, budget))
+			return TP_ETIME;
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (map[u] == map[t])
+				continue;
+			int n = cr_route(cr, map[t], map[u]);
+			if (n < 0)
+				return n;
+			for (int k = 0; k < n; k++)
+				cr->load[cr->route[k]] += tp__graph_w(g, e) *
+					tp__link_weight(cr->c->a->m, cr->route[k]);
+		}
+	}
+	return 0;
+}
+
+/* Mark the tasks with a message across a link loaded at least hot_at
+ * (near the maximum: relieving those makes room for the maximum). */
+static int cr_mark_hot(cref *cr)
+{
+	const struct tp_graph *g = cr->c->g;
+	const int32_t *map = cr->map;
+	char *hot = cr->hot;
+	double eps = 1e-9 * cr->M;
+	cr->hot_at = HOT_SHARE * cr->M - eps;
+	memset(hot, 0, (size_t)cr->c->nt);
+	/* each message t -> u (both directions appear, in t's and u's lists) */
+	for (int32_t t = 0; t < cr->c->nt; t++)
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (map[u] == map[t] || (hot[t] && hot[u]))
+				continue;
+			int n = cr_route(cr, map[t], map[u]);
+			if (n < 0)
+				return n;
+			for (int k = 0; k < n; k++)
+				if (cr->load[cr->route[k]] >= cr->hot_at) {
+					hot[t] = hot[u] = 1;
+					break;
+				}
+		}
+	return 0;
+}
+
+/* The nodes of t's neighbours other than its own node p, at most
+ * REFINE_NODES, into cr->cand; returns how many. */
+static int cr_candidates(cref *cr, int32_t t, int32_t p)
+{
+	const struct tp_graph *g = cr->c->g;
+	int ncand = 0;
+	cr->ns++;
+	cr->nstamp[p] = cr->ns;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && ncand < REFINE_NODES; e++) {
+		int32_t q = cr->map[g->adjncy[e]];
+		if (cr->nstamp[q] != cr->ns) {
+			cr->nstamp[q] = cr->ns;
+			cr->cand[ncand++] = q;
+		}
+	}
+	return ncand;
+}
+
+/* The potential the refinement lowers: sum over the touched links of
+ * (load / Mref)^8.  The eighth power makes the heaviest links dominate, so
+ * lowering it relieves the maximum first, yet a move that only lightens
+ * links just below the maximum also counts (it makes room). */
+static double cr_potential(double load, double Mref)
+{
+	double x = load / Mref, x2 = x * x, x4 = x2 * x2;
+	return x4 * x4;
+}
+
+/* One trial: t moves from p to q, into a free slot (s2 < 0) or trading
+ * places with s2.  Kept (*kept = true) when no touched link ends above the
+ * largest load, the potential drops, and (keep_hops) hop-bytes do not grow;
+ * otherwise undone.  So the maximum never grows and the potential falls
+ * with every move: the refinement ends. */
+static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
+		       bool *kept)
+{
+	int32_t *map = cr->map;
+	double eps = 1e-9 * cr->M;
+	int rc;
+	*kept = false;
+	cr->trial++;
+	cr->ntl = 0;
+	cr->dhop = 0;
+	/* the edge t-s2 counts once, with t */
+	if ((rc = cr_edges(cr, t, -1, -1.0)) ||
+	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, -1.0))))
+		return rc;
+	map[t] = q;
+	if (s2 >= 0)
+		map[s2] = p;
+	if ((rc = cr_edges(cr, t, -1, 1.0)) ||
+	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, 1.0))))
+		return rc;
+	bool ok = !cr->keep_hops ||
+		  cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0);
+	double dphi = 0;
+	int64_t freed = 0, reached = 0;
+	for (int64_t k = 0; k < cr->ntl && ok; k++) {
+		double now = cr->load[cr->tl[k]], was = cr->tl_old[k];
+		if (now > cr->M + eps)
+			ok = false;
+		dphi += cr_potential(now, cr->Mref) - cr_potential(was, cr->Mref);
+		freed += was >= cr->M - eps && now < cr->M - eps;
+		reached += was < cr->M - eps && now >= cr->M - eps;
+	}
+	if (ok && dphi < -1e-12) {
+		slots_move(&cr->st, t, p, q, s2);
+		cr->moves++;
+		*kept = true;
+		cr->nmax += reached - freed;
+		if (cr->nmax <= 0)
+			cr->M = cr_max(cr, &cr->nmax);
+		return 0;
+	}
+	map[t] = p;
+	if (s2 >= 0)
+		map[s2] = q;
+	for (int64_t k = 0; k < cr->ntl; k++)
+		cr->load[cr->tl[k]] = cr->tl_old[k];
+	return 0;
+}
+
+/* Try t's moves to the nodes of its neighbours (a free slot first, then
+ * swaps with up to REFINE_SWAPS tasks there) until one is kept. */
+static int cr_improve_task(cref *cr, int32_t t)
+{
+	const struct tp_alloc *a = cr->c->a;
+	const int64_t *off = cr->st.off;
+	int32_t p = cr->map[t];
+	int ncand = cr_candidates(cr, t, p);
+	bool done_t = false;
+	for (int ci = 0; ci < ncand && !done_t; ci++) {
+		int32_t q = cr->cand[ci];
+		int scanned = 0;
+		/* s = -1: move into a free slot of q; else swap with s */
+		for (int64_t x = cr->st.used[q] < a->slots[q] ? off[q] - 1 : off[q];
+		     x < off[q + 1] && scanned < REFINE_SWAPS && !done_t; x++) {
+			int32_t s2 = x < off[q] ? -1 : cr->st.slot_task[x];
+			if (x >= off[q] && s2 < 0)
+				continue;
+			scanned++;
+			int rc = cr_try_move(cr, t, p, q, s2, &done_t);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Congestion refinement: passes over the tasks with a message on a link
+ * loaded near the maximum, moving each where that lowers the potential
+ * (cr_potential) without raising the maximum; stops when a pass moves
+ * nothing or the budget runs out. */
+static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
+			   int32_t *map, int64_t *moves_out, double t0)
+{
+	cref cr;
+	int rc = cref_init(&cr, c, map);
+	if (!rc)
+		rc = cr_load_all(&cr, t0, o->time_budget_ms);
+	if (rc == TP_ETIME) {
+		rc = 0;   /* nothing moved yet: the map stands as it was */
+		goto out;
+	}
+	if (rc)
+		goto out;
+	cr.M = cr_max(&cr, &cr.nmax);
+	cr.Mref = cr.M;
+	cr.keep_hops = o->congestion_keep_hops;
+	for (int pass = 0; pass < o->refine_passes && cr.M > 0; pass++) {
+		if ((rc = cr_mark_hot(&cr)))
+			goto out;
+		int64_t before = cr.moves;
+		for (int32_t t = 0; t < c->nt && cr.M > 0; t++) {
+			if (!cr.hot[t])
+				continue;
+			if (budget_over(t0, o->time_budget_ms))
+				goto done;
+			if ((rc = cr_improve_task(&cr, t)))
+				goto out;
+		}
+		if (cr.moves == before)
+			break;
+		cr.M = cr_max(&cr, &cr.nmax);
+	}
+done:
+	if (moves_out)
+		*moves_out = cr.moves;
+out:
+	cref_free(&cr);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Recursive bipartitioning                                                  */
+
+typedef struct bp {
+	const gm *c;
+	int32_t *map;
+	int32_t *local;     /* task -> local index in the current part, -1 */
+	double *pt;         /* task -> provisional position (nt x nd, shifted) */
+	int32_t *tscratch;  /* nt */
+	int32_t *nscratch;  /* nn */
+	int seed;
+	struct tp__metis metis;
+	char why[128];
+} bp;
+
+typedef struct node_sort_ctx {
+	const int *sc;
+	int nd, d;
+} node_sort_ctx;
+
+static int cmp_node_dim(const void *x, const void *y, void *arg)
+{
+	const node_sort_ctx *k = arg;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const int *a = &k->sc[(size_t)i * (size_t)k->nd];
+	const int *b = &k->sc[(size_t)j * (size_t)k->nd];
+	if (a[k->d] != b[k->d])
+		return a[k->d] < b[k->d] ? -1 : 1;
+	for (int d = 0; d < k->nd; d++)
+		if (a[d] != b[d])
+			return a[d] < b[d] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static void centroid(const gm *c, const int32_t *N, int32_t n, double *out)
+{
+	for (int d = 0; d < c->nd; d++)
+		out[d] = 0.0;
+	for (int32_t k = 0; k < n; k++)
+		for (int d = 0; d < c->nd; d++)
+			out[d] += c->sc[(size_t)N[k] * (size_t)c->nd + (size_t)d];
+	for (int d = 0; d < c->nd; d++)
+		out[d] /= n > 0 ? n : 1;
+}
+
+static double l1(const double *x, const double *y, int nd)
+{
+	double s = 0.0;
+	for (int d = 0; d < nd; d++)
+		s += fabs(x[d] - y[d]);
+	return s;
+}
+
+/* Split T (local indices valid in b->local) into part[] with exactly n0
+ * tasks labelled 0.  Returns 0 or a negative code. */
+static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
+		       idx_t *part)
+{
+	const struct tp_graph *g = b->c->g;
+	int64_t ne;
+	double W;
+	tp__metis_sub_count(g, T, nT, b->local, &ne, &W);
+	for (int32_t i = 0; i < nT; i++)
+		part[i] = i < n0 ? 0 : 1;
+	if (ne == 0 || nT < 3)
+		return 0;
+	if (ne > INT32_MAX / 2)
+		return TP_ENOMEM;
+	if (past(b->c, (double)ne * TP__METIS_US_PER_ENTRY / 1e3))
+		return TP_ETIME;
+	idx_t *xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
+	idx_t *adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
+	idx_t *wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
+	if (!xadj || !adj || !wgt) {
+		free(xadj);
+		free(adj);
+		free(wgt);
+		return TP_ENOMEM;
+	}
+	tp__metis_sub_fill(g, T, nT, b->local, W, xadj, adj, wgt);
+	idx_t nv = nT, ncon = 1, np = 2, objval = 0;
+	real_t tpw[2] = { (real_t)n0 / (real_t)nT, 0 };
+	tpw[1] = (real_t)1.0 - tpw[0];
+	idx_t opts[METIS_NOPTIONS];
+	b->metis.set_default_options(opts);
+	opts[METIS_OPTION_SEED] = b->seed;
+	opts[METIS_OPTION_NUMBERING] = 0;
+	opts[METIS_OPTION_UFACTOR] = 1;
+	int mrc = b->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL,
+						NULL, wgt, &np, tpw, NULL, opts,
+						&objval, part);
+	int rc = 0;
+	if (mrc != METIS_OK) {
+		rc = mrc == METIS_ERROR_MEMORY ? TP_ENOMEM : TP_EINVAL;
+		snprintf(b->why, sizeof b->why, "METIS_PartGraphRecursive failed (%d)", mrc);
+		for (int32_t i = 0; i < nT; i++)
+			part[i] = i < n0 ? 0 : 1;
+	}
+	/* exact sizes: move the vertices with the best gain out of the larger
+	 * side (gain = bytes to the other side - bytes to its own side) */
+	int32_t c0 = 0;
+	for (int32_t i = 0; i < nT; i++)
+		c0 += part[i] == 0;
+	if (!rc && c0 != n0) {
+		idx_t from = c0 > n0 ? 0 : 1;
+		int32_t need = c0 > n0 ? c0 - n0 : n0 - c0, m = 0;
+		tw *cands = tp__malloc_array((size_t)nT, sizeof(tw));
+		if (!cands) {
+			rc = TP_ENOMEM;
+		} else {
+			for (int32_t i = 0; i < nT; i++) {
+				if (part[i] != from)
+					continue;
+				double gain = 0.0;
+				for (idx_t e = xadj[i]; e < xadj[i + 1]; e++)
+					gain += part[adj[e]] == from ? -(double)wgt[e]
+								      : (double)wgt[e];
+				cands[m].w = gain;
+				cands[m].t = i;
+				m++;
+			}
+			qsort(cands, (size_t)m, sizeof *cands, cmp_tw_desc);
+			for (int32_t i = 0; i < need; i++)
+				part[cands[i].t] = 1 - from;
+			free(cands);
+		}
+	}
+	free(xadj);
+	free(adj);
+	free(wgt);
+	return rc;
+}
+
+static int bp_rec(bp *b, int32_t *T, int32_t nT, int32_t *N, int32_t nN)
+{
+	const gm *c = b->c;
+	const struct tp_graph *g = c->g;
+	int nd = c->nd;
+	if (nT == 0)
+		return 0;
+	if (nN == 1) {
+		for (int32_t i = 0; i < nT; i++)
+			b->map[T[i]] = N[0];
+		return 0;
+	}
+	/* node cut: longest extent of the shifted coordinates, by slots */
+	int lo[TP_MAX_DIMS], hi[TP_MAX_DIMS], sd = 0, ext = -1;
+	for (int d = 0; d < nd; d++) {
+		lo[d] = INT32_MAX;
+		hi[d] = INT32_MIN;
+	}
+	int64_t S = 0;
+	for (int32_t k = 0; k < nN; k++) {
+		const int *x = &c->sc[(size_t)N[k] * (size_t)nd];
+		for (int d = 0; d < nd; d++) {
+			if (x[d] < lo[d])
+				lo[d] = x[d];
+			if (x[d] > hi[d])
+				hi[d] = x[d];
+		}
+		S += c->a->slots[N[k]];
+	}
+	for (int d = 0; d < nd; d++)
+		if (hi[d] - lo[d] > ext) {
+			ext = hi[d] - lo[d];
+			sd = d;
+		}
+	node_sort_ctx nctx = { c->sc, nd, sd };
+	qsort_r(N, (size_t)nN, sizeof(int32_t), cmp_node_dim, &nctx);
+	int32_t cut = 1;
+	int64_t cum = 0, S0 = 0, bestdiff = INT64_MAX;
+	for (int32_t k = 0; k + 1 < nN; k++) {
+		cum += c->a->slots[N[k]];
+		int64_t diff = 2 * cum - S;
+		if (diff < 0)
+			diff = -diff;
+		if (diff < bestdiff) {
+			bestdiff = diff;
+			cut = k + 1;
+			S0 = cum;
+		}
+	}
+	int64_t S1 = S - S0;
+	int64_t t0 = nT == S ? S0 : llround((double)nT * (double)S0 / (double)S);
+	if (t0 > S0)
+		t0 = S0;
+	if (t0 > nT)
+		t0 = nT;
+	if (nT - t0 > S1)
+		t0 = nT - S1;
+	if (t0 < 0)
+		t0 = 0;
+	double c0[TP_MAX_DIMS], c1[TP_MAX_DIMS];
+	centroid(c, N, cut, c0);
+	centroid(c, N + cut, nN - cut, c1);
+
+	idx_t *part = tp__malloc_array((size_t)nT, sizeof(idx_t));
+	if (!part)
+		return TP_ENOMEM;
+	int rc = 0;
+	if (t0 == 0 || t0 == nT) {
+		for (int32_t i = 0; i < nT; i++)
+			part[i] = t0 == 0 ? 1 : 0;
+	} else {
+		for (int32_t i = 0; i < nT; i++)
+			b->local[T[i]] = i;
+		rc = split_tasks(b, T, nT, (int32_t)t0, part);
+		/* pairing test: direct (part 0 -> N0) or exchanged, against the
+		 * provisional positions of the tasks outside this part */
+		bool can_swap = nT - t0 <= S0 && t0 <= S1;
+		if (!rc && can_swap) {
+			double direct = 0.0, exch = 0.0;
+			for (int32_t i = 0; i < nT; i++) {
+				const double *mine = part[i] == 0 ? c0 : c1;
+				const double *other = part[i] == 0 ? c1 : c0;
+				for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++) {
+					int32_t u = g->adjncy[e];
+					if (b->local[u] >= 0)
+						continue;
+					const double *pu = &b->pt[(size_t)u * (size_t)nd];
+					direct += tp__graph_w(g, e) * l1(mine, pu, nd);
+					exch += tp__graph_w(g, e) * l1(other, pu, nd);
+				}
+			}
+			if (exch < direct)
+				for (int32_t i = 0; i < nT; i++)
+					part[i] = 1 - part[i];
+		}
+		for (int32_t i = 0; i < nT; i++)
+			b->local[T[i]] = -1;
+	}
+	if (rc) {
+		free(part);
+		return rc;
+	}
+	/* stable partition of T; provisional positions */
+	int32_t n0 = 0, k1 = 0;
+	for (int32_t i = 0; i < nT; i++)
+		if (part[i] == 0)
+			n0++;
+	for (int32_t i = 0; i < nT; i++) {
+		int32_t t = T[i];
+		memcpy(&b->pt[(size_t)t * (size_t)nd], part[i] == 0 ? c0 : c1,
+		       sizeof(double) * (size_t)nd);
+		if (part[i] == 0)
+			b->tscratch[i - k1] = t;
+		else
+			b->tscratch[n0 + k1++] = t;
+	}
+	memcpy(T, b->tscratch, sizeof(int32_t) * (size_t)nT);
+	free(part);
+	rc = bp_rec(b, T, n0, N, cut);
+	if (!rc)
+		rc = bp_rec(b, T + n0, nT - n0, N + cut, nN - cut);
+	return rc;
+}
+
+static int bipart_run(const gm *c, const struct tp__metis *metis, int seed,
+		      int32_t *map, char *why, size_t whylen)
+{
+	bp b;
+	memset(&b, 0, sizeof b);
+	b.c = c;
+	b.metis = *metis;
+	b.map = map;
+	b.seed = seed;
+	size_t nt = (size_t)c->nt + 1, nn = (size_t)c->nn + 1;
+	b.local = tp__malloc_array(nt, sizeof(int32_t));
+	b.pt = tp__malloc_array(nt * (size_t)c->nd, sizeof(double));
+	b.tscratch = tp__malloc_array(nt, sizeof(int32_t));
+	b.nscratch = tp__malloc_array(nn, sizeof(int32_t));
+	int32_t *T = tp__malloc_array(nt, sizeof(int32_t));
+	int rc = 0;
+	if (!b.local || !b.pt || !b.tscratch || !b.nscratch || !T) {
+		rc = TP_ENOMEM;
+	} else {
+		double cen[TP_MAX_DIMS];
+		for (int32_t i = 0; i < c->nn; i++)
+			b.nscratch[i] = i;
+		centroid(c, b.nscratch, c->nn, cen);
+		for (int32_t t = 0; t < c->nt; t++) {
+			b.local[t] = -1;
+			T[t] = t;
+			memcpy(&b.pt[(size_t)t * (size_t)c->nd], cen,
+			       sizeof(double) * (size_t)c->nd);
+		}
+		rc = bp_rec(&b, T, c->nt, b.nscratch, c->nn);
+		if (rc && b.why[0])
+			snprintf(why, whylen, "%s", b.why);
+	}
+	free(b.local);
+	free(b.pt);
+	free(b.tscratch);
+	free(b.nscratch);
+	free(T);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public entry points                                                       */
+
+/* The two public refinements: validate, set up, run one pass function. */
+typedef int (*refine_fn)(const gm *c, const tp_graphmap_opts *o, int32_t *map,
+			 int64_t *moves_out, double t0);
+
+static int refine_entry(const tp_graph *g, const tp_alloc *a,
+			const tp_graphmap_opts *o, int32_t *map, int64_t *moves,
+			tp_error *err, const char *what, refine_fn run)
+{
+	tp_graphmap_opts def;
+	if (!o) {
+		tp_graphmap_opts_default(&def);
+		o = &def;
+	}
+	if (moves)
+		*moves = 0;
+	/* the budget counts from here: the checks and the set-up are part
+	 * of what the caller gave it for */
+	double t0 = tp__now_ms();
+	int rc = tp_mapping_validate(g, a, map, err);
+	if (rc)
+		return rc;
+	gm c;
+	if ((rc = gm_init(&c, g, a, err, what)))
+		return rc;
+	rc = run(&c, o, map, moves, t0);
+	gm_free(&c);
+	if (rc)
+		return tp_error_set(err, rc, "%s: %s", what,
+				    rc == TP_ENOMEM ? "out of memory" : "routing failed");
+	return 0;
+}
+
+int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
+		       const tp_graphmap_opts *o, int32_t *map,
+		       int64_t *moves, tp_error *err)
+{
+	return refine_entry(g, a, o, map, moves, err, "refinement", refine_run);
+}
+
+int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
+				  const tp_graphmap_opts *o, int32_t *map,
+				  int64_t *moves, tp_error *err)
+{
+	return refine_entry(g, a, o, map, moves, err, "congestion refinement",
+			    refine_cong_run);
+}
+
+int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
+		       const tp_graphmap_opts *o, int32_t *map, tp_error *err)
+{
+	tp_graphmap_opts def;
+	if (!o) {
+		tp_graphmap_opts_default(&def);
+		o = &def;
+	}
+	double t0 = tp__now_ms();
+	gm c;
+	int rc = gm_init(&c, g, a, err, "greedy mapping");
+	if (rc)
+		return rc;
+	c.deadline = o->time_budget_ms > 0 ? t0 + o->time_budget_ms : 0;
+	rc = greedy_run(&c, map);
+	if (!rc && o->refine_passes > 0)
+		rc = refine_run(&c, o, map, NULL, t0);
+	if (!rc && o->refine_passes > 0 && o->refine_congestion)
+		rc = refine_cong_run(&c, o, map, NULL, t0);
+	gm_free(&c);
+	if (rc == TP_ETIME && c.projected_ms > 0)
+		return tp_error_set(err, rc, "greedy mapping: would take about %.0f ms, "
+				    "over the time budget of %g ms",
+				    c.projected_ms, o->time_budget_ms);
+	if (rc == TP_ETIME)
+		return tp_error_set(err, rc, "greedy mapping: time budget of %g ms "
+				    "reached before every task was placed",
+				    o->time_budget_ms);
+	if (rc)
+		return tp_error_set(err, rc, "greedy mapping: out of memory");
+	return 0;
+}
+
+int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
+			    const tp_graphmap_opts *o, int32_t *map,
+			    tp_error *err)
+{
+	tp_graphmap_opts def;
+	if (!o) {
+		tp_graphmap_opts_default(&def);
+		o = &def;
+	}
+	double t0 = tp__now_ms();
+	/* TP_ENOTSUP without METIS (the plugin loads it only now): policy
+	 * auto skips this candidate, policy graph fails open */
+	struct tp__metis metis;
+	int rc = tp__metis_open(&metis, err);
+	if (rc)
+		return rc;
+	gm c;
+	if ((rc = gm_init(&c, g, a, err, "bipartition mapping"))) {
+		tp__metis_close(&metis);
+		return rc;
+	}
+	char why[128] = "out of memory";
+	c.deadline = o->time_budget_ms > 0 ? t0 + o->time_budget_ms : 0;
+	rc = bipart_run(&c, &metis, o->seed, map, why, sizeof why);
+	if (rc == TP_ETIME)
+		snprintf(why, sizeof why, "time budget of %g ms reached before the "
+			 "last cut", o->time_budget_ms);
+	if (!rc && o->refine_passes > 0) {
+		rc = refine_run(&c, o, map, NULL, t0);
+		if (!rc && o->refine_congestion)
+			rc = refine_cong_run(&c, o, map, NULL, t0);
+		if (rc)
+			snprintf(why, sizeof why, "%s", rc == TP_ENOMEM
+				 ? "out of memory" : "routing failed");
+	}
+	gm_free(&c);
+	tp__metis_close(&metis);
+	if (rc)
+		return tp_error_set(err, rc, "bipartition mapping: %s", why);
+	return 0;
+}

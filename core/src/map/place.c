@@ -1,0 +1,971 @@
+/* topoplace — the policy layer (tp_place_ex) and the baseline mappings.
+ *
+ * Baselines: block (Slurm's default: the slots in allocation order), cyclic
+ * (round-robin over the nodes), random (Fisher-Yates over the slots with
+ * splitmix64, identical on every platform for a seed) and zorder (Slurm's
+ * torus topology order: nodes by the Morton code of their seam-shifted
+ * coordinates, then block).
+ *
+ * geometric is held to block here already: coordinates can mislead (a graph
+ * whose coordinates do not follow its edges), and a placement tool must not
+ * make a job slower.
+ *
+ * graph and auto run candidates and keep the best under the metric (or,
+ * with a rank callback, by the GPU-link congestion first):
+ *   graph   greedy growth (always runs, so there is a result), bipartition;
+ *   auto    block (always), hier-coords (on a hierarchy, with task
+ *           coordinates), geometric (with them), zorder, hierarchical (on a
+ *           hierarchy), greedy, bipartition, modcolor (dragonflies); ties
+ *           keep the earlier candidate, so auto starts no worse than block.
+ * The constructions are not refined; the winner is refined once ("X+refine",
+ * kept when it scores no worse), and in auto so is Slurm's block order when
+ * it scores within 10 % of the winner ("block+refine").  Refinement is most
+ * of graph mapping's cost and gains a few per cent: refining only the winner
+ * took 65,536 tasks / 414k edges from 8.7 s to 2.5 s for the same result.
+ * Time budget: block always runs, and geometric where the tasks have
+ * coordinates (two thirds of what is left; its first variant completes
+ * even past that).  Every other candidate, and each refinement, runs only
+ * when what is left covers its estimated cost plus one scoring (scoring
+ * is measured on block, the first candidate: at 635,904 tasks it costs
+ * 15-20 ms, as much as some candidates), and gets what is left less that
+ * scoring as its own budget.  On large graphs block is scored on a second
+ * thread while geometric runs (block_async).  The rules every front end
+ * adds on top (auto's 0.5 % margin over Slurm's order, every policy held to
+ * it) are in job_map.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "map/metis_load.h"
+#include "net/network.h"
+
+static const struct {
+	const char *name;
+	enum tp_policy p;
+} POLICIES[] = {
+	{ "none", TP_POLICY_NONE },       { "geometric", TP_POLICY_GEOMETRIC },
+	{ "block", TP_POLICY_BLOCK },     { "cyclic", TP_POLICY_CYCLIC },
+	{ "random", TP_POLICY_RANDOM },   { "zorder", TP_POLICY_ZORDER },
+	{ "graph", TP_POLICY_GRAPH },     { "auto", TP_POLICY_AUTO },
+	{ "modcolor", TP_POLICY_MODCOLOR },
+	{ "hierarchical", TP_POLICY_HIERARCHICAL },
+};
+#define NPOLICIES (sizeof POLICIES / sizeof POLICIES[0])
+
+int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err)
+{
+	for (size_t i = 0; name && i < NPOLICIES; i++)
+		if (!strcasecmp(name, POLICIES[i].name)) {
+			*out = POLICIES[i].p;
+			return 0;
+		}
+	return tp_error_set(err, TP_EINVAL,
+			    "unknown policy '%s' (valid: none, geometric, block, cyclic, random, zorder, graph, auto, modcolor, hierarchical)",
+			    name ? name : "");
+}
+
+const char *tp_policy_name(enum tp_policy p)
+{
+	for (size_t i = 0; i < NPOLICIES; i++)
+		if (POLICIES[i].p == p)
+			return POLICIES[i].name;
+	return "unknown";
+}
+
+bool tp_policy_needs_pattern(enum tp_policy p)
+{
+	return p != TP_POLICY_CYCLIC && p != TP_POLICY_RANDOM &&
+	       p != TP_POLICY_ZORDER;
+}
+
+void tp_place_opts_default(tp_place_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->policy = TP_POLICY_GEOMETRIC;
+	tp_geom_opts_default(&o->geom);
+	tp_graphmap_opts_default(&o->graph);
+	o->seed = 1;
+}
+
+static int check_fit(const tp_alloc *a, int32_t ntasks, tp_error *err)
+{
+	if (ntasks < 0 || ntasks > a->total_slots)
+		return tp_error_set(err, TP_EINVAL,
+				    "%d tasks do not fit in the allocation's %lld slots",
+				    ntasks, (long long)a->total_slots);
+	return 0;
+}
+
+int tp_map_block(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err)
+{
+	int rc = check_fit(a, ntasks, err);
+	if (rc)
+		return rc;
+	int32_t t = 0;
+	for (int32_t i = 0; i < a->nnodes && t < ntasks; i++)
+		for (int s = 0; s < a->slots[i] && t < ntasks; s++)
+			map[t++] = i;
+	return 0;
+}
+
+int tp_map_cyclic(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err)
+{
+	int rc = check_fit(a, ntasks, err);
+	if (rc)
+		return rc;
+	int *left = tp__malloc_array((size_t)a->nnodes, sizeof(int));
+	if (!left)
+		return tp_error_set(err, TP_ENOMEM, "cyclic mapping: out of memory");
+	memcpy(left, a->slots, sizeof(int) * (size_t)a->nnodes);
+	int32_t t = 0;
+	while (t < ntasks)
+		for (int32_t i = 0; i < a->nnodes && t < ntasks; i++)
+			if (left[i] > 0) {
+				left[i]--;
+				map[t++] = i;
+			}
+	free(left);
+	return 0;
+}
+
+/* splitmix64: small, seedable, identical on every platform. */
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
+		  int32_t *map, tp_error *err)
+{
+	int rc = check_fit(a, ntasks, err);
+	if (rc)
+		return rc;
+	int64_t S = a->total_slots;
+	int32_t *slot = tp__malloc_array((size_t)S, sizeof(int32_t));
+	if (!slot)
+		return tp_error_set(err, TP_ENOMEM, "random mapping: out of memory");
+	int64_t k = 0;
+	for (int32_t i = 0; i < a->nnodes; i++)
+		for (int s = 0; s < a->slots[i]; s++)
+			slot[k++] = i;
+	uint64_t st = seed;
+	/* Fisher-Yates over the first ntasks positions */
+	for (int64_t i = 0; i < ntasks; i++) {
+		int64_t j = i + (int64_t)(splitmix64(&st) % (uint64_t)(S - i));
+		int32_t tmp = slot[i];
+		slot[i] = slot[j];
+		slot[j] = tmp;
+		map[i] = slot[i];
+	}
+	free(slot);
+	return 0;
+}
+
+typedef struct zkey {
+	uint64_t key;
+	int32_t i;
+} zkey;
+
+static int cmp_zkey(const void *x, const void *y)
+{
+	const zkey *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->i - b->i;
+}
+
+/* Slurm's torus topology order: nodes sorted by the Morton (Z-order) code of
+ * their coordinates relative to the minimal wrap-aware arc of every axis, then
+ * tasks laid out block-wise in that order. */
+int tp_map_zorder(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err)
+{
+	int rc = check_fit(a, ntasks, err);
+	if (rc)
+		return rc;
+	int D = a->m->ndims;
+	int32_t n = a->nnodes;
+	int *c = tp__malloc_array((size_t)n * (size_t)D, sizeof(int));
+	zkey *z = tp__malloc_array((size_t)n, sizeof(zkey));
+	if (!c || !z) {
+		free(c);
+		free(z);
+		return tp_error_set(err, TP_ENOMEM, "zorder mapping: out of memory");
+	}
+	if (tp__seam_shift(a, c, false) < 0) {   /* Slurm's seam rule */
+		free(c);
+		free(z);
+		return tp_error_set(err, TP_ENOMEM, "zorder mapping: out of memory");
+	}
+	int lo[TP_MAX_DIMS];
+	for (int d = 0; d < D; d++) {
+		lo[d] = INT32_MAX;
+		for (int32_t i = 0; i < n; i++)
+			if (c[(int64_t)i * D + d] < lo[d])
+				lo[d] = c[(int64_t)i * D + d];
+	}
+	int bits = 64 / D;
+	for (int32_t i = 0; i < n; i++) {
+		uint64_t key = 0;
+		for (int b = bits - 1; b >= 0; b--)
+			for (int d = D - 1; d >= 0; d--) {
+				uint64_t v = (uint64_t)(c[(int64_t)i * D + d] - lo[d]);
+				key = (key << 1) | ((v >> b) & 1);
+			}
+		z[i].key = key;
+		z[i].i = i;
+	}
+	qsort(z, (size_t)n, sizeof *z, cmp_zkey);
+	int32_t t = 0;
+	for (int32_t k = 0; k < n && t < ntasks; k++)
+		for (int s = 0; s < a->slots[z[k].i] && t < ntasks; s++)
+			map[t++] = z[k].i;
+	free(c);
+	free(z);
+	return 0;
+}
+
+/* Geometric mapping, but never worse than Slurm's own block order under the
+ * chosen metric: coordinates can mislead (a graph whose coordinates do not
+ * follow its edges), and a placement tool must not make a job slower. */
+static int place_geometric(const tp_graph *g, const tp_alloc *a,
+			   const tp_place_opts *o, int32_t *map,
+			   tp_geom_report *report, tp_error *err)
+{
+	tp_geom_report local;
+	if (!report)
+		report = &local;
+	int rc = tp_geom_map(g, a, &o->geom, map, report, err);
+	if (rc)
+		return rc;
+	int32_t n = g->ntasks;
+	int32_t *block = tp__malloc_array((size_t)n, sizeof(int32_t));
+	tp_congestion_ws *ws = NULL;
+	if (!block || (o->geom.metric == TP_METRIC_CONGESTION &&
+		       tp_congestion_ws_create(&ws, a->m, NULL))) {
+		free(block);
+		return tp_error_set(err, TP_ENOMEM, "geometric mapping: out of memory");
+	}
+	if (tp_map_block(a, n, block, NULL) == 0) {
+		/* the search's best score is this metric of map, exactly */
+		double sg = report->best_score;
+		double sb = tp_metrics_score(g, a, block, o->geom.metric, ws);
+		if (sb < sg) {
+			memcpy(map, block, sizeof(int32_t) * (size_t)n);
+			report->default_kept = true;
+			report->best_score = sb;
+			snprintf(report->best_desc, sizeof report->best_desc,
+				 "Slurm's block order (better than every variant)");
+		}
+	}
+	tp_congestion_ws_destroy(ws);
+	free(block);
+	return 0;
+}
+
+/* ---- candidates: graph and auto ---- */
+
+enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
+		 C_BLOCKS, C_HIER, C_HIER_COORDS };
+
+static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
+					  "greedy", "bipartition", "modcolor", "blocks",
+					  "hierarchical", "hier-coords" };
+
+typedef struct cand_run {
+	const tp_graph *g;
+	const tp_alloc *a;
+	const tp_place_opts *o;
+	tp_place_report *rep;
+	tp_congestion_ws *ws;
+	int32_t *trial;
+	int32_t *best;       /* the caller's map */
+	double best_score;
+	double best_rank;    /* o->rank of the best, when given */
+	int best_idx;        /* the best's candidate (for its congestion) */
+	bool rule;           /* the auto rule applies (place.h) */
+	bool alt;            /* a candidate other than block has a result */
+	tp_congestion_ws *cws;  /* the rule's congestion workspace */
+	double t0;
+	double score_ms;     /* the slowest scoring so far: kept for each next one */
+	/* block's score, being computed on a second thread (block_async) */
+	pthread_t scorer;
+	bool scoring;
+	double async_ms;
+} cand_run;
+
+static double remaining_ms(const cand_run *r)
+{
+	double b = r->o->geom.time_budget_ms;
+	if (b <= 0)
+		return 0;   /* no limit */
+	double left = b - (tp__now_ms() - r->t0);
+	return left > 1e-3 ? left : 1e-3;
+}
+
+static bool out_of_time(const cand_run *r)
+{
+	double b = r->o->geom.time_budget_ms;
+	return b > 0 && tp__now_ms() - r->t0 >= b;
+}
+
+/* Greedy growth costs about this much per task (measured 1.5 us on
+ * 65,536 tasks with a 2-core EPYC; set low so that a run that fits is
+ * not refused). */
+#define GREEDY_US_PER_TASK 0.25
+
+/* A refinement's set-up before its first move, per adjacency entry: set
+ * a little below the 11 ns measured (refine_from). */
+#define REFINE_SETUP_NS_PER_ENTRY 8.0
+
+/* Z-order sorts the nodes' keys: 0.10-0.14 us per node measured on
+ * 1,048,576 nodes (110-150 ms, 2-core VM, torus and dragonfly).  Unbounded,
+ * it ran whenever geometric finished early, and overran the budget by 150
+ * ms; estimated at 0.05 us, it still started with 130 ms left and overran
+ * by 40. */
+#define ZORDER_US_PER_NODE 0.1
+
+/* hier-coords passes over every task once per level of bisection, about
+ * log2(nodes) levels (TP__HIER_COORDS_NS_PER_TASK_LEVEL).  On a stencil's
+ * grid it follows boxes, and on a regular allocation only writes the map
+ * and walks the hierarchy: a million tasks on a million-node dragonfly in
+ * 60 ms; estimated then at its lower end, since on an irregular one it
+ * stops by itself as soon as a split would not fit. */
+#define HIER_COORDS_BOX_NS_PER_TASK 3.0
+#define HIER_COORDS_BOX_NS_PER_NODE 30.0
+
+/* A lower estimate of what candidate k costs, in ms: only those whose
+ * cost grows with the graph and that cannot stop half-way with a result. */
+static double cost_estimate(const cand_run *r, int k)
+{
+	const tp_graph *g = r->g;
+	switch (k) {
+	case C_ZORDER:
+		return (double)r->a->nnodes * ZORDER_US_PER_NODE / 1e3;
+	case C_GREEDY:
+		return (double)g->ntasks * GREEDY_US_PER_TASK / 1e3;
+	case C_HIER_COORDS:
+		if (tp__hier_coords_boxes(g))
+			return ((double)g->ntasks * HIER_COORDS_BOX_NS_PER_TASK +
+				(double)r->a->nnodes * HIER_COORDS_BOX_NS_PER_NODE) / 1e6;
+		return (double)g->ntasks * log2((double)r->a->nnodes + 1) *
+		       TP__HIER_COORDS_NS_PER_TASK_LEVEL / 1e6;
+	case C_HIER:
+		/* every level below the first splits the same edges again,
+		 * in smaller pieces: the whole took 1.2-1.55 x the first
+		 * call on switch trees and dragonflies of 32,768 tasks */
+		return 1.25 * (double)g->nedges * 2 * TP__METIS_US_PER_ENTRY / 1e3;
+	case C_BIPART:
+	case C_BLOCKS:
+		/* the first METIS call splits the whole graph */
+		return (double)g->nedges * 2 * TP__METIS_US_PER_ENTRY / 1e3;
+	default:
+		return 0;
+	}
+}
+
+/* From this many edges auto scores Slurm's block order on a second thread
+ * while the next candidate (geometric) prepares, instead of before it: a
+ * million tasks of a 7-point stencil take 30 ms to score, about what the
+ * geometric search spends on one thread preparing its point sets. */
+#define ASYNC_BLOCK_EDGES ((int64_t)1 << 20)
+
+static void *block_score_run(void *arg)
+{
+	cand_run *r = arg;
+	tp_place_candidate *c = &r->rep->cand[r->best_idx];
+	double t = tp__now_ms();
+	/* one thread: the other CPU prepares geometric's point sets; the
+	 * bits are those of tp_metrics_score's hop-bytes */
+	c->score = tp__hop_bytes_threads(r->g, r->a, r->best, HUGE_VAL, 1);
+	r->async_ms = tp__now_ms() - t;
+	return NULL;
+}
+
+/* Is block, the first candidate, worth scoring on a second thread?  Only
+ * under the hop-bytes metric (no shared workspace) and without a rank
+ * callback (it would read the same mapping meanwhile). */
+static bool block_async_worth(const cand_run *r)
+{
+	return r->rep->best < 0 && r->rep->metric == TP_METRIC_HOP_BYTES &&
+	       !r->o->rank && r->g->nedges >= ASYNC_BLOCK_EDGES && tp__cpus() >= 2;
+}
+
+/* Block's mapping, already the best (in r->best), scored on a second
+ * thread; false when the thread cannot start (then it is scored in its
+ * turn). */
+static bool block_async(cand_run *r, int idx)
+{
+	r->best_idx = idx;
+	if (pthread_create(&r->scorer, NULL, block_score_run, r))
+		return false;
+	r->scoring = true;
+	r->rep->best = idx;
+	return true;
+}
+
+/* Wait for block's score, if it is being computed: every comparison and
+ * every reserve for a scoring needs it. */
+static void settle(cand_run *r)
+{
+	if (!r->scoring)
+		return;
+	pthread_join(r->scorer, NULL);
+	r->scoring = false;
+	r->best_score = r->rep->cand[r->best_idx].score;
+	if (r->async_ms > r->score_ms)
+		r->score_ms = r->async_ms;
+}
+
+/* Under a budget: is there time for work estimated at cost_ms, with its
+ * scoring after it?  Otherwise the candidate's note says why not. */
+static bool fits(cand_run *r, tp_place_candidate *c, double cost_ms)
+{
+	settle(r);
+	if (r->o->geom.time_budget_ms <= 0)
+		return true;
+	double left = r->o->geom.time_budget_ms - (tp__now_ms() - r->t0);
+	if (left > 0 && left >= cost_ms + r->score_ms)
+		return true;
+	if (left <= 0)
+		snprintf(c->note, sizeof c->note, "skipped: time budget reached");
+	else
+		snprintf(c->note, sizeof c->note, "skipped: needs about %.0f ms, "
+			 "%.0f ms of the budget left", cost_ms + r->score_ms, left);
+	r->rep->budget_hit = true;
+	return false;
+}
+
+/* What a step may spend: what is left, less one scoring after it. */
+static double step_budget(const cand_run *r)
+{
+	if (r->o->geom.time_budget_ms <= 0)
+		return 0;   /* no limit */
+	double left = remaining_ms(r) - r->score_ms;
+	return left > 1e-3 ? left : 1e-3;
+}
+
+/* Score r->trial into c, timing it for the next candidates' reserve. */
+static void score_trial(cand_run *r, tp_place_candidate *c)
+{
+	double t = tp__now_ms();
+	c->score = tp_metrics_score(r->g, r->a, r->trial, r->rep->metric, r->ws);
+	double ms = tp__now_ms() - t;
+	if (ms > r->score_ms)
+		r->score_ms = ms;
+}
+
+/* A congestion routes every message: about 10 ns a link crossed, half the
+ * longest route on average (187,200 edges on a 24^3 torus, routes of up to
+ * 36 links: 80-100 ms each).  The rule only tells apart candidates within
+ * 20 % of each other, so under a budget the two congestions of a
+ * comparison get at most a quarter of what is left; before, comparing
+ * block and zorder took two thirds of a 300 ms launch, and greedy and
+ * bipartition had none. */
+#define CONGESTION_NS_PER_LINK 10.0
+
+static bool congestion_fits(const cand_run *r)
+{
+	if (r->o->geom.time_budget_ms <= 0)
+		return true;
+	int64_t longest = r->a->m->net->max_route_links(r->a->m);
+	double est = (double)r->g->nedges * (double)(longest > 0 ? longest : 1) *
+		     CONGESTION_NS_PER_LINK / 1e6;
+	return 2 * est <= remaining_ms(r) / 4;
+}
+
+/* The maximum link congestion of map into c (once), for the auto rule.
+ * False when it cannot be had (out of memory, or past the budget). */
+static bool congestion_of(cand_run *r, tp_place_candidate *c,
+			  const int32_t *map)
+{
+	if (c->has_congestion)
+		return true;
+	if (out_of_time(r) || !congestion_fits(r) ||
+	    (!r->cws && tp_congestion_ws_create(&r->cws, r->a->m, NULL)))
+		return false;
+	double x = tp_metrics_max_congestion(r->g, r->a, map, r->cws, NULL);
+	if (x < 0)
+		return false;
+	c->congestion = x;
+	c->has_congestion = true;
+	return true;
+}
+
+/* Is hop-bytes a at most share above b? */
+static bool within(double a, double b, double share)
+{
+	return a <= (1 + share) * b + 1e-12 * fabs(b);
+}
+
+/* The auto rule (place.h): candidate c against the best so far, both by
+ * hop-bytes and, where it can decide, by their maximum congestion. */
+static bool rule_better(cand_run *r, tp_place_candidate *c, bool ties_win)
+{
+	tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	double hc = c->score, hb = r->best_score;
+	const double S = TP_PLACE_CONGESTION_SHARE;
+	bool by_hops = ties_win ? hc <= hb : hc < hb;
+	/* far apart in hop-bytes: congestion cannot overturn them */
+	if (!within(hc, hb, S) || !within(hb, hc, S))
+		return by_hops;
+	if (!congestion_of(r, c, r->trial) || !congestion_of(r, b, r->best))
+		return by_hops;
+	double cc = c->congestion, cb = b->congestion;
+	if (cc <= (1 - S) * cb)
+		return true;
+	if (cb <= (1 - S) * cc)
+		return false;
+	if (fabs(hc - hb) <= TP_PLACE_EQUAL_HOPS * fmax(hc, hb) && cc != cb)
+		return cc < cb;
+	return by_hops;
+}
+
+/* Candidate c (its mapping in r->trial) against the best so far: by the
+ * rank option first when given (relative tolerance 1e-9), then by the
+ * metric, or the auto rule; strictly better, or also equal when
+ * ties_win. */
+static bool better(cand_run *r, tp_place_candidate *c, bool ties_win)
+{
+	if (r->o->rank) {
+		double tol = 1e-9 * fmax(fabs(c->rank), fabs(r->best_rank));
+		if (c->rank < r->best_rank - tol)
+			return true;
+		if (c->rank > r->best_rank + tol)
+			return false;
+	}
+	if (r->rule)
+		return rule_better(r, c, ties_win);
+	return ties_win ? c->score <= r->best_score : c->score < r->best_score;
+}
+
+/* c becomes the best (its mapping in r->trial). */
+static void keep_best(cand_run *r, int idx)
+{
+	tp_place_report *rep = r->rep;
+	tp_place_candidate *c = &rep->cand[idx];
+	int32_t n = r->g->ntasks;
+	rep->best = idx;
+	r->best_idx = idx;
+	r->best_score = c->score;
+	r->best_rank = c->rank;
+	memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+}
+
+/* Run one candidate into r->trial, score it and keep it when strictly better
+ * than the best so far (ties keep the earlier one).  Only out-of-memory is an
+ * error; a candidate that cannot run is recorded as skipped. */
+static int run_candidate(cand_run *r, enum cand_kind k, bool force,
+			 tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%s", CAND_NAMES[k]);
+	if (!force && !fits(r, c, cost_estimate(r, k)))
+		return 0;
+	tp_error e;
+	tp_error_clear(&e);
+	double t = tp__now_ms();
+	int32_t n = r->g->ntasks;
+	int rc = 0;
+	switch (k) {
+	case C_BLOCK:
+		if (!block_async_worth(r)) {
+			rc = tp_map_block(r->a, n, r->trial, &e);
+			break;
+		}
+		/* the first candidate, straight into the result */
+		rc = tp_map_block(r->a, n, r->best, &e);
+		if (!rc && block_async(r, rep->ncandidates - 1)) {
+			c->ms = tp__now_ms() - t;
+			c->ran = true;
+			return 0;
+		}
+		if (!rc)   /* no thread: scored in its turn */
+			memcpy(r->trial, r->best, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+		break;
+	case C_ZORDER:
+		rc = tp_map_zorder(r->a, n, r->trial, &e);
+		break;
+	case C_GEOMETRIC: {
+		if (r->g->coord_dims == 0) {
+			snprintf(c->note, sizeof c->note, "skipped: no task coordinates");
+			return 0;
+		}
+		tp_geom_opts go = r->o->geom;
+		/* with coordinates the geometric search is the candidate that
+		 * counts: two thirds of what is left, the rest for the others
+		 * (its first variant completes even past it) */
+		if (go.time_budget_ms > 0)
+			go.time_budget_ms = step_budget(r) * 2 / 3;
+		/* its first variant completes past the budget when it is what
+		 * the job gets; after another candidate's result (hier-coords
+		 * on a hierarchy) it keeps to its budget or gives nothing */
+		rc = r->alt ? tp__geom_map_bounded(r->g, r->a, &go, r->trial, &rep->geom, &e)
+			    : tp_geom_map(r->g, r->a, &go, r->trial, &rep->geom, &e);
+		if (!rc)
+			rep->have_geom = true;
+		break;
+	}
+	case C_MODCOLOR:
+		rc = tp_graphmap_modcolor(r->g, r->a, &r->o->graph, r->trial, &e);
+		if (rc == TP_ENOTSUP) {
+			const char *m = strncmp(e.msg, "modcolor: ", 10) ? e.msg : e.msg + 10;
+			snprintf(c->note, sizeof c->note, "skipped: %.70s", m);
+			c->ms = tp__now_ms() - t;
+			return 0;
+		}
+		break;
+	case C_BLOCKS:
+		rc = tp__block_map(r->g, r->a, r->o->graph.seed, r->trial, &e);
+		if (rc == TP_ENOTSUP) {
+			snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
+			c->ms = tp__now_ms() - t;
+			return 0;
+		}
+		break;
+	case C_GREEDY:
+	case C_BIPART:
+	case C_HIER:
+	case C_HIER_COORDS: {
+		/* construction only: the winner is refined once, afterwards;
+		 * a forced candidate (graph's greedy) must give a result */
+		if (k == C_HIER_COORDS && r->g->coord_dims == 0) {
+			snprintf(c->note, sizeof c->note, "skipped: no task coordinates");
+			return 0;
+		}
+		tp_graphmap_opts go = r->o->graph;
+		go.time_budget_ms = force ? 0 : step_budget(r);
+		go.refine_passes = 0;
+		go.refine_congestion = false;
+		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, r->trial, &e)
+		     : k == C_BIPART ? tp_graphmap_bipartition(r->g, r->a, &go, r->trial, &e)
+		     : k == C_HIER ? tp_graphmap_hierarchical(r->g, r->a, &go, r->trial, &e)
+		     : tp__graphmap_hier_coords(r->g, r->a, &go, r->trial, &e);
+		if (rc && force && k == C_HIER)
+			/* policy hierarchical promises this mapping: its
+			 * error, not another candidate in its place */
+			return tp_error_set(err, rc, "%s", e.msg);
+		if (rc == TP_ENOTSUP) {
+			/* no METIS on this node: auto goes on without it (and
+			 * without a hierarchy, hierarchical says why) */
+			if (strstr(e.msg, TP__METIS_MISSING))
+				snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
+			else
+				snprintf(c->note, sizeof c->note, "skipped: %.70s", e.msg);
+			c->ms = tp__now_ms() - t;
+			return 0;
+		}
+		break;
+	}
+	}
+	c->ms = tp__now_ms() - t;
+	settle(r);
+	if (rc == TP_ENOMEM)
+		return tp_error_set(err, rc, "%s", e.msg);
+	if (rc) {
+		snprintf(c->note, sizeof c->note, "failed: %.70s", e.msg);
+		if (rc == TP_ETIME)
+			rep->budget_hit = true;
+		return 0;
+	}
+	c->ran = true;
+	r->alt |= k != C_BLOCK;
+	if (k == C_GEOMETRIC && r->o->geom.metric == rep->metric)
+		/* the search scored its result exactly with this metric
+		 * (a million tasks: one hop-bytes pass, 30-50 ms, saved) */
+		c->score = rep->geom.best_score;
+	else
+		score_trial(r, c);
+	if (r->o->rank)
+		c->rank = r->o->rank(r->trial, r->o->rank_arg);
+	if (rep->best < 0 || better(r, c, false))
+		keep_best(r, rep->ncandidates - 1);
+	return 0;
+}
+
+/* Refinement is most of the cost of graph mapping and gains a few per cent,
+ * so only the winning construction is refined (measured at 65,536 tasks /
+ * 414k edges: 8.7 s refining both graph constructions, 2.5 s refining the
+ * winner, same result), plus Slurm's block order when it is close to the
+ * winner: on fat trees and on allocations Slurm already packed well, block
+ * refined is often the best there is.  A refined mapping is kept only if it
+ * does not score worse (hop-bytes refinement can raise congestion); each is
+ * reported as a "NAME+refine" candidate. */
+static int refine_from(cand_run *r, const int32_t *start, const char *of,
+		       tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	if (rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
+		return 0;
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%.16s+refine", of);
+	/* a refinement checks the mapping, builds its node tables and scores
+	 * its start before it moves anything: a million tasks of a 7-point
+	 * stencil, 60-80 ms on a torus (11 ns per adjacency entry), which
+	 * overran the budget by that much when only one scoring was counted.
+	 * The tables by the entry, its start's scoring on top (fits adds the
+	 * scoring after it) */
+	double setup = 2.0 * (double)r->g->nedges * REFINE_SETUP_NS_PER_ENTRY / 1e6;
+	if (!fits(r, c, setup + r->score_ms))
+		return 0;
+	int32_t n = r->g->ntasks;
+	double t = tp__now_ms();
+	memmove(r->trial, start, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = step_budget(r);
+	tp_error e;
+	tp_error_clear(&e);
+	int64_t moves = 0, cmoves = 0;
+	int rc = tp_graphmap_refine(r->g, r->a, &go, r->trial, &moves, &e);
+	/* under the congestion metric the maximum goes down whatever it
+	 * costs in hop-bytes; under the auto rule only at no cost in
+	 * hop-bytes (the hop-bytes refinement has done what it could) */
+	go.congestion_keep_hops = rep->metric != TP_METRIC_CONGESTION;
+	/* what the hop-bytes refinement left, not the budget again; the
+	 * congestion refinement routes every message before its first move
+	 * (its tables and that: 15-80 ms at a million tasks of a dragonfly,
+	 * started with 17 ms left), so it starts only when that set-up fits */
+	go.time_budget_ms = step_budget(r);
+	if (!rc && (rep->metric == TP_METRIC_CONGESTION || r->rule) &&
+	    !out_of_time(r) &&
+	    (go.time_budget_ms <= 0 || go.time_budget_ms >= setup))
+		rc = tp_graphmap_refine_congestion(r->g, r->a, &go, r->trial,
+						   &cmoves, &e);
+	c->ms = tp__now_ms() - t;
+	if (rc == TP_ENOMEM)
+		return tp_error_set(err, rc, "%s", e.msg);
+	if (rc) {
+		snprintf(c->note, sizeof c->note, "failed: %.70s", e.msg);
+		return 0;
+	}
+	c->ran = true;
+	snprintf(c->note, sizeof c->note, "%lld move%s", (long long)(moves + cmoves),
+		 moves + cmoves == 1 ? "" : "s");
+	score_trial(r, c);
+	if (r->o->rank)
+		c->rank = r->o->rank(r->trial, r->o->rank_arg);
+	/* a refinement that moved nothing is its start: the start keeps the
+	 * credit (ties otherwise go to the refined mapping) */
+	if (moves + cmoves > 0 && better(r, c, true))
+		keep_best(r, rep->ncandidates - 1);
+	return 0;
+}
+
+/* The winner of the constructions, refined; in auto also Slurm's block
+ * order when it scores within 10 % of the winner. */
+static int refine_stage(cand_run *r, tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	if (r->o->graph.refine_passes <= 0)
+		return 0;
+	char won[sizeof rep->cand[0].name];
+	snprintf(won, sizeof won, "%s", rep->cand[rep->best].name);
+	double won_score = rep->cand[rep->best].score;
+	bool auto_ = r->o->policy == TP_POLICY_AUTO;
+	int rc = refine_from(r, r->best, won, err);
+	if (rc || !auto_ || !strcmp(won, "block") || !rep->cand[0].ran ||
+	    rep->cand[0].score > 1.1 * won_score)
+		return rc;
+	int32_t *start = tp__malloc_array((size_t)r->g->ntasks + 1, sizeof(int32_t));
+	if (!start)
+		return tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
+	rc = tp_map_block(r->a, r->g->ntasks, start, err);
+	if (!rc)
+		rc = refine_from(r, start, "block", err);
+	free(start);
+	return rc;
+}
+
+/* Policies graph and hierarchical promise METIS partitions: without METIS
+ * they fail (the plugin then keeps Slurm's placement with this one line)
+ * rather than quietly running half of themselves. */
+static int metis_present(tp_error *err)
+{
+	struct tp__metis m;
+	int rc = tp__metis_open(&m, err);
+	if (!rc)
+		tp__metis_close(&m);
+	return rc;
+}
+
+/* The auto rule's congestion costs about edges x 2 x the longest route per
+ * candidate: only below TP_PLACE_CONGESTION_MAX_WORK (place.h). */
+static bool congestion_affordable(const tp_graph *g, const tp_alloc *a)
+{
+	int64_t longest = a->m->net->max_route_links(a->m);
+	return longest <= 0 || g->nedges <= TP_PLACE_CONGESTION_MAX_WORK / 2 / longest;
+}
+
+/* Does the network split into groups (hiermap.c)? */
+static bool hierarchy(const tp_alloc *a)
+{
+	return a->m->net->hierarchy != NULL;
+}
+
+/* The job's rules (job_map.c) judge the winner against Slurm's block order
+ * (candidate 0) with the same rule: both congestions, where it can decide. */
+static void rule_against_block(cand_run *r)
+{
+	tp_place_report *rep = r->rep;
+	tp_place_candidate *w = &rep->cand[rep->best], *b = &rep->cand[0];
+	if (rep->best == 0 || !b->ran || !within(w->score, b->score,
+						 TP_PLACE_CONGESTION_SHARE) ||
+	    !within(b->score, w->score, TP_PLACE_CONGESTION_SHARE))
+		return;
+	if (!congestion_of(r, w, r->best) ||
+	    tp_map_block(r->a, r->g->ntasks, r->trial, NULL))
+		return;
+	congestion_of(r, b, r->trial);
+}
+
+static int place_candidates(const tp_graph *g, const tp_alloc *a,
+			    const tp_place_opts *o, int32_t *map,
+			    tp_place_report *rep, tp_error *err)
+{
+	int rc = check_fit(a, g->ntasks, err);
+	if (rc)
+		return rc;
+	cand_run r;
+	memset(&r, 0, sizeof r);
+	r.g = g;
+	r.a = a;
+	r.o = o;
+	r.rep = rep;
+	r.best = map;
+	r.t0 = tp__now_ms();
+	r.trial = tp__malloc_array((size_t)g->ntasks + 1, sizeof(int32_t));
+	if (!r.trial)
+		return tp_error_set(err, TP_ENOMEM, "policy %s: out of memory",
+				    tp_policy_name(o->policy));
+	if (rep->metric == TP_METRIC_CONGESTION &&
+	    (rc = tp_congestion_ws_create(&r.ws, a->m, err)) < 0) {
+		free(r.trial);
+		return rc;
+	}
+	r.rule = o->policy == TP_POLICY_AUTO &&
+		 rep->metric == TP_METRIC_HOP_BYTES &&
+		 congestion_affordable(g, a);
+	if (o->policy == TP_POLICY_AUTO) {
+		/* block first and always: the result is never worse than it;
+		 * on a hierarchy with task coordinates, its splits by
+		 * coordinates (milliseconds, where METIS takes the budget);
+		 * then geometric, always too when the tasks have coordinates
+		 * (a budget spent before it would leave a poor order); then
+		 * while time lasts the cheaper candidates, and the ones made
+		 * for the network (hierarchical) before the generic ones */
+		bool hier = hierarchy(a), coords = g->coord_dims > 0;
+		if (!(rc = run_candidate(&r, C_BLOCK, true, err)) &&
+		    !(rc = hier && coords ? run_candidate(&r, C_HIER_COORDS, false, err) : 0) &&
+		    !(rc = run_candidate(&r, C_GEOMETRIC, true, err)) &&
+		    !(rc = run_candidate(&r, C_ZORDER, false, err)) &&
+		    !(rc = hier ? run_candidate(&r, C_HIER, false, err) : 0) &&
+		    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
+		    !(rc = run_candidate(&r, C_BIPART, false, err)) &&
+		    tp_machine_is_dragonfly(a->m))
+			rc = run_candidate(&r, C_MODCOLOR, false, err);
+	} else if (o->policy == TP_POLICY_HIERARCHICAL && !hierarchy(a)) {
+		rc = tp_error_set(err, TP_ENOTSUP, "policy hierarchical: a %s network "
+				  "has no hierarchy (switch trees, dragonflies and block "
+				  "networks have)",
+				  tp_machine_kind(a->m));
+	} else if (!(rc = metis_present(err))) {
+		if (o->policy == TP_POLICY_HIERARCHICAL)
+			rc = run_candidate(&r, C_HIER, true, err);
+		/* graph: greedy always runs, so there is a result */
+		else if (!(rc = run_candidate(&r, C_GREEDY, true, err)))
+			rc = run_candidate(&r, C_BIPART, false, err);
+	}
+	/* block networks: the partition that follows the blocks */
+	if (!rc && tp_machine_is_block(a->m))
+		rc = run_candidate(&r, C_BLOCKS, false, err);
+	if (!rc && rep->best >= 0)
+		rc = refine_stage(&r, err);
+	if (!rc && rep->best < 0)
+		rc = tp_error_set(err, TP_EINVAL, "policy %s: no candidate produced "
+				  "a mapping (%s: %s)", tp_policy_name(o->policy),
+				  rep->cand[0].name, rep->cand[0].note);
+	settle(&r);   /* an error may have come first */
+	if (!rc && r.rule)
+		rule_against_block(&r);
+	tp_congestion_ws_destroy(r.ws);
+	tp_congestion_ws_destroy(r.cws);
+	free(r.trial);
+	return rc;
+}
+
+int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+		int32_t *map, tp_place_report *report, tp_error *err)
+{
+	tp_place_opts defaults;
+	if (!o) {
+		tp_place_opts_default(&defaults);
+		o = &defaults;
+	}
+	tp_place_report local;
+	tp_place_report *rep = report ? report : &local;
+	memset(rep, 0, sizeof *rep);
+	rep->policy = o->policy;
+	rep->metric = o->geom.metric;
+	rep->best = -1;
+	double t0 = tp__now_ms();
+	int32_t n = g->ntasks;
+	int rc;
+	switch (o->policy) {
+	case TP_POLICY_GEOMETRIC:
+		rc = place_geometric(g, a, o, map, &rep->geom, err);
+		rep->have_geom = rc == 0;
+		break;
+	case TP_POLICY_NONE:
+	case TP_POLICY_BLOCK:
+		rc = tp_map_block(a, n, map, err);
+		break;
+	case TP_POLICY_CYCLIC:
+		rc = tp_map_cyclic(a, n, map, err);
+		break;
+	case TP_POLICY_RANDOM:
+		rc = tp_map_random(a, n, o->seed, map, err);
+		break;
+	case TP_POLICY_ZORDER:
+		rc = tp_map_zorder(a, n, map, err);
+		break;
+	case TP_POLICY_MODCOLOR:
+		rc = tp_graphmap_modcolor(g, a, &o->graph, map, err);
+		break;
+	case TP_POLICY_GRAPH:
+	case TP_POLICY_AUTO:
+	case TP_POLICY_HIERARCHICAL:
+		rc = place_candidates(g, a, o, map, rep, err);
+		break;
+	default:
+		rc = tp_error_set(err, TP_EINVAL, "unknown policy %d", (int)o->policy);
+	}
+	rep->elapsed_ms = tp__now_ms() - t0;
+	return rc;
+}
+
+int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+	     int32_t *map, tp_geom_report *report, tp_error *err)
+{
+	tp_place_report rep;
+	int rc = tp_place_ex(g, a, o, map, &rep, err);
+	if (report) {
+		if (rep.have_geom)
+			*report = rep.geom;
+		else
+			memset(report, 0, sizeof *report);
+	}
+	return rc;
+}

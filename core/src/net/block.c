@@ -1,0 +1,1585 @@
+/* topoplace — block networks: Slurm's topology/block (Slurm 23.11 and
+ * later), NVLink domains such as GB200 NVL72 racks.
+ *
+ *   BlockName=nvl0 Nodes=gb[001-018]      a base block: one NVLink domain
+ *   BlockName=nvl1 Nodes=gb[019-036]
+ *   BlockSizes=18,36,72                   base block size, then the sizes of
+ *                                         the aggregated blocks Slurm enforces
+ *
+ * As Slurm reads it (topology.conf(5), src/plugins/topology/block): blocks
+ * in file order; BlockSizes= starts with the base block size (default: the
+ * node count of the first block with nodes), each other size is the base
+ * size times a power of two (at most 2^15); without BlockSizes= every
+ * aggregation level up to 16 blocks counts.  An aggregated block of level k
+ * is 2^k consecutive base blocks, aligned (blocks j 2^k .. (j+1) 2^k - 1),
+ * blocks with few nodes or none included (see "the blocks, from records").
+ * The blocks come as records (slurm_topo.h): from topology.conf's lines
+ * here, or from topology.yaml's block topology.
+ *
+ * The model: every node has two ways out.  Its link into its block's NVLink
+ * switch carries all traffic to the nodes of its own block (two links: up to
+ * the switch, down to the other node).  Traffic to another block leaves
+ * through the node's network port into the network between the blocks,
+ * which is a tree: either the one of a Slurm topology/tree file given with
+ * the blocks (TreeTopologyFile= in the config), or, without one, the
+ * aggregation Slurm enforces: a leaf switch per base block, one switch per
+ * aggregated block of each enforced level, a top switch over the highest
+ * ones.  Routes cross the tree up/down (tree.c); each link of it costs
+ * network_cost NVLink-domain links (default 4: a message between two blocks
+ * on one leaf switch costs 8, one inside a block 2).
+ *
+ * Machine: one dimension, the node number (blocks in file order, a block's
+ * nodes in its hostlist's order); every node is a router of its own.  Links
+ * are full duplex, one id per direction (network.h): node i's NVLink-domain
+ * link is 2i going up to the block's switch and 2i + 1 coming down from it;
+ * the tree's directed link l (tree.c: 2s up, 2s + 1 down) is 2n + l.
+ * Congestion: with bandwidths (GB/s, one direction) a byte weighs
+ * 1 / block_bandwidth on an NVLink-domain link and 1 / network_bandwidth on
+ * a node's network port; a switch link of the generated tree carries what
+ * the nodes below it inject (non-blocking: 1 / (network_bandwidth x nodes
+ * below)); a switch link of a tree file weighs 1 / network_bandwidth, or
+ * 1 / its level's bandwidth when LevelBandwidth= is given (one value per
+ * level of switch links, as for Network=tree).  Without bandwidths every link weighs 1.
+ */
+#include <limits.h>
+#include <math.h>
+#include <metis.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "map/metis_load.h"
+#include "net/network.h"
+#include "slurm/slurm_topo.h"
+
+#define MAX_BLOCK_LEVEL 15          /* Slurm: block sizes up to base x 2^15 */
+#define DEFAULT_NETWORK_COST 4
+#define TP_BLOCK_NODES_MAX 4096      /* nodes of one block split by METIS */
+/* Nodes of a block network: each is added twice (the machine and the tree
+ * between the blocks), so the bound is lower than a tree's; the largest
+ * NVLink-domain systems have tens of thousands of nodes. */
+#define MAX_BLOCK_NODES ((int64_t)1 << 18)
+
+/* The block network (m->net_data). */
+struct tp_blocks {
+	int32_t n;              /* nodes */
+	int32_t nblocks;
+	char **bname;           /* block names, owned */
+	int *bline;             /* line of each block */
+	int32_t *bfirst;        /* nblocks + 1: first node of each block */
+	int32_t *node_block;    /* n */
+	int base;               /* base block size (BlockSizes= first value) */
+	unsigned levels;        /* bit k: aggregation level k enforced */
+	tp_machine *tree;       /* the network between the blocks */
+	int32_t *tree_node;     /* n: the node's index in tree */
+	bool tree_file;         /* tree from a file (else generated) */
+	int cost;               /* network link cost */
+	double bbw, nbw;        /* bandwidths; 0: links weigh 1 */
+	double *weight;         /* every link's weight of one byte, n node
+				   ports then the tree's links (bandwidths
+				   given; m->link_weight), else NULL */
+	int *anchor;            /* nblocks: how many switches of the tree's
+				   hierarchy all of the block's nodes share
+				   (-1: deeper than TP__HIER_MAX_LEVELS) */
+	bool *own_group;        /* nblocks: the block is a group below its
+				   anchor (the anchor holds other blocks) */
+};
+
+static const struct tp_net_ops block_ops;
+
+static const struct tp_blocks *blocks_of(const tp_machine *m)
+{
+	return m && m->net == &block_ops ? m->net_data : NULL;
+}
+
+/* ---- the network ---- */
+
+static int64_t distance(const struct tp_machine *m, const int *a, const int *b)
+{
+	const struct tp_blocks *k = m->net_data;
+	if (a[0] == b[0])
+		return 0;
+	if (k->node_block[a[0]] == k->node_block[b[0]])
+		return 2;
+	return k->cost * tp_machine_distance(k->tree, k->tree_node[a[0]],
+					     k->tree_node[b[0]]);
+}
+
+/* Two distinct nodes are at least 2 apart: 2 inside a block, two network
+ * links (2 x cost) between blocks. */
+static int64_t range_lower_bound(const struct tp_machine *m, const int *p,
+				 const int *lo, const int *hi)
+{
+	const struct tp_blocks *k = m->net_data;
+	if (p[0] >= lo[0] && p[0] <= hi[0])
+		return 0;
+	int32_t b = k->node_block[p[0]];
+	if (k->bfirst[b] <= hi[0] && k->bfirst[b + 1] - 1 >= lo[0])
+		return 2;
+	return 2 * (int64_t)k->cost;
+}
+
+static int route(const struct tp_machine *m, const int *a, const int *b,
+		 int64_t *links, int cap)
+{
+	const struct tp_blocks *k = m->net_data;
+	if (a[0] == b[0])
+		return 0;
+	if (k->node_block[a[0]] == k->node_block[b[0]]) {
+		if (cap < 2 || !links)
+			return TP_EINVAL;
+		links[0] = 2 * (int64_t)a[0];        /* a up to the switch */
+		links[1] = 2 * (int64_t)b[0] + 1;    /* down to b */
+		return 2;
+	}
+	int len = tp_machine_route(k->tree, k->tree_node[a[0]], k->tree_node[b[0]],
+				   links, cap);
+	for (int i = 0; i < len; i++)
+		links[i] += 2 * (int64_t)k->n;
+	return len;
+}
+
+static int64_t max_route_links(const struct tp_machine *m)
+{
+	const struct tp_blocks *k = m->net_data;
+	int64_t t = k->tree->net->max_route_links(k->tree);
+	return t > 2 ? t : 2;
+}
+
+static int64_t link_count(const struct tp_machine *m)
+{
+	const struct tp_blocks *k = m->net_data;
+	return 2 * (int64_t)k->n + tp_machine_link_count(k->tree);
+}
+
+static void link_name(const struct tp_machine *m, int64_t link, char *buf,
+		      size_t len)
+{
+	const struct tp_blocks *k = m->net_data;
+	if (link < 2 * (int64_t)k->n) {
+		int32_t i = (int32_t)(link >> 1);
+		char node[TP__HOSTNAME_MAX];
+		tp__machine_name_put(m, i, node);
+		const char *blk = k->bname[k->node_block[i]];
+		if (link & 1)
+			snprintf(buf, len, "%s(NVLink)->%s", blk, node);
+		else
+			snprintf(buf, len, "%s->%s(NVLink)", node, blk);
+	} else {
+		tp_machine_link_name(k->tree, link - 2 * (int64_t)k->n, buf, len);
+	}
+}
+
+static double max_link_bandwidth(const struct tp_machine *m)
+{
+	const struct tp_blocks *k = m->net_data;
+	if (!k->weight)
+		return 0.0;
+	double mx = k->bbw;
+	int64_t nl = tp_machine_link_count(k->tree);
+	for (int64_t l = 0; l < nl; l++) {
+		double w = k->weight[2 * (int64_t)k->n + l];
+		if (w > 0 && 1.0 / w > mx)
+			mx = 1.0 / w;
+	}
+	return mx;
+}
+
+/* Block keys in the hierarchy: above every switch id of the tree. */
+#define BLOCK_KEY(b) (((int64_t)1 << 32) + (b))
+
+/* The tree's switches that hold all of the node's block, top first, then
+ * the block itself unless the lowest of them holds only that block (the
+ * generated tree's b<i>): nodes -> blocks -> aggregated blocks or the
+ * switches of the tree file. */
+static int hierarchy(const struct tp_machine *m, const int *r, int64_t *path,
+		     int cap)
+{
+	const struct tp_blocks *k = m->net_data;
+	int32_t b = k->node_block[r[0]];
+	int n = k->anchor[b];
+	if (n < 0 || n + k->own_group[b] > cap)
+		return TP_EINVAL;
+	/* the anchor is a prefix of every node's path: the first node's */
+	const tp_machine *t = k->tree;
+	int64_t full[TP__HIER_MAX_LEVELS];
+	const int *tr = &t->coords[(size_t)k->tree_node[k->bfirst[b]] * (size_t)t->ndims];
+	if (t->net->hierarchy(t, tr, full, TP__HIER_MAX_LEVELS) < n)
+		return TP_EINVAL;
+	memcpy(path, full, sizeof(int64_t) * (size_t)n);
+	if (k->own_group[b])
+		path[n++] = BLOCK_KEY(b);
+	return n;
+}
+
+static void blocks_free(struct tp_blocks *k)
+{
+	if (!k)
+		return;
+	for (int32_t b = 0; b < k->nblocks; b++)
+		free(k->bname[b]);
+	free(k->bname);
+	free(k->bline);
+	free(k->bfirst);
+	free(k->node_block);
+	free(k->tree_node);
+	free(k->weight);
+	free(k->anchor);
+	free(k->own_group);
+	tp_machine_destroy(k->tree);
+	free(k);
+}
+
+static void destroy(void *net_data)
+{
+	blocks_free(net_data);
+}
+
+static const struct tp_net_ops block_ops = {
+	.kind = "block",
+	.distance = distance,
+	.range_lower_bound = range_lower_bound,
+	.route = route,
+	.max_route_links = max_route_links,
+	.link_count = link_count,
+	.link_name = link_name,
+	.max_link_bandwidth = max_link_bandwidth,
+	.destroy = destroy,
+	.hierarchy = hierarchy,
+};
+
+/* ---- the blocks, from records (topology.conf's or topology.yaml's) ----
+ *
+ * What slurmctld 26.05 accepts (src/plugins/topology/block/block_record.c),
+ * topoplace accepts:
+ *   - a block without nodes (Nodes= left out: a slot for a rack not there
+ *     yet, as topograph writes for GB200 racks) and a block with fewer
+ *     nodes than the base size: both still count as aggregation slots (an
+ *     aggregated block of level k is 2^k consecutive base blocks, empty or
+ *     not);
+ *   - the base block size: BlockSizes='s first value, else the node count
+ *     of the first block that has nodes;
+ *   - BlockSizes= in any order, with repeats: each value only marks its
+ *     level (the man page's "successive sizes larger" is not checked);
+ *   - a node in two blocks: Slurm keeps it in both, without a word;
+ *     topoplace's node is in one block, the first that lists it, and says
+ *     so in a warning;
+ *   - a node slurm.conf lacks: Slurm drops it with a warning; the block
+ *     file alone cannot tell, so here it is a node like the others.
+ * What it refuses, refused: a duplicate block name, a block size that is
+ * not the base size times a power of two up to 2^15, no blocks, no nodes
+ * in any block without BlockSizes= (with it Slurm only warns, but there is
+ * nothing to place tasks on: refused too).  Older releases were stricter:
+ * 23.11 wanted every block to have Nodes= and the same node count (checked
+ * with its BlockLevels=, below), 24.11 Nodes= and at least the base size;
+ * 25.05 on accepts both. */
+
+struct bparse {
+	const char *what;
+	bool yaml;              /* messages in topology.yaml's keys */
+	struct tp__warnings *warn;
+	tp_error *err;
+	struct tp_blocks *k;
+	struct tp__names by_name;  /* the blocks by k->bname */
+	const char **nodes;     /* each block's hostlist; NULL: no nodes */
+	bool dup;               /* a node listed twice: make_tree finds the
+				   machine's nodes by name */
+	bool *dup_in;           /* nblocks: the block lists such a node */
+};
+
+/* An error naming the block file (and the line, when not 0). */
+#define berr(p, line, code, ...) \
+	tp__line_error((p)->err, (p)->what, (line), (code), __VA_ARGS__)
+
+/* A block as the admin wrote it: "BlockName=b1", or "block b1" (YAML). */
+#define BKEY(p) ((p)->yaml ? "block " : "BlockName=")
+
+/* The aggregation levels the block sizes enforce (bit k: 2^k base blocks),
+ * checked as slurmctld 24.11 to 26.05 checks BlockSizes= and block_sizes:
+ * each a multiple of the first (the base) by a power of two up to 2^15.
+ * Without sizes, Slurm's default: levels 0 to 4. */
+static int size_levels(struct bparse *p, const struct tp__block_sizes *s,
+		       unsigned *levels)
+{
+	*levels = 0x1f;
+	if (!s || s->n <= 0)
+		return 0;
+	int n = s->n, max = (int)(sizeof s->size / sizeof s->size[0]);
+	char key[sizeof s->size / sizeof s->size[0] * 12 + 16] = "block_sizes";
+	if (!p->yaml) {
+		int len = snprintf(key, sizeof key, "BlockSizes=");
+		for (int i = 0; i < n && i < max; i++)
+			len += snprintf(key + len, sizeof key - (size_t)len, "%s%d",
+					i ? "," : "", s->size[i]);
+	}
+	if (n > max)
+		return berr(p, s->line, TP_EINVAL, "%s: more than %d sizes", key, max);
+	*levels = 0;
+	for (int i = 0; i < n; i++) {
+		int x = s->size[i], base = s->size[0];
+		if (x < 1)
+			return berr(p, s->line, TP_EINVAL,
+				    "%s: %d: expected a positive node count", key, x);
+		long r = x / base;
+		if (x % base || (r & (r - 1)) || r > (1L << MAX_BLOCK_LEVEL))
+			return berr(p, s->line, TP_EINVAL,
+				    "%s: %d is not the base size %d times a power of "
+				    "two (up to 2^%d)", key, x, base, MAX_BLOCK_LEVEL);
+		int l = 0;
+		while (r > 1) {
+			r >>= 1;
+			l++;
+		}
+		*levels |= 1u << l;
+	}
+	return 0;
+}
+
+/* The blocks of the records: names (one each), lines, hostlists. */
+static int add_blocks(struct bparse *p, const struct tp__topo_recs *r)
+{
+	struct tp_blocks *k = p->k;
+	k->bname = calloc((size_t)r->n, sizeof *k->bname);
+	k->bline = calloc((size_t)r->n, sizeof *k->bline);
+	p->nodes = calloc((size_t)r->n, sizeof *p->nodes);
+	if (!k->bname || !k->bline || !p->nodes)
+		return berr(p, 0, TP_ENOMEM, "out of memory");
+	for (int32_t b = 0; b < r->n; b++) {
+		const struct tp__topo_rec *c = &r->rec[b];
+		if (!c->name)
+			return berr(p, c->line, TP_EINVAL, "a block without a name%s",
+				    p->yaml ? " (block:)" : "");
+		uint32_t h = tp__name_hash(c->name);
+		int prev = tp__names_find(&p->by_name, k->bname, c->name, h);
+		if (prev >= 0)
+			return berr(p, c->line, TP_EINVAL,
+				    "%s%s: duplicate block (first at line %d)", BKEY(p),
+				    c->name, k->bline[prev]);
+		k->bname[b] = strdup(c->name);
+		k->bline[b] = c->line;
+		p->nodes[b] = c->nodes && *c->nodes ? c->nodes : NULL;
+		k->nblocks = b + 1;
+		if (!k->bname[b] || tp__names_add(&p->by_name, h, b))
+			return berr(p, 0, TP_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Placing the nodes of block b (tp__machine_add_list's callbacks): the
+ * next node is i.  A node placed before (in an earlier block, or earlier
+ * in this one) is left where it is and counted for the warning. */
+struct place_ctx {
+	struct bparse *p;
+	tp_machine *m;
+	int32_t b, i;
+	int64_t ndup;           /* this block's nodes placed before */
+	int32_t dup_block;      /* the block of the first of them */
+	char dup_name[TP__HOSTNAME_MAX];
+};
+
+static void place_coord(void *arg, int64_t j, int *c)
+{
+	const struct place_ctx *x = arg;
+	*c = x->i + (int)j;
+}
+
+static int place_one(void *arg, const char *h)
+{
+	struct place_ctx *x = arg;
+	struct tp_blocks *k = x->p->k;
+	int coord = x->i;
+	/* a block known to list a node twice, in a machine sized without
+	 * those: the name first, the coordinate may be past the end */
+	int32_t dup = x->p->dup_in[x->b] ? tp_machine_find_node(x->m, h) : -1;
+	tp_error e;
+	tp_error_clear(&e);
+	int idx = dup >= 0 ? TP_EINVAL : tp__machine_add(x->m, h, &coord, &dup, &e);
+	if (idx < 0 && dup >= 0) {
+		if (!x->ndup++) {
+			x->dup_block = k->node_block[dup];
+			snprintf(x->dup_name, sizeof x->dup_name, "%s", h);
+		}
+		return 0;
+	}
+	if (idx < 0)
+		return berr(x->p, k->bline[x->b], idx, "%s%s: %s", BKEY(x->p),
+			    k->bname[x->b], e.msg);
+	k->node_block[x->i++] = x->b;
+	return 0;
+}
+
+static int place_ran(void *arg, int32_t first, int32_t count)
+{
+	struct place_ctx *x = arg;
+	(void)first;   /* == x->i: nodes are numbered as placed */
+	for (int32_t j = 0; j < count; j++)
+		x->p->k->node_block[x->i++] = x->b;
+	return 0;
+}
+
+static int place_fail(void *arg, int rc, const tp_error *e)
+{
+	struct place_ctx *x = arg;
+	struct tp_blocks *k = x->p->k;
+	return berr(x->p, k->bline[x->b], rc, "%s%s: %s", BKEY(x->p),
+		    k->bname[x->b], e->msg);
+}
+
+/* The warning for block b's nodes listed before. */
+static void warn_dups(const struct place_ctx *x)
+{
+	const struct bparse *p = x->p;
+	const struct tp_blocks *k = p->k;
+	char more[48] = "";
+	if (x->ndup > 1)
+		snprintf(more, sizeof more, " and %lld more", (long long)(x->ndup - 1));
+	if (x->dup_block == x->b)
+		tp__warn(p->warn, "%s:%d: %s%s lists node '%s'%s twice; each counts once",
+			 p->what, k->bline[x->b], BKEY(p), k->bname[x->b], x->dup_name,
+			 more);
+	else
+		tp__warn(p->warn, "%s:%d: node '%s'%s %s in two blocks ('%s' at line %d "
+			 "and '%s'); Slurm puts such a node in both, topoplace in the "
+			 "first only", p->what, k->bline[x->b], x->dup_name, more,
+			 x->ndup > 1 ? "are" : "is", k->bname[x->dup_block],
+			 k->bline[x->dup_block], k->bname[x->b]);
+}
+
+/* Every block's nodes into a new machine of total nodes: node i at
+ * coordinate i.  *placed: the nodes placed (fewer than total when a node
+ * is listed twice); warn: say which. */
+static int place_all(struct bparse *p, int32_t total, int named, bool warn,
+		     tp_machine **out, int32_t *placed)
+{
+	struct tp_blocks *k = p->k;
+	tp_machine *m = NULL;
+	tp_error e;
+	tp_error_clear(&e);
+	int dims = (int)total, rc;
+	bool wrap = false;
+	if ((rc = tp__machine_new(&m, 1, &dims, &wrap, &block_ops, NULL, &e)))
+		return berr(p, 0, rc, "%s", e.msg);
+	if (tp__machine_reserve(m, total) || tp__names_reserve(&m->by_name, (size_t)named)) {
+		tp_machine_destroy(m);
+		return berr(p, 0, TP_ENOMEM, "out of memory");
+	}
+	struct place_ctx x = { p, m, 0, 0, 0, 0, "" };
+	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
+		k->bfirst[b] = x.i;
+		if (!p->nodes[b])
+			continue;
+		x.b = b;
+		x.ndup = 0;
+		struct tp__hostlist *hl;
+		int64_t cnt;
+		tp_error_clear(&e);
+		/* parsed once already: only memory can fail here */
+		if (tp__hostlist_parse(p->nodes[b], "Nodes=", MAX_BLOCK_NODES, "",
+				       &hl, &cnt, &e)) {
+			rc = berr(p, k->bline[b], TP_ENOMEM, "out of memory");
+			break;
+		}
+		/* a block that lists a node twice goes name by name: a range
+		 * is placed whole or not at all, and a range over such a node
+		 * would not fit the machine sized without it */
+		static const struct tp__add_list ops = { TP__LIST_RUN_MIN, place_coord,
+							 place_one, place_ran, place_fail };
+		static const struct tp__add_list by_name = { UINT64_MAX, place_coord,
+							     place_one, place_ran, place_fail };
+		rc = tp__machine_add_list(m, hl, p->dup_in[b] ? &by_name : &ops, &x);
+		tp__hostlist_free(hl);
+		if (!rc && x.ndup)
+			p->dup_in[b] = true;
+		if (!rc && x.ndup && warn)
+			warn_dups(&x);
+	}
+	if (rc) {
+		tp_machine_destroy(m);
+		return rc;
+	}
+	k->bfirst[k->nblocks] = x.i;
+	*placed = x.i;
+	*out = m;
+	return 0;
+}
+
+/* Each block's nodes, counted, bounded and placed; the base block size. */
+static int place_nodes(struct bparse *p, const struct tp__block_sizes *sizes,
+		       tp_machine **out)
+{
+	struct tp_blocks *k = p->k;
+	int64_t total = 0;
+	k->bfirst = tp__calloc((size_t)k->nblocks + 1, sizeof(int32_t));
+	int64_t *cnt = tp__calloc((size_t)k->nblocks, sizeof(int64_t));
+	if (!k->bfirst || !cnt) {
+		free(cnt);
+		return berr(p, 0, TP_ENOMEM, "out of memory");
+	}
+	int rc = 0, named = 0;
+	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
+		if (!p->nodes[b])
+			continue;
+		char what[TP_ERROR_MSG_MAX / 2];
+		snprintf(what, sizeof what, p->yaml ? "block %s: nodes %s" : "BlockName=%s Nodes=%s",
+			 k->bname[b], p->nodes[b]);
+		tp_error e;
+		tp_error_clear(&e);
+		struct tp__hostlist *hl;
+		rc = tp__hostlist_parse(p->nodes[b], what, MAX_BLOCK_NODES,
+					"the most nodes a block network may have", &hl,
+					&cnt[b], &e);
+		if (rc) {
+			rc = berr(p, k->bline[b], rc, "%s", e.msg);
+		} else {
+			named += tp__add_list_named(hl, TP__LIST_RUN_MIN);
+			tp__hostlist_free(hl);
+		}
+		if (!rc && cnt[b] > MAX_BLOCK_NODES - total)
+			rc = berr(p, k->bline[b], TP_EINVAL,
+				  "more than %lld nodes in the blocks",
+				  (long long)MAX_BLOCK_NODES);
+		total += rc ? 0 : cnt[b];
+	}
+	/* Slurm refuses blocks without nodes when BlockSizes= is not set, and
+	 * only warns when it is; either way there is nothing to place on */
+	if (!rc && total == 0)
+		rc = berr(p, 0, TP_ENOENT, "no nodes in the blocks (nothing to place tasks on; Slurm only warns)");
+	if (!rc) {
+		/* Slurm: BlockSizes='s first, else the first block with nodes */
+		int32_t b = 0;
+		while (!cnt[b])
+			b++;
+		k->base = sizes && sizes->n > 0 ? sizes->size[0] : (int)cnt[b];
+	}
+	free(cnt);
+	k->node_block = rc ? NULL : tp__malloc_array((size_t)total, sizeof(int32_t));
+	p->dup_in = rc ? NULL : tp__calloc((size_t)k->nblocks, sizeof(bool));
+	if (!rc && (!k->node_block || !p->dup_in))
+		rc = berr(p, 0, TP_ENOMEM, "out of memory");
+	tp_machine *m = NULL;
+	int32_t placed = 0;
+	if (!rc)
+		rc = place_all(p, (int32_t)total, named, false, &m, &placed);
+	if (!rc && placed < total) {
+		/* a node listed twice: again, one router per node placed, and
+		 * the warnings said */
+		tp_machine_destroy(m);
+		m = NULL;
+		p->dup = true;
+		rc = place_all(p, placed, named, true, &m, &placed);
+	}
+	if (rc)
+		return rc;
+	k->n = placed;
+	*out = m;
+	return 0;
+}
+
+/* ---- the network between the blocks ---- */
+
+struct text {
+	char *s;
+	size_t n, cap;
+	bool oom;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void put(struct text *t, const char *fmt, ...)
+{
+	for (int tries = 0; tries < 2 && !t->oom; tries++) {
+		va_list ap;
+		va_start(ap, fmt);
+		int k = vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
+		va_end(ap);
+		if (k < 0) {
+			t->oom = true;
+			return;
+		}
+		if ((size_t)k < t->cap - t->n) {
+			t->n += (size_t)k;
+			return;
+		}
+		size_t nc = (t->cap + (size_t)k + 1) * 2;
+		char *ns = realloc(t->s, nc);
+		if (!ns) {
+			t->oom = true;
+			return;
+		}
+		t->s = ns;
+		t->cap = nc;
+	}
+}
+
+/* The aggregation levels in use: the enforced ones below the first that
+ * covers every block (Slurm stops there too). */
+static int agg_levels(const struct tp_blocks *k, int *lv)
+{
+	int n = 0;
+	for (int l = 1; l <= MAX_BLOCK_LEVEL; l++) {
+		if (!(k->levels >> l & 1))
+			continue;
+		lv[n++] = l;
+		if (((int64_t)1 << l) >= k->nblocks)
+			break;
+	}
+	return n;
+}
+
+/* Nodes of blocks j 2^l .. (j+1) 2^l - 1: aggregated block j of level l
+ * (level 0: block j); an aggregate with none gets no switch. */
+static int64_t agg_nodes(const struct tp_blocks *k, int l, int64_t j)
+{
+	int64_t lo = j << l, hi = (j + 1) << l;
+	if (lo >= k->nblocks)
+		return 0;
+	if (hi > k->nblocks)
+		hi = k->nblocks;
+	return k->bfirst[hi] - k->bfirst[lo];
+}
+
+/* The switches of level l (prefix "b" or "a<l>_") among lo..hi that have
+ * nodes, as one hostlist: "b[0-2,5]". */
+static void put_switches(struct text *t, const struct tp_blocks *k, int l,
+			 int64_t lo, int64_t hi)
+{
+	if (l)
+		put(t, "a%d_[", l);
+	else
+		put(t, "b[");
+	const char *sep = "";
+	for (int64_t j = lo; j <= hi; j++) {
+		if (!agg_nodes(k, l, j))
+			continue;
+		int64_t e = j;
+		while (e < hi && agg_nodes(k, l, e + 1))
+			e++;
+		if (e > j)
+			put(t, "%s%lld-%lld", sep, (long long)j, (long long)e);
+		else
+			put(t, "%s%lld", sep, (long long)j);
+		sep = ",";
+		j = e;
+	}
+	put(t, "]\n");
+}
+
+/* The tree Slurm's aggregation makes, as topology.conf text: "b<i>" over
+ * block i's nodes, "a<l>_<j>" over the switches of aggregate j of level l
+ * (those of the next lower level in use), "top" over the highest ones when
+ * there are several.  A block without nodes, or an aggregate of such
+ * blocks only, has no switch: it keeps its slot (the aggregates stay
+ * aligned as in Slurm) but no switch without nodes below it is drawn.
+ * Slurm leaves out a last, partial aggregate that holds no more blocks than
+ * the level below; here it is a switch over a single lower one, so that its
+ * blocks still meet the others only at the next level.  nodes: each
+ * block's hostlist. */
+static int generated_tree(const char *const *nodes, const struct tp_blocks *k,
+			  char **out)
+{
+	struct text t = { malloc(4096), 0, 4096, false };
+	if (!t.s)
+		return TP_ENOMEM;
+	int lv[MAX_BLOCK_LEVEL + 1];
+	int nl = agg_levels(k, lv);
+	for (int32_t b = 0; b < k->nblocks; b++) {
+		if (!agg_nodes(k, 0, b))
+			continue;
+		/* the block's own hostlist, checked; its blanks (separators,
+		 * as commas) would end the value */
+		put(&t, "SwitchName=b%d Nodes=", b);
+		size_t at = t.n;
+		put(&t, "%s\n", nodes[b]);
+		for (size_t i = at; !t.oom && i + 1 < t.n; i++)
+			if (t.s[i] == ' ' || t.s[i] == '\t' || t.s[i] == '\n')
+				t.s[i] = ',';
+	}
+	int prev = 0;            /* level of the switches below (0: blocks) */
+	int64_t nprev = k->nblocks;
+	for (int i = 0; i < nl && nprev > 1; i++) {
+		int l = lv[i];
+		int64_t na = (k->nblocks + ((int64_t)1 << l) - 1) >> l;
+		for (int64_t j = 0; j < na; j++) {
+			if (!agg_nodes(k, l, j))
+				continue;
+			/* the lower switches j 2^(l-prev) .. (j+1) 2^(l-prev) - 1 */
+			int64_t lo = j << (l - prev), hi = ((j + 1) << (l - prev)) - 1;
+			put(&t, "SwitchName=a%d_%lld Switches=", l, (long long)j);
+			put_switches(&t, k, prev, lo, hi < nprev ? hi : nprev - 1);
+		}
+		prev = l;
+		nprev = na;
+	}
+	int64_t tops = 0;
+	for (int64_t j = 0; j < nprev; j++)
+		tops += agg_nodes(k, prev, j) > 0;
+	if (tops > 1) {
+		put(&t, "SwitchName=top Switches=");
+		put_switches(&t, k, prev, 0, nprev - 1);
+	}
+	if (t.oom) {
+		free(t.s);
+		return TP_ENOMEM;
+	}
+	*out = t.s;
+	return 0;
+}
+
+/* The nodes below a switch of the generated tree, by its name (b<i>,
+ * a<l>_<j>, top). */
+static int64_t generated_below(const struct tp_blocks *k, const char *nm)
+{
+	if (nm[0] == 'b')
+		return agg_nodes(k, 0, strtoll(nm + 1, NULL, 10));
+	if (nm[0] == 'a')
+		return agg_nodes(k, (int)strtol(nm + 1, NULL, 10),
+				 strtoll(strchr(nm, '_') + 1, NULL, 10));
+	return k->n;
+}
+
+/* Weights of every directed link (one table, read by the congestion loops
+ * through m->link_weight; both directions of a cable alike): a node's NVLink
+ * port 1 / block bandwidth; the tree's node ports 1 / network bandwidth; its
+ * switch links from the nodes below (generated tree), else the tree's own
+ * (LevelBandwidth=) or the network bandwidth. */
+static int link_weights(struct tp_blocks *k)
+{
+	int64_t nl = tp_machine_link_count(k->tree);
+	int32_t nreal = tp_machine_switch_count(k->tree);
+	const int64_t ports = 2 * (int64_t)k->n;
+	k->weight = tp__malloc_array((size_t)ports + (size_t)nl + 1, sizeof(double));
+	if (!k->weight)
+		return TP_ENOMEM;
+	for (int64_t i = 0; i < ports; i++)
+		k->weight[i] = 1.0 / k->bbw;
+	bool level_bw = tp_machine_has_level_bandwidth(k->tree);
+	for (int64_t l = 0; l < nl; l++) {
+		double w = 1.0 / k->nbw;      /* node ports; switch links default */
+		int64_t sw = l >> 1;          /* the switch below the link */
+		if (sw < nreal && !k->tree_file) {
+			int64_t below = generated_below(k, tp_machine_switch_name(k->tree,
+										  (int32_t)sw));
+			if (below > 0)
+				w = 1.0 / (k->nbw * (double)below);
+		} else if (sw < nreal && level_bw) {
+			w = tp__link_weight(k->tree, l);
+		}
+		k->weight[ports + l] = w;
+	}
+	return 0;
+}
+
+/* Each block's place in the tree's hierarchy (see hierarchy()): how many
+ * switches, from the top, all its nodes share, and whether the lowest of
+ * them (the anchor) holds other blocks' nodes too, so that the block is a
+ * group of its own below it. */
+static int find_anchors(struct tp_blocks *k)
+{
+	const tp_machine *t = k->tree;
+	int64_t nsw = tp_machine_link_count(t) / 2;   /* ids 0..nsw-1 */
+	int32_t *owner = tp__malloc_array((size_t)nsw + 1, sizeof(int32_t));
+	int64_t *asw = tp__malloc_array((size_t)k->nblocks, sizeof(int64_t));
+	k->anchor = tp__malloc_array((size_t)k->nblocks, sizeof(int));
+	k->own_group = tp__calloc((size_t)k->nblocks, sizeof(bool));
+	if (!owner || !asw || !k->anchor || !k->own_group) {
+		free(owner);
+		free(asw);
+		return TP_ENOMEM;
+	}
+	for (int64_t s = 0; s < nsw; s++)
+		owner[s] = -1;          /* -1: no block yet, -2: several */
+	int64_t first[TP__HIER_MAX_LEVELS], path[TP__HIER_MAX_LEVELS];
+	for (int32_t b = 0; b < k->nblocks; b++) {
+		int n = -1;
+		for (int32_t i = k->bfirst[b]; i < k->bfirst[b + 1]; i++) {
+			int64_t *p = i == k->bfirst[b] ? first : path;
+			const int *tr = &t->coords[(size_t)k->tree_node[i] * (size_t)t->ndims];
+			int len = t->net->hierarchy(t, tr, p, TP__HIER_MAX_LEVELS);
+			if (len < 0) {
+				n = -1;         /* too deep: no hierarchy */
+				break;
+			}
+			int c = 0;
+			while (c < len && (p == first || c < n) && p[c] == first[c])
+				c++;
+			n = c;
+			for (int d = 0; d < len; d++)
+				if (owner[p[d]] != b)
+					owner[p[d]] = owner[p[d]] == -1 ? b : -2;
+		}
+		k->anchor[b] = n;
+		asw[b] = n > 0 ? first[n - 1] : -1;
+	}
+	for (int32_t b = 0; b < k->nblocks; b++)
+		k->own_group[b] = asw[b] < 0 || owner[asw[b]] != b;
+	free(owner);
+	free(asw);
+	return 0;
+}
+
+/* Block b's nodes from node i on, in the tree (each_listed's callback). */
+struct tree_ctx {
+	struct bparse *p;
+	const char *tw;
+	int32_t b, i;
+};
+
+static int tree_nodes(void *arg, int32_t first, int32_t count,
+		      const struct tp__listed *l)
+{
+	struct tree_ctx *x = arg;
+	struct tp_blocks *k = x->p->k;
+	if (first < 0) {
+		char name[TP__HOSTNAME_MAX];
+		return berr(x->p, k->bline[x->b], TP_EINVAL,
+			    "node '%s' of %s%s is under no switch of %s",
+			    tp__listed_name(l, 0, name), BKEY(x->p), k->bname[x->b], x->tw);
+	}
+	for (int32_t j = 0; j < count; j++)
+		k->tree_node[x->i++] = first + j;
+	return 0;
+}
+
+/* Every node of m in the tree: by each block's hostlist (a numbered range a
+ * span of the tree's nodes at a time), or, when a node is listed twice
+ * (the hostlists then say more than m), name by name. */
+static int tree_nodes_all(struct bparse *p, const tp_machine *m, const char *tw)
+{
+	struct tp_blocks *k = p->k;
+	int rc = 0;
+	if (p->dup) {
+		for (int32_t i = 0; i < k->n && !rc; i++) {
+			const char *nm = tp_machine_node_name(m, i);
+			int32_t t = nm ? tp_machine_find_node(k->tree, nm) : -1;
+			if (!nm)
+				rc = berr(p, 0, TP_ENOMEM, "out of memory");
+			else if (t < 0)
+				rc = berr(p, k->bline[k->node_block[i]], TP_EINVAL,
+					  "node '%s' of %s%s is under no switch of %s", nm,
+					  BKEY(p), k->bname[k->node_block[i]], tw);
+			else
+				k->tree_node[i] = t;
+		}
+		return rc;
+	}
+	struct tree_ctx x = { p, tw, 0, 0 };
+	for (int32_t b = 0; b < k->nblocks && !rc; b++) {
+		if (!p->nodes[b])
+			continue;
+		struct tp__hostlist *hl = NULL;
+		int64_t cnt;
+		tp_error e;
+		tp_error_clear(&e);
+		x.b = b;
+		x.i = k->bfirst[b];
+		rc = tp__hostlist_parse(p->nodes[b], "Nodes=", MAX_BLOCK_NODES, "",
+					&hl, &cnt, &e)
+			     ? berr(p, k->bline[b], TP_ENOMEM, "out of memory")
+			     : tp__machine_each_listed(k->tree, hl, tree_nodes, &x);
+		if (hl)
+			tp__hostlist_free(hl);
+	}
+	return rc;
+}
+
+/* The tree between the blocks: from o->tree_text, else from the tree's
+ * records, else generated; every block node must be in it. */
+static int make_tree(struct bparse *p, const tp_machine *m, const tp_block_opts *o,
+		     const struct tp__topo_recs *tree)
+{
+	struct tp_blocks *k = p->k;
+	int rc;
+	const char *tw = o && o->tree_what ? o->tree_what
+		       : !(o && o->tree_text) && tree && tree->what ? tree->what
+		       : "tree topology";
+	if (o && o->tree_text) {
+		struct tp__topo_opts to = { .warn = p->warn };
+		k->tree_file = true;
+		rc = tp__machine_from_topology(&k->tree, o->tree_text, tw, &to, p->err);
+	} else if (tree) {
+		struct tp__topo_opts to = { .warn = tree->warn };
+		k->tree_file = true;
+		rc = tp__tree_from_records(&k->tree, tree, &to, p->err);
+	} else {
+		char *gen = NULL;
+		if (generated_tree(p->nodes, k, &gen))
+			return berr(p, 0, TP_ENOMEM, "out of memory");
+		tp_error e;
+		tp_error_clear(&e);
+		rc = tp_machine_from_topology(&k->tree, gen, "the blocks' network", NULL,
+					      0, &e);
+		free(gen);
+		if (rc)
+			return berr(p, 0, rc, "%s", e.msg);
+	}
+	if (!rc && k->tree_file && o && o->nlevel_bandwidth > 0 && k->nbw > 0)
+		rc = tp_machine_set_tree_level_bandwidth(k->tree, o->level_bandwidth,
+							 o->nlevel_bandwidth, p->err);
+	if (rc)
+		return rc;
+	k->tree_node = tp__malloc_array((size_t)k->n + 1, sizeof(int32_t));
+	if (!k->tree_node)
+		return berr(p, 0, TP_ENOMEM, "out of memory");
+	if ((rc = tree_nodes_all(p, m, tw)))
+		return rc;
+	rc = k->nbw > 0 ? link_weights(k) : 0;
+	if (!rc)
+		rc = find_anchors(k);
+	return rc ? berr(p, 0, TP_ENOMEM, "out of memory") : 0;
+}
+
+static int check_opts(const char *what, const tp_block_opts *o, bool tree_recs,
+		      tp_error *err)
+{
+	if (!o)
+		return 0;
+	if ((o->block_bandwidth > 0) != (o->network_bandwidth > 0) ||
+	    o->block_bandwidth < 0 || o->network_bandwidth < 0 ||
+	    !isfinite(o->block_bandwidth) || !isfinite(o->network_bandwidth))
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: give both the block and the network bandwidth "
+				    "(positive numbers), or neither", what);
+	if (o->network_cost < 0 || o->network_cost == 1 || o->network_cost > 1000000)
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: network cost %d: expected 2..1000000 (a network "
+				    "link must cost more than an NVLink-domain link)",
+				    what, o->network_cost);
+	if (o->nlevel_bandwidth < 0 || (o->nlevel_bandwidth > 0 &&
+					(!o->level_bandwidth ||
+					 (!o->tree_text && !tree_recs))))
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: level bandwidths need a tree topology", what);
+	return 0;
+}
+
+int tp__blocks_from_records(tp_machine **out, const struct tp__topo_recs *r,
+			    const struct tp__block_sizes *sizes,
+			    const struct tp__topo_recs *tree,
+			    const tp_block_opts *opts, tp_error *err)
+{
+	const char *what = r && r->what ? r->what : "block topology";
+	if (!out || !r || (r->n > 0 && !r->rec))
+		return tp_error_set(err, TP_EINVAL, "%s: missing records or output", what);
+	*out = NULL;
+	int rc = check_opts(what, opts, tree != NULL, err);
+	if (rc)
+		return rc;
+	struct bparse p;
+	memset(&p, 0, sizeof p);
+	p.what = what;
+	p.yaml = r->yaml;
+	p.warn = r->warn;
+	p.err = err;
+	p.k = calloc(1, sizeof *p.k);
+	if (!p.k)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	struct tp_blocks *k = p.k;
+	if (r->n <= 0)
+		rc = berr(&p, 0, TP_EINVAL, "%s", r->yaml ? "no blocks" : "no BlockName= lines");
+	if (!rc)
+		rc = size_levels(&p, sizes, &k->levels);
+	if (!rc)
+		rc = add_blocks(&p, r);
+	k->cost = opts && opts->network_cost ? opts->network_cost : DEFAULT_NETWORK_COST;
+	if (opts && opts->block_bandwidth > 0) {
+		k->bbw = opts->block_bandwidth;
+		k->nbw = opts->network_bandwidth;
+		if (!opts->network_cost) {
+			double q = floor(k->bbw / k->nbw + 0.5);
+			k->cost = q < 2 ? 2 : q > 1000000 ? 1000000 : (int)q;
+		}
+	}
+	tp_machine *m = NULL;
+	if (!rc)
+		rc = place_nodes(&p, sizes, &m);
+	if (!rc)
+		rc = make_tree(&p, m, opts, tree);
+	free(p.nodes);
+	free(p.dup_in);
+	tp__names_free(&p.by_name);
+	if (rc) {
+		tp_machine_destroy(m);
+		blocks_free(k);
+		return rc;
+	}
+	m->net_data = k;
+	m->link_weight = k->weight;
+	*out = m;
+	return 0;
+}
+
+/* ---- topology.conf's lines into records ----
+ *
+ * As slurmctld reads the file (s_p_parse_file): a line is Key=Value pairs;
+ * BlockName= starts a block, the Nodes= right after it are that block's
+ * (so two BlockName= on a line are two blocks; a Nodes= after another key
+ * is refused); a key given twice keeps the last value, with a warning
+ * (Slurm logs "specified more than once, latest value used"). */
+
+struct bconf {
+	const char *what;
+	tp_error *err;
+	struct tp__warnings *warn;
+	char **name, **nodes;   /* each block's, owned */
+	int *line;
+	int32_t n, cap;
+	struct tp__block_sizes sizes;
+	unsigned levels;        /* BlockLevels=: bit k, level k */
+	int levels_line;        /* 0: not given */
+};
+
+#define cerr(c, line, ...) \
+	tp__line_error((c)->err, (c)->what, (line), TP_EINVAL, __VA_ARGS__)
+
+static int conf_block(struct bconf *c, const char *name, int line)
+{
+	if (c->n == c->cap) {
+		int32_t nc = c->cap ? c->cap * 2 : 16;
+		char **nn = realloc(c->name, sizeof *nn * (size_t)nc);
+		if (nn)
+			c->name = nn;
+		char **nd = nn ? realloc(c->nodes, sizeof *nd * (size_t)nc) : NULL;
+		if (nd)
+			c->nodes = nd;
+		int *nl = nd ? realloc(c->line, sizeof *nl * (size_t)nc) : NULL;
+		if (!nl)
+			return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
+		c->line = nl;
+		c->cap = nc;
+	}
+	c->nodes[c->n] = NULL;
+	c->line[c->n] = line;
+	if (!(c->name[c->n++] = strdup(name)))
+		return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* BlockSizes=: node counts separated by commas (empty fields skipped, as
+ * Slurm's strtok does; a repeat only sets its level again, so it is
+ * dropped).  Checked against the base size by size_levels. */
+static int conf_sizes(struct bconf *c, const char *v, int line)
+{
+	struct tp__block_sizes *s = &c->sizes;
+	const int max = (int)(sizeof s->size / sizeof s->size[0]);
+	if (s->line)
+		tp__warn(c->warn, "%s:%d: BlockSizes= given twice (first on line %d); "
+			 "the last one counts, as in Slurm", c->what, line, s->line);
+	s->n = 0;
+	s->line = line;
+	for (const char *f = v; *f;) {
+		if (*f == ',') {
+			f++;
+			continue;
+		}
+		char *end;
+		long x = strtol(f, &end, 10);
+		if (end == f || (*end && *end != ',') || x < 1 || x > INT_MAX)
+			return cerr(c, line, "BlockSizes=%s: expected node counts separated "
+				    "by commas", v);
+		f = end;
+		int i = 0;
+		while (i < s->n && s->size[i] != x)
+			i++;
+		if (i < s->n)
+			continue;
+		if (s->n == max)
+			return cerr(c, line, "BlockSizes=%s: more than %d different sizes",
+				    v, max);
+		s->size[s->n++] = (int)x;
+	}
+	if (!s->n)
+		return cerr(c, line, "BlockSizes=%s: expected node counts separated by "
+			    "commas", v);
+	return 0;
+}
+
+/* BlockLevels= (Slurm 23.11, replaced by BlockSizes= in 24.11): the
+ * enforced levels, 0 to 15, level k being 2^k base blocks, as a list with
+ * ranges ("0-1,2"), or as 23.11's bit_unfmt also reads, "A-B:S": A, A+S,
+ * ... below B (Slurm's loop leaves B out). */
+static int conf_levels(struct bconf *c, const char *v, int line)
+{
+	if (c->levels_line)
+		tp__warn(c->warn, "%s:%d: BlockLevels= given twice (first on line %d); "
+			 "the last one counts, as in Slurm", c->what, line, c->levels_line);
+	unsigned mask = 0;
+	bool ok = true;
+	const char *f = v;
+	char *end;
+	if (strchr(v, ':')) {
+		long a = strtol(f, &end, 10), b = -1, st = 0;
+		ok = end > f && *end == '-';
+		if (ok) {
+			f = end + 1;
+			b = strtol(f, &end, 10);
+			ok = end > f && *end == ':';
+		}
+		if (ok) {
+			f = end + 1;
+			st = strtol(f, &end, 10);
+			ok = end > f && !*end && a >= 0 && b >= a && st > 0;
+		}
+		for (long i = a; ok && i < b; i += st) {
+			ok = i <= MAX_BLOCK_LEVEL;
+			mask |= ok ? 1u << i : 0;
+		}
+	} else {
+		while (ok && *f) {
+			long a = strtol(f, &end, 10), b;
+			ok = end > f && a >= 0;
+			b = a;
+			if (ok && *end == '-') {
+				f = end + 1;
+				b = strtol(f, &end, 10);
+				ok = end > f;
+			}
+			ok = ok && b >= a && b <= MAX_BLOCK_LEVEL && (!*end || *end == ',');
+			for (long i = a; ok && i <= b; i++)
+				mask |= 1u << i;
+			f = *end ? end + 1 : end;
+		}
+	}
+	if (!ok)
+		return cerr(c, line, "BlockLevels=%s: expected levels 0..%d separated by "
+			    "commas (ranges such as 0-2 allowed)", v, MAX_BLOCK_LEVEL);
+	c->levels = mask;
+	c->levels_line = line;
+	return 0;
+}
+
+static int conf_line(void *arg, char *s, int line)
+{
+	struct bconf *c = arg;
+	int32_t cur = -1;           /* the block this line's Nodes= belong to */
+	const char *after = NULL;   /* the key that ended it */
+	char *save = NULL;
+	for (char *tok = strtok_r(s, " \t\r", &save); tok;
+	     tok = strtok_r(NULL, " \t\r", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq || eq == tok)
+			return cerr(c, line, "'%s': expected Key=Value", tok);
+		*eq = '\0';
+		const char *v = eq + 1;
+		if (!*v)
+			return cerr(c, line, "%s=: empty value", tok);
+		int rc = 0;
+		if (!strcasecmp(tok, "BlockName")) {
+			rc = conf_block(c, v, line);
+			cur = c->n - 1;
+		} else if (!strcasecmp(tok, "Nodes")) {
+			if (cur < 0 && after)
+				return cerr(c, line, "Nodes= after %s=: Slurm reads Nodes= only "
+					    "right after its BlockName=", after);
+			if (cur < 0)
+				return cerr(c, line, "Nodes= without BlockName=");
+			if (c->nodes[cur]) {
+				tp__warn(c->warn, "%s:%d: BlockName=%s: Nodes= given twice; "
+					 "the last one counts, as in Slurm", c->what, line,
+					 c->name[cur]);
+				free(c->nodes[cur]);
+			}
+			if (!(c->nodes[cur] = strdup(v)))
+				rc = tp__line_error(c->err, c->what, 0, TP_ENOMEM,
+						    "out of memory");
+		} else if (!strcasecmp(tok, "BlockSizes")) {
+			cur = -1;
+			after = "BlockSizes";
+			rc = conf_sizes(c, v, line);
+		} else if (!strcasecmp(tok, "BlockLevels")) {
+			cur = -1;
+			after = "BlockLevels";
+			rc = conf_levels(c, v, line);
+		} else {
+			return cerr(c, line, "unknown key '%s' (expected BlockName=, Nodes=, "
+				    "BlockSizes=, BlockLevels=)%s", tok,
+				    !strcasecmp(tok, "SwitchName")
+				    ? "; a switch tree goes in a file of its own" : "");
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* BlockLevels= into block sizes.  A file with it is read by Slurm 23.11
+ * only, whose rules are stricter: every block has Nodes= and the node
+ * count of the first (the base size).  Levels whose size would pass
+ * INT_MAX are dropped: they are above the first level that holds every
+ * block (the blocks hold at most 2^18 nodes), which draws the same tree. */
+static int conf_block_levels(struct bconf *c)
+{
+	if (!c->levels_line)
+		return 0;
+	if (c->sizes.line)
+		return cerr(c, c->levels_line > c->sizes.line ? c->levels_line : c->sizes.line,
+			    "BlockLevels= (line %d, Slurm 23.11) and BlockSizes= (line %d, "
+			    "Slurm 24.11 and later): no Slurm release reads both",
+			    c->levels_line, c->sizes.line);
+	int64_t base = 0;
+	for (int32_t b = 0; b < c->n; b++) {
+		if (!c->nodes[b])
+			return cerr(c, c->line[b], "BlockName=%s without Nodes= (Slurm 23.11, "
+				    "which reads BlockLevels=, wants one)", c->name[b]);
+		char what[TP_ERROR_MSG_MAX / 2];
+		snprintf(what, sizeof what, "BlockName=%s Nodes=%s", c->name[b], c->nodes[b]);
+		struct tp__hostlist *hl = NULL;
+		int64_t cnt = 0;
+		tp_error e;
+		tp_error_clear(&e);
+		int rc = tp__hostlist_parse(c->nodes[b], what, MAX_BLOCK_NODES,
+					    "the most nodes a block network may have", &hl,
+					    &cnt, &e);
+		if (hl)
+			tp__hostlist_free(hl);
+		if (rc)
+			return tp__line_error(c->err, c->what, c->line[b], rc, "%s", e.msg);
+		if (!b)
+			base = cnt;
+		else if (cnt != base)
+			return cerr(c, c->line[b], "BlockName=%s has %lld node%s, BlockName=%s "
+				    "%lld: Slurm 23.11 (BlockLevels=) wants blocks of one size",
+				    c->name[b], (long long)cnt, cnt == 1 ? "" : "s", c->name[0],
+				    (long long)base);
+	}
+	if (!base)
+		return 0;            /* no blocks: said by the builder */
+	c->sizes.size[0] = (int)base;
+	c->sizes.n = 1;
+	c->sizes.line = c->levels_line;
+	for (int l = 1; l <= MAX_BLOCK_LEVEL; l++)
+		if (c->levels >> l & 1 && base << l <= INT_MAX)
+			c->sizes.size[c->sizes.n++] = (int)(base << l);
+	return 0;
+}
+
+int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what,
+			    const tp_block_opts *opts, struct tp__warnings *warn,
+			    tp_error *err)
+{
+	if (!what)
+		what = "block topology";
+	if (!out || !text)
+		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
+	*out = NULL;
+	struct bconf c;
+	memset(&c, 0, sizeof c);
+	c.what = what;
+	c.err = err;
+	c.warn = warn;
+	int rc = tp__each_conf_line(text, what, err, conf_line, &c);
+	if (!rc)
+		rc = conf_block_levels(&c);
+	struct tp__topo_rec *rec = rc ? NULL : tp__calloc((size_t)c.n + 1, sizeof *rec);
+	if (!rc && !rec)
+		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	for (int32_t b = 0; !rc && b < c.n; b++)
+		rec[b] = (struct tp__topo_rec){ c.name[b], c.nodes[b], NULL, c.line[b] };
+	if (!rc) {
+		struct tp__topo_recs r = { rec, c.n, what, false, warn };
+		rc = tp__blocks_from_records(out, &r, &c.sizes, NULL, opts, err);
+	}
+	free(rec);
+	for (int32_t b = 0; b < c.n; b++) {
+		free(c.name[b]);
+		free(c.nodes[b]);
+	}
+	free(c.name);
+	free(c.nodes);
+	free(c.line);
+	return rc;
+}
+
+int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
+			   const tp_block_opts *opts, tp_error *err)
+{
+	return tp__machine_from_blocks(out, text, what, opts, NULL, err);
+}
+
+bool tp_machine_is_block(const tp_machine *m)
+{
+	return blocks_of(m) != NULL;
+}
+
+int32_t tp_machine_block_count(const tp_machine *m)
+{
+	const struct tp_blocks *k = blocks_of(m);
+	return k ? k->nblocks : 0;
+}
+
+const char *tp_machine_block_name(const tp_machine *m, int32_t b)
+{
+	const struct tp_blocks *k = blocks_of(m);
+	return k && b >= 0 && b < k->nblocks ? k->bname[b] : NULL;
+}
+
+int32_t tp_machine_node_block(const tp_machine *m, int32_t node)
+{
+	const struct tp_blocks *k = blocks_of(m);
+	return k && node >= 0 && node < k->n ? k->node_block[node] : -1;
+}
+
+int tp_machine_block_base_size(const tp_machine *m)
+{
+	const struct tp_blocks *k = blocks_of(m);
+	return k ? k->base : 0;
+}
+
+int tp_machine_block_network_cost(const tp_machine *m)
+{
+	const struct tp_blocks *k = blocks_of(m);
+	return k ? k->cost : 0;
+}
+
+const tp_machine *tp_machine_block_tree(const tp_machine *m)
+{
+	const struct tp_blocks *k = blocks_of(m);
+	return k ? k->tree : NULL;
+}
+
+/* ---- mapping: tasks to blocks, then to the nodes of each block ----
+ *
+ * Recursive bisection cuts where the slots balance, which on a block network
+ * falls inside a block whenever the job's share of the blocks is uneven; a
+ * tensor-parallel group then straddles the network although a whole block
+ * could hold it.  Here the tasks are first split among the job's blocks (in
+ * Slurm's order) by a min-cut partition (METIS recursive bisection: parts
+ * next to each other in the order stay next to each other) whose parts hold
+ * each block's share of the tasks exactly, then the tasks of each block
+ * among its nodes the same way. */
+
+struct unit_split {
+	const tp_graph *g;
+	int32_t *local;         /* task -> index in the current set, -1 */
+	int seed;
+	struct tp__metis metis; /* linked, or loaded by the plugin */
+};
+
+/* Tasks T[0..nT) into parts 0..k-1 of exactly want[p] tasks each (sum nT):
+ * METIS, then the tasks of overfull parts moved, best gain first (bytes to
+ * the new part minus bytes to the old), to parts with room. */
+static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
+		       const int64_t *want, int k, idx_t *part)
+{
+	const tp_graph *g = u->g;
+	for (int32_t i = 0; i < nT; i++)
+		u->local[T[i]] = i;
+	int64_t ne;
+	double W;
+	tp__metis_sub_count(g, T, nT, u->local, &ne, &W);
+	/* start: parts in order */
+	int64_t acc = 0;
+	for (int p = 0, i = 0; p < k; p++)
+		for (acc += want[p]; i < acc && i < nT; i++)
+			part[i] = p;
+	int rc = 0;
+	if (k > 1 && ne > 0 && nT >= 3 && ne <= INT32_MAX / 2) {
+		idx_t *xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
+		idx_t *adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
+		idx_t *wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
+		real_t *tpw = tp__malloc_array((size_t)k, sizeof(real_t));
+		idx_t *mp = tp__malloc_array((size_t)nT, sizeof(idx_t));
+		if (!xadj || !adj || !wgt || !tpw || !mp) {
+			rc = TP_ENOMEM;
+		} else {
+			tp__metis_sub_fill(g, T, nT, u->local, W, xadj, adj, wgt);
+			real_t left = 1;
+			for (int p = 0; p < k; p++) {
+				tpw[p] = p == k - 1 ? left : (real_t)want[p] / (real_t)nT;
+				left -= tpw[p];
+			}
+			if (tpw[k - 1] < 0)
+				tpw[k - 1] = 0;
+			idx_t nv = nT, ncon = 1, np = k, obj = 0;
+			idx_t opts[METIS_NOPTIONS];
+			u->metis.set_default_options(opts);
+			opts[METIS_OPTION_SEED] = u->seed;
+			opts[METIS_OPTION_NUMBERING] = 0;
+			opts[METIS_OPTION_UFACTOR] = 1;
+			if (u->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL,
+							  NULL, wgt, &np, tpw, NULL,
+							  opts, &obj, mp) == METIS_OK)
+				memcpy(part, mp, sizeof(idx_t) * (size_t)nT);
+		}
+		free(xadj);
+		free(adj);
+		free(wgt);
+		free(tpw);
+		free(mp);
+	}
+	int64_t *cnt = rc ? NULL : tp__calloc((size_t)k, sizeof(int64_t));
+	double *to = rc ? NULL : tp__calloc((size_t)k, sizeof(double));
+	if (!rc && (!cnt || !to))
+		rc = TP_ENOMEM;
+	for (int32_t i = 0; !rc && i < nT; i++)
+		cnt[part[i]]++;
+	for (;;) {
+		/* the best move out of any overfull part into a part with room */
+		int32_t bt = -1;
+		int bq = -1;
+		double bg = 0;
+		for (int32_t i = 0; !rc && i < nT; i++) {
+			int p = (int)part[i];
+			if (cnt[p] <= want[p])
+				continue;
+			memset(to, 0, sizeof(double) * (size_t)k);
+			const int32_t t = T[i];
+			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+				int32_t l = u->local[g->adjncy[e]];
+				if (l >= 0)
+					to[part[l]] += tp__graph_w(g, e);
+			}
+			for (int q = 0; q < k; q++)
+				if (cnt[q] < want[q] && (bt < 0 || to[q] - to[p] > bg)) {
+					bt = i;
+					bq = q;
+					bg = to[q] - to[p];
+				}
+		}
+		if (rc || bt < 0)
+			break;
+		cnt[part[bt]]--;
+		cnt[bq]++;
+		part[bt] = bq;
+	}
+	for (int32_t i = 0; i < nT; i++)
+		u->local[T[i]] = -1;
+	free(cnt);
+	free(to);
+	return rc;
+}
+
+/* n tasks over units of cap[] slots: as Slurm fills them when they all fit
+ * (every unit full), else in proportion, never above a unit's slots. */
+static void shares(int64_t n, const int64_t *cap, int k, int64_t *want)
+{
+	int64_t total = 0, given = 0;
+	for (int p = 0; p < k; p++)
+		total += cap[p];
+	for (int p = 0; p < k; p++) {
+		want[p] = total ? n * cap[p] / total : 0;
+		given += want[p];
+	}
+	for (int p = 0; given < n; p = (p + 1) % k)
+		if (want[p] < cap[p]) {
+			want[p]++;
+			given++;
+		}
+}
+
+int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
+		  tp_error *err)
+{
+	const struct tp_blocks *k = blocks_of(a->m);
+	if (!k)
+		return tp_error_set(err, TP_ENOTSUP, "blocks: not a block network");
+	int32_t nn = a->nnodes, nt = g->ntasks;
+	if (nt > a->total_slots)
+		return tp_error_set(err, TP_EINVAL, "blocks: %ld tasks, %lld slots",
+				    (long)nt, (long long)a->total_slots);
+	/* the job's blocks in Slurm's order, each with its nodes in order */
+	int32_t *bidx = tp__malloc_array((size_t)k->nblocks, sizeof(int32_t));
+	int32_t *order = tp__malloc_array((size_t)nn + 1, sizeof(int32_t));
+	int32_t *ustart = tp__calloc((size_t)nn + 2, sizeof(int32_t));
+	int64_t *cap = tp__calloc((size_t)nn + 1, sizeof(int64_t));
+	int64_t *want = tp__calloc((size_t)nn + 1, sizeof(int64_t));
+	int32_t *T = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	int32_t *T2 = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	idx_t *part = tp__malloc_array((size_t)nt + 1, sizeof(idx_t));
+	struct unit_split u = { g, tp__malloc_array((size_t)nt + 1, sizeof(int32_t)),
+				seed, { 0 } };
+	int rc = 0;
+	bool metis_open = false;
+	if (!bidx || !order || !ustart || !cap || !want || !T || !T2 || !part ||
+	    !u.local) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	/* the plugin on a node without libmetis5: TP_ENOTSUP, auto goes on */
+	if ((rc = tp__metis_open(&u.metis, err)))
+		goto out;
+	metis_open = true;
+	for (int32_t b = 0; b < k->nblocks; b++)
+		bidx[b] = -1;
+	int nb = 0;
+	for (int32_t i = 0; i < nn; i++) {
+		int32_t b = k->node_block[a->node[i]];
+		if (bidx[b] < 0)
+			bidx[b] = nb++;
+		ustart[bidx[b] + 1]++;
+		cap[bidx[b]] += a->slots[i];
+	}
+	for (int q = 0; q < nb; q++)
+		ustart[q + 1] += ustart[q];
+	{
+		int32_t *fill = tp__malloc_array((size_t)nb + 1, sizeof(int32_t));
+		if (!fill) {
+			rc = TP_ENOMEM;
+			goto out;
+		}
+		memcpy(fill, ustart, sizeof(int32_t) * (size_t)nb);
+		for (int32_t i = 0; i < nn; i++)
+			order[fill[bidx[k->node_block[a->node[i]]]]++] = i;
+		free(fill);
+	}
+	for (int32_t t = 0; t < nt; t++) {
+		T[t] = t;
+		u.local[t] = -1;
+	}
+	/* tasks to blocks */
+	shares(nt, cap, nb, want);
+	if ((rc = split_exact(&u, T, nt, want, nb, part)))
+		goto out;
+	int32_t *bstart = ustart;       /* reuse: tasks of block q in T2 */
+	int64_t *bcount = tp__calloc((size_t)nb + 1, sizeof(int64_t));
+	if (!bcount) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	for (int32_t t = 0; t < nt; t++)
+		bcount[part[t] + 1]++;
+	for (int q = 0; q < nb; q++)
+		bcount[q + 1] += bcount[q];
+	for (int32_t t = 0; t < nt; t++)
+		T2[bcount[part[t]]++] = t;
+	/* bcount[q] is now the end of block q's tasks */
+	for (int q = 0, from = 0; q < nb && !rc; q++) {
+		int32_t ntq = (int32_t)(bcount[q] - from);
+		const int32_t *nodes = order + bstart[q];
+		int nq = bstart[q + 1] - bstart[q];
+		int64_t ncap[TP_BLOCK_NODES_MAX];
+		if (nq > TP_BLOCK_NODES_MAX) {
+			/* a huge block: its nodes in Slurm's order */
+			int64_t used = 0;
+			for (int j = 0; j < nq; j++)
+				for (int s = 0; s < a->slots[nodes[j]] && used < ntq; s++)
+					map[T2[from + used++]] = nodes[j];
+			from = (int)bcount[q];
+			continue;
+		}
+		for (int j = 0; j < nq; j++)
+			ncap[j] = a->slots[nodes[j]];
+		shares(ntq, ncap, nq, want);
+		rc = split_exact(&u, T2 + from, ntq, want, nq, part);
+		for (int32_t i = 0; !rc && i < ntq; i++)
+			map[T2[from + i]] = nodes[part[i]];
+		from = (int)bcount[q];
+	}
+	free(bcount);
+out:
+	free(bidx);
+	free(order);
+	free(ustart);
+	free(cap);
+	free(want);
+	free(T);
+	free(T2);
+	free(part);
+	free(u.local);
+	if (metis_open)
+		tp__metis_close(&u.metis);
+	if (rc == TP_ENOMEM)
+		return tp_error_set(err, rc, "blocks: out of memory");
+	return rc;
+}

@@ -1,0 +1,294 @@
+/* topoplace — tori and meshes (Network=torus, Network=mesh).
+ *
+ * Routers sit at every point of the coordinate box dims[0] x ... x
+ * dims[ndims-1]; a wrapped dimension closes into a ring (torus), an
+ * unwrapped one is a line (mesh); a machine may mix both.
+ *
+ * Distance: the hop count between two routers, the shorter way round on
+ * every wrapped dimension.  With hop costs (tp_machine_set_hop_cost, the
+ * config's Distance=bandwidth: round(fastest bandwidth / bandwidth of d), at
+ * least 1) a hop along dimension d costs hop_cost[d] and the distance is the
+ * weighted sum, so that a slow dimension's hop counts as several.  Without
+ * them (every cost 1) the machine is "plain_hops" and the core computes
+ * distances inline (network.h, metrics.c) without calling into this file.
+ * At most 6 dimensions of < 2^31 hops at <= 10^6 each: distances stay far
+ * inside int64.
+ *
+ * Routing (for congestion): dimension-order, dimensions in increasing order;
+ * on a wrapped dimension the shorter direction, the positive one when both
+ * are equally short.  Routes count links, never cost, and every link weighs
+ * 1: LinkBandwidth= changes distances only through the hop costs.
+ *
+ * Links are full duplex, one id per direction (network.h): the cable
+ * (router * ndims + d) joins router r to its +1 neighbour along d (wrapping
+ * round on a torus; on a mesh the cables of the last router of each line are
+ * unused); id cable * 2 runs from r up to that neighbour, cable * 2 + 1 back
+ * down.  Names, after the sending router: "(3,0,7)->+x", "(4,0,7)->-x".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "net/network.h"
+
+struct torus {
+	double link_bw[TP_MAX_DIMS];   /* per dimension, default 1 */
+	int hop_cost[TP_MAX_DIMS];     /* cost of one hop per dimension */
+};
+
+static const struct tp_net_ops torus_ops, mesh_ops;
+
+static struct torus *torus_of(const tp_machine *m)
+{
+	if (!m || (m->net != &torus_ops && m->net != &mesh_ops))
+		return NULL;
+	return m->net_data;
+}
+
+static int64_t weighted_distance(const struct tp_machine *m, const int *a,
+				 const int *b)
+{
+	const struct torus *t = m->net_data;
+	int64_t h = 0;
+	for (int d = 0; d < m->ndims; d++)
+		h += tp__axis_hops(m, d, a[d], b[d]) * t->hop_cost[d];
+	return h;
+}
+
+static int64_t weighted_range_lower_bound(const struct tp_machine *m,
+					  const int *p, const int *lo,
+					  const int *hi)
+{
+	const struct torus *t = m->net_data;
+	int64_t lb = 0;
+	for (int d = 0; d < m->ndims; d++) {
+		if (p[d] >= lo[d] && p[d] <= hi[d])
+			continue;
+		int64_t a = tp__axis_hops(m, d, p[d], lo[d]);
+		int64_t b = tp__axis_hops(m, d, p[d], hi[d]);
+		lb += (a < b ? a : b) * t->hop_cost[d];
+	}
+	return lb;
+}
+
+static int route(const struct tp_machine *m, const int *ca, const int *cb,
+		 int64_t *links, int cap)
+{
+	int64_t hops = 0, r = 0;
+	for (int d = 0; d < m->ndims; d++) {
+		hops += tp__axis_hops(m, d, ca[d], cb[d]);
+		r += (int64_t)ca[d] * m->stride[d];
+	}
+	if (hops > cap || (hops > 0 && !links))
+		return TP_EINVAL;
+	int n = 0;
+	for (int d = 0; d < m->ndims; d++) {
+		int D = m->dims[d];
+		int x = ca[d];
+		int steps, dir;
+		if (m->wrap[d]) {
+			int fwd = (int)((((int64_t)cb[d] - x) % D + D) % D);
+			if (fwd <= D - fwd) {
+				steps = fwd;
+				dir = 1;
+			} else {
+				steps = D - fwd;
+				dir = -1;
+			}
+		} else {
+			steps = cb[d] > x ? cb[d] - x : x - cb[d];
+			dir = cb[d] >= x ? 1 : -1;
+		}
+		int64_t st = m->stride[d];
+		for (int s = 0; s < steps; s++) {
+			if (dir > 0) {
+				links[n++] = (r * m->ndims + d) * 2;
+				if (x == D - 1) {
+					x = 0;
+					r -= (int64_t)(D - 1) * st;
+				} else {
+					x++;
+					r += st;
+				}
+			} else {
+				if (x == 0) {
+					x = D - 1;
+					r += (int64_t)(D - 1) * st;
+				} else {
+					x--;
+					r -= st;
+				}
+				/* the same cable as r's +d link, the other way */
+				links[n++] = (r * m->ndims + d) * 2 + 1;
+			}
+		}
+	}
+	return n;
+}
+
+static int64_t max_route_links(const struct tp_machine *m)
+{
+	int64_t dia = 0;
+	for (int d = 0; d < m->ndims; d++)
+		dia += m->wrap[d] ? m->dims[d] / 2 : m->dims[d] - 1;
+	return dia;
+}
+
+/* Two directed ids per cable: (router * ndims + d) * 2 + dir. */
+static int64_t link_count(const struct tp_machine *m)
+{
+	return m->nrouters * m->ndims * 2;
+}
+
+/* Named after the sending router: "(3,0,7)->+x" leaves (3,0,7) towards
+ * (4,0,7); "(4,0,7)->-x" is the same cable the other way. */
+static void link_name(const struct tp_machine *m, int64_t link, char *buf,
+		      size_t len)
+{
+	static const char dim_letter[TP_MAX_DIMS] = { 'x', 'y', 'z', 'u', 'v', 'w' };
+	int c[TP_MAX_DIMS];
+	int dir = (int)(link & 1);
+	int64_t cable = link >> 1;
+	int d = (int)(cable % m->ndims);
+	tp__router_coords(m, cable / m->ndims, c);
+	if (dir)
+		c[d] = c[d] + 1 == m->dims[d] ? 0 : c[d] + 1;
+	char cb[96];
+	tp__fmt_coords(cb, sizeof cb, c, m->ndims);
+	snprintf(buf, len, "%s->%c%c", cb, dir ? '-' : '+', dim_letter[d]);
+}
+
+/* Cable (r, d) joins router r to its +1 neighbour along d: round the ring
+ * on a wrapped dimension; on a mesh the last router of a line has none, and
+ * a ring of one router has no cable either.  Directed: a is the sending end
+ * (r for id cable * 2, the neighbour for cable * 2 + 1), b the receiving
+ * one. */
+static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
+{
+	int64_t cable = link >> 1;
+	int d = (int)(cable % m->ndims);
+	tp__router_coords(m, cable / m->ndims, a);
+	for (int k = 0; k < m->ndims; k++)
+		b[k] = a[k];
+	if (m->dims[d] == 1 || (!m->wrap[d] && a[d] == m->dims[d] - 1))
+		return TP_ENOENT;
+	b[d] = a[d] + 1 == m->dims[d] ? 0 : a[d] + 1;
+	if (link & 1) {
+		int t = a[d];
+		a[d] = b[d];
+		b[d] = t;
+	}
+	return TP_OK;
+}
+
+/* One table per name; a machine with any wrapped dimension is a torus. */
+static const struct tp_net_ops torus_ops = {
+	.kind = "torus",
+	.distance = weighted_distance,
+	.range_lower_bound = weighted_range_lower_bound,
+	.route = route,
+	.max_route_links = max_route_links,
+	.link_count = link_count,
+	.link_name = link_name,
+	.link_ends = link_ends,
+	.destroy = free,
+};
+
+static const struct tp_net_ops mesh_ops = {
+	.kind = "mesh",
+	.distance = weighted_distance,
+	.range_lower_bound = weighted_range_lower_bound,
+	.route = route,
+	.max_route_links = max_route_links,
+	.link_count = link_count,
+	.link_name = link_name,
+	.link_ends = link_ends,
+	.destroy = free,
+};
+
+int tp_machine_create(tp_machine **out, int ndims, const int *dims,
+		      const bool *wrap, tp_error *err)
+{
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "tp_machine_create: out is NULL");
+	*out = NULL;
+	struct torus *t = calloc(1, sizeof *t);
+	if (!t)
+		return tp_error_set(err, TP_ENOMEM, "machine: out of memory");
+	for (int d = 0; d < TP_MAX_DIMS; d++) {
+		t->link_bw[d] = 1.0;
+		t->hop_cost[d] = 1;
+	}
+	int rc = tp__machine_new(out, ndims, dims, wrap, &torus_ops, t, err);
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	tp_machine *m = *out;
+	bool wraps = false;
+	for (int d = 0; d < m->ndims; d++)
+		wraps |= m->wrap[d];
+	if (!wraps)
+		m->net = &mesh_ops;
+	m->plain_hops = true;
+	return TP_OK;
+}
+
+int tp_machine_set_hop_cost(tp_machine *m, const int *cost, tp_error *err)
+{
+	if (!m || !cost)
+		return tp_error_set(err, TP_EINVAL, "hop cost: missing machine or costs");
+	struct torus *t = torus_of(m);
+	if (!t)
+		return tp_error_set(err, TP_ENOTSUP,
+				    "hop cost: only for tori and meshes");
+	for (int d = 0; d < m->ndims; d++)
+		if (cost[d] < 1 || cost[d] > 1000000)
+			return tp_error_set(err, TP_EINVAL,
+					    "hop cost of dimension %d is %d, expected 1..1000000",
+					    d, cost[d]);
+	bool weighted = false;
+	for (int d = 0; d < m->ndims; d++) {
+		t->hop_cost[d] = cost[d];
+		if (cost[d] != 1)
+			weighted = true;
+	}
+	m->plain_hops = !weighted;
+	return TP_OK;
+}
+
+int tp_machine_hop_cost(const tp_machine *m, int d)
+{
+	if (!m || d < 0 || d >= m->ndims)
+		return 0;
+	const struct torus *t = torus_of(m);
+	return t ? t->hop_cost[d] : 1;
+}
+
+int tp_machine_set_link_bandwidth(tp_machine *m, const double *bw,
+				  tp_error *err)
+{
+	if (!m || !bw)
+		return tp_error_set(err, TP_EINVAL, "LinkBandwidth: %s is NULL",
+				    m ? "bw" : "machine");
+	struct torus *t = torus_of(m);
+	if (!t)
+		return tp_error_set(err, TP_ENOTSUP,
+				    "LinkBandwidth: only for tori and meshes");
+	for (int d = 0; d < m->ndims; d++)
+		if (!isfinite(bw[d]) || bw[d] <= 0)
+			return tp_error_set(err, TP_EINVAL,
+					    "LinkBandwidth: bw[%d] is %g, expected a positive number",
+					    d, bw[d]);
+	for (int d = 0; d < m->ndims; d++)
+		t->link_bw[d] = bw[d];
+	return TP_OK;
+}
+
+double tp_machine_link_bandwidth(const tp_machine *m, int dim)
+{
+	if (!m || dim < 0 || dim >= m->ndims)
+		return 0.0;
+	const struct torus *t = torus_of(m);
+	return t ? t->link_bw[dim] : 1.0;
+}

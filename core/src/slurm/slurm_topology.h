@@ -1,0 +1,54 @@
+/* topoplace — Slurm's own topology, found as slurmctld finds it
+ * (slurm_topology.c): topology.yaml beside slurm.conf, else topology.conf
+ * under slurm.conf's TopologyPlugin=, and the topology of a partition. */
+#ifndef TOPOPLACE_SLURM_TOPOLOGY_H
+#define TOPOPLACE_SLURM_TOPOLOGY_H
+
+#include "slurm/slurm_topo.h"
+
+struct tp__slurm_topology {
+	char file[4096];          /* the file read ("": none, flat) */
+	char why[TP_ERROR_MSG_MAX];   /* why that file (check-config) */
+	bool yaml;
+	char *text;               /* topology.conf's text */
+	struct tp__stopo_set set; /* topology.yaml's topologies, or
+				     topology.conf's one, "default" */
+	struct tp__slurm_keys keys;   /* slurm.conf: plugin, partitions */
+	int chosen;               /* the partition's topology (-1: none) */
+	char chosen_why[TP_ERROR_MSG_MAX];
+};
+
+/* Find and read Slurm's topology for the partition (NULL: the default
+ * partition of slurm.conf, else the cluster default).  slurm_version
+ * (TP_SLURM_VERSION; 0: unknown, taken as current): releases before 25.05
+ * do not read topology.yaml. */
+int tp__slurm_topology_load(const char *slurm_conf, const char *partition,
+			    unsigned slurm_version,
+			    struct tp__slurm_topology *st,
+			    struct tp__warnings *warn, tp_error *err);
+void tp__slurm_topology_free(struct tp__slurm_topology *st);
+/* The same with slurm.conf's keys already read (tp__slurm_conf_keys):
+ * *keys is taken over (st->keys; freed with st, also on failure). */
+int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
+			    const char *partition, unsigned slurm_version,
+			    struct tp__slurm_topology *st,
+			    struct tp__warnings *warn, tp_error *err);
+
+/* The machine of topology which (st->chosen for the partition's);
+ * TP_ENOENT when it has no network (flat).  Blocks of topology.yaml take
+ * the network between them from the first tree topology of the file that
+ * holds all their nodes (unless block_opts gives a tree file): its name in
+ * *tree_used (NULL: none). */
+int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
+			       const struct tp__topo_opts *tree_opts,
+			       const tp_block_opts *block_opts,
+			       struct tp__warnings *warn, tp_machine **out,
+			       const char **tree_used, tp_error *err);
+
+/* The topology of that name (-1: none). */
+int tp__slurm_topology_index(const struct tp__slurm_topology *st,
+			     const char *name);
+const char *tp__stopo_kind_name(enum tp__stopo_kind k);
+
+
+#endif
