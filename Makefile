@@ -7,7 +7,7 @@
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make install-plugstack  the plugstack.conf.d snippet (SYSCONFDIR=/etc)
 #   make deb      Debian packages into $(BUILD)/deb (doc/packaging.md)
-#   make dist     the source tarball (rpmbuild -ta; contrib/rpm/topoplace.spec)
+#   make dist     the source tarball (rpmbuild -ta; packaging/rpm/topoplace.spec)
 #   make check-packages  build, install and test the packages (CI, root)
 #   make release-tests  the plugin against every Slurm release's headers
 #   make slurm-topology-tests  Slurm 26.05 with only topology.yaml, no network
@@ -544,11 +544,11 @@ deb:
 	BUILD=$(BUILD) DEB_BUILD_OPTIONS="$(DEB_BUILD_OPTIONS)" \
 	  $(if $(SLURM_PREFIX),SLURM_PREFIX=$(abspath $(SLURM_PREFIX))) \
 	  $(if $(filter-out undefined,$(origin SLURM_DEB_PACKAGE)),SLURM_DEB_PACKAGE="$(SLURM_DEB_PACKAGE)") \
-	  sh contrib/build-deb.sh
+	  sh packaging/build-deb.sh
 
 # The source tarball (rpmbuild -ta takes it): $(BUILD)/topoplace-VERSION.tar.gz
 dist:
-	@BUILD=$(BUILD) sh contrib/dist.sh
+	@BUILD=$(BUILD) sh packaging/dist.sh
 
 # The RPM spec checked on this Debian machine (doc/packaging.md).
 rpm-tests: dist

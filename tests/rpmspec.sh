@@ -1,5 +1,5 @@
 #!/bin/sh
-# The RPM spec (contrib/rpm/topoplace.spec), checked on Debian with Debian's
+# The RPM spec (packaging/rpm/topoplace.spec), checked on Debian with Debian's
 # rpm: it parses, its version is version.h's, a source RPM builds from make
 # dist's tarball, and a binary build (dependencies not checked: Debian has
 # no RPM database of them) installs exactly the files its %files lists name.
@@ -7,7 +7,7 @@
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) B=$BUILD ;; *) B=$REPO/$BUILD ;; esac
-SPEC=$REPO/contrib/rpm/topoplace.spec
+SPEC=$REPO/packaging/rpm/topoplace.spec
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 no() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -49,7 +49,7 @@ case "$req" in
 esac
 
 tarball=$B/topoplace-$V.tar.gz
-[ -f "$tarball" ] || BUILD=$B sh "$REPO/contrib/dist.sh" >/dev/null
+[ -f "$tarball" ] || BUILD=$B sh "$REPO/packaging/dist.sh" >/dev/null
 mkdir -p "$tmp/top/SOURCES"
 cp "$tarball" "$tmp/top/SOURCES/"
 if build --nodeps -bs "$SPEC" >"$tmp/bs.log" 2>&1 &&

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build the Debian packages (debian/) from a copy of this source tree, so
 # that the checkout stays clean; the .deb files land in $BUILD/deb.
-#   BUILD=build DEB_BUILD_OPTIONS=nocheck sh contrib/build-deb.sh
+#   BUILD=build DEB_BUILD_OPTIONS=nocheck sh packaging/build-deb.sh
 set -e
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
@@ -17,7 +17,7 @@ src=$out/src/topoplace-$V
 rm -rf "$out"
 mkdir -p "$src"
 # The source tarball of make dist, unpacked.
-tarball=$(BUILD=$B sh "$REPO/contrib/dist.sh")
+tarball=$(BUILD=$B sh "$REPO/packaging/dist.sh")
 tar -xzf "$tarball" -C "$out/src"
 cd "$src"
 jobs=$(nproc 2>/dev/null || echo 1)
