@@ -771,7 +771,7 @@ fails2 "tree: LevelCost levels" "tp.conf:1: LevelCost= has 3 values, the tree of
 
 # ---- check-config: every file the config names, slurm.conf ----
 mkdir "$tmp/cc" "$tmp/cc/nodes"
-cp "$DATA/../../data/nodes/nvl4.xml" "$DATA/../../data/nodes/nvl4.links" "$tmp/cc/nodes/"
+cp "$EX/nodes/nvl4.xml" "$EX/nodes/nvl4.links" "$tmp/cc/nodes/"
 printf 'gpu1 0\ngpu2 1\ncpu1 2\ncpu2 3\n' >"$tmp/cc/site.coords"
 printf 'Network=mesh Dims=4 CoordFile=site.coords\nNodeName=gpu[1-2] NodeTopology=nodes/nvl4.xml GpuLinks=nodes/nvl4.links\n' \
 	>"$tmp/cc/tp.conf"
@@ -838,7 +838,9 @@ printf 'Network=dragonfly Groups=2 RoutersPerGroup=2 NodesPerRouter=2\nNodeName=
 fails2 "dragonfly: more nodes than the groups hold" "df-bad.conf:2" - check-config "$tmp/df-bad.conf"
 
 # ---- inside the node: --node-topology, --gpu-matrix, --gpus-per-task ----
-NODES=$(cd "$DATA/../../data/nodes" && pwd)
+# the example node models (what the packages install) and the test-only ones
+NODES=$EX/nodes
+TEST_NODES=$(cd "$DATA/../../data/nodes" && pwd)
 G2=$DATA/gpu2.conf
 GM=$DATA/gpu-pairs8.json
 gpu_map() {
@@ -964,7 +966,7 @@ fails2 "node-info: bad XML" "bad-node.xml: hwloc XML line 3: Machine object with
 fails2 "node-info: bad links" "bad-links-len.conf:2" - node-info "$NODES/nvl4.xml" "$DATA/bad-links-len.conf"
 # issue 14: XML that crashed (SIGSEGV, assertion) or stalled hwloc 2.9.0
 for x in bad-no-complete-cpuset bad-nodeset-syntax bad-numa-no-os-index; do
-	fails2 "node-info: $x" "$x.xml: hwloc XML line" - node-info "$NODES/$x.xml"
+	fails2 "node-info: $x" "$x.xml: hwloc XML line" - node-info "$TEST_NODES/$x.xml"
 done
 fails2 "node-info: extra argument" "unexpected argument" - node-info a b c
 
@@ -1058,7 +1060,7 @@ fails2 "format: unknown" "unknown format (hostfile, json, rankfile, mpich, tasks
 HOST=$(hostname -s 2>/dev/null || hostname)
 HOST=${HOST%%.*}
 printf 'Network=torus Dims=2 Wrap=no\nNodeName=%s,other CoordOrder=x-major NodeTopology=%s\n' \
-	"$HOST" "$NODES/duo.xml" > "$tmp/bind.conf"
+	"$HOST" "$TEST_NODES/duo.xml" > "$tmp/bind.conf"
 printf '%s\nother\n%s\nother\n' "$HOST" "$HOST" > "$tmp/bind.hosts"
 OPT=SLURM_SPANK__SLURM_SPANK_OPTION_topoplace_
 bindrun() {  # bindrun RANK ENV... -- prints CPUs:TOPOPLACE_CPUS:GPUS

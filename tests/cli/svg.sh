@@ -24,8 +24,8 @@ esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 DATA=$HERE/data
-NODES=$ROOT/tests/data/nodes
 EX=$ROOT/conf/examples
+NODES=$EX/nodes
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/topoplace-svg.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM

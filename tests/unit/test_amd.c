@@ -8,7 +8,7 @@
 #include "testutil.h"
 #include "internal.h"
 
-#define NODES TP_TEST_DATA "/nodes/"
+#define NODES TP_EXAMPLE_NODES
 
 static tp_node *load(const char *links)
 {

@@ -1046,7 +1046,7 @@ START_TEST(coord_file_models_and_check)
 		 "NodeName=gpu[1-2] NodeTopology=%s/nodes/nvl4.xml \\\n"
 		 "  GpuLinks=%s/nodes/nvl4.links\n"
 		 "NodeName=cpu1 NodeTopology=nodes/missing.xml\n",
-		 TP_TEST_DATA, TP_TEST_DATA);
+		 TP_SOURCE_DIR "/conf/examples", TP_SOURCE_DIR "/conf/examples");
 	char *cfg = write_file(dir, "tp.conf", text);
 	tp_conf *c = load_ok(cfg);     /* loading reads no model */
 	const tp_machine *m = tp_conf_machine(c);
@@ -1067,7 +1067,8 @@ START_TEST(coord_file_models_and_check)
 	snprintf(text, sizeof text,
 		 "Network=mesh Dims=4 CoordFile=site.coords\n"
 		 "NodeName=gpu[1-2] NodeTopology=%s/nodes/nvl4.xml \\\n"
-		 "  GpuLinks=%s/nodes/nvl4.xml\n", TP_TEST_DATA, TP_TEST_DATA);
+		 "  GpuLinks=%s/nodes/nvl4.xml\n", TP_SOURCE_DIR "/conf/examples",
+		 TP_SOURCE_DIR "/conf/examples");
 	unlink(cfg);
 	free(cfg);
 	cfg = write_file(dir, "tp.conf", text);

@@ -3,17 +3,15 @@
  * comments. */
 #include "testutil.h"
 
-#define NODES TP_TEST_DATA "/nodes/"
-
 static tp_node *load(const char *name, const char *links)
 {
 	tp_node *n = NULL;
 	tp_error err;
 	char path[512];
-	snprintf(path, sizeof path, NODES "%s", name);
+	tp_test_node_path(path, sizeof path, name);
 	ck_assert_msg(tp_node_load_xml(path, &n, &err) == 0, "%s", err.msg);
 	if (links) {
-		snprintf(path, sizeof path, NODES "%s", links);
+		tp_test_node_path(path, sizeof path, links);
 		ck_assert_msg(tp_node_load_links(n, path, &err) == 0, "%s", err.msg);
 	}
 	return n;

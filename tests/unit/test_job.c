@@ -335,7 +335,8 @@ START_TEST(node_share_equals_whole_job)
 	char conf[1024];
 	snprintf(conf, sizeof conf, "Network=mesh Dims=2\nNodeName=g[1-2] "
 		 "CoordOrder=x-major NodeTopology=%s/nodes/nvl4.xml "
-		 "GpuLinks=%s/nodes/nvl4.links\n", TP_TEST_DATA, TP_TEST_DATA);
+		 "GpuLinks=%s/nodes/nvl4.links\n", TP_SOURCE_DIR "/conf/examples",
+		 TP_SOURCE_DIR "/conf/examples");
 	tp_conf *c = load(conf);
 	char *gm = tp_test_tmpfile("{\"tasks\": 8, \"traffic\": [[0,4,1e9],"
 				   "[1,5,1e9],[2,6,1e9],[3,7,1e9]]}");
@@ -529,7 +530,7 @@ START_TEST(block_map_and_models)
 	char conf[512];
 	snprintf(conf, sizeof conf, "Network=mesh Dims=3\nNodeName=g[1-2] "
 		 "CoordOrder=x-major NodeTopology=%s/nodes/nvl4.xml\n"
-		 "NodeName=h1 Coords=2\n", TP_TEST_DATA);
+		 "NodeName=h1 Coords=2\n", TP_SOURCE_DIR "/conf/examples");
 	c = load(conf);
 	tp_job_request_init(&r);
 	r.conf = c;

@@ -5,18 +5,16 @@
 #include "testutil.h"
 #include "internal.h"
 
-#define NODES TP_TEST_DATA "/nodes/"
-
 static tp_node *load(const char *name, const char *links)
 {
 	tp_node *n = NULL;
 	tp_error err;
 	tp_error_clear(&err);
 	char path[512];
-	snprintf(path, sizeof path, NODES "%s", name);
+	tp_test_node_path(path, sizeof path, name);
 	ck_assert_msg(tp_node_load_xml(path, &n, &err) == 0, "%s", err.msg);
 	if (links) {
-		snprintf(path, sizeof path, NODES "%s", links);
+		tp_test_node_path(path, sizeof path, links);
 		ck_assert_msg(tp_node_load_links(n, path, &err) == 0, "%s", err.msg);
 	}
 	return n;
@@ -57,7 +55,7 @@ START_TEST(nvl4_model)
 
 	/* NVLink pairs from gres.conf */
 	tp_error err;
-	ck_assert_int_eq(tp_node_load_links(n, NODES "nvl4.links", &err), 0);
+	ck_assert_int_eq(tp_node_load_links(n, TP_EXAMPLE_NODES "nvl4.links", &err), 0);
 	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 4);
 	ck_assert_int_eq(tp_node_nvlinks(n, 1, 2), 0);
 	ck_assert_int_eq(tp_node_has_nvswitch(n), 0);
@@ -72,7 +70,7 @@ START_TEST(nvl4_model)
 	ck_assert_str_eq(tp_gpu_path_name(TP_PATH_PXB, 0, b, sizeof b), "PXB");
 	/* loading again replaces the NVLinks (no duplicate links) */
 	int nl = tp_node_link_count(n);
-	ck_assert_int_eq(tp_node_load_links(n, NODES "nvl4.links", &err), 0);
+	ck_assert_int_eq(tp_node_load_links(n, TP_EXAMPLE_NODES "nvl4.links", &err), 0);
 	ck_assert_int_eq(tp_node_link_count(n), nl);
 	/* the picture names the GPUs and the matrix */
 	char *buf = NULL;
@@ -116,7 +114,7 @@ START_TEST(dgx8_nvswitch)
 	ck_assert_int_eq(tp_node_gpu_path(n, 0, 2), TP_PATH_NODE);
 	ck_assert_int_eq(tp_node_gpu_path(n, 0, 4), TP_PATH_SYS);
 	tp_error err;
-	ck_assert_int_eq(tp_node_load_links(n, NODES "dgx8.links", &err), 0);
+	ck_assert_int_eq(tp_node_load_links(n, TP_EXAMPLE_NODES "dgx8.links", &err), 0);
 	ck_assert_int_eq(tp_node_has_nvswitch(n), 1);
 	ck_assert_int_eq(tp_node_gpu_path(n, 0, 7), TP_PATH_NVL);
 	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 7), 240, 1e-9);
@@ -149,7 +147,7 @@ START_TEST(cpu2_cores)
 	ck_assert_int_eq(tp_node_cpuset_string(n, 0, 16, buf, 4), TP_EINVAL);
 	/* Links for a node without GPUs */
 	tp_error err;
-	ck_assert_int_eq(tp_node_load_links(n, NODES "nvl4.links", &err), TP_EINVAL);
+	ck_assert_int_eq(tp_node_load_links(n, TP_EXAMPLE_NODES "nvl4.links", &err), TP_EINVAL);
 	tp_assert_err_has(&err, "NVLink counts for 4 GPUs, but");
 	tp_assert_err_has(&err, "cpu2.xml has 0");
 	tp_node_destroy(n);
@@ -173,7 +171,7 @@ START_TEST(xml_hwloc_crashes)
 		tp_error err;
 		double t0 = tp__now_ms();
 		char path[512];
-		snprintf(path, sizeof path, NODES "%s", bad[i].file);
+		snprintf(path, sizeof path, TP_TEST_NODES "%s", bad[i].file);
 		ck_assert_int_eq(tp_node_load_xml(path, &n, &err), TP_EINVAL);
 		ck_assert_ptr_null(n);
 		tp_assert_err_has(&err, bad[i].msg);
@@ -276,7 +274,7 @@ START_TEST(xml_canonical_same_model)
 	static const char *files[] = { "cpu2.xml", "dgx8.xml", "nvl4.xml", "pcie16.xml", "duo.xml" };
 	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
 		char path[512];
-		snprintf(path, sizeof path, NODES "%s", files[i]);
+		tp_test_node_path(path, sizeof path, files[i]);
 		tp_node *n = NULL;
 		tp_error err;
 		ck_assert_msg(tp_node_load_xml(path, &n, &err) == 0, "%s", err.msg);

@@ -6,11 +6,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <topoplace/topoplace.h>
 
 #ifndef TP_TEST_DATA
 #define TP_TEST_DATA "tests/data"
 #endif
+#ifndef TP_SOURCE_DIR
+#define TP_SOURCE_DIR "."
+#endif
+
+/* Node models: the examples in conf/examples/nodes/ (their one copy, the one
+ * the packages install), the test-only ones (odd shapes, broken files) in
+ * tests/data/nodes/. */
+#define TP_EXAMPLE_NODES TP_SOURCE_DIR "/conf/examples/nodes/"
+#define TP_TEST_NODES TP_TEST_DATA "/nodes/"
+
+/* The path of node model file NAME, in whichever of the two folders has it. */
+static inline void tp_test_node_path(char *path, size_t size, const char *name)
+{
+	snprintf(path, size, TP_TEST_NODES "%s", name);
+	if (access(path, R_OK) != 0)
+		snprintf(path, size, TP_EXAMPLE_NODES "%s", name);
+}
 
 /* Assert that an error message contains a fragment. */
 #define tp_assert_err_has(err, frag)                                         \

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Generate the example node topologies (hwloc XML v2) and their NVLink files.
 
-    python3 tests/data/nodes/gen-nodes.py tests/data/nodes
+    python3 tests/data/nodes/gen-nodes.py [EXAMPLES_DIR [TEST_DIR]]
 
-Writes, for each example node, NAME.xml (check with
+By default the example nodes go to conf/examples/nodes (their one copy:
+the packages install it, the tests read it) and the test-only ones (duo,
+uneven3) to tests/data/nodes.  Writes, for each node, NAME.xml (check with
 `lstopo-no-graphics --input NAME.xml`) and, for nodes with NVLink, a
 gres.conf-style NAME.links file.  The output is committed; this script only
 documents how it was made.
@@ -286,11 +288,14 @@ def write_links(path, name, rows, what):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "."
-    for name, fn in [("dgx8", dgx8), ("nvl4", nvl4), ("pcie16", pcie16), ("cpu2", cpu2),
-                     ("duo", duo), ("uneven3", uneven3)]:
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "conf", "examples", "nodes")
+    test_out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "tests", "data", "nodes")
+    for name, fn, where in [("dgx8", dgx8, out), ("nvl4", nvl4, out), ("pcie16", pcie16, out),
+                            ("cpu2", cpu2, out), ("duo", duo, test_out),
+                            ("uneven3", uneven3, test_out)]:
         node_depth.clear()
-        with open(os.path.join(out, name + ".xml"), "w") as f:
+        with open(os.path.join(where, name + ".xml"), "w") as f:
             f.write(fn())
     write_links(os.path.join(out, "dgx8.links"), "dgx8",
                 links(8, set(), 12, switch=True), "8 GPUs on NVSwitch, 12 NVLinks each")
