@@ -99,6 +99,7 @@ CORE_SRC = $(addprefix core/src/, \
 	net/block.c \
 	net/dragonfly.c \
 	net/hashtab.c \
+	net/kinds.c \
 	net/machine.c \
 	net/name_runs.c \
 	net/ring.c \

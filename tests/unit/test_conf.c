@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "net/net_conf.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
@@ -1186,6 +1187,71 @@ START_TEST(compare_with_slurm_conf)
 }
 END_TEST
 
+/* The kinds of network topoplace.conf knows (net/kinds.c): each is named
+ * and says what it builds; Network= reaches those it can build; a key
+ * belongs to one kind only, its line kept inside the kind's state, and no
+ * kind takes a key conf.c reads itself. */
+START_TEST(kinds_table)
+{
+	static const char *const common[] = {
+		"Network", "Dims", "Wrap", "NodesPerRouter", "LinkBandwidth",
+		"Distance", "TopologyFile", "LevelCost", "LevelBandwidth",
+		"DefaultPolicy", "DefaultMetric", "TimeBudgetMs", "CoordFile",
+		"SwitchFile", "NodeName", "CoordOrder", "Offset", "Coords",
+		"NodeTopology", "GpuLinks",
+	};
+	int n = 0, selectable = 0;
+	for (; tp__conf_kinds[n]; n++) {
+		const struct tp__conf_kind *k = tp__conf_kinds[n];
+		ck_assert_msg(k->name && *k->name, "kind %d has no name", n);
+		ck_assert_msg(k->machines && k->machines[0], "%s builds no machine", k->name);
+		ck_assert_msg(k->describe, "%s: no describe", k->name);
+		ck_assert_msg(!k->selectable || k->build, "%s: Network=%s builds nothing",
+			      k->name, k->name);
+		ck_assert_msg(!k->place_names == !k->names_place, "%s: place_names", k->name);
+		ck_assert_msg(!k->nodes_sit == !k->unplaced, "%s: nodes_sit", k->name);
+		ck_assert_msg(k->nkeys == 0 || (k->keys && k->state_size >= sizeof(int)),
+			      "%s: keys without a state", k->name);
+		selectable += k->selectable;
+		for (int i = 0; i < n; i++)
+			ck_assert_msg(strcasecmp(k->name, tp__conf_kinds[i]->name),
+				      "two kinds named %s", k->name);
+		for (int j = 0; j < k->nkeys; j++) {
+			const struct tp__conf_key *key = &k->keys[j];
+			ck_assert_msg(key->name && key->set, "%s: key %d", k->name, j);
+			ck_assert_msg(key->line_at + sizeof(int) <= k->state_size,
+				      "%s: %s= line outside the state", k->name, key->name);
+			for (size_t c = 0; c < sizeof common / sizeof *common; c++)
+				ck_assert_msg(strcasecmp(key->name, common[c]),
+					      "%s= is conf.c's and %s's", key->name, k->name);
+			for (int i = 0; i <= n; i++)
+				for (int l = 0; l < (i < n ? tp__conf_kinds[i]->nkeys : j); l++)
+					ck_assert_msg(strcasecmp(key->name,
+								 tp__conf_kinds[i]->keys[l].name),
+						      "%s= is %s's and %s's", key->name,
+						      tp__conf_kinds[i]->name, k->name);
+		}
+	}
+	ck_assert_int_ge(n, 5);
+	ck_assert_int_ge(selectable, 5);
+	/* every machine a kind lists is described by that kind */
+	for (int i = 0; i < n; i++)
+		for (const struct tp_net_ops *const *t = tp__conf_kinds[i]->machines; *t; t++)
+			for (int j = 0; j < i; j++)
+				for (const struct tp_net_ops *const *u = tp__conf_kinds[j]->machines;
+				     *u; u++)
+					ck_assert_ptr_ne(*t, *u);
+	tp_machine *m = NULL;
+	ck_assert_int_eq(tp_machine_create(&m, 2, (int[]){ 2, 2 }, (bool[]){ true, true },
+					   NULL), TP_OK);
+	ck_assert_ptr_eq(tp__conf_kind_of(m), &tp__conf_torus);
+	tp_machine_destroy(m);
+	ck_assert_int_eq(tp_machine_create(&m, 2, (int[]){ 2, 2 }, NULL, NULL), TP_OK);
+	ck_assert_ptr_eq(tp__conf_kind_of(m), &tp__conf_mesh);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("conf");
@@ -1212,6 +1278,7 @@ int main(void)
 	tcase_add_test(tc, numbered_runs);
 	tcase_add_test(tc, run_names_on_request);
 	tcase_add_test(tc, compare_with_slurm_conf);
+	tcase_add_test(tc, kinds_table);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -6,6 +6,17 @@
  * NodeName= places nodes; any other line sets machine-wide or site settings.
  * The machine is created when the first NodeName= or CoordFile= is met, so the
  * shape settings must come before that.
+ *
+ * No kind of network is named here: Network= picks one of tp__conf_kinds
+ * (net/net_conf.h), whose own keys, machine and check-config account live
+ * in its file (net/torus.c, tree.c, dragonfly.c, block.c).  What stays is
+ * what every network shares, and Slurm's topology as the source of the
+ * machine (Network=slurm, or no Network=), described with Slurm's own
+ * kinds of topology (slurm_topo.h).
+ *
+ * The lines are cut here rather than by tp__each_conf_line: a '#' inside
+ * double quotes is no comment, "\#" is no escape, and each token of a
+ * continued line keeps its own physical line for messages.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,29 +30,17 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "net/net_conf.h"
 #include "slurm/slurm_topology.h"
 
-/* NET_SLURM: the network is Slurm's own topology (Network=slurm, or no
- * Network= at all); once read, net is the kind it turned out to be and
- * from_slurm says so. */
-enum net_kind { NET_UNSET = 0, NET_TORUS, NET_MESH, NET_TREE, NET_DFLY,
-		NET_BLOCK, NET_SLURM, NET_RING };
-
 struct tp_conf {
-	tp_machine *m;
-	enum net_kind net;
-	bool bw_set;
+	struct tp__conf_built b;    /* the machine and how it was built */
+	const struct tp__conf_kind *kind;   /* its kind (net/net_conf.h) */
 	bool has_policy;
 	enum tp_policy policy;
 	enum tp_metric_kind metric;
 	double time_budget_ms;
-	char *topo_path;            /* Network=tree, block: the topology file */
-	char *tree_path;            /* Network=block: TreeTopologyFile= */
-	int nlevel_bw;
-	double level_bw[16];        /* LevelBandwidth= (congestion on trees) */
-	int forest_cost;            /* ForestCost= (0: not given) */
 	char *path;                 /* the config's name in messages */
-	struct tp__warnings warn;   /* what loading accepted with a warning */
 	bool from_slurm;            /* the network is Slurm's topology */
 	char *source;               /* how it was found (check-config) */
 	char *used;                 /* the topology used, one line */
@@ -58,12 +57,6 @@ struct tp_conf {
 	int32_t *node_topo, node_topo_cap;
 };
 
-struct tok {
-	char *key;
-	char *val;
-	int line;
-};
-
 /* Where nodes were placed, for "already placed at FILE:LINE": a span of
  * consecutive nodes from one line, not a record per node (two million
  * nodes of a few CoordOrder= lines would otherwise write 16 MB). */
@@ -77,49 +70,25 @@ struct origin {
 };
 
 struct loader {
-	const char *what;      /* config name in messages */
+	struct tp__conf_reader r;   /* what the kinds see (first: they are
+				       handed &ld->r) */
 	char *dir;             /* directory CoordFile paths are relative to */
-	tp_error *err;
 	tp_conf *c;
+	/* Network=slurm, or no Network= and no network of the config's own:
+	 * the machine is Slurm's topology */
+	bool slurm_net;
+	void **state;          /* each kind's, as tp__conf_kinds lists them */
 
 	/* Settings seen so far (line 0: not given). */
-	int net_line;
-	int dims_line, ndims, dims[TP_MAX_DIMS];
-	char *dims_text;
-	int wrap_line, nwrap;
-	bool wrap[TP_MAX_DIMS];
-	char *wrap_text;
-	int npr_line, npr;
-	int bw_line, nbw;
-	double bw[TP_MAX_DIMS];
-	char *bw_text;
 	int policy_line, metric_line, budget_line;
 	int first_node_line;
-	int topo_line, cost_line, lbw_line, forest_line;
-	char *topo_text;
-	int ncost, cost[16];
-	int dist_line;
-	bool dist_bw;
-	int groups_line, groups, rpg_line, rpg, lpp_line, lpp, routing_line;
-	enum tp_dfly_routing routing;
-	int share_line;             /* AdaptiveShare= */
-	double share;
-	int format_line;            /* NodeNameFormat= */
-	struct tp__dfly_format *format;
-	char *format_text;
-	/* Network=block: TreeTopologyFile=, BlockBandwidth=,
-	 * NetworkBandwidth=, NetworkCost= */
-	int tree2_line, blk_bw_line, net_bw_line, net_cost_line;
-	char *tree2_text;
-	double blk_bw, net_bw;
-	int net_cost;
 
 	struct origin *origin; /* spans, in node order */
 	size_t norigins, origin_cap;
 	char **srcs;           /* srcs[0] = what, then CoordFile paths */
 	int nsrcs;
 
-	struct tok *toks;
+	struct tp__conf_tok *toks;
 	int ntoks, tokcap;
 
 	int cur_topo;          /* topology pair of the NodeName= line, or -1 */
@@ -135,20 +104,40 @@ static int lerr(struct loader *ld, const char *file, int line, int code,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int rc = tp__line_verror(ld->err, file ? file : ld->what, line, code, fmt, ap);
+	int rc = tp__line_verror(ld->r.err, file ? file : ld->r.what, line, code, fmt, ap);
 	va_end(ap);
 	return rc;
 }
 
 static int oom(struct loader *ld)
 {
-	return tp_error_set(ld->err, TP_ENOMEM, "%s: out of memory", ld->what);
+	return tp_error_set(ld->r.err, TP_ENOMEM, "%s: out of memory", ld->r.what);
+}
+
+/* The loader a kind was handed the reader of. */
+static struct loader *loader_of(struct tp__conf_reader *r)
+{
+	return (struct loader *)r;
+}
+
+int tp__conf_error(struct tp__conf_reader *r, const char *file, int line,
+		   int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = tp__line_verror(r->err, file ? file : r->what, line, code, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int tp__conf_oom(struct tp__conf_reader *r)
+{
+	return oom(loader_of(r));
 }
 
 /* ---- small parsers ---- */
 
-/* Whole-string decimal integer in [lo, hi].  0, -1 not a number, -2 range. */
-static int parse_ll(const char *s, long long lo, long long hi, long long *out)
+int tp__conf_parse_ll(const char *s, long long lo, long long hi, long long *out)
 {
 	if (!*s || !(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
 		return -1;
@@ -163,8 +152,7 @@ static int parse_ll(const char *s, long long lo, long long hi, long long *out)
 	return 0;
 }
 
-/* Whole-string finite double > 0 (or >= 0 when allow_zero). */
-static int parse_pos_double(const char *s, bool allow_zero, double *out)
+int tp__conf_parse_number(const char *s, bool allow_zero, double *out)
 {
 	if (!*s || (*s != '.' && *s != '-' && *s != '+' && (*s < '0' || *s > '9')))
 		return -1;
@@ -316,7 +304,7 @@ static int nodes_reserve(struct loader *ld, int64_t n, bool along_grid)
 {
 	/* at least double: a machine given as many NodeName= lines is then
 	 * copied O(log lines) times, not once per line */
-	const tp_machine *m = ld->c->m;
+	const tp_machine *m = ld->c->b.m;
 	int64_t want = (int64_t)m->nnodes + n;
 	if (want > m->cap && want < 2 * (int64_t)m->cap)
 		want = 2 * (int64_t)m->cap;
@@ -328,7 +316,7 @@ static int nodes_reserve(struct loader *ld, int64_t n, bool along_grid)
 			       : m->nrouters * m->nodes_per_router;
 	if (along_grid && want > m->cap && grid > want)
 		want = grid;
-	if (tp__machine_reserve(ld->c->m, want))
+	if (tp__machine_reserve(ld->c->b.m, want))
 		return oom(ld);
 	return TP_OK;
 }
@@ -337,7 +325,7 @@ static int nodes_reserve(struct loader *ld, int64_t n, bool along_grid)
 static int place_node(struct loader *ld, const char *name, const int *coords,
 		      int src, int line)
 {
-	tp_machine *m = ld->c->m;
+	tp_machine *m = ld->c->b.m;
 	const char *file = ld->srcs[src];
 	tp_error e2;
 	tp_error_clear(&e2);
@@ -354,140 +342,102 @@ static int place_node(struct loader *ld, const char *name, const int *coords,
 
 /* ---- the machine ---- */
 
-static int ensure_tree(struct loader *ld, int line, const char *key);
-static int ensure_dfly(struct loader *ld, int line, const char *key);
-static int ensure_block(struct loader *ld, int line, const char *key);
 static int ensure_slurm(struct loader *ld, int line, const char *key);
+
+static int nkinds(void)
+{
+	int n = 0;
+	while (tp__conf_kinds[n])
+		n++;
+	return n;
+}
+
+/* The state of kind k (NULL: it keeps none). */
+static void *state_of(const struct loader *ld, const struct tp__conf_kind *k)
+{
+	for (int i = 0; tp__conf_kinds[i]; i++)
+		if (tp__conf_kinds[i] == k)
+			return ld->state[i];
+	return NULL;
+}
+
+/* Where the line of key j of kind i is kept (0: not given). */
+static int *key_line(const struct loader *ld, int i, int j)
+{
+	return (int *)((char *)ld->state[i] + tp__conf_kinds[i]->keys[j].line_at);
+}
+
+/* Given without Network=, a key of a network of the config's own (Dims=,
+ * or a kind's key that says so): not Slurm's topology. */
+static bool own_network(const struct loader *ld)
+{
+	if (ld->r.dims_line)
+		return true;
+	for (int i = 0; tp__conf_kinds[i]; i++)
+		for (int j = 0; j < tp__conf_kinds[i]->nkeys; j++)
+			if ((tp__conf_kinds[i]->keys[j].flags & TP__CONF_KEY_OWN_NETWORK) &&
+			    *key_line(ld, i, j))
+				return true;
+	return false;
+}
 
 /* Keys of one kind of network given to another: "X= needs Network=K". */
 static int foreign_keys(struct loader *ld)
 {
-	const struct { int line; const char *key; enum net_kind net; } k[] = {
-		{ ld->tree2_line, "TreeTopologyFile", NET_BLOCK },
-		{ ld->blk_bw_line, "BlockBandwidth", NET_BLOCK },
-		{ ld->net_bw_line, "NetworkBandwidth", NET_BLOCK },
-		{ ld->net_cost_line, "NetworkCost", NET_BLOCK },
-		{ ld->groups_line, "Groups", NET_DFLY },
-		{ ld->rpg_line, "RoutersPerGroup", NET_DFLY },
-		{ ld->lpp_line, "LinksPerGroupPair", NET_DFLY },
-		{ ld->routing_line, "Routing", NET_DFLY },
-		{ ld->format_line, "NodeNameFormat", NET_DFLY },
-		{ ld->share_line, "AdaptiveShare", NET_DFLY },
-		{ ld->forest_line, "ForestCost", NET_TREE },
-	};
-	/* the first of them in the file */
-	int first = -1;
-	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-		if (k[i].line && ld->c->net != k[i].net &&
-		    (first < 0 || k[i].line < k[first].line))
-			first = (int)i;
-	if (first >= 0)
-		return lerr(ld, NULL, k[first].line, TP_EINVAL, "%s= needs Network=%s",
-			    k[first].key, k[first].net == NET_BLOCK ? "block"
-			    : k[first].net == NET_TREE ? "tree" : "dragonfly");
-	if (ld->share_line && ld->routing != TP_DFLY_ADAPTIVE)
-		return lerr(ld, NULL, ld->share_line, TP_EINVAL,
-			    "AdaptiveShare= needs Routing=adaptive");
+	/* the first of them in the file; of one line, the key of the kind
+	 * listed last (the order these messages have always had) */
+	int fi = -1, fj = -1, first = 0;
+	for (int i = nkinds() - 1; i >= 0; i--) {
+		if (tp__conf_kinds[i] == ld->c->kind)
+			continue;
+		for (int j = 0; j < tp__conf_kinds[i]->nkeys; j++) {
+			int l = *key_line(ld, i, j);
+			if (l && (fi < 0 || l < first)) {
+				fi = i;
+				fj = j;
+				first = l;
+			}
+		}
+	}
+	if (fi >= 0)
+		return lerr(ld, NULL, first, TP_EINVAL, "%s= needs Network=%s",
+			    tp__conf_kinds[fi]->keys[fj].name, tp__conf_kinds[fi]->name);
 	return TP_OK;
 }
 
 /* Create the machine from the settings, at the first line that needs it. */
 static int ensure_machine(struct loader *ld, int line, const char *key)
 {
-	if (ld->c->m)
+	if (ld->c->b.m)
 		return TP_OK;
 	/* no Network= and no shape of its own: Slurm's topology, unless the
 	 * line places nodes itself (then Network= was forgotten) */
 	bool places = strcmp(key, "NodeName=") && strcmp(key, "end of file");
-	if (!ld->net_line && !ld->dims_line && !ld->groups_line && !ld->rpg_line &&
-	    !places)
-		ld->c->net = NET_SLURM;
-	if (!ld->net_line && ld->c->net != NET_SLURM)
+	if (!ld->r.net_line && !own_network(ld) && !places)
+		ld->slurm_net = true;
+	if (!ld->r.net_line && !ld->slurm_net)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "%s before Network= (Network= and Dims= must come first)", key);
-	if (ld->c->net == NET_SLURM)
+	if (ld->slurm_net)
 		return ensure_slurm(ld, line, key);
+	const struct tp__conf_kind *k = ld->c->kind;
 	int rc = foreign_keys(ld);
-	if (rc)
-		return rc;
-	if (ld->c->net == NET_TREE)
-		return ensure_tree(ld, line, key);
-	if (ld->c->net == NET_DFLY)
-		return ensure_dfly(ld, line, key);
-	if (ld->c->net == NET_BLOCK)
-		return ensure_block(ld, line, key);
-	if (ld->topo_line || ld->cost_line || ld->lbw_line)
-		return lerr(ld, NULL, ld->topo_line ? ld->topo_line
-				      : ld->cost_line ? ld->cost_line : ld->lbw_line,
-			    TP_EINVAL, "%s= needs Network=tree",
-			    ld->topo_line ? "TopologyFile" : ld->cost_line
-				    ? "LevelCost" : "LevelBandwidth");
-	if (!ld->dims_line)
-		return lerr(ld, NULL, line, TP_EINVAL,
-			    "%s before Dims= (Network= and Dims= must come first)", key);
-	bool wrap[TP_MAX_DIMS];
-	for (int d = 0; d < ld->ndims; d++)
-		wrap[d] = ld->c->net == NET_TORUS;
-	if (ld->nwrap) {
-		if (ld->nwrap != 1 && ld->nwrap != ld->ndims)
-			return lerr(ld, NULL, ld->wrap_line, TP_EINVAL,
-				    "Wrap=%s: %d values, Dims=%s has %d dimensions (give 1 or %d)",
-				    ld->wrap_text, ld->nwrap, ld->dims_text,
-				    ld->ndims, ld->ndims);
-		for (int d = 0; d < ld->ndims; d++)
-			wrap[d] = ld->wrap[ld->nwrap == 1 ? 0 : d];
-	}
-	double bw[TP_MAX_DIMS];
-	if (ld->nbw) {
-		if (ld->nbw != 1 && ld->nbw != ld->ndims)
-			return lerr(ld, NULL, ld->bw_line, TP_EINVAL,
-				    "LinkBandwidth=%s: %d values, Dims=%s has %d dimensions (give 1 or %d)",
-				    ld->bw_text, ld->nbw, ld->dims_text,
-				    ld->ndims, ld->ndims);
-		for (int d = 0; d < ld->ndims; d++)
-			bw[d] = ld->bw[ld->nbw == 1 ? 0 : d];
-	}
-	tp_error e2;
-	tp_error_clear(&e2);
-	rc = tp_machine_create(&ld->c->m, ld->ndims, ld->dims, wrap, &e2);
-	if (rc)
-		return lerr(ld, NULL, ld->dims_line, rc, "Dims=%s: %s",
-			    ld->dims_text, e2.msg);
-	if (ld->npr_line &&
-	    (rc = tp_machine_set_nodes_per_router(ld->c->m, ld->npr, &e2)))
-		return lerr(ld, NULL, ld->npr_line, rc, "%s", e2.msg);
-	if (ld->nbw) {
-		if ((rc = tp_machine_set_link_bandwidth(ld->c->m, bw, &e2)))
-			return lerr(ld, NULL, ld->bw_line, rc, "%s", e2.msg);
-		ld->c->bw_set = true;
-	}
-	if (ld->dist_bw) {
-		/* hop cost per dimension: fastest bandwidth / this one */
-		int cost[TP_MAX_DIMS];
-		double top = 0;
-		for (int d = 0; d < ld->ndims; d++)
-			if (tp_machine_link_bandwidth(ld->c->m, d) > top)
-				top = tp_machine_link_bandwidth(ld->c->m, d);
-		for (int d = 0; d < ld->ndims; d++) {
-			double r = floor(top / tp_machine_link_bandwidth(ld->c->m, d) + 0.5);
-			cost[d] = r < 1 ? 1 : r > 1000000 ? 1000000 : (int)r;
-		}
-		if ((rc = tp_machine_set_hop_cost(ld->c->m, cost, &e2)))
-			return lerr(ld, NULL, ld->dist_line, rc, "%s", e2.msg);
-	}
-	ld->first_node_line = line;
-	return TP_OK;
+	if (!rc)
+		rc = k->build(&ld->r, state_of(ld, k), line, key);
+	if (!rc)
+		ld->first_node_line = line;
+	return rc;
 }
 
 /* ---- settings ---- */
 
-static int set_once(struct loader *ld, const struct tok *t, int *seen_line,
+static int set_once(struct loader *ld, const struct tp__conf_tok *t, int *seen_line,
 		    bool shape)
 {
 	if (*seen_line)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "%s= given twice (first on line %d)", t->key, *seen_line);
-	if (shape && ld->c->m)
+	if (shape && ld->c->b.m)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "%s= must come before the first NodeName= or CoordFile= line (line %d)",
 			    t->key, ld->first_node_line);
@@ -504,36 +454,46 @@ static char *keep_text(struct loader *ld, char **slot, const char *v)
 	return *slot;
 }
 
-static int set_network(struct loader *ld, const struct tok *t)
+char *tp__conf_keep(struct tp__conf_reader *r, char **slot, const char *v)
 {
-	int rc = set_once(ld, t, &ld->net_line, true);
-	if (rc)
-		return rc;
-	if (!strcasecmp(t->val, "torus"))
-		ld->c->net = NET_TORUS;
-	else if (!strcasecmp(t->val, "mesh"))
-		ld->c->net = NET_MESH;
-	else if (!strcasecmp(t->val, "tree"))
-		ld->c->net = NET_TREE;
-	else if (!strcasecmp(t->val, "dragonfly"))
-		ld->c->net = NET_DFLY;
-	else if (!strcasecmp(t->val, "block"))
-		ld->c->net = NET_BLOCK;
-	else if (!strcasecmp(t->val, "slurm"))
-		ld->c->net = NET_SLURM;
-	else
-		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "Network=%s: unknown network, expected slurm, torus, mesh, tree, dragonfly or block",
-			    t->val);
-	return TP_OK;
+	return keep_text(loader_of(r), slot, v);
 }
 
-static int set_dims(struct loader *ld, const struct tok *t)
+static int set_network(struct loader *ld, const struct tp__conf_tok *t)
 {
-	int rc = set_once(ld, t, &ld->dims_line, true);
+	int rc = set_once(ld, t, &ld->r.net_line, true);
 	if (rc)
 		return rc;
-	if (!keep_text(ld, &ld->dims_text, t->val))
+	if (!strcasecmp(t->val, "slurm")) {
+		ld->slurm_net = true;
+		return TP_OK;
+	}
+	int n = 0;
+	for (int i = 0; tp__conf_kinds[i]; i++) {
+		const struct tp__conf_kind *k = tp__conf_kinds[i];
+		if (k->selectable && !strcasecmp(t->val, k->name)) {
+			ld->c->kind = k;
+			return TP_OK;
+		}
+		n += k->selectable;
+	}
+	/* "slurm, torus, mesh ... or block": the kinds Network= takes */
+	char names[512];
+	size_t len = (size_t)snprintf(names, sizeof names, "slurm");
+	for (int i = 0; tp__conf_kinds[i] && len < sizeof names; i++)
+		if (tp__conf_kinds[i]->selectable)
+			len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+						--n ? ", " : " or ", tp__conf_kinds[i]->name);
+	return lerr(ld, NULL, t->line, TP_EINVAL,
+		    "Network=%s: unknown network, expected %s", t->val, names);
+}
+
+static int set_dims(struct loader *ld, const struct tp__conf_tok *t)
+{
+	int rc = set_once(ld, t, &ld->r.dims_line, true);
+	if (rc)
+		return rc;
+	if (!keep_text(ld, &ld->r.dims_text, t->val))
 		return TP_ENOMEM;
 	char tmp[256];
 	if (strlen(t->val) >= sizeof tmp)
@@ -550,7 +510,7 @@ static int set_dims(struct loader *ld, const struct tok *t)
 			    "Dims=%s: more than %d dimensions", t->val, TP_MAX_DIMS);
 	for (int d = 0; d < n; d++) {
 		long long v;
-		int r = parse_ll(parts[d], 0, INT_MAX, &v);
+		int r = tp__conf_parse_ll(parts[d], 0, INT_MAX, &v);
 		if (r == -1)
 			return lerr(ld, NULL, t->line, TP_EINVAL,
 				    "Dims=%s: dimension %d ('%s') is not a number (expected e.g. 24x24x24)",
@@ -562,18 +522,18 @@ static int set_dims(struct loader *ld, const struct tok *t)
 		if (v == 0)
 			return lerr(ld, NULL, t->line, TP_EINVAL,
 				    "Dims=%s: dimension %d is zero", t->val, d + 1);
-		ld->dims[d] = (int)v;
+		ld->r.dims[d] = (int)v;
 	}
-	ld->ndims = n;
+	ld->r.ndims = n;
 	return TP_OK;
 }
 
-static int set_wrap(struct loader *ld, const struct tok *t)
+static int set_wrap(struct loader *ld, const struct tp__conf_tok *t)
 {
-	int rc = set_once(ld, t, &ld->wrap_line, true);
+	int rc = set_once(ld, t, &ld->r.wrap_line, true);
 	if (rc)
 		return rc;
-	if (!keep_text(ld, &ld->wrap_text, t->val))
+	if (!keep_text(ld, &ld->r.wrap_text, t->val))
 		return TP_ENOMEM;
 	char tmp[256];
 	if (strlen(t->val) >= sizeof tmp)
@@ -586,37 +546,37 @@ static int set_wrap(struct loader *ld, const struct tok *t)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "Wrap=%s: more than %d values", t->val, TP_MAX_DIMS);
 	for (int d = 0; d < n; d++)
-		if (parse_bool(parts[d], &ld->wrap[d]))
+		if (parse_bool(parts[d], &ld->r.wrap[d]))
 			return lerr(ld, NULL, t->line, TP_EINVAL,
 				    "Wrap=%s: value %d ('%s') is not yes or no",
 				    t->val, d + 1, parts[d]);
-	ld->nwrap = n;
+	ld->r.nwrap = n;
 	return TP_OK;
 }
 
-static int set_npr(struct loader *ld, const struct tok *t)
+static int set_npr(struct loader *ld, const struct tp__conf_tok *t)
 {
-	int rc = set_once(ld, t, &ld->npr_line, true);
+	int rc = set_once(ld, t, &ld->r.npr_line, true);
 	if (rc)
 		return rc;
 	long long v;
-	int r = parse_ll(t->val, 1, INT_MAX, &v);
+	int r = tp__conf_parse_ll(t->val, 1, INT_MAX, &v);
 	if (r == -1)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "NodesPerRouter=%s: not a number", t->val);
 	if (r == -2)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "NodesPerRouter=%s: expected 1..%d", t->val, INT_MAX);
-	ld->npr = (int)v;
+	ld->r.npr = (int)v;
 	return TP_OK;
 }
 
-static int set_bw(struct loader *ld, const struct tok *t)
+static int set_bw(struct loader *ld, const struct tp__conf_tok *t)
 {
-	int rc = set_once(ld, t, &ld->bw_line, true);
+	int rc = set_once(ld, t, &ld->r.bw_line, true);
 	if (rc)
 		return rc;
-	if (!keep_text(ld, &ld->bw_text, t->val))
+	if (!keep_text(ld, &ld->r.bw_text, t->val))
 		return TP_ENOMEM;
 	char tmp[256];
 	if (strlen(t->val) >= sizeof tmp)
@@ -630,81 +590,31 @@ static int set_bw(struct loader *ld, const struct tok *t)
 			    "LinkBandwidth=%s: more than %d values", t->val,
 			    TP_MAX_DIMS);
 	for (int d = 0; d < n; d++) {
-		int r = parse_pos_double(parts[d], false, &ld->bw[d]);
+		int r = tp__conf_parse_number(parts[d], false, &ld->r.bw[d]);
 		if (r)
 			return lerr(ld, NULL, t->line, TP_EINVAL,
 				    "LinkBandwidth=%s: value %d ('%s') is not a positive number",
 				    t->val, d + 1, parts[d]);
 	}
-	ld->nbw = n;
+	ld->r.nbw = n;
 	return TP_OK;
 }
 
-/* Network=tree: the machine comes from Slurm's topology.conf. */
-static int ensure_tree(struct loader *ld, int line, const char *key)
+static int set_topo(struct loader *ld, const struct tp__conf_tok *t)
 {
-	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
-		  : ld->npr_line ? ld->npr_line : ld->bw_line ? ld->bw_line
-		  : ld->dist_line;
-	if (bad)
-		return lerr(ld, NULL, bad, TP_EINVAL,
-			    "%s does not apply to Network=tree (the shape comes from TopologyFile=)",
-			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
-			    ? "Wrap=" : bad == ld->npr_line ? "NodesPerRouter="
-			    : bad == ld->bw_line ? "LinkBandwidth=" : "Distance=");
-	if (!ld->topo_line)
-		return lerr(ld, NULL, line, TP_EINVAL,
-			    "%s before TopologyFile= (Network=tree needs TopologyFile=PATH first)",
-			    key);
-	const char *v = ld->topo_text;
-	char *path;
-	if (v[0] != '/' && ld->dir) {
-		size_t n = strlen(ld->dir) + strlen(v) + 2;
-		path = malloc(n);
-		if (path)
-			snprintf(path, n, "%s/%s", ld->dir, v);
-	} else {
-		path = strdup(v);
-	}
-	if (!path)
-		return oom(ld);
-	free(ld->c->topo_path);
-	ld->c->topo_path = path;
-	char *text;
-	size_t len;
-	tp_error e2;
-	tp_error_clear(&e2);
-	int rc = tp__read_file(path, TP__MAX_TOPOLOGY_BYTES, "topology.conf",
-			       &text, &len, &e2);
-	if (rc)
-		return file_err(ld, ld->topo_line, rc, "TopologyFile", v, path, &e2);
-	char cost_where[512];
-	snprintf(cost_where, sizeof cost_where, "%s:%d", ld->what, ld->cost_line);
-	struct tp__topo_opts o = { ld->cost, ld->ncost, ld->c->forest_cost,
-				   &ld->c->warn, ld->cost_line ? cost_where : NULL };
-	rc = tp__machine_from_topology(&ld->c->m, text, path, &o, ld->err);
-	free(text);
-	if (rc)
-		return rc;
-	ld->first_node_line = line;
-	return TP_OK;
-}
-
-static int set_topo(struct loader *ld, const struct tok *t)
-{
-	int rc = set_once(ld, t, &ld->topo_line, true);
+	int rc = set_once(ld, t, &ld->r.topo_line, true);
 	if (rc)
 		return rc;
 	if (!*t->val)
 		return lerr(ld, NULL, t->line, TP_EINVAL, "TopologyFile=: empty path");
-	return keep_text(ld, &ld->topo_text, t->val) ? TP_OK : TP_ENOMEM;
+	return keep_text(ld, &ld->r.topo_text, t->val) ? TP_OK : TP_ENOMEM;
 }
 
 /* LevelCost=1,2,4 (integers >= 1) or LevelBandwidth=100,50 (numbers > 0),
  * one value per level of links from the leaf switches up, at most 16. */
-static int set_levels(struct loader *ld, const struct tok *t, bool cost)
+static int set_levels(struct loader *ld, const struct tp__conf_tok *t, bool cost)
 {
-	int rc = set_once(ld, t, cost ? &ld->cost_line : &ld->lbw_line, true);
+	int rc = set_once(ld, t, cost ? &ld->r.cost_line : &ld->r.lbw_line, true);
 	if (rc)
 		return rc;
 	char tmp[256];
@@ -720,8 +630,8 @@ static int set_levels(struct loader *ld, const struct tok *t, bool cost)
 	for (int i = 0; i < n; i++) {
 		long long v = 0;
 		double x = 0;
-		int r = cost ? parse_ll(parts[i], 1, 1000000, &v)
-			     : parse_pos_double(parts[i], false, &x);
+		int r = cost ? tp__conf_parse_ll(parts[i], 1, 1000000, &v)
+			     : tp__conf_parse_number(parts[i], false, &x);
 		if (r)
 			return lerr(ld, NULL, t->line, TP_EINVAL,
 				    "%s=%s: value %d ('%s') is not %s", t->key,
@@ -729,71 +639,14 @@ static int set_levels(struct loader *ld, const struct tok *t, bool cost)
 				    cost ? "an integer in 1..1000000"
 					 : "a positive number");
 		if (cost)
-			ld->cost[i] = (int)v;
+			ld->r.cost[i] = (int)v;
 		else
-			ld->c->level_bw[i] = x;
+			ld->c->b.level_bw[i] = x;
 	}
 	if (cost)
-		ld->ncost = n;
+		ld->r.ncost = n;
 	else
-		ld->c->nlevel_bw = n;
-	return TP_OK;
-}
-
-/* ForestCost=N: the cost of each link from the top of a tree of a forest
- * (a topology.conf whose switches have no common top) to the virtual top
- * switch joining the trees. */
-static int set_forest(struct loader *ld, const struct tok *t)
-{
-	int rc = set_once(ld, t, &ld->forest_line, true);
-	if (rc)
-		return rc;
-	long long v = 0;
-	if (parse_ll(t->val, 1, 1000000, &v))
-		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "ForestCost=%s: expected an integer in 1..1000000", t->val);
-	ld->c->forest_cost = (int)v;
-	return TP_OK;
-}
-
-/* Network=dragonfly: Groups= x RoutersPerGroup= routers, NodesPerRouter=,
- * LinksPerGroupPair= (default 1), Routing=direct|valiant|adaptive
- * (AdaptiveShare=, default 0.5). */
-static int ensure_dfly(struct loader *ld, int line, const char *key)
-{
-	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
-		  : ld->bw_line ? ld->bw_line : ld->topo_line ? ld->topo_line
-		  : ld->dist_line;
-	if (bad)
-		return lerr(ld, NULL, bad, TP_EINVAL,
-			    "%s does not apply to Network=dragonfly (give Groups= and RoutersPerGroup=)",
-			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
-			    ? "Wrap=" : bad == ld->bw_line ? "LinkBandwidth="
-			    : bad == ld->topo_line ? "TopologyFile=" : "Distance=");
-	if (!ld->groups_line || !ld->rpg_line)
-		return lerr(ld, NULL, line, TP_EINVAL,
-			    "%s before %s= (Network=dragonfly needs Groups= and RoutersPerGroup= first)",
-			    key, ld->groups_line ? "RoutersPerGroup" : "Groups");
-	char dt[64];
-	snprintf(dt, sizeof dt, "%dx%d", ld->rpg, ld->groups);
-	if (!keep_text(ld, &ld->dims_text, dt))
-		return TP_ENOMEM;
-	ld->ndims = 2;
-	ld->dims[0] = ld->rpg;
-	ld->dims[1] = ld->groups;
-	tp_error e2;
-	tp_error_clear(&e2);
-	int rc = tp_machine_create_dragonfly(&ld->c->m, ld->groups, ld->rpg,
-					     ld->npr_line ? ld->npr : 1,
-					     ld->lpp_line ? ld->lpp : 1,
-					     false, &e2);
-	if (rc)
-		return lerr(ld, NULL, ld->groups_line, rc, "%s", e2.msg);
-	if ((rc = tp_machine_set_dragonfly_routing(ld->c->m, ld->routing,
-						   ld->share_line ? ld->share : 0.5,
-						   &e2)))
-		return lerr(ld, NULL, ld->routing_line, rc, "%s", e2.msg);
-	ld->first_node_line = line;
+		ld->c->b.nlevel_bw = n;
 	return TP_OK;
 }
 
@@ -815,62 +668,11 @@ static int read_conf_file(struct loader *ld, int line, const char *key,
 	return rc ? file_err(ld, line, rc, key, val, *path, &e2) : TP_OK;
 }
 
-/* Network=block: the machine from Slurm's topology/block file, and the
- * tree between the blocks from TreeTopologyFile= (else the aggregation
- * of BlockSizes=). */
-static int ensure_block(struct loader *ld, int line, const char *key)
+int tp__conf_read_file(struct tp__conf_reader *r, int line, const char *key,
+		       const char *val, size_t max, const char *kind,
+		       char **path, char **text)
 {
-	int bad = ld->dims_line ? ld->dims_line : ld->wrap_line ? ld->wrap_line
-		  : ld->npr_line ? ld->npr_line : ld->bw_line ? ld->bw_line
-		  : ld->dist_line ? ld->dist_line : ld->cost_line;
-	if (bad)
-		return lerr(ld, NULL, bad, TP_EINVAL,
-			    "%s does not apply to Network=block (the shape comes from TopologyFile=)",
-			    bad == ld->dims_line ? "Dims=" : bad == ld->wrap_line
-			    ? "Wrap=" : bad == ld->npr_line ? "NodesPerRouter="
-			    : bad == ld->bw_line ? "LinkBandwidth=" : bad == ld->dist_line
-			    ? "Distance=" : "LevelCost=");
-	if (!ld->topo_line)
-		return lerr(ld, NULL, line, TP_EINVAL,
-			    "%s before TopologyFile= (Network=block needs TopologyFile=PATH first)",
-			    key);
-	if (ld->lbw_line && !ld->tree2_line)
-		return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
-			    "LevelBandwidth= with Network=block needs TreeTopologyFile=");
-	if (ld->blk_bw_line != 0 && !ld->net_bw_line)
-		return lerr(ld, NULL, ld->blk_bw_line, TP_EINVAL,
-			    "BlockBandwidth= needs NetworkBandwidth= too");
-	if (ld->net_bw_line != 0 && !ld->blk_bw_line)
-		return lerr(ld, NULL, ld->net_bw_line, TP_EINVAL,
-			    "NetworkBandwidth= needs BlockBandwidth= too");
-	if (ld->lbw_line && !ld->net_bw_line)
-		return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
-			    "LevelBandwidth= with Network=block needs BlockBandwidth= and NetworkBandwidth=");
-	char *text = NULL, *tree = NULL;
-	int rc = read_conf_file(ld, ld->topo_line, "TopologyFile", ld->topo_text,
-				TP__MAX_TOPOLOGY_BYTES, "topology.conf",
-				&ld->c->topo_path, &text);
-	if (!rc && ld->tree2_line)
-		rc = read_conf_file(ld, ld->tree2_line, "TreeTopologyFile", ld->tree2_text,
-				    TP__MAX_TOPOLOGY_BYTES, "topology.conf",
-				    &ld->c->tree_path, &tree);
-	if (!rc) {
-		tp_block_opts o = {
-			.tree_text = tree, .tree_what = ld->c->tree_path,
-			.block_bandwidth = ld->blk_bw_line ? ld->blk_bw : 0,
-			.network_bandwidth = ld->net_bw_line ? ld->net_bw : 0,
-			.network_cost = ld->net_cost_line ? ld->net_cost : 0,
-			.level_bandwidth = ld->c->level_bw,
-			.nlevel_bandwidth = ld->lbw_line ? ld->c->nlevel_bw : 0,
-		};
-		rc = tp__machine_from_blocks(&ld->c->m, text, ld->c->topo_path, &o,
-					     &ld->c->warn, ld->err);
-	}
-	free(text);
-	free(tree);
-	if (!rc)
-		ld->first_node_line = line;
-	return rc;
+	return read_conf_file(loader_of(r), line, key, val, max, kind, path, text);
 }
 
 /* The partitions whose topology is t (a list "a, b"; "" for none). */
@@ -894,7 +696,7 @@ static void partitions_of(const struct tp__slurm_topology *st, int t, bool dflt,
 /* check-config's account of Slurm's topology: the file and why, each
  * topology and its partitions, the one used, what topoplace.conf adds. */
 static int describe_source(struct loader *ld, const struct tp__slurm_topology *st,
-			   int which, const char *which_why)
+			   int which, const char *which_why, bool block_tree)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -928,18 +730,27 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 	 * here only: a warning would follow every job of this partition */
 	enum tp__stopo_kind kind = st->set.t[which].kind;
 	bool tree = kind == TP__STOPO_TREE, block = kind == TP__STOPO_BLOCK;
-	struct added { int line; const char *key; bool applies; } added[] = {
-		{ ld->cost_line, "LevelCost=", tree }, { ld->forest_line, "ForestCost=", tree },
-		{ ld->lbw_line, "LevelBandwidth=", tree || (block && ld->tree2_line) },
-		{ ld->tree2_line, "TreeTopologyFile=", block },
-		{ ld->blk_bw_line, "BlockBandwidth=", block },
-		{ ld->net_bw_line, "NetworkBandwidth=", block },
-		{ ld->net_cost_line, "NetworkCost=", block },
-		{ ld->policy_line, "DefaultPolicy=", true },
-		{ ld->metric_line, "DefaultMetric=", true },
-		{ ld->budget_line, "TimeBudgetMs=", true },
+	struct added { int line; const char *key; bool applies; } added[64] = {
+		{ ld->r.cost_line, "LevelCost", tree },
+		{ ld->r.lbw_line, "LevelBandwidth", tree || (block && block_tree) },
 	};
-	size_t na = sizeof added / sizeof *added;
+	size_t na = 2;
+	for (int i = 0; tp__conf_kinds[i]; i++)
+		for (int j = 0; j < tp__conf_kinds[i]->nkeys; j++) {
+			const struct tp__conf_key *k = &tp__conf_kinds[i]->keys[j];
+			if (!(k->flags & TP__CONF_KEY_SLURM) || na == 64)
+				continue;
+			added[na] = (struct added){ *key_line(ld, i, j), k->name,
+						    tp__conf_kinds[i]->slurm_kind == kind };
+			na++;
+		}
+	const struct added site[] = {
+		{ ld->policy_line, "DefaultPolicy", true },
+		{ ld->metric_line, "DefaultMetric", true },
+		{ ld->budget_line, "TimeBudgetMs", true },
+	};
+	for (size_t i = 0; i < sizeof site / sizeof *site && na < 64; i++)
+		added[na++] = site[i];
 	for (size_t i = 1; i < na; i++)       /* by line (insertion sort) */
 		for (size_t j = i; j > 0 && added[j - 1].line > added[j].line; j--) {
 			struct added t = added[j];
@@ -949,7 +760,7 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 	bool any = false;
 	for (size_t i = 0; i < na; i++)
 		if (added[i].line) {
-			fprintf(f, "%s%s (line %d%s)", any ? ", " : "  from topoplace.conf: ",
+			fprintf(f, "%s%s= (line %d%s)", any ? ", " : "  from topoplace.conf: ",
 				added[i].key, added[i].line, added[i].applies ? ""
 				: tree ? ", not for a tree: ignored" : block
 				? ", not for blocks: ignored" : ", ignored");
@@ -966,47 +777,83 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 	return TP_OK;
 }
 
+/* Keys that do not apply to Slurm's topology: the box's, and the kinds'
+ * own that Slurm's topology does not take. */
+static int slurm_refused_keys(struct loader *ld)
+{
+	const struct { int line; const char *key; } box[] = {
+		{ ld->r.dims_line, "Dims" }, { ld->r.wrap_line, "Wrap" },
+		{ ld->r.npr_line, "NodesPerRouter" }, { ld->r.bw_line, "LinkBandwidth" },
+		{ ld->r.dist_line, "Distance" },
+	};
+	int line = 0;
+	const char *key = NULL;
+	for (size_t i = 0; i < sizeof box / sizeof *box && !line; i++)
+		if (box[i].line) {
+			line = box[i].line;
+			key = box[i].key;
+		}
+	for (int i = 0; tp__conf_kinds[i] && !line; i++)
+		for (int j = 0; j < tp__conf_kinds[i]->nkeys && !line; j++)
+			if (!(tp__conf_kinds[i]->keys[j].flags & TP__CONF_KEY_SLURM) &&
+			    *key_line(ld, i, j)) {
+				line = *key_line(ld, i, j);
+				key = tp__conf_kinds[i]->keys[j].name;
+			}
+	if (line)
+		return lerr(ld, NULL, line, TP_EINVAL,
+			    "%s= does not apply to Slurm's topology (Network=%s): "
+			    "give the network's own Network=", key,
+			    ld->r.net_line ? "slurm" : "not given");
+	if (ld->r.topo_line)
+		return lerr(ld, NULL, ld->r.topo_line, TP_EINVAL,
+			    "TopologyFile= needs Network=tree or Network=block (without "
+			    "Network=, topoplace reads Slurm's own topology)");
+	for (int i = 0; tp__conf_kinds[i]; i++) {
+		const struct tp__conf_kind *k = tp__conf_kinds[i];
+		int rc = k->slurm_check ? k->slurm_check(&ld->r, ld->state[i]) : TP_OK;
+		if (rc)
+			return rc;
+	}
+	return TP_OK;
+}
+
+/* What the kinds' keys add to the machine of Slurm's topology of kind sk. */
+static int slurm_options(struct loader *ld, enum tp__stopo_kind sk,
+			 struct tp__topo_opts *to, tp_block_opts *bo)
+{
+	for (int i = 0; tp__conf_kinds[i]; i++) {
+		const struct tp__conf_kind *k = tp__conf_kinds[i];
+		int rc = k->slurm_options ? k->slurm_options(&ld->r, ld->state[i], sk, to, bo)
+					  : TP_OK;
+		if (rc)
+			return rc;
+	}
+	/* LevelBandwidth= is the tree's, or that of the tree between blocks */
+	bo->level_bandwidth = ld->c->b.level_bw;
+	bo->nlevel_bandwidth = ld->r.lbw_line && bo->tree_text ? ld->c->b.nlevel_bw : 0;
+	return TP_OK;
+}
+
 /* Network=slurm, or no Network= at all: the machine is Slurm's own
  * topology, read as slurmctld reads it (slurm_topology.c); topoplace.conf
  * adds what Slurm's files cannot say (bandwidths, costs, node models). */
 static int ensure_slurm(struct loader *ld, int line, const char *key)
 {
 	(void)key;
-	const struct { int line; const char *key; } shape[] = {
-		{ ld->dims_line, "Dims=" }, { ld->wrap_line, "Wrap=" },
-		{ ld->npr_line, "NodesPerRouter=" }, { ld->bw_line, "LinkBandwidth=" },
-		{ ld->dist_line, "Distance=" }, { ld->groups_line, "Groups=" },
-		{ ld->rpg_line, "RoutersPerGroup=" }, { ld->lpp_line, "LinksPerGroupPair=" },
-		{ ld->routing_line, "Routing=" }, { ld->format_line, "NodeNameFormat=" },
-		{ ld->share_line, "AdaptiveShare=" },
-	};
-	for (size_t i = 0; i < sizeof shape / sizeof *shape; i++)
-		if (shape[i].line)
-			return lerr(ld, NULL, shape[i].line, TP_EINVAL,
-				    "%s does not apply to Slurm's topology (Network=%s): "
-				    "give the network's own Network=", shape[i].key,
-				    ld->net_line ? "slurm" : "not given");
-	if (ld->topo_line)
-		return lerr(ld, NULL, ld->topo_line, TP_EINVAL,
-			    "TopologyFile= needs Network=tree or Network=block (without "
-			    "Network=, topoplace reads Slurm's own topology)");
-	if (ld->blk_bw_line && !ld->net_bw_line)
-		return lerr(ld, NULL, ld->blk_bw_line, TP_EINVAL,
-			    "BlockBandwidth= needs NetworkBandwidth= too");
-	if (ld->net_bw_line && !ld->blk_bw_line)
-		return lerr(ld, NULL, ld->net_bw_line, TP_EINVAL,
-			    "NetworkBandwidth= needs BlockBandwidth= too");
+	int rc = slurm_refused_keys(ld);
+	if (rc)
+		return rc;
 	const tp_conf_slurm *sl = ld->slurm;
 	const char *slurm_conf = sl && sl->slurm_conf && *sl->slurm_conf
 				 ? sl->slurm_conf : TP_DEFAULT_SLURM_CONF;
 	struct tp__slurm_topology st;
 	tp_error e2;
 	tp_error_clear(&e2);
-	int rc = tp__slurm_topology_load(slurm_conf, sl ? sl->partition : NULL,
-					 sl ? sl->slurm_version : 0, &st,
-					 &ld->c->warn, &e2);
+	rc = tp__slurm_topology_load(slurm_conf, sl ? sl->partition : NULL,
+				     sl ? sl->slurm_version : 0, &st, &ld->c->b.warn, &e2);
 	if (rc)
-		return lerr(ld, NULL, ld->net_line, rc, "Slurm's topology: %s", e2.msg);
+		return lerr(ld, NULL, ld->r.net_line, rc, "Slurm's topology: %s", e2.msg);
 	int which = st.chosen;
 	char which_why[TP_ERROR_MSG_MAX];
 	snprintf(which_why, sizeof which_why, "%s", st.chosen_why);
@@ -1018,7 +865,7 @@ static int ensure_slurm(struct loader *ld, int line, const char *key)
 				  "topology %s in %s", sl->topology,
 				  st.file[0] ? st.file : "Slurm's files");
 	} else if (which < 0) {
-		rc = lerr(ld, NULL, ld->net_line, TP_ENOENT, "Slurm's topology: %s%s",
+		rc = lerr(ld, NULL, ld->r.net_line, TP_ENOENT, "Slurm's topology: %s%s",
 			  st.why, st.yaml ? " (it names no topology)" : "");
 	}
 	/* every topology by name, for check-config */
@@ -1034,152 +881,64 @@ static int ensure_slurm(struct loader *ld, int line, const char *key)
 		ld->c->nslurm_topo = i + 1;
 	}
 	ld->c->slurm_used = st.yaml ? which : -1;
+	char cost_where[512];
+	snprintf(cost_where, sizeof cost_where, "%s:%d", ld->r.what, ld->r.cost_line);
+	struct tp__topo_opts to = { ld->r.cost, ld->r.ncost, 0, &ld->c->b.warn,
+				    ld->r.cost_line ? cost_where : NULL };
+	tp_block_opts bo = { 0 };
 	if (!rc)
-		rc = describe_source(ld, &st, which, which_why);
-	char *tree_text = NULL;
-	if (!rc && ld->tree2_line && st.set.t[which].kind == TP__STOPO_BLOCK)
-		rc = read_conf_file(ld, ld->tree2_line, "TreeTopologyFile", ld->tree2_text,
-				    TP__MAX_TOPOLOGY_BYTES, "topology.conf",
-				    &ld->c->tree_path, &tree_text);
+		rc = slurm_options(ld, st.set.t[which].kind, &to, &bo);
+	if (!rc)
+		rc = describe_source(ld, &st, which, which_why, bo.tree_text != NULL);
 	if (!rc) {
-		char cost_where[512];
-		snprintf(cost_where, sizeof cost_where, "%s:%d", ld->what, ld->cost_line);
-		struct tp__topo_opts to = { ld->cost, ld->ncost, ld->c->forest_cost,
-					    &ld->c->warn, ld->cost_line ? cost_where : NULL };
-		tp_block_opts bo = {
-			.tree_text = tree_text, .tree_what = ld->c->tree_path,
-			.block_bandwidth = ld->blk_bw_line ? ld->blk_bw : 0,
-			.network_bandwidth = ld->net_bw_line ? ld->net_bw : 0,
-			.network_cost = ld->net_cost_line ? ld->net_cost : 0,
-			.level_bandwidth = ld->c->level_bw,
-			.nlevel_bandwidth = ld->lbw_line && tree_text ? ld->c->nlevel_bw : 0,
-		};
 		const char *tree_used = NULL;
-		rc = tp__slurm_topology_machine(&st, which, &to, &bo, &ld->c->warn,
-						&ld->c->m, &tree_used, ld->err);
+		rc = tp__slurm_topology_machine(&st, which, &to, &bo, &ld->c->b.warn,
+						&ld->c->b.m, &tree_used, ld->r.err);
 		if (!rc && tree_used) {
-			free(ld->c->tree_path);
-			if (asprintf(&ld->c->tree_path, "topology %s of %s", tree_used,
+			free(ld->c->b.tree_path);
+			if (asprintf(&ld->c->b.tree_path, "topology %s of %s", tree_used,
 				     st.file) < 0) {
-				ld->c->tree_path = NULL;
+				ld->c->b.tree_path = NULL;
 				rc = oom(ld);
 			}
 		}
-		if (!rc && ld->c->m->nnodes == 0)
+		if (!rc && ld->c->b.m->nnodes == 0)
 			rc = lerr(ld, st.file, st.set.t[which].line, TP_ENOENT,
 				  "topology %s has no nodes (nothing to place tasks on)",
 				  st.set.t[which].name);
 		if (!rc) {
 			ld->c->from_slurm = true;
-			ld->c->net = tp_machine_is_tree(ld->c->m) ? NET_TREE
-				     : tp_machine_is_block(ld->c->m) ? NET_BLOCK
-				     : !strcmp(tp_machine_kind(ld->c->m), "torus") ? NET_TORUS
-				     : !strcmp(tp_machine_kind(ld->c->m), "mesh") ? NET_MESH
-				     : NET_RING;
-			free(ld->c->topo_path);
-			if (!(ld->c->topo_path = strdup(st.file)))
+			ld->c->kind = tp__conf_kind_of(ld->c->b.m);
+			if (!ld->c->kind)   /* every kind lists its machines */
+				rc = lerr(ld, st.file, 0, TP_EINVAL,
+					  "no kind of network describes a %s",
+					  tp_machine_kind(ld->c->b.m));
+			free(ld->c->b.topo_path);
+			if (!(ld->c->b.topo_path = strdup(st.file)))
 				rc = oom(ld);
-			/* LevelBandwidth= applies to the tree at the end of the file */
-			if (ld->c->net != NET_TREE)
-				ld->c->nlevel_bw = 0;
 			ld->first_node_line = line;
 		}
 	}
-	free(tree_text);
 	tp__slurm_topology_free(&st);
 	return rc;
 }
 
-static int set_dfly_int(struct loader *ld, const struct tok *t, int *line,
-			int *val)
+static int set_distance(struct loader *ld, const struct tp__conf_tok *t)
 {
-	int rc = set_once(ld, t, line, true);
-	if (rc)
-		return rc;
-	long long v = 0;
-	if (parse_ll(t->val, 1, 1 << 20, &v))
-		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "%s=%s: expected an integer in 1..%d", t->key, t->val,
-			    1 << 20);
-	*val = (int)v;
-	return TP_OK;
-}
-
-static int set_distance(struct loader *ld, const struct tok *t)
-{
-	int rc = set_once(ld, t, &ld->dist_line, true);
+	int rc = set_once(ld, t, &ld->r.dist_line, true);
 	if (rc)
 		return rc;
 	if (!strcasecmp(t->val, "hops"))
-		ld->dist_bw = false;
+		ld->r.dist_bw = false;
 	else if (!strcasecmp(t->val, "bandwidth"))
-		ld->dist_bw = true;
+		ld->r.dist_bw = true;
 	else
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "Distance=%s: expected hops or bandwidth", t->val);
 	return TP_OK;
 }
 
-static int set_routing(struct loader *ld, const struct tok *t)
-{
-	int rc = set_once(ld, t, &ld->routing_line, true);
-	if (rc)
-		return rc;
-	if (!strcasecmp(t->val, "direct") || !strcasecmp(t->val, "minimal"))
-		ld->routing = TP_DFLY_DIRECT;
-	else if (!strcasecmp(t->val, "valiant") || !strcasecmp(t->val, "non-minimal"))
-		ld->routing = TP_DFLY_VALIANT;
-	else if (!strcasecmp(t->val, "adaptive"))
-		ld->routing = TP_DFLY_ADAPTIVE;
-	else
-		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "Routing=%s: expected direct, valiant or adaptive", t->val);
-	return TP_OK;
-}
-
-/* AdaptiveShare=0.5: the non-minimal share of Routing=adaptive. */
-static int set_share(struct loader *ld, const struct tok *t)
-{
-	int rc = set_once(ld, t, &ld->share_line, true);
-	if (rc)
-		return rc;
-	if (parse_pos_double(t->val, true, &ld->share) || ld->share > 1)
-		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "AdaptiveShare=%s: expected a fraction in 0..1", t->val);
-	return TP_OK;
-}
-
-/* NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*} (dragonfly.c). */
-static int set_format(struct loader *ld, const struct tok *t)
-{
-	int rc = set_once(ld, t, &ld->format_line, true);
-	if (rc)
-		return rc;
-	tp_error e2;
-	tp_error_clear(&e2);
-	if ((rc = tp__dfly_format_parse(t->val, &ld->format, &e2)))
-		return lerr(ld, NULL, t->line, rc, "%s", e2.msg);
-	return keep_text(ld, &ld->format_text, t->val) ? TP_OK : TP_ENOMEM;
-}
-
-/* BlockBandwidth=, NetworkBandwidth= (GB/s), NetworkCost= (2..10^6). */
-static int set_block_num(struct loader *ld, const struct tok *t, int *line,
-			 double *bw, int *cost)
-{
-	int rc = set_once(ld, t, line, true);
-	if (rc)
-		return rc;
-	long long v = 0;
-	if (bw ? parse_pos_double(t->val, false, bw) != 0
-	       : parse_ll(t->val, 2, 1000000, &v) != 0)
-		return lerr(ld, NULL, t->line, TP_EINVAL, "%s=%s: expected %s", t->key,
-			    t->val, bw ? "a positive number (GB/s)" : "an integer in 2..1000000");
-	if (cost)
-		*cost = (int)v;
-	return TP_OK;
-}
-
-static int set_policy(struct loader *ld, const struct tok *t)
+static int set_policy(struct loader *ld, const struct tp__conf_tok *t)
 {
 	int rc = set_once(ld, t, &ld->policy_line, false);
 	if (rc)
@@ -1195,7 +954,7 @@ static int set_policy(struct loader *ld, const struct tok *t)
 	return TP_OK;
 }
 
-static int set_metric(struct loader *ld, const struct tok *t)
+static int set_metric(struct loader *ld, const struct tp__conf_tok *t)
 {
 	int rc = set_once(ld, t, &ld->metric_line, false);
 	if (rc)
@@ -1210,13 +969,13 @@ static int set_metric(struct loader *ld, const struct tok *t)
 	return TP_OK;
 }
 
-static int set_budget(struct loader *ld, const struct tok *t)
+static int set_budget(struct loader *ld, const struct tp__conf_tok *t)
 {
 	int rc = set_once(ld, t, &ld->budget_line, false);
 	if (rc)
 		return rc;
 	double v;
-	if (parse_pos_double(t->val, true, &v))
+	if (tp__conf_parse_number(t->val, true, &v))
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "TimeBudgetMs=%s: not a number >= 0", t->val);
 	ld->c->time_budget_ms = v;
@@ -1241,7 +1000,7 @@ struct cf_run {
 /* Where the run's node i waits. */
 static int *cf_run_at(const struct cf_run *r, int32_t i)
 {
-	const tp_machine *m = r->ld->c->m;
+	const tp_machine *m = r->ld->c->b.m;
 	return m->coords + ((size_t)m->nnodes + (size_t)i) * (size_t)r->nd;
 }
 
@@ -1268,7 +1027,7 @@ static bool cf_run_extend(struct cf_run *r, const char *name, const int *c, int 
 	size_t ds, de;
 	uint64_t v;
 	const struct tp__hostlist_run *hr = &r->hr;
-	const tp_machine *m = r->ld->c->m;
+	const tp_machine *m = r->ld->c->b.m;
 	if (!r->n || line != r->line + r->n || m->nnodes + r->n >= m->cap ||
 	    !tp__name_split(name, &ds, &de, &v) || v != hr->hi + 1 || ds != hr->plen ||
 	    memcmp(name, hr->prefix, ds) || strcmp(name + de, hr->suffix))
@@ -1298,7 +1057,7 @@ static void cf_run_coords(void *arg, int64_t i, int *c)
 static int cf_run_flush(struct cf_run *r)
 {
 	struct loader *ld = r->ld;
-	tp_machine *m = ld->c->m;
+	tp_machine *m = ld->c->b.m;
 	int32_t n = r->n, first = m->nnodes, prev;
 	if (n == 0)
 		return TP_OK;
@@ -1325,15 +1084,25 @@ static int cf_run_flush(struct cf_run *r)
 	return rc;
 }
 
+/* The kind SwitchFile= is for. */
+static const char *switch_file_kind(void)
+{
+	for (int i = 0; tp__conf_kinds[i]; i++)
+		if (tp__conf_kinds[i]->switch_file)
+			return tp__conf_kinds[i]->name;
+	return "?";
+}
+
 /* CoordFile=: lines "name x y z"; SwitchFile= (dragonflies): lines "name
  * group switch". */
-static int load_coord_file(struct loader *ld, const struct tok *t)
+static int load_coord_file(struct loader *ld, const struct tp__conf_tok *t)
 {
 	bool sw = !strcasecmp(t->key, "SwitchFile");
 	ld->cur_topo = -1;      /* models come from later NodeName= lines */
-	if (sw && ld->c->net != NET_DFLY)
+	const struct tp__conf_kind *kind = ld->c->kind;
+	if (sw && !(kind && kind->switch_file))
 		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "SwitchFile= needs Network=dragonfly");
+			    "SwitchFile= needs Network=%s", switch_file_kind());
 	int rc = ensure_machine(ld, t->line, sw ? "SwitchFile=" : "CoordFile=");
 	if (rc)
 		return rc;
@@ -1341,10 +1110,9 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "%s= does not apply to Slurm's topology (its file places the nodes)",
 			    t->key);
-	if (ld->c->net == NET_TREE || ld->c->net == NET_BLOCK)
+	if (ld->c->kind->nodes_sit)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
-			    "CoordFile= does not apply to Network=%s",
-			    ld->c->net == NET_TREE ? "tree" : "block");
+			    "CoordFile= does not apply to Network=%s", ld->c->kind->name);
 	char *path;
 	if (t->val[0] != '/' && ld->dir) {
 		size_t n = strlen(ld->dir) + strlen(t->val) + 2;
@@ -1369,7 +1137,7 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 			   &text, &len, &e2);
 	if (rc)
 		return file_err(ld, t->line, rc, t->key, t->val, file, &e2);
-	tp_machine *m = ld->c->m;
+	tp_machine *m = ld->c->b.m;
 	int nd = m->ndims, line = 0, placed = 0;
 	struct cf_run run = { .ld = ld, .src = src, .nd = nd };
 	/* a coordinate file usually fills the grid: room for it at once
@@ -1412,7 +1180,7 @@ static int load_coord_file(struct loader *ld, const struct tok *t)
 			/* SwitchFile: group (dimension 1) first, then the switch */
 			const char *fv = f[sw ? 2 - d : d + 1];
 			char what[32];
-			int r = parse_ll(fv, INT_MIN, INT_MAX, &v);
+			int r = tp__conf_parse_ll(fv, INT_MIN, INT_MAX, &v);
 			if (r == 0 && v >= 0 && v < m->dims[d]) {
 				c[d] = (int)v;
 				continue;
@@ -1458,8 +1226,8 @@ static char *conf_path(const struct loader *ld, const char *val)
 }
 
 /* NodeTopology= (and GpuLinks=) of a NodeName= line: sets ld->cur_topo. */
-static int add_topo(struct loader *ld, const struct tok *topo,
-		    const struct tok *links)
+static int add_topo(struct loader *ld, const struct tp__conf_tok *topo,
+		    const struct tp__conf_tok *links)
 {
 	if (!*topo->val)
 		return lerr(ld, NULL, topo->line, TP_EINVAL,
@@ -1517,12 +1285,12 @@ static int add_topo(struct loader *ld, const struct tok *topo,
  * (place_names). */
 
 struct node_keys {
-	const struct tok *name, *order, *offset, *coords, *topo, *links;
+	const struct tp__conf_tok *name, *order, *offset, *coords, *topo, *links;
 };
 
 /* The hostlist of a NodeName= line, counted and bounded before any name
  * is expanded. */
-static int node_hostlist(struct loader *ld, const struct tok *name,
+static int node_hostlist(struct loader *ld, const struct tp__conf_tok *name,
 			 struct tp__hostlist **hl, int64_t *count)
 {
 	char what[TP_ERROR_MSG_MAX / 2];
@@ -1543,13 +1311,24 @@ static int node_hostlist(struct loader *ld, const struct tok *name,
 	return TP_OK;
 }
 
+/* How else the nodes of kind are placed, in messages. */
+static const char *more_keys(const struct tp__conf_kind *kind)
+{
+	return kind->more_keys ? kind->more_keys : "";
+}
+
+static const char *place_files(const struct tp__conf_kind *kind)
+{
+	return kind->place_files ? kind->place_files : "CoordFile=";
+}
+
 /* A NodeName= line that places nothing: on a tree (whose nodes sit under
  * their switches) a check that every node is under a switch; anywhere it
  * gives nodes placed before (by a CoordFile=, or on a tree) their
  * NodeTopology= and GpuLinks= (a later line wins). */
 struct model_ctx {
 	struct loader *ld;
-	const struct tok *name;
+	const struct tp__conf_tok *name;
 };
 
 /* Nodes of a NodeName= line without placement: placed already (by the
@@ -1559,23 +1338,21 @@ static int model_nodes(void *arg, int32_t first, int32_t count,
 {
 	struct model_ctx *x = arg;
 	struct loader *ld = x->ld;
-	bool block = ld->c->net == NET_BLOCK;
+	const struct tp__conf_kind *kind = ld->c->kind;
 	char host[TP__HOSTNAME_MAX];
 	/* Slurm's topology is the partition's: other nodes are another's */
 	if (first < 0 && ld->c->from_slurm)
 		return 0;
-	if (first < 0 && (ld->c->net == NET_TREE || block))
+	if (first < 0 && kind->nodes_sit)
 		return lerr(ld, NULL, x->name->line, TP_EINVAL,
 			    "NodeName=%s: node '%s' is %s of %s", x->name->val,
-			    tp__listed_name(l, 0, host),
-			    block ? "in no block" : "under no switch",
-			    ld->c->topo_path);
+			    tp__listed_name(l, 0, host), kind->unplaced,
+			    ld->c->b.topo_path);
 	if (first < 0)
 		return lerr(ld, NULL, x->name->line, TP_EINVAL,
 			    "NodeName=%s: node '%s' is not placed (give Coords= or CoordOrder=%s, or place it with a %s line before this one)",
-			    x->name->val, tp__listed_name(l, 0, host),
-			    ld->c->net == NET_DFLY ? " or NodeNameFormat=" : "",
-			    ld->c->net == NET_DFLY ? "CoordFile= or SwitchFile=" : "CoordFile=");
+			    x->name->val, tp__listed_name(l, 0, host), more_keys(kind),
+			    place_files(kind));
 	if (ld->cur_topo >= 0)
 		for (int32_t i = count; i-- > 0;)   /* the last first: one growth */
 			if (node_topo_set(ld->c, first + i, ld->cur_topo) < 0)
@@ -1583,7 +1360,7 @@ static int model_nodes(void *arg, int32_t first, int32_t count,
 	return TP_OK;
 }
 
-static int model_line(struct loader *ld, const struct tok *name)
+static int model_line(struct loader *ld, const struct tp__conf_tok *name)
 {
 	struct tp__hostlist *hl;
 	int64_t count;
@@ -1591,19 +1368,19 @@ static int model_line(struct loader *ld, const struct tok *name)
 	if (rc)
 		return rc;
 	struct model_ctx x = { ld, name };
-	rc = tp__machine_each_listed(ld->c->m, hl, model_nodes, &x);
+	rc = tp__machine_each_listed(ld->c->b.m, hl, model_nodes, &x);
 	tp__hostlist_free(hl);
 	return rc;
 }
 
 /* Sort the keys of a NodeName= line into k; each at most once. */
-static int node_keys(struct loader *ld, const struct tok *toks, int n,
+static int node_keys(struct loader *ld, const struct tp__conf_tok *toks, int n,
 		     struct node_keys *k)
 {
 	memset(k, 0, sizeof *k);
 	for (int i = 0; i < n; i++) {
-		const struct tok *t = &toks[i];
-		const struct tok **slot;
+		const struct tp__conf_tok *t = &toks[i];
+		const struct tp__conf_tok **slot;
 		if (!strcasecmp(t->key, "NodeName"))
 			slot = &k->name;
 		else if (!strcasecmp(t->key, "NodeTopology"))
@@ -1629,9 +1406,9 @@ static int node_keys(struct loader *ld, const struct tok *toks, int n,
 }
 
 /* Coords=X,Y,Z: one position inside the grid. */
-static int node_coords(struct loader *ld, const struct tok *coords, int *c)
+static int node_coords(struct loader *ld, const struct tp__conf_tok *coords, int *c)
 {
-	const tp_machine *m = ld->c->m;
+	const tp_machine *m = ld->c->b.m;
 	int nd = m->ndims;
 	char tmp[256];
 	if (strlen(coords->val) >= sizeof tmp)
@@ -1644,10 +1421,10 @@ static int node_coords(struct loader *ld, const struct tok *coords, int *c)
 		return lerr(ld, NULL, coords->line, TP_EINVAL,
 			    "Coords=%s: %s%d coordinates, Dims=%s has %d dimensions",
 			    coords->val, k > TP_MAX_DIMS ? "more than " : "",
-			    k > TP_MAX_DIMS ? TP_MAX_DIMS : k, ld->dims_text, nd);
+			    k > TP_MAX_DIMS ? TP_MAX_DIMS : k, ld->r.dims_text, nd);
 	for (int d = 0; d < nd; d++) {
 		long long v;
-		int r = parse_ll(parts[d], INT_MIN, INT_MAX, &v);
+		int r = tp__conf_parse_ll(parts[d], INT_MIN, INT_MAX, &v);
 		if (r == -1)
 			return lerr(ld, NULL, coords->line, TP_EINVAL,
 				    "Coords=%s: coordinate %d ('%s') is not a number",
@@ -1675,7 +1452,7 @@ static int node_order(struct loader *ld, const struct node_keys *k,
 			    "CoordOrder=%s: expected x-major or z-major",
 			    k->order->val);
 	if (k->offset) {
-		int r = parse_ll(k->offset->val, 0, INT64_MAX / 4, off);
+		int r = tp__conf_parse_ll(k->offset->val, 0, INT64_MAX / 4, off);
 		if (r)
 			return lerr(ld, NULL, k->offset->line, TP_EINVAL,
 				    "Offset=%s: %s", k->offset->val,
@@ -1742,7 +1519,7 @@ static void run_coords(void *arg, int64_t i, int *c)
 static int place_run(struct loader *ld, const struct tp__hostlist_run *run,
 		     bool x_major, int64_t from, int line)
 {
-	tp_machine *m = ld->c->m;
+	tp_machine *m = ld->c->b.m;
 	int32_t first = m->nnodes, prev = -1;
 	int64_t count = (int64_t)(run->hi - run->lo) + 1;
 	struct run_place rp = { .m = m, .x_major = x_major, .from = from,
@@ -1771,8 +1548,8 @@ static int place_run(struct loader *ld, const struct tp__hostlist_run *run,
 static int place_names(struct loader *ld, const struct node_keys *k, int *c,
 		       bool x_major, long long off)
 {
-	const tp_machine *m = ld->c->m;
-	const struct tok *name = k->name;
+	const tp_machine *m = ld->c->b.m;
+	const struct tp__conf_tok *name = k->name;
 	int line = name->line;
 	struct tp__hostlist *hl;
 	int64_t count;
@@ -1789,7 +1566,7 @@ static int place_names(struct loader *ld, const struct node_keys *k, int *c,
 		rc = lerr(ld, NULL, line, TP_EINVAL,
 			  "NodeName=%s CoordOrder=%s: %lld nodes from position %lld go beyond the grid's %lld positions (Dims=%s, %lld per router)",
 			  name->val, k->order->val, (long long)count, off,
-			  (long long)positions, ld->dims_text, (long long)per);
+			  (long long)positions, ld->r.dims_text, (long long)per);
 	if (rc == TP_OK)
 		rc = nodes_reserve(ld, count, k->order != NULL);
 	/* Along the grid, a long numbered range ("nid[000000-158975]") is one
@@ -1815,46 +1592,37 @@ static int place_names(struct loader *ld, const struct node_keys *k, int *c,
 	return rc;
 }
 
-/* Dragonflies with NodeNameFormat=: each name says its group and switch. */
-static int format_names(struct loader *ld, const struct tok *name)
+int tp__conf_hostlist(struct tp__conf_reader *r, const struct tp__conf_tok *name,
+		      struct tp__hostlist **hl, int64_t *count)
 {
-	const tp_machine *m = ld->c->m;
-	struct tp__hostlist *hl;
-	int64_t count;
-	int rc = node_hostlist(ld, name, &hl, &count);
+	struct loader *ld = loader_of(r);
+	*hl = NULL;
+	int rc = node_hostlist(ld, name, hl, count);
 	if (rc == TP_OK)
-		rc = nodes_reserve(ld, count, false);
-	char host[TP__HOSTNAME_MAX];
-	while (rc == TP_OK && tp__hostlist_next(hl, host)) {
-		long long g = -1, sw = -1;
-		int at = tp__dfly_format_match(ld->format, host, &g, &sw);
-		if (at >= 0)
-			rc = lerr(ld, NULL, name->line, TP_EINVAL,
-				  "NodeName=%s: node '%s' does not match NodeNameFormat=%s (at character %d)",
-				  name->val, host, ld->format_text, at + 1);
-		else if (g < 0 || g >= m->dims[1] || sw < 0 || sw >= m->dims[0])
-			rc = lerr(ld, NULL, name->line, TP_EINVAL,
-				  "NodeName=%s: node '%s' is in group %lld, switch %lld: outside "
-				  "Groups=%d, RoutersPerGroup=%d (NodeNameFormat=%s)",
-				  name->val, host, g, sw, m->dims[1], m->dims[0],
-				  ld->format_text);
-		else
-			rc = place_node(ld, host, (int[]){ (int)sw, (int)g }, 0, name->line);
+		rc = nodes_reserve(ld, *count, false);
+	if (rc) {
+		tp__hostlist_free(*hl);
+		*hl = NULL;
 	}
-	tp__hostlist_free(hl);
 	return rc;
 }
 
-static int node_line(struct loader *ld, const struct tok *toks, int n)
+int tp__conf_place(struct tp__conf_reader *r, const char *name,
+		   const int *coords, int line)
+{
+	return place_node(loader_of(r), name, coords, 0, line);
+}
+
+static int node_line(struct loader *ld, const struct tp__conf_tok *toks, int n)
 {
 	struct node_keys k;
 	ld->cur_topo = -1;
 	int rc = node_keys(ld, toks, n, &k);
 	if (rc)
 		return rc;
-	const struct tok *name = k.name;
+	const struct tp__conf_tok *name = k.name;
 	int line = name->line;
-	if (!ld->net_line && !ld->c->m && (k.coords || k.order || k.offset))
+	if (!ld->r.net_line && !ld->c->b.m && (k.coords || k.order || k.offset))
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "NodeName= before Network= (Network= and Dims= must come "
 			    "first; without Network=, Slurm's topology places the nodes)");
@@ -1865,9 +1633,9 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 			    "NodeName=%s: GpuLinks= needs NodeTopology=", name->val);
 	if (k.topo && (rc = add_topo(ld, k.topo, k.links)) < 0)
 		return rc;
-	const struct tok *extra = k.coords ? k.coords : k.order ? k.order : k.offset;
-	bool in_file = ld->c->from_slurm || ld->c->net == NET_TREE ||
-		       ld->c->net == NET_BLOCK;
+	const struct tp__conf_tok *extra = k.coords ? k.coords : k.order ? k.order : k.offset;
+	const struct tp__conf_kind *kind = ld->c->kind;
+	bool in_file = ld->c->from_slurm || kind->nodes_sit;
 	if (ld->c->from_slurm && extra)
 		return lerr(ld, NULL, extra->line, TP_EINVAL,
 			    "NodeName=%s: %s= does not apply to Slurm's topology (its file places the nodes)",
@@ -1875,19 +1643,18 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 	if (in_file && extra)
 		return lerr(ld, NULL, extra->line, TP_EINVAL,
 			    "NodeName=%s: %s= does not apply to Network=%s (nodes sit %s in TopologyFile=)",
-			    name->val, extra->key, ld->c->net == NET_BLOCK ? "block" : "tree",
-			    ld->c->net == NET_BLOCK ? "in their blocks" : "under their switches");
-	/* NodeNameFormat= places the names it reads; a line without a place
-	 * otherwise gives models to nodes placed before */
-	if (!in_file && !extra && ld->format)
-		return format_names(ld, name);
+			    name->val, extra->key, kind->name, kind->nodes_sit);
+	/* a kind may place the names it reads itself (NodeNameFormat=); a
+	 * line without a place otherwise gives models to nodes placed before */
+	void *state = state_of(ld, kind);
+	if (!in_file && !extra && kind->names_place && kind->names_place(state))
+		return kind->place_names(&ld->r, state, name);
 	if (in_file || (!extra && k.topo))
 		return model_line(ld, name);
 	if (!k.coords && !k.order)
 		return lerr(ld, NULL, line, TP_EINVAL,
 			    "NodeName=%s: needs Coords= or CoordOrder=%s (or NodeTopology= for nodes a %s placed)",
-			    name->val, ld->c->net == NET_DFLY ? " or NodeNameFormat=" : "",
-			    ld->c->net == NET_DFLY ? "CoordFile= or SwitchFile=" : "CoordFile=");
+			    name->val, more_keys(kind), place_files(kind));
 	if (k.coords && k.order)
 		return lerr(ld, NULL, k.coords->line, TP_EINVAL,
 			    "NodeName=%s: Coords= and CoordOrder= exclude each other",
@@ -1906,12 +1673,31 @@ static int node_line(struct loader *ld, const struct tok *toks, int n)
 
 /* ---- logical lines ---- */
 
-static int settings_line(struct loader *ld, const struct tok *toks, int n)
+/* Key k is key *j of kind *i. */
+static bool find_kind_key(const char *k, int *i, int *j)
+{
+	for (*i = 0; tp__conf_kinds[*i]; ++*i)
+		for (*j = 0; *j < tp__conf_kinds[*i]->nkeys; ++*j)
+			if (!strcasecmp(k, tp__conf_kinds[*i]->keys[*j].name))
+				return true;
+	return false;
+}
+
+/* A key of kind i's own: once, before the first node; parsed by the kind. */
+static int set_kind_key(struct loader *ld, const struct tp__conf_tok *t, int i,
+			int j)
+{
+	int rc = set_once(ld, t, key_line(ld, i, j), true);
+	return rc ? rc : tp__conf_kinds[i]->keys[j].set(&ld->r, ld->state[i], t);
+}
+
+static int settings_line(struct loader *ld, const struct tp__conf_tok *toks, int n)
 {
 	int rc = TP_OK;
 	for (int i = 0; i < n && rc == TP_OK; i++) {
-		const struct tok *t = &toks[i];
+		const struct tp__conf_tok *t = &toks[i];
 		const char *k = t->key;
+		int ki, kj;
 		if (!strcasecmp(k, "Network"))
 			rc = set_network(ld, t);
 		else if (!strcasecmp(k, "Dims"))
@@ -1930,35 +1716,14 @@ static int settings_line(struct loader *ld, const struct tok *toks, int n)
 			rc = set_budget(ld, t);
 		else if (!strcasecmp(k, "TopologyFile"))
 			rc = set_topo(ld, t);
-		else if (!strcasecmp(k, "Groups"))
-			rc = set_dfly_int(ld, t, &ld->groups_line, &ld->groups);
-		else if (!strcasecmp(k, "RoutersPerGroup"))
-			rc = set_dfly_int(ld, t, &ld->rpg_line, &ld->rpg);
-		else if (!strcasecmp(k, "LinksPerGroupPair"))
-			rc = set_dfly_int(ld, t, &ld->lpp_line, &ld->lpp);
-		else if (!strcasecmp(k, "Routing"))
-			rc = set_routing(ld, t);
-		else if (!strcasecmp(k, "AdaptiveShare"))
-			rc = set_share(ld, t);
-		else if (!strcasecmp(k, "NodeNameFormat"))
-			rc = set_format(ld, t);
-		else if (!strcasecmp(k, "TreeTopologyFile"))
-			rc = set_once(ld, t, &ld->tree2_line, true) ? TP_EINVAL
-			     : keep_text(ld, &ld->tree2_text, t->val) ? TP_OK : TP_ENOMEM;
-		else if (!strcasecmp(k, "BlockBandwidth"))
-			rc = set_block_num(ld, t, &ld->blk_bw_line, &ld->blk_bw, NULL);
-		else if (!strcasecmp(k, "NetworkBandwidth"))
-			rc = set_block_num(ld, t, &ld->net_bw_line, &ld->net_bw, NULL);
-		else if (!strcasecmp(k, "NetworkCost"))
-			rc = set_block_num(ld, t, &ld->net_cost_line, NULL, &ld->net_cost);
 		else if (!strcasecmp(k, "Distance"))
 			rc = set_distance(ld, t);
 		else if (!strcasecmp(k, "LevelCost"))
 			rc = set_levels(ld, t, true);
 		else if (!strcasecmp(k, "LevelBandwidth"))
 			rc = set_levels(ld, t, false);
-		else if (!strcasecmp(k, "ForestCost"))
-			rc = set_forest(ld, t);
+		else if (find_kind_key(k, &ki, &kj))
+			rc = set_kind_key(ld, t, ki, kj);
 		else if (!strcasecmp(k, "CoordFile") || !strcasecmp(k, "SwitchFile"))
 			; /* after the line's settings */
 		else if (!strcasecmp(k, "CoordOrder") || !strcasecmp(k, "Offset") ||
@@ -1978,7 +1743,7 @@ static int settings_line(struct loader *ld, const struct tok *toks, int n)
 
 static int logical_line(struct loader *ld)
 {
-	const struct tok *name = NULL;
+	const struct tp__conf_tok *name = NULL;
 	for (int i = 0; i < ld->ntoks; i++) {
 		if (!strcasecmp(ld->toks[i].key, "NodeName")) {
 			if (name)
@@ -1997,7 +1762,7 @@ static int push_tok(struct loader *ld, char *key, char *val, int line)
 {
 	if (ld->ntoks == ld->tokcap) {
 		int ncap = ld->tokcap ? ld->tokcap * 2 : 16;
-		struct tok *nt = realloc(ld->toks, (size_t)ncap * sizeof *nt);
+		struct tp__conf_tok *nt = realloc(ld->toks, (size_t)ncap * sizeof *nt);
 		if (!nt)
 			return oom(ld);
 		ld->toks = nt;
@@ -2060,6 +1825,8 @@ static int tokenize(struct loader *ld, char *s, int line)
 	}
 }
 
+static int at_end(struct loader *ld);
+
 static int parse_text(struct loader *ld, char *text)
 {
 	int line = 0, rc = TP_OK;
@@ -2096,49 +1863,58 @@ static int parse_text(struct loader *ld, char *text)
 		rc = logical_line(ld);
 	if (rc)
 		return rc;
-	if (!ld->net_line && !ld->dims_line && !ld->groups_line && !ld->rpg_line)
-		ld->c->net = NET_SLURM;   /* zero configuration: Slurm's topology */
-	if (!ld->net_line && ld->c->net != NET_SLURM)
+	return at_end(ld);
+}
+
+/* After the last line: the machine built, checked and finished. */
+static int at_end(struct loader *ld)
+{
+	int rc;
+	if (!ld->r.net_line && !own_network(ld))
+		ld->slurm_net = true;   /* zero configuration: Slurm's topology */
+	if (!ld->r.net_line && !ld->slurm_net)
 		return lerr(ld, NULL, 0, TP_EINVAL, "no Network= line");
-	if (ld->c->net == NET_SLURM && (rc = ensure_machine(ld, 0, "end of file")))
+	if (ld->slurm_net && (rc = ensure_machine(ld, 0, "end of file")))
 		return rc;
-	if (ld->c->net == NET_TREE) {
-		if ((rc = ensure_machine(ld, 0, "end of file")))
-			return rc;
-		if (ld->c->nlevel_bw > 1 &&
-		    ld->c->nlevel_bw != tp_machine_tree_levels(ld->c->m))
-			return lerr(ld, NULL, ld->lbw_line, TP_EINVAL,
-				    "LevelBandwidth= has %d values, the tree has %d level%s of links",
-				    ld->c->nlevel_bw, tp_machine_tree_levels(ld->c->m),
-				    tp_machine_tree_levels(ld->c->m) == 1 ? "" : "s");
-		if (ld->c->nlevel_bw > 0 &&
-		    (rc = tp_machine_set_tree_level_bandwidth(ld->c->m, ld->c->level_bw,
-							      ld->c->nlevel_bw, NULL)))
-			return lerr(ld, NULL, ld->lbw_line, rc,
-				    "LevelBandwidth=: cannot be applied to the tree");
-	}
-	if ((ld->c->net == NET_DFLY || ld->c->net == NET_BLOCK) && !ld->c->m &&
-	    (rc = ensure_machine(ld, 0, "end of file")))
+	const struct tp__conf_kind *kind = ld->c->kind;
+	if (!kind->dims_shape && (rc = ensure_machine(ld, 0, "end of file")))
 		return rc;
-	if (!ld->dims_line && !ld->c->from_slurm && ld->c->net != NET_TREE &&
-	    ld->c->net != NET_DFLY && ld->c->net != NET_BLOCK)
+	if (kind->finish && (rc = kind->finish(&ld->r, state_of(ld, kind))))
+		return rc;
+	if (kind->dims_shape && !ld->r.dims_line && !ld->c->from_slurm)
 		return lerr(ld, NULL, 0, TP_EINVAL, "no Dims= line");
-	if (!ld->c->m || ld->c->m->nnodes == 0)
+	if (!ld->c->b.m || ld->c->b.m->nnodes == 0)
 		return lerr(ld, NULL, 0, TP_EINVAL,
 			    "no nodes (no NodeName= or CoordFile= line)");
 	return TP_OK;
 }
 
+/* Each kind's state, zeroed. */
+static int states_new(struct loader *ld)
+{
+	int n = nkinds();
+	if (!(ld->state = calloc((size_t)n, sizeof *ld->state)))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (tp__conf_kinds[i]->state_size &&
+		    !(ld->state[i] = calloc(1, tp__conf_kinds[i]->state_size)))
+			return -1;
+	return 0;
+}
+
 static void loader_free(struct loader *ld)
 {
 	free(ld->dir);
-	free(ld->dims_text);
-	free(ld->wrap_text);
-	free(ld->bw_text);
-	free(ld->topo_text);
-	free(ld->tree2_text);
-	free(ld->format_text);
-	tp__dfly_format_free(ld->format);
+	free(ld->r.dims_text);
+	free(ld->r.wrap_text);
+	free(ld->r.bw_text);
+	free(ld->r.topo_text);
+	for (int i = 0; ld->state && tp__conf_kinds[i]; i++) {
+		if (ld->state[i] && tp__conf_kinds[i]->free_state)
+			tp__conf_kinds[i]->free_state(ld->state[i]);
+		free(ld->state[i]);
+	}
+	free(ld->state);
 	free(ld->origin);
 	for (int i = 0; i < ld->nsrcs; i++)
 		free(ld->srcs[i]);
@@ -2153,14 +1929,16 @@ static int load(char *text, const char *what, const char *dir,
 	memset(&ld, 0, sizeof ld);
 	ld.cur_topo = -1;
 	ld.slurm = slurm;
-	ld.what = what;
-	ld.err = err;
+	ld.r.what = what;
+	ld.r.err = err;
 	ld.c = calloc(1, sizeof *ld.c);
 	int rc = TP_OK;
 	if (!ld.c || !(ld.c->path = strdup(what)) || (dir && !(ld.dir = strdup(dir))) ||
-	    add_src(&ld, what) != 0) {
+	    add_src(&ld, what) != 0 || states_new(&ld)) {
 		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	} else {
+		ld.r.dir = ld.dir;
+		ld.r.out = &ld.c->b;
 		ld.c->policy = TP_POLICY_NONE;
 		ld.c->metric = TP_METRIC_HOP_BYTES;
 		rc = parse_text(&ld, text);
@@ -2231,14 +2009,14 @@ void tp_conf_destroy(tp_conf *c)
 {
 	if (!c)
 		return;
-	tp_machine_destroy(c->m);
+	tp_machine_destroy(c->b.m);
 	free(c->source);
 	free(c->used);
 	for (int i = 0; i < c->nslurm_topo; i++)
 		free(c->slurm_topo[i]);
 	free(c->slurm_topo);
-	free(c->topo_path);
-	free(c->tree_path);
+	free(c->b.topo_path);
+	free(c->b.tree_path);
 	for (int i = 0; i < c->ntopo; i++) {
 		free(c->topo_xml[i]);
 		free(c->topo_links[i]);
@@ -2315,12 +2093,12 @@ int tp_conf_slurm_topology_used(const tp_conf *c)
 
 int tp_conf_nwarnings(const tp_conf *c)
 {
-	return c ? c->warn.n : 0;
+	return c ? c->b.warn.n : 0;
 }
 
 const char *tp_conf_warning(const tp_conf *c, int i)
 {
-	return c && i >= 0 && i < c->warn.n ? c->warn.line[i] : NULL;
+	return c && i >= 0 && i < c->b.warn.n ? c->b.warn.line[i] : NULL;
 }
 
 int tp_conf_nmodels(const tp_conf *c)
@@ -2385,7 +2163,7 @@ const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node)
 
 const tp_machine *tp_conf_machine(const tp_conf *c)
 {
-	return c ? c->m : NULL;
+	return c ? c->b.m : NULL;
 }
 
 enum tp_policy tp_conf_default_policy(const tp_conf *c)
@@ -2410,77 +2188,10 @@ double tp_conf_time_budget_ms(const tp_conf *c)
 
 void tp_conf_describe(const tp_conf *c, FILE *out)
 {
-	if (!c || !c->m || !out)
+	if (!c || !c->b.m || !out)
 		return;
-	const tp_machine *m = c->m;
-	if (c->net == NET_TREE) {
-		fprintf(out, "tree from %s: %ld switches, %d level%s of links, %ld nodes\n",
-			c->topo_path ? c->topo_path : "?",
-			(long)tp_machine_switch_count(m), tp_machine_tree_levels(m),
-			tp_machine_tree_levels(m) == 1 ? "" : "s", (long)m->nnodes);
-		if (tp_machine_tree_count(m) > 1)
-			fprintf(out, "forest of %ld trees joined by a virtual top switch\n",
-				(long)tp_machine_tree_count(m));
-		if (c->nlevel_bw > 0) {
-			fputs("level bandwidth ", out);
-			for (int l = 0; l < c->nlevel_bw; l++)
-				fprintf(out, "%s%g", l ? "," : "", c->level_bw[l]);
-			fputc('\n', out);
-		}
-	} else if (c->net == NET_DFLY) {
-		fprintf(out, "dragonfly %d groups x %d routers, %d global link%s per group pair, %s routing, %ld nodes, %d per router\n",
-			m->dims[1], m->dims[0], tp_machine_dragonfly_links(m),
-			tp_machine_dragonfly_links(m) == 1 ? "" : "s",
-			tp_dfly_routing_name(tp_machine_dragonfly_routing(m, NULL)),
-			(long)m->nnodes, m->nodes_per_router);
-		double share;
-		if (tp_machine_dragonfly_routing(m, &share) == TP_DFLY_ADAPTIVE)
-			fprintf(out, "adaptive routing: %g of the traffic non-minimal (Valiant)\n",
-				share);
-	} else if (c->net == NET_BLOCK) {
-		int32_t nb = tp_machine_block_count(m);
-		fprintf(out, "blocks from %s: %ld block%s, base size %d, %ld nodes; between blocks: %s%s, network links cost %d\n",
-			c->topo_path ? c->topo_path : "?", (long)nb, nb == 1 ? "" : "s",
-			tp_machine_block_base_size(m), (long)m->nnodes,
-			c->tree_path ? "the tree of " : "Slurm's block aggregation",
-			c->tree_path ? c->tree_path : "", tp_machine_block_network_cost(m));
-	} else if (c->net == NET_RING) {
-		/* Slurm's rings, or toruses side by side (torus3d.c): the last
-		 * coordinate numbers the domain */
-		bool ring = !strcmp(tp_machine_kind(m), "ring");
-		int nd = m->ndims - 1;
-		fprintf(out, "%s from %s: %d %s of at most ", ring ? "rings" : "toruses",
-			c->topo_path ? c->topo_path : "?", m->dims[nd],
-			ring ? (m->dims[nd] == 1 ? "ring" : "rings")
-			     : (m->dims[nd] == 1 ? "torus" : "toruses"));
-		for (int d = 0; d < nd; d++)
-			fprintf(out, "%s%d", d ? "x" : "", m->dims[d]);
-		fprintf(out, "%s, %ld nodes; no link between them\n", ring ? " nodes" : "",
-			(long)m->nnodes);
-	} else {
-	/* torus, mesh; Slurm's rings and tori side by side */
-	fprintf(out, "%s ", c->net == NET_MESH ? "mesh" : c->net == NET_TORUS
-		? "torus" : tp_machine_kind(m));
-	for (int d = 0; d < m->ndims; d++)
-		fprintf(out, "%s%d", d ? "x" : "", m->dims[d]);
-	fputs(" (wrap ", out);
-	for (int d = 0; d < m->ndims; d++)
-		fprintf(out, "%s%s", d ? "," : "", m->wrap[d] ? "yes" : "no");
-	fprintf(out, "), %ld nodes, %d per router\n", (long)m->nnodes,
-		m->nodes_per_router);
-	if (c->bw_set) {
-		fputs("link bandwidth ", out);
-		for (int d = 0; d < m->ndims; d++)
-			fprintf(out, "%s%g", d ? "," : "", tp_machine_link_bandwidth(m, d));
-		fputc('\n', out);
-	}
-	if (!m->plain_hops) {
-		fputs("distance weighted by 1/bandwidth: hop costs ", out);
-		for (int d = 0; d < m->ndims; d++)
-			fprintf(out, "%s%d", d ? "," : "", tp_machine_hop_cost(m, d));
-		fputc('\n', out);
-	}
-	}
+	if (c->kind && c->kind->describe)
+		c->kind->describe(&c->b, out);
 	fprintf(out, "default policy %s, metric %s, time budget ",
 		c->has_policy ? tp_policy_name(c->policy) : "auto (the default)",
 		tp_metric_name(c->metric));

@@ -30,7 +30,9 @@
  *
  * A new kind is one new file: fill in a tp_net_ops, build the machine with
  * tp__machine_new(), add its nodes with tp_machine_add_node(), list the file
- * in the Makefile's CORE_SRC.  Nothing else in the core names a kind; front
+ * in the Makefile's CORE_SRC; for topoplace.conf, its keys and build in a
+ * struct tp__conf_kind (net_conf.h) listed in kinds.c.  Nothing else in
+ * the core names a kind; front
  * ends ask tp_machine_kind() and the kind's own public queries.  Besides the
  * table a kind may set two machine fields that hot loops read directly:
  * m->plain_hops (below) and m->link_weight, its per-link congestion weights
