@@ -2,6 +2,8 @@
  * core/src/node/gpusel.c.  Expected assignments are worked out by hand in the
  * comments. */
 #include "testutil.h"
+#include "node/node_internal.h"
+#include "pattern/pattern_internal.h"
 
 #define NODES TP_TEST_DATA "/nodes/"
 

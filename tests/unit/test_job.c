@@ -7,6 +7,9 @@
 
 #include "internal.h"
 #include "testutil.h"
+#include "input/alloc_internal.h"
+#include "job/job_internal.h"
+#include "pattern/pattern_internal.h"
 
 static tp_conf *load(const char *text)
 {

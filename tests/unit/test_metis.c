@@ -9,6 +9,9 @@
 #include "internal.h"
 #include "map/metis_load.h"
 #include "testutil.h"
+#include "map/graphmap_internal.h"
+#include "map/place_internal.h"
+#include "net/machine_internal.h"
 
 static tp_conf *torus4x4(void)
 {

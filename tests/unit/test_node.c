@@ -4,6 +4,9 @@
 
 #include "testutil.h"
 #include "internal.h"
+#include "input/conf_internal.h"
+#include "node/node_internal.h"
+#include "pattern/pattern_internal.h"
 
 #define NODES TP_TEST_DATA "/nodes/"
 

@@ -20,6 +20,9 @@
 
 #include "internal.h"
 #include "slurm/slurm_topology.h"
+#include "input/conf_internal.h"
+#include "map/metrics_internal.h"
+#include "net/machine_internal.h"
 
 /* NET_SLURM: the network is Slurm's own topology (Network=slurm, or no
  * Network= at all); once read, net is the kind it turned out to be and

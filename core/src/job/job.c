@@ -16,6 +16,10 @@
 #include <string.h>
 
 #include "job/job_internal.h"
+#include "input/alloc_internal.h"
+#include "input/conf_internal.h"
+#include "map/metrics_internal.h"
+#include "pattern/pattern_internal.h"
 
 void tp_job_request_init(tp_job_request *r)
 {
@@ -681,11 +685,6 @@ double tp_job_time_budget_ms(const tp_job *job)
 	return job->budget_ms;
 }
 
-bool tp_job_has_pattern(const tp_job *job)
-{
-	return job->g != NULL;
-}
-
 const tp_conf *tp_job_conf(const tp_job *job)
 {
 	return job->conf;
@@ -771,11 +770,6 @@ const char *tp_job_note(const tp_job *job, int i)
 double tp_job_elapsed_ms(const tp_job *job)
 {
 	return job->elapsed_ms;
-}
-
-double tp_job_mapping_ms(const tp_job *job)
-{
-	return job->mapping_ms;
 }
 
 const tp_metrics *tp_job_metrics(const tp_job *job)

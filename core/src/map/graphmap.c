@@ -7,6 +7,8 @@
 
 #include "map/metis_load.h"
 #include "net/network.h"
+#include "map/graphmap_internal.h"
+#include "net/machine_internal.h"
 
 #define KD_LEAF 8            /* points per k-d tree leaf */
 #define NEIGH_CANDIDATES 8   /* neighbour nodes tried per greedy placement */

@@ -32,6 +32,7 @@
 #include "map/geom_select.h"
 #include "map/metis_load.h"
 #include "net/network.h"
+#include "map/graphmap_internal.h"
 
 typedef struct hm {
 	const tp_graph *g;

@@ -46,6 +46,9 @@
 #include "internal.h"
 #include "map/metis_load.h"
 #include "net/network.h"
+#include "map/graphmap_internal.h"
+#include "map/metrics_internal.h"
+#include "map/place_internal.h"
 
 static const struct {
 	const char *name;

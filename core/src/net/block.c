@@ -54,6 +54,7 @@
 #include "map/metis_load.h"
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
+#include "net/machine_internal.h"
 
 #define MAX_BLOCK_LEVEL 15          /* Slurm: block sizes up to base x 2^15 */
 #define DEFAULT_NETWORK_COST 4

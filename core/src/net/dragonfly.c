@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "net/network.h"
+#include "net/machine_internal.h"
 
 /* The dragonfly (m->net_data).  The machine has two dimensions: router in
  * group, group. */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 
 #include "net/network.h"
+#include "net/machine_internal.h"
 
 struct torus {
 	double link_bw[TP_MAX_DIMS];   /* per dimension, default 1 */
