@@ -2,6 +2,8 @@
 #
 #   make run      install what is missing, build, run the demo job
 #   make check    install what is missing, build, run every test
+#   make abi-check  the library's exports and structure layouts against the
+#                 committed record (make abi-update rewrites it; tests/abi/check.sh)
 #   make doc-tests  the man pages name every option and key; they format cleanly
 #   make bench    benchmarks (prints tables)
 #   make install  PREFIX=/usr/local DESTDIR=
@@ -244,7 +246,7 @@ CLI    = $(BUILD)/topoplace
 CLI_INST = $(BUILD)/install/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
-.PHONY: all deps deps-check run check unit cli-tests slurm-tests install-tests doc-tests \
+.PHONY: all deps deps-check run check abi-check abi-update unit cli-tests slurm-tests install-tests doc-tests \
         deps-tests bench install install-plugstack uninstall deb dist rpm-tests check-packages \
         asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz fuzz-smoke \
         fuzz-build fuzz-bins zoltan2-map slurm-version release-tests slurm-tests-release slurm-topology-tests options-tests FORCE
@@ -427,8 +429,19 @@ run: deps
 	$(MAKE) all
 	sh tests/cli/demo.sh $(CLI)
 
-unit: $(UNIT_BIN)
+# The ABI check runs first with the unit tests (and so in the packages'
+# test step): a change of the exported API shows before anything else.
+unit: $(UNIT_BIN) abi-check
 	@sh tests/run-unit.sh $(UNIT_BIN)
+
+abi-check: $(LIB_SO)
+	@CC="$(CC)" sh tests/abi/check.sh $(BUILD)
+
+# After a deliberate ABI change: rewrite core/libtopoplace.symbols and
+# core/libtopoplace.layout, and commit them with it (an incompatible change
+# needs a new SONAME: tests/abi/check.sh says which are).
+abi-update: $(LIB_SO)
+	@CC="$(CC)" sh tests/abi/check.sh --update $(BUILD)
 
 cli-tests: $(CLI)
 	@sh tests/cli/run.sh $(CLI)
@@ -441,6 +454,7 @@ slurm-tests: all
 
 check: deps-check
 	$(MAKE) all
+	$(MAKE) abi-check
 	$(MAKE) unit
 	$(MAKE) cli-tests
 	$(MAKE) doc-tests
