@@ -284,7 +284,8 @@ TP_EXPORT int tp_job_place_node(tp_job *job, const tp_node_share *share,
 TP_EXPORT void tp_node_placement_free(tp_node_placement *p);
 
 /* Load (once) the model of the named node, so that processes forked later
- * (Slurm's tasks) find it loaded.  TP_ENOENT when the node has none. */
+ * (Slurm's tasks) find it loaded.  TP_ENOMODEL when the node has none,
+ * TP_ENOENT when the configuration lacks the node. */
 TP_EXPORT int tp_job_preload_node(tp_job *job, const char *node,
 				  tp_error *err);
 

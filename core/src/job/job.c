@@ -606,7 +606,7 @@ const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why)
 	const char *links = r->gpu_links ? r->gpu_links
 			    : tp_conf_node_gpu_links(job->conf, nid);
 	if (!xml) {
-		tp_error_set(why, TP_ENOENT, "no NodeTopology= for node %s",
+		tp_error_set(why, TP_ENOMODEL, "no NodeTopology= for node %s",
 			     tp_machine_node_name(m, nid));
 		return NULL;
 	}

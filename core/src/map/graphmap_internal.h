@@ -48,7 +48,7 @@
 void tp_graphmap_opts_default(tp_graphmap_opts *o);
 /* map[t] receives the allocation index of task t's node.  The result is
  * refined when o->refine_passes > 0.  o may be NULL (defaults).
- * tp_graphmap_bipartition returns TP_ENOTSUP "graph mapping needs libmetis5
+ * tp_graphmap_bipartition returns TP_ENOMETIS "graph mapping needs libmetis5
  * on this node (...)" where METIS cannot be loaded (the SPANK plugin loads
  * libmetis.so.5 only when it is needed). */
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,

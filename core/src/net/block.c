@@ -1497,7 +1497,7 @@ int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
 		rc = TP_ENOMEM;
 		goto out;
 	}
-	/* the plugin on a node without libmetis5: TP_ENOTSUP, auto goes on */
+	/* the plugin on a node without libmetis5: TP_ENOMETIS, auto goes on */
 	if ((rc = tp__metis_open(&u.metis, err)))
 		goto out;
 	metis_open = true;
