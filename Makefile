@@ -2,6 +2,8 @@
 #
 #   make run      install what is missing, build, run the demo job
 #   make check    install what is missing, build, run every test
+#   make abi-check  the library's exports and structure layouts against the
+#                 committed record (make abi-update rewrites it; tests/abi/check.sh)
 #   make doc-tests  the man pages name every option and key; they format cleanly
 #   make bench    benchmarks (prints tables)
 #   make install  PREFIX=/usr/local DESTDIR=
@@ -70,10 +72,13 @@ SLURM_CHECK = $(if $(SLURM_PREFIX),test -r $(SLURM_PREFIX)/include/slurm/spank.h
               { echo "SLURM_PREFIX=$(SLURM_PREFIX): no $(SLURM_PREFIX)/include/slurm/spank.h" >&2; \
                 exit 1; };)
 LIBS    = $(SPANK_LIBS) -lmetis
+# The command's own needs besides libtopoplace.so: JSON output, libm.
+CLI_LIBS = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 VERSION = $(shell sed -n 's/^\#define TOPOPLACE_VERSION "\(.*\)"/\1/p' core/include/topoplace/version.h)
 SONAME  = libtopoplace.so.0
+comma  := ,
 
 # ---- sources (listed: a stray file in a folder does not enter the build)
 
@@ -236,15 +241,18 @@ TRACE_LIBS = $(foreach m,$(TRACE_MPIS),$(BUILD)/trace/$(m)/libtopoplace-trace.so
 LIB_A  = $(BUILD)/libtopoplace.a
 FRONT_A = $(BUILD)/libtopoplace-frontend.a
 LIB_SO = $(BUILD)/libtopoplace.so
+LIB_SO_SONAME = $(BUILD)/$(SONAME)
 CLI    = $(BUILD)/topoplace
+# The command as `make install` installs it (see $(CLI_INST) below).
+CLI_INST = $(BUILD)/install/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
-.PHONY: all deps deps-check run check unit cli-tests slurm-tests install-tests doc-tests \
+.PHONY: all deps deps-check run check abi-check abi-update unit cli-tests slurm-tests install-tests doc-tests \
         deps-tests bench install install-plugstack uninstall deb dist rpm-tests check-packages \
         asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz fuzz-smoke \
         fuzz-build fuzz-bins zoltan2-map slurm-version release-tests slurm-tests-release slurm-topology-tests options-tests FORCE
 
-all: $(LIB_A) $(LIB_SO) $(CLI) $(SPANK) $(BUILD)/topoplace-hydra-srun $(BUILD)/topoplace.pc \
+all: $(LIB_A) $(LIB_SO) $(CLI) $(CLI_INST) $(SPANK) $(BUILD)/topoplace-hydra-srun $(BUILD)/topoplace.pc \
      $(TRACE_LIBS)
 
 # MPICH's launcher helper next to the plugin, where the batch step looks for
@@ -306,8 +314,33 @@ $(FRONT_A): $(FRONT_OBJ)
 $(LIB_SO): $(CORE_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) $(HARDEN_LD) -o $@ $^ $(LIBS) $(LDFLAGS)
 
-$(CLI): $(CLI_OBJ) $(FRONT_A) $(LIB_A)
-	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(FRONT_A) $(LIB_A) $(LIBS) $(LDFLAGS)
+# What a program linked with the library asks the loader for (its SONAME).
+$(LIB_SO_SONAME): $(LIB_SO)
+	ln -sf $(notdir $(LIB_SO)) $@
+
+# The command links the shared library, so that the library has a user in
+# the tree and the command can call only what the library exports.  In the
+# build tree it finds the library next to itself ($ORIGIN).
+$(CLI): $(CLI_OBJ) $(FRONT_A) $(LIB_SO) $(LIB_SO_SONAME)
+	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(FRONT_A) $(LIB_SO) \
+	  $(CLI_LIBS) -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+
+# The installed command finds the installed library through INSTALL_RPATH:
+# by default LIBDIR relative to BINDIR ($ORIGIN/../lib), so that a DESTDIR
+# or a moved PREFIX works too.  Packages that install the library in the
+# loader's default path (debian/rules, contrib/rpm/topoplace.spec) set
+# INSTALL_RPATH= (empty): no RPATH, which lintian and rpmlint object to.
+# The stamp relinks the command when INSTALL_RPATH changes.
+INSTALL_RPATH ?= $$ORIGIN/$(shell realpath -m --relative-to=$(BINDIR) $(LIBDIR))
+CLI_INST_STAMP = $(BUILD)/install/rpath.stamp
+$(CLI_INST_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(INSTALL_RPATH)' > $@.new; \
+	if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+
+$(CLI_INST): $(CLI_OBJ) $(FRONT_A) $(LIB_SO) $(CLI_INST_STAMP)
+	$(CC) $(CFLAGS_ALL) $(HARDEN_LD) -o $@ $(CLI_OBJ) $(FRONT_A) $(LIB_SO) \
+	  $(CLI_LIBS) $(if $(INSTALL_RPATH),-Wl$(comma)-rpath$(comma)'$(INSTALL_RPATH)') $(LDFLAGS)
 
 # The SPANK plugin carries the core statically, so that slurmstepd needs no
 # extra library path, and exports only what Slurm looks up (version script).
@@ -397,8 +430,19 @@ run: deps
 	$(MAKE) all
 	sh tests/cli/demo.sh $(CLI)
 
-unit: $(UNIT_BIN)
+# The ABI check runs first with the unit tests (and so in the packages'
+# test step): a change of the exported API shows before anything else.
+unit: $(UNIT_BIN) abi-check
 	@sh tests/run-unit.sh $(UNIT_BIN)
+
+abi-check: $(LIB_SO)
+	@CC="$(CC)" sh tests/abi/check.sh $(BUILD)
+
+# After a deliberate ABI change: rewrite core/libtopoplace.symbols and
+# core/libtopoplace.layout, and commit them with it (an incompatible change
+# needs a new SONAME: tests/abi/check.sh says which are).
+abi-update: $(LIB_SO)
+	@CC="$(CC)" sh tests/abi/check.sh --update $(BUILD)
 
 cli-tests: $(CLI)
 	@sh tests/cli/run.sh $(CLI)
@@ -411,6 +455,7 @@ slurm-tests: all
 
 check: deps-check
 	$(MAKE) all
+	$(MAKE) abi-check
 	$(MAKE) unit
 	$(MAKE) cli-tests
 	$(MAKE) doc-tests
@@ -513,7 +558,7 @@ install: all
 	ln -sf libtopoplace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtopoplace.so
 	install -m 644 core/include/topoplace/*.h $(DESTDIR)$(INCDIR)/topoplace/
-	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(CLI_INST) $(DESTDIR)$(BINDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 	    contrib/topoplace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc

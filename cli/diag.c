@@ -68,7 +68,8 @@ int cli_report(const char *ctx, const tp_error *err)
 int cli_report_runtime(const char *ctx, const tp_error *err)
 {
 	print_core_error(ctx, err);
-	if (err && (err->code == TP_EINVAL || err->code == TP_ENOTSUP))
+	if (err && (err->code == TP_EINVAL || err->code == TP_ENOTSUP ||
+		    err->code == TP_ENOMETIS))
 		return CLI_EXIT_USAGE;
 	return CLI_EXIT_FAIL;
 }

@@ -258,8 +258,7 @@ static int map_run(struct cli_map *mp)
 	if (tp_job_run(mp->job, &err) < 0) {
 		/* a node the configuration gives no model (not a model file
 		 * that is missing, which names itself) */
-		if (err.code == TP_ENOENT && mp->node_opt &&
-		    !strncmp(err.msg, "no NodeTopology=", 16))
+		if (err.code == TP_ENOMODEL && mp->node_opt)
 			return cli_usage_error("%s needs --node-topology FILE (the "
 					       "nodes' hwloc XML) or NodeTopology= "
 					       "in %s: %s", mp->node_opt, mp->config,

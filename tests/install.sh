@@ -30,6 +30,18 @@ for m in openmpi mpich; do
 	f=lib/topoplace/$m/libtopoplace-trace.so
 	if [ -e "$root/$f" ]; then ok "installed $f"; else no "installed $f" "missing"; fi
 done
+# The command links the shared library and finds it relative to itself
+# (INSTALL_RPATH's default, $ORIGIN/../lib), so the staged copy runs too.
+if readelf -d "$root/bin/topoplace" | grep NEEDED | grep -q 'libtopoplace\.so\.0'; then
+	ok "bin/topoplace links libtopoplace.so.0"
+else
+	no "bin/topoplace links libtopoplace.so.0" "$(readelf -d "$root/bin/topoplace" | grep NEEDED | paste -sd' ')"
+fi
+out=$(env -u LD_LIBRARY_PATH "$root/bin/topoplace" --version 2>&1)
+case $out in
+"topoplace "*) ok "installed command finds the installed library ($out)" ;;
+*) no "installed command finds the installed library" "$out" ;;
+esac
 if grep -q "^prefix=$prefix\$" "$root/lib/pkgconfig/topoplace.pc"; then
 	ok "pkg-config prefix"
 else

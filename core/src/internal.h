@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <topoplace/topoplace.h>
+#include "pattern/pattern_internal.h"
 
 /* The machine's node names: an arena and an open-addressing index
  * (hashtab.c). */

@@ -44,6 +44,9 @@
 #include <topoplace/topoplace.h>
 
 #include "bench_alloc.h"
+#include "input/alloc_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* ------------------------------------------------------------------ */
 /* Cases                                                               */

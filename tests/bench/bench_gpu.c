@@ -42,6 +42,10 @@
 #include <string.h>
 
 #include "internal.h"
+#include "input/alloc_internal.h"
+#include "net/machine_internal.h"
+#include "node/node_internal.h"
+#include "pattern/pattern_internal.h"
 
 #ifndef TP_SOURCE_DIR
 #define TP_SOURCE_DIR "."

@@ -26,6 +26,10 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <topoplace/topoplace.h>
+#include "input/alloc_internal.h"
+#include "map/place_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 static double now_ms(void)
 {

@@ -29,6 +29,9 @@
 #include <topoplace/topoplace.h>
 
 #include "bench_alloc.h"
+#include "input/alloc_internal.h"
+#include "map/place_internal.h"
+#include "pattern/pattern_internal.h"
 
 struct hcase {
 	const char *name;

@@ -65,6 +65,10 @@
 #include "internal.h"
 
 #include "bench_alloc.h"
+#include "input/alloc_internal.h"
+#include "map/place_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 #ifndef TP_SOURCE_DIR
 #define TP_SOURCE_DIR "."

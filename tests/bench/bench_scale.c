@@ -45,6 +45,8 @@
 #include <unistd.h>
 
 #include <topoplace/topoplace.h>
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
 
 enum alloc_kind { ALLOC_RANDOM, ALLOC_ALL, ALLOC_BOX };
 

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pattern/pattern_internal.h"
 
 #ifndef TP_SOURCE_DIR
 #define TP_SOURCE_DIR "."

@@ -1,6 +1,7 @@
 /* Slurm's topology.conf for topology/block (Network=block), with and
  * without a tree between the blocks. */
 #include "fuzz.h"
+#include "net/machine_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

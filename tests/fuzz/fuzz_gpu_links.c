@@ -1,5 +1,6 @@
 /* NVLink counts: gres.conf "Links=" lines or "nvidia-smi topo -m" text. */
 #include "fuzz.h"
+#include "node/node_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,5 +1,6 @@
 /* GPU peer matrices, JSON or CSV. */
 #include "fuzz.h"
+#include "pattern/pattern_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,5 +1,6 @@
 /* JSON task graphs (from a buffer, and through the file reader). */
 #include "fuzz.h"
+#include "pattern/pattern_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

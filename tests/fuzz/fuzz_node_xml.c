@@ -2,6 +2,7 @@
  * XML (node_xml.c) before hwloc sees it: hwloc only ever gets what passed
  * the check, in-process, as in slurmstepd. */
 #include "fuzz.h"
+#include "node/node_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,6 +3,7 @@
  * them (a stencil may store neither) are checked against the CSR and the
  * grid; a mismatch aborts. */
 #include "fuzz.h"
+#include "pattern/pattern_internal.h"
 
 static void check(const tp_graph *g)
 {

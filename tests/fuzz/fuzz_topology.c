@@ -2,6 +2,7 @@
  * and the warnings kept (forests, nodes and switches under two switches). */
 #include "fuzz.h"
 #include "internal.h"
+#include "net/machine_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

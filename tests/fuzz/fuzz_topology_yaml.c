@@ -4,6 +4,7 @@
  * machine answers distances. */
 #include "fuzz.h"
 #include "slurm/slurm_topology.h"
+#include "net/machine_internal.h"
 
 static void one_line(const char *s)
 {

@@ -7,6 +7,8 @@
  * (hwloc alone knows the peers, not the counts: 0-6 and 2-4 read 1). */
 #include "testutil.h"
 #include "internal.h"
+#include "node/node_internal.h"
+#include "pattern/pattern_internal.h"
 
 #define NODES TP_EXAMPLE_NODES
 

@@ -6,6 +6,11 @@
 #include "internal.h"
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
+#include "input/alloc_internal.h"
+#include "map/graphmap_internal.h"
+#include "map/place_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 #define EXAMPLES TP_SOURCE_DIR "/conf/examples/"
 

@@ -10,6 +10,8 @@
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>
+#include "input/conf_internal.h"
+#include "net/machine_internal.h"
 #endif
 #endif
 #ifndef RUNNING_ON_VALGRIND

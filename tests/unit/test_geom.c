@@ -7,6 +7,9 @@
 #include "map/geom_part.h"
 #include "map/geom_select.h"
 #include "testutil.h"
+#include "input/alloc_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* A torus/mesh machine whose nodes n0..n(N-1) sit x-major. */
 static tp_conf *make_conf(const char *dims, const char *wrap)

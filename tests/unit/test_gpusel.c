@@ -2,6 +2,8 @@
  * core/src/node/gpusel.c.  Expected assignments are worked out by hand in the
  * comments. */
 #include "testutil.h"
+#include "node/node_internal.h"
+#include "pattern/pattern_internal.h"
 
 static tp_node *load(const char *name, const char *links)
 {

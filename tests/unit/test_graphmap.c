@@ -1,6 +1,11 @@
 /* Unit tests: graph mapping (core/src/map/graphmap.c) and the graph and auto
  * policies (core/src/map/place.c). */
 #include "testutil.h"
+#include "input/alloc_internal.h"
+#include "map/graphmap_internal.h"
+#include "map/place_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 static tp_conf *torus8(void)
 {

@@ -13,6 +13,8 @@
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 #endif
 #endif
 #ifndef RUNNING_ON_VALGRIND

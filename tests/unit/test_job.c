@@ -7,6 +7,9 @@
 
 #include "internal.h"
 #include "testutil.h"
+#include "input/alloc_internal.h"
+#include "job/job_internal.h"
+#include "pattern/pattern_internal.h"
 
 static tp_conf *load(const char *text)
 {
@@ -382,6 +385,32 @@ START_TEST(node_share_equals_whole_job)
 }
 END_TEST
 
+/* A node without a model where the request requires one: TP_ENOMODEL,
+ * so that a front end can say which option gives one. */
+START_TEST(require_models_code)
+{
+	char conf[512];
+	snprintf(conf, sizeof conf, "Network=mesh Dims=2\nNodeName=g1 Coords=0 "
+		 "NodeTopology=%s/nodes/duo.xml\nNodeName=g2 Coords=1\n",
+		 TP_TEST_DATA);
+	tp_conf *c = load(conf);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "g[1-2]";
+	r.slots = "2";
+	r.stencil = "4x1";
+	r.flags = TP_JOB_NODE_PLACEMENT | TP_JOB_REQUIRE_MODELS;
+	tp_job *job = NULL;
+	tp_error err;
+	ck_assert_msg(tp_job_create(&r, &job, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tp_job_run(job, &err), TP_ENOMODEL);
+	ck_assert_str_eq(err.msg, "no NodeTopology= for node g2");
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(node_share_notes)
 {
 	char conf[512];
@@ -411,6 +440,11 @@ START_TEST(node_share_notes)
 	ck_assert(!p.cpus_set && !p.cpu_error);
 	ck_assert(strstr(p.cpu_note, "no NodeTopology= for node g2"));
 	tp_node_placement_free(&p);
+	/* the same as a code, for callers that act on it */
+	ck_assert_int_eq(tp_job_preload_node(job, "g2", &err), TP_ENOMODEL);
+	ck_assert_str_eq(err.msg, "no NodeTopology= for node g2");
+	ck_assert_int_eq(tp_job_preload_node(job, "g1", &err), 0);
+	ck_assert_int_eq(tp_job_preload_node(job, "g9", &err), TP_ENOENT);
 	/* GPUs without a matrix: Slurm's split, no model needed */
 	int gpus[3] = { 4, 5, 6 };
 	tp_node_share gs = { .node = "g2", .tasks = tasks, .ntasks = 2,
@@ -858,6 +892,7 @@ int main(void)
 	tcase_add_test(tc, geometric_falls_back_to_graph);
 	tcase_add_test(tc, node_share_equals_whole_job);
 	tcase_add_test(tc, node_share_notes);
+	tcase_add_test(tc, require_models_code);
 	tcase_add_test(tc, split_local_rank);
 	tcase_add_test(tc, traced_stencil_mapped_as_stencil);
 	tcase_add_test(tc, block_map_and_models);

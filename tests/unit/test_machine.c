@@ -4,6 +4,8 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "input/alloc_internal.h"
+#include "net/machine_internal.h"
 
 static tp_machine *mk(int ndims, const int *dims, const bool *wrap)
 {

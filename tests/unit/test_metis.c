@@ -9,6 +9,9 @@
 #include "internal.h"
 #include "map/metis_load.h"
 #include "testutil.h"
+#include "map/graphmap_internal.h"
+#include "map/place_internal.h"
+#include "net/machine_internal.h"
 
 static tp_conf *torus4x4(void)
 {
@@ -59,17 +62,17 @@ START_TEST(missing_library_is_one_line)
 	struct tp__metis m;
 	tp_error err;
 	ck_assert_int_eq(tp__metis_load(&m, "libtopoplace-no-such-metis.so.5", &err),
-			 TP_ENOTSUP);
+			 TP_ENOMETIS);
 	ck_assert_ptr_null(m.part_graph_recursive);
 	ck_assert_msg(!strncmp(err.msg, TP__METIS_MISSING " (", strlen(TP__METIS_MISSING) + 2),
 		      "%s", err.msg);
 	tp_assert_err_has(&err, "libtopoplace-no-such-metis.so.5");
 	ck_assert_ptr_null(strchr(err.msg, '\n'));
 	/* a library without METIS's functions */
-	ck_assert_int_eq(tp__metis_load(&m, "libm.so.6", &err), TP_ENOTSUP);
+	ck_assert_int_eq(tp__metis_load(&m, "libm.so.6", &err), TP_ENOMETIS);
 	tp_assert_err_has(&err, TP__METIS_MISSING " (libm.so.6 lacks METIS_PartGraphRecursive)");
 	/* this binary's tp__metis_open is the plugin's, on a node without it */
-	ck_assert_int_eq(tp__metis_open(&m, &err), TP_ENOTSUP);
+	ck_assert_int_eq(tp__metis_open(&m, &err), TP_ENOMETIS);
 	tp_assert_err_has(&err, TP__METIS_MISSING);
 }
 END_TEST
@@ -84,7 +87,7 @@ START_TEST(policies_without_metis)
 						&a, NULL), 0);
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x4:5pt", 16, NULL), 0);
 	int32_t map[16];
-	ck_assert_int_eq(tp_graphmap_bipartition(g, a, NULL, map, &err), TP_ENOTSUP);
+	ck_assert_int_eq(tp_graphmap_bipartition(g, a, NULL, map, &err), TP_ENOMETIS);
 	tp_assert_err_has(&err, TP__METIS_MISSING);
 	/* greedy needs no METIS */
 	ck_assert_int_eq(tp_graphmap_greedy(g, a, NULL, map, NULL), 0);
@@ -105,7 +108,7 @@ START_TEST(policies_without_metis)
 	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
 
 	o.policy = TP_POLICY_GRAPH;
-	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), TP_ENOTSUP);
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), TP_ENOMETIS);
 	tp_assert_err_has(&err, TP__METIS_MISSING);
 	ck_assert_int_eq(r.ncandidates, 0);     /* failed before any work */
 	tp_graph_destroy(g);
@@ -129,7 +132,7 @@ START_TEST(blocks_without_metis)
 	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[1-6]", 2, "t", &a, NULL), 0);
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x3:5pt", 12, NULL), 0);
 	int32_t map[12];
-	ck_assert_int_eq(tp__block_map(g, a, 1, map, &err), TP_ENOTSUP);
+	ck_assert_int_eq(tp__block_map(g, a, 1, map, &err), TP_ENOMETIS);
 	tp_assert_err_has(&err, TP__METIS_MISSING);
 	tp_place_opts o;
 	tp_place_opts_default(&o);
@@ -168,7 +171,7 @@ START_TEST(hierarchical_without_metis)
 	ck_assert_int_eq(tp_alloc_from_hostlist(m, "n[1-6]", 2, "t", &a, NULL), 0);
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x3:5pt", 12, NULL), 0);
 	int32_t map[12];
-	ck_assert_int_eq(tp_graphmap_hierarchical(g, a, NULL, map, &err), TP_ENOTSUP);
+	ck_assert_int_eq(tp_graphmap_hierarchical(g, a, NULL, map, &err), TP_ENOMETIS);
 	tp_assert_err_has(&err, TP__METIS_MISSING);
 	tp_place_opts o;
 	tp_place_opts_default(&o);
@@ -185,7 +188,7 @@ START_TEST(hierarchical_without_metis)
 	ck_assert(r.cand[r.best].ran);
 	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
 	o.policy = TP_POLICY_HIERARCHICAL;
-	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), TP_ENOTSUP);
+	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), TP_ENOMETIS);
 	tp_assert_err_has(&err, TP__METIS_MISSING);
 	ck_assert_int_eq(r.ncandidates, 0);
 	tp_graph_destroy(g);
@@ -209,7 +212,7 @@ START_TEST(job_without_metis)
 	tp_job *job = NULL;
 	tp_error err;
 	ck_assert_msg(tp_job_create(&q, &job, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(tp_job_run(job, &err), TP_ENOTSUP);
+	ck_assert_int_eq(tp_job_run(job, &err), TP_ENOMETIS);
 	tp_assert_err_has(&err, TP__METIS_MISSING);
 	tp_job_destroy(job);
 

@@ -9,6 +9,10 @@
 
 #include "internal.h"
 #include "testutil.h"
+#include "input/alloc_internal.h"
+#include "map/metrics_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* ---- helpers ---- */
 

@@ -6,6 +6,11 @@
 #include <stdint.h>
 
 #include "testutil.h"
+#include "input/alloc_internal.h"
+#include "map/graphmap_internal.h"
+#include "map/metrics_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 static tp_machine *mk(int ndims, const int *dims, const bool *wrap)
 {

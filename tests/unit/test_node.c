@@ -4,6 +4,9 @@
 
 #include "testutil.h"
 #include "internal.h"
+#include "input/conf_internal.h"
+#include "node/node_internal.h"
+#include "pattern/pattern_internal.h"
 
 static tp_node *load(const char *name, const char *links)
 {

@@ -7,6 +7,7 @@
 
 #include "internal.h"
 #include "testutil.h"
+#include "pattern/pattern_internal.h"
 
 #define GDATA TP_TEST_DATA "/graphs/"
 

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "input/alloc_internal.h"
+#include "map/place_internal.h"
+#include "pattern/pattern_internal.h"
 
 static tp_conf *conf4x4(void)
 {

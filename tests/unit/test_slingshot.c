@@ -6,6 +6,8 @@
 
 #include "testutil.h"
 #include "internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 #define EXAMPLES TP_SOURCE_DIR "/conf/examples/"
 

@@ -5,6 +5,10 @@
 #include "internal.h"
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
+#include "map/graphmap_internal.h"
+#include "map/place_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 static int32_t node(const tp_machine *m, const char *name)
 {

@@ -6,6 +6,8 @@
 
 #include "slurm/slurm_topology.h"
 #include "testutil.h"
+#include "input/conf_internal.h"
+#include "net/machine_internal.h"
 
 /* topology.yaml(5)'s own example (Slurm 26.05). */
 static const char man_example[] =

@@ -5,6 +5,12 @@
 #include "internal.h"
 #include "slurm/slurm_topo.h"
 #include "testutil.h"
+#include "input/alloc_internal.h"
+#include "map/graphmap_internal.h"
+#include "map/metrics_internal.h"
+#include "map/place_internal.h"
+#include "net/machine_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* 4 leaves of 4 nodes, two spines, one core. */
 static const char *FAT =

@@ -34,19 +34,12 @@ TP_EXPORT int tp_alloc_from_hostlist(const tp_machine *m, const char *hostlist,
  * the file, and a file without any name is one. */
 TP_EXPORT int tp_hostlist_read_file(const char *path, char **text_out,
 				    tp_error *err);
-/* Build from machine node indices (copied). */
-TP_EXPORT int tp_alloc_from_nodes(const tp_machine *m, const int32_t *nodes,
-			int32_t nnodes, int slots_per_node, tp_alloc **out,
-			tp_error *err);
 TP_EXPORT void tp_alloc_destroy(tp_alloc *a);
 
 /* Per-node slots in Slurm's SLURM_TASKS_PER_NODE syntax: "2(x3),1" means
  * 2,2,2,1.  The count must match the allocation's node count. */
 TP_EXPORT int tp_alloc_set_slots_spec(tp_alloc *a, const char *spec, tp_error *err);
 TP_EXPORT int tp_alloc_set_slots(tp_alloc *a, int32_t i, int slots, tp_error *err);
-/* Spread ntasks over the nodes as Slurm does for -n without -N tasks per
- * node: every node floor(n/N), the first n%N nodes one more. */
-TP_EXPORT int tp_alloc_spread_tasks(tp_alloc *a, int64_t ntasks, tp_error *err);
 
 /* Put the nodes (with their slots) in the order Slurm's own step layout
  * takes them, the baseline every mapping is judged against: for Slurm
@@ -67,7 +60,6 @@ TP_EXPORT int tp_alloc_take_slurm_order(tp_alloc *a, const char *slurm_conf,
 
 TP_EXPORT int32_t tp_alloc_nnodes(const tp_alloc *a);
 TP_EXPORT int32_t tp_alloc_node(const tp_alloc *a, int32_t i);   /* machine node index */
-TP_EXPORT int tp_alloc_slots(const tp_alloc *a, int32_t i);
 TP_EXPORT int64_t tp_alloc_total_slots(const tp_alloc *a);
 TP_EXPORT const tp_machine *tp_alloc_machine(const tp_alloc *a);
 

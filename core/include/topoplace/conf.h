@@ -102,27 +102,17 @@ TP_EXPORT int tp_conf_load_string(const char *text, const char *what, tp_conf **
 TP_EXPORT void tp_conf_destroy(tp_conf *c);
 
 TP_EXPORT const tp_machine *tp_conf_machine(const tp_conf *c);
-/* Site defaults (TP_POLICY_NONE / hop-bytes / 0 when not set). */
-TP_EXPORT enum tp_policy tp_conf_default_policy(const tp_conf *c);
-TP_EXPORT bool tp_conf_has_default_policy(const tp_conf *c);
-TP_EXPORT enum tp_metric_kind tp_conf_default_metric(const tp_conf *c);
-TP_EXPORT double tp_conf_time_budget_ms(const tp_conf *c);
 
 /* NodeTopology= / GpuLinks= of a machine node's NodeName= line (relative
  * paths resolved against the config file's directory), NULL when none.  The
  * files are only read when used (tp_node_load_xml, tp_node_load_links). */
 TP_EXPORT const char *tp_conf_node_topology(const tp_conf *c, int32_t node);
-TP_EXPORT const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
 
 /* For a network from Slurm's topology: which file, why that one, each
  * topology and its partitions, the one used, what the config added
  * (lines, for check-config); NULL when the config describes the network
  * itself.  The topologies of topology.yaml by name (0 for topology.conf). */
 TP_EXPORT const char *tp_conf_network_source(const tp_conf *c);
-/* The same in one line: "Slurm's topology nvl (block) of
- * /etc/slurm/topology.yaml, partition gpu: Topology=nvl (...)"; NULL as
- * above.  Every job notes it in its report. */
-TP_EXPORT const char *tp_conf_network_used(const tp_conf *c);
 TP_EXPORT int tp_conf_slurm_ntopologies(const tp_conf *c);
 TP_EXPORT const char *tp_conf_slurm_topology(const tp_conf *c, int i);
 /* Which of them the config's machine is (-1: topology.conf, or not

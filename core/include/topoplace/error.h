@@ -22,6 +22,10 @@ enum tp_status {
 	TP_ETIME = -4,    /* time budget ran out before any result existed */
 	TP_ENOTSUP = -5,  /* valid but not supported (e.g. policy for this network) */
 	TP_ENOENT = -6,   /* named thing not found (node, file) */
+	TP_ENOMETIS = -7, /* graph mapping needs METIS, which this node lacks
+			     (the plugin loads libmetis.so.5 only then) */
+	TP_ENOMODEL = -8, /* a node the job places inside has no node model
+			     (no NodeTopology= and no --node-topology) */
 };
 
 #define TP_ERROR_MSG_MAX 512

@@ -1,39 +1,7 @@
-/* topoplace — graph mapping: mapping task graphs that have no coordinates.
- *
- * Three building blocks, all deterministic and valid for heterogeneous slots
- * and for fewer tasks than slots (a subset of the slots is used):
- *
- *   greedy growth     start from the task with the most bytes, on the
- *                     allocated node nearest the allocation's centre; then
- *                     repeatedly take the unmapped task with the most bytes to
- *                     already mapped tasks and put it on the free node that
- *                     costs least against its mapped neighbours, among the
- *                     free node nearest the weighted centroid of their nodes
- *                     (k-d tree search with free-slot counts, O(log nodes)
- *                     typical) and the neighbours' own nodes.  Ties: lower
- *                     index.
- *   bipartition       recursive bipartitioning of the task graph with METIS
- *                     (exact part sizes, fixed seed) paired with a median cut
- *                     of the nodes along the longest extent of their
- *                     seam-shifted coordinates, sized by slots; at each level
- *                     the two task halves go to the two node halves in the
- *                     order (direct or exchanged) that costs less against the
- *                     provisional positions of the tasks outside the part
- *                     (the hierarchical mapping paper's pairing test).
- *   refinement        passes over the tasks trying moves to free slots and
- *                     swaps with tasks on the nodes of their neighbours; a
- *                     change is kept only when it lowers hop-bytes (delta
- *                     computed from the two tasks' edges).  Never increases
- *                     hop-bytes.
- *
- *   hierarchical      on switch trees, dragonflies and block networks: the
- *                     tasks split over the hierarchy's groups level by
- *                     level with exact capacities (tp_graphmap_hierarchical
- *                     below).
- *
- * Disconnected task graphs are valid input: greedy growth starts a new seed
- * next to the last placed task when a component is exhausted, METIS handles
- * them as they are.  Graphs without edges map in task order.
+/* topoplace — graph mapping's options, part of tp_place_opts (place.h):
+ * greedy growth, recursive bipartitioning with METIS, hierarchical
+ * mapping, and swap refinement of the result (doc/algorithms.md, "Graph
+ * mapping").
  */
 #ifndef TOPOPLACE_GRAPHMAP_H
 #define TOPOPLACE_GRAPHMAP_H
@@ -66,66 +34,6 @@ typedef struct tp_graphmap_opts {
 	bool congestion_keep_hops;  /* the congestion refinement refuses moves
 				    that raise hop-bytes (default false) */
 } tp_graphmap_opts;
-
-TP_EXPORT void tp_graphmap_opts_default(tp_graphmap_opts *o);
-
-/* map[t] receives the allocation index of task t's node.  The result is
- * refined when o->refine_passes > 0.  o may be NULL (defaults).
- * tp_graphmap_bipartition returns TP_ENOTSUP "graph mapping needs libmetis5
- * on this node (...)" where METIS cannot be loaded (the SPANK plugin loads
- * libmetis.so.5 only when it is needed). */
-TP_EXPORT int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
-		       const tp_graphmap_opts *o, int32_t *map, tp_error *err);
-TP_EXPORT int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
-			    const tp_graphmap_opts *o, int32_t *map,
-			    tp_error *err);
-
-/* Hierarchical mapping on networks that are hierarchies (switch trees:
- * the switches from the top down; dragonflies: groups, then routers; block
- * networks: the switches above the blocks, then the blocks): the
- * tasks are split over the children of each group with METIS, every child
- * taking exactly as many tasks as it has slots (the largest children first
- * when there are fewer tasks than slots), level by level down to the nodes.
- * Refined like the other constructions when o->refine_passes > 0.
- * TP_ENOTSUP on tori and meshes; TP_ETIME when the budget runs out before
- * the last split. */
-TP_EXPORT int tp_graphmap_hierarchical(const tp_graph *g, const tp_alloc *a,
-				       const tp_graphmap_opts *o, int32_t *map,
-				       tp_error *err);
-
-/* PERCS mod-colour halo mapping (Chakaravarthy et al.) for 2-D grid patterns
- * (stencils NxM, or NxMx1) on two-level networks (Network=dragonfly): the
- * block grid is coloured two rows at a time, row 2j with colours j*q + y and
- * row 2j+1 with j*q + ((5y + 2) mod q), so that each group's blocks have at
- * most one neighbouring block in any other group (perfect when the block rows
- * are a multiple of four and the block columns a power of two >= 8); colour c
- * goes to the c-th group of the allocation.  The block layout is chosen so
- * that the colours match the allocation's groups when the grid allows it.
- * Valid for any slot counts (tasks then fill the slots in colour order).  Not
- * refined.  TP_ENOTSUP when the pattern is not a 2-D grid, the network is not
- * a dragonfly, the allocation lies in one group, or no grid side is even. */
-TP_EXPORT int tp_graphmap_modcolor(const tp_graph *g, const tp_alloc *a,
-			 const tp_graphmap_opts *o, int32_t *map, tp_error *err);
-
-/* Swap/move refinement of a valid mapping in place (o->refine_passes passes
- * at most, stopping early when a pass changes nothing).  *moves (may be NULL)
- * receives the number of changes made. */
-TP_EXPORT int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
-		       const tp_graphmap_opts *o, int32_t *map,
-		       int64_t *moves, tp_error *err);
-
-/* Congestion refinement of a valid mapping in place: for the tasks with a
- * message across a link loaded at 85 % of the maximum or more (under the
- * machine's routing, both directions of every edge), moves to free slots and
- * swaps with tasks on their neighbours' nodes are kept when no link they
- * touch ends above the current maximum and the sum over those links of
- * (load / initial maximum)^8 drops: the heaviest links dominate it, so the
- * maximum goes first, and lightening links just below it makes room.  Never
- * increases the maximum link load; hop-bytes may grow, unless
- * o->congestion_keep_hops. */
-TP_EXPORT int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
-				  const tp_graphmap_opts *o, int32_t *map,
-				  int64_t *moves, tp_error *err);
 
 #ifdef __cplusplus
 }

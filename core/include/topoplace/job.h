@@ -91,8 +91,8 @@ typedef struct tp_job_request {
 	 * unknown) and its slurm.conf.  From 26.05 on, with topology/tree or
 	 * topology/block, Slurm goes leaf switch by leaf switch or block by
 	 * block in topology.conf's order (nodes in neither first); otherwise,
-	 * and without them, nodes keeps its order.  tp_job_slurm_order() says
-	 * which was taken. */
+	 * and without them, nodes keeps its order.  A note of the job (tp_job_note)
+	 * says which was taken. */
 	unsigned slurm_version;
 	const char *slurm_conf;
 	/* The job's partition: with a config whose network is Slurm's own
@@ -179,7 +179,6 @@ TP_EXPORT enum tp_policy tp_job_requested_policy(const tp_job *job);
 TP_EXPORT enum tp_policy tp_job_policy(const tp_job *job);   /* the one run */
 TP_EXPORT enum tp_metric_kind tp_job_metric(const tp_job *job);
 TP_EXPORT double tp_job_time_budget_ms(const tp_job *job);
-TP_EXPORT bool tp_job_has_pattern(const tp_job *job);
 
 /* ---- the allocation and the mapping ---- */
 TP_EXPORT const tp_conf *tp_job_conf(const tp_job *job);
@@ -194,9 +193,6 @@ TP_EXPORT const int32_t *tp_job_map(const tp_job *job);
  * slots in the allocation's order); NULL before tp_job_run. */
 TP_EXPORT const int32_t *tp_job_block_map(const tp_job *job);
 TP_EXPORT const char *tp_job_task_node(const tp_job *job, int32_t task);
-/* How the allocation's order was taken as Slurm's ("the hostlist's order",
- * "leaf switch by leaf switch, as Slurm 26.05 lays tasks out (...)"). */
-TP_EXPORT const char *tp_job_slurm_order(const tp_job *job);
 
 /* ---- how it was chosen ---- */
 typedef struct tp_job_candidate {
@@ -224,9 +220,8 @@ TP_EXPORT const tp_geom_report *tp_job_geom_report(const tp_job *job);
  * "time budget of 300 ms reached: ..."), one line each. */
 TP_EXPORT int tp_job_nnotes(const tp_job *job);
 TP_EXPORT const char *tp_job_note(const tp_job *job, int i);
-/* Wall time of tp_job_create + tp_job_run, and of the mapping alone. */
+/* Wall time of tp_job_create + tp_job_run. */
 TP_EXPORT double tp_job_elapsed_ms(const tp_job *job);
-TP_EXPORT double tp_job_mapping_ms(const tp_job *job);
 
 /* With TP_JOB_METRICS: the result's and Slurm's block order's metrics
  * (NULL otherwise, or without a pattern). */
@@ -289,7 +284,8 @@ TP_EXPORT int tp_job_place_node(tp_job *job, const tp_node_share *share,
 TP_EXPORT void tp_node_placement_free(tp_node_placement *p);
 
 /* Load (once) the model of the named node, so that processes forked later
- * (Slurm's tasks) find it loaded.  TP_ENOENT when the node has none. */
+ * (Slurm's tasks) find it loaded.  TP_ENOMODEL when the node has none,
+ * TP_ENOENT when the configuration lacks the node. */
 TP_EXPORT int tp_job_preload_node(tp_job *job, const char *node,
 				  tp_error *err);
 

@@ -2,7 +2,7 @@
  *
  * A mapping is an array map[t] = i: task t runs on the i-th node of the
  * allocation (0 <= i < tp_alloc_nnodes).  Hops are measured between the routers
- * of the two nodes (tp_machine_distance).
+ * of the two nodes (the machine's distance).
  *
  * Definitions (edges are the undirected edges of the task graph, w = bytes):
  *   hop_bytes        = sum over edges of w * hops
@@ -62,8 +62,6 @@ enum tp_metric_kind {
 	TP_METRIC_CONGESTION = 1,  /* minimise max_congestion_bytes, then hop_bytes */
 };
 
-/* Parse "hop-bytes" / "congestion". Returns 0 or TP_EINVAL. */
-TP_EXPORT int tp_metric_parse(const char *name, enum tp_metric_kind *out, tp_error *err);
 TP_EXPORT const char *tp_metric_name(enum tp_metric_kind k);
 
 /* Check that map is a valid mapping of g onto a: every entry in range and no
@@ -80,15 +78,7 @@ TP_EXPORT int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 TP_EXPORT double tp_metrics_hop_bytes(const tp_graph *g, const tp_alloc *a,
 			    const int32_t *map);
 
-/* Reusable scratch for repeated congestion scoring (one link-load array). */
 typedef struct tp_congestion_ws tp_congestion_ws;
-TP_EXPORT int tp_congestion_ws_create(tp_congestion_ws **out, const tp_machine *m,
-			    tp_error *err);
-TP_EXPORT void tp_congestion_ws_destroy(tp_congestion_ws *ws);
-/* Max directed link load in bytes (and messages via *msgs if non-NULL). */
-TP_EXPORT double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
-				 const int32_t *map, tp_congestion_ws *ws,
-				 int64_t *msgs);
 
 /* Every link's load under the routing model, as the congestion metric
  * counts it (pictures, reports): loads[l] for every link id l in
@@ -100,11 +90,6 @@ TP_EXPORT int tp_metrics_link_loads(const tp_graph *g, const tp_alloc *a,
 				    const int32_t *map, double *loads,
 				    int64_t *msgs, int64_t nlinks,
 				    tp_error *err);
-
-/* Score of a mapping under kind, lower is better (for ranking candidates). */
-TP_EXPORT double tp_metrics_score(const tp_graph *g, const tp_alloc *a,
-			const int32_t *map, enum tp_metric_kind kind,
-			tp_congestion_ws *ws);
 
 #ifdef __cplusplus
 }

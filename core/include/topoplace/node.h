@@ -76,25 +76,6 @@ extern "C" {
 #define TP_PCI_BW 12.0           /* PCIe link whose speed hwloc does not know */
 #define TP_SMP_BW 10.0           /* inter-socket link */
 
-enum tp_gpu_path {
-	TP_PATH_LOC = 0,   /* the same GPU */
-	TP_PATH_NVL,
-	TP_PATH_XGMI,      /* direct xGMI links */
-	TP_PATH_XHOP,      /* xGMI links through other GPUs */
-	TP_PATH_PIX,
-	TP_PATH_PXB,
-	TP_PATH_PHB,
-	TP_PATH_NODE,
-	TP_PATH_SYS,
-};
-
-/* "X", "NV4", "PIX", ... as nvidia-smi topo -m prints them (NVL with the
- * lane count in lanes), "XGMI4" (direct xGMI, lanes = the link count),
- * "XHOP2" (xGMI through other GPUs, lanes = the hops); buf gets at least 8
- * bytes. */
-TP_EXPORT const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
-			     size_t len);
-
 typedef struct tp_node tp_node;
 
 /* Load an hwloc 2.x XML file (lstopo --of xml), a regular file of at most
@@ -103,9 +84,6 @@ typedef struct tp_node tp_node;
  * rule; hwloc 1.x XML is refused: convert it with hwloc 2's lstopo).
  * Errors name the file and line. */
 TP_EXPORT int tp_node_load_xml(const char *path, tp_node **out, tp_error *err);
-/* Same from a buffer; what names it in messages. */
-TP_EXPORT int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
-			    tp_node **out, tp_error *err);
 /* The machine this runs on. */
 TP_EXPORT int tp_node_load_live(tp_node **out, tp_error *err);
 TP_EXPORT void tp_node_destroy(tp_node *n);
@@ -114,7 +92,6 @@ TP_EXPORT void tp_node_destroy(tp_node *n);
 TP_EXPORT const char *tp_node_source(const tp_node *n);
 
 TP_EXPORT int tp_node_npackages(const tp_node *n);
-TP_EXPORT int tp_node_nnuma(const tp_node *n);
 TP_EXPORT int tp_node_ncores(const tp_node *n);
 TP_EXPORT int tp_node_npus(const tp_node *n);
 /* Socket of core c (logical order, 0-based). */
@@ -126,90 +103,27 @@ TP_EXPORT int tp_node_core_pus(const tp_node *n, int core, int *pus, int cap);
 TP_EXPORT int tp_node_ngpus(const tp_node *n);
 /* "0000:07:00.0" */
 TP_EXPORT const char *tp_node_gpu_busid(const tp_node *n, int gpu);
-/* The GPU's PCI vendor: 0x10de (NVIDIA) or 0x1002 (AMD); 0 for a bad
- * index. */
-TP_EXPORT unsigned tp_node_gpu_vendor(const tp_node *n, int gpu);
-/* Socket and NUMA node (logical indices) the GPU is attached to, -1 when
- * hwloc does not say. */
-TP_EXPORT int tp_node_gpu_package(const tp_node *n, int gpu);
-TP_EXPORT int tp_node_gpu_numa(const tp_node *n, int gpu);
 
 /* ---- The GPU fabric: NVLink or xGMI ---- */
-
-enum tp_gpu_fabric {
-	TP_FABRIC_NONE = 0,     /* PCIe only */
-	TP_FABRIC_NVLINK,
-	TP_FABRIC_XGMI,
-};
-TP_EXPORT enum tp_gpu_fabric tp_node_fabric(const tp_node *n);
-
-/* Set NVLink lane counts: counts is ngpus x ngpus, row-major, symmetric,
- * -1 or 0 on the diagonal, 0..TP_NODE_MAX_NVLINKS elsewhere.  Every GPU of
- * the node must be an NVIDIA GPU. */
-TP_EXPORT int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
-			const char *what, tp_error *err);
-/* The same for xGMI link counts (every GPU an AMD GPU); all zero clears
- * the fabric. */
-TP_EXPORT int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
-		     const char *what, tp_error *err);
-
-/* What a links file holds (tp_links_parse_kind). */
-enum tp_links_kind {
-	TP_LINKS_GRES = 0,      /* gres.conf Links=: NVLink lanes on NVIDIA
-				   GPUs, xGMI links on AMD GPUs */
-	TP_LINKS_NVIDIA_SMI,    /* nvidia-smi topo -m: NVLink lanes */
-	TP_LINKS_ROCM_SMI,      /* rocm-smi --showtopo [--shownodesbw]: xGMI
-				   links */
-};
 
 /* Read fabric link counts from a file: gres.conf lines "Name=gpu ...
  * Links=..." (one per GPU; the -1 marks the GPU's own index), the text of
  * `nvidia-smi topo -m` (NV# entries), or the text of `rocm-smi --showtopo`
- * and/or `rocm-smi --shownodesbw` (see tp_links_parse_kind).  The format is
- * recognised from the content; the counts go to tp_node_set_nvlinks or
- * tp_node_set_xgmi.  Errors name the file and line. */
+ * and/or `rocm-smi --shownodesbw`.  The format is recognised from the
+ * content (core/src/node/node_links.c).  Errors name the file and line. */
 TP_EXPORT int tp_node_load_links(tp_node *n, const char *path, tp_error *err);
-TP_EXPORT int tp_node_load_links_buffer(tp_node *n, const char *text, size_t len,
-			      const char *what, tp_error *err);
-/* Parse link counts without a node (for checking a file): *counts_out is
- * malloc'ed ngpus x ngpus. */
-TP_EXPORT int tp_links_parse(const char *text, size_t len, const char *what,
-		   int **counts_out, int *ngpus_out, tp_error *err);
-/* The same, and which format it was (kind may be NULL).  rocm-smi text:
- * its "Weight between two GPUs", "Hops between two GPUs", "Link Type
- * between two GPUs" and "Bandwidth" (min-max, MB/s) matrices, GPU0..GPUn
- * headers, one row per GPU; the "Numa Nodes" lines and other sections are
- * skipped.  With the bandwidth matrix a pair has max / min xGMI links
- * ("0-0": none; 50000-200000 on the two GCDs of an MI250X: 4); without it a
- * pair of type XGMI whose weight is the smallest XGMI weight (one hop, 15)
- * has one link.  Hops are not used: rocm-smi prints 1 for every xGMI pair. */
-TP_EXPORT int tp_links_parse_kind(const char *text, size_t len, const char *what,
-			int **counts_out, int *ngpus_out,
-			enum tp_links_kind *kind, tp_error *err);
 
 /* NVLink lanes between two GPUs (0 on an xGMI node). */
 TP_EXPORT int tp_node_nvlinks(const tp_node *n, int a, int b);
-/* Direct xGMI links between two GPUs (0 on an NVLink node). */
-TP_EXPORT int tp_node_xgmi_links(const tp_node *n, int a, int b);
 /* True when the NVLinks were read as an NVSwitch fabric. */
 TP_EXPORT int tp_node_has_nvswitch(const tp_node *n);
 
 /* ---- Paths and links ---- */
 
-TP_EXPORT enum tp_gpu_path tp_node_gpu_path(const tp_node *n, int a, int b);
-/* Bandwidth of the path from a to b in GB/s: lanes x TP_NVLINK_BW over
- * NVLink, else the smallest link bandwidth on the route (xGMI or PCIe; 0
- * for a == b). */
-TP_EXPORT double tp_node_gpu_bandwidth(const tp_node *n, int a, int b);
-
-TP_EXPORT int tp_node_link_count(const tp_node *n);
 TP_EXPORT double tp_node_link_bandwidth(const tp_node *n, int link);
 /* "GPU3 - bridge 0000:02:01.0", "socket0 - socket1", "GPU0 - GPU1 NVLink
  * x4", "GPU0 - GPU1 xGMI x4", ... */
 TP_EXPORT const char *tp_node_link_name(const tp_node *n, int link);
-/* Links of the route from GPU a to GPU b, written to links (capacity cap).
- * Returns how many, or TP_EINVAL when cap is too small. */
-TP_EXPORT int tp_node_gpu_route(const tp_node *n, int a, int b, int *links, int cap);
 
 /* ---- Network cards ----
  * The cards that carry the job's traffic to other nodes: InfiniBand and
@@ -222,13 +136,9 @@ TP_EXPORT int tp_node_gpu_route(const tp_node *n, int a, int b, int *links, int 
  * (NCCL's GPU-NIC affinity): tp_gpusel loads that route too. */
 TP_EXPORT int tp_node_nnics(const tp_node *n);
 TP_EXPORT const char *tp_node_nic_busid(const tp_node *n, int nic);
-TP_EXPORT int tp_node_nic_package(const tp_node *n, int nic);
 /* The card nearest GPU gpu (closest path class, then fewest links, then the
  * lower index); -1 when the node has none. */
 TP_EXPORT int tp_node_gpu_nic(const tp_node *n, int gpu);
-/* Links of the route from GPU gpu to that card (capacity cap); the count,
- * 0 without a card, or TP_EINVAL. */
-TP_EXPORT int tp_node_gpu_nic_route(const tp_node *n, int gpu, int *links, int cap);
 
 /* ---- The parts, for pictures ----
  * The node as a forest of parts: every socket is a root, with its PCIe host
@@ -265,14 +175,6 @@ TP_EXPORT int tp_node_link_parts(const tp_node *n, int l, int *a, int *b);
 
 /* A picture of the node: sockets, PCIe tree, GPU path matrix. */
 TP_EXPORT void tp_node_describe(const tp_node *n, FILE *f);
-
-/* The CPU list ("0-3,16-19") of cores first..first+count-1. */
-TP_EXPORT int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
-			  char *buf, size_t len);
-/* The CPU list (operating-system indices of the hardware threads) of the
- * given logical cores. */
-TP_EXPORT int tp_node_cpuset_string_cores(const tp_node *n, const int *cores, int count,
-				char *buf, size_t len);
 
 #ifdef __cplusplus
 }

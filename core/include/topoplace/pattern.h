@@ -21,35 +21,11 @@ extern "C" {
 
 typedef struct tp_graph tp_graph;
 
-/* Build a graph from an edge list of nedges undirected edges (u[i], v[i],
- * bytes[i]).  Duplicate pairs (in either direction) are summed; self-loops are
- * rejected.  bytes must be finite and >= 0.  what names the source. */
-TP_EXPORT int tp_graph_from_edges(tp_graph **out, int32_t ntasks, int64_t nedges,
-			const int32_t *u, const int32_t *v,
-			const double *bytes, const char *what, tp_error *err);
 TP_EXPORT void tp_graph_destroy(tp_graph *g);
 
-TP_EXPORT int32_t tp_graph_ntasks(const tp_graph *g);
-/* Number of undirected edges (each counted once). */
-TP_EXPORT int64_t tp_graph_nedges(const tp_graph *g);
-/* Sum of the bytes of all undirected edges. */
-TP_EXPORT double tp_graph_total_bytes(const tp_graph *g);
-/* Neighbours of task t: *adj and *bytes point into the graph; returns count.
- * *bytes is NULL only when the graph's weights could not be shown (see
- * tp_graph_weights). */
-TP_EXPORT int32_t tp_graph_neighbors(const tp_graph *g, int32_t t, const int32_t **adj,
-			   const double **bytes);
-/* Raw CSR arrays (xadj has ntasks+1 entries). */
-TP_EXPORT const int64_t *tp_graph_xadj(const tp_graph *g);
-TP_EXPORT const int32_t *tp_graph_adjncy(const tp_graph *g);
-/* A stencil whose pairs all carry the same bytes stores no weights: its
- * array is made on the first call (NULL if that runs out of memory) and then
- * lives as long as the graph.  Safe to call from several threads. */
-TP_EXPORT const double *tp_graph_weights(const tp_graph *g);
-
 /* How many input edges were summed into an earlier edge of the same pair
- * when the graph was built: for tp_graph_from_edges (and undirected JSON
- * graphs) pairs in either direction; for JSON graphs with "directed": true
+ * when the graph was built: for edge lists (undirected JSON graphs)
+ * pairs in either direction; for JSON graphs with "directed": true
  * only repeats of the same ordered pair (u->v plus v->u is not a duplicate
  * there).  0 for stencils.  Lets callers say once that duplicates were
  * summed. */
@@ -62,12 +38,6 @@ TP_EXPORT int tp_graph_coord_dims(const tp_graph *g);
  * call (NULL if that runs out of memory) and lives as long as the graph, or
  * until tp_graph_set_coords.  Safe to call from several threads. */
 TP_EXPORT const double *tp_graph_coords(const tp_graph *g);
-/* Attach (copy) coordinates; dims in 1..6. */
-TP_EXPORT int tp_graph_set_coords(tp_graph *g, int dims, const double *coords,
-			tp_error *err);
-/* Extent of the task grid per dimension when the graph came from a stencil
- * (0 otherwise): lets callers know the pattern is a full box. */
-TP_EXPORT int tp_graph_grid_dims(const tp_graph *g, int *dims);
 
 /* ---- Builders ---- */
 
@@ -96,54 +66,6 @@ TP_EXPORT int tp_graph_from_stencil(tp_graph **out, const char *spec,
  * not waited on).  Byte counts, and their sum, must be finite. */
 TP_EXPORT int tp_graph_from_json_file(tp_graph **out, const char *path,
 			    int64_t expect_ntasks, tp_error *err);
-/* Same from a buffer; what names it in messages. */
-TP_EXPORT int tp_graph_from_json_string(tp_graph **out, const char *json, size_t len,
-			      const char *what, int64_t expect_ntasks,
-			      tp_error *err);
-
-/* GPU peer matrix (MAGC's GPU communication pattern): task-to-task traffic
- * between GPU buffers, as JSON
- *   { "tasks": N, "traffic": [ [i, j, bytes], ... ] }
- * or CSV lines "i,j,bytes" ('#' comments, one optional header line).  The
- * format is recognised from the content ('{' starts JSON).  Both directions
- * and repeated pairs add up; self traffic, negative bytes and tasks outside
- * 0..N-1 are errors, and so is a sum of bytes that is not finite.  If
- * expect_ntasks > 0 the task count must match (CSV files take it as their
- * task count).  Files: regular, at most 256 MiB, no NUL byte. */
-TP_EXPORT int tp_graph_from_gpu_matrix_file(tp_graph **out, const char *path,
-				  int64_t expect_ntasks, tp_error *err);
-TP_EXPORT int tp_graph_from_gpu_matrix_string(tp_graph **out, const char *text,
-				    size_t len, const char *what,
-				    int64_t expect_ntasks, tp_error *err);
-
-/* Sum of two graphs over the same tasks (MAGC phase 1: CPU + GPU traffic);
- * keeps a's coordinates.  what names b in messages. */
-TP_EXPORT int tp_graph_add(const tp_graph *a, const tp_graph *b, const char *what,
-		 tp_graph **out, tp_error *err);
-
-/* ---- Recognising a stencil ---- */
-
-/* The shape of a regular stencil graph. */
-typedef struct tp_stencil_shape {
-	int ndims;          /* 2 or 3 */
-	int dims[3];        /* extents, x fastest (1 beyond ndims) */
-	int points;         /* 5 or 9 (2-D), 7 or 27 (3-D) */
-	bool wrap[3];       /* periodic axes */
-	double bytes[3];    /* bytes between face neighbours along each axis */
-	char spec[160];     /* the shape as a --stencil spec (diagonal
-			       neighbours of 9/27 points may carry other
-			       bytes than that spec would give them) */
-} tp_stencil_shape;
-
-/* Is g a regular 2-D or 3-D stencil: tasks numbered x fastest on a box of
- * at least 2 per axis, each task linked to exactly its 5 or 9 (2-D), 7 or
- * 27 (3-D) point neighbours, every axis with or without wrap, and every
- * neighbour direction carrying the same bytes all over the grid?  Returns 1
- * with *out filled when it is, 0 when it is not, or a negative code.  An
- * axis of extent 2 is reported without wrap (both read the same).  Time:
- * one pass over the edges for each shape that task 0's neighbours allow. */
-TP_EXPORT int tp_graph_detect_stencil(const tp_graph *g, tp_stencil_shape *out,
-				      tp_error *err);
 
 #ifdef __cplusplus
 }

@@ -73,9 +73,6 @@ typedef struct tp_place_opts {
 	void *rank_arg;
 } tp_place_opts;
 
-/* What the policy layer tried (graph and auto; geometric reports one). */
-#define TP_PLACE_MAX_CANDIDATES 16
-
 /* The auto rule (issue 13), when the metric is hop-bytes: candidates are
  * compared by hop-bytes, except that
  *   - a candidate whose maximum link congestion is at least
@@ -93,46 +90,14 @@ typedef struct tp_place_opts {
 #define TP_PLACE_EQUAL_HOPS 0.005
 #define TP_PLACE_CONGESTION_MAX_WORK ((int64_t)1 << 26)
 
-typedef struct tp_place_candidate {
-	char name[24];          /* "block", "zorder", "geometric", "greedy",
-				   "bipartition", "hierarchical", "modcolor",
-				   "NAME+refine" */
-	bool ran;               /* false: skipped (see note) */
-	double score;           /* tp_metrics_score under the metric */
-	double rank;            /* the rank option's score (0 without it) */
-	double ms;              /* time it took */
-	char note[80];          /* why skipped or failed, else empty */
-	bool has_congestion;    /* congestion holds the maximum link load */
-	double congestion;      /* max_congestion_bytes (the auto rule) */
-} tp_place_candidate;
-
-typedef struct tp_place_report {
-	enum tp_policy policy;
-	enum tp_metric_kind metric;
-	int ncandidates;
-	int best;               /* index of the kept candidate, -1 if none */
-	tp_place_candidate cand[TP_PLACE_MAX_CANDIDATES];
-	bool have_geom;         /* geometric ran: geom holds its report */
-	tp_geom_report geom;
-	bool budget_hit;        /* a candidate was skipped for the budget */
-	double elapsed_ms;
-} tp_place_report;
-
 TP_EXPORT void tp_place_opts_default(tp_place_opts *o);
 
 /* Run the policy.  map[t] = allocation index of task t's node. */
 TP_EXPORT int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 	     int32_t *map, tp_geom_report *report, tp_error *err);
 
-/* Same with the candidates report (may be NULL). */
-TP_EXPORT int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
-		int32_t *map, tp_place_report *report, tp_error *err);
-
 /* Baselines (ntasks <= total slots). */
 TP_EXPORT int tp_map_block(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
-TP_EXPORT int tp_map_cyclic(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
-TP_EXPORT int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
-		  int32_t *map, tp_error *err);
 TP_EXPORT int tp_map_zorder(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
 
 #ifdef __cplusplus

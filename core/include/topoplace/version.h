@@ -20,8 +20,6 @@ extern "C" {
 /* The version of the library actually loaded ("0.2.0"), which may differ
  * from TOPOPLACE_VERSION, the one the caller was compiled against. */
 TP_EXPORT const char *tp_version(void);
-/* Its TOPOPLACE_VERSION_NUMBER. */
-TP_EXPORT unsigned tp_version_number(void);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "input/alloc_internal.h"
 
 /* An allocation with room for cap nodes and no nodes yet. */
 static int alloc_new(const tp_machine *m, int32_t cap, tp_alloc **out,

@@ -32,6 +32,9 @@
 #include "internal.h"
 #include "net/net_conf.h"
 #include "slurm/slurm_topology.h"
+#include "input/conf_internal.h"
+#include "map/metrics_internal.h"
+#include "net/machine_internal.h"
 
 struct tp_conf {
 	struct tp__conf_built b;    /* the machine and how it was built */

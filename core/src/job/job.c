@@ -16,6 +16,10 @@
 #include <string.h>
 
 #include "job/job_internal.h"
+#include "input/alloc_internal.h"
+#include "input/conf_internal.h"
+#include "map/metrics_internal.h"
+#include "pattern/pattern_internal.h"
 
 void tp_job_request_init(tp_job_request *r)
 {
@@ -602,7 +606,7 @@ const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why)
 	const char *links = r->gpu_links ? r->gpu_links
 			    : tp_conf_node_gpu_links(job->conf, nid);
 	if (!xml) {
-		tp_error_set(why, TP_ENOENT, "no NodeTopology= for node %s",
+		tp_error_set(why, TP_ENOMODEL, "no NodeTopology= for node %s",
 			     tp_machine_node_name(m, nid));
 		return NULL;
 	}
@@ -679,11 +683,6 @@ enum tp_metric_kind tp_job_metric(const tp_job *job)
 double tp_job_time_budget_ms(const tp_job *job)
 {
 	return job->budget_ms;
-}
-
-bool tp_job_has_pattern(const tp_job *job)
-{
-	return job->g != NULL;
 }
 
 const tp_conf *tp_job_conf(const tp_job *job)
@@ -771,11 +770,6 @@ const char *tp_job_note(const tp_job *job, int i)
 double tp_job_elapsed_ms(const tp_job *job)
 {
 	return job->elapsed_ms;
-}
-
-double tp_job_mapping_ms(const tp_job *job)
-{
-	return job->mapping_ms;
 }
 
 const tp_metrics *tp_job_metrics(const tp_job *job)

@@ -67,7 +67,7 @@ struct tp_job {
 	tp_metrics m, mblock;
 	char notes[TP_JOB_MAX_NOTES][TP_ERROR_MSG_MAX];
 	int nnotes;
-	double mapping_ms, elapsed_ms;
+	double elapsed_ms;
 
 	/* node models: distinct ones, and the one of each allocation node */
 	struct tp_job_model *models;
@@ -94,5 +94,9 @@ int tp__job_map(tp_job *job, tp_error *err);
 
 /* job_node.c: phases 2 and 3 on every node of the mapping. */
 int tp__job_place_nodes(tp_job *job, tp_error *err);
+
+/* How the allocation's order was taken as Slurm's ("the hostlist's order",
+ * "leaf switch by leaf switch, as Slurm 26.05 lays tasks out (...)"). */
+const char *tp_job_slurm_order(const tp_job *job);
 
 #endif

@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "job/job_internal.h"
+#include "map/metrics_internal.h"
+#include "map/place_internal.h"
 
 static void keep(tp_job *job, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -344,7 +346,6 @@ int tp__job_map(tp_job *job, tp_error *err)
 	if (rc)
 		return rc;
 	memcpy(job->map, job->block, sizeof(int32_t) * n);
-	double t = tp__now_ms();
 	if (job->policy == TP_POLICY_NONE)
 		keep(job, "policy none");
 	else if (job->policy == TP_POLICY_BLOCK)
@@ -353,7 +354,6 @@ int tp__job_map(tp_job *job, tp_error *err)
 		rc = map_without_pattern(job, err);
 	else
 		rc = map_with_pattern(job, err);
-	job->mapping_ms = tp__now_ms() - t;
 	if (!rc && job->g && (job->req.flags & TP_JOB_METRICS))
 		rc = compute_metrics(job, err);
 	return rc;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "job/job_internal.h"
+#include "node/node_internal.h"
 
 static void vnote(char *dst, const char *fmt, va_list ap)
 {

@@ -55,6 +55,7 @@
 
 #include "map/geom_fold.h"
 #include "map/geom_part.h"
+#include "map/metrics_internal.h"
 
 #define MAX_PERMS 720
 #define MAX_MACHINE_VARIANTS 512

@@ -7,6 +7,8 @@
 
 #include "map/metis_load.h"
 #include "net/network.h"
+#include "map/graphmap_internal.h"
+#include "net/machine_internal.h"
 
 #define KD_LEAF 8            /* points per k-d tree leaf */
 #define NEIGH_CANDIDATES 8   /* neighbour nodes tried per greedy placement */
@@ -1463,7 +1465,7 @@ int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 		o = &def;
 	}
 	double t0 = tp__now_ms();
-	/* TP_ENOTSUP without METIS (the plugin loads it only now): policy
+	/* TP_ENOMETIS without METIS (the plugin loads it only now): policy
 	 * auto skips this candidate, policy graph fails open */
 	struct tp__metis metis;
 	int rc = tp__metis_open(&metis, err);

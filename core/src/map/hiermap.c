@@ -32,6 +32,7 @@
 #include "map/geom_select.h"
 #include "map/metis_load.h"
 #include "net/network.h"
+#include "map/graphmap_internal.h"
 
 typedef struct hm {
 	const tp_graph *g;
@@ -789,7 +790,7 @@ static int hier_map(const tp_graph *g, const tp_alloc *a,
 				    g->coord_dims <= 0 ? "none" : "too many dimensions");
 	double t0 = tp__now_ms();
 	/* no libmetis5 on this node (the plugin loads it when needed):
-	 * TP_ENOTSUP, which auto skips with TP__METIS_MISSING */
+	 * TP_ENOMETIS, which auto skips with TP__METIS_MISSING */
 	struct tp__metis metis;
 	memset(&metis, 0, sizeof metis);
 	int rc = by_coords ? 0 : tp__metis_open(&metis, err);

@@ -21,7 +21,7 @@ int tp__metis_load(struct tp__metis *m, const char *soname, tp_error *err)
 	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!h) {
 		const char *why = dlerror();
-		return tp_error_set(err, TP_ENOTSUP, TP__METIS_MISSING " (%s)",
+		return tp_error_set(err, TP_ENOMETIS, TP__METIS_MISSING " (%s)",
 				    why ? why : soname);
 	}
 	/* ISO C has no object-to-function pointer conversion: the store
@@ -31,7 +31,7 @@ int tp__metis_load(struct tp__metis *m, const char *soname, tp_error *err)
 	if (!m->set_default_options || !m->part_graph_recursive) {
 		dlclose(h);
 		memset(m, 0, sizeof *m);
-		return tp_error_set(err, TP_ENOTSUP, TP__METIS_MISSING
+		return tp_error_set(err, TP_ENOMETIS, TP__METIS_MISSING
 				    " (%s lacks METIS_PartGraphRecursive)", soname);
 	}
 	m->handle = h;

@@ -42,7 +42,7 @@ struct tp__metis {
 };
 
 /* METIS as this build gets it: linked, or loaded (TP_METIS_DLOPEN).
- * TP_ENOTSUP "graph mapping needs libmetis5 on this node (DETAIL)" when it
+ * TP_ENOMETIS "graph mapping needs libmetis5 on this node (DETAIL)" when it
  * cannot be loaded.  Pair with tp__metis_close. */
 int tp__metis_open(struct tp__metis *m, tp_error *err);
 /* Load the named shared library with dlopen() whatever the build (tests). */

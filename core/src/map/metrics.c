@@ -35,6 +35,8 @@
 #include <strings.h>
 
 #include "net/network.h"
+#include "map/metrics_internal.h"
+#include "net/machine_internal.h"
 
 #define TP_HOT static inline __attribute__((always_inline))
 

@@ -31,6 +31,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "map/graphmap_internal.h"
+#include "pattern/pattern_internal.h"
 
 typedef struct mc_layout {
 	int rows_axis;   /* task grid axis (0 = x, 1 = y) along block rows */

@@ -46,6 +46,9 @@
 #include "internal.h"
 #include "map/metis_load.h"
 #include "net/network.h"
+#include "map/graphmap_internal.h"
+#include "map/metrics_internal.h"
+#include "map/place_internal.h"
 
 static const struct {
 	const char *name;
@@ -629,7 +632,7 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		break;
 	case C_BLOCKS:
 		rc = tp__block_map(r->g, r->a, r->o->graph.seed, r->trial, &e);
-		if (rc == TP_ENOTSUP) {
+		if (rc == TP_ENOMETIS) {
 			snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
 			c->ms = tp__now_ms() - t;
 			return 0;
@@ -657,10 +660,10 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 			/* policy hierarchical promises this mapping: its
 			 * error, not another candidate in its place */
 			return tp_error_set(err, rc, "%s", e.msg);
-		if (rc == TP_ENOTSUP) {
+		if (rc == TP_ENOMETIS || rc == TP_ENOTSUP) {
 			/* no METIS on this node: auto goes on without it (and
 			 * without a hierarchy, hierarchical says why) */
-			if (strstr(e.msg, TP__METIS_MISSING))
+			if (rc == TP_ENOMETIS)
 				snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
 			else
 				snprintf(c->note, sizeof c->note, "skipped: %.70s", e.msg);

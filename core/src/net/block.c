@@ -55,6 +55,7 @@
 #include "net/net_conf.h"
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
+#include "net/machine_internal.h"
 
 #define MAX_BLOCK_LEVEL 15          /* Slurm: block sizes up to base x 2^15 */
 #define DEFAULT_NETWORK_COST 4
@@ -1497,7 +1498,7 @@ int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
 		rc = TP_ENOMEM;
 		goto out;
 	}
-	/* the plugin on a node without libmetis5: TP_ENOTSUP, auto goes on */
+	/* the plugin on a node without libmetis5: TP_ENOMETIS, auto goes on */
 	if ((rc = tp__metis_open(&u.metis, err)))
 		goto out;
 	metis_open = true;

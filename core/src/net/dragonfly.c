@@ -40,6 +40,7 @@
 
 #include "net/net_conf.h"
 #include "net/network.h"
+#include "net/machine_internal.h"
 
 /* The dragonfly (m->net_data).  The machine has two dimensions: router in
  * group, group. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "net/network.h"
+#include "net/machine_internal.h"
 
 void tp__fmt_coords(char *buf, size_t len, const int *c, int n)
 {

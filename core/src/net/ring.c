@@ -54,6 +54,7 @@
 
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
+#include "net/machine_internal.h"
 
 #define MAX_RING_SIZE 16            /* Slurm's ring_record.h */
 #define MAX_RINGS 65536             /* Slurm's ring index is 16 bits */

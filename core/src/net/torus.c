@@ -31,6 +31,7 @@
 
 #include "net/net_conf.h"
 #include "net/network.h"
+#include "net/machine_internal.h"
 
 struct torus {
 	double link_bw[TP_MAX_DIMS];   /* per dimension, default 1 */

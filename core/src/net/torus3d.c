@@ -73,6 +73,7 @@
 #include "net/net_conf.h"
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
+#include "net/machine_internal.h"
 
 #define MAX_AXIS 65535                     /* Slurm reads x, y, z as uint16 */
 #define MAX_CELLS ((uint64_t)UINT32_MAX)   /* Slurm: x*y*z fits 32 bits */

@@ -73,6 +73,7 @@
 #include "net/net_conf.h"
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
+#include "net/machine_internal.h"
 
 /* The tree (m->net_data).  The machine has one dimension whose coordinate
  * is the router (= node) number in depth-first order, no wrap. */

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "internal.h"
+#include "pattern/pattern_internal.h"
 
 struct triples {
 	int64_t n, cap;

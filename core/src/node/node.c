@@ -10,6 +10,7 @@
 #include <hwloc.h>
 
 #include "internal.h"
+#include "node/node_internal.h"
 
 const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
 			     size_t len)

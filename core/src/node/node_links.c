@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "node/node_internal.h"
 
 struct rows {
 	int n;          /* GPUs (row length), 0 until the first row */

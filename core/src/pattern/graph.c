@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pattern/pattern_internal.h"
 
 #define GRAPH_MAX_COORD_DIMS 6
 

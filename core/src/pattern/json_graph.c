@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "internal.h"
+#include "pattern/pattern_internal.h"
 
 static int cmp_u64(const void *x, const void *y)
 {

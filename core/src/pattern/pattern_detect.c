@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pattern/pattern_internal.h"
 
 enum { NCLASS = 27 };   /* offset index (dx+1) + 3 (dy+1) + 9 (dz+1) */
 

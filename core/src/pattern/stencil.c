@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pattern/pattern_internal.h"
 
 #define SPEC_SHOW "%.120s"     /* how much of a spec to echo in messages */
 

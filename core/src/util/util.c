@@ -54,6 +54,8 @@ const char *tp_strerror(int code)
 	case TP_EIO: return "input/output error";
 	case TP_ETIME: return "time budget exceeded";
 	case TP_ENOTSUP: return "not supported";
+	case TP_ENOMETIS: return "METIS not available";
+	case TP_ENOMODEL: return "no node model";
 	case TP_ENOENT: return "not found";
 	default: return "unknown error";
 	}

@@ -5,8 +5,3 @@ const char *tp_version(void)
 {
 	return TOPOPLACE_VERSION;
 }
-
-unsigned tp_version_number(void)
-{
-	return TOPOPLACE_VERSION_NUMBER;
-}

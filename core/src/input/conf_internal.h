@@ -1,0 +1,24 @@
+/* topoplace — topoplace.conf: the part of <topoplace/conf.h> that is not
+ * exported.  The core's modules, the unit tests, the benchmarks and the
+ * fuzzers (all linked with the static archive) use it; the front ends and
+ * outside programs see only the public header. */
+#ifndef TOPOPLACE_CONF_INTERNAL_H
+#define TOPOPLACE_CONF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <topoplace/conf.h>
+
+/* Site defaults (TP_POLICY_NONE / hop-bytes / 0 when not set). */
+enum tp_policy tp_conf_default_policy(const tp_conf *c);
+bool tp_conf_has_default_policy(const tp_conf *c);
+enum tp_metric_kind tp_conf_default_metric(const tp_conf *c);
+double tp_conf_time_budget_ms(const tp_conf *c);
+const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
+/* The same in one line: "Slurm's topology nvl (block) of
+ * /etc/slurm/topology.yaml, partition gpu: Topology=nvl (...)"; NULL as
+ * above.  Every job notes it in its report. */
+const char *tp_conf_network_used(const tp_conf *c);
+
+#endif

@@ -1,0 +1,29 @@
+/* topoplace — metrics: the part of <topoplace/metrics.h> that is not
+ * exported.  The core's modules, the unit tests, the benchmarks and the
+ * fuzzers (all linked with the static archive) use it; the front ends and
+ * outside programs see only the public header. */
+#ifndef TOPOPLACE_METRICS_INTERNAL_H
+#define TOPOPLACE_METRICS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <topoplace/metrics.h>
+
+/* Reusable scratch for repeated congestion scoring (one link-load array). */
+
+/* Parse "hop-bytes" / "congestion". Returns 0 or TP_EINVAL. */
+int tp_metric_parse(const char *name, enum tp_metric_kind *out, tp_error *err);
+int tp_congestion_ws_create(tp_congestion_ws **out, const tp_machine *m,
+			    tp_error *err);
+void tp_congestion_ws_destroy(tp_congestion_ws *ws);
+/* Max directed link load in bytes (and messages via *msgs if non-NULL). */
+double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
+				 const int32_t *map, tp_congestion_ws *ws,
+				 int64_t *msgs);
+/* Score of a mapping under kind, lower is better (for ranking candidates). */
+double tp_metrics_score(const tp_graph *g, const tp_alloc *a,
+			const int32_t *map, enum tp_metric_kind kind,
+			tp_congestion_ws *ws);
+
+#endif

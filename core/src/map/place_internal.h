@@ -1,0 +1,48 @@
+/* topoplace — the policy layer: the part of <topoplace/place.h> that is not
+ * exported.  The core's modules, the unit tests, the benchmarks and the
+ * fuzzers (all linked with the static archive) use it; the front ends and
+ * outside programs see only the public header. */
+#ifndef TOPOPLACE_PLACE_INTERNAL_H
+#define TOPOPLACE_PLACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <topoplace/place.h>
+
+/* What the policy layer tried (graph and auto; geometric reports one). */
+#define TP_PLACE_MAX_CANDIDATES 16
+
+typedef struct tp_place_candidate {
+	char name[24];          /* "block", "zorder", "geometric", "greedy",
+				   "bipartition", "hierarchical", "modcolor",
+				   "NAME+refine" */
+	bool ran;               /* false: skipped (see note) */
+	double score;           /* tp_metrics_score under the metric */
+	double rank;            /* the rank option's score (0 without it) */
+	double ms;              /* time it took */
+	char note[80];          /* why skipped or failed, else empty */
+	bool has_congestion;    /* congestion holds the maximum link load */
+	double congestion;      /* max_congestion_bytes (the auto rule) */
+} tp_place_candidate;
+
+typedef struct tp_place_report {
+	enum tp_policy policy;
+	enum tp_metric_kind metric;
+	int ncandidates;
+	int best;               /* index of the kept candidate, -1 if none */
+	tp_place_candidate cand[TP_PLACE_MAX_CANDIDATES];
+	bool have_geom;         /* geometric ran: geom holds its report */
+	tp_geom_report geom;
+	bool budget_hit;        /* a candidate was skipped for the budget */
+	double elapsed_ms;
+} tp_place_report;
+
+/* Same with the candidates report (may be NULL). */
+int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+		int32_t *map, tp_place_report *report, tp_error *err);
+int tp_map_cyclic(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
+int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
+		  int32_t *map, tp_error *err);
+
+#endif

@@ -1,0 +1,108 @@
+/* topoplace — the node model: the part of <topoplace/node.h> that is not
+ * exported.  The core's modules, the unit tests, the benchmarks and the
+ * fuzzers (all linked with the static archive) use it; the front ends and
+ * outside programs see only the public header. */
+#ifndef TOPOPLACE_NODE_INTERNAL_H
+#define TOPOPLACE_NODE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <topoplace/node.h>
+
+/* What a links file holds (tp_links_parse_kind). */
+enum tp_links_kind {
+	TP_LINKS_GRES = 0,      /* gres.conf Links=: NVLink lanes on NVIDIA
+				   GPUs, xGMI links on AMD GPUs */
+	TP_LINKS_NVIDIA_SMI,    /* nvidia-smi topo -m: NVLink lanes */
+	TP_LINKS_ROCM_SMI,      /* rocm-smi --showtopo [--shownodesbw]: xGMI
+				   links */
+};
+
+enum tp_gpu_fabric {
+	TP_FABRIC_NONE = 0,     /* PCIe only */
+	TP_FABRIC_NVLINK,
+	TP_FABRIC_XGMI,
+};
+
+enum tp_gpu_path {
+	TP_PATH_LOC = 0,   /* the same GPU */
+	TP_PATH_NVL,
+	TP_PATH_XGMI,      /* direct xGMI links */
+	TP_PATH_XHOP,      /* xGMI links through other GPUs */
+	TP_PATH_PIX,
+	TP_PATH_PXB,
+	TP_PATH_PHB,
+	TP_PATH_NODE,
+	TP_PATH_SYS,
+};
+
+/* "X", "NV4", "PIX", ... as nvidia-smi topo -m prints them (NVL with the
+ * lane count in lanes), "XGMI4" (direct xGMI, lanes = the link count),
+ * "XHOP2" (xGMI through other GPUs, lanes = the hops); buf gets at least 8
+ * bytes. */
+const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
+			     size_t len);
+/* tp_node_load_xml from a buffer; what names it in messages. */
+int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
+			    tp_node **out, tp_error *err);
+int tp_node_nnuma(const tp_node *n);
+/* The GPU's PCI vendor: 0x10de (NVIDIA) or 0x1002 (AMD); 0 for a bad
+ * index. */
+unsigned tp_node_gpu_vendor(const tp_node *n, int gpu);
+/* Socket and NUMA node (logical indices) the GPU is attached to, -1 when
+ * hwloc does not say. */
+int tp_node_gpu_package(const tp_node *n, int gpu);
+int tp_node_gpu_numa(const tp_node *n, int gpu);
+enum tp_gpu_fabric tp_node_fabric(const tp_node *n);
+/* Set NVLink lane counts: counts is ngpus x ngpus, row-major, symmetric,
+ * -1 or 0 on the diagonal, 0..TP_NODE_MAX_NVLINKS elsewhere.  Every GPU of
+ * the node must be an NVIDIA GPU. */
+int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
+			const char *what, tp_error *err);
+/* The same for xGMI link counts (every GPU an AMD GPU); all zero clears
+ * the fabric. */
+int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
+		     const char *what, tp_error *err);
+/* tp_node_load_links from a buffer. */
+int tp_node_load_links_buffer(tp_node *n, const char *text, size_t len,
+			      const char *what, tp_error *err);
+/* Parse link counts without a node (for checking a file): *counts_out is
+ * malloc'ed ngpus x ngpus. */
+int tp_links_parse(const char *text, size_t len, const char *what,
+		   int **counts_out, int *ngpus_out, tp_error *err);
+/* The same, and which format it was (kind may be NULL).  rocm-smi text:
+ * its "Weight between two GPUs", "Hops between two GPUs", "Link Type
+ * between two GPUs" and "Bandwidth" (min-max, MB/s) matrices, GPU0..GPUn
+ * headers, one row per GPU; the "Numa Nodes" lines and other sections are
+ * skipped.  With the bandwidth matrix a pair has max / min xGMI links
+ * ("0-0": none; 50000-200000 on the two GCDs of an MI250X: 4); without it a
+ * pair of type XGMI whose weight is the smallest XGMI weight (one hop, 15)
+ * has one link.  Hops are not used: rocm-smi prints 1 for every xGMI pair. */
+int tp_links_parse_kind(const char *text, size_t len, const char *what,
+			int **counts_out, int *ngpus_out,
+			enum tp_links_kind *kind, tp_error *err);
+/* Direct xGMI links between two GPUs (0 on an NVLink node). */
+int tp_node_xgmi_links(const tp_node *n, int a, int b);
+enum tp_gpu_path tp_node_gpu_path(const tp_node *n, int a, int b);
+/* Bandwidth of the path from a to b in GB/s: lanes x TP_NVLINK_BW over
+ * NVLink, else the smallest link bandwidth on the route (xGMI or PCIe; 0
+ * for a == b). */
+double tp_node_gpu_bandwidth(const tp_node *n, int a, int b);
+int tp_node_link_count(const tp_node *n);
+/* Links of the route from GPU a to GPU b, written to links (capacity cap).
+ * Returns how many, or TP_EINVAL when cap is too small. */
+int tp_node_gpu_route(const tp_node *n, int a, int b, int *links, int cap);
+int tp_node_nic_package(const tp_node *n, int nic);
+/* Links of the route from GPU gpu to that card (capacity cap); the count,
+ * 0 without a card, or TP_EINVAL. */
+int tp_node_gpu_nic_route(const tp_node *n, int gpu, int *links, int cap);
+/* The CPU list ("0-3,16-19") of cores first..first+count-1. */
+int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
+			  char *buf, size_t len);
+/* The CPU list (operating-system indices of the hardware threads) of the
+ * given logical cores. */
+int tp_node_cpuset_string_cores(const tp_node *n, const int *cores, int count,
+				char *buf, size_t len);
+
+#endif
