@@ -516,8 +516,8 @@ int tp__graph_from_json_fast(const char *text, size_t len, const char *what,
 
 /* tp_geom_map whose first variant also stops at the time budget: TP_ETIME
  * and no result when it cannot finish one (auto, when a candidate already
- * has a result: one partition of a million points took 190 ms past the
- * 130 left to it). */
+ * has a result: one partition of a million points can take longer than
+ * all that is left of the budget). */
 int tp__geom_map_bounded(const tp_graph *g, const tp_alloc *a,
 			 const tp_geom_opts *opt, int32_t *map,
 			 tp_geom_report *report, tp_error *err);
@@ -535,8 +535,8 @@ int tp__graphmap_hier_coords(const tp_graph *g, const tp_alloc *a,
  * (a regular allocation then costs a pass writing the map, not a pass
  * over the tasks per level of bisection). */
 bool tp__hier_coords_boxes(const tp_graph *g);
-/* A split's lower cost per task and level of bisection below it: 20-27 ns
- * measured on a million tasks of a million-node dragonfly, set low; a
+/* A split's lower cost per task and level of bisection below it, set
+ * below its measured cost; a
  * split that would not fit its deadline even so is not started. */
 #define TP__HIER_COORDS_NS_PER_TASK_LEVEL 15.0
 

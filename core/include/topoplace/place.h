@@ -76,7 +76,7 @@ typedef struct tp_place_opts {
 /* What the policy layer tried (graph and auto; geometric reports one). */
 #define TP_PLACE_MAX_CANDIDATES 16
 
-/* The auto rule (issue 13), when the metric is hop-bytes: candidates are
+/* The auto rule, when the metric is hop-bytes: candidates are
  * compared by hop-bytes, except that
  *   - a candidate whose maximum link congestion is at least
  *     TP_PLACE_CONGESTION_SHARE (20 %) below the other's wins when its

@@ -25,7 +25,7 @@ static int write_lines(FILE *f, const tp_alloc *a, const int32_t *map,
 {
 	/* a million ranks: lines gathered in a large buffer and written whole,
 	 * not fputs per line (a stream lock per call and a write(2) per 4 KiB
-	 * stdio buffer: 48 ms against 14 ms).  Names are written straight
+	 * stdio buffer).  Names are written straight
 	 * into it (a numbered run's need not exist as text); a name is shorter
 	 * than TP__HOSTNAME_MAX, so a line always fits. */
 	char buf[1 << 15];
@@ -72,8 +72,8 @@ static void *gather_lines(void *arg)
 }
 
 /* From this many ranks the second half of the lines is formatted on a
- * second thread while the first half is written (a million ranks: 30 ms
- * on one). */
+ * second thread while the first half is written: formatting is most of
+ * the cost of a large hostfile. */
 #define HOSTFILE_THREAD_TASKS 262144
 
 int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
