@@ -305,6 +305,20 @@ static int read_conf(struct sc_nodes *s, const char *path)
 	return rc;
 }
 
+/* slurm.conf and its Includes (relative to its directory) into s: the
+ * keys when s->keys is set, else the node names. */
+static int read_all(struct sc_nodes *s, const char *slurm_conf)
+{
+	char *dir;
+	if (conf_dir(slurm_conf, &dir, s->err))
+		return TP_ENOMEM;
+	s->dir = dir;
+	int rc = read_conf(s, slurm_conf);
+	s->dir = NULL;
+	free(dir);
+	return rc;
+}
+
 void tp_conf_slurm_diff_free(tp_conf_slurm_diff *d)
 {
 	if (!d)
@@ -361,11 +375,7 @@ int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
 	struct sc_nodes s;
 	memset(&s, 0, sizeof s);
 	s.err = err;
-	char *dir;
-	if (conf_dir(slurm_conf, &dir, err))
-		return TP_ENOMEM;
-	s.dir = dir;
-	int rc = read_conf(&s, slurm_conf);
+	int rc = read_all(&s, slurm_conf);
 	if (!rc && s.n == 0)
 		rc = tp_error_set(err, TP_EINVAL, "%s: no NodeName= lines", slurm_conf);
 	if (!rc && (rc = diff_lists(&s, m, out))) {
@@ -374,7 +384,6 @@ int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
 	}
 	tp__names_free(&s.set);
 	free(s.names);
-	free(dir);
 	return rc;
 }
 
@@ -401,12 +410,7 @@ int tp__slurm_conf_keys(const char *slurm_conf, struct tp__slurm_keys *k,
 	memset(&s, 0, sizeof s);
 	s.err = err;
 	s.keys = k;
-	char *dir;
-	if (conf_dir(slurm_conf, &dir, err))
-		return TP_ENOMEM;
-	s.dir = dir;
-	int rc = read_conf(&s, slurm_conf);
-	free(dir);
+	int rc = read_all(&s, slurm_conf);
 	if (rc)
 		tp__slurm_keys_free(k);
 	return rc;
