@@ -125,6 +125,7 @@ CORE_SRC = $(addprefix core/src/, \
 	slurm/slurm_order.c \
 	slurm/slurm_topology.c \
 	slurm/slurm_yaml.c \
+	util/lines.c \
 	util/util.c \
 	util/version.c \
 )
@@ -176,6 +177,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_graphmap.c \
 	test_input.c \
 	test_job.c \
+	test_lines.c \
 	test_machine.c \
 	test_metis.c \
 	test_metrics.c \

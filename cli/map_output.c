@@ -65,17 +65,23 @@ int cli_map_compare(const tp_job *job, FILE *f)
 
 /* ---- JSON ---- */
 
+/* Appends the string s to arr; false, arr released, when out of memory. */
+static bool add_string(json_object *arr, const char *s)
+{
+	json_object *o = json_object_new_string(s);
+	if (o && json_object_array_add(arr, o) == 0)
+		return true;
+	json_object_put(o);
+	json_object_put(arr);
+	return false;
+}
+
 static json_object *names_json(const tp_job *job)
 {
 	json_object *arr = json_object_new_array();
-	for (int32_t t = 0; arr && t < tp_job_ntasks(job); t++) {
-		json_object *s = json_object_new_string(tp_job_task_node(job, t));
-		if (!s || json_object_array_add(arr, s) < 0) {
-			json_object_put(s);
-			json_object_put(arr);
+	for (int32_t t = 0; arr && t < tp_job_ntasks(job); t++)
+		if (!add_string(arr, tp_job_task_node(job, t)))
 			return NULL;
-		}
-	}
 	return arr;
 }
 
@@ -115,14 +121,9 @@ static json_object *candidates_json(const tp_job *job)
 static json_object *notes_json(const tp_job *job)
 {
 	json_object *arr = json_object_new_array();
-	for (int i = 0; arr && i < tp_job_nnotes(job); i++) {
-		json_object *s = json_object_new_string(tp_job_note(job, i));
-		if (!s || json_object_array_add(arr, s) < 0) {
-			json_object_put(s);
-			json_object_put(arr);
+	for (int i = 0; arr && i < tp_job_nnotes(job); i++)
+		if (!add_string(arr, tp_job_note(job, i)))
 			return NULL;
-		}
-	}
 	return arr;
 }
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runtime dependencies of the SPANK plugin (issue 12): every library it NEEDs
+# Runtime dependencies of the SPANK plugin: every library it NEEDs
 # must be one a Debian 12 compute node with slurmd and slurm-client has,
 # that is a shared library of a package in their dependency closure
 # (Depends and Pre-Depends, recursively; no Recommends).  libslurm and

@@ -115,7 +115,7 @@ else
 	no "topoplace.so exports slurm_spank_* and plugin_* only" "also: $(echo "$extra" | head -5 | paste -sd' ')"
 fi
 
-# No libslurm anywhere (issue 12): the plugin uses only what srun and
+# No libslurm anywhere: the plugin uses only what srun and
 # slurmstepd provide at run time (spank.h), the core has its own hostlists.
 for f in lib/topoplace/topoplace.so lib/libtopoplace.so bin/topoplace; do
 	if readelf -d "$root/$f" 2>/dev/null | grep NEEDED | grep -q libslurm; then
@@ -125,7 +125,7 @@ for f in lib/topoplace/topoplace.so lib/libtopoplace.so bin/topoplace; do
 	fi
 done
 
-# make run installs the build group only (issue 12): no test, cluster,
+# make run installs the build group only: no test, cluster,
 # fuzz or benchmark tools.
 run_deps=$(sh "$REPO/contrib/install-deps.sh" --list build)
 extra=$(for p in $run_deps; do case $p in valgrind|check|scotch|slurmd|slurmctld|munge|clang*|gmsh*) echo "$p" ;; esac; done)

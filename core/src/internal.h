@@ -327,6 +327,34 @@ int tp__nul_check(const char *buf, size_t len, const char *what,
 int tp__text_copy(const char *text, size_t len, const char *what, char **out,
 		  tp_error *err);
 
+/* ---- line-based text (lines.c) ----
+ *
+ * The one loop over the lines of a text: a line ends at '\n' or at the end
+ * of the text ("a\n" is one line, "" none); each reader states its format. */
+struct tp__line_format {
+	char comment;        /* cuts the line from it on; '\0': no comments */
+	/* Slurm's parser (slurm.conf, topology.conf): "\#" is a '#' that starts no comment, blanks and '\r' at a
+	 * line's end are dropped, and a line ending in '\' is joined with the
+	 * next, a blank between them, numbered as its first.  Off: a '\' is
+	 * a character and the line is handed as it is. */
+	bool slurm;
+	bool blank_after;    /* with slurm: every line handed ends in a blank */
+	bool skip_blank;     /* lines of blanks and '\r' only are not handed */
+};
+/* fn's return: non-zero stops the loop and is returned; TP__LINES_STOP
+ * stops it without an error (the caller maps it to TP_OK). */
+#define TP__LINES_STOP 1
+typedef int (*tp__line_fn)(void *arg, char *line, long number);
+/* Calls fn with every line of text (written in place: comments cut, lines
+ * terminated) and its number from 1.  TP_ENOMEM "WHAT: out of memory"
+ * when a joined line cannot grow. */
+int tp__each_line(char *text, const struct tp__line_format *fmt,
+		  const char *what, tp_error *err, tp__line_fn fn, void *arg);
+/* The line at *at (NULL at the end), its length without the '\n' in
+ * *len; *at moves to the next.  For a look at lines that leaves them as
+ * they are. */
+const char *tp__line_next(const char **at, size_t *len);
+
 /* ---- Slurm's topology.conf-style files (util.c; tree.c, block.c) ---- */
 /* Sets err to "WHAT:LINE: message" ("WHAT: message" when line is 0) and
  * returns code. */
@@ -334,10 +362,9 @@ int tp__line_error(tp_error *err, const char *what, int line, int code,
 		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 int tp__line_verror(tp_error *err, const char *what, int line, int code,
 		    const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
-/* Calls fn with every logical line of text (a writable copy, the comment
- * from '#' on cut, "\#" a '#', a line ending in '\' joined with the next as
- * Slurm's parser joins them) and the number of its first line from 1,
- * until fn returns non-zero, which is returned.  TP_ENOMEM "WHAT: out of memory" when no copy can be made. */
+/* tp__each_line with topology.conf's format (the comment from '#' on,
+ * Slurm's continuation and escapes) over a copy of text, the line number
+ * as an int.  TP_ENOMEM "WHAT: out of memory" when no copy can be made. */
 int tp__each_conf_line(const char *text, const char *what, tp_error *err,
 		       int (*fn)(void *arg, char *line, int number), void *arg);
 
@@ -490,8 +517,8 @@ int tp__graph_from_json_fast(const char *text, size_t len, const char *what,
 
 /* tp_geom_map whose first variant also stops at the time budget: TP_ETIME
  * and no result when it cannot finish one (auto, when a candidate already
- * has a result: one partition of a million points took 190 ms past the
- * 130 left to it). */
+ * has a result: one partition of a million points can take longer than
+ * all that is left of the budget). */
 int tp__geom_map_bounded(const tp_graph *g, const tp_alloc *a,
 			 const tp_geom_opts *opt, int32_t *map,
 			 tp_geom_report *report, tp_error *err);
@@ -509,8 +536,8 @@ int tp__graphmap_hier_coords(const tp_graph *g, const tp_alloc *a,
  * (a regular allocation then costs a pass writing the map, not a pass
  * over the tasks per level of bisection). */
 bool tp__hier_coords_boxes(const tp_graph *g);
-/* A split's lower cost per task and level of bisection below it: 20-27 ns
- * measured on a million tasks of a million-node dragonfly, set low; a
+/* A split's lower cost per task and level of bisection below it, set
+ * below its measured cost; a
  * split that would not fit its deadline even so is not started. */
 #define TP__HIER_COORDS_NS_PER_TASK_LEVEL 15.0
 

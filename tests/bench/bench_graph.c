@@ -1,4 +1,4 @@
-/* bench_graph — issue 5: graph mapping of irregular task graphs on tori,
+/* bench_graph — graph mapping of irregular task graphs on tori,
  * fat trees and dragonflies, against block, random and Scotch (-b0).
  *
  *   build-bench/bench/bench_graph [--no-scotch] [--meshes DIR]

@@ -1,4 +1,4 @@
-/* bench_peers — issue 13: topoplace beside the peers on the cases where a
+/* bench_peers — topoplace beside the peers on the cases where a
  * peer was ahead, all scored by the same code (topoplace's metrics: average
  * hops per byte, and the maximum load of a directed link with both
  * directions of every edge routed, metrics.h).
@@ -32,7 +32,7 @@
  *               seam (x 24..31 and 0..7), 8 tasks per node, 32x32x16
  *               stencil
  *   pcie16      inside one 16-GPU PCIe node (conf/examples/nodes/pcie16.xml):
- *               issue 13's 4x4 5-point stencil as a GPU matrix, 3 MB per
+ *               a 4x4 5-point stencil as a GPU matrix, 3 MB per
  *               edge between rows, 1 MB inside a row; phases 2 and 3,
  *               maximum link congestion (ms); 0.508 ms is the least any
  *               assignment can do (an inner task's 8 MB over its own

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Task graphs from real unstructured meshes, for bench_graph (issue 5) and
-# bench_peers (issue 13: 1,024 parts).
+# Task graphs from real unstructured meshes, for bench_graph and
+# bench_peers (1,024 parts).
 #   sh tests/bench/make-meshes.sh [OUTDIR]     (default build-bench/meshes)
 # A 3-D demo geometry shipped by Debian's gmsh-doc is meshed with gmsh
 # (tetrahedra), its dual graph (elements sharing a face, m2gmetis -ncommon=3)

@@ -1,7 +1,6 @@
 // zoltan2_map — Zoltan2's geometric task mapper (Deveci et al., "Exploiting
 // geometric partitioning in task mapping for parallel computers", IPDPS 2015),
-// the paper's own code in Debian's Trilinos 13.2, as a peer for bench_peers
-// (issue 13).
+// the paper's own code in Debian's Trilinos 13.2, as a peer for bench_peers.
 //
 //   zoltan2_map IN OUT
 //

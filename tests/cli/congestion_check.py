@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent check of topoplace's congestion model (issue 13).
+"""Independent check of topoplace's congestion model.
 
 Written from the model's definition (metrics.h, doc/algorithms.md), not from
 the C code: every task-graph edge {u, v} of w bytes is two messages, u -> v

@@ -176,7 +176,7 @@ if check0 "--nodes @FILE"; then
 fi
 fails2 "--nodes @missing file" "nodes.missing" - map --config "$C8" \
 	--nodes "@$tmp/nodes.missing" --ntasks 6 --stencil 3x2
-# issue 14: a NUL byte cut the list (2 of 4 nodes, exit 0); FIFOs and
+# a NUL byte once cut the list (2 of 4 nodes, exit 0); FIFOs and
 # devices hung or read without bound
 printf 'n000\nn001\000n002\nn003\n' >"$tmp/nodes.nul"
 fails2 "--nodes @FILE with a NUL byte" "nodes.nul:2: NUL byte" - map --config "$C8" \
@@ -964,7 +964,7 @@ if check0 "node-info"; then
 fi
 fails2 "node-info: bad XML" "bad-node.xml: hwloc XML line 3: Machine object without cpuset" - node-info "$DATA/bad-node.xml"
 fails2 "node-info: bad links" "bad-links-len.conf:2" - node-info "$NODES/nvl4.xml" "$DATA/bad-links-len.conf"
-# issue 14: XML that crashed (SIGSEGV, assertion) or stalled hwloc 2.9.0
+# XML that crashed (SIGSEGV, assertion) or stalled hwloc 2.9.0
 for x in bad-no-complete-cpuset bad-nodeset-syntax bad-numa-no-os-index; do
 	fails2 "node-info: $x" "$x.xml: hwloc XML line" - node-info "$TEST_NODES/$x.xml"
 done
@@ -1209,7 +1209,7 @@ elif [ "$rc" -eq 0 ]; then no "slingshot: check-config example" "$(cat "$tmp/out
 sed 's/^NodeName=.*/NodeName=x1000c0s0b0n0,x1000c0s0n0/' "$EX/slingshot.conf" >"$tmp/ss.conf"
 fails2 "slingshot: name not matching NodeNameFormat" "node 'x1000c0s0n0' does not match NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*} (at character 10)" - \
 	check-config "$tmp/ss.conf"
-# ---- policy hierarchical (issue 13): on a tree the tasks split by switch;
+# ---- policy hierarchical: on a tree the tasks split by switch;
 # a network without a hierarchy is refused with one line ----
 tp map --config "$EX/fattree.conf" --nodes 'tux[000-015]' --ntasks 32 --stencil 8x4 \
 	--policy hierarchical --explain
@@ -1244,7 +1244,7 @@ fails2 "policy hierarchical on a torus" \
 	map --config "$EX/torus3d.conf" --nodes 'nid[00000-00007]' --ntasks 8 --stencil 8x1 \
 	--policy hierarchical
 
-# ---- congestion: both directions of every edge on directed links (issue 13),
+# ---- congestion: both directions of every edge on directed links,
 # checked against an independent scorer written from the model's definition
 # (tori and meshes, a tree, a dragonfly, a block network; random graphs and mappings) ----
 mkdir "$tmp/cong"

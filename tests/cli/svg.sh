@@ -193,7 +193,7 @@ if picture "map svg: switch tree" "$O" map -c "$EX/fattree.conf" \
 	grep -q 'leaf4 -&gt; agg2' "$O" && ok "map svg: tree uplink tooltips" ||
 		no "map svg: tree uplink tooltips" "no 'leaf4 -> agg2' tooltip"
 fi
-# directed links (issue 13): a cable shows its heavier direction's load.
+# directed links: a cable shows its heavier direction's load.
 # One 1000-byte edge from leaf0 to leaf2 over the core (LevelBandwidth=
 # 100 at the leaves, 200 above): every cable on the way reads its load,
 # the others 0, whatever the numbering of the two directions

@@ -861,7 +861,7 @@ START_TEST(large_configs)
 	assert_at(m, "nid065536", 16, 21, 28);
 	assert_at(m, "nid110591", 47, 47, 47);
 	tp_conf_destroy(c);
-	/* issue 10: a whole 6-D machine from one range (more than Slurm's 65536
+	/* a whole 6-D machine from one range (more than Slurm's 65536
 	 * names per range); its timing is in bench_input */
 	c = str_ok("Network=torus Dims=24x23x24x2x3x2 Wrap=yes,yes,yes,no,yes,no\n"
 		   "NodeName=nid[000000-158975] CoordOrder=x-major\n");

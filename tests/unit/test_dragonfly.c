@@ -89,7 +89,7 @@ START_TEST(distances_and_routes)
 }
 END_TEST
 
-/* Issue 13, auto's rule (place.h): on this sparse allocation the candidate
+/* Auto's rule (place.h): on this sparse allocation the candidate
  * with the fewest hop-bytes (68) loads a global link with 6 bytes; auto
  * keeps one with at most 20 % more hop-bytes (74) and a third less
  * congestion (4): by hop-bytes alone it would have kept the other. */
@@ -170,7 +170,7 @@ START_TEST(bad_dragonfly)
 END_TEST
 
 /* Greedy growth's nearest-node search is slow on a dragonfly (its
- * distances bound the k-d tree's boxes poorly): 32,768 tasks take 2.5 s.
+ * distances bound the k-d tree's boxes poorly), seconds for 32,768 tasks.
  * Under a budget it stops as soon as its pace shows it cannot finish, and
  * leaves the budget to auto's other candidates; the line says how long it
  * would have taken. */

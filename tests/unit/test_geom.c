@@ -153,7 +153,7 @@ START_TEST(seam_shift_moves_low_side)
 END_TEST
 
 /* Every plane occupied: no gap to put the seam in, so it goes between the
- * two adjacent planes with the fewest nodes together (issue 13). */
+ * two adjacent planes with the fewest nodes together. */
 START_TEST(seam_between_sparsest_planes)
 {
 	tp_conf *c = make_conf("6x2x1", "yes");
@@ -1258,7 +1258,7 @@ END_TEST
 
 START_TEST(fold_find_and_place)
 {
-	/* the whole 6-D machine of issue 10 */
+	/* a whole 6-D machine, 24x23x24x2x3x2 */
 	const int text[] = { 96, 92, 72 }, mext[] = { 24, 23, 24, 2, 3, 2 };
 	tp__fold f[TP__FOLD_MAX];
 	int nf = tp__fold_find(text, 3, mext, 6, 4, f, TP__FOLD_MAX);

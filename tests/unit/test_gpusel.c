@@ -238,7 +238,7 @@ START_TEST(pcie16_pairs_on_boards)
 }
 END_TEST
 
-/* Issue 13: a 4x4 stencil on pcie16 whose edges between rows (the first MPI
+/* A 4x4 stencil on pcie16 whose edges between rows (the first MPI
  * dimension) carry 3 MB and those inside a row 1 MB.
  *   Phase 2: consecutive ranks put rows 0-1 and 2-3 on the sockets (MIMS
  *   3 MB) and no pair swap helps; the bisection start splits the columns
@@ -360,7 +360,7 @@ static tp_gpusel_cost phases_2_3(const tp_node *n, const tp_graph *g, int *gpus)
  * row and 1 MiB between rows.  An inner task sends 4 + 4 + 1 + 1 MiB, all of
  * it over its own GPU's 15.75 GB/s link: 10 MiB / 15.753846 GB/s = 0.666 ms
  * is the least any assignment can do, and phases 2 and 3 reach it.  (The
- * 0.508 ms of issue 13 is the other pattern, 3 MB between rows and 1 MB
+ * 0.508 ms bound is the other pattern's, 3 MB between rows and 1 MB
  * inside them, 8 MB per inner task: pcie16_bisection.) */
 START_TEST(pcie16_rows_at_the_bound)
 {

@@ -195,8 +195,8 @@ START_TEST(hostlist_errors)
 }
 END_TEST
 
-/* Issue 14: Nodes=a[0-9999]b[0-9999] in topology.conf took more than 120 s
- * and 3.8 GB; NodeName=a[0-65535]b[0-65535] said "no node names". */
+/* Nodes=a[0-9999]b[0-9999] in topology.conf once expanded its hundred
+ * million names, for minutes and gigabytes; NodeName=a[0-65535]b[0-65535] said "no node names". */
 START_TEST(config_hostlists_bounded)
 {
 	tp_machine *m = (tp_machine *)1;
@@ -447,7 +447,7 @@ START_TEST(hostlist_file)
 }
 END_TEST
 
-/* Issue 14: a NUL in a hostfile dropped the rest of its line (and the
+/* A NUL in a hostfile dropped the rest of its line (and the
  * error then blamed --stencil); /dev/zero grew one line without bound. */
 START_TEST(hostfile_nul_and_devices)
 {

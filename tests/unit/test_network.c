@@ -1,5 +1,5 @@
 /* Unit tests: the network kinds behind one interface (core/src/net/network.h)
- * and distances that do not overflow (64-bit, issue 14): long weighted
+ * and distances that do not overflow (64-bit): long weighted
  * paths on tori and meshes, mesh dimensions above 2^30, large LevelCost=
  * on trees. */
 #include <limits.h>

@@ -157,7 +157,7 @@ START_TEST(cpu2_cores)
 }
 END_TEST
 
-/* Issue 14: XML that crashed hwloc 2.9.0 (SIGSEGV, assertion) or cost it
+/* XML that crashed hwloc 2.9.0 (SIGSEGV, assertion) or cost it
  * 0.5 GB and seconds is refused before hwloc sees it. */
 START_TEST(xml_hwloc_crashes)
 {

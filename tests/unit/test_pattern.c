@@ -701,7 +701,7 @@ START_TEST(stencil_errors)
 }
 END_TEST
 
-/* Issue 14: each weights= value was cut at 63 characters, so trailing
+/* Each weights= value was once cut at 63 characters, so trailing
  * junk was ignored and a 64-digit number lost a digit. */
 START_TEST(stencil_weights_long_values)
 {
@@ -729,7 +729,7 @@ START_TEST(stencil_weights_long_values)
 }
 END_TEST
 
-/* Issue 14: byte counts that are each finite but add up to infinity were
+/* Byte counts that are each finite but add up to infinity were
  * accepted (NaN in graph mapping, "-nan%" in tables). */
 START_TEST(edges_infinite_sum)
 {

@@ -361,7 +361,7 @@ static void every_node_holds(const int32_t *map, int n, int nn, int k)
 		ck_assert_int_eq(per[i], k);
 }
 
-/* Issue 13: the hierarchical candidate splits the tasks over the leaf
+/* The hierarchical candidate splits the tasks over the leaf
  * switches with their exact capacities (1, 6, 5 and 3 nodes of 2 slots:
  * 2, 12, 10 and 6 tasks), then over the nodes; on this fragmented
  * allocation a 10x3 grid sends 18 bytes up the leaves' links (90

@@ -24,9 +24,9 @@
  *                      links.  On switch trees with LevelBandwidth= a route
  *                      adds bytes / bandwidth of the link's level instead of
  *                      bytes (time-like units); max_congestion_bytes then
- *                      holds that.  (Before issue 13 each edge was routed
- *                      once, lower task to higher, and both directions of a
- *                      link shared one load.)
+ *                      holds that.  (Earlier versions routed each edge once,
+ *                      lower task to higher, and both directions of a link
+ *                      shared one load.)
  *   frac_intra_node  = bytes of edges whose two tasks share a node / total
  *   frac_intra_router= bytes of edges whose tasks share a router / total
  */

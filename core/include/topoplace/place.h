@@ -73,7 +73,7 @@ typedef struct tp_place_opts {
 	void *rank_arg;
 } tp_place_opts;
 
-/* The auto rule (issue 13), when the metric is hop-bytes: candidates are
+/* The auto rule, when the metric is hop-bytes: candidates are
  * compared by hop-bytes, except that
  *   - a candidate whose maximum link congestion is at least
  *     TP_PLACE_CONGESTION_SHARE (20 %) below the other's wins when its

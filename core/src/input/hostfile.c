@@ -25,7 +25,7 @@ static int write_lines(FILE *f, const tp_alloc *a, const int32_t *map,
 {
 	/* a million ranks: lines gathered in a large buffer and written whole,
 	 * not fputs per line (a stream lock per call and a write(2) per 4 KiB
-	 * stdio buffer: 48 ms against 14 ms).  Names are written straight
+	 * stdio buffer).  Names are written straight
 	 * into it (a numbered run's need not exist as text); a name is shorter
 	 * than TP__HOSTNAME_MAX, so a line always fits. */
 	char buf[1 << 15];
@@ -72,8 +72,8 @@ static void *gather_lines(void *arg)
 }
 
 /* From this many ranks the second half of the lines is formatted on a
- * second thread while the first half is written (a million ranks: 30 ms
- * on one). */
+ * second thread while the first half is written: formatting is most of
+ * the cost of a large hostfile. */
 #define HOSTFILE_THREAD_TASKS 262144
 
 int tp_hostfile_write(FILE *f, const tp_alloc *a, const int32_t *map,
@@ -153,6 +153,60 @@ int tp_hostfile_write_path(const char *path, const tp_alloc *a,
 	return 0;
 }
 
+/* A hostfile read back: the allocation index of every rank so far. */
+struct readback {
+	tp_alloc *a;
+	bool set_slots;
+	const char *path;
+	tp_error *err;
+	int32_t *pos;        /* allocation index of each machine node, -1: none */
+	int *count;          /* ranks on each allocated node */
+	int32_t *map;
+	int32_t n, cap;
+};
+
+/* One rank on the node named tok (of line number). */
+static int add_rank(struct readback *r, const char *tok, long number)
+{
+	int32_t node = tp_machine_find_node(r->a->m, tok);
+	if (node < 0 || r->pos[node] < 0)
+		return tp_error_set(r->err, TP_EINVAL,
+				    "%s:%ld: node '%.*s' is not in the allocation",
+				    r->path, number, TP__HOSTNAME_MAX, tok);
+	if (r->n == INT32_MAX)
+		return tp_error_set(r->err, TP_EINVAL, "%s: too many tasks", r->path);
+	if (r->n == r->cap) {
+		int32_t nc = r->cap > INT32_MAX / 2 ? INT32_MAX : r->cap * 2;
+		int32_t *nmap = realloc(r->map, sizeof(int32_t) * (size_t)nc);
+		if (!nmap)
+			return tp_error_set(r->err, TP_ENOMEM, "%s: out of memory", r->path);
+		r->map = nmap;
+		r->cap = nc;
+	}
+	int32_t i = r->pos[node];
+	r->count[i]++;
+	if (!r->set_slots && r->count[i] > r->a->slots[i])
+		return tp_error_set(r->err, TP_EINVAL,
+				    "%s:%ld: node '%s' gets more than its %d slots",
+				    r->path, number, tok, r->a->slots[i]);
+	r->map[r->n++] = i;
+	return 0;
+}
+
+/* One line: names separated by blanks or commas, a rank each. */
+static int hostfile_line(void *arg, char *line, long number)
+{
+	char *save = NULL;
+	int rc = 0;
+	for (char *tok = strtok_r(line, ", \t\r\v\f", &save); tok && !rc;
+	     tok = strtok_r(NULL, ", \t\r\v\f", &save))
+		rc = add_rank(arg, tok, number);
+	return rc;
+}
+
+/* A hostfile: the comment from '#' on; a '\' is a character. */
+static const struct tp__line_format hostfile_format = { .comment = '#' };
+
 int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
 		     int32_t **map_out, int32_t *ntasks, tp_error *err)
 {
@@ -162,83 +216,43 @@ int tp_hostfile_read(const char *path, tp_alloc *a, bool set_slots,
 			       &len, err);
 	if (rc)
 		return rc;
-	/* allocation index of each machine node, -1 when not allocated */
 	int32_t nm = a->m->nnodes;
-	int32_t *pos = tp__malloc_array((size_t)nm, sizeof(int32_t));
-	int *count = tp__calloc((size_t)a->nnodes, sizeof(int));
-	int32_t cap = 1024, n = 0;
-	int32_t *map = tp__malloc_array((size_t)cap, sizeof(int32_t));
-	if (!pos || !count || !map) {
+	struct readback r = {
+		.a = a, .set_slots = set_slots, .path = path, .err = err,
+		.pos = tp__malloc_array((size_t)nm, sizeof(int32_t)),
+		.count = tp__calloc((size_t)a->nnodes, sizeof(int)),
+		.map = tp__malloc_array(1024, sizeof(int32_t)),
+		.cap = 1024,
+	};
+	if (!r.pos || !r.count || !r.map) {
 		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
 	for (int32_t i = 0; i < nm; i++)
-		pos[i] = -1;
+		r.pos[i] = -1;
 	for (int32_t i = 0; i < a->nnodes; i++)
-		pos[a->node[i]] = i;
-	long lineno = 0;
-	for (char *line = text, *next; line; line = next) {
-		char *nl = strchr(line, '\n');
-		next = nl ? nl + 1 : NULL;
-		if (nl)
-			*nl = '\0';
-		lineno++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		char *save = NULL;
-		for (char *tok = strtok_r(line, ", \t\r\v\f", &save); tok;
-		     tok = strtok_r(NULL, ", \t\r\v\f", &save)) {
-			int32_t node = tp_machine_find_node(a->m, tok);
-			if (node < 0 || pos[node] < 0) {
-				rc = tp_error_set(err, TP_EINVAL,
-						  "%s:%ld: node '%.*s' is not in the allocation",
-						  path, lineno, TP__HOSTNAME_MAX, tok);
-				goto out;
-			}
-			if (n == INT32_MAX) {
-				rc = tp_error_set(err, TP_EINVAL, "%s: too many tasks", path);
-				goto out;
-			}
-			if (n == cap) {
-				int32_t nc = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
-				int32_t *nmap = realloc(map, sizeof(int32_t) * (size_t)nc);
-				if (!nmap) {
-					rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
-					goto out;
-				}
-				map = nmap;
-				cap = nc;
-			}
-			int32_t i = pos[node];
-			count[i]++;
-			if (!set_slots && count[i] > a->slots[i]) {
-				rc = tp_error_set(err, TP_EINVAL,
-						  "%s:%ld: node '%s' gets more than its %d slots",
-						  path, lineno, tok, a->slots[i]);
-				goto out;
-			}
-			map[n++] = i;
-		}
-	}
-	if (n == 0) {
+		r.pos[a->node[i]] = i;
+	rc = tp__each_line(text, &hostfile_format, path, err, hostfile_line, &r);
+	if (rc)
+		goto out;
+	if (r.n == 0) {
 		rc = tp_error_set(err, TP_EINVAL, "%s: no tasks (empty hostfile)", path);
 		goto out;
 	}
 	if (set_slots) {
 		a->total_slots = 0;
 		for (int32_t i = 0; i < a->nnodes; i++) {
-			a->slots[i] = count[i];
-			a->total_slots += count[i];
+			a->slots[i] = r.count[i];
+			a->total_slots += r.count[i];
 		}
 	}
-	*map_out = map;
-	*ntasks = n;
-	map = NULL;
+	*map_out = r.map;
+	*ntasks = r.n;
+	r.map = NULL;
 out:
 	free(text);
-	free(pos);
-	free(count);
-	free(map);
+	free(r.pos);
+	free(r.count);
+	free(r.map);
 	return rc;
 }

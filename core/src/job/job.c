@@ -42,7 +42,7 @@ void tp__job_note(tp_job *job, const char *fmt, ...)
 }
 
 /* What writing the result takes after tp_job_run (a hostfile line per
- * task: measured about 30 ns each); the mapping leaves it to the caller so
+ * task; set above its measured cost); the mapping leaves it to the caller so
  * that the whole launch stays inside the budget. */
 #define OUTPUT_NS_PER_TASK 50.0
 
@@ -342,8 +342,8 @@ static bool has_input(const tp_job_input *in)
 /* ------------------------------------------------------- early stencil */
 
 /* A stencil graph depends on neither the machine nor the allocation.  At
- * machine scale it is built on a second core while they load: 1,048,576
- * tasks take 50-100 ms, mostly first touches of 100 MB.  Only when the job
+ * machine scale it is built on a second core while they load: a million
+ * tasks mean first touches of about 100 MB.  Only when the job
  * states its task count and the stencil has exactly that many (the graph
  * the job builds anyway: a user's oversized stencil is still refused
  * before anything is allocated), and not below EARLY_MIN_TASKS, where a

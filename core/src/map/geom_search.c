@@ -12,7 +12,7 @@
  * (#machine variants) node partitions + (#task orders) task partitions and
  * one cheap scoring per variant.
  *
- * Anytime search (issue 10).  Nothing is built before it is needed:
+ * Anytime search.  Nothing is built before it is needed:
  *  - Order.  Variants are tried most promising first: folds (exact
  *    embeddings), then "longest task extent onto longest machine extent"
  *    (Deveci et al.): the task order and the machine order each sorted by

@@ -479,9 +479,9 @@ static int greedy_run(gm *c, int32_t *map)
 			/* a run that cannot finish in time stops as soon as
 			 * that shows, and leaves the rest of the budget to
 			 * the other candidates: the nearest-node searches
-			 * cost 1-2 us a task on tori but 65-90 on switch
-			 * trees and dragonflies, whose distances bound the
-			 * k-d tree's boxes poorly (32,768 tasks: 2.1-2.8 s) */
+			 * are cheap on tori but tens of times dearer on
+			 * switch trees and dragonflies, whose distances
+			 * bound the k-d tree's boxes poorly */
 			double now = tp__now_ms();
 			double whole = (now - t0) * (double)nt / (double)(done + 1);
 			/* early on, only by a clear margin: the first tasks
@@ -696,8 +696,8 @@ static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 			gain -= best;
 		}
 		/* a pass costs about as much as the whole construction: stop
-		 * once one gains under 1 % (at 65,536 tasks / 414k edges pass 3
-		 * gave 0.5 % and passes 4-8 0.3 % together, for 2.7 s) */
+		 * once one gains under 1 % (the passes after it gain less
+		 * still, at the same cost each) */
 		if (moves == before || gain < 1e-2 * hb)
 			break;
 		hb -= gain;

@@ -1,7 +1,7 @@
 /* topoplace — hierarchical mapping (tp_graphmap_hierarchical), for networks
  * that are hierarchies: switch trees (the switches from the top down),
  * dragonflies (groups, then routers) and block networks (the switches above
- * the blocks, then the blocks: NVLink domains).  Issue 13, after Mt-KaHyPar's
+ * the blocks, then the blocks: NVLink domains).  After Mt-KaHyPar's
  * hierarchical process mapping and Wu et al.'s recursive mapping.
  *
  * The allocation's nodes are sorted by their path in the hierarchy
@@ -280,7 +280,7 @@ static int children_cut(const int32_t *cnt, int c0, int c1, int64_t *m)
  * count, and each side split the same way.  A side's box is its parent's
  * with the cut dimension narrowed to its own keys: one pass over the keys
  * already there, where the exact box took a pass decoding every position
- * (at a million tasks that pass was a third of the time). */
+ * (a large share of the time on large graphs). */
 static void bisect_coords(const tp_graph *g, tp__pt *k, int32_t n,
 			  const int32_t *cnt, int c0, int c1, idx_t *part,
 			  const double *lo, const double *hi)
@@ -755,7 +755,8 @@ static int hm_init(hm *h, const tp_graph *g, const tp_alloc *a, int32_t *map)
 	}
 	/* an allocation in the network's order (a whole machine, a hostlist
 	 * sorted by name on a machine numbered like its network) needs no
-	 * sort: a million nodes took 50 ms of comparisons */
+	 * sort: one pass checks the order, where a sort compares paths
+	 * n log n times */
 	int32_t i = 1;
 	while (i < nn && cmp_path(&h->order[i - 1], &h->order[i], h) < 0)
 		i++;

@@ -2,8 +2,9 @@
  *
  * Nothing is kept between calls (no global state): each graph mapping opens
  * METIS and closes it again.  RTLD_NODELETE keeps the library mapped after
- * the close, so only the first open in a process pays for loading it (6 ms
- * measured, load and unload each time; microseconds once it stays).  glibc
+ * the close, so only the first open in a process pays for loading it
+ * (milliseconds to load and unload each time; microseconds once it
+ * stays).  glibc
  * 2.34 and later have dlopen in libc, so the plugin needs no libdl. */
 #include <dlfcn.h>
 #include <stdio.h>

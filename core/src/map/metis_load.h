@@ -29,8 +29,8 @@ typedef int (*tp__metis_part_fn)(idx_t *nvtxs, idx_t *ncon, idx_t *xadj,
 				 idx_t *part);
 
 /* A METIS partitioning costs about this many microseconds per adjacency
- * entry of its graph (measured: 2-4 on a loaded 2-core EPYC; set low so
- * that a call that fits is not refused).  A call is uninterruptible, so
+ * entry of its graph (set below its measured cost, so that a call that
+ * fits is not refused).  A call is uninterruptible, so
  * none is started when this estimate runs past the time budget. */
 #define TP__METIS_US_PER_ENTRY 1.0
 

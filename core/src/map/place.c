@@ -21,13 +21,13 @@
  * kept when it scores no worse), and in auto so is Slurm's block order when
  * it scores within 10 % of the winner ("block+refine").  Refinement is most
  * of graph mapping's cost and gains a few per cent: refining only the winner
- * took 65,536 tasks / 414k edges from 8.7 s to 2.5 s for the same result.
+ * costs a fraction of refining every candidate, for the same result.
  * Time budget: block always runs, and geometric where the tasks have
  * coordinates (two thirds of what is left; its first variant completes
  * even past that).  Every other candidate, and each refinement, runs only
  * when what is left covers its estimated cost plus one scoring (scoring
- * is measured on block, the first candidate: at 635,904 tasks it costs
- * 15-20 ms, as much as some candidates), and gets what is left less that
+ * is measured on block, the first candidate: on a large graph it costs as
+ * much as some candidates), and gets what is left less that
  * scoring as its own budget.  On large graphs block is scored on a second
  * thread while geometric runs (block_async).  The rules every front end
  * adds on top (auto's 0.5 % margin over Slurm's order, every policy held to
@@ -322,27 +322,24 @@ static bool out_of_time(const cand_run *r)
 	return b > 0 && tp__now_ms() - r->t0 >= b;
 }
 
-/* Greedy growth costs about this much per task (measured 1.5 us on
- * 65,536 tasks with a 2-core EPYC; set low so that a run that fits is
- * not refused). */
+/* Greedy growth costs at least this much per task (set well below its
+ * measured cost, so that a run that fits is not refused). */
 #define GREEDY_US_PER_TASK 0.25
 
 /* A refinement's set-up before its first move, per adjacency entry: set
- * a little below the 11 ns measured (refine_from). */
+ * a little below its measured cost (refine_from). */
 #define REFINE_SETUP_NS_PER_ENTRY 8.0
 
-/* Z-order sorts the nodes' keys: 0.10-0.14 us per node measured on
- * 1,048,576 nodes (110-150 ms, 2-core VM, torus and dragonfly).  Unbounded,
- * it ran whenever geometric finished early, and overran the budget by 150
- * ms; estimated at 0.05 us, it still started with 130 ms left and overran
- * by 40. */
+/* Z-order sorts the nodes' keys, at about this cost per node (the low end
+ * of what it measures on tori and dragonflies).  Unbounded, it ran
+ * whenever geometric finished early and overran the budget; estimated at
+ * half this, it still started when it could not finish. */
 #define ZORDER_US_PER_NODE 0.1
 
 /* hier-coords passes over every task once per level of bisection, about
  * log2(nodes) levels (TP__HIER_COORDS_NS_PER_TASK_LEVEL).  On a stencil's
  * grid it follows boxes, and on a regular allocation only writes the map
- * and walks the hierarchy: a million tasks on a million-node dragonfly in
- * 60 ms; estimated then at its lower end, since on an irregular one it
+ * and walks the hierarchy; estimated then at its lower end, since on an irregular one it
  * stops by itself as soon as a split would not fit. */
 #define HIER_COORDS_BOX_NS_PER_TASK 3.0
 #define HIER_COORDS_BOX_NS_PER_NODE 30.0
@@ -365,8 +362,8 @@ static double cost_estimate(const cand_run *r, int k)
 		       TP__HIER_COORDS_NS_PER_TASK_LEVEL / 1e6;
 	case C_HIER:
 		/* every level below the first splits the same edges again,
-		 * in smaller pieces: the whole took 1.2-1.55 x the first
-		 * call on switch trees and dragonflies of 32,768 tasks */
+		 * in smaller pieces: the whole costs about a quarter more
+		 * than the first call on switch trees and dragonflies */
 		return 1.25 * (double)g->nedges * 2 * TP__METIS_US_PER_ENTRY / 1e3;
 	case C_BIPART:
 	case C_BLOCKS:
@@ -378,9 +375,9 @@ static double cost_estimate(const cand_run *r, int k)
 }
 
 /* From this many edges auto scores Slurm's block order on a second thread
- * while the next candidate (geometric) prepares, instead of before it: a
- * million tasks of a 7-point stencil take 30 ms to score, about what the
- * geometric search spends on one thread preparing its point sets. */
+ * while the next candidate (geometric) prepares, instead of before it: at
+ * that size a scoring takes about what the geometric search spends on one
+ * thread preparing its point sets. */
 #define ASYNC_BLOCK_EDGES ((int64_t)1 << 20)
 
 static void *block_score_run(void *arg)
@@ -468,13 +465,12 @@ static void score_trial(cand_run *r, tp_place_candidate *c)
 		r->score_ms = ms;
 }
 
-/* A congestion routes every message: about 10 ns a link crossed, half the
- * longest route on average (187,200 edges on a 24^3 torus, routes of up to
- * 36 links: 80-100 ms each).  The rule only tells apart candidates within
- * 20 % of each other, so under a budget the two congestions of a
- * comparison get at most a quarter of what is left; before, comparing
- * block and zorder took two thirds of a 300 ms launch, and greedy and
- * bipartition had none. */
+/* A congestion routes every message: about this much a link crossed, half
+ * the longest route on average.  The rule only tells apart candidates
+ * within 20 % of each other, so under a budget the two congestions of a
+ * comparison get at most a quarter of what is left: unbounded, comparing
+ * the first candidates took most of a launch and left the later ones no
+ * time. */
 #define CONGESTION_NS_PER_LINK 10.0
 
 static bool congestion_fits(const cand_run *r)
@@ -687,7 +683,7 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 	r->alt |= k != C_BLOCK;
 	if (k == C_GEOMETRIC && r->o->geom.metric == rep->metric)
 		/* the search scored its result exactly with this metric
-		 * (a million tasks: one hop-bytes pass, 30-50 ms, saved) */
+		 * (one hop-bytes pass over the graph saved) */
 		c->score = rep->geom.best_score;
 	else
 		score_trial(r, c);
@@ -699,9 +695,8 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 }
 
 /* Refinement is most of the cost of graph mapping and gains a few per cent,
- * so only the winning construction is refined (measured at 65,536 tasks /
- * 414k edges: 8.7 s refining both graph constructions, 2.5 s refining the
- * winner, same result), plus Slurm's block order when it is close to the
+ * so only the winning construction is refined (refining every one costs
+ * far more for the same result), plus Slurm's block order when it is close to the
  * winner: on fat trees and on allocations Slurm already packed well, block
  * refined is often the best there is.  A refined mapping is kept only if it
  * does not score worse (hop-bytes refinement can raise congestion); each is
@@ -716,9 +711,9 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	memset(c, 0, sizeof *c);
 	snprintf(c->name, sizeof c->name, "%.16s+refine", of);
 	/* a refinement checks the mapping, builds its node tables and scores
-	 * its start before it moves anything: a million tasks of a 7-point
-	 * stencil, 60-80 ms on a torus (11 ns per adjacency entry), which
-	 * overran the budget by that much when only one scoring was counted.
+	 * its start before it moves anything: on a large graph as long as a
+	 * scoring or more, which overran the budget when only one scoring was
+	 * counted.
 	 * The tables by the entry, its start's scoring on top (fits adds the
 	 * scoring after it) */
 	double setup = 2.0 * (double)r->g->nedges * REFINE_SETUP_NS_PER_ENTRY / 1e6;
@@ -739,8 +734,8 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	go.congestion_keep_hops = rep->metric != TP_METRIC_CONGESTION;
 	/* what the hop-bytes refinement left, not the budget again; the
 	 * congestion refinement routes every message before its first move
-	 * (its tables and that: 15-80 ms at a million tasks of a dragonfly,
-	 * started with 17 ms left), so it starts only when that set-up fits */
+	 * (its tables and that: long on a large graph, and once started with
+	 * little time left), so it starts only when that set-up fits */
 	go.time_budget_ms = step_budget(r);
 	if (!rc && (rep->metric == TP_METRIC_CONGESTION || r->rule) &&
 	    !out_of_time(r) &&

@@ -70,13 +70,10 @@ static void names_put(uint64_t *slot, size_t mask, uint64_t s)
 	slot[i] = s;
 }
 
-int tp__names_reserve(struct tp__names *t, size_t n)
+/* The slots moved into a table of nc (a power of two); -1 when out of
+ * memory, the table then as it was. */
+static int names_rehash(struct tp__names *t, size_t nc)
 {
-	if (2 * n <= t->cap)
-		return 0;
-	size_t nc = t->cap ? t->cap : 1024;
-	while (nc < 2 * n)
-		nc *= 2;
 	uint64_t *ns = tp__calloc(nc, sizeof *ns);
 	if (!ns)
 		return -1;
@@ -89,20 +86,21 @@ int tp__names_reserve(struct tp__names *t, size_t n)
 	return 0;
 }
 
+int tp__names_reserve(struct tp__names *t, size_t n)
+{
+	if (2 * n <= t->cap)
+		return 0;
+	size_t nc = t->cap ? t->cap : 1024;
+	while (nc < 2 * n)
+		nc *= 2;
+	return names_rehash(t, nc);
+}
+
 int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx)
 {
-	if (2 * (t->n + 1) > t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 1024;
-		uint64_t *ns = tp__calloc(nc, sizeof *ns);
-		if (!ns)
-			return -1;
-		for (size_t i = 0; i < t->cap; i++)
-			if (t->slot[i])
-				names_put(ns, nc - 1, t->slot[i]);
-		free(t->slot);
-		t->slot = ns;
-		t->cap = nc;
-	}
+	if (2 * (t->n + 1) > t->cap &&
+	    names_rehash(t, t->cap ? t->cap * 2 : 1024))
+		return -1;
 	names_put(t->slot, t->cap - 1, ((uint64_t)h << 32) | (uint32_t)(idx + 1));
 	t->n++;
 	return 0;

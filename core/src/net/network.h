@@ -38,7 +38,7 @@
  * m->plain_hops (below) and m->link_weight, its per-link congestion weights
  * (a table in its own data; NULL = every link weighs 1).
  *
- * Links are directed (since issue 13).  Every physical link is full duplex,
+ * Links are directed.  Every physical link is full duplex,
  * as Scotch's and SimGrid's link models have it: its two directions are two
  * link ids, loaded independently, and a route lists the ids of the
  * directions it travels, in order.  So route(a, b) and route(b, a) share no
@@ -123,7 +123,7 @@ struct tp_net_ops {
 	 * free. */
 	void (*destroy)(void *net_data);
 
-	/* Optional (NULL: the kind is no hierarchy; since issue 13).  The
+	/* Optional (NULL: the kind is no hierarchy).  The
 	 * groups that hold the router at coordinates r, from the top down,
 	 * written to path[0..cap-1]: ids unique among their level (tree:
 	 * the switches from the top switch down to the node's leaf switch;

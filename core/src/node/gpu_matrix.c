@@ -147,60 +147,70 @@ static int from_json(const char *text, size_t len, const char *what,
 	return rc;
 }
 
+/* A CSV matrix being read. */
+struct csv {
+	const char *what;
+	tp_error *err;
+	int64_t expect, maxid;
+	bool data;           /* a data line (or the header) met */
+	struct triples *t;
+};
+
+/* One "i,j,bytes" line (leading blanks skipped; the first line that does
+ * not start with a number, before any data, is the header). */
+static int csv_line(void *arg, char *line, long number)
+{
+	struct csv *c = arg;
+	char *p = line;
+	while (*p == ' ' || *p == '\t' || *p == '\r')
+		p++;
+	char where[32];
+	snprintf(where, sizeof where, "line %ld", number);
+	char *e1 = NULL, *e2 = NULL, *e3 = NULL;
+	errno = 0;
+	long long i = strtoll(p, &e1, 10);
+	bool ok = e1 != p && *e1 == ',';
+	long long j = ok ? strtoll(e1 + 1, &e2, 10) : 0;
+	ok = ok && e2 != e1 + 1 && *e2 == ',';
+	double b = ok ? strtod(e2 + 1, &e3) : 0;
+	ok = ok && e3 != e2 + 1 && !errno;
+	if (ok)
+		while (*e3 == ' ' || *e3 == '\t' || *e3 == '\r')
+			e3++;
+	if (!ok || *e3) {
+		if (!c->data && (*p < '0' || *p > '9') && *p != '-') {
+			c->data = true;     /* one header line */
+			return 0;
+		}
+		return tp_error_set(c->err, TP_EINVAL,
+				    "%s:%ld: expected \"i,j,bytes\"", c->what, number);
+	}
+	c->data = true;
+	int rc = check_entry(c->what, where, i, j, b, c->expect, c->err);
+	if (rc)
+		return rc;
+	if (tr_add(c->t, (int32_t)i, (int32_t)j, b) < 0)
+		return tp_error_set(c->err, TP_ENOMEM, "%s: out of memory", c->what);
+	if (i > c->maxid)
+		c->maxid = i;
+	if (j > c->maxid)
+		c->maxid = j;
+	return 0;
+}
+
+/* '#' comments and blank lines; a '\' is a character. */
+static const struct tp__line_format csv_format = {
+	.comment = '#', .skip_blank = true,
+};
+
 static int from_csv(char *text, const char *what, int64_t expect,
 		    int64_t *ntasks, struct triples *t, tp_error *err)
 {
-	long lineno = 0;
-	bool data = false;
-	int64_t maxid = -1;
-	char *save = NULL;
-	for (char *line = text; line; line = save) {
-		char *nl = strchr(line, '\n');
-		save = nl ? nl + 1 : NULL;
-		if (nl)
-			*nl = '\0';
-		lineno++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		char *p = line;
-		while (*p == ' ' || *p == '\t' || *p == '\r')
-			p++;
-		if (!*p)
-			continue;
-		char where[32];
-		snprintf(where, sizeof where, "line %ld", lineno);
-		char *e1 = NULL, *e2 = NULL, *e3 = NULL;
-		errno = 0;
-		long long i = strtoll(p, &e1, 10);
-		bool ok = e1 != p && *e1 == ',';
-		long long j = ok ? strtoll(e1 + 1, &e2, 10) : 0;
-		ok = ok && e2 != e1 + 1 && *e2 == ',';
-		double b = ok ? strtod(e2 + 1, &e3) : 0;
-		ok = ok && e3 != e2 + 1 && !errno;
-		if (ok)
-			while (*e3 == ' ' || *e3 == '\t' || *e3 == '\r')
-				e3++;
-		if (!ok || *e3) {
-			if (!data && (*p < '0' || *p > '9') && *p != '-') {
-				data = true;     /* one header line */
-				continue;
-			}
-			return tp_error_set(err, TP_EINVAL,
-					    "%s:%ld: expected \"i,j,bytes\"", what, lineno);
-		}
-		data = true;
-		int rc = check_entry(what, where, i, j, b, expect, err);
-		if (rc)
-			return rc;
-		if (tr_add(t, (int32_t)i, (int32_t)j, b) < 0)
-			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-		if (i > maxid)
-			maxid = i;
-		if (j > maxid)
-			maxid = j;
-	}
-	*ntasks = expect > 0 ? expect : maxid + 1;
+	struct csv c = { what, err, expect, -1, false, t };
+	int rc = tp__each_line(text, &csv_format, what, err, csv_line, &c);
+	if (rc)
+		return rc;
+	*ntasks = expect > 0 ? expect : c.maxid + 1;
 	if (*ntasks < 1)
 		return tp_error_set(err, TP_EINVAL, "%s: no traffic lines", what);
 	return 0;

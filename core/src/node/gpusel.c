@@ -1397,7 +1397,7 @@ static void mims_swaps(const struct ledges *ep, int32_t ntasks, bool swap,
 	*cut_out = cut;
 }
 
-/* A second start for phase 2 (issue 13): the same number of tasks on every
+/* A second start for phase 2: the same number of tasks on every
  * socket, split by the fewest bytes between sockets (split_small: what
  * TreeMatch's bisection of a node does), then the same swaps.  Pair swaps
  * from consecutive ranks cannot leave a split that cuts every heavy row of

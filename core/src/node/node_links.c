@@ -519,33 +519,70 @@ static int rocm_counts(const struct rocm *r, int *c, const char *what,
 	return 0;
 }
 
+/* gres.conf or nvidia-smi text being read into rows. */
+struct rows_reader {
+	struct rows *r;
+	const char *what;
+	tp_error *err;
+};
+
+static int gres_text_line(void *arg, char *line, long number)
+{
+	struct rows_reader *rd = arg;
+	return gres_line(rd->r, line, (int)number, rd->what, rd->err);
+}
+
+/* nvidia-smi topo -m: the matrix ends where its legend begins. */
+static int smi_text_line(void *arg, char *line, long number)
+{
+	struct rows_reader *rd = arg;
+	strip_escapes(line);
+	if (!strncmp(line, "Legend", 6))
+		return TP__LINES_STOP;
+	return smi_line(rd->r, line, (int)number, rd->what, rd->err);
+}
+
+/* gres.conf: the comment from '#' on; a '\' is a character. */
+static const struct tp__line_format gres_format = { .comment = '#' };
+/* nvidia-smi and rocm-smi text: no comments. */
+static const struct tp__line_format smi_format = { .comment = '\0' };
+
+/* rocm-smi text being read: the matrix section the lines are in. */
+struct rocm_reader {
+	struct rocm *r;
+	int sec;
+	const char *what;
+	tp_error *err;
+};
+
+/* One line of rocm-smi: a section's spacer line, or one of its matrix. */
+static int rocm_text_line(void *arg, char *line, long number)
+{
+	struct rocm_reader *rd = arg;
+	int lineno = (int)number;    /* the file is at most 1 MiB */
+	strip_escapes(line);
+	int k = rocm_section(line);
+	if (k != -2) {
+		rd->sec = k;
+		if (k >= 0 && rd->r->hdr_line[k])
+			return tp_error_set(rd->err, TP_EINVAL,
+					    "%s:%d: a second '%s' matrix (the first "
+					    "on line %d)", rd->what, lineno, SEC_NAME[k],
+					    rd->r->hdr_line[k]);
+		return 0;
+	}
+	if (rd->sec >= 0)
+		return rocm_line(rd->r, rd->sec, line, lineno, rd->what, rd->err);
+	return 0;
+}
+
 static int rocm_parse(char *buf, const char *what, int **counts, int *ngpus,
 		      tp_error *err)
 {
 	struct rocm r;
 	memset(&r, 0, sizeof r);
-	int rc = 0, lineno = 0, sec = SEC_NONE;
-	char *save = NULL;
-	for (char *line = buf; line && !rc; line = save) {
-		char *nl = strchr(line, '\n');
-		save = nl ? nl + 1 : NULL;
-		if (nl)
-			*nl = '\0';
-		lineno++;
-		strip_escapes(line);
-		int k = rocm_section(line);
-		if (k != -2) {
-			sec = k;
-			if (k >= 0 && r.hdr_line[k])
-				rc = tp_error_set(err, TP_EINVAL,
-						  "%s:%d: a second '%s' matrix (the first "
-						  "on line %d)", what, lineno, SEC_NAME[k],
-						  r.hdr_line[k]);
-			continue;
-		}
-		if (sec >= 0)
-			rc = rocm_line(&r, sec, line, lineno, what, err);
-	}
+	struct rocm_reader rd = { &r, SEC_NONE, what, err };
+	int rc = tp__each_line(buf, &smi_format, what, err, rocm_text_line, &rd);
 	if (!rc && r.n == 0)
 		rc = tp_error_set(err, TP_EINVAL,
 				  "%s: no rocm-smi matrix (Weight, Link Type or "
@@ -577,9 +614,9 @@ static bool is_rocm_smi(const char *buf)
 {
 	if (strstr(buf, "ROCm System Management Interface"))
 		return true;
-	for (const char *p = buf; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+	const char *at = buf, *p;
+	size_t n;
+	while ((p = tp__line_next(&at, &n))) {
 		char line[256];
 		if (n < sizeof line) {
 			memcpy(line, p, n);
@@ -587,7 +624,6 @@ static bool is_rocm_smi(const char *buf)
 			if (rocm_section(line) >= 0)
 				return true;
 		}
-		p = nl ? nl + 1 : NULL;
 	}
 	return false;
 }
@@ -626,26 +662,11 @@ int tp_links_parse_kind(const char *text, size_t len, const char *what,
 	for (const char *p = buf; (p = strcasestr(p, "links=")); p++)
 		gres = true;
 	struct rows r = { 0, NULL, NULL };
-	int rc = 0, lineno = 0;
-	char *save = NULL;
-	for (char *line = buf; line && !rc; line = save) {
-		char *nl = strchr(line, '\n');
-		save = nl ? nl + 1 : NULL;
-		if (nl)
-			*nl = '\0';
-		lineno++;
-		if (gres) {
-			char *hash = strchr(line, '#');
-			if (hash)
-				*hash = '\0';
-			rc = gres_line(&r, line, lineno, what, err);
-		} else {
-			strip_escapes(line);
-			if (!strncmp(line, "Legend", 6))
-				break;
-			rc = smi_line(&r, line, lineno, what, err);
-		}
-	}
+	struct rows_reader rd = { &r, what, err };
+	int rc = tp__each_line(buf, gres ? &gres_format : &smi_format, what, err,
+			       gres ? gres_text_line : smi_text_line, &rd);
+	if (rc == TP__LINES_STOP)
+		rc = 0;
 	free(buf);
 	if (!rc && r.n == 0)
 		rc = tp_error_set(err, TP_EINVAL,

@@ -522,9 +522,9 @@ out:
 /* {"tasks": N, "edges": [[u, v, bytes] or [u, v], ...], "directed": B},
  * the keys in any order and each at most once, every number a plain
  * non-negative integer: what tools write for a large graph.  json-c makes
- * an object of every number; 187,200 edges (4 MB) took 300 ms of mallocs
- * and page faults, a launch's whole budget, where this reads them in a
- * few.  Anything else (another key, coordinates, edge objects, fractions,
+ * an object of every number: the mallocs and page faults of a few
+ * megabytes of edges can take a launch's whole budget, where this reads
+ * them in a small part of it.  Anything else (another key, coordinates, edge objects, fractions,
  * exponents, escapes, a value out of range, an error of any kind) is left
  * to json-c, whose messages say what is wrong: the result is the same
  * graph either way. */

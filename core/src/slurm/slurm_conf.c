@@ -253,59 +253,31 @@ static int conf_line(struct sc_nodes *s, char *p, const char *file, int line,
 	return node_names(s, v, file, line);
 }
 
+/* slurm.conf as slurmctld reads it.  Every line ends in a blank, as a
+ * joined one does: a value runs to the blank after it. */
+static const struct tp__line_format slurm_conf_format = {
+	.comment = '#', .slurm = true, .blank_after = true,
+};
+
+/* A file of slurm.conf being read, Include depth deep. */
+struct sc_file {
+	struct sc_nodes *s;
+	const char *file;
+	int depth;
+};
+
+static int sc_file_line(void *arg, char *line, long number)
+{
+	const struct sc_file *f = arg;
+	return conf_line(f->s, line, f->file, (int)number, f->depth);
+}
+
 static int parse_text(struct sc_nodes *s, char *text, const char *file,
 		      int depth)
 {
-	int line = 0, first = 0, rc = TP_OK;
-	char *logical = NULL;
-	size_t llen = 0;
-	for (char *p = text; *p && rc == TP_OK;) {
-		char *nl = strchr(p, '\n');
-		char *next = nl ? nl + 1 : p + strlen(p);
-		if (nl)
-			*nl = '\0';
-		line++;
-		/* cut the comment; "\#" is a '#' */
-		char *w = p;
-		for (char *r = p; *r; r++) {
-			if (*r == '\\' && r[1] == '#') {
-				*w++ = '#';
-				r++;
-			} else if (*r == '#') {
-				break;
-			} else {
-				*w++ = *r;
-			}
-		}
-		*w = '\0';
-		size_t n = strlen(p);
-		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
-			p[--n] = '\0';
-		bool cont = n && p[n - 1] == '\\';
-		if (cont)
-			p[--n] = '\0';
-		if (!logical)
-			first = line;
-		char *nlg = realloc(logical, llen + n + 2);
-		if (!nlg) {
-			rc = tp_error_set(s->err, TP_ENOMEM, "%s: out of memory", file);
-			break;
-		}
-		logical = nlg;
-		memcpy(logical + llen, p, n);
-		llen += n;
-		logical[llen++] = ' ';
-		logical[llen] = '\0';
-		if (!cont || !*next) {
-			rc = conf_line(s, logical, file, first, depth);
-			free(logical);
-			logical = NULL;
-			llen = 0;
-		}
-		p = next;
-	}
-	free(logical);
-	return rc;
+	struct sc_file f = { s, file, depth };
+	return tp__each_line(text, &slurm_conf_format, file, s->err, sc_file_line,
+			     &f);
 }
 
 /* slurm.conf's directory (Include paths are relative to it) into *dir,
@@ -330,6 +302,20 @@ static int read_conf(struct sc_nodes *s, const char *path)
 		return rc;
 	rc = parse_text(s, text, path, 0);
 	free(text);
+	return rc;
+}
+
+/* slurm.conf and its Includes (relative to its directory) into s: the
+ * keys when s->keys is set, else the node names. */
+static int read_all(struct sc_nodes *s, const char *slurm_conf)
+{
+	char *dir;
+	if (conf_dir(slurm_conf, &dir, s->err))
+		return TP_ENOMEM;
+	s->dir = dir;
+	int rc = read_conf(s, slurm_conf);
+	s->dir = NULL;
+	free(dir);
 	return rc;
 }
 
@@ -389,11 +375,7 @@ int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
 	struct sc_nodes s;
 	memset(&s, 0, sizeof s);
 	s.err = err;
-	char *dir;
-	if (conf_dir(slurm_conf, &dir, err))
-		return TP_ENOMEM;
-	s.dir = dir;
-	int rc = read_conf(&s, slurm_conf);
+	int rc = read_all(&s, slurm_conf);
 	if (!rc && s.n == 0)
 		rc = tp_error_set(err, TP_EINVAL, "%s: no NodeName= lines", slurm_conf);
 	if (!rc && (rc = diff_lists(&s, m, out))) {
@@ -402,7 +384,6 @@ int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
 	}
 	tp__names_free(&s.set);
 	free(s.names);
-	free(dir);
 	return rc;
 }
 
@@ -429,12 +410,7 @@ int tp__slurm_conf_keys(const char *slurm_conf, struct tp__slurm_keys *k,
 	memset(&s, 0, sizeof s);
 	s.err = err;
 	s.keys = k;
-	char *dir;
-	if (conf_dir(slurm_conf, &dir, err))
-		return TP_ENOMEM;
-	s.dir = dir;
-	int rc = read_conf(&s, slurm_conf);
-	free(dir);
+	int rc = read_all(&s, slurm_conf);
 	if (rc)
 		tp__slurm_keys_free(k);
 	return rc;

@@ -65,8 +65,7 @@ const char *tp_strerror(int code)
  * them on request (THP "madvise" mode, Debian's default): a launch at
  * machine scale first-touches hundreds of megabytes (the task graph, the
  * name index, the mapping arrays), and with 4 KiB pages the page faults
- * alone took more than the mapping (t64-65k-8: the stencil graph in 170 ms,
- * 20 ms with huge pages).  Only the 2 MiB-aligned inside of the block is
+ * alone can take longer than the mapping.  Only the 2 MiB-aligned inside of the block is
  * advised, so no byte outside it changes; failure is harmless. */
 #define HUGE_ADVISE_MIN ((size_t)2 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
@@ -390,77 +389,4 @@ int tp__line_verror(tp_error *err, const char *what, int line, int code,
 	if (line > 0)
 		return tp_error_set(err, code, "%s:%d: %s", what, line, msg);
 	return tp_error_set(err, code, "%s: %s", what, msg);
-}
-
-/* One physical line: the comment from '#' on cut ("\#" is a '#', as in
- * Slurm's parser), then whether it ends in '\' (continued: the '\' cut). */
-static bool cut_line(char *s)
-{
-	char *w = s;
-	for (char *r = s; *r; r++) {
-		if (*r == '\\' && r[1] == '#') {
-			*w++ = '#';
-			r++;
-		} else if (*r == '#') {
-			break;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*w = '\0';
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		n--;
-	if (n && s[n - 1] == '\\') {
-		s[n - 1] = '\0';
-		return true;
-	}
-	return false;
-}
-
-int tp__each_conf_line(const char *text, const char *what, tp_error *err,
-		       int (*fn)(void *arg, char *line, int number), void *arg)
-{
-	char *copy = strdup(text);
-	if (!copy)
-		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	int rc = 0, number = 0, first = 0;
-	/* a '\'-continued line is joined with the next, as slurmctld reads
-	 * topology.conf; it keeps the number of its first line */
-	char *joined = NULL;
-	size_t jlen = 0;
-	for (char *s = copy; s && !rc;) {
-		char *nl = strchr(s, '\n');
-		if (nl)
-			*nl = '\0';
-		number++;
-		bool cont = cut_line(s);
-		if (cont || joined) {
-			size_t n = strlen(s);
-			char *j = realloc(joined, jlen + n + 2);
-			if (!j) {
-				rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-				break;
-			}
-			if (!joined)
-				first = number;
-			joined = j;
-			memcpy(joined + jlen, s, n);
-			jlen += n;
-			joined[jlen++] = ' ';
-			joined[jlen] = '\0';
-			if (!cont || !nl) {
-				rc = fn(arg, joined, first);
-				free(joined);
-				joined = NULL;
-				jlen = 0;
-			}
-		} else {
-			rc = fn(arg, s, number);
-		}
-		s = nl ? nl + 1 : NULL;
-	}
-	free(joined);
-	free(copy);
-	return rc;
 }
