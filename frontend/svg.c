@@ -98,7 +98,8 @@ void svg_begin(FILE *f, double w, double h, const char *title)
 	fputs("\" font-family=\"DejaVu Sans, Verdana, sans-serif\">\n<title>", f);
 	svg_escape(f, title);
 	fputs("</title>\n", f);
-	svg_rect(f, 0, 0, w, h, SVG_BG, SVG_NONE, 0, NULL);
+	svg_rect(f, 0, 0, w, h, (struct svg_paint){ SVG_BG, SVG_NONE, 0 },
+		 NULL);
 }
 
 void svg_end(FILE *f)
@@ -140,75 +141,81 @@ static void close_elem(FILE *f, const char *name, const char *tip)
 	fprintf(f, "</title></%s>\n", name);
 }
 
-void svg_rect(FILE *f, double x, double y, double w, double h, uint32_t fill,
-	      uint32_t stroke, double stroke_w, const char *tip)
+/* The fill and stroke attributes of a shape. */
+static void paint_attrs(FILE *f, struct svg_paint p)
+{
+	colour(f, "fill", p.fill);
+	if (p.stroke != SVG_NONE) {
+		colour(f, "stroke", p.stroke);
+		attr_num(f, "stroke-width", p.stroke_w);
+	}
+}
+
+void svg_rect(FILE *f, double x, double y, double w, double h,
+	      struct svg_paint paint, const char *tip)
 {
 	fputs("<rect", f);
 	attr_num(f, "x", x);
 	attr_num(f, "y", y);
 	attr_num(f, "width", w);
 	attr_num(f, "height", h);
-	colour(f, "fill", fill);
-	if (stroke != SVG_NONE) {
-		colour(f, "stroke", stroke);
-		attr_num(f, "stroke-width", stroke_w);
-	}
+	paint_attrs(f, paint);
 	close_elem(f, "rect", tip);
 }
 
 void svg_line(FILE *f, double x1, double y1, double x2, double y2,
-	      uint32_t c, double width, const char *tip)
+	      struct svg_pen pen, const char *tip)
 {
 	fputs("<line", f);
 	attr_num(f, "x1", x1);
 	attr_num(f, "y1", y1);
 	attr_num(f, "x2", x2);
 	attr_num(f, "y2", y2);
-	colour(f, "stroke", c);
-	attr_num(f, "stroke-width", width);
+	colour(f, "stroke", pen.colour);
+	attr_num(f, "stroke-width", pen.width);
 	close_elem(f, "line", tip);
 }
 
-void svg_circle(FILE *f, double cx, double cy, double r, uint32_t fill,
-		uint32_t stroke, double stroke_w)
+void svg_circle(FILE *f, double cx, double cy, double r,
+		struct svg_paint paint)
 {
 	fputs("<circle", f);
 	attr_num(f, "cx", cx);
 	attr_num(f, "cy", cy);
 	attr_num(f, "r", r);
-	colour(f, "fill", fill);
-	if (stroke != SVG_NONE) {
-		colour(f, "stroke", stroke);
-		attr_num(f, "stroke-width", stroke_w);
-	}
+	paint_attrs(f, paint);
 	fputs("/>\n", f);
 }
 
-void svg_curve(FILE *f, double x1, double y1, double cx, double cy, double x2,
-	       double y2, uint32_t c, double width, const char *tip)
+void svg_curve(FILE *f, struct svg_pt a, struct svg_pt c, struct svg_pt b,
+	       struct svg_pen pen, const char *tip)
 {
 	fputs("<path d=\"M", f);
-	num(f, x1);
+	num(f, a.x);
 	fputc(' ', f);
-	num(f, y1);
+	num(f, a.y);
 	fputs(" Q", f);
-	num(f, cx);
+	num(f, c.x);
 	fputc(' ', f);
-	num(f, cy);
+	num(f, c.y);
 	fputc(' ', f);
-	num(f, x2);
+	num(f, b.x);
 	fputc(' ', f);
-	num(f, y2);
+	num(f, b.y);
 	fputc('"', f);
 	colour(f, "fill", SVG_NONE);
-	colour(f, "stroke", c);
-	attr_num(f, "stroke-width", width);
+	colour(f, "stroke", pen.colour);
+	attr_num(f, "stroke-width", pen.width);
 	close_elem(f, "path", tip);
 }
 
-void svg_text(FILE *f, double x, double y, double size, enum svg_anchor a,
-	      bool bold, uint32_t c, const char *fmt, ...)
+void svg_text(FILE *f, double x, double y, struct svg_font font,
+	      const char *fmt, ...)
 {
+	double size = font.size;
+	enum svg_anchor a = font.anchor;
+	bool bold = font.bold;
+	uint32_t c = font.colour;
 	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
@@ -313,13 +320,21 @@ void svg_heat_legend(FILE *f, double x, double y, double w, double max,
 		     bool bytes, const char *caption)
 {
 	const int steps = 20;
-	svg_text(f, x, y - 4, 11, SVG_START, false, SVG_INK, "%s", caption);
+	svg_text(f, x, y - 4,
+		 (struct svg_font){ 11, SVG_START, false, SVG_INK }, "%s",
+		 caption);
 	for (int i = 0; i < steps; i++)
 		svg_rect(f, x + w * i / steps, y, w / steps + 0.3, 10,
-			 svg_heat((i + 1.0) / steps), SVG_NONE, 0, NULL);
-	svg_rect(f, x, y, w, 10, SVG_NONE, SVG_LINE, 0.5, NULL);
+			 (struct svg_paint){ svg_heat((i + 1.0) / steps),
+					     SVG_NONE, 0 },
+			 NULL);
+	svg_rect(f, x, y, w, 10, (struct svg_paint){ SVG_NONE, SVG_LINE, 0.5 },
+		 NULL);
 	char a[32];
 	svg_amount(a, sizeof a, max, bytes);
-	svg_text(f, x, y + 22, 10, SVG_START, false, SVG_INK, "%s", bytes ? "0 B" : "0");
-	svg_text(f, x + w, y + 22, 10, SVG_END, false, SVG_INK, "%s", a);
+	svg_text(f, x, y + 22,
+		 (struct svg_font){ 10, SVG_START, false, SVG_INK }, "%s",
+		 bytes ? "0 B" : "0");
+	svg_text(f, x + w, y + 22,
+		 (struct svg_font){ 10, SVG_END, false, SVG_INK }, "%s", a);
 }

@@ -46,22 +46,48 @@ void svg_end(FILE *f);
 void svg_group(FILE *f, const char *id, double x, double y);
 void svg_group_end(FILE *f);
 
-/* Shapes.  stroke SVG_NONE: none; tip: a tooltip (<title>) or NULL. */
-void svg_rect(FILE *f, double x, double y, double w, double h, uint32_t fill,
-	      uint32_t stroke, double stroke_w, const char *tip);
-void svg_line(FILE *f, double x1, double y1, double x2, double y2,
-	      uint32_t colour, double width, const char *tip);
-void svg_circle(FILE *f, double cx, double cy, double r, uint32_t fill,
-		uint32_t stroke, double stroke_w);
-/* A quadratic curve from (x1,y1) to (x2,y2) bent towards (cx,cy). */
-void svg_curve(FILE *f, double x1, double y1, double cx, double cy, double x2,
-	       double y2, uint32_t colour, double width, const char *tip);
+/* How a shape is painted: its fill and its stroke (SVG_NONE: none), the
+ * stroke stroke_w wide. */
+struct svg_paint {
+	uint32_t fill, stroke;
+	double stroke_w;
+};
+
+/* How a line or a curve is drawn. */
+struct svg_pen {
+	uint32_t colour;
+	double width;
+};
+
+struct svg_pt {
+	double x, y;
+};
 
 enum svg_anchor { SVG_START, SVG_MIDDLE, SVG_END };
-/* Text at (x, y) (baseline), escaped; bold when weight is true. */
-void svg_text(FILE *f, double x, double y, double size, enum svg_anchor a,
-	      bool bold, uint32_t colour, const char *fmt, ...)
-	__attribute__((format(printf, 8, 9)));
+
+/* How text is set: size in pixels, anchored at its start, middle or end,
+ * bold or not, in colour. */
+struct svg_font {
+	double size;
+	enum svg_anchor anchor;
+	bool bold;
+	uint32_t colour;
+};
+
+/* Shapes.  tip: a tooltip (<title>) or NULL. */
+void svg_rect(FILE *f, double x, double y, double w, double h,
+	      struct svg_paint paint, const char *tip);
+void svg_line(FILE *f, double x1, double y1, double x2, double y2,
+	      struct svg_pen pen, const char *tip);
+void svg_circle(FILE *f, double cx, double cy, double r,
+		struct svg_paint paint);
+/* A quadratic curve from a to b bent towards c. */
+void svg_curve(FILE *f, struct svg_pt a, struct svg_pt c, struct svg_pt b,
+	       struct svg_pen pen, const char *tip);
+
+/* Text at (x, y) (baseline), escaped. */
+void svg_text(FILE *f, double x, double y, struct svg_font font,
+	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Text escaped for XML: & < > " as entities (attributes are always in
  * double quotes), control bytes and bytes that
  * are not UTF-8 as '?'. */

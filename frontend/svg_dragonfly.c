@@ -152,13 +152,13 @@ static int fill_loads(const struct dfly_layout *L, const struct svg_net *net,
 
 /* A chord bends towards the centre, halfway from the chord's middle: near
  * groups stay near the rim, far ones cross the middle. */
-static void chord(FILE *f, const struct dfly_layout *L, double x1, double y1,
-		  double x2, double y2, uint32_t colour, double width,
-		  const char *tip)
+static void chord(FILE *f, const struct dfly_layout *L, struct svg_pt a,
+		  struct svg_pt b, struct svg_pen pen, const char *tip)
 {
-	double mx = (x1 + x2) / 2, my = (y1 + y2) / 2;
-	svg_curve(f, x1, y1, L->centre + (mx - L->centre) * 0.5,
-		  L->centre + (my - L->centre) * 0.5, x2, y2, colour, width, tip);
+	double mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2;
+	struct svg_pt bend = { L->centre + (mx - L->centre) * 0.5,
+			       L->centre + (my - L->centre) * 0.5 };
+	svg_curve(f, a, bend, b, pen, tip);
 }
 
 /* Chords, lightest first so that the heavy ones lie on top. */
@@ -173,11 +173,13 @@ static void draw_chords(FILE *f, const struct dfly_layout *L,
 		return;
 	for (int i = 0; i < L->ng; i++)
 		for (int j = i + 1; j < L->ng; j++) {
-			double x1, y1, x2, y2;
-			box_centre(L, i, r, &x1, &y1);
-			box_centre(L, j, r, &x2, &y2);
+			struct svg_pt a, b;
+			box_centre(L, i, r, &a.x, &a.y);
+			box_centre(L, j, r, &b.x, &b.y);
 			if (L->ng <= 16)   /* the all-to-all structure, faint */
-				chord(f, L, x1, y1, x2, y2, 0xebebebu, 0.6, NULL);
+				chord(f, L, a, b, (struct svg_pen){ 0xebebebu,
+								    0.6 },
+				      NULL);
 			if (d->chord[(size_t)i * L->ng + (size_t)j] > 0)
 				idx[n++] = i * L->ng + j;
 		}
@@ -193,15 +195,17 @@ static void draw_chords(FILE *f, const struct dfly_layout *L,
 	}
 	for (size_t k = 0; k < n; k++) {
 		int i = idx[k] / L->ng, j = idx[k] % L->ng;
-		double ld = d->chord[idx[k]], x1, y1, x2, y2;
-		box_centre(L, i, r, &x1, &y1);
-		box_centre(L, j, r, &x2, &y2);
+		double ld = d->chord[idx[k]];
+		struct svg_pt a, b;
+		box_centre(L, i, r, &a.x, &a.y);
+		box_centre(L, j, r, &b.x, &b.y);
 		char tip[128], amt[32];
 		svg_amount(amt, sizeof amt, ld, net->bytes);
 		snprintf(tip, sizeof tip, "groups %d - %d: busiest global link %s",
 			 i * L->gbin, j * L->gbin, amt);
-		chord(f, L, x1, y1, x2, y2, svg_load_colour(net, ld),
-		      1.2 + 2.8 * ld / net->max_load, tip);
+		struct svg_pen pen = { svg_load_colour(net, ld),
+				       1.2 + 2.8 * ld / net->max_load };
+		chord(f, L, a, b, pen, tip);
 	}
 	free(idx);
 }
@@ -248,10 +252,14 @@ static void draw_groups(FILE *f, const struct dfly_layout *L,
 		snprintf(tip, sizeof tip, "group %d: busiest local link %s",
 			 i * L->gbin, amt);
 		bool busy = d->local[i] > 0;
-		svg_rect(f, x0, y0, L->bw, L->bh, 0xf5f5f5u,
-			 busy ? svg_load_colour(net, d->local[i]) : 0xb0b0b0u,
-			 busy ? 2.5 : 0.6, tip);
-		svg_text(f, lx, ly + 3, 9, SVG_MIDDLE, false, SVG_INK, "%s", label);
+		struct svg_paint frame = {
+			0xf5f5f5u, busy ? svg_load_colour(net, d->local[i]) : 0xb0b0b0u,
+			busy ? 2.5 : 0.6,
+		};
+		svg_rect(f, x0, y0, L->bw, L->bh, frame, tip);
+		svg_text(f, lx, ly + 3,
+			 (struct svg_font){ 9, SVG_MIDDLE, false, SVG_INK },
+			 "%s", label);
 		for (int a = 0; a < L->na; a++)
 			for (int s = 0; s < L->np; s++) {
 				size_t c = ((size_t)i * L->na + (size_t)a) * L->np + (size_t)s;
@@ -264,9 +272,12 @@ static void draw_groups(FILE *f, const struct dfly_layout *L,
 					snprintf(nt, sizeof nt, "%ld nodes, %ld in the job",
 						 (long)acc[c].nodes, (long)acc[c].alloc);
 				double C = L->pitch * 0.78;
-				svg_rect(f, x0 + 2 + a * L->pitch, y0 + HEAD + s * L->pitch, C,
-					 C, svg_acc_fill(&acc[c]),
-					 acc[c].alloc ? SVG_LINE : SVG_NONE, 0.5, nt);
+				struct svg_paint paint = {
+					svg_acc_fill(&acc[c]),
+					acc[c].alloc ? SVG_LINE : SVG_NONE, 0.5,
+				};
+				svg_rect(f, x0 + 2 + a * L->pitch,
+					 y0 + HEAD + s * L->pitch, C, C, paint, nt);
 			}
 	}
 	free(acc);
@@ -289,13 +300,19 @@ static void dfly_draw(FILE *f, const struct svg_net *net, const void *lp,
 static void dfly_legend(FILE *f, const void *lp, double x, double y)
 {
 	(void)lp;
-	svg_text(f, x, y - 4, 11, SVG_START, false, SVG_INK, "links");
-	svg_curve(f, x, y + 12, x + 15, y - 2, x + 30, y + 12, svg_heat(0.7), 2.5,
-		  NULL);
-	svg_text(f, x + 38, y + 9, 10, SVG_START, false, SVG_INK,
+	svg_text(f, x, y - 4,
+		 (struct svg_font){ 11, SVG_START, false, SVG_INK }, "links");
+	svg_curve(f, (struct svg_pt){ x, y + 12 },
+		  (struct svg_pt){ x + 15, y - 2 },
+		  (struct svg_pt){ x + 30, y + 12 },
+		  (struct svg_pen){ svg_heat(0.7), 2.5 }, NULL);
+	svg_text(f, x + 38, y + 9,
+		 (struct svg_font){ 10, SVG_START, false, SVG_INK },
 		 "chord: busiest global link of two groups");
-	svg_rect(f, x + 2, y + 18, 24, 12, 0xf5f5f5u, svg_heat(0.7), 2.5, NULL);
-	svg_text(f, x + 38, y + 28, 10, SVG_START, false, SVG_INK,
+	svg_rect(f, x + 2, y + 18, 24, 12,
+		 (struct svg_paint){ 0xf5f5f5u, svg_heat(0.7), 2.5 }, NULL);
+	svg_text(f, x + 38, y + 28,
+		 (struct svg_font){ 10, SVG_START, false, SVG_INK },
 		 "border: busiest local link of a group");
 }
 

@@ -270,26 +270,33 @@ static void panel_head(FILE *f, const struct picture *pc, int side)
 	const tp_metrics *m = side ? tp_job_metrics(job) : tp_job_block_metrics(job);
 	bool kept = side && tp_job_status(job) == TP_JOB_KEPT;
 	if (side == 0)
-		svg_text(f, 0, 14, 13, SVG_START, true, SVG_INK, "Slurm's block order");
+		svg_text(f, 0, 14,
+			 (struct svg_font){ 13, SVG_START, true, SVG_INK },
+			 "Slurm's block order");
 	else if (kept)
-		svg_text(f, 0, 14, 13, SVG_START, true, SVG_INK,
+		svg_text(f, 0, 14,
+			 (struct svg_font){ 13, SVG_START, true, SVG_INK },
 			 "topoplace: Slurm's order kept");
 	else
-		svg_text(f, 0, 14, 13, SVG_START, true, SVG_INK, "topoplace: %s",
-			 tp_policy_name(tp_job_policy(job)));
+		svg_text(f, 0, 14,
+			 (struct svg_font){ 13, SVG_START, true, SVG_INK },
+			 "topoplace: %s", tp_policy_name(tp_job_policy(job)));
 	if (m) {
 		char busy[32];
 		svg_amount(busy, sizeof busy, m->max_congestion_bytes, pc->net.bytes);
-		svg_text(f, 0, 30, 11, SVG_START, false, SVG_INK,
+		svg_text(f, 0, 30,
+			 (struct svg_font){ 11, SVG_START, false, SVG_INK },
 			 "%.3g hops/byte, busiest link %s, %.0f%% in-node",
 			 m->avg_hop_bytes, busy, 100 * m->frac_intra_node);
 	} else {
-		svg_text(f, 0, 30, 11, SVG_START, false, SVG_INK,
+		svg_text(f, 0, 30,
+			 (struct svg_font){ 11, SVG_START, false, SVG_INK },
 			 "no communication pattern: no link loads");
 	}
 	if (kept)
-		svg_text(f, 0, 44, 10, SVG_START, false, 0x555555u, "(%s)",
-			 tp_job_reason(job));
+		svg_text(f, 0, 44,
+			 (struct svg_font){ 10, SVG_START, false, 0x555555u },
+			 "(%s)", tp_job_reason(job));
 }
 
 /* Split text at spaces into lines of at most width characters; returns
@@ -323,7 +330,9 @@ static void colour_key(FILE *f, const struct picture *pc, double x, double y)
 {
 	const tp_graph *g = tp_job_graph(pc->job);
 	int cd = g ? tp_graph_coord_dims(g) : 0;
-	svg_text(f, x, y - 4, 11, SVG_START, false, SVG_INK, "task colour");
+	svg_text(f, x, y - 4,
+		 (struct svg_font){ 11, SVG_START, false, SVG_INK },
+		 "task colour");
 	if (cd >= 2) {
 		const int k = 6;
 		for (int j = 0; j < k; j++)
@@ -332,16 +341,27 @@ static void colour_key(FILE *f, const struct picture *pc, double x, double y)
 				uint32_t c = (uint32_t)lround((0.12 + 0.8 * u) * 255) << 16 |
 					     (uint32_t)lround((0.12 + 0.8 * v) * 255) << 8 |
 					     (uint32_t)lround(0.52 * 255);
-				svg_rect(f, x + i * 6, y + j * 6, 6, 6, c, SVG_NONE, 0, NULL);
+				svg_rect(f, x + i * 6, y + j * 6, 6, 6,
+					 (struct svg_paint){ c, SVG_NONE, 0 },
+					 NULL);
 			}
-		svg_text(f, x + 40, y + 10, 10, SVG_START, false, SVG_INK, "x →");
-		svg_text(f, x + 40, y + 32, 10, SVG_START, false, SVG_INK, "y ↓");
+		svg_text(f, x + 40, y + 10,
+			 (struct svg_font){ 10, SVG_START, false, SVG_INK },
+			 "x →");
+		svg_text(f, x + 40, y + 32,
+			 (struct svg_font){ 10, SVG_START, false, SVG_INK },
+			 "y ↓");
 		return;
 	}
 	for (int i = 0; i < 20; i++)
-		svg_rect(f, x + i * 6, y, 6.3, 10, svg_ramp(i / 19.0), SVG_NONE, 0, NULL);
-	svg_text(f, x, y + 22, 10, SVG_START, false, SVG_INK, cd ? "x low" : "task 0");
-	svg_text(f, x + 120, y + 22, 10, SVG_END, false, SVG_INK, "%s",
+		svg_rect(f, x + i * 6, y, 6.3, 10,
+			 (struct svg_paint){ svg_ramp(i / 19.0), SVG_NONE, 0 },
+			 NULL);
+	svg_text(f, x, y + 22,
+		 (struct svg_font){ 10, SVG_START, false, SVG_INK },
+		 cd ? "x low" : "task 0");
+	svg_text(f, x + 120, y + 22,
+		 (struct svg_font){ 10, SVG_END, false, SVG_INK }, "%s",
 		 cd ? "x high" : "last task");
 }
 
@@ -363,12 +383,16 @@ static void draw_picture(FILE *f, struct picture *pc)
 	snprintf(title, sizeof title, "topoplace map: %ld tasks on %ld nodes of a %s",
 		 (long)tp_job_ntasks(pc->job), (long)tp_alloc_nnodes(pc->net.a), net);
 	svg_begin(f, w, h, title);
-	svg_text(f, MARGIN, MARGIN + 8, 15, SVG_START, true, SVG_INK, "%s", title);
-	svg_text(f, MARGIN, MARGIN + 26, 11, SVG_START, false, SVG_INK,
+	svg_text(f, MARGIN, MARGIN + 8,
+		 (struct svg_font){ 15, SVG_START, true, SVG_INK },
+		 "%s", title);
+	svg_text(f, MARGIN, MARGIN + 26,
+		 (struct svg_font){ 11, SVG_START, false, SVG_INK },
 		 "pattern: %s; %s", pc->pattern ? pc->pattern : "none", pc->how);
 	for (int i = 0; i < nl; i++)
-		svg_text(f, MARGIN, MARGIN + 41 + i * LINE_H, 11, SVG_START, false,
-			 SVG_INK, "%.*s", lens[i], starts[i]);
+		svg_text(f, MARGIN, MARGIN + 41 + i * LINE_H,
+			 (struct svg_font){ 11, SVG_START, false, SVG_INK },
+			 "%.*s", lens[i], starts[i]);
 	for (int s = 0; s < 2; s++) {
 		double x = MARGIN + (stacked ? 0 : s * (pw + MARGIN));
 		double y = top + (stacked ? s * step : 0);

@@ -275,15 +275,18 @@ static void draw_cores(FILE *f, const struct nview *w,
 		else
 			snprintf(tip, sizeof tip, "core %d%s", c,
 				 tk == -2 ? ": several tasks" : "");
-		svg_rect(f, x, y, CORE_P - 2, CORE_P - 2, task_fill(tk), SVG_LINE,
-			 0.5, tip);
+		svg_rect(f, x, y, CORE_P - 2, CORE_P - 2,
+			 (struct svg_paint){ task_fill(tk), SVG_LINE, 0.5 },
+			 tip);
 		k++;
 	}
-	svg_text(f, w->sock_x[s] + 8, TOP + 14, 11, SVG_START, true, SVG_INK,
-		 "socket%d", s);
+	svg_text(f, w->sock_x[s] + 8, TOP + 14,
+		 (struct svg_font){ 11, SVG_START, true, SVG_INK }, "socket%d",
+		 s);
 	if (lo >= 0)
-		svg_text(f, w->sock_x[s] + 70, TOP + 14, 10, SVG_START, false,
-			 SVG_INK, "cores %d-%d", lo, hi);
+		svg_text(f, w->sock_x[s] + 70, TOP + 14,
+			 (struct svg_font){ 10, SVG_START, false, SVG_INK },
+			 "cores %d-%d", lo, hi);
 }
 
 /* Two lines of a part's box: what it is, and its bus id. */
@@ -343,12 +346,16 @@ static void draw_part(FILE *f, const struct nview *w,
 		stroke = 0x3a6ea5u;
 	}
 	double x = v->x - BOX_W / 2, y = v->y - BOX_H / 2;
-	svg_rect(f, x, y, BOX_W, BOX_H, fill, stroke,
-		 v->p.kind == TP_PART_GPU ? 1.5 : 0.8, tip);
+	svg_rect(f, x, y, BOX_W, BOX_H,
+		 (struct svg_paint){ fill, stroke,
+				     v->p.kind == TP_PART_GPU ? 1.5 : 0.8 },
+		 tip);
 	uint32_t ink = svg_ink_on(fill);
-	svg_text(f, v->x, y + 11, 9, SVG_MIDDLE, v->p.kind == TP_PART_GPU ||
-		 v->p.kind == TP_PART_NIC, ink, "%s", a);
-	svg_text(f, v->x, y + 22, 8, SVG_MIDDLE, false, ink, "%s", b);
+	bool bold = v->p.kind == TP_PART_GPU || v->p.kind == TP_PART_NIC;
+	svg_text(f, v->x, y + 11, (struct svg_font){ 9, SVG_MIDDLE, bold, ink },
+		 "%s", a);
+	svg_text(f, v->x, y + 22,
+		 (struct svg_font){ 8, SVG_MIDDLE, false, ink }, "%s", b);
 }
 
 /* The PCIe links: from each part's top up to its parent's bottom (the
@@ -366,7 +373,8 @@ static void draw_links(FILE *f, const struct nview *w)
 		char tip[96];
 		snprintf(tip, sizeof tip, "%s: %.4g GB/s", tp_node_link_name(w->n,
 			 v->p.uplink), tp_node_link_bandwidth(w->n, v->p.uplink));
-		svg_line(f, v->x, v->y - BOX_H / 2, u->x, y2, 0x777777u, 1.4, tip);
+		svg_line(f, v->x, v->y - BOX_H / 2, u->x, y2,
+			 (struct svg_pen){ 0x777777u, 1.4 }, tip);
 	}
 }
 
@@ -395,13 +403,13 @@ static void draw_nvlinks(FILE *f, const struct nview *w)
 			snprintf(tip, sizeof tip, "GPU%d - NVSwitch: %d lanes", g,
 				 tp_node_nvlinks(n, g, (g + 1) % w->ngpu));
 			svg_line(f, v->x, v->y + BOX_H / 2, v->x, base + 30,
-				 NVLINK_GREEN, 3, tip);
+				 (struct svg_pen){ NVLINK_GREEN, 3 }, tip);
 		}
 		if (lo <= hi) {
-			svg_rect(f, lo - 30, base + 30, hi - lo + 60, 16, NVLINK_GREEN,
-				 SVG_NONE, 0, NULL);
-			svg_text(f, (lo + hi) / 2, base + 42, 10, SVG_MIDDLE, true,
-				 0xffffffu, "NVSwitch");
+			struct svg_paint green = { NVLINK_GREEN, SVG_NONE, 0 };
+			struct svg_font white = { 10, SVG_MIDDLE, true, 0xffffffu };
+			svg_rect(f, lo - 30, base + 30, hi - lo + 60, 16, green, NULL);
+			svg_text(f, (lo + hi) / 2, base + 42, white, "NVSwitch");
 		}
 		return;
 	}
@@ -418,23 +426,31 @@ static void draw_nvlinks(FILE *f, const struct nview *w)
 			char tip[96];
 			snprintf(tip, sizeof tip, "GPU%d - GPU%d: NVLink x%d (%.4g GB/s)",
 				 a, b, lanes, lanes * TP_NVLINK_BW);
-			svg_curve(f, va->x, y1, (va->x + vb->x) / 2, 2 * dip - (y1 + y2) / 2,
-				  vb->x, y2, NVLINK_GREEN, 1 + 0.5 * lanes, tip);
+			svg_curve(f, (struct svg_pt){ va->x, y1 },
+				  (struct svg_pt){ (va->x + vb->x) / 2,
+						   2 * dip - (y1 + y2) / 2 },
+				  (struct svg_pt){ vb->x, y2 },
+				  (struct svg_pen){ NVLINK_GREEN,
+						    1 + 0.5 * lanes },
+				  tip);
 		}
 }
 
 static void draw_tasks(FILE *f, const struct nview *w,
 		       const struct svg_node_tasks *t, double y)
 {
-	svg_text(f, MARGIN, y, 11, SVG_START, true, SVG_INK, "tasks on %s",
-		 t->node ? t->node : "the node");
+	svg_text(f, MARGIN, y,
+		 (struct svg_font){ 11, SVG_START, true, SVG_INK },
+		 "tasks on %s", t->node ? t->node : "the node");
 	int shown = t->ntasks < MAX_TASK_LINES ? (int)t->ntasks : MAX_TASK_LINES;
 	double colw = 300;
 	int per_col = 16;
 	for (int i = 0; i < shown; i++) {
 		double x = MARGIN + (i / per_col) * colw;
 		double yy = y + 16 + (i % per_col) * 15;
-		svg_rect(f, x, yy - 9, 10, 10, svg_category(i), SVG_LINE, 0.5, NULL);
+		svg_rect(f, x, yy - 9, 10, 10,
+			 (struct svg_paint){ svg_category(i), SVG_LINE, 0.5 },
+			 NULL);
 		char gl[160] = "";
 		size_t o = 0;
 		if (t->gpu_start)
@@ -443,13 +459,16 @@ static void draw_tasks(FILE *f, const struct nview *w,
 				o += (size_t)snprintf(gl + o, sizeof gl - o, "%s%d",
 						      k == t->gpu_start[i] ? ", GPU " : ",",
 						      t->gpus[k]);
-		svg_text(f, x + 14, yy, 10, SVG_START, false, SVG_INK,
+		svg_text(f, x + 14, yy,
+			 (struct svg_font){ 10, SVG_START, false, SVG_INK },
 			 "task %ld: CPUs %s%s", (long)t->tasks[i],
-			 t->cpus && t->cpus[i] ? t->cpus[i] : "(not chosen)", gl);
+			 t->cpus && t->cpus[i] ? t->cpus[i] : "(not chosen)",
+			 gl);
 	}
 	if (t->ntasks > shown)
-		svg_text(f, MARGIN, y + 16 + per_col * 15 + 4, 10, SVG_START, false,
-			 SVG_INK, "... and %ld more tasks", (long)(t->ntasks - shown));
+		svg_text(f, MARGIN, y + 16 + per_col * 15 + 4,
+			 (struct svg_font){ 10, SVG_START, false, SVG_INK },
+			 "... and %ld more tasks", (long)(t->ntasks - shown));
 	(void)w;
 }
 
@@ -480,7 +499,9 @@ void svg_node_picture(FILE *f, const tp_node *n,
 	if (layout(&w) < 0 || placement(&w, t) < 0) {
 		nview_free(&w);
 		svg_begin(f, 300, 40, title);
-		svg_text(f, 10, 24, 11, SVG_START, false, SVG_INK, "out of memory");
+		svg_text(f, 10, 24,
+			 (struct svg_font){ 11, SVG_START, false, SVG_INK },
+			 "out of memory");
 		svg_end(f);
 		return;
 	}
@@ -508,19 +529,25 @@ void svg_node_picture(FILE *f, const tp_node *n,
 	double legend_y = w.gpu_bottom + nv_h + 28;
 	double h = legend_y + 30 + tasks_height(t) + MARGIN;
 	svg_begin(f, w.width, h, title);
-	svg_text(f, MARGIN, MARGIN + 8, 15, SVG_START, true, SVG_INK, "%s", title);
-	svg_text(f, MARGIN, MARGIN + 26, 11, SVG_START, false, SVG_INK, "%s", sub);
+	svg_text(f, MARGIN, MARGIN + 8,
+		 (struct svg_font){ 15, SVG_START, true, SVG_INK },
+		 "%s", title);
+	svg_text(f, MARGIN, MARGIN + 26,
+		 (struct svg_font){ 11, SVG_START, false, SVG_INK }, "%s", sub);
 	svg_group(f, "node", 0, 0);
 	for (int s = 0; s < w.nsock; s++) {
-		svg_rect(f, w.sock_x[s], TOP, w.sock_w[s], w.sock_h, 0xfbfbfbu,
-			 0x9a9a9au, 1, NULL);
+		svg_rect(f, w.sock_x[s], TOP, w.sock_w[s], w.sock_h,
+			 (struct svg_paint){ 0xfbfbfbu, 0x9a9a9au, 1 }, NULL);
 		draw_cores(f, &w, t, s);
 		if (s + 1 < w.nsock) {
 			double x1 = w.sock_x[s] + w.sock_w[s], x2 = w.sock_x[s + 1];
-			svg_line(f, x1, TOP + 30, x2, TOP + 30, 0x555555u, 3,
+			svg_line(f, x1, TOP + 30, x2, TOP + 30,
+				 (struct svg_pen){ 0x555555u, 3 },
 				 "inter-socket link");
-			svg_text(f, (x1 + x2) / 2, TOP + 24, 9, SVG_MIDDLE, false,
-				 SVG_INK, "%.4g GB/s", TP_SMP_BW);
+			svg_text(f, (x1 + x2) / 2, TOP + 24,
+				 (struct svg_font){ 9, SVG_MIDDLE, false,
+						    SVG_INK },
+				 "%.4g GB/s", TP_SMP_BW);
 		}
 	}
 	draw_links(f, &w);
@@ -529,11 +556,13 @@ void svg_node_picture(FILE *f, const tp_node *n,
 		if (w.v[p].p.kind != TP_PART_SOCKET && w.v[p].p.kind != TP_PART_NVSWITCH)
 			draw_part(f, &w, t, p);
 	svg_group_end(f);
-	svg_text(f, MARGIN, legend_y - 8, 10, SVG_START, false, SVG_INK,
+	svg_text(f, MARGIN, legend_y - 8,
+		 (struct svg_font){ 10, SVG_START, false, SVG_INK },
 		 "grey lines: PCIe links (bandwidth in their tooltips); green: "
 		 "NVLink, wider for more lanes; blue: network cards");
 	if (t)
-		svg_text(f, MARGIN, legend_y + 6, 10, SVG_START, false, SVG_INK,
+		svg_text(f, MARGIN, legend_y + 6,
+			 (struct svg_font){ 10, SVG_START, false, SVG_INK },
 			 "filled cores and GPUs: the task of that colour");
 	if (t)
 		draw_tasks(f, &w, t, legend_y + 30);

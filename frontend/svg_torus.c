@@ -255,11 +255,25 @@ static struct tcell *fill_cells(const struct torus_layout *L,
 	return cells;
 }
 
+/* A loaded link's bar: filled by its load, no stroke. */
+static struct svg_paint link_paint(const struct svg_net *net, double load)
+{
+	return (struct svg_paint){ svg_load_colour(net, load), SVG_NONE, 0 };
+}
+
+/* Where a cell is drawn: its top left corner, and whether it ends its row
+ * or its column (where the wrap-around links are drawn). */
+struct cell_at {
+	double x, y;
+	bool last_col, last_row;
+};
+
 static void draw_cell(FILE *f, const struct torus_layout *L,
 		      const struct svg_net *net, const struct svg_panel *p,
-		      const struct tcell *x, double cx, double cy, bool last_col,
-		      bool last_row)
+		      const struct tcell *x, const struct cell_at *at)
 {
+	double cx = at->x, cy = at->y;
+	bool last_col = at->last_col, last_row = at->last_row;
 	double P = L->pitch, C = L->cell, gap = P - C, bar = P * 0.3;
 	char tip[192];
 	const char *t = NULL;
@@ -273,22 +287,24 @@ static void draw_cell(FILE *f, const struct torus_layout *L,
 		t = tip;
 	}
 	uint32_t fill = x->acc.nodes ? svg_acc_fill(&x->acc) : SVG_BG;
-	svg_rect(f, cx, cy, C, C, fill, x->acc.alloc ? SVG_LINE : SVG_NONE, 0.5, t);
+	uint32_t edge = x->acc.alloc ? SVG_LINE : SVG_NONE;
+	svg_rect(f, cx, cy, C, C, (struct svg_paint){ fill, edge, 0.5 }, t);
 	if (x->right > 0)
 		svg_rect(f, cx + C, cy + (C - bar) / 2, gap, bar,
-			 svg_load_colour(net, x->right), SVG_NONE, 0, NULL);
+			 link_paint(net, x->right), NULL);
 	if (x->down > 0)
 		svg_rect(f, cx + (C - bar) / 2, cy + C, bar, gap,
-			 svg_load_colour(net, x->down), SVG_NONE, 0, NULL);
+			 link_paint(net, x->down), NULL);
 	if (x->wrap_right > 0 && last_col)
 		svg_rect(f, cx + C, cy + (C - bar) / 2, gap * 0.6, bar,
-			 svg_load_colour(net, x->wrap_right), SVG_NONE, 0, NULL);
+			 link_paint(net, x->wrap_right), NULL);
 	if (x->wrap_down > 0 && last_row)
 		svg_rect(f, cx + (C - bar) / 2, cy + C, bar, gap * 0.6,
-			 svg_load_colour(net, x->wrap_down), SVG_NONE, 0, NULL);
+			 link_paint(net, x->wrap_down), NULL);
 	if (x->other > 0)
 		svg_circle(f, cx + C / 2, cy + C / 2, C * 0.22,
-			   svg_load_colour(net, x->other), 0xffffffu, 0.6);
+			   (struct svg_paint){ svg_load_colour(net, x->other),
+					       0xffffffu, 0.6 });
 }
 
 /* "z=3" or "z=2-3" above slice s. */
@@ -299,9 +315,13 @@ static void slice_label(FILE *f, const struct torus_layout *L, int s,
 	if (hi >= L->dims[2])
 		hi = L->dims[2] - 1;
 	if (lo == hi)
-		svg_text(f, x, y, 10, SVG_START, false, SVG_INK, "z=%d", lo);
+		svg_text(f, x, y,
+			 (struct svg_font){ 10, SVG_START, false, SVG_INK },
+			 "z=%d", lo);
 	else
-		svg_text(f, x, y, 10, SVG_START, false, SVG_INK, "z=%d-%d", lo, hi);
+		svg_text(f, x, y,
+			 (struct svg_font){ 10, SVG_START, false, SVG_INK },
+			 "z=%d-%d", lo, hi);
 }
 
 static void torus_draw(FILE *f, const struct svg_net *net, const void *lp,
@@ -310,7 +330,9 @@ static void torus_draw(FILE *f, const struct svg_net *net, const void *lp,
 	const struct torus_layout *L = lp;
 	struct tcell *cells = fill_cells(L, net, p);
 	if (!cells) {
-		svg_text(f, 0, 12, 11, SVG_START, false, SVG_INK, "(out of memory)");
+		svg_text(f, 0, 12,
+			 (struct svg_font){ 11, SVG_START, false, SVG_INK },
+			 "(out of memory)");
 		return;
 	}
 	for (int s = 0; s < L->slices; s++) {
@@ -324,10 +346,12 @@ static void torus_draw(FILE *f, const struct svg_net *net, const void *lp,
 					&cells[((size_t)s * L->rows + r) * L->cols + c];
 				if (x->acc.nodes == 0 && x->right == 0 && x->down == 0)
 					continue;
-				draw_cell(f, L, net, p, x,
-					  sx + L->pitch * 0.2 + c * L->pitch,
-					  sy + L->label + L->pitch * 0.2 + r * L->pitch,
-					  c == L->cols - 1 || L->nd == 1, r == L->rows - 1);
+				struct cell_at at = {
+					sx + L->pitch * 0.2 + c * L->pitch,
+					sy + L->label + L->pitch * 0.2 + r * L->pitch,
+					c == L->cols - 1 || L->nd == 1, r == L->rows - 1,
+				};
+				draw_cell(f, L, net, p, x, &at);
 			}
 	}
 	free(cells);
@@ -336,20 +360,26 @@ static void torus_draw(FILE *f, const struct svg_net *net, const void *lp,
 static void torus_legend(FILE *f, const void *lp, double x, double y)
 {
 	const struct torus_layout *L = lp;
-	svg_text(f, x, y - 4, 11, SVG_START, false, SVG_INK, "links");
+	svg_text(f, x, y - 4,
+		 (struct svg_font){ 11, SVG_START, false, SVG_INK }, "links");
 	double P = 14;
-	svg_rect(f, x, y, P * 0.62, P * 0.62, SVG_IDLE, SVG_LINE, 0.5, NULL);
+	svg_rect(f, x, y, P * 0.62, P * 0.62,
+		 (struct svg_paint){ SVG_IDLE, SVG_LINE, 0.5 }, NULL);
 	svg_rect(f, x + P * 0.62, y + P * 0.16, P * 0.38, P * 0.3,
-		 svg_heat(0.7), SVG_NONE, 0, NULL);
-	svg_rect(f, x + P, y, P * 0.62, P * 0.62, SVG_IDLE, SVG_LINE, 0.5, NULL);
-	svg_text(f, x + 30, y + 8, 10, SVG_START, false, SVG_INK,
+		 (struct svg_paint){ svg_heat(0.7), SVG_NONE, 0 }, NULL);
+	svg_rect(f, x + P, y, P * 0.62, P * 0.62,
+		 (struct svg_paint){ SVG_IDLE, SVG_LINE, 0.5 }, NULL);
+	svg_text(f, x + 30, y + 8,
+		 (struct svg_font){ 10, SVG_START, false, SVG_INK },
 		 "a loaded link between neighbours");
 	if (!has_dots(L))
 		return;
-	svg_rect(f, x, y + 16, P * 0.62, P * 0.62, SVG_IDLE, SVG_LINE, 0.5, NULL);
-	svg_circle(f, x + P * 0.31, y + 16 + P * 0.31, P * 0.14, svg_heat(0.7),
-		   0xffffffu, 0.6);
-	svg_text(f, x + 30, y + 24, 10, SVG_START, false, SVG_INK, "%s",
+	svg_rect(f, x, y + 16, P * 0.62, P * 0.62,
+		 (struct svg_paint){ SVG_IDLE, SVG_LINE, 0.5 }, NULL);
+	svg_circle(f, x + P * 0.31, y + 16 + P * 0.31, P * 0.14,
+		   (struct svg_paint){ svg_heat(0.7), 0xffffffu, 0.6 });
+	svg_text(f, x + 30, y + 24,
+		 (struct svg_font){ 10, SVG_START, false, SVG_INK }, "%s",
 		 L->nd > 2 ? "loaded links to other z (or inside a cell)"
 			   : "loaded links inside a cell");
 }

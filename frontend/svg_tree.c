@@ -369,11 +369,15 @@ static void draw_nodes(FILE *f, const struct tree_layout *L,
 		}
 		snprintf(tip, sizeof tip, "%ld nodes, %ld in the job, %lld tasks",
 			 (long)acc.nodes, (long)acc.alloc, (long long)acc.tasks);
-		svg_rect(f, gx, gy, 3 * P - (P - C), C, svg_acc_fill(&acc),
-			 SVG_LINE, 0.5, tip);
+		svg_rect(f, gx, gy, 3 * P - (P - C), C,
+			 (struct svg_paint){ svg_acc_fill(&acc), SVG_LINE,
+					     0.5 },
+			 tip);
 		if (mx > 0)
 			svg_rect(f, gx, gy + C, 3 * P - (P - C), P - C,
-				 svg_load_colour(net, mx), SVG_NONE, 0, NULL);
+				 (struct svg_paint){ svg_load_colour(net, mx),
+						     SVG_NONE, 0 },
+				 NULL);
 		return;
 	}
 	for (int32_t i = n0; i < n1; i++) {
@@ -382,12 +386,16 @@ static void draw_nodes(FILE *f, const struct tree_layout *L,
 		struct svg_acc acc = { 0 };
 		svg_acc_add(&acc, net, p, v);
 		svg_node_tip(tip, sizeof tip, net, p, v);
-		svg_rect(f, x, y, C, C, svg_acc_fill(&acc),
-			 acc.alloc ? SVG_LINE : SVG_NONE, 0.5, tip);
+		svg_rect(f, x, y, C, C,
+			 (struct svg_paint){ svg_acc_fill(&acc),
+					     acc.alloc ? SVG_LINE : SVG_NONE, 0.5 },
+			 tip);
 		double ld = svg_cable_load(p, tp_machine_node_link(net->m, v));
 		if (ld > 0)
-			svg_rect(f, x, y + C, C, P - C, svg_load_colour(net, ld),
-				 SVG_NONE, 0, NULL);
+			svg_rect(f, x, y + C, C, P - C,
+				 (struct svg_paint){ svg_load_colour(net, ld),
+						     SVG_NONE, 0 },
+				 NULL);
 	}
 }
 
@@ -412,15 +420,20 @@ static void draw_box(FILE *f, const struct tree_layout *L,
 	else
 		snprintf(tip, sizeof tip, "%s -> %s: %s", name,
 			 box_name(L, net->m, up), amt);
-	svg_rect(f, b->x, b->y, b->w, b->h, b->collapsed ? SVG_EMPTY : 0xf5f5f5u,
-		 0xb0b0b0u, 0.6, NULL);
-	svg_rect(f, b->x, b->y, b->w, HEAD, band, SVG_NONE, 0, tip);
+	svg_rect(f, b->x, b->y, b->w, b->h,
+		 (struct svg_paint){ b->collapsed ? SVG_EMPTY : 0xf5f5f5u,
+				     0xb0b0b0u, 0.6 },
+		 NULL);
+	svg_rect(f, b->x, b->y, b->w, HEAD,
+		 (struct svg_paint){ band, SVG_NONE, 0 }, tip);
 	char shown[NAME_MAX_CHARS + 1];
 	snprintf(shown, sizeof shown, "%s", name);
-	svg_text(f, b->x + PAD, b->y + 11, 10, SVG_START, false, svg_ink_on(band),
+	svg_text(f, b->x + PAD, b->y + 11,
+		 (struct svg_font){ 10, SVG_START, false, svg_ink_on(band) },
 		 "%s", shown);
 	if (b->collapsed) {
-		svg_text(f, b->x + PAD, b->y + HEAD + 12, 9, SVG_START, false, SVG_INK,
+		svg_text(f, b->x + PAD, b->y + HEAD + 12,
+			 (struct svg_font){ 9, SVG_START, false, SVG_INK },
 			 "%ld nodes, none in the job", (long)L->sub_nodes[s]);
 		return;
 	}
@@ -438,14 +451,22 @@ static void tree_draw(FILE *f, const struct svg_net *net, const void *lp,
 static void tree_legend(FILE *f, const void *lp, double x, double y)
 {
 	(void)lp;
-	svg_text(f, x, y - 4, 11, SVG_START, false, SVG_INK, "switches");
-	svg_rect(f, x, y, 70, 30, 0xf5f5f5u, 0xb0b0b0u, 0.6, NULL);
-	svg_rect(f, x, y, 70, 10, svg_heat(0.7), SVG_NONE, 0, NULL);
-	svg_rect(f, x + 4, y + 14, 7, 7, SVG_IDLE, SVG_LINE, 0.5, NULL);
-	svg_rect(f, x + 4, y + 21, 7, 3, svg_heat(0.4), SVG_NONE, 0, NULL);
-	svg_text(f, x + 78, y + 9, 10, SVG_START, false, SVG_INK,
+	svg_text(f, x, y - 4,
+		 (struct svg_font){ 11, SVG_START, false, SVG_INK },
+		 "switches");
+	svg_rect(f, x, y, 70, 30,
+		 (struct svg_paint){ 0xf5f5f5u, 0xb0b0b0u, 0.6 }, NULL);
+	svg_rect(f, x, y, 70, 10,
+		 (struct svg_paint){ svg_heat(0.7), SVG_NONE, 0 }, NULL);
+	svg_rect(f, x + 4, y + 14, 7, 7,
+		 (struct svg_paint){ SVG_IDLE, SVG_LINE, 0.5 }, NULL);
+	svg_rect(f, x + 4, y + 21, 7, 3,
+		 (struct svg_paint){ svg_heat(0.4), SVG_NONE, 0 }, NULL);
+	svg_text(f, x + 78, y + 9,
+		 (struct svg_font){ 10, SVG_START, false, SVG_INK },
 		 "header: the switch's uplink");
-	svg_text(f, x + 78, y + 24, 10, SVG_START, false, SVG_INK,
+	svg_text(f, x + 78, y + 24,
+		 (struct svg_font){ 10, SVG_START, false, SVG_INK },
 		 "bar under a node: its own link");
 }
 

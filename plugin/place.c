@@ -51,16 +51,14 @@ static int read_inputs(const struct tpk_site *site, const struct tpk_hints *h,
 		       struct tpk_result *r)
 {
 	char why[TPK_LINE_MAX], line[TPK_LINE_MAX + 32];
-	if (h->graph && tpk_read_user_file(h->graph, s->basedir,
-					   site->max_file_bytes, &s->cred,
-					   &in->graph, &in->graph_len, why,
-					   sizeof why) < 0) {
+	struct tpk_user_read ur = { &s->cred, s->basedir, site->max_file_bytes };
+	if (h->graph && tpk_read_user_file(h->graph, &ur, &in->graph,
+					   &in->graph_len, why, sizeof why) < 0) {
 		snprintf(line, sizeof line, "--topo-graph: %s", why);
 		fail(r, line);
 		return -1;
 	}
-	if (h->gpu_matrix && tpk_read_user_file(h->gpu_matrix, s->basedir,
-						site->max_file_bytes, &s->cred,
+	if (h->gpu_matrix && tpk_read_user_file(h->gpu_matrix, &ur,
 						&in->gpu_matrix, &in->gpu_len,
 						why, sizeof why) < 0) {
 		snprintf(line, sizeof line, "--topo-gpu-matrix: %s", why);

@@ -137,8 +137,9 @@ static char *read_input(spank_t sp, const struct tpk_site *site,
 {
 	char why[TPK_LINE_MAX];
 	char *path = file_path(sp, opt, envname), *buf = NULL;
-	if (!path || tpk_read_user_file(path, NULL, site->max_file_bytes, cred,
-					&buf, len, why, sizeof why) < 0) {
+	struct tpk_user_read ur = { cred, NULL, site->max_file_bytes };
+	if (!path || tpk_read_user_file(path, &ur, &buf, len, why,
+					sizeof why) < 0) {
 		tpk_line(job_error, sizeof job_error, "topoplace: error: %s: %s"
 			 TASK_KEPT, shown, path ? why : "out of memory");
 		buf = NULL;

@@ -109,12 +109,18 @@ struct tpk_cred {
 
 int tpk_become_user(const struct tpk_cred *cred, char *err, size_t errlen);
 void tpk_become_root(const struct tpk_cred *cred);
-/* A regular file of at most max bytes, opened non-blocking with the user's
- * privileges; relative paths from basedir (NULL: the current directory).
- * *buf: NUL-terminated, malloc'ed.  0, or -1 with one line in err. */
-int tpk_read_user_file(const char *path, const char *basedir, size_t max,
-		       const struct tpk_cred *cred, char **buf, size_t *len,
-		       char *err, size_t errlen);
+/* How a user's file is read: with the user's credentials, relative paths
+ * from basedir (NULL: the current directory), at most max bytes. */
+struct tpk_user_read {
+	const struct tpk_cred *cred;
+	const char *basedir;
+	size_t max;
+};
+
+/* A regular file read as ur says, opened non-blocking.  *buf:
+ * NUL-terminated, malloc'ed.  0, or -1 with one line in err. */
+int tpk_read_user_file(const char *path, const struct tpk_user_read *ur,
+		       char **buf, size_t *len, char *err, size_t errlen);
 /* parent/topoplace.TAG.XXXXXX (mode 0700) as the user; /tmp when parent
  * cannot be used (as slurmstepd falls back for TMPDIR). */
 int tpk_make_private_dir(const char *parent, const char *tag,

@@ -93,10 +93,12 @@ static int open_user_file(const char *path, const char *basedir, int *fd_out,
 	return 0;
 }
 
-int tpk_read_user_file(const char *path, const char *basedir, size_t max,
-		       const struct tpk_cred *cred, char **buf, size_t *len,
-		       char *err, size_t errlen)
+int tpk_read_user_file(const char *path, const struct tpk_user_read *ur,
+		       char **buf, size_t *len, char *err, size_t errlen)
 {
+	const struct tpk_cred *cred = ur->cred;
+	const char *basedir = ur->basedir;
+	size_t max = ur->max;
 	int fd = -1, rc = -1;
 	char *data = NULL;
 	size_t got = 0;

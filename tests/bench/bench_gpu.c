@@ -201,20 +201,29 @@ static double choose_gpus(const struct kind *k, const tp_graph *g,
 		double t0 = tp__now_ms();
 		int rc;
 		if (how == LOCAL_RANK) {
-			rc = tp_gpusel(n, g, tasks, cnt, NULL, NULL, 0, 1,
-				       TP_GPUSEL_LOCAL_RANK, gpus, &c, &err);
+			rc = tp_gpusel(&(tp_gpusel_request){ .on = { n, g,
+					tasks, cnt }, .gpus_per_task = 1,
+					.algo = TP_GPUSEL_LOCAL_RANK }, gpus,
+					&c, &err);
 		} else if (how == CLOSEST) {
 			for (int t = 0; t < cnt; t++)
 				pkg[t] = t % S;
-			rc = tp_gpusel(n, g, tasks, cnt, pkg, NULL, 0, 1,
-				       TP_GPUSEL_CLOSEST, gpus, &c, &err);
+			rc = tp_gpusel(&(tp_gpusel_request){ .on = { n, g,
+					tasks, cnt }, .task_package = pkg,
+					.gpus_per_task = 1,
+					.algo = TP_GPUSEL_CLOSEST }, gpus, &c,
+					&err);
 		} else {
-			rc = tp_node_place_cpus(n, g, tasks, cnt,
-						tp_node_ncores(n) / G, pkg, core,
-						NULL, &err);
+			rc = tp_node_place_cpus(&(tp_node_tasks){ n, g, tasks,
+					cnt }, tp_node_ncores(n) / G,
+					&(tp_cpu_slots){ pkg, core, 0 }, &err);
 			if (rc == 0)
-				rc = tp_gpusel(n, g, tasks, cnt, pkg, NULL, 0, 1,
-					       TP_GPUSEL_MAGC, gpus, &c, &err);
+				rc = tp_gpusel(&(tp_gpusel_request){ .on = { n,
+						g, tasks, cnt },
+						.task_package = pkg,
+						.gpus_per_task = 1,
+						.algo = TP_GPUSEL_MAGC }, gpus,
+						&c, &err);
 		}
 		if (rc < 0)
 			die(k->name, &err);

@@ -695,14 +695,17 @@ static double node_congestion(const tp_node *n, const tp_graph *g, bool magc,
 	for (int t = 0; t < G; t++)
 		tasks[t] = t;
 	if (magc) {
-		if (tp_node_place_cpus(n, g, tasks, G, tp_node_ncores(n) / G, pkg,
-				       core, NULL, &e))
+		if (tp_node_place_cpus(&(tp_node_tasks){ n, g, tasks, G },
+				tp_node_ncores(n) / G, &(tp_cpu_slots){ pkg,
+				core, 0 }, &e))
 			die("phase 2", &e);
-		if (tp_gpusel(n, g, tasks, G, pkg, NULL, 0, 1, TP_GPUSEL_MAGC, gpus,
-			      c, &e))
+		if (tp_gpusel(&(tp_gpusel_request){ .on = { n, g, tasks, G },
+				.task_package = pkg, .gpus_per_task = 1,
+				.algo = TP_GPUSEL_MAGC }, gpus, c, &e))
 			die("phase 3", &e);
-	} else if (tp_gpusel(n, g, tasks, G, NULL, NULL, 0, 1,
-			     TP_GPUSEL_LOCAL_RANK, gpus, c, &e)) {
+	} else if (tp_gpusel(&(tp_gpusel_request){ .on = { n, g, tasks, G },
+			.gpus_per_task = 1, .algo = TP_GPUSEL_LOCAL_RANK },
+			gpus, c, &e)) {
 		die("local rank", &e);
 	}
 	return c->max_congestion_ms;

@@ -448,14 +448,18 @@ START_TEST(magc_over_xgmi)
 	int allowed[4] = { 0, 1, 2, 3 }, gpus[4];
 	tp_gpusel_cost c, lr;
 	tp_error err;
-	ck_assert_msg(tp_gpusel(n, g, NULL, 4, NULL, allowed, 4, 1, TP_GPUSEL_MAGC,
-				gpus, &c, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL, 4 },
+			.allowed = allowed, .nallowed = 4, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_MAGC }, gpus, &c, &err) == 0, "%s",
+			err.msg);
 	ck_assert_int_eq(tp_node_gpu_path(n, gpus[0], gpus[2]), TP_PATH_XGMI);
 	ck_assert_int_eq(tp_node_xgmi_links(n, gpus[0], gpus[2]), 4);
 	ck_assert_int_eq(tp_node_xgmi_links(n, gpus[1], gpus[3]), 4);
 	ck_assert_double_eq_tol(c.max_congestion_ms, 5, 1e-9);
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 4, NULL, allowed, 4, 1,
-				   TP_GPUSEL_LOCAL_RANK, gpus, &lr, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			4 }, .allowed = allowed, .nallowed = 4,
+			.gpus_per_task = 1, .algo = TP_GPUSEL_LOCAL_RANK },
+			gpus, &lr, &err), 0);
 	ck_assert_double_eq_tol(lr.max_congestion_ms, 20, 1e-9);
 	ck_assert_str_eq(tp_node_link_name(n, lr.max_link), "GPU0 - GPU2 xGMI x1");
 	tp_graph_destroy(g);
@@ -472,10 +476,12 @@ START_TEST(magc_over_xgmi)
 	}
 	g = edges(8, 8, ru, rv, rw);
 	int g8[8];
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 8, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
-				   g8, &c, &err), 0);
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 8, NULL, NULL, 0, 1,
-				   TP_GPUSEL_LOCAL_RANK, g8, &lr, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			8 }, .gpus_per_task = 1, .algo = TP_GPUSEL_MAGC }, g8,
+			&c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			8 }, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_LOCAL_RANK }, g8, &lr, &err), 0);
 	ck_assert(c.max_congestion_ms <= lr.max_congestion_ms + 1e-9);
 	tp_graph_destroy(g);
 	tp_node_destroy(n);

@@ -575,6 +575,7 @@ static void assert_packed_same(pointset *ps, uint32_t w, const side_order *so,
 		w = 1;   /* one slot per task */
 	for (int64_t i = 0; i < n; i++)
 		ids[i] = (int32_t)i;
+	tp__part_side side = { ps, so, hist, tmp, INFINITY };
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1)
 			tp__pointset_pack(ps, w);
@@ -583,15 +584,17 @@ static void assert_packed_same(pointset *ps, uint32_t w, const side_order *so,
 		for (int64_t i = 0; i < n; i++)
 			p[i] = tp__pointset_pt(ps, (uint32_t)i, w);
 		if (nodes) {
-			ck_assert_int_eq(tp__part_nodes(ps, so, ids, k, p, n, &tr[pass], leaf[pass],
-							&nl[pass], hist, tmp, INFINITY, false), 0);
+			tp__node_cuts cuts = { ids, k, false, &tr[pass], leaf[pass], 0 };
+			ck_assert_int_eq(tp__part_nodes(&side, &cuts, p, n), 0);
+			nl[pass] = cuts.nleaves;
 		} else {
 			tree t = { 0 };   /* halves, then pairs: the tasks' tree */
-			ck_assert_int_eq(tp__part_nodes(ps, so, ids, 2, p, n, &t, leaf[0],
-							&nl[0], hist, tmp, INFINITY, false), 0);
+			tp__node_cuts cuts = { ids, 2, false, &t, leaf[0], 0 };
+			ck_assert_int_eq(tp__part_nodes(&side, &cuts, p, n), 0);
+			nl[0] = cuts.nleaves;
 			for (int64_t i = 0; i < n; i++)
 				p[i] = tp__pointset_pt(ps, (uint32_t)i, 1);
-			ck_assert_int_eq(tp__part_tasks(ps, so, &t, p, n, hist, tmp, INFINITY, NULL), 0);
+			ck_assert_int_eq(tp__part_tasks(&side, &t, p, n, NULL), 0);
 			for (int64_t i = 0; i < n; i++)
 				order[pass][i] = (int32_t)p[i].id;
 			free(t.v);
@@ -663,15 +666,17 @@ static int32_t part_nodes_split(const pointset *ps, const side_order *so, int k,
 	int64_t n = ps->n;
 	tp__pt *p = malloc(sizeof *p * (size_t)n), *tmp = malloc(sizeof *p * (size_t)n);
 	uint64_t *hist = malloc(sizeof(uint64_t) * tp__pointset_hist_len(ps));
-	int32_t *ids = malloc(sizeof(int32_t) * (size_t)n), nl = 0;
+	int32_t *ids = malloc(sizeof(int32_t) * (size_t)n);
 	for (int64_t i = 0; i < n; i++) {
 		ids[i] = (int32_t)i;
 		p[i] = tp__pointset_pt(ps, (uint32_t)i, w[i]);
 	}
 	memset(t, 0, sizeof *t);
 	t->expect = expect;
-	ck_assert_int_eq(tp__part_nodes(ps, so, ids, k, p, n, t, leaf, &nl, hist, tmp,
-					INFINITY, split), 0);
+	tp__part_side side = { ps, so, hist, tmp, INFINITY };
+	tp__node_cuts cuts = { ids, k, split, t, leaf, 0 };
+	ck_assert_int_eq(tp__part_nodes(&side, &cuts, p, n), 0);
+	int32_t nl = cuts.nleaves;
 	free(p);
 	free(tmp);
 	free(hist);
@@ -696,7 +701,8 @@ static void part_tasks_with(const pointset *ps, const side_order *so,
 	uint64_t *hist = malloc(sizeof(uint64_t) * tp__pointset_hist_len(ps));
 	for (int64_t i = 0; i < n; i++)
 		p[i] = tp__pointset_pt(ps, (uint32_t)i, 1);
-	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY, NULL), 0);
+	tp__part_side side = { ps, so, hist, tmp, INFINITY };
+	ck_assert_int_eq(tp__part_tasks(&side, tr, p, n, NULL), 0);
 	for (int64_t i = 0; i < n; i++)
 		order[i] = (int32_t)p[i].id;
 	free(p);
@@ -716,18 +722,17 @@ static void part_tasks_grid(const pointset *ps, const side_order *so,
 	int32_t *at = malloc(sizeof(int32_t) * (size_t)n);
 	int32_t *pos = malloc(sizeof(int32_t) * (size_t)n);
 	memset(p, 0xa5, sizeof *p * (size_t)n);
-	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY, NULL), 0);
+	tp__part_side side = { ps, so, hist, tmp, INFINITY };
+	ck_assert_int_eq(tp__part_tasks(&side, tr, p, n, NULL), 0);
 	for (int64_t i = 0; i < n; i++)
 		order[i] = (int32_t)p[i].id;
 	tp__task_order by_place = { .at = at }, by_task = { .pos = pos };
 	memset(p, 0xa5, sizeof *p * (size_t)n);
 	memset(at, 0xff, sizeof(int32_t) * (size_t)n);
-	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY,
-					&by_place), 0);
+	ck_assert_int_eq(tp__part_tasks(&side, tr, p, n, &by_place), 0);
 	ck_assert(!memcmp(at, order, sizeof(int32_t) * (size_t)n));
 	memset(pos, 0xff, sizeof(int32_t) * (size_t)n);
-	ck_assert_int_eq(tp__part_tasks(ps, so, tr, p, n, hist, tmp, INFINITY,
-					&by_task), 0);
+	ck_assert_int_eq(tp__part_tasks(&side, tr, p, n, &by_task), 0);
 	for (int64_t i = 0; i < n; i++)
 		ck_assert_int_eq(pos[order[i]], i);
 	free(at);

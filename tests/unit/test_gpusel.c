@@ -43,8 +43,9 @@ START_TEST(nvl4_heavy_pairs_on_nvlink)
 	int gpus[4];
 	tp_gpusel_cost c, lr;
 	tp_error err;
-	ck_assert_msg(tp_gpusel(n, g, NULL, 4, NULL, NULL, 0, 1, TP_GPUSEL_MAGC, gpus,
-				&c, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL, 4 },
+			.gpus_per_task = 1, .algo = TP_GPUSEL_MAGC }, gpus, &c,
+			&err) == 0, "%s", err.msg);
 	int want[4] = { 0, 2, 1, 3 };
 	ck_assert_mem_eq(gpus, want, sizeof want);
 	ck_assert_int_eq(c.used, TP_GPUSEL_MAGC);
@@ -59,26 +60,30 @@ START_TEST(nvl4_heavy_pairs_on_nvlink)
 	/* local-rank order: (0,2) and (1,3) both over the socket link:
 	 * 2e9 / 10 GB/s = 200 ms */
 	int lrg[4];
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 4, NULL, NULL, 0, 1, TP_GPUSEL_LOCAL_RANK,
-				   lrg, &lr, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			4 }, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_LOCAL_RANK }, lrg, &lr, &err), 0);
 	int ident[4] = { 0, 1, 2, 3 };
 	ck_assert_mem_eq(lrg, ident, sizeof ident);
 	ck_assert_double_eq_tol(lr.max_congestion_ms, 200, 1e-9);
 	ck_assert_str_eq(tp_node_link_name(n, lr.max_link), "socket0 - socket1");
 	tp_gpusel_cost e;
-	ck_assert_int_eq(tp_gpusel_eval(n, g, NULL, 4, 1, lrg, &e, &err), 0);
+	ck_assert_int_eq(tp_gpusel_eval(&(tp_node_tasks){ n, g, NULL, 4 }, 1,
+			lrg, &e, &err), 0);
 	ck_assert_double_eq_tol(e.max_congestion_ms, 200, 1e-9);
 
 	/* tasks 0 and 1 bound to socket 1: ties now go to socket-1 GPUs:
 	 * task 0 -> GPU2, task 2 -> GPU3 (NVLink), task 1 -> GPU0, task 3 -> GPU1 */
 	int pkg[4] = { 1, 1, 0, 0 };
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 4, pkg, NULL, 0, 1, TP_GPUSEL_MAGC, gpus,
-				   &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			4 }, .task_package = pkg, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_MAGC }, gpus, &c, &err), 0);
 	int want2[4] = { 2, 0, 3, 1 };
 	ck_assert_mem_eq(gpus, want2, sizeof want2);
 	/* closest: first free GPU on the task's socket */
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 4, pkg, NULL, 0, 1, TP_GPUSEL_CLOSEST, gpus,
-				   &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			4 }, .task_package = pkg, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_CLOSEST }, gpus, &c, &err), 0);
 	int want3[4] = { 2, 3, 0, 1 };
 	ck_assert_mem_eq(gpus, want3, sizeof want3);
 
@@ -88,8 +93,9 @@ START_TEST(nvl4_heavy_pairs_on_nvlink)
 	double b2[] = { 1e9, 1e9, 1e6, 5e9 };
 	g = edges(14, 4, u2, v2, b2);
 	int32_t tasks[4] = { 10, 11, 12, 13 };
-	ck_assert_int_eq(tp_gpusel(n, g, tasks, 4, NULL, NULL, 0, 1, TP_GPUSEL_MAGC, gpus,
-				   &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, tasks,
+			4 }, .gpus_per_task = 1, .algo = TP_GPUSEL_MAGC },
+			gpus, &c, &err), 0);
 	ck_assert_mem_eq(gpus, want, sizeof want);
 	ck_assert_double_eq_tol(c.total_bytes, 2e9 + 1e6, 1e-3);  /* task 0 is elsewhere */
 	tp_graph_destroy(g);
@@ -107,8 +113,9 @@ START_TEST(nvl4_two_gpus_per_task)
 	int gpus[4];
 	tp_gpusel_cost c;
 	tp_error err;
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 2, NULL, NULL, 0, 2, TP_GPUSEL_MAGC, gpus,
-				   &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			2 }, .gpus_per_task = 2, .algo = TP_GPUSEL_MAGC },
+			gpus, &c, &err), 0);
 	ck_assert_int_eq(tp_node_gpu_path(n, gpus[0], gpus[1]), TP_PATH_NVL);
 	ck_assert_int_eq(tp_node_gpu_path(n, gpus[2], gpus[3]), TP_PATH_NVL);
 	tp_graph_destroy(g);
@@ -128,15 +135,19 @@ START_TEST(nvl4_allowed_subset)
 	int gpus[3];
 	tp_gpusel_cost c;
 	tp_error err;
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 3, NULL, allowed, 3, 1, TP_GPUSEL_MAGC,
-				   gpus, &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			3 }, .allowed = allowed, .nallowed = 3,
+			.gpus_per_task = 1, .algo = TP_GPUSEL_MAGC }, gpus, &c,
+			&err), 0);
 	ck_assert_int_eq(gpus[2], 1);
 	ck_assert_int_eq(tp_node_gpu_path(n, gpus[0], gpus[1]), TP_PATH_NVL);
 	for (int i = 0; i < 3; i++)
 		ck_assert(gpus[i] >= 1 && gpus[i] <= 3);
 	/* local rank over the allowed GPUs in index order */
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 3, NULL, allowed, 3, 1,
-				   TP_GPUSEL_LOCAL_RANK, gpus, &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			3 }, .allowed = allowed, .nallowed = 3,
+			.gpus_per_task = 1, .algo = TP_GPUSEL_LOCAL_RANK },
+			gpus, &c, &err), 0);
 	int want[3] = { 1, 2, 3 };
 	ck_assert_mem_eq(gpus, want, sizeof want);
 	tp_graph_destroy(g);
@@ -149,47 +160,57 @@ START_TEST(gpusel_errors)
 	tp_node *n = load("nvl4.xml", NULL);
 	int gpus[16];
 	tp_error err;
-	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 5, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
-				   gpus, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, NULL, NULL,
+			5 }, .gpus_per_task = 1, .algo = TP_GPUSEL_MAGC },
+			gpus, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "5 tasks x 1 GPUs per task need 5 GPUs, but");
 	tp_assert_err_has(&err, "nvl4.xml has only 4");
-	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, NULL, 0, 5, TP_GPUSEL_MAGC,
-				   gpus, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, NULL, NULL,
+			1 }, .gpus_per_task = 5, .algo = TP_GPUSEL_MAGC },
+			gpus, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "5 GPUs per task, but");
-	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, NULL, 0, 0, TP_GPUSEL_MAGC,
-				   gpus, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, NULL, NULL,
+			1 }, .gpus_per_task = 0, .algo = TP_GPUSEL_MAGC },
+			gpus, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "at least 1");
 	int bad[2] = { 0, 7 };
-	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, bad, 2, 1, TP_GPUSEL_MAGC,
-				   gpus, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, NULL, NULL,
+			1 }, .allowed = bad, .nallowed = 2, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_MAGC }, gpus, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "allowed GPU 7 outside");
 	int dup[2] = { 1, 1 };
-	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, dup, 2, 1, TP_GPUSEL_MAGC,
-				   gpus, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, NULL, NULL,
+			1 }, .allowed = dup, .nallowed = 2, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_MAGC }, gpus, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "allowed GPU 1 listed twice");
 	int two[2] = { 0, 3 };
-	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 3, NULL, two, 2, 1, TP_GPUSEL_MAGC,
-				   gpus, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, NULL, NULL,
+			3 }, .allowed = two, .nallowed = 2, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_MAGC }, gpus, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "need 3 GPUs, but the step may use only 2");
 	int32_t tasks[2] = { 0, 9 };
 	tp_graph *g = NULL;
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "2x2", 4, &err), 0);
-	ck_assert_int_eq(tp_gpusel(n, g, tasks, 2, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
-				   gpus, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, tasks,
+			2 }, .gpus_per_task = 1, .algo = TP_GPUSEL_MAGC },
+			gpus, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "task 9 outside the pattern's 0..3");
 	int32_t twice[2] = { 1, 1 };
-	ck_assert_int_eq(tp_gpusel(n, g, twice, 2, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
-				   gpus, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, twice,
+			2 }, .gpus_per_task = 1, .algo = TP_GPUSEL_MAGC },
+			gpus, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "task 1 listed twice");
 	int out[1] = { 4 };
-	ck_assert_int_eq(tp_gpusel_eval(n, g, NULL, 1, 1, out, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel_eval(&(tp_node_tasks){ n, g, NULL, 1 }, 1,
+			out, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "GPU 4 outside");
 	tp_graph_destroy(g);
 	tp_node_destroy(n);
 	/* a node without GPUs */
 	n = load("cpu2.xml", NULL);
-	ck_assert_int_eq(tp_gpusel(n, NULL, NULL, 1, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
-				   gpus, NULL, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, NULL, NULL,
+			1 }, .gpus_per_task = 1, .algo = TP_GPUSEL_MAGC },
+			gpus, NULL, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "cpu2.xml: the node has no GPUs");
 	tp_node_destroy(n);
 	enum tp_gpusel_algo a;
@@ -218,20 +239,23 @@ START_TEST(pcie16_pairs_on_boards)
 	int gpus[16], again[16];
 	tp_gpusel_cost c, lr;
 	tp_error err;
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
-				   gpus, &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			16 }, .gpus_per_task = 1, .algo = TP_GPUSEL_MAGC },
+			gpus, &c, &err), 0);
 	for (int i = 0; i < 8; i++)
 		ck_assert_int_eq(tp_node_gpu_path(n, gpus[i], gpus[i + 8]), TP_PATH_PIX);
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, NULL, NULL, 0, 1,
-				   TP_GPUSEL_LOCAL_RANK, again, &lr, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			16 }, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_LOCAL_RANK }, again, &lr, &err), 0);
 	/* 8 GB over the 10 GB/s socket link: 800 ms; one board's GPU link:
 	 * 1 GB / 15.75 GB/s */
 	ck_assert_double_eq_tol(lr.max_congestion_ms, 800, 1e-9);
 	ck_assert_double_eq_tol(c.max_congestion_ms, 1e9 / 15.753846 / 1e6, 1e-3);
 	ck_assert(c.max_congestion_ms <= 0.6 * lr.max_congestion_ms);
 	/* deterministic */
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, NULL, NULL, 0, 1, TP_GPUSEL_MAGC,
-				   again, &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			16 }, .gpus_per_task = 1, .algo = TP_GPUSEL_MAGC },
+			again, &c, &err), 0);
 	ck_assert_mem_eq(gpus, again, sizeof gpus);
 	tp_graph_destroy(g);
 	tp_node_destroy(n);
@@ -256,18 +280,19 @@ START_TEST(pcie16_bisection)
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x4:5pt:bytes=1000000:weights=1,3",
 					       16, NULL), 0);
 	int pkg[16], core[16], gpus[16];
-	double mims;
+	tp_cpu_slots sl = { pkg, core, 0 };
 	tp_error err;
-	ck_assert_int_eq(tp_node_place_cpus(n, g, NULL, 16, 1, pkg, core, &mims,
-					    &err), 0);
-	ck_assert_double_eq_tol(mims, 1e6, 1e-6);
+	ck_assert_int_eq(tp_node_place_cpus(&(tp_node_tasks){ n, g, NULL, 16 },
+			1, &sl, &err), 0);
+	ck_assert_double_eq_tol(sl.mims, 1e6, 1e-6);
 	/* columns 0-1 | 2-3 (x = t % 4) */
 	ck_assert_int_ne(pkg[0], pkg[2]);
 	for (int t = 0; t < 16; t++)
 		ck_assert_int_eq(pkg[t], pkg[t % 4 < 2 ? 0 : 2]);
 	tp_gpusel_cost c, b;
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, pkg, NULL, 0, 1, TP_GPUSEL_MAGC,
-				   gpus, &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			16 }, .task_package = pkg, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_MAGC }, gpus, &c, &err), 0);
 	ck_assert_double_eq_tol(c.max_congestion_ms, 8e6 / 15.753846 / 1e6, 1e-3);
 	ck_assert_int_eq(c.used, TP_GPUSEL_BISECT);
 	/* the bisection alone, by name */
@@ -276,8 +301,9 @@ START_TEST(pcie16_bisection)
 	ck_assert_int_eq(a, TP_GPUSEL_BISECT);
 	ck_assert_str_eq(tp_gpusel_algo_name(TP_GPUSEL_BISECT), "bisect");
 	int again[16];
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 16, pkg, NULL, 0, 1, a, again, &b,
-				   &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			16 }, .task_package = pkg, .gpus_per_task = 1,
+			.algo = a }, again, &b, &err), 0);
 	ck_assert_mem_eq(gpus, again, sizeof gpus);
 	ck_assert_int_eq(b.used, TP_GPUSEL_BISECT);
 	/* every GPU once; each column under one bridge of four GPUs */
@@ -290,10 +316,12 @@ START_TEST(pcie16_bisection)
 		ck_assert_int_eq(gpus[t] / 4, gpus[t % 4] / 4);
 	/* two GPUs per task: 8 tasks, still valid and deterministic */
 	int g2[16], g2b[16];
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 8, NULL, NULL, 0, 2, TP_GPUSEL_BISECT,
-				   g2, &b, &err), 0);
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 8, NULL, NULL, 0, 2, TP_GPUSEL_BISECT,
-				   g2b, &b, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			8 }, .gpus_per_task = 2, .algo = TP_GPUSEL_BISECT },
+			g2, &b, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			8 }, .gpus_per_task = 2, .algo = TP_GPUSEL_BISECT },
+			g2b, &b, &err), 0);
 	ck_assert_mem_eq(g2, g2b, sizeof g2);
 	memset(seen, 0, sizeof seen);
 	for (int k = 0; k < 16; k++)
@@ -307,8 +335,10 @@ START_TEST(pcie16_bisection)
 	 * GPUs: the sockets hold one such task between them, so bisect falls
 	 * back to local-rank order, still valid */
 	int allowed[4] = { 0, 1, 4, 8 };
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 2, NULL, allowed, 4, 2,
-				   TP_GPUSEL_BISECT, g2, &b, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			2 }, .allowed = allowed, .nallowed = 4,
+			.gpus_per_task = 2, .algo = TP_GPUSEL_BISECT }, g2, &b,
+			&err), 0);
 	ck_assert_int_eq(b.used, TP_GPUSEL_LOCAL_RANK);
 	int lr[4] = { 0, 1, 4, 8 };
 	ck_assert_mem_eq(g2, lr, sizeof lr);
@@ -349,10 +379,13 @@ static tp_gpusel_cost phases_2_3(const tp_node *n, const tp_graph *g, int *gpus)
 	int nt = tp_graph_ntasks(g), pkg[64], core[64];
 	tp_gpusel_cost c;
 	tp_error err;
-	ck_assert_msg(tp_node_place_cpus(n, g, NULL, nt, tp_node_ncores(n) / nt, pkg,
-					 core, NULL, &err) == 0, "%s", err.msg);
-	ck_assert_msg(tp_gpusel(n, g, NULL, nt, pkg, NULL, 0, 1, TP_GPUSEL_MAGC, gpus,
-				&c, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_node_place_cpus(&(tp_node_tasks){ n, g, NULL, nt },
+			tp_node_ncores(n) / nt, &(tp_cpu_slots){ pkg, core,
+			0 }, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL, nt },
+			.task_package = pkg, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_MAGC }, gpus, &c, &err) == 0, "%s",
+			err.msg);
 	return c;
 }
 
@@ -433,8 +466,9 @@ START_TEST(uneven3_bound_and_min_cut)
 	int gpus[9], lrg[9], bi[9];
 	tp_gpusel_cost c = phases_2_3(n, g, gpus), lr, b;
 	tp_error err;
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 9, NULL, NULL, 0, 1, TP_GPUSEL_LOCAL_RANK,
-				   lrg, &lr, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			9 }, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_LOCAL_RANK }, lrg, &lr, &err), 0);
 	ck_assert_double_eq_tol(own_link_bound(n, g), 8e6 / 15.753846 / 1e6, 1e-6);
 	ck_assert_double_eq_tol(c.max_congestion_ms, own_link_bound(n, g), 1e-9);
 	ck_assert(c.max_congestion_ms < lr.max_congestion_ms);
@@ -444,8 +478,9 @@ START_TEST(uneven3_bound_and_min_cut)
 	for (int x = 0; x < 9; x++)
 		ck_assert_int_eq(seen[x], 1);
 
-	ck_assert_int_eq(tp_gpusel(n, g, NULL, 9, NULL, NULL, 0, 1, TP_GPUSEL_BISECT,
-				   bi, &b, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, NULL,
+			9 }, .gpus_per_task = 1, .algo = TP_GPUSEL_BISECT },
+			bi, &b, &err), 0);
 	ck_assert_int_eq(b.used, TP_GPUSEL_BISECT);
 	ck_assert(b.max_congestion_ms <= lr.max_congestion_ms);
 	/* the sockets: 3 | 4 | 2 tasks, the least cut */
@@ -510,12 +545,24 @@ START_TEST(never_worse)
 			int pkg[64];
 			for (int i = 0; i < ng; i++)
 				pkg[i] = i * tp_node_npackages(n) / ng;
-			ck_assert_int_eq(tp_gpusel(n, g, NULL, ng, pkg, NULL, 0, 1,
-						   TP_GPUSEL_MAGC, gp, &cm, NULL), 0);
-			ck_assert_int_eq(tp_gpusel(n, g, NULL, ng, pkg, NULL, 0, 1,
-						   TP_GPUSEL_LOCAL_RANK, gp, &cl, NULL), 0);
-			ck_assert_int_eq(tp_gpusel(n, g, NULL, ng, pkg, NULL, 0, 1,
-						   TP_GPUSEL_CLOSEST, gp, &cc, NULL), 0);
+			ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){
+					.on = { n, g, NULL, ng },
+					.task_package = pkg,
+					.gpus_per_task = 1,
+					.algo = TP_GPUSEL_MAGC }, gp, &cm,
+					NULL), 0);
+			ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){
+					.on = { n, g, NULL, ng },
+					.task_package = pkg,
+					.gpus_per_task = 1,
+					.algo = TP_GPUSEL_LOCAL_RANK }, gp,
+					&cl, NULL), 0);
+			ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){
+					.on = { n, g, NULL, ng },
+					.task_package = pkg,
+					.gpus_per_task = 1,
+					.algo = TP_GPUSEL_CLOSEST }, gp, &cc,
+					NULL), 0);
 			ck_assert(cm.max_congestion_ms <= cl.max_congestion_ms * (1 + 1e-9));
 			ck_assert(cm.max_congestion_ms <= cc.max_congestion_ms * (1 + 1e-9));
 			tp_graph_destroy(g);
@@ -535,10 +582,11 @@ START_TEST(cpu2_mims)
 	double b[] = { 1e9, 1e9, 1e3, 1e3 };
 	tp_graph *g = edges(4, 4, u, v, b);
 	int pkg[4], core[4];
-	double mims;
+	tp_cpu_slots sl = { pkg, core, 0 };
 	tp_error err;
-	ck_assert_int_eq(tp_node_place_cpus(n, g, NULL, 4, 4, pkg, core, &mims, &err), 0);
-	ck_assert_double_eq_tol(mims, 1e3, 1e-9);
+	ck_assert_int_eq(tp_node_place_cpus(&(tp_node_tasks){ n, g, NULL, 4 },
+			4, &sl, &err), 0);
+	ck_assert_double_eq_tol(sl.mims, 1e3, 1e-9);
 	ck_assert_int_eq(pkg[0], pkg[2]);
 	ck_assert_int_eq(pkg[1], pkg[3]);
 	ck_assert_int_ne(pkg[0], pkg[1]);
@@ -547,12 +595,14 @@ START_TEST(cpu2_mims)
 		ck_assert_int_eq(tp_node_core_package(n, core[i]), pkg[i]);
 	ck_assert_int_ne(core[0], core[2]);
 	/* no graph: the balanced block order */
-	ck_assert_int_eq(tp_node_place_cpus(n, NULL, NULL, 4, 4, pkg, core, &mims, &err), 0);
+	ck_assert_int_eq(tp_node_place_cpus(&(tp_node_tasks){ n, NULL, NULL,
+			4 }, 4, &sl, &err), 0);
 	int wp[4] = { 0, 0, 1, 1 }, wc[4] = { 0, 4, 8, 12 };
 	ck_assert_mem_eq(pkg, wp, sizeof wp);
 	ck_assert_mem_eq(core, wc, sizeof wc);
 	/* too many */
-	ck_assert_int_eq(tp_node_place_cpus(n, NULL, NULL, 5, 4, pkg, core, &mims, &err),
+	ck_assert_int_eq(tp_node_place_cpus(&(tp_node_tasks){ n, NULL, NULL,
+			5 }, 4, &sl, &err),
 			 TP_EINVAL);
 	tp_assert_err_has(&err, "5 tasks x 4 cores per task do not fit");
 	tp_graph_destroy(g);
@@ -571,31 +621,34 @@ START_TEST(align_cpus_with_gpus)
 	tp_error err;
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x1", 4, &err), 0);
 	int pkg[4], core[4];
-	double mims;
-	ck_assert_int_eq(tp_node_place_cpus(n, g, NULL, 4, 4, pkg, core, &mims, &err), 0);
+	tp_cpu_slots sl = { pkg, core, 0 };
+	ck_assert_int_eq(tp_node_place_cpus(&(tp_node_tasks){ n, g, NULL, 4 },
+			4, &sl, &err), 0);
 	int wp[4] = { 0, 0, 1, 1 }, wc[4] = { 0, 4, 8, 12 };
 	ck_assert_mem_eq(pkg, wp, sizeof wp);
 	ck_assert_mem_eq(core, wc, sizeof wc);
-	ck_assert_double_eq_tol(mims, 1, 1e-12);
+	ck_assert_double_eq_tol(sl.mims, 1, 1e-12);
 	int gpus[4] = { 0, 2, 1, 3 };
-	ck_assert_int_eq(tp_node_align_cpus(n, g, NULL, 4, gpus, 1, pkg, core, &mims,
-					    &err), 0);
+	ck_assert_int_eq(tp_node_align_cpus(&(tp_node_tasks){ n, g, NULL, 4 },
+			gpus, 1, &sl, &err), 0);
 	int ap[4] = { 0, 1, 0, 1 }, ac[4] = { 0, 8, 4, 12 };
 	ck_assert_mem_eq(pkg, ap, sizeof ap);
 	ck_assert_mem_eq(core, ac, sizeof ac);
-	ck_assert_double_eq_tol(mims, 1, 1e-12);
+	ck_assert_double_eq_tol(sl.mims, 1, 1e-12);
 	/* a swap that would raise MIMS is not made: heavy edge (0,1) */
 	tp_graph_destroy(g);
 	int32_t u[] = { 0 }, v[] = { 1 };
 	double b[] = { 1e9 };
 	g = edges(4, 1, u, v, b);
 	int p2[4] = { 0, 0, 1, 1 }, c2[4] = { 0, 4, 8, 12 };
-	ck_assert_int_eq(tp_node_align_cpus(n, g, NULL, 4, gpus, 1, p2, c2, &mims,
-					    &err), 0);
+	tp_cpu_slots sl2 = { p2, c2, 0 };
+	ck_assert_int_eq(tp_node_align_cpus(&(tp_node_tasks){ n, g, NULL, 4 },
+			gpus, 1, &sl2, &err), 0);
 	ck_assert_mem_eq(p2, wp, sizeof wp);
-	ck_assert_double_eq_tol(mims, 0, 1e-12);
+	ck_assert_double_eq_tol(sl2.mims, 0, 1e-12);
 	int bad[4] = { 0, 9, 1, 3 };
-	ck_assert_int_eq(tp_node_align_cpus(n, g, NULL, 4, bad, 1, p2, c2, &mims, &err),
+	ck_assert_int_eq(tp_node_align_cpus(&(tp_node_tasks){ n, g, NULL, 4 },
+			bad, 1, &sl2, &err),
 			 TP_EINVAL);
 	tp_assert_err_has(&err, "GPU 9 outside");
 	tp_graph_destroy(g);
@@ -608,16 +661,18 @@ START_TEST(task_wider_than_socket)
 {
 	tp_node *n = load("cpu2.xml", NULL);
 	int pkg[1], core[1];
-	double mims = -1;
+	tp_cpu_slots sl = { pkg, core, -1 };
 	tp_error err;
-	ck_assert_int_eq(tp_node_place_cpus(n, NULL, NULL, 1, 16, pkg, core, &mims, &err), 0);
+	ck_assert_int_eq(tp_node_place_cpus(&(tp_node_tasks){ n, NULL, NULL,
+			1 }, 16, &sl, &err), 0);
 	ck_assert_int_eq(core[0], 0);
 	ck_assert_int_eq(pkg[0], 0);
-	ck_assert_double_eq_tol(mims, 0, 1e-12);
+	ck_assert_double_eq_tol(sl.mims, 0, 1e-12);
 	char buf[64];
 	ck_assert_int_eq(tp_node_cpuset_string(n, core[0], 16, buf, sizeof buf), 0);
 	ck_assert_str_eq(buf, "0-31");
-	ck_assert_int_eq(tp_node_place_cpus(n, NULL, NULL, 2, 9, pkg, core, &mims, &err),
+	ck_assert_int_eq(tp_node_place_cpus(&(tp_node_tasks){ n, NULL, NULL,
+			2 }, 9, &sl, &err),
 			 TP_EINVAL);
 	tp_assert_err_has(&err, "2 tasks x 9 cores per task do not fit");
 	tp_node_destroy(n);
@@ -637,13 +692,13 @@ START_TEST(cpu2_within_step_cores)
 	tp_graph *g = edges(3 + 1, 3, u, v, b);
 	int cores[] = { 9, 2, 3, 4, 5, 8, 3 };
 	int pkg[3 + 1], core[3 + 1];
-	double mims;
+	tp_cpu_slots sl = { pkg, core, 0 };
 	tp_error err;
 	/* 4 tasks x 1 core: socket 0 has room for 4, socket 1 for 2 */
-	ck_assert_int_eq(tp_node_place_cpus_within(n, g, NULL, 4, cores, 7, 1, pkg,
-						   core, &mims, &err), 0);
+	ck_assert_int_eq(tp_node_place_cpus_within(&(tp_node_tasks){ n, g,
+			NULL, 4 }, cores, 7, 1, &sl, &err), 0);
 	ck_assert_int_eq(pkg[0], pkg[3]);
-	ck_assert_double_le(mims, 1e3);
+	ck_assert_double_le(sl.mims, 1e3);
 	int list[] = { 2, 3, 4, 5, 8, 9 };
 	bool taken[6] = { false };
 	for (int i = 0; i < 4; i++) {
@@ -654,8 +709,8 @@ START_TEST(cpu2_within_step_cores)
 		ck_assert_int_eq(tp_node_core_package(n, list[core[i]]), pkg[i]);
 	}
 	/* 2 tasks x 2 cores: a task's two cores share a socket */
-	ck_assert_int_eq(tp_node_place_cpus_within(n, NULL, NULL, 3, cores, 7, 2,
-						   pkg, core, &mims, &err), 0);
+	ck_assert_int_eq(tp_node_place_cpus_within(&(tp_node_tasks){ n, NULL,
+			NULL, 3 }, cores, 7, 2, &sl, &err), 0);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(tp_node_core_package(n, list[core[i] + 1]), pkg[i]);
 	char buf[64];
@@ -666,13 +721,13 @@ START_TEST(cpu2_within_step_cores)
 	ck_assert_int_eq(tp_node_cpuset_string_cores(n, odd, 2, buf, sizeof buf), 0);
 	ck_assert_str_eq(buf, "2,9,18,25");
 	/* errors */
-	ck_assert_int_eq(tp_node_place_cpus_within(n, NULL, NULL, 4, cores, 7, 2,
-						   pkg, core, &mims, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_node_place_cpus_within(&(tp_node_tasks){ n, NULL,
+			NULL, 4 }, cores, 7, 2, &sl, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "4 tasks x 2 cores per task do not fit in the 6 "
 			  "allowed cores of");
 	int bad[] = { 3, 16 };
-	ck_assert_int_eq(tp_node_place_cpus_within(n, NULL, NULL, 1, bad, 2, 1,
-						   pkg, core, &mims, &err), TP_EINVAL);
+	ck_assert_int_eq(tp_node_place_cpus_within(&(tp_node_tasks){ n, NULL,
+			NULL, 1 }, bad, 2, 1, &sl, &err), TP_EINVAL);
 	tp_assert_err_has(&err, "core 16 outside");
 	ck_assert_int_eq(tp_node_cpuset_string_cores(n, bad, 2, buf, sizeof buf),
 			 TP_EINVAL);
@@ -697,8 +752,10 @@ START_TEST(remote_traffic_to_the_nic)
 	int gpus[1];
 	tp_gpusel_cost c;
 	tp_error err;
-	ck_assert_int_eq(tp_gpusel(n, g, tasks, 1, NULL, allowed, 2, 1,
-				   TP_GPUSEL_MAGC, gpus, &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, tasks,
+			1 }, .allowed = allowed, .nallowed = 2,
+			.gpus_per_task = 1, .algo = TP_GPUSEL_MAGC }, gpus, &c,
+			&err), 0);
 	ck_assert_int_eq(gpus[0], 0);
 	/* 1 GB over the slowest link of the way (15.75 GB/s PCIe) */
 	ck_assert_double_eq_tol(c.max_congestion_ms, 1e9 / 15.753846 / 1e6, 1e-3);
@@ -707,15 +764,18 @@ START_TEST(remote_traffic_to_the_nic)
 	/* closest to a task on socket 1 is GPU2: the socket link carries the
 	 * gigabyte */
 	int pkg[1] = { 1 };
-	ck_assert_int_eq(tp_gpusel(n, g, tasks, 1, pkg, allowed, 2, 1,
-				   TP_GPUSEL_CLOSEST, gpus, &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, tasks,
+			1 }, .task_package = pkg, .allowed = allowed,
+			.nallowed = 2, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_CLOSEST }, gpus, &c, &err), 0);
 	ck_assert_int_eq(gpus[0], 2);
 	ck_assert_double_eq_tol(c.max_congestion_ms, 100, 1e-6);
 	tp_node_destroy(n);
 	n = load("duo.xml", NULL);
 	int al2[2] = { 1, 0 };
-	ck_assert_int_eq(tp_gpusel(n, g, tasks, 1, NULL, al2, 2, 1,
-				   TP_GPUSEL_MAGC, gpus, &c, &err), 0);
+	ck_assert_int_eq(tp_gpusel(&(tp_gpusel_request){ .on = { n, g, tasks,
+			1 }, .allowed = al2, .nallowed = 2, .gpus_per_task = 1,
+			.algo = TP_GPUSEL_MAGC }, gpus, &c, &err), 0);
 	ck_assert_double_eq_tol(c.max_congestion_ms, 0, 1e-12);
 	ck_assert_double_eq_tol(c.nic_weighted_ms, 0, 1e-12);
 	tp_graph_destroy(g);

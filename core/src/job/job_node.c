@@ -198,10 +198,11 @@ static int place_cpus(struct stage *s, bool *ok)
 	p->cores_per_task = s->ncores / p->ntasks;
 	tp_error e;
 	tp_error_clear(&e);
-	rc = tp_node_place_cpus_within(s->model, s->job->g, s->sh->tasks,
-				       p->ntasks, s->cores, s->ncores,
-				       p->cores_per_task, s->pkg, s->pos,
-				       &p->mims_bytes, &e);
+	tp_node_tasks on = { s->model, s->job->g, s->sh->tasks, p->ntasks };
+	tp_cpu_slots slots = { s->pkg, s->pos, p->mims_bytes };
+	rc = tp_node_place_cpus_within(&on, s->cores, s->ncores,
+				       p->cores_per_task, &slots, &e);
+	p->mims_bytes = slots.mims;
 	if (rc == TP_ENOMEM)
 		return rc;
 	if (rc) {
@@ -221,8 +222,9 @@ static void sockets_for_gpus(struct stage *s)
 	int32_t nt = s->p->ntasks;
 	if (s->task_pkg || nc < nt)
 		return;
-	if (tp_node_place_cpus(s->model, s->job->g, s->sh->tasks, nt, nc / nt,
-			       s->pkg, s->pos, NULL, NULL) == 0)
+	tp_node_tasks on = { s->model, s->job->g, s->sh->tasks, nt };
+	tp_cpu_slots slots = { s->pkg, s->pos, 0 };
+	if (tp_node_place_cpus(&on, nc / nt, &slots, NULL) == 0)
 		s->task_pkg = s->pkg;
 }
 
@@ -322,16 +324,22 @@ static int select_gpus(struct stage *s, bool *ok)
 	tp_error e;
 	tp_error_clear(&e);
 	const int32_t *tk = s->sh->tasks;
-	int rc = tp_gpusel(s->model, job->gm, tk, p->ntasks, s->task_pkg, s->gpus,
-			   s->ngpus, gpt, algo, p->gpus, &p->cost, &e);
+	tp_gpusel_request rq = {
+		.on = { s->model, job->gm, tk, p->ntasks },
+		.task_package = s->task_pkg,
+		.allowed = s->gpus,
+		.nallowed = s->ngpus,
+		.gpus_per_task = gpt,
+		.algo = algo,
+	};
+	int rc = tp_gpusel(&rq, p->gpus, &p->cost, &e);
+	/* the baselines, for the report */
+	rq.algo = TP_GPUSEL_LOCAL_RANK;
 	if (!rc)
-		rc = tp_gpusel(s->model, job->gm, tk, p->ntasks, s->task_pkg, s->gpus,
-			       s->ngpus, gpt, TP_GPUSEL_LOCAL_RANK, tmp,
-			       &p->local_rank_cost, &e);
+		rc = tp_gpusel(&rq, tmp, &p->local_rank_cost, &e);
+	rq.algo = TP_GPUSEL_CLOSEST;
 	if (!rc)
-		rc = tp_gpusel(s->model, job->gm, tk, p->ntasks, s->task_pkg, s->gpus,
-			       s->ngpus, gpt, TP_GPUSEL_CLOSEST, tmp,
-			       &p->closest_cost, &e);
+		rc = tp_gpusel(&rq, tmp, &p->closest_cost, &e);
 	free(tmp);
 	if (rc == TP_ENOMEM)
 		return rc;
@@ -403,9 +411,11 @@ static int stage_run(struct stage *s)
 	if (!rc && cpus_ok && gpus_ok) {
 		tp_error e;
 		tp_error_clear(&e);
-		rc = tp_node_align_cpus(s->model, job->g, sh->tasks, p->ntasks,
-					p->gpus, p->gpus_per_task, s->pkg, s->pos,
-					&p->mims_bytes, &e);
+		tp_node_tasks on = { s->model, job->g, sh->tasks, p->ntasks };
+		tp_cpu_slots slots = { s->pkg, s->pos, p->mims_bytes };
+		rc = tp_node_align_cpus(&on, p->gpus, p->gpus_per_task, &slots,
+					&e);
+		p->mims_bytes = slots.mims;
 		if (rc && rc != TP_ENOMEM)
 			rc = 0;   /* the MIMS placement stands */
 	}

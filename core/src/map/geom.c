@@ -577,21 +577,51 @@ static int tree_check(tree *t, int64_t n, int k, const int64_t *cnt)
  * only that plane is ordered by the full key.  Wide-ranged coordinates fall
  * back to quickselect.  hist needs 2n + 17 entries (or
  * tp__pointset_hist_len), tmp n points. */
-/* Three-way partition of p[0..n) by key, or with ps given by the rank in
+/* One side's points as its cuts read them: the point set, its order, how
+ * the points weigh, and the scratch of a cut. */
+typedef struct cut_side {
+	const pointset *ps;
+	const side_order *so;
+	bool weighted;       /* by their slots (nodes), else by count (tasks) */
+	uint32_t wconst;     /* weighted: every point's weight when they all
+				weigh the same, else 0 */
+	uint64_t *hist;      /* tp__pointset_hist_len(ps) entries */
+	tp__pt *tmp;         /* as many points as a cut takes */
+} cut_side;
+
+/* A cut's dimension d and its place lp in the order's perm (fill_keys
+ * orders the other dimensions after it). */
+typedef struct cut_axis {
+	int lp, d;
+} cut_axis;
+
+/* Where a cut fell. */
+typedef struct cut_result {
+	uint32_t plane;      /* the rank the cut falls in (the left side is
+				at most it, the right side at least it), or
+				UINT32_MAX when the cut was by full keys and
+				says nothing of the box */
+	uint64_t wleft;      /* the weight (or count) left of the cut */
+} cut_result;
+
+/* Three-way partition of p[0..n) by key, or (by_rank) by the rank in
  * dimension d (no pass to write keys first): [< pv][== pv][> pv]; returns
  * the start of the middle part.  Branch-free (the comparisons are coin
  * flips): the smaller points are compacted in place, the equal ones
- * collected at the front of tmp and the larger ones at its back, then both
- * copied behind.  *neq receives the size of the middle part.  Inlined into
- * both callers, each with its own comparison. */
+ * collected at the front of s->tmp and the larger ones at its back, then
+ * both copied behind.  *neq receives the size of the middle part.  Inlined
+ * into both callers, each with its own comparison. */
 static inline __attribute__((always_inline)) int64_t
-partition3_by(const pointset *ps, const side_order *so, int d, tp__pt *p,
-	      int64_t n, uint64_t pv, tp__pt *tmp, int64_t *neq)
+partition3_by(const cut_side *s, bool by_rank, int d, tp__pt *p, int64_t n,
+	      uint64_t pv, int64_t *neq)
 {
+	const pointset *ps = s->ps;
+	const side_order *so = s->so;
+	tp__pt *tmp = s->tmp;
 	int64_t lt = 0, eq = 0, gt = n - 1;
 	for (int64_t i = 0; i < n; i++) {
 		tp__pt c = p[i];
-		uint64_t v = ps ? rank_of(ps, so, &c, d) : c.key;
+		uint64_t v = by_rank ? rank_of(ps, so, &c, d) : c.key;
 		int64_t below = v < pv, above = v > pv;
 		p[lt] = c;
 		tmp[eq] = c;
@@ -606,28 +636,34 @@ partition3_by(const pointset *ps, const side_order *so, int d, tp__pt *p,
 	return lt;
 }
 
-static int64_t partition3(tp__pt *p, int64_t n, uint64_t pv, tp__pt *tmp,
-			  int64_t *neq)
+static int64_t partition3(const cut_side *s, tp__pt *p, int64_t n,
+			  uint64_t pv, int64_t *neq)
 {
-	return partition3_by(NULL, NULL, 0, p, n, pv, tmp, neq);
+	return partition3_by(s, false, 0, p, n, pv, neq);
 }
 
-static int64_t partition3_rank(const pointset *ps, const side_order *so, int d,
-			       tp__pt *p, int64_t n, uint32_t pv, tp__pt *tmp,
-			       int64_t *neq)
+static int64_t partition3_rank(const cut_side *s, int d, tp__pt *p, int64_t n,
+			       uint32_t pv, int64_t *neq)
 {
-	return partition3_by(ps, so, d, p, n, pv, tmp, neq);
+	return partition3_by(s, true, d, p, n, pv, neq);
 }
 
-/* The weighted cut of cut_range when every point weighs w: the prefix of
- * the plane p[lt..lt+g) nearest the target t2 is a count (ties to the
- * smaller), and selecting that many gives the same set as sorting the
- * plane, in linear time. */
-static int64_t cut_equal_weights(const pointset *ps, const side_order *so,
-				 int lp, int d, tp__pt *p, int64_t n, int64_t lt,
-				 int64_t g, uint64_t below, uint64_t t2, uint64_t w,
-				 uint64_t *wleft)
+/* The plane a cut falls in, once partitioned: its points p[lt..lt+g), the
+ * weight below it, and what is left of the target within it (t2). */
+typedef struct plane_cut {
+	int64_t lt, g;
+	uint64_t below, t2;
+} plane_cut;
+
+/* The weighted cut of cut_range when every point weighs w = s->wconst: the
+ * prefix of the plane nearest the target is a count (ties to the smaller),
+ * and selecting that many gives the same set as sorting the plane, in
+ * linear time. */
+static int64_t cut_equal_weights(const cut_side *s, cut_axis ax, tp__pt *p,
+				 int64_t n, const plane_cut *pc, uint64_t *wleft)
 {
+	int64_t lt = pc->lt, g = pc->g;
+	uint64_t below = pc->below, t2 = pc->t2, w = s->wconst;
 	int64_t j = (int64_t)(t2 / w);
 	if ((uint64_t)(j + 1) * w - t2 < t2 - (uint64_t)j * w)
 		j++;
@@ -648,7 +684,7 @@ static int64_t cut_equal_weights(const pointset *ps, const side_order *so,
 		k = j;
 	}
 	if (k >= 0) {
-		fill_keys(ps, so, lp, d, p + lt, g);
+		fill_keys(s->ps, s->so, ax.lp, ax.d, p + lt, g);
 		tp__select(p + lt, g, k);
 	}
 	*wleft = wl;
@@ -696,15 +732,18 @@ static void box_whole(const pointset *ps, box *b)
 	}
 }
 
-/* The histogram of cut_range over few planes, when every point weighs the
- * same (unit): four counters in turn, since neighbouring points mostly
- * share a plane and one counter would chain each increment to the last. */
+/* The histogram of cut_range over few planes [lo, lo + size) into
+ * s->hist, when every point weighs the same: four counters in turn, since
+ * neighbouring points mostly share a plane and one counter would chain each
+ * increment to the last. */
 #define FEW_PLANES 256
 
-static void count_planes(const pointset *ps, const side_order *so, int d,
-			 const tp__pt *p, int64_t n, uint32_t lo, uint32_t size,
-			 uint64_t unit, uint64_t *hist)
+static void count_planes(const cut_side *s, int d, const tp__pt *p, int64_t n,
+			 uint32_t lo, uint32_t size)
 {
+	const pointset *ps = s->ps;
+	const side_order *so = s->so;
+	uint64_t unit = s->weighted ? s->wconst : 1, *hist = s->hist;
 	uint32_t c[4][FEW_PLANES];
 	memset(c, 0, sizeof c);
 	int64_t i = 0;
@@ -717,14 +756,20 @@ static void count_planes(const pointset *ps, const side_order *so, int d,
 		hist[v] = ((uint64_t)c[0][v] + c[1][v] + c[2][v] + c[3][v]) * unit;
 }
 
-/* *plane receives the rank the cut falls in (the left side is at most it,
- * the right side at least it), or UINT32_MAX when the cut was by full keys
- * and says nothing of the box. */
-static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
-			 int d, tp__pt *p, int64_t n, uint64_t target,
-			 bool weighted, uint32_t wconst, uint64_t *hist, tp__pt *tmp,
-			 const box *bx, uint32_t *plane, uint64_t *wleft)
+/* Cuts p[0..n), all in box bx, across ax.d so that the left part weighs
+ * (or counts) as near target as the points allow; returns the left part's
+ * size, and where the cut fell in *res. */
+static int64_t cut_range(const cut_side *s, cut_axis ax, tp__pt *p, int64_t n,
+			 uint64_t target, const box *bx, cut_result *res)
 {
+	const pointset *ps = s->ps;
+	const side_order *so = s->so;
+	bool weighted = s->weighted;
+	uint32_t wconst = s->wconst;
+	uint64_t *hist = s->hist;
+	int lp = ax.lp, d = ax.d;
+	uint32_t *plane = &res->plane;
+	uint64_t *wleft = &res->wleft;
 	*plane = UINT32_MAX;
 	uint32_t lo = bx->lo[d], hi = bx->hi[d];
 	/* The box is narrow enough for the histogram: no pass to find the
@@ -756,7 +801,7 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 	memset(hist, 0, sizeof(uint64_t) * size);
 	if (fused && (!weighted || wconst) && size <= FEW_PLANES &&
 	    n >= 16 * (int64_t)size)
-		count_planes(ps, so, d, p, n, lo, size, weighted ? wconst : 1, hist);
+		count_planes(s, d, p, n, lo, size);
 	else if (fused)
 		for (int64_t i = 0; i < n; i++)
 			hist[rank_of(ps, so, &p[i], d) - lo] +=
@@ -778,8 +823,8 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 	}
 	uint64_t pv = (uint64_t)v + lo;
 	*plane = (uint32_t)pv;
-	int64_t g, lt = fused ? partition3_rank(ps, so, d, p, n, (uint32_t)pv, tmp, &g)
-			      : partition3(p, n, pv, tmp, &g);
+	int64_t g, lt = fused ? partition3_rank(s, d, p, n, (uint32_t)pv, &g)
+			      : partition3(s, p, n, pv, &g);
 	/* the plane's points need their full keys only where some of them
 	 * are selected: a cut on the plane's edge takes it whole */
 	uint64_t t2 = target - below;
@@ -791,9 +836,10 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 		*wleft = target;
 		return lt + (int64_t)t2;
 	}
-	if (wconst)
-		return cut_equal_weights(ps, so, lp, d, p, n, lt, g, below, t2,
-					 wconst, wleft);
+	if (wconst) {
+		plane_cut pc = { lt, g, below, t2 };
+		return cut_equal_weights(s, ax, p, n, &pc, wleft);
+	}
 	/* weighted: order the plane and take the prefix nearest the target */
 	fill_keys(ps, so, lp, d, p + lt, g);
 	tp__sort(p + lt, g);
@@ -823,17 +869,13 @@ static int64_t cut_range(const pointset *ps, const side_order *so, int lp,
 }
 
 typedef struct node_ctx {
-	const pointset *ps;
-	const side_order *so;
+	cut_side cs;                  /* weighted by the nodes' slots */
 	const int32_t *alloc_index;  /* pointset id -> allocation index */
 	int k;
 	tree *tr;
 	int32_t *leaf_node;
 	int32_t nleaves;
-	uint64_t *hist;
-	tp__pt *tmp;                  /* scratch, n points */
 	double deadline;              /* tp__now_ms() past it: give up */
-	uint32_t wconst;              /* every node's slots, or 0 */
 	bool split;                   /* the root's last part on a thread */
 } node_ctx;
 
@@ -875,11 +917,11 @@ static bool node_part_start(node_ctx *c, struct node_part_job *j, tp__pt *p,
 	j->c.tr = &j->t;
 	j->c.leaf_node = c->leaf_node + at;   /* one leaf per node */
 	j->c.nleaves = 0;
-	j->c.tmp = c->tmp + at;
-	size_t hl = tp__pointset_hist_len(c->ps);
+	j->c.cs.tmp = c->cs.tmp + at;
+	size_t hl = tp__pointset_hist_len(c->cs.ps);
 	if (hl > 2 * (size_t)m + 17)
 		hl = 2 * (size_t)m + 17;
-	if (!(j->c.hist = malloc(sizeof(uint64_t) * hl)))
+	if (!(j->c.cs.hist = malloc(sizeof(uint64_t) * hl)))
 		return false;
 	if (e) {   /* implicit: the same rule for the part's size */
 		j->rule = *e;
@@ -891,7 +933,7 @@ static bool node_part_start(node_ctx *c, struct node_part_job *j, tp__pt *p,
 	j->depth = depth;
 	j->bx = *bx;
 	if (pthread_create(&j->th, NULL, node_part_run, j)) {
-		free(j->c.hist);
+		free(j->c.cs.hist);
 		return false;
 	}
 	return true;
@@ -901,7 +943,7 @@ static bool node_part_start(node_ctx *c, struct node_part_job *j, tp__pt *p,
 static int node_part_join(node_ctx *c, struct node_part_job *j, int rc)
 {
 	pthread_join(j->th, NULL);
-	free(j->c.hist);
+	free(j->c.cs.hist);
 	if (!rc)
 		rc = j->rc;
 	tree *t = c->tr;
@@ -935,13 +977,13 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 							    : (int32_t)p[0].id;
 		return tp__tree_push(c->tr, 0);
 	}
-	int lp, d = cut_dim(c->ps, c->so, depth, p, n, &lp);
+	int lp, d = cut_dim(c->cs.ps, c->cs.so, depth, p, n, &lp);
 	if (n == 2) {
 		/* a pair (half of all splits with one slot per node): order it */
-		fill_keys(c->ps, c->so, lp, d, p, 2);
+		fill_keys(c->cs.ps, c->cs.so, lp, d, p, 2);
 		tp__sort(p, 2);
-		int64_t two[2] = { c->wconst ? c->wconst : p[0].w,
-				   c->wconst ? c->wconst : p[1].w };
+		int64_t two[2] = { c->cs.wconst ? c->cs.wconst : p[0].w,
+				   c->cs.wconst ? c->cs.wconst : p[1].w };
 		int rc = tree_check(c->tr, 2, 2, two);
 		if (!rc)
 			rc = tp__tree_push(c->tr, 2);
@@ -951,8 +993,8 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 			rc = node_rec(c, p, 1, depth + 1, bx);
 		return rc ? rc : node_rec(c, p + 1, 1, depth + 1, bx);
 	}
-	uint64_t total = (uint64_t)n * c->wconst;
-	for (int64_t i = 0; !c->wconst && i < n; i++)
+	uint64_t total = (uint64_t)n * c->cs.wconst;
+	for (int64_t i = 0; !c->cs.wconst && i < n; i++)
 		total += p[i].w;
 	int k = c->k < n ? c->k : (int)n;
 	int64_t start[64 + 1], cnt[64];
@@ -963,21 +1005,22 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 	for (int j = 0; j < k - 1; j++) {
 		/* target for the end of part j, relative to what is left */
 		uint64_t target = total * (uint64_t)(j + 1) / (uint64_t)k - done;
-		uint64_t wl;
 		int64_t left = n - pos;
-		int64_t cut = cut_range(c->ps, c->so, lp, d, p + pos, left, target,
-					true, c->wconst, c->hist, c->tmp, &rest,
-					&plane[j], &wl);
+		cut_result r;
+		int64_t cut = cut_range(&c->cs, (cut_axis){ lp, d }, p + pos, left,
+					target, &rest, &r);
+		uint64_t wl = r.wleft;
+		plane[j] = r.plane;
 		/* leave at least one node for each remaining part */
 		int64_t maxcut = left - (k - 1 - j);
 		if (cut > maxcut) {
 			/* the smallest maxcut points instead */
-			fill_keys(c->ps, c->so, lp, d, p + pos, left);
+			fill_keys(c->cs.ps, c->cs.so, lp, d, p + pos, left);
 			tp__select(p + pos, left, maxcut);
 			cut = maxcut;
 			plane[j] = UINT32_MAX;
-			wl = (uint64_t)cut * c->wconst;
-			for (int64_t i = 0; !c->wconst && i < cut; i++)
+			wl = (uint64_t)cut * c->cs.wconst;
+			for (int64_t i = 0; !c->cs.wconst && i < cut; i++)
 				wl += p[pos + i].w;
 		}
 		start[j] = pos;
@@ -1016,12 +1059,9 @@ static int node_rec(node_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx)
 /* Task side: partition into the counts of a split tree                     */
 
 typedef struct task_ctx {
-	const pointset *ps;
-	const side_order *so;
+	cut_side cs;                 /* by count */
 	const tree *tr;
 	int64_t cur;
-	uint64_t *hist;
-	tp__pt *tmp;
 	double deadline;
 	const tp__task_order *out;   /* or NULL: p is the result */
 	const tp__pt *base;          /* p of the root: places are from it */
@@ -1046,8 +1086,8 @@ static void put_leaf(const task_ctx *c, const tp__pt *p, int64_t n)
  * straight to their places instead. */
 static void box_points(const task_ctx *c, const box *bx, tp__pt *p, bool leaf)
 {
-	const pointset *ps = c->ps;
-	const side_order *so = c->so;
+	const pointset *ps = c->cs.ps;
+	const side_order *so = c->cs.so;
 	const tp__task_order *out = leaf ? c->out : NULL;
 	int32_t place = (int32_t)(p - c->base);
 	int D = ps->dims;
@@ -1150,9 +1190,9 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx,
 	}
 	int lp, d;
 	if (whole) {
-		d = box_cut_dim(c->ps, c->so, depth, bx, &lp);
+		d = box_cut_dim(c->cs.ps, c->cs.so, depth, bx, &lp);
 		uint32_t nplanes[64];
-		if (box_cuts_between_planes(bx, c->ps->dims, d, k, cnt, nplanes)) {
+		if (box_cuts_between_planes(bx, c->cs.ps->dims, d, k, cnt, nplanes)) {
 			/* each part its planes, as cut_range would cut them */
 			box part = *bx;
 			int64_t pos = 0;
@@ -1167,11 +1207,11 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx,
 		}
 		box_points(c, bx, p, false);
 	} else {
-		d = cut_dim(c->ps, c->so, depth, p, n, &lp);
+		d = cut_dim(c->cs.ps, c->cs.so, depth, p, n, &lp);
 	}
 	if (n == 2 && k == 2) {
 		/* two tasks, one per part: order them */
-		fill_keys(c->ps, c->so, lp, d, p, 2);
+		fill_keys(c->cs.ps, c->cs.so, lp, d, p, 2);
 		tp__sort(p, 2);
 		task_rec(c, p, 1, depth + 1, bx, false);
 		return task_rec(c, p + 1, 1, depth + 1, bx, false);
@@ -1180,9 +1220,10 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx,
 	uint32_t plane[64];
 	box rest = *bx;
 	for (int64_t j = 0; j < k - 1; j++) {
-		uint64_t wl;
-		cut_range(c->ps, c->so, lp, d, p + pos, n - pos, (uint64_t)cnt[j],
-			  false, 0, c->hist, c->tmp, &rest, &plane[j], &wl);
+		cut_result r;
+		cut_range(&c->cs, (cut_axis){ lp, d }, p + pos, n - pos,
+			  (uint64_t)cnt[j], &rest, &r);
+		plane[j] = r.plane;
 		if (plane[j] != UINT32_MAX)
 			rest.lo[d] = plane[j];
 		pos += cnt[j];
@@ -1200,30 +1241,42 @@ static int task_rec(task_ctx *c, tp__pt *p, int64_t n, int depth, const box *bx,
 	return rc;
 }
 
-int tp__part_nodes(const pointset *ps, const side_order *so,
-		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
-		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
-		   tp__pt *tmp, double deadline, bool split)
+int tp__part_nodes(const tp__part_side *side, tp__node_cuts *cuts, tp__pt *p,
+		   int64_t n)
 {
+	const pointset *ps = side->ps;
 	/* packed points hold their ranks, not their (common) weight */
 	uint32_t wconst = ps->packed ? ps->wconst : n > 0 ? p[0].w : 0;
 	for (int64_t i = 1; i < n && wconst && !ps->packed; i++)
 		if (p[i].w != wconst)
 			wconst = 0;
-	node_ctx nc = { ps, so, alloc_index, k, tr, leaf_node, 0, hist, tmp, deadline,
-			wconst, split };
+	node_ctx nc = {
+		.cs = { ps, side->so, true, wconst, side->hist, side->tmp },
+		.alloc_index = cuts->alloc_index,
+		.k = cuts->k,
+		.tr = cuts->tr,
+		.leaf_node = cuts->leaf_node,
+		.deadline = side->deadline,
+		.split = cuts->split,
+	};
 	box bx;
 	box_whole(ps, &bx);
 	int rc = node_rec(&nc, p, n, 0, &bx);
-	*nleaves = nc.nleaves;
+	cuts->nleaves = nc.nleaves;
 	return rc;
 }
 
-int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
-		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp, double deadline,
-		   const tp__task_order *out)
+int tp__part_tasks(const tp__part_side *side, const tree *tr, tp__pt *p,
+		   int64_t n, const tp__task_order *out)
 {
-	task_ctx tctx = { ps, so, tr, 0, hist, tmp, deadline, out, p };
+	const pointset *ps = side->ps;
+	task_ctx tctx = {
+		.cs = { ps, side->so, false, 0, side->hist, side->tmp },
+		.tr = tr,
+		.deadline = side->deadline,
+		.out = out,
+		.base = p,
+	};
 	box bx;
 	box_whole(ps, &bx);
 	return task_rec(&tctx, p, n, 0, &bx, ps->grid && n > 0 && n == ps->n);

@@ -147,18 +147,36 @@ size_t tp__pointset_hist_len(const pointset *ps);
  * nodes: 150 ms against the tasks' 110), and its parts are independent. */
 #define TP__SPLIT_NODES 131072
 
-/* Partition the n nodes in p (id = point set index, w = slots) in the order
- * so with k parts per level: appends the split tree to tr and writes the
- * allocation index (alloc_index[id]; the id itself when alloc_index is
- * NULL) of every leaf, in order, to leaf_node.
- * hist needs tp__pointset_hist_len(ps) entries, tmp n points (scratch).
- * TP_ETIME when the clock (tp__now_ms) passes deadline first (INFINITY:
- * never).  split: a large root's last part may be cut on a second thread
- * (the same result). */
-int tp__part_nodes(const pointset *ps, const side_order *so,
-		   const int32_t *alloc_index, int k, tp__pt *p, int64_t n,
-		   tree *tr, int32_t *leaf_node, int32_t *nleaves, uint64_t *hist,
-		   tp__pt *tmp, double deadline, bool split);
+/* What both partitions take: the side's points ps in the order so, the
+ * scratch (hist: tp__pointset_hist_len(ps) entries, tmp: as many points as
+ * partitioned) and the clock: TP_ETIME when tp__now_ms passes deadline
+ * first (INFINITY: never). */
+typedef struct tp__part_side {
+	const pointset *ps;
+	const side_order *so;
+	uint64_t *hist;
+	tp__pt *tmp;
+	double deadline;
+} tp__part_side;
+
+/* The node partition's own settings and results. */
+typedef struct tp__node_cuts {
+	const int32_t *alloc_index;  /* point set id -> allocation index
+					(NULL: the id itself) */
+	int k;                       /* parts per level */
+	bool split;                  /* a large root's last part may be cut
+					on a second thread (the same
+					result) */
+	tree *tr;                    /* the split tree is appended to it */
+	int32_t *leaf_node;          /* every leaf's allocation index, in
+					order */
+	int32_t nleaves;             /* written: how many leaves */
+} tp__node_cuts;
+
+/* Partition the n nodes in p (id = point set index, w = slots) with
+ * cuts->k parts per level into cuts' tree and leaves. */
+int tp__part_nodes(const tp__part_side *side, tp__node_cuts *cuts, tp__pt *p,
+		   int64_t n);
 
 /* Where tp__part_tasks puts its result: each task's place in task order
  * (pos[id]), or the task at each place (at[place]). */
@@ -166,14 +184,13 @@ typedef struct tp__task_order {
 	int32_t *pos, *at;
 } tp__task_order;
 
-/* Partition the n tasks in p in the order so into exactly the counts of the
- * split tree tr; the task order goes to out (NULL: p ends in task order).
- * hist, tmp and deadline as above.  When ps->grid, p's contents are not
- * read: its points are made from the grid (tp__pointset_pt(ps, id, 1) for
- * each), and with out, only where a cut falls inside a plane. */
-int tp__part_tasks(const pointset *ps, const side_order *so, const tree *tr,
-		   tp__pt *p, int64_t n, uint64_t *hist, tp__pt *tmp,
-		   double deadline, const tp__task_order *out);
+/* Partition the n tasks in p into exactly the counts of the split tree tr;
+ * the task order goes to out (NULL: p ends in task order).  When
+ * side->ps->grid, p's contents are not read: its points are made from the
+ * grid (tp__pointset_pt(ps, id, 1) for each), and with out, only where a
+ * cut falls inside a plane. */
+int tp__part_tasks(const tp__part_side *side, const tree *tr, tp__pt *p,
+		   int64_t n, const tp__task_order *out);
 
 /* Closest-subset selection: slots_out[i] = slots used on allocated node i so
  * that exactly ntasks remain (pos: nnodes x D coordinates).  Past deadline

@@ -598,12 +598,17 @@ static int build_nodes(search *s, int i, wsp *w, double deadline)
 	/* with equal slots the tree is checked against the predicted one
 	 * instead of stored */
 	tree t = { .expect = s->predicted >= 0 ? &s->trees[s->predicted] : NULL };
-	int32_t nleaves = 0;
 	/* the leaves' point ids, made allocation indices after: one by one
 	 * as the partition reaches them, each would wait on a cache miss */
-	int rc = tp__part_nodes(&s->nodes, &np->so, NULL, s->o->parts_per_level,
-				w->buf, s->nn, &t, leaf, &nleaves, w->hist, w->tmp,
-				deadline, thread_count(s->o) > 1);
+	tp__part_side side = { &s->nodes, &np->so, w->hist, w->tmp, deadline };
+	tp__node_cuts cuts = {
+		.k = s->o->parts_per_level,
+		.split = thread_count(s->o) > 1,
+		.tr = &t,
+		.leaf_node = leaf,
+	};
+	int rc = tp__part_nodes(&side, &cuts, w->buf, s->nn);
+	int32_t nleaves = cuts.nleaves;
 	if (rc) {
 		free(leaf);
 		free(t.v);
@@ -642,8 +647,8 @@ static int build_tasks(search *s, int idx, wsp *w, double deadline)
 	/* equal slots: each task's place; else the task at each place */
 	tp__task_order out = { s->slots_each > 0 ? arr : NULL,
 			       s->slots_each > 0 ? NULL : arr };
-	int rc = tp__part_tasks(&s->tasks, &s->tso[ti], &s->trees[tr], w->buf, n,
-				w->hist, w->tmp, deadline, &out);
+	tp__part_side side = { &s->tasks, &s->tso[ti], w->hist, w->tmp, deadline };
+	int rc = tp__part_tasks(&side, &s->trees[tr], w->buf, n, &out);
 	if (rc) {
 		free(arr);
 		return rc;
@@ -1619,8 +1624,16 @@ static void search_free(search *s)
 	pthread_mutex_destroy(&s->mu);
 }
 
+/* How geom_map searches: tp_geom_map's lazy search, or the ways of
+ * tp__geom_map_bounded and tp__geom_map_eager (search.bounded, .eager). */
+enum search_mode {
+	SEARCH_LAZY,
+	SEARCH_BOUNDED,
+	SEARCH_EAGER,
+};
+
 static int geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
-		    bool eager, bool bounded, int32_t *map, tp_geom_report *report,
+		    enum search_mode mode, int32_t *map, tp_geom_report *report,
 		    tp_error *err)
 {
 	tp_geom_opts defaults;
@@ -1638,8 +1651,8 @@ static int geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *op
 	s.g = g;
 	s.a = a;
 	s.o = opt;
-	s.eager = eager;
-	s.bounded = bounded && opt->time_budget_ms > 0;
+	s.eager = mode == SEARCH_EAGER;
+	s.bounded = mode == SEARCH_BOUNDED && opt->time_budget_ms > 0;
 	s.t0 = t0;
 	s.deadline = opt->time_budget_ms > 0 ? t0 + opt->time_budget_ms : INFINITY;
 	s.stop_at = s.deadline;
@@ -1680,19 +1693,19 @@ static int geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *op
 int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 		int32_t *map, tp_geom_report *report, tp_error *err)
 {
-	return geom_map(g, a, opt, false, false, map, report, err);
+	return geom_map(g, a, opt, SEARCH_LAZY, map, report, err);
 }
 
 int tp__geom_map_bounded(const tp_graph *g, const tp_alloc *a,
 			 const tp_geom_opts *opt, int32_t *map,
 			 tp_geom_report *report, tp_error *err)
 {
-	return geom_map(g, a, opt, false, true, map, report, err);
+	return geom_map(g, a, opt, SEARCH_BOUNDED, map, report, err);
 }
 
 int tp__geom_map_eager(const tp_graph *g, const tp_alloc *a,
 		       const tp_geom_opts *opt, int32_t *map,
 		       tp_geom_report *report, tp_error *err)
 {
-	return geom_map(g, a, opt, true, false, map, report, err);
+	return geom_map(g, a, opt, SEARCH_EAGER, map, report, err);
 }

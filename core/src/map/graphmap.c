@@ -1135,7 +1135,8 @@ static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
 	const struct tp_graph *g = b->c->g;
 	int64_t ne;
 	double W;
-	tp__metis_sub_count(g, T, nT, b->local, &ne, &W);
+	struct tp__metis_sub sub = { g, T, nT, b->local };
+	tp__metis_sub_count(&sub, &ne, &W);
 	for (int32_t i = 0; i < nT; i++)
 		part[i] = i < n0 ? 0 : 1;
 	if (ne == 0 || nT < 3)
@@ -1153,7 +1154,7 @@ static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
 		free(wgt);
 		return TP_ENOMEM;
 	}
-	tp__metis_sub_fill(g, T, nT, b->local, W, xadj, adj, wgt);
+	tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
 	idx_t nv = nT, ncon = 1, np = 2, objval = 0;
 	real_t tpw[2] = { (real_t)n0 / (real_t)nT, 0 };
 	tpw[1] = (real_t)1.0 - tpw[0];
@@ -1379,10 +1380,21 @@ static int bipart_run(const gm *c, const struct tp__metis *metis, int seed,
 typedef int (*refine_fn)(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 			 int64_t *moves_out, double t0);
 
-static int refine_entry(const tp_graph *g, const tp_alloc *a,
-			const tp_graphmap_opts *o, int32_t *map, int64_t *moves,
-			tp_error *err, const char *what, refine_fn run)
+/* A refinement: its name in messages and its pass function. */
+struct refinement {
+	const char *what;
+	refine_fn run;
+};
+
+static const struct refinement BY_HOP_BYTES = { "refinement", refine_run };
+static const struct refinement BY_CONGESTION = { "congestion refinement",
+						 refine_cong_run };
+
+static int refine_entry(const struct refinement *r, const tp_graph *g,
+			const tp_alloc *a, const tp_graphmap_opts *o,
+			int32_t *map, int64_t *moves, tp_error *err)
 {
+	const char *what = r->what;
 	tp_graphmap_opts def;
 	if (!o) {
 		tp_graphmap_opts_default(&def);
@@ -1399,7 +1411,7 @@ static int refine_entry(const tp_graph *g, const tp_alloc *a,
 	gm c;
 	if ((rc = gm_init(&c, g, a, err, what)))
 		return rc;
-	rc = run(&c, o, map, moves, t0);
+	rc = r->run(&c, o, map, moves, t0);
 	gm_free(&c);
 	if (rc)
 		return tp_error_set(err, rc, "%s: %s", what,
@@ -1411,15 +1423,14 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err)
 {
-	return refine_entry(g, a, o, map, moves, err, "refinement", refine_run);
+	return refine_entry(&BY_HOP_BYTES, g, a, o, map, moves, err);
 }
 
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err)
 {
-	return refine_entry(g, a, o, map, moves, err, "congestion refinement",
-			    refine_cong_run);
+	return refine_entry(&BY_CONGESTION, g, a, o, map, moves, err);
 }
 
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,

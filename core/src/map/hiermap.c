@@ -136,7 +136,8 @@ static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
 		h->local[T[i]] = i;
 	int64_t ne;
 	double W;
-	tp__metis_sub_count(g, T, nT, h->local, &ne, &W);
+	struct tp__metis_sub sub = { g, T, nT, h->local };
+	tp__metis_sub_count(&sub, &ne, &W);
 	/* in order first: the fallback, and the answer without edges */
 	int32_t at = 0;
 	for (int p = 0; p < k; p++)
@@ -165,7 +166,7 @@ static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
 		rc = TP_ENOMEM;
 		goto out;
 	}
-	tp__metis_sub_fill(g, T, nT, h->local, W, xadj, adj, wgt);
+	tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
 	real_t sum = 0;
 	for (int p = 0; p < k; p++) {
 		target[p] = cnt[p];
@@ -281,22 +282,38 @@ static int children_cut(const int32_t *cnt, int c0, int c1, int64_t *m)
  * with the cut dimension narrowed to its own keys: one pass over the keys
  * already there, where the exact box took a pass decoding every position
  * (a large share of the time on large graphs). */
-static void bisect_coords(const tp_graph *g, tp__pt *k, int32_t n,
-			  const int32_t *cnt, int c0, int c1, idx_t *part,
-			  const double *lo, const double *hi)
+/* What stays the same down bisect_coords' recursion: the tasks'
+ * coordinates (g), the children's counts and the part of every task (by
+ * its w, the task's index in split_k_coords' list). */
+struct coord_split {
+	const tp_graph *g;
+	const int32_t *cnt;
+	idx_t *part;
+};
+
+/* A box of task coordinates, lo[d] <= x[d] <= hi[d]. */
+struct coord_box {
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS];
+};
+
+static void bisect_coords(const struct coord_split *cs, tp__pt *k, int32_t n,
+			  int c0, int c1, const struct coord_box *bx)
 {
+	const tp_graph *g = cs->g;
+	const int32_t *cnt = cs->cnt;
 	int nd = g->coord_dims;
 	double blo[TP_MAX_DIMS], bhi[TP_MAX_DIMS];
 	for (int d = 0; d < nd; d++) {
-		blo[d] = lo[d];
-		bhi[d] = hi[d];
+		blo[d] = bx->lo[d];
+		bhi[d] = bx->hi[d];
 	}
 	while (c1 - c0 > 1) {
 		int64_t m64;
 		int s = children_cut(cnt, c0, c1, &m64);
 		int32_t m = (int32_t)m64;
 		/* the sides' boxes: this one, the cut dimension narrowed */
-		double llo[TP_MAX_DIMS], lhi[TP_MAX_DIMS], rlo[TP_MAX_DIMS], rhi[TP_MAX_DIMS];
+		struct coord_box l, r;
+		double *llo = l.lo, *lhi = l.hi, *rlo = r.lo, *rhi = r.hi;
 		for (int d = 0; d < nd; d++) {
 			llo[d] = rlo[d] = blo[d];
 			lhi[d] = rhi[d] = bhi[d];
@@ -320,14 +337,14 @@ static void bisect_coords(const tp_graph *g, tp__pt *k, int32_t n,
 		/* the smaller side by recursion, the larger in the loop */
 		const double *nlo, *nhi;
 		if (m <= n - m) {
-			bisect_coords(g, k, m, cnt, c0, s, part, llo, lhi);
+			bisect_coords(cs, k, m, c0, s, &l);
 			k += m;
 			n -= m;
 			c0 = s;
 			nlo = rlo;
 			nhi = rhi;
 		} else {
-			bisect_coords(g, k + m, n - m, cnt, s, c1, part, rlo, rhi);
+			bisect_coords(cs, k + m, n - m, s, c1, &r);
 			n = m;
 			c1 = s;
 			nlo = llo;
@@ -339,7 +356,7 @@ static void bisect_coords(const tp_graph *g, tp__pt *k, int32_t n,
 		}
 	}
 	for (int32_t j = 0; j < n; j++)
-		part[k[j].w] = c0;
+		cs->part[k[j].w] = c0;
 }
 
 /* split_k by coordinates: no METIS, and no edges read. */
@@ -350,7 +367,8 @@ static int split_k_coords(hm *h, const int32_t *T, int32_t nT, int k,
 		return TP_ETIME;
 	const tp_graph *g = h->g;
 	int nd = g->coord_dims;
-	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS], x[TP_MAX_DIMS];
+	struct coord_box bx;
+	double *lo = bx.lo, *hi = bx.hi, x[TP_MAX_DIMS];
 	for (int d = 0; d < nd; d++) {
 		lo[d] = HUGE_VAL;
 		hi[d] = -HUGE_VAL;
@@ -363,7 +381,8 @@ static int split_k_coords(hm *h, const int32_t *T, int32_t nT, int k,
 			hi[d] = x[d] > hi[d] ? x[d] : hi[d];
 		}
 	}
-	bisect_coords(g, h->keys, nT, cnt, 0, k, part, lo, hi);
+	struct coord_split cs = { g, cnt, part };
+	bisect_coords(&cs, h->keys, nT, 0, k, &bx);
 	return 0;
 }
 

@@ -59,9 +59,11 @@ void tp__metis_close(struct tp__metis *m)
 	memset(m, 0, sizeof *m);
 }
 
-void tp__metis_sub_count(const struct tp_graph *g, const int32_t *T, int32_t nT,
-			 const int32_t *local, int64_t *ne, double *W)
+void tp__metis_sub_count(const struct tp__metis_sub *s, int64_t *ne, double *W)
 {
+	const struct tp_graph *g = s->g;
+	const int32_t *T = s->T, *local = s->local;
+	int32_t nT = s->nT;
 	*ne = 0;
 	*W = 0;
 	for (int32_t i = 0; i < nT; i++)
@@ -72,10 +74,12 @@ void tp__metis_sub_count(const struct tp_graph *g, const int32_t *T, int32_t nT,
 			}
 }
 
-void tp__metis_sub_fill(const struct tp_graph *g, const int32_t *T, int32_t nT,
-			const int32_t *local, double W, idx_t *xadj, idx_t *adj,
-			idx_t *wgt)
+void tp__metis_sub_fill(const struct tp__metis_sub *s, double W, idx_t *xadj,
+			idx_t *adj, idx_t *wgt)
 {
+	const struct tp_graph *g = s->g;
+	const int32_t *T = s->T, *local = s->local;
+	int32_t nT = s->nT;
 	double scale = W > 0 ? (double)(1 << 30) / W : 1.0;
 	if (scale > 1e6)
 		scale = 1e6;

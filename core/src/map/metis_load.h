@@ -57,10 +57,14 @@ void tp__metis_close(struct tp__metis *m);
  * that sum to about 2^30 (bytes overflow idx_t, and METIS balances cuts by
  * their integer weights). */
 struct tp_graph;
-void tp__metis_sub_count(const struct tp_graph *g, const int32_t *T, int32_t nT,
-			 const int32_t *local, int64_t *ne, double *W);
-void tp__metis_sub_fill(const struct tp_graph *g, const int32_t *T, int32_t nT,
-			const int32_t *local, double W, idx_t *xadj, idx_t *adj,
-			idx_t *wgt);
+struct tp__metis_sub {
+	const struct tp_graph *g;
+	const int32_t *T;
+	int32_t nT;
+	const int32_t *local;
+};
+void tp__metis_sub_count(const struct tp__metis_sub *s, int64_t *ne, double *W);
+void tp__metis_sub_fill(const struct tp__metis_sub *s, double W, idx_t *xadj,
+			idx_t *adj, idx_t *wgt);
 
 #endif

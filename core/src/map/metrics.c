@@ -254,17 +254,20 @@ static void *hop_bytes_thread(void *arg)
  * per-task sums afterwards. */
 #define HB_LOWER_SHARE 52
 
-/* Hop-bytes through the mapping, or from per-task coordinates tc.  Large
+/* Hop-bytes of every task, through the mapping or from per-task
+ * coordinates tc as all says (its range, part, stop and sum are set
+ * here).  Large
  * graphs on two threads: the lower tasks are summed as one loop would, the
  * upper ones kept per task and then added in task order, so the additions
  * and their order, and therefore the bits of the result, are those of the
  * single loop. */
-static double hop_bytes_split(const struct tp_graph *g, const struct tp_alloc *a,
-			      const int32_t *map, const int *tc, const int *wd,
-			      int nd, double bound, int threads)
+static double hop_bytes_split(const struct hb_range *all, int threads)
 {
-	struct hb_range lo = { g, a, map, tc, wd, nd, 0, g->ntasks, NULL, bound,
-			       NULL, 0 };
+	const struct tp_graph *g = all->g;
+	double bound = all->bound;
+	struct hb_range lo = *all;
+	lo.u0 = 0;
+	lo.u1 = g->ntasks;
 	int32_t mid = (int32_t)((int64_t)g->ntasks * HB_LOWER_SHARE / 100);
 	double *part = NULL;
 	if (g->nedges >= HB_PARALLEL_EDGES && threads != 1 && tp__cpus() > 1)
@@ -352,7 +355,9 @@ double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
 		return hop_bytes_generic(g, m, tc, NULL, NULL, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(m, wd);
-	return hop_bytes_split(g, NULL, NULL, tc, wd, m->ndims, bound, threads);
+	struct hb_range all = { .g = g, .tc = tc, .wd = wd, .nd = m->ndims,
+				.bound = bound };
+	return hop_bytes_split(&all, threads);
 }
 
 double tp__hop_bytes_threads(const tp_graph *g, const tp_alloc *a,
@@ -362,7 +367,9 @@ double tp__hop_bytes_threads(const tp_graph *g, const tp_alloc *a,
 		return hop_bytes_generic(g, a->m, NULL, a->node, map, bound);
 	int wd[TP_MAX_DIMS];
 	wrap_extents(a->m, wd);
-	return hop_bytes_split(g, a, map, NULL, wd, a->m->ndims, bound, threads);
+	struct hb_range all = { .g = g, .a = a, .map = map, .wd = wd,
+				.nd = a->m->ndims, .bound = bound };
+	return hop_bytes_split(&all, threads);
 }
 
 double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,

@@ -1369,7 +1369,8 @@ static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
 		u->local[T[i]] = i;
 	int64_t ne;
 	double W;
-	tp__metis_sub_count(g, T, nT, u->local, &ne, &W);
+	struct tp__metis_sub sub = { g, T, nT, u->local };
+	tp__metis_sub_count(&sub, &ne, &W);
 	/* start: parts in order */
 	int64_t acc = 0;
 	for (int p = 0, i = 0; p < k; p++)
@@ -1385,7 +1386,7 @@ static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
 		if (!xadj || !adj || !wgt || !tpw || !mp) {
 			rc = TP_ENOMEM;
 		} else {
-			tp__metis_sub_fill(g, T, nT, u->local, W, xadj, adj, wgt);
+			tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
 			real_t left = 1;
 			for (int p = 0; p < k; p++) {
 				tpw[p] = p == k - 1 ? left : (real_t)want[p] / (real_t)nT;

@@ -84,23 +84,38 @@ const char *tp_gpusel_algo_name(enum tp_gpusel_algo a)
  * there, and its tasks may be as many as the cores).
  * Deterministic: ties to the lower index. */
 
-/* Bytes between parts of the assignment part[0..n) of tasks T. */
-static double cut_of(const double *c, int32_t nt, const int32_t *T, int n,
-		     const int *part)
+/* The tasks being split: T[0..n), rows of the dense local matrix c
+ * (nt x nt). */
+struct subset {
+	const double *c;
+	int32_t nt;
+	const int32_t *T;
+	int n;
+};
+
+/* Bytes between the subset's i-th and j-th tasks. */
+static double sw(const struct subset *s, int i, int j)
+{
+	return s->c[(size_t)s->T[i] * s->nt + s->T[j]];
+}
+
+/* Bytes between parts of the assignment part[0..n) of the subset. */
+static double cut_of(const struct subset *s, const int *part)
 {
 	double cut = 0;
-	for (int i = 0; i < n; i++)
-		for (int j = i + 1; j < n; j++)
+	for (int i = 0; i < s->n; i++)
+		for (int j = i + 1; j < s->n; j++)
 			if (part[i] != part[j])
-				cut += c[(size_t)T[i] * nt + T[j]];
+				cut += sw(s, i, j);
 	return cut;
 }
 
 /* Greedy growth: part p in turn takes the free task most tied to it (the
  * heaviest-traffic free task to start). */
-static void grow_parts(const double *c, int32_t nt, const int32_t *T, int n,
-		       int k, const int *cnt, int *part)
+static void grow_parts(const struct subset *s, int k, const int *cnt,
+		       int *part)
 {
+	int n = s->n;
 	for (int i = 0; i < n; i++)
 		part[i] = -1;
 	for (int p = 0; p < k; p++)
@@ -113,7 +128,7 @@ static void grow_parts(const double *c, int32_t nt, const int32_t *T, int n,
 				double w = 0;
 				for (int j = 0; j < n; j++)
 					if (got ? part[j] == p : part[j] < 0)
-						w += c[(size_t)T[i] * nt + T[j]];
+						w += sw(s, i, j);
 				if (w > bw) {
 					bw = w;
 					best = i;
@@ -123,11 +138,21 @@ static void grow_parts(const double *c, int32_t nt, const int32_t *T, int n,
 		}
 }
 
+/* Scratch of the Kernighan-Lin passes, n entries each: the tasks a pass
+ * has moved, and its swaps in order. */
+struct kl_work {
+	char *locked;
+	int *su, *sv;
+};
+
 /* One Kernighan-Lin pass between parts p and q: swap the best unlocked
  * pair again and again, then keep the best prefix.  Returns the gain. */
-static double kl_pass(const double *c, int32_t nt, const int32_t *T, int n,
-		      int *part, int p, int q, char *locked, int *su, int *sv)
+static double kl_pass(const struct subset *s, int *part, int p, int q,
+		      struct kl_work *kw)
 {
+	int n = s->n;
+	char *locked = kw->locked;
+	int *su = kw->su, *sv = kw->sv;
 	memset(locked, 0, (size_t)n);
 	double gain = 0, best = 0;
 	int nbest = 0, ns = 0;
@@ -146,8 +171,8 @@ static double kl_pass(const double *c, int32_t nt, const int32_t *T, int n,
 				for (int x = 0; x < n; x++) {
 					if (x == u || x == v)
 						continue;
-					double cu = c[(size_t)T[u] * nt + T[x]];
-					double cv = c[(size_t)T[v] * nt + T[x]];
+					double cu = sw(s, u, x);
+					double cv = sw(s, v, x);
 					if (part[x] == q)
 						g += cu - cv;
 					else if (part[x] == p)
@@ -182,14 +207,14 @@ static double kl_pass(const double *c, int32_t nt, const int32_t *T, int n,
 }
 
 /* Kernighan-Lin between every two parts until no pass gains. */
-static void kl_refine(const double *c, int32_t nt, const int32_t *T, int n,
-		      int k, int *part, char *locked, int *su, int *sv)
+static void kl_refine(const struct subset *s, int k, int *part,
+		      struct kl_work *kw)
 {
-	for (int round = 0; round < 4 * n; round++) {
+	for (int round = 0; round < 4 * s->n; round++) {
 		double g = 0;
 		for (int p = 0; p < k; p++)
 			for (int q = p + 1; q < k; q++)
-				g += kl_pass(c, nt, T, n, part, p, q, locked, su, sv);
+				g += kl_pass(s, part, p, q, kw);
 		if (g <= 0)
 			break;
 	}
@@ -208,9 +233,7 @@ static void kl_refine(const double *c, int32_t nt, const int32_t *T, int n,
 #define EXACT_WORK 400000
 
 struct xsplit {
-	const double *c;
-	int32_t nt;
-	const int32_t *T;
+	const struct subset *s;
 	int n, k;
 	const int *size;     /* the parts' sizes */
 	int *room;           /* tasks each part can still take */
@@ -224,7 +247,7 @@ struct xsplit {
 
 static double xw(const struct xsplit *x, int u, int v)
 {
-	return x->c[(size_t)x->T[u] * x->nt + x->T[v]];
+	return sw(x->s, u, v);
 }
 
 /* Task u into (sign 1) or out of (-1) part p: the other tasks' bytes to
@@ -288,9 +311,10 @@ static void xsplit_rec(struct xsplit *x, int i, double cut)
 
 /* Improves part (a split of T into parts of cnt[p] tasks) by the exact
  * search; ENOMEM or 0. */
-static int exact_split(const double *c, int32_t nt, const int32_t *T, int n,
-		       int k, const int *cnt, int *part)
+static int exact_split(const struct subset *s, int k, const int *cnt,
+		       int *part)
 {
+	int n = s->n;
 	int *room = tp__malloc_array((size_t)k + 1, sizeof(int));
 	int *order = tp__malloc_array((size_t)n + 1, sizeof(int));
 	int *cur = tp__malloc_array((size_t)n + 1, sizeof(int));
@@ -304,7 +328,7 @@ static int exact_split(const double *c, int32_t nt, const int32_t *T, int n,
 			order[i] = i;
 			cur[i] = -1;
 			for (int j = 0; j < n; j++)
-				vol[i] += j != i ? c[(size_t)T[i] * nt + T[j]] : 0;
+				vol[i] += j != i ? sw(s, i, j) : 0;
 		}
 		/* heaviest first (insertion sort: n is small), ties by index */
 		for (int i = 1; i < n; i++)
@@ -313,8 +337,8 @@ static int exact_split(const double *c, int32_t nt, const int32_t *T, int n,
 				order[j] = order[j - 1];
 				order[j - 1] = t;
 			}
-		struct xsplit x = { c, nt, T, n, k, cnt, room, order, cur, part,
-				    conn, placed, cut_of(c, nt, T, n, part), 0 };
+		struct xsplit x = { s, n, k, cnt, room, order, cur, part,
+				    conn, placed, cut_of(s, part), 0 };
 		xsplit_rec(&x, 0, 0);
 	}
 	free(room);
@@ -326,12 +350,12 @@ static int exact_split(const double *c, int32_t nt, const int32_t *T, int n,
 	return rc;
 }
 
-/* Split the n tasks T (rows of the dense matrix c, nt x nt) into k parts of
- * exactly cnt[p] tasks, few bytes between them; part[i] for T[i].  exact:
- * then the bounded exact search. */
-static int split_small(const double *c, int32_t nt, const int32_t *T, int n,
-		       int k, const int *cnt, bool exact, int *part)
+/* Split the subset into k parts of exactly cnt[p] tasks, few bytes between
+ * them; part[i] for its i-th task.  exact: then the bounded exact search. */
+static int split_small(const struct subset *s, int k, const int *cnt,
+		       bool exact, int *part)
 {
+	int n = s->n;
 	int *alt = tp__malloc_array((size_t)n + 1, sizeof(int));
 	int *su = tp__malloc_array((size_t)n + 1, sizeof(int));
 	int *sv = tp__malloc_array((size_t)n + 1, sizeof(int));
@@ -347,17 +371,17 @@ static int split_small(const double *c, int32_t nt, const int32_t *T, int n,
 	for (int p = 0; p < k; p++)
 		for (int x = 0; x < cnt[p]; x++)
 			part[at++] = p;
-	kl_refine(c, nt, T, n, k, part, locked, su, sv);
-	grow_parts(c, nt, T, n, k, cnt, alt);
-	kl_refine(c, nt, T, n, k, alt, locked, su, sv);
-	if (cut_of(c, nt, T, n, alt) < cut_of(c, nt, T, n, part) -
-	    1e-9 * (cut_of(c, nt, T, n, part) + 1))
+	struct kl_work kw = { locked, su, sv };
+	kl_refine(s, k, part, &kw);
+	grow_parts(s, k, cnt, alt);
+	kl_refine(s, k, alt, &kw);
+	if (cut_of(s, alt) < cut_of(s, part) - 1e-9 * (cut_of(s, part) + 1))
 		memcpy(part, alt, sizeof(int) * (size_t)n);
 	free(alt);
 	free(su);
 	free(sv);
 	free(locked);
-	return exact ? exact_split(c, nt, T, n, k, cnt, part) : 0;
+	return exact ? exact_split(s, k, cnt, part) : 0;
 }
 
 /* Greedy restarts from every first GPU up to this many allowed GPUs. */
@@ -437,17 +461,39 @@ static int local_matrix(const tp_graph *g, const int32_t *tasks, int32_t nt,
 	return 0;
 }
 
+/* One node's GPU selection problem: the node, the dense local matrix c
+ * (nt x nt, each task's traffic to other nodes on the diagonal), gpt GPUs
+ * per task, the tasks' sockets pkg (NULL when unknown) and the allowed
+ * GPUs al[0..na), sorted. */
+struct gsel {
+	const tp_node *n;
+	const double *c;
+	int32_t nt;
+	int gpt;
+	const int *pkg;
+	const int *al;
+	int na;
+};
+
+/* Scratch of the greedy and the refinement. */
+struct gsel_work {
+	bool *used;          /* n->ngpus: GPUs taken */
+	bool *mapped;        /* nt: tasks placed */
+	double *load, *tmp;  /* n->nlinks: link loads */
+	double *vol;         /* nt: each task's traffic */
+};
+
 /* Task p's traffic to other nodes (the diagonal of c), a share per GPU, on
  * the route from its GPU a to a's network card; returns the weighted cost
  * added.  Nothing on nodes without a card. */
-static double add_remote_traffic(const tp_node *n, const double *c, int32_t nt,
-				 int gpt, int32_t p, int a, double *load,
-				 double scale)
+static double add_remote_traffic(const struct gsel *sel, int32_t p, int a,
+				 double *load)
 {
-	double bytes = c[(size_t)p * nt + p];
+	const tp_node *n = sel->n;
+	double bytes = sel->c[(size_t)p * sel->nt + p];
 	if (n->nnics == 0 || bytes <= 0)
 		return 0;
-	double x = bytes * scale / gpt, bw = 0;
+	double x = bytes / sel->gpt, bw = 0;
 	for (int r = n->nic_route_off[a]; r < n->nic_route_off[a + 1]; r++) {
 		load[n->nic_route[r]] += x;
 		double b = n->link[n->nic_route[r]].bw;
@@ -461,22 +507,24 @@ static double add_remote_traffic(const tp_node *n, const double *c, int32_t nt,
  * other nodes, through a's network card) to load; returns the
  * bandwidth-weighted cost of the traffic inside the node (ns) and writes
  * that of the traffic to the card to *remote_w. */
-static double add_gpu_traffic(const tp_node *n, const double *c, int32_t nt,
-			      int gpt, const int *gpus, const bool *mapped,
-			      int32_t p, int a, double *load, double scale,
+static double add_gpu_traffic(const struct gsel *sel, const int *gpus,
+			      const bool *mapped, int32_t p, int a, double *load,
 			      double *remote_w)
 {
+	const tp_node *n = sel->n;
+	int32_t nt = sel->nt;
+	int gpt = sel->gpt;
 	double wcost = 0;
 	double share = 1.0 / ((double)gpt * gpt);
 	for (int32_t q = 0; q < nt; q++) {
-		double w = c[(size_t)p * nt + q];
+		double w = sel->c[(size_t)p * nt + q];
 		if (q == p || w <= 0 || !mapped[q])
 			continue;
 		for (int k = 0; k < gpt; k++) {
 			int b = gpus[(size_t)q * gpt + k];
 			if (b < 0)
 				continue;
-			double x = w * share * scale;
+			double x = w * share;
 			int pp = a * n->ngpus + b;
 			for (int r = n->route_off[pp]; r < n->route_off[pp + 1]; r++)
 				load[n->route[r]] += x;
@@ -484,7 +532,7 @@ static double add_gpu_traffic(const tp_node *n, const double *c, int32_t nt,
 				wcost += x / n->pbw[pp];
 		}
 	}
-	*remote_w = add_remote_traffic(n, c, nt, gpt, p, a, load, scale);
+	*remote_w = add_remote_traffic(sel, p, a, load);
 	return wcost;
 }
 
@@ -504,10 +552,15 @@ static double max_cong(const tp_node *n, const double *load, int *arg)
 	return m;
 }
 
-static void evaluate(const tp_node *n, const double *c, int32_t nt, int gpt,
-		     const int *pkg, const int *gpus, double *load,
+/* The cost of the assignment gpus (task-major); load: nlinks scratch. */
+static void evaluate(const struct gsel *sel, const int *gpus, double *load,
 		     tp_gpusel_cost *cost)
 {
+	const tp_node *n = sel->n;
+	const double *c = sel->c;
+	const int *pkg = sel->pkg;
+	int32_t nt = sel->nt;
+	int gpt = sel->gpt;
 	memset(load, 0, sizeof(double) * (size_t)n->nlinks);
 	double w = 0, total = 0;
 	double share = 1.0 / ((double)gpt * gpt);
@@ -531,8 +584,8 @@ static void evaluate(const tp_node *n, const double *c, int32_t nt, int gpt,
 	double rw = 0;
 	for (int32_t p = 0; p < nt; p++)
 		for (int i = 0; i < gpt; i++)
-			rw += add_remote_traffic(n, c, nt, gpt, p,
-						 gpus[(size_t)p * gpt + i], load, 1.0);
+			rw += add_remote_traffic(sel, p, gpus[(size_t)p * gpt + i],
+						 load);
 	cost->nic_weighted_ms = rw / 1e6;
 	cost->socket_misses = 0;
 	for (int32_t p = 0; pkg && p < nt; p++)
@@ -565,25 +618,27 @@ static bool cost_lt(const tp_gpusel_cost *a, const tp_gpusel_cost *b)
 	return lt(a->nic_weighted_ms, b->nic_weighted_ms);
 }
 
-static void local_rank(int32_t nt, int gpt, const int *allowed, int *gpus)
+static void local_rank(const struct gsel *sel, int *gpus)
 {
-	for (int32_t i = 0; i < nt; i++)
-		for (int k = 0; k < gpt; k++)
-			gpus[(size_t)i * gpt + k] = allowed[(size_t)i * gpt + k];
+	for (int32_t i = 0; i < sel->nt; i++)
+		for (int k = 0; k < sel->gpt; k++)
+			gpus[(size_t)i * sel->gpt + k] = sel->al[(size_t)i * sel->gpt + k];
 }
 
-static void closest(const tp_node *n, int32_t nt, int gpt, const int *pkg,
-		    const int *allowed, int nallowed, bool *used, int *gpus)
+static void closest(const struct gsel *sel, bool *used, int *gpus)
 {
+	const tp_node *n = sel->n;
+	const int *pkg = sel->pkg, *allowed = sel->al;
+	int gpt = sel->gpt;
 	memset(used, 0, sizeof(bool) * (size_t)n->ngpus);
-	for (int32_t i = 0; i < nt; i++)
+	for (int32_t i = 0; i < sel->nt; i++)
 		for (int k = 0; k < gpt; k++) {
 			int pick = -1;
-			for (int a = 0; a < nallowed && pick < 0; a++)
+			for (int a = 0; a < sel->na && pick < 0; a++)
 				if (!used[allowed[a]] && pkg && pkg[i] >= 0 &&
 				    n->gpu[allowed[a]].package == pkg[i])
 					pick = allowed[a];
-			for (int a = 0; a < nallowed && pick < 0; a++)
+			for (int a = 0; a < sel->na && pick < 0; a++)
 				if (!used[allowed[a]])
 					pick = allowed[a];
 			used[pick] = true;
@@ -593,24 +648,33 @@ static void closest(const tp_node *n, int32_t nt, int gpt, const int *pkg,
 
 /* Best bandwidth from GPU a to a free allowed GPU: what a partner placed
  * next to it could get. */
-static double potential(const tp_node *n, int a, const int *allowed,
-			int nallowed, const bool *used)
+static double potential(const struct gsel *sel, int a, const bool *used)
 {
+	const tp_node *n = sel->n;
 	double best = 0;
-	for (int i = 0; i < nallowed; i++) {
-		int b = allowed[i];
+	for (int i = 0; i < sel->na; i++) {
+		int b = sel->al[i];
 		if (b != a && !used[b] && n->pbw[a * n->ngpus + b] > best)
 			best = n->pbw[a * n->ngpus + b];
 	}
 	return best;
 }
 
-/* One greedy run; first >= 0 forces the first task's first GPU. */
-static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
-		 const int *pkg, const int *allowed, int nallowed, bool *used,
-		 bool *mapped, double *load, double *tmp, double *vol, int first,
+/* magc's first move left to the greedy. */
+#define FREE_START (-1)
+
+/* One greedy run; first (a GPU, or FREE_START) forces the first task's
+ * first GPU. */
+static void magc(const struct gsel *sel, struct gsel_work *wk, int first,
 		 int *gpus)
 {
+	const tp_node *n = sel->n;
+	const double *c = sel->c;
+	const int *pkg = sel->pkg, *allowed = sel->al;
+	int32_t nt = sel->nt;
+	int gpt = sel->gpt, nallowed = sel->na;
+	bool *used = wk->used, *mapped = wk->mapped;
+	double *load = wk->load, *tmp = wk->tmp, *vol = wk->vol;
 	memset(used, 0, sizeof(bool) * (size_t)n->ngpus);
 	memset(mapped, 0, sizeof(bool) * (size_t)nt);
 	memset(load, 0, sizeof(double) * (size_t)n->nlinks);
@@ -673,13 +737,13 @@ static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
 					continue;
 				memcpy(tmp, load, sizeof(double) * (size_t)n->nlinks);
 				double rw;
-				double w = add_gpu_traffic(n, c, nt, gpt, gpus, mapped, p,
-							   a, tmp, 1.0, &rw);
+				double w = add_gpu_traffic(sel, gpus, mapped, p, a, tmp,
+							   &rw);
 				double mc = max_cong(n, tmp, NULL);
 				double near = 0;
 				for (int j = 0; j < k; j++)
 					near += n->path[a * n->ngpus + gpus[(size_t)p * gpt + j]];
-				double pot = potential(n, a, allowed, nallowed, used);
+				double pot = potential(sel, a, used);
 				int sock = pkg && pkg[p] >= 0 && n->gpu[a].package != pkg[p];
 				/* lexicographic: congestion, weighted cost, closeness
 				 * to the task's other GPUs, potential, socket, the
@@ -703,8 +767,7 @@ static void magc(const tp_node *n, const double *c, int32_t nt, int gpt,
 			}
 			/* traffic to already mapped neighbours loads the links now */
 			double prw;
-			add_gpu_traffic(n, c, nt, gpt, gpus, mapped, p, pick, load, 1.0,
-					&prw);
+			add_gpu_traffic(sel, gpus, mapped, p, pick, load, &prw);
 			used[pick] = true;
 			gpus[(size_t)p * gpt + k] = pick;
 		}
@@ -797,7 +860,8 @@ static int gsplit(struct gtree *t, int32_t *T, int nT, const int *start, int k,
 		int *ucnt = cap;   /* the counts of the used children, in order */
 		for (int u = 0; u < ku; u++)
 			ucnt[u] = cnt[used[u]];
-		rc = split_small(t->c, t->nt, T, nT, ku, ucnt, t->exact, part);
+		struct subset sub = { t->c, t->nt, T, nT };
+		rc = split_small(&sub, ku, ucnt, t->exact, part);
 		int pos = 0;
 		for (int u = 0; !rc && u < ku; u++)
 			for (int i = 0; i < nT; i++)
@@ -850,10 +914,14 @@ static int grec(struct gtree *t, int32_t *T, int nT, int lo, int hi, int d)
 /* The bisection candidate into gpus (exact: each split by the exact search
  * too); TP_EINVAL when the allowed GPUs are too fragmented for the GPUs per
  * task (then it is not a candidate). */
-static int bisect_gpus(const tp_node *n, const double *c, int32_t nt, int gpt,
-		       const int *al, int na, bool exact, int *gpus)
+static int bisect_gpus(const struct gsel *sel, bool exact, int *gpus)
 {
-	struct gtree t = { n, c, nt, gpt, al, NULL, NULL, NULL, gpus, exact };
+	const tp_node *n = sel->n;
+	const int *al = sel->al;
+	int32_t nt = sel->nt;
+	int na = sel->na;
+	struct gtree t = { n, sel->c, nt, sel->gpt, al, NULL, NULL, NULL, gpus,
+			   exact };
 	t.path = tp__malloc_array((size_t)na * GPU_LEVELS + 1, sizeof(int));
 	t.plen = tp__malloc_array((size_t)na + 1, sizeof(int));
 	t.order = tp__malloc_array((size_t)na + 1, sizeof(int));
@@ -1013,16 +1081,20 @@ static void move_task(struct refine *r, int32_t p, int32_t q, int b)
 		slot_traffic(r, q * gpt + k, p, 1);
 }
 
-/* Improves g in place (see above); load and saved: nlinks doubles of
- * scratch, used: ngpus flags. */
-static void refine_gpus(const tp_node *n, const double *c, int32_t nt, int gpt,
-			const int *pkg, const int *al, int na, int *g,
-			double *load, double *saved, bool *used)
+/* Improves g in place (see above); the scratch's load, tmp and used. */
+static void refine_gpus(const struct gsel *sel, struct gsel_work *wk, int *g)
 {
+	const tp_node *n = sel->n;
+	const int *al = sel->al;
+	int32_t nt = sel->nt;
+	int gpt = sel->gpt, na = sel->na;
+	double *load = wk->load, *saved = wk->tmp;
+	bool *used = wk->used;
 	tp_gpusel_cost start;
-	evaluate(n, c, nt, gpt, pkg, g, load, &start);
-	struct refine r = { n, c, nt, gpt, pkg, g, load, start.weighted_ms * 1e6,
-			    start.nic_weighted_ms * 1e6, start.socket_misses, 0 };
+	evaluate(sel, g, load, &start);
+	struct refine r = { n, sel->c, nt, gpt, sel->pkg, g, load,
+			    start.weighted_ms * 1e6, start.nic_weighted_ms * 1e6,
+			    start.socket_misses, 0 };
 	int tot = (int)nt * gpt;
 	memset(used, 0, sizeof(bool) * (size_t)n->ngpus);
 	for (int s = 0; s < tot; s++)
@@ -1093,10 +1165,11 @@ static int check_args(const tp_node *n, int32_t ntasks, int gpt,
 	return 0;
 }
 
-int tp_gpusel_eval(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
-		   int32_t ntasks, int gpus_per_task, const int *gpus,
+int tp_gpusel_eval(const tp_node_tasks *on, int gpus_per_task, const int *gpus,
 		   tp_gpusel_cost *cost, tp_error *err)
 {
+	const tp_node *n = on->node;
+	int32_t ntasks = on->ntasks;
 	int rc = check_args(n, ntasks, gpus_per_task, err);
 	if (rc)
 		return rc;
@@ -1106,7 +1179,7 @@ int tp_gpusel_eval(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 					    "GPU %d outside %s's 0..%d", gpus[i],
 					    n->source, n->ngpus - 1);
 	double *c = NULL;
-	if ((rc = local_matrix(gm, tasks, ntasks, &c, err)))
+	if ((rc = local_matrix(on->g, on->tasks, ntasks, &c, err)))
 		return rc;
 	double *load = tp__calloc((size_t)n->nlinks + 1, sizeof(double));
 	if (!load) {
@@ -1115,7 +1188,8 @@ int tp_gpusel_eval(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 	}
 	tp_gpusel_cost tmp;
 	memset(&tmp, 0, sizeof tmp);
-	evaluate(n, c, ntasks, gpus_per_task, NULL, gpus, load, &tmp);
+	struct gsel sel = { n, c, ntasks, gpus_per_task, NULL, NULL, 0 };
+	evaluate(&sel, gpus, load, &tmp);
 	tmp.used = TP_GPUSEL_MAGC;
 	if (cost)
 		*cost = tmp;
@@ -1124,163 +1198,234 @@ int tp_gpusel_eval(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
 	return 0;
 }
 
-int tp_gpusel(const tp_node *n, const tp_graph *gm, const int32_t *tasks,
-	      int32_t ntasks, const int *task_package, const int *allowed,
-	      int nallowed, int gpus_per_task, enum tp_gpusel_algo algo,
-	      int *gpus, tp_gpusel_cost *cost, tp_error *err)
+/* The allowed GPUs, sorted, into al[0..*na) (all of the node's when allowed
+ * is NULL), checked against the node and the GPUs the tasks need. */
+static int allowed_list(const tp_gpusel_request *rq, int *al, int *na,
+			tp_error *err)
 {
-	int rc = check_args(n, ntasks, gpus_per_task, err);
+	const tp_node *n = rq->on.node;
+	int64_t need = (int64_t)rq->on.ntasks * rq->gpus_per_task;
+	*na = rq->allowed ? rq->nallowed : n->ngpus;
+	if (rq->allowed) {
+		if (rq->nallowed < 0 || rq->nallowed > n->ngpus)
+			return tp_error_set(err, TP_EINVAL,
+					    "%d allowed GPUs, but %s has %d",
+					    rq->nallowed, n->source, n->ngpus);
+		memcpy(al, rq->allowed, sizeof(int) * (size_t)rq->nallowed);
+	} else {
+		for (int g = 0; g < *na; g++)
+			al[g] = g;
+	}
+	qsort(al, (size_t)*na, sizeof(int), cmp_int);
+	for (int i = 0; i < *na; i++) {
+		if (al[i] < 0 || al[i] >= n->ngpus)
+			return tp_error_set(err, TP_EINVAL,
+					    "allowed GPU %d outside %s's 0..%d", al[i],
+					    n->source, n->ngpus - 1);
+		if (i > 0 && al[i] == al[i - 1])
+			return tp_error_set(err, TP_EINVAL, "allowed GPU %d listed twice",
+					    al[i]);
+	}
+	if (need > *na)
+		return tp_error_set(err, TP_EINVAL,
+				    "%ld tasks x %d GPUs per task need %lld GPUs, but "
+				    "the step may use only %d", (long)rq->on.ntasks,
+				    rq->gpus_per_task, (long long)need, *na);
+	return 0;
+}
+
+/* The assignments tp_gpusel compares, each ntasks x gpt GPUs. */
+struct gsel_cands {
+	int *local_rank, *closest;
+	int *greedy;          /* the best greedy run */
+	int *run;             /* a greedy run, then the refinement's */
+	int *bisect_exact;    /* the bisection, each split by the exact search */
+	int *bisect_heur;     /* the same with the heuristic splits only */
+};
+
+/* The candidates TP_GPUSEL_MAGC compares, in this order: a later one is
+ * kept only when cost_lt prefers it. */
+enum magc_candidate {
+	CAND_GREEDY,
+	CAND_LOCAL_RANK,
+	CAND_CLOSEST,
+	CAND_BISECT_EXACT,
+	CAND_BISECT_HEURISTIC,
+	NCANDIDATES
+};
+
+/* What each candidate reports as tp_gpusel_cost.used. */
+static const enum tp_gpusel_algo CANDIDATE_ALGO[NCANDIDATES] = {
+	[CAND_GREEDY] = TP_GPUSEL_MAGC,
+	[CAND_LOCAL_RANK] = TP_GPUSEL_LOCAL_RANK,
+	[CAND_CLOSEST] = TP_GPUSEL_CLOSEST,
+	[CAND_BISECT_EXACT] = TP_GPUSEL_BISECT,
+	[CAND_BISECT_HEURISTIC] = TP_GPUSEL_BISECT,
+};
+
+/* The greedy's starts, in order: its own first move, then each allowed GPU
+ * as the first task's first GPU (the first move is a blind tie otherwise),
+ * while there are at most MULTISTART_MAX allowed GPUs. */
+static int greedy_starts(const struct gsel *sel)
+{
+	return 1 + (sel->na <= MULTISTART_MAX ? sel->na : 0);
+}
+
+static int greedy_first_gpu(const struct gsel *sel, int start)
+{
+	return start == 0 ? FREE_START : sel->al[start - 1];
+}
+
+/* The best of the greedy's starts (the earliest of equals) into
+ * cd->greedy and *best. */
+static void greedy_best(const struct gsel *sel, struct gsel_work *wk,
+			const struct gsel_cands *cd, tp_gpusel_cost *best)
+{
+	size_t len = sizeof(int) * (size_t)sel->nt * (size_t)sel->gpt;
+	for (int start = 0; start < greedy_starts(sel); start++) {
+		tp_gpusel_cost x;
+		magc(sel, wk, greedy_first_gpu(sel, start), cd->run);
+		evaluate(sel, cd->run, wk->load, &x);
+		x.used = TP_GPUSEL_MAGC;
+		if (start == 0 || cost_lt(&x, best)) {
+			*best = x;
+			memcpy(cd->greedy, cd->run, len);
+		}
+	}
+}
+
+/* TP_GPUSEL_MAGC: the best of its candidates, then (refine) improved by
+ * single moves on the exact cost, kept only when better, into gpus and
+ * *best. */
+static int magc_select(const struct gsel *sel, struct gsel_work *wk,
+		       const struct gsel_cands *cd, bool refine, int *gpus,
+		       tp_gpusel_cost *best)
+{
+	size_t len = sizeof(int) * (size_t)sel->nt * (size_t)sel->gpt;
+	int brc = bisect_gpus(sel, true, cd->bisect_exact);
+	/* the heuristic splits too: the least cut is not always the least
+	 * congestion, and the exact one must not lose what the heuristic
+	 * had */
+	int hrc = brc ? brc : bisect_gpus(sel, false, cd->bisect_heur);
+	if (brc == TP_ENOMEM || hrc == TP_ENOMEM)
+		return TP_ENOMEM;
+	const int *cand[NCANDIDATES] = {
+		[CAND_GREEDY] = cd->greedy,
+		[CAND_LOCAL_RANK] = cd->local_rank,
+		[CAND_CLOSEST] = cd->closest,
+		[CAND_BISECT_EXACT] = brc ? NULL : cd->bisect_exact,
+		[CAND_BISECT_HEURISTIC] = hrc ? NULL : cd->bisect_heur,
+	};
+	greedy_best(sel, wk, cd, best);
+	const int *chosen = cand[CAND_GREEDY];
+	for (int k = CAND_GREEDY + 1; k < NCANDIDATES; k++) {
+		tp_gpusel_cost x;
+		if (!cand[k])
+			continue;
+		evaluate(sel, cand[k], wk->load, &x);
+		x.used = CANDIDATE_ALGO[k];
+		if (cost_lt(&x, best)) {
+			*best = x;
+			chosen = cand[k];
+		}
+	}
+	memcpy(gpus, chosen, len);
+	if (!refine)
+		return 0;
+	tp_gpusel_cost r;
+	memcpy(cd->run, chosen, len);
+	refine_gpus(sel, wk, cd->run);
+	evaluate(sel, cd->run, wk->load, &r);
+	if (cost_lt(&r, best)) {
+		r.used = best->used;
+		*best = r;
+		memcpy(gpus, cd->run, len);
+	}
+	return 0;
+}
+
+/* One of the other algorithms into gpus and *best; the bisection falls back
+ * on local-rank order when the GPUs are too fragmented for it. */
+static int single_select(const struct gsel *sel, struct gsel_work *wk,
+			 const struct gsel_cands *cd, enum tp_gpusel_algo algo,
+			 int *gpus, tp_gpusel_cost *best)
+{
+	const int *chosen = algo == TP_GPUSEL_CLOSEST ? cd->closest
+			    : cd->local_rank;
+	enum tp_gpusel_algo used = algo;
+	if (algo == TP_GPUSEL_BISECT) {
+		int brc = bisect_gpus(sel, true, cd->bisect_exact);
+		if (brc == TP_ENOMEM)
+			return brc;
+		if (brc)
+			used = TP_GPUSEL_LOCAL_RANK;
+		else
+			chosen = cd->bisect_exact;
+	}
+	evaluate(sel, chosen, wk->load, best);
+	best->used = used;
+	memcpy(gpus, chosen, sizeof(int) * (size_t)sel->nt * (size_t)sel->gpt);
+	return 0;
+}
+
+int tp_gpusel(const tp_gpusel_request *rq, int *gpus, tp_gpusel_cost *cost,
+	      tp_error *err)
+{
+	const tp_node *n = rq->on.node;
+	int32_t ntasks = rq->on.ntasks;
+	int gpt = rq->gpus_per_task;
+	int rc = check_args(n, ntasks, gpt, err);
 	if (rc)
 		return rc;
-	int gpt = gpus_per_task;
-	int na = allowed ? nallowed : n->ngpus;
+	int na = 0;
 	int *al = tp__malloc_array((size_t)n->ngpus + 1, sizeof(int));
 	if (!al)
 		return tp_error_set(err, TP_ENOMEM, "out of memory");
-	if (allowed) {
-		if (nallowed < 0 || nallowed > n->ngpus) {
-			free(al);
-			return tp_error_set(err, TP_EINVAL,
-					    "%d allowed GPUs, but %s has %d", nallowed,
-					    n->source, n->ngpus);
-		}
-		memcpy(al, allowed, sizeof(int) * (size_t)nallowed);
-	} else {
-		for (int g = 0; g < na; g++)
-			al[g] = g;
-	}
-	qsort(al, (size_t)na, sizeof(int), cmp_int);
-	for (int i = 0; i < na; i++) {
-		if (al[i] < 0 || al[i] >= n->ngpus) {
-			int bad = al[i];
-			free(al);
-			return tp_error_set(err, TP_EINVAL,
-					    "allowed GPU %d outside %s's 0..%d", bad,
-					    n->source, n->ngpus - 1);
-		}
-		if (i > 0 && al[i] == al[i - 1]) {
-			int bad = al[i];
-			free(al);
-			return tp_error_set(err, TP_EINVAL, "allowed GPU %d listed twice",
-					    bad);
-		}
-	}
-	if ((int64_t)ntasks * gpt > na) {
-		free(al);
-		return tp_error_set(err, TP_EINVAL,
-				    "%ld tasks x %d GPUs per task need %lld GPUs, but "
-				    "the step may use only %d", (long)ntasks, gpt,
-				    (long long)ntasks * gpt, na);
-	}
 	double *c = NULL;
-	if ((rc = local_matrix(gm, tasks, ntasks, &c, err))) {
+	if ((rc = allowed_list(rq, al, &na, err)) ||
+	    (rc = local_matrix(rq->on.g, rq->on.tasks, ntasks, &c, err))) {
 		free(al);
 		return rc;
 	}
+	struct gsel sel = { n, c, ntasks, gpt, rq->task_package, al, na };
 	size_t ng = (size_t)n->ngpus, nl = (size_t)n->nlinks + 1;
 	size_t tg = (size_t)ntasks * (size_t)gpt + 1;
-	bool *used = tp__calloc(ng, sizeof(bool));
-	bool *mapped = tp__calloc((size_t)ntasks + 1, sizeof(bool));
-	double *load = tp__calloc(nl, sizeof(double));
-	double *tmp = tp__calloc(nl, sizeof(double));
-	double *vol = tp__calloc((size_t)ntasks + 1, sizeof(double));
-	int *cand = tp__malloc_array(6 * tg, sizeof(int));
-	if (!used || !mapped || !load || !tmp || !vol || !cand) {
-		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+	struct gsel_work wk = {
+		.used = tp__calloc(ng, sizeof(bool)),
+		.mapped = tp__calloc((size_t)ntasks + 1, sizeof(bool)),
+		.load = tp__calloc(nl, sizeof(double)),
+		.tmp = tp__calloc(nl, sizeof(double)),
+		.vol = tp__calloc((size_t)ntasks + 1, sizeof(double)),
+	};
+	int *buf = tp__malloc_array(6 * tg, sizeof(int));
+	if (!wk.used || !wk.mapped || !wk.load || !wk.tmp || !wk.vol || !buf) {
+		rc = TP_ENOMEM;
 		goto out;
 	}
-	int *lr = cand, *cl = cand + tg, *mg = cand + 2 * tg, *mt = cand + 3 * tg;
-	int *bi = cand + 4 * tg, *bh = cand + 5 * tg;
-	local_rank(ntasks, gpt, al, lr);
-	closest(n, ntasks, gpt, task_package, al, na, used, cl);
+	struct gsel_cands cd = { buf, buf + tg, buf + 2 * tg, buf + 3 * tg,
+				 buf + 4 * tg, buf + 5 * tg };
+	local_rank(&sel, cd.local_rank);
+	closest(&sel, wk.used, cd.closest);
 	tp_gpusel_cost best;
 	memset(&best, 0, sizeof best);
-	const int *chosen = mg;
-	if (algo == TP_GPUSEL_LOCAL_RANK) {
-		chosen = lr;
-		evaluate(n, c, ntasks, gpt, task_package, lr, load, &best);
-		best.used = algo;
-	} else if (algo == TP_GPUSEL_CLOSEST) {
-		chosen = cl;
-		evaluate(n, c, ntasks, gpt, task_package, cl, load, &best);
-		best.used = algo;
-	} else if (algo == TP_GPUSEL_BISECT) {
-		chosen = bi;
-		int brc = bisect_gpus(n, c, ntasks, gpt, al, na, true, bi);
-		if (brc == TP_ENOMEM) {
-			rc = tp_error_set(err, brc, "out of memory");
-			goto out;
-		}
-		if (brc)   /* too fragmented to bisect: local-rank order */
-			memcpy(bi, lr, sizeof(int) * (size_t)ntasks * (size_t)gpt);
-		evaluate(n, c, ntasks, gpt, task_package, bi, load, &best);
-		best.used = brc ? TP_GPUSEL_LOCAL_RANK : algo;
-	} else {
-		/* the greedy, then again from every first GPU (multi-start;
-		 * the first move is a blind tie otherwise), then the baselines
-		 * and the bisection over the PCIe tree */
-		int starts = na <= MULTISTART_MAX ? na : 0;
-		int brc = bisect_gpus(n, c, ntasks, gpt, al, na, true, bi);
-		/* the heuristic splits too: the least cut is not always the
-		 * least congestion, and the exact one must not lose what the
-		 * heuristic had */
-		int hrc = brc ? brc : bisect_gpus(n, c, ntasks, gpt, al, na, false, bh);
-		if (brc == TP_ENOMEM || hrc == TP_ENOMEM) {
-			rc = tp_error_set(err, TP_ENOMEM, "out of memory");
-			goto out;
-		}
-		const int *cands[5] = { mg, lr, cl, brc ? NULL : bi, hrc ? NULL : bh };
-		for (int i = -1 - starts; i < 5; i++) {
-			tp_gpusel_cost x;
-			if (i < 0) {
-				int first = i == -1 - starts ? -1 : al[i + starts];
-				magc(n, c, ntasks, gpt, task_package, al, na, used,
-				     mapped, load, tmp, vol, first, mt);
-				evaluate(n, c, ntasks, gpt, task_package, mt, load, &x);
-				x.used = TP_GPUSEL_MAGC;
-				if (i == -1 - starts || cost_lt(&x, &best)) {
-					best = x;
-					memcpy(mg, mt, sizeof(int) * (size_t)ntasks * (size_t)gpt);
-				}
-				continue;
-			}
-			if (i == 0 || !cands[i])
-				continue;
-			evaluate(n, c, ntasks, gpt, task_package, cands[i], load, &x);
-			x.used = i == 1 ? TP_GPUSEL_LOCAL_RANK : i == 2 ?
-				 TP_GPUSEL_CLOSEST : TP_GPUSEL_BISECT;
-			if (cost_lt(&x, &best)) {
-				best = x;
-				chosen = cands[i];
-			}
-		}
-	}
-	memcpy(gpus, chosen, sizeof(int) * (size_t)ntasks * (size_t)gpt);
-	if (algo == TP_GPUSEL_MAGC) {
-		/* the kept candidate, improved by single moves on the exact
-		 * cost; kept only when better */
-		tp_gpusel_cost r;
-		memcpy(mt, chosen, sizeof(int) * (size_t)ntasks * (size_t)gpt);
-		refine_gpus(n, c, ntasks, gpt, task_package, al, na, mt, load, tmp,
-			    used);
-		evaluate(n, c, ntasks, gpt, task_package, mt, load, &r);
-		if (cost_lt(&r, &best)) {
-			r.used = best.used;
-			best = r;
-			memcpy(gpus, mt, sizeof(int) * (size_t)ntasks * (size_t)gpt);
-		}
-	}
-	if (cost)
+	bool single = rq->algo == TP_GPUSEL_LOCAL_RANK ||
+		      rq->algo == TP_GPUSEL_CLOSEST || rq->algo == TP_GPUSEL_BISECT;
+	rc = single ? single_select(&sel, &wk, &cd, rq->algo, gpus, &best)
+		    : magc_select(&sel, &wk, &cd, rq->algo == TP_GPUSEL_MAGC,
+				  gpus, &best);
+	if (!rc && cost)
 		*cost = best;
 out:
+	if (rc == TP_ENOMEM)
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
 	free(al);
 	free(c);
-	free(used);
-	free(mapped);
-	free(load);
-	free(tmp);
-	free(vol);
-	free(cand);
+	free(wk.used);
+	free(wk.mapped);
+	free(wk.load);
+	free(wk.tmp);
+	free(wk.vol);
+	free(buf);
 	return rc;
 }
 
@@ -1426,7 +1571,8 @@ static int bisection_start(const double *c, const struct ledges *e,
 	for (int p = 0; !rc && p < k; p++)
 		cnt[p] = cnt[sock[p]];   /* the used sockets' counts, in order */
 	if (!rc && k > 1)
-		rc = split_small(c, ntasks, T, ntasks, k, cnt, false, part);
+		rc = split_small(&(struct subset){ c, ntasks, T, ntasks }, k, cnt,
+				 false, part);
 	if (!rc && k > 1) {
 		for (int32_t i = 0; i < ntasks; i++)
 			part[i] = sock[part[i]];
@@ -1480,22 +1626,21 @@ static int core_list(const tp_node *n, const int *cores, int ncores,
 	return 0;
 }
 
-int tp_node_place_cpus(const tp_node *n, const tp_graph *g,
-		       const int32_t *tasks, int32_t ntasks, int cores_per_task,
-		       int *task_package, int *task_core, double *mims,
-		       tp_error *err)
+int tp_node_place_cpus(const tp_node_tasks *on, int cores_per_task,
+		       tp_cpu_slots *slots, tp_error *err)
 {
-	return tp_node_place_cpus_within(n, g, tasks, ntasks, NULL, 0,
-					 cores_per_task, task_package, task_core,
-					 mims, err);
+	return tp_node_place_cpus_within(on, NULL, 0, cores_per_task, slots, err);
 }
 
-int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
-			      const int32_t *tasks, int32_t ntasks,
-			      const int *cores, int ncores, int cores_per_task,
-			      int *task_package, int *task_core, double *mims,
-			      tp_error *err)
+int tp_node_place_cpus_within(const tp_node_tasks *on, const int *cores,
+			      int ncores, int cores_per_task,
+			      tp_cpu_slots *slots, tp_error *err)
 {
+	const tp_node *n = on->node;
+	const tp_graph *g = on->g;
+	const int32_t *tasks = on->tasks;
+	int32_t ntasks = on->ntasks;
+	int *task_package = slots->task_package, *task_core = slots->task_core;
 	if (cores_per_task < 1)
 		return tp_error_set(err, TP_EINVAL, "cores per task must be at least 1");
 	int *list = NULL, nl = 0;
@@ -1513,22 +1658,21 @@ int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
 	}
 	for (int k = 0; k < nl; k++)
 		cap[n->core_pkg[list[k]]]++;
-	int64_t slots = 0;
+	int64_t nslots = 0;
 	for (int s = 0; s < S; s++) {
 		cap[s] /= cores_per_task;
-		slots += cap[s];
+		nslots += cap[s];
 	}
 	struct ledges e;
 	memset(&e, 0, sizeof e);
-	if (ntasks >= 0 && ntasks > slots &&
+	if (ntasks >= 0 && ntasks > nslots &&
 	    (int64_t)ntasks * cores_per_task <= nl) {
 		/* tasks wider than a socket: consecutive allowed cores */
 		for (int32_t i = 0; i < ntasks; i++) {
 			task_core[i] = i * cores_per_task;
 			task_package[i] = n->core_pkg[list[task_core[i]]];
 		}
-		if (mims)
-			*mims = 0;
+		slots->mims = 0;
 		if (g && ntasks > 1) {
 			double *c = NULL;
 			rc = local_matrix(g, tasks, ntasks, &c, err);
@@ -1536,12 +1680,12 @@ int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
 				rc = ledges_build(c, ntasks, &e, err);
 			free(c);
 			double cut;
-			if (!rc && mims)
-				mims_of(&e, task_package, mims, &cut);
+			if (!rc)
+				mims_of(&e, task_package, &slots->mims, &cut);
 		}
 		goto out;
 	}
-	if (ntasks < 0 || ntasks > slots) {
+	if (ntasks < 0 || ntasks > nslots) {
 		if (cores)
 			rc = tp_error_set(err, TP_EINVAL,
 					  "%ld tasks x %d cores per task do not fit in "
@@ -1566,7 +1710,7 @@ int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
 	 * capacity, consecutive local ranks together */
 	int32_t t = 0;
 	int64_t left = ntasks;
-	int64_t room = slots;
+	int64_t room = nslots;
 	for (int s = 0; s < S; s++) {
 		int64_t take = room > 0 ? (left * cap[s] + room - 1) / room : 0;
 		if (take > cap[s])
@@ -1598,8 +1742,7 @@ int tp_node_place_cpus_within(const tp_node *n, const tp_graph *g,
 		next[s]++;
 		task_core[i] = first;
 	}
-	if (mims)
-		*mims = cur;
+	slots->mims = cur;
 out:
 	ledges_free(&e);
 	free(cap);
@@ -1608,11 +1751,12 @@ out:
 	return rc;
 }
 
-int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
-		       const int32_t *tasks, int32_t ntasks, const int *gpus,
-		       int gpus_per_task, int *task_package, int *task_core,
-		       double *mims, tp_error *err)
+int tp_node_align_cpus(const tp_node_tasks *on, const int *gpus,
+		       int gpus_per_task, tp_cpu_slots *slots, tp_error *err)
 {
+	const tp_node *n = on->node;
+	int32_t ntasks = on->ntasks;
+	int *task_package = slots->task_package, *task_core = slots->task_core;
 	if (gpus_per_task < 1)
 		return tp_error_set(err, TP_EINVAL, "GPUs per task must be at least 1");
 	for (int64_t i = 0; i < (int64_t)ntasks * gpus_per_task; i++)
@@ -1621,7 +1765,7 @@ int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
 					    gpus[i], n->source, n->ngpus - 1);
 	double *c = NULL;
 	struct ledges e;
-	int rc = local_matrix(g, tasks, ntasks, &c, err);
+	int rc = local_matrix(on->g, on->tasks, ntasks, &c, err);
 	if (!rc)
 		rc = ledges_build(c, ntasks, &e, err);
 	free(c);
@@ -1693,19 +1837,19 @@ int tp_node_align_cpus(const tp_node *n, const tp_graph *g,
 			}
 		}
 	}
-	if (mims)
-		*mims = cur;
+	slots->mims = cur;
 	ledges_free(&e);
 	return 0;
 }
 
 /* ---- all nodes of a mapping ---- */
 
-int tp_nodes_gpu_congestion(const tp_alloc *a, const int32_t *map,
-			    int32_t ntasks, const tp_node *const *models,
-			    const tp_graph *cpu, const tp_graph *gm,
-			    int gpus_per_task, double *max_ms, tp_error *err)
+int tp_nodes_gpu_congestion(const tp_nodes_gpu_rank_arg *on,
+			    const int32_t *map, double *max_ms, tp_error *err)
 {
+	const tp_alloc *a = on->alloc;
+	int32_t ntasks = on->ntasks;
+	int gpus_per_task = on->gpus_per_task;
 	*max_ms = 0;
 	if (gpus_per_task < 0)
 		return tp_error_set(err, TP_EINVAL, "GPUs per task must not be negative");
@@ -1735,21 +1879,25 @@ int tp_nodes_gpu_congestion(const tp_alloc *a, const int32_t *map,
 	for (int32_t t = 0; t < ntasks; t++)
 		tasks[start[map[t] + 1]++] = t;
 	for (int32_t i = 0; i < nn && !rc; i++) {
-		const tp_node *n = models[i];
+		const tp_node *n = on->models[i];
 		int32_t cnt = (int32_t)(start[i + 1] - start[i]);
 		const int32_t *tk = tasks + start[i];
 		int gpt = gpus_per_task ? gpus_per_task
 			  : n && cnt ? n->ngpus / cnt : 0;
 		if (!n || cnt == 0 || gpt < 1 || (int64_t)cnt * gpt > n->ngpus)
 			continue;       /* no model, or no choice of GPUs to make */
-		const int *tp = NULL;
+		tp_gpusel_request rq = {
+			.on = { n, on->gm, tk, cnt },
+			.gpus_per_task = gpt,
+			.algo = TP_GPUSEL_MAGC,
+		};
+		tp_node_tasks cpu = { n, on->cpu, tk, cnt };
+		tp_cpu_slots slots = { pkg, core, 0 };
 		if (n->ncores >= cnt &&
-		    tp_node_place_cpus(n, cpu, tk, cnt, n->ncores / cnt, pkg, core,
-				       NULL, err) == 0)
-			tp = pkg;
+		    tp_node_place_cpus(&cpu, n->ncores / cnt, &slots, err) == 0)
+			rq.task_package = pkg;
 		tp_gpusel_cost c;
-		rc = tp_gpusel(n, gm, tk, cnt, tp, NULL, 0, gpt, TP_GPUSEL_MAGC,
-			       gpus, &c, err);
+		rc = tp_gpusel(&rq, gpus, &c, err);
 		if (!rc && c.max_congestion_ms > *max_ms)
 			*max_ms = c.max_congestion_ms;
 	}
@@ -1768,8 +1916,7 @@ double tp_nodes_gpu_rank(const int32_t *map, void *arg)
 	double ms = 0;
 	tp_error err;
 	tp_error_clear(&err);
-	if (tp_nodes_gpu_congestion(r->alloc, map, r->ntasks, r->models, r->cpu,
-				    r->gm, r->gpus_per_task, &ms, &err) < 0)
+	if (tp_nodes_gpu_congestion(r, map, &ms, &err) < 0)
 		return HUGE_VAL;
 	return ms;
 }

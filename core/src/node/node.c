@@ -227,13 +227,21 @@ static void obj_name(hwloc_obj_t o, char *buf, size_t len)
 	}
 }
 
+/* The node's PCIe tree being built: objs[v] remembers the hwloc object of
+ * vertex v (ocap entries). */
+struct pci_tree {
+	tp_node *n;
+	hwloc_obj_t *objs;
+	int ocap;
+};
+
 /* Finds the vertex of hwloc object o, creating it (and its uplinks) when
- * needed.  objs[v] remembers the object of vertex v. */
-static int vertex_of(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
-		     hwloc_obj_t **objs, int *ocap)
+ * needed. */
+static int vertex_of(struct pci_tree *pt, hwloc_obj_t o)
 {
+	tp_node *n = pt->n;
 	for (int v = 0; v < n->nvert; v++)
-		if ((*objs)[v] == o)
+		if (pt->objs[v] == o)
 			return v;
 	int kind = is_hostbridge(o) ? TP_V_HOSTBRIDGE : TP_V_BRIDGE;
 	char name[40];
@@ -241,21 +249,21 @@ static int vertex_of(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
 	int v = add_vertex(n, kind, name);
 	if (v < 0)
 		return -1;
-	if (v >= *ocap) {
-		int nc = *ocap * 2 + 16;
-		hwloc_obj_t *no = realloc(*objs, sizeof *no * (size_t)nc);
+	if (v >= pt->ocap) {
+		int nc = pt->ocap * 2 + 16;
+		hwloc_obj_t *no = realloc(pt->objs, sizeof *no * (size_t)nc);
 		if (!no)
 			return -1;
-		*objs = no;
-		*ocap = nc;
+		pt->objs = no;
+		pt->ocap = nc;
 	}
-	(*objs)[v] = o;
+	pt->objs[v] = o;
 	n->vert[v].fanout = (int)o->io_arity;
 	hwloc_obj_t p = o->parent;
 	int pv;
 	double bw;
 	if (p && (p->type == HWLOC_OBJ_BRIDGE || p->type == HWLOC_OBJ_PCI_DEVICE)) {
-		pv = vertex_of(n, t, p, objs, ocap);
+		pv = vertex_of(pt, p);
 		bw = pci_speed(o);
 	} else {
 		hwloc_obj_t pk = p;
@@ -315,27 +323,27 @@ static void pci_locality(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
 
 /* A PCI device (GPU or NIC) as a leaf vertex below its bridge (or its
  * socket); returns the vertex or -1 (out of memory). */
-static int attach_device(tp_node *n, hwloc_topology_t t, hwloc_obj_t o,
-			 int kind, const char *name, int package,
-			 hwloc_obj_t **objs, int *ocap)
+static int attach_device(struct pci_tree *pt, hwloc_obj_t o, int kind,
+			 const char *name, int package)
 {
+	tp_node *n = pt->n;
 	int v = add_vertex(n, kind, name);
 	if (v < 0)
 		return -1;
-	if (v >= *ocap) {
+	if (v >= pt->ocap) {
 		int nc = v * 2 + 16;
-		hwloc_obj_t *no = realloc(*objs, sizeof *no * (size_t)nc);
+		hwloc_obj_t *no = realloc(pt->objs, sizeof *no * (size_t)nc);
 		if (!no)
 			return -1;
-		memset(no + *ocap, 0, sizeof *no * (size_t)(nc - *ocap));
-		*objs = no;
-		*ocap = nc;
+		memset(no + pt->ocap, 0, sizeof *no * (size_t)(nc - pt->ocap));
+		pt->objs = no;
+		pt->ocap = nc;
 	}
-	(*objs)[v] = o;
+	pt->objs[v] = o;
 	hwloc_obj_t p = o->parent;
 	int pv;
 	if (p && (p->type == HWLOC_OBJ_BRIDGE || p->type == HWLOC_OBJ_PCI_DEVICE))
-		pv = vertex_of(n, t, p, objs, ocap);
+		pv = vertex_of(pt, p);
 	else
 		pv = package >= 0 ? package : 0;
 	if (pv < 0)
@@ -547,16 +555,15 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 	/* GPUs, then network cards, in PCI bus order */
 	int ng = 0, nnic = 0;
 	hwloc_obj_t *gobj = NULL, *nobj = NULL;
-	int ocap = 64;
-	hwloc_obj_t *objs = tp__calloc((size_t)ocap, sizeof *objs);
-	if (!objs)
+	struct pci_tree pt = { n, tp__calloc(64, sizeof(hwloc_obj_t)), 64 };
+	if (!pt.objs)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	rc = collect_pci(t, is_gpu, TP_NODE_MAX_GPUS, &gobj, &ng);
 	if (!rc)
 		rc = collect_pci(t, is_fabric_nic, TP_NODE_MAX_NICS, &nobj, &nnic);
 	if (rc) {
 		free(gobj);
-		free(objs);
+		free(pt.objs);
 		return rc == TP_ENOTSUP
 		       ? tp_error_set(err, TP_ENOTSUP, "%s: more than %d %s",
 				      n->source, gobj ? TP_NODE_MAX_NICS
@@ -571,7 +578,7 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 	if (!n->gpu || !n->nic) {
 		free(gobj);
 		free(nobj);
-		free(objs);
+		free(pt.objs);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	}
 	rc = 0;
@@ -589,8 +596,7 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 		pci_locality(n, t, o, &gp->package, &gp->numa);
 		char name[24];
 		snprintf(name, sizeof name, "GPU%d", g);
-		gp->vertex = attach_device(n, t, o, TP_V_GPU, name, gp->package,
-					   &objs, &ocap);
+		gp->vertex = attach_device(&pt, o, TP_V_GPU, name, gp->package);
 		if (gp->vertex < 0)
 			rc = -1;
 	}
@@ -601,8 +607,7 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 		pci_locality(n, t, o, &nc->package, &nc->numa);
 		char name[24];
 		snprintf(name, sizeof name, "NIC%d", i);
-		nc->vertex = attach_device(n, t, o, TP_V_NIC, name, nc->package,
-					   &objs, &ocap);
+		nc->vertex = attach_device(&pt, o, TP_V_NIC, name, nc->package);
 		/* the card's port to the network: hwloc does not know its speed,
 		 * the card's own PCIe link bounds it */
 		snprintf(name, sizeof name, "NIC%d port", i);
@@ -616,7 +621,7 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 		}
 	}
 	free(nobj);
-	free(objs);
+	free(pt.objs);
 	if (rc) {
 		free(gobj);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);

@@ -292,9 +292,14 @@ static int get_bytes(json_object *o, const char *what, size_t i, double *out,
 	return 0;
 }
 
+/* One edge as read: its ends and bytes. */
+struct edge {
+	int32_t u, v;
+	double bytes;
+};
+
 static int read_edge(json_object *e, const char *what, size_t i,
-		     int32_t ntasks, int32_t *u, int32_t *v, double *b,
-		     tp_error *err)
+		     int32_t ntasks, struct edge *out, tp_error *err)
 {
 	json_object *src = NULL, *dst = NULL, *by = NULL;
 	bool has_src = false, has_dst = false;
@@ -345,13 +350,13 @@ static int read_edge(json_object *e, const char *what, size_t i,
 				    "%s: edge %zu is %s, expected [src, dst, bytes] or {\"src\": u, \"dst\": v, \"bytes\": b}",
 				    what, i, jtype(e));
 	}
-	int rc = get_task_id(src, what, i, "src", ntasks, u, err);
+	int rc = get_task_id(src, what, i, "src", ntasks, &out->u, err);
 	if (!rc)
-		rc = get_task_id(dst, what, i, "dst", ntasks, v, err);
+		rc = get_task_id(dst, what, i, "dst", ntasks, &out->v, err);
 	if (!rc) {
-		*b = 1.0;
+		out->bytes = 1.0;
 		if (by)
-			rc = get_bytes(by, what, i, b, err);
+			rc = get_bytes(by, what, i, &out->bytes, err);
 	}
 	return rc;
 }
@@ -481,10 +486,14 @@ static int convert(json_object **rootp, const char *what, int64_t expect,
 			goto out;
 		}
 		for (size_t i = 0; i < ne; i++) {
+			struct edge ed;
 			rc = read_edge(json_object_array_get_idx(je, i), what, i,
-				       ntasks, &u[i], &v[i], &b[i], err);
+				       ntasks, &ed, err);
 			if (rc)
 				goto out;
+			u[i] = ed.u;
+			v[i] = ed.v;
+			b[i] = ed.bytes;
 		}
 	}
 	if (json_object_object_get_ex(root, "coords", &jc)) {
