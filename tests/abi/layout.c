@@ -200,6 +200,25 @@ int main(void)
 	FIELD(tp_gpusel_cost, max_link);
 	FIELD(tp_gpusel_cost, used);
 	/* nodeplace.h */
+	STRUCT(tp_node_tasks);
+	FIELD(tp_node_tasks, node);
+	FIELD(tp_node_tasks, g);
+	FIELD(tp_node_tasks, tasks);
+	FIELD(tp_node_tasks, ntasks);
+	/* nodeplace.h */
+	STRUCT(tp_gpusel_request);
+	FIELD(tp_gpusel_request, on);
+	FIELD(tp_gpusel_request, task_package);
+	FIELD(tp_gpusel_request, allowed);
+	FIELD(tp_gpusel_request, nallowed);
+	FIELD(tp_gpusel_request, gpus_per_task);
+	FIELD(tp_gpusel_request, algo);
+	/* nodeplace.h */
+	STRUCT(tp_cpu_slots);
+	FIELD(tp_cpu_slots, task_package);
+	FIELD(tp_cpu_slots, task_core);
+	FIELD(tp_cpu_slots, mims);
+	/* nodeplace.h */
 	STRUCT(tp_nodes_gpu_rank_arg);
 	FIELD(tp_nodes_gpu_rank_arg, alloc);
 	FIELD(tp_nodes_gpu_rank_arg, models);

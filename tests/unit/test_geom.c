@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "map/geom_fold.h"
+#include "map/geom_internal.h"
 #include "map/geom_part.h"
 #include "map/geom_select.h"
 #include "testutil.h"

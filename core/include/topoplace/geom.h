@@ -99,16 +99,6 @@ TP_EXPORT void tp_geom_opts_default(tp_geom_opts *o);
 TP_EXPORT int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *o,
 		int32_t *map, tp_geom_report *report, tp_error *err);
 
-/* The torus seam shift on its own: writes shifted router coordinates of the
- * allocated nodes (nnodes x ndims, row-major) into out.  On every wrapped
- * dimension the largest run of unoccupied coordinates becomes the seam when
- * it is longer than the natural wrap gap; when every coordinate is occupied
- * (dense allocations), the seam goes between the two adjacent planes with
- * the fewest nodes together (ties: the lowest).  Memory is linear in the
- * nodes, whatever the extents.  Returns the number of dimensions that were
- * shifted.  Exposed for tests. */
-TP_EXPORT int tp_geom_seam_shift(const tp_alloc *a, int *out);
-
 #ifdef __cplusplus
 }
 #endif

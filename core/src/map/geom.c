@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "map/geom_internal.h"
 #include "map/geom_part.h"
 
 void tp_geom_opts_default(tp_geom_opts *o)

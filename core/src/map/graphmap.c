@@ -7,6 +7,7 @@
 
 #include "map/metis_load.h"
 #include "net/network.h"
+#include "map/geom_internal.h"
 #include "map/graphmap_internal.h"
 #include "net/machine_internal.h"
 

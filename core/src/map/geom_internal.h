@@ -1,0 +1,18 @@
+/* topoplace — the geometric mapper's parts that tests reach but callers
+ * do not (tp_geom_map in <topoplace/geom.h> is the public entry). */
+#ifndef TOPOPLACE_GEOM_INTERNAL_H
+#define TOPOPLACE_GEOM_INTERNAL_H
+
+#include <topoplace/alloc.h>
+
+/* The torus seam shift on its own: writes shifted router coordinates of the
+ * allocated nodes (nnodes x ndims, row-major) into out.  On every wrapped
+ * dimension the largest run of unoccupied coordinates becomes the seam when
+ * it is longer than the natural wrap gap; when every coordinate is occupied
+ * (dense allocations), the seam goes between the two adjacent planes with
+ * the fewest nodes together (ties: the lowest).  Memory is linear in the
+ * nodes, whatever the extents.  Returns the number of dimensions that were
+ * shifted. */
+int tp_geom_seam_shift(const tp_alloc *a, int *out);
+
+#endif
