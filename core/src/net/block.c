@@ -240,6 +240,7 @@ static void destroy(void *net_data)
 
 static const struct tp_net_ops block_ops = {
 	.kind = "block",
+	.caps = TP__CAP(TP_CAP_BLOCKS),
 	.distance = distance,
 	.range_lower_bound = range_lower_bound,
 	.route = route,
@@ -1295,11 +1296,6 @@ int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
 			   const tp_block_opts *opts, tp_error *err)
 {
 	return tp__machine_from_blocks(out, text, what, opts, NULL, err);
-}
-
-bool tp_machine_is_block(const tp_machine *m)
-{
-	return blocks_of(m) != NULL;
 }
 
 int32_t tp_machine_block_count(const tp_machine *m)

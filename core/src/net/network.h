@@ -28,10 +28,13 @@
  * (slurm_yaml.c) produce them, slurm_topology.c finds the file slurmctld
  * reads and the topology of a partition.
  *
- * A new kind is one new file: fill in a tp_net_ops, build the machine with
- * tp__machine_new(), add its nodes with tp_machine_add_node(), list the file
- * in the Makefile's CORE_SRC.  Nothing else in the core names a kind; front
- * ends ask tp_machine_kind() and the kind's own public queries.  Besides the
+ * A new kind is one new file: fill in a tp_net_ops (its caps say what it
+ * offers), build the machine with tp__machine_new(), add its nodes with
+ * tp_machine_add_node(), list the file in the Makefile's CORE_SRC.  Nothing
+ * else in the core names a kind: the mappers and the front ends ask
+ * tp_machine_has() what a machine offers (coordinates, a hierarchy,
+ * switches, groups, blocks) and then the queries of that capability;
+ * tp_machine_kind() is only printed.  Besides the
  * table a kind may set two machine fields that hot loops read directly:
  * m->plain_hops (below) and m->link_weight, its per-link congestion weights
  * (a table in its own data; NULL = every link weighs 1).
@@ -68,9 +71,19 @@
 
 #include "internal.h"
 
+/* A capability's bit in struct tp_net_ops' caps. */
+#define TP__CAP(cap) (1u << (cap))
+
 struct tp_net_ops {
-	/* "torus", "mesh", "tree", "dragonfly", ... (tp_machine_kind). */
+	/* "torus", "mesh", "tree", "dragonfly", ... (tp_machine_kind): for
+	 * reports only, nothing decides on it. */
 	const char *kind;
+
+	/* What the kind offers (tp_machine_has, machine.h): TP__CAP() of
+	 * TP_CAP_COORDINATES, TP_CAP_SWITCHES, TP_CAP_GROUPS, TP_CAP_BLOCKS.
+	 * TP_CAP_HIERARCHY is not listed here: a kind has it when it fills in
+	 * hierarchy (below). */
+	unsigned caps;
 
 	/* Distance between the routers at coordinates a and b (ndims values
 	 * each): what hop-bytes and dilation sum; >= 0.  Never called when

@@ -269,6 +269,7 @@ static void destroy(void *net_data)
 
 static const struct tp_net_ops tree_ops = {
 	.kind = "tree",
+	.caps = TP__CAP(TP_CAP_SWITCHES),
 	.distance = distance,
 	.range_lower_bound = range_lower_bound,
 	.route = route,
@@ -1422,11 +1423,6 @@ int tp__machine_from_topology(tp_machine **out, const char *text,
 	}
 	free(c.rec);
 	return rc;
-}
-
-bool tp_machine_is_tree(const tp_machine *m)
-{
-	return tree_of(m) != NULL;
 }
 
 int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
