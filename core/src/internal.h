@@ -326,7 +326,7 @@ int tp__nul_check(const char *buf, size_t len, const char *what,
 int tp__text_copy(const char *text, size_t len, const char *what, char **out,
 		  tp_error *err);
 
-/* ---- Slurm's topology.conf-style files (util.c; tree.c, block.c) ---- */
+/* ---- Slurm's topology.conf-style files (util.c; slurm/topology_conf.c) ---- */
 /* Sets err to "WHAT:LINE: message" ("WHAT: message" when line is 0) and
  * returns code. */
 int tp__line_error(tp_error *err, const char *what, int line, int code,
@@ -354,7 +354,8 @@ struct tp__warnings {
 void tp__warn(struct tp__warnings *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* tp_machine_from_topology with topoplace.conf's settings (tree.c). */
+/* tp_machine_from_topology with topoplace.conf's settings
+ * (slurm/topology_conf.c reads the text, tree.c builds the tree). */
 struct tp__topo_opts {
 	const int *level_cost;      /* LevelCost=, nlevels values */
 	int nlevels;

@@ -10,10 +10,10 @@
  * kind:
  *
  *   torus.c      tori and meshes           tp_machine_create
- *   tree.c       switch trees (Slurm's     tp_machine_from_topology
- *                topology.conf)
+ *   tree.c       switch trees (Slurm's     tp__tree_from_records
+ *                topology/tree)
  *   dragonfly.c  two-level dragonflies     tp_machine_create_dragonfly
- *   block.c      NVLink domains (Slurm's   tp_machine_from_blocks
+ *   block.c      NVLink domains (Slurm's   tp__blocks_from_records
  *                topology/block) joined
  *                by a tree
  *   torus3d.c    tori side by side that    tp__tori_new, and
@@ -23,10 +23,11 @@
  *   ring.c       (Slurm's topology/ring    tp__rings_from_records
  *                records into tori)
  *
- * Slurm's own files reach the kinds as records (slurm_topo.h): the readers
- * of topology.conf (in each kind's file) and of topology.yaml
- * (slurm_yaml.c) produce them, slurm_topology.c finds the file slurmctld
- * reads and the topology of a partition.
+ * Slurm's own files reach the kinds as records (slurm_topo.h), never as
+ * text: slurm/topology_conf.c reads topology.conf (tp_machine_from_topology,
+ * tp_machine_from_blocks, tp__rings_from_conf_text), slurm/slurm_yaml.c
+ * topology.yaml; slurm_topology.c finds the file slurmctld reads and the
+ * topology of a partition.
  *
  * A new kind is one new file: fill in a tp_net_ops (its caps say what it
  * offers), build the machine with tp__machine_new(), add its nodes with
