@@ -658,10 +658,65 @@ static void put_switches(struct text *t, const struct tp_blocks *k, int l,
 		sep = ",";
 		j = e;
 	}
-	put(t, "]\n");
+	put(t, "]");
 }
 
-/* The tree Slurm's aggregation makes, as topology.conf text: "b<i>" over
+/* The switches of the generated tree, as records (strings owned). */
+struct gen_tree {
+	struct tp__topo_rec *rec;
+	size_t n, cap;
+	bool oom;
+};
+
+/* A string of up to about cap characters to put() into. */
+static struct text text_new(size_t cap)
+{
+	struct text t = { malloc(cap), 0, cap, false };
+	t.oom = !t.s;
+	return t;
+}
+
+/* The string t holds (the caller frees it), or NULL when memory ran out. */
+static char *text_take(struct text *t)
+{
+	if (!t->oom)
+		return t->s;
+	free(t->s);
+	return NULL;
+}
+
+/* One switch: its name and either the nodes or the switches below it (each
+ * a text, taken). */
+static void gen_switch(struct gen_tree *g, struct text *name, struct text *nodes,
+		       struct text *switches)
+{
+	char *nm = text_take(name);
+	char *nd = nodes ? text_take(nodes) : NULL;
+	char *sw = switches ? text_take(switches) : NULL;
+	if (!g->oom && nm && (nd || sw) &&
+	    !tp__grow((void **)&g->rec, g->n, &g->cap, sizeof *g->rec)) {
+		/* line: the record's number, as the lines of a file would be */
+		g->rec[g->n] = (struct tp__topo_rec){ nm, nd, sw, (int)g->n + 1 };
+		g->n++;
+		return;
+	}
+	g->oom = true;
+	free(nm);
+	free(nd);
+	free(sw);
+}
+
+static void gen_tree_free(struct gen_tree *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		free((char *)g->rec[i].name);
+		free((char *)g->rec[i].nodes);
+		free((char *)g->rec[i].switches);
+	}
+	free(g->rec);
+}
+
+/* The tree Slurm's aggregation makes, as switch records: "b<i>" over
  * block i's nodes, "a<l>_<j>" over the switches of aggregate j of level l
  * (those of the next lower level in use), "top" over the highest ones when
  * there are several.  A block without nodes, or an aggregate of such
@@ -670,26 +725,25 @@ static void put_switches(struct text *t, const struct tp_blocks *k, int l,
  * Slurm leaves out a last, partial aggregate that holds no more blocks than
  * the level below; here it is a switch over a single lower one, so that its
  * blocks still meet the others only at the next level.  nodes: each
- * block's hostlist. */
+ * block's hostlist.  TP_ENOMEM when memory ran out (g holds what was
+ * made, for gen_tree_free). */
 static int generated_tree(const char *const *nodes, const struct tp_blocks *k,
-			  char **out)
+			  struct gen_tree *g)
 {
-	struct text t = { malloc(4096), 0, 4096, false };
-	if (!t.s)
-		return TP_ENOMEM;
 	int lv[TP__BLOCK_MAX_LEVEL + 1];
 	int nl = agg_levels(k, lv);
 	for (int32_t b = 0; b < k->nblocks; b++) {
 		if (!agg_nodes(k, 0, b))
 			continue;
-		/* the block's own hostlist, checked; its blanks (separators,
-		 * as commas) would end the value */
-		put(&t, "SwitchName=b%d Nodes=", b);
-		size_t at = t.n;
-		put(&t, "%s\n", nodes[b]);
-		for (size_t i = at; !t.oom && i + 1 < t.n; i++)
-			if (t.s[i] == ' ' || t.s[i] == '\t' || t.s[i] == '\n')
-				t.s[i] = ',';
+		struct text name = text_new(16), list = text_new(strlen(nodes[b]) + 1);
+		put(&name, "b%d", b);
+		/* the block's own hostlist, checked; its blanks are
+		 * separators, as commas */
+		put(&list, "%s", nodes[b]);
+		for (size_t i = 0; !list.oom && i < list.n; i++)
+			if (list.s[i] == ' ' || list.s[i] == '\t' || list.s[i] == '\n')
+				list.s[i] = ',';
+		gen_switch(g, &name, &list, NULL);
 	}
 	int prev = 0;            /* level of the switches below (0: blocks) */
 	int64_t nprev = k->nblocks;
@@ -701,8 +755,10 @@ static int generated_tree(const char *const *nodes, const struct tp_blocks *k,
 				continue;
 			/* the lower switches j 2^(l-prev) .. (j+1) 2^(l-prev) - 1 */
 			int64_t lo = j << (l - prev), hi = ((j + 1) << (l - prev)) - 1;
-			put(&t, "SwitchName=a%d_%lld Switches=", l, (long long)j);
-			put_switches(&t, k, prev, lo, hi < nprev ? hi : nprev - 1);
+			struct text name = text_new(32), below = text_new(64);
+			put(&name, "a%d_%lld", l, (long long)j);
+			put_switches(&below, k, prev, lo, hi < nprev ? hi : nprev - 1);
+			gen_switch(g, &name, NULL, &below);
 		}
 		prev = l;
 		nprev = na;
@@ -711,15 +767,12 @@ static int generated_tree(const char *const *nodes, const struct tp_blocks *k,
 	for (int64_t j = 0; j < nprev; j++)
 		tops += agg_nodes(k, prev, j) > 0;
 	if (tops > 1) {
-		put(&t, "SwitchName=top Switches=");
-		put_switches(&t, k, prev, 0, nprev - 1);
+		struct text name = text_new(4), below = text_new(64);
+		put(&name, "top");
+		put_switches(&below, k, prev, 0, nprev - 1);
+		gen_switch(g, &name, NULL, &below);
 	}
-	if (t.oom) {
-		free(t.s);
-		return TP_ENOMEM;
-	}
-	*out = t.s;
-	return 0;
+	return g->oom ? TP_ENOMEM : 0;
 }
 
 /* The nodes below a switch of the generated tree, by its name (b<i>,
@@ -879,8 +932,9 @@ static int tree_nodes_all(struct bparse *p, const tp_machine *m, const char *tw)
 	return rc;
 }
 
-/* The tree between the blocks: from o->tree_text, else from the tree's
- * records, else generated; every block node must be in it. */
+/* The tree between the blocks: from o->tree_text (a topology.conf's text,
+ * which slurm/topology_conf.c reads), else from the tree's records, else
+ * generated; every block node must be in it. */
 static int make_tree(struct bparse *p, const tp_machine *m, const tp_block_opts *o,
 		     const struct tp__topo_recs *tree)
 {
@@ -898,14 +952,17 @@ static int make_tree(struct bparse *p, const tp_machine *m, const tp_block_opts 
 		k->tree_file = true;
 		rc = tp__tree_from_records(&k->tree, tree, &to, p->err);
 	} else {
-		char *gen = NULL;
-		if (generated_tree(p->nodes, k, &gen))
+		struct gen_tree g = { NULL, 0, 0, false };
+		if (generated_tree(p->nodes, k, &g)) {
+			gen_tree_free(&g);
 			return berr(p, 0, TP_ENOMEM, "out of memory");
+		}
+		struct tp__topo_recs r = { g.rec, (int32_t)g.n, "the blocks' network",
+					   false, NULL };
 		tp_error e;
 		tp_error_clear(&e);
-		rc = tp_machine_from_topology(&k->tree, gen, "the blocks' network", NULL,
-					      0, &e);
-		free(gen);
+		rc = tp__tree_from_records(&k->tree, &r, NULL, &e);
+		gen_tree_free(&g);
 		if (rc)
 			return berr(p, 0, rc, "%s", e.msg);
 	}
