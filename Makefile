@@ -125,6 +125,7 @@ CORE_SRC = $(addprefix core/src/, \
 	slurm/slurm_order.c \
 	slurm/slurm_topology.c \
 	slurm/slurm_yaml.c \
+	slurm/topology_conf.c \
 	util/lines.c \
 	util/util.c \
 	util/version.c \

@@ -193,12 +193,13 @@ static int panel_fill(struct picture *pc, struct svg_panel *p,
 	return 0;
 }
 
+/* The picture by what the network offers: its switches, its groups, else
+ * its box of router coordinates. */
 static const struct svg_kind *kind_of(const tp_machine *m)
 {
-	const char *k = tp_machine_kind(m);
-	if (!strcmp(k, "tree"))
+	if (tp_machine_has(m, TP_CAP_SWITCHES))
 		return &svg_tree_kind;
-	if (!strcmp(k, "dragonfly"))
+	if (tp_machine_has(m, TP_CAP_GROUPS))
 		return &svg_dragonfly_kind;
 	return &svg_torus_kind;
 }
@@ -248,13 +249,13 @@ static void picture_free(struct picture *pc)
 static void network_name(const tp_machine *m, char *buf, size_t len)
 {
 	const char *k = tp_machine_kind(m);
-	if (!strcmp(k, "tree")) {
+	if (tp_machine_has(m, TP_CAP_SWITCHES)) {
 		snprintf(buf, len, "switch tree of %ld switches",
 			 (long)tp_machine_switch_count(m));
 		return;
 	}
-	if (!strcmp(k, "dragonfly")) {
-		snprintf(buf, len, "dragonfly of %d groups of %d routers",
+	if (tp_machine_has(m, TP_CAP_GROUPS)) {
+		snprintf(buf, len, "%s of %d groups of %d routers", k,
 			 tp_machine_dim(m, 1), tp_machine_dim(m, 0));
 		return;
 	}

@@ -355,7 +355,7 @@ int tp__each_line(char *text, const struct tp__line_format *fmt,
  * they are. */
 const char *tp__line_next(const char **at, size_t *len);
 
-/* ---- Slurm's topology.conf-style files (util.c; tree.c, block.c) ---- */
+/* ---- Slurm's topology.conf-style files (util.c; slurm/topology_conf.c) ---- */
 /* Sets err to "WHAT:LINE: message" ("WHAT: message" when line is 0) and
  * returns code. */
 int tp__line_error(tp_error *err, const char *what, int line, int code,
@@ -382,7 +382,8 @@ struct tp__warnings {
 void tp__warn(struct tp__warnings *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* tp_machine_from_topology with topoplace.conf's settings (tree.c). */
+/* tp_machine_from_topology with topoplace.conf's settings
+ * (slurm/topology_conf.c reads the text, tree.c builds the tree). */
 struct tp__topo_opts {
 	const int *level_cost;      /* LevelCost=, nlevels values */
 	int nlevels;

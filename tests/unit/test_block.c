@@ -1,5 +1,6 @@
-/* Unit tests: block networks (core/src/net/block.c, Slurm's topology/block) and
- * Network=block in topoplace.conf. */
+/* Unit tests: block networks (core/src/net/block.c, Slurm's topology/block,
+ * its lines read by core/src/slurm/topology_conf.c) and Network=block in
+ * topoplace.conf. */
 #include <unistd.h>
 
 #include "testutil.h"

@@ -1,7 +1,7 @@
 /* Unit tests: the network kinds behind one interface (core/src/net/network.h)
  * and distances that do not overflow (64-bit): long weighted
  * paths on tori and meshes, mesh dimensions above 2^30, large LevelCost=
- * on trees. */
+ * on trees; what each kind offers (tp_machine_has). */
 #include <limits.h>
 #include <stdint.h>
 
@@ -11,6 +11,7 @@
 #include "map/metrics_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include "slurm/slurm_topo.h"
 
 static tp_machine *mk(int ndims, const int *dims, const bool *wrap)
 {
@@ -360,6 +361,74 @@ START_TEST(torus_link_ends)
 }
 END_TEST
 
+/* What each kind offers (tp_machine_has): want is a mask of 1 << cap. */
+static void assert_caps(const tp_machine *m, unsigned want)
+{
+	static const char *const name[] = { "coordinates", "hierarchy", "switches",
+					    "groups", "blocks" };
+	for (int c = TP_CAP_COORDINATES; c <= TP_CAP_BLOCKS; c++)
+		ck_assert_msg(tp_machine_has(m, (enum tp_machine_cap)c) == (want >> c & 1),
+			      "%s: %s %s", tp_machine_kind(m), name[c],
+			      want >> c & 1 ? "missing" : "not expected");
+	/* the older spellings answer the same */
+	ck_assert(tp_machine_is_tree(m) == (want >> TP_CAP_SWITCHES & 1));
+	ck_assert(tp_machine_is_dragonfly(m) == (want >> TP_CAP_GROUPS & 1));
+	ck_assert(tp_machine_is_block(m) == (want >> TP_CAP_BLOCKS & 1));
+}
+
+#define CAP(c) (1u << (c))
+
+START_TEST(capabilities)
+{
+	tp_error err;
+	tp_error_clear(&err);
+	int d2[2] = { 4, 3 };
+	bool tw[2] = { true, false }, mw[2] = { false, false };
+	tp_machine *m = mk(2, d2, tw);
+	assert_caps(m, CAP(TP_CAP_COORDINATES));
+	tp_machine_destroy(m);
+	m = mk(2, d2, mw);
+	assert_caps(m, CAP(TP_CAP_COORDINATES));
+	/* NULL, and a value this release does not know */
+	ck_assert(!tp_machine_has(m, (enum tp_machine_cap)99));
+	ck_assert(!tp_machine_has(m, (enum tp_machine_cap)-1));
+	ck_assert(!tp_machine_has(NULL, TP_CAP_COORDINATES));
+	tp_machine_destroy(m);
+
+	ck_assert_int_eq(tp_machine_from_topology(&m, "SwitchName=s0 Nodes=a,b\n"
+						  "SwitchName=s1 Nodes=c\n"
+						  "SwitchName=top Switches=s[0-1]\n",
+						  "topo", NULL, 0, &err), 0);
+	assert_caps(m, CAP(TP_CAP_HIERARCHY) | CAP(TP_CAP_SWITCHES));
+	tp_machine_destroy(m);
+
+	ck_assert_int_eq(tp_machine_create_dragonfly(&m, 3, 2, 1, 1, false, &err), 0);
+	assert_caps(m, CAP(TP_CAP_HIERARCHY) | CAP(TP_CAP_GROUPS));
+	tp_machine_destroy(m);
+
+	ck_assert_msg(tp_machine_from_blocks(&m, "BlockName=b0 Nodes=g[1-2]\n"
+					     "BlockName=b1 Nodes=g[3-4]\n",
+					     "blocks", NULL, &err) == 0, "%s", err.msg);
+	assert_caps(m, CAP(TP_CAP_HIERARCHY) | CAP(TP_CAP_BLOCKS));
+	/* the network between the blocks is a switch tree */
+	assert_caps(tp_machine_block_tree(m),
+		    CAP(TP_CAP_HIERARCHY) | CAP(TP_CAP_SWITCHES));
+	tp_machine_destroy(m);
+
+	/* rings (nd 1) and toruses (nd 3) side by side: a box per domain */
+	struct tp__tori_domain dom[2] = { { "r0", { 4, 0, 0 } }, { "r1", { 3, 0, 0 } } };
+	ck_assert_msg(tp__tori_new(&m, 1, dom, 2, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(tp_machine_kind(m), "ring");
+	assert_caps(m, CAP(TP_CAP_COORDINATES) | CAP(TP_CAP_HIERARCHY));
+	tp_machine_destroy(m);
+	struct tp__tori_domain tor[2] = { { "t0", { 2, 2, 2 } }, { "t1", { 2, 2, 2 } } };
+	ck_assert_msg(tp__tori_new(&m, 3, tor, 2, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(tp_machine_kind(m), "tori");
+	assert_caps(m, CAP(TP_CAP_COORDINATES) | CAP(TP_CAP_HIERARCHY));
+	tp_machine_destroy(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("network");
@@ -369,6 +438,7 @@ int main(void)
 	tcase_add_test(tc, mesh_above_2_30);
 	tcase_add_test(tc, tree_large_level_cost);
 	tcase_add_test(tc, torus_link_ends);
+	tcase_add_test(tc, capabilities);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

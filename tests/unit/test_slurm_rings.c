@@ -1,6 +1,7 @@
-/* Unit tests: Slurm's topology/ring (core/src/net/ring.c: records and RingName=
- * lines) and topology/torus3d (core/src/net/torus3d.c: one torus, regions,
- * several toruses side by side). */
+/* Unit tests: Slurm's topology/ring (core/src/net/ring.c: records;
+ * core/src/slurm/topology_conf.c: RingName= lines) and topology/torus3d
+ * (core/src/net/torus3d.c: one torus, regions, several toruses side by
+ * side). */
 #include "testutil.h"
 #include "internal.h"
 #include "net/network.h"

@@ -1,5 +1,5 @@
-/* Unit tests: switch trees from Slurm's topology.conf (core/src/net/tree.c) and
- * Network=tree in topoplace.conf. */
+/* Unit tests: switch trees from Slurm's topology.conf (core/src/net/tree.c,
+ * core/src/slurm/topology_conf.c) and Network=tree in topoplace.conf. */
 #include <unistd.h>
 
 #include "internal.h"

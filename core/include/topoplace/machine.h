@@ -52,9 +52,48 @@ TP_EXPORT int32_t tp_machine_find_node(const tp_machine *m, const char *name);
 TP_EXPORT int64_t tp_machine_router_of(const tp_machine *m, int32_t node);
 TP_EXPORT int64_t tp_machine_router_count(const tp_machine *m);
 
-/* The kind of network: "torus" (any dimension wraps), "mesh", "tree",
- * "dragonfly" or "block"; NULL for a NULL machine. */
+/* The kind of network, for reports: "torus" (any dimension wraps), "mesh",
+ * "tree", "dragonfly", "block", "ring" or "tori"; NULL for a NULL machine.
+ * To decide what a machine offers, ask tp_machine_has: new kinds come with
+ * new names, not with new capabilities. */
 TP_EXPORT const char *tp_machine_kind(const tp_machine *m);
+
+/* What a network offers beyond distance and routing, whatever its kind:
+ *   TP_CAP_COORDINATES  the router coordinates are the network's own
+ *                       geometry: routers next to each other in the box are
+ *                       next to each other in the network, a wrapped axis
+ *                       wraps (tori, meshes; rings and toruses side by side
+ *                       inside each one).  Elsewhere the box is only an
+ *                       embedding for geometric mapping (a tree's
+ *                       depth-first order, a dragonfly's (router, group), a
+ *                       block network's node numbers).
+ *   TP_CAP_HIERARCHY    groups nested level by level, for the hierarchical
+ *                       mapper (switch trees, dragonflies, block networks,
+ *                       rings and toruses side by side).
+ *   TP_CAP_SWITCHES     a switch tree whose leaves are the machine's nodes:
+ *                       tp_machine_switch_* and tp_machine_node_switch
+ *                       describe it (Slurm's topology/tree; the tree between
+ *                       the blocks of a block network, tp_machine_block_tree,
+ *                       is one).
+ *   TP_CAP_GROUPS       a two-level network of groups of routers (dimension
+ *                       0 the router in its group, dimension 1 the group):
+ *                       tp_machine_dragonfly_* describe it.
+ *   TP_CAP_BLOCKS       blocks of nodes joined by a network (Slurm's
+ *                       topology/block): tp_machine_block_* describe them.
+ * Values are stable; a later release may add more. */
+enum tp_machine_cap {
+	TP_CAP_COORDINATES = 0,
+	TP_CAP_HIERARCHY = 1,
+	TP_CAP_SWITCHES = 2,
+	TP_CAP_GROUPS = 3,
+	TP_CAP_BLOCKS = 4,
+};
+/* Does machine m offer cap?  false for a NULL machine or an unknown cap.
+ * The query to use wherever a front end or mapper decides by the network:
+ * tp_machine_is_tree, tp_machine_is_dragonfly and tp_machine_is_block are
+ * the same questions for TP_CAP_SWITCHES, TP_CAP_GROUPS and TP_CAP_BLOCKS,
+ * kept for existing callers. */
+TP_EXPORT bool tp_machine_has(const tp_machine *m, enum tp_machine_cap cap);
 
 /* Number of directed link ids: every full-duplex link counts once per
  * direction (tori and meshes: router_count * ndims * 2, some unused on
@@ -99,6 +138,7 @@ TP_EXPORT int tp_machine_link_ends(const tp_machine *m, int64_t link, int *ca,
 TP_EXPORT int tp_machine_from_topology(tp_machine **out, const char *text,
 			     const char *what, const int *level_cost,
 			     int nlevels, tp_error *err);
+/* tp_machine_has(m, TP_CAP_SWITCHES), its older spelling. */
 TP_EXPORT bool tp_machine_is_tree(const tp_machine *m);
 /* Link bandwidth per level of links (LevelBandwidth=; nlevels 1 = the same
  * for every level, else one per level, leaf links first; 0 clears).  With
@@ -146,6 +186,7 @@ TP_EXPORT int tp_machine_create_dragonfly(tp_machine **out, int groups,
 				int routers_per_group, int nodes_per_router,
 				int links_per_group_pair, bool valiant,
 				tp_error *err);
+/* tp_machine_has(m, TP_CAP_GROUPS), its older spelling. */
 TP_EXPORT bool tp_machine_is_dragonfly(const tp_machine *m);
 /* LinksPerGroupPair (0 when not a dragonfly). */
 TP_EXPORT int tp_machine_dragonfly_links(const tp_machine *m);
@@ -213,6 +254,7 @@ typedef struct tp_block_opts {
 TP_EXPORT int tp_machine_from_blocks(tp_machine **out, const char *text,
 				     const char *what, const tp_block_opts *opts,
 				     tp_error *err);
+/* tp_machine_has(m, TP_CAP_BLOCKS), its older spelling. */
 TP_EXPORT bool tp_machine_is_block(const tp_machine *m);
 TP_EXPORT int32_t tp_machine_block_count(const tp_machine *m);
 TP_EXPORT const char *tp_machine_block_name(const tp_machine *m, int32_t b);

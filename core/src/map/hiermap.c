@@ -796,7 +796,7 @@ static int hier_map(const tp_graph *g, const tp_alloc *a,
 	if (!g || !a || (!map && g->ntasks > 0))
 		return tp_error_set(err, TP_EINVAL,
 				    "hierarchical mapping: missing graph, allocation or map");
-	if (!a->m->net->hierarchy)
+	if (!tp_machine_has(a->m, TP_CAP_HIERARCHY))
 		return tp_error_set(err, TP_ENOTSUP,
 				    "hierarchical mapping: a %s is no hierarchy (switch trees, dragonflies and block networks are)",
 				    a->m->net->kind);

@@ -126,7 +126,7 @@ int tp_graphmap_modcolor(const tp_graph *g, const tp_alloc *a,
 	if (nd != 2)
 		return tp_error_set(err, TP_ENOTSUP,
 				    "modcolor: the pattern is not a 2-D grid (stencil NxM)");
-	if (!tp_machine_is_dragonfly(a->m))
+	if (!tp_machine_has(a->m, TP_CAP_GROUPS))
 		return tp_error_set(err, TP_ENOTSUP,
 				    "modcolor: the network is not two-level (Network=dragonfly)");
 	int32_t n = g->ntasks;

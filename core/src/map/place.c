@@ -810,7 +810,7 @@ static bool congestion_affordable(const tp_graph *g, const tp_alloc *a)
 /* Does the network split into groups (hiermap.c)? */
 static bool hierarchy(const tp_alloc *a)
 {
-	return a->m->net->hierarchy != NULL;
+	return tp_machine_has(a->m, TP_CAP_HIERARCHY);
 }
 
 /* The job's rules (job_map.c) judge the winner against Slurm's block order
@@ -872,7 +872,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		    !(rc = hier ? run_candidate(&r, C_HIER, false, err) : 0) &&
 		    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
 		    !(rc = run_candidate(&r, C_BIPART, false, err)) &&
-		    tp_machine_is_dragonfly(a->m))
+		    tp_machine_has(a->m, TP_CAP_GROUPS))
 			rc = run_candidate(&r, C_MODCOLOR, false, err);
 	} else if (o->policy == TP_POLICY_HIERARCHICAL && !hierarchy(a)) {
 		rc = tp_error_set(err, TP_ENOTSUP, "policy hierarchical: a %s network "
@@ -887,7 +887,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 			rc = run_candidate(&r, C_BIPART, false, err);
 	}
 	/* block networks: the partition that follows the blocks */
-	if (!rc && tp_machine_is_block(a->m))
+	if (!rc && tp_machine_has(a->m, TP_CAP_BLOCKS))
 		rc = run_candidate(&r, C_BLOCKS, false, err);
 	if (!rc && rep->best >= 0)
 		rc = refine_stage(&r, err);

@@ -14,7 +14,7 @@
  * is 2^k consecutive base blocks, aligned (blocks j 2^k .. (j+1) 2^k - 1),
  * blocks with few nodes or none included (see "the blocks, from records").
  * The blocks come as records (slurm_topo.h): from topology.conf's lines
- * here, or from topology.yaml's block topology.
+ * (read by slurm/topology_conf.c), or from topology.yaml's block topology.
  *
  * The model: every node has two ways out.  Its link into its block's NVLink
  * switch carries all traffic to the nodes of its own block (two links: up to
@@ -49,7 +49,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "map/metis_load.h"
 #include "net/net_conf.h"
@@ -57,13 +56,8 @@
 #include "slurm/slurm_topo.h"
 #include "net/machine_internal.h"
 
-#define MAX_BLOCK_LEVEL 15          /* Slurm: block sizes up to base x 2^15 */
 #define DEFAULT_NETWORK_COST 4
 #define TP_BLOCK_NODES_MAX 4096      /* nodes of one block split by METIS */
-/* Nodes of a block network: each is added twice (the machine and the tree
- * between the blocks), so the bound is lower than a tree's; the largest
- * NVLink-domain systems have tens of thousands of nodes. */
-#define MAX_BLOCK_NODES ((int64_t)1 << 18)
 
 /* The block network (m->net_data). */
 struct tp_blocks {
@@ -242,6 +236,7 @@ static void destroy(void *net_data)
 
 static const struct tp_net_ops block_ops = {
 	.kind = "block",
+	.caps = TP__CAP(TP_CAP_BLOCKS),
 	.distance = distance,
 	.range_lower_bound = range_lower_bound,
 	.route = route,
@@ -326,10 +321,10 @@ static int size_levels(struct bparse *p, const struct tp__block_sizes *s,
 			return berr(p, s->line, TP_EINVAL,
 				    "%s: %d: expected a positive node count", key, x);
 		long r = x / base;
-		if (x % base || (r & (r - 1)) || r > (1L << MAX_BLOCK_LEVEL))
+		if (x % base || (r & (r - 1)) || r > (1L << TP__BLOCK_MAX_LEVEL))
 			return berr(p, s->line, TP_EINVAL,
 				    "%s: %d is not the base size %d times a power of "
-				    "two (up to 2^%d)", key, x, base, MAX_BLOCK_LEVEL);
+				    "two (up to 2^%d)", key, x, base, TP__BLOCK_MAX_LEVEL);
 		int l = 0;
 		while (r > 1) {
 			r >>= 1;
@@ -479,7 +474,7 @@ static int place_all(struct bparse *p, int32_t total, int named, bool warn,
 		int64_t cnt;
 		tp_error_clear(&e);
 		/* parsed once already: only memory can fail here */
-		if (tp__hostlist_parse(p->nodes[b], "Nodes=", MAX_BLOCK_NODES, "",
+		if (tp__hostlist_parse(p->nodes[b], "Nodes=", TP__BLOCK_MAX_NODES, "",
 				       &hl, &cnt, &e)) {
 			rc = berr(p, k->bline[b], TP_ENOMEM, "out of memory");
 			break;
@@ -530,7 +525,7 @@ static int place_nodes(struct bparse *p, const struct tp__block_sizes *sizes,
 		tp_error e;
 		tp_error_clear(&e);
 		struct tp__hostlist *hl;
-		rc = tp__hostlist_parse(p->nodes[b], what, MAX_BLOCK_NODES,
+		rc = tp__hostlist_parse(p->nodes[b], what, TP__BLOCK_MAX_NODES,
 					"the most nodes a block network may have", &hl,
 					&cnt[b], &e);
 		if (rc) {
@@ -539,10 +534,10 @@ static int place_nodes(struct bparse *p, const struct tp__block_sizes *sizes,
 			named += tp__add_list_named(hl, TP__LIST_RUN_MIN);
 			tp__hostlist_free(hl);
 		}
-		if (!rc && cnt[b] > MAX_BLOCK_NODES - total)
+		if (!rc && cnt[b] > TP__BLOCK_MAX_NODES - total)
 			rc = berr(p, k->bline[b], TP_EINVAL,
 				  "more than %lld nodes in the blocks",
-				  (long long)MAX_BLOCK_NODES);
+				  (long long)TP__BLOCK_MAX_NODES);
 		total += rc ? 0 : cnt[b];
 	}
 	/* Slurm refuses blocks without nodes when BlockSizes= is not set, and
@@ -620,7 +615,7 @@ static void put(struct text *t, const char *fmt, ...)
 static int agg_levels(const struct tp_blocks *k, int *lv)
 {
 	int n = 0;
-	for (int l = 1; l <= MAX_BLOCK_LEVEL; l++) {
+	for (int l = 1; l <= TP__BLOCK_MAX_LEVEL; l++) {
 		if (!(k->levels >> l & 1))
 			continue;
 		lv[n++] = l;
@@ -665,10 +660,65 @@ static void put_switches(struct text *t, const struct tp_blocks *k, int l,
 		sep = ",";
 		j = e;
 	}
-	put(t, "]\n");
+	put(t, "]");
 }
 
-/* The tree Slurm's aggregation makes, as topology.conf text: "b<i>" over
+/* The switches of the generated tree, as records (strings owned). */
+struct gen_tree {
+	struct tp__topo_rec *rec;
+	size_t n, cap;
+	bool oom;
+};
+
+/* A string of up to about cap characters to put() into. */
+static struct text text_new(size_t cap)
+{
+	struct text t = { malloc(cap), 0, cap, false };
+	t.oom = !t.s;
+	return t;
+}
+
+/* The string t holds (the caller frees it), or NULL when memory ran out. */
+static char *text_take(struct text *t)
+{
+	if (!t->oom)
+		return t->s;
+	free(t->s);
+	return NULL;
+}
+
+/* One switch: its name and either the nodes or the switches below it (each
+ * a text, taken). */
+static void gen_switch(struct gen_tree *g, struct text *name, struct text *nodes,
+		       struct text *switches)
+{
+	char *nm = text_take(name);
+	char *nd = nodes ? text_take(nodes) : NULL;
+	char *sw = switches ? text_take(switches) : NULL;
+	if (!g->oom && nm && (nd || sw) &&
+	    !tp__grow((void **)&g->rec, g->n, &g->cap, sizeof *g->rec)) {
+		/* line: the record's number, as the lines of a file would be */
+		g->rec[g->n] = (struct tp__topo_rec){ nm, nd, sw, (int)g->n + 1 };
+		g->n++;
+		return;
+	}
+	g->oom = true;
+	free(nm);
+	free(nd);
+	free(sw);
+}
+
+static void gen_tree_free(struct gen_tree *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		free((char *)g->rec[i].name);
+		free((char *)g->rec[i].nodes);
+		free((char *)g->rec[i].switches);
+	}
+	free(g->rec);
+}
+
+/* The tree Slurm's aggregation makes, as switch records: "b<i>" over
  * block i's nodes, "a<l>_<j>" over the switches of aggregate j of level l
  * (those of the next lower level in use), "top" over the highest ones when
  * there are several.  A block without nodes, or an aggregate of such
@@ -677,26 +727,25 @@ static void put_switches(struct text *t, const struct tp_blocks *k, int l,
  * Slurm leaves out a last, partial aggregate that holds no more blocks than
  * the level below; here it is a switch over a single lower one, so that its
  * blocks still meet the others only at the next level.  nodes: each
- * block's hostlist. */
+ * block's hostlist.  TP_ENOMEM when memory ran out (g holds what was
+ * made, for gen_tree_free). */
 static int generated_tree(const char *const *nodes, const struct tp_blocks *k,
-			  char **out)
+			  struct gen_tree *g)
 {
-	struct text t = { malloc(4096), 0, 4096, false };
-	if (!t.s)
-		return TP_ENOMEM;
-	int lv[MAX_BLOCK_LEVEL + 1];
+	int lv[TP__BLOCK_MAX_LEVEL + 1];
 	int nl = agg_levels(k, lv);
 	for (int32_t b = 0; b < k->nblocks; b++) {
 		if (!agg_nodes(k, 0, b))
 			continue;
-		/* the block's own hostlist, checked; its blanks (separators,
-		 * as commas) would end the value */
-		put(&t, "SwitchName=b%d Nodes=", b);
-		size_t at = t.n;
-		put(&t, "%s\n", nodes[b]);
-		for (size_t i = at; !t.oom && i + 1 < t.n; i++)
-			if (t.s[i] == ' ' || t.s[i] == '\t' || t.s[i] == '\n')
-				t.s[i] = ',';
+		struct text name = text_new(16), list = text_new(strlen(nodes[b]) + 1);
+		put(&name, "b%d", b);
+		/* the block's own hostlist, checked; its blanks are
+		 * separators, as commas */
+		put(&list, "%s", nodes[b]);
+		for (size_t i = 0; !list.oom && i < list.n; i++)
+			if (list.s[i] == ' ' || list.s[i] == '\t' || list.s[i] == '\n')
+				list.s[i] = ',';
+		gen_switch(g, &name, &list, NULL);
 	}
 	int prev = 0;            /* level of the switches below (0: blocks) */
 	int64_t nprev = k->nblocks;
@@ -708,8 +757,10 @@ static int generated_tree(const char *const *nodes, const struct tp_blocks *k,
 				continue;
 			/* the lower switches j 2^(l-prev) .. (j+1) 2^(l-prev) - 1 */
 			int64_t lo = j << (l - prev), hi = ((j + 1) << (l - prev)) - 1;
-			put(&t, "SwitchName=a%d_%lld Switches=", l, (long long)j);
-			put_switches(&t, k, prev, lo, hi < nprev ? hi : nprev - 1);
+			struct text name = text_new(32), below = text_new(64);
+			put(&name, "a%d_%lld", l, (long long)j);
+			put_switches(&below, k, prev, lo, hi < nprev ? hi : nprev - 1);
+			gen_switch(g, &name, NULL, &below);
 		}
 		prev = l;
 		nprev = na;
@@ -718,15 +769,12 @@ static int generated_tree(const char *const *nodes, const struct tp_blocks *k,
 	for (int64_t j = 0; j < nprev; j++)
 		tops += agg_nodes(k, prev, j) > 0;
 	if (tops > 1) {
-		put(&t, "SwitchName=top Switches=");
-		put_switches(&t, k, prev, 0, nprev - 1);
+		struct text name = text_new(4), below = text_new(64);
+		put(&name, "top");
+		put_switches(&below, k, prev, 0, nprev - 1);
+		gen_switch(g, &name, NULL, &below);
 	}
-	if (t.oom) {
-		free(t.s);
-		return TP_ENOMEM;
-	}
-	*out = t.s;
-	return 0;
+	return g->oom ? TP_ENOMEM : 0;
 }
 
 /* The nodes below a switch of the generated tree, by its name (b<i>,
@@ -876,7 +924,7 @@ static int tree_nodes_all(struct bparse *p, const tp_machine *m, const char *tw)
 		tp_error_clear(&e);
 		x.b = b;
 		x.i = k->bfirst[b];
-		rc = tp__hostlist_parse(p->nodes[b], "Nodes=", MAX_BLOCK_NODES, "",
+		rc = tp__hostlist_parse(p->nodes[b], "Nodes=", TP__BLOCK_MAX_NODES, "",
 					&hl, &cnt, &e)
 			     ? berr(p, k->bline[b], TP_ENOMEM, "out of memory")
 			     : tp__machine_each_listed(k->tree, hl, tree_nodes, &x);
@@ -886,8 +934,9 @@ static int tree_nodes_all(struct bparse *p, const tp_machine *m, const char *tw)
 	return rc;
 }
 
-/* The tree between the blocks: from o->tree_text, else from the tree's
- * records, else generated; every block node must be in it. */
+/* The tree between the blocks: from o->tree_text (a topology.conf's text,
+ * which slurm/topology_conf.c reads), else from the tree's records, else
+ * generated; every block node must be in it. */
 static int make_tree(struct bparse *p, const tp_machine *m, const tp_block_opts *o,
 		     const struct tp__topo_recs *tree)
 {
@@ -905,14 +954,17 @@ static int make_tree(struct bparse *p, const tp_machine *m, const tp_block_opts 
 		k->tree_file = true;
 		rc = tp__tree_from_records(&k->tree, tree, &to, p->err);
 	} else {
-		char *gen = NULL;
-		if (generated_tree(p->nodes, k, &gen))
+		struct gen_tree g = { NULL, 0, 0, false };
+		if (generated_tree(p->nodes, k, &g)) {
+			gen_tree_free(&g);
 			return berr(p, 0, TP_ENOMEM, "out of memory");
+		}
+		struct tp__topo_recs r = { g.rec, (int32_t)g.n, "the blocks' network",
+					   false, NULL };
 		tp_error e;
 		tp_error_clear(&e);
-		rc = tp_machine_from_topology(&k->tree, gen, "the blocks' network", NULL,
-					      0, &e);
-		free(gen);
+		rc = tp__tree_from_records(&k->tree, &r, NULL, &e);
+		gen_tree_free(&g);
 		if (rc)
 			return berr(p, 0, rc, "%s", e.msg);
 	}
@@ -1010,298 +1062,6 @@ int tp__blocks_from_records(tp_machine **out, const struct tp__topo_recs *r,
 	m->link_weight = k->weight;
 	*out = m;
 	return 0;
-}
-
-/* ---- topology.conf's lines into records ----
- *
- * As slurmctld reads the file (s_p_parse_file): a line is Key=Value pairs;
- * BlockName= starts a block, the Nodes= right after it are that block's
- * (so two BlockName= on a line are two blocks; a Nodes= after another key
- * is refused); a key given twice keeps the last value, with a warning
- * (Slurm logs "specified more than once, latest value used"). */
-
-struct bconf {
-	const char *what;
-	tp_error *err;
-	struct tp__warnings *warn;
-	char **name, **nodes;   /* each block's, owned */
-	int *line;
-	int32_t n, cap;
-	struct tp__block_sizes sizes;
-	unsigned levels;        /* BlockLevels=: bit k, level k */
-	int levels_line;        /* 0: not given */
-};
-
-#define cerr(c, line, ...) \
-	tp__line_error((c)->err, (c)->what, (line), TP_EINVAL, __VA_ARGS__)
-
-static int conf_block(struct bconf *c, const char *name, int line)
-{
-	if (c->n == c->cap) {
-		int32_t nc = c->cap ? c->cap * 2 : 16;
-		char **nn = realloc(c->name, sizeof *nn * (size_t)nc);
-		if (nn)
-			c->name = nn;
-		char **nd = nn ? realloc(c->nodes, sizeof *nd * (size_t)nc) : NULL;
-		if (nd)
-			c->nodes = nd;
-		int *nl = nd ? realloc(c->line, sizeof *nl * (size_t)nc) : NULL;
-		if (!nl)
-			return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
-		c->line = nl;
-		c->cap = nc;
-	}
-	c->nodes[c->n] = NULL;
-	c->line[c->n] = line;
-	if (!(c->name[c->n++] = strdup(name)))
-		return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
-	return 0;
-}
-
-/* BlockSizes=: node counts separated by commas (empty fields skipped, as
- * Slurm's strtok does; a repeat only sets its level again, so it is
- * dropped).  Checked against the base size by size_levels. */
-static int conf_sizes(struct bconf *c, const char *v, int line)
-{
-	struct tp__block_sizes *s = &c->sizes;
-	const int max = (int)(sizeof s->size / sizeof s->size[0]);
-	if (s->line)
-		tp__warn(c->warn, "%s:%d: BlockSizes= given twice (first on line %d); "
-			 "the last one counts, as in Slurm", c->what, line, s->line);
-	s->n = 0;
-	s->line = line;
-	for (const char *f = v; *f;) {
-		if (*f == ',') {
-			f++;
-			continue;
-		}
-		char *end;
-		long x = strtol(f, &end, 10);
-		if (end == f || (*end && *end != ',') || x < 1 || x > INT_MAX)
-			return cerr(c, line, "BlockSizes=%s: expected node counts separated "
-				    "by commas", v);
-		f = end;
-		int i = 0;
-		while (i < s->n && s->size[i] != x)
-			i++;
-		if (i < s->n)
-			continue;
-		if (s->n == max)
-			return cerr(c, line, "BlockSizes=%s: more than %d different sizes",
-				    v, max);
-		s->size[s->n++] = (int)x;
-	}
-	if (!s->n)
-		return cerr(c, line, "BlockSizes=%s: expected node counts separated by "
-			    "commas", v);
-	return 0;
-}
-
-/* BlockLevels= (Slurm 23.11, replaced by BlockSizes= in 24.11): the
- * enforced levels, 0 to 15, level k being 2^k base blocks, as a list with
- * ranges ("0-1,2"), or as 23.11's bit_unfmt also reads, "A-B:S": A, A+S,
- * ... below B (Slurm's loop leaves B out). */
-static int conf_levels(struct bconf *c, const char *v, int line)
-{
-	if (c->levels_line)
-		tp__warn(c->warn, "%s:%d: BlockLevels= given twice (first on line %d); "
-			 "the last one counts, as in Slurm", c->what, line, c->levels_line);
-	unsigned mask = 0;
-	bool ok = true;
-	const char *f = v;
-	char *end;
-	if (strchr(v, ':')) {
-		long a = strtol(f, &end, 10), b = -1, st = 0;
-		ok = end > f && *end == '-';
-		if (ok) {
-			f = end + 1;
-			b = strtol(f, &end, 10);
-			ok = end > f && *end == ':';
-		}
-		if (ok) {
-			f = end + 1;
-			st = strtol(f, &end, 10);
-			ok = end > f && !*end && a >= 0 && b >= a && st > 0;
-		}
-		for (long i = a; ok && i < b; i += st) {
-			ok = i <= MAX_BLOCK_LEVEL;
-			mask |= ok ? 1u << i : 0;
-		}
-	} else {
-		while (ok && *f) {
-			long a = strtol(f, &end, 10), b;
-			ok = end > f && a >= 0;
-			b = a;
-			if (ok && *end == '-') {
-				f = end + 1;
-				b = strtol(f, &end, 10);
-				ok = end > f;
-			}
-			ok = ok && b >= a && b <= MAX_BLOCK_LEVEL && (!*end || *end == ',');
-			for (long i = a; ok && i <= b; i++)
-				mask |= 1u << i;
-			f = *end ? end + 1 : end;
-		}
-	}
-	if (!ok)
-		return cerr(c, line, "BlockLevels=%s: expected levels 0..%d separated by "
-			    "commas (ranges such as 0-2 allowed)", v, MAX_BLOCK_LEVEL);
-	c->levels = mask;
-	c->levels_line = line;
-	return 0;
-}
-
-static int conf_line(void *arg, char *s, int line)
-{
-	struct bconf *c = arg;
-	int32_t cur = -1;           /* the block this line's Nodes= belong to */
-	const char *after = NULL;   /* the key that ended it */
-	char *save = NULL;
-	for (char *tok = strtok_r(s, " \t\r", &save); tok;
-	     tok = strtok_r(NULL, " \t\r", &save)) {
-		char *eq = strchr(tok, '=');
-		if (!eq || eq == tok)
-			return cerr(c, line, "'%s': expected Key=Value", tok);
-		*eq = '\0';
-		const char *v = eq + 1;
-		if (!*v)
-			return cerr(c, line, "%s=: empty value", tok);
-		int rc = 0;
-		if (!strcasecmp(tok, "BlockName")) {
-			rc = conf_block(c, v, line);
-			cur = c->n - 1;
-		} else if (!strcasecmp(tok, "Nodes")) {
-			if (cur < 0 && after)
-				return cerr(c, line, "Nodes= after %s=: Slurm reads Nodes= only "
-					    "right after its BlockName=", after);
-			if (cur < 0)
-				return cerr(c, line, "Nodes= without BlockName=");
-			if (c->nodes[cur]) {
-				tp__warn(c->warn, "%s:%d: BlockName=%s: Nodes= given twice; "
-					 "the last one counts, as in Slurm", c->what, line,
-					 c->name[cur]);
-				free(c->nodes[cur]);
-			}
-			if (!(c->nodes[cur] = strdup(v)))
-				rc = tp__line_error(c->err, c->what, 0, TP_ENOMEM,
-						    "out of memory");
-		} else if (!strcasecmp(tok, "BlockSizes")) {
-			cur = -1;
-			after = "BlockSizes";
-			rc = conf_sizes(c, v, line);
-		} else if (!strcasecmp(tok, "BlockLevels")) {
-			cur = -1;
-			after = "BlockLevels";
-			rc = conf_levels(c, v, line);
-		} else {
-			return cerr(c, line, "unknown key '%s' (expected BlockName=, Nodes=, "
-				    "BlockSizes=, BlockLevels=)%s", tok,
-				    !strcasecmp(tok, "SwitchName")
-				    ? "; a switch tree goes in a file of its own" : "");
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-/* BlockLevels= into block sizes.  A file with it is read by Slurm 23.11
- * only, whose rules are stricter: every block has Nodes= and the node
- * count of the first (the base size).  Levels whose size would pass
- * INT_MAX are dropped: they are above the first level that holds every
- * block (the blocks hold at most 2^18 nodes), which draws the same tree. */
-static int conf_block_levels(struct bconf *c)
-{
-	if (!c->levels_line)
-		return 0;
-	if (c->sizes.line)
-		return cerr(c, c->levels_line > c->sizes.line ? c->levels_line : c->sizes.line,
-			    "BlockLevels= (line %d, Slurm 23.11) and BlockSizes= (line %d, "
-			    "Slurm 24.11 and later): no Slurm release reads both",
-			    c->levels_line, c->sizes.line);
-	int64_t base = 0;
-	for (int32_t b = 0; b < c->n; b++) {
-		if (!c->nodes[b])
-			return cerr(c, c->line[b], "BlockName=%s without Nodes= (Slurm 23.11, "
-				    "which reads BlockLevels=, wants one)", c->name[b]);
-		char what[TP_ERROR_MSG_MAX / 2];
-		snprintf(what, sizeof what, "BlockName=%s Nodes=%s", c->name[b], c->nodes[b]);
-		struct tp__hostlist *hl = NULL;
-		int64_t cnt = 0;
-		tp_error e;
-		tp_error_clear(&e);
-		int rc = tp__hostlist_parse(c->nodes[b], what, MAX_BLOCK_NODES,
-					    "the most nodes a block network may have", &hl,
-					    &cnt, &e);
-		if (hl)
-			tp__hostlist_free(hl);
-		if (rc)
-			return tp__line_error(c->err, c->what, c->line[b], rc, "%s", e.msg);
-		if (!b)
-			base = cnt;
-		else if (cnt != base)
-			return cerr(c, c->line[b], "BlockName=%s has %lld node%s, BlockName=%s "
-				    "%lld: Slurm 23.11 (BlockLevels=) wants blocks of one size",
-				    c->name[b], (long long)cnt, cnt == 1 ? "" : "s", c->name[0],
-				    (long long)base);
-	}
-	if (!base)
-		return 0;            /* no blocks: said by the builder */
-	c->sizes.size[0] = (int)base;
-	c->sizes.n = 1;
-	c->sizes.line = c->levels_line;
-	for (int l = 1; l <= MAX_BLOCK_LEVEL; l++)
-		if (c->levels >> l & 1 && base << l <= INT_MAX)
-			c->sizes.size[c->sizes.n++] = (int)(base << l);
-	return 0;
-}
-
-int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what,
-			    const tp_block_opts *opts, struct tp__warnings *warn,
-			    tp_error *err)
-{
-	if (!what)
-		what = "block topology";
-	if (!out || !text)
-		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
-	*out = NULL;
-	struct bconf c;
-	memset(&c, 0, sizeof c);
-	c.what = what;
-	c.err = err;
-	c.warn = warn;
-	int rc = tp__each_conf_line(text, what, err, conf_line, &c);
-	if (!rc)
-		rc = conf_block_levels(&c);
-	struct tp__topo_rec *rec = rc ? NULL : tp__calloc((size_t)c.n + 1, sizeof *rec);
-	if (!rc && !rec)
-		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	for (int32_t b = 0; !rc && b < c.n; b++)
-		rec[b] = (struct tp__topo_rec){ c.name[b], c.nodes[b], NULL, c.line[b] };
-	if (!rc) {
-		struct tp__topo_recs r = { rec, c.n, what, false, warn };
-		rc = tp__blocks_from_records(out, &r, &c.sizes, NULL, opts, err);
-	}
-	free(rec);
-	for (int32_t b = 0; b < c.n; b++) {
-		free(c.name[b]);
-		free(c.nodes[b]);
-	}
-	free(c.name);
-	free(c.nodes);
-	free(c.line);
-	return rc;
-}
-
-int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
-			   const tp_block_opts *opts, tp_error *err)
-{
-	return tp__machine_from_blocks(out, text, what, opts, NULL, err);
-}
-
-bool tp_machine_is_block(const tp_machine *m)
-{
-	return blocks_of(m) != NULL;
 }
 
 int32_t tp_machine_block_count(const tp_machine *m)

@@ -273,6 +273,7 @@ static int hierarchy(const struct tp_machine *m, const int *r, int64_t *path,
 
 static const struct tp_net_ops dragonfly_ops = {
 	.kind = "dragonfly",
+	.caps = TP__CAP(TP_CAP_GROUPS),
 	.distance = distance,
 	.range_lower_bound = range_lower_bound,
 	.route = route,
@@ -319,11 +320,6 @@ int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,
 		return rc;
 	}
 	return 0;
-}
-
-bool tp_machine_is_dragonfly(const tp_machine *m)
-{
-	return dfly_of(m) != NULL;
 }
 
 int tp_machine_dragonfly_links(const tp_machine *m)

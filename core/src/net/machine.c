@@ -652,6 +652,37 @@ const char *tp_machine_kind(const tp_machine *m)
 	return m ? m->net->kind : NULL;
 }
 
+bool tp_machine_has(const tp_machine *m, enum tp_machine_cap cap)
+{
+	if (!m)
+		return false;
+	switch (cap) {
+	case TP_CAP_HIERARCHY:
+		return m->net->hierarchy != NULL;
+	case TP_CAP_COORDINATES:
+	case TP_CAP_SWITCHES:
+	case TP_CAP_GROUPS:
+	case TP_CAP_BLOCKS:
+		return (m->net->caps & TP__CAP(cap)) != 0;
+	}
+	return false;   /* a value this release does not know */
+}
+
+bool tp_machine_is_tree(const tp_machine *m)
+{
+	return tp_machine_has(m, TP_CAP_SWITCHES);
+}
+
+bool tp_machine_is_dragonfly(const tp_machine *m)
+{
+	return tp_machine_has(m, TP_CAP_GROUPS);
+}
+
+bool tp_machine_is_block(const tp_machine *m)
+{
+	return tp_machine_has(m, TP_CAP_BLOCKS);
+}
+
 static const int *node_coords(const tp_machine *m, int32_t node)
 {
 	return m->coords + (size_t)node * (size_t)m->ndims;

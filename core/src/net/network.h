@@ -10,10 +10,10 @@
  * kind:
  *
  *   torus.c      tori and meshes           tp_machine_create
- *   tree.c       switch trees (Slurm's     tp_machine_from_topology
- *                topology.conf)
+ *   tree.c       switch trees (Slurm's     tp__tree_from_records
+ *                topology/tree)
  *   dragonfly.c  two-level dragonflies     tp_machine_create_dragonfly
- *   block.c      NVLink domains (Slurm's   tp_machine_from_blocks
+ *   block.c      NVLink domains (Slurm's   tp__blocks_from_records
  *                topology/block) joined
  *                by a tree
  *   torus3d.c    tori side by side that    tp__tori_new, and
@@ -23,17 +23,20 @@
  *   ring.c       (Slurm's topology/ring    tp__rings_from_records
  *                records into tori)
  *
- * Slurm's own files reach the kinds as records (slurm_topo.h): the readers
- * of topology.conf (in each kind's file) and of topology.yaml
- * (slurm_yaml.c) produce them, slurm_topology.c finds the file slurmctld
- * reads and the topology of a partition.
+ * Slurm's own files reach the kinds as records (slurm_topo.h), never as
+ * text: slurm/topology_conf.c reads topology.conf (tp_machine_from_topology,
+ * tp_machine_from_blocks, tp__rings_from_conf_text), slurm/slurm_yaml.c
+ * topology.yaml; slurm_topology.c finds the file slurmctld reads and the
+ * topology of a partition.
  *
- * A new kind is one new file: fill in a tp_net_ops, build the machine with
- * tp__machine_new(), add its nodes with tp_machine_add_node(), list the file
- * in the Makefile's CORE_SRC; for topoplace.conf, its keys and build in a
- * struct tp__conf_kind (net_conf.h) listed in kinds.c.  Nothing else in
- * the core names a kind; front
- * ends ask tp_machine_kind() and the kind's own public queries.  Besides the
+ * A new kind is one new file: fill in a tp_net_ops (its caps say what it
+ * offers), build the machine with tp__machine_new(), add its nodes with
+ * tp_machine_add_node(), list the file in the Makefile's CORE_SRC; for
+ * topoplace.conf, its keys and build in a struct tp__conf_kind
+ * (net_conf.h) listed in kinds.c.  Nothing else in the core names a kind:
+ * the mappers and the front ends ask tp_machine_has() what a machine
+ * offers (coordinates, a hierarchy, switches, groups, blocks) and then the
+ * queries of that capability; tp_machine_kind() is only printed.  Besides the
  * table a kind may set two machine fields that hot loops read directly:
  * m->plain_hops (below) and m->link_weight, its per-link congestion weights
  * (a table in its own data; NULL = every link weighs 1).
@@ -70,9 +73,19 @@
 
 #include "internal.h"
 
+/* A capability's bit in struct tp_net_ops' caps. */
+#define TP__CAP(cap) (1u << (cap))
+
 struct tp_net_ops {
-	/* "torus", "mesh", "tree", "dragonfly", ... (tp_machine_kind). */
+	/* "torus", "mesh", "tree", "dragonfly", ... (tp_machine_kind): for
+	 * reports only, nothing decides on it. */
 	const char *kind;
+
+	/* What the kind offers (tp_machine_has, machine.h): TP__CAP() of
+	 * TP_CAP_COORDINATES, TP_CAP_SWITCHES, TP_CAP_GROUPS, TP_CAP_BLOCKS.
+	 * TP_CAP_HIERARCHY is not listed here: a kind has it when it fills in
+	 * hierarchy (below). */
+	unsigned caps;
 
 	/* Distance between the routers at coordinates a and b (ndims values
 	 * each): what hop-bytes and dilation sum; >= 0.  Never called when

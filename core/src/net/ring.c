@@ -32,12 +32,7 @@
  * topoplace's own bound: at most 65536 rings (Slurm numbers rings in 16
  * bits; more would alias their ranks), so at most 2^20 nodes.
  *
- * topology.conf as Slurm's parser reads it (parse_config.c, RingName= the
- * line's first key, Nodes= read from the rest): keys in any case, blanks
- * allowed around '=', a value "in quotes" may hold blanks (Nodes="" is an
- * empty ring); a Nodes= given twice Slurm logs as an error and takes the
- * latest, topoplace too, with a warning; an unknown key, a second
- * RingName= on a line or a line not starting with RingName= Slurm refuses.
+ * topology.conf's RingName= lines are read by slurm/topology_conf.c.
  *
  * The model (torus3d.c, tp__tori_new): each ring is a torus of one
  * dimension, as many positions as names listed; rings share no link.
@@ -46,18 +41,15 @@
  * 9), the same for every pair.  Kind "ring"; coordinates (position, ring
  * in file order); hierarchy(): the ring, then the node.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
 #include "net/machine_internal.h"
 
 #define MAX_RING_SIZE 16            /* Slurm's ring_record.h */
-#define MAX_RINGS 65536             /* Slurm's ring index is 16 bits */
 
 struct rparse {
 	const struct tp__topo_recs *r;
@@ -246,9 +238,9 @@ int tp__rings_from_records(tp_machine **out, const struct tp__topo_recs *r,
 	if (r->n <= 0)
 		return rerr(&p, 0, TP_EINVAL, "%s (Slurm refuses a ring topology without "
 			    "one)", r->yaml ? "no rings" : "no RingName= lines");
-	if (r->n > MAX_RINGS)
-		return rerr(&p, r->rec[MAX_RINGS].line, TP_EINVAL,
-			    "more than %d rings (Slurm numbers rings in 16 bits)", MAX_RINGS);
+	if (r->n > TP__MAX_RINGS)
+		return rerr(&p, r->rec[TP__MAX_RINGS].line, TP_EINVAL,
+			    "more than %d rings (Slurm numbers rings in 16 bits)", TP__MAX_RINGS);
 	int *size = tp__malloc_array((size_t)r->n, sizeof *size);
 	struct tp__tori_domain *dom = tp__malloc_array((size_t)r->n, sizeof *dom);
 	int64_t named = 0, total = 0;
@@ -283,159 +275,4 @@ int tp__rings_from_records(tp_machine **out, const struct tp__topo_recs *r,
 			 "access to every node)", p.what);
 	*out = m;
 	return 0;
-}
-
-/* ---- topology.conf: RingName= lines ---- */
-
-struct cparse {
-	const char *what;
-	tp_error *err;
-	struct tp__warnings *warn;
-	struct tp__topo_rec *rec;
-	size_t n, cap;
-};
-
-static bool blank(int c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/* The next Key=Value of a line as Slurm's parser matches it: a key of
- * letters, digits, '_' and '.'; blanks around '='; an operator (+ - * /)
- * before it, which string values ignore; a value "in quotes" (blanks
- * allowed) or up to the next blank.  1 with *key and *val (terminated in
- * place), 0 at the end of the line, -1 with *s at what does not match. */
-static int next_pair(char **s, char **key, char **val)
-{
-	char *q = *s;
-	while (blank(*q))
-		q++;
-	*s = q;
-	if (!*q)
-		return 0;
-	char *k = q;
-	while (isalnum((unsigned char)*q) || *q == '_' || *q == '.')
-		q++;
-	char *kend = q;
-	while (blank(*q))
-		q++;
-	if (*q && strchr("+-*/", *q) && q[1] == '=')
-		q++;
-	if (kend == k || *q != '=')
-		return -1;
-	q++;
-	while (blank(*q))
-		q++;
-	char *v = q, *vend;
-	if (*q == '"' && strchr(q + 1, '"')) {
-		v = q + 1;
-		vend = strchr(v, '"');
-		q = vend + 1;
-	} else {
-		while (*q && !blank(*q))
-			q++;
-		vend = q;
-		if (vend == v)
-			return -1;      /* "Nodes=" without a value */
-	}
-	if (*q && !blank(*q))
-		return -1;
-	char *next = *q ? q + 1 : q;
-	*kend = '\0';
-	*vend = '\0';
-	*key = k;
-	*val = v;
-	*s = next;
-	return 1;
-}
-
-static int bad_pair(struct cparse *c, const char *s, int line)
-{
-	size_t len = 0;
-	while (s[len] && !blank(s[len]))
-		len++;
-	return tp__line_error(c->err, c->what, line, TP_EINVAL,
-			      "'%.*s': expected Key=Value (RingName=NAME Nodes=HOSTLIST)",
-			      (int)(len > 200 ? 200 : len), s);
-}
-
-static int conf_line(void *arg, char *s, int line)
-{
-	struct cparse *c = arg;
-	char *key, *val;
-	int k = next_pair(&s, &key, &val);
-	if (k == 0)
-		return 0;
-	if (k < 0)
-		return bad_pair(c, s, line);
-	if (!strcasecmp(key, "Nodes"))
-		return tp__line_error(c->err, c->what, line, TP_EINVAL,
-				      "Nodes= before RingName= (Slurm reads each line from "
-				      "its RingName=)");
-	if (strcasecmp(key, "RingName")) {
-		bool other = !strcasecmp(key, "SwitchName") || !strcasecmp(key, "BlockName") ||
-			     !strcasecmp(key, "BlockSizes");
-		return tp__line_error(c->err, c->what, line, TP_EINVAL,
-				      "unknown key '%s' (expected RingName=, Nodes=)%s", key,
-				      other ? "; a topology/ring file holds rings only" : "");
-	}
-	if (!*val)
-		return tp__line_error(c->err, c->what, line, TP_EINVAL, "RingName=: empty value");
-	const char *name = val, *nodes = NULL;
-	while ((k = next_pair(&s, &key, &val)) > 0) {
-		if (!strcasecmp(key, "Nodes")) {
-			if (nodes)
-				tp__warn(c->warn, "%s:%d: RingName=%s: Nodes= given twice; the "
-					 "latest value is used, as in Slurm", c->what, line, name);
-			nodes = val;
-		} else if (!strcasecmp(key, "RingName")) {
-			return tp__line_error(c->err, c->what, line, TP_EINVAL,
-					      "RingName= given twice (one ring per line)");
-		} else {
-			return tp__line_error(c->err, c->what, line, TP_EINVAL,
-					      "RingName=%s: unknown key '%s' (expected Nodes=)",
-					      name, key);
-		}
-	}
-	if (k < 0)
-		return bad_pair(c, s, line);
-	if (c->n == MAX_RINGS)
-		return tp__line_error(c->err, c->what, line, TP_EINVAL,
-				      "more than %d rings (Slurm numbers rings in 16 bits)",
-				      MAX_RINGS);
-	if (tp__grow((void **)&c->rec, c->n, &c->cap, sizeof *c->rec))
-		return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
-	struct tp__topo_rec *rec = &c->rec[c->n];
-	memset(rec, 0, sizeof *rec);
-	rec->line = line;
-	rec->name = strdup(name);
-	rec->nodes = nodes ? strdup(nodes) : NULL;
-	c->n++;
-	if (!rec->name || (nodes && !rec->nodes))
-		return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
-	return 0;
-}
-
-int tp__rings_from_conf_text(tp_machine **out, const char *text,
-			     const char *what, struct tp__warnings *warn,
-			     tp_error *err)
-{
-	if (!what)
-		what = "topology.conf";
-	if (!out || !text)
-		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
-	*out = NULL;
-	struct cparse c = { what, err, warn, NULL, 0, 0 };
-	int rc = tp__each_conf_line(text, what, err, conf_line, &c);
-	if (!rc) {
-		/* c.n <= MAX_RINGS (conf_line) */
-		struct tp__topo_recs recs = { c.rec, (int32_t)c.n, what, false, warn };
-		rc = tp__rings_from_records(out, &recs, err);
-	}
-	for (size_t i = 0; i < c.n; i++) {
-		free((char *)c.rec[i].name);
-		free((char *)c.rec[i].nodes);
-	}
-	free(c.rec);
-	return rc;
 }

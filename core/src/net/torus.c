@@ -186,6 +186,7 @@ static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
 /* One table per name; a machine with any wrapped dimension is a torus. */
 static const struct tp_net_ops torus_ops = {
 	.kind = "torus",
+	.caps = TP__CAP(TP_CAP_COORDINATES),
 	.distance = weighted_distance,
 	.range_lower_bound = weighted_range_lower_bound,
 	.route = route,
@@ -198,6 +199,7 @@ static const struct tp_net_ops torus_ops = {
 
 static const struct tp_net_ops mesh_ops = {
 	.kind = "mesh",
+	.caps = TP__CAP(TP_CAP_COORDINATES),
 	.distance = weighted_distance,
 	.range_lower_bound = weighted_range_lower_bound,
 	.route = route,

@@ -331,6 +331,7 @@ static void destroy(void *net_data)
 
 static const struct tp_net_ops ring_ops = {
 	.kind = "ring",
+	.caps = TP__CAP(TP_CAP_COORDINATES),
 	.distance = distance,
 	.range_lower_bound = range_lower_bound,
 	.route = route,
@@ -344,6 +345,7 @@ static const struct tp_net_ops ring_ops = {
 
 static const struct tp_net_ops tori_ops = {
 	.kind = "tori",
+	.caps = TP__CAP(TP_CAP_COORDINATES),
 	.distance = distance,
 	.range_lower_bound = range_lower_bound,
 	.route = route,

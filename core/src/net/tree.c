@@ -24,8 +24,9 @@
  * the bandwidth of the link's level, so congestion comes in time-like
  * units.
  *
- * The switches come as records (slurm_topo.h): topology.conf's lines, read
- * here, or topology.yaml's entries; messages use the keys of their file.
+ * The switches come as records (slurm_topo.h): topology.conf's lines (read
+ * by slurm/topology_conf.c) or topology.yaml's entries (slurm_yaml.c);
+ * messages use the keys of their file.
  * Slurm's rules are switch_record_validate()'s (src/plugins/topology/tree/
  * switch_record.c, 26.05; topology_tree.c before 24.11), checked against
  * slurmctld 26.05.3.  Refused, as slurmctld refuses the file:
@@ -61,14 +62,12 @@
  * A link costs at most INT_MAX and a route has at most 2 x depth < 2^32
  * links, so a distance stays below 2^63: int64 never overflows.
  */
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "net/net_conf.h"
 #include "net/network.h"
@@ -271,6 +270,7 @@ static void destroy(void *net_data)
 
 static const struct tp_net_ops tree_ops = {
 	.kind = "tree",
+	.caps = TP__CAP(TP_CAP_SWITCHES),
 	.distance = distance,
 	.range_lower_bound = range_lower_bound,
 	.route = route,
@@ -1268,167 +1268,6 @@ int tp__tree_from_records(tp_machine **out, const struct tp__topo_recs *r,
 	free(p.first_child);
 	free(p.next_sib);
 	return rc;
-}
-
-/* ---- topology.conf's lines into records ---- */
-
-struct conf_reader {
-	const char *what;
-	tp_error *err;
-	struct tp__warnings *warn;
-	struct tp__topo_rec *rec;    /* strings owned */
-	int32_t n, cap;
-	/* keys given twice on a line (Slurm keeps the last): the first */
-	struct seen twice;
-	char twice_key[16];
-};
-
-/* LinkSpeed= as Slurm reads it (s_p_handle_uint32): strtoul's decimal,
- * 0x hexadecimal or 0 octal, times 1024 with a k, at most 2^32 - 1, or
- * UNLIMITED / INFINITE.  topoplace ignores the value, but a line Slurm
- * refuses is refused. */
-static bool link_speed_ok(const char *v)
-{
-	if (!strcasecmp(v, "UNLIMITED") || !strcasecmp(v, "INFINITE"))
-		return true;
-	if (v[0] == '-')
-		return false;
-	errno = 0;
-	char *end;
-	unsigned long long x = strtoull(v, &end, 0);
-	if (end == v || errno == ERANGE)
-		return false;
-	if (*end == 'k' || *end == 'K') {
-		if (x > UINT32_MAX / 1024)
-			return false;
-		x *= 1024;
-		end++;
-	}
-	return *end == '\0' && x <= UINT32_MAX;
-}
-
-/* One line: SwitchName= first (Slurm's parser takes the line by its first
- * key), then Nodes=, Switches=, LinkSpeed= in any order. */
-static int conf_line(void *arg, char *s, int line)
-{
-	struct conf_reader *c = arg;
-	char *save = NULL;
-	const char *name = NULL, *nodes = NULL, *switches = NULL, *first = NULL;
-	bool twice = false;
-	for (char *tok = strtok_r(s, " \t\r", &save); tok;
-	     tok = strtok_r(NULL, " \t\r", &save)) {
-		char *eq = strchr(tok, '=');
-		if (!eq || eq == tok)
-			return tp__line_error(c->err, c->what, line, TP_EINVAL,
-					      "'%s': expected Key=Value", tok);
-		*eq = '\0';
-		const char *v = eq + 1;
-		const char **slot, *speed = NULL;
-		if (!first)
-			first = tok;
-		if (!strcasecmp(tok, "SwitchName"))
-			slot = &name;
-		else if (!strcasecmp(tok, "Nodes"))
-			slot = &nodes;
-		else if (!strcasecmp(tok, "Switches"))
-			slot = &switches;
-		else if (!strcasecmp(tok, "LinkSpeed"))
-			slot = &speed;
-		else
-			return tp__line_error(c->err, c->what, line, TP_EINVAL,
-					      "unknown key '%s' (expected SwitchName=, Nodes=, Switches=, LinkSpeed=)",
-					      tok);
-		if (!*v)
-			return tp__line_error(c->err, c->what, line, TP_EINVAL,
-					      "%s=: empty value", tok);
-		if (slot == &name && name)
-			return tp__line_error(c->err, c->what, line, TP_EINVAL,
-					      "SwitchName= given twice (one switch per line)");
-		if (slot == &speed && !link_speed_ok(v))
-			return tp__line_error(c->err, c->what, line, TP_EINVAL,
-					      "LinkSpeed=%s: not a number (Slurm refuses the line)", v);
-		/* Slurm: "%s 1 specified more than once, latest value used" */
-		if (*slot && !twice) {
-			twice = true;
-			if (c->twice.n == 0)
-				snprintf(c->twice_key, sizeof c->twice_key, "%s", tok);
-			seen_add(&c->twice, line);
-		}
-		*slot = v;
-	}
-	if (!first)
-		return 0;
-	if (!name)
-		return tp__line_error(c->err, c->what, line, TP_EINVAL,
-				      "%s= without SwitchName=", first);
-	if (strcasecmp(first, "SwitchName"))
-		return tp__line_error(c->err, c->what, line, TP_EINVAL,
-				      "SwitchName= comes first on its line (Slurm refuses the line)");
-	if (c->n == c->cap) {
-		int32_t nc = c->cap ? c->cap * 2 : 64;
-		struct tp__topo_rec *n = realloc(c->rec, sizeof *n * (size_t)nc);
-		if (!n)
-			return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
-		c->rec = n;
-		c->cap = nc;
-	}
-	struct tp__topo_rec *r = &c->rec[c->n++];
-	r->line = line;
-	r->name = strdup(name);
-	r->nodes = nodes ? strdup(nodes) : NULL;
-	r->switches = switches ? strdup(switches) : NULL;
-	if (!r->name || (nodes && !r->nodes) || (switches && !r->switches))
-		return tp__line_error(c->err, c->what, 0, TP_ENOMEM, "out of memory");
-	return 0;
-}
-
-int tp_machine_from_topology(tp_machine **out, const char *text,
-			     const char *what, const int *level_cost,
-			     int nlevels, tp_error *err)
-{
-	struct tp__topo_opts o = { level_cost, nlevels, 0, NULL, NULL };
-	return tp__machine_from_topology(out, text, what, &o, err);
-}
-
-/* topology.conf's text as records, then the tree (o->warn receives the
- * warnings of both). */
-int tp__machine_from_topology(tp_machine **out, const char *text,
-			      const char *what, const struct tp__topo_opts *o,
-			      tp_error *err)
-{
-	if (!what)
-		what = "topology.conf";
-	if (!out || !text || !o)
-		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
-	*out = NULL;
-	struct conf_reader c;
-	memset(&c, 0, sizeof c);
-	c.what = what;
-	c.err = err;
-	c.warn = o->warn;
-	int rc = tp__each_conf_line(text, what, err, conf_line, &c);
-	if (!rc && c.twice.n) {
-		char more[64];
-		seen_more(&c.twice, more, sizeof more);
-		tp__warn(c.warn, "%s:%d: %s= given twice on the line%s; Slurm uses the last, as topoplace does",
-			 what, c.twice.first, c.twice_key, more);
-	}
-	if (!rc) {
-		struct tp__topo_recs r = { c.rec, c.n, what, false, o->warn };
-		rc = tp__tree_from_records(out, &r, o, err);
-	}
-	for (int32_t i = 0; i < c.n; i++) {
-		free((char *)c.rec[i].name);
-		free((char *)c.rec[i].nodes);
-		free((char *)c.rec[i].switches);
-	}
-	free(c.rec);
-	return rc;
-}
-
-bool tp_machine_is_tree(const tp_machine *m)
-{
-	return tree_of(m) != NULL;
 }
 
 int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,

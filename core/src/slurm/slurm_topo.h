@@ -3,8 +3,9 @@
  * Slurm describes one network in two syntaxes: topology.conf's lines
  * (SwitchName=, BlockName=, RingName=) and topology.yaml's entries
  * (switches:, blocks:, rings:, toruses:).  Each reader turns its file into
- * the records below, and each network kind builds its machine from records
- * alone (tree.c, block.c, ring.c, torus3d.c), so both files give the same
+ * the records below (topology_conf.c, slurm_yaml.c), and each network kind
+ * builds its machine from records alone (net/tree.c, block.c, ring.c,
+ * torus3d.c), so both files give the same
  * machine and the same rules.  A record keeps the line it came from, and
  * whether that line is YAML, so that every message names the file, the line
  * and the key as the admin wrote it.
@@ -43,6 +44,14 @@ struct tp__topo_recs {
 int tp__tree_from_records(tp_machine **out, const struct tp__topo_recs *r,
 			  const struct tp__topo_opts *o, tp_error *err);
 
+/* The most levels of aggregated blocks: Slurm's block sizes go up to the
+ * base size x 2^15. */
+#define TP__BLOCK_MAX_LEVEL 15
+/* Nodes of a block network: each is added twice (the machine and the tree
+ * between the blocks), so the bound is lower than a tree's; the largest
+ * NVLink-domain systems have tens of thousands of nodes. */
+#define TP__BLOCK_MAX_NODES ((int64_t)1 << 18)
+
 /* The block sizes of a block topology: BlockSizes= / block_sizes:, or
  * BlockLevels= (Slurm 23.11) as the topology.conf reader converts it. */
 struct tp__block_sizes {
@@ -65,7 +74,9 @@ int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what
 			    tp_error *err);
 
 /* topology/ring (Slurm 26.05): rings of at most 16 nodes each, in order
- * (ring.c: kind "ring", coordinates (position, ring)). */
+ * (ring.c: kind "ring", coordinates (position, ring)); at most
+ * TP__MAX_RINGS rings, as Slurm numbers rings in 16 bits. */
+#define TP__MAX_RINGS 65536
 int tp__rings_from_records(tp_machine **out, const struct tp__topo_recs *r,
 			   tp_error *err);
 /* The same from topology.conf's text: RingName=NAME [Nodes=HOSTLIST] lines,
