@@ -162,15 +162,6 @@ int main(void)
 	FIELD(tp_node_placement, gpu_error);
 	FIELD(tp_node_placement, gpu_error_jobwide);
 	FIELD(tp_node_placement, gpu_note);
-	/* machine.h */
-	STRUCT(tp_block_opts);
-	FIELD(tp_block_opts, tree_text);
-	FIELD(tp_block_opts, tree_what);
-	FIELD(tp_block_opts, block_bandwidth);
-	FIELD(tp_block_opts, network_bandwidth);
-	FIELD(tp_block_opts, network_cost);
-	FIELD(tp_block_opts, level_bandwidth);
-	FIELD(tp_block_opts, nlevel_bandwidth);
 	/* metrics.h */
 	STRUCT(tp_metrics);
 	FIELD(tp_metrics, nedges);
@@ -245,6 +236,11 @@ int main(void)
 	VALUE(TP_ENOMETIS);
 	VALUE(TP_ENOMODEL);
 	VALUE(TP_ERROR_MSG_MAX);
+	VALUE(TP_CAP_COORDINATES);
+	VALUE(TP_CAP_HIERARCHY);
+	VALUE(TP_CAP_SWITCHES);
+	VALUE(TP_CAP_GROUPS);
+	VALUE(TP_CAP_BLOCKS);
 	VALUE(TP_MAX_DIMS);
 	VALUE(TP_POLICY_NONE);
 	VALUE(TP_POLICY_GEOMETRIC);
@@ -264,9 +260,6 @@ int main(void)
 	VALUE(TP_JOB_PENDING);
 	VALUE(TP_JOB_PLACED);
 	VALUE(TP_JOB_KEPT);
-	VALUE(TP_DFLY_DIRECT);
-	VALUE(TP_DFLY_VALIANT);
-	VALUE(TP_DFLY_ADAPTIVE);
 	VALUE(TP_PART_SOCKET);
 	VALUE(TP_PART_HOSTBRIDGE);
 	VALUE(TP_PART_BRIDGE);

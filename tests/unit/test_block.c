@@ -48,8 +48,8 @@ START_TEST(distances_and_routes)
 {
 	tp_machine *m = blocks(FOUR, NULL);
 	ck_assert_str_eq(tp_machine_kind(m), "block");
-	ck_assert(tp_machine_is_block(m));
-	ck_assert(!tp_machine_is_tree(m));
+	ck_assert(tp_machine_has(m, TP_CAP_BLOCKS));
+	ck_assert(!tp_machine_has(m, TP_CAP_SWITCHES));
 	ck_assert_int_eq(tp_machine_node_count(m), 12);
 	ck_assert_int_eq(tp_machine_block_count(m), 4);
 	ck_assert_int_eq(tp_machine_block_base_size(m), 3);
@@ -133,7 +133,7 @@ START_TEST(tree_and_bandwidths)
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "n00"), node(m, "n06")), 18 * 2);
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "n00"), node(m, "n03")), 18 * 4);
 	ck_assert_ptr_nonnull(tp_machine_block_tree(m));
-	ck_assert(tp_machine_is_tree(tp_machine_block_tree(m)));
+	ck_assert(tp_machine_has(tp_machine_block_tree(m), TP_CAP_SWITCHES));
 	/* congestion in time units: 1e9 bytes n00 -> n01 over NVLink loads two
 	 * links at 1e9 / 900; n00 -> n06 loads the two node ports at 1e9 / 50 */
 	tp_alloc *al = NULL;
@@ -269,7 +269,7 @@ START_TEST(example_config)
 	tp_error err;
 	ck_assert_msg(tp_conf_load(EXAMPLES "block.conf", &c, &err) == 0, "%s", err.msg);
 	const tp_machine *m = tp_conf_machine(c);
-	ck_assert(tp_machine_is_block(m));
+	ck_assert(tp_machine_has(m, TP_CAP_BLOCKS));
 	ck_assert_int_eq(tp_machine_node_count(m), 144);
 	ck_assert_int_eq(tp_machine_block_count(m), 8);
 	ck_assert_int_eq(tp_machine_block_base_size(m), 18);

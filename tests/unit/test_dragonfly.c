@@ -46,8 +46,8 @@ START_TEST(distances_and_routes)
 {
 	tp_conf *c = dfly("direct");
 	const tp_machine *m = tp_conf_machine(c);
-	ck_assert(tp_machine_is_dragonfly(m));
-	ck_assert(!tp_machine_is_tree(m));
+	ck_assert(tp_machine_has(m, TP_CAP_GROUPS));
+	ck_assert(!tp_machine_has(m, TP_CAP_SWITCHES));
 	ck_assert_int_eq(tp_machine_distance(m, at(m, 0, 0), at(m, 0, 0) + 1), 0);
 	ck_assert_int_eq(tp_machine_distance(m, at(m, 0, 0), at(m, 3, 0)), 1);
 	ck_assert_int_eq(tp_machine_distance(m, at(m, 0, 0), at(m, 2, 1)), 1);

@@ -87,7 +87,7 @@ START_TEST(kinds)
 	tp_machine *t = mk(3, d3, tw), *m = mk(3, d3, mw);
 	ck_assert_str_eq(tp_machine_kind(t), "torus");
 	ck_assert_str_eq(tp_machine_kind(m), "mesh");
-	ck_assert(!tp_machine_is_tree(t) && !tp_machine_is_dragonfly(m));
+	ck_assert(!tp_machine_has(t, TP_CAP_SWITCHES) && !tp_machine_has(m, TP_CAP_GROUPS));
 	ck_assert_ptr_null(tp_machine_kind(NULL));
 	tp_machine_destroy(t);
 	tp_machine_destroy(m);
@@ -371,9 +371,6 @@ static void assert_caps(const tp_machine *m, unsigned want)
 			      "%s: %s %s", tp_machine_kind(m), name[c],
 			      want >> c & 1 ? "missing" : "not expected");
 	/* the older spellings answer the same */
-	ck_assert(tp_machine_is_tree(m) == (want >> TP_CAP_SWITCHES & 1));
-	ck_assert(tp_machine_is_dragonfly(m) == (want >> TP_CAP_GROUPS & 1));
-	ck_assert(tp_machine_is_block(m) == (want >> TP_CAP_BLOCKS & 1));
 }
 
 #define CAP(c) (1u << (c))

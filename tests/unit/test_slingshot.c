@@ -71,7 +71,7 @@ START_TEST(example_config)
 	ck_assert_msg(tp_conf_load(EXAMPLES "slingshot.conf", &c, &err) == 0, "%s",
 		      err.msg);
 	const tp_machine *m = tp_conf_machine(c);
-	ck_assert(tp_machine_is_dragonfly(m));
+	ck_assert(tp_machine_has(m, TP_CAP_GROUPS));
 	ck_assert_int_eq(tp_machine_node_count(m), 512);
 	double share = -1;
 	ck_assert_int_eq(tp_machine_dragonfly_routing(m, &share), TP_DFLY_ADAPTIVE);

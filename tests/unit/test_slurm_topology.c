@@ -314,7 +314,7 @@ START_TEST(zero_config)
 	tp_error err;
 	ck_assert_int_eq(load("DefaultPolicy=geometric\n", NULL, 0, &c, &err), 0);
 	const tp_machine *m = tp_conf_machine(c);
-	ck_assert(tp_machine_is_tree(m));
+	ck_assert(tp_machine_has(m, TP_CAP_SWITCHES));
 	ck_assert_int_eq(tp_machine_node_count(m), 4);
 	ck_assert_msg(strstr(tp_conf_network_used(c), "topology topo1 (tree)") &&
 		      strstr(tp_conf_network_used(c), "partition batch (Default=YES) "
@@ -352,7 +352,7 @@ START_TEST(zero_config)
 	/* the gpu partition's Topology=topo2: blocks; topo1's tree lacks their
 	 * nodes, so the network between them is Slurm's aggregation */
 	ck_assert_int_eq(load("Network=slurm\n", "gpu", 0, &c, &err), 0);
-	ck_assert(tp_machine_is_block(tp_conf_machine(c)));
+	ck_assert(tp_machine_has(tp_conf_machine(c), TP_CAP_BLOCKS));
 	ck_assert_int_eq(tp_machine_block_count(tp_conf_machine(c)), 4);
 	ck_assert_int_eq(tp_conf_slurm_topology_used(c), 1);
 	char *dsc = NULL;
@@ -379,7 +379,7 @@ START_TEST(zero_config)
 	tp_conf_destroy(c);
 	/* a partition without Topology= that slurm.conf lacks: the default */
 	ck_assert_int_eq(load("", "other", 0, &c, &err), 0);
-	ck_assert(tp_machine_is_tree(tp_conf_machine(c)));
+	ck_assert(tp_machine_has(tp_conf_machine(c), TP_CAP_SWITCHES));
 	tp_conf_destroy(c);
 }
 END_TEST
@@ -443,7 +443,7 @@ START_TEST(blocks_over_yaml_tree)
 	tp_error err;
 	ck_assert_int_eq(load("", "g", 0, &c, &err), 0);
 	const tp_machine *m = tp_conf_machine(c);
-	ck_assert(tp_machine_is_block(m));
+	ck_assert(tp_machine_has(m, TP_CAP_BLOCKS));
 	/* n1 and n5 share leaf l1 of ib: 2 network links of cost 4 apart;
 	 * n1 and n7 meet at top: 4 links */
 	ck_assert_int_eq(tp_machine_distance(m, tp_machine_find_node(m, "n1"),
@@ -475,7 +475,7 @@ START_TEST(topology_conf_plugin)
 	/* Slurm 24.11 does not read topology.yaml: topology.conf */
 	ck_assert_int_eq(load("LevelCost=3\n", NULL, TP_SLURM_VERSION(24, 11, 7), &c,
 			      &err), 0);
-	ck_assert(tp_machine_is_tree(tp_conf_machine(c)));
+	ck_assert(tp_machine_has(tp_conf_machine(c), TP_CAP_SWITCHES));
 	ck_assert_int_eq(tp_machine_distance(tp_conf_machine(c), 0, 2), 8);
 	ck_assert_msg(strstr(tp_conf_network_source(c), "TopologyPlugin=topology/tree "
 			     "reads topology.conf"), "%s", tp_conf_network_source(c));

@@ -84,7 +84,7 @@ static void leaf_uplinks(const tp_machine *m, const tp_alloc *a,
 START_TEST(distances_and_routes)
 {
 	tp_machine *m = fat(NULL, 0);
-	ck_assert(tp_machine_is_tree(m));
+	ck_assert(tp_machine_has(m, TP_CAP_SWITCHES));
 	ck_assert_int_eq(tp_machine_node_count(m), 16);
 	ck_assert_int_eq(tp_machine_switch_count(m), 7);
 	ck_assert_int_eq(tp_machine_tree_levels(m), 2);
@@ -253,7 +253,7 @@ START_TEST(conf_tree)
 	tp_error err;
 	ck_assert_msg(tp_conf_load(cfg, &c, &err) == 0, "%s", err.msg);
 	const tp_machine *m = tp_conf_machine(c);
-	ck_assert(tp_machine_is_tree(m));
+	ck_assert(tp_machine_has(m, TP_CAP_SWITCHES));
 	ck_assert(tp_machine_has_level_bandwidth(m));
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "tux00"), node(m, "tux15")), 8);
 	char *buf = NULL;

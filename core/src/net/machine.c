@@ -668,21 +668,6 @@ bool tp_machine_has(const tp_machine *m, enum tp_machine_cap cap)
 	return false;   /* a value this release does not know */
 }
 
-bool tp_machine_is_tree(const tp_machine *m)
-{
-	return tp_machine_has(m, TP_CAP_SWITCHES);
-}
-
-bool tp_machine_is_dragonfly(const tp_machine *m)
-{
-	return tp_machine_has(m, TP_CAP_GROUPS);
-}
-
-bool tp_machine_is_block(const tp_machine *m)
-{
-	return tp_machine_has(m, TP_CAP_BLOCKS);
-}
-
 static const int *node_coords(const tp_machine *m, int32_t node)
 {
 	return m->coords + (size_t)node * (size_t)m->ndims;

@@ -55,4 +55,131 @@ int tp_machine_route(const tp_machine *m, int32_t a, int32_t b,
 void tp_machine_link_name(const tp_machine *m, int64_t link, char *buf,
 			  size_t len);
 
+/* ---- Switch trees (Slurm's topology.conf, topology/tree) ----
+ *
+ * Build a machine from the text of a topology.conf: lines
+ *   SwitchName=NAME Nodes=HOSTLIST|Switches=HOSTLIST [LinkSpeed=N]
+ * (LinkSpeed is ignored).  What slurmctld 26.05 refuses is refused: a
+ * switch with both Nodes= and Switches=, a duplicate switch, a child not
+ * defined or the switch itself, a loop ("not a tree"), a name over 64
+ * characters.  What it accepts with a warning is accepted (tp_conf_warning
+ * tells, through topoplace.conf): a forest, whose trees' tops go under a
+ * virtual top switch "(forest)" with links of the top level's cost
+ * (topoplace.conf's ForestCost= sets it); a node or switch listed under two
+ * switches, which stays under the first in file order; a switch with
+ * neither nodes nor switches (refused before 25.05).  Nodes are added in depth-first switch order.  Nodes on the
+ * same switch are 0 hops
+ * apart; otherwise the distance is the cost of the links up to the lowest
+ * common switch and down again, the link above a level-l switch (leaf
+ * switches are level 0) costing level_cost[l] (nlevels values: 0 = all 1,
+ * 1 = the same for every level, else one per level of links).  The machine
+ * has one dimension (the number of the node's switch in depth-first order,
+ * no wrap); routing is up/down, the link above switch (or node) s is id 2s
+ * going up ("leaf0->agg0") and 2s + 1 going down ("agg0->leaf0"), and a
+ * route's length counts links, not cost.  what names the file in messages
+ * ("topology.conf:7: ..."). */
+int tp_machine_from_topology(tp_machine **out, const char *text,
+			     const char *what, const int *level_cost,
+			     int nlevels, tp_error *err);
+/* Link bandwidth per level of links (LevelBandwidth=; nlevels 1 = the same
+ * for every level, else one per level, leaf links first; 0 clears).  With
+ * it, congestion on the tree is measured in bytes / bandwidth (time-like
+ * units, e.g. seconds for bytes over bytes/s) instead of bytes: a route
+ * adds bytes / bandwidth to each link it crosses. */
+int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
+					int nlevels, tp_error *err);
+/* Levels of links in the tree (0 for a single switch, or not a tree). */
+int tp_machine_tree_levels(const tp_machine *m);
+
+/* ---- Dragonflies (two-level, PERCS-style) ----
+ *
+ * groups groups of routers_per_group routers, fully connected inside a group,
+ * links_per_group_pair global links between every two groups, nodes_per_router
+ * nodes on each router.  Router coordinates are (router, group): dimension 0
+ * is the router in its group, dimension 1 the group (a mesh embedding for
+ * geometric mapping; distances use the dragonfly).  Global link k between
+ * groups g and h leaves group g at router ((h - g - 1 mod G) * L + k) mod A.
+ * Distance: 0 on one router, 1 inside a group, else the fewest of local +
+ * global + local hops over the L global links.  Congestion routing: minimal
+ * ("direct"), or Valiant through a third group chosen by a hash of the two
+ * routers (valiant = true). */
+int tp_machine_create_dragonfly(tp_machine **out, int groups,
+				int routers_per_group, int nodes_per_router,
+				int links_per_group_pair, bool valiant,
+				tp_error *err);
+/* LinksPerGroupPair (0 when not a dragonfly). */
+int tp_machine_dragonfly_links(const tp_machine *m);
+/* Valiant congestion routing? (false when not a dragonfly) */
+bool tp_machine_dragonfly_valiant(const tp_machine *m);
+
+/* Congestion routing on a dragonfly: minimal ("direct"), non-minimal
+ * (Valiant), or adaptive: a share of the traffic non-minimal, the rest
+ * minimal, as UGAL-style adaptive routing spreads it in steady state.  The
+ * share is dealt by router pair (a pair's traffic goes one way, chosen by
+ * a hash of the two routers below the share), so over a job's many router
+ * pairs that share of the traffic takes the Valiant way; distances stay
+ * minimal. */
+enum tp_dfly_routing { TP_DFLY_DIRECT = 0, TP_DFLY_VALIANT, TP_DFLY_ADAPTIVE };
+/* share: the non-minimal fraction (0..1) for TP_DFLY_ADAPTIVE, else
+ * ignored. */
+int tp_machine_set_dragonfly_routing(tp_machine *m,
+					       enum tp_dfly_routing r,
+					       double share, tp_error *err);
+enum tp_dfly_routing tp_machine_dragonfly_routing(const tp_machine *m,
+							    double *share);
+/* "direct", "valiant", "adaptive" */
+const char *tp_dfly_routing_name(enum tp_dfly_routing r);
+
+/* ---- Blocks (Slurm's topology/block: NVLink domains, e.g. GB200 NVL72) ----
+ *
+ * Build a machine from the text of a topology.conf for topology/block:
+ *   BlockName=NAME Nodes=HOSTLIST     one base block per line (file order)
+ *   BlockSizes=N0[,N1,...]            the base block size, then the sizes
+ *                                     of the aggregated blocks Slurm
+ *                                     enforces (N0 x a power of two);
+ *                                     or 23.11's BlockLevels=
+ * As Slurm 25.05 and later, a block may hold fewer than N0 nodes, or none
+ * (it keeps its place among the blocks); default N0: the node count of the
+ * first block with nodes.  A node Slurm lists in two blocks counts in the
+ * first (a warning).  Nodes are numbered block by block (one
+ * dimension, the node number; one node per router).  Inside a block, nodes
+ * talk over the block's NVLink switch: distance 2 (node to switch to node),
+ * route = the two nodes' NVLink-domain links.  Between blocks, over the
+ * network: a tree, from opts->tree_text (Slurm's topology/tree SwitchName=
+ * lines holding every block node) or, without it, the aggregation Slurm
+ * enforces (a leaf switch per block, a switch per aggregated block of each
+ * enforced level, a top switch); distance = network_cost x the tree's link
+ * count, routes up/down the tree.  Link ids (directed): node i's
+ * NVLink-domain link is 2i up to the block's switch, 2i + 1 down from it;
+ * the tree's directed link l is 2 x nodes + l.  With bandwidths (GB/s per direction)
+ * congestion weighs bytes / bandwidth: block_bandwidth on NVLink-domain
+ * links, network_bandwidth on node ports, the switch links of the generated
+ * tree non-blocking (network_bandwidth x the nodes below), those of a tree
+ * file at network_bandwidth or the level bandwidths given.  Errors name the
+ * file and line. */
+typedef struct tp_block_opts {
+	const char *tree_text;        /* the tree between the blocks, or NULL */
+	const char *tree_what;        /* its name in messages */
+	double block_bandwidth;       /* a node's NVLink-domain link; 0: none */
+	double network_bandwidth;     /* a node's network port; 0: none (give
+					 both or neither) */
+	int network_cost;             /* cost of a network link relative to an
+					 NVLink-domain link (2..1000000; 0:
+					 block / network bandwidth when both
+					 are given, else 4) */
+	const double *level_bandwidth;   /* tree_text's LevelBandwidth=, or NULL */
+	int nlevel_bandwidth;
+} tp_block_opts;
+int tp_machine_from_blocks(tp_machine **out, const char *text,
+				     const char *what, const tp_block_opts *opts,
+				     tp_error *err);
+int32_t tp_machine_block_count(const tp_machine *m);
+const char *tp_machine_block_name(const tp_machine *m, int32_t b);
+/* The block of a node (-1 for a bad index or not a block network). */
+int32_t tp_machine_node_block(const tp_machine *m, int32_t node);
+int tp_machine_block_base_size(const tp_machine *m);
+int tp_machine_block_network_cost(const tp_machine *m);
+/* The tree between the blocks (owned by m), NULL when not a block network. */
+const tp_machine *tp_machine_block_tree(const tp_machine *m);
+
 #endif

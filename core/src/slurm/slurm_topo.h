@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "net/machine_internal.h"
 
 /* One switch, block or ring. */
 struct tp__topo_rec {
