@@ -77,7 +77,13 @@ CLI_LIBS = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 VERSION = $(shell sed -n 's/^\#define TOPOPLACE_VERSION "\(.*\)"/\1/p' core/include/topoplace/version.h)
-SONAME  = libtopoplace.so.0
+# The ABI's number: raised on every incompatible change of the exported
+# symbols or the public structures (tests/abi/check.sh), together with the
+# Debian package's name (libtopoplaceN) and the RPM spec's file list.  The
+# file installed is libtopoplace.so.SOVERSION.MINOR.PATCH of the release.
+SOVERSION = 1
+SONAME  = libtopoplace.so.$(SOVERSION)
+LIB_REALNAME = $(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
 comma  := ,
 
 # ---- sources (listed: a stray file in a folder does not enter the build)
@@ -557,8 +563,8 @@ install: all
 	  $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SPANKDIR)
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/libtopoplace.so.$(VERSION)
-	ln -sf libtopoplace.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_REALNAME)
+	ln -sf $(LIB_REALNAME) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtopoplace.so
 	install -m 644 core/include/topoplace/*.h $(DESTDIR)$(INCDIR)/topoplace/
 	install -m 755 $(CLI_INST) $(DESTDIR)$(BINDIR)/

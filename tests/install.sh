@@ -17,7 +17,7 @@ else
 	no "make install" "$(tail -5 "$tmp/log")"
 fi
 root=$tmp/root$prefix
-for f in bin/topoplace lib/libtopoplace.a lib/libtopoplace.so lib/libtopoplace.so.0 \
+for f in bin/topoplace lib/libtopoplace.a lib/libtopoplace.so lib/libtopoplace.so.1 \
 	lib/pkgconfig/topoplace.pc include/topoplace/topoplace.h \
 	share/man/man1/topoplace.1 share/man/man5/topoplace.conf.5 \
 	share/man/man8/topoplace-spank.8 lib/topoplace/topoplace.so \
@@ -32,10 +32,10 @@ for m in openmpi mpich; do
 done
 # The command links the shared library and finds it relative to itself
 # (INSTALL_RPATH's default, $ORIGIN/../lib), so the staged copy runs too.
-if readelf -d "$root/bin/topoplace" | grep NEEDED | grep -q 'libtopoplace\.so\.0'; then
-	ok "bin/topoplace links libtopoplace.so.0"
+if readelf -d "$root/bin/topoplace" | grep NEEDED | grep -q 'libtopoplace\.so\.1'; then
+	ok "bin/topoplace links libtopoplace.so.1"
 else
-	no "bin/topoplace links libtopoplace.so.0" "$(readelf -d "$root/bin/topoplace" | grep NEEDED | paste -sd' ')"
+	no "bin/topoplace links libtopoplace.so.1" "$(readelf -d "$root/bin/topoplace" | grep NEEDED | paste -sd' ')"
 fi
 out=$(env -u LD_LIBRARY_PATH "$root/bin/topoplace" --version 2>&1)
 case $out in

@@ -10,7 +10,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) B=$BUILD ;; *) B=$REPO/$BUILD ;; esac
 D=$B/deb
-PKGS="libtopoplace0 libtopoplace-dev topoplace slurm-topoplace topoplace-trace"
+PKGS="libtopoplace1 libtopoplace-dev topoplace slurm-topoplace topoplace-trace"
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 no() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
@@ -59,8 +59,8 @@ triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 has() {  # has PACKAGE PATH
 	if dpkg -L "$1" | grep -qx "$2"; then ok "$1 holds $2"; else no "$1 holds $2" "missing"; fi
 }
-has libtopoplace0 "/usr/lib/$triplet/libtopoplace.so.$V"
-has libtopoplace0 "/usr/lib/$triplet/libtopoplace.so.0"
+has libtopoplace1 "/usr/lib/$triplet/libtopoplace.so.1.${V#*.}"
+has libtopoplace1 "/usr/lib/$triplet/libtopoplace.so.1"
 has libtopoplace-dev "/usr/include/topoplace/topoplace.h"
 has libtopoplace-dev "/usr/lib/$triplet/libtopoplace.so"
 has libtopoplace-dev "/usr/lib/$triplet/libtopoplace.a"

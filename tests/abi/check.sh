@@ -16,7 +16,7 @@
 #     resized or removed, a structure that grew (callers allocate them: an
 #     old caller's copy is too small), a code or flag that changed value:
 #     the change is incompatible, and SONAME (Makefile; the Debian package
-#     libtopoplace0, debian/*.install, contrib/rpm/topoplace.spec) must
+#     libtopoplace1, debian/*.install, packaging/rpm/topoplace.spec) must
 #     take the next number, so that old programs are not run against it;
 #   - a symbol or a code added: compatible, the SONAME stays.
 # A new public structure is added to tests/abi/layout.c, a new field to its

@@ -88,7 +88,7 @@ mkdir -p "$W"
 # what the jobs run, where the user can read it
 install -m 0755 "$B/topoplace" "$DIR/lib/topoplace"
 # the library the command links, where it looks ($ORIGIN, its SONAME)
-install -m 0755 "$B/libtopoplace.so" "$DIR/lib/libtopoplace.so.0"
+install -m 0755 "$B/libtopoplace.so" "$DIR/lib/libtopoplace.so.1"
 install -m 0755 "$B/trace/openmpi/libtopoplace-trace.so" "$W/trace-openmpi.so"
 install -m 0755 "$B/trace/mpich/libtopoplace-trace.so" "$W/trace-mpich.so"
 cp "$HERE"/mpi/*.c "$W/"
