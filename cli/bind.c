@@ -113,7 +113,8 @@ static void short_hostname(char *out, size_t len)
 		*dot = '\0';
 }
 
-/* The hostfile: one node name per line, '#' comments. */
+/* The hostfile: one node name per line, '#' comments.  Its own loop: the
+ * core's line loop (tp__each_line) is hidden in the shared library. */
 static int read_hostfile(struct bind *b, const char *path)
 {
 	FILE *f = fopen(path, "re");

@@ -333,10 +333,16 @@ int tp__text_copy(const char *text, size_t len, const char *what, char **out,
  * of the text ("a\n" is one line, "" none); each reader states its format. */
 struct tp__line_format {
 	char comment;        /* cuts the line from it on; '\0': no comments */
-	/* Slurm's parser (slurm.conf, topology.conf): "\#" is a '#' that starts no comment, blanks and '\r' at a
-	 * line's end are dropped, and a line ending in '\' is joined with the
-	 * next, a blank between them, numbered as its first.  Off: a '\' is
-	 * a character and the line is handed as it is. */
+	/* A comment character between double quotes starts no comment
+	 * (topoplace.conf's CoordFile="a#b").  The quotes are counted on each
+	 * physical line, without escapes, and stay in the line; one left
+	 * open runs to the line's end, for the reader to refuse. */
+	bool quotes;
+	/* Slurm's parser (slurm.conf, topology.conf): "\#" is a '#' that
+	 * starts no comment, blanks and '\r' at a line's end are dropped,
+	 * and a line ending in '\' is joined with the next, a blank between
+	 * them, numbered as its first.  Off: a '\' is a character and the
+	 * line is handed as it is. */
 	bool slurm;
 	bool blank_after;    /* with slurm: every line handed ends in a blank */
 	bool skip_blank;     /* lines of blanks and '\r' only are not handed */

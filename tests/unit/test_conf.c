@@ -652,6 +652,16 @@ static const struct bad bad_configs[] = {
 	{ "Network=tree TopologyFile=x LevelCost=1,0\n", TP_EINVAL, "cfg:1: LevelCost=1,0: value 2 ('0') is not an integer in 1..1000000" },
 	{ "Network=tree TopologyFile=x LevelBandwidth=1,-2\n", TP_EINVAL, "cfg:1: LevelBandwidth=1,-2: value 2 ('-2') is not a positive number" },
 	{ "Network=mesh \\\n  Dims=4x0\n", TP_EINVAL, "cfg:2: Dims=4x0: dimension 2 is zero" },
+	/* each token of a continued line keeps its own physical line */
+	{ "Network=mesh Dims=4 \\\nbogus\n", TP_EINVAL, "cfg:2: 'bogus': expected Key=Value" },
+	{ "Network=mesh \\\r\n Dims=4 \\\r\n Dims=5\r\n", TP_EINVAL,
+	  "cfg:3: Dims= given twice (first on line 2)" },
+	/* a '#' inside quotes is no comment, one after them is */
+	{ "Network=mesh Dims=4\nCoordFile=\"/nonexistent#dir/x.coords\" # note\n", TP_ENOENT,
+	  "cfg:2: CoordFile=/nonexistent#dir/x.coords: cannot read" },
+	{ "Network=mesh Dims=4\nCoordFile=\"abc # x\n", TP_EINVAL,
+	  "cfg:2: unterminated '\"' in 'CoordFile=abc # x" },
+	{ "Network=mesh Wrap=\"#\nDims=4\n", TP_EINVAL, "cfg:1: unterminated '\"' in 'Wrap=#" },
 	{ "Network=mesh Dims=4\nDefaultMetric=speed\n", TP_EINVAL, "cfg:2: DefaultMetric=speed: " },
 	{ "Network=mesh Dims=4\nDefaultPolicy=magic\n", TP_EINVAL, "cfg:2: DefaultPolicy=magic: " },
 	{ "Network=torus Dims=4 ForestCost=2\nNodeName=n[0-3] CoordOrder=x-major\n", TP_EINVAL,
@@ -825,6 +835,21 @@ START_TEST(coord_file_relative_to_conf)
 	ck_assert_int_eq(tp_machine_node_count(m), 2);
 	ck_assert_int_eq(tp_machine_distance(m, 0, 1), 7);
 	tp_conf_destroy(c);
+	/* A '#' inside quotes names the file; CRLF in the config and the
+	 * coordinates; a continued line. */
+	char hashed[512];
+	snprintf(hashed, sizeof hashed, "%s/site#2.coords", dir);
+	f = fopen(hashed, "w");
+	fputs("a 3\r\nb 0 # end\r\n", f);
+	fclose(f);
+	f = fopen(path, "w");
+	fputs("Network=mesh \\\r\n Dims=8 CoordFile=\"site#2.coords\" # site\r\n", f);
+	fclose(f);
+	c = load_ok(path);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 2);
+	ck_assert_int_eq(tp_machine_distance(tp_conf_machine(c), 0, 1), 3);
+	tp_conf_destroy(c);
+	unlink(hashed);
 	/* An absolute CoordFile path from a string config. */
 	char text[700];
 	snprintf(text, sizeof text, "Network=torus Dims=8\nCoordFile=%s\n", coords);

@@ -1,6 +1,6 @@
 /* Unit tests: the one line loop of the core (core/src/util/lines.c) and
  * its formats, fed awkward text on purpose: CRLF, no final newline, a '\'
- * at the end of the text, a NUL byte, very long lines. */
+ * at the end of the text, quotes left open, a NUL byte, very long lines. */
 #include "testutil.h"
 
 #include "internal.h"
@@ -56,6 +56,7 @@ static const struct tp__line_format PLAIN = { .comment = '#' };
 static const struct tp__line_format PLAIN_SKIP = {
 	.comment = '#', .skip_blank = true,
 };
+static const struct tp__line_format QUOTES = { .comment = '#', .quotes = true };
 static const struct tp__line_format SLURM = { .comment = '#', .slurm = true };
 static const struct tp__line_format SLURM_PAD = {
 	.comment = '#', .slurm = true, .blank_after = true,
@@ -109,6 +110,41 @@ START_TEST(plain_skip_blank)
 			      &s), 0);
 	ck_assert_int_eq(s.n, 1);
 	assert_line(&s, 0, "x\r", 4);
+	seen_free(&s);
+}
+END_TEST
+
+START_TEST(quotes_shield_the_comment)
+{
+	struct seen s = { 0 };
+	/* a '#' between quotes stays, one after them cuts; the quotes stay;
+	 * a '\' escapes nothing; CRLF: the '\r' stays (the reader trims it) */
+	ck_assert_int_eq(each("A=\"x#y\" # c\r\nB=\"\"#\r\nC=\\#d\r\n", &QUOTES, &s), 0);
+	ck_assert_int_eq(s.n, 3);
+	assert_line(&s, 0, "A=\"x#y\" ", 1);
+	assert_line(&s, 1, "B=\"\"", 2);
+	assert_line(&s, 2, "C=\\", 3);
+	seen_free(&s);
+	/* an unterminated quote shields the rest of its line only: the next
+	 * line starts outside quotes */
+	ck_assert_int_eq(each("A=\"x # y\nB=1 # z\n\"#\nC=2#\"\n", &QUOTES, &s), 0);
+	ck_assert_int_eq(s.n, 4);
+	assert_line(&s, 0, "A=\"x # y", 1);
+	assert_line(&s, 1, "B=1 ", 2);
+	assert_line(&s, 2, "\"#", 3);
+	assert_line(&s, 3, "C=2", 4);
+	seen_free(&s);
+	/* the same text without quotes: every '#' cuts */
+	ck_assert_int_eq(each("A=\"x#y\" # c\r\n", &PLAIN, &s), 0);
+	assert_line(&s, 0, "A=\"x", 1);
+	seen_free(&s);
+	/* with Slurm's rules as well: "\#" still stands for '#' outside
+	 * quotes, a '#' inside them stays, and continuation joins the pieces */
+	struct tp__line_format both = { .comment = '#', .quotes = true, .slurm = true };
+	ck_assert_int_eq(each("A=\"#1\" \\\r\nB=\\#2 #c\nC=\"#3\n", &both, &s), 0);
+	ck_assert_int_eq(s.n, 2);
+	assert_line(&s, 0, "A=\"#1\"  B=#2", 1);
+	assert_line(&s, 1, "C=\"#3", 3);
 	seen_free(&s);
 }
 END_TEST
@@ -284,6 +320,7 @@ int main(void)
 	tcase_add_test(tc, plain_lines_and_numbers);
 	tcase_add_test(tc, plain_crlf_and_backslash_as_they_are);
 	tcase_add_test(tc, plain_skip_blank);
+	tcase_add_test(tc, quotes_shield_the_comment);
 	tcase_add_test(tc, slurm_continuation_and_escapes);
 	tcase_add_test(tc, slurm_backslash_at_the_end);
 	tcase_add_test(tc, nul_ends_the_text);

@@ -1,9 +1,10 @@
 /* topoplace — topoplace.conf reader (see conf.h; the format: doc/topoplace.conf.5).
  *
- * The text is read whole, split into physical lines, comments removed and
- * '\'-continued lines joined into logical lines of Key=Value tokens, each token
- * remembering its own physical line for messages.  A logical line holding
- * NodeName= places nodes; any other line sets machine-wide or site settings.
+ * The text is read whole and cut into physical lines by the core's one line
+ * loop (tp__each_line), comments removed; '\'-continued lines are joined
+ * here into logical lines of Key=Value tokens, each token remembering its
+ * own physical line for messages.  A logical line holding NodeName= places
+ * nodes; any other line sets machine-wide or site settings.
  * The machine is created when the first NodeName= or CoordFile= is met, so the
  * shape settings must come before that.
  *
@@ -13,10 +14,6 @@
  * what every network shares, and Slurm's topology as the source of the
  * machine (Network=slurm, or no Network=), described with Slurm's own
  * kinds of topology (slurm_topo.h).
- *
- * The lines are cut here rather than by tp__each_conf_line: a '#' inside
- * double quotes is no comment, "\#" is no escape, and each token of a
- * continued line keeps its own physical line for messages.
  */
 #include <errno.h>
 #include <limits.h>
@@ -1096,6 +1093,92 @@ static const char *switch_file_kind(void)
 	return "?";
 }
 
+/* A CoordFile's or SwitchFile's lines: '#' comments, no continuation. */
+static const struct tp__line_format coord_format = { .comment = '#' };
+
+/* What reading one CoordFile or SwitchFile carries from line to line. */
+struct coord_file {
+	struct loader *ld;
+	const char *file;         /* its path, for messages */
+	bool sw;                  /* a SwitchFile: "name group switch" */
+	struct cf_run run;
+	int placed;               /* lines that named a node */
+};
+
+/* The blank-separated fields of p, in place: the first max into f; their
+ * count (all of them). */
+static int coord_fields(char *p, char **f, int max)
+{
+	int nf = 0;
+	char *save = NULL;
+	for (char *w = strtok_r(p, " \t\r\v\f", &save); w;
+	     w = strtok_r(NULL, " \t\r\v\f", &save)) {
+		if (nf < max)
+			f[nf] = w;
+		nf++;
+	}
+	return nf;
+}
+
+/* The coordinates of the node f[0] from its fields into c. */
+static int coord_values(const struct coord_file *cf, char **f, int line, int *c)
+{
+	const tp_machine *m = cf->ld->c->b.m;
+	bool sw = cf->sw;
+	for (int d = 0; d < m->ndims; d++) {
+		long long v;
+		/* SwitchFile: group (dimension 1) first, then the switch */
+		const char *fv = f[sw ? 2 - d : d + 1];
+		char what[32];
+		int r = tp__conf_parse_ll(fv, INT_MIN, INT_MAX, &v);
+		if (r == 0 && v >= 0 && v < m->dims[d]) {
+			c[d] = (int)v;
+			continue;
+		}
+		snprintf(what, sizeof what, sw ? (d ? "group" : "switch")
+					       : "coordinate %d", d);
+		if (r == -1)
+			return lerr(cf->ld, cf->file, line, TP_EINVAL,
+				    "node '%s': %s ('%s') is not a number",
+				    f[0], what, fv);
+		return lerr(cf->ld, cf->file, line, TP_EINVAL,
+			    "node '%s': %s is outside 0..%d",
+			    f[0], what, m->dims[d] - 1);
+	}
+	return TP_OK;
+}
+
+/* One line of the file: a node and its place, gathered into the run of
+ * numbered names or placed on its own. */
+static int coord_line(void *arg, char *p, long number)
+{
+	struct coord_file *cf = arg;
+	struct loader *ld = cf->ld;
+	int line = (int)number, nd = ld->c->b.m->ndims;
+	char *f[TP_MAX_DIMS + 2];
+	int nf = coord_fields(p, f, TP_MAX_DIMS + 2);
+	if (nf == 0)
+		return TP_OK;
+	if (nf != nd + 1)
+		return cf->sw ? lerr(ld, cf->file, line, TP_EINVAL,
+				     "expected a node name, its group and its switch, found %d field%s",
+				     nf, nf == 1 ? "" : "s")
+			: lerr(ld, cf->file, line, TP_EINVAL,
+			       "expected a node name and %d coordinates, found %d field%s",
+			       nd, nf, nf == 1 ? "" : "s");
+	int c[TP_MAX_DIMS];
+	int rc = coord_values(cf, f, line, c);
+	if (rc == TP_OK && !cf_run_extend(&cf->run, f[0], c, line)) {
+		rc = cf_run_flush(&cf->run);
+		if (rc == TP_OK)
+			rc = nodes_reserve(ld, 1, false);
+		if (rc == TP_OK && !cf_run_start(&cf->run, f[0], c, line))
+			rc = place_node(ld, f[0], c, cf->run.src, line);
+	}
+	cf->placed++;
+	return rc;
+}
+
 /* CoordFile=: lines "name x y z"; SwitchFile= (dragonflies): lines "name
  * group switch". */
 static int load_coord_file(struct loader *ld, const struct tp__conf_tok *t)
@@ -1140,78 +1223,19 @@ static int load_coord_file(struct loader *ld, const struct tp__conf_tok *t)
 			   &text, &len, &e2);
 	if (rc)
 		return file_err(ld, t->line, rc, t->key, t->val, file, &e2);
-	tp_machine *m = ld->c->b.m;
-	int nd = m->ndims, line = 0, placed = 0;
-	struct cf_run run = { .ld = ld, .src = src, .nd = nd };
+	struct coord_file cf = {
+		.ld = ld, .file = file, .sw = sw,
+		.run = { .ld = ld, .src = src, .nd = ld->c->b.m->ndims },
+	};
 	/* a coordinate file usually fills the grid: room for it at once
 	 * (address space until nodes are placed) */
 	rc = nodes_reserve(ld, 1, true);
-	char *p = text;
-	while (rc == TP_OK && *p) {
-		char *e = strchr(p, '\n');
-		char *next = e ? e + 1 : p + strlen(p);
-		if (e)
-			*e = '\0';
-		line++;
-		char *h = strchr(p, '#');
-		if (h)
-			*h = '\0';
-		char *f[TP_MAX_DIMS + 2];
-		int nf = 0;
-		char *save = NULL;
-		for (char *w = strtok_r(p, " \t\r\v\f", &save); w;
-		     w = strtok_r(NULL, " \t\r\v\f", &save)) {
-			if (nf < TP_MAX_DIMS + 2)
-				f[nf] = w;
-			nf++;
-		}
-		p = next;
-		if (nf == 0)
-			continue;
-		if (nf != nd + 1) {
-			rc = sw ? lerr(ld, file, line, TP_EINVAL,
-				       "expected a node name, its group and its switch, found %d field%s",
-				       nf, nf == 1 ? "" : "s")
-				: lerr(ld, file, line, TP_EINVAL,
-				       "expected a node name and %d coordinates, found %d field%s",
-				       nd, nf, nf == 1 ? "" : "s");
-			break;
-		}
-		int c[TP_MAX_DIMS];
-		for (int d = 0; d < nd && rc == TP_OK; d++) {
-			long long v;
-			/* SwitchFile: group (dimension 1) first, then the switch */
-			const char *fv = f[sw ? 2 - d : d + 1];
-			char what[32];
-			int r = tp__conf_parse_ll(fv, INT_MIN, INT_MAX, &v);
-			if (r == 0 && v >= 0 && v < m->dims[d]) {
-				c[d] = (int)v;
-				continue;
-			}
-			snprintf(what, sizeof what, sw ? (d ? "group" : "switch")
-						       : "coordinate %d", d);
-			if (r == -1)
-				rc = lerr(ld, file, line, TP_EINVAL,
-					  "node '%s': %s ('%s') is not a number",
-					  f[0], what, fv);
-			else
-				rc = lerr(ld, file, line, TP_EINVAL,
-					  "node '%s': %s is outside 0..%d",
-					  f[0], what, m->dims[d] - 1);
-		}
-		if (rc == TP_OK && !cf_run_extend(&run, f[0], c, line)) {
-			rc = cf_run_flush(&run);
-			if (rc == TP_OK)
-				rc = nodes_reserve(ld, 1, false);
-			if (rc == TP_OK && !cf_run_start(&run, f[0], c, line))
-				rc = place_node(ld, f[0], c, src, line);
-		}
-		placed++;
-	}
 	if (rc == TP_OK)
-		rc = cf_run_flush(&run);
+		rc = tp__each_line(text, &coord_format, file, ld->r.err, coord_line, &cf);
+	if (rc == TP_OK)
+		rc = cf_run_flush(&cf.run);
 	free(text);
-	if (rc == TP_OK && placed == 0)
+	if (rc == TP_OK && cf.placed == 0)
 		rc = lerr(ld, file, 0, TP_EINVAL, "no nodes in %s", t->key);
 	return rc;
 }
@@ -1830,38 +1854,37 @@ static int tokenize(struct loader *ld, char *s, int line)
 
 static int at_end(struct loader *ld);
 
+/* topoplace.conf's lines: a '#' between double quotes is no comment
+ * (CoordFile="a#b.coords") and a '\' escapes nothing.  Its '\'
+ * continuation is conf_line's, not the loop's: each token of a continued
+ * line keeps its own physical line for messages. */
+static const struct tp__line_format conf_format = {
+	.comment = '#', .quotes = true,
+};
+
+/* One physical line, comment cut: its tokens join those that a '\' at
+ * the end of the lines before carried over; a line without one ends the
+ * logical line, which then takes effect. */
+static int conf_line(void *arg, char *p, long number)
+{
+	struct loader *ld = arg;
+	size_t len = strlen(p);
+	while (len && is_blank(p[len - 1]))
+		p[--len] = '\0';
+	bool cont = len && p[len - 1] == '\\';
+	if (cont)
+		p[--len] = '\0';
+	int rc = tokenize(ld, p, (int)number);
+	if (rc == TP_OK && !cont && ld->ntoks)
+		rc = logical_line(ld);
+	return rc;
+}
+
 static int parse_text(struct loader *ld, char *text)
 {
-	int line = 0, rc = TP_OK;
-	bool cont = false;
-	char *p = text;
-	while (*p && rc == TP_OK) {
-		char *e = strchr(p, '\n');
-		char *next = e ? e + 1 : p + strlen(p);
-		if (e)
-			*e = '\0';
-		line++;
-		/* Cut the comment: '#' outside double quotes. */
-		bool q = false;
-		for (char *s = p; *s; s++) {
-			if (*s == '"')
-				q = !q;
-			else if (*s == '#' && !q) {
-				*s = '\0';
-				break;
-			}
-		}
-		size_t len = strlen(p);
-		while (len && is_blank(p[len - 1]))
-			p[--len] = '\0';
-		cont = len && p[len - 1] == '\\';
-		if (cont)
-			p[--len] = '\0';
-		rc = tokenize(ld, p, line);
-		if (rc == TP_OK && !cont && ld->ntoks)
-			rc = logical_line(ld);
-		p = next;
-	}
+	int rc = tp__each_line(text, &conf_format, ld->r.what, ld->r.err,
+			       conf_line, ld);
+	/* a '\' on the last line: the tokens it carried still take effect */
 	if (rc == TP_OK && ld->ntoks)
 		rc = logical_line(ld);
 	if (rc)

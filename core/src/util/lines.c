@@ -3,8 +3,8 @@
  * Every line-based reader of the core (hostfiles, GPU matrices in CSV,
  * gres.conf and nvidia-smi / rocm-smi text, slurm.conf, topology.conf)
  * cuts its text here; each states its format in a struct tp__line_format
- * (its comment character, Slurm's continuation and escapes or none,
- * whether blank lines reach it) instead of writing the loop again. */
+ * (its comment character, whether double quotes shield it, Slurm's
+ * continuation and escapes or none, whether blank lines reach it) instead of writing the loop again. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,21 +35,25 @@ static size_t trimmed_len(const char *s, size_t n)
 }
 
 /* The comment cut from one physical line of n bytes; under Slurm's rules
- * "\#" stands for a '#' that starts none.  The new length. */
+ * "\#" stands for a '#' that starts none, and with quotes a comment
+ * character between double quotes starts none either.  The new length. */
 static size_t cut_comment(char *s, size_t n, const struct tp__line_format *f)
 {
 	if (!f->comment)
 		return n;
-	if (!f->slurm) {
+	if (!f->slurm && !f->quotes) {
 		char *c = memchr(s, f->comment, n);
 		return c ? (size_t)(c - s) : n;
 	}
+	bool quoted = false;    /* each physical line starts outside quotes */
 	char *w = s;
 	for (char *r = s, *end = s + n; r < end; r++) {
-		if (*r == '\\' && r + 1 < end && r[1] == f->comment) {
+		if (f->quotes && *r == '"')
+			quoted = !quoted;
+		if (f->slurm && *r == '\\' && r + 1 < end && r[1] == f->comment) {
 			*w++ = f->comment;
 			r++;
-		} else if (*r == f->comment) {
+		} else if (*r == f->comment && !quoted) {
 			break;
 		} else {
 			*w++ = *r;
