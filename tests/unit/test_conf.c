@@ -660,7 +660,7 @@ static const struct bad bad_configs[] = {
 	{ "Network=mesh Dims=4\nCoordFile=\"/nonexistent#dir/x.coords\" # note\n", TP_ENOENT,
 	  "cfg:2: CoordFile=/nonexistent#dir/x.coords: cannot read" },
 	{ "Network=mesh Dims=4\nCoordFile=\"abc # x\n", TP_EINVAL,
-	  "cfg:2: unterminated '\"' in 'CoordFile=abc # x" },
+	  "cfg:2: unterminated '\"' in 'CoordFile=abc # x'" },
 	{ "Network=mesh Wrap=\"#\nDims=4\n", TP_EINVAL, "cfg:1: unterminated '\"' in 'Wrap=#" },
 	{ "Network=mesh Dims=4\nDefaultMetric=speed\n", TP_EINVAL, "cfg:2: DefaultMetric=speed: " },
 	{ "Network=mesh Dims=4\nDefaultPolicy=magic\n", TP_EINVAL, "cfg:2: DefaultPolicy=magic: " },

@@ -1827,9 +1827,11 @@ static int tokenize(struct loader *ld, char *s, int line)
 				eq = w;
 			*w++ = *s;
 		}
-		if (q)
+		if (q) {
+			*w = '\0';   /* the token as read, not its unshifted tail */
 			return lerr(ld, NULL, line, TP_EINVAL,
 				    "unterminated '\"' in '%s'", start);
+		}
 		bool more = *s != '\0';
 		*w = '\0';
 		if (more)
