@@ -32,13 +32,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st.yaml = true;
 	st.set = set;
 	for (int i = 0; i < set.n; i++) {
-		tp_machine *m = NULL;
 		tp_error_clear(&err);
-		const char *tree_used;
-		if (tp__slurm_topology_machine(&st, i, NULL, NULL, &w, &m, &tree_used, &err)) {
+		struct tp__stopo_built b = { NULL, NULL, &w };
+		if (tp__slurm_topology_machine(&st, i, NULL, NULL, &b, &err)) {
 			one_line(err.msg);
 			continue;
 		}
+		tp_machine *m = b.m;
 		int32_t n = tp_machine_node_count(m);
 		if (n > 0 && tp_machine_distance(m, 0, n - 1) < 0)
 			abort();

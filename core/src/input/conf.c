@@ -652,27 +652,21 @@ static int set_levels(struct loader *ld, const struct tp__conf_tok *t, bool cost
 
 static char *conf_path(const struct loader *ld, const char *val);
 
-/* A file named by key=val (relative to the config's directory): its path
- * and text (both malloc'ed). */
-static int read_conf_file(struct loader *ld, int line, const char *key,
-			  const char *val, size_t max, const char *kind,
-			  char **path, char **text)
+/* A Slurm topology file named by key=val (relative to the config's
+ * directory): its path and text (both malloc'ed). */
+int tp__conf_read_topology(struct tp__conf_reader *r, int line, const char *key,
+			   const char *val, char **path, char **text)
 {
+	struct loader *ld = loader_of(r);
 	*text = NULL;
 	if (!(*path = conf_path(ld, val)))
 		return oom(ld);
 	size_t len;
 	tp_error e2;
 	tp_error_clear(&e2);
-	int rc = tp__read_file(*path, max, kind, text, &len, &e2);
+	int rc = tp__read_file(*path, TP__MAX_TOPOLOGY_BYTES, "topology.conf", text,
+			       &len, &e2);
 	return rc ? file_err(ld, line, rc, key, val, *path, &e2) : TP_OK;
-}
-
-int tp__conf_read_file(struct tp__conf_reader *r, int line, const char *key,
-		       const char *val, size_t max, const char *kind,
-		       char **path, char **text)
-{
-	return read_conf_file(loader_of(r), line, key, val, max, kind, path, text);
 }
 
 /* The partitions whose topology is t (a list "a, b"; "" for none). */
@@ -891,9 +885,11 @@ static int ensure_slurm(struct loader *ld, int line, const char *key)
 	if (!rc)
 		rc = describe_source(ld, &st, which, which_why, bo.tree_text != NULL);
 	if (!rc) {
-		const char *tree_used = NULL;
-		rc = tp__slurm_topology_machine(&st, which, &to, &bo, &ld->c->b.warn,
-						&ld->c->b.m, &tree_used, ld->r.err);
+		struct tp__stopo_built built = { NULL, NULL, &ld->c->b.warn };
+		rc = tp__slurm_topology_machine(&st, which, &to, &bo, &built,
+						ld->r.err);
+		ld->c->b.m = built.m;
+		const char *tree_used = built.tree_used;
 		if (!rc && tree_used) {
 			free(ld->c->b.tree_path);
 			if (asprintf(&ld->c->b.tree_path, "topology %s of %s", tree_used,

@@ -1478,13 +1478,11 @@ static int conf_build_block(struct tp__conf_reader *r, void *state, int line,
 		return rc;
 	struct tp__conf_built *b = r->out;
 	char *text = NULL, *tree = NULL;
-	rc = tp__conf_read_file(r, r->topo_line, "TopologyFile", r->topo_text,
-				TP__MAX_TOPOLOGY_BYTES, "topology.conf", &b->topo_path,
-				&text);
+	rc = tp__conf_read_topology(r, r->topo_line, "TopologyFile", r->topo_text,
+				    &b->topo_path, &text);
 	if (!rc && bc->tree_line)
-		rc = tp__conf_read_file(r, bc->tree_line, "TreeTopologyFile",
-					bc->tree_file, TP__MAX_TOPOLOGY_BYTES,
-					"topology.conf", &b->tree_path, &tree);
+		rc = tp__conf_read_topology(r, bc->tree_line, "TreeTopologyFile",
+					    bc->tree_file, &b->tree_path, &tree);
 	if (!rc) {
 		tp_block_opts o = { 0 };
 		conf_block_opts(r, bc, tree, &o);
@@ -1508,9 +1506,9 @@ static int conf_slurm_block(struct tp__conf_reader *r, void *state,
 	struct block_conf *bc = state;
 	int rc = TP_OK;
 	if (bc->tree_line && sk == TP__STOPO_BLOCK)
-		rc = tp__conf_read_file(r, bc->tree_line, "TreeTopologyFile",
-					bc->tree_file, TP__MAX_TOPOLOGY_BYTES,
-					"topology.conf", &r->out->tree_path, &bc->tree_text);
+		rc = tp__conf_read_topology(r, bc->tree_line, "TreeTopologyFile",
+					    bc->tree_file, &r->out->tree_path,
+					    &bc->tree_text);
 	if (!rc)
 		conf_block_opts(r, bc, bc->tree_text, bo);
 	return rc;

@@ -172,11 +172,11 @@ int tp__conf_parse_ll(const char *s, long long lo, long long hi,
 /* Whole-string finite number > 0 (>= 0 when allow_zero): 0, -1 not a
  * number, -2 out of range. */
 int tp__conf_parse_number(const char *s, bool allow_zero, double *out);
-/* The file key=val names (relative to the config's directory): its path
- * and text, both malloc'ed; errors "KEY=VAL: problem" at line. */
-int tp__conf_read_file(struct tp__conf_reader *r, int line, const char *key,
-		       const char *val, size_t max, const char *kind,
-		       char **path, char **text);
+/* The Slurm topology file key=val names (relative to the config's
+ * directory; at most TP__MAX_TOPOLOGY_BYTES): its path and text, both
+ * malloc'ed; errors "KEY=VAL: problem" at line. */
+int tp__conf_read_topology(struct tp__conf_reader *r, int line, const char *key,
+			   const char *val, char **path, char **text);
 /* The hostlist of a NodeName= token, counted and bounded, and room in the
  * machine for its names. */
 int tp__conf_hostlist(struct tp__conf_reader *r, const struct tp__conf_tok *name,

@@ -1442,9 +1442,8 @@ static int conf_build_tree(struct tp__conf_reader *r, void *state, int line,
 	free(r->out->topo_path);
 	r->out->topo_path = NULL;
 	char *text;
-	int rc = tp__conf_read_file(r, r->topo_line, "TopologyFile", r->topo_text,
-				    TP__MAX_TOPOLOGY_BYTES, "topology.conf",
-				    &r->out->topo_path, &text);
+	int rc = tp__conf_read_topology(r, r->topo_line, "TopologyFile",
+					r->topo_text, &r->out->topo_path, &text);
 	if (rc) {
 		free(text);
 		return rc;

@@ -343,9 +343,16 @@ static int rocm_section(const char *line)
 	return SEC_NONE;
 }
 
-static int rocm_entry(struct rocm *r, int sec, int i, int j, const char *t,
-		      int line, const char *what, tp_error *err)
+/* Where an entry of a rocm-smi matrix stands: matrix sec, row GPU i,
+ * column GPU j, on the text's line. */
+struct rocm_cell {
+	int sec, i, j, line;
+};
+
+static int rocm_entry(struct rocm *r, const struct rocm_cell *at, const char *t,
+		      const char *what, tp_error *err)
 {
+	int sec = at->sec, i = at->i, j = at->j, line = at->line;
 	size_t p = (size_t)i * r->n + j;
 	long long *v = r->val[sec];
 	char *end;
@@ -433,7 +440,8 @@ static int rocm_line(struct rocm *r, int sec, char *line, int lineno,
 				    "(first on line %d)", what, lineno, SEC_NAME[sec],
 				    idx, r->row_line[sec][idx]);
 	for (int j = 0; j < r->n; j++) {
-		int rc = rocm_entry(r, sec, idx, j, tok[1 + j], lineno, what, err);
+		struct rocm_cell at = { sec, idx, j, lineno };
+		int rc = rocm_entry(r, &at, tok[1 + j], what, err);
 		if (rc)
 			return rc;
 	}

@@ -230,12 +230,12 @@ int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
 /* Blocks of topology.yaml: the network between them is the first tree
  * topology of the same file that holds every node of the blocks (an
  * NVLink site's InfiniBand fabric, described beside its blocks), else the
- * aggregation Slurm enforces.  *tree_used names the tree topology taken. */
+ * aggregation Slurm enforces.  out->tree_used names the tree topology
+ * taken. */
 static int yaml_blocks(const struct tp__slurm_topology *st,
 		       const struct tp__topo_recs *recs,
 		       const struct tp__block_sizes *sizes, const tp_block_opts *bo,
-		       struct tp__warnings *warn, tp_machine **out,
-		       const char **tree_used, tp_error *err)
+		       struct tp__stopo_built *out, tp_error *err)
 {
 	for (int j = 0; !bo->tree_text && j < st->set.n; j++) {
 		const struct tp__stopo *t = &st->set.t[j];
@@ -250,24 +250,25 @@ static int yaml_blocks(const struct tp__slurm_topology *st,
 		br.warn = &w;
 		tp_error e;
 		tp_error_clear(&e);
-		if (tp__blocks_from_records(out, &br, sizes, &tr, bo, &e) == TP_OK) {
+		if (tp__blocks_from_records(&out->m, &br, sizes, &tr, bo, &e) == TP_OK) {
 			for (int i = 0; i < w.n; i++)
-				tp__warn(warn, "%s", w.line[i]);
-			*tree_used = t->name;
+				tp__warn(out->warn, "%s", w.line[i]);
+			out->tree_used = t->name;
 			return TP_OK;
 		}
 	}
-	return tp__blocks_from_records(out, recs, sizes, NULL, bo, err);
+	return tp__blocks_from_records(&out->m, recs, sizes, NULL, bo, err);
 }
 
 int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
 			       const struct tp__topo_opts *tree_opts,
 			       const tp_block_opts *block_opts,
-			       struct tp__warnings *warn, tp_machine **out,
-			       const char **tree_used, tp_error *err)
+			       struct tp__stopo_built *built, tp_error *err)
 {
+	struct tp__warnings *warn = built->warn;
+	tp_machine **out = &built->m;
 	*out = NULL;
-	*tree_used = NULL;
+	built->tree_used = NULL;
 	if (which < 0 || which >= st->set.n)
 		return tp_error_set(err, TP_ENOENT, "%s", st->why);
 	const struct tp__stopo *t = &st->set.t[which];
@@ -280,8 +281,7 @@ int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
 		return st->yaml ? tp__tree_from_records(out, &recs, &to, err)
 				: tp__machine_from_topology(out, st->text, st->file, &to, err);
 	case TP__STOPO_BLOCK:
-		return st->yaml ? yaml_blocks(st, &recs, &t->sizes, &bo, warn, out,
-					      tree_used, err)
+		return st->yaml ? yaml_blocks(st, &recs, &t->sizes, &bo, built, err)
 				: tp__machine_from_blocks(out, st->text, st->file, &bo, warn,
 							  err);
 	case TP__STOPO_RING:

@@ -34,16 +34,24 @@ int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
 			    struct tp__slurm_topology *st,
 			    struct tp__warnings *warn, tp_error *err);
 
-/* The machine of topology which (st->chosen for the partition's);
- * TP_ENOENT when it has no network (flat).  Blocks of topology.yaml take
- * the network between them from the first tree topology of the file that
- * holds all their nodes (unless block_opts gives a tree file): its name in
- * *tree_used (NULL: none). */
+/* What a topology of Slurm's builds: the machine (NULL on failure), the
+ * tree topology taken for the network between blocks (NULL: none), and
+ * where loading's warnings go. */
+struct tp__stopo_built {
+	tp_machine *m;
+	const char *tree_used;
+	struct tp__warnings *warn;
+};
+
+/* The machine of topology which (st->chosen for the partition's) into
+ * out->m; TP_ENOENT when it has no network (flat).  Blocks of
+ * topology.yaml take the network between them from the first tree
+ * topology of the file that holds all their nodes (unless block_opts
+ * gives a tree file): its name in out->tree_used. */
 int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
 			       const struct tp__topo_opts *tree_opts,
 			       const tp_block_opts *block_opts,
-			       struct tp__warnings *warn, tp_machine **out,
-			       const char **tree_used, tp_error *err);
+			       struct tp__stopo_built *out, tp_error *err);
 
 /* The topology of that name (-1: none). */
 int tp__slurm_topology_index(const struct tp__slurm_topology *st,
