@@ -464,6 +464,7 @@ slurm-tests: all
 
 check: deps-check
 	$(MAKE) all
+	$(MAKE) $(BENCH_BIN)    # built, not run (make bench): they follow the API
 	$(MAKE) abi-check
 	$(MAKE) unit
 	$(MAKE) cli-tests

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
 
 #ifndef TP_SOURCE_DIR
