@@ -360,7 +360,7 @@ build_check() {
 	local out=$tmp/$1
 	shift
 	"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-prototypes \
-		"$@" -I"$REPO/plugin" -I"$REPO/core/include" \
+		"$@" -I"$REPO/plugin" -I"$REPO/frontend" -I"$REPO/core/include" \
 		-o "$out" "$tmp/check.c" "$REPO/frontend/hints.c" \
 		"$REPO/frontend/lists.c" >"$out.err" 2>&1
 }
