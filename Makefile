@@ -107,6 +107,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/metrics.c \
 	map/modcolor.c \
 	map/place.c \
+	map/predict.c \
 	net/block.c \
 	net/dragonfly.c \
 	net/hashtab.c \
@@ -188,6 +189,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_machine.c \
 	test_metis.c \
 	test_metrics.c \
+	test_predict.c \
 	test_network.c \
 	test_node.c \
 	test_pattern.c \

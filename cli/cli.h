@@ -127,6 +127,9 @@ int cli_map_compare(const tp_job *job, FILE *f);
 
 /* JSON object with every field of m (non-finite doubles become null). */
 json_object *cli_metrics_json(const tp_metrics *m);
+/* {"exchange_us", "block_exchange_us", "ratio", ...}: p against Slurm's
+ * order pb. */
+json_object *cli_predicted_json(const tp_prediction *p, const tp_prediction *pb);
 /* JSON object with the fields of a geometric search report. */
 json_object *cli_report_json(const tp_geom_report *r);
 /* A double with the shortest text that reads back exactly (null if not

@@ -160,7 +160,8 @@ static int score(const struct eval *e, const int32_t *map, const char *what,
 }
 
 static int eval_json(const struct eval *e, int32_t ntasks, const tp_metrics *m,
-		     const tp_metrics *mb)
+		     const tp_metrics *mb, const tp_prediction *p,
+		     const tp_prediction *pb)
 {
 	json_object *doc = json_object_new_object();
 	if (!doc)
@@ -176,6 +177,7 @@ static int eval_json(const struct eval *e, int32_t ntasks, const tp_metrics *m,
 			    ? "bytes/bandwidth" : "bytes"));
 	bad |= cli_json_put(doc, "metrics", cli_metrics_json(m));
 	bad |= cli_json_put(doc, "block_metrics", cli_metrics_json(mb));
+	bad |= cli_json_put(doc, "predicted", cli_predicted_json(p, pb));
 	if (bad) {
 		json_object_put(doc);
 		return cli_fail("out of memory");
@@ -212,12 +214,19 @@ static int eval_run(struct eval *e)
 		return cli_report_runtime("block", &err);
 	if ((rc = score(e, e->block, "block", &mb)))
 		return rc;
+	tp_prediction p, pb;
+	if (tp_predict_exchange(e->g, e->alloc, e->map, &p, &err) < 0 ||
+	    tp_predict_exchange(e->g, e->alloc, e->block, &pb, &err) < 0)
+		return cli_report_runtime("predict", &err);
 	if (e->format && !strcmp(e->format, "json"))
-		return eval_json(e, ntasks, &m, &mb);
+		return eval_json(e, ntasks, &m, &mb, &p, &pb);
 	printf("%s: %ld tasks on %ld nodes\n", e->hostfile, (long)ntasks,
 	       (long)tp_alloc_nnodes(e->alloc));
 	struct cli_row cols[2] = { { "hostfile", &m }, { "block", &mb } };
 	cli_print_metrics_columns(stdout, cols, 2);
+	char line[160];
+	tp_prediction_line(line, sizeof line, &pb, &p);
+	printf("%s (block -> hostfile)\n", line);
 	return cli_finish_stdout();
 }
 

@@ -259,6 +259,10 @@ static json_object *map_doc(const struct cli_map *mp)
 		 : put_null(doc, "metrics");
 	bad |= mb ? cli_json_put(doc, "block_metrics", cli_metrics_json(mb))
 		  : put_null(doc, "block_metrics");
+	const tp_prediction *pr = tp_job_prediction(job, false);
+	bad |= pr ? cli_json_put(doc, "predicted", cli_predicted_json(pr,
+			tp_job_prediction(job, true)))
+		  : put_null(doc, "predicted");
 	bad |= cli_json_put(doc, "candidates", candidates_json(job));
 	bad |= geom ? cli_json_put(doc, "search", cli_report_json(geom))
 		    : put_null(doc, "search");

@@ -94,6 +94,30 @@ json_object *cli_metrics_json(const tp_metrics *m)
 	return o;
 }
 
+json_object *cli_predicted_json(const tp_prediction *p, const tp_prediction *pb)
+{
+	json_object *o = json_object_new_object();
+	if (!o)
+		return NULL;
+	int bad = 0;
+	bad |= add(o, "exchange_us", cli_json_double(p->exchange_us), true);
+	bad |= add(o, "block_exchange_us", cli_json_double(pb->exchange_us), true);
+	bad |= add(o, "ratio", cli_json_double(pb->exchange_us > 0 ? p->exchange_us /
+					       pb->exchange_us : 1), true);
+	bad |= add(o, "bound_us", cli_json_double(p->bound_us), true);
+	bad |= add(o, "block_bound_us", cli_json_double(pb->bound_us), true);
+	bad |= add(o, "bound_only", json_object_new_boolean(p->bound_only ||
+							    pb->bound_only), false);
+	bad |= add(o, "messages", json_object_new_int64(p->messages), false);
+	bad |= add(o, "flows", json_object_new_int64(p->flows), false);
+	bad |= add(o, "rounds", json_object_new_int(p->rounds), false);
+	if (bad) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
 json_object *cli_report_json(const tp_geom_report *r)
 {
 	json_object *o = json_object_new_object();

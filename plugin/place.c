@@ -137,12 +137,21 @@ static void report(const tp_job *job, struct tpk_result *r)
 		add_line(r, "topoplace: policy %s: %s kept: %s (%ld tasks on %ld "
 			 "nodes, %.1f ms)", pol, "Slurm's order",
 			 tp_job_reason(job), n, nn, r->elapsed_ms);
-	else if (m && mb)
+	else if (m && mb) {
+		char pl[160] = "";
+		const tp_prediction *p = tp_job_prediction(job, false);
+		if (p) {
+			pl[0] = ';';
+			pl[1] = ' ';
+			tp_prediction_line(pl + 2, sizeof pl - 2,
+					   tp_job_prediction(job, true), p);
+		}
 		add_line(r, "topoplace: policy %s: %ld tasks on %ld nodes in %.1f "
-			 "ms; hop-bytes %.6g -> %.6g, max congestion %.6g -> %.6g "
-			 "(Slurm's default order -> topoplace)", pol, n, nn,
+			 "ms; hop-bytes %.6g -> %.6g, max congestion %.6g -> %.6g"
+			 "%s (Slurm's default order -> topoplace)", pol, n, nn,
 			 r->elapsed_ms, mb->hop_bytes, m->hop_bytes,
-			 mb->max_congestion_bytes, m->max_congestion_bytes);
+			 mb->max_congestion_bytes, m->max_congestion_bytes, pl);
+	}
 	else
 		add_line(r, "topoplace: policy %s: %ld tasks on %ld nodes in %.1f "
 			 "ms (no communication pattern, no metrics)", pol, n, nn,

@@ -145,6 +145,26 @@ struct tp_net_ops; /* network.h: one table per kind of network */
 
 /* A machine: named nodes on routers, the routers embedded in a box of
  * integer coordinates, and the network that joins them (network.h). */
+/* The fabric's speeds for the time model (map/predict.c), from
+ * topoplace.conf (HopLatency=, NodeBandwidth=, IntraNodeBandwidth=); the
+ * kinds' own bandwidths (LevelBandwidth=, LinkBandwidth=, ...) stay with
+ * the kind (tp_net_ops.lane_bandwidth). */
+struct tp__fabric {
+	double node_bw;       /* bytes/s of a node's network port, each
+				 direction; also every link whose own
+				 bandwidth is not given */
+	double hop_lat;       /* seconds per link crossed */
+	double intra_bw;      /* bytes/s between two tasks of one node */
+	bool node_bw_set;     /* NodeBandwidth= given (else a kind may take
+				 its first level's) */
+};
+
+/* The defaults: a 200 Gb/s port (HDR InfiniBand, Slingshot 11), 100 ns a
+ * link (a switch hop and its cable), shared memory at 100 GB/s. */
+#define TP__DEFAULT_NODE_BW 25e9
+#define TP__DEFAULT_HOP_LAT 1e-7
+#define TP__DEFAULT_INTRA_BW 100e9
+
 struct tp_machine {
 	int ndims;                     /* the coordinate box */
 	int dims[TP_MAX_DIMS];
@@ -162,6 +182,7 @@ struct tp_machine {
 					  (1/bandwidth on trees with
 					  LevelBandwidth=), in net_data; NULL:
 					  every link weighs 1 */
+	struct tp__fabric fab;         /* speeds for the time model */
 
 	int32_t nnodes, cap;
 	char **names;                  /* names of the nodes not in a numbered

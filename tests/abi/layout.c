@@ -174,6 +174,15 @@ int main(void)
 	FIELD(tp_metrics, max_congestion_msgs);
 	FIELD(tp_metrics, frac_intra_node);
 	FIELD(tp_metrics, frac_intra_router);
+	/* predict.h */
+	STRUCT(tp_prediction);
+	FIELD(tp_prediction, exchange_us);
+	FIELD(tp_prediction, bound_us);
+	FIELD(tp_prediction, messages);
+	FIELD(tp_prediction, flows);
+	FIELD(tp_prediction, links);
+	FIELD(tp_prediction, rounds);
+	FIELD(tp_prediction, bound_only);
 	/* node.h */
 	STRUCT(tp_node_part);
 	FIELD(tp_node_part, kind);

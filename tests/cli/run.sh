@@ -388,7 +388,7 @@ cp "$tmp/out" "$tmp/blk64"
 tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --stencil 4x4x4 --policy random --seed 5
 if check0 "random with a pattern"; then
 	if cmp -s "$tmp/out" "$tmp/blk64" &&
-	   grep -q "note: Slurm's block order kept: policy random scores worse than Slurm's order under hop-bytes" "$tmp/err"; then
+	   grep -q "note: Slurm's block order kept: policy random is predicted slower than Slurm's order" "$tmp/err"; then
 		ok "random with a pattern: never worse than block (block kept, one note)"
 	else no "random with a pattern" "$(cat "$tmp/err")"; fi
 fi

@@ -171,7 +171,7 @@ if picture "map svg: policy block" "$O" map -c "$EX/mesh2d.conf" -w 'node[00-15]
 	panels "map svg: policy block, panels identical" "$O" same
 fi
 O=$tmp/torus.svg
-if picture "map svg: 3-D torus" "$O" map -c "$C4" -w "$SCATTER" -N 2 -s 11x4:9pt \
+if picture "map svg: 3-D torus" "$O" map -c "$C4" -w "$SCATTER" -N 2 -s 11x4:9pt:bytes=65536 \
 	--policy geometric --format svg -o "$O"; then
 	panels "map svg: 3-D torus, panels differ" "$O" differ
 	grep -q '>z=3<' "$O" && ok "map svg: torus slices labelled" ||

@@ -1,6 +1,7 @@
 /* Unit tests: two-level dragonflies (core/src/net/dragonfly.c) and
  * Network=dragonfly in topoplace.conf. */
 #include "testutil.h"
+#include "map/predict_internal.h"
 #include "internal.h"
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
@@ -89,10 +90,10 @@ START_TEST(distances_and_routes)
 }
 END_TEST
 
-/* Auto's rule (place.h): on this sparse allocation the candidate
- * with the fewest hop-bytes (68) loads a global link with 6 bytes; auto
- * keeps one with at most 20 % more hop-bytes (74) and a third less
- * congestion (4): by hop-bytes alone it would have kept the other. */
+/* Auto chooses by predicted time (predict.h): on this sparse allocation
+ * the candidate with the fewest hop-bytes loads a global link more than
+ * another; of those it modelled, auto keeps the one predicted fastest,
+ * and never one predicted slower than Slurm's order. */
 START_TEST(auto_rule_congestion)
 {
 	tp_conf *c = dfly("direct");
@@ -104,36 +105,28 @@ START_TEST(auto_rule_congestion)
 					     "d039,d049", 4, "t", &a, &err) == 0,
 		      "%s", err.msg);
 	tp_graph *g = NULL;
-	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8:5pt", 64, NULL), 0);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8:5pt:bytes=65536", 64, NULL), 0);
 	int32_t map[64];
 	tp_place_opts o;
 	tp_place_opts_default(&o);
 	o.policy = TP_POLICY_AUTO;
 	tp_place_report r;
 	ck_assert_int_eq(tp_place_ex(g, a, &o, map, &r, &err), 0);
-	int low = -1;
+	ck_assert(r.by_time);
+	const tp_place_candidate *k = &r.cand[r.best];
+	ck_assert(k->has_predicted && r.cand[0].has_predicted);
+	ck_assert(k->predicted_us <= r.cand[0].predicted_us);
 	for (int i = 0; i < r.ncandidates; i++)
-		if (r.cand[i].ran && (low < 0 || r.cand[i].score < r.cand[low].score))
-			low = i;
-	const tp_place_candidate *k = &r.cand[r.best], *h = &r.cand[low];
-	ck_assert_int_ne(r.best, low);
-	ck_assert(k->has_congestion && h->has_congestion);
-	ck_assert_msg(k->congestion <= (1 - TP_PLACE_CONGESTION_SHARE) * h->congestion &&
-		      k->score <= (1 + TP_PLACE_CONGESTION_SHARE) * h->score,
-		      "kept %s (%g, %g) over %s (%g, %g)", k->name, k->score,
-		      k->congestion, h->name, h->score, h->congestion);
+		if (r.cand[i].has_predicted)
+			ck_assert_msg(k->predicted_us <= (1 + 0.005) * r.cand[i].predicted_us,
+				      "kept %s (%g us) over %s (%g us)", k->name,
+				      k->predicted_us, r.cand[i].name, r.cand[i].predicted_us);
+	tp_prediction p;
+	ck_assert_int_eq(tp_predict_exchange(g, a, map, &p, NULL), 0);
+	ck_assert(fabs(p.exchange_us - k->predicted_us) <= 1e-9 * p.exchange_us);
 	tp_metrics mt;
 	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, NULL), 0);
-	ck_assert(mt.max_congestion_bytes == k->congestion);
 	ck_assert(mt.hop_bytes == k->score);
-	/* under the congestion metric the rule is not needed: congestion
-	 * first anyway, and the maximum is no higher */
-	o.geom.metric = TP_METRIC_CONGESTION;
-	int32_t cm[64];
-	ck_assert_int_eq(tp_place_ex(g, a, &o, cm, &r, &err), 0);
-	tp_metrics mc;
-	ck_assert_int_eq(tp_metrics_compute(g, a, cm, true, &mc, NULL), 0);
-	ck_assert(mc.max_congestion_bytes <= mt.max_congestion_bytes);
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);

@@ -1,6 +1,7 @@
 /* Unit tests: graph mapping (core/src/map/graphmap.c) and the graph and auto
  * policies (core/src/map/place.c). */
 #include "testutil.h"
+#include "map/predict_internal.h"
 #include "input/alloc_internal.h"
 #include "map/graphmap_internal.h"
 #include "map/place_internal.h"
@@ -321,7 +322,13 @@ START_TEST(policies_graph_auto)
 	ck_assert_str_eq(r.cand[1].name, "geometric");
 	ck_assert(!r.cand[1].ran);
 	ck_assert(strstr(r.cand[1].note, "no task coordinates"));
-	ck_assert(tp_metrics_hop_bytes(g, a, m2) <= hb);
+	/* auto keeps the candidate predicted fastest: no slower than
+	 * graph's within the tie share, and far below block */
+	tp_prediction p1, p2;
+	ck_assert_int_eq(tp_predict_exchange(g, a, m1, &p1, NULL), 0);
+	ck_assert_int_eq(tp_predict_exchange(g, a, m2, &p2, NULL), 0);
+	ck_assert(!r.by_time || p2.exchange_us <= (1 + 0.005) * p1.exchange_us);
+	ck_assert(r.by_time || tp_metrics_hop_bytes(g, a, m2) <= hb);
 	ck_assert(tp_metrics_hop_bytes(g, a, m2) < 0.5 * r.cand[0].score);
 	/* tp_place (the old entry point) gives the same mapping */
 	int32_t m3[256];

@@ -34,6 +34,7 @@
 #include <topoplace/export.h>
 #include <topoplace/geom.h>
 #include <topoplace/metrics.h>
+#include <topoplace/predict.h>
 #include <topoplace/node.h>
 #include <topoplace/nodeplace.h>
 #include <topoplace/pattern.h>
@@ -227,6 +228,9 @@ TP_EXPORT double tp_job_elapsed_ms(const tp_job *job);
  * (NULL otherwise, or without a pattern). */
 TP_EXPORT const tp_metrics *tp_job_metrics(const tp_job *job);
 TP_EXPORT const tp_metrics *tp_job_block_metrics(const tp_job *job);
+/* The predicted exchange time (predict.h) of the result, or with block of
+ * Slurm's order; computed with the metrics (NULL without them). */
+TP_EXPORT const tp_prediction *tp_job_prediction(const tp_job *job, bool block);
 
 /* The candidate list as text, one line per candidate then the verdict,
  * each line starting with prefix; what --explain and --topo-report print. */

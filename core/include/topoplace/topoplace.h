@@ -19,6 +19,7 @@
 #include <topoplace/alloc.h>
 #include <topoplace/pattern.h>
 #include <topoplace/metrics.h>
+#include <topoplace/predict.h>
 #include <topoplace/geom.h>
 #include <topoplace/graphmap.h>
 #include <topoplace/place.h>

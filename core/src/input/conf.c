@@ -82,6 +82,10 @@ struct loader {
 	/* Settings seen so far (line 0: not given). */
 	int policy_line, metric_line, budget_line;
 	int first_node_line;
+	/* the time model's speeds: HopLatency=, NodeBandwidth=,
+	 * IntraNodeBandwidth= (line 0: the defaults) */
+	int lat_line, nodebw_line, intrabw_line;
+	double lat_s, nodebw, intrabw;
 
 	struct origin *origin; /* spans, in node order */
 	size_t norigins, origin_cap;
@@ -165,6 +169,88 @@ int tp__conf_parse_number(const char *s, bool allow_zero, double *out)
 		return -2;
 	*out = v;
 	return 0;
+}
+
+/* A bandwidth in GB/s (10^9 bytes/s): a bare number, or with a unit
+ * (25GB/s, 200Gb/s, 200Gbps, 25GBps, 400MB/s, 1.6TB/s; B bytes, b bits).
+ * 0, -1 not a bandwidth, -2 not > 0. */
+int tp__conf_parse_bandwidth(const char *s, double *gbps)
+{
+	static const struct { const char *unit; double gb; } units[] = {
+		{ "TB/s", 1e3 }, { "TBps", 1e3 }, { "Tb/s", 125 }, { "Tbps", 125 },
+		{ "GB/s", 1 }, { "GBps", 1 }, { "Gb/s", 0.125 }, { "Gbps", 0.125 },
+		{ "MB/s", 1e-3 }, { "MBps", 1e-3 },
+		{ "Mb/s", 1.25e-4 }, { "Mbps", 1.25e-4 },
+	};
+	char num[64];
+	size_t n = strspn(s, "0123456789.eE+-");
+	/* "1e" of "1e3GB/s" is the number's; a bare "e" never starts a unit */
+	if (n == 0 || n >= sizeof num)
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	double scale = 1;
+	if (s[n]) {
+		size_t i;
+		for (i = 0; i < sizeof units / sizeof *units; i++)
+			if (!strcmp(s + n, units[i].unit))
+				break;
+		if (i == sizeof units / sizeof *units)
+			return -1;
+		scale = units[i].gb;
+	}
+	double v;
+	int rc = tp__conf_parse_number(num, false, &v);
+	if (rc)
+		return rc;
+	if (!isfinite(v * scale) || v * scale <= 0)
+		return -2;
+	*gbps = v * scale;
+	return 0;
+}
+
+/* A time in seconds: a bare number of microseconds, or with a unit (ns,
+ * us, ms, s).  0, -1 not a time, -2 negative. */
+int tp__conf_parse_time(const char *s, double *sec)
+{
+	static const struct { const char *unit; double s; } units[] = {
+		{ "ns", 1e-9 }, { "us", 1e-6 }, { "ms", 1e-3 }, { "s", 1 },
+	};
+	char num[64];
+	size_t n = strspn(s, "0123456789.eE+-");
+	if (n == 0 || n >= sizeof num)
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	double scale = 1e-6;
+	if (s[n]) {
+		size_t i;
+		for (i = 0; i < sizeof units / sizeof *units; i++)
+			if (!strcmp(s + n, units[i].unit))
+				break;
+		if (i == sizeof units / sizeof *units)
+			return -1;
+		scale = units[i].s;
+	}
+	double v;
+	int rc = tp__conf_parse_number(num, true, &v);
+	if (rc)
+		return rc;
+	*sec = v * scale;
+	return 0;
+}
+
+int tp__conf_bandwidth(struct tp__conf_reader *r, const struct tp__conf_tok *t,
+		       double *gbps)
+{
+	int rc = tp__conf_parse_bandwidth(t->val, gbps);
+	if (rc)
+		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
+				      "%s=%s: %s", t->key, t->val, rc == -2
+				      ? "not a positive bandwidth"
+				      : "not a bandwidth (GB/s, or a number with "
+				      "GB/s, Gb/s, Gbps, MB/s, ...)");
+	return TP_OK;
 }
 
 static int parse_bool(const char *s, bool *out)
@@ -590,7 +676,7 @@ static int set_bw(struct loader *ld, const struct tp__conf_tok *t)
 			    "LinkBandwidth=%s: more than %d values", t->val,
 			    TP_MAX_DIMS);
 	for (int d = 0; d < n; d++) {
-		int r = tp__conf_parse_number(parts[d], false, &ld->r.bw[d]);
+		int r = tp__conf_parse_bandwidth(parts[d], &ld->r.bw[d]);
 		if (r)
 			return lerr(ld, NULL, t->line, TP_EINVAL,
 				    "LinkBandwidth=%s: value %d ('%s') is not a positive number",
@@ -631,7 +717,7 @@ static int set_levels(struct loader *ld, const struct tp__conf_tok *t, bool cost
 		long long v = 0;
 		double x = 0;
 		int r = cost ? tp__conf_parse_ll(parts[i], 1, 1000000, &v)
-			     : tp__conf_parse_number(parts[i], false, &x);
+			     : tp__conf_parse_bandwidth(parts[i], &x);
 		if (r)
 			return lerr(ld, NULL, t->line, TP_EINVAL,
 				    "%s=%s: value %d ('%s') is not %s", t->key,
@@ -742,6 +828,9 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 		{ ld->policy_line, "DefaultPolicy", true },
 		{ ld->metric_line, "DefaultMetric", true },
 		{ ld->budget_line, "TimeBudgetMs", true },
+		{ ld->lat_line, "HopLatency", true },
+		{ ld->nodebw_line, "NodeBandwidth", true },
+		{ ld->intrabw_line, "IntraNodeBandwidth", true },
 	};
 	for (size_t i = 0; i < sizeof site / sizeof *site && na < 64; i++)
 		added[na++] = site[i];
@@ -976,6 +1065,28 @@ static int set_budget(struct loader *ld, const struct tp__conf_tok *t)
 			    "TimeBudgetMs=%s: not a number >= 0", t->val);
 	ld->c->time_budget_ms = v;
 	return TP_OK;
+}
+
+/* HopLatency=0.1us, NodeBandwidth=25GB/s, IntraNodeBandwidth=100: what
+ * the time model needs that no topology file says (every network). */
+static int set_speed(struct loader *ld, const struct tp__conf_tok *t)
+{
+	bool lat = !strcasecmp(t->key, "HopLatency");
+	bool node = !strcasecmp(t->key, "NodeBandwidth");
+	int rc = set_once(ld, t, lat ? &ld->lat_line : node ? &ld->nodebw_line
+			  : &ld->intrabw_line, false);
+	if (rc)
+		return rc;
+	if (lat) {
+		if ((rc = tp__conf_parse_time(t->val, &ld->lat_s)) ||
+		    ld->lat_s > 1)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "HopLatency=%s: %s", t->val, rc == -2
+				    ? "negative" : rc ? "not a time (100ns, 0.1us, "
+				    "1e-7s; a bare number is us)" : "above 1 s");
+		return TP_OK;
+	}
+	return tp__conf_bandwidth(&ld->r, t, node ? &ld->nodebw : &ld->intrabw);
 }
 
 /* ---- CoordFile ---- */
@@ -1696,14 +1807,30 @@ static int node_line(struct loader *ld, const struct tp__conf_tok *toks, int n)
 
 /* ---- logical lines ---- */
 
-/* Key k is key *j of kind *i. */
-static bool find_kind_key(const char *k, int *i, int *j)
+/* Key k is key *j of kind *i.  Two kinds may share a key's name
+ * (Routing= of trees and dragonflies): the kind Network= names takes it,
+ * else (Slurm's topology) the kind whose key Slurm's topology takes, else
+ * the first. */
+static bool find_kind_key(const struct loader *ld, const char *k, int *i,
+			  int *j)
 {
-	for (*i = 0; tp__conf_kinds[*i]; ++*i)
-		for (*j = 0; *j < tp__conf_kinds[*i]->nkeys; ++*j)
-			if (!strcasecmp(k, tp__conf_kinds[*i]->keys[*j].name))
-				return true;
-	return false;
+	int fi = -1, fj = -1, pri = -1;
+	for (int a = 0; tp__conf_kinds[a]; a++)
+		for (int b = 0; b < tp__conf_kinds[a]->nkeys; b++) {
+			if (strcasecmp(k, tp__conf_kinds[a]->keys[b].name))
+				continue;
+			int p = tp__conf_kinds[a] == ld->c->kind ? 2
+				: !ld->c->kind && (tp__conf_kinds[a]->keys[b].flags &
+						   TP__CONF_KEY_SLURM) ? 1 : 0;
+			if (p > pri) {
+				pri = p;
+				fi = a;
+				fj = b;
+			}
+		}
+	*i = fi;
+	*j = fj;
+	return fi >= 0;
 }
 
 /* A key of kind i's own: once, before the first node; parsed by the kind. */
@@ -1737,6 +1864,10 @@ static int settings_line(struct loader *ld, const struct tp__conf_tok *toks, int
 			rc = set_metric(ld, t);
 		else if (!strcasecmp(k, "TimeBudgetMs"))
 			rc = set_budget(ld, t);
+		else if (!strcasecmp(k, "HopLatency") ||
+			 !strcasecmp(k, "NodeBandwidth") ||
+			 !strcasecmp(k, "IntraNodeBandwidth"))
+			rc = set_speed(ld, t);
 		else if (!strcasecmp(k, "TopologyFile"))
 			rc = set_topo(ld, t);
 		else if (!strcasecmp(k, "Distance"))
@@ -1745,7 +1876,7 @@ static int settings_line(struct loader *ld, const struct tp__conf_tok *toks, int
 			rc = set_levels(ld, t, true);
 		else if (!strcasecmp(k, "LevelBandwidth"))
 			rc = set_levels(ld, t, false);
-		else if (find_kind_key(k, &ki, &kj))
+		else if (find_kind_key(ld, k, &ki, &kj))
 			rc = set_kind_key(ld, t, ki, kj);
 		else if (!strcasecmp(k, "CoordFile") || !strcasecmp(k, "SwitchFile"))
 			; /* after the line's settings */
@@ -1903,6 +2034,17 @@ static int at_end(struct loader *ld)
 	const struct tp__conf_kind *kind = ld->c->kind;
 	if (!kind->dims_shape && (rc = ensure_machine(ld, 0, "end of file")))
 		return rc;
+	if (ld->c->b.m) {
+		struct tp__fabric *f = &ld->c->b.m->fab;
+		if (ld->lat_line)
+			f->hop_lat = ld->lat_s;
+		if (ld->nodebw_line) {
+			f->node_bw = ld->nodebw * 1e9;
+			f->node_bw_set = true;
+		}
+		if (ld->intrabw_line)
+			f->intra_bw = ld->intrabw * 1e9;
+	}
 	if (kind->finish && (rc = kind->finish(&ld->r, state_of(ld, kind))))
 		return rc;
 	if (kind->dims_shape && !ld->r.dims_line && !ld->c->from_slurm)

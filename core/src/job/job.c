@@ -777,6 +777,13 @@ const tp_metrics *tp_job_metrics(const tp_job *job)
 	return job->have_metrics ? &job->m : NULL;
 }
 
+const tp_prediction *tp_job_prediction(const tp_job *job, bool block)
+{
+	if (!job || !job->have_pred)
+		return NULL;
+	return block ? &job->pred_block : &job->pred;
+}
+
 const tp_metrics *tp_job_block_metrics(const tp_job *job)
 {
 	return job->have_metrics ? &job->mblock : NULL;
@@ -879,6 +886,11 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 			bad |= fprintf(f, "%s%c %-20s GPU links %-10.6g ms, score "
 				       "%-14.6g %9.1f ms%s%s\n", px, mark, c->name,
 				       c->rank, c->score, c->ms, sep, c->note) < 0;
+		else if (c->predicted)
+			bad |= fprintf(f, "%s%c %-20s score %-14.6g %9.1f ms  "
+				       "predicted %.4g us%s%s\n", px, mark, c->name,
+				       c->score, c->ms, c->predicted_us, sep,
+				       c->note) < 0;
 		else if (c->congested)
 			bad |= fprintf(f, "%s%c %-20s score %-14.6g %9.1f ms  max "
 				       "congestion %.6g%s%s\n", px, mark, c->name,
@@ -906,5 +918,10 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 					bad |= fprintf(f, "%skept %s\n", px,
 						       job->cand[i].name) < 0;
 			}
+	if (job->have_pred) {
+		char line[160];
+		tp_prediction_line(line, sizeof line, &job->pred_block, &job->pred);
+		bad |= fprintf(f, "%s%s (Slurm's order -> topoplace)\n", px, line) < 0;
+	}
 	return bad ? TP_EIO : 0;
 }

@@ -17,6 +17,8 @@ struct tp_job_cand {
 	bool ran, scored, chosen, ranked, congested;
 	double score, rank, ms;
 	double congestion;         /* max link load, when congested */
+	bool predicted;            /* predicted_us holds its exchange time */
+	double predicted_us;
 	char note[96];
 };
 
@@ -65,6 +67,8 @@ struct tp_job {
 	tp_geom_report geom;
 	bool have_metrics;
 	tp_metrics m, mblock;
+	bool have_pred;            /* pred, pred_block: predict.h */
+	tp_prediction pred, pred_block;
 	char notes[TP_JOB_MAX_NOTES][TP_ERROR_MSG_MAX];
 	int nnotes;
 	double elapsed_ms;

@@ -23,6 +23,7 @@
 #include "job/job_internal.h"
 #include "map/metrics_internal.h"
 #include "map/place_internal.h"
+#include "map/predict_internal.h"
 
 static void keep(tp_job *job, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -125,6 +126,8 @@ static void copy_report(tp_job *job, const tp_place_report *rep, bool ranked)
 		c->ms = pc->ms;
 		c->congested = pc->has_congestion;
 		c->congestion = pc->congestion;
+		c->predicted = pc->has_predicted;
+		c->predicted_us = pc->predicted_us;
 		c->chosen = i == rep->best;
 		snprintf(c->note, sizeof c->note, "%s", pc->note);
 	}
@@ -155,6 +158,11 @@ static double gain_over(const struct tp_job_cand *win,
 		if (fabs(win->rank - blk->rank) > tol)
 			return share_below(win->rank, blk->rank);
 	}
+	/* auto by predicted time: the time it saves, unless they tie */
+	if (win->predicted && blk->predicted &&
+	    fabs(win->predicted_us - blk->predicted_us) >
+	    TP__PREDICT_TIE_SHARE * blk->predicted_us)
+		return share_below(win->predicted_us, blk->predicted_us);
 	if (win->congested && blk->congested) {
 		const double S = TP_PLACE_CONGESTION_SHARE;
 		double cg = share_below(win->congestion, blk->congestion);
@@ -199,6 +207,24 @@ static void judge_auto(tp_job *job)
 	job->status = TP_JOB_PLACED;
 }
 
+/* The predicted exchange times of the job's map and Slurm's order, when
+ * the model is affordable (the hop-bytes metric: under congestion the
+ * metric is what the job asked for). */
+#define PREDICT_JOB_MAX_WORK ((int64_t)1 << 22)
+static bool predicted_pair(const tp_job *job, double *mine, double *blk)
+{
+	if (job->metric != TP_METRIC_HOP_BYTES ||
+	    tp__predict_work(job->g, job->alloc) > PREDICT_JOB_MAX_WORK)
+		return false;
+	tp_prediction a, b;
+	if (tp__predict(job->g, job->alloc, job->map, 8 * PREDICT_JOB_MAX_WORK, &a, NULL) ||
+	    tp__predict(job->g, job->alloc, job->block, 8 * PREDICT_JOB_MAX_WORK, &b, NULL))
+		return false;
+	*mine = a.exchange_us;
+	*blk = b.exchange_us;
+	return true;
+}
+
 /* Any other policy: its result, unless Slurm's order scores better. */
 static int judge_single(tp_job *job, double ms, tp_error *err)
 {
@@ -227,7 +253,18 @@ static int judge_single(tp_job *job, double ms, tp_error *err)
 	if (job->have_geom && job->geom.default_kept)
 		mine->score = blk->score;   /* tp_place kept block already */
 	const char *pn = tp_policy_name(job->policy);
-	if (mine->score > blk->score) {
+	double pm = 0, pbk = 0;
+	bool timed = predicted_pair(job, &pm, &pbk);
+	if (timed) {
+		mine->predicted = blk->predicted = true;
+		mine->predicted_us = pm;
+		blk->predicted_us = pbk;
+	}
+	if (timed && pm > (1 + TP__PREDICT_TIE_SHARE) * pbk && !same_map(job)) {
+		choose_block(job, blk);
+		keep(job, "policy %s is predicted slower than Slurm's order (%.4g us "
+		     "against %.4g us an exchange)", pn, pm, pbk);
+	} else if (mine->score > blk->score) {
 		choose_block(job, blk);
 		keep(job, "policy %s scores worse than Slurm's order under %s", pn,
 		     tp_metric_name(job->metric));
@@ -332,6 +369,13 @@ static int compute_metrics(tp_job *job, tp_error *err)
 		rc = tp_metrics_compute(job->g, job->alloc, job->block, true,
 					&job->mblock, err);
 	job->have_metrics = rc == 0;
+	/* the predicted exchange of both (bounded: a large exchange gets its
+	 * bound, predict.h) */
+	if (!rc && !tp__predict(job->g, job->alloc, job->map, TP__PREDICT_MAX_WORK,
+				&job->pred, NULL) &&
+	    !tp__predict(job->g, job->alloc, job->block, TP__PREDICT_MAX_WORK,
+			 &job->pred_block, NULL))
+		job->have_pred = true;
 	return rc;
 }
 

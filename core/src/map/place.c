@@ -49,6 +49,7 @@
 #include "map/graphmap_internal.h"
 #include "map/metrics_internal.h"
 #include "map/place_internal.h"
+#include "map/predict_internal.h"
 
 static const struct {
 	const char *name;
@@ -297,6 +298,8 @@ typedef struct cand_run {
 	double best_rank;    /* o->rank of the best, when given */
 	int best_idx;        /* the best's candidate (for its congestion) */
 	bool rule;           /* the auto rule applies (place.h) */
+	bool by_time;        /* auto compares predicted exchange times */
+	bool time_verdict;   /* time_decides' answer */
 	bool alt;            /* a candidate other than block has a result */
 	tp_congestion_ws *cws;  /* the rule's congestion workspace */
 	double t0;
@@ -501,6 +504,42 @@ static bool congestion_of(cand_run *r, tp_place_candidate *c,
 	return true;
 }
 
+/* auto by predicted time (predict.h): what a prediction may cost, in lane
+ * visits (routing, then each round of rates); about 10 ns each, a few
+ * rounds.  Larger exchanges keep the hop-bytes and congestion rule. */
+#define PREDICT_AUTO_MAX_WORK ((int64_t)1 << 22)
+#define PREDICT_NS_PER_VISIT 10.0
+#define PREDICT_ROUNDS_EXPECTED 8.0
+/* A candidate this far above the best in hop-bytes is not modelled: it
+ * loses (the quick filter before the model). */
+#define PREDICT_FILTER_HOPS 2.0
+
+static bool predict_fits(const cand_run *r)
+{
+	if (r->o->geom.time_budget_ms <= 0)
+		return true;
+	double est = (double)tp__predict_work(r->g, r->a) * PREDICT_NS_PER_VISIT *
+		     PREDICT_ROUNDS_EXPECTED / 1e6;
+	return est <= remaining_ms(r) / 4;
+}
+
+/* The predicted exchange time of map into c (once).  False when it cannot
+ * be had (out of memory, past the budget). */
+static bool predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map)
+{
+	if (c->has_predicted)
+		return true;
+	if (out_of_time(r) || !predict_fits(r))
+		return false;
+	tp_prediction p;
+	if (tp__predict(r->g, r->a, map, PREDICT_AUTO_MAX_WORK *
+			(int64_t)PREDICT_ROUNDS_EXPECTED, &p, NULL))
+		return false;
+	c->predicted_us = p.exchange_us;
+	c->has_predicted = true;
+	return true;
+}
+
 /* Is hop-bytes a at most share above b? */
 static bool within(double a, double b, double share)
 {
@@ -530,6 +569,32 @@ static bool rule_better(cand_run *r, tp_place_candidate *c, bool ties_win)
 	return by_hops;
 }
 
+/* auto by predicted time: c (in r->trial) against the best.  True when
+ * the times decide, the verdict in r->time_verdict: a candidate far above
+ * in hop-bytes loses unmodelled; otherwise the lower predicted time wins,
+ * unless within TP__PREDICT_TIE_SHARE (then the hop-bytes rule decides). */
+static bool time_decides(cand_run *r, tp_place_candidate *c, bool ties_win)
+{
+	(void)ties_win;
+	tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	if (c->score > PREDICT_FILTER_HOPS * r->best_score && r->best_score > 0) {
+		r->time_verdict = false;
+		return true;
+	}
+	if (!predicted_of(r, c, r->trial) || !predicted_of(r, b, r->best))
+		return false;
+	double pc = c->predicted_us, pb = b->predicted_us;
+	if (pc < (1 - TP__PREDICT_TIE_SHARE) * pb) {
+		r->time_verdict = true;
+		return true;
+	}
+	if (pc > (1 + TP__PREDICT_TIE_SHARE) * pb) {
+		r->time_verdict = false;
+		return true;
+	}
+	return false;
+}
+
 /* Candidate c (its mapping in r->trial) against the best so far: by the
  * rank option first when given (relative tolerance 1e-9), then by the
  * metric, or the auto rule; strictly better, or also equal when
@@ -543,6 +608,8 @@ static bool better(cand_run *r, tp_place_candidate *c, bool ties_win)
 		if (c->rank > r->best_rank + tol)
 			return false;
 	}
+	if (r->by_time && time_decides(r, c, ties_win))
+		return r->time_verdict;
 	if (r->rule)
 		return rule_better(r, c, ties_win);
 	return ties_win ? c->score <= r->best_score : c->score < r->best_score;
@@ -856,6 +923,12 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 	r.rule = o->policy == TP_POLICY_AUTO &&
 		 rep->metric == TP_METRIC_HOP_BYTES &&
 		 congestion_affordable(g, a);
+	/* auto chooses by predicted time where the model is affordable; the
+	 * rule above breaks its ties */
+	r.by_time = o->policy == TP_POLICY_AUTO &&
+		    rep->metric == TP_METRIC_HOP_BYTES &&
+		    tp__predict_work(g, a) <= PREDICT_AUTO_MAX_WORK;
+	rep->by_time = r.by_time;
 	if (o->policy == TP_POLICY_AUTO) {
 		/* block first and always: the result is never worse than it;
 		 * on a hierarchy with task coordinates, its splits by
@@ -896,7 +969,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 				  "a mapping (%s: %s)", tp_policy_name(o->policy),
 				  rep->cand[0].name, rep->cand[0].note);
 	settle(&r);   /* an error may have come first */
-	if (!rc && r.rule)
+	if (!rc && (r.rule || r.by_time))
 		rule_against_block(&r);
 	tp_congestion_ws_destroy(r.ws);
 	tp_congestion_ws_destroy(r.cws);

@@ -24,6 +24,8 @@ typedef struct tp_place_candidate {
 	char note[80];          /* why skipped or failed, else empty */
 	bool has_congestion;    /* congestion holds the maximum link load */
 	double congestion;      /* max_congestion_bytes (the auto rule) */
+	bool has_predicted;     /* predicted_us holds its exchange time */
+	double predicted_us;    /* (auto, by predicted time: predict.h) */
 } tp_place_candidate;
 
 typedef struct tp_place_report {
@@ -35,6 +37,7 @@ typedef struct tp_place_report {
 	bool have_geom;         /* geometric ran: geom holds its report */
 	tp_geom_report geom;
 	bool budget_hit;        /* a candidate was skipped for the budget */
+	bool by_time;           /* auto chose by predicted time */
 	double elapsed_ms;
 } tp_place_report;
 

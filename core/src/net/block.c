@@ -138,6 +138,50 @@ static int route(const struct tp_machine *m, const int *a, const int *b,
 	return len;
 }
 
+/* The time model: inside a block as route(); between blocks the lanes of
+ * the tree (tree.c: destination mod k over parallel uplinks), after the
+ * 2n node lanes. */
+static int lane_route(const struct tp_machine *m, const int *a, const int *b,
+		      int64_t *lanes, int cap)
+{
+	const struct tp_blocks *k = m->net_data;
+	if (k->node_block[a[0]] == k->node_block[b[0]])
+		return route(m, a, b, lanes, cap);
+	const tp_machine *t = k->tree;
+	int ta = k->tree_node[a[0]], tb = k->tree_node[b[0]];
+	const int *ca = &t->coords[(size_t)ta * t->ndims];
+	const int *cb = &t->coords[(size_t)tb * t->ndims];
+	int len = t->net->lane_route(t, ca, cb, lanes, cap);
+	for (int i = 0; i < len; i++)
+		lanes[i] += 2 * (int64_t)k->n;
+	return len;
+}
+
+static int64_t lane_count(const struct tp_machine *m)
+{
+	const struct tp_blocks *k = m->net_data;
+	return 2 * (int64_t)k->n + k->tree->net->lane_count(k->tree);
+}
+
+/* An NVLink-domain link at BlockBandwidth= (default 900 GB/s, one NVLink 5
+ * GPU); the tree's lanes as tree.c gives them, its nodes' ports and its
+ * non-blocking default cables at NetworkBandwidth= (else the fabric's
+ * default). */
+#define NVLINK_DEFAULT_BW 900e9
+static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
+{
+	const struct tp_blocks *k = m->net_data;
+	if (lane < 2 * (int64_t)k->n)
+		return k->bbw > 0 ? k->bbw * 1e9 : NVLINK_DEFAULT_BW;
+	const tp_machine *t = k->tree;
+	double bw = t->net->lane_bandwidth(t, lane - 2 * (int64_t)k->n);
+	if (!tp_machine_has_level_bandwidth(t)) {
+		double port = k->nbw > 0 ? k->nbw * 1e9 : m->fab.node_bw;
+		bw = bw / t->fab.node_bw * port;
+	}
+	return bw;
+}
+
 static int64_t max_route_links(const struct tp_machine *m)
 {
 	const struct tp_blocks *k = m->net_data;
@@ -246,6 +290,10 @@ static const struct tp_net_ops block_ops = {
 	.max_link_bandwidth = max_link_bandwidth,
 	.destroy = destroy,
 	.hierarchy = hierarchy,
+	.lane_count = lane_count,
+	.lane_route = lane_route,
+	.lane_bandwidth = lane_bandwidth,
+	.routes_ports = true,
 };
 
 /* ---- the blocks, from records (topology.conf's or topology.yaml's) ----

@@ -49,6 +49,7 @@ struct tp_dfly {
 	enum tp_dfly_routing routing;
 	uint32_t share;      /* adaptive: pairs with a hash below go Valiant */
 	double share_f;      /* the share as given */
+	double local_bw, global_bw;   /* bytes/s (time model); 0: default */
 };
 
 static const struct tp_net_ops dragonfly_ops;
@@ -125,6 +126,16 @@ static int64_t link_count(const struct tp_machine *m)
 	const struct tp_dfly *d = m->net_data;
 	return (int64_t)d->groups * d->routers * d->routers +
 	       (int64_t)d->groups * d->groups * d->links;
+}
+
+/* The time model: a local link at LocalBandwidth=, a global one at
+ * GlobalBandwidth=, else the fabric's default. */
+static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
+{
+	const struct tp_dfly *d = m->net_data;
+	bool local = lane < (int64_t)d->groups * d->routers * d->routers;
+	double bw = local ? d->local_bw : d->global_bw;
+	return bw > 0 ? bw : m->fab.node_bw;
 }
 
 /* Direct route (a,g) -> (b,h) appended to links; returns the new count. */
@@ -283,6 +294,7 @@ static const struct tp_net_ops dragonfly_ops = {
 	.link_ends = link_ends,
 	.destroy = free,
 	.hierarchy = hierarchy,
+	.lane_bandwidth = lane_bandwidth,
 };
 
 int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,
@@ -523,6 +535,8 @@ struct dfly_conf {
 	int format_line;
 	struct tp__dfly_format *format;
 	char *format_text;
+	int lbw_line, gbw_line;
+	double lbw, gbw;     /* GB/s */
 };
 
 /* Groups=, RoutersPerGroup=, LinksPerGroupPair=: 1..2^20. */
@@ -584,6 +598,19 @@ static int conf_set_share(struct tp__conf_reader *r, void *state,
 	return TP_OK;
 }
 
+/* LocalBandwidth=, GlobalBandwidth= (GB/s, or with a unit). */
+static int conf_set_lbw(struct tp__conf_reader *r, void *state,
+			const struct tp__conf_tok *t)
+{
+	return tp__conf_bandwidth(r, t, &((struct dfly_conf *)state)->lbw);
+}
+
+static int conf_set_gbw(struct tp__conf_reader *r, void *state,
+			const struct tp__conf_tok *t)
+{
+	return tp__conf_bandwidth(r, t, &((struct dfly_conf *)state)->gbw);
+}
+
 /* NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*}. */
 static int conf_set_format(struct tp__conf_reader *r, void *state,
 			   const struct tp__conf_tok *t)
@@ -643,6 +670,9 @@ static int conf_build_dfly(struct tp__conf_reader *r, void *state, int line,
 						   dc->share_line ? dc->share : 0.5,
 						   &e2)))
 		return tp__conf_error(r, NULL, dc->routing_line, rc, "%s", e2.msg);
+	struct tp_dfly *d = r->out->m->net_data;
+	d->local_bw = dc->lbw_line ? dc->lbw * 1e9 : 0;
+	d->global_bw = dc->gbw_line ? dc->gbw * 1e9 : 0;
 	return TP_OK;
 }
 
@@ -705,6 +735,8 @@ static const struct tp__conf_key dfly_keys[] = {
 	{ "Routing", offsetof(struct dfly_conf, routing_line), conf_set_routing, 0 },
 	{ "NodeNameFormat", offsetof(struct dfly_conf, format_line), conf_set_format, 0 },
 	{ "AdaptiveShare", offsetof(struct dfly_conf, share_line), conf_set_share, 0 },
+	{ "LocalBandwidth", offsetof(struct dfly_conf, lbw_line), conf_set_lbw, 0 },
+	{ "GlobalBandwidth", offsetof(struct dfly_conf, gbw_line), conf_set_gbw, 0 },
 };
 
 static const struct tp_net_ops *const dfly_machines[] = { &dragonfly_ops, NULL };

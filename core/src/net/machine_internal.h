@@ -86,6 +86,11 @@ int tp_machine_from_topology(tp_machine **out, const char *text,
  * it, congestion on the tree is measured in bytes / bandwidth (time-like
  * units, e.g. seconds for bytes over bytes/s) instead of bytes: a route
  * adds bytes / bandwidth to each link it crosses. */
+/* The time model's lanes of a tree (tree.c): LevelUplinks= (n values,
+ * one per level of switch links or one for all; 0: non-blocking) and
+ * Routing= (adaptive, else destination mod k). */
+int tp__tree_set_lanes(tp_machine *m, const int *uplinks, int n,
+		       bool adaptive, tp_error *err);
 int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 					int nlevels, tp_error *err);
 /* Levels of links in the tree (0 for a single switch, or not a tree). */

@@ -172,6 +172,15 @@ int tp__conf_parse_ll(const char *s, long long lo, long long hi,
 /* Whole-string finite number > 0 (>= 0 when allow_zero): 0, -1 not a
  * number, -2 out of range. */
 int tp__conf_parse_number(const char *s, bool allow_zero, double *out);
+/* A bandwidth in GB/s, bare or with a unit (25GB/s, 200Gb/s, 200Gbps):
+ * 0, -1 not a bandwidth, -2 not > 0. */
+int tp__conf_parse_bandwidth(const char *s, double *gbps);
+/* A time in seconds, bare (us) or with a unit (ns, us, ms, s): 0, -1 not
+ * a time, -2 negative. */
+int tp__conf_parse_time(const char *s, double *sec);
+/* t's value as a bandwidth (GB/s), or "KEY=VAL: not a bandwidth". */
+int tp__conf_bandwidth(struct tp__conf_reader *r, const struct tp__conf_tok *t,
+		       double *gbps);
 /* The Slurm topology file key=val names (relative to the config's
  * directory; at most TP__MAX_TOPOLOGY_BYTES): its path and text, both
  * malloc'ed; errors "KEY=VAL: problem" at line. */

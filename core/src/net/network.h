@@ -149,6 +149,22 @@ struct tp_net_ops {
 	 * TP_EINVAL when cap is too small. */
 	int (*hierarchy)(const struct tp_machine *m, const int *r,
 			 int64_t *path, int cap);
+
+	/* The time model (map/predict.c) routes each message over lanes: the
+	 * fabric's cables, one id per direction, as the fabric routes them.
+	 * They may be finer than the links above (a tree switch's parallel
+	 * uplinks, one chosen per destination).  Each optional: NULL
+	 * lane_route means the lanes are the links (route, link_count);
+	 * NULL lane_bandwidth gives every lane m->fab.node_bw. */
+	int64_t (*lane_count)(const struct tp_machine *m);
+	int (*lane_route)(const struct tp_machine *m, const int *a,
+			  const int *b, int64_t *lanes, int cap);
+	/* bytes/s of one direction of a lane. */
+	double (*lane_bandwidth)(const struct tp_machine *m, int64_t lane);
+	/* Routes begin and end with the nodes' own ports (a tree's, a block
+	 * network's node links); otherwise the model adds each node's port,
+	 * its injection and ejection at m->fab.node_bw. */
+	bool routes_ports;
 };
 
 /* The deepest hierarchy the hierarchical mapper handles (its cap). */

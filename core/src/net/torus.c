@@ -36,6 +36,7 @@
 struct torus {
 	double link_bw[TP_MAX_DIMS];   /* per dimension, default 1 */
 	int hop_cost[TP_MAX_DIMS];     /* cost of one hop per dimension */
+	bool bw_given;                 /* LinkBandwidth= (GB/s) set */
 };
 
 static const struct tp_net_ops torus_ops, mesh_ops;
@@ -184,6 +185,16 @@ static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
 }
 
 /* One table per name; a machine with any wrapped dimension is a torus. */
+/* The time model: link (router * ndims + d) * 2 + direction runs at its
+ * dimension's LinkBandwidth= (GB/s), else at the fabric's default. */
+static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
+{
+	const struct torus *t = m->net_data;
+	if (!t->bw_given)
+		return m->fab.node_bw;
+	return t->link_bw[(lane >> 1) % m->ndims] * 1e9;
+}
+
 static const struct tp_net_ops torus_ops = {
 	.kind = "torus",
 	.caps = TP__CAP(TP_CAP_COORDINATES),
@@ -195,6 +206,7 @@ static const struct tp_net_ops torus_ops = {
 	.link_name = link_name,
 	.link_ends = link_ends,
 	.destroy = free,
+	.lane_bandwidth = lane_bandwidth,
 };
 
 static const struct tp_net_ops mesh_ops = {
@@ -208,6 +220,7 @@ static const struct tp_net_ops mesh_ops = {
 	.link_name = link_name,
 	.link_ends = link_ends,
 	.destroy = free,
+	.lane_bandwidth = lane_bandwidth,
 };
 
 int tp_machine_create(tp_machine **out, int ndims, const int *dims,
@@ -286,6 +299,7 @@ int tp_machine_set_link_bandwidth(tp_machine *m, const double *bw,
 					    d, bw[d]);
 	for (int d = 0; d < m->ndims; d++)
 		t->link_bw[d] = bw[d];
+	t->bw_given = true;
 	return TP_OK;
 }
 

@@ -100,6 +100,20 @@ struct tp_tree {
 				 level (both directions alike), or
 				 NULL (LevelBandwidth= not given) */
 	double maxbw;         /* largest level bandwidth (0 when NULL) */
+	int nlbw;             /* LevelBandwidth= as given (GB/s), for the */
+	double lbw[16];       /* time model's lanes */
+	/* Lanes, the parallel cables the time model routes on (see "lanes"
+	 * below): entry s has nlanes[s] of them above it (a node: 1, a top
+	 * switch: 0), lane ids lane0[s] .. lane0[s] + nlanes[s] - 1, each
+	 * with an up and a down direction (2 lane, 2 lane + 1). */
+	int32_t *nlanes;
+	int32_t *cables;      /* cables above s (= nlanes unless adaptive) */
+	int64_t *lane0;
+	int32_t *lane_sw;     /* lane -> entry */
+	int64_t nlane;
+	int nuplinks;         /* LevelUplinks= (0: non-blocking) */
+	int uplinks[16];
+	bool adaptive;        /* Routing=adaptive: one lane of them all */
 };
 
 static const struct tp_net_ops tree_ops;
@@ -260,12 +274,161 @@ static void tree_free(struct tp_tree *t)
 		free(t->router_sw);
 	}
 	free(t->upinvbw);
+	free(t->nlanes);
+	free(t->cables);
+	free(t->lane0);
+	free(t->lane_sw);
 	free(t);
 }
 
 static void destroy(void *net_data)
 {
 	tree_free(net_data);
+}
+
+
+/* ---- lanes: the fabric as it routes (the time model, map/predict.c) ----
+ *
+ * Slurm's file gives one link above each switch; a fat tree has several
+ * parallel cables there, to several switches of the level above, and a
+ * static routing that spreads destinations over them: destination mod k
+ * (OpenSM's ftree and updn, SimGrid's fat trees).  Entry s has U(s) lanes
+ * above it: LevelUplinks= per level of switch links, else as many as it
+ * has nodes below (a non-blocking tree); a node has one.  A message to the
+ * node d (its number in depth-first order, topology.conf's order) leaves a
+ * switch x of level l on lane (d / D) mod U(x), D the product of the lane
+ * counts of d's own switches below level l, and comes down into d's switch
+ * of level l on the lane of the same rule: the up and down lanes of one
+ * level meet at one switch of the level above, as in a parallel-ports
+ * generalised fat tree.  Routing=adaptive spreads every message over all
+ * lanes alike: one lane of U(s) times the bandwidth. */
+
+static int32_t lane_count_of(const struct tp_tree *t, int32_t s,
+			     const int32_t *below)
+{
+	if (t->parent[s] < 0)
+		return 0;
+	if (t->level[s] == 0)
+		return 1;
+	if (t->nuplinks > 0) {
+		int l = t->level[s] - 1;
+		return t->uplinks[l < t->nuplinks ? l : t->nuplinks - 1];
+	}
+	return below[s] > 0 ? below[s] : 1;
+}
+
+/* Nodes below each entry, children after parents in index order is not
+ * guaranteed: walk each node's path up. */
+static int build_lanes(struct tp_tree *t)
+{
+	int32_t *below = calloc((size_t)t->nsw + 1, sizeof *below);
+	int32_t *nl = tp__malloc_array((size_t)t->nsw + 1, sizeof *nl);
+	int32_t *nc = tp__malloc_array((size_t)t->nsw + 1, sizeof *nc);
+	int64_t *l0 = tp__malloc_array((size_t)t->nsw + 1, sizeof *l0);
+	if (!below || !nl || !nc || !l0)
+		goto oom;
+	for (int32_t s = t->nreal; s < t->nsw; s++)
+		for (int32_t x = s; x >= 0; x = t->parent[x])
+			below[x]++;
+	int64_t n = 0;
+	for (int32_t s = 0; s < t->nsw; s++) {
+		nc[s] = lane_count_of(t, s, below);
+		nl[s] = t->adaptive && nc[s] > 1 ? 1 : nc[s];
+		l0[s] = n;
+		n += nl[s];
+	}
+	int32_t *ls = tp__malloc_array((size_t)n + 1, sizeof *ls);
+	if (!ls)
+		goto oom;
+	for (int32_t s = 0; s < t->nsw; s++)
+		for (int32_t j = 0; j < nl[s]; j++)
+			ls[l0[s] + j] = s;
+	free(t->nlanes);
+	free(t->cables);
+	free(t->lane0);
+	free(t->lane_sw);
+	t->nlanes = nl;
+	t->cables = nc;
+	t->lane0 = l0;
+	t->lane_sw = ls;
+	t->nlane = n;
+	free(below);
+	return TP_OK;
+oom:
+	free(below);
+	free(nl);
+	free(nc);
+	free(l0);
+	return TP_ENOMEM;
+}
+
+static int64_t lane_count(const struct tp_machine *m)
+{
+	const struct tp_tree *t = m->net_data;
+	return 2 * t->nlane;
+}
+
+/* d / D with D the lanes of d's own entries below level l (saturating). */
+static int64_t lane_of(const struct tp_tree *t, int32_t x, int64_t d,
+		       const int32_t *dpath, int nd)
+{
+	int64_t q = d;
+	for (int i = 0; i < nd && q > 0; i++)
+		if (t->level[dpath[i]] < t->level[x])
+			q /= t->nlanes[dpath[i]] > 0 ? t->nlanes[dpath[i]] : 1;
+	return t->lane0[x] + q % t->nlanes[x];
+}
+
+static int lane_route(const struct tp_machine *m, const int *ra,
+		      const int *rb, int64_t *lanes, int cap)
+{
+	const struct tp_tree *t = m->net_data;
+	int32_t a = t->router_sw[ra[0]], b = t->router_sw[rb[0]];
+	int32_t up[128], down[128];
+	int na = 0, nb = 0;
+	while (a != b) {
+		if (na == 128 || nb == 128)
+			return TP_EINVAL;
+		if (t->depth[a] >= t->depth[b]) {
+			up[na++] = a;
+			a = t->parent[a];
+		} else {
+			down[nb++] = b;
+			b = t->parent[b];
+		}
+	}
+	if (na + nb > cap || (na + nb > 0 && !lanes))
+		return TP_EINVAL;
+	int64_t d = rb[0];
+	int n = 0;
+	for (int i = 0; i < na; i++)
+		lanes[n++] = 2 * lane_of(t, up[i], d, down, nb);
+	for (int i = nb - 1; i >= 0; i--)
+		lanes[n++] = 2 * lane_of(t, down[i], d, down, nb) + 1;
+	return n;
+}
+
+/* bytes/s of one lane: a node's own port (NodeBandwidth=, else the leaf
+ * level's), a switch lane its level's (LevelBandwidth=, GB/s), else the
+ * fabric's default. */
+static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
+{
+	const struct tp_tree *t = m->net_data;
+	int32_t s = t->lane_sw[lane >> 1];
+	double bw = m->fab.node_bw;
+	if (t->level[s] == 0) {
+		if (!m->fab.node_bw_set && t->nlbw > 0)
+			bw = t->lbw[0] * 1e9;
+		return bw;
+	}
+	if (t->nlbw > 0) {
+		int l = t->nlbw == 1 ? 0 : t->level[s] - 1;
+		if (l >= t->nlbw || (t->parent[s] >= 0 && t->parent[s] == t->forest_top))
+			l = t->nlbw - 1;
+		bw = t->lbw[l] * 1e9;
+	}
+	/* adaptive: the one lane stands for all the switch's cables */
+	return bw * t->cables[s] / t->nlanes[s];
 }
 
 static const struct tp_net_ops tree_ops = {
@@ -280,6 +443,10 @@ static const struct tp_net_ops tree_ops = {
 	.max_link_bandwidth = max_link_bandwidth,
 	.destroy = destroy,
 	.hierarchy = hierarchy,
+	.lane_count = lane_count,
+	.lane_route = lane_route,
+	.lane_bandwidth = lane_bandwidth,
+	.routes_ports = true,
 };
 
 /* ---- the switches: records (topology.conf's lines, topology.yaml's
@@ -1200,7 +1367,7 @@ static int build(struct tparse *p, const int *level_cost, int nlevels,
 	count_trees(p, t, order);
 	n = p->nsw;
 	/* the nodes' links: one "switch" per node below its switch */
-	if ((rc = add_node_links(t, m, node_sw))) {
+	if ((rc = add_node_links(t, m, node_sw)) || (rc = build_lanes(t))) {
 		rc = terr(p, 0, rc, "out of memory");
 		goto out;
 	}
@@ -1285,6 +1452,9 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 		if (!(bw[l] > 0) || !isfinite(bw[l]))
 			return tp_error_set(err, TP_EINVAL,
 					    "LevelBandwidth=: value %d is not a positive number", l + 1);
+	t->nlbw = nlevels;
+	for (int l = 0; l < nlevels && l < 16; l++)
+		t->lbw[l] = bw[l];
 	if (nlevels == 0) {
 		free(t->upinvbw);
 		t->upinvbw = NULL;
@@ -1311,6 +1481,29 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 	t->upinvbw = inv;
 	t->maxbw = mx;
 	m->link_weight = inv;
+	return TP_OK;
+}
+
+int tp__tree_set_lanes(tp_machine *m, const int *uplinks, int n,
+		       bool adaptive, tp_error *err)
+{
+	struct tp_tree *t = tree_of(m);
+	if (!t)
+		return tp_error_set(err, TP_EINVAL, "LevelUplinks=: the network is not a switch tree");
+	if (n < 0 || n > 16 || (n > 0 && !uplinks) || (n > 1 && n != t->height))
+		return tp_error_set(err, TP_EINVAL,
+				    "LevelUplinks= has %d values, the tree has %d level%s of links",
+				    n, t->height, t->height == 1 ? "" : "s");
+	for (int l = 0; l < n; l++)
+		if (uplinks[l] < 1)
+			return tp_error_set(err, TP_EINVAL,
+					    "LevelUplinks=: value %d is not a positive integer", l + 1);
+	t->nuplinks = n;
+	for (int l = 0; l < n; l++)
+		t->uplinks[l] = uplinks[l];
+	t->adaptive = adaptive;
+	if (build_lanes(t))
+		return tp_error_set(err, TP_ENOMEM, "LevelUplinks=: out of memory");
 	return TP_OK;
 }
 
@@ -1393,6 +1586,10 @@ int32_t tp_machine_tree_count(const tp_machine *m)
 struct tree_conf {
 	int forest_line;
 	int forest_cost;            /* ForestCost= (0: not given) */
+	int uplinks_line, nuplinks; /* LevelUplinks= */
+	int uplinks[16];
+	int routing_line;           /* Routing= */
+	bool adaptive;
 };
 
 /* ForestCost=N: the cost of each link from the top of a tree of a forest
@@ -1408,6 +1605,59 @@ static int conf_set_forest(struct tp__conf_reader *r, void *state,
 				      "ForestCost=%s: expected an integer in 1..1000000",
 				      t->val);
 	tc->forest_cost = (int)v;
+	return TP_OK;
+}
+
+/* LevelUplinks=8 or 8,4: the parallel cables above each switch of a
+ * level of switch links, leaf switches first. */
+static int conf_set_uplinks(struct tp__conf_reader *r, void *state,
+			    const struct tp__conf_tok *t)
+{
+	struct tree_conf *tc = state;
+	const char *p = t->val;
+	tc->nuplinks = 0;
+	for (;;) {
+		char num[32];
+		size_t n = strcspn(p, ",");
+		long long v = 0;
+		if (tc->nuplinks == 16)
+			return tp__conf_error(r, NULL, t->line, TP_EINVAL,
+					      "LevelUplinks=%s: more than 16 values", t->val);
+		if (n == 0 || n >= sizeof num)
+			v = -1;
+		else {
+			memcpy(num, p, n);
+			num[n] = '\0';
+			if (tp__conf_parse_ll(num, 1, 65536, &v))
+				v = -1;
+		}
+		if (v < 0)
+			return tp__conf_error(r, NULL, t->line, TP_EINVAL,
+					      "LevelUplinks=%s: value %d is not an integer in 1..65536",
+					      t->val, tc->nuplinks + 1);
+		tc->uplinks[tc->nuplinks++] = (int)v;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	return TP_OK;
+}
+
+/* Routing=dmodk (static, by destination: OpenSM's ftree and updn) or
+ * adaptive (every message spread over all the cables). */
+static int conf_set_routing(struct tp__conf_reader *r, void *state,
+			    const struct tp__conf_tok *t)
+{
+	struct tree_conf *tc = state;
+	if (!strcasecmp(t->val, "dmodk") || !strcasecmp(t->val, "d-mod-k") ||
+	    !strcasecmp(t->val, "static"))
+		tc->adaptive = false;
+	else if (!strcasecmp(t->val, "adaptive"))
+		tc->adaptive = true;
+	else
+		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
+				      "Routing=%s: a tree routes dmodk or adaptive",
+				      t->val);
 	return TP_OK;
 }
 
@@ -1459,7 +1709,7 @@ static int conf_build_tree(struct tp__conf_reader *r, void *state, int line,
  * for all). */
 static int conf_finish_tree(struct tp__conf_reader *r, void *state)
 {
-	(void)state;
+	const struct tree_conf *tc = state;
 	const struct tp__conf_built *b = r->out;
 	int levels = tp_machine_tree_levels(b->m);
 	if (b->nlevel_bw > 1 && b->nlevel_bw != levels)
@@ -1472,6 +1722,14 @@ static int conf_finish_tree(struct tp__conf_reader *r, void *state)
 						      NULL)))
 		return tp__conf_error(r, NULL, r->lbw_line, rc,
 				      "LevelBandwidth=: cannot be applied to the tree");
+	if (tc->uplinks_line || tc->routing_line) {
+		tp_error e2;
+		tp_error_clear(&e2);
+		if ((rc = tp__tree_set_lanes(b->m, tc->uplinks, tc->nuplinks,
+					     tc->adaptive, &e2)))
+			return tp__conf_error(r, NULL, tc->uplinks_line ? tc->uplinks_line
+					      : tc->routing_line, rc, "%s", e2.msg);
+	}
 	return TP_OK;
 }
 
@@ -1507,6 +1765,10 @@ static void conf_describe_tree(const struct tp__conf_built *b, FILE *out)
 
 static const struct tp__conf_key tree_keys[] = {
 	{ "ForestCost", offsetof(struct tree_conf, forest_line), conf_set_forest,
+	  TP__CONF_KEY_SLURM },
+	{ "LevelUplinks", offsetof(struct tree_conf, uplinks_line), conf_set_uplinks,
+	  TP__CONF_KEY_SLURM },
+	{ "Routing", offsetof(struct tree_conf, routing_line), conf_set_routing,
 	  TP__CONF_KEY_SLURM },
 };
 

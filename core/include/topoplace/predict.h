@@ -1,0 +1,64 @@
+/* topoplace — the predicted time of one exchange of the pattern.
+ *
+ * Every edge {u, v} of w bytes is two messages, u -> v and v -> u, all
+ * sent at once (one halo exchange, one round of the graph).  Each message
+ * is routed over the fabric as it routes (topoplace.conf(5): a fat tree's
+ * parallel uplinks by destination mod k, a torus in dimension order, a
+ * dragonfly minimal, Valiant or adaptive), each link's bandwidth is shared
+ * max-min fairly among the messages crossing it (progressive filling,
+ * recomputed whenever messages finish), and every link crossed adds its
+ * latency.  Two tasks of one node exchange at the node's memory bandwidth.
+ * The exchange time is the slowest rank's: the last message to arrive.
+ */
+#ifndef TOPOPLACE_PREDICT_H
+#define TOPOPLACE_PREDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <topoplace/alloc.h>
+#include <topoplace/error.h>
+#include <topoplace/export.h>
+#include <topoplace/pattern.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tp_prediction {
+	double exchange_us;   /* predicted time of one exchange */
+	double bound_us;      /* a lower bound: the busiest link's bytes /
+				 its bandwidth, or the slowest message
+				 alone on its route, whichever is larger */
+	int64_t messages;     /* messages between nodes (2 per edge) */
+	int64_t flows;        /* after merging messages of one size between
+				 the same two nodes (they share alike) */
+	int64_t links;        /* directed links crossed by any message */
+	int32_t rounds;       /* rates computed: once, then after each
+				 group of messages that finish together */
+	bool bound_only;      /* exchange_us is bound_us: the exchange was
+				 too large for the filling under the work
+				 limit */
+} tp_prediction;
+
+/* The predicted exchange time of map (map[t] = allocation index of task
+ * t) into out.  Costs O(F x H x log L) per round for F flows of H links
+ * over L links; rounds are few (messages finishing within 1 % of each
+ * other finish together).  Bounded to about 2^26 link visits: a larger
+ * exchange gets its bound (bound_only), and a filling that reaches the
+ * limit lets the messages still running finish at their rates. */
+TP_EXPORT int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,
+				  const int32_t *map, tp_prediction *out,
+				  tp_error *err);
+
+/* "predicted exchange 268 us -> 184 us (0.69x)": from Slurm's order (or
+ * any baseline) to the result, into buf; "bound" marks a time that is a
+ * bound only.  Returns what snprintf returns. */
+TP_EXPORT int tp_prediction_line(char *buf, size_t len,
+				 const tp_prediction *from,
+				 const tp_prediction *to);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,596 @@
+/* topoplace — the predicted time of one exchange (topoplace/predict.h).
+ *
+ * A flow-level model, as SimGrid's: the messages of one exchange start
+ * together; each crosses the lanes its route gives (network.h: the
+ * fabric's cables as it routes them, plus each node's port where the
+ * kind's routes do not include it); at any moment the lanes' bandwidths
+ * are shared max-min fairly (progressive filling: the lane with the least
+ * bandwidth per unfrozen message fixes their rate, its messages freeze,
+ * the others go on with what is left); when messages finish the rates are
+ * recomputed.  A message's time is its transfer's end plus a latency per
+ * link crossed; the exchange's time is the latest message's.
+ *
+ * Costs: routing is one pass over the messages (O(M x H)); each round of
+ * rates O(F x H x log L) for F flows of H lanes over L lanes (a heap of
+ * the lanes by share).  Messages of one size between the same two nodes
+ * are one flow of that multiplicity (they share alike), so a node's tasks
+ * do not multiply the flows.  Flows finishing within 1 % of the next
+ * completion finish with it, which keeps the rounds to tens on halos.
+ * Past max_work lane crossings (tp__predict) the exchange is only bounded:
+ * the busiest lane's bytes / bandwidth, or the slowest message alone.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/network.h"
+#include "map/predict_internal.h"
+
+/* Flows completing within this share of the next completion complete
+ * with it. */
+#define BATCH_SHARE 0.01
+
+/* ---- small open-addressing maps ---- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t pow2_at_least(size_t n)
+{
+	size_t p = 16;
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* lane id -> dense index */
+struct lane_map {
+	int64_t *key;     /* -1: empty */
+	int32_t *val;
+	size_t mask;
+	int32_t n;
+};
+
+static int lane_map_init(struct lane_map *lm, size_t expect)
+{
+	size_t cap = pow2_at_least(2 * expect + 1);
+	lm->key = tp__malloc_array(cap, sizeof *lm->key);
+	lm->val = tp__malloc_array(cap, sizeof *lm->val);
+	if (!lm->key || !lm->val)
+		return TP_ENOMEM;
+	memset(lm->key, 0xff, cap * sizeof *lm->key);
+	lm->mask = cap - 1;
+	lm->n = 0;
+	return TP_OK;
+}
+
+static int lane_map_grow(struct lane_map *lm)
+{
+	struct lane_map nm;
+	if (lane_map_init(&nm, (lm->mask + 1)))
+		return TP_ENOMEM;
+	for (size_t i = 0; i <= lm->mask; i++) {
+		if (lm->key[i] < 0)
+			continue;
+		size_t h = mix((uint64_t)lm->key[i]) & nm.mask;
+		while (nm.key[h] >= 0)
+			h = (h + 1) & nm.mask;
+		nm.key[h] = lm->key[i];
+		nm.val[h] = lm->val[i];
+	}
+	nm.n = lm->n;
+	free(lm->key);
+	free(lm->val);
+	*lm = nm;
+	return TP_OK;
+}
+
+/* The dense index of lane id, added when new; -1 when out of memory. */
+static int32_t lane_index(struct lane_map *lm, int64_t id)
+{
+	if ((size_t)lm->n * 2 >= lm->mask && lane_map_grow(lm))
+		return -1;
+	size_t h = mix((uint64_t)id) & lm->mask;
+	while (lm->key[h] >= 0) {
+		if (lm->key[h] == id)
+			return lm->val[h];
+		h = (h + 1) & lm->mask;
+	}
+	lm->key[h] = id;
+	lm->val[h] = lm->n;
+	return lm->n++;
+}
+
+/* ---- the flows ---- */
+
+struct flows {
+	int64_t nflows;
+	int64_t *start;      /* nflows + 1: its lanes in lanes[] */
+	int32_t *lanes;      /* dense lane indices */
+	double *bytes;       /* of one message */
+	double *mult;        /* messages it stands for */
+	int32_t nlanes;
+	double *bw;          /* per dense lane, bytes/s */
+	double intra_s;      /* the slowest message between tasks of a node */
+	int64_t messages;
+};
+
+static void flows_free(struct flows *f)
+{
+	free(f->start);
+	free(f->lanes);
+	free(f->bytes);
+	free(f->mult);
+	free(f->bw);
+}
+
+/* (node i, node j, bytes) -> flow, for merging */
+struct flow_key {
+	int32_t i, j;
+	double w;
+	int64_t f;           /* -1: empty */
+};
+
+/* One route from allocated node i to j into buf (lane ids): the kind's
+ * lanes, and the nodes' ports around them unless its routes have them. */
+static int route_of(const tp_machine *m, int64_t nlane_ids, int32_t ni,
+		    int32_t nj, int64_t *buf, int cap)
+{
+	const struct tp_net_ops *net = m->net;
+	const int *ca = &m->coords[(size_t)ni * m->ndims];
+	const int *cb = &m->coords[(size_t)nj * m->ndims];
+	int off = net->routes_ports ? 0 : 1;
+	int len = net->lane_route ? net->lane_route(m, ca, cb, buf + off, cap - 2)
+				  : net->route(m, ca, cb, buf + off, cap - 2);
+	if (len < 0)
+		return len;
+	if (!net->routes_ports) {
+		buf[0] = nlane_ids + 2 * (int64_t)ni;           /* injection */
+		buf[len + 1] = nlane_ids + 2 * (int64_t)nj + 1; /* ejection */
+		len += 2;
+	}
+	return len;
+}
+
+static double lane_bw(const tp_machine *m, int64_t nlane_ids, int64_t id)
+{
+	if (id >= nlane_ids)
+		return m->fab.node_bw;    /* a node's port */
+	return m->net->lane_bandwidth ? m->net->lane_bandwidth(m, id)
+				      : m->fab.node_bw;
+}
+
+static int build_flows(const tp_graph *g, const tp_alloc *a,
+		       const int32_t *map, struct flows *fl, tp_error *err)
+{
+	const tp_machine *m = a->m;
+	memset(fl, 0, sizeof *fl);
+	int64_t nmsg = 2 * g->nedges;
+	int64_t cap_r = m->net->max_route_links(m) + 2;
+	int64_t nlane_ids = m->net->lane_count ? m->net->lane_count(m)
+			    : m->net->link_count(m);
+	size_t kcap = pow2_at_least((size_t)nmsg * 2 + 1);
+	struct flow_key *keys = tp__malloc_array(kcap, sizeof *keys);
+	int64_t *buf = tp__malloc_array((size_t)cap_r, sizeof *buf);
+	fl->start = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->start);
+	fl->bytes = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->bytes);
+	fl->mult = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->mult);
+	size_t lcap = (size_t)(nmsg > 0 ? nmsg : 1) * 4;
+	fl->lanes = tp__malloc_array(lcap, sizeof *fl->lanes);
+	struct lane_map lm = { 0 };
+	int rc = TP_OK;
+	if (!keys || !buf || !fl->start || !fl->bytes || !fl->mult || !fl->lanes ||
+	    lane_map_init(&lm, 1024)) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < kcap; k++)
+		keys[k].f = -1;
+	size_t nl = 0;
+	fl->start[0] = 0;
+	for (int32_t u = 0; u < g->ntasks; u++) {
+		int32_t ni = a->node[map[u]];
+		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
+			int32_t v = g->adjncy[e];
+			int32_t nj = a->node[map[v]];
+			double w = tp__graph_w(g, e);
+			if (!(w > 0))
+				continue;
+			if (ni == nj) {
+				double s = w / m->fab.intra_bw;
+				if (s > fl->intra_s)
+					fl->intra_s = s;
+				continue;
+			}
+			fl->messages++;
+			uint64_t wb;
+			memcpy(&wb, &w, sizeof wb);
+			uint64_t hk = mix(((uint64_t)(uint32_t)ni << 32 | (uint32_t)nj) ^
+					  mix(wb));
+			size_t h = hk & (kcap - 1);
+			while (keys[h].f >= 0 && !(keys[h].i == ni && keys[h].j == nj &&
+						   keys[h].w == w))
+				h = (h + 1) & (kcap - 1);
+			if (keys[h].f >= 0) {
+				fl->mult[keys[h].f] += 1;
+				continue;
+			}
+			int len = route_of(m, nlane_ids, ni, nj, buf, (int)cap_r);
+			if (len < 0) {
+				rc = tp_error_set(err, TP_EINVAL, "predict: no route "
+						  "between nodes %d and %d", (int)ni,
+						  (int)nj);
+				goto out;
+			}
+			if (nl + (size_t)len > lcap) {
+				size_t ncap = 2 * lcap + (size_t)len;
+				int32_t *nlanes = realloc(fl->lanes, ncap * sizeof *nlanes);
+				if (!nlanes) {
+					rc = TP_ENOMEM;
+					goto out;
+				}
+				fl->lanes = nlanes;
+				lcap = ncap;
+			}
+			for (int k = 0; k < len; k++) {
+				int32_t d = lane_index(&lm, buf[k]);
+				if (d < 0) {
+					rc = TP_ENOMEM;
+					goto out;
+				}
+				fl->lanes[nl++] = d;
+			}
+			int64_t f = fl->nflows++;
+			keys[h] = (struct flow_key){ ni, nj, w, f };
+			fl->bytes[f] = w;
+			fl->mult[f] = 1;
+			fl->start[f + 1] = (int64_t)nl;
+		}
+	}
+	fl->nlanes = lm.n;
+	fl->bw = tp__malloc_array((size_t)lm.n + 1, sizeof *fl->bw);
+	if (!fl->bw) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k <= lm.mask; k++)
+		if (lm.key[k] >= 0)
+			fl->bw[lm.val[k]] = lane_bw(m, nlane_ids, lm.key[k]);
+out:
+	if (rc == TP_ENOMEM)
+		tp_error_set(err, rc, "predict: out of memory");
+	free(keys);
+	free(buf);
+	free(lm.key);
+	free(lm.val);
+	if (rc)
+		flows_free(fl);
+	return rc;
+}
+
+/* ---- the bound ---- */
+
+static double bound_s(const struct flows *fl, double lat)
+{
+	double *load = calloc((size_t)fl->nlanes + 1, sizeof *load);
+	if (!load)
+		return -1;
+	double b = fl->intra_s;
+	for (int64_t f = 0; f < fl->nflows; f++) {
+		double minbw = HUGE_VAL;
+		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++) {
+			int32_t l = fl->lanes[k];
+			load[l] += fl->bytes[f] * fl->mult[f];
+			if (fl->bw[l] < minbw)
+				minbw = fl->bw[l];
+		}
+		int64_t hops = fl->start[f + 1] - fl->start[f];
+		double alone = fl->bytes[f] / minbw + (double)hops * lat;
+		if (alone > b)
+			b = alone;
+	}
+	for (int32_t l = 0; l < fl->nlanes; l++)
+		if (load[l] / fl->bw[l] > b)
+			b = load[l] / fl->bw[l];
+	free(load);
+	return b;
+}
+
+/* ---- progressive filling ---- */
+
+struct heap_ent {
+	double key;
+	int32_t lane;
+};
+
+struct heap {
+	struct heap_ent *e;
+	size_t n, cap;
+};
+
+static int heap_push(struct heap *h, double key, int32_t lane)
+{
+	if (h->n == h->cap) {
+		size_t nc = h->cap ? 2 * h->cap : 256;
+		struct heap_ent *ne = realloc(h->e, nc * sizeof *ne);
+		if (!ne)
+			return TP_ENOMEM;
+		h->e = ne;
+		h->cap = nc;
+	}
+	size_t i = h->n++;
+	/* ties by lane: the same order on every platform */
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (h->e[p].key < key || (h->e[p].key == key && h->e[p].lane <= lane))
+			break;
+		h->e[i] = h->e[p];
+		i = p;
+	}
+	h->e[i] = (struct heap_ent){ key, lane };
+	return TP_OK;
+}
+
+static struct heap_ent heap_pop(struct heap *h)
+{
+	struct heap_ent top = h->e[0], last = h->e[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && (h->e[c + 1].key < h->e[c].key ||
+				     (h->e[c + 1].key == h->e[c].key &&
+				      h->e[c + 1].lane < h->e[c].lane)))
+			c++;
+		if (last.key < h->e[c].key ||
+		    (last.key == h->e[c].key && last.lane <= h->e[c].lane))
+			break;
+		h->e[i] = h->e[c];
+		i = c;
+	}
+	h->e[i] = last;
+	return top;
+}
+
+struct filling {
+	const struct flows *fl;
+	int64_t *lstart;     /* lane -> its flows (transposed) */
+	int64_t *lflows;
+	double *R, *N;       /* a lane's bandwidth left, unfrozen messages */
+	double *rate;        /* per message of a flow */
+	double *rem;         /* bytes left of each message */
+	bool *frozen, *done;
+	struct heap h;
+};
+
+static void filling_free(struct filling *s)
+{
+	free(s->lstart);
+	free(s->lflows);
+	free(s->R);
+	free(s->N);
+	free(s->rate);
+	free(s->rem);
+	free(s->frozen);
+	free(s->done);
+	free(s->h.e);
+}
+
+static int filling_init(struct filling *s, const struct flows *fl)
+{
+	memset(s, 0, sizeof *s);
+	s->fl = fl;
+	size_t L = (size_t)fl->nlanes + 1, F = (size_t)fl->nflows + 1;
+	s->lstart = calloc(L + 1, sizeof *s->lstart);
+	s->lflows = tp__malloc_array((size_t)fl->start[fl->nflows] + 1,
+				     sizeof *s->lflows);
+	s->R = tp__malloc_array(L, sizeof *s->R);
+	s->N = tp__malloc_array(L, sizeof *s->N);
+	s->rate = tp__malloc_array(F, sizeof *s->rate);
+	s->rem = tp__malloc_array(F, sizeof *s->rem);
+	s->frozen = calloc(F, sizeof *s->frozen);
+	s->done = calloc(F, sizeof *s->done);
+	if (!s->lstart || !s->lflows || !s->R || !s->N || !s->rate || !s->rem ||
+	    !s->frozen || !s->done)
+		return TP_ENOMEM;
+	for (int64_t k = 0; k < fl->start[fl->nflows]; k++)
+		s->lstart[fl->lanes[k] + 1]++;
+	for (int32_t l = 0; l < fl->nlanes; l++)
+		s->lstart[l + 1] += s->lstart[l];
+	int64_t *fill = tp__malloc_array(L, sizeof *fill);
+	if (!fill)
+		return TP_ENOMEM;
+	memcpy(fill, s->lstart, (size_t)fl->nlanes * sizeof *fill);
+	for (int64_t f = 0; f < fl->nflows; f++) {
+		s->rem[f] = fl->bytes[f];
+		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
+			s->lflows[fill[fl->lanes[k]]++] = f;
+	}
+	free(fill);
+	return TP_OK;
+}
+
+/* Max-min rates of the unfinished flows; the work done (lanes touched)
+ * added to *work. */
+static int fair_rates(struct filling *s, int64_t *work)
+{
+	const struct flows *fl = s->fl;
+	for (int32_t l = 0; l < fl->nlanes; l++) {
+		s->R[l] = fl->bw[l];
+		s->N[l] = 0;
+	}
+	for (int64_t f = 0; f < fl->nflows; f++) {
+		s->frozen[f] = s->done[f];
+		if (s->done[f])
+			continue;
+		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
+			s->N[fl->lanes[k]] += fl->mult[f];
+		*work += fl->start[f + 1] - fl->start[f];
+	}
+	s->h.n = 0;
+	for (int32_t l = 0; l < fl->nlanes; l++)
+		if (s->N[l] > 0 && heap_push(&s->h, s->R[l] / s->N[l], l))
+			return TP_ENOMEM;
+	while (s->h.n) {
+		struct heap_ent top = heap_pop(&s->h);
+		int32_t l = top.lane;
+		if (!(s->N[l] > 0) || top.key != s->R[l] / s->N[l])
+			continue;    /* stale */
+		double share = s->R[l] / s->N[l];
+		if (share < 0)
+			share = 0;
+		for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
+			int64_t f = s->lflows[k];
+			if (s->frozen[f])
+				continue;
+			s->frozen[f] = true;
+			s->rate[f] = share;
+			for (int64_t q = fl->start[f]; q < fl->start[f + 1]; q++) {
+				int32_t l2 = fl->lanes[q];
+				s->R[l2] -= fl->mult[f] * share;
+				s->N[l2] -= fl->mult[f];
+				if (s->N[l2] > 1e-9 && l2 != l &&
+				    heap_push(&s->h, s->R[l2] / s->N[l2], l2))
+					return TP_ENOMEM;
+			}
+			*work += fl->start[f + 1] - fl->start[f];
+		}
+		s->N[l] = 0;
+	}
+	return TP_OK;
+}
+
+/* The exchange's time in seconds by progressive filling; rounds into
+ * *rounds.  Past max_work (> 0) lane visits the flows still running
+ * finish at their current rates. */
+static int fill(const struct flows *fl, double lat, int64_t max_work,
+		double *out, int32_t *rounds)
+{
+	struct filling s;
+	int rc = filling_init(&s, fl);
+	double t = 0, worst = fl->intra_s;
+	int64_t left = fl->nflows, work = 0;
+	*rounds = 0;
+	while (!rc && left > 0) {
+		if ((rc = fair_rates(&s, &work)))
+			break;
+		++*rounds;
+		bool last = max_work > 0 && work >= max_work;
+		double dt = HUGE_VAL;
+		for (int64_t f = 0; f < fl->nflows; f++)
+			if (!s.done[f] && s.rate[f] > 0 && s.rem[f] / s.rate[f] < dt)
+				dt = s.rem[f] / s.rate[f];
+		if (!(dt < HUGE_VAL))
+			break;      /* no rate anywhere: cannot happen with bw > 0 */
+		double cut = last ? HUGE_VAL : dt * (1 + BATCH_SHARE);
+		for (int64_t f = 0; f < fl->nflows; f++) {
+			if (s.done[f])
+				continue;
+			double need = s.rate[f] > 0 ? s.rem[f] / s.rate[f] : HUGE_VAL;
+			if (need <= cut) {
+				int64_t hops = fl->start[f + 1] - fl->start[f];
+				double end = t + need + (double)hops * lat;
+				if (end > worst)
+					worst = end;
+				s.done[f] = true;
+				left--;
+			} else {
+				s.rem[f] -= s.rate[f] * dt;
+			}
+		}
+		t += dt;
+	}
+	filling_free(&s);
+	*out = worst;
+	return rc;
+}
+
+/* ---- the entry points ---- */
+
+int64_t tp__predict_work(const tp_graph *g, const tp_alloc *a)
+{
+	int64_t longest = a->m->net->max_route_links(a->m) + 2;
+	return 2 * g->nedges * longest;
+}
+
+int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		int64_t max_work, tp_prediction *out, tp_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!g || !a || (!map && g->ntasks > 0))
+		return tp_error_set(err, TP_EINVAL, "predict: missing graph, "
+				    "allocation or map");
+	struct flows fl;
+	int rc = build_flows(g, a, map, &fl, err);
+	if (rc)
+		return rc;
+	const tp_machine *m = a->m;
+	double lat = m->fab.hop_lat;
+	double b = bound_s(&fl, lat);
+	if (b < 0) {
+		flows_free(&fl);
+		return tp_error_set(err, TP_ENOMEM, "predict: out of memory");
+	}
+	out->bound_us = b * 1e6;
+	out->messages = fl.messages;
+	out->flows = fl.nflows;
+	out->links = fl.nlanes;
+	int64_t route_work = fl.start[fl.nflows];
+	if (max_work > 0 && route_work > max_work) {
+		out->exchange_us = out->bound_us;
+		out->bound_only = true;
+	} else {
+		double x;
+		rc = fill(&fl, lat, max_work, &x, &out->rounds);
+		if (rc)
+			tp_error_set(err, rc, "predict: out of memory");
+		/* rounding aside, never below the bound */
+		out->exchange_us = fmax(x, b) * 1e6;
+	}
+	flows_free(&fl);
+	return rc;
+}
+
+int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,
+			const int32_t *map, tp_prediction *out, tp_error *err)
+{
+	if (!out)
+		return tp_error_set(err, TP_EINVAL, "predict: out is NULL");
+	int rc = tp_mapping_validate(g, a, map, err);
+	return rc ? rc : tp__predict(g, a, map, TP__PREDICT_MAX_WORK, out, err);
+}
+
+/* Three significant digits, without exponent for times a launch sees. */
+static void fmt_us(char *buf, size_t len, double us)
+{
+	if (us >= 100)
+		snprintf(buf, len, "%.0f", us);
+	else if (us >= 10)
+		snprintf(buf, len, "%.1f", us);
+	else
+		snprintf(buf, len, "%.3g", us);
+}
+
+int tp_prediction_line(char *buf, size_t len, const tp_prediction *from,
+		       const tp_prediction *to)
+{
+	if (!buf || !from || !to)
+		return -1;
+	char a[32], b[32];
+	fmt_us(a, sizeof a, from->exchange_us);
+	fmt_us(b, sizeof b, to->exchange_us);
+	double ratio = from->exchange_us > 0 ? to->exchange_us / from->exchange_us : 1;
+	return snprintf(buf, len, "predicted exchange %s us -> %s us (%.2fx)%s", a,
+			b, ratio, from->bound_only || to->bound_only
+			? " (bounds: too large to model in full)" : "");
+}

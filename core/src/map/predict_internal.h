@@ -1,0 +1,23 @@
+/* topoplace — the time model's internals (map/predict.c). */
+#ifndef TOPOPLACE_PREDICT_INTERNAL_H
+#define TOPOPLACE_PREDICT_INTERNAL_H
+
+#include <topoplace/predict.h>
+#include "internal.h"
+
+/* The predicted exchange time of map, unchecked.  Past max_work lanes
+ * crossed (0: no limit) only the bound (routing alone past it), or the
+ * filling stops and the rest finish at their rates. */
+int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		int64_t max_work, tp_prediction *out, tp_error *err);
+
+/* Predicted times closer than this share tie: the metric decides. */
+#define TP__PREDICT_TIE_SHARE 0.005
+
+/* tp_predict_exchange's limit: about a second of work. */
+#define TP__PREDICT_MAX_WORK ((int64_t)1 << 26)
+
+/* Lanes the routing crosses at most: 2 x edges x the longest route. */
+int64_t tp__predict_work(const tp_graph *g, const tp_alloc *a);
+
+#endif

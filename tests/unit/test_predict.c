@@ -1,0 +1,382 @@
+/* Unit tests for core/src/map/predict.c and the lanes of the network kinds:
+ * exchanges small enough to solve by hand (1 MB at 1 GB/s is 1000 us, a
+ * link 1 us), the fabric keys of topoplace.conf and their errors, and auto
+ * choosing by predicted time. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+#include "map/place_internal.h"
+#include "map/predict_internal.h"
+#include "pattern/pattern_internal.h"
+
+#define MB 1e6
+
+/* Two leaves of four nodes under one top switch. */
+static const char *const TREE =
+	"SwitchName=leaf0 Nodes=n[0-3]\n"
+	"SwitchName=leaf1 Nodes=n[4-7]\n"
+	"SwitchName=top Switches=leaf[0-1]\n";
+
+struct fixture {
+	char dir[64];
+	tp_conf *c;
+	tp_alloc *a;
+	tp_graph *g;
+};
+
+/* A config (with topology.conf = topo when not NULL) loaded, or its
+ * error. */
+static int load(struct fixture *fx, const char *topo, const char *conf,
+		tp_error *err)
+{
+	snprintf(fx->dir, sizeof fx->dir, "/tmp/tp-predict-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(fx->dir));
+	char path[128];
+	if (topo) {
+		snprintf(path, sizeof path, "%s/topology.conf", fx->dir);
+		FILE *f = fopen(path, "w");
+		fputs(topo, f);
+		fclose(f);
+	}
+	snprintf(path, sizeof path, "%s/topoplace.conf", fx->dir);
+	FILE *f = fopen(path, "w");
+	fputs(conf, f);
+	fclose(f);
+	fx->c = NULL;
+	fx->a = NULL;
+	fx->g = NULL;
+	return tp_conf_load(path, &fx->c, err);
+}
+
+static void setup(struct fixture *fx, const char *topo, const char *conf,
+		  const char *nodes, int slots)
+{
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(load(fx, topo, conf, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_alloc_from_hostlist(tp_conf_machine(fx->c), nodes, slots,
+					     "nodes", &fx->a, &err) == 0, "%s", err.msg);
+}
+
+static void teardown(struct fixture *fx)
+{
+	tp_graph_destroy(fx->g);
+	tp_alloc_destroy(fx->a);
+	tp_conf_destroy(fx->c);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", fx->dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The exchange of edges (u[i], v[i], bytes[i]) with task t on allocation
+ * index map[t]. */
+static tp_prediction predict(struct fixture *fx, int32_t ntasks, int n,
+			     const int32_t *u, const int32_t *v,
+			     const double *bytes, const int32_t *map)
+{
+	tp_error err;
+	tp_error_clear(&err);
+	tp_graph_destroy(fx->g);
+	fx->g = NULL;
+	ck_assert_msg(tp_graph_from_edges(&fx->g, ntasks, n, u, v, bytes, "test",
+					  &err) == 0, "%s", err.msg);
+	tp_prediction p;
+	ck_assert_msg(tp_predict_exchange(fx->g, fx->a, map, &p, &err) == 0, "%s",
+		      err.msg);
+	return p;
+}
+
+#define ck_assert_us(x, want) \
+	ck_assert_msg(fabs((x) - (want)) < 1e-6 * (want) + 1e-9, "%.9g us, expected %.9g", \
+		      (x), (want))
+
+static const char *const SLOW =
+	"Network=tree TopologyFile=topology.conf LevelBandwidth=1\n"
+	"NodeBandwidth=1 HopLatency=1us IntraNodeBandwidth=10GB/s\n";
+
+/* One message each way between two nodes of a leaf: each alone on its
+ * ports, 1000 us, two links of 1 us. */
+START_TEST(two_nodes)
+{
+	struct fixture fx;
+	setup(&fx, TREE, SLOW, "n[0-1]", 1);
+	tp_prediction p = predict(&fx, 2, 1, (int32_t[]){ 0 }, (int32_t[]){ 1 },
+				  (double[]){ MB }, (int32_t[]){ 0, 1 });
+	ck_assert_us(p.exchange_us, 1002.0);
+	ck_assert_us(p.bound_us, 1002.0);
+	ck_assert_int_eq(p.messages, 2);
+	ck_assert_int_eq(p.flows, 2);
+	ck_assert_int_eq(p.links, 4);
+	ck_assert(!p.bound_only);
+	teardown(&fx);
+}
+END_TEST
+
+/* Progressive filling in two rounds: n0 sends 1 MB to n1 and 3 MB to n2
+ * over its port: both at 0.5 GB/s until the first ends (2000 us), then the
+ * second alone (2 MB left: 2000 us more); the bound, the port's 4 MB,
+ * says 4000 us. */
+START_TEST(two_rounds)
+{
+	struct fixture fx;
+	setup(&fx, TREE, SLOW, "n[0-2]", 1);
+	tp_prediction p = predict(&fx, 3, 2, (int32_t[]){ 0, 0 },
+				  (int32_t[]){ 1, 2 }, (double[]){ MB, 3 * MB },
+				  (int32_t[]){ 0, 1, 2 });
+	ck_assert_us(p.exchange_us, 4002.0);
+	ck_assert_us(p.bound_us, 4000.0);
+	ck_assert_int_ge(p.rounds, 2);
+	teardown(&fx);
+}
+END_TEST
+
+/* Max-min is not the bound: n0 -> n1 and n0 -> n2 share n0's port, and
+ * n3 -> n2 shares n2's with one of them.  n0's two get 0.5 GB/s each; n3's
+ * gets what n2's port leaves, 0.5 GB/s too: all end at 2000 us.  */
+START_TEST(max_min)
+{
+	struct fixture fx;
+	setup(&fx, TREE, SLOW, "n[0-3]", 1);
+	/* edges are exchanges: 0-1, 0-2, 3-2 (and back) */
+	tp_prediction p = predict(&fx, 4, 3, (int32_t[]){ 0, 0, 3 },
+				  (int32_t[]){ 1, 2, 2 },
+				  (double[]){ MB, MB, MB }, (int32_t[]){ 0, 1, 2, 3 });
+	ck_assert_us(p.exchange_us, 2002.0);
+	teardown(&fx);
+}
+END_TEST
+
+/* Destination mod k: leaf0 has two cables up (LevelUplinks=2).  n0 -> n4
+ * and n1 -> n6 go to even destinations: both on cable 0, 1 GB/s shared,
+ * 2000 us.  With n5 instead of n6 they take cables 0 and 1: 1000 us.  A
+ * route crosses four links: the ports and a cable each way. */
+START_TEST(dmodk)
+{
+	struct fixture fx;
+	char conf[512];
+	snprintf(conf, sizeof conf, "%sLevelUplinks=2 Routing=dmodk\n", SLOW);
+	setup(&fx, TREE, conf, "n[0-1],n[4-6]", 1);
+	/* allocation: n0 n1 n4 n5 n6 = indices 0..4 */
+	int32_t u[] = { 0, 1 }, v[] = { 2, 3 };
+	double b[] = { MB, MB };
+	tp_prediction p = predict(&fx, 4, 2, u, v, b, (int32_t[]){ 0, 1, 2, 4 });
+	ck_assert_us(p.exchange_us, 2004.0);
+	p = predict(&fx, 4, 2, u, v, b, (int32_t[]){ 0, 1, 2, 3 });
+	ck_assert_us(p.exchange_us, 1004.0);
+	teardown(&fx);
+
+	/* adaptive: one lane of both cables (2 GB/s); the ports limit */
+	snprintf(conf, sizeof conf, "%sLevelUplinks=2 Routing=adaptive\n", SLOW);
+	setup(&fx, TREE, conf, "n[0-1],n[4-6]", 1);
+	p = predict(&fx, 4, 2, u, v, b, (int32_t[]){ 0, 1, 2, 4 });
+	ck_assert_us(p.exchange_us, 1004.0);
+	teardown(&fx);
+
+	/* the default is non-blocking: four cables, destination mod 4 */
+	setup(&fx, TREE, SLOW, "n[0-1],n[4-6]", 1);
+	p = predict(&fx, 4, 2, u, v, b, (int32_t[]){ 0, 1, 2, 4 });
+	ck_assert_us(p.exchange_us, 1004.0);
+	teardown(&fx);
+}
+END_TEST
+
+/* A taper: leaf cables at 0.25 GB/s (LevelBandwidth=, one value per
+ * level: nodes' ports and leaf cables share the first) under
+ * NodeBandwidth=1: 1 MB over one cable takes 4000 us. */
+START_TEST(taper)
+{
+	struct fixture fx;
+	setup(&fx, TREE, "Network=tree TopologyFile=topology.conf "
+	      "LevelBandwidth=250MB/s LevelUplinks=1\nNodeBandwidth=8Gb/s "
+	      "HopLatency=1000ns\n", "n0,n4", 1);
+	tp_prediction p = predict(&fx, 2, 1, (int32_t[]){ 0 }, (int32_t[]){ 1 },
+				  (double[]){ MB }, (int32_t[]){ 0, 1 });
+	ck_assert_us(p.exchange_us, 4004.0);
+	teardown(&fx);
+}
+END_TEST
+
+/* Tasks of one node: memory at IntraNodeBandwidth=, no link. */
+START_TEST(intra_node)
+{
+	struct fixture fx;
+	setup(&fx, TREE, SLOW, "n0", 2);
+	tp_prediction p = predict(&fx, 2, 1, (int32_t[]){ 0 }, (int32_t[]){ 1 },
+				  (double[]){ MB }, (int32_t[]){ 0, 0 });
+	ck_assert_us(p.exchange_us, 100.0);
+	ck_assert_int_eq(p.messages, 0);
+	teardown(&fx);
+}
+END_TEST
+
+/* A ring of four in dimension order, the positive way on a tie: r0 <-> r2
+ * alone takes 1000 us over ports and two links (4 us); with r1 <-> r3 the
+ * links (1,+x) and (2,+x) carry two messages each: 2000 us. */
+START_TEST(ring_dimension_order)
+{
+	struct fixture fx;
+	setup(&fx, NULL, "Network=torus Dims=4 LinkBandwidth=1 NodeBandwidth=1 "
+	      "HopLatency=1\nNodeName=r[0-3] CoordOrder=x-major\n", "r[0-3]", 1);
+	tp_prediction p = predict(&fx, 4, 1, (int32_t[]){ 0 }, (int32_t[]){ 2 },
+				  (double[]){ MB }, (int32_t[]){ 0, 1, 2, 3 });
+	ck_assert_us(p.exchange_us, 1004.0);
+	p = predict(&fx, 4, 2, (int32_t[]){ 0, 1 }, (int32_t[]){ 2, 3 },
+		    (double[]){ MB, MB }, (int32_t[]){ 0, 1, 2, 3 });
+	ck_assert_us(p.exchange_us, 2004.0);
+	teardown(&fx);
+}
+END_TEST
+
+/* Dragonfly: a global link at GlobalBandwidth=. */
+START_TEST(dragonfly_global)
+{
+	struct fixture fx;
+	setup(&fx, NULL, "Network=dragonfly Groups=2 RoutersPerGroup=2 "
+	      "LinksPerGroupPair=1 Routing=direct\nLocalBandwidth=1 "
+	      "GlobalBandwidth=0.5 NodeBandwidth=1 HopLatency=1us\n"
+	      "NodeName=d[0-3] CoordOrder=x-major\n", "d0,d2", 1);
+	/* d0 = router 0 of group 0, d2 = router 0 of group 1: the global
+	 * link of the pair, at 0.5 GB/s, plus local hops where the gateway
+	 * is another router */
+	tp_prediction p = predict(&fx, 2, 1, (int32_t[]){ 0 }, (int32_t[]){ 1 },
+				  (double[]){ MB }, (int32_t[]){ 0, 1 });
+	ck_assert_msg(p.exchange_us >= 2002.0 && p.exchange_us <= 2006.0,
+		      "%g us", p.exchange_us);
+	teardown(&fx);
+}
+END_TEST
+
+/* Bad values name the file, the line and the problem. */
+static const struct {
+	const char *conf, *msg;
+} bad_confs[] = {
+	{ "Network=tree TopologyFile=topology.conf\nLevelUplinks=0\n",
+	  "topoplace.conf:2: LevelUplinks=0: value 1 is not an integer in 1..65536" },
+	{ "Network=tree TopologyFile=topology.conf\nLevelUplinks=2,2\n",
+	  "topoplace.conf:2: LevelUplinks= has 2 values, the tree has 1 level of links" },
+	{ "Network=tree TopologyFile=topology.conf\nRouting=valiant\n",
+	  "topoplace.conf:2: Routing=valiant: a tree routes dmodk or adaptive" },
+	{ "Network=tree TopologyFile=topology.conf\nHopLatency=fast\n",
+	  "topoplace.conf:2: HopLatency=fast: not a time" },
+	{ "Network=tree TopologyFile=topology.conf\nHopLatency=-1us\n",
+	  "topoplace.conf:2: HopLatency=-1us: negative" },
+	{ "Network=tree TopologyFile=topology.conf\nNodeBandwidth=0\n",
+	  "topoplace.conf:2: NodeBandwidth=0: not a positive bandwidth" },
+	{ "Network=tree TopologyFile=topology.conf\nNodeBandwidth=25GiB\n",
+	  "topoplace.conf:2: NodeBandwidth=25GiB: not a bandwidth" },
+	{ "Network=tree TopologyFile=topology.conf\nIntraNodeBandwidth=1 IntraNodeBandwidth=2\n",
+	  "IntraNodeBandwidth" },
+	{ "Network=torus Dims=4\nLevelUplinks=2\nNodeName=r[0-3] CoordOrder=x-major\n",
+	  "topoplace.conf:2: LevelUplinks= needs Network=tree" },
+	{ "Network=dragonfly Groups=2 RoutersPerGroup=2\nGlobalBandwidth=x\n",
+	  "topoplace.conf:2: GlobalBandwidth=x: not a bandwidth" },
+};
+
+START_TEST(bad_keys)
+{
+	struct fixture fx;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_ne(load(&fx, TREE, bad_confs[_i].conf, &err), 0);
+	tp_assert_err_has(&err, bad_confs[_i].msg);
+	fx.g = NULL;
+	teardown(&fx);
+}
+END_TEST
+
+/* Routing= is the tree's under Network=tree and the dragonfly's under
+ * Network=dragonfly. */
+START_TEST(routing_by_kind)
+{
+	struct fixture fx;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(load(&fx, TREE, "Network=tree TopologyFile=topology.conf "
+			   "Routing=adaptive\n", &err) == 0, "%s", err.msg);
+	teardown(&fx);
+	ck_assert_msg(load(&fx, NULL, "Network=dragonfly Groups=2 RoutersPerGroup=2 "
+			   "Routing=valiant\nNodeName=d[0-3] CoordOrder=x-major\n",
+			   &err) == 0, "%s", err.msg);
+	teardown(&fx);
+}
+END_TEST
+
+/* The line every front end prints. */
+START_TEST(line)
+{
+	tp_prediction a = { .exchange_us = 268.4 }, b = { .exchange_us = 184.2 };
+	char buf[160];
+	tp_prediction_line(buf, sizeof buf, &a, &b);
+	ck_assert_str_eq(buf, "predicted exchange 268 us -> 184 us (0.69x)");
+	a.exchange_us = 9.5;
+	b.exchange_us = 12.25;
+	b.bound_only = true;
+	tp_prediction_line(buf, sizeof buf, &a, &b);
+	ck_assert_str_eq(buf, "predicted exchange 9.5 us -> 12.2 us (1.29x) "
+			 "(bounds: too large to model in full)");
+}
+END_TEST
+
+/* auto keeps the candidate predicted fastest, never one predicted slower
+ * than Slurm's order: a 4:1 tapered tree, a ring over nodes of two
+ * leaves in an order that crosses them at every step. */
+START_TEST(auto_by_time)
+{
+	struct fixture fx;
+	setup(&fx, TREE, "Network=tree TopologyFile=topology.conf LevelUplinks=1 "
+	      "LevelBandwidth=25\n", "n0,n4,n1,n5,n2,n6,n3,n7", 1);
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x1:periodic=all:bytes=65536", 8,
+					       &err), 0);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	int32_t map[8];
+	tp_place_report rep;
+	ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, map, &rep, &err) == 0, "%s", err.msg);
+	ck_assert(rep.by_time);
+	ck_assert(rep.cand[0].has_predicted);
+	ck_assert(rep.cand[rep.best].has_predicted);
+	tp_prediction p, pb;
+	int32_t block[8];
+	ck_assert_int_eq(tp_map_block(fx.a, 8, block, &err), 0);
+	ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, map, &p, &err), 0);
+	ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, block, &pb, &err), 0);
+	ck_assert_us(p.exchange_us, rep.cand[rep.best].predicted_us);
+	/* block crosses the single cable 8 times each way; grouping the
+	 * ring by leaf crosses it twice */
+	ck_assert_msg(p.exchange_us < 0.5 * pb.exchange_us, "%g against %g us",
+		      p.exchange_us, pb.exchange_us);
+	for (int i = 0; i < rep.ncandidates; i++)
+		if (rep.cand[i].has_predicted)
+			ck_assert(rep.cand[rep.best].predicted_us <=
+				  rep.cand[i].predicted_us * (1 + 0.005));
+	teardown(&fx);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("predict");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, two_nodes);
+	tcase_add_test(tc, two_rounds);
+	tcase_add_test(tc, max_min);
+	tcase_add_test(tc, dmodk);
+	tcase_add_test(tc, taper);
+	tcase_add_test(tc, intra_node);
+	tcase_add_test(tc, ring_dimension_order);
+	tcase_add_test(tc, dragonfly_global);
+	tcase_add_loop_test(tc, bad_keys, 0,
+			    (int)(sizeof bad_confs / sizeof bad_confs[0]));
+	tcase_add_test(tc, routing_by_kind);
+	tcase_add_test(tc, line);
+	tcase_add_test(tc, auto_by_time);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}
