@@ -15,7 +15,10 @@ host i of the platform and name i of the config's hostlist).
   torus      SimGrid TORUS cluster 16,16,16, hosts t0..t4095, host id =
              x + 16*(y + 16*z), dimension-order routing x first.
              topoplace: Network=torus, NodeName=t[0-4095] CoordOrder=x-major
-             (the first dimension fastest: the same order).
+             (the first dimension fastest: the same order).  One known
+             difference: on a tie (8 hops either way round a ring of 16)
+             SimGrid goes the negative way from position 8 to 0, topoplace
+             the positive way; distances agree, a link load may not.
   dragonfly  topoplace's dragonfly (core/src/net/dragonfly.c): G groups of A
              routers, P nodes a router, L global links a group pair, global
              link k of groups g,h at router gw(g,h,k) = ((h-g-1 mod G)*L+k)

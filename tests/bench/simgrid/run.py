@@ -329,6 +329,8 @@ def run_case(args, c, root):
             r["note"] = (r["note"] + "; " if r["note"] else "") + str(e)
         c.res[p] = r
     c.secs = time.time() - t0
+    print("simgrid: %s done, %.0f s" % (c.name, c.secs), file=sys.stderr,
+          flush=True)
     return c
 
 
