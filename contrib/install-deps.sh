@@ -32,7 +32,7 @@ group() {
 	slurm) echo slurmctld slurmd slurm-client munge ;;
 	fuzz) echo clang libclang-rt-14-dev ;;
 	package) echo debhelper dpkg-dev fakeroot rpm ;;
-	bench) echo scotch time gmsh gmsh-doc metis g++ openmpi-bin libopenmpi-dev libtrilinos-zoltan2-dev \
+	bench) echo scotch time gmsh gmsh-doc metis g++ openmpi-bin libopenmpi-dev libtrilinos-zoltan2-dev libsimgrid-dev python3 \
 		libtrilinos-teuchos-dev libtrilinos-tpetra-dev libtrilinos-xpetra-dev \
 		libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libtrilinos-zoltan-dev \
 		libtrilinos-epetra-dev ;;
