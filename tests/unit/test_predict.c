@@ -158,7 +158,7 @@ START_TEST(dmodk)
 {
 	struct fixture fx;
 	char conf[512];
-	snprintf(conf, sizeof conf, "%sLevelUplinks=2 Routing=dmodk\n", SLOW);
+	snprintf(conf, sizeof conf, "%sLevelUplinks=2 UplinkRouting=dmodk\n", SLOW);
 	setup(&fx, TREE, conf, "n[0-1],n[4-6]", 1);
 	/* allocation: n0 n1 n4 n5 n6 = indices 0..4 */
 	int32_t u[] = { 0, 1 }, v[] = { 2, 3 };
@@ -170,7 +170,7 @@ START_TEST(dmodk)
 	teardown(&fx);
 
 	/* adaptive: one lane of both cables (2 GB/s); the ports limit */
-	snprintf(conf, sizeof conf, "%sLevelUplinks=2 Routing=adaptive\n", SLOW);
+	snprintf(conf, sizeof conf, "%sLevelUplinks=2 UplinkRouting=adaptive\n", SLOW);
 	setup(&fx, TREE, conf, "n[0-1],n[4-6]", 1);
 	p = predict(&fx, 4, 2, u, v, b, (int32_t[]){ 0, 1, 2, 4 });
 	ck_assert_us(p.exchange_us, 1004.0);
@@ -258,8 +258,8 @@ static const struct {
 	  "topoplace.conf:2: LevelUplinks=0: value 1 is not an integer in 1..65536" },
 	{ "Network=tree TopologyFile=topology.conf\nLevelUplinks=2,2\n",
 	  "topoplace.conf:2: LevelUplinks= has 2 values, the tree has 1 level of links" },
-	{ "Network=tree TopologyFile=topology.conf\nRouting=valiant\n",
-	  "topoplace.conf:2: Routing=valiant: a tree routes dmodk or adaptive" },
+	{ "Network=tree TopologyFile=topology.conf\nUplinkRouting=valiant\n",
+	  "topoplace.conf:2: UplinkRouting=valiant: expected dmodk or adaptive" },
 	{ "Network=tree TopologyFile=topology.conf\nHopLatency=fast\n",
 	  "topoplace.conf:2: HopLatency=fast: not a time" },
 	{ "Network=tree TopologyFile=topology.conf\nHopLatency=-1us\n",
@@ -288,15 +288,14 @@ START_TEST(bad_keys)
 }
 END_TEST
 
-/* Routing= is the tree's under Network=tree and the dragonfly's under
- * Network=dragonfly. */
+/* UplinkRouting= is the tree's, Routing= the dragonfly's. */
 START_TEST(routing_by_kind)
 {
 	struct fixture fx;
 	tp_error err;
 	tp_error_clear(&err);
 	ck_assert_msg(load(&fx, TREE, "Network=tree TopologyFile=topology.conf "
-			   "Routing=adaptive\n", &err) == 0, "%s", err.msg);
+			   "UplinkRouting=adaptive\n", &err) == 0, "%s", err.msg);
 	teardown(&fx);
 	ck_assert_msg(load(&fx, NULL, "Network=dragonfly Groups=2 RoutersPerGroup=2 "
 			   "Routing=valiant\nNodeName=d[0-3] CoordOrder=x-major\n",

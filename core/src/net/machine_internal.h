@@ -88,7 +88,7 @@ int tp_machine_from_topology(tp_machine **out, const char *text,
  * adds bytes / bandwidth to each link it crosses. */
 /* The time model's lanes of a tree (tree.c): LevelUplinks= (n values,
  * one per level of switch links or one for all; 0: non-blocking) and
- * Routing= (adaptive, else destination mod k). */
+ * UplinkRouting= (adaptive, else destination mod k). */
 int tp__tree_set_lanes(tp_machine *m, const int *uplinks, int n,
 		       bool adaptive, tp_error *err);
 int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,

@@ -113,7 +113,7 @@ struct tp_tree {
 	int64_t nlane;
 	int nuplinks;         /* LevelUplinks= (0: non-blocking) */
 	int uplinks[16];
-	bool adaptive;        /* Routing=adaptive: one lane of them all */
+	bool adaptive;        /* UplinkRouting=adaptive: one lane of them all */
 };
 
 static const struct tp_net_ops tree_ops;
@@ -300,7 +300,7 @@ static void destroy(void *net_data)
  * counts of d's own switches below level l, and comes down into d's switch
  * of level l on the lane of the same rule: the up and down lanes of one
  * level meet at one switch of the level above, as in a parallel-ports
- * generalised fat tree.  Routing=adaptive spreads every message over all
+ * generalised fat tree.  UplinkRouting=adaptive spreads every message over all
  * lanes alike: one lane of U(s) times the bandwidth. */
 
 static int32_t lane_count_of(const struct tp_tree *t, int32_t s,
@@ -1588,7 +1588,7 @@ struct tree_conf {
 	int forest_cost;            /* ForestCost= (0: not given) */
 	int uplinks_line, nuplinks; /* LevelUplinks= */
 	int uplinks[16];
-	int routing_line;           /* Routing= */
+	int routing_line;           /* UplinkRouting= */
 	bool adaptive;
 };
 
@@ -1643,7 +1643,7 @@ static int conf_set_uplinks(struct tp__conf_reader *r, void *state,
 	return TP_OK;
 }
 
-/* Routing=dmodk (static, by destination: OpenSM's ftree and updn) or
+/* UplinkRouting=dmodk (static, by destination: OpenSM's ftree and updn) or
  * adaptive (every message spread over all the cables). */
 static int conf_set_routing(struct tp__conf_reader *r, void *state,
 			    const struct tp__conf_tok *t)
@@ -1656,7 +1656,7 @@ static int conf_set_routing(struct tp__conf_reader *r, void *state,
 		tc->adaptive = true;
 	else
 		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
-				      "Routing=%s: a tree routes dmodk or adaptive",
+				      "UplinkRouting=%s: expected dmodk or adaptive",
 				      t->val);
 	return TP_OK;
 }
@@ -1768,7 +1768,7 @@ static const struct tp__conf_key tree_keys[] = {
 	  TP__CONF_KEY_SLURM },
 	{ "LevelUplinks", offsetof(struct tree_conf, uplinks_line), conf_set_uplinks,
 	  TP__CONF_KEY_SLURM },
-	{ "Routing", offsetof(struct tree_conf, routing_line), conf_set_routing,
+	{ "UplinkRouting", offsetof(struct tree_conf, routing_line), conf_set_routing,
 	  TP__CONF_KEY_SLURM },
 };
 

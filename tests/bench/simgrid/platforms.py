@@ -106,7 +106,7 @@ def fat_tree(outdir, uplinks):
             "TopologyFile=topology.conf\n"
             "LevelBandwidth=%d          # GB/s per cable (all levels)\n"
             "LevelUplinks=%d            # cables from each leaf switch upward\n"
-            "Routing=dmodk\n"
+            "UplinkRouting=dmodk\n"
             "HopLatency=%gus           # per link\n"
             "IntraNodeBandwidth=%d     # GB/s, tasks of one node\n") % (
                 BW, uplinks, LAT_US, LOOP_BW)

@@ -54,7 +54,7 @@ import platforms  # noqa: E402
 BYTES = 65536
 WARMUP = 1
 
-NEW_KEYS = ("LevelUplinks", "Routing", "HopLatency", "IntraNodeBandwidth",
+NEW_KEYS = ("LevelUplinks", "UplinkRouting", "Routing", "HopLatency", "IntraNodeBandwidth",
             "LinkBandwidth", "LocalBandwidth", "GlobalBandwidth",
             "NodeBandwidth")
 
@@ -78,7 +78,7 @@ def settle_conf(tp, net):
         m = re.search(r"unknown key '([A-Za-z]+)'", err)
         key = m.group(1) if m else None
         if not key:
-            # a key this kind of network does not take yet (Routing=dmodk)
+            # a key this kind of network does not take yet (UplinkRouting=dmodk)
             m = re.search(re.escape(net.conf) + r":(\d+):", err)
             if m and 0 < int(m.group(1)) <= len(lines):
                 k = lines[int(m.group(1)) - 1].split("=", 1)[0].strip()
