@@ -35,6 +35,8 @@ struct tp__routers {
 	size_t cap, n;
 };
 
+/* The splitmix64 finaliser: a well-mixed 64-bit hash of x. */
+uint64_t tp__mix64(uint64_t x);
 uint32_t tp__name_hash(const char *s);
 int32_t tp__names_find(const struct tp__names *t, char *const *names,
 		       const char *name, uint32_t h);

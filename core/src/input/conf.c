@@ -171,73 +171,67 @@ int tp__conf_parse_number(const char *s, bool allow_zero, double *out)
 	return 0;
 }
 
+struct conf_unit {
+	const char *name;
+	double scale;
+};
+
+/* A number followed by one of units[n] (none: bare_scale), scaled: 0, -1
+ * not such a value, -2 out of range (<= 0, or < 0 when allow_zero).  The
+ * number's "e" of "1e3GB/s" is its own: no unit starts with e. */
+static int parse_with_unit(const char *s, const struct conf_unit *units,
+			   size_t n, double bare_scale, bool allow_zero,
+			   double *out)
+{
+	char num[64];
+	size_t len = strspn(s, "0123456789.eE+-");
+	if (len == 0 || len >= sizeof num)
+		return -1;
+	memcpy(num, s, len);
+	num[len] = '\0';
+	double scale = bare_scale;
+	if (s[len]) {
+		size_t i = 0;
+		while (i < n && strcmp(s + len, units[i].name))
+			i++;
+		if (i == n)
+			return -1;
+		scale = units[i].scale;
+	}
+	double v;
+	int rc = tp__conf_parse_number(num, allow_zero, &v);
+	if (rc)
+		return rc;
+	if (!isfinite(v * scale) || (!allow_zero && v * scale <= 0))
+		return -2;
+	*out = v * scale;
+	return 0;
+}
+
 /* A bandwidth in GB/s (10^9 bytes/s): a bare number, or with a unit
  * (25GB/s, 200Gb/s, 200Gbps, 25GBps, 400MB/s, 1.6TB/s; B bytes, b bits).
  * 0, -1 not a bandwidth, -2 not > 0. */
 int tp__conf_parse_bandwidth(const char *s, double *gbps)
 {
-	static const struct { const char *unit; double gb; } units[] = {
+	static const struct conf_unit units[] = {
 		{ "TB/s", 1e3 }, { "TBps", 1e3 }, { "Tb/s", 125 }, { "Tbps", 125 },
 		{ "GB/s", 1 }, { "GBps", 1 }, { "Gb/s", 0.125 }, { "Gbps", 0.125 },
 		{ "MB/s", 1e-3 }, { "MBps", 1e-3 },
 		{ "Mb/s", 1.25e-4 }, { "Mbps", 1.25e-4 },
 	};
-	char num[64];
-	size_t n = strspn(s, "0123456789.eE+-");
-	/* "1e" of "1e3GB/s" is the number's; a bare "e" never starts a unit */
-	if (n == 0 || n >= sizeof num)
-		return -1;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	double scale = 1;
-	if (s[n]) {
-		size_t i;
-		for (i = 0; i < sizeof units / sizeof *units; i++)
-			if (!strcmp(s + n, units[i].unit))
-				break;
-		if (i == sizeof units / sizeof *units)
-			return -1;
-		scale = units[i].gb;
-	}
-	double v;
-	int rc = tp__conf_parse_number(num, false, &v);
-	if (rc)
-		return rc;
-	if (!isfinite(v * scale) || v * scale <= 0)
-		return -2;
-	*gbps = v * scale;
-	return 0;
+	return parse_with_unit(s, units, sizeof units / sizeof *units, 1, false,
+			       gbps);
 }
 
 /* A time in seconds: a bare number of microseconds, or with a unit (ns,
  * us, ms, s).  0, -1 not a time, -2 negative. */
 int tp__conf_parse_time(const char *s, double *sec)
 {
-	static const struct { const char *unit; double s; } units[] = {
+	static const struct conf_unit units[] = {
 		{ "ns", 1e-9 }, { "us", 1e-6 }, { "ms", 1e-3 }, { "s", 1 },
 	};
-	char num[64];
-	size_t n = strspn(s, "0123456789.eE+-");
-	if (n == 0 || n >= sizeof num)
-		return -1;
-	memcpy(num, s, n);
-	num[n] = '\0';
-	double scale = 1e-6;
-	if (s[n]) {
-		size_t i;
-		for (i = 0; i < sizeof units / sizeof *units; i++)
-			if (!strcmp(s + n, units[i].unit))
-				break;
-		if (i == sizeof units / sizeof *units)
-			return -1;
-		scale = units[i].s;
-	}
-	double v;
-	int rc = tp__conf_parse_number(num, true, &v);
-	if (rc)
-		return rc;
-	*sec = v * scale;
-	return 0;
+	return parse_with_unit(s, units, sizeof units / sizeof *units, 1e-6, true,
+			       sec);
 }
 
 int tp__conf_bandwidth(struct tp__conf_reader *r, const struct tp__conf_tok *t,
@@ -1807,30 +1801,14 @@ static int node_line(struct loader *ld, const struct tp__conf_tok *toks, int n)
 
 /* ---- logical lines ---- */
 
-/* Key k is key *j of kind *i.  Two kinds may share a key's name
- * (Routing= of trees and dragonflies): the kind Network= names takes it,
- * else (Slurm's topology) the kind whose key Slurm's topology takes, else
- * the first. */
-static bool find_kind_key(const struct loader *ld, const char *k, int *i,
-			  int *j)
+/* Key k is key *j of kind *i. */
+static bool find_kind_key(const char *k, int *i, int *j)
 {
-	int fi = -1, fj = -1, pri = -1;
-	for (int a = 0; tp__conf_kinds[a]; a++)
-		for (int b = 0; b < tp__conf_kinds[a]->nkeys; b++) {
-			if (strcasecmp(k, tp__conf_kinds[a]->keys[b].name))
-				continue;
-			int p = tp__conf_kinds[a] == ld->c->kind ? 2
-				: !ld->c->kind && (tp__conf_kinds[a]->keys[b].flags &
-						   TP__CONF_KEY_SLURM) ? 1 : 0;
-			if (p > pri) {
-				pri = p;
-				fi = a;
-				fj = b;
-			}
-		}
-	*i = fi;
-	*j = fj;
-	return fi >= 0;
+	for (*i = 0; tp__conf_kinds[*i]; ++*i)
+		for (*j = 0; *j < tp__conf_kinds[*i]->nkeys; ++*j)
+			if (!strcasecmp(k, tp__conf_kinds[*i]->keys[*j].name))
+				return true;
+	return false;
 }
 
 /* A key of kind i's own: once, before the first node; parsed by the kind. */
@@ -1876,7 +1854,7 @@ static int settings_line(struct loader *ld, const struct tp__conf_tok *toks, int
 			rc = set_levels(ld, t, true);
 		else if (!strcasecmp(k, "LevelBandwidth"))
 			rc = set_levels(ld, t, false);
-		else if (find_kind_key(ld, k, &ki, &kj))
+		else if (find_kind_key(k, &ki, &kj))
 			rc = set_kind_key(ld, t, ki, kj);
 		else if (!strcasecmp(k, "CoordFile") || !strcasecmp(k, "SwitchFile"))
 			; /* after the line's settings */

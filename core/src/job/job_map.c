@@ -35,6 +35,7 @@ static void keep(tp_job *job, const char *fmt, ...)
 	va_end(ap);
 	job->status = TP_JOB_KEPT;
 	memcpy(job->map, job->block, sizeof(int32_t) * (size_t)job->ntasks);
+	job->pred = job->pred_block;   /* the map is Slurm's order now */
 }
 
 static struct tp_job_cand *add_cand(tp_job *job, const char *name)
@@ -207,22 +208,19 @@ static void judge_auto(tp_job *job)
 	job->status = TP_JOB_PLACED;
 }
 
-/* The predicted exchange times of the job's map and Slurm's order, when
- * the model is affordable (the hop-bytes metric: under congestion the
+/* The predicted exchange times of the job's map and Slurm's order into
+ * job->pred and pred_block (the report's too), when the model is
+ * affordable under the budget (the hop-bytes metric: under congestion the
  * metric is what the job asked for). */
-#define PREDICT_JOB_MAX_WORK ((int64_t)1 << 22)
-static bool predicted_pair(const tp_job *job, double *mine, double *blk)
+static bool predicted_pair(tp_job *job)
 {
 	if (job->metric != TP_METRIC_HOP_BYTES ||
-	    tp__predict_work(job->g, job->alloc) > PREDICT_JOB_MAX_WORK)
+	    !tp__predict_affordable(job->g, job->alloc, tp__job_remaining_ms(job)))
 		return false;
-	tp_prediction a, b;
-	if (tp__predict(job->g, job->alloc, job->map, 8 * PREDICT_JOB_MAX_WORK, &a, NULL) ||
-	    tp__predict(job->g, job->alloc, job->block, 8 * PREDICT_JOB_MAX_WORK, &b, NULL))
-		return false;
-	*mine = a.exchange_us;
-	*blk = b.exchange_us;
-	return true;
+	job->have_pred =
+		!tp__predict_launch(job->g, job->alloc, job->map, &job->pred) &&
+		!tp__predict_launch(job->g, job->alloc, job->block, &job->pred_block);
+	return job->have_pred;
 }
 
 /* Any other policy: its result, unless Slurm's order scores better. */
@@ -253,8 +251,8 @@ static int judge_single(tp_job *job, double ms, tp_error *err)
 	if (job->have_geom && job->geom.default_kept)
 		mine->score = blk->score;   /* tp_place kept block already */
 	const char *pn = tp_policy_name(job->policy);
-	double pm = 0, pbk = 0;
-	bool timed = predicted_pair(job, &pm, &pbk);
+	bool timed = predicted_pair(job);
+	double pm = job->pred.exchange_us, pbk = job->pred_block.exchange_us;
 	if (timed) {
 		mine->predicted = blk->predicted = true;
 		mine->predicted_us = pm;
@@ -369,9 +367,10 @@ static int compute_metrics(tp_job *job, tp_error *err)
 		rc = tp_metrics_compute(job->g, job->alloc, job->block, true,
 					&job->mblock, err);
 	job->have_metrics = rc == 0;
-	/* the predicted exchange of both (bounded: a large exchange gets its
-	 * bound, predict.h) */
-	if (!rc && !tp__predict(job->g, job->alloc, job->map, TP__PREDICT_MAX_WORK,
+	/* the predicted exchange of both, unless judged on them already
+	 * (bounded: a large exchange gets its bound, predict.h) */
+	if (!rc && !job->have_pred &&
+	    !tp__predict(job->g, job->alloc, job->map, TP__PREDICT_MAX_WORK,
 				&job->pred, NULL) &&
 	    !tp__predict(job->g, job->alloc, job->block, TP__PREDICT_MAX_WORK,
 			 &job->pred_block, NULL))

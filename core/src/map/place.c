@@ -299,7 +299,6 @@ typedef struct cand_run {
 	int best_idx;        /* the best's candidate (for its congestion) */
 	bool rule;           /* the auto rule applies (place.h) */
 	bool by_time;        /* auto compares predicted exchange times */
-	bool time_verdict;   /* time_decides' answer */
 	bool alt;            /* a candidate other than block has a result */
 	tp_congestion_ws *cws;  /* the rule's congestion workspace */
 	double t0;
@@ -504,24 +503,9 @@ static bool congestion_of(cand_run *r, tp_place_candidate *c,
 	return true;
 }
 
-/* auto by predicted time (predict.h): what a prediction may cost, in lane
- * visits (routing, then each round of rates); about 10 ns each, a few
- * rounds.  Larger exchanges keep the hop-bytes and congestion rule. */
-#define PREDICT_AUTO_MAX_WORK ((int64_t)1 << 22)
-#define PREDICT_NS_PER_VISIT 10.0
-#define PREDICT_ROUNDS_EXPECTED 8.0
 /* A candidate this far above the best in hop-bytes is not modelled: it
  * loses (the quick filter before the model). */
 #define PREDICT_FILTER_HOPS 2.0
-
-static bool predict_fits(const cand_run *r)
-{
-	if (r->o->geom.time_budget_ms <= 0)
-		return true;
-	double est = (double)tp__predict_work(r->g, r->a) * PREDICT_NS_PER_VISIT *
-		     PREDICT_ROUNDS_EXPECTED / 1e6;
-	return est <= remaining_ms(r) / 4;
-}
 
 /* The predicted exchange time of map into c (once).  False when it cannot
  * be had (out of memory, past the budget). */
@@ -529,11 +513,12 @@ static bool predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map)
 {
 	if (c->has_predicted)
 		return true;
-	if (out_of_time(r) || !predict_fits(r))
+	if (out_of_time(r) || !tp__predict_affordable(r->g, r->a,
+						       r->o->geom.time_budget_ms > 0
+						       ? remaining_ms(r) : 0))
 		return false;
 	tp_prediction p;
-	if (tp__predict(r->g, r->a, map, PREDICT_AUTO_MAX_WORK *
-			(int64_t)PREDICT_ROUNDS_EXPECTED, &p, NULL))
+	if (tp__predict_launch(r->g, r->a, map, &p))
 		return false;
 	c->predicted_us = p.exchange_us;
 	c->has_predicted = true;
@@ -569,30 +554,24 @@ static bool rule_better(cand_run *r, tp_place_candidate *c, bool ties_win)
 	return by_hops;
 }
 
-/* auto by predicted time: c (in r->trial) against the best.  True when
- * the times decide, the verdict in r->time_verdict: a candidate far above
- * in hop-bytes loses unmodelled; otherwise the lower predicted time wins,
- * unless within TP__PREDICT_TIE_SHARE (then the hop-bytes rule decides). */
-static bool time_decides(cand_run *r, tp_place_candidate *c, bool ties_win)
+/* auto by predicted time: c (in r->trial) against the best.  1: c is
+ * better, 0: it is not, -1: the times do not decide.  A candidate far
+ * above in hop-bytes loses unmodelled; otherwise the lower predicted time
+ * wins, unless within TP__PREDICT_TIE_SHARE (then the hop-bytes rule
+ * decides), or when either cannot be predicted. */
+static int time_verdict(cand_run *r, tp_place_candidate *c)
 {
-	(void)ties_win;
 	tp_place_candidate *b = &r->rep->cand[r->best_idx];
-	if (c->score > PREDICT_FILTER_HOPS * r->best_score && r->best_score > 0) {
-		r->time_verdict = false;
-		return true;
-	}
+	if (c->score > PREDICT_FILTER_HOPS * r->best_score && r->best_score > 0)
+		return 0;
 	if (!predicted_of(r, c, r->trial) || !predicted_of(r, b, r->best))
-		return false;
+		return -1;
 	double pc = c->predicted_us, pb = b->predicted_us;
-	if (pc < (1 - TP__PREDICT_TIE_SHARE) * pb) {
-		r->time_verdict = true;
-		return true;
-	}
-	if (pc > (1 + TP__PREDICT_TIE_SHARE) * pb) {
-		r->time_verdict = false;
-		return true;
-	}
-	return false;
+	if (pc < (1 - TP__PREDICT_TIE_SHARE) * pb)
+		return 1;
+	if (pc > (1 + TP__PREDICT_TIE_SHARE) * pb)
+		return 0;
+	return -1;
 }
 
 /* Candidate c (its mapping in r->trial) against the best so far: by the
@@ -608,8 +587,9 @@ static bool better(cand_run *r, tp_place_candidate *c, bool ties_win)
 		if (c->rank > r->best_rank + tol)
 			return false;
 	}
-	if (r->by_time && time_decides(r, c, ties_win))
-		return r->time_verdict;
+	int v = r->by_time ? time_verdict(r, c) : -1;
+	if (v >= 0)
+		return v;
 	if (r->rule)
 		return rule_better(r, c, ties_win);
 	return ties_win ? c->score <= r->best_score : c->score < r->best_score;
@@ -927,7 +907,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 	 * rule above breaks its ties */
 	r.by_time = o->policy == TP_POLICY_AUTO &&
 		    rep->metric == TP_METRIC_HOP_BYTES &&
-		    tp__predict_work(g, a) <= PREDICT_AUTO_MAX_WORK;
+		    tp__predict_work(g, a) <= TP__PREDICT_LAUNCH_WORK;
 	rep->by_time = r.by_time;
 	if (o->policy == TP_POLICY_AUTO) {
 		/* block first and always: the result is never worse than it;

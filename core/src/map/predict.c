@@ -32,18 +32,6 @@
  * with it. */
 #define BATCH_SHARE 0.01
 
-/* ---- small open-addressing maps ---- */
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static size_t pow2_at_least(size_t n)
 {
 	size_t p = 16;
@@ -52,63 +40,23 @@ static size_t pow2_at_least(size_t n)
 	return p;
 }
 
-/* lane id -> dense index */
-struct lane_map {
-	int64_t *key;     /* -1: empty */
-	int32_t *val;
-	size_t mask;
-	int32_t n;
-};
-
-static int lane_map_init(struct lane_map *lm, size_t expect)
+/* The dense index of lane id in lm (tp__routers: lane id -> index + 1,
+ * 0 when new), added when new; -1 when out of memory. */
+static int32_t lane_index(struct tp__routers *lm, int32_t *n, int64_t id)
 {
-	size_t cap = pow2_at_least(2 * expect + 1);
-	lm->key = tp__malloc_array(cap, sizeof *lm->key);
-	lm->val = tp__malloc_array(cap, sizeof *lm->val);
-	if (!lm->key || !lm->val)
-		return TP_ENOMEM;
-	memset(lm->key, 0xff, cap * sizeof *lm->key);
-	lm->mask = cap - 1;
-	lm->n = 0;
-	return TP_OK;
-}
-
-static int lane_map_grow(struct lane_map *lm)
-{
-	struct lane_map nm;
-	if (lane_map_init(&nm, (lm->mask + 1)))
-		return TP_ENOMEM;
-	for (size_t i = 0; i <= lm->mask; i++) {
-		if (lm->key[i] < 0)
-			continue;
-		size_t h = mix((uint64_t)lm->key[i]) & nm.mask;
-		while (nm.key[h] >= 0)
-			h = (h + 1) & nm.mask;
-		nm.key[h] = lm->key[i];
-		nm.val[h] = lm->val[i];
-	}
-	nm.n = lm->n;
-	free(lm->key);
-	free(lm->val);
-	*lm = nm;
-	return TP_OK;
-}
-
-/* The dense index of lane id, added when new; -1 when out of memory. */
-static int32_t lane_index(struct lane_map *lm, int64_t id)
-{
-	if ((size_t)lm->n * 2 >= lm->mask && lane_map_grow(lm))
+	int32_t *slot = tp__routers_slot(lm, id, true);
+	if (!slot)
 		return -1;
-	size_t h = mix((uint64_t)id) & lm->mask;
-	while (lm->key[h] >= 0) {
-		if (lm->key[h] == id)
-			return lm->val[h];
-		h = (h + 1) & lm->mask;
-	}
-	lm->key[h] = id;
-	lm->val[h] = lm->n;
-	return lm->n++;
+	if (!*slot)
+		*slot = ++*n;
+	return *slot - 1;
 }
+
+struct lane_bw_arg {
+	const tp_machine *m;
+	int64_t nlane_ids;
+	double *bw;
+};
 
 /* ---- the flows ---- */
 
@@ -169,6 +117,13 @@ static double lane_bw(const tp_machine *m, int64_t nlane_ids, int64_t id)
 				      : m->fab.node_bw;
 }
 
+static int put_lane_bw(int64_t id, int32_t slot, void *arg)
+{
+	struct lane_bw_arg *x = arg;
+	x->bw[slot - 1] = lane_bw(x->m, x->nlane_ids, id);
+	return 0;
+}
+
 static int build_flows(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, struct flows *fl, tp_error *err)
 {
@@ -186,10 +141,11 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 	fl->mult = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->mult);
 	size_t lcap = (size_t)(nmsg > 0 ? nmsg : 1) * 4;
 	fl->lanes = tp__malloc_array(lcap, sizeof *fl->lanes);
-	struct lane_map lm = { 0 };
+	/* dense below TP__DENSE_ROUTERS ids, hashed above */
+	struct tp__routers lm = { .nrouters = nlane_ids + 2 * (int64_t)m->nnodes };
+	int32_t nlanes = 0;
 	int rc = TP_OK;
-	if (!keys || !buf || !fl->start || !fl->bytes || !fl->mult || !fl->lanes ||
-	    lane_map_init(&lm, 1024)) {
+	if (!keys || !buf || !fl->start || !fl->bytes || !fl->mult || !fl->lanes) {
 		rc = TP_ENOMEM;
 		goto out;
 	}
@@ -214,8 +170,8 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			fl->messages++;
 			uint64_t wb;
 			memcpy(&wb, &w, sizeof wb);
-			uint64_t hk = mix(((uint64_t)(uint32_t)ni << 32 | (uint32_t)nj) ^
-					  mix(wb));
+			uint64_t hk = tp__mix64(((uint64_t)(uint32_t)ni << 32 | (uint32_t)nj) ^
+					  tp__mix64(wb));
 			size_t h = hk & (kcap - 1);
 			while (keys[h].f >= 0 && !(keys[h].i == ni && keys[h].j == nj &&
 						   keys[h].w == w))
@@ -233,16 +189,16 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			}
 			if (nl + (size_t)len > lcap) {
 				size_t ncap = 2 * lcap + (size_t)len;
-				int32_t *nlanes = realloc(fl->lanes, ncap * sizeof *nlanes);
-				if (!nlanes) {
+				int32_t *grown = realloc(fl->lanes, ncap * sizeof *grown);
+				if (!grown) {
 					rc = TP_ENOMEM;
 					goto out;
 				}
-				fl->lanes = nlanes;
+				fl->lanes = grown;
 				lcap = ncap;
 			}
 			for (int k = 0; k < len; k++) {
-				int32_t d = lane_index(&lm, buf[k]);
+				int32_t d = lane_index(&lm, &nlanes, buf[k]);
 				if (d < 0) {
 					rc = TP_ENOMEM;
 					goto out;
@@ -256,22 +212,20 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			fl->start[f + 1] = (int64_t)nl;
 		}
 	}
-	fl->nlanes = lm.n;
-	fl->bw = tp__malloc_array((size_t)lm.n + 1, sizeof *fl->bw);
+	fl->nlanes = nlanes;
+	fl->bw = tp__malloc_array((size_t)nlanes + 1, sizeof *fl->bw);
 	if (!fl->bw) {
 		rc = TP_ENOMEM;
 		goto out;
 	}
-	for (size_t k = 0; k <= lm.mask; k++)
-		if (lm.key[k] >= 0)
-			fl->bw[lm.val[k]] = lane_bw(m, nlane_ids, lm.key[k]);
+	tp__routers_each(&lm, put_lane_bw, &(struct lane_bw_arg){ m, nlane_ids,
+								   fl->bw });
 out:
 	if (rc == TP_ENOMEM)
 		tp_error_set(err, rc, "predict: out of memory");
 	free(keys);
 	free(buf);
-	free(lm.key);
-	free(lm.val);
+	tp__routers_free(&lm);
 	if (rc)
 		flows_free(fl);
 	return rc;
@@ -521,6 +475,26 @@ int64_t tp__predict_work(const tp_graph *g, const tp_alloc *a)
 {
 	int64_t longest = a->m->net->max_route_links(a->m) + 2;
 	return 2 * g->nedges * longest;
+}
+
+/* What a lane visit costs, about (routing and each round of rates). */
+#define PREDICT_NS_PER_VISIT 10.0
+
+bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
+			    double left_ms)
+{
+	int64_t work = tp__predict_work(g, a);
+	if (work > TP__PREDICT_LAUNCH_WORK)
+		return false;
+	double est = (double)work * PREDICT_NS_PER_VISIT * TP__PREDICT_ROUNDS / 1e6;
+	return left_ms <= 0 || est <= left_ms / 4;
+}
+
+int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
+		       const int32_t *map, tp_prediction *out)
+{
+	return tp__predict(g, a, map, TP__PREDICT_LAUNCH_WORK * TP__PREDICT_ROUNDS,
+			   out, NULL);
 }
 
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,

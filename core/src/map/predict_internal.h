@@ -20,4 +20,17 @@ int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 /* Lanes the routing crosses at most: 2 x edges x the longest route. */
 int64_t tp__predict_work(const tp_graph *g, const tp_alloc *a);
 
+/* The launch's limits (auto's choice, a policy held to Slurm's order):
+ * routing of at most TP__PREDICT_LAUNCH_WORK lanes, the filling of about
+ * TP__PREDICT_ROUNDS rounds of it. */
+#define TP__PREDICT_LAUNCH_WORK ((int64_t)1 << 22)
+#define TP__PREDICT_ROUNDS 8
+/* May a launch predict this exchange with left_ms of its budget left (0:
+ * no budget)?  Within the work limit, and a quarter of what is left. */
+bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
+			    double left_ms);
+/* tp__predict under the launch's limits. */
+int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
+		       const int32_t *map, tp_prediction *out);
+
 #endif

@@ -21,7 +21,7 @@
 
 #define ARENA_BLOCK ((size_t)1 << 20)
 
-static uint64_t mix64(uint64_t x)
+uint64_t tp__mix64(uint64_t x)
 {
 	/* splitmix64 finaliser */
 	x ^= x >> 30;
@@ -39,7 +39,7 @@ uint32_t tp__name_hash(const char *s)
 		h ^= (unsigned char)*s;
 		h *= 0x100000001b3ULL;
 	}
-	return (uint32_t)(mix64(h) >> 32);
+	return (uint32_t)(tp__mix64(h) >> 32);
 }
 
 /* ---- the name index ---- */
@@ -190,7 +190,7 @@ int32_t *tp__routers_slot(struct tp__routers *t, int64_t router, bool add)
 		for (size_t i = 0; i < t->cap; i++) {
 			if (!t->key[i])
 				continue;
-			size_t j = (size_t)mix64(t->key[i]) & (nc - 1);
+			size_t j = (size_t)tp__mix64(t->key[i]) & (nc - 1);
 			while (nk[j])
 				j = (j + 1) & (nc - 1);
 			nk[j] = t->key[i];
@@ -205,7 +205,7 @@ int32_t *tp__routers_slot(struct tp__routers *t, int64_t router, bool add)
 	if (!t->cap)
 		return NULL;
 	size_t mask = t->cap - 1;
-	for (size_t i = (size_t)mix64(key) & mask;; i = (i + 1) & mask) {
+	for (size_t i = (size_t)tp__mix64(key) & mask;; i = (i + 1) & mask) {
 		if (t->key[i] == key)
 			return &t->val[i];
 		if (!t->key[i]) {

@@ -408,6 +408,17 @@ static int lane_route(const struct tp_machine *m, const int *ra,
 	return n;
 }
 
+/* Which of nlevels LevelBandwidth= values the link above entry s takes:
+ * a node's link (level 0) runs at the leaf switches' speed, a forest's
+ * links to its virtual top at the top level's. */
+static int bandwidth_level(const struct tp_tree *t, int32_t s, int nlevels)
+{
+	int l = nlevels == 1 || t->level[s] == 0 ? 0 : t->level[s] - 1;
+	if (l >= nlevels || (t->parent[s] >= 0 && t->parent[s] == t->forest_top))
+		l = nlevels - 1;
+	return l;
+}
+
 /* bytes/s of one lane: a node's own port (NodeBandwidth=, else the leaf
  * level's), a switch lane its level's (LevelBandwidth=, GB/s), else the
  * fabric's default. */
@@ -422,10 +433,7 @@ static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
 		return bw;
 	}
 	if (t->nlbw > 0) {
-		int l = t->nlbw == 1 ? 0 : t->level[s] - 1;
-		if (l >= t->nlbw || (t->parent[s] >= 0 && t->parent[s] == t->forest_top))
-			l = t->nlbw - 1;
-		bw = t->lbw[l] * 1e9;
+		bw = t->lbw[bandwidth_level(t, s, t->nlbw)] * 1e9;
 	}
 	/* adaptive: the one lane stands for all the switch's cables */
 	return bw * t->cables[s] / t->nlanes[s];
@@ -1467,12 +1475,8 @@ int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 		return tp_error_set(err, TP_ENOMEM, "LevelBandwidth=: out of memory");
 	double mx = 0;
 	for (int32_t s = 0; s < t->nsw; s++) {
-		/* a node's link (level 0) runs at the leaf switches' speed; a
-		 * forest's links to its virtual top at the top level's */
-		int l = nlevels == 1 || t->level[s] == 0 ? 0 : t->level[s] - 1;
-		if (l >= nlevels || (t->parent[s] >= 0 && t->parent[s] == t->forest_top))
-			l = nlevels - 1;
-		inv[UP_LINK(s)] = inv[DOWN_LINK(s)] = 1.0 / bw[l];
+		double b = bw[bandwidth_level(t, s, nlevels)];
+		inv[UP_LINK(s)] = inv[DOWN_LINK(s)] = 1.0 / b;
 	}
 	for (int l = 0; l < nlevels; l++)
 		if (bw[l] > mx)
