@@ -159,6 +159,9 @@ struct tp__fabric {
 	double intra_bw;      /* bytes/s between two tasks of one node */
 	bool node_bw_set;     /* NodeBandwidth= given (else a kind may take
 				 its first level's) */
+	bool rtt_sharing;     /* FlowSharing=rtt: a link's bandwidth shared
+				 in inverse proportion to each message's
+				 route latency (TCP, SimGrid), else equally */
 };
 
 /* The defaults: a 200 Gb/s port (HDR InfiniBand, Slingshot 11), 100 ns a

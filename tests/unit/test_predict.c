@@ -200,6 +200,30 @@ START_TEST(taper)
 }
 END_TEST
 
+/* FlowSharing=rtt: n0 sends 1 MB to n4 (4 links) and 3 MB to n1 (2
+ * links) over its port.  Fair: 0.5 GB/s each, the first ends at 2000 us,
+ * the second at 4000; with 1 ms a link both arrive at 6000 us.  rtt: the
+ * shares go 1/4 : 1/2, 1/3 and 2/3 GB/s: the far message ends at 3000 us
+ * and arrives at 7000. */
+START_TEST(rtt_sharing)
+{
+	static const char *const base =
+		"Network=tree TopologyFile=topology.conf LevelBandwidth=1\n"
+		"NodeBandwidth=1 HopLatency=1ms\n";
+	char conf[256];
+	for (int rtt = 0; rtt < 2; rtt++) {
+		struct fixture fx;
+		snprintf(conf, sizeof conf, "%s%s", base, rtt ? "FlowSharing=rtt\n" : "");
+		setup(&fx, TREE, conf, "n0,n1,n4", 1);
+		tp_prediction p = predict(&fx, 3, 2, (int32_t[]){ 0, 0 },
+					  (int32_t[]){ 2, 1 }, (double[]){ MB, 3 * MB },
+					  (int32_t[]){ 0, 1, 2 });
+		ck_assert_us(p.exchange_us, rtt ? 7000.0 : 6000.0);
+		teardown(&fx);
+	}
+}
+END_TEST
+
 /* Tasks of one node: memory at IntraNodeBandwidth=, no link. */
 START_TEST(intra_node)
 {
@@ -214,8 +238,9 @@ START_TEST(intra_node)
 END_TEST
 
 /* A ring of four in dimension order, the positive way on a tie: r0 <-> r2
- * alone takes 1000 us over ports and two links (4 us); with r1 <-> r3 the
- * links (1,+x) and (2,+x) carry two messages each: 2000 us. */
+ * alone takes 1000 us over its ports and two links, 2 us of latency (a
+ * torus node sits on its router: its port is no cable); with r1 <-> r3
+ * the links (1,+x) and (2,+x) carry two messages each: 2000 us. */
 START_TEST(ring_dimension_order)
 {
 	struct fixture fx;
@@ -223,10 +248,10 @@ START_TEST(ring_dimension_order)
 	      "HopLatency=1\nNodeName=r[0-3] CoordOrder=x-major\n", "r[0-3]", 1);
 	tp_prediction p = predict(&fx, 4, 1, (int32_t[]){ 0 }, (int32_t[]){ 2 },
 				  (double[]){ MB }, (int32_t[]){ 0, 1, 2, 3 });
-	ck_assert_us(p.exchange_us, 1004.0);
+	ck_assert_us(p.exchange_us, 1002.0);
 	p = predict(&fx, 4, 2, (int32_t[]){ 0, 1 }, (int32_t[]){ 2, 3 },
 		    (double[]){ MB, MB }, (int32_t[]){ 0, 1, 2, 3 });
-	ck_assert_us(p.exchange_us, 2004.0);
+	ck_assert_us(p.exchange_us, 2002.0);
 	teardown(&fx);
 }
 END_TEST
@@ -272,6 +297,8 @@ static const struct {
 	  "IntraNodeBandwidth" },
 	{ "Network=torus Dims=4\nLevelUplinks=2\nNodeName=r[0-3] CoordOrder=x-major\n",
 	  "topoplace.conf:2: LevelUplinks= needs Network=tree" },
+	{ "Network=tree TopologyFile=topology.conf\nFlowSharing=tcp\n",
+	  "topoplace.conf:2: FlowSharing=tcp: expected fair or rtt" },
 	{ "Network=dragonfly Groups=2 RoutersPerGroup=2\nGlobalBandwidth=x\n",
 	  "topoplace.conf:2: GlobalBandwidth=x: not a bandwidth" },
 };
@@ -368,6 +395,7 @@ int main(void)
 	tcase_add_test(tc, max_min);
 	tcase_add_test(tc, dmodk);
 	tcase_add_test(tc, taper);
+	tcase_add_test(tc, rtt_sharing);
 	tcase_add_test(tc, intra_node);
 	tcase_add_test(tc, ring_dimension_order);
 	tcase_add_test(tc, dragonfly_global);

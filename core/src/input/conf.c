@@ -84,8 +84,9 @@ struct loader {
 	int first_node_line;
 	/* the time model's speeds: HopLatency=, NodeBandwidth=,
 	 * IntraNodeBandwidth= (line 0: the defaults) */
-	int lat_line, nodebw_line, intrabw_line;
+	int lat_line, nodebw_line, intrabw_line, sharing_line;
 	double lat_s, nodebw, intrabw;
+	bool rtt_sharing;          /* FlowSharing=rtt */
 
 	struct origin *origin; /* spans, in node order */
 	size_t norigins, origin_cap;
@@ -825,6 +826,7 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 		{ ld->lat_line, "HopLatency", true },
 		{ ld->nodebw_line, "NodeBandwidth", true },
 		{ ld->intrabw_line, "IntraNodeBandwidth", true },
+		{ ld->sharing_line, "FlowSharing", true },
 	};
 	for (size_t i = 0; i < sizeof site / sizeof *site && na < 64; i++)
 		added[na++] = site[i];
@@ -1081,6 +1083,24 @@ static int set_speed(struct loader *ld, const struct tp__conf_tok *t)
 		return TP_OK;
 	}
 	return tp__conf_bandwidth(&ld->r, t, node ? &ld->nodebw : &ld->intrabw);
+}
+
+/* FlowSharing=fair (every message crossing a link an equal share: credit
+ * flow control, InfiniBand) or rtt (shares in inverse proportion to the
+ * route's latency: TCP, and SimGrid's flow model). */
+static int set_sharing(struct loader *ld, const struct tp__conf_tok *t)
+{
+	int rc = set_once(ld, t, &ld->sharing_line, false);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "fair"))
+		ld->rtt_sharing = false;
+	else if (!strcasecmp(t->val, "rtt"))
+		ld->rtt_sharing = true;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "FlowSharing=%s: expected fair or rtt", t->val);
+	return TP_OK;
 }
 
 /* ---- CoordFile ---- */
@@ -1846,6 +1866,8 @@ static int settings_line(struct loader *ld, const struct tp__conf_tok *toks, int
 			 !strcasecmp(k, "NodeBandwidth") ||
 			 !strcasecmp(k, "IntraNodeBandwidth"))
 			rc = set_speed(ld, t);
+		else if (!strcasecmp(k, "FlowSharing"))
+			rc = set_sharing(ld, t);
 		else if (!strcasecmp(k, "TopologyFile"))
 			rc = set_topo(ld, t);
 		else if (!strcasecmp(k, "Distance"))
@@ -2022,6 +2044,7 @@ static int at_end(struct loader *ld)
 		}
 		if (ld->intrabw_line)
 			f->intra_bw = ld->intrabw * 1e9;
+		f->rtt_sharing = ld->rtt_sharing;
 	}
 	if (kind->finish && (rc = kind->finish(&ld->r, state_of(ld, kind))))
 		return rc;

@@ -9,6 +9,7 @@
 #include "net/network.h"
 #include "map/geom_internal.h"
 #include "map/graphmap_internal.h"
+#include "map/predict_internal.h"
 #include "net/machine_internal.h"
 
 #define KD_LEAF 8            /* points per k-d tree leaf */
@@ -742,7 +743,16 @@ typedef struct cref {
 	double dhop;             /* hop-bytes change of the current trial */
 	bool keep_hops;          /* refuse moves that raise hop-bytes */
 	int64_t moves;
+	double *lw;              /* lanes (the time model's fabric,
+				    predict_internal.h): per lane 1 /
+				    bandwidth; NULL: the machine's links */
 } cref;
+
+/* A byte's weight on link (or lane) l. */
+static double cr_weight(const cref *cr, int64_t l)
+{
+	return cr->lw ? cr->lw[l] : tp__link_weight(cr->c->a->m, l);
+}
 
 /* Route between allocation nodes i and j into cr->route (grown as needed);
  * returns the length or a negative code. */
@@ -750,8 +760,10 @@ static int cr_route(cref *cr, int32_t i, int32_t j)
 {
 	const struct tp_alloc *a = cr->c->a;
 	for (;;) {
-		int n = tp_machine_route(a->m, a->node[i], a->node[j], cr->route,
-					 cr->cap);
+		int n = cr->lw ? tp__fabric_route(a->m, a->node[i], a->node[j],
+						  cr->route, cr->cap)
+			       : tp_machine_route(a->m, a->node[i], a->node[j],
+						  cr->route, cr->cap);
 		if (n >= 0 || cr->cap >= (1 << 20))
 			return n;
 		int64_t *nr = realloc(cr->route, sizeof(int64_t) * (size_t)cr->cap * 2);
@@ -791,7 +803,7 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 			cr->tl[cr->ntl] = l;
 			cr->tl_old[cr->ntl++] = cr->load[l];
 		}
-		cr->load[l] += bytes * tp__link_weight(cr->c->a->m, l);
+		cr->load[l] += bytes * cr_weight(cr, l);
 	}
 	return 0;
 }
@@ -843,15 +855,24 @@ static void cref_free(cref *cr)
 	free(cr->hot);
 	free(cr->cand);
 	free(cr->nstamp);
+	free(cr->lw);
 }
 
-static int cref_init(cref *cr, const gm *c, int32_t *map)
+/* lanes: on the time model's fabric, loads in seconds (bytes /
+ * bandwidth), else on the machine's links. */
+static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 {
 	const struct tp_alloc *a = c->a;
 	memset(cr, 0, sizeof *cr);
 	cr->c = c;
 	cr->map = map;
-	cr->nl = tp_machine_link_count(a->m);
+	cr->nl = lanes ? tp__fabric_lanes(a->m) : tp_machine_link_count(a->m);
+	if (lanes) {
+		if (!(cr->lw = tp__malloc_array((size_t)cr->nl + 1, sizeof(double))))
+			return TP_ENOMEM;
+		for (int64_t l = 0; l < cr->nl; l++)
+			cr->lw[l] = 1.0 / tp__fabric_bandwidth(a->m, l);
+	}
 	cr->cap = 64;
 	cr->tlcap = 256;
 	cr->load = tp__calloc((size_t)cr->nl + 1, sizeof(double));
@@ -888,7 +909,7 @@ static int cr_load_all(cref *cr, double t0, double budget)
 				return n;
 			for (int k = 0; k < n; k++)
 				cr->load[cr->route[k]] += tp__graph_w(g, e) *
-					tp__link_weight(cr->c->a->m, cr->route[k]);
+					cr_weight(cr, cr->route[k]);
 		}
 	}
 	return 0;
@@ -1035,11 +1056,12 @@ static int cr_improve_task(cref *cr, int32_t t)
  * loaded near the maximum, moving each where that lowers the potential
  * (cr_potential) without raising the maximum; stops when a pass moves
  * nothing or the budget runs out. */
-static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
-			   int32_t *map, int64_t *moves_out, double t0)
+static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
+			      int32_t *map, int64_t *moves_out, double t0,
+			      bool lanes)
 {
 	cref cr;
-	int rc = cref_init(&cr, c, map);
+	int rc = cref_init(&cr, c, map, lanes);
 	if (!rc)
 		rc = cr_load_all(&cr, t0, o->time_budget_ms);
 	if (rc == TP_ETIME) {
@@ -1073,6 +1095,20 @@ done:
 out:
 	cref_free(&cr);
 	return rc;
+}
+
+static int refine_cong_run(const gm *c, const tp_graphmap_opts *o,
+			   int32_t *map, int64_t *moves_out, double t0)
+{
+	return refine_cong_common(c, o, map, moves_out, t0, false);
+}
+
+/* The same on the time model's lanes: the busiest lane's seconds, where
+ * the exchange waits (auto's refinement by predicted time). */
+static int refine_lanes_run(const gm *c, const tp_graphmap_opts *o,
+			    int32_t *map, int64_t *moves_out, double t0)
+{
+	return refine_cong_common(c, o, map, moves_out, t0, true);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1390,6 +1426,7 @@ struct refinement {
 static const struct refinement BY_HOP_BYTES = { "refinement", refine_run };
 static const struct refinement BY_CONGESTION = { "congestion refinement",
 						 refine_cong_run };
+static const struct refinement BY_LANES = { "lane refinement", refine_lanes_run };
 
 static int refine_entry(const struct refinement *r, const tp_graph *g,
 			const tp_alloc *a, const tp_graphmap_opts *o,
@@ -1432,6 +1469,13 @@ int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  int64_t *moves, tp_error *err)
 {
 	return refine_entry(&BY_CONGESTION, g, a, o, map, moves, err);
+}
+
+int tp__graphmap_refine_lanes(const tp_graph *g, const tp_alloc *a,
+			      const tp_graphmap_opts *o, int32_t *map,
+			      int64_t *moves, tp_error *err)
+{
+	return refine_entry(&BY_LANES, g, a, o, map, moves, err);
 }
 
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,

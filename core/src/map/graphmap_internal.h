@@ -96,6 +96,13 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
  * maximum goes first, and lightening links just below it makes room.  Never
  * increases the maximum link load; hop-bytes may grow, unless
  * o->congestion_keep_hops. */
+/* tp_graphmap_refine_congestion on the time model's fabric (lanes,
+ * predict_internal.h), each lane's load in seconds: it lowers the busiest
+ * lane, where the predicted exchange waits.  o->congestion_keep_hops as
+ * there. */
+int tp__graphmap_refine_lanes(const tp_graph *g, const tp_alloc *a,
+			      const tp_graphmap_opts *o, int32_t *map,
+			      int64_t *moves, tp_error *err);
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err);

@@ -809,6 +809,54 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	return 0;
 }
 
+/* auto by predicted time: the best so far with its busiest lanes relieved
+ * (tp__graphmap_refine_lanes, whatever it costs in hop-bytes), kept as
+ * "X+lanes" when predicted faster. */
+static int lanes_stage(cand_run *r, tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	if (!r->by_time || r->o->graph.refine_passes <= 0 ||
+	    rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
+		return 0;
+	char of[sizeof rep->cand[0].name];
+	snprintf(of, sizeof of, "%s", rep->cand[rep->best].name);
+	char *plus = strchr(of, '+');
+	if (plus)
+		*plus = '\0';
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%.16s+lanes", of);
+	double setup = 2.0 * (double)r->g->nedges * REFINE_SETUP_NS_PER_ENTRY / 1e6;
+	if (!fits(r, c, setup))
+		return 0;
+	int32_t n = r->g->ntasks;
+	double t = tp__now_ms();
+	memcpy(r->trial, r->best, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = step_budget(r);
+	go.congestion_keep_hops = false;
+	tp_error e;
+	tp_error_clear(&e);
+	int64_t moves = 0;
+	int rc = tp__graphmap_refine_lanes(r->g, r->a, &go, r->trial, &moves, &e);
+	c->ms = tp__now_ms() - t;
+	if (rc == TP_ENOMEM)
+		return tp_error_set(err, rc, "%s", e.msg);
+	if (rc) {
+		snprintf(c->note, sizeof c->note, "failed: %.70s", e.msg);
+		return 0;
+	}
+	c->ran = true;
+	snprintf(c->note, sizeof c->note, "%lld move%s", (long long)moves,
+		 moves == 1 ? "" : "s");
+	score_trial(r, c);
+	if (r->o->rank)
+		c->rank = r->o->rank(r->trial, r->o->rank_arg);
+	if (moves > 0 && better(r, c, false))
+		keep_best(r, rep->ncandidates - 1);
+	return 0;
+}
+
 /* The winner of the constructions, refined; in auto also Slurm's block
  * order when it scores within 10 % of the winner. */
 static int refine_stage(cand_run *r, tp_error *err)
@@ -944,6 +992,8 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		rc = run_candidate(&r, C_BLOCKS, false, err);
 	if (!rc && rep->best >= 0)
 		rc = refine_stage(&r, err);
+	if (!rc && rep->best >= 0)
+		rc = lanes_stage(&r, err);
 	if (!rc && rep->best < 0)
 		rc = tp_error_set(err, TP_EINVAL, "policy %s: no candidate produced "
 				  "a mapping (%s: %s)", tp_policy_name(o->policy),

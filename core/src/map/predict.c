@@ -66,6 +66,11 @@ struct flows {
 	int32_t *lanes;      /* dense lane indices */
 	double *bytes;       /* of one message */
 	double *mult;        /* messages it stands for */
+	double *w;           /* its messages' weight in sharing (1, or with
+				FlowSharing=rtt 1 / its hops: the shortest
+				routes take the largest shares) */
+	int32_t *hops;       /* lanes with a latency (network.h:
+				port_cables) */
 	int32_t nlanes;
 	double *bw;          /* per dense lane, bytes/s */
 	double intra_s;      /* the slowest message between tasks of a node */
@@ -78,6 +83,8 @@ static void flows_free(struct flows *f)
 	free(f->lanes);
 	free(f->bytes);
 	free(f->mult);
+	free(f->w);
+	free(f->hops);
 	free(f->bw);
 }
 
@@ -88,7 +95,32 @@ struct flow_key {
 	int64_t f;           /* -1: empty */
 };
 
-/* One route from allocated node i to j into buf (lane ids): the kind's
+static int route_of(const tp_machine *m, int64_t nlane_ids, int32_t ni,
+		    int32_t nj, int64_t *buf, int cap);
+static double lane_bw(const tp_machine *m, int64_t nlane_ids, int64_t id);
+
+int64_t tp__fabric_kind_lanes(const tp_machine *m)
+{
+	return m->net->lane_count ? m->net->lane_count(m) : m->net->link_count(m);
+}
+
+int64_t tp__fabric_lanes(const tp_machine *m)
+{
+	return tp__fabric_kind_lanes(m) + 2 * (int64_t)m->nnodes;
+}
+
+int tp__fabric_route(const tp_machine *m, int32_t ni, int32_t nj,
+		     int64_t *buf, int cap)
+{
+	return route_of(m, tp__fabric_kind_lanes(m), ni, nj, buf, cap);
+}
+
+double tp__fabric_bandwidth(const tp_machine *m, int64_t lane)
+{
+	return lane_bw(m, tp__fabric_kind_lanes(m), lane);
+}
+
+/* One route from machine node i to j into buf (lane ids): the kind's
  * lanes, and the nodes' ports around them unless its routes have them. */
 static int route_of(const tp_machine *m, int64_t nlane_ids, int32_t ni,
 		    int32_t nj, int64_t *buf, int cap)
@@ -97,6 +129,8 @@ static int route_of(const tp_machine *m, int64_t nlane_ids, int32_t ni,
 	const int *ca = &m->coords[(size_t)ni * m->ndims];
 	const int *cb = &m->coords[(size_t)nj * m->ndims];
 	int off = net->routes_ports ? 0 : 1;
+	if (cap < 2)
+		return TP_EINVAL;
 	int len = net->lane_route ? net->lane_route(m, ca, cb, buf + off, cap - 2)
 				  : net->route(m, ca, cb, buf + off, cap - 2);
 	if (len < 0)
@@ -131,21 +165,23 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 	memset(fl, 0, sizeof *fl);
 	int64_t nmsg = 2 * g->nedges;
 	int64_t cap_r = m->net->max_route_links(m) + 2;
-	int64_t nlane_ids = m->net->lane_count ? m->net->lane_count(m)
-			    : m->net->link_count(m);
+	int64_t nlane_ids = tp__fabric_kind_lanes(m);
 	size_t kcap = pow2_at_least((size_t)nmsg * 2 + 1);
 	struct flow_key *keys = tp__malloc_array(kcap, sizeof *keys);
 	int64_t *buf = tp__malloc_array((size_t)cap_r, sizeof *buf);
 	fl->start = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->start);
 	fl->bytes = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->bytes);
 	fl->mult = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->mult);
+	fl->w = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->w);
+	fl->hops = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->hops);
 	size_t lcap = (size_t)(nmsg > 0 ? nmsg : 1) * 4;
 	fl->lanes = tp__malloc_array(lcap, sizeof *fl->lanes);
 	/* dense below TP__DENSE_ROUTERS ids, hashed above */
 	struct tp__routers lm = { .nrouters = nlane_ids + 2 * (int64_t)m->nnodes };
 	int32_t nlanes = 0;
 	int rc = TP_OK;
-	if (!keys || !buf || !fl->start || !fl->bytes || !fl->mult || !fl->lanes) {
+	if (!keys || !buf || !fl->start || !fl->bytes || !fl->mult || !fl->w ||
+	    !fl->hops || !fl->lanes) {
 		rc = TP_ENOMEM;
 		goto out;
 	}
@@ -209,6 +245,14 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			keys[h] = (struct flow_key){ ni, nj, w, f };
 			fl->bytes[f] = w;
 			fl->mult[f] = 1;
+			/* the ports the model adds are cables only where the
+			 * kind says so; every other lane is */
+			int hops = len - (m->net->routes_ports || m->net->port_cables ? 0 : 2);
+			fl->hops[f] = hops;
+			/* every lane has the same latency: a route's is its
+			 * hops */
+			fl->w[f] = m->fab.rtt_sharing && m->fab.hop_lat > 0 && hops > 0
+				   ? 1.0 / hops : 1.0;
 			fl->start[f + 1] = (int64_t)nl;
 		}
 	}
@@ -247,8 +291,7 @@ static double bound_s(const struct flows *fl, double lat)
 			if (fl->bw[l] < minbw)
 				minbw = fl->bw[l];
 		}
-		int64_t hops = fl->start[f + 1] - fl->start[f];
-		double alone = fl->bytes[f] / minbw + (double)hops * lat;
+		double alone = fl->bytes[f] / minbw + (double)fl->hops[f] * lat;
 		if (alone > b)
 			b = alone;
 	}
@@ -320,7 +363,8 @@ struct filling {
 	const struct flows *fl;
 	int64_t *lstart;     /* lane -> its flows (transposed) */
 	int64_t *lflows;
-	double *R, *N;       /* a lane's bandwidth left, unfrozen messages */
+	double *R, *N;       /* a lane's bandwidth left, the weight of its
+				unfrozen messages */
 	double *rate;        /* per message of a flow */
 	double *rem;         /* bytes left of each message */
 	bool *frozen, *done;
@@ -388,7 +432,7 @@ static int fair_rates(struct filling *s, int64_t *work)
 		if (s->done[f])
 			continue;
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
-			s->N[fl->lanes[k]] += fl->mult[f];
+			s->N[fl->lanes[k]] += fl->mult[f] * fl->w[f];
 		*work += fl->start[f + 1] - fl->start[f];
 	}
 	s->h.n = 0;
@@ -408,11 +452,11 @@ static int fair_rates(struct filling *s, int64_t *work)
 			if (s->frozen[f])
 				continue;
 			s->frozen[f] = true;
-			s->rate[f] = share;
+			s->rate[f] = share * fl->w[f];
 			for (int64_t q = fl->start[f]; q < fl->start[f + 1]; q++) {
 				int32_t l2 = fl->lanes[q];
-				s->R[l2] -= fl->mult[f] * share;
-				s->N[l2] -= fl->mult[f];
+				s->R[l2] -= fl->mult[f] * s->rate[f];
+				s->N[l2] -= fl->mult[f] * fl->w[f];
 				if (s->N[l2] > 1e-9 && l2 != l &&
 				    heap_push(&s->h, s->R[l2] / s->N[l2], l2))
 					return TP_ENOMEM;
@@ -452,8 +496,7 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 				continue;
 			double need = s.rate[f] > 0 ? s.rem[f] / s.rate[f] : HUGE_VAL;
 			if (need <= cut) {
-				int64_t hops = fl->start[f + 1] - fl->start[f];
-				double end = t + need + (double)hops * lat;
+				double end = t + need + (double)fl->hops[f] * lat;
 				if (end > worst)
 					worst = end;
 				s.done[f] = true;

@@ -17,6 +17,18 @@ int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 /* tp_predict_exchange's limit: about a second of work. */
 #define TP__PREDICT_MAX_WORK ((int64_t)1 << 26)
 
+/* The fabric as the model routes it (network.h's lanes): the kind's lane
+ * ids, then a port in and a port out per node where the kind's routes
+ * have none (tp__fabric_lanes counts both). */
+int64_t tp__fabric_kind_lanes(const tp_machine *m);
+int64_t tp__fabric_lanes(const tp_machine *m);
+/* The lanes of a message from machine node ni to nj (ni != nj) into
+ * buf[0..cap-1]: how many, or TP_EINVAL when cap is too small. */
+int tp__fabric_route(const tp_machine *m, int32_t ni, int32_t nj,
+		     int64_t *buf, int cap);
+/* bytes/s of one lane. */
+double tp__fabric_bandwidth(const tp_machine *m, int64_t lane);
+
 /* Lanes the routing crosses at most: 2 x edges x the longest route. */
 int64_t tp__predict_work(const tp_graph *g, const tp_alloc *a);
 

@@ -295,6 +295,7 @@ static const struct tp_net_ops dragonfly_ops = {
 	.destroy = free,
 	.hierarchy = hierarchy,
 	.lane_bandwidth = lane_bandwidth,
+	.port_cables = true,
 };
 
 int tp_machine_create_dragonfly(tp_machine **out, int groups, int routers,

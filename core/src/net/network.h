@@ -165,6 +165,10 @@ struct tp_net_ops {
 	 * network's node links); otherwise the model adds each node's port,
 	 * its injection and ejection at m->fab.node_bw. */
 	bool routes_ports;
+	/* Those added ports are cables, with a hop's latency (a dragonfly's
+	 * NIC to its switch); false: the node sits on its router (tori), the
+	 * port limits bandwidth only. */
+	bool port_cables;
 };
 
 /* The deepest hierarchy the hierarchical mapper handles (its cap). */

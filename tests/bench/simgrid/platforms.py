@@ -30,8 +30,13 @@ host i of the platform and name i of the config's hostlist).
              (a = r mod A, g = r / A) as CoordOrder=x-major places them.
 
 Every link: 25 GB/s, 0.1 us; a node's tasks talk through its loopback
-(100 GB/s, 0 us).  The config carries the same figures for topoplace's
-predicted time (LevelBandwidth, HopLatency, ... ).
+(100 GB/s, 0 us).  The config describes the same fabric for topoplace's
+predicted time (LevelBandwidth, HopLatency, ... ), as the simulator
+presents it (set_model): SimGrid shares a link among flows in inverse
+proportion to their route's latency (its flow model's TCP RTT
+unfairness: FlowSharing=rtt), and SMPI's default network model scales a
+64 KiB message's latency by 11.6436 and its bandwidth by 0.940694
+(smpi's factors for messages of 65472 bytes and more).
 """
 
 import os
@@ -39,6 +44,26 @@ import os
 BW = 25            # GB/s per cable
 LAT_US = 0.1       # per link
 LOOP_BW = 100      # GB/s inside a node
+
+# What topoplace's config says of every link (set_model)
+TOPO_BW = BW
+TOPO_LAT_US = LAT_US
+
+
+def set_model(network_model):
+    """The fabric as SimGrid's network model presents it to 64 KiB
+    messages: SMPI's default model (None or "SMPI") applies its factors,
+    CM02 none."""
+    global TOPO_BW, TOPO_LAT_US
+    smpi = network_model in (None, "", "SMPI")
+    TOPO_BW = BW * (0.940694 if smpi else 1.0)
+    TOPO_LAT_US = LAT_US * (11.6436 if smpi else 1.0)
+
+
+def _fabric_keys():
+    return ("HopLatency=%gus\n"
+            "IntraNodeBandwidth=%d     # GB/s, tasks of one node\n"
+            "FlowSharing=rtt\n") % (TOPO_LAT_US, LOOP_BW)
 
 XML_HEAD = ("<?xml version='1.0'?>\n"
             "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
@@ -104,12 +129,9 @@ def fat_tree(outdir, uplinks):
     _write(os.path.join(d, "topology.conf"), topo)
     conf = ("Network=tree\n"
             "TopologyFile=topology.conf\n"
-            "LevelBandwidth=%d          # GB/s per cable (all levels)\n"
+            "LevelBandwidth=%g          # GB/s per cable (all levels)\n"
             "LevelUplinks=%d            # cables from each leaf switch upward\n"
-            "UplinkRouting=dmodk\n"
-            "HopLatency=%gus           # per link\n"
-            "IntraNodeBandwidth=%d     # GB/s, tasks of one node\n") % (
-                BW, uplinks, LAT_US, LOOP_BW)
+            "UplinkRouting=dmodk\n") % (TOPO_BW, uplinks) + _fabric_keys()
     _write(os.path.join(d, "topoplace.conf"), conf)
     # Scotch: 2 hops (node links) on a leaf, 4 across leaves
     return Network(key, "fat tree %d:1" % taper, "tree", names,
@@ -133,11 +155,11 @@ def torus(outdir, t=16):
     _write(os.path.join(d, "platform.xml"), xml)
     conf = ("Network=torus\n"
             "Dims=%dx%dx%d\n"
-            "LinkBandwidth=%d           # GB/s per link\n"
-            "HopLatency=%gus            # per link\n"
-            "IntraNodeBandwidth=%d      # GB/s, tasks of one node\n"
-            "NodeName=t[0-%d] CoordOrder=x-major\n") % (
-                t, t, t, BW, LAT_US, LOOP_BW, n - 1)
+            "LinkBandwidth=%g           # GB/s per link\n"
+            # SimGrid's torus hosts are its routers: no port of their
+            # own, they send on their six links at once
+            "NodeBandwidth=%g\n") % (t, t, t, TOPO_BW, 6 * TOPO_BW) + _fabric_keys() + (
+            "NodeName=t[0-%d] CoordOrder=x-major\n" % (n - 1))
     _write(os.path.join(d, "topoplace.conf"), conf)
     return Network(key, "torus %dx%dx%d" % (t, t, t), "torus", names,
                    os.path.join(d, "platform.xml"),
@@ -219,13 +241,11 @@ def dragonfly(outdir, G=9, A=4, P=4, L=2):
             "NodesPerRouter=%d\n"
             "LinksPerGroupPair=%d\n"
             "Routing=direct\n"
-            "LocalBandwidth=%d          # GB/s, router-router in a group\n"
-            "GlobalBandwidth=%d         # GB/s, between groups\n"
-            "NodeBandwidth=%d           # GB/s, node-router\n"
-            "HopLatency=%gus            # per link\n"
-            "IntraNodeBandwidth=%d      # GB/s, tasks of one node\n"
-            "NodeName=df[0-%d] CoordOrder=x-major\n") % (
-                G, A, P, L, BW, BW, BW, LAT_US, LOOP_BW, n - 1)
+            "LocalBandwidth=%g          # GB/s, router-router in a group\n"
+            "GlobalBandwidth=%g         # GB/s, between groups\n"
+            "NodeBandwidth=%g           # GB/s, node-router\n") % (
+                G, A, P, L, TOPO_BW, TOPO_BW, TOPO_BW) + _fabric_keys() + (
+            "NodeName=df[0-%d] CoordOrder=x-major\n" % (n - 1))
     _write(os.path.join(d, "topoplace.conf"), conf)
     # Scotch has no dragonfly target: a tree of groups, routers, nodes
     # (hops counting node links: 5 across groups, 3 in a group, 2 on a router)

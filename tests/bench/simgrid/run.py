@@ -55,6 +55,7 @@ BYTES = 65536
 WARMUP = 1
 
 NEW_KEYS = ("LevelUplinks", "UplinkRouting", "Routing", "HopLatency", "IntraNodeBandwidth",
+            "FlowSharing",
             "LinkBandwidth", "LocalBandwidth", "GlobalBandwidth",
             "NodeBandwidth")
 
@@ -404,6 +405,7 @@ def main():
     os.makedirs(root, exist_ok=True)
     t_all = time.time()
     nets = {}
+    platforms.set_model(args.network_model)
     for n in (platforms.fat_tree(root, 8), platforms.fat_tree(root, 16),
               platforms.torus(root), platforms.dragonfly(root)):
         err = settle_conf(args.topoplace, n)
@@ -424,6 +426,9 @@ def main():
     print("links:     %d GB/s, %g us each; loopback %d GB/s, 0 us; "
           "stencil bytes %d each way" % (platforms.BW, platforms.LAT_US,
                                           platforms.LOOP_BW, BYTES))
+    print("topoplace: links %g GB/s, %g us (as the network model presents "
+          "64 KiB messages), FlowSharing=rtt" % (platforms.TOPO_BW,
+                                                 platforms.TOPO_LAT_US))
     print("scotch:    %s" % ("scotch_gmap -b0 -Cd on a sub target "
                              "(dragonfly: tleaf groups/routers/nodes)"
                              if args.scotch else "not run"))
