@@ -264,7 +264,7 @@ START_TEST(example_torus3d)
 	for (int d = 0; d < 3; d++) {
 		ck_assert_int_eq(tp_machine_dim(m, d), 24);
 		ck_assert(tp_machine_wraps(m, d));
-		ck_assert(tp_machine_link_bandwidth(m, d) == 1.0);
+		ck_assert(tp_machine_link_bandwidth(m, d) == 25.0);
 	}
 	ck_assert_int_eq(tp_machine_node_count(m), 13824);
 	ck_assert_int_eq(tp_machine_nodes_per_router(m), 1);

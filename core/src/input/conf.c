@@ -2359,6 +2359,10 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 		return;
 	if (c->kind && c->kind->describe)
 		c->kind->describe(&c->b, out);
+	const struct tp__fabric *f = &c->b.m->fab;
+	fprintf(out, "predicted time: %g us a link, node ports %g GB/s, %g GB/s "
+		"inside a node, %s sharing\n", f->hop_lat * 1e6, f->node_bw / 1e9,
+		f->intra_bw / 1e9, f->rtt_sharing ? "rtt" : "fair");
 	fprintf(out, "default policy %s, metric %s, time budget ",
 		c->has_policy ? tp_policy_name(c->policy) : "auto (the default)",
 		tp_metric_name(c->metric));

@@ -918,9 +918,21 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 					bad |= fprintf(f, "%skept %s\n", px,
 						       job->cand[i].name) < 0;
 			}
-	if (job->have_pred) {
+	/* the job's predictions, else those auto's choice made */
+	tp_prediction from = job->pred_block, to = job->pred;
+	bool have = job->have_pred;
+	const struct tp_job_cand *blk = job->ncand ? &job->cand[0] : NULL;
+	for (int i = 0; !have && blk && i < job->ncand; i++)
+		if (job->cand[i].chosen && job->cand[i].predicted && blk->predicted &&
+		    !strcmp(blk->name, "block")) {
+			from = (tp_prediction){ .exchange_us = blk->predicted_us };
+			to = (tp_prediction){ .exchange_us = job->status == TP_JOB_KEPT
+					      ? blk->predicted_us : job->cand[i].predicted_us };
+			have = true;
+		}
+	if (have) {
 		char line[160];
-		tp_prediction_line(line, sizeof line, &job->pred_block, &job->pred);
+		tp_prediction_line(line, sizeof line, &from, &to);
 		bad |= fprintf(f, "%s%s (Slurm's order -> topoplace)\n", px, line) < 0;
 	}
 	return bad ? TP_EIO : 0;

@@ -5,10 +5,13 @@
  * fabric's cables as it routes them, plus each node's port where the
  * kind's routes do not include it); at any moment the lanes' bandwidths
  * are shared max-min fairly (progressive filling: the lane with the least
- * bandwidth per unfrozen message fixes their rate, its messages freeze,
- * the others go on with what is left); when messages finish the rates are
- * recomputed.  A message's time is its transfer's end plus a latency per
- * link crossed; the exchange's time is the latest message's.
+ * bandwidth per unit of unfrozen weight fixes their rates, its messages
+ * freeze, the others go on with what is left); each message weighs 1, or
+ * with FlowSharing=rtt 1 / its hops (TCP's and SimGrid's RTT unfairness);
+ * when messages finish the rates are recomputed.  A message's time is its
+ * transfer's end plus a latency per link crossed (a torus's added ports
+ * excepted: network.h, port_cables); the exchange's time is the latest
+ * message's.
  *
  * Costs: routing is one pass over the messages (O(M x H)); each round of
  * rates O(F x H x log L) for F flows of H lanes over L lanes (a heap of

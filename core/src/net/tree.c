@@ -1765,6 +1765,13 @@ static void conf_describe_tree(const struct tp__conf_built *b, FILE *out)
 			fprintf(out, "%s%g", l ? "," : "", b->level_bw[l]);
 		fputc('\n', out);
 	}
+	const struct tp_tree *t = tree_of(m);
+	fputs("uplinks per switch ", out);
+	if (t->nuplinks == 0)
+		fputs("as many as nodes below (non-blocking)", out);
+	for (int l = 0; l < t->nuplinks; l++)
+		fprintf(out, "%s%d", l ? "," : "", t->uplinks[l]);
+	fprintf(out, ", routed %s\n", t->adaptive ? "adaptively" : "by destination mod k");
 }
 
 static const struct tp__conf_key tree_keys[] = {
