@@ -130,6 +130,14 @@ START_TEST(two_rounds)
 	ck_assert_us(p.exchange_us, 4002.0);
 	ck_assert_us(p.bound_us, 4000.0);
 	ck_assert_int_ge(p.rounds, 2);
+	/* past the work limit: the bound, streamed, said so */
+	tp_prediction q;
+	ck_assert_int_eq(tp__predict(fx.g, fx.a, (int32_t[]){ 0, 1, 2 }, 1, &q, NULL), 0);
+	ck_assert(q.bound_only);
+	ck_assert_us(q.exchange_us, 4000.0);
+	ck_assert_us(q.bound_us, 4000.0);
+	ck_assert_int_eq(q.messages, 4);
+	ck_assert_int_eq(q.rounds, 0);
 	teardown(&fx);
 }
 END_TEST

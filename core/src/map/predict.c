@@ -154,6 +154,13 @@ static double lane_bw(const tp_machine *m, int64_t nlane_ids, int64_t id)
 				      : m->fab.node_bw;
 }
 
+/* The lanes of a route of len lanes that carry a latency: the ports the
+ * model adds are cables only where the kind says so (network.h). */
+static int route_hops(const tp_machine *m, int len)
+{
+	return len - (m->net->routes_ports || m->net->port_cables ? 0 : 2);
+}
+
 static int put_lane_bw(int64_t id, int32_t slot, void *arg)
 {
 	struct lane_bw_arg *x = arg;
@@ -248,9 +255,7 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			keys[h] = (struct flow_key){ ni, nj, w, f };
 			fl->bytes[f] = w;
 			fl->mult[f] = 1;
-			/* the ports the model adds are cables only where the
-			 * kind says so; every other lane is */
-			int hops = len - (m->net->routes_ports || m->net->port_cables ? 0 : 2);
+			int hops = route_hops(m, len);
 			fl->hops[f] = hops;
 			/* every lane has the same latency: a route's is its
 			 * hops */
@@ -543,6 +548,62 @@ int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 			   out, NULL);
 }
 
+/* The bound alone, message by message: nothing kept but each lane's load
+ * (an exchange too large to keep its routes). */
+static int bound_streaming(const tp_graph *g, const tp_alloc *a,
+			   const int32_t *map, tp_prediction *out, tp_error *err)
+{
+	const tp_machine *m = a->m;
+	int64_t nids = tp__fabric_kind_lanes(m), nall = tp__fabric_lanes(m);
+	int cap = (int)(m->net->max_route_links(m) + 2);
+	double *load = tp__calloc((size_t)nall + 1, sizeof *load);
+	int64_t *buf = tp__malloc_array((size_t)cap, sizeof *buf);
+	if (!load || !buf) {
+		free(load);
+		free(buf);
+		return tp_error_set(err, TP_ENOMEM, "predict: out of memory");
+	}
+	double b = 0, lat = m->fab.hop_lat;
+	int rc = TP_OK;
+	for (int32_t u = 0; u < g->ntasks && !rc; u++) {
+		int32_t ni = a->node[map[u]];
+		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
+			int32_t nj = a->node[map[g->adjncy[e]]];
+			double w = tp__graph_w(g, e);
+			if (!(w > 0))
+				continue;
+			if (ni == nj) {
+				b = fmax(b, w / m->fab.intra_bw);
+				continue;
+			}
+			int len = route_of(m, nids, ni, nj, buf, cap);
+			if (len < 0) {
+				rc = tp_error_set(err, TP_EINVAL, "predict: no route "
+						  "between nodes %d and %d", (int)ni, (int)nj);
+				break;
+			}
+			double minbw = HUGE_VAL;
+			for (int k = 0; k < len; k++) {
+				load[buf[k]] += w;
+				minbw = fmin(minbw, lane_bw(m, nids, buf[k]));
+			}
+			b = fmax(b, w / minbw + route_hops(m, len) * lat);
+			out->messages++;
+		}
+	}
+	for (int64_t l = 0; l < nall && !rc; l++)
+		if (load[l] > 0) {
+			out->links++;
+			b = fmax(b, load[l] / lane_bw(m, nids, l));
+		}
+	free(load);
+	free(buf);
+	out->flows = out->messages;
+	out->bound_us = out->exchange_us = b * 1e6;
+	out->bound_only = true;
+	return rc;
+}
+
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		int64_t max_work, tp_prediction *out, tp_error *err)
 {
@@ -550,6 +611,9 @@ int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 	if (!g || !a || (!map && g->ntasks > 0))
 		return tp_error_set(err, TP_EINVAL, "predict: missing graph, "
 				    "allocation or map");
+	/* too large to keep every route: the bound, streamed */
+	if (max_work > 0 && tp__predict_work(g, a) > max_work)
+		return bound_streaming(g, a, map, out, err);
 	struct flows fl;
 	int rc = build_flows(g, a, map, &fl, err);
 	if (rc)
