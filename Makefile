@@ -121,8 +121,11 @@ CORE_SRC = $(addprefix core/src/, \
 	node/gpu_matrix.c \
 	node/gpusel.c \
 	node/node.c \
+	node/node_detect.c \
+	node/node_export.c \
 	node/node_links.c \
 	node/node_parts.c \
+	node/node_vendor.c \
 	node/node_xml.c \
 	pattern/graph.c \
 	pattern/json_graph.c \
@@ -179,6 +182,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_amd.c \
 	test_block.c \
 	test_conf.c \
+	test_detect.c \
 	test_dragonfly.c \
 	test_geom.c \
 	test_gpusel.c \

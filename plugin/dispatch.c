@@ -166,11 +166,17 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-	(void)sp;
 	(void)ac;
 	(void)av;
-	if (spank_context() == S_CTX_LOCAL)
+	spank_context_t ctx = spank_context();
+	if (ctx == S_CTX_LOCAL) {
 		tpk_srun_post_opt();
+	} else if (ctx == S_CTX_REMOTE) {
+		/* still root here; user_init runs as the user */
+		uint32_t id = step_id(sp);
+		if (id != SLURM_BATCH_SCRIPT && id != SLURM_EXTERN_CONT)
+			tpk_step_prepare_node(sp, &site, &hints);
+	}
 	return 0;
 }
 

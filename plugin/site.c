@@ -1,6 +1,6 @@
 /* topoplace SPANK plugin — the site's settings: the arguments of the
  * plugstack.conf line (conf=, policy=, time_budget_ms=, max_file_bytes=,
- * max_tasks=, cpu_bind=, slurm_conf=).  A bad argument is ignored with one line; the
+ * max_tasks=, cpu_bind=, slurm_conf=, node_detect=, node_cache=).  A bad argument is ignored with one line; the
  * others still apply. */
 #include <errno.h>
 #include <math.h>
@@ -20,6 +20,36 @@ void tpk_site_defaults(struct tpk_site *s)
 	s->max_file_bytes = TPK_DEFAULT_MAX_FILE_BYTES;
 	s->max_tasks = TPK_DEFAULT_MAX_TASKS;
 	s->cpu_bind = true;
+	s->node_detect = true;
+	snprintf(s->node_cache, sizeof s->node_cache, "%s", TPK_DEFAULT_NODE_CACHE);
+}
+
+static int yes_no(const char *key, const char *v, bool *out, char *err,
+		  size_t len)
+{
+	if (strcmp(v, "yes") && strcmp(v, "no")) {
+		snprintf(err, len, "%s=%s: yes or no is needed (ignored)", key, v);
+		return -1;
+	}
+	*out = !strcmp(v, "yes");
+	return 0;
+}
+
+/* The detected node models' cache: an absolute path, or "no". */
+static int set_node_cache(struct tpk_site *s, const char *v, char *err,
+			  size_t len)
+{
+	if (!strcmp(v, "no")) {
+		s->node_cache[0] = '\0';
+		return 0;
+	}
+	if (v[0] != '/' || strlen(v) >= sizeof s->node_cache) {
+		snprintf(err, len, "node_cache=%s: an absolute path or no is "
+			 "needed (ignored)", v);
+		return -1;
+	}
+	snprintf(s->node_cache, sizeof s->node_cache, "%s", v);
+	return 0;
 }
 
 /* A decimal count in 1..max, nothing else. */
@@ -120,18 +150,15 @@ int tpk_site_arg(struct tpk_site *s, const char *arg, char *err, size_t len)
 		s->max_tasks = (int64_t)n;
 		return 0;
 	}
-	if (KEY("cpu_bind")) {
-		if (strcmp(v, "yes") && strcmp(v, "no")) {
-			snprintf(err, len, "cpu_bind=%s: yes or no is needed "
-				 "(ignored)", v);
-			return -1;
-		}
-		s->cpu_bind = !strcmp(v, "yes");
-		return 0;
-	}
+	if (KEY("cpu_bind"))
+		return yes_no("cpu_bind", v, &s->cpu_bind, err, len);
+	if (KEY("node_detect"))
+		return yes_no("node_detect", v, &s->node_detect, err, len);
+	if (KEY("node_cache"))
+		return set_node_cache(s, v, err, len);
 #undef KEY
 	snprintf(err, len, "unknown plugstack argument '%s' (ignored); known: "
 		 "conf=, policy=, time_budget_ms=, max_file_bytes=, max_tasks=, "
-		 "cpu_bind=, slurm_conf=", arg);
+		 "cpu_bind=, slurm_conf=, node_detect=, node_cache=", arg);
 	return -1;
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -158,6 +159,38 @@ static bool skipped_step(spank_t sp)
 	return yes;
 }
 
+/* Will this step choose GPUs or CPUs inside the node? */
+static bool wants_node(spank_t sp, const struct tpk_site *site,
+		       const struct tpk_hints *h)
+{
+	if (!h->seen || tpk_hints_policy_none(h) || skipped_step(sp))
+		return false;
+	/* otherwise nothing to choose beyond Slurm's split */
+	return h->gpu_matrix || (site->cpu_bind && tpk_hints_pattern(h));
+}
+
+void tpk_step_prepare_node(spank_t sp, const struct tpk_site *site,
+			   const struct tpk_hints *h)
+{
+	if (!site->node_detect || !site->node_cache[0] || geteuid() != 0 ||
+	    !wants_node(sp, site, h))
+		return;
+	tp_node *n = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (tp_node_detect(site->node_cache, TP_NODE_DETECT_PREPARE, &n, &err) < 0)
+		slurm_info("topoplace: this node's model: %s (the step will "
+			   "detect it without the cache)", err.msg);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (n)
+		slurm_verbose("topoplace: %s detected in %.0f ms", tp_node_source(n),
+			      (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	tp_node_destroy(n);
+}
+
 void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 			const struct tpk_hints *h)
 {
@@ -166,12 +199,9 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	size_t glen = 0, mlen = 0;
 	job_error[0] = '\0';
 	slurm_node_name(sp, node_name, sizeof node_name);
-	if (!h->seen || tpk_hints_policy_none(h) || skipped_step(sp) ||
+	if (!wants_node(sp, site, h) ||
 	    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &total) != ESPANK_SUCCESS)
 		return;
-	bool cpus = site->cpu_bind && tpk_hints_pattern(h);
-	if (!h->gpu_matrix && !cpus)
-		return;   /* nothing to choose inside the node beyond Slurm's split */
 	gid_t *groups = NULL;
 	struct tpk_cred cred = user_cred(sp, &groups);
 	if (h->graph && !h->stencil &&
@@ -215,7 +245,9 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 		tpk_line(job_error, sizeof job_error, "topoplace: error: %s"
 			 TASK_KEPT, err.msg);
 		job = NULL;
-	} else if (tp_job_preload_node(job, node_name, &err) < 0) {
+	} else if ((site->node_detect
+		    ? tp_job_detect_node(job, node_name, site->node_cache, &err)
+		    : tp_job_preload_node(job, node_name, &err)) < 0) {
 		slurm_debug("topoplace: no node model preloaded: %s", err.msg);
 	}
 	free(graph);   /* parsed by tp_job_create, not kept */

@@ -51,8 +51,11 @@ struct tpk_site {
 	int64_t max_tasks;             /* max_tasks= */
 	bool cpu_bind;                 /* cpu_bind=yes|no (default yes) */
 	char slurm_conf[TPK_PATH_MAX]; /* slurm_conf=, "" when not given */
+	bool node_detect;              /* node_detect=yes|no (default yes) */
+	char node_cache[TPK_PATH_MAX]; /* node_cache=DIR|no, "" for no */
 };
 
+#define TPK_DEFAULT_NODE_CACHE "/run/topoplace"
 void tpk_site_defaults(struct tpk_site *s);
 /* Apply one "key=value" argument; 0, or -1 with one line in err (the
  * argument is then ignored). */
@@ -208,6 +211,10 @@ void tpk_batch_user_init(struct spank_handle *sp, const struct tpk_site *site,
 			 const struct tpk_hints *hints);
 void tpk_batch_exit(void);
 
+/* In slurmstepd as root (init_post_opt): make sure the node's detected
+ * model is in the root-owned cache, for the step's user_init to read. */
+void tpk_step_prepare_node(struct spank_handle *sp, const struct tpk_site *site,
+			   const struct tpk_hints *hints);
 void tpk_step_user_init(struct spank_handle *sp, const struct tpk_site *site,
 			const struct tpk_hints *hints);
 void tpk_task_init(struct spank_handle *sp, const struct tpk_site *site,

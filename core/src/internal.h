@@ -636,6 +636,8 @@ struct tp_node_nic {
 
 struct tp_node {
 	char *source;
+	char *xml;                     /* the hwloc XML it was built from */
+	size_t xml_len;
 	int npackages, nnuma, ncores, npus;
 	int *core_pkg;                 /* ncores */
 	int *core_pu_off, *core_pus;   /* PU os indices of each core (CSR) */

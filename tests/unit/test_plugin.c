@@ -193,6 +193,15 @@ START_TEST(site_arguments)
 	ck_assert_int_eq(s.max_tasks, 4096);
 	ck_assert_int_eq(tpk_site_arg(&s, "cpu_bind=no", err, sizeof err), 0);
 	ck_assert(!s.cpu_bind);
+	/* the node's detected model: on, cached in /run/topoplace by default */
+	ck_assert(s.node_detect);
+	ck_assert_str_eq(s.node_cache, "/run/topoplace");
+	ck_assert_int_eq(tpk_site_arg(&s, "node_cache=/var/cache/tp", err, sizeof err), 0);
+	ck_assert_str_eq(s.node_cache, "/var/cache/tp");
+	ck_assert_int_eq(tpk_site_arg(&s, "node_cache=no", err, sizeof err), 0);
+	ck_assert_str_eq(s.node_cache, "");
+	ck_assert_int_eq(tpk_site_arg(&s, "node_detect=no", err, sizeof err), 0);
+	ck_assert(!s.node_detect);
 	static const struct { const char *arg, *frag; } bad[] = {
 		{ "conf=relative.conf", "absolute path" },
 		{ "policy=fastest", "unknown policy" },
@@ -202,6 +211,8 @@ START_TEST(site_arguments)
 		{ "max_file_bytes=2147483648", "1..1073741824" },
 		{ "max_tasks=12x", "task count" },
 		{ "cpu_bind=maybe", "yes or no" },
+		{ "node_detect=1", "yes or no" },
+		{ "node_cache=run/tp", "absolute path or no" },
 		{ "frobnicate=1", "unknown plugstack argument" },
 		{ "novalue", "not key=value" },
 	};

@@ -287,6 +287,13 @@ TP_EXPORT int tp_job_place_node(tp_job *job, const tp_node_share *share,
 				tp_node_placement *out, tp_error *err);
 TP_EXPORT void tp_node_placement_free(tp_node_placement *p);
 
+/* The named node is the machine this runs on: its model is the config's
+ * NodeTopology= (or the request's node_topology) when it has one, else the
+ * one found on the node itself by tp_node_detect(cache_dir, 0), read from
+ * the cache when it is valid and trusted.  Loaded once, like
+ * tp_job_preload_node. */
+TP_EXPORT int tp_job_detect_node(tp_job *job, const char *node,
+				 const char *cache_dir, tp_error *err);
 /* Load (once) the model of the named node, so that processes forked later
  * (Slurm's tasks) find it loaded.  TP_ENOMODEL when the node has none,
  * TP_ENOENT when the configuration lacks the node. */

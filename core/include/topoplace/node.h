@@ -88,6 +88,30 @@ TP_EXPORT int tp_node_load_xml(const char *path, tp_node **out, tp_error *err);
 TP_EXPORT int tp_node_load_live(tp_node **out, tp_error *err);
 TP_EXPORT void tp_node_destroy(tp_node *n);
 
+/* The machine this runs on, as the plugin sees it: hwloc's live topology
+ * and the GPU fabric from the vendor's library (NVML, AMD SMI, ROCm SMI,
+ * opened only when present) or tool.  With a cache_dir, the model is
+ * first looked for there: a file named by a fingerprint of this boot and
+ * hardware (core/src/node/node_detect.c), read only when it and the
+ * directory are root's and writable by root alone.  flags:
+ *   TP_NODE_DETECT_STORE    a model detected anew is written there (only
+ *                           when running as root; the directory is made);
+ *   TP_NODE_DETECT_PREPARE  the same, and when the cache already holds a
+ *                           valid model nothing is loaded: *out is NULL.
+ * tp_node_source says where the model came from: "this node (hwloc,
+ * NVML)" or "this node (cached in PATH)". */
+#define TP_NODE_DETECT_STORE 1u
+#define TP_NODE_DETECT_PREPARE 2u
+TP_EXPORT int tp_node_detect(const char *cache_dir, unsigned flags,
+			     tp_node **out, tp_error *err);
+/* The model as one hwloc XML (the XML it was loaded from, or hwloc's
+ * export of the live machine) with the GPU fabric added as hwloc's
+ * NVLinkBandwidth or XGMIBandwidth distances, so that loading it gives the
+ * same model: what NodeTopology= may pin.  *xml is malloc'ed and
+ * NUL-terminated; *len excludes the NUL. */
+TP_EXPORT int tp_node_write_xml(const tp_node *n, char **xml, size_t *len,
+				tp_error *err);
+
 /* Where the model came from ("dgx.xml", "this machine"). */
 TP_EXPORT const char *tp_node_source(const tp_node *n);
 

@@ -485,6 +485,7 @@ int tp_job_create(const tp_job_request *r, tp_job **out, tp_error *err)
 		return tp_error_set(err, TP_ENOMEM, "out of memory");
 	job->req = *r;
 	job->t0 = tp__now_ms();
+	job->local_nid = -1;
 	job->conf = r->conf;
 	early_start(job);
 	int rc = 0;
@@ -534,6 +535,7 @@ void tp_job_destroy(tp_job *job)
 		tp_node_destroy(job->models[i].node);
 	free(job->models);
 	free(job->model_of);
+	tp_node_destroy(job->local_model);
 	free(job->map);
 	free(job->block);
 	free(job->order);
@@ -605,6 +607,11 @@ const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why)
 			  : tp_conf_node_topology(job->conf, nid);
 	const char *links = r->gpu_links ? r->gpu_links
 			    : tp_conf_node_gpu_links(job->conf, nid);
+	if (!xml && nid == job->local_nid) {
+		if (!job->local_model && why)
+			*why = job->local_err;
+		return job->local_model;
+	}
 	if (!xml) {
 		tp_error_set(why, TP_ENOMODEL, "no NodeTopology= for node %s",
 			     tp_machine_node_name(m, nid));
@@ -650,6 +657,36 @@ int tp_job_preload_node(tp_job *job, const char *node, tp_error *err)
 	if (!tp__job_model_of(job, nid, &why))
 		return tp_error_set(err, why.code ? why.code : TP_ENOENT, "%s",
 				    why.msg);
+	return 0;
+}
+
+/* The node this runs on: the config's model where it pins one, else the
+ * one found on the node (tp_node_detect: the trusted cache, else hwloc
+ * and the vendor's library; never stored from here, as the plugin calls
+ * this as the job's user). */
+int tp_job_detect_node(tp_job *job, const char *node, const char *cache_dir,
+		       tp_error *err)
+{
+	if (!job || !node)
+		return tp_error_set(err, TP_EINVAL, "detect: %s is NULL",
+				    job ? "node" : "job");
+	int32_t nid = tp_machine_find_node(tp_conf_machine(job->conf), node);
+	if (nid < 0)
+		return tp_error_set(err, TP_ENOENT, "node %s is not in the "
+				    "configuration", node);
+	if (job->req.node_topology || tp_conf_node_topology(job->conf, nid))
+		return tp_job_preload_node(job, node, err);
+	if (job->local_nid == nid)
+		return job->local_model ? 0
+			: tp_error_set(err, job->local_err.code, "%s",
+				       job->local_err.msg);
+	tp_node_destroy(job->local_model);
+	job->local_model = NULL;
+	job->local_nid = nid;
+	tp_error_clear(&job->local_err);
+	int rc = tp_node_detect(cache_dir, 0, &job->local_model, &job->local_err);
+	if (rc)
+		return tp_error_set(err, rc, "%s: %s", node, job->local_err.msg);
 	return 0;
 }
 

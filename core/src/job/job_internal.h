@@ -78,6 +78,11 @@ struct tp_job {
 	int nmodels;
 	const tp_node **model_of;  /* per allocation node (NULL: none) */
 	bool models_loaded;
+	/* the node this runs on, with the model detected there
+	   (tp_job_detect_node); local_nid -1: none */
+	int32_t local_nid;
+	tp_node *local_model;
+	tp_error local_err;
 
 	/* inside the nodes (TP_JOB_NODE_PLACEMENT) */
 	tp_node_placement *np;     /* per allocation node */

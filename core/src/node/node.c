@@ -31,6 +31,7 @@ void tp_node_destroy(tp_node *n)
 	if (!n)
 		return;
 	free(n->source);
+	free(n->xml);
 	free(n->core_pkg);
 	free(n->core_pu_off);
 	free(n->core_pus);
@@ -1043,10 +1044,16 @@ int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
 				    "%s: not a valid hwloc XML topology (check it with "
 				    "lstopo --input)", what);
 	}
-	free(buf);
 	rc = load_topology(t, out, what, err);
 	hwloc_topology_destroy(t);
-	return rc;
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	/* kept for tp_node_write_xml */
+	(*out)->xml = buf;
+	(*out)->xml_len = blen;
+	return 0;
 }
 
 int tp_node_load_xml(const char *path, tp_node **out, tp_error *err)
@@ -1063,6 +1070,23 @@ int tp_node_load_xml(const char *path, tp_node **out, tp_error *err)
 	return rc;
 }
 
+/* hwloc's own export of the live machine, kept for tp_node_write_xml. */
+static int keep_export(hwloc_topology_t t, tp_node *n, tp_error *err)
+{
+	char *buf = NULL;
+	int len = 0;
+	if (hwloc_topology_export_xmlbuffer(t, &buf, &len, 0) < 0 || len < 1)
+		return tp_error_set(err, TP_EIO, "%s: hwloc cannot export XML",
+				    n->source);
+	n->xml = malloc((size_t)len);
+	if (n->xml) {
+		memcpy(n->xml, buf, (size_t)len);
+		n->xml_len = (size_t)len - 1;
+	}
+	hwloc_free_xmlbuffer(t, buf);
+	return n->xml ? 0 : tp_error_set(err, TP_ENOMEM, "out of memory");
+}
+
 int tp_node_load_live(tp_node **out, tp_error *err)
 {
 	*out = NULL;
@@ -1077,7 +1101,13 @@ int tp_node_load_live(tp_node **out, tp_error *err)
 				    what);
 	}
 	rc = load_topology(t, out, what, err);
+	if (!rc)
+		rc = keep_export(t, *out, err);
 	hwloc_topology_destroy(t);
+	if (rc) {
+		tp_node_destroy(*out);
+		*out = NULL;
+	}
 	return rc;
 }
 

@@ -105,4 +105,15 @@ int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
 int tp_node_cpuset_string_cores(const tp_node *n, const int *cores, int count,
 				char *buf, size_t len);
 
+/* The cache file of this node's model in dir (node_detect.c). */
+int tp__node_cache_path(const char *dir, char *out, size_t len);
+
+/* TEMP until h-vendor merges */
+struct tp_vendor_opts {
+	const char *nvml, *amdsmi, *rocm_smi;
+	bool no_tools;
+};
+int tp_node_add_vendor_links(tp_node *n, const struct tp_vendor_opts *o,
+			     char *source, size_t len, tp_error *err);
+
 #endif

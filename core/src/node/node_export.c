@@ -1,0 +1,112 @@
+/* topoplace — a node model written back as one hwloc XML.
+ *
+ * The model keeps the hwloc XML it was built from (the checked rewrite of
+ * a file, or hwloc's export of the live machine).  Written back, that XML
+ * gets the GPU fabric as hwloc's own NVML and ROCm SMI backends record it,
+ * so that the file alone gives the same model again (node_xml.c reads
+ * these distances):
+ *   NVLinkBandwidth  lanes x 25000 MB/s between two GPUs (hwloc's rate
+ *                    of one NVLink 2-4 lane), 1000000 on the diagonal;
+ *   XGMIBandwidth    direct xGMI links x 50000 MB/s;
+ * both over the GPUs' PCI objects.  This is what the plugin caches, and
+ * what `topoplace node-info --format xml` prints for an admin to pin.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "internal.h"
+#include "node/node_internal.h"
+
+#define NVLINK_LANE_MBS 25000ull
+#define XGMI_LINK_MBS 50000ull
+#define LOCAL_MBS 1000000ull
+
+static int add_fabric(hwloc_topology_t t, const tp_node *n, tp_error *err)
+{
+	int g = n->ngpus;
+	if (n->fabric == TP_FABRIC_NONE || g < 2)
+		return 0;
+	hwloc_obj_t *objs = calloc((size_t)g, sizeof *objs);
+	hwloc_uint64_t *val = calloc((size_t)g * (size_t)g, sizeof *val);
+	if (!objs || !val) {
+		free(objs);
+		free(val);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	}
+	bool nv = n->fabric == TP_FABRIC_NVLINK;
+	for (int a = 0; a < g; a++) {
+		const struct tp_node_gpu *gp = &n->gpu[a];
+		objs[a] = hwloc_get_pcidev_by_busid(t, gp->domain, gp->bus,
+						    gp->dev, gp->func);
+		for (int b = 0; b < g; b++) {
+			int c = n->nvl[a * g + b];
+			val[a * g + b] = a == b ? LOCAL_MBS
+				: c > 0 ? (hwloc_uint64_t)c *
+					  (nv ? NVLINK_LANE_MBS : XGMI_LINK_MBS)
+				: 0;
+		}
+	}
+	int rc = 0;
+	for (int a = 0; a < g && !rc; a++)
+		if (!objs[a])
+			rc = tp_error_set(err, TP_EINVAL, "%s: GPU %s is not in "
+					  "its own XML", n->source, n->gpu[a].busid);
+	hwloc_distances_add_handle_t h = NULL;
+	if (!rc)
+		h = hwloc_distances_add_create(t, nv ? "NVLinkBandwidth"
+					       : "XGMIBandwidth",
+					       HWLOC_DISTANCES_KIND_FROM_OS |
+					       HWLOC_DISTANCES_KIND_MEANS_BANDWIDTH, 0);
+	if (!rc && (!h ||
+		    hwloc_distances_add_values(t, h, (unsigned)g, objs, val, 0) < 0 ||
+		    hwloc_distances_add_commit(t, h, 0) < 0))
+		rc = tp_error_set(err, TP_EINVAL, "%s: hwloc refuses the GPU "
+				  "fabric as distances", n->source);
+	free(objs);
+	free(val);
+	return rc;
+}
+
+int tp_node_write_xml(const tp_node *n, char **xml, size_t *len, tp_error *err)
+{
+	if (!n || !xml || !len)
+		return tp_error_set(err, TP_EINVAL, "tp_node_write_xml: NULL argument");
+	*xml = NULL;
+	*len = 0;
+	if (!n->xml)
+		return tp_error_set(err, TP_EINVAL, "%s: no hwloc XML kept", n->source);
+	hwloc_topology_t t;
+	if (hwloc_topology_init(&t) < 0)
+		return tp_error_set(err, TP_ENOMEM, "%s: hwloc: cannot initialise",
+				    n->source);
+	int rc = 0;
+	char *buf = NULL;
+	int blen = 0;
+	if (hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL) < 0 ||
+	    hwloc_topology_set_xmlbuffer(t, n->xml, (int)n->xml_len + 1) < 0 ||
+	    hwloc_topology_load(t) < 0)
+		rc = tp_error_set(err, TP_EINVAL, "%s: hwloc cannot read the "
+				  "model's XML again", n->source);
+	if (!rc)
+		rc = add_fabric(t, n, err);
+	if (!rc && hwloc_topology_export_xmlbuffer(t, &buf, &blen, 0) < 0)
+		rc = tp_error_set(err, TP_EIO, "%s: hwloc cannot export XML",
+				  n->source);
+	if (!rc && blen > 0) {
+		/* hwloc counts the terminating NUL */
+		size_t n_out = (size_t)blen - 1;
+		if (!(*xml = malloc(n_out + 1)))
+			rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		else {
+			memcpy(*xml, buf, n_out);
+			(*xml)[n_out] = '\0';
+			*len = n_out;
+		}
+	}
+	if (buf)
+		hwloc_free_xmlbuffer(t, buf);
+	hwloc_topology_destroy(t);
+	return rc;
+}

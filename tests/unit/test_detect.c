@@ -1,0 +1,251 @@
+/* The node's own model: detection, the root-owned cache and what it
+ * trusts, and the model written back as one hwloc XML. */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+#include "internal.h"
+#include "node/node_internal.h"
+
+/* A fresh cache directory, root's and 0755 like the plugin's. */
+static void fresh_dir(char *dir, size_t len)
+{
+	snprintf(dir, len, "/tmp/tp-cache-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static tp_node *detect(const char *dir, unsigned flags)
+{
+	tp_node *n = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_node_detect(dir, flags, &n, &err) == 0, "%s", err.msg);
+	return n;
+}
+
+static bool cached(const tp_node *n)
+{
+	return strstr(tp_node_source(n), "(cached in ") != NULL;
+}
+
+/* The example DGX as "this machine": hwloc reads HWLOC_XMLFILE instead of
+ * /sys, as it would on such a node. */
+static void pretend(const char *model)
+{
+	char path[512];
+	tp_test_node_path(path, sizeof path, model);
+	ck_assert_int_eq(setenv("HWLOC_XMLFILE", path, 1), 0);
+}
+
+START_TEST(live_without_cache)
+{
+	pretend("dgx8.xml");
+	tp_node *n = detect(NULL, 0);
+	ck_assert_int_eq(tp_node_ngpus(n), 8);
+	ck_assert_int_eq(tp_node_ncores(n), 16);
+	ck_assert_str_eq(tp_node_source(n), "this node (hwloc)");
+	tp_node_destroy(n);
+	unsetenv("HWLOC_XMLFILE");
+}
+END_TEST
+
+START_TEST(cache_round_trip)
+{
+	if (geteuid() != 0)
+		return;   /* only root writes a cache anyone trusts */
+	char dir[64], path[512];
+	fresh_dir(dir, sizeof dir);
+	pretend("dgx8.xml");
+	/* PREPARE: detected and stored, returned the first time */
+	tp_node *n = detect(dir, TP_NODE_DETECT_PREPARE);
+	ck_assert_ptr_nonnull(n);
+	ck_assert(!cached(n));
+	tp_node_destroy(n);
+	ck_assert_int_eq(tp__node_cache_path(dir, path, sizeof path), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq((int)st.st_uid, 0);
+	ck_assert_int_eq((int)(st.st_mode & 0777), 0644);
+	/* then nothing to do */
+	ck_assert_ptr_null(detect(dir, TP_NODE_DETECT_PREPARE));
+	/* and a plain call reads the cache: the same model */
+	n = detect(dir, 0);
+	ck_assert(cached(n));
+	ck_assert_int_eq(tp_node_ngpus(n), 8);
+	ck_assert_int_eq(tp_node_ncores(n), 16);
+	ck_assert_int_eq(tp_node_npackages(n), 2);
+	ck_assert_str_eq(tp_node_gpu_busid(n, 7), "0000:c4:00.0");
+	tp_node_destroy(n);
+	/* another machine to hwloc is another file; the host's old one goes */
+	pretend("nvl4.xml");
+	char path2[512];
+	ck_assert_int_eq(tp__node_cache_path(dir, path2, sizeof path2), 0);
+	ck_assert_str_ne(path, path2);
+	n = detect(dir, TP_NODE_DETECT_STORE);
+	ck_assert_int_eq(tp_node_ngpus(n), 4);
+	tp_node_destroy(n);
+	ck_assert_int_eq(access(path2, R_OK), 0);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	unsetenv("HWLOC_XMLFILE");
+	remove_dir(dir);
+}
+END_TEST
+
+/* Write text as the cache file of this machine in dir. */
+static void plant(const char *dir, const char *text)
+{
+	char path[512];
+	ck_assert_int_eq(tp__node_cache_path(dir, path, sizeof path), 0);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+}
+
+static char *model_xml(const char *name)
+{
+	char path[512], *buf;
+	size_t len;
+	tp_error err;
+	tp_test_node_path(path, sizeof path, name);
+	ck_assert_int_eq(tp__read_file(path, 1 << 24, "xml", &buf, &len, &err), 0);
+	return buf;
+}
+
+START_TEST(cache_trust)
+{
+	if (geteuid() != 0)
+		return;
+	char dir[64], path[512];
+	fresh_dir(dir, sizeof dir);
+	pretend("nvl4.xml");
+	ck_assert_int_eq(tp__node_cache_path(dir, path, sizeof path), 0);
+	/* a planted model of another node, in a trusted place: read */
+	char *other = model_xml("dgx8.xml");
+	plant(dir, other);
+	tp_node *n = detect(dir, 0);
+	ck_assert(cached(n));
+	ck_assert_int_eq(tp_node_ngpus(n), 8);
+	tp_node_destroy(n);
+	/* the same file writable by others: not trusted, detected anew */
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	n = detect(dir, 0);
+	ck_assert(!cached(n));
+	ck_assert_int_eq(tp_node_ngpus(n), 4);
+	tp_node_destroy(n);
+	/* owned by someone else */
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	ck_assert_int_eq(chown(path, 65534, 65534), 0);
+	n = detect(dir, 0);
+	ck_assert(!cached(n));
+	tp_node_destroy(n);
+	ck_assert_int_eq(chown(path, 0, 0), 0);
+	/* a directory others may write */
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	n = detect(dir, 0);
+	ck_assert(!cached(n));
+	tp_node_destroy(n);
+	/* ... and nothing is stored there */
+	unlink(path);
+	n = detect(dir, TP_NODE_DETECT_STORE);
+	tp_node_destroy(n);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	/* a link is not followed */
+	char target[600];
+	snprintf(target, sizeof target, "%s/elsewhere.xml", dir);
+	FILE *f = fopen(target, "w");
+	fputs(other, f);
+	fclose(f);
+	ck_assert_int_eq(symlink(target, path), 0);
+	n = detect(dir, 0);
+	ck_assert(!cached(n));
+	ck_assert_int_eq(tp_node_ngpus(n), 4);
+	tp_node_destroy(n);
+	/* a cache hwloc cannot read is replaced when storing */
+	unlink(path);
+	plant(dir, "<topology version=\"2.0\">broken");
+	n = detect(dir, TP_NODE_DETECT_STORE);
+	ck_assert(!cached(n));
+	tp_node_destroy(n);
+	n = detect(dir, 0);
+	ck_assert(cached(n));
+	ck_assert_int_eq(tp_node_ngpus(n), 4);
+	tp_node_destroy(n);
+	free(other);
+	unsetenv("HWLOC_XMLFILE");
+	remove_dir(dir);
+}
+END_TEST
+
+START_TEST(write_xml_keeps_model)
+{
+	char xml[512], links[512];
+	tp_test_node_path(xml, sizeof xml, "cpu2.xml");
+	tp_error err;
+	tp_error_clear(&err);
+	tp_node *n = NULL, *m = NULL;
+	ck_assert_int_eq(tp_node_load_xml(xml, &n, &err), 0);
+	char *buf;
+	size_t len;
+	ck_assert_msg(tp_node_write_xml(n, &buf, &len, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(strlen(buf), len);
+	ck_assert_int_eq(tp_node_load_xml_buffer(buf, len, "out", &m, &err), 0);
+	ck_assert_int_eq(tp_node_ncores(m), tp_node_ncores(n));
+	ck_assert_int_eq(tp_node_npackages(m), tp_node_npackages(n));
+	free(buf);
+	tp_node_destroy(m);
+	tp_node_destroy(n);
+	/* the fabric goes in as hwloc's NVLinkBandwidth distances */
+	tp_test_node_path(xml, sizeof xml, "nvl4.xml");
+	tp_test_node_path(links, sizeof links, "nvl4.links");
+	ck_assert_int_eq(tp_node_load_xml(xml, &n, &err), 0);
+	ck_assert_int_eq(tp_node_load_links(n, links, &err), 0);
+	ck_assert_int_eq(tp_node_write_xml(n, &buf, &len, &err), 0);
+	ck_assert_ptr_nonnull(strstr(buf, "name=\"NVLinkBandwidth\""));
+	free(buf);
+	tp_node_destroy(n);
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_node_detect(NULL, 0, NULL, &err), TP_EINVAL);
+	char *buf;
+	size_t len;
+	ck_assert_int_eq(tp_node_write_xml(NULL, &buf, &len, &err), TP_EINVAL);
+	char longdir[5000];
+	memset(longdir, 'a', sizeof longdir - 1);
+	longdir[0] = '/';
+	longdir[sizeof longdir - 1] = '\0';
+	tp_node *n = NULL;
+	ck_assert_int_eq(tp_node_detect(longdir, 0, &n, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "name too long");
+	ck_assert_ptr_null(n);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("detect");
+	TCase *tc = tcase_create("detect");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, live_without_cache);
+	tcase_add_test(tc, cache_round_trip);
+	tcase_add_test(tc, cache_trust);
+	tcase_add_test(tc, write_xml_keeps_model);
+	tcase_add_test(tc, bad_arguments);
+	suite_add_tcase(s, tc);
+	return tp_test_run(s);
+}
