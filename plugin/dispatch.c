@@ -75,8 +75,8 @@ static struct spank_option opts[] = {
 	  1, TPK_OPT_GRAPH, opt_cb },
 	{ "topo-gpu-matrix", "FILE",
 	  "topoplace: GPU peer traffic matrix (JSON or CSV i,j,bytes): counts "
-	  "for the nodes, and chooses each task's GPUs where topoplace.conf has "
-	  "the node's NodeTopology=", 1, TPK_OPT_GPU_MATRIX, opt_cb },
+	  "for the nodes, and chooses each task's GPUs on the node's model "
+	  "(NodeTopology=, or detected on the node)", 1, TPK_OPT_GPU_MATRIX, opt_cb },
 	{ "topo-policy", "NAME",
 	  "topoplace: auto (default), geometric, graph, zorder, cyclic, random, "
 	  "modcolor, block or none (none: leave placement to Slurm)", 1,
@@ -91,7 +91,7 @@ static struct spank_option opts[] = {
 	  TPK_OPT_REPORT, opt_cb },
 	{ "topo-cpu-bind", "yes|no",
 	  "topoplace: bind each task to the cores chosen for it (default yes "
-	  "where the node has NodeTopology=; no: keep Slurm's --cpu-bind)",
+	  "where the node has a model; no: keep Slurm's --cpu-bind)",
 	  1, TPK_OPT_CPU_BIND, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
