@@ -211,6 +211,7 @@ BENCH_SRC = $(addprefix tests/bench/, \
 	bench_graph.c \
 	bench_hier.c \
 	bench_input.c \
+	bench_node.c \
 	bench_peers.c \
 	bench_scale.c \
 	bench_slingshot.c \

@@ -51,6 +51,12 @@
 #     each with Topology= (topology.yaml's topology names)
 #   TP_TOPOPLACE_CONF=FILE: topoplace.conf is FILE (@MODEL@ becomes the
 #     node model's NodeTopology= GpuLinks=) instead of the torus
+#   TP_SLURMD_ENV="NAME=VALUE ...": more environment for every slurmd (and
+#     so slurmstepd), e.g. HWLOC_XMLFILE= to make each node look like a GPU
+#     node to hwloc, and a stand-in vendor library on LD_LIBRARY_PATH
+#   every node caches its detected model (plugstack node_cache=) in
+#     $DIR/cache, which is $DIR/state/NODE/cache on that node: a disk of
+#     its own, as on a real cluster
 #
 # The host's own hostname, /etc/hosts and services are never changed.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
@@ -121,7 +127,7 @@ write_plugstack() {
 	local so=$DIR/lib/topoplace.so
 	[ -n "$PLUGIN_INPLACE" ] && so=$PLUGIN
 	if [ "$1" = on ] && [ -r "$so" ]; then
-		echo "optional $so conf=$DIR/etc/topoplace.conf $PLUGSTACK_ARGS"
+		echo "optional $so conf=$DIR/etc/topoplace.conf node_cache=$DIR/cache $PLUGSTACK_ARGS"
 	else
 		echo "# topoplace plugin off"
 	fi > "$DIR/etc/plugstack.conf.new"
@@ -131,7 +137,7 @@ write_plugstack() {
 
 gen_conf() {
 	local i last=$NNODES nodes addrs ports
-	mkdir -p "$DIR"/{etc,bin,dev,munge,run/munge,state/ctld,log,home,tmpfs}
+	mkdir -p "$DIR"/{etc,bin,dev,munge,run/munge,state/ctld,log,home,tmpfs,cache}
 	chmod 0755 "$DIR" "$DIR/etc" "$DIR/bin" "$DIR/dev" "$DIR/run" "$DIR/home"
 	chmod 1777 "$DIR/tmpfs"
 	nodes="node[1-$last]"
@@ -261,6 +267,9 @@ EOF
 		echo "export SLURM_CONF=$DIR/etc/slurm.conf"
 		[ -z "$SLURM_PREFIX" ] || echo "export PATH=\"$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:\$PATH\""
 	} > "$DIR/env.sh"
+	# TP_SLURMD_ENV for node-run.sh, one exported assignment per word
+	local kv
+	for kv in ${TP_SLURMD_ENV:-}; do printf 'export %q\n' "$kv"; done > "$DIR/etc/slurmd.env"
 
 	# runs INSIDE `unshare --mount --uts --propagation private`
 	cat > "$DIR/bin/node-run.sh" <<'EOF'
@@ -280,6 +289,11 @@ mount --bind "$DIR/etc/hosts" /etc/hosts
 mkdir -p "$DIR/state/$N/tmp"
 chmod 1777 "$DIR/state/$N/tmp"
 mount --bind "$DIR/state/$N/tmp" "$DIR/tmpfs"
+# the node's own cache of its detected model (plugstack node_cache=)
+mkdir -p "$DIR/state/$N/cache"
+chmod 0755 "$DIR/state/$N/cache"
+mount --bind "$DIR/state/$N/cache" "$DIR/cache"
+[ ! -r "$DIR/etc/slurmd.env" ] || . "$DIR/etc/slurmd.env"
 setpriv --reuid=munge --regid=munge --init-groups munged -F \
 	--key-file="$DIR/munge/munge.key" --socket="$DIR/run/munge/munge.socket.2" \
 	--pid-file="$DIR/run/munge/munged.pid" --seed-file="$DIR/state/$N/munge/seed" \
