@@ -1047,6 +1047,72 @@ else
 	bad "16 AMD cluster (8 GPUs, mi250x, amd_gpu_env) did not start" "$(tail -3 "$DIR"/log/*.log 2>/dev/null)"
 fi
 
+# ---- 17: node models found on the node.  topoplace.conf names no
+# NodeTopology=; hwloc sees every node as the example nvl4 (HWLOC_XMLFILE in
+# slurmd's environment, as lstopo --input would) and a stand-in NVML
+# (tests/standin, built by the tests) answers with its NVLink pairs 0-1 and
+# 2-3.  The step's tasks must get the same GPUs as with the pinned model (4e),
+# and slurmstepd must have cached the model, root's, in the node's own
+# node_cache=.
+wait_jobs
+bash "$HERE/cluster.sh" stop >/dev/null 2>&1
+SI=$B/standin
+NV4=$REPO/conf/examples/nodes/nvl4
+if [ ! -r "$SI/libnvidia-ml.so.1" ]; then
+	bad "17 detected node models" "no stand-in NVML in $SI (make BUILD=$BUILD standin)"
+elif TP_GPUS=4 TP_NODE_MODEL= \
+	TP_SLURMD_ENV="HWLOC_XMLFILE=$NV4.xml LD_LIBRARY_PATH=$SI TOPOPLACE_STANDIN_NVML=$REPO/tests/standin/nvl4.nvml" \
+	bash "$HERE/cluster.sh" start >/dev/null 2>&1; then
+	grep -q NodeTopology "$CONF" && bad "17 topoplace.conf has no NodeTopology=" "$(cat "$CONF")"
+	cp "$REPO/tests/cli/data/gpu-pairs8.json" "$W/gm8.json"
+	chown "$TPUSER:" "$W/gm8.json"
+	script t17 'g() { srun "$@" bash -c "echo \$SLURM_PROCID:\$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -n | paste -sd" "; }
+echo "NL=$SLURM_JOB_NODELIST"
+echo "TPN=$SLURM_TASKS_PER_NODE"
+echo "SEL=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json --topo-report)"
+echo "SEL2=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json)"'
+	as_user "salloc -N2 --ntasks-per-node=4 --gpus-per-node=4 ./t17.sh > t17.out 2> t17.err"
+	f=$W/t17.out
+	exp=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
+		--stencil 8x1 --policy block --gpu-matrix "$W/gm8.json" --node-topology "$NV4.xml" --gpu-links "$NV4.links" \
+		--format json 2>/dev/null |
+		python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(" ".join("%d:%d:%s" % (t, t % 4, ",".join(map(str, g)))
+               for t, g in enumerate(d["gpus"])))' 2>/dev/null)
+	sel=$(val SEL "$f")
+	if [ "$(nvpairs "$sel")" = ok ] && [ "$sel" = "$exp" ] &&
+		[ "$(count_lines '^topoplace: node[0-9]*: GPU selection applied (magc, 4 tasks, 1 GPU per task, step GPUs 0,1,2,3): max GPU-link congestion 200\(\.01\)\{0,1\} -> 12.5 ms' "$W/t17.err")" = 2 ]; then
+		ok "17a no NodeTopology=: the model found on the node (hwloc + NVML) gives the pinned model's GPUs"
+	else
+		bad "17a detected model" "expected: [$exp]" "got:      [$sel]" "stderr: $(cat "$W/t17.err")"
+	fi
+	check_eq "17b the second step reads the cache: the same GPUs" "$sel" "$(val SEL2 "$f")"
+	n1=$(val NL "$f"); n1=${n1%%,*}; n1=${n1%%[[]*}
+	cache=$(ls "$DIR"/state/*/cache/node-*.xml 2>/dev/null | head -1)
+	if [ -n "$cache" ] && [ "$(stat -c '%U %a' "$cache")" = "root 644" ] &&
+		grep -q 'name="NVLinkBandwidth"' "$cache" &&
+		[ "$("$CLI" node-info "$cache" | grep -c 'NV4')" -ge 1 ]; then
+		ok "17c slurmstepd cached the node's model: root's, 0644, one hwloc XML with the NVLinks"
+	else
+		bad "17c the node's cache" "$(ls -l "$DIR"/state/*/cache/ 2>&1 | head -8)"
+	fi
+	# a cache directory others may write is neither read nor written
+	for d in "$DIR"/state/*/cache; do rm -f "$d"/node-*.xml; chmod 1777 "$d"; done
+	script t17d 'echo "SEL=$(srun --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json bash -c "echo \$SLURM_PROCID:\$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -n | paste -sd" ")"'
+	as_user "salloc -N2 --ntasks-per-node=4 --gpus-per-node=4 ./t17d.sh > t17d.out 2> t17d.err"
+	left=$(ls "$DIR"/state/*/cache/ 2>/dev/null | grep -c . || true)
+	if [ "$(val SEL "$W/t17d.out")" = "$sel" ] && [ "$left" = 0 ]; then
+		ok "17d a cache directory others may write: not used, the node detected again, the same GPUs"
+	else
+		bad "17d untrusted cache directory" "got: [$(val SEL "$W/t17d.out")] files: $left" "stderr: $(head -5 "$W/t17d.err")"
+	fi
+	for d in "$DIR"/state/*/cache; do chmod 0755 "$d"; done
+else
+	bad "17 cluster with detected node models did not start" "$(tail -3 "$DIR"/log/*.log 2>/dev/null)"
+fi
+
 # ---- nothing left behind
 wait_jobs
 left=$(find /tmp "$H" -maxdepth 1 -name 'topoplace.job*' 2>/dev/null | head -5)

@@ -368,12 +368,17 @@ static int compute_metrics(tp_job *job, tp_error *err)
 					&job->mblock, err);
 	job->have_metrics = rc == 0;
 	/* the predicted exchange of both, unless judged on them already
-	 * (bounded: a large exchange gets its bound, predict.h) */
+	 * (bounded: a large exchange gets its bound, predict.h); under a time
+	 * budget only what a launch could afford, so that the report does
+	 * not cost many budgets */
+	bool budget = job->budget_ms > 0;
+	int64_t work = budget ? TP__PREDICT_LAUNCH_WORK * TP__PREDICT_ROUNDS
+			      : TP__PREDICT_MAX_WORK;
 	if (!rc && !job->have_pred &&
-	    !tp__predict(job->g, job->alloc, job->map, TP__PREDICT_MAX_WORK,
-				&job->pred, NULL) &&
-	    !tp__predict(job->g, job->alloc, job->block, TP__PREDICT_MAX_WORK,
-			 &job->pred_block, NULL))
+	    (!budget || tp__predict_work(job->g, job->alloc) <= TP__PREDICT_LAUNCH_WORK) &&
+	    !tp__predict(job->g, job->alloc, job->map, work, &job->pred, NULL) &&
+	    !tp__predict(job->g, job->alloc, job->block, work, &job->pred_block,
+			 NULL))
 		job->have_pred = true;
 	return rc;
 }
