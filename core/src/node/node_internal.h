@@ -60,6 +60,13 @@ enum tp_gpu_fabric tp_node_fabric(const tp_node *n);
  * the node must be an NVIDIA GPU. */
 int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
 			const char *what, tp_error *err);
+/* tp_node_set_nvlinks for lanes that run through NVSwitches, as a vendor
+ * library saw them (counts: each pair the smaller of the two GPUs' switch
+ * lanes): the node is an NVSwitch node (tp_node_has_nvswitch) even where
+ * the counts alone would not say so (4 GPUs with 4 lanes each), provided
+ * every pair is linked. */
+int tp_node_set_nvswitch(tp_node *n, const int *counts, int ngpus,
+			 const char *what, tp_error *err);
 /* The same for xGMI link counts (every GPU an AMD GPU); all zero clears
  * the fabric. */
 int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
