@@ -799,9 +799,10 @@ static bool nvswitch_seen(const tp_node *n)
 	return true;
 }
 
-/* A GPU's lanes to the switch: its widest pair (the pair counts are the
- * smaller switch lane count of the two, so some pair shows all of the
- * widest GPU's lanes). */
+/* A GPU's lanes to the switch: its widest pair.  The pair counts are the
+ * smaller switch lane count of the two, so this is the GPU's own count,
+ * except for a GPU with more lanes than every other: it gets the next
+ * widest count (the counts keep no more). */
 static int nvswitch_lanes(const tp_node *n, int g)
 {
 	int ng = n->ngpus, c = 0;
