@@ -51,8 +51,15 @@ DEPFLAGS     = -MMD -MP
 # The SPANK plugin needs only what a compute node with slurmd has (Debian 12:
 # json-c, hwloc and libyaml come with slurmd, METIS does not): it loads METIS
 # with dlopen() when a graph mapping needs it (core/src/map/metis_load.h).
+# dlopen() (METIS in the plugin, the GPU vendors' libraries in the core:
+# node_vendor*.c) is in libc from glibc 2.34 (Debian 12, RHEL 9); RHEL 8's
+# glibc 2.28 has it in libdl: -ldl only where a program using it does not
+# link without it.
+DL_LIBS := $(shell printf '\043include <dlfcn.h>\nint main(void) { return !dlopen("x", RTLD_NOW); }\n' | \
+             $(CC) -x c - -o /dev/null >/dev/null 2>&1 || echo -ldl)
 SPANK_LIBS = $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c) \
-             $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml) -lhwloc -lm -lpthread
+             $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml) -lhwloc -lm -lpthread \
+             $(DL_LIBS)
 # Slurm's headers, seen only by plugin/ (nothing else includes
 # <slurm/...>): SLURM_PREFIX=/opt/slurm takes that install's include/;
 # without it, slurm.pc where pkg-config finds one, else the default include
@@ -126,6 +133,8 @@ CORE_SRC = $(addprefix core/src/, \
 	node/node_links.c \
 	node/node_parts.c \
 	node/node_vendor.c \
+	node/node_vendor_amd.c \
+	node/node_vendor_tool.c \
 	node/node_xml.c \
 	pattern/graph.c \
 	pattern/json_graph.c \
@@ -203,6 +212,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_slurm_rings.c \
 	test_slurm_topology.c \
 	test_tree.c \
+	test_vendor.c \
 )
 BENCH_SRC = $(addprefix tests/bench/, \
 	bench_block.c \
@@ -232,6 +242,12 @@ FUZZ_TARGETS = \
 	topology \
 	topology_yaml \
 
+
+# Stand-ins for the GPU vendors' libraries (tests/standin/standin.h), which
+# test_vendor loads in place of NVML, AMD SMI and ROCm SMI.
+STANDIN_DIR = $(BUILD)/standin
+STANDIN = $(STANDIN_DIR)/libnvidia-ml.so.1 $(STANDIN_DIR)/libamd_smi.so \
+          $(STANDIN_DIR)/librocm_smi64.so.1
 
 CORE_OBJ  = $(CORE_SRC:core/src/%.c=$(BUILD)/core/%.o)
 CLI_OBJ   = $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
@@ -263,7 +279,7 @@ CLI    = $(BUILD)/topoplace
 CLI_INST = $(BUILD)/install/topoplace
 SPANK  = $(BUILD)/topoplace.so
 
-.PHONY: all deps deps-check run check abi-check abi-update unit cli-tests slurm-tests install-tests doc-tests \
+.PHONY: all deps deps-check run check abi-check abi-update standin unit cli-tests slurm-tests install-tests doc-tests \
         deps-tests bench install install-plugstack uninstall deb dist rpm-tests check-packages \
         asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz fuzz-smoke \
         fuzz-build fuzz-bins zoltan2-map slurm-version release-tests slurm-tests-release slurm-topology-tests options-tests FORCE
@@ -381,7 +397,21 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	$(CC) $(CPPFLAGS_ALL) -Icore/src -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
 	  -Wno-missing-prototypes -Wno-format-truncation \
 	  -DTP_TEST_DATA='"$(CURDIR)/tests/data"' -DTP_SOURCE_DIR='"$(CURDIR)"' \
+	  -DTP_STANDIN_DIR='"$(abspath $(STANDIN_DIR))"' \
 	  -o $@ $< $(LIB_A) $(CHECK_LIBS) $(LIBS)
+
+# Each stand-in under the soname the core dlopens; ROCm SMI's is the AMD
+# SMI stand-in again (one file answers both).
+$(STANDIN_DIR)/libnvidia-ml.so.1: tests/standin/nvml.c tests/standin/standin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Wno-missing-prototypes -fPIC -shared $(CFLAGS) \
+	  -Wl,-soname,$(notdir $@) -o $@ $<
+
+$(STANDIN_DIR)/libamd_smi.so $(STANDIN_DIR)/librocm_smi64.so.1: tests/standin/amdsmi.c \
+  tests/standin/standin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Wno-missing-prototypes -fPIC -shared $(CFLAGS) \
+	  -Wl,-soname,$(notdir $@) -o $@ $<
 
 # The plugin's pure helpers, tested without Slurm.
 SPANK_PURE_OBJ = $(addprefix $(BUILD)/plugin/, site.o srun_args.o userfile.o)
@@ -417,7 +447,8 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIB_A)
 $(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/version.h
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@DL_LIBS@|$(DL_LIBS)|g' $< > $@
 
 -include $(CORE_OBJ:.o=.d) $(BUILD)/core/map/metis_dlopen.d $(BUILD)/tests/metis_missing.d \
          $(CLI_OBJ:.o=.d) $(FRONT_OBJ:.o=.d) $(SPANK_OBJ:.o=.d) \
@@ -448,7 +479,7 @@ run: deps
 
 # The ABI check runs first with the unit tests (and so in the packages'
 # test step): a change of the exported API shows before anything else.
-unit: $(UNIT_BIN) abi-check
+unit: $(UNIT_BIN) $(STANDIN) abi-check
 	@sh tests/run-unit.sh $(UNIT_BIN)
 
 abi-check: $(LIB_SO)
@@ -465,7 +496,10 @@ cli-tests: $(CLI)
 	@sh tests/cli/svg.sh $(CLI)
 	@sh tests/cli/corpus.sh $(BUILD)
 
-slurm-tests: all
+# the stand-in NVML stands behind the cluster test of detected node models
+standin: $(STANDIN)
+
+slurm-tests: all $(STANDIN)
 	@BUILD=$(BUILD) sh tests/slurm/run.sh
 	@BUILD=$(BUILD) sh tests/slurm/mpi.sh
 
@@ -563,7 +597,7 @@ fuzz-smoke:
 	$(MAKE) fuzz-build
 	sh tests/fuzz/run.sh --smoke $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 
-valgrind: $(UNIT_BIN)
+valgrind: $(UNIT_BIN) $(STANDIN)
 	@sh tests/run-unit.sh --valgrind $(UNIT_BIN)
 
 install: all
@@ -578,6 +612,7 @@ install: all
 	install -m 755 $(CLI_INST) $(DESTDIR)$(BINDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCDIR@|$(INCDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@DL_LIBS@|$(DL_LIBS)|g' \
 	    contrib/topoplace.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/topoplace.pc
 	install -m 644 doc/topoplace.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 doc/topoplace.conf.5 $(DESTDIR)$(MANDIR)/man5/

@@ -652,6 +652,8 @@ struct tp_node {
 					  or xGMI links (fabric says which) */
 	int fabric;                    /* enum tp_gpu_fabric */
 	int nvswitch;                  /* NVLinks read as an NVSwitch fabric */
+	int nvswitch_seen;             /* a vendor library saw the switches:
+					  switched whatever the counts say */
 	int *nvl_link;                 /* ngpus^2: direct fabric link id or -1 */
 	int *nvs_link;                 /* ngpus: GPU-NVSwitch link id or -1 */
 	int *path;                     /* ngpus^2 enum tp_gpu_path */

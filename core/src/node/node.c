@@ -774,26 +774,59 @@ static int nic_routes(tp_node *n)
 	return 0;
 }
 
-/* NVSwitch: every pair the same lane count, too many for point to point;
- * one link from every GPU to the switch vertex. */
+/* Counts alone: every pair the same lane count, more lanes per GPU than
+ * point to point NVLink has (18 on Hopper). */
+static bool nvswitch_by_counts(const tp_node *n)
+{
+	int ng = n->ngpus;
+	int c = ng >= 3 ? n->nvl[1] : 0;
+	for (int i = 0; i < ng && c > 0; i++)
+		for (int j = 0; j < ng; j++)
+			if (i != j && n->nvl[i * ng + j] != c)
+				return false;
+	return c > 0 && c * (ng - 1) > 18;
+}
+
+/* Seen by a vendor library (tp_node_set_nvswitch): every pair linked, or
+ * the switch vertex would route a pair that has no lanes. */
+static bool nvswitch_seen(const tp_node *n)
+{
+	int ng = n->ngpus;
+	if (!n->nvswitch_seen || ng < 2)
+		return false;
+	for (int i = 0; i < ng * ng; i++)
+		if (i % (ng + 1) && n->nvl[i] <= 0)
+			return false;
+	return true;
+}
+
+/* A GPU's lanes to the switch: its widest pair.  The pair counts are the
+ * smaller switch lane count of the two, so this is the GPU's own count,
+ * except for a GPU with more lanes than every other: it gets the next
+ * widest count (the counts keep no more). */
+static int nvswitch_lanes(const tp_node *n, int g)
+{
+	int ng = n->ngpus, c = 0;
+	for (int j = 0; j < ng; j++)
+		if (j != g && n->nvl[g * ng + j] > c)
+			c = n->nvl[g * ng + j];
+	return c;
+}
+
+/* NVSwitch: one link from every GPU to the switch vertex. */
 static int nvswitch_links(tp_node *n, bool *made, tp_error *err)
 {
 	int ng = n->ngpus;
 	*made = false;
-	int c = ng >= 3 ? n->nvl[1] : 0;
-	bool same = c > 0;
-	for (int i = 0; i < ng && same; i++)
-		for (int j = 0; j < ng; j++)
-			if (i != j && n->nvl[i * ng + j] != c)
-				same = false;
-	if (!same || c * (ng - 1) <= 18)
+	if (!nvswitch_by_counts(n) && !nvswitch_seen(n))
 		return 0;
 	int s = add_vertex(n, TP_V_NVSWITCH, "NVSwitch");
 	if (s < 0)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	n->nvswitch = 1;
 	for (int i = 0; i < ng; i++) {
-		int l = add_link(n, n->gpu[i].vertex, s, c * TP_NVLINK_BW);
+		int l = add_link(n, n->gpu[i].vertex, s,
+				 nvswitch_lanes(n, i) * TP_NVLINK_BW);
 		if (l < 0)
 			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 		n->nvs_link[i] = l;

@@ -60,6 +60,13 @@ enum tp_gpu_fabric tp_node_fabric(const tp_node *n);
  * the node must be an NVIDIA GPU. */
 int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
 			const char *what, tp_error *err);
+/* tp_node_set_nvlinks for lanes that run through NVSwitches, as a vendor
+ * library saw them (counts: each pair the smaller of the two GPUs' switch
+ * lanes): the node is an NVSwitch node (tp_node_has_nvswitch) even where
+ * the counts alone would not say so (4 GPUs with 4 lanes each), provided
+ * every pair is linked. */
+int tp_node_set_nvswitch(tp_node *n, const int *counts, int ngpus,
+			 const char *what, tp_error *err);
 /* The same for xGMI link counts (every GPU an AMD GPU); all zero clears
  * the fabric. */
 int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
@@ -82,6 +89,35 @@ int tp_links_parse(const char *text, size_t len, const char *what,
 int tp_links_parse_kind(const char *text, size_t len, const char *what,
 			int **counts_out, int *ngpus_out,
 			enum tp_links_kind *kind, tp_error *err);
+/* Where the GPU fabric of the live node came from (node_vendor.c). */
+struct tp_vendor_opts {
+	const char *nvml;      /* library to dlopen; NULL: "libnvidia-ml.so.1" */
+	const char *amdsmi;    /* NULL: "libamd_smi.so" (then
+				  /opt/rocm/lib/libamd_smi.so) */
+	const char *rocm_smi;  /* NULL: "librocm_smi64.so.1" (then
+				  /opt/rocm/lib/librocm_smi64.so.1) */
+	bool no_tools;         /* do not run nvidia-smi / amd-smi / rocm-smi */
+	const char *tool_dir;  /* ':'-separated folders the tools are looked
+				  for in, never $PATH (slurmstepd's is the
+				  user's); NULL: TP_VENDOR_TOOL_DIRS */
+	int tool_timeout_ms;   /* a tool's limit; 0: TP_VENDOR_TOOL_TIMEOUT_MS */
+};
+#define TP_VENDOR_TOOL_DIRS "/usr/bin:/usr/local/bin:/opt/rocm/bin"
+#define TP_VENDOR_TOOL_TIMEOUT_MS 10000
+#define TP_VENDOR_TOOL_MAX_BYTES ((size_t)1 << 20)   /* a tool's output */
+/* Add NVLink or xGMI link counts of this machine to n (a model of the live
+ * node): NVML for NVIDIA GPUs, AMD SMI then ROCm SMI for AMD GPUs, each
+ * opened with dlopen only when the model has such GPUs; failing those,
+ * the vendor tool's text (nvidia-smi topo -m; amd-smi topology, then
+ * rocm-smi --showtopo --shownodesbw) run with a timeout.  source gets
+ * "NVML", "AMD SMI", "ROCm SMI", "nvidia-smi", "amd-smi", "rocm-smi"; or
+ * which one answered and why nothing was set ("NVML: GPU 0000:3b:00.0 is
+ * not in the model", "nvidia-smi: timed out", "nvidia-smi: not read:
+ * ..."), the model left as it was; or "" when none answered (not an
+ * error: a PCIe-only node).  o may be NULL (the defaults).  Returns 0, or
+ * a negative TP_E* with err set for a real failure (memory). */
+int tp_node_add_vendor_links(tp_node *n, const struct tp_vendor_opts *o,
+			     char *source, size_t len, tp_error *err);
 /* Direct xGMI links between two GPUs (0 on an NVLink node). */
 int tp_node_xgmi_links(const tp_node *n, int a, int b);
 enum tp_gpu_path tp_node_gpu_path(const tp_node *n, int a, int b);
@@ -107,13 +143,5 @@ int tp_node_cpuset_string_cores(const tp_node *n, const int *cores, int count,
 
 /* The cache file of this node's model in dir (node_detect.c). */
 int tp__node_cache_path(const char *dir, char *out, size_t len);
-
-/* TEMP until h-vendor merges */
-struct tp_vendor_opts {
-	const char *nvml, *amdsmi, *rocm_smi;
-	bool no_tools;
-};
-int tp_node_add_vendor_links(tp_node *n, const struct tp_vendor_opts *o,
-			     char *source, size_t len, tp_error *err);
 
 #endif

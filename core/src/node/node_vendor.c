@@ -1,5 +1,422 @@
+/* topoplace — NVLink and xGMI link counts of the live node from the vendor
+ * libraries, opened with dlopen() only when the node model has such GPUs:
+ * NVML for NVIDIA (as Slurm's gpu/nvml plugin and hwloc's nvml backend
+ * read it), AMD SMI then ROCm SMI for AMD (node_vendor_amd.c), and failing
+ * those the vendor tool's text (node_vendor_tool.c).  The plugin links
+ * none of these libraries: a node without a GPU driver loads the plugin
+ * all the same.
+ *
+ * NVML has no "lanes between two GPUs" call: every NVLink of every GPU is
+ * asked for its state and the PCI address of its far end.  An end that is
+ * a GPU of the model is a direct lane of that pair; an NVSwitch (remote
+ * type SWITCH, or an address that is no GPU) a lane to the switches.  A
+ * node with switch lanes is an NVSwitch node: any two GPUs talk over
+ * min(switch lanes of a, of b) lanes (plus direct ones), and the model is
+ * told so (tp_node_set_nvswitch), since 4 GPUs with 4 switch lanes each
+ * look no different from point to point links in the counts.
+ *
+ * Nothing here keeps state between calls; NVML's own state is
+ * process-wide (init and shutdown are reference counted by NVML). */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "internal.h"
-#include "node/node_internal.h"
+#include "node/node_vendor.h"
+
+/* ---- the NVML ABI (nvml.h of CUDA 12/13, NVIDIA/go-nvml gen/nvml/nvml.h
+ * at 2f9e261: nvmlPciInfo_st, NVML_SUCCESS, NVML_FEATURE_ENABLED,
+ * nvmlIntNvLinkDeviceType_enum, NVML_NVLINK_MAX_LINKS) ---- */
+
+typedef int tp_nvmlReturn_t;                 /* enum nvmlReturn_enum */
+#define TP_NVML_SUCCESS 0
+#define TP_NVML_FEATURE_ENABLED 1            /* nvmlEnableState_t */
+#define TP_NVML_NVLINK_DEVICE_TYPE_GPU 0x00
+#define TP_NVML_NVLINK_DEVICE_TYPE_IBMNPU 0x01
+#define TP_NVML_NVLINK_DEVICE_TYPE_SWITCH 0x02
+/* 36 in current headers (18 in CUDA 12.0, 12 and 6 before): the loop asks
+ * every one and skips those a GPU does not have (an error, not ENABLED). */
+#define TP_NVML_NVLINK_MAX_LINKS 36
+typedef struct tp_nvmlDevice_st *tp_nvmlDevice_t;
+
+/* nvmlPciInfo_t since NVML 2.285 (the _v2/_v3 calls).  The old plain calls
+ * fill a layout whose busId[16] is where busIdLegacy is: read that one
+ * then. */
+typedef struct {
+	char busIdLegacy[16];      /* NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE */
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pciDeviceId;
+	unsigned int pciSubSystemId;
+	char busId[32];            /* NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE */
+} tp_nvmlPciInfo_t;
+
+typedef tp_nvmlReturn_t (*nvml_void_fn)(void);
+typedef tp_nvmlReturn_t (*nvml_count_fn)(unsigned int *);
+typedef tp_nvmlReturn_t (*nvml_handle_fn)(unsigned int, tp_nvmlDevice_t *);
+typedef tp_nvmlReturn_t (*nvml_pci_fn)(tp_nvmlDevice_t, tp_nvmlPciInfo_t *);
+typedef tp_nvmlReturn_t (*nvml_state_fn)(tp_nvmlDevice_t, unsigned int,
+					 unsigned int *);
+typedef tp_nvmlReturn_t (*nvml_rpci_fn)(tp_nvmlDevice_t, unsigned int,
+					tp_nvmlPciInfo_t *);
+typedef tp_nvmlReturn_t (*nvml_rtype_fn)(tp_nvmlDevice_t, unsigned int,
+					 int *);
+
+struct nvml {
+	void *h;
+	nvml_void_fn init, shutdown;
+	nvml_count_fn count;
+	nvml_handle_fn handle;
+	nvml_pci_fn pci;
+	bool pci_v3;               /* busId, else busIdLegacy */
+	nvml_state_fn state;
+	nvml_rpci_fn rpci;
+	bool rpci_v2;
+	nvml_rtype_fn rtype;       /* NULL: NVML before 10.x */
+};
+
+/* ---- shared with node_vendor_amd.c and node_vendor_tool.c ---- */
+
+bool tp_vendor_pci_parse(const char *s, struct tp_pci *p)
+{
+	unsigned long dom;
+	unsigned bus, dev, fn;
+	int end = 0;
+	if (!s || sscanf(s, "%lx:%x:%x.%x%n", &dom, &bus, &dev, &fn, &end) != 4 ||
+	    s[end] || bus > 0xff || dev > 0x1f || fn > 7)
+		return false;
+	*p = (struct tp_pci){ dom, bus, dev, fn };
+	return true;
+}
+
+int tp_vendor_gpu_at(const struct tp_vendor_fab *f, const struct tp_pci *p)
+{
+	for (int g = 0; g < f->ng; g++)
+		if (f->pci[g].dom == p->dom && f->pci[g].bus == p->bus &&
+		    f->pci[g].dev == p->dev && f->pci[g].fn == p->fn)
+			return g;
+	return -1;
+}
+
+void tp_vendor_why(struct tp_vendor_fab *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (f->why_len)
+		vsnprintf(f->why, f->why_len, fmt, ap);
+	va_end(ap);
+}
+
+bool tp_vendor_all_listed(struct tp_vendor_fab *f, const bool *listed,
+			  const char *lib)
+{
+	for (int g = 0; g < f->ng; g++)
+		if (!listed[g]) {
+			tp_vendor_why(f, "%s: GPU %s of the model is not listed",
+				      lib, tp_node_gpu_busid(f->n, g));
+			return false;
+		}
+	return true;
+}
+
+int tp_vendor_xgmi_count(unsigned long long lo, unsigned long long hi)
+{
+	if (lo == 0)
+		return 1;
+	unsigned long long k = (hi + lo / 2) / lo;
+	return k < 1 ? 1 : k > TP_NODE_MAX_NVLINKS ? TP_NODE_MAX_NVLINKS : (int)k;
+}
+
+/* ---- NVML ---- */
+
+static void *sym(void *h, const char *name)
+{
+	return dlsym(h, name);
+}
+
+/* The newest of the names the library has. */
+static void *sym_any(void *h, const char *a, const char *b, const char *c)
+{
+	void *p = sym(h, a);
+	if (!p && b)
+		p = sym(h, b);
+	if (!p && c)
+		p = sym(h, c);
+	return p;
+}
+
+/* Object pointers to function pointers through void **: the idiom of
+ * dlsym(3). */
+static bool nvml_open(struct nvml *a, const char *lib)
+{
+	memset(a, 0, sizeof *a);
+	a->h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!a->h)
+		return false;
+	void *h = a->h;
+	*(void **)&a->init = sym(h, "nvmlInit_v2");
+	*(void **)&a->shutdown = sym(h, "nvmlShutdown");
+	*(void **)&a->count = sym(h, "nvmlDeviceGetCount_v2");
+	*(void **)&a->handle = sym(h, "nvmlDeviceGetHandleByIndex_v2");
+	*(void **)&a->pci = sym(h, "nvmlDeviceGetPciInfo_v3");
+	a->pci_v3 = a->pci != NULL;
+	if (!a->pci)
+		*(void **)&a->pci = sym_any(h, "nvmlDeviceGetPciInfo_v2",
+					    "nvmlDeviceGetPciInfo", NULL);
+	*(void **)&a->state = sym(h, "nvmlDeviceGetNvLinkState");
+	*(void **)&a->rpci = sym(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+	a->rpci_v2 = a->rpci != NULL;
+	if (!a->rpci)
+		*(void **)&a->rpci = sym(h, "nvmlDeviceGetNvLinkRemotePciInfo");
+	*(void **)&a->rtype = sym(h, "nvmlDeviceGetNvLinkRemoteDeviceType");
+	if (a->init && a->shutdown && a->count && a->handle && a->pci &&
+	    a->state && a->rpci)
+		return true;
+	dlclose(a->h);
+	a->h = NULL;
+	return false;
+}
+
+/* The address NVML gives: its string (busId of the new layout,
+ * busIdLegacy of the old), else the numbers (function 0). */
+static void nvml_addr(const tp_nvmlPciInfo_t *pi, bool v3, struct tp_pci *p)
+{
+	char s[33];
+	snprintf(s, sizeof s, "%.*s", v3 ? 32 : 16, v3 ? pi->busId : pi->busIdLegacy);
+	if (!tp_vendor_pci_parse(s, p))
+		*p = (struct tp_pci){ pi->domain, pi->bus & 0xff, pi->device & 0x1f, 0 };
+}
+
+static void pci_str(const struct tp_pci *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%04lx:%02x:%02x.%x", p->dom, p->bus, p->dev, p->fn);
+}
+
+/* One active link of model GPU g: a lane to a GPU or to the switches. */
+static void nvml_link(struct tp_vendor_fab *f, const struct nvml *a,
+		      tp_nvmlDevice_t d, unsigned l, int g)
+{
+	int type = -1;
+	if (a->rtype && a->rtype(d, l, &type) != TP_NVML_SUCCESS)
+		type = -1;
+	if (type == TP_NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+		f->sw[g]++;
+		return;
+	}
+	if (type == TP_NVML_NVLINK_DEVICE_TYPE_IBMNPU)
+		return;          /* a POWER9 CPU: no GPU fabric */
+	tp_nvmlPciInfo_t pi;
+	memset(&pi, 0, sizeof pi);
+	if (a->rpci(d, l, &pi) != TP_NVML_SUCCESS)
+		return;
+	struct tp_pci p;
+	nvml_addr(&pi, a->rpci_v2, &p);
+	int r = tp_vendor_gpu_at(f, &p);
+	if (r >= 0 && r != g)
+		f->lanes[g * f->ng + r]++;
+	else if (r < 0 && type != TP_NVML_NVLINK_DEVICE_TYPE_GPU)
+		f->sw[g]++;      /* no GPU at the far end: an NVSwitch */
+}
+
+/* Device i of NVML: its model GPU (listed[] marks it) and its links.
+ * false with the reason when the model lacks it. */
+static bool nvml_device(struct tp_vendor_fab *f, const struct nvml *a,
+			unsigned i, bool *listed)
+{
+	tp_nvmlDevice_t d;
+	tp_nvmlPciInfo_t pi;
+	memset(&pi, 0, sizeof pi);
+	if (a->handle(i, &d) != TP_NVML_SUCCESS ||
+	    a->pci(d, &pi) != TP_NVML_SUCCESS) {
+		tp_vendor_why(f, "NVML: no PCI address for device %u", i);
+		return false;
+	}
+	struct tp_pci p;
+	nvml_addr(&pi, a->pci_v3, &p);
+	int g = tp_vendor_gpu_at(f, &p);
+	if (g < 0 || listed[g]) {
+		char s[32];
+		pci_str(&p, s, sizeof s);
+		tp_vendor_why(f, "NVML: GPU %s is not in the model", s);
+		return false;
+	}
+	listed[g] = true;
+	for (unsigned l = 0; l < TP_NVML_NVLINK_MAX_LINKS; l++) {
+		unsigned st = 0;
+		if (a->state(d, l, &st) == TP_NVML_SUCCESS &&
+		    st == TP_NVML_FEATURE_ENABLED)
+			nvml_link(f, a, d, l, g);
+	}
+	return true;
+}
+
+/* Every device, once NVML is up: true when the counts are complete. */
+static bool nvml_devices(struct tp_vendor_fab *f, const struct nvml *a)
+{
+	unsigned cnt = 0;
+	if (a->count(&cnt) != TP_NVML_SUCCESS) {
+		tp_vendor_why(f, "NVML: no device count");
+		return false;
+	}
+	bool listed[TP_NODE_MAX_GPUS] = { false };
+	if (cnt > (unsigned)f->ng) {
+		tp_vendor_why(f, "NVML: %u GPUs, the model has %d", cnt, f->ng);
+		return false;
+	}
+	for (unsigned i = 0; i < cnt; i++)
+		if (!nvml_device(f, a, i, listed))
+			return false;
+	return tp_vendor_all_listed(f, listed, "NVML");
+}
+
+/* TP_VENDOR_NONE without the library or when NVML does not start (no
+ * driver); TP_VENDOR_DONE otherwise, with the counts or the reason. */
+static int nvml_read(struct tp_vendor_fab *f, const char *lib, bool *ok)
+{
+	struct nvml a;
+	*ok = false;
+	if (!nvml_open(&a, lib))
+		return TP_VENDOR_NONE;
+	if (a.init() != TP_NVML_SUCCESS) {
+		dlclose(a.h);
+		return TP_VENDOR_NONE;
+	}
+	*ok = nvml_devices(f, &a);
+	a.shutdown();
+	dlclose(a.h);
+	return TP_VENDOR_DONE;
+}
+
+/* The pair counts of an NVLink node into c (ng x ng): direct lanes, plus
+ * min(switch lanes) of the two GPUs on an NVSwitch node.  true when there
+ * are switch lanes. */
+static bool nvlink_counts(const struct tp_vendor_fab *f, int *c)
+{
+	int ng = f->ng;
+	bool sw = false;
+	for (int g = 0; g < ng; g++)
+		sw |= f->sw[g] > 0;
+	for (int i = 0; i < ng; i++)
+		for (int j = 0; j < ng; j++) {
+			/* each end counted its own lanes: take the larger
+			 * should one end have missed one */
+			int d = f->lanes[i * ng + j], e = f->lanes[j * ng + i];
+			int v = i == j ? 0 : (d > e ? d : e);
+			if (i != j && sw)
+				v += f->sw[i] < f->sw[j] ? f->sw[i] : f->sw[j];
+			c[i * ng + j] = v > TP_NODE_MAX_NVLINKS ? TP_NODE_MAX_NVLINKS : v;
+		}
+	return sw;
+}
+
+static int nvidia_links(struct tp_vendor_fab *f, const char *lib,
+			tp_error *err)
+{
+	bool ok;
+	int rc = nvml_read(f, lib ? lib : "libnvidia-ml.so.1", &ok);
+	if (rc != TP_VENDOR_DONE || !ok)
+		return rc;
+	int *c = tp__calloc((size_t)f->ng * (size_t)f->ng, sizeof(int));
+	if (!c)
+		return tp_error_set(err, TP_ENOMEM, "NVML: out of memory");
+	bool sw = nvlink_counts(f, c);
+	rc = sw ? tp_node_set_nvswitch(f->n, c, f->ng, "NVML", err)
+		: tp_node_set_nvlinks(f->n, c, f->ng, "NVML", err);
+	free(c);
+	if (rc)
+		return rc;
+	tp_vendor_why(f, "NVML");
+	return TP_VENDOR_DONE;
+}
+
+static int amd_links(struct tp_vendor_fab *f, const struct tp_vendor_opts *o,
+		     tp_error *err)
+{
+	int rc = tp_vendor_amdsmi(f, o->amdsmi, err);
+	if (rc == TP_VENDOR_NONE)
+		rc = tp_vendor_rocm_smi(f, o->rocm_smi, err);
+	return rc;
+}
+
+/* ---- the entry point ---- */
+
+static void fab_free(struct tp_vendor_fab *f)
+{
+	free(f->pci);
+	free(f->lanes);
+	free(f->sw);
+}
+
+static int fab_init(struct tp_vendor_fab *f, tp_node *n, char *why,
+		    size_t len, tp_error *err)
+{
+	memset(f, 0, sizeof *f);
+	f->n = n;
+	f->ng = tp_node_ngpus(n);
+	f->why = why;
+	f->why_len = len;
+	size_t ng = f->ng > 0 ? (size_t)f->ng : 1;
+	f->pci = tp__calloc(ng, sizeof *f->pci);
+	f->lanes = tp__calloc(ng * ng, sizeof(int));
+	f->sw = tp__calloc(ng, sizeof(int));
+	if (!f->pci || !f->lanes || !f->sw)
+		return tp_error_set(err, TP_ENOMEM, "GPU fabric: out of memory");
+	return 0;
+}
+
+/* The model's GPU addresses; false with the reason when one has none
+ * (nothing to match the library's devices against). */
+static bool fab_addresses(struct tp_vendor_fab *f)
+{
+	for (int g = 0; g < f->ng; g++)
+		if (!tp_vendor_pci_parse(tp_node_gpu_busid(f->n, g), &f->pci[g])) {
+			tp_vendor_why(f, "GPU %d of the model has no PCI address", g);
+			return false;
+		}
+	return true;
+}
+
+/* Which vendor the model's GPUs are: 0x10de, 0x1002, 0 (none, or both:
+ * no fabric spans two vendors, and the model takes one kind only). */
+static unsigned model_vendor(const tp_node *n)
+{
+	unsigned v = 0;
+	for (int g = 0; g < tp_node_ngpus(n); g++) {
+		unsigned w = tp_node_gpu_vendor(n, g);
+		if (v && w != v)
+			return 0;
+		v = w;
+	}
+	return v == 0x10de || v == 0x1002 ? v : 0;
+}
+
 int tp_node_add_vendor_links(tp_node *n, const struct tp_vendor_opts *o,
 			     char *source, size_t len, tp_error *err)
-{ (void)n; (void)o; (void)err; if (len) source[0] = 0; return 0; }
+{
+	static const struct tp_vendor_opts defaults = { 0 };
+	if (!o)
+		o = &defaults;
+	if (source && len)
+		source[0] = '\0';
+	else
+		len = 0;
+	if (!n)
+		return tp_error_set(err, TP_EINVAL, "GPU fabric: no node model");
+	unsigned vendor = model_vendor(n);
+	if (!vendor)
+		return 0;
+	struct tp_vendor_fab f;
+	int rc = fab_init(&f, n, source, len, err);
+	if (!rc && !fab_addresses(&f))
+		rc = TP_VENDOR_DONE;
+	if (!rc)
+		rc = vendor == 0x10de ? nvidia_links(&f, o->nvml, err)
+				      : amd_links(&f, o, err);
+	fab_free(&f);
+	if (rc == TP_VENDOR_NONE && !o->no_tools)
+		rc = tp_vendor_tools(n, vendor == 0x1002, o, source, len, err);
+	return rc < 0 ? rc : 0;
+}
