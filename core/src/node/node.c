@@ -481,7 +481,7 @@ static uint64_t xgmi_peer_set(const char *s)
  * 50000-200000 MB/s).  hwloc does not say how many xGMI links join two
  * GPUs; these pairs have 4, other peers are counted as 1 (a rocm-smi
  * GpuLinks= file gives the true counts). */
-static bool same_mi250_package(const tp_node *n, int a, int b)
+bool tp__node_mi250_pair(const tp_node *n, int a, int b)
 {
 	int pos = 0, pa = -1;
 	for (int g = 0; g < n->ngpus; g++) {
@@ -515,7 +515,7 @@ static void hwloc_xgmi(tp_node *n, hwloc_obj_t *gobj)
 			if (rsmi[a] < 0 || rsmi[b] < 0 ||
 			    !((peers[a] >> rsmi[b] & 1) || (peers[b] >> rsmi[a] & 1)))
 				continue;
-			int links = same_mi250_package(n, a, b) ? 4 : 1;
+			int links = tp__node_mi250_pair(n, a, b) ? 4 : 1;
 			n->nvl[a * ng + b] = n->nvl[b * ng + a] = links;
 			any = true;
 		}
@@ -773,8 +773,19 @@ static int nic_routes(tp_node *n)
 	return 0;
 }
 
-/* NVSwitch: every pair the same lane count, too many for point to point;
- * one link from every GPU to the switch vertex. */
+/* A GPU's lanes to the switch: its widest pair (0: not on the switch). */
+static int switch_lanes(const tp_node *n, int g)
+{
+	int ng = n->ngpus, w = 0;
+	for (int j = 0; j < ng; j++)
+		if (j != g && n->nvl[g * ng + j] > w)
+			w = n->nvl[g * ng + j];
+	return w;
+}
+
+/* NVSwitch: known to be one (an XML's NVLinkBandwidth names the switches),
+ * or guessed: every pair the same lane count, too many for point to point.
+ * One link from every GPU on it to the switch vertex. */
 static int nvswitch_links(tp_node *n, bool *made, tp_error *err)
 {
 	int ng = n->ngpus;
@@ -785,15 +796,16 @@ static int nvswitch_links(tp_node *n, bool *made, tp_error *err)
 		for (int j = 0; j < ng; j++)
 			if (i != j && n->nvl[i * ng + j] != c)
 				same = false;
-	if (!same || c * (ng - 1) <= 18)
+	if (!n->nvswitch_known && (!same || c * (ng - 1) <= 18))
 		return 0;
 	int s = add_vertex(n, TP_V_NVSWITCH, "NVSwitch");
 	if (s < 0)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	n->nvswitch = 1;
 	for (int i = 0; i < ng; i++) {
-		int l = add_link(n, n->gpu[i].vertex, s, c * TP_NVLINK_BW);
-		if (l < 0)
+		int w = switch_lanes(n, i);
+		int l = w > 0 ? add_link(n, n->gpu[i].vertex, s, w * TP_NVLINK_BW) : -1;
+		if (w > 0 && l < 0)
 			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 		n->nvs_link[i] = l;
 	}
@@ -1026,18 +1038,23 @@ int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
 	 * (node_xml.c): it crashes or stalls on some malformed XML. */
 	char *buf;
 	size_t blen;
-	int rc = tp__node_xml_check(xml, len, what, &buf, &blen, err);
-	if (rc)
+	struct tp__xml_dist dist = { 0 };
+	int rc = tp__node_xml_check_dist(xml, len, what, &buf, &blen, &dist, err);
+	if (rc) {
+		tp__xml_dist_free(&dist);
 		return rc;
+	}
 	hwloc_topology_t t;
 	if ((rc = topo_init(&t, what, err))) {
 		free(buf);
+		tp__xml_dist_free(&dist);
 		return rc;
 	}
 	/* hwloc wants the terminating NUL counted */
 	if (hwloc_topology_set_xmlbuffer(t, buf, (int)blen + 1) < 0 ||
 	    hwloc_topology_load(t) < 0) {
 		free(buf);
+		tp__xml_dist_free(&dist);
 		hwloc_topology_destroy(t);
 		return tp_error_set(err, TP_EINVAL,
 				    "%s: not a valid hwloc XML topology (check it with "
@@ -1046,6 +1063,12 @@ int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
 	free(buf);
 	rc = load_topology(t, out, what, err);
 	hwloc_topology_destroy(t);
+	/* the GPU fabric from the XML's distances: GPUs are numbered now */
+	if (!rc && (rc = tp__node_xml_fabric(*out, &dist, what, err))) {
+		tp_node_destroy(*out);
+		*out = NULL;
+	}
+	tp__xml_dist_free(&dist);
 	return rc;
 }
 

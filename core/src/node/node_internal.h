@@ -60,6 +60,13 @@ enum tp_gpu_fabric tp_node_fabric(const tp_node *n);
  * the node must be an NVIDIA GPU. */
 int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
 			const char *what, tp_error *err);
+/* The same for lanes that go through NVSwitches (an hwloc XML's
+ * NVLinkBandwidth names them): the model has the switch whatever the
+ * counts, each GPU joined to it by its widest pair's lanes.  The plain
+ * setter guesses a switch only from equal counts too many for point to
+ * point. */
+int tp_node_set_nvlinks_switched(tp_node *n, const int *counts, int ngpus,
+				 const char *what, tp_error *err);
 /* The same for xGMI link counts (every GPU an AMD GPU); all zero clears
  * the fabric. */
 int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,

@@ -697,7 +697,8 @@ int tp_links_parse_kind(const char *text, size_t len, const char *what,
 /* Counts for every GPU pair of the node's fabric (vendor: the GPUs' PCI
  * vendor it needs). */
 static int set_fabric(tp_node *n, const int *counts, int ngpus,
-		      const char *what, enum tp_gpu_fabric fabric, tp_error *err)
+		      const char *what, enum tp_gpu_fabric fabric, bool switched,
+		      tp_error *err)
 {
 	const char *kind = fabric == TP_FABRIC_XGMI ? "xGMI links" : "NVLinks";
 	unsigned vendor = fabric == TP_FABRIC_XGMI ? 0x1002 : 0x10de;
@@ -735,6 +736,7 @@ static int set_fabric(tp_node *n, const int *counts, int ngpus,
 		for (int j = 0; j < ngpus; j++)
 			n->nvl[i * ngpus + j] = i == j ? 0 : counts[i * ngpus + j];
 	n->fabric = any ? (int)fabric : TP_FABRIC_NONE;
+	n->nvswitch_known = any && switched;
 	return tp__node_finish(n, err);
 }
 
@@ -742,14 +744,21 @@ int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
 			const char *what, tp_error *err)
 {
 	return set_fabric(n, counts, ngpus, what ? what : "NVLink counts",
-			  TP_FABRIC_NVLINK, err);
+			  TP_FABRIC_NVLINK, false, err);
+}
+
+int tp_node_set_nvlinks_switched(tp_node *n, const int *counts, int ngpus,
+				 const char *what, tp_error *err)
+{
+	return set_fabric(n, counts, ngpus, what ? what : "NVLink counts",
+			  TP_FABRIC_NVLINK, true, err);
 }
 
 int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
 		     const char *what, tp_error *err)
 {
 	return set_fabric(n, counts, ngpus, what ? what : "xGMI counts",
-			  TP_FABRIC_XGMI, err);
+			  TP_FABRIC_XGMI, false, err);
 }
 
 int tp_node_load_links_buffer(tp_node *n, const char *text, size_t len,
