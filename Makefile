@@ -130,6 +130,7 @@ CORE_SRC = $(addprefix core/src/, \
 	node/node.c \
 	node/node_detect.c \
 	node/node_export.c \
+	node/node_dist.c \
 	node/node_links.c \
 	node/node_parts.c \
 	node/node_vendor.c \
@@ -205,6 +206,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_predict.c \
 	test_network.c \
 	test_node.c \
+	test_node_xml3.c \
 	test_pattern.c \
 	test_place.c \
 	test_plugin.c \

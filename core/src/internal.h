@@ -678,6 +678,47 @@ struct tp_node {
 int tp__node_xml_check(const char *xml, size_t len, const char *what,
 		       char **canon, size_t *canon_len, tp_error *err);
 
+/* The GPU-fabric matrices of an hwloc XML (<distances2> and
+ * <distances2hetero> named NVLinkBandwidth, XGMIBandwidth or XGMIHops):
+ * node_xml.c checks them and resolves their objects to PCI devices while it
+ * still knows the objects; node_dist.c turns them into link counts once the
+ * model is built (hwloc never sees them). */
+#define TP__XML_MAX_DIST_OBJS 256     /* nbobjs of a kept matrix */
+#define TP__XML_MAX_DIST_VALUE INT64_C(999999999999999999)   /* 18 digits */
+enum tp__dist_kind { TP__DIST_NVLINK_BW, TP__DIST_XGMI_BW, TP__DIST_XGMI_HOPS,
+		     TP__DIST_N };
+enum tp__dist_role {
+	TP__END_OTHER = 0,      /* a CPU package, a NIC, ...: not used */
+	TP__END_DEVICE,         /* a PCI device (a GPU, if the model says so) */
+	TP__END_NVSWITCH,
+};
+struct tp__dist_end {
+	int role;
+	unsigned dom, bus, dev, fn;   /* TP__END_DEVICE: its PCI address */
+};
+struct tp__dist_matrix {
+	int n;                  /* objects; 0: the XML has no such matrix */
+	int line;               /* of its element, for messages */
+	struct tp__dist_end *end;     /* n */
+	uint64_t *val;          /* n x n, row-major as hwloc writes them */
+};
+struct tp__xml_dist {
+	struct tp__dist_matrix m[TP__DIST_N];
+};
+void tp__xml_dist_free(struct tp__xml_dist *d);
+/* tp__node_xml_check that also hands back the matrices (dist zeroed by the
+ * caller, freed with tp__xml_dist_free even on error). */
+int tp__node_xml_check_dist(const char *xml, size_t len, const char *what,
+			    char **canon, size_t *canon_len,
+			    struct tp__xml_dist *dist, tp_error *err);
+/* GPUs a < b are the two GCDs of one MI250 / MI250X (node.c): 4 xGMI
+ * links where nothing better says how many. */
+bool tp__node_mi250_pair(const tp_node *n, int a, int b);
+/* Set the node's NVLink or xGMI counts from the matrices (node_dist.c);
+ * what names the XML in messages. */
+int tp__node_xml_fabric(tp_node *n, const struct tp__xml_dist *d,
+			const char *what, tp_error *err);
+
 /* Recompute NVLink links, path classes, bandwidths and routes after the
  * lane counts (nvl) changed. */
 int tp__node_finish(tp_node *n, tp_error *err);

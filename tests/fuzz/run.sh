@@ -38,7 +38,8 @@ seeds() {
 	gpu_matrix) ls tests/cli/data/gpu-*.json ;;
 	gpu_links) ls conf/examples/nodes/*.links \
 		tests/cli/data/bad-links-*.conf ;;
-	node_xml) ls conf/examples/nodes/*.xml tests/data/nodes/*.xml tests/cli/data/*.xml ;;
+	node_xml) ls conf/examples/nodes/*.xml tests/data/nodes/*.xml \
+		tests/data/nodes/real/*.xml tests/cli/data/*.xml ;;
 	esac 2>/dev/null
 }
 

@@ -212,8 +212,45 @@ START_TEST(write_xml_keeps_model)
 	ck_assert_int_eq(tp_node_load_links(n, links, &err), 0);
 	ck_assert_int_eq(tp_node_write_xml(n, &buf, &len, &err), 0);
 	ck_assert_ptr_nonnull(strstr(buf, "name=\"NVLinkBandwidth\""));
+	/* ... and read back from that one file: the same NVLinks */
+	ck_assert_msg(tp_node_load_xml_buffer(buf, len, "out", &m, &err) == 0,
+		      "%s", err.msg);
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 4; b++)
+			ck_assert_int_eq(tp_node_nvlinks(m, a, b),
+					 tp_node_nvlinks(n, a, b));
+	ck_assert_int_eq(tp_node_nvlinks(m, 0, 1), 4);
+	ck_assert_int_eq(tp_node_nvlinks(m, 0, 2), 0);
+	ck_assert(!tp_node_has_nvswitch(m));
 	free(buf);
+	tp_node_destroy(m);
 	tp_node_destroy(n);
+	/* an NVSwitch node stays one; xGMI links go in as XGMIBandwidth */
+	static const char *const kinds[][2] = {
+		{ "dgx8.xml", "dgx8.links" }, { "mi250x.xml", "mi250x.links" },
+	};
+	for (int k = 0; k < 2; k++) {
+		tp_test_node_path(xml, sizeof xml, kinds[k][0]);
+		tp_test_node_path(links, sizeof links, kinds[k][1]);
+		ck_assert_int_eq(tp_node_load_xml(xml, &n, &err), 0);
+		ck_assert_int_eq(tp_node_load_links(n, links, &err), 0);
+		ck_assert_int_eq(tp_node_write_xml(n, &buf, &len, &err), 0);
+		ck_assert_msg(tp_node_load_xml_buffer(buf, len, "out", &m, &err) == 0,
+			      "%s: %s", kinds[k][0], err.msg);
+		int g = tp_node_ngpus(n);
+		ck_assert_int_eq(tp_node_ngpus(m), g);
+		for (int a = 0; a < g; a++)
+			for (int b = 0; b < g; b++) {
+				ck_assert_int_eq(tp_node_nvlinks(m, a, b),
+						 tp_node_nvlinks(n, a, b));
+				ck_assert_int_eq(tp_node_xgmi_links(m, a, b),
+						 tp_node_xgmi_links(n, a, b));
+			}
+		ck_assert_int_eq(tp_node_has_nvswitch(m), tp_node_has_nvswitch(n));
+		free(buf);
+		tp_node_destroy(m);
+		tp_node_destroy(n);
+	}
 }
 END_TEST
 

@@ -216,9 +216,9 @@ START_TEST(xml_checks)
 	ck_assert_int_eq(tp_node_npus(n), 2);
 	tp_node_destroy(n);
 	xml_bad("<topology>" MACHINE NUMA PU(0, "0x00000001") TAIL,
-		"no version: only hwloc 2.x XML is read");
+		"no version: only hwloc 2.x and 3.x XML is read");
 	xml_bad("<topology version=\"1.0\">" MACHINE NUMA PU(0, "0x00000001") TAIL,
-		"version=\"1.0\": only hwloc 2.x XML is read");
+		"version=\"1.0\": only hwloc 2.x and 3.x XML is read");
 	xml_bad(HEAD "<object type=\"Package\"" SETS("0x1", "0x1") ">" NUMA TAIL,
 		"the root object is a Package, expected Machine");
 	xml_bad(HEAD MACHINE NUMA PU(0, "0x00000002") TAIL,

@@ -78,10 +78,28 @@ extern "C" {
 
 typedef struct tp_node tp_node;
 
-/* Load an hwloc 2.x XML file (lstopo --of xml), a regular file of at most
- * 64 MiB.  The XML is checked and rewritten before hwloc sees it, so that
- * malformed input cannot crash or stall hwloc (core/src/node/node_xml.c has the
- * rule; hwloc 1.x XML is refused: convert it with hwloc 2's lstopo).
+/* Load an hwloc 2.x or 3.x XML file (lstopo --of xml), a regular file of
+ * at most 64 MiB.  The XML is checked and rewritten before hwloc sees it, so
+ * that malformed input cannot crash or stall hwloc (core/src/node/node_xml.c
+ * has the rule; hwloc 1.x XML is refused: convert it with hwloc 2's lstopo).
+ * The GPU fabric comes from the XML's distance matrices when it has them
+ * (core/src/node/node_dist.c):
+ *   - NVLinkBandwidth: lanes = MB/s / 25000 (NVLink 2 to 4; hwloc writes
+ *     20000 per NVLink 1 link, read as such when the values are not
+ *     multiples of 25000); an NVLink 5 link (50000) counts as two lanes,
+ *     since the values cannot tell it from two 25000 links, which keeps its
+ *     bandwidth right.  GPUs on NVSwitches: each pair gets the fewer of the
+ *     two GPUs' lanes to all switches, and the model has the switch
+ *     (tp_node_has_nvswitch);
+ *   - XGMIBandwidth, XGMIHops: a pair one hop apart (or, without hops, with
+ *     bandwidth) has max(1, round(MB/s / 50000)) xGMI links; pairs farther
+ *     apart are routed through other GPUs.  hwloc on ROCm SMI writes
+ *     100000 for every xGMI pair, a placeholder: those pairs get one link,
+ *     four between the two GCDs of an MI250 or MI250X.  These replace the
+ *     XGMIPeers counts.
+ * A matrix that names none of the node's GPUs is ignored; one that is not
+ * symmetric or counts more than TP_NODE_MAX_NVLINKS links is refused.  A
+ * links file loaded afterwards (tp_node_load_links) still overrides them.
  * Errors name the file and line. */
 TP_EXPORT int tp_node_load_xml(const char *path, tp_node **out, tp_error *err);
 /* The machine this runs on. */

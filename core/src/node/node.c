@@ -482,7 +482,7 @@ static uint64_t xgmi_peer_set(const char *s)
  * 50000-200000 MB/s).  hwloc does not say how many xGMI links join two
  * GPUs; these pairs have 4, other peers are counted as 1 (a rocm-smi
  * GpuLinks= file gives the true counts). */
-static bool same_mi250_package(const tp_node *n, int a, int b)
+bool tp__node_mi250_pair(const tp_node *n, int a, int b)
 {
 	int pos = 0, pa = -1;
 	for (int g = 0; g < n->ngpus; g++) {
@@ -516,7 +516,7 @@ static void hwloc_xgmi(tp_node *n, hwloc_obj_t *gobj)
 			if (rsmi[a] < 0 || rsmi[b] < 0 ||
 			    !((peers[a] >> rsmi[b] & 1) || (peers[b] >> rsmi[a] & 1)))
 				continue;
-			int links = same_mi250_package(n, a, b) ? 4 : 1;
+			int links = tp__node_mi250_pair(n, a, b) ? 4 : 1;
 			n->nvl[a * ng + b] = n->nvl[b * ng + a] = links;
 			any = true;
 		}
@@ -1060,18 +1060,23 @@ int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
 	 * (node_xml.c): it crashes or stalls on some malformed XML. */
 	char *buf;
 	size_t blen;
-	int rc = tp__node_xml_check(xml, len, what, &buf, &blen, err);
-	if (rc)
+	struct tp__xml_dist dist = { 0 };
+	int rc = tp__node_xml_check_dist(xml, len, what, &buf, &blen, &dist, err);
+	if (rc) {
+		tp__xml_dist_free(&dist);
 		return rc;
+	}
 	hwloc_topology_t t;
 	if ((rc = topo_init(&t, what, err))) {
 		free(buf);
+		tp__xml_dist_free(&dist);
 		return rc;
 	}
 	/* hwloc wants the terminating NUL counted */
 	if (hwloc_topology_set_xmlbuffer(t, buf, (int)blen + 1) < 0 ||
 	    hwloc_topology_load(t) < 0) {
 		free(buf);
+		tp__xml_dist_free(&dist);
 		hwloc_topology_destroy(t);
 		return tp_error_set(err, TP_EINVAL,
 				    "%s: not a valid hwloc XML topology (check it with "
@@ -1079,6 +1084,12 @@ int tp_node_load_xml_buffer(const char *xml, size_t len, const char *what,
 	}
 	rc = load_topology(t, out, what, err);
 	hwloc_topology_destroy(t);
+	/* the GPU fabric from the XML's distances: GPUs are numbered now */
+	if (!rc && (rc = tp__node_xml_fabric(*out, &dist, what, err))) {
+		tp_node_destroy(*out);
+		*out = NULL;
+	}
+	tp__xml_dist_free(&dist);
 	if (rc) {
 		free(buf);
 		return rc;

@@ -11,9 +11,9 @@
  * and values bounded), the objects are checked against what hwloc needs of
  * them, and a canonical hwloc 2.0 document is written from the checked
  * values alone.  Only that document is loaded by hwloc.  Checked:
- *   - the root element is <topology version="2.x"> (hwloc 1.x XML is
- *     refused: convert it with hwloc 2's "lstopo --input old.xml new.xml"),
- *     its first child the one root <object type="Machine">;
+ *   - the root element is <topology version="2.x"> or "3.x" (hwloc 1.x
+ *     XML is refused: convert it with hwloc 2's "lstopo --input old.xml
+ *     new.xml"), its first child the one root <object type="Machine">;
  *   - every object has a known hwloc 2 type; normal objects (Machine,
  *     Package, Die, Core, PU, caches, Group) sit under normal objects,
  *     memory objects (NUMANode, MemCache) under normal or memory ones, I/O
@@ -31,13 +31,33 @@
  *   - caches: depth and cache_type agree with the type name; Bridges have
  *     bridge_type "0-1" or "1-1" and bridge_pci "DDDD:[BB-BB]", a PCI
  *     upstream side and every PCIDev have pci_busid "DDDD:BB:DD.F" and
- *     pci_type "CCCC [VVVV:DDDD] [VVVV:DDDD] RR"; an OSDev has osdev_type;
+ *     pci_type "CCCC [VVVV:DDDD] [VVVV:DDDD] RR" (hwloc 3 adds the prog-if,
+ *     " PP", read and dropped); an OSDev has osdev_type;
  *     numbers are decimal and bounded; names are printable ASCII.
+ * hwloc 3.x: its OSDev osdev_type is a bitmask (Storage 1, Memory 2, GPU 4,
+ * CoProc 8, Network 16, OpenFabrics 32, DMA 64); it is written as the 2.x
+ * enum the way hwloc 3's own v2 export writes it, so GPUs, co-processors,
+ * network and OpenFabrics devices read as before.  Its id="objN" stands for
+ * gp_index when that is missing; its new attributes (cache_inclusive, a
+ * Bridge's depth, ...) and top-level elements (<info>, <pci_locality>,
+ * <memtier>, ...) are dropped like any unknown one.
  * Kept of the <info> elements: an OSDev's XGMIPeers (ROCm SMI's list of a
  * GPU's xGMI peers, "rsmi1 rsmi5 "), checked to be rsmiN names with N below
  * TP__XML_MAX_RSMI.
+ * Kept of the distance matrices (<distances2>, <distances2hetero>): those
+ * named NVLinkBandwidth, XGMIBandwidth and XGMIHops, which hwloc 2.9 never
+ * sees: node_dist.c turns them into NVLink lanes or xGMI links once the
+ * model is built.  Checked: nbobjs at most TP__XML_MAX_DIST_OBJS, kind
+ * given, a distances2's type known and its indexing "gp" (hwloc's own rule:
+ * "os" and a single object are ignored, as hwloc ignores them); the
+ * <indexes> and <u64values> children, any number of them, each exactly
+ * length= characters of blank-separated words, together exactly nbobjs
+ * indexes ("Type:gp_index" in a distances2hetero) and nbobjs^2 values of at
+ * most 18 digits; every index names one object of that type by its
+ * gp_index, and no device twice (an nvmlN or rsmiN OS device stands for
+ * the PCIDev above it).  A second matrix of one name is refused.
  * Dropped without a word: everything topoplace does not read and hwloc
- * would otherwise parse (other info, page_type, userdata, distances,
+ * would otherwise parse (other info, page_type, userdata, other distances,
  * memattrs, cpukinds, support, gp_index, allowed sets, local_memory,
  * unknown attributes).  Each refusal is one line: "FILE: hwloc XML line N: ...".
  */
@@ -94,6 +114,7 @@ struct xobj {
 	int32_t parent, line;
 	int depth;
 	int64_t os_index;       /* -1: not given */
+	int64_t gp;             /* gp_index (3.x: id="objN"), -1: none */
 	struct bset set[NSETS];
 	char name[MAX_TEXT + 1], subtype[MAX_TEXT + 1];
 	/* caches */
@@ -119,15 +140,26 @@ struct xattr {
 	char *value;            /* decoded, in the value pool */
 };
 
+struct gpent {
+	int64_t gp;
+	int32_t obj;
+};
+
 struct xp {
 	const char *s, *end, *p;
 	const char *what;
 	tp_error *err;
 	int line;
+	int major;              /* 2 or 3: <topology version=> */
+	struct tp__xml_dist *dist;
+	struct gpent *gpt;      /* objects by gp_index, for the matrices */
+	int32_t ngpt;
+	bool gpt_built;
 	struct xobj *obj;
 	int32_t nobj, ocap;
 	uint32_t *words;
 	uint32_t nwords, wcap;
+	int32_t dobj[TP__XML_MAX_DIST_OBJS];   /* a matrix's objects */
 	struct xattr attr[MAX_ATTRS];
 	int nattr;
 	char vbuf[MAX_ATTRS][MAX_VALUE + 1];
@@ -525,6 +557,43 @@ static int text_attr(struct xp *x, const char *an, const char *v, char *out)
 
 /* ---- objects ---- */
 
+/* hwloc 3 OS device types (a bitmask) as the hwloc 2 enum hwloc 2.9 reads,
+ * the way hwloc 3's own v2 export writes them (first match wins), so that
+ * node.c sees GPU, CoProc, Network and OpenFabrics devices as before. */
+static unsigned osdev_v2(uint64_t types, const char *name, const char *subtype)
+{
+	enum { STORAGE = 1, MEMORY = 2, GPU = 4, COPROC = 8, NETWORK = 16,
+	       OPENFABRICS = 32, DMA = 64 };
+	if (types & (STORAGE | MEMORY))
+		return 0;       /* Block */
+	if (types & OPENFABRICS)
+		return 3;       /* OpenFabrics */
+	if (types & NETWORK)
+		return !strcmp(subtype, "BXI") ? 3 : 2;
+	if (types & DMA)
+		return 4;
+	if (types & COPROC)
+		return !strncmp(name, "nvml", 4) || !strncmp(name, "rsmi", 4) ? 1 : 5;
+	if (types & GPU)
+		return 1;
+	/* no known type: hwloc writes no osdev_type, which 2.9 reads as 0 */
+	return 0;
+}
+
+/* gp_index="N", or 3.x's id="objN" without it: only the distance matrices
+ * use it (hwloc never sees it), so a malformed one just names nothing. */
+static void obj_gp(const struct xp *x, struct xobj *o)
+{
+	const char *v = attr(x, "gp_index");
+	int64_t g;
+	o->gp = -1;
+	if (v && dec(v, INT64_MAX / 16, &g) && g > 0)
+		o->gp = g;
+	else if (!v && (v = attr(x, "id")) && !strncmp(v, "obj", 3) &&
+		 dec(v + 3, INT64_MAX / 16, &g) && g > 0)
+		o->gp = g;
+}
+
 static int obj_attrs(struct xp *x, struct xobj *o)
 {
 	const struct xtype *t = &xtypes[o->type];
@@ -579,6 +648,7 @@ static int obj_attrs(struct xp *x, struct xobj *o)
 	}
 	if (o->type == T_BRIDGE || o->type == T_PCIDEV) {
 		const char *s;
+		unsigned prog_if;     /* hwloc 3 writes it (also in v2 XML); 2.9 does not read it */
 		if ((v = attr(x, "pci_busid"))) {
 			s = v;
 			if (!hexn(&s, 4, &o->dom) || !lit(&s, ":") || !hexn(&s, 2, &o->bus) ||
@@ -592,8 +662,9 @@ static int obj_attrs(struct xp *x, struct xobj *o)
 			if (!hexn(&s, 4, &o->cls) || !lit(&s, " [") || !hexn(&s, 4, &o->ven) ||
 			    !lit(&s, ":") || !hexn(&s, 4, &o->did) || !lit(&s, "] [") ||
 			    !hexn(&s, 4, &o->sven) || !lit(&s, ":") || !hexn(&s, 4, &o->sdid) ||
-			    !lit(&s, "] ") || !hexn(&s, 2, &o->rev) || *s)
-				return xerr(x, "pci_type=\"%.40s\": expected CCCC [VVVV:DDDD] [VVVV:DDDD] RR",
+			    !lit(&s, "] ") || !hexn(&s, 2, &o->rev) ||
+			    (*s && (!lit(&s, " ") || !hexn(&s, 2, &prog_if))) || *s)
+				return xerr(x, "pci_type=\"%.40s\": expected CCCC [VVVV:DDDD] [VVVV:DDDD] RR [PP]",
 					    v);
 			o->has_pcitype = true;
 		}
@@ -628,11 +699,19 @@ static int obj_attrs(struct xp *x, struct xobj *o)
 		}
 	}
 	if (o->type == T_OSDEV && (v = attr(x, "osdev_type"))) {
-		if (!dec(v, 5, &n))
-			return xerr(x, "osdev_type=\"%.20s\": expected 0..5", v);
-		o->osdev_type = (unsigned)n;
+		if (x->major >= 3) {
+			if (!dec(v, INT32_MAX, &n))
+				return xerr(x, "osdev_type=\"%.20s\": expected an hwloc 3 "
+					    "type bitmask", v);
+			o->osdev_type = osdev_v2((uint64_t)n, o->name, o->subtype);
+		} else {
+			if (!dec(v, 5, &n))
+				return xerr(x, "osdev_type=\"%.20s\": expected 0..5", v);
+			o->osdev_type = (unsigned)n;
+		}
 		o->has_osdev = true;
 	}
+	obj_gp(x, o);
 	return 0;
 }
 
@@ -804,6 +883,300 @@ static int object_info(struct xp *x, struct xobj *o)
 	return 0;
 }
 
+/* ---- distance matrices ---- */
+
+/* Only the GPU-fabric matrices are kept (node_dist.c reads them); NUMA
+ * latencies and the rest are dropped unread, as before. */
+static const char *const dist_name[TP__DIST_N] = {
+	"NVLinkBandwidth", "XGMIBandwidth", "XGMIHops"
+};
+
+void tp__xml_dist_free(struct tp__xml_dist *d)
+{
+	if (!d)
+		return;
+	for (int k = 0; k < TP__DIST_N; k++) {
+		free(d->m[k].end);
+		free(d->m[k].val);
+		memset(&d->m[k], 0, sizeof d->m[k]);
+	}
+}
+
+struct dread {
+	const char *tag;        /* "distances2" or "distances2hetero" */
+	const char *name;       /* its name= */
+	bool hetero;
+	int type;               /* distances2: its objects' type */
+	struct tp__dist_matrix *m;
+	int nidx;
+	int64_t nval;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int derr(struct xp *x, const struct dread *d, const char *fmt, ...)
+{
+	char msg[TP_ERROR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return xerr(x, "%s %s: %s", d->tag, d->name, msg);
+}
+
+static int type_by_name(const char *s, size_t n)
+{
+	for (size_t i = 0; i < sizeof xtypes / sizeof *xtypes; i++)
+		if (strlen(xtypes[i].name) == n && !strncmp(s, xtypes[i].name, n))
+			return (int)i;
+	return -1;
+}
+
+static int cmp_gpent(const void *a, const void *b)
+{
+	const struct gpent *p = a, *q = b;
+	return p->gp < q->gp ? -1 : p->gp > q->gp;
+}
+
+/* The objects by gp_index, built for the first kept matrix (they all come
+ * after the root object, so every object is known by then). */
+static int gp_table(struct xp *x)
+{
+	if (x->gpt_built)
+		return 0;
+	x->gpt = tp__malloc_array((size_t)x->nobj + 1, sizeof *x->gpt);
+	if (!x->gpt)
+		return tp_error_set(x->err, TP_ENOMEM, "%s: out of memory", x->what);
+	for (int32_t i = 0; i < x->nobj; i++)
+		if (x->obj[i].gp >= 0)
+			x->gpt[x->ngpt++] = (struct gpent){ x->obj[i].gp, i };
+	qsort(x->gpt, (size_t)x->ngpt, sizeof *x->gpt, cmp_gpent);
+	x->gpt_built = true;
+	return 0;
+}
+
+/* The object with that gp_index; -1: none, -2: more than one. */
+static int32_t gp_find(const struct xp *x, int64_t gp)
+{
+	int32_t lo = 0, hi = x->ngpt;
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (x->gpt[mid].gp < gp)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == x->ngpt || x->gpt[lo].gp != gp)
+		return -1;
+	return lo + 1 < x->ngpt && x->gpt[lo + 1].gp == gp ? -2 : x->gpt[lo].obj;
+}
+
+/* One word of an <indexes>: "Type:gp_index" (hetero) or "gp_index". */
+static int dist_index(struct xp *x, struct dread *d, const char *t)
+{
+	if (d->nidx == d->m->n)
+		return derr(x, d, "more than %d indexes", d->m->n);
+	int type = d->type;
+	const char *num = t;
+	if (d->hetero) {
+		const char *c = strchr(t, ':');
+		if (!c || (type = type_by_name(t, (size_t)(c - t))) < 0)
+			return derr(x, d, "index \"%.40s\": expected Type:gp_index", t);
+		num = c + 1;
+	}
+	int64_t gp;
+	if (!dec(num, INT64_MAX / 16, &gp))
+		return derr(x, d, "index \"%.40s\": not a gp_index", t);
+	int32_t o = gp_find(x, gp);
+	if (o == -1)
+		return derr(x, d, "index \"%.40s\": no object has gp_index %lld", t,
+			    (long long)gp);
+	if (o == -2)
+		return derr(x, d, "index \"%.40s\": gp_index %lld is given to two objects",
+			    t, (long long)gp);
+	if (x->obj[o].type != type)
+		return derr(x, d, "index \"%.40s\": object %lld is a %s (line %d)", t,
+			    (long long)gp, xtypes[x->obj[o].type].name, (int)x->obj[o].line);
+	x->dobj[d->nidx++] = o;
+	return 0;
+}
+
+static int dist_value(struct xp *x, struct dread *d, const char *t)
+{
+	int64_t v;
+	if (d->nval == (int64_t)d->m->n * d->m->n)
+		return derr(x, d, "more than %lld values", (long long)d->nval);
+	if (!dec(t, TP__XML_MAX_DIST_VALUE, &v))
+		return derr(x, d, "value \"%.30s\": expected a number up to %lld", t,
+			    (long long)TP__XML_MAX_DIST_VALUE);
+	d->m->val[d->nval++] = (uint64_t)v;
+	return 0;
+}
+
+/* The text of an <indexes> or <u64values> (its start tag just read):
+ * words split by blanks, exactly length= characters, then its end tag. */
+static int dist_content(struct xp *x, struct dread *d, const char *tag, bool empty)
+{
+	bool is_index = !strcmp(tag, "indexes");
+	const char *lv = attr(x, "length");
+	int64_t length;
+	if (!lv || !dec(lv, TP__MAX_XML_BYTES, &length))
+		return derr(x, d, "<%s> without a length", tag);
+	if (empty)
+		return length ? derr(x, d, "<%s length=\"%lld\"/> without its text", tag,
+				     (long long)length) : 0;
+	const char *start = x->p;
+	char word[64];
+	size_t n = 0;
+	int rc = 0;
+	while (!rc && x->p < x->end && *x->p != '<') {
+		char c = *x->p;
+		bool blank = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+		if (!blank && n == sizeof word - 1)
+			return derr(x, d, "<%s>: a word longer than %d characters", tag,
+				    (int)sizeof word - 1);
+		if (!blank)
+			word[n++] = c;
+		advance(x, 1);
+		if (n && (blank || x->p == x->end || *x->p == '<')) {
+			word[n] = '\0';
+			n = 0;
+			rc = is_index ? dist_index(x, d, word) : dist_value(x, d, word);
+		}
+	}
+	if (rc)
+		return rc;
+	if (x->p - start != length)
+		return derr(x, d, "<%s length=\"%lld\"> holds %lld characters", tag,
+			    (long long)length, (long long)(x->p - start));
+	enum tok k;
+	char name[MAX_NAME + 1];
+	bool e;
+	if ((rc = next_tag(x, &k, name, &e, false)))
+		return rc;
+	if (k != TK_CLOSE || strcmp(name, tag))
+		return derr(x, d, "<%s> not closed by </%s>", tag, tag);
+	return 0;
+}
+
+/* What a matrix object stands for: an NVML or ROCm SMI OS device is its
+ * GPU (the PCIDev above it); a PCIDev is a device, or an NVSwitch (hwloc's
+ * subtype, or class 0680 of NVIDIA: nvml's own test).  Returns the object
+ * it stands for (two matrix objects for one device are an error). */
+static int32_t dist_end(const struct xp *x, int32_t i, struct tp__dist_end *e)
+{
+	const struct xobj *o = &x->obj[i];
+	if (o->type == T_OSDEV && (!strncmp(o->name, "nvml", 4) ||
+				   !strncmp(o->name, "rsmi", 4)) &&
+	    isdigit((unsigned char)o->name[4]) && o->parent >= 0 &&
+	    x->obj[o->parent].type == T_PCIDEV)
+		i = o->parent;
+	o = &x->obj[i];
+	memset(e, 0, sizeof *e);
+	if (o->type != T_PCIDEV)
+		e->role = TP__END_OTHER;
+	else if (!strcmp(o->subtype, "NVSwitch") || (o->cls == 0x0680 && o->ven == 0x10de))
+		e->role = TP__END_NVSWITCH;
+	else
+		*e = (struct tp__dist_end){ TP__END_DEVICE, o->dom, o->bus, o->dev, o->fn };
+	return i;
+}
+
+static int dist_ends(struct xp *x, struct dread *d)
+{
+	struct tp__dist_matrix *m = d->m;
+	for (int i = 0; i < m->n; i++)
+		x->dobj[i] = dist_end(x, x->dobj[i], &m->end[i]);
+	for (int i = 0; i < m->n; i++)
+		for (int j = 0; j < i; j++)
+			if (x->dobj[i] == x->dobj[j])
+				return derr(x, d, "objects %d and %d are one device (line %d)",
+					    j, i, (int)x->obj[x->dobj[i]].line);
+	return 0;
+}
+
+/* The attributes of a kept matrix; *skip: one hwloc ignores too (a single
+ * object, os indexing of I/O objects). */
+static int dist_attrs(struct xp *x, struct dread *d, bool *skip)
+{
+	const char *nb = attr(x, "nbobjs"), *kd = attr(x, "kind");
+	const char *ty = attr(x, "type"), *ix = attr(x, "indexing");
+	int64_t n, kind;
+	if (!nb || !dec(nb, INT32_MAX, &n) || n < 1)
+		return derr(x, d, "without nbobjs=N");
+	if (n > TP__XML_MAX_DIST_OBJS)
+		return derr(x, d, "nbobjs=\"%lld\": more than %d objects", (long long)n,
+			    TP__XML_MAX_DIST_OBJS);
+	if (!kd || !dec(kd, INT32_MAX, &kind) || !kind)
+		return derr(x, d, "without kind=N");
+	if (!d->hetero) {
+		if (!ty || (d->type = type_by_name(ty, strlen(ty))) < 0)
+			return derr(x, d, "without a known type=");
+		if (!ix)
+			return derr(x, d, "without indexing=");
+	}
+	*skip = n < 2 || (!d->hetero && strcmp(ix, "gp"));
+	d->m->n = (int)n;
+	return 0;
+}
+
+static int read_distances(struct xp *x, const char *tag, bool empty)
+{
+	const char *name = attr(x, "name");
+	int kind = -1;
+	for (int k = 0; k < TP__DIST_N && name; k++)
+		if (!strcmp(name, dist_name[k]))
+			kind = k;
+	if (kind < 0)
+		return empty ? 0 : skip_element(x, tag);
+	struct tp__dist_matrix *m = &x->dist->m[kind];
+	struct tp__dist_matrix tmp = { 0 };
+	struct dread d = { tag, dist_name[kind], !strcmp(tag, "distances2hetero"), 0,
+			   &tmp, 0, 0 };
+	bool skip = false;
+	int rc = dist_attrs(x, &d, &skip);
+	if (rc || skip)
+		return rc ? rc : empty ? 0 : skip_element(x, tag);
+	if (m->n)
+		return derr(x, &d, "a second matrix of that name (the first: line %d)",
+			    m->line);
+	if (empty)
+		return derr(x, &d, "without indexes and values");
+	if ((rc = gp_table(x)))
+		return rc;
+	int n = tmp.n;
+	m->end = tp__calloc((size_t)n, sizeof *m->end);
+	m->val = tp__calloc((size_t)n * (size_t)n, sizeof *m->val);
+	if (!m->end || !m->val)
+		return tp_error_set(x->err, TP_ENOMEM, "%s: out of memory", x->what);
+	m->n = n;
+	m->line = x->line;
+	d.m = m;
+	for (;;) {
+		enum tok k;
+		char cn[MAX_NAME + 1];
+		bool ce;
+		if ((rc = next_tag(x, &k, cn, &ce, false)))
+			return rc;
+		if (k == TK_CLOSE && !strcmp(cn, tag))
+			break;
+		if (k != TK_OPEN)
+			return derr(x, &d, "unterminated");
+		if (!strcmp(cn, "info"))
+			rc = ce ? 0 : skip_element(x, cn);
+		else if (!strcmp(cn, "indexes") || !strcmp(cn, "u64values"))
+			rc = dist_content(x, &d, cn, ce);
+		else
+			rc = derr(x, &d, "unexpected <%s>", cn);
+		if (rc)
+			return rc;
+	}
+	if (d.nidx != n || d.nval != (int64_t)n * n)
+		return derr(x, &d, "%d indexes and %lld values for nbobjs=\"%d\" "
+			    "(expected %d and %lld)", d.nidx, (long long)d.nval, n, n,
+			    (long long)n * n);
+	return dist_ends(x, &d);
+}
+
 /* The object tree: objects in document order with their parents. */
 static int read_objects(struct xp *x)
 {
@@ -819,10 +1192,11 @@ static int read_objects(struct xp *x)
 	if (k != TK_OPEN || strcmp(n, "topology"))
 		return xerr(x, "expected <topology>");
 	const char *ver = attr(x, "version");
-	if (!ver || strncmp(ver, "2.", 2) || !ver[2] || strspn(ver + 2, "0123456789") != strlen(ver + 2) ||
-	    strlen(ver) > 6)
-		return xerr(x, "%s%s%s: only hwloc 2.x XML is read (convert it with hwloc 2's lstopo --input OLD.xml NEW.xml)",
+	if (!ver || (strncmp(ver, "2.", 2) && strncmp(ver, "3.", 2)) || !ver[2] ||
+	    strspn(ver + 2, "0123456789") != strlen(ver + 2) || strlen(ver) > 6)
+		return xerr(x, "%s%s%s: only hwloc 2.x and 3.x XML is read (convert it with hwloc 2's lstopo --input OLD.xml NEW.xml)",
 			    ver ? "version=\"" : "no version", ver ? ver : "", ver ? "\"" : "");
+	x->major = ver[0] - '0';
 	if (empty)
 		return xerr(x, "no object in <topology>");
 	/* the root object, then whatever follows it (dropped) */
@@ -842,6 +1216,10 @@ static int read_objects(struct xp *x)
 						    TP__XML_MAX_DEPTH);
 				stack[depth++] = i;
 			}
+		} else if (k == TK_OPEN && depth == 0 && (!strcmp(n, "distances2") ||
+							  !strcmp(n, "distances2hetero"))) {
+			if ((rc = read_distances(x, n, empty)))
+				return rc;
 		} else if (k == TK_OPEN) {
 			if (depth > 0 && !strcmp(n, "info") &&
 			    (rc = object_info(x, &x->obj[stack[depth - 1]])))
@@ -1084,6 +1462,16 @@ static int write_canonical(struct xp *x, char **out, size_t *len)
 int tp__node_xml_check(const char *xml, size_t len, const char *what,
 		       char **canon, size_t *canon_len, tp_error *err)
 {
+	struct tp__xml_dist dist = { 0 };
+	int rc = tp__node_xml_check_dist(xml, len, what, canon, canon_len, &dist, err);
+	tp__xml_dist_free(&dist);
+	return rc;
+}
+
+int tp__node_xml_check_dist(const char *xml, size_t len, const char *what,
+			    char **canon, size_t *canon_len,
+			    struct tp__xml_dist *dist, tp_error *err)
+{
 	*canon = NULL;
 	*canon_len = 0;
 	if (len > TP__MAX_XML_BYTES)
@@ -1099,6 +1487,7 @@ int tp__node_xml_check(const char *xml, size_t len, const char *what,
 	x->what = what;
 	x->err = err;
 	x->line = 1;
+	x->dist = dist;
 	if (len >= 3 && !memcmp(xml, "\xef\xbb\xbf", 3))
 		x->p += 3;     /* UTF-8 byte order mark */
 	rc = read_objects(x);
@@ -1108,6 +1497,7 @@ int tp__node_xml_check(const char *xml, size_t len, const char *what,
 		rc = write_canonical(x, canon, canon_len);
 	free(x->obj);
 	free(x->words);
+	free(x->gpt);
 	free(x);
 	return rc;
 }
