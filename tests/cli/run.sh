@@ -969,6 +969,28 @@ for x in bad-no-complete-cpuset bad-nodeset-syntax bad-numa-no-os-index; do
 	fails2 "node-info: $x" "$x.xml: hwloc XML line" - node-info "$TEST_NODES/$x.xml"
 done
 fails2 "node-info: extra argument" "unexpected argument" - node-info a b c
+# --format xml: one hwloc XML with the links as distances, read back alone
+tp node-info --format xml -o "$tmp/nvl4-one.xml" "$NODES/nvl4.xml" "$NODES/nvl4.links"
+if check0 "node-info --format xml"; then
+	tp node-info "$tmp/nvl4-one.xml"
+	if check0 "node-info of its own XML" &&
+	   grep -q '^GPU0   X      NV4    SYS    SYS    PIX     0       NIC0$' "$tmp/out" &&
+	   grep -q 'NVLink: GPU2 - GPU3 NVLink x4  (80 GB/s)' "$tmp/out" &&
+	   grep -q 'name="NVLinkBandwidth"' "$tmp/nvl4-one.xml"; then
+		ok "node-info --format xml: the XML alone gives the same NVLinks"
+	else no "node-info --format xml" "$(head -c 300 "$tmp/out")"; fi
+fi
+tp node-info --format xml "$NODES/cpu2.xml"
+if check0 "node-info --format xml to stdout" && grep -q '^<topology version="2.0">' "$tmp/out"; then
+	ok "node-info --format xml to stdout: hwloc 2 XML"
+else no "node-info --format xml to stdout" "$(head -3 "$tmp/out")"; fi
+fails2 "node-info --cache with a file" "--cache: only for this machine" - node-info --cache /tmp "$NODES/nvl4.xml"
+fails2 "node-info --cache: empty" "--cache: empty directory name" - node-info --cache ''
+# this machine, as the plugin detects it (hwloc reads HWLOC_XMLFILE)
+HWLOC_XMLFILE=$NODES/dgx8.xml tp node-info
+if check0 "node-info: this machine" && grep -q '^this node (hwloc): 2 sockets, 2 NUMA nodes, 16 cores, 16 PUs, 8 GPUs' "$tmp/out"; then
+	ok "node-info without a file: this machine, detected"
+else no "node-info: this machine" "$(head -2 "$tmp/out")"; fi
 
 # NodeTopology= / GpuLinks= from the config, two kinds of node
 GX=$DATA/gpu-mixed.conf

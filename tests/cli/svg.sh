@@ -317,8 +317,8 @@ fails2 "map --node: empty" "--node: empty node name" "$O" \
 	map -c "$C4" -w 'n[00-07]' -n 8 --format svg --node '' -o "$O"
 fails2 "map --format: unknown names svg" "json, rankfile, mpich, tasks or svg" "$O" \
 	map -c "$C4" -w 'n[00-07]' -n 8 --format png -o "$O"
-fails2 "node-info --format: unknown" "text or svg" "$O" node-info --format png -o "$O" "$NODES/nvl4.xml"
-fails2 "node-info --output: needs svg" "--output: only with --format svg" "$O" \
+fails2 "node-info --format: unknown" "text, svg or xml" "$O" node-info --format png -o "$O" "$NODES/nvl4.xml"
+fails2 "node-info --output: needs svg or xml" "--output: only with --format svg or xml" "$O" \
 	node-info -o "$O" "$NODES/nvl4.xml"
 fails2 "node-info --format: missing value" "requires a value" - node-info --format
 fails2 "node-info: unknown option" "unknown option '--bogus'" - node-info --bogus
