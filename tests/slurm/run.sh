@@ -1102,7 +1102,7 @@ print(" ".join("%d:%d:%s" % (t, t % 4, ",".join(map(str, g)))
 	for d in "$DIR"/state/*/cache; do rm -f "$d"/node-*.xml; chmod 1777 "$d"; done
 	script t17d 'echo "SEL=$(srun --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json bash -c "echo \$SLURM_PROCID:\$SLURM_LOCALID:\$CUDA_VISIBLE_DEVICES" | sort -n | paste -sd" ")"'
 	as_user "salloc -N2 --ntasks-per-node=4 --gpus-per-node=4 ./t17d.sh > t17d.out 2> t17d.err"
-	left=$(ls "$DIR"/state/*/cache/ 2>/dev/null | grep -c . || true)
+	left=$(find "$DIR"/state/*/cache -type f 2>/dev/null | wc -l)
 	if [ "$(val SEL "$W/t17d.out")" = "$sel" ] && [ "$left" = 0 ]; then
 		ok "17d a cache directory others may write: not used, the node detected again, the same GPUs"
 	else
