@@ -102,6 +102,22 @@ static const char *node_name(const struct stage *s)
 	return s->sh->node ? s->sh->node : "?";
 }
 
+/* How reports name a model: its file's name ("nvl4.xml"), or for one
+ * found on the node (tp_node_detect's "this node (...)") where it came
+ * from: "detected (hwloc, NVML)", "detected (cached)". */
+static void model_label(const char *src, char *out, size_t len)
+{
+	static const char here[] = "this node";
+	if (!strncmp(src, here, sizeof here - 1)) {
+		bool cached = strstr(src, "(cached in ") != NULL;
+		snprintf(out, len, "detected%s", cached ? " (cached)"
+			 : src + sizeof here - 1);
+		return;
+	}
+	const char *base = strrchr(src, '/');
+	snprintf(out, len, "%s", base ? base + 1 : src);
+}
+
 /* The model of the share's node, from the job's cache. */
 static void find_model(struct stage *s)
 {
@@ -114,11 +130,9 @@ static void find_model(struct stage *s)
 		return;
 	}
 	s->model = tp__job_model_of(s->job, nid, &s->model_err);
-	if (s->model) {
-		const char *src = tp_node_source(s->model);
-		const char *base = strrchr(src, '/');
-		snprintf(s->p->model, sizeof s->p->model, "%s", base ? base + 1 : src);
-	}
+	if (s->model)
+		model_label(tp_node_source(s->model), s->p->model,
+			    sizeof s->p->model);
 }
 
 /* The share's GPUs: as given, else all of the model's. */
