@@ -17,6 +17,16 @@ enum tp_links_kind {
 	TP_LINKS_NVIDIA_SMI,    /* nvidia-smi topo -m: NVLink lanes */
 	TP_LINKS_ROCM_SMI,      /* rocm-smi --showtopo [--shownodesbw]: xGMI
 				   links */
+	TP_LINKS_AMD_SMI,       /* amd-smi topology (text or --json): xGMI
+				   links, GPUs keyed by PCI bus id */
+};
+
+/* A GPU of a links file that keys GPUs by PCI bus id (amd-smi): the bus id
+ * as "0000:0c:00.0" (lower case) and the line first naming it (0: none,
+ * JSON). */
+struct tp_links_bdf {
+	char busid[16];
+	int line;
 };
 
 enum tp_gpu_fabric {
@@ -82,6 +92,22 @@ int tp_links_parse(const char *text, size_t len, const char *what,
 int tp_links_parse_kind(const char *text, size_t len, const char *what,
 			int **counts_out, int *ngpus_out,
 			enum tp_links_kind *kind, tp_error *err);
+/* The same, and for files keyed by bus id (amd-smi) *bdfs_out, malloc'ed,
+ * the GPUs' bus ids in the order of the counts: sorted, the order the node
+ * model numbers GPUs in (NULL for the other formats).  amd-smi topology
+ * text: the tables "WEIGHT TABLE:", "HOPS TABLE:", "LINK TYPE TABLE:"
+ * (SELF, XGMI, PCIE, UNKNOWN, N/A) and "NUMA BW TABLE:" (min-max in MB/s,
+ * N/A), each a header of bus ids and one row per bus id; other tables
+ * (ACCESS, CACHE COHERANCY, ATOMICS, DMA, BI-DIRECTIONAL, ...) and the
+ * legend are skipped.  amd-smi topology --json: an array of { "bdf",
+ * "links": [ { "bdf", "weight", "num_hops", "link_type", "bandwidth" } ] }.
+ * Counts by the rocm-smi rules; where every bandwidth is 0-0 (amd-smi on
+ * MI355X) they say nothing, and where no XGMI pair has a weight either
+ * (MI355X prints 0) an XGMI pair of one hop has one link. */
+int tp_links_parse_bdf(const char *text, size_t len, const char *what,
+		       int **counts_out, int *ngpus_out,
+		       enum tp_links_kind *kind_out,
+		       struct tp_links_bdf **bdfs_out, tp_error *err);
 /* Direct xGMI links between two GPUs (0 on an NVLink node). */
 int tp_node_xgmi_links(const tp_node *n, int a, int b);
 enum tp_gpu_path tp_node_gpu_path(const tp_node *n, int a, int b);
