@@ -86,9 +86,11 @@ int tp_links_parse(const char *text, size_t len, const char *what,
  * between two GPUs" and "Bandwidth" (min-max, MB/s) matrices, GPU0..GPUn
  * headers, one row per GPU; the "Numa Nodes" lines and other sections are
  * skipped.  With the bandwidth matrix a pair has max / min xGMI links
- * ("0-0": none; 50000-200000 on the two GCDs of an MI250X: 4); without it a
- * pair of type XGMI whose weight is the smallest XGMI weight (one hop, 15)
- * has one link.  Hops are not used: rocm-smi prints 1 for every xGMI pair. */
+ * ("0-0": none; 50000-200000 on the two GCDs of an MI250X: 4); without it
+ * (or when no pair has a bandwidth) a pair of type XGMI whose weight is the
+ * smallest XGMI weight (one hop, 15) has one link; when no XGMI pair has a
+ * weight either, an XGMI pair of one hop has one link.  Hops are not used
+ * otherwise: rocm-smi prints 1 for every xGMI pair. */
 int tp_links_parse_kind(const char *text, size_t len, const char *what,
 			int **counts_out, int *ngpus_out,
 			enum tp_links_kind *kind, tp_error *err);

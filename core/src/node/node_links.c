@@ -1,6 +1,7 @@
 /* topoplace — GPU fabric link counts: NVLink lanes or xGMI links, from
- * gres.conf Links= lines, the text of `nvidia-smi topo -m`, or the text of
- * `rocm-smi --showtopo` / `rocm-smi --shownodesbw`.
+ * gres.conf Links= lines, the text of `nvidia-smi topo -m`, the text of
+ * `rocm-smi --showtopo` / `rocm-smi --shownodesbw`, or the output of
+ * `amd-smi topology` (text or --json).
  *
  * gres.conf: one device per line, "Name=gpu ... Links=-1,4,0,0"; the entries
  * are the NVLink counts to GPU 0, 1, ... in Slurm's index order, -1 marks the
@@ -22,6 +23,17 @@
  * (N/A for non-xGMI pairs, "0-0" for GPUs not directly connected).  Other
  * sections ("Numa Nodes", the banner, "End of ROCm SMI Log") and their
  * lines are skipped.
+ *
+ * amd-smi topology (amdsmi_cli/amdsmi_commands.py, topology): tables
+ * "WEIGHT TABLE:", "HOPS TABLE:", "LINK TYPE TABLE:", "NUMA BW TABLE:" and
+ * others (ACCESS, CACHE COHERANCY, ATOMICS, DMA, BI-DIRECTIONAL: skipped),
+ * each a header of PCI bus ids (0000:0c:00.0) and one row per bus id with
+ * the same entries as rocm-smi's (SELF on the diagonal, UNKNOWN for an
+ * unknown type); a legend follows.  With --json: an array of { "gpu",
+ * "bdf", "links": [ { "gpu", "bdf", "weight", "link_status", "link_type",
+ * "num_hops", "bandwidth", ... } ] }, the fields those of the tables asked
+ * for.  GPUs are keyed by bus id, not index: the counts come in sorted
+ * bus-id order (the node model's) with the bus ids.
  */
 #include <ctype.h>
 #include <errno.h>
