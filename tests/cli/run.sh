@@ -1179,6 +1179,35 @@ fails2 "amd: bad rocm-smi bandwidth" "bad-smi.txt:70: GPU3 to GPU1: bandwidth '5
 	node-info "$NODES/mi250x.xml" "$tmp/bad-smi.txt"
 fails2 "amd: rocm-smi text for NVIDIA GPUs" "xGMI links, but GPU 0 of" - \
 	node-info "$NODES/dgx8.xml" "$NODES/mi250x.links"
+# amd-smi topology (real outputs of 8 x MI300X and 8 x MI355X, keyed by
+# bus id) on models at the same bus ids: every pair one xGMI link
+REAL=$(cd "$DATA/../../data/nodes/real" && pwd)
+for m in mi300x mi355x; do
+	tp node-info "$REAL/$m.xml" "$REAL/$m-amd-smi-topology.txt"
+	if check0 "amd: node-info $m amd-smi topology"; then
+		if grep -q '8 AMD GPUs joined by xGMI' "$tmp/out" &&
+		   grep -q '^xGMI: GPU0 - GPU7 xGMI x1  (50 GB/s)$' "$tmp/out" &&
+		   grep -q '^GPU3   XGMI1  XGMI1  XGMI1  X      XGMI1  XGMI1  XGMI1  XGMI1 ' "$tmp/out" &&
+		   [ "$(grep -c '^xGMI: ' "$tmp/out")" = 28 ]; then ok "amd: node-info $m amd-smi topology"
+		else no "amd: node-info $m amd-smi topology" "$(grep xGMI "$tmp/out" | head -3)"; fi
+	fi
+done
+tp map --config "$G2" --nodes gpu01 --ntasks 8 --stencil 8x1 --policy block \
+	--node-topology "$REAL/mi300x.xml" --gpu-links "$REAL/mi300x-amd-smi-topology.txt" \
+	--gpus-per-task 1 --format tasks
+if check0 "amd: map --gpu-links amd-smi"; then
+	if [ "$(grep -c '^rank [0-7]=.*gpus=[0-7]$' "$tmp/out")" = 8 ]; then ok "amd: map --gpu-links amd-smi"
+	else no "amd: map --gpu-links amd-smi" "$(head -3 "$tmp/out")"; fi
+fi
+fails2 "amd: amd-smi bus id not in the model" \
+	"mi355x-amd-smi-topology.txt:12: 0000:0d:00.0 is not a GPU of" - \
+	node-info "$REAL/mi300x.xml" "$REAL/mi355x-amd-smi-topology.txt"
+sed '48s|^0000:22:00.0 50000-50000  N/A          50000-50000 |0000:22:00.0 50000-50000  N/A          50000 |' \
+	"$REAL/mi300x-amd-smi-topology.txt" >"$tmp/bad-amd.txt"
+fails2 "amd: bad amd-smi bandwidth" "bad-amd.txt:48: 0000:22:00.0 to 0000:38:00.0: bandwidth '50000' is not min-max" - \
+	node-info "$REAL/mi300x.xml" "$tmp/bad-amd.txt"
+fails2 "amd: amd-smi row cut short" "bad-links-amd-smi.txt:42: LINK TYPE TABLE: row 0000:bf:00.0 has 7 entries, expected 8" - \
+	node-info "$REAL/mi300x.xml" "$DATA/bad-links-amd-smi.txt"
 # MAGC on the MI250X node: heavy pairs (0,2) (1,3) each on one package
 echo '{"tasks": 4, "traffic": [[0, 2, 1e9], [1, 3, 1e9]]}' >"$tmp/gm4.json"
 tp map --config "$G2" --nodes gpu01 --ntasks 4 --stencil 4x1 --policy block \

@@ -1,4 +1,5 @@
-/* NVLink counts: gres.conf "Links=" lines or "nvidia-smi topo -m" text. */
+/* GPU link counts: gres.conf "Links=" lines, "nvidia-smi topo -m",
+ * rocm-smi and amd-smi topology text, amd-smi topology --json. */
 #include "fuzz.h"
 #include "node/node_internal.h"
 

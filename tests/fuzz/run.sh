@@ -36,7 +36,8 @@ seeds() {
 	coordfile) ls conf/examples/*.coords tests/data/conf/*.coords ;;
 	json_graph) ls tests/data/graphs/*.json tests/cli/data/*.json ;;
 	gpu_matrix) ls tests/cli/data/gpu-*.json ;;
-	gpu_links) ls conf/examples/nodes/*.links \
+	gpu_links) ls conf/examples/nodes/*.links tests/data/nodes/real/*.txt \
+		tests/data/nodes/real/*.json tests/cli/data/bad-links-*.txt \
 		tests/cli/data/bad-links-*.conf ;;
 	node_xml) ls conf/examples/nodes/*.xml tests/data/nodes/*.xml \
 		tests/data/nodes/real/*.xml tests/cli/data/*.xml ;;

@@ -1,5 +1,5 @@
 /* Unit tests: AMD GPUs in the node model (core/src/node/node.c), the rocm-smi
- * reader (core/src/node/node_links.c), the XGMIPeers rule of the XML checker
+ * and amd-smi topology readers (core/src/node/node_links.c), the XGMIPeers rule of the XML checker
  * (core/src/node/node_xml.c) and MAGC over xGMI links (core/src/node/gpusel.c).
  * The example node mi250x is 4 MI250X (8 GCDs) with the xGMI graph
  *   0-1 2-3 4-5 6-7: 4 links (one package), 0-6 2-4: 2, 0-2 1-3 1-5 3-7
@@ -366,6 +366,266 @@ START_TEST(rocm_smi_errors)
 }
 END_TEST
 
+/* ---- amd-smi topology ---- */
+
+#define REAL TP_TEST_NODES "real/"
+
+static char *slurp(const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(getdelim(&text, &len, '\0', f) > 0, 1);
+	fclose(f);
+	return text;
+}
+
+/* Parse a file with its bus ids; every pair of the 8 GPUs has links. */
+static void check_full8(const char *file, const char *const bus[8], int links)
+{
+	char *text = slurp(file);
+	int *c = NULL, ng = 0;
+	enum tp_links_kind k;
+	struct tp_links_bdf *b = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_links_parse_bdf(text, strlen(text), file, &c, &ng, &k, &b,
+					 &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(k, TP_LINKS_AMD_SMI);
+	ck_assert_int_eq(ng, 8);
+	for (int i = 0; i < 8; i++) {
+		char want[16];
+		snprintf(want, sizeof want, "0000:%s:00.0", bus[i]);
+		ck_assert_str_eq(b[i].busid, want);
+		for (int j = 0; j < 8; j++)
+			ck_assert_int_eq(c[i * 8 + j], i == j ? 0 : links);
+	}
+	free(b);
+	free(c);
+	free(text);
+}
+
+static const char *const MI300X_BUS[8] = { "0c", "22", "38", "5c",
+					   "9f", "af", "bf", "df" };
+static const char *const MI355X_BUS[8] = { "0d", "26", "5d", "75",
+					   "8e", "a7", "dc", "f4" };
+
+/* The real outputs: MI300X (amd_smi_lib CHANGELOG, ROCm 6.1.0) has
+ * 50000-50000 MB/s, one link, between every pair; MI355X (OCI) prints 0
+ * weights and 0-0 bandwidths, and XGMI with one hop everywhere: one link
+ * each pair too (the K8 mesh of 7 links per GPU). */
+START_TEST(amd_smi_real)
+{
+	check_full8(REAL "mi300x-amd-smi-topology.txt", MI300X_BUS, 1);
+	check_full8(REAL "mi355x-amd-smi-topology.txt", MI355X_BUS, 1);
+	/* the JSON of two GPUs on PCIe: no xGMI link */
+	char *text = slurp(REAL "2gpu-amd-smi-topology-a-t.json");
+	int *c = NULL, ng = 0;
+	enum tp_links_kind k;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_links_parse_kind(text, strlen(text), "j", &c, &ng, &k,
+					  &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(k, TP_LINKS_AMD_SMI);
+	ck_assert_int_eq(ng, 2);
+	ck_assert_int_eq(c[1] + c[2], 0);
+	free(c);
+	free(text);
+}
+END_TEST
+
+/* GPUs come in sorted bus-id order whatever the file's order; the
+ * bandwidth's max / min gives the links; JSON reads alike. */
+START_TEST(amd_smi_order)
+{
+	const char *txt =
+		"LINK TYPE TABLE:\n"
+		"             0000:44:00.0 0000:08:00.0 0000:20:00.0\n"
+		"0000:44:00.0 SELF         XGMI         XGMI\n"
+		"0000:08:00.0 XGMI         SELF         XGMI\n"
+		"0000:20:00.0 XGMI         XGMI         SELF\n"
+		"NUMA BW TABLE:\n"
+		"             0000:44:00.0 0000:08:00.0 0000:20:00.0\n"
+		"0000:44:00.0 N/A          50000-100000 50000-50000\n"
+		"0000:08:00.0 50000-100000 N/A          50000-50000\n"
+		"0000:20:00.0 50000-50000  50000-50000  N/A\n";
+	const char *json =
+		"[{\"gpu\": 0, \"bdf\": \"0000:44:00.0\", \"links\": ["
+		"{\"bdf\": \"0000:44:00.0\", \"link_type\": \"SELF\", \"bandwidth\": \"N/A\"},"
+		"{\"bdf\": \"0000:08:00.0\", \"link_type\": \"XGMI\", \"bandwidth\": \"50000-100000\"},"
+		"{\"bdf\": \"0000:20:00.0\", \"link_type\": \"XGMI\", \"bandwidth\": \"50000-50000\"}]},"
+		"{\"gpu\": 1, \"bdf\": \"0000:08:00.0\", \"links\": ["
+		"{\"bdf\": \"0000:44:00.0\", \"link_type\": \"XGMI\", \"bandwidth\": \"50000-100000\"},"
+		"{\"bdf\": \"0000:08:00.0\", \"link_type\": \"SELF\", \"bandwidth\": \"N/A\"},"
+		"{\"bdf\": \"0000:20:00.0\", \"link_type\": \"XGMI\", \"bandwidth\": \"50000-50000\"}]},"
+		"{\"gpu\": 2, \"bdf\": \"0000:20:00.0\", \"links\": ["
+		"{\"bdf\": \"0000:44:00.0\", \"link_type\": \"XGMI\", \"bandwidth\": \"50000-50000\"},"
+		"{\"bdf\": \"0000:08:00.0\", \"link_type\": \"XGMI\", \"bandwidth\": \"50000-50000\"},"
+		"{\"bdf\": \"0000:20:00.0\", \"link_type\": \"SELF\", \"bandwidth\": \"N/A\"}]}]";
+	const char *in[2] = { txt, json };
+	for (int t = 0; t < 2; t++) {
+		int *c = NULL, ng = 0;
+		tp_error err;
+		tp_error_clear(&err);
+		ck_assert_msg(tp_links_parse(in[t], strlen(in[t]), "o", &c, &ng,
+					     &err) == 0, "%s", err.msg);
+		ck_assert_int_eq(ng, 3);
+		/* 08 20 44: 08-44 two links, the others one */
+		int want[9] = { 0, 1, 2, 1, 0, 1, 2, 1, 0 };
+		ck_assert_mem_eq(c, want, sizeof want);
+		free(c);
+	}
+}
+END_TEST
+
+static tp_node *load_real(const char *xml, const char *links, tp_error *err)
+{
+	tp_node *n = NULL;
+	tp_error_clear(err);
+	ck_assert_msg(tp_node_load_xml(xml, &n, err) == 0, "%s", err->msg);
+	if (links && tp_node_load_links(n, links, err)) {
+		tp_node_destroy(n);
+		return NULL;
+	}
+	return n;
+}
+
+/* Models at the real bus ids load the real outputs; a bus id that is not
+ * one of the model's GPUs is refused with the file's line. */
+START_TEST(amd_smi_models)
+{
+	tp_error err;
+	const char *xml[2] = { REAL "mi300x.xml", REAL "mi355x.xml" };
+	const char *txt[2] = { REAL "mi300x-amd-smi-topology.txt",
+			       REAL "mi355x-amd-smi-topology.txt" };
+	for (int m = 0; m < 2; m++) {
+		tp_node *n = load_real(xml[m], NULL, &err);
+		ck_assert_int_eq(tp_node_fabric(n), TP_FABRIC_NONE);
+		tp_node_destroy(n);
+		n = load_real(xml[m], txt[m], &err);
+		ck_assert_msg(n != NULL, "%s", err.msg);
+		ck_assert_int_eq(tp_node_fabric(n), TP_FABRIC_XGMI);
+		for (int i = 0; i < 8; i++)
+			for (int j = 0; j < 8; j++) {
+				ck_assert_int_eq(tp_node_xgmi_links(n, i, j), i != j);
+				if (i != j)
+					ck_assert_int_eq(tp_node_gpu_path(n, i, j),
+							 TP_PATH_XGMI);
+			}
+		tp_node_destroy(n);
+	}
+	ck_assert_ptr_null(load_real(xml[0], txt[1], &err));
+	tp_assert_err_has(&err, "mi355x-amd-smi-topology.txt:12: 0000:0d:00.0 "
+			  "is not a GPU of");
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+}
+END_TEST
+
+/* amd-smi text at the bus ids of an NVIDIA node: xGMI needs AMD GPUs. */
+START_TEST(amd_smi_on_nvidia)
+{
+	tp_error err;
+	tp_node *n = load_real(NODES "dgx8.xml", NULL, &err);
+	char text[4096] = "LINK TYPE TABLE:\n            ";
+	for (int i = 0; i < 8; i++)
+		snprintf(text + strlen(text), sizeof text - strlen(text), " %s",
+			 tp_node_gpu_busid(n, i));
+	for (int i = 0; i < 8; i++) {
+		snprintf(text + strlen(text), sizeof text - strlen(text), "\n%s",
+			 tp_node_gpu_busid(n, i));
+		for (int j = 0; j < 8; j++)
+			snprintf(text + strlen(text), sizeof text - strlen(text),
+				 " %s", i == j ? "SELF" : "PCIE");
+	}
+	strcat(text, "\n");
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_node_load_links_buffer(n, text, strlen(text), "a.txt",
+						   &err), TP_EINVAL);
+	tp_assert_err_has(&err, "xGMI links, but GPU 0 of");
+	tp_assert_err_has(&err, "is an NVIDIA GPU");
+	tp_node_destroy(n);
+}
+END_TEST
+
+#define H2 "             0000:0c:00.0 0000:22:00.0\n"
+#define T2 "LINK TYPE TABLE:\n" H2 "0000:0c:00.0 SELF XGMI\n0000:22:00.0 XGMI SELF\n"
+
+/* Each bad input: one line naming the file (and line) and the problem. */
+START_TEST(amd_smi_errors)
+{
+	static const struct { const char *text, *frag; } bad[] = {
+		{ "NUMA BW TABLE:\n" H2 "0000:0c:00.0 N/A 50000\n0000:22:00.0 50000-50000 N/A\n",
+		  "a.txt:3: 0000:0c:00.0 to 0000:22:00.0: bandwidth '50000' is not min-max" },
+		{ "LINK TYPE TABLE:\n" H2 "0000:0c:00.0 SELF XGMI\n",
+		  "a.txt:1: LINK TYPE TABLE: no row for 0000:22:00.0" },
+		{ "LINK TYPE TABLE:\n" H2 "0000:0c:00.0 SELF XGMI\nLegend:\n",
+		  "a.txt:1: LINK TYPE TABLE: no row for 0000:22:00.0" },
+		{ "LINK TYPE TABLE:\n             0000:0c:00.0 0000:0c:00.0\n",
+		  "a.txt:2: LINK TYPE TABLE: 0000:0c:00.0 twice in the header" },
+		{ T2 "0000:0c:00.0 SELF XGMI\n",
+		  "a.txt:5: LINK TYPE TABLE: row 0000:0c:00.0 again (first on line 3)" },
+		{ "LINK TYPE TABLE:\n" H2 "0000:0c:00.0 SELF XGMI PCIE\n",
+		  "a.txt:3: LINK TYPE TABLE: row 0000:0c:00.0 has 3 entries, expected 2" },
+		{ "LINK TYPE TABLE:\n" H2 "0000:0c:00.0 SELF\n",
+		  "row 0000:0c:00.0 has 1 entries, expected 2" },
+		{ "LINK TYPE TABLE:\n" H2 "0000:38:00.0 SELF XGMI\n",
+		  "a.txt:3: LINK TYPE TABLE: row 0000:38:00.0, not in the header" },
+		{ "LINK TYPE TABLE:\n" H2 "0000:0c:00.0 SELF NVL\n",
+		  "a.txt:3: 0000:0c:00.0 to 0000:22:00.0: link type 'NVL'" },
+		{ "LINK TYPE TABLE:\n" H2 "0000:0c:00.0 SELF XGMI\n0000:22:00.0 PCIE SELF\n",
+		  "LINK TYPE TABLE not symmetric: 0000:0c:00.0 to 0000:22:00.0 (line 3)" },
+		{ T2 "NUMA BW TABLE:\n             0000:22:00.0 0000:0c:00.0\n",
+		  "a.txt:6: NUMA BW TABLE: the header's 2 bus ids differ" },
+		{ T2 "LINK TYPE TABLE:\n",
+		  "a.txt:5: a second LINK TYPE TABLE (the first's header on line 2)" },
+		{ "LINK TYPE TABLE:\n             0000:0c:00.0 GPU1\n",
+		  "a.txt:2: LINK TYPE TABLE: header entry 1 'GPU1' is not a bus id" },
+		{ "LINK TYPE TABLE:\nLegend:\n",
+		  "a.txt:1: LINK TYPE TABLE: no header of bus ids under it" },
+		{ "WEIGHT TABLE:\n" H2 "0000:0c:00.0 0 x15\n",
+		  "a.txt:3: 0000:0c:00.0 to 0000:22:00.0: weight 'x15' is not a number" },
+		{ "WEIGHT TABLE:\n" H2 "0000:0c:00.0 0 15\n0000:22:00.0 15 0\n",
+		  "a.txt: neither a LINK TYPE TABLE nor a NUMA BW TABLE" },
+		{ T2 "NUMA BW TABLE:\n" H2 "0000:0c:00.0 N/A 0-0\n0000:22:00.0 0-0 N/A\n",
+		  "a.txt: XGMI pairs but neither the weight" },
+		{ "LINK TYPE TABLE:\n" H2 "0000:0c:00.0 SELF PCIE\n0000:22:00.0 PCIE SELF\n"
+		  "NUMA BW TABLE:\n" H2 "0000:0c:00.0 N/A 5-9\n0000:22:00.0 5-9 N/A\n",
+		  "a.txt:7: 0000:0c:00.0 to 0000:22:00.0 has xGMI bandwidth 5-9 but link type PCIE (line 3)" },
+		{ "[{\"bdf\": \"0000:0c:00.0\", \"links\": []}",
+		  "a.txt: JSON parse error" },
+		{ "[{\"bdf\": \"0000:0c:00.0\", \"links\": []}]",
+		  "a.txt: 0000:0c:00.0: \"links\" must be an array of 1 links" },
+		{ "[{\"gpu\": 0, \"links\": []}]",
+		  "a.txt: GPU entry 0: no \"bdf\" bus id" },
+		{ "[{\"bdf\": \"0000:0c:00.0\", \"links\": [{\"bdf\": \"0000:0c:00.0\"}]},"
+		  " {\"bdf\": \"0000:0C:00.0\", \"links\": []}]",
+		  "a.txt: GPU entry 1: bus id 0000:0C:00.0 twice" },
+		{ "[{\"bdf\": \"0000:0c:00.0\", \"links\": [{\"bdf\": \"0000:22:00.0\"}]}]",
+		  "a.txt: 0000:0c:00.0: link 0: bus id not among the GPUs" },
+		{ "[{\"bdf\": \"0000:0c:00.0\", \"links\": [{\"bdf\": \"0000:0c:00.0\","
+		  " \"link_type\": \"SELF\", \"bandwidth\": 5}]}]",
+		  "bandwidth '5' is not min-max" },
+		{ "[{\"bdf\": \"0000:0c:00.0\", \"links\": [{\"bdf\": \"0000:0c:00.0\"},"
+		  "{\"bdf\": \"0000:22:00.0\", \"link_type\": \"XGMI\"}]},"
+		  " {\"bdf\": \"0000:22:00.0\", \"links\": [{\"bdf\": \"0000:22:00.0\"},"
+		  "{\"bdf\": \"0000:0c:00.0\"}]}]",
+		  "a.txt: 0000:0c:00.0: \"link_type\" in 1 of its 2 links" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int *c = (int *)1, ng = -1;
+		tp_error err;
+		tp_error_clear(&err);
+		ck_assert_int_eq(tp_links_parse(bad[i].text, strlen(bad[i].text),
+						"a.txt", &c, &ng, &err), TP_EINVAL);
+		ck_assert_ptr_null(c);
+		ck_assert_int_eq(ng, 0);
+		tp_assert_err_has(&err, bad[i].frag);
+		ck_assert_ptr_null(strchr(err.msg, '\n'));
+	}
+}
+END_TEST
+
 /* The checker keeps an OSDev's XGMIPeers and refuses a bad one. */
 START_TEST(xml_xgmi_peers)
 {
@@ -499,6 +759,11 @@ int main(void)
 	tcase_add_test(tc, rocm_smi_on_nvidia);
 	tcase_add_test(tc, rocm_smi_parse);
 	tcase_add_test(tc, rocm_smi_errors);
+	tcase_add_test(tc, amd_smi_real);
+	tcase_add_test(tc, amd_smi_order);
+	tcase_add_test(tc, amd_smi_models);
+	tcase_add_test(tc, amd_smi_on_nvidia);
+	tcase_add_test(tc, amd_smi_errors);
 	tcase_add_test(tc, xml_xgmi_peers);
 	tcase_add_test(tc, magc_over_xgmi);
 	suite_add_tcase(s, tc);

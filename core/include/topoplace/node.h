@@ -5,7 +5,8 @@
  * The model comes from hwloc (the live machine, or an hwloc XML export such
  * as `lstopo --of xml`), plus GPU fabric link counts from a gres.conf-style
  * file (`Name=gpu ... Links=-1,4,0,0` per GPU), saved `nvidia-smi topo -m`
- * output, or saved `rocm-smi --showtopo --shownodesbw` output.  GPUs are
+ * output, saved `amd-smi topology` output (text or `--json`), or saved
+ * `rocm-smi --showtopo --shownodesbw` output.  GPUs are
  *   - the NVIDIA display/3D controllers (vendor 0x10de, PCI class 0x0300 or
  *     0x0302), and
  *   - the AMD accelerators (vendor 0x1002): display controllers of class
@@ -150,9 +151,12 @@ TP_EXPORT const char *tp_node_gpu_busid(const tp_node *n, int gpu);
 
 /* Read fabric link counts from a file: gres.conf lines "Name=gpu ...
  * Links=..." (one per GPU; the -1 marks the GPU's own index), the text of
- * `nvidia-smi topo -m` (NV# entries), or the text of `rocm-smi --showtopo`
- * and/or `rocm-smi --shownodesbw`.  The format is recognised from the
- * content (core/src/node/node_links.c).  Errors name the file and line. */
+ * `nvidia-smi topo -m` (NV# entries), the output of `amd-smi topology`
+ * (text or `--json`: its tables are keyed by PCI bus id, matched to the
+ * node's GPUs; a bus id that is not one of them is an error), or the text
+ * of `rocm-smi --showtopo` and/or `rocm-smi --shownodesbw`.  The format is
+ * recognised from the content (core/src/node/node_links.c).  Errors name
+ * the file and line. */
 TP_EXPORT int tp_node_load_links(tp_node *n, const char *path, tp_error *err);
 
 /* NVLink lanes between two GPUs (0 on an xGMI node). */

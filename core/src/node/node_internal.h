@@ -17,6 +17,16 @@ enum tp_links_kind {
 	TP_LINKS_NVIDIA_SMI,    /* nvidia-smi topo -m: NVLink lanes */
 	TP_LINKS_ROCM_SMI,      /* rocm-smi --showtopo [--shownodesbw]: xGMI
 				   links */
+	TP_LINKS_AMD_SMI,       /* amd-smi topology (text or --json): xGMI
+				   links, GPUs keyed by PCI bus id */
+};
+
+/* A GPU of a links file that keys GPUs by PCI bus id (amd-smi): the bus id
+ * as "0000:0c:00.0" (lower case) and the line first naming it (0: none,
+ * JSON). */
+struct tp_links_bdf {
+	char busid[16];
+	int line;
 };
 
 enum tp_gpu_fabric {
@@ -83,12 +93,30 @@ int tp_links_parse(const char *text, size_t len, const char *what,
  * between two GPUs" and "Bandwidth" (min-max, MB/s) matrices, GPU0..GPUn
  * headers, one row per GPU; the "Numa Nodes" lines and other sections are
  * skipped.  With the bandwidth matrix a pair has max / min xGMI links
- * ("0-0": none; 50000-200000 on the two GCDs of an MI250X: 4); without it a
- * pair of type XGMI whose weight is the smallest XGMI weight (one hop, 15)
- * has one link.  Hops are not used: rocm-smi prints 1 for every xGMI pair. */
+ * ("0-0": none; 50000-200000 on the two GCDs of an MI250X: 4); without it
+ * (or when no pair has a bandwidth) a pair of type XGMI whose weight is the
+ * smallest XGMI weight (one hop, 15) has one link; when no XGMI pair has a
+ * weight either, an XGMI pair of one hop has one link.  Hops are not used
+ * otherwise: rocm-smi prints 1 for every xGMI pair. */
 int tp_links_parse_kind(const char *text, size_t len, const char *what,
 			int **counts_out, int *ngpus_out,
 			enum tp_links_kind *kind, tp_error *err);
+/* The same, and for files keyed by bus id (amd-smi) *bdfs_out, malloc'ed,
+ * the GPUs' bus ids in the order of the counts: sorted, the order the node
+ * model numbers GPUs in (NULL for the other formats).  amd-smi topology
+ * text: the tables "WEIGHT TABLE:", "HOPS TABLE:", "LINK TYPE TABLE:"
+ * (SELF, XGMI, PCIE, UNKNOWN, N/A) and "NUMA BW TABLE:" (min-max in MB/s,
+ * N/A), each a header of bus ids and one row per bus id; other tables
+ * (ACCESS, CACHE COHERANCY, ATOMICS, DMA, BI-DIRECTIONAL, ...) and the
+ * legend are skipped.  amd-smi topology --json: an array of { "bdf",
+ * "links": [ { "bdf", "weight", "num_hops", "link_type", "bandwidth" } ] }.
+ * Counts by the rocm-smi rules; where every bandwidth is 0-0 (amd-smi on
+ * MI355X) they say nothing, and where no XGMI pair has a weight either
+ * (MI355X prints 0) an XGMI pair of one hop has one link. */
+int tp_links_parse_bdf(const char *text, size_t len, const char *what,
+		       int **counts_out, int *ngpus_out,
+		       enum tp_links_kind *kind_out,
+		       struct tp_links_bdf **bdfs_out, tp_error *err);
 /* Where the GPU fabric of the live node came from (node_vendor.c). */
 struct tp_vendor_opts {
 	const char *nvml;      /* library to dlopen; NULL: "libnvidia-ml.so.1" */
