@@ -1,6 +1,6 @@
 /* hwloc 3.0 XML, and the GPU fabric from an XML's distance matrices
  * (NVLinkBandwidth, XGMIBandwidth, XGMIHops): real exports from hwloc's
- * test suite (tests/data/nodes/real/README) and small made-up ones. */
+ * test suite (tests/data/nodes/real/README.md) and small made-up ones. */
 #include "testutil.h"
 #include "internal.h"
 #include "node/node_internal.h"

@@ -449,6 +449,28 @@ START_TEST(tool_rocm_smi)
 }
 END_TEST
 
+/* amd-smi topology's own text, as a real MI300X node prints it. */
+START_TEST(tool_amd_smi)
+{
+	tp_node *n = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_node_load_xml(TP_TEST_DATA "/nodes/real/mi300x.xml",
+					  &n, &err), 0);
+	struct tp_vendor_opts o = tool_opts();
+	o.rocm_smi = NOLIB;
+	script("amd-smi", "[ \"$*\" = 'topology' ] || exit 3\n"
+			  "exec cat '" TP_TEST_DATA "/nodes/real/mi300x-amd-smi-topology.txt'");
+	char src[128];
+	add(n, &o, "TOPOPLACE_STANDIN_AMDSMI", NULL, src, sizeof src);
+	ck_assert_str_eq(src, "amd-smi");
+	for (int a = 0; a < 8; a++)
+		for (int b = 0; b < 8; b++)
+			ck_assert_int_eq(tp_node_xgmi_links(n, a, b), a != b);
+	tp_node_destroy(n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vendor");
@@ -469,6 +491,7 @@ int main(void)
 	tcase_add_test(tt, tool_rejected);
 	tcase_add_test(tt, tool_hangs);
 	tcase_add_test(tt, tool_rocm_smi);
+	tcase_add_test(tt, tool_amd_smi);
 	suite_add_tcase(s, tt);
 	return tp_test_run(s);
 }
