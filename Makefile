@@ -224,6 +224,7 @@ BENCH_SRC = $(addprefix tests/bench/, \
 	bench_hier.c \
 	bench_input.c \
 	bench_node.c \
+	bench_output.c \
 	bench_peers.c \
 	bench_scale.c \
 	bench_slingshot.c \
@@ -435,6 +436,14 @@ $(BUILD)/tests/test_metis: tests/unit/test_metis.c $(BUILD)/tests/metis_missing.
 	$(CC) $(CPPFLAGS_ALL) -Icore/src -Itests/unit $(CFLAGS_ALL) $(DEPFLAGS) \
 	  -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/metis_missing.o $(LIB_A) \
 	  $(CHECK_LIBS) $(LIBS)
+
+# bench_output times the command's own writers: cli/ without main.o (the
+# bench is the main), and the front ends' archive they call.
+BENCH_CLI_OBJ = $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+$(BUILD)/bench/bench_output: tests/bench/bench_output.c $(BENCH_CLI_OBJ) $(FRONT_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) -Icore/src -Icli $(CFLAGS_ALL) $(DEPFLAGS) -Wno-missing-prototypes \
+	  -o $@ $< $(BENCH_CLI_OBJ) $(FRONT_A) $(LIB_A) $(CLI_LIBS) $(LIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -1,9 +1,12 @@
 /* topoplace command — what map writes: the hostfile, the JSON document and
  * the --compare table, all from a finished tp_job (the launcher formats:
  * formats.c). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/printbuf.h>
 
 #include "cli.h"
 
@@ -63,7 +66,245 @@ int cli_map_compare(const tp_job *job, FILE *f)
 	return 0;
 }
 
-/* ---- JSON ---- */
+/* ---- JSON ----
+ *
+ * The document is json-c's, but its per-task arrays ("mapping", "cpus",
+ * "gpus": hundreds of thousands of entries on a large job) are not built as
+ * json-c objects: each is one placeholder whose serializer writes the whole
+ * array's text into json-c's buffer at its place, byte for byte what json-c
+ * writes for the same array under the same flags (big_array below).  Node
+ * names are escaped once per node and copied per task.
+ */
+
+/* A growing text buffer; ok false once out of memory. */
+struct text {
+	char *p;
+	size_t len, cap;
+	bool ok;
+};
+
+static bool text_room(struct text *b, size_t n)
+{
+	if (!b->ok)
+		return false;
+	if (n <= b->cap - b->len)
+		return true;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap - b->len < n) {
+		if (cap > SIZE_MAX / 2) {
+			b->ok = false;
+			return false;
+		}
+		cap *= 2;
+	}
+	char *q = realloc(b->p, cap);
+	if (!q) {
+		b->ok = false;
+		return false;
+	}
+	b->p = q;
+	b->cap = cap;
+	return true;
+}
+
+static void text_add(struct text *b, const char *s, size_t n)
+{
+	if (text_room(b, n)) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+	}
+}
+
+/* json-c's indentation of a level under flags */
+static void text_indent(struct text *b, int level, int flags)
+{
+	if (!(flags & JSON_C_TO_STRING_PRETTY) || level <= 0)
+		return;
+	bool tab = flags & JSON_C_TO_STRING_PRETTY_TAB;
+	size_t n = (size_t)level * (tab ? 1 : 2);
+	if (text_room(b, n)) {
+		memset(b->p + b->len, tab ? '\t' : ' ', n);
+		b->len += n;
+	}
+}
+
+/* s as a JSON string, as json-c writes it under flags: verbatim in quotes
+ * when nothing in it needs escaping, else json-c's own escaping. */
+static void text_string(struct text *b, const char *s, int flags)
+{
+	bool plain = true;
+	size_t n = 0;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++, n++)
+		if (*c < 0x20 || *c == '"' || *c == '\\' ||
+		    (*c == '/' && !(flags & JSON_C_TO_STRING_NOSLASHESCAPE)))
+			plain = false;
+	if (plain) {
+		if (text_room(b, n + 2)) {
+			b->p[b->len] = '"';
+			memcpy(b->p + b->len + 1, s, n);
+			b->p[b->len + 1 + n] = '"';
+			b->len += n + 2;
+		}
+		return;
+	}
+	json_object *o = json_object_new_string(s);
+	size_t len = 0;
+	const char *t = o ? json_object_to_json_string_length(o, flags, &len)
+		      : NULL;
+	if (t)
+		text_add(b, t, len);
+	else
+		b->ok = false;
+	json_object_put(o);
+}
+
+/* Between the entries of an array, as json-c: before entry i at level. */
+static void text_item(struct text *b, bool first, int level, int flags)
+{
+	if (!first) {
+		text_add(b, ",", 1);
+		if (flags & JSON_C_TO_STRING_PRETTY)
+			text_add(b, "\n", 1);
+	}
+	if ((flags & JSON_C_TO_STRING_SPACED) && !(flags & JSON_C_TO_STRING_PRETTY))
+		text_add(b, " ", 1);
+	text_indent(b, level + 1, flags);
+}
+
+static void text_open(struct text *b, int flags)
+{
+	text_add(b, "[", 1);
+	if (flags & JSON_C_TO_STRING_PRETTY)
+		text_add(b, "\n", 1);
+}
+
+static void text_close(struct text *b, bool any, int level, int flags)
+{
+	if (flags & JSON_C_TO_STRING_PRETTY) {
+		if (any)
+			text_add(b, "\n", 1);
+		text_indent(b, level, flags);
+	}
+	if ((flags & JSON_C_TO_STRING_SPACED) && !(flags & JSON_C_TO_STRING_PRETTY))
+		text_add(b, " ]", 2);
+	else
+		text_add(b, "]", 1);
+}
+
+enum big_kind { BIG_MAPPING, BIG_CPUS, BIG_GPUS };
+
+struct big_array {
+	const tp_job *job;
+	enum big_kind kind;
+};
+
+/* "mapping": every task's node name, each node's escaped once. */
+static void mapping_text(struct text *b, const tp_job *job, int level,
+			 int flags)
+{
+	int32_t n = tp_job_ntasks(job);
+	int32_t nn = tp_alloc_nnodes(tp_job_alloc(job));
+	const int32_t *map = tp_job_map(job);
+	struct text names = { NULL, 0, 0, true };
+	size_t *at = malloc(((size_t)nn + 1) * sizeof *at);   /* offset + 1 */
+	size_t *len = malloc(((size_t)nn + 1) * sizeof *len);
+	if (!at || !len) {
+		b->ok = false;
+	} else {
+		memset(at, 0, ((size_t)nn + 1) * sizeof *at);
+	}
+	text_open(b, flags);
+	for (int32_t t = 0; t < n && b->ok; t++) {
+		int32_t i = map[t];
+		if (!at[i]) {
+			size_t o = names.len;
+			text_string(&names, tp_job_task_node(job, t), flags);
+			if (!names.ok) {
+				b->ok = false;
+				break;
+			}
+			at[i] = o + 1;
+			len[i] = names.len - o;
+		}
+		text_item(b, t == 0, level, flags);
+		text_add(b, names.p + at[i] - 1, len[i]);
+	}
+	text_close(b, n > 0, level, flags);
+	free(names.p);
+	free(at);
+	free(len);
+}
+
+static void cpus_text(struct text *b, const tp_job *job, int level, int flags)
+{
+	int32_t n = tp_job_ntasks(job);
+	text_open(b, flags);
+	for (int32_t t = 0; t < n && b->ok; t++) {
+		const char *c = tp_job_task_cpus(job, t);
+		text_item(b, t == 0, level, flags);
+		if (c)
+			text_string(b, c, flags);
+		else
+			text_add(b, "null", 4);
+	}
+	text_close(b, n > 0, level, flags);
+}
+
+static void gpus_text(struct text *b, const tp_job *job, int level, int flags)
+{
+	int32_t n = tp_job_ntasks(job);
+	text_open(b, flags);
+	for (int32_t t = 0; t < n && b->ok; t++) {
+		int ng = 0;
+		const int *g = tp_job_task_gpus(job, t, &ng);
+		text_item(b, t == 0, level, flags);
+		text_open(b, flags);
+		for (int q = 0; q < ng; q++) {
+			char num[16];
+			int w = snprintf(num, sizeof num, "%d", g[q]);
+			text_item(b, q == 0, level + 1, flags);
+			text_add(b, num, (size_t)w);
+		}
+		text_close(b, ng > 0, level + 1, flags);
+	}
+	text_close(b, n > 0, level, flags);
+}
+
+/* json-c's serializer of a placeholder: the whole array at once.  -1 when
+ * out of memory, which json-c passes up (no document, as when building its
+ * objects failed). */
+static int big_array_serialize(json_object *jso, struct printbuf *pb,
+			       int level, int flags)
+{
+	const struct big_array *ba = json_object_get_userdata(jso);
+	struct text b = { NULL, 0, 0, true };
+	switch (ba->kind) {
+	case BIG_MAPPING: mapping_text(&b, ba->job, level, flags); break;
+	case BIG_CPUS: cpus_text(&b, ba->job, level, flags); break;
+	case BIG_GPUS: gpus_text(&b, ba->job, level, flags); break;
+	}
+	int rc = b.ok && b.len <= INT_MAX &&
+		 printbuf_memappend(pb, b.p, (int)b.len) >= 0 ? 0 : -1;
+	free(b.p);
+	return rc;
+}
+
+/* The placeholder of a per-task array (an empty array to json-c). */
+static json_object *big_array_json(const tp_job *job, enum big_kind kind)
+{
+	json_object *o = json_object_new_array();
+	struct big_array *ba = malloc(sizeof *ba);
+	if (!o || !ba) {
+		json_object_put(o);
+		free(ba);
+		return NULL;
+	}
+	ba->job = job;
+	ba->kind = kind;
+	json_object_set_serializer(o, big_array_serialize, ba,
+				   json_object_free_userdata);
+	return o;
+}
 
 /* Appends the string s to arr; false, arr released, when out of memory. */
 static bool add_string(json_object *arr, const char *s)
@@ -74,15 +315,6 @@ static bool add_string(json_object *arr, const char *s)
 	json_object_put(o);
 	json_object_put(arr);
 	return false;
-}
-
-static json_object *names_json(const tp_job *job)
-{
-	json_object *arr = json_object_new_array();
-	for (int32_t t = 0; arr && t < tp_job_ntasks(job); t++)
-		if (!add_string(arr, tp_job_task_node(job, t)))
-			return NULL;
-	return arr;
 }
 
 static json_object *candidates_json(const tp_job *job)
@@ -141,22 +373,6 @@ static json_object *cost_json(const tp_gpusel_cost *c)
 	return o;
 }
 
-static json_object *task_gpus_json(const tp_job *job, int32_t t)
-{
-	int ng = 0;
-	const int *g = tp_job_task_gpus(job, t, &ng);
-	json_object *a = json_object_new_array();
-	for (int q = 0; a && q < ng; q++) {
-		json_object *v = json_object_new_int(g[q]);
-		if (!v || json_object_array_add(a, v) < 0) {
-			json_object_put(v);
-			json_object_put(a);
-			return NULL;
-		}
-	}
-	return a;
-}
-
 /* What the nodes' placement adds: cpus, gpus and their costs. */
 static int nodes_json(json_object *doc, const struct cli_map *mp)
 {
@@ -178,34 +394,15 @@ static int nodes_json(json_object *doc, const struct cli_map *mp)
 	int bad = 0;
 	bad |= cli_json_put(doc, "node_topology", json_object_new_string(
 			    mp->req.node_topology ? mp->req.node_topology : "config"));
-	json_object *cpus = any_cpus ? json_object_new_array() : NULL;
-	json_object *gpus = any_gpus ? json_object_new_array() : NULL;
-	for (int32_t t = 0; t < tp_job_ntasks(job) && !bad; t++) {
-		if (cpus) {
-			const char *c = tp_job_task_cpus(job, t);
-			json_object *s = c ? json_object_new_string(c) : NULL;
-			if ((c && !s) || json_object_array_add(cpus, s) < 0) {
-				json_object_put(s);
-				bad = -1;
-			}
-		}
-		if (gpus) {
-			json_object *l = task_gpus_json(job, t);
-			if (!l || json_object_array_add(gpus, l) < 0) {
-				json_object_put(l);
-				bad = -1;
-			}
-		}
-	}
 	double mims;
 	tp_gpusel_cost cost, lr, cl;
 	tp_job_node_totals(job, &mims, &cost, &lr, &cl);
-	if (cpus)
-		bad |= cli_json_put(doc, "cpus", cpus);
+	if (any_cpus)
+		bad |= cli_json_put(doc, "cpus", big_array_json(job, BIG_CPUS));
 	bad |= cli_json_put(doc, "max_inter_socket_bytes", cli_json_double(mims));
-	if (!gpus)
+	if (!any_gpus)
 		return bad;
-	bad |= cli_json_put(doc, "gpus", gpus);
+	bad |= cli_json_put(doc, "gpus", big_array_json(job, BIG_GPUS));
 	json_object *sel = json_object_new_object();
 	if (sel) {
 		const char *algo = mp->req.gpu_select ? mp->req.gpu_select
@@ -251,7 +448,7 @@ static json_object *map_doc(const struct cli_map *mp)
 	bad |= cli_json_put(doc, "slots", json_object_new_int64(tp_alloc_total_slots(a)));
 	bad |= cli_json_put(doc, "time_budget_ms",
 			    cli_json_double(tp_job_time_budget_ms(job)));
-	bad |= cli_json_put(doc, "mapping", names_json(job));
+	bad |= cli_json_put(doc, "mapping", big_array_json(job, BIG_MAPPING));
 	bad |= cli_json_put(doc, "congestion_unit", json_object_new_string(
 			    tp_machine_has_level_bandwidth(tp_alloc_machine(a))
 			    ? "bytes/bandwidth" : "bytes"));

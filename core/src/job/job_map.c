@@ -15,6 +15,7 @@
  *     GPU-link congestion phases 2 and 3 would leave (MAGC phase 1).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,15 +358,68 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 	return judge_single(job, ms, err);
 }
 
+/* From this many CSR entries the block order's metrics are computed on a
+ * second thread beside the mapping's: each pass routes every message (about
+ * a microsecond per thousand), far more than a thread costs to start. */
+#define METRICS_PARALLEL_EDGES ((int64_t)1 << 16)
+
+/* One tp_metrics_compute call, run on a thread of its own. */
+struct metrics_call {
+	const tp_graph *g;
+	const tp_alloc *a;
+	const int32_t *map;
+	tp_metrics *out;
+	tp_error err;
+	int rc;
+};
+
+static void metrics_call_run(struct metrics_call *c)
+{
+	c->rc = tp_metrics_compute(c->g, c->a, c->map, true, c->out, &c->err);
+}
+
+static void *metrics_thread(void *arg)
+{
+	metrics_call_run(arg);
+	return NULL;
+}
+
+/* The mapping's and the block order's metrics.  Two independent passes that
+ * only read the graph, allocation and machine: on a large graph, and with a
+ * second CPU allowed, the block order's runs on a thread joined before this
+ * returns.  Each pass is the same code either way, so the results do not
+ * depend on it; the mapping's error is reported first, as when run one
+ * after the other. */
+static int both_metrics(tp_job *job, tp_error *err)
+{
+	struct metrics_call mine = { job->g, job->alloc, job->map, &job->m,
+				     { 0 }, 0 };
+	struct metrics_call block = { job->g, job->alloc, job->block,
+				      &job->mblock, { 0 }, 0 };
+	tp_error_clear(&mine.err);
+	tp_error_clear(&block.err);
+	pthread_t th;
+	bool two = job->g->nedges >= METRICS_PARALLEL_EDGES && tp__cpus() > 1 &&
+		   pthread_create(&th, NULL, metrics_thread, &block) == 0;
+	metrics_call_run(&mine);
+	if (two)
+		pthread_join(th, NULL);
+	else if (!mine.rc)
+		metrics_call_run(&block);
+	const struct metrics_call *failed = mine.rc ? &mine
+					    : block.rc ? &block : NULL;
+	if (!failed)
+		return 0;
+	if (err)
+		*err = failed->err;
+	return failed->rc;
+}
+
 static int compute_metrics(tp_job *job, tp_error *err)
 {
 	int rc = tp_mapping_validate(job->g, job->alloc, job->map, err);
 	if (!rc)
-		rc = tp_metrics_compute(job->g, job->alloc, job->map, true, &job->m,
-					err);
-	if (!rc)
-		rc = tp_metrics_compute(job->g, job->alloc, job->block, true,
-					&job->mblock, err);
+		rc = both_metrics(job, err);
 	job->have_metrics = rc == 0;
 	/* the predicted exchange of both, unless judged on them already
 	 * (bounded: a large exchange gets its bound, predict.h); under a time

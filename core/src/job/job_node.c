@@ -484,11 +484,20 @@ int tp__job_place_nodes(tp_job *job, tp_error *err)
 	if (rc)
 		return rc;
 	int32_t nn = tp_alloc_nnodes(job->alloc), n = job->ntasks;
+	/* Without a model on any node there is nothing to place: no
+	 * placements at all (tp_job_node_placement NULL, every task without
+	 * CPUs and GPUs, as a node without a model has), rather than over a
+	 * kilobyte of zeros per node that every later look at it, and the
+	 * job's destruction, would fault in (a third of a second at 80,000
+	 * nodes). */
+	bool any = false;
+	for (int32_t i = 0; i < nn && !any; i++)
+		any = job->model_of[i] != NULL;
 	int64_t *start = tp__calloc((size_t)nn + 2, sizeof(int64_t));
 	int32_t *tasks = tp__malloc_array((size_t)n + 1, sizeof(int32_t));
 	job->task_pos = tp__malloc_array((size_t)n + 1, sizeof(int32_t));
-	job->np = tp__calloc((size_t)nn + 1, sizeof *job->np);
-	if (!start || !tasks || !job->task_pos || !job->np) {
+	job->np = any ? tp__calloc((size_t)nn + 1, sizeof *job->np) : NULL;
+	if (!start || !tasks || !job->task_pos || (any && !job->np)) {
 		free(start);
 		free(tasks);
 		return tp_error_set(err, TP_ENOMEM, "out of memory");
@@ -505,7 +514,7 @@ int tp__job_place_nodes(tp_job *job, tp_error *err)
 		for (int64_t k = start[i]; k < start[i + 1]; k++)
 			job->task_pos[tasks[k]] = (int32_t)(k - start[i]);
 	const tp_machine *m = tp_conf_machine(job->conf);
-	for (int32_t i = 0; i < nn && !rc; i++) {
+	for (int32_t i = 0; i < nn && !rc && any; i++) {
 		int32_t cnt = (int32_t)(start[i + 1] - start[i]);
 		if (cnt == 0 || !job->model_of[i])
 			continue;

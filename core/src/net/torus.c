@@ -90,7 +90,11 @@ static int route(const struct tp_machine *m, const int *ca, const int *cb,
 		int x = ca[d];
 		int steps, dir;
 		if (m->wrap[d]) {
-			int fwd = (int)((((int64_t)cb[d] - x) % D + D) % D);
+			/* both inside 0..D-1: one correction, no division
+			 * (it was two per dimension of every route) */
+			int fwd = cb[d] - x;
+			if (fwd < 0)
+				fwd += D;
 			if (fwd <= D - fwd) {
 				steps = fwd;
 				dir = 1;
