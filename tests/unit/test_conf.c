@@ -1245,7 +1245,12 @@ START_TEST(kinds_table)
 				      "two kinds named %s", k->name);
 		for (int j = 0; j < k->nkeys; j++) {
 			const struct tp__conf_key *key = &k->keys[j];
-			ck_assert_msg(key->name && key->set, "%s: key %d", k->name, j);
+			ck_assert_msg(key->name && !key->set != !key->rule, "%s: key %d",
+				      k->name, j);
+			ck_assert_msg(key->set || key->val_at + (key->rule == TP__CONF_INT
+								 ? sizeof(int) : sizeof(double))
+						  <= k->state_size,
+				      "%s: %s= value outside the state", k->name, key->name);
 			ck_assert_msg(key->line_at + sizeof(int) <= k->state_size,
 				      "%s: %s= line outside the state", k->name, key->name);
 			for (size_t c = 0; c < sizeof common / sizeof *common; c++)

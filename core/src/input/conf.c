@@ -248,6 +248,18 @@ int tp__conf_bandwidth(struct tp__conf_reader *r, const struct tp__conf_tok *t,
 	return TP_OK;
 }
 
+int tp__conf_int(struct tp__conf_reader *r, const struct tp__conf_tok *t,
+		 const char *key, long long lo, long long hi, int *val)
+{
+	long long v = 0;
+	if (tp__conf_parse_ll(t->val, lo, hi, &v))
+		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
+				      "%s=%s: expected an integer in %lld..%lld",
+				      key ? key : t->key, t->val, lo, hi);
+	*val = (int)v;
+	return TP_OK;
+}
+
 static int parse_bool(const char *s, bool *out)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" };
@@ -1831,12 +1843,33 @@ static bool find_kind_key(const char *k, int *i, int *j)
 	return false;
 }
 
-/* A key of kind i's own: once, before the first node; parsed by the kind. */
+/* A key of kind i's own: once, before the first node; parsed by the kind,
+ * or here by its rule. */
 static int set_kind_key(struct loader *ld, const struct tp__conf_tok *t, int i,
 			int j)
 {
+	const struct tp__conf_key *k = &tp__conf_kinds[i]->keys[j];
 	int rc = set_once(ld, t, key_line(ld, i, j), true);
-	return rc ? rc : tp__conf_kinds[i]->keys[j].set(&ld->r, ld->state[i], t);
+	if (rc)
+		return rc;
+	if (k->set)
+		return k->set(&ld->r, ld->state[i], t);
+	void *at = (char *)ld->state[i] + k->val_at;
+	switch (k->rule) {
+	case TP__CONF_INT:
+		return tp__conf_int(&ld->r, t, NULL, k->lo, k->hi, at);
+	case TP__CONF_GBS:
+		if (tp__conf_parse_number(t->val, false, at))
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "%s=%s: expected a positive number (GB/s)", t->key,
+				    t->val);
+		return TP_OK;
+	case TP__CONF_BANDWIDTH:
+		return tp__conf_bandwidth(&ld->r, t, at);
+	case TP__CONF_SET:
+		break;
+	}
+	return TP_EINVAL;     /* a key without a set function or a rule */
 }
 
 static int settings_line(struct loader *ld, const struct tp__conf_tok *toks, int n)

@@ -1407,8 +1407,8 @@ struct block_conf {
 	int tree_line;              /* TreeTopologyFile= */
 	char *tree_file;
 	int blk_bw_line, net_bw_line, net_cost_line;
-	double blk_bw, net_bw;
-	int net_cost;
+	double blk_bw, net_bw;      /* BlockBandwidth=, NetworkBandwidth= (GB/s) */
+	int net_cost;               /* NetworkCost= (2..10^6) */
 	char *tree_text;            /* Slurm's blocks: TreeTopologyFile='s */
 };
 
@@ -1417,42 +1417,6 @@ static int conf_set_tree_file(struct tp__conf_reader *r, void *state,
 {
 	struct block_conf *bc = state;
 	return tp__conf_keep(r, &bc->tree_file, t->val) ? TP_OK : TP_ENOMEM;
-}
-
-/* BlockBandwidth=, NetworkBandwidth= (GB/s). */
-static int conf_block_bw(struct tp__conf_reader *r, const struct tp__conf_tok *t,
-			 double *bw)
-{
-	if (tp__conf_parse_number(t->val, false, bw))
-		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
-				      "%s=%s: expected a positive number (GB/s)", t->key,
-				      t->val);
-	return TP_OK;
-}
-
-static int conf_set_block_bw(struct tp__conf_reader *r, void *state,
-			     const struct tp__conf_tok *t)
-{
-	return conf_block_bw(r, t, &((struct block_conf *)state)->blk_bw);
-}
-
-static int conf_set_network_bw(struct tp__conf_reader *r, void *state,
-			       const struct tp__conf_tok *t)
-{
-	return conf_block_bw(r, t, &((struct block_conf *)state)->net_bw);
-}
-
-/* NetworkCost= (2..10^6). */
-static int conf_set_network_cost(struct tp__conf_reader *r, void *state,
-				 const struct tp__conf_tok *t)
-{
-	long long v = 0;
-	if (tp__conf_parse_ll(t->val, 2, 1000000, &v))
-		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
-				      "%s=%s: expected an integer in 2..1000000", t->key,
-				      t->val);
-	((struct block_conf *)state)->net_cost = (int)v;
-	return TP_OK;
 }
 
 static void conf_free_block(void *state)
@@ -1576,13 +1540,14 @@ static void conf_describe_block(const struct tp__conf_built *b, FILE *out)
 /* In this order the messages about keys given to another kind name them. */
 static const struct tp__conf_key block_keys[] = {
 	{ "TreeTopologyFile", offsetof(struct block_conf, tree_line),
-	  conf_set_tree_file, TP__CONF_KEY_SLURM },
+	  .set = conf_set_tree_file, .flags = TP__CONF_KEY_SLURM },
 	{ "BlockBandwidth", offsetof(struct block_conf, blk_bw_line),
-	  conf_set_block_bw, TP__CONF_KEY_SLURM },
+	  .flags = TP__CONF_KEY_SLURM, TP__CONF_GBS_AT(struct block_conf, blk_bw) },
 	{ "NetworkBandwidth", offsetof(struct block_conf, net_bw_line),
-	  conf_set_network_bw, TP__CONF_KEY_SLURM },
+	  .flags = TP__CONF_KEY_SLURM, TP__CONF_GBS_AT(struct block_conf, net_bw) },
 	{ "NetworkCost", offsetof(struct block_conf, net_cost_line),
-	  conf_set_network_cost, TP__CONF_KEY_SLURM },
+	  .flags = TP__CONF_KEY_SLURM,
+	  TP__CONF_INT_AT(struct block_conf, net_cost, 2, 1000000) },
 };
 
 static const struct tp_net_ops *const block_machines[] = { &block_ops, NULL };

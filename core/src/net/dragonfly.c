@@ -537,39 +537,8 @@ struct dfly_conf {
 	struct tp__dfly_format *format;
 	char *format_text;
 	int lbw_line, gbw_line;
-	double lbw, gbw;     /* GB/s */
+	double lbw, gbw;     /* LocalBandwidth=, GlobalBandwidth= (GB/s) */
 };
-
-/* Groups=, RoutersPerGroup=, LinksPerGroupPair=: 1..2^20. */
-static int conf_dfly_int(struct tp__conf_reader *r, const struct tp__conf_tok *t,
-			 int *val)
-{
-	long long v = 0;
-	if (tp__conf_parse_ll(t->val, 1, 1 << 20, &v))
-		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
-				      "%s=%s: expected an integer in 1..%d", t->key,
-				      t->val, 1 << 20);
-	*val = (int)v;
-	return TP_OK;
-}
-
-static int conf_set_groups(struct tp__conf_reader *r, void *state,
-			   const struct tp__conf_tok *t)
-{
-	return conf_dfly_int(r, t, &((struct dfly_conf *)state)->groups);
-}
-
-static int conf_set_rpg(struct tp__conf_reader *r, void *state,
-			const struct tp__conf_tok *t)
-{
-	return conf_dfly_int(r, t, &((struct dfly_conf *)state)->rpg);
-}
-
-static int conf_set_lpp(struct tp__conf_reader *r, void *state,
-			const struct tp__conf_tok *t)
-{
-	return conf_dfly_int(r, t, &((struct dfly_conf *)state)->lpp);
-}
 
 static int conf_set_routing(struct tp__conf_reader *r, void *state,
 			    const struct tp__conf_tok *t)
@@ -597,19 +566,6 @@ static int conf_set_share(struct tp__conf_reader *r, void *state,
 		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
 				      "AdaptiveShare=%s: expected a fraction in 0..1", t->val);
 	return TP_OK;
-}
-
-/* LocalBandwidth=, GlobalBandwidth= (GB/s, or with a unit). */
-static int conf_set_lbw(struct tp__conf_reader *r, void *state,
-			const struct tp__conf_tok *t)
-{
-	return tp__conf_bandwidth(r, t, &((struct dfly_conf *)state)->lbw);
-}
-
-static int conf_set_gbw(struct tp__conf_reader *r, void *state,
-			const struct tp__conf_tok *t)
-{
-	return tp__conf_bandwidth(r, t, &((struct dfly_conf *)state)->gbw);
 }
 
 /* NodeNameFormat=x{group-1000}c{switch}s{*}b{*}n{*}. */
@@ -726,18 +682,23 @@ static void conf_describe_dfly(const struct tp__conf_built *b, FILE *out)
 			share);
 }
 
+/* Groups=, RoutersPerGroup=, LinksPerGroupPair=: 1..2^20. */
+#define DFLY_INT_AT(field) TP__CONF_INT_AT(struct dfly_conf, field, 1, 1 << 20)
+
 /* In this order the messages about keys given to another kind name them. */
 static const struct tp__conf_key dfly_keys[] = {
-	{ "Groups", offsetof(struct dfly_conf, groups_line), conf_set_groups,
-	  TP__CONF_KEY_OWN_NETWORK },
-	{ "RoutersPerGroup", offsetof(struct dfly_conf, rpg_line), conf_set_rpg,
-	  TP__CONF_KEY_OWN_NETWORK },
-	{ "LinksPerGroupPair", offsetof(struct dfly_conf, lpp_line), conf_set_lpp, 0 },
-	{ "Routing", offsetof(struct dfly_conf, routing_line), conf_set_routing, 0 },
-	{ "NodeNameFormat", offsetof(struct dfly_conf, format_line), conf_set_format, 0 },
-	{ "AdaptiveShare", offsetof(struct dfly_conf, share_line), conf_set_share, 0 },
-	{ "LocalBandwidth", offsetof(struct dfly_conf, lbw_line), conf_set_lbw, 0 },
-	{ "GlobalBandwidth", offsetof(struct dfly_conf, gbw_line), conf_set_gbw, 0 },
+	{ "Groups", offsetof(struct dfly_conf, groups_line),
+	  .flags = TP__CONF_KEY_OWN_NETWORK, DFLY_INT_AT(groups) },
+	{ "RoutersPerGroup", offsetof(struct dfly_conf, rpg_line),
+	  .flags = TP__CONF_KEY_OWN_NETWORK, DFLY_INT_AT(rpg) },
+	{ "LinksPerGroupPair", offsetof(struct dfly_conf, lpp_line), DFLY_INT_AT(lpp) },
+	{ "Routing", offsetof(struct dfly_conf, routing_line), .set = conf_set_routing },
+	{ "NodeNameFormat", offsetof(struct dfly_conf, format_line), .set = conf_set_format },
+	{ "AdaptiveShare", offsetof(struct dfly_conf, share_line), .set = conf_set_share },
+	{ "LocalBandwidth", offsetof(struct dfly_conf, lbw_line),
+	  TP__CONF_BANDWIDTH_AT(struct dfly_conf, lbw) },
+	{ "GlobalBandwidth", offsetof(struct dfly_conf, gbw_line),
+	  TP__CONF_BANDWIDTH_AT(struct dfly_conf, gbw) },
 };
 
 static const struct tp_net_ops *const dfly_machines[] = { &dragonfly_ops, NULL };

@@ -73,17 +73,44 @@ struct tp__conf_reader {
 	int lbw_line;
 };
 
+/* How conf.c parses a key of a kind's own that has no set function. */
+enum tp__conf_rule {
+	TP__CONF_SET = 0,           /* the key's set function parses it */
+	/* an integer in lo..hi into an int: "KEY=VAL: expected an integer in
+	 * LO..HI" */
+	TP__CONF_INT,
+	/* a number > 0 (GB/s, no unit) into a double: "KEY=VAL: expected a
+	 * positive number (GB/s)" */
+	TP__CONF_GBS,
+	/* a bandwidth in GB/s, bare or with a unit, into a double
+	 * (tp__conf_bandwidth's messages) */
+	TP__CONF_BANDWIDTH,
+};
+
 /* A key of one kind's own. */
 struct tp__conf_key {
 	const char *name;           /* "Groups" (matched without case) */
 	/* offsetof(the kind's state, the int line of this key): conf.c
 	 * records it, refusing a key given twice or after the first node */
 	size_t line_at;
-	/* Parses t->val into state (errors through tp__conf_error). */
+	/* Parses t->val into state (errors through tp__conf_error); NULL:
+	 * conf.c parses it by rule into the field at val_at. */
 	int (*set)(struct tp__conf_reader *r, void *state,
 		   const struct tp__conf_tok *t);
 	unsigned flags;             /* TP__CONF_KEY_* */
+	enum tp__conf_rule rule;
+	size_t val_at;              /* offsetof(the kind's state, the value) */
+	long long lo, hi;           /* TP__CONF_INT's range */
 };
+
+/* The parts of a struct tp__conf_key that a rule parses (set NULL): the
+ * value is member field of the kind's state type st. */
+#define TP__CONF_INT_AT(st, field, min, max) \
+	.rule = TP__CONF_INT, .val_at = offsetof(st, field), .lo = (min), .hi = (max)
+#define TP__CONF_GBS_AT(st, field) \
+	.rule = TP__CONF_GBS, .val_at = offsetof(st, field)
+#define TP__CONF_BANDWIDTH_AT(st, field) \
+	.rule = TP__CONF_BANDWIDTH, .val_at = offsetof(st, field)
 
 /* Given without Network=, the key describes a network of its own (not
  * Slurm's topology): "no Network= line". */
@@ -181,6 +208,10 @@ int tp__conf_parse_time(const char *s, double *sec);
 /* t's value as a bandwidth (GB/s), or "KEY=VAL: not a bandwidth". */
 int tp__conf_bandwidth(struct tp__conf_reader *r, const struct tp__conf_tok *t,
 		       double *gbps);
+/* t's value as an integer in lo..hi, or "KEY=VAL: expected an integer in
+ * LO..HI" with KEY key (NULL: t's). */
+int tp__conf_int(struct tp__conf_reader *r, const struct tp__conf_tok *t,
+		 const char *key, long long lo, long long hi, int *val);
 /* The Slurm topology file key=val names (relative to the config's
  * directory; at most TP__MAX_TOPOLOGY_BYTES): its path and text, both
  * malloc'ed; errors "KEY=VAL: problem" at line. */

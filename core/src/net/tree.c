@@ -1602,14 +1602,8 @@ struct tree_conf {
 static int conf_set_forest(struct tp__conf_reader *r, void *state,
 			   const struct tp__conf_tok *t)
 {
-	struct tree_conf *tc = state;
-	long long v = 0;
-	if (tp__conf_parse_ll(t->val, 1, 1000000, &v))
-		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
-				      "ForestCost=%s: expected an integer in 1..1000000",
-				      t->val);
-	tc->forest_cost = (int)v;
-	return TP_OK;
+	return tp__conf_int(r, t, "ForestCost", 1, 1000000,
+			    &((struct tree_conf *)state)->forest_cost);
 }
 
 /* LevelUplinks=8 or 8,4: the parallel cables above each switch of a
@@ -1775,12 +1769,12 @@ static void conf_describe_tree(const struct tp__conf_built *b, FILE *out)
 }
 
 static const struct tp__conf_key tree_keys[] = {
-	{ "ForestCost", offsetof(struct tree_conf, forest_line), conf_set_forest,
-	  TP__CONF_KEY_SLURM },
-	{ "LevelUplinks", offsetof(struct tree_conf, uplinks_line), conf_set_uplinks,
-	  TP__CONF_KEY_SLURM },
-	{ "UplinkRouting", offsetof(struct tree_conf, routing_line), conf_set_routing,
-	  TP__CONF_KEY_SLURM },
+	{ "ForestCost", offsetof(struct tree_conf, forest_line),
+	  .set = conf_set_forest, .flags = TP__CONF_KEY_SLURM },
+	{ "LevelUplinks", offsetof(struct tree_conf, uplinks_line),
+	  .set = conf_set_uplinks, .flags = TP__CONF_KEY_SLURM },
+	{ "UplinkRouting", offsetof(struct tree_conf, routing_line),
+	  .set = conf_set_routing, .flags = TP__CONF_KEY_SLURM },
 };
 
 static const struct tp_net_ops *const tree_machines[] = { &tree_ops, NULL };
