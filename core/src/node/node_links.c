@@ -970,21 +970,27 @@ static int amd_parse(char *buf, const char *what, int **counts, int *ngpus,
 	return rc;
 }
 
-/* amd-smi text: a line that is the title of a table used. */
-static bool is_amd_smi(const char *buf)
+/* Does some line of buf (shorter than 256 bytes) make title() say >= 0? */
+static bool any_title_line(const char *buf, int (*title)(const char *))
 {
 	const char *at = buf, *p;
 	size_t n;
 	while ((p = tp__line_next(&at, &n))) {
-		char line[64];
+		char line[256];
 		if (n < sizeof line) {
 			memcpy(line, p, n);
 			line[n] = '\0';
-			if (amd_title(line) >= 0)
+			if (title(line) >= 0)
 				return true;
 		}
 	}
 	return false;
+}
+
+/* amd-smi text: a line that is the title of a table used. */
+static bool is_amd_smi(const char *buf)
+{
+	return any_title_line(buf, amd_title);
 }
 
 /* ---- amd-smi topology --json ---- */
@@ -1145,20 +1151,8 @@ static bool is_amd_json(const char *buf)
 /* rocm-smi text: its banner, or a spacer line with a matrix's title. */
 static bool is_rocm_smi(const char *buf)
 {
-	if (strstr(buf, "ROCm System Management Interface"))
-		return true;
-	const char *at = buf, *p;
-	size_t n;
-	while ((p = tp__line_next(&at, &n))) {
-		char line[256];
-		if (n < sizeof line) {
-			memcpy(line, p, n);
-			line[n] = '\0';
-			if (rocm_section(line) >= 0)
-				return true;
-		}
-	}
-	return false;
+	return strstr(buf, "ROCm System Management Interface") ||
+	       any_title_line(buf, rocm_section);
 }
 
 int tp_links_parse(const char *text, size_t len, const char *what,
