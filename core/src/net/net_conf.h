@@ -112,6 +112,11 @@ struct tp__conf_key {
 #define TP__CONF_BANDWIDTH_AT(st, field) \
 	.rule = TP__CONF_BANDWIDTH, .val_at = offsetof(st, field)
 
+/* A struct tp__conf_kind's keys (an array) and state (a type). */
+#define TP__CONF_KEYS(array, state) \
+	.keys = (array), .nkeys = (int)(sizeof(array) / sizeof *(array)), \
+	.state_size = sizeof(state)
+
 /* Given without Network=, the key describes a network of its own (not
  * Slurm's topology): "no Network= line". */
 #define TP__CONF_KEY_OWN_NETWORK 1u

@@ -171,6 +171,16 @@ struct tp_net_ops {
 	bool port_cables;
 };
 
+/* The members of a struct tp_net_ops that every kind fills in, with the
+ * static functions of its file named as the members are. */
+#define TP__NET_OPS_ROUTING \
+	.distance = distance, \
+	.range_lower_bound = range_lower_bound, \
+	.route = route, \
+	.max_route_links = max_route_links, \
+	.link_count = link_count, \
+	.link_name = link_name
+
 /* The deepest hierarchy the hierarchical mapper handles (its cap). */
 #define TP__HIER_MAX_LEVELS 64
 
@@ -201,6 +211,18 @@ static inline int64_t tp__axis_hops(const struct tp_machine *m, int d, int x,
 	return (int64_t)(uint32_t)h;   /* h >= 0: zero-extension is free */
 }
 
+/* Hops along dimension d from coordinate p to the nearest of lo..hi (0
+ * inside). */
+static inline int64_t tp__axis_gap(const struct tp_machine *m, int d, int p,
+				   int lo, int hi)
+{
+	if (p >= lo && p <= hi)
+		return 0;
+	int64_t a = tp__axis_hops(m, d, p, lo);
+	int64_t b = tp__axis_hops(m, d, p, hi);
+	return a < b ? a : b;
+}
+
 /* Distance between router coordinates inside the box (inlined in hot
  * loops). */
 static inline int64_t tp__coord_dist(const struct tp_machine *m, const int *a,
@@ -223,13 +245,8 @@ static inline int64_t tp__range_lower_bound(const struct tp_machine *m,
 	if (__builtin_expect(!m->plain_hops, 0))
 		return m->net->range_lower_bound(m, p, lo, hi);
 	int64_t lb = 0;
-	for (int d = 0; d < m->ndims; d++) {
-		if (p[d] >= lo[d] && p[d] <= hi[d])
-			continue;
-		int64_t a = tp__axis_hops(m, d, p[d], lo[d]);
-		int64_t b = tp__axis_hops(m, d, p[d], hi[d]);
-		lb += a < b ? a : b;
-	}
+	for (int d = 0; d < m->ndims; d++)
+		lb += tp__axis_gap(m, d, p[d], lo[d], hi[d]);
 	return lb;
 }
 

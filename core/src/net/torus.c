@@ -48,8 +48,8 @@ static struct torus *torus_of(const tp_machine *m)
 	return m->net_data;
 }
 
-static int64_t weighted_distance(const struct tp_machine *m, const int *a,
-				 const int *b)
+/* Hops weighted by hop_cost. */
+static int64_t distance(const struct tp_machine *m, const int *a, const int *b)
 {
 	const struct torus *t = m->net_data;
 	int64_t h = 0;
@@ -58,19 +58,13 @@ static int64_t weighted_distance(const struct tp_machine *m, const int *a,
 	return h;
 }
 
-static int64_t weighted_range_lower_bound(const struct tp_machine *m,
-					  const int *p, const int *lo,
-					  const int *hi)
+static int64_t range_lower_bound(const struct tp_machine *m, const int *p,
+				 const int *lo, const int *hi)
 {
 	const struct torus *t = m->net_data;
 	int64_t lb = 0;
-	for (int d = 0; d < m->ndims; d++) {
-		if (p[d] >= lo[d] && p[d] <= hi[d])
-			continue;
-		int64_t a = tp__axis_hops(m, d, p[d], lo[d]);
-		int64_t b = tp__axis_hops(m, d, p[d], hi[d]);
-		lb += (a < b ? a : b) * t->hop_cost[d];
-	}
+	for (int d = 0; d < m->ndims; d++)
+		lb += tp__axis_gap(m, d, p[d], lo[d], hi[d]) * t->hop_cost[d];
 	return lb;
 }
 
@@ -199,33 +193,18 @@ static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
 	return t->link_bw[(lane >> 1) % m->ndims] * 1e9;
 }
 
-static const struct tp_net_ops torus_ops = {
-	.kind = "torus",
-	.caps = TP__CAP(TP_CAP_COORDINATES),
-	.distance = weighted_distance,
-	.range_lower_bound = weighted_range_lower_bound,
-	.route = route,
-	.max_route_links = max_route_links,
-	.link_count = link_count,
-	.link_name = link_name,
-	.link_ends = link_ends,
-	.destroy = free,
-	.lane_bandwidth = lane_bandwidth,
-};
+/* A torus and a mesh differ only in their boxes' wrap. */
+#define TORUS_OPS(name) { \
+	.kind = (name), \
+	.caps = TP__CAP(TP_CAP_COORDINATES), \
+	TP__NET_OPS_ROUTING, \
+	.link_ends = link_ends, \
+	.destroy = free, \
+	.lane_bandwidth = lane_bandwidth, \
+}
 
-static const struct tp_net_ops mesh_ops = {
-	.kind = "mesh",
-	.caps = TP__CAP(TP_CAP_COORDINATES),
-	.distance = weighted_distance,
-	.range_lower_bound = weighted_range_lower_bound,
-	.route = route,
-	.max_route_links = max_route_links,
-	.link_count = link_count,
-	.link_name = link_name,
-	.link_ends = link_ends,
-	.destroy = free,
-	.lane_bandwidth = lane_bandwidth,
-};
+static const struct tp_net_ops torus_ops = TORUS_OPS("torus");
+static const struct tp_net_ops mesh_ops = TORUS_OPS("mesh");
 
 int tp_machine_create(tp_machine **out, int ndims, const int *dims,
 		      const bool *wrap, tp_error *err)

@@ -329,33 +329,18 @@ static void destroy(void *net_data)
 	tori_free(net_data);
 }
 
-static const struct tp_net_ops ring_ops = {
-	.kind = "ring",
-	.caps = TP__CAP(TP_CAP_COORDINATES),
-	.distance = distance,
-	.range_lower_bound = range_lower_bound,
-	.route = route,
-	.max_route_links = max_route_links,
-	.link_count = link_count,
-	.link_name = link_name,
-	.link_ends = link_ends,
-	.destroy = destroy,
-	.hierarchy = hierarchy,
-};
+/* Slurm's rings and its toruses side by side differ only in their names. */
+#define TORI_OPS(name) { \
+	.kind = (name), \
+	.caps = TP__CAP(TP_CAP_COORDINATES), \
+	TP__NET_OPS_ROUTING, \
+	.link_ends = link_ends, \
+	.destroy = destroy, \
+	.hierarchy = hierarchy, \
+}
 
-static const struct tp_net_ops tori_ops = {
-	.kind = "tori",
-	.caps = TP__CAP(TP_CAP_COORDINATES),
-	.distance = distance,
-	.range_lower_bound = range_lower_bound,
-	.route = route,
-	.max_route_links = max_route_links,
-	.link_count = link_count,
-	.link_name = link_name,
-	.link_ends = link_ends,
-	.destroy = destroy,
-	.hierarchy = hierarchy,
-};
+static const struct tp_net_ops ring_ops = TORI_OPS("ring");
+static const struct tp_net_ops tori_ops = TORI_OPS("tori");
 
 int tp__tori_new(tp_machine **out, int nd, const struct tp__tori_domain *dom,
 		 int32_t n, tp_error *err)
