@@ -23,30 +23,30 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 	fprintf(stderr, "topoplace: %s%s\n", prefix, buf);
 }
 
+/* vmsg(prefix, fmt, the arguments after fmt) in a variadic function. */
+#define VMSG(prefix, fmt) \
+	do { \
+		va_list ap; \
+		va_start(ap, fmt); \
+		vmsg(prefix, fmt, ap); \
+		va_end(ap); \
+	} while (0)
+
 int cli_usage_error(const char *fmt, ...)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg("", fmt, ap);
-	va_end(ap);
+	VMSG("", fmt);
 	return CLI_EXIT_USAGE;
 }
 
 int cli_fail(const char *fmt, ...)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg("", fmt, ap);
-	va_end(ap);
+	VMSG("", fmt);
 	return CLI_EXIT_FAIL;
 }
 
 void cli_note(const char *fmt, ...)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg("note: ", fmt, ap);
-	va_end(ap);
+	VMSG("note: ", fmt);
 }
 
 static void print_core_error(const char *ctx, const tp_error *err)

@@ -103,16 +103,8 @@ struct loader {
 
 /* ---- messages ---- */
 
-__attribute__((format(printf, 5, 6)))
-static int lerr(struct loader *ld, const char *file, int line, int code,
-		const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int rc = tp__line_verror(ld->r.err, file ? file : ld->r.what, line, code, fmt, ap);
-	va_end(ap);
-	return rc;
-}
+/* tp__conf_error of the loader's reader. */
+#define lerr(ld, ...) tp__conf_error(&(ld)->r, __VA_ARGS__)
 
 static int oom(struct loader *ld)
 {
