@@ -187,6 +187,17 @@ static int gres_line(struct rows *r, char *line, int lineno, const char *what,
 	return 0;
 }
 
+/* The words of line (split in place on blanks), at most cap of them. */
+static int split_words(char *line, char **tok, int cap)
+{
+	int nt = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(line, " \t\r\n", &save); t && nt < cap;
+	     t = strtok_r(NULL, " \t\r\n", &save))
+		tok[nt++] = t;
+	return nt;
+}
+
 /* ---- nvidia-smi topo -m ---- */
 
 /* Remove ANSI escape sequences in place. */
@@ -226,12 +237,7 @@ static int smi_line(struct rows *r, char *line, int lineno, const char *what,
 		    tp_error *err)
 {
 	char *tok[TP_NODE_MAX_GPUS + 8];
-	int nt = 0;
-	char *save = NULL;
-	for (char *t = strtok_r(line, " \t\r\n", &save);
-	     t && nt < (int)(sizeof tok / sizeof tok[0]);
-	     t = strtok_r(NULL, " \t\r\n", &save))
-		tok[nt++] = t;
+	int nt = split_words(line, tok, (int)(sizeof tok / sizeof tok[0]));
 	if (nt == 0)
 		return 0;
 	int idx;
@@ -430,12 +436,7 @@ static int rocm_line(struct rocm *r, int sec, char *line, int lineno,
 		     const char *what, tp_error *err)
 {
 	char *tok[TP_NODE_MAX_GPUS + 8];
-	int nt = 0;
-	char *save = NULL;
-	for (char *t = strtok_r(line, " \t\r\n", &save);
-	     t && nt < (int)(sizeof tok / sizeof tok[0]);
-	     t = strtok_r(NULL, " \t\r\n", &save))
-		tok[nt++] = t;
+	int nt = split_words(line, tok, (int)(sizeof tok / sizeof tok[0]));
 	int idx;
 	if (nt == 0 || !gpu_token(tok[0], &idx))
 		return 0;    /* notes ("Format: min-max ..."), errors, blanks */
@@ -859,12 +860,7 @@ static int amd_text_line(void *arg, char *line, long number)
 	if (rd->sec < 0)
 		return 0;
 	char *tok[TP_NODE_MAX_GPUS + 2];
-	int nt = 0;
-	char *save = NULL;
-	for (char *t = strtok_r(line, " \t\r\n", &save);
-	     t && nt < (int)(sizeof tok / sizeof tok[0]);
-	     t = strtok_r(NULL, " \t\r\n", &save))
-		tok[nt++] = t;
+	int nt = split_words(line, tok, (int)(sizeof tok / sizeof tok[0]));
 	if (nt == 0)
 		return 0;
 	if (!bdf_token(tok[0]))
