@@ -27,7 +27,7 @@
  * other GPUs.  hwloc on AMD SMI writes the pair's largest bandwidth
  * (50000, 100000 or 200000: one, two or four links) and the hops from the
  * driver's weights.  hwloc on ROCm SMI writes 100000 for every xGMI pair
- * ("TODO: verify the XGMI version before putting 100GB/s here") and 1 hop
+ * (hwloc leaves checking the XGMI version for later) and 1 hop
  * for every one, joined directly or not: a matrix whose every GPU pair is 0
  * or 100000 is read as that placeholder, which says which pairs are linked
  * but not how many links; such pairs get XGMIPeers' counts (four between
