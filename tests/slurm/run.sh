@@ -508,13 +508,20 @@ ok = len(g) == 8 and all({g[a], g[b]} in nv
                          for a, b in ((0, 2), (1, 3), (4, 6), (5, 7)))
 print("ok" if ok else "no")' "$1" 2>/dev/null
 }
-exp=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
-	--stencil 8x1 --policy block --gpu-matrix "$W/gm8.json" --format json 2>/dev/null |
+# topoplace map's PROCID:LOCALID:GPUS (4 tasks per node) for the step whose
+# NL= and TPN= are in file $1; more map arguments after it
+map_gpus() {
+	local out=$1
+	shift
+	"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$(val NL "$out")" \
+		--tasks-per-node "$(val TPN "$out")" "$@" --format json 2>/dev/null |
 	python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print(" ".join("%d:%d:%s" % (t, t % 4, ",".join(map(str, g)))
-               for t, g in enumerate(d["gpus"])))' 2>/dev/null)
+               for t, g in enumerate(d["gpus"])))' 2>/dev/null
+}
+exp=$(map_gpus "$f" --stencil 8x1 --policy block --gpu-matrix "$W/gm8.json")
 sel=$(val SEL "$f")
 if [ "$(nvpairs "$sel")" = ok ] && [ "$sel" = "$exp" ] &&
 	[ "$(count_lines '^topoplace: node[0-9]*: GPU selection applied (magc, 4 tasks, 1 GPU per task, step GPUs 0,1,2,3): max GPU-link congestion 200\(\.01\)\{0,1\} -> 12.5 ms' "$W/t4e.err")" = 2 ]; then
@@ -1073,14 +1080,8 @@ echo "SEL=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json 
 echo "SEL2=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json)"'
 	as_user "salloc -N2 --ntasks-per-node=4 --gpus-per-node=4 ./t17.sh > t17.out 2> t17.err"
 	f=$W/t17.out
-	exp=$("$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" \
-		--stencil 8x1 --policy block --gpu-matrix "$W/gm8.json" --node-topology "$NV4.xml" --gpu-links "$NV4.links" \
-		--format json 2>/dev/null |
-		python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print(" ".join("%d:%d:%s" % (t, t % 4, ",".join(map(str, g)))
-               for t, g in enumerate(d["gpus"])))' 2>/dev/null)
+	exp=$(map_gpus "$f" --stencil 8x1 --policy block --gpu-matrix "$W/gm8.json" \
+		--node-topology "$NV4.xml" --gpu-links "$NV4.links")
 	sel=$(val SEL "$f")
 	if [ "$(nvpairs "$sel")" = ok ] && [ "$sel" = "$exp" ] &&
 		[ "$(count_lines '^topoplace: node[0-9]*: GPU selection applied (magc, 4 tasks, 1 GPU per task, step GPUs 0,1,2,3): max GPU-link congestion 200\(\.01\)\{0,1\} -> 12.5 ms' "$W/t17.err")" = 2 ]; then
@@ -1089,7 +1090,6 @@ print(" ".join("%d:%d:%s" % (t, t % 4, ",".join(map(str, g)))
 		bad "17a detected model" "expected: [$exp]" "got:      [$sel]" "stderr: $(cat "$W/t17.err")"
 	fi
 	check_eq "17b the second step reads the cache: the same GPUs" "$sel" "$(val SEL2 "$f")"
-	n1=$(val NL "$f"); n1=${n1%%,*}; n1=${n1%%[[]*}
 	cache=$(ls "$DIR"/state/*/cache/node-*.xml 2>/dev/null | head -1)
 	if [ -n "$cache" ] && [ "$(stat -c '%U %a' "$cache")" = "root 644" ] &&
 		grep -q 'name="NVLinkBandwidth"' "$cache" &&
