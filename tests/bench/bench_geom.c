@@ -47,6 +47,7 @@
 #include "input/alloc_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include "bench_time.h"
 
 /* ------------------------------------------------------------------ */
 /* Cases                                                               */
@@ -147,13 +148,6 @@ struct result {
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* VmHWM (peak resident set) of this process in MB, from /proc. */
 static double vm_hwm_mb(void)

@@ -30,13 +30,7 @@
 #include "map/place_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "bench_time.h"
 
 static uint64_t splitmix64(uint64_t *s)
 {

@@ -32,6 +32,7 @@
 #include "input/alloc_internal.h"
 #include "map/place_internal.h"
 #include "pattern/pattern_internal.h"
+#include "bench_time.h"
 
 struct hcase {
 	const char *name;
@@ -68,19 +69,6 @@ static const struct hcase cases[] = {
 static double opt_budget = 300;
 static int opt_runs = 5;
 static bool opt_full = true;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return a < b ? -1 : a > b;
-}
 
 /* The case's topoplace.conf (and the tree's topology.conf, into topo). */
 static char *conf_text(const struct hcase *c, int64_t total, char *topo, size_t cap)

@@ -32,6 +32,8 @@
 
 #include <topoplace/topoplace.h>
 #include "cli.h"
+#include "bench_alloc.h"
+#include "bench_time.h"
 
 #define MAX_RUNS 31
 #define CHUNK 65536
@@ -46,33 +48,6 @@ bool cli_help(const char *cmd, FILE *f)
 	(void)cmd;
 	(void)f;
 	return false;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Half the nodes, in node order, as a Slurm hostlist "n[000001,...]". */

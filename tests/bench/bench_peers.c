@@ -69,17 +69,11 @@
 #include "map/place_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include "bench_time.h"
 
 #ifndef TP_SOURCE_DIR
 #define TP_SOURCE_DIR "."
 #endif
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void die(const char *what, const tp_error *e)
 {

@@ -47,6 +47,7 @@
 #include <topoplace/topoplace.h>
 #include "input/alloc_internal.h"
 #include "pattern/pattern_internal.h"
+#include "bench_time.h"
 
 enum alloc_kind { ALLOC_RANDOM, ALLOC_ALL, ALLOC_BOX };
 
@@ -112,13 +113,6 @@ struct result {
 static uint64_t g_seed = 20261123;
 static double opt_budget = 300;
 static int opt_threads = 0, opt_runs = 5;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static uint64_t splitmix64(uint64_t *s)
 {
