@@ -85,6 +85,7 @@ static void make_request(const struct tpk_site *site,
 	q->capacity = s->capacity;
 	q->ntasks = s->ntasks;
 	q->max_tasks = site->max_tasks;
+	q->threads = site->max_threads;   /* at most; 0: every CPU srun has */
 	q->stencil = h->stencil;
 	if (h->graph) {
 		q->graph.name = h->graph;
@@ -414,8 +415,9 @@ void tpk_key(const struct tpk_site *site, const struct tpk_hints *hints,
 	char num[96];
 	fnv(&h, site->conf_path);
 	fnv(&h, site->policy);
-	snprintf(num, sizeof num, "%.17g %zu %lld", site->time_budget_ms,
-		 site->max_file_bytes, (long long)site->max_tasks);
+	snprintf(num, sizeof num, "%.17g %zu %lld %d", site->time_budget_ms,
+		 site->max_file_bytes, (long long)site->max_tasks,
+		 site->max_threads);
 	fnv(&h, num);
 	fnv(&h, hints->stencil);
 	fnv(&h, hints->graph);

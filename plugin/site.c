@@ -1,7 +1,8 @@
 /* topoplace SPANK plugin — the site's settings: the arguments of the
  * plugstack.conf line (conf=, policy=, time_budget_ms=, max_file_bytes=,
- * max_tasks=, cpu_bind=, slurm_conf=, node_detect=, node_cache=).  A bad argument is ignored with one line; the
- * others still apply. */
+ * max_tasks=, max_threads=, cpu_bind=, slurm_conf=, node_detect=,
+ * node_cache=).  A bad argument is ignored with one line; the others still
+ * apply. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -150,6 +151,16 @@ int tpk_site_arg(struct tpk_site *s, const char *arg, char *err, size_t len)
 		s->max_tasks = (int64_t)n;
 		return 0;
 	}
+	if (KEY("max_threads")) {
+		if (!count_arg(v, TPK_MAX_THREADS_LIMIT, &n)) {
+			snprintf(err, len, "max_threads=%s: a thread count in "
+				 "1..%d is needed (ignored)", v,
+				 TPK_MAX_THREADS_LIMIT);
+			return -1;
+		}
+		s->max_threads = (int)n;
+		return 0;
+	}
 	if (KEY("cpu_bind"))
 		return yes_no("cpu_bind", v, &s->cpu_bind, err, len);
 	if (KEY("node_detect"))
@@ -159,6 +170,7 @@ int tpk_site_arg(struct tpk_site *s, const char *arg, char *err, size_t len)
 #undef KEY
 	snprintf(err, len, "unknown plugstack argument '%s' (ignored); known: "
 		 "conf=, policy=, time_budget_ms=, max_file_bytes=, max_tasks=, "
-		 "cpu_bind=, slurm_conf=, node_detect=, node_cache=", arg);
+		 "max_threads=, cpu_bind=, slurm_conf=, node_detect=, "
+		 "node_cache=", arg);
 	return -1;
 }

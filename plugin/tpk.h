@@ -40,6 +40,7 @@
 #define TPK_MAX_HOSTFILE_BYTES (64u << 20)       /* the hostfile written */
 #define TPK_MAX_CORES 8192   /* cores of a step on one node */
 #define TPK_MAX_PICTURE_BYTES (16u << 20)   /* --topo-report=svg */
+#define TPK_MAX_THREADS_LIMIT 256  /* max_threads=: the core's own limit */
 
 /* ---- site.c: the plugstack.conf line ---- */
 
@@ -49,6 +50,7 @@ struct tpk_site {
 	double time_budget_ms;         /* time_budget_ms=, < 0 when not given */
 	size_t max_file_bytes;         /* max_file_bytes= */
 	int64_t max_tasks;             /* max_tasks= */
+	int max_threads;               /* max_threads=, 0 when not given */
 	bool cpu_bind;                 /* cpu_bind=yes|no (default yes) */
 	char slurm_conf[TPK_PATH_MAX]; /* slurm_conf=, "" when not given */
 	bool node_detect;              /* node_detect=yes|no (default yes) */

@@ -598,6 +598,9 @@ int tp__grow(void **p, size_t n, size_t *cap, size_t size);
 /* CPUs this process may run on: its affinity mask (a Slurm step is bound
  * to the job's CPUs, fewer than the node's), else the online count. */
 int tp__cpus(void);
+/* The most threads one placement starts (the search's and the
+ * refinement's; a site may set fewer: MaxThreads=). */
+#define TP__MAX_THREADS 256
 
 /* ---- core/node: one node's inside (node.c, node_links.c, gpusel.c) ---- */
 

@@ -527,6 +527,10 @@ static const struct bad bad_configs[] = {
 	{ "Network=torus Dims=4\nTimeBudgetMs=-1\n", TP_EINVAL, "cfg:2: TimeBudgetMs=-1: not a number >= 0" },
 	{ "Network=torus Dims=4\nTimeBudgetMs=fast\n", TP_EINVAL, "cfg:2: TimeBudgetMs=fast: not a number" },
 	{ "Network=torus Dims=4\nTimeBudgetMs=inf\n", TP_EINVAL, "TimeBudgetMs=inf: not a number" },
+	{ "Network=torus Dims=4\nMaxThreads=0\n", TP_EINVAL, "cfg:2: MaxThreads=0: a thread count in 1..256 is needed" },
+	{ "Network=torus Dims=4\nMaxThreads=4x\n", TP_EINVAL, "cfg:2: MaxThreads=4x: a thread count" },
+	{ "Network=torus Dims=4\nMaxThreads=1000\n", TP_EINVAL, "MaxThreads=1000: a thread count" },
+	{ "Network=torus Dims=4\nMaxThreads=2\nMaxThreads=3\n", TP_EINVAL, "cfg:3: MaxThreads= given twice (first on line 2)" },
 	{ "Network=torus Dims=4x4x4 LinkBandwidth=75,0,75\n", TP_EINVAL,
 	  "cfg:1: LinkBandwidth=75,0,75: value 2 ('0') is not a positive number" },
 	{ "Network=torus Dims=4x4x4\nLinkBandwidth=1,2\nNodeName=a Coords=0,0,0\n", TP_EINVAL,
@@ -1223,7 +1227,8 @@ START_TEST(kinds_table)
 	static const char *const common[] = {
 		"Network", "Dims", "Wrap", "NodesPerRouter", "LinkBandwidth",
 		"Distance", "TopologyFile", "LevelCost", "LevelBandwidth",
-		"DefaultPolicy", "DefaultMetric", "TimeBudgetMs", "CoordFile",
+		"DefaultPolicy", "DefaultMetric", "TimeBudgetMs", "MaxThreads",
+		"CoordFile",
 		"SwitchFile", "NodeName", "CoordOrder", "Offset", "Coords",
 		"NodeTopology", "GpuLinks",
 	};

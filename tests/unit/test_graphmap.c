@@ -478,6 +478,59 @@ START_TEST(weighted_torus)
 }
 END_TEST
 
+/* Large graphs refine in chunks whose proposals may run on several threads:
+ * the result is the same on 1, 2 and 5 threads, a valid mapping, lower in
+ * hop-bytes than the start, and refining it again never raises it. */
+START_TEST(refine_threads_same_result)
+{
+	tp_conf *c = NULL;
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=32x32x32 Wrap=yes\n"
+					     "NodeName=n[00000-32767] CoordOrder=x-major\n",
+					     "t32.conf", &c, NULL), 0);
+	/* 4,096 random nodes x 4 slots: 16,384 tasks, the chunked size */
+	int32_t *perm = malloc(sizeof(int32_t) * 32768);
+	shuffle(perm, 32768, 11);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), perm, 4096, 4,
+					     &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "32x32x16", 16384, NULL), 0);
+	int32_t *start = malloc(sizeof(int32_t) * 16384);
+	int32_t *m1 = malloc(sizeof(int32_t) * 16384);
+	int32_t *mk = malloc(sizeof(int32_t) * 16384);
+	ck_assert_int_eq(tp_map_block(a, 16384, start, NULL), 0);
+	double before = tp_metrics_hop_bytes(g, a, start);
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	int64_t moves1 = 0;
+	memcpy(m1, start, sizeof(int32_t) * 16384);
+	tp_error err;
+	ck_assert_msg(tp__graphmap_refine_threads(g, a, &o, 1, m1, &moves1, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+	double after = tp_metrics_hop_bytes(g, a, m1);
+	ck_assert_msg(moves1 > 1000 && after < 0.8 * before, "%lld moves: %g -> %g",
+		      (long long)moves1, before, after);
+	for (int th = 2; th <= 5; th += 3) {
+		int64_t moves = 0;
+		memcpy(mk, start, sizeof(int32_t) * 16384);
+		ck_assert_int_eq(tp__graphmap_refine_threads(g, a, &o, th, mk, &moves,
+							     NULL), 0);
+		ck_assert_int_eq(moves, moves1);
+		ck_assert_mem_eq(mk, m1, sizeof(int32_t) * 16384);
+	}
+	ck_assert_int_eq(tp__graphmap_refine_threads(g, a, &o, 2, mk, NULL, NULL), 0);
+	ck_assert(tp_metrics_hop_bytes(g, a, mk) <= after * (1 + 1e-12));
+	free(start);
+	free(m1);
+	free(mk);
+	free(perm);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Under a budget nothing starts that cannot finish in it: a candidate whose
  * lower cost estimate is past the budget is skipped with why, the
  * congestion refinement gives back its start when the budget runs out
@@ -720,6 +773,7 @@ int main(void)
 	tcase_add_test(tc, greedy_and_bipartition_ring);
 	tcase_add_test(tc, greedy_and_bipartition_grid);
 	tcase_add_test(tc, refine_never_increases);
+	tcase_add_test(tc, refine_threads_same_result);
 	tcase_add_test(tc, heterogeneous_and_subset);
 	tcase_add_test(tc, disconnected_and_edgeless);
 	tcase_add_test(tc, policies_graph_auto);

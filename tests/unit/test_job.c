@@ -111,6 +111,39 @@ START_TEST(budget_order)
 }
 END_TEST
 
+/* The threads a placement uses: one per CPU the process may run on, held
+ * to the request's count and to the config's MaxThreads=. */
+START_TEST(thread_limits)
+{
+	int cpus = tp__cpus();
+	tp_conf *c = torus8(NULL), *c1 = torus8("MaxThreads=1\n");
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-003]";
+	r.ntasks = 4;
+	tp_job *job = NULL;
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert_int_eq(tp__job_threads(job), cpus);
+	tp_job_destroy(job);
+	r.threads = cpus + 5;                  /* never more than the CPUs */
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert_int_eq(tp__job_threads(job), cpus);
+	tp_job_destroy(job);
+	r.threads = 1;
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert_int_eq(tp__job_threads(job), 1);
+	tp_job_destroy(job);
+	r.threads = 0;
+	r.conf = c1;                           /* the site's limit */
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert_int_eq(tp__job_threads(job), 1);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+	tp_conf_destroy(c1);
+}
+END_TEST
+
 /* ---- the allocation ---- */
 
 START_TEST(slots_bound_tasks)
@@ -883,6 +916,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, policy_order);
 	tcase_add_test(tc, budget_order);
+	tcase_add_test(tc, thread_limits);
 	tcase_add_test(tc, slots_bound_tasks);
 	tcase_add_test(tc, spread_within_capacity);
 	tcase_add_test(tc, task_count_from_pattern);

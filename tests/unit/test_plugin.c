@@ -191,6 +191,9 @@ START_TEST(site_arguments)
 	ck_assert(s.time_budget_ms == 250.5);
 	ck_assert_int_eq(tpk_site_arg(&s, "max_tasks=4096", err, sizeof err), 0);
 	ck_assert_int_eq(s.max_tasks, 4096);
+	ck_assert_int_eq(s.max_threads, 0);
+	ck_assert_int_eq(tpk_site_arg(&s, "max_threads=6", err, sizeof err), 0);
+	ck_assert_int_eq(s.max_threads, 6);
 	ck_assert_int_eq(tpk_site_arg(&s, "cpu_bind=no", err, sizeof err), 0);
 	ck_assert(!s.cpu_bind);
 	/* the node's detected model: on, cached in /run/topoplace by default */
@@ -210,6 +213,8 @@ START_TEST(site_arguments)
 		{ "max_file_bytes=0", "1..1073741824" },
 		{ "max_file_bytes=2147483648", "1..1073741824" },
 		{ "max_tasks=12x", "task count" },
+		{ "max_threads=0", "thread count in 1..256" },
+		{ "max_threads=257", "thread count in 1..256" },
 		{ "cpu_bind=maybe", "yes or no" },
 		{ "node_detect=1", "yes or no" },
 		{ "node_cache=run/tp", "absolute path or no" },
@@ -223,6 +228,7 @@ START_TEST(site_arguments)
 	/* a bad argument changes nothing */
 	ck_assert_str_eq(s.policy, "zorder");
 	ck_assert_int_eq(s.max_tasks, 4096);
+	ck_assert_int_eq(s.max_threads, 6);
 }
 END_TEST
 

@@ -70,7 +70,8 @@ typedef struct tp_geom_opts {
 					  overrun at most one exact scoring,
 					  or the first variant when nothing
 					  was ready in time */
-	int nthreads;                  /* 0: one per online CPU, at most 8 */
+	int nthreads;                  /* 0: one per CPU the process may run on
+					  (sched_getaffinity), at most 256 */
 } tp_geom_opts;
 
 typedef struct tp_geom_report {

@@ -121,7 +121,9 @@ typedef struct tp_job_request {
 	/* geometric search tuning (0: defaults) */
 	enum tp_geom_search search;
 	int parts_per_level;
-	int threads;
+	int threads;                 /* at most this many threads (0: one per
+					CPU the process may run on); the
+					config's MaxThreads= holds both */
 
 	/* Inside the nodes. */
 	unsigned flags;

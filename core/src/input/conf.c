@@ -40,6 +40,7 @@ struct tp_conf {
 	enum tp_policy policy;
 	enum tp_metric_kind metric;
 	double time_budget_ms;
+	int max_threads;            /* MaxThreads= (0: not set) */
 	char *path;                 /* the config's name in messages */
 	bool from_slurm;            /* the network is Slurm's topology */
 	char *source;               /* how it was found (check-config) */
@@ -80,7 +81,7 @@ struct loader {
 	void **state;          /* each kind's, as tp__conf_kinds lists them */
 
 	/* Settings seen so far (line 0: not given). */
-	int policy_line, metric_line, budget_line;
+	int policy_line, metric_line, budget_line, threads_line;
 	int first_node_line;
 	/* the time model's speeds: HopLatency=, NodeBandwidth=,
 	 * IntraNodeBandwidth= (line 0: the defaults) */
@@ -827,6 +828,7 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 		{ ld->policy_line, "DefaultPolicy", true },
 		{ ld->metric_line, "DefaultMetric", true },
 		{ ld->budget_line, "TimeBudgetMs", true },
+		{ ld->threads_line, "MaxThreads", true },
 		{ ld->lat_line, "HopLatency", true },
 		{ ld->nodebw_line, "NodeBandwidth", true },
 		{ ld->intrabw_line, "IntraNodeBandwidth", true },
@@ -1064,6 +1066,24 @@ static int set_budget(struct loader *ld, const struct tp__conf_tok *t)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "TimeBudgetMs=%s: not a number >= 0", t->val);
 	ld->c->time_budget_ms = v;
+	return TP_OK;
+}
+
+/* MaxThreads=N: the most threads one placement uses (its search and its
+ * refinement), below the CPUs it may run on. */
+static int set_max_threads(struct loader *ld, const struct tp__conf_tok *t)
+{
+	int rc = set_once(ld, t, &ld->threads_line, false);
+	if (rc)
+		return rc;
+	char *end;
+	errno = 0;
+	long v = strtol(t->val, &end, 10);
+	if (!t->val[0] || *end || errno || v < 1 || v > TP__MAX_THREADS)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "MaxThreads=%s: a thread count in 1..%d is needed",
+			    t->val, TP__MAX_THREADS);
+	ld->c->max_threads = (int)v;
 	return TP_OK;
 }
 
@@ -1887,6 +1907,8 @@ static int settings_line(struct loader *ld, const struct tp__conf_tok *toks, int
 			rc = set_metric(ld, t);
 		else if (!strcasecmp(k, "TimeBudgetMs"))
 			rc = set_budget(ld, t);
+		else if (!strcasecmp(k, "MaxThreads"))
+			rc = set_max_threads(ld, t);
 		else if (!strcasecmp(k, "HopLatency") ||
 			 !strcasecmp(k, "NodeBandwidth") ||
 			 !strcasecmp(k, "IntraNodeBandwidth"))
@@ -2378,6 +2400,11 @@ double tp_conf_time_budget_ms(const tp_conf *c)
 	return c ? c->time_budget_ms : 0.0;
 }
 
+int tp_conf_max_threads(const tp_conf *c)
+{
+	return c ? c->max_threads : 0;
+}
+
 void tp_conf_describe(const tp_conf *c, FILE *out)
 {
 	if (!c || !c->b.m || !out)
@@ -2392,7 +2419,10 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 		c->has_policy ? tp_policy_name(c->policy) : "auto (the default)",
 		tp_metric_name(c->metric));
 	if (c->time_budget_ms > 0)
-		fprintf(out, "%g ms\n", c->time_budget_ms);
+		fprintf(out, "%g ms", c->time_budget_ms);
 	else
-		fputs("none\n", out);
+		fputs("none", out);
+	if (c->max_threads > 0)
+		fprintf(out, ", at most %d threads", c->max_threads);
+	fputc('\n', out);
 }

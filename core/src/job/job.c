@@ -55,6 +55,15 @@ double tp__job_remaining_ms(const tp_job *job)
 	return left > 1e-3 ? left : 1e-3;
 }
 
+int tp__job_threads(const tp_job *job)
+{
+	int n = tp__cpus();
+	if (job->req.threads > 0 && job->req.threads < n)
+		n = job->req.threads;
+	int cap = job->conf ? tp_conf_max_threads(job->conf) : 0;
+	return cap > 0 && n > cap ? cap : n;
+}
+
 /* ---------------------------------------------------------- resolution */
 
 #define WHAT(job, field, plain) ((job)->req.what.field ? (job)->req.what.field : (plain))
@@ -367,7 +376,9 @@ static void *early_stencil(void *arg)
 static void early_start(tp_job *job)
 {
 	const tp_job_request *r = &job->req;
-	int cpus = r->threads > 0 ? r->threads : tp__cpus();
+	/* before the config (and its MaxThreads=) is read */
+	int cpus = r->threads > 0 && r->threads < tp__cpus() ? r->threads
+							      : tp__cpus();
 	if (!r->stencil || has_input(&r->graph) || cpus < 2 ||
 	    r->ntasks < EARLY_MIN_TASKS || r->ntasks > max_tasks(job) ||
 	    tp__stencil_ntasks(r->stencil) != r->ntasks)

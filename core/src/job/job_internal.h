@@ -93,6 +93,9 @@ struct tp_job {
 void tp__job_note(tp_job *job, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 double tp__job_remaining_ms(const tp_job *job);   /* 0: no budget */
+/* Threads the placement may use: one per CPU the process may run on, held
+ * to the request's threads and the config's MaxThreads=. */
+int tp__job_threads(const tp_job *job);
 /* The model of machine node nid (loaded once per distinct file pair);
  * NULL with why filled when it has none or it does not load. */
 const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why);

@@ -310,8 +310,7 @@ static void place_opts(const tp_job *job, tp_place_opts *po)
 	po->geom.search = job->req.search;
 	if (job->req.parts_per_level > 0)
 		po->geom.parts_per_level = job->req.parts_per_level;
-	if (job->req.threads > 0)
-		po->geom.nthreads = job->req.threads;
+	po->geom.nthreads = tp__job_threads(job);
 }
 
 static int map_with_pattern(tp_job *job, tp_error *err)
@@ -346,11 +345,16 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 	if (rc)
 		return rc;
 	copy_report(job, &rep, ranked);
-	if (rep.budget_hit || (rep.have_geom && rep.geom.budget_hit))
+	if (rep.budget_hit || (rep.have_geom && rep.geom.budget_hit)) {
+		char part[96] = "";
+		if (rep.have_geom && rep.geom.budget_hit)
+			snprintf(part, sizeof part, " (geometric: %d of %d variants "
+				 "on %d thread%s)", rep.geom.variants_scored,
+				 rep.geom.variants_total, po.geom.nthreads,
+				 po.geom.nthreads == 1 ? "" : "s");
 		tp__job_note(job, "time budget of %g ms reached: best of what ran "
-			     "kept%s", job->budget_ms, rep.have_geom &&
-			     rep.geom.budget_hit ? " (geometric: part of the "
-			     "variants)" : "");
+			     "kept%s", job->budget_ms, part);
+	}
 	if (job->policy == TP_POLICY_AUTO) {
 		judge_auto(job);
 		return 0;
@@ -399,7 +403,7 @@ static int both_metrics(tp_job *job, tp_error *err)
 	tp_error_clear(&mine.err);
 	tp_error_clear(&block.err);
 	pthread_t th;
-	bool two = job->g->nedges >= METRICS_PARALLEL_EDGES && tp__cpus() > 1 &&
+	bool two = job->g->nedges >= METRICS_PARALLEL_EDGES && tp__job_threads(job) > 1 &&
 		   pthread_create(&th, NULL, metrics_thread, &block) == 0;
 	metrics_call_run(&mine);
 	if (two)

@@ -1228,7 +1228,7 @@ static void *final_worker(void *arg)
 
 static void run_threads(search *s, int nthreads, void *(*fn)(void *))
 {
-	pthread_t th[8];
+	pthread_t th[TP__MAX_THREADS];
 	int started;
 	for (started = 0; started < nthreads - 1; started++)
 		if (pthread_create(&th[started], NULL, fn, s))
@@ -1465,7 +1465,7 @@ static int thread_count(const tp_geom_opts *opt)
 	int nthreads = opt->nthreads;
 	if (nthreads <= 0)
 		nthreads = tp__cpus();
-	return nthreads > 8 ? 8 : nthreads;
+	return nthreads > TP__MAX_THREADS ? TP__MAX_THREADS : nthreads;
 }
 
 /* The tasks' point set, on its own thread. */

@@ -87,6 +87,11 @@ int tp_graphmap_modcolor(const tp_graph *g, const tp_alloc *a,
 int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err);
+/* tp_graphmap_refine on at most threads threads (0: one per CPU the process
+ * may use); the result does not depend on the count. */
+int tp__graphmap_refine_threads(const tp_graph *g, const tp_alloc *a,
+				const tp_graphmap_opts *o, int threads,
+				int32_t *map, int64_t *moves, tp_error *err);
 /* Congestion refinement of a valid mapping in place: for the tasks with a
  * message across a link loaded at 85 % of the maximum or more (under the
  * machine's routing, both directions of every edge), moves to free slots and
