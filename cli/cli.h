@@ -145,9 +145,16 @@ json_object *cli_json_ms(double ms);
  * in the same directory, then rename), or to stdout when path is NULL.
  * Returns 0 or an exit status, having printed the error. */
 int cli_write_json(json_object *doc, const char *path);
+/* How every document is written: indented, a space after ':'. */
+#define CLI_JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | \
+			JSON_C_TO_STRING_NOSLASHESCAPE)
 
 /* Write len bytes of text to path atomically (as cli_write_json). */
 int cli_write_text(const char *buf, size_t len, const char *path);
+/* Write to path atomically what emit writes to the descriptor it is given
+ * (a temporary file renamed over path; a device or FIFO in place; path
+ * NULL: standard output).  emit returns 0, or -1 with errno set. */
+int cli_write_with(const char *path, int (*emit)(int fd, void *arg), void *arg);
 
 /* One row of a comparison table. */
 struct cli_row {

@@ -1,10 +1,12 @@
 /* topoplace command — what map writes: the hostfile, the JSON document and
  * the --compare table, all from a finished tp_job (the launcher formats:
  * formats.c). */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/printbuf.h>
 
@@ -76,12 +78,37 @@ int cli_map_compare(const tp_job *job, FILE *f)
  * names are escaped once per node and copied per task.
  */
 
-/* A growing text buffer; ok false once out of memory. */
+/* A growing text buffer; ok false once out of memory.  With a sink (fd >=
+ * 0) the buffer is written out whenever it is full, so that a large array
+ * goes to the file a megabyte at a time: no copy of it is ever whole in
+ * memory (fresh memory costs its page faults, about as much as the text). */
 struct text {
 	char *p;
 	size_t len, cap;
 	bool ok;
+	int fd;               /* the sink, or -1 */
+	int err;              /* the sink's errno once a write failed */
 };
+
+#define TEXT_SINK_BYTES ((size_t)1 << 20)
+
+static bool text_flush(struct text *b)
+{
+	size_t at = 0;
+	while (b->ok && at < b->len) {
+		ssize_t w = write(b->fd, b->p + at, b->len - at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			b->err = errno;
+			b->ok = false;
+		} else {
+			at += (size_t)w;
+		}
+	}
+	b->len = 0;
+	return b->ok;
+}
 
 static bool text_room(struct text *b, size_t n)
 {
@@ -89,7 +116,9 @@ static bool text_room(struct text *b, size_t n)
 		return false;
 	if (n <= b->cap - b->len)
 		return true;
-	size_t cap = b->cap ? b->cap : 4096;
+	if (b->fd >= 0 && b->len > 0 && (!text_flush(b) || n <= b->cap))
+		return b->ok;
+	size_t cap = b->cap ? b->cap : b->fd >= 0 ? TEXT_SINK_BYTES : 4096;
 	while (cap - b->len < n) {
 		if (cap > SIZE_MAX / 2) {
 			b->ok = false;
@@ -196,6 +225,17 @@ enum big_kind { BIG_MAPPING, BIG_CPUS, BIG_GPUS };
 struct big_array {
 	const tp_job *job;
 	enum big_kind kind;
+	/* streamed (cli_map_json): json-c writes a marker, \x01 id \x01,
+	 * and records where; the array is written to the file there */
+	bool streamed;
+	int id, level, flags;
+};
+
+/* A document's per-task arrays, for streaming. */
+#define BIG_MAX 3
+struct big_list {
+	struct big_array *a[BIG_MAX];
+	int n;
 };
 
 /* "mapping": every task's node name, each node's escaped once. */
@@ -205,7 +245,7 @@ static void mapping_text(struct text *b, const tp_job *job, int level,
 	int32_t n = tp_job_ntasks(job);
 	int32_t nn = tp_alloc_nnodes(tp_job_alloc(job));
 	const int32_t *map = tp_job_map(job);
-	struct text names = { NULL, 0, 0, true };
+	struct text names = { NULL, 0, 0, true, -1, 0 };
 	size_t *at = malloc(((size_t)nn + 1) * sizeof *at);   /* offset + 1 */
 	size_t *len = malloc(((size_t)nn + 1) * sizeof *len);
 	if (!at || !len) {
@@ -273,34 +313,50 @@ static void gpus_text(struct text *b, const tp_job *job, int level, int flags)
 /* json-c's serializer of a placeholder: the whole array at once.  -1 when
  * out of memory, which json-c passes up (no document, as when building its
  * objects failed). */
+static void big_array_text(struct text *b, const struct big_array *ba,
+			   int level, int flags)
+{
+	switch (ba->kind) {
+	case BIG_MAPPING: mapping_text(b, ba->job, level, flags); break;
+	case BIG_CPUS: cpus_text(b, ba->job, level, flags); break;
+	case BIG_GPUS: gpus_text(b, ba->job, level, flags); break;
+	}
+}
+
 static int big_array_serialize(json_object *jso, struct printbuf *pb,
 			       int level, int flags)
 {
-	const struct big_array *ba = json_object_get_userdata(jso);
-	struct text b = { NULL, 0, 0, true };
-	switch (ba->kind) {
-	case BIG_MAPPING: mapping_text(&b, ba->job, level, flags); break;
-	case BIG_CPUS: cpus_text(&b, ba->job, level, flags); break;
-	case BIG_GPUS: gpus_text(&b, ba->job, level, flags); break;
+	struct big_array *ba = json_object_get_userdata(jso);
+	if (ba->streamed) {
+		char mark[3] = { '\x01', (char)('0' + ba->id), '\x01' };
+		ba->level = level;
+		ba->flags = flags;
+		return printbuf_memappend(pb, mark, 3) >= 0 ? 0 : -1;
 	}
+	struct text b = { NULL, 0, 0, true, -1, 0 };
+	big_array_text(&b, ba, level, flags);
 	int rc = b.ok && b.len <= INT_MAX &&
 		 printbuf_memappend(pb, b.p, (int)b.len) >= 0 ? 0 : -1;
 	free(b.p);
 	return rc;
 }
 
-/* The placeholder of a per-task array (an empty array to json-c). */
-static json_object *big_array_json(const tp_job *job, enum big_kind kind)
+/* The placeholder of a per-task array (an empty array to json-c), listed
+ * in big. */
+static json_object *big_array_json(const tp_job *job, enum big_kind kind,
+				   struct big_list *big)
 {
 	json_object *o = json_object_new_array();
-	struct big_array *ba = malloc(sizeof *ba);
-	if (!o || !ba) {
+	struct big_array *ba = calloc(1, sizeof *ba);
+	if (!o || !ba || big->n == BIG_MAX) {
 		json_object_put(o);
 		free(ba);
 		return NULL;
 	}
 	ba->job = job;
 	ba->kind = kind;
+	ba->id = big->n;
+	big->a[big->n++] = ba;
 	json_object_set_serializer(o, big_array_serialize, ba,
 				   json_object_free_userdata);
 	return o;
@@ -374,7 +430,8 @@ static json_object *cost_json(const tp_gpusel_cost *c)
 }
 
 /* What the nodes' placement adds: cpus, gpus and their costs. */
-static int nodes_json(json_object *doc, const struct cli_map *mp)
+static int nodes_json(json_object *doc, const struct cli_map *mp,
+		      struct big_list *big)
 {
 	const tp_job *job = mp->job;
 	bool any_cpus = false, any_gpus = false, any_model = false;
@@ -398,11 +455,11 @@ static int nodes_json(json_object *doc, const struct cli_map *mp)
 	tp_gpusel_cost cost, lr, cl;
 	tp_job_node_totals(job, &mims, &cost, &lr, &cl);
 	if (any_cpus)
-		bad |= cli_json_put(doc, "cpus", big_array_json(job, BIG_CPUS));
+		bad |= cli_json_put(doc, "cpus", big_array_json(job, BIG_CPUS, big));
 	bad |= cli_json_put(doc, "max_inter_socket_bytes", cli_json_double(mims));
 	if (!any_gpus)
 		return bad;
-	bad |= cli_json_put(doc, "gpus", big_array_json(job, BIG_GPUS));
+	bad |= cli_json_put(doc, "gpus", big_array_json(job, BIG_GPUS, big));
 	json_object *sel = json_object_new_object();
 	if (sel) {
 		const char *algo = mp->req.gpu_select ? mp->req.gpu_select
@@ -422,7 +479,7 @@ static int put_null(json_object *doc, const char *key)
 	return json_object_object_add(doc, key, NULL) < 0 ? -1 : 0;
 }
 
-static json_object *map_doc(const struct cli_map *mp)
+static json_object *map_doc(const struct cli_map *mp, struct big_list *big)
 {
 	const tp_job *job = mp->job;
 	const tp_alloc *a = tp_job_alloc(job);
@@ -448,7 +505,7 @@ static json_object *map_doc(const struct cli_map *mp)
 	bad |= cli_json_put(doc, "slots", json_object_new_int64(tp_alloc_total_slots(a)));
 	bad |= cli_json_put(doc, "time_budget_ms",
 			    cli_json_double(tp_job_time_budget_ms(job)));
-	bad |= cli_json_put(doc, "mapping", big_array_json(job, BIG_MAPPING));
+	bad |= cli_json_put(doc, "mapping", big_array_json(job, BIG_MAPPING, big));
 	bad |= cli_json_put(doc, "congestion_unit", json_object_new_string(
 			    tp_machine_has_level_bandwidth(tp_alloc_machine(a))
 			    ? "bytes/bandwidth" : "bytes"));
@@ -465,7 +522,7 @@ static json_object *map_doc(const struct cli_map *mp)
 		    : put_null(doc, "search");
 	bad |= cli_json_put(doc, "notes", notes_json(job));
 	bad |= cli_json_put(doc, "elapsed_ms", cli_json_ms(tp_job_elapsed_ms(job)));
-	bad |= nodes_json(doc, mp);
+	bad |= nodes_json(doc, mp, big);
 	if (bad) {
 		json_object_put(doc);
 		return NULL;
@@ -473,12 +530,58 @@ static json_object *map_doc(const struct cli_map *mp)
 	return doc;
 }
 
+/* The document with markers where its per-task arrays go. */
+struct streamed_doc {
+	const char *text;
+	size_t len;
+	const struct big_list *big;
+};
+
+/* Writes the document, each marker replaced by its array written straight
+ * to fd: byte for byte what json-c writes for the whole document. */
+static int emit_doc(int fd, void *arg)
+{
+	const struct streamed_doc *d = arg;
+	struct text b = { NULL, 0, 0, true, fd, 0 };
+	size_t at = 0;
+	while (b.ok && at < d->len) {
+		const char *m = memchr(d->text + at, '\x01', d->len - at);
+		size_t upto = m ? (size_t)(m - d->text) : d->len;
+		text_add(&b, d->text + at, upto - at);
+		at = upto;
+		if (!m)
+			break;
+		int id = m[1] - '0';
+		if (at + 3 > d->len || m[2] != '\x01' || id < 0 || id >= d->big->n) {
+			b.ok = false;   /* no such marker is ever written */
+			b.err = EINVAL;
+			break;
+		}
+		const struct big_array *ba = d->big->a[id];
+		big_array_text(&b, ba, ba->level, ba->flags);
+		at += 3;
+	}
+	text_add(&b, "\n", 1);
+	if (b.ok)
+		text_flush(&b);
+	free(b.p);
+	if (!b.ok)
+		errno = b.err ? b.err : ENOMEM;
+	return b.ok ? 0 : -1;
+}
+
 int cli_map_json(const struct cli_map *mp)
 {
-	json_object *doc = map_doc(mp);
+	struct big_list big = { { NULL }, 0 };
+	json_object *doc = map_doc(mp, &big);
 	if (!doc)
 		return cli_fail("out of memory");
-	int rc = cli_write_json(doc, mp->output);
+	for (int i = 0; i < big.n; i++)
+		big.a[i]->streamed = true;
+	struct streamed_doc d = { NULL, 0, &big };
+	d.text = json_object_to_json_string_length(doc, CLI_JSON_FLAGS, &d.len);
+	int rc = d.text ? cli_write_with(mp->output, emit_doc, &d)
+			: cli_fail("out of memory");
 	json_object_put(doc);
 	return rc;
 }

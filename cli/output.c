@@ -168,16 +168,33 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* Write data to path atomically: a temporary file next to it, then rename,
- * so that readers see the old file or the whole new one, never a part. */
-static int write_atomic(const char *path, const char *data, size_t len)
+struct bytes {
+	const char *p;
+	size_t len;
+};
+
+static int emit_bytes(int fd, void *arg)
 {
+	const struct bytes *b = arg;
+	return write_all(fd, b->p, b->len);
+}
+
+/* Write to path atomically what emit writes: a temporary file next to it,
+ * then rename, so that readers see the old file or the whole new one,
+ * never a part. */
+int cli_write_with(const char *path, int (*emit)(int fd, void *arg), void *arg)
+{
+	if (!path) {
+		if (fflush(stdout) != 0 || emit(STDOUT_FILENO, arg) < 0)
+			return cli_fail("standard output: write error");
+		return CLI_EXIT_OK;
+	}
 	/* A device, FIFO or socket (/dev/stdout, /dev/null, a pipe) is written
 	 * in place: renaming over it would replace the device node itself. */
 	struct stat st;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		int fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write_all(fd, data, len) < 0) {
+		if (fd < 0 || emit(fd, arg) < 0) {
 			int e = errno;
 			if (fd >= 0)
 				close(fd);
@@ -203,9 +220,8 @@ static int write_atomic(const char *path, const char *data, size_t len)
 	mode_t mask = umask(0);
 	umask(mask);
 	int e = 0;
-	if (fchmod(fd, 0666 & ~mask) < 0 || write_all(fd, data, len) < 0 ||
-	    fsync(fd) < 0)
-		e = errno;
+	if (fchmod(fd, 0666 & ~mask) < 0 || emit(fd, arg) < 0 || fsync(fd) < 0)
+		e = errno ? errno : EIO;
 	if (close(fd) < 0 && !e)
 		e = errno;
 	if (!e && rename(tmp, path) < 0)
@@ -221,16 +237,15 @@ static int write_atomic(const char *path, const char *data, size_t len)
 
 int cli_write_text(const char *buf, size_t len, const char *path)
 {
-	return write_atomic(path, buf, len);
+	struct bytes b = { buf, len };
+	return cli_write_with(path, emit_bytes, &b);
 }
 
 int cli_write_json(json_object *doc, const char *path)
 {
 	size_t len = 0;
-	const char *s = json_object_to_json_string_length(
-		doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			     JSON_C_TO_STRING_NOSLASHESCAPE,
-		&len);
+	const char *s = json_object_to_json_string_length(doc, CLI_JSON_FLAGS,
+							   &len);
 	if (!s)
 		return cli_fail("out of memory");
 	if (path) {
@@ -240,7 +255,7 @@ int cli_write_json(json_object *doc, const char *path)
 		memcpy(buf, s, len);
 		buf[len] = '\n';
 		buf[len + 1] = '\0';
-		int rc = write_atomic(path, buf, len + 1);
+		int rc = cli_write_text(buf, len + 1, path);
 		free(buf);
 		return rc;
 	}

@@ -1025,6 +1025,48 @@ static tp_graph *stored_copy(const tp_graph *g)
 	return c;
 }
 
+/* A large graph whose messages all carry the same whole bytes routes its
+ * congestion on several threads, each part on links of its own, added
+ * after: every metric the same to the bits on 1, 2 and 3 threads. */
+START_TEST(test_congestion_threads_same_bits)
+{
+	const int dims[3] = { 16, 16, 16 };
+	const bool wrap[3] = { true, true, false };
+	tp_machine *m = mk_full_machine(3, dims, wrap, 2);
+	tp_graph *g = mk_stencil("64x64x32:7pt:periodic=all:bytes=4096");
+	ck_assert_ptr_null(g->weights);
+	int32_t n = tp_graph_ntasks(g);
+	int32_t nn = n / 64;
+	int32_t *nodes = random_subset(8192, nn, 7);
+	tp_alloc *a = mk_alloc(m, nodes, nn, 64);
+	int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
+	uint64_t seed = 9;
+	int *used = calloc((size_t)nn, sizeof *used);
+	for (int32_t t = 0; t < n; t++) {
+		int32_t q = (int32_t)(splitmix64(&seed) % (uint64_t)nn);
+		while (used[q] == 64)
+			q = (q + 1) % nn;
+		used[q]++;
+		map[t] = q;
+	}
+	tp_metrics m1, mt;
+	tp_error err = {0};
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &m1, &err), 0);
+	ck_assert(m1.max_congestion_msgs > 0);
+	for (int th = 2; th <= 3; th++) {
+		ck_assert_int_eq(tp__metrics_compute_threads(g, a, map, true, th,
+							     &mt, &err), 0);
+		ck_assert(!memcmp(&m1, &mt, sizeof m1));
+	}
+	free(used);
+	free(map);
+	free(nodes);
+	tp_alloc_destroy(a);
+	tp_graph_destroy(g);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 /* A stencil whose pairs all weigh the same stores no weights; every metric
  * reads it to the same bits as the graph with its weights stored, on one
  * thread and on two (1,048,576 edges or more). */
@@ -1123,6 +1165,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tb, test_brute_force);
 	tcase_add_test(tb, test_two_threads_same_bits);
 	tcase_add_test(tb, test_unweighted_stencil_same_bits);
+	tcase_add_test(tb, test_congestion_threads_same_bits);
 	suite_add_tcase(s, tb);
 
 	TCase *ts = tcase_create("scotch");

@@ -373,13 +373,15 @@ struct metrics_call {
 	const tp_alloc *a;
 	const int32_t *map;
 	tp_metrics *out;
+	int threads;
 	tp_error err;
 	int rc;
 };
 
 static void metrics_call_run(struct metrics_call *c)
 {
-	c->rc = tp_metrics_compute(c->g, c->a, c->map, true, c->out, &c->err);
+	c->rc = tp__metrics_compute_threads(c->g, c->a, c->map, true, c->threads,
+					    c->out, &c->err);
 }
 
 static void *metrics_thread(void *arg)
@@ -391,19 +393,22 @@ static void *metrics_thread(void *arg)
 /* The mapping's and the block order's metrics.  Two independent passes that
  * only read the graph, allocation and machine: on a large graph, and with a
  * second CPU allowed, the block order's runs on a thread joined before this
- * returns.  Each pass is the same code either way, so the results do not
- * depend on it; the mapping's error is reported first, as when run one
- * after the other. */
+ * returns, while the mapping's routes go on every thread allowed (a good
+ * mapping's congestion costs more than block's: its tasks' nodes are spread
+ * over the machine, a cache miss a link).  The results do not depend on
+ * it; the mapping's error is reported first, as when run one after the
+ * other. */
 static int both_metrics(tp_job *job, tp_error *err)
 {
+	int threads = tp__job_threads(job);
 	struct metrics_call mine = { job->g, job->alloc, job->map, &job->m,
-				     { 0 }, 0 };
+				     threads, { 0 }, 0 };
 	struct metrics_call block = { job->g, job->alloc, job->block,
-				      &job->mblock, { 0 }, 0 };
+				      &job->mblock, 1, { 0 }, 0 };
 	tp_error_clear(&mine.err);
 	tp_error_clear(&block.err);
 	pthread_t th;
-	bool two = job->g->nedges >= METRICS_PARALLEL_EDGES && tp__job_threads(job) > 1 &&
+	bool two = job->g->nedges >= METRICS_PARALLEL_EDGES && threads > 1 &&
 		   pthread_create(&th, NULL, metrics_thread, &block) == 0;
 	metrics_call_run(&mine);
 	if (two)

@@ -410,10 +410,17 @@ struct tp_congestion_ws {
 	const struct tp_machine *m;
 	int64_t nlinks;
 	struct link_load *ld;   /* per link, all zero between calls */
-	int64_t *count;         /* per link, all zero between calls: the
-				   messages, when they alone say the bytes */
+	uint32_t *count;        /* per link, all zero between calls: the
+				   messages, when they alone say the bytes
+				   (4 bytes a link: on a machine of millions
+				   of links, half the cache misses and the
+				   pages of 8) */
 	double unit;            /* then: each message's bytes */
 	bool counted;           /* the last load_links counted in count */
+	bool scan_all;          /* counted and loading most links: no touched
+				   list (every link is read and cleared in
+				   order after: a sequential pass instead of
+				   a cache miss a link) */
 	struct pending *pend;   /* PENDING entries, a < 0 between calls */
 	int64_t *touched;   /* links loaded by the current call (each once) */
 	int64_t *route;     /* one route, route_cap links */
@@ -494,11 +501,28 @@ static int flush_pending(const struct tp_alloc *a, tp_congestion_ws *ws,
 		int64_t l = ws->route[k];
 		if (l < 0 || l >= ws->nlinks)
 			return -1;
-		if (ws->count[l] == 0)
+		if (!ws->scan_all && ws->count[l] == 0)
 			ws->touched[(*nt)++] = l;
-		ws->count[l] += p->msgs;
+		ws->count[l] += (uint32_t)p->msgs;
 	}
 	return 0;
+}
+
+/* Every message carries the same whole number of bytes on unweighted
+ * links, and no link can add up past 2^53: then each partial sum of a
+ * link's bytes is exact, the bytes are its messages times that number, and
+ * counting the messages alone (4 bytes a link, not 16: fewer cache misses)
+ * gives the same loads to the bit, in any order of the additions. */
+static bool counts_say_bytes(const struct tp_graph *g,
+			     const struct tp_alloc *a,
+			     const tp_congestion_ws *ws)
+{
+	double uw = g->unit_w;
+	int64_t entries = g->xadj[g->ntasks];
+	return !g->weights && !a->m->link_weight && uw >= 0.0 &&
+	       uw == floor(uw) &&
+	       uw * (double)entries * (double)ws->route_cap <= 9007199254740992.0 &&
+	       entries <= (int64_t)UINT32_MAX;   /* a link's count */
 }
 
 /* Route both directions of every edge (u -> v and v -> u, each carrying
@@ -509,14 +533,14 @@ static int flush_pending(const struct tp_alloc *a, tp_congestion_ws *ws,
  * edge weight.  Returns 0, or -1 when the route function misbehaves (the
  * loads so far stay listed, for the caller to clear). */
 static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
-		      const int32_t *map, tp_congestion_ws *ws,
-		      int64_t *ntouched, double *hop_bytes, double *min_weight)
+		      const int32_t *map, int32_t u0, int32_t u1,
+		      tp_congestion_ws *ws, int64_t *ntouched,
+		      double *hop_bytes, double *min_weight)
 {
 	const int64_t *xadj = g->xadj;
 	const int32_t *adj = g->adjncy;
 	const double *w = g->weights, uw = g->unit_w;
 	const int32_t *node = a->node;
-	const int32_t n = g->ntasks;
 	struct link_load *ld = ws->ld;
 	int64_t *touched = ws->touched;
 	int64_t *route = ws->route;
@@ -526,19 +550,12 @@ static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
 	double hb = 0.0, wmin = 0.0;
 	/* bytes / bandwidth where the network weighs its links, else bytes */
 	const double *link_weight = a->m->link_weight;
-	/* Every message carries the same whole number of bytes on unweighted
-	 * links, and no link can add up past 2^53: then each partial sum of a
-	 * link's bytes is exact, the bytes are its messages times that
-	 * number, and counting the messages alone (8 bytes a link, not 16:
-	 * fewer cache misses) gives the same loads to the bit. */
-	const bool counted = !w && !link_weight && uw >= 0.0 && uw == floor(uw) &&
-			     uw * (double)xadj[n] * (double)ws->route_cap <=
-				     9007199254740992.0;
+	const bool counted = counts_say_bytes(g, a, ws);
 	ws->counted = counted;
 	ws->unit = uw;
 
 	/* every CSR entry is one direction of an edge: u's message to v */
-	for (int32_t u = 0; u < n && rc == 0; u++) {
+	for (int32_t u = u0; u < u1 && rc == 0; u++) {
 		const int32_t nu = node[map[u]];
 		const int64_t end = xadj[u + 1];
 		double s = 0.0;
@@ -604,26 +621,129 @@ static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
 	return rc;
 }
 
-/* Load the links (load_links), take the maxima, clear the touched links.
- * Returns 0, or -1 when the workspace does not fit the machine or the route
- * function misbehaves (the workspace is left clean either way). */
+/* One part of a congestion pass: load_links over tasks u0..u1 into a
+ * workspace of its own. */
+struct load_part {
+	const struct tp_graph *g;
+	const struct tp_alloc *a;
+	const int32_t *map;
+	int32_t u0, u1;
+	tp_congestion_ws *ws;
+	int64_t nt;
+	double hb, wmin;
+	int rc;
+};
+
+static void *load_part_run(void *arg)
+{
+	struct load_part *p = arg;
+	p->rc = load_links(p->g, p->a, p->map, p->u0, p->u1, p->ws, &p->nt,
+			   &p->hb, &p->wmin);
+	return NULL;
+}
+
+/* From this many CSR entries a counted pass splits its tasks over threads:
+ * each part's links in a workspace of its own, added into the first's. */
+#define CONGESTION_PARALLEL_ENTRIES ((int64_t)1 << 19)
+#define CONGESTION_MAX_PARTS 16   /* each part: 4 bytes a link and more */
+
+/* load_links over every task, on up to threads threads where the counts
+ * say the bytes (integers: the loads are the same to the bit in any
+ * split); ws holds every load afterwards.  The helpers' workspaces are
+ * made and freed here; without memory for one, fewer parts. */
+static int load_links_parts(const struct tp_graph *g, const struct tp_alloc *a,
+			    const int32_t *map, tp_congestion_ws *ws,
+			    int threads, int64_t *ntouched, double *hop_bytes,
+			    double *min_weight)
+{
+	int32_t n = g->ntasks;
+	int k = threads < CONGESTION_MAX_PARTS ? threads : CONGESTION_MAX_PARTS;
+	bool counted = counts_say_bytes(g, a, ws);
+	/* as many messages as an eighth of the links: most are loaded */
+	ws->scan_all = counted && g->xadj[n] >= ws->nlinks / 8;
+	if (k < 2 || g->xadj[n] < CONGESTION_PARALLEL_ENTRIES || !counted)
+		return load_links(g, a, map, 0, n, ws, ntouched, hop_bytes,
+				  min_weight);
+	struct load_part part[CONGESTION_MAX_PARTS];
+	pthread_t th[CONGESTION_MAX_PARTS];
+	bool started[CONGESTION_MAX_PARTS] = { false };
+	int np = 1;
+	while (np < k && !tp_congestion_ws_create(&part[np].ws, a->m, NULL))
+		part[np++].ws->scan_all = ws->scan_all;
+	for (int i = 0; i < np; i++) {
+		if (i == 0)
+			part[0].ws = ws;
+		part[i].g = g;
+		part[i].a = a;
+		part[i].map = map;
+		part[i].u0 = (int32_t)((int64_t)n * i / np);
+		part[i].u1 = (int32_t)((int64_t)n * (i + 1) / np);
+		if (i > 0)
+			started[i] = !pthread_create(&th[i], NULL, load_part_run,
+						     &part[i]);
+	}
+	load_part_run(&part[0]);
+	for (int i = 1; i < np; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			load_part_run(&part[i]);
+	/* every part's counts into ws's (its touched list grows) */
+	int rc = part[0].rc;
+	int64_t nt = part[0].nt;
+	double hb = part[0].hb, wmin = part[0].wmin;
+	for (int i = 1; i < np; i++) {
+		tp_congestion_ws *h = part[i].ws;
+		if (ws->scan_all)
+			for (int64_t l = 0; l < ws->nlinks; l++)
+				ws->count[l] += h->count[l];
+		for (int64_t j = 0; j < part[i].nt; j++) {
+			int64_t l = h->touched[j];
+			if (ws->count[l] == 0)
+				ws->touched[nt++] = l;
+			ws->count[l] += h->count[l];
+		}
+		if (part[i].rc && !rc)
+			rc = part[i].rc;
+		hb += part[i].hb;   /* exact: whole multiples of the bytes */
+		if (part[i].wmin > 0 && (wmin == 0 || part[i].wmin < wmin))
+			wmin = part[i].wmin;
+		tp_congestion_ws_destroy(h);
+	}
+	*ntouched = nt;
+	*hop_bytes = hb;
+	*min_weight = wmin;
+	return rc;
+}
+
+/* Load the links (load_links_parts), take the maxima, clear the touched
+ * links.  Returns 0, or -1 when the workspace does not fit the machine or
+ * the route function misbehaves (the workspace is left clean either way). */
 static int congestion_pass(const struct tp_graph *g, const struct tp_alloc *a,
 			   const int32_t *map, tp_congestion_ws *ws,
-			   struct cong_result *r)
+			   int threads, struct cong_result *r)
 {
 	memset(r, 0, sizeof *r);
 	if (!g || !a || (!map && g->ntasks > 0) || !ws || ws->m != a->m)
 		return -1;
 	int64_t nt = 0;
 	double hb = 0.0, wmin = 0.0;
-	int rc = load_links(g, a, map, ws, &nt, &hb, &wmin);
+	int rc = load_links_parts(g, a, map, ws, threads, &nt, &hb, &wmin);
 	struct link_load *ld = ws->ld;
 	double mb = 0.0;
 	int64_t mm = 0;
+	if (ws->counted && ws->scan_all) {
+		uint32_t top = 0;
+		for (int64_t l = 0; l < ws->nlinks; l++)
+			top = ws->count[l] > top ? ws->count[l] : top;
+		memset(ws->count, 0, sizeof *ws->count * (size_t)ws->nlinks);
+		mm = top;
+	}
+	ws->scan_all = false;
 	if (ws->counted) {
 		for (int64_t i = 0; i < nt; i++) {
 			int64_t l = ws->touched[i];
-			if (ws->count[l] > mm)
+			if ((int64_t)ws->count[l] > mm)
 				mm = ws->count[l];
 			ws->count[l] = 0;
 		}
@@ -662,7 +782,7 @@ double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
 				 int64_t *msgs)
 {
 	struct cong_result r;
-	if (congestion_pass(g, a, map, ws, &r) < 0) {
+	if (congestion_pass(g, a, map, ws, 1, &r) < 0) {
 		if (msgs)
 			*msgs = -1;
 		return -1.0;
@@ -698,7 +818,7 @@ int tp_metrics_link_loads(const tp_graph *g, const tp_alloc *a,
 		return rc;
 	int64_t nt = 0;
 	double hb, wmin;
-	rc = load_links(g, a, map, ws, &nt, &hb, &wmin);
+	rc = load_links(g, a, map, 0, g->ntasks, ws, &nt, &hb, &wmin);
 	memset(loads, 0, sizeof *loads * (size_t)nlinks);
 	if (msgs)
 		memset(msgs, 0, sizeof *msgs * (size_t)nlinks);
@@ -721,6 +841,14 @@ int tp_metrics_link_loads(const tp_graph *g, const tp_alloc *a,
 int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool want_congestion,
 		       tp_metrics *out, tp_error *err)
+{
+	return tp__metrics_compute_threads(g, a, map, want_congestion, 1, out,
+					   err);
+}
+
+int tp__metrics_compute_threads(const tp_graph *g, const tp_alloc *a,
+				const int32_t *map, bool want_congestion,
+				int threads, tp_metrics *out, tp_error *err)
 {
 	if (!g || !a || !out || (!map && g->ntasks > 0))
 		return tp_error_set(err, TP_EINVAL,
@@ -788,7 +916,7 @@ int tp_metrics_compute(const tp_graph *g, const tp_alloc *a,
 		if (rc)
 			return rc;
 		struct cong_result r;
-		rc = congestion_pass(g, a, map, ws, &r);
+		rc = congestion_pass(g, a, map, ws, threads, &r);
 		tp_congestion_ws_destroy(ws);
 		if (rc)
 			return tp_error_set(err, TP_EINVAL,
@@ -845,7 +973,7 @@ double tp_metrics_score(const tp_graph *g, const tp_alloc *a,
 		ws = own;
 	}
 	struct cong_result r;
-	int rc = congestion_pass(g, a, map, ws, &r);
+	int rc = congestion_pass(g, a, map, ws, 1, &r);
 	tp_congestion_ws_destroy(own);
 	if (rc)
 		return HUGE_VAL;

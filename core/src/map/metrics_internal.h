@@ -18,6 +18,12 @@ int tp_congestion_ws_create(tp_congestion_ws **out, const tp_machine *m,
 			    tp_error *err);
 void tp_congestion_ws_destroy(tp_congestion_ws *ws);
 /* Max directed link load in bytes (and messages via *msgs if non-NULL). */
+/* tp_metrics_compute with the congestion's routes on up to threads
+ * threads (large graphs whose messages all carry the same bytes; the
+ * result is the same to the bit on any count). */
+int tp__metrics_compute_threads(const tp_graph *g, const tp_alloc *a,
+				const int32_t *map, bool want_congestion,
+				int threads, tp_metrics *out, tp_error *err);
 double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
 				 const int32_t *map, tp_congestion_ws *ws,
 				 int64_t *msgs);
