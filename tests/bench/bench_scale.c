@@ -613,7 +613,7 @@ static bool selected(const struct scase *c, bool quick, const char *only)
 static void print_header(bool quick)
 {
 	printf("bench_scale: topoplace %s; tp_place geometric, default options, budget %.0f ms,\n"
-	       "threads %d (0 = one per CPU, max 8), %d run(s) per case (median quoted);\n"
+	       "threads %d (0 = one per CPU it may use), %d run(s) per case (median quoted);\n"
 	       "full = the same without a budget%s.\n"
 	       "Times in ms: load = tp_conf_load_string, alloc = tp_alloc_from_nodes, graph =\n"
 	       "tp_graph_from_stencil, map = tp_place (geom = tp_geom_map inside it; cpu = CPU\n"

@@ -430,6 +430,52 @@ START_TEST(auto_with_coordinates)
 }
 END_TEST
 
+/* Without a budget auto builds its candidates side by side when it may use
+ * more than one thread: the same candidates, scores and mapping as one
+ * after the other on one thread. */
+START_TEST(auto_side_by_side_same_result)
+{
+	tp_conf *c = torus8();
+	tp_alloc *a = sparse_alloc(c, 200, 4, 21);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "10x10x8:7pt", 800, NULL), 0);
+	int32_t *m1 = malloc(sizeof(int32_t) * 800), *mk = malloc(sizeof(int32_t) * 800);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.geom.time_budget_ms = 0;
+	o.policy = TP_POLICY_AUTO;
+	o.geom.nthreads = 1;
+	tp_place_report r1, rk;
+	tp_error err;
+	ck_assert_msg(tp_place_ex(g, a, &o, m1, &r1, &err) == 0, "%s", err.msg);
+	for (int th = 2; th <= 4; th += 2) {
+		o.geom.nthreads = th;
+		ck_assert_msg(tp_place_ex(g, a, &o, mk, &rk, &err) == 0, "%s", err.msg);
+		ck_assert_mem_eq(m1, mk, sizeof(int32_t) * 800);
+		ck_assert_int_eq(r1.ncandidates, rk.ncandidates);
+		ck_assert_int_eq(r1.best, rk.best);
+		for (int i = 0; i < r1.ncandidates; i++) {
+			ck_assert_str_eq(r1.cand[i].name, rk.cand[i].name);
+			ck_assert_int_eq(r1.cand[i].ran, rk.cand[i].ran);
+			ck_assert(r1.cand[i].score == rk.cand[i].score);
+		}
+	}
+	/* geometric, greedy and bipartition all ran, and the best beat block */
+	int ran = 0;
+	for (int i = 0; i < r1.ncandidates; i++)
+		ran += r1.cand[i].ran && (!strcmp(r1.cand[i].name, "geometric") ||
+					  !strcmp(r1.cand[i].name, "greedy") ||
+					  !strcmp(r1.cand[i].name, "bipartition"));
+	ck_assert_int_eq(ran, 3);
+	ck_assert(r1.cand[r1.best].score < r1.cand[0].score);
+	free(m1);
+	free(mk);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Distance=bandwidth: a hop along a link half as fast costs 2. */
 START_TEST(weighted_torus)
 {
@@ -779,6 +825,7 @@ int main(void)
 	tcase_add_test(tc, policies_graph_auto);
 	tcase_add_test(tc, auto_never_worse_than_block);
 	tcase_add_test(tc, auto_with_coordinates);
+	tcase_add_test(tc, auto_side_by_side_same_result);
 	tcase_add_test(tc, weighted_torus);
 	tcase_add_test(tc, congestion_refinement);
 	tcase_add_test(tc, budget_gates_candidates);

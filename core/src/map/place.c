@@ -612,45 +612,29 @@ static void keep_best(cand_run *r, int idx)
 	memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 }
 
-/* Run one candidate into r->trial, score it and keep it when strictly better
- * than the best so far (ties keep the earlier one).  Only out-of-memory is an
- * error; a candidate that cannot run is recorded as skipped. */
-static int run_candidate(cand_run *r, enum cand_kind k, bool force,
-			 tp_error *err)
+/* Candidate k's construction into out (c's note says why when it does not
+ * run: *skipped).  Reads r but changes nothing in it but rep->geom and
+ * rep->have_geom (geometric's), so that candidates can run side by side
+ * (run_side_by_side).  Returns the mapper's code, its message in e. */
+static int construct(cand_run *r, enum cand_kind k, bool force,
+		     tp_place_candidate *c, int32_t *out, tp_error *e,
+		     bool *skipped)
 {
 	tp_place_report *rep = r->rep;
-	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
-	memset(c, 0, sizeof *c);
-	snprintf(c->name, sizeof c->name, "%s", CAND_NAMES[k]);
-	if (!force && !fits(r, c, cost_estimate(r, k)))
-		return 0;
-	tp_error e;
-	tp_error_clear(&e);
-	double t = tp__now_ms();
 	int32_t n = r->g->ntasks;
 	int rc = 0;
+	*skipped = false;
 	switch (k) {
 	case C_BLOCK:
-		if (!block_async_worth(r)) {
-			rc = tp_map_block(r->a, n, r->trial, &e);
-			break;
-		}
-		/* the first candidate, straight into the result */
-		rc = tp_map_block(r->a, n, r->best, &e);
-		if (!rc && block_async(r, rep->ncandidates - 1)) {
-			c->ms = tp__now_ms() - t;
-			c->ran = true;
-			return 0;
-		}
-		if (!rc)   /* no thread: scored in its turn */
-			memcpy(r->trial, r->best, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+		rc = tp_map_block(r->a, n, out, e);
 		break;
 	case C_ZORDER:
-		rc = tp_map_zorder(r->a, n, r->trial, &e);
+		rc = tp_map_zorder(r->a, n, out, e);
 		break;
 	case C_GEOMETRIC: {
 		if (r->g->coord_dims == 0) {
 			snprintf(c->note, sizeof c->note, "skipped: no task coordinates");
+			*skipped = true;
 			return 0;
 		}
 		tp_geom_opts go = r->o->geom;
@@ -664,8 +648,8 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		/* its first variant completes past the budget when it is what
 		 * the job gets; after another candidate's result (hier-coords
 		 * on a hierarchy) it keeps to its budget or gives nothing */
-		rc = r->alt ? tp__geom_map_bounded(r->g, r->a, &go, r->trial, &rep->geom, &e)
-			    : tp_geom_map(r->g, r->a, &go, r->trial, &rep->geom, &e);
+		rc = r->alt ? tp__geom_map_bounded(r->g, r->a, &go, out, &rep->geom, e)
+			    : tp_geom_map(r->g, r->a, &go, out, &rep->geom, e);
 		if (!rc) {
 			rep->have_geom = true;
 			snprintf(c->note, sizeof c->note, "%d of %d variants, %d thread%s",
@@ -676,19 +660,19 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		break;
 	}
 	case C_MODCOLOR:
-		rc = tp_graphmap_modcolor(r->g, r->a, &r->o->graph, r->trial, &e);
+		rc = tp_graphmap_modcolor(r->g, r->a, &r->o->graph, out, e);
 		if (rc == TP_ENOTSUP) {
-			const char *m = strncmp(e.msg, "modcolor: ", 10) ? e.msg : e.msg + 10;
+			const char *m = strncmp(e->msg, "modcolor: ", 10) ? e->msg : e->msg + 10;
 			snprintf(c->note, sizeof c->note, "skipped: %.70s", m);
-			c->ms = tp__now_ms() - t;
+			*skipped = true;
 			return 0;
 		}
 		break;
 	case C_BLOCKS:
-		rc = tp__block_map(r->g, r->a, r->o->graph.seed, r->trial, &e);
+		rc = tp__block_map(r->g, r->a, r->o->graph.seed, out, e);
 		if (rc == TP_ENOMETIS) {
 			snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
-			c->ms = tp__now_ms() - t;
+			*skipped = true;
 			return 0;
 		}
 		break;
@@ -700,39 +684,50 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		 * a forced candidate (graph's greedy) must give a result */
 		if (k == C_HIER_COORDS && r->g->coord_dims == 0) {
 			snprintf(c->note, sizeof c->note, "skipped: no task coordinates");
+			*skipped = true;
 			return 0;
 		}
 		tp_graphmap_opts go = r->o->graph;
 		go.time_budget_ms = force ? 0 : step_budget(r);
 		go.refine_passes = 0;
 		go.refine_congestion = false;
-		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, r->trial, &e)
-		     : k == C_BIPART ? tp_graphmap_bipartition(r->g, r->a, &go, r->trial, &e)
-		     : k == C_HIER ? tp_graphmap_hierarchical(r->g, r->a, &go, r->trial, &e)
-		     : tp__graphmap_hier_coords(r->g, r->a, &go, r->trial, &e);
+		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, out, e)
+		     : k == C_BIPART ? tp_graphmap_bipartition(r->g, r->a, &go, out, e)
+		     : k == C_HIER ? tp_graphmap_hierarchical(r->g, r->a, &go, out, e)
+		     : tp__graphmap_hier_coords(r->g, r->a, &go, out, e);
 		if (rc && force && k == C_HIER)
 			/* policy hierarchical promises this mapping: its
 			 * error, not another candidate in its place */
-			return tp_error_set(err, rc, "%s", e.msg);
+			return rc;
 		if (rc == TP_ENOMETIS || rc == TP_ENOTSUP) {
 			/* no METIS on this node: auto goes on without it (and
 			 * without a hierarchy, hierarchical says why) */
 			if (rc == TP_ENOMETIS)
 				snprintf(c->note, sizeof c->note, "skipped: " TP__METIS_MISSING);
 			else
-				snprintf(c->note, sizeof c->note, "skipped: %.70s", e.msg);
-			c->ms = tp__now_ms() - t;
+				snprintf(c->note, sizeof c->note, "skipped: %.70s", e->msg);
+			*skipped = true;
 			return 0;
 		}
 		break;
 	}
 	}
-	c->ms = tp__now_ms() - t;
+	return rc;
+}
+
+/* A constructed candidate (its mapping in r->trial): scored, and kept when
+ * strictly better than the best so far (ties keep the earlier one).  Only
+ * out-of-memory is an error. */
+static int finish(cand_run *r, enum cand_kind k, int idx, int rc,
+		  const tp_error *e, tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	tp_place_candidate *c = &rep->cand[idx];
 	settle(r);
 	if (rc == TP_ENOMEM)
-		return tp_error_set(err, rc, "%s", e.msg);
+		return tp_error_set(err, rc, "%s", e->msg);
 	if (rc) {
-		snprintf(c->note, sizeof c->note, "failed: %.70s", e.msg);
+		snprintf(c->note, sizeof c->note, "failed: %.70s", e->msg);
 		if (rc == TP_ETIME)
 			rep->budget_hit = true;
 		return 0;
@@ -748,8 +743,144 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 	if (r->o->rank)
 		c->rank = r->o->rank(r->trial, r->o->rank_arg);
 	if (rep->best < 0 || better(r, c, false))
-		keep_best(r, rep->ncandidates - 1);
+		keep_best(r, idx);
 	return 0;
+}
+
+static tp_place_candidate *new_candidate(tp_place_report *rep, enum cand_kind k)
+{
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%s", CAND_NAMES[k]);
+	return c;
+}
+
+/* Run one candidate into r->trial, score it and keep it when strictly better
+ * than the best so far (ties keep the earlier one).  Only out-of-memory is an
+ * error; a candidate that cannot run is recorded as skipped. */
+static int run_candidate(cand_run *r, enum cand_kind k, bool force,
+			 tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	tp_place_candidate *c = new_candidate(rep, k);
+	int idx = rep->ncandidates - 1;
+	if (!force && !fits(r, c, cost_estimate(r, k)))
+		return 0;
+	tp_error e;
+	tp_error_clear(&e);
+	double t = tp__now_ms();
+	int32_t n = r->g->ntasks;
+	if (k == C_BLOCK && block_async_worth(r)) {
+		/* the first candidate, straight into the result */
+		int rc = tp_map_block(r->a, n, r->best, &e);
+		if (!rc && block_async(r, idx)) {
+			c->ms = tp__now_ms() - t;
+			c->ran = true;
+			return 0;
+		}
+		if (!rc)   /* no thread: scored in its turn */
+			memcpy(r->trial, r->best, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+		c->ms = tp__now_ms() - t;
+		return finish(r, k, idx, rc, &e, err);
+	}
+	bool skipped;
+	int rc = construct(r, k, force, c, r->trial, &e, &skipped);
+	c->ms = tp__now_ms() - t;
+	if (skipped)
+		return 0;
+	if (rc && force && k == C_HIER)
+		return tp_error_set(err, rc, "%s", e.msg);
+	return finish(r, k, idx, rc, &e, err);
+}
+
+/* Candidates side by side, without a budget: what each builds does not
+ * depend on the others, so they run at once, each into a mapping of its
+ * own (the geometric search on its own threads besides), and are then
+ * scored and compared in their order, as one after the other: the same
+ * result.  The candidates that call METIS share one thread, in order. */
+#define SIDE_MAX 8
+
+struct side_run {
+	cand_run *r;
+	enum cand_kind k;
+	int idx;
+	int32_t *map;
+	int rc;
+	bool skipped;
+	tp_error e;
+};
+
+struct side_lane {
+	struct side_run *run[SIDE_MAX];
+	int n;
+	pthread_t th;
+	bool started;
+};
+
+static bool uses_metis(enum cand_kind k)
+{
+	return k == C_BIPART || k == C_HIER || k == C_BLOCKS;
+}
+
+static void *side_lane_run(void *arg)
+{
+	struct side_lane *l = arg;
+	for (int i = 0; i < l->n; i++) {
+		struct side_run *s = l->run[i];
+		double t = tp__now_ms();
+		tp_error_clear(&s->e);
+		tp_place_candidate *c = &s->r->rep->cand[s->idx];
+		s->rc = construct(s->r, s->k, false, c, s->map, &s->e, &s->skipped);
+		c->ms = tp__now_ms() - t;
+	}
+	return NULL;
+}
+
+static int run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
+			    tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	struct side_run run[SIDE_MAX];
+	struct side_lane lane[SIDE_MAX];
+	int nl = 0, metis_lane = -1, rc = 0;
+	size_t bytes = sizeof(int32_t) * (size_t)(r->g->ntasks > 0 ? r->g->ntasks : 1);
+	memset(lane, 0, sizeof lane);
+	settle(r);   /* block's score, before anything compares with it */
+	for (int i = 0; i < nk && i < SIDE_MAX; i++) {
+		run[i] = (struct side_run){ .r = r, .k = ks[i], .map = NULL };
+		new_candidate(rep, ks[i]);
+		run[i].idx = rep->ncandidates - 1;
+		run[i].map = malloc(bytes);
+		if (!run[i].map) {
+			for (int j = 0; j <= i; j++)
+				free(run[j].map);
+			return tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
+		}
+		int at = uses_metis(ks[i]) && metis_lane >= 0 ? metis_lane : nl++;
+		if (uses_metis(ks[i]))
+			metis_lane = at;
+		lane[at].run[lane[at].n++] = &run[i];
+	}
+	nk = nk < SIDE_MAX ? nk : SIDE_MAX;
+	/* lane 0 on this thread; a lane whose thread cannot start, after it */
+	for (int i = 1; i < nl; i++)
+		lane[i].started = !pthread_create(&lane[i].th, NULL, side_lane_run,
+						  &lane[i]);
+	side_lane_run(&lane[0]);
+	for (int i = 1; i < nl; i++)
+		if (lane[i].started)
+			pthread_join(lane[i].th, NULL);
+		else
+			side_lane_run(&lane[i]);
+	for (int i = 0; i < nk && !rc; i++) {
+		if (run[i].skipped)
+			continue;
+		memcpy(r->trial, run[i].map, bytes);
+		rc = finish(r, run[i].k, run[i].idx, run[i].rc, &run[i].e, err);
+	}
+	for (int i = 0; i < nk; i++)
+		free(run[i].map);
+	return rc;
 }
 
 /* Refinement is most of the cost of graph mapping and gains a few per cent,
@@ -979,24 +1110,41 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		 * while time lasts the cheaper candidates, and the ones made
 		 * for the network (hierarchical) before the generic ones */
 		bool hier = hierarchy(a), coords = g->coord_dims > 0;
+		bool groups = tp_machine_has(a->m, TP_CAP_GROUPS);
+		int threads = o->geom.nthreads > 0 ? o->geom.nthreads : tp__cpus();
 		if (!(rc = run_candidate(&r, C_BLOCK, true, err)) &&
-		    !(rc = hier && coords ? run_candidate(&r, C_HIER_COORDS, false, err) : 0))
+		    !(rc = hier && coords ? run_candidate(&r, C_HIER_COORDS, false, err) : 0) &&
+		    o->geom.time_budget_ms <= 0 && threads > 1) {
+			/* without a budget nothing decides between them until
+			 * all are built: side by side */
+			enum cand_kind ks[SIDE_MAX];
+			int nk = 0;
+			ks[nk++] = C_GEOMETRIC;
+			ks[nk++] = C_ZORDER;
+			if (hier)
+				ks[nk++] = C_HIER;
+			ks[nk++] = C_GREEDY;
+			ks[nk++] = C_BIPART;
+			if (groups)
+				ks[nk++] = C_MODCOLOR;
+			rc = run_side_by_side(&r, ks, nk, err);
+		} else if (!rc) {
 			rc = run_candidate(&r, C_GEOMETRIC, true, err);
-		/* past a geometric result, half of what is left refines the
-		 * winner: where the budget binds, the refinement gains more
-		 * than the constructions that would fill it (a random half of
-		 * a 6-D torus: 2 to 5 %, where greedy and bipartition do
-		 * not finish) */
-		if (!rc && rep->have_geom && o->geom.time_budget_ms > 0 &&
-		    o->graph.refine_passes > 0)
-			r.reserve_ms = remaining_ms(&r) / 2;
-		if (!rc &&
-		    !(rc = run_candidate(&r, C_ZORDER, false, err)) &&
-		    !(rc = hier ? run_candidate(&r, C_HIER, false, err) : 0) &&
-		    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
-		    !(rc = run_candidate(&r, C_BIPART, false, err)) &&
-		    tp_machine_has(a->m, TP_CAP_GROUPS))
-			rc = run_candidate(&r, C_MODCOLOR, false, err);
+			/* past a geometric result, half of what is left
+			 * refines the winner: where the budget binds, the
+			 * refinement gains more than the constructions that
+			 * would fill it (a random half of a 6-D torus: 2 to
+			 * 5 %, where greedy and bipartition do not finish) */
+			if (!rc && rep->have_geom && o->geom.time_budget_ms > 0 &&
+			    o->graph.refine_passes > 0)
+				r.reserve_ms = remaining_ms(&r) / 2;
+			if (!rc &&
+			    !(rc = run_candidate(&r, C_ZORDER, false, err)) &&
+			    !(rc = hier ? run_candidate(&r, C_HIER, false, err) : 0) &&
+			    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
+			    !(rc = run_candidate(&r, C_BIPART, false, err)) && groups)
+				rc = run_candidate(&r, C_MODCOLOR, false, err);
+		}
 	} else if (o->policy == TP_POLICY_HIERARCHICAL && !hierarchy(a)) {
 		rc = tp_error_set(err, TP_ENOTSUP, "policy hierarchical: a %s network "
 				  "has no hierarchy (switch trees, dragonflies and block "
