@@ -335,6 +335,11 @@ static bool out_of_time(const cand_run *r)
  * a little below its measured cost (refine_from). */
 #define REFINE_SETUP_NS_PER_ENTRY 8.0
 
+static double refine_setup_ms(const cand_run *r)
+{
+	return 2.0 * (double)r->g->nedges * REFINE_SETUP_NS_PER_ENTRY / 1e6;
+}
+
 /* Z-order sorts the nodes' keys, at about this cost per node (the low end
  * of what it measures on tori and dragonflies).  Unbounded, it ran
  * whenever geometric finished early and overran the budget; estimated at
@@ -793,6 +798,20 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 	return finish(r, k, idx, rc, &e, err);
 }
 
+/* z-order knows nothing of the pattern: where the tasks have coordinates
+ * and geometric has mapped them, it scores 2-7 times worse on every
+ * benchmark.  Under a budget it is then skipped, and its time (20-30 ms
+ * on 80k nodes) goes to the refinement; without one it runs. */
+static int zorder_after_geometric(cand_run *r, tp_error *err)
+{
+	if (r->o->geom.time_budget_ms <= 0 || !r->rep->have_geom)
+		return run_candidate(r, C_ZORDER, false, err);
+	tp_place_candidate *c = new_candidate(r->rep, C_ZORDER);
+	snprintf(c->note, sizeof c->note, "skipped: geometric has mapped the "
+		 "tasks' coordinates");
+	return 0;
+}
+
 /* Candidates side by side, without a budget: what each builds does not
  * depend on the others, so they run at once, each into a mapping of its
  * own (the geometric search on its own threads besides), and are then
@@ -905,7 +924,7 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	 * counted.
 	 * The tables by the entry, its start's scoring on top (fits adds the
 	 * scoring after it) */
-	double setup = 2.0 * (double)r->g->nedges * REFINE_SETUP_NS_PER_ENTRY / 1e6;
+	double setup = refine_setup_ms(r);
 	if (!fits(r, c, setup + r->score_ms))
 		return 0;
 	int32_t n = r->g->ntasks;
@@ -969,7 +988,7 @@ static int lanes_stage(cand_run *r, tp_error *err)
 	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
 	memset(c, 0, sizeof *c);
 	snprintf(c->name, sizeof c->name, "%.16s+lanes", of);
-	double setup = 2.0 * (double)r->g->nedges * REFINE_SETUP_NS_PER_ENTRY / 1e6;
+	double setup = refine_setup_ms(r);
 	if (!fits(r, c, setup))
 		return 0;
 	int32_t n = r->g->ntasks;
@@ -1136,10 +1155,17 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 			 * would fill it (a random half of a 6-D torus: 2 to
 			 * 5 %, where greedy and bipartition do not finish) */
 			if (!rc && rep->have_geom && o->geom.time_budget_ms > 0 &&
-			    o->graph.refine_passes > 0)
-				r.reserve_ms = remaining_ms(&r) / 2;
+			    o->graph.refine_passes > 0) {
+				/* at least what lets it start (its set-up and
+				 * a scoring each side) and move for as long:
+				 * one CPU leaves little after geometric, and
+				 * z-order took it all */
+				double left = remaining_ms(&r);
+				double need = 2.0 * (refine_setup_ms(&r) + r.score_ms);
+				r.reserve_ms = fmax(left / 2, fmin(left, need));
+			}
 			if (!rc &&
-			    !(rc = run_candidate(&r, C_ZORDER, false, err)) &&
+			    !(rc = zorder_after_geometric(&r, err)) &&
 			    !(rc = hier ? run_candidate(&r, C_HIER, false, err) : 0) &&
 			    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
 			    !(rc = run_candidate(&r, C_BIPART, false, err)) && groups)
