@@ -376,10 +376,8 @@ static void *early_stencil(void *arg)
 static void early_start(tp_job *job)
 {
 	const tp_job_request *r = &job->req;
-	/* before the config (and its MaxThreads=) is read */
-	int cpus = r->threads > 0 && r->threads < tp__cpus() ? r->threads
-							      : tp__cpus();
-	if (!r->stencil || has_input(&r->graph) || cpus < 2 ||
+	/* a config given by path is not read yet: its MaxThreads= not seen */
+	if (!r->stencil || has_input(&r->graph) || tp__job_threads(job) < 2 ||
 	    r->ntasks < EARLY_MIN_TASKS || r->ntasks > max_tasks(job) ||
 	    tp__stencil_ntasks(r->stencil) != r->ntasks)
 		return;

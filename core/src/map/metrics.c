@@ -694,14 +694,16 @@ static int load_links_parts(const struct tp_graph *g, const struct tp_alloc *a,
 	double hb = part[0].hb, wmin = part[0].wmin;
 	for (int i = 1; i < np; i++) {
 		tp_congestion_ws *h = part[i].ws;
-		if (ws->scan_all)
+		if (ws->scan_all) {   /* no touched lists: every link in order */
 			for (int64_t l = 0; l < ws->nlinks; l++)
 				ws->count[l] += h->count[l];
-		for (int64_t j = 0; j < part[i].nt; j++) {
-			int64_t l = h->touched[j];
-			if (ws->count[l] == 0)
-				ws->touched[nt++] = l;
-			ws->count[l] += h->count[l];
+		} else {
+			for (int64_t j = 0; j < part[i].nt; j++) {
+				int64_t l = h->touched[j];
+				if (ws->count[l] == 0)
+					ws->touched[nt++] = l;
+				ws->count[l] += h->count[l];
+			}
 		}
 		if (part[i].rc && !rc)
 			rc = part[i].rc;
