@@ -36,17 +36,20 @@ typedef struct tp_prediction {
 	int64_t links;        /* directed links crossed by any message */
 	int32_t rounds;       /* rates computed: once, then after each
 				 group of messages that finish together */
-	bool bound_only;      /* exchange_us is bound_us: the exchange was
-				 too large for the filling under the work
-				 limit */
+	bool bound_only;      /* exchange_us is a bound: bound_us (the
+				 exchange was too large for the filling
+				 under the work limit), or the filling
+				 reached the limit and what was left is
+				 bounded from there */
 } tp_prediction;
 
 /* The predicted exchange time of map (map[t] = allocation index of task
- * t) into out.  Costs O(F x H x log L) per round for F flows of H links
- * over L links; rounds are few (messages finishing within 1 % of each
- * other finish together).  Bounded to about 2^26 link visits: a larger
- * exchange gets its bound (bound_only), and a filling that reaches the
- * limit lets the messages still running finish at their rates. */
+ * t) into out.  Costs O(F x H + L log L) per round for F flows of H links
+ * over L links; rounds are tens to hundreds (messages finishing within
+ * 1 % of each other, or within 0.25 % of the time so far, finish
+ * together).  Bounded to about 2^26 link visits: a larger exchange gets
+ * its bound, and a filling that reaches the limit the bound of what is
+ * left from there (bound_only, both). */
 TP_EXPORT int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,
 				  const int32_t *map, tp_prediction *out,
 				  tp_error *err);

@@ -971,9 +971,12 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 	for (int i = 0; !have && blk && i < job->ncand; i++)
 		if (job->cand[i].chosen && job->cand[i].predicted && blk->predicted &&
 		    !strcmp(blk->name, "block")) {
-			from = (tp_prediction){ .exchange_us = blk->predicted_us };
-			to = (tp_prediction){ .exchange_us = job->status == TP_JOB_KEPT
-					      ? blk->predicted_us : job->cand[i].predicted_us };
+			const struct tp_job_cand *end = job->status == TP_JOB_KEPT
+							? blk : &job->cand[i];
+			from = (tp_prediction){ .exchange_us = blk->predicted_us,
+						.bound_only = blk->predicted_bound };
+			to = (tp_prediction){ .exchange_us = end->predicted_us,
+					      .bound_only = end->predicted_bound };
 			have = true;
 		}
 	if (have) {

@@ -19,6 +19,7 @@ struct tp_job_cand {
 	double congestion;         /* max link load, when congested */
 	bool predicted;            /* predicted_us holds its exchange time */
 	double predicted_us;
+	bool predicted_bound;      /* predicted_us is a bound (predict.h) */
 	char note[96];
 };
 

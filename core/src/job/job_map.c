@@ -130,6 +130,7 @@ static void copy_report(tp_job *job, const tp_place_report *rep, bool ranked)
 		c->congestion = pc->congestion;
 		c->predicted = pc->has_predicted;
 		c->predicted_us = pc->predicted_us;
+		c->predicted_bound = pc->predicted_bound;
 		c->chosen = i == rep->best;
 		snprintf(c->note, sizeof c->note, "%s", pc->note);
 	}
@@ -218,9 +219,11 @@ static bool predicted_pair(tp_job *job)
 	if (job->metric != TP_METRIC_HOP_BYTES ||
 	    !tp__predict_affordable(job->g, job->alloc, tp__job_remaining_ms(job)))
 		return false;
+	bool budget = job->budget_ms > 0;
 	job->have_pred =
-		!tp__predict_launch(job->g, job->alloc, job->map, &job->pred) &&
-		!tp__predict_launch(job->g, job->alloc, job->block, &job->pred_block);
+		!tp__predict_launch(job->g, job->alloc, job->map, budget, &job->pred) &&
+		!tp__predict_launch(job->g, job->alloc, job->block, budget,
+				    &job->pred_block);
 	return job->have_pred;
 }
 
@@ -258,6 +261,8 @@ static int judge_single(tp_job *job, double ms, tp_error *err)
 		mine->predicted = blk->predicted = true;
 		mine->predicted_us = pm;
 		blk->predicted_us = pbk;
+		mine->predicted_bound = job->pred.bound_only;
+		blk->predicted_bound = job->pred_block.bound_only;
 	}
 	if (timed && pm > (1 + TP__PREDICT_TIE_SHARE) * pbk && !same_map(job)) {
 		choose_block(job, blk);
@@ -435,8 +440,7 @@ static int compute_metrics(tp_job *job, tp_error *err)
 	 * budget only what a launch could afford, so that the report does
 	 * not cost many budgets */
 	bool budget = job->budget_ms > 0;
-	int64_t work = budget ? TP__PREDICT_LAUNCH_WORK * TP__PREDICT_ROUNDS
-			      : TP__PREDICT_MAX_WORK;
+	int64_t work = tp__predict_launch_limit(job->g, job->alloc, budget);
 	if (!rc && !job->have_pred &&
 	    (!budget || tp__predict_work(job->g, job->alloc) <= TP__PREDICT_LAUNCH_WORK) &&
 	    !tp__predict(job->g, job->alloc, job->map, work, &job->pred, NULL) &&

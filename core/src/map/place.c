@@ -527,9 +527,10 @@ static bool predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map)
 						       ? remaining_ms(r) : 0))
 		return false;
 	tp_prediction p;
-	if (tp__predict_launch(r->g, r->a, map, &p))
+	if (tp__predict_launch(r->g, r->a, map, r->o->geom.time_budget_ms > 0, &p))
 		return false;
 	c->predicted_us = p.exchange_us;
+	c->predicted_bound = p.bound_only;
 	c->has_predicted = true;
 	return true;
 }

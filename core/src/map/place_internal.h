@@ -26,6 +26,7 @@ typedef struct tp_place_candidate {
 	double congestion;      /* max_congestion_bytes (the auto rule) */
 	bool has_predicted;     /* predicted_us holds its exchange time */
 	double predicted_us;    /* (auto, by predicted time: predict.h) */
+	bool predicted_bound;   /* ... a bound: the model stopped at its limit */
 } tp_place_candidate;
 
 typedef struct tp_place_report {
