@@ -817,7 +817,10 @@ static int zorder_after_geometric(cand_run *r, tp_error *err)
  * depend on the others, so they run at once, each into a mapping of its
  * own (the geometric search on its own threads besides), and are then
  * scored and compared in their order, as one after the other: the same
- * result.  The candidates that call METIS share one thread, in order. */
+ * result.  The candidates that call METIS share one thread, in order:
+ * METIS 5.1 draws from the C library's rand(), one state for the process,
+ * so two calls at once take each other's numbers and their results would
+ * depend on timing (seen: three runs, three bipartitions). */
 #define SIDE_MAX 8
 
 struct side_run {
