@@ -306,6 +306,9 @@ typedef struct cand_run {
 	double score_ms;     /* the slowest scoring so far: kept for each next one */
 	double reserve_ms;   /* kept from the constructions for refining the
 				winner (auto_constructions) */
+	int32_t *built;      /* by time: the winning construction before its
+				refinement (lanes_stage), else NULL */
+	char built_name[24];
 	/* block's score, being computed on a second thread (block_async) */
 	pthread_t scorer;
 	bool scoring;
@@ -975,46 +978,108 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	return 0;
 }
 
+/* The lane refinement from start into r->trial: 0 and its moves, or the
+ * refinement's code (its message in c's note, or in err when out of
+ * memory). */
+static int lanes_from(cand_run *r, tp_place_candidate *c, const int32_t *start,
+		      int64_t *moves, tp_error *err)
+{
+	int32_t n = r->g->ntasks;
+	memcpy(r->trial, start, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = step_budget(r);
+	go.congestion_keep_hops = false;
+	tp_error e;
+	tp_error_clear(&e);
+	*moves = 0;
+	int rc = tp__graphmap_refine_lanes(r->g, r->a, &go, r->trial, moves, &e);
+	if (rc == TP_ENOMEM)
+		tp_error_set(err, rc, "%s", e.msg);
+	else if (rc)
+		snprintf(c->note, sizeof c->note, "failed: %.70s", e.msg);
+	return rc;
+}
+
+/* From the construction as well as from its refinement (lanes_stage), when
+ * there is time for a second run: true when the construction's is
+ * predicted faster (then in r->trial, its prediction in c).  *rc: out of
+ * memory only. */
+static bool lanes_from_built(cand_run *r, tp_place_candidate *c,
+			     const int32_t *built, double setup, int64_t *moves,
+			     int *rc, tp_error *err)
+{
+	bool budget = r->o->geom.time_budget_ms > 0;
+	size_t bytes = sizeof(int32_t) * (size_t)(r->g->ntasks > 0 ? r->g->ntasks : 1);
+	tp_prediction p1, p2;
+	if (out_of_time(r) || (budget && remaining_ms(r) < 2 * setup + r->score_ms) ||
+	    tp__predict_launch(r->g, r->a, r->trial, budget, &p1))
+		return false;
+	int32_t *first = malloc(bytes);
+	if (!first) {
+		*rc = tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
+		return false;
+	}
+	memcpy(first, r->trial, bytes);
+	int64_t m2 = 0;
+	int e2 = lanes_from(r, c, built, &m2, err);
+	bool faster = !e2 && !tp__predict_launch(r->g, r->a, r->trial, budget, &p2) &&
+		      p2.exchange_us < p1.exchange_us;
+	if (e2 == TP_ENOMEM)
+		*rc = e2;
+	if (faster) {
+		*moves = m2;
+		c->predicted_us = p2.exchange_us;
+		c->predicted_bound = p2.bound_only;
+	} else {
+		memcpy(r->trial, first, bytes);
+		c->predicted_us = p1.exchange_us;
+		c->predicted_bound = p1.bound_only;
+		c->note[0] = '\0';
+	}
+	c->has_predicted = true;
+	free(first);
+	return faster;
+}
+
 /* auto by predicted time: the best so far with its busiest lanes relieved
  * (tp__graphmap_refine_lanes, whatever it costs in hop-bytes), kept as
- * "X+lanes" when predicted faster. */
+ * "X+lanes" when predicted faster.  When the best is a construction's
+ * hop-bytes refinement, the lanes are also relieved from the construction
+ * itself, and X+lanes is the faster of the two: the refinement can leave
+ * the lanes a poorer start (rgg-ft4-s1 of simgrid.sh: 88.4 us from
+ * bipartition+refine, 81.5 from bipartition). */
 static int lanes_stage(cand_run *r, tp_error *err)
 {
 	tp_place_report *rep = r->rep;
 	if (!r->by_time || r->o->graph.refine_passes <= 0 ||
 	    rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
 		return 0;
-	char of[sizeof rep->cand[0].name];
+	char of[sizeof rep->cand[0].name], refined[sizeof rep->cand[0].name + 8];
 	snprintf(of, sizeof of, "%s", rep->cand[rep->best].name);
 	char *plus = strchr(of, '+');
 	if (plus)
 		*plus = '\0';
+	snprintf(refined, sizeof refined, "%s+refine", of);
+	const char *from = rep->cand[rep->best].name;
+	const int32_t *built = r->built && !strcmp(r->built_name, of) &&
+			       !strcmp(from, refined) ? r->built : NULL;
 	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
 	memset(c, 0, sizeof *c);
 	snprintf(c->name, sizeof c->name, "%.16s+lanes", of);
 	double setup = refine_setup_ms(r);
 	if (!fits(r, c, setup))
 		return 0;
-	int32_t n = r->g->ntasks;
 	double t = tp__now_ms();
-	memcpy(r->trial, r->best, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
-	tp_graphmap_opts go = r->o->graph;
-	go.time_budget_ms = step_budget(r);
-	go.congestion_keep_hops = false;
-	tp_error e;
-	tp_error_clear(&e);
 	int64_t moves = 0;
-	int rc = tp__graphmap_refine_lanes(r->g, r->a, &go, r->trial, &moves, &e);
+	int rc = lanes_from(r, c, r->best, &moves, err);
+	if (!rc && built && lanes_from_built(r, c, built, setup, &moves, &rc, err))
+		from = of;
 	c->ms = tp__now_ms() - t;
-	if (rc == TP_ENOMEM)
-		return tp_error_set(err, rc, "%s", e.msg);
-	if (rc) {
-		snprintf(c->note, sizeof c->note, "failed: %.70s", e.msg);
-		return 0;
-	}
+	if (rc)
+		return rc == TP_ENOMEM ? rc : 0;
 	c->ran = true;
-	snprintf(c->note, sizeof c->note, "%lld move%s", (long long)moves,
-		 moves == 1 ? "" : "s");
+	snprintf(c->note, sizeof c->note, "%lld move%s from %s", (long long)moves,
+		 moves == 1 ? "" : "s", from);
 	score_trial(r, c);
 	if (r->o->rank)
 		c->rank = r->o->rank(r->trial, r->o->rank_arg);
@@ -1035,6 +1100,11 @@ static int refine_stage(cand_run *r, tp_error *err)
 	snprintf(won, sizeof won, "%s", rep->cand[rep->best].name);
 	double won_score = rep->cand[rep->best].score;
 	bool auto_ = r->o->policy == TP_POLICY_AUTO;
+	size_t bytes = sizeof(int32_t) * (size_t)(r->g->ntasks > 0 ? r->g->ntasks : 1);
+	if (r->by_time && (r->built = malloc(bytes))) {
+		memcpy(r->built, r->best, bytes);
+		snprintf(r->built_name, sizeof r->built_name, "%s", won);
+	}
 	int rc = refine_from(r, r->best, won, err);
 	if (rc || !auto_ || !strcmp(won, "block") || !rep->cand[0].ran ||
 	    rep->cand[0].score > 1.1 * won_score)
@@ -1204,6 +1274,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 	tp_congestion_ws_destroy(r.ws);
 	tp_congestion_ws_destroy(r.cws);
 	free(r.trial);
+	free(r.built);
 	return rc;
 }
 
