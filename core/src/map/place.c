@@ -1047,7 +1047,7 @@ static bool lanes_from_built(cand_run *r, tp_place_candidate *c,
  * hop-bytes refinement, the lanes are also relieved from the construction
  * itself, and X+lanes is the faster of the two: the refinement can leave
  * the lanes a poorer start (rgg-ft4-s1 of simgrid.sh: 88.4 us from
- * bipartition+refine, 81.5 from bipartition). */
+ * bipartition+refine, 81.4 from bipartition). */
 static int lanes_stage(cand_run *r, tp_error *err)
 {
 	tp_place_report *rep = r->rep;
