@@ -440,12 +440,10 @@ static int compute_metrics(tp_job *job, tp_error *err)
 	 * budget only what a launch could afford, so that the report does
 	 * not cost many budgets */
 	bool budget = job->budget_ms > 0;
-	int64_t work = tp__predict_launch_limit(job->g, job->alloc, budget);
 	if (!rc && !job->have_pred &&
 	    (!budget || tp__predict_work(job->g, job->alloc) <= TP__PREDICT_LAUNCH_WORK) &&
-	    !tp__predict(job->g, job->alloc, job->map, work, &job->pred, NULL) &&
-	    !tp__predict(job->g, job->alloc, job->block, work, &job->pred_block,
-			 NULL))
+	    !tp__predict_launch(job->g, job->alloc, job->map, budget, &job->pred) &&
+	    !tp__predict_launch(job->g, job->alloc, job->block, budget, &job->pred_block))
 		job->have_pred = true;
 	return rc;
 }

@@ -308,12 +308,18 @@ typedef struct cand_run {
 				winner (auto_constructions) */
 	int32_t *built;      /* by time: the winning construction before its
 				refinement (lanes_stage), else NULL */
-	char built_name[24];
+	int built_refined;   /* the candidate that refinement is */
 	/* block's score, being computed on a second thread (block_async) */
 	pthread_t scorer;
 	bool scoring;
 	double async_ms;
 } cand_run;
+
+/* Bytes of one mapping (at least one entry: malloc and memcpy of 0). */
+static size_t map_bytes(const cand_run *r)
+{
+	return sizeof(int32_t) * (size_t)(r->g->ntasks > 0 ? r->g->ntasks : 1);
+}
 
 static double remaining_ms(const cand_run *r)
 {
@@ -613,12 +619,11 @@ static void keep_best(cand_run *r, int idx)
 {
 	tp_place_report *rep = r->rep;
 	tp_place_candidate *c = &rep->cand[idx];
-	int32_t n = r->g->ntasks;
 	rep->best = idx;
 	r->best_idx = idx;
 	r->best_score = c->score;
 	r->best_rank = c->rank;
-	memcpy(r->best, r->trial, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+	memcpy(r->best, r->trial, map_bytes(r));
 }
 
 /* Candidate k's construction into out (c's note says why when it does not
@@ -788,7 +793,7 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 			return 0;
 		}
 		if (!rc)   /* no thread: scored in its turn */
-			memcpy(r->trial, r->best, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+			memcpy(r->trial, r->best, map_bytes(r));
 		c->ms = tp__now_ms() - t;
 		return finish(r, k, idx, rc, &e, err);
 	}
@@ -869,7 +874,7 @@ static int run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 	struct side_run run[SIDE_MAX];
 	struct side_lane lane[SIDE_MAX];
 	int nl = 0, metis_lane = -1, rc = 0;
-	size_t bytes = sizeof(int32_t) * (size_t)(r->g->ntasks > 0 ? r->g->ntasks : 1);
+	size_t bytes = map_bytes(r);
 	memset(lane, 0, sizeof lane);
 	settle(r);   /* block's score, before anything compares with it */
 	for (int i = 0; i < nk && i < SIDE_MAX; i++) {
@@ -934,9 +939,8 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	double setup = refine_setup_ms(r);
 	if (!fits(r, c, setup + r->score_ms))
 		return 0;
-	int32_t n = r->g->ntasks;
 	double t = tp__now_ms();
-	memmove(r->trial, start, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+	memmove(r->trial, start, map_bytes(r));
 	tp_graphmap_opts go = r->o->graph;
 	go.time_budget_ms = step_budget(r);
 	tp_error e;
@@ -984,8 +988,7 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 static int lanes_from(cand_run *r, tp_place_candidate *c, const int32_t *start,
 		      int64_t *moves, tp_error *err)
 {
-	int32_t n = r->g->ntasks;
-	memcpy(r->trial, start, sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+	memcpy(r->trial, start, map_bytes(r));
 	tp_graphmap_opts go = r->o->graph;
 	go.time_budget_ms = step_budget(r);
 	go.congestion_keep_hops = false;
@@ -1002,41 +1005,39 @@ static int lanes_from(cand_run *r, tp_place_candidate *c, const int32_t *start,
 
 /* From the construction as well as from its refinement (lanes_stage), when
  * there is time for a second run: true when the construction's is
- * predicted faster (then in r->trial, its prediction in c).  *rc: out of
- * memory only. */
+ * predicted faster (then in r->trial).  Either way c holds the prediction
+ * of what is in r->trial.  *rc: out of memory only. */
 static bool lanes_from_built(cand_run *r, tp_place_candidate *c,
 			     const int32_t *built, double setup, int64_t *moves,
 			     int *rc, tp_error *err)
 {
-	bool budget = r->o->geom.time_budget_ms > 0;
-	size_t bytes = sizeof(int32_t) * (size_t)(r->g->ntasks > 0 ? r->g->ntasks : 1);
-	tp_prediction p1, p2;
-	if (out_of_time(r) || (budget && remaining_ms(r) < 2 * setup + r->score_ms) ||
-	    tp__predict_launch(r->g, r->a, r->trial, budget, &p1))
+	if (out_of_time(r) || (r->o->geom.time_budget_ms > 0 &&
+			       remaining_ms(r) < 2 * setup + r->score_ms) ||
+	    !predicted_of(r, c, r->trial))
 		return false;
-	int32_t *first = malloc(bytes);
+	double p1 = c->predicted_us;
+	bool b1 = c->predicted_bound;
+	int32_t *first = malloc(map_bytes(r));
 	if (!first) {
 		*rc = tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
 		return false;
 	}
-	memcpy(first, r->trial, bytes);
+	memcpy(first, r->trial, map_bytes(r));
 	int64_t m2 = 0;
 	int e2 = lanes_from(r, c, built, &m2, err);
-	bool faster = !e2 && !tp__predict_launch(r->g, r->a, r->trial, budget, &p2) &&
-		      p2.exchange_us < p1.exchange_us;
 	if (e2 == TP_ENOMEM)
 		*rc = e2;
+	c->has_predicted = false;
+	bool faster = !e2 && predicted_of(r, c, r->trial) && c->predicted_us < p1;
 	if (faster) {
 		*moves = m2;
-		c->predicted_us = p2.exchange_us;
-		c->predicted_bound = p2.bound_only;
 	} else {
-		memcpy(r->trial, first, bytes);
-		c->predicted_us = p1.exchange_us;
-		c->predicted_bound = p1.bound_only;
+		memcpy(r->trial, first, map_bytes(r));
+		c->predicted_us = p1;
+		c->predicted_bound = b1;
+		c->has_predicted = true;
 		c->note[0] = '\0';
 	}
-	c->has_predicted = true;
 	free(first);
 	return faster;
 }
@@ -1054,15 +1055,14 @@ static int lanes_stage(cand_run *r, tp_error *err)
 	if (!r->by_time || r->o->graph.refine_passes <= 0 ||
 	    rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
 		return 0;
-	char of[sizeof rep->cand[0].name], refined[sizeof rep->cand[0].name + 8];
+	char of[sizeof rep->cand[0].name];
 	snprintf(of, sizeof of, "%s", rep->cand[rep->best].name);
 	char *plus = strchr(of, '+');
 	if (plus)
 		*plus = '\0';
-	snprintf(refined, sizeof refined, "%s+refine", of);
 	const char *from = rep->cand[rep->best].name;
-	const int32_t *built = r->built && !strcmp(r->built_name, of) &&
-			       !strcmp(from, refined) ? r->built : NULL;
+	const int32_t *built = r->built && rep->best == r->built_refined ? r->built
+									 : NULL;
 	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
 	memset(c, 0, sizeof *c);
 	snprintf(c->name, sizeof c->name, "%.16s+lanes", of);
@@ -1100,10 +1100,9 @@ static int refine_stage(cand_run *r, tp_error *err)
 	snprintf(won, sizeof won, "%s", rep->cand[rep->best].name);
 	double won_score = rep->cand[rep->best].score;
 	bool auto_ = r->o->policy == TP_POLICY_AUTO;
-	size_t bytes = sizeof(int32_t) * (size_t)(r->g->ntasks > 0 ? r->g->ntasks : 1);
-	if (r->by_time && (r->built = malloc(bytes))) {
-		memcpy(r->built, r->best, bytes);
-		snprintf(r->built_name, sizeof r->built_name, "%s", won);
+	if (r->by_time && (r->built = malloc(map_bytes(r)))) {
+		memcpy(r->built, r->best, map_bytes(r));
+		r->built_refined = rep->ncandidates;   /* refine_from's */
 	}
 	int rc = refine_from(r, r->best, won, err);
 	if (rc || !auto_ || !strcmp(won, "block") || !rep->cand[0].ran ||

@@ -582,8 +582,7 @@ bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
 	return left_ms <= 0 || est <= left_ms / 4;
 }
 
-int64_t tp__predict_launch_limit(const tp_graph *g, const tp_alloc *a,
-				 bool budget)
+static int64_t launch_limit(const tp_graph *g, const tp_alloc *a, bool budget)
 {
 	if (!budget)
 		return TP__PREDICT_MAX_WORK;
@@ -596,8 +595,7 @@ int64_t tp__predict_launch_limit(const tp_graph *g, const tp_alloc *a,
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out)
 {
-	return tp__predict(g, a, map, tp__predict_launch_limit(g, a, budget), out,
-			   NULL);
+	return tp__predict(g, a, map, launch_limit(g, a, budget), out, NULL);
 }
 
 /* The bound alone, message by message: nothing kept but each lane's load

@@ -41,12 +41,9 @@ int64_t tp__predict_work(const tp_graph *g, const tp_alloc *a);
  * no budget)?  Within the work limit, and a quarter of what is left. */
 bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
 			    double left_ms);
-/* The work limit of a launch's prediction: under a budget (budget) about
- * TP__PREDICT_ROUNDS rounds of it, then the bound of what is left; without
- * one, the reports' TP__PREDICT_MAX_WORK. */
-int64_t tp__predict_launch_limit(const tp_graph *g, const tp_alloc *a,
-				 bool budget);
-/* tp__predict under the launch's limits. */
+/* tp__predict under the launch's limits: under a budget (budget) about
+ * TP__PREDICT_ROUNDS rounds of the filling, then the bound of what is
+ * left; without one, the reports' TP__PREDICT_MAX_WORK. */
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out);
 
