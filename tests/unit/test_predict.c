@@ -422,23 +422,32 @@ START_TEST(auto_by_time)
 }
 END_TEST
 
+/* want of the nodes PREFIX0..PREFIX(total-1), picked from seed by
+ * selection sampling (exactly want, spread), as a hostlist into out. */
+static void pick_hosts(char *out, const char *prefix, int total, int want,
+		       uint64_t seed)
+{
+	char *h = out;
+	uint64_t x = seed;
+	int picked = 0;
+	*h = '\0';
+	for (int i = 0; i < total && picked < want; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		if ((x >> 33) % (uint64_t)(total - i) < (uint64_t)(want - picked)) {
+			h += sprintf(h, "%s%s%d", picked ? "," : "", prefix, i);
+			picked++;
+		}
+	}
+}
+
 /* 512 of the 16^3 torus's nodes picked from seed (selection sampling),
  * with FlowSharing=rtt or not, and the 8^3 stencil's 1,344 edges of
  * 64 KiB in u, v, b (Slurm's order: map[t] = t). */
 static void halo_setup(struct fixture *fx, uint64_t seed, bool rtt, int32_t *u,
 		       int32_t *v, double *b, int32_t *map)
 {
-	char hosts[512 * 6 + 1] = "", *h = hosts;
-	uint64_t x = seed;
-	int picked = 0;
-	for (int i = 0; i < 4096 && picked < 512; i++) {
-		/* selection sampling: exactly 512, spread */
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		if ((x >> 33) % (uint64_t)(4096 - i) < (uint64_t)(512 - picked)) {
-			h += sprintf(h, "%st%d", picked ? "," : "", i);
-			picked++;
-		}
-	}
+	char hosts[512 * 6 + 1];
+	pick_hosts(hosts, "t", 4096, 512, seed);
 	char conf[256];
 	snprintf(conf, sizeof conf, "Network=torus Dims=16x16x16 LinkBandwidth=23.5174 "
 		 "NodeBandwidth=141.104 HopLatency=1.16436us%s\n"
@@ -558,6 +567,123 @@ START_TEST(lanes_two_starts)
 }
 END_TEST
 
+/* simgrid.sh's 2:1 fat tree: 16 leaves of 32 nodes, 16 cables up from
+ * each (dmodk), RTT sharing; 128 nodes picked from seed, 4 tasks each. */
+static void tree_setup(struct fixture *fx, uint64_t seed)
+{
+	char topo[2048], *w = topo;
+	w += sprintf(w, "SwitchName=spine Switches=leaf[00-15]\n");
+	for (int l = 0; l < 16; l++)
+		w += sprintf(w, "SwitchName=leaf%02d Nodes=ft[%d-%d]\n", l, 32 * l,
+			     32 * l + 31);
+	char hosts[128 * 7 + 1];
+	pick_hosts(hosts, "ft", 512, 128, seed);
+	setup(fx, topo, "Network=tree TopologyFile=topology.conf "
+	      "LevelBandwidth=23.5174 LevelUplinks=16 UplinkRouting=dmodk\n"
+	      "HopLatency=1.16436us IntraNodeBandwidth=100 FlowSharing=rtt\n",
+	      hosts, 4);
+}
+
+/* The lane refinement also starts from the fastest constructions that
+ * were not the best: on this allocation one of them ends faster than the
+ * best's own (which it names), and the result is as fast as that start
+ * refined by hand. */
+START_TEST(lanes_runner_up)
+{
+	struct fixture fx;
+	tree_setup(&fx, 3);
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:bytes=65536", 512,
+					       &err), 0);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	o.geom.time_budget_ms = 0;
+	tp_place_report r;
+	int32_t got[512], start[512];
+	ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, got, &r, &err) == 0, "%s", err.msg);
+	ck_assert(r.by_time);
+	int lanes = r.ncandidates - 1, before = -1;
+	ck_assert(strstr(r.cand[lanes].name, "+lanes"));
+	ck_assert_int_eq(r.best, lanes);
+	/* the best before the lanes: the fastest of the others */
+	for (int i = 0; i < lanes; i++)
+		if (r.cand[i].ran && r.cand[i].has_predicted &&
+		    (before < 0 || r.cand[i].predicted_us < r.cand[before].predicted_us))
+			before = i;
+	char won[32];
+	snprintf(won, sizeof won, "%s", r.cand[lanes].name);
+	*strchr(won, '+') = '\0';
+	ck_assert_msg(strncmp(r.cand[before].name, won, strlen(won)),
+		      "the lanes' winning start %s was the best before them (%s)",
+		      r.cand[lanes].note, r.cand[before].name);
+	ck_assert_msg(strstr(r.cand[lanes].note, won), "%s", r.cand[lanes].note);
+	/* that construction by hand, then its lanes */
+	tp_graphmap_opts go = o.graph;
+	go.refine_passes = 0;
+	if (!strcmp(won, "bipartition"))
+		ck_assert_int_eq(tp_graphmap_bipartition(fx.g, fx.a, &go, start, &err), 0);
+	else if (!strcmp(won, "geometric"))
+		ck_assert_int_eq(tp_geom_map(fx.g, fx.a, &o.geom, start, NULL, &err), 0);
+	else
+		ck_abort_msg("a start this test does not rebuild: %s", won);
+	go = o.graph;
+	go.time_budget_ms = 0;
+	ck_assert_int_eq(tp__graphmap_refine_lanes(fx.g, fx.a, &go, start, NULL, &err), 0);
+	tp_prediction p;
+	ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, start, &p, &err), 0);
+	ck_assert_msg(fabs(r.cand[lanes].predicted_us - p.exchange_us) < 1e-9 * p.exchange_us,
+		      "%.4f us, by hand %.4f", r.cand[lanes].predicted_us, p.exchange_us);
+	ck_assert(r.cand[lanes].predicted_us < r.cand[before].predicted_us);
+	teardown(&fx);
+}
+END_TEST
+
+/* The lane refinement trades whole nodes.  Two tasks a node (n0..n7),
+ * each node's pair bound by 8 MB each way (1600 us at 10 GB/s inside the
+ * node, 16000 over a port).  The pairs on n0 and n1 send 1 MB a task to
+ * those on n4 and n6: even destinations, so one of leaf0's two cables
+ * (dmodk) and one of leaf1's carry all 4 MB: 4004 us.  Moving any one task
+ * splits a pair; whole nodes trading (never at a cost in hops) can put
+ * half on the other cable, or senders and receivers under one leaf:
+ * 2004 us, the ports' 2 MB (2002 in one leaf). */
+START_TEST(lanes_trade_nodes)
+{
+	struct fixture fx;
+	char conf[512];
+	snprintf(conf, sizeof conf, "%sLevelUplinks=2 UplinkRouting=dmodk\n", SLOW);
+	setup(&fx, TREE, conf, "n[0-7]", 2);
+	int32_t u[12], v[12], map[16];
+	double b[12];
+	int n = 0;
+	for (int k = 0; k < 8; k++) {
+		u[n] = 2 * k; v[n] = 2 * k + 1; b[n++] = 8 * MB;
+	}
+	int32_t from[] = { 0, 1, 2, 3 }, to[] = { 8, 9, 12, 13 };
+	for (int k = 0; k < 4; k++) {
+		u[n] = from[k]; v[n] = to[k]; b[n++] = MB;
+	}
+	for (int t = 0; t < 16; t++)
+		map[t] = t / 2;
+	tp_prediction p = predict(&fx, 16, n, u, v, b, map);
+	ck_assert_us(p.exchange_us, 4004.0);
+	tp_error err;
+	tp_error_clear(&err);
+	tp_graphmap_opts go;
+	tp_graphmap_opts_default(&go);
+	int64_t moves = 0;
+	ck_assert_int_eq(tp__graphmap_refine_lanes(fx.g, fx.a, &go, map, &moves, &err), 0);
+	ck_assert_int_ge(moves, 1);
+	for (int k = 0; k < 8; k++)
+		ck_assert_int_eq(map[2 * k], map[2 * k + 1]);
+	tp_prediction q;
+	ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, map, &q, &err), 0);
+	ck_assert_msg(q.exchange_us < 2004.0 + 1e-6, "%.3f us", q.exchange_us);
+	teardown(&fx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("predict");
@@ -582,6 +708,8 @@ int main(void)
 	tcase_add_test(tc, auto_by_time);
 	tcase_add_test(tc, halo_rounds);
 	tcase_add_test(tc, lanes_two_starts);
+	tcase_add_test(tc, lanes_trade_nodes);
+	tcase_add_test(tc, lanes_runner_up);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -17,6 +17,10 @@
 #define NEIGH_CANDIDATES 8   /* neighbour nodes tried per greedy placement */
 #define REFINE_NODES 16      /* candidate nodes per task in refinement */
 #define REFINE_SWAPS 64      /* tasks scanned per candidate node */
+#define TRADE_NEIGHBOURS 8   /* lane refinement: a node trades with its
+				tasks' neighbours' nodes, */
+#define TRADE_WINDOW 8       /* and with this many nodes either side of it
+				in router order */
 #define HOT_SHARE 0.85       /* congestion refinement: tasks on links loaded
 				at least this share of the maximum move */
 
@@ -1025,6 +1029,12 @@ typedef struct cref {
 	double *lw;              /* lanes (the time model's fabric,
 				    predict_internal.h): per lane 1 /
 				    bandwidth; NULL: the machine's links */
+	int64_t *tstamp;         /* per task: node trades' edge counting */
+	int64_t ts;
+	int32_t *swap_set;       /* the tasks of the two nodes traded */
+	int32_t *by_router;      /* nodes in router-coordinate order */
+	int32_t *router_pos;     /* node -> its place there */
+	int32_t *tcand;          /* a node's trade partners */
 } cref;
 
 /* A byte's weight on link (or lane) l. */
@@ -1087,8 +1097,19 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 	return 0;
 }
 
-/* Add sign * bytes of t's edges (skipping the one to skip) to the loads:
- * both directions of each, as the metrics route them. */
+/* Add sign * bytes of edge e of task t to the loads: both directions, as
+ * the metrics route them. */
+static int cr_edge(cref *cr, int32_t t, int64_t e, double sign)
+{
+	const struct tp_graph *g = cr->c->g;
+	int32_t u = g->adjncy[e];
+	double b = sign * tp__graph_w(g, e);
+	cr->dhop += b * (double)ndist(cr->c, cr->map[t], cr->map[u]);
+	int rc = cr_message(cr, cr->map[t], cr->map[u], b);
+	return rc ? rc : cr_message(cr, cr->map[u], cr->map[t], b);
+}
+
+/* The same for each of t's edges off its node but the one to skip. */
 static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
 {
 	const struct tp_graph *g = cr->c->g;
@@ -1096,11 +1117,7 @@ static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
 		int32_t u = g->adjncy[e];
 		if (u == skip || cr->map[u] == cr->map[t])
 			continue;
-		double b = sign * tp__graph_w(g, e);
-		cr->dhop += b * (double)ndist(cr->c, cr->map[t], cr->map[u]);
-		int rc = cr_message(cr, cr->map[t], cr->map[u], b);
-		if (!rc)
-			rc = cr_message(cr, cr->map[u], cr->map[t], b);
+		int rc = cr_edge(cr, t, e, sign);
 		if (rc)
 			return rc;
 	}
@@ -1135,6 +1152,25 @@ static void cref_free(cref *cr)
 	free(cr->cand);
 	free(cr->nstamp);
 	free(cr->lw);
+	free(cr->tstamp);
+	free(cr->swap_set);
+	free(cr->by_router);
+	free(cr->router_pos);
+	free(cr->tcand);
+}
+
+/* Allocation nodes by router coordinates, then index: a switch's nodes
+ * side by side on trees, dragonflies and blocks (one router coordinate
+ * each), a torus' along its last dimension. */
+static int cmp_router(const void *x, const void *y, void *arg)
+{
+	const gm *c = arg;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const int *a = rcoord(c, i), *b = rcoord(c, j);
+	for (int d = 0; d < c->nd; d++)
+		if (a[d] != b[d])
+			return a[d] < b[d] ? -1 : 1;
+	return i < j ? -1 : i > j;
 }
 
 /* lanes: on the time model's fabric, loads in seconds (bytes /
@@ -1166,6 +1202,26 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	if (rc || !cr->load || !cr->stamp || !cr->route || !cr->tl ||
 	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp)
 		return TP_ENOMEM;
+	if (lanes) {
+		int32_t most = 0;
+		for (int32_t i = 0; i < a->nnodes; i++)
+			most = a->slots[i] > most ? a->slots[i] : most;
+		cr->tstamp = tp__calloc((size_t)c->nt + 1, sizeof(int64_t));
+		cr->swap_set = tp__malloc_array(2 * (size_t)most + 1, sizeof(int32_t));
+		cr->by_router = tp__malloc_array((size_t)c->nn + 1, sizeof(int32_t));
+		cr->router_pos = tp__malloc_array((size_t)c->nn + 1, sizeof(int32_t));
+		cr->tcand = tp__malloc_array(TRADE_NEIGHBOURS + 2 * TRADE_WINDOW,
+					     sizeof(int32_t));
+		if (!cr->tstamp || !cr->swap_set || !cr->by_router ||
+		    !cr->router_pos || !cr->tcand)
+			return TP_ENOMEM;
+		for (int32_t i = 0; i < c->nn; i++)
+			cr->by_router[i] = i;
+		qsort_r(cr->by_router, (size_t)c->nn, sizeof(int32_t), cmp_router,
+			(void *)c);
+		for (int32_t k = 0; k < c->nn; k++)
+			cr->router_pos[cr->by_router[k]] = k;
+	}
 	return 0;
 }
 
@@ -1250,6 +1306,38 @@ static double cr_potential(double load, double Mref)
 	return x4 * x4;
 }
 
+/* The current trial's touched loads judged (ok: its other terms hold):
+ * true, and the maximum's count kept up, when no touched link ends above
+ * the largest load and the potential drops; the caller then commits it,
+ * or else undoes it (cr_undo). */
+static bool cr_accept(cref *cr, bool ok)
+{
+	double eps = 1e-9 * cr->M, dphi = 0;
+	int64_t freed = 0, reached = 0;
+	for (int64_t k = 0; k < cr->ntl && ok; k++) {
+		double now = cr->load[cr->tl[k]], was = cr->tl_old[k];
+		if (now > cr->M + eps)
+			ok = false;
+		dphi += cr_potential(now, cr->Mref) - cr_potential(was, cr->Mref);
+		freed += was >= cr->M - eps && now < cr->M - eps;
+		reached += was < cr->M - eps && now >= cr->M - eps;
+	}
+	if (!ok || dphi >= -1e-12)
+		return false;
+	cr->moves++;
+	cr->nmax += reached - freed;
+	if (cr->nmax <= 0)
+		cr->M = cr_max(cr, &cr->nmax);
+	return true;
+}
+
+/* The current trial's loads put back. */
+static void cr_undo(cref *cr)
+{
+	for (int64_t k = 0; k < cr->ntl; k++)
+		cr->load[cr->tl[k]] = cr->tl_old[k];
+}
+
 /* One trial: t moves from p to q, into a free slot (s2 < 0) or trading
  * places with s2.  Kept (*kept = true) when no touched link ends above the
  * largest load, the potential drops, and (keep_hops) hop-bytes do not grow;
@@ -1259,7 +1347,6 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 		       bool *kept)
 {
 	int32_t *map = cr->map;
-	double eps = 1e-9 * cr->M;
 	int rc;
 	*kept = false;
 	cr->trial++;
@@ -1275,32 +1362,16 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 	if ((rc = cr_edges(cr, t, -1, 1.0)) ||
 	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, 1.0))))
 		return rc;
-	bool ok = !cr->keep_hops ||
-		  cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0);
-	double dphi = 0;
-	int64_t freed = 0, reached = 0;
-	for (int64_t k = 0; k < cr->ntl && ok; k++) {
-		double now = cr->load[cr->tl[k]], was = cr->tl_old[k];
-		if (now > cr->M + eps)
-			ok = false;
-		dphi += cr_potential(now, cr->Mref) - cr_potential(was, cr->Mref);
-		freed += was >= cr->M - eps && now < cr->M - eps;
-		reached += was < cr->M - eps && now >= cr->M - eps;
-	}
-	if (ok && dphi < -1e-12) {
+	if (cr_accept(cr, !cr->keep_hops ||
+			  cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0))) {
 		slots_move(&cr->st, t, p, q, s2);
-		cr->moves++;
 		*kept = true;
-		cr->nmax += reached - freed;
-		if (cr->nmax <= 0)
-			cr->M = cr_max(cr, &cr->nmax);
 		return 0;
 	}
 	map[t] = p;
 	if (s2 >= 0)
 		map[s2] = q;
-	for (int64_t k = 0; k < cr->ntl; k++)
-		cr->load[cr->tl[k]] = cr->tl_old[k];
+	cr_undo(cr);
 	return 0;
 }
 
@@ -1327,6 +1398,164 @@ static int cr_improve_task(cref *cr, int32_t t)
 			if (rc)
 				return rc;
 		}
+	}
+	return 0;
+}
+
+/* Add sign * bytes of the edges of the swap set's n tasks to the loads,
+ * each edge once (an edge inside the set with the first of its ends). */
+static int cr_set_edges(cref *cr, int n, double sign)
+{
+	const struct tp_graph *g = cr->c->g;
+	int64_t mark = ++cr->ts;
+	for (int k = 0; k < n; k++) {
+		int32_t t = cr->swap_set[k];
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (cr->tstamp[u] == mark || cr->map[u] == cr->map[t])
+				continue;
+			int rc = cr_edge(cr, t, e, sign);
+			if (rc)
+				return rc;
+		}
+		cr->tstamp[t] = mark;
+	}
+	return 0;
+}
+
+/* Nodes p and q trade all their tasks (each keeps its slot index). */
+static void cr_trade(cref *cr, int32_t p, int32_t q)
+{
+	slot_table *st = &cr->st;
+	int32_t np = st->used[p], nq = st->used[q];
+	int n = 0;
+	for (int64_t x = st->off[p]; x < st->off[p + 1]; x++)
+		if (st->slot_task[x] >= 0)
+			cr->swap_set[n++] = st->slot_task[x];
+	for (int64_t x = st->off[q]; x < st->off[q + 1]; x++)
+		if (st->slot_task[x] >= 0)
+			cr->swap_set[n++] = st->slot_task[x];
+	for (int64_t x = st->off[p]; x < st->off[p + 1]; x++)
+		st->slot_task[x] = -1;
+	for (int64_t x = st->off[q]; x < st->off[q + 1]; x++)
+		st->slot_task[x] = -1;
+	for (int k = 0; k < n; k++) {
+		int32_t t = cr->swap_set[k], to = k < np ? q : p;
+		int32_t i = k < np ? k : k - np;
+		st->slot_task[st->off[to] + i] = t;
+		st->task_slot[t] = i;
+		cr->map[t] = to;
+	}
+	st->used[p] = nq;
+	st->used[q] = np;
+}
+
+/* The hop-bytes change of nodes p and q trading their n tasks (in
+ * cr->swap_set, p's first): edges between the two nodes keep their
+ * length, the others' far ends stay. */
+static double trade_hops(const cref *cr, int32_t p, int32_t q, int n)
+{
+	const struct tp_graph *g = cr->c->g;
+	double d = 0;
+	for (int k = 0; k < n; k++) {
+		int32_t t = cr->swap_set[k], from = cr->map[t], to = from == p ? q : p;
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t v = cr->map[g->adjncy[e]];
+			if (v == p || v == q)
+				continue;
+			d += tp__graph_w(g, e) * (double)(ndist(cr->c, to, v) -
+							   ndist(cr->c, from, v));
+		}
+	}
+	return d;
+}
+
+/* One trial of trading nodes p and q whole: kept on the terms of
+ * cr_try_move.  It moves a node's traffic to another node's links without
+ * splitting its tasks: two nodes on one switch trade at no cost in hops,
+ * and which of a switch's nodes holds the traffic decides which of its
+ * links (d-mod-k's uplinks, a torus' dimension order) carries it. */
+static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
+{
+	const struct tp_alloc *a = cr->c->a;
+	slot_table *st = &cr->st;
+	*kept = false;
+	/* two nodes of one task at most: a swap, the tasks' own moves */
+	if (st->used[p] > a->slots[q] || st->used[q] > a->slots[p] ||
+	    (st->used[p] <= 1 && st->used[q] <= 1))
+		return 0;
+	int n = st->used[p] + st->used[q], rc;
+	int k = 0;
+	for (int64_t x = st->off[p]; x < st->off[p + 1]; x++)
+		if (st->slot_task[x] >= 0)
+			cr->swap_set[k++] = st->slot_task[x];
+	for (int64_t x = st->off[q]; x < st->off[q + 1]; x++)
+		if (st->slot_task[x] >= 0)
+			cr->swap_set[k++] = st->slot_task[x];
+	if (trade_hops(cr, p, q, n) > 1e-12 * (cr->c->g->total_bytes + 1.0))
+		return 0;   /* before routing anything: most partners cost hops */
+	cr->trial++;
+	cr->ntl = 0;
+	cr->dhop = 0;
+	if ((rc = cr_set_edges(cr, n, -1.0)))
+		return rc;
+	for (int j = 0; j < n; j++)
+		cr->map[cr->swap_set[j]] = j < st->used[p] ? q : p;
+	if ((rc = cr_set_edges(cr, n, 1.0)))
+		return rc;
+	/* never at a cost in hop-bytes: a trade moves whole nodes' traffic,
+	 * and the potential would let it spread far over idle links */
+	bool ok = cr_accept(cr, cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0));
+	for (int j = 0; j < n; j++)
+		cr->map[cr->swap_set[j]] = j < st->used[p] ? p : q;
+	if (ok) {
+		cr_trade(cr, p, q);
+		*kept = true;
+	} else {
+		cr_undo(cr);
+	}
+	return 0;
+}
+
+/* Node p's trades, until one is kept: with the nodes of its tasks'
+ * neighbours (up to TRADE_NEIGHBOURS), then with up to TRADE_WINDOW nodes
+ * either side of it in router order (its switch-mates first). */
+static int cr_improve_node(cref *cr, int32_t p)
+{
+	const struct tp_graph *g = cr->c->g;
+	const slot_table *st = &cr->st;
+	int32_t *cand = cr->tcand;
+	int n = 0;
+	cr->ns++;
+	cr->nstamp[p] = cr->ns;
+	for (int64_t x = st->off[p]; x < st->off[p + 1] && n < TRADE_NEIGHBOURS; x++) {
+		int32_t t = st->slot_task[x];
+		for (int64_t e = t < 0 ? 0 : g->xadj[t];
+		     t >= 0 && e < g->xadj[t + 1] && n < TRADE_NEIGHBOURS; e++) {
+			int32_t q = cr->map[g->adjncy[e]];
+			if (cr->nstamp[q] != cr->ns) {
+				cr->nstamp[q] = cr->ns;
+				cand[n++] = q;
+			}
+		}
+	}
+	int32_t k = cr->router_pos[p];
+	for (int32_t w = 1; w <= TRADE_WINDOW; w++)
+		for (int side = -1; side <= 1; side += 2) {
+			int32_t at = k + side * w;
+			if (at < 0 || at >= cr->c->nn)
+				continue;
+			int32_t q = cr->by_router[at];
+			if (cr->nstamp[q] != cr->ns) {
+				cr->nstamp[q] = cr->ns;
+				cand[n++] = q;
+			}
+		}
+	bool kept = false;
+	for (int ci = 0; ci < n && !kept; ci++) {
+		int rc = cr_try_trade(cr, p, cand[ci], &kept);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -1362,6 +1591,18 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 			if (budget_over(t0, o->time_budget_ms))
 				goto done;
 			if ((rc = cr_improve_task(&cr, t)))
+				goto out;
+		}
+		/* then whole nodes holding a task on a busy lane */
+		for (int32_t i = 0; cr.swap_set && i < c->nn && cr.M > 0; i++) {
+			bool busy = false;
+			for (int64_t x = cr.st.off[i]; x < cr.st.off[i + 1] && !busy; x++)
+				busy = cr.st.slot_task[x] >= 0 && cr.hot[cr.st.slot_task[x]];
+			if (!busy)
+				continue;
+			if (budget_over(t0, o->time_budget_ms))
+				goto done;
+			if ((rc = cr_improve_node(&cr, i)))
 				goto out;
 		}
 		if (cr.moves == before)

@@ -287,6 +287,16 @@ static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
 					  "greedy", "bipartition", "modcolor", "blocks",
 					  "hierarchical", "hier-coords" };
 
+/* Constructions kept besides the best as starts of the lane refinement:
+ * another construction's layout often ends faster under it (simgrid's
+ * ft2-s4: 55.7 us from geometric, 59.8 from hierarchical+refine, the
+ * best before the lanes at 59.2). */
+#define LANES_RUNNERS 2
+/* ... when predicted at most this much slower than the best: from further
+ * back the lanes do not catch up (simgrid's tori: bipartition and greedy
+ * at 1.6-1.7x geometric), and each start costs a refinement */
+#define LANES_RUNNER_SHARE 1.25
+
 typedef struct cand_run {
 	const tp_graph *g;
 	const tp_alloc *a;
@@ -309,6 +319,13 @@ typedef struct cand_run {
 	int32_t *built;      /* by time: the winning construction before its
 				refinement (lanes_stage), else NULL */
 	int built_refined;   /* the candidate that refinement is */
+	struct runner_up {   /* by time: the fastest constructions but the
+				best, fastest first (lanes_stage's other
+				starts) */
+		int32_t *map;
+		int idx;
+	} runner[LANES_RUNNERS];
+	int nrunners;
 	/* block's score, being computed on a second thread (block_async) */
 	pthread_t scorer;
 	bool scoring;
@@ -626,6 +643,35 @@ static void keep_best(cand_run *r, int idx)
 	memcpy(r->best, r->trial, map_bytes(r));
 }
 
+/* Candidate idx (its mapping in map, predicted) among the runners-up when
+ * it is among the LANES_RUNNERS fastest; out of memory, it is left out
+ * (the runners-up only add starts). */
+static void keep_runner(cand_run *r, int idx, const int32_t *map)
+{
+	const tp_place_candidate *c = &r->rep->cand[idx];
+	if (!r->by_time || !c->has_predicted)
+		return;
+	int at = r->nrunners;
+	while (at > 0 && c->predicted_us <
+			 r->rep->cand[r->runner[at - 1].idx].predicted_us)
+		at--;
+	if (at >= LANES_RUNNERS)
+		return;
+	int32_t *m;
+	if (r->nrunners == LANES_RUNNERS) {
+		m = r->runner[LANES_RUNNERS - 1].map;   /* the slowest drops */
+		r->nrunners--;
+	} else if (!(m = malloc(map_bytes(r)))) {
+		return;
+	}
+	memmove(&r->runner[at + 1], &r->runner[at],
+		sizeof r->runner[0] * (size_t)(r->nrunners - at));
+	memcpy(m, map, map_bytes(r));
+	r->runner[at].map = m;
+	r->runner[at].idx = idx;
+	r->nrunners++;
+}
+
 /* Candidate k's construction into out (c's note says why when it does not
  * run: *skipped).  Reads r but changes nothing in it but rep->geom and
  * rep->have_geom (geometric's), so that candidates can run side by side
@@ -756,7 +802,12 @@ static int finish(cand_run *r, enum cand_kind k, int idx, int rc,
 		score_trial(r, c);
 	if (r->o->rank)
 		c->rank = r->o->rank(r->trial, r->o->rank_arg);
-	if (rep->best < 0 || better(r, c, false))
+	bool wins = rep->best < 0 || better(r, c, false);
+	if (wins && rep->best >= 0)
+		keep_runner(r, rep->best, r->best);
+	else if (!wins)
+		keep_runner(r, idx, r->trial);
+	if (wins)
 		keep_best(r, idx);
 	return 0;
 }
@@ -1003,13 +1054,13 @@ static int lanes_from(cand_run *r, tp_place_candidate *c, const int32_t *start,
 	return rc;
 }
 
-/* From the construction as well as from its refinement (lanes_stage), when
- * there is time for a second run: true when the construction's is
- * predicted faster (then in r->trial).  Either way c holds the prediction
- * of what is in r->trial.  *rc: out of memory only. */
-static bool lanes_from_built(cand_run *r, tp_place_candidate *c,
-			     const int32_t *built, double setup, int64_t *moves,
-			     int *rc, tp_error *err)
+/* Another start of the lane refinement (lanes_stage), when there is time
+ * for it: true when it is predicted faster than what r->trial holds (then
+ * it is in r->trial).  Either way c holds the prediction of what is in
+ * r->trial.  *rc: out of memory only. */
+static bool lanes_other_start(cand_run *r, tp_place_candidate *c,
+			      const int32_t *start, double setup, int64_t *moves,
+			      int *rc, tp_error *err)
 {
 	if (out_of_time(r) || (r->o->geom.time_budget_ms > 0 &&
 			       remaining_ms(r) < 2 * setup + r->score_ms) ||
@@ -1024,7 +1075,7 @@ static bool lanes_from_built(cand_run *r, tp_place_candidate *c,
 	}
 	memcpy(first, r->trial, map_bytes(r));
 	int64_t m2 = 0;
-	int e2 = lanes_from(r, c, built, &m2, err);
+	int e2 = lanes_from(r, c, start, &m2, err);
 	if (e2 == TP_ENOMEM)
 		*rc = e2;
 	c->has_predicted = false;
@@ -1040,6 +1091,16 @@ static bool lanes_from_built(cand_run *r, tp_place_candidate *c,
 	}
 	free(first);
 	return faster;
+}
+
+/* A runner-up is a start worth refining when both its time and the
+ * best's were modelled in full (bounds tie on a large exchange: 0.7 us
+ * for every candidate of bench_hier's dfly-64k-4, where four starts took
+ * 44 s for nothing) and it is within LANES_RUNNER_SHARE of the best. */
+static bool runner_worth(const tp_place_candidate *c, const tp_place_candidate *best)
+{
+	return best->has_predicted && !best->predicted_bound && !c->predicted_bound &&
+	       c->predicted_us <= LANES_RUNNER_SHARE * best->predicted_us;
 }
 
 /* auto by predicted time: the best so far with its busiest lanes relieved
@@ -1072,12 +1133,23 @@ static int lanes_stage(cand_run *r, tp_error *err)
 	double t = tp__now_ms();
 	int64_t moves = 0;
 	int rc = lanes_from(r, c, r->best, &moves, err);
-	if (!rc && built && lanes_from_built(r, c, built, setup, &moves, &rc, err))
+	if (!rc && built && lanes_other_start(r, c, built, setup, &moves, &rc, err))
 		from = of;
+	const tp_place_candidate *b = &rep->cand[rep->best];
+	for (int k = 0; k < r->nrunners && !rc; k++)
+		if (runner_worth(&rep->cand[r->runner[k].idx], b) &&
+		    lanes_other_start(r, c, r->runner[k].map, setup, &moves, &rc, err))
+			from = rep->cand[r->runner[k].idx].name;
 	c->ms = tp__now_ms() - t;
 	if (rc)
 		return rc == TP_ENOMEM ? rc : 0;
 	c->ran = true;
+	/* named after the start that won */
+	char won[sizeof c->name];
+	snprintf(won, sizeof won, "%s", from);
+	if ((plus = strchr(won, '+')))
+		*plus = '\0';
+	snprintf(c->name, sizeof c->name, "%.16s+lanes", won);
 	snprintf(c->note, sizeof c->note, "%lld move%s from %s", (long long)moves,
 		 moves == 1 ? "" : "s", from);
 	score_trial(r, c);
@@ -1274,6 +1346,8 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 	tp_congestion_ws_destroy(r.cws);
 	free(r.trial);
 	free(r.built);
+	for (int k = 0; k < r.nrunners; k++)
+		free(r.runner[k].map);
 	return rc;
 }
 
