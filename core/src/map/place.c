@@ -289,7 +289,7 @@ static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
 
 /* Constructions kept besides the best as starts of the lane refinement:
  * another construction's layout often ends faster under it (simgrid's
- * ft2-s4: 55.7 us from geometric, 59.8 from hierarchical+refine, the
+ * ft2-s4: 52.4 us from bipartition, 59.8 from hierarchical+refine, the
  * best before the lanes at 59.2). */
 #define LANES_RUNNERS 2
 /* ... when predicted at most this much slower than the best: from further
