@@ -4,6 +4,7 @@
  * choosing by predicted time. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -494,6 +495,23 @@ START_TEST(halo_rounds)
 }
 END_TEST
 
+/* halo_setup's allocation with the stencil's own graph (coordinates),
+ * mapped by auto without a budget into got and r. */
+static void halo_auto(struct fixture *fx, uint64_t seed, bool rtt, tp_place_opts *o,
+		      int32_t *got, tp_place_report *r, tp_error *err)
+{
+	int32_t u[1344], v[1344], map[512];
+	double b[1344];
+	halo_setup(fx, seed, rtt, u, v, b, map);
+	tp_error_clear(err);
+	ck_assert_int_eq(tp_graph_from_stencil(&fx->g, "8x8x8:7pt:periodic=none:bytes=65536",
+					       512, err), 0);
+	tp_place_opts_default(o);
+	o->policy = TP_POLICY_AUTO;
+	o->geom.time_budget_ms = 0;
+	ck_assert_msg(tp_place_ex(fx->g, fx->a, o, got, r, err) == 0, "%s", err->msg);
+}
+
 /* auto relieves the lanes from the winning construction as well as from
  * its hop-bytes refinement, and keeps the faster: on a halo like the one
  * above (with its coordinates; fair sharing, fewer rounds), X+lanes is
@@ -502,20 +520,11 @@ END_TEST
 START_TEST(lanes_two_starts)
 {
 	struct fixture fx;
-	int32_t u[1344], v[1344], map[512];
-	double b[1344];
-	halo_setup(&fx, 1, false, u, v, b, map);
 	tp_error err;
-	tp_error_clear(&err);
-	ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:periodic=none:bytes=65536",
-					       512, &err), 0);
 	tp_place_opts o;
-	tp_place_opts_default(&o);
-	o.policy = TP_POLICY_AUTO;
-	o.geom.time_budget_ms = 0;
 	tp_place_report r;
 	int32_t got[512], built[512], refined[512], l1[512], l2[512];
-	ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, got, &r, &err) == 0, "%s", err.msg);
+	halo_auto(&fx, 1, false, &o, got, &r, &err);
 	ck_assert(r.by_time);
 	int lanes = -1, ref = -1;
 	for (int i = 0; i < r.ncandidates; i++) {
@@ -563,6 +572,47 @@ START_TEST(lanes_two_starts)
 	ck_assert(strstr(r.cand[lanes].note, "from geometric") &&
 		  !strstr(r.cand[lanes].note, "+refine"));
 	ck_assert(pg.exchange_us <= best * (1 + 1e-9));
+	teardown(&fx);
+}
+END_TEST
+
+/* With round-trip sharing long messages end last; the lane stage's last
+ * starts weigh each message by its route (tp__graphmap_refine_lanes_hops).
+ * On this torus allocation (RTT sharing) geometric is the best before the
+ * lanes (its refinement is predicted slower and dropped), and its lanes
+ * weighted end faster than unweighted: 25.56 us against 26.72. */
+START_TEST(lanes_long_routes)
+{
+	struct fixture fx;
+	tp_error err;
+	tp_place_opts o;
+	tp_place_report r;
+	int32_t got[512], start[512], m[512];
+	halo_auto(&fx, 3, true, &o, got, &r, &err);
+	int lanes = r.ncandidates - 1;
+	ck_assert_str_eq(r.cand[1].name, "geometric");
+	ck_assert_str_eq(r.cand[lanes - 1].name, "geometric+refine");
+	ck_assert(r.cand[lanes - 1].predicted_us > r.cand[1].predicted_us);
+	ck_assert_str_eq(r.cand[lanes].name, "geometric+lanes");
+	ck_assert_msg(strstr(r.cand[lanes].note, "from geometric, long routes weighed"),
+		      "%s", r.cand[lanes].note);
+	ck_assert_int_eq(r.best, lanes);
+	/* by hand: geometric, its lanes unweighted and weighted */
+	ck_assert_int_eq(tp_geom_map(fx.g, fx.a, &o.geom, start, NULL, &err), 0);
+	tp_graphmap_opts go = o.graph;
+	go.time_budget_ms = 0;
+	double us[2];
+	for (int w = 0; w < 2; w++) {
+		memcpy(m, start, sizeof m);
+		ck_assert_int_eq(tp__graphmap_refine_lanes_hops(fx.g, fx.a, &go, w ? 1.0 : 0,
+								m, NULL, &err), 0);
+		tp_prediction p;
+		ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, m, &p, &err), 0);
+		us[w] = p.exchange_us;
+	}
+	ck_assert_msg(fabs(r.cand[lanes].predicted_us - us[1]) < 1e-9 * us[1],
+		      "%.4f us, by hand %.4f", r.cand[lanes].predicted_us, us[1]);
+	ck_assert_msg(us[1] < us[0], "weighed %.4f, plain %.4f", us[1], us[0]);
 	teardown(&fx);
 }
 END_TEST
@@ -710,6 +760,7 @@ int main(void)
 	tcase_add_test(tc, lanes_two_starts);
 	tcase_add_test(tc, lanes_trade_nodes);
 	tcase_add_test(tc, lanes_runner_up);
+	tcase_add_test(tc, lanes_long_routes);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

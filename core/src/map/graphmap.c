@@ -43,6 +43,8 @@ typedef struct gm {
 	int *rc;        /* nn x nd raw router coordinates of allocated nodes */
 	int *sc;        /* nn x nd seam-shifted coordinates */
 	int threads;    /* the refinement's, at most (0: one per CPU) */
+	double hop_weight;   /* the lane refinement: a message's bytes count
+				(1 + hop_weight x links) times */
 	double deadline;   /* tp__now_ms() past which construction stops with
 			      TP_ETIME; 0: none */
 	double projected_ms;   /* greedy: what the whole run would have
@@ -1029,6 +1031,7 @@ typedef struct cref {
 	double *lw;              /* lanes (the time model's fabric,
 				    predict_internal.h): per lane 1 /
 				    bandwidth; NULL: the machine's links */
+	double hop_weight;       /* lanes: see gm */
 	int64_t *tstamp;         /* per task: node trades' edge counting */
 	int64_t ts;
 	int32_t *swap_set;       /* the tasks of the two nodes traded */
@@ -1071,6 +1074,7 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 	int n = cr_route(cr, i, j);
 	if (n < 0)
 		return n;
+	bytes *= 1 + cr->hop_weight * n;
 	for (int k = 0; k < n; k++) {
 		int64_t l = cr->route[k];
 		if (l < 0 || l >= cr->nl)
@@ -1182,6 +1186,7 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	cr->c = c;
 	cr->map = map;
 	cr->nl = lanes ? tp__fabric_lanes(a->m) : tp_machine_link_count(a->m);
+	cr->hop_weight = lanes ? c->hop_weight : 0;
 	if (lanes) {
 		if (!(cr->lw = tp__malloc_array((size_t)cr->nl + 1, sizeof(double))))
 			return TP_ENOMEM;
@@ -1242,9 +1247,9 @@ static int cr_load_all(cref *cr, double t0, double budget)
 			int n = cr_route(cr, map[t], map[u]);
 			if (n < 0)
 				return n;
+			double b = tp__graph_w(g, e) * (1 + cr->hop_weight * n);
 			for (int k = 0; k < n; k++)
-				cr->load[cr->route[k]] += tp__graph_w(g, e) *
-					cr_weight(cr, cr->route[k]);
+				cr->load[cr->route[k]] += b * cr_weight(cr, cr->route[k]);
 		}
 	}
 	return 0;
@@ -1950,8 +1955,8 @@ static const struct refinement BY_LANES = { "lane refinement", refine_lanes_run 
 
 static int refine_entry(const struct refinement *r, const tp_graph *g,
 			const tp_alloc *a, const tp_graphmap_opts *o,
-			int threads, int32_t *map, int64_t *moves,
-			tp_error *err)
+			int threads, double hop_weight, int32_t *map,
+			int64_t *moves, tp_error *err)
 {
 	const char *what = r->what;
 	tp_graphmap_opts def;
@@ -1971,6 +1976,7 @@ static int refine_entry(const struct refinement *r, const tp_graph *g,
 	if ((rc = gm_init(&c, g, a, false, err, what)))
 		return rc;
 	c.threads = threads;
+	c.hop_weight = hop_weight;
 	rc = r->run(&c, o, map, moves, t0);
 	gm_free(&c);
 	if (rc)
@@ -1983,28 +1989,35 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, map, moves, err);
+	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, map, moves, err);
 }
 
 int tp__graphmap_refine_threads(const tp_graph *g, const tp_alloc *a,
 				const tp_graphmap_opts *o, int threads,
 				int32_t *map, int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, threads, map, moves, err);
+	return refine_entry(&BY_HOP_BYTES, g, a, o, threads, 0, map, moves, err);
 }
 
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_CONGESTION, g, a, o, 0, map, moves, err);
+	return refine_entry(&BY_CONGESTION, g, a, o, 0, 0, map, moves, err);
 }
 
 int tp__graphmap_refine_lanes(const tp_graph *g, const tp_alloc *a,
 			      const tp_graphmap_opts *o, int32_t *map,
 			      int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_LANES, g, a, o, 0, map, moves, err);
+	return refine_entry(&BY_LANES, g, a, o, 0, 0, map, moves, err);
+}
+
+int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
+				   const tp_graphmap_opts *o, double hop_weight,
+				   int32_t *map, int64_t *moves, tp_error *err)
+{
+	return refine_entry(&BY_LANES, g, a, o, 0, hop_weight, map, moves, err);
 }
 
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
