@@ -1428,11 +1428,11 @@ static int cr_set_edges(cref *cr, int n, double sign)
 	return 0;
 }
 
-/* Nodes p and q trade all their tasks (each keeps its slot index). */
-static void cr_trade(cref *cr, int32_t p, int32_t q)
+/* The tasks of nodes p and q into cr->swap_set, p's first; returns how
+ * many. */
+static int trade_set(cref *cr, int32_t p, int32_t q)
 {
-	slot_table *st = &cr->st;
-	int32_t np = st->used[p], nq = st->used[q];
+	const slot_table *st = &cr->st;
 	int n = 0;
 	for (int64_t x = st->off[p]; x < st->off[p + 1]; x++)
 		if (st->slot_task[x] >= 0)
@@ -1440,6 +1440,15 @@ static void cr_trade(cref *cr, int32_t p, int32_t q)
 	for (int64_t x = st->off[q]; x < st->off[q + 1]; x++)
 		if (st->slot_task[x] >= 0)
 			cr->swap_set[n++] = st->slot_task[x];
+	return n;
+}
+
+/* Nodes p and q trade all their tasks, the n of cr->swap_set (trade_set):
+ * each goes to the other node's slots from the first. */
+static void cr_trade(cref *cr, int32_t p, int32_t q, int n)
+{
+	slot_table *st = &cr->st;
+	int32_t np = st->used[p], nq = st->used[q];
 	for (int64_t x = st->off[p]; x < st->off[p + 1]; x++)
 		st->slot_task[x] = -1;
 	for (int64_t x = st->off[q]; x < st->off[q + 1]; x++)
@@ -1489,16 +1498,12 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 	if (st->used[p] > a->slots[q] || st->used[q] > a->slots[p] ||
 	    (st->used[p] <= 1 && st->used[q] <= 1))
 		return 0;
-	int n = st->used[p] + st->used[q], rc;
-	int k = 0;
-	for (int64_t x = st->off[p]; x < st->off[p + 1]; x++)
-		if (st->slot_task[x] >= 0)
-			cr->swap_set[k++] = st->slot_task[x];
-	for (int64_t x = st->off[q]; x < st->off[q + 1]; x++)
-		if (st->slot_task[x] >= 0)
-			cr->swap_set[k++] = st->slot_task[x];
+	int n = trade_set(cr, p, q), rc;
+	/* never at a cost in hop-bytes (a trade moves whole nodes' traffic,
+	 * and the potential would let it spread far over idle links): checked
+	 * before routing anything, as most partners cost hops */
 	if (trade_hops(cr, p, q, n) > 1e-12 * (cr->c->g->total_bytes + 1.0))
-		return 0;   /* before routing anything: most partners cost hops */
+		return 0;
 	cr->trial++;
 	cr->ntl = 0;
 	cr->dhop = 0;
@@ -1508,13 +1513,11 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 		cr->map[cr->swap_set[j]] = j < st->used[p] ? q : p;
 	if ((rc = cr_set_edges(cr, n, 1.0)))
 		return rc;
-	/* never at a cost in hop-bytes: a trade moves whole nodes' traffic,
-	 * and the potential would let it spread far over idle links */
-	bool ok = cr_accept(cr, cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0));
+	bool ok = cr_accept(cr, true);
 	for (int j = 0; j < n; j++)
 		cr->map[cr->swap_set[j]] = j < st->used[p] ? p : q;
 	if (ok) {
-		cr_trade(cr, p, q);
+		cr_trade(cr, p, q, n);
 		*kept = true;
 	} else {
 		cr_undo(cr);
@@ -1535,8 +1538,9 @@ static int cr_improve_node(cref *cr, int32_t p)
 	cr->nstamp[p] = cr->ns;
 	for (int64_t x = st->off[p]; x < st->off[p + 1] && n < TRADE_NEIGHBOURS; x++) {
 		int32_t t = st->slot_task[x];
-		for (int64_t e = t < 0 ? 0 : g->xadj[t];
-		     t >= 0 && e < g->xadj[t + 1] && n < TRADE_NEIGHBOURS; e++) {
+		if (t < 0)
+			continue;
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && n < TRADE_NEIGHBOURS; e++) {
 			int32_t q = cr->map[g->adjncy[e]];
 			if (cr->nstamp[q] != cr->ns) {
 				cr->nstamp[q] = cr->ns;
