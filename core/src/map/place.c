@@ -1110,12 +1110,13 @@ static bool runner_worth(const tp_place_candidate *c, const tp_place_candidate *
 }
 
 /* auto by predicted time: the best so far with its busiest lanes relieved
- * (tp__graphmap_refine_lanes, whatever it costs in hop-bytes), kept as
- * "X+lanes" when predicted faster.  When the best is a construction's
- * hop-bytes refinement, the lanes are also relieved from the construction
- * itself, and X+lanes is the faster of the two: the refinement can leave
- * the lanes a poorer start (rgg-ft4-s1 of simgrid.sh: 88.4 us from
- * bipartition+refine, 81.4 from bipartition). */
+ * (tp__graphmap_refine_lanes_hops, whatever it costs in hop-bytes), kept
+ * as "X+lanes" when predicted faster.  Other starts, the fastest of all
+ * kept: when the best is a construction's hop-bytes refinement, the
+ * construction itself (the refinement can leave the lanes a poorer start:
+ * rgg-ft4-s1 of simgrid.sh, 88.4 us from bipartition+refine, 81.4 from
+ * bipartition); the runners-up (LANES_RUNNERS); the best and its
+ * construction with long routes weighed (LANES_HOP_WEIGHT). */
 static int lanes_stage(cand_run *r, tp_error *err)
 {
 	tp_place_report *rep = r->rep;
@@ -1139,22 +1140,33 @@ static int lanes_stage(cand_run *r, tp_error *err)
 	double t = tp__now_ms();
 	int64_t moves = 0;
 	int rc = lanes_from(r, c, r->best, 0, &moves, err);
-	if (!rc && built && lanes_other_start(r, c, built, 0, setup, &moves, &rc, err))
-		from = of;
+	/* the other starts, in this order: the construction, the runners-up,
+	 * then the best and its construction with long routes weighed */
+	struct lane_start {
+		const int32_t *map;
+		double hop_weight;
+		const char *name;
+	} start[3 + LANES_RUNNERS];
+	int ns = 0;
 	const tp_place_candidate *b = &rep->cand[rep->best];
-	for (int k = 0; k < r->nrunners && !rc; k++)
-		if (runner_worth(&rep->cand[r->runner[k].idx], b) &&
-		    lanes_other_start(r, c, r->runner[k].map, 0, setup, &moves, &rc, err))
-			from = rep->cand[r->runner[k].idx].name;
-	bool by_hops = false;
-	if (!rc && b->has_predicted && !b->predicted_bound) {
-		if (lanes_other_start(r, c, r->best, LANES_HOP_WEIGHT, setup, &moves,
-				      &rc, err))
-			by_hops = true, from = b->name;
-		if (!rc && built && lanes_other_start(r, c, built, LANES_HOP_WEIGHT,
-						      setup, &moves, &rc, err))
-			by_hops = true, from = of;
+	if (built)
+		start[ns++] = (struct lane_start){ built, 0, of };
+	for (int k = 0; k < r->nrunners; k++)
+		if (runner_worth(&rep->cand[r->runner[k].idx], b))
+			start[ns++] = (struct lane_start){ r->runner[k].map, 0,
+							 rep->cand[r->runner[k].idx].name };
+	if (b->has_predicted && !b->predicted_bound) {
+		start[ns++] = (struct lane_start){ r->best, LANES_HOP_WEIGHT, b->name };
+		if (built)
+			start[ns++] = (struct lane_start){ built, LANES_HOP_WEIGHT, of };
 	}
+	bool by_hops = false;
+	for (int k = 0; k < ns && !rc; k++)
+		if (lanes_other_start(r, c, start[k].map, start[k].hop_weight, setup,
+				      &moves, &rc, err)) {
+			from = start[k].name;
+			by_hops = start[k].hop_weight > 0;
+		}
 	c->ms = tp__now_ms() - t;
 	if (rc)
 		return rc == TP_ENOMEM ? rc : 0;
