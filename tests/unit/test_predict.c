@@ -100,6 +100,17 @@ static const char *const SLOW =
 	"Network=tree TopologyFile=topology.conf LevelBandwidth=1\n"
 	"NodeBandwidth=1 HopLatency=1us IntraNodeBandwidth=10GB/s\n";
 
+/* TREE under SLOW with two cables up from each leaf, routed by routing
+ * (dmodk, adaptive). */
+static void setup_two_cables(struct fixture *fx, const char *routing,
+			     const char *nodes, int slots)
+{
+	char conf[512];
+	snprintf(conf, sizeof conf, "%sLevelUplinks=2 UplinkRouting=%s\n", SLOW,
+		 routing);
+	setup(fx, TREE, conf, nodes, slots);
+}
+
 /* One message each way between two nodes of a leaf: each alone on its
  * ports, 1000 us, two links of 1 us. */
 START_TEST(two_nodes)
@@ -194,9 +205,7 @@ END_TEST
 START_TEST(dmodk)
 {
 	struct fixture fx;
-	char conf[512];
-	snprintf(conf, sizeof conf, "%sLevelUplinks=2 UplinkRouting=dmodk\n", SLOW);
-	setup(&fx, TREE, conf, "n[0-1],n[4-6]", 1);
+	setup_two_cables(&fx, "dmodk", "n[0-1],n[4-6]", 1);
 	/* allocation: n0 n1 n4 n5 n6 = indices 0..4 */
 	int32_t u[] = { 0, 1 }, v[] = { 2, 3 };
 	double b[] = { MB, MB };
@@ -207,8 +216,7 @@ START_TEST(dmodk)
 	teardown(&fx);
 
 	/* adaptive: one lane of both cables (2 GB/s); the ports limit */
-	snprintf(conf, sizeof conf, "%sLevelUplinks=2 UplinkRouting=adaptive\n", SLOW);
-	setup(&fx, TREE, conf, "n[0-1],n[4-6]", 1);
+	setup_two_cables(&fx, "adaptive", "n[0-1],n[4-6]", 1);
 	p = predict(&fx, 4, 2, u, v, b, (int32_t[]){ 0, 1, 2, 4 });
 	ck_assert_us(p.exchange_us, 1004.0);
 	teardown(&fx);
@@ -701,9 +709,7 @@ END_TEST
 START_TEST(lanes_trade_nodes)
 {
 	struct fixture fx;
-	char conf[512];
-	snprintf(conf, sizeof conf, "%sLevelUplinks=2 UplinkRouting=dmodk\n", SLOW);
-	setup(&fx, TREE, conf, "n[0-7]", 2);
+	setup_two_cables(&fx, "dmodk", "n[0-7]", 2);
 	int32_t u[12], v[12], map[16];
 	double b[12];
 	int n = 0;
