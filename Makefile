@@ -115,6 +115,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/modcolor.c \
 	map/place.c \
 	map/predict.c \
+	map/time_trades.c \
 	net/block.c \
 	net/dragonfly.c \
 	net/hashtab.c \

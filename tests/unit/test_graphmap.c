@@ -316,10 +316,12 @@ START_TEST(policies_graph_auto)
 	ck_assert_msg(tp_place_ex(g, a, &o, m2, &r, &err) == 0, "%s", err.msg);
 	/* block, geometric (skipped), zorder, greedy, bipartition, then the
 	 * winner refined; block is far (> 10 %) behind, so not refined too;
-	 * by predicted time, last the best refined on the lanes */
-	ck_assert_int_eq(r.ncandidates, r.by_time ? 7 : 6);
+	 * by predicted time, last the best refined on the lanes, then its
+	 * nodes' trades */
+	ck_assert_int_eq(r.ncandidates, r.by_time ? 8 : 6);
 	ck_assert(strstr(r.cand[5].name, "+refine"));
 	ck_assert(!r.by_time || strstr(r.cand[6].name, "+lanes"));
+	ck_assert(!r.by_time || strstr(r.cand[7].name, "+trades"));
 	ck_assert_str_eq(r.cand[0].name, "block");
 	ck_assert_str_eq(r.cand[1].name, "geometric");
 	ck_assert(!r.cand[1].ran);

@@ -51,6 +51,7 @@
 #include "map/metrics_internal.h"
 #include "map/place_internal.h"
 #include "map/predict_internal.h"
+#include "map/time_trades.h"
 
 static const struct {
 	const char *name;
@@ -1187,6 +1188,51 @@ static int lanes_stage(cand_run *r, tp_error *err)
 	return 0;
 }
 
+/* auto by predicted time, last: the best's nodes trade places for its
+ * slowest messages, each trade judged by the model (tp__time_trades),
+ * kept as "X+trades" when predicted faster.  Only where the best's time
+ * was modelled in full: a bound does not tell the slowest messages. */
+static int trades_stage(cand_run *r, tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	if (!r->by_time || r->o->graph.refine_passes <= 0 ||
+	    rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
+		return 0;
+	const tp_place_candidate *b = &rep->cand[rep->best];
+	if (!b->has_predicted || b->predicted_bound)
+		return 0;
+	char of[sizeof rep->cand[0].name], from[sizeof rep->cand[0].name];
+	snprintf(from, sizeof from, "%s", b->name);
+	snprintf(of, sizeof of, "%s", b->name);
+	char *plus = strchr(of, '+');
+	if (plus)
+		*plus = '\0';
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%.16s+trades", of);
+	if (!fits(r, c, 2 * r->score_ms))
+		return 0;
+	double t = tp__now_ms(), budget = r->o->geom.time_budget_ms;
+	double deadline = budget > 0 ? r->t0 + budget - r->reserve_ms - r->score_ms : 0;
+	memcpy(r->trial, r->best, map_bytes(r));
+	int64_t trades = 0;
+	tp_error e;
+	tp_error_clear(&e);
+	int rc = tp__time_trades(r->g, r->a, r->trial, deadline, &trades, &e);
+	c->ms = tp__now_ms() - t;
+	if (rc)
+		return tp_error_set(err, rc, "%s", e.msg);
+	c->ran = true;
+	snprintf(c->note, sizeof c->note, "%lld trade%s from %s", (long long)trades,
+		 trades == 1 ? "" : "s", from);
+	score_trial(r, c);
+	if (r->o->rank)
+		c->rank = r->o->rank(r->trial, r->o->rank_arg);
+	if (trades > 0 && better(r, c, false))
+		keep_best(r, rep->ncandidates - 1);
+	return 0;
+}
+
 /* The winner of the constructions, refined; in auto also Slurm's block
  * order when it scores within 10 % of the winner. */
 static int refine_stage(cand_run *r, tp_error *err)
@@ -1362,6 +1408,8 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 		rc = refine_stage(&r, err);
 	if (!rc && rep->best >= 0)
 		rc = lanes_stage(&r, err);
+	if (!rc && rep->best >= 0)
+		rc = trades_stage(&r, err);
 	if (!rc && rep->best < 0)
 		rc = tp_error_set(err, TP_EINVAL, "policy %s: no candidate produced "
 				  "a mapping (%s: %s)", tp_policy_name(o->policy),

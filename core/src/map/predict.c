@@ -8,10 +8,10 @@
  * bandwidth per unit of unfrozen weight fixes their rates, its messages
  * freeze, the others go on with what is left); each message weighs 1, or
  * with FlowSharing=rtt 1 / its hops (TCP's and SimGrid's RTT unfairness);
- * when messages finish the rates are recomputed.  A message's time is its
- * transfer's end plus a latency per link crossed (a torus's added ports
- * excepted: network.h, port_cables); the exchange's time is the latest
- * message's.
+ * a message first waits a latency per link crossed (a torus's added ports
+ * excepted: network.h, port_cables), then transfers; the rates are
+ * recomputed when messages finish and when a route length's latency is
+ * paid.  The exchange's time is the latest message's end.
  *
  * Costs: routing is one pass over the messages (O(M x H)); each round of
  * rates O(F x H + L log L) for F flows of H lanes over L lanes (a heap of
@@ -35,9 +35,9 @@
 /* Flows completing within BATCH_SHARE of the next completion, or within
  * ELAPSED_SHARE of the time so far after it, complete with it: each ends
  * at its own time, and frees its lanes at most that much early.  Without
- * the second, a halo with RTT sharing took a round a completion (1,865 for
+ * the second, a halo with RTT sharing took a round a completion (1,530 for
  * 2,688 flows on a 16^3 torus, 3 s: test_predict's halo_rounds); with it,
- * 561 rounds, 0.03 % off (half the share at which auto calls two times a
+ * 397 rounds, 0.02 % off (half the share at which auto calls two times a
  * tie). */
 #define BATCH_SHARE 0.01
 #define ELAPSED_SHARE (TP__PREDICT_TIE_SHARE / 2)
@@ -79,6 +79,7 @@ struct flows {
 	double *w;           /* its messages' weight in sharing (1, or with
 				FlowSharing=rtt 1 / its hops: the shortest
 				routes take the largest shares) */
+	int32_t *ends[2];    /* its two nodes, as allocation indices */
 	int32_t *hops;       /* lanes with a latency (network.h:
 				port_cables) */
 	int32_t nlanes;
@@ -95,6 +96,8 @@ static void flows_free(struct flows *f)
 	free(f->mult);
 	free(f->w);
 	free(f->hops);
+	free(f->ends[0]);
+	free(f->ends[1]);
 	free(f->bw);
 }
 
@@ -191,6 +194,8 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 	fl->mult = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->mult);
 	fl->w = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->w);
 	fl->hops = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->hops);
+	for (int k = 0; k < 2; k++)
+		fl->ends[k] = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->ends[k]);
 	size_t lcap = (size_t)(nmsg > 0 ? nmsg : 1) * 4;
 	fl->lanes = tp__malloc_array(lcap, sizeof *fl->lanes);
 	/* dense below TP__DENSE_ROUTERS ids, hashed above */
@@ -198,7 +203,7 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 	int32_t nlanes = 0;
 	int rc = TP_OK;
 	if (!keys || !buf || !fl->start || !fl->bytes || !fl->mult || !fl->w ||
-	    !fl->hops || !fl->lanes) {
+	    !fl->hops || !fl->ends[0] || !fl->ends[1] || !fl->lanes) {
 		rc = TP_ENOMEM;
 		goto out;
 	}
@@ -264,6 +269,8 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			fl->mult[f] = 1;
 			int hops = route_hops(m, len);
 			fl->hops[f] = hops;
+			fl->ends[0][f] = map[u];
+			fl->ends[1][f] = map[v];
 			/* every lane has the same latency: a route's is its
 			 * hops */
 			fl->w[f] = m->fab.rtt_sharing && m->fab.hop_lat > 0 && hops > 0
@@ -292,11 +299,12 @@ out:
 
 /* ---- the bound ---- */
 
-/* The exchange's bound from here: each flow's bytes left (rem; NULL: all
- * of them) alone on its slowest lane, and each lane's share of them; done
- * (may be NULL) flows left out. */
+/* The exchange's bound from time t: each flow's bytes left (rem; NULL: all
+ * of them) alone on its slowest lane once its latency is paid, and each
+ * lane's share of them; done (may be NULL) flows left out.  Seconds after
+ * t. */
 static double bound_rest(const struct flows *fl, const double *rem,
-			 const bool *done, double lat)
+			 const bool *done, double lat, double t)
 {
 	double *load = calloc((size_t)fl->nlanes + 1, sizeof *load);
 	if (!load)
@@ -312,7 +320,7 @@ static double bound_rest(const struct flows *fl, const double *rem,
 			if (fl->bw[l] < minbw)
 				minbw = fl->bw[l];
 		}
-		double alone = bytes / minbw + (double)fl->hops[f] * lat;
+		double alone = fmax(0, (double)fl->hops[f] * lat - t) + bytes / minbw;
 		if (alone > b)
 			b = alone;
 	}
@@ -325,7 +333,7 @@ static double bound_rest(const struct flows *fl, const double *rem,
 
 static double bound_s(const struct flows *fl, double lat)
 {
-	return bound_rest(fl, NULL, NULL, lat);
+	return bound_rest(fl, NULL, NULL, lat, 0);
 }
 
 /* ---- progressive filling ---- */
@@ -394,8 +402,16 @@ struct filling {
 	double *rate;        /* per message of a flow */
 	double *rem;         /* bytes left of each message */
 	bool *frozen, *done;
+	double t, lat;       /* now; a lane's latency */
 	struct heap h;
 };
+
+/* A message waits its route's latency, then transfers (SimGrid's flow
+ * model, CM02): a short route's messages take the lanes first. */
+static bool started(const struct filling *s, int64_t f)
+{
+	return (double)s->fl->hops[f] * s->lat <= s->t;
+}
 
 static void filling_free(struct filling *s)
 {
@@ -456,8 +472,9 @@ static int fair_rates(struct filling *s, int64_t *work)
 	int64_t live = 0;   /* flows not yet frozen: none, and the rest of the
 			       heap has nothing to give */
 	for (int64_t f = 0; f < fl->nflows; f++) {
-		s->frozen[f] = s->done[f];
-		if (s->done[f])
+		s->frozen[f] = s->done[f] || !started(s, f);
+		s->rate[f] = 0;
+		if (s->frozen[f])
 			continue;
 		live++;
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
@@ -505,18 +522,34 @@ static int fair_rates(struct filling *s, int64_t *work)
 }
 
 /* The exchange's time in seconds by progressive filling; rounds into
- * *rounds.  Past max_work (> 0) lane visits, the bound of what is left
- * (*cut_short). */
+ * *rounds.  Rates change when messages finish and when messages' latency
+ * is paid (a start: one event per route length).  Past max_work (> 0)
+ * lane visits, the bound of what is left (*cut_short). */
 static int fill(const struct flows *fl, double lat, int64_t max_work,
-		double *out, int32_t *rounds, bool *cut_short)
+		double *out, int32_t *rounds, bool *cut_short, double *end_of)
 {
 	struct filling s;
 	int rc = filling_init(&s, fl);
-	double t = 0, worst = fl->intra_s;
+	s.lat = lat;
+	double worst = fl->intra_s;
 	int64_t left = fl->nflows, work = 0;
 	*rounds = 0;
 	*cut_short = false;
 	while (!rc && left > 0) {
+		/* nothing under way: on to the next start, no rates to compute */
+		double first_at = HUGE_VAL;
+		bool moving = false;
+		for (int64_t f = 0; f < fl->nflows && !moving; f++)
+			if (!s.done[f]) {
+				if (started(&s, f))
+					moving = true;
+				else
+					first_at = fmin(first_at, (double)fl->hops[f] * lat);
+			}
+		if (!moving) {
+			s.t = first_at;
+			continue;
+		}
 		if ((rc = fair_rates(&s, &work)))
 			break;
 		++*rounds;
@@ -525,37 +558,56 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 			 * whole from here: at their current rates the slowest
 			 * flows would end far too late (they speed up as the
 			 * others end; 92 us against 48 on a halo) */
-			double rest = bound_rest(fl, s.rem, s.done, lat);
+			double rest = bound_rest(fl, s.rem, s.done, lat, s.t);
 			if (rest < 0)
 				rc = TP_ENOMEM;
-			else if (t + rest > worst)
-				worst = t + rest;
+			else if (s.t + rest > worst)
+				worst = s.t + rest;
 			*cut_short = true;
 			break;
 		}
-		double dt = HUGE_VAL;
-		for (int64_t f = 0; f < fl->nflows; f++)
-			if (!s.done[f] && s.rate[f] > 0 && s.rem[f] / s.rate[f] < dt)
-				dt = s.rem[f] / s.rate[f];
-		if (!(dt < HUGE_VAL))
-			break;      /* no rate anywhere: cannot happen with bw > 0 */
-		double cut = fmax(dt * (1 + BATCH_SHARE), dt + ELAPSED_SHARE * (t + dt));
+		/* the next event: a completion, or a start */
+		double dt = HUGE_VAL, next_at = HUGE_VAL;
 		for (int64_t f = 0; f < fl->nflows; f++) {
 			if (s.done[f])
 				continue;
+			if (!started(&s, f))
+				next_at = fmin(next_at, (double)fl->hops[f] * lat);
+			else if (s.rate[f] > 0 && s.rem[f] / s.rate[f] < dt)
+				dt = s.rem[f] / s.rate[f];
+		}
+		if (!(dt < HUGE_VAL) && !(next_at < HUGE_VAL))
+			break;      /* no rate anywhere: cannot happen with bw > 0 */
+		double next_start = next_at - s.t;
+		/* flows finishing close to the next event finish with it */
+		double step = fmin(dt, next_start);
+		double cut = dt < HUGE_VAL ? fmax(dt * (1 + BATCH_SHARE),
+						  dt + ELAPSED_SHARE * (s.t + dt)) : -1;
+		if (next_start < dt)
+			cut = fmin(cut, next_start);
+		for (int64_t f = 0; f < fl->nflows; f++) {
+			if (s.done[f] || !started(&s, f))
+				continue;
 			double need = s.rate[f] > 0 ? s.rem[f] / s.rate[f] : HUGE_VAL;
 			if (need <= cut) {
-				double end = t + need + (double)fl->hops[f] * lat;
+				double end = s.t + need;
 				if (end > worst)
 					worst = end;
+				if (end_of)
+					end_of[f] = end;
 				s.done[f] = true;
 				left--;
 			} else {
-				s.rem[f] -= s.rate[f] * dt;
+				s.rem[f] -= s.rate[f] * step;
 			}
 		}
-		t += dt;
+		/* on a start, exactly its time: started() must see it */
+		s.t = next_start <= dt ? next_at : s.t + step;
 	}
+	if (end_of)
+		for (int64_t f = 0; f < fl->nflows; f++)
+			if (!s.done[f])
+				end_of[f] = worst;
 	filling_free(&s);
 	*out = worst;
 	return rc;
@@ -654,16 +706,21 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 	return rc;
 }
 
-int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
-		int64_t max_work, tp_prediction *out, tp_error *err)
+static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		       int64_t max_work, tp_prediction *out, double *node_end,
+		       tp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!g || !a || (!map && g->ntasks > 0))
 		return tp_error_set(err, TP_EINVAL, "predict: missing graph, "
 				    "allocation or map");
 	/* too large to keep every route: the bound, streamed */
-	if (max_work > 0 && tp__predict_work(g, a) > max_work)
+	if (max_work > 0 && tp__predict_work(g, a) > max_work) {
+		if (node_end)
+			return tp_error_set(err, TP_EINVAL, "predict: too large "
+					    "to model message by message");
 		return bound_streaming(g, a, map, out, err);
+	}
 	struct flows fl;
 	int rc = build_flows(g, a, map, &fl, err);
 	if (rc)
@@ -683,16 +740,47 @@ int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 	if (max_work > 0 && route_work > max_work) {
 		out->exchange_us = out->bound_us;
 		out->bound_only = true;
+		if (node_end)
+			for (int32_t k = 0; k < a->nnodes; k++)
+				node_end[k] = out->bound_us;
 	} else {
-		double x;
-		rc = fill(&fl, lat, max_work, &x, &out->rounds, &out->bound_only);
+		double x, *end_of = NULL;
+		if (node_end && !(end_of = tp__malloc_array((size_t)fl.nflows + 1,
+							    sizeof *end_of)))
+			rc = TP_ENOMEM;
+		if (!rc)
+			rc = fill(&fl, lat, max_work, &x, &out->rounds,
+				  &out->bound_only, end_of);
 		if (rc)
 			tp_error_set(err, rc, "predict: out of memory");
 		/* rounding aside, never below the bound */
-		out->exchange_us = fmax(x, b) * 1e6;
+		out->exchange_us = rc ? 0 : fmax(x, b) * 1e6;
+		if (!rc && node_end) {
+			for (int32_t k = 0; k < a->nnodes; k++)
+				node_end[k] = 0;
+			for (int64_t f = 0; f < fl.nflows; f++)
+				for (int e = 0; e < 2; e++) {
+					double *ne = &node_end[fl.ends[e][f]];
+					*ne = fmax(*ne, end_of[f] * 1e6);
+				}
+		}
+		free(end_of);
 	}
 	flows_free(&fl);
 	return rc;
+}
+
+int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		int64_t max_work, tp_prediction *out, tp_error *err)
+{
+	return predict_run(g, a, map, max_work, out, NULL, err);
+}
+
+int tp__predict_nodes(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		      int64_t max_work, tp_prediction *out, double *node_end,
+		      tp_error *err)
+{
+	return predict_run(g, a, map, max_work, out, node_end, err);
 }
 
 int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,

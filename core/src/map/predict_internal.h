@@ -11,6 +11,14 @@
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		int64_t max_work, tp_prediction *out, tp_error *err);
 
+/* tp__predict, and node_end[k] (a->nnodes) the latest end, in us, of the
+ * messages to and from allocation node k (0: none; all of them the bound
+ * when the exchange is only bounded).  TP_EINVAL when the exchange is too
+ * large to route message by message under max_work. */
+int tp__predict_nodes(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		      int64_t max_work, tp_prediction *out, double *node_end,
+		      tp_error *err);
+
 /* Predicted times closer than this share tie: the metric decides. */
 #define TP__PREDICT_TIE_SHARE 0.005
 

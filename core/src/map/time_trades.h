@@ -1,0 +1,16 @@
+/* topoplace — whole nodes trade places for the slowest messages, each
+ * trade judged by the predicted time (map/time_trades.c). */
+#ifndef TOPOPLACE_TIME_TRADES_H
+#define TOPOPLACE_TIME_TRADES_H
+
+#include "internal.h"
+
+/* Trades in map (allocation indices) while they end the predicted
+ * exchange sooner or relieve the nodes at its end, until none is found,
+ * their work limit, or deadline_ms (tp__now_ms; 0: none).  The trades
+ * kept into *trades; nothing is done where the exchange can only be
+ * bounded.  TP_ENOMEM, or TP_OK. */
+int tp__time_trades(const tp_graph *g, const tp_alloc *a, int32_t *map,
+		    double deadline_ms, int64_t *trades, tp_error *err);
+
+#endif
