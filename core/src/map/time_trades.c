@@ -12,9 +12,9 @@
  * that, so each trade is judged by a full prediction.
  *
  * The nodes whose messages end within CRITICAL_SHARE of the exchange's
- * end try to trade all their tasks with each of their PARTNERS nearest
- * allocated nodes in the machine's node order (a switch's other nodes,
- * then the next switches'), first improvement first.  A trade is kept
+ * end try to trade all their tasks with the PARTNERS nearest allocated
+ * nodes either side of them in the machine's node order (a switch's other
+ * nodes, then the next switches'), first improvement first.  A trade is kept
  * when the exchange ends no later and either ends sooner or the
  * potential, sum over nodes of (their last message's end / the exchange's
  * end)^16, drops: many nodes tie at the end, and the potential tells the
@@ -24,7 +24,6 @@
  * stop after WORK_LIMIT units of rounds x flows (about 250 tries of a
  * 512-task halo, 2 s), at the deadline, or when no critical node finds a
  * trade. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
