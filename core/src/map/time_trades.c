@@ -46,6 +46,7 @@ struct trades {
 	double exchange;     /* the kept mapping's end, us */
 	double potential;
 	int64_t work;
+	double last_ms;      /* the last prediction's wall time */
 };
 
 static double potential(const struct trades *t, const double *end, double ref)
@@ -78,8 +79,10 @@ static int cmp_at_node(const void *x, const void *y)
 static int predict(struct trades *t, double *end, double *us, tp_error *err)
 {
 	tp_prediction p;
+	double t0 = tp__now_ms();
 	int rc = tp__predict_nodes(t->g, t->a, t->map, TP__PREDICT_MAX_WORK, &p,
 				   end, err);
+	t->last_ms = tp__now_ms() - t0;
 	if (rc)
 		return rc == TP_EINVAL ? 0 : rc;
 	t->work += (int64_t)(p.rounds > 0 ? p.rounds : 1) * (p.flows > 0 ? p.flows : 1);
@@ -116,9 +119,12 @@ static int32_t partner(const struct trades *t, int32_t p, int k)
 	return i >= 0 && i < t->a->nnodes ? t->by_node[i] : -1;
 }
 
+/* Past the work limit, or a deadline the next prediction (as long as the
+ * last) would pass. */
 static bool over(const struct trades *t, double deadline_ms)
 {
-	return t->work >= WORK_LIMIT || (deadline_ms > 0 && tp__now_ms() >= deadline_ms);
+	return t->work >= WORK_LIMIT ||
+	       (deadline_ms > 0 && tp__now_ms() + t->last_ms >= deadline_ms);
 }
 
 /* One pass over the critical nodes: 1 when a trade was kept, 0 when none
