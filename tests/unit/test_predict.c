@@ -726,7 +726,8 @@ END_TEST
  * us, each at half a cable.  n5 holds an idle task.  A trade of whole
  * nodes (n6 with n5 puts the second on cable 1; n0 with n4 turns the first
  * around) leaves every message alone on its lanes: 1004 us; a second puts
- * each pair under one leaf: 1002 us, two links of latency. */
+ * each pair under one leaf: 1002 us, two links of latency.  An exchange
+ * as fast as its slowest message alone is left as it is. */
 START_TEST(time_trades)
 {
 	struct fixture fx;
@@ -750,6 +751,14 @@ START_TEST(time_trades)
 	/* a past deadline: nothing is tried */
 	memcpy(map, before, sizeof map);
 	ck_assert_int_eq(tp__time_trades(fx.g, fx.a, map, 1e-3, &trades, &err), 0);
+	ck_assert_int_eq(trades, 0);
+	ck_assert_mem_eq(map, before, sizeof map);
+	/* 1-byte messages: all latency, each as fast as alone; nothing to
+	 * relieve, though a trade would save two links */
+	p = predict(&fx, 5, 2, (int32_t[]){ 0, 1 }, (int32_t[]){ 2, 3 },
+		    (double[]){ 1, 1 }, map);
+	ck_assert_msg(p.exchange_us < 4.01, "%g us", p.exchange_us);
+	ck_assert_int_eq(tp__time_trades(fx.g, fx.a, map, 0, &trades, &err), 0);
 	ck_assert_int_eq(trades, 0);
 	ck_assert_mem_eq(map, before, sizeof map);
 	teardown(&fx);

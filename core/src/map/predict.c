@@ -304,7 +304,7 @@ out:
  * lane's share of them; done (may be NULL) flows left out.  Seconds after
  * t. */
 static double bound_rest(const struct flows *fl, const double *rem,
-			 const bool *done, double lat, double t)
+			 const bool *done, double lat, double t, double *alone_s)
 {
 	double *load = calloc((size_t)fl->nlanes + 1, sizeof *load);
 	if (!load)
@@ -324,6 +324,8 @@ static double bound_rest(const struct flows *fl, const double *rem,
 		if (alone > b)
 			b = alone;
 	}
+	if (alone_s)
+		*alone_s = b;
 	for (int32_t l = 0; l < fl->nlanes; l++)
 		if (load[l] / fl->bw[l] > b)
 			b = load[l] / fl->bw[l];
@@ -331,9 +333,11 @@ static double bound_rest(const struct flows *fl, const double *rem,
 	return b;
 }
 
-static double bound_s(const struct flows *fl, double lat)
+/* The bound from the start; the slowest message alone into *alone_s
+ * (NULL: not wanted). */
+static double bound_s(const struct flows *fl, double lat, double *alone_s)
 {
-	return bound_rest(fl, NULL, NULL, lat, 0);
+	return bound_rest(fl, NULL, NULL, lat, 0, alone_s);
 }
 
 /* ---- progressive filling ---- */
@@ -558,7 +562,7 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 			 * whole from here: at their current rates the slowest
 			 * flows would end far too late (they speed up as the
 			 * others end; 92 us against 48 on a halo) */
-			double rest = bound_rest(fl, s.rem, s.done, lat, s.t);
+			double rest = bound_rest(fl, s.rem, s.done, lat, s.t, NULL);
 			if (rest < 0)
 				rc = TP_ENOMEM;
 			else if (s.t + rest > worst)
@@ -708,7 +712,7 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       int64_t max_work, tp_prediction *out, double *node_end,
-		       tp_error *err)
+		       double *alone_us, tp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!g || !a || (!map && g->ntasks > 0))
@@ -727,12 +731,14 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		return rc;
 	const tp_machine *m = a->m;
 	double lat = m->fab.hop_lat;
-	double b = bound_s(&fl, lat);
+	double alone = 0, b = bound_s(&fl, lat, &alone);
 	if (b < 0) {
 		flows_free(&fl);
 		return tp_error_set(err, TP_ENOMEM, "predict: out of memory");
 	}
 	out->bound_us = b * 1e6;
+	if (alone_us)
+		*alone_us = alone * 1e6;
 	out->messages = fl.messages;
 	out->flows = fl.nflows;
 	out->links = fl.nlanes;
@@ -773,14 +779,14 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		int64_t max_work, tp_prediction *out, tp_error *err)
 {
-	return predict_run(g, a, map, max_work, out, NULL, err);
+	return predict_run(g, a, map, max_work, out, NULL, NULL, err);
 }
 
 int tp__predict_nodes(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		      int64_t max_work, tp_prediction *out, double *node_end,
-		      tp_error *err)
+		      double *alone_us, tp_error *err)
 {
-	return predict_run(g, a, map, max_work, out, node_end, err);
+	return predict_run(g, a, map, max_work, out, node_end, alone_us, err);
 }
 
 int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,

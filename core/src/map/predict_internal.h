@@ -13,11 +13,12 @@ int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 
 /* tp__predict, and node_end[k] (a->nnodes) the latest end, in us, of the
  * messages to and from allocation node k (0: none; all of them the bound
- * when the exchange is only bounded).  TP_EINVAL when the exchange is too
+ * when the exchange is only bounded), and *alone_us (may be NULL) the
+ * slowest message alone on the fabric.  TP_EINVAL when the exchange is too
  * large to route message by message under max_work. */
 int tp__predict_nodes(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		      int64_t max_work, tp_prediction *out, double *node_end,
-		      tp_error *err);
+		      double *alone_us, tp_error *err);
 
 /* Predicted times closer than this share tie: the metric decides. */
 #define TP__PREDICT_TIE_SHARE 0.005

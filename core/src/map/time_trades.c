@@ -22,8 +22,8 @@
  *
  * Each try costs a prediction (O(rounds x flows x hops)), so the trades
  * stop after WORK_LIMIT units of rounds x flows (about 250 tries of a
- * 512-task halo, 2 s), at the deadline, or when no critical node finds a
- * trade. */
+ * 512-task halo, 2 s), before a prediction would pass the deadline, or
+ * when no critical node finds a trade. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +47,7 @@ struct trades {
 	double potential;
 	int64_t work;
 	double last_ms;      /* the last prediction's wall time */
+	double alone;        /* the last prediction's slowest message alone, us */
 };
 
 static double potential(const struct trades *t, const double *end, double ref)
@@ -81,7 +82,7 @@ static int predict(struct trades *t, double *end, double *us, tp_error *err)
 	tp_prediction p;
 	double t0 = tp__now_ms();
 	int rc = tp__predict_nodes(t->g, t->a, t->map, TP__PREDICT_MAX_WORK, &p,
-				   end, err);
+				   end, &t->alone, err);
 	t->last_ms = tp__now_ms() - t0;
 	if (rc)
 		return rc == TP_EINVAL ? 0 : rc;
@@ -205,7 +206,10 @@ int tp__time_trades(const tp_graph *g, const tp_alloc *a, int32_t *map,
 		t.pos[order[i].k] = i;
 	}
 	int got = predict(&t, t.end, &t.exchange, err);
-	if (got <= 0) {
+	/* as fast as its slowest message alone, the exchange waits on no
+	 * other message, and no trade relieves it (16 nodes of 1-byte
+	 * messages, all latency, tried 256 trades for nothing) */
+	if (got <= 0 || t.exchange <= (1 + TP__PREDICT_TIE_SHARE) * t.alone) {
 		rc = got < 0 ? got : TP_OK;
 		goto out;
 	}
