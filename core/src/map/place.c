@@ -971,6 +971,28 @@ static int run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 	return rc;
 }
 
+/* A stage's candidate c, its mapping in r->trial: scored (and ranked),
+ * and kept as the best when it changed its start and is better. */
+static void judge_stage(cand_run *r, tp_place_candidate *c, bool changed,
+			bool ties_win)
+{
+	score_trial(r, c);
+	if (r->o->rank)
+		c->rank = r->o->rank(r->trial, r->o->rank_arg);
+	if (changed && better(r, c, ties_win))
+		keep_best(r, (int)(c - r->rep->cand));
+}
+
+/* The construction a candidate's name starts with: "bipartition" of
+ * "bipartition+refine". */
+static void construction_of(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s", name);
+	char *plus = strchr(buf, '+');
+	if (plus)
+		*plus = '\0';
+}
+
 /* Refinement is most of the cost of graph mapping and gains a few per cent,
  * so only the winning construction is refined (refining every one costs
  * far more for the same result), plus Slurm's block order when it is close to the
@@ -1029,13 +1051,9 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	c->ran = true;
 	snprintf(c->note, sizeof c->note, "%lld move%s", (long long)(moves + cmoves),
 		 moves + cmoves == 1 ? "" : "s");
-	score_trial(r, c);
-	if (r->o->rank)
-		c->rank = r->o->rank(r->trial, r->o->rank_arg);
 	/* a refinement that moved nothing is its start: the start keeps the
 	 * credit (ties otherwise go to the refined mapping) */
-	if (moves + cmoves > 0 && better(r, c, true))
-		keep_best(r, rep->ncandidates - 1);
+	judge_stage(r, c, moves + cmoves > 0, true);
 	return 0;
 }
 
@@ -1125,10 +1143,7 @@ static int lanes_stage(cand_run *r, tp_error *err)
 	    rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
 		return 0;
 	char of[sizeof rep->cand[0].name];
-	snprintf(of, sizeof of, "%s", rep->cand[rep->best].name);
-	char *plus = strchr(of, '+');
-	if (plus)
-		*plus = '\0';
+	construction_of(of, sizeof of, rep->cand[rep->best].name);
 	const char *from = rep->cand[rep->best].name;
 	const int32_t *built = r->built && rep->best == r->built_refined ? r->built
 									 : NULL;
@@ -1174,17 +1189,11 @@ static int lanes_stage(cand_run *r, tp_error *err)
 	c->ran = true;
 	/* named after the start that won */
 	char won[sizeof c->name];
-	snprintf(won, sizeof won, "%s", from);
-	if ((plus = strchr(won, '+')))
-		*plus = '\0';
+	construction_of(won, sizeof won, from);
 	snprintf(c->name, sizeof c->name, "%.16s+lanes", won);
 	snprintf(c->note, sizeof c->note, "%lld move%s from %s%s", (long long)moves,
 		 moves == 1 ? "" : "s", from, by_hops ? ", long routes weighed" : "");
-	score_trial(r, c);
-	if (r->o->rank)
-		c->rank = r->o->rank(r->trial, r->o->rank_arg);
-	if (moves > 0 && better(r, c, false))
-		keep_best(r, rep->ncandidates - 1);
+	judge_stage(r, c, moves > 0, false);
 	return 0;
 }
 
@@ -1201,12 +1210,10 @@ static int trades_stage(cand_run *r, tp_error *err)
 	const tp_place_candidate *b = &rep->cand[rep->best];
 	if (!b->has_predicted || b->predicted_bound)
 		return 0;
+	/* b's name copied: the note is written into the same array */
 	char of[sizeof rep->cand[0].name], from[sizeof rep->cand[0].name];
 	snprintf(from, sizeof from, "%s", b->name);
-	snprintf(of, sizeof of, "%s", b->name);
-	char *plus = strchr(of, '+');
-	if (plus)
-		*plus = '\0';
+	construction_of(of, sizeof of, b->name);
 	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
 	memset(c, 0, sizeof *c);
 	snprintf(c->name, sizeof c->name, "%.16s+trades", of);
@@ -1225,11 +1232,7 @@ static int trades_stage(cand_run *r, tp_error *err)
 	c->ran = true;
 	snprintf(c->note, sizeof c->note, "%lld trade%s from %s", (long long)trades,
 		 trades == 1 ? "" : "s", from);
-	score_trial(r, c);
-	if (r->o->rank)
-		c->rank = r->o->rank(r->trial, r->o->rank_arg);
-	if (trades > 0 && better(r, c, false))
-		keep_best(r, rep->ncandidates - 1);
+	judge_stage(r, c, trades > 0, false);
 	return 0;
 }
 
