@@ -540,18 +540,19 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 	*rounds = 0;
 	*cut_short = false;
 	while (!rc && left > 0) {
-		/* nothing under way: on to the next start, no rates to compute */
-		double first_at = HUGE_VAL;
+		/* the next start; nothing under way: on to it, no rates to
+		 * compute */
+		double next_at = HUGE_VAL;
 		bool moving = false;
-		for (int64_t f = 0; f < fl->nflows && !moving; f++)
+		for (int64_t f = 0; f < fl->nflows; f++)
 			if (!s.done[f]) {
 				if (started(&s, f))
 					moving = true;
 				else
-					first_at = fmin(first_at, (double)fl->hops[f] * lat);
+					next_at = fmin(next_at, (double)fl->hops[f] * lat);
 			}
 		if (!moving) {
-			s.t = first_at;
+			s.t = next_at;
 			continue;
 		}
 		if ((rc = fair_rates(&s, &work)))
@@ -570,16 +571,12 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 			*cut_short = true;
 			break;
 		}
-		/* the next event: a completion, or a start */
-		double dt = HUGE_VAL, next_at = HUGE_VAL;
-		for (int64_t f = 0; f < fl->nflows; f++) {
-			if (s.done[f])
-				continue;
-			if (!started(&s, f))
-				next_at = fmin(next_at, (double)fl->hops[f] * lat);
-			else if (s.rate[f] > 0 && s.rem[f] / s.rate[f] < dt)
+		/* the next event: a completion, or the next start */
+		double dt = HUGE_VAL;
+		for (int64_t f = 0; f < fl->nflows; f++)
+			if (!s.done[f] && started(&s, f) && s.rate[f] > 0 &&
+			    s.rem[f] / s.rate[f] < dt)
 				dt = s.rem[f] / s.rate[f];
-		}
 		if (!(dt < HUGE_VAL) && !(next_at < HUGE_VAL))
 			break;      /* no rate anywhere: cannot happen with bw > 0 */
 		double next_start = next_at - s.t;
