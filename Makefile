@@ -104,6 +104,7 @@ CORE_SRC = $(addprefix core/src/, \
 	job/job.c \
 	job/job_map.c \
 	job/job_node.c \
+	map/bisect.c \
 	map/geom.c \
 	map/geom_fold.c \
 	map/geom_search.c \
@@ -148,6 +149,7 @@ CORE_SRC = $(addprefix core/src/, \
 	slurm/slurm_yaml.c \
 	slurm/topology_conf.c \
 	util/lines.c \
+	util/parallel.c \
 	util/util.c \
 	util/version.c \
 )
@@ -191,6 +193,7 @@ SPANK_SRC = $(addprefix plugin/, \
 )
 UNIT_SRC = $(addprefix tests/unit/, \
 	test_amd.c \
+	test_bisect.c \
 	test_block.c \
 	test_conf.c \
 	test_detect.c \

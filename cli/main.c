@@ -126,7 +126,7 @@ static const char help_map[] =
 "Slurm's order stays unless the best beats it by 0.5 %.  geometric needs\n"
 "task coordinates; for a graph without them graph mapping is used and a\n"
 "note says so.  graph: the better of greedy growth and recursive\n"
-"bipartitioning (METIS), swap-refined.  The time budget keeps the best so\n"
+"bipartitioning, swap-refined.  The time budget keeps the best so\n"
 "far.  See topoplace(1).\n";
 
 static const char help_eval[] =

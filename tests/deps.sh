@@ -4,7 +4,7 @@
 # that is a shared library of a package in their dependency closure
 # (Depends and Pre-Depends, recursively; no Recommends).  libslurm and
 # libmetis are not there: srun and slurmstepd provide Slurm's functions, and
-# METIS is loaded with dlopen() when a graph mapping needs it.
+# METIS is loaded with dlopen() when a hierarchical mapping needs it.
 # usage: tests/deps.sh [PLUGIN...]      (default build/topoplace.so)
 # prints "deps: N passed, M failed"
 [ $# -gt 0 ] || set -- "${BUILD:-build}/topoplace.so"

@@ -601,6 +601,12 @@ int tp__cpus(void);
 /* The most threads one placement starts (the search's and the
  * refinement's; a site may set fewer: MaxThreads=). */
 #define TP__MAX_THREADS 256
+/* fn(arg, i) for every i in 0..n-1, on up to `threads` threads (this one
+ * among them), each taking the next i as it is free; returns when all are
+ * done and every thread it started has ended.  fn must not depend on which
+ * thread runs which i. */
+void tp__parallel_for(int32_t n, int threads, void (*fn)(void *arg, int32_t i),
+		      void *arg);
 
 /* ---- core/node: one node's inside (node.c, node_links.c, gpusel.c) ---- */
 

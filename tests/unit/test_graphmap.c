@@ -526,21 +526,63 @@ START_TEST(weighted_torus)
 }
 END_TEST
 
+/* A 32^3 torus and `nodes` of its nodes drawn by seed, `slots` each. */
+static tp_alloc *torus32_random(tp_conf **c, int32_t nodes, int slots, uint64_t seed)
+{
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=32x32x32 Wrap=yes\n"
+					     "NodeName=n[00000-32767] CoordOrder=x-major\n",
+					     "t32.conf", c, NULL), 0);
+	int32_t *perm = malloc(sizeof(int32_t) * 32768);
+	shuffle(perm, 32768, seed);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(*c), perm, nodes, slots,
+					     &a, NULL), 0);
+	free(perm);
+	return a;
+}
+
+/* The bipartition's splits of a level run side by side: the mapping is the
+ * same on 1, 2 and 5 threads, valid, and far below Slurm's order in
+ * hop-bytes. */
+START_TEST(bipartition_threads_same_result)
+{
+	tp_conf *c = NULL;
+	tp_alloc *a = torus32_random(&c, 2048, 4, 5);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "32x16x16", 8192, NULL), 0);
+	int32_t *m1 = malloc(sizeof(int32_t) * 8192);
+	int32_t *mk = malloc(sizeof(int32_t) * 8192);
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	o.refine_passes = 0;
+	tp_error err;
+	ck_assert_msg(tp__graphmap_bipartition_threads(g, a, &o, 1, m1, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+	for (int th = 2; th <= 5; th += 3) {
+		ck_assert_int_eq(tp__graphmap_bipartition_threads(g, a, &o, th, mk, NULL), 0);
+		ck_assert_mem_eq(mk, m1, sizeof(int32_t) * 8192);
+	}
+	ck_assert_int_eq(tp_map_block(a, 8192, mk, NULL), 0);
+	double block = tp_metrics_hop_bytes(g, a, mk);
+	double bip = tp_metrics_hop_bytes(g, a, m1);
+	ck_assert_msg(bip < 0.6 * block, "bipartition %g, block %g", bip, block);
+	free(m1);
+	free(mk);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Large graphs refine in chunks whose proposals may run on several threads:
  * the result is the same on 1, 2 and 5 threads, a valid mapping, lower in
  * hop-bytes than the start, and refining it again never raises it. */
 START_TEST(refine_threads_same_result)
 {
 	tp_conf *c = NULL;
-	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=32x32x32 Wrap=yes\n"
-					     "NodeName=n[00000-32767] CoordOrder=x-major\n",
-					     "t32.conf", &c, NULL), 0);
 	/* 4,096 random nodes x 4 slots: 16,384 tasks, the chunked size */
-	int32_t *perm = malloc(sizeof(int32_t) * 32768);
-	shuffle(perm, 32768, 11);
-	tp_alloc *a = NULL;
-	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), perm, 4096, 4,
-					     &a, NULL), 0);
+	tp_alloc *a = torus32_random(&c, 4096, 4, 11);
 	tp_graph *g = NULL;
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "32x32x16", 16384, NULL), 0);
 	int32_t *start = malloc(sizeof(int32_t) * 16384);
@@ -572,7 +614,6 @@ START_TEST(refine_threads_same_result)
 	free(start);
 	free(m1);
 	free(mk);
-	free(perm);
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
@@ -822,6 +863,7 @@ int main(void)
 	tcase_add_test(tc, greedy_and_bipartition_grid);
 	tcase_add_test(tc, refine_never_increases);
 	tcase_add_test(tc, refine_threads_same_result);
+	tcase_add_test(tc, bipartition_threads_same_result);
 	tcase_add_test(tc, heterogeneous_and_subset);
 	tcase_add_test(tc, disconnected_and_edgeless);
 	tcase_add_test(tc, policies_graph_auto);

@@ -8,6 +8,7 @@
 
 #include "map/metis_load.h"
 #include "net/network.h"
+#include "map/bisect.h"
 #include "map/geom_internal.h"
 #include "map/graphmap_internal.h"
 #include "map/predict_internal.h"
@@ -115,6 +116,8 @@ typedef struct kdn {
 	int32_t lo, hi;          /* range in perm */
 	int32_t left, right, parent;
 	int64_t free;            /* free slots below */
+	int32_t minfree;         /* lowest node index with a free slot below
+				    (INT32_MAX: none), for the ties */
 	int bmin[TP_MAX_DIMS], bmax[TP_MAX_DIMS];
 } kdn;
 
@@ -154,6 +157,7 @@ static int32_t kd_build(kdtree *k, int32_t lo, int32_t hi, int32_t parent)
 	n->parent = parent;
 	n->left = n->right = -1;
 	n->free = 0;
+	n->minfree = INT32_MAX;
 	for (int d = 0; d < nd; d++) {
 		n->bmin[d] = INT32_MAX;
 		n->bmax[d] = INT32_MIN;
@@ -167,6 +171,8 @@ static int32_t kd_build(kdtree *k, int32_t lo, int32_t hi, int32_t parent)
 				n->bmax[d] = x[d];
 		}
 		n->free += k->freeslots[k->perm[p]];
+		if (k->freeslots[k->perm[p]] > 0 && k->perm[p] < n->minfree)
+			n->minfree = k->perm[p];
 	}
 	int sd = 0, ext = -1;
 	for (int d = 0; d < nd; d++)
@@ -223,6 +229,23 @@ static void kd_take(kdtree *k, int32_t i)
 	k->freeslots[i]--;
 	for (int32_t id = k->leaf_of[i]; id >= 0; id = k->t[id].parent)
 		k->t[id].free--;
+	if (k->freeslots[i] > 0)
+		return;
+	/* node i is full: the lowest free index of its leaf, then upwards
+	 * while it changes */
+	kdn *n = &k->t[k->leaf_of[i]];
+	int32_t m = INT32_MAX;
+	for (int32_t q = n->lo; q < n->hi; q++)
+		if (k->freeslots[k->perm[q]] > 0 && k->perm[q] < m)
+			m = k->perm[q];
+	n->minfree = m;
+	for (int32_t id = n->parent; id >= 0; id = k->t[id].parent) {
+		const kdn *l = &k->t[k->t[id].left], *r = &k->t[k->t[id].right];
+		m = l->minfree < r->minfree ? l->minfree : r->minfree;
+		if (k->t[id].minfree == m)
+			break;
+		k->t[id].minfree = m;
+	}
 }
 
 /* Lower bound on the distance from point p to any router in the box. */
@@ -235,7 +258,11 @@ static void kd_nearest_rec(const kdtree *k, int32_t id, const int *p,
 			   int64_t *best_d, int32_t *best)
 {
 	const kdn *n = &k->t[id];
-	if (n->free <= 0 || kd_box_lb(k, n, p) > *best_d)
+	if (n->free <= 0)
+		return;
+	/* a box as near as the best can only win on a lower index */
+	int64_t lb = kd_box_lb(k, n, p);
+	if (lb > *best_d || (lb == *best_d && n->minfree >= *best))
 		return;
 	if (n->left < 0) {
 		for (int32_t q = n->lo; q < n->hi; q++) {
@@ -261,11 +288,17 @@ static void kd_nearest_rec(const kdtree *k, int32_t id, const int *p,
 	}
 }
 
-/* Free node nearest to router coordinates p (ties: lower index), -1 if none. */
-static int32_t kd_nearest(const kdtree *k, const int *p)
+/* Free node nearest to router coordinates p (ties: lower index), -1 if
+ * none.  `known` (or -1) is a free node already at hand: the search only
+ * looks for better, and most boxes are then left out at once. */
+static int32_t kd_nearest(const kdtree *k, const int *p, int32_t known)
 {
 	int64_t best_d = INT64_MAX;
 	int32_t best = -1;
+	if (known >= 0) {
+		best = known;
+		best_d = tp__coord_dist(k->c->m, p, rcoord(k->c, known));
+	}
 	if (k->c->nn > 0)
 		kd_nearest_rec(k, 0, p, &best_d, &best);
 	return best;
@@ -423,7 +456,21 @@ static int32_t greedy_choose(const gm *c, const kdtree *k, const int32_t *map,
 		cen[d] /= wsum;
 	int p[TP_MAX_DIMS];
 	shifted_to_raw(c, cen, p);
-	int32_t best = kd_nearest(k, p);
+	/* the nearest of the neighbours' nodes with a free slot starts the
+	 * search for the nearest free node */
+	int32_t known = -1;
+	int64_t known_d = INT64_MAX;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		int32_t q = map[g->adjncy[e]];
+		if (q < 0 || k->freeslots[q] <= 0)
+			continue;
+		int64_t d = tp__coord_dist(c->m, p, rcoord(c, q));
+		if (d < known_d || (d == known_d && q < known)) {
+			known_d = d;
+			known = q;
+		}
+	}
+	int32_t best = kd_nearest(k, p, known);
 	double best_cost = place_cost(c, map, t, best);
 	int64_t best_d = tp__coord_dist(c->m, p, rcoord(c, best));
 	int tried = 0;
@@ -513,7 +560,7 @@ static int greedy_run(gm *c, int32_t *map)
 				next++;
 			t = order[next].t;
 			q.pos[t] = -2;
-			node = kd_nearest(&k, seedp);
+			node = kd_nearest(&k, seedp, -1);
 		} else {
 			t = heap_pop(&q);
 			node = greedy_choose(c, &k, map, t);
@@ -1643,16 +1690,41 @@ static int refine_lanes_run(const gm *c, const tp_graphmap_opts *o,
 /* ------------------------------------------------------------------------ */
 /* Recursive bipartitioning                                                  */
 
+/* The recursion goes level by level.  A job is one split: its tasks
+ * T[t0 .. t0+nT) go to its nodes N[n0 .. n0+nN).  The splits of a level are
+ * made at once, on the threads; then, in job order, each split's halves are
+ * paired with the halves of its nodes, against its outside neighbours'
+ * positions: where the jobs before it in this level put them, else where
+ * the level before did.  A job so sees its earlier siblings' choices, as the
+ * depth-first recursion did, and the result is the same on any number of
+ * threads. */
+typedef struct bp_job {
+	int32_t t0, nT, n0, nN;
+} bp_job;
+
+/* A job's split, between the parallel part and the pairing. */
+typedef struct bp_cut {
+	bool split;              /* part[] holds a split of its tasks */
+	bool can_swap;           /* either half fits either half of the nodes */
+	int32_t cut;             /* its nodes N[0..cut) and N[cut..nN) */
+	double c0[TP_MAX_DIMS], c1[TP_MAX_DIMS];   /* their centroids */
+} bp_cut;
+
 typedef struct bp {
 	const gm *c;
 	int32_t *map;
-	int32_t *local;     /* task -> local index in the current part, -1 */
+	int32_t *T, *N;     /* tasks and nodes, each job's a range */
+	int32_t *local;     /* task -> its index in its job's range */
+	int32_t *owner;     /* task -> its job in this level */
+	int32_t *part;      /* task at T[i] -> its half (0 or 1), this level */
+	bp_cut *cuts;       /* per job */
 	double *pt;         /* task -> provisional position (nt x nd, shifted) */
+	double *pt_next;    /* the same, for the next level */
 	int32_t *tscratch;  /* nt */
-	int32_t *nscratch;  /* nn */
-	int seed;
-	struct tp__metis metis;
-	char why[128];
+	const bp_job *jobs; /* this level's */
+	bp_job *next;       /* two per job: the halves */
+	int *rc;            /* per job */
+	uint64_t seed;
 } bp;
 
 typedef struct node_sort_ctx {
@@ -1693,10 +1765,10 @@ static double l1(const double *x, const double *y, int nd)
 	return s;
 }
 
-/* Split T (local indices valid in b->local) into part[] with exactly n0
- * tasks labelled 0.  Returns 0 or a negative code. */
-static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
-		       idx_t *part)
+/* Split T into part[] with exactly n0 tasks labelled 0.  Returns 0 or a
+ * negative code. */
+static int split_tasks(const bp *b, const int32_t *T, int32_t nT, int32_t n0,
+		       int32_t *part)
 {
 	const struct tp_graph *g = b->c->g;
 	int64_t ne;
@@ -1714,59 +1786,10 @@ static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
 	idx_t *xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
 	idx_t *adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
 	idx_t *wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
-	if (!xadj || !adj || !wgt) {
-		free(xadj);
-		free(adj);
-		free(wgt);
-		return TP_ENOMEM;
-	}
-	tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
-	idx_t nv = nT, ncon = 1, np = 2, objval = 0;
-	real_t tpw[2] = { (real_t)n0 / (real_t)nT, 0 };
-	tpw[1] = (real_t)1.0 - tpw[0];
-	idx_t opts[METIS_NOPTIONS];
-	b->metis.set_default_options(opts);
-	opts[METIS_OPTION_SEED] = b->seed;
-	opts[METIS_OPTION_NUMBERING] = 0;
-	opts[METIS_OPTION_UFACTOR] = 1;
-	int mrc = b->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL,
-						NULL, wgt, &np, tpw, NULL, opts,
-						&objval, part);
-	int rc = 0;
-	if (mrc != METIS_OK) {
-		rc = mrc == METIS_ERROR_MEMORY ? TP_ENOMEM : TP_EINVAL;
-		snprintf(b->why, sizeof b->why, "METIS_PartGraphRecursive failed (%d)", mrc);
-		for (int32_t i = 0; i < nT; i++)
-			part[i] = i < n0 ? 0 : 1;
-	}
-	/* exact sizes: move the vertices with the best gain out of the larger
-	 * side (gain = bytes to the other side - bytes to its own side) */
-	int32_t c0 = 0;
-	for (int32_t i = 0; i < nT; i++)
-		c0 += part[i] == 0;
-	if (!rc && c0 != n0) {
-		idx_t from = c0 > n0 ? 0 : 1;
-		int32_t need = c0 > n0 ? c0 - n0 : n0 - c0, m = 0;
-		tw *cands = tp__malloc_array((size_t)nT, sizeof(tw));
-		if (!cands) {
-			rc = TP_ENOMEM;
-		} else {
-			for (int32_t i = 0; i < nT; i++) {
-				if (part[i] != from)
-					continue;
-				double gain = 0.0;
-				for (idx_t e = xadj[i]; e < xadj[i + 1]; e++)
-					gain += part[adj[e]] == from ? -(double)wgt[e]
-								      : (double)wgt[e];
-				cands[m].w = gain;
-				cands[m].t = i;
-				m++;
-			}
-			qsort(cands, (size_t)m, sizeof *cands, cmp_tw_desc);
-			for (int32_t i = 0; i < need; i++)
-				part[cands[i].t] = 1 - from;
-			free(cands);
-		}
+	int rc = TP_ENOMEM;
+	if (xadj && adj && wgt) {
+		tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
+		rc = tp__bisect(nT, xadj, adj, wgt, n0, b->seed, part);
 	}
 	free(xadj);
 	free(adj);
@@ -1774,25 +1797,20 @@ static int split_tasks(bp *b, const int32_t *T, int32_t nT, int32_t n0,
 	return rc;
 }
 
-static int bp_rec(bp *b, int32_t *T, int32_t nT, int32_t *N, int32_t nN)
+/* The node cut of a job: its nodes sorted along the longest extent of their
+ * shifted coordinates, cut where the slots halve; *S0 and *S the slots
+ * before the cut and in all. */
+static int32_t node_cut(const bp *b, int32_t *N, int32_t nN, int64_t *S0,
+			int64_t *S)
 {
 	const gm *c = b->c;
-	const struct tp_graph *g = c->g;
 	int nd = c->nd;
-	if (nT == 0)
-		return 0;
-	if (nN == 1) {
-		for (int32_t i = 0; i < nT; i++)
-			b->map[T[i]] = N[0];
-		return 0;
-	}
-	/* node cut: longest extent of the shifted coordinates, by slots */
 	int lo[TP_MAX_DIMS], hi[TP_MAX_DIMS], sd = 0, ext = -1;
 	for (int d = 0; d < nd; d++) {
 		lo[d] = INT32_MAX;
 		hi[d] = INT32_MIN;
 	}
-	int64_t S = 0;
+	*S = 0;
 	for (int32_t k = 0; k < nN; k++) {
 		const int *x = &c->sc[(size_t)N[k] * (size_t)nd];
 		for (int d = 0; d < nd; d++) {
@@ -1801,7 +1819,7 @@ static int bp_rec(bp *b, int32_t *T, int32_t nT, int32_t *N, int32_t nN)
 			if (x[d] > hi[d])
 				hi[d] = x[d];
 		}
-		S += c->a->slots[N[k]];
+		*S += c->a->slots[N[k]];
 	}
 	for (int d = 0; d < nd; d++)
 		if (hi[d] - lo[d] > ext) {
@@ -1811,18 +1829,70 @@ static int bp_rec(bp *b, int32_t *T, int32_t nT, int32_t *N, int32_t nN)
 	node_sort_ctx nctx = { c->sc, nd, sd };
 	qsort_r(N, (size_t)nN, sizeof(int32_t), cmp_node_dim, &nctx);
 	int32_t cut = 1;
-	int64_t cum = 0, S0 = 0, bestdiff = INT64_MAX;
+	int64_t cum = 0, bestdiff = INT64_MAX;
+	*S0 = 0;
 	for (int32_t k = 0; k + 1 < nN; k++) {
 		cum += c->a->slots[N[k]];
-		int64_t diff = 2 * cum - S;
+		int64_t diff = 2 * cum - *S;
 		if (diff < 0)
 			diff = -diff;
 		if (diff < bestdiff) {
 			bestdiff = diff;
 			cut = k + 1;
-			S0 = cum;
+			*S0 = cum;
 		}
 	}
+	return cut;
+}
+
+/* Job j's pairing, direct (part 0 to the first half of the nodes) or
+ * exchanged: whichever puts the parts nearer their outside neighbours. */
+static bool exchange_better(const bp *b, int32_t j, const int32_t *T,
+			    int32_t nT, const int32_t *part, const double *c0,
+			    const double *c1)
+{
+	const struct tp_graph *g = b->c->g;
+	int nd = b->c->nd;
+	double direct = 0.0, exch = 0.0;
+	for (int32_t i = 0; i < nT; i++) {
+		const double *mine = part[i] == 0 ? c0 : c1;
+		const double *other = part[i] == 0 ? c1 : c0;
+		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (b->owner[u] == j)
+				continue;
+			const double *pu = b->owner[u] < j
+				? &b->pt_next[(size_t)u * (size_t)nd]
+				: &b->pt[(size_t)u * (size_t)nd];
+			direct += tp__graph_w(g, e) * l1(mine, pu, nd);
+			exch += tp__graph_w(g, e) * l1(other, pu, nd);
+		}
+	}
+	return exch < direct;
+}
+
+/* Job j's split (on any thread): a job on one node is placed there; any
+ * other gets its node cut and its tasks' halves in b->part. */
+static int bp_split(bp *b, int32_t j)
+{
+	const gm *c = b->c;
+	const bp_job *job = &b->jobs[j];
+	int32_t *T = b->T + job->t0, *N = b->N + job->n0, nT = job->nT, nN = job->nN;
+	int32_t *part = b->part + job->t0;
+	size_t nd = (size_t)c->nd;
+	bp_cut *k = &b->cuts[j];
+	k->split = false;
+	if (nN == 1) {
+		/* placed: its position, in both levels' arrays from now on */
+		for (int32_t i = 0; i < nT; i++) {
+			size_t at = (size_t)T[i] * nd;
+			b->map[T[i]] = N[0];
+			memcpy(&b->pt_next[at], &b->pt[at], sizeof(double) * nd);
+		}
+		return 0;
+	}
+	int64_t S0, S;
+	k->cut = node_cut(b, N, nN, &S0, &S);
 	int64_t S1 = S - S0;
 	int64_t t0 = nT == S ? S0 : llround((double)nT * (double)S0 / (double)S);
 	if (t0 > S0)
@@ -1833,109 +1903,141 @@ static int bp_rec(bp *b, int32_t *T, int32_t nT, int32_t *N, int32_t nN)
 		t0 = nT - S1;
 	if (t0 < 0)
 		t0 = 0;
-	double c0[TP_MAX_DIMS], c1[TP_MAX_DIMS];
-	centroid(c, N, cut, c0);
-	centroid(c, N + cut, nN - cut, c1);
-
-	idx_t *part = tp__malloc_array((size_t)nT, sizeof(idx_t));
-	if (!part)
-		return TP_ENOMEM;
-	int rc = 0;
+	centroid(c, N, k->cut, k->c0);
+	centroid(c, N + k->cut, nN - k->cut, k->c1);
+	k->split = true;
+	k->can_swap = t0 > 0 && t0 < nT && nT - t0 <= S0 && t0 <= S1;
 	if (t0 == 0 || t0 == nT) {
 		for (int32_t i = 0; i < nT; i++)
 			part[i] = t0 == 0 ? 1 : 0;
-	} else {
-		for (int32_t i = 0; i < nT; i++)
-			b->local[T[i]] = i;
-		rc = split_tasks(b, T, nT, (int32_t)t0, part);
-		/* pairing test: direct (part 0 -> N0) or exchanged, against the
-		 * provisional positions of the tasks outside this part */
-		bool can_swap = nT - t0 <= S0 && t0 <= S1;
-		if (!rc && can_swap) {
-			double direct = 0.0, exch = 0.0;
-			for (int32_t i = 0; i < nT; i++) {
-				const double *mine = part[i] == 0 ? c0 : c1;
-				const double *other = part[i] == 0 ? c1 : c0;
-				for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++) {
-					int32_t u = g->adjncy[e];
-					if (b->local[u] >= 0)
-						continue;
-					const double *pu = &b->pt[(size_t)u * (size_t)nd];
-					direct += tp__graph_w(g, e) * l1(mine, pu, nd);
-					exch += tp__graph_w(g, e) * l1(other, pu, nd);
-				}
-			}
-			if (exch < direct)
-				for (int32_t i = 0; i < nT; i++)
-					part[i] = 1 - part[i];
-		}
-		for (int32_t i = 0; i < nT; i++)
-			b->local[T[i]] = -1;
+		return 0;
 	}
-	if (rc) {
-		free(part);
-		return rc;
-	}
-	/* stable partition of T; provisional positions */
-	int32_t n0 = 0, k1 = 0;
-	for (int32_t i = 0; i < nT; i++)
-		if (part[i] == 0)
-			n0++;
-	for (int32_t i = 0; i < nT; i++) {
-		int32_t t = T[i];
-		memcpy(&b->pt[(size_t)t * (size_t)nd], part[i] == 0 ? c0 : c1,
-		       sizeof(double) * (size_t)nd);
-		if (part[i] == 0)
-			b->tscratch[i - k1] = t;
-		else
-			b->tscratch[n0 + k1++] = t;
-	}
-	memcpy(T, b->tscratch, sizeof(int32_t) * (size_t)nT);
-	free(part);
-	rc = bp_rec(b, T, n0, N, cut);
-	if (!rc)
-		rc = bp_rec(b, T + n0, nT - n0, N + cut, nN - cut);
-	return rc;
+	return split_tasks(b, T, nT, (int32_t)t0, part);
 }
 
-static int bipart_run(const gm *c, const struct tp__metis *metis, int seed,
-		      int32_t *map, char *why, size_t whylen)
+/* Job j's pairing (in job order): its halves, the next level's jobs, in
+ * b->next[2 * j] and [2 * j + 1] (nT 0 when there is none), and their
+ * positions in pt_next. */
+static void bp_pair(bp *b, int32_t j)
+{
+	const bp_job *job = &b->jobs[j];
+	const bp_cut *k = &b->cuts[j];
+	bp_job *out = &b->next[2 * (size_t)j];
+	memset(out, 0, 2 * sizeof *out);
+	if (!k->split)
+		return;
+	int32_t *T = b->T + job->t0, *part = b->part + job->t0, nT = job->nT;
+	size_t nd = (size_t)b->c->nd;
+	if (k->can_swap && exchange_better(b, j, T, nT, part, k->c0, k->c1))
+		for (int32_t i = 0; i < nT; i++)
+			part[i] = 1 - part[i];
+	/* stable partition of T */
+	int32_t n0 = 0, k1 = 0;
+	int32_t *scratch = b->tscratch + job->t0;
+	for (int32_t i = 0; i < nT; i++)
+		n0 += part[i] == 0;
+	for (int32_t i = 0; i < nT; i++) {
+		int32_t t = T[i];
+		memcpy(&b->pt_next[(size_t)t * nd], part[i] == 0 ? k->c0 : k->c1,
+		       sizeof(double) * nd);
+		if (part[i] == 0)
+			scratch[i - k1] = t;
+		else
+			scratch[n0 + k1++] = t;
+	}
+	memcpy(T, scratch, sizeof(int32_t) * (size_t)nT);
+	out[0] = (bp_job){ job->t0, n0, job->n0, k->cut };
+	out[1] = (bp_job){ job->t0 + n0, nT - n0, job->n0 + k->cut, job->nN - k->cut };
+}
+
+static void bp_index_run(void *arg, int32_t j)
+{
+	bp *b = arg;
+	const bp_job *job = &b->jobs[j];
+	for (int32_t i = 0; i < job->nT; i++) {
+		b->local[b->T[job->t0 + i]] = i;
+		b->owner[b->T[job->t0 + i]] = j;
+	}
+}
+
+static void bp_split_run(void *arg, int32_t j)
+{
+	bp *b = arg;
+	b->rc[j] = bp_split(b, j);
+}
+
+static int bipart_run(const gm *c, int seed, int threads, int32_t *map)
 {
 	bp b;
 	memset(&b, 0, sizeof b);
 	b.c = c;
-	b.metis = *metis;
 	b.map = map;
-	b.seed = seed;
+	b.seed = (uint64_t)seed;
 	size_t nt = (size_t)c->nt + 1, nn = (size_t)c->nn + 1;
+	size_t nd = (size_t)c->nd;
+	b.T = tp__malloc_array(nt, sizeof(int32_t));
+	b.N = tp__malloc_array(nn, sizeof(int32_t));
 	b.local = tp__malloc_array(nt, sizeof(int32_t));
-	b.pt = tp__malloc_array(nt * (size_t)c->nd, sizeof(double));
+	b.owner = tp__malloc_array(nt, sizeof(int32_t));
+	b.part = tp__malloc_array(nt, sizeof(int32_t));
+	b.cuts = tp__malloc_array(nn, sizeof(bp_cut));
+	b.pt = tp__malloc_array(nt * nd, sizeof(double));
+	b.pt_next = tp__malloc_array(nt * nd, sizeof(double));
 	b.tscratch = tp__malloc_array(nt, sizeof(int32_t));
-	b.nscratch = tp__malloc_array(nn, sizeof(int32_t));
-	int32_t *T = tp__malloc_array(nt, sizeof(int32_t));
+	/* a level has at most one job per node */
+	bp_job *jobs = tp__malloc_array(nn, sizeof(bp_job));
+	b.next = tp__malloc_array(2 * nn, sizeof(bp_job));
+	b.rc = tp__malloc_array(nn, sizeof(int));
 	int rc = 0;
-	if (!b.local || !b.pt || !b.tscratch || !b.nscratch || !T) {
+	if (!b.T || !b.N || !b.local || !b.owner || !b.part || !b.cuts || !b.pt || !b.pt_next || !b.tscratch ||
+	    !jobs || !b.next || !b.rc) {
 		rc = TP_ENOMEM;
-	} else {
-		double cen[TP_MAX_DIMS];
-		for (int32_t i = 0; i < c->nn; i++)
-			b.nscratch[i] = i;
-		centroid(c, b.nscratch, c->nn, cen);
-		for (int32_t t = 0; t < c->nt; t++) {
-			b.local[t] = -1;
-			T[t] = t;
-			memcpy(&b.pt[(size_t)t * (size_t)c->nd], cen,
-			       sizeof(double) * (size_t)c->nd);
-		}
-		rc = bp_rec(&b, T, c->nt, b.nscratch, c->nn);
-		if (rc && b.why[0])
-			snprintf(why, whylen, "%s", b.why);
+		goto out;
 	}
+	double cen[TP_MAX_DIMS];
+	for (int32_t i = 0; i < c->nn; i++)
+		b.N[i] = i;
+	centroid(c, b.N, c->nn, cen);
+	for (int32_t t = 0; t < c->nt; t++) {
+		b.local[t] = -1;
+		b.owner[t] = -1;
+		b.T[t] = t;
+		memcpy(&b.pt[(size_t)t * nd], cen, sizeof(double) * nd);
+	}
+	memcpy(b.pt_next, b.pt, sizeof(double) * nd * (size_t)c->nt);
+	int32_t njobs = 1;
+	jobs[0] = (bp_job){ 0, c->nt, 0, c->nn };
+	while (njobs > 0 && !rc) {
+		b.jobs = jobs;
+		tp__parallel_for(njobs, threads, bp_index_run, &b);
+		tp__parallel_for(njobs, threads, bp_split_run, &b);
+		/* the first error by job order, the same on any thread count */
+		for (int32_t j = 0; j < njobs && !rc; j++)
+			rc = b.rc[j];
+		for (int32_t j = 0; j < njobs && !rc; j++)
+			bp_pair(&b, j);
+		int32_t k = 0;
+		for (int32_t j = 0; j < 2 * njobs; j++)
+			if (b.next[j].nT > 0)
+				jobs[k++] = b.next[j];
+		njobs = k;
+		double *t = b.pt;
+		b.pt = b.pt_next;
+		b.pt_next = t;
+	}
+out:
+	free(b.T);
+	free(b.N);
 	free(b.local);
+	free(b.owner);
+	free(b.part);
+	free(b.cuts);
 	free(b.pt);
+	free(b.pt_next);
 	free(b.tscratch);
-	free(b.nscratch);
-	free(T);
+	free(jobs);
+	free(b.next);
+	free(b.rc);
 	return rc;
 }
 
@@ -2061,39 +2163,38 @@ int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 			    const tp_graphmap_opts *o, int32_t *map,
 			    tp_error *err)
 {
+	return tp__graphmap_bipartition_threads(g, a, o, 0, map, err);
+}
+
+int tp__graphmap_bipartition_threads(const tp_graph *g, const tp_alloc *a,
+				     const tp_graphmap_opts *o, int threads,
+				     int32_t *map, tp_error *err)
+{
 	tp_graphmap_opts def;
 	if (!o) {
 		tp_graphmap_opts_default(&def);
 		o = &def;
 	}
 	double t0 = tp__now_ms();
-	/* TP_ENOMETIS without METIS (the plugin loads it only now): policy
-	 * auto skips this candidate, policy graph fails open */
-	struct tp__metis metis;
-	int rc = tp__metis_open(&metis, err);
+	gm c;
+	int rc = gm_init(&c, g, a, true, err, "bipartition mapping");
 	if (rc)
 		return rc;
-	gm c;
-	if ((rc = gm_init(&c, g, a, true, err, "bipartition mapping"))) {
-		tp__metis_close(&metis);
-		return rc;
-	}
-	char why[128] = "out of memory";
 	c.deadline = o->time_budget_ms > 0 ? t0 + o->time_budget_ms : 0;
-	rc = bipart_run(&c, &metis, o->seed, map, why, sizeof why);
-	if (rc == TP_ETIME)
-		snprintf(why, sizeof why, "time budget of %g ms reached before the "
-			 "last cut", o->time_budget_ms);
+	rc = bipart_run(&c, o->seed, threads > 0 ? threads : tp__cpus(), map);
+	const char *why = rc == TP_ETIME ? "" : "out of memory";
 	if (!rc && o->refine_passes > 0) {
 		rc = refine_run(&c, o, map, NULL, t0);
 		if (!rc && o->refine_congestion)
 			rc = refine_cong_run(&c, o, map, NULL, t0);
 		if (rc)
-			snprintf(why, sizeof why, "%s", rc == TP_ENOMEM
-				 ? "out of memory" : "routing failed");
+			why = rc == TP_ENOMEM ? "out of memory" : "routing failed";
 	}
 	gm_free(&c);
-	tp__metis_close(&metis);
+	if (rc == TP_ETIME && !*why)
+		return tp_error_set(err, rc, "bipartition mapping: time budget of "
+				    "%g ms reached before the last cut",
+				    o->time_budget_ms);
 	if (rc)
 		return tp_error_set(err, rc, "bipartition mapping: %s", why);
 	return 0;

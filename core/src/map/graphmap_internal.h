@@ -48,14 +48,18 @@
 void tp_graphmap_opts_default(tp_graphmap_opts *o);
 /* map[t] receives the allocation index of task t's node.  The result is
  * refined when o->refine_passes > 0.  o may be NULL (defaults).
- * tp_graphmap_bipartition returns TP_ENOMETIS "graph mapping needs libmetis5
- * on this node (...)" where METIS cannot be loaded (the SPANK plugin loads
- * libmetis.so.5 only when it is needed). */
+ * Bipartition splits with its own partitioner (bisect.h), not METIS, so its
+ * splits run side by side; it uses every CPU the process may use. */
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map, tp_error *err);
 int tp_graphmap_bipartition(const tp_graph *g, const tp_alloc *a,
 			    const tp_graphmap_opts *o, int32_t *map,
 			    tp_error *err);
+/* tp_graphmap_bipartition on at most threads threads (0: one per CPU the
+ * process may use); the result does not depend on the count. */
+int tp__graphmap_bipartition_threads(const tp_graph *g, const tp_alloc *a,
+				     const tp_graphmap_opts *o, int threads,
+				     int32_t *map, tp_error *err);
 /* Hierarchical mapping on networks that are hierarchies (switch trees:
  * the switches from the top down; dragonflies: groups, then routers; block
  * networks: the switches above the blocks, then the blocks): the

@@ -59,16 +59,23 @@ void tp__metis_close(struct tp__metis *m)
 	memset(m, 0, sizeof *m);
 }
 
+/* u's index in T, or -1 when u is not in T */
+static inline int32_t sub_index(const struct tp__metis_sub *s, int32_t u)
+{
+	int32_t l = s->local[u];
+	return l >= 0 && l < s->nT && s->T[l] == u ? l : -1;
+}
+
 void tp__metis_sub_count(const struct tp__metis_sub *s, int64_t *ne, double *W)
 {
 	const struct tp_graph *g = s->g;
-	const int32_t *T = s->T, *local = s->local;
+	const int32_t *T = s->T;
 	int32_t nT = s->nT;
 	*ne = 0;
 	*W = 0;
 	for (int32_t i = 0; i < nT; i++)
 		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++)
-			if (local[g->adjncy[e]] >= 0) {
+			if (sub_index(s, g->adjncy[e]) >= 0) {
 				(*ne)++;
 				*W += tp__graph_w(g, e);
 			}
@@ -78,7 +85,7 @@ void tp__metis_sub_fill(const struct tp__metis_sub *s, double W, idx_t *xadj,
 			idx_t *adj, idx_t *wgt)
 {
 	const struct tp_graph *g = s->g;
-	const int32_t *T = s->T, *local = s->local;
+	const int32_t *T = s->T;
 	int32_t nT = s->nT;
 	double scale = W > 0 ? (double)(1 << 30) / W : 1.0;
 	if (scale > 1e6)
@@ -87,7 +94,7 @@ void tp__metis_sub_fill(const struct tp__metis_sub *s, double W, idx_t *xadj,
 	xadj[0] = 0;
 	for (int32_t i = 0; i < nT; i++) {
 		for (int64_t e = g->xadj[T[i]]; e < g->xadj[T[i] + 1]; e++) {
-			int32_t l = local[g->adjncy[e]];
+			int32_t l = sub_index(s, g->adjncy[e]);
 			if (l < 0)
 				continue;
 			double w = floor(tp__graph_w(g, e) * scale + 0.5);

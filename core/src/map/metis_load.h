@@ -51,7 +51,9 @@ void tp__metis_close(struct tp__metis *m);
 
 /* The subgraph of g on the tasks T[0..nT) in METIS's form, as graph
  * mapping, hierarchical mapping and block networks give it: local[t] is t's
- * index in T, or -1 for tasks outside it.  tp__metis_sub_count gives the
+ * index in T; for a task outside T it may be anything (-1, or its index in
+ * another subset: T[local[t]] tells), so that subsets split side by side
+ * share one array.  tp__metis_sub_count gives the
  * edges inside T (*ne) and their bytes (*W); tp__metis_sub_fill writes
  * xadj (nT + 1), adj and wgt (ne each), the bytes scaled to integers >= 1
  * that sum to about 2^30 (bytes overflow idx_t, and METIS balances cuts by

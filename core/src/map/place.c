@@ -409,7 +409,7 @@ static double cost_estimate(const cand_run *r, int k)
 		return 1.25 * (double)g->nedges * 2 * TP__METIS_US_PER_ENTRY / 1e3;
 	case C_BIPART:
 	case C_BLOCKS:
-		/* the first METIS call splits the whole graph */
+		/* the first split takes the whole graph */
 		return (double)g->nedges * 2 * TP__METIS_US_PER_ENTRY / 1e3;
 	default:
 		return 0;
@@ -758,7 +758,8 @@ static int construct(cand_run *r, enum cand_kind k, bool force,
 		go.refine_passes = 0;
 		go.refine_congestion = false;
 		rc = k == C_GREEDY ? tp_graphmap_greedy(r->g, r->a, &go, out, e)
-		     : k == C_BIPART ? tp_graphmap_bipartition(r->g, r->a, &go, out, e)
+		     : k == C_BIPART ? tp__graphmap_bipartition_threads(r->g, r->a, &go,
+							 r->o->geom.nthreads, out, e)
 		     : k == C_HIER ? tp_graphmap_hierarchical(r->g, r->a, &go, out, e)
 		     : tp__graphmap_hier_coords(r->g, r->a, &go, out, e);
 		if (rc && force && k == C_HIER)
@@ -907,7 +908,7 @@ struct side_lane {
 
 static bool uses_metis(enum cand_kind k)
 {
-	return k == C_BIPART || k == C_HIER || k == C_BLOCKS;
+	return k == C_HIER || k == C_BLOCKS;
 }
 
 static void *side_lane_run(void *arg)
@@ -1266,9 +1267,9 @@ static int refine_stage(cand_run *r, tp_error *err)
 	return rc;
 }
 
-/* Policies graph and hierarchical promise METIS partitions: without METIS
- * they fail (the plugin then keeps Slurm's placement with this one line)
- * rather than quietly running half of themselves. */
+/* Policy hierarchical promises METIS partitions: without METIS it fails
+ * (the plugin then keeps Slurm's placement with this one line) rather than
+ * give another mapping in their place. */
 static int metis_present(tp_error *err)
 {
 	struct tp__metis m;
@@ -1397,12 +1398,12 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 				  "has no hierarchy (switch trees, dragonflies and block "
 				  "networks have)",
 				  tp_machine_kind(a->m));
-	} else if (!(rc = metis_present(err))) {
-		if (o->policy == TP_POLICY_HIERARCHICAL)
+	} else if (o->policy == TP_POLICY_HIERARCHICAL) {
+		if (!(rc = metis_present(err)))
 			rc = run_candidate(&r, C_HIER, true, err);
+	} else if (!(rc = run_candidate(&r, C_GREEDY, true, err))) {
 		/* graph: greedy always runs, so there is a result */
-		else if (!(rc = run_candidate(&r, C_GREEDY, true, err)))
-			rc = run_candidate(&r, C_BIPART, false, err);
+		rc = run_candidate(&r, C_BIPART, false, err);
 	}
 	/* block networks: the partition that follows the blocks */
 	if (!rc && tp_machine_has(a->m, TP_CAP_BLOCKS))
