@@ -105,6 +105,7 @@ CORE_SRC = $(addprefix core/src/, \
 	job/job_map.c \
 	job/job_node.c \
 	map/bisect.c \
+	map/free_shells.c \
 	map/geom.c \
 	map/geom_fold.c \
 	map/geom_search.c \
@@ -199,6 +200,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_detect.c \
 	test_dragonfly.c \
 	test_geom.c \
+	test_free_shells.c \
 	test_gpusel.c \
 	test_graphmap.c \
 	test_input.c \

@@ -9,12 +9,15 @@
 #include "map/metis_load.h"
 #include "net/network.h"
 #include "map/bisect.h"
+#include "map/free_shells.h"
 #include "map/geom_internal.h"
 #include "map/graphmap_internal.h"
 #include "map/predict_internal.h"
 #include "net/machine_internal.h"
 
 #define KD_LEAF 8            /* points per k-d tree leaf */
+#define SHELL_READS 128      /* routers read around a point before the
+				k-d tree takes over */
 #define NEIGH_CANDIDATES 8   /* neighbour nodes tried per greedy placement */
 #define REFINE_NODES 16      /* candidate nodes per task in refinement */
 #define REFINE_SWAPS 64      /* tasks scanned per candidate node */
@@ -128,6 +131,7 @@ typedef struct kdtree {
 	int32_t nt, cap;
 	int32_t *leaf_of;        /* alloc node -> leaf */
 	int *freeslots;          /* per alloc node */
+	tp__free_shells *shells; /* tori and meshes: the near answers first */
 } kdtree;
 
 typedef struct kd_sort_ctx {
@@ -197,6 +201,7 @@ static int32_t kd_build(kdtree *k, int32_t lo, int32_t hi, int32_t parent)
 
 static void kd_free(kdtree *k)
 {
+	tp__free_shells_destroy(k->shells);
 	free(k->perm);
 	free(k->t);
 	free(k->leaf_of);
@@ -221,6 +226,7 @@ static int kd_init(kdtree *k, const gm *c)
 		k->freeslots[i] = c->a->slots[i];
 	}
 	kd_build(k, 0, c->nn, -1);
+	k->shells = tp__free_shells_create(c->m, c->rc, k->freeslots, c->nn);
 	return 0;
 }
 
@@ -229,6 +235,8 @@ static void kd_take(kdtree *k, int32_t i)
 	k->freeslots[i]--;
 	for (int32_t id = k->leaf_of[i]; id >= 0; id = k->t[id].parent)
 		k->t[id].free--;
+	if (k->shells)
+		tp__free_shells_taken(k->shells, i);
 	if (k->freeslots[i] > 0)
 		return;
 	/* node i is full: the lowest free index of its leaf, then upwards
@@ -299,6 +307,9 @@ static int32_t kd_nearest(const kdtree *k, const int *p, int32_t known)
 		best = known;
 		best_d = tp__coord_dist(k->c->m, p, rcoord(k->c, known));
 	}
+	if (k->shells && tp__free_shells_nearest(k->shells, p, &best, &best_d,
+						 SHELL_READS))
+		return best;
 	if (k->c->nn > 0)
 		kd_nearest_rec(k, 0, p, &best_d, &best);
 	return best;
