@@ -21,6 +21,8 @@
 #define NEIGH_CANDIDATES 8   /* neighbour nodes tried per greedy placement */
 #define REFINE_NODES 16      /* candidate nodes per task in refinement */
 #define REFINE_SWAPS 64      /* tasks scanned per candidate node */
+#define REFINE_GATHER 32     /* a task's edges read once when it has at most
+				this many */
 #define TRADE_NEIGHBOURS 8   /* lane refinement: a node trades with its
 				tasks' neighbours' nodes, */
 #define TRADE_WINDOW 8       /* and with this many nodes either side of it
@@ -748,13 +750,28 @@ static void propose(const refiner *r, int32_t t, proposal *out)
 		if (q != p && k == ncand)
 			cand[ncand++] = q;
 	}
+	/* t's neighbours' nodes and bytes, read once for all candidates */
+	int32_t nb[REFINE_GATHER];
+	double nw[REFINE_GATHER];
+	int64_t deg = g->xadj[t + 1] - g->xadj[t];
+	if (deg <= REFINE_GATHER)
+		for (int64_t e = g->xadj[t], k = 0; e < g->xadj[t + 1]; e++, k++) {
+			nb[k] = map[g->adjncy[e]];
+			nw[k] = tp__graph_w(g, e);
+		}
 	double best = -r->eps;
 	out->p = p;
 	out->q = -1;
 	out->s = -1;
 	for (int ci = 0; ci < ncand; ci++) {
 		int32_t q = cand[ci];
-		double mt = cost_at(c, map, t, q) - r->cost[t];
+		double ct = 0.0;
+		if (deg <= REFINE_GATHER)
+			for (int64_t k = 0; k < deg; k++)
+				ct += nw[k] * (double)ndist(c, q, nb[k]);
+		else
+			ct = cost_at(c, map, t, q);
+		double mt = ct - r->cost[t];
 		if (used[q] < a->slots[q] && mt < best) {
 			best = mt;
 			out->q = q;
