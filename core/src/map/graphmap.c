@@ -1730,6 +1730,8 @@ typedef struct bp_job {
 	int32_t t0, nT, n0, nN;
 } bp_job;
 
+#define BP_THREADED_TASKS 8192   /* the splits run on threads from here */
+
 /* A job's split, between the parallel part and the pairing. */
 typedef struct bp_cut {
 	bool split;              /* part[] holds a split of its tasks */
@@ -1978,16 +1980,6 @@ static void bp_pair(bp *b, int32_t j)
 	out[1] = (bp_job){ job->t0 + n0, nT - n0, job->n0 + k->cut, job->nN - k->cut };
 }
 
-static void bp_index_run(void *arg, int32_t j)
-{
-	bp *b = arg;
-	const bp_job *job = &b->jobs[j];
-	for (int32_t i = 0; i < job->nT; i++) {
-		b->local[b->T[job->t0 + i]] = i;
-		b->owner[b->T[job->t0 + i]] = j;
-	}
-}
-
 static void bp_split_run(void *arg, int32_t j)
 {
 	bp *b = arg;
@@ -2035,9 +2027,17 @@ static int bipart_run(const gm *c, int seed, int threads, int32_t *map)
 	memcpy(b.pt_next, b.pt, sizeof(double) * nd * (size_t)c->nt);
 	int32_t njobs = 1;
 	jobs[0] = (bp_job){ 0, c->nt, 0, c->nn };
+	/* a level of a small graph takes less than starting a thread (tens of
+	 * microseconds, milliseconds on a busy node) */
+	if (c->nt < BP_THREADED_TASKS)
+		threads = 1;
 	while (njobs > 0 && !rc) {
 		b.jobs = jobs;
-		tp__parallel_for(njobs, threads, bp_index_run, &b);
+		for (int32_t j = 0; j < njobs; j++)
+			for (int32_t i = 0; i < jobs[j].nT; i++) {
+				b.local[b.T[jobs[j].t0 + i]] = i;
+				b.owner[b.T[jobs[j].t0 + i]] = j;
+			}
 		tp__parallel_for(njobs, threads, bp_split_run, &b);
 		/* the first error by job order, the same on any thread count */
 		for (int32_t j = 0; j < njobs && !rc; j++)
