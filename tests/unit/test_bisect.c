@@ -99,22 +99,44 @@ START_TEST(grid_halves_straight)
 	struct csr g;
 	grid(&g, 32, 16);
 	int32_t p[512], q[512], n0;
-	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, 256, 1, p), 0);
+	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, NULL, 256, 1, p), 0);
 	ck_assert_int_eq(cut_of(&g, p, &n0), 16);
 	ck_assert_int_eq(n0, 256);
-	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, 256, 1, q), 0);
+	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, NULL, 256, 1, q), 0);
 	ck_assert_mem_eq(p, q, sizeof p);
 	/* a quarter: a straight cut of 16 again (8 columns of 16) */
-	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, 128, 1, p), 0);
+	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, NULL, 128, 1, p), 0);
 	ck_assert_int_eq(cut_of(&g, p, &n0), 16);
 	ck_assert_int_eq(n0, 128);
 	/* any size is exact, and the cut stays within 1.5 times the best, a
 	 * straight cut with a step (17): METIS's are 12 to 24 here */
 	for (int32_t k = 1; k < 512; k += 37) {
-		ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, k, 7, p), 0);
+		ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, NULL, k, 7, p), 0);
 		int64_t cut = cut_of(&g, p, &n0);
 		ck_assert_int_eq(n0, k);
 		ck_assert_msg(cut <= 24, "%d of 512: cut %lld", k, (long long)cut);
+	}
+	csr_free(&g);
+}
+END_TEST
+
+/* With a key per vertex (its x), the split of the lowest keys is one of
+ * the starts: on a 32 x 16 grid halved, the cut across x (16 edges, the
+ * best) is kept, and the random starts cannot replace it. */
+START_TEST(key_cuts_across)
+{
+	struct csr g;
+	grid(&g, 32, 16);
+	double key[512];
+	for (int v = 0; v < 512; v++)
+		key[v] = v % 32;
+	int32_t p[512], n0;
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, key, 256, seed, p), 0);
+		ck_assert_int_eq(cut_of(&g, p, &n0), 16);
+		ck_assert_int_eq(n0, 256);
+		for (int v = 0; v < 512; v++)
+			ck_assert_int_eq(p[v], v % 32 < 16 ? 0 : 1);
 	}
 	csr_free(&g);
 }
@@ -135,7 +157,7 @@ START_TEST(weights_decide)
 	}
 	csr_build(&g);
 	int32_t p[16], n0;
-	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, 8, 3, p), 0);
+	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, NULL, 8, 3, p), 0);
 	ck_assert_int_eq(cut_of(&g, p, &n0), 2);
 	for (int i = 1; i < 8; i++) {
 		ck_assert_int_eq(p[i], p[0]);
@@ -158,17 +180,17 @@ START_TEST(components_and_edges)
 	csr_build(&g);
 	int32_t p[80], n0;
 	for (uint64_t seed = 0; seed < 5; seed++) {
-		ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, 40, seed, p), 0);
+		ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, NULL, 40, seed, p), 0);
 		ck_assert_int_eq(cut_of(&g, p, &n0), 0);
 		ck_assert_int_eq(n0, 40);
 	}
-	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, 0, 1, p), 0);
+	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, NULL, 0, 1, p), 0);
 	ck_assert_int_eq(cut_of(&g, p, &n0), 0);
 	ck_assert_int_eq(n0, 0);
-	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, 80, 1, p), 0);
+	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, NULL, 80, 1, p), 0);
 	ck_assert_int_eq(cut_of(&g, p, &n0), 0);
 	ck_assert_int_eq(n0, 80);
-	ck_assert_int_eq(tp__bisect(2, g.xadj, g.adj, g.w, 1, 1, p), 0);
+	ck_assert_int_eq(tp__bisect(2, g.xadj, g.adj, g.w, NULL, 1, 1, p), 0);
 	ck_assert(p[0] != p[1]);
 	csr_free(&g);
 }
@@ -194,7 +216,7 @@ START_TEST(large_grid)
 			}
 	csr_build(&g);
 	int32_t *p = malloc(sizeof(int32_t) * (size_t)g.n), n0;
-	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, 12288, 5, p), 0);
+	ck_assert_int_eq(tp__bisect(g.n, g.xadj, g.adj, g.w, NULL, 12288, 5, p), 0);
 	int64_t cut = cut_of(&g, p, &n0);
 	ck_assert_int_eq(n0, 12288);
 	ck_assert_msg(cut <= 1024 * 5 / 4, "cut %lld", (long long)cut);
@@ -237,6 +259,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, grid_halves_straight);
 	tcase_add_test(tc, weights_decide);
+	tcase_add_test(tc, key_cuts_across);
 	tcase_add_test(tc, components_and_edges);
 	tcase_add_test(tc, large_grid);
 	tcase_add_test(tc, parallel_for_each_once);

@@ -467,7 +467,47 @@ static void grow(fm *s, uint64_t *rng, int32_t *queue, int32_t *order, bool *see
 	}
 }
 
-static int initial_split(fm *s, uint64_t *rng)
+struct keyed {
+	double key;
+	int32_t v;
+};
+
+static int cmp_keyed(const void *x, const void *y)
+{
+	const struct keyed *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->v < b->v ? -1 : a->v > b->v;
+}
+
+/* Side 0 the vertices of the lowest keys, until it is nearest its target.
+ * Returns 0 or TP_ENOMEM. */
+static int split_by_key(fm *s, const double *key)
+{
+	const level *L = s->L;
+	struct keyed *k = tp__malloc_array((size_t)L->n + 1, sizeof *k);
+	if (!k)
+		return TP_ENOMEM;
+	for (int32_t v = 0; v < L->n; v++) {
+		k[v] = (struct keyed){ key[v], v };
+		s->where[v] = 1;
+	}
+	qsort(k, (size_t)L->n, sizeof *k, cmp_keyed);
+	int64_t pw0 = 0;
+	for (int32_t i = 0; i < L->n; i++) {
+		int32_t v = k[i].v;
+		if (pw0 + L->vw[v] - s->target[0] > s->target[0] - pw0)
+			break;
+		s->where[v] = 0;
+		pw0 += L->vw[v];
+	}
+	free(k);
+	return 0;
+}
+
+/* The best of the random growths, and of the split by key (key may be
+ * NULL), each refined. */
+static int initial_split(fm *s, uint64_t *rng, const double *key)
 {
 	int32_t n = s->L->n;
 	int32_t *queue = tp__malloc_array((size_t)n + 1, sizeof(int32_t));
@@ -482,11 +522,15 @@ static int initial_split(fm *s, uint64_t *rng)
 		return TP_ENOMEM;
 	}
 	fm_key bk = { 0, 0, 0 };
-	for (int t = 0; t < GROW_TRIES; t++) {
-		grow(s, rng, queue, order, seen);
+	int rc = 0;
+	for (int t = key ? -1 : 0; t < GROW_TRIES && !rc; t++) {
+		if (t < 0)
+			rc = split_by_key(s, key);
+		else
+			grow(s, rng, queue, order, seen);
 		fm_refine(s, TRY_PASSES);
 		fm_key k = key_of(s);
-		if (t == 0 || key_below(k, bk)) {
+		if (t == (key ? -1 : 0) || key_below(k, bk)) {
 			bk = k;
 			memcpy(best, s->where, sizeof(int32_t) * (size_t)n);
 		}
@@ -496,7 +540,20 @@ static int initial_split(fm *s, uint64_t *rng)
 	free(best);
 	free(order);
 	free(seen);
-	return 0;
+	return rc;
+}
+
+/* A coarser level's keys: each vertex's, weighted by what it merged. */
+static double *coarse_keys(const level *f, const level *c, const double *key)
+{
+	double *ck = tp__calloc((size_t)c->n + 1, sizeof(double));
+	if (!ck)
+		return NULL;
+	for (int32_t v = 0; v < f->n; v++)
+		ck[f->cmap[v]] += (double)f->vw[v] * key[v];
+	for (int32_t v = 0; v < c->n; v++)
+		ck[v] /= (double)c->vw[v];
+	return ck;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -582,7 +639,8 @@ static void set_targets(fm *s, const level *L, int32_t n0, int32_t n)
 }
 
 int tp__bisect(int32_t n, const int32_t *xadj, const int32_t *adj,
-	       const int32_t *w, int32_t n0, uint64_t seed, int32_t *part)
+	       const int32_t *w, const double *key, int32_t n0, uint64_t seed,
+	       int32_t *part)
 {
 	for (int32_t v = 0; v < n; v++)
 		part[v] = v < n0 ? 0 : 1;
@@ -619,10 +677,26 @@ int tp__bisect(int32_t n, const int32_t *xadj, const int32_t *adj,
 		if (lv[nl - 1].n > STALL * lv[nl - 2].n)
 			break;
 	}
+	/* the keys carried to the coarsest level */
+	double *ck = NULL;
+	if (!rc && key) {
+		const double *k = key;
+		for (int l = 1; l < nl && k; l++) {
+			double *next = coarse_keys(&lv[l - 1], &lv[l], k);
+			if (k != key)
+				free((double *)k);
+			k = next;
+		}
+		if (!k)
+			rc = TP_ENOMEM;
+		ck = (double *)k;
+	}
 	if (!rc) {
 		set_targets(&s, &lv[nl - 1], n0, n);
-		rc = initial_split(&s, &rng);
+		rc = initial_split(&s, &rng, key ? ck : NULL);
 	}
+	if (ck != key)
+		free(ck);
 	for (int l = nl - 2; !rc && l >= 0; l--) {
 		/* carry the split down: s.where is indexed by the coarser
 		 * level's vertices, so copy it out first */
@@ -642,6 +716,25 @@ int tp__bisect(int32_t n, const int32_t *xadj, const int32_t *adj,
 	if (!rc && nl == 1) {
 		set_targets(&s, L0, n0, n);
 		fm_refine(&s, FM_PASSES);
+	}
+	if (!rc && key && nl > 1) {
+		/* the split by key at full resolution too: the coarse levels
+		 * blur a straight cut, and a random start may win there */
+		int32_t *ml = tp__malloc_array((size_t)n, sizeof(int32_t));
+		if (!ml) {
+			rc = TP_ENOMEM;
+		} else {
+			set_targets(&s, L0, n0, n);
+			fm_params(&s);
+			fm_key kml = key_of(&s);
+			memcpy(ml, s.where, sizeof(int32_t) * (size_t)n);
+			if (!(rc = split_by_key(&s, key))) {
+				fm_refine(&s, FM_PASSES);
+				if (!key_below(key_of(&s), kml))
+					memcpy(s.where, ml, sizeof(int32_t) * (size_t)n);
+			}
+			free(ml);
+		}
 	}
 	if (!rc) {
 		s.L = L0;

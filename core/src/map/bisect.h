@@ -16,9 +16,13 @@
 /* Split the graph of n vertices (CSR: xadj[n + 1], adj and w of xadj[n]
  * entries, both directions of each edge, weights >= 1, no self loops) into
  * part[v] 0 or 1 with exactly n0 vertices in part 0 (0 <= n0 <= n), the
- * weight of the cut edges as low as it finds.  Deterministic for a seed.
- * Returns 0, or TP_ENOMEM (part then holds some valid split). */
+ * weight of the cut edges as low as it finds.  key (or NULL): a position
+ * per vertex, e.g. a task's coordinate along its longest extent; the split
+ * of the lowest keys is then one of the starts tried, so a grid tends to
+ * be cut straight across.  Deterministic for a seed.  Returns 0, or
+ * TP_ENOMEM (part then holds some valid split). */
 int tp__bisect(int32_t n, const int32_t *xadj, const int32_t *adj,
-	       const int32_t *w, int32_t n0, uint64_t seed, int32_t *part);
+	       const int32_t *w, const double *key, int32_t n0, uint64_t seed,
+	       int32_t *part);
 
 #endif

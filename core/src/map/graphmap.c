@@ -1795,6 +1795,38 @@ static double l1(const double *x, const double *y, int nd)
 	return s;
 }
 
+/* With task coordinates: each task's along the longest extent of T's, so
+ * that the split also tries a straight cut across them (NULL without
+ * coordinates, or out of memory). */
+static double *tasks_key(const struct tp_graph *g, const int32_t *T, int32_t nT)
+{
+	const double *x = g->coord_dims > 0 ? tp_graph_coords(g) : NULL;
+	if (!x)
+		return NULL;
+	int nd = g->coord_dims, sd = 0;
+	int use = nd < TP_MAX_DIMS ? nd : TP_MAX_DIMS;
+	double lo[TP_MAX_DIMS], hi[TP_MAX_DIMS], ext = -1.0;
+	for (int d = 0; d < use; d++) {
+		lo[d] = HUGE_VAL;
+		hi[d] = -HUGE_VAL;
+	}
+	for (int32_t i = 0; i < nT; i++)
+		for (int d = 0; d < use; d++) {
+			double v = x[(size_t)T[i] * (size_t)nd + (size_t)d];
+			lo[d] = v < lo[d] ? v : lo[d];
+			hi[d] = v > hi[d] ? v : hi[d];
+		}
+	for (int d = 0; d < use; d++)
+		if (hi[d] - lo[d] > ext) {
+			ext = hi[d] - lo[d];
+			sd = d;
+		}
+	double *key = tp__malloc_array((size_t)nT + 1, sizeof(double));
+	for (int32_t i = 0; key && i < nT; i++)
+		key[i] = x[(size_t)T[i] * (size_t)nd + (size_t)sd];
+	return key;
+}
+
 /* Split T into part[] with exactly n0 tasks labelled 0.  Returns 0 or a
  * negative code. */
 static int split_tasks(const bp *b, const int32_t *T, int32_t nT, int32_t n0,
@@ -1816,11 +1848,13 @@ static int split_tasks(const bp *b, const int32_t *T, int32_t nT, int32_t n0,
 	idx_t *xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
 	idx_t *adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
 	idx_t *wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
+	double *key = tasks_key(g, T, nT);
 	int rc = TP_ENOMEM;
-	if (xadj && adj && wgt) {
+	if (xadj && adj && wgt && (key || g->coord_dims == 0)) {
 		tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
-		rc = tp__bisect(nT, xadj, adj, wgt, n0, b->seed, part);
+		rc = tp__bisect(nT, xadj, adj, wgt, key, n0, b->seed, part);
 	}
+	free(key);
 	free(xadj);
 	free(adj);
 	free(wgt);
