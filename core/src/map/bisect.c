@@ -728,8 +728,13 @@ int tp__bisect(int32_t n, const int32_t *xadj, const int32_t *adj,
 			fm_params(&s);
 			fm_key kml = key_of(&s);
 			memcpy(ml, s.where, sizeof(int32_t) * (size_t)n);
+			/* refined only when, as it stands, it is no worse: on
+			 * an irregular graph a straight cut is far behind, and
+			 * its passes would cost more than the rest */
 			if (!(rc = split_by_key(&s, key))) {
-				fm_refine(&s, FM_PASSES);
+				fm_params(&s);
+				if (!key_below(kml, key_of(&s)))
+					fm_refine(&s, FM_PASSES);
 				if (!key_below(key_of(&s), kml))
 					memcpy(s.where, ml, sizeof(int32_t) * (size_t)n);
 			}
