@@ -37,6 +37,12 @@ struct tp__routers {
 
 /* The splitmix64 finaliser: a well-mixed 64-bit hash of x. */
 uint64_t tp__mix64(uint64_t x);
+/* The next number of the splitmix64 generator at *state: small, seedable,
+ * identical on every platform. */
+static inline uint64_t tp__splitmix64(uint64_t *state)
+{
+	return tp__mix64(*state += 0x9e3779b97f4a7c15ULL);
+}
 uint32_t tp__name_hash(const char *s);
 int32_t tp__names_find(const struct tp__names *t, char *const *names,
 		       const char *name, uint32_t h);

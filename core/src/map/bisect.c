@@ -33,12 +33,17 @@ typedef struct level {
 	int64_t W;               /* total vertex weight */
 } level;
 
-static uint64_t next_rand(uint64_t *s)
+/* a[0..n) in a random order (Fisher-Yates on the identity). */
+static void random_order(int32_t *a, int32_t n, uint64_t *rng)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	for (int32_t i = 0; i < n; i++)
+		a[i] = i;
+	for (int32_t i = n - 1; i > 0; i--) {
+		int32_t j = (int32_t)(tp__splitmix64(rng) % (uint64_t)(i + 1));
+		int32_t t = a[i];
+		a[i] = a[j];
+		a[j] = t;
+	}
 }
 
 static void level_free(level *L)
@@ -68,16 +73,9 @@ static int coarsen(level *f, level *c, uint64_t *rng, int64_t maxvw)
 		free(match);
 		return TP_ENOMEM;
 	}
-	for (int32_t i = 0; i < n; i++) {
-		perm[i] = i;
+	for (int32_t i = 0; i < n; i++)
 		match[i] = -1;
-	}
-	for (int32_t i = n - 1; i > 0; i--) {
-		int32_t j = (int32_t)(next_rand(rng) % (uint64_t)(i + 1));
-		int32_t t = perm[i];
-		perm[i] = perm[j];
-		perm[j] = t;
-	}
+	random_order(perm, n, rng);
 	for (int32_t k = 0; k < n; k++) {
 		int32_t v = perm[k], best = -1;
 		if (match[v] >= 0)
@@ -436,14 +434,8 @@ static void grow(fm *s, uint64_t *rng, int32_t *queue, int32_t *order, bool *see
 	for (int32_t v = 0; v < n; v++) {
 		s->where[v] = 1;
 		seen[v] = false;
-		order[v] = v;
 	}
-	for (int32_t i = n - 1; i > 0; i--) {
-		int32_t j = (int32_t)(next_rand(rng) % (uint64_t)(i + 1));
-		int32_t t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
+	random_order(order, n, rng);
 	int64_t pw0 = 0;
 	while (left > 0) {
 		if (head == tail) {

@@ -2244,20 +2244,22 @@ int tp__graphmap_bipartition_threads(const tp_graph *g, const tp_alloc *a,
 		return rc;
 	c.deadline = o->time_budget_ms > 0 ? t0 + o->time_budget_ms : 0;
 	rc = bipart_run(&c, o->seed, threads > 0 ? threads : tp__cpus(), map);
-	const char *why = rc == TP_ETIME ? "" : "out of memory";
-	if (!rc && o->refine_passes > 0) {
+	if (rc) {
+		gm_free(&c);
+		if (rc == TP_ETIME)
+			return tp_error_set(err, rc, "bipartition mapping: time budget "
+					    "of %g ms reached before the last cut",
+					    o->time_budget_ms);
+		return tp_error_set(err, rc, "bipartition mapping: out of memory");
+	}
+	if (o->refine_passes > 0) {
 		rc = refine_run(&c, o, map, NULL, t0);
 		if (!rc && o->refine_congestion)
 			rc = refine_cong_run(&c, o, map, NULL, t0);
-		if (rc)
-			why = rc == TP_ENOMEM ? "out of memory" : "routing failed";
 	}
 	gm_free(&c);
-	if (rc == TP_ETIME && !*why)
-		return tp_error_set(err, rc, "bipartition mapping: time budget of "
-				    "%g ms reached before the last cut",
-				    o->time_budget_ms);
 	if (rc)
-		return tp_error_set(err, rc, "bipartition mapping: %s", why);
+		return tp_error_set(err, rc, "bipartition mapping: %s", rc == TP_ENOMEM
+				    ? "out of memory" : "routing failed");
 	return 0;
 }

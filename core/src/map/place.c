@@ -142,15 +142,6 @@ int tp_map_cyclic(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err
 	return 0;
 }
 
-/* splitmix64: small, seedable, identical on every platform. */
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
 		  int32_t *map, tp_error *err)
 {
@@ -168,7 +159,7 @@ int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
 	uint64_t st = seed;
 	/* Fisher-Yates over the first ntasks positions */
 	for (int64_t i = 0; i < ntasks; i++) {
-		int64_t j = i + (int64_t)(splitmix64(&st) % (uint64_t)(S - i));
+		int64_t j = i + (int64_t)(tp__splitmix64(&st) % (uint64_t)(S - i));
 		int32_t tmp = slot[i];
 		slot[i] = slot[j];
 		slot[j] = tmp;
