@@ -350,9 +350,14 @@ static bool out_of_time(const cand_run *r)
 	return b > 0 && tp__now_ms() - r->t0 >= b;
 }
 
-/* Greedy growth costs at least this much per task (set well below its
- * measured cost, so that a run that fits is not refused). */
-#define GREEDY_US_PER_TASK 0.25
+/* Greedy growth costs at least this much per task and, for its k-d tree
+ * of the nodes, per node (set well below what it measures, 1 to 4.6 us a
+ * task and 0.45 a node on tori, so that a run that fits is not refused).
+ * Its set-up cannot stop half-way: counted at a tenth of this, a 318k-task
+ * launch started it and lost 110 ms of its 300 to a greedy that could not
+ * finish. */
+#define GREEDY_US_PER_TASK 0.5
+#define GREEDY_US_PER_NODE 0.3
 
 /* A refinement's set-up before its first move, per adjacency entry: set
  * a little below its measured cost (refine_from). */
@@ -386,7 +391,8 @@ static double cost_estimate(const cand_run *r, int k)
 	case C_ZORDER:
 		return (double)r->a->nnodes * ZORDER_US_PER_NODE / 1e3;
 	case C_GREEDY:
-		return (double)g->ntasks * GREEDY_US_PER_TASK / 1e3;
+		return ((double)g->ntasks * GREEDY_US_PER_TASK +
+			(double)r->a->nnodes * GREEDY_US_PER_NODE) / 1e3;
 	case C_HIER_COORDS:
 		if (tp__hier_coords_boxes(g))
 			return ((double)g->ntasks * HIER_COORDS_BOX_NS_PER_TASK +
