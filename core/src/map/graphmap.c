@@ -827,6 +827,7 @@ typedef struct refiner {
 	int32_t *map;
 	slot_table st;
 	double *cost;         /* per task: cost_at its node */
+	double *wsum;         /* per task: its edges' bytes */
 	unsigned char *mark;  /* per task: listed for the next round */
 	int32_t *list;        /* this round's tasks */
 	int32_t *rest;        /* costliest_first's */
@@ -896,8 +897,14 @@ static void propose(const refiner *r, int32_t t, proposal *out)
 			if (u < 0)
 				continue;
 			scanned++;
-			/* u's move gains at most its cost */
-			if (mt - r->cost[u] >= best)
+			/* u's move gains at most its cost, and no more than
+			 * its bytes times the p-q distance (each neighbour
+			 * of u is at most dpq nearer p than q: distances are
+			 * path lengths) */
+			double gain_u = r->wsum[u] * (double)dpq;
+			if (gain_u > r->cost[u])
+				gain_u = r->cost[u];
+			if (mt - gain_u >= best)
 				continue;
 			double d = mt + cost_at(c, map, u, p) - r->cost[u] +
 				   2.0 * edge_w(g, t, u) * dpq;
@@ -972,8 +979,14 @@ static void cost_slice(refiner *r, int k)
 {
 	int32_t a, b;
 	slice(r, k, &a, &b);
-	for (int32_t t = a; t < b; t++)
+	const struct tp_graph *g = r->c->g;
+	for (int32_t t = a; t < b; t++) {
 		r->cost[t] = cost_at(r->c, r->map, t, r->map[t]);
+		double w = 0.0;
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++)
+			w += tp__graph_w(g, e);
+		r->wsum[t] = w;
+	}
 }
 
 struct refine_worker {
@@ -1046,6 +1059,7 @@ static void refiner_free(refiner *r)
 {
 	slots_free(&r->st);
 	free(r->cost);
+	free(r->wsum);
 	free(r->mark);
 	free(r->list);
 	free(r->rest);
@@ -1101,11 +1115,12 @@ static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 	refiner r = { .c = c, .map = map, .nthreads = 1 };
 	int rc = slots_init(&r.st, c->a, map, nt);
 	r.cost = tp__malloc_array((size_t)nt + 1, sizeof(double));
+	r.wsum = tp__malloc_array((size_t)nt + 1, sizeof(double));
 	r.mark = tp__calloc((size_t)nt + 1, 1);
 	r.list = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
 	r.rest = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
 	r.prop = tp__malloc_array((size_t)chunk, sizeof(proposal));
-	if (rc || !r.cost || !r.mark || !r.list || !r.rest || !r.prop) {
+	if (rc || !r.cost || !r.wsum || !r.mark || !r.list || !r.rest || !r.prop) {
 		refiner_free(&r);
 		return TP_ENOMEM;
 	}
