@@ -509,7 +509,7 @@ static tp_alloc *random_alloc(const tp_machine *m, int total, int n, int slots)
 START_TEST(budget_tiny_midsize)
 {
 	/* 32,768 tasks, ~95k edges: screened scoring; 1 ms is far too little
-	 * for the 289 variants, but a valid mapping must come back */
+	 * for the 290 variants, but a valid mapping must come back */
 	tp_conf *c = make_conf("32x32x32", "yes");
 	tp_alloc *a = random_alloc(tp_conf_machine(c), 32768, 4096, 8);
 	tp_graph *g = NULL;
@@ -527,7 +527,8 @@ START_TEST(budget_tiny_midsize)
 		ck_assert(rep.budget_hit);
 		ck_assert_int_ge(rep.variants_scored, 1);
 		ck_assert_int_lt(rep.variants_scored, rep.variants_total);
-		ck_assert_int_eq(rep.variants_total, 289);
+		/* 288 permutations, longest extent, one blocked (2x2x2) */
+		ck_assert_int_eq(rep.variants_total, 290);
 		/* the score reported is the mapping's exact hop-bytes */
 		ck_assert_double_eq_tol(rep.best_score, tp_metrics_hop_bytes(g, a, map), 1e-6);
 		/* bounded (auto, after another candidate's result): past the
@@ -1262,6 +1263,81 @@ START_TEST(fold_does_not_apply)
 }
 END_TEST
 
+START_TEST(block_find_shapes)
+{
+	int b[TP__BLOCK_MAX][TP_MAX_DIMS];
+	/* 96x92x36, 4 a node: the three with 4 pairs inside, not 1x1x4 */
+	const int t6[] = { 96, 92, 36 };
+	ck_assert_int_eq(tp__block_find(t6, 3, 4, b, TP__BLOCK_MAX), 3);
+	ck_assert(b[0][0] == 1 && b[0][1] == 2 && b[0][2] == 2);
+	ck_assert(b[1][0] == 2 && b[1][1] == 1 && b[1][2] == 2);
+	ck_assert(b[2][0] == 2 && b[2][1] == 2 && b[2][2] == 1);
+	/* 8 a node on a cube: the cube */
+	const int t8[] = { 8, 8, 8 };
+	ck_assert_int_eq(tp__block_find(t8, 3, 8, b, TP__BLOCK_MAX), 1);
+	ck_assert(b[0][0] == 2 && b[0][1] == 2 && b[0][2] == 2);
+	/* what the extents do not divide, and one task a node: none */
+	const int odd[] = { 7, 5 };
+	ck_assert_int_eq(tp__block_find(odd, 2, 2, b, TP__BLOCK_MAX), 0);
+	ck_assert_int_eq(tp__block_find(t8, 3, 1, b, TP__BLOCK_MAX), 0);
+	/* at most max */
+	ck_assert_int_eq(tp__block_find(t6, 3, 4, b, 1), 1);
+}
+END_TEST
+
+/* A random half of a 4-D torus (no box, so no fold), 4 tasks a node: the
+ * first variant tried is blocked, and every node holds one 2x2x1 box of
+ * the grid; without a budget the three shapes are variants, and the lazy
+ * search still agrees with the eager one. */
+START_TEST(blocked_nodes_hold_blocks)
+{
+	int ext[TP_MAX_DIMS], nd;
+	tp_conf *c = make_conf_nd("6x4x4x2", "yes", ext, &nd);
+	tp_alloc *a = random_alloc(tp_conf_machine(c), 192, 96, 4);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x8x6:7pt", 0, NULL), 0);
+	tp_geom_opts o;
+	tp_geom_opts_default(&o);
+	o.time_budget_ms = 1e-3;
+	int32_t map[384];
+	tp_geom_report rep;
+	tp_error err;
+	ck_assert_msg(tp_geom_map(g, a, &o, map, &rep, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(rep.variants_scored, 1);
+	/* the grid of blocks nearest a cube first: 4x4x6 */
+	ck_assert_msg(strstr(rep.best_desc, ", 2x2x1 blocks per node"), "%s", rep.best_desc);
+	int lo[96][3], hi[96][3];
+	for (int i = 0; i < 96; i++)
+		for (int d = 0; d < 3; d++) {
+			lo[i][d] = INT32_MAX;
+			hi[i][d] = -1;
+		}
+	for (int t = 0; t < 384; t++) {
+		int x[3] = { t % 8, t / 8 % 8, t / 64 };
+		for (int d = 0; d < 3; d++) {
+			lo[map[t]][d] = x[d] < lo[map[t]][d] ? x[d] : lo[map[t]][d];
+			hi[map[t]][d] = x[d] > hi[map[t]][d] ? x[d] : hi[map[t]][d];
+		}
+	}
+	for (int i = 0; i < 96; i++) {
+		ck_assert_msg(hi[i][0] - lo[i][0] == 1 && hi[i][1] - lo[i][1] == 1 &&
+			      hi[i][2] == lo[i][2], "node %d: not a 2x2x1 box", i);
+		ck_assert(lo[i][0] % 2 == 0 && lo[i][1] % 2 == 0);
+	}
+	ck_assert_int_eq(tp_mapping_validate(g, a, map, NULL), 0);
+	ck_assert_double_eq_tol(rep.best_score, tp_metrics_hop_bytes(g, a, map), 1e-6);
+	/* 1 + 3! task orders x (4! x 2^4) machine orders, then 3 blocked */
+	tp_geom_opts_default(&o);
+	assert_lazy_is_eager(g, a, &o, "blocked 4-D half");
+	ck_assert_int_eq(tp_geom_map(g, a, &o, map, &rep, &err), 0);
+	ck_assert_int_eq(rep.variants_total, 1 + 6 * 384 + 3);
+	ck_assert_int_eq(rep.variants_scored, rep.variants_total);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(fold_find_and_place)
 {
 	/* a whole 6-D machine, 24x23x24x2x3x2 */
@@ -1325,6 +1401,8 @@ int main(void)
 	tcase_add_test(tc, fold_is_one_hop);
 	tcase_add_test(tc, fold_does_not_apply);
 	tcase_add_test(tc, fold_find_and_place);
+	tcase_add_test(tc, block_find_shapes);
+	tcase_add_test(tc, blocked_nodes_hold_blocks);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

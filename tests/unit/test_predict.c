@@ -659,13 +659,14 @@ static void tree_setup(struct fixture *fx, uint64_t seed)
 }
 
 /* The lane refinement also starts from the fastest constructions that
- * were not the best: on this allocation one of them (geometric, 59.1 us)
- * ends faster than the best's own (bipartition, 54.5 us): 49.6 us, and
- * as fast as that start refined by hand. */
+ * were not the best: on this allocation (seed 15; the seed is changed
+ * when the constructions change and the allocation no longer shows it)
+ * one of them ends faster than the best's own, and as fast as that start
+ * refined by hand. */
 START_TEST(lanes_runner_up)
 {
 	struct fixture fx;
-	tree_setup(&fx, 10);
+	tree_setup(&fx, 15);
 	tp_error err;
 	tp_error_clear(&err);
 	ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:bytes=65536", 512,

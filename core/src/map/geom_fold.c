@@ -171,6 +171,43 @@ int tp__fold_find(const int *text, int tdims, const int *mext, int mdims,
 	return fs.n;
 }
 
+/* Every block shape from dimension i on, the best kept in out. */
+static void best_blocks(const int *text, int tdims, int i, int k_left, int *b,
+			int64_t *best, int (*out)[TP_MAX_DIMS], int max, int *n)
+{
+	if (i == tdims) {
+		if (k_left != 1)
+			return;
+		int64_t pairs = block_pairs(b, tdims);
+		if (pairs > *best) {
+			*best = pairs;
+			*n = 0;
+		}
+		if (pairs > 0 && pairs == *best && *n < max)
+			memcpy(out[(*n)++], b, sizeof(int) * TP_MAX_DIMS);
+		return;
+	}
+	for (int x = 1; x <= k_left; x++) {
+		if (k_left % x || text[i] % x)
+			continue;
+		b[i] = x;
+		best_blocks(text, tdims, i + 1, k_left / x, b, best, out, max, n);
+	}
+}
+
+int tp__block_find(const int *text, int tdims, int k,
+		   int (*out)[TP_MAX_DIMS], int max)
+{
+	if (tdims < 1 || tdims > TP_MAX_DIMS || k < 2 || max < 1)
+		return 0;
+	int b[TP_MAX_DIMS] = { 0 }, n = 0;
+	for (int i = 0; i < TP_MAX_DIMS; i++)
+		b[i] = 1;
+	int64_t best = 0;   /* a block with no pair inside is no block */
+	best_blocks(text, tdims, 0, k, b, &best, out, max > TP__BLOCK_MAX ? TP__BLOCK_MAX : max, &n);
+	return n;
+}
+
 void tp__fold_place(const tp__fold *f, const uint32_t *tc, int *mc)
 {
 	for (int i = 0; i < f->tdims; i++) {

@@ -27,6 +27,16 @@ typedef struct tp__fold {
 int tp__fold_find(const int *text, int tdims, const int *mext, int mdims,
 		  int k, tp__fold *out, int max);
 
+/* Blocked variants tried at most per mapping. */
+#define TP__BLOCK_MAX 3
+
+/* The block shapes b[0..tdims) of k > 1 tasks that a task grid of extents
+ * text[0..tdims) divides into (b[i] divides text[i], the b[i] multiply to
+ * k) with the most task pairs inside a block, in enumeration order, at
+ * most max of them, into out.  Returns how many (0: none). */
+int tp__block_find(const int *text, int tdims, int k,
+		   int (*out)[TP_MAX_DIMS], int max);
+
 /* Box coordinates mc[0..mdims) of the node holding the task at grid
  * coordinates tc[0..tdims). */
 void tp__fold_place(const tp__fold *f, const uint32_t *tc, int *mc);
