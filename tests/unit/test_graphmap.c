@@ -203,6 +203,58 @@ START_TEST(refine_never_increases)
 }
 END_TEST
 
+/* Pairs of tasks that talk 100 bytes inside, chained by 1 byte, 2 slots a
+ * node along a line of 16: from pairs scattered at random, no single move
+ * or swap of a task gains (each breaks a pair), but the pairs (the nodes'
+ * groups) move as wholes: they come out together, and the chain shorter
+ * (with a single task's moves alone nothing moved). */
+START_TEST(refine_moves_groups)
+{
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=torus Dims=16x1x1 Wrap=no\n"
+					  "NodeName=n[00-15] CoordOrder=x-major\n",
+					  "line.conf", &c, &err) == 0, "%s", err.msg);
+	int32_t nodes[16], u[31], v[31], perm[16], map[32];
+	double w[31];
+	for (int i = 0; i < 16; i++)
+		nodes[i] = i;
+	for (int i = 0; i < 16; i++) {
+		u[i] = 2 * i;
+		v[i] = 2 * i + 1;
+		w[i] = 100;
+	}
+	for (int i = 0; i < 15; i++) {
+		u[16 + i] = 2 * i + 1;
+		v[16 + i] = 2 * i + 2;
+		w[16 + i] = 1;
+	}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 32, 31, u, v, w, "pairs", &err), 0);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), nodes, 16, 2, &a, NULL), 0);
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		shuffle(perm, 16, seed);
+		for (int i = 0; i < 16; i++)
+			map[2 * i] = map[2 * i + 1] = perm[i];
+		double before = tp_metrics_hop_bytes(g, a, map);
+		int64_t moves = 0;
+		ck_assert_msg(tp_graphmap_refine(g, a, NULL, map, &moves, &err) == 0,
+			      "%s", err.msg);
+		double after = tp_metrics_hop_bytes(g, a, map);
+		for (int i = 0; i < 16; i++)
+			ck_assert_int_eq(map[2 * i], map[2 * i + 1]);
+		/* 89 -> 65, 72 -> 51, 73 -> 59, 72 -> 53 (swaps of pairs
+		 * stop in a local minimum above the chain's 15) */
+		ck_assert_msg(moves > 0 && after <= 0.85 * before, "seed %d: %g -> %g",
+			      (int)seed, before, after);
+	}
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(heterogeneous_and_subset)
 {
 	tp_conf *c = torus8();
@@ -874,6 +926,7 @@ int main(void)
 	tcase_add_test(tc, congestion_refinement);
 	tcase_add_test(tc, budget_gates_candidates);
 	tcase_add_test(tc, random_instances);
+	tcase_add_test(tc, refine_moves_groups);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

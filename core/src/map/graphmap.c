@@ -1106,8 +1106,8 @@ static int32_t costliest_first(refiner *r, int32_t n)
 	return k + m;
 }
 
-static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
-		      int64_t *moves_out, double t0)
+static int refine_tasks(const gm *c, const tp_graphmap_opts *o, int32_t *map,
+			int64_t *moves_out, double t0)
 {
 	const struct tp_graph *g = c->g;
 	int32_t nt = c->nt;
@@ -1199,6 +1199,211 @@ done:
 		*moves_out = moves;
 	refiner_free(&r);
 	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Group refinement                                                          */
+
+/* The refinement moves one task at a time, or swaps two.  A node's tasks
+ * that talk to each other cannot move together that way: each single move
+ * breaks their bonds and costs more than it gains.  So first the groups
+ * move: every node's tasks are one vertex of the graph contracted by the
+ * mapping (the bytes between two groups summed), each node one slot, and
+ * the same refinement swaps whole groups between nodes (or moves one to an
+ * empty node); then the tasks.  A random half of a 6-D torus, 4 tasks a
+ * node, from geometric's blocks (2.628 average hops), two threads: the
+ * tasks alone 2.55-2.57 in 200 ms and 2.436 to their end (0.9 s); the
+ * groups first 2.30-2.34 in 200 ms and 2.273 to the end (0.65 s).
+ * Hop-bytes change exactly as the contracted graph's do (the bytes inside
+ * a group stay at distance 0), so they never rise.  It needs the same
+ * slots on every node, so that any group fits any node. */
+typedef struct groups {
+	struct tp_graph g;       /* the contracted graph */
+	struct tp_alloc a;       /* the same nodes, one slot each */
+	int32_t *of;             /* node -> its group, or -1 */
+	int32_t *node;           /* group -> its node */
+	int32_t n;
+} groups;
+
+bool tp__refine_by_groups(const tp_alloc *a)
+{
+	for (int32_t i = 1; i < a->nnodes; i++)
+		if (a->slots[i] != a->slots[0])
+			return false;
+	return a->nnodes >= 2 && a->slots[0] >= 2;
+}
+
+/* Each group on its own node. */
+static int32_t *gmap_init(int32_t *gmap, const groups *G)
+{
+	for (int32_t k = 0; k < G->n; k++)
+		gmap[k] = G->node[k];
+	return gmap;
+}
+
+static void groups_free(groups *G)
+{
+	free(G->g.xadj);
+	free(G->g.adjncy);
+	free(G->g.weights);
+	free(G->a.slots);
+	free(G->of);
+	free(G->node);
+}
+
+/* The contracted graph: groups in node order, each group's neighbours in
+ * increasing order.  Returns 0, 1 when there
+ * is nothing to move (fewer than two groups, or unequal or single slots)
+ * or TP_ENOMEM. */
+static int groups_build(const gm *c, const int32_t *map, groups *G)
+{
+	const struct tp_graph *g = c->g;
+	const struct tp_alloc *a = c->a;
+	int32_t nn = c->nn, nt = c->nt;
+	memset(G, 0, sizeof *G);
+	if (!tp__refine_by_groups(a))
+		return 1;
+	G->of = tp__malloc_array((size_t)nn, sizeof(int32_t));
+	G->node = tp__malloc_array((size_t)nn, sizeof(int32_t));
+	G->a.slots = tp__malloc_array((size_t)nn, sizeof(int));
+	int64_t *first = tp__calloc((size_t)nn + 1, sizeof(int64_t));   /* tasks by group */
+	int32_t *tasks = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
+	int32_t *seen = tp__malloc_array((size_t)nn, sizeof(int32_t));   /* group -> last group that listed it */
+	double *acc = tp__malloc_array((size_t)nn, sizeof(double));
+	int32_t *list = tp__malloc_array((size_t)nn, sizeof(int32_t));
+	int rc = TP_ENOMEM;
+	if (!G->of || !G->node || !G->a.slots || !first || !tasks || !seen || !acc || !list)
+		goto out;
+	for (int32_t i = 0; i < nn; i++) {
+		G->of[i] = -1;
+		G->a.slots[i] = 1;
+		seen[i] = -1;
+	}
+	for (int32_t t = 0; t < nt; t++)
+		first[map[t] + 1]++;
+	for (int32_t i = 0; i < nn; i++)
+		if (first[i + 1] > 0) {
+			G->of[i] = G->n;
+			G->node[G->n++] = i;
+		}
+	rc = 1;
+	if (G->n < 2)
+		goto out;
+	for (int32_t i = 0; i < nn; i++)
+		first[i + 1] += first[i];
+	for (int32_t t = 0; t < nt; t++)   /* counting sort by node, in task order */
+		tasks[first[map[t]]++] = t;
+	for (int32_t i = nn; i > 0; i--)
+		first[i] = first[i - 1];
+	first[0] = 0;
+	/* one pass, the lists growing (the contracted graph has a few times
+	 * fewer entries than the tasks': 463k against 1.9M on the 6-D case) */
+	rc = TP_ENOMEM;
+	int64_t cap = (int64_t)G->n * 8 + 64, len = 0;
+	G->g.xadj = tp__malloc_array((size_t)G->n + 1, sizeof(int64_t));
+	G->g.adjncy = tp__malloc_array((size_t)cap, sizeof(int32_t));
+	G->g.weights = tp__malloc_array((size_t)cap, sizeof(double));
+	if (!G->g.xadj || !G->g.adjncy || !G->g.weights)
+		goto out;
+	G->g.xadj[0] = 0;
+	for (int32_t k = 0; k < G->n; k++) {
+		int32_t i = G->node[k], nl = 0;
+		for (int64_t x = first[i]; x < first[i + 1]; x++) {
+			int32_t t = tasks[x];
+			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+				int32_t h = G->of[map[g->adjncy[e]]];
+				if (h == k)
+					continue;
+				if (seen[h] != k) {
+					seen[h] = k;
+					acc[h] = 0.0;
+					list[nl++] = h;
+				}
+				acc[h] += tp__graph_w(g, e);
+			}
+		}
+		if (len + nl > cap) {
+			cap = 2 * (len + nl);
+			int32_t *na = tp__realloc_array(G->g.adjncy, (size_t)cap, sizeof(int32_t));
+			if (na)
+				G->g.adjncy = na;
+			double *nw = tp__realloc_array(G->g.weights, (size_t)cap, sizeof(double));
+			if (nw)
+				G->g.weights = nw;
+			if (!na || !nw)
+				goto out;
+		}
+		/* sorted, as edge_w's search needs (few: insertion) */
+		for (int32_t j = 1; j < nl; j++)
+			for (int32_t x = j; x > 0 && list[x] < list[x - 1]; x--) {
+				int32_t tmp = list[x];
+				list[x] = list[x - 1];
+				list[x - 1] = tmp;
+			}
+		for (int32_t j = 0; j < nl; j++) {
+			G->g.adjncy[len + j] = list[j];
+			G->g.weights[len + j] = acc[list[j]];
+		}
+		len += nl;
+		G->g.xadj[k + 1] = len;
+	}
+	G->g.ntasks = G->n;
+	G->g.nedges = G->g.xadj[G->n] / 2;
+	G->g.total_bytes = g->total_bytes;
+	G->a.m = a->m;
+	G->a.nnodes = nn;
+	G->a.node = a->node;
+	G->a.total_slots = nn;
+	rc = 0;
+out:
+	free(first);
+	free(tasks);
+	free(seen);
+	free(acc);
+	free(list);
+	return rc;
+}
+
+/* The groups' refinement, then the tasks'.  Under a budget the groups
+ * may take all of it: they gain the most for the time (the 6-D case under
+ * a 300 ms launch budget: 2.48 average hops when they had half of the
+ * refinement's, 2.36 with nine tenths, 2.33-2.35 with all), and the tasks
+ * get what they leave. */
+static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
+		      int64_t *moves_out, double t0)
+{
+	groups G;
+	int rc = groups_build(c, map, &G);
+	int64_t gmoves = 0;
+	if (rc == 0) {
+		gm cc;
+		memset(&cc, 0, sizeof cc);
+		cc.g = &G.g;
+		cc.a = &G.a;
+		cc.m = c->m;
+		cc.nd = c->nd;
+		cc.nn = c->nn;
+		cc.nt = G.n;
+		cc.rc = c->rc;      /* the same nodes */
+		cc.threads = c->threads;
+		int32_t *gmap = tp__malloc_array((size_t)G.n, sizeof(int32_t));
+		rc = gmap ? refine_tasks(&cc, o, gmap_init(gmap, &G), &gmoves, t0)
+			  : TP_ENOMEM;
+		if (!rc)
+			for (int32_t t = 0; t < c->nt; t++)
+				map[t] = gmap[G.of[map[t]]];
+		free(gmap);
+	}
+	groups_free(&G);
+	if (rc < 0)
+		return rc;
+	int64_t moves = 0;
+	/* the tasks' set-up (a scoring's time) is not spent past the budget */
+	rc = budget_over(t0, o->time_budget_ms) ? 0
+	     : refine_tasks(c, o, map, &moves, t0);
+	if (moves_out)
+		*moves_out = gmoves + moves;
+	return rc;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -14,8 +14,9 @@
  *                     (k-d tree search with free-slot counts, O(log nodes)
  *                     typical) and the neighbours' own nodes.  Ties: lower
  *                     index.
- *   bipartition       recursive bipartitioning of the task graph with METIS
- *                     (exact part sizes, fixed seed) paired with a median cut
+ *   bipartition       recursive bipartitioning of the task graph (its own
+ *                     multilevel partitioner, bisect.c: exact part sizes,
+ *                     fixed seed) paired with a median cut
  *                     of the nodes along the longest extent of their
  *                     seam-shifted coordinates, sized by slots; at each level
  *                     the two task halves go to the two node halves in the
@@ -25,7 +26,10 @@
  *   refinement        passes over the tasks trying moves to free slots and
  *                     swaps with tasks on the nodes of their neighbours; a
  *                     change is kept only when it lowers hop-bytes (delta
- *                     computed from the two tasks' edges).  Never increases
+ *                     computed from the two tasks' edges).  With the same
+ *                     slots on every node (tp__refine_by_groups), the same
+ *                     passes first move every node's tasks as one (the
+ *                     graph contracted by the mapping).  Never increases
  *                     hop-bytes.
  *
  *   hierarchical      on switch trees, dragonflies and block networks: the
@@ -34,8 +38,8 @@
  *                     below).
  *
  * Disconnected task graphs are valid input: greedy growth starts a new seed
- * next to the last placed task when a component is exhausted, METIS handles
- * them as they are.  Graphs without edges map in task order.
+ * next to the last placed task when a component is exhausted, the
+ * bipartition splits them as they are.  Graphs without edges map in task order.
  */
 #ifndef TOPOPLACE_GRAPHMAP_INTERNAL_H
 #define TOPOPLACE_GRAPHMAP_INTERNAL_H
@@ -46,6 +50,9 @@
 #include <topoplace/graphmap.h>
 
 void tp_graphmap_opts_default(tp_graphmap_opts *o);
+/* Does the hop-bytes refinement move nodes' groups first on a? (every node
+ * the same slots, at least 2, and 2 nodes or more) */
+bool tp__refine_by_groups(const tp_alloc *a);
 /* map[t] receives the allocation index of task t's node.  The result is
  * refined when o->refine_passes > 0.  o may be NULL (defaults).
  * Bipartition splits with its own partitioner (bisect.h), not METIS, so its
