@@ -118,6 +118,7 @@ struct result {
 static uint64_t g_seed = 20261123;
 static double opt_budget = 300;
 static int opt_threads = 0, opt_runs = 5;
+static bool opt_explain;
 
 static uint64_t splitmix64(uint64_t *s)
 {
@@ -466,6 +467,10 @@ static void launch_child(const struct scase *c, double budget, int runs,
 		r->launch_ms[i] = ms;
 		r->runs = i + 1;
 		r->launch_hbs[i] = launch_result(job, r->kept, sizeof r->kept);
+		if (opt_explain) {   /* the child's stderr: every launch's */
+			fprintf(stderr, "%s, launch %d, %.0f ms:\n", c->name, i + 1, ms);
+			tp_job_explain(job, stderr, "  ");
+		}
 		if (i == 0) {
 			r->nodes = nalloc;
 			r->tasks = tp_job_ntasks(job);
@@ -560,8 +565,9 @@ static int median_run(const struct result *r)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_scale [--quick] [--case NAME[,NAME...]] [--list] [--runs N]\n"
-		   "                   [--budget-ms MS] [--threads N] [--seed N]\n"
-		   "  --quick  no full-search reference, and only the cases below 1M tasks\n");
+		   "                   [--budget-ms MS] [--threads N] [--seed N] [--explain]\n"
+		   "  --quick    no full-search reference, and only the cases below 1M tasks\n"
+		   "  --explain  every launch's candidates on stderr (topoplace --explain)\n");
 }
 
 /* Options; returns -1 to go on, else the exit status. */
@@ -584,6 +590,8 @@ static int parse_args(int argc, char **argv, bool *quick, const char **only)
 			opt_budget = atof(argv[++i]);
 		} else if (!strcmp(a, "--threads") && i + 1 < argc) {
 			opt_threads = atoi(argv[++i]);
+		} else if (!strcmp(a, "--explain")) {
+			opt_explain = true;
 		} else if (!strcmp(a, "--seed") && i + 1 < argc) {
 			g_seed = strtoull(argv[++i], NULL, 10);
 		} else {
