@@ -208,6 +208,12 @@ static bool is_blocked(const search *s, int v)
 	return v >= s->nperm_var + s->nfold;
 }
 
+/* Blocked variant v's block, per grid axis. */
+static const int *block_shape(const search *s, int v)
+{
+	return s->block[v - s->nperm_var - s->nfold];
+}
+
 static void variant_parts(const search *s, int v, int *ti, int *ni)
 {
 	if (is_blocked(s, v))
@@ -977,7 +983,7 @@ static int setup_blocks(search *s)
 static int score_blocked(search *s, int v, wsp *w)
 {
 	const tp_graph *g = s->g;
-	const int *b = s->block[v - s->nperm_var - s->nfold];
+	const int *b = block_shape(s, v);
 	int ti, ni;
 	variant_parts(s, v, &ti, &ni);
 	const node_part *np = &s->np[ni];
@@ -1013,12 +1019,11 @@ static int score_blocked(search *s, int v, wsp *w)
 		return rc;
 	}
 	int32_t *map = w->map;
-	int x = 0, y = 0, z = 0;
+	int at[3] = { 0, 0, 0 };
 	for (int32_t t = 0; t < g->ntasks; t++) {
-		int32_t c = x / b[0] + cg[0] * (y / b[1] + cg[1] * (z / b[2]));
+		int32_t c = at[0] / b[0] + cg[0] * (at[1] / b[1] + cg[1] * (at[2] / b[2]));
 		map[t] = np->leaf_node[pos[c]];
-		if (++x == g->grid[0] && (x = 0, ++y == g->grid[1]))
-			y = 0, z++;
+		tp__grid_next(at, g->grid);
 	}
 	free(pos);
 	int *tc = tc_room(s, w);
@@ -1703,7 +1708,7 @@ static void describe_variant(const search *s, int variant, char *buf, size_t len
 	for (int d = 0; d < s->nodes.dims; d++)
 		mn[d] = AXES[s->porig[d]];
 	if (is_blocked(s, variant)) {
-		const int *b = s->block[variant - s->nperm_var - s->nfold];
+		const int *b = block_shape(s, variant);
 		char base[64];
 		describe_variant(s, s->block_base, base, sizeof base);
 		snprintf(buf, len, "%s, %dx%dx%d blocks per node", base, b[0], b[1], b[2]);

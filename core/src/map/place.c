@@ -359,16 +359,10 @@ static bool out_of_time(const cand_run *r)
 #define GREEDY_US_PER_TASK 0.5
 #define GREEDY_US_PER_NODE 0.3
 
-/* A refinement's set-up before its first move, per adjacency entry: set
- * a little below its measured cost (refine_from). */
-#define REFINE_SETUP_NS_PER_ENTRY 8.0
-
+/* A refinement's set-up before its first move (tp__refine_setup_ms). */
 static double refine_setup_ms(const cand_run *r)
 {
-	/* moving nodes' groups first, it contracts the graph before its first
-	 * move (5-18 ns an entry) instead, and the tasks' set-up waits until
-	 * the groups are done: on a budget that they take, never */
-	return 2.0 * (double)r->g->nedges * REFINE_SETUP_NS_PER_ENTRY / 1e6;
+	return tp__refine_setup_ms(r->g);
 }
 
 /* Z-order sorts the nodes' keys, at about this cost per node (the low end
