@@ -530,6 +530,61 @@ START_TEST(auto_side_by_side_same_result)
 }
 END_TEST
 
+/* On many cores greedy growth, on one thread, ends after the others: the
+ * refinement of the best construction so far begins meanwhile, and is kept
+ * when that construction wins after all.  Here greedy is held back until
+ * the others are built: the refinement begins early (its note says so),
+ * and the candidates, scores and mapping are those of one thread. */
+START_TEST(auto_refines_before_greedy_ends)
+{
+	/* a ring of 4,096 nodes: routes too long for predicted times, so
+	 * hop-bytes (and the congestion rule) choose the winner */
+	tp_conf *c = NULL;
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=4096 Wrap=yes\n"
+					     "NodeName=r[0-4095] CoordOrder=x-major\n",
+					     "ring.conf", &c, NULL), 0);
+	int32_t *perm = malloc(sizeof(int32_t) * 4096);
+	shuffle(perm, 4096, 3);
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), perm, 1024, 2,
+					     &a, NULL), 0);
+	tp_graph *g = random_grid(64, 32, 9);   /* no coordinates */
+	int32_t *m1 = malloc(sizeof(int32_t) * 2048), *mk = malloc(sizeof(int32_t) * 2048);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	o.geom.time_budget_ms = 0;
+	o.geom.nthreads = 1;
+	tp_place_report r1, rk;
+	tp_error err;
+	ck_assert_msg(tp_place_ex(g, a, &o, m1, &r1, &err) == 0, "%s", err.msg);
+	ck_assert(!r1.by_time);
+	o.geom.nthreads = 4;
+	ck_assert_msg(tp__place_ex_greedy_last(g, a, &o, mk, &rk, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_mem_eq(m1, mk, sizeof(int32_t) * 2048);
+	ck_assert_int_eq(r1.ncandidates, rk.ncandidates);
+	ck_assert_int_eq(r1.best, rk.best);
+	int early = -1;
+	for (int i = 0; i < r1.ncandidates; i++) {
+		ck_assert_str_eq(r1.cand[i].name, rk.cand[i].name);
+		ck_assert(r1.cand[i].score == rk.cand[i].score);
+		if (strstr(rk.cand[i].note, "begun before the constructions ended"))
+			early = i;
+	}
+	ck_assert_msg(early >= 0, "no refinement begun early");
+	ck_assert_str_eq(rk.cand[early].name, "bipartition+refine");
+	ck_assert_msg(atoll(rk.cand[early].note) > 0, "%s", rk.cand[early].note);
+	ck_assert(rk.cand[early].score < rk.cand[early - 1].score);
+	free(perm);
+	free(m1);
+	free(mk);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Distance=bandwidth: a hop along a link half as fast costs 2. */
 START_TEST(weighted_torus)
 {
@@ -922,6 +977,7 @@ int main(void)
 	tcase_add_test(tc, auto_never_worse_than_block);
 	tcase_add_test(tc, auto_with_coordinates);
 	tcase_add_test(tc, auto_side_by_side_same_result);
+	tcase_add_test(tc, auto_refines_before_greedy_ends);
 	tcase_add_test(tc, weighted_torus);
 	tcase_add_test(tc, congestion_refinement);
 	tcase_add_test(tc, budget_gates_candidates);

@@ -323,6 +323,18 @@ typedef struct cand_run {
 		int idx;
 	} runner[LANES_RUNNERS];
 	int nrunners;
+	/* the winner's refinement made while the last constructions ran
+	 * (run_side_by_side), for refine_from */
+	struct spec_refine {
+		int32_t *map;
+		int idx;             /* the candidate refined */
+		bool ready;
+		int rc;
+		int64_t moves;
+		double ms;
+		tp_error e;
+	} spec;
+	bool greedy_last;    /* tp__place_ex_greedy_last */
 	/* block's score, being computed on a second thread (block_async) */
 	pthread_t scorer;
 	bool scoring;
@@ -776,11 +788,11 @@ static int construct(cand_run *r, enum cand_kind k, bool force,
 	return rc;
 }
 
-/* A constructed candidate (its mapping in r->trial): scored, and kept when
- * strictly better than the best so far (ties keep the earlier one).  Only
- * out-of-memory is an error. */
+/* A constructed candidate (its mapping in r->trial): scored (unless score
+ * has it), and kept when strictly better than the best so far (ties keep
+ * the earlier one).  Only out-of-memory is an error. */
 static int finish(cand_run *r, enum cand_kind k, int idx, int rc,
-		  const tp_error *e, tp_error *err)
+		  const tp_error *e, const double *score, tp_error *err)
 {
 	tp_place_report *rep = r->rep;
 	tp_place_candidate *c = &rep->cand[idx];
@@ -799,6 +811,8 @@ static int finish(cand_run *r, enum cand_kind k, int idx, int rc,
 		/* the search scored its result exactly with this metric
 		 * (one hop-bytes pass over the graph saved) */
 		c->score = rep->geom.best_score;
+	else if (score)   /* scored beside its construction */
+		c->score = *score;
 	else
 		score_trial(r, c);
 	if (r->o->rank)
@@ -847,7 +861,7 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		if (!rc)   /* no thread: scored in its turn */
 			memcpy(r->trial, r->best, map_bytes(r));
 		c->ms = tp__now_ms() - t;
-		return finish(r, k, idx, rc, &e, err);
+		return finish(r, k, idx, rc, &e, NULL, err);
 	}
 	bool skipped;
 	int rc = construct(r, k, force, c, r->trial, &e, &skipped);
@@ -856,7 +870,7 @@ static int run_candidate(cand_run *r, enum cand_kind k, bool force,
 		return 0;
 	if (rc && force && k == C_HIER)
 		return tp_error_set(err, rc, "%s", e.msg);
-	return finish(r, k, idx, rc, &e, err);
+	return finish(r, k, idx, rc, &e, NULL, err);
 }
 
 /* z-order knows nothing of the pattern: where the tasks have coordinates
@@ -875,12 +889,21 @@ static int zorder_after_geometric(cand_run *r, tp_error *err)
 
 /* Candidates side by side, without a budget: what each builds does not
  * depend on the others, so they run at once, each into a mapping of its
- * own (the geometric search on its own threads besides), and are then
- * scored and compared in their order, as one after the other: the same
+ * own (the geometric search on its own threads besides) and scored there,
+ * and are then compared in their order, as one after the other: the same
  * result.  The candidates that call METIS share one thread, in order:
  * METIS 5.1 draws from the C library's rand(), one state for the process,
  * so two calls at once take each other's numbers and their results would
- * depend on timing (seen: three runs, three bipartitions). */
+ * depend on timing (seen: three runs, three bipartitions).
+ *
+ * Once the lanes still running hold only one-thread constructions (greedy
+ * growth, z-order, METIS's) and CPUs are idle, the best construction so
+ * far is refined on them meanwhile (speculation): the refinement stage
+ * takes that result when the same construction wins after all, which is
+ * the mapping refining it then would give (the refinement's result does
+ * not depend on its threads), and refines the winner itself otherwise.
+ * On many cores the 6-D half machine's greedy growth (1.3 s, one thread)
+ * ends last, and the refinement no longer waits for it. */
 #define SIDE_MAX 8
 
 struct side_run {
@@ -890,7 +913,20 @@ struct side_run {
 	int32_t *map;
 	int rc;
 	bool skipped;
+	bool done;           /* built (read and written under side_sync's lock) */
+	bool scored;         /* score holds the metric's score of map */
+	double score;
 	tp_error e;
+};
+
+/* The lanes' progress, for the speculation. */
+struct side_sync {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int running;         /* lanes not done */
+	int wide;            /* lanes with a many-thread construction to come */
+	bool wide_done;      /* wide reached 0 (and the speculation was
+				tried, if CPUs were idle then) */
 };
 
 struct side_lane {
@@ -898,6 +934,7 @@ struct side_lane {
 	int n;
 	pthread_t th;
 	bool started;
+	struct side_sync *sync;
 };
 
 static bool uses_metis(enum cand_kind k)
@@ -905,31 +942,124 @@ static bool uses_metis(enum cand_kind k)
 	return k == C_HIER || k == C_BLOCKS;
 }
 
+/* Does candidate k run on threads of its own? */
+static bool many_threads(enum cand_kind k)
+{
+	return k == C_GEOMETRIC || k == C_BIPART;
+}
+
+static bool lane_wide_from(const struct side_lane *l, int i)
+{
+	for (; i < l->n; i++)
+		if (many_threads(l->run[i]->k))
+			return true;
+	return false;
+}
+
 static void *side_lane_run(void *arg)
 {
 	struct side_lane *l = arg;
+	struct side_sync *y = l->sync;
 	for (int i = 0; i < l->n; i++) {
 		struct side_run *s = l->run[i];
+		cand_run *r = s->r;
+		if (s->k == C_GREEDY && r->greedy_last) {
+			pthread_mutex_lock(&y->mu);
+			while (!y->wide_done)
+				pthread_cond_wait(&y->cv, &y->mu);
+			pthread_mutex_unlock(&y->mu);
+		}
 		double t = tp__now_ms();
 		tp_error_clear(&s->e);
-		tp_place_candidate *c = &s->r->rep->cand[s->idx];
-		s->rc = construct(s->r, s->k, false, c, s->map, &s->e, &s->skipped);
+		tp_place_candidate *c = &r->rep->cand[s->idx];
+		s->rc = construct(r, s->k, false, c, s->map, &s->e, &s->skipped);
 		c->ms = tp__now_ms() - t;
+		/* hop-bytes read the graph only: scored here, side by side
+		 * (geometric's search has scored its own) */
+		if (!s->rc && !s->skipped && s->k != C_GEOMETRIC &&
+		    r->rep->metric == TP_METRIC_HOP_BYTES) {
+			s->score = tp_metrics_score(r->g, r->a, s->map,
+						    TP_METRIC_HOP_BYTES, NULL);
+			s->scored = true;
+		}
+		pthread_mutex_lock(&y->mu);
+		s->done = true;
+		if (many_threads(s->k) && !lane_wide_from(l, i + 1))
+			y->wide--;
+		if (i == l->n - 1)
+			y->running--;
+		pthread_cond_broadcast(&y->cv);
+		pthread_mutex_unlock(&y->mu);
 	}
 	return NULL;
 }
 
+/* A finished construction's score for the speculation, or HUGE_VAL. */
+static double side_score(const cand_run *r, const struct side_run *s, bool done)
+{
+	if (!done || s->skipped || s->rc)
+		return HUGE_VAL;
+	if (s->scored)
+		return s->score;
+	if (s->k == C_GEOMETRIC && r->o->geom.metric == r->rep->metric)
+		return r->rep->geom.best_score;
+	return HUGE_VAL;
+}
+
+/* The speculation (above): of the constructions done (as the lanes' lock
+ * last showed them), the one of least score, when below the best before
+ * the lanes (Slurm's block order), refined on `threads` threads into
+ * r->spec. */
+static void speculate(cand_run *r, const struct side_run *run, const bool *done,
+		      int nk, int threads)
+{
+	/* the winner is foreseen by hop-bytes alone: not when predicted
+	 * times or the caller's rank choose it */
+	if (r->o->graph.refine_passes <= 0 || r->rep->best < 0 ||
+	    r->rep->metric != TP_METRIC_HOP_BYTES || r->by_time || r->o->rank)
+		return;
+	int idx = -1;
+	const int32_t *start = NULL;
+	double best = r->best_score;
+	for (int i = 0; i < nk; i++) {
+		double sc = side_score(r, &run[i], done[i]);
+		if (sc < best) {
+			best = sc;
+			idx = run[i].idx;
+			start = run[i].map;
+		}
+	}
+	if (idx < 0)
+		return;   /* no construction yet better than block */
+	struct spec_refine *sp = &r->spec;
+	sp->map = tp__malloc_array((size_t)r->g->ntasks + 1, sizeof(int32_t));
+	if (!sp->map)
+		return;   /* the refinement stage refines in its turn */
+	memcpy(sp->map, start, map_bytes(r));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = 0;   /* as refine_from without a budget */
+	tp_error_clear(&sp->e);
+	double t = tp__now_ms();
+	sp->rc = tp__graphmap_refine_threads(r->g, r->a, &go, threads, sp->map,
+					     &sp->moves, &sp->e);
+	sp->ms = tp__now_ms() - t;
+	sp->idx = idx;
+	sp->ready = true;
+}
+
 static int run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
-			    tp_error *err)
+			    int threads, tp_error *err)
 {
 	tp_place_report *rep = r->rep;
 	struct side_run run[SIDE_MAX];
 	struct side_lane lane[SIDE_MAX];
+	struct side_sync y = { .running = 0, .wide = 0 };
 	int nl = 0, metis_lane = -1, rc = 0;
 	size_t bytes = map_bytes(r);
 	memset(lane, 0, sizeof lane);
 	settle(r);   /* block's score, before anything compares with it */
-	for (int i = 0; i < nk && i < SIDE_MAX; i++) {
+	nk = nk < SIDE_MAX ? nk : SIDE_MAX;
+	for (int i = 0; i < nk; i++) {
 		run[i] = (struct side_run){ .r = r, .k = ks[i], .map = NULL };
 		new_candidate(rep, ks[i]);
 		run[i].idx = rep->ncandidates - 1;
@@ -944,22 +1074,58 @@ static int run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 			metis_lane = at;
 		lane[at].run[lane[at].n++] = &run[i];
 	}
-	nk = nk < SIDE_MAX ? nk : SIDE_MAX;
-	/* lane 0 on this thread; a lane whose thread cannot start, after it */
-	for (int i = 1; i < nl; i++)
+	pthread_mutex_init(&y.mu, NULL);
+	pthread_cond_init(&y.cv, NULL);
+	y.running = nl;
+	for (int i = 0; i < nl; i++) {
+		lane[i].sync = &y;
+		y.wide += lane_wide_from(&lane[i], 0);
+	}
+	for (int i = 0; i < nl; i++)
 		lane[i].started = !pthread_create(&lane[i].th, NULL, side_lane_run,
 						  &lane[i]);
-	side_lane_run(&lane[0]);
-	for (int i = 1; i < nl; i++)
+	/* a lane whose thread cannot start runs here, before the wait (a
+	 * held greedy no longer waits then: nothing would release it) */
+	for (int i = 0; i < nl; i++)
+		if (!lane[i].started) {
+			pthread_mutex_lock(&y.mu);
+			y.wide_done = true;
+			pthread_cond_broadcast(&y.cv);
+			pthread_mutex_unlock(&y.mu);
+			side_lane_run(&lane[i]);
+		}
+	bool tried = false;
+	pthread_mutex_lock(&y.mu);
+	while (y.running > 0) {
+		int idle = threads - y.running;
+		if (!tried && y.wide == 0 && idle > 0) {
+			bool done[SIDE_MAX];
+			for (int i = 0; i < nk; i++)
+				done[i] = run[i].done;
+			tried = true;
+			pthread_mutex_unlock(&y.mu);
+			speculate(r, run, done, nk, idle);
+			pthread_mutex_lock(&y.mu);
+		}
+		if (y.wide == 0 && !y.wide_done) {
+			y.wide_done = true;
+			pthread_cond_broadcast(&y.cv);
+			continue;
+		}
+		pthread_cond_wait(&y.cv, &y.mu);
+	}
+	pthread_mutex_unlock(&y.mu);
+	for (int i = 0; i < nl; i++)
 		if (lane[i].started)
 			pthread_join(lane[i].th, NULL);
-		else
-			side_lane_run(&lane[i]);
+	pthread_cond_destroy(&y.cv);
+	pthread_mutex_destroy(&y.mu);
 	for (int i = 0; i < nk && !rc; i++) {
 		if (run[i].skipped)
 			continue;
 		memcpy(r->trial, run[i].map, bytes);
-		rc = finish(r, run[i].k, run[i].idx, run[i].rc, &run[i].e, err);
+		rc = finish(r, run[i].k, run[i].idx, run[i].rc, &run[i].e,
+			    run[i].scored ? &run[i].score : NULL, err);
 	}
 	for (int i = 0; i < nk; i++)
 		free(run[i].map);
@@ -1014,14 +1180,25 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	if (!fits(r, c, setup + r->score_ms))
 		return 0;
 	double t = tp__now_ms();
-	memmove(r->trial, start, map_bytes(r));
 	tp_graphmap_opts go = r->o->graph;
 	go.time_budget_ms = step_budget(r);
 	tp_error e;
 	tp_error_clear(&e);
 	int64_t moves = 0, cmoves = 0;
-	int rc = tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
-					     r->trial, &moves, &e);
+	int rc;
+	const struct spec_refine *sp = &r->spec;
+	bool early = sp->ready && !sp->rc && start == r->best && sp->idx == rep->best;
+	if (early) {
+		/* refined already, from this start (run_side_by_side) */
+		memcpy(r->trial, sp->map, map_bytes(r));
+		moves = sp->moves;
+		rc = 0;
+		t -= sp->ms;
+	} else {
+		memmove(r->trial, start, map_bytes(r));
+		rc = tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
+						 r->trial, &moves, &e);
+	}
 	/* under the congestion metric the maximum goes down whatever it
 	 * costs in hop-bytes; under the auto rule only at no cost in
 	 * hop-bytes (the hop-bytes refinement has done what it could) */
@@ -1044,8 +1221,9 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 		return 0;
 	}
 	c->ran = true;
-	snprintf(c->note, sizeof c->note, "%lld move%s", (long long)(moves + cmoves),
-		 moves + cmoves == 1 ? "" : "s");
+	snprintf(c->note, sizeof c->note, "%lld move%s%s", (long long)(moves + cmoves),
+		 moves + cmoves == 1 ? "" : "s",
+		 early ? ", begun before the constructions ended" : "");
 	/* a refinement that moved nothing is its start: the start keeps the
 	 * credit (ties otherwise go to the refined mapping) */
 	judge_stage(r, c, moves + cmoves > 0, true);
@@ -1305,7 +1483,7 @@ static void rule_against_block(cand_run *r)
 
 static int place_candidates(const tp_graph *g, const tp_alloc *a,
 			    const tp_place_opts *o, int32_t *map,
-			    tp_place_report *rep, tp_error *err)
+			    tp_place_report *rep, bool greedy_last, tp_error *err)
 {
 	int rc = check_fit(a, g->ntasks, err);
 	if (rc)
@@ -1317,6 +1495,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 	r.o = o;
 	r.rep = rep;
 	r.best = map;
+	r.greedy_last = greedy_last;
 	r.t0 = tp__now_ms();
 	r.trial = tp__malloc_array((size_t)g->ntasks + 1, sizeof(int32_t));
 	if (!r.trial)
@@ -1362,7 +1541,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 			ks[nk++] = C_BIPART;
 			if (groups)
 				ks[nk++] = C_MODCOLOR;
-			rc = run_side_by_side(&r, ks, nk, err);
+			rc = run_side_by_side(&r, ks, nk, threads, err);
 		} else if (!rc) {
 			rc = run_candidate(&r, C_GEOMETRIC, true, err);
 			/* past a geometric result, half of what is left
@@ -1419,13 +1598,15 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 	tp_congestion_ws_destroy(r.cws);
 	free(r.trial);
 	free(r.built);
+	free(r.spec.map);
 	for (int k = 0; k < r.nrunners; k++)
 		free(r.runner[k].map);
 	return rc;
 }
 
-int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
-		int32_t *map, tp_place_report *report, tp_error *err)
+static int place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+		    int32_t *map, tp_place_report *report, bool greedy_last,
+		    tp_error *err)
 {
 	tp_place_opts defaults;
 	if (!o) {
@@ -1465,13 +1646,26 @@ int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 	case TP_POLICY_GRAPH:
 	case TP_POLICY_AUTO:
 	case TP_POLICY_HIERARCHICAL:
-		rc = place_candidates(g, a, o, map, rep, err);
+		rc = place_candidates(g, a, o, map, rep, greedy_last, err);
 		break;
 	default:
 		rc = tp_error_set(err, TP_EINVAL, "unknown policy %d", (int)o->policy);
 	}
 	rep->elapsed_ms = tp__now_ms() - t0;
 	return rc;
+}
+
+int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
+		int32_t *map, tp_place_report *report, tp_error *err)
+{
+	return place_ex(g, a, o, map, report, false, err);
+}
+
+int tp__place_ex_greedy_last(const tp_graph *g, const tp_alloc *a,
+			     const tp_place_opts *o, int32_t *map,
+			     tp_place_report *report, tp_error *err)
+{
+	return place_ex(g, a, o, map, report, true, err);
 }
 
 int tp_place(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,

@@ -45,6 +45,13 @@ typedef struct tp_place_report {
 /* Same with the candidates report (may be NULL). */
 int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 		int32_t *map, tp_place_report *report, tp_error *err);
+/* tp_place_ex with greedy growth, when auto builds its candidates side by
+ * side, started only once the others are built (for the tests: the
+ * refinement of the winner then begins before greedy ends, as on many
+ * cores where greedy, on one thread, ends last). */
+int tp__place_ex_greedy_last(const tp_graph *g, const tp_alloc *a,
+			     const tp_place_opts *o, int32_t *map,
+			     tp_place_report *report, tp_error *err);
 int tp_map_cyclic(const tp_alloc *a, int32_t ntasks, int32_t *map, tp_error *err);
 int tp_map_random(const tp_alloc *a, int32_t ntasks, uint64_t seed,
 		  int32_t *map, tp_error *err);
