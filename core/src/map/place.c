@@ -334,7 +334,9 @@ typedef struct cand_run {
 		double ms;
 		tp_error e;
 	} spec;
-	bool greedy_last;    /* tp__place_ex_greedy_last */
+	bool greedy_last;    /* tp__place_ex_greedy_last: greedy starts once
+				the others are built, and ends before the
+				refinement begun beside it does */
 	/* block's score, being computed on a second thread (block_async) */
 	pthread_t scorer;
 	bool scoring;
@@ -925,8 +927,7 @@ struct side_sync {
 	pthread_cond_t cv;
 	int running;         /* lanes not done */
 	int wide;            /* lanes with a many-thread construction to come */
-	bool wide_done;      /* wide reached 0 (and the speculation was
-				tried, if CPUs were idle then) */
+	bool wide_done;      /* wide reached 0: a held greedy goes on */
 };
 
 struct side_lane {
@@ -1047,6 +1048,15 @@ static void speculate(cand_run *r, const struct side_run *run, const bool *done,
 	sp->ready = true;
 }
 
+/* Until every lane has ended. */
+static void wait_lanes(struct side_sync *y)
+{
+	pthread_mutex_lock(&y->mu);
+	while (y->running > 0)
+		pthread_cond_wait(&y->cv, &y->mu);
+	pthread_mutex_unlock(&y->mu);
+}
+
 static int run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 			    int threads, tp_error *err)
 {
@@ -1097,6 +1107,10 @@ static int run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 	bool tried = false;
 	pthread_mutex_lock(&y.mu);
 	while (y.running > 0) {
+		if (y.wide == 0 && !y.wide_done) {   /* a held greedy goes on */
+			y.wide_done = true;
+			pthread_cond_broadcast(&y.cv);
+		}
 		int idle = threads - y.running;
 		if (!tried && y.wide == 0 && idle > 0) {
 			bool done[SIDE_MAX];
@@ -1105,11 +1119,11 @@ static int run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 			tried = true;
 			pthread_mutex_unlock(&y.mu);
 			speculate(r, run, done, nk, idle);
+			if (r->greedy_last)   /* the test's: greedy ends first */
+				wait_lanes(&y);
 			pthread_mutex_lock(&y.mu);
-		}
-		if (y.wide == 0 && !y.wide_done) {
-			y.wide_done = true;
-			pthread_cond_broadcast(&y.cv);
+			/* lanes may have ended meanwhile, the last one too:
+			 * their signals came while nobody waited */
 			continue;
 		}
 		pthread_cond_wait(&y.cv, &y.mu);

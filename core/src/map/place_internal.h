@@ -46,9 +46,10 @@ typedef struct tp_place_report {
 int tp_place_ex(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 		int32_t *map, tp_place_report *report, tp_error *err);
 /* tp_place_ex with greedy growth, when auto builds its candidates side by
- * side, started only once the others are built (for the tests: the
- * refinement of the winner then begins before greedy ends, as on many
- * cores where greedy, on one thread, ends last). */
+ * side, started only once the others are built, and ended before the
+ * refinement begun beside it returns (for the tests: as on many cores,
+ * where greedy, on one thread, ends last, and may end while that
+ * refinement runs). */
 int tp__place_ex_greedy_last(const tp_graph *g, const tp_alloc *a,
 			     const tp_place_opts *o, int32_t *map,
 			     tp_place_report *report, tp_error *err);
