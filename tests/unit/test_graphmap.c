@@ -8,14 +8,19 @@
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
 
-static tp_conf *torus8(void)
+/* The config of text, which must load. */
+static tp_conf *conf_of(const char *text, const char *what)
 {
 	tp_conf *c = NULL;
 	tp_error err;
-	ck_assert_msg(tp_conf_load_string("Network=torus Dims=8x8x8 Wrap=yes\n"
-					  "NodeName=n[000-511] CoordOrder=x-major\n",
-					  "t.conf", &c, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_conf_load_string(text, what, &c, &err) == 0, "%s", err.msg);
 	return c;
+}
+
+static tp_conf *torus8(void)
+{
+	return conf_of("Network=torus Dims=8x8x8 Wrap=yes\n"
+		       "NodeName=n[000-511] CoordOrder=x-major\n", "t.conf");
 }
 
 static uint64_t rng(uint64_t *s)
@@ -210,11 +215,9 @@ END_TEST
  * (with a single task's moves alone nothing moved). */
 START_TEST(refine_moves_groups)
 {
-	tp_conf *c = NULL;
+	tp_conf *c = conf_of("Network=torus Dims=16x1x1 Wrap=no\n"
+			     "NodeName=n[00-15] CoordOrder=x-major\n", "line.conf");
 	tp_error err;
-	ck_assert_msg(tp_conf_load_string("Network=torus Dims=16x1x1 Wrap=no\n"
-					  "NodeName=n[00-15] CoordOrder=x-major\n",
-					  "line.conf", &c, &err) == 0, "%s", err.msg);
 	int32_t nodes[16], u[31], v[31], perm[16], map[32];
 	double w[31];
 	for (int i = 0; i < 16; i++)
@@ -406,10 +409,8 @@ END_TEST
  * nodes listed in order.  auto must keep a mapping exactly as good. */
 START_TEST(auto_never_worse_than_block)
 {
-	tp_conf *c = NULL;
-	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=16 Wrap=yes\n"
-					     "NodeName=r[0-15] CoordOrder=x-major\n",
-					     "r.conf", &c, NULL), 0);
+	tp_conf *c = conf_of("Network=torus Dims=16 Wrap=yes\n"
+			     "NodeName=r[0-15] CoordOrder=x-major\n", "r.conf");
 	tp_alloc *a = NULL;
 	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "r[0-15]", 2,
 						"t", &a, NULL), 0);
@@ -546,10 +547,8 @@ START_TEST(auto_refines_before_greedy_ends)
 {
 	/* a ring of 4,096 nodes: routes too long for predicted times, so
 	 * hop-bytes (and the congestion rule) choose the winner */
-	tp_conf *c = NULL;
-	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=4096 Wrap=yes\n"
-					     "NodeName=r[0-4095] CoordOrder=x-major\n",
-					     "ring.conf", &c, NULL), 0);
+	tp_conf *c = conf_of("Network=torus Dims=4096 Wrap=yes\n"
+			     "NodeName=r[0-4095] CoordOrder=x-major\n", "ring.conf");
 	int32_t *perm = malloc(sizeof(int32_t) * 4096);
 	shuffle(perm, 4096, 3);
 	tp_alloc *a = NULL;
@@ -595,11 +594,9 @@ END_TEST
 /* Distance=bandwidth: a hop along a link half as fast costs 2. */
 START_TEST(weighted_torus)
 {
-	tp_conf *c = NULL;
+	tp_conf *c = conf_of("Network=torus Dims=4x4x4 LinkBandwidth=10,5,10 Distance=bandwidth\n"
+			     "NodeName=n[00-63] CoordOrder=x-major\n", "w.conf");
 	tp_error err;
-	ck_assert_msg(tp_conf_load_string("Network=torus Dims=4x4x4 LinkBandwidth=10,5,10 Distance=bandwidth\n"
-					  "NodeName=n[00-63] CoordOrder=x-major\n",
-					  "w.conf", &c, &err) == 0, "%s", err.msg);
 	const tp_machine *m = tp_conf_machine(c);
 	ck_assert_int_eq(tp_machine_hop_cost(m, 0), 1);
 	ck_assert_int_eq(tp_machine_hop_cost(m, 1), 2);
@@ -641,11 +638,11 @@ START_TEST(weighted_torus)
 END_TEST
 
 /* A 32^3 torus and `nodes` of its nodes drawn by seed, `slots` each. */
+#define T32 "Network=torus Dims=32x32x32 Wrap=yes\nNodeName=n[00000-32767] CoordOrder=x-major\n"
+
 static tp_alloc *torus32_random(tp_conf **c, int32_t nodes, int slots, uint64_t seed)
 {
-	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=32x32x32 Wrap=yes\n"
-					     "NodeName=n[00000-32767] CoordOrder=x-major\n",
-					     "t32.conf", c, NULL), 0);
+	*c = conf_of(T32, "t32.conf");
 	int32_t *perm = malloc(sizeof(int32_t) * 32768);
 	shuffle(perm, 32768, seed);
 	tp_alloc *a = NULL;
@@ -740,10 +737,7 @@ END_TEST
  * while it routes, and the result is still a valid mapping. */
 START_TEST(budget_gates_candidates)
 {
-	tp_conf *c = NULL;
-	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=32x32x32 Wrap=yes\n"
-					     "NodeName=n[00000-32767] CoordOrder=x-major\n",
-					     "t32.conf", &c, NULL), 0);
+	tp_conf *c = conf_of(T32, "t32.conf");
 	tp_alloc *a = NULL;
 	ck_assert_int_eq(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00000-32767]",
 						1, "t32", &a, NULL), 0);

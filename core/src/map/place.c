@@ -328,11 +328,9 @@ typedef struct cand_run {
 	struct spec_refine {
 		int32_t *map;
 		int idx;             /* the candidate refined */
-		bool ready;
-		int rc;
+		bool ready;          /* refined without error */
 		int64_t moves;
 		double ms;
-		tp_error e;
 	} spec;
 	bool greedy_last;    /* tp__place_ex_greedy_last: greedy starts once
 				the others are built, and ends before the
@@ -372,12 +370,6 @@ static bool out_of_time(const cand_run *r)
  * finish. */
 #define GREEDY_US_PER_TASK 0.5
 #define GREEDY_US_PER_NODE 0.3
-
-/* A refinement's set-up before its first move (tp__refine_setup_ms). */
-static double refine_setup_ms(const cand_run *r)
-{
-	return tp__refine_setup_ms(r->g);
-}
 
 /* Z-order sorts the nodes' keys, at about this cost per node (the low end
  * of what it measures on tori and dragonflies).  Unbounded, it ran
@@ -975,10 +967,14 @@ static void *side_lane_run(void *arg)
 		tp_place_candidate *c = &r->rep->cand[s->idx];
 		s->rc = construct(r, s->k, false, c, s->map, &s->e, &s->skipped);
 		c->ms = tp__now_ms() - t;
-		/* hop-bytes read the graph only: scored here, side by side
-		 * (geometric's search has scored its own) */
-		if (!s->rc && !s->skipped && s->k != C_GEOMETRIC &&
-		    r->rep->metric == TP_METRIC_HOP_BYTES) {
+		/* scored here, side by side: geometric's search scored its
+		 * own; hop-bytes read the graph only */
+		if (!s->rc && !s->skipped && s->k == C_GEOMETRIC &&
+		    r->o->geom.metric == r->rep->metric) {
+			s->score = r->rep->geom.best_score;
+			s->scored = true;
+		} else if (!s->rc && !s->skipped &&
+			   r->rep->metric == TP_METRIC_HOP_BYTES) {
 			s->score = tp_metrics_score(r->g, r->a, s->map,
 						    TP_METRIC_HOP_BYTES, NULL);
 			s->scored = true;
@@ -993,18 +989,6 @@ static void *side_lane_run(void *arg)
 		pthread_mutex_unlock(&y->mu);
 	}
 	return NULL;
-}
-
-/* A finished construction's score for the speculation, or HUGE_VAL. */
-static double side_score(const cand_run *r, const struct side_run *s, bool done)
-{
-	if (!done || s->skipped || s->rc)
-		return HUGE_VAL;
-	if (s->scored)
-		return s->score;
-	if (s->k == C_GEOMETRIC && r->o->geom.metric == r->rep->metric)
-		return r->rep->geom.best_score;
-	return HUGE_VAL;
 }
 
 /* The speculation (above): of the constructions done (as the lanes' lock
@@ -1023,9 +1007,8 @@ static void speculate(cand_run *r, const struct side_run *run, const bool *done,
 	const int32_t *start = NULL;
 	double best = r->best_score;
 	for (int i = 0; i < nk; i++) {
-		double sc = side_score(r, &run[i], done[i]);
-		if (sc < best) {
-			best = sc;
+		if (done[i] && run[i].scored && run[i].score < best) {
+			best = run[i].score;
 			idx = run[i].idx;
 			start = run[i].map;
 		}
@@ -1039,13 +1022,12 @@ static void speculate(cand_run *r, const struct side_run *run, const bool *done,
 	memcpy(sp->map, start, map_bytes(r));
 	tp_graphmap_opts go = r->o->graph;
 	go.time_budget_ms = 0;   /* as refine_from without a budget */
-	tp_error_clear(&sp->e);
 	double t = tp__now_ms();
-	sp->rc = tp__graphmap_refine_threads(r->g, r->a, &go, threads, sp->map,
-					     &sp->moves, &sp->e);
+	/* failed, it is not used: the refinement stage refines in its turn */
+	sp->ready = !tp__graphmap_refine_threads(r->g, r->a, &go, threads, sp->map,
+						 &sp->moves, NULL);
 	sp->ms = tp__now_ms() - t;
 	sp->idx = idx;
-	sp->ready = true;
 }
 
 /* Until every lane has ended. */
@@ -1190,7 +1172,7 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	 * counted.
 	 * The tables by the entry, its start's scoring on top (fits adds the
 	 * scoring after it) */
-	double setup = refine_setup_ms(r);
+	double setup = tp__refine_setup_ms(r->g);
 	if (!fits(r, c, setup + r->score_ms))
 		return 0;
 	double t = tp__now_ms();
@@ -1201,7 +1183,7 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	int64_t moves = 0, cmoves = 0;
 	int rc;
 	const struct spec_refine *sp = &r->spec;
-	bool early = sp->ready && !sp->rc && start == r->best && sp->idx == rep->best;
+	bool early = sp->ready && start == r->best && sp->idx == rep->best;
 	if (early) {
 		/* refined already, from this start (run_side_by_side) */
 		memcpy(r->trial, sp->map, map_bytes(r));
@@ -1337,7 +1319,7 @@ static int lanes_stage(cand_run *r, tp_error *err)
 	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
 	memset(c, 0, sizeof *c);
 	snprintf(c->name, sizeof c->name, "%.16s+lanes", of);
-	double setup = refine_setup_ms(r);
+	double setup = tp__refine_setup_ms(r->g);
 	if (!fits(r, c, setup))
 		return 0;
 	double t = tp__now_ms();
@@ -1570,7 +1552,7 @@ static int place_candidates(const tp_graph *g, const tp_alloc *a,
 				 * one CPU leaves little after geometric, and
 				 * z-order took it all */
 				double left = remaining_ms(&r);
-				double need = 2.0 * (refine_setup_ms(&r) + r.score_ms);
+				double need = 2.0 * (tp__refine_setup_ms(g) + r.score_ms);
 				r.reserve_ms = fmax(left / 2, fmin(left, need));
 			}
 			if (!rc &&
