@@ -465,7 +465,8 @@ void tp__slurm_keys_free(struct tp__slurm_keys *k);
 void tp__slurm_order(const char *slurm_conf, const char *partition,
 		     unsigned version,
 		     const tp_alloc *a, int32_t *order, char *how);
-/* a's nodes (and their slots) put in order: the k-th becomes order[k]. */
+/* a's nodes (and their slots) put in order: the k-th becomes order[k].
+ * TP_EINVAL, a unchanged, when order is not a permutation. */
 int tp__alloc_reorder(tp_alloc *a, const int32_t *order);
 
 /* ---- input: Slurm hostlists (hostlist.c) ----

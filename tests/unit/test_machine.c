@@ -590,6 +590,39 @@ START_TEST(alloc_nodes)
 }
 END_TEST
 
+/* tp__alloc_reorder moves nodes and slots together, cycle by cycle in
+ * place: the k-th becomes order[k]; an order that is not a permutation
+ * changes nothing. */
+START_TEST(alloc_reorder)
+{
+	tp_machine *m = named();
+	tp_alloc *a = NULL;
+	tp_error err;
+	int32_t nodes[9] = { 3, 1, 4, 15, 9, 2, 6, 5, 8 };
+	ck_assert_int_eq(tp_alloc_from_nodes(m, nodes, 9, 1, &a, &err), 0);
+	for (int i = 0; i < 9; i++)
+		ck_assert_int_eq(tp_alloc_set_slots(a, i, i + 1, &err), 0);
+	/* three cycles (0 4 7)(1 2)(3 8 6 5) and nothing else */
+	int32_t order[9] = { 4, 2, 1, 8, 7, 3, 5, 0, 6 };
+	ck_assert_int_eq(tp__alloc_reorder(a, order), 0);
+	for (int k = 0; k < 9; k++) {
+		ck_assert_int_eq(tp_alloc_node(a, k), nodes[order[k]]);
+		ck_assert_int_eq(tp_alloc_slots(a, k), order[k] + 1);
+	}
+	ck_assert_int_eq(tp_alloc_total_slots(a), 45);
+	int32_t same[9] = { 0, 1, 2, 3, 4, 5, 6, 7, 8 };
+	ck_assert_int_eq(tp__alloc_reorder(a, same), 0);
+	ck_assert_int_eq(tp_alloc_node(a, 0), nodes[4]);
+	int32_t dup[9] = { 0, 1, 2, 3, 4, 5, 6, 7, 7 }, out[9] = { 1, 0, 2, 3, 4, 5, 6, 7, 9 };
+	ck_assert_int_eq(tp__alloc_reorder(a, dup), TP_EINVAL);
+	ck_assert_int_eq(tp__alloc_reorder(a, out), TP_EINVAL);
+	for (int k = 0; k < 9; k++)
+		ck_assert_int_eq(tp_alloc_node(a, k), nodes[order[k]]);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+END_TEST
+
 START_TEST(alloc_slots)
 {
 	tp_machine *m = named();
@@ -661,6 +694,7 @@ int main(void)
 	tcase_add_test(ta, alloc_hostlist_more_names_than_nodes);
 	tcase_add_test(ta, alloc_nodes);
 	tcase_add_test(ta, alloc_slots);
+	tcase_add_test(ta, alloc_reorder);
 	suite_add_tcase(s, ta);
 	return tp_test_run(s);
 }

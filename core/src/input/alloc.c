@@ -361,20 +361,45 @@ const tp_machine *tp_alloc_machine(const tp_alloc *a)
 
 int tp__alloc_reorder(tp_alloc *a, const int32_t *order)
 {
-	int32_t *node = tp__malloc_array((size_t)a->nnodes, sizeof *node);
-	int *slots = tp__malloc_array((size_t)a->nnodes, sizeof *slots);
-	if (!node || !slots) {
-		free(node);
-		free(slots);
+	int32_t n = a->nnodes, k = 0;
+	while (k < n && order[k] == k)
+		k++;
+	if (k == n)
+		return TP_OK;   /* in that order already */
+	/* In place, cycle by cycle (node[j] takes node[order[j]]): a million
+	 * nodes' two new arrays would be 8 MB of fresh memory, the launch's
+	 * slowest kind on some machines. */
+	size_t words = ((size_t)n + 63) / 64;
+	uint64_t *moved = tp__calloc(words, sizeof *moved);
+	if (!moved)
 		return TP_ENOMEM;
+	for (int32_t j = 0; j < n; j++) {   /* a permutation, or nothing moves */
+		int32_t from = order[j];
+		if (from < 0 || from >= n || (moved[from >> 6] >> (from & 63) & 1)) {
+			free(moved);
+			return TP_EINVAL;
+		}
+		moved[from >> 6] |= 1ULL << (from & 63);
 	}
-	for (int32_t k = 0; k < a->nnodes; k++) {
-		node[k] = a->node[order[k]];
-		slots[k] = a->slots[order[k]];
+	memset(moved, 0, words * sizeof *moved);
+	for (int32_t s = k; s < n; s++) {
+		if (moved[s >> 6] >> (s & 63) & 1)
+			continue;
+		int32_t node0 = a->node[s];
+		int slots0 = a->slots[s];
+		for (int32_t j = s;;) {
+			moved[j >> 6] |= 1ULL << (j & 63);
+			int32_t from = order[j];
+			if (from == s) {
+				a->node[j] = node0;
+				a->slots[j] = slots0;
+				break;
+			}
+			a->node[j] = a->node[from];
+			a->slots[j] = a->slots[from];
+			j = from;
+		}
 	}
-	free(a->node);
-	free(a->slots);
-	a->node = node;
-	a->slots = slots;
+	free(moved);
 	return TP_OK;
 }

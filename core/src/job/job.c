@@ -475,9 +475,10 @@ static int late_task_count(tp_job *job, tp_error *err)
  * the hostlist's order are set. */
 static int take_order(tp_job *job, tp_error *err)
 {
-	int rc = 0;
-	if (job->alloc && job->order && tp__alloc_reorder(job->alloc, job->order))
-		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+	int rc = job->alloc && job->order ? tp__alloc_reorder(job->alloc, job->order) : 0;
+	if (rc)
+		rc = tp_error_set(err, rc, rc == TP_ENOMEM ? "out of memory"
+				  : "Slurm's order of the nodes is not a permutation");
 	free(job->order);
 	job->order = NULL;
 	return rc;
