@@ -972,6 +972,76 @@ END_TEST
 /* A stencil's grid positions are ranked from the grid, never written out;
  * the same positions given as coordinates map the same way, and
  * tp_graph_coords shows them. */
+/* A node point set whose ranks pack keeps one word a point
+ * (tp__pointset_alloc_ranked): every rank reads back as written, and the
+ * node partition is the one of the same ranks in a table of a word a
+ * dimension, with equal weights (packed into the points) and unequal ones
+ * (read from the table), reflected orders and the longest extent.  Ranks
+ * too wide to pack keep the wide table. */
+START_TEST(one_word_ranks_same_partition)
+{
+	static const uint32_t shapes[][3] = { { 20, 31, 5 }, { 1023, 1, 700 },
+					      { 1u << 20, 3, 1u << 13 } };
+	static const side_order orders[] = {
+		{ .perm = { 0, 1, 2 } },
+		{ .perm = { 2, 0, 1 }, .reflect = { true, false, true } },
+		{ .perm = { 0, 1, 2 }, .longest = true },
+	};
+	const int32_t n = 1500;
+	uint32_t *w1 = malloc(sizeof(uint32_t) * n), *wv = malloc(sizeof(uint32_t) * n);
+	int32_t *l1 = malloc(sizeof(int32_t) * n), *l2 = malloc(sizeof(int32_t) * n);
+	for (int32_t i = 0; i < n; i++) {
+		w1[i] = 2;
+		wv[i] = 1 + rnd(4);
+	}
+	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+		pointset wp, tp;
+		ck_assert_int_eq(tp__pointset_alloc_ranked(&wp, n, 3, shapes[si]), 0);
+		ck_assert_int_eq(tp__pointset_alloc(&tp, n, 3), 0);
+		memcpy(tp.maxrank, shapes[si], sizeof shapes[si]);
+		ck_assert(wp.rank_word == (si < 2));
+		for (int32_t i = 0; i < n; i++) {
+			uint32_t r[3];
+			for (int d = 0; d < 3; d++)
+				r[d] = rnd(shapes[si][d] + 1);
+			r[i % 3] = i % 2 ? shapes[si][i % 3] : 0;   /* the extremes too */
+			tp__pointset_set(&wp, (uint32_t)i, r);
+			tp__pointset_set(&tp, (uint32_t)i, r);
+		}
+		for (int32_t i = 0; i < n; i++)
+			for (int d = 0; d < 3; d++)
+				ck_assert_uint_eq(tp__pointset_rank(&wp, (uint32_t)i, d),
+						  tp__pointset_rank(&tp, (uint32_t)i, d));
+		for (int equal = 0; equal < 2; equal++) {
+			tp__pointset_pack(&wp, equal ? 2 : 0);
+			tp__pointset_pack(&tp, equal ? 2 : 0);
+			ck_assert(wp.packed == (equal && si < 2));
+			for (size_t oi = 0; oi < sizeof orders / sizeof orders[0]; oi++) {
+				tree t1, t2;
+				const uint32_t *w = equal ? w1 : wv;
+				int32_t n1 = part_nodes_with(&wp, &orders[oi], 2, w, NULL, &t1, l1);
+				int32_t n2 = part_nodes_with(&tp, &orders[oi], 2, w, NULL, &t2, l2);
+				ck_assert_int_eq(n1, n);
+				ck_assert_int_eq(n2, n);
+				ck_assert_msg(!memcmp(l1, l2, sizeof(int32_t) * (size_t)n) &&
+					      t1.len == t2.len &&
+					      !memcmp(t1.v, t2.v, sizeof(int32_t) * (size_t)t1.len),
+					      "shape %zu, %s weights, order %zu", si,
+					      equal ? "equal" : "unequal", oi);
+				free(t1.v);
+				free(t2.v);
+			}
+		}
+		tp__pointset_free(&wp);
+		tp__pointset_free(&tp);
+	}
+	free(w1);
+	free(wv);
+	free(l1);
+	free(l2);
+}
+END_TEST
+
 /* Tasks of a whole grid partitioned as boxes (tp__pointset_grid: cuts
  * between planes never touch the points, the rest are cut as points)
  * against the same positions given as coordinates, which are always cut
@@ -1382,6 +1452,7 @@ int main(void)
 	TCase *tc = tcase_create("geom");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, select_orders);
+	tcase_add_test(tc, one_word_ranks_same_partition);
 	tcase_add_test(tc, seam_shift_moves_low_side);
 	tcase_add_test(tc, seam_between_sparsest_planes);
 	tcase_add_test(tc, box_is_optimal);

@@ -217,6 +217,36 @@ static int rank_by_sorting(pointset *ps, const double *pos, int d)
 	return 0;
 }
 
+/* Each dimension's place in a packed word, from maxrank; whether they fit
+ * in 32 bits. */
+static bool pack_layout(pointset *ps)
+{
+	int at = 0;
+	for (int d = 0; d < ps->dims; d++) {
+		int bits = 0;
+		while (bits < 32 && (ps->maxrank[d] >> bits))
+			bits++;
+		ps->shift[d] = (uint8_t)(at < 32 ? at : 0);
+		ps->mask[d] = bits >= 32 ? UINT32_MAX : (1u << bits) - 1;
+		at += bits;
+	}
+	return at <= 32;
+}
+
+int tp__pointset_alloc_ranked(pointset *ps, int32_t n, int dims,
+			      const uint32_t *maxrank)
+{
+	memset(ps, 0, sizeof *ps);
+	ps->n = n;
+	ps->dims = dims;
+	memcpy(ps->maxrank, maxrank, sizeof(uint32_t) * (size_t)dims);
+	/* a million nodes of three dimensions: 4 MB to write, not 12 */
+	ps->rank_word = pack_layout(ps);
+	ps->rank = tp__malloc_array((size_t)n * (size_t)(ps->rank_word ? 1 : dims),
+				    sizeof(uint32_t));
+	return ps->rank ? 0 : TP_ENOMEM;
+}
+
 int tp__pointset_alloc(pointset *ps, int32_t n, int dims)
 {
 	memset(ps, 0, sizeof *ps);
@@ -308,16 +338,7 @@ int tp__pointset_grid(pointset *ps, const int *grid, int k, const int *used)
 
 void tp__pointset_pack(pointset *ps, uint32_t wconst)
 {
-	int at = 0;
-	for (int d = 0; d < ps->dims; d++) {
-		int bits = 0;
-		while (bits < 32 && (ps->maxrank[d] >> bits))
-			bits++;
-		ps->shift[d] = (uint8_t)(at < 32 ? at : 0);
-		ps->mask[d] = bits >= 32 ? UINT32_MAX : (1u << bits) - 1;
-		at += bits;
-	}
-	ps->packed = wconst > 0 && at <= 32;
+	ps->packed = pack_layout(ps) && wconst > 0;
 	ps->wconst = ps->packed ? wconst : 0;
 }
 
@@ -345,7 +366,7 @@ static inline uint32_t rank_of(const pointset *ps, const side_order *so,
 			       const tp__pt *p, int d)
 {
 	uint32_t r = ps->packed ? (p->w >> ps->shift[d]) & ps->mask[d]
-				: ps->rank[(int64_t)p->id * ps->dims + d];
+				: tp__pointset_rank(ps, p->id, d);
 	return so->reflect[d] ? ps->maxrank[d] - r : r;
 }
 
@@ -397,7 +418,7 @@ static int cut_dim(const pointset *ps, const side_order *so, int depth,
 			for (int d = 0; d < D; d++) {
 				uint32_t x = ps->packed
 					? (p[i].w >> ps->shift[d]) & ps->mask[d]
-					: ps->rank[(int64_t)p[i].id * D + d];
+					: tp__pointset_rank(ps, p[i].id, d);
 				rl[d] = x < rl[d] ? x : rl[d];
 				rh[d] = x > rh[d] ? x : rh[d];
 			}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "map/geom_select.h"
 #include "internal.h"
@@ -14,7 +15,10 @@
 typedef struct pointset {
 	int32_t n;
 	int dims;
-	uint32_t *rank;      /* n x dims, monotone in the coordinate */
+	uint32_t *rank;      /* n x dims, monotone in the coordinate; or
+				with rank_word, one word a point: its
+				ranks packed as below (shift, mask) */
+	bool rank_word;
 	uint32_t maxrank[TP_MAX_DIMS];
 	double *pos;         /* n x dims coordinates, for extents; NULL when
 				the ranks are the coordinates minus a constant */
@@ -39,6 +43,8 @@ typedef struct pointset {
 /* Rank d of point id. */
 static inline uint32_t tp__pointset_rank(const pointset *ps, uint32_t id, int d)
 {
+	if (ps->rank_word)
+		return (ps->rank[id] >> ps->shift[d]) & ps->mask[d];
 	if (ps->rank)
 		return ps->rank[(int64_t)id * ps->dims + d];
 	return (uint32_t)(((int64_t)id / ps->idstride[d]) % ((int64_t)ps->maxrank[d] + 1));
@@ -111,6 +117,23 @@ int tp__tree_predict(tree *t, int64_t n, uint64_t w, int kparts);
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos);
 /* An empty point set of n points in dims dimensions, ranks allocated. */
 int tp__pointset_alloc(pointset *ps, int32_t n, int dims);
+/* The same with maxrank given: a table of one word a point (rank_word)
+ * when the ranks pack in 32 bits, written with tp__pointset_set. */
+int tp__pointset_alloc_ranked(pointset *ps, int32_t n, int dims,
+			      const uint32_t *maxrank);
+
+/* The ranks of point id set to r[0..dims) (r[d] <= maxrank[d]). */
+static inline void tp__pointset_set(pointset *ps, uint32_t id, const uint32_t *r)
+{
+	if (!ps->rank_word) {
+		memcpy(&ps->rank[(int64_t)id * ps->dims], r, sizeof *r * (size_t)ps->dims);
+		return;
+	}
+	uint32_t w = 0;
+	for (int d = 0; d < ps->dims; d++)
+		w |= r[d] << ps->shift[d];
+	ps->rank[id] = w;
+}
 
 /* The point set of a grid's positions (x fastest, extents grid[0..2]) in the
  * k dimensions used[0..k-1]: the ranks tp__pointset_init would give them,

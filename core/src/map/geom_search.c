@@ -459,7 +459,7 @@ static int node_cells(search *s, bool *ok)
 	for (int32_t i = 0; i < s->nn && *ok; i++) {
 		int64_t c = 0;
 		for (int d = 0; d < N->dims; d++)
-			c += (int64_t)N->rank[(int64_t)i * N->dims + d] * s->mstride[d];
+			c += (int64_t)tp__pointset_rank(N, (uint32_t)i, d) * s->mstride[d];
 		*ok = cell[c] < 0;
 		cell[c] = i;
 	}
@@ -1479,6 +1479,7 @@ static int node_ranks(search *s, const int *cut, const int *lo, const int *hi,
 	const tp_machine *m = s->a->m;
 	pointset *ps = &s->nodes;
 	int32_t nn = s->nn;
+	uint32_t r[TP_MAX_DIMS];   /* maxrank, then each node's ranks */
 	for (int d = 0; d < k; d++)
 		if ((double)hi[s->porig[d]] - lo[s->porig[d]] >= 4.0 * nn + 1024.0)
 			break;
@@ -1498,16 +1499,16 @@ static int node_ranks(search *s, const int *cut, const int *lo, const int *hi,
 		free(pos);   /* else owned by the point set */
 	return rc;
 direct:
-	if (tp__pointset_alloc(ps, nn, k))
-		return TP_ENOMEM;
 	for (int d = 0; d < k; d++)
-		ps->maxrank[d] = (uint32_t)(hi[s->porig[d]] - lo[s->porig[d]]);
+		r[d] = (uint32_t)(hi[s->porig[d]] - lo[s->porig[d]]);
+	if (tp__pointset_alloc_ranked(ps, nn, k, r))
+		return TP_ENOMEM;
 	for (int32_t j = 0; j < nn; j++) {
 		int c[TP_MAX_DIMS];
 		tp__seam_coords(m, s->a->node[alloc_of(s, j)], cut, c);
 		for (int d = 0; d < k; d++)
-			ps->rank[(int64_t)j * k + d] =
-				(uint32_t)(c[s->porig[d]] - lo[s->porig[d]]);
+			r[d] = (uint32_t)(c[s->porig[d]] - lo[s->porig[d]]);
+		tp__pointset_set(ps, (uint32_t)j, r);
 	}
 	return 0;
 }
