@@ -22,7 +22,9 @@
  *     topoplace.conf read from a file, the allocation as a Slurm hostlist
  *     (ranges, as SLURM_JOB_NODELIST), tp_job with the site default (auto)
  *     and the budget, the hostfile written; the wall time of all of it.
- *   then every launch's time in order (the first takes fresh memory);
+ *   then every launch's time in order (the first takes fresh memory), and
+ *     the CPU time each spent in the kernel (clearing fresh pages, most of
+ *     it: where the time goes when the memory a launch takes is slow);
  *   last, after a pause, what 256 MB of fresh memory costs to touch in a
  *     fresh process, and the same again once freed (a VM's idle memory may
  *     be slow to take back: that is a case's max).
@@ -107,6 +109,7 @@ struct result {
 	double load0, load1;       /* 1-minute load average around the case */
 	/* the launch path */
 	double launch_ms[MAX_RUNS], launch_cpu[MAX_RUNS], launch_hbs[MAX_RUNS];
+	double launch_sys[MAX_RUNS]; /* of launch_cpu, in the kernel */
 	double launch_hb;          /* the median run's */
 	char kept[48];
 	/* the same launch without a budget (not with --quick): auto's full
@@ -126,6 +129,15 @@ static uint64_t splitmix64(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+/* CPU ms of the process in the kernel: in a launch, mostly clearing the
+ * pages it is the first to touch. */
+static double sys_ms(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
 }
 
 static double cpu_ms(void)
@@ -456,10 +468,11 @@ static void launch_child(const struct scase *c, double budget, int runs,
 	fd = -1;
 	for (int i = 0; i < runs; i++) {
 		tp_job *job = NULL;
-		double c0 = cpu_ms();
+		double c0 = cpu_ms(), k0 = sys_ms();
 		double ms = one_launch(conf, nodes, slots, nalloc * c->tpn,
 				       c->stencil, budget, out, &job, r);
 		r->launch_cpu[i] = cpu_ms() - c0;
+		r->launch_sys[i] = sys_ms() - k0;
 		if (ms < 0) {
 			tp_job_destroy(job);
 			goto out;
@@ -821,6 +834,9 @@ int main(int argc, char **argv)
 		printf("  %-13s", cases[c].name);
 		for (int i = 0; i < rl->runs; i++)
 			printf(" %4.0f", rl->launch_ms[i]);
+		printf(" ms; in the kernel");
+		for (int i = 0; i < rl->runs; i++)
+			printf(" %.0f", rl->launch_sys[i]);
 		printf(" ms");
 		if (isfinite(rl->auto_hb))
 			printf("; without a budget: %s, %.3f in %.0f ms",
