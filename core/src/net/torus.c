@@ -167,8 +167,9 @@ static void link_name(const struct tp_machine *m, int64_t link, char *buf,
 static int link_ends(const struct tp_machine *m, int64_t link, int *a, int *b)
 {
 	int64_t cable = link >> 1;
-	int d = (int)(cable % m->ndims);
-	tp__router_coords(m, cable / m->ndims, a);
+	int64_t r = cable / m->ndims;
+	int d = (int)(cable - r * m->ndims);
+	tp__router_coords(m, r, a);
 	for (int k = 0; k < m->ndims; k++)
 		b[k] = a[k];
 	if (m->dims[d] == 1 || (!m->wrap[d] && a[d] == m->dims[d] - 1))
