@@ -165,7 +165,6 @@ static void panel_free(struct svg_panel *p)
 static int panel_fill(struct picture *pc, struct svg_panel *p,
 		      const char *id, const int32_t *map)
 {
-	const tp_graph *g = tp_job_graph(pc->job);
 	int32_t n = tp_job_ntasks(pc->job), nn = tp_alloc_nnodes(pc->net.a);
 	p->id = id;
 	p->map = map;
@@ -179,17 +178,27 @@ static int panel_fill(struct picture *pc, struct svg_panel *p,
 		for (int k = 0; k < 3; k++)
 			p->rgb[3 * (size_t)i + k] += pc->trgb[3 * (size_t)t + k];
 	}
-	if (!g)
+	return 0;
+}
+
+/* Both panels' link loads, in one call: the core routes the two orders at
+ * once, on the job's threads. */
+static int panels_loads(struct picture *pc)
+{
+	if (!tp_job_graph(pc->job))
 		return 0;
 	int64_t nl = tp_machine_link_count(pc->net.m);
-	p->loads = calloc((size_t)nl + 1, sizeof *p->loads);
+	for (int s = 0; s < 2; s++)
+		if (!(pc->side[s].loads = calloc((size_t)nl + 1, sizeof(double))))
+			return -1;
 	/* the job's own inputs: only memory can fail here */
-	if (!p->loads ||
-	    tp_metrics_link_loads(g, pc->net.a, map, p->loads, NULL, nl, NULL) < 0)
+	if (tp_job_link_loads(pc->job, pc->side[1].loads, pc->side[0].loads, nl,
+			      NULL) < 0)
 		return -1;
-	for (int64_t l = 0; l < nl; l++)
-		if (p->loads[l] > pc->net.max_load)
-			pc->net.max_load = p->loads[l];
+	for (int s = 0; s < 2; s++)
+		for (int64_t l = 0; l < nl; l++)
+			if (pc->side[s].loads[l] > pc->net.max_load)
+				pc->net.max_load = pc->side[s].loads[l];
 	return 0;
 }
 
@@ -228,6 +237,8 @@ static int picture_init(struct picture *pc, const tp_job *job,
 	int rc = panel_fill(pc, &pc->side[0], "block", tp_job_block_map(pc->job));
 	if (!rc)
 		rc = panel_fill(pc, &pc->side[1], "topoplace", tp_job_map(pc->job));
+	if (!rc)
+		rc = panels_loads(pc);
 	if (rc)
 		return rc;
 	pc->kind = kind_of(pc->net.m);

@@ -15,9 +15,11 @@
  *             same request; both under the budget, so noisy: the pairs'
  *             median), i.e. what the JSON report costs beyond the hostfile
  *             in the core: the mapping's and the block order's metrics;
- *   hostfile, json, rankfile, mpich, tasks: the command's own writers
- *             (cli_map_hostfile, cli_map_json, cli_map_launcher_format,
- *             linked from cli/), writing to /dev/null.
+ *   hostfile, json, rankfile, mpich, tasks, svg: the command's own
+ *             writers (cli_map_hostfile, cli_map_json,
+ *             cli_map_launcher_format, cli_map_svg: the picture of both
+ *             orders with their link loads; linked from cli/), writing to
+ *             /dev/null.
  * The mapping's time is printed beside them: the goal is writers no slower
  * than the mapping they print, the JSON within 200 ms of the hostfile
  * (metrics + json - hostfile).  Benchmarks print figures; nothing here
@@ -203,6 +205,7 @@ int main(int argc, char **argv)
 		{ "rankfile", CLI_FORMAT_RANKFILE },
 		{ "mpich", CLI_FORMAT_MPICH },
 		{ "tasks", CLI_FORMAT_TASKS },
+		{ "svg", CLI_FORMAT_SVG },
 	};
 	for (size_t w = 0; w < sizeof writers / sizeof writers[0]; w++) {
 		double t[MAX_RUNS];
@@ -212,6 +215,7 @@ int main(int argc, char **argv)
 			double t0 = now_ms();
 			rc = mp.format == CLI_FORMAT_HOSTFILE ? cli_map_hostfile(&mp)
 			     : mp.format == CLI_FORMAT_JSON ? cli_map_json(&mp)
+			     : mp.format == CLI_FORMAT_SVG ? cli_map_svg(&mp)
 			     : cli_map_launcher_format(&mp);
 			t[r] = now_ms() - t0;
 		}

@@ -616,6 +616,81 @@ START_TEST(block_map_and_models)
 }
 END_TEST
 
+/* tp_job_link_loads: both orders' loads as tp_metrics_link_loads gives
+ * them, whether the two passes run at once (a graph over the threshold,
+ * two threads) or one after the other (one thread), for messages of one
+ * size (counted) and of several (weights= per axis); either side alone;
+ * refused without a pattern and before the run. */
+START_TEST(link_loads_of_both_orders)
+{
+	tp_conf *c = torus8(NULL);
+	const tp_machine *m = tp_conf_machine(c);
+	int64_t nl = tp_machine_link_count(m);
+	double *mine = malloc(sizeof(double) * (size_t)nl);
+	double *blk = malloc(sizeof(double) * (size_t)nl);
+	double *want = malloc(sizeof(double) * (size_t)nl);
+	/* 786,432 messages: the counted pass splits over the threads */
+	static const char *const stencils[] = { "64x64x32:7pt", "64x64x32:7pt:weights=3,2,1",
+						"8x8x8:7pt" };
+	for (int si = 0; si < 3; si++)
+		for (int threads = 1; threads <= 2; threads++) {
+			tp_job_request r;
+			tp_job_request_init(&r);
+			r.conf = c;
+			r.nodes = "n[000-511]";
+			r.slots = si < 2 ? "256" : "1";
+			r.stencil = stencils[si];
+			r.policy = "geometric";
+			r.threads = threads;
+			tp_job *job = NULL;
+			ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+			tp_error err;
+			ck_assert_int_eq(tp_job_link_loads(job, mine, blk, nl, &err), TP_EINVAL);
+			tp_assert_err_has(&err, "has not been run");
+			ck_assert_int_eq(tp_job_run(job, NULL), 0);
+			ck_assert_int_eq(tp_job_link_loads(job, mine, blk, nl, &err), 0);
+			const int32_t *maps[2] = { tp_job_map(job), tp_job_block_map(job) };
+			double *got[2] = { mine, blk };
+			double top[2] = { 0, 0 };
+			for (int side = 0; side < 2; side++) {
+				ck_assert_int_eq(tp_metrics_link_loads(tp_job_graph(job),
+								       tp_job_alloc(job), maps[side],
+								       want, NULL, nl, NULL), 0);
+				for (int64_t l = 0; l < nl; l++) {
+					ck_assert_msg(got[side][l] == want[l],
+						      "%s, %d threads, side %d, link %lld: %g, want %g",
+						      stencils[si], threads, side, (long long)l,
+						      got[side][l], want[l]);
+					top[side] = got[side][l] > top[side] ? got[side][l] : top[side];
+				}
+			}
+			ck_assert(top[0] > 0 && top[1] > 0);
+			memset(blk, 0, sizeof(double) * (size_t)nl);
+			ck_assert_int_eq(tp_job_link_loads(job, NULL, blk, nl, NULL), 0);
+			for (int64_t l = 0; l < nl; l++)
+				ck_assert(blk[l] == want[l]);   /* want: the block order's */
+			ck_assert_int_eq(tp_job_link_loads(job, mine, NULL, nl - 1, &err), TP_EINVAL);
+			tp_assert_err_has(&err, "room for");
+			tp_job_destroy(job);
+		}
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[000-001]";
+	r.ntasks = 2;
+	tp_job *job = job_ok(&r);
+	tp_error err;
+	ck_assert_int_eq(tp_job_link_loads(job, mine, blk, nl, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "no communication pattern");
+	ck_assert_int_eq(tp_job_link_loads(NULL, mine, blk, nl, &err), TP_EINVAL);
+	tp_job_destroy(job);
+	free(mine);
+	free(blk);
+	free(want);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* The stencil graph built on a second thread while the machine and the
  * allocation load (a job that states its task count, 65,536 tasks or more)
  * is the graph built in turn, and a failing input still gets its own
@@ -930,6 +1005,7 @@ int main(void)
 	tcase_add_test(tc, split_local_rank);
 	tcase_add_test(tc, traced_stencil_mapped_as_stencil);
 	tcase_add_test(tc, block_map_and_models);
+	tcase_add_test(tc, link_loads_of_both_orders);
 	tcase_add_test(tc, early_stencil);
 	tcase_add_test(tc, cpus_follow_affinity);
 	tcase_add_test(tc, slurm_order_tree);

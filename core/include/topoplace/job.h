@@ -233,6 +233,13 @@ TP_EXPORT const tp_metrics *tp_job_block_metrics(const tp_job *job);
 /* The predicted exchange time (predict.h) of the result, or with block of
  * Slurm's order; computed with the metrics (NULL without them). */
 TP_EXPORT const tp_prediction *tp_job_prediction(const tp_job *job, bool block);
+/* Every link's load (tp_metrics_link_loads) under the result (mapped) and
+ * under Slurm's block order (block), either NULL when not wanted; nlinks is
+ * tp_machine_link_count() of the job's machine.  Both at once on the
+ * threads the job may use (a picture's two panels).  TP_EINVAL without a
+ * pattern, or before tp_job_run. */
+TP_EXPORT int tp_job_link_loads(const tp_job *job, double *mapped, double *block,
+				int64_t nlinks, tp_error *err);
 
 /* The candidate list as text, one line per candidate then the verdict,
  * each line starting with prefix; what --explain and --topo-report print. */

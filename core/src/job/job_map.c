@@ -367,66 +367,100 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 	return judge_single(job, ms, err);
 }
 
-/* From this many CSR entries the block order's metrics are computed on a
- * second thread beside the mapping's: each pass routes every message (about
- * a microsecond per thousand), far more than a thread costs to start. */
+/* From this many CSR entries the block order's pass (both_passes) runs on
+ * a second thread beside the mapping's: each pass routes every message
+ * (about a microsecond per thousand), far more than a thread costs to
+ * start. */
 #define METRICS_PARALLEL_EDGES ((int64_t)1 << 16)
 
-/* One tp_metrics_compute call, run on a thread of its own. */
-struct metrics_call {
+/* A pass over the mapping's messages and one over the block order's (each
+ * only reads the graph, allocation and machine): on a large graph, and
+ * with a second CPU allowed, the block order's runs on a thread joined
+ * before this returns, while the mapping's routes go on every thread
+ * allowed (a good mapping's routes cost more than block's: its tasks'
+ * nodes are spread over the machine, a cache miss a link).  The results do
+ * not depend on it; without the thread the block order's pass runs only
+ * once the mapping's succeeded, so that its error is reported first either
+ * way. */
+struct pass_call {
 	const tp_graph *g;
 	const tp_alloc *a;
 	const int32_t *map;
-	tp_metrics *out;
+	tp_metrics *out;       /* metrics, or ... */
+	double *loads;         /* ... link loads (NULL: no pass) */
+	int64_t nlinks;
 	int threads;
 	tp_error err;
 	int rc;
 };
 
-static void metrics_call_run(struct metrics_call *c)
+static void pass_run(struct pass_call *c)
 {
-	c->rc = tp__metrics_compute_threads(c->g, c->a, c->map, true, c->threads,
-					    c->out, &c->err);
+	if (c->out)
+		c->rc = tp__metrics_compute_threads(c->g, c->a, c->map, true,
+						    c->threads, c->out, &c->err);
+	else if (c->loads)
+		c->rc = tp__metrics_link_loads_threads(c->g, c->a, c->map, c->loads,
+						       NULL, c->nlinks, c->threads,
+						       &c->err);
 }
 
-static void *metrics_thread(void *arg)
+static void *pass_thread(void *arg)
 {
-	metrics_call_run(arg);
+	pass_run(arg);
 	return NULL;
 }
 
-/* The mapping's and the block order's metrics.  Two independent passes that
- * only read the graph, allocation and machine: on a large graph, and with a
- * second CPU allowed, the block order's runs on a thread joined before this
- * returns, while the mapping's routes go on every thread allowed (a good
- * mapping's congestion costs more than block's: its tasks' nodes are spread
- * over the machine, a cache miss a link).  The results do not depend on
- * it; the mapping's error is reported first, as when run one after the
- * other. */
-static int both_metrics(tp_job *job, tp_error *err)
+static int both_passes(const tp_job *job, struct pass_call *mine,
+		       struct pass_call *block, tp_error *err)
 {
 	int threads = tp__job_threads(job);
-	struct metrics_call mine = { job->g, job->alloc, job->map, &job->m,
-				     threads, { 0 }, 0 };
-	struct metrics_call block = { job->g, job->alloc, job->block,
-				      &job->mblock, 1, { 0 }, 0 };
-	tp_error_clear(&mine.err);
-	tp_error_clear(&block.err);
+	mine->threads = threads;
+	block->threads = 1;
+	tp_error_clear(&mine->err);
+	tp_error_clear(&block->err);
 	pthread_t th;
 	bool two = job->g->nedges >= METRICS_PARALLEL_EDGES && threads > 1 &&
-		   pthread_create(&th, NULL, metrics_thread, &block) == 0;
-	metrics_call_run(&mine);
+		   pthread_create(&th, NULL, pass_thread, block) == 0;
+	pass_run(mine);
 	if (two)
 		pthread_join(th, NULL);
-	else if (!mine.rc)
-		metrics_call_run(&block);
-	const struct metrics_call *failed = mine.rc ? &mine
-					    : block.rc ? &block : NULL;
+	else if (!mine->rc)
+		pass_run(block);
+	const struct pass_call *failed = mine->rc ? mine : block->rc ? block : NULL;
 	if (!failed)
 		return 0;
 	if (err)
 		*err = failed->err;
 	return failed->rc;
+}
+
+/* The mapping's and the block order's metrics. */
+static int both_metrics(tp_job *job, tp_error *err)
+{
+	struct pass_call mine = { .g = job->g, .a = job->alloc, .map = job->map,
+				  .out = &job->m },
+			 block = { .g = job->g, .a = job->alloc, .map = job->block,
+				   .out = &job->mblock };
+	return both_passes(job, &mine, &block, err);
+}
+
+int tp_job_link_loads(const tp_job *job, double *mapped, double *block,
+		      int64_t nlinks, tp_error *err)
+{
+	if (!job)
+		return tp_error_set(err, TP_EINVAL, "link loads: no job");
+	if (!job->g)
+		return tp_error_set(err, TP_EINVAL, "link loads: the job has no "
+				    "communication pattern");
+	if (!job->map || !job->block)
+		return tp_error_set(err, TP_EINVAL, "link loads: the job has not "
+				    "been run");
+	struct pass_call mc = { .g = job->g, .a = job->alloc, .map = job->map,
+				.loads = mapped, .nlinks = nlinks },
+			 bc = { .g = job->g, .a = job->alloc, .map = job->block,
+				.loads = block, .nlinks = nlinks };
+	return both_passes(job, &mc, &bc, err);
 }
 
 static int compute_metrics(tp_job *job, tp_error *err)

@@ -801,6 +801,15 @@ int tp_metrics_link_loads(const tp_graph *g, const tp_alloc *a,
 			  const int32_t *map, double *loads, int64_t *msgs,
 			  int64_t nlinks, tp_error *err)
 {
+	return tp__metrics_link_loads_threads(g, a, map, loads, msgs, nlinks, 1,
+					      err);
+}
+
+int tp__metrics_link_loads_threads(const tp_graph *g, const tp_alloc *a,
+				   const int32_t *map, double *loads,
+				   int64_t *msgs, int64_t nlinks, int threads,
+				   tp_error *err)
+{
 	if (!g || !a || !loads || (!map && g->ntasks > 0))
 		return tp_error_set(err, TP_EINVAL,
 				    "link loads: missing graph, allocation, map or output");
@@ -820,12 +829,16 @@ int tp_metrics_link_loads(const tp_graph *g, const tp_alloc *a,
 		return rc;
 	int64_t nt = 0;
 	double hb, wmin;
-	rc = load_links(g, a, map, 0, g->ntasks, ws, &nt, &hb, &wmin);
+	rc = load_links_parts(g, a, map, ws, threads, &nt, &hb, &wmin);
 	memset(loads, 0, sizeof *loads * (size_t)nlinks);
 	if (msgs)
 		memset(msgs, 0, sizeof *msgs * (size_t)nlinks);
+	/* counts over every link (scan_all) keep no list of those touched */
+	bool all = ws->counted && ws->scan_all;
+	if (all)
+		nt = nlinks;
 	for (int64_t i = 0; i < nt && !rc; i++) {
-		int64_t l = ws->touched[i];
+		int64_t l = all ? i : ws->touched[i];
 		int64_t k = ws->counted ? ws->count[l] : ws->ld[l].msgs;
 		loads[l] = ws->counted ? (double)k * ws->unit : ws->ld[l].bytes;
 		if (msgs)

@@ -24,6 +24,13 @@ void tp_congestion_ws_destroy(tp_congestion_ws *ws);
 int tp__metrics_compute_threads(const tp_graph *g, const tp_alloc *a,
 				const int32_t *map, bool want_congestion,
 				int threads, tp_metrics *out, tp_error *err);
+/* tp_metrics_link_loads on up to threads threads (as the congestion
+ * pass: large graphs whose messages all carry the same bytes; the same
+ * loads to the bit on any count). */
+int tp__metrics_link_loads_threads(const tp_graph *g, const tp_alloc *a,
+				   const int32_t *map, double *loads,
+				   int64_t *msgs, int64_t nlinks, int threads,
+				   tp_error *err);
 double tp_metrics_max_congestion(const tp_graph *g, const tp_alloc *a,
 				 const int32_t *map, tp_congestion_ws *ws,
 				 int64_t *msgs);
