@@ -573,6 +573,99 @@ static void brute_check(int ndims, const int *dims, const bool *wrap,
 	tp_machine_destroy(m);
 }
 
+/* Messages of one size on a torus or mesh are counted as runs of links
+ * (the kind's route_diff, prefix sums along the rings): every link's
+ * load and route count against each message routed hop by hop, and the
+ * congestion and hop-bytes, on rings that wrap, lines that do not, rings
+ * of 1 and 2, even rings (ties up), two nodes a router. */
+static void runs_check(int ndims, const int *dims, const bool *wrap, int npr,
+		       uint64_t seed)
+{
+	tp_machine *m = mk_full_machine(ndims, dims, wrap, npr);
+	int32_t nn = tp_machine_node_count(m);
+	int32_t *nodes = random_subset(nn, nn, seed);
+	tp_alloc *a = mk_alloc(m, nodes, nn, 2);
+	int32_t nt = 2 * nn;
+	/* a stencil's pairs all carry the same bytes (no weights kept: the
+	 * counted pass), its tasks on the slots in a random order */
+	char spec[64];
+	snprintf(spec, sizeof spec, "%dx2:9pt:periodic=x:bytes=3", (int)nn);
+	tp_graph *g = mk_stencil(spec);
+	ck_assert_int_eq(tp_graph_ntasks(g), nt);
+	int32_t *map = malloc((size_t)nt * sizeof *map);
+	int32_t *perm = random_subset(nt, nt, seed ^ 0x77);
+	for (int32_t t = 0; t < nt; t++)
+		map[t] = perm[t] / 2;
+	free(perm);
+	int64_t nl = tp_machine_link_count(m);
+	double *load = calloc((size_t)nl, sizeof *load), *got = calloc((size_t)nl, sizeof *got);
+	int64_t *cnt = calloc((size_t)nl, sizeof *cnt), *gotc = calloc((size_t)nl, sizeof *gotc);
+	int64_t route[64];
+	double hb = 0;
+	for (int32_t t = 0; t < nt; t++) {
+		const int32_t *adj;
+		const double *bw;
+		int32_t deg = tp_graph_neighbors(g, t, &adj, &bw);
+		for (int32_t j = 0; j < deg; j++) {
+			int len = tp_machine_route(m, tp_alloc_node(a, map[t]),
+						   tp_alloc_node(a, map[adj[j]]), route, 64);
+			ck_assert_int_ge(len, 0);
+			hb += bw[j] * len;
+			for (int q = 0; q < len; q++) {
+				load[route[q]] += bw[j];
+				cnt[route[q]]++;
+			}
+		}
+	}
+	tp_error err = {0};
+	ck_assert_int_eq(tp_metrics_link_loads(g, a, map, got, gotc, nl, &err), 0);
+	double top = 0;
+	int64_t topc = 0;
+	for (int64_t l = 0; l < nl; l++) {
+		ck_assert_msg(got[l] == load[l] && gotc[l] == cnt[l],
+			      "%dd, link %lld: %g bytes, %lld routes; want %g, %lld",
+			      ndims, (long long)l, got[l], (long long)gotc[l], load[l],
+			      (long long)cnt[l]);
+		top = load[l] > top ? load[l] : top;
+		topc = cnt[l] > topc ? cnt[l] : topc;
+	}
+	ck_assert(topc > 1);
+	tp_metrics mt;
+	ck_assert_int_eq(tp_metrics_compute(g, a, map, true, &mt, &err), 0);
+	ck_assert(mt.max_congestion_bytes == top);
+	ck_assert_int_eq(mt.max_congestion_msgs, topc);
+	assert_close(mt.hop_bytes, hb / 2, "hop_bytes");
+	free(load);
+	free(got);
+	free(cnt);
+	free(gotc);
+	free(map);
+	free(nodes);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_machine_destroy(m);
+}
+
+START_TEST(test_route_runs)
+{
+	int d1[1] = {8};
+	bool yes1[1] = {true}, no1[1] = {false};
+	runs_check(1, d1, yes1, 1, 11);
+	runs_check(1, d1, no1, 2, 12);
+	int d3[3] = {4, 5, 6};
+	bool w3[3] = {true, false, true};
+	runs_check(3, d3, w3, 2, 13);
+	int d3b[3] = {6, 1, 2};
+	bool y3[3] = {true, true, true};
+	runs_check(3, d3b, y3, 1, 14);
+	int d6[6] = {4, 3, 4, 2, 3, 2};
+	bool w6[6] = {true, true, true, false, true, false};
+	runs_check(6, d6, w6, 1, 15);
+	bool m3[3] = {false, false, false};
+	runs_check(3, d3, m3, 1, 16);
+}
+END_TEST
+
 START_TEST(test_brute_force)
 {
 	int d1[1] = {7};
@@ -1163,6 +1256,7 @@ static Suite *metrics_suite(void)
 	TCase *tb = tcase_create("brute");
 	tcase_set_timeout(tb, 60);
 	tcase_add_test(tb, test_brute_force);
+	tcase_add_test(tb, test_route_runs);
 	tcase_add_test(tb, test_two_threads_same_bits);
 	tcase_add_test(tb, test_unweighted_stencil_same_bits);
 	tcase_add_test(tb, test_congestion_threads_same_bits);

@@ -421,6 +421,9 @@ struct tp_congestion_ws {
 				   list (every link is read and cleared in
 				   order after: a sequential pass instead of
 				   a cache miss a link) */
+	bool diff;              /* counted through the kind's route_diff:
+				   count holds differences until
+				   route_diff_sum (scan_all too) */
 	struct pending *pend;   /* PENDING entries, a < 0 between calls */
 	int64_t *touched;   /* links loaded by the current call (each once) */
 	int64_t *route;     /* one route, route_cap links */
@@ -493,6 +496,13 @@ static int flush_pending(const struct tp_alloc *a, tp_congestion_ws *ws,
 		return 0;
 	int32_t from = p->a;
 	p->a = -1;
+	if (ws->diff) {
+		*edge_hops += p->edges *
+			      a->m->net->route_diff(a->m, tp_machine_node_coords(a->m, from),
+						    tp_machine_node_coords(a->m, p->b),
+						    (uint32_t)p->msgs, ws->count);
+		return 0;
+	}
 	int len = tp_machine_route(a->m, from, p->b, ws->route, ws->route_cap);
 	if (len < 0)
 		return -1;
@@ -661,15 +671,25 @@ static int load_links_parts(const struct tp_graph *g, const struct tp_alloc *a,
 	bool counted = counts_say_bytes(g, a, ws);
 	/* as many messages as an eighth of the links: most are loaded */
 	ws->scan_all = counted && g->xadj[n] >= ws->nlinks / 8;
-	if (k < 2 || g->xadj[n] < CONGESTION_PARALLEL_ENTRIES || !counted)
-		return load_links(g, a, map, 0, n, ws, ntouched, hop_bytes,
-				  min_weight);
+	/* and on a torus or mesh, counted as runs: a few differences a route,
+	 * not a count a hop (Slurm's order of a million tasks on 128^3: 17
+	 * hops a message), then one more pass over the links */
+	ws->diff = ws->scan_all && a->m->net->route_diff;
+	if (k < 2 || g->xadj[n] < CONGESTION_PARALLEL_ENTRIES || !counted) {
+		int rc = load_links(g, a, map, 0, n, ws, ntouched, hop_bytes,
+				    min_weight);
+		if (ws->diff)
+			a->m->net->route_diff_sum(a->m, ws->count);
+		return rc;
+	}
 	struct load_part part[CONGESTION_MAX_PARTS];
 	pthread_t th[CONGESTION_MAX_PARTS];
 	bool started[CONGESTION_MAX_PARTS] = { false };
 	int np = 1;
-	while (np < k && !tp_congestion_ws_create(&part[np].ws, a->m, NULL))
+	while (np < k && !tp_congestion_ws_create(&part[np].ws, a->m, NULL)) {
+		part[np].ws->diff = ws->diff;
 		part[np++].ws->scan_all = ws->scan_all;
+	}
 	for (int i = 0; i < np; i++) {
 		if (i == 0)
 			part[0].ws = ws;
@@ -712,6 +732,8 @@ static int load_links_parts(const struct tp_graph *g, const struct tp_alloc *a,
 			wmin = part[i].wmin;
 		tp_congestion_ws_destroy(h);
 	}
+	if (ws->diff)   /* the parts' differences add up as their counts */
+		a->m->net->route_diff_sum(a->m, ws->count);
 	*ntouched = nt;
 	*hop_bytes = hb;
 	*min_weight = wmin;

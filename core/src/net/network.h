@@ -127,6 +127,19 @@ struct tp_net_ops {
 	int (*link_ends)(const struct tp_machine *m, int64_t link, int *a,
 			 int *b);
 
+	/* Optional (NULL: route() alone), for kinds whose every route is one
+	 * run of consecutive links along a ring or line per dimension (tori
+	 * and meshes), so that counting many routes costs a few additions
+	 * each, not one a hop: the links route() gives from router a to b,
+	 * added as k messages to diff, a difference array with one entry a
+	 * link id (+k where a run starts, -k after its end while that is on
+	 * its ring); returns the route's length.  route_diff_sum then makes
+	 * the whole array every link's count (prefix sums along each ring,
+	 * modulo 2^32: exact while the counts fit). */
+	int (*route_diff)(const struct tp_machine *m, const int *a, const int *b,
+			  uint32_t k, uint32_t *diff);
+	void (*route_diff_sum)(const struct tp_machine *m, uint32_t *diff);
+
 	/* When the kind weighs its links (m->link_weight = 1 / bandwidth):
 	 * the largest bandwidth, so that the smallest load step is bytes / it;
 	 * 0 when loads are plain bytes.  NULL: 0. */

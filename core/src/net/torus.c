@@ -127,6 +127,83 @@ static int route(const struct tp_machine *m, const int *ca, const int *cb,
 	return n;
 }
 
+/* Positions [p0, p0 + len) of dimension d's ring through router base (its
+ * position 0), up links (dir 0) or down ones (dir 1), as k messages in the
+ * difference array: wrapping past the last position, the run is two. */
+static void ring_add(const struct tp_machine *m, int64_t base, int d, int dir,
+		     int p0, int len, uint32_t k, uint32_t *diff)
+{
+	int D = m->dims[d], end = p0 + len;
+	int64_t st = m->stride[d], nd = m->ndims;
+#define RING_LINK(p) (((base + (int64_t)(p) * st) * nd + d) * 2 + dir)
+	diff[RING_LINK(p0)] += k;
+	if (end < D) {
+		diff[RING_LINK(end)] -= k;
+	} else if (end > D) {
+		diff[RING_LINK(0)] += k;
+		diff[RING_LINK(end - D)] -= k;
+	}
+#undef RING_LINK
+}
+
+/* route()'s links as runs: the same direction on each dimension (ties up),
+ * the same order of dimensions. */
+static int route_diff(const struct tp_machine *m, const int *ca, const int *cb,
+		      uint32_t k, uint32_t *diff)
+{
+	int64_t r = 0;
+	for (int d = 0; d < m->ndims; d++)
+		r += (int64_t)ca[d] * m->stride[d];
+	int n = 0;
+	for (int d = 0; d < m->ndims; d++) {
+		int D = m->dims[d], x = ca[d], steps;
+		bool up;
+		if (m->wrap[d]) {
+			int fwd = cb[d] - x;
+			if (fwd < 0)
+				fwd += D;
+			up = fwd <= D - fwd;
+			steps = up ? fwd : D - fwd;
+		} else {
+			up = cb[d] >= x;
+			steps = up ? cb[d] - x : x - cb[d];
+		}
+		if (steps == 0)
+			continue;
+		int64_t base = r - (int64_t)x * m->stride[d];
+		if (up) {
+			ring_add(m, base, d, 0, x, steps, k, diff);
+		} else {
+			/* down from x: the cables below it, x - steps .. x - 1 */
+			int p0 = x - steps < 0 ? x - steps + D : x - steps;
+			ring_add(m, base, d, 1, p0, steps, k, diff);
+		}
+		n += steps;
+		r = base + (int64_t)cb[d] * m->stride[d];
+	}
+	return n;
+}
+
+/* Prefix sums along every ring, each dimension and direction: a block of
+ * stride[d] routers at a time, so that the sums run along memory. */
+static void route_diff_sum(const struct tp_machine *m, uint32_t *diff)
+{
+	int64_t nd = m->ndims;
+	for (int d = 0; d < m->ndims; d++) {
+		int D = m->dims[d];
+		int64_t st = m->stride[d], span = st * D;
+		for (int64_t hi = 0; hi < m->nrouters; hi += span)
+			for (int p = 1; p < D; p++)
+				for (int64_t lo = 0; lo < st; lo++) {
+					int64_t r = hi + (int64_t)p * st + lo, q = r - st;
+					uint32_t *to = &diff[(r * nd + d) * 2];
+					const uint32_t *from = &diff[(q * nd + d) * 2];
+					to[0] += from[0];
+					to[1] += from[1];
+				}
+	}
+}
+
 static int64_t max_route_links(const struct tp_machine *m)
 {
 	int64_t dia = 0;
@@ -199,6 +276,8 @@ static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
 	.kind = (name), \
 	.caps = TP__CAP(TP_CAP_COORDINATES), \
 	TP__NET_OPS_ROUTING, \
+	.route_diff = route_diff, \
+	.route_diff_sum = route_diff_sum, \
 	.link_ends = link_ends, \
 	.destroy = free, \
 	.lane_bandwidth = lane_bandwidth, \
