@@ -3,7 +3,8 @@
  * and Slurm's block order.
  *
  *   bench_scale [--quick] [--case NAME[,NAME...]] [--list] [--runs N]
- *               [--budget-ms MS] [--threads N] [--seed N]
+ *               [--budget-ms MS] [--threads N] [--seed N] [--explain]
+ *               [--fresh] [--pause-ms MS]
  *
  * Each case runs in forked children, so that every figure of memory is the
  * case's own:
@@ -22,6 +23,9 @@
  *     topoplace.conf read from a file, the allocation as a Slurm hostlist
  *     (ranges, as SLURM_JOB_NODELIST), tp_job with the site default (auto)
  *     and the budget, the hostfile written; the wall time of all of it.
+ *     With --fresh each launch is a process of its own (forked from child
+ *     L), as srun is: all its memory is the first it touches; --pause-ms
+ *     waits before each launch, as launches a while apart do.
  *   then every launch's time in order (the first takes fresh memory), and
  *     the CPU time each spent in the kernel (clearing fresh pages, most of
  *     it: where the time goes when the memory a launch takes is slow);
@@ -121,7 +125,8 @@ struct result {
 static uint64_t g_seed = 20261123;
 static double opt_budget = 300;
 static int opt_threads = 0, opt_runs = 5;
-static bool opt_explain;
+static bool opt_explain, opt_fresh;
+static double opt_pause_ms;
 
 static uint64_t splitmix64(uint64_t *s)
 {
@@ -442,6 +447,45 @@ static double launch_result(tp_job *job, char *kept, size_t len)
 	       tp_graph_total_bytes(tp_job_graph(job));
 }
 
+/* What one launch of a case is given. */
+struct launch_in {
+	const struct scase *c;
+	const char *conf, *nodes, *slots, *out;
+	int64_t nalloc;
+	double budget;
+};
+
+/* Launch i into r: its time, CPU and kernel time, hop-bytes; -1 when it
+ * failed (r->err says why). */
+static int launch_run(const struct launch_in *in, int i, struct result *r)
+{
+	const struct scase *c = in->c;
+	tp_job *job = NULL;
+	double c0 = cpu_ms(), k0 = sys_ms();
+	double ms = one_launch(in->conf, in->nodes, in->slots, in->nalloc * c->tpn,
+			       c->stencil, in->budget, in->out, &job, r);
+	r->launch_cpu[i] = cpu_ms() - c0;
+	r->launch_sys[i] = sys_ms() - k0;
+	if (ms < 0) {
+		tp_job_destroy(job);
+		return -1;
+	}
+	r->launch_ms[i] = ms;
+	r->runs = i + 1;
+	r->launch_hbs[i] = launch_result(job, r->kept, sizeof r->kept);
+	if (opt_explain) {   /* the child's stderr: every launch's */
+		fprintf(stderr, "%s, launch %d, %.0f ms:\n", c->name, i + 1, ms);
+		tp_job_explain(job, stderr, "  ");
+	}
+	if (i == 0) {
+		r->nodes = in->nalloc;
+		r->tasks = tp_job_ntasks(job);
+		r->peak_mb = vm_hwm_mb();
+	}
+	tp_job_destroy(job);
+	return 0;
+}
+
 /* Child L: the launch path, `runs` times, then once without a budget
  * (full). */
 static void launch_child(const struct scase *c, double budget, int runs,
@@ -466,30 +510,27 @@ static void launch_child(const struct scase *c, double budget, int runs,
 	}
 	close(fd);
 	fd = -1;
+	struct launch_in in = { c, conf, nodes, slots, out, nalloc, budget };
 	for (int i = 0; i < runs; i++) {
-		tp_job *job = NULL;
-		double c0 = cpu_ms(), k0 = sys_ms();
-		double ms = one_launch(conf, nodes, slots, nalloc * c->tpn,
-				       c->stencil, budget, out, &job, r);
-		r->launch_cpu[i] = cpu_ms() - c0;
-		r->launch_sys[i] = sys_ms() - k0;
-		if (ms < 0) {
-			tp_job_destroy(job);
+		if (opt_pause_ms > 0)
+			usleep((useconds_t)(opt_pause_ms * 1000));
+		if (!opt_fresh) {
+			if (launch_run(&in, i, r))
+				goto out;
+			continue;
+		}
+		/* a process of its own, as srun is (r is shared memory) */
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(launch_run(&in, i, r) ? 1 : 0);
+		int st = 0;
+		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+		    WEXITSTATUS(st)) {
+			if (!r->err[0])
+				snprintf(r->err, sizeof r->err, "launch %d: its process failed", i + 1);
 			goto out;
 		}
-		r->launch_ms[i] = ms;
-		r->runs = i + 1;
-		r->launch_hbs[i] = launch_result(job, r->kept, sizeof r->kept);
-		if (opt_explain) {   /* the child's stderr: every launch's */
-			fprintf(stderr, "%s, launch %d, %.0f ms:\n", c->name, i + 1, ms);
-			tp_job_explain(job, stderr, "  ");
-		}
-		if (i == 0) {
-			r->nodes = nalloc;
-			r->tasks = tp_job_ntasks(job);
-			r->peak_mb = vm_hwm_mb();
-		}
-		tp_job_destroy(job);
 	}
 	r->launch_hb = median(r->launch_hbs, runs);
 	r->auto_hb = NAN;
@@ -579,8 +620,12 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_scale [--quick] [--case NAME[,NAME...]] [--list] [--runs N]\n"
 		   "                   [--budget-ms MS] [--threads N] [--seed N] [--explain]\n"
+		   "                   [--fresh] [--pause-ms MS]\n"
 		   "  --quick    no full-search reference, and only the cases below 1M tasks\n"
-		   "  --explain  every launch's candidates on stderr (topoplace --explain)\n");
+		   "  --explain  every launch's candidates on stderr (topoplace --explain)\n"
+		   "  --fresh    every launch in a process of its own, as srun makes them\n"
+		   "  --pause-ms a pause before every launch (a VM may take back the\n"
+		   "             memory the last one freed meanwhile)\n");
 }
 
 /* Options; returns -1 to go on, else the exit status. */
@@ -605,6 +650,10 @@ static int parse_args(int argc, char **argv, bool *quick, const char **only)
 			opt_threads = atoi(argv[++i]);
 		} else if (!strcmp(a, "--explain")) {
 			opt_explain = true;
+		} else if (!strcmp(a, "--fresh")) {
+			opt_fresh = true;
+		} else if (!strcmp(a, "--pause-ms") && i + 1 < argc) {
+			opt_pause_ms = atof(argv[++i]);
 		} else if (!strcmp(a, "--seed") && i + 1 < argc) {
 			g_seed = strtoull(argv[++i], NULL, 10);
 		} else {
