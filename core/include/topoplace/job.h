@@ -237,7 +237,7 @@ TP_EXPORT const tp_prediction *tp_job_prediction(const tp_job *job, bool block);
  * under Slurm's block order (block), either NULL when not wanted; nlinks is
  * tp_machine_link_count() of the job's machine.  Both at once on the
  * threads the job may use (a picture's two panels).  TP_EINVAL without a
- * pattern, or before tp_job_run. */
+ * pattern, before tp_job_run, or when nlinks is not the machine's. */
 TP_EXPORT int tp_job_link_loads(const tp_job *job, double *mapped, double *block,
 				int64_t nlinks, tp_error *err);
 
