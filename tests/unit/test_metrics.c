@@ -577,25 +577,29 @@ static void brute_check(int ndims, const int *dims, const bool *wrap,
  * (the kind's route_diff, prefix sums along the rings): every link's
  * load and route count against each message routed hop by hop, and the
  * congestion and hop-bytes, on rings that wrap, lines that do not, rings
- * of 1 and 2, even rings (ties up), two nodes a router. */
-static void runs_check(int ndims, const int *dims, const bool *wrap, int npr,
-		       uint64_t seed)
+ * of 1 and 2, even rings (ties go up), two nodes a router, and with one
+ * slot a node (each message routed at once) as with two (pairs of nodes
+ * gathered first). */
+static tp_graph *stored_copy(const tp_graph *g);
+
+static void runs_check_slots(int ndims, const int *dims, const bool *wrap,
+			     int npr, int slots, uint64_t seed)
 {
 	tp_machine *m = mk_full_machine(ndims, dims, wrap, npr);
 	int32_t nn = tp_machine_node_count(m);
 	int32_t *nodes = random_subset(nn, nn, seed);
-	tp_alloc *a = mk_alloc(m, nodes, nn, 2);
-	int32_t nt = 2 * nn;
+	tp_alloc *a = mk_alloc(m, nodes, nn, slots);
+	int32_t nt = slots * nn;
 	/* a stencil's pairs all carry the same bytes (no weights kept: the
 	 * counted pass), its tasks on the slots in a random order */
 	char spec[64];
-	snprintf(spec, sizeof spec, "%dx2:9pt:periodic=x:bytes=3", (int)nn);
+	snprintf(spec, sizeof spec, "%dx2:9pt:periodic=x:bytes=3", (int)nt / 2);
 	tp_graph *g = mk_stencil(spec);
 	ck_assert_int_eq(tp_graph_ntasks(g), nt);
 	int32_t *map = malloc((size_t)nt * sizeof *map);
 	int32_t *perm = random_subset(nt, nt, seed ^ 0x77);
 	for (int32_t t = 0; t < nt; t++)
-		map[t] = perm[t] / 2;
+		map[t] = perm[t] / slots;
 	free(perm);
 	int64_t nl = tp_machine_link_count(m);
 	double *load = calloc((size_t)nl, sizeof *load), *got = calloc((size_t)nl, sizeof *got);
@@ -635,6 +639,15 @@ static void runs_check(int ndims, const int *dims, const bool *wrap, int npr,
 	ck_assert(mt.max_congestion_bytes == top);
 	ck_assert_int_eq(mt.max_congestion_msgs, topc);
 	assert_close(mt.hop_bytes, hb / 2, "hop_bytes");
+	/* the congestion score (its hop-bytes too) as the same graph with
+	 * stored weights gives it, routed hop by hop */
+	tp_graph *gw = stored_copy(g);
+	tp_congestion_ws *ws;
+	ck_assert_int_eq(tp_congestion_ws_create(&ws, m, NULL), 0);
+	ck_assert(tp_metrics_score(g, a, map, TP_METRIC_CONGESTION, ws) ==
+		  tp_metrics_score(gw, a, map, TP_METRIC_CONGESTION, ws));
+	tp_congestion_ws_destroy(ws);
+	tp_graph_destroy(gw);
 	free(load);
 	free(got);
 	free(cnt);
@@ -644,6 +657,13 @@ static void runs_check(int ndims, const int *dims, const bool *wrap, int npr,
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);
 	tp_machine_destroy(m);
+}
+
+static void runs_check(int ndims, const int *dims, const bool *wrap, int npr,
+		       uint64_t seed)
+{
+	runs_check_slots(ndims, dims, wrap, npr, 2, seed);
+	runs_check_slots(ndims, dims, wrap, npr, 1, seed + 100);
 }
 
 START_TEST(test_route_runs)

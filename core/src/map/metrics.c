@@ -561,6 +561,7 @@ static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
 	/* bytes / bandwidth where the network weighs its links, else bytes */
 	const double *link_weight = a->m->link_weight;
 	const bool counted = counts_say_bytes(g, a, ws);
+	const bool one_each = a->total_slots == a->nnodes;
 	ws->counted = counted;
 	ws->unit = uw;
 
@@ -576,6 +577,17 @@ static int load_links(const struct tp_graph *g, const struct tp_alloc *a,
 			const int32_t nv = node[map[adj[e]]];
 			if (nv == nu)
 				continue;
+			if (counted && one_each) {
+				/* one slot a node: no pair of nodes repeats
+				 * (but for the other direction), so routed at
+				 * once, while u's node is in the cache */
+				struct pending q = { nu, nv, 1, adj[e] > u };
+				if (flush_pending(a, ws, &q, &nt, &edge_hops)) {
+					rc = -1;
+					break;
+				}
+				continue;
+			}
 			if (counted) {
 				/* Whole numbers below 2^53 (hop-bytes too:
 				 * the bound has the longest route in it): the
