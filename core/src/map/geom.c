@@ -359,14 +359,20 @@ void tp__pointset_free(pointset *ps)
 	free(ps->rank);
 }
 
-/* Rank of point p in dimension d, reflected as the order says: from the
- * point itself when packed (a table lookup by id misses the cache on large
- * sets at every level), else from the table. */
+/* Rank of point p in dimension d: from the point itself when packed (a
+ * table lookup by id misses the cache on large sets at every level), else
+ * from the table. */
+static inline uint32_t point_rank(const pointset *ps, const tp__pt *p, int d)
+{
+	return ps->packed ? (p->w >> ps->shift[d]) & ps->mask[d]
+			  : tp__pointset_rank(ps, p->id, d);
+}
+
+/* The same, reflected as the order says. */
 static inline uint32_t rank_of(const pointset *ps, const side_order *so,
 			       const tp__pt *p, int d)
 {
-	uint32_t r = ps->packed ? (p->w >> ps->shift[d]) & ps->mask[d]
-				: tp__pointset_rank(ps, p->id, d);
+	uint32_t r = point_rank(ps, p, d);
 	return so->reflect[d] ? ps->maxrank[d] - r : r;
 }
 
@@ -416,9 +422,7 @@ static int cut_dim(const pointset *ps, const side_order *so, int depth,
 		}
 		for (int64_t i = 0; i < n; i++)
 			for (int d = 0; d < D; d++) {
-				uint32_t x = ps->packed
-					? (p[i].w >> ps->shift[d]) & ps->mask[d]
-					: tp__pointset_rank(ps, p[i].id, d);
+				uint32_t x = point_rank(ps, &p[i], d);
 				rl[d] = x < rl[d] ? x : rl[d];
 				rh[d] = x > rh[d] ? x : rh[d];
 			}

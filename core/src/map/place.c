@@ -785,6 +785,14 @@ static int construct(cand_run *r, enum cand_kind k, bool force,
 /* A constructed candidate (its mapping in r->trial): scored (unless score
  * has it), and kept when strictly better than the best so far (ties keep
  * the earlier one).  Only out-of-memory is an error. */
+/* Did candidate k's construction score its result with the metric?  The
+ * geometric search scores exactly with its own (one hop-bytes pass over
+ * the graph saved). */
+static bool scored_by_search(const cand_run *r, enum cand_kind k)
+{
+	return k == C_GEOMETRIC && r->o->geom.metric == r->rep->metric;
+}
+
 static int finish(cand_run *r, enum cand_kind k, int idx, int rc,
 		  const tp_error *e, const double *score, tp_error *err)
 {
@@ -801,9 +809,7 @@ static int finish(cand_run *r, enum cand_kind k, int idx, int rc,
 	}
 	c->ran = true;
 	r->alt |= k != C_BLOCK;
-	if (k == C_GEOMETRIC && r->o->geom.metric == rep->metric)
-		/* the search scored its result exactly with this metric
-		 * (one hop-bytes pass over the graph saved) */
+	if (scored_by_search(r, k))
 		c->score = rep->geom.best_score;
 	else if (score)   /* scored beside its construction */
 		c->score = *score;
@@ -969,8 +975,7 @@ static void *side_lane_run(void *arg)
 		c->ms = tp__now_ms() - t;
 		/* scored here, side by side: geometric's search scored its
 		 * own; hop-bytes read the graph only */
-		if (!s->rc && !s->skipped && s->k == C_GEOMETRIC &&
-		    r->o->geom.metric == r->rep->metric) {
+		if (!s->rc && !s->skipped && scored_by_search(r, s->k)) {
 			s->score = r->rep->geom.best_score;
 			s->scored = true;
 		} else if (!s->rc && !s->skipped &&

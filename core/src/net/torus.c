@@ -68,6 +68,24 @@ static int64_t range_lower_bound(const struct tp_machine *m, const int *p,
 	return lb;
 }
 
+/* How a route moves along dimension d from x to y: its steps, and whether
+ * up (+1).  Round a ring the shorter way, ties up; both inside 0..D-1:
+ * one correction, no division (it was two per dimension of every route).
+ * route() and route_diff() both take it, so their links are the same. */
+static inline int axis_steps(const struct tp_machine *m, int d, int x, int y,
+			     bool *up)
+{
+	if (m->wrap[d]) {
+		int D = m->dims[d], fwd = y - x;
+		if (fwd < 0)
+			fwd += D;
+		*up = fwd <= D - fwd;
+		return *up ? fwd : D - fwd;
+	}
+	*up = y >= x;
+	return *up ? y - x : x - y;
+}
+
 static int route(const struct tp_machine *m, const int *ca, const int *cb,
 		 int64_t *links, int cap)
 {
@@ -82,27 +100,11 @@ static int route(const struct tp_machine *m, const int *ca, const int *cb,
 	for (int d = 0; d < m->ndims; d++) {
 		int D = m->dims[d];
 		int x = ca[d];
-		int steps, dir;
-		if (m->wrap[d]) {
-			/* both inside 0..D-1: one correction, no division
-			 * (it was two per dimension of every route) */
-			int fwd = cb[d] - x;
-			if (fwd < 0)
-				fwd += D;
-			if (fwd <= D - fwd) {
-				steps = fwd;
-				dir = 1;
-			} else {
-				steps = D - fwd;
-				dir = -1;
-			}
-		} else {
-			steps = cb[d] > x ? cb[d] - x : x - cb[d];
-			dir = cb[d] >= x ? 1 : -1;
-		}
+		bool up;
+		int steps = axis_steps(m, d, x, cb[d], &up);
 		int64_t st = m->stride[d];
 		for (int s = 0; s < steps; s++) {
-			if (dir > 0) {
+			if (up) {
 				links[n++] = (r * m->ndims + d) * 2;
 				if (x == D - 1) {
 					x = 0;
@@ -146,7 +148,7 @@ static void ring_add(const struct tp_machine *m, int64_t base, int d, int dir,
 #undef RING_LINK
 }
 
-/* route()'s links as runs: the same direction on each dimension (ties up),
+/* route()'s links as runs: the same steps on each dimension (axis_steps),
  * the same order of dimensions. */
 static int route_diff(const struct tp_machine *m, const int *ca, const int *cb,
 		      uint32_t k, uint32_t *diff)
@@ -156,18 +158,9 @@ static int route_diff(const struct tp_machine *m, const int *ca, const int *cb,
 		r += (int64_t)ca[d] * m->stride[d];
 	int n = 0;
 	for (int d = 0; d < m->ndims; d++) {
-		int D = m->dims[d], x = ca[d], steps;
+		int D = m->dims[d], x = ca[d];
 		bool up;
-		if (m->wrap[d]) {
-			int fwd = cb[d] - x;
-			if (fwd < 0)
-				fwd += D;
-			up = fwd <= D - fwd;
-			steps = up ? fwd : D - fwd;
-		} else {
-			up = cb[d] >= x;
-			steps = up ? cb[d] - x : x - cb[d];
-		}
+		int steps = axis_steps(m, d, x, cb[d], &up);
 		if (steps == 0)
 			continue;
 		int64_t base = r - (int64_t)x * m->stride[d];
