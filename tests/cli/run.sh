@@ -1212,6 +1212,21 @@ if [ "$rc" = 127 ] && grep -q '^topoplace bind: /nonexistent/prog: No such file'
 else no "bind: missing program" "rc $rc $(cat "$tmp/err")"; fi
 fails2 "bind: no program" "missing PROGRAM" - bind --
 fails2 "bind: unknown option" "unknown option '-x'" - bind -x prog
+# ---- contrib/topoplace-hydra-srun: Hydra's srun line, srun's options ----
+# srun itself is a stand-in that prints its arguments (TOPOPLACE_SRUN); the
+# options Hydra adds from HYDRA_LAUNCHER_EXTRA_ARGS reach it with their
+# separate values, and the proxy's command stays the proxy's
+HS=$(cd "$(dirname "$0")/../.." && pwd)/contrib/topoplace-hydra-srun
+printf '#!/bin/sh\nfor a do printf "[%%s]" "$a"; done; echo\n' > "$tmp/srun-args"
+chmod +x "$tmp/srun-args"
+hs=$(TOPOPLACE_SRUN="$tmp/srun-args" sh "$HS" --nodelist a,b -N 2 -n 2 --input none \
+	--external-launcher -t 10 --time=5 -p debug --mpi none -v --account=x -J j \
+	/usr/bin/hydra_pmi_proxy --control-port h:1 --proxy-id -1 2>&1)
+case "$hs" in
+*"[--input][none][--external-launcher][-t][10][--time=5][-p][debug][--mpi][none][-v][--account=x][-J][j]["*"][--proxy][/usr/bin/hydra_pmi_proxy][--control-port][h:1][--proxy-id][-1]")
+	ok "hydra-srun: srun options with separate values (-t 10, -p debug, --mpi none) reach srun whole; the proxy's command is kept" ;;
+*) no "hydra-srun: options with values" "$hs" ;;
+esac
 # ---- AMD nodes (MI250X, xGMI), block networks (GB200 NVL72), Slingshot ----
 tp node-info "$NODES/mi250x.xml" "$NODES/mi250x.links"
 if check0 "amd: node-info mi250x"; then
