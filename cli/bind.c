@@ -498,18 +498,20 @@ static bool slurm_task(void)
 /* Whether this rank says that the launcher did not follow the placement:
  * one line a launch.  The first rank that finds it creates a mark in the
  * job's directory (the hostfile's, the user's own), named by the launch
- * (the launcher's Slurm step, else its PMIx namespace); where there is no
+ * (its PMIx namespace, else the launcher's Slurm step); where there is no
  * such name or directory, a node's local rank 0 and the rank 0 say it. */
 static bool first_to_say(const struct bind *b)
 {
 	char key[160] = "", path[4096];
 	const char *ns = env("PMIX_NAMESPACE");
 	long job = env_count("SLURM_JOB_ID"), step = env_count("SLURM_STEP_ID");
-	if (job >= 0 && step >= 0)
-		snprintf(key, sizeof key, "%ld.%ld", job, step);
-	else if (ns && strlen(ns) < 64 && strspn(ns, "abcdefghijklmnopqrstuvwxyz"
-		 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.@") == strlen(ns) && ns[0] != '.')
+	/* the namespace first: mpirun's own node's ranks are children of
+	 * mpirun (the batch step), the others' of orted (another step) */
+	if (ns && strlen(ns) < 64 && strspn(ns, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.@") == strlen(ns) && ns[0] != '.')
 		snprintf(key, sizeof key, "%s", ns);
+	else if (job >= 0 && step >= 0)
+		snprintf(key, sizeof key, "%ld.%ld", job, step);
 	const char *slash = b->hf ? strrchr(b->hf, '/') : NULL;
 	if (key[0] && slash &&
 	    snprintf(path, sizeof path, "%.*s/bind-moved.%s", (int)(slash - b->hf),
