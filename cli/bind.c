@@ -13,12 +13,17 @@
  * SLURM_STEP_GPUS / SLURM_JOB_GPUS / CUDA_VISIBLE_DEVICES), asks the core
  * for the node's placement (tp_job_place_node, exactly as task.c does, so
  * every rank of the node computes the same answer) and applies its part
- * (CPU affinity, CUDA_VISIBLE_DEVICES), then execs the program.  It fails
+ * (CPU affinity, CUDA_VISIBLE_DEVICES), then execs the program.  Its part
+ * is its launcher's local rank (local_rank) when the launcher says it, so
+ * that a launcher that did not follow the placement (a plain mpirun) still
+ * gives every rank of a node its own cores and GPUs; one line says that the
+ * placement was not followed (say_moved).  It fails
  * open: any problem is one line and the program runs unbound.  A rank that
  * is a Slurm task itself (srun: its parent is slurmstepd) is the plugin's,
  * and left alone.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,8 +45,15 @@ struct bind {
 	int32_t ntasks;
 	int32_t *mine;           /* ranks on this node, ascending */
 	int32_t nmine, local;    /* ... and this rank's index among them */
+	long lrank, lsize;       /* the launcher's local rank and count (-1:
+				    not said) */
+	const char *lfrom;       /* the variable that said it */
+	bool moved;              /* the launcher's order is not the placement's */
+	char moved_msg[TPK_LINE_MAX];
+	char short_msg[TPK_LINE_MAX];   /* the ranks share CPUs or GPUs */
 	struct tpk_hints hints;
 	char *graph_path, *gm_path;
+	const char *hf;          /* the placement's file */
 	int allowed[TPK_MAX_GPUS], visible[TPK_MAX_GPUS], ngpus;
 	const char *cvd;
 	tp_node_share share;
@@ -102,6 +114,60 @@ static long env_size(void)
 	return 0;
 }
 
+/* A count from the environment: >= 0, or -1 when unset or not a number. */
+static long env_count(const char *name)
+{
+	const char *v = env(name);
+	char *end;
+	if (!v || v[0] < '0' || v[0] > '9')
+		return -1;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	return errno || *end || n > BIND_MAX_TASKS ? -1 : n;
+}
+
+/* Where the launcher started this rank on its node: its local rank and the
+ * count of its ranks there, from the variables of the launcher that gave
+ * the rank (which: OMPI_COMM_WORLD_RANK, PMI_RANK, ...):
+ *   Open MPI 4.1 and 5 (PRRTE)  OMPI_COMM_WORLD_LOCAL_RANK, _LOCAL_SIZE
+ *   MPICH's Hydra               MPI_LOCALRANKID, MPI_LOCALNRANKS
+ *   PMIx launchers that say it  PMIX_LOCAL_RANK, PMIX_LOCAL_SIZE (Cray
+ *                               PALS; Open MPI's mpirun sets PMIX_RANK only)
+ *   a Slurm task                SLURM_LOCALID, and SLURM_STEP_TASKS_PER_NODE
+ *                               at SLURM_NODEID
+ * Slurm's are the launcher daemon's under mpirun and mpiexec (orted's and
+ * the proxy's step: one task a node), so they count only when the rank is
+ * that Slurm task: SLURM_PROCID is the rank and the step has the launch's
+ * size.  -1: not said. */
+static void local_rank(struct bind *b, const char *which, long size)
+{
+	static const char *const pairs[][3] = {
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+		  "OMPI_COMM_WORLD_LOCAL_SIZE" },
+		{ "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS" },
+		{ "PMIX_RANK", "PMIX_LOCAL_RANK", "PMIX_LOCAL_SIZE" },
+	};
+	b->lrank = b->lsize = -1;
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+		if (!strcmp(which, pairs[i][0]) && env_count(pairs[i][1]) >= 0) {
+			b->lrank = env_count(pairs[i][1]);
+			b->lsize = env_count(pairs[i][2]);
+			b->lfrom = pairs[i][1];
+			break;
+		}
+	long sid = env_count("SLURM_LOCALID"), steps = env_count("SLURM_STEP_NUM_TASKS");
+	if (b->lrank < 0 && sid >= 0 && env_count("SLURM_PROCID") == b->rank &&
+	    (size ? steps == size : steps >= 0)) {
+		const char *tpn = env("SLURM_STEP_TASKS_PER_NODE");
+		b->lrank = sid;
+		b->lsize = (long)tpk_tasks_on_node(tpn ? tpn : env("SLURM_TASKS_PER_NODE"),
+						   env_count("SLURM_NODEID"));
+		b->lfrom = "SLURM_LOCALID";
+	}
+	if (b->lsize >= 0 && b->lrank >= b->lsize)
+		b->lrank = b->lsize = -1;   /* not a place: as if not said */
+}
+
 static void short_hostname(char *out, size_t len)
 {
 	out[0] = '\0';
@@ -156,24 +222,56 @@ static int read_hostfile(struct bind *b, const char *path)
 	return rc;
 }
 
-/* This node's ranks, and where this rank stands among them. */
+/* This node's ranks, and where this rank stands among them: its place in
+ * the placement, or, when its launcher put it elsewhere (another node,
+ * another local rank, another count of ranks here), its launcher's local
+ * rank among the node's ranks.  Every rank of the node then takes the same
+ * list (the placement's ranks of this node, cut or filled up with the other
+ * ranks in order) and its own slot of the node's one answer, so no two of
+ * them get the same cores or GPUs.  A rank whose launcher does not say its
+ * local rank can only follow the placement. */
 static int node_ranks(struct bind *b)
 {
 	if (b->rank >= b->ntasks)
 		return why(b, "rank %ld, but the job's placement has %ld ranks",
 			   b->rank, (long)b->ntasks);
-	if (strcmp(b->names[b->rank], b->node))
-		return why(b, "rank %ld is placed on %.64s but runs on %.64s "
-			   "(the launcher did not follow the placement)", b->rank,
-			   b->names[b->rank], b->node);
 	if (!(b->mine = malloc(sizeof *b->mine * (size_t)b->ntasks)))
 		return why(b, "out of memory");
+	int32_t placed = -1;
 	for (int32_t t = 0; t < b->ntasks; t++)
 		if (!strcmp(b->names[t], b->node)) {
 			if (t == b->rank)
-				b->local = b->nmine;
+				placed = b->nmine;
 			b->mine[b->nmine++] = t;
 		}
+	if (placed >= 0 && (b->lrank < 0 || (b->lrank == placed &&
+					     (b->lsize < 0 || b->lsize == b->nmine)))) {
+		b->local = placed;
+		return 0;
+	}
+	if (b->lrank < 0)
+		return why(b, "rank %ld is placed on %.64s but runs on %.64s "
+			   "(the launcher did not follow the placement, and says "
+			   "no local rank)", b->rank, b->names[b->rank], b->node);
+	long n = b->lsize >= 0 ? b->lsize : b->nmine;
+	if (n <= b->lrank || n > b->ntasks)
+		return why(b, "%s=%ld, but %ld ranks run on %.64s", b->lfrom,
+			   b->lrank, n, b->node);
+	int32_t here = b->nmine;
+	/* fill up with the ranks placed elsewhere, in rank order */
+	for (int32_t t = 0; t < b->ntasks && b->nmine < n; t++)
+		if (strcmp(b->names[t], b->node))
+			b->mine[b->nmine++] = t;
+	b->nmine = (int32_t)n;
+	b->local = (int32_t)b->lrank;
+	b->moved = true;
+	if (placed >= 0)
+		tpk_line(b->moved_msg, sizeof b->moved_msg, "rank %ld is local rank "
+			 "%ld of %ld on %.64s, placed as %ld of %ld", b->rank, b->lrank,
+			 n, b->node, (long)placed, (long)here);
+	else
+		tpk_line(b->moved_msg, sizeof b->moved_msg, "rank %ld runs on %.64s, "
+			 "placed on %.64s", b->rank, b->node, b->names[b->rank]);
 	return 0;
 }
 
@@ -359,9 +457,28 @@ static int apply(struct bind *b)
 			rc = bind_cpus(b, &p);
 		else if (p.cpu_error)
 			rc = why(b, "CPU binding: %s", p.cpu_note);
+		else if (b->nmine > 1)   /* fewer cores than ranks, say */
+			tpk_line(b->short_msg, sizeof b->short_msg, "%s: the %ld "
+				 "ranks of %.64s share its CPUs", p.cpu_note,
+				 (long)b->nmine, b->node);
 	}
 	tp_node_placement_free(&p);
 	return rc;
+}
+
+/* Fewer GPUs than ranks: neighbouring ranks share one. */
+static void short_gpus(struct bind *b)
+{
+	size_t d = strlen(b->short_msg);
+	if (!b->share.want_gpus || b->ngpus >= b->nmine)
+		return;
+	if (d)   /* one line: the CPUs' already */
+		snprintf(b->short_msg + d, sizeof b->short_msg - d, ", and its %d "
+			 "GPUs", b->ngpus);
+	else
+		tpk_line(b->short_msg, sizeof b->short_msg, "%ld ranks on %.64s, "
+			 "which has %d GPUs for them: ranks share GPUs",
+			 (long)b->nmine, b->node, b->ngpus);
 }
 
 /* Is this rank a Slurm task itself (srun --mpi=...)?  Then the plugin
@@ -378,6 +495,63 @@ static bool slurm_task(void)
 	return yes;
 }
 
+/* Whether this rank says that the launcher did not follow the placement:
+ * one line a launch.  The first rank that finds it creates a mark in the
+ * job's directory (the hostfile's, the user's own), named by the launch
+ * (its PMIx namespace, else the launcher's Slurm step); where there is no
+ * such name or directory, a node's local rank 0 and the rank 0 say it. */
+static bool first_to_say(const struct bind *b)
+{
+	char key[160] = "", path[4096];
+	const char *ns = env("PMIX_NAMESPACE");
+	long job = env_count("SLURM_JOB_ID"), step = env_count("SLURM_STEP_ID");
+	/* the namespace first: mpirun's own node's ranks are children of
+	 * mpirun (the batch step), the others' of orted (another step) */
+	if (ns && strlen(ns) < 64 && strspn(ns, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.@") == strlen(ns) && ns[0] != '.')
+		snprintf(key, sizeof key, "%s", ns);
+	else if (job >= 0 && step >= 0)
+		snprintf(key, sizeof key, "%ld.%ld", job, step);
+	const char *slash = b->hf ? strrchr(b->hf, '/') : NULL;
+	if (key[0] && slash &&
+	    snprintf(path, sizeof path, "%.*s/bind-moved.%s", (int)(slash - b->hf),
+		     b->hf, key) < (int)sizeof path) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			      O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			close(fd);
+			return true;
+		}
+		if (errno == EEXIST)
+			return false;
+	}
+	return b->lrank == 0 || b->rank == 0;
+}
+
+static void say_moved(const struct bind *b)
+{
+	if (!b->moved || !first_to_say(b))
+		return;
+	const char *how = !strcmp(b->lfrom, "OMPI_COMM_WORLD_LOCAL_RANK")
+		? "mpirun --map-by seq --hostfile \"$TOPOPLACE_HOSTFILE\""
+		: !strcmp(b->lfrom, "MPI_LOCALRANKID")
+		? "mpiexec with the HYDRA_* variables the batch step exports, or "
+		  "srun --mpi=pmi2 (see topoplace(1), bind)"
+		: "srun";
+	fprintf(stderr, "topoplace bind: note: the launcher did not follow the "
+		"job's placement (%s): each rank is bound by its local rank (%s); "
+		"to follow the placement: %s\n", b->moved_msg, b->lfrom, how);
+}
+
+/* A node with fewer CPUs or GPUs than its ranks: they share them, and the
+ * node's local rank 0 says so. */
+static void say_short(const struct bind *b)
+{
+	if (b->local != 0 || !b->short_msg[0])
+		return;
+	fprintf(stderr, "topoplace bind: note: %s\n", b->short_msg);
+}
+
 /* Everything up to the exec; problems land in b->msg. */
 static void bind_rank(struct bind *b)
 {
@@ -388,6 +562,7 @@ static void bind_rank(struct bind *b)
 	const char *which = NULL, *hf = env("TOPOPLACE_HOSTFILE");
 	if (!hf)
 		hf = env("SLURM_HOSTFILE");
+	b->hf = hf;
 	if ((b->rank = env_rank(&which)) < 0) {
 		if (b->rank == -1)
 			why(b, "no rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, "
@@ -414,6 +589,7 @@ static void bind_rank(struct bind *b)
 			    (long)b->ntasks);
 			return;
 		}
+		local_rank(b, which, size);
 		if (node_ranks(b) < 0)
 			return;
 	}
@@ -426,7 +602,11 @@ static void bind_rank(struct bind *b)
 	b->share.ntasks = b->nmine;
 	if (tpk_hints_pattern(&b->hints) && make_job(b) < 0)
 		return;
-	if (apply(b) == 0 && b->verbose && b->done[0])
+	int rc = apply(b);
+	short_gpus(b);
+	say_moved(b);
+	say_short(b);
+	if (rc == 0 && b->verbose && b->done[0])
 		fprintf(stderr, "topoplace bind: rank %ld on %s:%s\n", b->rank,
 			b->node, b->done);
 }

@@ -82,6 +82,9 @@ bool tpk_gpu_var_follows(const char *const *vals, int src, int i);
 /* Sum of a SLURM_TASKS_PER_NODE spec ("2(x3),1" = 7) and its node count;
  * -1 when malformed. */
 int64_t tpk_tasks_per_node_sum(const char *spec, int64_t *nnodes);
+/* The count a SLURM_TASKS_PER_NODE spec gives node index node ("2(x3),1",
+ * node 3: 1); -1 when malformed or beyond its nodes. */
+int64_t tpk_tasks_on_node(const char *spec, int64_t node);
 /* SLURM_JOB_CPUS_PER_NODE ("8(x2),4") divided by the CPUs per task, as a
  * spec of how many tasks each node holds ("4(x2),2"); -1 when malformed. */
 int tpk_capacity_spec(const char *cpus_per_node, int64_t cpus_per_task,

@@ -161,6 +161,24 @@ int64_t tpk_tasks_per_node_sum(const char *spec, int64_t *nnodes)
 	return s.tasks;
 }
 
+struct at { int64_t node, seen, count; };
+
+static void at_item(long long v, long long rep, void *arg)
+{
+	struct at *a = arg;
+	if (a->count < 0 && a->node < a->seen + rep)
+		a->count = v;
+	a->seen += rep;
+}
+
+int64_t tpk_tasks_on_node(const char *spec, int64_t node)
+{
+	struct at a = { node, 0, -1 };
+	if (node < 0 || walk_spec(spec, at_item, &a) < 0)
+		return -1;
+	return a.count;
+}
+
 struct div { int64_t per; char *out; size_t len, used; bool bad; };
 
 static void div_item(long long v, long long rep, void *arg)

@@ -147,12 +147,13 @@ static void export_launchers(spank_t sp, const struct tpk_site *site,
 	snprintf(exec, sizeof exec, "%s/topoplace-hydra-srun", dir);
 	if (access(exec, X_OK) != 0) {
 		/* said where the job asked for a report; the slurmd log has it */
+		char line[TPK_LINE_MAX];
+		tpk_line(line, sizeof line, "topoplace: %s is missing: mpiexec "
+			 "(MPICH) keeps Slurm's order", exec);
 		if (report)
-			slurm_spank_log("topoplace: %s is missing: mpiexec (MPICH) "
-					"keeps Slurm's order", exec);
+			slurm_spank_log("%s", line);
 		else
-			slurm_info("topoplace: %s is missing: mpiexec (MPICH) "
-				   "keeps Slurm's order", exec);
+			slurm_info("%s", line);
 		return;
 	}
 	spank_setenv(sp, "HYDRA_HOST_FILE", r->mpichfile, 1);
@@ -232,9 +233,12 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 		}
 		snprintf(placed_dir, sizeof placed_dir, "%s", r.dir);
 		export_launchers(sp, site, &r, hints->report);
-		slurm_info("topoplace: job %u: %s mapping of %lld tasks in %.1f ms, "
-			   "SLURM_HOSTFILE=%s", jobid, r.policy,
-			   (long long)step.ntasks, r.elapsed_ms, r.hostfile);
+		/* the path is the job's TMPDIR's: escaped, one bounded line */
+		char line[TPK_LINE_MAX];
+		tpk_line(line, sizeof line, "topoplace: job %u: %s mapping of %lld "
+			 "tasks in %.1f ms, SLURM_HOSTFILE=%s", jobid, r.policy,
+			 (long long)step.ntasks, r.elapsed_ms, r.hostfile);
+		slurm_info("%s", line);
 	}
 	log_result(&r);
 out:

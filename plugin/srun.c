@@ -321,7 +321,10 @@ static void place(const struct tpk_site *site, const struct tpk_srun_args *args)
 		hostfile_set = true;
 		if (!atexit_done && atexit(remove_at_exit) == 0)
 			atexit_done = true;
-		slurm_debug("topoplace: SLURM_HOSTFILE=%s (%s)", r.hostfile, r.policy);
+		char hf_line[TPK_LINE_MAX];
+		tpk_line(hf_line, sizeof hf_line, "topoplace: SLURM_HOSTFILE=%s (%s)",
+			 r.hostfile, r.policy);
+		slurm_debug("%s", hf_line);
 	} else if (ours) {
 		unset_ours();   /* the batch mapping is for other tasks */
 	}

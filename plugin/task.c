@@ -180,14 +180,20 @@ void tpk_step_prepare_node(spank_t sp, const struct tpk_site *site,
 	tp_error_clear(&err);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (tp_node_detect(site->node_cache, TP_NODE_DETECT_PREPARE, &n, &err) < 0)
-		slurm_info("topoplace: this node's model: %s (the step will "
-			   "detect it without the cache)", err.msg);
+	char line[TPK_LINE_MAX];
+	if (tp_node_detect(site->node_cache, TP_NODE_DETECT_PREPARE, &n, &err) < 0) {
+		/* file names and their contents: escaped, one bounded line */
+		tpk_line(line, sizeof line, "topoplace: this node's model: %s (the "
+			 "step will detect it without the cache)", err.msg);
+		slurm_info("%s", line);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (n)
-		slurm_verbose("topoplace: %s detected in %.0f ms", tp_node_source(n),
-			      (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-			      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	if (n) {
+		tpk_line(line, sizeof line, "topoplace: %s detected in %.0f ms",
+			 tp_node_source(n), (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			 (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+		slurm_verbose("%s", line);
+	}
 	tp_node_destroy(n);
 }
 
@@ -248,7 +254,10 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	} else if ((site->node_detect
 		    ? tp_job_detect_node(job, node_name, site->node_cache, &err)
 		    : tp_job_preload_node(job, node_name, &err)) < 0) {
-		slurm_debug("topoplace: no node model preloaded: %s", err.msg);
+		char line[TPK_LINE_MAX];
+		tpk_line(line, sizeof line, "topoplace: no node model preloaded: %s",
+			 err.msg);
+		slurm_debug("%s", line);
 	}
 	free(graph);   /* parsed by tp_job_create, not kept */
 	free(gm);
@@ -522,7 +531,8 @@ static void apply(spank_t sp, const struct tpk_hints *h, struct task *t,
 			 p->cpu_note);
 		say_once(line, node_first);
 	} else {
-		slurm_debug("topoplace: CPU binding: %s", p->cpu_note);
+		tpk_line(line, sizeof line, "topoplace: CPU binding: %s", p->cpu_note);
+		slurm_debug("%s", line);
 	}
 }
 

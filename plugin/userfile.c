@@ -234,8 +234,8 @@ void tpk_remove_private_dir(const char *dir, const struct tpk_cred *cred)
 		return;
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd >= 0) {
-		/* The directory is ours (mkdtemp): the hostfile and the core's
-		 * temporary of the atomic write.  unlinkat() removes links, never
+		/* The directory is ours (mkdtemp): the hostfile, the core's
+		 * temporary of the atomic write, topoplace bind's marks.  unlinkat() removes links, never
 		 * what they point to, and fails on directories. */
 		int dfd2 = dup(dfd);
 		DIR *dp = dfd2 >= 0 ? fdopendir(dfd2) : NULL;

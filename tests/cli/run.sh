@@ -1128,6 +1128,55 @@ if [ "$nproc_ok" -ge 2 ]; then
 		[ "$(echo "$two $(cat "$tmp/out")" | tr ' ' '\n' | cut -d: -f1 | sort -u | wc -l)" = 2 ]; then
 		ok "bind: under an mpiexec left in its own order, a node's ranks are Hydra's block (MPI_LOCALRANKID, MPI_LOCALNRANKS)"
 	else no "bind: Hydra's blocks" "ranks 3 and 2: [$two] [$(cat "$tmp/out")] $(cat "$tmp/err")"; fi
+	# a launcher that did not follow the placement (plain mpirun: ranks 0
+	# and 1 here, its own order), bound by the local rank it says: distinct
+	# CPUs and GPUs, and one line (the first rank that sees it marks the
+	# launch in the hostfile's directory) saying how to follow it
+	rm -f "$tmp"/bind-moved.*
+	got="" notes=0
+	for r in 0 1; do
+		bindrun $r ${OPT}topo_stencil=$ST ${OPT}topo_policy=block PMI_RANK= OMPI_COMM_WORLD_RANK=$r \
+			OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_LOCAL_RANK=$r OMPI_COMM_WORLD_LOCAL_SIZE=2 \
+			SLURM_JOB_ID=7 SLURM_STEP_ID=3
+		got="$got${got:+ }$(cat "$tmp/out")"
+		notes=$((notes + $(grep -c '^topoplace bind: note: the launcher did not follow the job.s placement (rank 1 runs on '"$HOST"', placed on other): each rank is bound by its local rank (OMPI_COMM_WORLD_LOCAL_RANK); to follow the placement: mpirun --map-by seq --hostfile "\$TOPOPLACE_HOSTFILE"$' "$tmp/err")))
+	done
+	if [ "$notes" = 1 ] && [ -e "$tmp/bind-moved.7.3" ] &&
+		[ "$(echo "$got" | tr ' ' '\n' | cut -d: -f1 | sort -u | wc -l)" = 2 ] &&
+		[ "$(echo "$got" | tr ' ' '\n' | cut -d: -f3 | sort -u | paste -sd,)" = 0,1 ]; then
+		ok "bind: plain mpirun (Open MPI's order): bound by OMPI_COMM_WORLD_LOCAL_RANK, distinct CPUs and GPUs, one 'not followed' line"
+	else no "bind: plain mpirun's order" "notes $notes got [$got] $(cat "$tmp/err")"; fi
+	# the same launch seen again (rank 1 once more): the mark keeps it quiet
+	bindrun 1 ${OPT}topo_stencil=$ST PMI_RANK= OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=4 \
+		OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 SLURM_JOB_ID=7 SLURM_STEP_ID=3
+	if [ "$rc" = 0 ] && ! grep -q 'did not follow' "$tmp/err" && [ "$(cut -d: -f3 "$tmp/out")" = 1 ]; then
+		ok "bind: 'not followed' said once a launch (the mark of job 7 step 3)"
+	else no "bind: once a launch" "$(cat "$tmp/out") $(cat "$tmp/err")"; fi
+	# Hydra's local ranks (MPI_LOCALRANKID, MPI_LOCALNRANKS) with a count
+	# the placement does not give this node (3 here, placed 2): the node's
+	# list is filled up, every rank its own slot; without a launch name the
+	# local rank 0 says it, and says that 3 ranks share 2 cores and 2 GPUs
+	for r in 0 1 2; do
+		bindrun $r ${OPT}topo_stencil=$ST MPI_LOCALRANKID=$r MPI_LOCALNRANKS=3
+		eval "err$r=\$(cat \"\$tmp/err\")"
+		eval "gpu$r=\$(cut -d: -f3 \"\$tmp/out\")"
+	done
+	if printf '%s\n' "$err0" | grep -q "^topoplace bind: note: the launcher did not follow the job's placement (rank 0 is local rank 0 of 3 on $HOST, placed as 0 of 2): .*MPI_LOCALRANKID.*mpiexec with the HYDRA_\\* variables" &&
+		printf '%s\n' "$err0" | grep -q "^topoplace bind: note: $HOST: 3 tasks, but only 2 cores to bind them to: the 3 ranks of $HOST share its CPUs, and its 2 GPUs$" &&
+		! printf '%s\n' "$err1$err2" | grep -q note && [ "$gpu0 $gpu1 $gpu2" = "0 0 1" ]; then
+		ok "bind: 3 ranks on a node of 2 cores and 2 GPUs: they share, and its local rank 0 says so (one line), and that the placement was not followed"
+	else no "bind: more ranks than the node has" "[$err0] [$err1] [$err2] gpus $gpu0 $gpu1 $gpu2"; fi
+	# a Slurm task's own local rank (SLURM_LOCALID) counts; the launcher
+	# daemon's (orted: a step of one task a node) does not
+	bindrun 1 ${OPT}topo_stencil=$ST PMI_RANK= SLURM_PROCID=1 SLURM_LOCALID=1 SLURM_NODEID=0 \
+		SLURM_STEP_NUM_TASKS=4 SLURM_STEP_TASKS_PER_NODE="2(x2)"
+	one=$(cat "$tmp/out")
+	bindrun 1 ${OPT}topo_stencil=$ST PMI_RANK= PMIX_RANK=1 SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NODEID=0 \
+		SLURM_STEP_NUM_TASKS=2 SLURM_STEP_TASKS_PER_NODE="1(x2)"
+	if [ "${one##*:}" = 1 ] && [ "${one%%:*}" != "" ] &&
+		grep -q "rank 1 is placed on other but runs on $HOST (the launcher did not follow the placement, and says no local rank)" "$tmp/err"; then
+		ok "bind: SLURM_LOCALID of a Slurm task binds; a launcher daemon's SLURM_LOCALID is not the rank's"
+	else no "bind: SLURM_LOCALID" "[$one] $(cat "$tmp/err")"; fi
 fi
 # fail open: one line, the program runs with the environment untouched
 bindfail() {  # bindfail NAME MENTION RANK ENV...
@@ -1140,6 +1189,10 @@ bindfail() {  # bindfail NAME MENTION RANK ENV...
 }
 bindfail "bad stencil" "4xfoo" 0 ${OPT}topo_stencil=4xfoo
 bindfail "rank placed elsewhere" "rank 1 is placed on other but runs on $HOST" 1 ${OPT}topo_stencil=2x2
+bindfail "a local rank beyond the ranks here" "OMPI_COMM_WORLD_LOCAL_RANK=5, but 2 ranks run on $HOST" 1 ${OPT}topo_stencil=2x2 \
+	PMI_RANK= OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_LOCAL_RANK=5
+bindfail "more local ranks than ranks" "OMPI_COMM_WORLD_LOCAL_RANK=0, but 9 ranks run on $HOST" 1 ${OPT}topo_stencil=2x2 \
+	PMI_RANK= OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=9
 bindfail "rank beyond the placement" "rank 7, but the job's placement has 4 ranks" 7 ${OPT}topo_stencil=2x2
 bindfail "size differs" "8 ranks, but the job's placement is for 4" 0 ${OPT}topo_stencil=2x2 PMI_SIZE=8
 bindfail "no hostfile" "not placed" 0 ${OPT}topo_stencil=2x2 TOPOPLACE_HOSTFILE=
@@ -1159,6 +1212,21 @@ if [ "$rc" = 127 ] && grep -q '^topoplace bind: /nonexistent/prog: No such file'
 else no "bind: missing program" "rc $rc $(cat "$tmp/err")"; fi
 fails2 "bind: no program" "missing PROGRAM" - bind --
 fails2 "bind: unknown option" "unknown option '-x'" - bind -x prog
+# ---- contrib/topoplace-hydra-srun: Hydra's srun line, srun's options ----
+# srun itself is a stand-in that prints its arguments (TOPOPLACE_SRUN); the
+# options Hydra adds from HYDRA_LAUNCHER_EXTRA_ARGS reach it with their
+# separate values, and the proxy's command stays the proxy's
+HS=$(cd "$(dirname "$0")/../.." && pwd)/contrib/topoplace-hydra-srun
+printf '#!/bin/sh\nfor a do printf "[%%s]" "$a"; done; echo\n' > "$tmp/srun-args"
+chmod +x "$tmp/srun-args"
+hs=$(TOPOPLACE_SRUN="$tmp/srun-args" sh "$HS" --nodelist a,b -N 2 -n 2 --input none \
+	--external-launcher -t 10 --time=5 -p debug --mpi none -v --account=x -J j \
+	/usr/bin/hydra_pmi_proxy --control-port h:1 --proxy-id -1 2>&1)
+case "$hs" in
+*"[--input][none][--external-launcher][-t][10][--time=5][-p][debug][--mpi][none][-v][--account=x][-J][j]["*"][--proxy][/usr/bin/hydra_pmi_proxy][--control-port][h:1][--proxy-id][-1]")
+	ok "hydra-srun: srun options with separate values (-t 10, -p debug, --mpi none) reach srun whole; the proxy's command is kept" ;;
+*) no "hydra-srun: options with values" "$hs" ;;
+esac
 # ---- AMD nodes (MI250X, xGMI), block networks (GB200 NVL72), Slingshot ----
 tp node-info "$NODES/mi250x.xml" "$NODES/mi250x.links"
 if check0 "amd: node-info mi250x"; then

@@ -9,6 +9,9 @@
 #           with `topoplace bind`), rank r runs on the node the mapping
 #           gives, with the CPUs and GPUs topoplace map gives it; the
 #           launchers' daemons raise no topoplace line
+#   any order  plain mpirun and mpiexec in their own order, with topoplace
+#           bind: no two ranks of a node share a CPU or GPU, one line says
+#           the placement was not followed
 #   formats topoplace map --format rankfile / mpich read by the real
 #           mpirun --rankfile and mpiexec -f
 #
@@ -328,6 +331,47 @@ if [ "$n" = 0 ] && [ -s "$W/la.jobid" ]; then
 else
 	bad "launch: quiet daemons" "$(grep topoplace "$W/la.err" | head -3)"
 fi
+
+# ------------------------------------------------------------ any order
+# launchers that do not follow the placement, with topoplace bind: a plain
+# mpirun (Open MPI's own order) and an mpiexec left in Hydra's own order
+# (the batch step's HYDRA_* settings removed).  Each rank binds by its
+# launcher's local rank: no two ranks of a node share a CPU or a GPU, and
+# one line a launch says that the placement was not followed.
+script lp "$LAUNCH
+L lp-mpirun mpirun.openmpi $CLI bind -- ./ring-ompi
+L lp-mpiexec env -u HYDRA_HOST_FILE -u HYDRA_RMK -u HYDRA_LAUNCHER -u HYDRA_LAUNCHER_EXEC -u TOPOPLACE_MPIEXEC mpiexec.mpich $CLI bind -- ./ring-mpich"
+as_user "sbatch --parsable -o lp.out -e lp.err -N6 --ntasks-per-node=2 --gpus-per-node=2 --topo-graph=trace-ompi.json ./lp.sh" > "$W/lp.jobid" 2>&1
+wait_jobs
+# "host:cpu" and "host:gpu" items that two ranks hold, and ranks without
+# a single CPU or GPU of their own
+shared() {
+	awk '$1 == "RANK" {
+		n++
+		split($8, c, ","); for (i in c) { k = split(c[i], r, "-"); lo = r[1]; hi = k > 1 ? r[2] : r[1]
+			for (x = lo; x <= hi; x++) if (cpu[$6 ":" x]++) printf "cpu %s:%d ", $6, x }
+		if ($10 == "" || $10 ~ /,/) printf "rank %s has GPUs [%s] ", $2, $10
+		split($10, g, ","); for (i in g) if (gpu[$6 ":" g[i]]++) printf "gpu %s:%s ", $6, g[i]
+	} END { if (n != 12) printf "%d ranks, not 12", n }' "$1" 2>/dev/null
+}
+for t in mpirun:"plain mpirun + topoplace bind (Open MPI's own order)" \
+	 mpiexec:"plain mpiexec + topoplace bind (Hydra's own order)"; do
+	name=${t%%:*}; what=${t#*:}
+	sh_=$(shared "$W/lp-$name.txt")
+	if [ -s "$W/lp-$name.txt" ] && [ -z "$sh_" ]; then
+		ok "launch $what: every rank of a node has its own CPU and GPU (0 shared)"
+	else
+		bad "launch $what: 0 shared" "$sh_" "$(ranks "$W/lp-$name.txt")" "$(grep -v '^$' "$W/lp-$name.stderr" 2>/dev/null | head -3)"
+	fi
+	n=$(grep -c "^topoplace bind: note: the launcher did not follow the job's placement" "$W/lp-$name.stderr" 2>/dev/null)
+	e=$(grep -c "^topoplace bind: error" "$W/lp-$name.stderr" 2>/dev/null)
+	if [ "$n" = 1 ] && [ "$e" = 0 ]; then
+		ok "launch $what: one line says the placement was not followed, and how to follow it"
+	else
+		bad "launch $what: one 'not followed' line" "$n such lines, $e errors" "$(grep topoplace "$W/lp-$name.stderr" 2>/dev/null | head -3)"
+	fi
+done
+retried "$W/lp.out"
 
 # ------------------------------------------------------------ formats
 # the real launchers read topoplace map's rankfile and MPICH host file.

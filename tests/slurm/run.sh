@@ -888,6 +888,11 @@ submit t14a -N2 --topo-stencil=10000000x1 --export=ALL,SLURM_NTASKS=10000000
 # S2: escape sequences in an option reach no log raw
 script t14b "$SHOW"
 submit t14b -N1 "--topo-stencil=$(printf '2x1:bytes=\033[31mRED')"
+# S3: a TMPDIR with a newline and an escape sequence (the hostfile's
+# directory is made in it): the slurmd log's line for the job is one line,
+# escaped
+script t14s3 "$SHOW"
+as_user "d=\$'$H/t14s3\\n\\e[31mFORGED'; mkdir -p \"\$d\" && TMPDIR=\$d sbatch --parsable -o t14s3.out -e t14s3.err -N3 -n10 --topo-stencil=5x2:5pt --topo-report ./t14s3.sh > t14s3.jobid"
 # a relative --topo-graph, then cd elsewhere: taken from the submit directory
 script t14c "cd /tmp
 echo \"MAP=\$(srun -l hostname | sort -n | awk '{print \$2}' | paste -sd' ')\"
@@ -906,6 +911,15 @@ if [ "$raw" = 0 ] && grep -q 'bytes=\(\\x1b\|?\)\[31mRED' "$W/t14b.err"; then
 	ok "14 S2 an escape sequence in --topo-stencil: shown escaped, raw nowhere (job stderr, slurmd logs)"
 else
 	bad "14 S2 escape sequences" "raw ESC in $raw files" "stderr: $(cat -v "$W/t14b.err" | head -3)"
+fi
+j=$(cat "$W/t14s3.jobid" 2>/dev/null)
+l=$(grep -h "topoplace: job $j: " "$DIR"/log/slurmd-*.log 2>/dev/null)
+if [ -n "$j" ] && [ "$(printf '%s\n' "$l" | grep -c .)" = 1 ] &&
+	printf '%s\n' "$l" | grep -q "SLURM_HOSTFILE=$H/t14s3\\\\x0a\\\\x1b\\[31mFORGED/[^ ]*/hostfile$" &&
+	! grep -q '^\[31mFORGED\|^FORGED' "$DIR"/log/slurmd-*.log; then
+	ok "14 S3 a TMPDIR with a newline and an escape sequence: the slurmd log's line is one line, escaped (\\x0a, \\x1b)"
+else
+	bad "14 S3 TMPDIR in the slurmd log" "job [$j] line [$(printf '%s' "$l" | cat -v)]" "stderr: $(head -3 "$W/t14s3.err" 2>/dev/null)"
 fi
 f=$W/t14c.out
 exp=$(expected "$(val NL "$f")" --tasks-per-node "$(val TPN "$f")" --graph "$W/grid.json")

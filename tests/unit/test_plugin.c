@@ -442,6 +442,15 @@ START_TEST(task_specs)
 	ck_assert_int_eq(tpk_tasks_per_node_sum("2(x)", NULL), -1);
 	ck_assert_int_eq(tpk_tasks_per_node_sum("a", NULL), -1);
 	ck_assert_int_eq(tpk_tasks_per_node_sum("1(x2147483648)", NULL), -1);
+	/* one node's count: what topoplace bind reads at SLURM_NODEID */
+	ck_assert_int_eq(tpk_tasks_on_node("2(x3),1", 0), 2);
+	ck_assert_int_eq(tpk_tasks_on_node("2(x3),1", 2), 2);
+	ck_assert_int_eq(tpk_tasks_on_node("2(x3),1", 3), 1);
+	ck_assert_int_eq(tpk_tasks_on_node("2(x3),1", 4), -1);
+	ck_assert_int_eq(tpk_tasks_on_node("2(x3),1", -1), -1);
+	ck_assert_int_eq(tpk_tasks_on_node("3,0,5", 1), 0);
+	ck_assert_int_eq(tpk_tasks_on_node("2(x", 0), -1);
+	ck_assert_int_eq(tpk_tasks_on_node(NULL, 0), -1);
 	char cap[64];
 	ck_assert_int_eq(tpk_capacity_spec("8(x2),4", 2, cap, sizeof cap), 0);
 	ck_assert_str_eq(cap, "4(x2),2(x1)");

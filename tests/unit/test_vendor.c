@@ -5,12 +5,15 @@
  * against shell scripts standing in for nvidia-smi and rocm-smi. */
 #include <errno.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "testutil.h"
 #include "internal.h"
 #include "node/node_internal.h"
+#include "node/node_vendor.h"
 
 #ifndef TP_STANDIN_DIR
 #define TP_STANDIN_DIR "build/standin"
@@ -471,6 +474,51 @@ START_TEST(tool_amd_smi)
 }
 END_TEST
 
+/* ---- closing the child's descriptors ---- */
+
+/* In a child: descriptors 3 and up opened (some far up, one of them a
+ * directory), tp_vendor_close_from(3, skip), then which of them are still
+ * open, and whether 0-2 are; the exit status says it (0: as wanted). */
+static int close_child(unsigned skip)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fds[6] = { open("/dev/null", O_RDONLY), open("/", O_RDONLY),
+			       dup2(0, 50), dup2(1, 200), dup2(2, 1000), -1 };
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 2000 &&
+		    rl.rlim_cur != RLIM_INFINITY)
+			fds[5] = dup2(0, (int)rl.rlim_cur - 1);   /* the last one */
+		for (int i = 0; i < 5; i++)
+			if (fds[i] < 3)
+				_exit(2);
+		tp_vendor_close_from(3, skip);
+		for (int i = 0; i < 6; i++)
+			if (fds[i] >= 0 && fcntl(fds[i], F_GETFD) != -1)
+				_exit(10 + i);
+		for (int fd = 0; fd < 3; fd++)
+			if (fcntl(fd, F_GETFD) == -1)
+				_exit(20 + fd);
+		_exit(0);
+	}
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+START_TEST(close_descriptors)
+{
+	/* close_range where the kernel has it (5.9 and later) */
+	ck_assert_int_eq(close_child(0), 0);
+	/* as on RHEL 8's kernel: what /proc/self/fd lists */
+	ck_assert_int_eq(close_child(TP_CLOSE_NO_RANGE), 0);
+	/* without /proc either: every descriptor up to the limit */
+	ck_assert_int_eq(close_child(TP_CLOSE_NO_RANGE | TP_CLOSE_NO_PROC), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vendor");
@@ -492,6 +540,7 @@ int main(void)
 	tcase_add_test(tt, tool_hangs);
 	tcase_add_test(tt, tool_rocm_smi);
 	tcase_add_test(tt, tool_amd_smi);
+	tcase_add_test(tt, close_descriptors);
 	suite_add_tcase(s, tt);
 	return tp_test_run(s);
 }

@@ -52,6 +52,14 @@ int tp_vendor_rocm_smi(struct tp_vendor_fab *f, const char *lib,
  * 1, as node_links.c reads rocm-smi's "Bandwidth" matrix. */
 int tp_vendor_xgmi_count(unsigned long long lo, unsigned long long hi);
 
+/* Close every descriptor from lo up, async-signal-safe (a forked child of
+ * a threaded slurmstepd): close_range(2), else (Linux before 5.9, or
+ * refused) each one /proc/self/fd lists, else every one up to
+ * RLIMIT_NOFILE.  skip: the ways not to try (the tests force the
+ * fallbacks). */
+enum { TP_CLOSE_NO_RANGE = 1, TP_CLOSE_NO_PROC = 2 };
+void tp_vendor_close_from(int lo, unsigned skip);
+
 /* The vendor tool's text for the model's GPUs (NVIDIA: nvidia-smi; AMD:
  * amd-smi, then rocm-smi) into n: TP_VENDOR_DONE (set, or why not in
  * source), TP_VENDOR_NONE (no tool), or a TP_E*. */

@@ -6,7 +6,8 @@
  * found in a fixed list of folders, never through $PATH; it runs with
  * fork() and execve() and an environment of its own (PATH of the system
  * folders, LC_ALL=C), in a process group of its own, stdin and stderr on
- * /dev/null, other descriptors closed; its output is bounded (1 MiB), and
+ * /dev/null, other descriptors closed (close_range, else what /proc/self/fd
+ * lists, else every one up to the limit); its output is bounded (1 MiB), and
  * past the time limit the whole group is killed and reaped: no zombie, no
  * orphan holding the pipe.  Between fork() and execve() the child calls
  * only async-signal-safe functions (slurmstepd has threads). */
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -65,6 +67,53 @@ static bool tool_find(const char *dirs, const char *name, char *path,
 	return false;
 }
 
+/* A record of getdents64 (the kernel's struct linux_dirent64). */
+struct fd_dirent {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+void tp_vendor_close_from(int lo, unsigned skip)
+{
+#ifdef SYS_close_range
+	if (!(skip & TP_CLOSE_NO_RANGE) &&
+	    syscall(SYS_close_range, (unsigned)lo, ~0U, 0U) == 0)
+		return;
+#endif
+	/* before Linux 5.9 (RHEL 8), or refused (ENOSYS, EINVAL, a seccomp
+	 * filter's EPERM): the descriptors /proc lists, read with the bare
+	 * system call (readdir may allocate: not async-signal-safe) */
+	int dir = skip & TP_CLOSE_NO_PROC ? -1
+		  : open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir >= 0) {
+		union { char b[4096]; uint64_t align; } buf;
+		long n;
+		while ((n = syscall(SYS_getdents64, dir, buf.b, sizeof buf.b)) > 0)
+			for (long off = 0; off < n;) {
+				const struct fd_dirent *d = (const void *)(buf.b + off);
+				int fd = 0;
+				const char *c = d->name;
+				for (; *c >= '0' && *c <= '9' && fd < (1 << 30); c++)
+					fd = fd * 10 + (*c - '0');
+				if (!*c && c != d->name && fd >= lo && fd != dir)
+					close(fd);
+				off += d->reclen;
+			}
+		close(dir);
+		if (n == 0)
+			return;
+	}
+	/* no /proc: every descriptor up to the limit */
+	struct rlimit rl;
+	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+		   && rl.rlim_cur < (1 << 20) ? (long)rl.rlim_cur : 1 << 20;
+	for (long fd = lo; fd < max; fd++)
+		close((int)fd);
+}
+
 /* The child: stdout to the pipe, the rest to /dev/null, then the tool.
  * Only async-signal-safe calls. */
 static void child(int wfd, const char *path, char *const argv[],
@@ -75,9 +124,7 @@ static void child(int wfd, const char *path, char *const argv[],
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 2) < 0 ||
 	    dup2(wfd, 1) < 0)
 		_exit(127);
-#ifdef SYS_close_range
-	syscall(SYS_close_range, 3U, ~0U, 0U);
-#endif
+	tp_vendor_close_from(3, 0);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	execve(path, argv, envp);
 	_exit(127);
