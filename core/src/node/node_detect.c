@@ -8,8 +8,10 @@
  *
  * The cache file is node-HOST-KEY.xml, KEY a fingerprint of what the
  * model depends on: the boot (boot_id), the PCI devices present, the
- * online CPUs and NUMA nodes, hwloc's own input overrides, and the
- * versions of topoplace and hwloc.  A reboot or a hardware change picks a
+ * online CPUs and NUMA nodes, hwloc's own input overrides, the versions of
+ * topoplace and hwloc, and the cache's format.  The model is the whole
+ * node whatever cgroup cpuset the detection runs in (node.c topo_init):
+ * the first step of a node under ConstrainCores=yes stores all of it.  A reboot or a hardware change picks a
  * new name; the host's older files are removed when the new one is
  * written (the host in the name keeps a directory shared by mistake from
  * mixing nodes up).
@@ -38,6 +40,11 @@
 #define PCI_DIR "/sys/bus/pci/devices"
 #define CACHE_PREFIX "node-"
 #define CACHE_SUFFIX ".xml"
+/* What a cache file holds, part of its key: a file of an older format
+ * (before 2: only the CPUs of the cpuset it was detected in, and vendor
+ * answers that had failed) gets another name, is never read, and is
+ * removed when this format's file is written. */
+#define CACHE_FORMAT "2 whole node, answered parts recorded"
 
 /* ---------------------------------------------------------- fingerprint */
 
@@ -122,6 +129,7 @@ static const char *const hwloc_env[] = {
 static uint64_t fingerprint(void)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
+	h = fnv_str(h, CACHE_FORMAT);
 	h = fnv_str(h, TOPOPLACE_VERSION);
 	char api[32];
 	snprintf(api, sizeof api, "%x", hwloc_get_api_version());
