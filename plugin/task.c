@@ -238,6 +238,7 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	if (!gm)
 		q.gpu_matrix.name = NULL;
 	q.max_tasks = site->max_tasks;
+	tpk_request_budget(site, &q);
 	q.what.stencil = "--topo-stencil";
 	tp_error err;
 	tp_error_clear(&err);
