@@ -639,7 +639,8 @@ fi
 # cores next to its GPUs).  node7 and node8 get a model this host can hold:
 # duo.xml, 2 sockets x 1 core (CPUs 0 and 1), GPU0 on socket 1 and GPU1 on
 # socket 0; node1-6 keep nvl4.xml (16 cores, more than this host has).  The
-# site default cpu_bind=yes applies.
+# site default cpu_bind=yes applies.  Neither the plugstack line nor
+# topoplace.conf sets a time budget here: the plugin's default, 1000 ms.
 cp "$CONF" "$CONF.saved"
 install -m 0644 "$REPO/tests/data/nodes/duo.xml" "$DIR/etc/nodes/duo.xml"
 cat > "$CONF" <<EOF
@@ -647,7 +648,7 @@ Network=torus Dims=2x2x2 Wrap=yes
 NodeName=node[1-6] CoordOrder=x-major NodeTopology=nodes/nvl4.xml GpuLinks=nodes/nvl4.links
 NodeName=node[7-8] CoordOrder=x-major Offset=6 NodeTopology=nodes/duo.xml
 EOF
-TP_PLUGSTACK_ARGS="policy=auto time_budget_ms=300 max_file_bytes=1048576" bash "$HERE/cluster.sh" plugstack on
+TP_PLUGSTACK_ARGS="policy=auto max_file_bytes=1048576" bash "$HERE/cluster.sh" plugstack on
 echo '{"tasks": 4, "traffic": [[0, 1, 1e6], [2, 3, 1e6]]}' > "$W/gm4.json"
 chown "$TPUSER:" "$W/gm4.json"
 chmod 0600 "$W/gm4.json"
@@ -678,6 +679,11 @@ if [ "$got" = "$exp" ] && [ -n "$exp" ] &&
 else
 	bad "9a CPU binding" "expected: [$exp]" "got:      [$got]" "stderr: $(cat "$W/t9.err")"
 fi
+if [ "$(count_lines "^topoplace:   policy auto, metric [a-z-]*, time budget 1000 ms (the default inside a launch: no time_budget_ms= or TimeBudgetMs=)" "$W/t9.err")" -ge 1 ]; then
+	ok "9a no time_budget_ms= and no TimeBudgetMs=: --topo-report shows the plugin's 1000 ms default"
+else
+	bad "9a default time budget" "stderr: $(grep 'time budget' "$W/t9.err")"
+fi
 exp=$(want --gpu-matrix "$W/gm4.json")
 got=$(val GPU "$f")
 # the task on CPU 1 (socket 1) must have GPU0 (socket 1), and the other way
@@ -700,12 +706,17 @@ else
 fi
 
 # ---- 9f: a model with CPUs this host does not have (nvl4: 16 cores, the
-# step's cores 0-3 are CPUs 0-3): one error line per node, the job runs
-script t9f 'echo "B=$(srun --topo-stencil=8x1 bash -c "sed -n \"s/^Cpus_allowed_list:[[:space:]]*//p\" /proc/self/status" | sort -u | paste -sd" ")"'
+# step's cores 0-3 are CPUs 0-3): every task of both nodes hits the same
+# reason; it is said once for the step (not an error: the user asked for no
+# binding), an error with --topo-cpu-bind=yes, and the job runs
+script t9f 'echo "B=$(srun --topo-stencil=8x1 bash -c "sed -n \"s/^Cpus_allowed_list:[[:space:]]*//p\" /proc/self/status" | sort -u | paste -sd" ")"
+echo "Y=$(srun --topo-stencil=8x1 --topo-cpu-bind=yes true && echo ran)"'
 as_user "salloc -w node[1-2] -N2 --ntasks-per-node=4 ./t9f.sh > t9f.out 2> t9f.err"
-if [ "$(val B "$W/t9f.out")" = "0-1" ] &&
-	[ "$(count_lines "^topoplace: error: CPU binding: node[12]: CPU list .* of nvl4.xml is not within this step's CPUs here (0-1); Slurm's CPU binding kept" "$W/t9f.err")" = 2 ]; then
-	ok "9f node model with CPUs the node lacks: one error line per node, tasks run with Slurm's binding"
+if [ "$(val B "$W/t9f.out")" = "0-1" ] && [ "$(val Y "$W/t9f.out")" = ran ] &&
+	[ "$(count_lines "^topoplace: CPU binding: node1: CPU list .* of nvl4.xml is not within this step's CPUs here (0-1); Slurm's CPU binding kept" "$W/t9f.err")" = 1 ] &&
+	[ "$(count_lines "^topoplace: error: CPU binding: node1: CPU list .* of nvl4.xml is not within this step's CPUs here (0-1); Slurm's CPU binding kept" "$W/t9f.err")" = 1 ] &&
+	[ "$(count_lines "CPU binding" "$W/t9f.err")" = 2 ]; then
+	ok "9f node model with CPUs the node lacks: one line a step (8 tasks, 2 nodes), an error only with --topo-cpu-bind=yes; Slurm's binding kept"
 else
 	bad "9f node model with CPUs the node lacks" "got: [$(val B "$W/t9f.out")]" "stderr: $(cat "$W/t9f.err")"
 fi
