@@ -9,12 +9,12 @@
  * The cache file is node-HOST-KEY.xml, KEY a fingerprint of what the
  * model depends on: the boot (boot_id), the PCI devices present, the
  * online CPUs and NUMA nodes, hwloc's own input overrides, the versions of
- * topoplace and hwloc, and the cache's format.  The model is the whole
- * node whatever cgroup cpuset the detection runs in (node.c topo_init):
- * the first step of a node under ConstrainCores=yes stores all of it.  A reboot or a hardware change picks a
- * new name; the host's older files are removed when the new one is
- * written (the host in the name keeps a directory shared by mistake from
- * mixing nodes up).
+ * topoplace and hwloc, and the cache's format.  A reboot or a hardware
+ * change picks a new name; the host's older files are removed when the
+ * new one is written (the host in the name keeps a directory shared by
+ * mistake from mixing nodes up).  The model is the whole node whatever
+ * cgroup cpuset the detection runs in (node.c topo_init): the first step
+ * of a node under ConstrainCores=yes stores all of it.
  *
  * A cache is read only when it is trusted: a regular file owned by root,
  * writable by nobody else, in a directory owned by root that nobody else
@@ -326,6 +326,8 @@ static void read_record(const char *text, size_t len, bool *complete,
 	else if (strncmp(p, "complete; ", 10))
 		return;
 	p = strchr(p, ' ') + 1;
+	if (end < p)
+		return;                     /* "partial; -->": nothing named */
 	size_t k = (size_t)(end - p) < ANSWER_MAX - 1 ? (size_t)(end - p)
 						      : ANSWER_MAX - 1;
 	for (size_t i = 0; i < k; i++)      /* shown in logs: printable only */
