@@ -1104,8 +1104,9 @@ echo "SEL2=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json
 	cache=$(ls "$DIR"/state/*/cache/node-*.xml 2>/dev/null | head -1)
 	if [ -n "$cache" ] && [ "$(stat -c '%U %a' "$cache")" = "root 644" ] &&
 		grep -q 'name="NVLinkBandwidth"' "$cache" &&
+		grep -q '^<!-- topoplace node cache: complete; hwloc, NVML -->$' "$cache" &&
 		[ "$("$CLI" node-info "$cache" | grep -c 'NV4')" -ge 1 ]; then
-		ok "17c slurmstepd cached the node's model: root's, 0644, one hwloc XML with the NVLinks"
+		ok "17c slurmstepd cached the node's model: root's, 0644, one hwloc XML with the NVLinks, recorded complete (hwloc, NVML)"
 	else
 		bad "17c the node's cache" "$(ls -l "$DIR"/state/*/cache/ 2>&1 | head -8)"
 	fi
@@ -1122,6 +1123,33 @@ echo "SEL2=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json
 	for d in "$DIR"/state/*/cache; do chmod 0755 "$d"; done
 else
 	bad "17 cluster with detected node models did not start" "$(tail -3 "$DIR"/log/*.log 2>/dev/null)"
+fi
+
+# ---- 17e: NVML installed but not ready (the stand-in without its
+# description, as before the driver is up): the steps run, slurmstepd
+# caches hwloc's part marked partial, and each step asks NVML again; the
+# report names the part missing.  CPU binding on: nvl4's CPUs are not all
+# this host's, so the CPU line of --topo-report names the model.
+wait_jobs
+bash "$HERE/cluster.sh" stop >/dev/null 2>&1
+if [ -r "$SI/libnvidia-ml.so.1" ] && TP_GPUS=4 TP_NODE_MODEL= \
+	TP_PLUGSTACK_ARGS="policy=auto time_budget_ms=300 max_file_bytes=1048576" \
+	TP_SLURMD_ENV="HWLOC_XMLFILE=$NV4.xml LD_LIBRARY_PATH=$SI" \
+	bash "$HERE/cluster.sh" start >/dev/null 2>&1; then
+	for d in "$DIR"/state/*/cache; do rm -f "$d"/node-*.xml; done
+	script t17e 'for i in 1 2; do srun --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json --topo-report true; done; echo RAN=yes'
+	as_user "salloc -N2 --ntasks-per-node=4 --gpus-per-node=4 ./t17e.sh > t17e.out 2> t17e.err"
+	cache=$(ls "$DIR"/state/*/cache/node-*.xml 2>/dev/null | head -1)
+	if [ "$(val RAN "$W/t17e.out")" = yes ] && [ -n "$cache" ] &&
+		grep -q '^<!-- topoplace node cache: partial; hwloc; NVML not ready -->$' "$cache" &&
+		! grep -q 'name="NVLinkBandwidth"' "$cache" &&
+		[ "$(count_lines "^topoplace: .*detected (cached: hwloc; NVML not ready)" "$W/t17e.err")" -ge 2 ]; then
+		ok "17e NVML not ready: the steps run, the cache holds hwloc's part marked partial, the report says \"detected (cached: hwloc; NVML not ready)\""
+	else
+		bad "17e NVML not ready" "cache: $(grep -m1 'topoplace node cache' "$cache" 2>/dev/null)" "stderr: $(head -8 "$W/t17e.err")"
+	fi
+else
+	bad "17e cluster with an NVML not ready did not start" "$(tail -3 "$DIR"/log/*.log 2>/dev/null)"
 fi
 
 # ---- nothing left behind

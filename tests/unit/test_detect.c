@@ -330,6 +330,33 @@ START_TEST(cache_partial)
 	ck_assert_ptr_null(strstr(answered(n), "--"));
 	tp_node_destroy(n);
 	nvml_inits(log);
+	/* planted records: one that names nothing (partial: NVML asked
+	 * again), an unknown state (taken as complete), an unterminated
+	 * comment (a broken file: detected anew, NVML asked) */
+	static const struct { const char *rec; bool cached; int inits; } recs[] = {
+		{ "<!-- topoplace node cache: partial; -->\n", true, 1 },
+		{ "<!-- topoplace node cache: maybe; hwloc -->\n", true, 0 },
+		{ "<!-- topoplace node cache: partial; hwloc\n", false, 1 },
+	};
+	char *xml = model_xml("nvl4.xml");
+	for (int k = 0; k < 3; k++) {
+		char *nl = strchr(xml, '\n');
+		char *t = malloc(strlen(xml) + strlen(recs[k].rec) + 1);
+		size_t head = (size_t)(nl - xml) + 1;
+		memcpy(t, xml, head);
+		strcpy(t + head, recs[k].rec);
+		strcat(t, xml + head);
+		unlink(path);
+		plant(dir, t);
+		free(t);
+		n = detect_with(dir, 0, &o);
+		ck_assert_msg(cached(n) == recs[k].cached, "%d: %s", k,
+			      tp_node_source(n));
+		ck_assert_int_eq(tp_node_ngpus(n), 4);
+		tp_node_destroy(n);
+		ck_assert_int_eq(nvml_inits(log), recs[k].inits);
+	}
+	free(xml);
 	unsetenv("TOPOPLACE_STANDIN_LOG");
 	unsetenv("HWLOC_XMLFILE");
 	remove_dir(tools);
