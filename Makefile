@@ -510,6 +510,7 @@ abi-update: $(LIB_SO)
 
 cli-tests: $(CLI)
 	@sh tests/cli/run.sh $(CLI)
+	@sh tests/cli/cpuset.sh $(CLI)
 	@sh tests/cli/svg.sh $(CLI)
 	@sh tests/cli/corpus.sh $(BUILD)
 

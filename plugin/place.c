@@ -99,8 +99,8 @@ static void make_request(const struct tpk_site *site,
 	}
 	q->policy = h->policy;
 	q->default_policy = site->policy[0] ? site->policy : NULL;
-	q->default_time_budget_ms = site->time_budget_ms;
 	q->flags = h->report ? TP_JOB_METRICS : 0;
+	tpk_request_budget(site, q);
 	q->what.nodes = "SLURM_JOB_NODELIST";
 	q->what.slots = s->slots_what;
 	q->what.ntasks = s->ntasks_what;

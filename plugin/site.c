@@ -25,6 +25,12 @@ void tpk_site_defaults(struct tpk_site *s)
 	snprintf(s->node_cache, sizeof s->node_cache, "%s", TPK_DEFAULT_NODE_CACHE);
 }
 
+void tpk_request_budget(const struct tpk_site *s, tp_job_request *q)
+{
+	q->default_time_budget_ms = s->time_budget_ms;
+	q->flags |= TP_JOB_LAUNCH_BUDGET;
+}
+
 static int yes_no(const char *key, const char *v, bool *out, char *err,
 		  size_t len)
 {

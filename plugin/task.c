@@ -244,6 +244,7 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	if (!gm)
 		q.gpu_matrix.name = NULL;
 	q.max_tasks = site->max_tasks;
+	tpk_request_budget(site, &q);
 	q.what.stencil = "--topo-stencil";
 	tp_error err;
 	tp_error_clear(&err);
@@ -319,6 +320,30 @@ static void cpu_set_string(const cpu_set_t *set, char *out, size_t len)
 	}
 }
 
+/* CPU binding that topoplace does not apply: Slurm's own binding stays,
+ * so the reason is one line a step, not one a node or a task (a step on
+ * nodes of one kind hits the same one on each).  The step's first task
+ * (node 0, local task 0) says it; each node's first task puts its own in
+ * slurmd's log for the admin; --topo-report asks for every node's.  It is
+ * an error only when the user asked for topoplace's binding
+ * (--topo-cpu-bind=yes): by default the step simply runs as Slurm binds
+ * it. */
+static void cpu_kept(const struct tpk_hints *h, int lid, uint32_t nodeid,
+		     bool error, const char *why)
+{
+	char line[TPK_LINE_MAX];
+	bool asked = h->cpu_bind && !strcmp(h->cpu_bind, "yes");
+	tpk_line(line, sizeof line, "topoplace: %sCPU binding: %s; Slurm's CPU "
+		 "binding kept", error && asked ? "error: " : "", why);
+	bool node_first = lid == 0, step_first = node_first && nodeid == 0;
+	if (h->report ? node_first : step_first)
+		task_say(line);
+	else if (node_first)
+		slurm_info("%s", line);
+	else
+		slurm_debug("%s", line);
+}
+
 /* Every task's CPU list must lie in the step's CPUs here (the same check
  * on every task, so the node's first task speaks for all). */
 static const char *unusable_list(const tp_node_placement *p)
@@ -337,8 +362,8 @@ static const char *unusable_list(const tp_node_placement *p)
 }
 
 static void bind_cpus(spank_t sp, const struct tpk_hints *h, int lid,
-		      const tp_node_share *sh, const tp_node_placement *p,
-		      const char *cores)
+		      uint32_t nodeid, const tp_node_share *sh,
+		      const tp_node_placement *p, const char *cores)
 {
 	char line[TPK_LINE_MAX];
 	const char *bad = unusable_list(p);
@@ -347,10 +372,9 @@ static void bind_cpus(spank_t sp, const struct tpk_hints *h, int lid,
 		char have[256] = "?";
 		if (tpk_usable_cpus(&ok))
 			cpu_set_string(&ok, have, sizeof have);
-		tpk_line(line, sizeof line, "topoplace: error: CPU binding: %s: CPU "
-			 "list %s of %s is not within this step's CPUs here (%s); "
-			 "Slurm's CPU binding kept", sh->node, bad, p->model, have);
-		say_once(line, lid == 0);
+		snprintf(line, sizeof line, "%s: CPU list %s of %s is not within "
+			 "this step's CPUs here (%s)", sh->node, bad, p->model, have);
+		cpu_kept(h, lid, nodeid, true, line);
 		return;
 	}
 	cpu_set_t set;
@@ -524,12 +548,9 @@ static void apply(spank_t sp, const struct tpk_hints *h, struct task *t,
 	if (!t->sh.want_cpus)
 		return;
 	if (p->cpus_set) {
-		bind_cpus(sp, h, t->lid, &t->sh, p, t->cores);
+		bind_cpus(sp, h, t->lid, t->nodeid, &t->sh, p, t->cores);
 	} else if (p->cpu_error || h->report) {
-		tpk_line(line, sizeof line, "topoplace: %sCPU binding: %s; Slurm's "
-			 "CPU binding kept", p->cpu_error ? "error: " : "",
-			 p->cpu_note);
-		say_once(line, node_first);
+		cpu_kept(h, t->lid, t->nodeid, p->cpu_error, p->cpu_note);
 	} else {
 		tpk_line(line, sizeof line, "topoplace: CPU binding: %s", p->cpu_note);
 		slurm_debug("%s", line);

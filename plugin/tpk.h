@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <topoplace/job.h>
+
 #include "launch.h"
 
 #define TPK_PATH_MAX 4096
@@ -62,6 +64,11 @@ void tpk_site_defaults(struct tpk_site *s);
 /* Apply one "key=value" argument; 0, or -1 with one line in err (the
  * argument is then ignored). */
 int tpk_site_arg(struct tpk_site *s, const char *arg, char *err, size_t errlen);
+/* The time budget of a placement's request (srun, slurmstepd): the
+ * plugstack's time_budget_ms= as the default, else topoplace.conf's
+ * TimeBudgetMs=, else TP_JOB_LAUNCH_BUDGET_MS (never none: the launch
+ * waits for it). */
+void tpk_request_budget(const struct tpk_site *s, tp_job_request *q);
 
 /* ---- slurm_running.c: the Slurm that loaded the plugin ---- */
 

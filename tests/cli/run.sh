@@ -153,6 +153,15 @@ tp check-config "$C8"
 if check0 check-config && grep -q 512 "$tmp/out" && grep -qi torus "$tmp/out"
 then ok "check-config good file: $(head -1 "$tmp/out")"
 elif [ "$rc" -eq 0 ]; then no check-config "summary lacks torus/512: $(cat "$tmp/out")"; fi
+# which time budget applies where: none for map, 1000 ms inside a launch
+if grep -q "time budget none for topoplace map, 1000 ms in srun and slurmstepd .*(no TimeBudgetMs=)" "$tmp/out"
+then ok "check-config: the budget of map and of the plugin, without TimeBudgetMs="
+else no "check-config: the budget without TimeBudgetMs=" "$(grep -i budget "$tmp/out")"; fi
+printf 'TimeBudgetMs=0\n' | cat "$C8" - >"$tmp/budget0.conf"
+tp check-config "$tmp/budget0.conf"
+if check0 "check-config TimeBudgetMs=0" && grep -q "time budget none (TimeBudgetMs=0)" "$tmp/out"
+then ok "check-config: TimeBudgetMs=0 is no bound everywhere"
+elif [ "$rc" -eq 0 ]; then no "check-config TimeBudgetMs=0" "$(grep -i budget "$tmp/out")"; fi
 
 # ---- map: block, cyclic, slots ----
 

@@ -639,7 +639,8 @@ fi
 # cores next to its GPUs).  node7 and node8 get a model this host can hold:
 # duo.xml, 2 sockets x 1 core (CPUs 0 and 1), GPU0 on socket 1 and GPU1 on
 # socket 0; node1-6 keep nvl4.xml (16 cores, more than this host has).  The
-# site default cpu_bind=yes applies.
+# site default cpu_bind=yes applies.  Neither the plugstack line nor
+# topoplace.conf sets a time budget here: the plugin's default, 1000 ms.
 cp "$CONF" "$CONF.saved"
 install -m 0644 "$REPO/tests/data/nodes/duo.xml" "$DIR/etc/nodes/duo.xml"
 cat > "$CONF" <<EOF
@@ -647,7 +648,7 @@ Network=torus Dims=2x2x2 Wrap=yes
 NodeName=node[1-6] CoordOrder=x-major NodeTopology=nodes/nvl4.xml GpuLinks=nodes/nvl4.links
 NodeName=node[7-8] CoordOrder=x-major Offset=6 NodeTopology=nodes/duo.xml
 EOF
-TP_PLUGSTACK_ARGS="policy=auto time_budget_ms=300 max_file_bytes=1048576" bash "$HERE/cluster.sh" plugstack on
+TP_PLUGSTACK_ARGS="policy=auto max_file_bytes=1048576" bash "$HERE/cluster.sh" plugstack on
 echo '{"tasks": 4, "traffic": [[0, 1, 1e6], [2, 3, 1e6]]}' > "$W/gm4.json"
 chown "$TPUSER:" "$W/gm4.json"
 chmod 0600 "$W/gm4.json"
@@ -678,6 +679,11 @@ if [ "$got" = "$exp" ] && [ -n "$exp" ] &&
 else
 	bad "9a CPU binding" "expected: [$exp]" "got:      [$got]" "stderr: $(cat "$W/t9.err")"
 fi
+if [ "$(count_lines "^topoplace:   policy auto, metric [a-z-]*, time budget 1000 ms (the default inside a launch: no time_budget_ms= or TimeBudgetMs=)" "$W/t9.err")" -ge 1 ]; then
+	ok "9a no time_budget_ms= and no TimeBudgetMs=: --topo-report shows the plugin's 1000 ms default"
+else
+	bad "9a default time budget" "stderr: $(grep 'time budget' "$W/t9.err")"
+fi
 exp=$(want --gpu-matrix "$W/gm4.json")
 got=$(val GPU "$f")
 # the task on CPU 1 (socket 1) must have GPU0 (socket 1), and the other way
@@ -700,12 +706,17 @@ else
 fi
 
 # ---- 9f: a model with CPUs this host does not have (nvl4: 16 cores, the
-# step's cores 0-3 are CPUs 0-3): one error line per node, the job runs
-script t9f 'echo "B=$(srun --topo-stencil=8x1 bash -c "sed -n \"s/^Cpus_allowed_list:[[:space:]]*//p\" /proc/self/status" | sort -u | paste -sd" ")"'
+# step's cores 0-3 are CPUs 0-3): every task of both nodes hits the same
+# reason; it is said once for the step (not an error: the user asked for no
+# binding), an error with --topo-cpu-bind=yes, and the job runs
+script t9f 'echo "B=$(srun --topo-stencil=8x1 bash -c "sed -n \"s/^Cpus_allowed_list:[[:space:]]*//p\" /proc/self/status" | sort -u | paste -sd" ")"
+echo "Y=$(srun --topo-stencil=8x1 --topo-cpu-bind=yes true && echo ran)"'
 as_user "salloc -w node[1-2] -N2 --ntasks-per-node=4 ./t9f.sh > t9f.out 2> t9f.err"
-if [ "$(val B "$W/t9f.out")" = "0-1" ] &&
-	[ "$(count_lines "^topoplace: error: CPU binding: node[12]: CPU list .* of nvl4.xml is not within this step's CPUs here (0-1); Slurm's CPU binding kept" "$W/t9f.err")" = 2 ]; then
-	ok "9f node model with CPUs the node lacks: one error line per node, tasks run with Slurm's binding"
+if [ "$(val B "$W/t9f.out")" = "0-1" ] && [ "$(val Y "$W/t9f.out")" = ran ] &&
+	[ "$(count_lines "^topoplace: CPU binding: node1: CPU list .* of nvl4.xml is not within this step's CPUs here (0-1); Slurm's CPU binding kept" "$W/t9f.err")" = 1 ] &&
+	[ "$(count_lines "^topoplace: error: CPU binding: node1: CPU list .* of nvl4.xml is not within this step's CPUs here (0-1); Slurm's CPU binding kept" "$W/t9f.err")" = 1 ] &&
+	[ "$(count_lines "CPU binding" "$W/t9f.err")" = 2 ]; then
+	ok "9f node model with CPUs the node lacks: one line a step (8 tasks, 2 nodes), an error only with --topo-cpu-bind=yes; Slurm's binding kept"
 else
 	bad "9f node model with CPUs the node lacks" "got: [$(val B "$W/t9f.out")]" "stderr: $(cat "$W/t9f.err")"
 fi
@@ -1107,8 +1118,9 @@ echo "SEL2=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json
 	cache=$(ls "$DIR"/state/*/cache/node-*.xml 2>/dev/null | head -1)
 	if [ -n "$cache" ] && [ "$(stat -c '%U %a' "$cache")" = "root 644" ] &&
 		grep -q 'name="NVLinkBandwidth"' "$cache" &&
+		grep -q '^<!-- topoplace node cache: complete; hwloc, NVML -->$' "$cache" &&
 		[ "$("$CLI" node-info "$cache" | grep -c 'NV4')" -ge 1 ]; then
-		ok "17c slurmstepd cached the node's model: root's, 0644, one hwloc XML with the NVLinks"
+		ok "17c slurmstepd cached the node's model: root's, 0644, one hwloc XML with the NVLinks, recorded complete (hwloc, NVML)"
 	else
 		bad "17c the node's cache" "$(ls -l "$DIR"/state/*/cache/ 2>&1 | head -8)"
 	fi
@@ -1125,6 +1137,33 @@ echo "SEL2=$(g --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json
 	for d in "$DIR"/state/*/cache; do chmod 0755 "$d"; done
 else
 	bad "17 cluster with detected node models did not start" "$(tail -3 "$DIR"/log/*.log 2>/dev/null)"
+fi
+
+# ---- 17e: NVML installed but not ready (the stand-in without its
+# description, as before the driver is up): the steps run, slurmstepd
+# caches hwloc's part marked partial, and each step asks NVML again; the
+# report names the part missing.  CPU binding on: nvl4's CPUs are not all
+# this host's, so the CPU line of --topo-report names the model.
+wait_jobs
+bash "$HERE/cluster.sh" stop >/dev/null 2>&1
+if [ -r "$SI/libnvidia-ml.so.1" ] && TP_GPUS=4 TP_NODE_MODEL= \
+	TP_PLUGSTACK_ARGS="policy=auto time_budget_ms=300 max_file_bytes=1048576" \
+	TP_SLURMD_ENV="HWLOC_XMLFILE=$NV4.xml LD_LIBRARY_PATH=$SI" \
+	bash "$HERE/cluster.sh" start >/dev/null 2>&1; then
+	for d in "$DIR"/state/*/cache; do rm -f "$d"/node-*.xml; done
+	script t17e 'for i in 1 2; do srun --topo-stencil=8x1 --topo-policy=block --topo-gpu-matrix=gm8.json --topo-report true; done; echo RAN=yes'
+	as_user "salloc -N2 --ntasks-per-node=4 --gpus-per-node=4 ./t17e.sh > t17e.out 2> t17e.err"
+	cache=$(ls "$DIR"/state/*/cache/node-*.xml 2>/dev/null | head -1)
+	if [ "$(val RAN "$W/t17e.out")" = yes ] && [ -n "$cache" ] &&
+		grep -q '^<!-- topoplace node cache: partial; hwloc; NVML not ready -->$' "$cache" &&
+		! grep -q 'name="NVLinkBandwidth"' "$cache" &&
+		[ "$(count_lines "^topoplace: .*detected (cached: hwloc; NVML not ready)" "$W/t17e.err")" -ge 2 ]; then
+		ok "17e NVML not ready: the steps run, the cache holds hwloc's part marked partial, the report says \"detected (cached: hwloc; NVML not ready)\""
+	else
+		bad "17e NVML not ready" "cache: $(grep -m1 'topoplace node cache' "$cache" 2>/dev/null)" "stderr: $(head -8 "$W/t17e.err")"
+	fi
+else
+	bad "17e cluster with an NVML not ready did not start" "$(tail -3 "$DIR"/log/*.log 2>/dev/null)"
 fi
 
 # ---- nothing left behind

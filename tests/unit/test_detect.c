@@ -187,6 +187,183 @@ START_TEST(cache_trust)
 }
 END_TEST
 
+/* ---- only complete answers are kept for the boot ---- */
+
+#ifndef TP_STANDIN_DIR
+#define TP_STANDIN_DIR "build/standin"
+#endif
+#define STANDIN_NVML TP_STANDIN_DIR "/libnvidia-ml.so.1"
+#define DESC TP_SOURCE_DIR "/tests/standin/"
+
+static tp_node *detect_with(const char *dir, unsigned flags,
+			    const struct tp_vendor_opts *o)
+{
+	tp_node *n = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp__node_detect_opts(dir, flags, o, &n, &err) == 0, "%s",
+		      err.msg);
+	return n;
+}
+
+/* The source after "cached in PATH": "hwloc, NVML", or the whole source. */
+static const char *answered(const tp_node *n)
+{
+	static char buf[512];
+	const char *s = tp_node_source(n), *p = strstr(s, ".xml: ");
+	snprintf(buf, sizeof buf, "%s", p ? p + 6 : s);
+	size_t k = strlen(buf);
+	if (p && k && buf[k - 1] == ')')
+		buf[k - 1] = '\0';
+	return buf;
+}
+
+static char *file_text(const char *path)
+{
+	char *buf;
+	size_t len;
+	tp_error err;
+	ck_assert_int_eq(tp__read_file(path, 1 << 24, "cache", &buf, &len, &err), 0);
+	return buf;
+}
+
+/* The init calls the stand-in NVML saw since the last call. */
+static int nvml_inits(const char *log)
+{
+	int k = 0;
+	FILE *f = fopen(log, "r");
+	char line[64];
+	while (f && fgets(line, sizeof line, f))
+		k += !strcmp(line, "init\n");
+	if (f)
+		fclose(f);
+	unlink(log);
+	return k;
+}
+
+/* An NVML that does not start (the stand-in without a description) and an
+ * nvidia-smi that fails, then one that hangs past its limit: the model is
+ * used, hwloc's part cached as partial, and every step asks the vendor
+ * again, until NVML answers: then the complete model is stored and NVML is
+ * not asked any more. */
+START_TEST(cache_partial)
+{
+	if (geteuid() != 0)
+		return;   /* only root writes a cache anyone trusts */
+	char dir[64], path[512], tools[64], log[64], tool[128];
+	fresh_dir(dir, sizeof dir);
+	snprintf(tools, sizeof tools, "/tmp/tp-tools-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tools));
+	snprintf(tool, sizeof tool, "%s/nvidia-smi", tools);
+	snprintf(log, sizeof log, "/tmp/tp-standin-log-%d", (int)getpid());
+	setenv("TOPOPLACE_STANDIN_LOG", log, 1);
+	unsetenv("TOPOPLACE_STANDIN_NVML");
+	pretend("nvl4.xml");
+	ck_assert_int_eq(tp__node_cache_path(dir, path, sizeof path), 0);
+	struct tp_vendor_opts o = { 0 };
+	o.nvml = STANDIN_NVML;
+	o.amdsmi = o.rocm_smi = "/nonexistent/libtopoplace-test-none.so";
+	o.tool_dir = tools;
+	o.tool_timeout_ms = 300;
+	FILE *f = fopen(tool, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("#!/bin/sh\nexit 1\n", f);
+	fclose(f);
+	ck_assert_int_eq(chmod(tool, 0755), 0);
+
+	tp_node *n = detect_with(dir, TP_NODE_DETECT_STORE, &o);
+	ck_assert_str_eq(tp_node_source(n),
+			 "this node (hwloc; NVML not ready, nvidia-smi: failed)");
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 0);
+	tp_node_destroy(n);
+	ck_assert_int_eq(nvml_inits(log), 1);
+	char *text = file_text(path);
+	ck_assert_ptr_nonnull(strstr(text, "<!-- topoplace node cache: partial; "
+				     "hwloc; NVML not ready, nvidia-smi: failed -->"));
+	free(text);
+	/* PREPARE does not take a partial cache for done: NVML asked again */
+	n = detect_with(dir, TP_NODE_DETECT_PREPARE, &o);
+	ck_assert_ptr_nonnull(n);
+	ck_assert(cached(n));
+	ck_assert_str_eq(answered(n), "hwloc; NVML not ready, nvidia-smi: failed");
+	tp_node_destroy(n);
+	ck_assert_int_eq(nvml_inits(log), 1);
+	/* a tool past its time limit: the same */
+	f = fopen(tool, "w");
+	fputs("#!/bin/sh\nexec sleep 30\n", f);
+	fclose(f);
+	n = detect_with(dir, 0, &o);
+	ck_assert_str_eq(answered(n), "hwloc; NVML not ready, nvidia-smi: timed out");
+	tp_node_destroy(n);
+	ck_assert_int_eq(nvml_inits(log), 1);
+	/* NVML answers: used, and stored for the boot */
+	setenv("TOPOPLACE_STANDIN_NVML", DESC "nvl4.nvml", 1);
+	n = detect_with(dir, TP_NODE_DETECT_PREPARE, &o);
+	ck_assert_str_eq(answered(n), "hwloc, NVML");
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 4);
+	tp_node_destroy(n);
+	ck_assert_int_eq(nvml_inits(log), 1);
+	text = file_text(path);
+	ck_assert_ptr_nonnull(strstr(text, "<!-- topoplace node cache: complete; "
+				     "hwloc, NVML -->"));
+	free(text);
+	/* from now on the cache alone: NVML is not asked, the links stay */
+	unsetenv("TOPOPLACE_STANDIN_NVML");
+	ck_assert_ptr_null(detect_with(dir, TP_NODE_DETECT_PREPARE, &o));
+	n = detect_with(dir, 0, &o);
+	ck_assert(cached(n));
+	ck_assert_str_eq(answered(n), "hwloc, NVML");
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 4);
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 2), 0);
+	tp_node_destroy(n);
+	ck_assert_int_eq(nvml_inits(log), 0);
+	/* a record whose free text holds "--" stays one comment */
+	unlink(path);
+	f = fopen(tool, "w");
+	fputs("#!/bin/sh\necho 'GPU0 --> -- x'\n", f);
+	fclose(f);
+	n = detect_with(dir, TP_NODE_DETECT_STORE, &o);
+	ck_assert(!cached(n));
+	tp_node_destroy(n);
+	n = detect_with(dir, 0, &o);
+	ck_assert_msg(cached(n), "%s", tp_node_source(n));
+	ck_assert_ptr_null(strstr(answered(n), "--"));
+	tp_node_destroy(n);
+	nvml_inits(log);
+	/* planted records: one that names nothing (partial: NVML asked
+	 * again), an unknown state (taken as complete), an unterminated
+	 * comment (a broken file: detected anew, NVML asked) */
+	static const struct { const char *rec; bool cached; int inits; } recs[] = {
+		{ "<!-- topoplace node cache: partial; -->\n", true, 1 },
+		{ "<!-- topoplace node cache: maybe; hwloc -->\n", true, 0 },
+		{ "<!-- topoplace node cache: partial; hwloc\n", false, 1 },
+	};
+	char *xml = model_xml("nvl4.xml");
+	for (int k = 0; k < 3; k++) {
+		char *nl = strchr(xml, '\n');
+		char *t = malloc(strlen(xml) + strlen(recs[k].rec) + 1);
+		size_t head = (size_t)(nl - xml) + 1;
+		memcpy(t, xml, head);
+		strcpy(t + head, recs[k].rec);
+		strcat(t, xml + head);
+		unlink(path);
+		plant(dir, t);
+		free(t);
+		n = detect_with(dir, 0, &o);
+		ck_assert_msg(cached(n) == recs[k].cached, "%d: %s", k,
+			      tp_node_source(n));
+		ck_assert_int_eq(tp_node_ngpus(n), 4);
+		tp_node_destroy(n);
+		ck_assert_int_eq(nvml_inits(log), recs[k].inits);
+	}
+	free(xml);
+	unsetenv("TOPOPLACE_STANDIN_LOG");
+	unsetenv("HWLOC_XMLFILE");
+	remove_dir(tools);
+	remove_dir(dir);
+}
+END_TEST
+
 START_TEST(write_xml_keeps_model)
 {
 	char xml[512], links[512];
@@ -281,6 +458,7 @@ int main(void)
 	tcase_add_test(tc, live_without_cache);
 	tcase_add_test(tc, cache_round_trip);
 	tcase_add_test(tc, cache_trust);
+	tcase_add_test(tc, cache_partial);
 	tcase_add_test(tc, write_xml_keeps_model);
 	tcase_add_test(tc, bad_arguments);
 	suite_add_tcase(s, tc);

@@ -106,8 +106,66 @@ START_TEST(budget_order)
 	r.time_budget_ms = 0;                   /* the job: no bound */
 	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
 	ck_assert(tp_job_time_budget_ms(job) == 0);
+	ck_assert_int_eq(tp_job_time_budget_source(job), TP_BUDGET_REQUEST);
 	tp_job_destroy(job);
 	tp_conf_destroy(c);
+}
+END_TEST
+
+/* Inside a launch (TP_JOB_LAUNCH_BUDGET) a placement is never unbounded
+ * unless someone says so; topoplace map (no flag) keeps none. */
+START_TEST(budget_launch_default)
+{
+	tp_conf *plain = torus8(NULL), *zero = torus8("TimeBudgetMs=0\n"),
+		*some = torus8("TimeBudgetMs=40\n");
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.nodes = "n[000-003]";
+	r.ntasks = 4;
+	r.conf = plain;
+	tp_job *job = NULL;
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 0);      /* the command */
+	ck_assert_int_eq(tp_job_time_budget_source(job), TP_BUDGET_NONE);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	tp_job_explain(job, f, "");
+	fclose(f);
+	ck_assert_msg(strstr(buf, ", no time budget\n"), "%s", buf);
+	free(buf);
+	tp_job_destroy(job);
+	r.flags = TP_JOB_LAUNCH_BUDGET;                  /* srun, slurmstepd */
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert(tp_job_time_budget_ms(job) == TP_JOB_LAUNCH_BUDGET_MS);
+	ck_assert(tp_job_time_budget_ms(job) == 1000);
+	ck_assert_int_eq(tp_job_time_budget_source(job), TP_BUDGET_LAUNCH);
+	f = open_memstream(&buf, &len);
+	tp_job_explain(job, f, "");
+	fclose(f);
+	ck_assert_msg(strstr(buf, "time budget 1000 ms (the default inside a "
+			     "launch: no time_budget_ms= or TimeBudgetMs=)\n"),
+		      "%s", buf);
+	free(buf);
+	tp_job_destroy(job);
+	r.conf = zero;                        /* the config's explicit none */
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 0);
+	ck_assert_int_eq(tp_job_time_budget_source(job), TP_BUDGET_CONF);
+	tp_job_destroy(job);
+	r.conf = some;
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 40);
+	ck_assert_int_eq(tp_job_time_budget_source(job), TP_BUDGET_CONF);
+	tp_job_destroy(job);
+	r.default_time_budget_ms = 300;       /* the plugstack wins */
+	ck_assert_int_eq(tp_job_create(&r, &job, NULL), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 300);
+	ck_assert_int_eq(tp_job_time_budget_source(job), TP_BUDGET_DEFAULT);
+	tp_job_destroy(job);
+	tp_conf_destroy(plain);
+	tp_conf_destroy(zero);
+	tp_conf_destroy(some);
 }
 END_TEST
 
@@ -991,6 +1049,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, policy_order);
 	tcase_add_test(tc, budget_order);
+	tcase_add_test(tc, budget_launch_default);
 	tcase_add_test(tc, thread_limits);
 	tcase_add_test(tc, slots_bound_tasks);
 	tcase_add_test(tc, spread_within_capacity);

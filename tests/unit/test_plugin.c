@@ -232,6 +232,55 @@ START_TEST(site_arguments)
 }
 END_TEST
 
+/* The request srun and slurmstepd build: with no time_budget_ms= and no
+ * TimeBudgetMs= the placement gets 1000 ms, not auto's whole search. */
+START_TEST(request_budget)
+{
+	struct tpk_site s;
+	tpk_site_defaults(&s);
+	tp_conf *c = NULL, *c40 = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=4x4 Wrap=yes\n"
+					     "NodeName=n[00-15] CoordOrder=x-major\n",
+					     "t.conf", &c, &err), 0);
+	ck_assert_int_eq(tp_conf_load_string("Network=torus Dims=4x4 Wrap=yes\n"
+					     "TimeBudgetMs=40\n"
+					     "NodeName=n[00-15] CoordOrder=x-major\n",
+					     "t.conf", &c40, &err), 0);
+	tp_job_request q;
+	tp_job_request_init(&q);
+	q.conf = c;
+	q.nodes = "n[00-03]";
+	q.ntasks = 4;
+	q.stencil = "2x2";
+	tpk_request_budget(&s, &q);
+	tp_job *job = NULL;
+	ck_assert_int_eq(tp_job_create(&q, &job, &err), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 1000);
+	ck_assert_int_eq(tp_job_time_budget_source(job), TP_BUDGET_LAUNCH);
+	tp_job_destroy(job);
+	/* topoplace.conf's TimeBudgetMs= */
+	q.conf = c40;
+	ck_assert_int_eq(tp_job_create(&q, &job, &err), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 40);
+	tp_job_destroy(job);
+	/* the plugstack's time_budget_ms=, 0 (no bound) included */
+	char e[256];
+	ck_assert_int_eq(tpk_site_arg(&s, "time_budget_ms=0", e, sizeof e), 0);
+	tp_job_request_init(&q);
+	q.conf = c40;
+	q.nodes = "n[00-03]";
+	q.ntasks = 4;
+	tpk_request_budget(&s, &q);
+	ck_assert_int_eq(tp_job_create(&q, &job, &err), 0);
+	ck_assert(tp_job_time_budget_ms(job) == 0);
+	ck_assert_int_eq(tp_job_time_budget_source(job), TP_BUDGET_DEFAULT);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+	tp_conf_destroy(c40);
+}
+END_TEST
+
 /* ---- options from the environment ---- */
 
 static const char *fake_env(const char *name)
@@ -487,6 +536,7 @@ int main(void)
 	tcase_add_test(tc, srun_het_and_end);
 	tcase_add_test(tc, srun_later_releases);
 	tcase_add_test(tc, site_arguments);
+	tcase_add_test(tc, request_budget);
 	tcase_add_test(tc, hints_env_and_overlay);
 	tcase_add_test(tc, report_svg);
 	tcase_add_test(tc, user_file_written);

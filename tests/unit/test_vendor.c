@@ -44,8 +44,11 @@ static struct tp_vendor_opts standin_opts(void)
 	return o;
 }
 
+/* Whether the last add() was complete (may be kept for the boot). */
+static bool complete;
+
 /* Add the fabric with the stand-ins answering from description desc; the
- * return code, source in src. */
+ * return code, source in src, completeness in complete. */
 static int add(tp_node *n, const struct tp_vendor_opts *o, const char *env,
 	       const char *desc, char *src, size_t len)
 {
@@ -55,7 +58,8 @@ static int add(tp_node *n, const struct tp_vendor_opts *o, const char *env,
 		unsetenv(env);
 	tp_error err;
 	tp_error_clear(&err);
-	int rc = tp_node_add_vendor_links(n, o, src, len, &err);
+	complete = false;
+	int rc = tp_node_add_vendor_links(n, o, src, len, &complete, &err);
 	ck_assert_msg(rc == 0, "%s", err.msg);
 	return rc;
 }
@@ -97,6 +101,7 @@ START_TEST(dgx8_nvml)
 	char src[128];
 	add(n, &o, "TOPOPLACE_STANDIN_NVML", DESC "dgx8.nvml", src, sizeof src);
 	ck_assert_str_eq(src, "NVML");
+	ck_assert(complete);
 	ck_assert_str_eq(log_take(logpath), "init\nshutdown\n");
 	for (int a = 0; a < 8; a++)
 		for (int b = 0; b < 8; b++)
@@ -230,10 +235,12 @@ START_TEST(library_absent)
 	ck_assert_str_eq(src, "");
 	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 0);
 	ck_assert_str_eq(log_take(logpath), "");
-	/* the stand-in without a description: nvmlInit_v2 fails */
+	/* the stand-in without a description: nvmlInit_v2 fails, a driver
+	 * not ready: asked again later */
 	o = standin_opts();
 	add(n, &o, "TOPOPLACE_STANDIN_NVML", NULL, src, sizeof src);
-	ck_assert_str_eq(src, "");
+	ck_assert_str_eq(src, "NVML not ready");
+	ck_assert(!complete);
 	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 0);
 	ck_assert_str_eq(log_take(logpath), "init\n");
 	/* AMD: neither library */
@@ -241,17 +248,19 @@ START_TEST(library_absent)
 	o.amdsmi = NOLIB;
 	add(m, &o, "TOPOPLACE_STANDIN_AMDSMI", DESC "mi250x.amdsmi", src, sizeof src);
 	ck_assert_str_eq(src, "");
+	ck_assert(complete);     /* nothing installed: nothing to wait for */
 	ck_assert_int_eq(tp_node_xgmi_links(m, 0, 6), 1);    /* hwloc's peers */
 	/* no GPUs at all: nothing is asked */
 	tp_node *c = load("cpu2.xml");
 	o = standin_opts();
 	add(c, &o, "TOPOPLACE_STANDIN_NVML", DESC "nvl4.nvml", src, sizeof src);
 	ck_assert_str_eq(src, "");
+	ck_assert(complete);
 	ck_assert_str_eq(log_take(logpath), "");
 	/* no source buffer, no options */
 	tp_error err;
-	ck_assert_int_eq(tp_node_add_vendor_links(c, NULL, NULL, 0, &err), 0);
-	ck_assert_int_eq(tp_node_add_vendor_links(NULL, &o, src, sizeof src, &err),
+	ck_assert_int_eq(tp_node_add_vendor_links(c, NULL, NULL, 0, NULL, &err), 0);
+	ck_assert_int_eq(tp_node_add_vendor_links(NULL, &o, src, sizeof src, NULL, &err),
 			 TP_EINVAL);
 	tp_node_destroy(c);
 	tp_node_destroy(m);
@@ -267,6 +276,7 @@ START_TEST(model_mismatch)
 	char src[128];
 	add(n, &o, "TOPOPLACE_STANDIN_NVML", DESC "stranger.nvml", src, sizeof src);
 	ck_assert_str_eq(src, "NVML: GPU 0000:3b:00.0 is not in the model");
+	ck_assert(!complete);    /* a failed answer is not kept */
 	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 0);
 	ck_assert_str_eq(log_take(logpath), "init\nshutdown\n");
 	add(n, &o, "TOPOPLACE_STANDIN_NVML", DESC "missing.nvml", src, sizeof src);
@@ -339,6 +349,7 @@ START_TEST(tool_nvidia_smi)
 	char src[128];
 	add(n, &o, "TOPOPLACE_STANDIN_NVML", NULL, src, sizeof src);
 	ck_assert_str_eq(src, "nvidia-smi");
+	ck_assert(complete);
 	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 4);
 	ck_assert_int_eq(tp_node_nvlinks(n, 2, 3), 4);
 	ck_assert_int_eq(tp_node_nvlinks(n, 1, 2), 0);
@@ -367,10 +378,12 @@ START_TEST(tool_rejected)
 	char src[256];
 	add(n, &o, "TOPOPLACE_STANDIN_NVML", NULL, src, sizeof src);
 	ck_assert_msg(!strncmp(src, "nvidia-smi: not read: ", 22), "%s", src);
+	ck_assert(!complete);
 	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 0);
 	script("nvidia-smi", "echo half; exit 1");
 	add(n, &o, "TOPOPLACE_STANDIN_NVML", NULL, src, sizeof src);
 	ck_assert_str_eq(src, "nvidia-smi: failed");
+	ck_assert(!complete);
 	/* more than 1 MiB */
 	script("nvidia-smi", "exec yes GPU0");
 	add(n, &o, "TOPOPLACE_STANDIN_NVML", NULL, src, sizeof src);
@@ -394,6 +407,28 @@ static char proc_state(long pid)
 	return p && p[1] ? p[2] : 0;
 }
 
+/* NVML installed but not started, then the tool: its answer completes
+ * the model; its failure is said with NVML's. */
+START_TEST(tool_after_not_ready)
+{
+	tp_node *n = load("nvl4.xml");
+	struct tp_vendor_opts o = tool_opts();
+	o.nvml = STANDIN "libnvidia-ml.so.1";    /* no description: no start */
+	script("nvidia-smi", "exit 9");
+	char src[256];
+	add(n, &o, "TOPOPLACE_STANDIN_NVML", NULL, src, sizeof src);
+	ck_assert_str_eq(src, "NVML not ready, nvidia-smi: failed");
+	ck_assert(!complete);
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 0);
+	script("nvidia-smi", "exec cat '" DESC "nvl4-topo.txt'");
+	add(n, &o, "TOPOPLACE_STANDIN_NVML", NULL, src, sizeof src);
+	ck_assert_str_eq(src, "nvidia-smi");
+	ck_assert(complete);
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 4);
+	tp_node_destroy(n);
+}
+END_TEST
+
 START_TEST(tool_hangs)
 {
 	tp_node *n = load("nvl4.xml");
@@ -409,6 +444,7 @@ START_TEST(tool_hangs)
 	add(n, &o, "TOPOPLACE_STANDIN_NVML", NULL, src, sizeof src);
 	double took = tp__now_ms() - t0;
 	ck_assert_str_eq(src, "nvidia-smi: timed out");
+	ck_assert(!complete);
 	ck_assert_msg(took >= 900 && took < 5000, "took %.0f ms", took);
 	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 0);
 	/* no child left, reaped or not */
@@ -538,6 +574,7 @@ int main(void)
 	tcase_add_test(tt, tool_nvidia_smi);
 	tcase_add_test(tt, tool_rejected);
 	tcase_add_test(tt, tool_hangs);
+	tcase_add_test(tt, tool_after_not_ready);
 	tcase_add_test(tt, tool_rocm_smi);
 	tcase_add_test(tt, tool_amd_smi);
 	tcase_add_test(tt, close_descriptors);

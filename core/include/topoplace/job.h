@@ -63,6 +63,14 @@ typedef struct tp_job_input {
 #define TP_JOB_REQUIRE_MODELS 0x4u  /* a node without a model is an error
 				       (otherwise nodes without one get no
 				       placement inside) */
+#define TP_JOB_LAUNCH_BUDGET 0x8u   /* the placement runs inside a launch
+				       (srun, slurmstepd): where neither the
+				       request, its default nor the config's
+				       TimeBudgetMs= gives a time budget, it
+				       gets TP_JOB_LAUNCH_BUDGET_MS, not none */
+/* A launch waits for its placement: auto's full search may take seconds
+ * at machine scale. */
+#define TP_JOB_LAUNCH_BUDGET_MS 1000.0
 
 /* Default bounds (request fields left 0). */
 #define TP_JOB_DEFAULT_MAX_TASKS (1 << 24)          /* 16,777,216 */
@@ -182,6 +190,16 @@ TP_EXPORT enum tp_policy tp_job_requested_policy(const tp_job *job);
 TP_EXPORT enum tp_policy tp_job_policy(const tp_job *job);   /* the one run */
 TP_EXPORT enum tp_metric_kind tp_job_metric(const tp_job *job);
 TP_EXPORT double tp_job_time_budget_ms(const tp_job *job);
+/* Where the time budget came from. */
+enum tp_budget_source {
+	TP_BUDGET_NONE = 0,       /* none anywhere: no bound */
+	TP_BUDGET_REQUEST,        /* request.time_budget_ms */
+	TP_BUDGET_DEFAULT,        /* request.default_time_budget_ms (the
+				     plugin: the plugstack's time_budget_ms=) */
+	TP_BUDGET_CONF,           /* the config's TimeBudgetMs= */
+	TP_BUDGET_LAUNCH,         /* TP_JOB_LAUNCH_BUDGET's default */
+};
+TP_EXPORT enum tp_budget_source tp_job_time_budget_source(const tp_job *job);
 
 /* ---- the allocation and the mapping ---- */
 TP_EXPORT const tp_conf *tp_job_conf(const tp_job *job);

@@ -116,9 +116,15 @@ TP_EXPORT void tp_node_destroy(tp_node *n);
  *   TP_NODE_DETECT_STORE    a model detected anew is written there (only
  *                           when running as root; the directory is made);
  *   TP_NODE_DETECT_PREPARE  the same, and when the cache already holds a
- *                           valid model nothing is loaded: *out is NULL.
- * tp_node_source says where the model came from: "this node (hwloc,
- * NVML)" or "this node (cached in PATH)". */
+ *                           complete model nothing is loaded: *out is NULL.
+ * The model is the whole node, CPUs and memory outside this process's
+ * cgroup cpuset included.  A vendor part that did not answer (a library
+ * that does not start, a failed answer, a tool that failed or timed out)
+ * is not kept for the boot: the cache holds hwloc's part, marked partial,
+ * and the next call asks the vendor again.  tp_node_source says where the
+ * model came from and what answered: "this node (hwloc, NVML)", "this
+ * node (hwloc; NVML not ready)", "this node (cached in PATH: hwloc,
+ * NVML)". */
 #define TP_NODE_DETECT_STORE 1u
 #define TP_NODE_DETECT_PREPARE 2u
 TP_EXPORT int tp_node_detect(const char *cache_dir, unsigned flags,

@@ -40,6 +40,7 @@ struct tp_conf {
 	enum tp_policy policy;
 	enum tp_metric_kind metric;
 	double time_budget_ms;
+	bool has_time_budget;       /* TimeBudgetMs= given (0 included) */
 	int max_threads;            /* MaxThreads= (0: not set) */
 	char *path;                 /* the config's name in messages */
 	bool from_slurm;            /* the network is Slurm's topology */
@@ -1066,6 +1067,7 @@ static int set_budget(struct loader *ld, const struct tp__conf_tok *t)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "TimeBudgetMs=%s: not a number >= 0", t->val);
 	ld->c->time_budget_ms = v;
+	ld->c->has_time_budget = true;
 	return TP_OK;
 }
 
@@ -2395,6 +2397,11 @@ enum tp_metric_kind tp_conf_default_metric(const tp_conf *c)
 	return c ? c->metric : TP_METRIC_HOP_BYTES;
 }
 
+bool tp_conf_has_time_budget(const tp_conf *c)
+{
+	return c && c->has_time_budget;
+}
+
 double tp_conf_time_budget_ms(const tp_conf *c)
 {
 	return c ? c->time_budget_ms : 0.0;
@@ -2418,10 +2425,15 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 	fprintf(out, "default policy %s, metric %s, time budget ",
 		c->has_policy ? tp_policy_name(c->policy) : "auto (the default)",
 		tp_metric_name(c->metric));
+	/* which budget applies where, and why (TimeBudgetMs= or not) */
 	if (c->time_budget_ms > 0)
-		fprintf(out, "%g ms", c->time_budget_ms);
+		fprintf(out, "%g ms (TimeBudgetMs=)", c->time_budget_ms);
+	else if (c->has_time_budget)
+		fputs("none (TimeBudgetMs=0)", out);
 	else
-		fputs("none", out);
+		fprintf(out, "none for topoplace map, %g ms in srun and slurmstepd "
+			"unless the plugstack line's time_budget_ms= sets one (no "
+			"TimeBudgetMs=)", TP_JOB_LAUNCH_BUDGET_MS);
 	if (c->max_threads > 0)
 		fprintf(out, ", at most %d threads", c->max_threads);
 	fputc('\n', out);

@@ -15,6 +15,7 @@ enum tp_policy tp_conf_default_policy(const tp_conf *c);
 bool tp_conf_has_default_policy(const tp_conf *c);
 enum tp_metric_kind tp_conf_default_metric(const tp_conf *c);
 double tp_conf_time_budget_ms(const tp_conf *c);
+bool tp_conf_has_time_budget(const tp_conf *c);  /* TimeBudgetMs= given */
 int tp_conf_max_threads(const tp_conf *c);      /* MaxThreads= (0: not set) */
 const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
 /* The same in one line: "Slurm's topology nvl (block) of

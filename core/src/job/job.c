@@ -5,7 +5,8 @@
  * Phase 1 (rank -> node) is in job_map.c, phases 2 and 3 (inside the
  * nodes) in job_node.c.  Order of the defaults, for the policy and the time
  * budget alike: the job's value, the site's override (the plugstack line),
- * topoplace.conf, then the built-in default (auto, no budget).
+ * topoplace.conf, then the built-in default (auto; no budget, or inside a
+ * launch, TP_JOB_LAUNCH_BUDGET, TP_JOB_LAUNCH_BUDGET_MS).
  */
 #include <limits.h>
 #include <math.h>
@@ -102,9 +103,20 @@ static int resolve_choices(tp_job *job, tp_error *err)
 	} else {
 		job->metric = tp_conf_default_metric(job->conf);
 	}
-	double b = r->time_budget_ms >= 0 ? r->time_budget_ms
-		   : r->default_time_budget_ms >= 0 ? r->default_time_budget_ms
-		   : tp_conf_time_budget_ms(job->conf);
+	double b = tp_conf_time_budget_ms(job->conf);
+	job->budget_from = tp_conf_has_time_budget(job->conf) ? TP_BUDGET_CONF
+			   : TP_BUDGET_NONE;
+	if (r->time_budget_ms >= 0) {
+		b = r->time_budget_ms;
+		job->budget_from = TP_BUDGET_REQUEST;
+	} else if (r->default_time_budget_ms >= 0) {
+		b = r->default_time_budget_ms;
+		job->budget_from = TP_BUDGET_DEFAULT;
+	} else if (job->budget_from == TP_BUDGET_NONE &&
+		   (r->flags & TP_JOB_LAUNCH_BUDGET)) {
+		b = TP_JOB_LAUNCH_BUDGET_MS;
+		job->budget_from = TP_BUDGET_LAUNCH;
+	}
 	if (!isfinite(b) || b < 0)
 		return tp_error_set(err, TP_EINVAL, "%s: %g ms: a number of "
 				    "milliseconds >= 0 is needed",
@@ -732,6 +744,27 @@ double tp_job_time_budget_ms(const tp_job *job)
 	return job->budget_ms;
 }
 
+enum tp_budget_source tp_job_time_budget_source(const tp_job *job)
+{
+	return job ? job->budget_from : TP_BUDGET_NONE;
+}
+
+/* " (TimeBudgetMs=)": where the budget came from, for tp_job_explain. */
+static const char *budget_from(const tp_job *job)
+{
+	switch (job->budget_from) {
+	case TP_BUDGET_DEFAULT:
+		return " (the site's default: the plugstack's time_budget_ms=)";
+	case TP_BUDGET_CONF:
+		return " (TimeBudgetMs= of the config)";
+	case TP_BUDGET_LAUNCH:
+		return " (the default inside a launch: no time_budget_ms= or "
+		       "TimeBudgetMs=)";
+	default:
+		return "";
+	}
+}
+
 const tp_conf *tp_job_conf(const tp_job *job)
 {
 	return job->conf;
@@ -913,13 +946,14 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 	const char *px = prefix ? prefix : "";
 	int bad = 0;
 	if (job->budget_ms > 0)
-		bad |= fprintf(f, "%spolicy %s, metric %s, time budget %g ms\n", px,
-			       tp_policy_name(job->policy),
-			       tp_metric_name(job->metric), job->budget_ms) < 0;
+		bad |= fprintf(f, "%spolicy %s, metric %s, time budget %g ms%s\n",
+			       px, tp_policy_name(job->policy),
+			       tp_metric_name(job->metric), job->budget_ms,
+			       budget_from(job)) < 0;
 	else
-		bad |= fprintf(f, "%spolicy %s, metric %s, no time budget\n", px,
+		bad |= fprintf(f, "%spolicy %s, metric %s, no time budget%s\n", px,
 			       tp_policy_name(job->policy),
-			       tp_metric_name(job->metric)) < 0;
+			       tp_metric_name(job->metric), budget_from(job)) < 0;
 	for (int i = 0; i < job->ncand; i++) {
 		const struct tp_job_cand *c = &job->cand[i];
 		char mark = c->chosen ? '*' : ' ';

@@ -35,6 +35,7 @@ struct tp_job {
 	tp_job_request req;
 	double t0;                 /* tp_job_create's start (monotonic ms) */
 	double budget_ms;          /* 0: none */
+	enum tp_budget_source budget_from;
 	tp_conf *own_conf;         /* loaded from req.conf_path */
 	const tp_conf *conf;
 

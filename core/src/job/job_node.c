@@ -104,14 +104,19 @@ static const char *node_name(const struct stage *s)
 
 /* How reports name a model: its file's name ("nvl4.xml"), or for one
  * found on the node (tp_node_detect's "this node (...)") where it came
- * from: "detected (hwloc, NVML)", "detected (cached)". */
+ * from: "detected (hwloc, NVML)", "detected (hwloc; NVML not ready)" (a
+ * part missing), "detected (cached: hwloc, NVML)", "detected (cached)". */
 static void model_label(const char *src, char *out, size_t len)
 {
 	static const char here[] = "this node";
 	if (!strncmp(src, here, sizeof here - 1)) {
-		bool cached = strstr(src, "(cached in ") != NULL;
-		snprintf(out, len, "detected%s", cached ? " (cached)"
-			 : src + sizeof here - 1);
+		const char *c = strstr(src, "(cached in ");
+		const char *what = c ? strstr(c, ".xml: ") : NULL;
+		if (what)
+			snprintf(out, len, "detected (cached: %s", what + 6);
+		else
+			snprintf(out, len, "detected%s", c ? " (cached)"
+				 : src + sizeof here - 1);
 		return;
 	}
 	const char *base = strrchr(src, '/');

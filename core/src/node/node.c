@@ -1037,11 +1037,18 @@ static int load_topology(hwloc_topology_t t, tp_node **out, const char *what,
 	return 0;
 }
 
+/* Every hwloc topology of a node model sees the whole node: with
+ * INCLUDE_DISALLOWED the CPUs and memory outside this process's cgroup
+ * cpuset are kept (slurmstepd runs the plugin inside the step's cpuset
+ * under ConstrainCores=yes), as lstopo --disallowed and Slurm's
+ * task/cgroup read it.  The job's own CPUs come from Slurm per step
+ * (S_STEP_ALLOC_CORES), never from the model. */
 static int topo_init(hwloc_topology_t *t, const char *what, tp_error *err)
 {
 	if (hwloc_topology_init(t) < 0)
 		return tp_error_set(err, TP_ENOMEM, "%s: hwloc: cannot initialise", what);
-	if (hwloc_topology_set_io_types_filter(*t, HWLOC_TYPE_FILTER_KEEP_ALL) < 0) {
+	if (hwloc_topology_set_flags(*t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
+	    hwloc_topology_set_io_types_filter(*t, HWLOC_TYPE_FILTER_KEEP_ALL) < 0) {
 		hwloc_topology_destroy(*t);
 		return tp_error_set(err, TP_ENOTSUP, "%s: hwloc: no I/O support", what);
 	}
@@ -1143,6 +1150,14 @@ int tp_node_load_live(tp_node **out, tp_error *err)
 		hwloc_topology_destroy(t);
 		return tp_error_set(err, TP_EIO, "%s: hwloc cannot read the topology",
 				    what);
+	}
+	/* the export marks everything allowed: a reader of the cache (or of
+	 * node-info --format xml) without INCLUDE_DISALLOWED, lstopo or an
+	 * older topoplace, sees the whole node too */
+	if (hwloc_topology_allow(t, NULL, NULL, HWLOC_ALLOW_FLAG_ALL) < 0) {
+		hwloc_topology_destroy(t);
+		return tp_error_set(err, TP_EIO, "%s: hwloc cannot include the "
+				    "CPUs outside this process's cpuset", what);
 	}
 	rc = load_topology(t, out, what, err);
 	if (!rc)

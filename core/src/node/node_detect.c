@@ -8,11 +8,13 @@
  *
  * The cache file is node-HOST-KEY.xml, KEY a fingerprint of what the
  * model depends on: the boot (boot_id), the PCI devices present, the
- * online CPUs and NUMA nodes, hwloc's own input overrides, and the
- * versions of topoplace and hwloc.  A reboot or a hardware change picks a
- * new name; the host's older files are removed when the new one is
- * written (the host in the name keeps a directory shared by mistake from
- * mixing nodes up).
+ * online CPUs and NUMA nodes, hwloc's own input overrides, the versions of
+ * topoplace and hwloc, and the cache's format.  A reboot or a hardware
+ * change picks a new name; the host's older files are removed when the
+ * new one is written (the host in the name keeps a directory shared by
+ * mistake from mixing nodes up).  The model is the whole node whatever
+ * cgroup cpuset the detection runs in (node.c topo_init): the first step
+ * of a node under ConstrainCores=yes stores all of it.
  *
  * A cache is read only when it is trusted: a regular file owned by root,
  * writable by nobody else, in a directory owned by root that nobody else
@@ -22,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,11 @@
 #define PCI_DIR "/sys/bus/pci/devices"
 #define CACHE_PREFIX "node-"
 #define CACHE_SUFFIX ".xml"
+/* What a cache file holds, part of its key: a file of an older format
+ * (before 2: only the CPUs of the cpuset it was detected in, and vendor
+ * answers that had failed) gets another name, is never read, and is
+ * removed when this format's file is written. */
+#define CACHE_FORMAT "2 whole node, answered parts recorded"
 
 /* ---------------------------------------------------------- fingerprint */
 
@@ -122,6 +130,7 @@ static const char *const hwloc_env[] = {
 static uint64_t fingerprint(void)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
+	h = fnv_str(h, CACHE_FORMAT);
 	h = fnv_str(h, TOPOPLACE_VERSION);
 	char api[32];
 	snprintf(api, sizeof api, "%x", hwloc_get_api_version());
@@ -274,12 +283,100 @@ static int store(const char *dir, const char *prefix, const char *path,
 	return 0;
 }
 
+/* -------------------------------------------------------------- record */
+
+/* What answered, recorded in the cache file as a comment after the XML
+ * declaration (hwloc and node_xml.c skip comments):
+ *   <!-- topoplace node cache: complete; hwloc, NVML -->
+ *   <!-- topoplace node cache: partial; hwloc; NVML not ready -->
+ * A partial file holds hwloc's part only: a step that reads it asks the
+ * vendor again (the slow part, hwloc's discovery of /sys, is not redone)
+ * and root stores the complete model once the vendor answers.  A file
+ * without the comment is taken as complete. */
+#define RECORD "<!-- topoplace node cache: "
+#define RECORD_END " -->"
+#define RECORD_SCAN 1024             /* it is in the first lines */
+#define ANSWER_MAX 256
+
+/* "hwloc, NVML", "hwloc", "hwloc; NVML not ready" */
+static void answer_text(bool complete, const char *fabric, char *out,
+			size_t len)
+{
+	snprintf(out, len, "hwloc%s%s", !fabric[0] ? "" : complete ? ", " : "; ",
+		 fabric);
+}
+
+/* The record of text into *complete and what (ANSWER_MAX). */
+static void read_record(const char *text, size_t len, bool *complete,
+			char *what)
+{
+	*complete = true;
+	what[0] = '\0';
+	size_t scan = len < RECORD_SCAN ? len : RECORD_SCAN;
+	const char *p = memmem(text, scan, RECORD, sizeof RECORD - 1);
+	if (!p)
+		return;
+	p += sizeof RECORD - 1;
+	const char *end = memmem(p, (size_t)(text + len - p), RECORD_END,
+				 sizeof RECORD_END - 1);
+	if (!end)
+		return;
+	if (!strncmp(p, "partial; ", 9))
+		*complete = false;
+	else if (strncmp(p, "complete; ", 10))
+		return;
+	p = strchr(p, ' ') + 1;
+	if (end < p)
+		return;                     /* "partial; -->": nothing named */
+	size_t k = (size_t)(end - p) < ANSWER_MAX - 1 ? (size_t)(end - p)
+						      : ANSWER_MAX - 1;
+	for (size_t i = 0; i < k; i++)      /* shown in logs: printable only */
+		what[i] = isprint((unsigned char)p[i]) ? p[i] : '?';
+	what[k] = '\0';
+}
+
+/* xml with the record after its first line, in *out (malloc'ed). */
+static int with_record(const char *xml, size_t len, bool complete,
+		       const char *what, char **out, size_t *out_len)
+{
+	char rec[ANSWER_MAX + 64];
+	int r = snprintf(rec, sizeof rec, RECORD "%s; ", complete ? "complete"
+			 : "partial");
+	/* a comment may not hold "--": vendor messages are free text */
+	for (const char *c = what; *c && (size_t)r + 8 < sizeof rec; c++) {
+		char ch = !isprint((unsigned char)*c) ? '?'
+			  : *c == '-' && rec[r - 1] == '-' ? ' ' : *c;
+		rec[r++] = ch;
+	}
+	if (rec[r - 1] == '-')
+		rec[r++] = ' ';
+	r += snprintf(rec + r, sizeof rec - (size_t)r, RECORD_END "\n");
+	const char *nl = memchr(xml, '\n', len);
+	size_t head = nl ? (size_t)(nl - xml) + 1 : 0;
+	char *buf = malloc(len + (size_t)r + 1);
+	if (!buf)
+		return TP_ENOMEM;
+	memcpy(buf, xml, head);
+	memcpy(buf + head, rec, (size_t)r);
+	memcpy(buf + head + (size_t)r, xml + head, len - head);
+	*out_len = len + (size_t)r;
+	buf[*out_len] = '\0';
+	*out = buf;
+	return 0;
+}
+
 /* --------------------------------------------------------------- detect */
 
-static int set_source(tp_node *n, const char *fmt, const char *a)
+static int set_source(tp_node *n, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int set_source(tp_node *n, const char *fmt, ...)
 {
-	char buf[256];
-	snprintf(buf, sizeof buf, fmt, a);
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
 	char *s = strdup(buf);
 	if (!s)
 		return TP_ENOMEM;
@@ -288,67 +385,109 @@ static int set_source(tp_node *n, const char *fmt, const char *a)
 	return 0;
 }
 
-/* hwloc's live topology plus the vendor's fabric; the XML for the cache
- * in *xml when asked. */
-static int detect_live(tp_node **out, char **xml, size_t *xml_len,
+/* The model with the record, stored in the cache (root only). */
+static int store_model(const tp_node *n, const char *dir, const char *prefix,
+		       const char *path, bool complete, const char *what,
 		       tp_error *err)
 {
-	int rc = tp_node_load_live(out, err);
-	if (rc)
-		return rc;
-	char fabric[128] = "";
-	struct tp_vendor_opts vo = { 0 };
-	rc = tp_node_add_vendor_links(*out, &vo, fabric, sizeof fabric, err);
+	char *xml = NULL, *text = NULL;
+	size_t xml_len = 0, len = 0;
+	int rc = tp_node_write_xml(n, &xml, &xml_len, err);
+	if (!rc && (rc = with_record(xml, xml_len, complete, what, &text, &len)))
+		tp_error_set(err, rc, "this node: out of memory");
 	if (!rc)
-		rc = set_source(*out, fabric[0] ? "this node (hwloc, %s)"
-				: "this node (hwloc%s)", fabric);
-	if (!rc && xml)
-		rc = tp_node_write_xml(*out, xml, xml_len, err);
-	if (rc) {
-		tp_node_destroy(*out);
-		*out = NULL;
-	}
+		rc = store(dir, prefix, path, text, len, err);
+	free(xml);
+	free(text);
+	return rc;
+}
+
+/* The vendor's fabric added to n (live, or hwloc's part from a partial
+ * cache): what answered in what (ANSWER_MAX). */
+static int add_vendor(tp_node *n, const struct tp_vendor_opts *vo,
+		      bool *complete, char *what, tp_error *err)
+{
+	char fabric[ANSWER_MAX - 16] = "";
+	int rc = tp_node_add_vendor_links(n, vo, fabric, sizeof fabric, complete,
+					  err);
+	if (!rc)
+		answer_text(*complete, fabric, what, ANSWER_MAX);
+	return rc;
+}
+
+static int out_of_memory(int rc, tp_error *err)
+{
 	return rc == TP_ENOMEM ? tp_error_set(err, rc, "this node: out of memory")
 			       : rc;
 }
 
-int tp_node_detect(const char *cache_dir, unsigned flags, tp_node **out,
-		   tp_error *err)
+int tp__node_detect_opts(const char *cache_dir, unsigned flags,
+			 const struct tp_vendor_opts *vo, tp_node **out,
+			 tp_error *err)
 {
 	if (!out)
 		return tp_error_set(err, TP_EINVAL, "tp_node_detect: out is NULL");
 	*out = NULL;
-	char path[4200] = "", prefix[160] = "";
+	char path[4200] = "", prefix[160] = "", what[ANSWER_MAX];
 	if (cache_dir && cache_dir[0] &&
 	    cache_names(cache_dir, prefix, sizeof prefix, path, sizeof path) < 0)
 		return tp_error_set(err, TP_EINVAL, "node cache directory: name "
 				    "too long (%zu bytes)", strlen(cache_dir));
+	bool want_store = path[0] && (flags & (TP_NODE_DETECT_STORE |
+					       TP_NODE_DETECT_PREPARE));
+	bool complete = true;
+	int rc;
 	if (path[0]) {
 		size_t len = 0;
 		tp_error e;
 		tp_error_clear(&e);
 		char *text = read_trusted(cache_dir, path, &len, &e);
-		if (text && (flags & TP_NODE_DETECT_PREPARE)) {
+		if (text)
+			read_record(text, len, &complete, what);
+		if (text && complete && (flags & TP_NODE_DETECT_PREPARE)) {
 			free(text);
 			return 0;
 		}
-		int rc = text ? tp_node_load_xml_buffer(text, len, path, out, &e) : -1;
+		rc = text ? tp_node_load_xml_buffer(text, len, path, out, &e) : -1;
 		free(text);
-		if (rc == 0)
-			return set_source(*out, "this node (cached in %s)", path);
+		if (rc == 0 && complete)
+			return out_of_memory(what[0]
+				? set_source(*out, "this node (cached in %s: %s)", path, what)
+				: set_source(*out, "this node (cached in %s)", path), err);
+		if (rc == 0) {
+			/* hwloc's part kept, the vendor asked again */
+			rc = add_vendor(*out, vo, &complete, what, err);
+			if (!rc)
+				rc = set_source(*out, "this node (cached in %s: %s)",
+						path, what);
+			if (!rc && complete && want_store)
+				rc = store_model(*out, cache_dir, prefix, path, true,
+						 what, err);
+			if (rc) {
+				tp_node_destroy(*out);
+				*out = NULL;
+			}
+			return out_of_memory(rc, err);
+		}
 		/* a cache hwloc cannot read any more is detected anew */
 	}
-	bool want_store = path[0] && (flags & (TP_NODE_DETECT_STORE |
-					       TP_NODE_DETECT_PREPARE));
-	char *xml = NULL;
-	size_t xml_len = 0;
-	int rc = detect_live(out, want_store ? &xml : NULL, &xml_len, err);
+	rc = tp_node_load_live(out, err);
+	if (rc)
+		return rc;
+	rc = add_vendor(*out, vo, &complete, what, err);
+	if (!rc)
+		rc = set_source(*out, "this node (%s)", what);
 	if (!rc && want_store)
-		rc = store(cache_dir, prefix, path, xml, xml_len, err);
-	free(xml);
+		rc = store_model(*out, cache_dir, prefix, path, complete, what, err);
 	if (rc) {
 		tp_node_destroy(*out);
 		*out = NULL;
 	}
-	return rc;
+	return out_of_memory(rc, err);
+}
+
+int tp_node_detect(const char *cache_dir, unsigned flags, tp_node **out,
+		   tp_error *err)
+{
+	return tp__node_detect_opts(cache_dir, flags, NULL, out, err);
 }

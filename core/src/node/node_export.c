@@ -84,7 +84,9 @@ int tp_node_write_xml(const tp_node *n, char **xml, size_t *len, tp_error *err)
 	int rc = 0;
 	char *buf = NULL;
 	int blen = 0;
-	if (hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL) < 0 ||
+	/* the whole node, as the model was read (node.c topo_init) */
+	if (hwloc_topology_set_flags(t, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
+	    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL) < 0 ||
 	    hwloc_topology_set_xmlbuffer(t, n->xml, (int)n->xml_len + 1) < 0 ||
 	    hwloc_topology_load(t) < 0)
 		rc = tp_error_set(err, TP_EINVAL, "%s: hwloc cannot read the "

@@ -141,11 +141,17 @@ struct tp_vendor_opts {
  * "NVML", "AMD SMI", "ROCm SMI", "nvidia-smi", "amd-smi", "rocm-smi"; or
  * which one answered and why nothing was set ("NVML: GPU 0000:3b:00.0 is
  * not in the model", "nvidia-smi: timed out", "nvidia-smi: not read:
- * ..."), the model left as it was; or "" when none answered (not an
- * error: a PCIe-only node).  o may be NULL (the defaults).  Returns 0, or
- * a negative TP_E* with err set for a real failure (memory). */
+ * ..."), the model left as it was; "NVML not ready" (or "NVML not ready,
+ * nvidia-smi: failed") when a library is installed but does not start;
+ * or "" when nothing is installed (not an error: a PCIe-only node).
+ * *complete (may be NULL) is false when a part may answer later and the
+ * result must not be kept for the boot: a library that did not start, a
+ * library's answer that failed, a tool that failed, timed out or was not
+ * read.  o may be NULL (the defaults).  Returns 0, or a negative TP_E*
+ * with err set for a real failure (memory). */
 int tp_node_add_vendor_links(tp_node *n, const struct tp_vendor_opts *o,
-			     char *source, size_t len, tp_error *err);
+			     char *source, size_t len, bool *complete,
+			     tp_error *err);
 /* Direct xGMI links between two GPUs (0 on an NVLink node). */
 int tp_node_xgmi_links(const tp_node *n, int a, int b);
 enum tp_gpu_path tp_node_gpu_path(const tp_node *n, int a, int b);
@@ -169,6 +175,11 @@ int tp_node_cpuset_string(const tp_node *n, int first_core, int count,
 int tp_node_cpuset_string_cores(const tp_node *n, const int *cores, int count,
 				char *buf, size_t len);
 
+/* tp_node_detect with the vendor options (NULL: the defaults), for tests
+ * that stand in for the vendor's library and tools. */
+int tp__node_detect_opts(const char *cache_dir, unsigned flags,
+			 const struct tp_vendor_opts *vo, tp_node **out,
+			 tp_error *err);
 /* The cache file of this node's model in dir (node_detect.c). */
 int tp__node_cache_path(const char *dir, char *out, size_t len);
 

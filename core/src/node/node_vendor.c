@@ -281,7 +281,10 @@ static int nvml_read(struct tp_vendor_fab *f, const char *lib, bool *ok)
 	if (!nvml_open(&a, lib))
 		return TP_VENDOR_NONE;
 	if (a.init() != TP_NVML_SUCCESS) {
+		/* installed, but the driver does not answer (yet: NVML starts
+		 * late on some boots) */
 		dlclose(a.h);
+		f->not_ready = "NVML";
 		return TP_VENDOR_NONE;
 	}
 	*ok = nvml_devices(f, &a);
@@ -329,6 +332,7 @@ static int nvidia_links(struct tp_vendor_fab *f, const char *lib,
 	if (rc)
 		return rc;
 	tp_vendor_why(f, "NVML");
+	f->set = true;
 	return TP_VENDOR_DONE;
 }
 
@@ -393,10 +397,47 @@ static unsigned model_vendor(const tp_node *n)
 	return v == 0x10de || v == 0x1002 ? v : 0;
 }
 
+/* What answered, into source (see node_internal.h); *complete false when
+ * a part may answer later: a library that did not start, a library's
+ * answer that failed, a tool that failed or timed out. */
+static void outcome(const struct tp_vendor_fab *f, bool permanent,
+		    bool lib_done, bool tool_set, const char *lib,
+		    const char *tool, char *source, size_t len, bool *complete)
+{
+	char none[512];
+	const char *why = lib;
+	bool ok = true;
+	if (f->set || permanent)
+		why = lib;                      /* the counts, or the model's
+						   own lack: final */
+	else if (tool_set)
+		why = tool;
+	else if (lib_done)
+		ok = false;                     /* the library's failure */
+	else {
+		/* none answered: final when nothing is installed */
+		ok = !f->not_ready && !tool[0];
+		if (f->not_ready)
+			snprintf(none, sizeof none, "%s not ready%s%s", f->not_ready,
+				 tool[0] ? ", " : "", tool);
+		else
+			snprintf(none, sizeof none, "%s", tool);
+		why = none;
+	}
+	if (len)
+		snprintf(source, len, "%s", why);
+	*complete = ok;
+}
+
 int tp_node_add_vendor_links(tp_node *n, const struct tp_vendor_opts *o,
-			     char *source, size_t len, tp_error *err)
+			     char *source, size_t len, bool *complete,
+			     tp_error *err)
 {
 	static const struct tp_vendor_opts defaults = { 0 };
+	bool dummy;
+	if (!complete)
+		complete = &dummy;
+	*complete = true;
 	if (!o)
 		o = &defaults;
 	if (source && len)
@@ -408,15 +449,25 @@ int tp_node_add_vendor_links(tp_node *n, const struct tp_vendor_opts *o,
 	unsigned vendor = model_vendor(n);
 	if (!vendor)
 		return 0;
+	char lib[256] = "", tool[256] = "";
 	struct tp_vendor_fab f;
-	int rc = fab_init(&f, n, source, len, err);
-	if (!rc && !fab_addresses(&f))
+	bool permanent = false;      /* the model itself lacks what is asked */
+	int rc = fab_init(&f, n, lib, sizeof lib, err);
+	if (!rc && !fab_addresses(&f)) {
 		rc = TP_VENDOR_DONE;
+		permanent = true;
+	}
 	if (!rc)
 		rc = vendor == 0x10de ? nvidia_links(&f, o->nvml, err)
 				      : amd_links(&f, o, err);
+	bool lib_done = rc == TP_VENDOR_DONE, tool_set = false;
+	if (rc == TP_VENDOR_NONE && !o->no_tools) {
+		rc = tp_vendor_tools(n, vendor == 0x1002, o, tool, sizeof tool, err);
+		tool_set = rc == TP_VENDOR_DONE;
+	}
+	if (rc >= 0)
+		outcome(&f, permanent, lib_done, tool_set, lib, tool, source, len,
+			complete);
 	fab_free(&f);
-	if (rc == TP_VENDOR_NONE && !o->no_tools)
-		rc = tp_vendor_tools(n, vendor == 0x1002, o, source, len, err);
 	return rc < 0 ? rc : 0;
 }

@@ -25,6 +25,9 @@ struct tp_vendor_fab {
 	int *sw;               /* ng: NVLink lanes to NVSwitches */
 	char *why;             /* the caller's source buffer */
 	size_t why_len;
+	bool set;              /* the counts are in the model */
+	const char *not_ready; /* the first library that is installed but
+				  did not start ("NVML"): asked again later */
 };
 
 /* What a reader did: answered (counts in fab, or why nothing is set in

@@ -112,6 +112,7 @@ static int amd_set(struct tp_vendor_fab *f, const char *lib, tp_error *err)
 	if (rc)
 		return rc;
 	tp_vendor_why(f, "%s", lib);
+	f->set = true;
 	return TP_VENDOR_DONE;
 }
 
@@ -220,6 +221,8 @@ int tp_vendor_amdsmi(struct tp_vendor_fab *f, const char *lib, tp_error *err)
 		return TP_VENDOR_NONE;
 	if (a.init(TP_AMDSMI_INIT_AMD_GPUS) != TP_AMD_SUCCESS) {
 		dlclose(a.h);
+		if (!f->not_ready)
+			f->not_ready = "AMD SMI";   /* the driver, not yet */
 		return TP_VENDOR_NONE;
 	}
 	bool ok = amdsmi_counts(f, &a);
@@ -304,6 +307,8 @@ int tp_vendor_rocm_smi(struct tp_vendor_fab *f, const char *lib,
 		return TP_VENDOR_NONE;
 	if (a.init(0) != TP_AMD_SUCCESS) {
 		dlclose(a.h);
+		if (!f->not_ready)
+			f->not_ready = "ROCm SMI";
 		return TP_VENDOR_NONE;
 	}
 	bool ok = rsmi_counts(f, &a);
