@@ -431,8 +431,8 @@ START_TEST(bad_matrices)
 		  "NVSwitch 2 is 25000, NVSwitch 2 to GPU1 (0000:02:00.0) is 50000" },
 		{ NVL2(">0 0 30000 30000 0 0 30000 30000 30000 30000 0 0 30000 30000 0 0 "),
 		  "NVLinkBandwidth: values not multiples of 25000 MB/s" },
-		{ NVL2(">0 0 1650000 0 0 0 0 0 1650000 0 0 0 0 0 0 0 "),
-		  "NVLinkBandwidth: GPU0 (0000:01:00.0) to NVSwitch 2: 1650000 MB/s, more than 64 lanes" },
+		{ NVL2(">0 0 3300000 0 0 0 0 0 3300000 0 0 0 0 0 0 0 "),
+		  "NVLinkBandwidth: GPU0 (0000:01:00.0) to NVSwitch 2: 3300000 MB/s, more than 64 lanes" },
 		{ NVL2(">0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 x9 0 0 0 0 0 0 0 0 "),
 		  "value \"x9\": expected a number" },
 	};

@@ -67,8 +67,12 @@ extern "C" {
 #define TP_NODE_MAX_NVLINKS 64   /* NVLink lanes (or xGMI links) between
 				    two GPUs */
 
-/* Bandwidth constants in GB/s (NCCL's values for Ampere and Skylake). */
-#define TP_NVLINK_BW 20.0        /* per NVLink lane */
+/* Bandwidth constants in GB/s, each way.  An NVLink of generation 2 to 4
+ * (V100, A100, H100): 25 GB/s; NVLink 1 (P100) runs at 20, NVLink 5
+ * (Blackwell) at 50 (hwloc's nvml backend by the version NVML reports).
+ * Links counted without their generation (a links file) are taken at this
+ * rate unless the admin says otherwise (GpuLinkBandwidth=). */
+#define TP_NVLINK_BW 25.0        /* per NVLink 2-4 link */
 /* Per xGMI link and direction: 25 GT/s x 16 bits (AMD, "AMD Instinct MI250
  * microarchitecture", ROCm documentation: 50 GB/s for a 16-wide link; the
  * OLCF Frontier User Guide: 200 GB/s between the two GCDs of one MI250X

@@ -1244,11 +1244,15 @@ int tp_links_parse_bdf(const char *text, size_t len, const char *what,
 	return 0;
 }
 
-/* Counts for every GPU pair of the node's fabric (vendor: the GPUs' PCI
- * vendor it needs). */
-static int set_fabric(tp_node *n, const int *counts, int ngpus,
-		      const char *what, enum tp_gpu_fabric fabric, bool switched,
-		      tp_error *err)
+double tp__node_link_rate(const tp_node *n, enum tp_gpu_fabric fabric)
+{
+	(void)n;
+	return fabric == TP_FABRIC_XGMI ? TP_XGMI_BW : TP_NVLINK_BW;
+}
+
+int tp__node_set_fabric(tp_node *n, const int *counts, const double *gbs,
+			double rate, int ngpus, const char *what,
+			enum tp_gpu_fabric fabric, bool switched, tp_error *err)
 {
 	const char *kind = fabric == TP_FABRIC_XGMI ? "xGMI links" : "NVLinks";
 	unsigned vendor = fabric == TP_FABRIC_XGMI ? 0x1002 : 0x10de;
@@ -1284,9 +1288,15 @@ static int set_fabric(tp_node *n, const int *counts, int ngpus,
 						    what, i, j, v, j, i, counts[j * ngpus + i]);
 			any |= i != j && v > 0;
 		}
+	if (!(rate > 0))
+		rate = tp__node_link_rate(n, fabric);
 	for (int i = 0; i < ngpus; i++)
-		for (int j = 0; j < ngpus; j++)
-			n->nvl[i * ngpus + j] = i == j ? 0 : counts[i * ngpus + j];
+		for (int j = 0; j < ngpus; j++) {
+			int p = i * ngpus + j;
+			n->nvl[p] = i == j ? 0 : counts[p];
+			n->fbw[p] = n->nvl[p] <= 0 ? 0
+				    : gbs && gbs[p] > 0 ? gbs[p] : n->nvl[p] * rate;
+		}
 	n->fabric = any ? (int)fabric : TP_FABRIC_NONE;
 	n->nvswitch_seen = switched;
 	return tp__node_finish(n, err);
@@ -1295,22 +1305,25 @@ static int set_fabric(tp_node *n, const int *counts, int ngpus,
 int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
 			const char *what, tp_error *err)
 {
-	return set_fabric(n, counts, ngpus, what ? what : "NVLink counts",
-			  TP_FABRIC_NVLINK, false, err);
+	return tp__node_set_fabric(n, counts, NULL, 0, ngpus,
+				   what ? what : "NVLink counts", TP_FABRIC_NVLINK,
+				   false, err);
 }
 
 int tp_node_set_nvswitch(tp_node *n, const int *counts, int ngpus,
 			 const char *what, tp_error *err)
 {
-	return set_fabric(n, counts, ngpus, what ? what : "NVSwitch lanes",
-			  TP_FABRIC_NVLINK, true, err);
+	return tp__node_set_fabric(n, counts, NULL, 0, ngpus,
+				   what ? what : "NVSwitch lanes", TP_FABRIC_NVLINK,
+				   true, err);
 }
 
 int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
 		     const char *what, tp_error *err)
 {
-	return set_fabric(n, counts, ngpus, what ? what : "xGMI counts",
-			  TP_FABRIC_XGMI, false, err);
+	return tp__node_set_fabric(n, counts, NULL, 0, ngpus,
+				   what ? what : "xGMI counts", TP_FABRIC_XGMI,
+				   false, err);
 }
 
 /* Counts of an amd-smi file (keyed by bus id, in sorted bus-id order) in
