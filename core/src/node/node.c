@@ -1122,6 +1122,29 @@ static void default_fbw(tp_node *n)
 			n->fbw[p] = 0;
 }
 
+/* The partitions of two devices share one set of links: every pair of
+ * them gets the widest any pair of them was given (a links file may name
+ * them unevenly), so that one link serves them all. */
+static void share_device_links(tp_node *n)
+{
+	int ng = n->ngpus;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < ng; i++)
+			for (int j = 0; j < ng; j++) {
+				int p = i * ng + j;
+				int h = device_head(n, i) * ng + device_head(n, j);
+				if (p == h || i == j || tp__node_same_device(n, i, j))
+					continue;
+				if (pass == 0) {
+					n->nvl[h] = n->nvl[p] > n->nvl[h] ? n->nvl[p] : n->nvl[h];
+					n->fbw[h] = n->fbw[p] > n->fbw[h] ? n->fbw[p] : n->fbw[h];
+				} else {
+					n->nvl[p] = n->nvl[h];
+					n->fbw[p] = n->fbw[h];
+				}
+			}
+}
+
 int tp__node_finish(tp_node *n, tp_error *err)
 {
 	int ng = n->ngpus;
@@ -1142,6 +1165,7 @@ int tp__node_finish(tp_node *n, tp_error *err)
 			if (tp__node_same_device(n, i, j))
 				n->nvl[i * ng + j] = 0;
 	default_fbw(n);
+	share_device_links(n);
 	bool xgmi = n->fabric == TP_FABRIC_XGMI, sw = false;
 	int rc = n->fabric == TP_FABRIC_NVLINK ? nvswitch_links(n, &sw, err) : 0;
 	if (!rc && !sw)
