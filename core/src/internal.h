@@ -678,6 +678,8 @@ struct tp_node {
 					  or xGMI links (fabric says which) */
 	double *fbw;                   /* ngpus^2: GB/s of those links, each
 					  way (0: none) */
+	double link_rate;              /* GB/s of a link counted without its
+					  speed (0: by its kind) */
 	int fabric;                    /* enum tp_gpu_fabric */
 	int nvswitch;                  /* NVLinks read as an NVSwitch fabric */
 	int nvswitch_seen;             /* a vendor library saw the switches:

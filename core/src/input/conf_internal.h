@@ -17,6 +17,9 @@ enum tp_metric_kind tp_conf_default_metric(const tp_conf *c);
 double tp_conf_time_budget_ms(const tp_conf *c);
 int tp_conf_max_threads(const tp_conf *c);      /* MaxThreads= (0: not set) */
 const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
+/* GpuLinkBandwidth= of the node's line: GB/s each way of one link its
+ * GpuLinks= counts (0: not given, TP_NVLINK_BW or TP_XGMI_BW). */
+double tp_conf_node_gpu_link_bw(const tp_conf *c, int32_t node);
 /* The same in one line: "Slurm's topology nvl (block) of
  * /etc/slurm/topology.yaml, partition gpu: Topology=nvl (...)"; NULL as
  * above.  Every job notes it in its report. */

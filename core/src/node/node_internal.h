@@ -104,10 +104,14 @@ int tp__node_set_fabric(tp_node *n, const int *counts, const double *gbs,
 			double rate, int ngpus, const char *what,
 			enum tp_gpu_fabric fabric, bool switched, tp_error *err);
 /* GB/s of one link counted without its speed (a links file, XGMIPeers,
- * NVML without nvmlDeviceGetNvLinkVersion): TP_NVLINK_BW (NVLink 2 to 4)
- * or TP_XGMI_BW.  An hwloc XML's NVLinkBandwidth or XGMIBandwidth (what
- * tp_node_write_xml keeps of a model) carries the real speed. */
+ * NVML without nvmlDeviceGetNvLinkVersion): what tp__node_set_link_rate
+ * set (topoplace.conf's GpuLinkBandwidth=), else TP_NVLINK_BW (NVLink 2
+ * to 4) or TP_XGMI_BW.  An hwloc XML's NVLinkBandwidth or XGMIBandwidth
+ * (what tp_node_write_xml keeps of a model) carries the real speed. */
 double tp__node_link_rate(const tp_node *n, enum tp_gpu_fabric fabric);
+/* Set that speed for the counts set afterwards (GB/s; 0 or less: by the
+ * links' kind); n may be NULL. */
+void tp__node_set_link_rate(tp_node *n, double gbs);
 /* tp_node_load_links from a buffer. */
 int tp_node_load_links_buffer(tp_node *n, const char *text, size_t len,
 			      const char *what, tp_error *err);

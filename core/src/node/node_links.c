@@ -1246,8 +1246,15 @@ int tp_links_parse_bdf(const char *text, size_t len, const char *what,
 
 double tp__node_link_rate(const tp_node *n, enum tp_gpu_fabric fabric)
 {
-	(void)n;
+	if (n && n->link_rate > 0)
+		return n->link_rate;
 	return fabric == TP_FABRIC_XGMI ? TP_XGMI_BW : TP_NVLINK_BW;
+}
+
+void tp__node_set_link_rate(tp_node *n, double gbs)
+{
+	if (n)
+		n->link_rate = gbs > 0 ? gbs : 0;
 }
 
 int tp__node_set_fabric(tp_node *n, const int *counts, const double *gbs,
