@@ -182,6 +182,41 @@ START_TEST(cpx_partition_twice)
 }
 END_TEST
 
+/* A matrix not symmetric between two partitions: the line names each by
+ * its OS device and device; amd-smi text (GPUs named by bus id) cannot
+ * name partitions and is refused in one line. */
+START_TEST(cpx_bad_inputs_name_partitions)
+{
+	char *buf;
+	size_t len;
+	tp_error err;
+	ck_assert_int_eq(tp__read_file(REAL "tuo.CPX.xml", TP__MAX_XML_BYTES, "x",
+				       &buf, &len, &err), 0);
+	char *bw = strstr(buf, "name=\"XGMIBandwidth\"");
+	ck_assert_ptr_nonnull(bw);
+	char *row = strstr(bw, ">1000000 100000 ");
+	ck_assert_ptr_nonnull(row);
+	memcpy(row, ">1000000 200000 ", 16);
+	tp_node *n = (tp_node *)1;
+	ck_assert_int_eq(tp_node_load_xml_buffer(buf, len, "tuo.xml", &n, &err), TP_EINVAL);
+	ck_assert_ptr_null(n);
+	tp_assert_err_has(&err, "XGMIBandwidth: not symmetric: GPU0 (rsmi0 of 0000:02:00.0) "
+			  "to GPU1 (rsmi1 of 0000:02:00.0) is 200000, GPU1 (rsmi1 of "
+			  "0000:02:00.0) to GPU0 (rsmi0 of 0000:02:00.0) is 100000");
+	free(buf);
+	n = load_ok(REAL "tuo.CPX.xml");
+	ck_assert_int_eq(tp_node_load_links(n, REAL "mi300x-amd-smi-topology.txt", &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "mi300x-amd-smi-topology.txt: GPUs named by PCI bus id, "
+			  "but the 6 GPUs of ");
+	tp_assert_err_has(&err, "at 0000:02:00.0 are partitions of one device");
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+	/* the model is as it was */
+	ck_assert_int_eq(tp_node_xgmi_links(n, 0, 6), 1);
+	tp_node_destroy(n);
+}
+END_TEST
+
 /* Counts that name the partitions of two devices unevenly (a links file):
  * the devices' one link takes the widest, for every pair of them. */
 START_TEST(uneven_counts_one_link)
@@ -289,6 +324,7 @@ int main(void)
 	tcase_add_test(tc, cpx_round_trip);
 	tcase_add_test(tc, cpx_partition_twice);
 	tcase_add_test(tc, uneven_counts_one_link);
+	tcase_add_test(tc, cpx_bad_inputs_name_partitions);
 	tcase_add_test(tc, gpusel_partitions_share_uplink);
 	tcase_add_test(tc, gpusel_partitions_talk_on_package);
 	suite_add_tcase(s, tc);

@@ -22,6 +22,7 @@
  * 1000 GB/s (path class PART between two of them).
  *
  * Path classes between two GPUs follow `nvidia-smi topo -m` and NCCL:
+ *   PART  two partitions of one device (through the device, on its package)
  *   NVL   joined by NVLink (directly or through an NVSwitch)
  *   XGMI  joined by direct AMD xGMI (Infinity Fabric) links
  *   XHOP  joined by xGMI links through other GPUs (rocm-smi: XGMI with a

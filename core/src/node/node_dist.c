@@ -129,11 +129,15 @@ static uint64_t val(const struct mview *v, int i, int j)
 	return v->m->val[(size_t)i * v->m->n + j];
 }
 
-/* "GPU3 (0000:3b:00.0)" or "NVSwitch 12" (its place in the matrix). */
+/* "GPU3 (0000:3b:00.0)", "GPU3 (rsmi3 of 0000:02:00.0)" for a partition,
+ * or "NVSwitch 12" (its place in the matrix). */
 static const char *obj_name(const tp_node *n, const struct mview *v, int i,
 			    char *buf, size_t len)
 {
-	if (v->gpu[i] >= 0)
+	if (v->gpu[i] >= 0 && n->gpu[v->gpu[i]].nparts > 1)
+		snprintf(buf, len, "GPU%d (%s of %s)", v->gpu[i],
+			 n->gpu[v->gpu[i]].osdev, n->gpu[v->gpu[i]].busid);
+	else if (v->gpu[i] >= 0)
 		snprintf(buf, len, "GPU%d (%s)", v->gpu[i], n->gpu[v->gpu[i]].busid);
 	else
 		snprintf(buf, len, "NVSwitch %d", i);
@@ -148,7 +152,7 @@ static int check_symmetric(const tp_node *n, const struct mview *v, tp_error *er
 		for (int j = i + 1; j < v->m->n; j++) {
 			if (!used(v, i) || !used(v, j) || val(v, i, j) == val(v, j, i))
 				continue;
-			char a[48], b[48];
+			char a[72], b[72];
 			return merr(v, err, "not symmetric: %s to %s is %llu, %s to %s is %llu",
 				    obj_name(n, v, i, a, sizeof a), obj_name(n, v, j, b, sizeof b),
 				    (unsigned long long)val(v, i, j), b, a,
@@ -201,7 +205,7 @@ static int lanes(const tp_node *n, const struct mview *v, int i, int j,
 		     ? (x + 25000) / 50000 : x / per;
 	if (l <= TP_NODE_MAX_NVLINKS)
 		return (int)l;
-	char a[48], b[48];
+	char a[72], b[72];
 	merr(v, err, "%s to %s: %llu MB/s, more than %d %s",
 	     obj_name(n, v, i, a, sizeof a), obj_name(n, v, j, b, sizeof b),
 	     (unsigned long long)x, TP_NODE_MAX_NVLINKS, unit);
@@ -278,7 +282,7 @@ static int xgmi_pair(const tp_node *n, const struct mview *h, const struct mview
 	uint64_t hops = has_h ? val(h, hi, hj) : 0;
 	uint64_t band = has_b ? val(bw, bi, bj) : 0;
 	if (hops > TP_NODE_MAX_GPUS) {
-		char x[48], y[48];
+		char x[72], y[72];
 		merr(h, err, "%s to %s: %llu hops, more than %d",
 		     obj_name(n, h, hi, x, sizeof x), obj_name(n, h, hj, y, sizeof y),
 		     (unsigned long long)hops, TP_NODE_MAX_GPUS);

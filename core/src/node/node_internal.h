@@ -63,7 +63,7 @@ bool tp__node_same_device(const tp_node *n, int a, int b);
  * tp_node_gpu_busid is the device's, shared with the others). */
 bool tp__node_gpu_partitioned(const tp_node *n, int gpu);
 
-/* "X", "NV4", "PIX", ... as nvidia-smi topo -m prints them (NVL with the
+/* "X", "PART", "NV4", "PIX", ... as nvidia-smi topo -m prints them (NVL with the
  * lane count in lanes), "XGMI4" (direct xGMI, lanes = the link count),
  * "XHOP2" (xGMI through other GPUs, lanes = the hops); buf gets at least 8
  * bytes. */

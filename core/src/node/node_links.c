@@ -1340,6 +1340,15 @@ int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
 static int map_bdfs(const tp_node *n, const struct tp_links_bdf *b, int ng,
 		    int *c, const char *what, tp_error *err)
 {
+	/* partitions share their device's bus id: nothing to match by */
+	for (int g = 0; g < n->ngpus; g++)
+		if (n->gpu[g].nparts > 1)
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: GPUs named by PCI bus id, but the %d GPUs "
+					    "of %s at %s are partitions of one device (give "
+					    "gres.conf Links= lines, or the hwloc XML's "
+					    "XGMIBandwidth)", what ? what : "links",
+					    n->gpu[g].nparts, n->source, n->gpu[g].busid);
 	int idx[TP_NODE_MAX_GPUS];
 	for (int k = 0; k < ng && k < TP_NODE_MAX_GPUS; k++) {
 		idx[k] = -1;
