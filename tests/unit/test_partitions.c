@@ -245,6 +245,76 @@ START_TEST(uneven_counts_one_link)
 }
 END_TEST
 
+/* Made up, not hwloc's output (hwloc lists no MIG instances: its NVML
+ * backend gives the physical GPUs): three NVIDIA devices of two nvmlN OS
+ * devices each, 12 NVLinks between every two devices (through NVSwitches
+ * by the counts: 12 x 2 > 18).  The partitions of a device share its one
+ * link to the switch; none between partitions of one device. */
+START_TEST(nvidia_partitions_on_nvswitch)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+#define S(c) "cpuset=\"" c "\" complete_cpuset=\"" c "\" nodeset=\"0x1\" " \
+		"complete_nodeset=\"0x1\""
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<topology version=\"2.0\">\n"
+		"<object type=\"Machine\" os_index=\"0\" " S("0x3") " gp_index=\"1\">\n"
+		"<object type=\"Package\" os_index=\"0\" " S("0x3") " gp_index=\"2\">\n"
+		"<object type=\"NUMANode\" os_index=\"0\" " S("0x3") " gp_index=\"3\"/>\n"
+		"<object type=\"Core\" os_index=\"0\" " S("0x1") " gp_index=\"4\">"
+		"<object type=\"PU\" os_index=\"0\" " S("0x1") " gp_index=\"5\"/></object>\n"
+		"<object type=\"Core\" os_index=\"1\" " S("0x2") " gp_index=\"6\">"
+		"<object type=\"PU\" os_index=\"1\" " S("0x2") " gp_index=\"7\"/></object>\n"
+		"<object type=\"Bridge\" gp_index=\"9\" bridge_type=\"0-1\" depth=\"0\""
+		" bridge_pci=\"0000:[01-20]\">\n");
+#undef S
+	for (int d = 0; d < 3; d++) {
+		fprintf(f, "<object type=\"PCIDev\" gp_index=\"%d\" pci_busid=\"0000:%02x:00.0\""
+			" pci_type=\"0302 [10de:2330] [10de:16c1] a1\" pci_link_speed=\"31.5\">\n",
+			10 + d, 1 + d);
+		for (int k = 0; k < 2; k++)
+			fprintf(f, "<object type=\"OSDev\" gp_index=\"%d\" name=\"nvml%d\""
+				" osdev_type=\"1\"/>\n", 20 + 2 * d + k, 2 * d + k);
+		fprintf(f, "</object>\n");
+	}
+	fprintf(f, "</object>\n</object>\n</object>\n"
+		"<distances2 type=\"OSDev\" nbobjs=\"6\" kind=\"25\" name=\"NVLinkBandwidth\""
+		" indexing=\"gp\">\n<indexes length=\"17\">20 21 22 23 24 25</indexes>\n");
+	for (int i = 0; i < 6; i++) {
+		char row[128] = "";
+		for (int j = 0; j < 6; j++)
+			snprintf(row + strlen(row), sizeof row - strlen(row), "%s%s",
+				 j ? " " : "", i == j ? "1000000" : i / 2 == j / 2 ? "0"
+				 : "300000");
+		fprintf(f, "<u64values length=\"%d\">%s</u64values>\n", (int)strlen(row), row);
+	}
+	fprintf(f, "</distances2>\n</topology>\n");
+	fclose(f);
+	tp_node *n = NULL;
+	tp_error err;
+	ck_assert_msg(tp_node_load_xml_buffer(buf, len, "mig.xml", &n, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_int_eq(tp_node_ngpus(n), 6);
+	ck_assert_int_eq(tp_node_has_nvswitch(n), 1);
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 0);
+	ck_assert_int_eq(tp_node_nvlinks(n, 1, 4), 12);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 1), TP_PATH_PART);
+	ck_assert_int_eq(tp_node_gpu_path(n, 0, 5), TP_PATH_NVL);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 5), 12 * 25, 1e-9);
+	int a[16], b[16];
+	ck_assert_int_eq(route(n, 0, 5, a), 4);
+	ck_assert_int_eq(route(n, 1, 4, b), 4);
+	ck_assert_str_eq(tp_node_link_name(n, a[1]), "GPU0-1 - NVSwitch");
+	ck_assert_int_eq(a[1], b[1]);
+	ck_assert_int_eq(a[2], b[2]);
+	ck_assert_int_eq(tp_node_link_count(n) - n->nlinks_pci, 3);
+	tp_node_destroy(n);
+	free(buf);
+}
+END_TEST
+
 static tp_graph *edges(int32_t nt, int m, const int32_t *u, const int32_t *v,
 		       const double *b)
 {
@@ -325,6 +395,7 @@ int main(void)
 	tcase_add_test(tc, cpx_partition_twice);
 	tcase_add_test(tc, uneven_counts_one_link);
 	tcase_add_test(tc, cpx_bad_inputs_name_partitions);
+	tcase_add_test(tc, nvidia_partitions_on_nvswitch);
 	tcase_add_test(tc, gpusel_partitions_share_uplink);
 	tcase_add_test(tc, gpusel_partitions_talk_on_package);
 	suite_add_tcase(s, tc);

@@ -162,15 +162,18 @@ static int check_symmetric(const tp_node *n, const struct mview *v, tp_error *er
 }
 
 /* MB/s per link (see above): 50000 (NVLink 5), 25000 (NVLink 2 to 4),
- * 20000 (NVLink 1), else 0. */
-static uint64_t nvlink_rate(const struct mview *v)
+ * 20000 (NVLink 1), else 0.  A device's partitions count once in a GPU's
+ * total (they share the device's links), and pairs of one device (no
+ * link) are no pairs here. */
+static uint64_t nvlink_rate(const tp_node *n, const struct mview *v)
 {
 	bool m50 = true, m25 = true, m20 = true, sw = false, equal = true;
 	uint64_t most = 0, pair = 0;   /* the largest total of one GPU */
 	for (int i = 0; i < v->m->n; i++)
 		for (int j = 0; j < v->m->n; j++) {
 			sw = sw || (i != j && is_switch(v, i) && v->gpu[j] >= 0);
-			if (i == j || v->gpu[i] < 0 || v->gpu[j] < 0)
+			if (i == j || v->gpu[i] < 0 || v->gpu[j] < 0 ||
+			    tp__node_same_device(n, v->gpu[i], v->gpu[j]))
 				continue;
 			equal = equal && (!pair || val(v, i, j) == pair);
 			pair = val(v, i, j);
@@ -184,7 +187,8 @@ static uint64_t nvlink_rate(const struct mview *v)
 			m50 = m50 && val(v, i, j) % 50000 == 0;
 			m25 = m25 && val(v, i, j) % 25000 == 0;
 			m20 = m20 && val(v, i, j) % 20000 == 0;
-			if (v->gpu[i] >= 0 && sum <= TP__XML_MAX_DIST_VALUE)
+			if (v->gpu[i] >= 0 && sum <= TP__XML_MAX_DIST_VALUE &&
+			    (v->gpu[j] < 0 || n->gpu[v->gpu[j]].part == 0))
 				sum += val(v, i, j);
 		}
 		most = sum > most ? sum : most;
@@ -220,7 +224,7 @@ static int nvlink_counts(const tp_node *n, const struct mview *v, int *c,
 	int ng = n->ngpus, rc = check_symmetric(n, v, err);
 	if (rc)
 		return rc;
-	uint64_t rate = nvlink_rate(v);
+	uint64_t rate = nvlink_rate(n, v);
 	*rate_out = rate;
 	if (!rate)
 		return merr(v, err, "values not multiples of 25000 MB/s (NVLink 2 to 5) "
