@@ -6,6 +6,7 @@
  *   link BUSID BUSID N      N NVLink lanes (NVML) or N xGMI links (AMD)
  *   switch BUSID N          N NVLink lanes from the GPU to NVSwitches
  *   notype                  NVML: no remote device types (older NVML)
+ *   linkbw M                AMD: one xGMI link's bandwidth, MB/s (50000)
  *   nvlink V                NVML: every link of version V (NVML's enum:
  *                           1 NVLink 1.0 ... 6 4.0, 7 5.0); without it
  *                           nvmlDeviceGetNvLinkVersion is not supported
@@ -39,6 +40,7 @@ struct si_node {
 	int links[SI_MAX_GPUS][SI_MAX_GPUS];
 	int notype;
 	int nvlink_version;         /* 0: not supported */
+	int link_mbs;               /* 0: the stand-in's default */
 };
 
 static int si_find(const struct si_node *s, const char *bus)
@@ -81,6 +83,8 @@ static void si_line(struct si_node *s, const char *line)
 		s->notype = 1;
 	} else if (sscanf(line, "nvlink %d", &n) == 1) {
 		s->nvlink_version = n;
+	} else if (sscanf(line, "linkbw %d", &n) == 1) {
+		s->link_mbs = n;
 	}
 }
 

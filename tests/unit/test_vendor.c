@@ -250,6 +250,24 @@ START_TEST(mi250x_amdsmi)
 }
 END_TEST
 
+/* The bandwidth AMD SMI reports is what the links carry: 64000 MB/s a
+ * link, 4 links between the GCDs of a package: 256 GB/s. */
+START_TEST(amdsmi_reported_bandwidth)
+{
+	tp_node *n = load("mi250x.xml");
+	struct tp_vendor_opts o = standin_opts();
+	char src[128];
+	add(n, &o, "TOPOPLACE_STANDIN_AMDSMI", DESC "mi250x-64.amdsmi", src, sizeof src);
+	ck_assert_str_eq(src, "AMD SMI");
+	ck_assert_int_eq(tp_node_xgmi_links(n, 0, 1), 4);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 4 * 64, 1e-9);
+	ck_assert_int_eq(tp_node_xgmi_links(n, 0, 2), 1);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 2), 64, 1e-9);
+	ck_assert_str_eq(log_take(logpath), "init\nshutdown\n");
+	tp_node_destroy(n);
+}
+END_TEST
+
 START_TEST(mi250x_rocm_smi)
 {
 	tp_node *n = load("mi250x.xml");
@@ -530,6 +548,7 @@ int main(void)
 	tcase_add_test(tc, nvl4_nvml);
 	tcase_add_test(tc, nvswitch_small);
 	tcase_add_test(tc, nvlink_versions);
+	tcase_add_test(tc, amdsmi_reported_bandwidth);
 	tcase_add_test(tc, partitions_left_to_hwloc);
 	tcase_add_test(tc, mi250x_amdsmi);
 	tcase_add_test(tc, mi250x_rocm_smi);
