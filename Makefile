@@ -213,6 +213,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_network.c \
 	test_node.c \
 	test_node_xml3.c \
+	test_partitions.c \
 	test_pattern.c \
 	test_place.c \
 	test_plugin.c \

@@ -386,6 +386,18 @@ static const struct vpart *gpu_part(const struct nview *w, int g)
 	return NULL;
 }
 
+/* GB/s of the fabric link between parts a and b: the model's figure (its
+ * links at the rate of their generation); lanes x TP_NVLINK_BW when no
+ * link joins the two parts themselves. */
+static double fabric_bw(const tp_node *n, int a, int b, int lanes)
+{
+	int x, y;
+	for (int l = 0; tp_node_link_parts(n, l, &x, &y) == TP_OK; l++)
+		if ((x == a && y == b) || (x == b && y == a))
+			return tp_node_link_bandwidth(n, l);
+	return lanes * TP_NVLINK_BW;
+}
+
 /* NVLinks: curves under the GPUs, or lines down to the NVSwitch bar. */
 static void draw_nvlinks(FILE *f, const struct nview *w)
 {
@@ -425,7 +437,8 @@ static void draw_nvlinks(FILE *f, const struct nview *w)
 				dip = base + NV_AREA - 8;
 			char tip[96];
 			snprintf(tip, sizeof tip, "GPU%d - GPU%d: NVLink x%d (%.4g GB/s)",
-				 a, b, lanes, lanes * TP_NVLINK_BW);
+				 a, b, lanes,
+				 fabric_bw(n, (int)(va - w->v), (int)(vb - w->v), lanes));
 			svg_curve(f, (struct svg_pt){ va->x, y1 },
 				  (struct svg_pt){ (va->x + vb->x) / 2,
 						   2 * dip - (y1 + y2) / 2 },

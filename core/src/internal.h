@@ -618,7 +618,9 @@ void tp__parallel_for(int32_t n, int threads, void (*fn)(void *arg, int32_t i),
 /* ---- core/node: one node's inside (node.c, node_links.c, gpusel.c) ---- */
 
 enum tp_vkind { TP_V_PACKAGE, TP_V_HOSTBRIDGE, TP_V_BRIDGE, TP_V_GPU,
-		TP_V_NVSWITCH, TP_V_NIC, TP_V_PORT };
+		TP_V_NVSWITCH, TP_V_NIC, TP_V_PORT,
+		TP_V_GPUDEV };   /* a partitioned GPU's device: its partitions
+				    (TP_V_GPU) hang below it */
 
 struct tp_node_vertex {
 	int kind;
@@ -641,6 +643,14 @@ struct tp_node_gpu {
 	unsigned vendor, device;   /* PCI ids */
 	int package, numa;  /* logical indices, -1 unknown */
 	int vertex;
+	/* Partitions (node.c): the GPUs of one PCI device share its number
+	 * (pdev, the device's place in bus order), its links and its
+	 * bandwidth.  nparts 1 and osdev "" for a device that is one GPU. */
+	int pdev;
+	int part, nparts;   /* which partition of the device, how many */
+	char osdev[16];     /* its OS device ("rsmi3", "nvml1") when nparts > 1 */
+	int fvert;          /* where its fabric links end: the device's vertex
+			       for a partition, else its own */
 };
 
 struct tp_node_nic {
@@ -666,6 +676,10 @@ struct tp_node {
 	int *pkg_link;                 /* npackages^2: inter-socket link or -1 */
 	int *nvl;                      /* ngpus^2 fabric links: NVLink lanes
 					  or xGMI links (fabric says which) */
+	double *fbw;                   /* ngpus^2: GB/s of those links, each
+					  way (0: none) */
+	double link_rate;              /* GB/s of a link counted without its
+					  speed (0: by its kind) */
 	int fabric;                    /* enum tp_gpu_fabric */
 	int nvswitch;                  /* NVLinks read as an NVSwitch fabric */
 	int nvswitch_seen;             /* a vendor library saw the switches:
@@ -711,7 +725,15 @@ enum tp__dist_role {
 struct tp__dist_end {
 	int role;
 	unsigned dom, bus, dev, fn;   /* TP__END_DEVICE: its PCI address */
+	char osdev[16];         /* the partition's OS device ("rsmi3") when
+				   the device has several (node.c's rule:
+				   tp__osdev_backend); "" otherwise */
 };
+/* The backend of a GPU's OS device that counts partitions: "rsmi" or
+ * "nvml" followed by a number (NVML and ROCm SMI list one such device per
+ * partition, one per GPU otherwise); 0 for any other name.  Returns the
+ * prefix length (4). */
+int tp__osdev_backend(const char *name);
 struct tp__dist_matrix {
 	int n;                  /* objects; 0: the XML has no such matrix */
 	int line;               /* of its element, for messages */

@@ -877,7 +877,7 @@ fi
 gpu_map --gpu-links "$NODES/nvl4.links" --gpu-matrix "$GM" --format json --output "$tmp/g.json"
 if check0 "gpu: json"; then
 	v=$(json_get "$tmp/g.json" '(d["gpus"][0] + d["gpus"][2] in ([0,1],[1,0],[2,3],[3,2]), d["cpus"][5], d["gpu_selection"]["cost"]["max_congestion_ms"], d["gpu_selection"]["local_rank_cost"]["max_congestion_ms"])')
-	if [ "$v" = "(True, '0-3', 12.5, 200.01)" ]; then ok "gpu: json"
+	if [ "$v" = "(True, '0-3', 10.0, 200.01)" ]; then ok "gpu: json"
 	else no "gpu: json" "$v"; fi
 fi
 # MAGC phase 1 ranks the node mappings by the GPU-link congestion after
@@ -889,7 +889,7 @@ tp map --config "$G2" --nodes 'gpu[01-02]' --ntasks 8 --stencil 8x1 --policy aut
 	--gpu-matrix "$DATA/gpu-cross8.json" --explain --format json
 if check0 "gpu: phase 1 ranked by GPU links"; then
 	v=$(json_get "$tmp/out" '(all(d["mapping"][a] == d["mapping"][a + 4] for a in range(4)), [round(c["gpu_link_congestion_ms"], 1) for c in d["candidates"] if c["name"] == "block"], min(c["gpu_link_congestion_ms"] for c in d["candidates"] if c["ran"]))')
-	if [ "$v" = "(True, [253.9], 12.5)" ] &&
+	if [ "$v" = "(True, [253.9], 10.0)" ] &&
 	   grep -q '^explain:   block  *GPU links 253.906  *ms' "$tmp/err"; then
 		ok "gpu: phase 1 ranked by GPU links"
 	else no "gpu: phase 1 ranked by GPU links" "$v $(cat "$tmp/err")"; fi
@@ -968,7 +968,7 @@ if check0 "node-info"; then
 	   grep -q 'GPU2  0000:93:00.0' "$tmp/out" &&
 	   grep -q 'NIC0  0000:15:00.0' "$tmp/out" &&
 	   grep -q '4 GPUs, 1 network card$' "$tmp/out" &&
-	   grep -q 'NVLink: GPU2 - GPU3 NVLink x4  (80 GB/s)' "$tmp/out"; then ok "node-info"
+	   grep -q 'NVLink: GPU2 - GPU3 NVLink x4  (100 GB/s)' "$tmp/out"; then ok "node-info"
 	else no "node-info" "$(head -c 300 "$tmp/out")"; fi
 fi
 fails2 "node-info: bad XML" "bad-node.xml: hwloc XML line 3: Machine object without cpuset" - node-info "$DATA/bad-node.xml"
@@ -984,7 +984,7 @@ if check0 "node-info --format xml"; then
 	tp node-info "$tmp/nvl4-one.xml"
 	if check0 "node-info of its own XML" &&
 	   grep -q '^GPU0   X      NV4    SYS    SYS    PIX     0       NIC0$' "$tmp/out" &&
-	   grep -q 'NVLink: GPU2 - GPU3 NVLink x4  (80 GB/s)' "$tmp/out" &&
+	   grep -q 'NVLink: GPU2 - GPU3 NVLink x4  (100 GB/s)' "$tmp/out" &&
 	   grep -q 'name="NVLinkBandwidth"' "$tmp/nvl4-one.xml"; then
 		ok "node-info --format xml: the XML alone gives the same NVLinks"
 	else no "node-info --format xml" "$(head -c 300 "$tmp/out")"; fi
@@ -1269,6 +1269,25 @@ for m in mi300x mi355x; do
 		else no "amd: node-info $m amd-smi topology" "$(grep xGMI "$tmp/out" | head -3)"; fi
 	fi
 done
+# partitioned GPUs: Tuolumne's MI300A in CPX mode (real hwloc export),
+# six GPUs a device, one xGMI link a pair of devices
+tp node-info "$REAL/tuo.CPX.xml"
+if check0 "amd: node-info MI300A CPX partitions"; then
+	if grep -q '24 AMD GPUs joined by xGMI (partitions of 4 devices), 4 network cards$' "$tmp/out" &&
+	   grep -q '^      +- GPU6-11  0001:02:00.0, 6 partitions  (63.02 GB/s up)$' "$tmp/out" &&
+	   grep -q '^         +- GPU7  rsmi7  (1000 GB/s up)$' "$tmp/out" &&
+	   grep -q '^xGMI: GPU0-5 - GPU18-23 xGMI x1  (50 GB/s)$' "$tmp/out" &&
+	   [ "$(grep -c '^xGMI: ' "$tmp/out")" = 6 ] &&
+	   grep -q '^GPU7   XGMI1  XGMI1  XGMI1  XGMI1  XGMI1  XGMI1  PART   X      PART ' "$tmp/out"
+	then ok "amd: node-info MI300A CPX partitions"
+	else no "amd: node-info MI300A CPX partitions" "$(head -c 400 "$tmp/out")"; fi
+fi
+# NVLink at its generation's speed: the DGX-2's V100 (NVLink 2) 6 x 25 GB/s
+tp node-info "$REAL/nvidiaDGX2.xml"
+if check0 "node-info DGX-2 NVLink 2"; then
+	if grep -q '^NVLink: GPU15 - NVSwitch  (150 GB/s)$' "$tmp/out"; then ok "node-info DGX-2 NVLink 2"
+	else no "node-info DGX-2 NVLink 2" "$(grep NVLink "$tmp/out" | head -3)"; fi
+fi
 tp map --config "$G2" --nodes gpu01 --ntasks 8 --stencil 8x1 --policy block \
 	--node-topology "$REAL/mi300x.xml" --gpu-links "$REAL/mi300x-amd-smi-topology.txt" \
 	--gpus-per-task 1 --format tasks

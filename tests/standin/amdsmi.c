@@ -89,8 +89,9 @@ static int bandwidth(int a, int b, uint64_t *lo, uint64_t *hi)
 	if (a < 0 || b < 0 || a >= node.ngpus || b >= node.ngpus)
 		return ST_INVAL;
 	int n = node.links[a][b];
-	*lo = n ? ONE_LINK : 0;
-	*hi = (uint64_t)n * ONE_LINK;
+	uint64_t one = node.link_mbs > 0 ? (uint64_t)node.link_mbs : ONE_LINK;
+	*lo = n ? one : 0;
+	*hi = (uint64_t)n * one;
 	return ST_SUCCESS;
 }
 

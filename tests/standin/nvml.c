@@ -34,6 +34,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int l,
 						 nvmlPciInfo_t *p);
 nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned int l,
 						 int *type);
+nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int l,
+					unsigned int *version);
 
 nvmlReturn_t nvmlInit_v2(void)
 {
@@ -123,5 +125,16 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned int l,
 	if (node.notype)
 		return NVML_ERROR_NOT_SUPPORTED;
 	*type = d->remote[l] < 0 ? 2 : 0;            /* SWITCH : GPU */
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int l,
+					unsigned int *version)
+{
+	if (!up || (int)l >= d->nlinks)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!node.nvlink_version)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*version = (unsigned)node.nvlink_version;
 	return NVML_SUCCESS;
 }

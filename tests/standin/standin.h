@@ -6,6 +6,10 @@
  *   link BUSID BUSID N      N NVLink lanes (NVML) or N xGMI links (AMD)
  *   switch BUSID N          N NVLink lanes from the GPU to NVSwitches
  *   notype                  NVML: no remote device types (older NVML)
+ *   linkbw M                AMD: one xGMI link's bandwidth, MB/s (50000)
+ *   nvlink V                NVML: every link of version V (NVML's enum:
+ *                           1 NVLink 1.0 ... 6 4.0, 7 5.0); without it
+ *                           nvmlDeviceGetNvLinkVersion is not supported
  *
  * TOPOPLACE_STANDIN_LOG, when set, names a file each init and shutdown
  * call appends a line to ("init", "shutdown"), so a test sees them
@@ -35,6 +39,8 @@ struct si_node {
 	struct si_gpu gpu[SI_MAX_GPUS];
 	int links[SI_MAX_GPUS][SI_MAX_GPUS];
 	int notype;
+	int nvlink_version;         /* 0: not supported */
+	int link_mbs;               /* 0: the stand-in's default */
 };
 
 static int si_find(const struct si_node *s, const char *bus)
@@ -75,6 +81,10 @@ static void si_line(struct si_node *s, const char *line)
 			si_slots(&s->gpu[i], -1, n);
 	} else if (!strncmp(line, "notype", 6)) {
 		s->notype = 1;
+	} else if (sscanf(line, "nvlink %d", &n) == 1) {
+		s->nvlink_version = n;
+	} else if (sscanf(line, "linkbw %d", &n) == 1) {
+		s->link_mbs = n;
 	}
 }
 

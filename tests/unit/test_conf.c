@@ -936,6 +936,35 @@ START_TEST(node_topology_per_group)
 					     "GpuLinks=x.links\n", "t.conf", &c, &err),
 			 TP_EINVAL);
 	tp_assert_err_has(&err, "t.conf:2: NodeName=a: GpuLinks= needs NodeTopology=");
+	/* GpuLinkBandwidth=: the speed of what GpuLinks= counts */
+	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4\nNodeName=a Coords=0 "
+					     "NodeTopology=x.xml GpuLinkBandwidth=50\n",
+					     "t.conf", &c, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "t.conf:2: NodeName=a: GpuLinkBandwidth= needs GpuLinks=");
+	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4\nNodeName=a Coords=0 "
+					     "NodeTopology=x.xml GpuLinks=x.links "
+					     "GpuLinkBandwidth=fast\n", "t.conf", &c, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "t.conf:2: GpuLinkBandwidth=fast: not a bandwidth");
+	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4\nNodeName=a Coords=0 "
+					     "NodeTopology=x.xml GpuLinks=x.links "
+					     "GpuLinkBandwidth=0\n", "t.conf", &c, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "GpuLinkBandwidth=0: not a positive bandwidth");
+	ck_assert_msg(tp_conf_load_string("Network=mesh Dims=4\n"
+					  "NodeName=a Coords=0 NodeTopology=x.xml GpuLinks=x.links "
+					  "GpuLinkBandwidth=400Gb/s\n"
+					  "NodeName=b Coords=1 NodeTopology=x.xml GpuLinks=x.links\n",
+					  "t.conf", &c, &err) == 0, "%s", err.msg);
+	m = tp_conf_machine(c);
+	ck_assert_double_eq_tol(tp_conf_node_gpu_link_bw(c, tp_machine_find_node(m, "a")),
+				50, 1e-9);
+	ck_assert_double_eq_tol(tp_conf_node_gpu_link_bw(c, tp_machine_find_node(m, "b")),
+				0, 1e-9);
+	/* two models: the same files at two speeds */
+	ck_assert_ptr_ne(tp_conf_node_topology(c, tp_machine_find_node(m, "a")),
+			 tp_conf_node_topology(c, tp_machine_find_node(m, "b")));
+	tp_conf_destroy(c);
 	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4\nNodeName=a Coords=0 "
 					     "NodeTopology=\n", "t.conf", &c, &err),
 			 TP_EINVAL);
@@ -943,7 +972,7 @@ START_TEST(node_topology_per_group)
 	ck_assert_int_eq(tp_conf_load_string("Network=mesh Dims=4\nNodeName=a Coords=0 "
 					     "Gres=gpu:4\n", "t.conf", &c, &err),
 			 TP_EINVAL);
-	tp_assert_err_has(&err, "NodeTopology=, GpuLinks=)");
+	tp_assert_err_has(&err, "NodeTopology=, GpuLinks=, GpuLinkBandwidth=)");
 
 	/* on a switch tree the NodeName= line only names nodes of the tree */
 	char *topo = tp_test_tmpfile("SwitchName=a Nodes=n[0-3]\n");
@@ -1230,7 +1259,7 @@ START_TEST(kinds_table)
 		"DefaultPolicy", "DefaultMetric", "TimeBudgetMs", "MaxThreads",
 		"CoordFile",
 		"SwitchFile", "NodeName", "CoordOrder", "Offset", "Coords",
-		"NodeTopology", "GpuLinks",
+		"NodeTopology", "GpuLinks", "GpuLinkBandwidth",
 	};
 	int n = 0, selectable = 0;
 	for (; tp__conf_kinds[n]; n++) {

@@ -31,7 +31,7 @@ static tp_graph *edges(int32_t n, int m, const int32_t *u, const int32_t *v,
 
 /* nvl4: heavy pairs (0,2) and (1,3), light (0,1).
  * MAGC: task 0 first (heaviest, ties to the lower rank), every GPU costs 0 ->
- * GPU0.  Next task 2 (delta 1e9): GPU1 over NVLink costs 1e9/80, GPU2/3 cross
+ * GPU0.  Next task 2 (delta 1e9): GPU1 over NVLink costs 1e9/100, GPU2/3 cross
  * the socket link at 10 GB/s -> GPU1.  Then task 1 (delta 1e6 - 1e9 beats
  * task 3's -1e9): GPU2 and GPU3 tie -> GPU2.  Task 3 -> GPU3 (NVLink). */
 START_TEST(nvl4_heavy_pairs_on_nvlink)
@@ -51,10 +51,10 @@ START_TEST(nvl4_heavy_pairs_on_nvlink)
 	ck_assert_int_eq(c.used, TP_GPUSEL_MAGC);
 	ck_assert_int_eq(tp_node_gpu_path(n, gpus[0], gpus[2]), TP_PATH_NVL);
 	ck_assert_int_eq(tp_node_gpu_path(n, gpus[1], gpus[3]), TP_PATH_NVL);
-	/* NVLink 1e9 / 80 GB/s = 12.5 ms; the light pair crosses the socket
-	 * link: 1e6 / 10 = 0.1 ms */
-	ck_assert_double_eq_tol(c.max_congestion_ms, 12.5, 1e-9);
-	ck_assert_double_eq_tol(c.weighted_ms, 12.5 * 2 + 0.1, 1e-9);
+	/* NVLink 1e9 / (4 x 25 GB/s) = 10 ms; the light pair crosses the
+	 * socket link: 1e6 / 10 = 0.1 ms */
+	ck_assert_double_eq_tol(c.max_congestion_ms, 10, 1e-9);
+	ck_assert_double_eq_tol(c.weighted_ms, 10 * 2 + 0.1, 1e-9);
 	ck_assert_double_eq_tol(c.total_bytes, 2e9 + 1e6, 1e-3);
 
 	/* local-rank order: (0,2) and (1,3) both over the socket link:

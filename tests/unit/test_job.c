@@ -9,6 +9,7 @@
 #include "testutil.h"
 #include "input/alloc_internal.h"
 #include "job/job_internal.h"
+#include "node/node_internal.h"
 #include "pattern/pattern_internal.h"
 
 static tp_conf *load(const char *text)
@@ -422,6 +423,39 @@ START_TEST(geometric_falls_back_to_graph)
 END_TEST
 
 /* ---- inside the nodes ---- */
+
+/* GpuLinkBandwidth= gives the speed of the links GpuLinks= counts: nvl4's
+ * 4-link pairs at 20 GB/s a link (NVLink 1) weigh 80 GB/s; without it 4 x
+ * 25.  An XML's own distances are not changed by it. */
+START_TEST(gpu_link_bandwidth_key)
+{
+	for (int slow = 0; slow < 2; slow++) {
+		char conf[1024];
+		snprintf(conf, sizeof conf, "Network=mesh Dims=2\nNodeName=g[1-2] "
+			 "CoordOrder=x-major NodeTopology=%s/nodes/nvl4.xml "
+			 "GpuLinks=%s/nodes/nvl4.links%s\n", TP_SOURCE_DIR "/conf/examples",
+			 TP_SOURCE_DIR "/conf/examples", slow ? " GpuLinkBandwidth=20" : "");
+		tp_conf *c = load(conf);
+		tp_error err;
+		ck_assert_msg(tp_conf_check_model(c, 0, &err) == 0, "%s", err.msg);
+		tp_job_request r;
+		tp_job_request_init(&r);
+		r.conf = c;
+		r.nodes = "g[1-2]";
+		r.ntasks = 8;
+		r.stencil = "8x1";
+		tp_job *job = job_ok(&r);
+		int32_t nid = tp_machine_find_node(tp_conf_machine(c), "g2");
+		const tp_node *n = tp__job_model_of(job, nid, &err);
+		ck_assert_msg(n != NULL, "%s", err.msg);
+		ck_assert_int_eq(tp_node_nvlinks(n, 2, 3), 4);
+		ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 2, 3),
+					slow ? 4 * 20 : 4 * TP_NVLINK_BW, 1e-9);
+		tp_job_destroy(job);
+		tp_conf_destroy(c);
+	}
+}
+END_TEST
 
 START_TEST(node_share_equals_whole_job)
 {
@@ -1059,6 +1093,7 @@ int main(void)
 	tcase_add_test(tc, auto_margin);
 	tcase_add_test(tc, geometric_falls_back_to_graph);
 	tcase_add_test(tc, node_share_equals_whole_job);
+	tcase_add_test(tc, gpu_link_bandwidth_key);
 	tcase_add_test(tc, node_share_notes);
 	tcase_add_test(tc, require_models_code);
 	tcase_add_test(tc, split_local_rank);

@@ -139,6 +139,20 @@ START_TEST(dgx2_nvswitch)
 	/* GPUs 0-7 on socket 0, 8-15 on socket 1 */
 	ck_assert_int_eq(tp_node_gpu_package(n, 0), 0);
 	ck_assert_int_eq(tp_node_gpu_package(n, 15), 1);
+	/* NVLink 2: 6 links of 25 GB/s each way, 150 GB/s a GPU (not 6 x 20) */
+	int l[4];
+	ck_assert_int_eq(tp_node_gpu_route(n, 3, 12, l, 4), 2);
+	ck_assert_str_eq(tp_node_link_name(n, l[0]), "GPU3 - NVSwitch");
+	ck_assert_double_eq_tol(tp_node_link_bandwidth(n, l[0]), 150, 1e-9);
+	ck_assert_double_eq_tol(tp_node_link_bandwidth(n, l[1]), 150, 1e-9);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 3, 12), 150, 1e-9);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	tp_node_describe(n, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "NVLink: GPU0 - NVSwitch  (150 GB/s)"));
+	free(text);
 	tp_node_destroy(n);
 }
 END_TEST
@@ -160,6 +174,11 @@ START_TEST(power8_nvlink1)
 	for (int a = 0; a < 4; a++)
 		for (int b = 0; b < 4; b++)
 			ck_assert_int_eq(tp_node_nvlinks(n, a, b), want[a][b]);
+	/* NVLink 1: 20 GB/s a link */
+	int l[4];
+	ck_assert_int_eq(tp_node_gpu_route(n, 2, 3, l, 4), 1);
+	ck_assert_double_eq_tol(tp_node_link_bandwidth(n, l[0]), 2 * 20, 1e-9);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 2 * 20, 1e-9);
 	tp_node_destroy(n);
 }
 END_TEST
@@ -262,12 +281,59 @@ START_TEST(nvswitch_two_gpus)
 	ck_assert_int_eq(tp_node_ngpus(n), 2);
 	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 18);
 	ck_assert_int_eq(tp_node_has_nvswitch(n), 1);
+	/* an H100's 18 NVLink 4 links: 450 GB/s */
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 450, 1e-9);
 	tp_error err;
 	const char *gres = "Name=gpu Links=-1,4\nName=gpu Links=4,-1\n";
 	ck_assert_msg(tp_node_load_links_buffer(n, gres, strlen(gres), "g.conf", &err) == 0,
 		      "%s", err.msg);
 	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 4);
 	ck_assert_int_eq(tp_node_has_nvswitch(n), 0);
+	/* counts without a speed: NVLink 2-4 */
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 4 * TP_NVLINK_BW, 1e-9);
+	tp_node_destroy(n);
+	free(x);
+}
+END_TEST
+
+/* Made up (no real export was found): two B200-like GPUs, 9 NVLink 5 links
+ * (9 x 50000 MB/s) to each of two switches.  900000 MB/s in all is more
+ * than 18 NVLink 4 links carry: NVLink 5, 18 links of 50 GB/s.  Written
+ * back as one pair of 900000 and read again: the same.  Two NVLink 5
+ * links between two GPUs alone (100000) read as four NVLink 4 ones: the
+ * count is off, the bandwidth is not. */
+START_TEST(nvlink5_by_total)
+{
+	char *x = xml3("3.0", 2, false, 2, NULL,
+		       NVL2(">1000000 0 450000 450000 0 1000000 450000 450000 "
+			    "450000 450000 1000000 0 450000 450000 0 1000000 "));
+	tp_node *n = load_buf(x);
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 18);
+	ck_assert_int_eq(tp_node_has_nvswitch(n), 1);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 900, 1e-9);
+	char *xml = NULL;
+	size_t len = 0;
+	tp_error err;
+	ck_assert_msg(tp_node_write_xml(n, &xml, &len, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(xml, "900000"));
+	tp_node *m = NULL;
+	ck_assert_msg(tp_node_load_xml_buffer(xml, len, "again.xml", &m, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(tp_node_nvlinks(m, 0, 1), 18);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(m, 0, 1), 900, 1e-9);
+	tp_node_destroy(m);
+	free(xml);
+	tp_node_destroy(n);
+	free(x);
+	x = xml3("3.0", 2, false, 0, NULL,
+		 "<distances2 type=\"OSDev\" nbobjs=\"2\" kind=\"25\" "
+		 "name=\"NVLinkBandwidth\" indexing=\"gp\">\n"
+		 "<indexes>20 21 </indexes>\n"
+		 "<u64values>1000000 100000 100000 1000000 </u64values>\n"
+		 "</distances2>\n");
+	n = load_buf(x);
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 4);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 100, 1e-9);
 	tp_node_destroy(n);
 	free(x);
 }
@@ -315,6 +381,22 @@ START_TEST(xgmi_hops_and_bandwidth)
 	ck_assert_int_eq(tp_node_xgmi_links(n, 0, 3), 0);
 	ck_assert_int_eq(tp_node_gpu_path(n, 0, 3), TP_PATH_XHOP);
 	ck_assert_int_eq(tp_node_gpu_path(n, 0, 1), TP_PATH_XGMI);
+	/* the bandwidth reported: 200 GB/s over the 4 links of (0,1) */
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 200, 1e-9);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 1, 2), 100, 1e-9);
+	tp_node_destroy(n);
+	free(x);
+	/* a reported bandwidth that is no multiple of 50 GB/s stays what it
+	 * is (one link of 64 GB/s), not rounded to a link count */
+	x = xml3("3.0", 2, true, 0, NULL,
+		 "<distances2 type=\"OSDev\" nbobjs=\"2\" kind=\"9\" "
+		 "name=\"XGMIBandwidth\" indexing=\"gp\">\n"
+		 "<indexes>20 21 </indexes>\n"
+		 "<u64values>1000000 64000 64000 1000000 </u64values>\n"
+		 "</distances2>\n");
+	n = load_buf(x);
+	ck_assert_int_eq(tp_node_xgmi_links(n, 0, 1), 1);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 64, 1e-9);
 	tp_node_destroy(n);
 	free(x);
 	/* without hops: every pair with bandwidth is direct */
@@ -431,8 +513,8 @@ START_TEST(bad_matrices)
 		  "NVSwitch 2 is 25000, NVSwitch 2 to GPU1 (0000:02:00.0) is 50000" },
 		{ NVL2(">0 0 30000 30000 0 0 30000 30000 30000 30000 0 0 30000 30000 0 0 "),
 		  "NVLinkBandwidth: values not multiples of 25000 MB/s" },
-		{ NVL2(">0 0 1650000 0 0 0 0 0 1650000 0 0 0 0 0 0 0 "),
-		  "NVLinkBandwidth: GPU0 (0000:01:00.0) to NVSwitch 2: 1650000 MB/s, more than 64 lanes" },
+		{ NVL2(">0 0 3300000 0 0 0 0 0 3300000 0 0 0 0 0 0 0 "),
+		  "NVLinkBandwidth: GPU0 (0000:01:00.0) to NVSwitch 2: 3300000 MB/s, more than 64 lanes" },
 		{ NVL2(">0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 x9 0 0 0 0 0 0 0 0 "),
 		  "value \"x9\": expected a number" },
 	};
@@ -493,6 +575,7 @@ int main(void)
 	tcase_add_test(tc, cxl_v3_v2_twins);
 	tcase_add_test(tc, v3_versions_and_osdev_types);
 	tcase_add_test(tc, nvswitch_two_gpus);
+	tcase_add_test(tc, nvlink5_by_total);
 	tcase_add_test(tc, nvlink_direct_v2);
 	tcase_add_test(tc, xgmi_hops_and_bandwidth);
 	tcase_add_test(tc, xgmi_rsmi_placeholder);

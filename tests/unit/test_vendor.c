@@ -133,6 +133,56 @@ START_TEST(nvl4_nvml)
 }
 END_TEST
 
+/* The speed of each link by the version NVML gives: NVLink 1 (version 1)
+ * at 20 GB/s, NVLink 5 (version 7) at 50; without the call (nvl4.nvml,
+ * nvs4.nvml) at TP_NVLINK_BW. */
+START_TEST(nvlink_versions)
+{
+	tp_node *n = load("nvl4.xml");
+	struct tp_vendor_opts o = standin_opts();
+	char src[128];
+	int links[8];
+	add(n, &o, "TOPOPLACE_STANDIN_NVML", DESC "nvl4-v1.nvml", src, sizeof src);
+	ck_assert_str_eq(src, "NVML");
+	ck_assert_int_eq(tp_node_nvlinks(n, 0, 1), 4);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 4 * 20, 1e-9);
+	ck_assert_int_eq(tp_node_gpu_route(n, 2, 3, links, 8), 1);
+	ck_assert_double_eq_tol(tp_node_link_bandwidth(n, links[0]), 4 * 20, 1e-9);
+	ck_assert_str_eq(log_take(logpath), "init\nshutdown\n");
+	add(n, &o, "TOPOPLACE_STANDIN_NVML", DESC "nvl4.nvml", src, sizeof src);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 4 * TP_NVLINK_BW, 1e-9);
+	ck_assert_str_eq(log_take(logpath), "init\nshutdown\n");
+	add(n, &o, "TOPOPLACE_STANDIN_NVML", DESC "nvs4-v7.nvml", src, sizeof src);
+	ck_assert_int_eq(tp_node_has_nvswitch(n), 1);
+	ck_assert_int_eq(tp_node_nvlinks(n, 1, 2), 4);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 1, 2), 4 * 50, 1e-9);
+	ck_assert_int_eq(tp_node_gpu_route(n, 1, 2, links, 8), 2);
+	ck_assert_double_eq_tol(tp_node_link_bandwidth(n, links[0]), 4 * 50, 1e-9);
+	ck_assert_str_eq(log_take(logpath), "init\nshutdown\n");
+	tp_node_destroy(n);
+}
+END_TEST
+
+/* A partitioned node (Tuolumne's MI300A in CPX mode): the libraries are
+ * not asked (they list each partition under its device's address); the
+ * links hwloc saw stay. */
+START_TEST(partitions_left_to_hwloc)
+{
+	tp_node *n = NULL;
+	tp_error err;
+	ck_assert_msg(tp_node_load_xml(TP_TEST_NODES "real/tuo.CPX.xml", &n, &err) == 0,
+		      "%s", err.msg);
+	struct tp_vendor_opts o = standin_opts();
+	char src[128];
+	add(n, &o, "TOPOPLACE_STANDIN_AMDSMI", DESC "mi250x.amdsmi", src, sizeof src);
+	ck_assert_str_eq(src, "");
+	ck_assert_str_eq(log_take(logpath), "");
+	ck_assert_int_eq(tp_node_ngpus(n), 24);
+	ck_assert_int_eq(tp_node_xgmi_links(n, 0, 6), 1);
+	tp_node_destroy(n);
+}
+END_TEST
+
 /* 4 GPUs with 4 switch lanes each: the counts alone say point to point,
  * the switches NVML saw say NVSwitch. */
 START_TEST(nvswitch_small)
@@ -204,6 +254,24 @@ START_TEST(mi250x_amdsmi)
 	ck_assert_str_eq(src, "AMD SMI");
 	ck_assert_str_eq(log_take(logpath), "init\nshutdown\n");
 	check_mi250x(n);
+	tp_node_destroy(n);
+}
+END_TEST
+
+/* The bandwidth AMD SMI reports is what the links carry: 64000 MB/s a
+ * link, 4 links between the GCDs of a package: 256 GB/s. */
+START_TEST(amdsmi_reported_bandwidth)
+{
+	tp_node *n = load("mi250x.xml");
+	struct tp_vendor_opts o = standin_opts();
+	char src[128];
+	add(n, &o, "TOPOPLACE_STANDIN_AMDSMI", DESC "mi250x-64.amdsmi", src, sizeof src);
+	ck_assert_str_eq(src, "AMD SMI");
+	ck_assert_int_eq(tp_node_xgmi_links(n, 0, 1), 4);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 1), 4 * 64, 1e-9);
+	ck_assert_int_eq(tp_node_xgmi_links(n, 0, 2), 1);
+	ck_assert_double_eq_tol(tp_node_gpu_bandwidth(n, 0, 2), 64, 1e-9);
+	ck_assert_str_eq(log_take(logpath), "init\nshutdown\n");
 	tp_node_destroy(n);
 }
 END_TEST
@@ -563,6 +631,9 @@ int main(void)
 	tcase_add_test(tc, dgx8_nvml);
 	tcase_add_test(tc, nvl4_nvml);
 	tcase_add_test(tc, nvswitch_small);
+	tcase_add_test(tc, nvlink_versions);
+	tcase_add_test(tc, amdsmi_reported_bandwidth);
+	tcase_add_test(tc, partitions_left_to_hwloc);
 	tcase_add_test(tc, mi250x_amdsmi);
 	tcase_add_test(tc, mi250x_rocm_smi);
 	tcase_add_test(tc, library_absent);

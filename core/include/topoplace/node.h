@@ -15,9 +15,14 @@
  *     display device with a ROCm SMI ("rsmiN") or OpenCL OS device below
  *     it (Radeon cards under ROCm are VGA controllers, 0x0300),
  * numbered in PCI bus order as Slurm numbers them (gpu/nvml and gpu/rsmi
- * both sort by PCI bus ID).
+ * both sort by PCI bus ID).  A device with several ROCm SMI (or NVML) OS
+ * devices below it, an MI300A or MI300X in CPX or TPX mode, is that many
+ * GPUs (partitions, numbered by their rsmiN within the device): they share
+ * the device's PCIe and fabric links, and hang below it by a link of
+ * 1000 GB/s (path class PART between two of them).
  *
  * Path classes between two GPUs follow `nvidia-smi topo -m` and NCCL:
+ *   PART  two partitions of one device (through the device, on its package)
  *   NVL   joined by NVLink (directly or through an NVSwitch)
  *   XGMI  joined by direct AMD xGMI (Infinity Fabric) links
  *   XHOP  joined by xGMI links through other GPUs (rocm-smi: XGMI with a
@@ -32,12 +37,15 @@
  * bridge to its parent (bandwidth: the PCIe link speed hwloc reports, else
  * 12 GB/s), one from every host bridge to its socket (the sum of its ports),
  * one between every two sockets (10 GB/s), and the GPU fabric:
- *   NVLink: a direct link of lanes x 20 GB/s between two GPUs, or, when every
- *     GPU pair has the same lane count and that count cannot be
- *     point-to-point (count x (GPUs-1) > 18), one link of count x 20 GB/s
- *     from each GPU to an NVSwitch.  A GPU pair with NVLink routes over it.
- *   xGMI: a direct link of links x 50 GB/s between two GPUs (one xGMI link
- *     of CDNA2 runs at 25 GT/s x 16 bits = 50 GB/s per direction; the two
+ *   NVLink: a direct link between two GPUs of its lanes at the rate of
+ *     their generation (20 GB/s each way for NVLink 1, 25 for NVLink 2 to
+ *     4, 50 for NVLink 5; lanes counted without a speed at TP_NVLINK_BW),
+ *     or, when every GPU pair has the same lane count and that count cannot
+ *     be point-to-point (count x (GPUs-1) > 18), one such link from each
+ *     GPU to an NVSwitch.  A GPU pair with NVLink routes over it.
+ *   xGMI: a direct link between two GPUs of the bandwidth reported for it
+ *     (hwloc's XGMIBandwidth), else links x 50 GB/s (one xGMI link of
+ *     CDNA2 runs at 25 GT/s x 16 bits = 50 GB/s per direction; the two
  *     GCDs of an MI250X share 4 of them, GCDs of different MI250X 1 or 2).
  *     A GPU pair of one xGMI hive routes over the fewest xGMI links (the
  *     widest such route, then the lowest GPU numbers), through other GPUs
@@ -67,8 +75,12 @@ extern "C" {
 #define TP_NODE_MAX_NVLINKS 64   /* NVLink lanes (or xGMI links) between
 				    two GPUs */
 
-/* Bandwidth constants in GB/s (NCCL's values for Ampere and Skylake). */
-#define TP_NVLINK_BW 20.0        /* per NVLink lane */
+/* Bandwidth constants in GB/s, each way.  An NVLink of generation 2 to 4
+ * (V100, A100, H100): 25 GB/s; NVLink 1 (P100) runs at 20, NVLink 5
+ * (Blackwell) at 50 (hwloc's nvml backend by the version NVML reports).
+ * Links counted without their generation (a links file) are taken at this
+ * rate unless the admin says otherwise (GpuLinkBandwidth=). */
+#define TP_NVLINK_BW 25.0        /* per NVLink 2-4 link */
 /* Per xGMI link and direction: 25 GT/s x 16 bits (AMD, "AMD Instinct MI250
  * microarchitecture", ROCm documentation: 50 GB/s for a 16-wide link; the
  * OLCF Frontier User Guide: 200 GB/s between the two GCDs of one MI250X
@@ -85,16 +97,16 @@ typedef struct tp_node tp_node;
  * has the rule; hwloc 1.x XML is refused: convert it with hwloc 2's lstopo).
  * The GPU fabric comes from the XML's distance matrices when it has them
  * (core/src/node/node_dist.c):
- *   - NVLinkBandwidth: lanes = MB/s / 25000 (NVLink 2 to 4; hwloc writes
- *     20000 per NVLink 1 link, read as such when the values are not
- *     multiples of 25000); an NVLink 5 link (50000) counts as two lanes,
- *     since the values cannot tell it from two 25000 links, which keeps its
- *     bandwidth right.  GPUs on NVSwitches: each pair gets the fewer of the
- *     two GPUs' lanes to all switches, and the model has the switch
- *     (tp_node_has_nvswitch);
+ *   - NVLinkBandwidth: the bandwidth as it is (hwloc adds up each link's
+ *     rate: 20000 MB/s for NVLink 1, 25000 for NVLink 2 to 4, 50000 for
+ *     NVLink 5); lanes = MB/s / that rate, the rate told by the values
+ *     (core/src/node/node_dist.c).  GPUs on NVSwitches: each pair gets the
+ *     fewer of the two GPUs' lanes to all switches, and the model has the
+ *     switch (tp_node_has_nvswitch);
  *   - XGMIBandwidth, XGMIHops: a pair one hop apart (or, without hops, with
- *     bandwidth) has max(1, round(MB/s / 50000)) xGMI links; pairs farther
- *     apart are routed through other GPUs.  hwloc on ROCm SMI writes
+ *     bandwidth) has max(1, round(MB/s / 50000)) xGMI links of the
+ *     bandwidth reported; pairs farther apart are routed through other
+ *     GPUs.  Partitioned GPUs are named by their OS devices (rsmiN).  hwloc on ROCm SMI writes
  *     100000 for every xGMI pair, a placeholder: those pairs get one link,
  *     four between the two GCDs of an MI250 or MI250X.  These replace the
  *     XGMIPeers counts.

@@ -32,6 +32,7 @@
 #include "input/conf_internal.h"
 #include "map/metrics_internal.h"
 #include "net/machine_internal.h"
+#include "node/node_internal.h"
 
 struct tp_conf {
 	struct tp__conf_built b;    /* the machine and how it was built */
@@ -55,6 +56,7 @@ struct tp_conf {
 	 * of every machine node (-1: none) */
 	int ntopo;
 	char **topo_xml, **topo_links;
+	double *topo_linkbw;        /* GpuLinkBandwidth= (GB/s; 0: not set) */
 	int *topo_line;             /* ntopo x 2: NodeTopology=, GpuLinks= */
 	int32_t *node_topo, node_topo_cap;
 };
@@ -1399,9 +1401,10 @@ static char *conf_path(const struct loader *ld, const char *val)
 	return p;
 }
 
-/* NodeTopology= (and GpuLinks=) of a NodeName= line: sets ld->cur_topo. */
+/* NodeTopology= (and GpuLinks=, GpuLinkBandwidth= as linkbw GB/s, 0 when
+ * not given) of a NodeName= line: sets ld->cur_topo. */
 static int add_topo(struct loader *ld, const struct tp__conf_tok *topo,
-		    const struct tp__conf_tok *links)
+		    const struct tp__conf_tok *links, double linkbw)
 {
 	if (!*topo->val)
 		return lerr(ld, NULL, topo->line, TP_EINVAL,
@@ -1418,7 +1421,7 @@ static int add_topo(struct loader *ld, const struct tp__conf_tok *topo,
 		return oom(ld);
 	}
 	for (int i = 0; i < c->ntopo; i++)
-		if (!strcmp(c->topo_xml[i], x) &&
+		if (!strcmp(c->topo_xml[i], x) && c->topo_linkbw[i] == linkbw &&
 		    (l ? c->topo_links[i] && !strcmp(c->topo_links[i], l)
 		       : !c->topo_links[i])) {
 			free(x);
@@ -1437,13 +1440,18 @@ static int add_topo(struct loader *ld, const struct tp__conf_tok *topo,
 			: NULL;
 	if (nline)
 		c->topo_line = nline;
-	if (!nx || !nl || !nline) {
+	double *nb = nline ? realloc(c->topo_linkbw, sizeof(double) *
+				     (size_t)(c->ntopo + 1)) : NULL;
+	if (nb)
+		c->topo_linkbw = nb;
+	if (!nx || !nl || !nline || !nb) {
 		free(x);
 		free(l);
 		return oom(ld);
 	}
 	c->topo_xml[c->ntopo] = x;
 	c->topo_links[c->ntopo] = l;
+	c->topo_linkbw[c->ntopo] = linkbw;
 	c->topo_line[2 * c->ntopo] = topo->line;
 	c->topo_line[2 * c->ntopo + 1] = links ? links->line : 0;
 	ld->cur_topo = c->ntopo++;
@@ -1459,7 +1467,8 @@ static int add_topo(struct loader *ld, const struct tp__conf_tok *topo,
  * (place_names). */
 
 struct node_keys {
-	const struct tp__conf_tok *name, *order, *offset, *coords, *topo, *links;
+	const struct tp__conf_tok *name, *order, *offset, *coords, *topo, *links,
+				  *linkbw;
 };
 
 /* The hostlist of a NodeName= line, counted and bounded before any name
@@ -1561,6 +1570,8 @@ static int node_keys(struct loader *ld, const struct tp__conf_tok *toks, int n,
 			slot = &k->topo;
 		else if (!strcasecmp(t->key, "GpuLinks"))
 			slot = &k->links;
+		else if (!strcasecmp(t->key, "GpuLinkBandwidth"))
+			slot = &k->linkbw;
 		else if (!strcasecmp(t->key, "CoordOrder"))
 			slot = &k->order;
 		else if (!strcasecmp(t->key, "Offset"))
@@ -1569,7 +1580,7 @@ static int node_keys(struct loader *ld, const struct tp__conf_tok *toks, int n,
 			slot = &k->coords;
 		else
 			return lerr(ld, NULL, t->line, TP_EINVAL,
-				    "%s=%s: not allowed on a NodeName= line (only CoordOrder=, Offset=, Coords=, NodeTopology=, GpuLinks=)",
+				    "%s=%s: not allowed on a NodeName= line (only CoordOrder=, Offset=, Coords=, NodeTopology=, GpuLinks=, GpuLinkBandwidth=)",
 				    t->key, t->val);
 		if (*slot)
 			return lerr(ld, NULL, t->line, TP_EINVAL,
@@ -1805,7 +1816,15 @@ static int node_line(struct loader *ld, const struct tp__conf_tok *toks, int n)
 	if (k.links && !k.topo)
 		return lerr(ld, NULL, k.links->line, TP_EINVAL,
 			    "NodeName=%s: GpuLinks= needs NodeTopology=", name->val);
-	if (k.topo && (rc = add_topo(ld, k.topo, k.links)) < 0)
+	/* GpuLinkBandwidth=: the speed of the links GpuLinks= only counts */
+	if (k.linkbw && !k.links)
+		return lerr(ld, NULL, k.linkbw->line, TP_EINVAL,
+			    "NodeName=%s: GpuLinkBandwidth= needs GpuLinks= (an XML's "
+			    "distances carry their own speed)", name->val);
+	double linkbw = 0;
+	if (k.linkbw && (rc = tp__conf_bandwidth(&ld->r, k.linkbw, &linkbw)))
+		return rc;
+	if (k.topo && (rc = add_topo(ld, k.topo, k.links, linkbw)) < 0)
 		return rc;
 	const struct tp__conf_tok *extra = k.coords ? k.coords : k.order ? k.order : k.offset;
 	const struct tp__conf_kind *kind = ld->c->kind;
@@ -2239,6 +2258,7 @@ void tp_conf_destroy(tp_conf *c)
 	}
 	free(c->topo_xml);
 	free(c->topo_links);
+	free(c->topo_linkbw);
 	free(c->topo_line);
 	free(c->node_topo);
 	free(c->path);
@@ -2349,6 +2369,7 @@ int tp_conf_check_model(const tp_conf *c, int i, tp_error *err)
 	if (rc)
 		return model_err(c, c->topo_line[2 * i], "NodeTopology",
 				 c->topo_xml[i], rc, &e, err);
+	tp__node_set_link_rate(n, c->topo_linkbw[i]);
 	if (c->topo_links[i] && (rc = tp_node_load_links(n, c->topo_links[i], &e)) < 0) {
 		tp_node_destroy(n);
 		return model_err(c, c->topo_line[2 * i + 1], "GpuLinks",
@@ -2375,6 +2396,12 @@ const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node)
 {
 	int t = topo_of(c, node);
 	return t >= 0 ? c->topo_links[t] : NULL;
+}
+
+double tp_conf_node_gpu_link_bw(const tp_conf *c, int32_t node)
+{
+	int t = topo_of(c, node);
+	return t >= 0 ? c->topo_linkbw[t] : 0;
 }
 
 const tp_machine *tp_conf_machine(const tp_conf *c)

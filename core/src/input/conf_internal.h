@@ -18,6 +18,9 @@ double tp_conf_time_budget_ms(const tp_conf *c);
 bool tp_conf_has_time_budget(const tp_conf *c);  /* TimeBudgetMs= given */
 int tp_conf_max_threads(const tp_conf *c);      /* MaxThreads= (0: not set) */
 const char *tp_conf_node_gpu_links(const tp_conf *c, int32_t node);
+/* GpuLinkBandwidth= of the node's line: GB/s each way of one link its
+ * GpuLinks= counts (0: not given, TP_NVLINK_BW or TP_XGMI_BW). */
+double tp_conf_node_gpu_link_bw(const tp_conf *c, int32_t node);
 /* The same in one line: "Slurm's topology nvl (block) of
  * /etc/slurm/topology.yaml, partition gpu: Topology=nvl (...)"; NULL as
  * above.  Every job notes it in its report. */

@@ -19,6 +19,7 @@
 #include "job/job_internal.h"
 #include "input/alloc_internal.h"
 #include "input/conf_internal.h"
+#include "node/node_internal.h"
 #include "map/metrics_internal.h"
 #include "pattern/pattern_internal.h"
 
@@ -589,11 +590,12 @@ int tp_job_run(tp_job *job, tp_error *err)
 /* ---------------------------------------------------------- node models */
 
 static const tp_node *model_for(tp_job *job, const char *xml,
-				const char *links, tp_error *why)
+				const char *links, double linkbw, tp_error *why)
 {
 	for (int k = 0; k < job->nmodels; k++) {
 		struct tp_job_model *md = &job->models[k];
-		if (!strcmp(md->xml, xml) && ((!links && !md->links) ||
+		if (!strcmp(md->xml, xml) && md->linkbw == linkbw &&
+		    ((!links && !md->links) ||
 		    (links && md->links && !strcmp(links, md->links)))) {
 			if (!md->node && why)
 				*why = md->err;
@@ -611,7 +613,10 @@ static const tp_node *model_for(tp_job *job, const char *xml,
 	memset(md, 0, sizeof *md);
 	md->xml = xml;
 	md->links = links;
-	if (tp_node_load_xml(xml, &md->node, &md->err) == 0 && links &&
+	md->linkbw = linkbw;
+	if (tp_node_load_xml(xml, &md->node, &md->err) == 0)
+		tp__node_set_link_rate(md->node, linkbw);
+	if (md->node && links &&
 	    tp_node_load_links(md->node, links, &md->err) < 0) {
 		tp_node_destroy(md->node);
 		md->node = NULL;
@@ -639,7 +644,8 @@ const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why)
 			     tp_machine_node_name(m, nid));
 		return NULL;
 	}
-	return model_for(job, xml, links, why);
+	return model_for(job, xml, links, tp_conf_node_gpu_link_bw(job->conf, nid),
+			 why);
 }
 
 int tp__job_load_models(tp_job *job, tp_error *err)

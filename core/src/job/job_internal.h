@@ -27,6 +27,7 @@ struct tp_job_cand {
  * (NULL when loading failed: err says why). */
 struct tp_job_model {
 	const char *xml, *links;   /* owned by the config or the request */
+	double linkbw;             /* GpuLinkBandwidth= (0: not set) */
 	tp_node *node;
 	tp_error err;
 };

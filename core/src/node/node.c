@@ -15,8 +15,8 @@
 const char *tp_gpu_path_name(enum tp_gpu_path p, int lanes, char *buf,
 			     size_t len)
 {
-	static const char *const names[] = { "X", "NV", "XGMI", "XHOP", "PIX",
-					     "PXB", "PHB", "NODE", "SYS" };
+	static const char *const names[] = { "X", "PART", "NV", "XGMI", "XHOP",
+					     "PIX", "PXB", "PHB", "NODE", "SYS" };
 	if ((int)p < 0 || (int)p > TP_PATH_SYS)
 		snprintf(buf, len, "?");
 	else if (p == TP_PATH_NVL || p == TP_PATH_XGMI || p == TP_PATH_XHOP)
@@ -40,6 +40,7 @@ void tp_node_destroy(tp_node *n)
 	free(n->link);
 	free(n->pkg_link);
 	free(n->nvl);
+	free(n->fbw);
 	free(n->nvl_link);
 	free(n->nvs_link);
 	free(n->path);
@@ -111,6 +112,59 @@ static hwloc_obj_t rsmi_osdev(hwloc_obj_t o)
 		    c->name[4] <= '9')
 			return c;
 	return NULL;
+}
+
+int tp__osdev_backend(const char *name)
+{
+	return name && (!strncmp(name, "rsmi", 4) || !strncmp(name, "nvml", 4)) &&
+	       name[4] >= '0' && name[4] <= '9' ? 4 : 0;
+}
+
+/* The number after a backend's prefix ("rsmi12": 12). */
+static long osdev_number(const char *name)
+{
+	return strtol(name + 4, NULL, 10);
+}
+
+/* The partitions of GPU device o: its OS devices of the partition-counting
+ * backend (tp__osdev_backend; ROCm SMI lists every partition of an MI300
+ * in CPX, TPX, DPX or QPX mode below the one PCI device, as hwloc 2.12
+ * places them), sorted by their number, into out (cap entries); returns
+ * how many, 1 (out[0] NULL) when the device has fewer than two.  Other
+ * backends (OpenCL, CUDA, the DRM card and render nodes) are not counted:
+ * one GPU may have several of them (two OpenCL platforms), and NVIDIA MIG
+ * instances are no OS devices in hwloc (its nvml backend lists the
+ * physical GPUs, CUDA at most one instance). */
+static int partitions_of(hwloc_obj_t o, hwloc_obj_t *out, int cap)
+{
+	int k = 0;
+	for (const char *pre = "rsmi"; pre; pre = pre[0] == 'r' ? "nvml" : NULL) {
+		int m = 0;
+		for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
+			if (c->type == HWLOC_OBJ_OS_DEVICE && tp__osdev_backend(c->name) &&
+			    !strncmp(c->name, pre, 4)) {
+				if (m < cap)
+					out[m] = c;
+				m++;
+			}
+		if (m > 1) {
+			k = m;
+			break;
+		}
+	}
+	if (k < 2) {
+		out[0] = NULL;
+		return 1;
+	}
+	int got = k < cap ? k : cap;
+	for (int i = 1; i < got; i++)     /* insertion sort by number */
+		for (int j = i; j > 0 && osdev_number(out[j - 1]->name) >
+					 osdev_number(out[j]->name); j--) {
+			hwloc_obj_t t = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	return k;
 }
 
 /* An OpenCL device hwloc's opencl backend puts below a GPU ("opencl0d1",
@@ -236,6 +290,25 @@ struct pci_tree {
 	int ocap;
 };
 
+/* Remember that vertex v stands for o (NULL: for no PCI object); -1 when
+ * out of memory. */
+static int track(struct pci_tree *pt, int v, hwloc_obj_t o)
+{
+	if (v < 0)
+		return -1;
+	if (v >= pt->ocap) {
+		int nc = v * 2 + 16;
+		hwloc_obj_t *no = realloc(pt->objs, sizeof *no * (size_t)nc);
+		if (!no)
+			return -1;
+		memset(no + pt->ocap, 0, sizeof *no * (size_t)(nc - pt->ocap));
+		pt->objs = no;
+		pt->ocap = nc;
+	}
+	pt->objs[v] = o;
+	return v;
+}
+
 /* Finds the vertex of hwloc object o, creating it (and its uplinks) when
  * needed. */
 static int vertex_of(struct pci_tree *pt, hwloc_obj_t o)
@@ -247,18 +320,9 @@ static int vertex_of(struct pci_tree *pt, hwloc_obj_t o)
 	int kind = is_hostbridge(o) ? TP_V_HOSTBRIDGE : TP_V_BRIDGE;
 	char name[40];
 	obj_name(o, name, sizeof name);
-	int v = add_vertex(n, kind, name);
+	int v = track(pt, add_vertex(n, kind, name), o);
 	if (v < 0)
 		return -1;
-	if (v >= pt->ocap) {
-		int nc = pt->ocap * 2 + 16;
-		hwloc_obj_t *no = realloc(pt->objs, sizeof *no * (size_t)nc);
-		if (!no)
-			return -1;
-		pt->objs = no;
-		pt->ocap = nc;
-	}
-	pt->objs[v] = o;
 	n->vert[v].fanout = (int)o->io_arity;
 	hwloc_obj_t p = o->parent;
 	int pv;
@@ -328,19 +392,9 @@ static int attach_device(struct pci_tree *pt, hwloc_obj_t o, int kind,
 			 const char *name, int package)
 {
 	tp_node *n = pt->n;
-	int v = add_vertex(n, kind, name);
+	int v = track(pt, add_vertex(n, kind, name), o);
 	if (v < 0)
 		return -1;
-	if (v >= pt->ocap) {
-		int nc = v * 2 + 16;
-		hwloc_obj_t *no = realloc(pt->objs, sizeof *no * (size_t)nc);
-		if (!no)
-			return -1;
-		memset(no + pt->ocap, 0, sizeof *no * (size_t)(nc - pt->ocap));
-		pt->objs = no;
-		pt->ocap = nc;
-	}
-	pt->objs[v] = o;
 	hwloc_obj_t p = o->parent;
 	int pv;
 	if (p && (p->type == HWLOC_OBJ_BRIDGE || p->type == HWLOC_OBJ_PCI_DEVICE))
@@ -450,11 +504,10 @@ static int depth_of(tp_node *n, int v)
 
 static int nic_routes(tp_node *n);
 
-/* The rsmi index of a GPU's ROCm SMI device ("rsmi3": 3), -1 without. */
-static int rsmi_index(hwloc_obj_t o)
+/* The rsmi index of a ROCm SMI device ("rsmi3": 3), -1 without. */
+static int rsmi_index(hwloc_obj_t r)
 {
-	hwloc_obj_t r = rsmi_osdev(o);
-	if (!r)
+	if (!r || strncmp(r->name, "rsmi", 4))
 		return -1;
 	long v = strtol(r->name + 4, NULL, 10);
 	return v >= 0 && v < TP__XML_MAX_RSMI ? (int)v : -1;
@@ -499,21 +552,24 @@ bool tp__node_mi250_pair(const tp_node *n, int a, int b)
 }
 
 /* xGMI links between AMD GPUs from ROCm SMI's XGMIPeers info (hwloc's rsmi
- * backend), into n->nvl; the fabric is xGMI when any pair is linked. */
-static void hwloc_xgmi(tp_node *n, hwloc_obj_t *gobj)
+ * backend; gos: each GPU's ROCm SMI device, its partition's when the
+ * device has several), into n->nvl; the fabric is xGMI when any pair is
+ * linked.  Partitions of one device list each other as peers: they share
+ * the package, not an xGMI link. */
+static void hwloc_xgmi(tp_node *n, hwloc_obj_t *gos)
 {
 	int ng = n->ngpus;
 	int rsmi[TP_NODE_MAX_GPUS];
 	uint64_t peers[TP_NODE_MAX_GPUS];
 	for (int g = 0; g < ng; g++) {
-		hwloc_obj_t r = rsmi_osdev(gobj[g]);
-		rsmi[g] = rsmi_index(gobj[g]);
+		hwloc_obj_t r = gos[g];
+		rsmi[g] = rsmi_index(r);
 		peers[g] = r ? xgmi_peer_set(hwloc_obj_get_info_by_name(r, "XGMIPeers")) : 0;
 	}
 	bool any = false;
 	for (int a = 0; a < ng; a++)
 		for (int b = a + 1; b < ng; b++) {
-			if (rsmi[a] < 0 || rsmi[b] < 0 ||
+			if (rsmi[a] < 0 || rsmi[b] < 0 || tp__node_same_device(n, a, b) ||
 			    !((peers[a] >> rsmi[b] & 1) || (peers[b] >> rsmi[a] & 1)))
 				continue;
 			int links = tp__node_mi250_pair(n, a, b) ? 4 : 1;
@@ -572,6 +628,31 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 				      gobj ? "network cards" : "GPUs")
 		       : tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	}
+	/* a device of several partitions is that many GPUs */
+	int ndev = ng, total = 0;
+	hwloc_obj_t *gos = tp__calloc(TP_NODE_MAX_GPUS, sizeof *gos);
+	hwloc_obj_t *parts = tp__calloc(TP_NODE_MAX_GPUS, sizeof *parts);
+	if (!gos || !parts) {
+		free(gobj);
+		free(nobj);
+		free(pt.objs);
+		free(gos);
+		free(parts);
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
+	}
+	for (int d = 0; d < ndev; d++)
+		total += partitions_of(gobj[d], parts, TP_NODE_MAX_GPUS);
+	if (total > TP_NODE_MAX_GPUS) {
+		free(gobj);
+		free(nobj);
+		free(pt.objs);
+		free(gos);
+		free(parts);
+		return tp_error_set(err, TP_ENOTSUP, "%s: more than %d GPUs (%d "
+				    "partitions of %d devices)", n->source,
+				    TP_NODE_MAX_GPUS, total, ndev);
+	}
+	ng = total;
 	n->ngpus = ng;
 	n->nnics = nnic;
 	n->gpu = tp__calloc((size_t)ng + 1, sizeof *n->gpu);
@@ -580,27 +661,61 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 		free(gobj);
 		free(nobj);
 		free(pt.objs);
+		free(gos);
+		free(parts);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	}
 	rc = 0;
-	for (int g = 0; g < ng && !rc; g++) {
-		hwloc_obj_t o = gobj[g];
-		struct tp_node_gpu *gp = &n->gpu[g];
+	for (int d = 0, g = 0; d < ndev && !rc; d++) {
+		hwloc_obj_t o = gobj[d];
+		int nparts = partitions_of(o, parts, TP_NODE_MAX_GPUS);
 		const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
-		gp->domain = a->domain;
-		gp->bus = a->bus;
-		gp->dev = a->dev;
-		gp->func = a->func;
-		gp->vendor = a->vendor_id;
-		gp->device = a->device_id;
-		busid_of(o, gp->busid, sizeof gp->busid);
-		pci_locality(n, t, o, &gp->package, &gp->numa);
-		char name[24];
-		snprintf(name, sizeof name, "GPU%d", g);
-		gp->vertex = attach_device(&pt, o, TP_V_GPU, name, gp->package);
-		if (gp->vertex < 0)
-			rc = -1;
+		char name[40];
+		int dv = -1;
+		if (nparts > 1) {
+			/* the device in the PCIe tree, its partitions below it */
+			snprintf(name, sizeof name, "GPU%d-%d", g, g + nparts - 1);
+			int pkg, numa;
+			pci_locality(n, t, o, &pkg, &numa);
+			dv = attach_device(&pt, o, TP_V_GPUDEV, name, pkg);
+			rc = dv < 0 ? -1 : 0;
+		}
+		for (int k = 0; k < nparts && !rc; k++, g++) {
+			struct tp_node_gpu *gp = &n->gpu[g];
+			gp->domain = a->domain;
+			gp->bus = a->bus;
+			gp->dev = a->dev;
+			gp->func = a->func;
+			gp->vendor = a->vendor_id;
+			gp->device = a->device_id;
+			gp->pdev = d;
+			gp->part = k;
+			gp->nparts = nparts;
+			busid_of(o, gp->busid, sizeof gp->busid);
+			pci_locality(n, t, o, &gp->package, &gp->numa);
+			snprintf(name, sizeof name, "GPU%d", g);
+			if (nparts == 1) {
+				gp->vertex = attach_device(&pt, o, TP_V_GPU, name,
+							   gp->package);
+				gp->fvert = gp->vertex;
+				gos[g] = rsmi_osdev(o);
+				rc = gp->vertex < 0 ? -1 : 0;
+				continue;
+			}
+			snprintf(gp->osdev, sizeof gp->osdev, "%s", parts[k]->name);
+			gos[g] = parts[k];
+			gp->fvert = dv;
+			gp->vertex = track(&pt, add_vertex(n, TP_V_GPU, name), NULL);
+			int l = gp->vertex < 0 ? -1 : add_link(n, gp->vertex, dv, TP__PART_BW);
+			if (l < 0) {
+				rc = -1;
+			} else {
+				n->vert[gp->vertex].parent = dv;
+				n->vert[gp->vertex].uplink = l;
+			}
+		}
 	}
+	free(parts);
 	for (int i = 0; i < nnic && !rc; i++) {
 		hwloc_obj_t o = nobj[i];
 		struct tp_node_nic *nc = &n->nic[i];
@@ -612,7 +727,8 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 		/* the card's port to the network: hwloc does not know its speed,
 		 * the card's own PCIe link bounds it */
 		snprintf(name, sizeof name, "NIC%d port", i);
-		int pv = nc->vertex < 0 ? -1 : add_vertex(n, TP_V_PORT, name);
+		int pv = nc->vertex < 0 ? -1 : track(&pt, add_vertex(n, TP_V_PORT, name),
+						     NULL);
 		nc->port_link = pv < 0 ? -1 : add_link(n, pv, nc->vertex, pci_speed(o));
 		if (nc->port_link < 0) {
 			rc = -1;
@@ -623,31 +739,33 @@ static int build(tp_node *n, hwloc_topology_t t, tp_error *err)
 	}
 	free(nobj);
 	free(pt.objs);
+	free(gobj);
 	if (rc) {
-		free(gobj);
+		free(gos);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	}
 	for (int v = 0; v < n->nvert; v++)
 		n->vert[v].depth = depth_of(n, v);
 	n->nlinks_pci = n->nlinks;
 	if (nic_routes(n)) {
-		free(gobj);
+		free(gos);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	}
 	size_t g2 = (size_t)(ng > 0 ? ng : 1) * (size_t)(ng > 0 ? ng : 1);
 	n->nvl = tp__calloc(g2, sizeof(int));
+	n->fbw = tp__calloc(g2, sizeof(double));
 	n->nvl_link = tp__malloc_array(g2, sizeof(int));
 	n->nvs_link = tp__malloc_array((size_t)ng + 1, sizeof(int));
 	n->path = tp__calloc(g2, sizeof(int));
 	n->pbw = tp__calloc(g2, sizeof(double));
 	n->route_off = tp__calloc(g2 + 1, sizeof(int));
-	if (!n->nvl || !n->nvl_link || !n->nvs_link || !n->path || !n->pbw ||
-	    !n->route_off) {
-		free(gobj);
+	if (!n->nvl || !n->fbw || !n->nvl_link || !n->nvs_link || !n->path ||
+	    !n->pbw || !n->route_off) {
+		free(gos);
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	}
-	hwloc_xgmi(n, gobj);
-	free(gobj);
+	hwloc_xgmi(n, gos);
+	free(gos);
 	return tp__node_finish(n, err);
 }
 
@@ -774,17 +892,49 @@ static int nic_routes(tp_node *n)
 	return 0;
 }
 
-/* Counts alone: every pair the same lane count, more lanes per GPU than
- * point to point NVLink has (18 on Hopper). */
+bool tp__node_same_device(const tp_node *n, int a, int b)
+{
+	return a != b && a >= 0 && b >= 0 && a < n->ngpus && b < n->ngpus &&
+	       n->gpu[a].pdev == n->gpu[b].pdev;
+}
+
+bool tp__node_gpu_partitioned(const tp_node *n, int gpu)
+{
+	return gpu >= 0 && gpu < n->ngpus && n->gpu[gpu].nparts > 1;
+}
+
+/* The first GPU of g's device: the one that owns the device's fabric
+ * links. */
+static int device_head(const tp_node *n, int g)
+{
+	return g - n->gpu[g].part;
+}
+
+/* The link from a partition to its device, -1 for a GPU that is a whole
+ * device. */
+static int part_uplink(const tp_node *n, int g)
+{
+	return n->gpu[g].nparts > 1 ? n->vert[n->gpu[g].vertex].uplink : -1;
+}
+
+/* Counts alone: every pair of GPUs on different devices the same lane
+ * count, more lanes per device than point to point NVLink has (18 on
+ * Hopper). */
 static bool nvswitch_by_counts(const tp_node *n)
 {
-	int ng = n->ngpus;
-	int c = ng >= 3 ? n->nvl[1] : 0;
-	for (int i = 0; i < ng && c > 0; i++)
-		for (int j = 0; j < ng; j++)
-			if (i != j && n->nvl[i * ng + j] != c)
+	int ng = n->ngpus, c = -1, devs = 0;
+	for (int i = 0; i < ng; i++) {
+		devs += n->gpu[i].part == 0;
+		for (int j = 0; j < ng; j++) {
+			if (i == j || tp__node_same_device(n, i, j))
+				continue;
+			if (c < 0)
+				c = n->nvl[i * ng + j];
+			if (n->nvl[i * ng + j] != c)
 				return false;
-	return c > 0 && c * (ng - 1) > 18;
+		}
+	}
+	return devs >= 3 && c > 0 && c * (devs - 1) > 18;
 }
 
 /* Seen by a vendor library (tp_node_set_nvswitch): every pair linked, or
@@ -794,26 +944,32 @@ static bool nvswitch_seen(const tp_node *n)
 	int ng = n->ngpus;
 	if (!n->nvswitch_seen || ng < 2)
 		return false;
-	for (int i = 0; i < ng * ng; i++)
-		if (i % (ng + 1) && n->nvl[i] <= 0)
-			return false;
+	for (int i = 0; i < ng; i++)
+		for (int j = 0; j < ng; j++)
+			if (i != j && !tp__node_same_device(n, i, j) &&
+			    n->nvl[i * ng + j] <= 0)
+				return false;
 	return true;
 }
 
-/* A GPU's lanes to the switch: its widest pair.  The pair counts are the
- * smaller switch lane count of the two, so this is the GPU's own count,
- * except for a GPU with more lanes than every other: it gets the next
- * widest count (the counts keep no more). */
-static int nvswitch_lanes(const tp_node *n, int g)
+/* A GPU's lanes to the switch: its widest pair, and their bandwidth.  The
+ * pair counts are the smaller switch lane count of the two, so this is the
+ * GPU's own count, except for a GPU with more lanes than every other: it
+ * gets the next widest count (the counts keep no more). */
+static int nvswitch_lanes(const tp_node *n, int g, double *bw)
 {
 	int ng = n->ngpus, c = 0;
+	*bw = 0;
 	for (int j = 0; j < ng; j++)
-		if (j != g && n->nvl[g * ng + j] > c)
+		if (j != g && n->nvl[g * ng + j] > c) {
 			c = n->nvl[g * ng + j];
+			*bw = n->fbw[g * ng + j];
+		}
 	return c;
 }
 
-/* NVSwitch: one link from every GPU to the switch vertex. */
+/* NVSwitch: one link from every device to the switch vertex (the
+ * partitions of a device share it). */
 static int nvswitch_links(tp_node *n, bool *made, tp_error *err)
 {
 	int ng = n->ngpus;
@@ -825,8 +981,13 @@ static int nvswitch_links(tp_node *n, bool *made, tp_error *err)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 	n->nvswitch = 1;
 	for (int i = 0; i < ng; i++) {
-		int l = add_link(n, n->gpu[i].vertex, s,
-				 nvswitch_lanes(n, i) * TP_NVLINK_BW);
+		if (device_head(n, i) != i) {
+			n->nvs_link[i] = n->nvs_link[device_head(n, i)];
+			continue;
+		}
+		double bw;
+		nvswitch_lanes(n, i, &bw);
+		int l = add_link(n, n->gpu[i].fvert, s, bw);
 		if (l < 0)
 			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", n->source);
 		n->nvs_link[i] = l;
@@ -835,7 +996,8 @@ static int nvswitch_links(tp_node *n, bool *made, tp_error *err)
 	return 0;
 }
 
-/* A direct fabric link between every linked GPU pair. */
+/* A direct fabric link between every linked pair of devices: the pairs of
+ * their partitions share it. */
 static int direct_links(tp_node *n, tp_error *err)
 {
 	int ng = n->ngpus;
@@ -843,16 +1005,24 @@ static int direct_links(tp_node *n, tp_error *err)
 	for (int i = 0; i < ng; i++)
 		for (int j = i + 1; j < ng; j++) {
 			int cnt = n->nvl[i * ng + j];
-			if (cnt <= 0)
+			if (cnt <= 0 || tp__node_same_device(n, i, j))
 				continue;
-			int l = add_link(n, n->gpu[i].vertex, n->gpu[j].vertex,
-					 cnt * (xgmi ? TP_XGMI_BW : TP_NVLINK_BW));
+			int hi = device_head(n, i), hj = device_head(n, j);
+			if (hi != i || hj != j) {
+				/* (hi, hj) came first: hi <= i, hj <= j, and the
+				 * devices are in bus order */
+				int l = n->nvl_link[hi * ng + hj];
+				n->nvl_link[i * ng + j] = n->nvl_link[j * ng + i] = l;
+				continue;
+			}
+			int a = n->gpu[i].fvert, b = n->gpu[j].fvert;
+			int l = add_link(n, a, b, n->fbw[i * ng + j]);
 			if (l < 0)
 				return tp_error_set(err, TP_ENOMEM, "%s: out of memory",
 						    n->source);
 			snprintf(n->link[l].name, sizeof n->link[l].name,
-				 "GPU%d - GPU%d %s x%d", i, j, xgmi ? "xGMI" : "NVLink",
-				 cnt);
+				 "%.40s - %.40s %s x%d", n->vert[a].name, n->vert[b].name,
+				 xgmi ? "xGMI" : "NVLink", cnt % 1000);
 			n->nvl_link[i * ng + j] = n->nvl_link[j * ng + i] = l;
 		}
 	return 0;
@@ -861,7 +1031,9 @@ static int direct_links(tp_node *n, tp_error *err)
 /* xGMI routes through other GPUs: for every source s, pred[s * ng + v] is
  * v's predecessor on the chosen route from s (-1: unreachable or v == s)
  * and hops[s * ng + v] the route's links.  Fewest links first, then the
- * widest bottleneck, then the lowest predecessor: deterministic. */
+ * widest bottleneck, then the lowest predecessor: deterministic.  Two
+ * partitions of one device have no xGMI link between them (the route
+ * never steps from one to the other). */
 static void xgmi_routes(const tp_node *n, int *pred, int *hops)
 {
 	int ng = n->ngpus;
@@ -883,7 +1055,7 @@ static void xgmi_routes(const tp_node *n, int *pred, int *hops)
 				int cnt = n->nvl[u * ng + v];
 				if (v == u || cnt <= 0 || (h[v] >= 0 && h[v] <= h[u]))
 					continue;
-				double b = cnt * TP_XGMI_BW;
+				double b = n->fbw[u * ng + v];
 				if (u != s && bott[u] < b)
 					b = bott[u];
 				if (h[v] < 0) {
@@ -909,6 +1081,70 @@ static void fabric_route(const tp_node *n, const int *pred, const int *hops,
 		out[--k] = n->nvl_link[pred[(size_t)a * ng + v] * ng + v];
 }
 
+/* The fabric links of the pair p = (i, j) (none: 0) into out (may be
+ * NULL: count only), between the partitions' links to their devices. */
+static int fabric_pair(const tp_node *n, const int *pred, const int *hops,
+		       int i, int j, int *out)
+{
+	int ng = n->ngpus, p = i * ng + j, k = 0;
+	bool xgmi = n->fabric == TP_FABRIC_XGMI;
+	int mid = xgmi ? (hops[p] > 0 ? hops[p] : 0)
+		       : n->nvl[p] > 0 ? (n->nvswitch ? 2 : 1) : 0;
+	if (!mid)
+		return 0;
+	int ui = part_uplink(n, i), uj = part_uplink(n, j);
+	if (ui >= 0 && out)
+		out[k] = ui;
+	k += ui >= 0;
+	if (out && xgmi) {
+		fabric_route(n, pred, hops, i, j, out + k);
+	} else if (out && n->nvswitch) {
+		out[k] = n->nvs_link[i];
+		out[k + 1] = n->nvs_link[j];
+	} else if (out) {
+		out[k] = n->nvl_link[p];
+	}
+	k += mid;
+	if (uj >= 0 && out)
+		out[k] = uj;
+	return k + (uj >= 0);
+}
+
+/* A pair's fabric bandwidth where nothing else set it: its links at the
+ * rate of their kind. */
+static void default_fbw(tp_node *n)
+{
+	double rate = n->fabric == TP_FABRIC_XGMI ? TP_XGMI_BW : TP_NVLINK_BW;
+	for (int p = 0; p < n->ngpus * n->ngpus; p++)
+		if (n->nvl[p] > 0 && !(n->fbw[p] > 0))
+			n->fbw[p] = n->nvl[p] * rate;
+		else if (n->nvl[p] <= 0)
+			n->fbw[p] = 0;
+}
+
+/* The partitions of two devices share one set of links: every pair of
+ * them gets the widest any pair of them was given (a links file may name
+ * them unevenly), so that one link serves them all. */
+static void share_device_links(tp_node *n)
+{
+	int ng = n->ngpus;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < ng; i++)
+			for (int j = 0; j < ng; j++) {
+				int p = i * ng + j;
+				int h = device_head(n, i) * ng + device_head(n, j);
+				if (p == h || i == j || tp__node_same_device(n, i, j))
+					continue;
+				if (pass == 0) {
+					n->nvl[h] = n->nvl[p] > n->nvl[h] ? n->nvl[p] : n->nvl[h];
+					n->fbw[h] = n->fbw[p] > n->fbw[h] ? n->fbw[p] : n->fbw[h];
+				} else {
+					n->nvl[p] = n->nvl[h];
+					n->fbw[p] = n->fbw[h];
+				}
+			}
+}
+
 int tp__node_finish(tp_node *n, tp_error *err)
 {
 	int ng = n->ngpus;
@@ -923,6 +1159,13 @@ int tp__node_finish(tp_node *n, tp_error *err)
 		n->nvl_link[i] = -1;
 	for (int i = 0; i < ng; i++)
 		n->nvs_link[i] = -1;
+	/* partitions of one device share the package, no fabric link */
+	for (int i = 0; i < ng; i++)
+		for (int j = 0; j < ng; j++)
+			if (tp__node_same_device(n, i, j))
+				n->nvl[i * ng + j] = 0;
+	default_fbw(n);
+	share_device_links(n);
 	bool xgmi = n->fabric == TP_FABRIC_XGMI, sw = false;
 	int rc = n->fabric == TP_FABRIC_NVLINK ? nvswitch_links(n, &sw, err) : 0;
 	if (!rc && !sw)
@@ -944,14 +1187,12 @@ int tp__node_finish(tp_node *n, tp_error *err)
 	for (int i = 0; i < ng; i++)
 		for (int j = 0; j < ng; j++) {
 			enum tp_gpu_path cls;
-			int k;
+			int k = 0;
 			if (i == j)
 				k = 0;
-			else if (xgmi && hops[i * ng + j] > 0)
-				k = hops[i * ng + j];
-			else if (!xgmi && n->nvl[i * ng + j] > 0)
-				k = n->nvswitch ? 2 : 1;
-			else
+			else if (tp__node_same_device(n, i, j))
+				k = 2;
+			else if (!(k = fabric_pair(n, pred, hops, i, j, NULL)))
 				k = pcie_route(n, i, j, NULL, &cls);
 			total += k;
 		}
@@ -972,24 +1213,17 @@ int tp__node_finish(tp_node *n, tp_error *err)
 				n->pbw[p] = 0;
 				continue;
 			}
-			int lanes = n->nvl[p];
-			int m;
-			if (!xgmi && lanes > 0) {
-				n->path[p] = TP_PATH_NVL;
-				n->pbw[p] = lanes * TP_NVLINK_BW;
-				if (n->nvswitch) {
-					n->route[k++] = n->nvs_link[i];
-					n->route[k++] = n->nvs_link[j];
-				} else {
-					n->route[k++] = n->nvl_link[p];
-				}
-				continue;
-			}
 			enum tp_gpu_path cls;
-			if (xgmi && hops[p] > 0) {
-				m = hops[p];
-				fabric_route(n, pred, hops, i, j, n->route + k);
-				cls = m == 1 ? TP_PATH_XGMI : TP_PATH_XHOP;
+			int m;
+			if (tp__node_same_device(n, i, j)) {
+				/* through the device, on its package */
+				n->route[k] = part_uplink(n, i);
+				n->route[k + 1] = part_uplink(n, j);
+				m = 2;
+				cls = TP_PATH_PART;
+			} else if ((m = fabric_pair(n, pred, hops, i, j, n->route + k))) {
+				cls = !xgmi ? TP_PATH_NVL
+				      : hops[p] == 1 ? TP_PATH_XGMI : TP_PATH_XHOP;
 			} else {
 				m = pcie_route(n, i, j, n->route + k, &cls);
 			}
@@ -999,6 +1233,10 @@ int tp__node_finish(tp_node *n, tp_error *err)
 				if (q == 0 || b < bw)
 					bw = b;
 			}
+			/* an NVLink pair: its own links, though a switch route
+			 * passes the wider links of both GPUs */
+			if (cls == TP_PATH_NVL && n->fbw[p] < bw)
+				bw = n->fbw[p];
 			n->path[p] = (int)cls;
 			n->pbw[p] = bw;
 			k += m;
@@ -1386,10 +1624,12 @@ static void describe_tree(const tp_node *n, FILE *f, int v, int indent)
 			continue;
 		const struct tp_node_vertex *x = &n->vert[c];
 		fprintf(f, "%*s+- %s", indent, "", x->name);
-		if (x->kind == TP_V_GPU) {
-			for (int g = 0; g < n->ngpus; g++)
-				if (n->gpu[g].vertex == c)
-					fprintf(f, "  %s", n->gpu[g].busid);
+		for (int g = 0; g < n->ngpus; g++) {
+			const struct tp_node_gpu *gp = &n->gpu[g];
+			if (x->kind == TP_V_GPU && gp->vertex == c)
+				fprintf(f, "  %s", gp->nparts > 1 ? gp->osdev : gp->busid);
+			else if (x->kind == TP_V_GPUDEV && gp->fvert == c && gp->part == 0)
+				fprintf(f, "  %s, %d partitions", gp->busid, gp->nparts);
 		}
 		if (x->kind == TP_V_NIC) {
 			for (int i = 0; i < n->nnics; i++)
@@ -1414,6 +1654,11 @@ void tp_node_describe(const tp_node *n, FILE *f)
 		amd ? "AMD " : "", n->ngpus == 1 ? "" : "s",
 		n->nvswitch ? " on an NVSwitch"
 		: n->fabric == TP_FABRIC_XGMI ? " joined by xGMI" : "");
+	int devs = 0;
+	for (int g = 0; g < n->ngpus; g++)
+		devs += n->gpu[g].part == 0;
+	if (devs < n->ngpus)
+		fprintf(f, " (partitions of %d devices)", devs);
 	if (n->nnics)
 		fprintf(f, ", %d network card%s", n->nnics, n->nnics == 1 ? "" : "s");
 	fputc('\n', f);

@@ -6,25 +6,31 @@
  * counts, set as a GpuLinks= file would set them; such a file, loaded
  * afterwards, still overrides them.
  *
- * NVLinkBandwidth (hwloc's nvml backend): for a GPU pair, or a GPU and an
- * NVSwitch, the sum of the rates of the links between them, MB/s: 20000
- * per NVLink 1 link, 25000 for NVLink 2 to 4, 50000 for NVLink 5; 1000000
- * on the diagonal (not read).  Lanes are value / 25000 when every value is
- * a multiple of 25000, else value / 20000 when every one is a multiple of
- * 20000 (NVLink 1), else the matrix is refused.  An NVLink 5 link counts as
- * two lanes: the values cannot tell one 50000 link from two 25000 ones (an
- * A100 pair on an NVSwitch has 12 x 25000 = 300000, as six NVLink 5 links
- * would), and two lanes keep the model's bandwidth (lanes x TP_NVLINK_BW)
- * twice NVLink 4's, as it is.
+ * NVLinkBandwidth (hwloc's nvml backend, topology-nvml.c): for a GPU pair,
+ * or a GPU and an NVSwitch, the sum of the rates of the links between
+ * them, MB/s each way, by the version NVML reports for each link: 20000
+ * per NVLink 1 link (P100), 25000 for NVLink 2 to 4 (V100, A100, H100),
+ * 50000 for NVLink 5 (Blackwell); 1000000 on the diagonal (not read).  The
+ * values are bandwidths already: the model takes them as they are (a
+ * DGX-2's V100 has 6 x 25000 to its switches: 150 GB/s).  The link count
+ * (the NV# of the path matrix) is value / rate, the rate being
+ *   - 50000 when every value is a multiple of it and some GPU has more
+ *     than 18 x 25000 in all (more than an H100's 18 NVLink 4 links can
+ *     carry: NVLink 5, 18 x 50000 on a B200);
+ *   - else 25000 when every value is a multiple of 25000;
+ *   - else 20000 when every one is a multiple of 20000 (NVLink 1);
+ *   - else the matrix is refused.
+ * A few NVLink 5 links that no GPU's total betrays are counted as twice as
+ * many NVLink 4 ones: the count is off, the bandwidth is not.
  * GPUs joined to NVSwitches: a pair's lanes are the fewer of the two GPUs'
  * lanes to all switches (plus any direct lanes), and the model has the
  * switch whatever the counts.
  *
  * XGMIBandwidth and XGMIHops (hwloc's rsmi backend): a pair one hop apart
  * (or, without XGMIHops, a pair with bandwidth) has max(1, round(bw /
- * 50000)) direct links, TP_XGMI_BW (50 GB/s) each, one link without a
- * bandwidth; pairs farther apart are left to the model's routes through
- * other GPUs.  hwloc on AMD SMI writes the pair's largest bandwidth
+ * 50000)) direct links and the bandwidth reported (bw / 1000 GB/s), one
+ * link of TP_XGMI_BW (50 GB/s) without a bandwidth; pairs farther apart
+ * are left to the model's routes through other GPUs.  hwloc on AMD SMI writes the pair's largest bandwidth
  * (50000, 100000 or 200000: one, two or four links) and the hops from the
  * driver's weights.  hwloc on ROCm SMI writes 100000 for every xGMI pair
  * (hwloc leaves checking the XGMI version for later) and 1 hop
@@ -33,6 +39,13 @@
  * but not how many links; such pairs get XGMIPeers' counts (four between
  * the two GCDs of an MI250 or MI250X, else one) rather than a uniform two.
  * These counts replace those of XGMIPeers.
+ *
+ * Partitioned GPUs (an MI300A or MI300X in CPX mode: several rsmiN OS
+ * devices below one PCI device) are named by their OS devices; a matrix
+ * object that is such an OS device is that partition.  Pairs of partitions
+ * of one device (1 hop and 100000 in ROCm SMI's matrices) share the
+ * package, not an xGMI link: the model drops them (tp__node_finish), and
+ * the partitions of two devices share the one set of links between them.
  *
  * Refused, one line "FILE: hwloc XML line N: NAME: ...": a matrix not
  * symmetric among its GPUs and switches, a count above TP_NODE_MAX_NVLINKS,
@@ -44,6 +57,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "node/node_internal.h"
@@ -88,8 +102,10 @@ static void view(struct mview *v, const tp_node *n, const struct tp__xml_dist *d
 		v->gpu[i] = -1;
 		for (int g = 0; g < n->ngpus && e->role == TP__END_DEVICE; g++) {
 			const struct tp_node_gpu *p = &n->gpu[g];
+			/* a partition only by its OS device */
 			if (p->domain == e->dom && p->bus == e->bus && p->dev == e->dev &&
-			    p->func == e->fn) {
+			    p->func == e->fn && v->gpu[i] < 0 &&
+			    (p->nparts > 1 ? !strcmp(p->osdev, e->osdev) : !e->osdev[0])) {
 				v->gpu[i] = g;
 				v->pos[g] = i;
 				v->named++;
@@ -113,11 +129,15 @@ static uint64_t val(const struct mview *v, int i, int j)
 	return v->m->val[(size_t)i * v->m->n + j];
 }
 
-/* "GPU3 (0000:3b:00.0)" or "NVSwitch 12" (its place in the matrix). */
+/* "GPU3 (0000:3b:00.0)", "GPU3 (rsmi3 of 0000:02:00.0)" for a partition,
+ * or "NVSwitch 12" (its place in the matrix). */
 static const char *obj_name(const tp_node *n, const struct mview *v, int i,
 			    char *buf, size_t len)
 {
-	if (v->gpu[i] >= 0)
+	if (v->gpu[i] >= 0 && n->gpu[v->gpu[i]].nparts > 1)
+		snprintf(buf, len, "GPU%d (%s of %s)", v->gpu[i],
+			 n->gpu[v->gpu[i]].osdev, n->gpu[v->gpu[i]].busid);
+	else if (v->gpu[i] >= 0)
 		snprintf(buf, len, "GPU%d (%s)", v->gpu[i], n->gpu[v->gpu[i]].busid);
 	else
 		snprintf(buf, len, "NVSwitch %d", i);
@@ -132,7 +152,7 @@ static int check_symmetric(const tp_node *n, const struct mview *v, tp_error *er
 		for (int j = i + 1; j < v->m->n; j++) {
 			if (!used(v, i) || !used(v, j) || val(v, i, j) == val(v, j, i))
 				continue;
-			char a[48], b[48];
+			char a[72], b[72];
 			return merr(v, err, "not symmetric: %s to %s is %llu, %s to %s is %llu",
 				    obj_name(n, v, i, a, sizeof a), obj_name(n, v, j, b, sizeof b),
 				    (unsigned long long)val(v, i, j), b, a,
@@ -141,20 +161,43 @@ static int check_symmetric(const tp_node *n, const struct mview *v, tp_error *er
 	return 0;
 }
 
-/* MB/s per lane: 25000 when every value is a multiple of it, else 20000
- * (NVLink 1), else 0. */
-static uint64_t nvlink_rate(const struct mview *v)
+/* MB/s per link (see above): 50000 (NVLink 5), 25000 (NVLink 2 to 4),
+ * 20000 (NVLink 1), else 0.  A device's partitions count once in a GPU's
+ * total (they share the device's links), and pairs of one device (no
+ * link) are no pairs here. */
+static uint64_t nvlink_rate(const tp_node *n, const struct mview *v)
 {
-	bool m25 = true, m20 = true;
+	bool m50 = true, m25 = true, m20 = true, sw = false, equal = true;
+	uint64_t most = 0, pair = 0;   /* the largest total of one GPU */
 	for (int i = 0; i < v->m->n; i++)
+		for (int j = 0; j < v->m->n; j++) {
+			sw = sw || (i != j && is_switch(v, i) && v->gpu[j] >= 0);
+			if (i == j || v->gpu[i] < 0 || v->gpu[j] < 0 ||
+			    tp__node_same_device(n, v->gpu[i], v->gpu[j]))
+				continue;
+			equal = equal && (!pair || val(v, i, j) == pair);
+			pair = val(v, i, j);
+		}
+	for (int i = 0; i < v->m->n; i++) {
+		uint64_t sum = 0;
 		for (int j = 0; j < v->m->n; j++) {
 			if (i == j || !used(v, i) || !used(v, j) ||
 			    (is_switch(v, i) && is_switch(v, j)))
 				continue;
+			m50 = m50 && val(v, i, j) % 50000 == 0;
 			m25 = m25 && val(v, i, j) % 25000 == 0;
 			m20 = m20 && val(v, i, j) % 20000 == 0;
+			if (v->gpu[i] >= 0 && sum <= TP__XML_MAX_DIST_VALUE &&
+			    (v->gpu[j] < 0 || n->gpu[v->gpu[j]].part == 0))
+				sum += val(v, i, j);
 		}
-	return m25 ? 25000 : m20 ? 20000 : 0;
+		most = sum > most ? sum : most;
+	}
+	/* every pair alike and no switch named: an NVSwitch node as
+	 * tp_node_write_xml writes it, each pair what one GPU has */
+	if (!sw && equal && pair)
+		most = pair;
+	return m50 && most > 18 * 25000 ? 50000 : m25 ? 25000 : m20 ? 20000 : 0;
 }
 
 /* Lanes of one value, or -1 (message set) beyond TP_NODE_MAX_NVLINKS. */
@@ -162,10 +205,11 @@ static int lanes(const tp_node *n, const struct mview *v, int i, int j,
 		 uint64_t per, const char *unit, tp_error *err)
 {
 	uint64_t x = val(v, i, j);
-	uint64_t l = per == 50000 ? (x + 25000) / 50000 : x / per;
+	uint64_t l = per == 50000 && v->kind != TP__DIST_NVLINK_BW
+		     ? (x + 25000) / 50000 : x / per;
 	if (l <= TP_NODE_MAX_NVLINKS)
 		return (int)l;
-	char a[48], b[48];
+	char a[72], b[72];
 	merr(v, err, "%s to %s: %llu MB/s, more than %d %s",
 	     obj_name(n, v, i, a, sizeof a), obj_name(n, v, j, b, sizeof b),
 	     (unsigned long long)x, TP_NODE_MAX_NVLINKS, unit);
@@ -173,14 +217,15 @@ static int lanes(const tp_node *n, const struct mview *v, int i, int j,
 }
 
 /* NVLink lanes of every GPU pair into c (ngpus x ngpus, zeroed);
- * *switched: through NVSwitches. */
+ * *switched: through NVSwitches; *rate_out: MB/s a link. */
 static int nvlink_counts(const tp_node *n, const struct mview *v, int *c,
-			 bool *switched, tp_error *err)
+			 bool *switched, uint64_t *rate_out, tp_error *err)
 {
 	int ng = n->ngpus, rc = check_symmetric(n, v, err);
 	if (rc)
 		return rc;
-	uint64_t rate = nvlink_rate(v);
+	uint64_t rate = nvlink_rate(n, v);
+	*rate_out = rate;
 	if (!rate)
 		return merr(v, err, "values not multiples of 25000 MB/s (NVLink 2 to 5) "
 			    "or 20000 (NVLink 1) per link");
@@ -229,16 +274,19 @@ static bool rsmi_placeholder(const struct mview *bw)
 }
 
 /* xGMI links of the pair (a, b): hops from h, bandwidth from bw (either may
- * name neither GPU); -1 (message set) when out of range. */
+ * name neither GPU); -1 (message set) when out of range.  *gbs: the
+ * bandwidth reported for a direct pair, GB/s (0: none, or the
+ * placeholder). */
 static int xgmi_pair(const tp_node *n, const struct mview *h, const struct mview *bw,
-		     bool placeholder, int a, int b, tp_error *err)
+		     bool placeholder, int a, int b, double *gbs, tp_error *err)
 {
+	*gbs = 0;
 	int hi = h->pos[a], hj = h->pos[b], bi = bw->pos[a], bj = bw->pos[b];
 	bool has_h = hi >= 0 && hj >= 0, has_b = bi >= 0 && bj >= 0;
 	uint64_t hops = has_h ? val(h, hi, hj) : 0;
 	uint64_t band = has_b ? val(bw, bi, bj) : 0;
 	if (hops > TP_NODE_MAX_GPUS) {
-		char x[48], y[48];
+		char x[72], y[72];
 		merr(h, err, "%s to %s: %llu hops, more than %d",
 		     obj_name(n, h, hi, x, sizeof x), obj_name(n, h, hj, y, sizeof y),
 		     (unsigned long long)hops, TP_NODE_MAX_GPUS);
@@ -252,11 +300,12 @@ static int xgmi_pair(const tp_node *n, const struct mview *h, const struct mview
 	if (placeholder)
 		return tp__node_mi250_pair(n, a < b ? a : b, a < b ? b : a) ? 4 : 1;
 	int l = lanes(n, bw, bi, bj, 50000, "xGMI links", err);
+	*gbs = (double)band / 1000;
 	return l < 0 ? -1 : l < 1 ? 1 : l;
 }
 
 static int xgmi_counts(const tp_node *n, const struct mview *h,
-		       const struct mview *bw, int *c, tp_error *err)
+		       const struct mview *bw, int *c, double *gbs, tp_error *err)
 {
 	int ng = n->ngpus, rc = 0;
 	if ((h->named && (rc = check_symmetric(n, h, err))) ||
@@ -265,10 +314,13 @@ static int xgmi_counts(const tp_node *n, const struct mview *h,
 	bool placeholder = bw->named && rsmi_placeholder(bw);
 	for (int a = 0; a < ng; a++)
 		for (int b = 0; b < ng; b++) {
-			int l = a == b ? 0 : xgmi_pair(n, h, bw, placeholder, a, b, err);
+			double g = 0;
+			int l = a == b ? 0 : xgmi_pair(n, h, bw, placeholder, a, b, &g,
+						       err);
 			if (l < 0)
 				return TP_EINVAL;
 			c[a * ng + b] = l;
+			gbs[a * ng + b] = g;
 		}
 	return 0;
 }
@@ -281,13 +333,14 @@ static int set_nvlink(tp_node *n, const struct tp__xml_dist *d, const char *what
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	view(v, n, d, TP__DIST_NVLINK_BW, what);
 	bool sw = false;
-	int rc = v->named ? nvlink_counts(n, v, c, &sw, err) : 0;
+	uint64_t rate = 0;
+	int rc = v->named ? nvlink_counts(n, v, c, &sw, &rate, err) : 0;
 	if (!rc && v->named) {
 		char who[TP_ERROR_MSG_MAX / 2];
 		snprintf(who, sizeof who, "%s: hwloc XML line %d: NVLinkBandwidth", what,
 			 v->m->line);
-		rc = sw ? tp_node_set_nvswitch(n, c, n->ngpus, who, err)
-			: tp_node_set_nvlinks(n, c, n->ngpus, who, err);
+		rc = tp__node_set_fabric(n, c, NULL, (double)rate / 1000, n->ngpus, who,
+					 TP_FABRIC_NVLINK, sw, err);
 	}
 	free(v);
 	return rc;
@@ -297,22 +350,26 @@ static int set_xgmi(tp_node *n, const struct tp__xml_dist *d, const char *what,
 		    int *c, tp_error *err)
 {
 	struct mview *h = malloc(sizeof *h), *bw = malloc(sizeof *bw);
-	int rc = h && bw ? 0 : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	double *gbs = tp__calloc((size_t)n->ngpus * (size_t)n->ngpus, sizeof *gbs);
+	int rc = h && bw && gbs ? 0
+		 : tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	if (!rc) {
 		view(h, n, d, TP__DIST_XGMI_HOPS, what);
 		view(bw, n, d, TP__DIST_XGMI_BW, what);
 	}
 	if (!rc && (h->named || bw->named))
-		rc = xgmi_counts(n, h, bw, c, err);
+		rc = xgmi_counts(n, h, bw, c, gbs, err);
 	if (!rc && (h->named || bw->named)) {
 		const struct mview *v = bw->named ? bw : h;
 		char who[TP_ERROR_MSG_MAX / 2];
 		snprintf(who, sizeof who, "%s: hwloc XML line %d: %s", what, v->m->line,
 			 dist_name[v->kind]);
-		rc = tp_node_set_xgmi(n, c, n->ngpus, who, err);
+		rc = tp__node_set_fabric(n, c, gbs, 0, n->ngpus, who, TP_FABRIC_XGMI,
+					 false, err);
 	}
 	free(h);
 	free(bw);
+	free(gbs);
 	return rc;
 }
 

@@ -5,10 +5,13 @@
  * gets the GPU fabric as hwloc's own NVML and ROCm SMI backends record it,
  * so that the file alone gives the same model again (node_xml.c reads
  * these distances):
- *   NVLinkBandwidth  lanes x 25000 MB/s between two GPUs (hwloc's rate
- *                    of one NVLink 2-4 lane), 1000000 on the diagonal;
- *   XGMIBandwidth    direct xGMI links x 50000 MB/s;
- * both over the GPUs' PCI objects.  This is what the plugin caches, and
+ *   NVLinkBandwidth  the pair's NVLink bandwidth in MB/s each way (its
+ *                    links at the rate of their generation, as hwloc
+ *                    writes them: 25000 a link of NVLink 2-4), 1000000 on
+ *                    the diagonal;
+ *   XGMIBandwidth    the pair's direct xGMI bandwidth in MB/s;
+ * both over the GPUs' PCI objects, or for a partitioned device over its
+ * partitions' OS devices (rsmiN), as hwloc's rsmi backend writes them.  This is what the plugin caches, and
  * what `topoplace node-info --format xml` prints for an admin to pin.
  */
 #include <stdlib.h>
@@ -19,9 +22,23 @@
 #include "internal.h"
 #include "node/node_internal.h"
 
-#define NVLINK_LANE_MBS 25000ull
-#define XGMI_LINK_MBS 50000ull
 #define LOCAL_MBS 1000000ull
+
+/* The hwloc object a matrix names GPU g by: its PCI device, or the OS
+ * device of its partition. */
+static hwloc_obj_t gpu_obj(hwloc_topology_t t, const struct tp_node_gpu *gp)
+{
+	hwloc_obj_t o = hwloc_get_pcidev_by_busid(t, gp->domain, gp->bus, gp->dev,
+						  gp->func);
+	if (!o || gp->nparts <= 1)
+		return o;
+	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
+		if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
+		    !strncmp(c->name, gp->osdev, sizeof gp->osdev - 1) &&
+		    strlen(c->name) < sizeof gp->osdev)
+			return c;
+	return NULL;
+}
 
 static int add_fabric(hwloc_topology_t t, const tp_node *n, tp_error *err)
 {
@@ -38,14 +55,12 @@ static int add_fabric(hwloc_topology_t t, const tp_node *n, tp_error *err)
 	bool nv = n->fabric == TP_FABRIC_NVLINK;
 	for (int a = 0; a < g; a++) {
 		const struct tp_node_gpu *gp = &n->gpu[a];
-		objs[a] = hwloc_get_pcidev_by_busid(t, gp->domain, gp->bus,
-						    gp->dev, gp->func);
+		objs[a] = gpu_obj(t, gp);
 		for (int b = 0; b < g; b++) {
-			int c = n->nvl[a * g + b];
-			val[a * g + b] = a == b ? LOCAL_MBS
-				: c > 0 ? (hwloc_uint64_t)c *
-					  (nv ? NVLINK_LANE_MBS : XGMI_LINK_MBS)
-				: 0;
+			int p = a * g + b;
+			val[p] = a == b ? LOCAL_MBS
+				 : n->nvl[p] > 0 ? (hwloc_uint64_t)(n->fbw[p] * 1000 + 0.5)
+				 : 0;
 		}
 	}
 	int rc = 0;

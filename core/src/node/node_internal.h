@@ -37,6 +37,7 @@ enum tp_gpu_fabric {
 
 enum tp_gpu_path {
 	TP_PATH_LOC = 0,   /* the same GPU */
+	TP_PATH_PART,      /* two partitions of one device (MI300 CPX, ...) */
 	TP_PATH_NVL,
 	TP_PATH_XGMI,      /* direct xGMI links */
 	TP_PATH_XHOP,      /* xGMI links through other GPUs */
@@ -47,7 +48,22 @@ enum tp_gpu_path {
 	TP_PATH_SYS,
 };
 
-/* "X", "NV4", "PIX", ... as nvidia-smi topo -m prints them (NVL with the
+/* Link speeds, GB/s each way (hwloc's nvml backend, topology-nvml.c: the
+ * rate of a link by the version NVML reports). */
+#define TP__NVLINK1_BW 20.0     /* NVLink 1 (P100) */
+#define TP__NVLINK5_BW 50.0     /* NVLink 5 (B100, B200, GB200) */
+/* NVLink 2 to 4 (V100, A100, H100): TP_NVLINK_BW. */
+/* Between a GPU partition and its device: on the package, far above any
+ * link out of it; hwloc's figure for a GPU to itself (1000000 MB/s on the
+ * diagonal of its NVLinkBandwidth and XGMIBandwidth). */
+#define TP__PART_BW 1000.0
+/* GPUs a != b are partitions of one device. */
+bool tp__node_same_device(const tp_node *n, int a, int b);
+/* The GPU is one of several partitions of its device (then
+ * tp_node_gpu_busid is the device's, shared with the others). */
+bool tp__node_gpu_partitioned(const tp_node *n, int gpu);
+
+/* "X", "PART", "NV4", "PIX", ... as nvidia-smi topo -m prints them (NVL with the
  * lane count in lanes), "XGMI4" (direct xGMI, lanes = the link count),
  * "XHOP2" (xGMI through other GPUs, lanes = the hops); buf gets at least 8
  * bytes. */
@@ -81,6 +97,21 @@ int tp_node_set_nvswitch(tp_node *n, const int *counts, int ngpus,
  * the fabric. */
 int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
 		     const char *what, tp_error *err);
+/* What the three above do, with the links' bandwidth: gbs (GB/s each way,
+ * ngpus x ngpus, may be NULL) where it is above 0, else count x rate (GB/s
+ * a link; 0: tp__node_link_rate); switched as tp_node_set_nvswitch. */
+int tp__node_set_fabric(tp_node *n, const int *counts, const double *gbs,
+			double rate, int ngpus, const char *what,
+			enum tp_gpu_fabric fabric, bool switched, tp_error *err);
+/* GB/s of one link counted without its speed (a links file, XGMIPeers,
+ * NVML without nvmlDeviceGetNvLinkVersion): what tp__node_set_link_rate
+ * set (topoplace.conf's GpuLinkBandwidth=), else TP_NVLINK_BW (NVLink 2
+ * to 4) or TP_XGMI_BW.  An hwloc XML's NVLinkBandwidth or XGMIBandwidth
+ * (what tp_node_write_xml keeps of a model) carries the real speed. */
+double tp__node_link_rate(const tp_node *n, enum tp_gpu_fabric fabric);
+/* Set that speed for the counts set afterwards (GB/s; 0 or less: by the
+ * links' kind); n may be NULL. */
+void tp__node_set_link_rate(tp_node *n, double gbs);
 /* tp_node_load_links from a buffer. */
 int tp_node_load_links_buffer(tp_node *n, const char *text, size_t len,
 			      const char *what, tp_error *err);
@@ -155,9 +186,10 @@ int tp_node_add_vendor_links(tp_node *n, const struct tp_vendor_opts *o,
 /* Direct xGMI links between two GPUs (0 on an NVLink node). */
 int tp_node_xgmi_links(const tp_node *n, int a, int b);
 enum tp_gpu_path tp_node_gpu_path(const tp_node *n, int a, int b);
-/* Bandwidth of the path from a to b in GB/s: lanes x TP_NVLINK_BW over
- * NVLink, else the smallest link bandwidth on the route (xGMI or PCIe; 0
- * for a == b). */
+/* Bandwidth of the path from a to b in GB/s: the pair's NVLinks (their
+ * count x the rate of their generation, or what hwloc reported), else the
+ * smallest link bandwidth on the route (xGMI, PCIe, a partition's link to
+ * its device; 0 for a == b). */
 double tp_node_gpu_bandwidth(const tp_node *n, int a, int b);
 int tp_node_link_count(const tp_node *n);
 /* Links of the route from GPU a to GPU b, written to links (capacity cap).

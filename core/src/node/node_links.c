@@ -1244,11 +1244,22 @@ int tp_links_parse_bdf(const char *text, size_t len, const char *what,
 	return 0;
 }
 
-/* Counts for every GPU pair of the node's fabric (vendor: the GPUs' PCI
- * vendor it needs). */
-static int set_fabric(tp_node *n, const int *counts, int ngpus,
-		      const char *what, enum tp_gpu_fabric fabric, bool switched,
-		      tp_error *err)
+double tp__node_link_rate(const tp_node *n, enum tp_gpu_fabric fabric)
+{
+	if (n && n->link_rate > 0)
+		return n->link_rate;
+	return fabric == TP_FABRIC_XGMI ? TP_XGMI_BW : TP_NVLINK_BW;
+}
+
+void tp__node_set_link_rate(tp_node *n, double gbs)
+{
+	if (n)
+		n->link_rate = gbs > 0 ? gbs : 0;
+}
+
+int tp__node_set_fabric(tp_node *n, const int *counts, const double *gbs,
+			double rate, int ngpus, const char *what,
+			enum tp_gpu_fabric fabric, bool switched, tp_error *err)
 {
 	const char *kind = fabric == TP_FABRIC_XGMI ? "xGMI links" : "NVLinks";
 	unsigned vendor = fabric == TP_FABRIC_XGMI ? 0x1002 : 0x10de;
@@ -1284,9 +1295,15 @@ static int set_fabric(tp_node *n, const int *counts, int ngpus,
 						    what, i, j, v, j, i, counts[j * ngpus + i]);
 			any |= i != j && v > 0;
 		}
+	if (!(rate > 0))
+		rate = tp__node_link_rate(n, fabric);
 	for (int i = 0; i < ngpus; i++)
-		for (int j = 0; j < ngpus; j++)
-			n->nvl[i * ngpus + j] = i == j ? 0 : counts[i * ngpus + j];
+		for (int j = 0; j < ngpus; j++) {
+			int p = i * ngpus + j;
+			n->nvl[p] = i == j ? 0 : counts[p];
+			n->fbw[p] = n->nvl[p] <= 0 ? 0
+				    : gbs && gbs[p] > 0 ? gbs[p] : n->nvl[p] * rate;
+		}
 	n->fabric = any ? (int)fabric : TP_FABRIC_NONE;
 	n->nvswitch_seen = switched;
 	return tp__node_finish(n, err);
@@ -1295,22 +1312,25 @@ static int set_fabric(tp_node *n, const int *counts, int ngpus,
 int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
 			const char *what, tp_error *err)
 {
-	return set_fabric(n, counts, ngpus, what ? what : "NVLink counts",
-			  TP_FABRIC_NVLINK, false, err);
+	return tp__node_set_fabric(n, counts, NULL, 0, ngpus,
+				   what ? what : "NVLink counts", TP_FABRIC_NVLINK,
+				   false, err);
 }
 
 int tp_node_set_nvswitch(tp_node *n, const int *counts, int ngpus,
 			 const char *what, tp_error *err)
 {
-	return set_fabric(n, counts, ngpus, what ? what : "NVSwitch lanes",
-			  TP_FABRIC_NVLINK, true, err);
+	return tp__node_set_fabric(n, counts, NULL, 0, ngpus,
+				   what ? what : "NVSwitch lanes", TP_FABRIC_NVLINK,
+				   true, err);
 }
 
 int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
 		     const char *what, tp_error *err)
 {
-	return set_fabric(n, counts, ngpus, what ? what : "xGMI counts",
-			  TP_FABRIC_XGMI, false, err);
+	return tp__node_set_fabric(n, counts, NULL, 0, ngpus,
+				   what ? what : "xGMI counts", TP_FABRIC_XGMI,
+				   false, err);
 }
 
 /* Counts of an amd-smi file (keyed by bus id, in sorted bus-id order) in
@@ -1320,6 +1340,15 @@ int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
 static int map_bdfs(const tp_node *n, const struct tp_links_bdf *b, int ng,
 		    int *c, const char *what, tp_error *err)
 {
+	/* partitions share their device's bus id: nothing to match by */
+	for (int g = 0; g < n->ngpus; g++)
+		if (n->gpu[g].nparts > 1)
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: GPUs named by PCI bus id, but the %d GPUs "
+					    "of %s at %s are partitions of one device (give "
+					    "gres.conf Links= lines, or the hwloc XML's "
+					    "XGMIBandwidth)", what ? what : "links",
+					    n->gpu[g].nparts, n->source, n->gpu[g].busid);
 	int idx[TP_NODE_MAX_GPUS];
 	for (int k = 0; k < ng && k < TP_NODE_MAX_GPUS; k++) {
 		idx[k] = -1;

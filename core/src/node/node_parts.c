@@ -17,6 +17,8 @@ static enum tp_node_part_kind part_kind(int vkind)
 	case TP_V_NVSWITCH: return TP_PART_NVSWITCH;
 	case TP_V_NIC: return TP_PART_NIC;
 	case TP_V_PORT: return TP_PART_PORT;
+	/* a partitioned GPU's device: a bridge above its partitions (GPUs) */
+	case TP_V_GPUDEV: return TP_PART_BRIDGE;
 	default: return TP_PART_BRIDGE;
 	}
 }

@@ -23,6 +23,9 @@ struct tp_vendor_fab {
 	struct tp_pci *pci;    /* ng: the model's GPUs */
 	int *lanes;            /* ng x ng: direct NVLink lanes / xGMI links */
 	int *sw;               /* ng: NVLink lanes to NVSwitches */
+	double *gbs;           /* ng x ng: GB/s of the direct lanes (NVML:
+				  each lane at the rate of its version) */
+	double *swgbs;         /* ng: GB/s of the lanes to NVSwitches */
 	char *why;             /* the caller's source buffer */
 	size_t why_len;
 	bool set;              /* the counts are in the model */

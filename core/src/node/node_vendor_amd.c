@@ -9,7 +9,9 @@
  * MB/s between the two GCDs of an MI250X is 4 links.  A bandwidth of 0-0
  * means no direct link (the libraries say one hop for every pair of an
  * xGMI hive); a pair whose bandwidth the library cannot tell counts one
- * link.
+ * link.  The pair's links carry the maximum bandwidth reported (200 GB/s
+ * there), as hwloc's rsmi backend puts it in XGMIBandwidth; 50 GB/s a link
+ * without one.
  *
  * The link type enum of amdsmi_topo_get_link_type changed with ROCm 7 (AMD
  * SMI library version 26, as hwloc's topology-rsmi.c notes): before, the
@@ -83,6 +85,17 @@ static int pair_links(const struct amd_pair *p)
 	return p->lo ? tp_vendor_xgmi_count(p->lo, p->hi) : 0;
 }
 
+/* The pair of model GPUs (a, b): its links, and the largest bandwidth the
+ * library reports for them (MB/s, as hwloc's XGMIBandwidth takes it) as
+ * their GB/s; 0 (count x TP_XGMI_BW) without one. */
+static void pair_set(struct tp_vendor_fab *f, int a, int b,
+		     const struct amd_pair *p)
+{
+	int l = pair_links(p);
+	f->lanes[a * f->ng + b] = l;
+	f->gbs[a * f->ng + b] = l > 0 && p->bw && p->lo ? (double)p->hi / 1000 : 0;
+}
+
 /* Device address to model GPU; map[i] gets it.  false with the reason. */
 static bool amd_map(struct tp_vendor_fab *f, const char *lib, int i,
 		    const struct tp_pci *p, int *map, bool *listed)
@@ -107,8 +120,11 @@ static int amd_set(struct tp_vendor_fab *f, const char *lib, tp_error *err)
 			/* symmetric whatever one direction said */
 			int a = f->lanes[i * ng + j], b = f->lanes[j * ng + i];
 			f->lanes[i * ng + j] = f->lanes[j * ng + i] = a > b ? a : b;
+			double x = f->gbs[i * ng + j], y = f->gbs[j * ng + i];
+			f->gbs[i * ng + j] = f->gbs[j * ng + i] = x > y ? x : y;
 		}
-	int rc = tp_node_set_xgmi(f->n, f->lanes, ng, lib, err);
+	int rc = tp__node_set_fabric(f->n, f->lanes, f->gbs, 0, ng, lib,
+				     TP_FABRIC_XGMI, false, err);
 	if (rc)
 		return rc;
 	tp_vendor_why(f, "%s", lib);
@@ -209,7 +225,7 @@ static bool amdsmi_counts(struct tp_vendor_fab *f, const struct amdsmi *a)
 				      TP_AMD_SUCCESS)
 				continue;
 			p.bw = a->bw(procs[i], procs[j], &p.lo, &p.hi) == TP_AMD_SUCCESS;
-			f->lanes[map[i] * f->ng + map[j]] = pair_links(&p);
+			pair_set(f, map[i], map[j], &p);
 		}
 	return true;
 }
@@ -294,7 +310,7 @@ static bool rsmi_counts(struct tp_vendor_fab *f, const struct rsmi *a)
 			if (i == j || a->type(i, j, &p.hops, &p.type) != TP_AMD_SUCCESS)
 				continue;
 			p.bw = a->bw(i, j, &p.lo, &p.hi) == TP_AMD_SUCCESS;
-			f->lanes[map[i] * f->ng + map[j]] = pair_links(&p);
+			pair_set(f, map[i], map[j], &p);
 		}
 	return true;
 }

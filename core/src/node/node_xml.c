@@ -1058,18 +1058,35 @@ static int dist_content(struct xp *x, struct dread *d, const char *tag, bool emp
 	return 0;
 }
 
+/* OS devices of the same backend as OS device i below its PCI device:
+ * more than one when the device is partitioned (node.c counts partitions
+ * by the same rule). */
+static int backend_siblings(const struct xp *x, int32_t i)
+{
+	const struct xobj *o = &x->obj[i];
+	int k = 0;
+	for (int32_t j = 0; j < x->nobj; j++)
+		k += x->obj[j].parent == o->parent && x->obj[j].type == T_OSDEV &&
+		     tp__osdev_backend(x->obj[j].name) &&
+		     !strncmp(x->obj[j].name, o->name, 4);
+	return k;
+}
+
 /* What a matrix object stands for: an NVML or ROCm SMI OS device is its
- * GPU (the PCIDev above it); a PCIDev is a device, or an NVSwitch (hwloc's
- * subtype, or class 0680 of NVIDIA: nvml's own test).  Returns the object
- * it stands for (two matrix objects for one device are an error). */
+ * GPU (the PCIDev above it), or, when the device has several (an MI300 in
+ * CPX mode), the partition it names; a PCIDev is a device, or an NVSwitch
+ * (hwloc's subtype, or class 0680 of NVIDIA: nvml's own test).  Returns
+ * the object it stands for (two matrix objects for one device or one
+ * partition are an error). */
 static int32_t dist_end(const struct xp *x, int32_t i, struct tp__dist_end *e)
 {
 	const struct xobj *o = &x->obj[i];
-	if (o->type == T_OSDEV && (!strncmp(o->name, "nvml", 4) ||
-				   !strncmp(o->name, "rsmi", 4)) &&
-	    isdigit((unsigned char)o->name[4]) && o->parent >= 0 &&
-	    x->obj[o->parent].type == T_PCIDEV)
+	int32_t os = -1;
+	if (o->type == T_OSDEV && tp__osdev_backend(o->name) && o->parent >= 0 &&
+	    x->obj[o->parent].type == T_PCIDEV) {
+		os = backend_siblings(x, i) > 1 ? i : -1;
 		i = o->parent;
+	}
 	o = &x->obj[i];
 	memset(e, 0, sizeof *e);
 	if (o->type != T_PCIDEV)
@@ -1077,7 +1094,12 @@ static int32_t dist_end(const struct xp *x, int32_t i, struct tp__dist_end *e)
 	else if (!strcmp(o->subtype, "NVSwitch") || (o->cls == 0x0680 && o->ven == 0x10de))
 		e->role = TP__END_NVSWITCH;
 	else
-		*e = (struct tp__dist_end){ TP__END_DEVICE, o->dom, o->bus, o->dev, o->fn };
+		*e = (struct tp__dist_end){ TP__END_DEVICE, o->dom, o->bus, o->dev, o->fn,
+					    "" };
+	if (e->role == TP__END_DEVICE && os >= 0) {
+		snprintf(e->osdev, sizeof e->osdev, "%.15s", x->obj[os].name);
+		return os;
+	}
 	return i;
 }
 
@@ -1089,8 +1111,10 @@ static int dist_ends(struct xp *x, struct dread *d)
 	for (int i = 0; i < m->n; i++)
 		for (int j = 0; j < i; j++)
 			if (x->dobj[i] == x->dobj[j])
-				return derr(x, d, "objects %d and %d are one device (line %d)",
-					    j, i, (int)x->obj[x->dobj[i]].line);
+				return derr(x, d, "objects %d and %d are one %s (line %d)",
+					    j, i, x->obj[x->dobj[i]].type == T_OSDEV
+						  ? "GPU partition" : "device",
+					    (int)x->obj[x->dobj[i]].line);
 	return 0;
 }
 
