@@ -143,6 +143,7 @@ CORE_SRC = $(addprefix core/src/, \
 	pattern/graph.c \
 	pattern/json_graph.c \
 	pattern/pattern_detect.c \
+	pattern/grid_infer.c \
 	pattern/stencil.c \
 	slurm/slurm_conf.c \
 	slurm/slurm_order.c \

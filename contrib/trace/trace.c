@@ -39,6 +39,7 @@
 
 static int nworld = -1, me_world = -1;
 static double *sent;            /* bytes to each world rank */
+static double *msgs;            /* messages to each world rank */
 static int keyval = MPI_KEYVAL_INVALID;
 static int cart_ndims;
 static int cart_dims[8], cart_periods[8];
@@ -64,6 +65,12 @@ static int ready(void)
 	PMPI_Comm_size(MPI_COMM_WORLD, &nworld);
 	PMPI_Comm_rank(MPI_COMM_WORLD, &me_world);
 	sent = calloc((size_t)nworld, sizeof *sent);
+	msgs = calloc((size_t)nworld, sizeof *msgs);
+	if (!msgs) {
+		free(sent);
+		sent = NULL;
+		return 0;
+	}
 	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_table, &keyval, NULL);
 	const char *c = getenv("TOPOPLACE_TRACE_COLLECTIVES");
 	collectives = !(c && !strcmp(c, "0"));
@@ -121,8 +128,10 @@ static void count_send(MPI_Comm comm, int dest, double bytes)
 	if (bytes <= 0 || !ready())
 		return;
 	int w = world_rank(comm, dest);
-	if (w >= 0 && w != me_world)
+	if (w >= 0 && w != me_world) {
 		sent[w] += bytes;
+		msgs[w] += 1;
+	}
 }
 
 static int comm_geometry(MPI_Comm comm, int *rank, int *size)
@@ -309,9 +318,15 @@ int MPI_Cart_create(MPI_Comm old, int ndims, const int *dims,
 
 /* ---- the graph, at MPI_Finalize ---- */
 
-static void write_graph(FILE *f, const int *counts, const double *edges)
+static void write_graph(FILE *f, const int *counts, const double *edges,
+			double exchanges)
 {
 	fprintf(f, "{\n  \"tasks\": %d,\n  \"directed\": true,\n", nworld);
+	/* how many exchanges the bytes add up: the messages a pair of ranks
+	 * sent, averaged over the pairs by their bytes (topoplace predicts
+	 * the time of one exchange from it) */
+	if (exchanges >= 1)
+		fprintf(f, "  \"exchanges\": %.6g,\n", exchanges);
 	fprintf(f, "  \"generator\": \"libtopoplace-trace\",\n");
 	fprintf(f, "  \"collectives\": \"%s\",\n", collectives
 		? "bcast/reduce binomial tree, allreduce recursive doubling, "
@@ -360,6 +375,12 @@ static void gather_and_write(void)
 		counts = calloc((size_t)nworld, sizeof *counts);
 		displs = calloc((size_t)nworld, sizeof *displs);
 	}
+	double mix[2] = { 0, 0 }, sum[2] = { 0, 0 };   /* bytes x messages, bytes */
+	for (int q = 0; q < nworld; q++) {
+		mix[0] += sent[q] * msgs[q];
+		mix[1] += sent[q];
+	}
+	PMPI_Reduce(mix, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 	PMPI_Gather(&n, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	if (me_world == 0 && counts && displs) {
 		for (int q = 0; q < nworld; q++) {
@@ -379,7 +400,8 @@ static void gather_and_write(void)
 		if (f) {
 			for (int q = 0; q < nworld; q++)
 				counts[q] /= 2;
-			write_graph(f, counts, all);
+			write_graph(f, counts, all,
+				    sum[1] > 0 ? sum[0] / sum[1] : 0);
 		}
 		if (!f || fclose(f) != 0)
 			fprintf(stderr, "libtopoplace-trace: cannot write %s\n",
@@ -398,6 +420,8 @@ int MPI_Finalize(void)
 	if (keyval != MPI_KEYVAL_INVALID)
 		PMPI_Comm_free_keyval(&keyval);
 	free(sent);
+	free(msgs);
 	sent = NULL;
+	msgs = NULL;
 	return PMPI_Finalize();
 }

@@ -241,7 +241,32 @@ struct tp_graph {
 					  one (tp_graph_merged_duplicates) */
 	int grid_ndims;                /* > 0 when built from a stencil */
 	int grid[3];
+	/* The weights are the sum of this many exchanges of the pattern (a
+	 * trace's "exchanges"; 0 or 1: one).  The predicted time models one
+	 * exchange: a traced run's totals as one message a pair would make
+	 * every exchange bandwidth-bound, however small its messages. */
+	double exchanges;
+	/* > 0: the pattern gives no sizes (a stencil without bytes=); its
+	 * weights are relative and the predicted time takes each as this many
+	 * bytes */
+	double size_scale;
 };
+
+/* The bytes of a message the time model assumes when a stencil gives no
+ * sizes: a face of 64 x 64 doubles, what halo codes send per neighbour
+ * (LULESH at -s 45, a 64^3 subdomain's 7-point face).  Bandwidth counts
+ * there; 1 byte would leave latency alone, the same for every placement
+ * that crosses the same number of links. */
+#define TP__ASSUMED_MESSAGE_BYTES 32768.0
+
+/* CSR entry e's bytes in one exchange of the pattern (predicted time). */
+static inline double tp__graph_w_exchange(const struct tp_graph *g, int64_t e)
+{
+	double w = g->weights ? g->weights[e] : g->unit_w;
+	if (g->size_scale > 0)
+		w *= g->size_scale;
+	return g->exchanges > 1 ? w / g->exchanges : w;
+}
 
 /* The weight of CSR entry e.  A stencil whose pairs all carry the same bytes
  * keeps no per-entry weights: a million tasks of a 7-point stencil write and

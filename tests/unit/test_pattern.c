@@ -1138,6 +1138,9 @@ START_TEST(json_bad_strings)
 	json_str_bad("{\"tasks\": null}", "\"tasks\" is null, expected a positive integer");
 	json_str_bad("{\"tasks\": true}", "\"tasks\" is a boolean true");
 	json_str_bad("{\"tasks\": 2, \"edges\": 5}", "\"edges\" is an integer, expected an array");
+	json_str_bad("{\"tasks\": 2, \"exchanges\": 0}", "\"exchanges\" is 0, expected a number from 1");
+	json_str_bad("{\"tasks\": 2, \"exchanges\": \"4\"}", "\"exchanges\" is \"4\", expected a number");
+	json_str_bad("{\"tasks\": 2, \"exchanges\": 1e300}", "\"exchanges\" is 1e300, expected");
 	json_str_bad("{\"tasks\": 2, \"edges\": null}", "\"edges\" is null, expected an array");
 	json_str_bad("{\"tasks\": 2, \"edges\": [[0]]}", "edge 0 has 1 elements");
 	json_str_bad("{\"tasks\": 2, \"edges\": [[]]}", "edge 0 has 0 elements");
@@ -1386,6 +1389,147 @@ START_TEST(detect_not_stencils)
 }
 END_TEST
 
+/* A traced halo exchange: a 3-D grid numbered x fastest, faces, edges and
+ * corners with unequal bytes, boundary ranks sending less, messages one way
+ * only along z, and recursive doubling's edges to rank XOR 2^k (a
+ * collective the trace expands).  (x, y, z) of rank t: t % X, t / X % Y,
+ * t / (X Y), as LULESH lays its ranks out. */
+static tp_graph *traced_grid(int X, int Y, int Z, bool wrap_x, double coll)
+{
+	int n = X * Y * Z, m = 0, cap = n * 40;
+	int32_t *u = malloc(sizeof *u * (size_t)cap), *v = malloc(sizeof *v * (size_t)cap);
+	double *b = malloc(sizeof *b * (size_t)cap);
+	ck_assert(u && v && b);
+	for (int t = 0; t < n; t++) {
+		int x = t % X, y = t / X % Y, z = t / (X * Y);
+		for (int dz = -1; dz <= 1; dz++)
+			for (int dy = -1; dy <= 1; dy++)
+				for (int dx = -1; dx <= 1; dx++) {
+					int moved = (dx != 0) + (dy != 0) + (dz != 0);
+					int nx = x + dx, ny = y + dy, nz = z + dz;
+					if (!moved)
+						continue;
+					if (wrap_x)
+						nx = (nx + X) % X;
+					if (nx < 0 || nx >= X || ny < 0 || ny >= Y ||
+					    nz < 0 || nz >= Z)
+						continue;
+					if (dz < 0 && moved == 1)
+						continue;    /* z faces one way */
+					u[m] = t;
+					v[m] = nx + X * (ny + Y * nz);
+					/* faces 18 KB, edges 1 KB, corners 128 B;
+					 * boundary ranks a little less */
+					b[m++] = (moved == 1 ? 18080 : moved == 2 ? 1152 : 128) -
+						 (x == 0 ? 32 : 0);
+				}
+		for (int k = 1; coll > 0 && k < n; k <<= 1)
+			if ((t ^ k) < n) {
+				u[m] = t;
+				v[m] = t ^ k;
+				b[m++] = coll;
+			}
+	}
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_graph_from_edges(&g, n, m, u, v, b, "trace", &err), 0);
+	free(u);
+	free(v);
+	free(b);
+	return g;
+}
+
+START_TEST(infer_traced_grids)
+{
+	static const struct {
+		int X, Y, Z;
+		bool wrap;
+		const char *want;
+	} t[] = {
+		{ 8, 8, 8, false, "8x8x8:27pt" },
+		{ 4, 6, 5, false, "4x6x5:27pt" },
+		{ 6, 4, 4, true, "6x4x4:27pt:periodic=x" },
+		{ 16, 8, 1, false, "16x8:9pt" },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		tp_graph *g = traced_grid(t[i].X, t[i].Y, t[i].Z, t[i].wrap, 32);
+		tp_stencil_shape s;
+		tp_error err;
+		double near = 0;
+		/* not exact: the strict detection refuses it */
+		ck_assert_int_eq(tp_graph_detect_stencil(g, &s, &err), 0);
+		ck_assert_msg(tp__graph_infer_grid(g, &s, &near) == 1, "%s not found",
+			      t[i].want);
+		ck_assert_str_eq(s.spec, t[i].want);
+		ck_assert(near > 0.99 && near < 1);
+		ck_assert_int_eq(s.dims[0], t[i].X);
+		tp_graph_destroy(g);
+	}
+}
+END_TEST
+
+START_TEST(infer_not_grids)
+{
+	tp_stencil_shape s;
+	tp_error err;
+	double near = 1;
+	/* a ring fits every 2 x N/2 grid's neighbourhoods, but no axis but x
+	 * carries faces of its own */
+	int32_t u[600], v[600];
+	double b[600];
+	for (int i = 0; i < 64; i++) {
+		u[i] = i;
+		v[i] = (i + 1) % 64;
+		b[i] = 100;
+	}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 64, 64, u, v, b, "ring", &err), 0);
+	ck_assert_int_eq(tp__graph_infer_grid(g, &s, &near), 0);
+	ck_assert(near == 0);
+	tp_graph_destroy(g);
+	/* collectives heavier than the halo: most bytes are not between grid
+	 * neighbours */
+	g = traced_grid(4, 4, 4, false, 1e6);
+	ck_assert_int_eq(tp__graph_infer_grid(g, &s, &near), 0);
+	tp_graph_destroy(g);
+	/* random pairs */
+	uint64_t r = 12345;
+	for (int i = 0; i < 600; i++) {
+		r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+		u[i] = (int32_t)(r >> 33) % 64;
+		v[i] = (int32_t)((r >> 13) % 64);
+		if (v[i] == u[i])
+			v[i] = (v[i] + 1) % 64;
+		b[i] = 1000;
+	}
+	ck_assert_int_eq(tp_graph_from_edges(&g, 64, 600, u, v, b, "random", &err), 0);
+	ck_assert_int_eq(tp__graph_infer_grid(g, &s, &near), 0);
+	tp_graph_destroy(g);
+	ck_assert_int_eq(tp__graph_infer_grid(NULL, &s, &near), 0);
+}
+END_TEST
+
+START_TEST(json_exchanges)
+{
+	tp_graph *g = NULL;
+	tp_error err;
+	const char *txt = "{\"tasks\": 2, \"generator\": \"x\", \"exchanges\": 4,"
+			  " \"edges\": [[0, 1, 400]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
+						   &err), 0);
+	ck_assert(g->exchanges == 4);
+	ck_assert(tp__graph_w_exchange(g, 0) == 100);
+	ck_assert(tp__graph_w(g, 0) == 400);
+	tp_graph_destroy(g);
+	/* without it: one exchange */
+	txt = "{\"tasks\": 2, \"edges\": [[0, 1, 400]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
+						   &err), 0);
+	ck_assert(tp__graph_w_exchange(g, 0) == 400);
+	tp_graph_destroy(g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pattern");
@@ -1399,6 +1543,8 @@ int main(void)
 	tcase_add_test(tc, edges_infinite_sum);
 	tcase_add_test(tc, detect_stencils);
 	tcase_add_test(tc, detect_not_stencils);
+	tcase_add_test(tc, infer_traced_grids);
+	tcase_add_test(tc, infer_not_grids);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stencil");
@@ -1417,6 +1563,7 @@ int main(void)
 	tc = tcase_create("json");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, json_ring);
+	tcase_add_test(tc, json_exchanges);
 	tcase_add_test(tc, json_grid_coords);
 	tcase_add_test(tc, json_duplicates_and_forms);
 	tcase_add_test(tc, json_fast_path_same_graph);

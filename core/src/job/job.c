@@ -310,12 +310,21 @@ static int read_input(const tp_job_input *in, const char *kind, size_t max,
 static void recognise_stencil(tp_job *job, const char *name, tp_error *err)
 {
 	tp_stencil_shape s;
-	if (tp_graph_coord_dims(job->cpu) > 0 ||
-	    tp_graph_detect_stencil(job->cpu, &s, err) != 1)
+	double near = 0;
+	if (tp_graph_coord_dims(job->cpu) > 0)
 		return;
-	tp__graph_adopt_grid(job->cpu, &s);
-	tp__job_note(job, "%s: a regular %d-point stencil, mapped as "
-		     "--stencil %s", name, s.points, s.spec);
+	if (tp_graph_detect_stencil(job->cpu, &s, err) == 1) {
+		tp__graph_adopt_grid(job->cpu, &s);
+		tp__job_note(job, "%s: a regular %d-point stencil, mapped as "
+			     "--stencil %s", name, s.points, s.spec);
+	} else if (tp__graph_infer_grid(job->cpu, &s, &near) == 1) {
+		/* the graph's own bytes stay; the grid only gives the
+		 * tasks their positions (a captured halo exchange) */
+		tp__graph_adopt_grid(job->cpu, &s);
+		tp__job_note(job, "%s: tasks on a %s grid (%.1f %% of the "
+			     "bytes between grid neighbours), mapped with "
+			     "their grid positions", name, s.spec, 100 * near);
+	}
 }
 
 static int load_graph(tp_job *job, int64_t expect, tp_error *err)
@@ -440,6 +449,10 @@ static int make_pattern(tp_job *job, tp_error *err)
 			   WHAT(job, stencil, "stencil"), err);
 	} else if (has_input(&r->graph))
 		rc = load_graph(job, expect, err);
+	if (!rc && job->cpu && r->stencil && job->cpu->size_scale > 0)
+		tp__job_note(job, "stencil %.60s gives no sizes (bytes=): the "
+			     "predicted time assumes %.0f KiB messages",
+			     r->stencil, job->cpu->size_scale / 1024);
 	if (!rc && job->cpu && expect == 0)
 		expect = tp_graph_ntasks(job->cpu);
 	if (!rc && has_input(&r->gpu_matrix))

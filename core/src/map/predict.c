@@ -216,7 +216,7 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
 			int32_t v = g->adjncy[e];
 			int32_t nj = a->node[map[v]];
-			double w = tp__graph_w(g, e);
+			double w = tp__graph_w_exchange(g, e);
 			if (!(w > 0))
 				continue;
 			if (ni == nj) {
@@ -405,7 +405,12 @@ struct filling {
 				unfrozen messages */
 	double *rate;        /* per message of a flow */
 	double *rem;         /* bytes left of each message */
-	bool *frozen, *done;
+	bool *frozen, *done;  /* a done flow stays frozen */
+	int64_t *live, nlive;  /* the flows not done, in flow order: each
+				  round's passes visit these alone (a
+				  trace's sizes spread the completions over
+				  hundreds of rounds, most with few flows
+				  left) */
 	double t, lat;       /* now; a lane's latency */
 	struct heap h;
 };
@@ -427,6 +432,7 @@ static void filling_free(struct filling *s)
 	free(s->rem);
 	free(s->frozen);
 	free(s->done);
+	free(s->live);
 	free(s->h.e);
 }
 
@@ -444,9 +450,13 @@ static int filling_init(struct filling *s, const struct flows *fl)
 	s->rem = tp__malloc_array(F, sizeof *s->rem);
 	s->frozen = calloc(F, sizeof *s->frozen);
 	s->done = calloc(F, sizeof *s->done);
+	s->live = tp__malloc_array(F, sizeof *s->live);
 	if (!s->lstart || !s->lflows || !s->R || !s->N || !s->rate || !s->rem ||
-	    !s->frozen || !s->done)
+	    !s->frozen || !s->done || !s->live)
 		return TP_ENOMEM;
+	for (int64_t f = 0; f < fl->nflows; f++)
+		s->live[f] = f;
+	s->nlive = fl->nflows;
 	for (int64_t k = 0; k < fl->start[fl->nflows]; k++)
 		s->lstart[fl->lanes[k] + 1]++;
 	for (int32_t l = 0; l < fl->nlanes; l++)
@@ -475,8 +485,9 @@ static int fair_rates(struct filling *s, int64_t *work)
 	}
 	int64_t live = 0;   /* flows not yet frozen: none, and the rest of the
 			       heap has nothing to give */
-	for (int64_t f = 0; f < fl->nflows; f++) {
-		s->frozen[f] = s->done[f] || !started(s, f);
+	for (int64_t i = 0; i < s->nlive; i++) {
+		int64_t f = s->live[i];
+		s->frozen[f] = !started(s, f);
 		s->rate[f] = 0;
 		if (s->frozen[f])
 			continue;
@@ -549,13 +560,13 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 		 * compute */
 		double next_at = HUGE_VAL;
 		bool moving = false;
-		for (int64_t f = 0; f < fl->nflows; f++)
-			if (!s.done[f]) {
-				if (started(&s, f))
-					moving = true;
-				else
-					next_at = fmin(next_at, (double)fl->hops[f] * lat);
-			}
+		for (int64_t i = 0; i < s.nlive; i++) {
+			int64_t f = s.live[i];
+			if (started(&s, f))
+				moving = true;
+			else
+				next_at = fmin(next_at, (double)fl->hops[f] * lat);
+		}
 		if (!moving) {
 			s.t = next_at;
 			continue;
@@ -580,10 +591,12 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 		}
 		/* the next event: a completion, or the next start */
 		double dt = HUGE_VAL;
-		for (int64_t f = 0; f < fl->nflows; f++)
-			if (!s.done[f] && started(&s, f) && s.rate[f] > 0 &&
+		for (int64_t i = 0; i < s.nlive; i++) {
+			int64_t f = s.live[i];
+			if (started(&s, f) && s.rate[f] > 0 &&
 			    s.rem[f] / s.rate[f] < dt)
 				dt = s.rem[f] / s.rate[f];
+		}
 		if (!(dt < HUGE_VAL) && !(next_at < HUGE_VAL))
 			break;      /* no rate anywhere: cannot happen with bw > 0 */
 		double next_start = next_at - s.t;
@@ -593,8 +606,11 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 						  dt + ELAPSED_SHARE * (s.t + dt)) : -1;
 		if (next_start < dt)
 			cut = fmin(cut, next_start);
-		for (int64_t f = 0; f < fl->nflows; f++) {
-			if (s.done[f] || !started(&s, f))
+		int64_t kept = 0;
+		for (int64_t i = 0; i < s.nlive; i++) {
+			int64_t f = s.live[i];
+			s.live[kept++] = f;
+			if (!started(&s, f))
 				continue;
 			double need = s.rate[f] > 0 ? s.rem[f] / s.rate[f] : HUGE_VAL;
 			if (need <= cut) {
@@ -604,11 +620,14 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 				if (end_of)
 					end_of[f] = end;
 				s.done[f] = true;
+				s.frozen[f] = true;
+				kept--;
 				left--;
 			} else {
 				s.rem[f] -= s.rate[f] * step;
 			}
 		}
+		s.nlive = kept;
 		/* on a start, exactly its time: started() must see it */
 		s.t = next_start <= dt ? next_at : s.t + step;
 	}
@@ -684,7 +703,7 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 		int32_t ni = a->node[map[u]];
 		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
 			int32_t nj = a->node[map[g->adjncy[e]]];
-			double w = tp__graph_w(g, e);
+			double w = tp__graph_w_exchange(g, e);
 			if (!(w > 0))
 				continue;
 			if (ni == nj) {

@@ -3,14 +3,16 @@
  *   { "tasks": N,
  *     "edges": [ [u, v, bytes], ... ]  or  [ {"src": u, "dst": v, "bytes": b}, ... ],
  *     "directed": false,
- *     "coords": [ [x, y, z], ... ] }
+ *     "coords": [ [x, y, z], ... ],
+ *     "exchanges": R }
  *
  * The common shape is read without json-c (tp__graph_from_json_fast);
  * anything else is fed to json_tokener in chunks.  A file is read whole,
  * once, its size bounded.  Every listed pair is volume between its two
  * tasks: pairs listed more than once (in either direction) are summed,
- * which is also what "directed": true means (u->v and v->u add up).  Keys other than the
- * four above are ignored at the top level (room for "name", "comment", ...);
+ * which is also what "directed": true means (u->v and v->u add up).  "exchanges": the
+ * bytes are the sum of R exchanges of the pattern (a trace's run), for the
+ * predicted time of one.  Keys other than the five above are ignored at the top level (room for "name", "comment", ...);
  * inside an edge object they are an error, since a misspelt "bytes" would
  * silently become 1.
  */
@@ -501,6 +503,20 @@ static int convert(json_object **rootp, const char *what, int64_t expect,
 		if (rc)
 			goto out;
 	}
+	double exchanges = 1;
+	json_object *jx;
+	if (json_object_object_get_ex(root, "exchanges", &jx)) {
+		exchanges = json_object_is_type(jx, json_type_int) ||
+			    json_object_is_type(jx, json_type_double)
+			    ? json_object_get_double(jx) : NAN;
+		if (!(exchanges >= 1 && exchanges <= 1e12)) {
+			rc = tp_error_set(err, TP_EINVAL,
+					  "%s: \"exchanges\" is %s, expected a number "
+					  "from 1 to 1e12 (the exchanges the bytes add up)",
+					  what, jshow(jx, sb, sizeof sb));
+			goto out;
+		}
+	}
 	bool directed = jd && json_object_get_boolean(jd);
 	json_object_put(root);
 	*rootp = root = NULL;
@@ -516,8 +532,10 @@ static int convert(json_object **rootp, const char *what, int64_t expect,
 			g = NULL;
 		}
 	}
-	if (!rc)
+	if (!rc) {
+		g->exchanges = exchanges;
 		*out = g;
+	}
 out:
 	free(u);
 	free(v);

@@ -85,4 +85,14 @@ typedef struct tp_stencil_shape {
 int tp_graph_detect_stencil(const tp_graph *g, tp_stencil_shape *out,
 				      tp_error *err);
 
+/* Is g, not an exact stencil, a grid all the same: tasks numbered x
+ * fastest on a 2-D or 3-D box where at least 90 % of the bytes travel
+ * between grid neighbours (edges and corners included, each axis wrapped
+ * when its seam carries a face's bytes) and every axis carries face bytes?
+ * A traced halo exchange with unequal neighbours and collectives is one
+ * (grid_infer.c).  Returns 1 with *out (bytes[]: a face pair's average)
+ * and *near_share (the bytes between neighbours, of all) when it is. */
+int tp__graph_infer_grid(const tp_graph *g, tp_stencil_shape *out,
+			 double *near_share);
+
 #endif
