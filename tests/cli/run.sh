@@ -162,6 +162,33 @@ tp check-config "$tmp/budget0.conf"
 if check0 "check-config TimeBudgetMs=0" && grep -q "time budget none (TimeBudgetMs=0)" "$tmp/out"
 then ok "check-config: TimeBudgetMs=0 is no bound everywhere"
 elif [ "$rc" -eq 0 ]; then no "check-config TimeBudgetMs=0" "$(grep -i budget "$tmp/out")"; fi
+# a tree without NodeBandwidth=: its node ports run at the first level's
+# bandwidth, as the model weighs them; without LevelUplinks= a 2:1 taper is
+# assumed and said
+printf 'SwitchName=s1 Nodes=t[1-4]\nSwitchName=s2 Nodes=t[5-8]\nSwitchName=top Switches=s[1-2]\n' \
+	>"$tmp/topology.conf"
+printf 'Network=tree\nTopologyFile=topology.conf\nLevelBandwidth=10\n' >"$tmp/ports.conf"
+tp check-config "$tmp/ports.conf"
+if check0 "check-config tree ports" && grep -q "node ports 10 GB/s" "$tmp/out" &&
+	grep -q "uplinks per switch not given: assumed half the nodes below (a 2:1 taper)" "$tmp/out"
+then ok "check-config: a tree's node ports follow LevelBandwidth=; the taper assumed is said"
+elif [ "$rc" -eq 0 ]; then no "check-config tree ports" "$(cat "$tmp/out")"; fi
+printf 'NodeBandwidth=40\nLevelUplinks=2\n' | cat "$tmp/ports.conf" - >"$tmp/ports40.conf"
+tp check-config "$tmp/ports40.conf"
+if check0 "check-config NodeBandwidth=" && grep -q "node ports 40 GB/s" "$tmp/out" &&
+	grep -q "uplinks per switch 2" "$tmp/out"
+then ok "check-config: NodeBandwidth= and LevelUplinks= as given"
+elif [ "$rc" -eq 0 ]; then no "check-config NodeBandwidth=" "$(cat "$tmp/out")"; fi
+# a stencil without bytes= is timed at an assumed size, and says so
+tp map --config "$C8" --nodes 'n[000-007]' --stencil 4x2 --explain
+if check0 "map stencil without bytes" &&
+	grep -q "stencil 4x2 gives no sizes (bytes=): the predicted time assumes 32 KiB messages" "$tmp/err"
+then ok "map: a stencil without bytes= is timed at 32 KiB, with a note"
+elif [ "$rc" -eq 0 ]; then no "map stencil without bytes" "$(cat "$tmp/err")"; fi
+tp map --config "$C8" --nodes 'n[000-007]' --stencil 4x2:bytes=8 --explain
+if check0 "map stencil with bytes" && ! grep -q "gives no sizes" "$tmp/err"
+then ok "map: a stencil with bytes= has no size note"
+elif [ "$rc" -eq 0 ]; then no "map stencil with bytes" "$(cat "$tmp/err")"; fi
 
 # ---- map: block, cyclic, slots ----
 
@@ -554,7 +581,8 @@ fi
 
 # ---- runtime failures: exit 1, nothing left behind ----
 
-tp map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4 --output "$tmp/no-dir/x"
+# (bytes= given: no note of an assumed size before the error)
+tp map --config "$C8" --nodes "$N64" --ntasks 64 --stencil 4x4x4:bytes=8 --output "$tmp/no-dir/x"
 if [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
    grep -qF "$tmp/no-dir/x" "$tmp/err" && [ ! -e "$tmp/no-dir" ]; then
 	ok "unwritable --output: exit 1, one line"

@@ -224,9 +224,13 @@ START_TEST(dmodk)
 	ck_assert_us(p.exchange_us, 1004.0);
 	teardown(&fx);
 
-	/* the default is non-blocking: four cables, destination mod 4 */
+	/* without LevelUplinks= a 2:1 taper is assumed: half of the leaf's
+	 * four nodes, two cables, destination mod 2 (even destinations
+	 * share one) */
 	setup(&fx, TREE, SLOW, "n[0-1],n[4-6]", 1);
 	p = predict(&fx, 4, 2, u, v, b, (int32_t[]){ 0, 1, 2, 4 });
+	ck_assert_us(p.exchange_us, 2004.0);
+	p = predict(&fx, 4, 2, u, v, b, (int32_t[]){ 0, 1, 2, 3 });
 	ck_assert_us(p.exchange_us, 1004.0);
 	teardown(&fx);
 }

@@ -2446,8 +2446,9 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 	if (c->kind && c->kind->describe)
 		c->kind->describe(&c->b, out);
 	const struct tp__fabric *f = &c->b.m->fab;
+	double port = tp__machine_node_port_bw(c->b.m);
 	fprintf(out, "predicted time: %g us a link, node ports %g GB/s, %g GB/s "
-		"inside a node, %s sharing\n", f->hop_lat * 1e6, f->node_bw / 1e9,
+		"inside a node, %s sharing\n", f->hop_lat * 1e6, port / 1e9,
 		f->intra_bw / 1e9, f->rtt_sharing ? "rtt" : "fair");
 	fprintf(out, "default policy %s, metric %s, time budget ",
 		c->has_policy ? tp_policy_name(c->policy) : "auto (the default)",

@@ -739,3 +739,9 @@ int tp_machine_link_ends(const tp_machine *m, int64_t link, int *ca, int *cb)
 		return TP_ENOTSUP;
 	return m->net->link_ends(m, link, ca, cb);
 }
+
+double tp__machine_node_port_bw(const tp_machine *m)
+{
+	return m->net && m->net->node_port_bandwidth ? m->net->node_port_bandwidth(m)
+						     : m->fab.node_bw;
+}

@@ -187,4 +187,8 @@ int tp_machine_block_network_cost(const tp_machine *m);
 /* The tree between the blocks (owned by m), NULL when not a block network. */
 const tp_machine *tp_machine_block_tree(const tp_machine *m);
 
+/* bytes/s of a node's own port as the time model weighs it (a tree's
+ * follow its first level unless NodeBandwidth= is given). */
+double tp__machine_node_port_bw(const tp_machine *m);
+
 #endif

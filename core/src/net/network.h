@@ -174,6 +174,10 @@ struct tp_net_ops {
 			  const int *b, int64_t *lanes, int cap);
 	/* bytes/s of one direction of a lane. */
 	double (*lane_bandwidth)(const struct tp_machine *m, int64_t lane);
+	/* bytes/s of a node's own port as lane_bandwidth weighs it, for what
+	 * check-config says (a tree's follow its first level unless
+	 * NodeBandwidth= is given).  NULL: m->fab.node_bw. */
+	double (*node_port_bandwidth)(const struct tp_machine *m);
 	/* Routes begin and end with the nodes' own ports (a tree's, a block
 	 * network's node links); otherwise the model adds each node's port,
 	 * its injection and ejection at m->fab.node_bw. */

@@ -293,8 +293,8 @@ static void destroy(void *net_data)
  * parallel cables there, to several switches of the level above, and a
  * static routing that spreads destinations over them: destination mod k
  * (OpenSM's ftree and updn, SimGrid's fat trees).  Entry s has U(s) lanes
- * above it: LevelUplinks= per level of switch links, else as many as it
- * has nodes below (a non-blocking tree); a node has one.  A message to the
+ * above it: LevelUplinks= per level of switch links, else half as many as
+ * it has nodes below (an assumed 2:1 taper); a node has one.  A message to the
  * node d (its number in depth-first order, topology.conf's order) leaves a
  * switch x of level l on lane (d / D) mod U(x), D the product of the lane
  * counts of d's own switches below level l, and comes down into d's switch
@@ -314,7 +314,12 @@ static int32_t lane_count_of(const struct tp_tree *t, int32_t s,
 		int l = t->level[s] - 1;
 		return t->uplinks[l < t->nuplinks ? l : t->nuplinks - 1];
 	}
-	return below[s] > 0 ? below[s] : 1;
+	/* not given (Slurm's files never say them): half the nodes below, a
+	 * 2:1 taper, the middle of what sites build (non-blocking to 4:1) in
+	 * ratio, so that a choice made for it is never far from the one for
+	 * either end.  Assuming non-blocking makes the uplinks free, and
+	 * congestion above the leaves, where tapered trees lose, invisible. */
+	return below[s] > 1 ? (below[s] + 1) / 2 : 1;
 }
 
 /* Nodes below each entry, children after parents in index order is not
@@ -439,6 +444,12 @@ static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
 	return bw * t->cables[s] / t->nlanes[s];
 }
 
+static double node_port_bandwidth(const struct tp_machine *m)
+{
+	const struct tp_tree *t = m->net_data;
+	return !m->fab.node_bw_set && t->nlbw > 0 ? t->lbw[0] * 1e9 : m->fab.node_bw;
+}
+
 static const struct tp_net_ops tree_ops = {
 	.kind = "tree",
 	.caps = TP__CAP(TP_CAP_SWITCHES),
@@ -449,6 +460,7 @@ static const struct tp_net_ops tree_ops = {
 	.lane_count = lane_count,
 	.lane_route = lane_route,
 	.lane_bandwidth = lane_bandwidth,
+	.node_port_bandwidth = node_port_bandwidth,
 	.routes_ports = true,
 };
 
@@ -1757,7 +1769,7 @@ static void conf_describe_tree(const struct tp__conf_built *b, FILE *out)
 	const struct tp_tree *t = tree_of(m);
 	fputs("uplinks per switch ", out);
 	if (t->nuplinks == 0)
-		fputs("as many as nodes below (non-blocking)", out);
+		fputs("not given: assumed half the nodes below (a 2:1 taper)", out);
 	for (int l = 0; l < t->nuplinks; l++)
 		fprintf(out, "%s%d", l ? "," : "", t->uplinks[l]);
 	fprintf(out, ", routed %s\n", t->adaptive ? "adaptively" : "by destination mod k");

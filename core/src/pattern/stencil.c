@@ -31,6 +31,7 @@ struct stencil {
 	bool wrap[3];
 	int points;              /* 5, 7, 9, 27 */
 	double bytes;
+	bool bytes_given;        /* bytes= in the spec */
 	double weight[3];
 	/* offsets in lexicographic (dz, dy, dx) order; off[k] = -off[nk-1-k] */
 	int noffs;
@@ -245,6 +246,7 @@ static int parse_fields(struct stencil *st, const char *spec, char *p,
 		if (seen == &seen_periodic) {
 			rc = parse_periodic(st, spec, val, err);
 		} else if (seen == &seen_bytes) {
+			st->bytes_given = true;
 			if (!parse_positive(val, strlen(val), &st->bytes))
 				rc = tp_error_set(err, TP_EINVAL,
 						  "stencil '" SPEC_SHOW "'" ": bytes=%s is not a positive number",
@@ -469,6 +471,10 @@ int tp_graph_from_stencil(tp_graph **out, const char *spec,
 				    spec, DBL_MAX);
 	}
 	g->total_bytes = total;
+	/* no bytes=: what users write.  The time model then assumes a real
+	 * code's message (TP__ASSUMED_MESSAGE_BYTES): at 1 byte every
+	 * exchange is latency alone and bandwidth never counts */
+	g->size_scale = st.bytes_given ? 0 : TP__ASSUMED_MESSAGE_BYTES;
 	/* the coordinates are the grid positions, left implicit (coords NULL) */
 	g->coord_dims = st.ndims;
 	g->grid_ndims = st.ndims;
