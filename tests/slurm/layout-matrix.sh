@@ -117,9 +117,11 @@ start() {
 	switchrank) export TP_TOPOLOGY_PARAM=SwitchAsNodeRank ;;
 	blockrank)
 		export TP_TOPOLOGY_PARAM=BlockAsNodeRank
-		# the node table follows the cluster default: the blocks
+		# the node table follows the cluster default: the blocks; node4
+		# in none (rank 0, before every block)
 		sed -i 's/cluster_default: true/cluster_default: false/;
-			/^- topology: block/{n;s/cluster_default: false/cluster_default: true/}' "$yaml" ;;
+			/^- topology: block/{n;s/cluster_default: false/cluster_default: true/};
+			s/nodes: node\[1-4\]/nodes: node[1-3]/' "$yaml" ;;
 	nodist) export TP_SELECT_PARAMS=CR_Core,CR_NO_DIST_TOPO_BLOCK ;;
 	esac
 	export TP_TOPOLOGY_YAML=$yaml
@@ -204,7 +206,9 @@ if want switchrank && start switchrank; then
 	for p in ptree ptorus pnone palpha; do matrix switchrank "$p" 8 "" "$EVEN_UNEVEN"; done
 fi
 if want blockrank && start blockrank; then
-	for p in pblock pring pnone; do matrix blockrank "$p" 8 "" "$EVEN_UNEVEN"; done
+	for p in pring pnone; do matrix blockrank "$p" 8 "" "$EVEN_UNEVEN"; done
+	# node4, in no block, is not the block topology's to allocate
+	matrix blockrank pblock 7 "" "7 10 14 17 21 24"
 fi
 if want nodist && start nodist; then
 	for p in ptree ptorus pring; do matrix nodist "$p" 8 "" "$EVEN_UNEVEN"; done

@@ -1133,6 +1133,13 @@ START_TEST(layout_node_rank)
 	layout_of(c, d, V2605, NULL, N8, 8, NULL, "cyclic", got, sizeof got, how);
 	ck_assert_str_eq(got, "4 5 6 7 0 1 2 3");
 	slurm_dir_free(d);
+	/* blocks rank from 1: a node in none (rank 0) comes first */
+	d = slurm_dir("TopologyPlugin=topology/block\nTopologyParam=BlockAsNodeRank\n",
+		      "BlockName=b0 Nodes=n[000-002]\nBlockName=b1 Nodes=n[003-006]\n"
+		      "BlockSizes=3\n");
+	layout_of(c, d, V2605, NULL, N8, 8, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "7 0 1 2 3 4 5 6");
+	slurm_dir_free(d);
 	/* CR_NO_DIST_TOPO_BLOCK: block in the node order */
 	d = slurm_dir("TopologyPlugin=topology/tree\n"
 		      "SelectTypeParameters=CR_Core,CR_NO_DIST_TOPO_BLOCK\n", LEAVES);
