@@ -23,8 +23,10 @@
 #
 # One cluster start per slurm.conf variant (4), one allocation per
 # partition, every srun of a partition inside it.  Needs root and the
-# release (tests/slurm/release.sh build VERSION, cached); topology.yaml needs
-# Slurm 25.05 or later (earlier: skipped).  Without them one line and exit 0
+# release (tests/slurm/release.sh build VERSION, cached; TP_LAYOUT_PREFIX=DIR:
+# that installed build instead).  Before 25.05 (no topology.yaml): the
+# default partition on topology.conf's tree, leaves interleaved, with and
+# without SwitchAsNodeRank (48 cases).  Without them one line and exit 0
 # (TOPOPLACE_REQUIRE_SLURM_TESTS=1: a failure).  TP_LAYOUT_ONLY="plain
 # switchrank blockrank nodist": those variants only.  One line per failed
 # case (the passes counted), then "slurm-layout: N passed, M failed (C cases
@@ -55,10 +57,11 @@ skip() {
 if ! bash "$HERE/release.sh" tarball "$V" > /dev/null 2>&1; then
 	skip "no Slurm $V source tarball"
 fi
-case $V in
-2[0-4].*|25.0[0-4].*) skip "Slurm $V reads no topology.yaml (25.05 and later)" ;;
-esac
-prefix=$(bash "$HERE/release.sh" build "$V") && [ -x "$prefix/sbin/slurmctld" ] || {
+# before 25.05 Slurm reads no topology.yaml: topology.conf's tree alone
+# (leaves interleaved), the default partition
+OLD=0
+case $V in 2[0-4].*|25.0[0-4].*) OLD=1 ;; esac
+prefix=${TP_LAYOUT_PREFIX:-$(bash "$HERE/release.sh" build "$V")} && [ -x "$prefix/sbin/slurmctld" ] || {
 	echo "slurm-layout: Slurm $V did not build"; echo "slurm-layout: 0 passed, 1 failed"; exit 1; }
 B=build-slurm-$V
 if ! make -C "$REPO" -s BUILD="$B" SLURM_PREFIX="$prefix" all > "$REPO/$B.log" 2>&1; then
@@ -73,6 +76,7 @@ DIR=$TP_SLURM_DIR
 TPUSER=${TP_USER:-tpuser}
 export TP_USER=$TPUSER
 export TP_PARTITIONS="ptree:tree pblock:block pring:ring ptorus:torus pnone:none palpha:alpha"
+[ "$OLD" = 0 ] || export TP_PARTITIONS="" TP_LEAVES=interleaved
 
 exec 9>/tmp/topoplace-slurm.lock
 flock 9
@@ -124,7 +128,7 @@ start() {
 			s/nodes: node\[1-4\]/nodes: node[1-3]/' "$yaml" ;;
 	nodist) export TP_SELECT_PARAMS=CR_Core,CR_NO_DIST_TOPO_BLOCK ;;
 	esac
-	export TP_TOPOLOGY_YAML=$yaml
+	if [ "$OLD" = 1 ]; then unset TP_TOPOLOGY_YAML; else export TP_TOPOLOGY_YAML=$yaml; fi
 	bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop >/dev/null 2>&1
 	if ! bash "$HERE/cluster.sh" start > "$WORK/start-$1" 2>&1; then
 		bad "$1: the cluster starts" "$(tail -5 "$WORK/start-$1")" \
@@ -194,6 +198,15 @@ EVEN_UNEVEN="8 11 16 19 24 27"   # 1, 2, 3 tasks a node, even and uneven
 SMALL="4 5 8 9"                  # 4 nodes: 1 and 2 tasks a node
 want() { case " ${TP_LAYOUT_ONLY:-plain switchrank blockrank nodist} " in *" $1 "*) return 0 ;; esac; return 1; }
 
+if [ "$OLD" = 1 ]; then
+	# topology.conf's tree: the node order and the distributions only
+	for variant in plain switchrank; do
+		if want $variant && start $variant; then matrix $variant tp 8 "" "$EVEN_UNEVEN"; fi
+	done
+	summary
+	[ "$fail" = 0 ]
+	exit
+fi
 if want plain && start plain; then
 	for p in ptree pblock pring ptorus pnone palpha; do
 		matrix plain "$p" 8 "" "$EVEN_UNEVEN"
