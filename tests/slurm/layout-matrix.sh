@@ -4,7 +4,8 @@
 #
 #   topology kind (tree, block, ring, torus3d, flat, flat {alpha_step_rank})
 #   x tasks a node (1, 2, 3) x an even or uneven -n (8t, 8t+3)
-#   x distribution (srun's default, -m block, -m cyclic, -m plane=2)
+#   x distribution (srun's default, -m block, -m cyclic, -m plane=2, and
+#     --mem=0, which leaves the choice to slurmctld's block)
 #   x the slurm.conf flags that change the order: none,
 #     TopologyParam=SwitchAsNodeRank, TopologyParam=BlockAsNodeRank,
 #     SelectTypeParameters=CR_NO_DIST_TOPO_BLOCK
@@ -14,9 +15,9 @@
 # Each case is a plain `srun -l -n N [-m D] hostname` (topoplace stepping
 # aside): the node of every rank must be the one `topoplace map --policy
 # block --distribution D` computes with the job's slurm.conf, release and
-# partition.  For srun's default distribution, the plugin's --topo-report
-# must also name the same "Slurm's order" as the command (the plugin hands
-# the core the same facts).
+# partition.  For srun's default distribution and --mem=0, the plugin's
+# --topo-report must also name the same "Slurm's order" as the command (the
+# plugin hands the core the same facts).
 #
 #   sh tests/slurm/layout-matrix.sh [VERSION]    (default 26.05.3;
 #                                                 make slurm-layout-tests)
@@ -105,6 +106,10 @@ for c in "$@"; do
 	if [ "$d" = default ]; then
 		srun -l -n "$n" --topo-policy=none hostname > "$out/$n.$d.out" 2> "$out/$n.$d.err"
 		srun -n "$n" --topo-policy=block --topo-report true 2> "$out/$n.$d.report" > /dev/null
+	elif [ "$d" = mem0 ]; then
+		# --mem=0: srun leaves the distribution to slurmctld: block
+		srun -l -n "$n" --mem=0 --topo-policy=none hostname > "$out/$n.$d.out" 2> "$out/$n.$d.err"
+		srun -n "$n" --mem=0 --topo-policy=block --topo-report true 2> "$out/$n.$d.report" > /dev/null
 	else
 		srun -l -n "$n" -m "$d" --topo-policy=none hostname > "$out/$n.$d.out" 2> "$out/$n.$d.err"
 	fi
@@ -150,7 +155,7 @@ matrix() {
 	local specs=() n d
 	mkdir -p "$out"; chown "$TPUSER:" "$out"
 	for n in $counts; do
-		for d in default block cyclic plane=2; do specs+=("$n:$d"); done
+		for d in $DISTS; do specs+=("$n:$d"); done
 	done
 	as_user "timeout 600 salloc -Q -N$nn --exclusive -p $part $alloc $WORK/job.sh $out ${specs[*]}" \
 		> "$out/salloc.out" 2>&1
@@ -166,7 +171,7 @@ matrix() {
 		n=${c%%:*} d=${c#*:}
 		cases=$((cases + 1))
 		local name="$tag -n $n -m $d" got want dopt=()
-		[ "$d" = default ] || dopt=(--distribution "$d")
+		case $d in default) ;; mem0) dopt=(--distribution block) ;; *) dopt=(--distribution "$d") ;; esac
 		got=$(nodes_of "$out/$n.$d.out")
 		"$CLI" map --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
 			--slurm-version "$V" --partition "$p" --nodes "$nl" --ntasks "$n" \
@@ -180,7 +185,7 @@ matrix() {
 				"map:  [$want]" "$(grep -m1 "Slurm's order" "$out/$n.$d.mapnotes")" \
 				"$(head -2 "$out/$n.$d.err")"
 		fi
-		[ "$d" = default ] || continue
+		[ "$d" = default ] || [ "$d" = mem0 ] || continue
 		# the plugin's report names the same baseline as the command
 		local rep cli
 		rep=$(grep -m1 "^topoplace: note: Slurm's order:" "$out/$n.$d.report")
@@ -194,6 +199,7 @@ matrix() {
 	done
 }
 
+DISTS="default block cyclic plane=2"
 EVEN_UNEVEN="8 11 16 19 24 27"   # 1, 2, 3 tasks a node, even and uneven
 SMALL="4 5 8 9"                  # 4 nodes: 1 and 2 tasks a node
 want() { case " ${TP_LAYOUT_ONLY:-plain switchrank blockrank nodist} " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -201,6 +207,8 @@ want() { case " ${TP_LAYOUT_ONLY:-plain switchrank blockrank nodist} " in *" $1 
 if [ "$OLD" = 1 ]; then
 	# topology.conf's tree: the node order and the distributions only
 	for variant in plain switchrank; do
+		[ $variant = plain ] && DISTS="default block cyclic plane=2 mem0"
+		[ $variant = plain ] || DISTS="default block cyclic plane=2"
 		if want $variant && start $variant; then matrix $variant tp 8 "" "$EVEN_UNEVEN"; fi
 	done
 	summary
@@ -208,9 +216,12 @@ if [ "$OLD" = 1 ]; then
 	exit
 fi
 if want plain && start plain; then
+	# and --mem=0 (slurmctld's block) on every kind
+	DISTS="default block cyclic plane=2 mem0"
 	for p in ptree pblock pring ptorus pnone palpha; do
 		matrix plain "$p" 8 "" "$EVEN_UNEVEN"
 	done
+	DISTS="default block cyclic plane=2"
 	# a ring segment that wraps (start after the gap), a torus box that wraps
 	matrix plain pring 4 "-w node[1,2,7,8]" "$SMALL"
 	matrix plain ptorus 4 "-w node[1,4,5,8]" "$SMALL"
