@@ -55,7 +55,18 @@ struct ranker {
 	/* listing walks (ring, torus): the position in the list */
 	int64_t at;
 	int64_t *at_of;      /* per allocation index: its position, -1 */
+	int32_t *touched;    /* the indexes at_of holds, ntouched of them
+				(a list's walk costs its own length, not the
+				allocation's) */
+	int32_t ntouched;
 };
+
+static void at_reset(struct ranker *r)
+{
+	for (int32_t k = 0; k < r->ntouched; k++)
+		r->at_of[r->touched[k]] = -1;
+	r->ntouched = 0;
+}
 
 static int rank_span(void *arg, int32_t first, int32_t count,
 		     const struct tp__listed *l)
@@ -79,8 +90,10 @@ static int at_span(void *arg, int32_t first, int32_t count,
 	struct ranker *r = arg;
 	for (int32_t k = 0; k < count; k++, r->at++) {
 		int32_t i = first >= 0 ? r->pos_of[first + k] : -1;
-		if (i >= 0 && r->at_of[i] < 0)
+		if (i >= 0 && r->at_of[i] < 0) {
 			r->at_of[i] = r->at;
+			r->touched[r->ntouched++] = i;
+		}
 	}
 	return 0;
 }
@@ -180,10 +193,8 @@ static void rank_tree_or_blocks(struct ranker *r, const struct tp__slurm_topolog
  * position after the first gap (_get_segment_start). */
 static void rank_rings(struct ranker *r, const struct tp__stopo *t)
 {
-	int32_t nn = tp_alloc_nnodes(r->a);
 	for (int32_t j = 0; j < t->nrec; j++) {
-		for (int32_t i = 0; i < nn; i++)
-			r->at_of[i] = -1;
+		at_reset(r);
 		int64_t size = 0;
 		if (walk_list(r, t->rec[j].nodes, at_span, &size) || size <= 0)
 			continue;
@@ -191,9 +202,8 @@ static void rank_rings(struct ranker *r, const struct tp__stopo *t)
 		char *held = calloc((size_t)size, 1);
 		if (!held)
 			return;
-		for (int32_t i = 0; i < nn; i++)
-			if (r->at_of[i] >= 0)
-				held[r->at_of[i]] = 1;
+		for (int32_t k = 0; k < r->ntouched; k++)
+			held[r->at_of[r->touched[k]]] = 1;
 		int64_t start = 0;
 		if (held[0] && held[size - 1]) {
 			for (int64_t p = 1; p < size; p++) {
@@ -206,11 +216,14 @@ static void rank_rings(struct ranker *r, const struct tp__stopo *t)
 			}
 		}
 		free(held);
-		for (int32_t i = 0; i < nn; i++)
-			if (r->at_of[i] >= 0 && r->rank[i] < 0)
+		for (int32_t k = 0; k < r->ntouched; k++) {
+			int32_t i = r->touched[k];
+			if (r->rank[i] < 0)
 				r->rank[i] = ((int64_t)j << RANK_ID_SHIFT) +
 					     (r->at_of[i] + size - start) % size;
+		}
 	}
+	at_reset(r);
 }
 
 /* _min_wrap_span (topology_torus3d.c): the smallest arc of a circular axis
@@ -300,67 +313,68 @@ static void rank_tori(struct ranker *r, const struct tp__stopo *t)
 {
 	int32_t nn = tp_alloc_nnodes(r->a);
 	int *cell = tp__malloc_array((size_t)(nn ? nn : 1), 3 * sizeof(int));
-	if (!cell)
-		return;
+	int32_t *mine = tp__malloc_array((size_t)(nn ? nn : 1), sizeof(int32_t));
+	if (!cell || !mine)
+		goto out;
+	for (int32_t i = 0; i < nn; i++)
+		cell[3 * i] = -1;
 	for (int k = 0; k < t->ntorus; k++) {
 		const struct tp__torus3d *T = &t->torus[k];
-		int64_t listed = 0, held = 0;
-		for (int32_t i = 0; i < nn; i++)
-			cell[3 * i] = -1;
+		int64_t listed = 0;
+		int32_t held = 0;   /* the allocation's nodes here: mine[] */
 		int nlists = T->nodes ? 1 : T->nregions;
 		for (int g = 0; g < nlists; g++) {
 			const int zero[3] = { 0, 0, 0 };
 			const int *anchor = T->nodes ? zero : T->region[g].anchor;
 			const int *ext = T->nodes ? T->dims : T->region[g].dims;
-			for (int32_t i = 0; i < nn; i++)
-				r->at_of[i] = -1;
+			at_reset(r);
 			int64_t count = 0;
 			if (walk_list(r, T->nodes ? T->nodes : T->region[g].nodes,
 				      at_span, &count))
 				continue;
 			listed += count;
-			for (int32_t i = 0; i < nn; i++) {
+			for (int32_t q = 0; q < r->ntouched; q++) {
+				int32_t i = r->touched[q];
 				int64_t p = r->at_of[i];
-				if (p < 0 || cell[3 * i] >= 0 || ext[0] <= 0 || ext[1] <= 0)
+				if (cell[3 * i] >= 0 || ext[0] <= 0 || ext[1] <= 0)
 					continue;
 				cell[3 * i] = (anchor[0] + (int)(p % ext[0])) % T->dims[0];
 				cell[3 * i + 1] = (anchor[1] + (int)(p / ext[0] % ext[1])) %
 						  T->dims[1];
 				cell[3 * i + 2] = (anchor[2] + (int)(p / ((int64_t)ext[0] *
 									ext[1]))) % T->dims[2];
-				held++;
+				mine[held++] = i;
 			}
 		}
-		if (!held)
-			continue;
+		at_reset(r);
 		int start[3] = { 0, 0, 0 }, span[3] = { T->dims[0], T->dims[1],
 							 T->dims[2] };
-		if (held < listed) {
+		if (held && held < listed) {
 			for (int d = 0; d < 3; d++) {
 				char *used = calloc((size_t)T->dims[d], 1);
-				if (!used) {
-					free(cell);
-					return;
-				}
-				for (int32_t i = 0; i < nn; i++)
-					if (cell[3 * i] >= 0)
-						used[cell[3 * i + d]] = 1;
+				if (!used)
+					goto out;
+				for (int32_t q = 0; q < held; q++)
+					used[cell[3 * mine[q] + d]] = 1;
 				min_wrap_span(used, T->dims[d], &start[d], &span[d]);
 				free(used);
 			}
 		}
-		for (int32_t i = 0; i < nn; i++) {
-			if (cell[3 * i] < 0 || r->rank[i] >= 0)
-				continue;
+		for (int32_t q = 0; q < held; q++) {
+			int32_t i = mine[q];
 			int rel[3];
 			for (int d = 0; d < 3; d++)
 				rel[d] = (cell[3 * i + d] + T->dims[d] - start[d]) %
 					 T->dims[d];
-			r->rank[i] = ((int64_t)(k + 1) << RANK_ID_SHIFT) |
-				     morton(rel, span);
+			if (r->rank[i] < 0)
+				r->rank[i] = ((int64_t)(k + 1) << RANK_ID_SHIFT) |
+					     morton(rel, span);
+			cell[3 * i] = -1;   /* for the next torus */
 		}
 	}
+out:
 	free(cell);
+	free(mine);
 }
 
 /* strnatcmp as Slurm sorts node names (digits compared as numbers). */
@@ -390,22 +404,30 @@ static int natcmp(const char *a, const char *b)
 	return *a ? 1 : *b ? -1 : 0;
 }
 
+static int cmp_name(const void *x, const void *y, void *arg)
+{
+	const tp_alloc *a = arg;
+	const tp_machine *m = tp_alloc_machine(a);
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	int c = natcmp(tp_machine_node_name(m, tp_alloc_node(a, i)),
+		       tp_machine_node_name(m, tp_alloc_node(a, j)));
+	return c ? c : (i > j) - (i < j);
+}
+
 /* flat {alpha_step_rank: true} (topology_flat.c): the rank is the name's
  * position in natural order. */
 static void rank_by_name(struct ranker *r)
 {
-	const tp_machine *m = tp_alloc_machine(r->a);
 	int32_t nn = tp_alloc_nnodes(r->a);
-	for (int32_t i = 0; i < nn; i++) {
-		const char *me = tp_machine_node_name(m, tp_alloc_node(r->a, i));
-		int64_t before = 0;
-		for (int32_t j = 0; j < nn; j++) {
-			const char *o = tp_machine_node_name(m, tp_alloc_node(r->a, j));
-			int c = natcmp(o, me);
-			before += c < 0 || (c == 0 && j < i);
-		}
-		r->rank[i] = before;
-	}
+	int32_t *by = tp__malloc_array((size_t)(nn ? nn : 1), sizeof *by);
+	if (!by)
+		return;
+	for (int32_t i = 0; i < nn; i++)
+		by[i] = i;
+	qsort_r(by, (size_t)nn, sizeof *by, cmp_name, (void *)r->a);
+	for (int32_t k = 0; k < nn; k++)
+		r->rank[by[k]] = k;
+	free(by);
 }
 
 struct sort_ctx {
@@ -571,14 +593,17 @@ int tp__slurm_layout_load(const char *slurm_conf, const char *partition,
 		.a = a,
 		.pos_of = tp__malloc_array((size_t)m->nnodes, sizeof(int32_t)),
 		.rank = tp__malloc_array((size_t)nn, sizeof(int64_t)),
-		.at_of = tp__malloc_array((size_t)nn, sizeof(int64_t)),
+		.at_of = tp__malloc_array((size_t)(nn ? nn : 1), sizeof(int64_t)),
+		.touched = tp__malloc_array((size_t)(nn ? nn : 1), sizeof(int32_t)),
 	};
-	if (!r.pos_of || !r.rank || !r.at_of)
+	if (!r.pos_of || !r.rank || !r.at_of || !r.touched)
 		goto out;
 	for (int32_t j = 0; j < m->nnodes; j++)
 		r.pos_of[j] = -1;
-	for (int32_t i = 0; i < nn; i++)
+	for (int32_t i = 0; i < nn; i++) {
 		r.pos_of[tp_alloc_node(a, i)] = i;
+		r.at_of[i] = -1;
+	}
 	/* 2. the node table's order */
 	int def = ranking_topology(&st);
 	const struct tp__stopo *dt = def >= 0 ? &st.set.t[def] : NULL;
@@ -649,6 +674,7 @@ out:
 	free(r.pos_of);
 	free(r.rank);
 	free(r.at_of);
+	free(r.touched);
 	tp__slurm_topology_free(&st);
 	return 0;
 }
