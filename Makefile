@@ -13,6 +13,7 @@
 #   make check-packages  build, install and test the packages (CI, root)
 #   make release-tests  the plugin against every Slurm release's headers
 #   make slurm-topology-tests  Slurm 26.05 with only topology.yaml, no network
+#   make slurm-layout-tests  srun's own layouts against the model (a matrix)
 #                 in topoplace.conf
 #   make SLURM_PREFIX=/opt/slurm  the plugin against that Slurm's headers
 #                 (default: pkg-config's slurm.pc, else the include path)
@@ -293,7 +294,7 @@ SPANK  = $(BUILD)/topoplace.so
 .PHONY: all deps deps-check run check abi-check abi-update standin unit cli-tests slurm-tests install-tests doc-tests \
         deps-tests bench install install-plugstack uninstall deb dist rpm-tests check-packages \
         asan valgrind clean slurm-demo deps-bench deps-doc deps-fuzz deps-mpi fuzz fuzz-smoke \
-        fuzz-build fuzz-bins zoltan2-map slurm-version release-tests slurm-tests-release slurm-topology-tests options-tests FORCE
+        fuzz-build fuzz-bins zoltan2-map slurm-version release-tests slurm-tests-release slurm-topology-tests slurm-layout-tests options-tests FORCE
 
 all: $(LIB_A) $(LIB_SO) $(CLI) $(CLI_INST) $(SPANK) $(BUILD)/topoplace-hydra-srun $(BUILD)/topoplace.pc \
      $(TRACE_LIBS)
@@ -534,6 +535,7 @@ check: deps-check
 	$(MAKE) slurm-tests
 	$(MAKE) slurm-tests-release
 	$(MAKE) slurm-topology-tests
+	$(MAKE) slurm-layout-tests
 	$(MAKE) release-tests
 	$(MAKE) options-tests
 	$(MAKE) install-tests
@@ -554,6 +556,15 @@ release-tests:
 # a topoplace.conf without a network.
 slurm-topology-tests:
 	@sh tests/slurm/topology.sh
+
+# Slurm's own task layout against topoplace's model of it: a generated
+# matrix (topology kind x tasks a node x distribution x even/uneven -n x
+# TopologyParam/CR_NO_DIST_TOPO_BLOCK) on real 26.05.3 (452 cases, about 4
+# minutes) and 24.11.7 clusters (54 cases on topology.conf, under a minute
+# once that release is built, which the release suites need too).
+SLURM_LAYOUT_RELEASES ?= 26.05.3 24.11.7
+slurm-layout-tests:
+	@for v in $(SLURM_LAYOUT_RELEASES); do sh tests/slurm/layout-matrix.sh $$v || exit 1; done
 
 # srun's option table against every release's own option list.
 options-tests:

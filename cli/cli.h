@@ -106,6 +106,7 @@ struct cli_map {
 	const char *config, *nodes, *output;
 	const char *node_opt;      /* the option that needs node models */
 	const char *svg_node;      /* --node: picture of this node's inside */
+	const char *distribution;  /* --distribution: srun's -m */
 	enum cli_format format;
 	bool compare, explain;
 	char *nodes_buf;           /* --nodes @FILE */

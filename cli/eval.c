@@ -12,6 +12,7 @@ struct eval {
 	const char *config, *nodes, *tpn, *stencil, *graph, *hostfile, *format;
 	const char *slurm_conf, *partition;
 	unsigned slurm_version;
+	bool ranked;               /* Slurm's order is a topology's ranks */
 	char *nodes_buf;
 	tp_conf *conf;
 	tp_alloc *alloc;
@@ -127,6 +128,7 @@ static int load(struct eval *e)
 		return cli_fail("out of memory");
 	if (how[0])
 		cli_note("Slurm's order: %s", how);
+	e->ranked = strstr(how, "lays tasks out") != NULL;
 	return 0;
 }
 
@@ -202,6 +204,13 @@ static int eval_run(struct eval *e)
 		return cli_report(e->hostfile, &err);
 	if (ntasks <= 0)
 		return cli_usage_error("%s: no node names", e->hostfile);
+	/* the baseline here is block's (more tasks than nodes); say where
+	 * srun would have taken cyclic, which ignores the ranks */
+	if (e->ranked && ntasks <= tp_alloc_nnodes(e->alloc))
+		cli_note("Slurm's order: not modelled for %ld tasks on %ld nodes "
+			 "(srun's default is then cyclic in the hostlist's order); "
+			 "the guarantee is against block in the topology's order",
+			 (long)ntasks, (long)tp_alloc_nnodes(e->alloc));
 	if ((rc = make_graph(e, ntasks)))
 		return rc;
 	tp_metrics m, mb;

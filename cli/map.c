@@ -14,7 +14,7 @@ enum {
 	OPT_SEED = 256, OPT_SEARCH, OPT_PARTS, OPT_THREADS, OPT_COMPARE,
 	OPT_EXPLAIN, OPT_GPU_MATRIX, OPT_NODE_TOPOLOGY, OPT_GPT, OPT_GPU_LINKS,
 	OPT_GPU_SELECT, OPT_NODE, OPT_SLURM_CONF, OPT_SLURM_VERSION,
-	OPT_PARTITION,
+	OPT_PARTITION, OPT_DISTRIBUTION,
 };
 
 static const struct option map_opts[] = {
@@ -44,6 +44,7 @@ static const struct option map_opts[] = {
 	{ "slurm-conf", required_argument, NULL, OPT_SLURM_CONF },
 	{ "slurm-version", required_argument, NULL, OPT_SLURM_VERSION },
 	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "distribution", required_argument, NULL, OPT_DISTRIBUTION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -152,6 +153,12 @@ static int map_option(struct cli_map *mp, int c, const char *arg)
 			return cli_usage_error("--partition: empty name");
 		r->partition = arg;
 		break;
+	case OPT_DISTRIBUTION:
+		/* srun's -m: checked by the core (tp_job_create_step) */
+		if (!*arg)
+			return cli_usage_error("--distribution: empty value");
+		mp->distribution = arg;
+		break;
 	case OPT_NODE:
 		if (!*arg)
 			return cli_usage_error("--node: empty node name");
@@ -251,7 +258,7 @@ static int map_run(struct cli_map *mp)
 	if (mp->nodes_buf)
 		mp->nodes = mp->nodes_buf;
 	finish_request(mp);
-	if (tp_job_create(&mp->req, &mp->job, &err) < 0)
+	if (tp_job_create_step(&mp->req, mp->distribution, &mp->job, &err) < 0)
 		return cli_report(NULL, &err);
 	if (mp->svg_node && (rc = cli_map_svg_check(mp)))
 		return rc;

@@ -167,7 +167,8 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 {
 	uint32_t jobid = 0;
 	char *nodelist = NULL, *tpn = NULL, *ntasks = NULL, *submit = NULL,
-	     *tmpdir = NULL, *hf = NULL, *dist = NULL, *partition = NULL;
+	     *tmpdir = NULL, *hf = NULL, *dist = NULL, *partition = NULL,
+	     *mem_cpu = NULL, *mem_node = NULL;
 	if (!tpk_worth_placing(site, hints))
 		return;   /* nothing asked, nothing the site forces */
 	spank_get_item(sp, S_JOB_ID, &jobid);
@@ -183,6 +184,9 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 	hf = tpk_job_getenv(sp, "SLURM_HOSTFILE");
 	dist = tpk_job_getenv(sp, "SLURM_DISTRIBUTION");
 	partition = tpk_job_getenv(sp, "SLURM_JOB_PARTITION");
+	/* the script's sruns read these as --mem-per-cpu and --mem */
+	mem_cpu = tpk_job_getenv(sp, "SLURM_MEM_PER_CPU");
+	mem_node = tpk_job_getenv(sp, "SLURM_MEM_PER_NODE");
 
 	if (nonempty(hf) || nonempty(dist)) {
 		if (hints->report && !tpk_hints_policy_none(hints)) {
@@ -206,6 +210,8 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 		.partition = nonempty(partition) ? partition : NULL,
 		.slots = nonempty(tpn) ? tpn : NULL,
 		.ntasks = tpk_parse_pos(ntasks),
+		.distribution = tpk_mem_is_zero(mem_cpu) || tpk_mem_is_zero(mem_node)
+				? "block" : NULL,   /* tpk_mem_zero_dist */
 		/* sbatch's directory: where the user typed the relative path */
 		.basedir = submit,
 		.tmpdir = nonempty(tmpdir) && tmpdir[0] == '/' ? tmpdir : "/tmp",
@@ -244,6 +250,8 @@ void tpk_batch_user_init(spank_t sp, const struct tpk_site *site,
 out:
 	free(nodelist);
 	free(partition);
+	free(mem_cpu);
+	free(mem_node);
 	free(tpn);
 	free(ntasks);
 	free(submit);

@@ -350,7 +350,8 @@ void tpk_place(const struct tpk_site *site, const struct tpk_hints *hints,
 	make_request(site, hints, step, &in, &q, slurm_conf, sizeof slurm_conf);
 	tp_error err;
 	tp_error_clear(&err);
-	if (tp_job_create(&q, &job, &err) < 0 || tp_job_run(job, &err) < 0) {
+	if (tp_job_create_step(&q, step->distribution, &job, &err) < 0 ||
+	    tp_job_run(job, &err) < 0) {
 		fail(res, err.msg[0] ? err.msg : tp_strerror(err.code));
 		goto out;
 	}
@@ -429,6 +430,7 @@ void tpk_key(const struct tpk_site *site, const struct tpk_hints *hints,
 	fnv(&h, step->partition);
 	fnv(&h, step->slots);
 	fnv(&h, step->capacity);
+	fnv(&h, step->distribution);
 	snprintf(num, sizeof num, "%lld", (long long)step->ntasks);
 	fnv(&h, num);
 	/* relative file options mean files in basedir */

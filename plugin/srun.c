@@ -155,6 +155,9 @@ static void step_facts(const struct tpk_srun_args *args, struct tpk_step *s,
 	int64_t spec_nodes = 0, sum = tpn_spec ? tpk_tasks_per_node_sum(tpn_spec,
 									&spec_nodes) : -1;
 	s->ntasks = n;
+	/* --mem=0: slurmctld's block instead of srun's default */
+	s->distribution = tpk_mem_zero_dist(args->mem_given, args->mem_zero,
+					    (const char *(*)(const char *))getenv);
 	/* the step's exact layout where Slurm's is known; otherwise -n is
 	 * spread, each node within its CPUs */
 	static char count[24];

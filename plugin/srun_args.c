@@ -250,6 +250,9 @@ static void take_option(struct tpk_srun_args *a, const char *name,
 	} else if (!strcmp(name, "cpus-per-task")) {
 		if (parse_count(value, &v))
 			a->cpus_per_task = v;
+	} else if (!strcmp(name, "mem") || !strcmp(name, "mem-per-cpu")) {
+		a->mem_given = true;
+		a->mem_zero = tpk_mem_is_zero(value);
 	} else if (!strcmp(name, "mpi")) {
 		snprintf(a->mpi, sizeof a->mpi, "%s", value ? value : "");
 	} else if (!strcmp(name, "het-group") || !strcmp(name, "pack-group")) {
@@ -403,4 +406,33 @@ int tpk_read_cmdline(char ***argv_out)
 	argv[k] = NULL;
 	*argv_out = argv;
 	return k;
+}
+
+bool tpk_mem_is_zero(const char *value)
+{
+	/* str_to_mbytes (src/common/proc_args.c): strtoll's number, then
+	 * nothing or one of K, M, G, T (and a B); "0K" rounds up to 0 too */
+	if (!value)
+		return false;
+	char *end;
+	errno = 0;
+	long long v = strtoll(value, &end, 10);
+	if (end == value || errno || v != 0)
+		return false;
+	if (!end[0])
+		return true;
+	if (!strchr("KkMmGgTt", end[0]))
+		return false;
+	return !end[1] || ((end[1] == 'B' || end[1] == 'b') && !end[2]);
+}
+
+const char *tpk_mem_zero_dist(bool mem_given, bool mem_zero,
+			      const char *(*env)(const char *))
+{
+	if (mem_given)
+		return mem_zero ? "block" : NULL;
+	/* srun's environment options: SLURM_MEM_PER_CPU, SLURM_MEM_PER_NODE
+	 * (src/srun/opt.c) */
+	const char *c = env("SLURM_MEM_PER_CPU"), *n = env("SLURM_MEM_PER_NODE");
+	return tpk_mem_is_zero(c) || tpk_mem_is_zero(n) ? "block" : NULL;
 }

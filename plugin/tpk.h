@@ -84,6 +84,8 @@ struct tpk_srun_args {
 	int64_t nodes_min, nodes_max;  /* -N, 0 when not given */
 	int ntasks_per_node;     /* --ntasks-per-node, 0 when not given */
 	int64_t cpus_per_task;   /* -c, 0 when not given */
+	bool mem_given;          /* --mem or --mem-per-cpu */
+	bool mem_zero;           /* ... with a value of 0 */
 	char layout[32];         /* first user layout option seen ("-w"), or "" */
 	char mpi[16];            /* --mpi's value, or "" */
 	bool het;                /* heterogeneous step (":" or --het-group) */
@@ -105,6 +107,17 @@ struct tpk_srun_args {
 void tpk_scan_srun_args(int argc, char **argv, int known,
 			struct tpk_srun_args *out);
 void tpk_srun_args_free(struct tpk_srun_args *a);
+/* A memory size as srun reads it (--mem, SLURM_MEM_PER_NODE): true when
+ * it is 0 ("0", "0M", "0G"). */
+bool tpk_mem_is_zero(const char *value);
+/* srun leaves the distribution to slurmctld when the step's memory is 0
+ * (--mem=0, --mem-per-cpu=0, or SLURM_MEM_PER_NODE/SLURM_MEM_PER_CPU=0
+ * from salloc or sbatch; src/srun/launch.c, _create_job_step_req), and
+ * slurmctld then takes block (src/stepmgr/stepmgr.c, step_create): "block"
+ * then, NULL for srun's own default.  mem_given: the srun command line
+ * set it (mem_zero its value). */
+const char *tpk_mem_zero_dist(bool mem_given, bool mem_zero,
+			      const char *(*env)(const char *));
 /* Read /proc/self/cmdline into a NULL-terminated argv (one allocation;
  * free(*argv)).  Returns argc, or -1. */
 int tpk_read_cmdline(char ***argv);
@@ -157,6 +170,9 @@ struct tpk_step {
 					SLURM_TASKS_PER_NODE form), or NULL */
 	const char *capacity;        /* most tasks each node holds, or NULL */
 	int64_t ntasks;              /* tasks of the step (0: every slot) */
+	const char *distribution;    /* the distribution srun takes when it is
+					not its default (tpk_mem_zero_dist),
+					or NULL */
 	const char *basedir;         /* base of relative file options */
 	const char *tmpdir;          /* parent of the private directory */
 	const char *tag;             /* "job12" names the private directory */

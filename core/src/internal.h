@@ -470,6 +470,7 @@ struct tp__slurm_part {
 };
 struct tp__slurm_keys {
 	char *topology_plugin, *select_type, *select_params;
+	char *topology_param;        /* TopologyParam= (node ranks) */
 	/* PartitionName= lines, in order */
 	struct tp__slurm_part *part;
 	int npart;
@@ -490,6 +491,49 @@ void tp__slurm_keys_free(struct tp__slurm_keys *k);
 void tp__slurm_order(const char *slurm_conf, const char *partition,
 		     unsigned version,
 		     const tp_alloc *a, int32_t *order, char *how);
+/* Slurm's layout of a step (slurm_order.c, where each rule cites Slurm's
+ * code): the distribution srun takes, the node index order (the
+ * hostlist's, or TopologyParam=BlockAsNodeRank/SwitchAsNodeRank's) and,
+ * from 26.05, the partition topology's rank order that block follows. */
+enum tp__slurm_dist { TP__DIST_DEFAULT, TP__DIST_BLOCK, TP__DIST_CYCLIC,
+		      TP__DIST_PLANE, TP__DIST_ARBITRARY };
+struct tp__slurm_layout {
+	enum tp__slurm_dist dist;   /* asked (-m); DEFAULT: srun picks */
+	int plane;                  /* plane=N */
+	char flags[16];             /* after ',': Pack, NoPack ("": none) */
+	bool pack;                  /* CR_PACK_NODES */
+	bool ranked;                /* rank_order is the topology's */
+	unsigned version;
+	int32_t *index_order;       /* allocation indexes in node index order */
+	int32_t *rank_order;        /* in block's order (26.05 ranks) */
+	char index_how[TP_ERROR_MSG_MAX / 2];   /* " sorted by ..." or " (why
+						   slurm.conf was not read)" */
+	char rank_how[TP_ERROR_MSG_MAX / 2];
+};
+/* -m's text (NULL or "": srun's default) into its node level; what names
+ * it in the one-line error. */
+int tp__slurm_dist_parse(const char *text, const char *what,
+			 enum tp__slurm_dist *dist, int *plane, char *flags16,
+			 tp_error *err);
+/* Everything but the task count: fails only on a bad distribution (a
+ * slurm.conf that does not read is the hostlist's order, index_how says
+ * why). */
+int tp__slurm_layout_load(const char *slurm_conf, const char *partition,
+			  unsigned version, const char *distribution,
+			  const char *what, const tp_alloc *a,
+			  struct tp__slurm_layout *L, tp_error *err);
+void tp__slurm_layout_free(struct tp__slurm_layout *L);
+/* The distribution srun takes for ntasks on nnodes, the order the nodes go
+ * in for it (*order points into L), and the words for the report. */
+enum tp__slurm_dist tp__slurm_layout_pick(const struct tp__slurm_layout *L,
+					  int64_t ntasks, int32_t nnodes,
+					  const int32_t **order, char *how);
+/* plane=N's tasks a node (_task_layout_plane, room everywhere). */
+void tp__slurm_plane_counts(int32_t nn, int64_t n, int plane, int64_t *count);
+/* rank -> allocation index as Slurm assigns task ids, the nodes in a's
+ * order holding their slots: block, cyclic, or plane (blocks of plane). */
+int tp__slurm_layout_map(enum tp__slurm_dist d, int plane, const tp_alloc *a,
+			 int32_t ntasks, int32_t *map, tp_error *err);
 /* a's nodes (and their slots) put in order: the k-th becomes order[k].
  * TP_EINVAL, a unchanged, when order is not a permutation. */
 int tp__alloc_reorder(tp_alloc *a, const int32_t *order);

@@ -1470,12 +1470,32 @@ if check0 "map --partition" && grep -q "note: network: Slurm's topology nvl (blo
 then ok "map --partition gpu (SLURM_CONF): the block topology of that partition, named"
 else no "map --partition" "$(cat "$tmp/err")"; fi
 tp map --slurm-conf "$tmp/st/slurm.conf" --slurm-version 26.05 --config "$tmp/st/tp.conf" \
-	--nodes 'n[01-16]' --ntasks 4 --tasks-per-node 1 --stencil 4x1 --policy block --format hostfile
-# Slurm 26.05's own order on the tree of topology.yaml: leaf by leaf
+	--nodes 'n[01-16]' --ntasks 32 --stencil 8x4 --policy block --format hostfile
+# Slurm 26.05's own order on the tree of topology.yaml: leaf by leaf (srun's
+# default block for more tasks than nodes)
 if check0 "map, Slurm's order from topology.yaml" &&
-	grep -q "Slurm's order: leaf switch by leaf switch, as Slurm 26.05 lays tasks out (topology fabric of" "$tmp/err"
+	grep -q "Slurm's order: block, srun's default for 32 tasks on 16 nodes, leaf switch by leaf switch, as Slurm 26.05 lays tasks out (topology fabric of" "$tmp/err"
 then ok "map --slurm-version 26.05: Slurm's order from the partition's topology.yaml tree"
 else no "map, Slurm's order from topology.yaml" "$(cat "$tmp/err")"; fi
+# no more tasks than nodes: srun's default is cyclic, in the hostlist's order
+tp map --slurm-conf "$tmp/st/slurm.conf" --slurm-version 26.05 --config "$tmp/st/tp.conf" \
+	--nodes 'n[01-16]' --ntasks 16 --policy block --format hostfile
+if check0 "map, cyclic for no more tasks than nodes" &&
+	[ "$(paste -sd' ' "$tmp/out")" = "$(printf 'n%02d ' $(seq 1 16) | sed 's/ $//')" ] &&
+	grep -q "Slurm's order: cyclic, srun's default for 16 tasks on 16 nodes over the hostlist's order" "$tmp/err"
+then ok "map --slurm-version 26.05, 16 tasks on 16 nodes: srun's cyclic, the hostlist's order"
+else no "map, cyclic for no more tasks than nodes" "$(cat "$tmp/out" "$tmp/err")"; fi
+# --distribution: srun's -m, and one line for what srun refuses
+tp map --slurm-conf "$tmp/st/slurm.conf" --slurm-version 26.05 --config "$tmp/st/tp.conf" \
+	--nodes 'n[01-04]' --ntasks 6 --distribution plane=2 --policy block --format hostfile
+if check0 "map --distribution plane=2" && [ "$(paste -sd' ' "$tmp/out")" = "n01 n01 n02 n02 n03 n04" ]
+then ok "map --distribution plane=2: one task a node, then planes"
+else no "map --distribution plane=2" "$(cat "$tmp/out" "$tmp/err")"; fi
+tp map --config "$tmp/st/tp.conf" --slurm-conf "$tmp/st/slurm.conf" --nodes 'n[01-04]' --ntasks 4 \
+	--distribution blockk
+if [ "$rc" = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "distribution blockk: not a distribution srun takes" "$tmp/err"
+then ok "map --distribution blockk: exit 2, one line"
+else no "map --distribution blockk" "rc $rc" "$(cat "$tmp/err")"; fi
 # the example of conf/examples/slurm-topology: the tree by default, the
 # blocks with their bandwidths for the gpu partition
 SLURM_CONF=$EX/slurm-topology/slurm.conf tp check-config --partition gpu "$EX/slurm-topology/topoplace.conf"

@@ -47,6 +47,9 @@
 #     Slurm 26.05's topology-ordered task layout differs from the hostlist's
 #   TP_TOPOLOGY_YAML=FILE: Slurm's topology is FILE as etc/topology.yaml
 #     (Slurm 25.05 and later), with no topology.conf and no TopologyPlugin=
+#   TP_SELECT_PARAMS=CR_Core: SelectTypeParameters= (e.g. with
+#     CR_NO_DIST_TOPO_BLOCK); TP_TOPOLOGY_PARAM: TopologyParam= (e.g.
+#     BlockAsNodeRank, SwitchAsNodeRank; empty: none)
 #   TP_PARTITIONS="NAME:TOPOLOGY ...": more partitions of all the nodes,
 #     each with Topology= (topology.yaml's topology names)
 #   TP_TOPOPLACE_CONF=FILE: topoplace.conf is FILE (@MODEL@ becomes the
@@ -166,7 +169,8 @@ MailProg=/bin/true
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=${TP_SELECT_PARAMS:-CR_Core}
+$([ -z "${TP_TOPOLOGY_PARAM:-}" ] || echo "TopologyParam=$TP_TOPOLOGY_PARAM")
 GresTypes=gpu
 $([ -n "$TOPOLOGY_YAML" ] || echo TopologyPlugin=topology/tree)
 SwitchType=switch/none

@@ -1002,8 +1002,8 @@ START_TEST(slurm_order_block_and_fallbacks)
 	ck_assert_msg(strstr(how, "block by block"), "%s", how);
 	slurm_dir_free(d);
 	/* topology.yaml beside slurm.conf is what Slurm reads: a flat one
-	 * keeps the hostlist's order, and so does a ring, as a real 26.05.3
-	 * cluster lays tasks out on one (nothing to say) */
+	 * keeps the hostlist's order (nothing to say); a ring ranks its
+	 * nodes by position, here the hostlist's order */
 	d = slurm_dir("TopologyPlugin=topology/tree\n", LEAVES);
 	char yaml[512];
 	snprintf(yaml, sizeof yaml, "%s/topology.yaml", d);
@@ -1018,7 +1018,13 @@ START_TEST(slurm_order_block_and_fallbacks)
 	fclose(f);
 	order_of(c, d, v, got, sizeof got, how);
 	ck_assert_str_eq(got, HOSTLIST);
-	ck_assert_str_eq(how, "");
+	ck_assert_msg(strstr(how, "along each ring"), "%s", how);
+	/* a ring in another order: its positions */
+	f = fopen(yaml, "w");
+	fputs("- topology: t\n  ring:\n    rings:\n      - ring: r\n        nodes: n[004-007,000-003]\n", f);
+	fclose(f);
+	order_of(c, d, v, got, sizeof got, how);
+	ck_assert_str_eq(got, "4:5 5:6 6:7 7:8 0:1 1:2 2:3 3:4");
 	slurm_dir_free(d);
 	/* no topology.conf, no slurm.conf: the hostlist's order, and why */
 	d = slurm_dir("TopologyPlugin=topology/tree\n", NULL);
@@ -1076,6 +1082,220 @@ START_TEST(slurm_order_job)
 }
 END_TEST
 
+/* ---- Slurm's step layout (slurm_order.c): one case per rule ---- */
+
+static void put_yaml(const char *dir, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/topology.yaml", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The baseline (policy block) of ntasks on nodes with distribution dist,
+ * as node numbers ("1 1 3 ..."), and Slurm's order's words in how. */
+static void layout_of(const tp_conf *c, const char *dir, unsigned version,
+		      const char *partition, const char *nodes, int64_t ntasks,
+		      const char *slots, const char *dist, char *out, size_t len,
+		      char *how)
+{
+	char conf[512];
+	snprintf(conf, sizeof conf, "%s/slurm.conf", dir);
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = nodes;
+	r.ntasks = ntasks;
+	r.slots = slots;
+	r.policy = "block";
+	r.slurm_conf = conf;
+	r.partition = partition;
+	r.slurm_version = version;
+	tp_job *job = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_job_create_step(&r, dist, &job, &err) == 0, "create: %s",
+		      err.msg);
+	ck_assert_msg(tp_job_run(job, &err) == 0, "run: %s", err.msg);
+	size_t o = 0;
+	out[0] = '\0';
+	for (int32_t t = 0; t < tp_job_ntasks(job); t++)
+		o += (size_t)snprintf(out + o, len - o, "%s%d", t ? " " : "",
+				      atoi(tp_job_task_node(job, t) + 1));
+	snprintf(how, TP_ERROR_MSG_MAX, "%s", tp_job_slurm_order(job));
+	tp_job_destroy(job);
+}
+
+#define V2605 TP_SLURM_VERSION(26, 5, 3)
+#define N8 "n[000-007]"
+
+/* srun's distribution: cyclic for no more tasks than nodes (launch.c),
+ * and cyclic and plane ignore the topology's ranks; -m as given. */
+START_TEST(layout_distribution)
+{
+	tp_conf *c = torus8(NULL);
+	char got[512], how[TP_ERROR_MSG_MAX];
+	char *d = slurm_dir("TopologyPlugin=topology/tree\n", LEAVES);
+	layout_of(c, d, V2605, NULL, N8, 8, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "0 1 2 3 4 5 6 7");
+	ck_assert_msg(strstr(how, "cyclic, srun's default for 8 tasks on 8 nodes"),
+		      "%s", how);
+	layout_of(c, d, V2605, NULL, N8, 16, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "1 1 3 3 5 5 7 7 0 0 2 2 4 4 6 6");
+	ck_assert_msg(strstr(how, "block, srun's default for 16 tasks on 8 "
+			     "nodes, leaf switch by leaf switch"), "%s", how);
+	layout_of(c, d, V2605, NULL, N8, 8, NULL, "block", got, sizeof got, how);
+	ck_assert_str_eq(got, "1 3 5 7 0 2 4 6");
+	layout_of(c, d, V2605, NULL, N8, 11, NULL, "cyclic", got, sizeof got, how);
+	ck_assert_str_eq(got, "0 1 2 3 4 5 6 7 0 1 2");
+	/* plane=2: one task a node first, then up to the plane each
+	 * (_task_layout_plane) */
+	layout_of(c, d, V2605, NULL, N8, 11, NULL, "plane=2", got, sizeof got, how);
+	ck_assert_str_eq(got, "0 0 1 1 2 2 3 4 5 6 7");
+	layout_of(c, d, V2605, NULL, N8, 20, NULL, "plane=2", got, sizeof got, how);
+	ck_assert_str_eq(got, "0 0 1 1 2 2 3 3 4 4 5 5 6 6 7 7 0 0 1 1");
+	/* the second level and the Pack flag do not change the nodes' order;
+	 * Pack is said to be unmodelled */
+	layout_of(c, d, V2605, NULL, N8, 16, NULL, "*:cyclic,Pack", got, sizeof got,
+		  how);
+	ck_assert_str_eq(got, "1 1 3 3 5 5 7 7 0 0 2 2 4 4 6 6");
+	ck_assert_msg(strstr(how, "not modelled for ,Pack"), "%s", how);
+	layout_of(c, d, V2605, NULL, N8, 8, NULL, "arbitrary", got, sizeof got, how);
+	ck_assert_msg(strstr(how, "not modelled for -m arbitrary"), "%s", how);
+	/* the slots given (SLURM_TASKS_PER_NODE) in the hostlist's order */
+	layout_of(c, d, V2605, NULL, N8, 0, "2,1(x7)", "cyclic", got, sizeof got, how);
+	ck_assert_str_eq(got, "0 1 2 3 4 5 6 7 0");
+	/* what srun refuses, one line */
+	const char *bad[] = { "blok", "plane=0", "plane=x", "plane=2:cyclic",
+			      "block,Packed", "cyclic2" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		tp_job_request r;
+		tp_job_request_init(&r);
+		r.conf = c;
+		r.nodes = N8;
+		r.ntasks = 8;
+		tp_job *job = NULL;
+		tp_error err;
+		tp_error_clear(&err);
+		ck_assert_int_eq(tp_job_create_step(&r, bad[i], &job, &err), TP_EINVAL);
+		ck_assert_ptr_null(job);
+		ck_assert_msg(strstr(err.msg, bad[i]) && !strchr(err.msg, '\n'), "%s",
+			      err.msg);
+	}
+	/* before 26.05: block in the hostlist's order, the same counts */
+	layout_of(c, d, TP_SLURM_VERSION(25, 11, 7), NULL, N8, 11, NULL, NULL, got,
+		  sizeof got, how);
+	ck_assert_str_eq(got, "0 0 1 1 2 2 3 4 5 6 7");
+	layout_of(c, d, TP_SLURM_VERSION(24, 11, 7), NULL, N8, 3, NULL, NULL, got,
+		  sizeof got, how);
+	ck_assert_str_eq(got, "0 1 2");
+	ck_assert_msg(strstr(how, "cyclic, srun's default for 3 tasks"), "%s", how);
+	slurm_dir_free(d);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* TopologyParam=SwitchAsNodeRank / BlockAsNodeRank sort slurmctld's node
+ * table (read_config.c): every distribution goes in that order, on every
+ * release; CR_NO_DIST_TOPO_BLOCK keeps block in it. */
+START_TEST(layout_node_rank)
+{
+	tp_conf *c = torus8(NULL);
+	char got[512], how[TP_ERROR_MSG_MAX];
+	char *d = slurm_dir("TopologyPlugin=topology/tree\nTopologyParam=SwitchAsNodeRank\n",
+			    LEAVES);
+	layout_of(c, d, V2605, NULL, N8, 8, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "1 3 5 7 0 2 4 6");
+	ck_assert_msg(strstr(how, "SwitchAsNodeRank"), "%s", how);
+	layout_of(c, d, TP_SLURM_VERSION(24, 11, 7), NULL, N8, 16, NULL, "cyclic", got,
+		  sizeof got, how);
+	ck_assert_str_eq(got, "1 3 5 7 0 2 4 6 1 3 5 7 0 2 4 6");
+	slurm_dir_free(d);
+	/* the flag of the other kind does nothing */
+	d = slurm_dir("TopologyPlugin=topology/tree\nTopologyParam=BlockAsNodeRank\n",
+		      LEAVES);
+	layout_of(c, d, V2605, NULL, N8, 8, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "0 1 2 3 4 5 6 7");
+	slurm_dir_free(d);
+	d = slurm_dir("TopologyPlugin=topology/block\nTopologyParam=Dragonfly,BlockAsNodeRank\n",
+		      "BlockName=b0 Nodes=n[004-007]\nBlockName=b1 Nodes=n[000-003]\n"
+		      "BlockSizes=4\n");
+	layout_of(c, d, V2605, NULL, N8, 8, NULL, "cyclic", got, sizeof got, how);
+	ck_assert_str_eq(got, "4 5 6 7 0 1 2 3");
+	slurm_dir_free(d);
+	/* blocks rank from 1: a node in none (rank 0) comes first */
+	d = slurm_dir("TopologyPlugin=topology/block\nTopologyParam=BlockAsNodeRank\n",
+		      "BlockName=b0 Nodes=n[000-002]\nBlockName=b1 Nodes=n[003-006]\n"
+		      "BlockSizes=3\n");
+	layout_of(c, d, V2605, NULL, N8, 8, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "7 0 1 2 3 4 5 6");
+	slurm_dir_free(d);
+	/* CR_NO_DIST_TOPO_BLOCK: block in the node order */
+	d = slurm_dir("TopologyPlugin=topology/tree\n"
+		      "SelectTypeParameters=CR_Core,CR_NO_DIST_TOPO_BLOCK\n", LEAVES);
+	layout_of(c, d, V2605, NULL, N8, 16, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "0 0 1 1 2 2 3 3 4 4 5 5 6 6 7 7");
+	ck_assert_msg(strstr(how, "CR_NO_DIST_TOPO_BLOCK"), "%s", how);
+	slurm_dir_free(d);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* The ranks of ring, torus3d and flat {alpha_step_rank} (topology_*.c). */
+START_TEST(layout_ranks)
+{
+	tp_conf *c = torus8(NULL);
+	char got[512], how[TP_ERROR_MSG_MAX];
+	char *d = slurm_dir("NodeName=n[000-007]\nPartitionName=r Nodes=ALL Topology=r\n"
+			    "PartitionName=a Nodes=ALL Topology=a\n"
+			    "TopologyParam=SwitchAsNodeRank\n", NULL);
+	put_yaml(d, "- topology: pod\n  cluster_default: true\n  torus3d:\n"
+		 "    toruses:\n      - name: p\n        dims: {x: 4, y: 2, z: 1}\n"
+		 "        nodes: n[000-007]\n"
+		 "- topology: r\n  ring:\n    rings:\n      - ring: r0\n"
+		 "        nodes: n[000-007]\n"
+		 "- topology: a\n  flat:\n    alpha_step_rank: true\n"
+		 "- topology: t\n  tree:\n    switches:\n      - switch: l1\n"
+		 "        nodes: n[001,003,005,007]\n      - switch: l2\n"
+		 "        nodes: n[000,002,004,006]\n");
+	/* the whole 4x2 torus: Morton codes x0 y0 x1 */
+	layout_of(c, d, V2605, NULL, N8, 16, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "0 0 1 1 4 4 5 5 2 2 3 3 6 6 7 7");
+	ck_assert_msg(strstr(how, "Morton"), "%s", how);
+	/* part of it: coordinates from the smallest wrap-aware box, x 3..0 */
+	layout_of(c, d, V2605, NULL, "n[000,003,004,007]", 8, NULL, NULL, got,
+		  sizeof got, how);
+	ck_assert_str_eq(got, "3 3 0 0 7 7 4 4");
+	/* a ring: from the allocation's start after its gap */
+	layout_of(c, d, V2605, "r", "n[000-001,006-007]", 8, NULL, NULL, got,
+		  sizeof got, how);
+	ck_assert_str_eq(got, "6 6 7 7 0 0 1 1");
+	layout_of(c, d, V2605, "r", "n[000-001,006-007]", 4, NULL, NULL, got,
+		  sizeof got, how);
+	ck_assert_str_eq(got, "0 1 6 7");   /* cyclic: no ranks */
+	/* the tree is not the default: SwitchAsNodeRank does not apply */
+	layout_of(c, d, V2605, "t", N8, 8, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "0 1 2 3 4 5 6 7");
+	slurm_dir_free(d);
+	/* alpha_step_rank: block by name, where the node table is not */
+	d = slurm_dir("NodeName=n[000-007]\nPartitionName=a Nodes=ALL Topology=a\n"
+		      "TopologyParam=SwitchAsNodeRank\n", NULL);
+	put_yaml(d, "- topology: t\n  cluster_default: true\n  tree:\n    switches:\n"
+		 "      - switch: l1\n        nodes: n[001,003,005,007]\n"
+		 "      - switch: l2\n        nodes: n[000,002,004,006]\n"
+		 "- topology: a\n  flat:\n    alpha_step_rank: true\n");
+	layout_of(c, d, V2605, "a", N8, 8, NULL, "block", got, sizeof got, how);
+	ck_assert_str_eq(got, "0 1 2 3 4 5 6 7");
+	ck_assert_msg(strstr(how, "alpha_step_rank"), "%s", how);
+	layout_of(c, d, V2605, "a", N8, 8, NULL, NULL, got, sizeof got, how);
+	ck_assert_str_eq(got, "1 3 5 7 0 2 4 6");   /* cyclic: the table's */
+	slurm_dir_free(d);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("job");
@@ -1105,6 +1325,9 @@ int main(void)
 	tcase_add_test(tc, slurm_order_tree);
 	tcase_add_test(tc, slurm_order_block_and_fallbacks);
 	tcase_add_test(tc, slurm_order_job);
+	tcase_add_test(tc, layout_distribution);
+	tcase_add_test(tc, layout_node_rank);
+	tcase_add_test(tc, layout_ranks);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

@@ -49,6 +49,47 @@ START_TEST(srun_plain)
 }
 END_TEST
 
+/* --mem=0 (or SLURM_MEM_PER_NODE=0 from salloc) makes srun leave the
+ * distribution to slurmctld, which takes block (launch.c, stepmgr.c). */
+static const char *mem_env_node, *mem_env_cpu;
+static const char *mem_env(const char *name)
+{
+	return !strcmp(name, "SLURM_MEM_PER_NODE") ? mem_env_node
+	       : !strcmp(name, "SLURM_MEM_PER_CPU") ? mem_env_cpu : NULL;
+}
+
+START_TEST(srun_mem_zero)
+{
+	const char *zero[] = { "0", "0M", "00G", "0kb", "0T" };
+	const char *other[] = { "", "1", "0x", "0MBs", "-0x", "10", "M", "01" };
+	for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
+		ck_assert_msg(tpk_mem_is_zero(zero[i]), "%s", zero[i]);
+	for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+		ck_assert_msg(!tpk_mem_is_zero(other[i]), "%s", other[i]);
+	ck_assert(!tpk_mem_is_zero(NULL));
+	struct tpk_srun_args a = scan(0, "srun -n 4 --mem=0 ./app --mem=5");
+	ck_assert(a.mem_given && a.mem_zero);
+	mem_env_node = "100";
+	ck_assert_str_eq(tpk_mem_zero_dist(a.mem_given, a.mem_zero, mem_env), "block");
+	tpk_srun_args_free(&a);
+	a = scan(0, "srun -n 4 --mem-per-cpu 1G ./app");
+	ck_assert(a.mem_given && !a.mem_zero);
+	mem_env_node = "0";
+	ck_assert_ptr_null(tpk_mem_zero_dist(a.mem_given, a.mem_zero, mem_env));
+	tpk_srun_args_free(&a);
+	/* from the allocation's environment */
+	a = scan(0, "srun -n 4 ./app");
+	ck_assert(!a.mem_given);
+	ck_assert_str_eq(tpk_mem_zero_dist(a.mem_given, a.mem_zero, mem_env), "block");
+	mem_env_node = NULL;
+	mem_env_cpu = "0G";
+	ck_assert_str_eq(tpk_mem_zero_dist(a.mem_given, a.mem_zero, mem_env), "block");
+	mem_env_cpu = "2048";
+	ck_assert_ptr_null(tpk_mem_zero_dist(a.mem_given, a.mem_zero, mem_env));
+	tpk_srun_args_free(&a);
+}
+END_TEST
+
 START_TEST(srun_other_plugin)
 {
 	/* pyxis's --container-image, given as a separate word: the scan
@@ -532,6 +573,7 @@ int main(void)
 	Suite *s = suite_create("plugin");
 	TCase *tc = tcase_create("pure");
 	tcase_add_test(tc, srun_plain);
+	tcase_add_test(tc, srun_mem_zero);
 	tcase_add_test(tc, srun_other_plugin);
 	tcase_add_test(tc, srun_het_and_end);
 	tcase_add_test(tc, srun_later_releases);

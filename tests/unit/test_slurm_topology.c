@@ -92,6 +92,8 @@ START_TEST(yaml_man_example)
 		ck_assert_int_eq(s.t[i].kind, kinds[i]);
 		ck_assert_str_eq(s.t[i].name, names[i]);
 		ck_assert(s.t[i].cluster_default == (i == 0));
+		/* read, as the step layout's ranks need it (slurm_order.c) */
+		ck_assert(s.t[i].alpha_step_rank == (i == 3));
 	}
 	ck_assert_int_eq(s.t[0].nrec, 3);
 	ck_assert_str_eq(s.t[0].rec[0].name, "sw_root");
@@ -223,6 +225,8 @@ static const struct { const char *text, *msg; } bad_yaml[] = {
 	{ "- topology: a\n  tree: {switches: [\n", "topology.yaml:3: YAML:" },
 	{ "- topology: a\n  cluster_default: maybe\n  flat: true\n",
 	  "topology.yaml:2: cluster_default: maybe: expected true or false" },
+	{ "- topology: a\n  flat:\n    alpha_step_rank: often\n",
+	  "topology.yaml:3: alpha_step_rank: often: expected true or false" },
 	{ "- topology: a\n  torus3d:\n    toruses:\n      - name: p\n        dims: {x: 70000}\n",
 	  "topology.yaml:5: dims: x: 70000: expected an integer in 0..65535" },
 	{ "42\n", "topology.yaml:1: topology.yaml: expected a list, not a value" },

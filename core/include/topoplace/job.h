@@ -95,13 +95,15 @@ typedef struct tp_job_request {
 	const char *capacity;
 	int64_t ntasks;
 	int64_t max_tasks;           /* 0: TP_JOB_DEFAULT_MAX_TASKS */
-	/* Slurm's own order of these nodes, the baseline of every score: the
+	/* Slurm's own layout of the tasks, the baseline of every score: the
 	 * release that lays the tasks out (TP_SLURM_VERSION(26, 5, 0); 0:
-	 * unknown) and its slurm.conf.  From 26.05 on, with topology/tree or
-	 * topology/block, Slurm goes leaf switch by leaf switch or block by
-	 * block in topology.conf's order (nodes in neither first); otherwise,
-	 * and without them, nodes keeps its order.  A note of the job (tp_job_note)
-	 * says which was taken. */
+	 * unknown) and its slurm.conf.  srun's distribution (cyclic for no
+	 * more tasks than nodes, else block; tp_job_create_step for -m) goes
+	 * over the nodes in the hostlist's order (TopologyParam=
+	 * BlockAsNodeRank or SwitchAsNodeRank: sorted by block or leaf
+	 * switch); from 26.05 on, block goes in the partition topology's rank
+	 * order (leaf switch, block, ring position, torus Morton code).  A
+	 * note of the job (tp_job_note) says which was taken. */
 	unsigned slurm_version;
 	const char *slurm_conf;
 	/* The job's partition: with a config whose network is Slurm's own
@@ -166,6 +168,14 @@ typedef struct tp_job tp_job;
  * policy is resolved here: tp_job_policy() tells which. */
 TP_EXPORT int tp_job_create(const tp_job_request *r, tp_job **out,
 			    tp_error *err);
+/* The same for a step with srun's -m / SLURM_DISTRIBUTION (block, cyclic,
+ * plane=N, arbitrary, with :SOCKET[:CORE] and ,Pack or ,NoPack as srun
+ * takes them; NULL or "": srun's default, cyclic for no more tasks than
+ * nodes, block otherwise): Slurm's order, the baseline, is that
+ * distribution's layout.  A text srun refuses is TP_EINVAL. */
+TP_EXPORT int tp_job_create_step(const tp_job_request *r,
+				 const char *distribution, tp_job **out,
+				 tp_error *err);
 TP_EXPORT void tp_job_destroy(tp_job *job);
 
 /* Map the tasks onto the nodes (and inside them with

@@ -221,8 +221,50 @@ static int spread(tp_job *job, int64_t n, const int32_t *order,
 	return rc;
 }
 
-static int alloc_slots(tp_job *job, int64_t *np, const int32_t *order,
-		       tp_error *err);
+static int alloc_slots(tp_job *job, int64_t *np, tp_error *err);
+
+/* Slurm's distribution for n tasks (tp__slurm_layout_pick): the order the
+ * nodes go in, kept for take_order, and the report's words. */
+static int choose_layout(tp_job *job, int64_t n)
+{
+	const int32_t *o;
+	int32_t nn = tp_alloc_nnodes(job->alloc);
+	job->dist = tp__slurm_layout_pick(&job->layout, n, nn, &o,
+					  job->slurm_order);
+	job->plane = job->layout.plane;
+	free(job->order);
+	job->order = tp__malloc_array((size_t)(nn ? nn : 1), sizeof *job->order);
+	if (!job->order)
+		return TP_ENOMEM;
+	memcpy(job->order, o, sizeof *o * (size_t)nn);
+	/* said when the files or the distribution could change it */
+	if (job->req.slurm_conf || job->distribution)
+		tp__job_note(job, "Slurm's order: %s", job->slurm_order);
+	return 0;
+}
+
+/* The tasks a node for n tasks in Slurm's distribution: plane=N's own
+ * counts (hostlist order), else spread in the distribution's order. */
+static int lay_tasks(tp_job *job, int64_t n, tp_error *err)
+{
+	if (choose_layout(job, n))
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	if (job->dist != TP__DIST_PLANE || job->req.capacity)
+		return spread(job, n, job->order, err);
+	int32_t nn = tp_alloc_nnodes(job->alloc);
+	int64_t *count = tp__malloc_array((size_t)nn, sizeof *count);
+	if (!count)
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	tp__slurm_plane_counts(nn, n, job->plane, count);
+	int rc = 0;
+	for (int32_t i = 0; i < nn && !rc; i++)
+		rc = count[i] > INT_MAX ? tp_error_set(err, TP_EINVAL, "%lld tasks "
+						       "on %ld nodes is too many per node",
+						       (long long)n, (long)nn)
+		     : tp_alloc_set_slots(job->alloc, job->order[i], (int)count[i], err);
+	free(count);
+	return rc;
+}
 
 static int make_alloc(tp_job *job, tp_error *err)
 {
@@ -245,17 +287,14 @@ static int make_alloc(tp_job *job, tp_error *err)
 		return tp_error_set(err, TP_EINVAL, "%s: %lld tasks",
 				    WHAT(job, ntasks, "tasks"), (long long)n);
 	/* slots and capacities are given in the hostlist's order; the
-	 * allocation then takes Slurm's */
-	int32_t *order = tp__malloc_array((size_t)tp_alloc_nnodes(job->alloc),
-					  sizeof *order);
-	if (!order)
-		return tp_error_set(err, TP_ENOMEM, "out of memory");
-	tp__slurm_order(r->slurm_conf, r->partition, r->slurm_version, job->alloc, order,
-			job->slurm_order);
-	if (job->slurm_order[0])
-		tp__job_note(job, "Slurm's order: %s", job->slurm_order);
-	job->order = order;   /* taken once every slot is set (take_order) */
-	if ((rc = alloc_slots(job, &n, order, err)))
+	 * allocation then takes the order Slurm's distribution goes in, once
+	 * the task count picks it (choose_layout) */
+	if ((rc = tp__slurm_layout_load(r->slurm_conf, r->partition, r->slurm_version,
+					job->distribution, "distribution", job->alloc,
+					&job->layout, err)))
+		return rc;
+	job->have_layout = true;
+	if ((rc = alloc_slots(job, &n, err)))
 		return rc;
 	if (n > max_tasks(job))
 		return tp_error_set(err, TP_EINVAL, "%s: %lld tasks: more than the "
@@ -266,8 +305,7 @@ static int make_alloc(tp_job *job, tp_error *err)
 }
 
 /* The allocation's task slots from the request, *n the task count. */
-static int alloc_slots(tp_job *job, int64_t *np, const int32_t *order,
-		       tp_error *err)
+static int alloc_slots(tp_job *job, int64_t *np, tp_error *err)
 {
 	const tp_job_request *r = &job->req;
 	int64_t n = *np;
@@ -284,7 +322,9 @@ static int alloc_slots(tp_job *job, int64_t *np, const int32_t *order,
 					    (long long)total);
 		if (n == 0)
 			n = total;
-	} else if (n > 0 && (rc = spread(job, n, order, err))) {
+		if (choose_layout(job, n))
+			return tp_error_set(err, TP_ENOMEM, "out of memory");
+	} else if (n > 0 && (rc = lay_tasks(job, n, err))) {
 		return rc;
 	}
 	*np = n;
@@ -491,7 +531,7 @@ static int late_task_count(tp_job *job, tp_error *err)
 		return tp_error_set(err, TP_EINVAL, "%lld tasks: more than the "
 				    "limit of %lld", (long long)n,
 				    (long long)max_tasks(job));
-	int rc = spread(job, n, job->order, err);
+	int rc = lay_tasks(job, n, err);
 	if (!rc)
 		job->ntasks = (int32_t)n;
 	return rc;
@@ -507,10 +547,19 @@ static int take_order(tp_job *job, tp_error *err)
 				  : "Slurm's order of the nodes is not a permutation");
 	free(job->order);
 	job->order = NULL;
+	if (job->have_layout)
+		tp__slurm_layout_free(&job->layout);
+	job->have_layout = false;
 	return rc;
 }
 
 int tp_job_create(const tp_job_request *r, tp_job **out, tp_error *err)
+{
+	return tp_job_create_step(r, NULL, out, err);
+}
+
+int tp_job_create_step(const tp_job_request *r, const char *distribution,
+		       tp_job **out, tp_error *err)
 {
 	if (!out || !r)
 		return tp_error_set(err, TP_EINVAL, "job: %s is NULL",
@@ -520,6 +569,11 @@ int tp_job_create(const tp_job_request *r, tp_job **out, tp_error *err)
 	if (!job)
 		return tp_error_set(err, TP_ENOMEM, "out of memory");
 	job->req = *r;
+	if (distribution && *distribution &&
+	    !(job->distribution = strdup(distribution))) {
+		free(job);
+		return tp_error_set(err, TP_ENOMEM, "out of memory");
+	}
 	job->t0 = tp__now_ms();
 	job->local_nid = -1;
 	job->conf = r->conf;
@@ -575,6 +629,9 @@ void tp_job_destroy(tp_job *job)
 	free(job->map);
 	free(job->block);
 	free(job->order);
+	if (job->have_layout)
+		tp__slurm_layout_free(&job->layout);
+	free(job->distribution);
 	tp_graph_destroy(job->sum);
 	tp_graph_destroy(job->gm);
 	tp_graph_destroy(job->cpu);

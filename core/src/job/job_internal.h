@@ -49,6 +49,11 @@ struct tp_job {
 	/* allocation and pattern */
 	tp_alloc *alloc;
 	char slurm_order[TP_ERROR_MSG_MAX];   /* how alloc's order was taken */
+	char *distribution;        /* the step's -m (NULL: srun's default) */
+	struct tp__slurm_layout layout;   /* until take_order */
+	bool have_layout;
+	enum tp__slurm_dist dist;  /* Slurm's distribution of the step */
+	int plane;                 /* its plane size */
 	int32_t *order;            /* Slurm's order of the hostlist's nodes,
 				      until tp_job_create takes it */
 	int32_t ntasks;

@@ -489,7 +489,10 @@ int tp__job_map(tp_job *job, tp_error *err)
 	job->block = tp__malloc_array(n, sizeof(int32_t));
 	if (!job->map || !job->block)
 		return tp_error_set(err, TP_ENOMEM, "out of memory");
-	int rc = tp_map_block(job->alloc, job->ntasks, job->block, err);
+	/* Slurm's own layout: block, cyclic or plane over the allocation in
+	 * the order that distribution goes in (make_alloc) */
+	int rc = tp__slurm_layout_map(job->dist, job->plane, job->alloc,
+				      job->ntasks, job->block, err);
 	if (rc)
 		return rc;
 	memcpy(job->map, job->block, sizeof(int32_t) * n);

@@ -232,6 +232,9 @@ static int conf_line(struct sc_nodes *s, char *p, const char *file, int line,
 		if (!rc)
 			rc = take_key(p, "SelectType", &s->keys->select_type,
 				      s->err, file);
+		if (!rc)
+			rc = take_key(p, "TopologyParam", &s->keys->topology_param,
+				      s->err, file);
 		return rc < 0 ? rc : TP_OK;
 	}
 	if (strncasecmp(p, "NodeName=", 9))
@@ -392,6 +395,7 @@ void tp__slurm_keys_free(struct tp__slurm_keys *k)
 	free(k->topology_plugin);
 	free(k->select_type);
 	free(k->select_params);
+	free(k->topology_param);
 	free(k->default_topology);
 	for (int i = 0; i < k->npart; i++) {
 		free(k->part[i].name);

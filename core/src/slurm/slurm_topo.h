@@ -142,6 +142,7 @@ struct tp__stopo {
 	struct tp__topo_rec *rec;     /* switches, blocks or rings */
 	int32_t nrec;
 	struct tp__block_sizes sizes; /* block */
+	bool alpha_step_rank;         /* flat: {alpha_step_rank: true} */
 	struct tp__torus3d *torus;    /* torus3d */
 	int ntorus;
 };

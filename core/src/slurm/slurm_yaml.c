@@ -561,10 +561,19 @@ static int read_kind(struct reading *g, const char *kind, const struct ynode *v)
 			return rc;
 		if (on)
 			t->kind = TP__STOPO_FLAT;
-		for (int32_t j = 0; v->type == Y_MAP && j < v->nkid; j += 2)
+		for (int32_t j = 0; v->type == Y_MAP && j < v->nkid; j += 2) {
 			if (v->kid[j]->type != Y_SCALAR ||
-			    strcmp(v->kid[j]->text, "alpha_step_rank"))
+			    strcmp(v->kid[j]->text, "alpha_step_rank")) {
 				unknown_key(r, v->kid[j], "flat");
+				continue;
+			}
+			/* steps lay tasks out by node name (slurm_order.c) */
+			bool alpha = false;
+			if ((rc = bool_value(r, v->kid[j + 1], "alpha_step_rank",
+					     &alpha)))
+				return rc;
+			t->alpha_step_rank = alpha;
+		}
 		return TP_OK;
 	}
 	int rc = mapping(r, v, kind);
