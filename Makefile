@@ -12,6 +12,9 @@
 #   make dist     the source tarball (rpmbuild -ta; packaging/rpm/topoplace.spec)
 #   make check-packages  build, install and test the packages (CI, root)
 #   make release-tests  the plugin against every Slurm release's headers
+#   make slurm-tests-release  the cluster suite on Slurm releases built from
+#                 ../shared/slurm (SLURM_TEST_RELEASES, default 26.05.3 24.11.7;
+#                 each built once into /var/cache/topoplace-slurm, about 6 min)
 #   make slurm-topology-tests  Slurm 26.05 with only topology.yaml, no network
 #                 in topoplace.conf
 #   make SLURM_PREFIX=/opt/slurm  the plugin against that Slurm's headers
@@ -145,6 +148,7 @@ CORE_SRC = $(addprefix core/src/, \
 	pattern/pattern_detect.c \
 	pattern/stencil.c \
 	slurm/slurm_conf.c \
+	slurm/slurm_join.c \
 	slurm/slurm_order.c \
 	slurm/slurm_topology.c \
 	slurm/slurm_yaml.c \
@@ -556,10 +560,13 @@ slurm-topology-tests:
 options-tests:
 	@sh tests/slurm/options.sh
 
-# The cluster suite on Slurm 26.05.3 built from ../shared/slurm (cached).
-SLURM_TEST_RELEASE ?= 26.05.3
+# The cluster suite on Slurm releases built from ../shared/slurm (cached):
+# 26.05 (topology-ordered layout, topology.yaml) and 24.11 (Debian 13's).
+# Each adds about 6 minutes of build the first time and 7 of jobs on
+# 2 cores (doc/testing.md).  SLURM_TEST_RELEASE=V (one) is still taken.
+SLURM_TEST_RELEASES ?= $(if $(SLURM_TEST_RELEASE),$(SLURM_TEST_RELEASE),26.05.3 24.11.7)
 slurm-tests-release:
-	@sh tests/slurm/on-release.sh $(SLURM_TEST_RELEASE)
+	@sh tests/slurm/on-release.sh $(SLURM_TEST_RELEASES)
 
 # The plugin needs only libraries a compute node with slurmd has.
 deps-tests: $(SPANK)
