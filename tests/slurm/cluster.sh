@@ -47,6 +47,9 @@
 #     Slurm 26.05's topology-ordered task layout differs from the hostlist's
 #   TP_TOPOLOGY_YAML=FILE: Slurm's topology is FILE as etc/topology.yaml
 #     (Slurm 25.05 and later), with no topology.conf and no TopologyPlugin=
+#   TP_NODE_TOPOLOGY="I,J,...=TOPO:UNIT ...": one NodeName= line a node,
+#     nodes I, J, ... with Topology=TOPO:UNIT (Slurm 25.11 and later: where
+#     a node joins a skeleton topology.yaml)
 #   TP_PARTITIONS="NAME:TOPOLOGY ...": more partitions of all the nodes,
 #     each with Topology= (topology.yaml's topology names)
 #   TP_TOPOPLACE_CONF=FILE: topoplace.conf is FILE (@MODEL@ becomes the
@@ -82,6 +85,7 @@ LEAVES=${TP_LEAVES:-runs}
 TOPOLOGY_YAML=${TP_TOPOLOGY_YAML:-}
 PARTITIONS=${TP_PARTITIONS:-}
 TOPOPLACE_CONF=${TP_TOPOPLACE_CONF:-}
+NODE_TOPOLOGY=${TP_NODE_TOPOLOGY:-}
 if [ -n "$SLURM_PREFIX" ]; then
 	export PATH="$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH"
 fi
@@ -135,6 +139,24 @@ write_plugstack() {
 	mv -f "$DIR/etc/plugstack.conf.new" "$DIR/etc/plugstack.conf"
 }
 
+# The NodeName= lines: one for all nodes, or with TP_NODE_TOPOLOGY one a
+# node, each with its Topology=.
+node_lines() {
+	local i v spec
+	local attrs="CPUs=$CPUS Boards=1 SocketsPerBoard=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN"
+	if [ -z "$NODE_TOPOLOGY" ]; then
+		echo "NodeName=$1 NodeHostname=$1 NodeAddr=$2 Port=$3 $attrs"
+		return
+	fi
+	for ((i = 1; i <= NNODES; i++)); do
+		v=""
+		for spec in $NODE_TOPOLOGY; do
+			case ",${spec%%=*}," in *",$i,"*) v=${spec#*=} ;; esac
+		done
+		echo "NodeName=node$i NodeHostname=node$i NodeAddr=$(node_addr "$i") Port=$((NODE_PORT_BASE + i)) $attrs${v:+ Topology=$v}"
+	done
+}
+
 gen_conf() {
 	local i last=$NNODES nodes addrs ports
 	mkdir -p "$DIR"/{etc,bin,dev,munge,run/munge,state/ctld,log,home,tmpfs,cache}
@@ -186,7 +208,7 @@ MinJobAge=300
 MessageTimeout=20
 PlugStackConfig=$DIR/etc/plugstack.conf
 TmpFS=$DIR/tmpfs
-NodeName=$nodes NodeHostname=$nodes NodeAddr=$addrs Port=$ports CPUs=$CPUS Boards=1 SocketsPerBoard=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN
+$(node_lines "$nodes" "$addrs" "$ports")
 PartitionName=tp Nodes=$nodes Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 $(for p in $PARTITIONS; do echo "PartitionName=${p%%:*} Nodes=$nodes MaxTime=INFINITE State=UP OverSubscribe=NO Topology=${p#*:}"; done)
 EOF

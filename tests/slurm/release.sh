@@ -26,7 +26,7 @@
 # submit, CLI filter and node feature plugins, the data_parser plugins of
 # earlier API versions (topology.yaml is read through the current one),
 # the man pages and the testsuite; compiled at -O0 without debug symbols.
-# On 2 cores that takes about a third of a full build (doc/testing.md).
+# On 2 cores that takes BUILDTIME of a full build (README).
 # Its cache folder ends in "-lite1"; a full build of the same tarball
 # (the folder without a suffix, made by an earlier recipe) is a superset
 # and is used when it is there.
