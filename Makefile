@@ -13,8 +13,8 @@
 #   make check-packages  build, install and test the packages (CI, root)
 #   make release-tests  the plugin against every Slurm release's headers
 #   make slurm-tests-release  the cluster suite on Slurm releases built from
-#                 ../shared/slurm (SLURM_TEST_RELEASES, default 26.05.3 24.11.7;
-#                 each built once into /var/cache/topoplace-slurm, about 6 min)
+#                 ../shared/slurm (SLURM_TEST_RELEASES, default 26.05.3 24.11.7
+#                 25.11.7; each built once into /var/cache/topoplace-slurm)
 #   make slurm-topology-tests  Slurm 26.05 with only topology.yaml, no network
 #                 in topoplace.conf
 #   make SLURM_PREFIX=/opt/slurm  the plugin against that Slurm's headers
@@ -561,10 +561,11 @@ options-tests:
 	@sh tests/slurm/options.sh
 
 # The cluster suite on Slurm releases built from ../shared/slurm (cached):
-# 26.05 (topology-ordered layout, topology.yaml) and 24.11 (Debian 13's).
-# Each adds about 6 minutes of build the first time and 7 of jobs on
-# 2 cores (doc/testing.md).  SLURM_TEST_RELEASE=V (one) is still taken.
-SLURM_TEST_RELEASES ?= $(if $(SLURM_TEST_RELEASE),$(SLURM_TEST_RELEASE),26.05.3 24.11.7)
+# 26.05 (topology-ordered layout, topology.yaml), 24.11 (Debian 13's) and
+# 25.11.  Each costs about 3 minutes of jobs, and the first time a build
+# of what the tests run (tests/slurm/release.sh: about 160 s of CPU).
+# SLURM_TEST_RELEASE=V (one) is still taken.
+SLURM_TEST_RELEASES ?= $(if $(SLURM_TEST_RELEASE),$(SLURM_TEST_RELEASE),26.05.3 24.11.7 25.11.7)
 slurm-tests-release:
 	@sh tests/slurm/on-release.sh $(SLURM_TEST_RELEASES)
 
