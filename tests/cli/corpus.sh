@@ -1,6 +1,6 @@
 #!/bin/bash
 # topoplace — every topology file of tests/data/slurm-topology (Slurm's own
-# test suite of 26.05, its docs, what topograph, CycleCloud, slurm-gcp and
+# test suite of 26.05, its docs, what topograph, soperator, CycleCloud, slurm-gcp and
 # Cluster Toolkit generate, and probes written here) read as a site would
 # have it: beside a slurm.conf, with a topoplace.conf that names no network.
 # MANIFEST says what the real slurmctld 26.05.3 did with each file
