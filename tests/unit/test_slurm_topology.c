@@ -648,6 +648,13 @@ START_TEST(join_refused)
 	ck_assert_ptr_nonnull(warning_with(c, "slurm.conf:4: NodeName=n5 Topology=b:b9: "
 					   "no block b9 in topology b"));
 	tp_conf_destroy(c);
+
+	/* a NodeName= that is no hostlist: one line naming slurm.conf's line */
+	put("slurm.conf", "NodeName=n[1- Topology=t:l2\nPartitionName=p Nodes=ALL Default=YES\n");
+	c = (tp_conf *)1;
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "slurm.conf:1: NodeName=n[1-: malformed hostlist") &&
+		      !strchr(err.msg, '\n'), "%s", err.msg);
 }
 END_TEST
 

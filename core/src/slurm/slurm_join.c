@@ -167,8 +167,11 @@ static int32_t new_switch(struct tp__stopo_set *s, struct tp__stopo *t,
 	} else {
 		children = strdup(name);
 	}
+	/* own() frees what it cannot keep */
+	if (!(p->switches = own(s, children)))
+		return -1;
 	char *copy = own(s, strdup(name));
-	if (!copy || !(p->switches = own(s, children)))
+	if (!copy)
 		return -1;
 	t->rec[t->nrec] = (struct tp__topo_rec){ .name = copy };
 	return t->nrec++;
