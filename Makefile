@@ -12,6 +12,9 @@
 #   make dist     the source tarball (rpmbuild -ta; packaging/rpm/topoplace.spec)
 #   make check-packages  build, install and test the packages (CI, root)
 #   make release-tests  the plugin against every Slurm release's headers
+#   make slurm-tests-release  the cluster suite on Slurm releases built from
+#                 ../shared/slurm (SLURM_TEST_RELEASES, default 26.05.3 24.11.7
+#                 25.11.7; each built once into /var/cache/topoplace-slurm)
 #   make slurm-topology-tests  Slurm 26.05 with only topology.yaml, no network
 #   make slurm-layout-tests  srun's own layouts against the model (a matrix)
 #                 in topoplace.conf
@@ -147,6 +150,7 @@ CORE_SRC = $(addprefix core/src/, \
 	pattern/grid_infer.c \
 	pattern/stencil.c \
 	slurm/slurm_conf.c \
+	slurm/slurm_join.c \
 	slurm/slurm_order.c \
 	slurm/slurm_topology.c \
 	slurm/slurm_yaml.c \
@@ -570,10 +574,14 @@ slurm-layout-tests:
 options-tests:
 	@sh tests/slurm/options.sh
 
-# The cluster suite on Slurm 26.05.3 built from ../shared/slurm (cached).
-SLURM_TEST_RELEASE ?= 26.05.3
+# The cluster suite on Slurm releases built from ../shared/slurm (cached):
+# 26.05 (topology-ordered layout, topology.yaml), 24.11 (Debian 13's) and
+# 25.11.  Each costs about 3 minutes of jobs, and the first time a build
+# of what the tests run (tests/slurm/release.sh: about 160 s of CPU).
+# SLURM_TEST_RELEASE=V (one) is still taken.
+SLURM_TEST_RELEASES ?= $(if $(SLURM_TEST_RELEASE),$(SLURM_TEST_RELEASE),26.05.3 24.11.7 25.11.7)
 slurm-tests-release:
-	@sh tests/slurm/on-release.sh $(SLURM_TEST_RELEASE)
+	@sh tests/slurm/on-release.sh $(SLURM_TEST_RELEASES)
 
 # The plugin needs only libraries a compute node with slurmd has.
 deps-tests: $(SPANK)

@@ -468,6 +468,14 @@ struct tp__slurm_part {
 	char *file;                  /* where it is said */
 	int line;
 };
+/* NodeName=HOSTLIST ... Topology=TOPO:UNIT[,TOPO:UNIT...] (Slurm 25.11 and
+ * later): where those nodes join each named topology at run time, over
+ * what topology.yaml says (slurm_join.c). */
+struct tp__slurm_node_topo {
+	char *nodes, *topology;      /* the two values as written */
+	char *file;                  /* where it is said */
+	int line;
+};
 struct tp__slurm_keys {
 	char *topology_plugin, *select_type, *select_params;
 	char *topology_param;        /* TopologyParam= (node ranks) */
@@ -475,6 +483,10 @@ struct tp__slurm_keys {
 	struct tp__slurm_part *part;
 	int npart;
 	char *default_topology;      /* of PartitionName=DEFAULT */
+	/* NodeName= lines with Topology= (or NodeName=DEFAULT's), in order */
+	struct tp__slurm_node_topo *node_topo;
+	int nnode_topo;
+	char *default_node_topology; /* of NodeName=DEFAULT */
 };
 int tp__slurm_conf_keys(const char *slurm_conf, struct tp__slurm_keys *k,
 			tp_error *err);

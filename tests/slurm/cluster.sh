@@ -50,6 +50,9 @@
 #   TP_SELECT_PARAMS=CR_Core: SelectTypeParameters= (e.g. with
 #     CR_NO_DIST_TOPO_BLOCK); TP_TOPOLOGY_PARAM: TopologyParam= (e.g.
 #     BlockAsNodeRank, SwitchAsNodeRank; empty: none)
+#   TP_NODE_TOPOLOGY="I,J,...=TOPO:UNIT ...": one NodeName= line a node,
+#     nodes I, J, ... with Topology=TOPO:UNIT (Slurm 25.11 and later: where
+#     a node joins a skeleton topology.yaml)
 #   TP_PARTITIONS="NAME:TOPOLOGY ...": more partitions of all the nodes,
 #     each with Topology= (topology.yaml's topology names)
 #   TP_TOPOPLACE_CONF=FILE: topoplace.conf is FILE (@MODEL@ becomes the
@@ -85,6 +88,7 @@ LEAVES=${TP_LEAVES:-runs}
 TOPOLOGY_YAML=${TP_TOPOLOGY_YAML:-}
 PARTITIONS=${TP_PARTITIONS:-}
 TOPOPLACE_CONF=${TP_TOPOPLACE_CONF:-}
+NODE_TOPOLOGY=${TP_NODE_TOPOLOGY:-}
 if [ -n "$SLURM_PREFIX" ]; then
 	export PATH="$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH"
 fi
@@ -136,6 +140,24 @@ write_plugstack() {
 	fi > "$DIR/etc/plugstack.conf.new"
 	chmod 0644 "$DIR/etc/plugstack.conf.new"
 	mv -f "$DIR/etc/plugstack.conf.new" "$DIR/etc/plugstack.conf"
+}
+
+# The NodeName= lines: one for all nodes, or with TP_NODE_TOPOLOGY one a
+# node, each with its Topology=.
+node_lines() {
+	local i v spec
+	local attrs="CPUs=$CPUS Boards=1 SocketsPerBoard=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN"
+	if [ -z "$NODE_TOPOLOGY" ]; then
+		echo "NodeName=$1 NodeHostname=$1 NodeAddr=$2 Port=$3 $attrs"
+		return
+	fi
+	for ((i = 1; i <= NNODES; i++)); do
+		v=""
+		for spec in $NODE_TOPOLOGY; do
+			case ",${spec%%=*}," in *",$i,"*) v=${spec#*=} ;; esac
+		done
+		echo "NodeName=node$i NodeHostname=node$i NodeAddr=$(node_addr "$i") Port=$((NODE_PORT_BASE + i)) $attrs${v:+ Topology=$v}"
+	done
 }
 
 gen_conf() {
@@ -190,7 +212,7 @@ MinJobAge=300
 MessageTimeout=20
 PlugStackConfig=$DIR/etc/plugstack.conf
 TmpFS=$DIR/tmpfs
-NodeName=$nodes NodeHostname=$nodes NodeAddr=$addrs Port=$ports CPUs=$CPUS Boards=1 SocketsPerBoard=1 CoresPerSocket=$CPUS ThreadsPerCore=1 RealMemory=1000 Gres=gpu:$GPUS State=UNKNOWN
+$(node_lines "$nodes" "$addrs" "$ports")
 PartitionName=tp Nodes=$nodes Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 $(for p in $PARTITIONS; do echo "PartitionName=${p%%:*} Nodes=$nodes MaxTime=INFINITE State=UP OverSubscribe=NO Topology=${p#*:}"; done)
 EOF

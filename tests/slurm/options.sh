@@ -29,7 +29,8 @@
 # must still have those 131 options, and pass the checks that need no source.
 #
 # One line per release, then "options: N passed, M failed"; exit 1 on
-# failure.  Without any tarball: one line, exit 0.
+# failure.  Without any tarball: one line, exit 0 (exit 1 under
+# TOPOPLACE_REQUIRE_SLURM_TESTS=1, as in CI).
 #
 # Environment: CC, and release.sh's TP_SLURM_TARBALLS, TP_SLURM_CACHE.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"   # make runs it with sh
@@ -128,6 +129,10 @@ bash "$HERE/release.sh" list >"$tmp/list" 2>"$tmp/err"
 rc=$?
 if [ "$rc" = 3 ]; then
 	echo "options: skipped: no Slurm source release; set TP_SLURM_TARBALLS=DIR, a folder with slurm-X.Y.Z.tar.xz"
+	if [ "${TOPOPLACE_REQUIRE_SLURM_TESTS:-0}" = 1 ]; then
+		echo "options: TOPOPLACE_REQUIRE_SLURM_TESTS=1: skipping counts as a failure"
+		echo "options: 0 passed, 1 failed"; exit 1
+	fi
 	exit 0
 elif [ "$rc" != 0 ] || [ ! -s "$tmp/list" ]; then
 	cat "$tmp/err"

@@ -9,13 +9,16 @@
 #   sh tests/slurm/topology.sh [VERSION]      (default 26.05.3;
 #                                              make slurm-topology-tests)
 #
-# Three clusters in turn, each with the topology.yaml of
+# Four clusters in turn, each with the topology.yaml of
 # tests/slurm/topology/: a tree (plus a block topology bound to a second
 # partition with Topology=), blocks with gaps (a short block and an empty
 # one, as NVIDIA's topograph writes for GB200 racks), and a 4x2x1 torus3d
-# with a ring partition.  Each srun is also run with --topo-policy=none: Slurm's
-# own layout must be the baseline topoplace models (topoplace map --policy
-# block with the same files).
+# with a ring partition; and a skeleton (switches and blocks without
+# nodes) whose nodes slurm.conf's NodeName=... Topology= places, checked
+# against slurmctld's own view (scontrol show topology).  Each srun is
+# also run with --topo-policy=none: Slurm's own layout must be the
+# baseline topoplace models (topoplace map --policy block with the same
+# files).
 # Needs root and the release (tests/slurm/release.sh build VERSION, cached);
 # without them one line and exit 0 (TOPOPLACE_REQUIRE_SLURM_TESTS=1: a
 # failure).  One line per check, then "slurm-topology: N passed, M failed".
@@ -40,8 +43,9 @@ skip() {
 
 [ "$(id -u)" = 0 ] || skip "needs root (unshare, mount, a test user)"
 if ! bash "$HERE/release.sh" tarball "$V" > /dev/null 2>&1; then
-	# no tarball is not a failure, as for on-release.sh
-	echo "slurm-topology: SKIPPED: no Slurm $V source tarball"; exit 0
+	# no tarball is not a failure, as for on-release.sh, but under
+	# TOPOPLACE_REQUIRE_SLURM_TESTS=1 (CI) it is
+	skip "no Slurm $V source tarball (TP_SLURM_TARBALLS=DIR with slurm-$V.tar.xz runs it)"
 fi
 prefix=$(bash "$HERE/release.sh" build "$V") && [ -x "$prefix/sbin/slurmctld" ] || {
 	echo "slurm-topology: Slurm $V did not build"; echo "slurm-topology: 0 passed, 1 failed"; exit 1; }
@@ -160,5 +164,31 @@ if start torus3d "ring:ring"; then
 	placed torus3d-part pod torus3d "-w node[1,4,5,8] -N4 -n4" "--topo-stencil=2x2"
 	placed ring ring ring "-p ring -w node[1,2,7,8] -N4 -n4" "--topo-stencil=4x1:periodic=all"
 fi
+# ------------------------------------------- a skeleton, nodes join later
+# topology.yaml has switches and blocks without nodes; slurm.conf's
+# NodeName=... Topology= places them (leaf3 made by slurmctld on the way)
+export TP_NODE_TOPOLOGY="1,3=fabric:leaf1,nvl:nvl1 2,4=fabric:leaf2,nvl:nvl1 5,7=fabric:spine:leaf3,nvl:nvl2 6,8=fabric:leaf2,nvl:nvl2"
+if start skeleton "nvl:nvl"; then
+	# slurmctld's own view of the joined nodes, as topoplace reads them
+	live=$(PATH="$prefix/bin:$PATH" SLURM_CONF="$DIR/etc/slurm.conf" scontrol show topology fabric 2>&1 |
+		sed -n 's/^SwitchName=\(leaf[0-9]\) .*Nodes=\([^ ]*\).*/\1=\2/p' | sort | paste -sd' ')
+	if [ "$live" = "leaf1=node[1,3] leaf2=node[2,4,6,8] leaf3=node[5,7]" ]; then
+		ok "skeleton: slurmctld puts the joined nodes where topoplace does ($live)"
+	else
+		bad "skeleton: slurmctld puts the joined nodes where topoplace does" \
+			"scontrol show topology: [$live]"
+	fi
+	if "$CLI" check-config --slurm-conf "$DIR/etc/slurm.conf" "$DIR/etc/topoplace.conf" \
+		> /tmp/topoplace-topology-skeleton.check 2>&1 &&
+		grep -q "placed by slurm.conf's Topology=: 8 nodes" /tmp/topoplace-topology-skeleton.check; then
+		ok "skeleton: check-config passes and says slurm.conf's Topology= placed 8 nodes"
+	else
+		bad "skeleton: check-config passes and says slurm.conf's Topology= placed 8 nodes" \
+			"$(cat /tmp/topoplace-topology-skeleton.check)"
+	fi
+	placed skeleton-tree fabric tree "-N8 -n16" "--topo-stencil=4x4"
+	placed skeleton-block nvl block "-p nvl -N8 -n8" "--topo-stencil=4x2"
+fi
+unset TP_NODE_TOPOLOGY
 summary
 [ "$fail" = 0 ]

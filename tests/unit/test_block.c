@@ -194,10 +194,10 @@ static const struct bad {
 	{ "Nodes=n[0-3]\n", "block.conf:1: Nodes= without BlockName=" },
 	{ "BlockName=a BlockSizes=1 Nodes=n0\n",
 	  "block.conf:1: Nodes= after BlockSizes=: Slurm reads Nodes= only right after its BlockName=" },
-	/* Slurm refuses this without BlockSizes= and only warns with it, but
-	 * there is nothing to place on either way */
-	{ "BlockName=a\n", "block.conf: no nodes in the blocks" },
-	{ "BlockName=a\nBlockName=b\nBlockSizes=4\n", "block.conf: no nodes in the blocks" },
+	/* Slurm refuses this without BlockSizes= and only warns with it: a
+	 * skeleton whose nodes join at run time, no network until they do */
+	{ "BlockName=a\n", "block.conf: no block has nodes and BlockSizes= is not set (slurmctld refuses it)" },
+	{ "BlockName=a\nBlockName=b\nBlockSizes=4\n", "block.conf: empty blocks (Slurm only warns), " TP_CONF_SKELETON },
 	{ "BlockName=a Nodes=n[0-\n", "block.conf:1: BlockName=a Nodes=n[0-: malformed hostlist" },
 	{ "BlockName=a Nodes=\n", "block.conf:1: Nodes=: empty value" },
 	{ "BlockName Nodes=n0\n", "block.conf:1: 'BlockName': expected Key=Value" },
@@ -228,9 +228,9 @@ START_TEST(bad_block_files)
 	tp_machine *m = (tp_machine *)1;
 	tp_error err;
 	tp_error_clear(&err);
-	/* nothing to place tasks on is no network (TP_ENOENT), not a bad file */
+	/* a skeleton is no network yet (TP_ENOENT), not a bad file */
 	ck_assert_int_eq(tp_machine_from_blocks(&m, b->text, "block.conf", NULL, &err),
-			 strstr(b->frag, "no nodes in the blocks") ? TP_ENOENT : TP_EINVAL);
+			 strstr(b->frag, "nodes join at run time") ? TP_ENOENT : TP_EINVAL);
 	ck_assert_ptr_null(m);
 	tp_assert_err_has(&err, b->frag);
 	ck_assert_ptr_null(strchr(err.msg, '\n'));
@@ -1073,7 +1073,8 @@ START_TEST(yaml_records)
 		{ ok, 1, { 2, { 4, -8 }, 3 }, true, "topology.yaml:3: block_sizes: -8: expected a positive node count" },
 		{ bad_nodes, 1, { 0 }, true, "topology.yaml:5: block b1: nodes n[0-: malformed hostlist" },
 		{ unnamed, 1, { 0 }, true, "topology.yaml:6: a block without a name (block:)" },
-		{ empty, 1, { 0 }, true, "topology.yaml: no nodes in the blocks" },
+		{ empty, 1, { 0 }, true, "topology.yaml: no block has nodes and block_sizes: is not set" },
+		{ empty, 1, { 1, { 4 }, 3 }, true, "topology.yaml: empty blocks (Slurm only warns), " TP_CONF_SKELETON },
 		{ NULL, 0, { 0 }, true, "topology.yaml: no blocks" },
 		{ NULL, 0, { 0 }, false, "topology.yaml: no BlockName= lines" },
 	};
@@ -1082,7 +1083,7 @@ START_TEST(yaml_records)
 		m = (tp_machine *)1;
 		tp_error_clear(&err);
 		ck_assert_int_eq(tp__blocks_from_records(&m, &rb, &bad[i].sz, NULL, NULL, &err),
-				 strstr(bad[i].frag, "no nodes in the blocks") ? TP_ENOENT
+				 strstr(bad[i].frag, "nodes join at run time") ? TP_ENOENT
 				 : TP_EINVAL);
 		ck_assert_ptr_null(m);
 		tp_assert_err_has(&err, bad[i].frag);

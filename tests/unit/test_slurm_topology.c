@@ -550,6 +550,142 @@ START_TEST(slurm_order_from_yaml)
 }
 END_TEST
 
+/* A warning of c that holds frag (NULL: none). */
+static const char *warning_with(const tp_conf *c, const char *frag)
+{
+	for (int i = 0; i < tp_conf_nwarnings(c); i++)
+		if (strstr(tp_conf_warning(c, i), frag))
+			return tp_conf_warning(c, i);
+	return NULL;
+}
+
+/* The leaf switch (tree) or block of node name in c's machine. */
+static const char *node_unit(const tp_conf *c, const char *name, char *buf, size_t len)
+{
+	const tp_machine *m = tp_conf_machine(c);
+	int32_t k = tp_machine_find_node(m, name);
+	if (k < 0)
+		return "(none)";
+	int32_t b = tp_machine_node_block(m, k);
+	snprintf(buf, len, "%s", b >= 0 ? tp_machine_block_name(m, b)
+		 : tp_machine_switch_name(m, tp_machine_node_switch(m, k)));
+	return buf;
+}
+
+/* A skeleton topology.yaml (Slurm's test_150_7: leaves without nodes) and
+ * slurm.conf's NodeName=... Topology=: the nodes take their place as
+ * slurmctld gives it, over what the file says. */
+START_TEST(join_tree_from_slurm_conf)
+{
+	put("topology.yaml", "- topology: tree_topo\n  cluster_default: true\n  tree:\n"
+	    "    switches:\n      - switch: sw_root\n        children: sw_plain,sw_other\n"
+	    "      - switch: sw_plain\n      - switch: sw_other\n        nodes: n[5-6]\n"
+	    "- topology: blk\n  block:\n    block_sizes: [2]\n    blocks:\n"
+	    "      - block: b1\n        nodes: n[5-6]\n      - block: b2\n");
+	put("slurm.conf", "NodeName=n[1-2] CPUs=1 Topology=tree_topo:sw_plain\n"
+	    /* a switch made on the way, under one that exists */
+	    "NodeName=n3 Topology=tree_topo:sw_root:sw_new,blk:b2\n"
+	    /* NodeName=DEFAULT's Topology= for the lines after it */
+	    "NodeName=DEFAULT Topology=tree_topo:sw_other\n"
+	    "NodeName=n4\n"
+	    /* overrides the file: n6 leaves sw_other for sw_plain, and leaves
+	     * blk, which its Topology= does not name */
+	    "NodeName=n6 Topology=tree_topo:sw_plain\n"
+	    "NodeName=n5\n"
+	    "PartitionName=p Nodes=ALL Default=YES\n"
+	    "PartitionName=b Nodes=ALL Topology=blk\n");
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 6);
+	char u[64];
+	ck_assert_str_eq(node_unit(c, "n1", u, sizeof u), "sw_plain");
+	ck_assert_str_eq(node_unit(c, "n2", u, sizeof u), "sw_plain");
+	ck_assert_str_eq(node_unit(c, "n3", u, sizeof u), "sw_new");
+	ck_assert_str_eq(node_unit(c, "n4", u, sizeof u), "sw_other");
+	ck_assert_str_eq(node_unit(c, "n5", u, sizeof u), "sw_other");
+	ck_assert_str_eq(node_unit(c, "n6", u, sizeof u), "sw_plain");
+	const char *src = tp_conf_network_source(c);
+	ck_assert_msg(strstr(src, "placed by slurm.conf's Topology=: 6 nodes"), "%s", src);
+	ck_assert_int_eq(tp_conf_nwarnings(c), 0);
+	tp_conf_destroy(c);
+
+	/* the block topology: n3 joins b2; n5 and n6 leave b1, as their
+	 * Topology= (n5's from NodeName=DEFAULT) names only tree_topo */
+	ck_assert_int_eq(load("", "b", 0, &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 1);
+	ck_assert_str_eq(node_unit(c, "n3", u, sizeof u), "b2");
+	ck_assert_str_eq(node_unit(c, "n5", u, sizeof u), "(none)");
+	ck_assert_str_eq(node_unit(c, "n6", u, sizeof u), "(none)");
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* What slurmctld refuses: one warning naming the nodes, which stay out
+ * (their jobs keep Slurm's placement); the rest is placed. */
+START_TEST(join_refused)
+{
+	put("topology.yaml", "- topology: t\n  tree:\n    switches:\n"
+	    "      - switch: root\n        children: l[1-2]\n"
+	    "      - switch: l1\n        nodes: n1\n      - switch: l2\n"
+	    "- topology: b\n  block:\n    block_sizes: [2]\n    blocks:\n      - block: b1\n");
+	put("slurm.conf", "NodeName=n2 Topology=t:nosuch\n"
+	    "NodeName=n3 Topology=t:root\n"
+	    "NodeName=n4 Topology=other:x\n"
+	    "NodeName=n5 Topology=b:b9\n"
+	    "NodeName=n6 Topology=t:l2\n"
+	    "PartitionName=p Nodes=ALL Default=YES\n");
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), 0);
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 2);   /* n1, n6 */
+	ck_assert_int_ge(tp_machine_find_node(m, "n6"), 0);
+	const char *w;
+	ck_assert_ptr_nonnull(w = warning_with(c, "NodeName=n2 Topology=t:nosuch: no switch "
+					       "nosuch in topology t"));
+	ck_assert_msg(strstr(w, "slurm.conf:1:") && strstr(w, "keep Slurm's placement"), "%s", w);
+	ck_assert_ptr_nonnull(warning_with(c, "slurm.conf:2: NodeName=n3 Topology=t:root: "
+					   "switch root of topology t is not a leaf"));
+	ck_assert_ptr_nonnull(warning_with(c, "slurm.conf:3: NodeName=n4 Topology=other:x: "
+					   "no topology other in"));
+	ck_assert_ptr_nonnull(warning_with(c, "slurm.conf:4: NodeName=n5 Topology=b:b9: "
+					   "no block b9 in topology b"));
+	tp_conf_destroy(c);
+
+	/* a NodeName= that is no hostlist: one line naming slurm.conf's line */
+	put("slurm.conf", "NodeName=n[1- Topology=t:l2\nPartitionName=p Nodes=ALL Default=YES\n");
+	c = (tp_conf *)1;
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "slurm.conf:1: NodeName=n[1-: malformed hostlist") &&
+		      !strchr(err.msg, '\n'), "%s", err.msg);
+}
+END_TEST
+
+/* A skeleton with no node anywhere: no network yet, said as such
+ * (TP_ENOENT, TP_CONF_SKELETON), not a bad file; the nodes' Topology=
+ * makes it one. */
+START_TEST(skeleton_then_joined)
+{
+	put("topology.yaml", "- topology: t\n  block:\n    block_sizes: [2]\n    blocks:\n"
+	    "      - block: b1\n      - block: b2\n");
+	put("slurm.conf", "NodeName=n[1-4]\nPartitionName=p Nodes=ALL Default=YES\n");
+	tp_conf *c = (tp_conf *)1;
+	tp_error err;
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), TP_ENOENT);
+	ck_assert_msg(strstr(err.msg, "topology.yaml: empty blocks (Slurm only warns), "
+			     TP_CONF_SKELETON), "%s", err.msg);
+	put("slurm.conf", "NodeName=n[1-2] Topology=t:b2\nNodeName=n[3-4] Topology=t:b1\n"
+	    "PartitionName=p Nodes=ALL Default=YES\n");
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 4);
+	char u[64];
+	ck_assert_str_eq(node_unit(c, "n1", u, sizeof u), "b2");
+	ck_assert_str_eq(node_unit(c, "n4", u, sizeof u), "b1");
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* topology.conf as slurmctld's parser reads it: a trailing '\\' continues
  * the line (messages keep its first line's number), "\\#" is a '#'. */
 START_TEST(conf_continuation)
@@ -590,6 +726,9 @@ int main(void)
 	tcase_add_test(tf, topology_conf_plugin);
 	tcase_add_test(tf, blocks_over_yaml_tree);
 	tcase_add_test(tf, slurm_order_from_yaml);
+	tcase_add_test(tf, join_tree_from_slurm_conf);
+	tcase_add_test(tf, join_refused);
+	tcase_add_test(tf, skeleton_then_joined);
 	suite_add_tcase(s, tf);
 	return tp_test_run(s);
 }

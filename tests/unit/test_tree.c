@@ -210,9 +210,10 @@ static const struct bad_topo {
 	{ "# nothing\n", "topo: no SwitchName= lines" },
 	{ "SwitchName=a Nodes=n0\nSwitchName=b Switches=a\nSwitchName=c Switches=b\n",
 	  "LevelCost= has 3 values, the tree of topo has 2 levels of links (give 1 or 2)" },
-	/* Slurm 25.05 and later accept it, but there is nothing to place on */
+	/* Slurm 25.05 and later accept it: a skeleton, nothing to place on
+	 * until its nodes join at run time */
 	{ "SwitchName=a Switches=b\nSwitchName=b\n",
-	  "topo: no switch has Nodes= (nothing to place tasks on)" },
+	  "topo: no Nodes= on the switches, " TP_CONF_SKELETON },
 };
 
 START_TEST(bad_topology)
@@ -225,8 +226,8 @@ START_TEST(bad_topology)
 	int rc = tp_machine_from_topology(&m, b->text, "topo", cost, 3, &err);
 	if (!strstr(b->frag, "LevelCost"))
 		rc = tp_machine_from_topology(&m, b->text, "topo", NULL, 0, &err);
-	/* nothing to place tasks on is no network (TP_ENOENT), not a bad file */
-	ck_assert_int_eq(rc, strstr(b->frag, "nothing to place") ? TP_ENOENT : TP_EINVAL);
+	/* a skeleton is no network yet (TP_ENOENT), not a bad file */
+	ck_assert_int_eq(rc, strstr(b->frag, "join at run time") ? TP_ENOENT : TP_EINVAL);
 	ck_assert_ptr_null(m);
 	ck_assert_msg(strstr(err.msg, b->frag) != NULL, "topology %d: error \"%s\" lacks \"%s\"",
 		      _i, err.msg, b->frag);
@@ -1032,12 +1033,12 @@ START_TEST(yaml_records)
 		{ { { "s1", "n[0-", NULL, 2 } }, 1, "topo.yaml:2: nodes: n[0-: malformed hostlist" },
 		{ { { "s1", NULL, "s[2-", 2 } }, 1, "topo.yaml:2: children: s[2-: malformed hostlist" },
 		{ { { "s1", NULL, NULL, 2 } }, 1,
-		  "topo.yaml: no switch has nodes (nothing to place tasks on)" },
+		  "topo.yaml: empty switches, " TP_CONF_SKELETON },
 		{ { { NULL, NULL, NULL, 0 } }, 0, "topo.yaml: no switches" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		ck_assert_int_eq(yaml_tree(bad[i].rec, bad[i].n, NULL, &m, &err),
-				 strstr(bad[i].frag, "nothing to place") ? TP_ENOENT : TP_EINVAL);
+				 strstr(bad[i].frag, "join at run time") ? TP_ENOENT : TP_EINVAL);
 		ck_assert_msg(strstr(err.msg, bad[i].frag), "case %zu: \"%s\" lacks \"%s\"", i,
 			      err.msg, bad[i].frag);
 	}

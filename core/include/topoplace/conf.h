@@ -88,6 +88,12 @@ TP_EXPORT int tp_conf_load(const char *path, tp_conf **out, tp_error *err);
  * picks its topology of topology.yaml (PartitionName= Topology=), else the
  * cluster default; topology names one directly. */
 #define TP_DEFAULT_SLURM_CONF "/etc/slurm/slurm.conf"
+/* In the message of tp_conf_load_slurm's TP_ENOENT when Slurm's topology
+ * is a skeleton (switches or blocks, no node in any): its nodes join at
+ * run time (slurm.conf NodeName=... Topology=, slurmd --conf), and a site
+ * may run that way; check-config passes it. */
+#define TP_CONF_SKELETON "no node placed yet: nodes join at run time " \
+	"(slurm.conf NodeName=... Topology=, slurmd --conf \"Topology=...\")"
 typedef struct tp_conf_slurm {
 	const char *slurm_conf;     /* NULL: TP_DEFAULT_SLURM_CONF */
 	const char *partition;      /* NULL: slurm.conf's Default=YES one */

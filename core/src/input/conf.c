@@ -778,6 +778,33 @@ static void partitions_of(const struct tp__slurm_topology *st, int t, bool dflt,
 
 /* check-config's account of Slurm's topology: the file and why, each
  * topology and its partitions, the one used, what topoplace.conf adds. */
+/* Where a topology's nodes came from when not all from its file: those
+ * slurm.conf's Topology= put there, and the units still empty, whose nodes
+ * join at run time (slurm_join.c). */
+static void placed_line(const struct tp__slurm_topology *st, int which, FILE *f)
+{
+	const struct tp__stopo *t = &st->set.t[which];
+	if (t->kind != TP__STOPO_TREE && t->kind != TP__STOPO_BLOCK)
+		return;
+	int32_t units = 0, empty = 0;
+	for (int32_t i = 0; i < t->nrec; i++) {
+		const struct tp__topo_rec *r = &t->rec[i];
+		if (t->kind == TP__STOPO_TREE && r->switches && *r->switches)
+			continue;   /* not a leaf */
+		units++;
+		empty += !r->nodes || !*r->nodes;
+	}
+	const char *unit = t->kind == TP__STOPO_TREE ? "leaf switch" : "block";
+	if (t->njoined)
+		fprintf(f, "  placed by slurm.conf's Topology=: %lld node%s\n",
+			(long long)t->njoined, t->njoined == 1 ? "" : "s");
+	if (empty && st->yaml)
+		fprintf(f, "  %ld of %ld %s%s without nodes: theirs join at run time "
+			"(slurmd --conf \"Topology=...\", scontrol update)\n",
+			(long)empty, (long)units, unit,
+			units == 1 ? "" : t->kind == TP__STOPO_TREE ? "es" : "s");
+}
+
 static int describe_source(struct loader *ld, const struct tp__slurm_topology *st,
 			   int which, const char *which_why, bool block_tree)
 {
@@ -802,6 +829,7 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 			st->yaml ? "" : ", topology.conf", *parts ? parts : "none");
 	}
 	fprintf(f, "  used: %s (%s)\n", st->set.t[which].name, which_why);
+	placed_line(st, which, f);
 	free(ld->c->used);
 	if (asprintf(&ld->c->used, "Slurm's topology %s (%s) of %s, %s",
 		     st->set.t[which].name,

@@ -584,9 +584,14 @@ static int place_nodes(struct bparse *p, const struct tp__block_sizes *sizes,
 		total += rc ? 0 : cnt[b];
 	}
 	/* Slurm refuses blocks without nodes when BlockSizes= is not set, and
-	 * only warns when it is; either way there is nothing to place on */
-	if (!rc && total == 0)
-		rc = berr(p, 0, TP_ENOENT, "no nodes in the blocks (nothing to place tasks on; Slurm only warns)");
+	 * only warns when it is: a skeleton, whose nodes join at run time
+	 * (slurm_join.c); until they do there is nothing to place on */
+	if (!rc && total == 0 && (!sizes || sizes->n == 0))
+		rc = berr(p, 0, TP_EINVAL, "no block has nodes and %s is not set "
+			  "(slurmctld refuses it)", p->yaml ? "block_sizes:" : "BlockSizes=");
+	else if (!rc && total == 0)
+		rc = berr(p, 0, TP_ENOENT, "empty blocks (Slurm only warns), %s; "
+			  "until then jobs keep Slurm's placement", TP_CONF_SKELETON);
 	if (!rc) {
 		/* Slurm: BlockSizes='s first, else the first block with nodes */
 		int32_t b = 0;

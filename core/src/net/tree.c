@@ -1295,12 +1295,12 @@ static int machine_with_nodes(struct tparse *p, const int32_t *order,
 	if (rc)
 		return rc;
 	/* Slurm 25.05 and later run with no node under any switch (with "no
-	 * switch can reach all nodes"); a tree without nodes has nothing to
-	 * place tasks on */
+	 * switch can reach all nodes"): a skeleton, whose nodes join at run
+	 * time (slurm_join.c); until they do there is nothing to place on */
 	if (nnodes == 0)
-		return terr(p, 0, TP_ENOENT, p->yaml ?
-			    "no switch has nodes (nothing to place tasks on)" :
-			    "no switch has Nodes= (nothing to place tasks on)");
+		return terr(p, 0, TP_ENOENT, "%s switches, %s; until then jobs keep "
+			    "Slurm's placement", p->yaml ? "empty" : "no Nodes= on the",
+			    TP_CONF_SKELETON);
 	/* sized once: there are at most nnodes (fewer with duplicates) */
 	if (!(*node_sw = tp__malloc_array((size_t)nnodes, sizeof **node_sw)))
 		return terr(p, 0, TP_ENOMEM, "out of memory");

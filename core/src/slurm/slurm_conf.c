@@ -206,6 +206,48 @@ static int partition_line(struct sc_nodes *s, const char *p, const char *file,
 	return rc;
 }
 
+/* NodeName=HOSTLIST ... Topology=VALUE: where those nodes join the
+ * topologies at run time.  NodeName=DEFAULT Topology= gives it to the
+ * NodeName= lines after it, as Slurm's defaults do. */
+static int node_topology_line(struct sc_nodes *s, const char *p,
+			      const char *file, int line)
+{
+	struct tp__slurm_keys *k = s->keys;
+	char *name = word_copy(p, "NodeName");
+	char *topo = word_copy(p, "Topology");
+	int rc = TP_OK;
+	if (name && !strcasecmp(name, "DEFAULT")) {
+		if (topo) {
+			free(k->default_node_topology);
+			k->default_node_topology = topo;
+			topo = NULL;
+		}
+	} else if (name && *name && (topo || k->default_node_topology)) {
+		if (!topo)
+			topo = strdup(k->default_node_topology);
+		struct tp__slurm_node_topo *nt = realloc(k->node_topo, sizeof *nt *
+							 (size_t)(k->nnode_topo + 1));
+		if (!topo || !nt) {
+			if (nt)
+				k->node_topo = nt;
+			rc = tp_error_set(s->err, TP_ENOMEM, "%s: out of memory", file);
+		} else {
+			k->node_topo = nt;
+			struct tp__slurm_node_topo *q = &nt[k->nnode_topo++];
+			q->nodes = name;
+			q->topology = topo;
+			q->line = line;
+			name = topo = NULL;
+			if (!(q->file = strdup(file)))
+				rc = tp_error_set(s->err, TP_ENOMEM, "%s: out of memory",
+						  file);
+		}
+	}
+	free(name);
+	free(topo);
+	return rc;
+}
+
 /* One logical line (comment cut, continuations joined). */
 static int conf_line(struct sc_nodes *s, char *p, const char *file, int line,
 		     int depth)
@@ -223,6 +265,8 @@ static int conf_line(struct sc_nodes *s, char *p, const char *file, int line,
 	}
 	if (s->keys && !strncasecmp(p, "PartitionName=", 14))
 		return partition_line(s, p, file, line);
+	if (s->keys && !strncasecmp(p, "NodeName=", 9))
+		return node_topology_line(s, p, file, line);
 	if (s->keys) {
 		int rc = take_key(p, "TopologyPlugin", &s->keys->topology_plugin,
 				  s->err, file);
@@ -403,6 +447,13 @@ void tp__slurm_keys_free(struct tp__slurm_keys *k)
 		free(k->part[i].file);
 	}
 	free(k->part);
+	for (int i = 0; i < k->nnode_topo; i++) {
+		free(k->node_topo[i].nodes);
+		free(k->node_topo[i].topology);
+		free(k->node_topo[i].file);
+	}
+	free(k->node_topo);
+	free(k->default_node_topology);
 	memset(k, 0, sizeof *k);
 }
 

@@ -145,6 +145,8 @@ struct tp__stopo {
 	bool alpha_step_rank;         /* flat: {alpha_step_rank: true} */
 	struct tp__torus3d *torus;    /* torus3d */
 	int ntorus;
+	int64_t njoined;              /* nodes slurm.conf's Topology= put in
+					 its units (tp__stopo_join) */
 };
 
 struct ynode;
@@ -152,7 +154,21 @@ struct tp__stopo_set {
 	struct tp__stopo *t;
 	int n;
 	struct ynode *doc;            /* the document the records point into */
+	char **owned;                 /* strings tp__stopo_join made */
+	int nowned, owned_cap;
 };
+
+/* slurm.conf's NodeName=... Topology=TOPO:UNIT (k->node_topo) applied to
+ * the records of every topology of s, as slurmctld applies it when the
+ * nodes register (slurm_join.c): each node leaves wherever topology.yaml
+ * put it and joins its unit, a tree switch path or a block.  What
+ * slurmctld refuses (no such topology, switch or block; not a leaf) is a
+ * warning naming the nodes, which then stay out.  what names the topology
+ * file in messages. */
+struct tp__slurm_keys;
+int tp__stopo_join(struct tp__stopo_set *s, const char *what,
+		   const struct tp__slurm_keys *k, struct tp__warnings *warn,
+		   tp_error *err);
 
 /* Read topology.yaml's text into its topologies, in file order (an empty
  * file: none).  Unknown keys are warnings, as in Slurm; the kinds' rules

@@ -197,6 +197,9 @@ int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
 						    warn, err);
 			free(text);
 		}
+		/* nodes that join at run time: slurm.conf's Topology= */
+		if (!rc)
+			rc = tp__stopo_join(&st->set, st->file, &st->keys, warn, err);
 	} else {
 		const char *plugin = st->keys.topology_plugin
 				     ? st->keys.topology_plugin : "topology/flat";
@@ -218,6 +221,14 @@ int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
 				 "TopologyPlugin=%s reads topology.conf", slurm_conf,
 				 known);
 			rc = load_conf(st, st->file, kind, err);
+			if (!rc && st->keys.nnode_topo)
+				tp__warn(warn, "%s:%d: NodeName=%s Topology=%s: topoplace "
+					 "reads Topology= with topology.yaml only; with %s "
+					 "those nodes stay where it puts them",
+					 st->keys.node_topo[0].file,
+					 st->keys.node_topo[0].line,
+					 st->keys.node_topo[0].nodes,
+					 st->keys.node_topo[0].topology, st->file);
 		}
 	}
 	if (!rc)

@@ -667,6 +667,9 @@ void tp__stopo_set_free(struct tp__stopo_set *s)
 		free(t->torus);
 	}
 	free(s->t);
+	for (int i = 0; i < s->nowned; i++)
+		free(s->owned[i]);
+	free(s->owned);
 	ynode_free(s->doc);
 	memset(s, 0, sizeof *s);
 }
