@@ -259,12 +259,30 @@ struct tp_graph {
  * that crosses the same number of links. */
 #define TP__ASSUMED_MESSAGE_BYTES 32768.0
 
-/* CSR entry e's bytes in one exchange of the pattern (predicted time). */
-static inline double tp__graph_w_exchange(const struct tp_graph *g, int64_t e)
+/* Task u's CSR entry e's bytes in one exchange of the pattern (predicted
+ * time).  A stencil without sizes: a face neighbour's message is
+ * size_scale bytes, a diagonal one's that over 64 for every further axis
+ * it moves along (an edge of a 64 x 64 face is a line of 64 values, a
+ * corner one value): a 27-point code sends its edges and corners, not 26
+ * faces. */
+static inline double tp__graph_w_exchange(const struct tp_graph *g, int32_t u,
+					  int64_t e)
 {
 	double w = g->weights ? g->weights[e] : g->unit_w;
-	if (g->size_scale > 0)
+	if (g->size_scale > 0) {
 		w *= g->size_scale;
+		if (g->grid_ndims > 1 && !g->coords) {
+			int64_t a = u, b = g->adjncy[e];
+			int moved = 0;
+			for (int d = 0; d < g->grid_ndims; d++) {
+				moved += a % g->grid[d] != b % g->grid[d];
+				a /= g->grid[d];
+				b /= g->grid[d];
+			}
+			for (int k = 1; k < moved; k++)
+				w /= 64;
+		}
+	}
 	return g->exchanges > 1 ? w / g->exchanges : w;
 }
 

@@ -182,7 +182,7 @@ elif [ "$rc" -eq 0 ]; then no "check-config NodeBandwidth=" "$(cat "$tmp/out")";
 # a stencil without bytes= is timed at an assumed size, and says so
 tp map --config "$C8" --nodes 'n[000-007]' --stencil 4x2 --explain
 if check0 "map stencil without bytes" &&
-	grep -q "stencil 4x2 gives no sizes (bytes=): the predicted time assumes 32 KiB messages" "$tmp/err"
+	grep -q "stencil 4x2 gives no sizes (bytes=): the predicted time assumes 32 KiB a face message" "$tmp/err"
 then ok "map: a stencil without bytes= is timed at 32 KiB, with a note"
 elif [ "$rc" -eq 0 ]; then no "map stencil without bytes" "$(cat "$tmp/err")"; fi
 tp map --config "$C8" --nodes 'n[000-007]' --stencil 4x2:bytes=8 --explain

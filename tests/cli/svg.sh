@@ -323,8 +323,9 @@ fails2 "node-info --output: needs svg or xml" "--output: only with --format svg 
 fails2 "node-info --format: missing value" "requires a value" - node-info --format
 fails2 "node-info: unknown option" "unknown option '--bogus'" - node-info --bogus
 fails2 "node-info svg: bad XML" "bad-node.xml" "$O" node-info --format svg -o "$O" "$DATA/bad-node.xml"
-# an output that cannot be written: status 1, one line
-tp map -c "$EX/mesh2d.conf" -w 'node[00-15]' -N 4 -s 8x8 --format svg -o "$tmp/no/such/dir.svg"
+# an output that cannot be written: status 1, one line (bytes= given: no
+# note of an assumed size before the error)
+tp map -c "$EX/mesh2d.conf" -w 'node[00-15]' -N 4 -s 8x8:bytes=8 --format svg -o "$tmp/no/such/dir.svg"
 if [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q 'no/such/dir.svg' "$tmp/err"; then
 	ok "map svg: unwritable output"
 else no "map svg: unwritable output" "rc $rc: $(cat "$tmp/err")"; fi

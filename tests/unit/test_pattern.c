@@ -1518,14 +1518,40 @@ START_TEST(json_exchanges)
 	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
 						   &err), 0);
 	ck_assert(g->exchanges == 4);
-	ck_assert(tp__graph_w_exchange(g, 0) == 100);
+	ck_assert(tp__graph_w_exchange(g, 0, 0) == 100);
 	ck_assert(tp__graph_w(g, 0) == 400);
 	tp_graph_destroy(g);
 	/* without it: one exchange */
 	txt = "{\"tasks\": 2, \"edges\": [[0, 1, 400]]}";
 	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
 						   &err), 0);
-	ck_assert(tp__graph_w_exchange(g, 0) == 400);
+	ck_assert(tp__graph_w_exchange(g, 0, 0) == 400);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+/* A stencil without bytes=: the time model's message sizes are assumed, a
+ * face 32 KiB, an edge 512 bytes, a corner 8; with bytes= as given. */
+START_TEST(stencil_assumed_sizes)
+{
+	tp_graph *g = stencil("3x3x3:27pt");
+	ck_assert(g->size_scale == TP__ASSUMED_MESSAGE_BYTES);
+	int32_t t = 13;   /* the centre: (1, 1, 1) */
+	int faces = 0, edges = 0, corners = 0;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		double w = tp__graph_w_exchange(g, t, e);
+		faces += w == 32768;
+		edges += w == 512;
+		corners += w == 8;
+	}
+	ck_assert_int_eq(faces, 6);
+	ck_assert_int_eq(edges, 12);
+	ck_assert_int_eq(corners, 8);
+	tp_graph_destroy(g);
+	g = stencil("3x3x3:27pt:bytes=10");
+	ck_assert(g->size_scale == 0);
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++)
+		ck_assert(tp__graph_w_exchange(g, t, e) == 10);
 	tp_graph_destroy(g);
 }
 END_TEST
@@ -1558,6 +1584,7 @@ int main(void)
 	tcase_add_test(tc, stencil_expect);
 	tcase_add_test(tc, stencil_errors);
 	tcase_add_test(tc, stencil_weights_long_values);
+	tcase_add_test(tc, stencil_assumed_sizes);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("json");

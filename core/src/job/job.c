@@ -491,7 +491,7 @@ static int make_pattern(tp_job *job, tp_error *err)
 		rc = load_graph(job, expect, err);
 	if (!rc && job->cpu && r->stencil && job->cpu->size_scale > 0)
 		tp__job_note(job, "stencil %.60s gives no sizes (bytes=): the "
-			     "predicted time assumes %.0f KiB messages",
+			     "predicted time assumes %.0f KiB a face message",
 			     r->stencil, job->cpu->size_scale / 1024);
 	if (!rc && job->cpu && expect == 0)
 		expect = tp_graph_ntasks(job->cpu);

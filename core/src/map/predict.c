@@ -218,7 +218,7 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
 			int32_t v = g->adjncy[e];
 			int32_t nj = a->node[map[v]];
-			double w = tp__graph_w_exchange(g, e);
+			double w = tp__graph_w_exchange(g, u, e);
 			if (!(w > 0))
 				continue;
 			if (ni == nj) {
@@ -705,7 +705,7 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 		int32_t ni = a->node[map[u]];
 		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
 			int32_t nj = a->node[map[g->adjncy[e]]];
-			double w = tp__graph_w_exchange(g, e);
+			double w = tp__graph_w_exchange(g, u, e);
 			if (!(w > 0))
 				continue;
 			if (ni == nj) {
