@@ -50,12 +50,20 @@ TOPO_BW = BW
 TOPO_LAT_US = LAT_US
 
 
-def set_model(network_model):
+SIM_KNOBS = True   # the configs describe the simulator (set_model)
+
+
+def set_model(network_model, site=False, bw=None):
     """The fabric as SimGrid's network model presents it to 64 KiB
     messages: SMPI's default model (None or "SMPI") applies its factors,
-    CM02 none."""
-    global TOPO_BW, TOPO_LAT_US
-    smpi = network_model in (None, "", "SMPI")
+    CM02 none.  site: the configs say only what an admin knows (the
+    links' bandwidth and latency, no FlowSharing=rtt, no SMPI factors).
+    bw: every cable's GB/s (default 25)."""
+    global TOPO_BW, TOPO_LAT_US, BW, SIM_KNOBS
+    if bw:
+        BW = bw
+    smpi = network_model in (None, "", "SMPI") and not site
+    SIM_KNOBS = not site
     TOPO_BW = BW * (0.940694 if smpi else 1.0)
     TOPO_LAT_US = LAT_US * (11.6436 if smpi else 1.0)
 
@@ -63,7 +71,8 @@ def set_model(network_model):
 def _fabric_keys():
     return ("HopLatency=%gus\n"
             "IntraNodeBandwidth=%d     # GB/s, tasks of one node\n"
-            "FlowSharing=rtt\n") % (TOPO_LAT_US, LOOP_BW)
+            "%s") % (TOPO_LAT_US, LOOP_BW,
+                     "FlowSharing=rtt\n" if SIM_KNOBS else "")
 
 XML_HEAD = ("<?xml version='1.0'?>\n"
             "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"

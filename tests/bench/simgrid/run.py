@@ -104,8 +104,9 @@ def settle_conf(tp, net):
 
 # ---- patterns ----
 
-def stencil_edges(dims):
-    """7pt, not periodic, x fastest: topoplace's stencil numbering."""
+def stencil_edges(dims, periodic=False):
+    """7pt, x fastest: topoplace's stencil numbering; periodic: every
+    axis wraps (extents above 2)."""
     X, Y, Z = dims
     e = []
     for z in range(Z):
@@ -114,10 +115,16 @@ def stencil_edges(dims):
                 i = x + X * (y + Y * z)
                 if x + 1 < X:
                     e.append((i, i + 1, BYTES))
+                elif periodic and X > 2:
+                    e.append((i, i - x, BYTES))
                 if y + 1 < Y:
                     e.append((i, i + X, BYTES))
+                elif periodic and Y > 2:
+                    e.append((i, i - X * y, BYTES))
                 if z + 1 < Z:
                     e.append((i, i + X * Y, BYTES))
+                elif periodic and Z > 2:
+                    e.append((i, i - X * Y * z, BYTES))
     return e
 
 
@@ -144,9 +151,10 @@ def random_geometric(n, seed, k=6):
 
 class Case:
     def __init__(self, name, net, nnodes, tpn, seed, stencil=None, dims=None,
-                 graph_seed=None):
+                 graph_seed=None, periodic=False):
         self.name, self.net, self.nnodes, self.tpn = name, net, nnodes, tpn
         self.seed, self.stencil, self.dims = seed, stencil, dims
+        self.periodic = periodic
         self.graph_seed = graph_seed
         self.ntasks = nnodes * tpn
         rnd = random.Random("%s-%d" % (net.key, seed))
@@ -164,27 +172,34 @@ class Case:
         return ["-s", self.stencil] if self.stencil else ["-g", self.graph_json]
 
 
-def cases_for(nets, quick, first=0):
+def cases_for(nets, quick, first=0, count=None, periodic=False):
     ft4, ft2, tor, df = nets["ft4"], nets["ft2"], nets["torus"], nets["df"]
     n = {"torus": 10, "ft4": 10, "ft2": 8, "df": 4, "graph": 4}
     if quick:
         n = {"torus": 2, "ft4": 2, "ft2": 1, "df": 2, "graph": 1}
+    if count:
+        n = {k: count for k in n}
+    per = "all" if periodic else "none"
     # first: other seeds (the same kinds on allocations the figures in
     # doc/benchmarks.md were not measured on)
     n = {k: range(first, first + v) for k, v in n.items()}
     cs = []
     for s in n["torus"]:
         cs.append(Case("torus-s%d" % s, tor, 512, 1, s,
-                       "8x8x8:7pt:periodic=none:bytes=%d" % BYTES, (8, 8, 8)))
+                       "8x8x8:7pt:periodic=%s:bytes=%d" % (per, BYTES), (8, 8, 8),
+                       periodic=periodic))
     for s in n["ft4"]:
         cs.append(Case("ft4-s%d" % s, ft4, 128, 4, s,
-                       "8x8x8:7pt:bytes=%d" % BYTES, (8, 8, 8)))
+                       "8x8x8:7pt:periodic=%s:bytes=%d" % (per, BYTES), (8, 8, 8),
+                       periodic=periodic))
     for s in n["ft2"]:
         cs.append(Case("ft2-s%d" % s, ft2, 128, 4, s,
-                       "8x8x8:7pt:bytes=%d" % BYTES, (8, 8, 8)))
+                       "8x8x8:7pt:periodic=%s:bytes=%d" % (per, BYTES), (8, 8, 8),
+                       periodic=periodic))
     for s in n["df"]:
         cs.append(Case("df-s%d" % s, df, 48, 4, s,
-                       "8x6x4:7pt:bytes=%d" % BYTES, (8, 6, 4)))
+                       "8x6x4:7pt:periodic=%s:bytes=%d" % (per, BYTES), (8, 6, 4),
+                       periodic=periodic))
     for s in n["graph"]:
         cs.append(Case("rgg-ft4-s%d" % s, ft4, 128, 4, 100 + s,
                        graph_seed=s))
@@ -193,9 +208,9 @@ def cases_for(nets, quick, first=0):
 
 # ---- one case ----
 
-def write_graph_files(c, d):
+def write_graph_files(c, d, periodic=False):
     if c.stencil:
-        c.edges = stencil_edges(c.dims)
+        c.edges = stencil_edges(c.dims, periodic)
     else:
         pts, c.edges = random_geometric(c.ntasks, 1000 + c.graph_seed)
         c.graph_json = os.path.join(d, "graph.json")
@@ -306,7 +321,7 @@ def run_case(args, c, root):
     os.makedirs(d, exist_ok=True)
     t0 = time.time()
     try:
-        write_graph_files(c, d)
+        write_graph_files(c, d, c.periodic)
     except Exception as e:  # noqa: BLE001
         c.errors.append("pattern: %s" % e)
         return c
@@ -402,8 +417,20 @@ def main():
                     help="work in DIR and keep its files")
     ap.add_argument("--network-model", default="",
                     help="SimGrid network/model (default: SMPI's own)")
-    ap.add_argument("--first-seed", type=int, default=0,
-                    help="number the seeds from N (other allocations)")
+    ap.add_argument("--first-seed", type=int, default=None,
+                    help="number the seeds from N (default: drawn at run "
+                    "time, >= 1000, printed; below 1000: the development "
+                    "set the model was tuned on)")
+    ap.add_argument("--cases", type=int, default=None,
+                    help="allocations a network (default: 10, 8, 4; the "
+                    "held-out report uses 30)")
+    ap.add_argument("--site", action="store_true",
+                    help="configs as a site writes them: no FlowSharing=rtt, "
+                    "no SMPI factors (the headline)")
+    ap.add_argument("--bandwidth", type=float, default=None,
+                    help="every cable's GB/s (default 25)")
+    ap.add_argument("--periodic", action="store_true",
+                    help="periodic stencils (every axis wraps)")
     ap.add_argument("--case", action="append", default=[],
                     help="run only cases whose name starts with this")
     args = ap.parse_args()
@@ -415,7 +442,9 @@ def main():
     os.makedirs(root, exist_ok=True)
     t_all = time.time()
     nets = {}
-    platforms.set_model(args.network_model)
+    if args.first_seed is None:
+        args.first_seed = 1000 + random.SystemRandom().randrange(1000000)
+    platforms.set_model(args.network_model, args.site, args.bandwidth)
     for n in (platforms.fat_tree(root, 8), platforms.fat_tree(root, 16),
               platforms.torus(root), platforms.dragonfly(root)):
         err = settle_conf(args.topoplace, n)
@@ -437,9 +466,10 @@ def main():
     print("links:     %d GB/s, %g us each; loopback %d GB/s, 0 us; "
           "stencil bytes %d each way" % (platforms.BW, platforms.LAT_US,
                                           platforms.LOOP_BW, BYTES))
-    print("topoplace: links %g GB/s, %g us (as the network model presents "
-          "64 KiB messages), FlowSharing=rtt" % (platforms.TOPO_BW,
-                                                 platforms.TOPO_LAT_US))
+    print("topoplace: links %g GB/s, %g us%s" % (
+        platforms.TOPO_BW, platforms.TOPO_LAT_US,
+        " (as the network model presents 64 KiB messages), FlowSharing=rtt"
+        if platforms.SIM_KNOBS else " (what the site knows)"))
     print("scotch:    %s" % ("scotch_gmap -b0 -Cd on a sub target "
                              "(dragonfly: tleaf groups/routers/nodes)"
                              if args.scotch else "not run"))
@@ -450,7 +480,15 @@ def main():
     print("work dir:  %s%s" % (root, "" if args.keep else " (removed)"))
     sys.stdout.flush()
 
-    cases = cases_for(nets, args.quick, args.first_seed)
+    print("seeds:     from %d (%s; repeat with --first-seed %d)" % (
+        args.first_seed, "drawn at run time" if args.first_seed >= 1000
+        else "development set", args.first_seed))
+    print("configs:   %s; links %g GB/s; %s stencils" % (
+        "as a site writes them (no simulator knob)" if args.site
+        else "with the simulator's knobs (FlowSharing=rtt, SMPI factors)",
+        platforms.BW, "periodic" if args.periodic else "non-periodic"))
+    cases = cases_for(nets, args.quick, args.first_seed, args.cases,
+                      args.periodic)
     if args.case:
         cases = [c for c in cases if any(c.name.startswith(p) for p in args.case)]
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
@@ -541,6 +579,25 @@ def main():
                 "%d/%d" % (slower, len(rb)) if p != "block" else "-"))
     print("(slower: cases where the policy's simulated time exceeds block's "
           "by more than 0.05 %)")
+    # how often auto's choice is the fastest of topoplace's own policies in
+    # simulation (not only how well the model ranks them)
+    print("\n== auto's choice against topoplace's other policies, simulated")
+    print("%-19s %5s %14s %12s" % ("network", "cases", "auto fastest", "worst gap"))
+    for lab in labels:
+        n = best = 0
+        gap = 0.0
+        for c in cases:
+            if c.net.label != lab or not c.res.get("auto", {}).get("sim"):
+                continue
+            own = [r["sim"] for p, r in c.res.items()
+                   if p not in ("scotch",) and r.get("sim")]
+            n += 1
+            a = c.res["auto"]["sim"]
+            best += a <= min(own) * 1.0005
+            gap = max(gap, a / min(own) - 1)
+        if n:
+            print("%-19s %5d %14s %11.1f%%" % (lab, n, "%d/%d" % (best, n),
+                                                100 * gap))
     print("\nsimgrid: %d cases, %.0f s (%d jobs)" % (
         len(cases), time.time() - t_all, args.jobs))
     if not args.keep:
