@@ -185,7 +185,9 @@ got = {}
 for u, v, b in d["edges"]:
     got[(u, v)] = got.get((u, v), 0) + b
 cart = d.get("cart", {})
+# two iterations, one message a pair each: the bytes add up 2 exchanges
 ok = (d["tasks"] == 12 and d["directed"] is True and got == want and
+      d.get("exchanges") == 2 and
       cart.get("dims") == [2, 2, 3] and cart.get("periods") == [False, False, True] and
       cart.get("stencil") == "3x2x2")
 print("ok" if ok else "differs: %d edges, want %d; cart %s" % (len(got), len(want), cart))
@@ -194,7 +196,7 @@ PY
 for m in ompi mpich; do
 	r=$(cmp_trace "$W/trace-$m.json" 2>&1)
 	if [ "$r" = ok ]; then
-		ok "trace $m: the halo program's graph (PMPI) = its 3x2x2 stencil, both directions, with MPI_Cart_create's dims"
+		ok "trace $m: the halo program's graph (PMPI) = its 3x2x2 stencil, both directions, 2 exchanges, with MPI_Cart_create's dims"
 	else
 		bad "trace $m: graph = stencil" "$r" "$(cat "$W/tr-$m.stderr" 2>/dev/null | head -3)"
 	fi

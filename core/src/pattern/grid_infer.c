@@ -173,17 +173,7 @@ static void describe(const struct cand *c, const struct tally *s,
 						  : 0;
 		}
 	}
-	char *p = out->spec, *end = out->spec + sizeof out->spec;
-	p += snprintf(p, (size_t)(end - p), "%dx%d", out->dims[0], out->dims[1]);
-	if (c->nd == 3)
-		p += snprintf(p, (size_t)(end - p), "x%d", out->dims[2]);
-	p += snprintf(p, (size_t)(end - p), ":%dpt", out->points);
-	if (out->wrap[0] || out->wrap[1] || out->wrap[2]) {
-		p += snprintf(p, (size_t)(end - p), ":periodic=");
-		for (int d = 0; d < c->nd; d++)
-			if (out->wrap[d])
-				p += snprintf(p, (size_t)(end - p), "%c", "xyz"[d]);
-	}
+	tp__stencil_spec_head(out);
 }
 
 /* Keep c when it beats *best (fewer grid steps a byte; the first found on

@@ -146,6 +146,22 @@ static void make_shape(const tp_graph *g, int nd, const int32_t *ext,
 	s->full = has_edge(g, 0, 1 + s->stride[1]);
 }
 
+size_t tp__stencil_spec_head(tp_stencil_shape *s)
+{
+	char *p = s->spec, *end = s->spec + sizeof s->spec;
+	p += snprintf(p, (size_t)(end - p), "%dx%d", s->dims[0], s->dims[1]);
+	if (s->ndims == 3)
+		p += snprintf(p, (size_t)(end - p), "x%d", s->dims[2]);
+	p += snprintf(p, (size_t)(end - p), ":%dpt", s->points);
+	if (s->wrap[0] || s->wrap[1] || s->wrap[2]) {
+		p += snprintf(p, (size_t)(end - p), ":periodic=");
+		for (int d = 0; d < s->ndims; d++)
+			if (s->wrap[d])
+				p += snprintf(p, (size_t)(end - p), "%c", "xyz"[d]);
+	}
+	return (size_t)(p - s->spec);
+}
+
 static void fmt_num(char *out, size_t len, double v)
 {
 	snprintf(out, len, "%.15g", v);
@@ -166,17 +182,8 @@ static void describe(const struct shape *s, const double *cw,
 		if (d < s->nd && out->bytes[d] < minb)
 			minb = out->bytes[d];
 	}
-	char *p = out->spec, *end = out->spec + sizeof out->spec;
-	p += snprintf(p, (size_t)(end - p), "%dx%d", out->dims[0], out->dims[1]);
-	if (s->nd == 3)
-		p += snprintf(p, (size_t)(end - p), "x%d", out->dims[2]);
-	p += snprintf(p, (size_t)(end - p), ":%dpt", out->points);
-	if (out->wrap[0] || out->wrap[1] || out->wrap[2]) {
-		p += snprintf(p, (size_t)(end - p), ":periodic=");
-		for (int d = 0; d < s->nd; d++)
-			if (out->wrap[d])
-				p += snprintf(p, (size_t)(end - p), "%c", "xyz"[d]);
-	}
+	char *p = out->spec + tp__stencil_spec_head(out);
+	char *end = out->spec + sizeof out->spec;
 	char num[40];
 	fmt_num(num, sizeof num, minb);
 	p += snprintf(p, (size_t)(end - p), ":bytes=%s", num);

@@ -85,6 +85,10 @@ typedef struct tp_stencil_shape {
 int tp_graph_detect_stencil(const tp_graph *g, tp_stencil_shape *out,
 				      tp_error *err);
 
+/* s's shape as the head of a --stencil spec ("8x8x8:27pt:periodic=x")
+ * written into s->spec; its length. */
+size_t tp__stencil_spec_head(tp_stencil_shape *s);
+
 /* Is g, not an exact stencil, a grid all the same: tasks numbered x
  * fastest on a 2-D or 3-D box where at least 90 % of the bytes travel
  * between grid neighbours (edges and corners included, each axis wrapped
