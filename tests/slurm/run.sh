@@ -771,12 +771,14 @@ for p in $POLICIES; do
 	echo \"SM_\$p=\$(t --topo-policy=\$p --topo-stencil=4x4 --topo-gpu-matrix=m16.json)\"
 done"
 # what `topoplace map` gives for one case, as JSON in FILE; a map that fails
-# (modcolor off a dragonfly) is Slurm's block order
+# (modcolor off a dragonfly) is Slurm's block order.  The plugstack's
+# budget (time_budget_ms=300) is an input like the others: the command
+# gets it too (a budget selects the launch's stages and predictions)
 cli_json() {  # FILE NL TPN POLICY ARGS...
 	"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$2" --tasks-per-node "$3" --policy "$4" "${@:5}" \
-		--format json >"$1" 2>/dev/null ||
+		--time-budget 300 --format json >"$1" 2>/dev/null ||
 		"$CLI" map "${SLURM_ORDER[@]}" --config "$CONF" --nodes "$2" --tasks-per-node "$3" --policy block "${@:5}" \
-			--format json >"$1" 2>/dev/null
+			--time-budget 300 --format json >"$1" 2>/dev/null
 }
 # every FILE.json of a directory as "FILE=RANK:NODE:CPUS:GPUS ..." (one
 # python start for all: it is slow on some machines)

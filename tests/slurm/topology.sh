@@ -121,8 +121,9 @@ JOB
 		return
 	fi
 	ok "$name: srun $args ($alloc) is placed on topology $topo ($kind), named in the report"
-	# the same mapping as the command computes from the same files
-	want=$("$CLI" map --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
+	# the same mapping as the command computes from the same files and the
+	# plugstack's budget (cluster.sh: time_budget_ms=300)
+	want=$("$CLI" map --time-budget 300 --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
 		--slurm-version "$V" --partition "$(sed -n 's/^PART=//p' "$err")" \
 		--nodes "$(sed -n 's/^NL=//p' "$err")" --tasks-per-node "$(sed -n 's/^TPN=//p' "$err")" \
 		--stencil "$(printf '%s\n' $args | sed -n 's/^--topo-stencil=//p')" \
