@@ -777,17 +777,24 @@ START_TEST(time_trades)
 	tp_error err;
 	tp_error_clear(&err);
 	int64_t trades = -1;
-	ck_assert_int_eq(tp__time_trades(fx.g, fx.a, map, 0, &trades, &err), 0);
+	ck_assert_int_eq(tp__time_trades(fx.g, fx.a, map, 0, 1, &trades, &err), 0);
 	ck_assert_int_eq(trades, 2);
 	ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, map, &p, &err), 0);
 	ck_assert_us(p.exchange_us, 1002.0);
+	/* tried side by side, the same trades are kept */
+	int32_t side[5];
+	memcpy(side, before, sizeof side);
+	int64_t trades4 = -1;
+	ck_assert_int_eq(tp__time_trades(fx.g, fx.a, side, 0, 4, &trades4, &err), 0);
+	ck_assert_int_eq(trades4, trades);
+	ck_assert_mem_eq(side, map, sizeof map);
 	/* whole nodes moved: still one task a node */
 	int count[5] = { 0 };
 	for (int t = 0; t < 5; t++)
 		ck_assert_int_eq(++count[map[t]], 1);
 	/* a past deadline: nothing is tried */
 	memcpy(map, before, sizeof map);
-	ck_assert_int_eq(tp__time_trades(fx.g, fx.a, map, 1e-3, &trades, &err), 0);
+	ck_assert_int_eq(tp__time_trades(fx.g, fx.a, map, 1e-3, 4, &trades, &err), 0);
 	ck_assert_int_eq(trades, 0);
 	ck_assert_mem_eq(map, before, sizeof map);
 	/* 1-byte messages: all latency, each as fast as alone; nothing to
@@ -795,7 +802,7 @@ START_TEST(time_trades)
 	p = predict(&fx, 5, 2, (int32_t[]){ 0, 1 }, (int32_t[]){ 2, 3 },
 		    (double[]){ 1, 1 }, map);
 	ck_assert_msg(p.exchange_us < 4.01, "%g us", p.exchange_us);
-	ck_assert_int_eq(tp__time_trades(fx.g, fx.a, map, 0, &trades, &err), 0);
+	ck_assert_int_eq(tp__time_trades(fx.g, fx.a, map, 0, 2, &trades, &err), 0);
 	ck_assert_int_eq(trades, 0);
 	ck_assert_mem_eq(map, before, sizeof map);
 	teardown(&fx);

@@ -1471,6 +1471,98 @@ static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 /* ------------------------------------------------------------------------ */
 /* Congestion refinement                                                     */
 
+/* Routes between allocation nodes, kept as they are asked for: a trial
+ * routes every edge of the tasks it moves, out and back (each task's
+ * edges again for every node it tries), and on trees and dragonflies
+ * routing was half the refinement's time.  Open addressing on (i, j);
+ * past ROUTE_CACHE_LANES lanes kept, routes are computed again. */
+#define ROUTE_CACHE_LANES ((size_t)1 << 21)
+
+struct route_cache {
+	int64_t *key;            /* i * nodes + j, -1: empty */
+	int64_t *off;            /* its lanes in pool */
+	int32_t *len;
+	size_t cap, used;        /* cap: a power of two */
+	int64_t *pool;
+	size_t npool, poolcap;
+};
+
+static void route_cache_free(struct route_cache *c)
+{
+	free(c->key);
+	free(c->off);
+	free(c->len);
+	free(c->pool);
+	memset(c, 0, sizeof *c);
+}
+
+/* The slot of key, or of the empty place where it goes. */
+static size_t route_cache_slot(const struct route_cache *c, int64_t key)
+{
+	size_t h = (size_t)tp__mix64((uint64_t)key) & (c->cap - 1);
+	while (c->key[h] >= 0 && c->key[h] != key)
+		h = (h + 1) & (c->cap - 1);
+	return h;
+}
+
+/* Doubles the table (at least 4,096 slots); false when out of memory
+ * (the cache then stays as it is). */
+static bool route_cache_grow(struct route_cache *c)
+{
+	size_t ncap = c->cap ? 2 * c->cap : 4096;
+	struct route_cache n = { .cap = ncap, .used = c->used, .pool = c->pool,
+				 .npool = c->npool, .poolcap = c->poolcap };
+	n.key = tp__malloc_array(ncap, sizeof *n.key);
+	n.off = tp__malloc_array(ncap, sizeof *n.off);
+	n.len = tp__malloc_array(ncap, sizeof *n.len);
+	if (!n.key || !n.off || !n.len) {
+		free(n.key);
+		free(n.off);
+		free(n.len);
+		return false;
+	}
+	for (size_t k = 0; k < ncap; k++)
+		n.key[k] = -1;
+	for (size_t k = 0; k < c->cap; k++)
+		if (c->key[k] >= 0) {
+			size_t h = route_cache_slot(&n, c->key[k]);
+			n.key[h] = c->key[k];
+			n.off[h] = c->off[k];
+			n.len[h] = c->len[k];
+		}
+	free(c->key);
+	free(c->off);
+	free(c->len);
+	*c = n;
+	return true;
+}
+
+/* Keeps the route of len lanes under key when there is room. */
+static void route_cache_put(struct route_cache *c, int64_t key,
+			    const int64_t *lanes, int len)
+{
+	if (c->npool + (size_t)len > ROUTE_CACHE_LANES ||
+	    (2 * (c->used + 1) > c->cap && !route_cache_grow(c)))
+		return;
+	if (c->npool + (size_t)len > c->poolcap) {
+		size_t np = c->poolcap ? 2 * c->poolcap : 16384;
+		while (np < c->npool + (size_t)len)
+			np *= 2;
+		int64_t *p = realloc(c->pool, np * sizeof *p);
+		if (!p)
+			return;
+		c->pool = p;
+		c->poolcap = np;
+	}
+	size_t h = route_cache_slot(c, key);
+	c->key[h] = key;
+	c->off[h] = (int64_t)c->npool;
+	c->len[h] = len;
+	c->used++;
+	memcpy(c->pool + c->npool, lanes, (size_t)len * sizeof *lanes);
+	c->npool += (size_t)len;
+}
+
 typedef struct cref {
 	const gm *c;
 	int32_t *map;
@@ -1478,6 +1570,11 @@ typedef struct cref {
 	int64_t nl;
 	int64_t *route;
 	int cap;
+	const int64_t *rt;       /* the last route (cr_route): in route or
+				    in the cache */
+	struct route_cache rc;
+	bool over;               /* the current trial's additions took a
+				    link past the largest load */
 	int64_t *tl;             /* touched links of the current trial */
 	double *tl_old;          /* their loads before it */
 	int64_t ntl, tlcap;
@@ -1515,18 +1612,30 @@ static double cr_weight(const cref *cr, int64_t l)
 	return cr->lw ? cr->lw[l] : tp__link_weight(cr->c->a->m, l);
 }
 
-/* Route between allocation nodes i and j into cr->route (grown as needed);
- * returns the length or a negative code. */
+/* Route between allocation nodes i and j into cr->rt (cached, or in
+ * cr->route, grown as needed); returns the length or a negative code. */
 static int cr_route(cref *cr, int32_t i, int32_t j)
 {
 	const struct tp_alloc *a = cr->c->a;
+	int64_t key = (int64_t)i * cr->c->nn + j;
+	if (cr->rc.cap) {
+		size_t h = route_cache_slot(&cr->rc, key);
+		if (cr->rc.key[h] == key) {
+			cr->rt = cr->rc.pool + cr->rc.off[h];
+			return cr->rc.len[h];
+		}
+	}
 	for (;;) {
 		int n = cr->lw ? tp__fabric_route(a->m, a->node[i], a->node[j],
 						  cr->route, cr->cap)
 			       : tp_machine_route(a->m, a->node[i], a->node[j],
 						  cr->route, cr->cap);
-		if (n >= 0 || cr->cap >= (1 << 20))
+		if (n >= 0 || cr->cap >= (1 << 20)) {
+			if (n >= 0)
+				route_cache_put(&cr->rc, key, cr->route, n);
+			cr->rt = cr->route;
 			return n;
+		}
 		int64_t *nr = realloc(cr->route, sizeof(int64_t) * (size_t)cr->cap * 2);
 		if (!nr)
 			return TP_ENOMEM;
@@ -1544,8 +1653,9 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 	if (n < 0)
 		return n;
 	bytes *= 1 + cr->hop_weight * n;
+	double past = cr->M + 1e-9 * cr->M;   /* as cr_accept judges it */
 	for (int k = 0; k < n; k++) {
-		int64_t l = cr->route[k];
+		int64_t l = cr->rt[k];
 		if (l < 0 || l >= cr->nl)
 			return TP_EINVAL;
 		if (cr->stamp[l] != cr->trial) {
@@ -1566,6 +1676,8 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 			cr->tl_old[cr->ntl++] = cr->load[l];
 		}
 		cr->load[l] += bytes * cr_weight(cr, l);
+		if (bytes > 0 && cr->load[l] > past)
+			cr->over = true;
 	}
 	return 0;
 }
@@ -1577,7 +1689,8 @@ static int cr_edge(cref *cr, int32_t t, int64_t e, double sign)
 	const struct tp_graph *g = cr->c->g;
 	int32_t u = g->adjncy[e];
 	double b = sign * tp__graph_w(g, e);
-	cr->dhop += b * (double)ndist(cr->c, cr->map[t], cr->map[u]);
+	if (cr->keep_hops)
+		cr->dhop += b * (double)ndist(cr->c, cr->map[t], cr->map[u]);
 	int rc = cr_message(cr, cr->map[t], cr->map[u], b);
 	return rc ? rc : cr_message(cr, cr->map[u], cr->map[t], b);
 }
@@ -1593,6 +1706,9 @@ static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
 		int rc = cr_edge(cr, t, e, sign);
 		if (rc)
 			return rc;
+		/* past the largest load already: the rest only adds */
+		if (cr->over)
+			return 0;
 	}
 	return 0;
 }
@@ -1618,6 +1734,7 @@ static void cref_free(cref *cr)
 	free(cr->load);
 	free(cr->stamp);
 	free(cr->route);
+	route_cache_free(&cr->rc);
 	free(cr->tl);
 	free(cr->tl_old);
 	slots_free(&cr->st);
@@ -1718,7 +1835,7 @@ static int cr_load_all(cref *cr, double t0, double budget)
 				return n;
 			double b = tp__graph_w(g, e) * (1 + cr->hop_weight * n);
 			for (int k = 0; k < n; k++)
-				cr->load[cr->route[k]] += b * cr_weight(cr, cr->route[k]);
+				cr->load[cr->rt[k]] += b * cr_weight(cr, cr->rt[k]);
 		}
 	}
 	return 0;
@@ -1744,7 +1861,7 @@ static int cr_mark_hot(cref *cr)
 			if (n < 0)
 				return n;
 			for (int k = 0; k < n; k++)
-				if (cr->load[cr->route[k]] >= cr->hot_at) {
+				if (cr->load[cr->rt[k]] >= cr->hot_at) {
 					hot[t] = hot[u] = 1;
 					break;
 				}
@@ -1826,6 +1943,7 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 	cr->trial++;
 	cr->ntl = 0;
 	cr->dhop = 0;
+	cr->over = false;
 	/* the edge t-s2 counts once, with t */
 	if ((rc = cr_edges(cr, t, -1, -1.0)) ||
 	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, -1.0))))
@@ -1834,10 +1952,11 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 	if (s2 >= 0)
 		map[s2] = p;
 	if ((rc = cr_edges(cr, t, -1, 1.0)) ||
-	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, 1.0))))
+	    (s2 >= 0 && !cr->over && (rc = cr_edges(cr, s2, t, 1.0))))
 		return rc;
-	if (cr_accept(cr, !cr->keep_hops ||
-			  cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0))) {
+	if (cr_accept(cr, !cr->over &&
+			  (!cr->keep_hops ||
+			   cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0)))) {
 		slots_move(&cr->st, t, p, q, s2);
 		*kept = true;
 		return 0;
@@ -1891,6 +2010,8 @@ static int cr_set_edges(cref *cr, int n, double sign)
 			int rc = cr_edge(cr, t, e, sign);
 			if (rc)
 				return rc;
+			if (cr->over)
+				return 0;   /* past the largest load: the rest only adds */
 		}
 		cr->tstamp[t] = mark;
 	}
@@ -1976,13 +2097,14 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 	cr->trial++;
 	cr->ntl = 0;
 	cr->dhop = 0;
+	cr->over = false;
 	if ((rc = cr_set_edges(cr, n, -1.0)))
 		return rc;
 	for (int j = 0; j < n; j++)
 		cr->map[cr->swap_set[j]] = j < st->used[p] ? q : p;
 	if ((rc = cr_set_edges(cr, n, 1.0)))
 		return rc;
-	bool ok = cr_accept(cr, true);
+	bool ok = cr_accept(cr, !cr->over);
 	for (int j = 0; j < n; j++)
 		cr->map[cr->swap_set[j]] = j < st->used[p] ? p : q;
 	if (ok) {

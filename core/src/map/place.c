@@ -550,6 +550,12 @@ static bool congestion_of(cand_run *r, tp_place_candidate *c,
 
 /* The predicted exchange time of map into c (once).  False when it cannot
  * be had (out of memory, past the budget). */
+/* The threads the stages may run on: --threads, else one a CPU. */
+static int run_threads(const cand_run *r)
+{
+	return r->o->geom.nthreads > 0 ? r->o->geom.nthreads : tp__cpus();
+}
+
 static bool predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map)
 {
 	if (c->has_predicted)
@@ -1292,6 +1298,97 @@ static bool lanes_other_start(cand_run *r, tp_place_candidate *c,
 	return faster;
 }
 
+/* One start of the lane refinement run beside the others (lanes_side):
+ * refined from its own copy, then predicted. */
+struct lane_try {
+	const int32_t *start;
+	double hop_weight;
+	int32_t *map;
+	int64_t moves;
+	int rc;
+	tp_error err;
+	bool predicted;
+	tp_prediction p;
+};
+
+struct lane_tries {
+	const cand_run *r;
+	struct lane_try *y;
+};
+
+static void lane_try_run(void *arg, int32_t i)
+{
+	struct lane_tries *ls = arg;
+	const cand_run *r = ls->r;
+	struct lane_try *y = &ls->y[i];
+	memcpy(y->map, y->start, map_bytes(r));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = 0;
+	go.congestion_keep_hops = false;
+	tp_error_clear(&y->err);
+	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight, y->map,
+					       &y->moves, &y->err);
+	y->predicted = !y->rc && !tp__predict_launch(r->g, r->a, y->map, false, &y->p);
+}
+
+/* Without a budget, the lane refinement's n starts (the first: the best)
+ * run side by side and are then judged in order as lanes_other_start
+ * judges them one by one: a start is kept when predicted faster than the
+ * one kept so far.  The same result on any number of threads; *won: the
+ * start kept, or -1 when the first failed (its note in c). */
+static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *start,
+		      const double *hop_weight, int n, int *won, int64_t *moves,
+		      tp_error *err)
+{
+	struct lane_try *y = calloc((size_t)n, sizeof *y);
+	int rc = y ? TP_OK : TP_ENOMEM, nalloc = n;
+	for (int k = 0; !rc && k < n; k++) {
+		y[k] = (struct lane_try){ .start = start[k], .hop_weight = hop_weight[k] };
+		if (!(y[k].map = malloc(map_bytes(r))))
+			rc = TP_ENOMEM;
+	}
+	if (!rc) {
+		/* the other starts only where the first's prediction is
+		 * affordable (lanes_other_start, predicted_of) */
+		if (!tp__predict_affordable(r->g, r->a, 0))
+			n = 1;
+		int threads = run_threads(r);
+		tp__parallel_for(n, threads < n ? threads : n, lane_try_run,
+				 &(struct lane_tries){ r, y });
+	}
+	*won = -1;
+	for (int k = 0; !rc && k < n; k++) {
+		if (y[k].rc == TP_ENOMEM) {
+			rc = tp_error_set(err, TP_ENOMEM, "%s", y[k].err.msg);
+			break;
+		}
+		if (k == 0 && y[k].rc) {
+			snprintf(c->note, sizeof c->note, "failed: %.70s", y[k].err.msg);
+			break;
+		}
+		if (k == 0 && !y[k].predicted)
+			break;    /* lanes_other_start cannot judge the others */
+		if (y[k].rc || !y[k].predicted ||
+		    (k > 0 && !(y[k].p.exchange_us < c->predicted_us)))
+			continue;
+		*won = k;
+		*moves = y[k].moves;
+		c->predicted_us = y[k].p.exchange_us;
+		c->predicted_bound = y[k].p.bound_only;
+		c->has_predicted = true;
+	}
+	if (*won < 0 && !rc && !y[0].rc) {
+		*won = 0;    /* kept, unpredicted, as the one-by-one stage keeps it */
+		*moves = y[0].moves;
+	}
+	if (*won >= 0)
+		memcpy(r->trial, y[*won].map, map_bytes(r));
+	for (int k = 0; y && k < nalloc; k++)
+		free(y[k].map);
+	free(y);
+	return rc;
+}
+
 /* A runner-up is a start worth refining when both its time and the
  * best's were modelled in full (bounds tie on a large exchange: 0.7 us
  * for every candidate of bench_hier's dfly-64k-4, where four starts took
@@ -1329,7 +1426,8 @@ static int lanes_stage(cand_run *r, tp_error *err)
 		return 0;
 	double t = tp__now_ms();
 	int64_t moves = 0;
-	int rc = lanes_from(r, c, r->best, 0, &moves, err);
+	bool side = r->o->geom.time_budget_ms <= 0;
+	int rc = side ? TP_OK : lanes_from(r, c, r->best, 0, &moves, err);
 	/* the other starts, in this order: the construction, the runners-up,
 	 * then the best and its construction with long routes weighed */
 	struct lane_start {
@@ -1351,7 +1449,24 @@ static int lanes_stage(cand_run *r, tp_error *err)
 			start[ns++] = (struct lane_start){ built, LANES_HOP_WEIGHT, of };
 	}
 	bool by_hops = false;
-	for (int k = 0; k < ns && !rc; k++)
+	if (side) {
+		/* without a budget, every start at once (lanes_side) */
+		const int32_t *maps[4 + LANES_RUNNERS] = { r->best };
+		double hw[4 + LANES_RUNNERS] = { 0 };
+		for (int k = 0; k < ns; k++) {
+			maps[k + 1] = start[k].map;
+			hw[k + 1] = start[k].hop_weight;
+		}
+		int won = -1;
+		rc = lanes_side(r, c, maps, hw, ns + 1, &won, &moves, err);
+		if (!rc && won < 0)
+			rc = TP_EINVAL;    /* the first failed: its note says why */
+		if (won > 0) {
+			from = start[won - 1].name;
+			by_hops = start[won - 1].hop_weight > 0;
+		}
+	}
+	for (int k = 0; !side && k < ns && !rc; k++)
 		if (lanes_other_start(r, c, start[k].map, start[k].hop_weight, setup,
 				      &moves, &rc, err)) {
 			from = start[k].name;
@@ -1399,7 +1514,8 @@ static int trades_stage(cand_run *r, tp_error *err)
 	int64_t trades = 0;
 	tp_error e;
 	tp_error_clear(&e);
-	int rc = tp__time_trades(r->g, r->a, r->trial, deadline, &trades, &e);
+	int rc = tp__time_trades(r->g, r->a, r->trial, deadline, run_threads(r),
+				 &trades, &e);
 	c->ms = tp__now_ms() - t;
 	if (rc)
 		return tp_error_set(err, rc, "%s", e.msg);

@@ -42,12 +42,25 @@ struct trades {
 	int32_t *count;      /* tasks on each allocation node */
 	int32_t *by_node;    /* allocation nodes in machine node order */
 	int32_t *pos;        /* an allocation node's place in by_node */
-	double *end, *tried; /* last message's end per node: kept, tried */
+	double *end;         /* last message's end per node, kept */
 	double exchange;     /* the kept mapping's end, us */
 	double potential;
 	int64_t work;
 	double last_ms;      /* the last prediction's wall time */
-	double alone;        /* the last prediction's slowest message alone, us */
+	double alone;        /* the first prediction's slowest message alone, us */
+	int threads;
+	struct try *tries;   /* one a thread: the trades tried side by side */
+};
+
+/* One trade tried on its own copy of the map: p's tasks and q's change
+ * nodes, the exchange predicted. */
+struct try {
+	int32_t p, q;
+	int32_t *map;
+	double *end;         /* per node, as trades.end */
+	double us, ms;
+	int64_t work;
+	int got;             /* predict()'s */
 };
 
 static double potential(const struct trades *t, const double *end, double ref)
@@ -75,32 +88,34 @@ static int cmp_at_node(const void *x, const void *y)
 	return (i->k > j->k) - (i->k < j->k);
 }
 
-/* Predict t->map into end: 1 when it was modelled in full, 0 when only
- * bounded (the trades stop), or TP_ENOMEM. */
-static int predict(struct trades *t, double *end, double *us, tp_error *err)
+/* Predict map into end: 1 when it was modelled in full, 0 when only
+ * bounded (the trades stop), or TP_ENOMEM; its work (rounds x flows) and
+ * wall time into *work and *ms. */
+static int predict(const struct trades *t, const int32_t *map, double *end,
+		   double *us, double *alone, int64_t *work, double *ms,
+		   tp_error *err)
 {
 	tp_prediction p;
 	double t0 = tp__now_ms();
-	int rc = tp__predict_nodes(t->g, t->a, t->map, TP__PREDICT_MAX_WORK, &p,
-				   end, &t->alone, err);
-	t->last_ms = tp__now_ms() - t0;
+	int rc = tp__predict_nodes(t->g, t->a, map, TP__PREDICT_MAX_WORK, &p,
+				   end, alone, err);
+	*ms = tp__now_ms() - t0;
+	*work = 0;
 	if (rc)
 		return rc == TP_EINVAL ? 0 : rc;
-	t->work += (int64_t)(p.rounds > 0 ? p.rounds : 1) * (p.flows > 0 ? p.flows : 1);
+	*work = (int64_t)(p.rounds > 0 ? p.rounds : 1) * (p.flows > 0 ? p.flows : 1);
 	*us = p.exchange_us;
 	return !p.bound_only;
 }
 
-static void trade(struct trades *t, int32_t p, int32_t q)
+/* The tasks of nodes p and q swap nodes in map. */
+static void trade(const tp_graph *g, int32_t *map, int32_t p, int32_t q)
 {
-	for (int32_t u = 0; u < t->g->ntasks; u++)
-		if (t->map[u] == p)
-			t->map[u] = q;
-		else if (t->map[u] == q)
-			t->map[u] = p;
-	int32_t c = t->count[p];
-	t->count[p] = t->count[q];
-	t->count[q] = c;
+	for (int32_t u = 0; u < g->ntasks; u++)
+		if (map[u] == p)
+			map[u] = q;
+		else if (map[u] == q)
+			map[u] = p;
 }
 
 /* Each node's tasks fit the other's slots, and there is something to
@@ -128,6 +143,89 @@ static bool over(const struct trades *t, double deadline_ms)
 	       (deadline_ms > 0 && tp__now_ms() + t->last_ms >= deadline_ms);
 }
 
+static void try_run(void *arg, int32_t i)
+{
+	const struct trades *t = arg;
+	struct try *y = &t->tries[i];
+	memcpy(y->map, t->map, (size_t)t->g->ntasks * sizeof *y->map);
+	trade(t->g, y->map, y->p, y->q);
+	double alone;
+	y->got = predict(t, y->map, y->end, &y->us, &alone, &y->work, &y->ms, NULL);
+}
+
+/* Is try y kept: the exchange ends no later, and sooner or with the
+ * nodes at its end relieved? */
+static bool keeps(const struct trades *t, const struct try *y)
+{
+	if (y->got != 1 || y->us > t->exchange * (1 + 1e-12))
+		return false;
+	return y->us < (1 - KEEP_SHARE) * t->exchange ||
+	       potential(t, y->end, t->exchange) < (1 - KEEP_SHARE) * t->potential;
+}
+
+static void keep(struct trades *t, struct try *y)
+{
+	int32_t *m = t->map;
+	memcpy(m, y->map, (size_t)t->g->ntasks * sizeof *m);
+	int32_t c = t->count[y->p];
+	t->count[y->p] = t->count[y->q];
+	t->count[y->q] = c;
+	double *e = t->end;
+	t->end = y->end;
+	y->end = e;
+	t->exchange = y->us;
+	t->potential = potential(t, t->end, y->us);
+}
+
+/* Node p's trades, first improvement first: 1 when one was kept, 0 when
+ * none was or the work ran out (*stop: the trades end), or TP_ENOMEM.
+ * Without a deadline up to `threads` partners are tried side by side and
+ * judged in partner order, counted as if tried one by one: the trade kept
+ * and the work spent are those of the one-by-one search, on any number of
+ * threads. */
+static int node_trades(struct trades *t, int32_t p, double deadline_ms, bool *stop)
+{
+	int side = deadline_ms > 0 ? 1 : t->threads;
+	int k = 0;
+	while (k < 2 * PARTNERS) {
+		if (over(t, deadline_ms)) {
+			*stop = true;
+			return 0;
+		}
+		int n = 0;
+		for (; k < 2 * PARTNERS && n < side; k++) {
+			int32_t q = partner(t, p, k);
+			if (q >= 0 && fits(t, p, q)) {
+				t->tries[n].p = p;
+				t->tries[n++].q = q;
+			}
+		}
+		if (n == 0)
+			return 0;
+		tp__parallel_for(n, n, try_run, t);
+		for (int i = 0; i < n; i++) {
+			struct try *y = &t->tries[i];
+			if (i > 0 && over(t, deadline_ms)) {
+				*stop = true;
+				return 0;
+			}
+			if (y->got < 0)
+				return y->got;
+			t->work += y->work;
+			t->last_ms = y->ms;
+			if (keeps(t, y)) {
+				keep(t, y);
+				return 1;
+			}
+			if (y->got == 0) {
+				*stop = true;
+				return 0;
+			}
+		}
+	}
+	return 0;
+}
+
 /* One pass over the critical nodes: 1 when a trade was kept, 0 when none
  * was found, or TP_ENOMEM. */
 static int pass(struct trades *t, double deadline_ms, int32_t *crit)
@@ -144,40 +242,42 @@ static int pass(struct trades *t, double deadline_ms, int32_t *crit)
 		crit[j] = x;
 	}
 	for (int32_t i = 0; i < nc; i++) {
-		int32_t p = crit[i];
-		for (int k = 0; k < 2 * PARTNERS; k++) {
-			if (over(t, deadline_ms))
-				return 0;
-			int32_t q = partner(t, p, k);
-			if (q < 0 || !fits(t, p, q))
-				continue;
-			trade(t, p, q);
-			double us = 0;
-			int got = predict(t, t->tried, &us, NULL);
-			if (got < 0)
-				return got;
-			if (got == 1 && us <= t->exchange * (1 + 1e-12)) {
-				double pot = potential(t, t->tried, t->exchange);
-				if (us < (1 - KEEP_SHARE) * t->exchange ||
-				    pot < (1 - KEEP_SHARE) * t->potential) {
-					double *e = t->end;
-					t->end = t->tried;
-					t->tried = e;
-					t->exchange = us;
-					t->potential = potential(t, t->end, us);
-					return 1;
-				}
-			}
-			trade(t, q, p);
-			if (got == 0)
-				return 0;
-		}
+		bool stop = false;
+		int got = node_trades(t, crit[i], deadline_ms, &stop);
+		if (got || stop)
+			return got;
 	}
 	return 0;
 }
 
+static void tries_free(struct trades *t)
+{
+	for (int i = 0; t->tries && i < t->threads; i++) {
+		free(t->tries[i].map);
+		free(t->tries[i].end);
+	}
+	free(t->tries);
+}
+
+static bool tries_init(struct trades *t, int threads)
+{
+	t->threads = threads < 1 ? 1 : threads > 2 * PARTNERS ? 2 * PARTNERS : threads;
+	t->tries = calloc((size_t)t->threads, sizeof *t->tries);
+	if (!t->tries)
+		return false;
+	for (int i = 0; i < t->threads; i++) {
+		t->tries[i].map = tp__malloc_array((size_t)t->g->ntasks + 1,
+						   sizeof *t->tries[i].map);
+		t->tries[i].end = tp__malloc_array((size_t)t->a->nnodes + 1,
+						   sizeof *t->tries[i].end);
+		if (!t->tries[i].map || !t->tries[i].end)
+			return false;
+	}
+	return true;
+}
+
 int tp__time_trades(const tp_graph *g, const tp_alloc *a, int32_t *map,
-		    double deadline_ms, int64_t *trades, tp_error *err)
+		    double deadline_ms, int threads, int64_t *trades, tp_error *err)
 {
 	*trades = 0;
 	int32_t n = a->nnodes;
@@ -189,10 +289,10 @@ int tp__time_trades(const tp_graph *g, const tp_alloc *a, int32_t *map,
 	struct at_node *order = tp__malloc_array((size_t)n, sizeof *order);
 	t.pos = tp__malloc_array((size_t)n, sizeof *t.pos);
 	t.end = tp__malloc_array((size_t)n, sizeof *t.end);
-	t.tried = tp__malloc_array((size_t)n, sizeof *t.tried);
 	int32_t *crit = tp__malloc_array((size_t)n, sizeof *crit);
 	int rc = TP_OK;
-	if (!t.count || !t.by_node || !order || !t.pos || !t.end || !t.tried || !crit) {
+	if (!t.count || !t.by_node || !order || !t.pos || !t.end || !crit ||
+	    !tries_init(&t, threads)) {
 		rc = tp_error_set(err, TP_ENOMEM, "time trades: out of memory");
 		goto out;
 	}
@@ -205,7 +305,8 @@ int tp__time_trades(const tp_graph *g, const tp_alloc *a, int32_t *map,
 		t.by_node[i] = order[i].k;
 		t.pos[order[i].k] = i;
 	}
-	int got = predict(&t, t.end, &t.exchange, err);
+	int got = predict(&t, map, t.end, &t.exchange, &t.alone, &t.work,
+			  &t.last_ms, err);
 	/* as fast as its slowest message alone, the exchange waits on no
 	 * other message, and no trade relieves it (16 nodes of 1-byte
 	 * messages, all latency, tried 256 trades for nothing) */
@@ -230,7 +331,7 @@ out:
 	free(order);
 	free(t.pos);
 	free(t.end);
-	free(t.tried);
+	tries_free(&t);
 	free(crit);
 	return rc;
 }
