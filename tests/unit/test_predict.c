@@ -677,6 +677,41 @@ START_TEST(lanes_long_routes)
 }
 END_TEST
 
+/* auto's lane starts and trades run side by side without a budget: on
+ * one thread, three or four, the same mapping and the same lanes
+ * candidate. */
+START_TEST(auto_same_on_threads)
+{
+	int32_t maps[3][512];
+	char notes[3][sizeof ((tp_place_report *)0)->cand[0].note];
+	for (int k = 0; k < 3; k++) {
+		struct fixture fx;
+		tp_error err;
+		tp_place_opts o;
+		tp_place_report r;
+		int32_t u[1344], v[1344], map[512];
+		double b[1344];
+		halo_setup(&fx, 4, true, u, v, b, map);
+		tp_error_clear(&err);
+		ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:periodic=none:bytes=65536",
+						       512, &err), 0);
+		tp_place_opts_default(&o);
+		o.policy = TP_POLICY_AUTO;
+		o.geom.time_budget_ms = 0;
+		o.geom.nthreads = k == 0 ? 1 : k + 2;
+		ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, maps[k], &r, &err) == 0, "%s", err.msg);
+		int lanes = cand_named(&r, "geometric+lanes");
+		ck_assert_int_ge(lanes, 0);
+		snprintf(notes[k], sizeof notes[k], "%s", r.cand[lanes].note);
+		teardown(&fx);
+	}
+	for (int k = 1; k < 3; k++) {
+		ck_assert_msg(!memcmp(maps[k], maps[0], sizeof maps[0]), "run %d differs", k);
+		ck_assert_str_eq(notes[k], notes[0]);
+	}
+}
+END_TEST
+
 /* simgrid.sh's 2:1 fat tree: 16 leaves of 32 nodes, 16 cables up from
  * each (dmodk), RTT sharing; 128 nodes picked from seed, 4 tasks each. */
 static void tree_setup(struct fixture *fx, uint64_t seed)
@@ -880,6 +915,7 @@ int main(void)
 	tcase_add_test(tc, time_trades);
 	tcase_add_test(tc, lanes_runner_up);
 	tcase_add_test(tc, lanes_long_routes);
+	tcase_add_test(tc, auto_same_on_threads);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
