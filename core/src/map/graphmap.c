@@ -1478,29 +1478,59 @@ static int refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
  * past ROUTE_CACHE_LANES lanes kept, routes are computed again. */
 #define ROUTE_CACHE_LANES ((size_t)1 << 21)
 
+/* A lane of a route and a byte's weight on it. */
+struct lane_w {
+	int64_t l;
+	double w;
+};
+
+struct route_ent {
+	int64_t key;             /* i * nodes + j, -1: empty */
+	int64_t off;             /* its lanes in pool */
+	int32_t len;
+};
+
+/* Up to ROUTE_DENSE_NODES allocation nodes, every pair has its place
+ * (8 MB at most, and no hashing); above, the table is hashed. */
+#define ROUTE_DENSE_NODES 1024
+
+struct route_at {
+	int32_t off, len;        /* off -1: not kept */
+};
+
 struct route_cache {
-	int64_t *key;            /* i * nodes + j, -1: empty */
-	int64_t *off;            /* its lanes in pool */
-	int32_t *len;
+	struct route_at *dense;  /* i * nodes + j */
+	struct route_ent *e;
 	size_t cap, used;        /* cap: a power of two */
-	int64_t *pool;
+	struct lane_w *pool;
 	size_t npool, poolcap;
 };
 
 static void route_cache_free(struct route_cache *c)
 {
-	free(c->key);
-	free(c->off);
-	free(c->len);
+	free(c->dense);
+	free(c->e);
 	free(c->pool);
 	memset(c, 0, sizeof *c);
+}
+
+/* The dense table where the nodes are few enough (none: hashed). */
+static void route_cache_init(struct route_cache *c, int32_t nodes)
+{
+	memset(c, 0, sizeof *c);
+	if (nodes > ROUTE_DENSE_NODES)
+		return;
+	size_t n = (size_t)nodes * (size_t)nodes + 1;
+	if ((c->dense = tp__malloc_array(n, sizeof *c->dense)))
+		for (size_t k = 0; k < n; k++)
+			c->dense[k].off = -1;
 }
 
 /* The slot of key, or of the empty place where it goes. */
 static size_t route_cache_slot(const struct route_cache *c, int64_t key)
 {
 	size_t h = (size_t)tp__mix64((uint64_t)key) & (c->cap - 1);
-	while (c->key[h] >= 0 && c->key[h] != key)
+	while (c->e[h].key >= 0 && c->e[h].key != key)
 		h = (h + 1) & (c->cap - 1);
 	return h;
 }
@@ -1512,73 +1542,75 @@ static bool route_cache_grow(struct route_cache *c)
 	size_t ncap = c->cap ? 2 * c->cap : 4096;
 	struct route_cache n = { .cap = ncap, .used = c->used, .pool = c->pool,
 				 .npool = c->npool, .poolcap = c->poolcap };
-	n.key = tp__malloc_array(ncap, sizeof *n.key);
-	n.off = tp__malloc_array(ncap, sizeof *n.off);
-	n.len = tp__malloc_array(ncap, sizeof *n.len);
-	if (!n.key || !n.off || !n.len) {
-		free(n.key);
-		free(n.off);
-		free(n.len);
+	if (!(n.e = tp__malloc_array(ncap, sizeof *n.e)))
 		return false;
-	}
 	for (size_t k = 0; k < ncap; k++)
-		n.key[k] = -1;
+		n.e[k].key = -1;
 	for (size_t k = 0; k < c->cap; k++)
-		if (c->key[k] >= 0) {
-			size_t h = route_cache_slot(&n, c->key[k]);
-			n.key[h] = c->key[k];
-			n.off[h] = c->off[k];
-			n.len[h] = c->len[k];
-		}
-	free(c->key);
-	free(c->off);
-	free(c->len);
+		if (c->e[k].key >= 0)
+			n.e[route_cache_slot(&n, c->e[k].key)] = c->e[k];
+	free(c->e);
 	*c = n;
 	return true;
 }
 
 /* Keeps the route of len lanes under key when there is room. */
 static void route_cache_put(struct route_cache *c, int64_t key,
-			    const int64_t *lanes, int len)
+			    const struct lane_w *lanes, int len)
 {
 	if (c->npool + (size_t)len > ROUTE_CACHE_LANES ||
-	    (2 * (c->used + 1) > c->cap && !route_cache_grow(c)))
+	    (!c->dense && 2 * (c->used + 1) > c->cap && !route_cache_grow(c)))
 		return;
 	if (c->npool + (size_t)len > c->poolcap) {
 		size_t np = c->poolcap ? 2 * c->poolcap : 16384;
 		while (np < c->npool + (size_t)len)
 			np *= 2;
-		int64_t *p = realloc(c->pool, np * sizeof *p);
+		struct lane_w *p = realloc(c->pool, np * sizeof *p);
 		if (!p)
 			return;
 		c->pool = p;
 		c->poolcap = np;
 	}
-	size_t h = route_cache_slot(c, key);
-	c->key[h] = key;
-	c->off[h] = (int64_t)c->npool;
-	c->len[h] = len;
-	c->used++;
+	if (c->dense) {
+		c->dense[key] = (struct route_at){ (int32_t)c->npool, len };
+	} else {
+		size_t h = route_cache_slot(c, key);
+		c->e[h] = (struct route_ent){ key, (int64_t)c->npool, len };
+		c->used++;
+	}
 	memcpy(c->pool + c->npool, lanes, (size_t)len * sizeof *lanes);
 	c->npool += (size_t)len;
 }
 
+/* A link's (or lane's) load, and the trial that last touched it. */
+struct link_load {
+	double load;
+	int64_t stamp, sub;
+};
+
 typedef struct cref {
 	const gm *c;
 	int32_t *map;
-	double *load;            /* per link */
+	struct link_load *ll;    /* per link */
 	int64_t nl;
 	int64_t *route;
+	struct lane_w *routew;   /* route with its weights */
 	int cap;
-	const int64_t *rt;       /* the last route (cr_route): in route or
+	const struct lane_w *rt; /* the last route (cr_route): in routew or
 				    in the cache */
 	struct route_cache rc;
 	bool over;               /* the current trial's additions took a
 				    link past the largest load */
+	/* a task's moves share its edges' removal (cr_improve_task): each
+	 * move is a sub-trial, undone back to that removal */
+	bool in_sub;
+	int64_t sub;             /* sub-trial number */
+	int64_t *sl;             /* links it changed */
+	double *sl_old;          /* their loads before it */
+	int64_t nsl, slcap;
 	int64_t *tl;             /* touched links of the current trial */
 	double *tl_old;          /* their loads before it */
 	int64_t ntl, tlcap;
-	int64_t *stamp;          /* per link: trial number when touched */
 	int64_t trial;
 	slot_table st;           /* who sits in which slot */
 	char *hot;               /* per task: has an edge on a most-loaded link */
@@ -1618,11 +1650,17 @@ static int cr_route(cref *cr, int32_t i, int32_t j)
 {
 	const struct tp_alloc *a = cr->c->a;
 	int64_t key = (int64_t)i * cr->c->nn + j;
-	if (cr->rc.cap) {
-		size_t h = route_cache_slot(&cr->rc, key);
-		if (cr->rc.key[h] == key) {
-			cr->rt = cr->rc.pool + cr->rc.off[h];
-			return cr->rc.len[h];
+	if (cr->rc.dense) {
+		struct route_at at = cr->rc.dense[key];
+		if (at.off >= 0) {
+			cr->rt = cr->rc.pool + at.off;
+			return at.len;
+		}
+	} else if (cr->rc.cap) {
+		const struct route_ent *e = &cr->rc.e[route_cache_slot(&cr->rc, key)];
+		if (e->key == key) {
+			cr->rt = cr->rc.pool + e->off;
+			return e->len;
 		}
 	}
 	for (;;) {
@@ -1630,16 +1668,25 @@ static int cr_route(cref *cr, int32_t i, int32_t j)
 						  cr->route, cr->cap)
 			       : tp_machine_route(a->m, a->node[i], a->node[j],
 						  cr->route, cr->cap);
-		if (n >= 0 || cr->cap >= (1 << 20)) {
-			if (n >= 0)
-				route_cache_put(&cr->rc, key, cr->route, n);
-			cr->rt = cr->route;
+		if (n >= 0) {
+			for (int k = 0; k < n; k++)
+				cr->routew[k] = (struct lane_w){ cr->route[k],
+					cr->route[k] >= 0 && cr->route[k] < cr->nl
+					? cr_weight(cr, cr->route[k]) : 0 };
+			route_cache_put(&cr->rc, key, cr->routew, n);
+			cr->rt = cr->routew;
 			return n;
 		}
+		if (cr->cap >= (1 << 20))
+			return n;
 		int64_t *nr = realloc(cr->route, sizeof(int64_t) * (size_t)cr->cap * 2);
 		if (!nr)
 			return TP_ENOMEM;
 		cr->route = nr;
+		struct lane_w *nw = realloc(cr->routew, sizeof *nw * (size_t)cr->cap * 2);
+		if (!nw)
+			return TP_ENOMEM;
+		cr->routew = nw;
 		cr->cap *= 2;
 	}
 }
@@ -1655,10 +1702,11 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 	bytes *= 1 + cr->hop_weight * n;
 	double past = cr->M + 1e-9 * cr->M;   /* as cr_accept judges it */
 	for (int k = 0; k < n; k++) {
-		int64_t l = cr->rt[k];
+		int64_t l = cr->rt[k].l;
 		if (l < 0 || l >= cr->nl)
 			return TP_EINVAL;
-		if (cr->stamp[l] != cr->trial) {
+		struct link_load *x = &cr->ll[l];
+		if (x->stamp != cr->trial) {
 			if (cr->ntl == cr->tlcap) {
 				int64_t nc = cr->tlcap * 2;
 				int64_t *a1 = realloc(cr->tl, sizeof(int64_t) * (size_t)nc);
@@ -1671,12 +1719,29 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 				cr->tl_old = a2;
 				cr->tlcap = nc;
 			}
-			cr->stamp[l] = cr->trial;
+			x->stamp = cr->trial;
 			cr->tl[cr->ntl] = l;
-			cr->tl_old[cr->ntl++] = cr->load[l];
+			cr->tl_old[cr->ntl++] = x->load;
 		}
-		cr->load[l] += bytes * cr_weight(cr, l);
-		if (bytes > 0 && cr->load[l] > past)
+		if (cr->in_sub && x->sub != cr->sub) {
+			if (cr->nsl == cr->slcap) {
+				int64_t nc = cr->slcap ? cr->slcap * 2 : 256;
+				int64_t *a1 = realloc(cr->sl, sizeof(int64_t) * (size_t)nc);
+				if (!a1)
+					return TP_ENOMEM;
+				cr->sl = a1;
+				double *a2 = realloc(cr->sl_old, sizeof(double) * (size_t)nc);
+				if (!a2)
+					return TP_ENOMEM;
+				cr->sl_old = a2;
+				cr->slcap = nc;
+			}
+			x->sub = cr->sub;
+			cr->sl[cr->nsl] = l;
+			cr->sl_old[cr->nsl++] = x->load;
+		}
+		x->load += bytes * cr->rt[k].w;
+		if (bytes > 0 && x->load > past)
 			cr->over = true;
 	}
 	return 0;
@@ -1718,12 +1783,12 @@ static double cr_max(const cref *cr, int64_t *count)
 {
 	double m = 0.0;
 	for (int64_t l = 0; l < cr->nl; l++)
-		if (cr->load[l] > m)
-			m = cr->load[l];
+		if (cr->ll[l].load > m)
+			m = cr->ll[l].load;
 	int64_t n = 0;
 	double eps = 1e-9 * m;
 	for (int64_t l = 0; l < cr->nl; l++)
-		if (m > 0 && cr->load[l] >= m - eps)
+		if (m > 0 && cr->ll[l].load >= m - eps)
 			n++;
 	*count = n;
 	return m;
@@ -1731,8 +1796,10 @@ static double cr_max(const cref *cr, int64_t *count)
 
 static void cref_free(cref *cr)
 {
-	free(cr->load);
-	free(cr->stamp);
+	free(cr->ll);
+	free(cr->routew);
+	free(cr->sl);
+	free(cr->sl_old);
 	free(cr->route);
 	route_cache_free(&cr->rc);
 	free(cr->tl);
@@ -1781,8 +1848,9 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	}
 	cr->cap = 64;
 	cr->tlcap = 256;
-	cr->load = tp__calloc((size_t)cr->nl + 1, sizeof(double));
-	cr->stamp = tp__calloc((size_t)cr->nl + 1, sizeof(int64_t));
+	route_cache_init(&cr->rc, c->nn);
+	cr->ll = tp__calloc((size_t)cr->nl + 1, sizeof *cr->ll);
+	cr->routew = tp__malloc_array((size_t)cr->cap, sizeof *cr->routew);
 	cr->route = tp__malloc_array((size_t)cr->cap, sizeof(int64_t));
 	cr->tl = tp__malloc_array((size_t)cr->tlcap, sizeof(int64_t));
 	cr->tl_old = tp__malloc_array((size_t)cr->tlcap, sizeof(double));
@@ -1790,7 +1858,7 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	cr->hot = tp__calloc((size_t)c->nt + 1, 1);
 	cr->cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
 	cr->nstamp = tp__calloc((size_t)c->nn + 1, sizeof(int64_t));
-	if (rc || !cr->load || !cr->stamp || !cr->route || !cr->tl ||
+	if (rc || !cr->ll || !cr->routew || !cr->route || !cr->tl ||
 	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp)
 		return TP_ENOMEM;
 	if (lanes) {
@@ -1835,7 +1903,7 @@ static int cr_load_all(cref *cr, double t0, double budget)
 				return n;
 			double b = tp__graph_w(g, e) * (1 + cr->hop_weight * n);
 			for (int k = 0; k < n; k++)
-				cr->load[cr->rt[k]] += b * cr_weight(cr, cr->rt[k]);
+				cr->ll[cr->rt[k].l].load += b * cr->rt[k].w;
 		}
 	}
 	return 0;
@@ -1861,7 +1929,7 @@ static int cr_mark_hot(cref *cr)
 			if (n < 0)
 				return n;
 			for (int k = 0; k < n; k++)
-				if (cr->load[cr->rt[k]] >= cr->hot_at) {
+				if (cr->ll[cr->rt[k].l].load >= cr->hot_at) {
 					hot[t] = hot[u] = 1;
 					break;
 				}
@@ -1906,7 +1974,7 @@ static bool cr_accept(cref *cr, bool ok)
 	double eps = 1e-9 * cr->M, dphi = 0;
 	int64_t freed = 0, reached = 0;
 	for (int64_t k = 0; k < cr->ntl && ok; k++) {
-		double now = cr->load[cr->tl[k]], was = cr->tl_old[k];
+		double now = cr->ll[cr->tl[k]].load, was = cr->tl_old[k];
 		if (now > cr->M + eps)
 			ok = false;
 		dphi += cr_potential(now, cr->Mref) - cr_potential(was, cr->Mref);
@@ -1926,56 +1994,84 @@ static bool cr_accept(cref *cr, bool ok)
 static void cr_undo(cref *cr)
 {
 	for (int64_t k = 0; k < cr->ntl; k++)
-		cr->load[cr->tl[k]] = cr->tl_old[k];
+		cr->ll[cr->tl[k]].load = cr->tl_old[k];
 }
 
-/* One trial: t moves from p to q, into a free slot (s2 < 0) or trading
- * places with s2.  Kept (*kept = true) when no touched link ends above the
- * largest load, the potential drops, and (keep_hops) hop-bytes do not grow;
- * otherwise undone.  So the maximum never grows and the potential falls
- * with every move: the refinement ends. */
+/* A sub-trial's changes undone, back to its task's removal (the nbase
+ * links touched then). */
+static void cr_sub_undo(cref *cr, int64_t nbase)
+{
+	for (int64_t k = cr->nsl - 1; k >= 0; k--)
+		cr->ll[cr->sl[k]].load = cr->sl_old[k];
+	for (int64_t k = nbase; k < cr->ntl; k++)
+		cr->ll[cr->tl[k]].stamp = -1;
+	cr->ntl = nbase;
+}
+
+/* One trial: t, whose edges are already off p (cr_improve_task: the nbase
+ * links touched, dhop0 their hop-bytes), moves to q, into a free slot
+ * (s2 < 0) or trading places with s2.  Kept (*kept = true) when no touched
+ * link ends above the largest load, the potential drops, and (keep_hops)
+ * hop-bytes do not grow; otherwise undone back to t's removal.  So the
+ * maximum never grows and the potential falls with every move: the
+ * refinement ends.  The loads are summed in the order of a trial that
+ * removed t's edges itself: the same result. */
 static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
-		       bool *kept)
+		       int64_t nbase, double dhop0, bool *kept)
 {
 	int32_t *map = cr->map;
-	int rc;
+	int rc = 0;
 	*kept = false;
-	cr->trial++;
-	cr->ntl = 0;
-	cr->dhop = 0;
+	cr->sub++;
+	cr->nsl = 0;
+	cr->in_sub = true;
 	cr->over = false;
+	cr->dhop = dhop0;
 	/* the edge t-s2 counts once, with t */
-	if ((rc = cr_edges(cr, t, -1, -1.0)) ||
-	    (s2 >= 0 && (rc = cr_edges(cr, s2, t, -1.0))))
-		return rc;
+	if (s2 >= 0 && (rc = cr_edges(cr, s2, t, -1.0)))
+		goto out;
 	map[t] = q;
 	if (s2 >= 0)
 		map[s2] = p;
 	if ((rc = cr_edges(cr, t, -1, 1.0)) ||
 	    (s2 >= 0 && !cr->over && (rc = cr_edges(cr, s2, t, 1.0))))
-		return rc;
+		goto out;
 	if (cr_accept(cr, !cr->over &&
 			  (!cr->keep_hops ||
 			   cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0)))) {
 		slots_move(&cr->st, t, p, q, s2);
 		*kept = true;
-		return 0;
+		goto out;
 	}
 	map[t] = p;
 	if (s2 >= 0)
 		map[s2] = q;
-	cr_undo(cr);
-	return 0;
+	cr_sub_undo(cr, nbase);
+out:
+	cr->in_sub = false;
+	return rc;
 }
 
 /* Try t's moves to the nodes of its neighbours (a free slot first, then
- * swaps with up to REFINE_SWAPS tasks there) until one is kept. */
+ * swaps with up to REFINE_SWAPS tasks there) until one is kept.  t's edges
+ * leave p once for all of them. */
 static int cr_improve_task(cref *cr, int32_t t)
 {
 	const struct tp_alloc *a = cr->c->a;
 	const int64_t *off = cr->st.off;
 	int32_t p = cr->map[t];
 	int ncand = cr_candidates(cr, t, p);
+	if (ncand == 0)
+		return 0;
+	cr->trial++;
+	cr->ntl = 0;
+	cr->dhop = 0;
+	cr->over = false;
+	int rc = cr_edges(cr, t, -1, -1.0);
+	if (rc)
+		return rc;
+	int64_t nbase = cr->ntl;
+	double dhop0 = cr->dhop;
 	bool done_t = false;
 	for (int ci = 0; ci < ncand && !done_t; ci++) {
 		int32_t q = cr->cand[ci];
@@ -1987,11 +2083,12 @@ static int cr_improve_task(cref *cr, int32_t t)
 			if (x >= off[q] && s2 < 0)
 				continue;
 			scanned++;
-			int rc = cr_try_move(cr, t, p, q, s2, &done_t);
-			if (rc)
+			if ((rc = cr_try_move(cr, t, p, q, s2, nbase, dhop0, &done_t)))
 				return rc;
 		}
 	}
+	if (!done_t)
+		cr_undo(cr);   /* t's edges back as they were */
 	return 0;
 }
 
