@@ -399,12 +399,17 @@ static struct heap_ent heap_pop(struct heap *h)
 	return top;
 }
 
+/* A lane's bandwidth left, and the weight of its unfrozen messages. */
+struct lane_left {
+	double R, N;
+};
+
 struct filling {
 	const struct flows *fl;
 	int64_t *lstart;     /* lane -> its flows (transposed) */
 	int64_t *lflows;
-	double *R, *N;       /* a lane's bandwidth left, the weight of its
-				unfrozen messages */
+	struct lane_left *ln;  /* per lane, side by side: the two are read
+				  together */
 	double *rate;        /* per message of a flow */
 	double *rem;         /* bytes left of each message */
 	bool *frozen, *done;  /* a done flow stays frozen */
@@ -431,8 +436,7 @@ static void filling_free(struct filling *s)
 {
 	free(s->lstart);
 	free(s->lflows);
-	free(s->R);
-	free(s->N);
+	free(s->ln);
 	free(s->rate);
 	free(s->rem);
 	free(s->frozen);
@@ -451,8 +455,7 @@ static int filling_init(struct filling *s, const struct flows *fl)
 	s->lstart = calloc(L + 1, sizeof *s->lstart);
 	s->lflows = tp__malloc_array((size_t)fl->start[fl->nflows] + 1,
 				     sizeof *s->lflows);
-	s->R = tp__malloc_array(L, sizeof *s->R);
-	s->N = tp__malloc_array(L, sizeof *s->N);
+	s->ln = tp__malloc_array(L, sizeof *s->ln);
 	s->rate = tp__malloc_array(F, sizeof *s->rate);
 	s->rem = tp__malloc_array(F, sizeof *s->rem);
 	s->frozen = calloc(F, sizeof *s->frozen);
@@ -460,7 +463,7 @@ static int filling_init(struct filling *s, const struct flows *fl)
 	s->live = tp__malloc_array(F, sizeof *s->live);
 	s->pend = tp__malloc_array(L, sizeof *s->pend);
 	s->pend2 = tp__malloc_array(L, sizeof *s->pend2);
-	if (!s->lstart || !s->lflows || !s->R || !s->N || !s->rate || !s->rem ||
+	if (!s->lstart || !s->lflows || !s->ln || !s->rate || !s->rem ||
 	    !s->frozen || !s->done || !s->live || !s->pend || !s->pend2)
 		return TP_ENOMEM;
 	for (int64_t f = 0; f < fl->nflows; f++)
@@ -485,31 +488,33 @@ static int filling_init(struct filling *s, const struct flows *fl)
 
 /* The n entries of a by key, ties in their order (by lane when a is):
  * least significant byte first, on the keys' bits (positive doubles
- * order as their bits do); tmp as large as a.  Returns the sorted copy
- * (a or tmp).  Linear: a round's lanes were pushed one by one onto the
- * heap and most popped again, 55 % of a prediction's time. */
+ * order as their bits do), a byte the same in every key skipped; tmp as
+ * large as a.  Returns the sorted copy (a or tmp).
+ * Linear: a round's lanes were pushed one by one onto a heap and most
+ * popped again, 55 % of a prediction's time. */
 static struct heap_ent *sort_by_key(struct heap_ent *a, struct heap_ent *tmp,
 				    size_t n)
 {
-	for (int shift = 0; shift < 64; shift += 8) {
+	const int bits = 8;
+	const size_t radix = (size_t)1 << bits;
+	for (int shift = 0; shift < 64; shift += bits) {
 		size_t count[257] = { 0 };
 		for (size_t i = 0; i < n; i++) {
 			uint64_t b;
 			memcpy(&b, &a[i].key, sizeof b);
-			count[((b >> shift) & 255) + 1]++;
+			count[((b >> shift) & (radix - 1)) + 1]++;
 		}
 		bool one = false;
-		for (int d = 1; d <= 256; d++)
-			if (count[d] == n)
-				one = true;
+		for (size_t d = 1; d <= radix && !one; d++)
+			one = count[d] == n;
 		if (one)
-			continue;    /* this byte is the same in every key */
-		for (int d = 1; d <= 256; d++)
+			continue;    /* this digit is the same in every key */
+		for (size_t d = 1; d <= radix; d++)
 			count[d] += count[d - 1];
 		for (size_t i = 0; i < n; i++) {
 			uint64_t b;
 			memcpy(&b, &a[i].key, sizeof b);
-			tmp[count[(b >> shift) & 255]++] = a[i];
+			tmp[count[(b >> shift) & (radix - 1)]++] = a[i];
 		}
 		struct heap_ent *x = a;
 		a = tmp;
@@ -551,8 +556,8 @@ static int fair_rates(struct filling *s, int64_t *work)
 	if (s->ndone > s->nlive / 4)
 		compact_lanes(s);
 	for (int32_t l = 0; l < fl->nlanes; l++) {
-		s->R[l] = fl->bw[l];
-		s->N[l] = 0;
+		s->ln[l].R = fl->bw[l];
+		s->ln[l].N = 0;
 	}
 	int64_t live = 0;   /* flows not yet frozen: none, and the rest of the
 			       heap has nothing to give */
@@ -564,14 +569,14 @@ static int fair_rates(struct filling *s, int64_t *work)
 			continue;
 		live++;
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
-			s->N[fl->lanes[k]] += fl->mult[f] * fl->w[f];
+			s->ln[fl->lanes[k]].N += fl->mult[f] * fl->w[f];
 		*work += fl->start[f + 1] - fl->start[f];
 	}
 	s->h.n = 0;
 	size_t np = 0;
 	for (int32_t l = 0; l < fl->nlanes; l++)
-		if (s->N[l] > 0)
-			s->pend[np++] = (struct heap_ent){ s->R[l] / s->N[l], l };
+		if (s->ln[l].N > 0)
+			s->pend[np++] = (struct heap_ent){ s->ln[l].R / s->ln[l].N, l };
 	const struct heap_ent *pend = sort_by_key(s->pend, s->pend2, np);
 	size_t next = 0;
 	/* a lane's share only grows as flows freeze elsewhere (each freezes at
@@ -586,9 +591,9 @@ static int fair_rates(struct filling *s, int64_t *work)
 		else
 			top = pend[next++];
 		int32_t l = top.lane;
-		if (!(s->N[l] > 1e-9))
+		if (!(s->ln[l].N > 1e-9))
 			continue;    /* its flows all frozen */
-		double share = s->R[l] / s->N[l];
+		double share = s->ln[l].R / s->ln[l].N;
 		if (share > top.key) {
 			if (heap_push(&s->h, share, l))
 				return TP_ENOMEM;
@@ -605,12 +610,12 @@ static int fair_rates(struct filling *s, int64_t *work)
 			s->rate[f] = share * fl->w[f];
 			for (int64_t q = fl->start[f]; q < fl->start[f + 1]; q++) {
 				int32_t l2 = fl->lanes[q];
-				s->R[l2] -= fl->mult[f] * s->rate[f];
-				s->N[l2] -= fl->mult[f] * fl->w[f];
+				s->ln[l2].R -= fl->mult[f] * s->rate[f];
+				s->ln[l2].N -= fl->mult[f] * fl->w[f];
 			}
 			*work += fl->start[f + 1] - fl->start[f];
 		}
-		s->N[l] = 0;
+		s->ln[l].N = 0;
 	}
 	return TP_OK;
 }
