@@ -123,7 +123,7 @@ JOB
 	ok "$name: srun $args ($alloc) is placed on topology $topo ($kind), named in the report"
 	# the same mapping as the command computes from the same files and the
 	# plugstack's budget (cluster.sh: time_budget_ms=300)
-	want=$("$CLI" map --time-budget 300 --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
+	want=$("$CLI" map ${MAP_EXTRA:-} --time-budget 300 --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
 		--slurm-version "$V" --partition "$(sed -n 's/^PART=//p' "$err")" \
 		--nodes "$(sed -n 's/^NL=//p' "$err")" --tasks-per-node "$(sed -n 's/^TPN=//p' "$err")" \
 		--stencil "$(printf '%s\n' $args | sed -n 's/^--topo-stencil=//p')" \
@@ -137,7 +137,7 @@ JOB
 	# the baseline: Slurm's own layout is the one topoplace models
 	local plain slurm
 	plain=$(sort -n "$h/$(sed -n 's/^PLAIN=//p' "$err")" 2>/dev/null | awk '{print $2}' | paste -sd' ')
-	slurm=$("$CLI" map --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
+	slurm=$("$CLI" map ${MAP_EXTRA:-} --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
 		--slurm-version "$V" --partition "$(sed -n 's/^PART=//p' "$err")" \
 		--nodes "$(sed -n 's/^NL=//p' "$err")" --tasks-per-node "$(sed -n 's/^TPN=//p' "$err")" \
 		--stencil "$(printf '%s\n' $args | sed -n 's/^--topo-stencil=//p')" --policy block \
@@ -189,6 +189,61 @@ if start skeleton "nvl:nvl"; then
 	fi
 	placed skeleton-tree fabric tree "-N8 -n16" "--topo-stencil=4x4"
 	placed skeleton-block nvl block "-p nvl -N8 -n8" "--topo-stencil=4x2"
+fi
+# ------------------------------------ nodes only slurmctld places (live)
+# node7 and node8 have no Topology= in slurm.conf and are in no switch or
+# block of topology.yaml; `scontrol update NodeName=... Topology=` puts
+# them in leaf3 and nvl2 at run time, as a dynamic node's slurmd -Z --conf
+# "Topology=..." does: only slurmctld knows their place.  The plugin asks
+# it (slurm_load_topo in srun), the command too (map --slurm-live runs
+# scontrol show topology), and both place the job across them.
+export TP_NODE_TOPOLOGY="1,3=fabric:leaf1,nvl:nvl1 2,4=fabric:leaf2,nvl:nvl1 5,6=fabric:spine:leaf3,nvl:nvl2"
+if start skeleton "nvl:nvl"; then
+	SC="env SLURM_CONF=$DIR/etc/slurm.conf $prefix/bin/scontrol"
+	$SC update NodeName=node[7-8] Topology=fabric:leaf3,nvl:nvl2 > /tmp/topoplace-topology-live.upd 2>&1
+	live=$($SC show topology fabric 2>&1 | sed -n 's/^SwitchName=\(leaf3\) .*Nodes=\([^ ]*\).*/\1=\2/p')
+	if [ "$live" = "leaf3=node[5-8]" ]; then
+		ok "live: slurmctld has node7 and node8 in leaf3, which no file says ($live)"
+	else
+		bad "live: slurmctld has node7 and node8 in leaf3, which no file says" \
+			"[$live]" "$(cat /tmp/topoplace-topology-live.upd)"
+	fi
+	m=("$CLI" map --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf"
+	   --slurm-version "$V" --nodes "node[1-8]" --tasks-per-node 2 --stencil 4x4 --format hostfile)
+	# the files alone do not place node7: one line that names it
+	if ! "${m[@]}" > /tmp/topoplace-topology-live.map 2>&1 &&
+		grep -q "unknown node 'node7'" /tmp/topoplace-topology-live.map; then
+		ok "live: without slurmctld's view node7 has no place, said by name"
+	else
+		bad "live: without slurmctld's view node7 has no place, said by name" \
+			"$(cat /tmp/topoplace-topology-live.map)"
+	fi
+	# garbage as the view (a line cut short): one warning, nothing taken
+	printf 'SwitchName=leaf3 Level=0 LinkSpeed=1 Nodes=node[5-\n' > /tmp/topoplace-topology-live.bad
+	if ! "${m[@]}" --slurm-live=/tmp/topoplace-topology-live.bad > /tmp/topoplace-topology-live.map 2>&1 &&
+		grep -q "topology-live.bad:1: .*malformed hostlist.*topoplace takes no node's place" \
+			/tmp/topoplace-topology-live.map &&
+		grep -q "unknown node 'node7'" /tmp/topoplace-topology-live.map; then
+		ok "live: a view that is not Slurm's lines places nothing, with one warning"
+	else
+		bad "live: a view that is not Slurm's lines places nothing, with one warning" \
+			"$(cat /tmp/topoplace-topology-live.map)"
+	fi
+	export SLURM_CONF=$DIR/etc/slurm.conf TOPOPLACE_SCONTROL=$prefix/bin/scontrol
+	want=$("${m[@]}" --slurm-live 2>/dev/null | paste -sd' ')
+	case " $want " in
+	*" node7 "*" node8 "*|*" node8 "*" node7 "*) ok "live: map --slurm-live places the job across node7 and node8 ($want)" ;;
+	*) bad "live: map --slurm-live places the job across node7 and node8" \
+		"$("${m[@]}" --slurm-live 2>&1)" ;;
+	esac
+	MAP_EXTRA=--slurm-live placed skeleton-live fabric tree "-N8 -n16" "--topo-stencil=4x4"
+	if grep -q "unknown node\|not read" "$DIR/home/$TPUSER/skeleton-live.err"; then
+		bad "live: the plugin took node7's place from slurmctld" \
+			"$(cat "$DIR/home/$TPUSER/skeleton-live.err")"
+	else
+		ok "live: the plugin took node7's place from slurmctld"
+	fi
+	unset SLURM_CONF TOPOPLACE_SCONTROL
 fi
 unset TP_NODE_TOPOLOGY
 summary
