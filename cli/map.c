@@ -266,8 +266,13 @@ static int map_run(struct cli_map *mp)
 	finish_request(mp);
 	if ((rc = cli_map_live(mp)))
 		return rc;
-	if (tp_job_create_step(&mp->req, mp->distribution, &mp->job, &err) < 0)
+	if (tp_job_create_step(&mp->req, mp->distribution, &mp->job, &err) < 0) {
+		/* what the live view was refused for may be why a node has no
+		 * place: said before the error */
+		for (int i = 0; mp->live_conf && i < tp_conf_nwarnings(mp->live_conf); i++)
+			cli_note("warning: %s", tp_conf_warning(mp->live_conf, i));
 		return cli_report(NULL, &err);
+	}
 	if (mp->svg_node && (rc = cli_map_svg_check(mp)))
 		return rc;
 	if (tp_job_run(mp->job, &err) < 0) {

@@ -106,6 +106,7 @@ static int run_scontrol(const char *topology, char **out, size_t *len,
 		return -1;
 	}
 	if (pid == 0) {
+		setpgid(0, 0);   /* killed with whatever it starts */
 		dup2(pfd[1], STDOUT_FILENO);
 		close(pfd[0]);
 		close(pfd[1]);
@@ -128,8 +129,10 @@ static int run_scontrol(const char *topology, char **out, size_t *len,
 	close(pfd[1]);
 	int rc = read_all(pfd[0], now_ms() + LIVE_TIMEOUT_MS, out, len, why, wlen);
 	close(pfd[0]);
-	if (rc < 0)
+	if (rc < 0) {
+		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
+	}
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
@@ -199,8 +202,13 @@ int cli_map_live(struct cli_map *mp)
 			 topology ? " " : "", topology ? topology : "");
 		rc = run_scontrol(topology, &text, &len, why, sizeof why);
 	}
+	if (rc < 0 && *mp->live) {
+		free(topology);
+		return cli_usage_error("--slurm-live=%s: %s", mp->live, why);
+	}
 	if (rc < 0) {
-		/* no live view: the files alone, as without the option */
+		/* no live view from slurmctld: the files alone, as without the
+		 * option (and as the plugin does) */
 		cli_note("--slurm-live: %s: %s; nodes Slurm's files do not place "
 			 "keep Slurm's placement", what, why);
 		free(topology);
