@@ -114,7 +114,7 @@ static void make_request(const struct tpk_site *site,
  * "Topology=..."): loaded here so that slurmctld is asked only then.
  * NULL: tp_job_create loads it (and says what is wrong with it). */
 static tp_conf *load_conf(const tp_job_request *q, const struct tpk_step *s,
-			  struct tpk_result *r)
+			  char *why, size_t wlen)
 {
 	tp_conf_slurm sl = { q->slurm_conf, q->partition, NULL, q->slurm_version };
 	tp_conf *c = NULL;
@@ -132,15 +132,13 @@ static tp_conf *load_conf(const tp_job_request *q, const struct tpk_step *s,
 	}
 	int used = tp_conf_slurm_topology_used(c);
 	const char *topo = used >= 0 ? tp_conf_slurm_topology(c, used) : NULL;
-	char why[TPK_LINE_MAX] = "";
 	size_t len = 0;
-	char *text = tpk_slurm_topology_text(topo, &len, why, sizeof why);
+	char *text = tpk_slurm_topology_text(topo, &len, why, wlen);
 	tp_conf *live = NULL;
-	if (!text) {
-		add_line(r, "topoplace: slurmctld's topology not read: %s", why);
-	} else if (tp_conf_load_slurm_live(q->conf_path, &sl, text, len, topo,
-					   "slurmctld's topology (slurm_load_topo)",
-					   &live, &err) < 0) {
+	if (text && tp_conf_load_slurm_live(q->conf_path, &sl, text, len, topo,
+					    "slurmctld's topology (slurm_load_topo)",
+					    &live, &err) < 0) {
+		snprintf(why, wlen, "%s", err.msg);
 		live = NULL;
 	}
 	free(text);
@@ -390,13 +388,18 @@ void tpk_place(const struct tpk_site *site, const struct tpk_hints *hints,
 	tp_job_request q;
 	char slurm_conf[TPK_PATH_MAX];
 	make_request(site, hints, step, &in, &q, slurm_conf, sizeof slurm_conf);
-	conf = load_conf(&q, step, res);
+	char live_why[TPK_LINE_MAX] = "";
+	conf = load_conf(&q, step, live_why, sizeof live_why);
 	q.conf = conf;
 	tp_error err;
 	tp_error_clear(&err);
 	if (tp_job_create_step(&q, step->distribution, &job, &err) < 0 ||
 	    tp_job_run(job, &err) < 0) {
 		fail(res, err.msg[0] ? err.msg : tp_strerror(err.code));
+		/* why slurmctld could not say where the node is */
+		if (live_why[0])
+			add_line(res, "topoplace: slurmctld's topology not read: %s",
+				 live_why);
 		goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -244,6 +244,20 @@ if start skeleton "nvl:nvl"; then
 		ok "live: the plugin took node7's place from slurmctld"
 	fi
 	unset SLURM_CONF TOPOPLACE_SCONTROL
+	# a view the plugin must not trust (SLURM_TOPO_LEN cuts Slurm's lines
+	# short): not read; the step runs with Slurm's placement and one line
+	# names the node without a place, another says why
+	as_user "SLURM_TOPO_LEN=20 timeout 120 salloc -Q -N8 srun -n8 --topo-stencil=4x2 --topo-report hostname > topo-len.out 2> topo-len.err"
+	rc=$?
+	e=$DIR/home/$TPUSER/topo-len.err
+	if [ $rc = 0 ] && [ "$(wc -l < "$DIR/home/$TPUSER/topo-len.out")" = 8 ] &&
+		grep -q "^topoplace: error: SLURM_JOB_NODELIST: unknown node 'node[78]'; Slurm's placement is kept" "$e" &&
+		grep -q "^topoplace: slurmctld's topology not read: SLURM_TOPO_LEN is set" "$e"; then
+		ok "live: with SLURM_TOPO_LEN the view is not read; Slurm's placement, the node named"
+	else
+		bad "live: with SLURM_TOPO_LEN the view is not read; Slurm's placement, the node named" \
+			"rc $rc" "$(cat "$e")"
+	fi
 fi
 unset TP_NODE_TOPOLOGY
 summary
