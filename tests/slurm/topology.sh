@@ -15,7 +15,11 @@
 # one, as NVIDIA's topograph writes for GB200 racks), and a 4x2x1 torus3d
 # with a ring partition; and a skeleton (switches and blocks without
 # nodes) whose nodes slurm.conf's NodeName=... Topology= places, checked
-# against slurmctld's own view (scontrol show topology).  Each srun is
+# against slurmctld's own view (scontrol show topology); the same skeleton
+# with two nodes only slurmctld places (scontrol update ... Topology=, as a
+# dynamic node's slurmd -Z --conf does), which the plugin and map
+# --slurm-live take from slurmctld's live view; and topology.conf with
+# NodeName=... Topology=default:leaf2 (25.11 and later).  Each srun is
 # also run with --topo-policy=none: Slurm's own layout must be the
 # baseline topoplace models (topoplace map --policy block with the same
 # files).
@@ -114,7 +118,7 @@ JOB
 	local rc=$? got want
 	local out=$h/$name.out err=$h/$name.err
 	got=$(sort -n "$out" 2>/dev/null | awk '{print $2}' | paste -sd' ')
-	if [ $rc != 0 ] || ! grep -q "^topoplace: note: network: Slurm's topology $topo ($kind) of $DIR/etc/topology.yaml" "$err" ||
+	if [ $rc != 0 ] || ! grep -q "^topoplace: note: network: Slurm's topology $topo ($kind) of ${TOPO_FILE:-$DIR/etc/topology.yaml}" "$err" ||
 		! grep -q "^topoplace: policy " "$err"; then
 		bad "$name: srun $args ($alloc) is placed on topology $topo ($kind), named in the report" \
 			"rc $rc" "$(cat "$err")"
@@ -260,5 +264,39 @@ if start skeleton "nvl:nvl"; then
 	fi
 fi
 unset TP_NODE_TOPOLOGY
+# ----------------------------- topology.conf, nodes moved by Topology=
+# slurmctld loads topology.conf as the topology "default", and slurm.conf's
+# NodeName=... Topology=default:UNIT moves nodes in it as in topology.yaml
+# (Slurm 25.11 and later): node1 and node2 leave leaf1 for leaf2.
+case " ${TP_TOPOLOGY_ONLY:-conf} " in *" conf "*)
+	bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop >/dev/null 2>&1
+	unset TP_TOPOLOGY_YAML
+	export TP_NODE_TOPOLOGY="1,2=default:leaf2" TP_PARTITIONS=""
+	if bash "$HERE/cluster.sh" start > /tmp/topoplace-topology-conf.start 2>&1; then
+		live=$(env SLURM_CONF="$DIR/etc/slurm.conf" "$prefix/bin/scontrol" show topology 2>&1 |
+			sed -n 's/^SwitchName=\(leaf[0-9]\) .*Nodes=\([^ ]*\).*/\1=\2/p' | sort | paste -sd' ')
+		if [ "$live" = "leaf1=node[3-4] leaf2=node[1-2,5-8]" ]; then
+			ok "conf: slurmctld moves node1 and node2 to leaf2 of topology.conf ($live)"
+		else
+			bad "conf: slurmctld moves node1 and node2 to leaf2 of topology.conf" "[$live]"
+		fi
+		if "$CLI" check-config --slurm-conf "$DIR/etc/slurm.conf" "$DIR/etc/topoplace.conf" \
+			> /tmp/topoplace-topology-conf.check 2>&1 &&
+			grep -q "placed by slurm.conf's Topology=: 2 nodes" /tmp/topoplace-topology-conf.check; then
+			ok "conf: check-config says slurm.conf's Topology= placed 2 nodes"
+		else
+			bad "conf: check-config says slurm.conf's Topology= placed 2 nodes" \
+				"$(cat /tmp/topoplace-topology-conf.check)"
+		fi
+		TOPO_FILE=$DIR/etc/topology.conf placed conf-joined default tree "-N8 -n16" "--topo-stencil=4x4"
+		TOPO_FILE=$DIR/etc/topology.conf placed conf-joined-cyclic default tree "-N8 -n8" "--topo-stencil=4x2"
+	else
+		bad "conf: the cluster starts with topology.conf and Topology=default:leaf2" \
+			"$(tail -5 /tmp/topoplace-topology-conf.start)" \
+			"$(grep -i -m3 'topolog\|error\|fatal' "$DIR/log/slurmctld.log" 2>/dev/null)"
+	fi
+	unset TP_NODE_TOPOLOGY
+	;;
+esac
 summary
 [ "$fail" = 0 ]
