@@ -255,6 +255,7 @@ FUZZ_TARGETS = \
 	json_graph \
 	node_xml \
 	slurm_conf \
+	slurm_live \
 	slurm_order \
 	stencil \
 	topology \
