@@ -151,6 +151,7 @@ CORE_SRC = $(addprefix core/src/, \
 	pattern/stencil.c \
 	slurm/slurm_conf.c \
 	slurm/slurm_join.c \
+	slurm/slurm_live.c \
 	slurm/slurm_order.c \
 	slurm/slurm_topology.c \
 	slurm/slurm_yaml.c \
@@ -172,6 +173,7 @@ CLI_SRC = $(addprefix cli/, \
 	map_svg.c \
 	node_info.c \
 	output.c \
+	slurm_live.c \
 )
 # What both front ends share (frontend/launch.h, frontend/svg.h): the
 # --topo-* options and Slurm's lists (topoplace bind reads them as the plugin
@@ -253,6 +255,7 @@ FUZZ_TARGETS = \
 	json_graph \
 	node_xml \
 	slurm_conf \
+	slurm_live \
 	slurm_order \
 	stencil \
 	topology \

@@ -110,8 +110,13 @@ struct cli_map {
 	enum cli_format format;
 	bool compare, explain;
 	char *nodes_buf;           /* --nodes @FILE */
+	const char *live;          /* --slurm-live[=FILE]: "" runs scontrol */
+	tp_conf *live_conf;        /* the config loaded with it */
 	tp_job *job;
 };
+/* --slurm-live: the config with slurmctld's live view into mp->req.conf
+ * (slurm_live.c); 0 or an exit status. */
+int cli_map_live(struct cli_map *mp);
 
 int cli_map_hostfile(const struct cli_map *mp);
 int cli_map_json(const struct cli_map *mp);

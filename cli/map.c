@@ -14,7 +14,7 @@ enum {
 	OPT_SEED = 256, OPT_SEARCH, OPT_PARTS, OPT_THREADS, OPT_COMPARE,
 	OPT_EXPLAIN, OPT_GPU_MATRIX, OPT_NODE_TOPOLOGY, OPT_GPT, OPT_GPU_LINKS,
 	OPT_GPU_SELECT, OPT_NODE, OPT_SLURM_CONF, OPT_SLURM_VERSION,
-	OPT_PARTITION, OPT_DISTRIBUTION,
+	OPT_PARTITION, OPT_DISTRIBUTION, OPT_SLURM_LIVE,
 };
 
 static const struct option map_opts[] = {
@@ -44,6 +44,7 @@ static const struct option map_opts[] = {
 	{ "slurm-conf", required_argument, NULL, OPT_SLURM_CONF },
 	{ "slurm-version", required_argument, NULL, OPT_SLURM_VERSION },
 	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "slurm-live", optional_argument, NULL, OPT_SLURM_LIVE },
 	{ "distribution", required_argument, NULL, OPT_DISTRIBUTION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -153,6 +154,11 @@ static int map_option(struct cli_map *mp, int c, const char *arg)
 			return cli_usage_error("--partition: empty name");
 		r->partition = arg;
 		break;
+	case OPT_SLURM_LIVE:
+		if (arg && !*arg)
+			return cli_usage_error("--slurm-live=: empty file name");
+		mp->live = arg ? arg : "";
+		break;
 	case OPT_DISTRIBUTION:
 		/* srun's -m: checked by the core (tp_job_create_step) */
 		if (!*arg)
@@ -258,8 +264,15 @@ static int map_run(struct cli_map *mp)
 	if (mp->nodes_buf)
 		mp->nodes = mp->nodes_buf;
 	finish_request(mp);
-	if (tp_job_create_step(&mp->req, mp->distribution, &mp->job, &err) < 0)
+	if ((rc = cli_map_live(mp)))
+		return rc;
+	if (tp_job_create_step(&mp->req, mp->distribution, &mp->job, &err) < 0) {
+		/* what the live view was refused for may be why a node has no
+		 * place: said before the error */
+		for (int i = 0; mp->live_conf && i < tp_conf_nwarnings(mp->live_conf); i++)
+			cli_note("warning: %s", tp_conf_warning(mp->live_conf, i));
 		return cli_report(NULL, &err);
+	}
 	if (mp->svg_node && (rc = cli_map_svg_check(mp)))
 		return rc;
 	if (tp_job_run(mp->job, &err) < 0) {
@@ -305,6 +318,7 @@ int cli_cmd_map(int argc, char **argv)
 	if (!rc)
 		rc = map_run(&mp);
 	tp_job_destroy(mp.job);
+	tp_conf_destroy(mp.live_conf);
 	free(mp.nodes_buf);
 	return rc;
 }

@@ -109,6 +109,45 @@ static void make_request(const struct tpk_site *site,
 	q->what.policy = "--topo-policy";
 }
 
+/* The config, with slurmctld's live view when a node of the job is in
+ * none of Slurm's files (a dynamic node that joined with slurmd -Z --conf
+ * "Topology=..."): loaded here so that slurmctld is asked only then.
+ * NULL: tp_job_create loads it (and says what is wrong with it). */
+static tp_conf *load_conf(const tp_job_request *q, const struct tpk_step *s,
+			  char *why, size_t wlen)
+{
+	tp_conf_slurm sl = { q->slurm_conf, q->partition, NULL, q->slurm_version };
+	tp_conf *c = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	if (tp_conf_load_slurm(q->conf_path, &sl, &c, &err) < 0)
+		return NULL;
+	if (!s->live || !tp_conf_network_source(c))
+		return c;
+	tp_alloc *a = NULL;
+	if (tp_alloc_from_hostlist(tp_conf_machine(c), q->nodes, 1, "nodes", &a,
+				   &err) == 0 || err.code != TP_ENOENT) {
+		tp_alloc_destroy(a);
+		return c;
+	}
+	int used = tp_conf_slurm_topology_used(c);
+	const char *topo = used >= 0 ? tp_conf_slurm_topology(c, used) : NULL;
+	size_t len = 0;
+	char *text = tpk_slurm_topology_text(topo, &len, why, wlen);
+	tp_conf *live = NULL;
+	if (text && tp_conf_load_slurm_live(q->conf_path, &sl, text, len, topo,
+					    "slurmctld's topology (slurm_load_topo)",
+					    &live, &err) < 0) {
+		snprintf(why, wlen, "%s", err.msg);
+		live = NULL;
+	}
+	free(text);
+	if (!live)
+		return c;
+	tp_conf_destroy(c);
+	return live;
+}
+
 /* "auto (geometric+refine)", or the policy's name. */
 static void label(const tp_job *job, char *out, size_t len)
 {
@@ -334,6 +373,7 @@ void tpk_place(const struct tpk_site *site, const struct tpk_hints *hints,
 	struct inputs in;
 	memset(&in, 0, sizeof in);
 	tp_job *job = NULL;
+	tp_conf *conf = NULL;
 	if (tpk_hints_policy_none(hints)) {
 		if (hints->report)
 			add_line(res, "topoplace: policy none; " KEPT);
@@ -348,11 +388,18 @@ void tpk_place(const struct tpk_site *site, const struct tpk_hints *hints,
 	tp_job_request q;
 	char slurm_conf[TPK_PATH_MAX];
 	make_request(site, hints, step, &in, &q, slurm_conf, sizeof slurm_conf);
+	char live_why[TPK_LINE_MAX] = "";
+	conf = load_conf(&q, step, live_why, sizeof live_why);
+	q.conf = conf;
 	tp_error err;
 	tp_error_clear(&err);
 	if (tp_job_create_step(&q, step->distribution, &job, &err) < 0 ||
 	    tp_job_run(job, &err) < 0) {
 		fail(res, err.msg[0] ? err.msg : tp_strerror(err.code));
+		/* why slurmctld could not say where the node is */
+		if (live_why[0])
+			add_line(res, "topoplace: slurmctld's topology not read: %s",
+				 live_why);
 		goto out;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -378,6 +425,7 @@ out:
 		res->hostfile[0] = '\0';
 	}
 	tp_job_destroy(job);
+	tp_conf_destroy(conf);
 	free(in.graph);
 	free(in.gpu_matrix);
 }

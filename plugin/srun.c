@@ -301,6 +301,7 @@ static void place(const struct tpk_site *site, const struct tpk_srun_args *args)
 		.tag = tag,
 		.picture = pic ? picture : NULL,
 		.cred = { .drop = false },       /* srun runs as the user */
+		.live = true,                    /* srun may ask slurmctld */
 	};
 	step_facts(args, &step, capacity, sizeof capacity);
 	char key[17];

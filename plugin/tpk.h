@@ -76,6 +76,11 @@ void tpk_request_budget(const struct tpk_site *s, tp_job_request *q);
 unsigned tpk_slurm_version(void);
 /* The slurm.conf whose topology decides Slurm's own task order. */
 void tpk_slurm_conf_path(const struct tpk_site *site, char *out, size_t len);
+/* slurmctld's live view of topology (NULL: the default) as the lines
+ * `scontrol show topology` prints, through the libslurm of the process
+ * (srun): malloc'ed text and its length, or NULL with why. */
+char *tpk_slurm_topology_text(const char *topology, size_t *len, char *why,
+			      size_t wlen);
 
 /* ---- srun_args.c: srun's command line ---- */
 
@@ -182,6 +187,9 @@ struct tpk_step {
 	struct tpk_cred cred;
 	/* the names of the inputs, for messages */
 	const char *ntasks_what, *slots_what;
+	/* may ask slurmctld where nodes the files do not place are (srun:
+	 * one RPC, only when such a node is in the job) */
+	bool live;
 };
 
 enum tpk_status {

@@ -49,6 +49,17 @@ int32_t tp__names_find(const struct tp__names *t, char *const *names,
 int tp__names_add(struct tp__names *t, uint32_t h, int32_t idx);
 char *tp__names_store(struct tp__names *t, const char *name);
 void tp__names_free(struct tp__names *t);
+/* A set of distinct names in the order first added (slurm.conf's nodes,
+ * the nodes a topology places): the names and their index. */
+struct tp__name_set {
+	struct tp__names set;
+	char **names;
+	size_t n, cap;
+};
+/* Add name unless present: TP_OK, or TP_ENOMEM. */
+int tp__name_set_add(struct tp__name_set *s, const char *name);
+bool tp__name_set_has(const struct tp__name_set *s, const char *name);
+void tp__name_set_free(struct tp__name_set *s);
 /* The count of router (created with add), or NULL. */
 int32_t *tp__routers_slot(struct tp__routers *t, int64_t router, bool add);
 /* Call fn for every router with nodes; stops at the first non-zero. */
@@ -548,8 +559,13 @@ int tp__slurm_dist_parse(const char *text, const char *what,
 /* Everything but the task count: fails only on a bad distribution (a
  * slurm.conf that does not read is the hostlist's order, index_how says
  * why). */
+struct tp__slurm_live;   /* slurmctld's live view (slurm_topo.h), or NULL */
+/* The live view a config was loaded with (tp_conf_load_slurm_live), or
+ * NULL: Slurm's layout of a job's tasks reads the same topology. */
+const struct tp__slurm_live *tp__conf_live(const tp_conf *c);
 int tp__slurm_layout_load(const char *slurm_conf, const char *partition,
-			  unsigned version, const char *distribution,
+			  unsigned version, const struct tp__slurm_live *live,
+			  const char *distribution,
 			  const char *what, const tp_alloc *a,
 			  struct tp__slurm_layout *L, tp_error *err);
 void tp__slurm_layout_free(struct tp__slurm_layout *L);

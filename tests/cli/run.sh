@@ -1527,5 +1527,45 @@ fails2 "check-config: Slurm knows no network (flat), said" \
 	"no topology.yaml beside $tmp/st/slurm.conf, and TopologyPlugin=topology/flat (Slurm's default): no network topology" - \
 	check-config --slurm-conf "$tmp/st/slurm.conf" "$tmp/st/tp.conf"
 
+# --- map --slurm-live: nodes only slurmctld places (a dynamic node) ---
+mkdir -p "$tmp/live"
+printf -- '- topology: fabric\n  tree:\n    switches:\n      - switch: spine\n        children: leaf[1-2]\n      - switch: leaf1\n        nodes: node[1-2]\n      - switch: leaf2\n' \
+	>"$tmp/live/topology.yaml"
+printf 'NodeName=node[1-2]\nPartitionName=p Nodes=ALL Default=YES\n' >"$tmp/live/slurm.conf"
+: >"$tmp/live/tp.conf"
+printf 'SwitchName=spine Level=1 LinkSpeed=1 Nodes=node[1-4] Switches=leaf[1-2]\nSwitchName=leaf1 Level=0 LinkSpeed=1 Nodes=node[1-2]\nSwitchName=leaf2 Level=0 LinkSpeed=1 Nodes=node[3-4]\n' \
+	>"$tmp/live/view"
+printf '#!/bin/sh\n[ "$*" = "show topology fabric" ] && cat %s\n' "$tmp/live/view" >"$tmp/live/scontrol"
+printf '#!/bin/sh\nsleep 30\n' >"$tmp/live/hang"
+printf 'SwitchName=leaf2 Level=0 LinkSpeed=1 Nodes=node[3-\n' >"$tmp/live/bad"
+chmod +x "$tmp/live/scontrol" "$tmp/live/hang"
+set -- map --config "$tmp/live/tp.conf" --slurm-conf "$tmp/live/slurm.conf" --nodes 'node[1-4]' -n 8 --policy block
+fails2 "map: a node no file places, without --slurm-live: named" "--nodes: unknown node 'node3'" - "$@"
+tp "$@" --slurm-live="$tmp/live/view"
+if check0 "map --slurm-live=FILE" && [ "$(paste -sd' ' "$tmp/out")" = "node1 node1 node2 node2 node3 node3 node4 node4" ]
+then ok "map --slurm-live=FILE: the nodes slurmctld places (saved view) are placed"
+else no "map --slurm-live=FILE" "$(cat "$tmp/out" "$tmp/err")"; fi
+TOPOPLACE_SCONTROL="$tmp/live/scontrol" tp "$@" --slurm-live
+if check0 "map --slurm-live" && [ "$(paste -sd' ' "$tmp/out")" = "node1 node1 node2 node2 node3 node3 node4 node4" ]
+then ok "map --slurm-live: scontrol show topology fabric's nodes are placed"
+else no "map --slurm-live" "$(cat "$tmp/out" "$tmp/err")"; fi
+tp "$@" --slurm-live="$tmp/live/bad"
+if [ "$rc" = 2 ] && grep -q "^topoplace: note: warning: $tmp/live/bad:1: Nodes=: malformed hostlist.*topoplace takes no node's place from it" "$tmp/err" &&
+	grep -q "^topoplace: --nodes: unknown node 'node3'" "$tmp/err"
+then ok "map --slurm-live=FILE: garbage places nothing, one warning names its line"
+else no "map --slurm-live=FILE garbage" "rc $rc: $(cat "$tmp/err")"; fi
+TOPOPLACE_SCONTROL="$tmp/live/nosuch" tp "$@" --slurm-live
+if [ "$rc" = 2 ] && grep -q "^topoplace: note: --slurm-live: scontrol show topology fabric: scontrol not found" "$tmp/err"
+then ok "map --slurm-live without scontrol: said, the files alone"
+else no "map --slurm-live without scontrol" "rc $rc: $(cat "$tmp/err")"; fi
+fails2 "map --slurm-live= (empty)" "--slurm-live=: empty file name" - "$@" --slurm-live=
+fails2 "map --slurm-live=FIFO" "not a regular file" - "$@" --slurm-live="$tmp/nodes.fifo"
+if [ -n "${TP_CLI_SLOW:-}" ]; then
+	TOPOPLACE_SCONTROL="$tmp/live/hang" tp "$@" --slurm-live
+	if grep -q "no answer within 15 s" "$tmp/err"
+	then ok "map --slurm-live: a controller that does not answer stops it in 15 s"
+	else no "map --slurm-live hang" "rc $rc: $(cat "$tmp/err")"; fi
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

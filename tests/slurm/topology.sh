@@ -15,7 +15,11 @@
 # one, as NVIDIA's topograph writes for GB200 racks), and a 4x2x1 torus3d
 # with a ring partition; and a skeleton (switches and blocks without
 # nodes) whose nodes slurm.conf's NodeName=... Topology= places, checked
-# against slurmctld's own view (scontrol show topology).  Each srun is
+# against slurmctld's own view (scontrol show topology); the same skeleton
+# with two nodes only slurmctld places (scontrol update ... Topology=, as a
+# dynamic node's slurmd -Z --conf does), which the plugin and map
+# --slurm-live take from slurmctld's live view; and topology.conf with
+# NodeName=... Topology=default:leaf2 (25.11 and later).  Each srun is
 # also run with --topo-policy=none: Slurm's own layout must be the
 # baseline topoplace models (topoplace map --policy block with the same
 # files).
@@ -114,7 +118,7 @@ JOB
 	local rc=$? got want
 	local out=$h/$name.out err=$h/$name.err
 	got=$(sort -n "$out" 2>/dev/null | awk '{print $2}' | paste -sd' ')
-	if [ $rc != 0 ] || ! grep -q "^topoplace: note: network: Slurm's topology $topo ($kind) of $DIR/etc/topology.yaml" "$err" ||
+	if [ $rc != 0 ] || ! grep -q "^topoplace: note: network: Slurm's topology $topo ($kind) of ${TOPO_FILE:-$DIR/etc/topology.yaml}" "$err" ||
 		! grep -q "^topoplace: policy " "$err"; then
 		bad "$name: srun $args ($alloc) is placed on topology $topo ($kind), named in the report" \
 			"rc $rc" "$(cat "$err")"
@@ -123,7 +127,7 @@ JOB
 	ok "$name: srun $args ($alloc) is placed on topology $topo ($kind), named in the report"
 	# the same mapping as the command computes from the same files and the
 	# plugstack's budget (cluster.sh: time_budget_ms=300)
-	want=$("$CLI" map --time-budget 300 --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
+	want=$("$CLI" map ${MAP_EXTRA:-} --time-budget 300 --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
 		--slurm-version "$V" --partition "$(sed -n 's/^PART=//p' "$err")" \
 		--nodes "$(sed -n 's/^NL=//p' "$err")" --tasks-per-node "$(sed -n 's/^TPN=//p' "$err")" \
 		--stencil "$(printf '%s\n' $args | sed -n 's/^--topo-stencil=//p')" \
@@ -137,7 +141,7 @@ JOB
 	# the baseline: Slurm's own layout is the one topoplace models
 	local plain slurm
 	plain=$(sort -n "$h/$(sed -n 's/^PLAIN=//p' "$err")" 2>/dev/null | awk '{print $2}' | paste -sd' ')
-	slurm=$("$CLI" map --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
+	slurm=$("$CLI" map ${MAP_EXTRA:-} --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf" \
 		--slurm-version "$V" --partition "$(sed -n 's/^PART=//p' "$err")" \
 		--nodes "$(sed -n 's/^NL=//p' "$err")" --tasks-per-node "$(sed -n 's/^TPN=//p' "$err")" \
 		--stencil "$(printf '%s\n' $args | sed -n 's/^--topo-stencil=//p')" --policy block \
@@ -190,6 +194,109 @@ if start skeleton "nvl:nvl"; then
 	placed skeleton-tree fabric tree "-N8 -n16" "--topo-stencil=4x4"
 	placed skeleton-block nvl block "-p nvl -N8 -n8" "--topo-stencil=4x2"
 fi
+# ------------------------------------ nodes only slurmctld places (live)
+# node7 and node8 have no Topology= in slurm.conf and are in no switch or
+# block of topology.yaml; `scontrol update NodeName=... Topology=` puts
+# them in leaf3 and nvl2 at run time, as a dynamic node's slurmd -Z --conf
+# "Topology=..." does: only slurmctld knows their place.  The plugin asks
+# it (slurm_load_topo in srun), the command too (map --slurm-live runs
+# scontrol show topology), and both place the job across them.
+export TP_NODE_TOPOLOGY="1,3=fabric:leaf1,nvl:nvl1 2,4=fabric:leaf2,nvl:nvl1 5,6=fabric:spine:leaf3,nvl:nvl2"
+if start skeleton "nvl:nvl"; then
+	SC="env SLURM_CONF=$DIR/etc/slurm.conf $prefix/bin/scontrol"
+	$SC update NodeName=node[7-8] Topology=fabric:leaf3,nvl:nvl2 > /tmp/topoplace-topology-live.upd 2>&1
+	live=$($SC show topology fabric 2>&1 | sed -n 's/^SwitchName=\(leaf3\) .*Nodes=\([^ ]*\).*/\1=\2/p')
+	if [ "$live" = "leaf3=node[5-8]" ]; then
+		ok "live: slurmctld has node7 and node8 in leaf3, which no file says ($live)"
+	else
+		bad "live: slurmctld has node7 and node8 in leaf3, which no file says" \
+			"[$live]" "$(cat /tmp/topoplace-topology-live.upd)"
+	fi
+	m=("$CLI" map --config "$DIR/etc/topoplace.conf" --slurm-conf "$DIR/etc/slurm.conf"
+	   --slurm-version "$V" --nodes "node[1-8]" --tasks-per-node 2 --stencil 4x4 --format hostfile)
+	# the files alone do not place node7: one line that names it
+	if ! "${m[@]}" > /tmp/topoplace-topology-live.map 2>&1 &&
+		grep -q "unknown node 'node7'" /tmp/topoplace-topology-live.map; then
+		ok "live: without slurmctld's view node7 has no place, said by name"
+	else
+		bad "live: without slurmctld's view node7 has no place, said by name" \
+			"$(cat /tmp/topoplace-topology-live.map)"
+	fi
+	# garbage as the view (a line cut short): one warning, nothing taken
+	printf 'SwitchName=leaf3 Level=0 LinkSpeed=1 Nodes=node[5-\n' > /tmp/topoplace-topology-live.bad
+	if ! "${m[@]}" --slurm-live=/tmp/topoplace-topology-live.bad > /tmp/topoplace-topology-live.map 2>&1 &&
+		grep -q "topology-live.bad:1: .*malformed hostlist.*topoplace takes no node's place" \
+			/tmp/topoplace-topology-live.map &&
+		grep -q "unknown node 'node7'" /tmp/topoplace-topology-live.map; then
+		ok "live: a view that is not Slurm's lines places nothing, with one warning"
+	else
+		bad "live: a view that is not Slurm's lines places nothing, with one warning" \
+			"$(cat /tmp/topoplace-topology-live.map)"
+	fi
+	export SLURM_CONF=$DIR/etc/slurm.conf TOPOPLACE_SCONTROL=$prefix/bin/scontrol
+	want=$("${m[@]}" --slurm-live 2>/dev/null | paste -sd' ')
+	case " $want " in
+	*" node7 "*" node8 "*|*" node8 "*" node7 "*) ok "live: map --slurm-live places the job across node7 and node8 ($want)" ;;
+	*) bad "live: map --slurm-live places the job across node7 and node8" \
+		"$("${m[@]}" --slurm-live 2>&1)" ;;
+	esac
+	MAP_EXTRA=--slurm-live placed skeleton-live fabric tree "-N8 -n16" "--topo-stencil=4x4"
+	if grep -q "unknown node\|not read" "$DIR/home/$TPUSER/skeleton-live.err"; then
+		bad "live: the plugin took node7's place from slurmctld" \
+			"$(cat "$DIR/home/$TPUSER/skeleton-live.err")"
+	else
+		ok "live: the plugin took node7's place from slurmctld"
+	fi
+	unset SLURM_CONF TOPOPLACE_SCONTROL
+	# a view the plugin must not trust (SLURM_TOPO_LEN cuts Slurm's lines
+	# short): not read; the step runs with Slurm's placement and one line
+	# names the node without a place, another says why
+	as_user "SLURM_TOPO_LEN=20 timeout 120 salloc -Q -N8 srun -n8 --topo-stencil=4x2 --topo-report hostname > topo-len.out 2> topo-len.err"
+	rc=$?
+	e=$DIR/home/$TPUSER/topo-len.err
+	if [ $rc = 0 ] && [ "$(wc -l < "$DIR/home/$TPUSER/topo-len.out")" = 8 ] &&
+		grep -q "^topoplace: error: SLURM_JOB_NODELIST: unknown node 'node[78]'; Slurm's placement is kept" "$e" &&
+		grep -q "^topoplace: slurmctld's topology not read: SLURM_TOPO_LEN is set" "$e"; then
+		ok "live: with SLURM_TOPO_LEN the view is not read; Slurm's placement, the node named"
+	else
+		bad "live: with SLURM_TOPO_LEN the view is not read; Slurm's placement, the node named" \
+			"rc $rc" "$(cat "$e")"
+	fi
+fi
 unset TP_NODE_TOPOLOGY
+# ----------------------------- topology.conf, nodes moved by Topology=
+# slurmctld loads topology.conf as the topology "default", and slurm.conf's
+# NodeName=... Topology=default:UNIT moves nodes in it as in topology.yaml
+# (Slurm 25.11 and later): node1 and node2 leave leaf1 for leaf2.
+case " ${TP_TOPOLOGY_ONLY:-conf} " in *" conf "*)
+	bash "$HERE/cluster.sh" status >/dev/null 2>&1 && bash "$HERE/cluster.sh" stop >/dev/null 2>&1
+	unset TP_TOPOLOGY_YAML
+	export TP_NODE_TOPOLOGY="1,2=default:leaf2" TP_PARTITIONS=""
+	if bash "$HERE/cluster.sh" start > /tmp/topoplace-topology-conf.start 2>&1; then
+		live=$(env SLURM_CONF="$DIR/etc/slurm.conf" "$prefix/bin/scontrol" show topology 2>&1 |
+			sed -n 's/^SwitchName=\(leaf[0-9]\) .*Nodes=\([^ ]*\).*/\1=\2/p' | sort | paste -sd' ')
+		if [ "$live" = "leaf1=node[3-4] leaf2=node[1-2,5-8]" ]; then
+			ok "conf: slurmctld moves node1 and node2 to leaf2 of topology.conf ($live)"
+		else
+			bad "conf: slurmctld moves node1 and node2 to leaf2 of topology.conf" "[$live]"
+		fi
+		if "$CLI" check-config --slurm-conf "$DIR/etc/slurm.conf" "$DIR/etc/topoplace.conf" \
+			> /tmp/topoplace-topology-conf.check 2>&1 &&
+			grep -q "placed by slurm.conf's Topology=: 2 nodes" /tmp/topoplace-topology-conf.check; then
+			ok "conf: check-config says slurm.conf's Topology= placed 2 nodes"
+		else
+			bad "conf: check-config says slurm.conf's Topology= placed 2 nodes" \
+				"$(cat /tmp/topoplace-topology-conf.check)"
+		fi
+		TOPO_FILE=$DIR/etc/topology.conf placed conf-joined default tree "-N8 -n16" "--topo-stencil=4x4"
+		TOPO_FILE=$DIR/etc/topology.conf placed conf-joined-cyclic default tree "-N8 -n8" "--topo-stencil=4x2"
+	else
+		bad "conf: the cluster starts with topology.conf and Topology=default:leaf2" \
+			"$(tail -5 /tmp/topoplace-topology-conf.start)" \
+			"$(grep -i -m3 'topolog\|error\|fatal' "$DIR/log/slurmctld.log" 2>/dev/null)"
+	fi
+	unset TP_NODE_TOPOLOGY
+	;;
+esac
 summary
 [ "$fail" = 0 ]

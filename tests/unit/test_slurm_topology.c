@@ -686,6 +686,195 @@ START_TEST(skeleton_then_joined)
 }
 END_TEST
 
+/* tp_conf_load_slurm_live with load()'s files. */
+static int load_live(const char *live, const char *topology, const char *partition,
+		     tp_conf **c, tp_error *err)
+{
+	char sc[128], tc[128];
+	snprintf(sc, sizeof sc, "%s/slurm.conf", dir);
+	snprintf(tc, sizeof tc, "%s/tp.conf", dir);
+	put("tp.conf", "");
+	tp_error_clear(err);
+	tp_conf_slurm o = { .slurm_conf = sc, .partition = partition };
+	return tp_conf_load_slurm_live(tc, &o, live, live ? strlen(live) : 0, topology,
+				       "scontrol show topology", c, err);
+}
+
+/* A dynamic node (slurmd -Z --conf "Topology=t:l2") is in no file: only
+ * slurmctld's live view places it; nodes the files place keep their
+ * place whatever the view says, upper switches' Nodes= place nobody, and a
+ * leaf the file lacks joins under the switch above it. */
+START_TEST(live_tree)
+{
+	put("topology.yaml", "- topology: t\n  tree:\n    switches:\n"
+	    "      - switch: root\n        children: l[1-2]\n"
+	    "      - switch: l1\n        nodes: n[1-2]\n      - switch: l2\n");
+	put("slurm.conf", "NodeName=n[1-2]\nPartitionName=p Nodes=ALL Default=YES\n");
+	static const char view[] =
+		"SwitchName=root Level=1 LinkSpeed=1 Nodes=n[1-6] Switches=l[1-3]\n"
+		/* n1 where the file does not have it: the file wins */
+		"SwitchName=l1 Level=0 LinkSpeed=1 Nodes=n[2-3]\n"
+		"SwitchName=l2 Level=0 LinkSpeed=1 Nodes=n[1,4]\n"
+		/* a leaf slurmctld made under root */
+		"SwitchName=l3 Level=0 LinkSpeed=1 Nodes=n5\n";
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load_live(view, "t", NULL, &c, &err), 0);
+	const tp_machine *m = tp_conf_machine(c);
+	ck_assert_int_eq(tp_machine_node_count(m), 5);
+	char u[64];
+	ck_assert_str_eq(node_unit(c, "n1", u, sizeof u), "l1");
+	ck_assert_str_eq(node_unit(c, "n3", u, sizeof u), "l1");
+	ck_assert_str_eq(node_unit(c, "n4", u, sizeof u), "l2");
+	ck_assert_str_eq(node_unit(c, "n5", u, sizeof u), "l3");
+	/* n6: only under root, in no leaf */
+	ck_assert_str_eq(node_unit(c, "n6", u, sizeof u), "(none)");
+	ck_assert_int_eq(tp_machine_distance(m, tp_machine_find_node(m, "n5"),
+					     tp_machine_find_node(m, "n1")), 4);
+	ck_assert_int_eq(tp_conf_nwarnings(c), 0);
+	const char *src = tp_conf_network_source(c);
+	ck_assert_msg(strstr(src, "placed by slurmctld's live view: 3 nodes"), "%s", src);
+	tp_conf_destroy(c);
+
+	/* without the view: n3 to n5 are nowhere */
+	ck_assert_int_eq(load_live(NULL, NULL, NULL, &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 2);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* The skeleton of blocks: slurmctld's base blocks place the nodes,
+ * aggregated blocks do not; slurm.conf's Topology= comes first. */
+START_TEST(live_blocks)
+{
+	put("topology.yaml", "- topology: b\n  block:\n    block_sizes: [2]\n    blocks:\n"
+	    "      - block: b1\n      - block: b2\n");
+	put("slurm.conf", "NodeName=n1 Topology=b:b2\nNodeName=n[2-4]\n"
+	    "PartitionName=p Nodes=ALL Default=YES\n");
+	static const char view[] =
+		"BlockName=b1 BlockIndex=0 Nodes=n[1-2] BlockSize=2\n"
+		"BlockName=b2 BlockIndex=1 Nodes=n[3-4] BlockSize=2\n"
+		"AggregatedBlock=b[1-2] BlockIndex=0 Nodes=n[1-4] BlockSize=4\n";
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load_live(view, NULL, NULL, &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 4);
+	char u[64];
+	ck_assert_str_eq(node_unit(c, "n1", u, sizeof u), "b2");
+	ck_assert_str_eq(node_unit(c, "n2", u, sizeof u), "b1");
+	ck_assert_str_eq(node_unit(c, "n3", u, sizeof u), "b2");
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* Garbage from slurmctld (or what SLURM_TOPO_LEN cut short): one warning
+ * naming the line, and no node placed from it; the files' nodes stay. */
+static const char *const bad_views[][2] = {
+	{ "SwitchName=l1 Level=0 Nodes=n[3-", "malformed hostlist" },
+	{ "SwitchName=l1 Level=0 LinkSpeed=1 Nodes=n3 Bogus=1", "unknown key 'Bogus'" },
+	{ "slurm_load_topo error: Unable to contact slurm controller", "expected Key=Value" },
+	{ "SwitchName=l1 Nodes=n3", "SwitchName= without Level=" },
+	{ "SwitchName=l1 Level=x Nodes=n3", "not a number" },
+	{ "Nodes=n3 SwitchName=l1 Level=0", "not a SwitchName= line" },
+	{ "SwitchName=a:b Level=0 Nodes=n3", "not one switch name" },
+	{ "BlockName=b1 BlockIndex=0 Nodes=n3", "unknown key 'BlockName'" },
+	{ "SwitchName=l1 Level=0 Nodes=n3 Nodes=n4", "not one node list" },
+	{ "SwitchName=l1 Level=0 Nodes=n3\n\xff\xfe", "expected Key=Value" },
+};
+
+START_TEST(live_bad)
+{
+	put("topology.yaml", "- topology: t\n  tree:\n    switches:\n"
+	    "      - switch: root\n        children: l[1-2]\n"
+	    "      - switch: l1\n        nodes: n[1-2]\n      - switch: l2\n");
+	put("slurm.conf", "NodeName=n[1-2]\nPartitionName=p Nodes=ALL Default=YES\n");
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load_live(bad_views[_i][0], NULL, NULL, &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 2);
+	const char *w = warning_with(c, bad_views[_i][1]);
+	ck_assert_msg(w, "no warning with '%s'", bad_views[_i][1]);
+	ck_assert_msg(strstr(w, "scontrol show topology:") &&
+		      strstr(w, "topoplace takes no node's place from it") &&
+		      !strchr(w, '\n'), "%s", w);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* A unit the files do not know: slurmctld's own leaf under a switch the
+ * file lacks, a block the file lacks, a topology not in the file: one
+ * warning naming the nodes, which keep Slurm's placement. */
+START_TEST(live_unknown_unit)
+{
+	put("topology.yaml", "- topology: t\n  tree:\n    switches:\n"
+	    "      - switch: root\n        children: l1\n"
+	    "      - switch: l1\n        nodes: n[1-2]\n"
+	    "- topology: b\n  block:\n    blocks:\n      - block: b1\n        nodes: n[1-2]\n");
+	put("slurm.conf", "NodeName=n[1-2]\nPartitionName=p Nodes=ALL Default=YES\n"
+	    "PartitionName=q Nodes=ALL Topology=b\n");
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load_live("SwitchName=x9 Level=0 LinkSpeed=1 Nodes=n7\n",
+				   "t", NULL, &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 2);
+	ck_assert_ptr_nonnull(warning_with(c, "scontrol show topology:1: nodes n7 "
+					   "(slurmctld: t:x9): no switch x9 in topology t"));
+	tp_conf_destroy(c);
+	ck_assert_int_eq(load_live("BlockName=b7 BlockIndex=1 Nodes=n7 BlockSize=1\n",
+				   "b", "q", &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 2);
+	ck_assert_ptr_nonnull(warning_with(c, "nodes n7 (slurmctld: b:b7): no block b7 "
+					   "in topology b"));
+	tp_conf_destroy(c);
+	ck_assert_int_eq(load_live("SwitchName=l1 Level=0 Nodes=n7\n", "nosuch", NULL,
+				   &c, &err), 0);
+	ck_assert_ptr_nonnull(warning_with(c, "topology nosuch: not in"));
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 2);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* topology.conf is the topology "default", and slurmctld applies
+ * NodeName=... Topology=default:UNIT to it (topology_g_add_rm_node, 25.11
+ * and later): so does topoplace, for a tree and for blocks; and the live
+ * view places a dynamic node there too. */
+START_TEST(conf_topology_joined)
+{
+	put("topology.yaml", NULL);
+	put("topology.conf", "SwitchName=root Switches=l[1-2]\nSwitchName=l1 Nodes=n[1-2]\n"
+	    "SwitchName=l2\n");
+	put("slurm.conf", "TopologyPlugin=topology/tree\nNodeName=n[1-2]\n"
+	    "NodeName=n[3-4] Topology=default:l2\nNodeName=n5 Topology=default:root:l3\n"
+	    "NodeName=n6 Topology=default:nosuch\n"
+	    "PartitionName=p Nodes=ALL Default=YES\n");
+	tp_conf *c;
+	tp_error err;
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), 0);
+	char u[64];
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 5);
+	ck_assert_str_eq(node_unit(c, "n3", u, sizeof u), "l2");
+	ck_assert_str_eq(node_unit(c, "n5", u, sizeof u), "l3");
+	ck_assert_ptr_nonnull(warning_with(c, "NodeName=n6 Topology=default:nosuch: no "
+					   "switch nosuch in topology default"));
+	tp_conf_destroy(c);
+	/* n7 joined at run time, only slurmctld knows */
+	ck_assert_int_eq(load_live("SwitchName=l2 Level=0 LinkSpeed=1 Nodes=n[3-4,7]\n",
+				   NULL, NULL, &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 6);
+	ck_assert_str_eq(node_unit(c, "n7", u, sizeof u), "l2");
+	tp_conf_destroy(c);
+
+	put("topology.conf", "BlockName=b1 Nodes=n[1-2]\nBlockName=b2\nBlockSizes=2\n");
+	put("slurm.conf", "TopologyPlugin=topology/block\nNodeName=n[1-2]\n"
+	    "NodeName=n[3-4] Topology=default:b2\nPartitionName=p Nodes=ALL Default=YES\n");
+	ck_assert_int_eq(load("", NULL, 0, &c, &err), 0);
+	ck_assert_int_eq(tp_machine_node_count(tp_conf_machine(c)), 4);
+	ck_assert_str_eq(node_unit(c, "n4", u, sizeof u), "b2");
+	tp_conf_destroy(c);
+	put("topology.conf", NULL);
+}
+END_TEST
+
 /* topology.conf as slurmctld's parser reads it: a trailing '\\' continues
  * the line (messages keep its first line's number), "\\#" is a '#'. */
 START_TEST(conf_continuation)
@@ -729,6 +918,11 @@ int main(void)
 	tcase_add_test(tf, join_tree_from_slurm_conf);
 	tcase_add_test(tf, join_refused);
 	tcase_add_test(tf, skeleton_then_joined);
+	tcase_add_test(tf, live_tree);
+	tcase_add_test(tf, live_blocks);
+	tcase_add_loop_test(tf, live_bad, 0, (int)(sizeof bad_views / sizeof bad_views[0]));
+	tcase_add_test(tf, live_unknown_unit);
+	tcase_add_test(tf, conf_topology_joined);
 	suite_add_tcase(s, tf);
 	return tp_test_run(s);
 }

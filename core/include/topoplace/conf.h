@@ -102,6 +102,21 @@ typedef struct tp_conf_slurm {
 } tp_conf_slurm;
 TP_EXPORT int tp_conf_load_slurm(const char *path, const tp_conf_slurm *slurm,
 				 tp_conf **out, tp_error *err);
+/* The same with slurmctld's live view of topology live_topology (NULL:
+ * the partition's): the text `scontrol show topology NAME` prints, or
+ * slurm_print_topo_info_msg() after slurm_load_topo(), live_len bytes,
+ * read as untrusted input.  The nodes that neither topology.yaml or
+ * topology.conf nor slurm.conf's NodeName=... Topology= place, and that
+ * slurmctld has in a leaf switch or a base block (nodes that joined at run
+ * time: slurmd -Z --conf "Topology=..."), take that place; anything else
+ * of it is ignored.  A text that is not such lines is a warning
+ * (tp_conf_warning) and places nothing; live_what names it in messages
+ * (NULL: "slurmctld's topology").  live_text NULL: tp_conf_load_slurm. */
+TP_EXPORT int tp_conf_load_slurm_live(const char *path, const tp_conf_slurm *slurm,
+				      const char *live_text, size_t live_len,
+				      const char *live_topology,
+				      const char *live_what, tp_conf **out,
+				      tp_error *err);
 /* Same from a string; what names it in messages. */
 TP_EXPORT int tp_conf_load_string(const char *text, const char *what, tp_conf **out,
 			tp_error *err);

@@ -47,6 +47,10 @@ struct tp_conf {
 	bool from_slurm;            /* the network is Slurm's topology */
 	char *source;               /* how it was found (check-config) */
 	char *used;                 /* the topology used, one line */
+	/* slurmctld's live view it was loaded with (tp_conf_load_slurm_live):
+	 * copies, kept for Slurm's layout of the job's tasks (tp__conf_live) */
+	struct tp__slurm_live live;
+	bool has_live;
 	int nslurm_topo;            /* topology.yaml's topologies, by name */
 	char **slurm_topo;
 	int slurm_used;             /* the one used, of them (-1: none) */
@@ -798,6 +802,9 @@ static void placed_line(const struct tp__slurm_topology *st, int which, FILE *f)
 	if (t->njoined)
 		fprintf(f, "  placed by slurm.conf's Topology=: %lld node%s\n",
 			(long long)t->njoined, t->njoined == 1 ? "" : "s");
+	if (t->nlive)
+		fprintf(f, "  placed by slurmctld's live view: %lld node%s\n",
+			(long long)t->nlive, t->nlive == 1 ? "" : "s");
 	if (empty && st->yaml)
 		fprintf(f, "  %ld of %ld %s%s without nodes: theirs join at run time "
 			"(slurmd --conf \"Topology=...\", scontrol update)\n",
@@ -967,7 +974,8 @@ static int ensure_slurm(struct loader *ld, int line, const char *key)
 	tp_error e2;
 	tp_error_clear(&e2);
 	rc = tp__slurm_topology_load(slurm_conf, sl ? sl->partition : NULL,
-				     sl ? sl->slurm_version : 0, &st, &ld->c->b.warn, &e2);
+				     sl ? sl->slurm_version : 0, tp__conf_live(ld->c), &st,
+				     &ld->c->b.warn, &e2);
 	if (rc)
 		return lerr(ld, NULL, ld->r.net_line, rc, "Slurm's topology: %s", e2.msg);
 	int which = st.chosen;
@@ -2185,8 +2193,33 @@ static void loader_free(struct loader *ld)
 	free(ld->toks);
 }
 
+/* A copy of the live view into c (NULL: none). */
+static int keep_live(tp_conf *c, const struct tp__slurm_live *live)
+{
+	if (!live || !live->text)
+		return TP_OK;
+	char *text = malloc(live->len + 1);
+	if (!text)
+		return TP_ENOMEM;
+	memcpy(text, live->text, live->len);
+	text[live->len] = '\0';
+	c->live.text = text;
+	c->live.len = live->len;
+	c->has_live = true;
+	if ((live->topology && !(c->live.topology = strdup(live->topology))) ||
+	    !(c->live.what = strdup(live->what ? live->what : "slurmctld's topology")))
+		return TP_ENOMEM;
+	return TP_OK;
+}
+
+const struct tp__slurm_live *tp__conf_live(const tp_conf *c)
+{
+	return c && c->has_live ? &c->live : NULL;
+}
+
 static int load(char *text, const char *what, const char *dir,
-		const tp_conf_slurm *slurm, tp_conf **out, tp_error *err)
+		const tp_conf_slurm *slurm, const struct tp__slurm_live *live,
+		tp_conf **out, tp_error *err)
 {
 	struct loader ld;
 	memset(&ld, 0, sizeof ld);
@@ -2197,7 +2230,7 @@ static int load(char *text, const char *what, const char *dir,
 	ld.c = calloc(1, sizeof *ld.c);
 	int rc = TP_OK;
 	if (!ld.c || !(ld.c->path = strdup(what)) || (dir && !(ld.dir = strdup(dir))) ||
-	    add_src(&ld, what) != 0 || states_new(&ld)) {
+	    add_src(&ld, what) != 0 || states_new(&ld) || keep_live(ld.c, live)) {
 		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	} else {
 		ld.r.dir = ld.dir;
@@ -2223,6 +2256,14 @@ int tp_conf_load(const char *path, tp_conf **out, tp_error *err)
 int tp_conf_load_slurm(const char *path, const tp_conf_slurm *slurm,
 		       tp_conf **out, tp_error *err)
 {
+	return tp_conf_load_slurm_live(path, slurm, NULL, 0, NULL, NULL, out, err);
+}
+
+int tp_conf_load_slurm_live(const char *path, const tp_conf_slurm *slurm,
+			    const char *live_text, size_t live_len,
+			    const char *live_topology, const char *live_what,
+			    tp_conf **out, tp_error *err)
+{
 	if (!out)
 		return tp_error_set(err, TP_EINVAL, "tp_conf_load: out is NULL");
 	*out = NULL;
@@ -2244,7 +2285,8 @@ int tp_conf_load_slurm(const char *path, const tp_conf_slurm *slurm,
 			return tp_error_set(err, TP_ENOMEM, "%s: out of memory", path);
 		}
 	}
-	rc = load(text, path, dir, slurm, out, err);
+	struct tp__slurm_live live = { live_text, live_len, live_topology, live_what };
+	rc = load(text, path, dir, slurm, live_text ? &live : NULL, out, err);
 	free(dir);
 	free(text);
 	return rc;
@@ -2263,7 +2305,7 @@ int tp_conf_load_string(const char *text, const char *what, tp_conf **out,
 	char *copy = strdup(text);
 	if (!copy)
 		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-	int rc = load(copy, what, NULL, NULL, out, err);
+	int rc = load(copy, what, NULL, NULL, NULL, out, err);
 	free(copy);
 	return rc;
 }
@@ -2275,6 +2317,9 @@ void tp_conf_destroy(tp_conf *c)
 	tp_machine_destroy(c->b.m);
 	free(c->source);
 	free(c->used);
+	free((char *)c->live.text);
+	free((char *)c->live.topology);
+	free((char *)c->live.what);
 	for (int i = 0; i < c->nslurm_topo; i++)
 		free(c->slurm_topo[i]);
 	free(c->slurm_topo);
@@ -2321,7 +2366,7 @@ int tp_conf_slurm_topology_names(const tp_conf_slurm *s, char ***names, int *n,
 	struct tp__slurm_topology st;
 	int rc = tp__slurm_topology_load(s && s->slurm_conf ? s->slurm_conf
 					 : TP_DEFAULT_SLURM_CONF, NULL,
-					 s ? s->slurm_version : 0, &st, NULL, err);
+					 s ? s->slurm_version : 0, NULL, &st, NULL, err);
 	if (rc)
 		return rc;
 	if (st.yaml && st.set.n > 0) {

@@ -290,7 +290,7 @@ static int make_alloc(tp_job *job, tp_error *err)
 	 * allocation then takes the order Slurm's distribution goes in, once
 	 * the task count picks it (choose_layout) */
 	if ((rc = tp__slurm_layout_load(r->slurm_conf, r->partition, r->slurm_version,
-					job->distribution, "distribution", job->alloc,
+					tp__conf_live(job->conf), job->distribution, "distribution", job->alloc,
 					&job->layout, err)))
 		return rc;
 	job->have_layout = true;

@@ -167,6 +167,41 @@ void tp__names_free(struct tp__names *t)
 	memset(t, 0, sizeof *t);
 }
 
+/* ---- a set of names ---- */
+
+int tp__name_set_add(struct tp__name_set *s, const char *name)
+{
+	uint32_t h = tp__name_hash(name);
+	if (tp__names_find(&s->set, s->names, name, h) >= 0)
+		return TP_OK;
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? 2 * s->cap : 64;
+		char **nn = realloc(s->names, nc * sizeof *nn);
+		if (!nn)
+			return TP_ENOMEM;
+		s->names = nn;
+		s->cap = nc;
+	}
+	char *kept = tp__names_store(&s->set, name);
+	if (!kept || tp__names_add(&s->set, h, (int32_t)s->n))
+		return TP_ENOMEM;
+	s->names[s->n++] = kept;
+	return TP_OK;
+}
+
+bool tp__name_set_has(const struct tp__name_set *s, const char *name)
+{
+	return s->n && tp__names_find(&s->set, s->names, name,
+				      tp__name_hash(name)) >= 0;
+}
+
+void tp__name_set_free(struct tp__name_set *s)
+{
+	tp__names_free(&s->set);
+	free(s->names);
+	memset(s, 0, sizeof *s);
+}
+
 /* ---- router occupancy ---- */
 
 int32_t *tp__routers_slot(struct tp__routers *t, int64_t router, bool add)

@@ -24,9 +24,7 @@
 
 /* The distinct node names met so far. */
 struct sc_nodes {
-	struct tp__names set;
-	char **names;
-	size_t n, cap;
+	struct tp__name_set names;
 	int64_t listed;        /* names listed so far, duplicates included */
 	tp_error *err;
 	const char *dir;       /* slurm.conf's directory: Include paths */
@@ -51,25 +49,6 @@ static int take_key(char *p, const char *key, char **dst, tp_error *err,
 	return 1;
 }
 
-static int add_name(struct sc_nodes *s, const char *name)
-{
-	uint32_t h = tp__name_hash(name);
-	if (tp__names_find(&s->set, s->names, name, h) >= 0)
-		return TP_OK;
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? 2 * s->cap : 1024;
-		char **nn = realloc(s->names, nc * sizeof *nn);
-		if (!nn)
-			return TP_ENOMEM;
-		s->names = nn;
-		s->cap = nc;
-	}
-	char *kept = tp__names_store(&s->set, name);
-	if (!kept || tp__names_add(&s->set, h, (int32_t)s->n))
-		return TP_ENOMEM;
-	s->names[s->n++] = kept;
-	return TP_OK;
-}
 
 /* The names of one NodeName= value. */
 static int node_names(struct sc_nodes *s, const char *val, const char *file,
@@ -91,7 +70,7 @@ static int node_names(struct sc_nodes *s, const char *val, const char *file,
 	s->listed += count;
 	char h[TP__HOSTNAME_MAX];
 	while (rc == TP_OK && tp__hostlist_next(hl, h))
-		rc = add_name(s, h);
+		rc = tp__name_set_add(&s->names, h);
 	tp__hostlist_free(hl);
 	if (rc)
 		return tp_error_set(s->err, rc, "%s: out of memory", file);
@@ -381,15 +360,15 @@ static int diff_lists(const struct sc_nodes *s, const tp_machine *m,
 		      tp_conf_slurm_diff *d)
 {
 	size_t nm = 0, ne = 0;
-	const char **missing = tp__malloc_array(s->n + 1, sizeof(char *));
+	const char **missing = tp__malloc_array(s->names.n + 1, sizeof(char *));
 	const char **extra = tp__malloc_array((size_t)m->nnodes + 1, sizeof(char *));
 	char *seen = calloc((size_t)m->nnodes + 1, 1);
 	int rc = TP_ENOMEM;
 	if (missing && extra && seen) {
-		for (size_t i = 0; i < s->n; i++) {
-			int32_t k = tp_machine_find_node(m, s->names[i]);
+		for (size_t i = 0; i < s->names.n; i++) {
+			int32_t k = tp_machine_find_node(m, s->names.names[i]);
 			if (k < 0)
-				missing[nm++] = s->names[i];
+				missing[nm++] = s->names.names[i];
 			else
 				seen[k] = 1;
 		}
@@ -397,7 +376,7 @@ static int diff_lists(const struct sc_nodes *s, const tp_machine *m,
 		for (int32_t k = 0; named && k < m->nnodes; k++)
 			if (!seen[k])
 				named = (extra[ne++] = tp_machine_node_name(m, k)) != NULL;
-		d->nslurm = (int64_t)s->n;
+		d->nslurm = (int64_t)s->names.n;
 		d->nmissing = (int64_t)nm;
 		d->nextra = (int64_t)ne;
 		rc = named ? tp__hostlist_format(missing, nm, &d->missing) : TP_ENOMEM;
@@ -423,14 +402,13 @@ int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
 	memset(&s, 0, sizeof s);
 	s.err = err;
 	int rc = read_all(&s, slurm_conf);
-	if (!rc && s.n == 0)
+	if (!rc && s.names.n == 0)
 		rc = tp_error_set(err, TP_EINVAL, "%s: no NodeName= lines", slurm_conf);
 	if (!rc && (rc = diff_lists(&s, m, out))) {
 		tp_conf_slurm_diff_free(out);
 		rc = tp_error_set(err, rc, "%s: out of memory", slurm_conf);
 	}
-	tp__names_free(&s.set);
-	free(s.names);
+	tp__name_set_free(&s.names);
 	return rc;
 }
 

@@ -25,7 +25,7 @@
 #include "slurm/slurm_topology.h"
 
 /* Keep str (malloc'ed) until the set is freed; NULL on failure (str freed). */
-static char *own(struct tp__stopo_set *s, char *str)
+char *tp__stopo_own(struct tp__stopo_set *s, char *str)
 {
 	if (!str)
 		return NULL;
@@ -47,41 +47,8 @@ static char *own(struct tp__stopo_set *s, char *str)
 struct join {
 	const struct tp__slurm_node_topo *q;
 	const char *unit;      /* NULL: the nodes leave t */
+	bool live;             /* from slurmctld's live view (slurm_live.c) */
 };
-
-/* The names of every join of t: the nodes that leave wherever
- * topology.yaml put them. */
-struct name_set {
-	struct tp__names set;
-	char **names;
-	size_t n, cap;
-};
-
-static int set_add(struct name_set *s, const char *name)
-{
-	uint32_t h = tp__name_hash(name);
-	if (tp__names_find(&s->set, s->names, name, h) >= 0)
-		return TP_OK;
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? 2 * s->cap : 64;
-		char **nn = realloc(s->names, nc * sizeof *nn);
-		if (!nn)
-			return TP_ENOMEM;
-		s->names = nn;
-		s->cap = nc;
-	}
-	char *kept = tp__names_store(&s->set, name);
-	if (!kept || tp__names_add(&s->set, h, (int32_t)s->n))
-		return TP_ENOMEM;
-	s->names[s->n++] = kept;
-	return TP_OK;
-}
-
-static bool set_has(const struct name_set *s, const char *name)
-{
-	return s->n && tp__names_find(&s->set, s->names, name,
-				      tp__name_hash(name)) >= 0;
-}
 
 /* Every name of a hostlist into fn; the count into *count. */
 static int each_name(const char *hl_text, const char *what, tp_error *err,
@@ -105,12 +72,12 @@ static int each_name(const char *hl_text, const char *what, tp_error *err,
 
 static int add_to_set(void *arg, const char *name)
 {
-	return set_add(arg, name);
+	return tp__name_set_add(arg, name);
 }
 
 /* A record's nodes without the joined ones. */
 struct keep {
-	const struct name_set *gone;
+	const struct tp__name_set *gone;
 	const char **names;
 	char **copies;
 	size_t n, cap, removed;
@@ -119,7 +86,7 @@ struct keep {
 static int keep_name(void *arg, const char *name)
 {
 	struct keep *k = arg;
-	if (set_has(k->gone, name)) {
+	if (tp__name_set_has(k->gone, name)) {
 		k->removed++;
 		return TP_OK;
 	}
@@ -168,13 +135,26 @@ static int32_t new_switch(struct tp__stopo_set *s, struct tp__stopo *t,
 		children = strdup(name);
 	}
 	/* own() frees what it cannot keep */
-	if (!(p->switches = own(s, children)))
+	if (!(p->switches = tp__stopo_own(s, children)))
 		return -1;
-	char *copy = own(s, strdup(name));
+	char *copy = tp__stopo_own(s, strdup(name));
 	if (!copy)
 		return -1;
 	t->rec[t->nrec] = (struct tp__topo_rec){ .name = copy };
 	return t->nrec++;
+}
+
+/* How a pair is named in messages: slurm.conf's line, or the line of
+ * slurmctld's live view that placed the nodes. */
+static void pair_name(const struct join *j, char *out, size_t len)
+{
+	const struct tp__slurm_node_topo *q = j->q;
+	if (j->live)
+		snprintf(out, len, "%s:%d: nodes %s (slurmctld: %s)", q->file,
+			 q->line, q->nodes, q->topology);
+	else
+		snprintf(out, len, "%s:%d: NodeName=%s Topology=%s", q->file, q->line,
+			 q->nodes, q->topology);
 }
 
 /* The record a pair puts its nodes in (-1 after a warning: none). */
@@ -183,13 +163,16 @@ static int32_t target(struct tp__stopo_set *s, struct tp__stopo *t,
 		      struct tp__warnings *warn, tp_error *err)
 {
 	const struct tp__slurm_node_topo *q = j->q;
+	char who[TP_ERROR_MSG_MAX / 2];
+	pair_name(j, who, sizeof who);
+	/* what slurmctld itself says is not refused by it: only unknown here */
+	const char *refused = j->live ? "" : " (slurmctld refuses it)";
 	if (t->kind == TP__STOPO_BLOCK) {
 		int32_t b = find_rec(t, j->unit);
 		if (b < 0)
-			tp__warn(warn, "%s:%d: NodeName=%s Topology=%s: no block %s in "
-				 "topology %s of %s (slurmctld refuses it); those nodes "
-				 "keep Slurm's placement", q->file, q->line, q->nodes,
-				 q->topology, j->unit, t->name, what);
+			tp__warn(warn, "%s: no block %s in topology %s of %s%s; those "
+				 "nodes keep Slurm's placement", who, j->unit, t->name,
+				 what, refused);
 		return b;
 	}
 	char *path = strdup(j->unit), *save = NULL;
@@ -202,11 +185,10 @@ static int32_t target(struct tp__stopo_set *s, struct tp__stopo *t,
 	     tok = strtok_r(NULL, ":", &save)) {
 		int32_t i = find_rec(t, tok);
 		if (i < 0 && at < 0) {
-			tp__warn(warn, "%s:%d: NodeName=%s Topology=%s: no switch %s in "
-				 "topology %s of %s to start from (slurmctld: \"Don't "
-				 "know where to add switch\"); those nodes keep Slurm's "
-				 "placement", q->file, q->line, q->nodes, q->topology,
-				 tok, t->name, what);
+			tp__warn(warn, "%s: no switch %s in topology %s of %s to start "
+				 "from%s; those nodes keep Slurm's placement", who, tok,
+				 t->name, what, j->live ? "" : " (slurmctld: \"Don't "
+				 "know where to add switch\")");
 			free(path);
 			return -1;
 		}
@@ -219,10 +201,9 @@ static int32_t target(struct tp__stopo_set *s, struct tp__stopo *t,
 	}
 	free(path);
 	if (at >= 0 && t->rec[at].switches && *t->rec[at].switches) {
-		tp__warn(warn, "%s:%d: NodeName=%s Topology=%s: switch %s of topology "
-			 "%s is not a leaf (slurmctld refuses it); those nodes keep "
-			 "Slurm's placement", q->file, q->line, q->nodes, q->topology,
-			 t->rec[at].name, t->name);
+		tp__warn(warn, "%s: switch %s of topology %s is not a leaf%s; those "
+			 "nodes keep Slurm's placement", who, t->rec[at].name, t->name,
+			 refused);
 		return -1;
 	}
 	return at;
@@ -234,7 +215,9 @@ static int join_topology(struct tp__stopo_set *s, struct tp__stopo *t,
 			 const struct join *j, int nj, const char *what,
 			 struct tp__warnings *warn, tp_error *err)
 {
-	struct name_set gone;
+	/* the nodes of every join of t: they leave wherever the file put
+	 * them */
+	struct tp__name_set gone;
 	memset(&gone, 0, sizeof gone);
 	int rc = TP_OK;
 	char hwhat[TP_ERROR_MSG_MAX / 2];
@@ -254,7 +237,7 @@ static int join_topology(struct tp__stopo_set *s, struct tp__stopo *t,
 			if (k.n && tp__hostlist_format(k.names, k.n, &left))
 				rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 			else
-				t->rec[r].nodes = k.n ? own(s, left) : NULL;
+				t->rec[r].nodes = k.n ? tp__stopo_own(s, left) : NULL;
 			if (!rc && k.n && !t->rec[r].nodes)
 				rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 		}
@@ -268,12 +251,12 @@ static int join_topology(struct tp__stopo_set *s, struct tp__stopo *t,
 		if (!j[i].unit || !*j[i].unit)
 			continue;
 		if (t->kind != TP__STOPO_TREE && t->kind != TP__STOPO_BLOCK) {
+			char who[TP_ERROR_MSG_MAX / 2];
+			pair_name(&j[i], who, sizeof who);
 			if (!kinds_warned)
-				tp__warn(warn, "%s:%d: NodeName=%s Topology=%s: topoplace "
-					 "places nodes that join a %s topology only as "
-					 "topology.yaml lists them; those nodes keep Slurm's "
-					 "placement", j[i].q->file, j[i].q->line,
-					 j[i].q->nodes, j[i].q->topology,
+				tp__warn(warn, "%s: topoplace places nodes that join a "
+					 "%s topology only as its file lists them; those "
+					 "nodes keep Slurm's placement", who,
 					 tp__stopo_kind_name(t->kind));
 			kinds_warned = true;
 			continue;
@@ -293,7 +276,7 @@ static int join_topology(struct tp__stopo_set *s, struct tp__stopo *t,
 		} else {
 			nodes = strdup(j[i].q->nodes);
 		}
-		if (!(r->nodes = own(s, nodes))) {
+		if (!(r->nodes = tp__stopo_own(s, nodes))) {
 			rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 			break;
 		}
@@ -303,10 +286,12 @@ static int join_topology(struct tp__stopo_set *s, struct tp__stopo *t,
 		if (!tp__hostlist_parse(j[i].q->nodes, "NodeName=", TP__MAX_CONF_NAMES,
 					"the most names of one value", &hl, &c, err))
 			tp__hostlist_free(hl);
-		t->njoined += c;
+		if (j[i].live)
+			t->nlive += c;
+		else
+			t->njoined += c;
 	}
-	tp__names_free(&gone.set);
-	free(gone.names);
+	tp__name_set_free(&gone);
 	return rc;
 }
 
@@ -339,11 +324,10 @@ int tp__stopo_join(struct tp__stopo_set *s, const char *what,
 				if (*p == ',')
 					p++;
 			}
-			j[nj].q = q;
-			j[nj].unit = NULL;
+			j[nj] = (struct join){ q, NULL, false };
 			if (unit) {
 				size_t n = strcspn(unit, ",");
-				char *u = own(s, strndup(unit, n));
+				char *u = tp__stopo_own(s, strndup(unit, n));
 				if (!u)
 					rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory",
 							  what);
@@ -374,6 +358,23 @@ int tp__stopo_join(struct tp__stopo_set *s, const char *what,
 				p++;
 		}
 	}
+	free(j);
+	return rc;
+}
+
+int tp__stopo_join_units(struct tp__stopo_set *s, int which,
+			 const struct tp__slurm_node_topo *q, const char *const *unit,
+			 int nq, const char *what, struct tp__warnings *warn,
+			 tp_error *err)
+{
+	if (which < 0 || which >= s->n || nq <= 0)
+		return TP_OK;
+	struct join *j = tp__malloc_array((size_t)nq, sizeof *j);
+	if (!j)
+		return tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	for (int i = 0; i < nq; i++)
+		j[i] = (struct join){ &q[i], unit[i], true };
+	int rc = join_topology(s, &s->t[which], j, nq, what, warn, err);
 	free(j);
 	return rc;
 }

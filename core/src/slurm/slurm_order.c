@@ -179,7 +179,9 @@ static void rank_tree_or_blocks(struct ranker *r, const struct tp__slurm_topolog
 	struct topo_walk w = { .r = r, .kind = kind };
 	tp_error e;
 	tp_error_clear(&e);
-	if (st->yaml) {
+	/* topology.conf's records once nodes joined them (its text lacks
+	 * them), else its text as slurmctld's order reads it */
+	if (st->yaml || (t->conf_records && (t->njoined || t->nlive))) {
 		for (int32_t i = 0; i < t->nrec; i++)
 			rank_entry(&w, t->rec[i].nodes);
 	} else {
@@ -549,7 +551,8 @@ void tp__slurm_layout_free(struct tp__slurm_layout *L)
 }
 
 int tp__slurm_layout_load(const char *slurm_conf, const char *partition,
-			  unsigned version, const char *distribution,
+			  unsigned version, const struct tp__slurm_live *live,
+			  const char *distribution,
 			  const char *what, const tp_alloc *a,
 			  struct tp__slurm_layout *L, tp_error *err)
 {
@@ -583,7 +586,7 @@ int tp__slurm_layout_load(const char *slurm_conf, const char *partition,
 	bool block_as = has_word(k.topology_param, "BlockAsNodeRank");
 	bool switch_as = has_word(k.topology_param, "SwitchAsNodeRank");
 	struct tp__slurm_topology st;
-	if (tp__slurm_topology_find(slurm_conf, &k, partition, version, &st, NULL,
+	if (tp__slurm_topology_find(slurm_conf, &k, partition, version, live, &st, NULL,
 				    &e)) {
 		snprintf(L->index_how, sizeof L->index_how, " (%.240s)", e.msg);
 		return 0;
@@ -786,7 +789,7 @@ void tp__slurm_order(const char *slurm_conf, const char *partition,
 	tp_error e;
 	tp_error_clear(&e);
 	how[0] = '\0';
-	if (tp__slurm_layout_load(slurm_conf, partition, version, "block", NULL, a,
+	if (tp__slurm_layout_load(slurm_conf, partition, version, NULL, "block", NULL, a,
 				  &L, &e)) {
 		for (int32_t i = 0; i < nn; i++)
 			order[i] = i;

@@ -147,6 +147,11 @@ struct tp__stopo {
 	int ntorus;
 	int64_t njoined;              /* nodes slurm.conf's Topology= put in
 					 its units (tp__stopo_join) */
+	int64_t nlive;                /* nodes slurmctld's live view put in
+					 its units (tp__stopo_live) */
+	bool conf_records;            /* topology.conf's: rec holds its
+					 records, the machine is built from
+					 them (else from the text) */
 };
 
 struct ynode;
@@ -169,6 +174,48 @@ struct tp__slurm_keys;
 int tp__stopo_join(struct tp__stopo_set *s, const char *what,
 		   const struct tp__slurm_keys *k, struct tp__warnings *warn,
 		   tp_error *err);
+
+/* Keep str (malloc'ed) until the set is freed: str, or NULL when it
+ * cannot be kept (str freed). */
+char *tp__stopo_own(struct tp__stopo_set *s, char *str);
+
+/* Nodes that slurmctld's live view places (slurm_live.c) into units of
+ * topology which of s: q[i]'s nodes (a hostlist) into unit[i], a tree
+ * switch path or a block, as tp__stopo_join does for slurm.conf's values
+ * (a unit unknown to the topology is a warning; those nodes stay out).
+ * The nodes are ones no record of the topology holds. */
+int tp__stopo_join_units(struct tp__stopo_set *s, int which,
+			 const struct tp__slurm_node_topo *q, const char *const *unit,
+			 int nq, const char *what, struct tp__warnings *warn,
+			 tp_error *err);
+
+/* slurmctld's live view of one topology: the text of `scontrol show
+ * topology [NAME]`, or of slurm_print_topo_info_msg() after
+ * slurm_load_topo() in srun (the same lines): untrusted, read with bounds.
+ * topology names the topology it is of (NULL: the partition's, the one
+ * chosen; topology.conf's is "default"); what names it in messages. */
+struct tp__slurm_live {
+	const char *text;
+	size_t len;
+	const char *topology;
+	const char *what;
+};
+/* The nodes the live view places that no record of topology which holds
+ * (neither its file nor slurm.conf's Topology= placed them) join their
+ * unit: the leaf switch (Level=0) or base block (BlockName=) slurmctld
+ * has them in.  Only tree and block topologies; a live view that is not
+ * such lines is one warning and changes nothing.  file names the
+ * topology's file in messages. */
+int tp__stopo_live(struct tp__stopo_set *s, int which, const char *file,
+		   const struct tp__slurm_live *live, struct tp__warnings *warn,
+		   tp_error *err);
+
+/* topology.conf's records (tree or block, t->kind) into t, strings owned
+ * by s; block sizes into t->sizes (topology_conf.c).  On an error t keeps
+ * no records. */
+int tp__topology_conf_records(const char *text, const char *what,
+			      struct tp__stopo_set *s, struct tp__stopo *t,
+			      struct tp__warnings *warn, tp_error *err);
 
 /* Read topology.yaml's text into its topologies, in file order (an empty
  * file: none).  Unknown keys are warnings, as in Slurm; the kinds' rules

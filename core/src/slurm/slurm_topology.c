@@ -157,6 +157,7 @@ static int load_conf(struct tp__slurm_topology *st, const char *path,
 
 int tp__slurm_topology_load(const char *slurm_conf, const char *partition,
 			    unsigned slurm_version,
+			    const struct tp__slurm_live *live,
 			    struct tp__slurm_topology *st,
 			    struct tp__warnings *warn, tp_error *err)
 {
@@ -169,11 +170,12 @@ int tp__slurm_topology_load(const char *slurm_conf, const char *partition,
 	if (rc)
 		return rc;
 	return tp__slurm_topology_find(slurm_conf, &keys, partition, slurm_version,
-				       st, warn, err);
+				       live, st, warn, err);
 }
 
 int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
 			    const char *partition, unsigned slurm_version,
+			    const struct tp__slurm_live *live,
 			    struct tp__slurm_topology *st,
 			    struct tp__warnings *warn, tp_error *err)
 {
@@ -221,10 +223,31 @@ int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
 				 "TopologyPlugin=%s reads topology.conf", slurm_conf,
 				 known);
 			rc = load_conf(st, st->file, kind, err);
-			if (!rc && st->keys.nnode_topo)
+			/* the tree's or blocks' records, kept so that nodes join
+			 * them: slurmctld loads topology.conf as the topology
+			 * "default", and topology_g_add_rm_node applies
+			 * Topology=default:UNIT to it as to topology.yaml's
+			 * (interfaces/topology.c, 25.11 and later).  A file the
+			 * reader refuses is built from its text, whose builder
+			 * says why, as before; its warnings are said once. */
+			struct tp__warnings w;
+			memset(&w, 0, sizeof w);
+			tp_error e;
+			tp_error_clear(&e);
+			struct tp__stopo *t = rc ? NULL : &st->set.t[0];
+			if (t && !tp__topology_conf_records(st->text, st->file, &st->set,
+							    t, &w, &e)) {
+				t->conf_records = t->kind == TP__STOPO_TREE ||
+						  t->kind == TP__STOPO_BLOCK;
+				for (int i = 0; i < w.n; i++)
+					tp__warn(warn, "%s", w.line[i]);
+			}
+			if (t && t->conf_records)
+				rc = tp__stopo_join(&st->set, st->file, &st->keys, warn, err);
+			else if (!rc && st->keys.nnode_topo)
 				tp__warn(warn, "%s:%d: NodeName=%s Topology=%s: topoplace "
-					 "reads Topology= with topology.yaml only; with %s "
-					 "those nodes stay where it puts them",
+					 "reads Topology= with a tree or block topology "
+					 "only; with %s those nodes stay where it puts them",
 					 st->keys.node_topo[0].file,
 					 st->keys.node_topo[0].line,
 					 st->keys.node_topo[0].nodes,
@@ -233,6 +256,18 @@ int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
 	}
 	if (!rc)
 		rc = choose(st, partition, err);
+	/* slurmctld's live view: the nodes neither file places */
+	if (!rc && live && live->text) {
+		int which = live->topology ? tp__slurm_topology_index(st, live->topology)
+					   : st->chosen;
+		if (which < 0)
+			tp__warn(warn, "%s: topology %s: not in %s; topoplace takes no "
+				 "node's place from it", live->what ? live->what
+				 : "slurmctld's topology", live->topology,
+				 st->file[0] ? st->file : "Slurm's files");
+		else
+			rc = tp__stopo_live(&st->set, which, st->file, live, warn, err);
+	}
 	if (rc)
 		tp__slurm_topology_free(st);
 	return rc;
@@ -283,18 +318,22 @@ int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
 	if (which < 0 || which >= st->set.n)
 		return tp_error_set(err, TP_ENOENT, "%s", st->why);
 	const struct tp__stopo *t = &st->set.t[which];
-	struct tp__topo_recs recs = { t->rec, t->nrec, st->file, true, warn };
+	struct tp__topo_recs recs = { t->rec, t->nrec, st->file, st->yaml, warn };
+	bool from_recs = st->yaml || t->conf_records;
 	tp_block_opts bo = block_opts ? *block_opts : (tp_block_opts){ 0 };
 	struct tp__topo_opts to = tree_opts ? *tree_opts : (struct tp__topo_opts){ 0 };
 	to.warn = warn;
 	switch (t->kind) {
 	case TP__STOPO_TREE:
-		return st->yaml ? tp__tree_from_records(out, &recs, &to, err)
-				: tp__machine_from_topology(out, st->text, st->file, &to, err);
+		return from_recs ? tp__tree_from_records(out, &recs, &to, err)
+				 : tp__machine_from_topology(out, st->text, st->file, &to, err);
 	case TP__STOPO_BLOCK:
-		return st->yaml ? yaml_blocks(st, &recs, &t->sizes, &bo, built, err)
-				: tp__machine_from_blocks(out, st->text, st->file, &bo, warn,
-							  err);
+		if (st->yaml)
+			return yaml_blocks(st, &recs, &t->sizes, &bo, built, err);
+		return from_recs ? tp__blocks_from_records(out, &recs, &t->sizes, NULL,
+							   &bo, err)
+				 : tp__machine_from_blocks(out, st->text, st->file, &bo,
+							   warn, err);
 	case TP__STOPO_RING:
 		return st->yaml ? tp__rings_from_records(out, &recs, err)
 				: tp__rings_from_conf_text(out, st->text, st->file, warn,

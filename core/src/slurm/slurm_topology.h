@@ -21,9 +21,11 @@ struct tp__slurm_topology {
 /* Find and read Slurm's topology for the partition (NULL: the default
  * partition of slurm.conf, else the cluster default).  slurm_version
  * (TP_SLURM_VERSION; 0: unknown, taken as current): releases before 25.05
- * do not read topology.yaml. */
+ * do not read topology.yaml.  live (NULL: none): slurmctld's live view,
+ * which places the nodes neither file does (tp__stopo_live). */
 int tp__slurm_topology_load(const char *slurm_conf, const char *partition,
 			    unsigned slurm_version,
+			    const struct tp__slurm_live *live,
 			    struct tp__slurm_topology *st,
 			    struct tp__warnings *warn, tp_error *err);
 void tp__slurm_topology_free(struct tp__slurm_topology *st);
@@ -31,6 +33,7 @@ void tp__slurm_topology_free(struct tp__slurm_topology *st);
  * *keys is taken over (st->keys; freed with st, also on failure). */
 int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
 			    const char *partition, unsigned slurm_version,
+			    const struct tp__slurm_live *live,
 			    struct tp__slurm_topology *st,
 			    struct tp__warnings *warn, tp_error *err);
 

@@ -479,6 +479,88 @@ int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
 	return tp__machine_from_blocks(out, text, what, opts, NULL, err);
 }
 
+/* ---- topology.conf's records kept (slurm_topology.c) ----
+ *
+ * The tree's or blocks' records of topology.conf into topology t of s
+ * (strings owned by s), so that slurm.conf's Topology= and slurmctld's
+ * live view join nodes to them as to topology.yaml's.  Warnings go to
+ * warn; on an error t is left without records (the text is then built as
+ * it is, and the builder says the error). */
+int tp__topology_conf_records(const char *text, const char *what,
+			      struct tp__stopo_set *s, struct tp__stopo *t,
+			      struct tp__warnings *warn, tp_error *err)
+{
+	int rc;
+	int32_t n = 0;
+	struct tp__topo_rec *rec = NULL;
+	if (t->kind == TP__STOPO_TREE) {
+		struct tree_reader c;
+		memset(&c, 0, sizeof c);
+		c.what = what;
+		c.err = err;
+		c.warn = warn;
+		rc = tp__each_conf_line(text, what, err, tree_line, &c);
+		if (!rc && c.twice) {
+			char more[64] = "";
+			if (c.twice > 1)
+				snprintf(more, sizeof more, " (and %ld more)", (long)c.twice - 1);
+			tp__warn(c.warn, "%s:%d: %s= given twice on the line%s; Slurm uses the last, as topoplace does",
+				 what, c.twice_line, c.twice_key, more);
+		}
+		rec = c.rec;
+		n = c.n;
+	} else if (t->kind == TP__STOPO_BLOCK) {
+		struct block_reader c;
+		memset(&c, 0, sizeof c);
+		c.what = what;
+		c.err = err;
+		c.warn = warn;
+		rc = tp__each_conf_line(text, what, err, block_line, &c);
+		if (!rc)
+			rc = conf_block_levels(&c);
+		rec = tp__calloc((size_t)c.n + 1, sizeof *rec);
+		if (!rec && !rc)
+			rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+		for (int32_t b = 0; rec && b < c.n; b++)
+			rec[b] = (struct tp__topo_rec){ c.name[b], c.nodes[b], NULL, c.line[b] };
+		if (!rec) {
+			for (int32_t b = 0; b < c.n; b++) {
+				free(c.name[b]);
+				free(c.nodes[b]);
+			}
+		}
+		n = rec ? c.n : 0;
+		t->sizes = c.sizes;
+		free(c.name);
+		free(c.nodes);
+		free(c.line);
+	} else {
+		return TP_OK;
+	}
+	/* the strings to the set, every one (so that nothing leaks on an
+	 * error), then the array to t */
+	bool kept = true;
+	for (int32_t i = 0; i < n; i++) {
+		char *name = (char *)rec[i].name, *nodes = (char *)rec[i].nodes,
+		     *sw = (char *)rec[i].switches;
+		rec[i].name = name ? tp__stopo_own(s, name) : NULL;
+		rec[i].nodes = nodes ? tp__stopo_own(s, nodes) : NULL;
+		rec[i].switches = sw ? tp__stopo_own(s, sw) : NULL;
+		kept = kept && (!name || rec[i].name) && (!nodes || rec[i].nodes) &&
+		       (!sw || rec[i].switches);
+	}
+	if (!rc && !kept)
+		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
+	if (rc) {
+		free(rec);
+		t->sizes = (struct tp__block_sizes){ 0 };
+		return rc;
+	}
+	t->rec = rec;
+	t->nrec = n;
+	return TP_OK;
+}
+
 /* ---- topology/ring: RingName= lines ----
  *
  * As Slurm's parser reads them (parse_config.c, RingName= the line's first
