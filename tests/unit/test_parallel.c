@@ -396,6 +396,13 @@ START_TEST(tree_targets)
 }
 END_TEST
 
+/* The block of allocation node i (n00-n03: 0, ...). */
+static int block_of(const tp_alloc *a, int32_t i)
+{
+	const tp_machine *m = tp_alloc_machine(a);
+	return atoi(tp_machine_node_name(m, tp_alloc_node(a, i)) + 1) / 4;
+}
+
 START_TEST(candidate_layout)
 {
 	/* the candidate alone: best fit puts each stage of 8 ranks in one
@@ -417,6 +424,40 @@ START_TEST(candidate_layout)
 	/* path order: Slurm's, n05 in stage 1 */
 	ck_assert_int_eq(tp__parallel_map(&p, a, TP__PARMAP_PATH, map, &err), 0);
 	ck_assert_int_eq(map[15], 3);
+	/* replicas by best fit: a data-parallel replica (both stages of one
+	 * dp index, 8 ranks) in each block, its pipeline sends inside it */
+	tp_alloc *a2 = NULL;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]",
+					 4, "nodes", &a2, &err) == 0);
+	tp__parallel rp = parse_ok("tp=4,pp=2", 16);
+	ck_assert_int_eq(tp__parallel_map(&rp, a2, TP__PARMAP_REPLICA, map, &err), 0);
+	for (int r = 0; r < 16; r++) {
+		int dp = (r / 4) % 2, pp = r / 8;
+		ck_assert_int_eq(map[r], 2 * dp + pp);
+	}
+	tp_alloc_destroy(a2);
+	/* tensor-parallel groups larger than a node (8 on nodes of 4) stay in
+	 * one block where a block has room: blocks of 3, 2 and 3 nodes hold
+	 * three pairs, the fourth must straddle; in path order two would */
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-05,08-10]",
+					 4, "nodes", &a2, &err) == 0);
+	tp__parallel t8 = parse_ok("tp=8,pp=2", 32);
+	int32_t m8[32];
+	for (int v = 0; v < 2; v++) {
+		ck_assert_int_eq(tp__parallel_map(&t8, a2, v, m8, &err), 0);
+		int straddle = 0;
+		for (int g = 0; g < 4; g++) {
+			int b0 = block_of(a2, m8[8 * g]);
+			for (int r = 8 * g + 1; r < 8 * g + 8; r++)
+				if (block_of(a2, m8[r]) != b0) {
+					straddle++;
+					break;
+				}
+		}
+		ck_assert_msg(straddle == 1, "variant %d: %d TP groups over two "
+			      "blocks", v, straddle);
+	}
+	tp_alloc_destroy(a2);
 	/* more ranks than slots */
 	tp__parallel big = parse_ok("tp=4,pp=2,dp=4", 0);
 	int32_t *m2 = calloc(32, sizeof *m2);

@@ -330,6 +330,11 @@ static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out)
 				     : TP__PAR_PREDICT_LAUNCH, out, NULL);
 }
 
+/* A training job's candidates leave this share of the budget for the
+ * layout's own and the step's times (parallel_stage): at 4,096 ranks the
+ * others took all of a launch's 1000 ms and left it untimed. */
+#define PAR_RESERVE_SHARE 0.25
+
 static void set_time(struct tp_job_cand *c, const tp_prediction *p)
 {
 	c->predicted = true;
@@ -344,23 +349,30 @@ static void set_time(struct tp_job_cand *c, const tp_prediction *p)
  * its map); the fastest is kept, ties to the earlier.  judge_auto then
  * holds it to Slurm's order by those times.  The other candidates' times
  * were of every phase at once: not shown beside these. */
+static const char *const PARMAP_NAMES[TP__PARMAP_VARIANTS] = {
+	"stages by best fit", "stages in path order", "replicas by best fit"
+};
+
 static int parallel_stage(tp_job *job, tp_error *err)
 {
 	double t = tp__now_ms();
 	size_t n = (size_t)job->ntasks + 1;
-	int32_t *pm[2] = { tp__malloc_array(n, sizeof(int32_t)),
-			   tp__malloc_array(n, sizeof(int32_t)) };
+	enum { NV = TP__PARMAP_VARIANTS };
+	int32_t *pm[NV];
+	int rc = 0;
+	for (int v = 0; v < NV; v++)
+		if (!(pm[v] = tp__malloc_array(n, sizeof(int32_t))))
+			rc = TP_ENOMEM;
 	struct tp_job_cand *c = add_cand(job, "parallel");
-	int rc = pm[0] && pm[1] ? 0 : TP_ENOMEM;
 	tp_error why;
 	tp_error_clear(&why);
-	for (int v = 0; v < 2 && !rc; v++)
+	for (int v = 0; v < NV && !rc; v++)
 		rc = tp__parallel_map(&job->par, job->alloc, v, pm[v], &why);
 	if (rc || !c) {
 		if (c)
 			snprintf(c->note, sizeof c->note, "%.90s", why.msg);
-		free(pm[0]);
-		free(pm[1]);
+		for (int v = 0; v < NV; v++)
+			free(pm[v]);
 		return rc == TP_ENOMEM ? tp_error_set(err, rc, "out of memory") : 0;
 	}
 	c->ran = c->scored = true;
@@ -368,19 +380,23 @@ static int parallel_stage(tp_job *job, tp_error *err)
 	for (int i = 0; i < job->ncand; i++)
 		if (job->cand[i].chosen)
 			win = &job->cand[i];
-	tp_prediction pb, pw, pv[2];
+	tp_prediction pb, pw, pv[NV];
 	bool timed = job->metric == TP_METRIC_HOP_BYTES &&
 		     tp__predict_affordable(job->g, job->alloc,
 					    tp__job_remaining_ms(job)) &&
-		     par_time(job, job->block, &pb) &&
-		     par_time(job, job->map, &pw) && par_time(job, pm[0], &pv[0]) &&
-		     par_time(job, pm[1], &pv[1]);
-	/* the variant kept: the faster, else the lower score */
-	double sc[2];
-	for (int v = 0; v < 2; v++)
-		sc[v] = tp_metrics_score(job->g, job->alloc, pm[v], job->metric, NULL);
-	int v = timed ? pv[1].exchange_us < (1 - TP__PREDICT_TIE_SHARE) *
-			pv[0].exchange_us : sc[1] < sc[0];
+		     par_time(job, job->block, &pb) && par_time(job, job->map, &pw);
+	for (int v = 0; v < NV && timed; v++)
+		timed = par_time(job, pm[v], &pv[v]);
+	/* the variant kept: the fastest (ties to the first), else the lowest
+	 * score */
+	double sc[NV];
+	int v = 0;
+	for (int k = 0; k < NV; k++) {
+		sc[k] = tp_metrics_score(job->g, job->alloc, pm[k], job->metric, NULL);
+		if (timed ? pv[k].exchange_us < (1 - TP__PREDICT_TIE_SHARE) *
+			    pv[v].exchange_us : sc[k] < sc[v])
+			v = k;
+	}
 	c->score = sc[v];
 	c->ms = tp__now_ms() - t;
 	bool take;
@@ -392,14 +408,13 @@ static int parallel_stage(tp_job *job, tp_error *err)
 			set_time(win, &pw);
 		set_time(c, &pv[v]);
 		snprintf(c->note, sizeof c->note, "%s; all timed as a step",
-			 v ? "stages in path order" : "stages by best fit");
+			 PARMAP_NAMES[v]);
 		take = !win || pv[v].exchange_us <
 		       (1 - TP__PREDICT_TIE_SHARE) * pw.exchange_us;
 	} else {
 		/* by the metric alone, as the others were */
 		snprintf(c->note, sizeof c->note, "%s; not timed: by %s",
-			 v ? "stages in path order" : "stages by best fit",
-			 tp_metric_name(job->metric));
+			 PARMAP_NAMES[v], tp_metric_name(job->metric));
 		take = !win || c->score < win->score;
 	}
 	if (take) {
@@ -408,8 +423,8 @@ static int parallel_stage(tp_job *job, tp_error *err)
 			win->chosen = false;
 		c->chosen = true;
 	}
-	free(pm[0]);
-	free(pm[1]);
+	for (int k = 0; k < NV; k++)
+		free(pm[k]);
 	return 0;
 }
 
@@ -446,6 +461,9 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 	}
 	tp_place_opts po;
 	place_opts(job, &po);
+	if (job->have_par && job->policy == TP_POLICY_AUTO &&
+	    po.geom.time_budget_ms > 0)
+		po.geom.time_budget_ms *= 1 - PAR_RESERVE_SHARE;
 	int rc;
 	tp_nodes_gpu_rank_arg gr = { job->alloc, NULL, job->g, job->gm,
 				     job->ntasks, job->req.gpus_per_task };

@@ -10,11 +10,14 @@
  * Slurm's order.  Stage by stage (pp ascending), the stage's ranks in the
  * order dp, ep, cp, tp (tp fastest) go to the group with the fewest free
  * slots that holds the whole stage (best fit, ties to the first); when no
- * group can, into the groups with the most free slots first, so that it
- * spans few.  Best fit can leave the last stage spread over many groups
+ * group can, into the free slots in path order.  Best fit can leave the last stage spread over many groups
  * where going in path order spans two at most: the second variant
  * (TP__PARMAP_PATH) fills the stages one after the other in path order,
- * and the job keeps the faster of the two.  Inside the chosen nodes a
+ * and the job keeps the faster.  A stage larger than any group spans several
+ * whatever the order, and then every pipeline send crosses between them,
+ * where a data-parallel ring crosses only where it leaves a group: the
+ * third variant (TP__PARMAP_REPLICA) packs data-parallel replicas (every
+ * stage of one) instead of stages, the same way.  Inside the chosen nodes a
  * tensor-parallel group goes to the first node with room for all of it,
  * else rank by rank.  Linear in tasks and nodes but for the sort and the
  * best-fit scan (groups x stages).  The job judges it against the others
@@ -42,6 +45,8 @@ struct pm {
 	int depth;
 	int32_t *order;      /* allocation indices by path */
 	int *free;           /* free slots, by allocation index */
+	int32_t *grp;        /* path position -> innermost group */
+	int64_t *gfree;      /* free slots of each group */
 };
 
 static int cmp_path(const void *x, const void *y, void *arg)
@@ -106,8 +111,20 @@ static int paths(struct pm *h)
 	return 0;
 }
 
+/* Take one slot of the node at path position k. */
+static void take(struct pm *h, int32_t k, int32_t rank, int32_t *map)
+{
+	int32_t nd = h->order[k];
+	map[rank] = nd;
+	h->free[nd]--;
+	h->gfree[h->grp[k]]--;
+}
+
 /* ranks[0..n-1] (tensor-parallel groups of tp, consecutive) onto the nodes
- * order[lo..hi-1]. */
+ * at path positions lo..hi-1: a group whole on the first node with room for
+ * it, else (a group larger than a node's free slots) rank by rank on the
+ * nodes of the first network group with room for all of it, else rank by
+ * rank in path order. */
 static void fill(struct pm *h, const int32_t *ranks, int64_t n, int64_t tp,
 		 int32_t lo, int32_t hi, int32_t *map)
 {
@@ -117,33 +134,31 @@ static void fill(struct pm *h, const int32_t *ranks, int64_t n, int64_t tp,
 		int32_t whole = -1;
 		for (int32_t k = lo; k < hi && whole < 0; k++)
 			if (h->free[h->order[k]] >= chunk)
-				whole = h->order[k];
+				whole = k;
 		if (whole >= 0) {
 			for (int64_t i = 0; i < chunk; i++)
-				map[ranks[at + i]] = whole;
-			h->free[whole] -= (int)chunk;
-			at += chunk;
+				take(h, whole, ranks[at++], map);
 			continue;
 		}
-		for (int32_t k = lo; k < hi && at < n && chunk > 0; k++) {
-			int32_t nd = h->order[k];
-			while (h->free[nd] > 0 && chunk > 0) {
-				map[ranks[at++]] = nd;
-				h->free[nd]--;
+		int32_t from = lo;
+		for (int32_t k = lo; k < hi; k++)
+			if (h->gfree[h->grp[k]] >= chunk) {
+				from = k;
+				break;
+			}
+		for (int32_t k = from; k < hi && chunk > 0; k++)
+			while (h->free[h->order[k]] > 0 && chunk > 0) {
+				take(h, k, ranks[at++], map);
 				chunk--;
 			}
-		}
+		for (int32_t k = lo; k < from && chunk > 0; k++)
+			while (h->free[h->order[k]] > 0 && chunk > 0) {
+				take(h, k, ranks[at++], map);
+				chunk--;
+			}
 		if (chunk > 0)
 			return;   /* no room left: cannot happen (checked) */
 	}
-}
-
-static int64_t group_free(const struct pm *h, const int32_t *gstart, int32_t g)
-{
-	int64_t f = 0;
-	for (int32_t k = gstart[g]; k < gstart[g + 1]; k++)
-		f += h->free[h->order[k]];
-	return f;
 }
 
 int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
@@ -155,7 +170,14 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 				    (long long)a->total_slots);
 	struct pm h = { .a = a };
 	int32_t nn = a->nnodes;
-	int64_t pp = p->size[TP__PAR_PP], S = p->ntasks / pp;
+	/* the unit packed into a group: a pipeline stage, or with
+	 * TP__PARMAP_REPLICA a data-parallel replica (all its stages); inside
+	 * it the other kinds, slowest first, tp last */
+	static const int STAGE_INNER[4] = { TP__PAR_DP, TP__PAR_EP, TP__PAR_CP, TP__PAR_TP };
+	static const int REPLICA_INNER[4] = { TP__PAR_PP, TP__PAR_EP, TP__PAR_CP, TP__PAR_TP };
+	int unit = variant == TP__PARMAP_REPLICA ? TP__PAR_DP : TP__PAR_PP;
+	const int *INNER = variant == TP__PARMAP_REPLICA ? REPLICA_INNER : STAGE_INNER;
+	int64_t pp = p->size[unit], S = p->ntasks / pp;
 	int32_t *ranks = tp__malloc_array((size_t)S + 1, sizeof(int32_t));
 	int32_t *gstart = tp__malloc_array((size_t)nn + 2, sizeof(int32_t));
 	int rc = ranks && gstart ? paths(&h) : TP_ENOMEM;
@@ -170,13 +192,24 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 		if (k == 0 || !same_group(&h, h.order[k - 1], h.order[k]))
 			gstart[ng++] = k;
 	gstart[ng] = nn;
+	h.grp = tp__malloc_array((size_t)nn + 1, sizeof(int32_t));
+	h.gfree = tp__malloc_array((size_t)ng + 1, sizeof(int64_t));
+	if (!h.grp || !h.gfree) {
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int32_t g = 0; g < ng; g++) {
+		h.gfree[g] = 0;
+		for (int32_t k = gstart[g]; k < gstart[g + 1]; k++) {
+			h.grp[k] = g;
+			h.gfree[g] += h.free[h.order[k]];
+		}
+	}
 	int64_t tp = p->size[TP__PAR_TP];
-	/* the kinds other than pp, slowest first: dp, ep, cp, tp */
-	static const int INNER[4] = { TP__PAR_DP, TP__PAR_EP, TP__PAR_CP, TP__PAR_TP };
 	for (int64_t s = 0; s < pp; s++) {
 		int64_t at = 0;
 		for (int64_t i = 0; i < S; i++) {
-			int64_t rest = i, rank = s * p->stride[TP__PAR_PP];
+			int64_t rest = i, rank = s * p->stride[unit];
 			for (int k = 3; k >= 0; k--) {
 				int kind = INNER[k];
 				rank += rest % p->size[kind] * p->stride[kind];
@@ -189,37 +222,15 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 			continue;
 		}
 		int32_t best = -1;
-		int64_t best_free = 0;
-		for (int32_t g = 0; g < ng; g++) {
-			int64_t f = group_free(&h, gstart, g);
-			if (f >= S && (best < 0 || f < best_free)) {
+		for (int32_t g = 0; g < ng; g++)
+			if (h.gfree[g] >= S && (best < 0 || h.gfree[g] < h.gfree[best]))
 				best = g;
-				best_free = f;
-			}
-		}
-		if (best >= 0) {
+		/* no group holds it: in path order, where the hierarchy keeps
+		 * neighbouring groups under one switch */
+		if (best >= 0)
 			fill(&h, ranks, S, tp, gstart[best], gstart[best + 1], map);
-			continue;
-		}
-		/* no group holds it: the fullest groups first, so that the
-		 * stage spans as few as it can */
-		int64_t at2 = 0;
-		while (at2 < S) {
-			int32_t big = -1;
-			int64_t bf = 0;
-			for (int32_t g = 0; g < ng; g++) {
-				int64_t f = group_free(&h, gstart, g);
-				if (f > bf) {
-					big = g;
-					bf = f;
-				}
-			}
-			if (big < 0)
-				break;   /* no room: cannot happen (checked) */
-			int64_t take = S - at2 < bf ? S - at2 : bf;
-			fill(&h, ranks + at2, take, tp, gstart[big], gstart[big + 1], map);
-			at2 += take;
-		}
+		else
+			fill(&h, ranks, S, tp, 0, nn, map);
 	}
 out:
 	free(ranks);
@@ -228,8 +239,14 @@ out:
 	free(h.free);
 	free(h.plen);
 	free(h.path);
+	free(h.grp);
+	free(h.gfree);
 	return rc;
 }
+
+/* Lanes crossed by a phase filled in full under a budget: a 4,096-rank
+ * step's ring phase crosses about 50,000 and takes milliseconds. */
+#define TP__PAR_FULL_WORK ((int64_t)1 << 18)
 
 static void add_phase(tp_prediction *sum, const tp_prediction *k)
 {
@@ -258,6 +275,12 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			continue;
 		}
 		tp_prediction pk;
+		/* a phase small enough is filled in full even under a budget
+		 * (the rounds' limit would leave only its bound, and bounds
+		 * alike hide the difference between placements) */
+		if (mode == TP__PAR_PREDICT_BUDGET &&
+		    tp__predict_work(g, a) <= TP__PAR_FULL_WORK)
+			mode = TP__PAR_PREDICT_LAUNCH;
 		if (mode == TP__PAR_PREDICT_FULL)
 			rc = tp_predict_exchange(g, a, map, &pk, err);
 		else if (tp__predict_launch(g, a, map,
