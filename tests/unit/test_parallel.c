@@ -403,6 +403,24 @@ static int block_of(const tp_alloc *a, int32_t i)
 	return atoi(tp_machine_node_name(m, tp_alloc_node(a, i)) + 1) / 4;
 }
 
+START_TEST(torus_no_hierarchy)
+{
+	/* no groups to pack into: the candidate is Slurm's order, and the
+	 * job no worse than it */
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=torus Dims=2x2x2 Wrap=yes\n"
+					  "NodeName=node[1-8] CoordOrder=x-major\n",
+					  "cfg", &c, &err) == 0, "%s", err.msg);
+	tp_job *job = run_job(c, "node[1-8]", 32, "tp=4,pp=2");
+	const tp_prediction *pm = tp_job_prediction(job, false);
+	const tp_prediction *pb = tp_job_prediction(job, true);
+	ck_assert(pm && pb && pm->exchange_us <= pb->exchange_us);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(candidate_layout)
 {
 	/* the candidate alone: best fit puts each stage of 8 ranks in one
@@ -540,6 +558,7 @@ int main(void)
 	tcase_add_test(tc, candidate_layout);
 	tcase_add_test(tc, block_targets);
 	tcase_add_test(tc, tree_targets);
+	tcase_add_test(tc, torus_no_hierarchy);
 	tcase_add_test(tc, job_errors);
 	tcase_add_test(tc, predict_step);
 	suite_add_tcase(s, tc);

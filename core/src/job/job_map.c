@@ -215,11 +215,16 @@ static void judge_auto(tp_job *job)
  * job->pred and pred_block (the report's too), when the model is
  * affordable under the budget (the hop-bytes metric: under congestion the
  * metric is what the job asked for). */
+static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out);
+
 static bool predicted_pair(tp_job *job)
 {
 	if (job->metric != TP_METRIC_HOP_BYTES ||
 	    !tp__predict_affordable(job->g, job->alloc, tp__job_remaining_ms(job)))
 		return false;
+	if (job->have_par)   /* a training job: its step */
+		return job->have_pred = par_time(job, job->map, &job->pred) &&
+					par_time(job, job->block, &job->pred_block);
 	bool budget = job->budget_ms > 0;
 	job->have_pred =
 		!tp__predict_launch(job->g, job->alloc, job->map, budget, &job->pred) &&

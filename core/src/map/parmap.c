@@ -66,6 +66,8 @@ static bool same_group(const struct pm *h, int32_t i, int32_t j)
 {
 	if (h->plen[i] != h->plen[j])
 		return false;
+	if (!h->path)   /* no hierarchy: one group */
+		return true;
 	return !memcmp(&h->path[(size_t)i * (size_t)h->depth],
 		       &h->path[(size_t)j * (size_t)h->depth],
 		       sizeof(int64_t) * (size_t)h->plen[i]);
