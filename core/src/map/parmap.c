@@ -8,12 +8,11 @@
  * The nodes are sorted by their path in the hierarchy (network.h), so that
  * each innermost group is a run; without a hierarchy all are one group in
  * Slurm's order.  Stage by stage (pp ascending), the stage's ranks in the
- * order dp, ep, cp, tp (tp fastest) go to the group with the fewest free
- * slots that holds the whole stage (best fit, ties to the first); when no
- * group can, into the free slots in path order.  Best fit can leave the last stage spread over many groups
- * where going in path order spans two at most: the second variant
- * (TP__PARMAP_PATH) fills the stages one after the other in path order,
- * and the job keeps the faster.  A stage larger than any group spans several
+ * order dp, ep, cp, tp (tp fastest) go to the fewest groups that hold
+ * the whole stage, consecutive in path order (one where one can: best fit,
+ * the least room left over; then the nearest to the previous stage).  The
+ * second variant (TP__PARMAP_PATH) fills the stages one after the other in
+ * path order, and the job keeps the faster.  A stage larger than any group spans several
  * whatever the order, and then every pipeline send crosses between them,
  * where a data-parallel ring crosses only where it leaves a group: the
  * third variant (TP__PARMAP_REPLICA) packs data-parallel replicas (every
@@ -126,9 +125,10 @@ static void take(struct pm *h, int32_t k, int32_t rank, int32_t *map)
  * at path positions lo..hi-1: a group whole on the first node with room for
  * it, else (a group larger than a node's free slots) rank by rank on the
  * nodes of the first network group with room for all of it, else rank by
- * rank in path order. */
-static void fill(struct pm *h, const int32_t *ranks, int64_t n, int64_t tp,
-		 int32_t lo, int32_t hi, int32_t *map)
+ * rank in path order.  Returns how many it placed: fewer than n only when
+ * lo..hi has no room left for them. */
+static int64_t fill(struct pm *h, const int32_t *ranks, int64_t n, int64_t tp,
+		    int32_t lo, int32_t hi, int32_t *map)
 {
 	int64_t at = 0;
 	while (at < n) {
@@ -159,7 +159,62 @@ static void fill(struct pm *h, const int32_t *ranks, int64_t n, int64_t tp,
 				chunk--;
 			}
 		if (chunk > 0)
-			return;   /* no room left: cannot happen (checked) */
+			return at;   /* no room left in lo..hi */
+	}
+	return at;
+}
+
+/* The groups [*lo, *hi) a unit of S ranks goes to: the fewest groups with
+ * free slots, consecutive in path order (neighbours share the switches
+ * above them), that hold it; among those the least room left over (best
+ * fit: one group when one holds it), then the nearest to the previous
+ * unit's (prev), then the first.  Groups without free slots inside the run
+ * are passed over and not counted. */
+static void window(const struct pm *h, int32_t ng, int64_t S, int32_t prev,
+		   int32_t *lo, int32_t *hi)
+{
+	int32_t best_n = 0, best_lo = 0, best_hi = ng;
+	int64_t best_waste = 0, best_far = 0;
+	for (int32_t g = 0; g < ng; g++) {
+		if (h->gfree[g] == 0)
+			continue;
+		int64_t sum = 0;
+		int32_t n = 0, e = g;
+		while (e < ng && sum < S) {
+			if (h->gfree[e] > 0)
+				n++;
+			sum += h->gfree[e++];
+		}
+		if (sum < S)
+			break;   /* nor from any later start */
+		int64_t waste = sum - S, far = g > prev ? g - prev : prev - g;
+		if (best_n == 0 || n < best_n ||
+		    (n == best_n && (waste < best_waste ||
+				     (waste == best_waste && far < best_far)))) {
+			best_n = n;
+			best_lo = g;
+			best_hi = e;
+			best_waste = waste;
+			best_far = far;
+		}
+	}
+	*lo = best_lo;
+	*hi = best_hi;
+}
+
+/* The ranks of unit u (of kind unit: its index u), the kinds inner[0..3]
+ * inside it, the last fastest. */
+static void unit_ranks(const tp__parallel *p, int unit, const int *inner,
+		       int64_t u, int64_t S, int32_t *ranks)
+{
+	for (int64_t i = 0; i < S; i++) {
+		int64_t rest = i, rank = u * p->stride[unit];
+		for (int k = 3; k >= 0; k--) {
+			int kind = inner[k];
+			rank += rest % p->size[kind] * p->stride[kind];
+			rest /= p->size[kind];
+		}
+		ranks[i] = (int32_t)rank;
 	}
 }
 
@@ -180,6 +235,7 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 	int unit = variant == TP__PARMAP_REPLICA ? TP__PAR_DP : TP__PAR_PP;
 	const int *INNER = variant == TP__PARMAP_REPLICA ? REPLICA_INNER : STAGE_INNER;
 	int64_t pp = p->size[unit], S = p->ntasks / pp;
+	int32_t *wlo = NULL, *whi = NULL;
 	int32_t *ranks = tp__malloc_array((size_t)S + 1, sizeof(int32_t));
 	int32_t *gstart = tp__malloc_array((size_t)nn + 2, sizeof(int32_t));
 	int rc = ranks && gstart ? paths(&h) : TP_ENOMEM;
@@ -208,33 +264,61 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 		}
 	}
 	int64_t tp = p->size[TP__PAR_TP];
-	for (int64_t s = 0; s < pp; s++) {
-		int64_t at = 0;
-		for (int64_t i = 0; i < S; i++) {
-			int64_t rest = i, rank = s * p->stride[unit];
-			for (int k = 3; k >= 0; k--) {
-				int kind = INNER[k];
-				rank += rest % p->size[kind] * p->stride[kind];
-				rest /= p->size[kind];
-			}
-			ranks[at++] = (int32_t)rank;
-		}
-		if (variant == TP__PARMAP_PATH) {
+	if (variant == TP__PARMAP_PATH) {
+		for (int64_t u = 0; u < pp; u++) {
+			unit_ranks(p, unit, INNER, u, S, ranks);
 			fill(&h, ranks, S, tp, 0, nn, map);
-			continue;
 		}
-		int32_t best = -1;
-		for (int32_t g = 0; g < ng; g++)
-			if (h.gfree[g] >= S && (best < 0 || h.gfree[g] < h.gfree[best]))
-				best = g;
-		/* no group holds it: in path order, where the hierarchy keeps
-		 * neighbouring groups under one switch */
-		if (best >= 0)
-			fill(&h, ranks, S, tp, gstart[best], gstart[best + 1], map);
-		else
-			fill(&h, ranks, S, tp, 0, nn, map);
+		goto out;
+	}
+	/* the windows first, on a copy of the free slots, unit by unit; then
+	 * the units in the windows' path order, so that consecutive stages
+	 * sit in neighbouring groups; what a window cannot hold then (the
+	 * order changed who takes a shared group first) goes in path order */
+	wlo = tp__malloc_array((size_t)pp + 1, sizeof(int32_t));
+	whi = tp__malloc_array((size_t)pp + 1, sizeof(int32_t));
+	int *free0 = tp__malloc_array((size_t)nn + 1, sizeof(int));
+	int64_t *gfree0 = tp__malloc_array((size_t)ng + 1, sizeof(int64_t));
+	if (!wlo || !whi || !free0 || !gfree0) {
+		free(free0);
+		free(gfree0);
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(free0, h.free, sizeof(int) * (size_t)nn);
+	memcpy(gfree0, h.gfree, sizeof(int64_t) * (size_t)ng);
+	int32_t prev = 0;   /* the previous unit's first group */
+	for (int64_t u = 0; u < pp; u++) {
+		unit_ranks(p, unit, INNER, u, S, ranks);
+		window(&h, ng, S, prev, &wlo[u], &whi[u]);
+		fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]], map);
+		prev = wlo[u];
+	}
+	memcpy(h.free, free0, sizeof(int) * (size_t)nn);
+	memcpy(h.gfree, gfree0, sizeof(int64_t) * (size_t)ng);
+	free(free0);
+	free(gfree0);
+	/* windows by their first group (insertion sort: stable, and the
+	 * windows come nearly in order) */
+	for (int64_t u = 1; u < pp; u++) {
+		int32_t l = wlo[u], e = whi[u];
+		int64_t v = u;
+		for (; v > 0 && wlo[v - 1] > l; v--) {
+			wlo[v] = wlo[v - 1];
+			whi[v] = whi[v - 1];
+		}
+		wlo[v] = l;
+		whi[v] = e;
+	}
+	for (int64_t u = 0; u < pp; u++) {
+		unit_ranks(p, unit, INNER, u, S, ranks);
+		int64_t done = fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]], map);
+		if (done < S)
+			fill(&h, ranks + done, S - done, tp, 0, nn, map);
 	}
 out:
+	free(wlo);
+	free(whi);
 	free(ranks);
 	free(gstart);
 	free(h.order);
