@@ -119,6 +119,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/metis_load.c \
 	map/metrics.c \
 	map/modcolor.c \
+	map/parmap.c \
 	map/place.c \
 	map/predict.c \
 	map/time_trades.c \
@@ -148,6 +149,7 @@ CORE_SRC = $(addprefix core/src/, \
 	pattern/json_graph.c \
 	pattern/pattern_detect.c \
 	pattern/grid_infer.c \
+	pattern/parallel.c \
 	pattern/stencil.c \
 	slurm/slurm_conf.c \
 	slurm/slurm_join.c \
@@ -222,6 +224,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_node.c \
 	test_node_xml3.c \
 	test_partitions.c \
+	test_parallel.c \
 	test_pattern.c \
 	test_place.c \
 	test_plugin.c \

@@ -369,7 +369,10 @@ static int make_job(struct bind *b)
 	q.what.stencil = "--topo-stencil";
 	tp_error err;
 	tp_error_clear(&err);
-	if (tp_job_create(&q, &b->job, &err) < 0) {
+	if ((b->hints.parallel
+	     ? tp_job_create_parallel(&q, NULL, b->hints.parallel,
+				      "--topo-parallel", &b->job, &err)
+	     : tp_job_create(&q, &b->job, &err)) < 0) {
 		b->job = NULL;
 		return why(b, "%s", err.msg);
 	}

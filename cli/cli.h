@@ -107,6 +107,7 @@ struct cli_map {
 	const char *node_opt;      /* the option that needs node models */
 	const char *svg_node;      /* --node: picture of this node's inside */
 	const char *distribution;  /* --distribution: srun's -m */
+	const char *parallel;      /* --parallel: a training job's layout */
 	enum cli_format format;
 	bool compare, explain;
 	char *nodes_buf;           /* --nodes @FILE */

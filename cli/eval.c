@@ -10,6 +10,7 @@
 /* What eval builds, freed on every path. */
 struct eval {
 	const char *config, *nodes, *tpn, *stencil, *graph, *hostfile, *format;
+	const char *parallel;      /* a training job's layout */
 	const char *slurm_conf, *partition;
 	unsigned slurm_version;
 	bool ranked;               /* Slurm's order is a topology's ranks */
@@ -17,6 +18,8 @@ struct eval {
 	tp_conf *conf;
 	tp_alloc *alloc;
 	tp_graph *g;
+	tp_graph *gb;              /* --parallel: the step under block (its
+				      rings follow each order); NULL: g */
 	int32_t *map, *block;
 };
 
@@ -26,6 +29,7 @@ static void eval_free(struct eval *e)
 	free(e->map);
 	free(e->block);
 	tp_graph_destroy(e->g);
+	tp_graph_destroy(e->gb);
 	tp_alloc_destroy(e->alloc);
 	tp_conf_destroy(e->conf);
 }
@@ -37,6 +41,7 @@ static const struct option eval_opts[] = {
 	{ "tasks-per-node", required_argument, NULL, 'N' },
 	{ "stencil", required_argument, NULL, 's' },
 	{ "graph", required_argument, NULL, 'g' },
+	{ "parallel", required_argument, NULL, 'L' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "slurm-conf", required_argument, NULL, 'C' },
 	{ "slurm-version", required_argument, NULL, 'V' },
@@ -60,6 +65,11 @@ static int parse_eval_args(struct eval *e, int argc, char **argv, bool *help)
 		case 'N': rc = cli_parse_slots("--tasks-per-node", optarg, &e->tpn); break;
 		case 's': rc = cli_set_pattern(&e->stencil, &e->graph, optarg, "--stencil"); break;
 		case 'g': rc = cli_set_pattern(&e->graph, &e->stencil, optarg, "--graph"); break;
+		case 'L':
+			if (!*optarg)
+				return cli_usage_error("--parallel: empty value");
+			e->parallel = optarg;
+			break;
 		case 'f': e->format = optarg; break;
 		case 'C':
 			if (!*optarg)
@@ -94,8 +104,12 @@ static int parse_eval_args(struct eval *e, int argc, char **argv, bool *help)
 				       "(Slurm's order depends on both)");
 	if (!*e->hostfile)
 		return cli_usage_error("--hostfile: empty file name");
-	if (!e->stencil && !e->graph)
-		return cli_usage_error("eval: missing --stencil SPEC or --graph FILE");
+	if (e->parallel && (e->stencil || e->graph))
+		return cli_usage_error("--parallel, --stencil and --graph are "
+				       "mutually exclusive");
+	if (!e->stencil && !e->graph && !e->parallel)
+		return cli_usage_error("eval: missing --stencil SPEC, --graph FILE "
+				       "or --parallel SPEC");
 	if (e->format && strcmp(e->format, "text") && strcmp(e->format, "json"))
 		return cli_usage_error("--format: '%s': unknown format (text or "
 				       "json)", e->format);
@@ -136,7 +150,14 @@ static int make_graph(struct eval *e, int32_t ntasks)
 {
 	tp_error err;
 	tp_error_clear(&err);
-	if (e->stencil) {
+	if (e->parallel) {
+		/* the hostfile's step and block's: NCCL's rings follow each */
+		if (tp_graph_from_parallel(&e->g, e->parallel, ntasks, e->map,
+					   &err) < 0 ||
+		    tp_graph_from_parallel(&e->gb, e->parallel, ntasks, e->block,
+					   &err) < 0)
+			return cli_report("--parallel", &err);
+	} else if (e->stencil) {
 		if (tp_graph_from_stencil(&e->g, e->stencil, ntasks, &err) < 0)
 			return cli_report("--stencil", &err);
 	} else {
@@ -150,13 +171,13 @@ static int make_graph(struct eval *e, int32_t ntasks)
 	return 0;
 }
 
-static int score(const struct eval *e, const int32_t *map, const char *what,
-		 tp_metrics *m)
+static int score(const struct eval *e, const tp_graph *g, const int32_t *map,
+		 const char *what, tp_metrics *m)
 {
 	tp_error err;
 	tp_error_clear(&err);
-	if (tp_mapping_validate(e->g, e->alloc, map, &err) < 0 ||
-	    tp_metrics_compute(e->g, e->alloc, map, true, m, &err) < 0)
+	if (tp_mapping_validate(g, e->alloc, map, &err) < 0 ||
+	    tp_metrics_compute(g, e->alloc, map, true, m, &err) < 0)
 		return cli_report_runtime(what, &err);
 	return 0;
 }
@@ -211,21 +232,29 @@ static int eval_run(struct eval *e)
 			 "(srun's default is then cyclic in the hostlist's order); "
 			 "the guarantee is against block in the topology's order",
 			 (long)ntasks, (long)tp_alloc_nnodes(e->alloc));
-	if ((rc = make_graph(e, ntasks)))
-		return rc;
-	tp_metrics m, mb;
-	if ((rc = score(e, e->map, e->hostfile, &m)))
-		return rc;
 	e->block = calloc((size_t)ntasks + 1, sizeof(int32_t));
 	if (!e->block)
 		return cli_fail("out of memory");
 	if (tp_map_block(e->alloc, ntasks, e->block, &err) < 0)
 		return cli_report_runtime("block", &err);
-	if ((rc = score(e, e->block, "block", &mb)))
+	if ((rc = make_graph(e, ntasks)))
+		return rc;
+	const tp_graph *gb = e->gb ? e->gb : e->g;
+	tp_metrics m, mb;
+	if ((rc = score(e, e->g, e->map, e->hostfile, &m)))
+		return rc;
+	if ((rc = score(e, gb, e->block, "block", &mb)))
 		return rc;
 	tp_prediction p, pb;
-	if (tp_predict_exchange(e->g, e->alloc, e->map, &p, &err) < 0 ||
-	    tp_predict_exchange(e->g, e->alloc, e->block, &pb, &err) < 0)
+	if (e->parallel) {
+		/* a step: its phases one after the other */
+		if (tp_predict_parallel(e->parallel, e->alloc, e->map, ntasks, &p,
+					&err) < 0 ||
+		    tp_predict_parallel(e->parallel, e->alloc, e->block, ntasks,
+					&pb, &err) < 0)
+			return cli_report_runtime("predict", &err);
+	} else if (tp_predict_exchange(e->g, e->alloc, e->map, &p, &err) < 0 ||
+	    tp_predict_exchange(gb, e->alloc, e->block, &pb, &err) < 0)
 		return cli_report_runtime("predict", &err);
 	if (e->format && !strcmp(e->format, "json"))
 		return eval_json(e, ntasks, &m, &mb, &p, &pb);

@@ -14,7 +14,7 @@ enum {
 	OPT_SEED = 256, OPT_SEARCH, OPT_PARTS, OPT_THREADS, OPT_COMPARE,
 	OPT_EXPLAIN, OPT_GPU_MATRIX, OPT_NODE_TOPOLOGY, OPT_GPT, OPT_GPU_LINKS,
 	OPT_GPU_SELECT, OPT_NODE, OPT_SLURM_CONF, OPT_SLURM_VERSION,
-	OPT_PARTITION, OPT_DISTRIBUTION, OPT_SLURM_LIVE,
+	OPT_PARTITION, OPT_DISTRIBUTION, OPT_SLURM_LIVE, OPT_PARALLEL,
 };
 
 static const struct option map_opts[] = {
@@ -46,6 +46,7 @@ static const struct option map_opts[] = {
 	{ "partition", required_argument, NULL, OPT_PARTITION },
 	{ "slurm-live", optional_argument, NULL, OPT_SLURM_LIVE },
 	{ "distribution", required_argument, NULL, OPT_DISTRIBUTION },
+	{ "parallel", required_argument, NULL, OPT_PARALLEL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -165,6 +166,12 @@ static int map_option(struct cli_map *mp, int c, const char *arg)
 			return cli_usage_error("--distribution: empty value");
 		mp->distribution = arg;
 		break;
+	case OPT_PARALLEL:
+		/* the layout is the core's to read (tp_job_create_parallel) */
+		if (!*arg)
+			return cli_usage_error("--parallel: empty value");
+		mp->parallel = arg;
+		break;
 	case OPT_NODE:
 		if (!*arg)
 			return cli_usage_error("--node: empty node name");
@@ -202,11 +209,15 @@ static int parse_map_args(struct cli_map *mp, int argc, char **argv,
 	int rc = cli_check_common("map", mp->config, mp->nodes, argc, argv);
 	if (rc)
 		return rc;
+	if (mp->parallel && (mp->req.stencil || mp->req.graph.name))
+		return cli_usage_error("--parallel, --stencil and --graph are "
+				       "mutually exclusive");
 	if (!mp->req.ntasks && !mp->req.slots && !mp->req.stencil &&
-	    !mp->req.graph.name && !mp->req.gpu_matrix.name)
+	    !mp->req.graph.name && !mp->req.gpu_matrix.name && !mp->parallel)
 		return cli_usage_error("map: missing --ntasks N, --tasks-per-node "
 				       "N or a pattern (--stencil, --graph, "
-				       "--gpu-matrix) to count the tasks");
+				       "--gpu-matrix, --parallel) to count "
+				       "the tasks");
 	if (!mp->req.slurm_conf)
 		mp->req.slurm_conf = cli_slurm_conf_env();
 	if (mp->req.slurm_version && !mp->req.slurm_conf)
@@ -266,7 +277,10 @@ static int map_run(struct cli_map *mp)
 	finish_request(mp);
 	if ((rc = cli_map_live(mp)))
 		return rc;
-	if (tp_job_create_step(&mp->req, mp->distribution, &mp->job, &err) < 0) {
+	if ((mp->parallel ? tp_job_create_parallel(&mp->req, mp->distribution,
+						   mp->parallel, "--parallel",
+						   &mp->job, &err)
+	     : tp_job_create_step(&mp->req, mp->distribution, &mp->job, &err)) < 0) {
 		/* what the live view was refused for may be why a node has no
 		 * place: said before the error */
 		for (int i = 0; mp->live_conf && i < tp_conf_nwarnings(mp->live_conf); i++)

@@ -10,7 +10,9 @@
 static void pattern_name(const struct cli_map *mp, char *buf, size_t len)
 {
 	const tp_job_request *r = &mp->req;
-	if (r->stencil)
+	if (mp->parallel)
+		snprintf(buf, len, "parallel %s", mp->parallel);
+	else if (r->stencil)
 		snprintf(buf, len, "stencil %s", r->stencil);
 	else if (r->graph.name)
 		snprintf(buf, len, "graph %s", r->graph.name);

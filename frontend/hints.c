@@ -19,6 +19,7 @@ const char *tpk_opt_name(int val)
 	case TPK_OPT_POLICY: return "topo-policy";
 	case TPK_OPT_REPORT: return "topo-report";
 	case TPK_OPT_CPU_BIND: return "topo-cpu-bind";
+	case TPK_OPT_PARALLEL: return "topo-parallel";
 	default: return NULL;
 	}
 }
@@ -45,6 +46,7 @@ void tpk_hints_set(struct tpk_hints *h, int val, const char *arg)
 			       ? strdup(arg) : NULL;
 		break;
 	case TPK_OPT_CPU_BIND: set_str(&h->cpu_bind, arg); break;
+	case TPK_OPT_PARALLEL: set_str(&h->parallel, arg); break;
 	default: return;
 	}
 	h->seen = true;
@@ -57,6 +59,7 @@ void tpk_hints_free(struct tpk_hints *h)
 	free(h->gpu_matrix);
 	free(h->policy);
 	free(h->cpu_bind);
+	free(h->parallel);
 	free(h->report_as);
 	memset(h, 0, sizeof *h);
 }
@@ -64,7 +67,7 @@ void tpk_hints_free(struct tpk_hints *h)
 void tpk_hints_from_env(struct tpk_hints *h,
 			const char *(*get)(const char *name))
 {
-	for (int val = TPK_OPT_STENCIL; val <= TPK_OPT_CPU_BIND; val++) {
+	for (int val = TPK_OPT_STENCIL; val <= TPK_OPT_PARALLEL; val++) {
 		char under[64], name[128];
 		snprintf(under, sizeof under, "%s", tpk_opt_name(val));
 		for (char *p = under; *p; p++)
@@ -95,6 +98,8 @@ void tpk_hints_overlay(struct tpk_hints *dst, const struct tpk_hints *src)
 		tpk_hints_set(dst, TPK_OPT_REPORT, src->report_as);
 	if (src->cpu_bind)
 		tpk_hints_set(dst, TPK_OPT_CPU_BIND, src->cpu_bind);
+	if (src->parallel)
+		tpk_hints_set(dst, TPK_OPT_PARALLEL, src->parallel);
 }
 
 bool tpk_hints_policy_none(const struct tpk_hints *h)
@@ -109,5 +114,5 @@ bool tpk_hints_report_svg(const struct tpk_hints *h)
 
 bool tpk_hints_pattern(const struct tpk_hints *h)
 {
-	return h->stencil || h->graph || h->gpu_matrix;
+	return h->stencil || h->graph || h->gpu_matrix || h->parallel;
 }

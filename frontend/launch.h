@@ -26,6 +26,8 @@ struct tpk_hints {
 	char *gpu_matrix;  /* --topo-gpu-matrix */
 	char *policy;      /* --topo-policy */
 	char *cpu_bind;    /* --topo-cpu-bind (yes or no) */
+	char *parallel;    /* --topo-parallel: a training job's layout, read
+			      by the core (tp_job_create_parallel) */
 	bool report;       /* --topo-report */
 	char *report_as;   /* --topo-report=VALUE ("svg": also a picture),
 			      NULL for the plain flag */
@@ -33,7 +35,8 @@ struct tpk_hints {
 };
 
 enum tpk_opt { TPK_OPT_STENCIL = 1, TPK_OPT_GRAPH, TPK_OPT_GPU_MATRIX,
-	       TPK_OPT_POLICY, TPK_OPT_REPORT, TPK_OPT_CPU_BIND };
+	       TPK_OPT_POLICY, TPK_OPT_REPORT, TPK_OPT_CPU_BIND,
+	       TPK_OPT_PARALLEL };
 
 void tpk_hints_set(struct tpk_hints *h, int val, const char *arg);
 void tpk_hints_free(struct tpk_hints *h);

@@ -93,6 +93,11 @@ static struct spank_option opts[] = {
 	  "topoplace: bind each task to the cores chosen for it (default yes "
 	  "where the node has a model; no: keep Slurm's --cpu-bind)",
 	  1, TPK_OPT_CPU_BIND, opt_cb },
+	{ "topo-parallel", "SPEC",
+	  "topoplace: a training job's parallel layout, one rank a GPU "
+	  "(SLURM_PROCID), e.g. tp=8,pp=4[,cp=N,ep=N,dp=N]"
+	  "[,order=tp-cp-ep-dp-pp|mesh=pp,dp,cp,tp][,bytes=tp:64,dp:8]",
+	  1, TPK_OPT_PARALLEL, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 

@@ -276,7 +276,9 @@ static void write_picture(const tp_job *job, const struct tpk_hints *h,
 		return;
 	}
 	char pat[TPK_PATH_MAX + 32], why[TPK_LINE_MAX];
-	if (h->stencil)
+	if (h->parallel)
+		snprintf(pat, sizeof pat, "parallel %.200s", h->parallel);
+	else if (h->stencil)
 		snprintf(pat, sizeof pat, "stencil %s", h->stencil);
 	else if (h->graph)
 		snprintf(pat, sizeof pat, "graph %s", h->graph);
@@ -393,7 +395,10 @@ void tpk_place(const struct tpk_site *site, const struct tpk_hints *hints,
 	q.conf = conf;
 	tp_error err;
 	tp_error_clear(&err);
-	if (tp_job_create_step(&q, step->distribution, &job, &err) < 0 ||
+	if ((hints->parallel
+	     ? tp_job_create_parallel(&q, step->distribution, hints->parallel,
+				      "--topo-parallel", &job, &err)
+	     : tp_job_create_step(&q, step->distribution, &job, &err)) < 0 ||
 	    tp_job_run(job, &err) < 0) {
 		fail(res, err.msg[0] ? err.msg : tp_strerror(err.code));
 		/* why slurmctld could not say where the node is */
@@ -471,6 +476,7 @@ void tpk_key(const struct tpk_site *site, const struct tpk_hints *hints,
 	fnv(&h, hints->stencil);
 	fnv(&h, hints->graph);
 	fnv(&h, hints->gpu_matrix);
+	fnv(&h, hints->parallel);
 	fnv(&h, hints->policy);
 	fnv(&h, hints->report ? "r" : "-");
 	fnv(&h, hints->report_as);

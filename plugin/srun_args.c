@@ -114,6 +114,7 @@ static const struct srun_opt {
 	{ "topo-stencil", REQ, 0, 0, 0 }, { "topo-graph", REQ, 0, 0, 0 },
 	{ "topo-gpu-matrix", REQ, 0, 0, 0 }, { "topo-policy", REQ, 0, 0, 0 },
 	{ "topo-report", OPT, 0, 0, 0 }, { "topo-cpu-bind", REQ, 0, 0, 0 },
+	{ "topo-parallel", REQ, 0, 0, 0 },
 	/* what came, changed or went after 22.05, by the release tags (a
 	 * micro release dropped --uid and --gid) */
 	{ "pty", FLAG, 0, 0, REL(23, 2, 0) },
@@ -216,6 +217,7 @@ static const struct {
 	{ "topo-gpu-matrix", TPK_OPT_GPU_MATRIX },
 	{ "topo-policy", TPK_OPT_POLICY }, { "topo-report", TPK_OPT_REPORT },
 	{ "topo-cpu-bind", TPK_OPT_CPU_BIND },
+	{ "topo-parallel", TPK_OPT_PARALLEL },
 };
 
 /* One option with its value (NULL for flags). */

@@ -248,7 +248,10 @@ void tpk_step_user_init(spank_t sp, const struct tpk_site *site,
 	q.what.stencil = "--topo-stencil";
 	tp_error err;
 	tp_error_clear(&err);
-	if (tp_job_create(&q, &job, &err) < 0) {
+	if ((h->parallel
+	     ? tp_job_create_parallel(&q, NULL, h->parallel, "--topo-parallel",
+				      &job, &err)
+	     : tp_job_create(&q, &job, &err)) < 0) {
 		tpk_line(job_error, sizeof job_error, "topoplace: error: %s"
 			 TASK_KEPT, err.msg);
 		job = NULL;

@@ -1566,6 +1566,86 @@ if [ -n "${TP_CLI_SLOW:-}" ]; then
 	then ok "map --slurm-live: a controller that does not answer stops it in 15 s"
 	else no "map --slurm-live hang" "rc $rc: $(cat "$tmp/err")"; fi
 fi
+# ---- a training job's layout (--parallel) on NVL72 racks (block.conf) ----
+# 42 free nodes of 4 GPUs: 10 in rack nvl0, 12 in nvl1, 10 in nvl2 and nvl3;
+# 144 ranks of tp=4, pp=4 (dp 9): a stage is 9 nodes, each fits a rack.
+NVL='gb[001-010,019-030,037-046,055-064]'
+tp map --config "$EX/block.conf" --nodes "$NVL" -n 144 -N 4 \
+	--parallel tp=4,pp=4 --explain
+cp "$tmp/out" "$tmp/par.hostfile"
+# every TP group (4 consecutive ranks) on one node, every stage (36
+# consecutive ranks) in one rack (18 nodes a rack)
+targets=$(awk '{ n = substr($1, 3) + 0; tg = int((NR - 1) / 4); st = int((NR - 1) / 36)
+	if (tg in tpn && tpn[tg] != $1) bad = bad " tp" tg; tpn[tg] = $1
+	r = int((n - 1) / 18); if (st in rk && rk[st] != r) bad = bad " pp" st; rk[st] = r }
+	END { print NR ":" bad }' "$tmp/par.hostfile")
+if check0 "map --parallel" && [ "$targets" = "144:" ] &&
+	grep -q '^explain: \* parallel .*stages by best fit' "$tmp/err" &&
+	grep -q '^topoplace: note: --parallel: tp=4,cp=1,ep=1,dp=9,pp=4,order=tp-cp-ep-dp-pp,' "$tmp/err"
+then ok "map --parallel: TP groups on a node, each stage in one NVLink rack, the layout's candidate chosen"
+else no "map --parallel" "[$targets] $(cat "$tmp/err")"; fi
+ratio=$(sed -n 's/^explain: predicted exchange .* (\([0-9.]*\)x) .*/\1/p' "$tmp/err")
+if awk -v r="$ratio" 'BEGIN { exit !(r != "" && r < 0.85) }'
+then ok "map --parallel: predicted step under 0.85x Slurm's order ($ratio)"
+else no "map --parallel: predicted step" "ratio '$ratio'"; fi
+# the same layout written the torchtitan way (mesh outermost first) and
+# Megatron's order in full: the same bytes
+tp map --config "$EX/block.conf" --nodes "$NVL" -n 144 -N 4 \
+	--parallel tp=4,pp=4,mesh=pp,dp,tp
+cp "$tmp/out" "$tmp/par-mesh.hostfile"
+tp map --config "$EX/block.conf" --nodes "$NVL" -n 144 -N 4 \
+	--parallel pp=4,tp=4,cp=1,ep=1,order=tp-cp-ep-dp-pp,bytes=tp:64,dp:8
+if check0 "map --parallel, other spellings" &&
+	cmp -s "$tmp/out" "$tmp/par.hostfile" && cmp -s "$tmp/par-mesh.hostfile" "$tmp/par.hostfile"
+then ok "map --parallel: mesh=pp,dp,tp and Megatron's order in full give the same hostfile"
+else no "map --parallel, other spellings" "$(diff "$tmp/out" "$tmp/par.hostfile" | head -5)"; fi
+tp map --config "$EX/block.conf" --nodes "$NVL" -n 144 -N 4 \
+	--parallel tp=4,pp=4 --format json
+if check0 "map --parallel --format json" &&
+	[ "$(json_get "$tmp/out" 'd["predicted"]["ratio"] < 0.85 and [c["name"] for c in d["candidates"] if c["chosen"]] == ["parallel"]')" = True ]
+then ok "map --parallel --format json: the predicted step and the chosen candidate"
+else no "map --parallel --format json" "$(head -c 300 "$tmp/out")"; fi
+# eval scores the hostfile as a step, its rings in NCCL's order
+tp eval --config "$EX/block.conf" --nodes "$NVL" --tasks-per-node 4 \
+	--hostfile "$tmp/par.hostfile" --parallel tp=4,pp=4
+if check0 "eval --parallel" &&
+	grep -q '^predicted exchange 1141 us -> 709 us (0.62x) (block -> hostfile)$' "$tmp/out" &&
+	grep -q "^$tmp/par.hostfile: 144 tasks on 42 nodes" "$tmp/out"
+then ok "eval --parallel: the hostfile's step against Slurm's order, as map predicted"
+else no "eval --parallel" "$(cat "$tmp/out" "$tmp/err")"; fi
+# dp given: the layout counts the tasks
+tp map --config "$EX/block.conf" --nodes 'gb[001-008]' --parallel tp=4,pp=2,dp=4
+if check0 "map --parallel with dp=" && [ "$(wc -l <"$tmp/out")" -eq 32 ]
+then ok "map --parallel tp=4,pp=2,dp=4: 32 ranks without --ntasks"
+else no "map --parallel with dp=" "$(cat "$tmp/err")"; fi
+fails2 "map --parallel tp=0: one line" "--parallel: tp=0: a group has at least 1 rank" - \
+	map --config "$EX/block.conf" --nodes "$NVL" -N 4 --parallel tp=0
+fails2 "map --parallel: a product that does not divide the tasks" \
+	"--parallel: tp x cp x ep x pp = 16 does not divide the 168 tasks" - \
+	map --config "$EX/block.conf" --nodes "$NVL" -N 4 --parallel tp=4,pp=4
+fails2 "map --parallel: dp= against the task count" \
+	"--parallel: tp x cp x ep x dp x pp = 32, but the job has 144 tasks" - \
+	map --config "$EX/block.conf" --nodes "$NVL" -n 144 -N 4 --parallel tp=4,pp=4,dp=2
+fails2 "map --parallel: a key twice" "--parallel: pp given twice" - \
+	map --config "$EX/block.conf" --nodes "$NVL" -N 4 --parallel tp=4,pp=2,pp=4
+fails2 "map --parallel: an order without a kind of size > 1" \
+	"--parallel: order= does not name pp (pp=2)" - \
+	map --config "$EX/block.conf" --nodes "$NVL" -N 4 --parallel tp=4,pp=2,order=tp-dp
+fails2 "map --parallel and --stencil" "--parallel, --stencil and --graph are mutually exclusive" - \
+	map --config "$EX/block.conf" --nodes "$NVL" -N 4 --parallel tp=4 --stencil 4x4
+fails2 "map --parallel with no task count" "--parallel: no dp= and no task count" - \
+	map --config "$EX/block.conf" --nodes "$NVL" --parallel tp=4
+fails2 "eval --parallel: an unknown key" "--parallel: unknown key 'foo'" - \
+	eval --config "$EX/block.conf" --nodes "$NVL" --hostfile "$tmp/par.hostfile" \
+	--parallel tp=4,pp=4,foo=1
+fails2 "eval --parallel: an empty value" "--parallel: empty value" - \
+	eval --config "$EX/block.conf" --nodes "$NVL" --hostfile "$tmp/par.hostfile" --parallel ''
+fails2 "eval --parallel: bytes= not a volume" "--parallel: bytes=: tp:x: the volume must be a number" - \
+	eval --config "$EX/block.conf" --nodes "$NVL" --hostfile "$tmp/par.hostfile" \
+	--parallel tp=4,pp=4,bytes=tp:x
+fails2 "eval --parallel and --graph" "--parallel, --stencil and --graph are mutually exclusive" - \
+	eval --config "$EX/block.conf" --nodes "$NVL" --hostfile "$tmp/par.hostfile" \
+	--parallel tp=4 --graph "$DATA/ring8.json"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -443,6 +443,27 @@ nl=$(val NL "$f"); tpn=$(val TPN "$f")
 exp=$(expected "$nl" --tasks-per-node "$tpn" --stencil 5x2:5pt)
 check_eq "2c heterogeneous salloc -N3 -n10 ($tpn): srun ranks = topoplace map" "$exp" "$(val MAP "$f")"
 
+# ---- 2d: srun --topo-parallel (a training job's layout) inside salloc: the
+# ranks are what `topoplace map --parallel` gives; a layout that does not
+# fit the step is one line, and Slurm's order stays
+script t2d "$SHOW
+echo \"MAP=\$(ranks --topo-parallel=tp=4,pp=2,cp=2 --topo-report)\"
+echo \"BAD=\$(ranks --topo-parallel=tp=3)\""
+as_user "salloc -N8 --ntasks-per-node=8 ./t2d.sh > t2d.out 2> t2d.err"
+f=$W/t2d.out
+nl=$(val NL "$f"); tpn=$(val TPN "$f")
+exp=$(expected "$nl" --tasks-per-node "$tpn" --parallel tp=4,pp=2,cp=2)
+check_eq "2d srun --topo-parallel=tp=4,pp=2,cp=2 inside salloc (64 tasks): ranks = topoplace map --parallel" \
+	"$exp" "$(val MAP "$f")" "stderr: $(grep topoplace "$W/t2d.err" | head -3)"
+check_eq "2e srun --topo-parallel=tp=3 (does not divide 64 tasks): Slurm's order" \
+	"$(block "$nl" "$tpn" 8x8)" "$(val BAD "$f")"
+if [ "$(count_lines '^topoplace: error: --topo-parallel: tp x cp x ep x pp = 3 does not divide the 64 tasks' "$W/t2d.err")" = 1 ] &&
+	[ "$(count_lines '^topoplace: policy auto' "$W/t2d.err")" = 1 ]; then
+	ok "2e --topo-parallel: the report of the first srun, one error line for the second"
+else
+	bad "2e --topo-parallel lines" "stderr: $(cat "$W/t2d.err")"
+fi
+
 # ---- 3b: --topo-graph with srun (local context: read as the user anyway)
 script t3b "$SHOW
 echo \"MAP=\$(ranks --topo-graph=$W/grid.json)\"

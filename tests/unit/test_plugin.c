@@ -40,6 +40,12 @@ START_TEST(srun_plain)
 	ck_assert_int_eq(a.cpus_per_task, 3);
 	ck_assert_str_eq(a.hints.policy, "none");
 	tpk_srun_args_free(&a);
+	/* a training job's layout, its value with commas and '=' */
+	a = scan(0, "srun -n 64 --topo-parallel tp=8,pp=4,bytes=tp:64,dp:8 ./train");
+	ck_assert_int_eq(a.ntasks, 64);
+	ck_assert_str_eq(a.hints.parallel, "tp=8,pp=4,bytes=tp:64,dp:8");
+	ck_assert(tpk_hints_pattern(&a.hints));
+	tpk_srun_args_free(&a);
 	/* "--nod" is ambiguous in srun itself (nodes, nodefile, nodelist):
 	 * ignored, the command still found */
 	a = scan(0, "srun --nod=2 -N 2-4 ./app");
@@ -330,6 +336,8 @@ static const char *fake_env(const char *name)
 		return "8x8";
 	if (!strcmp(name, "_SLURM_SPANK_OPTION_topoplace_topo_report"))
 		return "";
+	if (!strcmp(name, "SLURM_SPANK__SLURM_SPANK_OPTION_topoplace_topo_parallel"))
+		return "tp=8,pp=4";
 	return NULL;
 }
 
@@ -341,10 +349,15 @@ START_TEST(hints_env_and_overlay)
 	tpk_hints_from_env(&env, fake_env);
 	ck_assert(env.seen && env.report);
 	ck_assert_str_eq(env.stencil, "8x8");
+	/* sbatch's --topo-parallel reaches srun as the others do */
+	ck_assert_str_eq(env.parallel, "tp=8,pp=4");
+	tpk_hints_set(&cmd, TPK_OPT_PARALLEL, "tp=4,pp=2,mesh=pp,dp,tp");
 	tpk_hints_set(&cmd, TPK_OPT_STENCIL, "4x4");
 	tpk_hints_set(&cmd, TPK_OPT_POLICY, "none");
 	tpk_hints_overlay(&env, &cmd);
 	ck_assert_str_eq(env.stencil, "4x4");
+	ck_assert_str_eq(env.parallel, "tp=4,pp=2,mesh=pp,dp,tp");
+	ck_assert_str_eq(tpk_opt_name(TPK_OPT_PARALLEL), "topo-parallel");
 	ck_assert(tpk_hints_policy_none(&env) && tpk_hints_pattern(&env));
 	ck_assert_str_eq(tpk_opt_name(TPK_OPT_GPU_MATRIX), "topo-gpu-matrix");
 	ck_assert_ptr_null(tpk_opt_name(99));

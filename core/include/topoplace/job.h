@@ -176,6 +176,20 @@ TP_EXPORT int tp_job_create(const tp_job_request *r, tp_job **out,
 TP_EXPORT int tp_job_create_step(const tp_job_request *r,
 				 const char *distribution, tp_job **out,
 				 tp_error *err);
+/* tp_job_create_step for a training job: its pattern is one step's
+ * communication from its parallel layout (tp_graph_from_parallel's spec,
+ * "tp=8,pp=4"; dp defaults to what the task count leaves), named what in
+ * messages ("--parallel"; NULL: "parallel").  The request may give no
+ * stencil and no graph.  auto adds the layout's own candidate (tensor-
+ * parallel groups on a node, pipeline stages in one NVLink domain) and
+ * judges every candidate by the predicted step time, each with NCCL's
+ * rings under its own order.  parallel and what must stay valid until
+ * tp_job_destroy.  (An argument, not a request field: a field would grow
+ * tp_job_request, which callers allocate.) */
+TP_EXPORT int tp_job_create_parallel(const tp_job_request *r,
+				     const char *distribution,
+				     const char *parallel, const char *what,
+				     tp_job **out, tp_error *err);
 TP_EXPORT void tp_job_destroy(tp_job *job);
 
 /* Map the tasks onto the nodes (and inside them with

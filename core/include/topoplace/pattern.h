@@ -56,6 +56,21 @@ TP_EXPORT const double *tp_graph_coords(const tp_graph *g);
 TP_EXPORT int tp_graph_from_stencil(tp_graph **out, const char *spec,
 			  int64_t expect_ntasks, tp_error *err);
 
+/* A training job's communication in one step, from its parallel layout
+ * (doc/ai-clusters.md):
+ *   tp=N,cp=N,ep=N,pp=N[,dp=N][,order=tp-cp-ep-dp-pp | mesh=pp,dp,cp,tp]
+ *   [,bytes=tp:64,cp:32,ep:16,dp:8,pp:1]
+ * order= is Megatron's (the first kind varies fastest, the default as
+ * shown), mesh= torchtitan's (outermost first).  Unnamed sizes are 1; dp
+ * defaults to ntasks over the others (ntasks 0: dp= must be given).  TP, CP
+ * and DP groups all-reduce in NCCL's ring, EP groups all-to-all, pipeline
+ * stages send to the next.  The rings follow map (task -> node index, as
+ * NCCL orders a ring: nodes by their lowest rank); NULL: rank order.
+ * Weights in bytes (bytes= volumes x 1 MiB). */
+TP_EXPORT int tp_graph_from_parallel(tp_graph **out, const char *spec,
+				     int64_t ntasks, const int32_t *map,
+				     tp_error *err);
+
 /* JSON graph file (see doc/algorithms.md, "The communication pattern"):
  *   { "tasks": N,
  *     "edges": [ [u, v, bytes], ... ]        or [ {"src":u,"dst":v,"bytes":b}, ...]

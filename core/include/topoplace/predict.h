@@ -54,6 +54,15 @@ TP_EXPORT int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,
 				  const int32_t *map, tp_prediction *out,
 				  tp_error *err);
 
+/* A training job's step (tp_graph_from_parallel's spec, ntasks tasks;
+ * 0: dp= gives them): the sum of each kind's exchange (tensor, context,
+ * expert, data parallel, pipeline: the phases of a step follow each
+ * other), every NCCL ring in its order under map.  exchange_us, bound_us,
+ * messages, flows and rounds are sums, links the most of a phase. */
+TP_EXPORT int tp_predict_parallel(const char *spec, const tp_alloc *a,
+				  const int32_t *map, int32_t ntasks,
+				  tp_prediction *out, tp_error *err);
+
 /* "predicted exchange 268 us -> 184 us (0.69x)": from Slurm's order (or
  * any baseline) to the result, into buf; "bound" marks a time that is a
  * bound only.  Returns what snprintf returns. */

@@ -468,6 +468,29 @@ static tp_graph *early_finish(tp_job *job)
 	return g;
 }
 
+/* A training job's step graph from its parallel layout (parallel.c), for
+ * expect tasks (0: the layout's dp= says). */
+static int make_parallel(tp_job *job, int64_t expect, tp_error *err)
+{
+	const char *what = job->par_what ? job->par_what : "parallel";
+	if (job->req.stencil || has_input(&job->req.graph))
+		return tp_error_set(err, TP_EINVAL, "%s: give one pattern: the "
+				    "parallel layout, a stencil or a graph", what);
+	int rc = label(tp__parallel_parse(job->par_spec, expect, &job->par, err),
+		       what, err);
+	if (!rc)
+		rc = label(tp__parallel_graph(&job->par, NULL, &job->cpu, err),
+			   what, err);
+	if (rc)
+		return rc;
+	job->have_par = true;
+	char d[200];
+	tp__parallel_describe(&job->par, d, sizeof d);
+	tp__job_note(job, "%s: %s (one unit of bytes= is %.0f KiB in the "
+		     "predicted step time)", what, d, TP__PAR_UNIT_BYTES / 1024);
+	return 0;
+}
+
 static int make_pattern(tp_job *job, tp_error *err)
 {
 	const tp_job_request *r = &job->req;
@@ -479,7 +502,10 @@ static int make_pattern(tp_job *job, tp_error *err)
 	int64_t expect = job->ntasks;
 	int rc = 0;
 	tp_graph *early = early_finish(job);
-	if (early && (expect == 0 || tp_graph_ntasks(early) == expect))
+	if (job->par_spec) {
+		tp_graph_destroy(early);
+		rc = make_parallel(job, expect, err);
+	} else if (early && (expect == 0 || tp_graph_ntasks(early) == expect))
 		job->cpu = early;
 	else if (r->stencil) {
 		/* built here, or built early for another task count: the
@@ -510,7 +536,8 @@ static int make_pattern(tp_job *job, tp_error *err)
 		job->ntasks = tp_graph_ntasks(job->g);
 	if (job->g && job->ntasks && tp_graph_ntasks(job->g) != job->ntasks)
 		return tp_error_set(err, TP_EINVAL, "%s: %ld tasks, but the job "
-				    "has %ld", r->stencil ? WHAT(job, stencil, "stencil")
+				    "has %ld", job->have_par ? job->par_what
+				    : r->stencil ? WHAT(job, stencil, "stencil")
 				    : job->cpu ? r->graph.name : r->gpu_matrix.name,
 				    (long)tp_graph_ntasks(job->g), (long)job->ntasks);
 	return 0;
@@ -558,8 +585,29 @@ int tp_job_create(const tp_job_request *r, tp_job **out, tp_error *err)
 	return tp_job_create_step(r, NULL, out, err);
 }
 
+static int create(const tp_job_request *r, const char *distribution,
+		  const char *parallel, const char *what, tp_job **out,
+		  tp_error *err);
+
 int tp_job_create_step(const tp_job_request *r, const char *distribution,
 		       tp_job **out, tp_error *err)
+{
+	return create(r, distribution, NULL, NULL, out, err);
+}
+
+int tp_job_create_parallel(const tp_job_request *r, const char *distribution,
+			   const char *parallel, const char *what,
+			   tp_job **out, tp_error *err)
+{
+	if (!parallel)
+		return tp_error_set(err, TP_EINVAL, "job: no parallel layout");
+	return create(r, distribution, parallel, what ? what : "parallel",
+		      out, err);
+}
+
+static int create(const tp_job_request *r, const char *distribution,
+		  const char *parallel, const char *what, tp_job **out,
+		  tp_error *err)
 {
 	if (!out || !r)
 		return tp_error_set(err, TP_EINVAL, "job: %s is NULL",
@@ -569,6 +617,8 @@ int tp_job_create_step(const tp_job_request *r, const char *distribution,
 	if (!job)
 		return tp_error_set(err, TP_ENOMEM, "out of memory");
 	job->req = *r;
+	job->par_spec = parallel;
+	job->par_what = what;
 	if (distribution && *distribution &&
 	    !(job->distribution = strdup(distribution))) {
 		free(job);
@@ -632,6 +682,7 @@ void tp_job_destroy(tp_job *job)
 	if (job->have_layout)
 		tp__slurm_layout_free(&job->layout);
 	free(job->distribution);
+	tp_graph_destroy(job->g_block);
 	tp_graph_destroy(job->sum);
 	tp_graph_destroy(job->gm);
 	tp_graph_destroy(job->cpu);

@@ -7,6 +7,7 @@
 #include <topoplace/job.h>
 
 #include "internal.h"
+#include "pattern/pattern_internal.h"
 
 #define TP_JOB_MAX_CANDIDATES 20
 #define TP_JOB_MAX_NOTES 16
@@ -64,6 +65,14 @@ struct tp_job {
 	tp_graph *sum;             /* cpu + gm when both */
 	const tp_graph *g;         /* the pattern phase 1 scores: sum, cpu or
 				      gm; NULL without one */
+	/* a training job's layout (tp_job_create_parallel): cpu is its step
+	 * graph, rings in rank order until the mapping is chosen, then in
+	 * NCCL's order under the map; g_block the same under Slurm's order
+	 * (metrics and predicted time of the baseline; NULL: g) */
+	const char *par_spec, *par_what;
+	bool have_par;
+	tp__parallel par;
+	tp_graph *g_block;
 
 	/* result */
 	enum tp_job_status status;

@@ -23,6 +23,7 @@
 
 #include "job/job_internal.h"
 #include "map/metrics_internal.h"
+#include "map/parmap.h"
 #include "map/place_internal.h"
 #include "map/predict_internal.h"
 
@@ -214,11 +215,16 @@ static void judge_auto(tp_job *job)
  * job->pred and pred_block (the report's too), when the model is
  * affordable under the budget (the hop-bytes metric: under congestion the
  * metric is what the job asked for). */
+static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out);
+
 static bool predicted_pair(tp_job *job)
 {
 	if (job->metric != TP_METRIC_HOP_BYTES ||
 	    !tp__predict_affordable(job->g, job->alloc, tp__job_remaining_ms(job)))
 		return false;
+	if (job->have_par)   /* a training job: its step */
+		return job->have_pred = par_time(job, job->map, &job->pred) &&
+					par_time(job, job->block, &job->pred_block);
 	bool budget = job->budget_ms > 0;
 	job->have_pred =
 		!tp__predict_launch(job->g, job->alloc, job->map, budget, &job->pred) &&
@@ -318,6 +324,137 @@ static void place_opts(const tp_job *job, tp_place_opts *po)
 	po->geom.nthreads = tp__job_threads(job);
 }
 
+/* ---- a training job (tp_job_create_parallel) ---- */
+
+/* The step's predicted time under map, with NCCL's rings in map's order;
+ * false when it cannot be had (memory, a graph past the model's limit). */
+static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out)
+{
+	return !tp__parallel_predict(&job->par, job->alloc, map,
+				     job->budget_ms > 0 ? TP__PAR_PREDICT_BUDGET
+				     : TP__PAR_PREDICT_LAUNCH, out, NULL);
+}
+
+/* A training job's candidates leave this share of the budget for the
+ * layout's own and the step's times (parallel_stage): at 4,096 ranks the
+ * others took all of a launch's 1000 ms and left it untimed. */
+#define PAR_RESERVE_SHARE 0.25
+
+static void set_time(struct tp_job_cand *c, const tp_prediction *p)
+{
+	c->predicted = true;
+	c->predicted_us = p->exchange_us;
+	c->predicted_bound = p->bound_only;
+}
+
+/* auto, for a training job: the layout's own candidate (parmap.c: its
+ * best-fit and its path-order variant, the faster kept) joins the others,
+ * and the winner, the candidate and Slurm's order are timed as a step
+ * (tp__parallel_predict: phase by phase, each ring in NCCL's order under
+ * its map); the fastest is kept, ties to the earlier.  judge_auto then
+ * holds it to Slurm's order by those times.  The other candidates' times
+ * were of every phase at once: not shown beside these. */
+static const char *const PARMAP_NAMES[TP__PARMAP_VARIANTS] = {
+	"stages by best fit", "stages in path order", "replicas by best fit"
+};
+
+static int parallel_stage(tp_job *job, tp_error *err)
+{
+	double t = tp__now_ms();
+	size_t n = (size_t)job->ntasks + 1;
+	enum { NV = TP__PARMAP_VARIANTS };
+	int32_t *pm[NV];
+	int rc = 0;
+	for (int v = 0; v < NV; v++)
+		if (!(pm[v] = tp__malloc_array(n, sizeof(int32_t))))
+			rc = TP_ENOMEM;
+	struct tp_job_cand *c = add_cand(job, "parallel");
+	tp_error why;
+	tp_error_clear(&why);
+	for (int v = 0; v < NV && !rc; v++)
+		rc = tp__parallel_map(&job->par, job->alloc, v, pm[v], &why);
+	if (rc || !c) {
+		if (c)
+			snprintf(c->note, sizeof c->note, "%.90s", why.msg);
+		for (int v = 0; v < NV; v++)
+			free(pm[v]);
+		return rc == TP_ENOMEM ? tp_error_set(err, rc, "out of memory") : 0;
+	}
+	c->ran = c->scored = true;
+	struct tp_job_cand *blk = &job->cand[0], *win = NULL;
+	for (int i = 0; i < job->ncand; i++)
+		if (job->cand[i].chosen)
+			win = &job->cand[i];
+	tp_prediction pb, pw, pv[NV];
+	bool timed = job->metric == TP_METRIC_HOP_BYTES &&
+		     tp__predict_affordable(job->g, job->alloc,
+					    tp__job_remaining_ms(job)) &&
+		     par_time(job, job->block, &pb) && par_time(job, job->map, &pw);
+	for (int v = 0; v < NV && timed; v++)
+		timed = par_time(job, pm[v], &pv[v]);
+	/* the variant kept: the fastest (ties to the first), else the lowest
+	 * score */
+	double sc[NV];
+	int v = 0;
+	for (int k = 0; k < NV; k++) {
+		sc[k] = tp_metrics_score(job->g, job->alloc, pm[k], job->metric, NULL);
+		if (timed ? pv[k].exchange_us < (1 - TP__PREDICT_TIE_SHARE) *
+			    pv[v].exchange_us : sc[k] < sc[v])
+			v = k;
+	}
+	c->score = sc[v];
+	c->ms = tp__now_ms() - t;
+	bool take;
+	if (timed) {
+		for (int i = 0; i < job->ncand; i++)
+			job->cand[i].predicted = false;
+		set_time(blk, &pb);
+		if (win)
+			set_time(win, &pw);
+		set_time(c, &pv[v]);
+		snprintf(c->note, sizeof c->note, "%s; all timed as a step",
+			 PARMAP_NAMES[v]);
+		take = !win || pv[v].exchange_us <
+		       (1 - TP__PREDICT_TIE_SHARE) * pw.exchange_us;
+	} else {
+		/* by the metric alone, as the others were */
+		snprintf(c->note, sizeof c->note, "%s; not timed: by %s",
+			 PARMAP_NAMES[v], tp_metric_name(job->metric));
+		take = !win || c->score < win->score;
+	}
+	if (take) {
+		memcpy(job->map, pm[v], sizeof(int32_t) * (size_t)job->ntasks);
+		if (win)
+			win->chosen = false;
+		c->chosen = true;
+	}
+	for (int k = 0; k < NV; k++)
+		free(pm[k]);
+	return 0;
+}
+
+/* The chosen order's step graph, its rings in NCCL's order under the map,
+ * and Slurm's under its own: what the metrics, the predicted times and the
+ * report give.  With a GPU matrix the sum stays in rank order. */
+static int par_regraph(tp_job *job, tp_error *err)
+{
+	if (!job->have_par || job->sum)
+		return 0;
+	tp_graph *gm = NULL, *gb = NULL;
+	int rc = tp__parallel_graph(&job->par, job->map, &gm, err);
+	if (!rc)
+		rc = tp__parallel_graph(&job->par, job->block, &gb, err);
+	if (rc) {
+		tp_graph_destroy(gm);
+		return rc;
+	}
+	tp_graph_destroy(job->cpu);
+	job->cpu = gm;
+	job->g = gm;
+	job->g_block = gb;
+	return 0;
+}
+
 static int map_with_pattern(tp_job *job, tp_error *err)
 {
 	if (job->policy == TP_POLICY_GEOMETRIC && tp_graph_coord_dims(job->g) == 0) {
@@ -329,6 +466,9 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 	}
 	tp_place_opts po;
 	place_opts(job, &po);
+	if (job->have_par && job->policy == TP_POLICY_AUTO &&
+	    po.geom.time_budget_ms > 0)
+		po.geom.time_budget_ms *= 1 - PAR_RESERVE_SHARE;
 	int rc;
 	tp_nodes_gpu_rank_arg gr = { job->alloc, NULL, job->g, job->gm,
 				     job->ntasks, job->req.gpus_per_task };
@@ -361,6 +501,8 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 			     "kept%s", job->budget_ms, part);
 	}
 	if (job->policy == TP_POLICY_AUTO) {
+		if (job->have_par && !ranked && (rc = parallel_stage(job, err)))
+			return rc;
 		judge_auto(job);
 		return 0;
 	}
@@ -435,13 +577,20 @@ static int both_passes(const tp_job *job, struct pass_call *mine,
 	return failed->rc;
 }
 
+/* The pattern Slurm's order is scored on: a training job's rings follow
+ * each order (par_regraph). */
+static const tp_graph *block_graph(const tp_job *job)
+{
+	return job->g_block ? job->g_block : job->g;
+}
+
 /* The mapping's and the block order's metrics. */
 static int both_metrics(tp_job *job, tp_error *err)
 {
 	struct pass_call mine = { .g = job->g, .a = job->alloc, .map = job->map,
 				  .out = &job->m },
-			 block = { .g = job->g, .a = job->alloc, .map = job->block,
-				   .out = &job->mblock };
+			 block = { .g = block_graph(job), .a = job->alloc,
+				   .map = job->block, .out = &job->mblock };
 	return both_passes(job, &mine, &block, err);
 }
 
@@ -458,8 +607,8 @@ int tp_job_link_loads(const tp_job *job, double *mapped, double *block,
 				    "been run");
 	struct pass_call mc = { .g = job->g, .a = job->alloc, .map = job->map,
 				.loads = mapped, .nlinks = nlinks },
-			 bc = { .g = job->g, .a = job->alloc, .map = job->block,
-				.loads = block, .nlinks = nlinks };
+			 bc = { .g = block_graph(job), .a = job->alloc,
+				.map = job->block, .loads = block, .nlinks = nlinks };
 	return both_passes(job, &mc, &bc, err);
 }
 
@@ -474,10 +623,16 @@ static int compute_metrics(tp_job *job, tp_error *err)
 	 * budget only what a launch could afford, so that the report does
 	 * not cost many budgets */
 	bool budget = job->budget_ms > 0;
-	if (!rc && !job->have_pred &&
+	if (!rc && !job->have_pred && job->have_par &&
+	    (!budget || tp__predict_work(job->g, job->alloc) <= TP__PREDICT_LAUNCH_WORK))
+		/* a step: its phases one after the other (parmap.c) */
+		job->have_pred = par_time(job, job->map, &job->pred) &&
+				 par_time(job, job->block, &job->pred_block);
+	if (!rc && !job->have_pred && !job->have_par &&
 	    (!budget || tp__predict_work(job->g, job->alloc) <= TP__PREDICT_LAUNCH_WORK) &&
 	    !tp__predict_launch(job->g, job->alloc, job->map, budget, &job->pred) &&
-	    !tp__predict_launch(job->g, job->alloc, job->block, budget, &job->pred_block))
+	    !tp__predict_launch(block_graph(job), job->alloc, job->block, budget,
+				&job->pred_block))
 		job->have_pred = true;
 	return rc;
 }
@@ -504,6 +659,11 @@ int tp__job_map(tp_job *job, tp_error *err)
 		rc = map_without_pattern(job, err);
 	else
 		rc = map_with_pattern(job, err);
+	if (!rc && job->g && job->have_par) {
+		/* times judged with their own rings: measured again below */
+		job->have_pred = false;
+		rc = par_regraph(job, err);
+	}
 	if (!rc && job->g && (job->req.flags & TP_JOB_METRICS))
 		rc = compute_metrics(job, err);
 	return rc;

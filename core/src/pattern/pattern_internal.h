@@ -99,4 +99,43 @@ size_t tp__stencil_spec_head(tp_stencil_shape *s);
 int tp__graph_infer_grid(const tp_graph *g, tp_stencil_shape *out,
 			 double *near_share);
 
+/* ---- A training job's parallel layout (parallel.c) ---- */
+
+/* The group kinds, in Megatron's default order (tp varies fastest). */
+enum { TP__PAR_TP, TP__PAR_CP, TP__PAR_EP, TP__PAR_DP, TP__PAR_PP,
+       TP__PAR_KINDS };
+extern const char *const tp__par_kind_names[TP__PAR_KINDS];
+/* One unit of bytes= in bytes: the time model needs sizes, the hint gives
+ * relative volumes; at 1 MiB a step's messages are bandwidth-bound, as
+ * training's are. */
+#define TP__PAR_UNIT_BYTES 1048576.0
+
+typedef struct tp__parallel {
+	int64_t size[TP__PAR_KINDS];     /* ranks a group of each kind */
+	int order[TP__PAR_KINDS];        /* kinds, the first varies fastest */
+	int64_t stride[TP__PAR_KINDS];   /* rank step of each kind */
+	double bytes[TP__PAR_KINDS];     /* relative volume a rank a step */
+	int64_t ntasks;                  /* the product */
+} tp__parallel;
+
+/* The kind named s[0..n-1] ("tp"), or -1. */
+int tp__par_kind(const char *s, size_t n);
+/* A --parallel spec (parallel.c's head comment) for ntasks tasks (0: not
+ * known; then dp= is needed).  One line on bad input. */
+int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
+		       tp_error *err);
+/* Rank's coordinate of kind k. */
+int64_t tp__parallel_coord(const tp__parallel *p, int64_t rank, int kind);
+/* The layout resolved, as a spec ("tp=8,...,order=...,bytes=..."). */
+int tp__parallel_describe(const tp__parallel *p, char *buf, size_t len);
+/* One training step's communication graph; rings in NCCL's order under map
+ * (task -> node; NULL: rank order). */
+int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
+		       tp_graph **out, tp_error *err);
+/* The same for the kinds in the mask (1 << TP__PAR_TP | ...) alone: one
+ * phase of the step. */
+#define TP__PAR_ALL ((1u << TP__PAR_KINDS) - 1)
+int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
+			     unsigned kinds, tp_graph **out, tp_error *err);
+
 #endif

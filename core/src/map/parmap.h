@@ -1,0 +1,30 @@
+/* topoplace — the training job's own candidate (parmap.c): tensor-parallel
+ * groups on one node, pipeline stages in one NVLink domain, DP and PP
+ * peers at the same local slot. */
+#ifndef TOPOPLACE_PARMAP_H
+#define TOPOPLACE_PARMAP_H
+
+#include <stdint.h>
+#include <topoplace/alloc.h>
+#include <topoplace/error.h>
+#include <topoplace/predict.h>
+
+#include "pattern/pattern_internal.h"
+
+/* map[rank] = allocation index, for p's p->ntasks ranks (at most the
+ * allocation's slots). */
+enum { TP__PARMAP_BEST_FIT, TP__PARMAP_PATH, TP__PARMAP_REPLICA,
+       TP__PARMAP_VARIANTS };
+int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
+		     int32_t *map, tp_error *err);
+
+/* The predicted time of one step's communication under map: the sum of
+ * each kind's exchange (time model, predict.h), every ring in NCCL's order
+ * under map.  mode: TP__PAR_PREDICT_FULL as tp_predict_exchange, _LAUNCH
+ * or _BUDGET as tp__predict_launch without or with a time budget. */
+enum { TP__PAR_PREDICT_FULL, TP__PAR_PREDICT_LAUNCH, TP__PAR_PREDICT_BUDGET };
+int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
+			 const int32_t *map, int mode, tp_prediction *out,
+			 tp_error *err);
+
+#endif

@@ -1,0 +1,571 @@
+/* Unit tests: a training job's parallel layout (core/src/pattern/parallel.c),
+ * its step graph, its own candidate (core/src/map/parmap.c) and the job
+ * (tp_job_create_parallel) on a block network and a switch tree. */
+#include "testutil.h"
+
+#include "pattern/pattern_internal.h"
+#include "map/parmap.h"
+
+#define MIB 1048576.0
+
+static tp__parallel parse_ok(const char *spec, int64_t ntasks)
+{
+	tp__parallel p;
+	tp_error err;
+	tp_error_clear(&err);
+	int rc = tp__parallel_parse(spec, ntasks, &p, &err);
+	ck_assert_msg(rc == 0, "%s: %s", spec, err.msg);
+	return p;
+}
+
+/* The group of rank r of a kind: every rank sharing the other coordinates. */
+static void assert_strides(const tp__parallel *p, int64_t tp, int64_t cp,
+			   int64_t ep, int64_t dp, int64_t pp)
+{
+	ck_assert_int_eq(p->stride[TP__PAR_TP], tp);
+	ck_assert_int_eq(p->stride[TP__PAR_CP], cp);
+	ck_assert_int_eq(p->stride[TP__PAR_EP], ep);
+	ck_assert_int_eq(p->stride[TP__PAR_DP], dp);
+	ck_assert_int_eq(p->stride[TP__PAR_PP], pp);
+}
+
+/* Bytes of edge {u, v} in g, 0 when there is none. */
+static double edge(const tp_graph *g, int32_t u, int32_t v)
+{
+	const int32_t *adj;
+	const double *w;
+	int32_t n = tp_graph_neighbors(g, u, &adj, &w);
+	for (int32_t i = 0; i < n; i++)
+		if (adj[i] == v)
+			return w[i];
+	return 0;
+}
+
+static tp_graph *graph_ok(const char *spec, int64_t ntasks, const int32_t *map)
+{
+	tp_graph *g = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_graph_from_parallel(&g, spec, ntasks, map, &err) == 0,
+		      "%s: %s", spec, err.msg);
+	return g;
+}
+
+START_TEST(megatron_default)
+{
+	/* tp-cp-ep-dp-pp: tp fastest, pp slowest; dp what 16 tasks leave */
+	tp__parallel p = parse_ok("tp=2,pp=2,cp=2", 16);
+	ck_assert_int_eq(p.size[TP__PAR_DP], 2);
+	ck_assert_int_eq(p.ntasks, 16);
+	assert_strides(&p, 1, 2, 4, 4, 8);
+	/* rank 13 = tp 1 + cp 0*2 + dp 1*4 + pp 1*8 */
+	ck_assert_int_eq(tp__parallel_coord(&p, 13, TP__PAR_TP), 1);
+	ck_assert_int_eq(tp__parallel_coord(&p, 13, TP__PAR_CP), 0);
+	ck_assert_int_eq(tp__parallel_coord(&p, 13, TP__PAR_DP), 1);
+	ck_assert_int_eq(tp__parallel_coord(&p, 13, TP__PAR_PP), 1);
+	/* Megatron's own spelling gives the same */
+	tp__parallel q = parse_ok("tp=2,cp=2,ep=1,pp=2,order=tp-cp-ep-dp-pp", 16);
+	assert_strides(&q, 1, 2, 4, 4, 8);
+	ck_assert_int_eq(q.size[TP__PAR_DP], 2);
+	char d[200];
+	tp__parallel_describe(&q, d, sizeof d);
+	ck_assert_str_eq(d, "tp=2,cp=2,ep=1,dp=2,pp=2,order=tp-cp-ep-dp-pp,"
+			 "bytes=tp:64,cp:32,ep:16,dp:8,pp:1");
+}
+END_TEST
+
+START_TEST(permuted_and_mesh)
+{
+	/* dp fastest: rank 0's data-parallel peer is rank 1 */
+	tp__parallel p = parse_ok("tp=2,pp=2,dp=2,order=dp-tp-pp", 0);
+	ck_assert_int_eq(p.ntasks, 8);
+	ck_assert_int_eq(p.stride[TP__PAR_DP], 1);
+	ck_assert_int_eq(p.stride[TP__PAR_TP], 2);
+	ck_assert_int_eq(p.stride[TP__PAR_PP], 4);
+	tp_graph *g = graph_ok("tp=2,pp=2,dp=2,order=dp-tp-pp", 8, NULL);
+	ck_assert(edge(g, 0, 2) == 64 * MIB);   /* TP pair */
+	ck_assert(edge(g, 0, 1) == 8 * MIB);    /* DP pair */
+	ck_assert(edge(g, 0, 4) == 1 * MIB);    /* PP: stage 0 -> 1 */
+	tp_graph_destroy(g);
+	/* torchtitan's mesh, outermost first: [pp, dp, cp, tp] is
+	 * order=tp-cp-dp-pp; commas or dashes */
+	tp__parallel m1 = parse_ok("tp=4,cp=2,pp=2,mesh=pp,dp,cp,tp", 32);
+	tp__parallel m2 = parse_ok("tp=4,cp=2,pp=2,mesh=pp-dp-cp-tp", 32);
+	tp__parallel o = parse_ok("tp=4,cp=2,pp=2,order=tp-cp-dp-pp", 32);
+	for (int k = 0; k < TP__PAR_KINDS; k++) {
+		ck_assert_int_eq(m1.stride[k], o.stride[k]);
+		ck_assert_int_eq(m2.stride[k], o.stride[k]);
+	}
+	ck_assert_int_eq(o.stride[TP__PAR_TP], 1);
+	ck_assert_int_eq(o.stride[TP__PAR_CP], 4);
+	ck_assert_int_eq(o.stride[TP__PAR_DP], 8);
+	ck_assert_int_eq(o.stride[TP__PAR_PP], 16);
+	/* the mesh goes on after a comma, then bytes= after it */
+	tp__parallel mb = parse_ok("tp=2,mesh=dp,tp,bytes=tp:10,dp:3", 8);
+	ck_assert_int_eq(mb.stride[TP__PAR_TP], 1);
+	ck_assert_int_eq(mb.stride[TP__PAR_DP], 2);
+	ck_assert(mb.bytes[TP__PAR_TP] == 10 && mb.bytes[TP__PAR_DP] == 3);
+	ck_assert(mb.bytes[TP__PAR_PP] == 1);   /* the default stays */
+}
+END_TEST
+
+START_TEST(dp_defaulted)
+{
+	tp__parallel p = parse_ok("tp=4,pp=2", 32);
+	ck_assert_int_eq(p.size[TP__PAR_DP], 4);
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp__parallel_parse("tp=4,pp=2", 30, &p, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "tp x cp x ep x pp = 8 does not divide the 30 tasks");
+	ck_assert_int_eq(tp__parallel_parse("tp=4,pp=2", 0, &p, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "no dp= and no task count");
+	/* dp given: the product must be the task count */
+	ck_assert_int_eq(tp__parallel_parse("tp=4,pp=2,dp=3", 32, &p, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "tp x cp x ep x dp x pp = 24, but the job has 32 tasks");
+}
+END_TEST
+
+START_TEST(expert_parallel)
+{
+	/* ep=4 over 4 ranks: an all-to-all (16 MiB / 4 a pair) and, as the
+	 * replicas of one shard (same tp and pp), the DP ring 0-1-2-3
+	 * (8 MiB x 3/4 an edge) */
+	tp_graph *g = graph_ok("tp=1,ep=4,pp=1", 4, NULL);
+	ck_assert_int_eq(tp_graph_nedges(g), 6);
+	ck_assert(edge(g, 0, 1) == 4 * MIB + 6 * MIB);
+	ck_assert(edge(g, 0, 2) == 4 * MIB);
+	ck_assert(edge(g, 0, 3) == 4 * MIB + 6 * MIB);
+	ck_assert(edge(g, 1, 3) == 4 * MIB);
+	tp_graph_destroy(g);
+	/* tp=2, ep=2: EP peers two apart (ep varies after tp and cp) */
+	tp__parallel p = parse_ok("tp=2,ep=2", 8);
+	ck_assert_int_eq(p.stride[TP__PAR_EP], 2);
+	ck_assert_int_eq(p.size[TP__PAR_DP], 2);
+	g = graph_ok("tp=2,ep=2,bytes=dp:0", 8, NULL);
+	ck_assert(edge(g, 0, 2) == 8 * MIB);     /* 16 / 2 */
+	ck_assert(edge(g, 0, 1) == 64 * MIB);
+	ck_assert(edge(g, 0, 4) == 0);           /* dp only: bytes dp:0 */
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(context_parallel)
+{
+	/* tp=2, cp=2, dp=2 (8 tasks): CP pair {0, 2} at 32 MiB; the DP ring of
+	 * tp rank 0 runs over cp and dp: 0-2-4-6 at 8 x 3/4 */
+	tp_graph *g = graph_ok("tp=2,cp=2,pp=1", 8, NULL);
+	ck_assert(edge(g, 0, 1) == 64 * MIB);
+	ck_assert(edge(g, 0, 2) == 32 * MIB + 6 * MIB);
+	ck_assert(edge(g, 0, 6) == 6 * MIB);
+	ck_assert(edge(g, 0, 4) == 0);
+	ck_assert(edge(g, 2, 4) == 6 * MIB);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(small_graph)
+{
+	/* tp=2, pp=2, dp=2 on 8 ranks, every edge and its bytes */
+	tp_graph *g = graph_ok("tp=2,pp=2", 8, NULL);
+	ck_assert_int_eq(tp_graph_ntasks(g), 8);
+	/* 4 TP pairs, 4 DP pairs, 4 PP pairs */
+	ck_assert_int_eq(tp_graph_nedges(g), 12);
+	for (int r = 0; r < 8; r += 2)
+		ck_assert(edge(g, r, r + 1) == 64 * MIB);
+	ck_assert(edge(g, 0, 2) == 8 * MIB && edge(g, 1, 3) == 8 * MIB);
+	ck_assert(edge(g, 4, 6) == 8 * MIB && edge(g, 5, 7) == 8 * MIB);
+	for (int r = 0; r < 4; r++)
+		ck_assert(edge(g, r, r + 4) == 1 * MIB);
+	ck_assert(tp_graph_total_bytes(g) == 4 * 64 * MIB + 4 * 8 * MIB + 4 * MIB);
+	tp_graph_destroy(g);
+	/* a ring of 4: each edge B x 3/4 */
+	g = graph_ok("tp=4,pp=1,bytes=tp:4", 4, NULL);
+	ck_assert_int_eq(tp_graph_nedges(g), 4);
+	ck_assert(edge(g, 0, 1) == 3 * MIB && edge(g, 3, 0) == 3 * MIB);
+	ck_assert(edge(g, 0, 2) == 0);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(ring_follows_map)
+{
+	/* ranks 0, 2 on node 0 and 1, 3 on node 1: NCCL's ring goes
+	 * 0-2-1-3: two crossings, not four */
+	const int32_t map[4] = { 0, 1, 0, 1 };
+	tp_graph *g = graph_ok("tp=4,bytes=tp:4", 4, map);
+	ck_assert(edge(g, 0, 2) == 3 * MIB);
+	ck_assert(edge(g, 2, 1) == 3 * MIB);
+	ck_assert(edge(g, 1, 3) == 3 * MIB);
+	ck_assert(edge(g, 3, 0) == 3 * MIB);
+	ck_assert(edge(g, 0, 1) == 0);
+	tp_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(bad_input)
+{
+	static const struct { const char *spec; int64_t n; const char *frag; } bad[] = {
+		{ "", 8, "empty" },
+		{ "tp=2,foo=3", 8, "unknown key 'foo'" },
+		{ "tp=0", 8, "tp=0: a group has at least 1 rank" },
+		{ "tp=-1", 8, "tp=-1: not a count" },
+		{ "tp=2x", 8, "tp=2x: not a count" },
+		{ "pp=", 8, "pp=: no value" },
+		{ "tp=99999999999", 8, "too large" },
+		{ "tp=65536,pp=65536", 0, "multiply to more than" },
+		{ "tp=2,tp=2", 8, "tp given twice" },
+		{ "tp=2,dp=3", 8, "= 6, but the job has 8 tasks" },
+		{ "tp=3", 8, "does not divide the 8 tasks" },
+		{ "tp=2,order=tp-dp-pp,mesh=pp,dp,tp", 8, "order= and mesh= both" },
+		{ "tp=2,order=tp-xp-pp", 8, "'xp' is no group kind" },
+		{ "tp=2,order=tp-tp", 8, "tp named twice" },
+		{ "tp=2,cp=2,order=tp-dp-pp", 8, "order= does not name cp (cp=2)" },
+		{ "tp=2,order=tp--dp", 8, "an empty item" },
+		{ "tp=2,,pp=2", 8, "an empty item" },
+		{ "tp=2,", 8, "an empty item" },
+		{ "tp=2,pp", 8, "'pp': expected KEY=VALUE" },
+		{ "tp=2,bytes=tp:x", 8, "the volume must be a number" },
+		{ "tp=2,bytes=tp:-1", 8, "the volume must be a number" },
+		{ "tp=2,bytes=tp:1,tp:2", 8, "bytes=: tp given twice" },
+		{ "tp=2,bytes=zz:1", 8, "'zz' is no group kind" },
+		{ "tp=2,bytes=tp", 8, "is not KIND:VOLUME" },
+		{ "tp=2,bytes=", 8, "bytes=: no value" },
+		{ "ep=8192", 8192 * 4, "all-to-alls would take more than" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		tp__parallel p;
+		tp_error err;
+		tp_error_clear(&err);
+		ck_assert_msg(tp__parallel_parse(bad[i].spec, bad[i].n, &p, &err) == TP_EINVAL,
+			      "'%s' accepted", bad[i].spec);
+		ck_assert_msg(strstr(err.msg, bad[i].frag) && !strchr(err.msg, '\n'),
+			      "'%s': \"%s\" lacks \"%s\"", bad[i].spec, err.msg,
+			      bad[i].frag);
+	}
+	char longer[600];
+	memset(longer, 'a', sizeof longer - 1);
+	longer[sizeof longer - 1] = '\0';
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_graph_from_parallel(&g, longer, 8, NULL, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "longer than");
+	ck_assert_ptr_null(g);
+}
+END_TEST
+
+/* ---- placements ---- */
+
+static char *blk_file, *tree_file;
+
+/* A temporary file with text (outside a test: no Check assertion). */
+static char *write_tmp(const char *text)
+{
+	char *path = strdup("/tmp/tp-test-XXXXXX");
+	int fd = path ? mkstemp(path) : -1;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		perror("temporary file");
+		exit(EXIT_FAILURE);
+	}
+	return path;
+}
+
+static tp_conf *conf_of(const char *fmt, const char *file)
+{
+	char text[512];
+	snprintf(text, sizeof text, fmt, file);
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string(text, "cfg", &c, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+/* 4 blocks of 4 nodes (n00-n03 | n04-n07 | ...), 4 GPUs each. */
+static tp_conf *block_conf(void)
+{
+	return conf_of("Network=block TopologyFile=%s BlockBandwidth=900 "
+		       "NetworkBandwidth=50 IntraNodeBandwidth=900\n"
+		       "NodeName=n[00-15]\n", blk_file);
+}
+
+/* 4 leaf switches of 4 nodes under one top switch. */
+static tp_conf *tree_conf(void)
+{
+	return conf_of("Network=tree TopologyFile=%s IntraNodeBandwidth=900\n"
+		       "NodeName=n[00-15]\n", tree_file);
+}
+
+/* The job's map for spec on nodes (4 slots each). */
+static tp_job *run_job(const tp_conf *c, const char *nodes, int64_t ntasks,
+		       const char *spec)
+{
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = nodes;
+	r.slots = "4";
+	r.ntasks = ntasks;
+	r.flags = TP_JOB_METRICS;
+	tp_job *job = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_job_create_parallel(&r, NULL, spec, "--parallel", &job,
+					     &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_job_run(job, &err) == 0, "%s", err.msg);
+	return job;
+}
+
+/* The group (block or leaf) of the node of task t: n00-n03 are 0, ... */
+static int group_of(const tp_job *job, int32_t t)
+{
+	return atoi(tp_job_task_node(job, t) + 1) / 4;
+}
+
+/* The task's place among its node's tasks (the local rank). */
+static int local_of(const tp_job *job, int32_t t)
+{
+	const int32_t *map = tp_job_map(job);
+	int k = 0;
+	for (int32_t u = 0; u < t; u++)
+		k += map[u] == map[t];
+	return k;
+}
+
+/* Every TP group on one node, every PP stage in one group, DP and PP
+ * peers at the same local slot. */
+static void assert_targets(const tp_job *job, const char *spec)
+{
+	tp__parallel p = parse_ok(spec, tp_job_ntasks(job));
+	const int32_t *map = tp_job_map(job);
+	for (int32_t r = 0; r < p.ntasks; r++) {
+		int32_t tp0 = (int32_t)(r - tp__parallel_coord(&p, r, TP__PAR_TP) *
+					p.stride[TP__PAR_TP]);
+		ck_assert_msg(map[r] == map[tp0], "rank %d apart from its TP "
+			      "group's first, %d", r, tp0);
+		int32_t s0 = (int32_t)(r - tp__parallel_coord(&p, r, TP__PAR_PP) *
+				       p.stride[TP__PAR_PP]);
+		int64_t st = tp__parallel_coord(&p, r, TP__PAR_PP);
+		int32_t first = (int32_t)(st * p.stride[TP__PAR_PP]);
+		ck_assert_msg(group_of(job, r) == group_of(job, first),
+			      "stage %lld of rank %d spans groups", (long long)st, r);
+		ck_assert_int_eq(local_of(job, r), local_of(job, s0));
+		int32_t d0 = (int32_t)(r - tp__parallel_coord(&p, r, TP__PAR_DP) *
+				       p.stride[TP__PAR_DP]);
+		ck_assert_int_eq(local_of(job, r) % 4, local_of(job, d0) % 4);
+	}
+}
+
+START_TEST(block_targets)
+{
+	/* fragmented: b0 has 4 nodes, b1 1, b2 2, b3 1; stages of 2 nodes.
+	 * Slurm's order puts stage 2 on n05 (b1) and n08 (b2). */
+	tp_conf *c = block_conf();
+	const char *spec = "tp=4,pp=3";
+	tp_job *job = run_job(c, "n[00-03,05,08-09,12]", 24, spec);
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_PLACED);
+	assert_targets(job, spec);
+	const tp_prediction *pm = tp_job_prediction(job, false);
+	const tp_prediction *pb = tp_job_prediction(job, true);
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_msg(pm->exchange_us < pb->exchange_us, "%g us against Slurm's %g",
+		      pm->exchange_us, pb->exchange_us);
+	/* the report names the candidate */
+	bool seen = false;
+	for (int i = 0; i < tp_job_ncandidates(job); i++) {
+		tp_job_candidate cd;
+		tp_job_candidate_get(job, i, &cd);
+		seen |= !strcmp(cd.name, "parallel") && cd.ran;
+	}
+	ck_assert(seen);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(tree_targets)
+{
+	tp_conf *c = tree_conf();
+	const char *spec = "tp=4,pp=3,bytes=dp:16";
+	tp_job *job = run_job(c, "n[00-03,05,08-09,12]", 24, spec);
+	assert_targets(job, spec);
+	const tp_prediction *pm = tp_job_prediction(job, false);
+	const tp_prediction *pb = tp_job_prediction(job, true);
+	ck_assert(pm->exchange_us <= pb->exchange_us);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* The block of allocation node i (n00-n03: 0, ...). */
+static int block_of(const tp_alloc *a, int32_t i)
+{
+	const tp_machine *m = tp_alloc_machine(a);
+	return atoi(tp_machine_node_name(m, tp_alloc_node(a, i)) + 1) / 4;
+}
+
+START_TEST(torus_no_hierarchy)
+{
+	/* no groups to pack into: the candidate is Slurm's order, and the
+	 * job no worse than it */
+	tp_conf *c = NULL;
+	tp_error err;
+	ck_assert_msg(tp_conf_load_string("Network=torus Dims=2x2x2 Wrap=yes\n"
+					  "NodeName=node[1-8] CoordOrder=x-major\n",
+					  "cfg", &c, &err) == 0, "%s", err.msg);
+	tp_job *job = run_job(c, "node[1-8]", 32, "tp=4,pp=2");
+	const tp_prediction *pm = tp_job_prediction(job, false);
+	const tp_prediction *pb = tp_job_prediction(job, true);
+	ck_assert(pm && pb && pm->exchange_us <= pb->exchange_us);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(candidate_layout)
+{
+	/* the candidate alone: best fit puts each stage of 8 ranks in one
+	 * block, TP groups (4) whole on a node */
+	tp_conf *c = block_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,05,08-09]",
+					 4, "nodes", &a, &err) == 0);
+	tp__parallel p = parse_ok("tp=4,pp=2", 16);
+	int32_t map[16];
+	ck_assert_int_eq(tp__parallel_map(&p, a, TP__PARMAP_BEST_FIT, map, &err), 0);
+	/* one stage best fits b2 (n08, n09: allocation indices 4, 5), the
+	 * other goes to b0; in path order, stage 0 in b0, stage 1 in b2 */
+	for (int r = 0; r < 8; r++)
+		ck_assert_int_eq(map[r], r / 4);
+	for (int r = 8; r < 16; r++)
+		ck_assert_int_eq(map[r], 4 + (r - 8) / 4);
+	/* path order: Slurm's, n05 in stage 1 */
+	ck_assert_int_eq(tp__parallel_map(&p, a, TP__PARMAP_PATH, map, &err), 0);
+	ck_assert_int_eq(map[15], 3);
+	/* replicas by best fit: a data-parallel replica (both stages of one
+	 * dp index, 8 ranks) in each block, its pipeline sends inside it */
+	tp_alloc *a2 = NULL;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]",
+					 4, "nodes", &a2, &err) == 0);
+	tp__parallel rp = parse_ok("tp=4,pp=2", 16);
+	ck_assert_int_eq(tp__parallel_map(&rp, a2, TP__PARMAP_REPLICA, map, &err), 0);
+	for (int r = 0; r < 16; r++) {
+		int dp = (r / 4) % 2, pp = r / 8;
+		ck_assert_int_eq(map[r], 2 * dp + pp);
+	}
+	tp_alloc_destroy(a2);
+	/* tensor-parallel groups larger than a node (8 on nodes of 4) stay in
+	 * one block where a block has room: blocks of 3, 2 and 3 nodes hold
+	 * three pairs, the fourth must straddle; in path order two would */
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-05,08-10]",
+					 4, "nodes", &a2, &err) == 0);
+	tp__parallel t8 = parse_ok("tp=8,pp=2", 32);
+	int32_t m8[32];
+	for (int v = 0; v < 2; v++) {
+		ck_assert_int_eq(tp__parallel_map(&t8, a2, v, m8, &err), 0);
+		int straddle = 0;
+		for (int g = 0; g < 4; g++) {
+			int b0 = block_of(a2, m8[8 * g]);
+			for (int r = 8 * g + 1; r < 8 * g + 8; r++)
+				if (block_of(a2, m8[r]) != b0) {
+					straddle++;
+					break;
+				}
+		}
+		ck_assert_msg(straddle == 1, "variant %d: %d TP groups over two "
+			      "blocks", v, straddle);
+	}
+	tp_alloc_destroy(a2);
+	/* more ranks than slots */
+	tp__parallel big = parse_ok("tp=4,pp=2,dp=4", 0);
+	int32_t *m2 = calloc(32, sizeof *m2);
+	ck_assert_int_eq(tp__parallel_map(&big, a, TP__PARMAP_BEST_FIT, m2, &err),
+			 TP_EINVAL);
+	free(m2);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(job_errors)
+{
+	tp_conf *c = block_conf();
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "n[00-03]";
+	r.slots = "4";
+	tp_job *job = NULL;
+	tp_error err;
+	ck_assert_int_lt(tp_job_create_parallel(&r, NULL, "tp=3", "--topo-parallel",
+						&job, &err), 0);
+	tp_assert_err_has(&err, "--topo-parallel: tp x cp x ep x pp = 3 does not "
+			  "divide the 16 tasks");
+	r.stencil = "4x4";
+	ck_assert_int_lt(tp_job_create_parallel(&r, NULL, "tp=4", "--parallel",
+						&job, &err), 0);
+	tp_assert_err_has(&err, "give one pattern");
+	ck_assert_ptr_null(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+START_TEST(predict_step)
+{
+	/* the public step time: phases add up, so a map that splits a TP
+	 * pair over two nodes is slower than one that keeps it together */
+	tp_conf *c = block_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00,04]", 2,
+					 "nodes", &a, &err) == 0);
+	const int32_t together[4] = { 0, 0, 1, 1 }, apart[4] = { 0, 1, 0, 1 };
+	tp_prediction pt, pa;
+	ck_assert_int_eq(tp_predict_parallel("tp=2,pp=2", a, together, 4, &pt, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel("tp=2,pp=2", a, apart, 4, &pa, &err), 0);
+	ck_assert_msg(pt.exchange_us < pa.exchange_us, "%g %g", pt.exchange_us,
+		      pa.exchange_us);
+	ck_assert_int_eq(tp_predict_parallel("tp=3", a, apart, 4, &pa, &err), TP_EINVAL);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+int main(void)
+{
+	/* made here: Check runs each test in a child of its own */
+	blk_file = write_tmp("BlockName=b0 Nodes=n[00-03]\n"
+				   "BlockName=b1 Nodes=n[04-07]\n"
+				   "BlockName=b2 Nodes=n[08-11]\n"
+				   "BlockName=b3 Nodes=n[12-15]\n"
+				   "BlockSizes=4,16\n");
+	tree_file = write_tmp("SwitchName=l0 Nodes=n[00-03]\n"
+				    "SwitchName=l1 Nodes=n[04-07]\n"
+				    "SwitchName=l2 Nodes=n[08-11]\n"
+				    "SwitchName=l3 Nodes=n[12-15]\n"
+				    "SwitchName=top Switches=l[0-3]\n");
+	Suite *s = suite_create("parallel");
+	TCase *tc = tcase_create("parallel");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, megatron_default);
+	tcase_add_test(tc, permuted_and_mesh);
+	tcase_add_test(tc, dp_defaulted);
+	tcase_add_test(tc, expert_parallel);
+	tcase_add_test(tc, context_parallel);
+	tcase_add_test(tc, small_graph);
+	tcase_add_test(tc, ring_follows_map);
+	tcase_add_test(tc, bad_input);
+	tcase_add_test(tc, candidate_layout);
+	tcase_add_test(tc, block_targets);
+	tcase_add_test(tc, tree_targets);
+	tcase_add_test(tc, torus_no_hierarchy);
+	tcase_add_test(tc, job_errors);
+	tcase_add_test(tc, predict_step);
+	suite_add_tcase(s, tc);
+	int rc = tp_test_run(s);
+	unlink(blk_file);
+	unlink(tree_file);
+	free(blk_file);
+	free(tree_file);
+	return rc;
+}
