@@ -1527,6 +1527,14 @@ fails2 "check-config: Slurm knows no network (flat), said" \
 	"no topology.yaml beside $tmp/st/slurm.conf, and TopologyPlugin=topology/flat (Slurm's default): no network topology" - \
 	check-config --slurm-conf "$tmp/st/slurm.conf" "$tmp/st/tp.conf"
 
+# ---- NVL72 blocks: the two ways out of a node, said ----
+tp check-config "$EX/block.conf"
+if check0 "check-config: block bandwidths" &&
+	grep -q "^inside a block: NVLink domain at 3600 GB/s a node; between blocks: node ports at 200 GB/s, the aggregation's switches non-blocking" "$tmp/out" &&
+	grep -q "node ports 200 GB/s" "$tmp/out"
+then ok "check-config: NVL72 blocks, NVLink and network bandwidths said"
+else no "check-config: block bandwidths" "$(cat "$tmp/out" "$tmp/err")"; fi
+
 # ---- rails: a rail-optimised tree, GPUs by rail ----
 mkdir "$tmp/rail"
 cp "$EX/nodes/dgx8.xml" "$DATA/../../data/nodes/dgx8r.xml" "$tmp/rail/"
