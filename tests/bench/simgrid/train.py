@@ -44,8 +44,9 @@ its local rank (on the rail fabric local rank k is rail k for all three):
 
 The SMPI program (train_step.c) runs tp-cp-ep-dp-pp ranks (Megatron's
 order) with ring all-reduces written as MPI_Sendrecv; each case's time is
-its simulated step.  The table gives medians and the ratio to Slurm's
-order per case (median, worst).
+its simulated step; each case also says the ratio topoplace predicted
+(its report's, against the same Slurm order).  The table gives medians and
+the ratio to Slurm's order per case (median, worst).
 """
 
 import argparse
@@ -290,14 +291,18 @@ def read_hostfile(text):
 
 
 def topoplace_map(a, d, f, alloc, extra):
+    """The rank -> node list topoplace map gives, and its predicted ratio
+    to Slurm's order (None when it predicted none)."""
     argv = [a.topoplace, "map", "-c", os.path.join(d, "topoplace.conf"),
             "--slurm-conf", os.path.join(d, "slurm.conf"),
             "--slurm-version", "26.05.3", "-w", hostlist(f, alloc),
-            "-N", str(f["gpus"])] + extra
+            "-N", str(f["gpus"]), "-f", "json"] + extra
     rc, out, err = sh(argv)
     if rc:
         raise RuntimeError("topoplace map: %s" % (err.strip().splitlines() or ["?"])[-1])
-    return read_hostfile(out), err
+    rep = json.loads(out)
+    pred = rep.get("predicted") or {}
+    return list(rep["mapping"]), pred.get("ratio")
 
 
 def kueue_order(f, alloc):
@@ -396,7 +401,7 @@ def main():
                 plat = os.path.join(d, "platform-%d.xml" % s)
                 platform(key, f, alloc, plat)
                 slurm, _ = topoplace_map(a, d, f, alloc, ["--policy", "block"])
-                tpl, err = topoplace_map(a, d, f, alloc, hint)
+                tpl, pratio = topoplace_map(a, d, f, alloc, hint)
                 orders = {"slurm": slurm, "kueue": kueue_order(f, alloc),
                           "topoplace": tpl}
                 t = {}
@@ -404,10 +409,11 @@ def main():
                     t[o] = simulate(a, plat, gpu_hosts(f, nodes), par, d)
                     res[o].append(t[o])
                 print("  %s seed %d, %s: slurm %.0f us, kueue %.0f us (%.2fx), "
-                      "topoplace %.0f us (%.2fx)" % (
+                      "topoplace %.0f us (%.2fx; it predicted %s)" % (
                           key, s, hostlist(f, alloc), t["slurm"], t["kueue"],
                           t["kueue"] / t["slurm"], t["topoplace"],
-                          t["topoplace"] / t["slurm"]))
+                          t["topoplace"] / t["slurm"],
+                          "%.2fx" % pratio if pratio else "nothing"))
                 if not a.keep:
                     os.remove(plat)
             rows.append((key, f, ptxt, res))
