@@ -18,9 +18,13 @@ NVLink, the rank's traffic to other nodes on its own card.  Two fabrics:
         Slurm's topology/tree (a leaf switch an SU) plus Rails=8
         LevelUplinks=8 LevelBandwidth=50.
   nvl   NVL72 blocks over a tree: 8 racks of 18 nodes x 4 GPUs (576 GPUs),
-        each rack one NVLink domain (900 GB/s a GPU each way); each GPU its
-        own card (50 GB/s) into a leaf switch for two racks, 18 cables of
-        200 GB/s up from each leaf to the spine (2:1), d mod 18.  topoplace:
+        each rack one NVLink domain (900 GB/s a GPU each way); a node's four
+        cards (50 GB/s each) drawn as one port of 200 GB/s its GPUs share
+        (as topoplace's block model has it: NCCL spreading a GPU's channels
+        over the tray's cards; a card a GPU would be rails, which
+        topoplace's blocks do not model yet), into a leaf switch for two
+        racks, 18 cables of 200 GB/s up from each leaf to the spine (2:1),
+        d mod 18.  topoplace:
         Slurm's topology/block plus TreeTopologyFile= (the leaves) and
         BlockBandwidth=3600 NetworkBandwidth=200.
 
@@ -173,7 +177,14 @@ def platform(key, f, alloc, path):
         h = "%s-%d" % (name(f, n), k)
         for l, bw in (("nu", f["nvl_bw"]), ("nd", f["nvl_bw"]),
                       ("cu", f["nic_bw"]), ("cd", f["nic_bw"])):
+            if l[0] == "c" and key == "nvl":
+                continue
             out.append('    <link id="%s_%s" %s/>\n' % (l, h, lk(bw)))
+    if key == "nvl":    # a tray's cards as one port its GPUs share
+        for n in alloc:
+            for l in ("pu", "pd"):
+                out.append('    <link id="%s_%s" %s/>\n' % (
+                    l, name(f, n), lk(g * f["nic_bw"])))
     # the switch cables the job can use
     U = f["uplinks"]
     if key == "rail":
@@ -215,13 +226,13 @@ def platform(key, f, alloc, path):
                 if na // npd == nb // npd:
                     links = ["nu_" + a, "nd_" + b]
                 else:
-                    links = ["cu_" + a]
+                    links = ["pu_" + name(f, na)]
                     la = na // (npd * f["leaf_domains"])
                     lb = nb // (npd * f["leaf_domains"])
                     if la != lb:
                         c = nb % U
                         links += ["up_leaf%d_%d" % (la, c), "dn_leaf%d_%d" % (lb, c)]
-                    links.append("cd_" + b)
+                    links.append("pd_" + name(f, nb))
             out.append('    <route src="%s" dst="%s" symmetrical="NO">%s</route>\n' % (
                 a, b, "".join('<link_ctn id="%s"/>' % l for l in links)))
     out.append("  </zone>\n</platform>\n")
