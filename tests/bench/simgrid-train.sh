@@ -7,7 +7,7 @@
 # Slurm 26.05's own layout, a Kueue-like rank-by-domain order and
 # topoplace's, each case's simulated step time and the medians.
 # A benchmark, run by tests/bench/run.sh (make bench); not a test.
-#   sh tests/bench/simgrid-train.sh [--cases N] [--seed S] [--net rail,nvl] [--keep DIR]
+#   sh tests/bench/simgrid-train.sh [--cases N] [--seed S] [--net rail,nvl] [--nvl-cards] [--keep DIR]
 # TOPOPLACE names the CLI (default $BUILD/topoplace, BUILD default build).
 # Skipped, with one line, when smpicc, smpirun or python3 is missing.  See
 # tests/bench/simgrid/train.py.

@@ -3,7 +3,7 @@
 simulated with SimGrid SMPI (tests/bench/simgrid-train.sh runs it).
 
   train.py --topoplace PATH --exe TRAIN_STEP [--cases N] [--seed S]
-           [--net rail,nvl] [--keep DIR]
+           [--net rail,nvl] [--nvl-cards] [--keep DIR]
 
 Every rank is a GPU: a SimGrid host of its own, its node's GPUs joined by
 NVLink, the rank's traffic to other nodes on its own card.  Two fabrics:
@@ -21,8 +21,9 @@ NVLink, the rank's traffic to other nodes on its own card.  Two fabrics:
         each rack one NVLink domain (900 GB/s a GPU each way); a node's four
         cards (50 GB/s each) drawn as one port of 200 GB/s its GPUs share
         (as topoplace's block model has it: NCCL spreading a GPU's channels
-        over the tray's cards; a card a GPU would be rails, which
-        topoplace's blocks do not model yet), into a leaf switch for two
+        over the tray's cards; --nvl-cards gives each GPU its own card
+        instead: rails, which topoplace's blocks do not model yet), into a
+        leaf switch for two
         racks, 18 cables of 200 GB/s up from each leaf to the spine (2:1),
         d mod 18.  topoplace:
         Slurm's topology/block plus TreeTopologyFile= (the leaves) and
@@ -163,7 +164,7 @@ def write_confs(key, f, d):
 
 # ---- the SimGrid platform of one allocation (its GPUs only) ----
 
-def platform(key, f, alloc, path):
+def platform(key, f, alloc, path, nvl_cards=False):
     """A Full zone over the allocation's GPUs: every ordered pair's route
     written out, as the fabric routes it (module docstring)."""
     g = f["gpus"]
@@ -177,10 +178,10 @@ def platform(key, f, alloc, path):
         h = "%s-%d" % (name(f, n), k)
         for l, bw in (("nu", f["nvl_bw"]), ("nd", f["nvl_bw"]),
                       ("cu", f["nic_bw"]), ("cd", f["nic_bw"])):
-            if l[0] == "c" and key == "nvl":
+            if l[0] == "c" and key == "nvl" and not nvl_cards:
                 continue
             out.append('    <link id="%s_%s" %s/>\n' % (l, h, lk(bw)))
-    if key == "nvl":    # a tray's cards as one port its GPUs share
+    if key == "nvl" and not nvl_cards:   # a tray's cards as one shared port
         for n in alloc:
             for l in ("pu", "pd"):
                 out.append('    <link id="%s_%s" %s/>\n' % (
@@ -226,13 +227,13 @@ def platform(key, f, alloc, path):
                 if na // npd == nb // npd:
                     links = ["nu_" + a, "nd_" + b]
                 else:
-                    links = ["pu_" + name(f, na)]
+                    links = ["cu_" + a if nvl_cards else "pu_" + name(f, na)]
                     la = na // (npd * f["leaf_domains"])
                     lb = nb // (npd * f["leaf_domains"])
                     if la != lb:
                         c = nb % U
                         links += ["up_leaf%d_%d" % (la, c), "dn_leaf%d_%d" % (lb, c)]
-                    links.append("pd_" + name(f, nb))
+                    links.append("cd_" + b if nvl_cards else "pd_" + name(f, nb))
             out.append('    <route src="%s" dst="%s" symmetrical="NO">%s</route>\n' % (
                 a, b, "".join('<link_ctn id="%s"/>' % l for l in links)))
     out.append("  </zone>\n</platform>\n")
@@ -383,15 +384,20 @@ def main():
     ap.add_argument("--seed", type=int, help="first seed (default: drawn)")
     ap.add_argument("--net", default="rail,nvl")
     ap.add_argument("--keep", help="keep the work files here")
+    ap.add_argument("--nvl-cards", action="store_true",
+                    help="NVL72: a card a GPU (50 GB/s each), not one shared "
+                    "port a node (rails, which topoplace's blocks lack)")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1000, 10 ** 6)
     work = a.keep or tempfile.mkdtemp(prefix="topoplace-train.")
     os.makedirs(work, exist_ok=True)
     parallel = has_parallel(a.topoplace)
     print("train: one step's communication in SMPI (CM02, %d layers, %d "
-          "microbatches); seed %d (--seed %d repeats); topoplace given %s" % (
+          "microbatches); seed %d (--seed %d repeats); topoplace given %s; "
+          "NVL72 nodes: %s" % (
               LAYERS, MICRO, seed, seed,
-              "--parallel" if parallel else "the step's graph (--graph)"))
+              "--parallel" if parallel else "the step's graph (--graph)",
+              "a card a GPU" if a.nvl_cards else "one shared port"))
     rows = []
     t_start = time.time()
     try:
@@ -410,7 +416,7 @@ def main():
                 s = seed + c
                 alloc = draw_alloc(f, random.Random("%s-train-%d" % (key, s)))
                 plat = os.path.join(d, "platform-%d.xml" % s)
-                platform(key, f, alloc, plat)
+                platform(key, f, alloc, plat, a.nvl_cards)
                 slurm, _ = topoplace_map(a, d, f, alloc, ["--policy", "block"])
                 tpl, pratio = topoplace_map(a, d, f, alloc, hint)
                 orders = {"slurm": slurm, "kueue": kueue_order(f, alloc),
