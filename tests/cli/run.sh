@@ -1646,6 +1646,52 @@ fails2 "eval --parallel: bytes= not a volume" "--parallel: bytes=: tp:x: the vol
 fails2 "eval --parallel and --graph" "--parallel, --stencil and --graph are mutually exclusive" - \
 	eval --config "$EX/block.conf" --nodes "$NVL" --hostfile "$tmp/par.hostfile" \
 	--parallel tp=4 --graph "$DATA/ring8.json"
+# ---- NVL72 blocks: the two ways out of a node, said ----
+tp check-config "$EX/block.conf"
+if check0 "check-config: block bandwidths" &&
+	grep -q "^inside a block: NVLink domain at 3600 GB/s a node; between blocks: node ports at 200 GB/s, the aggregation's switches non-blocking" "$tmp/out" &&
+	grep -q "node ports 200 GB/s" "$tmp/out"
+then ok "check-config: NVL72 blocks, NVLink and network bandwidths said"
+else no "check-config: block bandwidths" "$(cat "$tmp/out" "$tmp/err")"; fi
+
+# ---- rails: a rail-optimised tree, GPUs by rail ----
+mkdir "$tmp/rail"
+cp "$EX/nodes/dgx8.xml" "$DATA/../../data/nodes/dgx8r.xml" "$tmp/rail/"
+printf 'SwitchName=su0 Nodes=g[0-3]\nSwitchName=su1 Nodes=g[4-7]\nSwitchName=spine Switches=su[0-1]\n' \
+	>"$tmp/rail/topology.conf"
+printf 'Network=tree TopologyFile=topology.conf Rails=4\nNodeName=g[0-7] NodeTopology=dgx8.xml\n' \
+	>"$tmp/rail/tp.conf"
+tp check-config "$tmp/rail/tp.conf"
+if check0 "check-config: Rails=" && grep -q "^rails 4: a network card a rail on every node" "$tmp/out"
+then ok "check-config: Rails= said"
+elif [ "$rc" -eq 0 ]; then no "check-config: Rails=" "$(cat "$tmp/out")"; fi
+# dgx8: two GPUs a card; local ranks 0-3 on GPUs 0,2,4,6 (one a rail), 4-7 on
+# their pairs, the same on every node
+tp map -c "$tmp/rail/tp.conf" -w 'g[0-1]' -N 8 -s 4x4:5pt --policy block --format tasks
+if check0 "map: GPUs by rail" && [ "$(sed -n 's/.*gpus=//p' "$tmp/out" | tr '\n' ' ')" = \
+	"0 2 4 6 1 3 5 7 0 2 4 6 1 3 5 7 " ]
+then ok "map: local rank k on the GPU of rail k mod Rails= (dgx8, Rails=4)"
+else no "map: GPUs by rail" "$(cat "$tmp/out" "$tmp/err")"; fi
+# the rails the network has, the cards the node has: a mismatch keeps
+# today's choice and says so
+printf 'Network=tree TopologyFile=topology.conf Rails=8\nNodeName=g[0-7] NodeTopology=dgx8.xml\n' \
+	>"$tmp/rail/tp.conf"
+tp map -c "$tmp/rail/tp.conf" -w 'g[0-1]' -N 8 -s 4x4:5pt --policy block --format tasks
+if check0 "map: rails the node lacks" &&
+	grep -q "GPUs not chosen by rail: .*dgx8.xml: its GPUs are nearest to 4 network cards, the network has Rails=8" "$tmp/err" &&
+	[ "$(sed -n 's/.*gpus=//p' "$tmp/out" | head -8 | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 " ]
+then ok "map: Rails=8 on 4-card nodes, local-rank order kept, said"
+else no "map: rails the node lacks" "$(cat "$tmp/out" "$tmp/err")"; fi
+printf 'Network=tree TopologyFile=topology.conf Rails=8\nNodeName=g[0-7] NodeTopology=dgx8r.xml\n' \
+	>"$tmp/rail/tp.conf"
+tp map -c "$tmp/rail/tp.conf" -w 'g[0-1]' -N 8 -s 4x4:5pt --policy block --format tasks
+if check0 "map: dgx8r" && ! grep -q "not chosen by rail" "$tmp/err" &&
+	[ "$(sed -n 's/.*gpus=//p' "$tmp/out" | head -8 | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 " ]
+then ok "map: dgx8r (a card a GPU, a storage card nearest none): 8 rails, rank k on GPU k"
+else no "map: dgx8r" "$(cat "$tmp/out" "$tmp/err")"; fi
+printf 'Network=tree TopologyFile=topology.conf Rails=0\n' >"$tmp/rail/tp.conf"
+fails2 "check-config: Rails=0" "tp.conf:1: Rails=0: expected an integer in 1..64" - \
+	check-config "$tmp/rail/tp.conf"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -783,6 +783,53 @@ START_TEST(remote_traffic_to_the_nic)
 }
 END_TEST
 
+/* Rails (tp__gpus_by_rail) on dgx8r, a DGX H100-like node: GPU i shares a
+ * PCIe switch with its own card; the storage card NIC4 is nearest no GPU,
+ * so the rails are NIC0-3 and NIC5-8, GPU i's card the i-th of them. */
+START_TEST(rails_dgx)
+{
+	tp_node *n = load("dgx8r.xml", NULL);
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_node_nnics(n), 9);
+	ck_assert_int_eq(tp_node_gpu_nic(n, 3), 3);
+	ck_assert_int_eq(tp_node_gpu_nic(n, 4), 5);
+	int gpus[8];
+	/* the step's GPUs in any order: local rank k gets GPU k (rail k) */
+	int all[] = { 7, 6, 5, 4, 3, 2, 1, 0 };
+	ck_assert_int_eq(tp__gpus_by_rail(n, all, 8, 8, 8, gpus, &err), 0);
+	for (int k = 0; k < 8; k++)
+		ck_assert_int_eq(gpus[k], k);
+	/* four tasks on GPUs 4-7 (the second half of the node): ranks 0-3
+	 * want rails 0-3, which the step lacks: all four off their rail,
+	 * the lowest free GPUs in rank order */
+	int half[] = { 4, 5, 6, 7 };
+	ck_assert_int_eq(tp__gpus_by_rail(n, half, 4, 8, 4, gpus, &err), 4);
+	for (int k = 0; k < 4; k++)
+		ck_assert_int_eq(gpus[k], 4 + k);
+	/* Rails=4 on an 8-card node: its GPUs give 8 rails, refused */
+	ck_assert_int_eq(tp__gpus_by_rail(n, all, 8, 4, 8, gpus, &err), TP_ENOENT);
+	tp_assert_err_has(&err, "nearest to 8 network cards, the network has Rails=4");
+	/* too few GPUs for the tasks */
+	ck_assert_int_eq(tp__gpus_by_rail(n, half, 4, 8, 5, gpus, &err), TP_EINVAL);
+	tp_node_destroy(n);
+	/* dgx8: two GPUs a card, four cards: Rails=4 works, ranks 0-3 on
+	 * GPUs 0, 2, 4, 6 (one a card), ranks 4-7 on their pairs */
+	n = load("dgx8.xml", NULL);
+	ck_assert_int_eq(tp__gpus_by_rail(n, all, 8, 4, 8, gpus, &err), 0);
+	int want[] = { 0, 2, 4, 6, 1, 3, 5, 7 };
+	for (int k = 0; k < 8; k++)
+		ck_assert_int_eq(gpus[k], want[k]);
+	ck_assert_int_eq(tp__gpus_by_rail(n, all, 8, 8, 8, gpus, &err), TP_ENOENT);
+	tp_node_destroy(n);
+	/* no card at all: uneven3 */
+	n = load("uneven3.xml", NULL);
+	ck_assert_int_eq(tp__gpus_by_rail(n, all, 8, 8, 8, gpus, &err), TP_ENOENT);
+	tp_assert_err_has(&err, "has no network card in its model");
+	tp_node_destroy(n);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gpusel");
@@ -802,6 +849,7 @@ int main(void)
 	tcase_add_test(tc, task_wider_than_socket);
 	tcase_add_test(tc, cpu2_within_step_cores);
 	tcase_add_test(tc, remote_traffic_to_the_nic);
+	tcase_add_test(tc, rails_dgx);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

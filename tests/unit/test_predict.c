@@ -356,6 +356,14 @@ static const struct {
 	  "topoplace.conf:2: FlowSharing=tcp: expected fair or rtt" },
 	{ "Network=dragonfly Groups=2 RoutersPerGroup=2\nGlobalBandwidth=x\n",
 	  "topoplace.conf:2: GlobalBandwidth=x: not a bandwidth" },
+	{ "Network=tree TopologyFile=topology.conf\nRails=0\n",
+	  "topoplace.conf:2: Rails=0: expected an integer in 1..64" },
+	{ "Network=tree TopologyFile=topology.conf\nRails=65\n",
+	  "topoplace.conf:2: Rails=65: expected an integer in 1..64" },
+	{ "Network=tree TopologyFile=topology.conf\nRails=8 Rails=4\n",
+	  "Rails" },
+	{ "Network=torus Dims=4\nRails=2\nNodeName=r[0-3] CoordOrder=x-major\n",
+	  "topoplace.conf:2: Rails= needs Network=tree" },
 };
 
 START_TEST(bad_keys)
@@ -886,6 +894,82 @@ START_TEST(lanes_trade_nodes)
 }
 END_TEST
 
+/* SLOW with an intra-node bandwidth as slow as a card. */
+static const char *const SLOW_NVLINK =
+	"Network=tree TopologyFile=topology.conf LevelBandwidth=1\n"
+	"NodeBandwidth=1 HopLatency=1us IntraNodeBandwidth=1GB/s\n";
+
+/* Rails=2 (a rail-optimised tree, each node two cards): n0 and n1 hold
+ * two tasks each, local ranks 0 and 1 on rails 0 and 1.  Same-rail
+ * messages n0 -> n1 leave by two cards: 1 MB alone at 1 GB/s, 1002 us,
+ * where one port (no rails) carries both: 2002 us. */
+START_TEST(rails_cards)
+{
+	int32_t u[] = { 0, 1 }, v[] = { 2, 3 }, map[] = { 0, 0, 1, 1 };
+	double b[] = { MB, MB };
+	struct fixture fx;
+	setup(&fx, TREE, SLOW, "n[0-1]", 2);
+	tp_prediction p = predict(&fx, 4, 2, u, v, b, map);
+	ck_assert_us(p.exchange_us, 2002.0);
+	teardown(&fx);
+	char conf[512];
+	snprintf(conf, sizeof conf, "%sRails=2\n", SLOW);
+	setup(&fx, TREE, conf, "n[0-1]", 2);
+	p = predict(&fx, 4, 2, u, v, b, map);
+	ck_assert_us(p.exchange_us, 1002.0);
+	ck_assert_int_eq(p.links, 8);     /* four cards, each way */
+	teardown(&fx);
+}
+END_TEST
+
+/* Between rails, PXN: task 0 (n0, rail 0) to task 3 (n1, rail 1) first
+ * crosses n0's NVLink to its rail-1 GPU, then rail 1's cards: three lanes,
+ * 1003 us.  Tasks 1 -> 2 cross the same NVLink lane: at
+ * IntraNodeBandwidth=10GB/s it is no bottleneck, at 1 GB/s the two
+ * messages share it (2003 us). */
+START_TEST(rails_pxn)
+{
+	int32_t u[] = { 0, 1 }, v[] = { 3, 2 }, map[] = { 0, 0, 1, 1 };
+	double b[] = { MB, MB };
+	struct fixture fx;
+	char conf[512];
+	snprintf(conf, sizeof conf, "%sRails=2\n", SLOW);
+	setup(&fx, TREE, conf, "n[0-1]", 2);
+	tp_prediction p = predict(&fx, 4, 2, u, v, b, map);
+	ck_assert_us(p.exchange_us, 1003.0);
+	ck_assert_int_eq(p.links, 10);    /* + both nodes' PXN lanes */
+	teardown(&fx);
+	snprintf(conf, sizeof conf, "%sRails=2\n", SLOW_NVLINK);
+	setup(&fx, TREE, conf, "n[0-1]", 2);
+	p = predict(&fx, 4, 2, u, v, b, map);
+	ck_assert_us(p.exchange_us, 2003.0);
+	teardown(&fx);
+}
+END_TEST
+
+/* Each rail is a plane of its own above the cards: two same-rail messages
+ * from leaf0 to leaf1 on different rails take their own rail switches'
+ * cables up (LevelUplinks=1: one each), 1004 us; on one plane (no rails)
+ * they share leaf0's one cable, 2004 us. */
+START_TEST(rails_planes)
+{
+	int32_t u[] = { 0, 1 }, v[] = { 2, 3 }, map[] = { 0, 0, 1, 1 };
+	double b[] = { MB, MB };
+	struct fixture fx;
+	char conf[512];
+	snprintf(conf, sizeof conf, "%sLevelUplinks=1 Rails=2\n", SLOW);
+	setup(&fx, TREE, conf, "n0,n4", 2);
+	tp_prediction p = predict(&fx, 4, 2, u, v, b, map);
+	ck_assert_us(p.exchange_us, 1004.0);
+	teardown(&fx);
+	snprintf(conf, sizeof conf, "%sLevelUplinks=1\n", SLOW);
+	setup(&fx, TREE, conf, "n0,n4", 2);
+	p = predict(&fx, 4, 2, u, v, b, map);
+	ck_assert_us(p.exchange_us, 2004.0);
+	teardown(&fx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("predict");
@@ -916,6 +1000,9 @@ int main(void)
 	tcase_add_test(tc, lanes_runner_up);
 	tcase_add_test(tc, lanes_long_routes);
 	tcase_add_test(tc, auto_same_on_threads);
+	tcase_add_test(tc, rails_cards);
+	tcase_add_test(tc, rails_pxn);
+	tcase_add_test(tc, rails_planes);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

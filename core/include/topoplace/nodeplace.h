@@ -30,6 +30,9 @@ enum tp_gpusel_algo {
 				   tree: sockets, host bridges, switches;
 				   each split keeps the most bytes inside (a
 				   candidate of magc too) */
+	TP_GPUSEL_RAIL,         /* on a rail-optimised network (Rails=):
+				   local rank k the GPU nearest the card of
+				   rail k; chosen by the job, not by name */
 };
 
 TP_EXPORT int tp_gpusel_algo_parse(const char *s, enum tp_gpusel_algo *out,

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "job/job_internal.h"
+#include "net/machine_internal.h"
 #include "node/node_internal.h"
 
 static void vnote(char *dst, const char *fmt, va_list ap)
@@ -372,6 +373,64 @@ static int select_gpus(struct stage *s, bool *ok)
 	return 0;
 }
 
+/* On a rail-optimised network (Rails=), one GPU a task: local rank k the
+ * GPU whose card serves rail k (tp__gpus_by_rail), so that the peers at
+ * one local rank on other nodes share its rail, as the time model routes
+ * them.  *ok false (after a note saying why) where the node's model cannot
+ * tell the rails: the caller keeps today's choice. */
+static int rail_gpus(struct stage *s, int rails, bool *ok)
+{
+	tp_node_placement *p = s->p;
+	int32_t nt = p->ntasks;
+	*ok = false;
+	if (!s->model) {
+		gpu_note(p, false, false, "%s: GPUs not chosen by rail: %s",
+			 node_name(s), s->model_err.msg);
+		return 0;
+	}
+	if (alloc_gpus(p, 1))
+		return TP_ENOMEM;
+	tp_error e;
+	tp_error_clear(&e);
+	int off = tp__gpus_by_rail(s->model, s->gpus, s->ngpus, rails, nt, p->gpus,
+				   &e);
+	if (off < 0) {
+		gpu_note(p, false, false, "%s: GPUs not chosen by rail: %s",
+			 node_name(s), e.msg);
+		return 0;
+	}
+	if (off > 0)
+		gpu_note(p, false, false, "%s: %d of %ld tasks off their rail (the "
+			 "step's GPUs here miss their rails)", node_name(s), off,
+			 (long)nt);
+	tp_gpusel_request rq = {
+		.on = { s->model, s->job->gm, s->sh->tasks, nt },
+		.task_package = s->task_pkg,
+		.allowed = s->gpus,
+		.nallowed = s->ngpus,
+		.gpus_per_task = 1,
+		.algo = TP_GPUSEL_LOCAL_RANK,
+	};
+	/* the costs, for the report: rail order's and the baselines' */
+	int *tmp = tp__malloc_array((size_t)nt + 1, sizeof(int));
+	if (!tmp)
+		return TP_ENOMEM;
+	int rc = tp_gpusel_eval(&rq.on, 1, p->gpus, &p->cost, &e);
+	if (!rc)
+		rc = tp_gpusel(&rq, tmp, &p->local_rank_cost, &e);
+	rq.algo = TP_GPUSEL_CLOSEST;
+	if (!rc)
+		rc = tp_gpusel(&rq, tmp, &p->closest_cost, &e);
+	free(tmp);
+	if (rc == TP_ENOMEM)
+		return rc;
+	p->cost.used = TP_GPUSEL_RAIL;
+	p->gpu_algo = TP_GPUSEL_RAIL;
+	p->gpus_set = true;
+	*ok = true;
+	return 0;
+}
+
 /* Each task's CPU list from its positions in the share's cores. */
 static int cpu_lists(struct stage *s)
 {
@@ -416,9 +475,20 @@ static int stage_run(struct stage *s)
 	if (!rc && sh->want_gpus && s->ngpus == 0 && job->req.gpus_per_task > 0)
 		gpu_note(p, true, false, "%s: the node has no GPUs", node_name(s));
 	if (!rc && sh->want_gpus && s->ngpus > 0) {
+		/* rails first, where the network has them and the job named
+		 * no algorithm: one GPU a task */
+		int rails = tp__machine_rails(tp_conf_machine(job->conf));
+		if (rails > 1 && !job->req.gpu_select && s->ngpus >= p->ntasks &&
+		    job->req.gpus_per_task <= 1 &&
+		    (job->req.gpus_per_task == 1 || s->ngpus / p->ntasks == 1)) {
+			if (s->model)
+				sockets_for_gpus(s);
+			rc = rail_gpus(s, rails, &gpus_ok);
+		}
 		/* a choice to make: GPU traffic, or an algorithm or count the job
 		 * named; otherwise Slurm's order */
-		if (job->gm || job->req.gpu_select || job->req.gpus_per_task > 0) {
+		if (!rc && !gpus_ok &&
+		    (job->gm || job->req.gpu_select || job->req.gpus_per_task > 0)) {
 			if (s->model)
 				sockets_for_gpus(s);
 			rc = select_gpus(s, &gpus_ok);
@@ -539,6 +609,8 @@ int tp__job_place_nodes(tp_job *job, tp_error *err)
 			rc = tp_error_set(err, TP_EINVAL, "%s", p->gpu_note);
 		else if (!rc && p->cpu_note[0])
 			tp__job_note(job, "%s", p->cpu_note);
+		if (!rc && !p->gpu_error && p->gpu_note[0])
+			tp__job_note(job, "%s", p->gpu_note);
 	}
 	free(start);
 	free(tasks);

@@ -31,6 +31,7 @@
 
 #include "net/network.h"
 #include "map/predict_internal.h"
+#include "net/machine_internal.h"
 
 /* Flows completing within BATCH_SHARE of the next completion, or within
  * ELAPSED_SHARE of the time so far after it, complete with it: each ends
@@ -103,15 +104,20 @@ static void flows_free(struct flows *f)
 	free(f->bw);
 }
 
-/* (node i, node j, bytes) -> flow, for merging */
+/* (node i, node j, bytes, rails) -> flow, for merging */
 struct flow_key {
 	int32_t i, j;
 	double w;
+	int ri, rj;          /* the ends' rails (-1 without rails) */
 	int64_t f;           /* -1: empty */
 };
 
 static int route_of(const tp_machine *m, int64_t nlane_ids, int32_t ni,
 		    int32_t nj, int64_t *buf, int cap);
+static int route_rails(const tp_machine *m, int64_t nlane_ids, int32_t ni,
+		       int32_t nj, int ri, int rj, int64_t *buf, int cap);
+static int task_rails(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		      int **out);
 static double lane_bw(const tp_machine *m, int64_t nlane_ids, int64_t id);
 
 int64_t tp__fabric_kind_lanes(const tp_machine *m)
@@ -136,9 +142,10 @@ double tp__fabric_bandwidth(const tp_machine *m, int64_t lane)
 }
 
 /* One route from machine node i to j into buf (lane ids): the kind's
- * lanes, and the nodes' ports around them unless its routes have them. */
-static int route_of(const tp_machine *m, int64_t nlane_ids, int32_t ni,
-		    int32_t nj, int64_t *buf, int cap)
+ * lanes, and the nodes' ports around them unless its routes have them;
+ * with rails (ri >= 0), from the card of rail ri to that of rail rj. */
+static int route_rails(const tp_machine *m, int64_t nlane_ids, int32_t ni,
+		       int32_t nj, int ri, int rj, int64_t *buf, int cap)
 {
 	const struct tp_net_ops *net = m->net;
 	const int *ca = &m->coords[(size_t)ni * m->ndims];
@@ -146,8 +153,10 @@ static int route_of(const tp_machine *m, int64_t nlane_ids, int32_t ni,
 	int off = net->routes_ports ? 0 : 1;
 	if (cap < 2)
 		return TP_EINVAL;
-	int len = net->lane_route ? net->lane_route(m, ca, cb, buf + off, cap - 2)
-				  : net->route(m, ca, cb, buf + off, cap - 2);
+	int len = ri >= 0 && net->rail_route
+		  ? net->rail_route(m, ca, cb, ri, rj, buf + off, cap - 2)
+		  : net->lane_route ? net->lane_route(m, ca, cb, buf + off, cap - 2)
+		  : net->route(m, ca, cb, buf + off, cap - 2);
 	if (len < 0)
 		return len;
 	if (!net->routes_ports) {
@@ -156,6 +165,36 @@ static int route_of(const tp_machine *m, int64_t nlane_ids, int32_t ni,
 		len += 2;
 	}
 	return len;
+}
+
+static int route_of(const tp_machine *m, int64_t nlane_ids, int32_t ni,
+		    int32_t nj, int64_t *buf, int cap)
+{
+	return route_rails(m, nlane_ids, ni, nj, -1, -1, buf, cap);
+}
+
+/* Each task's rail with rails (its local rank on its node, in task order
+ * as Slurm numbers SLURM_LOCALID, mod the rails), else NULL: *out NULL.
+ * TP_ENOMEM. */
+static int task_rails(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		      int **out)
+{
+	int nr = tp__machine_rails(a->m);
+	*out = NULL;
+	if (nr <= 1)
+		return TP_OK;
+	int *rail = tp__malloc_array((size_t)g->ntasks + 1, sizeof *rail);
+	int32_t *seen = tp__calloc((size_t)a->nnodes + 1, sizeof *seen);
+	if (!rail || !seen) {
+		free(rail);
+		free(seen);
+		return TP_ENOMEM;
+	}
+	for (int32_t u = 0; u < g->ntasks; u++)
+		rail[u] = (int)(seen[map[u]]++ % nr);
+	free(seen);
+	*out = rail;
+	return TP_OK;
 }
 
 static double lane_bw(const tp_machine *m, int64_t nlane_ids, int64_t id)
@@ -186,7 +225,9 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 	const tp_machine *m = a->m;
 	memset(fl, 0, sizeof *fl);
 	int64_t nmsg = 2 * g->nedges;
-	int64_t cap_r = m->net->max_route_links(m) + 2;
+	/* + 1: a rail's PXN lane */
+	int64_t cap_r = m->net->max_route_links(m) + 3;
+	int *rail = NULL;
 	int64_t nlane_ids = tp__fabric_kind_lanes(m);
 	size_t kcap = pow2_at_least((size_t)nmsg * 2 + 1);
 	struct flow_key *keys = tp__malloc_array(kcap, sizeof *keys);
@@ -205,7 +246,8 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 	int32_t nlanes = 0;
 	int rc = TP_OK;
 	if (!keys || !buf || !fl->start || !fl->bytes || !fl->mult || !fl->w ||
-	    !fl->hops || !fl->ends[0] || !fl->ends[1] || !fl->lanes) {
+	    !fl->hops || !fl->ends[0] || !fl->ends[1] || !fl->lanes ||
+	    task_rails(g, a, map, &rail)) {
 		rc = TP_ENOMEM;
 		goto out;
 	}
@@ -228,19 +270,23 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 				continue;
 			}
 			fl->messages++;
+			int ri = rail ? rail[u] : -1, rj = rail ? rail[v] : -1;
 			uint64_t wb;
 			memcpy(&wb, &w, sizeof wb);
 			uint64_t hk = tp__mix64(((uint64_t)(uint32_t)ni << 32 | (uint32_t)nj) ^
-					  tp__mix64(wb));
+					  tp__mix64(wb ^ ((uint64_t)(uint32_t)(ri + 1) << 40 |
+							  (uint64_t)(uint32_t)(rj + 1) << 20)));
 			size_t h = hk & (kcap - 1);
 			while (keys[h].f >= 0 && !(keys[h].i == ni && keys[h].j == nj &&
-						   keys[h].w == w))
+						   keys[h].w == w && keys[h].ri == ri &&
+						   keys[h].rj == rj))
 				h = (h + 1) & (kcap - 1);
 			if (keys[h].f >= 0) {
 				fl->mult[keys[h].f] += 1;
 				continue;
 			}
-			int len = route_of(m, nlane_ids, ni, nj, buf, (int)cap_r);
+			int len = route_rails(m, nlane_ids, ni, nj, ri, rj, buf,
+					      (int)cap_r);
 			if (len < 0) {
 				rc = tp_error_set(err, TP_EINVAL, "predict: no route "
 						  "between nodes %d and %d", (int)ni,
@@ -266,7 +312,7 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 				fl->lanes[nl++] = d;
 			}
 			int64_t f = fl->nflows++;
-			keys[h] = (struct flow_key){ ni, nj, w, f };
+			keys[h] = (struct flow_key){ ni, nj, w, ri, rj, f };
 			fl->bytes[f] = w;
 			fl->mult[f] = 1;
 			int hops = route_hops(m, len);
@@ -293,6 +339,7 @@ out:
 		tp_error_set(err, rc, "predict: out of memory");
 	free(keys);
 	free(buf);
+	free(rail);
 	tp__routers_free(&lm);
 	if (rc)
 		flows_free(fl);
@@ -774,10 +821,11 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 {
 	const tp_machine *m = a->m;
 	int64_t nids = tp__fabric_kind_lanes(m), nall = tp__fabric_lanes(m);
-	int cap = (int)(m->net->max_route_links(m) + 2);
+	int cap = (int)(m->net->max_route_links(m) + 3);
 	double *load = tp__calloc((size_t)nall + 1, sizeof *load);
 	int64_t *buf = tp__malloc_array((size_t)cap, sizeof *buf);
-	if (!load || !buf) {
+	int *rail = NULL;
+	if (!load || !buf || task_rails(g, a, map, &rail)) {
 		free(load);
 		free(buf);
 		return tp_error_set(err, TP_ENOMEM, "predict: out of memory");
@@ -787,7 +835,8 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 	for (int32_t u = 0; u < g->ntasks && !rc; u++) {
 		int32_t ni = a->node[map[u]];
 		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
-			int32_t nj = a->node[map[g->adjncy[e]]];
+			int32_t v = g->adjncy[e];
+			int32_t nj = a->node[map[v]];
 			double w = tp__graph_w_exchange(g, u, e);
 			if (!(w > 0))
 				continue;
@@ -795,7 +844,8 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 				b = fmax(b, w / m->fab.intra_bw);
 				continue;
 			}
-			int len = route_of(m, nids, ni, nj, buf, cap);
+			int len = route_rails(m, nids, ni, nj, rail ? rail[u] : -1,
+					      rail ? rail[v] : -1, buf, cap);
 			if (len < 0) {
 				rc = tp_error_set(err, TP_EINVAL, "predict: no route "
 						  "between nodes %d and %d", (int)ni, (int)nj);
@@ -817,6 +867,7 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 		}
 	free(load);
 	free(buf);
+	free(rail);
 	out->flows = out->messages;
 	out->bound_us = out->exchange_us = b * 1e6;
 	out->bound_only = true;

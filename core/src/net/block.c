@@ -182,6 +182,14 @@ static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
 	return bw;
 }
 
+/* A node's port into the network between the blocks, as lane_bandwidth
+ * weighs it (check-config says it). */
+static double node_port_bandwidth(const struct tp_machine *m)
+{
+	const struct tp_blocks *k = m->net_data;
+	return k->nbw > 0 ? k->nbw * 1e9 : m->fab.node_bw;
+}
+
 static int64_t max_route_links(const struct tp_machine *m)
 {
 	const struct tp_blocks *k = m->net_data;
@@ -288,6 +296,7 @@ static const struct tp_net_ops block_ops = {
 	.lane_count = lane_count,
 	.lane_route = lane_route,
 	.lane_bandwidth = lane_bandwidth,
+	.node_port_bandwidth = node_port_bandwidth,
 	.routes_ports = true,
 };
 
@@ -1535,6 +1544,17 @@ static void conf_describe_block(const struct tp__conf_built *b, FILE *out)
 		tp_machine_block_base_size(m), (long)m->nnodes,
 		b->tree_path ? "the tree of " : "Slurm's block aggregation",
 		b->tree_path ? b->tree_path : "", tp_machine_block_network_cost(m));
+	/* the time model's two ways out of a node (lane_bandwidth) */
+	const struct tp_blocks *k = blocks_of(m);
+	fprintf(out, "inside a block: NVLink domain at %g GB/s a node%s; between "
+		"blocks: node ports at %g GB/s%s\n",
+		k->bbw > 0 ? k->bbw : NVLINK_DEFAULT_BW / 1e9,
+		k->bbw > 0 ? "" : " (BlockBandwidth= not given: one NVLink 5 GPU)",
+		node_port_bandwidth(m) / 1e9,
+		!k->tree_file ? ", the aggregation's switches non-blocking"
+		: tp_machine_has_level_bandwidth(k->tree)
+		? ", the tree's cables at LevelBandwidth=, half as many as the nodes below (a 2:1 taper assumed)"
+		: ", the tree's cables at the ports' bandwidth, half as many as the nodes below (a 2:1 taper assumed)");
 }
 
 /* In this order the messages about keys given to another kind name them. */

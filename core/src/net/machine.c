@@ -745,3 +745,9 @@ double tp__machine_node_port_bw(const tp_machine *m)
 	return m->net && m->net->node_port_bandwidth ? m->net->node_port_bandwidth(m)
 						     : m->fab.node_bw;
 }
+
+int tp__machine_rails(const tp_machine *m)
+{
+	int r = m && m->net->rails ? m->net->rails(m) : 1;
+	return r > 1 ? r : 1;
+}

@@ -91,6 +91,12 @@ int tp_machine_from_topology(tp_machine **out, const char *text,
  * UplinkRouting= (adaptive, else destination mod k). */
 int tp__tree_set_lanes(tp_machine *m, const int *uplinks, int n,
 		       bool adaptive, tp_error *err);
+/* Rails= (tree.c, "rails"): rails network cards a node, card r on the
+ * plane of rail r (1..TP__RAILS_MAX; 1: none). */
+#define TP__RAILS_MAX 64
+int tp__tree_set_rails(tp_machine *m, int rails, tp_error *err);
+/* The rails of a node's cards the time model routes over (1: none). */
+int tp__machine_rails(const tp_machine *m);
 int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 					int nlevels, tp_error *err);
 /* Levels of links in the tree (0 for a single switch, or not a tree). */

@@ -178,6 +178,16 @@ struct tp_net_ops {
 	 * check-config says (a tree's follow its first level unless
 	 * NodeBandwidth= is given).  NULL: m->fab.node_bw. */
 	double (*node_port_bandwidth)(const struct tp_machine *m);
+	/* Optional (NULL: one rail).  A rail-optimised fabric (tree.c's
+	 * Rails=): every node has rails(m) network cards, one a rail, and a
+	 * task's traffic leaves through the card of its rail (its local rank
+	 * mod rails: the GPU choice keeps each local rank on its rail,
+	 * job_node.c).  rail_route is lane_route from the card of rail ra on
+	 * router a to that of rail rb on router b (0 <= ra, rb < rails). */
+	int (*rails)(const struct tp_machine *m);
+	int (*rail_route)(const struct tp_machine *m, const int *a,
+			  const int *b, int ra, int rb, int64_t *lanes,
+			  int cap);
 	/* Routes begin and end with the nodes' own ports (a tree's, a block
 	 * network's node links); otherwise the model adds each node's port,
 	 * its injection and ejection at m->fab.node_bw. */

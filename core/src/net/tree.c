@@ -114,6 +114,7 @@ struct tp_tree {
 	int nuplinks;         /* LevelUplinks= (0: non-blocking) */
 	int uplinks[16];
 	bool adaptive;        /* UplinkRouting=adaptive: one lane of them all */
+	int rails;            /* Rails= (0 or 1: none); see "rails" below */
 };
 
 static const struct tp_net_ops tree_ops;
@@ -367,10 +368,35 @@ oom:
 	return TP_ENOMEM;
 }
 
+/* ---- rails: a rail-optimised fat tree (Rails=R) ----
+ *
+ * Every node has R network cards, card r on rail r: in each scalable unit
+ * (a leaf switch of the file) rail r has a switch of its own that holds
+ * card r of every node of the unit, and the rail switches go up to the
+ * spine.  The model has R planes, each a copy of the tree's lanes (lane
+ * ids r x P .. (r + 1) x P - 1, P = 2 x nlane): the file describes one
+ * rail's plane, a leaf switch standing for the unit's switch of each rail,
+ * LevelUplinks= for each rail switch's cables up.  A task's traffic leaves
+ * through the card of its rail; to a task of another rail it first crosses
+ * NVLink to the GPU of the destination's rail on its own node, then that
+ * GPU's card (PXN, as NCCL routes by default since 2.12): one more lane, the
+ * node's PXN lane (R x P + node, at IntraNodeBandwidth=), and no message
+ * ever changes plane, so the planes need not meet in the model (the spine
+ * only carries traffic of one rail between units).  On a two-level tree
+ * (rail switches, spine) the planes are exact: every cable up from a rail
+ * switch and down into one belongs to one rail.  Node-to-node routes
+ * without rails (the mappers' congestion) stay on plane 0. */
+
+static int rails_of(const struct tp_tree *t)
+{
+	return t->rails > 1 ? t->rails : 1;
+}
+
 static int64_t lane_count(const struct tp_machine *m)
 {
 	const struct tp_tree *t = m->net_data;
-	return 2 * t->nlane;
+	int r = rails_of(t);
+	return 2 * t->nlane * r + (r > 1 ? (int64_t)m->nnodes : 0);
 }
 
 /* d / D with D the lanes of d's own entries below level l (saturating). */
@@ -430,6 +456,10 @@ static int bandwidth_level(const struct tp_tree *t, int32_t s, int nlevels)
 static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
 {
 	const struct tp_tree *t = m->net_data;
+	int64_t plane = 2 * t->nlane;
+	if (lane >= plane * rails_of(t))
+		return m->fab.intra_bw;         /* a node's PXN lane (NVLink) */
+	lane %= plane;
 	int32_t s = t->lane_sw[lane >> 1];
 	double bw = m->fab.node_bw;
 	if (t->level[s] == 0) {
@@ -442,6 +472,33 @@ static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
 	}
 	/* adaptive: the one lane stands for all the switch's cables */
 	return bw * t->cables[s] / t->nlanes[s];
+}
+
+static int rails(const struct tp_machine *m)
+{
+	return rails_of(m->net_data);
+}
+
+/* From the card of rail ra on router a to the card of rail rb on router
+ * b: rb's plane, after the PXN lane when the rails differ. */
+static int rail_route(const struct tp_machine *m, const int *a, const int *b,
+		      int ra, int rb, int64_t *lanes, int cap)
+{
+	const struct tp_tree *t = m->net_data;
+	int nr = rails_of(t), off = 0;
+	ra %= nr;
+	rb %= nr;
+	if (ra != rb) {
+		if (cap < 1 || !lanes)
+			return TP_EINVAL;
+		lanes[off++] = 2 * t->nlane * nr + a[0];
+	}
+	int len = lane_route(m, a, b, lanes ? lanes + off : NULL, cap - off);
+	if (len < 0)
+		return len;
+	for (int i = off; i < off + len; i++)
+		lanes[i] += 2 * t->nlane * rb;
+	return off + len;
 }
 
 static double node_port_bandwidth(const struct tp_machine *m)
@@ -461,6 +518,8 @@ static const struct tp_net_ops tree_ops = {
 	.lane_route = lane_route,
 	.lane_bandwidth = lane_bandwidth,
 	.node_port_bandwidth = node_port_bandwidth,
+	.rails = rails,
+	.rail_route = rail_route,
 	.routes_ports = true,
 };
 
@@ -1518,6 +1577,18 @@ int tp__tree_set_lanes(tp_machine *m, const int *uplinks, int n,
 	return TP_OK;
 }
 
+int tp__tree_set_rails(tp_machine *m, int rails, tp_error *err)
+{
+	struct tp_tree *t = tree_of(m);
+	if (!t)
+		return tp_error_set(err, TP_EINVAL, "Rails=: the network is not a switch tree");
+	if (rails < 1 || rails > TP__RAILS_MAX)
+		return tp_error_set(err, TP_EINVAL, "Rails=%d: expected 1..%d", rails,
+				    TP__RAILS_MAX);
+	t->rails = rails;
+	return TP_OK;
+}
+
 bool tp_machine_has_level_bandwidth(const tp_machine *m)
 {
 	const struct tp_tree *t = tree_of(m);
@@ -1601,6 +1672,7 @@ struct tree_conf {
 	int uplinks[16];
 	int routing_line;           /* UplinkRouting= */
 	bool adaptive;
+	int rails_line, rails;      /* Rails= */
 };
 
 /* ForestCost=N: the cost of each link from the top of a tree of a forest
@@ -1727,6 +1799,9 @@ static int conf_finish_tree(struct tp__conf_reader *r, void *state)
 						      NULL)))
 		return tp__conf_error(r, NULL, r->lbw_line, rc,
 				      "LevelBandwidth=: cannot be applied to the tree");
+	if (tc->rails_line && (rc = tp__tree_set_rails(b->m, tc->rails, NULL)))
+		return tp__conf_error(r, NULL, tc->rails_line, rc,
+				      "Rails=: cannot be applied to the tree");
 	if (tc->uplinks_line || tc->routing_line) {
 		tp_error e2;
 		tp_error_clear(&e2);
@@ -1773,6 +1848,12 @@ static void conf_describe_tree(const struct tp__conf_built *b, FILE *out)
 	for (int l = 0; l < t->nuplinks; l++)
 		fprintf(out, "%s%d", l ? "," : "", t->uplinks[l]);
 	fprintf(out, ", routed %s\n", t->adaptive ? "adaptively" : "by destination mod k");
+	if (t->rails > 1)
+		fprintf(out, "rails %d: a network card a rail on every node, each "
+			"leaf switch a scalable unit of %d rail switches; local rank "
+			"k on rail k mod %d, traffic between rails over NVLink first "
+			"(PXN) at %g GB/s\n", t->rails, t->rails, t->rails,
+			m->fab.intra_bw / 1e9);
 }
 
 static const struct tp__conf_key tree_keys[] = {
@@ -1782,6 +1863,9 @@ static const struct tp__conf_key tree_keys[] = {
 	  .set = conf_set_uplinks, .flags = TP__CONF_KEY_SLURM },
 	{ "UplinkRouting", offsetof(struct tree_conf, routing_line),
 	  .set = conf_set_routing, .flags = TP__CONF_KEY_SLURM },
+	{ "Rails", offsetof(struct tree_conf, rails_line),
+	  .flags = TP__CONF_KEY_SLURM,
+	  TP__CONF_INT_AT(struct tree_conf, rails, 1, TP__RAILS_MAX) },
 };
 
 static const struct tp_net_ops *const tree_machines[] = { &tree_ops, NULL };

@@ -45,6 +45,7 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "node/node_internal.h"
 
 static const char *const ALGOS[] = { "magc", "local-rank", "closest",
 				     "bisect" };
@@ -65,6 +66,8 @@ int tp_gpusel_algo_parse(const char *s, enum tp_gpusel_algo *out,
 
 const char *tp_gpusel_algo_name(enum tp_gpusel_algo a)
 {
+	if (a == TP_GPUSEL_RAIL)
+		return "rail";
 	return (int)a >= 0 && (int)a < NALGOS ? ALGOS[a] : "unknown";
 }
 
@@ -1427,6 +1430,70 @@ out:
 	free(wk.vol);
 	free(buf);
 	return rc;
+}
+
+/* ---- rails ----
+ *
+ * On a rail-optimised network a node's card r sits on rail r, and NCCL
+ * sends a GPU's traffic through the card nearest it.  Peers at the same
+ * local rank on different nodes (where a training job's data-parallel and
+ * pipeline peers are) then meet on one rail when every node gives local
+ * rank k the GPU of rail k: the time model (predict.c) routes them so. */
+int tp__gpus_by_rail(const tp_node *n, const int *allowed, int nallowed,
+		     int rails, int32_t ntasks, int *gpus, tp_error *err)
+{
+	if (rails < 1 || ntasks < 0 || nallowed < ntasks || nallowed > n->ngpus)
+		return tp_error_set(err, TP_EINVAL,
+				    "%ld tasks, %d allowed GPUs and %d rails: cannot "
+				    "choose one GPU a task", (long)ntasks, nallowed, rails);
+	if (n->nnics == 0)
+		return tp_error_set(err, TP_ENOENT, "%s has no network card in its "
+				    "model to tell the rails by", n->source);
+	/* rail of each card: its rank among the cards nearest some GPU */
+	int rail_of[TP_NODE_MAX_NICS], nr = 0;
+	for (int c = 0; c < n->nnics; c++)
+		rail_of[c] = -1;
+	for (int g = 0; g < n->ngpus; g++)
+		if (n->gpu_nic[g] >= 0)
+			rail_of[n->gpu_nic[g]] = 0;
+	for (int c = 0; c < n->nnics; c++)
+		if (rail_of[c] >= 0)
+			rail_of[c] = nr++;
+	if (nr != rails)
+		return tp_error_set(err, TP_ENOENT, "%s: its GPUs are nearest to %d "
+				    "network card%s, the network has Rails=%d",
+				    n->source, nr, nr == 1 ? "" : "s", rails);
+	bool used[TP_NODE_MAX_GPUS] = { false };
+	int off = 0;
+	for (int32_t k = 0; k < ntasks; k++) {
+		gpus[k] = -1;
+		for (int i = 0; i < nallowed; i++) {
+			int g = allowed[i];
+			if (g < 0 || g >= n->ngpus)
+				return tp_error_set(err, TP_EINVAL, "allowed GPU %d "
+						    "outside %s's 0..%d", g, n->source,
+						    n->ngpus - 1);
+			if (!used[g] && n->gpu_nic[g] >= 0 &&
+			    rail_of[n->gpu_nic[g]] == (int)(k % rails) &&
+			    (gpus[k] < 0 || g < gpus[k]))
+				gpus[k] = g;   /* the lowest of the rail's */
+		}
+		if (gpus[k] >= 0)
+			used[gpus[k]] = true;
+	}
+	/* the tasks left without their rail: the lowest free GPUs */
+	for (int32_t k = 0; k < ntasks; k++) {
+		if (gpus[k] >= 0)
+			continue;
+		int best = -1;
+		for (int i = 0; i < nallowed; i++)
+			if (!used[allowed[i]] && (best < 0 || allowed[i] < best))
+				best = allowed[i];
+		gpus[k] = best;
+		used[best] = true;
+		off++;
+	}
+	return off;
 }
 
 /* ---- phase 2: sockets and cores ---- */

@@ -196,6 +196,17 @@ int tp_node_link_count(const tp_node *n);
  * Returns how many, or TP_EINVAL when cap is too small. */
 int tp_node_gpu_route(const tp_node *n, int a, int b, int *links, int cap);
 int tp_node_nic_package(const tp_node *n, int nic);
+/* GPUs by rail (gpusel.c), for a rail-optimised network (Rails=rails):
+ * local rank k (ntasks of them, one GPU each) takes an allowed GPU whose
+ * nearest card serves rail k mod rails.  The rails are the distinct
+ * nearest cards of all the node's GPUs, in card (PCI bus) order, so that
+ * one model numbers them alike on every node.  A task whose rail has no
+ * free allowed GPU takes the lowest free one.  Returns how many tasks are
+ * off their rail (>= 0); TP_ENOENT when the cards do not give the rails
+ * (none, or not `rails` distinct cards nearest to the GPUs), TP_EINVAL
+ * for too few allowed GPUs, each with why in err. */
+int tp__gpus_by_rail(const tp_node *n, const int *allowed, int nallowed,
+		     int rails, int32_t ntasks, int *gpus, tp_error *err);
 /* Links of the route from GPU gpu to that card (capacity cap); the count,
  * 0 without a card, or TP_EINVAL. */
 int tp_node_gpu_nic_route(const tp_node *n, int gpu, int *links, int cap);

@@ -30,6 +30,12 @@ numbers are those of the models without them.
           dual-GPU board and a single GPU, and a root port with one GPU of
           its own; socket 2 one switch with two GPUs; no network card.
   cpu2    2 sockets x 8 cores x 2 hardware threads, no GPU.
+  dgx8r   2 sockets x 8 cores; 8 GPUs, each under a PCIe switch of its own
+          with its own InfiniBand card (with its OpenFabrics device mlx5_N),
+          two such switches under one switch per host bridge, two host
+          bridges per socket (like a DGX H100: one card a rail); and a
+          storage card (Ethernet with RoCE, mlx5_4) on a root port of the
+          second host bridge, nearest to no GPU.
   duo     2 sockets x 1 core (CPUs 0 and 1: it fits any test machine, so
           the Slurm tests can really bind tasks to it); 2 GPUs whose PCI
           bus order runs against the socket order, as on boards whose
@@ -77,6 +83,7 @@ def sets(g, cpus, nodes):
 GPU_TYPE = "0302 [10de:20b0] [10de:134f] a1"    # 3D controller, NVIDIA A100
 K80_TYPE = "0302 [10de:102d] [10de:106c] a1"    # 3D controller, NVIDIA K80
 NIC_TYPE = "0207 [15b3:101b] [15b3:0007] 00"    # InfiniBand, ConnectX-6
+ETH_TYPE = "0200 [15b3:101d] [15b3:0016] 00"    # Ethernet, ConnectX-6 Dx
 SWITCH_TYPE = "0604 [10b5:8747] [0000:0000] ca"  # PLX PEX 8747
 ROOT_TYPE = "0604 [8086:2030] [0000:0000] 04"    # root port
 LINK_GEN3 = "15.753846"
@@ -86,7 +93,14 @@ def emit_pci(g, depth, node):
     """node: ('gpu', bus, type) | ('bridge', bus, type, secondary, sub, children)
     | ('host', lo, hi, children)."""
     kind = node[0]
-    if kind == "gpu":
+    if kind == "gpu" and len(node) > 3:     # a card with its RDMA device
+        _, bus, typ, osdev = node
+        g.line(depth, '<object type="PCIDev" gp_index="%d" pci_busid="0000:%02x:00.0" '
+               'pci_type="%s" pci_link_speed="%s">' % (g.gpi(), bus, typ, LINK_GEN3))
+        g.line(depth + 1, '<object type="OSDev" gp_index="%d" name="%s" osdev_type="3"/>'
+               % (g.gpi(), osdev))
+        g.line(depth, "</object>")
+    elif kind == "gpu":
         _, bus, typ = node
         g.line(depth, '<object type="PCIDev" gp_index="%d" pci_busid="0000:%02x:00.0" '
                'pci_type="%s" pci_link_speed="%s"/>' % (g.gpi(), bus, typ, LINK_GEN3))
@@ -204,6 +218,33 @@ def dgx8():
     return machine("dgx8", 2, 8, 1, pk)
 
 
+def dgx8r():
+    """DGX H100-like: every GPU shares a PCIe switch with its own card."""
+    pk = [[], []]
+    nic = [0]
+
+    def card(typ):
+        def mk(bus):
+            name = "mlx5_%d" % nic[0]
+            nic[0] += 1
+            return ("gpu", bus.next - 1, typ, name)
+        return mk
+
+    def pair(bus):
+        return switch_with(bus, bus.next - 1, 0, [gpu(GPU_TYPE), card(NIC_TYPE)])
+    for h, b in enumerate([0x00, 0x40, 0x80, 0xc0]):
+        bus = Bus(b + 1)
+        root = root_port(bus, b, 1, lambda bus, sec: switch_with(
+            bus, sec, 0, [pair, pair]))
+        roots = [root]
+        if h == 1:      # the storage card: RoCE, on a root port of its own
+            roots.append(root_port(bus, b, 2, lambda bus, sec: (
+                "gpu", sec, ETH_TYPE, "mlx5_%d" % (nic.__setitem__(0, nic[0] + 1)
+                                                  or nic[0] - 1))))
+        pk[h // 2].append(("host", b, bus.next - 1, roots))
+    return machine("dgx8r", 2, 8, 1, pk)
+
+
 def nvl4():
     pk = [[], []]
     for p, b in enumerate([0x10, 0x90]):
@@ -293,7 +334,7 @@ def main():
     test_out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "tests", "data", "nodes")
     for name, fn, where in [("dgx8", dgx8, out), ("nvl4", nvl4, out), ("pcie16", pcie16, out),
                             ("cpu2", cpu2, out), ("duo", duo, test_out),
-                            ("uneven3", uneven3, test_out)]:
+                            ("uneven3", uneven3, test_out), ("dgx8r", dgx8r, test_out)]:
         node_depth.clear()
         with open(os.path.join(where, name + ".xml"), "w") as f:
             f.write(fn())
