@@ -51,24 +51,39 @@ TOPO_LAT_US = LAT_US
 
 
 SIM_KNOBS = True   # the configs describe the simulator (set_model)
+TOLD_NOTHING = False  # the configs give the structure alone (set_model)
 
 
-def set_model(network_model, site=False, bw=None):
+def set_model(network_model, site=False, bw=None, told_nothing=False):
     """The fabric as SimGrid's network model presents it to 64 KiB
     messages: SMPI's default model (None or "SMPI") applies its factors,
     CM02 none.  site: the configs say only what an admin knows (the
     links' bandwidth and latency, no FlowSharing=rtt, no SMPI factors).
+    told_nothing: the configs give the structure alone, as Slurm's files
+    do (no bandwidth, uplinks, routing or latency: topoplace's defaults).
     bw: every cable's GB/s (default 25)."""
-    global TOPO_BW, TOPO_LAT_US, BW, SIM_KNOBS
+    global TOPO_BW, TOPO_LAT_US, BW, SIM_KNOBS, TOLD_NOTHING
     if bw:
         BW = bw
+    site = site or told_nothing
+    TOLD_NOTHING = told_nothing
     smpi = network_model in (None, "", "SMPI") and not site
     SIM_KNOBS = not site
     TOPO_BW = BW * (0.940694 if smpi else 1.0)
     TOPO_LAT_US = LAT_US * (11.6436 if smpi else 1.0)
 
 
+def _told(conf, *keys):
+    """conf without the lines of these keys when told nothing."""
+    if not TOLD_NOTHING:
+        return conf
+    return "".join(l + "\n" for l in conf.splitlines()
+                   if l.split("=", 1)[0] not in keys)
+
+
 def _fabric_keys():
+    if TOLD_NOTHING:
+        return ""
     return ("HopLatency=%gus\n"
             "IntraNodeBandwidth=%d     # GB/s, tasks of one node\n"
             "%s") % (TOPO_LAT_US, LOOP_BW,
@@ -141,6 +156,7 @@ def fat_tree(outdir, uplinks):
             "LevelBandwidth=%g          # GB/s per cable (all levels)\n"
             "LevelUplinks=%d            # cables from each leaf switch upward\n"
             "UplinkRouting=dmodk\n") % (TOPO_BW, uplinks) + _fabric_keys()
+    conf = _told(conf, "LevelBandwidth", "LevelUplinks", "UplinkRouting")
     _write(os.path.join(d, "topoplace.conf"), conf)
     # Scotch: 2 hops (node links) on a leaf, 4 across leaves
     return Network(key, "fat tree %d:1" % taper, "tree", names,
@@ -169,6 +185,7 @@ def torus(outdir, t=16):
             # own, they send on their six links at once
             "NodeBandwidth=%g\n") % (t, t, t, TOPO_BW, 6 * TOPO_BW) + _fabric_keys() + (
             "NodeName=t[0-%d] CoordOrder=x-major\n" % (n - 1))
+    conf = _told(conf, "LinkBandwidth", "NodeBandwidth")
     _write(os.path.join(d, "topoplace.conf"), conf)
     return Network(key, "torus %dx%dx%d" % (t, t, t), "torus", names,
                    os.path.join(d, "platform.xml"),
@@ -255,6 +272,7 @@ def dragonfly(outdir, G=9, A=4, P=4, L=2):
             "NodeBandwidth=%g           # GB/s, node-router\n") % (
                 G, A, P, L, TOPO_BW, TOPO_BW, TOPO_BW) + _fabric_keys() + (
             "NodeName=df[0-%d] CoordOrder=x-major\n" % (n - 1))
+    conf = _told(conf, "LocalBandwidth", "GlobalBandwidth", "NodeBandwidth")
     _write(os.path.join(d, "topoplace.conf"), conf)
     # Scotch has no dragonfly target: a tree of groups, routers, nodes
     # (hops counting node links: 5 across groups, 3 in a group, 2 on a router)

@@ -180,25 +180,27 @@ def cases_for(nets, quick, first=0, count=None, periodic=False):
     if count:
         n = {k: count for k in n}
     per = "all" if periodic else "none"
+    # told nothing: the hint without sizes, as users write it
+    size = "" if platforms.TOLD_NOTHING else ":bytes=%d" % BYTES
     # first: other seeds (the same kinds on allocations the figures in
     # doc/benchmarks.md were not measured on)
     n = {k: range(first, first + v) for k, v in n.items()}
     cs = []
     for s in n["torus"]:
         cs.append(Case("torus-s%d" % s, tor, 512, 1, s,
-                       "8x8x8:7pt:periodic=%s:bytes=%d" % (per, BYTES), (8, 8, 8),
+                       "8x8x8:7pt:periodic=%s%s" % (per, size), (8, 8, 8),
                        periodic=periodic))
     for s in n["ft4"]:
         cs.append(Case("ft4-s%d" % s, ft4, 128, 4, s,
-                       "8x8x8:7pt:periodic=%s:bytes=%d" % (per, BYTES), (8, 8, 8),
+                       "8x8x8:7pt:periodic=%s%s" % (per, size), (8, 8, 8),
                        periodic=periodic))
     for s in n["ft2"]:
         cs.append(Case("ft2-s%d" % s, ft2, 128, 4, s,
-                       "8x8x8:7pt:periodic=%s:bytes=%d" % (per, BYTES), (8, 8, 8),
+                       "8x8x8:7pt:periodic=%s%s" % (per, size), (8, 8, 8),
                        periodic=periodic))
     for s in n["df"]:
         cs.append(Case("df-s%d" % s, df, 48, 4, s,
-                       "8x6x4:7pt:periodic=%s:bytes=%d" % (per, BYTES), (8, 6, 4),
+                       "8x6x4:7pt:periodic=%s%s" % (per, size), (8, 6, 4),
                        periodic=periodic))
     for s in n["graph"]:
         cs.append(Case("rgg-ft4-s%d" % s, ft4, 128, 4, 100 + s,
@@ -427,6 +429,10 @@ def main():
     ap.add_argument("--site", action="store_true",
                     help="configs as a site writes them: no FlowSharing=rtt, "
                     "no SMPI factors (the headline)")
+    ap.add_argument("--told-nothing", action="store_true",
+                    help="configs with the structure alone (Slurm's files: "
+                    "no bandwidth, uplinks, routing, latency) and stencil "
+                    "hints without sizes")
     ap.add_argument("--bandwidth", type=float, default=None,
                     help="every cable's GB/s (default 25)")
     ap.add_argument("--periodic", action="store_true",
@@ -444,7 +450,8 @@ def main():
     nets = {}
     if args.first_seed is None:
         args.first_seed = 1000 + random.SystemRandom().randrange(1000000)
-    platforms.set_model(args.network_model, args.site, args.bandwidth)
+    platforms.set_model(args.network_model, args.site, args.bandwidth,
+                        args.told_nothing)
     for n in (platforms.fat_tree(root, 8), platforms.fat_tree(root, 16),
               platforms.torus(root), platforms.dragonfly(root)):
         err = settle_conf(args.topoplace, n)
@@ -484,6 +491,8 @@ def main():
         args.first_seed, "drawn at run time" if args.first_seed >= 1000
         else "development set", args.first_seed))
     print("configs:   %s; links %g GB/s; %s stencils" % (
+        "told nothing (the structure alone, hints without sizes)"
+        if args.told_nothing else
         "as a site writes them (no simulator knob)" if args.site
         else "with the simulator's knobs (FlowSharing=rtt, SMPI factors)",
         platforms.BW, "periodic" if args.periodic else "non-periodic"))
