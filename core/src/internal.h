@@ -236,6 +236,12 @@ struct tp_graph {
 	double *weights;               /* 2 * nedges, or NULL when every entry
 					  weighs unit_w (read through
 					  tp__graph_w) */
+	/* 2 * nedges, or NULL: the bytes task u sends along its entry e in one
+	 * exchange, where the pattern's messages go one way (a ring's: each
+	 * member sends to the next, never back; the reverse entry holds 0).
+	 * Only the time model reads it (tp__graph_w_exchange); the mapping and
+	 * the metrics keep the symmetric weights, a pair's bytes. */
+	double *send;
 	double unit_w;
 	/* tp_graph_weights' array for a graph without weights, made on the
 	 * first request (the mapping never needs it) */
@@ -271,7 +277,8 @@ struct tp_graph {
 #define TP__ASSUMED_MESSAGE_BYTES 32768.0
 
 /* Task u's CSR entry e's bytes in one exchange of the pattern (predicted
- * time).  A stencil without sizes: a face neighbour's message is
+ * time): what u sends to adjncy[e] (send[] where the pattern's messages go
+ * one way; 0 is no message).  A stencil without sizes: a face neighbour's message is
  * size_scale bytes, a diagonal one's that over 64 for every further axis
  * it moves along (an edge of a 64 x 64 face is a line of 64 values, a
  * corner one value): a 27-point code sends its edges and corners, not 26
@@ -279,7 +286,7 @@ struct tp_graph {
 static inline double tp__graph_w_exchange(const struct tp_graph *g, int32_t u,
 					  int64_t e)
 {
-	double w = g->weights ? g->weights[e] : g->unit_w;
+	double w = g->send ? g->send[e] : g->weights ? g->weights[e] : g->unit_w;
 	if (g->size_scale > 0) {
 		w *= g->size_scale;
 		if (g->grid_ndims > 1 && !g->coords) {

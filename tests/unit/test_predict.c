@@ -14,6 +14,7 @@
 #include "map/place_internal.h"
 #include "map/predict_internal.h"
 #include "map/time_trades.h"
+#include "net/machine_internal.h"
 #include "map/time_trades.h"
 #include "pattern/pattern_internal.h"
 
@@ -364,6 +365,12 @@ static const struct {
 	  "Rails" },
 	{ "Network=torus Dims=4\nRails=2\nNodeName=r[0-3] CoordOrder=x-major\n",
 	  "topoplace.conf:2: Rails= needs Network=tree" },
+	{ "Network=tree TopologyFile=topology.conf\nNetworkCards=2\n",
+	  "topoplace.conf:2: NetworkCards= needs Network=block" },
+	{ "Network=block TopologyFile=topology.conf\nNetworkCards=0\n",
+	  "topoplace.conf:2: NetworkCards=0: expected an integer in 1..64" },
+	{ "Network=block TopologyFile=topology.conf\nNetworkCards=65\n",
+	  "topoplace.conf:2: NetworkCards=65: expected an integer in 1..64" },
 };
 
 START_TEST(bad_keys)
@@ -970,6 +977,96 @@ START_TEST(rails_planes)
 }
 END_TEST
 
+/* A ring all-reduce sends each member's bytes to the next member only
+ * (parallel.c): the time model must see it one way.  Ranks 0..3 of one
+ * data-parallel ring on n0 n1 (leaf0) and n4 n5 (leaf1), two cables up
+ * from each leaf (destination mod 2), the cables at half a port's speed.
+ * One way, 1 -> 2 and 3 -> 0 cross the cut, each its 1.5 MiB alone on
+ * cable 0 of its leaf (destinations n4, n0): 1.5 MiB at 0.5 GB/s, 3145.728
+ * us, + 4 hops.  Seen both ways (0.75 MiB each way an edge), 1 -> 2 and
+ * 0 -> 3 would split leaf0's cut over both cables (n4, n5) and the ports'
+ * 1.5 MiB would bound it: 1572.864 us + 4. */
+static const char *const HALF_CABLES =
+	"Network=tree TopologyFile=topology.conf LevelBandwidth=0.5\n"
+	"NodeBandwidth=1 HopLatency=1us IntraNodeBandwidth=10GB/s\n"
+	"LevelUplinks=2 UplinkRouting=dmodk\n";
+
+START_TEST(ring_one_way)
+{
+	struct fixture fx;
+	setup(&fx, TREE, HALF_CABLES, "n[0-1],n[4-5]", 1);
+	int32_t map[] = { 0, 1, 2, 3 };
+	tp_error err;
+	tp_error_clear(&err);
+	tp_prediction p;
+	ck_assert_msg(tp_predict_parallel("dp=4,bytes=dp:1", fx.a, map, 4, &p,
+					  &err) == 0, "%s", err.msg);
+	const double MIB = 1048576.0;
+	ck_assert_us(p.exchange_us, 1.5 * MIB / 0.5e3 + 4);
+	/* the same ring as a two-way graph: the old, wrong answer */
+	int32_t u[] = { 0, 1, 2, 3 }, v[] = { 1, 2, 3, 0 };
+	double b[] = { 0.75 * MIB, 0.75 * MIB, 0.75 * MIB, 0.75 * MIB };
+	tp_prediction q = predict(&fx, 4, 4, u, v, b, map);
+	ck_assert_us(q.exchange_us, 1.5 * MIB / 1e3 + 4);
+	/* the mapping's view is unchanged: the ring's pairs weigh 0.75 MiB */
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_parallel(&g, "dp=4,bytes=dp:1", 4, map,
+						&err), 0);
+	ck_assert_int_eq(g->nedges, 4);
+	for (int64_t e = 0; e < 2 * g->nedges; e++)
+		ck_assert_double_eq_tol(tp__graph_w(g, e), 0.75 * MIB, 1e-6);
+	tp_graph_destroy(g);
+	teardown(&fx);
+}
+END_TEST
+
+/* NetworkCards=2 on blocks: a card a GPU, each at half the node's
+ * NetworkBandwidth=.  Two blocks of two nodes; tasks 0 and 1 on n0 (local
+ * ranks 0, 1), 2 and 3 on n2.  Task 0 sends 1 MB to 2 and to 3: one
+ * port of 2 GB/s carries both, 1000 us + 4 hops (port up, b0's switch up,
+ * top down, port down); with cards both leave on task 0's card 0 at
+ * 1 GB/s, 2000 us, and arrive on cards 0 and 1.  Tasks 0 -> 2 and 1 -> 3
+ * leave on cards 0 and 1: 1000 us + 4 either way.  Inside a block (n0 to
+ * n1) the cards play no part. */
+static const char *const TWO_BLOCKS =
+	"BlockName=b0 Nodes=n[0-1]\nBlockName=b1 Nodes=n[2-3]\nBlockSizes=2\n";
+static const char *const BLOCK_CONF =
+	"Network=block TopologyFile=topology.conf BlockBandwidth=10 "
+	"NetworkBandwidth=2\nHopLatency=1us IntraNodeBandwidth=10GB/s\n";
+
+START_TEST(block_cards)
+{
+	int32_t map[] = { 0, 0, 1, 1 };
+	int32_t u1[] = { 0, 0 }, v1[] = { 2, 3 }, u2[] = { 0, 1 }, v2[] = { 2, 3 };
+	double b[] = { MB, MB };
+	struct fixture fx;
+	setup(&fx, TWO_BLOCKS, BLOCK_CONF, "n0,n2", 2);
+	ck_assert_int_eq(tp__machine_rails(tp_conf_machine(fx.c)), 1);
+	tp_prediction p = predict(&fx, 4, 2, u1, v1, b, map);
+	ck_assert_us(p.exchange_us, 1004.0);
+	teardown(&fx);
+	char conf[512];
+	snprintf(conf, sizeof conf, "%sNetworkCards=2\n", BLOCK_CONF);
+	setup(&fx, TWO_BLOCKS, conf, "n0,n2", 2);
+	ck_assert_int_eq(tp__machine_rails(tp_conf_machine(fx.c)), 2);
+	p = predict(&fx, 4, 2, u1, v1, b, map);
+	ck_assert_us(p.exchange_us, 2004.0);
+	/* each way (the graph is two-way): card 0 up, two tree lanes, cards
+	 * 0 and 1 down */
+	ck_assert_int_eq(p.links, 10);
+	p = predict(&fx, 4, 2, u2, v2, b, map);
+	ck_assert_us(p.exchange_us, 1004.0);
+	ck_assert_int_eq(p.links, 12);
+	teardown(&fx);
+	/* inside a block: task 0's 2 MB on n0's NVLink at 10 GB/s, 200 us + 2
+	 * hops, cards or not */
+	setup(&fx, TWO_BLOCKS, conf, "n0,n1", 2);
+	p = predict(&fx, 4, 2, u1, v1, b, map);
+	ck_assert_us(p.exchange_us, 202.0);
+	teardown(&fx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("predict");
@@ -1003,6 +1100,8 @@ int main(void)
 	tcase_add_test(tc, rails_cards);
 	tcase_add_test(tc, rails_pxn);
 	tcase_add_test(tc, rails_planes);
+	tcase_add_test(tc, ring_one_way);
+	tcase_add_test(tc, block_cards);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

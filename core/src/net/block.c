@@ -82,6 +82,7 @@ struct tp_blocks {
 				   (-1: deeper than TP__HIER_MAX_LEVELS) */
 	bool *own_group;        /* nblocks: the block is a group below its
 				   anchor (the anchor holds other blocks) */
+	int cards;              /* NetworkCards= (0 or 1: one port a node) */
 };
 
 static const struct tp_net_ops block_ops;
@@ -157,10 +158,49 @@ static int lane_route(const struct tp_machine *m, const int *a, const int *b,
 	return len;
 }
 
+static int64_t tree_lanes(const struct tp_blocks *k)
+{
+	return k->tree->net->lane_count(k->tree);
+}
+
 static int64_t lane_count(const struct tp_machine *m)
 {
 	const struct tp_blocks *k = m->net_data;
-	return 2 * (int64_t)k->n + k->tree->net->lane_count(k->tree);
+	int64_t cards = k->cards > 1 ? 2 * (int64_t)k->n * k->cards : 0;
+	return 2 * (int64_t)k->n + tree_lanes(k) + cards;
+}
+
+/* ---- cards: a network card a GPU (NetworkCards=C) ----
+ *
+ * An NVL72 tray has a card for each of its GPUs.  With C cards a node, a
+ * task's traffic to another block leaves on the card of its rail (its
+ * local rank mod C, as Rails= on a tree: predict.c, the GPU choice of
+ * job_node.c) and arrives on the card of the receiver's rail, each card at
+ * NetworkBandwidth= / C: lanes 2n + T + 2 (i C + r) up and + 1 down (T: the
+ * tree's lanes), in place of the node's port in the tree's route (its
+ * first and last lane).  Every card of a node goes to the node's switch
+ * of the tree between the blocks, so there is no rail plane and no PXN:
+ * the tree's cables are shared by the rails.  Inside a block the NVLink
+ * domain as without cards. */
+static int rails(const struct tp_machine *m)
+{
+	const struct tp_blocks *k = m->net_data;
+	return k->cards > 1 ? k->cards : 1;
+}
+
+static int rail_route(const struct tp_machine *m, const int *a, const int *b,
+		      int ra, int rb, int64_t *lanes, int cap)
+{
+	const struct tp_blocks *k = m->net_data;
+	int len = lane_route(m, a, b, lanes, cap);
+	if (len < 2 || k->cards <= 1 ||
+	    k->node_block[a[0]] == k->node_block[b[0]])
+		return len;
+	int64_t base = 2 * (int64_t)k->n + tree_lanes(k);
+	int c = k->cards;
+	lanes[0] = base + 2 * ((int64_t)a[0] * c + ra % c);
+	lanes[len - 1] = base + 2 * ((int64_t)b[0] * c + rb % c) + 1;
+	return len;
 }
 
 /* An NVLink-domain link at BlockBandwidth= (default 900 GB/s, one NVLink 5
@@ -174,6 +214,8 @@ static double lane_bandwidth(const struct tp_machine *m, int64_t lane)
 	if (lane < 2 * (int64_t)k->n)
 		return k->bbw > 0 ? k->bbw * 1e9 : NVLINK_DEFAULT_BW;
 	const tp_machine *t = k->tree;
+	if (lane >= 2 * (int64_t)k->n + tree_lanes(k))   /* a card */
+		return (k->nbw > 0 ? k->nbw * 1e9 : m->fab.node_bw) / k->cards;
 	double bw = t->net->lane_bandwidth(t, lane - 2 * (int64_t)k->n);
 	if (!tp_machine_has_level_bandwidth(t)) {
 		double port = k->nbw > 0 ? k->nbw * 1e9 : m->fab.node_bw;
@@ -297,6 +339,8 @@ static const struct tp_net_ops block_ops = {
 	.lane_route = lane_route,
 	.lane_bandwidth = lane_bandwidth,
 	.node_port_bandwidth = node_port_bandwidth,
+	.rails = rails,
+	.rail_route = rail_route,
 	.routes_ports = true,
 };
 
@@ -1057,6 +1101,10 @@ static int check_opts(const char *what, const tp_block_opts *o, bool tree_recs,
 				    "%s: network cost %d: expected 2..1000000 (a network "
 				    "link must cost more than an NVLink-domain link)",
 				    what, o->network_cost);
+	if (o->network_cards < 0 || o->network_cards > TP__RAILS_MAX)
+		return tp_error_set(err, TP_EINVAL, "%s: %d network cards a node: "
+				    "expected 1..%d", what, o->network_cards,
+				    TP__RAILS_MAX);
 	if (o->nlevel_bandwidth < 0 || (o->nlevel_bandwidth > 0 &&
 					(!o->level_bandwidth ||
 					 (!o->tree_text && !tree_recs))))
@@ -1094,6 +1142,7 @@ int tp__blocks_from_records(tp_machine **out, const struct tp__topo_recs *r,
 	if (!rc)
 		rc = add_blocks(&p, r);
 	k->cost = opts && opts->network_cost ? opts->network_cost : DEFAULT_NETWORK_COST;
+	k->cards = opts ? opts->network_cards : 0;
 	if (opts && opts->block_bandwidth > 0) {
 		k->bbw = opts->block_bandwidth;
 		k->nbw = opts->network_bandwidth;
@@ -1418,6 +1467,7 @@ struct block_conf {
 	int blk_bw_line, net_bw_line, net_cost_line;
 	double blk_bw, net_bw;      /* BlockBandwidth=, NetworkBandwidth= (GB/s) */
 	int net_cost;               /* NetworkCost= (2..10^6) */
+	int cards_line, cards;      /* NetworkCards= */
 	char *tree_text;            /* Slurm's blocks: TreeTopologyFile='s */
 };
 
@@ -1458,6 +1508,7 @@ static void conf_block_opts(const struct tp__conf_reader *r,
 	o->block_bandwidth = bc->blk_bw_line ? bc->blk_bw : 0;
 	o->network_bandwidth = bc->net_bw_line ? bc->net_bw : 0;
 	o->network_cost = bc->net_cost_line ? bc->net_cost : 0;
+	o->network_cards = bc->cards_line ? bc->cards : 0;
 }
 
 /* The settings of Network=block, checked before any file is read. */
@@ -1555,6 +1606,11 @@ static void conf_describe_block(const struct tp__conf_built *b, FILE *out)
 		: tp_machine_has_level_bandwidth(k->tree)
 		? ", the tree's cables at LevelBandwidth=, half as many as the nodes below (a 2:1 taper assumed)"
 		: ", the tree's cables at the ports' bandwidth, half as many as the nodes below (a 2:1 taper assumed)");
+	if (k->cards > 1)
+		fprintf(out, "network cards: %d a node, each at %g GB/s; local rank "
+			"k leaves and arrives on card k mod %d (no rail planes: the "
+			"tree's cables are shared)\n", k->cards,
+			node_port_bandwidth(m) / 1e9 / k->cards, k->cards);
 }
 
 /* In this order the messages about keys given to another kind name them. */
@@ -1568,6 +1624,9 @@ static const struct tp__conf_key block_keys[] = {
 	{ "NetworkCost", offsetof(struct block_conf, net_cost_line),
 	  .flags = TP__CONF_KEY_SLURM,
 	  TP__CONF_INT_AT(struct block_conf, net_cost, 2, 1000000) },
+	{ "NetworkCards", offsetof(struct block_conf, cards_line),
+	  .flags = TP__CONF_KEY_SLURM,
+	  TP__CONF_INT_AT(struct block_conf, cards, 1, TP__RAILS_MAX) },
 };
 
 static const struct tp_net_ops *const block_machines[] = { &block_ops, NULL };

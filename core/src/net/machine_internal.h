@@ -180,6 +180,10 @@ typedef struct tp_block_opts {
 					 are given, else 4) */
 	const double *level_bandwidth;   /* tree_text's LevelBandwidth=, or NULL */
 	int nlevel_bandwidth;
+	int network_cards;            /* NetworkCards=: cards a node into the
+					 network between the blocks, one a
+					 GPU by local rank (0 or 1: one
+					 port; 1..TP__RAILS_MAX) */
 } tp_block_opts;
 int tp_machine_from_blocks(tp_machine **out, const char *text,
 				     const char *what, const tp_block_opts *opts,

@@ -40,6 +40,7 @@ void tp_graph_destroy(tp_graph *g)
 	free(g->xadj);
 	free(g->adjncy);
 	free(g->weights);
+	free(g->send);
 	free(atomic_load(&g->shown_w));
 	free(atomic_load(&g->shown_c));
 	free(g->coords);

@@ -21,10 +21,14 @@
  *
  * The graph, as NCCL runs the collectives:
  *   a ring group of n (TP, CP, DP) is a ring: each member sends to the next
- *   one.  An all-reduce is a reduce-scatter then an all-gather, 2(n-1)/n of
- *   the group's volume B sent by each member; NCCL spreads it over channels
- *   whose rings run both ways, so each ring edge carries B(n-1)/n each way
- *   (for n = 2 the two edges of the ring are one pair: B each way);
+ *   one and never back (NCCL's ring all-reduce and MPI's: every channel's
+ *   ring runs the same way).  An all-reduce is a reduce-scatter then an
+ *   all-gather, 2(n-1)/n of the group's volume B sent by each member, all
+ *   of it to the next member: the time model sees the ring one way (the
+ *   graph's send[]), so two rings that share a cable in opposite
+ *   directions do not meet, and two the same way do.  The mapping's
+ *   symmetric weight of a ring pair is half that, B(n-1)/n, as before (for
+ *   n = 2 the two edges of the ring are one pair: B each way);
  *   an EP group's all-to-all sends B/n to every other member;
  *   a PP edge carries B each way (activations forward, gradients back).
  * The ring's order is NCCL's: members grouped by node, the nodes in the
@@ -422,10 +426,12 @@ static void ring_order(int32_t *m, int64_t n, const int32_t *map,
 struct edges {
 	int32_t *u, *v;
 	double *w;
+	bool *oneway;        /* u sends 2w to v and v nothing to u */
 	int64_t n, cap;
 };
 
-static int push(struct edges *e, int32_t a, int32_t b, double w)
+static int push_dir(struct edges *e, int32_t a, int32_t b, double w,
+		    bool oneway)
 {
 	if (e->n == e->cap) {
 		int64_t cap = e->cap ? 2 * e->cap : 1024;
@@ -438,14 +444,66 @@ static int push(struct edges *e, int32_t a, int32_t b, double w)
 		double *w2 = realloc(e->w, (size_t)cap * sizeof *w2);
 		if (w2)
 			e->w = w2;
-		if (!u || !v || !w2)
+		bool *o = realloc(e->oneway, (size_t)cap * sizeof *o);
+		if (o)
+			e->oneway = o;
+		if (!u || !v || !w2 || !o)
 			return TP_ENOMEM;
 		e->cap = cap;
 	}
 	e->u[e->n] = a;
 	e->v[e->n] = b;
 	e->w[e->n] = w;
+	e->oneway[e->n] = oneway;
 	e->n++;
+	return 0;
+}
+
+static int push(struct edges *e, int32_t a, int32_t b, double w)
+{
+	return push_dir(e, a, b, w, false);
+}
+
+/* u's CSR entry for v (rows are sorted: graph.c), or -1. */
+static int64_t entry_of(const tp_graph *g, int32_t u, int32_t v)
+{
+	int64_t lo = g->xadj[u], hi = g->xadj[u + 1];
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (g->adjncy[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->xadj[u + 1] && g->adjncy[lo] == v ? lo : -1;
+}
+
+/* The graph's send[] from the edges: a two-way edge's w each way, a
+ * one-way edge's 2w from u to v (the pair's symmetric weight stays w, so
+ * the mapping and the metrics see the same bytes).  Only when some edge is
+ * one-way. */
+static int set_send(tp_graph *g, const struct edges *e)
+{
+	bool any = false;
+	for (int64_t i = 0; i < e->n && !any; i++)
+		any = e->oneway[i];
+	if (!any)
+		return 0;
+	g->send = tp__calloc((size_t)(2 * g->nedges) + 1, sizeof *g->send);
+	if (!g->send)
+		return TP_ENOMEM;
+	for (int64_t i = 0; i < e->n; i++) {
+		int64_t f = entry_of(g, e->u[i], e->v[i]);
+		int64_t r = entry_of(g, e->v[i], e->u[i]);
+		if (f < 0 || r < 0)
+			continue;   /* cannot be: every edge is in the graph */
+		if (e->oneway[i]) {
+			g->send[f] += 2 * e->w[i];
+		} else {
+			g->send[f] += e->w[i];
+			g->send[r] += e->w[i];
+		}
+	}
 	return 0;
 }
 
@@ -485,7 +543,8 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			if (map)
 				ring_order(mem + s, n, map, tmp);
 			for (int64_t i = 0; i < n && !rc; i++)
-				rc = push(&e, mem[s + i], mem[s + (i + 1) % n], w);
+				rc = push_dir(&e, mem[s + i], mem[s + (i + 1) % n],
+					      w, true);
 		}
 	}
 	int64_t ep = p->size[TP__PAR_EP];
@@ -509,14 +568,21 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			rc = push(&e, (int32_t)r, (int32_t)(r + ps), Bpp);
 	free(mem);
 	free(tmp);
-	if (!rc)
+	if (!rc) {
 		rc = tp_graph_from_edges(out, (int32_t)nt, e.n, e.u, e.v, e.w,
 					 "parallel", err);
-	else
+		if (!rc && set_send(*out, &e)) {
+			tp_graph_destroy(*out);
+			*out = NULL;
+			rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		}
+	} else {
 		rc = tp_error_set(err, rc, "out of memory");
+	}
 	free(e.u);
 	free(e.v);
 	free(e.w);
+	free(e.oneway);
 	return rc;
 }
 

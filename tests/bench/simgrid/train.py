@@ -22,7 +22,7 @@ NVLink, the rank's traffic to other nodes on its own card.  Two fabrics:
         cards (50 GB/s each) drawn as one port of 200 GB/s its GPUs share
         (as topoplace's block model has it: NCCL spreading a GPU's channels
         over the tray's cards; --nvl-cards gives each GPU its own card
-        instead: rails, which topoplace's blocks do not model yet), into a
+        instead, and topoplace NetworkCards=4), into a
         leaf switch for two
         racks, 18 cables of 200 GB/s up from each leaf to the spine (2:1),
         d mod 18.  topoplace:
@@ -125,7 +125,7 @@ def hostlist(f, idx):
 
 # ---- the fabrics as topoplace and Slurm see them ----
 
-def write_confs(key, f, d):
+def write_confs(key, f, d, nvl_cards=False):
     nd, npd = f["domains"], f["nodes_per_domain"]
     last = name(f, nd * npd - 1)
     with open(os.path.join(d, "slurm.conf"), "w") as out:
@@ -156,6 +156,8 @@ def write_confs(key, f, d):
         conf = ("TreeTopologyFile=fabric.conf\nBlockBandwidth=%g NetworkBandwidth=%g\n"
                 "IntraNodeBandwidth=%gGB/s\n" % (
                     f["gpus"] * f["nvl_bw"], f["gpus"] * f["nic_bw"], f["nvl_bw"]))
+        if nvl_cards:   # a card a GPU, sharing the tray's bandwidth
+            conf += "NetworkCards=%d\n" % f["gpus"]
     with open(os.path.join(d, "topology.conf"), "w") as out:
         out.write(topo)
     with open(os.path.join(d, "topoplace.conf"), "w") as out:
@@ -386,7 +388,7 @@ def main():
     ap.add_argument("--keep", help="keep the work files here")
     ap.add_argument("--nvl-cards", action="store_true",
                     help="NVL72: a card a GPU (50 GB/s each), not one shared "
-                    "port a node (rails, which topoplace's blocks lack)")
+                    "port a node (topoplace: NetworkCards=4)")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1000, 10 ** 6)
     work = a.keep or tempfile.mkdtemp(prefix="topoplace-train.")
@@ -405,7 +407,7 @@ def main():
             f = FABRICS[key]
             d = os.path.join(work, key)
             os.makedirs(d, exist_ok=True)
-            write_confs(key, f, d)
+            write_confs(key, f, d, a.nvl_cards)
             par = f["par"]
             graph = os.path.join(d, "step.json")
             step_graph(par, graph)
