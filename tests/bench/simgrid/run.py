@@ -473,7 +473,10 @@ def main():
     print("links:     %d GB/s, %g us each; loopback %d GB/s, 0 us; "
           "stencil bytes %d each way" % (platforms.BW, platforms.LAT_US,
                                           platforms.LOOP_BW, BYTES))
-    print("topoplace: links %g GB/s, %g us%s" % (
+    if platforms.TOLD_NOTHING:
+        print("topoplace: told nothing of the links (its defaults)")
+    else:
+        print("topoplace: links %g GB/s, %g us%s" % (
         platforms.TOPO_BW, platforms.TOPO_LAT_US,
         " (as the network model presents 64 KiB messages), FlowSharing=rtt"
         if platforms.SIM_KNOBS else " (what the site knows)"))
