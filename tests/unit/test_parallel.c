@@ -125,16 +125,54 @@ START_TEST(dp_defaulted)
 }
 END_TEST
 
+/* An MoE step's gradients, as Megatron's DDP all-reduces them: the dense
+ * parameters' over ep x dp (ring 0-1-2-3: rank = ep + 2 dp), the experts'
+ * over dp alone (0-2, 1-3), half of dp's 8 MiB each, each its own phase
+ * (TP__PAR_DP, TP__PAR_EDP) of the step's time. */
+START_TEST(expert_data_parallel)
+{
+	tp__parallel p = parse_ok("tp=1,ep=2,dp=2,bytes=ep:0", 4);
+	tp_error err;
+	tp_error_clear(&err);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp__parallel_graph_kinds(&p, NULL, 1u << TP__PAR_DP, &g, &err), 0);
+	ck_assert_int_eq(tp_graph_nedges(g), 4);
+	ck_assert(edge(g, 0, 1) == 3 * MIB && edge(g, 1, 2) == 3 * MIB);
+	ck_assert(edge(g, 2, 3) == 3 * MIB && edge(g, 0, 3) == 3 * MIB);
+	ck_assert(edge(g, 0, 2) == 0);
+	tp_graph_destroy(g);
+	ck_assert_int_eq(tp__parallel_graph_kinds(&p, NULL, 1u << TP__PAR_EDP, &g, &err), 0);
+	ck_assert_int_eq(tp_graph_nedges(g), 2);
+	ck_assert(edge(g, 0, 2) == 4 * MIB && edge(g, 1, 3) == 4 * MIB);
+	ck_assert(edge(g, 0, 1) == 0);
+	tp_graph_destroy(g);
+	/* the whole step has both */
+	g = graph_ok("tp=1,ep=2,dp=2,bytes=ep:0", 4, NULL);
+	ck_assert_int_eq(tp_graph_nedges(g), 6);
+	ck_assert(edge(g, 0, 2) == 4 * MIB && edge(g, 0, 1) == 3 * MIB);
+	tp_graph_destroy(g);
+	/* without experts one ring, all of dp's bytes, no experts' phase */
+	p = parse_ok("tp=1,dp=4", 4);
+	ck_assert_int_eq(tp__parallel_graph_kinds(&p, NULL, 1u << TP__PAR_EDP, &g, &err), 0);
+	ck_assert_int_eq(tp_graph_nedges(g), 0);
+	tp_graph_destroy(g);
+	g = graph_ok("tp=1,dp=4", 4, NULL);
+	ck_assert(edge(g, 0, 1) == 6 * MIB);
+	tp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(expert_parallel)
 {
 	/* ep=4 over 4 ranks: an all-to-all (16 MiB / 4 a pair) and, as the
-	 * replicas of one shard (same tp and pp), the DP ring 0-1-2-3
-	 * (8 MiB x 3/4 an edge) */
+	 * replicas of one dense shard (same tp and pp), the dense DP ring
+	 * 0-1-2-3 (half of 8 MiB, x 3/4 an edge); the experts' DP has one
+	 * rank (dp=1): none */
 	tp_graph *g = graph_ok("tp=1,ep=4,pp=1", 4, NULL);
 	ck_assert_int_eq(tp_graph_nedges(g), 6);
-	ck_assert(edge(g, 0, 1) == 4 * MIB + 6 * MIB);
+	ck_assert(edge(g, 0, 1) == 4 * MIB + 3 * MIB);
 	ck_assert(edge(g, 0, 2) == 4 * MIB);
-	ck_assert(edge(g, 0, 3) == 4 * MIB + 6 * MIB);
+	ck_assert(edge(g, 0, 3) == 4 * MIB + 3 * MIB);
 	ck_assert(edge(g, 1, 3) == 4 * MIB);
 	tp_graph_destroy(g);
 	/* tp=2, ep=2: EP peers two apart (ep varies after tp and cp) */
@@ -551,6 +589,7 @@ int main(void)
 	tcase_add_test(tc, permuted_and_mesh);
 	tcase_add_test(tc, dp_defaulted);
 	tcase_add_test(tc, expert_parallel);
+	tcase_add_test(tc, expert_data_parallel);
 	tcase_add_test(tc, context_parallel);
 	tcase_add_test(tc, small_graph);
 	tcase_add_test(tc, ring_follows_map);

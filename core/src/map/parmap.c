@@ -25,7 +25,8 @@
  * The step time (tp__parallel_predict): the phases of a step run one after
  * the other (tensor-parallel all-reduces inside each layer, pipeline sends
  * between micro-batches, the gradient all-reduce at its end), so it is the
- * sum of each kind's exchange under the time model, not one exchange of
+ * sum of each kind's exchange under the time model (an MoE step's two
+ * gradient all-reduces, dense and experts', two phases), not one exchange of
  * them all: at once, the longest phase (tensor parallel, inside the nodes)
  * would hide every other and make every placement look the same.
  */
@@ -351,7 +352,7 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 tp_error *err)
 {
 	memset(out, 0, sizeof *out);
-	for (int k = 0; k < TP__PAR_KINDS; k++) {
+	for (int k = 0; k <= TP__PAR_EDP; k++) {   /* the experts' DP last */
 		tp_graph *g = NULL;
 		int rc = tp__parallel_graph_kinds(p, map, 1u << k, &g, err);
 		if (rc)

@@ -523,17 +523,25 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 	struct edges e = { 0 };
 	int rc = mem && tmp ? 0 : TP_ENOMEM;
 	/* ring kinds: TP, CP, DP (DP: every replica of a shard, tp and pp
-	 * fixed) */
-	static const bool RING_VARY[3][TP__PAR_KINDS] = {
+	 * fixed), and with ep > 1 the experts' DP (ep fixed too): the
+	 * gradients of an MoE step are two all-reduces, half the bytes each
+	 * (pattern_internal.h) */
+	static const bool RING_VARY[4][TP__PAR_KINDS] = {
 		[0] = { [TP__PAR_TP] = true },
 		[1] = { [TP__PAR_CP] = true },
 		[2] = { [TP__PAR_CP] = true, [TP__PAR_EP] = true, [TP__PAR_DP] = true },
+		[3] = { [TP__PAR_CP] = true, [TP__PAR_DP] = true },
 	};
-	static const int RING_KIND[3] = { TP__PAR_TP, TP__PAR_CP, TP__PAR_DP };
-	for (int g = 0; g < 3 && !rc; g++) {
-		if (!(kinds & (1u << RING_KIND[g])))
+	static const int RING_KIND[4] = { TP__PAR_TP, TP__PAR_CP, TP__PAR_DP, TP__PAR_DP };
+	static const unsigned RING_BIT[4] = { 1u << TP__PAR_TP, 1u << TP__PAR_CP,
+					      1u << TP__PAR_DP, 1u << TP__PAR_EDP };
+	bool moe = p->size[TP__PAR_EP] > 1;
+	for (int g = 0; g < 4 && !rc; g++) {
+		if (!(kinds & RING_BIT[g]) || (g == 3 && !moe))
 			continue;
 		double B = p->bytes[RING_KIND[g]] * TP__PAR_UNIT_BYTES;
+		if (moe && RING_KIND[g] == TP__PAR_DP)
+			B /= 2;
 		int64_t n;
 		groups_of(p, RING_VARY[g], mem, &n);
 		if (n < 2 || B == 0)

@@ -133,8 +133,13 @@ int tp__parallel_describe(const tp__parallel *p, char *buf, size_t len);
 int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
 		       tp_graph **out, tp_error *err);
 /* The same for the kinds in the mask (1 << TP__PAR_TP | ...) alone: one
- * phase of the step. */
-#define TP__PAR_ALL ((1u << TP__PAR_KINDS) - 1)
+ * phase of the step.  With ep > 1 the gradients' all-reduce is two, as
+ * Megatron's DDP runs them: the dense parameters' over the data-parallel
+ * group (cp, ep, dp varying: bit TP__PAR_DP) and the experts' over the
+ * expert-data-parallel group (cp, dp varying, ep fixed: bit TP__PAR_EDP),
+ * half of dp's bytes each. */
+#define TP__PAR_EDP TP__PAR_KINDS
+#define TP__PAR_ALL ((1u << (TP__PAR_KINDS + 1)) - 1)
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err);
 

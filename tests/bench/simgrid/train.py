@@ -288,7 +288,15 @@ def step_graph(par, path):
             for j in range(1, n):
                 add(r, peer(c, 2, c[2] + j), per_layer * SIZES["ep"] // n)
         n = par["dp"]
-        if n > 1:
+        if par["ep"] > 1:   # MoE: dense over ep x dp, experts over dp, half each
+            m = par["ep"] * n
+            g = (c[2] + par["ep"] * c[3] + 1) % m
+            c2 = list(c)
+            c2[2], c2[3] = g % par["ep"], g // par["ep"]
+            add(r, rank(c2), 2 * (m - 1) * (SIZES["dp"] // 2) // m)
+            if n > 1:
+                add(r, peer(c, 3, c[3] + 1), 2 * (n - 1) * (SIZES["dp"] // 2) // n)
+        elif n > 1:
             add(r, peer(c, 3, c[3] + 1), 2 * (n - 1) * SIZES["dp"] // n)
         if c[4] + 1 < par["pp"]:
             add(r, peer(c, 4, c[4] + 1), MICRO * SIZES["pp"])

@@ -14,7 +14,11 @@
  *     hop: the K/V blocks of ring attention) and an EP all-to-all
  *     (EP_BYTES) where those groups have more than one rank;
  *   - backward the same in reverse order, gradients to the stage before;
- *   - then the DP gradient all-reduce (DP_BYTES).
+ *   - then the DP gradient all-reduce (DP_BYTES); with EP > 1 two, as
+ *     Megatron's DDP runs an MoE model's: the dense parameters' over the
+ *     data-parallel group (ep and dp varying, ring in ep-fastest order),
+ *     then the experts' over the expert-data-parallel group (dp varying,
+ *     ep fixed), DP_BYTES / 2 each.
  * Every all-reduce is the ring algorithm written out with MPI_Sendrecv
  * (reduce-scatter, then all-gather: 2 (n - 1) steps of bytes / n), so that
  * it is the ring and not SMPI's choice of algorithm; the all-to-all is the
@@ -48,16 +52,37 @@ static int peer(const struct rk *k, int d, int c)
 	return r;
 }
 
-static void ring_allreduce(const struct rk *k, int d, long bytes, int tag)
+/* The world rank at group position g of the group over dims d (fastest)
+ * and e (e < 0: d alone). */
+static int peer2(const struct rk *k, int d, int e, int g)
 {
-	int n = k->size[d];
+	int nd = k->size[d], ne = e >= 0 ? k->size[e] : 1;
+	g = ((g % (nd * ne)) + nd * ne) % (nd * ne);
+	struct rk t = *k;
+	t.coord[d] = g % nd;
+	if (e >= 0)
+		t.coord[e] = g / nd;
+	return peer(&t, d, t.coord[d]);
+}
+
+/* The ring all-reduce over the group of dims d (fastest) and e (-1: d
+ * alone), its ring in group-rank order. */
+static void ring_allreduce2(const struct rk *k, int d, int e, long bytes, int tag)
+{
+	int n = k->size[d] * (e >= 0 ? k->size[e] : 1);
 	if (n < 2 || bytes <= 0)
 		return;
-	int next = peer(k, d, k->coord[d] + 1), prev = peer(k, d, k->coord[d] - 1);
+	int g = k->coord[d] + (e >= 0 ? k->size[d] * k->coord[e] : 0);
+	int next = peer2(k, d, e, g + 1), prev = peer2(k, d, e, g - 1);
 	int chunk = (int)(bytes / n > 0 ? bytes / n : 1);
 	for (int s = 0; s < 2 * (n - 1); s++)
 		MPI_Sendrecv(k->buf, chunk, MPI_BYTE, next, tag, k->rbuf, chunk, MPI_BYTE,
 			     prev, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+static void ring_allreduce(const struct rk *k, int d, long bytes, int tag)
+{
+	ring_allreduce2(k, d, -1, bytes, tag);
 }
 
 /* CP: each rank passes its K/V block around the ring (n - 1 hops). */
@@ -162,7 +187,12 @@ int main(int argc, char **argv)
 		if (up >= 0)
 			MPI_Send(st.buf, (int)pp_bytes, MPI_BYTE, up, 11, MPI_COMM_WORLD);
 	}
-	ring_allreduce(k, D_DP, dp_bytes, 12);
+	if (size[D_EP] > 1) {
+		ring_allreduce2(k, D_EP, D_DP, dp_bytes / 2, 12);
+		ring_allreduce(k, D_DP, dp_bytes / 2, 13);
+	} else {
+		ring_allreduce(k, D_DP, dp_bytes, 12);
+	}
 	double t1 = MPI_Wtime() - t0, latest = 0;
 	MPI_Reduce(&t1, &latest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	if (me == 0)
