@@ -1578,7 +1578,8 @@ static void route_cache_put(struct route_cache *c, int64_t key,
 		c->e[h] = (struct route_ent){ key, (int64_t)c->npool, len };
 		c->used++;
 	}
-	memcpy(c->pool + c->npool, lanes, (size_t)len * sizeof *lanes);
+	if (len > 0)   /* a route of no lanes: the pool may not exist yet */
+		memcpy(c->pool + c->npool, lanes, (size_t)len * sizeof *lanes);
 	c->npool += (size_t)len;
 }
 
