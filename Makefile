@@ -197,6 +197,7 @@ SPANK_SRC = $(addprefix plugin/, \
 	place.c \
 	site.c \
 	slurm_running.c \
+	spank_env.c \
 	srun.c \
 	srun_args.c \
 	task.c \
