@@ -169,6 +169,7 @@ CLI_SRC = $(addprefix cli/, \
 	diag.c \
 	eval.c \
 	formats.c \
+	help.c \
 	main.c \
 	map.c \
 	map_output.c \
