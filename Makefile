@@ -158,6 +158,7 @@ CORE_SRC = $(addprefix core/src/, \
 	slurm/slurm_topology.c \
 	slurm/slurm_yaml.c \
 	slurm/topology_conf.c \
+	util/digits.c \
 	util/lines.c \
 	util/parallel.c \
 	util/util.c \
