@@ -158,6 +158,7 @@ CORE_SRC = $(addprefix core/src/, \
 	slurm/slurm_topology.c \
 	slurm/slurm_yaml.c \
 	slurm/topology_conf.c \
+	util/digits.c \
 	util/lines.c \
 	util/parallel.c \
 	util/util.c \
@@ -169,6 +170,7 @@ CLI_SRC = $(addprefix cli/, \
 	diag.c \
 	eval.c \
 	formats.c \
+	help.c \
 	main.c \
 	map.c \
 	map_output.c \
@@ -197,6 +199,7 @@ SPANK_SRC = $(addprefix plugin/, \
 	place.c \
 	site.c \
 	slurm_running.c \
+	spank_env.c \
 	srun.c \
 	srun_args.c \
 	task.c \

@@ -1,6 +1,7 @@
 /* topoplace command line — declarations shared by cli/.
  *
- *   main.c          main, command dispatch, help texts
+ *   main.c          main, command dispatch
+ *   help.c          help texts (main.c and every command print them)
  *   diag.c          one-line diagnostics, option value parsing
  *   map.c           map: argv -> tp_job_request
  *   map_output.c    map: tp_job -> hostfile, JSON, --compare
@@ -63,7 +64,7 @@ int cli_getopt_error(const char *cmd, int c, int optopt_val, char **argv,
 int cli_finish_stdout(void);
 
 /* Print the help of a command (NULL: general help) to f. Returns false when
- * the command is unknown. */
+ * the command is unknown (help.c). */
 bool cli_help(const char *cmd, FILE *f);
 
 /* Options map and eval share (diag.c). */

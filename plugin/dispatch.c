@@ -101,23 +101,6 @@ static struct spank_option opts[] = {
 	SPANK_OPTIONS_TABLE_END
 };
 
-char *tpk_job_getenv(spank_t sp, const char *name)
-{
-	size_t cap = 4096;
-	for (;;) {
-		char *buf = malloc(cap);
-		if (!buf)
-			return NULL;
-		spank_err_t rc = spank_getenv(sp, name, buf, (int)cap);
-		if (rc == ESPANK_SUCCESS)
-			return buf;
-		free(buf);
-		if (rc != ESPANK_NOSPACE || cap >= (1u << 20))
-			return NULL;
-		cap *= 4;
-	}
-}
-
 /* The step this remote hook runs for (0 when it cannot tell). */
 static uint32_t step_id(spank_t sp)
 {

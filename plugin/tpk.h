@@ -4,6 +4,7 @@
  *   srun.c       srun (local context): this srun's tasks, SLURM_HOSTFILE
  *   batch.c      the batch step (remote): the job's tasks, the script's env
  *   task.c       every other step (remote): each task's GPUs and CPUs
+ *   spank_env.c  the job's environment (spank_getenv) for batch.c, task.c
  *   place.c      Slurm's facts -> one tp_job_request -> a private hostfile,
  *                the report lines and the --topo-report=svg picture (drawn
  *                by frontend/, as topoplace map --format svg) (no SPANK
@@ -254,7 +255,8 @@ void tpk_task_init(struct spank_handle *sp, const struct tpk_site *site,
 		   const struct tpk_hints *hints);
 void tpk_step_exit(void);
 
-/* spank_getenv into a malloc'ed string (NULL when unset); dispatch.c. */
+/* spank_getenv into a malloc'ed string (NULL when unset); spank_env.c,
+ * below both the contexts and dispatch.c. */
 char *tpk_job_getenv(struct spank_handle *sp, const char *name);
 
 #endif

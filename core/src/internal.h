@@ -121,12 +121,6 @@ struct tp__name_runs {
 	size_t n, cap;
 };
 
-/* Decimal digits of v (1 for 0); the largest number written in as many;
- * v written with at least width digits at b, returning the end
- * (hostlist.c). */
-unsigned tp__digits_of(uint64_t v);
-uint64_t tp__digits_last(uint64_t v);
-char *tp__put_num(char *b, uint64_t v, uint32_t width);
 /* Register run hr whose first name is node `first`; *text receives its
  * family's prefix then suffix, kept as long as t.  TP_EINVAL when a name
  * is in a run already: *clash is that node, *clash_v its number. */

@@ -44,14 +44,6 @@ static const char *const dims = "24x23x24x2x3x2";
 static const char *const wrap = "yes,yes,yes,no,yes,no";
 static const int64_t nnodes = 24 * 23 * 24 * 2 * 3 * 2;
 
-/* The command's main.c is not linked: its help text is not needed here. */
-bool cli_help(const char *cmd, FILE *f)
-{
-	(void)cmd;
-	(void)f;
-	return false;
-}
-
 /* Half the nodes, in node order, as a Slurm hostlist "n[000001,...]". */
 static char *half_hostlist(uint64_t seed)
 {

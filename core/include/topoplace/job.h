@@ -153,7 +153,8 @@ typedef struct tp_job_request {
 	} what;
 } tp_job_request;
 
-/* A Slurm release as <slurm/slurm_version.h>'s SLURM_VERSION_NUM. */
+/* A Slurm release as <slurm/slurm_version.h>'s SLURM_VERSION_NUM (the core
+ * keeps the same formula privately, checked equal when it is built). */
 #define TP_SLURM_VERSION(a, b, c) (((unsigned)(a) << 16) + ((unsigned)(b) << 8) + (unsigned)(c))
 
 /* Every field unset: defaults everywhere. */

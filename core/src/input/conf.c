@@ -33,6 +33,7 @@
 #include "map/metrics_internal.h"
 #include "net/machine_internal.h"
 #include "node/node_internal.h"
+#include "util/digits_internal.h"
 
 struct tp_conf {
 	struct tp__conf_built b;    /* the machine and how it was built */

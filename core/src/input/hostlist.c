@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "util/digits_internal.h"
 
 #define MAX_DIGITS 18            /* a number below 10^18 */
 #define SHOW 60                  /* characters of an entry shown in messages */
@@ -299,33 +300,6 @@ int tp__hostlist_parse(const char *text, const char *what, int64_t max_names,
 	*out = hl;
 	*count = (int64_t)total;
 	return TP_OK;
-}
-
-char *tp__put_num(char *b, uint64_t v, uint32_t width)
-{
-	/* two digits a step: a hostfile of a million ranks writes one number
-	 * per line */
-	static const char pairs[] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
-	unsigned n = tp__digits_of(v);
-	for (uint32_t i = n; i < width; i++)
-		*b++ = '0';
-	char *e = b + n;
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100) * 2;
-		v /= 100;
-		*--e = pairs[r + 1];
-		*--e = pairs[r];
-	}
-	if (v >= 10) {
-		*--e = pairs[v * 2 + 1];
-		*--e = pairs[v * 2];
-	} else {
-		*--e = (char)('0' + v);
-	}
-	return b + n;
 }
 
 /* The item of a group at text offset at (checked by the parse): its

@@ -22,6 +22,13 @@
 #include "node/node_internal.h"
 #include "map/metrics_internal.h"
 #include "pattern/pattern_internal.h"
+#include "slurm/slurm_release.h"
+
+/* The request's slurm_version (public TP_SLURM_VERSION) goes to slurm/ as
+ * is, which reads it with its own TP__SLURM_VERSION: one encoding. */
+_Static_assert(TP_SLURM_VERSION(26, 5, 3) == TP__SLURM_VERSION(26, 5, 3) &&
+	       TP_SLURM_VERSION(255, 255, 255) == TP__SLURM_VERSION(255, 255, 255),
+	       "TP_SLURM_VERSION (job.h) and TP__SLURM_VERSION (slurm_release.h) differ");
 
 void tp_job_request_init(tp_job_request *r)
 {

@@ -8,6 +8,7 @@
 
 #include "net/network.h"
 #include "net/machine_internal.h"
+#include "util/digits_internal.h"
 
 void tp__fmt_coords(char *buf, size_t len, const int *c, int n)
 {

@@ -15,36 +15,13 @@
 #include <string.h>
 
 #include "internal.h"
-
-/* 10^n for n = 1..19: where n + 1 digits begin */
-static const uint64_t digits_from[] = {
-	10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
-	100000000u, 1000000000u, 10000000000u, 100000000000u,
-	1000000000000u, 10000000000000u, 100000000000000u,
-	1000000000000000u, 10000000000000000u, 100000000000000000u,
-	1000000000000000000u, 10000000000000000000u
-};
-
-unsigned tp__digits_of(uint64_t v)
-{
-	/* comparisons, not divisions: called per range of a hostlist */
-	unsigned n = 1;
-	while (n < 20 && v >= digits_from[n - 1])
-		n++;
-	return n;
-}
-
-uint64_t tp__digits_last(uint64_t v)
-{
-	unsigned n = tp__digits_of(v);
-	return n < 20 ? digits_from[n - 1] - 1 : UINT64_MAX;
-}
+#include "util/digits_internal.h"
 
 /* 10^(w-1): the smallest number written in w digits without padding
  * (10^19 for any wider w). */
 static uint64_t unpadded_from(uint32_t w)
 {
-	return w <= 1 ? 1 : digits_from[(w < 20 ? w : 20) - 2];
+	return w <= 1 ? 1 : tp__pow10[(w < 20 ? w : 20) - 1];
 }
 
 /* Families up to this many are inserted anywhere without a second thought

@@ -41,9 +41,10 @@
 #include "internal.h"
 #include "input/alloc_internal.h"
 #include "map/place_internal.h"
+#include "slurm/slurm_release.h"
 #include "slurm/slurm_topology.h"
 
-#define VERSION_26_05 ((26u << 16) + (5u << 8))
+#define VERSION_26_05 TP__SLURM_VERSION(26, 5, 0)
 #define RANK_ID_SHIFT 16   /* TOPO_RANK_ID_SHIFT (interfaces/topology.h) */
 
 /* Nodes of the allocation by machine node: allocation index or -1. */
@@ -670,8 +671,8 @@ int tp__slurm_layout_load(const char *slurm_conf, const char *partition,
 		else
 			snprintf(src, sizeof src, "%.300s", st.file);
 		snprintf(L->rank_how, sizeof L->rank_how, "%.50s, as Slurm %u.%02u "
-			 "lays tasks out (%.150s)", by, version >> 16,
-			 (version >> 8) & 0xff, src);
+			 "lays tasks out (%.150s)", by, TP__SLURM_MAJOR(version),
+			 TP__SLURM_MINOR(version), src);
 	}
 out:
 	free(r.pos_of);

@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "slurm/slurm_release.h"
 #include "slurm/slurm_topology.h"
 
 /* name in path's directory (name alone when path has none), into out. */
@@ -185,7 +186,7 @@ int tp__slurm_topology_find(const char *slurm_conf, struct tp__slurm_keys *keys,
 	memset(keys, 0, sizeof *keys);
 	int rc = TP_OK;
 	beside(slurm_conf, "topology.yaml", st->file, sizeof st->file);
-	bool reads_yaml = !slurm_version || slurm_version >= TP_SLURM_VERSION(25, 5, 0);
+	bool reads_yaml = !slurm_version || slurm_version >= TP__SLURM_VERSION(25, 5, 0);
 	if (reads_yaml && exists(st->file)) {
 		st->yaml = true;
 		snprintf(st->why, sizeof st->why, "topology.yaml beside %s (Slurm "

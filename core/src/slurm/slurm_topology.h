@@ -20,8 +20,8 @@ struct tp__slurm_topology {
 
 /* Find and read Slurm's topology for the partition (NULL: the default
  * partition of slurm.conf, else the cluster default).  slurm_version
- * (TP_SLURM_VERSION; 0: unknown, taken as current): releases before 25.05
- * do not read topology.yaml.  live (NULL: none): slurmctld's live view,
+ * (TP__SLURM_VERSION, slurm_release.h; 0: unknown, taken as current):
+ * releases before 25.05 do not read topology.yaml.  live (NULL: none): slurmctld's live view,
  * which places the nodes neither file does (tp__stopo_live). */
 int tp__slurm_topology_load(const char *slurm_conf, const char *partition,
 			    unsigned slurm_version,
