@@ -1654,13 +1654,13 @@ static int cr_route(cref *cr, int32_t i, int32_t j)
 	if (cr->rc.dense) {
 		struct route_at at = cr->rc.dense[key];
 		if (at.off >= 0) {
-			cr->rt = cr->rc.pool + at.off;
+			cr->rt = at.len ? cr->rc.pool + at.off : cr->routew;
 			return at.len;
 		}
 	} else if (cr->rc.cap) {
 		const struct route_ent *e = &cr->rc.e[route_cache_slot(&cr->rc, key)];
 		if (e->key == key) {
-			cr->rt = cr->rc.pool + e->off;
+			cr->rt = e->len ? cr->rc.pool + e->off : cr->routew;
 			return e->len;
 		}
 	}
