@@ -1369,6 +1369,9 @@ int main(void)
 {
 	Suite *s = suite_create("tree");
 	TCase *tc = tcase_create("core");
+	/* auto end to end (its lane and trade stages) under the sanitizers
+	 * on a loaded 2-CPU machine passed the 4 s default */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, distances_and_routes);
 	tcase_add_loop_test(tc, bad_topology, 0,
 			    (int)(sizeof bad_topos / sizeof bad_topos[0]));
