@@ -1,16 +1,28 @@
 #!/bin/sh
-# Real MPI applications simulated with SimGrid SMPI: each application of
-# ../shared/apps (LULESH 2.0, ...) built with smpicxx and the trace library,
-# placed by Slurm's order, Scotch, topoplace with the hint its user would
-# write and topoplace with the captured pattern, on tori, 2:1 and 4:1 fat
-# trees and a dragonfly; allocations from a seed drawn at run time (printed).
-# A benchmark, run by tests/bench/run.sh (make bench); not a test.
-#   sh tests/bench/simgrid-apps.sh [--cases N] [--seed S] [--net torus,ft4,ft2,df]
-#                                  [--site full|slurm] [--jobs N] [--keep DIR]
-# TOPOPLACE names the CLI (default $BUILD/topoplace, BUILD default build);
-# TOPOPLACE_APPS the folder of the application tarballs (../shared/apps).
-# Skipped, with one line, when smpicxx, smpirun or python3 is missing, or
-# the applications are not there.  See tests/bench/simgrid/apps.py.
+# Real MPI applications simulated with SimGrid SMPI: LULESH 2.0 (a 26-
+# neighbour halo on a cube of ranks) and miniAMR (adaptive mesh refinement:
+# face exchanges between blocks that refine, coarsen and move between
+# ranks), each built with smpicc/smpicxx and the trace library, placed by
+# Slurm's order, Scotch, topoplace with the hint its user would write and
+# topoplace with the captured pattern, on tori, 2:1 and 4:1 fat trees and a
+# dragonfly; allocations from a seed drawn at run time (printed).
+# A benchmark, not a test.
+#   sh tests/bench/simgrid-apps.sh [--app lulesh,miniamr] [--cases N] [--seed S]
+#        [--net torus,ft4,ft2,df] [--site full|slurm] [--jobs N] [--keep DIR]
+# TOPOPLACE names the CLI (default $BUILD/topoplace, BUILD default build).
+# Where the applications come from: tests/bench/apps.sources pins each one
+# (its git URL, a commit, the SHA-256 of `git archive --format=tar` of it);
+# the project holds none of their code.  The tar is read from
+# $TOPOPLACE_APPS/NAME.tar[.xz] (default ../shared/apps), else from the
+# cache $TOPOPLACE_APPS_CACHE (default /var/cache/topoplace-apps), else
+# made from git at the pinned commit (the URL, or a local clone named by
+# TOPOPLACE_GIT_<NAME>, e.g. TOPOPLACE_GIT_MINIAMR) and cached; it is used
+# only when its hash matches.  One 512-rank simulation takes minutes on one
+# core (LULESH ~1, miniAMR ~N): 4 networks x 30 cases x 3 simulations is a
+# night; --cases 1 gives a first table in under an hour.
+# Skipped, with one line, when smpicxx, smpirun or python3 is missing; an
+# application whose source cannot be had is skipped with one line.
+# See tests/bench/simgrid/apps.py.
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${BUILD:-build}
