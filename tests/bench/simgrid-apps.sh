@@ -6,7 +6,7 @@
 # Slurm's order, Scotch, topoplace with the hint its user would write and
 # topoplace with the captured pattern, on tori, 2:1 and 4:1 fat trees and a
 # dragonfly; allocations from a seed drawn at run time (printed).
-# A benchmark, not a test.
+# A benchmark, run by tests/bench/run.sh (make bench); not a test.
 #   sh tests/bench/simgrid-apps.sh [--app lulesh,miniamr] [--cases N] [--seed S]
 #        [--net torus,ft4,ft2,df] [--site full|slurm] [--jobs N] [--keep DIR]
 # TOPOPLACE names the CLI (default $BUILD/topoplace, BUILD default build).

@@ -36,7 +36,9 @@ application runs on the same allocations.
 
   apps.py --topoplace PATH [--cases N] [--seed S] [--net torus,ft2,ft4,df]
           [--app lulesh,miniamr] [--jobs N] [--iters N] [--size S]
-          [--site full|slurm] [--keep DIR]
+          [--site full|slurm] [--map-timeout S] [--keep DIR]
+--keep DIR keeps the work and each case's results.json; started again with
+the same DIR and --seed, a run skips the simulations it has.
 """
 
 import argparse
@@ -410,8 +412,28 @@ class Case:
 
 
 def run_case(a, c, exe, trace, nranks, work):
+    """Map and simulate one allocation; c.res gets each column's (us, map
+    s) or a one-line note.  Results go to the case's results.json as they
+    come, so that a run with --keep DIR started again with the same seed
+    skips what it has (a 512-rank case costs minutes)."""
     d = os.path.join(work, c.name)
     os.makedirs(d, exist_ok=True)
+    saved = os.path.join(d, "results.json")
+    params = {"app": a.app, "size": a.size, "iters": a.iters,
+              "site": a.site, "hosts": c.hostlist, "tpn": c.tpn}
+    try:
+        with open(saved) as f:
+            j = json.load(f)
+        if j.get("params") == params:
+            c.res.update({k: tuple(v) for k, v in j["res"].items()})
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+
+    def save():
+        with open(saved + ".tmp", "w") as f:
+            json.dump({"params": params, "res": {
+                k: v for k, v in c.res.items() if isinstance(v, tuple)}}, f)
+        os.replace(saved + ".tmp", saved)
     conf = site_conf(c.net, a.site, d)
     maps = {}
     hf = os.path.join(d, "slurm.hosts")
@@ -420,16 +442,24 @@ def run_case(a, c, exe, trace, nranks, work):
     maps["slurm"] = (hf, None)
     hint = APPS[a.app]["hint"](nranks)
     for col, pat in (("hint", ["-s", hint]), ("trace", ["-g", trace])):
+        if col in c.res:
+            continue
         hf = os.path.join(d, col + ".hosts")
         t0 = time.time()
-        rc, out, err = sh([a.topoplace, "map", "-c", conf, "-w", c.hostlist,
-                           "-N", str(c.tpn), "-o", hf] + pat)
+        try:
+            rc, out, err = sh([a.topoplace, "map", "-c", conf, "-w",
+                               c.hostlist, "-N", str(c.tpn), "-o", hf] + pat,
+                              timeout=a.map_timeout)
+        except subprocess.TimeoutExpired:
+            c.res[col] = "map timed out after %d s (--map-timeout)" % (
+                a.map_timeout)
+            continue
         secs = time.time() - t0
         if rc:
             c.res[col] = "map failed: " + err.strip()[:150]
             continue
         maps[col] = (hf, secs)
-    if a.scotch:
+    if a.scotch and "scotch" not in c.res:
         try:
             n, edges = read_trace(trace)
             hf, secs = scotch_hosts(edges, n, c.alloc, c.hosts, c.tpn,
@@ -438,11 +468,14 @@ def run_case(a, c, exe, trace, nranks, work):
         except Exception as e:  # noqa: BLE001
             c.res["scotch"] = str(e)
     for col, (hf, secs) in maps.items():
+        if col in c.res:
+            continue
         try:
             c.res[col] = (simulate(a, exe, c.net, hf, nranks, d), secs)
+            save()
         except Exception as e:  # noqa: BLE001
             c.res[col] = str(e)
-    print("apps: %s done" % c.name, file=sys.stderr, flush=True)
+    print("apps: %s %s done" % (a.app, c.name), file=sys.stderr, flush=True)
     return c
 
 
@@ -487,15 +520,28 @@ def run_app(a, nets, shape, pins, work):
             with open(hf, "w") as f:
                 f.writelines(h + "\n" for h in c0.hosts for _ in range(tpn))
             tr = os.path.join(d, "trace.json")
+            # a kept capture of the same run line is reused (--keep)
+            line = os.path.join(d, "run-line")
+            want = " ".join(spec["args"](a, p))
             t0 = time.time()
             try:
-                simulate(a, exe, net, hf, p, d, trace=tr)
-            except RuntimeError as e:
-                print("apps: %s: capture on %d ranks: %s" % (a.app, p, e))
-                return False
+                with open(line) as f:
+                    have = f.read() if os.path.exists(tr) else None
+            except OSError:
+                have = None
+            if have != want:
+                try:
+                    simulate(a, exe, net, hf, p, d, trace=tr)
+                except RuntimeError as e:
+                    print("apps: %s: capture on %d ranks: %s" % (a.app, p, e))
+                    return False
+                with open(line, "w") as f:
+                    f.write(want)
             traces[p] = tr
-            print("capture:   %d ranks, %.0f s (one simulation), hint %s" % (
-                p, time.time() - t0, spec["hint"](p)), flush=True)
+            print("capture:   %d ranks, %s, hint %s" % (
+                p, "kept" if have == want else
+                "%.0f s (one simulation)" % (time.time() - t0),
+                spec["hint"](p)), flush=True)
         for s in range(a.seed, a.seed + a.cases):
             c = Case(net, s, nn, tpn)
             c.nranks, c.trace = p, traces[p]
@@ -561,6 +607,8 @@ def main():
                     help="LULESH -s, miniAMR block cells a side")
     ap.add_argument("--site", default="full", choices=("full", "slurm"))
     ap.add_argument("--no-scotch", dest="scotch", action="store_false")
+    ap.add_argument("--map-timeout", type=int, default=1800,
+                    help="seconds one topoplace map may take (default 1800)")
     ap.add_argument("--keep", metavar="DIR")
     a = ap.parse_args()
     apps = a.app.split(",")
@@ -585,7 +633,8 @@ def main():
         if not shutil.which(t):
             print("apps: skipped, %s missing (sh contrib/install-deps.sh bench)" % t)
             return 0
-    if a.seed is None:
+    drawn = a.seed is None
+    if drawn:
         a.seed = 1000 + random.SystemRandom().randrange(1000000)
     work = a.keep or tempfile.mkdtemp(prefix="topoplace-apps.")
     os.makedirs(work, exist_ok=True)
@@ -594,8 +643,9 @@ def main():
     shape = {"torus": (512, 1), "ft4": (128, 4), "ft2": (128, 4),
              "df": (54, 4)}
     nets = {k: makers[k]() for k in a.net.split(",")}
-    print("seeds:     %d..%d (drawn at run time; repeat with --seed %d)" % (
-        a.seed, a.seed + a.cases - 1, a.seed))
+    print("seeds:     %d..%d (%s; repeat with --seed %d)" % (
+        a.seed, a.seed + a.cases - 1,
+        "drawn at run time" if drawn else "given", a.seed))
     print("site:      %s (no simulator knob)" % (
         "Slurm's topology + bandwidths, uplinks, routing, hop latency"
         if a.site == "full" else "Slurm's topology alone"))
