@@ -17,9 +17,13 @@
 # cache $TOPOPLACE_APPS_CACHE (default /var/cache/topoplace-apps), else
 # made from git at the pinned commit (the URL, or a local clone named by
 # TOPOPLACE_GIT_<NAME>, e.g. TOPOPLACE_GIT_MINIAMR) and cached; it is used
-# only when its hash matches.  One 512-rank simulation takes minutes on one
-# core (LULESH ~1, miniAMR ~N): 4 networks x 30 cases x 3 simulations is a
-# night; --cases 1 gives a first table in under an hour.
+# only when its hash matches.
+# Cost: a case is 4 simulations (3 without Scotch) and 3 maps.  One 512-rank
+# simulation takes about a minute (LULESH) to 3 minutes and 1.4 GB
+# (miniAMR) on a free core; miniAMR's captured graph (an edge between every
+# two ranks) takes topoplace map 35 s on the torus and up to 20 minutes on
+# a tree.  --cases 1 --app miniamr took 38 minutes with --jobs 2 on two
+# shared cores; the default 30 cases a network is for a night.
 # Skipped, with one line, when smpicxx, smpirun or python3 is missing; an
 # application whose source cannot be had is skipped with one line.
 # See tests/bench/simgrid/apps.py.
