@@ -50,8 +50,8 @@ struct join {
 	bool live;             /* from slurmctld's live view (slurm_live.c) */
 };
 
-/* Every name of a hostlist into fn; the count into *count. */
-static int each_name(const char *hl_text, const char *what, tp_error *err,
+/* Every name of a hostlist into fn; the count into *count (may be NULL). */
+int tp__stopo_each_name(const char *hl_text, const char *what, tp_error *err,
 		     int (*fn)(void *arg, const char *name), void *arg,
 		     int64_t *count)
 {
@@ -224,14 +224,14 @@ static int join_topology(struct tp__stopo_set *s, struct tp__stopo *t,
 	for (int i = 0; !rc && i < nj; i++) {
 		snprintf(hwhat, sizeof hwhat, "%s:%d: NodeName=%s", j[i].q->file,
 			 j[i].q->line, j[i].q->nodes);
-		rc = each_name(j[i].q->nodes, hwhat, err, add_to_set, &gone, NULL);
+		rc = tp__stopo_each_name(j[i].q->nodes, hwhat, err, add_to_set, &gone, NULL);
 	}
 	for (int32_t r = 0; !rc && r < t->nrec; r++) {
 		if (!t->rec[r].nodes || !*t->rec[r].nodes)
 			continue;
 		struct keep k = { .gone = &gone };
 		snprintf(hwhat, sizeof hwhat, "%s:%d: nodes", what, t->rec[r].line);
-		rc = each_name(t->rec[r].nodes, hwhat, err, keep_name, &k, NULL);
+		rc = tp__stopo_each_name(t->rec[r].nodes, hwhat, err, keep_name, &k, NULL);
 		if (!rc && k.removed) {
 			char *left = NULL;
 			if (k.n && tp__hostlist_format(k.names, k.n, &left))

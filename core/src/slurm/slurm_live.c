@@ -167,24 +167,6 @@ static int add_names(void *arg, const char *name)
 	return tp__name_set_add(arg, name);
 }
 
-/* Every name of hl_text into fn; TP_EINVAL (err set) when it is no
- * hostlist. */
-static int each_name(const char *hl_text, const char *what, tp_error *err,
-		     int (*fn)(void *, const char *), void *arg)
-{
-	struct tp__hostlist *hl;
-	int64_t c;
-	int rc = tp__hostlist_parse(hl_text, what, TP__MAX_CONF_NAMES,
-				    "the most names of one value", &hl, &c, err);
-	if (rc)
-		return rc;
-	char h[TP__HOSTNAME_MAX];
-	while (rc == TP_OK && tp__hostlist_next(hl, h))
-		rc = fn(arg, h);
-	tp__hostlist_free(hl);
-	return rc == TP_ENOMEM ? tp_error_set(err, rc, "%s: out of memory", what) : rc;
-}
-
 static int32_t file_rec(const struct tp__stopo *t, const char *name)
 {
 	for (int32_t i = 0; i < t->nrec; i++)
@@ -201,7 +183,7 @@ static int live_parent(const struct live *L, const char *name, tp_error *err)
 			continue;
 		struct tp__name_set kids;
 		memset(&kids, 0, sizeof kids);
-		int rc = each_name(L->r[i].switches, "Switches=", err, add_names, &kids);
+		int rc = tp__stopo_each_name(L->r[i].switches, "Switches=", err, add_names, &kids, NULL);
 		bool has = !rc && tp__name_set_has(&kids, name);
 		tp__name_set_free(&kids);
 		if (rc)
@@ -283,7 +265,7 @@ int tp__stopo_live(struct tp__stopo_set *s, int which, const char *file,
 	tp_error_clear(&e);
 	for (int32_t r = 0; !L.why[0] && r < t->nrec; r++)
 		if (t->rec[r].nodes && *t->rec[r].nodes &&
-		    each_name(t->rec[r].nodes, "nodes", &e, add_names, &placed)) {
+		    tp__stopo_each_name(t->rec[r].nodes, "nodes", &e, add_names, &placed, NULL)) {
 			if (e.code == TP_ENOMEM) {
 				rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 				goto out;
@@ -302,7 +284,7 @@ int tp__stopo_live(struct tp__stopo_set *s, int which, const char *file,
 			continue;
 		struct tp__name_set here;
 		memset(&here, 0, sizeof here);
-		if (each_name(r->nodes, "Nodes=", &e, add_names, &here)) {
+		if (tp__stopo_each_name(r->nodes, "Nodes=", &e, add_names, &here, NULL)) {
 			tp__name_set_free(&here);
 			if (e.code == TP_ENOMEM) {
 				rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);

@@ -200,6 +200,13 @@ struct tp__slurm_live {
 	const char *topology;
 	const char *what;
 };
+/* Every name of the hostlist hl_text into fn (what names it in
+ * messages); the count into *count (may be NULL).  TP_EINVAL (err set)
+ * when it is no hostlist; fn's code otherwise (slurm_join.c). */
+int tp__stopo_each_name(const char *hl_text, const char *what, tp_error *err,
+			int (*fn)(void *arg, const char *name), void *arg,
+			int64_t *count);
+
 /* The nodes the live view places that no record of topology which holds
  * (neither its file nor slurm.conf's Topology= placed them) join their
  * unit: the leaf switch (Level=0) or base block (BlockName=) slurmctld
