@@ -315,6 +315,17 @@ static int split_local_rank(struct stage *s)
 	return 0;
 }
 
+/* The report's baselines, local rank's and closest's costs of rq's tasks
+ * (tmp: scratch for their GPUs). */
+static int baseline_costs(tp_gpusel_request *rq, int *tmp, tp_node_placement *p,
+			  tp_error *e)
+{
+	rq->algo = TP_GPUSEL_LOCAL_RANK;
+	int rc = tp_gpusel(rq, tmp, &p->local_rank_cost, e);
+	rq->algo = TP_GPUSEL_CLOSEST;
+	return rc ? rc : tp_gpusel(rq, tmp, &p->closest_cost, e);
+}
+
 /* MAGC on the share's GPUs; false (after a note) when it cannot run. */
 static int select_gpus(struct stage *s, bool *ok)
 {
@@ -353,13 +364,8 @@ static int select_gpus(struct stage *s, bool *ok)
 		.algo = algo,
 	};
 	int rc = tp_gpusel(&rq, p->gpus, &p->cost, &e);
-	/* the baselines, for the report */
-	rq.algo = TP_GPUSEL_LOCAL_RANK;
 	if (!rc)
-		rc = tp_gpusel(&rq, tmp, &p->local_rank_cost, &e);
-	rq.algo = TP_GPUSEL_CLOSEST;
-	if (!rc)
-		rc = tp_gpusel(&rq, tmp, &p->closest_cost, &e);
+		rc = baseline_costs(&rq, tmp, p, &e);
 	free(tmp);
 	if (rc == TP_ENOMEM)
 		return rc;
@@ -417,10 +423,7 @@ static int rail_gpus(struct stage *s, int rails, bool *ok)
 		return TP_ENOMEM;
 	int rc = tp_gpusel_eval(&rq.on, 1, p->gpus, &p->cost, &e);
 	if (!rc)
-		rc = tp_gpusel(&rq, tmp, &p->local_rank_cost, &e);
-	rq.algo = TP_GPUSEL_CLOSEST;
-	if (!rc)
-		rc = tp_gpusel(&rq, tmp, &p->closest_cost, &e);
+		rc = baseline_costs(&rq, tmp, p, &e);
 	free(tmp);
 	if (rc == TP_ENOMEM)
 		return rc;
