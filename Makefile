@@ -146,6 +146,7 @@ CORE_SRC = $(addprefix core/src/, \
 	node/node_vendor_tool.c \
 	node/node_xml.c \
 	pattern/graph.c \
+	pattern/graph_heavy.c \
 	pattern/json_graph.c \
 	pattern/pattern_detect.c \
 	pattern/grid_infer.c \

@@ -115,6 +115,54 @@ START_TEST(edges_duplicates_summed)
 }
 END_TEST
 
+/* The heavy part: task 0 sends 90 to 1, 8 to 2, 1 to 3, 1 to 4; at 0.95
+ * of its bytes it keeps 1 and 2 (98 of 100), heaviest first.  Task 3's
+ * only message (1 byte to 0) is all of its bytes, so the pair 0-3 stays
+ * on both sides: a pair is kept when either end keeps it.  Task 4 also
+ * sends 50 to 5, so its message to 0 is 2 % of its bytes; 0 drops it too:
+ * 0-4 is gone from both lists. */
+START_TEST(heavy_view)
+{
+	int32_t u[] = { 0, 0, 0, 0, 4 }, v[] = { 1, 2, 3, 4, 5 };
+	double b[] = { 90, 8, 1, 1, 50 };
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, 6, 5, u, v, b, "t", NULL), 0);
+	tp_graph h;
+	ck_assert_int_eq(tp__graph_heavy_view(g, 0.95, &h), 0);
+	ck_assert_int_eq(h.ntasks, 6);
+	ck_assert_double_eq(h.total_bytes, tp_graph_total_bytes(g));
+	/* task 0: 1 (90), 2 (8), 3 (1): heaviest first, 4 dropped */
+	ck_assert_int_eq(h.xadj[1] - h.xadj[0], 3);
+	ck_assert_int_eq(h.adjncy[0], 1);
+	ck_assert_int_eq(h.adjncy[1], 2);
+	ck_assert_int_eq(h.adjncy[2], 3);
+	ck_assert_double_eq(h.weights[0], 90);
+	ck_assert_double_eq(h.weights[2], 1);
+	/* task 4: only 5; task 3: only 0 */
+	ck_assert_int_eq(h.xadj[5] - h.xadj[4], 1);
+	ck_assert_int_eq(h.adjncy[h.xadj[4]], 5);
+	ck_assert_int_eq(h.xadj[4] - h.xadj[3], 1);
+	ck_assert_int_eq(h.adjncy[h.xadj[3]], 0);
+	ck_assert_int_eq(h.nedges, 4);
+	/* symmetric: every kept entry has its reverse */
+	for (int32_t t = 0; t < 6; t++)
+		for (int64_t e = h.xadj[t]; e < h.xadj[t + 1]; e++) {
+			int32_t w = h.adjncy[e];
+			bool back = false;
+			for (int64_t f = h.xadj[w]; f < h.xadj[w + 1]; f++)
+				back = back || (h.adjncy[f] == t && h.weights[f] == h.weights[e]);
+			ck_assert_msg(back, "%d-%d kept one way only", t, w);
+		}
+	tp__graph_view_free(&h);
+	/* share 1: everything, still heaviest first */
+	ck_assert_int_eq(tp__graph_heavy_view(g, 1.0, &h), 0);
+	ck_assert_int_eq(h.nedges, 5);
+	ck_assert_int_eq(h.adjncy[h.xadj[4]], 5);
+	tp__graph_view_free(&h);
+	tp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(edges_null_bytes_and_empty)
 {
 	int32_t u[] = { 0, 2 }, v[] = { 1, 1 };
@@ -1562,6 +1610,7 @@ int main(void)
 	TCase *tc = tcase_create("edges");
 	tcase_add_test(tc, edges_basic);
 	tcase_add_test(tc, edges_duplicates_summed);
+	tcase_add_test(tc, heavy_view);
 	tcase_add_test(tc, edges_null_bytes_and_empty);
 	tcase_add_test(tc, edges_random_vs_dense);
 	tcase_add_test(tc, edges_errors);

@@ -23,6 +23,8 @@
 #define NEIGH_CANDIDATES 8   /* neighbour nodes tried per greedy placement */
 #define REFINE_NODES 16      /* candidate nodes per task in refinement */
 #define REFINE_SWAPS 64      /* tasks scanned per candidate node */
+#define REFINE_HEAVY_SHARE 0.99   /* of each task's bytes the link-load
+				    refinement sees (graph_heavy.c) */
 #define REFINE_GATHER 32     /* a task's edges read once when it has at most
 				this many */
 #define TRADE_NEIGHBOURS 8   /* lane refinement: a node trades with its
@@ -2267,7 +2269,19 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 			      bool lanes)
 {
 	cref cr;
-	int rc = cref_init(&cr, c, map, lanes);
+	/* A weighted graph (a trace's) is refined on its heavy part, each
+	 * task's messages heaviest first (graph_heavy.c): its light pairs cost
+	 * most of the moves' time and move no load, and a task's candidate
+	 * nodes are then those of its heaviest peers. */
+	struct tp_graph heavy = { 0 };
+	gm hc = *c;
+	if (c->g->weights) {
+		int hr = tp__graph_heavy_view(c->g, REFINE_HEAVY_SHARE, &heavy);
+		if (hr)
+			return hr;
+		hc.g = &heavy;
+	}
+	int rc = cref_init(&cr, &hc, map, lanes);
 	if (!rc)
 		rc = cr_load_all(&cr, t0, o->time_budget_ms);
 	if (rc == TP_ETIME) {
@@ -2312,6 +2326,7 @@ done:
 		*moves_out = cr.moves;
 out:
 	cref_free(&cr);
+	tp__graph_view_free(&heavy);
 	return rc;
 }
 

@@ -1399,6 +1399,32 @@ static bool runner_worth(const tp_place_candidate *c, const tp_place_candidate *
 	       c->predicted_us <= LANES_RUNNER_SHARE * best->predicted_us;
 }
 
+/* A start of the lane refinement after the first (the best so far, with
+ * hop weight 0). */
+struct lane_start {
+	const int32_t *map;
+	double hop_weight;
+	const char *name;
+};
+
+/* start[ns] = (map, hop_weight, name), unless the same map with the same
+ * weight is the first start or already listed (constructions often agree:
+ * on a dense trace, two runners-up were one mapping).  A repeat would
+ * refine to the same result and could not win, which must be strictly
+ * faster: skipping it changes nothing but the time.  The new count. */
+static int add_start(const cand_run *r, struct lane_start *start, int ns,
+		     const int32_t *map, double hop_weight, const char *name)
+{
+	if (hop_weight == 0 && !memcmp(map, r->best, map_bytes(r)))
+		return ns;
+	for (int k = 0; k < ns; k++)
+		if (start[k].hop_weight == hop_weight &&
+		    !memcmp(map, start[k].map, map_bytes(r)))
+			return ns;
+	start[ns] = (struct lane_start){ map, hop_weight, name };
+	return ns + 1;
+}
+
 /* auto by predicted time: the best so far with its busiest lanes relieved
  * (tp__graphmap_refine_lanes_hops, whatever it costs in hop-bytes), kept
  * as "X+lanes" when predicted faster.  Other starts, the fastest of all
@@ -1430,23 +1456,19 @@ static int lanes_stage(cand_run *r, tp_error *err)
 	int rc = side ? TP_OK : lanes_from(r, c, r->best, 0, &moves, err);
 	/* the other starts, in this order: the construction, the runners-up,
 	 * then the best and its construction with long routes weighed */
-	struct lane_start {
-		const int32_t *map;
-		double hop_weight;
-		const char *name;
-	} start[3 + LANES_RUNNERS];
+	struct lane_start start[3 + LANES_RUNNERS];
 	int ns = 0;
 	const tp_place_candidate *b = &rep->cand[rep->best];
 	if (built)
-		start[ns++] = (struct lane_start){ built, 0, of };
+		ns = add_start(r, start, ns, built, 0, of);
 	for (int k = 0; k < r->nrunners; k++)
 		if (runner_worth(&rep->cand[r->runner[k].idx], b))
-			start[ns++] = (struct lane_start){ r->runner[k].map, 0,
-							 rep->cand[r->runner[k].idx].name };
+			ns = add_start(r, start, ns, r->runner[k].map, 0,
+				       rep->cand[r->runner[k].idx].name);
 	if (b->has_predicted && !b->predicted_bound) {
-		start[ns++] = (struct lane_start){ r->best, LANES_HOP_WEIGHT, b->name };
+		ns = add_start(r, start, ns, r->best, LANES_HOP_WEIGHT, b->name);
 		if (built)
-			start[ns++] = (struct lane_start){ built, LANES_HOP_WEIGHT, of };
+			ns = add_start(r, start, ns, built, LANES_HOP_WEIGHT, of);
 	}
 	bool by_hops = false;
 	if (side) {

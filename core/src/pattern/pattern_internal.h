@@ -143,4 +143,11 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err);
 
+/* The graph's heavy part (graph_heavy.c): each task's heaviest entries that
+ * carry share of its bytes, heaviest first, a pair kept when either end
+ * keeps it.  *out owns its xadj, adjncy and weights (tp__graph_view_free);
+ * its total_bytes and exchanges are g's.  TP_OK or TP_ENOMEM. */
+int tp__graph_heavy_view(const tp_graph *g, double share, tp_graph *out);
+void tp__graph_view_free(tp_graph *v);
+
 #endif
