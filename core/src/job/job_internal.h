@@ -1,5 +1,13 @@
-/* topoplace — the job pipeline's private layout, shared by job.c (inputs and
- * results), job_map.c (rank -> node) and job_node.c (inside the nodes).
+/* topoplace — the job pipeline's private layout and the calls between its
+ * files, each of which calls only those below it:
+ *
+ *   job.c          the pipeline's steps (tp_job_create, tp_job_run)
+ *   job_report.c   tp_job_explain and the GPU totals (the layout only)
+ *   job_map.c      phase 1, rank -> node          } call job_models.c
+ *   job_node.c     phases 2 and 3, inside nodes   } and job_context.c
+ *   job_models.c   the node models                  (the layout only)
+ *   job_context.c  the request read, notes, budget, accessors
+ *
  * Not installed. */
 #ifndef TOPOPLACE_JOB_INTERNAL_H
 #define TOPOPLACE_JOB_INTERNAL_H
@@ -106,13 +114,22 @@ struct tp_job {
 	int32_t *task_pos;         /* task -> position among its node's tasks */
 };
 
-/* job.c */
+/* job_context.c */
+/* tp_job_create's reading of the request. */
+int tp__job_open(const tp_job_request *r, const char *distribution,
+		 const char *parallel, const char *what, tp_job **out,
+		 tp_error *err);
 void tp__job_note(tp_job *job, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 double tp__job_remaining_ms(const tp_job *job);   /* 0: no budget */
 /* Threads the placement may use: one per CPU the process may run on, held
  * to the request's threads and the config's MaxThreads=. */
 int tp__job_threads(const tp_job *job);
+/* How the allocation's order was taken as Slurm's ("the hostlist's order",
+ * "leaf switch by leaf switch, as Slurm 26.05 lays tasks out (...)"). */
+const char *tp_job_slurm_order(const tp_job *job);
+
+/* job_models.c */
 /* The model of machine node nid (loaded once per distinct file pair);
  * NULL with why filled when it has none or it does not load. */
 const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why);
@@ -123,9 +140,5 @@ int tp__job_map(tp_job *job, tp_error *err);
 
 /* job_node.c: phases 2 and 3 on every node of the mapping. */
 int tp__job_place_nodes(tp_job *job, tp_error *err);
-
-/* How the allocation's order was taken as Slurm's ("the hostlist's order",
- * "leaf switch by leaf switch, as Slurm 26.05 lays tasks out (...)"). */
-const char *tp_job_slurm_order(const tp_job *job);
 
 #endif

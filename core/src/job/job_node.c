@@ -55,19 +55,6 @@ static void gpu_note(tp_node_placement *p, bool error, bool jobwide,
 	p->gpu_error_jobwide = jobwide;
 }
 
-void tp_node_placement_free(tp_node_placement *p)
-{
-	if (!p)
-		return;
-	if (p->cpus)
-		for (int32_t t = 0; t < p->ntasks; t++)
-			free(p->cpus[t]);
-	free(p->cpus);
-	free(p->gpu_start);
-	free(p->gpus);
-	memset(p, 0, sizeof *p);
-}
-
 int tp_gpus_split_local_rank(const int *gpus, int ngpus, int local,
 			     int ntasks, int *out, int cap)
 {
