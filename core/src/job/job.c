@@ -1,5 +1,5 @@
 /* topoplace — the job pipeline's two steps, in their order: tp_job_create
- * (the request read into the context) and
+ * (the request read into the context, then the node models loaded) and
  * tp_job_run (phase 1, rank -> node, then phases 2 and 3 inside the
  * nodes).  The only file of job/ that calls the others' steps:
  *
@@ -23,11 +23,17 @@ int tp_job_create(const tp_job_request *r, tp_job **out, tp_error *err)
 	return tp_job_create_step(r, NULL, out, err);
 }
 
+/* The context read and checked (job_context.c), then the node models the
+ * run will need (job_models.c): loaded here, not in the middle of the
+ * mapping; what failed is said where the run meets it. */
 static int create(const tp_job_request *r, const char *distribution,
 		  const char *parallel, const char *what, tp_job **out,
 		  tp_error *err)
 {
-	return tp__job_open(r, distribution, parallel, what, out, err);
+	int rc = tp__job_open(r, distribution, parallel, what, out, err);
+	if (!rc)
+		tp__job_load_models(*out);
+	return rc;
 }
 
 int tp_job_create_step(const tp_job_request *r, const char *distribution,
@@ -56,8 +62,7 @@ int tp_job_run(tp_job *job, tp_error *err)
 		return tp_error_set(err, TP_EINVAL, "job: already run");
 	int rc = tp__job_map(job, err);
 	/* none leaves everything to Slurm, the inside of the nodes too */
-	if (!rc && (job->req.flags & TP_JOB_NODE_PLACEMENT) &&
-	    job->policy != TP_POLICY_NONE)
+	if (!rc && tp__job_places_nodes(job))
 		rc = tp__job_place_nodes(job, err);
 	job->elapsed_ms = tp__now_ms() - job->t0;
 	return rc;

@@ -102,7 +102,10 @@ struct tp_job {
 	struct tp_job_model *models;
 	int nmodels;
 	const tp_node **model_of;  /* per allocation node (NULL: none) */
-	bool models_loaded;
+	bool models_tried;         /* tp__job_load_models loaded them */
+	int models_rc;             /* and failed so: models_err says why */
+	tp_error models_err;
+	bool models_loaded;        /* a step of the run took them */
 	/* the node this runs on, with the model detected there
 	   (tp_job_detect_node); local_nid -1: none */
 	int32_t local_nid;
@@ -115,7 +118,7 @@ struct tp_job {
 };
 
 /* job_context.c */
-/* tp_job_create's reading of the request. */
+/* tp_job_create's reading of the request (job.c adds the node models). */
 int tp__job_open(const tp_job_request *r, const char *distribution,
 		 const char *parallel, const char *what, tp_job **out,
 		 tp_error *err);
@@ -133,7 +136,15 @@ const char *tp_job_slurm_order(const tp_job *job);
 /* The model of machine node nid (loaded once per distinct file pair);
  * NULL with why filled when it has none or it does not load. */
 const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why);
-int tp__job_load_models(tp_job *job, tp_error *err);
+/* Whether the run needs node models: phase 1 ranks by the GPU links, or
+ * tp_job_run places the insides of the nodes (asked for, and not policy
+ * none, which leaves everything to Slurm). */
+bool tp__job_ranks_by_gpus(const tp_job *job);
+bool tp__job_places_nodes(const tp_job *job);
+/* In tp_job_create: model_of, when the run will need it; an error kept. */
+void tp__job_load_models(tp_job *job);
+/* Where the run needs model_of: 0, or the error loading met. */
+int tp__job_models_ready(tp_job *job, tp_error *err);
 
 /* job_map.c: phase 1, the rank -> node mapping. */
 int tp__job_map(tp_job *job, tp_error *err);

@@ -3,9 +3,13 @@
  * GpuLinkBandwidth=, else the model detected on the node this runs on),
  * each distinct file pair loaded once, and why a node has none.
  *
- * A task's node (tp_job_preload_node, tp_job_detect_node,
- * tp_job_place_node) loads its one model when asked; the run loads every
- * node's (tp__job_load_models).
+ * tp_job_create loads them (tp__job_load_models) when the run will need
+ * them: phase 1 ranks its candidates by the GPU links (a GPU matrix under
+ * auto or graph), or the whole job is placed inside its nodes.  Their
+ * error is kept and given where the run meets it (tp__job_models_ready),
+ * so that a mapping's own error still comes first.  A task's node
+ * (tp_job_preload_node, tp_job_detect_node, tp_job_place_node) loads its
+ * one model when asked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -73,10 +77,10 @@ const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why)
 			 why);
 }
 
-int tp__job_load_models(tp_job *job, tp_error *err)
+/* Every allocation node's model, in the nodes' order; the first that
+ * fails (with TP_JOB_REQUIRE_MODELS), or the memory, ends it. */
+static int load_all(tp_job *job, tp_error *err)
 {
-	if (job->models_loaded)
-		return 0;
 	int32_t nn = tp_alloc_nnodes(job->alloc);
 	job->model_of = tp__calloc((size_t)nn + 1, sizeof *job->model_of);
 	if (!job->model_of)
@@ -92,6 +96,44 @@ int tp__job_load_models(tp_job *job, tp_error *err)
 			return tp_error_set(err, why.code ? why.code : TP_EINVAL,
 					    "%s", why.msg);
 	}
+	return 0;
+}
+
+bool tp__job_places_nodes(const tp_job *job)
+{
+	return (job->req.flags & TP_JOB_NODE_PLACEMENT) &&
+	       job->policy != TP_POLICY_NONE;
+}
+
+bool tp__job_ranks_by_gpus(const tp_job *job)
+{
+	if (!job->gm)
+		return false;
+	/* geometric without task coordinates maps as graph (job_map.c) */
+	if (job->policy == TP_POLICY_GEOMETRIC)
+		return tp_graph_coord_dims(job->g) == 0;
+	return job->policy == TP_POLICY_AUTO || job->policy == TP_POLICY_GRAPH;
+}
+
+void tp__job_load_models(tp_job *job)
+{
+	if (!job->alloc || !(tp__job_ranks_by_gpus(job) || tp__job_places_nodes(job)))
+		return;
+	job->models_tried = true;
+	tp_error_clear(&job->models_err);
+	job->models_rc = load_all(job, &job->models_err);
+}
+
+int tp__job_models_ready(tp_job *job, tp_error *err)
+{
+	/* a step that asks for them without tp__job_load_models having
+	 * decided so: the two disagree (a bug), said rather than crashed on */
+	if (!job->models_tried)
+		return tp_error_set(err, TP_EINVAL, "job: the node models were "
+				    "not loaded");
+	if (job->models_rc)
+		return tp_error_set(err, job->models_rc, "%s",
+				    job->models_err.msg);
 	job->models_loaded = true;
 	return 0;
 }

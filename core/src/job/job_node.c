@@ -545,7 +545,7 @@ int tp_job_place_node(tp_job *job, const tp_node_share *share,
 /* Every node of the mapping, each with its whole model as its share. */
 int tp__job_place_nodes(tp_job *job, tp_error *err)
 {
-	int rc = tp__job_load_models(job, err);
+	int rc = tp__job_models_ready(job, err);
 	if (rc)
 		return rc;
 	int32_t nn = tp_alloc_nnodes(job->alloc), n = job->ntasks;
