@@ -106,8 +106,11 @@ CORE_SRC = $(addprefix core/src/, \
 	input/hostlist.c \
 	input/hostlist_fmt.c \
 	job/job.c \
+	job/job_context.c \
 	job/job_map.c \
+	job/job_models.c \
 	job/job_node.c \
+	job/job_report.c \
 	map/bisect.c \
 	map/free_shells.c \
 	map/geom.c \

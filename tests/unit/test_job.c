@@ -536,6 +536,91 @@ START_TEST(require_models_code)
 }
 END_TEST
 
+/* The node models are loaded by tp_job_create, only for a run that needs
+ * them (node placement, or phase 1 ranking by the GPU links: a GPU matrix
+ * under auto, graph, or geometric without coordinates), and a node's
+ * missing model is told where the run meets it, after the mapping's own
+ * error. */
+static tp_job *created(const tp_job_request *r)
+{
+	tp_job *job = NULL;
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_job_create(r, &job, &err) == 0, "create: %s", err.msg);
+	return job;
+}
+
+START_TEST(models_loaded_by_create)
+{
+	char conf[512];
+	snprintf(conf, sizeof conf, "Network=mesh Dims=2\nNodeName=g1 Coords=0 "
+		 "NodeTopology=%s/nodes/duo.xml\nNodeName=g2 Coords=1\n",
+		 TP_TEST_DATA);
+	tp_conf *c = load(conf);
+	char *gm = tp_test_tmpfile("{\"tasks\": 4, \"traffic\": [[0,2,1e9],"
+				   "[1,3,1e9]]}");
+	tp_job_request r;
+	tp_job_request_init(&r);
+	r.conf = c;
+	r.nodes = "g[1-2]";
+	r.slots = "2";
+	r.stencil = "4x1";
+	r.flags = TP_JOB_NODE_PLACEMENT | TP_JOB_REQUIRE_MODELS;
+	tp_job *job = created(&r);
+	/* g1's loaded, g2's missing: kept for the run, not given out yet */
+	ck_assert(job->models_tried);
+	ck_assert_int_eq(job->nmodels, 1);
+	ck_assert_ptr_nonnull(job->models[0].node);
+	ck_assert_int_eq(job->models_rc, TP_ENOMODEL);
+	ck_assert_ptr_null(tp_job_node_model(job, 0));
+	tp_error err;
+	ck_assert_int_eq(tp_job_run(job, &err), TP_ENOMODEL);
+	ck_assert_str_eq(err.msg, "no NodeTopology= for node g2");
+	tp_job_destroy(job);
+
+	/* the mapping's error comes first */
+	r.stencil = NULL;
+	r.policy = "graph";
+	job = created(&r);
+	ck_assert(job->models_tried);
+	ck_assert_int_eq(tp_job_run(job, &err), TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "needs a communication pattern"), "%s",
+		      err.msg);
+	tp_job_destroy(job);
+
+	/* phase 1 ranking by the GPU links needs them too ... */
+	const char *ranking[] = { "auto", "graph", "geometric" };
+	r.flags = TP_JOB_REQUIRE_MODELS;
+	r.gpu_matrix.name = gm;
+	for (int i = 0; i < 3; i++) {
+		r.policy = ranking[i];
+		job = created(&r);
+		ck_assert_msg(job->models_tried, "%s", ranking[i]);
+		ck_assert_int_eq(tp_job_run(job, &err), TP_ENOMODEL);
+		ck_assert_str_eq(err.msg, "no NodeTopology= for node g2");
+		tp_job_destroy(job);
+	}
+	/* ... and nothing else: none loaded, and g2 lacks nothing */
+	r.policy = "cyclic";
+	job = created(&r);
+	ck_assert(!job->models_tried);
+	ck_assert_int_eq(job->nmodels, 0);
+	ck_assert_msg(tp_job_run(job, &err) == 0, "%s", err.msg);
+	tp_job_destroy(job);
+	r.policy = NULL;
+	r.gpu_matrix.name = NULL;
+	r.stencil = "4x1";
+	job = created(&r);
+	ck_assert(!job->models_tried);
+	ck_assert_msg(tp_job_run(job, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_null(tp_job_node_model(job, 0));
+	tp_job_destroy(job);
+	unlink(gm);
+	free(gm);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(node_share_notes)
 {
 	char conf[512];
@@ -1316,6 +1401,7 @@ int main(void)
 	tcase_add_test(tc, gpu_link_bandwidth_key);
 	tcase_add_test(tc, node_share_notes);
 	tcase_add_test(tc, require_models_code);
+	tcase_add_test(tc, models_loaded_by_create);
 	tcase_add_test(tc, split_local_rank);
 	tcase_add_test(tc, traced_stencil_mapped_as_stencil);
 	tcase_add_test(tc, block_map_and_models);

@@ -1,5 +1,13 @@
-/* topoplace — the job pipeline's private layout, shared by job.c (inputs and
- * results), job_map.c (rank -> node) and job_node.c (inside the nodes).
+/* topoplace — the job pipeline's private layout and the calls between its
+ * files, each of which calls only those below it:
+ *
+ *   job.c          the pipeline's steps (tp_job_create, tp_job_run)
+ *   job_report.c   tp_job_explain and the GPU totals (the layout only)
+ *   job_map.c      phase 1, rank -> node          } call job_models.c
+ *   job_node.c     phases 2 and 3, inside nodes   } and job_context.c
+ *   job_models.c   the node models                  (the layout only)
+ *   job_context.c  the request read, notes, budget, accessors
+ *
  * Not installed. */
 #ifndef TOPOPLACE_JOB_INTERNAL_H
 #define TOPOPLACE_JOB_INTERNAL_H
@@ -94,7 +102,10 @@ struct tp_job {
 	struct tp_job_model *models;
 	int nmodels;
 	const tp_node **model_of;  /* per allocation node (NULL: none) */
-	bool models_loaded;
+	bool models_tried;         /* tp__job_load_models loaded them */
+	int models_rc;             /* and failed so: models_err says why */
+	tp_error models_err;
+	bool models_loaded;        /* a step of the run took them */
 	/* the node this runs on, with the model detected there
 	   (tp_job_detect_node); local_nid -1: none */
 	int32_t local_nid;
@@ -106,26 +117,39 @@ struct tp_job {
 	int32_t *task_pos;         /* task -> position among its node's tasks */
 };
 
-/* job.c */
+/* job_context.c */
+/* tp_job_create's reading of the request (job.c adds the node models). */
+int tp__job_open(const tp_job_request *r, const char *distribution,
+		 const char *parallel, const char *what, tp_job **out,
+		 tp_error *err);
 void tp__job_note(tp_job *job, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 double tp__job_remaining_ms(const tp_job *job);   /* 0: no budget */
 /* Threads the placement may use: one per CPU the process may run on, held
  * to the request's threads and the config's MaxThreads=. */
 int tp__job_threads(const tp_job *job);
+/* How the allocation's order was taken as Slurm's ("the hostlist's order",
+ * "leaf switch by leaf switch, as Slurm 26.05 lays tasks out (...)"). */
+const char *tp_job_slurm_order(const tp_job *job);
+
+/* job_models.c */
 /* The model of machine node nid (loaded once per distinct file pair);
  * NULL with why filled when it has none or it does not load. */
 const tp_node *tp__job_model_of(tp_job *job, int32_t nid, tp_error *why);
-int tp__job_load_models(tp_job *job, tp_error *err);
+/* Whether the run needs node models: phase 1 ranks by the GPU links, or
+ * tp_job_run places the insides of the nodes (asked for, and not policy
+ * none, which leaves everything to Slurm). */
+bool tp__job_ranks_by_gpus(const tp_job *job);
+bool tp__job_places_nodes(const tp_job *job);
+/* In tp_job_create: model_of, when the run will need it; an error kept. */
+void tp__job_load_models(tp_job *job);
+/* Where the run needs model_of: 0, or the error loading met. */
+int tp__job_models_ready(tp_job *job, tp_error *err);
 
 /* job_map.c: phase 1, the rank -> node mapping. */
 int tp__job_map(tp_job *job, tp_error *err);
 
 /* job_node.c: phases 2 and 3 on every node of the mapping. */
 int tp__job_place_nodes(tp_job *job, tp_error *err);
-
-/* How the allocation's order was taken as Slurm's ("the hostlist's order",
- * "leaf switch by leaf switch, as Slurm 26.05 lays tasks out (...)"). */
-const char *tp_job_slurm_order(const tp_job *job);
 
 #endif

@@ -300,10 +300,9 @@ static int judge_single(tp_job *job, double ms, tp_error *err)
 static bool want_rank(tp_job *job, tp_error *err, int *rc)
 {
 	*rc = 0;
-	if (!job->gm || (job->policy != TP_POLICY_AUTO &&
-			 job->policy != TP_POLICY_GRAPH))
+	if (!tp__job_ranks_by_gpus(job))
 		return false;
-	if ((*rc = tp__job_load_models(job, err)))
+	if ((*rc = tp__job_models_ready(job, err)))
 		return false;
 	for (int32_t i = 0; i < tp_alloc_nnodes(job->alloc); i++)
 		if (job->model_of[i])

@@ -55,19 +55,6 @@ static void gpu_note(tp_node_placement *p, bool error, bool jobwide,
 	p->gpu_error_jobwide = jobwide;
 }
 
-void tp_node_placement_free(tp_node_placement *p)
-{
-	if (!p)
-		return;
-	if (p->cpus)
-		for (int32_t t = 0; t < p->ntasks; t++)
-			free(p->cpus[t]);
-	free(p->cpus);
-	free(p->gpu_start);
-	free(p->gpus);
-	memset(p, 0, sizeof *p);
-}
-
 int tp_gpus_split_local_rank(const int *gpus, int ngpus, int local,
 			     int ntasks, int *out, int cap)
 {
@@ -558,7 +545,7 @@ int tp_job_place_node(tp_job *job, const tp_node_share *share,
 /* Every node of the mapping, each with its whole model as its share. */
 int tp__job_place_nodes(tp_job *job, tp_error *err)
 {
-	int rc = tp__job_load_models(job, err);
+	int rc = tp__job_models_ready(job, err);
 	if (rc)
 		return rc;
 	int32_t nn = tp_alloc_nnodes(job->alloc), n = job->ntasks;
