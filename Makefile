@@ -160,6 +160,7 @@ CORE_SRC = $(addprefix core/src/, \
 	slurm/topology_conf.c \
 	util/digits.c \
 	util/lines.c \
+	util/names.c \
 	util/parallel.c \
 	util/util.c \
 	util/version.c \

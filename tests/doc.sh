@@ -13,7 +13,7 @@
 #   - every key topoplace.conf accepts (core/src/input/conf.c, and the
 #     keys each kind of network declares in core/src/net/) is in
 #     doc/topoplace.conf.5 as "Key=";
-#   - every policy (core/src/map/place.c POLICIES) is in all three pages;
+#   - every policy (core/src/util/names.c POLICIES) is in all three pages;
 #   - each page formats without a warning: groff -ww, and mandoc -Tlint when
 #     mandoc is installed; its .TH version is the one in version.h;
 #   - every relative link of README.md and doc/*.md leads to a file, and
@@ -97,12 +97,12 @@ args=$(grep -oE 'KEY\("[a-z_]+"\)' "$REPO/plugin/site.c" | sed 's/KEY("\(.*\)")/
 check_all "plugstack arguments (site.c)" topoplace-spank.8 has_key 6 $args
 
 # ---- every policy tp_policy_parse accepts (the POLICIES table of
-# core/src/map/place.c) in the three pages that list them
-pols=$(sed -n '/POLICIES\[\] = {/,/^};/p' "$REPO/core/src/map/place.c" |
+# core/src/util/names.c) in the three pages that list them
+pols=$(sed -n '/POLICIES\[\] = {/,/^};/p' "$REPO/core/src/util/names.c" |
 	grep -oE '\{ *"[a-z]+", TP_POLICY_' | sed 's/{ *"\([a-z]*\)".*/\1/')
 for page in topoplace.1 topoplace-spank.8 topoplace.conf.5; do
 	# shellcheck disable=SC2086
-	check_all "policies (place.c POLICIES)" $page has 10 $pols
+	check_all "policies (names.c POLICIES)" $page has 10 $pols
 done
 
 # ---- topoplace.conf(5): every key the reader accepts.  conf.c compares a

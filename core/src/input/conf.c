@@ -30,7 +30,7 @@
 #include "net/net_conf.h"
 #include "slurm/slurm_topology.h"
 #include "input/conf_internal.h"
-#include "map/metrics_internal.h"
+#include "util/names_internal.h"
 #include "net/machine_internal.h"
 #include "node/node_internal.h"
 #include "util/digits_internal.h"
