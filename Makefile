@@ -100,8 +100,13 @@ comma  := ,
 # ---- sources (listed: a stray file in a folder does not enter the build)
 
 CORE_SRC = $(addprefix core/src/, \
+	conf/conf.c \
+	conf/conf_coords.c \
+	conf/conf_models.c \
+	conf/conf_nodes.c \
+	conf/conf_settings.c \
+	conf/conf_slurm.c \
 	input/alloc.c \
-	input/conf.c \
 	input/hostfile.c \
 	input/hostlist.c \
 	input/hostlist_fmt.c \
