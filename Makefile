@@ -127,6 +127,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/parmap.c \
 	map/place.c \
 	map/predict.c \
+	map/slurm_layout.c \
 	map/time_trades.c \
 	net/block.c \
 	net/dragonfly.c \
