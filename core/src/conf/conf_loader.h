@@ -94,6 +94,7 @@ struct loader {
 /* tp__conf_error of the loader's reader. */
 #define lerr(ld, ...) tp__conf_error(&(ld)->r, __VA_ARGS__)
 
+/* "WHAT: out of memory" (inline: one line, called from every file). */
 static inline int oom(struct loader *ld)
 {
 	return tp_error_set(ld->r.err, TP_ENOMEM, "%s: out of memory", ld->r.what);
@@ -105,7 +106,9 @@ static inline struct loader *loader_of(struct tp__conf_reader *r)
 	return (struct loader *)r;
 }
 
-/* ---- what one file of conf/ gives the others ---- */
+/* ---- what one file of conf/ gives the others ----
+ * (tp__ld_: the loader's, private to conf/; what the kinds call is
+ * tp__conf_*, in net/net_conf.h) */
 
 /* conf.c: the reader */
 /* The state of kind k (NULL: it keeps none). */
