@@ -100,8 +100,13 @@ comma  := ,
 # ---- sources (listed: a stray file in a folder does not enter the build)
 
 CORE_SRC = $(addprefix core/src/, \
+	conf/conf.c \
+	conf/conf_coords.c \
+	conf/conf_models.c \
+	conf/conf_nodes.c \
+	conf/conf_settings.c \
+	conf/conf_slurm.c \
 	input/alloc.c \
-	input/conf.c \
 	input/hostfile.c \
 	input/hostlist.c \
 	input/hostlist_fmt.c \
@@ -125,6 +130,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/parmap.c \
 	map/place.c \
 	map/predict.c \
+	map/slurm_layout.c \
 	map/time_trades.c \
 	net/block.c \
 	net/dragonfly.c \
@@ -164,6 +170,7 @@ CORE_SRC = $(addprefix core/src/, \
 	slurm/topology_conf.c \
 	util/digits.c \
 	util/lines.c \
+	util/names.c \
 	util/parallel.c \
 	util/util.c \
 	util/version.c \

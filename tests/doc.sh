@@ -10,10 +10,10 @@
 #   - every option of the plugin (the spank_option table of
 #     plugin/dispatch.c) and every plugstack argument (the KEY("...")
 #     checks of plugin/site.c) is in doc/topoplace-spank.8;
-#   - every key topoplace.conf accepts (core/src/input/conf.c, and the
+#   - every key topoplace.conf accepts (core/src/conf/*.c, and the
 #     keys each kind of network declares in core/src/net/) is in
 #     doc/topoplace.conf.5 as "Key=";
-#   - every policy (core/src/map/place.c POLICIES) is in all three pages;
+#   - every policy (core/src/util/names.c POLICIES) is in all three pages;
 #   - each page formats without a warning: groff -ww, and mandoc -Tlint when
 #     mandoc is installed; its .TH version is the one in version.h;
 #   - every relative link of README.md and doc/*.md leads to a file, and
@@ -97,28 +97,28 @@ args=$(grep -oE 'KEY\("[a-z_]+"\)' "$REPO/plugin/site.c" | sed 's/KEY("\(.*\)")/
 check_all "plugstack arguments (site.c)" topoplace-spank.8 has_key 6 $args
 
 # ---- every policy tp_policy_parse accepts (the POLICIES table of
-# core/src/map/place.c) in the three pages that list them
-pols=$(sed -n '/POLICIES\[\] = {/,/^};/p' "$REPO/core/src/map/place.c" |
+# core/src/util/names.c) in the three pages that list them
+pols=$(sed -n '/POLICIES\[\] = {/,/^};/p' "$REPO/core/src/util/names.c" |
 	grep -oE '\{ *"[a-z]+", TP_POLICY_' | sed 's/{ *"\([a-z]*\)".*/\1/')
 for page in topoplace.1 topoplace-spank.8 topoplace.conf.5; do
 	# shellcheck disable=SC2086
-	check_all "policies (place.c POLICIES)" $page has 10 $pols
+	check_all "policies (names.c POLICIES)" $page has 10 $pols
 done
 
-# ---- topoplace.conf(5): every key the reader accepts.  conf.c compares a
+# ---- topoplace.conf(5): every key the reader accepts.  conf/ compares a
 # token's key with strcasecmp(<key>, "Name"); a table of { "Name", ... }
 # entries would be found too.  Each kind of network declares its own keys
 # in a struct tp__conf_key table of its file in core/src/net/ (net_conf.h).
-keys=$( { grep -oE 'strcasecmp\(([a-z]+|[a-z]+->key|[a-z]+(->|\.)toks\[[a-z]+\]\.key|toks\[[a-z]+\]\.key), "[A-Za-z]+"\)' \
-		"$REPO/core/src/input/conf.c" | sed 's/.*"\([A-Za-z]*\)")$/\1/'
-	  grep -oE '^[[:space:]]*\{ *"[A-Z][A-Za-z]+"' "$REPO/core/src/input/conf.c" |
+keys=$( { grep -hoE 'strcasecmp\(([a-z]+|[a-z]+->key|[a-z]+(->|\.)toks\[[a-z]+\]\.key|toks\[[a-z]+\]\.key), "[A-Za-z]+"\)' \
+		"$REPO"/core/src/conf/*.c | sed 's/.*"\([A-Za-z]*\)")$/\1/'
+	  grep -hoE '^[[:space:]]*\{ *"[A-Z][A-Za-z]+"' "$REPO"/core/src/conf/*.c |
 		sed 's/.*"\([A-Za-z]*\)"$/\1/'
 	  for f in "$REPO"/core/src/net/*.c; do
 		sed -n '/struct tp__conf_key [a-z_]*\[\] = {/,/^};/p' "$f"
 	  done | grep -oE '^[[:space:]]*\{ *"[A-Z][A-Za-z]+"' | sed 's/.*"\([A-Za-z]*\)"$/\1/'
 	} | sort -u | sed 's/$/=/')
 # shellcheck disable=SC2086
-check_all "topoplace.conf keys (conf.c, net/*.c kinds)" topoplace.conf.5 has_key 20 $keys
+check_all "topoplace.conf keys (conf/*.c, net/*.c kinds)" topoplace.conf.5 has_key 20 $keys
 
 # ---- the pages format cleanly.  groff runs with -rcR=0 (paginated): with
 # continuous rendering groff 1.22.4's tbl warns "table text block will not

@@ -578,7 +578,8 @@ enum tp__slurm_dist tp__slurm_layout_pick(const struct tp__slurm_layout *L,
 /* plane=N's tasks a node (_task_layout_plane, room everywhere). */
 void tp__slurm_plane_counts(int32_t nn, int64_t n, int plane, int64_t *count);
 /* rank -> allocation index as Slurm assigns task ids, the nodes in a's
- * order holding their slots: block, cyclic, or plane (blocks of plane). */
+ * order holding their slots: block, cyclic, or plane (blocks of plane).
+ * A mapping, in map/slurm_layout.c. */
 int tp__slurm_layout_map(enum tp__slurm_dist d, int plane, const tp_alloc *a,
 			 int32_t ntasks, int32_t *map, tp_error *err);
 /* a's nodes (and their slots) put in order: the k-th becomes order[k].

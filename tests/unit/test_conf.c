@@ -10,7 +10,7 @@
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>
-#include "input/conf_internal.h"
+#include "conf/conf_internal.h"
 #include "net/machine_internal.h"
 #endif
 #endif

@@ -4,7 +4,7 @@
 
 #include "testutil.h"
 #include "internal.h"
-#include "input/conf_internal.h"
+#include "conf/conf_internal.h"
 #include "node/node_internal.h"
 #include "pattern/pattern_internal.h"
 

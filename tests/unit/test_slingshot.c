@@ -1,5 +1,5 @@
 /* Unit tests: dragonflies as Slingshot sites describe them
- * (core/src/net/dragonfly.c, core/src/input/conf.c): groups and switches from node
+ * (core/src/net/dragonfly.c, core/src/conf/): groups and switches from node
  * names (NodeNameFormat=) or from a file (SwitchFile=), and adaptive
  * routing (a share of the traffic non-minimal). */
 #include <unistd.h>

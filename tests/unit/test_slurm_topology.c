@@ -6,7 +6,7 @@
 
 #include "slurm/slurm_topology.h"
 #include "testutil.h"
-#include "input/conf_internal.h"
+#include "conf/conf_internal.h"
 #include "net/machine_internal.h"
 
 /* topology.yaml(5)'s own example (Slurm 26.05). */

@@ -20,7 +20,7 @@
 
 #include "job/job_internal.h"
 #include "input/alloc_internal.h"
-#include "input/conf_internal.h"
+#include "conf/conf_internal.h"
 #include "map/metrics_internal.h"
 #include "pattern/pattern_internal.h"
 

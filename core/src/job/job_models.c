@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "job/job_internal.h"
-#include "input/conf_internal.h"
+#include "conf/conf_internal.h"
 #include "node/node_internal.h"
 
 static const tp_node *model_for(tp_job *job, const char *xml,

@@ -40,35 +40,6 @@
 
 #define TP_HOT static inline __attribute__((always_inline))
 
-/* ---- names ---- */
-
-int tp_metric_parse(const char *name, enum tp_metric_kind *out, tp_error *err)
-{
-	if (!name || !out)
-		return tp_error_set(err, TP_EINVAL,
-				    "metric: missing name (valid: hop-bytes, congestion)");
-	if (!strcasecmp(name, "hop-bytes") || !strcasecmp(name, "hopbytes")) {
-		*out = TP_METRIC_HOP_BYTES;
-		return TP_OK;
-	}
-	if (!strcasecmp(name, "congestion")) {
-		*out = TP_METRIC_CONGESTION;
-		return TP_OK;
-	}
-	return tp_error_set(err, TP_EINVAL,
-			    "unknown metric '%s' (valid: hop-bytes, congestion)",
-			    name);
-}
-
-const char *tp_metric_name(enum tp_metric_kind k)
-{
-	switch (k) {
-	case TP_METRIC_HOP_BYTES: return "hop-bytes";
-	case TP_METRIC_CONGESTION: return "congestion";
-	}
-	return "unknown";
-}
-
 /* ---- validation ---- */
 
 int tp_mapping_validate(const tp_graph *g, const tp_alloc *a,

@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <topoplace/metrics.h>
 
+#include "util/names_internal.h"   /* tp_metric_parse */
+
 /* Reusable scratch for repeated congestion scoring (one link-load array). */
 
-/* Parse "hop-bytes" / "congestion". Returns 0 or TP_EINVAL. */
-int tp_metric_parse(const char *name, enum tp_metric_kind *out, tp_error *err);
 int tp_congestion_ws_create(tp_congestion_ws **out, const tp_machine *m,
 			    tp_error *err);
 void tp_congestion_ws_destroy(tp_congestion_ws *ws);

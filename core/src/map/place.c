@@ -53,39 +53,6 @@
 #include "map/predict_internal.h"
 #include "map/time_trades.h"
 
-static const struct {
-	const char *name;
-	enum tp_policy p;
-} POLICIES[] = {
-	{ "none", TP_POLICY_NONE },       { "geometric", TP_POLICY_GEOMETRIC },
-	{ "block", TP_POLICY_BLOCK },     { "cyclic", TP_POLICY_CYCLIC },
-	{ "random", TP_POLICY_RANDOM },   { "zorder", TP_POLICY_ZORDER },
-	{ "graph", TP_POLICY_GRAPH },     { "auto", TP_POLICY_AUTO },
-	{ "modcolor", TP_POLICY_MODCOLOR },
-	{ "hierarchical", TP_POLICY_HIERARCHICAL },
-};
-#define NPOLICIES (sizeof POLICIES / sizeof POLICIES[0])
-
-int tp_policy_parse(const char *name, enum tp_policy *out, tp_error *err)
-{
-	for (size_t i = 0; name && i < NPOLICIES; i++)
-		if (!strcasecmp(name, POLICIES[i].name)) {
-			*out = POLICIES[i].p;
-			return 0;
-		}
-	return tp_error_set(err, TP_EINVAL,
-			    "unknown policy '%s' (valid: none, geometric, block, cyclic, random, zorder, graph, auto, modcolor, hierarchical)",
-			    name ? name : "");
-}
-
-const char *tp_policy_name(enum tp_policy p)
-{
-	for (size_t i = 0; i < NPOLICIES; i++)
-		if (POLICIES[i].p == p)
-			return POLICIES[i].name;
-	return "unknown";
-}
-
 bool tp_policy_needs_pattern(enum tp_policy p)
 {
 	return p != TP_POLICY_CYCLIC && p != TP_POLICY_RANDOM &&

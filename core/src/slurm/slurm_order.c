@@ -32,7 +32,9 @@
  * layout), Pack/NoPack and CR_PACK_NODES (tasks per node from CPU counts
  * the model does not have), and which nodes a step of fewer nodes than the
  * job takes (26.05 starts later steps on another topology unit): the
- * nodes given are the step's. */
+ * nodes given are the step's.
+ * The tasks' map from the distribution and the order is a mapping:
+ * map/slurm_layout.c (tp__slurm_layout_map). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,6 @@
 
 #include "internal.h"
 #include "input/alloc_internal.h"
-#include "map/place_internal.h"
 #include "slurm/slurm_release.h"
 #include "slurm/slurm_topology.h"
 
@@ -751,34 +752,6 @@ void tp__slurm_plane_counts(int32_t nn, int64_t n, int plane, int64_t *count)
 			for (int k = j == 0; k < plane && t < n; k++, t++)
 				count[i]++;
 	}
-}
-
-int tp__slurm_layout_map(enum tp__slurm_dist d, int plane, const tp_alloc *a,
-			 int32_t ntasks, int32_t *map, tp_error *err)
-{
-	if (d == TP__DIST_CYCLIC)
-		return tp_map_cyclic(a, ntasks, map, err);
-	if (d != TP__DIST_PLANE)
-		return tp_map_block(a, ntasks, map, err);
-	if (ntasks < 0 || ntasks > tp_alloc_total_slots(a))
-		return tp_map_block(a, ntasks, map, err);   /* its message */
-	/* _task_layout_plane's second loop: blocks of plane tasks, node by
-	 * node, each node to its count */
-	int32_t nn = tp_alloc_nnodes(a);
-	int *left = tp__malloc_array((size_t)(nn ? nn : 1), sizeof(int));
-	if (!left)
-		return tp_error_set(err, TP_ENOMEM, "out of memory");
-	for (int32_t i = 0; i < nn; i++)
-		left[i] = tp_alloc_slots(a, i);
-	int32_t t = 0;
-	while (t < ntasks)
-		for (int32_t i = 0; i < nn && t < ntasks; i++)
-			for (int k = 0; k < plane && left[i] > 0 && t < ntasks; k++) {
-				left[i]--;
-				map[t++] = i;
-			}
-	free(left);
-	return 0;
 }
 
 void tp__slurm_order(const char *slurm_conf, const char *partition,
