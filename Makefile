@@ -100,15 +100,20 @@ comma  := ,
 # ---- sources (listed: a stray file in a folder does not enter the build)
 
 CORE_SRC = $(addprefix core/src/, \
+	conf/kind_block.c \
+	conf/kind_dragonfly.c \
+	conf/kind_rings.c \
+	conf/kind_torus.c \
+	conf/kind_tree.c \
+	conf/kinds.c \
 	input/alloc.c \
 	input/conf.c \
 	input/hostfile.c \
-	input/hostlist.c \
-	input/hostlist_fmt.c \
 	job/job.c \
 	job/job_map.c \
 	job/job_node.c \
 	map/bisect.c \
+	map/block_map.c \
 	map/free_shells.c \
 	map/geom.c \
 	map/geom_fold.c \
@@ -126,7 +131,6 @@ CORE_SRC = $(addprefix core/src/, \
 	net/block.c \
 	net/dragonfly.c \
 	net/hashtab.c \
-	net/kinds.c \
 	net/machine.c \
 	net/name_runs.c \
 	net/ring.c \
@@ -159,6 +163,8 @@ CORE_SRC = $(addprefix core/src/, \
 	slurm/slurm_yaml.c \
 	slurm/topology_conf.c \
 	util/digits.c \
+	util/hostlist.c \
+	util/hostlist_fmt.c \
 	util/lines.c \
 	util/parallel.c \
 	util/util.c \

@@ -11,7 +11,7 @@
 #     plugin/dispatch.c) and every plugstack argument (the KEY("...")
 #     checks of plugin/site.c) is in doc/topoplace-spank.8;
 #   - every key topoplace.conf accepts (core/src/input/conf.c, and the
-#     keys each kind of network declares in core/src/net/) is in
+#     keys each kind of network declares in core/src/conf/) is in
 #     doc/topoplace.conf.5 as "Key=";
 #   - every policy (core/src/map/place.c POLICIES) is in all three pages;
 #   - each page formats without a warning: groff -ww, and mandoc -Tlint when
@@ -108,17 +108,17 @@ done
 # ---- topoplace.conf(5): every key the reader accepts.  conf.c compares a
 # token's key with strcasecmp(<key>, "Name"); a table of { "Name", ... }
 # entries would be found too.  Each kind of network declares its own keys
-# in a struct tp__conf_key table of its file in core/src/net/ (net_conf.h).
+# in a struct tp__conf_key table of its file in core/src/conf/ (conf_kind.h).
 keys=$( { grep -oE 'strcasecmp\(([a-z]+|[a-z]+->key|[a-z]+(->|\.)toks\[[a-z]+\]\.key|toks\[[a-z]+\]\.key), "[A-Za-z]+"\)' \
 		"$REPO/core/src/input/conf.c" | sed 's/.*"\([A-Za-z]*\)")$/\1/'
 	  grep -oE '^[[:space:]]*\{ *"[A-Z][A-Za-z]+"' "$REPO/core/src/input/conf.c" |
 		sed 's/.*"\([A-Za-z]*\)"$/\1/'
-	  for f in "$REPO"/core/src/net/*.c; do
+	  for f in "$REPO"/core/src/conf/*.c; do
 		sed -n '/struct tp__conf_key [a-z_]*\[\] = {/,/^};/p' "$f"
 	  done | grep -oE '^[[:space:]]*\{ *"[A-Z][A-Za-z]+"' | sed 's/.*"\([A-Za-z]*\)"$/\1/'
 	} | sort -u | sed 's/$/=/')
 # shellcheck disable=SC2086
-check_all "topoplace.conf keys (conf.c, net/*.c kinds)" topoplace.conf.5 has_key 20 $keys
+check_all "topoplace.conf keys (conf.c, conf/*.c kinds)" topoplace.conf.5 has_key 20 $keys
 
 # ---- the pages format cleanly.  groff runs with -rcR=0 (paginated): with
 # continuous rendering groff 1.22.4's tbl warns "table text block will not

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "net/net_conf.h"
+#include "conf/conf_kind.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)

@@ -27,7 +27,7 @@
 #include <strings.h>
 
 #include "internal.h"
-#include "net/net_conf.h"
+#include "conf/conf_kind.h"
 #include "slurm/slurm_topology.h"
 #include "input/conf_internal.h"
 #include "map/metrics_internal.h"

@@ -13,7 +13,7 @@
  * aggregation level up to 16 blocks counts.  An aggregated block of level k
  * is 2^k consecutive base blocks, aligned (blocks j 2^k .. (j+1) 2^k - 1),
  * blocks with few nodes or none included (see "the blocks, from records").
- * The blocks come as records (slurm_topo.h): from topology.conf's lines
+ * The blocks come as records (records.h): from topology.conf's lines
  * (read by slurm/topology_conf.c), or from topology.yaml's block topology.
  *
  * The model: every node has two ways out.  Its link into its block's NVLink
@@ -43,21 +43,18 @@
  */
 #include <limits.h>
 #include <math.h>
-#include <metis.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "map/metis_load.h"
-#include "net/net_conf.h"
+#include "net/block.h"
 #include "net/network.h"
-#include "slurm/slurm_topo.h"
+#include "net/records.h"
 #include "net/machine_internal.h"
 
 #define DEFAULT_NETWORK_COST 4
-#define TP_BLOCK_NODES_MAX 4096      /* nodes of one block split by METIS */
 
 /* The block network (m->net_data). */
 struct tp_blocks {
@@ -1200,448 +1197,25 @@ int tp_machine_block_network_cost(const tp_machine *m)
 	return k ? k->cost : 0;
 }
 
+double tp__blocks_nvlink_bw(const tp_machine *m, bool *given)
+{
+	const struct tp_blocks *k = blocks_of(m);
+	*given = k && k->bbw > 0;
+	return !k ? 0 : k->bbw > 0 ? k->bbw : NVLINK_DEFAULT_BW / 1e9;
+}
+
+bool tp__blocks_tree_file(const tp_machine *m)
+{
+	const struct tp_blocks *k = blocks_of(m);
+	return k && k->tree_file;
+}
+
 const tp_machine *tp_machine_block_tree(const tp_machine *m)
 {
 	const struct tp_blocks *k = blocks_of(m);
 	return k ? k->tree : NULL;
 }
 
-/* ---- mapping: tasks to blocks, then to the nodes of each block ----
- *
- * Recursive bisection cuts where the slots balance, which on a block network
- * falls inside a block whenever the job's share of the blocks is uneven; a
- * tensor-parallel group then straddles the network although a whole block
- * could hold it.  Here the tasks are first split among the job's blocks (in
- * Slurm's order) by a min-cut partition (METIS recursive bisection: parts
- * next to each other in the order stay next to each other) whose parts hold
- * each block's share of the tasks exactly, then the tasks of each block
- * among its nodes the same way. */
-
-struct unit_split {
-	const tp_graph *g;
-	int32_t *local;         /* task -> index in the current set, -1 */
-	int seed;
-	struct tp__metis metis; /* linked, or loaded by the plugin */
-};
-
-/* Tasks T[0..nT) into parts 0..k-1 of exactly want[p] tasks each (sum nT):
- * METIS, then the tasks of overfull parts moved, best gain first (bytes to
- * the new part minus bytes to the old), to parts with room. */
-static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
-		       const int64_t *want, int k, idx_t *part)
-{
-	const tp_graph *g = u->g;
-	for (int32_t i = 0; i < nT; i++)
-		u->local[T[i]] = i;
-	int64_t ne;
-	double W;
-	struct tp__metis_sub sub = { g, T, nT, u->local };
-	tp__metis_sub_count(&sub, &ne, &W);
-	/* start: parts in order */
-	int64_t acc = 0;
-	for (int p = 0, i = 0; p < k; p++)
-		for (acc += want[p]; i < acc && i < nT; i++)
-			part[i] = p;
-	int rc = 0;
-	if (k > 1 && ne > 0 && nT >= 3 && ne <= INT32_MAX / 2) {
-		idx_t *xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
-		idx_t *adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
-		idx_t *wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
-		real_t *tpw = tp__malloc_array((size_t)k, sizeof(real_t));
-		idx_t *mp = tp__malloc_array((size_t)nT, sizeof(idx_t));
-		if (!xadj || !adj || !wgt || !tpw || !mp) {
-			rc = TP_ENOMEM;
-		} else {
-			tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
-			real_t left = 1;
-			for (int p = 0; p < k; p++) {
-				tpw[p] = p == k - 1 ? left : (real_t)want[p] / (real_t)nT;
-				left -= tpw[p];
-			}
-			if (tpw[k - 1] < 0)
-				tpw[k - 1] = 0;
-			idx_t nv = nT, ncon = 1, np = k, obj = 0;
-			idx_t opts[METIS_NOPTIONS];
-			u->metis.set_default_options(opts);
-			opts[METIS_OPTION_SEED] = u->seed;
-			opts[METIS_OPTION_NUMBERING] = 0;
-			opts[METIS_OPTION_UFACTOR] = 1;
-			if (u->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL,
-							  NULL, wgt, &np, tpw, NULL,
-							  opts, &obj, mp) == METIS_OK)
-				memcpy(part, mp, sizeof(idx_t) * (size_t)nT);
-		}
-		free(xadj);
-		free(adj);
-		free(wgt);
-		free(tpw);
-		free(mp);
-	}
-	int64_t *cnt = rc ? NULL : tp__calloc((size_t)k, sizeof(int64_t));
-	double *to = rc ? NULL : tp__calloc((size_t)k, sizeof(double));
-	if (!rc && (!cnt || !to))
-		rc = TP_ENOMEM;
-	for (int32_t i = 0; !rc && i < nT; i++)
-		cnt[part[i]]++;
-	for (;;) {
-		/* the best move out of any overfull part into a part with room */
-		int32_t bt = -1;
-		int bq = -1;
-		double bg = 0;
-		for (int32_t i = 0; !rc && i < nT; i++) {
-			int p = (int)part[i];
-			if (cnt[p] <= want[p])
-				continue;
-			memset(to, 0, sizeof(double) * (size_t)k);
-			const int32_t t = T[i];
-			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
-				int32_t l = u->local[g->adjncy[e]];
-				if (l >= 0)
-					to[part[l]] += tp__graph_w(g, e);
-			}
-			for (int q = 0; q < k; q++)
-				if (cnt[q] < want[q] && (bt < 0 || to[q] - to[p] > bg)) {
-					bt = i;
-					bq = q;
-					bg = to[q] - to[p];
-				}
-		}
-		if (rc || bt < 0)
-			break;
-		cnt[part[bt]]--;
-		cnt[bq]++;
-		part[bt] = bq;
-	}
-	for (int32_t i = 0; i < nT; i++)
-		u->local[T[i]] = -1;
-	free(cnt);
-	free(to);
-	return rc;
-}
-
-/* n tasks over units of cap[] slots: as Slurm fills them when they all fit
- * (every unit full), else in proportion, never above a unit's slots. */
-static void shares(int64_t n, const int64_t *cap, int k, int64_t *want)
-{
-	int64_t total = 0, given = 0;
-	for (int p = 0; p < k; p++)
-		total += cap[p];
-	for (int p = 0; p < k; p++) {
-		want[p] = total ? n * cap[p] / total : 0;
-		given += want[p];
-	}
-	for (int p = 0; given < n; p = (p + 1) % k)
-		if (want[p] < cap[p]) {
-			want[p]++;
-			given++;
-		}
-}
-
-int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,
-		  tp_error *err)
-{
-	const struct tp_blocks *k = blocks_of(a->m);
-	if (!k)
-		return tp_error_set(err, TP_ENOTSUP, "blocks: not a block network");
-	int32_t nn = a->nnodes, nt = g->ntasks;
-	if (nt > a->total_slots)
-		return tp_error_set(err, TP_EINVAL, "blocks: %ld tasks, %lld slots",
-				    (long)nt, (long long)a->total_slots);
-	/* the job's blocks in Slurm's order, each with its nodes in order */
-	int32_t *bidx = tp__malloc_array((size_t)k->nblocks, sizeof(int32_t));
-	int32_t *order = tp__malloc_array((size_t)nn + 1, sizeof(int32_t));
-	int32_t *ustart = tp__calloc((size_t)nn + 2, sizeof(int32_t));
-	int64_t *cap = tp__calloc((size_t)nn + 1, sizeof(int64_t));
-	int64_t *want = tp__calloc((size_t)nn + 1, sizeof(int64_t));
-	int32_t *T = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
-	int32_t *T2 = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
-	idx_t *part = tp__malloc_array((size_t)nt + 1, sizeof(idx_t));
-	struct unit_split u = { g, tp__malloc_array((size_t)nt + 1, sizeof(int32_t)),
-				seed, { 0 } };
-	int rc = 0;
-	bool metis_open = false;
-	if (!bidx || !order || !ustart || !cap || !want || !T || !T2 || !part ||
-	    !u.local) {
-		rc = TP_ENOMEM;
-		goto out;
-	}
-	/* the plugin on a node without libmetis5: TP_ENOMETIS, auto goes on */
-	if ((rc = tp__metis_open(&u.metis, err)))
-		goto out;
-	metis_open = true;
-	for (int32_t b = 0; b < k->nblocks; b++)
-		bidx[b] = -1;
-	int nb = 0;
-	for (int32_t i = 0; i < nn; i++) {
-		int32_t b = k->node_block[a->node[i]];
-		if (bidx[b] < 0)
-			bidx[b] = nb++;
-		ustart[bidx[b] + 1]++;
-		cap[bidx[b]] += a->slots[i];
-	}
-	for (int q = 0; q < nb; q++)
-		ustart[q + 1] += ustart[q];
-	{
-		int32_t *fill = tp__malloc_array((size_t)nb + 1, sizeof(int32_t));
-		if (!fill) {
-			rc = TP_ENOMEM;
-			goto out;
-		}
-		memcpy(fill, ustart, sizeof(int32_t) * (size_t)nb);
-		for (int32_t i = 0; i < nn; i++)
-			order[fill[bidx[k->node_block[a->node[i]]]]++] = i;
-		free(fill);
-	}
-	for (int32_t t = 0; t < nt; t++) {
-		T[t] = t;
-		u.local[t] = -1;
-	}
-	/* tasks to blocks */
-	shares(nt, cap, nb, want);
-	if ((rc = split_exact(&u, T, nt, want, nb, part)))
-		goto out;
-	int32_t *bstart = ustart;       /* reuse: tasks of block q in T2 */
-	int64_t *bcount = tp__calloc((size_t)nb + 1, sizeof(int64_t));
-	if (!bcount) {
-		rc = TP_ENOMEM;
-		goto out;
-	}
-	for (int32_t t = 0; t < nt; t++)
-		bcount[part[t] + 1]++;
-	for (int q = 0; q < nb; q++)
-		bcount[q + 1] += bcount[q];
-	for (int32_t t = 0; t < nt; t++)
-		T2[bcount[part[t]]++] = t;
-	/* bcount[q] is now the end of block q's tasks */
-	for (int q = 0, from = 0; q < nb && !rc; q++) {
-		int32_t ntq = (int32_t)(bcount[q] - from);
-		const int32_t *nodes = order + bstart[q];
-		int nq = bstart[q + 1] - bstart[q];
-		int64_t ncap[TP_BLOCK_NODES_MAX];
-		if (nq > TP_BLOCK_NODES_MAX) {
-			/* a huge block: its nodes in Slurm's order */
-			int64_t used = 0;
-			for (int j = 0; j < nq; j++)
-				for (int s = 0; s < a->slots[nodes[j]] && used < ntq; s++)
-					map[T2[from + used++]] = nodes[j];
-			from = (int)bcount[q];
-			continue;
-		}
-		for (int j = 0; j < nq; j++)
-			ncap[j] = a->slots[nodes[j]];
-		shares(ntq, ncap, nq, want);
-		rc = split_exact(&u, T2 + from, ntq, want, nq, part);
-		for (int32_t i = 0; !rc && i < ntq; i++)
-			map[T2[from + i]] = nodes[part[i]];
-		from = (int)bcount[q];
-	}
-	free(bcount);
-out:
-	free(bidx);
-	free(order);
-	free(ustart);
-	free(cap);
-	free(want);
-	free(T);
-	free(T2);
-	free(part);
-	free(u.local);
-	if (metis_open)
-		tp__metis_close(&u.metis);
-	if (rc == TP_ENOMEM)
-		return tp_error_set(err, rc, "blocks: out of memory");
-	return rc;
-}
-
-/* ---- topoplace.conf: Network=block (net_conf.h) ----
- *
- * The blocks are Slurm's topology/block file (TopologyFile=, conf.c's),
- * the tree between them TreeTopologyFile= (else the aggregation of
- * BlockSizes=), with BlockBandwidth= and NetworkBandwidth= (GB/s, both or
- * neither) and NetworkCost=; LevelBandwidth= (conf.c's) weighs the links of
- * TreeTopologyFile=.  Slurm's blocks take the same keys. */
-
-struct block_conf {
-	int tree_line;              /* TreeTopologyFile= */
-	char *tree_file;
-	int blk_bw_line, net_bw_line, net_cost_line;
-	double blk_bw, net_bw;      /* BlockBandwidth=, NetworkBandwidth= (GB/s) */
-	int net_cost;               /* NetworkCost= (2..10^6) */
-	int cards_line, cards;      /* NetworkCards= */
-	char *tree_text;            /* Slurm's blocks: TreeTopologyFile='s */
-};
-
-static int conf_set_tree_file(struct tp__conf_reader *r, void *state,
-			      const struct tp__conf_tok *t)
-{
-	struct block_conf *bc = state;
-	return tp__conf_keep(r, &bc->tree_file, t->val) ? TP_OK : TP_ENOMEM;
-}
-
-static void conf_free_block(void *state)
-{
-	struct block_conf *bc = state;
-	free(bc->tree_file);
-	free(bc->tree_text);
-}
-
-/* BlockBandwidth= and NetworkBandwidth= come together. */
-static int conf_block_pair(struct tp__conf_reader *r, const void *state)
-{
-	const struct block_conf *bc = state;
-	if (bc->blk_bw_line && !bc->net_bw_line)
-		return tp__conf_error(r, NULL, bc->blk_bw_line, TP_EINVAL,
-				      "BlockBandwidth= needs NetworkBandwidth= too");
-	if (bc->net_bw_line && !bc->blk_bw_line)
-		return tp__conf_error(r, NULL, bc->net_bw_line, TP_EINVAL,
-				      "NetworkBandwidth= needs BlockBandwidth= too");
-	return TP_OK;
-}
-
-/* What the keys say about the tree and the links between the blocks. */
-static void conf_block_opts(const struct tp__conf_reader *r,
-			    const struct block_conf *bc, const char *tree_text,
-			    tp_block_opts *o)
-{
-	o->tree_text = tree_text;
-	o->tree_what = r->out->tree_path;
-	o->block_bandwidth = bc->blk_bw_line ? bc->blk_bw : 0;
-	o->network_bandwidth = bc->net_bw_line ? bc->net_bw : 0;
-	o->network_cost = bc->net_cost_line ? bc->net_cost : 0;
-	o->network_cards = bc->cards_line ? bc->cards : 0;
-}
-
-/* The settings of Network=block, checked before any file is read. */
-static int conf_block_check(struct tp__conf_reader *r, const struct block_conf *bc,
-			    int line, const char *key)
-{
-	int bad = r->dims_line ? r->dims_line : r->wrap_line ? r->wrap_line
-		  : r->npr_line ? r->npr_line : r->bw_line ? r->bw_line
-		  : r->dist_line ? r->dist_line : r->cost_line;
-	if (bad)
-		return tp__conf_error(r, NULL, bad, TP_EINVAL,
-				      "%s does not apply to Network=block (the shape comes from TopologyFile=)",
-				      bad == r->dims_line ? "Dims=" : bad == r->wrap_line
-				      ? "Wrap=" : bad == r->npr_line ? "NodesPerRouter="
-				      : bad == r->bw_line ? "LinkBandwidth=" : bad == r->dist_line
-				      ? "Distance=" : "LevelCost=");
-	if (!r->topo_line)
-		return tp__conf_error(r, NULL, line, TP_EINVAL,
-				      "%s before TopologyFile= (Network=block needs TopologyFile=PATH first)",
-				      key);
-	if (r->lbw_line && !bc->tree_line)
-		return tp__conf_error(r, NULL, r->lbw_line, TP_EINVAL,
-				      "LevelBandwidth= with Network=block needs TreeTopologyFile=");
-	int rc = conf_block_pair(r, bc);
-	if (rc)
-		return rc;
-	if (r->lbw_line && !bc->net_bw_line)
-		return tp__conf_error(r, NULL, r->lbw_line, TP_EINVAL,
-				      "LevelBandwidth= with Network=block needs BlockBandwidth= and NetworkBandwidth=");
-	return TP_OK;
-}
-
-static int conf_build_block(struct tp__conf_reader *r, void *state, int line,
-			    const char *key)
-{
-	const struct block_conf *bc = state;
-	int rc = conf_block_check(r, bc, line, key);
-	if (rc)
-		return rc;
-	struct tp__conf_built *b = r->out;
-	char *text = NULL, *tree = NULL;
-	rc = tp__conf_read_topology(r, r->topo_line, "TopologyFile", r->topo_text,
-				    &b->topo_path, &text);
-	if (!rc && bc->tree_line)
-		rc = tp__conf_read_topology(r, bc->tree_line, "TreeTopologyFile",
-					    bc->tree_file, &b->tree_path, &tree);
-	if (!rc) {
-		tp_block_opts o = { 0 };
-		conf_block_opts(r, bc, tree, &o);
-		o.level_bandwidth = b->level_bw;
-		o.nlevel_bandwidth = r->lbw_line ? b->nlevel_bw : 0;
-		rc = tp__machine_from_blocks(&b->m, text, b->topo_path, &o, &b->warn,
-					     r->err);
-	}
-	free(text);
-	free(tree);
-	return rc;
-}
-
-/* Slurm's blocks: the bandwidths, and the tree between them from
- * TreeTopologyFile= (read only for a topology of blocks). */
-static int conf_slurm_block(struct tp__conf_reader *r, void *state,
-			    enum tp__stopo_kind sk, struct tp__topo_opts *to,
-			    tp_block_opts *bo)
-{
-	(void)to;
-	struct block_conf *bc = state;
-	int rc = TP_OK;
-	if (bc->tree_line && sk == TP__STOPO_BLOCK)
-		rc = tp__conf_read_topology(r, bc->tree_line, "TreeTopologyFile",
-					    bc->tree_file, &r->out->tree_path,
-					    &bc->tree_text);
-	if (!rc)
-		conf_block_opts(r, bc, bc->tree_text, bo);
-	return rc;
-}
-
-static void conf_describe_block(const struct tp__conf_built *b, FILE *out)
-{
-	const tp_machine *m = b->m;
-	int32_t nb = tp_machine_block_count(m);
-	fprintf(out, "blocks from %s: %ld block%s, base size %d, %ld nodes; between blocks: %s%s, network links cost %d\n",
-		b->topo_path ? b->topo_path : "?", (long)nb, nb == 1 ? "" : "s",
-		tp_machine_block_base_size(m), (long)m->nnodes,
-		b->tree_path ? "the tree of " : "Slurm's block aggregation",
-		b->tree_path ? b->tree_path : "", tp_machine_block_network_cost(m));
-	/* the time model's two ways out of a node (lane_bandwidth) */
-	const struct tp_blocks *k = blocks_of(m);
-	fprintf(out, "inside a block: NVLink domain at %g GB/s a node%s; between "
-		"blocks: node ports at %g GB/s%s\n",
-		k->bbw > 0 ? k->bbw : NVLINK_DEFAULT_BW / 1e9,
-		k->bbw > 0 ? "" : " (BlockBandwidth= not given: one NVLink 5 GPU)",
-		node_port_bandwidth(m) / 1e9,
-		!k->tree_file ? ", the aggregation's switches non-blocking"
-		: tp_machine_has_level_bandwidth(k->tree)
-		? ", the tree's cables at LevelBandwidth=, half as many as the nodes below (a 2:1 taper assumed)"
-		: ", the tree's cables at the ports' bandwidth, half as many as the nodes below (a 2:1 taper assumed)");
-	if (k->cards > 1)
-		fprintf(out, "network cards: %d a node, each at %g GB/s; local rank "
-			"k leaves and arrives on card k mod %d (no rail planes: the "
-			"tree's cables are shared)\n", k->cards,
-			node_port_bandwidth(m) / 1e9 / k->cards, k->cards);
-}
-
-/* In this order the messages about keys given to another kind name them. */
-static const struct tp__conf_key block_keys[] = {
-	{ "TreeTopologyFile", offsetof(struct block_conf, tree_line),
-	  .set = conf_set_tree_file, .flags = TP__CONF_KEY_SLURM },
-	{ "BlockBandwidth", offsetof(struct block_conf, blk_bw_line),
-	  .flags = TP__CONF_KEY_SLURM, TP__CONF_GBS_AT(struct block_conf, blk_bw) },
-	{ "NetworkBandwidth", offsetof(struct block_conf, net_bw_line),
-	  .flags = TP__CONF_KEY_SLURM, TP__CONF_GBS_AT(struct block_conf, net_bw) },
-	{ "NetworkCost", offsetof(struct block_conf, net_cost_line),
-	  .flags = TP__CONF_KEY_SLURM,
-	  TP__CONF_INT_AT(struct block_conf, net_cost, 2, 1000000) },
-	{ "NetworkCards", offsetof(struct block_conf, cards_line),
-	  .flags = TP__CONF_KEY_SLURM,
-	  TP__CONF_INT_AT(struct block_conf, cards, 1, TP__RAILS_MAX) },
-};
-
-static const struct tp_net_ops *const block_machines[] = { &block_ops, NULL };
-
-const struct tp__conf_kind tp__conf_block = {
-	.name = "block",
-	.selectable = true,
-	.machines = block_machines,
-	TP__CONF_KEYS(block_keys, struct block_conf),
-	.free_state = conf_free_block,
-	.build = conf_build_block,
-	.nodes_sit = "in their blocks",
-	.unplaced = "in no block",
-	.slurm_kind = TP__STOPO_BLOCK,
-	.slurm_check = conf_block_pair,
-	.slurm_options = conf_slurm_block,
-	.describe = conf_describe_block,
-};
+/* The machines of this kind (network.h), by which the config tells which
+ * kind built a machine. */
+const struct tp_net_ops *const tp__block_machines[] = { &block_ops, NULL };
