@@ -1032,22 +1032,17 @@ static int tree_nodes_all(struct bparse *p, const tp_machine *m, const char *tw)
 	return rc;
 }
 
-/* The tree between the blocks: from o->tree_text (a topology.conf's text,
- * which slurm/topology_conf.c reads), else from the tree's records, else
- * generated; every block node must be in it. */
+/* The tree between the blocks: from the tree's records (a topology.conf's
+ * text, TreeTopologyFile=, comes as records too: the reader turns it into
+ * them), else generated; every block node must be in it. */
 static int make_tree(struct bparse *p, const tp_machine *m, const tp_block_opts *o,
 		     const struct tp__topo_recs *tree)
 {
 	struct tp_blocks *k = p->k;
 	int rc;
 	const char *tw = o && o->tree_what ? o->tree_what
-		       : !(o && o->tree_text) && tree && tree->what ? tree->what
-		       : "tree topology";
-	if (o && o->tree_text) {
-		struct tp__topo_opts to = { .warn = p->warn };
-		k->tree_file = true;
-		rc = tp__machine_from_topology(&k->tree, o->tree_text, tw, &to, p->err);
-	} else if (tree) {
+		       : tree && tree->what ? tree->what : "tree topology";
+	if (tree) {
 		struct tp__topo_opts to = { .warn = tree->warn };
 		k->tree_file = true;
 		rc = tp__tree_from_records(&k->tree, tree, &to, p->err);
@@ -1087,6 +1082,9 @@ static int check_opts(const char *what, const tp_block_opts *o, bool tree_recs,
 {
 	if (!o)
 		return 0;
+	if (o->tree_text)   /* a reader's: tp__blocks_with_tree_text */
+		return tp_error_set(err, TP_EINVAL, "%s: the tree between the blocks "
+				    "comes as records, not as text", what);
 	if ((o->block_bandwidth > 0) != (o->network_bandwidth > 0) ||
 	    o->block_bandwidth < 0 || o->network_bandwidth < 0 ||
 	    !isfinite(o->block_bandwidth) || !isfinite(o->network_bandwidth))
@@ -1103,8 +1101,7 @@ static int check_opts(const char *what, const tp_block_opts *o, bool tree_recs,
 				    "expected 1..%d", what, o->network_cards,
 				    TP__RAILS_MAX);
 	if (o->nlevel_bandwidth < 0 || (o->nlevel_bandwidth > 0 &&
-					(!o->level_bandwidth ||
-					 (!o->tree_text && !tree_recs))))
+					(!o->level_bandwidth || !tree_recs)))
 		return tp_error_set(err, TP_EINVAL,
 				    "%s: level bandwidths need a tree topology", what);
 	return 0;

@@ -22,6 +22,14 @@
 #include "net/machine_internal.h"
 #include "net/records.h"
 
+/* tp__blocks_from_records, with the tree between the blocks given as
+ * text (o->tree_text: topology.conf's SwitchName= lines, named o->tree_what
+ * in messages) read first into records (topology_conf.c); without it the
+ * same as tp__blocks_from_records. */
+int tp__blocks_with_tree_text(tp_machine **out, const struct tp__topo_recs *r,
+			      const struct tp__block_sizes *sizes,
+			      const struct tp__topo_recs *tree,
+			      const tp_block_opts *o, tp_error *err);
 /* tp_machine_from_blocks (topology.conf's text into records, then
  * tp__blocks_from_records), with what Slurm accepts but logs as warnings into warn. */
 int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what,
