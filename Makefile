@@ -129,6 +129,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/predict.c \
 	map/time_trades.c \
 	net/block.c \
+	net/block_build.c \
 	net/dragonfly.c \
 	net/hashtab.c \
 	net/machine.c \
@@ -137,6 +138,7 @@ CORE_SRC = $(addprefix core/src/, \
 	net/torus.c \
 	net/torus3d.c \
 	net/tree.c \
+	net/tree_build.c \
 	node/gpu_matrix.c \
 	node/gpusel.c \
 	node/node.c \
