@@ -476,7 +476,7 @@ void tp__warn(struct tp__warnings *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* tp_machine_from_topology with topoplace.conf's settings
- * (slurm/topology_conf.c reads the text, tree.c builds the tree). */
+ * (slurm/topology_conf.c reads the text, net/tree_build.c builds the tree). */
 struct tp__topo_opts {
 	const int *level_cost;      /* LevelCost=, nlevels values */
 	int nlevels;

@@ -39,7 +39,7 @@ struct tp__conf_tok {
 struct tp__conf_built {
 	tp_machine *m;
 	char *topo_path;            /* the topology file read (or Slurm's) */
-	char *tree_path;            /* the tree between blocks (block.c) */
+	char *tree_path;            /* the tree between blocks (kind_block.c) */
 	bool bw_set;                /* LinkBandwidth= applied */
 	int nlevel_bw;
 	double level_bw[16];        /* LevelBandwidth= (congestion on trees) */

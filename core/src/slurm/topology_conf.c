@@ -33,7 +33,8 @@
  * key), then Nodes= or Switches=, and LinkSpeed=, which Slurm checks and
  * topoplace ignores.  A key given twice on a line keeps the last value, with
  * one warning for the file, as slurmctld logs it.  What a switch may hold
- * and how switches join is tree.c's (the same rules for topology.yaml). */
+ * and how switches join is net/tree_build.c's (the same rules for
+ * topology.yaml). */
 
 struct tree_reader {
 	const char *what;
