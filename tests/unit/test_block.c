@@ -257,6 +257,18 @@ START_TEST(bad_options)
 	ck_assert_int_eq(tp_machine_from_blocks(&m, FOUR, "block.conf", &o4, &err),
 			 TP_EINVAL);
 	tp_assert_err_has(&err, "fabric.conf:1:");
+	/* a tree file the reader refuses (a line without SwitchName=): its
+	 * error, after the blocks' own, which comes first */
+	tp_block_opts o5 = { .tree_text = "Nodes=n[00-11]\n", .tree_what = "fabric.conf" };
+	ck_assert_int_eq(tp_machine_from_blocks(&m, FOUR, "block.conf", &o5, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "fabric.conf:1: Nodes= without SwitchName=");
+	ck_assert_ptr_null(m);
+	ck_assert_int_eq(tp_machine_from_blocks(&m, "BlockName=b0 Nodes=n[0-3]\n"
+						"BlockName=b0 Nodes=n[4-7]\n",
+						"block.conf", &o5, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "block.conf:2:");
+	ck_assert_ptr_null(m);
 	ck_assert_int_eq(tp_machine_from_blocks(&m, NULL, "b", NULL, &err), TP_EINVAL);
 	ck_assert_ptr_null(m);
 }
