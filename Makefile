@@ -106,10 +106,14 @@ CORE_SRC = $(addprefix core/src/, \
 	conf/conf_nodes.c \
 	conf/conf_settings.c \
 	conf/conf_slurm.c \
+	conf/kind_block.c \
+	conf/kind_dragonfly.c \
+	conf/kind_rings.c \
+	conf/kind_torus.c \
+	conf/kind_tree.c \
+	conf/kinds.c \
 	input/alloc.c \
 	input/hostfile.c \
-	input/hostlist.c \
-	input/hostlist_fmt.c \
 	job/job.c \
 	job/job_context.c \
 	job/job_map.c \
@@ -117,6 +121,7 @@ CORE_SRC = $(addprefix core/src/, \
 	job/job_node.c \
 	job/job_report.c \
 	map/bisect.c \
+	map/block_map.c \
 	map/free_shells.c \
 	map/geom.c \
 	map/geom_fold.c \
@@ -133,15 +138,16 @@ CORE_SRC = $(addprefix core/src/, \
 	map/slurm_layout.c \
 	map/time_trades.c \
 	net/block.c \
+	net/block_build.c \
 	net/dragonfly.c \
 	net/hashtab.c \
-	net/kinds.c \
 	net/machine.c \
 	net/name_runs.c \
 	net/ring.c \
 	net/torus.c \
 	net/torus3d.c \
 	net/tree.c \
+	net/tree_build.c \
 	node/gpu_matrix.c \
 	node/gpusel.c \
 	node/node.c \
@@ -169,6 +175,8 @@ CORE_SRC = $(addprefix core/src/, \
 	slurm/slurm_yaml.c \
 	slurm/topology_conf.c \
 	util/digits.c \
+	util/hostlist.c \
+	util/hostlist_fmt.c \
 	util/lines.c \
 	util/names.c \
 	util/parallel.c \

@@ -10,8 +10,8 @@
 #   - every option of the plugin (the spank_option table of
 #     plugin/dispatch.c) and every plugstack argument (the KEY("...")
 #     checks of plugin/site.c) is in doc/topoplace-spank.8;
-#   - every key topoplace.conf accepts (core/src/conf/*.c, and the
-#     keys each kind of network declares in core/src/net/) is in
+#   - every key topoplace.conf accepts (core/src/conf/*.c, with the
+#     keys each kind of network declares in its kind_NAME.c) is in
 #     doc/topoplace.conf.5 as "Key=";
 #   - every policy (core/src/util/names.c POLICIES) is in all three pages;
 #   - each page formats without a warning: groff -ww, and mandoc -Tlint when
@@ -107,18 +107,15 @@ done
 
 # ---- topoplace.conf(5): every key the reader accepts.  conf/ compares a
 # token's key with strcasecmp(<key>, "Name"); a table of { "Name", ... }
-# entries would be found too.  Each kind of network declares its own keys
-# in a struct tp__conf_key table of its file in core/src/net/ (net_conf.h).
+# entries are found too: each kind of network declares its own keys in a
+# struct tp__conf_key table of its core/src/conf/kind_NAME.c (conf_kind.h).
 keys=$( { grep -hoE 'strcasecmp\(([a-z]+|[a-z]+->key|[a-z]+(->|\.)toks\[[a-z]+\]\.key|toks\[[a-z]+\]\.key), "[A-Za-z]+"\)' \
 		"$REPO"/core/src/conf/*.c | sed 's/.*"\([A-Za-z]*\)")$/\1/'
 	  grep -hoE '^[[:space:]]*\{ *"[A-Z][A-Za-z]+"' "$REPO"/core/src/conf/*.c |
 		sed 's/.*"\([A-Za-z]*\)"$/\1/'
-	  for f in "$REPO"/core/src/net/*.c; do
-		sed -n '/struct tp__conf_key [a-z_]*\[\] = {/,/^};/p' "$f"
-	  done | grep -oE '^[[:space:]]*\{ *"[A-Z][A-Za-z]+"' | sed 's/.*"\([A-Za-z]*\)"$/\1/'
 	} | sort -u | sed 's/$/=/')
 # shellcheck disable=SC2086
-check_all "topoplace.conf keys (conf/*.c, net/*.c kinds)" topoplace.conf.5 has_key 20 $keys
+check_all "topoplace.conf keys (conf/*.c, with the kinds)" topoplace.conf.5 has_key 20 $keys
 
 # ---- the pages format cleanly.  groff runs with -rcR=0 (paginated): with
 # continuous rendering groff 1.22.4's tbl warns "table text block will not

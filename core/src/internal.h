@@ -476,7 +476,7 @@ void tp__warn(struct tp__warnings *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* tp_machine_from_topology with topoplace.conf's settings
- * (slurm/topology_conf.c reads the text, tree.c builds the tree). */
+ * (slurm/topology_conf.c reads the text, net/tree_build.c builds the tree). */
 struct tp__topo_opts {
 	const int *level_cost;      /* LevelCost=, nlevels values */
 	int nlevels;
@@ -586,7 +586,7 @@ int tp__slurm_layout_map(enum tp__slurm_dist d, int plane, const tp_alloc *a,
  * TP_EINVAL, a unchanged, when order is not a permutation. */
 int tp__alloc_reorder(tp_alloc *a, const int32_t *order);
 
-/* ---- input: Slurm hostlists (hostlist.c) ----
+/* ---- util: Slurm hostlists (util/hostlist.c) ----
  *
  * "nid[001-004,8],login1,a[0-1]b[2-3]-ib": the expression is parsed and
  * counted without expanding it; names are then produced one at a time.  A
@@ -658,7 +658,7 @@ int tp__machine_add_list(tp_machine *m, struct tp__hostlist *hl,
 			 const struct tp__add_list *ops, void *arg);
 int tp__add_list_named(struct tp__hostlist *hl, uint64_t min_run);
 
-/* Block networks (block.c): tasks split among the job's blocks by a
+/* Block networks (map/block_map.c): tasks split among the job's blocks by a
  * min-cut partition holding each block's share exactly, then among each
  * block's nodes (policy auto's and graph's candidate "blocks"). */
 int tp__block_map(const tp_graph *g, const tp_alloc *a, int seed, int32_t *map,

@@ -257,6 +257,18 @@ START_TEST(bad_options)
 	ck_assert_int_eq(tp_machine_from_blocks(&m, FOUR, "block.conf", &o4, &err),
 			 TP_EINVAL);
 	tp_assert_err_has(&err, "fabric.conf:1:");
+	/* a tree file the reader refuses (a line without SwitchName=): its
+	 * error, after the blocks' own, which comes first */
+	tp_block_opts o5 = { .tree_text = "Nodes=n[00-11]\n", .tree_what = "fabric.conf" };
+	ck_assert_int_eq(tp_machine_from_blocks(&m, FOUR, "block.conf", &o5, &err),
+			 TP_EINVAL);
+	tp_assert_err_has(&err, "fabric.conf:1: Nodes= without SwitchName=");
+	ck_assert_ptr_null(m);
+	ck_assert_int_eq(tp_machine_from_blocks(&m, "BlockName=b0 Nodes=n[0-3]\n"
+						"BlockName=b0 Nodes=n[4-7]\n",
+						"block.conf", &o5, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "block.conf:2:");
+	ck_assert_ptr_null(m);
 	ck_assert_int_eq(tp_machine_from_blocks(&m, NULL, "b", NULL, &err), TP_EINVAL);
 	ck_assert_ptr_null(m);
 }
@@ -1049,9 +1061,12 @@ START_TEST(yaml_records)
 	tp_machine_destroy(m);
 	/* no block_sizes: Slurm's default; a tree file between the blocks */
 	tp_block_opts o = { .tree_text = "SwitchName=s Nodes=n[0-7],m[0-2]\n", .tree_what = "tree.conf" };
-	ck_assert_msg(tp__blocks_from_records(&m, &r, NULL, NULL, &o, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp__blocks_with_tree_text(&m, &r, NULL, NULL, &o, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(tp_machine_distance(m, node(m, "n0"), node(m, "n4")), 4 * 2);
 	tp_machine_destroy(m);
+	/* the builder takes the tree as records only: text is the reader's */
+	ck_assert_int_eq(tp__blocks_from_records(&m, &r, NULL, NULL, &o, &err), TP_EINVAL);
+	ck_assert_ptr_null(m);
 
 	static const struct tp__topo_rec dup[] = { { "b1", "n[0-3]", NULL, 5 },
 						   { "b1", "n[4-7]", NULL, 9 } };

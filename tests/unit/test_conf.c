@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "net/net_conf.h"
+#include "conf/conf_kind.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
@@ -1247,7 +1247,7 @@ START_TEST(compare_with_slurm_conf)
 }
 END_TEST
 
-/* The kinds of network topoplace.conf knows (net/kinds.c): each is named
+/* The kinds of network topoplace.conf knows (conf/kinds.c): each is named
  * and says what it builds; Network= reaches those it can build; a key
  * belongs to one kind only, its line kept inside the kind's state, and no
  * kind takes a key conf.c reads itself. */

@@ -13,7 +13,7 @@
  * shape settings must come before that.
  *
  * No kind of network is named here: Network= picks one of tp__conf_kinds
- * (net/net_conf.h), whose own keys, machine and check-config account live
+ * (conf/conf_kind.h), whose own keys, machine and check-config account live
  * in its file (net/torus.c, tree.c, dragonfly.c, block.c).  What stays in
  * conf/ is what every network shares, and Slurm's topology as the source of
  * the machine (Network=slurm, or no Network=: conf_slurm.c), described with

@@ -2,7 +2,7 @@
  * private to them: the tp_conf it fills, where each node was placed, the
  * settings seen so far, and the functions one file of conf/ gives another.
  * The kinds of network see only its first member, the reader
- * (net/net_conf.h).
+ * (conf/conf_kind.h).
  */
 #ifndef TOPOPLACE_CONF_LOADER_H
 #define TOPOPLACE_CONF_LOADER_H
@@ -12,11 +12,11 @@
 #include <stdint.h>
 
 #include "internal.h"
-#include "net/net_conf.h"
+#include "conf/conf_kind.h"
 
 struct tp_conf {
 	struct tp__conf_built b;    /* the machine and how it was built */
-	const struct tp__conf_kind *kind;   /* its kind (net/net_conf.h) */
+	const struct tp__conf_kind *kind;   /* its kind (conf/conf_kind.h) */
 	bool has_policy;
 	enum tp_policy policy;
 	enum tp_metric_kind metric;
@@ -108,7 +108,7 @@ static inline struct loader *loader_of(struct tp__conf_reader *r)
 
 /* ---- what one file of conf/ gives the others ----
  * (tp__ld_: the loader's, private to conf/; what the kinds call is
- * tp__conf_*, in net/net_conf.h) */
+ * tp__conf_*, in conf/conf_kind.h) */
 
 /* conf.c: the reader */
 /* The state of kind k (NULL: it keeps none). */

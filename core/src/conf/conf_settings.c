@@ -5,7 +5,7 @@
  * time model's HopLatency=, NodeBandwidth=, IntraNodeBandwidth=,
  * FlowSharing=), a settings line's dispatch to them and to the kinds' own
  * keys, and the value parsers and messages the kinds use too (the
- * tp__conf_* services of net/net_conf.h).
+ * tp__conf_* services of conf/conf_kind.h).
  */
 #include <errno.h>
 #include <limits.h>

@@ -23,17 +23,18 @@
  *   ring.c       (Slurm's topology/ring    tp__rings_from_records
  *                records into tori)
  *
- * Slurm's own files reach the kinds as records (slurm_topo.h), never as
+ * Slurm's own files reach the kinds as records (net/records.h), never as
  * text: slurm/topology_conf.c reads topology.conf (tp_machine_from_topology,
  * tp_machine_from_blocks, tp__rings_from_conf_text), slurm/slurm_yaml.c
  * topology.yaml; slurm_topology.c finds the file slurmctld reads and the
  * topology of a partition.
  *
- * A new kind is one new file: fill in a tp_net_ops (its caps say what it
+ * A new kind is one new file here: fill in a tp_net_ops (its caps say what it
  * offers), build the machine with tp__machine_new(), add its nodes with
- * tp_machine_add_node(), list the file in the Makefile's CORE_SRC; for
- * topoplace.conf, its keys and build in a struct tp__conf_kind
- * (net_conf.h) listed in kinds.c.  Nothing else in the core names a kind:
+ * tp_machine_add_node(), list the file in the Makefile's CORE_SRC, its
+ * machines in the tables below; for topoplace.conf, its keys and build in
+ * a struct tp__conf_kind of its own file conf/kind_NAME.c (conf_kind.h)
+ * listed in conf/kinds.c.  Nothing else in the core names a kind:
  * the mappers and the front ends ask tp_machine_has() what a machine
  * offers (coordinates, a hierarchy, switches, groups, blocks) and then the
  * queries of that capability; tp_machine_kind() is only printed.  Besides the
@@ -276,6 +277,16 @@ static inline int64_t tp__range_lower_bound(const struct tp_machine *m,
 		lb += tp__axis_gap(m, d, p[d], lo[d], hi[d]);
 	return lb;
 }
+
+/* The tables of the machines each kind builds, NULL-terminated: topoplace.conf's
+ * kinds (conf/kind_*.c) say by them which kind built a machine. */
+extern const struct tp_net_ops *const tp__torus_machines[];   /* torus.c */
+extern const struct tp_net_ops *const tp__mesh_machines[];    /* torus.c */
+extern const struct tp_net_ops *const tp__tree_machines[];    /* tree.c */
+extern const struct tp_net_ops *const tp__dfly_machines[];    /* dragonfly.c */
+extern const struct tp_net_ops *const tp__block_machines[];   /* block.c */
+/* torus3d.c: the rings' first, then the toruses' */
+extern const struct tp_net_ops *const tp__rings_machines[];
 
 /* Weight of one byte on a link for congestion. */
 static inline double tp__link_weight(const struct tp_machine *m, int64_t link)

@@ -46,7 +46,7 @@
 #include <string.h>
 
 #include "net/network.h"
-#include "slurm/slurm_topo.h"
+#include "net/records.h"
 #include "net/machine_internal.h"
 
 #define MAX_RING_SIZE 16            /* Slurm's ring_record.h */

@@ -70,9 +70,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/net_conf.h"
 #include "net/network.h"
-#include "slurm/slurm_topo.h"
+#include "net/records.h"
 #include "net/machine_internal.h"
 
 #define MAX_AXIS 65535                     /* Slurm reads x, y, z as uint16 */
@@ -811,33 +810,7 @@ int tp__torus3d_from_records(tp_machine **out, const struct tp__torus3d *t,
 	return 0;
 }
 
-/* ---- topoplace.conf: Slurm's rings and toruses side by side ----
- *
- * No Network= builds them: they come from Slurm's topology only
- * (net_conf.h), and check-config describes them. */
-
-/* "rings from FILE: 2 rings of at most 8 nodes, 16 nodes; no link between
- * them": the last coordinate numbers the domain. */
-static void conf_describe_rings(const struct tp__conf_built *b, FILE *out)
-{
-	const tp_machine *m = b->m;
-	bool ring = m->net == &ring_ops;
-	int nd = m->ndims - 1;
-	fprintf(out, "%s from %s: %d %s of at most ", ring ? "rings" : "toruses",
-		b->topo_path ? b->topo_path : "?", m->dims[nd],
-		ring ? (m->dims[nd] == 1 ? "ring" : "rings")
-		     : (m->dims[nd] == 1 ? "torus" : "toruses"));
-	for (int d = 0; d < nd; d++)
-		fprintf(out, "%s%d", d ? "x" : "", m->dims[d]);
-	fprintf(out, "%s, %ld nodes; no link between them\n", ring ? " nodes" : "",
-		(long)m->nnodes);
-}
-
-static const struct tp_net_ops *const rings_machines[] = { &ring_ops, &tori_ops,
-							   NULL };
-
-const struct tp__conf_kind tp__conf_rings = {
-	.name = "ring",
-	.machines = rings_machines,
-	.describe = conf_describe_rings,
-};
+/* The machines of this kind (network.h), by which the config tells which
+ * kind built a machine. */
+const struct tp_net_ops *const tp__rings_machines[] = { &ring_ops, &tori_ops,
+							 NULL };

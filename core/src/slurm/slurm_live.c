@@ -35,7 +35,7 @@
 
 /* A live view far above any cluster's: bounded work on garbage. */
 #define LIVE_MAX_RECORDS 65536
-/* Switch levels: slurmctld finds at most 21 (tree.c) */
+/* Switch levels: slurmctld finds at most 21 (net/tree_build.c) */
 #define LIVE_MAX_DEPTH 24
 /* HOST_NAME_MAX, as slurmctld bounds SwitchName= */
 #define LIVE_NAME_MAX 64

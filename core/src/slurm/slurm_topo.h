@@ -1,14 +1,15 @@
-/* topoplace — Slurm's topology as records, whichever file it came from.
+/* topoplace — Slurm's topology files read into records, whichever file
+ * it came from.
  *
  * Slurm describes one network in two syntaxes: topology.conf's lines
  * (SwitchName=, BlockName=, RingName=) and topology.yaml's entries
  * (switches:, blocks:, rings:, toruses:).  Each reader turns its file into
- * the records below (topology_conf.c, slurm_yaml.c), and each network kind
- * builds its machine from records alone (net/tree.c, block.c, ring.c,
- * torus3d.c), so both files give the same
- * machine and the same rules.  A record keeps the line it came from, and
- * whether that line is YAML, so that every message names the file, the line
- * and the key as the admin wrote it.
+ * the records of net/records.h (topology_conf.c, slurm_yaml.c), and each
+ * network kind builds its machine from records alone (net/tree.c, block.c,
+ * ring.c, torus3d.c), so both files give the same machine and the same
+ * rules.  This header holds the readers: the texts into records (then the
+ * builders), topology.yaml's topologies, slurm.conf's and slurmctld's
+ * placements of nodes into them.
  */
 #ifndef TOPOPLACE_SLURM_TOPO_H
 #define TOPOPLACE_SLURM_TOPO_H
@@ -19,113 +20,28 @@
 
 #include "internal.h"
 #include "net/machine_internal.h"
+#include "net/records.h"
 
-/* One switch, block or ring. */
-struct tp__topo_rec {
-	const char *name;        /* SwitchName= / switch:, BlockName= / block:,
-				    RingName= / ring: */
-	const char *nodes;       /* Nodes= / nodes: (a Slurm hostlist), or NULL */
-	const char *switches;    /* tree only: Switches= / children:, or NULL */
-	int line;                /* of the record, for messages (0: unknown) */
-};
-
-/* The records of one topology, and where they came from. */
-struct tp__topo_recs {
-	const struct tp__topo_rec *rec;
-	int32_t n;
-	const char *what;        /* the file, in messages */
-	bool yaml;               /* messages say "switch s1", not "SwitchName=s1" */
-	struct tp__warnings *warn;   /* NULL: warnings dropped */
-};
-
-/* A tree (topology/tree) from its switch records: the machine that
- * tp__machine_from_topology builds from topology.conf's text.  o (NULL: no
- * settings) gives LevelCost= and ForestCost=; the warnings go to r->warn,
- * o->warn is not read (tp__machine_from_topology passes it as r->warn). */
-int tp__tree_from_records(tp_machine **out, const struct tp__topo_recs *r,
-			  const struct tp__topo_opts *o, tp_error *err);
-
-/* The most levels of aggregated blocks: Slurm's block sizes go up to the
- * base size x 2^15. */
-#define TP__BLOCK_MAX_LEVEL 15
-/* Nodes of a block network: each is added twice (the machine and the tree
- * between the blocks), so the bound is lower than a tree's; the largest
- * NVLink-domain systems have tens of thousands of nodes. */
-#define TP__BLOCK_MAX_NODES ((int64_t)1 << 18)
-
-/* The block sizes of a block topology: BlockSizes= / block_sizes:, or
- * BlockLevels= (Slurm 23.11) as the topology.conf reader converts it. */
-struct tp__block_sizes {
-	int n;                   /* 0: not given (Slurm's default) */
-	int size[17];
-	int line;                /* for messages */
-};
-
-/* A block network (topology/block) from its block records; the tree
- * between the blocks from o (tree_text), else from tree (records, e.g. the
- * tree topology of the same topology.yaml), else generated. */
-int tp__blocks_from_records(tp_machine **out, const struct tp__topo_recs *r,
-			    const struct tp__block_sizes *sizes,
-			    const struct tp__topo_recs *tree,
-			    const tp_block_opts *o, tp_error *err);
-/* tp_machine_from_blocks (topology.conf's text into records, then the
- * above), with what Slurm accepts but logs as warnings into warn. */
+/* tp__blocks_from_records, with the tree between the blocks given as
+ * text (o->tree_text: topology.conf's SwitchName= lines, named o->tree_what
+ * in messages) read first into records (topology_conf.c); without it the
+ * same as tp__blocks_from_records. */
+int tp__blocks_with_tree_text(tp_machine **out, const struct tp__topo_recs *r,
+			      const struct tp__block_sizes *sizes,
+			      const struct tp__topo_recs *tree,
+			      const tp_block_opts *o, tp_error *err);
+/* tp_machine_from_blocks (topology.conf's text into records, then
+ * tp__blocks_from_records), with what Slurm accepts but logs as warnings into warn. */
 int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what,
 			    const tp_block_opts *o, struct tp__warnings *warn,
 			    tp_error *err);
 
-/* topology/ring (Slurm 26.05): rings of at most 16 nodes each, in order
- * (ring.c: kind "ring", coordinates (position, ring)); at most
- * TP__MAX_RINGS rings, as Slurm numbers rings in 16 bits. */
-#define TP__MAX_RINGS 65536
-int tp__rings_from_records(tp_machine **out, const struct tp__topo_recs *r,
-			   tp_error *err);
 /* The same from topology.conf's text: RingName=NAME [Nodes=HOSTLIST] lines,
  * read as Slurm reads them, then tp__rings_from_records.  what names the
  * file in messages; warn may be NULL. */
 int tp__rings_from_conf_text(tp_machine **out, const char *text,
 			     const char *what, struct tp__warnings *warn,
 			     tp_error *err);
-
-/* topology/torus3d (Slurm 26.05, topology.yaml only). */
-struct tp__torus_region {
-	int anchor[3], dims[3];
-	const char *nodes;
-	int line;
-};
-/* An allocation shape Slurm allows on the torus (placements:): validated
- * as Slurm validates it, no part of the network.  spacing 0: the dims. */
-struct tp__torus_placement {
-	int dims[3], seed[3], spacing[3];
-	int line;
-};
-struct tp__torus3d {
-	const char *name;
-	int dims[3];             /* x, y, z */
-	const char *nodes;       /* x-major over the whole torus, or NULL */
-	const struct tp__torus_region *region;   /* or these */
-	int nregions;
-	int line;
-	const struct tp__torus_placement *placement;   /* or NULL */
-	int nplacements;
-};
-/* One torus: the torus tp_machine_create gives (3 wrapped dimensions, kind
- * "torus"); several: kind "tori", coordinates (x, y, z, torus) (torus3d.c). */
-int tp__torus3d_from_records(tp_machine **out, const struct tp__torus3d *t,
-			     int n, const char *what, struct tp__warnings *warn,
-			     tp_error *err);
-
-/* Tori side by side that share no link (torus3d.c): Slurm's rings (nd 1,
- * kind "ring") and toruses (nd 3, kind "tori").  Domain i is a torus of
- * dims[0..nd-1] routers (0: none, an empty ring); the machine's box is the
- * largest extent of each axis, then the domain's number (coordinate nd).
- * Names are copied (messages and link names). */
-struct tp__tori_domain {
-	const char *name;
-	int dims[3];
-};
-int tp__tori_new(tp_machine **out, int nd, const struct tp__tori_domain *d,
-		 int32_t n, tp_error *err);
 
 /* ---- topology.yaml (slurm_yaml.c) ---- */
 

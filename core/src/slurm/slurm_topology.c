@@ -304,7 +304,7 @@ static int yaml_blocks(const struct tp__slurm_topology *st,
 			return TP_OK;
 		}
 	}
-	return tp__blocks_from_records(&out->m, recs, sizes, NULL, bo, err);
+	return tp__blocks_with_tree_text(&out->m, recs, sizes, NULL, bo, err);
 }
 
 int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
@@ -331,8 +331,8 @@ int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
 	case TP__STOPO_BLOCK:
 		if (st->yaml)
 			return yaml_blocks(st, &recs, &t->sizes, &bo, built, err);
-		return from_recs ? tp__blocks_from_records(out, &recs, &t->sizes, NULL,
-							   &bo, err)
+		return from_recs ? tp__blocks_with_tree_text(out, &recs, &t->sizes, NULL,
+							     &bo, err)
 				 : tp__machine_from_blocks(out, st->text, st->file, &bo,
 							   warn, err);
 	case TP__STOPO_RING:

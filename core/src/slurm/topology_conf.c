@@ -33,7 +33,8 @@
  * key), then Nodes= or Switches=, and LinkSpeed=, which Slurm checks and
  * topoplace ignores.  A key given twice on a line keeps the last value, with
  * one warning for the file, as slurmctld logs it.  What a switch may hold
- * and how switches join is tree.c's (the same rules for topology.yaml). */
+ * and how switches join is net/tree_build.c's (the same rules for
+ * topology.yaml). */
 
 struct tree_reader {
 	const char *what;
@@ -155,6 +156,36 @@ int tp_machine_from_topology(tp_machine **out, const char *text,
 	return tp__machine_from_topology(out, text, what, &o, err);
 }
 
+/* topology.conf's SwitchName= lines of text into c's records (warnings,
+ * a key given twice, to warn); tree_reader_free frees them. */
+static int tree_records(struct tree_reader *c, const char *text, const char *what,
+			struct tp__warnings *warn, tp_error *err)
+{
+	memset(c, 0, sizeof *c);
+	c->what = what;
+	c->err = err;
+	c->warn = warn;
+	int rc = tp__each_conf_line(text, what, err, tree_line, c);
+	if (!rc && c->twice) {
+		char more[64] = "";
+		if (c->twice > 1)
+			snprintf(more, sizeof more, " (and %ld more)", (long)c->twice - 1);
+		tp__warn(c->warn, "%s:%d: %s= given twice on the line%s; Slurm uses the last, as topoplace does",
+			 what, c->twice_line, c->twice_key, more);
+	}
+	return rc;
+}
+
+static void tree_reader_free(struct tree_reader *c)
+{
+	for (int32_t i = 0; i < c->n; i++) {
+		free((char *)c->rec[i].name);
+		free((char *)c->rec[i].nodes);
+		free((char *)c->rec[i].switches);
+	}
+	free(c->rec);
+}
+
 /* topology.conf's text as records, then the tree (o->warn receives the
  * warnings of both). */
 int tp__machine_from_topology(tp_machine **out, const char *text,
@@ -167,28 +198,52 @@ int tp__machine_from_topology(tp_machine **out, const char *text,
 		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
 	*out = NULL;
 	struct tree_reader c;
-	memset(&c, 0, sizeof c);
-	c.what = what;
-	c.err = err;
-	c.warn = o->warn;
-	int rc = tp__each_conf_line(text, what, err, tree_line, &c);
-	if (!rc && c.twice) {
-		char more[64] = "";
-		if (c.twice > 1)
-			snprintf(more, sizeof more, " (and %ld more)", (long)c.twice - 1);
-		tp__warn(c.warn, "%s:%d: %s= given twice on the line%s; Slurm uses the last, as topoplace does",
-			 what, c.twice_line, c.twice_key, more);
-	}
+	int rc = tree_records(&c, text, what, o->warn, err);
 	if (!rc) {
 		struct tp__topo_recs r = { c.rec, c.n, what, false, o->warn };
 		rc = tp__tree_from_records(out, &r, o, err);
 	}
-	for (int32_t i = 0; i < c.n; i++) {
-		free((char *)c.rec[i].name);
-		free((char *)c.rec[i].nodes);
-		free((char *)c.rec[i].switches);
+	tree_reader_free(&c);
+	return rc;
+}
+
+/* The blocks' builder takes records only: a tree between the blocks given
+ * as text (o->tree_text, TreeTopologyFile='s) is read here into records
+ * first.  When the text is refused, the blocks are built all the same
+ * without it, so that an error of theirs is the one told, as when the
+ * builder read the tree after them. */
+int tp__blocks_with_tree_text(tp_machine **out, const struct tp__topo_recs *r,
+			      const struct tp__block_sizes *sizes,
+			      const struct tp__topo_recs *tree,
+			      const tp_block_opts *o, tp_error *err)
+{
+	if (!o || !o->tree_text || !r)
+		return tp__blocks_from_records(out, r, sizes, tree, o, err);
+	const char *tw = o->tree_what ? o->tree_what : "tree topology";
+	tp_block_opts bo = *o;
+	bo.tree_text = NULL;
+	struct tree_reader c;
+	tp_error e;
+	tp_error_clear(&e);
+	int rc = tree_records(&c, o->tree_text, tw, r->warn, &e);
+	if (rc) {
+		/* the blocks' own error first; else the tree's */
+		bo.level_bandwidth = NULL;
+		bo.nlevel_bandwidth = 0;
+		int brc = tp__blocks_from_records(out, r, sizes, NULL, &bo, err);
+		if (brc == TP_OK) {
+			tp_machine_destroy(*out);
+			*out = NULL;
+			if (err)
+				*err = e;
+		} else {
+			rc = brc;
+		}
+	} else {
+		struct tp__topo_recs tr = { c.rec, c.n, tw, false, r->warn };
+		rc = tp__blocks_from_records(out, r, sizes, &tr, &bo, err);
 	}
-	free(c.rec);
+	tree_reader_free(&c);
 	return rc;
 }
 
@@ -460,7 +515,7 @@ int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what
 		rec[b] = (struct tp__topo_rec){ c.name[b], c.nodes[b], NULL, c.line[b] };
 	if (!rc) {
 		struct tp__topo_recs r = { rec, c.n, what, false, warn };
-		rc = tp__blocks_from_records(out, &r, &c.sizes, NULL, opts, err);
+		rc = tp__blocks_with_tree_text(out, &r, &c.sizes, NULL, opts, err);
 	}
 	free(rec);
 	for (int32_t b = 0; b < c.n; b++) {

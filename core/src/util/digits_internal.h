@@ -1,7 +1,7 @@
 /* topoplace — decimal numbers as node names write them: how many digits a
  * number has, and a number written zero-padded to a width (util/digits.c).
  *
- * Below both of their users: the hostlist parser (input/hostlist.c) counts
+ * Below both of their users: the hostlist parser (util/hostlist.c) counts
  * and writes the numbers of "nid[0001-0128]", the machine's numbered runs
  * of names (net/name_runs.c, machine.c) match and write the same numbers.
  * Neither calls the other for them. */

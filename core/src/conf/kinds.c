@@ -1,10 +1,10 @@
-/* topoplace — the kinds of network topoplace.conf knows (net_conf.h).
+/* topoplace — the kinds of network topoplace.conf knows (conf_kind.h).
  *
  * Network= lists the kinds it takes in this order.  A new kind: its
- * struct tp__conf_kind in its own file, one line here. */
+ * struct tp__conf_kind in its own file conf/kind_NAME.c, one line here. */
 #include <stddef.h>
 
-#include "net/net_conf.h"
+#include "conf/conf_kind.h"
 #include "net/network.h"
 
 const struct tp__conf_kind *const tp__conf_kinds[] = {

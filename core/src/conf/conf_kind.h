@@ -3,11 +3,13 @@
  * conf.c reads what every network shares (Network=, NodeName= lines,
  * CoordFile=, node models, policy, Slurm's topology as the source) and
  * knows no kind by name.  Each kind of network describes its part in one
- * struct tp__conf_kind, in its own file: the name Network= gives it, its
- * own keys (Groups= of dragonfly.c, ForestCost= of tree.c, ...) with the
- * functions that parse them into the kind's state, the function that builds
- * its machine from them, and its account in check-config.  kinds.c lists
- * them.  A new kind: its descriptor in its file, one line in kinds.c, its
+ * struct tp__conf_kind, in its own file conf/kind_NAME.c: the name
+ * Network= gives it, its own keys (Groups= of kind_dragonfly.c,
+ * ForestCost= of kind_tree.c, ...) with the functions that parse them into
+ * the kind's state, the function that builds its machine from them (by
+ * the builders of net/, from the records Slurm's readers give), and its
+ * account in check-config.  kinds.c lists them.  A new kind: its model in
+ * net/, its descriptor in conf/kind_NAME.c, one line in kinds.c, its
  * tests.
  *
  * The keys that several kinds read stay conf.c's: the box (Dims=, Wrap=,
@@ -15,8 +17,8 @@
  * (TopologyFile=, LevelCost=, LevelBandwidth=).  A kind finds them parsed in
  * struct tp__conf_reader and says itself which of them do not apply to it.
  */
-#ifndef TOPOPLACE_NET_CONF_H
-#define TOPOPLACE_NET_CONF_H
+#ifndef TOPOPLACE_CONF_KIND_H
+#define TOPOPLACE_CONF_KIND_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,7 +39,7 @@ struct tp__conf_tok {
 struct tp__conf_built {
 	tp_machine *m;
 	char *topo_path;            /* the topology file read (or Slurm's) */
-	char *tree_path;            /* the tree between blocks (block.c) */
+	char *tree_path;            /* the tree between blocks (kind_block.c) */
 	bool bw_set;                /* LinkBandwidth= applied */
 	int nlevel_bw;
 	double level_bw[16];        /* LevelBandwidth= (congestion on trees) */
@@ -177,11 +179,11 @@ struct tp__conf_kind {
  * them */
 extern const struct tp__conf_kind *const tp__conf_kinds[];
 
-extern const struct tp__conf_kind tp__conf_torus, tp__conf_mesh;  /* torus.c */
-extern const struct tp__conf_kind tp__conf_tree;                  /* tree.c */
-extern const struct tp__conf_kind tp__conf_dragonfly;             /* dragonfly.c */
-extern const struct tp__conf_kind tp__conf_block;                 /* block.c */
-extern const struct tp__conf_kind tp__conf_rings;                 /* torus3d.c */
+extern const struct tp__conf_kind tp__conf_torus, tp__conf_mesh;  /* kind_torus.c */
+extern const struct tp__conf_kind tp__conf_tree;                  /* kind_tree.c */
+extern const struct tp__conf_kind tp__conf_dragonfly;             /* kind_dragonfly.c */
+extern const struct tp__conf_kind tp__conf_block;                 /* kind_block.c */
+extern const struct tp__conf_kind tp__conf_rings;                 /* kind_rings.c */
 
 /* The kind that built m (NULL: none lists its table). */
 const struct tp__conf_kind *tp__conf_kind_of(const tp_machine *m);

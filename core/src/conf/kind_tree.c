@@ -1,0 +1,241 @@
+/* topoplace — topoplace.conf's Network=tree: its keys (ForestCost=,
+ * LevelUplinks=, UplinkRouting=, Rails=), the tree read from TopologyFile=
+ * by Slurm's reader and built by net/tree.c, and check-config's account. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "conf/conf_kind.h"
+#include "net/network.h"
+#include "net/tree.h"
+#include "slurm/slurm_topo.h"
+#include "net/machine_internal.h"
+
+/* ---- topoplace.conf: Network=tree (conf_kind.h) ----
+ *
+ * The tree is a topology.conf (TopologyFile=), its links weighed by
+ * LevelCost= and, for congestion, LevelBandwidth= (conf.c reads those:
+ * blocks take them too); ForestCost= is the tree's own. */
+
+struct tree_conf {
+	int forest_line;
+	int forest_cost;            /* ForestCost= (0: not given) */
+	int uplinks_line, nuplinks; /* LevelUplinks= */
+	int uplinks[16];
+	int routing_line;           /* UplinkRouting= */
+	bool adaptive;
+	int rails_line, rails;      /* Rails= */
+};
+
+/* ForestCost=N: the cost of each link from the top of a tree of a forest
+ * (a topology.conf whose switches have no common top) to the virtual top
+ * switch joining the trees. */
+static int conf_set_forest(struct tp__conf_reader *r, void *state,
+			   const struct tp__conf_tok *t)
+{
+	return tp__conf_int(r, t, "ForestCost", 1, 1000000,
+			    &((struct tree_conf *)state)->forest_cost);
+}
+
+/* LevelUplinks=8 or 8,4: the parallel cables above each switch of a
+ * level of switch links, leaf switches first. */
+static int conf_set_uplinks(struct tp__conf_reader *r, void *state,
+			    const struct tp__conf_tok *t)
+{
+	struct tree_conf *tc = state;
+	const char *p = t->val;
+	tc->nuplinks = 0;
+	for (;;) {
+		char num[32];
+		size_t n = strcspn(p, ",");
+		long long v = 0;
+		if (tc->nuplinks == 16)
+			return tp__conf_error(r, NULL, t->line, TP_EINVAL,
+					      "LevelUplinks=%s: more than 16 values", t->val);
+		if (n == 0 || n >= sizeof num)
+			v = -1;
+		else {
+			memcpy(num, p, n);
+			num[n] = '\0';
+			if (tp__conf_parse_ll(num, 1, 65536, &v))
+				v = -1;
+		}
+		if (v < 0)
+			return tp__conf_error(r, NULL, t->line, TP_EINVAL,
+					      "LevelUplinks=%s: value %d is not an integer in 1..65536",
+					      t->val, tc->nuplinks + 1);
+		tc->uplinks[tc->nuplinks++] = (int)v;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	return TP_OK;
+}
+
+/* UplinkRouting=dmodk (static, by destination: OpenSM's ftree and updn) or
+ * adaptive (every message spread over all the cables). */
+static int conf_set_routing(struct tp__conf_reader *r, void *state,
+			    const struct tp__conf_tok *t)
+{
+	struct tree_conf *tc = state;
+	if (!strcasecmp(t->val, "dmodk") || !strcasecmp(t->val, "d-mod-k") ||
+	    !strcasecmp(t->val, "static"))
+		tc->adaptive = false;
+	else if (!strcasecmp(t->val, "adaptive"))
+		tc->adaptive = true;
+	else
+		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
+				      "UplinkRouting=%s: expected dmodk or adaptive",
+				      t->val);
+	return TP_OK;
+}
+
+/* LevelCost= for tp__machine_from_topology; where names "FILE:LINE" of it
+ * for its errors. */
+static struct tp__topo_opts conf_topo_opts(struct tp__conf_reader *r,
+					   const struct tree_conf *tc,
+					   char *where, size_t len)
+{
+	snprintf(where, len, "%s:%d", r->what, r->cost_line);
+	return (struct tp__topo_opts){ r->cost, r->ncost, tc->forest_cost,
+				       &r->out->warn, r->cost_line ? where : NULL };
+}
+
+/* The machine from Slurm's topology.conf named by TopologyFile=. */
+static int conf_build_tree(struct tp__conf_reader *r, void *state, int line,
+			   const char *key)
+{
+	int bad = r->dims_line ? r->dims_line : r->wrap_line ? r->wrap_line
+		  : r->npr_line ? r->npr_line : r->bw_line ? r->bw_line
+		  : r->dist_line;
+	if (bad)
+		return tp__conf_error(r, NULL, bad, TP_EINVAL,
+				      "%s does not apply to Network=tree (the shape comes from TopologyFile=)",
+				      bad == r->dims_line ? "Dims=" : bad == r->wrap_line
+				      ? "Wrap=" : bad == r->npr_line ? "NodesPerRouter="
+				      : bad == r->bw_line ? "LinkBandwidth=" : "Distance=");
+	if (!r->topo_line)
+		return tp__conf_error(r, NULL, line, TP_EINVAL,
+				      "%s before TopologyFile= (Network=tree needs TopologyFile=PATH first)",
+				      key);
+	free(r->out->topo_path);
+	r->out->topo_path = NULL;
+	char *text;
+	int rc = tp__conf_read_topology(r, r->topo_line, "TopologyFile",
+					r->topo_text, &r->out->topo_path, &text);
+	if (rc) {
+		free(text);
+		return rc;
+	}
+	char where[512];
+	struct tp__topo_opts o = conf_topo_opts(r, state, where, sizeof where);
+	rc = tp__machine_from_topology(&r->out->m, text, r->out->topo_path, &o, r->err);
+	free(text);
+	return rc;
+}
+
+/* LevelBandwidth= on the tree built (one value per level of links, or one
+ * for all). */
+static int conf_finish_tree(struct tp__conf_reader *r, void *state)
+{
+	const struct tree_conf *tc = state;
+	const struct tp__conf_built *b = r->out;
+	int levels = tp_machine_tree_levels(b->m);
+	if (b->nlevel_bw > 1 && b->nlevel_bw != levels)
+		return tp__conf_error(r, NULL, r->lbw_line, TP_EINVAL,
+				      "LevelBandwidth= has %d values, the tree has %d level%s of links",
+				      b->nlevel_bw, levels, levels == 1 ? "" : "s");
+	int rc;
+	if (b->nlevel_bw > 0 &&
+	    (rc = tp_machine_set_tree_level_bandwidth(b->m, b->level_bw, b->nlevel_bw,
+						      NULL)))
+		return tp__conf_error(r, NULL, r->lbw_line, rc,
+				      "LevelBandwidth=: cannot be applied to the tree");
+	if (tc->rails_line && (rc = tp__tree_set_rails(b->m, tc->rails, NULL)))
+		return tp__conf_error(r, NULL, tc->rails_line, rc,
+				      "Rails=: cannot be applied to the tree");
+	if (tc->uplinks_line || tc->routing_line) {
+		tp_error e2;
+		tp_error_clear(&e2);
+		if ((rc = tp__tree_set_lanes(b->m, tc->uplinks, tc->nuplinks,
+					     tc->adaptive, &e2)))
+			return tp__conf_error(r, NULL, tc->uplinks_line ? tc->uplinks_line
+					      : tc->routing_line, rc, "%s", e2.msg);
+	}
+	return TP_OK;
+}
+
+/* Slurm's trees take ForestCost=. */
+static int conf_slurm_tree(struct tp__conf_reader *r, void *state,
+			   enum tp__stopo_kind sk, struct tp__topo_opts *to,
+			   tp_block_opts *bo)
+{
+	(void)r;
+	(void)sk;
+	(void)bo;
+	to->forest_cost = ((const struct tree_conf *)state)->forest_cost;
+	return TP_OK;
+}
+
+static void conf_describe_tree(const struct tp__conf_built *b, FILE *out)
+{
+	const tp_machine *m = b->m;
+	fprintf(out, "tree from %s: %ld switches, %d level%s of links, %ld nodes\n",
+		b->topo_path ? b->topo_path : "?", (long)tp_machine_switch_count(m),
+		tp_machine_tree_levels(m), tp_machine_tree_levels(m) == 1 ? "" : "s",
+		(long)m->nnodes);
+	if (tp_machine_tree_count(m) > 1)
+		fprintf(out, "forest of %ld trees joined by a virtual top switch\n",
+			(long)tp_machine_tree_count(m));
+	if (b->nlevel_bw > 0) {
+		fputs("level bandwidth ", out);
+		for (int l = 0; l < b->nlevel_bw; l++)
+			fprintf(out, "%s%g", l ? "," : "", b->level_bw[l]);
+		fputc('\n', out);
+	}
+	int uplinks[16];
+	bool adaptive = false;
+	int nuplinks = tp__tree_uplinks(m, uplinks, &adaptive);
+	int rails = tp__machine_rails(m);
+	fputs("uplinks per switch ", out);
+	if (nuplinks == 0)
+		fputs("not given: assumed half the nodes below (a 2:1 taper)", out);
+	for (int l = 0; l < nuplinks; l++)
+		fprintf(out, "%s%d", l ? "," : "", uplinks[l]);
+	fprintf(out, ", routed %s\n", adaptive ? "adaptively" : "by destination mod k");
+	if (rails > 1)
+		fprintf(out, "rails %d: a network card a rail on every node, each "
+			"leaf switch a scalable unit of %d rail switches; local rank "
+			"k on rail k mod %d, traffic between rails over NVLink first "
+			"(PXN) at %g GB/s\n", rails, rails, rails,
+			m->fab.intra_bw / 1e9);
+}
+
+static const struct tp__conf_key tree_keys[] = {
+	{ "ForestCost", offsetof(struct tree_conf, forest_line),
+	  .set = conf_set_forest, .flags = TP__CONF_KEY_SLURM },
+	{ "LevelUplinks", offsetof(struct tree_conf, uplinks_line),
+	  .set = conf_set_uplinks, .flags = TP__CONF_KEY_SLURM },
+	{ "UplinkRouting", offsetof(struct tree_conf, routing_line),
+	  .set = conf_set_routing, .flags = TP__CONF_KEY_SLURM },
+	{ "Rails", offsetof(struct tree_conf, rails_line),
+	  .flags = TP__CONF_KEY_SLURM,
+	  TP__CONF_INT_AT(struct tree_conf, rails, 1, TP__RAILS_MAX) },
+};
+
+
+const struct tp__conf_kind tp__conf_tree = {
+	.name = "tree",
+	.selectable = true,
+	.machines = tp__tree_machines,
+	TP__CONF_KEYS(tree_keys, struct tree_conf),
+	.build = conf_build_tree,
+	.finish = conf_finish_tree,
+	.nodes_sit = "under their switches",
+	.unplaced = "under no switch",
+	.slurm_kind = TP__STOPO_TREE,
+	.slurm_options = conf_slurm_tree,
+	.describe = conf_describe_tree,
+};
