@@ -101,6 +101,7 @@ comma  := ,
 
 CORE_SRC = $(addprefix core/src/, \
 	conf/conf.c \
+	conf/conf_check.c \
 	conf/conf_coords.c \
 	conf/conf_models.c \
 	conf/conf_nodes.c \

@@ -518,6 +518,11 @@ struct tp__slurm_keys {
 	int nnode_topo;
 	char *default_node_topology; /* of NodeName=DEFAULT */
 };
+/* slurm.conf's node names (Include= followed), in the order first listed:
+ * TP_OK with *names filled (the caller frees it: tp__name_set_free), or an
+ * error in err, also when it names no node. */
+int tp__slurm_conf_nodes(const char *slurm_conf, struct tp__name_set *names,
+			 tp_error *err);
 int tp__slurm_conf_keys(const char *slurm_conf, struct tp__slurm_keys *k,
 			tp_error *err);
 void tp__slurm_keys_free(struct tp__slurm_keys *k);

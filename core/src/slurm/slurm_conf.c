@@ -1,5 +1,6 @@
-/* topoplace — the nodes of Slurm's slurm.conf, compared with topoplace.conf's
- * (check-config --slurm-conf).
+/* topoplace — Slurm's slurm.conf as topoplace reads it: its node names
+ * (which check-config --slurm-conf compares with topoplace.conf's,
+ * conf/conf_check.c) and the keys that choose Slurm's topology.
  *
  * slurm.conf is read as Slurm reads it, as far as node names go: '#' starts a
  * comment ("\#" is a '#'), a trailing '\' continues the line, keys are
@@ -345,70 +346,19 @@ static int read_all(struct sc_nodes *s, const char *slurm_conf)
 	return rc;
 }
 
-void tp_conf_slurm_diff_free(tp_conf_slurm_diff *d)
+int tp__slurm_conf_nodes(const char *slurm_conf, struct tp__name_set *names,
+			 tp_error *err)
 {
-	if (!d)
-		return;
-	free(d->missing);
-	free(d->extra);
-	memset(d, 0, sizeof *d);
-}
-
-/* The two lists: slurm.conf's nodes the machine lacks, the machine's nodes
- * slurm.conf lacks. */
-static int diff_lists(const struct sc_nodes *s, const tp_machine *m,
-		      tp_conf_slurm_diff *d)
-{
-	size_t nm = 0, ne = 0;
-	const char **missing = tp__malloc_array(s->names.n + 1, sizeof(char *));
-	const char **extra = tp__malloc_array((size_t)m->nnodes + 1, sizeof(char *));
-	char *seen = calloc((size_t)m->nnodes + 1, 1);
-	int rc = TP_ENOMEM;
-	if (missing && extra && seen) {
-		for (size_t i = 0; i < s->names.n; i++) {
-			int32_t k = tp_machine_find_node(m, s->names.names[i]);
-			if (k < 0)
-				missing[nm++] = s->names.names[i];
-			else
-				seen[k] = 1;
-		}
-		bool named = true;
-		for (int32_t k = 0; named && k < m->nnodes; k++)
-			if (!seen[k])
-				named = (extra[ne++] = tp_machine_node_name(m, k)) != NULL;
-		d->nslurm = (int64_t)s->names.n;
-		d->nmissing = (int64_t)nm;
-		d->nextra = (int64_t)ne;
-		rc = named ? tp__hostlist_format(missing, nm, &d->missing) : TP_ENOMEM;
-		if (!rc)
-			rc = tp__hostlist_format(extra, ne, &d->extra);
-	}
-	free(missing);
-	free(extra);
-	free(seen);
-	return rc;
-}
-
-int tp_conf_compare_slurm(const tp_conf *c, const char *slurm_conf,
-			  tp_conf_slurm_diff *out, tp_error *err)
-{
-	if (!out)
-		return tp_error_set(err, TP_EINVAL, "slurm.conf: out is NULL");
-	memset(out, 0, sizeof *out);
-	const tp_machine *m = tp_conf_machine(c);
-	if (!m || !slurm_conf || !*slurm_conf)
-		return tp_error_set(err, TP_EINVAL, "slurm.conf: no config or no path");
 	struct sc_nodes s;
 	memset(&s, 0, sizeof s);
 	s.err = err;
 	int rc = read_all(&s, slurm_conf);
 	if (!rc && s.names.n == 0)
 		rc = tp_error_set(err, TP_EINVAL, "%s: no NodeName= lines", slurm_conf);
-	if (!rc && (rc = diff_lists(&s, m, out))) {
-		tp_conf_slurm_diff_free(out);
-		rc = tp_error_set(err, rc, "%s: out of memory", slurm_conf);
-	}
-	tp__name_set_free(&s.names);
+	if (rc)
+		tp__name_set_free(&s.names);
+	else
+		*names = s.names;
 	return rc;
 }
 
