@@ -136,11 +136,14 @@ CORE_SRC = $(addprefix core/src/, \
 	node/gpu_matrix.c \
 	node/gpusel.c \
 	node/node.c \
+	node/node_build.c \
 	node/node_detect.c \
-	node/node_export.c \
 	node/node_dist.c \
+	node/node_export.c \
 	node/node_links.c \
 	node/node_parts.c \
+	node/node_query.c \
+	node/node_routes.c \
 	node/node_vendor.c \
 	node/node_vendor_amd.c \
 	node/node_vendor_tool.c \

@@ -759,8 +759,8 @@ struct tp_node_gpu {
 	unsigned vendor, device;   /* PCI ids */
 	int package, numa;  /* logical indices, -1 unknown */
 	int vertex;
-	/* Partitions (node.c): the GPUs of one PCI device share its number
-	 * (pdev, the device's place in bus order), its links and its
+	/* Partitions (node_build.c): the GPUs of one PCI device share its
+	 * number (pdev, the device's place in bus order), its links and its
 	 * bandwidth.  nparts 1 and osdev "" for a device that is one GPU. */
 	int pdev;
 	int part, nparts;   /* which partition of the device, how many */
@@ -842,7 +842,7 @@ struct tp__dist_end {
 	int role;
 	unsigned dom, bus, dev, fn;   /* TP__END_DEVICE: its PCI address */
 	char osdev[16];         /* the partition's OS device ("rsmi3") when
-				   the device has several (node.c's rule:
+				   the device has several (node_build.c's rule:
 				   tp__osdev_backend); "" otherwise */
 };
 /* The backend of a GPU's OS device that counts partitions: "rsmi" or
@@ -865,7 +865,7 @@ void tp__xml_dist_free(struct tp__xml_dist *d);
 int tp__node_xml_check_dist(const char *xml, size_t len, const char *what,
 			    char **canon, size_t *canon_len,
 			    struct tp__xml_dist *dist, tp_error *err);
-/* GPUs a < b are the two GCDs of one MI250 / MI250X (node.c): 4 xGMI
+/* GPUs a < b are the two GCDs of one MI250 / MI250X (node_build.c): 4 xGMI
  * links where nothing better says how many. */
 bool tp__node_mi250_pair(const tp_node *n, int a, int b);
 /* Set the node's NVLink or xGMI counts from the matrices (node_dist.c);

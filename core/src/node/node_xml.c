@@ -559,7 +559,7 @@ static int text_attr(struct xp *x, const char *an, const char *v, char *out)
 
 /* hwloc 3 OS device types (a bitmask) as the hwloc 2 enum hwloc 2.9 reads,
  * the way hwloc 3's own v2 export writes them (first match wins), so that
- * node.c sees GPU, CoProc, Network and OpenFabrics devices as before. */
+ * node_build.c sees GPU, CoProc, Network and OpenFabrics devices as before. */
 static unsigned osdev_v2(uint64_t types, const char *name, const char *subtype)
 {
 	enum { STORAGE = 1, MEMORY = 2, GPU = 4, COPROC = 8, NETWORK = 16,
@@ -1059,7 +1059,7 @@ static int dist_content(struct xp *x, struct dread *d, const char *tag, bool emp
 }
 
 /* OS devices of the same backend as OS device i below its PCI device:
- * more than one when the device is partitioned (node.c counts partitions
+ * more than one when the device is partitioned (node_build.c counts partitions
  * by the same rule). */
 static int backend_siblings(const struct xp *x, int32_t i)
 {
