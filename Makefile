@@ -148,6 +148,9 @@ CORE_SRC = $(addprefix core/src/, \
 	node/node_vendor_amd.c \
 	node/node_vendor_tool.c \
 	node/node_xml.c \
+	node/node_xml_dist.c \
+	node/node_xml_objects.c \
+	node/node_xml_scan.c \
 	pattern/graph.c \
 	pattern/json_graph.c \
 	pattern/pattern_detect.c \

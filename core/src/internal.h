@@ -826,9 +826,9 @@ int tp__node_xml_check(const char *xml, size_t len, const char *what,
 
 /* The GPU-fabric matrices of an hwloc XML (<distances2> and
  * <distances2hetero> named NVLinkBandwidth, XGMIBandwidth or XGMIHops):
- * node_xml.c checks them and resolves their objects to PCI devices while it
- * still knows the objects; node_dist.c turns them into link counts once the
- * model is built (hwloc never sees them). */
+ * node_xml_dist.c checks them and resolves their objects to PCI devices
+ * while it still knows the objects; node_dist.c turns them into link counts
+ * once the model is built (hwloc never sees them). */
 #define TP__XML_MAX_DIST_OBJS 256     /* nbobjs of a kept matrix */
 #define TP__XML_MAX_DIST_VALUE INT64_C(999999999999999999)   /* 18 digits */
 enum tp__dist_kind { TP__DIST_NVLINK_BW, TP__DIST_XGMI_BW, TP__DIST_XGMI_HOPS,
