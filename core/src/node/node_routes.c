@@ -2,7 +2,7 @@
  * NVSwitch, xGMI direct or through other GPUs), the path class, bandwidth
  * and links of every pair of GPUs, and each GPU's nearest network card with
  * the way to it.  Made again (tp__node_finish) whenever the fabric's counts
- * change. */
+ * change: they are checked and set here too (tp__node_set_fabric). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,4 +487,93 @@ int tp__node_finish(tp_node *n, tp_error *err)
 	free(pred);
 	free(hops);
 	return 0;
+}
+
+double tp__node_link_rate(const tp_node *n, enum tp_gpu_fabric fabric)
+{
+	if (n && n->link_rate > 0)
+		return n->link_rate;
+	return fabric == TP_FABRIC_XGMI ? TP_XGMI_BW : TP_NVLINK_BW;
+}
+
+void tp__node_set_link_rate(tp_node *n, double gbs)
+{
+	if (n)
+		n->link_rate = gbs > 0 ? gbs : 0;
+}
+
+int tp__node_set_fabric(tp_node *n, const int *counts, const double *gbs,
+			double rate, int ngpus, const char *what,
+			enum tp_gpu_fabric fabric, bool switched, tp_error *err)
+{
+	const char *kind = fabric == TP_FABRIC_XGMI ? "xGMI links" : "NVLinks";
+	unsigned vendor = fabric == TP_FABRIC_XGMI ? 0x1002 : 0x10de;
+	if (ngpus != n->ngpus)
+		return tp_error_set(err, TP_EINVAL,
+				    "%s: %s counts for %d GPUs, but %s has %d",
+				    what, fabric == TP_FABRIC_XGMI ? "xGMI" : "NVLink",
+				    ngpus, n->source, n->ngpus);
+	for (int g = 0; g < ngpus; g++)
+		if (n->gpu[g].vendor != vendor)
+			return tp_error_set(err, TP_EINVAL,
+					    "%s: %s, but GPU %d of %s is %s GPU (%s)",
+					    what, kind, g, n->source,
+					    vendor == 0x1002 ? "an NVIDIA" : "an AMD",
+					    vendor == 0x1002
+					    ? "give NVLink lanes: gres.conf Links= or "
+					      "nvidia-smi topo -m"
+					    : "give xGMI links: gres.conf Links=, amd-smi "
+					      "topology or rocm-smi --showtopo");
+	bool any = false;
+	for (int i = 0; i < ngpus; i++)
+		for (int j = 0; j < ngpus; j++) {
+			int v = counts[i * ngpus + j];
+			if (i == j ? (v != 0 && v != -1)
+				   : (v < 0 || v > TP_NODE_MAX_NVLINKS))
+				return tp_error_set(err, TP_EINVAL,
+						    "%s: GPU %d to GPU %d: %d %s", what,
+						    i, j, v, kind);
+			if (counts[j * ngpus + i] != v && i != j)
+				return tp_error_set(err, TP_EINVAL,
+						    "%s: not symmetric: GPU %d to GPU %d is %d, "
+						    "GPU %d to GPU %d is %d",
+						    what, i, j, v, j, i, counts[j * ngpus + i]);
+			any |= i != j && v > 0;
+		}
+	if (!(rate > 0))
+		rate = tp__node_link_rate(n, fabric);
+	for (int i = 0; i < ngpus; i++)
+		for (int j = 0; j < ngpus; j++) {
+			int p = i * ngpus + j;
+			n->nvl[p] = i == j ? 0 : counts[p];
+			n->fbw[p] = n->nvl[p] <= 0 ? 0
+				    : gbs && gbs[p] > 0 ? gbs[p] : n->nvl[p] * rate;
+		}
+	n->fabric = any ? (int)fabric : TP_FABRIC_NONE;
+	n->nvswitch_seen = switched;
+	return tp__node_finish(n, err);
+}
+
+int tp_node_set_nvlinks(tp_node *n, const int *counts, int ngpus,
+			const char *what, tp_error *err)
+{
+	return tp__node_set_fabric(n, counts, NULL, 0, ngpus,
+				   what ? what : "NVLink counts", TP_FABRIC_NVLINK,
+				   false, err);
+}
+
+int tp_node_set_nvswitch(tp_node *n, const int *counts, int ngpus,
+			 const char *what, tp_error *err)
+{
+	return tp__node_set_fabric(n, counts, NULL, 0, ngpus,
+				   what ? what : "NVSwitch lanes", TP_FABRIC_NVLINK,
+				   true, err);
+}
+
+int tp_node_set_xgmi(tp_node *n, const int *counts, int ngpus,
+		     const char *what, tp_error *err)
+{
+	return tp__node_set_fabric(n, counts, NULL, 0, ngpus,
+				   what ? what : "xGMI counts", TP_FABRIC_XGMI,
+				   false, err);
 }
