@@ -135,8 +135,11 @@ CORE_SRC = $(addprefix core/src/, \
 	net/tree.c \
 	node/gpu_matrix.c \
 	node/gpusel.c \
+	node/gpusel_cost.c \
+	node/gpusel_search.c \
 	node/node.c \
 	node/node_build.c \
+	node/node_cpus.c \
 	node/node_detect.c \
 	node/node_dist.c \
 	node/node_export.c \
@@ -146,6 +149,7 @@ CORE_SRC = $(addprefix core/src/, \
 	node/node_parts.c \
 	node/node_query.c \
 	node/node_routes.c \
+	node/node_tasks.c \
 	node/node_vendor.c \
 	node/node_vendor_amd.c \
 	node/node_vendor_tool.c \

@@ -731,7 +731,7 @@ int tp__cpus(void);
 void tp__parallel_for(int32_t n, int threads, void (*fn)(void *arg, int32_t i),
 		      void *arg);
 
-/* ---- core/node: one node's inside (node.c, node_links.c, gpusel.c) ---- */
+/* ---- core/node: one node's inside (node.c and node_*.c, gpusel*.c) ---- */
 
 enum tp_vkind { TP_V_PACKAGE, TP_V_HOSTBRIDGE, TP_V_BRIDGE, TP_V_GPU,
 		TP_V_NVSWITCH, TP_V_NIC, TP_V_PORT,
