@@ -1,8 +1,8 @@
 /* topoplace — a node model built from an hwloc topology: sockets, cores and
  * their PUs, the PCIe tree with its bridges and switches, the GPUs (a
  * partitioned device as several), the network cards for the job's traffic
- * and the xGMI peers hwloc's rsmi backend lists.  The graph's vertices and
- * links are made here; node_routes.c then routes on them. */
+ * and the xGMI peers hwloc's rsmi backend lists, as vertices and links of
+ * the model's graph (node_routes.c's building blocks, then its routes). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,46 +12,6 @@
 #include "internal.h"
 #include "node/node_internal.h"
 #include "node/node_model.h"
-
-/* ---- building blocks ---- */
-
-int tp__node_add_vertex(tp_node *n, int kind, const char *name)
-{
-	if (n->nvert == n->vcap) {
-		int nc = n->vcap ? n->vcap * 2 : 32;
-		struct tp_node_vertex *v = realloc(n->vert, sizeof *v * (size_t)nc);
-		if (!v)
-			return -1;
-		n->vert = v;
-		n->vcap = nc;
-	}
-	struct tp_node_vertex *v = &n->vert[n->nvert];
-	memset(v, 0, sizeof *v);
-	v->kind = kind;
-	v->parent = -1;
-	v->uplink = -1;
-	snprintf(v->name, sizeof v->name, "%s", name);
-	return n->nvert++;
-}
-
-int tp__node_add_link(tp_node *n, int a, int b, double bw)
-{
-	if (n->nlinks == n->lcap) {
-		int nc = n->lcap ? n->lcap * 2 : 32;
-		struct tp_node_link *l = realloc(n->link, sizeof *l * (size_t)nc);
-		if (!l)
-			return -1;
-		n->link = l;
-		n->lcap = nc;
-	}
-	struct tp_node_link *l = &n->link[n->nlinks];
-	l->a = a;
-	l->b = b;
-	l->bw = bw;
-	snprintf(l->name, sizeof l->name, "%s - %s", n->vert[a].name,
-		 n->vert[b].name);
-	return n->nlinks++;
-}
 
 static bool is_nvidia_gpu(hwloc_obj_t o)
 {

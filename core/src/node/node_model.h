@@ -1,7 +1,8 @@
 /* topoplace — what the files that make a node model share, private to
  * node/: the graph's building blocks and the steps between the files
- * (node.c loads, node_build.c builds from hwloc, node_routes.c routes,
- * node_query.c answers). */
+ * (node.c loads, node_build.c builds from hwloc, node_routes.c holds the
+ * graph and routes it, node_query.c answers); each calls only down that
+ * list. */
 #ifndef TOPOPLACE_NODE_MODEL_H
 #define TOPOPLACE_NODE_MODEL_H
 
@@ -12,7 +13,7 @@ struct hwloc_topology;
 
 /* A vertex of the model's graph (kind: enum tp_vkind), or a link of bw
  * GB/s between vertices a and b; its index, -1 when out of memory
- * (node_build.c). */
+ * (node_routes.c). */
 int tp__node_add_vertex(tp_node *n, int kind, const char *name);
 int tp__node_add_link(tp_node *n, int a, int b, double bw);
 /* The model of an hwloc topology into n (node_build.c): its CPUs, PCIe

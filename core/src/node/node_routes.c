@@ -1,8 +1,9 @@
-/* topoplace — a node model's routes: the GPU fabric's links (NVLink, an
- * NVSwitch, xGMI direct or through other GPUs), the path class, bandwidth
- * and links of every pair of GPUs, and each GPU's nearest network card with
- * the way to it.  Made again (tp__node_finish) whenever the fabric's counts
- * change: they are checked and set here too (tp__node_set_fabric). */
+/* topoplace — a node model's graph and routes: its building blocks (a
+ * vertex, a link), the GPU fabric's links (NVLink, an NVSwitch, xGMI direct
+ * or through other GPUs), the path class, bandwidth and links of every pair
+ * of GPUs, and each GPU's nearest network card with the way to it.  Made
+ * again (tp__node_finish) whenever the fabric's counts change: they are
+ * checked and set here too (tp__node_set_fabric). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,46 @@
 #include "internal.h"
 #include "node/node_internal.h"
 #include "node/node_model.h"
+
+/* ---- building blocks ---- */
+
+int tp__node_add_vertex(tp_node *n, int kind, const char *name)
+{
+	if (n->nvert == n->vcap) {
+		int nc = n->vcap ? n->vcap * 2 : 32;
+		struct tp_node_vertex *v = realloc(n->vert, sizeof *v * (size_t)nc);
+		if (!v)
+			return -1;
+		n->vert = v;
+		n->vcap = nc;
+	}
+	struct tp_node_vertex *v = &n->vert[n->nvert];
+	memset(v, 0, sizeof *v);
+	v->kind = kind;
+	v->parent = -1;
+	v->uplink = -1;
+	snprintf(v->name, sizeof v->name, "%s", name);
+	return n->nvert++;
+}
+
+int tp__node_add_link(tp_node *n, int a, int b, double bw)
+{
+	if (n->nlinks == n->lcap) {
+		int nc = n->lcap ? n->lcap * 2 : 32;
+		struct tp_node_link *l = realloc(n->link, sizeof *l * (size_t)nc);
+		if (!l)
+			return -1;
+		n->link = l;
+		n->lcap = nc;
+	}
+	struct tp_node_link *l = &n->link[n->nlinks];
+	l->a = a;
+	l->b = b;
+	l->bw = bw;
+	snprintf(l->name, sizeof l->name, "%s - %s", n->vert[a].name,
+		 n->vert[b].name);
+	return n->nlinks++;
+}
 
 /* Climb from v to the ancestor at depth d. */
 static int climb(const tp_node *n, int v, int d)
