@@ -146,6 +146,7 @@ CORE_SRC = $(addprefix core/src/, \
 	node/node_links.c \
 	node/node_links_amd.c \
 	node/node_links_rocm.c \
+	node/node_links_text.c \
 	node/node_parts.c \
 	node/node_query.c \
 	node/node_routes.c \

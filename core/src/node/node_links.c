@@ -16,7 +16,6 @@
  * older SOC) elsewhere; NIC rows and the legend are ignored.  Colour escape
  * sequences are skipped.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,21 +73,6 @@ static int rows_check(struct rows *r, const char *what, const char *kind,
 
 /* ---- gres.conf ---- */
 
-static int parse_int(const char *s, const char *e, long *v)
-{
-	if (s == e)
-		return -1;
-	char buf[24];
-	if ((size_t)(e - s) >= sizeof buf)
-		return -1;
-	memcpy(buf, s, (size_t)(e - s));
-	buf[e - s] = '\0';
-	char *end;
-	errno = 0;
-	*v = strtol(buf, &end, 10);
-	return errno || *end ? -1 : 0;
-}
-
 static int gres_line(struct rows *r, char *line, int lineno, const char *what,
 		     tp_error *err)
 {
@@ -133,7 +117,7 @@ static int gres_line(struct rows *r, char *line, int lineno, const char *what,
 		if (!e)
 			e = p + strlen(p);
 		long v;
-		if (parse_int(p, e, &v) < 0)
+		if (tp__links_parse_int(p, e, &v) < 0)
 			return tp_error_set(err, TP_EINVAL,
 					    "%s:%d: Links= entry %d '%.*s' is not an integer",
 					    what, lineno, i, (int)(e - p > 20 ? 20 : e - p), p);
@@ -166,51 +150,7 @@ static int gres_line(struct rows *r, char *line, int lineno, const char *what,
 	return 0;
 }
 
-/* The words of line (split in place on blanks), at most cap of them. */
-int tp__links_split_words(char *line, char **tok, int cap)
-{
-	int nt = 0;
-	char *save = NULL;
-	for (char *t = strtok_r(line, " \t\r\n", &save); t && nt < cap;
-	     t = strtok_r(NULL, " \t\r\n", &save))
-		tok[nt++] = t;
-	return nt;
-}
-
 /* ---- nvidia-smi topo -m ---- */
-
-/* Remove ANSI escape sequences in place. */
-void tp__links_strip_escapes(char *s)
-{
-	char *w = s;
-	for (char *p = s; *p;) {
-		if (*p == '\x1b') {
-			p++;
-			if (*p == '[') {
-				p++;
-				while (*p && !((*p >= '@' && *p <= '~')))
-					p++;
-				if (*p)
-					p++;
-			}
-			continue;
-		}
-		*w++ = *p++;
-	}
-	*w = '\0';
-}
-
-bool tp__links_gpu_token(const char *t, int *idx)
-{
-	if (strncmp(t, "GPU", 3) != 0 || t[3] < '0' || t[3] > '9')
-		return false;
-	long v;
-	if (parse_int(t + 3, t + strlen(t), &v) < 0 || v < 0 ||
-	    v >= TP_NODE_MAX_GPUS)
-		return false;
-	*idx = (int)v;
-	return true;
-}
 
 static int smi_line(struct rows *r, char *line, int lineno, const char *what,
 		    tp_error *err)
@@ -253,7 +193,7 @@ static int smi_line(struct rows *r, char *line, int lineno, const char *what,
 						    what, lineno, idx, t);
 		} else if (!strncmp(t, "NV", 2) && t[2]) {
 			long lv;
-			if (parse_int(t + 2, t + strlen(t), &lv) < 0 || lv < 1 ||
+			if (tp__links_parse_int(t + 2, t + strlen(t), &lv) < 0 || lv < 1 ||
 			    lv > TP_NODE_MAX_NVLINKS)
 				return tp_error_set(err, TP_EINVAL,
 						    "%s:%d: GPU%d to GPU%d: '%s' is not NV1..NV%d",

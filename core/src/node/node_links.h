@@ -1,7 +1,8 @@
 /* topoplace — what the readers of links files share, private to node/
  * (node_links.c: gres.conf, nvidia-smi and which format a file is;
- * node_links_rocm.c: rocm-smi and the matrices both AMD tools fill;
- * node_links_amd.c: amd-smi, text and JSON). */
+ * node_links_amd.c: amd-smi, text and JSON; node_links_rocm.c: rocm-smi
+ * and the matrices both AMD tools fill; node_links_text.c: the words of
+ * the tools' text).  Each calls only down that list. */
 #ifndef TOPOPLACE_NODE_LINKS_H
 #define TOPOPLACE_NODE_LINKS_H
 
@@ -34,8 +35,10 @@ struct rocm_cell {
 /* nvidia-smi and rocm-smi text: no comments. */
 static const struct tp__line_format smi_format = { .comment = '\0' };
 
-/* node_links.c: the words of a line (split in place on blanks), at most
- * cap of them; "GPUn" as n; ANSI escape sequences removed in place. */
+/* node_links_text.c: the decimal integer s..e (-1: not one); the words of
+ * a line (split in place on blanks), at most cap of them; "GPUn" as n;
+ * ANSI escape sequences removed in place. */
+int tp__links_parse_int(const char *s, const char *e, long *v);
 int tp__links_split_words(char *line, char **tok, int cap);
 bool tp__links_gpu_token(const char *t, int *idx);
 void tp__links_strip_escapes(char *s);
