@@ -151,16 +151,29 @@ CORE_SRC = $(addprefix core/src/, \
 	net/tree_build.c \
 	node/gpu_matrix.c \
 	node/gpusel.c \
+	node/gpusel_cost.c \
+	node/gpusel_search.c \
 	node/node.c \
+	node/node_build.c \
+	node/node_cpus.c \
 	node/node_detect.c \
-	node/node_export.c \
 	node/node_dist.c \
+	node/node_export.c \
 	node/node_links.c \
+	node/node_links_amd.c \
+	node/node_links_rocm.c \
+	node/node_links_text.c \
 	node/node_parts.c \
+	node/node_query.c \
+	node/node_routes.c \
+	node/node_tasks.c \
 	node/node_vendor.c \
 	node/node_vendor_amd.c \
 	node/node_vendor_tool.c \
 	node/node_xml.c \
+	node/node_xml_dist.c \
+	node/node_xml_objects.c \
+	node/node_xml_scan.c \
 	pattern/graph.c \
 	pattern/graph_heavy.c \
 	pattern/json_graph.c \

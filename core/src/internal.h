@@ -737,7 +737,7 @@ int tp__cpus(void);
 void tp__parallel_for(int32_t n, int threads, void (*fn)(void *arg, int32_t i),
 		      void *arg);
 
-/* ---- core/node: one node's inside (node.c, node_links.c, gpusel.c) ---- */
+/* ---- core/node: one node's inside (node.c and node_*.c, gpusel*.c) ---- */
 
 enum tp_vkind { TP_V_PACKAGE, TP_V_HOSTBRIDGE, TP_V_BRIDGE, TP_V_GPU,
 		TP_V_NVSWITCH, TP_V_NIC, TP_V_PORT,
@@ -765,8 +765,8 @@ struct tp_node_gpu {
 	unsigned vendor, device;   /* PCI ids */
 	int package, numa;  /* logical indices, -1 unknown */
 	int vertex;
-	/* Partitions (node.c): the GPUs of one PCI device share its number
-	 * (pdev, the device's place in bus order), its links and its
+	/* Partitions (node_build.c): the GPUs of one PCI device share its
+	 * number (pdev, the device's place in bus order), its links and its
 	 * bandwidth.  nparts 1 and osdev "" for a device that is one GPU. */
 	int pdev;
 	int part, nparts;   /* which partition of the device, how many */
@@ -832,9 +832,9 @@ int tp__node_xml_check(const char *xml, size_t len, const char *what,
 
 /* The GPU-fabric matrices of an hwloc XML (<distances2> and
  * <distances2hetero> named NVLinkBandwidth, XGMIBandwidth or XGMIHops):
- * node_xml.c checks them and resolves their objects to PCI devices while it
- * still knows the objects; node_dist.c turns them into link counts once the
- * model is built (hwloc never sees them). */
+ * node_xml_dist.c checks them and resolves their objects to PCI devices
+ * while it still knows the objects; node_dist.c turns them into link counts
+ * once the model is built (hwloc never sees them). */
 #define TP__XML_MAX_DIST_OBJS 256     /* nbobjs of a kept matrix */
 #define TP__XML_MAX_DIST_VALUE INT64_C(999999999999999999)   /* 18 digits */
 enum tp__dist_kind { TP__DIST_NVLINK_BW, TP__DIST_XGMI_BW, TP__DIST_XGMI_HOPS,
@@ -848,7 +848,7 @@ struct tp__dist_end {
 	int role;
 	unsigned dom, bus, dev, fn;   /* TP__END_DEVICE: its PCI address */
 	char osdev[16];         /* the partition's OS device ("rsmi3") when
-				   the device has several (node.c's rule:
+				   the device has several (node_build.c's rule:
 				   tp__osdev_backend); "" otherwise */
 };
 /* The backend of a GPU's OS device that counts partitions: "rsmi" or
@@ -871,7 +871,7 @@ void tp__xml_dist_free(struct tp__xml_dist *d);
 int tp__node_xml_check_dist(const char *xml, size_t len, const char *what,
 			    char **canon, size_t *canon_len,
 			    struct tp__xml_dist *dist, tp_error *err);
-/* GPUs a < b are the two GCDs of one MI250 / MI250X (node.c): 4 xGMI
+/* GPUs a < b are the two GCDs of one MI250 / MI250X (node_build.c): 4 xGMI
  * links where nothing better says how many. */
 bool tp__node_mi250_pair(const tp_node *n, int a, int b);
 /* Set the node's NVLink or xGMI counts from the matrices (node_dist.c);

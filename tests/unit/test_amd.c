@@ -1,6 +1,8 @@
-/* Unit tests: AMD GPUs in the node model (core/src/node/node.c), the rocm-smi
- * and amd-smi topology readers (core/src/node/node_links.c), the XGMIPeers rule of the XML checker
- * (core/src/node/node_xml.c) and MAGC over xGMI links (core/src/node/gpusel.c).
+/* Unit tests: AMD GPUs in the node model (core/src/node/node_build.c), the
+ * rocm-smi and amd-smi topology readers (core/src/node/node_links_rocm.c,
+ * node_links_amd.c), the XGMIPeers rule of the XML checker
+ * (core/src/node/node_xml_objects.c) and MAGC over xGMI links
+ * (core/src/node/gpusel.c).
  * The example node mi250x is 4 MI250X (8 GCDs) with the xGMI graph
  *   0-1 2-3 4-5 6-7: 4 links (one package), 0-6 2-4: 2, 0-2 1-3 1-5 3-7
  *   4-6 5-7: 1

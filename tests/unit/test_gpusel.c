@@ -1,6 +1,6 @@
-/* Unit tests: GPU selection (MAGC phase 3) and socket placement (phase 2),
- * core/src/node/gpusel.c.  Expected assignments are worked out by hand in the
- * comments. */
+/* Unit tests: GPU selection (MAGC phase 3, core/src/node/gpusel*.c) and
+ * socket placement (phase 2, core/src/node/node_cpus.c).  Expected
+ * assignments are worked out by hand in the comments. */
 #include "testutil.h"
 #include "node/node_internal.h"
 #include "pattern/pattern_internal.h"

@@ -1,4 +1,4 @@
-/* Unit tests: the node model (core/src/node/node.c, node_links.c) and the GPU
+/* Unit tests: the node model (core/src/node/node*.c) and the GPU
  * peer matrix reader (core/src/node/gpu_matrix.c). */
 #include <unistd.h>
 

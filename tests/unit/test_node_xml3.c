@@ -229,7 +229,7 @@ START_TEST(cxl_v3_v2_twins)
 END_TEST
 
 /* Version 3.x is read, 4.0 is not; 3.0's OS device type bitmask becomes
- * the 2.x enum node.c classifies network cards by. */
+ * the 2.x enum node_build.c classifies network cards by. */
 START_TEST(v3_versions_and_osdev_types)
 {
 	char *x = xml3("3.1", 0, false, 0,

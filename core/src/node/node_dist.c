@@ -1,10 +1,10 @@
 /* topoplace — GPU-fabric link counts from an hwloc XML's distance matrices.
  *
- * node_xml.c keeps an XML's NVLinkBandwidth, XGMIBandwidth and XGMIHops
- * matrices, checked and resolved to PCI devices.  Once the model is built
- * (its GPUs numbered in PCI bus order) they become NVLink lanes or xGMI link
- * counts, set as a GpuLinks= file would set them; such a file, loaded
- * afterwards, still overrides them.
+ * node_xml_dist.c keeps an XML's NVLinkBandwidth, XGMIBandwidth and
+ * XGMIHops matrices, checked and resolved to PCI devices.  Once the model
+ * is built (its GPUs numbered in PCI bus order) they become NVLink lanes or
+ * xGMI link counts, set as a GpuLinks= file would set them; such a file,
+ * loaded afterwards, still overrides them.
  *
  * NVLinkBandwidth (hwloc's nvml backend, topology-nvml.c): for a GPU pair,
  * or a GPU and an NVSwitch, the sum of the rates of the links between

@@ -3,8 +3,8 @@
  * The model keeps the hwloc XML it was built from (the checked rewrite of
  * a file, or hwloc's export of the live machine).  Written back, that XML
  * gets the GPU fabric as hwloc's own NVML and ROCm SMI backends record it,
- * so that the file alone gives the same model again (node_xml.c reads
- * these distances):
+ * so that the file alone gives the same model again (node_xml_dist.c
+ * reads these distances):
  *   NVLinkBandwidth  the pair's NVLink bandwidth in MB/s each way (its
  *                    links at the rate of their generation, as hwloc
  *                    writes them: 25000 a link of NVLink 2-4), 1000000 on

@@ -1,6 +1,6 @@
 /* topoplace — the node model's parts and links as a forest, for front ends
  * that draw it (topoplace node-info --format svg).  The model itself is
- * built in node.c; this file only reads it. */
+ * built in node_build.c; this file only reads it. */
 #include "internal.h"
 
 int tp_node_nparts(const tp_node *n)

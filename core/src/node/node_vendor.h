@@ -55,7 +55,7 @@ int tp_vendor_amdsmi(struct tp_vendor_fab *f, const char *lib, tp_error *err);
 int tp_vendor_rocm_smi(struct tp_vendor_fab *f, const char *lib,
 		       tp_error *err);
 /* xGMI links from a min-max bandwidth pair: max / min, rounded, at least
- * 1, as node_links.c reads rocm-smi's "Bandwidth" matrix. */
+ * 1, as node_links_rocm.c reads rocm-smi's "Bandwidth" matrix. */
 int tp_vendor_xgmi_count(unsigned long long lo, unsigned long long hi);
 
 /* Close every descriptor from lo up, async-signal-safe (a forked child of

@@ -5,13 +5,13 @@
  * Both libraries answer per GPU pair: the link type and hops, and the
  * minimum and maximum bandwidth between the two.  A pair of type XGMI, one
  * hop, is an xGMI pair; its links are max / min bandwidth (min being one
- * link's), as node_links.c reads rocm-smi's "Bandwidth" matrix: 50000-200000
- * MB/s between the two GCDs of an MI250X is 4 links.  A bandwidth of 0-0
- * means no direct link (the libraries say one hop for every pair of an
- * xGMI hive); a pair whose bandwidth the library cannot tell counts one
- * link.  The pair's links carry the maximum bandwidth reported (200 GB/s
- * there), as hwloc's rsmi backend puts it in XGMIBandwidth; 50 GB/s a link
- * without one.
+ * link's), as node_links_rocm.c reads rocm-smi's "Bandwidth" matrix:
+ * 50000-200000 MB/s between the two GCDs of an MI250X is 4 links.  A
+ * bandwidth of 0-0 means no direct link (the libraries say one hop for
+ * every pair of an xGMI hive); a pair whose bandwidth the library cannot
+ * tell counts one link.  The pair's links carry the maximum bandwidth
+ * reported (200 GB/s there), as hwloc's rsmi backend puts it in
+ * XGMIBandwidth; 50 GB/s a link without one.
  *
  * The link type enum of amdsmi_topo_get_link_type changed with ROCm 7 (AMD
  * SMI library version 26, as hwloc's topology-rsmi.c notes): before, the
