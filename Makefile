@@ -112,6 +112,8 @@ CORE_SRC = $(addprefix core/src/, \
 	map/free_shells.c \
 	map/geom.c \
 	map/geom_fold.c \
+	map/geom_prepare.c \
+	map/geom_score.c \
 	map/geom_search.c \
 	map/geom_select.c \
 	map/graphmap.c \
