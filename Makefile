@@ -110,12 +110,16 @@ CORE_SRC = $(addprefix core/src/, \
 	job/job_node.c \
 	map/bisect.c \
 	map/free_shells.c \
-	map/geom.c \
 	map/geom_fold.c \
+	map/geom_part.c \
+	map/geom_points.c \
 	map/geom_prepare.c \
 	map/geom_score.c \
+	map/geom_seam.c \
 	map/geom_search.c \
 	map/geom_select.c \
+	map/geom_subset.c \
+	map/geom_tree.c \
 	map/graphmap.c \
 	map/hiermap.c \
 	map/metis_load.c \

@@ -567,6 +567,17 @@ static int geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *op
 	return rc;
 }
 
+void tp_geom_opts_default(tp_geom_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->parts_per_level = 2;
+	o->search = TP_SEARCH_AUTO;
+	o->seam_shift = true;
+	o->metric = TP_METRIC_HOP_BYTES;
+	o->time_budget_ms = 0;
+	o->nthreads = 0;
+}
+
 int tp_geom_map(const tp_graph *g, const tp_alloc *a, const tp_geom_opts *opt,
 		int32_t *map, tp_geom_report *report, tp_error *err)
 {
