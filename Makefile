@@ -121,6 +121,10 @@ CORE_SRC = $(addprefix core/src/, \
 	map/geom_subset.c \
 	map/geom_tree.c \
 	map/graphmap.c \
+	map/graphmap_bipart.c \
+	map/graphmap_greedy.c \
+	map/graphmap_lanes.c \
+	map/graphmap_refine.c \
 	map/hiermap.c \
 	map/metis_load.c \
 	map/metrics.c \

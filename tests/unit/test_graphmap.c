@@ -1,4 +1,4 @@
-/* Unit tests: graph mapping (core/src/map/graphmap.c) and the graph and auto
+/* Unit tests: graph mapping (core/src/map/graphmap*.c) and the graph and auto
  * policies (core/src/map/place.c). */
 #include "testutil.h"
 #include "map/predict_internal.h"

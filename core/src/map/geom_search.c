@@ -2,7 +2,7 @@
  * (scheduling, finalists, the report) and tp_geom_map.  See
  * <topoplace/geom.h> for the overview, geom_prepare.c for the set-up and
  * the variants' order, geom_score.c for a job's partitions and scoring,
- * geom.c for the partitions and geom_fold.c for folding.
+ * geom_part.c for the partitions and geom_fold.c for folding.
  *
  * Variants.  Variant 0 cuts the longest extent on both sides at every level.
  * Variants 1.. pair a task dimension order with a machine dimension order
