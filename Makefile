@@ -131,6 +131,11 @@ CORE_SRC = $(addprefix core/src/, \
 	map/modcolor.c \
 	map/parmap.c \
 	map/place.c \
+	map/place_auto.c \
+	map/place_choice.c \
+	map/place_orders.c \
+	map/place_refine.c \
+	map/place_side.c \
 	map/predict.c \
 	map/time_trades.c \
 	net/block.c \
