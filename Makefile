@@ -125,6 +125,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/graphmap_greedy.c \
 	map/graphmap_lanes.c \
 	map/graphmap_refine.c \
+	map/graphmap_slots.c \
 	map/hiermap.c \
 	map/metis_load.c \
 	map/metrics.c \

@@ -3,7 +3,8 @@
  * costs every construction and refinement reads, the slot table of the
  * refinements' moves, and each part's entry.  graphmap.c holds the public
  * entry points; graphmap_greedy.c, graphmap_bipart.c, graphmap_refine.c
- * and graphmap_lanes.c the parts.  Private to those files. */
+ * and graphmap_lanes.c the parts, graphmap_slots.c the slot table.
+ * Private to those files. */
 #ifndef TOPOPLACE_GRAPHMAP_PARTS_H
 #define TOPOPLACE_GRAPHMAP_PARTS_H
 
@@ -98,7 +99,7 @@ typedef struct slot_table {
 	int32_t *used, *slot_task, *task_slot;
 } slot_table;
 
-/* The refinements' slot table (graphmap.c). */
+/* The refinements' slot table (graphmap_slots.c). */
 void tp__slots_free(slot_table *st);
 int tp__slots_init(slot_table *st, const struct tp_alloc *a,
 		      const int32_t *map, int32_t nt);
