@@ -133,6 +133,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/parmap.c \
 	map/place.c \
 	map/place_auto.c \
+	map/place_cand.c \
 	map/place_choice.c \
 	map/place_orders.c \
 	map/place_refine.c \

@@ -1,8 +1,9 @@
 /* topoplace — the policy layer (tp_place_ex): the policies' names and
  * options, and the dispatch of each policy to its mapping.  The baselines
  * (block, cyclic, random, zorder) are in place_orders.c; graph and auto's
- * candidates in place_auto.c, their choice in place_choice.c, their run
- * side by side in place_side.c, the winner's refinement in place_refine.c.
+ * candidates in place_auto.c, one candidate's building and scoring in
+ * place_cand.c, their choice in place_choice.c, their run side by side in
+ * place_side.c, the winner's refinement in place_refine.c.
  *
  * geometric is held to block here already: coordinates can mislead (a graph
  * whose coordinates do not follow its edges), and a placement tool must not

@@ -1,9 +1,10 @@
 /* topoplace — the graph and auto policies' candidates, what their files
  * share: the state of one run of candidates (cand_run), its budget
- * accessors, and the functions the files call across.  place_auto.c
- * builds and runs the candidates, place_choice.c compares them,
- * place_side.c runs them side by side, place_refine.c refines the winner
- * (hop-bytes, lanes, trades); place.c dispatches the policies. */
+ * accessors, and the functions the files call across.  place_auto.c runs
+ * the candidates, place_cand.c builds and scores one, place_choice.c
+ * compares them, place_side.c runs them side by side, place_refine.c
+ * refines the winner (hop-bytes, lanes, trades); place.c dispatches the
+ * policies. */
 #ifndef TOPOPLACE_PLACE_CAND_H
 #define TOPOPLACE_PLACE_CAND_H
 
@@ -130,6 +131,8 @@ int tp__place_check_fit(const tp_alloc *a, int32_t ntasks, tp_error *err);
 int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 			    const tp_place_opts *o, int32_t *map,
 			    tp_place_report *rep, bool greedy_last, tp_error *err);
+
+/* place_cand.c */
 void tp__place_score_trial(cand_run *r, tp_place_candidate *c);
 double tp__place_step_budget(const cand_run *r);
 bool tp__place_fits(cand_run *r, tp_place_candidate *c, double cost_ms);
