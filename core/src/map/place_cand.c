@@ -11,6 +11,10 @@
 #include "map/graphmap_internal.h"
 #include "map/place_cand.h"
 
+static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
+					  "greedy", "bipartition", "modcolor", "blocks",
+					  "hierarchical", "hier-coords" };
+
 /* Wait for block's score, if it is being computed: every comparison and
  * every reserve for a scoring needs it. */
 void tp__place_settle(cand_run *r)

@@ -22,10 +22,6 @@
 enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
 		 C_BLOCKS, C_HIER, C_HIER_COORDS };
 
-static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
-					  "greedy", "bipartition", "modcolor", "blocks",
-					  "hierarchical", "hier-coords" };
-
 /* Constructions kept besides the best as starts of the lane refinement:
  * another construction's layout often ends faster under it (simgrid's
  * ft2-s4: 52.4 us from bipartition, 59.8 from hierarchical+refine, the
