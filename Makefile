@@ -124,17 +124,34 @@ CORE_SRC = $(addprefix core/src/, \
 	map/bisect.c \
 	map/block_map.c \
 	map/free_shells.c \
-	map/geom.c \
 	map/geom_fold.c \
+	map/geom_part.c \
+	map/geom_points.c \
+	map/geom_prepare.c \
+	map/geom_score.c \
+	map/geom_seam.c \
 	map/geom_search.c \
 	map/geom_select.c \
+	map/geom_subset.c \
+	map/geom_tree.c \
 	map/graphmap.c \
+	map/graphmap_bipart.c \
+	map/graphmap_greedy.c \
+	map/graphmap_lanes.c \
+	map/graphmap_refine.c \
+	map/graphmap_slots.c \
 	map/hiermap.c \
 	map/metis_load.c \
 	map/metrics.c \
 	map/modcolor.c \
 	map/parmap.c \
 	map/place.c \
+	map/place_auto.c \
+	map/place_cand.c \
+	map/place_choice.c \
+	map/place_orders.c \
+	map/place_refine.c \
+	map/place_side.c \
 	map/predict.c \
 	map/slurm_layout.c \
 	map/time_trades.c \

@@ -1,5 +1,5 @@
-/* Unit tests: geometric mapper (core/src/map/geom.c, geom_search.c,
- * geom_fold.c, geom_select.c). */
+/* Unit tests: geometric mapper (core/src/map/geom_*.c: the search, the
+ * partitions, folding and selection). */
 #include <math.h>
 #include <stdint.h>
 

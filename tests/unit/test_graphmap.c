@@ -1,5 +1,5 @@
-/* Unit tests: graph mapping (core/src/map/graphmap.c) and the graph and auto
- * policies (core/src/map/place.c). */
+/* Unit tests: graph mapping (core/src/map/graphmap*.c) and the graph and auto
+ * policies (core/src/map/place_*.c). */
 #include "testutil.h"
 #include "map/predict_internal.h"
 #include "input/alloc_internal.h"

@@ -1,4 +1,4 @@
-/* Unit tests: policy layer, baselines and hostfiles (core/src/map/place.c). */
+/* Unit tests: policy layer, baselines and hostfiles (core/src/map/place*.c). */
 #include <sys/stat.h>
 #include <unistd.h>
 

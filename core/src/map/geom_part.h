@@ -1,5 +1,6 @@
 /* topoplace — geometric mapping, the partitioning primitives shared by
- * geom.c (partitions) and geom_search.c (the search).  Private. */
+ * the partitions (geom_part.c, geom_points.c, geom_tree.c, geom_seam.c,
+ * geom_subset.c) and the search (geom_search.c and its parts).  Private. */
 #ifndef TOPOPLACE_GEOM_PART_H
 #define TOPOPLACE_GEOM_PART_H
 
@@ -112,6 +113,9 @@ int tp__tree_rule(int64_t n, uint64_t w, int kparts, int64_t *size);
 /* Append the whole split tree of n nodes of w slots each to t (the tree
  * tp__tree_rule gives at every node). */
 int tp__tree_predict(tree *t, int64_t n, uint64_t w, int kparts);
+/* Check a node of the partition (k parts of cnt slots) against an implicit
+ * expected tree, storing the tree from there on the first difference. */
+int tp__tree_check(tree *t, int64_t n, int k, const int64_t *cnt);
 
 /* Ranks per dimension of n points (pos: n x dims, kept by reference). */
 int tp__pointset_init(pointset *ps, int32_t n, int dims, const double *pos);

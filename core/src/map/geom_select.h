@@ -11,7 +11,7 @@ typedef struct tp__pt {
 	uint64_t key;
 	uint32_t id;
 	uint32_t w;   /* weight (slots) for weighted selection; where every
-			 point weighs the same, geom.c may keep the point's
+			 point weighs the same, geom_part.c may keep the point's
 			 packed ranks here instead (pointset.packed) */
 } tp__pt;
 

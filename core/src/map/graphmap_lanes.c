@@ -1,0 +1,890 @@
+/* topoplace — graph mapping, the link-load refinements: moves, swaps and
+ * node trades that lower the busiest link (congestion) or the busiest lane
+ * of the time model (lanes), with their route cache
+ * (tp_graphmap_refine_congestion, tp__graphmap_refine_lanes). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "map/predict_internal.h"
+#include "map/graphmap_parts.h"
+
+#define TRADE_NEIGHBOURS 8   /* lane refinement: a node trades with its
+				tasks' neighbours' nodes, */
+#define TRADE_WINDOW 8       /* and with this many nodes either side of it
+				in router order */
+#define HOT_SHARE 0.85       /* congestion refinement: tasks on links loaded
+				at least this share of the maximum move */
+
+/* ------------------------------------------------------------------------ */
+/* Congestion refinement                                                     */
+
+/* Routes between allocation nodes, kept as they are asked for: a trial
+ * routes every edge of the tasks it moves, out and back (each task's
+ * edges again for every node it tries), and on trees and dragonflies
+ * routing was half the refinement's time.  Open addressing on (i, j);
+ * past ROUTE_CACHE_LANES lanes kept, routes are computed again. */
+#define ROUTE_CACHE_LANES ((size_t)1 << 21)
+
+/* A lane of a route and a byte's weight on it. */
+struct lane_w {
+	int64_t l;
+	double w;
+};
+
+struct route_ent {
+	int64_t key;             /* i * nodes + j, -1: empty */
+	int64_t off;             /* its lanes in pool */
+	int32_t len;
+};
+
+/* Up to ROUTE_DENSE_NODES allocation nodes, every pair has its place
+ * (8 MB at most, and no hashing); above, the table is hashed. */
+#define ROUTE_DENSE_NODES 1024
+
+struct route_at {
+	int32_t off, len;        /* off -1: not kept */
+};
+
+struct route_cache {
+	struct route_at *dense;  /* i * nodes + j */
+	struct route_ent *e;
+	size_t cap, used;        /* cap: a power of two */
+	struct lane_w *pool;
+	size_t npool, poolcap;
+};
+
+static void route_cache_free(struct route_cache *c)
+{
+	free(c->dense);
+	free(c->e);
+	free(c->pool);
+	memset(c, 0, sizeof *c);
+}
+
+/* The dense table where the nodes are few enough (none: hashed). */
+static void route_cache_init(struct route_cache *c, int32_t nodes)
+{
+	memset(c, 0, sizeof *c);
+	if (nodes > ROUTE_DENSE_NODES)
+		return;
+	size_t n = (size_t)nodes * (size_t)nodes + 1;
+	if ((c->dense = tp__malloc_array(n, sizeof *c->dense)))
+		for (size_t k = 0; k < n; k++)
+			c->dense[k].off = -1;
+}
+
+/* The slot of key, or of the empty place where it goes. */
+static size_t route_cache_slot(const struct route_cache *c, int64_t key)
+{
+	size_t h = (size_t)tp__mix64((uint64_t)key) & (c->cap - 1);
+	while (c->e[h].key >= 0 && c->e[h].key != key)
+		h = (h + 1) & (c->cap - 1);
+	return h;
+}
+
+/* Doubles the table (at least 4,096 slots); false when out of memory
+ * (the cache then stays as it is). */
+static bool route_cache_grow(struct route_cache *c)
+{
+	size_t ncap = c->cap ? 2 * c->cap : 4096;
+	struct route_cache n = { .cap = ncap, .used = c->used, .pool = c->pool,
+				 .npool = c->npool, .poolcap = c->poolcap };
+	if (!(n.e = tp__malloc_array(ncap, sizeof *n.e)))
+		return false;
+	for (size_t k = 0; k < ncap; k++)
+		n.e[k].key = -1;
+	for (size_t k = 0; k < c->cap; k++)
+		if (c->e[k].key >= 0)
+			n.e[route_cache_slot(&n, c->e[k].key)] = c->e[k];
+	free(c->e);
+	*c = n;
+	return true;
+}
+
+/* Keeps the route of len lanes under key when there is room. */
+static void route_cache_put(struct route_cache *c, int64_t key,
+			    const struct lane_w *lanes, int len)
+{
+	if (c->npool + (size_t)len > ROUTE_CACHE_LANES ||
+	    (!c->dense && 2 * (c->used + 1) > c->cap && !route_cache_grow(c)))
+		return;
+	if (c->npool + (size_t)len > c->poolcap) {
+		size_t np = c->poolcap ? 2 * c->poolcap : 16384;
+		while (np < c->npool + (size_t)len)
+			np *= 2;
+		struct lane_w *p = realloc(c->pool, np * sizeof *p);
+		if (!p)
+			return;
+		c->pool = p;
+		c->poolcap = np;
+	}
+	if (c->dense) {
+		c->dense[key] = (struct route_at){ (int32_t)c->npool, len };
+	} else {
+		size_t h = route_cache_slot(c, key);
+		c->e[h] = (struct route_ent){ key, (int64_t)c->npool, len };
+		c->used++;
+	}
+	if (len > 0)   /* a route of no lanes: the pool may not exist yet */
+		memcpy(c->pool + c->npool, lanes, (size_t)len * sizeof *lanes);
+	c->npool += (size_t)len;
+}
+
+/* A link's (or lane's) load, and the trial that last touched it. */
+struct link_load {
+	double load;
+	int64_t stamp, sub;
+};
+
+typedef struct cref {
+	const gm *c;
+	int32_t *map;
+	struct link_load *ll;    /* per link */
+	int64_t nl;
+	int64_t *route;
+	struct lane_w *routew;   /* route with its weights */
+	int cap;
+	const struct lane_w *rt; /* the last route (cr_route): in routew or
+				    in the cache */
+	struct route_cache rc;
+	bool over;               /* the current trial's additions took a
+				    link past the largest load */
+	/* a task's moves share its edges' removal (cr_improve_task): each
+	 * move is a sub-trial, undone back to that removal */
+	bool in_sub;
+	int64_t sub;             /* sub-trial number */
+	int64_t *sl;             /* links it changed */
+	double *sl_old;          /* their loads before it */
+	int64_t nsl, slcap;
+	int64_t *tl;             /* touched links of the current trial */
+	double *tl_old;          /* their loads before it */
+	int64_t ntl, tlcap;
+	int64_t trial;
+	slot_table st;           /* who sits in which slot */
+	char *hot;               /* per task: has an edge on a most-loaded link */
+	int32_t *cand;           /* candidate nodes of the current task */
+	int64_t *nstamp;         /* per node: candidate round when listed */
+	int64_t ns;
+	double M;                /* the largest link load */
+	int64_t nmax;            /* links carrying it */
+	double Mref;             /* the largest load at the start: scale of
+				    the potential */
+	double hot_at;           /* tasks with a message over a link this
+				    loaded are tried */
+	double dhop;             /* hop-bytes change of the current trial */
+	bool keep_hops;          /* refuse moves that raise hop-bytes */
+	int64_t moves;
+	double *lw;              /* lanes (the time model's fabric,
+				    predict_internal.h): per lane 1 /
+				    bandwidth; NULL: the machine's links */
+	double hop_weight;       /* lanes: see gm */
+	int64_t *tstamp;         /* per task: node trades' edge counting */
+	int64_t ts;
+	int32_t *swap_set;       /* the tasks of the two nodes traded */
+	int32_t *by_router;      /* nodes in router-coordinate order */
+	int32_t *router_pos;     /* node -> its place there */
+	int32_t *tcand;          /* a node's trade partners */
+} cref;
+
+/* A byte's weight on link (or lane) l. */
+static double cr_weight(const cref *cr, int64_t l)
+{
+	return cr->lw ? cr->lw[l] : tp__link_weight(cr->c->a->m, l);
+}
+
+/* Route between allocation nodes i and j into cr->rt (cached, or in
+ * cr->route, grown as needed); returns the length or a negative code. */
+static int cr_route(cref *cr, int32_t i, int32_t j)
+{
+	const struct tp_alloc *a = cr->c->a;
+	int64_t key = (int64_t)i * cr->c->nn + j;
+	if (cr->rc.dense) {
+		struct route_at at = cr->rc.dense[key];
+		if (at.off >= 0) {
+			cr->rt = at.len ? cr->rc.pool + at.off : cr->routew;
+			return at.len;
+		}
+	} else if (cr->rc.cap) {
+		const struct route_ent *e = &cr->rc.e[route_cache_slot(&cr->rc, key)];
+		if (e->key == key) {
+			cr->rt = e->len ? cr->rc.pool + e->off : cr->routew;
+			return e->len;
+		}
+	}
+	for (;;) {
+		int n = cr->lw ? tp__fabric_route(a->m, a->node[i], a->node[j],
+						  cr->route, cr->cap)
+			       : tp_machine_route(a->m, a->node[i], a->node[j],
+						  cr->route, cr->cap);
+		if (n >= 0) {
+			for (int k = 0; k < n; k++)
+				cr->routew[k] = (struct lane_w){ cr->route[k],
+					cr->route[k] >= 0 && cr->route[k] < cr->nl
+					? cr_weight(cr, cr->route[k]) : 0 };
+			route_cache_put(&cr->rc, key, cr->routew, n);
+			cr->rt = cr->routew;
+			return n;
+		}
+		if (cr->cap >= (1 << 20))
+			return n;
+		int64_t *nr = realloc(cr->route, sizeof(int64_t) * (size_t)cr->cap * 2);
+		if (!nr)
+			return TP_ENOMEM;
+		cr->route = nr;
+		struct lane_w *nw = realloc(cr->routew, sizeof *nw * (size_t)cr->cap * 2);
+		if (!nw)
+			return TP_ENOMEM;
+		cr->routew = nw;
+		cr->cap *= 2;
+	}
+}
+
+/* Add sign * bytes of the message from allocation node i to node j to the
+ * loads, remembering every link touched in this trial and its load
+ * before. */
+static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
+{
+	int n = cr_route(cr, i, j);
+	if (n < 0)
+		return n;
+	bytes *= 1 + cr->hop_weight * n;
+	double past = cr->M + 1e-9 * cr->M;   /* as cr_accept judges it */
+	for (int k = 0; k < n; k++) {
+		int64_t l = cr->rt[k].l;
+		if (l < 0 || l >= cr->nl)
+			return TP_EINVAL;
+		struct link_load *x = &cr->ll[l];
+		if (x->stamp != cr->trial) {
+			if (cr->ntl == cr->tlcap) {
+				int64_t nc = cr->tlcap * 2;
+				int64_t *a1 = realloc(cr->tl, sizeof(int64_t) * (size_t)nc);
+				if (!a1)
+					return TP_ENOMEM;
+				cr->tl = a1;
+				double *a2 = realloc(cr->tl_old, sizeof(double) * (size_t)nc);
+				if (!a2)
+					return TP_ENOMEM;
+				cr->tl_old = a2;
+				cr->tlcap = nc;
+			}
+			x->stamp = cr->trial;
+			cr->tl[cr->ntl] = l;
+			cr->tl_old[cr->ntl++] = x->load;
+		}
+		if (cr->in_sub && x->sub != cr->sub) {
+			if (cr->nsl == cr->slcap) {
+				int64_t nc = cr->slcap ? cr->slcap * 2 : 256;
+				int64_t *a1 = realloc(cr->sl, sizeof(int64_t) * (size_t)nc);
+				if (!a1)
+					return TP_ENOMEM;
+				cr->sl = a1;
+				double *a2 = realloc(cr->sl_old, sizeof(double) * (size_t)nc);
+				if (!a2)
+					return TP_ENOMEM;
+				cr->sl_old = a2;
+				cr->slcap = nc;
+			}
+			x->sub = cr->sub;
+			cr->sl[cr->nsl] = l;
+			cr->sl_old[cr->nsl++] = x->load;
+		}
+		x->load += bytes * cr->rt[k].w;
+		if (bytes > 0 && x->load > past)
+			cr->over = true;
+	}
+	return 0;
+}
+
+/* Add sign * bytes of edge e of task t to the loads: both directions, as
+ * the metrics route them. */
+static int cr_edge(cref *cr, int32_t t, int64_t e, double sign)
+{
+	const struct tp_graph *g = cr->c->g;
+	int32_t u = g->adjncy[e];
+	double b = sign * tp__graph_w(g, e);
+	if (cr->keep_hops)
+		cr->dhop += b * (double)ndist(cr->c, cr->map[t], cr->map[u]);
+	int rc = cr_message(cr, cr->map[t], cr->map[u], b);
+	return rc ? rc : cr_message(cr, cr->map[u], cr->map[t], b);
+}
+
+/* The same for each of t's edges off its node but the one to skip. */
+static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
+{
+	const struct tp_graph *g = cr->c->g;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		int32_t u = g->adjncy[e];
+		if (u == skip || cr->map[u] == cr->map[t])
+			continue;
+		int rc = cr_edge(cr, t, e, sign);
+		if (rc)
+			return rc;
+		/* past the largest load already: the rest only adds */
+		if (cr->over)
+			return 0;
+	}
+	return 0;
+}
+
+/* Max link load and how many links carry it (within eps). */
+static double cr_max(const cref *cr, int64_t *count)
+{
+	double m = 0.0;
+	for (int64_t l = 0; l < cr->nl; l++)
+		if (cr->ll[l].load > m)
+			m = cr->ll[l].load;
+	int64_t n = 0;
+	double eps = 1e-9 * m;
+	for (int64_t l = 0; l < cr->nl; l++)
+		if (m > 0 && cr->ll[l].load >= m - eps)
+			n++;
+	*count = n;
+	return m;
+}
+
+static void cref_free(cref *cr)
+{
+	free(cr->ll);
+	free(cr->routew);
+	free(cr->sl);
+	free(cr->sl_old);
+	free(cr->route);
+	route_cache_free(&cr->rc);
+	free(cr->tl);
+	free(cr->tl_old);
+	tp__slots_free(&cr->st);
+	free(cr->hot);
+	free(cr->cand);
+	free(cr->nstamp);
+	free(cr->lw);
+	free(cr->tstamp);
+	free(cr->swap_set);
+	free(cr->by_router);
+	free(cr->router_pos);
+	free(cr->tcand);
+}
+
+/* Allocation nodes by router coordinates, then index: a switch's nodes
+ * side by side on trees, dragonflies and blocks (one router coordinate
+ * each), a torus' along its last dimension. */
+static int cmp_router(const void *x, const void *y, void *arg)
+{
+	const gm *c = arg;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const int *a = rcoord(c, i), *b = rcoord(c, j);
+	for (int d = 0; d < c->nd; d++)
+		if (a[d] != b[d])
+			return a[d] < b[d] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* lanes: on the time model's fabric, loads in seconds (bytes /
+ * bandwidth), else on the machine's links. */
+static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
+{
+	const struct tp_alloc *a = c->a;
+	memset(cr, 0, sizeof *cr);
+	cr->c = c;
+	cr->map = map;
+	cr->nl = lanes ? tp__fabric_lanes(a->m) : tp_machine_link_count(a->m);
+	cr->hop_weight = lanes ? c->hop_weight : 0;
+	if (lanes) {
+		if (!(cr->lw = tp__malloc_array((size_t)cr->nl + 1, sizeof(double))))
+			return TP_ENOMEM;
+		for (int64_t l = 0; l < cr->nl; l++)
+			cr->lw[l] = 1.0 / tp__fabric_bandwidth(a->m, l);
+	}
+	cr->cap = 64;
+	cr->tlcap = 256;
+	route_cache_init(&cr->rc, c->nn);
+	cr->ll = tp__calloc((size_t)cr->nl + 1, sizeof *cr->ll);
+	cr->routew = tp__malloc_array((size_t)cr->cap, sizeof *cr->routew);
+	cr->route = tp__malloc_array((size_t)cr->cap, sizeof(int64_t));
+	cr->tl = tp__malloc_array((size_t)cr->tlcap, sizeof(int64_t));
+	cr->tl_old = tp__malloc_array((size_t)cr->tlcap, sizeof(double));
+	int rc = tp__slots_init(&cr->st, a, map, c->nt);
+	cr->hot = tp__calloc((size_t)c->nt + 1, 1);
+	cr->cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
+	cr->nstamp = tp__calloc((size_t)c->nn + 1, sizeof(int64_t));
+	if (rc || !cr->ll || !cr->routew || !cr->route || !cr->tl ||
+	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp)
+		return TP_ENOMEM;
+	if (lanes) {
+		int32_t most = 0;
+		for (int32_t i = 0; i < a->nnodes; i++)
+			most = a->slots[i] > most ? a->slots[i] : most;
+		cr->tstamp = tp__calloc((size_t)c->nt + 1, sizeof(int64_t));
+		cr->swap_set = tp__malloc_array(2 * (size_t)most + 1, sizeof(int32_t));
+		cr->by_router = tp__malloc_array((size_t)c->nn + 1, sizeof(int32_t));
+		cr->router_pos = tp__malloc_array((size_t)c->nn + 1, sizeof(int32_t));
+		cr->tcand = tp__malloc_array(TRADE_NEIGHBOURS + 2 * TRADE_WINDOW,
+					     sizeof(int32_t));
+		if (!cr->tstamp || !cr->swap_set || !cr->by_router ||
+		    !cr->router_pos || !cr->tcand)
+			return TP_ENOMEM;
+		for (int32_t i = 0; i < c->nn; i++)
+			cr->by_router[i] = i;
+		qsort_r(cr->by_router, (size_t)c->nn, sizeof(int32_t), cmp_router,
+			(void *)c);
+		for (int32_t k = 0; k < c->nn; k++)
+			cr->router_pos[cr->by_router[k]] = k;
+	}
+	return 0;
+}
+
+/* Link loads of the whole mapping: every message, t to each neighbour. */
+/* The loads of every link; TP_ETIME when the budget runs out first (routing
+ * every message costs as much as the refinement's first pass). */
+static int cr_load_all(cref *cr, double t0, double budget)
+{
+	const struct tp_graph *g = cr->c->g;
+	const int32_t *map = cr->map;
+	for (int32_t t = 0; t < cr->c->nt; t++) {
+		if ((t & 255) == 255 && budget_over(t0, budget))
+			return TP_ETIME;
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (map[u] == map[t])
+				continue;
+			int n = cr_route(cr, map[t], map[u]);
+			if (n < 0)
+				return n;
+			double b = tp__graph_w(g, e) * (1 + cr->hop_weight * n);
+			for (int k = 0; k < n; k++)
+				cr->ll[cr->rt[k].l].load += b * cr->rt[k].w;
+		}
+	}
+	return 0;
+}
+
+/* Mark the tasks with a message across a link loaded at least hot_at
+ * (near the maximum: relieving those makes room for the maximum). */
+static int cr_mark_hot(cref *cr)
+{
+	const struct tp_graph *g = cr->c->g;
+	const int32_t *map = cr->map;
+	char *hot = cr->hot;
+	double eps = 1e-9 * cr->M;
+	cr->hot_at = HOT_SHARE * cr->M - eps;
+	memset(hot, 0, (size_t)cr->c->nt);
+	/* each message t -> u (both directions appear, in t's and u's lists) */
+	for (int32_t t = 0; t < cr->c->nt; t++)
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (map[u] == map[t] || (hot[t] && hot[u]))
+				continue;
+			int n = cr_route(cr, map[t], map[u]);
+			if (n < 0)
+				return n;
+			for (int k = 0; k < n; k++)
+				if (cr->ll[cr->rt[k].l].load >= cr->hot_at) {
+					hot[t] = hot[u] = 1;
+					break;
+				}
+		}
+	return 0;
+}
+
+/* The nodes of t's neighbours other than its own node p, at most
+ * REFINE_NODES, into cr->cand; returns how many. */
+static int cr_candidates(cref *cr, int32_t t, int32_t p)
+{
+	const struct tp_graph *g = cr->c->g;
+	int ncand = 0;
+	cr->ns++;
+	cr->nstamp[p] = cr->ns;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && ncand < REFINE_NODES; e++) {
+		int32_t q = cr->map[g->adjncy[e]];
+		if (cr->nstamp[q] != cr->ns) {
+			cr->nstamp[q] = cr->ns;
+			cr->cand[ncand++] = q;
+		}
+	}
+	return ncand;
+}
+
+/* The potential the refinement lowers: sum over the touched links of
+ * (load / Mref)^8.  The eighth power makes the heaviest links dominate, so
+ * lowering it relieves the maximum first, yet a move that only lightens
+ * links just below the maximum also counts (it makes room). */
+static double cr_potential(double load, double Mref)
+{
+	double x = load / Mref, x2 = x * x, x4 = x2 * x2;
+	return x4 * x4;
+}
+
+/* The current trial's touched loads judged (ok: its other terms hold):
+ * true, and the maximum's count kept up, when no touched link ends above
+ * the largest load and the potential drops; the caller then commits it,
+ * or else undoes it (cr_undo). */
+static bool cr_accept(cref *cr, bool ok)
+{
+	double eps = 1e-9 * cr->M, dphi = 0;
+	int64_t freed = 0, reached = 0;
+	for (int64_t k = 0; k < cr->ntl && ok; k++) {
+		double now = cr->ll[cr->tl[k]].load, was = cr->tl_old[k];
+		if (now > cr->M + eps)
+			ok = false;
+		dphi += cr_potential(now, cr->Mref) - cr_potential(was, cr->Mref);
+		freed += was >= cr->M - eps && now < cr->M - eps;
+		reached += was < cr->M - eps && now >= cr->M - eps;
+	}
+	if (!ok || dphi >= -1e-12)
+		return false;
+	cr->moves++;
+	cr->nmax += reached - freed;
+	if (cr->nmax <= 0)
+		cr->M = cr_max(cr, &cr->nmax);
+	return true;
+}
+
+/* The current trial's loads put back. */
+static void cr_undo(cref *cr)
+{
+	for (int64_t k = 0; k < cr->ntl; k++)
+		cr->ll[cr->tl[k]].load = cr->tl_old[k];
+}
+
+/* A sub-trial's changes undone, back to its task's removal (the nbase
+ * links touched then). */
+static void cr_sub_undo(cref *cr, int64_t nbase)
+{
+	for (int64_t k = cr->nsl - 1; k >= 0; k--)
+		cr->ll[cr->sl[k]].load = cr->sl_old[k];
+	for (int64_t k = nbase; k < cr->ntl; k++)
+		cr->ll[cr->tl[k]].stamp = -1;
+	cr->ntl = nbase;
+}
+
+/* One trial: t, whose edges are already off p (cr_improve_task: the nbase
+ * links touched, dhop0 their hop-bytes), moves to q, into a free slot
+ * (s2 < 0) or trading places with s2.  Kept (*kept = true) when no touched
+ * link ends above the largest load, the potential drops, and (keep_hops)
+ * hop-bytes do not grow; otherwise undone back to t's removal.  So the
+ * maximum never grows and the potential falls with every move: the
+ * refinement ends.  The loads are summed in the order of a trial that
+ * removed t's edges itself: the same result. */
+static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
+		       int64_t nbase, double dhop0, bool *kept)
+{
+	int32_t *map = cr->map;
+	int rc = 0;
+	*kept = false;
+	cr->sub++;
+	cr->nsl = 0;
+	cr->in_sub = true;
+	cr->over = false;
+	cr->dhop = dhop0;
+	/* the edge t-s2 counts once, with t */
+	if (s2 >= 0 && (rc = cr_edges(cr, s2, t, -1.0)))
+		goto out;
+	map[t] = q;
+	if (s2 >= 0)
+		map[s2] = p;
+	if ((rc = cr_edges(cr, t, -1, 1.0)) ||
+	    (s2 >= 0 && !cr->over && (rc = cr_edges(cr, s2, t, 1.0))))
+		goto out;
+	if (cr_accept(cr, !cr->over &&
+			  (!cr->keep_hops ||
+			   cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0)))) {
+		tp__slots_move(&cr->st, t, p, q, s2);
+		*kept = true;
+		goto out;
+	}
+	map[t] = p;
+	if (s2 >= 0)
+		map[s2] = q;
+	cr_sub_undo(cr, nbase);
+out:
+	cr->in_sub = false;
+	return rc;
+}
+
+/* Try t's moves to the nodes of its neighbours (a free slot first, then
+ * swaps with up to REFINE_SWAPS tasks there) until one is kept.  t's edges
+ * leave p once for all of them. */
+static int cr_improve_task(cref *cr, int32_t t)
+{
+	const struct tp_alloc *a = cr->c->a;
+	const int64_t *off = cr->st.off;
+	int32_t p = cr->map[t];
+	int ncand = cr_candidates(cr, t, p);
+	if (ncand == 0)
+		return 0;
+	cr->trial++;
+	cr->ntl = 0;
+	cr->dhop = 0;
+	cr->over = false;
+	int rc = cr_edges(cr, t, -1, -1.0);
+	if (rc)
+		return rc;
+	int64_t nbase = cr->ntl;
+	double dhop0 = cr->dhop;
+	bool done_t = false;
+	for (int ci = 0; ci < ncand && !done_t; ci++) {
+		int32_t q = cr->cand[ci];
+		int scanned = 0;
+		/* s = -1: move into a free slot of q; else swap with s */
+		for (int64_t x = cr->st.used[q] < a->slots[q] ? off[q] - 1 : off[q];
+		     x < off[q + 1] && scanned < REFINE_SWAPS && !done_t; x++) {
+			int32_t s2 = x < off[q] ? -1 : cr->st.slot_task[x];
+			if (x >= off[q] && s2 < 0)
+				continue;
+			scanned++;
+			if ((rc = cr_try_move(cr, t, p, q, s2, nbase, dhop0, &done_t)))
+				return rc;
+		}
+	}
+	if (!done_t)
+		cr_undo(cr);   /* t's edges back as they were */
+	return 0;
+}
+
+/* Add sign * bytes of the edges of the swap set's n tasks to the loads,
+ * each edge once (an edge inside the set with the first of its ends). */
+static int cr_set_edges(cref *cr, int n, double sign)
+{
+	const struct tp_graph *g = cr->c->g;
+	int64_t mark = ++cr->ts;
+	for (int k = 0; k < n; k++) {
+		int32_t t = cr->swap_set[k];
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t u = g->adjncy[e];
+			if (cr->tstamp[u] == mark || cr->map[u] == cr->map[t])
+				continue;
+			int rc = cr_edge(cr, t, e, sign);
+			if (rc)
+				return rc;
+			if (cr->over)
+				return 0;   /* past the largest load: the rest only adds */
+		}
+		cr->tstamp[t] = mark;
+	}
+	return 0;
+}
+
+/* The tasks of nodes p and q into cr->swap_set, p's first; returns how
+ * many. */
+static int trade_set(cref *cr, int32_t p, int32_t q)
+{
+	const slot_table *st = &cr->st;
+	int n = 0;
+	for (int64_t x = st->off[p]; x < st->off[p + 1]; x++)
+		if (st->slot_task[x] >= 0)
+			cr->swap_set[n++] = st->slot_task[x];
+	for (int64_t x = st->off[q]; x < st->off[q + 1]; x++)
+		if (st->slot_task[x] >= 0)
+			cr->swap_set[n++] = st->slot_task[x];
+	return n;
+}
+
+/* Nodes p and q trade all their tasks, the n of cr->swap_set (trade_set):
+ * each goes to the other node's slots from the first. */
+static void cr_trade(cref *cr, int32_t p, int32_t q, int n)
+{
+	slot_table *st = &cr->st;
+	int32_t np = st->used[p], nq = st->used[q];
+	for (int64_t x = st->off[p]; x < st->off[p + 1]; x++)
+		st->slot_task[x] = -1;
+	for (int64_t x = st->off[q]; x < st->off[q + 1]; x++)
+		st->slot_task[x] = -1;
+	for (int k = 0; k < n; k++) {
+		int32_t t = cr->swap_set[k], to = k < np ? q : p;
+		int32_t i = k < np ? k : k - np;
+		st->slot_task[st->off[to] + i] = t;
+		st->task_slot[t] = i;
+		cr->map[t] = to;
+	}
+	st->used[p] = nq;
+	st->used[q] = np;
+}
+
+/* The hop-bytes change of nodes p and q trading their n tasks (in
+ * cr->swap_set, p's first): edges between the two nodes keep their
+ * length, the others' far ends stay. */
+static double trade_hops(const cref *cr, int32_t p, int32_t q, int n)
+{
+	const struct tp_graph *g = cr->c->g;
+	double d = 0;
+	for (int k = 0; k < n; k++) {
+		int32_t t = cr->swap_set[k], from = cr->map[t], to = from == p ? q : p;
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+			int32_t v = cr->map[g->adjncy[e]];
+			if (v == p || v == q)
+				continue;
+			d += tp__graph_w(g, e) * (double)(ndist(cr->c, to, v) -
+							   ndist(cr->c, from, v));
+		}
+	}
+	return d;
+}
+
+/* One trial of trading nodes p and q whole: kept on the terms of
+ * cr_try_move.  It moves a node's traffic to another node's links without
+ * splitting its tasks: two nodes on one switch trade at no cost in hops,
+ * and which of a switch's nodes holds the traffic decides which of its
+ * links (d-mod-k's uplinks, a torus' dimension order) carries it. */
+static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
+{
+	const struct tp_alloc *a = cr->c->a;
+	slot_table *st = &cr->st;
+	*kept = false;
+	/* two nodes of one task at most: a swap, the tasks' own moves */
+	if (st->used[p] > a->slots[q] || st->used[q] > a->slots[p] ||
+	    (st->used[p] <= 1 && st->used[q] <= 1))
+		return 0;
+	int n = trade_set(cr, p, q), rc;
+	/* never at a cost in hop-bytes (a trade moves whole nodes' traffic,
+	 * and the potential would let it spread far over idle links): checked
+	 * before routing anything, as most partners cost hops */
+	if (trade_hops(cr, p, q, n) > 1e-12 * (cr->c->g->total_bytes + 1.0))
+		return 0;
+	cr->trial++;
+	cr->ntl = 0;
+	cr->dhop = 0;
+	cr->over = false;
+	if ((rc = cr_set_edges(cr, n, -1.0)))
+		return rc;
+	for (int j = 0; j < n; j++)
+		cr->map[cr->swap_set[j]] = j < st->used[p] ? q : p;
+	if ((rc = cr_set_edges(cr, n, 1.0)))
+		return rc;
+	bool ok = cr_accept(cr, !cr->over);
+	for (int j = 0; j < n; j++)
+		cr->map[cr->swap_set[j]] = j < st->used[p] ? p : q;
+	if (ok) {
+		cr_trade(cr, p, q, n);
+		*kept = true;
+	} else {
+		cr_undo(cr);
+	}
+	return 0;
+}
+
+/* Node p's trades, until one is kept: with the nodes of its tasks'
+ * neighbours (up to TRADE_NEIGHBOURS), then with up to TRADE_WINDOW nodes
+ * either side of it in router order (its switch-mates first). */
+static int cr_improve_node(cref *cr, int32_t p)
+{
+	const struct tp_graph *g = cr->c->g;
+	const slot_table *st = &cr->st;
+	int32_t *cand = cr->tcand;
+	int n = 0;
+	cr->ns++;
+	cr->nstamp[p] = cr->ns;
+	for (int64_t x = st->off[p]; x < st->off[p + 1] && n < TRADE_NEIGHBOURS; x++) {
+		int32_t t = st->slot_task[x];
+		if (t < 0)
+			continue;
+		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1] && n < TRADE_NEIGHBOURS; e++) {
+			int32_t q = cr->map[g->adjncy[e]];
+			if (cr->nstamp[q] != cr->ns) {
+				cr->nstamp[q] = cr->ns;
+				cand[n++] = q;
+			}
+		}
+	}
+	int32_t k = cr->router_pos[p];
+	for (int32_t w = 1; w <= TRADE_WINDOW; w++)
+		for (int side = -1; side <= 1; side += 2) {
+			int32_t at = k + side * w;
+			if (at < 0 || at >= cr->c->nn)
+				continue;
+			int32_t q = cr->by_router[at];
+			if (cr->nstamp[q] != cr->ns) {
+				cr->nstamp[q] = cr->ns;
+				cand[n++] = q;
+			}
+		}
+	bool kept = false;
+	for (int ci = 0; ci < n && !kept; ci++) {
+		int rc = cr_try_trade(cr, p, cand[ci], &kept);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Congestion refinement: passes over the tasks with a message on a link
+ * loaded near the maximum, moving each where that lowers the potential
+ * (cr_potential) without raising the maximum; stops when a pass moves
+ * nothing or the budget runs out. */
+static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
+			      int32_t *map, int64_t *moves_out, double t0,
+			      bool lanes)
+{
+	cref cr;
+	/* A weighted graph (a trace's) is refined on its heavy part, each
+	 * task's messages heaviest first (graph_heavy.c): its light pairs cost
+	 * most of the moves' time and move no load, and a task's candidate
+	 * nodes are then those of its heaviest peers. */
+	struct tp_graph heavy = { 0 };
+	gm hc = *c;
+	if (c->g->weights) {
+		int hr = tp__graph_heavy_view(c->g, REFINE_HEAVY_SHARE, &heavy);
+		if (hr)
+			return hr;
+		hc.g = &heavy;
+	}
+	int rc = cref_init(&cr, &hc, map, lanes);
+	if (!rc)
+		rc = cr_load_all(&cr, t0, o->time_budget_ms);
+	if (rc == TP_ETIME) {
+		rc = 0;   /* nothing moved yet: the map stands as it was */
+		goto out;
+	}
+	if (rc)
+		goto out;
+	cr.M = cr_max(&cr, &cr.nmax);
+	cr.Mref = cr.M;
+	cr.keep_hops = o->congestion_keep_hops;
+	for (int pass = 0; pass < o->refine_passes && cr.M > 0; pass++) {
+		if ((rc = cr_mark_hot(&cr)))
+			goto out;
+		int64_t before = cr.moves;
+		for (int32_t t = 0; t < c->nt && cr.M > 0; t++) {
+			if (!cr.hot[t])
+				continue;
+			if (budget_over(t0, o->time_budget_ms))
+				goto done;
+			if ((rc = cr_improve_task(&cr, t)))
+				goto out;
+		}
+		/* then whole nodes holding a task on a busy lane */
+		for (int32_t i = 0; cr.swap_set && i < c->nn && cr.M > 0; i++) {
+			bool busy = false;
+			for (int64_t x = cr.st.off[i]; x < cr.st.off[i + 1] && !busy; x++)
+				busy = cr.st.slot_task[x] >= 0 && cr.hot[cr.st.slot_task[x]];
+			if (!busy)
+				continue;
+			if (budget_over(t0, o->time_budget_ms))
+				goto done;
+			if ((rc = cr_improve_node(&cr, i)))
+				goto out;
+		}
+		if (cr.moves == before)
+			break;
+		cr.M = cr_max(&cr, &cr.nmax);
+	}
+done:
+	if (moves_out)
+		*moves_out = cr.moves;
+out:
+	cref_free(&cr);
+	tp__graph_view_free(&heavy);
+	return rc;
+}
+
+int tp__refine_cong_run(const gm *c, const tp_graphmap_opts *o,
+			   int32_t *map, int64_t *moves_out, double t0)
+{
+	return refine_cong_common(c, o, map, moves_out, t0, false);
+}
+
+/* The same on the time model's lanes: the busiest lane's seconds, where
+ * the exchange waits (auto's refinement by predicted time). */
+int tp__refine_lanes_run(const gm *c, const tp_graphmap_opts *o,
+			    int32_t *map, int64_t *moves_out, double t0)
+{
+	return refine_cong_common(c, o, map, moves_out, t0, true);
+}

@@ -1,0 +1,121 @@
+/* topoplace — what the graph mapping's files share: the context of one
+ * run (the allocation's coordinates, the budget), the distances and edge
+ * costs every construction and refinement reads, the slot table of the
+ * refinements' moves, and each part's entry.  graphmap.c holds the public
+ * entry points; graphmap_greedy.c, graphmap_bipart.c, graphmap_refine.c
+ * and graphmap_lanes.c the parts, graphmap_slots.c the slot table.
+ * Private to those files. */
+#ifndef TOPOPLACE_GRAPHMAP_PARTS_H
+#define TOPOPLACE_GRAPHMAP_PARTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net/network.h"
+#include "map/graphmap_internal.h"
+#include "net/machine_internal.h"
+
+#define REFINE_NODES 16      /* candidate nodes per task in refinement */
+#define REFINE_SWAPS 64      /* tasks scanned per candidate node */
+#define REFINE_HEAVY_SHARE 0.99   /* of each task's bytes the link-load
+				    refinement sees (graph_heavy.c) */
+
+/* ------------------------------------------------------------------------ */
+/* Shared context                                                            */
+
+typedef struct gm {
+	const struct tp_graph *g;
+	const struct tp_alloc *a;
+	const struct tp_machine *m;
+	int nd;
+	int32_t nn, nt;
+	int *rc;        /* nn x nd raw router coordinates of allocated nodes */
+	int *sc;        /* nn x nd seam-shifted coordinates */
+	int threads;    /* the refinement's, at most (0: one per CPU) */
+	double hop_weight;   /* the lane refinement: a message's bytes count
+				(1 + hop_weight x links) times */
+	double deadline;   /* tp__now_ms() past which construction stops with
+			      TP_ETIME; 0: none */
+	double projected_ms;   /* greedy: what the whole run would have
+				  taken, when it stopped early for it */
+} gm;
+
+static inline bool past(const gm *c, double extra_ms)
+{
+	return c->deadline > 0 && tp__now_ms() + extra_ms > c->deadline;
+}
+
+static inline const int *rcoord(const gm *c, int32_t i)
+{
+	return &c->rc[(size_t)i * (size_t)c->nd];
+}
+
+static inline int64_t ndist(const gm *c, int32_t i, int32_t j)
+{
+	return tp__coord_dist(c->m, rcoord(c, i), rcoord(c, j));
+}
+
+/* The bytes of task t's edges. */
+static inline double task_bytes(const struct tp_graph *g, int32_t t)
+{
+	double s = 0.0;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++)
+		s += tp__graph_w(g, e);
+	return s;
+}
+
+static inline bool budget_over(double t0, double budget)
+{
+	return budget > 0 && tp__now_ms() - t0 > budget;
+}
+
+/* Weight of edge t-s (0 when absent): neighbour lists are sorted. */
+static inline double edge_w(const struct tp_graph *g, int32_t t, int32_t s)
+{
+	int64_t lo = g->xadj[t], hi = g->xadj[t + 1];
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (g->adjncy[mid] < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->xadj[t + 1] && g->adjncy[lo] == s ? tp__graph_w(g, lo) : 0.0;
+}
+
+/* Bytes times hops of t's edges with t on node q: on its own node, its
+ * share of the hop-bytes. */
+static inline double cost_at(const gm *c, const int32_t *map, int32_t t, int32_t q)
+{
+	const struct tp_graph *g = c->g;
+	double s = 0.0;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++)
+		s += tp__graph_w(g, e) * (double)ndist(c, q, map[g->adjncy[e]]);
+	return s;
+}
+
+/* Which slot of its node each task holds, for the refinements' moves:
+ * node i's slots are off[i] .. off[i+1]-1, used[i] of them taken. */
+typedef struct slot_table {
+	int64_t *off;
+	int32_t *used, *slot_task, *task_slot;
+} slot_table;
+
+/* The refinements' slot table (graphmap_slots.c). */
+void tp__slots_free(slot_table *st);
+int tp__slots_init(slot_table *st, const struct tp_alloc *a,
+		      const int32_t *map, int32_t nt);
+void tp__slots_move(slot_table *st, int32_t t, int32_t p, int32_t q,
+		       int32_t s);
+
+/* The parts, each run on a context set up by graphmap.c's entry points. */
+int tp__greedy_run(gm *c, int32_t *map);
+int tp__bipart_run(const gm *c, int seed, int threads, int32_t *map);
+int tp__refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
+		      int64_t *moves_out, double t0);
+int tp__refine_cong_run(const gm *c, const tp_graphmap_opts *o,
+			   int32_t *map, int64_t *moves_out, double t0);
+int tp__refine_lanes_run(const gm *c, const tp_graphmap_opts *o,
+			    int32_t *map, int64_t *moves_out, double t0);
+
+#endif

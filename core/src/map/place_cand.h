@@ -1,0 +1,161 @@
+/* topoplace — the graph and auto policies' candidates, what their files
+ * share: the state of one run of candidates (cand_run), its budget
+ * accessors, and the functions the files call across.  place_auto.c runs
+ * the candidates, place_cand.c builds and scores one, place_choice.c
+ * compares them, place_side.c runs them side by side, place_refine.c
+ * refines the winner (hop-bytes, lanes, trades); place.c dispatches the
+ * policies. */
+#ifndef TOPOPLACE_PLACE_CAND_H
+#define TOPOPLACE_PLACE_CAND_H
+
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "map/metrics_internal.h"
+#include "map/place_internal.h"
+
+/* ---- candidates: graph and auto ---- */
+
+enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
+		 C_BLOCKS, C_HIER, C_HIER_COORDS };
+
+/* Constructions kept besides the best as starts of the lane refinement:
+ * another construction's layout often ends faster under it (simgrid's
+ * ft2-s4: 52.4 us from bipartition, 59.8 from hierarchical+refine, the
+ * best before the lanes at 59.2). */
+#define LANES_RUNNERS 2
+/* ... when predicted at most this much slower than the best: from further
+ * back the lanes do not catch up (simgrid's tori: bipartition and greedy
+ * at 1.6-1.7x geometric), and each start costs a refinement */
+#define LANES_RUNNER_SHARE 1.25
+/* One more start, the best again, with each message counted (1 + this x
+ * its links) times: where long messages end last (latency, round-trip
+ * sharing) that relieves them first.  simgrid's tori: 3 % faster
+ * predicted; on its trees it never wins. */
+#define LANES_HOP_WEIGHT 1.0
+
+typedef struct cand_run {
+	const tp_graph *g;
+	const tp_alloc *a;
+	const tp_place_opts *o;
+	tp_place_report *rep;
+	tp_congestion_ws *ws;
+	int32_t *trial;
+	int32_t *best;       /* the caller's map */
+	double best_score;
+	double best_rank;    /* o->rank of the best, when given */
+	int best_idx;        /* the best's candidate (for its congestion) */
+	bool rule;           /* the auto rule applies (place.h) */
+	bool by_time;        /* auto compares predicted exchange times */
+	bool alt;            /* a candidate other than block has a result */
+	tp_congestion_ws *cws;  /* the rule's congestion workspace */
+	double t0;
+	double score_ms;     /* the slowest scoring so far: kept for each next one */
+	double reserve_ms;   /* kept from the constructions for refining the
+				winner (auto_constructions) */
+	int32_t *built;      /* by time: the winning construction before its
+				refinement (tp__place_lanes_stage), else NULL */
+	int built_refined;   /* the candidate that refinement is */
+	struct runner_up {   /* by time: the fastest constructions but the
+				best, fastest first (tp__place_lanes_stage's other
+				starts) */
+		int32_t *map;
+		int idx;
+	} runner[LANES_RUNNERS];
+	int nrunners;
+	/* the winner's refinement made while the last constructions ran
+	 * (tp__place_run_side_by_side), for refine_from */
+	struct spec_refine {
+		int32_t *map;
+		int idx;             /* the candidate refined */
+		bool ready;          /* refined without error */
+		int64_t moves;
+		double ms;
+	} spec;
+	bool greedy_last;    /* tp__place_ex_greedy_last: greedy starts once
+				the others are built, and ends before the
+				refinement begun beside it does */
+	/* block's score, being computed on a second thread (block_async) */
+	pthread_t scorer;
+	bool scoring;
+	double async_ms;
+} cand_run;
+
+/* Bytes of one mapping (at least one entry: malloc and memcpy of 0). */
+static inline size_t map_bytes(const cand_run *r)
+{
+	return sizeof(int32_t) * (size_t)(r->g->ntasks > 0 ? r->g->ntasks : 1);
+}
+
+static inline double remaining_ms(const cand_run *r)
+{
+	double b = r->o->geom.time_budget_ms;
+	if (b <= 0)
+		return 0;   /* no limit */
+	double left = b - (tp__now_ms() - r->t0);
+	return left > 1e-3 ? left : 1e-3;
+}
+
+static inline bool out_of_time(const cand_run *r)
+{
+	double b = r->o->geom.time_budget_ms;
+	return b > 0 && tp__now_ms() - r->t0 >= b;
+}
+
+/* The threads the stages may run on: --threads, else one a CPU. */
+static inline int run_threads(const cand_run *r)
+{
+	return r->o->geom.nthreads > 0 ? r->o->geom.nthreads : tp__cpus();
+}
+
+/* Is hop-bytes a at most share above b? */
+static inline bool within(double a, double b, double share)
+{
+	return a <= (1 + share) * b + 1e-12 * fabs(b);
+}
+
+/* Candidates side by side at most (place_side.c). */
+#define SIDE_MAX 8
+
+/* place_orders.c */
+int tp__place_check_fit(const tp_alloc *a, int32_t ntasks, tp_error *err);
+
+/* place_auto.c */
+int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
+			    const tp_place_opts *o, int32_t *map,
+			    tp_place_report *rep, bool greedy_last, tp_error *err);
+
+/* place_cand.c */
+void tp__place_score_trial(cand_run *r, tp_place_candidate *c);
+double tp__place_step_budget(const cand_run *r);
+bool tp__place_fits(cand_run *r, tp_place_candidate *c, double cost_ms);
+void tp__place_settle(cand_run *r);
+int tp__place_finish(cand_run *r, enum cand_kind k, int idx, int rc,
+		  const tp_error *e, const double *score, tp_error *err);
+tp_place_candidate *tp__place_new_candidate(tp_place_report *rep, enum cand_kind k);
+int tp__place_construct(cand_run *r, enum cand_kind k, bool force,
+		     tp_place_candidate *c, int32_t *out, tp_error *e,
+		     bool *skipped);
+bool tp__place_scored_by_search(const cand_run *r, enum cand_kind k);
+
+/* place_choice.c */
+bool tp__place_congestion_of(cand_run *r, tp_place_candidate *c,
+			  const int32_t *map);
+bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map);
+bool tp__place_better(cand_run *r, tp_place_candidate *c, bool ties_win);
+void tp__place_keep_best(cand_run *r, int idx);
+void tp__place_keep_runner(cand_run *r, int idx, const int32_t *map);
+
+/* place_side.c */
+int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
+			    int threads, tp_error *err);
+
+/* place_refine.c */
+int tp__place_refine_stage(cand_run *r, tp_error *err);
+int tp__place_lanes_stage(cand_run *r, tp_error *err);
+int tp__place_trades_stage(cand_run *r, tp_error *err);
+
+#endif

@@ -1,0 +1,174 @@
+/* topoplace — auto's choice between candidates: by the rank option, the
+ * metric, the auto rule on congestion, or the predicted exchange time; and
+ * the best and the runners-up kept. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/network.h"
+#include "map/predict_internal.h"
+#include "map/place_cand.h"
+
+/* A congestion routes every message: about this much a link crossed, half
+ * the longest route on average.  The rule only tells apart candidates
+ * within 20 % of each other, so under a budget the two congestions of a
+ * comparison get at most a quarter of what is left: unbounded, comparing
+ * the first candidates took most of a launch and left the later ones no
+ * time. */
+#define CONGESTION_NS_PER_LINK 10.0
+
+static bool congestion_fits(const cand_run *r)
+{
+	if (r->o->geom.time_budget_ms <= 0)
+		return true;
+	int64_t longest = r->a->m->net->max_route_links(r->a->m);
+	double est = (double)r->g->nedges * (double)(longest > 0 ? longest : 1) *
+		     CONGESTION_NS_PER_LINK / 1e6;
+	return 2 * est <= remaining_ms(r) / 4;
+}
+
+/* The maximum link congestion of map into c (once), for the auto rule.
+ * False when it cannot be had (out of memory, or past the budget). */
+bool tp__place_congestion_of(cand_run *r, tp_place_candidate *c,
+			  const int32_t *map)
+{
+	if (c->has_congestion)
+		return true;
+	if (out_of_time(r) || !congestion_fits(r) ||
+	    (!r->cws && tp_congestion_ws_create(&r->cws, r->a->m, NULL)))
+		return false;
+	double x = tp_metrics_max_congestion(r->g, r->a, map, r->cws, NULL);
+	if (x < 0)
+		return false;
+	c->congestion = x;
+	c->has_congestion = true;
+	return true;
+}
+
+/* A candidate this far above the best in hop-bytes is not modelled: it
+ * loses (the quick filter before the model). */
+#define PREDICT_FILTER_HOPS 2.0
+
+/* The predicted exchange time of map into c (once).  False when it cannot
+ * be had (out of memory, past the budget). */
+bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map)
+{
+	if (c->has_predicted)
+		return true;
+	if (out_of_time(r) || !tp__predict_affordable(r->g, r->a,
+						       r->o->geom.time_budget_ms > 0
+						       ? remaining_ms(r) : 0))
+		return false;
+	tp_prediction p;
+	if (tp__predict_launch(r->g, r->a, map, r->o->geom.time_budget_ms > 0, &p))
+		return false;
+	c->predicted_us = p.exchange_us;
+	c->predicted_bound = p.bound_only;
+	c->has_predicted = true;
+	return true;
+}
+
+/* The auto rule (place.h): candidate c against the best so far, both by
+ * hop-bytes and, where it can decide, by their maximum congestion. */
+static bool rule_better(cand_run *r, tp_place_candidate *c, bool ties_win)
+{
+	tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	double hc = c->score, hb = r->best_score;
+	const double S = TP_PLACE_CONGESTION_SHARE;
+	bool by_hops = ties_win ? hc <= hb : hc < hb;
+	/* far apart in hop-bytes: congestion cannot overturn them */
+	if (!within(hc, hb, S) || !within(hb, hc, S))
+		return by_hops;
+	if (!tp__place_congestion_of(r, c, r->trial) || !tp__place_congestion_of(r, b, r->best))
+		return by_hops;
+	double cc = c->congestion, cb = b->congestion;
+	if (cc <= (1 - S) * cb)
+		return true;
+	if (cb <= (1 - S) * cc)
+		return false;
+	if (fabs(hc - hb) <= TP_PLACE_EQUAL_HOPS * fmax(hc, hb) && cc != cb)
+		return cc < cb;
+	return by_hops;
+}
+
+/* auto by predicted time: c (in r->trial) against the best.  1: c is
+ * tp__place_better, 0: it is not, -1: the times do not decide.  A candidate far
+ * above in hop-bytes loses unmodelled; otherwise the lower predicted time
+ * wins, unless within TP__PREDICT_TIE_SHARE (then the hop-bytes rule
+ * decides), or when either cannot be predicted. */
+static int time_verdict(cand_run *r, tp_place_candidate *c)
+{
+	tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	if (c->score > PREDICT_FILTER_HOPS * r->best_score && r->best_score > 0)
+		return 0;
+	if (!tp__place_predicted_of(r, c, r->trial) || !tp__place_predicted_of(r, b, r->best))
+		return -1;
+	double pc = c->predicted_us, pb = b->predicted_us;
+	if (pc < (1 - TP__PREDICT_TIE_SHARE) * pb)
+		return 1;
+	if (pc > (1 + TP__PREDICT_TIE_SHARE) * pb)
+		return 0;
+	return -1;
+}
+
+/* Candidate c (its mapping in r->trial) against the best so far: by the
+ * rank option first when given (relative tolerance 1e-9), then by the
+ * metric, or the auto rule; strictly tp__place_better, or also equal when
+ * ties_win. */
+bool tp__place_better(cand_run *r, tp_place_candidate *c, bool ties_win)
+{
+	if (r->o->rank) {
+		double tol = 1e-9 * fmax(fabs(c->rank), fabs(r->best_rank));
+		if (c->rank < r->best_rank - tol)
+			return true;
+		if (c->rank > r->best_rank + tol)
+			return false;
+	}
+	int v = r->by_time ? time_verdict(r, c) : -1;
+	if (v >= 0)
+		return v;
+	if (r->rule)
+		return rule_better(r, c, ties_win);
+	return ties_win ? c->score <= r->best_score : c->score < r->best_score;
+}
+
+/* c becomes the best (its mapping in r->trial). */
+void tp__place_keep_best(cand_run *r, int idx)
+{
+	tp_place_report *rep = r->rep;
+	tp_place_candidate *c = &rep->cand[idx];
+	rep->best = idx;
+	r->best_idx = idx;
+	r->best_score = c->score;
+	r->best_rank = c->rank;
+	memcpy(r->best, r->trial, map_bytes(r));
+}
+
+/* Candidate idx (its mapping in map, predicted) among the runners-up when
+ * it is among the LANES_RUNNERS fastest; out of memory, it is left out
+ * (the runners-up only add starts). */
+void tp__place_keep_runner(cand_run *r, int idx, const int32_t *map)
+{
+	const tp_place_candidate *c = &r->rep->cand[idx];
+	if (!r->by_time || !c->has_predicted)
+		return;
+	int at = r->nrunners;
+	while (at > 0 && c->predicted_us <
+			 r->rep->cand[r->runner[at - 1].idx].predicted_us)
+		at--;
+	if (at >= LANES_RUNNERS)
+		return;
+	int32_t *m;
+	if (r->nrunners == LANES_RUNNERS) {
+		m = r->runner[LANES_RUNNERS - 1].map;   /* the slowest drops */
+		r->nrunners--;
+	} else if (!(m = malloc(map_bytes(r)))) {
+		return;
+	}
+	memmove(&r->runner[at + 1], &r->runner[at],
+		sizeof r->runner[0] * (size_t)(r->nrunners - at));
+	memcpy(m, map, map_bytes(r));
+	r->runner[at].map = m;
+	r->runner[at].idx = idx;
+	r->nrunners++;
+}

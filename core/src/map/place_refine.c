@@ -1,0 +1,451 @@
+/* topoplace — the winner's refinement stages: hop-bytes refinement
+ * (refine_stage), the lane refinement under the time model from the winner
+ * and the runners-up (lanes_stage, the lanes side), and time trades
+ * (trades_stage), each judged against the best. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "map/graphmap_internal.h"
+#include "map/predict_internal.h"
+#include "map/time_trades.h"
+#include "map/place_cand.h"
+
+/* A stage's candidate c, its mapping in r->trial: scored (and ranked),
+ * and kept as the best when it changed its start and is tp__place_better. */
+static void judge_stage(cand_run *r, tp_place_candidate *c, bool changed,
+			bool ties_win)
+{
+	tp__place_score_trial(r, c);
+	if (r->o->rank)
+		c->rank = r->o->rank(r->trial, r->o->rank_arg);
+	if (changed && tp__place_better(r, c, ties_win))
+		tp__place_keep_best(r, (int)(c - r->rep->cand));
+}
+
+/* The construction a candidate's name starts with: "bipartition" of
+ * "bipartition+refine". */
+static void construction_of(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s", name);
+	char *plus = strchr(buf, '+');
+	if (plus)
+		*plus = '\0';
+}
+
+/* Refinement is most of the cost of graph mapping and gains a few per cent,
+ * so only the winning construction is refined (refining every one costs
+ * far more for the same result), plus Slurm's block order when it is close to the
+ * winner: on fat trees and on allocations Slurm already packed well, block
+ * refined is often the best there is.  A refined mapping is kept only if it
+ * does not score worse (hop-bytes refinement can raise congestion); each is
+ * reported as a "NAME+refine" candidate. */
+static int refine_from(cand_run *r, const int32_t *start, const char *of,
+		       tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	if (rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
+		return 0;
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%.16s+refine", of);
+	/* a refinement checks the mapping, builds its node tables and scores
+	 * its start before it moves anything: on a large graph as long as a
+	 * scoring or more, which overran the budget when only one scoring was
+	 * counted.
+	 * The tables by the entry, its start's scoring on top (tp__place_fits adds the
+	 * scoring after it) */
+	double setup = tp__refine_setup_ms(r->g);
+	if (!tp__place_fits(r, c, setup + r->score_ms))
+		return 0;
+	double t = tp__now_ms();
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = tp__place_step_budget(r);
+	tp_error e;
+	tp_error_clear(&e);
+	int64_t moves = 0, cmoves = 0;
+	int rc;
+	const struct spec_refine *sp = &r->spec;
+	bool early = sp->ready && start == r->best && sp->idx == rep->best;
+	if (early) {
+		/* refined already, from this start (tp__place_run_side_by_side) */
+		memcpy(r->trial, sp->map, map_bytes(r));
+		moves = sp->moves;
+		rc = 0;
+		t -= sp->ms;
+	} else {
+		memmove(r->trial, start, map_bytes(r));
+		rc = tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
+						 r->trial, &moves, &e);
+	}
+	/* under the congestion metric the maximum goes down whatever it
+	 * costs in hop-bytes; under the auto rule only at no cost in
+	 * hop-bytes (the hop-bytes refinement has done what it could) */
+	go.congestion_keep_hops = rep->metric != TP_METRIC_CONGESTION;
+	/* what the hop-bytes refinement left, not the budget again; the
+	 * congestion refinement routes every message before its first move
+	 * (its tables and that: long on a large graph, and once started with
+	 * little time left), so it starts only when that set-up tp__place_fits */
+	go.time_budget_ms = tp__place_step_budget(r);
+	if (!rc && (rep->metric == TP_METRIC_CONGESTION || r->rule) &&
+	    !out_of_time(r) &&
+	    (go.time_budget_ms <= 0 || go.time_budget_ms >= setup))
+		rc = tp_graphmap_refine_congestion(r->g, r->a, &go, r->trial,
+						   &cmoves, &e);
+	c->ms = tp__now_ms() - t;
+	if (rc == TP_ENOMEM)
+		return tp_error_set(err, rc, "%s", e.msg);
+	if (rc) {
+		snprintf(c->note, sizeof c->note, "failed: %.70s", e.msg);
+		return 0;
+	}
+	c->ran = true;
+	snprintf(c->note, sizeof c->note, "%lld move%s%s", (long long)(moves + cmoves),
+		 moves + cmoves == 1 ? "" : "s",
+		 early ? ", begun before the constructions ended" : "");
+	/* a refinement that moved nothing is its start: the start keeps the
+	 * credit (ties otherwise go to the refined mapping) */
+	judge_stage(r, c, moves + cmoves > 0, true);
+	return 0;
+}
+
+/* The lane refinement from start into r->trial: 0 and its moves, or the
+ * refinement's code (its message in c's note, or in err when out of
+ * memory). */
+static int lanes_from(cand_run *r, tp_place_candidate *c, const int32_t *start,
+		      double hop_weight, int64_t *moves, tp_error *err)
+{
+	memcpy(r->trial, start, map_bytes(r));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = tp__place_step_budget(r);
+	go.congestion_keep_hops = false;
+	tp_error e;
+	tp_error_clear(&e);
+	*moves = 0;
+	int rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, hop_weight, r->trial,
+						moves, &e);
+	if (rc == TP_ENOMEM)
+		tp_error_set(err, rc, "%s", e.msg);
+	else if (rc)
+		snprintf(c->note, sizeof c->note, "failed: %.70s", e.msg);
+	return rc;
+}
+
+/* Another start of the lane refinement (tp__place_lanes_stage), when there is time
+ * for it: true when it is predicted faster than what r->trial holds (then
+ * it is in r->trial).  Either way c holds the prediction of what is in
+ * r->trial.  *rc: out of memory only. */
+static bool lanes_other_start(cand_run *r, tp_place_candidate *c,
+			      const int32_t *start, double hop_weight,
+			      double setup, int64_t *moves, int *rc, tp_error *err)
+{
+	if (out_of_time(r) || (r->o->geom.time_budget_ms > 0 &&
+			       remaining_ms(r) < 2 * setup + r->score_ms) ||
+	    !tp__place_predicted_of(r, c, r->trial))
+		return false;
+	double p1 = c->predicted_us;
+	bool b1 = c->predicted_bound;
+	int32_t *first = malloc(map_bytes(r));
+	if (!first) {
+		*rc = tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
+		return false;
+	}
+	memcpy(first, r->trial, map_bytes(r));
+	int64_t m2 = 0;
+	int e2 = lanes_from(r, c, start, hop_weight, &m2, err);
+	if (e2 == TP_ENOMEM)
+		*rc = e2;
+	c->has_predicted = false;
+	bool faster = !e2 && tp__place_predicted_of(r, c, r->trial) && c->predicted_us < p1;
+	if (faster) {
+		*moves = m2;
+	} else {
+		memcpy(r->trial, first, map_bytes(r));
+		c->predicted_us = p1;
+		c->predicted_bound = b1;
+		c->has_predicted = true;
+		c->note[0] = '\0';
+	}
+	free(first);
+	return faster;
+}
+
+/* One start of the lane refinement run beside the others (lanes_side):
+ * refined from its own copy, then predicted. */
+struct lane_try {
+	const int32_t *start;
+	double hop_weight;
+	int32_t *map;
+	int64_t moves;
+	int rc;
+	tp_error err;
+	bool predicted;
+	tp_prediction p;
+};
+
+struct lane_tries {
+	const cand_run *r;
+	struct lane_try *y;
+};
+
+static void lane_try_run(void *arg, int32_t i)
+{
+	struct lane_tries *ls = arg;
+	const cand_run *r = ls->r;
+	struct lane_try *y = &ls->y[i];
+	memcpy(y->map, y->start, map_bytes(r));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = 0;
+	go.congestion_keep_hops = false;
+	tp_error_clear(&y->err);
+	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight, y->map,
+					       &y->moves, &y->err);
+	y->predicted = !y->rc && !tp__predict_launch(r->g, r->a, y->map, false, &y->p);
+}
+
+/* Without a budget, the lane refinement's n starts (the first: the best)
+ * run side by side and are then judged in order as lanes_other_start
+ * judges them one by one: a start is kept when predicted faster than the
+ * one kept so far.  The same result on any number of threads; *won: the
+ * start kept, or -1 when the first failed (its note in c). */
+static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *start,
+		      const double *hop_weight, int n, int *won, int64_t *moves,
+		      tp_error *err)
+{
+	struct lane_try *y = calloc((size_t)n, sizeof *y);
+	int rc = y ? TP_OK : TP_ENOMEM, nalloc = n;
+	for (int k = 0; !rc && k < n; k++) {
+		y[k] = (struct lane_try){ .start = start[k], .hop_weight = hop_weight[k] };
+		if (!(y[k].map = malloc(map_bytes(r))))
+			rc = TP_ENOMEM;
+	}
+	if (!rc) {
+		/* the other starts only where the first's prediction is
+		 * affordable (lanes_other_start, tp__place_predicted_of) */
+		if (!tp__predict_affordable(r->g, r->a, 0))
+			n = 1;
+		int threads = run_threads(r);
+		tp__parallel_for(n, threads < n ? threads : n, lane_try_run,
+				 &(struct lane_tries){ r, y });
+	}
+	*won = -1;
+	for (int k = 0; !rc && k < n; k++) {
+		if (y[k].rc == TP_ENOMEM) {
+			rc = tp_error_set(err, TP_ENOMEM, "%s", y[k].err.msg);
+			break;
+		}
+		if (k == 0 && y[k].rc) {
+			snprintf(c->note, sizeof c->note, "failed: %.70s", y[k].err.msg);
+			break;
+		}
+		if (k == 0 && !y[k].predicted)
+			break;    /* lanes_other_start cannot judge the others */
+		if (y[k].rc || !y[k].predicted ||
+		    (k > 0 && !(y[k].p.exchange_us < c->predicted_us)))
+			continue;
+		*won = k;
+		*moves = y[k].moves;
+		c->predicted_us = y[k].p.exchange_us;
+		c->predicted_bound = y[k].p.bound_only;
+		c->has_predicted = true;
+	}
+	if (*won < 0 && !rc && !y[0].rc) {
+		*won = 0;    /* kept, unpredicted, as the one-by-one stage keeps it */
+		*moves = y[0].moves;
+	}
+	if (*won >= 0)
+		memcpy(r->trial, y[*won].map, map_bytes(r));
+	for (int k = 0; y && k < nalloc; k++)
+		free(y[k].map);
+	free(y);
+	return rc;
+}
+
+/* A runner-up is a start worth refining when both its time and the
+ * best's were modelled in full (bounds tie on a large exchange: 0.7 us
+ * for every candidate of bench_hier's dfly-64k-4, where four starts took
+ * 44 s for nothing) and it is within LANES_RUNNER_SHARE of the best. */
+static bool runner_worth(const tp_place_candidate *c, const tp_place_candidate *best)
+{
+	return best->has_predicted && !best->predicted_bound && !c->predicted_bound &&
+	       c->predicted_us <= LANES_RUNNER_SHARE * best->predicted_us;
+}
+
+/* A start of the lane refinement after the first (the best so far, with
+ * hop weight 0). */
+struct lane_start {
+	const int32_t *map;
+	double hop_weight;
+	const char *name;
+};
+
+/* start[ns] = (map, hop_weight, name), unless the same map with the same
+ * weight is the first start or already listed (constructions often agree:
+ * on a dense trace, two runners-up were one mapping).  A repeat would
+ * refine to the same result and could not win, which must be strictly
+ * faster: skipping it changes nothing but the time.  The new count. */
+static int add_start(const cand_run *r, struct lane_start *start, int ns,
+		     const int32_t *map, double hop_weight, const char *name)
+{
+	if (hop_weight == 0 && !memcmp(map, r->best, map_bytes(r)))
+		return ns;
+	for (int k = 0; k < ns; k++)
+		if (start[k].hop_weight == hop_weight &&
+		    !memcmp(map, start[k].map, map_bytes(r)))
+			return ns;
+	start[ns] = (struct lane_start){ map, hop_weight, name };
+	return ns + 1;
+}
+
+/* auto by predicted time: the best so far with its busiest lanes relieved
+ * (tp__graphmap_refine_lanes_hops, whatever it costs in hop-bytes), kept
+ * as "X+lanes" when predicted faster.  Other starts, the fastest of all
+ * kept: when the best is a construction's hop-bytes refinement, the
+ * construction itself (the refinement can leave the lanes a poorer start:
+ * rgg-ft4-s1 of simgrid.sh, 88.4 us from bipartition+refine, 81.4 from
+ * bipartition); the runners-up (LANES_RUNNERS); the best and its
+ * construction with long routes weighed (LANES_HOP_WEIGHT). */
+int tp__place_lanes_stage(cand_run *r, tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	if (!r->by_time || r->o->graph.refine_passes <= 0 ||
+	    rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
+		return 0;
+	char of[sizeof rep->cand[0].name];
+	construction_of(of, sizeof of, rep->cand[rep->best].name);
+	const char *from = rep->cand[rep->best].name;
+	const int32_t *built = r->built && rep->best == r->built_refined ? r->built
+									 : NULL;
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%.16s+lanes", of);
+	double setup = tp__refine_setup_ms(r->g);
+	if (!tp__place_fits(r, c, setup))
+		return 0;
+	double t = tp__now_ms();
+	int64_t moves = 0;
+	bool side = r->o->geom.time_budget_ms <= 0;
+	int rc = side ? TP_OK : lanes_from(r, c, r->best, 0, &moves, err);
+	/* the other starts, in this order: the construction, the runners-up,
+	 * then the best and its construction with long routes weighed */
+	struct lane_start start[3 + LANES_RUNNERS];
+	int ns = 0;
+	const tp_place_candidate *b = &rep->cand[rep->best];
+	if (built)
+		ns = add_start(r, start, ns, built, 0, of);
+	for (int k = 0; k < r->nrunners; k++)
+		if (runner_worth(&rep->cand[r->runner[k].idx], b))
+			ns = add_start(r, start, ns, r->runner[k].map, 0,
+				       rep->cand[r->runner[k].idx].name);
+	if (b->has_predicted && !b->predicted_bound) {
+		ns = add_start(r, start, ns, r->best, LANES_HOP_WEIGHT, b->name);
+		if (built)
+			ns = add_start(r, start, ns, built, LANES_HOP_WEIGHT, of);
+	}
+	bool by_hops = false;
+	if (side) {
+		/* without a budget, every start at once (lanes_side) */
+		const int32_t *maps[4 + LANES_RUNNERS] = { r->best };
+		double hw[4 + LANES_RUNNERS] = { 0 };
+		for (int k = 0; k < ns; k++) {
+			maps[k + 1] = start[k].map;
+			hw[k + 1] = start[k].hop_weight;
+		}
+		int won = -1;
+		rc = lanes_side(r, c, maps, hw, ns + 1, &won, &moves, err);
+		if (!rc && won < 0)
+			rc = TP_EINVAL;    /* the first failed: its note says why */
+		if (won > 0) {
+			from = start[won - 1].name;
+			by_hops = start[won - 1].hop_weight > 0;
+		}
+	}
+	for (int k = 0; !side && k < ns && !rc; k++)
+		if (lanes_other_start(r, c, start[k].map, start[k].hop_weight, setup,
+				      &moves, &rc, err)) {
+			from = start[k].name;
+			by_hops = start[k].hop_weight > 0;
+		}
+	c->ms = tp__now_ms() - t;
+	if (rc)
+		return rc == TP_ENOMEM ? rc : 0;
+	c->ran = true;
+	/* named after the start that won */
+	char won[sizeof c->name];
+	construction_of(won, sizeof won, from);
+	snprintf(c->name, sizeof c->name, "%.16s+lanes", won);
+	snprintf(c->note, sizeof c->note, "%lld move%s from %s%s", (long long)moves,
+		 moves == 1 ? "" : "s", from, by_hops ? ", long routes weighed" : "");
+	judge_stage(r, c, moves > 0, false);
+	return 0;
+}
+
+/* auto by predicted time, last: the best's nodes trade places for its
+ * slowest messages, each trade judged by the model (tp__time_trades),
+ * kept as "X+trades" when predicted faster.  Only where the best's time
+ * was modelled in full: a bound does not tell the slowest messages. */
+int tp__place_trades_stage(cand_run *r, tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	if (!r->by_time || r->o->graph.refine_passes <= 0 ||
+	    rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
+		return 0;
+	const tp_place_candidate *b = &rep->cand[rep->best];
+	if (!b->has_predicted || b->predicted_bound)
+		return 0;
+	/* b's name copied: the note is written into the same array */
+	char of[sizeof rep->cand[0].name], from[sizeof rep->cand[0].name];
+	snprintf(from, sizeof from, "%s", b->name);
+	construction_of(of, sizeof of, b->name);
+	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
+	memset(c, 0, sizeof *c);
+	snprintf(c->name, sizeof c->name, "%.16s+trades", of);
+	if (!tp__place_fits(r, c, 2 * r->score_ms))
+		return 0;
+	double t = tp__now_ms(), budget = r->o->geom.time_budget_ms;
+	double deadline = budget > 0 ? r->t0 + budget - r->reserve_ms - r->score_ms : 0;
+	memcpy(r->trial, r->best, map_bytes(r));
+	int64_t trades = 0;
+	tp_error e;
+	tp_error_clear(&e);
+	int rc = tp__time_trades(r->g, r->a, r->trial, deadline, run_threads(r),
+				 &trades, &e);
+	c->ms = tp__now_ms() - t;
+	if (rc)
+		return tp_error_set(err, rc, "%s", e.msg);
+	c->ran = true;
+	snprintf(c->note, sizeof c->note, "%lld trade%s from %s", (long long)trades,
+		 trades == 1 ? "" : "s", from);
+	judge_stage(r, c, trades > 0, false);
+	return 0;
+}
+
+/* The winner of the constructions, refined; in auto also Slurm's block
+ * order when it scores within 10 % of the winner. */
+int tp__place_refine_stage(cand_run *r, tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	r->reserve_ms = 0;
+	if (r->o->graph.refine_passes <= 0)
+		return 0;
+	char won[sizeof rep->cand[0].name];
+	snprintf(won, sizeof won, "%s", rep->cand[rep->best].name);
+	double won_score = rep->cand[rep->best].score;
+	bool auto_ = r->o->policy == TP_POLICY_AUTO;
+	if (r->by_time && (r->built = malloc(map_bytes(r)))) {
+		memcpy(r->built, r->best, map_bytes(r));
+		r->built_refined = rep->ncandidates;   /* refine_from's */
+	}
+	int rc = refine_from(r, r->best, won, err);
+	if (rc || !auto_ || !strcmp(won, "block") || !rep->cand[0].ran ||
+	    rep->cand[0].score > 1.1 * won_score)
+		return rc;
+	int32_t *start = tp__malloc_array((size_t)r->g->ntasks + 1, sizeof(int32_t));
+	if (!start)
+		return tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
+	rc = tp_map_block(r->a, r->g->ntasks, start, err);
+	if (!rc)
+		rc = refine_from(r, start, "block", err);
+	free(start);
+	return rc;
+}

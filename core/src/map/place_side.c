@@ -1,0 +1,254 @@
+/* topoplace — the candidates side by side, without a budget: each
+ * construction on its own lane, compared in order afterwards, the winner's
+ * refinement started speculatively on idle CPUs. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "map/graphmap_internal.h"
+#include "map/place_cand.h"
+
+/* Candidates side by side, without a budget: what each builds does not
+ * depend on the others, so they run at once, each into a mapping of its
+ * own (the geometric search on its own threads besides) and scored there,
+ * and are then compared in their order, as one after the other: the same
+ * result.  The candidates that call METIS share one thread, in order:
+ * METIS 5.1 draws from the C library's rand(), one state for the process,
+ * so two calls at once take each other's numbers and their results would
+ * depend on timing (seen: three runs, three bipartitions).
+ *
+ * Once the lanes still running hold only one-thread constructions (greedy
+ * growth, z-order, METIS's) and CPUs are idle, the best construction so
+ * far is refined on them meanwhile (speculation): the refinement stage
+ * takes that result when the same construction wins after all, which is
+ * the mapping refining it then would give (the refinement's result does
+ * not depend on its threads), and refines the winner itself otherwise.
+ * On many cores the 6-D half machine's greedy growth (1.3 s, one thread)
+ * ends last, and the refinement no longer waits for it. */
+
+struct side_run {
+	cand_run *r;
+	enum cand_kind k;
+	int idx;
+	int32_t *map;
+	int rc;
+	bool skipped;
+	bool done;           /* built (read and written under side_sync's lock) */
+	bool scored;         /* score holds the metric's score of map */
+	double score;
+	tp_error e;
+};
+
+/* The lanes' progress, for the speculation. */
+struct side_sync {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int running;         /* lanes not done */
+	int wide;            /* lanes with a many-thread construction to come */
+	bool wide_done;      /* wide reached 0: a held greedy goes on */
+};
+
+struct side_lane {
+	struct side_run *run[SIDE_MAX];
+	int n;
+	pthread_t th;
+	bool started;
+	struct side_sync *sync;
+};
+
+static bool uses_metis(enum cand_kind k)
+{
+	return k == C_HIER || k == C_BLOCKS;
+}
+
+/* Does candidate k run on threads of its own? */
+static bool many_threads(enum cand_kind k)
+{
+	return k == C_GEOMETRIC || k == C_BIPART;
+}
+
+static bool lane_wide_from(const struct side_lane *l, int i)
+{
+	for (; i < l->n; i++)
+		if (many_threads(l->run[i]->k))
+			return true;
+	return false;
+}
+
+static void *side_lane_run(void *arg)
+{
+	struct side_lane *l = arg;
+	struct side_sync *y = l->sync;
+	for (int i = 0; i < l->n; i++) {
+		struct side_run *s = l->run[i];
+		cand_run *r = s->r;
+		if (s->k == C_GREEDY && r->greedy_last) {
+			pthread_mutex_lock(&y->mu);
+			while (!y->wide_done)
+				pthread_cond_wait(&y->cv, &y->mu);
+			pthread_mutex_unlock(&y->mu);
+		}
+		double t = tp__now_ms();
+		tp_error_clear(&s->e);
+		tp_place_candidate *c = &r->rep->cand[s->idx];
+		s->rc = tp__place_construct(r, s->k, false, c, s->map, &s->e, &s->skipped);
+		c->ms = tp__now_ms() - t;
+		/* scored here, side by side: geometric's search scored its
+		 * own; hop-bytes read the graph only */
+		if (!s->rc && !s->skipped && tp__place_scored_by_search(r, s->k)) {
+			s->score = r->rep->geom.best_score;
+			s->scored = true;
+		} else if (!s->rc && !s->skipped &&
+			   r->rep->metric == TP_METRIC_HOP_BYTES) {
+			s->score = tp_metrics_score(r->g, r->a, s->map,
+						    TP_METRIC_HOP_BYTES, NULL);
+			s->scored = true;
+		}
+		pthread_mutex_lock(&y->mu);
+		s->done = true;
+		if (many_threads(s->k) && !lane_wide_from(l, i + 1))
+			y->wide--;
+		if (i == l->n - 1)
+			y->running--;
+		pthread_cond_broadcast(&y->cv);
+		pthread_mutex_unlock(&y->mu);
+	}
+	return NULL;
+}
+
+/* The speculation (above): of the constructions done (as the lanes' lock
+ * last showed them), the one of least score, when below the best before
+ * the lanes (Slurm's block order), refined on `threads` threads into
+ * r->spec. */
+static void speculate(cand_run *r, const struct side_run *run, const bool *done,
+		      int nk, int threads)
+{
+	/* the winner is foreseen by hop-bytes alone: not when predicted
+	 * times or the caller's rank choose it */
+	if (r->o->graph.refine_passes <= 0 || r->rep->best < 0 ||
+	    r->rep->metric != TP_METRIC_HOP_BYTES || r->by_time || r->o->rank)
+		return;
+	int idx = -1;
+	const int32_t *start = NULL;
+	double best = r->best_score;
+	for (int i = 0; i < nk; i++) {
+		if (done[i] && run[i].scored && run[i].score < best) {
+			best = run[i].score;
+			idx = run[i].idx;
+			start = run[i].map;
+		}
+	}
+	if (idx < 0)
+		return;   /* no construction yet tp__place_better than block */
+	struct spec_refine *sp = &r->spec;
+	sp->map = tp__malloc_array((size_t)r->g->ntasks + 1, sizeof(int32_t));
+	if (!sp->map)
+		return;   /* the refinement stage refines in its turn */
+	memcpy(sp->map, start, map_bytes(r));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = 0;   /* as refine_from without a budget */
+	double t = tp__now_ms();
+	/* failed, it is not used: the refinement stage refines in its turn */
+	sp->ready = !tp__graphmap_refine_threads(r->g, r->a, &go, threads, sp->map,
+						 &sp->moves, NULL);
+	sp->ms = tp__now_ms() - t;
+	sp->idx = idx;
+}
+
+/* Until every lane has ended. */
+static void wait_lanes(struct side_sync *y)
+{
+	pthread_mutex_lock(&y->mu);
+	while (y->running > 0)
+		pthread_cond_wait(&y->cv, &y->mu);
+	pthread_mutex_unlock(&y->mu);
+}
+
+int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
+			    int threads, tp_error *err)
+{
+	tp_place_report *rep = r->rep;
+	struct side_run run[SIDE_MAX];
+	struct side_lane lane[SIDE_MAX];
+	struct side_sync y = { .running = 0, .wide = 0 };
+	int nl = 0, metis_lane = -1, rc = 0;
+	size_t bytes = map_bytes(r);
+	memset(lane, 0, sizeof lane);
+	tp__place_settle(r);   /* block's score, before anything compares with it */
+	nk = nk < SIDE_MAX ? nk : SIDE_MAX;
+	for (int i = 0; i < nk; i++) {
+		run[i] = (struct side_run){ .r = r, .k = ks[i], .map = NULL };
+		tp__place_new_candidate(rep, ks[i]);
+		run[i].idx = rep->ncandidates - 1;
+		run[i].map = malloc(bytes);
+		if (!run[i].map) {
+			for (int j = 0; j <= i; j++)
+				free(run[j].map);
+			return tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
+		}
+		int at = uses_metis(ks[i]) && metis_lane >= 0 ? metis_lane : nl++;
+		if (uses_metis(ks[i]))
+			metis_lane = at;
+		lane[at].run[lane[at].n++] = &run[i];
+	}
+	pthread_mutex_init(&y.mu, NULL);
+	pthread_cond_init(&y.cv, NULL);
+	y.running = nl;
+	for (int i = 0; i < nl; i++) {
+		lane[i].sync = &y;
+		y.wide += lane_wide_from(&lane[i], 0);
+	}
+	for (int i = 0; i < nl; i++)
+		lane[i].started = !pthread_create(&lane[i].th, NULL, side_lane_run,
+						  &lane[i]);
+	/* a lane whose thread cannot start runs here, before the wait (a
+	 * held greedy no longer waits then: nothing would release it) */
+	for (int i = 0; i < nl; i++)
+		if (!lane[i].started) {
+			pthread_mutex_lock(&y.mu);
+			y.wide_done = true;
+			pthread_cond_broadcast(&y.cv);
+			pthread_mutex_unlock(&y.mu);
+			side_lane_run(&lane[i]);
+		}
+	bool tried = false;
+	pthread_mutex_lock(&y.mu);
+	while (y.running > 0) {
+		if (y.wide == 0 && !y.wide_done) {   /* a held greedy goes on */
+			y.wide_done = true;
+			pthread_cond_broadcast(&y.cv);
+		}
+		int idle = threads - y.running;
+		if (!tried && y.wide == 0 && idle > 0) {
+			bool done[SIDE_MAX];
+			for (int i = 0; i < nk; i++)
+				done[i] = run[i].done;
+			tried = true;
+			pthread_mutex_unlock(&y.mu);
+			speculate(r, run, done, nk, idle);
+			if (r->greedy_last)   /* the test's: greedy ends first */
+				wait_lanes(&y);
+			pthread_mutex_lock(&y.mu);
+			/* lanes may have ended meanwhile, the last one too:
+			 * their signals came while nobody waited */
+			continue;
+		}
+		pthread_cond_wait(&y.cv, &y.mu);
+	}
+	pthread_mutex_unlock(&y.mu);
+	for (int i = 0; i < nl; i++)
+		if (lane[i].started)
+			pthread_join(lane[i].th, NULL);
+	pthread_cond_destroy(&y.cv);
+	pthread_mutex_destroy(&y.mu);
+	for (int i = 0; i < nk && !rc; i++) {
+		if (run[i].skipped)
+			continue;
+		memcpy(r->trial, run[i].map, bytes);
+		rc = tp__place_finish(r, run[i].k, run[i].idx, run[i].rc, &run[i].e,
+			    run[i].scored ? &run[i].score : NULL, err);
+	}
+	for (int i = 0; i < nk; i++)
+		free(run[i].map);
+	return rc;
+}
