@@ -116,6 +116,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/geom_select.c \
 	map/graphmap.c \
 	map/hiermap.c \
+	map/hpaths.c \
 	map/metis_load.c \
 	map/metrics.c \
 	map/modcolor.c \

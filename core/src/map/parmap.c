@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "map/hpaths.h"
 #include "map/parmap.h"
 #include "map/predict_internal.h"
 #include "net/network.h"
@@ -91,24 +92,15 @@ static int paths(struct pm *h)
 	h->depth = 1;
 	if (!tp_machine_has(m, TP_CAP_HIERARCHY) || !m->net->hierarchy)
 		return 0;   /* one group, Slurm's order */
-	int64_t tmp[TP__HIER_MAX_LEVELS];
-	for (int32_t i = 0; i < nn; i++) {
-		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
-		int n = m->net->hierarchy(m, r, tmp, TP__HIER_MAX_LEVELS);
-		if (n < 0)
-			return TP_EINVAL;
-		h->plen[i] = n;
-		if (n > h->depth)
-			h->depth = n;
-	}
-	h->path = tp__malloc_array((size_t)nn * (size_t)h->depth + 1, sizeof(int64_t));
-	if (!h->path)
-		return TP_ENOMEM;
-	memset(h->path, 0, sizeof(int64_t) * ((size_t)nn * (size_t)h->depth + 1));
-	for (int32_t i = 0; i < nn; i++) {
-		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
-		m->net->hierarchy(m, r, &h->path[(size_t)i * (size_t)h->depth], h->depth);
-	}
+	free(h->plen);
+	h->plen = NULL;
+	struct tp__hpaths hp;
+	int rc = tp__hpaths_collect(a, &hp);
+	if (rc)
+		return rc;
+	h->path = hp.path;
+	h->plen = hp.plen;
+	h->depth = hp.depth;
 	qsort_r(h->order, (size_t)nn, sizeof(int32_t), cmp_path, h);
 	return 0;
 }
