@@ -240,6 +240,54 @@ START_TEST(ring_follows_map)
 }
 END_TEST
 
+/* model=: each kind's bytes from the model's sizes (parallel.c's rule),
+ * in MiB a rank a step. */
+START_TEST(model_volumes)
+{
+	/* Llama-2-70B-like, 128 GPUs: a = 4096 x 8192 x 2 B = 64 MiB, 20
+	 * layers a stage, 4 micro-batches (pp: none given) */
+	tp__parallel p = parse_ok("tp=8,pp=4,model=hidden:8192,layers:80,"
+				  "seq:4096,mbs:1", 128);
+	ck_assert_int_eq(p.size[TP__PAR_DP], 4);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 20 * 4 * 64, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_PP], 4 * 64, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_CP], 3 * 20 * 4 * 64, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_EP], 0, 1e-9);
+	/* 12 x 80 x 8192^2 parameters over tp x pp = 32, 2 bytes each */
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP],
+				12.0 * 80 * 8192 * 8192 * 2 / 32 / MIB, 1e-6);
+	/* gbs: 1024 / (mbs 1 x ep 1 x dp 4) = 256 micro-batches */
+	p = parse_ok("tp=8,pp=4,model=hidden:8192,layers:80,seq:4096,gbs:1024", 128);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 20 * 256 * 64, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_PP], 256 * 64, 1e-9);
+	/* bytes= overrides the kind it names, the rest stays derived */
+	p = parse_ok("tp=8,pp=4,model=hidden:8192,layers:80,seq:4096,bytes=dp:12", 128);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP], 12, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 20 * 4 * 64, 1e-9);
+	/* MoE: 64 experts over ep=8, top-2; a = 4096 x 4096 x 2 B = 32 MiB */
+	p = parse_ok("ep=8,pp=2,model=hidden:4096,layers:32,seq:4096,micro:8,"
+		     "experts:64,topk:2", 64);
+	ck_assert_int_eq(p.size[TP__PAR_DP], 4);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 16 * 8 * 32, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_EP], 4 * 16 * 8 * 32 * 2, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_PP], 8 * 32, 1e-9);
+	/* a layer: attention 4H^2, 8 experts of 8H^2 on the rank */
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP],
+				2.0 * 16 * 4096 * 4096 * (4 + 8 * 8) / MIB, 1e-6);
+	/* context parallel: each rank holds seq / cp */
+	p = parse_ok("tp=2,cp=4,model=hidden:1024,layers:4,seq:8192,micro:2", 16);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_CP], 3 * 4 * 4 * 2 * 4, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 4 * 2 * 4, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP], 2.0 * 4 * 1024 * 1024 * 12 / 2 / MIB,
+				1e-9);
+	/* the items carry on after model= and stop at the next key */
+	p = parse_ok("model=hidden:1024,layers:4,seq:8192,tp=2,dp=1", 0);
+	ck_assert_int_eq(p.size[TP__PAR_TP], 2);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP], 2.0 * 4 * 1024 * 1024 * 12 / 2 / MIB,
+				1e-9);
+}
+END_TEST
+
 START_TEST(bad_input)
 {
 	static const struct { const char *spec; int64_t n; const char *frag; } bad[] = {
@@ -269,6 +317,25 @@ START_TEST(bad_input)
 		{ "tp=2,bytes=tp", 8, "is not KIND:VOLUME" },
 		{ "tp=2,bytes=", 8, "bytes=: no value" },
 		{ "ep=8192", 8192 * 4, "all-to-alls would take more than" },
+		{ "tp=2,model=hidden:8192,layers:80", 8, "model=: seq: missing" },
+		{ "tp=2,model=hidden:0,layers:8,seq:8", 8, "hidden must be a count" },
+		{ "tp=2,model=hidden:8x,layers:8,seq:8", 8, "hidden must be a count" },
+		{ "tp=2,model=foo:1", 8, "model=: unknown key 'foo'" },
+		{ "tp=2,model=hidden:1,hidden:2", 8, "model=: hidden given twice" },
+		{ "tp=2,model=hidden", 8, "is not KEY:COUNT" },
+		{ "tp=2,model=", 8, "model=: no value" },
+		{ "ep=2,model=hidden:8,layers:2,seq:8", 8, "ep=2 needs experts" },
+		{ "ep=2,model=hidden:8,layers:2,seq:8,experts:3", 8, "not shared evenly" },
+		{ "ep=2,model=hidden:8,layers:2,seq:8,experts:2,topk:3", 8,
+		  "topk:3 is more than experts:2" },
+		{ "tp=2,model=hidden:8,layers:2,seq:8,topk:1", 8, "topk without experts" },
+		{ "tp=2,model=hidden:8,layers:2,seq:8,micro:2,gbs:8", 8,
+		  "micro and gbs both" },
+		{ "tp=2,model=hidden:8,layers:2,seq:8,gbs:6", 8, "not a whole number" },
+		{ "tp=2,model=hidden:2000000000,layers:2000000000,seq:8", 8,
+		  "is more than" },
+		{ "tp=2,model=hidden:8,layers:2,seq:8,model=hidden:8", 8,
+		  "model given twice" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		tp__parallel p;
@@ -593,6 +660,7 @@ int main(void)
 	tcase_add_test(tc, context_parallel);
 	tcase_add_test(tc, small_graph);
 	tcase_add_test(tc, ring_follows_map);
+	tcase_add_test(tc, model_volumes);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, candidate_layout);
 	tcase_add_test(tc, block_targets);
