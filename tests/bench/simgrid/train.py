@@ -3,7 +3,8 @@
 simulated with SimGrid SMPI (tests/bench/simgrid-train.sh runs it).
 
   train.py --topoplace PATH --exe TRAIN_STEP [--cases N] [--seed S]
-           [--net rail,nvl] [--nvl-cards] [--draw busy|runs] [--keep DIR]
+           [--net rail,nvl] [--nvl-cards] [--draw busy|runs] [--phases]
+           [--keep DIR]
 
 Every rank is a GPU: a SimGrid host of its own, its node's GPUs joined by
 NVLink, the rank's traffic to other nodes on its own card.  Two fabrics:
@@ -414,7 +415,8 @@ def draw_alloc(f, rnd):
     return sorted(alloc)
 
 
-def simulate(a, plat, hosts, par, d):
+def simulate(a, plat, hosts, par, d, sizes=None):
+    sizes = sizes or SIZES
     hf = os.path.join(d, "ranks.hosts")
     with open(hf, "w") as fh:
         fh.write("\n".join(hosts) + "\n")
@@ -424,8 +426,8 @@ def simulate(a, plat, hosts, par, d):
             "--cfg=smpi/display-timing:no", "--cfg=network/crosstraffic:0",
             "--cfg=network/model:CM02", "--log=root.thres:error", a.exe,
             str(par["tp"]), str(par["cp"]), str(par["ep"]), str(par["pp"]),
-            str(par["dp"]), str(LAYERS), str(MICRO), str(SIZES["tp"]),
-            str(SIZES["pp"]), str(SIZES["dp"]), str(SIZES["ep"])]
+            str(par["dp"]), str(LAYERS), str(MICRO), str(sizes["tp"]),
+            str(sizes["pp"]), str(sizes["dp"]), str(sizes["ep"])]
     rc, out, err = sh(argv, cwd=d)
     m = re.search(r"step_us ([0-9.]+)", out)
     if rc or not m:
@@ -452,6 +454,9 @@ def main():
     ap.add_argument("--seed", type=int, help="first seed (default: drawn)")
     ap.add_argument("--net", default="rail,nvl")
     ap.add_argument("--keep", help="keep the work files here")
+    ap.add_argument("--phases", action="store_true",
+                    help="also simulate each phase alone (TP, PP, DP, EP) "
+                    "in Slurm's order and topoplace's")
     ap.add_argument("--draw", choices=("busy", "runs"), default="busy",
                     help="allocations: what a busy cluster leaves, as Slurm "
                     "selects in it (default), or runs of free nodes anywhere")
@@ -517,6 +522,16 @@ def main():
                           t["bytes"], t["bytes"] / t["slurm"],
                           "the same layout" if tpb == tpl else
                           "predicted %.2fx" % bratio if bratio else "nothing"))
+                if a.phases:
+                    ph = []
+                    for k in ("tp", "pp", "dp", "ep"):
+                        if k == "ep" and par["ep"] < 2:
+                            continue
+                        one = {x: (SIZES[x] if x == k else 0) for x in SIZES}
+                        ts = simulate(a, plat, gpu_hosts(f, slurm), par, d, one)
+                        tt = simulate(a, plat, gpu_hosts(f, tpl), par, d, one)
+                        ph.append("%s %.0f -> %.0f us" % (k, ts, tt))
+                    print("    alone, slurm -> topoplace: " + ", ".join(ph))
                 sys.stdout.flush()
                 if not a.keep:
                     os.remove(plat)
