@@ -460,6 +460,35 @@ static void assert_targets(const tp_job *job, const char *spec)
 	}
 }
 
+/* A window that runs over a group another stage filled must not take that
+ * group's nodes when the stages are laid out again in path order. */
+START_TEST(window_keeps_its_groups)
+{
+	tp_conf *c = tree_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	/* leaves: l0 n00-03 (two stages), l1 n04, l2 n08-09 (one stage,
+	 * exactly), l3 n12; allocation indices 0-3, 4, 5-6, 7 */
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-04,08-09,12]",
+					 4, "nodes", &a, &err) == 0);
+	tp__parallel p = parse_ok("tp=4,pp=4", 32);
+	int32_t map[32];
+	ck_assert_int_eq(tp__parallel_map(&p, a, TP__PARMAP_BEST_FIT, map, &err), 0);
+	/* best fit: a stage in l2, two in l0, the last over l1 and l3 (l2 is
+	 * full when it is chosen); in path order the split one comes third
+	 * and must leave l2 to the fourth: one stage over two leaves, not
+	 * two */
+	for (int r = 0; r < 16; r++)
+		ck_assert_int_le(map[r], 3);
+	for (int r = 16; r < 24; r++)
+		ck_assert_msg(map[r] == 4 || map[r] == 7, "rank %d on %d", r, map[r]);
+	for (int r = 24; r < 32; r++)
+		ck_assert_msg(map[r] == 5 || map[r] == 6, "rank %d on %d", r, map[r]);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(block_targets)
 {
 	/* fragmented: b0 has 4 nodes, b1 1, b2 2, b3 1; stages of 2 nodes.
@@ -663,6 +692,7 @@ int main(void)
 	tcase_add_test(tc, model_volumes);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, candidate_layout);
+	tcase_add_test(tc, window_keeps_its_groups);
 	tcase_add_test(tc, block_targets);
 	tcase_add_test(tc, tree_targets);
 	tcase_add_test(tc, torus_no_hierarchy);

@@ -121,14 +121,14 @@ static void take(struct pm *h, int32_t k, int32_t rank, int32_t *map)
  * rank in path order.  Returns how many it placed: fewer than n only when
  * lo..hi has no room left for them. */
 static int64_t fill(struct pm *h, const int32_t *ranks, int64_t n, int64_t tp,
-		    int32_t lo, int32_t hi, int32_t *map)
+		    int32_t lo, int32_t hi, const bool *gok, int32_t *map)
 {
 	int64_t at = 0;
 	while (at < n) {
 		int64_t chunk = n - at < tp ? n - at : tp;
 		int32_t whole = -1;
 		for (int32_t k = lo; k < hi && whole < 0; k++)
-			if (h->free[h->order[k]] >= chunk)
+			if (h->free[h->order[k]] >= chunk && (!gok || gok[h->grp[k]]))
 				whole = k;
 		if (whole >= 0) {
 			for (int64_t i = 0; i < chunk; i++)
@@ -137,17 +137,19 @@ static int64_t fill(struct pm *h, const int32_t *ranks, int64_t n, int64_t tp,
 		}
 		int32_t from = lo;
 		for (int32_t k = lo; k < hi; k++)
-			if (h->gfree[h->grp[k]] >= chunk) {
+			if (h->gfree[h->grp[k]] >= chunk && (!gok || gok[h->grp[k]])) {
 				from = k;
 				break;
 			}
 		for (int32_t k = from; k < hi && chunk > 0; k++)
-			while (h->free[h->order[k]] > 0 && chunk > 0) {
+			while (h->free[h->order[k]] > 0 && chunk > 0 &&
+			       (!gok || gok[h->grp[k]])) {
 				take(h, k, ranks[at++], map);
 				chunk--;
 			}
 		for (int32_t k = lo; k < from && chunk > 0; k++)
-			while (h->free[h->order[k]] > 0 && chunk > 0) {
+			while (h->free[h->order[k]] > 0 && chunk > 0 &&
+			       (!gok || gok[h->grp[k]])) {
 				take(h, k, ranks[at++], map);
 				chunk--;
 			}
@@ -228,7 +230,9 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 	int unit = variant == TP__PARMAP_REPLICA ? TP__PAR_DP : TP__PAR_PP;
 	const int *INNER = variant == TP__PARMAP_REPLICA ? REPLICA_INNER : STAGE_INNER;
 	int64_t pp = p->size[unit], S = p->ntasks / pp;
-	int32_t *wlo = NULL, *whi = NULL;
+	int32_t *wlo = NULL, *whi = NULL, *ugrp = NULL;
+	int64_t *uoff = NULL, *wun = NULL;
+	bool *gok = NULL;
 	int32_t *ranks = tp__malloc_array((size_t)S + 1, sizeof(int32_t));
 	int32_t *gstart = tp__malloc_array((size_t)nn + 2, sizeof(int32_t));
 	int rc = ranks && gstart ? paths(&h) : TP_ENOMEM;
@@ -260,7 +264,7 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 	if (variant == TP__PARMAP_PATH) {
 		for (int64_t u = 0; u < pp; u++) {
 			unit_ranks(p, unit, INNER, u, S, ranks);
-			fill(&h, ranks, S, tp, 0, nn, map);
+			fill(&h, ranks, S, tp, 0, nn, NULL, map);
 		}
 		goto out;
 	}
@@ -280,38 +284,87 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 	}
 	memcpy(free0, h.free, sizeof(int) * (size_t)nn);
 	memcpy(gfree0, h.gfree, sizeof(int64_t) * (size_t)ng);
+	/* the groups of each window that had room when it was chosen: a
+	 * window may run over a group another unit had filled, and in the
+	 * second pass, in another order, that group is still free: the unit
+	 * must not take it (the other unit's window holds it) */
+	uoff = tp__malloc_array((size_t)pp + 2, sizeof(int64_t));
+	gok = tp__calloc((size_t)ng + 1, sizeof(bool));
+	if (!uoff || !gok) {
+		free(free0);
+		free(gfree0);
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	int64_t nug = 0, cap = 0;
 	int32_t prev = 0;   /* the previous unit's first group */
 	for (int64_t u = 0; u < pp; u++) {
 		unit_ranks(p, unit, INNER, u, S, ranks);
 		window(&h, ng, S, prev, &wlo[u], &whi[u]);
-		fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]], map);
+		uoff[u] = nug;
+		for (int32_t g = wlo[u]; g < whi[u]; g++) {
+			if (h.gfree[g] == 0)
+				continue;
+			if (nug == cap) {
+				cap = cap ? 2 * cap : 64;
+				int32_t *t = realloc(ugrp, (size_t)cap * sizeof *t);
+				if (!t) {
+					free(free0);
+					free(gfree0);
+					rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+					goto out;
+				}
+				ugrp = t;
+			}
+			ugrp[nug++] = g;
+		}
+		fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]], NULL, map);
 		prev = wlo[u];
 	}
+	uoff[pp] = nug;
 	memcpy(h.free, free0, sizeof(int) * (size_t)nn);
 	memcpy(h.gfree, gfree0, sizeof(int64_t) * (size_t)ng);
 	free(free0);
 	free(gfree0);
 	/* windows by their first group (insertion sort: stable, and the
-	 * windows come nearly in order) */
+	 * windows come nearly in order); wun[] the unit whose window it was */
+	wun = tp__malloc_array((size_t)pp + 1, sizeof(int64_t));
+	if (!wun) {
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int64_t u = 0; u < pp; u++)
+		wun[u] = u;
 	for (int64_t u = 1; u < pp; u++) {
 		int32_t l = wlo[u], e = whi[u];
-		int64_t v = u;
+		int64_t w = wun[u], v = u;
 		for (; v > 0 && wlo[v - 1] > l; v--) {
 			wlo[v] = wlo[v - 1];
 			whi[v] = whi[v - 1];
+			wun[v] = wun[v - 1];
 		}
 		wlo[v] = l;
 		whi[v] = e;
+		wun[v] = w;
 	}
 	for (int64_t u = 0; u < pp; u++) {
 		unit_ranks(p, unit, INNER, u, S, ranks);
-		int64_t done = fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]], map);
+		for (int64_t i = uoff[wun[u]]; i < uoff[wun[u] + 1]; i++)
+			gok[ugrp[i]] = true;
+		int64_t done = fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]],
+				    gok, map);
+		for (int64_t i = uoff[wun[u]]; i < uoff[wun[u] + 1]; i++)
+			gok[ugrp[i]] = false;
 		if (done < S)
-			fill(&h, ranks + done, S - done, tp, 0, nn, map);
+			fill(&h, ranks + done, S - done, tp, 0, nn, NULL, map);
 	}
 out:
 	free(wlo);
 	free(whi);
+	free(ugrp);
+	free(uoff);
+	free(wun);
+	free(gok);
 	free(ranks);
 	free(gstart);
 	free(h.order);
