@@ -665,6 +665,41 @@ START_TEST(predict_step)
 }
 END_TEST
 
+/* The pipeline: per-layer kinds and stage sends are timed stage by stage,
+ * (sum + (M - 1) max) / M; the gradients' all-reduce once.  Two alike
+ * stages: with one micro-batch a piped phase counts both stages (2 T),
+ * with very many about the slowest (T); DP alone does not change. */
+START_TEST(predict_pipeline)
+{
+	tp_conf *c = block_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00,04,08,12]", 2,
+					 "nodes", &a, &err) == 0);
+	/* a stage (2 ranks of a TP pair, dp=2: 4 ranks) over two nodes */
+	const int32_t map[8] = { 0, 1, 0, 1, 2, 3, 2, 3 };
+	const char *m1 = "tp=2,pp=2,model=hidden:8,layers:2,seq:8,micro:1,"
+			 "bytes=tp:64,cp:0,ep:0,dp:0,pp:0";
+	const char *mk = "tp=2,pp=2,model=hidden:8,layers:2,seq:8,micro:100000,"
+			 "bytes=tp:64,cp:0,ep:0,dp:0,pp:0";
+	tp_prediction p1, pk;
+	ck_assert_int_eq(tp_predict_parallel(m1, a, map, 8, &p1, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel(mk, a, map, 8, &pk, &err), 0);
+	ck_assert_msg(pk.exchange_us > 0, "%g", pk.exchange_us);
+	ck_assert_msg(fabs(p1.exchange_us - 2 * pk.exchange_us) < 1e-3 * p1.exchange_us,
+		      "%g %g", p1.exchange_us, pk.exchange_us);
+	const char *d1 = "tp=2,pp=2,model=hidden:8,layers:2,seq:8,micro:1,"
+			 "bytes=tp:0,cp:0,ep:0,dp:8,pp:0";
+	const char *dk = "tp=2,pp=2,model=hidden:8,layers:2,seq:8,micro:100000,"
+			 "bytes=tp:0,cp:0,ep:0,dp:8,pp:0";
+	ck_assert_int_eq(tp_predict_parallel(d1, a, map, 8, &p1, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel(dk, a, map, 8, &pk, &err), 0);
+	ck_assert_double_eq_tol(p1.exchange_us, pk.exchange_us, 1e-9);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	/* made here: Check runs each test in a child of its own */
@@ -698,6 +733,7 @@ int main(void)
 	tcase_add_test(tc, torus_no_hierarchy);
 	tcase_add_test(tc, job_errors);
 	tcase_add_test(tc, predict_step);
+	tcase_add_test(tc, predict_pipeline);
 	suite_add_tcase(s, tc);
 	int rc = tp_test_run(s);
 	unlink(blk_file);

@@ -28,7 +28,9 @@
  * sum of each kind's exchange under the time model (an MoE step's two
  * gradient all-reduces, dense and experts', two phases), not one exchange of
  * them all: at once, the longest phase (tensor parallel, inside the nodes)
- * would hide every other and make every placement look the same.
+ * would hide every other and make every placement look the same.  The
+ * per-layer kinds and the stage sends are timed stage by stage, as a
+ * pipeline runs them (tp__parallel_predict).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -392,34 +394,92 @@ static void add_phase(tp_prediction *sum, const tp_prediction *k)
 	sum->bound_only |= k->bound_only;
 }
 
+/* One graph's exchange under the time model (mode as tp__parallel_predict);
+ * an empty graph takes no time. */
+static int one_phase(const tp__parallel *p, const tp_alloc *a,
+		     const int32_t *map, unsigned kinds, int64_t stage, int mode,
+		     tp_prediction *pk, tp_error *err)
+{
+	memset(pk, 0, sizeof *pk);
+	tp_graph *g = NULL;
+	int rc = tp__parallel_graph_stage(p, map, kinds, stage, &g, err);
+	if (rc)
+		return rc;
+	if (g->nedges == 0) {
+		tp_graph_destroy(g);
+		return 0;
+	}
+	/* a phase small enough is filled in full even under a budget (the
+	 * rounds' limit would leave only its bound, and bounds alike hide
+	 * the difference between placements) */
+	if (mode == TP__PAR_PREDICT_BUDGET &&
+	    tp__predict_work(g, a) <= TP__PAR_FULL_WORK)
+		mode = TP__PAR_PREDICT_LAUNCH;
+	if (mode == TP__PAR_PREDICT_FULL)
+		rc = tp_predict_exchange(g, a, map, pk, err);
+	else if (tp__predict_launch(g, a, map, mode == TP__PAR_PREDICT_BUDGET, pk))
+		rc = tp_error_set(err, TP_ENOMEM, "parallel: the step's time "
+				  "could not be predicted");
+	tp_graph_destroy(g);
+	return rc;
+}
+
+/* Stages timed one by one up to this many; beyond, the pipeline's factor
+ * on the phase of all stages at once (the launch budget). */
+#define TP__PAR_STAGES_TIMED 32
+
 int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
 			 tp_error *err)
 {
 	memset(out, 0, sizeof *out);
+	int64_t pp = p->size[TP__PAR_PP];
+	double M = p->micro >= 1 ? p->micro : (double)pp;
 	for (int k = 0; k <= TP__PAR_EDP; k++) {   /* the experts' DP last */
-		tp_graph *g = NULL;
-		int rc = tp__parallel_graph_kinds(p, map, 1u << k, &g, err);
-		if (rc)
-			return rc;
-		if (g->nedges == 0) {
-			tp_graph_destroy(g);
-			continue;
-		}
 		tp_prediction pk;
-		/* a phase small enough is filled in full even under a budget
-		 * (the rounds' limit would leave only its bound, and bounds
-		 * alike hide the difference between placements) */
-		if (mode == TP__PAR_PREDICT_BUDGET &&
-		    tp__predict_work(g, a) <= TP__PAR_FULL_WORK)
-			mode = TP__PAR_PREDICT_LAUNCH;
-		if (mode == TP__PAR_PREDICT_FULL)
-			rc = tp_predict_exchange(g, a, map, &pk, err);
-		else if (tp__predict_launch(g, a, map,
-					    mode == TP__PAR_PREDICT_BUDGET, &pk))
-			rc = tp_error_set(err, TP_ENOMEM, "parallel: the step's "
-					  "time could not be predicted");
-		tp_graph_destroy(g);
+		int rc;
+		/* The gradients' all-reduce runs once, every stage at once.
+		 * The per-layer kinds (tp, cp, ep) and the stage sends (pp)
+		 * run a micro-batch at a time along the pipeline: M
+		 * micro-batches through pp stages, the first passes every
+		 * stage (boundary) once, the other M - 1 follow at the pace
+		 * of the slowest: (sum of T_s + (M - 1) max T_s) / M, T_s a
+		 * stage's own exchange of the whole step's volume.  All
+		 * stages at once would see only the slowest stage, and a
+		 * placement that slows three stages as much as another
+		 * slows one would look as fast. */
+		bool piped = k != TP__PAR_DP && k != TP__PAR_EDP && pp > 1;
+		if (!piped) {
+			rc = one_phase(p, a, map, 1u << k, -1, mode, &pk, err);
+		} else if (pp > TP__PAR_STAGES_TIMED) {
+			rc = one_phase(p, a, map, 1u << k, -1, mode, &pk, err);
+			double f = (M + (double)(pp - 1)) / M;
+			pk.exchange_us *= f;
+			pk.bound_us *= f;
+		} else {
+			memset(&pk, 0, sizeof pk);
+			double sum = 0, most = 0, bsum = 0, bmost = 0;
+			int64_t ns = k == TP__PAR_PP ? pp - 1 : pp;
+			rc = 0;
+			for (int64_t st = 0; st < ns && !rc; st++) {
+				tp_prediction ps;
+				rc = one_phase(p, a, map, 1u << k, st, mode, &ps, err);
+				if (rc)
+					break;
+				sum += ps.exchange_us;
+				bsum += ps.bound_us;
+				if (ps.exchange_us > most)
+					most = ps.exchange_us;
+				if (ps.bound_us > bmost)
+					bmost = ps.bound_us;
+				double ex = pk.exchange_us, bd = pk.bound_us;
+				add_phase(&pk, &ps);
+				pk.exchange_us = ex;
+				pk.bound_us = bd;
+			}
+			pk.exchange_us = (sum + (M - 1) * most) / M;
+			pk.bound_us = (bsum + (M - 1) * bmost) / M;
+		}
 		if (rc)
 			return rc;
 		add_phase(out, &pk);

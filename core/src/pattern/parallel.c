@@ -301,6 +301,7 @@ static int model_bytes(const struct model *m, tp__parallel *p,
 	b[TP__PAR_EP] = E > 0 ? 4 * Ls * M * a * K : 0;
 	b[TP__PAR_PP] = M * a;
 	b[TP__PAR_DP] = 2 * Ls * H * H * (4 + mlp) / (double)sz[TP__PAR_TP];
+	p->micro = M;
 	for (int k = 0; k < TP__PAR_KINDS; k++) {
 		if (bytes_set[k])
 			continue;
@@ -469,6 +470,7 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 		p->stride[order[i]] = stride;
 		stride *= p->size[order[i]];
 	}
+	p->micro = (double)p->size[TP__PAR_PP];
 	if (given[KEY_MODEL] && (rc = model_bytes(&model, p, bytes_set, err)))
 		return rc;
 	int64_t ep = p->size[TP__PAR_EP];
@@ -665,6 +667,13 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err)
 {
+	return tp__parallel_graph_stage(p, map, kinds, -1, out, err);
+}
+
+int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
+			     unsigned kinds, int64_t stage, tp_graph **out,
+			     tp_error *err)
+{
 	*out = NULL;
 	int64_t nt = p->ntasks;
 	int32_t *mem = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
@@ -697,6 +706,9 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			continue;
 		double w = B * (double)(n - 1) / (double)n;
 		for (int64_t s = 0; s < nt && !rc; s += n) {
+			if (stage >= 0 &&
+			    tp__parallel_coord(p, mem[s], TP__PAR_PP) != stage)
+				continue;   /* every member has its pp */
 			if (map)
 				ring_order(mem + s, n, map, tmp);
 			for (int64_t i = 0; i < n && !rc; i++)
@@ -711,7 +723,8 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 		int64_t n;
 		groups_of(p, vary, mem, &n);
 		for (int64_t s = 0; s < nt && !rc; s += n)
-			for (int64_t i = 0; i < n && !rc; i++)
+			for (int64_t i = 0; i < n && !rc &&
+			     (stage < 0 || tp__parallel_coord(p, mem[s], TP__PAR_PP) == stage); i++)
 				for (int64_t j = i + 1; j < n && !rc; j++)
 					rc = push(&e, mem[s + i], mem[s + j],
 						  Bep / (double)n);
@@ -721,7 +734,8 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 	if (!(kinds & (1u << TP__PAR_PP)))
 		pp = 1;
 	for (int64_t r = 0; !rc && pp > 1 && Bpp > 0 && r < nt; r++)
-		if (tp__parallel_coord(p, r, TP__PAR_PP) < pp - 1)
+		if (tp__parallel_coord(p, r, TP__PAR_PP) < pp - 1 &&
+		    (stage < 0 || tp__parallel_coord(p, r, TP__PAR_PP) == stage))
 			rc = push(&e, (int32_t)r, (int32_t)(r + ps), Bpp);
 	free(mem);
 	free(tmp);
