@@ -141,6 +141,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/graphmap_refine.c \
 	map/graphmap_slots.c \
 	map/hiermap.c \
+	map/hpaths.c \
 	map/metis_load.c \
 	map/metrics.c \
 	map/modcolor.c \

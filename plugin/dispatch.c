@@ -96,7 +96,8 @@ static struct spank_option opts[] = {
 	{ "topo-parallel", "SPEC",
 	  "topoplace: a training job's parallel layout, one rank a GPU "
 	  "(SLURM_PROCID), e.g. tp=8,pp=4[,cp=N,ep=N,dp=N]"
-	  "[,order=tp-cp-ep-dp-pp|mesh=pp,dp,cp,tp][,bytes=tp:64,dp:8]",
+	  "[,order=tp-cp-ep-dp-pp|mesh=pp,dp,cp,tp][,bytes=tp:64,dp:8]"
+	  "[,model=hidden:H,layers:L,seq:S,mbs:B]",
 	  1, TPK_OPT_PARALLEL, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };

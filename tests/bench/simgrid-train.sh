@@ -3,11 +3,13 @@
 # all-reduce per layer, PP send/receive, DP gradient all-reduce, EP
 # all-to-all (rings written out in train_step.c), on a rail-optimised fat
 # tree with NVLink nodes and on NVL72 racks (Slurm blocks) over a tree, in
-# fragmented allocations drawn from a seed chosen at run time (printed).
+# fragmented allocations drawn from a seed chosen at run time (printed):
+# what a busy cluster leaves (or --draw runs: free runs anywhere).
 # Slurm 26.05's own layout, a Kueue-like rank-by-domain order and
-# topoplace's, each case's simulated step time and the medians.
+# topoplace's (the hint without bytes=, as users write it, and with the
+# bench's true volumes), each case's simulated step time and the medians.
 # A benchmark, run by tests/bench/run.sh (make bench); not a test.
-#   sh tests/bench/simgrid-train.sh [--cases N] [--seed S] [--net rail,nvl] [--nvl-cards] [--keep DIR]
+#   sh tests/bench/simgrid-train.sh [--cases N] [--seed S] [--net rail,nvl] [--nvl-cards] [--draw busy|runs] [--keep DIR]
 # TOPOPLACE names the CLI (default $BUILD/topoplace, BUILD default build).
 # Skipped, with one line, when smpicc, smpirun or python3 is missing.  See
 # tests/bench/simgrid/train.py.

@@ -240,6 +240,54 @@ START_TEST(ring_follows_map)
 }
 END_TEST
 
+/* model=: each kind's bytes from the model's sizes (parallel.c's rule),
+ * in MiB a rank a step. */
+START_TEST(model_volumes)
+{
+	/* Llama-2-70B-like, 128 GPUs: a = 4096 x 8192 x 2 B = 64 MiB, 20
+	 * layers a stage, 4 micro-batches (pp: none given) */
+	tp__parallel p = parse_ok("tp=8,pp=4,model=hidden:8192,layers:80,"
+				  "seq:4096,mbs:1", 128);
+	ck_assert_int_eq(p.size[TP__PAR_DP], 4);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 20 * 4 * 64, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_PP], 4 * 64, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_CP], 3 * 20 * 4 * 64, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_EP], 0, 1e-9);
+	/* 12 x 80 x 8192^2 parameters over tp x pp = 32, 2 bytes each */
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP],
+				12.0 * 80 * 8192 * 8192 * 2 / 32 / MIB, 1e-6);
+	/* gbs: 1024 / (mbs 1 x ep 1 x dp 4) = 256 micro-batches */
+	p = parse_ok("tp=8,pp=4,model=hidden:8192,layers:80,seq:4096,gbs:1024", 128);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 20 * 256 * 64, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_PP], 256 * 64, 1e-9);
+	/* bytes= overrides the kind it names, the rest stays derived */
+	p = parse_ok("tp=8,pp=4,model=hidden:8192,layers:80,seq:4096,bytes=dp:12", 128);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP], 12, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 20 * 4 * 64, 1e-9);
+	/* MoE: 64 experts over ep=8, top-2; a = 4096 x 4096 x 2 B = 32 MiB */
+	p = parse_ok("ep=8,pp=2,model=hidden:4096,layers:32,seq:4096,micro:8,"
+		     "experts:64,topk:2", 64);
+	ck_assert_int_eq(p.size[TP__PAR_DP], 4);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 16 * 8 * 32, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_EP], 4 * 16 * 8 * 32 * 2, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_PP], 8 * 32, 1e-9);
+	/* a layer: attention 4H^2, 8 experts of 8H^2 on the rank */
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP],
+				2.0 * 16 * 4096 * 4096 * (4 + 8 * 8) / MIB, 1e-6);
+	/* context parallel: each rank holds seq / cp */
+	p = parse_ok("tp=2,cp=4,model=hidden:1024,layers:4,seq:8192,micro:2", 16);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_CP], 3 * 4 * 4 * 2 * 4, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_TP], 4 * 4 * 2 * 4, 1e-9);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP], 2.0 * 4 * 1024 * 1024 * 12 / 2 / MIB,
+				1e-9);
+	/* the items carry on after model= and stop at the next key */
+	p = parse_ok("model=hidden:1024,layers:4,seq:8192,tp=2,dp=1", 0);
+	ck_assert_int_eq(p.size[TP__PAR_TP], 2);
+	ck_assert_double_eq_tol(p.bytes[TP__PAR_DP], 2.0 * 4 * 1024 * 1024 * 12 / 2 / MIB,
+				1e-9);
+}
+END_TEST
+
 START_TEST(bad_input)
 {
 	static const struct { const char *spec; int64_t n; const char *frag; } bad[] = {
@@ -269,6 +317,25 @@ START_TEST(bad_input)
 		{ "tp=2,bytes=tp", 8, "is not KIND:VOLUME" },
 		{ "tp=2,bytes=", 8, "bytes=: no value" },
 		{ "ep=8192", 8192 * 4, "all-to-alls would take more than" },
+		{ "tp=2,model=hidden:8192,layers:80", 8, "model=: seq: missing" },
+		{ "tp=2,model=hidden:0,layers:8,seq:8", 8, "hidden must be a count" },
+		{ "tp=2,model=hidden:8x,layers:8,seq:8", 8, "hidden must be a count" },
+		{ "tp=2,model=foo:1", 8, "model=: unknown key 'foo'" },
+		{ "tp=2,model=hidden:1,hidden:2", 8, "model=: hidden given twice" },
+		{ "tp=2,model=hidden", 8, "is not KEY:COUNT" },
+		{ "tp=2,model=", 8, "model=: no value" },
+		{ "ep=2,model=hidden:8,layers:2,seq:8", 8, "ep=2 needs experts" },
+		{ "ep=2,model=hidden:8,layers:2,seq:8,experts:3", 8, "not shared evenly" },
+		{ "ep=2,model=hidden:8,layers:2,seq:8,experts:2,topk:3", 8,
+		  "topk:3 is more than experts:2" },
+		{ "tp=2,model=hidden:8,layers:2,seq:8,topk:1", 8, "topk without experts" },
+		{ "tp=2,model=hidden:8,layers:2,seq:8,micro:2,gbs:8", 8,
+		  "micro and gbs both" },
+		{ "tp=2,model=hidden:8,layers:2,seq:8,gbs:6", 8, "not a whole number" },
+		{ "tp=2,model=hidden:2000000000,layers:2000000000,seq:8", 8,
+		  "is more than" },
+		{ "tp=2,model=hidden:8,layers:2,seq:8,model=hidden:8", 8,
+		  "model given twice" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		tp__parallel p;
@@ -392,6 +459,35 @@ static void assert_targets(const tp_job *job, const char *spec)
 		ck_assert_int_eq(local_of(job, r) % 4, local_of(job, d0) % 4);
 	}
 }
+
+/* A window that runs over a group another stage filled must not take that
+ * group's nodes when the stages are laid out again in path order. */
+START_TEST(window_keeps_its_groups)
+{
+	tp_conf *c = tree_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	/* leaves: l0 n00-03 (two stages), l1 n04, l2 n08-09 (one stage,
+	 * exactly), l3 n12; allocation indices 0-3, 4, 5-6, 7 */
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-04,08-09,12]",
+					 4, "nodes", &a, &err) == 0);
+	tp__parallel p = parse_ok("tp=4,pp=4", 32);
+	int32_t map[32];
+	ck_assert_int_eq(tp__parallel_map(&p, a, TP__PARMAP_BEST_FIT, map, &err), 0);
+	/* best fit: a stage in l2, two in l0, the last over l1 and l3 (l2 is
+	 * full when it is chosen); in path order the split one comes third
+	 * and must leave l2 to the fourth: one stage over two leaves, not
+	 * two */
+	for (int r = 0; r < 16; r++)
+		ck_assert_int_le(map[r], 3);
+	for (int r = 16; r < 24; r++)
+		ck_assert_msg(map[r] == 4 || map[r] == 7, "rank %d on %d", r, map[r]);
+	for (int r = 24; r < 32; r++)
+		ck_assert_msg(map[r] == 5 || map[r] == 6, "rank %d on %d", r, map[r]);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
 
 START_TEST(block_targets)
 {
@@ -569,6 +665,41 @@ START_TEST(predict_step)
 }
 END_TEST
 
+/* The pipeline: per-layer kinds and stage sends are timed stage by stage,
+ * (sum + (M - 1) max) / M; the gradients' all-reduce once.  Two alike
+ * stages: with one micro-batch a piped phase counts both stages (2 T),
+ * with very many about the slowest (T); DP alone does not change. */
+START_TEST(predict_pipeline)
+{
+	tp_conf *c = block_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00,04,08,12]", 2,
+					 "nodes", &a, &err) == 0);
+	/* a stage (2 ranks of a TP pair, dp=2: 4 ranks) over two nodes */
+	const int32_t map[8] = { 0, 1, 0, 1, 2, 3, 2, 3 };
+	const char *m1 = "tp=2,pp=2,model=hidden:8,layers:2,seq:8,micro:1,"
+			 "bytes=tp:64,cp:0,ep:0,dp:0,pp:0";
+	const char *mk = "tp=2,pp=2,model=hidden:8,layers:2,seq:8,micro:100000,"
+			 "bytes=tp:64,cp:0,ep:0,dp:0,pp:0";
+	tp_prediction p1, pk;
+	ck_assert_int_eq(tp_predict_parallel(m1, a, map, 8, &p1, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel(mk, a, map, 8, &pk, &err), 0);
+	ck_assert_msg(pk.exchange_us > 0, "%g", pk.exchange_us);
+	ck_assert_msg(fabs(p1.exchange_us - 2 * pk.exchange_us) < 1e-3 * p1.exchange_us,
+		      "%g %g", p1.exchange_us, pk.exchange_us);
+	const char *d1 = "tp=2,pp=2,model=hidden:8,layers:2,seq:8,micro:1,"
+			 "bytes=tp:0,cp:0,ep:0,dp:8,pp:0";
+	const char *dk = "tp=2,pp=2,model=hidden:8,layers:2,seq:8,micro:100000,"
+			 "bytes=tp:0,cp:0,ep:0,dp:8,pp:0";
+	ck_assert_int_eq(tp_predict_parallel(d1, a, map, 8, &p1, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel(dk, a, map, 8, &pk, &err), 0);
+	ck_assert_double_eq_tol(p1.exchange_us, pk.exchange_us, 1e-9);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	/* made here: Check runs each test in a child of its own */
@@ -593,13 +724,16 @@ int main(void)
 	tcase_add_test(tc, context_parallel);
 	tcase_add_test(tc, small_graph);
 	tcase_add_test(tc, ring_follows_map);
+	tcase_add_test(tc, model_volumes);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, candidate_layout);
+	tcase_add_test(tc, window_keeps_its_groups);
 	tcase_add_test(tc, block_targets);
 	tcase_add_test(tc, tree_targets);
 	tcase_add_test(tc, torus_no_hierarchy);
 	tcase_add_test(tc, job_errors);
 	tcase_add_test(tc, predict_step);
+	tcase_add_test(tc, predict_pipeline);
 	suite_add_tcase(s, tc);
 	int rc = tp_test_run(s);
 	unlink(blk_file);

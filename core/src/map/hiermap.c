@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "map/geom_select.h"
+#include "map/hpaths.h"
 #include "map/metis_load.h"
 #include "net/network.h"
 #include "map/graphmap_internal.h"
@@ -736,42 +737,27 @@ static void hm_free(hm *h)
 
 static int hm_init(hm *h, const tp_graph *g, const tp_alloc *a, int32_t *map)
 {
-	const tp_machine *m = a->m;
 	memset(h, 0, sizeof *h);
 	h->g = g;
 	h->a = a;
 	h->map = map;
 	int32_t nn = a->nnodes, nt = g->ntasks;
-	h->plen = tp__malloc_array((size_t)nn + 1, sizeof(int));
 	h->order = tp__malloc_array((size_t)nn + 1, sizeof(int32_t));
 	h->local = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
 	h->scratch = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
-	if (!h->plen || !h->order || !h->local || !h->scratch)
+	if (!h->order || !h->local || !h->scratch)
 		return TP_ENOMEM;
 	for (int32_t t = 0; t < nt; t++)
 		h->local[t] = -1;
-	/* the paths' lengths first, then the paths at the longest one's
-	 * stride: at the cap's 64 levels a million nodes took 512 MB, for a
-	 * dragonfly's 2 */
-	int64_t tmp[TP__HIER_MAX_LEVELS];
-	h->depth = 1;
-	for (int32_t i = 0; i < nn; i++) {
-		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
-		int n = m->net->hierarchy(m, r, tmp, TP__HIER_MAX_LEVELS);
-		if (n < 0)
-			return TP_EINVAL;
-		h->plen[i] = n;
+	for (int32_t i = 0; i < nn; i++)
 		h->order[i] = i;
-		if (n > h->depth)
-			h->depth = n;
-	}
-	h->path = tp__malloc_array((size_t)nn * (size_t)h->depth + 1, sizeof(int64_t));
-	if (!h->path)
-		return TP_ENOMEM;
-	for (int32_t i = 0; i < nn; i++) {
-		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
-		m->net->hierarchy(m, r, &h->path[(size_t)i * (size_t)h->depth], h->depth);
-	}
+	struct tp__hpaths hp;
+	int rc = tp__hpaths_collect(a, &hp);
+	if (rc)
+		return rc;
+	h->path = hp.path;
+	h->plen = hp.plen;
+	h->depth = hp.depth;
 	/* an allocation in the network's order (a whole machine, a hostlist
 	 * sorted by name on a machine numbered like its network) needs no
 	 * sort: one pass checks the order, where a sort compares paths

@@ -28,12 +28,15 @@
  * sum of each kind's exchange under the time model (an MoE step's two
  * gradient all-reduces, dense and experts', two phases), not one exchange of
  * them all: at once, the longest phase (tensor parallel, inside the nodes)
- * would hide every other and make every placement look the same.
+ * would hide every other and make every placement look the same.  The
+ * per-layer kinds and the stage sends are timed stage by stage, as a
+ * pipeline runs them (tp__parallel_predict).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "map/hpaths.h"
 #include "map/parmap.h"
 #include "map/predict_internal.h"
 #include "net/network.h"
@@ -91,24 +94,15 @@ static int paths(struct pm *h)
 	h->depth = 1;
 	if (!tp_machine_has(m, TP_CAP_HIERARCHY) || !m->net->hierarchy)
 		return 0;   /* one group, Slurm's order */
-	int64_t tmp[TP__HIER_MAX_LEVELS];
-	for (int32_t i = 0; i < nn; i++) {
-		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
-		int n = m->net->hierarchy(m, r, tmp, TP__HIER_MAX_LEVELS);
-		if (n < 0)
-			return TP_EINVAL;
-		h->plen[i] = n;
-		if (n > h->depth)
-			h->depth = n;
-	}
-	h->path = tp__malloc_array((size_t)nn * (size_t)h->depth + 1, sizeof(int64_t));
-	if (!h->path)
-		return TP_ENOMEM;
-	memset(h->path, 0, sizeof(int64_t) * ((size_t)nn * (size_t)h->depth + 1));
-	for (int32_t i = 0; i < nn; i++) {
-		const int *r = &m->coords[(size_t)a->node[i] * (size_t)m->ndims];
-		m->net->hierarchy(m, r, &h->path[(size_t)i * (size_t)h->depth], h->depth);
-	}
+	free(h->plen);
+	h->plen = NULL;
+	struct tp__hpaths hp;
+	int rc = tp__hpaths_collect(a, &hp);
+	if (rc)
+		return rc;
+	h->path = hp.path;
+	h->plen = hp.plen;
+	h->depth = hp.depth;
 	qsort_r(h->order, (size_t)nn, sizeof(int32_t), cmp_path, h);
 	return 0;
 }
@@ -129,14 +123,14 @@ static void take(struct pm *h, int32_t k, int32_t rank, int32_t *map)
  * rank in path order.  Returns how many it placed: fewer than n only when
  * lo..hi has no room left for them. */
 static int64_t fill(struct pm *h, const int32_t *ranks, int64_t n, int64_t tp,
-		    int32_t lo, int32_t hi, int32_t *map)
+		    int32_t lo, int32_t hi, const bool *gok, int32_t *map)
 {
 	int64_t at = 0;
 	while (at < n) {
 		int64_t chunk = n - at < tp ? n - at : tp;
 		int32_t whole = -1;
 		for (int32_t k = lo; k < hi && whole < 0; k++)
-			if (h->free[h->order[k]] >= chunk)
+			if (h->free[h->order[k]] >= chunk && (!gok || gok[h->grp[k]]))
 				whole = k;
 		if (whole >= 0) {
 			for (int64_t i = 0; i < chunk; i++)
@@ -145,17 +139,19 @@ static int64_t fill(struct pm *h, const int32_t *ranks, int64_t n, int64_t tp,
 		}
 		int32_t from = lo;
 		for (int32_t k = lo; k < hi; k++)
-			if (h->gfree[h->grp[k]] >= chunk) {
+			if (h->gfree[h->grp[k]] >= chunk && (!gok || gok[h->grp[k]])) {
 				from = k;
 				break;
 			}
 		for (int32_t k = from; k < hi && chunk > 0; k++)
-			while (h->free[h->order[k]] > 0 && chunk > 0) {
+			while (h->free[h->order[k]] > 0 && chunk > 0 &&
+			       (!gok || gok[h->grp[k]])) {
 				take(h, k, ranks[at++], map);
 				chunk--;
 			}
 		for (int32_t k = lo; k < from && chunk > 0; k++)
-			while (h->free[h->order[k]] > 0 && chunk > 0) {
+			while (h->free[h->order[k]] > 0 && chunk > 0 &&
+			       (!gok || gok[h->grp[k]])) {
 				take(h, k, ranks[at++], map);
 				chunk--;
 			}
@@ -236,7 +232,9 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 	int unit = variant == TP__PARMAP_REPLICA ? TP__PAR_DP : TP__PAR_PP;
 	const int *INNER = variant == TP__PARMAP_REPLICA ? REPLICA_INNER : STAGE_INNER;
 	int64_t pp = p->size[unit], S = p->ntasks / pp;
-	int32_t *wlo = NULL, *whi = NULL;
+	int32_t *wlo = NULL, *whi = NULL, *ugrp = NULL;
+	int64_t *uoff = NULL, *wun = NULL;
+	bool *gok = NULL;
 	int32_t *ranks = tp__malloc_array((size_t)S + 1, sizeof(int32_t));
 	int32_t *gstart = tp__malloc_array((size_t)nn + 2, sizeof(int32_t));
 	int rc = ranks && gstart ? paths(&h) : TP_ENOMEM;
@@ -268,7 +266,7 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 	if (variant == TP__PARMAP_PATH) {
 		for (int64_t u = 0; u < pp; u++) {
 			unit_ranks(p, unit, INNER, u, S, ranks);
-			fill(&h, ranks, S, tp, 0, nn, map);
+			fill(&h, ranks, S, tp, 0, nn, NULL, map);
 		}
 		goto out;
 	}
@@ -288,38 +286,87 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 	}
 	memcpy(free0, h.free, sizeof(int) * (size_t)nn);
 	memcpy(gfree0, h.gfree, sizeof(int64_t) * (size_t)ng);
+	/* the groups of each window that had room when it was chosen: a
+	 * window may run over a group another unit had filled, and in the
+	 * second pass, in another order, that group is still free: the unit
+	 * must not take it (the other unit's window holds it) */
+	uoff = tp__malloc_array((size_t)pp + 2, sizeof(int64_t));
+	gok = tp__calloc((size_t)ng + 1, sizeof(bool));
+	if (!uoff || !gok) {
+		free(free0);
+		free(gfree0);
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	int64_t nug = 0, cap = 0;
 	int32_t prev = 0;   /* the previous unit's first group */
 	for (int64_t u = 0; u < pp; u++) {
 		unit_ranks(p, unit, INNER, u, S, ranks);
 		window(&h, ng, S, prev, &wlo[u], &whi[u]);
-		fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]], map);
+		uoff[u] = nug;
+		for (int32_t g = wlo[u]; g < whi[u]; g++) {
+			if (h.gfree[g] == 0)
+				continue;
+			if (nug == cap) {
+				cap = cap ? 2 * cap : 64;
+				int32_t *t = realloc(ugrp, (size_t)cap * sizeof *t);
+				if (!t) {
+					free(free0);
+					free(gfree0);
+					rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+					goto out;
+				}
+				ugrp = t;
+			}
+			ugrp[nug++] = g;
+		}
+		fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]], NULL, map);
 		prev = wlo[u];
 	}
+	uoff[pp] = nug;
 	memcpy(h.free, free0, sizeof(int) * (size_t)nn);
 	memcpy(h.gfree, gfree0, sizeof(int64_t) * (size_t)ng);
 	free(free0);
 	free(gfree0);
 	/* windows by their first group (insertion sort: stable, and the
-	 * windows come nearly in order) */
+	 * windows come nearly in order); wun[] the unit whose window it was */
+	wun = tp__malloc_array((size_t)pp + 1, sizeof(int64_t));
+	if (!wun) {
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int64_t u = 0; u < pp; u++)
+		wun[u] = u;
 	for (int64_t u = 1; u < pp; u++) {
 		int32_t l = wlo[u], e = whi[u];
-		int64_t v = u;
+		int64_t w = wun[u], v = u;
 		for (; v > 0 && wlo[v - 1] > l; v--) {
 			wlo[v] = wlo[v - 1];
 			whi[v] = whi[v - 1];
+			wun[v] = wun[v - 1];
 		}
 		wlo[v] = l;
 		whi[v] = e;
+		wun[v] = w;
 	}
 	for (int64_t u = 0; u < pp; u++) {
 		unit_ranks(p, unit, INNER, u, S, ranks);
-		int64_t done = fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]], map);
+		for (int64_t i = uoff[wun[u]]; i < uoff[wun[u] + 1]; i++)
+			gok[ugrp[i]] = true;
+		int64_t done = fill(&h, ranks, S, tp, gstart[wlo[u]], gstart[whi[u]],
+				    gok, map);
+		for (int64_t i = uoff[wun[u]]; i < uoff[wun[u] + 1]; i++)
+			gok[ugrp[i]] = false;
 		if (done < S)
-			fill(&h, ranks + done, S - done, tp, 0, nn, map);
+			fill(&h, ranks + done, S - done, tp, 0, nn, NULL, map);
 	}
 out:
 	free(wlo);
 	free(whi);
+	free(ugrp);
+	free(uoff);
+	free(wun);
+	free(gok);
 	free(ranks);
 	free(gstart);
 	free(h.order);
@@ -347,34 +394,92 @@ static void add_phase(tp_prediction *sum, const tp_prediction *k)
 	sum->bound_only |= k->bound_only;
 }
 
+/* One graph's exchange under the time model (mode as tp__parallel_predict);
+ * an empty graph takes no time. */
+static int one_phase(const tp__parallel *p, const tp_alloc *a,
+		     const int32_t *map, unsigned kinds, int64_t stage, int mode,
+		     tp_prediction *pk, tp_error *err)
+{
+	memset(pk, 0, sizeof *pk);
+	tp_graph *g = NULL;
+	int rc = tp__parallel_graph_stage(p, map, kinds, stage, &g, err);
+	if (rc)
+		return rc;
+	if (g->nedges == 0) {
+		tp_graph_destroy(g);
+		return 0;
+	}
+	/* a phase small enough is filled in full even under a budget (the
+	 * rounds' limit would leave only its bound, and bounds alike hide
+	 * the difference between placements) */
+	if (mode == TP__PAR_PREDICT_BUDGET &&
+	    tp__predict_work(g, a) <= TP__PAR_FULL_WORK)
+		mode = TP__PAR_PREDICT_LAUNCH;
+	if (mode == TP__PAR_PREDICT_FULL)
+		rc = tp_predict_exchange(g, a, map, pk, err);
+	else if (tp__predict_launch(g, a, map, mode == TP__PAR_PREDICT_BUDGET, pk))
+		rc = tp_error_set(err, TP_ENOMEM, "parallel: the step's time "
+				  "could not be predicted");
+	tp_graph_destroy(g);
+	return rc;
+}
+
+/* Stages timed one by one up to this many; beyond, the pipeline's factor
+ * on the phase of all stages at once (the launch budget). */
+#define TP__PAR_STAGES_TIMED 32
+
 int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
 			 tp_error *err)
 {
 	memset(out, 0, sizeof *out);
+	int64_t pp = p->size[TP__PAR_PP];
+	double M = p->micro >= 1 ? p->micro : (double)pp;
 	for (int k = 0; k <= TP__PAR_EDP; k++) {   /* the experts' DP last */
-		tp_graph *g = NULL;
-		int rc = tp__parallel_graph_kinds(p, map, 1u << k, &g, err);
-		if (rc)
-			return rc;
-		if (g->nedges == 0) {
-			tp_graph_destroy(g);
-			continue;
-		}
 		tp_prediction pk;
-		/* a phase small enough is filled in full even under a budget
-		 * (the rounds' limit would leave only its bound, and bounds
-		 * alike hide the difference between placements) */
-		if (mode == TP__PAR_PREDICT_BUDGET &&
-		    tp__predict_work(g, a) <= TP__PAR_FULL_WORK)
-			mode = TP__PAR_PREDICT_LAUNCH;
-		if (mode == TP__PAR_PREDICT_FULL)
-			rc = tp_predict_exchange(g, a, map, &pk, err);
-		else if (tp__predict_launch(g, a, map,
-					    mode == TP__PAR_PREDICT_BUDGET, &pk))
-			rc = tp_error_set(err, TP_ENOMEM, "parallel: the step's "
-					  "time could not be predicted");
-		tp_graph_destroy(g);
+		int rc;
+		/* The gradients' all-reduce runs once, every stage at once.
+		 * The per-layer kinds (tp, cp, ep) and the stage sends (pp)
+		 * run a micro-batch at a time along the pipeline: M
+		 * micro-batches through pp stages, the first passes every
+		 * stage (boundary) once, the other M - 1 follow at the pace
+		 * of the slowest: (sum of T_s + (M - 1) max T_s) / M, T_s a
+		 * stage's own exchange of the whole step's volume.  All
+		 * stages at once would see only the slowest stage, and a
+		 * placement that slows three stages as much as another
+		 * slows one would look as fast. */
+		bool piped = k != TP__PAR_DP && k != TP__PAR_EDP && pp > 1;
+		if (!piped) {
+			rc = one_phase(p, a, map, 1u << k, -1, mode, &pk, err);
+		} else if (pp > TP__PAR_STAGES_TIMED) {
+			rc = one_phase(p, a, map, 1u << k, -1, mode, &pk, err);
+			double f = (M + (double)(pp - 1)) / M;
+			pk.exchange_us *= f;
+			pk.bound_us *= f;
+		} else {
+			memset(&pk, 0, sizeof pk);
+			double sum = 0, most = 0, bsum = 0, bmost = 0;
+			int64_t ns = k == TP__PAR_PP ? pp - 1 : pp;
+			rc = 0;
+			for (int64_t st = 0; st < ns && !rc; st++) {
+				tp_prediction ps;
+				rc = one_phase(p, a, map, 1u << k, st, mode, &ps, err);
+				if (rc)
+					break;
+				sum += ps.exchange_us;
+				bsum += ps.bound_us;
+				if (ps.exchange_us > most)
+					most = ps.exchange_us;
+				if (ps.bound_us > bmost)
+					bmost = ps.bound_us;
+				double ex = pk.exchange_us, bd = pk.bound_us;
+				add_phase(&pk, &ps);
+				pk.exchange_us = ex;
+				pk.bound_us = bd;
+			}
+			pk.exchange_us = (sum + (M - 1) * most) / M;
+			pk.bound_us = (bsum + (M - 1) * bmost) / M;
+		}
 		if (rc)
 			return rc;
 		add_phase(out, &pk);

@@ -3,12 +3,15 @@
  *
  * The spec:  tp=8,cp=1,ep=1,pp=4[,dp=N][,order=tp-cp-ep-dp-pp | mesh=pp,dp,cp,tp]
  *            [,bytes=tp:64,cp:32,ep:16,dp:8,pp:1]
+ *            [,model=hidden:H,layers:L,seq:S[,mbs:B,micro:M|gbs:G,experts:E,topk:K]]
  * Ranks are the framework's (SLURM_PROCID, one a GPU).  order= is Megatron's
  * convention, the first kind varies fastest; mesh= is torchtitan's device
  * mesh, written outermost first (the last varies fastest), so mesh=pp,dp,
  * cp,tp is order=tp-cp-dp-pp.  Items of bytes= and mesh= may go on after a
  * comma (a bare word carries on the key before it): "mesh=pp,dp,tp" reads
- * as one key.  dp defaults to what the task count leaves.
+ * as one key; model='s too.  dp defaults to what the task count leaves.
+ * model= derives the volumes from the model's sizes (model_bytes below);
+ * bytes= still overrides a kind it names.
  *
  * The groups, with the mesh multiplicative (tasks = tp x cp x ep x dp x pp):
  *   TP  ranks that differ in tp alone: all-reduce of activations;
@@ -175,15 +178,152 @@ static int parse_bytes_item(const char *s, double *bytes, bool *set,
 	return 0;
 }
 
-enum { KEY_NONE = -1, KEY_ORDER = TP__PAR_KINDS, KEY_MESH, KEY_BYTES, NKEYS };
+/* ---- model=: the volumes from the model's sizes ----
+ *
+ * model=hidden:H,layers:L,seq:S[,mbs:B][,micro:M | gbs:G][,experts:E,topk:K]
+ * Two bytes an element (bf16 activations and gradients).  With
+ *   a  = S/cp x B x H x 2       one micro-batch's activations on a rank
+ *                               (its part of the sequence),
+ *   Ls = L/pp                   the layers of a stage,
+ *   M  micro-batches a step     (micro:, or gbs / (mbs x ep x dp), the
+ *                               Megatron data-parallel size being ep x dp;
+ *                               neither: pp, the fewest that fill the
+ *                               pipeline),
+ * each kind's bytes B (the volume its collective moves, as bytes= means):
+ *   tp  4 Ls M a      each layer all-reduces its activations twice
+ *                     forward (attention, MLP) and twice backward
+ *                     (sequence parallelism's all-gather and reduce-scatter
+ *                     move the same);
+ *   cp  3 cp Ls M a   ring attention passes K and V (2a a hop, cp-1 hops)
+ *                     forward and K, V, dK, dV backward: 6a(cp-1) sent a
+ *                     layer, which a ring of 2B(cp-1)/cp carries with
+ *                     B = 3 cp a (without grouped-query attention: an
+ *                     upper bound);
+ *   ep  4 Ls M a K    each MoE layer dispatches and combines every token
+ *                     to its top-K experts, twice forward, twice backward;
+ *   pp  M a           one activation forward and one gradient back a
+ *                     micro-batch (each way: B);
+ *   dp  2 Ls H^2 (4 + 8 E/ep) / tp   the rank's gradients, once a step:
+ *                     attention 4H^2 and MLP 8H^2 parameters a layer (the
+ *                     12 L H^2 of a GPT; SwiGLU's three matrices of about
+ *                     3.5H are as many), each MoE layer E experts' MLPs
+ *                     over ep ranks, all over tp (embeddings left out).
+ * In units of TP__PAR_UNIT_BYTES, so the predicted time is the step's.
+ * A bytes= item overrides the kind it names. */
+enum { M_HIDDEN, M_LAYERS, M_SEQ, M_MBS, M_MICRO, M_GBS, M_EXPERTS, M_TOPK,
+       M_KEYS };
+static const char *const MODEL_KEYS[M_KEYS] = { "hidden", "layers", "seq",
+						"mbs", "micro", "gbs",
+						"experts", "topk" };
+#define MODEL_KEY_LIST "hidden, layers, seq, mbs, micro, gbs, experts, topk"
+
+struct model {
+	int64_t v[M_KEYS];
+	bool set[M_KEYS];
+};
+
+/* One model= item, "hidden:8192". */
+static int parse_model_item(const char *s, struct model *m, tp_error *err)
+{
+	const char *colon = strchr(s, ':');
+	if (!colon)
+		return bad(err, "model=: '%.40s' is not KEY:COUNT (e.g. hidden:8192)", s);
+	size_t n = (size_t)(colon - s);
+	int k = -1;
+	for (int i = 0; i < M_KEYS && k < 0; i++)
+		if (strlen(MODEL_KEYS[i]) == n && !strncmp(s, MODEL_KEYS[i], n))
+			k = i;
+	if (k < 0)
+		return bad(err, "model=: unknown key '%.*s' (" MODEL_KEY_LIST ")",
+			   (int)(n > 20 ? 20 : n), s);
+	if (m->set[k])
+		return bad(err, "model=: %s given twice", MODEL_KEYS[k]);
+	const char *v = colon + 1;
+	bool digits = *v != '\0';
+	for (const char *c = v; *c; c++)
+		digits &= isdigit((unsigned char)*c) != 0;
+	errno = 0;
+	long long x = digits ? strtoll(v, NULL, 10) : 0;
+	if (!digits || errno || x < 1 || x > SIZE_MAX_VALUE)
+		return bad(err, "model=: %.40s: %s must be a count from 1 to %d", s,
+			   MODEL_KEYS[k], SIZE_MAX_VALUE);
+	m->set[k] = true;
+	m->v[k] = x;
+	return 0;
+}
+
+/* The bytes of every kind bytes= left unset, from the model (above). */
+static int model_bytes(const struct model *m, tp__parallel *p,
+		       const bool *bytes_set, tp_error *err)
+{
+	static const int need[] = { M_HIDDEN, M_LAYERS, M_SEQ };
+	for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+		if (!m->set[need[i]])
+			return bad(err, "model=: %s: missing (hidden, layers and seq "
+				   "are needed)", MODEL_KEYS[need[i]]);
+	if (m->set[M_MICRO] && m->set[M_GBS])
+		return bad(err, "model=: micro and gbs both given: one count of "
+			   "micro-batches only");
+	const int64_t *sz = p->size;
+	if (sz[TP__PAR_EP] > 1 && !m->set[M_EXPERTS])
+		return bad(err, "model=: ep=%lld needs experts:N (and topk:K)",
+			   (long long)sz[TP__PAR_EP]);
+	if (m->set[M_EXPERTS] && m->v[M_EXPERTS] % sz[TP__PAR_EP])
+		return bad(err, "model=: experts:%lld are not shared evenly by "
+			   "ep=%lld", (long long)m->v[M_EXPERTS],
+			   (long long)sz[TP__PAR_EP]);
+	if (m->set[M_TOPK] && !m->set[M_EXPERTS])
+		return bad(err, "model=: topk without experts");
+	if (m->set[M_TOPK] && m->v[M_TOPK] > m->v[M_EXPERTS])
+		return bad(err, "model=: topk:%lld is more than experts:%lld",
+			   (long long)m->v[M_TOPK], (long long)m->v[M_EXPERTS]);
+	double H = (double)m->v[M_HIDDEN], mbs = m->set[M_MBS] ? (double)m->v[M_MBS] : 1;
+	double M = (double)sz[TP__PAR_PP];
+	if (m->set[M_MICRO])
+		M = (double)m->v[M_MICRO];
+	if (m->set[M_GBS]) {
+		int64_t per = (m->set[M_MBS] ? m->v[M_MBS] : 1) * sz[TP__PAR_EP] *
+			      sz[TP__PAR_DP];
+		if (m->v[M_GBS] % per)
+			return bad(err, "model=: gbs:%lld is not a whole number of "
+				   "micro-batches of mbs x ep x dp = %lld",
+				   (long long)m->v[M_GBS], (long long)per);
+		M = (double)(m->v[M_GBS] / per);
+	}
+	double a = (double)m->v[M_SEQ] / (double)sz[TP__PAR_CP] * mbs * H * 2;
+	double Ls = (double)m->v[M_LAYERS] / (double)sz[TP__PAR_PP];
+	double K = m->set[M_TOPK] ? (double)m->v[M_TOPK] : 1;
+	double E = m->set[M_EXPERTS] ? (double)m->v[M_EXPERTS] : 0;
+	double mlp = E > 0 ? 8 * E / (double)sz[TP__PAR_EP] : 8;
+	double b[TP__PAR_KINDS];
+	b[TP__PAR_TP] = 4 * Ls * M * a;
+	b[TP__PAR_CP] = 3 * (double)sz[TP__PAR_CP] * Ls * M * a;
+	b[TP__PAR_EP] = E > 0 ? 4 * Ls * M * a * K : 0;
+	b[TP__PAR_PP] = M * a;
+	b[TP__PAR_DP] = 2 * Ls * H * H * (4 + mlp) / (double)sz[TP__PAR_TP];
+	p->micro = M;
+	for (int k = 0; k < TP__PAR_KINDS; k++) {
+		if (bytes_set[k])
+			continue;
+		double v = b[k] / TP__PAR_UNIT_BYTES;
+		if (!isfinite(v) || v > BYTES_MAX)
+			return bad(err, "model=: the %s volume, %g MiB a step, is more "
+				   "than %g", tp__par_kind_names[k], v, BYTES_MAX);
+		p->bytes[k] = v;
+	}
+	return 0;
+}
+
+enum { KEY_NONE = -1, KEY_ORDER = TP__PAR_KINDS, KEY_MESH, KEY_BYTES,
+       KEY_MODEL, NKEYS };
 
 static int key_of(const char *s, size_t n)
 {
 	int k = tp__par_kind(s, n);
 	if (k >= 0)
 		return k;
-	static const char *const more[] = { "order", "mesh", "bytes" };
-	for (int i = 0; i < 3; i++)
+	static const char *const more[] = { "order", "mesh", "bytes", "model" };
+	for (int i = 0; i < 4; i++)
 		if (strlen(more[i]) == n && !strncmp(s, more[i], n))
 			return TP__PAR_KINDS + i;
 	return KEY_NONE;
@@ -191,7 +331,7 @@ static int key_of(const char *s, size_t n)
 
 static const char *key_name(int key)
 {
-	static const char *const more[] = { "order", "mesh", "bytes" };
+	static const char *const more[] = { "order", "mesh", "bytes", "model" };
 	return key < TP__PAR_KINDS ? tp__par_kind_names[key]
 	       : more[key - TP__PAR_KINDS];
 }
@@ -242,6 +382,7 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 	memcpy(buf, spec, sl + 1);
 	bool given[NKEYS] = { false };
 	bool bytes_set[TP__PAR_KINDS] = { false }, named[TP__PAR_KINDS] = { false };
+	struct model model = { { 0 }, { false } };
 	int order[TP__PAR_KINDS], norder = 0;
 	for (int k = 0; k < TP__PAR_KINDS; k++) {
 		p->size[k] = 1;
@@ -258,19 +399,21 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 		if (!eq) {
 			if (cont == KEY_BYTES)
 				rc = parse_bytes_item(tok, p->bytes, bytes_set, err);
+			else if (cont == KEY_MODEL)
+				rc = parse_model_item(tok, &model, err);
 			else if (cont == KEY_MESH)
 				rc = add_order("mesh", tok, strlen(tok), order,
 					       &norder, named, err);
 			else
 				rc = bad(err, "'%.40s': expected KEY=VALUE (tp, cp, ep, "
-					 "dp, pp, order, mesh, bytes)", tok);
+					 "dp, pp, order, mesh, bytes, model)", tok);
 			continue;
 		}
 		int key = key_of(tok, (size_t)(eq - tok));
 		const char *v = eq + 1;
 		if (key == KEY_NONE)
 			return bad(err, "unknown key '%.*s' (tp, cp, ep, dp, pp, "
-				   "order, mesh, bytes)",
+				   "order, mesh, bytes, model)",
 				   (int)((eq - tok) > 20 ? 20 : (eq - tok)), tok);
 		if (given[key])
 			return bad(err, "%s given twice", key_name(key));
@@ -285,6 +428,11 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 			rc = parse_order_list(key_name(key), v, order, &norder,
 					      named, err);
 			cont = key == KEY_MESH ? KEY_MESH : KEY_NONE;
+		} else if (key == KEY_MODEL) {
+			if (!*v)
+				return bad(err, "model=: no value");
+			rc = parse_model_item(v, &model, err);
+			cont = KEY_MODEL;
 		} else {
 			if (!*v)
 				return bad(err, "bytes=: no value");
@@ -322,6 +470,9 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 		p->stride[order[i]] = stride;
 		stride *= p->size[order[i]];
 	}
+	p->micro = (double)p->size[TP__PAR_PP];
+	if (given[KEY_MODEL] && (rc = model_bytes(&model, p, bytes_set, err)))
+		return rc;
 	int64_t ep = p->size[TP__PAR_EP];
 	if (ep > 1 && (p->ntasks / ep) > EP_PAIRS_MAX / (ep * (ep - 1) / 2))
 		return bad(err, "ep=%lld: the all-to-alls would take more than "
@@ -516,6 +667,13 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err)
 {
+	return tp__parallel_graph_stage(p, map, kinds, -1, out, err);
+}
+
+int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
+			     unsigned kinds, int64_t stage, tp_graph **out,
+			     tp_error *err)
+{
 	*out = NULL;
 	int64_t nt = p->ntasks;
 	int32_t *mem = tp__malloc_array((size_t)nt + 1, sizeof(int32_t));
@@ -548,6 +706,9 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			continue;
 		double w = B * (double)(n - 1) / (double)n;
 		for (int64_t s = 0; s < nt && !rc; s += n) {
+			if (stage >= 0 &&
+			    tp__parallel_coord(p, mem[s], TP__PAR_PP) != stage)
+				continue;   /* every member has its pp */
 			if (map)
 				ring_order(mem + s, n, map, tmp);
 			for (int64_t i = 0; i < n && !rc; i++)
@@ -562,7 +723,8 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 		int64_t n;
 		groups_of(p, vary, mem, &n);
 		for (int64_t s = 0; s < nt && !rc; s += n)
-			for (int64_t i = 0; i < n && !rc; i++)
+			for (int64_t i = 0; i < n && !rc &&
+			     (stage < 0 || tp__parallel_coord(p, mem[s], TP__PAR_PP) == stage); i++)
 				for (int64_t j = i + 1; j < n && !rc; j++)
 					rc = push(&e, mem[s + i], mem[s + j],
 						  Bep / (double)n);
@@ -572,7 +734,8 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 	if (!(kinds & (1u << TP__PAR_PP)))
 		pp = 1;
 	for (int64_t r = 0; !rc && pp > 1 && Bpp > 0 && r < nt; r++)
-		if (tp__parallel_coord(p, r, TP__PAR_PP) < pp - 1)
+		if (tp__parallel_coord(p, r, TP__PAR_PP) < pp - 1 &&
+		    (stage < 0 || tp__parallel_coord(p, r, TP__PAR_PP) == stage))
 			rc = push(&e, (int32_t)r, (int32_t)(r + ps), Bpp);
 	free(mem);
 	free(tmp);

@@ -115,6 +115,9 @@ typedef struct tp__parallel {
 	int order[TP__PAR_KINDS];        /* kinds, the first varies fastest */
 	int64_t stride[TP__PAR_KINDS];   /* rank step of each kind */
 	double bytes[TP__PAR_KINDS];     /* relative volume a rank a step */
+	double micro;                    /* micro-batches a step: model='s
+					  * micro or gbs, else pp (the
+					  * pipeline's fill, parmap.c) */
 	int64_t ntasks;                  /* the product */
 } tp__parallel;
 
@@ -140,6 +143,11 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
  * half of dp's bytes each. */
 #define TP__PAR_EDP TP__PAR_KINDS
 #define TP__PAR_ALL ((1u << (TP__PAR_KINDS + 1)) - 1)
+/* The same for one pipeline stage's groups alone (stage: its pp; a PP edge
+ * belongs to its lower stage; -1: all). */
+int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
+			     unsigned kinds, int64_t stage, tp_graph **out,
+			     tp_error *err);
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err);
 

@@ -3,7 +3,8 @@
 simulated with SimGrid SMPI (tests/bench/simgrid-train.sh runs it).
 
   train.py --topoplace PATH --exe TRAIN_STEP [--cases N] [--seed S]
-           [--net rail,nvl] [--nvl-cards] [--keep DIR]
+           [--net rail,nvl] [--nvl-cards] [--draw busy|runs] [--phases]
+           [--keep DIR]
 
 Every rank is a GPU: a SimGrid host of its own, its node's GPUs joined by
 NVLink, the rank's traffic to other nodes on its own card.  Two fabrics:
@@ -32,11 +33,15 @@ NVLink, the rank's traffic to other nodes on its own card.  Two fabrics:
 Every link 0.1 us; SimGrid's CM02 flow model (no SMPI factors) with its RTT
 sharing, which the configs state (FlowSharing=rtt).
 
-Allocations are fragmented: runs of consecutive free nodes (2 to 6 on the
-rail fabric, 2 to 10 on NVL72) at random places until the job's nodes are
-there, from a seed drawn at run time unless --seed is given (printed: a run
-can be repeated).  Each case places the job three ways, every rank's GPU
-its local rank (on the rail fabric local rank k is rail k for all three):
+Allocations are fragmented, from a seed drawn at run time unless --seed is
+given (printed: a run can be repeated).  --draw busy (the default): what a
+busy cluster leaves, other jobs' runs and the holes between them in every
+domain, and Slurm's choice there, the domains with the most free nodes
+first (draw_busy); --draw runs: runs of consecutive free nodes (2 to 6 on
+the rail fabric, 2 to 10 on NVL72) at random places on an empty machine
+until the job's nodes are there.  Each case places the job three ways,
+every rank's GPU its local rank (on the rail fabric local rank k is rail k
+for all three):
 
   slurm   Slurm 26.05's own layout of the step, as topoplace's core models
           it (topoplace map --policy block --slurm-version 26.05.3 with the
@@ -45,7 +50,10 @@ its local rank (on the rail fabric local rank k is rail k for all three):
           job's nodes first (ties by index), nodes in name order inside;
   topoplace  topoplace map (policy auto) with the step's pattern: --parallel
           where `topoplace map --help` lists it, else --graph on the JSON
-          graph of the step's messages that this script writes.
+          graph of the step's messages that this script writes; twice
+          with --parallel: as users write it (the default volumes) and
+          with bytes= of the bench's true volumes (true_bytes), so that
+          the defaults are judged too.
 
 The SMPI program (train_step.c) runs tp-cp-ep-dp-pp ranks (Megatron's
 order) with ring all-reduces written as MPI_Sendrecv; each case's time is
@@ -94,6 +102,24 @@ FABRICS = {
 # One step: 2 layers a stage, 2 microbatches; bytes of one collective
 LAYERS, MICRO = 2, 2
 SIZES = {"tp": 8 << 20, "pp": 8 << 20, "dp": 64 << 20, "ep": 8 << 20}
+
+
+def true_bytes(par):
+    """The bench's own volumes as bytes= (MiB a rank a step, as topoplace
+    reads them): what train_step.c moves, in the units of --parallel."""
+    mib = float(1 << 20)
+    b = {
+        # a ring all-reduce of SIZES["tp"] each layer, forward and backward
+        "tp": 2 * LAYERS * MICRO * SIZES["tp"] / mib,
+        # ring attention: (n-1) hops of tp/n a layer, both ways; topoplace's
+        # ring of 2B(n-1)/n carries that with B = LAYERS x MICRO x tp
+        "cp": LAYERS * MICRO * SIZES["tp"] / mib,
+        "ep": 2 * LAYERS * MICRO * SIZES["ep"] / mib,
+        "dp": SIZES["dp"] / mib,
+        # one activation forward, one gradient back a microbatch
+        "pp": MICRO * SIZES["pp"] / mib,
+    }
+    return ",".join("%s:%g" % (k, b[k]) for k in ("tp", "cp", "ep", "dp", "pp"))
 
 
 def sh(argv, cwd=None, timeout=1800):
@@ -342,6 +368,39 @@ def has_parallel(tp):
     return "--parallel" in out + err
 
 
+def draw_busy(f, rnd):
+    """What a busy cluster leaves, and Slurm's choice in it: each domain
+    (SU, rack) is walked node by node as other jobs' runs (1 to 6 nodes)
+    and holes they left (1 to 3), a domain's share of busy runs drawn from
+    30 % to 95 %; redrawn until the job fits.  Slurm's topology/tree and
+    topology/block select the fewest domains: the domains with the most
+    free nodes first (ties by index), all their free nodes, the last one
+    its lowest free nodes.  So the job sits in few domains, most of them
+    partly, in the holes of each."""
+    nd, npd = f["domains"], f["nodes_per_domain"]
+    while True:
+        free = {}
+        for dom in range(nd):
+            busy = rnd.uniform(0.30, 0.95)
+            n, end, holes = dom * npd, (dom + 1) * npd, []
+            while n < end:
+                if rnd.random() < busy:
+                    n += rnd.randint(1, 6)
+                else:
+                    k = rnd.randint(1, 3)
+                    holes.extend(range(n, min(end, n + k)))
+                    n += k
+            free[dom] = holes
+        if sum(len(h) for h in free.values()) >= f["job_nodes"]:
+            break
+    alloc = []
+    for dom in sorted(free, key=lambda x: (-len(free[x]), x)):
+        for n in free[dom]:
+            if len(alloc) < f["job_nodes"]:
+                alloc.append(n)
+    return sorted(alloc)
+
+
 def draw_alloc(f, rnd):
     total = f["domains"] * f["nodes_per_domain"]
     free = set(range(total))
@@ -356,7 +415,8 @@ def draw_alloc(f, rnd):
     return sorted(alloc)
 
 
-def simulate(a, plat, hosts, par, d):
+def simulate(a, plat, hosts, par, d, sizes=None):
+    sizes = sizes or SIZES
     hf = os.path.join(d, "ranks.hosts")
     with open(hf, "w") as fh:
         fh.write("\n".join(hosts) + "\n")
@@ -366,8 +426,8 @@ def simulate(a, plat, hosts, par, d):
             "--cfg=smpi/display-timing:no", "--cfg=network/crosstraffic:0",
             "--cfg=network/model:CM02", "--log=root.thres:error", a.exe,
             str(par["tp"]), str(par["cp"]), str(par["ep"]), str(par["pp"]),
-            str(par["dp"]), str(LAYERS), str(MICRO), str(SIZES["tp"]),
-            str(SIZES["pp"]), str(SIZES["dp"]), str(SIZES["ep"])]
+            str(par["dp"]), str(LAYERS), str(MICRO), str(sizes["tp"]),
+            str(sizes["pp"]), str(sizes["dp"]), str(sizes["ep"])]
     rc, out, err = sh(argv, cwd=d)
     m = re.search(r"step_us ([0-9.]+)", out)
     if rc or not m:
@@ -394,6 +454,12 @@ def main():
     ap.add_argument("--seed", type=int, help="first seed (default: drawn)")
     ap.add_argument("--net", default="rail,nvl")
     ap.add_argument("--keep", help="keep the work files here")
+    ap.add_argument("--phases", action="store_true",
+                    help="also simulate each phase alone (TP, PP, DP, EP) "
+                    "in Slurm's order and topoplace's")
+    ap.add_argument("--draw", choices=("busy", "runs"), default="busy",
+                    help="allocations: what a busy cluster leaves, as Slurm "
+                    "selects in it (default), or runs of free nodes anywhere")
     ap.add_argument("--nvl-cards", action="store_true",
                     help="NVL72: a card a GPU (50 GB/s each), not one shared "
                     "port a node (topoplace: NetworkCards=4)")
@@ -403,9 +469,9 @@ def main():
     os.makedirs(work, exist_ok=True)
     parallel = has_parallel(a.topoplace)
     print("train: one step's communication in SMPI (CM02, %d layers, %d "
-          "microbatches); seed %d (--seed %d repeats); topoplace given %s; "
-          "NVL72 nodes: %s" % (
-              LAYERS, MICRO, seed, seed,
+          "microbatches); seed %d (--seed %d repeats); allocations: %s; "
+          "topoplace given %s; NVL72 nodes: %s" % (
+              LAYERS, MICRO, seed, seed, a.draw,
               "--parallel" if parallel else "the step's graph (--graph)",
               "a card a GPU" if a.nvl_cards else "one shared port"))
     rows = []
@@ -421,26 +487,52 @@ def main():
             step_graph(par, graph)
             ptxt = ",".join("%s=%d" % (k, par[k]) for k in ("tp", "cp", "ep", "pp", "dp"))
             hint = (["--parallel", ptxt] if parallel else ["--graph", graph])
-            res = {"slurm": [], "kueue": [], "topoplace": []}
+            # the hint as users write it (the default volumes) and with the
+            # bench's true volumes (bytes=): the defaults judged too
+            hint_b = (["--parallel", ptxt + ",bytes=" + true_bytes(par)]
+                      if parallel else None)
+            res = {"slurm": [], "kueue": [], "topoplace": [], "bytes": []}
             for c in range(a.cases):
                 s = seed + c
-                alloc = draw_alloc(f, random.Random("%s-train-%d" % (key, s)))
+                rnd = random.Random("%s-train-%d" % (key, s))
+                alloc = (draw_busy(f, rnd) if a.draw == "busy"
+                         else draw_alloc(f, rnd))
                 plat = os.path.join(d, "platform-%d.xml" % s)
                 platform(key, f, alloc, plat, a.nvl_cards)
                 slurm, _ = topoplace_map(a, d, f, alloc, ["--policy", "block"])
                 tpl, pratio = topoplace_map(a, d, f, alloc, hint)
+                tpb, bratio = (topoplace_map(a, d, f, alloc, hint_b) if hint_b
+                               else (tpl, pratio))
                 orders = {"slurm": slurm, "kueue": kueue_order(f, alloc),
-                          "topoplace": tpl}
+                          "topoplace": tpl, "bytes": tpb}
                 t = {}
                 for o, nodes in orders.items():
-                    t[o] = simulate(a, plat, gpu_hosts(f, nodes), par, d)
+                    if o == "bytes" and nodes == tpl:   # the same layout
+                        t[o] = t["topoplace"]
+                    else:
+                        t[o] = simulate(a, plat, gpu_hosts(f, nodes), par, d)
                     res[o].append(t[o])
                 print("  %s seed %d, %s: slurm %.0f us, kueue %.0f us (%.2fx), "
-                      "topoplace %.0f us (%.2fx; it predicted %s)" % (
+                      "topoplace %.0f us (%.2fx; it predicted %s), with bytes= "
+                      "%.0f us (%.2fx; %s)" % (
                           key, s, hostlist(f, alloc), t["slurm"], t["kueue"],
                           t["kueue"] / t["slurm"], t["topoplace"],
                           t["topoplace"] / t["slurm"],
-                          "%.2fx" % pratio if pratio else "nothing"))
+                          "%.2fx" % pratio if pratio else "nothing",
+                          t["bytes"], t["bytes"] / t["slurm"],
+                          "the same layout" if tpb == tpl else
+                          "predicted %.2fx" % bratio if bratio else "nothing"))
+                if a.phases:
+                    ph = []
+                    for k in ("tp", "pp", "dp", "ep"):
+                        if k == "ep" and par["ep"] < 2:
+                            continue
+                        one = {x: (SIZES[x] if x == k else 0) for x in SIZES}
+                        ts = simulate(a, plat, gpu_hosts(f, slurm), par, d, one)
+                        tt = simulate(a, plat, gpu_hosts(f, tpl), par, d, one)
+                        ph.append("%s %.0f -> %.0f us" % (k, ts, tt))
+                    print("    alone, slurm -> topoplace: " + ", ".join(ph))
+                sys.stdout.flush()
                 if not a.keep:
                     os.remove(plat)
             rows.append((key, f, ptxt, res))
@@ -448,19 +540,23 @@ def main():
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
     print()
-    print("%-6s %-26s %5s %12s %12s %12s %16s %16s" % (
-        "fabric", "parallelism", "cases", "slurm us", "kueue us", "topoplace us",
-        "kueue/slurm", "topoplace/slurm"))
+    print("%-6s %-26s %5s %10s %10s %10s %10s %16s %16s %16s" % (
+        "fabric", "parallelism", "cases", "slurm us", "kueue us", "tp us",
+        "tp+b us", "kueue/slurm", "topoplace/slurm", "+bytes=/slurm"))
     for key, f, ptxt, res in rows:
         def ratio(o):
             r = [x / y for x, y in zip(res[o], res["slurm"])]
             return "%.2f (max %.2f)" % (statistics.median(r), max(r))
-        print("%-6s %-26s %5d %12.0f %12.0f %12.0f %16s %16s" % (
+        print("%-6s %-26s %5d %10.0f %10.0f %10.0f %10.0f %16s %16s %16s" % (
             key, ptxt, len(res["slurm"]), statistics.median(res["slurm"]),
             statistics.median(res["kueue"]), statistics.median(res["topoplace"]),
-            ratio("kueue"), ratio("topoplace")))
+            statistics.median(res["bytes"]), ratio("kueue"), ratio("topoplace"),
+            ratio("bytes")))
+        print("%-6s bytes= %s (the bench's true volumes)" % (key, true_bytes(f["par"])))
     print("ratios: per case against Slurm 26.05's order, median (worst); "
-          "%.0f s" % (time.time() - t_start))
+          "topoplace: --parallel as users write it (default volumes), "
+          "+bytes=: with the bench's volumes; allocations: %s; %.0f s" % (
+              a.draw, time.time() - t_start))
 
 
 if __name__ == "__main__":
