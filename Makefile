@@ -164,6 +164,7 @@ CORE_SRC = $(addprefix core/src/, \
 	net/ring.c \
 	net/torus.c \
 	net/torus3d.c \
+	net/torus3d_build.c \
 	net/tree.c \
 	net/tree_build.c \
 	node/gpu_matrix.c \
