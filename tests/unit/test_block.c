@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "map/block_map.h"
+#include "net/records.h"
+#include "util/util_internal.h"
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
 #include "input/alloc_internal.h"

@@ -2,7 +2,10 @@
  * core/src/slurm/topology_conf.c) and Network=tree in topoplace.conf. */
 #include <unistd.h>
 
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "net/records.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "slurm/slurm_topo.h"
 #include "testutil.h"
 #include "input/alloc_internal.h"

@@ -28,11 +28,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "map/geom_select.h"
 #include "map/metis_load.h"
 #include "net/network.h"
 #include "map/graphmap_internal.h"
+#include "input/alloc_internal.h"
 
 typedef struct hm {
 	const tp_graph *g;

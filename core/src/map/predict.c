@@ -32,6 +32,9 @@
 #include "net/network.h"
 #include "map/predict_internal.h"
 #include "net/machine_internal.h"
+#include <topoplace/metrics.h>
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* Flows completing within BATCH_SHARE of the next completion, or within
  * ELAPSED_SHARE of the time so far after it, complete with it: each ends

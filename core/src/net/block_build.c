@@ -15,6 +15,7 @@
 #include "net/network.h"
 #include "net/records.h"
 #include "net/machine_internal.h"
+#include <topoplace/conf.h>
 
 #define DEFAULT_NETWORK_COST 4
 

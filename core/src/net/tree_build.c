@@ -47,6 +47,7 @@
 #include "net/records.h"
 #include "net/tree_internal.h"
 #include "net/machine_internal.h"
+#include <topoplace/conf.h>
 
 /* ---- the switches: records (topology.conf's lines, topology.yaml's
  * entries) into a tree ---- */

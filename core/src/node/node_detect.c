@@ -33,7 +33,7 @@
 
 #include <hwloc.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 #include <topoplace/version.h>
 

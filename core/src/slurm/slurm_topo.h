@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "slurm/slurm_conf.h"
+#include "util/util_internal.h"
 #include "net/machine_internal.h"
 #include "net/records.h"
 
@@ -147,5 +148,11 @@ int tp__topology_yaml_read(const char *text, size_t len, const char *what,
 			   struct tp__stopo_set *out, struct tp__warnings *warn,
 			   tp_error *err);
 void tp__stopo_set_free(struct tp__stopo_set *s);
+
+/* Read a topology.conf's text and build its tree with topoplace.conf's
+ * settings (tp__tree_from_records). */
+int tp__machine_from_topology(tp_machine **out, const char *text,
+			      const char *what, const struct tp__topo_opts *o,
+			      tp_error *err);
 
 #endif

@@ -24,7 +24,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "net/machine_internal.h"
+#include "net/records.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "slurm/slurm_topo.h"
 
 /* ---- topology/tree: SwitchName= lines ----
