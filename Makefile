@@ -105,6 +105,7 @@ CORE_SRC = $(addprefix core/src/, \
 	conf/conf_coords.c \
 	conf/conf_models.c \
 	conf/conf_nodes.c \
+	conf/conf_records.c \
 	conf/conf_settings.c \
 	conf/conf_slurm.c \
 	conf/kind_block.c \

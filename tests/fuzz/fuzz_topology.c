@@ -2,9 +2,9 @@
  * and the warnings kept (forests, nodes and switches under two switches). */
 #include "fuzz.h"
 #include "net/records.h"
-#include "slurm/slurm_topo.h"
 #include "util/util_internal.h"
 #include "net/machine_internal.h"
+#include "conf/conf_records.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

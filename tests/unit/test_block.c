@@ -15,6 +15,7 @@
 #include "map/place_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include "conf/conf_records.h"
 
 #define EXAMPLES TP_SOURCE_DIR "/conf/examples/"
 

@@ -14,6 +14,7 @@
 #include "map/place_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include "conf/conf_records.h"
 
 /* 4 leaves of 4 nodes, two spines, one core. */
 static const char *FAT =

@@ -22,7 +22,8 @@
 #include "util/util_internal.h"
 
 /* tp_machine_from_topology with topoplace.conf's settings
- * (slurm/topology_conf.c reads the text, net/tree_build.c builds the tree). */
+ * (slurm/topology_conf.c reads the text, net/tree_build.c builds the tree,
+ * conf/conf_records.c joins the two). */
 struct tp__topo_opts {
 	const int *level_cost;      /* LevelCost=, nlevels values */
 	int nlevels;

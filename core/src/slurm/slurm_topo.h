@@ -31,11 +31,23 @@ int tp__blocks_with_tree_text(tp_machine **out, const struct tp__topo_recs *r,
 			      const struct tp__block_sizes *sizes,
 			      const struct tp__topo_recs *tree,
 			      const tp_block_opts *o, tp_error *err);
-/* tp_machine_from_blocks (topology.conf's text into records, then
- * tp__blocks_from_records), with what Slurm accepts but logs as warnings into warn. */
-int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what,
-			    const tp_block_opts *o, struct tp__warnings *warn,
-			    tp_error *err);
+/* topology.conf's text read into records and nothing built: its
+ * SwitchName= lines (for tp__tree_from_records), or its BlockName= lines
+ * and block sizes (for tp__blocks_from_records), with what Slurm accepts
+ * but logs as warnings into warn.  The records own their strings; free
+ * them with tp__conf_records_free, also after an error. */
+struct tp__conf_records {
+	struct tp__topo_rec *rec;
+	int32_t n;
+	struct tp__block_sizes sizes;   /* blocks: BlockSizes=/BlockLevels= */
+};
+int tp__tree_conf_records(const char *text, const char *what,
+			  struct tp__warnings *warn, struct tp__conf_records *out,
+			  tp_error *err);
+int tp__block_conf_records(const char *text, const char *what,
+			   struct tp__warnings *warn, struct tp__conf_records *out,
+			   tp_error *err);
+void tp__conf_records_free(struct tp__conf_records *r);
 
 /* The same from topology.conf's text: RingName=NAME [Nodes=HOSTLIST] lines,
  * read as Slurm reads them, then tp__rings_from_records.  what names the
@@ -148,11 +160,5 @@ int tp__topology_yaml_read(const char *text, size_t len, const char *what,
 			   struct tp__stopo_set *out, struct tp__warnings *warn,
 			   tp_error *err);
 void tp__stopo_set_free(struct tp__stopo_set *s);
-
-/* Read a topology.conf's text and build its tree with topoplace.conf's
- * settings (tp__tree_from_records). */
-int tp__machine_from_topology(tp_machine **out, const char *text,
-			      const char *what, const struct tp__topo_opts *o,
-			      tp_error *err);
 
 #endif
