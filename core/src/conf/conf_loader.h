@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <topoplace/conf.h>
 #include "slurm/slurm_topo.h"
 #include "util/util_internal.h"
 #include "conf/conf_kind.h"
-#include <topoplace/conf.h>
 
 struct tp_conf {
 	struct tp__conf_built b;    /* the machine and how it was built */

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <topoplace/job.h>
 #include "conf/conf_kind.h"
 #include "conf/conf_internal.h"
 #include "conf/conf_loader.h"
 #include "net/machine_internal.h"
 #include "node/node_internal.h"
-#include <topoplace/job.h>
 
 /* NodeTopology= (and GpuLinks=, GpuLinkBandwidth= as linkbw GB/s, 0 when
  * not given) of a NodeName= line: sets ld->cur_topo. */

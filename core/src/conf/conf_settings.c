@@ -17,11 +17,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include <topoplace/place.h>
 #include "conf/conf_kind.h"
 #include "util/util_internal.h"
 #include "conf/conf_loader.h"
 #include "util/names_internal.h"
-#include <topoplace/place.h>
 
 /* ---- messages ---- */
 

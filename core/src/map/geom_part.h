@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "map/geom_select.h"
 #include <topoplace/alloc.h>
 #include <topoplace/geom.h>
+#include "map/geom_select.h"
 #include "net/network.h"
 
 /* Point sets: dense per-dimension ranks packed into sort keys. */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <topoplace/metrics.h>
 #include "map/geom_internal.h"
 #include "map/graphmap_parts.h"
-#include <topoplace/metrics.h>
 
 void tp_graphmap_opts_default(tp_graphmap_opts *o)
 {

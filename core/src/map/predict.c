@@ -29,10 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <topoplace/metrics.h>
 #include "net/network.h"
 #include "map/predict_internal.h"
 #include "net/machine_internal.h"
-#include <topoplace/metrics.h>
 #include "input/alloc_internal.h"
 #include "pattern/pattern_internal.h"
 

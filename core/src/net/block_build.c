@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <topoplace/conf.h>
 #include "net/block_internal.h"
 #include "net/network.h"
 #include "net/records.h"
 #include "net/machine_internal.h"
-#include <topoplace/conf.h>
 
 #define DEFAULT_NETWORK_COST 4
 

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <topoplace/machine.h>
 #include <pthread.h>
+#include <topoplace/machine.h>
 #include "net/hashtab.h"
 #include "net/name_runs.h"
 #include "util/hostlist.h"

@@ -43,11 +43,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <topoplace/conf.h>
 #include "net/network.h"
 #include "net/records.h"
 #include "net/tree_internal.h"
 #include "net/machine_internal.h"
-#include <topoplace/conf.h>
 
 /* ---- the switches: records (topology.conf's lines, topology.yaml's
  * entries) into a tree ---- */

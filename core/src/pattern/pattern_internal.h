@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <topoplace/pattern.h>
 #include <stdatomic.h>
+#include <topoplace/pattern.h>
 
 /* Build a graph from an edge list of nedges undirected edges (u[i], v[i],
  * bytes[i]).  Duplicate pairs (in either direction) are summed; self-loops are
