@@ -7,9 +7,10 @@
  * the records of net/records.h (topology_conf.c, slurm_yaml.c), and each
  * network kind builds its machine from records alone (net/tree.c, block.c,
  * ring.c, torus3d.c), so both files give the same machine and the same
- * rules.  This header holds the readers: the texts into records (then the
- * builders), topology.yaml's topologies, slurm.conf's and slurmctld's
- * placements of nodes into them.
+ * rules.  This header holds the readers: the texts into records (the
+ * tree and block records built by the caller: conf/conf_records.c), and
+ * topology.yaml's topologies, slurm.conf's and slurmctld's placements of
+ * nodes into them.
  */
 #ifndef TOPOPLACE_SLURM_TOPO_H
 #define TOPOPLACE_SLURM_TOPO_H
