@@ -105,6 +105,7 @@ CORE_SRC = $(addprefix core/src/, \
 	conf/conf_coords.c \
 	conf/conf_models.c \
 	conf/conf_nodes.c \
+	conf/conf_records.c \
 	conf/conf_settings.c \
 	conf/conf_slurm.c \
 	conf/kind_block.c \
@@ -165,6 +166,7 @@ CORE_SRC = $(addprefix core/src/, \
 	net/ring.c \
 	net/torus.c \
 	net/torus3d.c \
+	net/torus3d_build.c \
 	net/tree.c \
 	net/tree_build.c \
 	node/gpu_matrix.c \

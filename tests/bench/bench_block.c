@@ -28,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include <topoplace/alloc.h>
+#include <topoplace/conf.h>
+#include "util/util_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
 

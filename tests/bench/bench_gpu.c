@@ -41,7 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include <topoplace/nodeplace.h>
+#include <topoplace/place.h>
+#include "util/util_internal.h"
 #include "input/alloc_internal.h"
 #include "net/machine_internal.h"
 #include "node/node_internal.h"

@@ -13,7 +13,7 @@
 
 #include <topoplace/topoplace.h>
 
-#include "internal.h"
+#include "util/hostlist.h"
 
 static int repeats = 5;
 

@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "node/node_internal.h"
 #include "bench_time.h"
 

@@ -62,7 +62,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include <topoplace/node.h>
+#include <topoplace/nodeplace.h>
+#include <topoplace/version.h>
 
 #include "bench_alloc.h"
 #include "input/alloc_internal.h"

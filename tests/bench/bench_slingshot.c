@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include <topoplace/alloc.h>
+#include <topoplace/conf.h>
 #include "pattern/pattern_internal.h"
 
 #ifndef TP_SOURCE_DIR

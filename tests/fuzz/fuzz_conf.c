@@ -1,5 +1,6 @@
 /* topoplace.conf, from text (paths it names are opened as usual). */
 #include "fuzz.h"
+#include <topoplace/conf.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,5 +1,6 @@
 /* CoordFile= (node name and coordinates per line), through the config. */
 #include "fuzz.h"
+#include <topoplace/conf.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

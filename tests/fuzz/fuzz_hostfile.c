@@ -1,5 +1,8 @@
 /* Hostfiles read back into a mapping. */
 #include "fuzz.h"
+#include <topoplace/alloc.h>
+#include <topoplace/conf.h>
+#include <topoplace/hostfile.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,10 @@
 /* Slurm hostlists: the parser, the allocation built from one, and the
  * hostlist file reader. */
 #include "fuzz.h"
-#include "internal.h"
+#include <topoplace/alloc.h>
+#include <topoplace/conf.h>
+#include "net/name_runs.h"
+#include "util/hostlist.h"
 
 /* Read as names and numbered runs (tp__hostlist_next_run), s gives the
  * same names in the same order as read name by name. */

@@ -2,7 +2,8 @@
  * Include), compared with a fixed topoplace.conf; the hostlists it gives
  * back must expand to exactly as many names as it counted. */
 #include "fuzz.h"
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "util/hostlist.h"
 
 static int64_t expanded(const char *list)
 {

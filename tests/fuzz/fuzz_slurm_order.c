@@ -5,7 +5,8 @@
 #include "fuzz.h"
 #include <sys/stat.h>
 
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "slurm/slurm_conf.h"
 
 static char dir[64];
 

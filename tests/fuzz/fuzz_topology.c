@@ -1,8 +1,10 @@
 /* Slurm's topology.conf (Network=tree), with topoplace.conf's ForestCost=
  * and the warnings kept (forests, nodes and switches under two switches). */
 #include "fuzz.h"
-#include "internal.h"
+#include "net/records.h"
+#include "util/util_internal.h"
 #include "net/machine_internal.h"
+#include "conf/conf_records.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,7 +8,7 @@
  *   4-6 5-7: 1
  * (hwloc alone knows the peers, not the counts: 0-6 and 2-4 read 1). */
 #include "testutil.h"
-#include "internal.h"
+#include <topoplace/nodeplace.h>
 #include "node/node_internal.h"
 #include "pattern/pattern_internal.h"
 

@@ -2,7 +2,7 @@
  * and the loop over the CPUs (core/src/util/parallel.c). */
 #include <stdatomic.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "map/bisect.h"
 #include "testutil.h"
 

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "map/block_map.h"
+#include "net/records.h"
+#include "util/util_internal.h"
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
 #include "input/alloc_internal.h"
@@ -12,6 +15,7 @@
 #include "map/place_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include "conf/conf_records.h"
 
 #define EXAMPLES TP_SOURCE_DIR "/conf/examples/"
 

@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include <topoplace/job.h>
+#include "net/network.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "conf/conf_kind.h"
 
 #if defined(__has_include)

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 
 /* A fresh cache directory, root's and 0755 like the plugin's. */

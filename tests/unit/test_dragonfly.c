@@ -2,7 +2,8 @@
  * Network=dragonfly in topoplace.conf. */
 #include "testutil.h"
 #include "map/predict_internal.h"
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "util/util_internal.h"
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>

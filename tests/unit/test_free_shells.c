@@ -1,6 +1,6 @@
 /* Unit tests: the nearest free node by shells (core/src/map/free_shells.c),
  * against every node read one by one. */
-#include "internal.h"
+#include <topoplace/conf.h>
 #include "map/free_shells.h"
 #include "net/network.h"
 #include "testutil.h"

@@ -11,6 +11,7 @@
 #include "input/alloc_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include <topoplace/conf.h>
 
 /* A torus/mesh machine whose nodes n0..n(N-1) sit x-major. */
 static tp_conf *make_conf(const char *dims, const char *wrap)

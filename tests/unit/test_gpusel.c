@@ -4,6 +4,7 @@
 #include "testutil.h"
 #include "node/node_internal.h"
 #include "pattern/pattern_internal.h"
+#include <topoplace/nodeplace.h>
 
 static tp_node *load(const char *name, const char *links)
 {

@@ -7,6 +7,7 @@
 #include "map/place_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include <topoplace/conf.h>
 
 /* The config of text, which must load. */
 static tp_conf *conf_of(const char *text, const char *what)

@@ -8,7 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include <topoplace/alloc.h>
+#include <topoplace/conf.h>
+#include <topoplace/hostfile.h>
+#include <topoplace/node.h>
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)

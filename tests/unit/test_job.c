@@ -5,7 +5,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "testutil.h"
 #include "input/alloc_internal.h"
 #include "job/job_internal.h"

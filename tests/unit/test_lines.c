@@ -3,7 +3,7 @@
  * at the end of the text, quotes left open, a NUL byte, very long lines. */
 #include "testutil.h"
 
-#include "internal.h"
+#include "util/util_internal.h"
 
 #define MAX_SEEN 16
 

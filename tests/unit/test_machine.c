@@ -3,7 +3,6 @@
 
 #include <stdint.h>
 
-#include "internal.h"
 #include "input/alloc_internal.h"
 #include "net/machine_internal.h"
 

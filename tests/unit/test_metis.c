@@ -7,7 +7,9 @@
  * their own partitioner, work as anywhere. */
 #include <metis.h>
 
-#include "internal.h"
+#include <topoplace/conf.h>
+#include <topoplace/job.h>
+#include "map/block_map.h"
 #include "map/metis_load.h"
 #include "testutil.h"
 #include "map/graphmap_internal.h"

@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "util/names_internal.h"
 #include "testutil.h"
 #include "input/alloc_internal.h"
 #include "map/metrics_internal.h"

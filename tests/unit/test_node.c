@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "internal.h"
+#include "util/util_internal.h"
 #include "conf/conf_internal.h"
 #include "node/node_internal.h"
 #include "pattern/pattern_internal.h"

@@ -2,7 +2,6 @@
  * (NVLinkBandwidth, XGMIBandwidth, XGMIHops): real exports from hwloc's
  * test suite (tests/data/nodes/real/README.md) and small made-up ones. */
 #include "testutil.h"
-#include "internal.h"
 #include "node/node_internal.h"
 
 #define REAL TP_TEST_NODES "real/"

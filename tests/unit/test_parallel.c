@@ -5,6 +5,8 @@
 
 #include "pattern/pattern_internal.h"
 #include "map/parmap.h"
+#include <topoplace/conf.h>
+#include <topoplace/job.h>
 
 #define MIB 1048576.0
 

@@ -3,7 +3,8 @@
  * in CPX, TPX and SPX modes (tests/data/nodes/real/README.md), and GPU
  * selection on them: partitions of one device share its links. */
 #include "testutil.h"
-#include "internal.h"
+#include <topoplace/nodeplace.h>
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 #include "pattern/pattern_internal.h"
 

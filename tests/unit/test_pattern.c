@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "testutil.h"
 #include "pattern/pattern_internal.h"
 

@@ -6,6 +6,8 @@
 #include "input/alloc_internal.h"
 #include "map/place_internal.h"
 #include "pattern/pattern_internal.h"
+#include <topoplace/conf.h>
+#include <topoplace/hostfile.h>
 
 static tp_conf *conf4x4(void)
 {

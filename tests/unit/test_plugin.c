@@ -6,6 +6,8 @@
 
 #include "testutil.h"
 #include "tpk.h"
+#include <topoplace/conf.h>
+#include <topoplace/job.h>
 
 /* ---- srun's command line ---- */
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include <topoplace/conf.h>
 #include "testutil.h"
 #include "map/graphmap_internal.h"
 #include "map/place_internal.h"

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "internal.h"
+#include <topoplace/alloc.h>
+#include <topoplace/conf.h>
+#include "net/dragonfly.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
 

@@ -3,7 +3,8 @@
  * (core/src/net/torus3d.c: one torus, regions, several toruses side by
  * side). */
 #include "testutil.h"
-#include "internal.h"
+#include "net/records.h"
+#include "util/util_internal.h"
 #include "net/network.h"
 #include "slurm/slurm_topo.h"
 #include "map/graphmap_internal.h"

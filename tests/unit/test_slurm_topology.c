@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "conf/conf_internal.h"
 #include "net/machine_internal.h"
+#include <topoplace/job.h>
 
 /* topology.yaml(5)'s own example (Slurm 26.05). */
 static const char man_example[] =

@@ -2,7 +2,10 @@
  * core/src/slurm/topology_conf.c) and Network=tree in topoplace.conf. */
 #include <unistd.h>
 
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "net/records.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "slurm/slurm_topo.h"
 #include "testutil.h"
 #include "input/alloc_internal.h"
@@ -11,6 +14,7 @@
 #include "map/place_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include "conf/conf_records.h"
 
 /* 4 leaves of 4 nodes, two spines, one core. */
 static const char *FAT =

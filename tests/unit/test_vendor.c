@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 
 #include "testutil.h"
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 #include "node/node_vendor.h"
 

@@ -6,7 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "net/hashtab.h"
+#include "slurm/slurm_conf.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
+#include "net/machine_internal.h"
 
 void tp_conf_slurm_diff_free(tp_conf_slurm_diff *d)
 {

@@ -10,7 +10,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "conf/conf_kind.h"
+#include "net/name_runs.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "conf/conf_loader.h"
 #include "net/machine_internal.h"
 #include "util/digits_internal.h"

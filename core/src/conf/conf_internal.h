@@ -26,4 +26,9 @@ double tp_conf_node_gpu_link_bw(const tp_conf *c, int32_t node);
  * above.  Every job notes it in its report. */
 const char *tp_conf_network_used(const tp_conf *c);
 
+struct tp__slurm_live;   /* slurmctld's live view (slurm_topo.h) */
+/* The live view a config was loaded with (tp_conf_load_slurm_live), or
+ * NULL: Slurm's layout of a job's tasks reads the same topology. */
+const struct tp__slurm_live *tp__conf_live(const tp_conf *c);
+
 #endif

@@ -24,7 +24,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "net/machine_internal.h"
+#include "net/network.h"
+#include "net/records.h"
+#include "util/util_internal.h"
 #include "slurm/slurm_topo.h"
 
 /* One Key=Value of topoplace.conf and its physical line. */

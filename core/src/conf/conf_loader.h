@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "slurm/slurm_topo.h"
+#include "util/util_internal.h"
 #include "conf/conf_kind.h"
 
 struct tp_conf {

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include <topoplace/job.h>
+#include "conf/conf_kind.h"
 #include "conf/conf_internal.h"
 #include "conf/conf_loader.h"
 #include "net/machine_internal.h"

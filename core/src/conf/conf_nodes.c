@@ -12,7 +12,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include <topoplace/conf.h>
+#include "conf/conf_kind.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "conf/conf_loader.h"
 #include "net/machine_internal.h"
 

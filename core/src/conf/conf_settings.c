@@ -17,7 +17,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include <topoplace/place.h>
+#include "conf/conf_kind.h"
+#include "util/util_internal.h"
 #include "conf/conf_loader.h"
 #include "util/names_internal.h"
 

@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "conf/conf_kind.h"
+#include "net/machine_internal.h"
+#include "net/records.h"
+#include "slurm/slurm_conf.h"
+#include "slurm/slurm_topo.h"
 #include "conf/conf_internal.h"
 #include "conf/conf_loader.h"
 #include "slurm/slurm_topology.h"

@@ -11,6 +11,7 @@
 #include "net/block.h"
 #include "slurm/slurm_topo.h"
 #include "net/machine_internal.h"
+#include "conf/conf_records.h"
 
 /* ---- topoplace.conf: Network=block (conf_kind.h) ----
  *

@@ -12,6 +12,7 @@
 #include "net/tree.h"
 #include "slurm/slurm_topo.h"
 #include "net/machine_internal.h"
+#include "conf/conf_records.h"
 
 /* ---- topoplace.conf: Network=tree (conf_kind.h) ----
  *

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "net/machine_internal.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "input/alloc_internal.h"
 
 /* An allocation with room for cap nodes and no nodes yet. */

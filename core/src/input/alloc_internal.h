@@ -19,4 +19,16 @@ int tp_alloc_from_nodes(const tp_machine *m, const int32_t *nodes,
 int tp_alloc_spread_tasks(tp_alloc *a, int64_t ntasks, tp_error *err);
 int tp_alloc_slots(const tp_alloc *a, int32_t i);
 
+struct tp_alloc {
+	const tp_machine *m;
+	int32_t nnodes;
+	int32_t *node;                 /* machine node index, Slurm's order */
+	int *slots;                    /* task slots per allocated node */
+	int64_t total_slots;
+};
+
+/* a's nodes (and their slots) put in order: the k-th becomes order[k].
+ * TP_EINVAL, a unchanged, when order is not a permutation. */
+int tp__alloc_reorder(tp_alloc *a, const int32_t *order);
+
 #endif

@@ -8,7 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include <topoplace/alloc.h>
+#include <topoplace/hostfile.h>
+#include "net/machine_internal.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
+#include "input/alloc_internal.h"
 
 /* Rank t's line (its node's name and a newline) at b, its length: at most
  * TP__HOSTNAME_MAX. */

@@ -11,6 +11,7 @@
  */
 #include "job/job_internal.h"
 #include "slurm/slurm_release.h"
+#include "util/util_internal.h"
 
 /* The request's slurm_version (public TP_SLURM_VERSION) goes to slurm/ as
  * is, which reads it with its own TP__SLURM_VERSION: one encoding. */

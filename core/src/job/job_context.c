@@ -23,6 +23,7 @@
 #include "conf/conf_internal.h"
 #include "map/metrics_internal.h"
 #include "pattern/pattern_internal.h"
+#include "util/util_internal.h"
 
 void tp_job_request_init(tp_job_request *r)
 {

@@ -14,7 +14,7 @@
 
 #include <topoplace/job.h>
 
-#include "internal.h"
+#include "slurm/slurm_conf.h"
 #include "pattern/pattern_internal.h"
 
 #define TP_JOB_MAX_CANDIDATES 20

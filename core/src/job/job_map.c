@@ -26,6 +26,8 @@
 #include "map/parmap.h"
 #include "map/place_internal.h"
 #include "map/predict_internal.h"
+#include "map/slurm_layout.h"
+#include "util/util_internal.h"
 
 static void keep(tp_job *job, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -17,6 +17,7 @@
 #include "job/job_internal.h"
 #include "conf/conf_internal.h"
 #include "node/node_internal.h"
+#include "util/util_internal.h"
 
 static const tp_node *model_for(tp_job *job, const char *xml,
 				const char *links, double linkbw, tp_error *why)

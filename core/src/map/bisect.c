@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
+#include "net/hashtab.h"
 
 #define COARSEST 80          /* coarsen to about this many vertices */
 #define STALL 0.95           /* stop coarsening when a level keeps more */

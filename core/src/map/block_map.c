@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include <topoplace/alloc.h>
+#include <topoplace/pattern.h>
+#include "util/util_internal.h"
 #include "map/metis_load.h"
 #include "net/machine_internal.h"
+#include "input/alloc_internal.h"
+#include "map/block_map.h"
 
 #define TP_BLOCK_NODES_MAX 4096      /* nodes of one block split by METIS */
 

@@ -3,7 +3,8 @@
 
 #include <stdlib.h>
 
-#include "internal.h"
+#include "net/machine_internal.h"
+#include "util/util_internal.h"
 #include "net/network.h"
 
 struct tp__free_shells {

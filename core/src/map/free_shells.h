@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "net/machine_internal.h"
 
 struct tp_machine;
 typedef struct tp__free_shells tp__free_shells;

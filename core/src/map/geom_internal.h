@@ -4,6 +4,7 @@
 #define TOPOPLACE_GEOM_INTERNAL_H
 
 #include <topoplace/alloc.h>
+#include <topoplace/geom.h>
 
 /* The torus seam shift on its own: writes shifted router coordinates of the
  * allocated nodes (nnodes x ndims, row-major) into out.  On every wrapped
@@ -14,5 +15,13 @@
  * nodes, whatever the extents.  Returns the number of dimensions that were
  * shifted. */
 int tp_geom_seam_shift(const tp_alloc *a, int *out);
+
+/* tp_geom_map whose first variant also stops at the time budget: TP_ETIME
+ * and no result when it cannot finish one (auto, when a candidate already
+ * has a result: one partition of a million points can take longer than
+ * all that is left of the budget). */
+int tp__geom_map_bounded(const tp_graph *g, const tp_alloc *a,
+			 const tp_geom_opts *opt, int32_t *map,
+			 tp_geom_report *report, tp_error *err);
 
 #endif

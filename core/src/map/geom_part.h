@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <topoplace/alloc.h>
+#include <topoplace/geom.h>
 #include "map/geom_select.h"
-#include "internal.h"
 #include "net/network.h"
 
 /* Point sets: dense per-dimension ranks packed into sort keys. */
@@ -85,7 +86,7 @@ typedef struct tree {
  * dimension is occupied, the seam goes between the two adjacent planes
  * with the fewest nodes (geometric mapping); without it nothing moves
  * there (Slurm's torus order, the zorder baseline).  tp__seam_shift
- * applies them (internal.h). */
+ * applies them (below). */
 int tp__seam_cuts(const tp_alloc *a, int *cut, bool full_planes);
 
 /* Seam-shifted router coordinates of machine node i. */
@@ -231,5 +232,11 @@ int tp__closest_subset(const tp_alloc *a, const double *pos, int D,
 int tp__geom_map_eager(const tp_graph *g, const tp_alloc *a,
 		       const tp_geom_opts *opt, int32_t *map,
 		       tp_geom_report *report, tp_error *err);
+
+/* The seam-shifted router coordinates of the allocation's nodes (nnodes x
+ * ndims) into out; full_planes as tp__seam_cuts (geom_part.h): true is
+ * tp_geom_seam_shift, false Slurm's rule (zorder).  Returns the dimensions
+ * shifted or TP_ENOMEM. */
+int tp__seam_shift(const tp_alloc *a, int *out, bool full_planes);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "map/geom_part.h"
+#include "pattern/pattern_internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* Point sets: dense per-dimension ranks packed into sort keys               */

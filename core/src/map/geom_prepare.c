@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "map/geom_search.h"
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* Variants                                                                  */

@@ -6,6 +6,7 @@
 
 #include "map/geom_internal.h"
 #include "map/geom_part.h"
+#include "input/alloc_internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* Torus seam shift                                                          */

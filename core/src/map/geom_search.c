@@ -57,6 +57,9 @@
 #include <string.h>
 
 #include "map/geom_search.h"
+#include "map/geom_internal.h"
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* Scheduling                                                                */

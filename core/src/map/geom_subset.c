@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "map/geom_part.h"
+#include "input/alloc_internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* Closest subset (k-means), when there are more slots than tasks            */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <topoplace/metrics.h>
 #include "map/geom_internal.h"
 #include "map/graphmap_parts.h"
 

@@ -135,4 +135,22 @@ int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err);
 
+/* Hierarchical mapping (hiermap.c) with each group's tasks split over its
+ * children by the tasks' coordinates instead of METIS: recursive
+ * bisection along the longest extent, every child getting exactly its
+ * count (policy auto's candidate "hier-coords", for tasks with
+ * coordinates; no METIS needed).  TP_EINVAL without task coordinates,
+ * otherwise as tp_graphmap_hierarchical. */
+int tp__graphmap_hier_coords(const tp_graph *g, const tp_alloc *a,
+			     const tp_graphmap_opts *o, int32_t *map,
+			     tp_error *err);
+/* Whether hier-coords can follow g's tasks as boxes of a stencil's grid
+ * (a regular allocation then costs a pass writing the map, not a pass
+ * over the tasks per level of bisection). */
+bool tp__hier_coords_boxes(const tp_graph *g);
+/* A split's lower cost per task and level of bisection below it, set
+ * below its measured cost; a
+ * split that would not fit its deadline even so is not started. */
+#define TP__HIER_COORDS_NS_PER_TASK_LEVEL 15.0
+
 #endif

@@ -14,6 +14,8 @@
 #include "net/network.h"
 #include "map/graphmap_internal.h"
 #include "net/machine_internal.h"
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
 
 #define REFINE_NODES 16      /* candidate nodes per task in refinement */
 #define REFINE_SWAPS 64      /* tasks scanned per candidate node */

@@ -28,12 +28,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "map/geom_select.h"
 #include "map/hpaths.h"
 #include "map/metis_load.h"
 #include "net/network.h"
 #include "map/graphmap_internal.h"
+#include "input/alloc_internal.h"
 
 typedef struct hm {
 	const tp_graph *g;

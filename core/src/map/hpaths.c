@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "input/alloc_internal.h"
+#include "util/util_internal.h"
 #include "map/hpaths.h"
 #include "net/network.h"
 

@@ -12,7 +12,7 @@
 
 #include <math.h>
 
-#include "internal.h"
+#include "pattern/pattern_internal.h"
 #include "map/metis_load.h"
 
 int tp__metis_load(struct tp__metis *m, const char *soname, tp_error *err)

@@ -13,6 +13,7 @@
 #include <metis.h>
 #include <stdint.h>
 #include <topoplace/error.h>
+#include "pattern/pattern_internal.h"
 
 /* The library the plugin loads; a test build names a missing one. */
 #ifndef TP_METIS_SONAME

@@ -37,6 +37,8 @@
 #include "net/network.h"
 #include "map/metrics_internal.h"
 #include "net/machine_internal.h"
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
 
 #define TP_HOT static inline __attribute__((always_inline))
 

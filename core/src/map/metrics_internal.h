@@ -39,4 +39,18 @@ double tp_metrics_score(const tp_graph *g, const tp_alloc *a,
 			const int32_t *map, enum tp_metric_kind kind,
 			tp_congestion_ws *ws);
 
+/* Hop-bytes, but free to stop early and return any value above bound once
+ * the sum exceeds it (used to discard losing candidates quickly). */
+double tp__hop_bytes_bounded(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, double bound);
+/* The same on at most `threads` threads (0: as many as pay off); the
+ * result is the same to the last bit whatever the count. */
+double tp__hop_bytes_threads(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, double bound, int threads);
+
+/* Same from per-task router coordinates tc (ntasks x ndims of m), on at
+ * most `threads` threads as above. */
+double tp__hop_bytes_task_coords(const tp_graph *g, const tp_machine *m,
+				 const int *tc, double bound, int threads);
+
 #endif

@@ -30,9 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "map/graphmap_internal.h"
 #include "pattern/pattern_internal.h"
+#include "input/alloc_internal.h"
 
 typedef struct mc_layout {
 	int rows_axis;   /* task grid axis (0 = x, 1 = y) along block rows */

@@ -35,11 +35,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "pattern/pattern_internal.h"
+#include "util/util_internal.h"
 #include "map/hpaths.h"
 #include "map/parmap.h"
 #include "map/predict_internal.h"
 #include "net/network.h"
+#include "input/alloc_internal.h"
 
 struct pm {
 	const tp_alloc *a;

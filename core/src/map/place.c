@@ -43,7 +43,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "map/metis_load.h"
 #include "net/network.h"
 #include "map/graphmap_internal.h"
@@ -52,6 +52,7 @@
 #include "map/predict_internal.h"
 #include "map/time_trades.h"
 #include "map/place_cand.h"
+#include "input/alloc_internal.h"
 
 bool tp_policy_needs_pattern(enum tp_policy p)
 {

@@ -14,6 +14,7 @@
 #include "map/graphmap_internal.h"
 #include "map/predict_internal.h"
 #include "map/place_cand.h"
+#include "input/alloc_internal.h"
 
 /* Greedy growth costs at least this much per task and, for its k-d tree
  * of the nodes, per node (set well below what it measures, 1 to 4.6 us a

@@ -10,6 +10,8 @@
 #include "map/metis_load.h"
 #include "map/graphmap_internal.h"
 #include "map/place_cand.h"
+#include "map/block_map.h"
+#include "map/geom_internal.h"
 
 static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
 					  "greedy", "bipartition", "modcolor", "blocks",

@@ -13,9 +13,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "map/metrics_internal.h"
 #include "map/place_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* ---- candidates: graph and auto ---- */
 

@@ -8,6 +8,8 @@
 #include "net/network.h"
 #include "map/predict_internal.h"
 #include "map/place_cand.h"
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* A congestion routes every message: about this much a link crossed, half
  * the longest route on average.  The rule only tells apart candidates

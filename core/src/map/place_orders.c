@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "map/place_cand.h"
+#include "map/geom_part.h"
+#include "input/alloc_internal.h"
 
 int tp__place_check_fit(const tp_alloc *a, int32_t ntasks, tp_error *err)
 {

@@ -10,6 +10,7 @@
 #include "map/predict_internal.h"
 #include "map/time_trades.h"
 #include "map/place_cand.h"
+#include "pattern/pattern_internal.h"
 
 /* A stage's candidate c, its mapping in r->trial: scored (and ranked),
  * and kept as the best when it changed its start and is tp__place_better. */

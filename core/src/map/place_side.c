@@ -7,6 +7,7 @@
 
 #include "map/graphmap_internal.h"
 #include "map/place_cand.h"
+#include "pattern/pattern_internal.h"
 
 /* Candidates side by side, without a budget: what each builds does not
  * depend on the others, so they run at once, each into a mapping of its

@@ -29,9 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <topoplace/metrics.h>
 #include "net/network.h"
 #include "map/predict_internal.h"
 #include "net/machine_internal.h"
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
 
 /* Flows completing within BATCH_SHARE of the next completion, or within
  * ELAPSED_SHARE of the time so far after it, complete with it: each ends

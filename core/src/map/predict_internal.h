@@ -3,7 +3,6 @@
 #define TOPOPLACE_PREDICT_INTERNAL_H
 
 #include <topoplace/predict.h>
-#include "internal.h"
 
 /* The predicted exchange time of map, unchecked.  Past max_work lanes
  * crossed (0: no limit) only the bound (routing alone past it), or the

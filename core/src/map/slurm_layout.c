@@ -9,9 +9,11 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "slurm/slurm_conf.h"
+#include "util/util_internal.h"
 #include "input/alloc_internal.h"
 #include "map/place_internal.h"
+#include "map/slurm_layout.h"
 
 int tp__slurm_layout_map(enum tp__slurm_dist d, int plane, const tp_alloc *a,
 			 int32_t ntasks, int32_t *map, tp_error *err)

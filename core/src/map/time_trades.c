@@ -29,6 +29,9 @@
 
 #include "map/predict_internal.h"
 #include "map/time_trades.h"
+#include "util/util_internal.h"
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
 
 #define CRITICAL_SHARE 0.01
 #define PARTNERS 8

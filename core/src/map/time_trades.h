@@ -3,7 +3,8 @@
 #ifndef TOPOPLACE_TIME_TRADES_H
 #define TOPOPLACE_TIME_TRADES_H
 
-#include "internal.h"
+#include <topoplace/alloc.h>
+#include <topoplace/pattern.h>
 
 /* Trades in map (allocation indices) while they end the predicted
  * exchange sooner or relieve the nodes at its end, until none is found,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <topoplace/conf.h>
 #include "net/block_internal.h"
 #include "net/network.h"
 #include "net/records.h"

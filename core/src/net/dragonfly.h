@@ -11,4 +11,16 @@
  * inside a group and between groups.  Nothing when m is no dragonfly. */
 void tp__dfly_set_bandwidths(tp_machine *m, double local_bw, double global_bw);
 
+/* ---- dragonfly node names (dragonfly.c): NodeNameFormat= ----
+ * "x{group-1000}c{switch}s{*}b{*}n{*}" (see dragonfly.c). */
+struct tp__dfly_format;
+int tp__dfly_format_parse(const char *fmt, struct tp__dfly_format **out,
+			  tp_error *err);
+void tp__dfly_format_free(struct tp__dfly_format *f);
+/* -1 when name matches (group and switch numbers, offsets applied, into
+ * *group and *sw), else the position of the first character that does
+ * not. */
+int tp__dfly_format_match(const struct tp__dfly_format *f, const char *name,
+			  long long *group, long long *sw);
+
 #endif

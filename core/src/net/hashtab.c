@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "net/hashtab.h"
+#include "util/util_internal.h"
 
 #define ARENA_BLOCK ((size_t)1 << 20)
 

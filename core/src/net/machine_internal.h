@@ -8,7 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <topoplace/machine.h>
+#include "net/hashtab.h"
+#include "net/name_runs.h"
+#include "util/hostlist.h"
 
 /* Create an empty mesh/torus: ndims in 1..TP_MAX_DIMS, every dims[d] >= 1,
  * wrap[d] true for a wrapped (torus) dimension. */
@@ -200,5 +204,121 @@ const tp_machine *tp_machine_block_tree(const tp_machine *m);
 /* bytes/s of a node's own port as the time model weighs it (a tree's
  * follow its first level unless NodeBandwidth= is given). */
 double tp__machine_node_port_bw(const tp_machine *m);
+
+struct tp_net_ops; /* network.h: one table per kind of network */
+
+/* A machine: named nodes on routers, the routers embedded in a box of
+ * integer coordinates, and the network that joins them (network.h). */
+/* The fabric's speeds for the time model (map/predict.c), from
+ * topoplace.conf (HopLatency=, NodeBandwidth=, IntraNodeBandwidth=); the
+ * kinds' own bandwidths (LevelBandwidth=, LinkBandwidth=, ...) stay with
+ * the kind (tp_net_ops.lane_bandwidth). */
+struct tp__fabric {
+	double node_bw;       /* bytes/s of a node's network port, each
+				 direction; also every link whose own
+				 bandwidth is not given */
+	double hop_lat;       /* seconds per link crossed */
+	double intra_bw;      /* bytes/s between two tasks of one node */
+	bool node_bw_set;     /* NodeBandwidth= given (else a kind may take
+				 its first level's) */
+	bool rtt_sharing;     /* FlowSharing=rtt: a link's bandwidth shared
+				 in inverse proportion to each message's
+				 route latency (TCP, SimGrid), else equally */
+};
+
+/* The defaults: a 200 Gb/s port (HDR InfiniBand, Slingshot 11), 100 ns a
+ * link (a switch hop and its cable), shared memory at 100 GB/s. */
+#define TP__DEFAULT_NODE_BW 25e9
+#define TP__DEFAULT_HOP_LAT 1e-7
+#define TP__DEFAULT_INTRA_BW 100e9
+
+struct tp_machine {
+	int ndims;                     /* the coordinate box */
+	int dims[TP_MAX_DIMS];
+	bool wrap[TP_MAX_DIMS];
+	int64_t stride[TP_MAX_DIMS];   /* router id = sum coords[d]*stride[d] */
+	int64_t nrouters;
+	int nodes_per_router;
+
+	const struct tp_net_ops *net;  /* the kind of network */
+	void *net_data;                /* its own data, owned */
+	bool plain_hops;               /* distance = unweighted hop count in
+					  the box (tori and meshes with every
+					  hop cost 1): computed inline */
+	const double *link_weight;     /* congestion weight of a byte per link
+					  (1/bandwidth on trees with
+					  LevelBandwidth=), in net_data; NULL:
+					  every link weighs 1 */
+	struct tp__fabric fab;         /* speeds for the time model */
+
+	int32_t nnodes, cap;
+	char **names;                  /* names of the nodes not in a numbered
+					  run, in by_name's arena (the entries
+					  of run nodes are never written) */
+	struct tp__run_names *rn;      /* the numbered runs by node index */
+	size_t nrn, rncap;
+	pthread_mutex_t names_mu;      /* writing a run's names when first
+					  asked for (tp_machine_node_name) */
+	int *coords;                   /* nnodes x ndims router coordinates */
+	struct tp__names by_name;      /* name -> index, but for... */
+	struct tp__name_runs runs;     /* ...names placed as numbered runs */
+	struct tp__routers router_use; /* router id -> nodes on it (sparse) */
+};
+
+/* The name of node into buf (TP__HOSTNAME_MAX bytes), its length: a
+ * numbered run's without writing the run's names out. */
+size_t tp__machine_name_put(const tp_machine *m, int32_t node, char *buf);
+
+/* Room for n nodes (a hint for loaders that know their count; the name
+ * index grows on its own, or tp__names_reserve sizes it), and
+ * tp_machine_add_node() that also returns the index of the node a
+ * duplicate name repeats (*dup, when not NULL). */
+int tp__machine_reserve(tp_machine *m, int64_t n);
+/* Add the nodes of run hr, node i of it at the coordinates coords(arg, i,
+ * c) gives; all or none.  A name placed before: *dup is its node. */
+int tp__machine_add_run(tp_machine *m, const struct tp__hostlist_run *hr,
+			void (*coords)(void *arg, int64_t i, int *c), void *arg,
+			int32_t *dup, tp_error *err);
+int tp__machine_add(tp_machine *m, const char *name, const int *coords,
+		    int32_t *dup, tp_error *err);
+
+/* A hostlist's names resolved against a machine, in the list's order
+ * (tp__machine_each_listed): fn gets node first and the count-1 nodes after
+ * it, named l's names 0..count-1, or first -1 (count 1) for a name the
+ * machine does not have.  A numbered range goes a span of consecutive nodes
+ * at a time, its names written only if asked for (tp__listed_name, into
+ * buf, TP__HOSTNAME_MAX bytes).  Stops at fn's first non-zero return. */
+struct tp__listed {
+	const char *name;                    /* or NULL: run's number v on */
+	const struct tp__hostlist_run *run;
+	uint64_t v;
+};
+typedef int (*tp__listed_fn)(void *arg, int32_t first, int32_t count,
+			     const struct tp__listed *l);
+int tp__machine_each_listed(const tp_machine *m, struct tp__hostlist *hl,
+			    tp__listed_fn fn, void *arg);
+const char *tp__listed_name(const struct tp__listed *l, int32_t k, char *buf);
+
+/* A loader's list of new nodes into m, in order (tp__machine_add_list): a
+ * numbered range of at least min_run names is one run of the machine
+ * (coords(arg, i, c) places its node i; then ran(arg, first, count)), when
+ * the run table takes it in order (tp__runs_appends); any other name, and
+ * every name of a range holding a name placed before, goes to one(arg,
+ * name), which applies the loader's rule for duplicates.  A run that fails
+ * otherwise goes to fail(arg, rc, e), whose return is returned.  Stops at
+ * the first non-zero return.  tp__add_list_named: how many names of a fresh
+ * hl would go to one() at most (a size for the name index). */
+#define TP__LIST_RUN_MIN 8   /* ranges shorter go name by name: the run
+				table stays at most an eighth of the nodes */
+struct tp__add_list {
+	uint64_t min_run;
+	void (*coords)(void *arg, int64_t i, int *c);
+	int (*one)(void *arg, const char *name);
+	int (*ran)(void *arg, int32_t first, int32_t count);
+	int (*fail)(void *arg, int rc, const tp_error *e);
+};
+int tp__machine_add_list(tp_machine *m, struct tp__hostlist *hl,
+			 const struct tp__add_list *ops, void *arg);
+int tp__add_list_named(struct tp__hostlist *hl, uint64_t min_run);
 
 #endif

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "net/name_runs.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "util/digits_internal.h"
 
 /* 10^(w-1): the smallest number written in w digits without padding

@@ -72,7 +72,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "net/machine_internal.h"
 
 /* A capability's bit in struct tp_net_ops' caps. */
 #define TP__CAP(cap) (1u << (cap))

@@ -18,8 +18,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
 #include "net/machine_internal.h"
+#include "util/util_internal.h"
+
+/* tp_machine_from_topology with topoplace.conf's settings
+ * (slurm/topology_conf.c reads the text, net/tree_build.c builds the tree,
+ * conf/conf_records.c joins the two). */
+struct tp__topo_opts {
+	const int *level_cost;      /* LevelCost=, nlevels values */
+	int nlevels;
+	int forest_cost;            /* ForestCost=; 0: the top level's cost */
+	struct tp__warnings *warn;  /* NULL: warnings dropped */
+	const char *cost_where;     /* "FILE:LINE" of LevelCost= for its
+				       errors; NULL: the topology file */
+};
 
 /* One switch, block or ring. */
 struct tp__topo_rec {

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <topoplace/conf.h>
 #include "net/network.h"
 #include "net/records.h"
 #include "net/tree_internal.h"

@@ -19,7 +19,7 @@
 
 #include <json-c/json.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "pattern/pattern_internal.h"
 
 struct triples {

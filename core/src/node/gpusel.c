@@ -38,9 +38,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 #include "node/node_place.h"
+#include "input/alloc_internal.h"
 
 static const char *const ALGOS[] = { "magc", "local-rank", "closest",
 				     "bisect" };

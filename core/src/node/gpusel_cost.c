@@ -6,7 +6,6 @@
  * costs. */
 #include <string.h>
 
-#include "internal.h"
 #include "node/node_internal.h"
 #include "node/node_place.h"
 

@@ -10,7 +10,7 @@
 
 #include <hwloc.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 #include "node/node_model.h"
 

@@ -33,9 +33,9 @@
 
 #include <hwloc.h>
 
-#include "internal.h"
-#include "node/node_internal.h"
 #include <topoplace/version.h>
+#include "util/util_internal.h"
+#include "node/node_internal.h"
 
 #define KEY_FILE_MAX 4096            /* boot_id, cpu lists */
 #define PCI_DIR "/sys/bus/pci/devices"

@@ -59,7 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 
 static const char *const dist_name[TP__DIST_N] = {

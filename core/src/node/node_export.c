@@ -19,7 +19,6 @@
 
 #include <hwloc.h>
 
-#include "internal.h"
 #include "node/node_internal.h"
 
 #define LOCAL_MBS 1000000ull

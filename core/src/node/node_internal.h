@@ -226,4 +226,151 @@ int tp__node_detect_opts(const char *cache_dir, unsigned flags,
 /* The cache file of this node's model in dir (node_detect.c). */
 int tp__node_cache_path(const char *dir, char *out, size_t len);
 
+/* ---- core/node: one node's inside (node.c and node_*.c, gpusel*.c) ---- */
+
+enum tp_vkind { TP_V_PACKAGE, TP_V_HOSTBRIDGE, TP_V_BRIDGE, TP_V_GPU,
+		TP_V_NVSWITCH, TP_V_NIC, TP_V_PORT,
+		TP_V_GPUDEV };   /* a partitioned GPU's device: its partitions
+				    (TP_V_GPU) hang below it */
+
+struct tp_node_vertex {
+	int kind;
+	int parent;         /* vertex index, -1 for sockets and the NVSwitch */
+	int uplink;         /* link to the parent, -1 when none */
+	int depth;          /* 0 for sockets */
+	int fanout;         /* PCI children (bridges: > 1 means a switch) */
+	char name[40];      /* "GPU0", "switch 0000:01:00.0", "socket1" */
+};
+
+struct tp_node_link {
+	int a, b;           /* vertices */
+	double bw;          /* GB/s */
+	char name[96];
+};
+
+struct tp_node_gpu {
+	char busid[16];
+	unsigned domain, bus, dev, func;
+	unsigned vendor, device;   /* PCI ids */
+	int package, numa;  /* logical indices, -1 unknown */
+	int vertex;
+	/* Partitions (node_build.c): the GPUs of one PCI device share its
+	 * number (pdev, the device's place in bus order), its links and its
+	 * bandwidth.  nparts 1 and osdev "" for a device that is one GPU. */
+	int pdev;
+	int part, nparts;   /* which partition of the device, how many */
+	char osdev[16];     /* its OS device ("rsmi3", "nvml1") when nparts > 1 */
+	int fvert;          /* where its fabric links end: the device's vertex
+			       for a partition, else its own */
+};
+
+struct tp_node_nic {
+	char busid[16];
+	int package, numa;  /* logical indices, -1 unknown */
+	int vertex;
+	int port_link;      /* the card's link to the network */
+};
+
+struct tp_node {
+	char *source;
+	char *xml;                     /* the hwloc XML it was built from */
+	size_t xml_len;
+	int npackages, nnuma, ncores, npus;
+	int *core_pkg;                 /* ncores */
+	int *core_pu_off, *core_pus;   /* PU os indices of each core (CSR) */
+	int ngpus;
+	struct tp_node_gpu *gpu;
+	int nvert, vcap;
+	struct tp_node_vertex *vert;
+	int nlinks, lcap, nlinks_pci;  /* links [0, nlinks_pci) are PCIe/socket */
+	struct tp_node_link *link;
+	int *pkg_link;                 /* npackages^2: inter-socket link or -1 */
+	int *nvl;                      /* ngpus^2 fabric links: NVLink lanes
+					  or xGMI links (fabric says which) */
+	double *fbw;                   /* ngpus^2: GB/s of those links, each
+					  way (0: none) */
+	double link_rate;              /* GB/s of a link counted without its
+					  speed (0: by its kind) */
+	int fabric;                    /* enum tp_gpu_fabric */
+	int nvswitch;                  /* NVLinks read as an NVSwitch fabric */
+	int nvswitch_seen;             /* a vendor library saw the switches:
+					  switched whatever the counts say */
+	int *nvl_link;                 /* ngpus^2: direct fabric link id or -1 */
+	int *nvs_link;                 /* ngpus: GPU-NVSwitch link id or -1 */
+	int *path;                     /* ngpus^2 enum tp_gpu_path */
+	double *pbw;                   /* ngpus^2 path bandwidth */
+	int *route_off, *route;        /* ngpus^2 + 1 offsets; links */
+	int nnics;
+	struct tp_node_nic *nic;       /* network cards, PCI bus order */
+	int *gpu_nic;                  /* ngpus: nearest NIC, -1 without */
+	int *nic_route_off, *nic_route;   /* ngpus + 1 offsets; links from
+					     the GPU to its NIC */
+};
+
+/* hwloc XML is checked and rewritten before hwloc loads it (node_xml.c):
+ * *canon (malloc'ed) is a canonical hwloc 2.0 document holding only the
+ * checked objects and attributes topoplace reads. */
+#define TP__XML_MAX_DEPTH 64          /* nested elements */
+#define TP__XML_MAX_OBJECTS 65536     /* <object> elements */
+#define TP__XML_MAX_SET_WORDS 256     /* 32-bit words of a cpuset/nodeset */
+/* Of an OS device's <info> elements only ROCm SMI's XGMIPeers ("rsmi1
+ * rsmi5 ") is kept: peers rsmi0..rsmi63. */
+#define TP__XML_MAX_RSMI 64
+int tp__node_xml_check(const char *xml, size_t len, const char *what,
+		       char **canon, size_t *canon_len, tp_error *err);
+
+/* The GPU-fabric matrices of an hwloc XML (<distances2> and
+ * <distances2hetero> named NVLinkBandwidth, XGMIBandwidth or XGMIHops):
+ * node_xml_dist.c checks them and resolves their objects to PCI devices
+ * while it still knows the objects; node_dist.c turns them into link counts
+ * once the model is built (hwloc never sees them). */
+#define TP__XML_MAX_DIST_OBJS 256     /* nbobjs of a kept matrix */
+#define TP__XML_MAX_DIST_VALUE INT64_C(999999999999999999)   /* 18 digits */
+enum tp__dist_kind { TP__DIST_NVLINK_BW, TP__DIST_XGMI_BW, TP__DIST_XGMI_HOPS,
+		     TP__DIST_N };
+enum tp__dist_role {
+	TP__END_OTHER = 0,      /* a CPU package, a NIC, ...: not used */
+	TP__END_DEVICE,         /* a PCI device (a GPU, if the model says so) */
+	TP__END_NVSWITCH,
+};
+struct tp__dist_end {
+	int role;
+	unsigned dom, bus, dev, fn;   /* TP__END_DEVICE: its PCI address */
+	char osdev[16];         /* the partition's OS device ("rsmi3") when
+				   the device has several (node_build.c's rule:
+				   tp__osdev_backend); "" otherwise */
+};
+/* The backend of a GPU's OS device that counts partitions: "rsmi" or
+ * "nvml" followed by a number (NVML and ROCm SMI list one such device per
+ * partition, one per GPU otherwise); 0 for any other name.  Returns the
+ * prefix length (4). */
+int tp__osdev_backend(const char *name);
+struct tp__dist_matrix {
+	int n;                  /* objects; 0: the XML has no such matrix */
+	int line;               /* of its element, for messages */
+	struct tp__dist_end *end;     /* n */
+	uint64_t *val;          /* n x n, row-major as hwloc writes them */
+};
+struct tp__xml_dist {
+	struct tp__dist_matrix m[TP__DIST_N];
+};
+void tp__xml_dist_free(struct tp__xml_dist *d);
+/* tp__node_xml_check that also hands back the matrices (dist zeroed by the
+ * caller, freed with tp__xml_dist_free even on error). */
+int tp__node_xml_check_dist(const char *xml, size_t len, const char *what,
+			    char **canon, size_t *canon_len,
+			    struct tp__xml_dist *dist, tp_error *err);
+/* GPUs a < b are the two GCDs of one MI250 / MI250X (node_build.c): 4 xGMI
+ * links where nothing better says how many. */
+bool tp__node_mi250_pair(const tp_node *n, int a, int b);
+/* Set the node's NVLink or xGMI counts from the matrices (node_dist.c);
+ * what names the XML in messages. */
+int tp__node_xml_fabric(tp_node *n, const struct tp__xml_dist *d,
+			const char *what, tp_error *err);
+
+/* Recompute NVLink links, path classes, bandwidths and routes after the
+ * lane counts (nvl) changed. */
+int tp__node_finish(tp_node *n, tp_error *err);
+
+
 #endif

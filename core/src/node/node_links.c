@@ -22,7 +22,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 #include "node/node_links.h"
 

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 
 /* The matrices of rocm-smi and amd-smi. */

@@ -20,7 +20,7 @@
 
 #include <json-c/json.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 #include "node/node_links.h"
 

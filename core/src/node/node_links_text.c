@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "node/node_internal.h"
 #include "node/node_links.h"
 

@@ -6,7 +6,6 @@
 #ifndef TOPOPLACE_NODE_MODEL_H
 #define TOPOPLACE_NODE_MODEL_H
 
-#include "internal.h"
 #include "node/node_internal.h"
 
 struct hwloc_topology;

@@ -1,7 +1,7 @@
 /* topoplace — the node model's parts and links as a forest, for front ends
  * that draw it (topoplace node-info --format svg).  The model itself is
  * built in node_build.c; this file only reads it. */
-#include "internal.h"
+#include "node/node_internal.h"
 
 int tp_node_nparts(const tp_node *n)
 {

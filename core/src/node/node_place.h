@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include <topoplace/nodeplace.h>
 #include "node/node_internal.h"
 
 /* The tasks being split: T[0..n), rows of the dense local matrix c

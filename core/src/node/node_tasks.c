@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "node/node_internal.h"
 #include "node/node_place.h"
+#include "pattern/pattern_internal.h"
 
 /* ---- exact-size partitions of a node's few tasks ----
  *

@@ -27,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "node/node_internal.h"
+#include "util/util_internal.h"
 #include "node/node_vendor.h"
 
 /* ---- the NVML ABI (nvml.h of CUDA 12/13, NVIDIA/go-nvml gen/nvml/nvml.h

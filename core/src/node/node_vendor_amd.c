@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "node/node_internal.h"
 #include "node/node_vendor.h"
 
 #define TP_AMD_SUCCESS 0          /* AMDSMI_STATUS_SUCCESS, RSMI_STATUS_SUCCESS */

@@ -25,7 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "node/node_internal.h"
+#include "util/util_internal.h"
 #include "node/node_vendor.h"
 
 /* One tool: its name, arguments, and the name source gets. */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "node/node_internal.h"
 
 #define MAX_ATTRS 64           /* attributes of one element */
 #define MAX_NAME 64            /* element and attribute names */

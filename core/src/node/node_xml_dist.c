@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "node/node_internal.h"
+#include "util/util_internal.h"
 #include "node/node_xml.h"
 
 /* ---- distance matrices ---- */

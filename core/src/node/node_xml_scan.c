@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "node/node_internal.h"
 #include "node/node_xml.h"
 
 __attribute__((format(printf, 2, 3)))

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "pattern/pattern_internal.h"
 
 #define GRAPH_MAX_COORD_DIMS 6

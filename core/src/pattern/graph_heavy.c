@@ -12,7 +12,8 @@
  * model and the metrics still judge the whole graph. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "pattern/pattern_internal.h"
+#include "util/util_internal.h"
 
 /* Descending weights, then entry order: a task's entries heaviest first. */
 struct heavy_entry {

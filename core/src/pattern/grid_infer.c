@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "pattern/pattern_internal.h"
 
 #define NEAR_SHARE 0.9     /* bytes between grid neighbours, at least */

@@ -21,8 +21,9 @@
 #include <string.h>
 
 #include <json-c/json.h>
+#include <stdio.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "pattern/pattern_internal.h"
 
 static int cmp_u64(const void *x, const void *y)

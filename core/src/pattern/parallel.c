@@ -51,7 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "pattern/pattern_internal.h"
 
 const char *const tp__par_kind_names[TP__PAR_KINDS] = { "tp", "cp", "ep", "dp",

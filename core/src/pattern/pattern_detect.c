@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "pattern/pattern_internal.h"
 
 enum { NCLASS = 27 };   /* offset index (dx+1) + 3 (dy+1) + 9 (dz+1) */

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <topoplace/pattern.h>
 
 /* Build a graph from an edge list of nedges undirected edges (u[i], v[i],
@@ -157,5 +158,121 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
  * its total_bytes and exchanges are g's.  TP_OK or TP_ENOMEM. */
 int tp__graph_heavy_view(const tp_graph *g, double share, tp_graph *out);
 void tp__graph_view_free(tp_graph *v);
+
+struct tp_graph {
+	int32_t ntasks;
+	int64_t nedges;                /* undirected */
+	int64_t *xadj;                 /* ntasks + 1 */
+	int32_t *adjncy;               /* 2 * nedges */
+	double *weights;               /* 2 * nedges, or NULL when every entry
+					  weighs unit_w (read through
+					  tp__graph_w) */
+	/* 2 * nedges, or NULL: the bytes task u sends along its entry e in one
+	 * exchange, where the pattern's messages go one way (a ring's: each
+	 * member sends to the next, never back; the reverse entry holds 0).
+	 * Only the time model reads it (tp__graph_w_exchange); the mapping and
+	 * the metrics keep the symmetric weights, a pair's bytes. */
+	double *send;
+	double unit_w;
+	/* tp_graph_weights' array for a graph without weights, made on the
+	 * first request (the mapping never needs it) */
+	_Atomic(double *) shown_w;
+	double total_bytes;
+	int coord_dims;                /* 0 = no coordinates */
+	double *coords;                /* ntasks x coord_dims, or NULL when
+					  they are the grid positions (a
+					  stencil's: grid_ndims > 0) */
+	/* tp_graph_coords' array for grid positions, made on the first
+	 * request (the mapping reads the grid itself) */
+	_Atomic(double *) shown_c;
+	int64_t merged_dups;           /* input edges summed into an earlier
+					  one (tp_graph_merged_duplicates) */
+	int grid_ndims;                /* > 0 when built from a stencil */
+	int grid[3];
+	/* The weights are the sum of this many exchanges of the pattern (a
+	 * trace's "exchanges"; 0 or 1: one).  The predicted time models one
+	 * exchange: a traced run's totals as one message a pair would make
+	 * every exchange bandwidth-bound, however small its messages. */
+	double exchanges;
+	/* > 0: the pattern gives no sizes (a stencil without bytes=); its
+	 * weights are relative and the predicted time takes each as this many
+	 * bytes */
+	double size_scale;
+};
+
+/* The bytes of a message the time model assumes when a stencil gives no
+ * sizes: a face of 64 x 64 doubles, what halo codes send per neighbour
+ * (LULESH at -s 45, a 64^3 subdomain's 7-point face).  Bandwidth counts
+ * there; 1 byte would leave latency alone, the same for every placement
+ * that crosses the same number of links. */
+#define TP__ASSUMED_MESSAGE_BYTES 32768.0
+
+/* Task u's CSR entry e's bytes in one exchange of the pattern (predicted
+ * time): what u sends to adjncy[e] (send[] where the pattern's messages go
+ * one way; 0 is no message).  A stencil without sizes: a face neighbour's message is
+ * size_scale bytes, a diagonal one's that over 64 for every further axis
+ * it moves along (an edge of a 64 x 64 face is a line of 64 values, a
+ * corner one value): a 27-point code sends its edges and corners, not 26
+ * faces. */
+static inline double tp__graph_w_exchange(const struct tp_graph *g, int32_t u,
+					  int64_t e)
+{
+	double w = g->send ? g->send[e] : g->weights ? g->weights[e] : g->unit_w;
+	if (g->size_scale > 0) {
+		w *= g->size_scale;
+		if (g->grid_ndims > 1 && !g->coords) {
+			int64_t a = u, b = g->adjncy[e];
+			int moved = 0;
+			for (int d = 0; d < g->grid_ndims; d++) {
+				moved += a % g->grid[d] != b % g->grid[d];
+				a /= g->grid[d];
+				b /= g->grid[d];
+			}
+			for (int k = 1; k < moved; k++)
+				w /= 64;
+		}
+	}
+	return g->exchanges > 1 ? w / g->exchanges : w;
+}
+
+/* The weight of CSR entry e.  A stencil whose pairs all carry the same bytes
+ * keeps no per-entry weights: a million tasks of a 7-point stencil write and
+ * read 48 MB fewer. */
+static inline double tp__graph_w(const struct tp_graph *g, int64_t e)
+{
+	return g->weights ? g->weights[e] : g->unit_w;
+}
+
+/* The next grid position after at (x fastest) in a grid of extents ext. */
+static inline void tp__grid_next(int *at, const int *ext)
+{
+	if (++at[0] == ext[0]) {
+		at[0] = 0;
+		if (++at[1] == ext[1]) {
+			at[1] = 0;
+			at[2]++;
+		}
+	}
+}
+
+/* Tasks of a stencil spec, or -1 when tp_graph_from_stencil refuses it
+ * (parsing only: nothing is allocated). */
+int64_t tp__stencil_ntasks(const char *spec);
+
+/* A recognised stencil's grid positions become g's coordinates and grid
+ * (pattern_detect.c), as a --stencil graph has them. */
+void tp__graph_adopt_grid(tp_graph *g, const tp_stencil_shape *s);
+
+/* A JSON graph of the common shape (json_graph.c): {"tasks": N, "edges":
+ * [[u, v, bytes] or [u, v], ...], "directed": B}, plain non-negative
+ * integers, read without json-c.  0 with *out; 1 when the text is not that
+ * shape or not valid (json-c reads it then, and says what is wrong); or a
+ * negative code from building the graph, as tp_graph_from_json_string. */
+int tp__graph_from_json_fast(const char *text, size_t len, const char *what,
+			     int64_t expect, tp_graph **out, tp_error *err);
+
+/* A JSON integer, or a JSON number with no fractional part (json_graph.c). */
+struct json_object;
+bool tp__json_int(struct json_object *o, int64_t *v);
 
 #endif

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 #include "pattern/pattern_internal.h"
 
 #define SPEC_SHOW "%.120s"     /* how much of a spec to echo in messages */

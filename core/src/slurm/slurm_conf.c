@@ -16,7 +16,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "net/hashtab.h"
+#include "slurm/slurm_conf.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 
 #define MAX_INCLUDE_DEPTH 8
 /* Names listed in all of slurm.conf (duplicates included), counted before a

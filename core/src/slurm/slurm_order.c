@@ -40,7 +40,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "net/machine_internal.h"
+#include "net/records.h"
+#include "slurm/slurm_conf.h"
+#include "slurm/slurm_topo.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "input/alloc_internal.h"
 #include "slurm/slurm_release.h"
 #include "slurm/slurm_topology.h"

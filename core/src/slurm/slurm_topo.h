@@ -7,9 +7,10 @@
  * the records of net/records.h (topology_conf.c, slurm_yaml.c), and each
  * network kind builds its machine from records alone (net/tree.c, block.c,
  * ring.c, torus3d.c), so both files give the same machine and the same
- * rules.  This header holds the readers: the texts into records (then the
- * builders), topology.yaml's topologies, slurm.conf's and slurmctld's
- * placements of nodes into them.
+ * rules.  This header holds the readers: the texts into records (the
+ * tree and block records built by the caller: conf/conf_records.c), and
+ * topology.yaml's topologies, slurm.conf's and slurmctld's placements of
+ * nodes into them.
  */
 #ifndef TOPOPLACE_SLURM_TOPO_H
 #define TOPOPLACE_SLURM_TOPO_H
@@ -18,7 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "slurm/slurm_conf.h"
+#include "util/util_internal.h"
 #include "net/machine_internal.h"
 #include "net/records.h"
 
@@ -30,11 +32,23 @@ int tp__blocks_with_tree_text(tp_machine **out, const struct tp__topo_recs *r,
 			      const struct tp__block_sizes *sizes,
 			      const struct tp__topo_recs *tree,
 			      const tp_block_opts *o, tp_error *err);
-/* tp_machine_from_blocks (topology.conf's text into records, then
- * tp__blocks_from_records), with what Slurm accepts but logs as warnings into warn. */
-int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what,
-			    const tp_block_opts *o, struct tp__warnings *warn,
-			    tp_error *err);
+/* topology.conf's text read into records and nothing built: its
+ * SwitchName= lines (for tp__tree_from_records), or its BlockName= lines
+ * and block sizes (for tp__blocks_from_records), with what Slurm accepts
+ * but logs as warnings into warn.  The records own their strings; free
+ * them with tp__conf_records_free, also after an error. */
+struct tp__conf_records {
+	struct tp__topo_rec *rec;
+	int32_t n;
+	struct tp__block_sizes sizes;   /* blocks: BlockSizes=/BlockLevels= */
+};
+int tp__tree_conf_records(const char *text, const char *what,
+			  struct tp__warnings *warn, struct tp__conf_records *out,
+			  tp_error *err);
+int tp__block_conf_records(const char *text, const char *what,
+			   struct tp__warnings *warn, struct tp__conf_records *out,
+			   tp_error *err);
+void tp__conf_records_free(struct tp__conf_records *r);
 
 /* The same from topology.conf's text: RingName=NAME [Nodes=HOSTLIST] lines,
  * read as Slurm reads them, then tp__rings_from_records.  what names the

@@ -8,8 +8,8 @@
  *   RingName=r0 Nodes=node[01-08]        topology/ring (26.05)
  *
  * Each reader takes the lines as slurmctld's parser (s_p_parse_file) takes
- * them, refuses what it refuses, warns where it warns, and hands the
- * records (slurm_topo.h) to the network kind that builds the machine:
+ * them, refuses what it refuses, warns where it warns, and returns the
+ * records (slurm_topo.h) for the network kind that builds the machine:
  * tree.c, block.c, ring.c, which take topology.yaml's records
  * (slurm_yaml.c) alike.  So the syntax lives here, as Slurm keeps its
  * switch_record.c apart from topology_tree.c, and the network's rules and
@@ -24,7 +24,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "net/machine_internal.h"
+#include "net/records.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "slurm/slurm_topo.h"
 
 /* ---- topology/tree: SwitchName= lines ----
@@ -148,14 +151,6 @@ static int tree_line(void *arg, char *s, int line)
 	return 0;
 }
 
-int tp_machine_from_topology(tp_machine **out, const char *text,
-			     const char *what, const int *level_cost,
-			     int nlevels, tp_error *err)
-{
-	struct tp__topo_opts o = { level_cost, nlevels, 0, NULL, NULL };
-	return tp__machine_from_topology(out, text, what, &o, err);
-}
-
 /* topology.conf's SwitchName= lines of text into c's records (warnings,
  * a key given twice, to warn); tree_reader_free frees them. */
 static int tree_records(struct tree_reader *c, const char *text, const char *what,
@@ -186,25 +181,28 @@ static void tree_reader_free(struct tree_reader *c)
 	free(c->rec);
 }
 
-/* topology.conf's text as records, then the tree (o->warn receives the
- * warnings of both). */
-int tp__machine_from_topology(tp_machine **out, const char *text,
-			      const char *what, const struct tp__topo_opts *o,
-			      tp_error *err)
+/* The reader alone (slurm_topo.h): the caller builds the tree. */
+int tp__tree_conf_records(const char *text, const char *what,
+			  struct tp__warnings *warn, struct tp__conf_records *out,
+			  tp_error *err)
 {
-	if (!what)
-		what = "topology.conf";
-	if (!out || !text || !o)
-		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
-	*out = NULL;
+	memset(out, 0, sizeof *out);
 	struct tree_reader c;
-	int rc = tree_records(&c, text, what, o->warn, err);
-	if (!rc) {
-		struct tp__topo_recs r = { c.rec, c.n, what, false, o->warn };
-		rc = tp__tree_from_records(out, &r, o, err);
-	}
-	tree_reader_free(&c);
+	int rc = tree_records(&c, text, what, warn, err);
+	out->rec = c.rec;
+	out->n = c.n;
 	return rc;
+}
+
+void tp__conf_records_free(struct tp__conf_records *r)
+{
+	for (int32_t i = 0; i < r->n; i++) {
+		free((char *)r->rec[i].name);
+		free((char *)r->rec[i].nodes);
+		free((char *)r->rec[i].switches);
+	}
+	free(r->rec);
+	memset(r, 0, sizeof *r);
 }
 
 /* The blocks' builder takes records only: a tree between the blocks given
@@ -491,15 +489,13 @@ static int conf_block_levels(struct block_reader *c)
 	return 0;
 }
 
-int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what,
-			    const tp_block_opts *opts, struct tp__warnings *warn,
-			    tp_error *err)
+/* The reader alone (slurm_topo.h): BlockName= lines and the block sizes
+ * into out; the caller builds the blocks. */
+int tp__block_conf_records(const char *text, const char *what,
+			   struct tp__warnings *warn, struct tp__conf_records *out,
+			   tp_error *err)
 {
-	if (!what)
-		what = "block topology";
-	if (!out || !text)
-		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
-	*out = NULL;
+	memset(out, 0, sizeof *out);
 	struct block_reader c;
 	memset(&c, 0, sizeof c);
 	c.what = what;
@@ -513,25 +509,21 @@ int tp__machine_from_blocks(tp_machine **out, const char *text, const char *what
 		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
 	for (int32_t b = 0; !rc && b < c.n; b++)
 		rec[b] = (struct tp__topo_rec){ c.name[b], c.nodes[b], NULL, c.line[b] };
-	if (!rc) {
-		struct tp__topo_recs r = { rec, c.n, what, false, warn };
-		rc = tp__blocks_with_tree_text(out, &r, &c.sizes, NULL, opts, err);
-	}
-	free(rec);
-	for (int32_t b = 0; b < c.n; b++) {
-		free(c.name[b]);
-		free(c.nodes[b]);
+	if (!rc) {   /* the strings go with the records */
+		out->rec = rec;
+		out->n = c.n;
+		out->sizes = c.sizes;
+	} else {
+		free(rec);
+		for (int32_t b = 0; b < c.n; b++) {
+			free(c.name[b]);
+			free(c.nodes[b]);
+		}
 	}
 	free(c.name);
 	free(c.nodes);
 	free(c.line);
 	return rc;
-}
-
-int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
-			   const tp_block_opts *opts, tp_error *err)
-{
-	return tp__machine_from_blocks(out, text, what, opts, NULL, err);
 }
 
 /* ---- topology.conf's records kept (slurm_topology.c) ----

@@ -37,7 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util/hostlist.h"
+#include "util/util_internal.h"
 #include "util/digits_internal.h"
 
 #define MAX_DIGITS 18            /* a number below 10^18 */

@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
+#include "util/hostlist.h"
 
 struct split {
 	const char *name;

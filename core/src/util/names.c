@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <strings.h>
 
-#include "internal.h"
+#include <topoplace/place.h>
 #include "util/names_internal.h"
 
 static const struct {

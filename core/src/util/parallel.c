@@ -1,8 +1,8 @@
-/* topoplace — one loop over the CPUs (internal.h, tp__parallel_for). */
+/* topoplace — one loop over the CPUs (util_internal.h, tp__parallel_for). */
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 
 struct pfor {
 	void (*fn)(void *arg, int32_t i);

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "util/util_internal.h"
 
 int tp_error_set(tp_error *err, int code, const char *fmt, ...)
 {

@@ -1,5 +1,5 @@
 /* topoplace — the version of the loaded library. */
-#include "internal.h"
+#include <topoplace/version.h>
 
 const char *tp_version(void)
 {
