@@ -167,8 +167,8 @@ static void conf_describe_block(const struct tp__conf_built *b, FILE *out)
 		port / 1e9,
 		!tp__blocks_tree_file(m) ? ", the aggregation's switches non-blocking"
 		: tp_machine_has_level_bandwidth(tp_machine_block_tree(m))
-		? ", the tree's cables at LevelBandwidth=, half as many as the nodes below (a 2:1 taper assumed)"
-		: ", the tree's cables at the ports' bandwidth, half as many as the nodes below (a 2:1 taper assumed)");
+		? ", the tree's cables at LevelBandwidth=, a quarter as many as the nodes below (a 4:1 taper assumed)"
+		: ", the tree's cables at the ports' bandwidth, a quarter as many as the nodes below (a 4:1 taper assumed)");
 	if (cards > 1)
 		fprintf(out, "network cards: %d a node, each at %g GB/s; local rank "
 			"k leaves and arrives on card k mod %d (no rail planes: the "

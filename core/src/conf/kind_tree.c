@@ -202,7 +202,7 @@ static void conf_describe_tree(const struct tp__conf_built *b, FILE *out)
 	int rails = tp__machine_rails(m);
 	fputs("uplinks per switch ", out);
 	if (nuplinks == 0)
-		fputs("not given: assumed half the nodes below (a 2:1 taper)", out);
+		fputs("not given: assumed a quarter of the nodes below (a 4:1 taper)", out);
 	for (int l = 0; l < nuplinks; l++)
 		fprintf(out, "%s%d", l ? "," : "", uplinks[l]);
 	fprintf(out, ", routed %s\n", adaptive ? "adaptively" : "by destination mod k");

@@ -9,7 +9,7 @@
 #include "net/machine_internal.h"
 
 /* LevelUplinks= as set (tp__tree_set_lanes): their count (0: not given, a
- * 2:1 taper assumed; also when m is no tree), the values into
+ * 4:1 taper assumed; also when m is no tree), the values into
  * uplinks[0..16), UplinkRouting=adaptive into *adaptive. */
 int tp__tree_uplinks(const tp_machine *m, int *uplinks, bool *adaptive);
 
