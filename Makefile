@@ -108,6 +108,7 @@ CORE_SRC = $(addprefix core/src/, \
 	conf/conf_records.c \
 	conf/conf_settings.c \
 	conf/conf_slurm.c \
+	conf/conf_slurm_build.c \
 	conf/kind_block.c \
 	conf/kind_dragonfly.c \
 	conf/kind_rings.c \

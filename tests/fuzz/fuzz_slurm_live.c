@@ -4,6 +4,7 @@
  * with single-line warnings, and the topology it leaves still builds, or
  * is refused in one line. */
 #include "fuzz.h"
+#include "conf/conf_records.h"
 #include "slurm/slurm_topology.h"
 #include "net/machine_internal.h"
 

@@ -3,6 +3,7 @@
  * is read or refused in one line, warnings are single lines, and a built
  * machine answers distances. */
 #include "fuzz.h"
+#include "conf/conf_records.h"
 #include "slurm/slurm_topology.h"
 #include "net/machine_internal.h"
 

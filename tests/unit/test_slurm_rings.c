@@ -9,6 +9,7 @@
 #include "slurm/slurm_topo.h"
 #include "map/graphmap_internal.h"
 #include "map/place_internal.h"
+#include "conf/conf_records.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
 

@@ -65,3 +65,62 @@ int tp_machine_from_blocks(tp_machine **out, const char *text, const char *what,
 {
 	return tp__machine_from_blocks(out, text, what, opts, NULL, err);
 }
+
+/* The blocks' builder takes records only: a tree between the blocks given
+ * as text (o->tree_text, TreeTopologyFile='s) is read here into records
+ * first.  When the text is refused, the blocks are built all the same
+ * without it, so that an error of theirs is the one told, as when the
+ * builder read the tree after them. */
+int tp__blocks_with_tree_text(tp_machine **out, const struct tp__topo_recs *r,
+			      const struct tp__block_sizes *sizes,
+			      const struct tp__topo_recs *tree,
+			      const tp_block_opts *o, tp_error *err)
+{
+	if (!o || !o->tree_text || !r)
+		return tp__blocks_from_records(out, r, sizes, tree, o, err);
+	const char *tw = o->tree_what ? o->tree_what : "tree topology";
+	tp_block_opts bo = *o;
+	bo.tree_text = NULL;
+	struct tp__conf_records c;
+	tp_error e;
+	tp_error_clear(&e);
+	int rc = tp__tree_conf_records(o->tree_text, tw, r->warn, &c, &e);
+	if (rc) {
+		/* the blocks' own error first; else the tree's */
+		bo.level_bandwidth = NULL;
+		bo.nlevel_bandwidth = 0;
+		int brc = tp__blocks_from_records(out, r, sizes, NULL, &bo, err);
+		if (brc == TP_OK) {
+			tp_machine_destroy(*out);
+			*out = NULL;
+			if (err)
+				*err = e;
+		} else {
+			rc = brc;
+		}
+	} else {
+		struct tp__topo_recs tr = { c.rec, c.n, tw, false, r->warn };
+		rc = tp__blocks_from_records(out, r, sizes, &tr, &bo, err);
+	}
+	tp__conf_records_free(&c);
+	return rc;
+}
+
+int tp__rings_from_conf_text(tp_machine **out, const char *text,
+			     const char *what, struct tp__warnings *warn,
+			     tp_error *err)
+{
+	if (!what)
+		what = "topology.conf";
+	if (!out || !text)
+		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
+	*out = NULL;
+	struct tp__conf_records c;
+	int rc = tp__ring_conf_records(text, what, warn, &c, err);
+	if (!rc) {
+		struct tp__topo_recs recs = { c.rec, c.n, what, false, warn };
+		rc = tp__rings_from_records(out, &recs, err);
+	}
+	tp__conf_records_free(&c);
+	return rc;
+}

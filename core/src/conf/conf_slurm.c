@@ -17,6 +17,7 @@
 #include "slurm/slurm_topo.h"
 #include "conf/conf_internal.h"
 #include "conf/conf_loader.h"
+#include "conf/conf_records.h"
 #include "slurm/slurm_topology.h"
 
 /* The partitions whose topology is t (a list "a, b"; "" for none). */

@@ -760,7 +760,7 @@ static int check_opts(const char *what, const tp_block_opts *o, bool tree_recs,
 {
 	if (!o)
 		return 0;
-	if (o->tree_text)   /* a reader's: tp__blocks_with_tree_text */
+	if (o->tree_text)   /* conf/'s: tp__blocks_with_tree_text */
 		return tp_error_set(err, TP_EINVAL, "%s: the tree between the blocks "
 				    "comes as records, not as text", what);
 	if ((o->block_bandwidth > 0) != (o->network_bandwidth > 0) ||

@@ -24,10 +24,11 @@
  *                records into tori)
  *
  * Slurm's own files reach the kinds as records (net/records.h), never as
- * text: slurm/topology_conf.c reads topology.conf (tp_machine_from_topology,
- * tp_machine_from_blocks, tp__rings_from_conf_text), slurm/slurm_yaml.c
- * topology.yaml; slurm_topology.c finds the file slurmctld reads and the
- * topology of a partition.
+ * text: slurm/topology_conf.c reads topology.conf, slurm/slurm_yaml.c
+ * topology.yaml, slurm_topology.c finds the file slurmctld reads and the
+ * topology of a partition; conf/ hands the records to the builders
+ * (conf_records.c: tp_machine_from_topology, tp_machine_from_blocks,
+ * tp__rings_from_conf_text; conf_slurm_build.c: Slurm's chosen topology).
  *
  * A new kind is one new file here: fill in a tp_net_ops (its caps say what it
  * offers), build the machine with tp__machine_new(), add its nodes with

@@ -78,7 +78,7 @@ struct tp__block_sizes {
  * between the blocks from tree (records: the tree topology of the same
  * topology.yaml, or TreeTopologyFile= as slurm/topology_conf.c reads it),
  * else generated.  o->tree_text is refused: text is a reader's
- * (tp__blocks_with_tree_text). */
+ * (conf/conf_records.c: tp__blocks_with_tree_text). */
 int tp__blocks_from_records(tp_machine **out, const struct tp__topo_recs *r,
 			    const struct tp__block_sizes *sizes,
 			    const struct tp__topo_recs *tree,

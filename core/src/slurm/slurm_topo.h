@@ -24,14 +24,6 @@
 #include "net/machine_internal.h"
 #include "net/records.h"
 
-/* tp__blocks_from_records, with the tree between the blocks given as
- * text (o->tree_text: topology.conf's SwitchName= lines, named o->tree_what
- * in messages) read first into records (topology_conf.c); without it the
- * same as tp__blocks_from_records. */
-int tp__blocks_with_tree_text(tp_machine **out, const struct tp__topo_recs *r,
-			      const struct tp__block_sizes *sizes,
-			      const struct tp__topo_recs *tree,
-			      const tp_block_opts *o, tp_error *err);
 /* topology.conf's text read into records and nothing built: its
  * SwitchName= lines (for tp__tree_from_records), or its BlockName= lines
  * and block sizes (for tp__blocks_from_records), with what Slurm accepts
@@ -50,12 +42,12 @@ int tp__block_conf_records(const char *text, const char *what,
 			   tp_error *err);
 void tp__conf_records_free(struct tp__conf_records *r);
 
-/* The same from topology.conf's text: RingName=NAME [Nodes=HOSTLIST] lines,
- * read as Slurm reads them, then tp__rings_from_records.  what names the
- * file in messages; warn may be NULL. */
-int tp__rings_from_conf_text(tp_machine **out, const char *text,
-			     const char *what, struct tp__warnings *warn,
-			     tp_error *err);
+/* topology.conf's RingName=NAME [Nodes=HOSTLIST] lines read into records
+ * as Slurm reads them, nothing built (for tp__rings_from_records).  what
+ * names the file in messages; warn may be NULL. */
+int tp__ring_conf_records(const char *text, const char *what,
+			  struct tp__warnings *warn, struct tp__conf_records *out,
+			  tp_error *err);
 
 /* ---- topology.yaml (slurm_yaml.c) ---- */
 

@@ -46,16 +46,6 @@ struct tp__stopo_built {
 	struct tp__warnings *warn;
 };
 
-/* The machine of topology which (st->chosen for the partition's) into
- * out->m; TP_ENOENT when it has no network (flat).  Blocks of
- * topology.yaml take the network between them from the first tree
- * topology of the file that holds all their nodes (unless block_opts
- * gives a tree file): its name in out->tree_used. */
-int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
-			       const struct tp__topo_opts *tree_opts,
-			       const tp_block_opts *block_opts,
-			       struct tp__stopo_built *out, tp_error *err);
-
 /* The topology of that name (-1: none). */
 int tp__slurm_topology_index(const struct tp__slurm_topology *st,
 			     const char *name);

@@ -152,7 +152,7 @@ static int tree_line(void *arg, char *s, int line)
 }
 
 /* topology.conf's SwitchName= lines of text into c's records (warnings,
- * a key given twice, to warn); tree_reader_free frees them. */
+ * a key given twice, to warn); tp__conf_records_free frees them. */
 static int tree_records(struct tree_reader *c, const char *text, const char *what,
 			struct tp__warnings *warn, tp_error *err)
 {
@@ -169,16 +169,6 @@ static int tree_records(struct tree_reader *c, const char *text, const char *wha
 			 what, c->twice_line, c->twice_key, more);
 	}
 	return rc;
-}
-
-static void tree_reader_free(struct tree_reader *c)
-{
-	for (int32_t i = 0; i < c->n; i++) {
-		free((char *)c->rec[i].name);
-		free((char *)c->rec[i].nodes);
-		free((char *)c->rec[i].switches);
-	}
-	free(c->rec);
 }
 
 /* The reader alone (slurm_topo.h): the caller builds the tree. */
@@ -203,46 +193,6 @@ void tp__conf_records_free(struct tp__conf_records *r)
 	}
 	free(r->rec);
 	memset(r, 0, sizeof *r);
-}
-
-/* The blocks' builder takes records only: a tree between the blocks given
- * as text (o->tree_text, TreeTopologyFile='s) is read here into records
- * first.  When the text is refused, the blocks are built all the same
- * without it, so that an error of theirs is the one told, as when the
- * builder read the tree after them. */
-int tp__blocks_with_tree_text(tp_machine **out, const struct tp__topo_recs *r,
-			      const struct tp__block_sizes *sizes,
-			      const struct tp__topo_recs *tree,
-			      const tp_block_opts *o, tp_error *err)
-{
-	if (!o || !o->tree_text || !r)
-		return tp__blocks_from_records(out, r, sizes, tree, o, err);
-	const char *tw = o->tree_what ? o->tree_what : "tree topology";
-	tp_block_opts bo = *o;
-	bo.tree_text = NULL;
-	struct tree_reader c;
-	tp_error e;
-	tp_error_clear(&e);
-	int rc = tree_records(&c, o->tree_text, tw, r->warn, &e);
-	if (rc) {
-		/* the blocks' own error first; else the tree's */
-		bo.level_bandwidth = NULL;
-		bo.nlevel_bandwidth = 0;
-		int brc = tp__blocks_from_records(out, r, sizes, NULL, &bo, err);
-		if (brc == TP_OK) {
-			tp_machine_destroy(*out);
-			*out = NULL;
-			if (err)
-				*err = e;
-		} else {
-			rc = brc;
-		}
-	} else {
-		struct tp__topo_recs tr = { c.rec, c.n, tw, false, r->warn };
-		rc = tp__blocks_from_records(out, r, sizes, &tr, &bo, err);
-	}
-	tree_reader_free(&c);
-	return rc;
 }
 
 /* ---- topology/block: BlockName= and BlockSizes= lines ----
@@ -747,26 +697,20 @@ static int ring_line(void *arg, char *s, int line)
 	return 0;
 }
 
-int tp__rings_from_conf_text(tp_machine **out, const char *text,
-			     const char *what, struct tp__warnings *warn,
-			     tp_error *err)
+/* The reader alone (slurm_topo.h): the caller builds the rings. */
+int tp__ring_conf_records(const char *text, const char *what,
+			  struct tp__warnings *warn, struct tp__conf_records *out,
+			  tp_error *err)
 {
+	memset(out, 0, sizeof *out);
 	if (!what)
 		what = "topology.conf";
-	if (!out || !text)
+	if (!text)
 		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
-	*out = NULL;
 	struct ring_reader c = { what, err, warn, NULL, 0, 0 };
 	int rc = tp__each_conf_line(text, what, err, ring_line, &c);
-	if (!rc) {
-		/* c.n <= TP__MAX_RINGS (ring_line) */
-		struct tp__topo_recs recs = { c.rec, (int32_t)c.n, what, false, warn };
-		rc = tp__rings_from_records(out, &recs, err);
-	}
-	for (size_t i = 0; i < c.n; i++) {
-		free((char *)c.rec[i].name);
-		free((char *)c.rec[i].nodes);
-	}
-	free(c.rec);
+	/* c.n <= TP__MAX_RINGS (ring_line) */
+	out->rec = c.rec;
+	out->n = (int32_t)c.n;
 	return rc;
 }
