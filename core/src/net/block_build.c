@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <topoplace/conf.h>
 #include "net/block_internal.h"
 #include "net/network.h"
 #include "net/records.h"
@@ -319,7 +318,7 @@ static int place_nodes(struct bparse *p, const struct tp__block_sizes *sizes,
 			  "(slurmctld refuses it)", p->yaml ? "block_sizes:" : "BlockSizes=");
 	else if (!rc && total == 0)
 		rc = berr(p, 0, TP_ENOENT, "empty blocks (Slurm only warns), %s; "
-			  "until then jobs keep Slurm's placement", TP_CONF_SKELETON);
+			  "until then jobs keep Slurm's placement", TP__NET_SKELETON);
 	if (!rc) {
 		/* Slurm: BlockSizes='s first, else the first block with nodes */
 		int32_t b = 0;

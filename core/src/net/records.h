@@ -129,4 +129,11 @@ struct tp__tori_domain {
 int tp__tori_new(tp_machine **out, int nd, const struct tp__tori_domain *d,
 		 int32_t n, tp_error *err);
 
+/* The builders' words for a topology with no node placed yet (Slurm 25.05
+ * and later run so: nodes join at run time).  The same text as the public
+ * TP_CONF_SKELETON of <topoplace/conf.h>, which the tree and block tests
+ * compare the builders' messages with; net/ includes no reader's header. */
+#define TP__NET_SKELETON "no node placed yet: nodes join at run time " \
+	"(slurm.conf NodeName=... Topology=, slurmd --conf \"Topology=...\")"
+
 #endif

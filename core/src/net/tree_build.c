@@ -43,7 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <topoplace/conf.h>
 #include "net/network.h"
 #include "net/records.h"
 #include "net/tree_internal.h"
@@ -885,7 +884,7 @@ static int machine_with_nodes(struct tparse *p, const int32_t *order,
 	if (nnodes == 0)
 		return terr(p, 0, TP_ENOENT, "%s switches, %s; until then jobs keep "
 			    "Slurm's placement", p->yaml ? "empty" : "no Nodes= on the",
-			    TP_CONF_SKELETON);
+			    TP__NET_SKELETON);
 	/* sized once: there are at most nnodes (fewer with duplicates) */
 	if (!(*node_sw = tp__malloc_array((size_t)nnodes, sizeof **node_sw)))
 		return terr(p, 0, TP_ENOMEM, "out of memory");
