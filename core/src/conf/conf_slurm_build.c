@@ -42,40 +42,6 @@ static int yaml_blocks(const struct tp__slurm_topology *st,
 	return tp__blocks_with_tree_text(&out->m, recs, sizes, NULL, bo, err);
 }
 
-/* topology.conf's text kept (not records): read into records here, then
- * built by net/ (conf/conf_records.c does the same for topoplace.conf's
- * keys). */
-static int tree_from_text(tp_machine **out, const char *text, const char *what,
-			  const struct tp__topo_opts *o, tp_error *err)
-{
-	if (!text)
-		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
-	struct tp__conf_records c;
-	int rc = tp__tree_conf_records(text, what, o->warn, &c, err);
-	if (!rc) {
-		struct tp__topo_recs r = { c.rec, c.n, what, false, o->warn };
-		rc = tp__tree_from_records(out, &r, o, err);
-	}
-	tp__conf_records_free(&c);
-	return rc;
-}
-
-static int blocks_from_text(tp_machine **out, const char *text, const char *what,
-			    const tp_block_opts *o, struct tp__warnings *warn,
-			    tp_error *err)
-{
-	if (!text)
-		return tp_error_set(err, TP_EINVAL, "%s: missing text or output", what);
-	struct tp__conf_records c;
-	int rc = tp__block_conf_records(text, what, warn, &c, err);
-	if (!rc) {
-		struct tp__topo_recs r = { c.rec, c.n, what, false, warn };
-		rc = tp__blocks_with_tree_text(out, &r, &c.sizes, NULL, o, err);
-	}
-	tp__conf_records_free(&c);
-	return rc;
-}
-
 int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
 			       const struct tp__topo_opts *tree_opts,
 			       const tp_block_opts *block_opts,
@@ -96,14 +62,14 @@ int tp__slurm_topology_machine(const struct tp__slurm_topology *st, int which,
 	switch (t->kind) {
 	case TP__STOPO_TREE:
 		return from_recs ? tp__tree_from_records(out, &recs, &to, err)
-				 : tree_from_text(out, st->text, st->file, &to, err);
+				 : tp__machine_from_topology(out, st->text, st->file, &to, err);
 	case TP__STOPO_BLOCK:
 		if (st->yaml)
 			return yaml_blocks(st, &recs, &t->sizes, &bo, built, err);
 		return from_recs ? tp__blocks_with_tree_text(out, &recs, &t->sizes, NULL,
 							     &bo, err)
-				 : blocks_from_text(out, st->text, st->file, &bo, warn,
-						    err);
+				 : tp__machine_from_blocks(out, st->text, st->file, &bo,
+							   warn, err);
 	case TP__STOPO_RING:
 		return st->yaml ? tp__rings_from_records(out, &recs, err)
 				: tp__rings_from_conf_text(out, st->text, st->file, warn,
