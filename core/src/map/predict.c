@@ -19,7 +19,10 @@
  * same two nodes are one flow of that multiplicity (they share alike), so
  * a node's tasks do not multiply the flows.  Flows finishing close to the
  * next completion finish with it (BATCH_SHARE), which keeps the rounds to
- * hundreds where RTT sharing spreads the completions.
+ * hundreds where RTT sharing spreads the completions.  A round after
+ * completions alone redoes only the freezes from the first finished
+ * flow's on (rates_again), and a lane one flow crosses enters the filling
+ * only as that flow's slowest (keep_binding).
  * Past max_work lane crossings (tp__predict) the exchange is only bounded:
  * the busiest lane's bytes / bandwidth, or the slowest message alone.
  */
@@ -473,6 +476,21 @@ struct filling {
 	double t, lat;       /* now; a lane's latency */
 	struct heap h;       /* lanes back in at a grown share */
 	struct heap_ent *pend, *pend2;   /* the lanes by first share (sorted) */
+	/* The last rates' freezes, kept for the next round (fair_rates):
+	 * flog the flows in the order they froze, ev_first[e] where event
+	 * e's flows begin in it (an event: a lane fixing its flows' rates),
+	 * ev_of and pos_of each flow's event and place (-1: none). */
+	int64_t *flog, nflog, *ev_first, nev, *ev_of, *pos_of;
+	int64_t restart;     /* the first event of a flow done since the last
+				rates (INT64_MAX: none) */
+	bool afresh;         /* the next rates from scratch: flows started,
+				or none yet */
+	bool always_afresh;  /* every round's (the check of the other way) */
+	int64_t *fstart;     /* per flow: its lanes that can bind (keep_binding) */
+	int32_t *flanes;
+	int64_t *stamp, stamp_now;  /* per lane: touched this round */
+	int32_t *touched;
+	int64_t *kept;       /* one lane's frozen flows' places */
 };
 
 /* A message waits its route's latency, then transfers (SimGrid's flow
@@ -495,6 +513,52 @@ static void filling_free(struct filling *s)
 	free(s->h.e);
 	free(s->pend);
 	free(s->pend2);
+	free(s->flog);
+	free(s->ev_first);
+	free(s->ev_of);
+	free(s->pos_of);
+	free(s->fstart);
+	free(s->flanes);
+	free(s->stamp);
+	free(s->touched);
+	free(s->kept);
+}
+
+/* Each flow's lanes that can fix its rate, into s->fstart and s->flanes;
+ * s->lstart[l + 1] holds lane l's flows.  A lane only one flow crosses
+ * fixes that flow's rate at its bandwidth / the flow's weight, never
+ * before the flow's slowest lane does, whose share is at most that: of
+ * such lanes only the flow's slowest stays, unless a lane it shares is as
+ * slow.  The same rates with far fewer lanes to sort (on a sparse torus
+ * most links carry one message: 109k lanes, 23k flows). */
+static int keep_binding(struct filling *s, const struct flows *fl)
+{
+	s->fstart = tp__malloc_array((size_t)fl->nflows + 1, sizeof *s->fstart);
+	s->flanes = tp__malloc_array((size_t)fl->start[fl->nflows] + 1,
+				     sizeof *s->flanes);
+	if (!s->fstart || !s->flanes)
+		return TP_ENOMEM;
+	int64_t n = 0;
+	for (int64_t f = 0; f < fl->nflows; f++) {
+		s->fstart[f] = n;
+		double minbw = HUGE_VAL;
+		int64_t anchor = -1;     /* the slowest lane, a shared one first */
+		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++) {
+			int32_t l = fl->lanes[k];
+			bool shared = s->lstart[l + 1] > 1;
+			if (fl->bw[l] < minbw ||
+			    (fl->bw[l] == minbw && shared &&
+			     s->lstart[fl->lanes[anchor] + 1] <= 1)) {
+				minbw = fl->bw[l];
+				anchor = k;
+			}
+		}
+		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
+			if (k == anchor || s->lstart[fl->lanes[k] + 1] > 1)
+				s->flanes[n++] = fl->lanes[k];
+	}
+	s->fstart[fl->nflows] = n;
+	return TP_OK;
 }
 
 static int filling_init(struct filling *s, const struct flows *fl)
@@ -513,14 +577,30 @@ static int filling_init(struct filling *s, const struct flows *fl)
 	s->live = tp__malloc_array(F, sizeof *s->live);
 	s->pend = tp__malloc_array(L, sizeof *s->pend);
 	s->pend2 = tp__malloc_array(L, sizeof *s->pend2);
+	s->flog = tp__malloc_array(F, sizeof *s->flog);
+	s->ev_first = tp__malloc_array(F + 1, sizeof *s->ev_first);
+	s->ev_of = tp__malloc_array(F, sizeof *s->ev_of);
+	s->pos_of = tp__malloc_array(F, sizeof *s->pos_of);
+	s->stamp = calloc(L, sizeof *s->stamp);
+	s->touched = tp__malloc_array(L, sizeof *s->touched);
 	if (!s->lstart || !s->lflows || !s->ln || !s->rate || !s->rem ||
-	    !s->frozen || !s->done || !s->live || !s->pend || !s->pend2)
+	    !s->frozen || !s->done || !s->live || !s->pend || !s->pend2 ||
+	    !s->flog || !s->ev_first || !s->ev_of || !s->pos_of || !s->stamp ||
+	    !s->touched)
 		return TP_ENOMEM;
+	s->restart = INT64_MAX;
+	s->afresh = true;
 	for (int64_t f = 0; f < fl->nflows; f++)
 		s->live[f] = f;
 	s->nlive = fl->nflows;
+	/* each lane's flows, counted first: the lanes that can bind */
 	for (int64_t k = 0; k < fl->start[fl->nflows]; k++)
 		s->lstart[fl->lanes[k] + 1]++;
+	if (keep_binding(s, fl))
+		return TP_ENOMEM;
+	memset(s->lstart, 0, (L + 1) * sizeof *s->lstart);
+	for (int64_t k = 0; k < s->fstart[fl->nflows]; k++)
+		s->lstart[s->flanes[k] + 1]++;
 	for (int32_t l = 0; l < fl->nlanes; l++)
 		s->lstart[l + 1] += s->lstart[l];
 	int64_t *fill = tp__malloc_array(L, sizeof *fill);
@@ -529,11 +609,17 @@ static int filling_init(struct filling *s, const struct flows *fl)
 	memcpy(fill, s->lstart, (size_t)fl->nlanes * sizeof *fill);
 	for (int64_t f = 0; f < fl->nflows; f++) {
 		s->rem[f] = fl->bytes[f];
-		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
-			s->lflows[fill[fl->lanes[k]]++] = f;
+		s->ev_of[f] = -1;
+		for (int64_t k = s->fstart[f]; k < s->fstart[f + 1]; k++)
+			s->lflows[fill[s->flanes[k]]++] = f;
 	}
 	free(fill);
-	return TP_OK;
+	int64_t most = 1;
+	for (int32_t l = 0; l < fl->nlanes; l++)
+		if (s->lstart[l + 1] - s->lstart[l] > most)
+			most = s->lstart[l + 1] - s->lstart[l];
+	s->kept = tp__malloc_array((size_t)most, sizeof *s->kept);
+	return s->kept ? TP_OK : TP_ENOMEM;
 }
 
 /* Is heap entry x before y: by key, then by lane (the same order on
@@ -606,6 +692,130 @@ static void compact_lanes(struct filling *s)
 	s->ndone = 0;
 }
 
+/* Every lane's bandwidth and unfrozen weight from scratch, the lanes with
+ * weight into pend (np), the flows to fix into *live. */
+static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
+			 int64_t *live)
+{
+	const struct flows *fl = s->fl;
+	for (int32_t l = 0; l < fl->nlanes; l++) {
+		s->ln[l].R = fl->bw[l];
+		s->ln[l].N = 0;
+	}
+	*live = 0;
+	for (int64_t i = 0; i < s->nlive; i++) {
+		int64_t f = s->live[i];
+		s->frozen[f] = !started(s, f);
+		s->rate[f] = 0;
+		s->ev_of[f] = -1;
+		if (s->frozen[f])
+			continue;
+		++*live;
+		for (int64_t k = s->fstart[f]; k < s->fstart[f + 1]; k++)
+			s->ln[s->flanes[k]].N += fl->mult[f] * fl->w[f];
+		/* the whole route, as the limits count it */
+		*work += fl->start[f + 1] - fl->start[f];
+	}
+	s->nflog = s->nev = 0;
+	*np = 0;
+	for (int32_t l = 0; l < fl->nlanes; l++)
+		if (s->ln[l].N > 0)
+			s->pend[(*np)++] = (struct heap_ent){ s->ln[l].R / s->ln[l].N, l };
+}
+
+static int cmp_lane(const void *x, const void *y)
+{
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	return (i > j) - (i < j);
+}
+
+/* The last rates again, flows having finished since (and none started):
+ * the freezes before the first done flow's event stand, since a flow
+ * gone only made its lanes' shares larger and none of them froze before
+ * it did; the rest are undone, and their lanes' bandwidth and weight
+ * rebuilt as the whole filling would have them at that event (the same
+ * sums in the same order: the rates are the same to the last bit, which
+ * test_predict's afresh_same checks).  The finished flows are the
+ * fastest, which froze last: a round fixes hundreds of flows, not the
+ * whole exchange's.  false (nothing changed) when redoing most of the
+ * freezes would cost more than all of them. */
+static bool rates_again(struct filling *s, int64_t *work, size_t *np,
+			int64_t *live)
+{
+	const struct flows *fl = s->fl;
+	if (s->restart < 0)
+		return false;
+	int64_t e0 = s->restart < s->nev ? s->restart : s->nev;
+	int64_t from = e0 < s->nev ? s->ev_first[e0] : s->nflog;
+	if (2 * (s->nflog - from) > s->nlive)
+		return false;
+	s->stamp_now++;
+	int32_t nt = 0;
+	*live = 0;
+	for (int64_t k = from; k < s->nflog; k++) {
+		int64_t f = s->flog[k];
+		if (s->done[f])
+			continue;
+		s->frozen[f] = false;
+		s->rate[f] = 0;
+		s->ev_of[f] = -1;
+		++*live;
+		for (int64_t q = s->fstart[f]; q < s->fstart[f + 1]; q++) {
+			int32_t l = s->flanes[q];
+			if (s->stamp[l] != s->stamp_now) {
+				s->stamp[l] = s->stamp_now;
+				s->touched[nt++] = l;
+			}
+		}
+		*work += fl->start[f + 1] - fl->start[f];
+	}
+	s->nflog = from;
+	s->nev = e0;
+	/* in lane order, as the whole filling lists them: sort_by_key then
+	 * has little to do on ties; past a few lanes in a hundred, a pass
+	 * over the marks costs less than sorting them */
+	if (nt > fl->nlanes / 64) {
+		nt = 0;
+		for (int32_t l = 0; l < fl->nlanes; l++)
+			if (s->stamp[l] == s->stamp_now)
+				s->touched[nt++] = l;
+	} else {
+		qsort(s->touched, (size_t)nt, sizeof *s->touched, cmp_lane);
+	}
+	*np = 0;
+	for (int32_t i = 0; i < nt; i++) {
+		int32_t l = s->touched[i];
+		double N = 0, R = fl->bw[l];
+		int64_t nk = 0;
+		for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
+			int64_t f = s->lflows[k];
+			if (s->done[f] || !started(s, f))
+				continue;
+			N += fl->mult[f] * fl->w[f];
+			if (s->frozen[f])
+				s->kept[nk++] = s->pos_of[f];
+		}
+		*work += s->lstart[l + 1] - s->lstart[l];
+		/* the frozen flows in the order they froze */
+		for (int64_t j = 1; j < nk; j++) {
+			int64_t x = s->kept[j], m = j;
+			for (; m > 0 && s->kept[m - 1] > x; m--)
+				s->kept[m] = s->kept[m - 1];
+			s->kept[m] = x;
+		}
+		for (int64_t j = 0; j < nk; j++) {
+			int64_t f = s->flog[s->kept[j]];
+			R -= fl->mult[f] * s->rate[f];
+			N -= fl->mult[f] * fl->w[f];
+		}
+		s->ln[l].R = R;
+		s->ln[l].N = N;
+		if (N > 0)
+			s->pend[(*np)++] = (struct heap_ent){ R / N, l };
+	}
+	return true;
+}
+
 /* Max-min rates of the unfinished flows; the work done (lanes touched)
  * added to *work. */
 static int fair_rates(struct filling *s, int64_t *work)
@@ -613,28 +823,13 @@ static int fair_rates(struct filling *s, int64_t *work)
 	const struct flows *fl = s->fl;
 	if (s->ndone > s->nlive / 4)
 		compact_lanes(s);
-	for (int32_t l = 0; l < fl->nlanes; l++) {
-		s->ln[l].R = fl->bw[l];
-		s->ln[l].N = 0;
-	}
-	int64_t live = 0;   /* flows not yet frozen: none, and the rest of the
-			       heap has nothing to give */
-	for (int64_t i = 0; i < s->nlive; i++) {
-		int64_t f = s->live[i];
-		s->frozen[f] = !started(s, f);
-		s->rate[f] = 0;
-		if (s->frozen[f])
-			continue;
-		live++;
-		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
-			s->ln[fl->lanes[k]].N += fl->mult[f] * fl->w[f];
-		*work += fl->start[f + 1] - fl->start[f];
-	}
+	size_t np;
+	int64_t live;
+	if (s->afresh || s->always_afresh || !rates_again(s, work, &np, &live))
+		rates_afresh(s, work, &np, &live);
+	s->afresh = false;
+	s->restart = INT64_MAX;
 	s->h.n = 0;
-	size_t np = 0;
-	for (int32_t l = 0; l < fl->nlanes; l++)
-		if (s->ln[l].N > 0)
-			s->pend[np++] = (struct heap_ent){ s->ln[l].R / s->ln[l].N, l };
 	const struct heap_ent *pend = sort_by_key(s->pend, s->pend2, np);
 	size_t next = 0;
 	/* a lane's share only grows as flows freeze elsewhere (each freezes at
@@ -659,20 +854,29 @@ static int fair_rates(struct filling *s, int64_t *work)
 		}
 		if (share < 0)
 			share = 0;
+		bool any = false;
 		for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
 			int64_t f = s->lflows[k];
 			if (s->frozen[f])
 				continue;
+			if (!any)
+				s->ev_first[s->nev] = s->nflog;
+			any = true;
+			s->ev_of[f] = s->nev;
+			s->pos_of[f] = s->nflog;
+			s->flog[s->nflog++] = f;
 			s->frozen[f] = true;
 			live--;
 			s->rate[f] = share * fl->w[f];
-			for (int64_t q = fl->start[f]; q < fl->start[f + 1]; q++) {
-				int32_t l2 = fl->lanes[q];
+			for (int64_t q = s->fstart[f]; q < s->fstart[f + 1]; q++) {
+				int32_t l2 = s->flanes[q];
 				s->ln[l2].R -= fl->mult[f] * s->rate[f];
 				s->ln[l2].N -= fl->mult[f] * fl->w[f];
 			}
 			*work += fl->start[f + 1] - fl->start[f];
 		}
+		if (any)
+			s->nev++;
 		s->ln[l].N = 0;
 	}
 	return TP_OK;
@@ -687,12 +891,13 @@ static int fair_rates(struct filling *s, int64_t *work)
  * 6-D torus, 22k flows, counted only the live flows' lanes, and two
  * predictions took 360 ms where 60 were estimated, the whole budget). */
 static int fill(const struct flows *fl, double lat, int64_t max_work,
-		bool every_pass, double *out, int32_t *rounds, bool *cut_short,
-		double *end_of)
+		bool every_pass, bool afresh, double *out, int32_t *rounds,
+		bool *cut_short, double *end_of)
 {
 	struct filling s;
 	int rc = filling_init(&s, fl);
 	s.lat = lat;
+	s.always_afresh = afresh;
 	double worst = fl->intra_s;
 	int64_t left = fl->nflows, work = 0;
 	*rounds = 0;
@@ -711,6 +916,7 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 		}
 		if (!moving) {
 			s.t = next_at;
+			s.afresh = true;
 			continue;
 		}
 		if ((rc = fair_rates(&s, &work)))
@@ -764,6 +970,8 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 				s.done[f] = true;
 				s.frozen[f] = true;
 				s.ndone++;
+				if (s.ev_of[f] < s.restart)
+					s.restart = s.ev_of[f];
 				kept--;
 				left--;
 			} else {
@@ -773,6 +981,8 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 		s.nlive = kept;
 		/* on a start, exactly its time: started() must see it */
 		s.t = next_start <= dt ? next_at : s.t + step;
+		if (next_start <= dt)
+			s.afresh = true;
 	}
 	if (end_of)
 		for (int64_t f = 0; f < fl->nflows; f++)
@@ -805,8 +1015,9 @@ bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
 }
 
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
-		       int64_t max_work, bool every_pass, tp_prediction *out,
-		       double *node_end, double *alone_us, tp_error *err);
+		       int64_t max_work, bool every_pass, bool afresh,
+		       tp_prediction *out, double *node_end, double *alone_us,
+		       tp_error *err);
 
 static int64_t launch_limit(const tp_graph *g, const tp_alloc *a, bool budget)
 {
@@ -821,7 +1032,7 @@ static int64_t launch_limit(const tp_graph *g, const tp_alloc *a, bool budget)
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out)
 {
-	return predict_run(g, a, map, launch_limit(g, a, budget), budget, out,
+	return predict_run(g, a, map, launch_limit(g, a, budget), budget, false, out,
 			   NULL, NULL, NULL);
 }
 
@@ -886,8 +1097,9 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 }
 
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
-		       int64_t max_work, bool every_pass, tp_prediction *out,
-		       double *node_end, double *alone_us, tp_error *err)
+		       int64_t max_work, bool every_pass, bool afresh,
+		       tp_prediction *out, double *node_end, double *alone_us,
+		       tp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!g || !a || (!map && g->ntasks > 0))
@@ -930,7 +1142,7 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 							    sizeof *end_of)))
 			rc = TP_ENOMEM;
 		if (!rc)
-			rc = fill(&fl, lat, max_work, every_pass, &x, &out->rounds,
+			rc = fill(&fl, lat, max_work, every_pass, afresh, &x, &out->rounds,
 				  &out->bound_only, end_of);
 		if (rc)
 			tp_error_set(err, rc, "predict: out of memory");
@@ -954,14 +1166,23 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		int64_t max_work, tp_prediction *out, tp_error *err)
 {
-	return predict_run(g, a, map, max_work, false, out, NULL, NULL, err);
+	return predict_run(g, a, map, max_work, false, false, out, NULL, NULL, err);
 }
 
 int tp__predict_nodes(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		      int64_t max_work, tp_prediction *out, double *node_end,
 		      double *alone_us, tp_error *err)
 {
-	return predict_run(g, a, map, max_work, false, out, node_end, alone_us, err);
+	return predict_run(g, a, map, max_work, false, false, out, node_end,
+			   alone_us, err);
+}
+
+int tp__predict_afresh(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		       int64_t max_work, tp_prediction *out, double *node_end,
+		       tp_error *err)
+{
+	return predict_run(g, a, map, max_work, false, true, out, node_end, NULL,
+			   err);
 }
 
 int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,

@@ -19,6 +19,13 @@ int tp__predict_nodes(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		      int64_t max_work, tp_prediction *out, double *node_end,
 		      double *alone_us, tp_error *err);
 
+/* tp__predict_nodes with every round's rates computed from scratch, not
+ * from the last round's: the same result to the last bit, slower (the
+ * check of the incremental rounds). */
+int tp__predict_afresh(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		       int64_t max_work, tp_prediction *out, double *node_end,
+		       tp_error *err);
+
 /* Predicted times closer than this share tie: the metric decides. */
 #define TP__PREDICT_TIE_SHARE 0.005
 
