@@ -485,6 +485,7 @@ struct filling {
 				rates (INT64_MAX: none) */
 	bool afresh;         /* the next rates from scratch: flows started,
 				or none yet */
+	double next_start;   /* the first start to come at the last rates */
 	bool always_afresh;  /* every round's (the check of the other way) */
 	int64_t *fstart;     /* per flow: its lanes that can bind (keep_binding) */
 	int32_t *flanes;
@@ -590,6 +591,7 @@ static int filling_init(struct filling *s, const struct flows *fl)
 		return TP_ENOMEM;
 	s->restart = INT64_MAX;
 	s->afresh = true;
+	s->next_start = -1;
 	for (int64_t f = 0; f < fl->nflows; f++)
 		s->live[f] = f;
 	s->nlive = fl->nflows;
@@ -737,8 +739,9 @@ static int cmp_lane(const void *x, const void *y)
  * sums in the same order: the rates are the same to the last bit, which
  * test_predict's afresh_same checks).  The finished flows are the
  * fastest, which froze last: a round fixes hundreds of flows, not the
- * whole exchange's.  false (nothing changed) when redoing most of the
- * freezes would cost more than all of them. */
+ * whole exchange's.  false when redoing most of the freezes would cost
+ * more than all of them, or a frozen flow has no event: rates_afresh then
+ * sets every flow and lane anew. */
 static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 			int64_t *live)
 {
@@ -792,8 +795,11 @@ static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 			if (s->done[f] || !started(s, f))
 				continue;
 			N += fl->mult[f] * fl->w[f];
-			if (s->frozen[f])
-				s->kept[nk++] = s->pos_of[f];
+			if (!s->frozen[f])
+				continue;
+			if (s->ev_of[f] < 0)
+				return false;   /* frozen by no event: start afresh */
+			s->kept[nk++] = s->pos_of[f];
 		}
 		*work += s->lstart[l + 1] - s->lstart[l];
 		/* the frozen flows in the order they froze */
@@ -914,9 +920,16 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 			else
 				next_at = fmin(next_at, (double)fl->hops[f] * lat);
 		}
+		/* flows started since the last rates, when the first start to
+		 * come moved: the rates from scratch (a completion's step can
+		 * land on a start by rounding, so the steps' own test is not
+		 * enough) */
+		if (next_at != s.next_start) {
+			s.afresh = true;
+			s.next_start = next_at;
+		}
 		if (!moving) {
 			s.t = next_at;
-			s.afresh = true;
 			continue;
 		}
 		if ((rc = fair_rates(&s, &work)))
@@ -981,8 +994,6 @@ static int fill(const struct flows *fl, double lat, int64_t max_work,
 		s.nlive = kept;
 		/* on a start, exactly its time: started() must see it */
 		s.t = next_start <= dt ? next_at : s.t + step;
-		if (next_start <= dt)
-			s.afresh = true;
 	}
 	if (end_of)
 		for (int64_t f = 0; f < fl->nflows; f++)
