@@ -702,6 +702,35 @@ START_TEST(predict_pipeline)
 }
 END_TEST
 
+/* The pipeline's sends are timed one way at a time (GPipe: every
+ * activation forward, then every gradient back).  Two leaves of a tree, two
+ * cables up from each (d mod 2), ranks 0 and 1 stage 0, 2 and 3 stage 1.
+ * In A a forward and a backward send share leaf 1's cable 0 (ranks 1 -> 3
+ * and 2 -> 0), which never carries them at once; in B the two forward
+ * sends share leaf 0's cable 0 (to n04 and n06).  Both ways at once the two
+ * looked alike. */
+START_TEST(predict_pipeline_directions)
+{
+	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
+			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-06]", 1,
+					 "nodes", &a, &err) == 0);
+	/* allocation indices: n00 0, n01 1, n02 2, n04 3, n05 4, n06 5 */
+	const int32_t mapa[4] = { 0, 4, 3, 2 }, mapb[4] = { 0, 1, 3, 5 };
+	const char *spec = "tp=1,pp=2,bytes=tp:0,cp:0,ep:0,dp:0,pp:8";
+	tp_prediction pa, pb;
+	ck_assert_int_eq(tp_predict_parallel(spec, a, mapa, 4, &pa, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel(spec, a, mapb, 4, &pb, &err), 0);
+	/* A: each way alone, one send a cable: 2 units; B: 2 + 1 */
+	ck_assert_msg(pa.exchange_us < 0.8 * pb.exchange_us, "A %g us, B %g us",
+		      pa.exchange_us, pb.exchange_us);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	/* made here: Check runs each test in a child of its own */
@@ -736,6 +765,7 @@ int main(void)
 	tcase_add_test(tc, job_errors);
 	tcase_add_test(tc, predict_step);
 	tcase_add_test(tc, predict_pipeline);
+	tcase_add_test(tc, predict_pipeline_directions);
 	suite_add_tcase(s, tc);
 	int rc = tp_test_run(s);
 	unlink(blk_file);

@@ -437,7 +437,21 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 	memset(out, 0, sizeof *out);
 	int64_t pp = p->size[TP__PAR_PP];
 	double M = p->micro >= 1 ? p->micro : (double)pp;
-	for (int k = 0; k <= TP__PAR_EDP; k++) {   /* the experts' DP last */
+	/* The pipeline's sends are two phases, forward then back, as GPipe
+	 * runs them (every activation forward before any gradient comes
+	 * back; 1F1B sends one way in its warm-up and cool-down, both ways
+	 * in between).  Timed both ways at once, a forward and a backward
+	 * send that share a cable (a stage over two units, d-mod-k putting
+	 * both on one cable up) looked as slow as two forward sends that
+	 * do: on the bench's development allocations (simgrid-train.sh)
+	 * placements predicted 1 % faster than Slurm's order ran 3 to 6 %
+	 * slower.  The experts' DP last. */
+	static const int PHASES[] = {
+		TP__PAR_TP, TP__PAR_CP, TP__PAR_EP, TP__PAR_DP, TP__PAR_PP_FWD,
+		TP__PAR_PP_BWD, TP__PAR_EDP
+	};
+	for (size_t ph = 0; ph < sizeof PHASES / sizeof PHASES[0]; ph++) {
+		int k = PHASES[ph];
 		tp_prediction pk;
 		int rc;
 		/* The gradients' all-reduce runs once, every stage at once.
@@ -461,7 +475,8 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 		} else {
 			memset(&pk, 0, sizeof pk);
 			double sum = 0, most = 0, bsum = 0, bmost = 0;
-			int64_t ns = k == TP__PAR_PP ? pp - 1 : pp;
+			int64_t ns = k == TP__PAR_PP_FWD || k == TP__PAR_PP_BWD
+				     ? pp - 1 : pp;
 			rc = 0;
 			for (int64_t st = 0; st < ns && !rc; st++) {
 				tp_prediction ps;
