@@ -731,6 +731,65 @@ START_TEST(predict_pipeline_directions)
 }
 END_TEST
 
+/* A predicted tie with Slurm's order: its order stays unless the other
+ * meets more of the layout's goals.  tp=2,pp=4 on six nodes of four
+ * leaves (n00, n01, n03 | n08 | n14, n15): every order splits the same
+ * stages and the steps time alike; auto's rule took hierarchical (3 %
+ * fewer hop-bytes) before. */
+START_TEST(tie_keeps_slurm_order)
+{
+	tp_conf *c = tree_conf();
+	tp_job *job = run_job(c, "n[00-01,03,08,14-15]", 24, "tp=2,pp=4");
+	const tp_prediction *pm = tp_job_prediction(job, false);
+	const tp_prediction *pb = tp_job_prediction(job, true);
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_double_eq_tol(pm->exchange_us, pb->exchange_us,
+				1e-9 * pb->exchange_us);
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_KEPT);
+	ck_assert_msg(strstr(tp_job_reason(job), "nor as fast and closer to the "
+			     "layout's goals"), "%s", tp_job_reason(job));
+	tp_job_destroy(job);
+	/* the tie with more stages in one leaf still goes to the layout
+	 * (tree_targets): n05 and n08 hold Slurm's third stage */
+	job = run_job(c, "n[00-03,05,08-09,12]", 24, "tp=4,pp=3,bytes=dp:16");
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_PLACED);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* The layout's goals as counted: TP groups over two nodes, stages over
+ * two leaves. */
+START_TEST(splits_counted)
+{
+	tp_conf *c = tree_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	/* allocation indices: n00 0, n01 1, n04 2, n05 3 (l0, l0, l1, l1) */
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]", 4,
+					 "nodes", &a, &err) == 0);
+	tp__parallel p = parse_ok("tp=4,pp=2", 16);
+	int32_t map[16];
+	int64_t ts, ps;
+	for (int r = 0; r < 16; r++)
+		map[r] = r / 4;   /* groups whole, stage 0 in l0, 1 in l1 */
+	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
+	ck_assert_int_eq(ts, 0);
+	ck_assert_int_eq(ps, 0);
+	map[3] = 2, map[8] = 0;   /* group 0 and group 2 over two nodes; both
+				     stages over both leaves */
+	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
+	ck_assert_int_eq(ts, 2);
+	ck_assert_int_eq(ps, 2);
+	map[3] = 1, map[8] = 2;   /* group 0 over n00 and n01: one leaf */
+	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
+	ck_assert_int_eq(ts, 1);
+	ck_assert_int_eq(ps, 0);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	/* made here: Check runs each test in a child of its own */
@@ -766,6 +825,8 @@ int main(void)
 	tcase_add_test(tc, predict_step);
 	tcase_add_test(tc, predict_pipeline);
 	tcase_add_test(tc, predict_pipeline_directions);
+	tcase_add_test(tc, tie_keeps_slurm_order);
+	tcase_add_test(tc, splits_counted);
 	suite_add_tcase(s, tc);
 	int rc = tp_test_run(s);
 	unlink(blk_file);

@@ -380,6 +380,47 @@ out:
 	return rc;
 }
 
+int tp__parallel_splits(const tp__parallel *p, const tp_alloc *a,
+			const int32_t *map, int64_t *tp_split,
+			int64_t *pp_split)
+{
+	*tp_split = *pp_split = 0;
+	int64_t ts = p->stride[TP__PAR_TP], ps = p->stride[TP__PAR_PP];
+	for (int64_t r = 0; r < p->ntasks; r++) {
+		if (tp__parallel_coord(p, r, TP__PAR_TP))
+			continue;   /* a group's first member: the others */
+		for (int64_t j = 1; j < p->size[TP__PAR_TP]; j++)
+			if (map[r + j * ts] != map[r]) {
+				++*tp_split;
+				break;
+			}
+	}
+	if (!tp_machine_has(a->m, TP_CAP_HIERARCHY) || !a->m->net->hierarchy)
+		return TP_OK;
+	struct pm h = { .a = a };
+	struct tp__hpaths hp;
+	int rc = tp__hpaths_collect(a, &hp);
+	if (rc)
+		return rc;
+	h.path = hp.path;
+	h.plen = hp.plen;
+	h.depth = hp.depth;
+	/* a stage's ranks: those of one pp coordinate, the stride's runs */
+	int64_t pp = p->size[TP__PAR_PP], inner = ps;
+	int64_t outer = p->ntasks / (ps * pp);
+	for (int64_t st = 0; st < pp; st++) {
+		int32_t first = map[st * ps];
+		bool split = false;
+		for (int64_t o = 0; o < outer && !split; o++)
+			for (int64_t i = 0; i < inner && !split; i++)
+				split = !same_group(&h, first,
+						    map[o * ps * pp + st * ps + i]);
+		*pp_split += split;
+	}
+	tp__hpaths_free(&hp);
+	return TP_OK;
+}
+
 /* Lanes crossed by a phase filled in full under a budget: a 4,096-rank
  * step's ring phase crosses about 50,000 and takes milliseconds. */
 #define TP__PAR_FULL_WORK ((int64_t)1 << 18)
