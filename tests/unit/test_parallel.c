@@ -702,6 +702,94 @@ START_TEST(predict_pipeline)
 }
 END_TEST
 
+/* The pipeline's sends are timed one way at a time (GPipe: every
+ * activation forward, then every gradient back).  Two leaves of a tree, two
+ * cables up from each (d mod 2), ranks 0 and 1 stage 0, 2 and 3 stage 1.
+ * In A a forward and a backward send share leaf 1's cable 0 (ranks 1 -> 3
+ * and 2 -> 0), which never carries them at once; in B the two forward
+ * sends share leaf 0's cable 0 (to n04 and n06).  Both ways at once the two
+ * looked alike. */
+START_TEST(predict_pipeline_directions)
+{
+	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
+			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-06]", 1,
+					 "nodes", &a, &err) == 0);
+	/* allocation indices: n00 0, n01 1, n02 2, n04 3, n05 4, n06 5 */
+	const int32_t mapa[4] = { 0, 4, 3, 2 }, mapb[4] = { 0, 1, 3, 5 };
+	const char *spec = "tp=1,pp=2,bytes=tp:0,cp:0,ep:0,dp:0,pp:8";
+	tp_prediction pa, pb;
+	ck_assert_int_eq(tp_predict_parallel(spec, a, mapa, 4, &pa, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel(spec, a, mapb, 4, &pb, &err), 0);
+	/* A: each way alone, one send a cable: 2 units; B: 2 + 1 */
+	ck_assert_msg(pa.exchange_us < 0.8 * pb.exchange_us, "A %g us, B %g us",
+		      pa.exchange_us, pb.exchange_us);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* A predicted tie with Slurm's order: its order stays unless the other
+ * meets more of the layout's goals.  tp=2,pp=4 on six nodes of four
+ * leaves (n00, n01, n03 | n08 | n14, n15): every order splits the same
+ * stages and the steps time alike; auto's rule took hierarchical (3 %
+ * fewer hop-bytes) before. */
+START_TEST(tie_keeps_slurm_order)
+{
+	tp_conf *c = tree_conf();
+	tp_job *job = run_job(c, "n[00-01,03,08,14-15]", 24, "tp=2,pp=4");
+	const tp_prediction *pm = tp_job_prediction(job, false);
+	const tp_prediction *pb = tp_job_prediction(job, true);
+	ck_assert_ptr_nonnull(pm);
+	ck_assert_double_eq_tol(pm->exchange_us, pb->exchange_us,
+				1e-9 * pb->exchange_us);
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_KEPT);
+	ck_assert_msg(strstr(tp_job_reason(job), "nor as fast and closer to the "
+			     "layout's goals"), "%s", tp_job_reason(job));
+	tp_job_destroy(job);
+	/* the tie with more stages in one leaf still goes to the layout
+	 * (tree_targets): n05 and n08 hold Slurm's third stage */
+	job = run_job(c, "n[00-03,05,08-09,12]", 24, "tp=4,pp=3,bytes=dp:16");
+	ck_assert_int_eq(tp_job_status(job), TP_JOB_PLACED);
+	tp_job_destroy(job);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* The layout's goals as counted: TP groups over two nodes, stages over
+ * two leaves. */
+START_TEST(splits_counted)
+{
+	tp_conf *c = tree_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	/* allocation indices: n00 0, n01 1, n04 2, n05 3 (l0, l0, l1, l1) */
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]", 4,
+					 "nodes", &a, &err) == 0);
+	tp__parallel p = parse_ok("tp=4,pp=2", 16);
+	int32_t map[16];
+	int64_t ts, ps;
+	for (int r = 0; r < 16; r++)
+		map[r] = r / 4;   /* groups whole, stage 0 in l0, 1 in l1 */
+	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
+	ck_assert_int_eq(ts, 0);
+	ck_assert_int_eq(ps, 0);
+	map[3] = 2, map[8] = 0;   /* group 0 and group 2 over two nodes; both
+				     stages over both leaves */
+	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
+	ck_assert_int_eq(ts, 2);
+	ck_assert_int_eq(ps, 2);
+	map[3] = 1, map[8] = 2;   /* group 0 over n00 and n01: one leaf */
+	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
+	ck_assert_int_eq(ts, 1);
+	ck_assert_int_eq(ps, 0);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	/* made here: Check runs each test in a child of its own */
@@ -736,6 +824,9 @@ int main(void)
 	tcase_add_test(tc, job_errors);
 	tcase_add_test(tc, predict_step);
 	tcase_add_test(tc, predict_pipeline);
+	tcase_add_test(tc, predict_pipeline_directions);
+	tcase_add_test(tc, tie_keeps_slurm_order);
+	tcase_add_test(tc, splits_counted);
 	suite_add_tcase(s, tc);
 	int rc = tp_test_run(s);
 	unlink(blk_file);

@@ -336,6 +336,42 @@ static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out)
 				     : TP__PAR_PREDICT_LAUNCH, out, NULL);
 }
 
+/* A training job's order timed as a step, and how far it is from the
+ * layout's goals (tp__parallel_splits). */
+struct par_time {
+	tp_prediction p;
+	int64_t tp_split, pp_split;
+};
+
+static bool par_timed(tp_job *job, const int32_t *map, struct par_time *t)
+{
+	return par_time(job, map, &t->p) &&
+	       !tp__parallel_splits(&job->par, job->alloc, map, &t->tp_split,
+				    &t->pp_split);
+}
+
+/* May a training job's order c replace Slurm's (b)?  When its step is
+ * faster past the tie share.  On a tie, auto's rule (hop-bytes, then
+ * congestion) kept whichever generic candidate scored lower, and on the
+ * bench's development allocations (simgrid-train.sh) such a tie ran 3 to
+ * 8 % slower than Slurm's order: hop-bytes over all phases at once says
+ * little of a step that runs them one after the other.  A tie goes to the
+ * layout's goals instead, which the model may not price (a ring over the
+ * spine of a tapered tree is as fast as one inside a leaf while no other
+ * job's traffic is there): fewer TP groups over two nodes, then fewer
+ * stages over two NVLink domains; else Slurm's order stays. */
+static bool par_beats(const struct par_time *c, const struct par_time *b)
+{
+	double slack = TP__PREDICT_TIE_SHARE * b->p.exchange_us;
+	if (c->p.exchange_us < b->p.exchange_us - slack)
+		return true;
+	if (c->p.exchange_us > b->p.exchange_us + slack)
+		return false;
+	if (c->tp_split != b->tp_split)
+		return c->tp_split < b->tp_split;
+	return c->pp_split < b->pp_split;
+}
+
 /* A training job's candidates leave this share of the budget for the
  * layout's own and the step's times (parallel_stage): at 4,096 ranks the
  * others took all of a launch's 1000 ms and left it untimed. */
@@ -348,18 +384,23 @@ static void set_time(struct tp_job_cand *c, const tp_prediction *p)
 	c->predicted_bound = p->bound_only;
 }
 
+/* parallel_stage's verdict against Slurm's order: not timed (judge_auto
+ * judges), Slurm's order stays, the chosen candidate is placed. */
+enum { PAR_UNTIMED, PAR_KEEP, PAR_PLACE };
+
 /* auto, for a training job: the layout's own candidate (parmap.c: its
  * best-fit and its path-order variant, the faster kept) joins the others,
  * and the winner, the candidate and Slurm's order are timed as a step
  * (tp__parallel_predict: phase by phase, each ring in NCCL's order under
- * its map); the fastest is kept, ties to the earlier.  judge_auto then
- * holds it to Slurm's order by those times.  The other candidates' times
- * were of every phase at once: not shown beside these. */
+ * its map); of those that beat Slurm's order (par_beats) the fastest is
+ * kept, ties to the earlier; none: Slurm's order stays (*verdict).  Not
+ * timed, judge_auto holds the winner to Slurm's order.  The other
+ * candidates' times were of every phase at once: not shown beside these. */
 static const char *const PARMAP_NAMES[TP__PARMAP_VARIANTS] = {
 	"stages by best fit", "stages in path order", "replicas by best fit"
 };
 
-static int parallel_stage(tp_job *job, tp_error *err)
+static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 {
 	double t = tp__now_ms();
 	size_t n = (size_t)job->ntasks + 1;
@@ -386,22 +427,30 @@ static int parallel_stage(tp_job *job, tp_error *err)
 	for (int i = 0; i < job->ncand; i++)
 		if (job->cand[i].chosen)
 			win = &job->cand[i];
-	tp_prediction pb, pw, pv[NV];
+	struct par_time tb, tw, tv[NV];
 	bool timed = job->metric == TP_METRIC_HOP_BYTES &&
 		     tp__predict_affordable(job->g, job->alloc,
 					    tp__job_remaining_ms(job)) &&
-		     par_time(job, job->block, &pb) && par_time(job, job->map, &pw);
+		     par_timed(job, job->block, &tb) &&
+		     par_timed(job, job->map, &tw);
 	for (int v = 0; v < NV && timed; v++)
-		timed = par_time(job, pm[v], &pv[v]);
-	/* the variant kept: the fastest (ties to the first), else the lowest
-	 * score */
+		timed = par_timed(job, pm[v], &tv[v]);
+	/* the variant kept: timed, the fastest of those that beat Slurm's
+	 * order (par_beats), else the fastest (ties to the first); else the
+	 * lowest score */
 	double sc[NV];
 	int v = 0;
+	bool vb = timed && par_beats(&tv[0], &tb);
 	for (int k = 0; k < NV; k++) {
 		sc[k] = tp_metrics_score(job->g, job->alloc, pm[k], job->metric, NULL);
-		if (timed ? pv[k].exchange_us < (1 - TP__PREDICT_TIE_SHARE) *
-			    pv[v].exchange_us : sc[k] < sc[v])
+		bool kb = timed && par_beats(&tv[k], &tb);
+		bool faster = timed && tv[k].p.exchange_us <
+			      (1 - TP__PREDICT_TIE_SHARE) * tv[v].p.exchange_us;
+		if (timed ? (kb && (!vb || faster)) || (!vb && !kb && faster)
+			  : sc[k] < sc[v]) {
 			v = k;
+			vb = kb;
+		}
 	}
 	c->score = sc[v];
 	c->ms = tp__now_ms() - t;
@@ -409,14 +458,19 @@ static int parallel_stage(tp_job *job, tp_error *err)
 	if (timed) {
 		for (int i = 0; i < job->ncand; i++)
 			job->cand[i].predicted = false;
-		set_time(blk, &pb);
+		set_time(blk, &tb.p);
 		if (win)
-			set_time(win, &pw);
-		set_time(c, &pv[v]);
+			set_time(win, &tw.p);
+		set_time(c, &tv[v].p);
 		snprintf(c->note, sizeof c->note, "%s; all timed as a step",
 			 PARMAP_NAMES[v]);
-		take = !win || pv[v].exchange_us <
-		       (1 - TP__PREDICT_TIE_SHARE) * pw.exchange_us;
+		/* the winner of the others against the layout's own: the
+		 * faster of those that beat Slurm's order (par_beats), ties
+		 * to the winner; neither: Slurm's order stays */
+		bool wb = win && win != blk && par_beats(&tw, &tb);
+		take = vb && (!wb || tv[v].p.exchange_us <
+			      (1 - TP__PREDICT_TIE_SHARE) * tw.p.exchange_us);
+		*verdict = vb || wb ? PAR_PLACE : PAR_KEEP;
 	} else {
 		/* by the metric alone, as the others were */
 		snprintf(c->note, sizeof c->note, "%s; not timed: by %s",
@@ -502,9 +556,37 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 			     "kept%s", job->budget_ms, part);
 	}
 	if (job->policy == TP_POLICY_AUTO) {
-		if (job->have_par && !ranked && (rc = parallel_stage(job, err)))
+		int verdict = PAR_UNTIMED;
+		if (job->have_par && !ranked &&
+		    (rc = parallel_stage(job, &verdict, err)))
 			return rc;
-		judge_auto(job);
+		if (verdict == PAR_PLACE && same_map(job)) {
+			choose_block(job, &job->cand[0]);
+			keep(job, "Slurm's order scores best");
+		} else if (verdict == PAR_KEEP) {
+			choose_block(job, &job->cand[0]);
+			keep(job, "no candidate's step is faster in the time "
+			     "model, nor as fast and closer to the layout's goals");
+		} else if (verdict == PAR_PLACE) {
+			/* judged by the step; a --min-gain above the tie share
+			 * still holds */
+			struct tp_job_cand *w = NULL;
+			for (int i = 0; i < job->ncand; i++)
+				if (job->cand[i].chosen)
+					w = &job->cand[i];
+			double g = w ? share_below(w->predicted_us,
+						   job->cand[0].predicted_us) : 0;
+			if (job->min_gain > TP__PREDICT_TIE_SHARE && g < job->min_gain) {
+				keep(job, "no candidate beats it by %.3g %% (best: "
+				     "%s, %.3g %% better)", job->min_gain * 100,
+				     w ? w->name : "?", g * 100);
+				choose_block(job, &job->cand[0]);
+			} else {
+				job->status = TP_JOB_PLACED;
+			}
+		} else {
+			judge_auto(job);
+		}
 		return 0;
 	}
 	return judge_single(job, ms, err);

@@ -27,4 +27,12 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
 			 tp_error *err);
 
+/* How far map is from the layout's goals: *tp_split the tensor-parallel
+ * groups over more than one node, *pp_split the pipeline stages over more
+ * than one innermost group of the network (none without a hierarchy).
+ * TP_OK, or tp__hpaths_collect's error. */
+int tp__parallel_splits(const tp__parallel *p, const tp_alloc *a,
+			const int32_t *map, int64_t *tp_split,
+			int64_t *pp_split);
+
 #endif

@@ -731,12 +731,23 @@ int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
 	}
 	int64_t pp = p->size[TP__PAR_PP], ps = p->stride[TP__PAR_PP];
 	double Bpp = p->bytes[TP__PAR_PP] * TP__PAR_UNIT_BYTES;
-	if (!(kinds & (1u << TP__PAR_PP)))
+	bool both = kinds & (1u << TP__PAR_PP);
+	bool fwd = kinds & (1u << TP__PAR_PP_FWD), bwd = kinds & (1u << TP__PAR_PP_BWD);
+	if (!both && !fwd && !bwd)
 		pp = 1;
-	for (int64_t r = 0; !rc && pp > 1 && Bpp > 0 && r < nt; r++)
-		if (tp__parallel_coord(p, r, TP__PAR_PP) < pp - 1 &&
-		    (stage < 0 || tp__parallel_coord(p, r, TP__PAR_PP) == stage))
-			rc = push(&e, (int32_t)r, (int32_t)(r + ps), Bpp);
+	for (int64_t r = 0; !rc && pp > 1 && Bpp > 0 && r < nt; r++) {
+		if (tp__parallel_coord(p, r, TP__PAR_PP) == pp - 1 ||
+		    (stage >= 0 && tp__parallel_coord(p, r, TP__PAR_PP) != stage))
+			continue;
+		int32_t a = (int32_t)r, b = (int32_t)(r + ps);
+		/* one way: a one-way edge of w sends 2w (set_send) */
+		if (both || (fwd && bwd))
+			rc = push(&e, a, b, Bpp);
+		else if (fwd)
+			rc = push_dir(&e, a, b, Bpp / 2, true);
+		else
+			rc = push_dir(&e, b, a, Bpp / 2, true);
+	}
 	free(mem);
 	free(tmp);
 	if (!rc) {

@@ -144,6 +144,12 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
  * half of dp's bytes each. */
 #define TP__PAR_EDP TP__PAR_KINDS
 #define TP__PAR_ALL ((1u << (TP__PAR_KINDS + 1)) - 1)
+/* The pipeline's sends one way only, for the step's time (parmap.c): the
+ * activations forward (stage s to s + 1, bit TP__PAR_PP_FWD) or the
+ * gradients back (s + 1 to s, bit TP__PAR_PP_BWD), pp's bytes each; bit
+ * TP__PAR_PP has both at once, as the mapping weighs the pair. */
+#define TP__PAR_PP_FWD (TP__PAR_KINDS + 1)
+#define TP__PAR_PP_BWD (TP__PAR_KINDS + 2)
 /* The same for one pipeline stage's groups alone (stage: its pp; a PP edge
  * belongs to its lower stage; -1: all). */
 int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
