@@ -109,8 +109,12 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 	struct added { int line; const char *key; bool applies; } added[64] = {
 		{ ld->r.cost_line, "LevelCost", tree },
 		{ ld->r.lbw_line, "LevelBandwidth", tree || (block && block_tree) },
+		/* the cables of the tree between the blocks: TreeTopologyFile='s
+		 * or topology.yaml's (when one holds the blocks) */
+		{ ld->r.uplinks_line, "LevelUplinks", tree || (block && (block_tree || st->yaml)) },
+		{ ld->r.routing_line, "UplinkRouting", tree || (block && (block_tree || st->yaml)) },
 	};
-	size_t na = 2;
+	size_t na = 4;
 	for (int i = 0; tp__conf_kinds[i]; i++)
 		for (int j = 0; j < tp__conf_kinds[i]->nkeys; j++) {
 			const struct tp__conf_key *k = &tp__conf_kinds[i]->keys[j];
