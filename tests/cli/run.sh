@@ -179,6 +179,25 @@ if check0 "check-config NodeBandwidth=" && grep -q "node ports 40 GB/s" "$tmp/ou
 	grep -q "uplinks per switch 2" "$tmp/out"
 then ok "check-config: NodeBandwidth= and LevelUplinks= as given"
 elif [ "$rc" -eq 0 ]; then no "check-config NodeBandwidth=" "$(cat "$tmp/out")"; fi
+# the tree between blocks (TreeTopologyFile=): its uplinks as given, or
+# the 4:1 taper assumed and said; Slurm's aggregation has none to give
+printf 'BlockName=b1 Nodes=t[1-4]\nBlockName=b2 Nodes=t[5-8]\nBlockSizes=4\n' >"$tmp/blocks.conf"
+printf 'Network=block\nTopologyFile=blocks.conf TreeTopologyFile=topology.conf\n' >"$tmp/blk.conf"
+tp check-config "$tmp/blk.conf"
+if check0 "check-config block tree assumed" &&
+	grep -q "the tree's uplinks per switch not given: assumed a quarter of the nodes below (a 4:1 taper), routed by destination mod k" "$tmp/out"
+then ok "check-config: the taper assumed between blocks is said"
+elif [ "$rc" -eq 0 ]; then no "check-config block tree assumed" "$(cat "$tmp/out")"; fi
+printf 'LevelUplinks=3 UplinkRouting=adaptive\n' | cat "$tmp/blk.conf" - >"$tmp/blk3.conf"
+tp check-config "$tmp/blk3.conf"
+if check0 "check-config block tree uplinks" &&
+	grep -q "the tree's uplinks per switch 3, routed adaptively" "$tmp/out"
+then ok "check-config: LevelUplinks= and UplinkRouting= between blocks as given"
+elif [ "$rc" -eq 0 ]; then no "check-config block tree uplinks" "$(cat "$tmp/out")"; fi
+printf 'Network=block\nTopologyFile=blocks.conf\nLevelUplinks=3\n' >"$tmp/blkagg.conf"
+fails2 "LevelUplinks= without a tree between blocks" \
+	"blkagg.conf:3: LevelUplinks= with Network=block needs TreeTopologyFile=" - \
+	check-config "$tmp/blkagg.conf"
 # a stencil without bytes= is timed at an assumed size, and says so
 tp map --config "$C8" --nodes 'n[000-007]' --stencil 4x2 --explain
 if check0 "map stencil without bytes" &&

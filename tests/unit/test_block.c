@@ -382,6 +382,145 @@ START_TEST(config_keys)
 }
 END_TEST
 
+/* The lanes of the time model: 2 a node (its NVLink-domain link up and
+ * down) and, in the tree between the blocks, 2 a node's port and 2 a cable
+ * above each leaf switch (the top has none).  FOUR under two leaves of 6
+ * nodes: 24 + 2 x 12 + 2 x 2 x U, U the cables up from a leaf. */
+static int64_t lanes_of(const tp_conf *c)
+{
+	const tp_machine *m = tp_conf_machine(c);
+	return m->net->lane_count(m);
+}
+
+/* LevelUplinks= and UplinkRouting= on the tree between the blocks
+ * (TreeTopologyFile=), as on Network=tree: Network=block and Slurm's
+ * blocks. */
+START_TEST(tree_uplinks)
+{
+	char *blk = tmp_write(FOUR);
+	char *tree = tmp_write("SwitchName=l0 Nodes=n[00-05]\nSwitchName=l1 Nodes=n[06-11]\n"
+			       "SwitchName=s Switches=l[0-1]\n");
+	char text[1024];
+	tp_conf *c = NULL;
+	tp_error err;
+	static const struct { const char *keys; int64_t lanes; double up_gbs; } cases[] = {
+		{ "", 24 + 24 + 2 * 2 * 2, 100 },          /* assumed 4:1: 6 / 4 -> 2 */
+		{ "LevelUplinks=1", 24 + 24 + 2 * 2 * 1, 100 },
+		{ "LevelUplinks=5", 24 + 24 + 2 * 2 * 5, 100 },
+		{ "LevelUplinks=3 UplinkRouting=dmodk", 24 + 24 + 2 * 2 * 3, 100 },
+		/* adaptive: one lane of the three cables */
+		{ "LevelUplinks=3 UplinkRouting=adaptive", 24 + 24 + 2 * 2 * 1, 300 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		snprintf(text, sizeof text,
+			 "Network=block TopologyFile=%s TreeTopologyFile=%s %s\n"
+			 "BlockBandwidth=900 NetworkBandwidth=100\n", blk, tree,
+			 cases[i].keys);
+		ck_assert_msg(tp_conf_load_string(text, "cfg", &c, &err) == 0, "%s", err.msg);
+		const tp_machine *m = tp_conf_machine(c);
+		ck_assert_msg(lanes_of(c) == cases[i].lanes, "%s: %lld lanes, expected %lld",
+			      cases[i].keys, (long long)lanes_of(c),
+			      (long long)cases[i].lanes);
+		/* n00 -> n06: port, a leaf l0 cable up, one down into l1, port */
+		int a = node(m, "n00"), b = node(m, "n06");
+		int64_t l[8];
+		int len = m->net->lane_route(m, &a, &b, l, 8);
+		ck_assert_int_eq(len, 4);
+		ck_assert_msg(fabs(m->net->lane_bandwidth(m, l[1]) - cases[i].up_gbs * 1e9) < 1,
+			      "%s: a cable up at %g", cases[i].keys,
+			      m->net->lane_bandwidth(m, l[1]));
+		tp_conf_destroy(c);
+	}
+
+	/* Slurm's blocks: topology.conf beside slurm.conf, the tree and its
+	 * cables from topoplace.conf */
+	char dir[] = "/tmp/tp-blkup-XXXXXX", path[256], sc[256];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	static const char *const files[][2] = {
+		{ "slurm.conf", "TopologyPlugin=topology/block\nNodeName=n[00-11]\n"
+				"PartitionName=p Nodes=ALL Default=YES\n" },
+		{ "tree.conf", "SwitchName=l0 Nodes=n[00-05]\nSwitchName=l1 Nodes=n[06-11]\n"
+			       "SwitchName=s Switches=l[0-1]\n" },
+		{ "with.conf", "TreeTopologyFile=tree.conf\nLevelUplinks=5\n" },
+		{ "without.conf", "TreeTopologyFile=tree.conf\n" },
+		{ "aggregation.conf", "LevelUplinks=5\n" },
+		{ "bad.conf", "TreeTopologyFile=tree.conf\n\nLevelUplinks=5,5\n" },
+	};
+	snprintf(path, sizeof path, "%s/topology.conf", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(FOUR, f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	snprintf(sc, sizeof sc, "%s/slurm.conf", dir);
+	tp_conf_slurm o = { .slurm_conf = sc };
+	static const struct { const char *file; int64_t lanes; } slurm[] = {
+		{ "with.conf", 24 + 24 + 2 * 2 * 5 },
+		{ "without.conf", 24 + 24 + 2 * 2 * 2 },
+	};
+	for (size_t i = 0; i < sizeof slurm / sizeof *slurm; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, slurm[i].file);
+		ck_assert_msg(tp_conf_load_slurm(path, &o, &c, &err) == 0, "%s", err.msg);
+		ck_assert_msg(lanes_of(c) == slurm[i].lanes, "%s: %lld lanes",
+			      slurm[i].file, (long long)lanes_of(c));
+		tp_conf_destroy(c);
+	}
+	/* over Slurm's aggregation there are no cables to count: the key is
+	 * ignored (check-config says so), as LevelBandwidth= is */
+	snprintf(path, sizeof path, "%s/aggregation.conf", dir);
+	ck_assert_msg(tp_conf_load_slurm(path, &o, &c, &err) == 0, "%s", err.msg);
+	tp_conf_destroy(c);
+	snprintf(path, sizeof path, "%s/bad.conf", dir);
+	c = (tp_conf *)1;
+	ck_assert_int_eq(tp_conf_load_slurm(path, &o, &c, &err), TP_EINVAL);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(err.msg, "bad.conf:3: LevelUplinks= has 2 values, the "
+			     "tree has 1 level of links"), "%s", err.msg);
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+		unlink(path);
+	}
+	snprintf(path, sizeof path, "%s/topology.conf", dir);
+	unlink(path);
+	rmdir(dir);
+
+	static const struct { const char *fmt, *frag; } bad[] = {
+		{ "Network=block TopologyFile=%s TreeTopologyFile=%s\nLevelUplinks=2,2\n",
+		  "cfg:2: LevelUplinks= has 2 values, the tree has 1 level of links" },
+		{ "Network=block TopologyFile=%s TreeTopologyFile=%s\nLevelUplinks=0\n",
+		  "cfg:2: LevelUplinks=0: value 1 is not an integer in 1..65536" },
+		{ "Network=block TopologyFile=%s TreeTopologyFile=%s\nLevelUplinks=4,x\n",
+		  "cfg:2: LevelUplinks=4,x: value 2 is not an integer in 1..65536" },
+		{ "Network=block TopologyFile=%s TreeTopologyFile=%s\nUplinkRouting=valiant\n",
+		  "cfg:2: UplinkRouting=valiant: expected dmodk or adaptive" },
+		{ "Network=block TopologyFile=%s\nLevelUplinks=4\n%.0s",
+		  "cfg:2: LevelUplinks= with Network=block needs TreeTopologyFile=" },
+		{ "Network=block TopologyFile=%s\nUplinkRouting=adaptive\n%.0s",
+		  "cfg:2: UplinkRouting= with Network=block needs TreeTopologyFile=" },
+		{ "Network=dragonfly Groups=2 RoutersPerGroup=2\nLevelUplinks=4\n"
+		  "NodeName=d[0-3] CoordOrder=x-major\n%.0s%.0s",
+		  "cfg:2: LevelUplinks= needs Network=tree" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text, bad[i].fmt, blk, tree);
+		c = (tp_conf *)1;
+		ck_assert_int_lt(tp_conf_load_string(text, "cfg", &c, &err), 0);
+		ck_assert_ptr_null(c);
+		tp_assert_err_has(&err, bad[i].frag);
+	}
+	unlink(blk);
+	unlink(tree);
+	free(blk);
+	free(tree);
+}
+END_TEST
+
 /* Groups of 6 tasks talking all-to-all, 2 tasks per node; the job holds
  * n02 (block b0), n03-n05 (b1) and n06-n07 (b2).  Slurm's order cuts both
  * groups across blocks (n02-n04: b0 and b1; n05-n07: b1 and b2); b1 can
@@ -1124,6 +1263,7 @@ int main(void)
 	tcase_add_test(tc, bad_options);
 	tcase_add_test(tc, example_config);
 	tcase_add_test(tc, config_keys);
+	tcase_add_test(tc, tree_uplinks);
 	tcase_add_test(tc, groups_kept_in_blocks);
 	tcase_add_test(tc, hierarchy_levels);
 	tcase_add_test(tc, hierarchical_on_blocks);

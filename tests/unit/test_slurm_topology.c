@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "conf/conf_internal.h"
 #include "net/machine_internal.h"
+#include "net/network.h"
 #include <topoplace/job.h>
 
 /* topology.yaml(5)'s own example (Slurm 26.05). */
@@ -311,6 +312,68 @@ static int load(const char *conf_text, const char *partition, unsigned version,
 			    .slurm_version = version };
 	return tp_conf_load_slurm(tc, &o, c, err);
 }
+
+/* topology.yaml's blocks over the file's tree: LevelUplinks= counts that
+ * tree's cables up (the time model's lanes: 2 a node's NVLink link, 2 a
+ * node's port, 2 a cable above each of the two leaves); over Slurm's
+ * aggregation (no tree in the file) it is ignored. */
+START_TEST(yaml_block_tree_uplinks)
+{
+	static const char blocks[] =
+		"- topology: nvl\n"
+		"  cluster_default: true\n"
+		"  block:\n"
+		"    block_sizes: 4\n"
+		"    blocks:\n"
+		"      - block: b1\n"
+		"        nodes: n[01-04]\n"
+		"      - block: b2\n"
+		"        nodes: n[05-08]\n"
+		"      - block: b3\n"
+		"        nodes: n[09-12]\n"
+		"      - block: b4\n"
+		"        nodes: n[13-16]\n";
+	static const char tree[] =
+		"- topology: fabric\n"
+		"  cluster_default: false\n"
+		"  tree:\n"
+		"    switches:\n"
+		"      - switch: top\n"
+		"        children: l[0-1]\n"
+		"      - switch: l0\n"
+		"        nodes: n[01-08]\n"
+		"      - switch: l1\n"
+		"        nodes: n[09-16]\n";
+	char yaml[2048];
+	snprintf(yaml, sizeof yaml, "---\n%s%s", blocks, tree);
+	put("slurm.conf", "NodeName=n[01-16] CPUs=4\nPartitionName=p Nodes=ALL Default=YES\n");
+	put("topology.yaml", yaml);
+	static const struct { const char *conf; int64_t lanes; } cases[] = {
+		{ "HopLatency=1us\n", 32 + 2 * (16 + 2 * 2) },   /* 8 / 4 assumed */
+		{ "LevelUplinks=3\n", 32 + 2 * (16 + 2 * 3) },
+		{ "LevelUplinks=3 UplinkRouting=adaptive\n", 32 + 2 * (16 + 2 * 1) },
+	};
+	tp_conf *c;
+	tp_error err;
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		ck_assert_msg(load(cases[i].conf, NULL, 0, &c, &err) == 0, "%s", err.msg);
+		const tp_machine *m = tp_conf_machine(c);
+		ck_assert_msg(m->net->lane_count(m) == cases[i].lanes, "%s: %lld lanes",
+			      cases[i].conf, (long long)m->net->lane_count(m));
+		tp_conf_destroy(c);
+	}
+	ck_assert_int_eq(load("LevelUplinks=3,3\n", NULL, 0, &c, &err), TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "tp.conf:1: LevelUplinks= has 2 values, the tree "
+			     "has 1 level of links"), "%s", err.msg);
+	/* no tree in the file: the aggregation, the key ignored */
+	snprintf(yaml, sizeof yaml, "---\n%s", blocks);
+	put("topology.yaml", yaml);
+	ck_assert_msg(load("LevelUplinks=3\n", NULL, 0, &c, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(tp_conf_network_source(c),
+				     "LevelUplinks= (line 1, not for blocks: ignored)"));
+	tp_conf_destroy(c);
+}
+END_TEST
 
 /* No Network= at all: the partition's topology of topology.yaml. */
 START_TEST(zero_config)
@@ -904,6 +967,7 @@ int main(void)
 	Suite *s = suite_create("slurm_topology");
 	TCase *tc = tcase_create("yaml");
 	tcase_add_test(tc, yaml_man_example);
+	tcase_add_test(tc, yaml_block_tree_uplinks);
 	tcase_add_test(tc, yaml_short_forms);
 	tcase_add_test(tc, yaml_unknown_key_warns);
 	tcase_add_loop_test(tc, yaml_bad, 0, (int)(sizeof bad_yaml / sizeof bad_yaml[0]));

@@ -14,7 +14,9 @@
  *
  * The keys that several kinds read stay conf.c's: the box (Dims=, Wrap=,
  * NodesPerRouter=, LinkBandwidth=, Distance=) and Slurm-style topology files
- * (TopologyFile=, LevelCost=, LevelBandwidth=).  A kind finds them parsed in
+ * (TopologyFile=, LevelCost=, LevelBandwidth=, and the cables of a switch
+ * tree, LevelUplinks= and UplinkRouting=: trees and the tree between
+ * blocks take them).  A kind finds them parsed in
  * struct tp__conf_reader and says itself which of them do not apply to it.
  */
 #ifndef TOPOPLACE_CONF_KIND_H
@@ -76,6 +78,10 @@ struct tp__conf_reader {
 	char *topo_text;
 	int cost_line, ncost, cost[16];
 	int lbw_line;
+	/* LevelUplinks= (values, leaf switches first), UplinkRouting= */
+	int uplinks_line, nuplinks, uplinks[16];
+	int routing_line;
+	bool adaptive;
 };
 
 /* How conf.c parses a key of a kind's own that has no set function. */
@@ -227,6 +233,14 @@ int tp__conf_int(struct tp__conf_reader *r, const struct tp__conf_tok *t,
  * malloc'ed; errors "KEY=VAL: problem" at line. */
 int tp__conf_read_topology(struct tp__conf_reader *r, int line, const char *key,
 			   const char *val, char **path, char **text);
+/* LevelUplinks= and UplinkRouting= (when given) on the switch tree t (a
+ * tree, or the tree between blocks); errors "WHAT:LINE: ..." at the line of
+ * the key that does not fit. */
+int tp__conf_apply_uplinks(struct tp__conf_reader *r, tp_machine *t);
+/* check-config's words for the cables up of the switch tree t: "8,4,
+ * routed by destination mod k" or "not given: assumed ... (a 4:1 taper),
+ * routed ..." (no newline). */
+void tp__conf_describe_uplinks(const tp_machine *t, FILE *out);
 /* The hostlist of a NodeName= token, counted and bounded, and room in the
  * machine for its names. */
 int tp__conf_hostlist(struct tp__conf_reader *r, const struct tp__conf_tok *name,

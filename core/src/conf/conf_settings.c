@@ -1,7 +1,7 @@
 /* topoplace — topoplace.conf's settings: the keys every network shares
  * (Network=, the box Dims=, Wrap=, NodesPerRouter=, LinkBandwidth=,
- * Distance=, Slurm-style TopologyFile=, LevelCost=, LevelBandwidth=, the
- * site's DefaultPolicy=, DefaultMetric=, TimeBudgetMs=, MaxThreads=, the
+ * Distance=, Slurm-style TopologyFile=, LevelCost=, LevelBandwidth=, a
+ * switch tree's LevelUplinks= and UplinkRouting=, the site's DefaultPolicy=, DefaultMetric=, TimeBudgetMs=, MaxThreads=, the
  * time model's HopLatency=, NodeBandwidth=, IntraNodeBandwidth=,
  * FlowSharing=), a settings line's dispatch to them and to the kinds' own
  * keys, and the value parsers and messages the kinds use too (the
@@ -22,6 +22,7 @@
 #include "util/util_internal.h"
 #include "conf/conf_loader.h"
 #include "util/names_internal.h"
+#include "net/tree.h"
 
 /* ---- messages ---- */
 
@@ -427,6 +428,85 @@ static int set_levels(struct loader *ld, const struct tp__conf_tok *t, bool cost
 	return TP_OK;
 }
 
+/* LevelUplinks=8 or 8,4: the parallel cables above each switch of a
+ * level of switch links, leaf switches first (a tree's, or that of the
+ * tree between blocks: the kinds apply them). */
+static int set_uplinks(struct loader *ld, const struct tp__conf_tok *t)
+{
+	int rc = set_once(ld, t, &ld->r.uplinks_line, true);
+	if (rc)
+		return rc;
+	const char *p = t->val;
+	int n = 0;
+	for (;;) {
+		char num[32];
+		size_t len = strcspn(p, ",");
+		long long v = -1;
+		if (n == 16)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "LevelUplinks=%s: more than 16 values", t->val);
+		if (len > 0 && len < sizeof num) {
+			memcpy(num, p, len);
+			num[len] = '\0';
+			if (tp__conf_parse_ll(num, 1, 65536, &v))
+				v = -1;
+		}
+		if (v < 0)
+			return lerr(ld, NULL, t->line, TP_EINVAL,
+				    "LevelUplinks=%s: value %d is not an integer in 1..65536",
+				    t->val, n + 1);
+		ld->r.uplinks[n++] = (int)v;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	ld->r.nuplinks = n;
+	return TP_OK;
+}
+
+/* UplinkRouting=dmodk (static, by destination: OpenSM's ftree and updn) or
+ * adaptive (every message spread over all the cables). */
+static int set_routing(struct loader *ld, const struct tp__conf_tok *t)
+{
+	int rc = set_once(ld, t, &ld->r.routing_line, true);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "dmodk") || !strcasecmp(t->val, "d-mod-k") ||
+	    !strcasecmp(t->val, "static"))
+		ld->r.adaptive = false;
+	else if (!strcasecmp(t->val, "adaptive"))
+		ld->r.adaptive = true;
+	else
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "UplinkRouting=%s: expected dmodk or adaptive", t->val);
+	return TP_OK;
+}
+
+int tp__conf_apply_uplinks(struct tp__conf_reader *r, tp_machine *t)
+{
+	if (!r->uplinks_line && !r->routing_line)
+		return TP_OK;
+	tp_error e2;
+	tp_error_clear(&e2);
+	int rc = tp__tree_set_lanes(t, r->uplinks, r->nuplinks, r->adaptive, &e2);
+	if (rc)
+		return tp__conf_error(r, NULL, r->uplinks_line ? r->uplinks_line
+				      : r->routing_line, rc, "%s", e2.msg);
+	return TP_OK;
+}
+
+void tp__conf_describe_uplinks(const tp_machine *t, FILE *out)
+{
+	int uplinks[16];
+	bool adaptive = false;
+	int n = tp__tree_uplinks(t, uplinks, &adaptive);
+	if (n == 0)
+		fputs("not given: assumed a quarter of the nodes below (a 4:1 taper)", out);
+	for (int l = 0; l < n; l++)
+		fprintf(out, "%s%d", l ? "," : "", uplinks[l]);
+	fprintf(out, ", routed %s", adaptive ? "adaptively" : "by destination mod k");
+}
+
 /* A Slurm topology file named by key=val (relative to the config's
  * directory): its path and text (both malloc'ed). */
 int tp__conf_read_topology(struct tp__conf_reader *r, int line, const char *key,
@@ -642,6 +722,10 @@ int tp__ld_settings_line(struct loader *ld, const struct tp__conf_tok *toks, int
 			rc = set_levels(ld, t, true);
 		else if (!strcasecmp(k, "LevelBandwidth"))
 			rc = set_levels(ld, t, false);
+		else if (!strcasecmp(k, "LevelUplinks"))
+			rc = set_uplinks(ld, t);
+		else if (!strcasecmp(k, "UplinkRouting"))
+			rc = set_routing(ld, t);
 		else if (find_kind_key(k, &ki, &kj))
 			rc = set_kind_key(ld, t, ki, kj);
 		else if (!strcasecmp(k, "CoordFile") || !strcasecmp(k, "SwitchFile"))

@@ -106,11 +106,20 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 	 * here only: a warning would follow every job of this partition */
 	enum tp__stopo_kind kind = st->set.t[which].kind;
 	bool tree = kind == TP__STOPO_TREE, block = kind == TP__STOPO_BLOCK;
+	/* topology.yaml's blocks take the first tree of the file that holds
+	 * them (conf_slurm_build.c): with none, their cables are ignored */
+	bool yaml_tree = false;
+	for (int j = 0; st->yaml && j < st->set.n; j++)
+		yaml_tree |= st->set.t[j].kind == TP__STOPO_TREE && st->set.t[j].nrec > 0;
 	struct added { int line; const char *key; bool applies; } added[64] = {
 		{ ld->r.cost_line, "LevelCost", tree },
 		{ ld->r.lbw_line, "LevelBandwidth", tree || (block && block_tree) },
+		/* the cables of the tree between the blocks: TreeTopologyFile='s
+		 * or topology.yaml's (when one holds the blocks) */
+		{ ld->r.uplinks_line, "LevelUplinks", tree || (block && (block_tree || yaml_tree)) },
+		{ ld->r.routing_line, "UplinkRouting", tree || (block && (block_tree || yaml_tree)) },
 	};
-	size_t na = 2;
+	size_t na = 4;
 	for (int i = 0; tp__conf_kinds[i]; i++)
 		for (int j = 0; j < tp__conf_kinds[i]->nkeys; j++) {
 			const struct tp__conf_key *k = &tp__conf_kinds[i]->keys[j];

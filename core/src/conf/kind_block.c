@@ -1,7 +1,8 @@
 /* topoplace — topoplace.conf's Network=block: its keys (TreeTopologyFile=,
- * BlockBandwidth=, NetworkBandwidth=, NetworkCost=, NetworkCards=), the
- * blocks read from TopologyFile= by Slurm's reader and built by
- * net/block.c, and check-config's account. */
+ * BlockBandwidth=, NetworkBandwidth=, NetworkCost=, NetworkCards=; conf.c's
+ * LevelBandwidth=, LevelUplinks=, UplinkRouting= on that tree), the blocks
+ * read from TopologyFile= by Slurm's reader and built by net/block.c, and
+ * check-config's account. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,9 @@
  * the tree between them TreeTopologyFile= (else the aggregation of
  * BlockSizes=), with BlockBandwidth= and NetworkBandwidth= (GB/s, both or
  * neither) and NetworkCost=; LevelBandwidth= (conf.c's) weighs the links of
- * TreeTopologyFile=.  Slurm's blocks take the same keys. */
+ * TreeTopologyFile=, LevelUplinks= and UplinkRouting= (conf.c's) give its
+ * cables up, as on Network=tree.  Slurm's blocks take the same keys, the
+ * cables also for topology.yaml's tree between the blocks. */
 
 struct block_conf {
 	int tree_line;              /* TreeTopologyFile= */
@@ -92,6 +95,12 @@ static int conf_block_check(struct tp__conf_reader *r, const struct block_conf *
 	if (r->lbw_line && !bc->tree_line)
 		return tp__conf_error(r, NULL, r->lbw_line, TP_EINVAL,
 				      "LevelBandwidth= with Network=block needs TreeTopologyFile=");
+	int ul = r->uplinks_line ? r->uplinks_line : r->routing_line;
+	if (ul && !bc->tree_line)
+		return tp__conf_error(r, NULL, ul, TP_EINVAL,
+				      "%s= with Network=block needs TreeTopologyFile= "
+				      "(Slurm's aggregation of blocks has no cables to count)",
+				      ul == r->uplinks_line ? "LevelUplinks" : "UplinkRouting");
 	int rc = conf_block_pair(r, bc);
 	if (rc)
 		return rc;
@@ -126,6 +135,16 @@ static int conf_build_block(struct tp__conf_reader *r, void *state, int line,
 	free(text);
 	free(tree);
 	return rc;
+}
+
+/* LevelUplinks= and UplinkRouting= on the tree between the blocks, when it
+ * is a file's (Network=block checked that it is; for Slurm's blocks over
+ * the aggregation they are ignored, as check-config says). */
+static int conf_finish_block(struct tp__conf_reader *r, void *state)
+{
+	(void)state;
+	tp_machine *t = tp__blocks_file_tree(r->out->m);
+	return t ? tp__conf_apply_uplinks(r, t) : TP_OK;
 }
 
 /* Slurm's blocks: the bandwidths, and the tree between them from
@@ -167,8 +186,12 @@ static void conf_describe_block(const struct tp__conf_built *b, FILE *out)
 		port / 1e9,
 		!tp__blocks_tree_file(m) ? ", the aggregation's switches non-blocking"
 		: tp_machine_has_level_bandwidth(tp_machine_block_tree(m))
-		? ", the tree's cables at LevelBandwidth=, a quarter as many as the nodes below (a 4:1 taper assumed)"
-		: ", the tree's cables at the ports' bandwidth, a quarter as many as the nodes below (a 4:1 taper assumed)");
+		? ", the tree's cables at LevelBandwidth=" : ", the tree's cables at the ports' bandwidth");
+	if (tp__blocks_tree_file(m)) {
+		fputs("the tree's uplinks per switch ", out);
+		tp__conf_describe_uplinks(tp_machine_block_tree(m), out);
+		fputc('\n', out);
+	}
 	if (cards > 1)
 		fprintf(out, "network cards: %d a node, each at %g GB/s; local rank "
 			"k leaves and arrives on card k mod %d (no rail planes: the "
@@ -200,6 +223,7 @@ const struct tp__conf_kind tp__conf_block = {
 	TP__CONF_KEYS(block_keys, struct block_conf),
 	.free_state = conf_free_block,
 	.build = conf_build_block,
+	.finish = conf_finish_block,
 	.nodes_sit = "in their blocks",
 	.unplaced = "in no block",
 	.slurm_kind = TP__STOPO_BLOCK,

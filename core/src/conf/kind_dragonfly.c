@@ -99,6 +99,12 @@ static int conf_build_dfly(struct tp__conf_reader *r, void *state, int line,
 				      bad == r->dims_line ? "Dims=" : bad == r->wrap_line
 				      ? "Wrap=" : bad == r->bw_line ? "LinkBandwidth="
 				      : bad == r->topo_line ? "TopologyFile=" : "Distance=");
+	/* the cables of a switch tree (conf.c's keys): a dragonfly routes by
+	 * Routing= */
+	if (r->uplinks_line || r->routing_line)
+		return tp__conf_error(r, NULL, r->uplinks_line ? r->uplinks_line
+				      : r->routing_line, TP_EINVAL, "%s= needs Network=tree",
+				      r->uplinks_line ? "LevelUplinks" : "UplinkRouting");
 	if (!dc->groups_line || !dc->rpg_line)
 		return tp__conf_error(r, NULL, line, TP_EINVAL,
 				      "%s before %s= (Network=dragonfly needs Groups= and RoutersPerGroup= first)",

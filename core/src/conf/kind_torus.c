@@ -70,12 +70,15 @@ static int conf_hop_costs(struct tp__conf_reader *r, tp_machine *m)
 static int conf_build_box(struct tp__conf_reader *r, bool wraps, int line,
 			  const char *key)
 {
-	if (r->topo_line || r->cost_line || r->lbw_line)
-		return tp__conf_error(r, NULL, r->topo_line ? r->topo_line
-				      : r->cost_line ? r->cost_line : r->lbw_line,
-				      TP_EINVAL, "%s= needs Network=tree",
-				      r->topo_line ? "TopologyFile" : r->cost_line
-				      ? "LevelCost" : "LevelBandwidth");
+	int tl = r->topo_line ? r->topo_line : r->cost_line ? r->cost_line
+		 : r->lbw_line ? r->lbw_line : r->uplinks_line ? r->uplinks_line
+		 : r->routing_line;
+	if (tl)
+		return tp__conf_error(r, NULL, tl, TP_EINVAL, "%s= needs Network=tree",
+				      tl == r->topo_line ? "TopologyFile" : tl == r->cost_line
+				      ? "LevelCost" : tl == r->lbw_line ? "LevelBandwidth"
+				      : tl == r->uplinks_line ? "LevelUplinks"
+				      : "UplinkRouting");
 	if (!r->dims_line)
 		return tp__conf_error(r, NULL, line, TP_EINVAL,
 				      "%s before Dims= (Network= and Dims= must come first)",

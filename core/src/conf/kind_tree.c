@@ -1,11 +1,10 @@
 /* topoplace — topoplace.conf's Network=tree: its keys (ForestCost=,
- * LevelUplinks=, UplinkRouting=, Rails=), the tree read from TopologyFile=
- * by Slurm's reader and built by net/tree.c, and check-config's account. */
+ * Rails=; conf.c's LevelUplinks= and UplinkRouting= applied), the tree read
+ * from TopologyFile= by Slurm's reader and built by net/tree.c, and
+ * check-config's account. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 
 #include "conf/conf_kind.h"
 #include "net/network.h"
@@ -17,16 +16,13 @@
 /* ---- topoplace.conf: Network=tree (conf_kind.h) ----
  *
  * The tree is a topology.conf (TopologyFile=), its links weighed by
- * LevelCost= and, for congestion, LevelBandwidth= (conf.c reads those:
- * blocks take them too); ForestCost= is the tree's own. */
+ * LevelCost= and, for congestion, LevelBandwidth=, its cables up
+ * LevelUplinks= and UplinkRouting= (conf.c reads those: the tree between
+ * blocks takes them too); ForestCost= is the tree's own. */
 
 struct tree_conf {
 	int forest_line;
 	int forest_cost;            /* ForestCost= (0: not given) */
-	int uplinks_line, nuplinks; /* LevelUplinks= */
-	int uplinks[16];
-	int routing_line;           /* UplinkRouting= */
-	bool adaptive;
 	int rails_line, rails;      /* Rails= */
 };
 
@@ -38,59 +34,6 @@ static int conf_set_forest(struct tp__conf_reader *r, void *state,
 {
 	return tp__conf_int(r, t, "ForestCost", 1, 1000000,
 			    &((struct tree_conf *)state)->forest_cost);
-}
-
-/* LevelUplinks=8 or 8,4: the parallel cables above each switch of a
- * level of switch links, leaf switches first. */
-static int conf_set_uplinks(struct tp__conf_reader *r, void *state,
-			    const struct tp__conf_tok *t)
-{
-	struct tree_conf *tc = state;
-	const char *p = t->val;
-	tc->nuplinks = 0;
-	for (;;) {
-		char num[32];
-		size_t n = strcspn(p, ",");
-		long long v = 0;
-		if (tc->nuplinks == 16)
-			return tp__conf_error(r, NULL, t->line, TP_EINVAL,
-					      "LevelUplinks=%s: more than 16 values", t->val);
-		if (n == 0 || n >= sizeof num)
-			v = -1;
-		else {
-			memcpy(num, p, n);
-			num[n] = '\0';
-			if (tp__conf_parse_ll(num, 1, 65536, &v))
-				v = -1;
-		}
-		if (v < 0)
-			return tp__conf_error(r, NULL, t->line, TP_EINVAL,
-					      "LevelUplinks=%s: value %d is not an integer in 1..65536",
-					      t->val, tc->nuplinks + 1);
-		tc->uplinks[tc->nuplinks++] = (int)v;
-		if (!p[n])
-			break;
-		p += n + 1;
-	}
-	return TP_OK;
-}
-
-/* UplinkRouting=dmodk (static, by destination: OpenSM's ftree and updn) or
- * adaptive (every message spread over all the cables). */
-static int conf_set_routing(struct tp__conf_reader *r, void *state,
-			    const struct tp__conf_tok *t)
-{
-	struct tree_conf *tc = state;
-	if (!strcasecmp(t->val, "dmodk") || !strcasecmp(t->val, "d-mod-k") ||
-	    !strcasecmp(t->val, "static"))
-		tc->adaptive = false;
-	else if (!strcasecmp(t->val, "adaptive"))
-		tc->adaptive = true;
-	else
-		return tp__conf_error(r, NULL, t->line, TP_EINVAL,
-				      "UplinkRouting=%s: expected dmodk or adaptive",
-				      t->val);
-	return TP_OK;
 }
 
 /* LevelCost= for tp__machine_from_topology; where names "FILE:LINE" of it
@@ -157,15 +100,7 @@ static int conf_finish_tree(struct tp__conf_reader *r, void *state)
 	if (tc->rails_line && (rc = tp__tree_set_rails(b->m, tc->rails, NULL)))
 		return tp__conf_error(r, NULL, tc->rails_line, rc,
 				      "Rails=: cannot be applied to the tree");
-	if (tc->uplinks_line || tc->routing_line) {
-		tp_error e2;
-		tp_error_clear(&e2);
-		if ((rc = tp__tree_set_lanes(b->m, tc->uplinks, tc->nuplinks,
-					     tc->adaptive, &e2)))
-			return tp__conf_error(r, NULL, tc->uplinks_line ? tc->uplinks_line
-					      : tc->routing_line, rc, "%s", e2.msg);
-	}
-	return TP_OK;
+	return tp__conf_apply_uplinks(r, b->m);
 }
 
 /* Slurm's trees take ForestCost=. */
@@ -196,16 +131,10 @@ static void conf_describe_tree(const struct tp__conf_built *b, FILE *out)
 			fprintf(out, "%s%g", l ? "," : "", b->level_bw[l]);
 		fputc('\n', out);
 	}
-	int uplinks[16];
-	bool adaptive = false;
-	int nuplinks = tp__tree_uplinks(m, uplinks, &adaptive);
 	int rails = tp__machine_rails(m);
 	fputs("uplinks per switch ", out);
-	if (nuplinks == 0)
-		fputs("not given: assumed a quarter of the nodes below (a 4:1 taper)", out);
-	for (int l = 0; l < nuplinks; l++)
-		fprintf(out, "%s%d", l ? "," : "", uplinks[l]);
-	fprintf(out, ", routed %s\n", adaptive ? "adaptively" : "by destination mod k");
+	tp__conf_describe_uplinks(m, out);
+	fputc('\n', out);
 	if (rails > 1)
 		fprintf(out, "rails %d: a network card a rail on every node, each "
 			"leaf switch a scalable unit of %d rail switches; local rank "
@@ -217,10 +146,6 @@ static void conf_describe_tree(const struct tp__conf_built *b, FILE *out)
 static const struct tp__conf_key tree_keys[] = {
 	{ "ForestCost", offsetof(struct tree_conf, forest_line),
 	  .set = conf_set_forest, .flags = TP__CONF_KEY_SLURM },
-	{ "LevelUplinks", offsetof(struct tree_conf, uplinks_line),
-	  .set = conf_set_uplinks, .flags = TP__CONF_KEY_SLURM },
-	{ "UplinkRouting", offsetof(struct tree_conf, routing_line),
-	  .set = conf_set_routing, .flags = TP__CONF_KEY_SLURM },
 	{ "Rails", offsetof(struct tree_conf, rails_line),
 	  .flags = TP__CONF_KEY_SLURM,
 	  TP__CONF_INT_AT(struct tree_conf, rails, 1, TP__RAILS_MAX) },

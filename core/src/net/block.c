@@ -358,6 +358,12 @@ bool tp__blocks_tree_file(const tp_machine *m)
 	return k && k->tree_file;
 }
 
+tp_machine *tp__blocks_file_tree(tp_machine *m)
+{
+	struct tp_blocks *k = m && m->net == &block_ops ? m->net_data : NULL;
+	return k && k->tree_file ? k->tree : NULL;
+}
+
 const tp_machine *tp_machine_block_tree(const tp_machine *m)
 {
 	const struct tp_blocks *k = blocks_of(m);

@@ -27,8 +27,9 @@ NVLink, the rank's traffic to other nodes on its own card.  Two fabrics:
         leaf switch for two
         racks, 18 cables of 200 GB/s up from each leaf to the spine (2:1),
         d mod 18.  topoplace:
-        Slurm's topology/block plus TreeTopologyFile= (the leaves) and
-        BlockBandwidth=3600 NetworkBandwidth=200.
+        Slurm's topology/block plus TreeTopologyFile= (the leaves),
+        LevelUplinks=18 (the leaves' cables up, as a site that knows its
+        tree states them) and BlockBandwidth=3600 NetworkBandwidth=200.
 
 Every link 0.1 us; SimGrid's CM02 flow model (no SMPI factors) with its RTT
 sharing, which the configs state (FlowSharing=rtt).
@@ -179,9 +180,13 @@ def write_confs(key, f, d, nvl_cards=False):
         tree += "SwitchName=spine Switches=leaf[0-%d]\n" % (nd // ld - 1)
         with open(os.path.join(d, "fabric.conf"), "w") as out:
             out.write(tree)
-        conf = ("TreeTopologyFile=fabric.conf\nBlockBandwidth=%g NetworkBandwidth=%g\n"
+        # the tree's cables up are the fabric's, stated as for the rail
+        # fabric; their bandwidth is NetworkBandwidth='s (200 GB/s)
+        conf = ("TreeTopologyFile=fabric.conf LevelUplinks=%d\n"
+                "BlockBandwidth=%g NetworkBandwidth=%g\n"
                 "IntraNodeBandwidth=%gGB/s\n" % (
-                    f["gpus"] * f["nvl_bw"], f["gpus"] * f["nic_bw"], f["nvl_bw"]))
+                    f["uplinks"], f["gpus"] * f["nvl_bw"], f["gpus"] * f["nic_bw"],
+                    f["nvl_bw"]))
         if nvl_cards:   # a card a GPU, sharing the tray's bandwidth
             conf += "NetworkCards=%d\n" % f["gpus"]
     with open(os.path.join(d, "topology.conf"), "w") as out:
