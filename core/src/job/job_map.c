@@ -192,25 +192,40 @@ static void choose_block(tp_job *job, struct tp_job_cand *blk)
 	blk->chosen = true;
 }
 
-static void judge_auto(tp_job *job)
+static struct tp_job_cand *chosen_cand(tp_job *job)
 {
-	struct tp_job_cand *blk = &job->cand[0], *win = NULL;
+	struct tp_job_cand *win = NULL;
 	for (int i = 0; i < job->ncand; i++)
 		if (job->cand[i].chosen)
 			win = &job->cand[i];
+	return win;
+}
+
+/* The winner against Slurm's order: kept unless it is Slurm's order, or
+ * gains (g) less than min_gain over it. */
+static void hold_to_block(tp_job *job, const struct tp_job_cand *win, double g,
+			  double min_gain)
+{
+	struct tp_job_cand *blk = &job->cand[0];
 	if (!win || win == blk || same_map(job)) {
 		choose_block(job, blk);
 		keep(job, "Slurm's order scores best");
 		return;
 	}
-	double g = gain_over(win, blk);
-	if (g < job->min_gain) {
+	if (g < min_gain) {
 		keep(job, "no candidate beats it by %.3g %% (best: %s, %.3g %% "
-		     "better)", job->min_gain * 100, win->name, g * 100);
+		     "better)", min_gain * 100, win->name, g * 100);
 		choose_block(job, blk);
 		return;
 	}
 	job->status = TP_JOB_PLACED;
+}
+
+static void judge_auto(tp_job *job)
+{
+	struct tp_job_cand *win = chosen_cand(job);
+	hold_to_block(job, win, win ? gain_over(win, &job->cand[0]) : 0,
+		      job->min_gain);
 }
 
 /* The predicted exchange times of the job's map and Slurm's order into
@@ -246,10 +261,7 @@ static int judge_single(tp_job *job, double ms, tp_error *err)
 	}
 	/* the policy's own line (graph has its candidates already), then
 	 * Slurm's order to compare with */
-	struct tp_job_cand *mine = NULL;
-	for (int i = 0; i < job->ncand; i++)
-		if (job->cand[i].chosen)
-			mine = &job->cand[i];
+	struct tp_job_cand *mine = chosen_cand(job);
 	if (!mine) {
 		mine = add_cand(job, tp_policy_name(job->policy));
 		mine->ran = mine->scored = true;
@@ -423,10 +435,7 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		return rc == TP_ENOMEM ? tp_error_set(err, rc, "out of memory") : 0;
 	}
 	c->ran = c->scored = true;
-	struct tp_job_cand *blk = &job->cand[0], *win = NULL;
-	for (int i = 0; i < job->ncand; i++)
-		if (job->cand[i].chosen)
-			win = &job->cand[i];
+	struct tp_job_cand *blk = &job->cand[0], *win = chosen_cand(job);
 	struct par_time tb, tw, tv[NV];
 	bool timed = job->metric == TP_METRIC_HOP_BYTES &&
 		     tp__predict_affordable(job->g, job->alloc,
@@ -560,30 +569,18 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 		if (job->have_par && !ranked &&
 		    (rc = parallel_stage(job, &verdict, err)))
 			return rc;
-		if (verdict == PAR_PLACE && same_map(job)) {
-			choose_block(job, &job->cand[0]);
-			keep(job, "Slurm's order scores best");
-		} else if (verdict == PAR_KEEP) {
+		if (verdict == PAR_KEEP) {
 			choose_block(job, &job->cand[0]);
 			keep(job, "no candidate's step is faster in the time "
 			     "model, nor as fast and closer to the layout's goals");
 		} else if (verdict == PAR_PLACE) {
 			/* judged by the step; a --min-gain above the tie share
 			 * still holds */
-			struct tp_job_cand *w = NULL;
-			for (int i = 0; i < job->ncand; i++)
-				if (job->cand[i].chosen)
-					w = &job->cand[i];
+			struct tp_job_cand *w = chosen_cand(job);
 			double g = w ? share_below(w->predicted_us,
 						   job->cand[0].predicted_us) : 0;
-			if (job->min_gain > TP__PREDICT_TIE_SHARE && g < job->min_gain) {
-				keep(job, "no candidate beats it by %.3g %% (best: "
-				     "%s, %.3g %% better)", job->min_gain * 100,
-				     w ? w->name : "?", g * 100);
-				choose_block(job, &job->cand[0]);
-			} else {
-				job->status = TP_JOB_PLACED;
-			}
+			hold_to_block(job, w, g, job->min_gain > TP__PREDICT_TIE_SHARE
+					  ? job->min_gain : -HUGE_VAL);
 		} else {
 			judge_auto(job);
 		}
