@@ -154,8 +154,7 @@ struct filling {
 	int64_t *flog, nflog, *ev_first, nev, *ev_of, *pos_of;
 	int64_t restart;     /* the first event of a flow done since the last
 				rates (INT64_MAX: none) */
-	bool afresh;         /* the next rates from scratch: flows started,
-				or none yet */
+	bool afresh;         /* the next rates from scratch: flows started */
 	double next_start;   /* the first start to come at the last rates */
 	bool always_afresh;  /* every round's (the check of the other way) */
 	int64_t *fstart;     /* per flow: its lanes that can bind (keep_binding) */
@@ -261,8 +260,7 @@ static int filling_init(struct filling *s, const struct tp__flows *fl)
 	    !s->touched)
 		return TP_ENOMEM;
 	s->restart = INT64_MAX;
-	s->afresh = true;
-	s->next_start = -1;
+	s->next_start = -1;     /* no start seen: the first rates afresh */
 	for (int64_t f = 0; f < fl->nflows; f++)
 		s->live[f] = f;
 	s->nlive = fl->nflows;
