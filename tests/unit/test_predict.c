@@ -437,7 +437,8 @@ START_TEST(auto_by_time)
 	tp_place_report rep;
 	ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, map, &rep, &err) == 0, "%s", err.msg);
 	ck_assert(rep.by_time);
-	ck_assert(rep.cand[0].has_predicted);
+	/* Slurm's order bounded past the winner's time: not filled */
+	ck_assert(rep.cand[0].has_lower && !rep.cand[0].has_predicted);
 	ck_assert(rep.cand[rep.best].has_predicted);
 	tp_prediction p, pb;
 	int32_t block[8];
@@ -449,6 +450,7 @@ START_TEST(auto_by_time)
 	 * ring by leaf crosses it twice */
 	ck_assert_msg(p.exchange_us < 0.5 * pb.exchange_us, "%g against %g us",
 		      p.exchange_us, pb.exchange_us);
+	ck_assert(rep.cand[0].lower_us == pb.bound_us);
 	for (int i = 0; i < rep.ncandidates; i++)
 		if (rep.cand[i].has_predicted)
 			ck_assert(rep.cand[rep.best].predicted_us <=
@@ -586,6 +588,119 @@ static void halo_auto(struct fixture *fx, uint64_t seed, bool rtt, tp_place_opts
 	o->geom.time_budget_ms = 0;
 	ck_assert_msg(tp_place_ex(fx->g, fx->a, o, got, r, err) == 0, "%s", err->msg);
 }
+
+/* The bound a candidate is pruned by (tp__predict_lower) is the one its
+ * prediction starts from, to the last bit, and never above its time: in
+ * Slurm's order, shuffled, and cut short by a launch's limit. */
+START_TEST(lower_bound_exact)
+{
+	struct fixture fx;
+	int32_t u[1344], v[1344], map[512];
+	double b[1344];
+	halo_setup(&fx, 606, false, u, v, b, map);
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:periodic=none:bytes=65536",
+					       512, &err), 0);
+	uint64_t x = 99;
+	for (int round = 0; round < 3; round++) {
+		for (int t = 511; round > 0 && t > 0; t--) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			int j = (int)((x >> 33) % (uint64_t)(t + 1));
+			int32_t y = map[t];
+			map[t] = map[j];
+			map[j] = y;
+		}
+		for (int budget = 0; budget < 2; budget++) {
+			tp_prediction p;
+			double lower = -1;
+			ck_assert_int_eq(tp__predict_launch(fx.g, fx.a, map, budget, &p), 0);
+			ck_assert_int_eq(tp__predict_launch_lower(fx.g, fx.a, map, budget,
+								  &lower), 0);
+			ck_assert_msg(lower == p.bound_us, "%.17g against %.17g", lower,
+				      p.bound_us);
+			ck_assert(lower <= p.exchange_us);
+		}
+	}
+	/* past the work limit the streamed bound, the prediction's too */
+	tp_prediction p;
+	double lower = -1;
+	ck_assert_int_eq(tp__predict(fx.g, fx.a, map, 1000, &p, &err), 0);
+	ck_assert(p.bound_only);
+	ck_assert_int_eq(tp__predict_lower(fx.g, fx.a, map, 1000, &lower), 0);
+	ck_assert(lower == p.bound_us && lower == p.exchange_us);
+	teardown(&fx);
+}
+END_TEST
+
+/* auto fills no candidate whose bound is past 1.25 x the best's time (it
+ * could neither win nor be a runner-up worth refining): on a sparse torus
+ * halo greedy is only bounded; Slurm's order, within reach, is filled;
+ * the winner is the fastest of those filled, and faster than the bounds
+ * of the others by that much.  (auto_by_time: Slurm's order bounded.) */
+START_TEST(auto_prunes_by_bound)
+{
+	struct fixture fx;
+	tp_error err;
+	tp_error_clear(&err);
+	char hosts[512 * 7 + 1];
+	pick_hosts(hosts, "t", 4096, 512, 8);
+	setup(&fx, NULL, "Network=torus Dims=16x16x16 LinkBandwidth=25 HopLatency=0.1us\n"
+	      "NodeName=t[0-4095] CoordOrder=x-major\n", hosts, 1);
+	ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:periodic=none:bytes=65536",
+					       512, &err), 0);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	o.geom.time_budget_ms = 0;
+	int32_t got[512], block[512];
+	tp_place_report r;
+	ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, got, &r, &err) == 0, "%s", err.msg);
+	ck_assert(r.by_time);
+	const tp_place_candidate *blk = &r.cand[0], *w = &r.cand[r.best];
+	ck_assert_str_eq(blk->name, "block");
+	ck_assert(blk->has_predicted && !blk->has_lower);
+	ck_assert_int_eq(tp_map_block(fx.a, 512, block, &err), 0);
+	tp_prediction pb;
+	ck_assert_int_eq(tp__predict_launch(fx.g, fx.a, block, false, &pb), 0);
+	ck_assert(blk->predicted_us == pb.exchange_us);
+	ck_assert(w->has_predicted && !w->has_lower);
+	int pruned = -1;
+	for (int i = 0; i < r.ncandidates; i++) {
+		const tp_place_candidate *c = &r.cand[i];
+		ck_assert(!(c->has_lower && c->has_predicted));
+		if (c->has_lower) {
+			pruned = i;
+			ck_assert_msg(c->lower_us > 1.25 * w->predicted_us, "%s: %g, best %g",
+				      c->name, c->lower_us, w->predicted_us);
+		}
+		if (c->has_predicted)
+			ck_assert(w->predicted_us <= (1 + TP__PREDICT_TIE_SHARE) *
+				  c->predicted_us);
+	}
+	/* greedy: its bound past 1.25 x geometric's time, not filled */
+	ck_assert_int_ge(pruned, 0);
+	ck_assert_str_eq(r.cand[pruned].name, "greedy");
+	teardown(&fx);
+}
+END_TEST
+
+/* The trades run only where their work limit affords one node's
+ * partners: each try is a prediction. */
+START_TEST(trades_affordable)
+{
+	int64_t limit = tp__time_trades_tries(1);
+	ck_assert_int_gt(limit, 1000000);
+	ck_assert(tp__time_trades_worth(limit / TP__TIME_TRADES_PARTNERS));
+	ck_assert(!tp__time_trades_worth(limit / TP__TIME_TRADES_PARTNERS + 1));
+	ck_assert_int_eq(tp__time_trades_tries(limit / 8), 8);
+	ck_assert(tp__time_trades_worth(0));
+	tp_prediction p = { .rounds = 200, .flows = 23040 };
+	ck_assert_int_eq(tp__prediction_work(&p), 200 * 23040);
+	p.rounds = 0;
+	ck_assert_int_eq(tp__prediction_work(&p), 23040);
+}
+END_TEST
 
 /* auto relieves the lanes from the winning construction as well as from
  * its hop-bytes refinement, and keeps the faster: on a halo like the one
@@ -1161,6 +1276,9 @@ int main(void)
 	tcase_add_test(tc, afresh_same);
 	tcase_add_test(tc, launch_limit_counts_passes);
 	tcase_add_test(tc, lanes_two_starts);
+	tcase_add_test(tc, lower_bound_exact);
+	tcase_add_test(tc, auto_prunes_by_bound);
+	tcase_add_test(tc, trades_affordable);
 	tcase_add_test(tc, lanes_trade_nodes);
 	tcase_add_test(tc, time_trades);
 	tcase_add_test(tc, lanes_runner_up);

@@ -29,6 +29,8 @@ struct tp_job_cand {
 	bool predicted;            /* predicted_us holds its exchange time */
 	double predicted_us;
 	bool predicted_bound;      /* predicted_us is a bound (predict.h) */
+	bool lower;                /* predicted_us is only its lower bound:
+				      not filled, past the best's time */
 	char note[96];
 };
 

@@ -134,6 +134,11 @@ static void copy_report(tp_job *job, const tp_place_report *rep, bool ranked)
 		c->predicted = pc->has_predicted;
 		c->predicted_us = pc->predicted_us;
 		c->predicted_bound = pc->predicted_bound;
+		if (pc->has_lower && !pc->has_predicted) {
+			/* only bounded: what it would save is at least this */
+			c->predicted = c->lower = true;
+			c->predicted_us = pc->lower_us;
+		}
 		c->chosen = i == rep->best;
 		snprintf(c->note, sizeof c->note, "%s", pc->note);
 	}
@@ -392,6 +397,7 @@ static bool par_beats(const struct par_time *c, const struct par_time *b)
 static void set_time(struct tp_job_cand *c, const tp_prediction *p)
 {
 	c->predicted = true;
+	c->lower = false;
 	c->predicted_us = p->exchange_us;
 	c->predicted_bound = p->bound_only;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "job/job_internal.h"
+#include "map/predict_internal.h"
 
 /* " (TimeBudgetMs=)": where the budget came from, for tp_job_explain. */
 static const char *budget_from(const tp_job *job)
@@ -87,9 +88,9 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 				       c->rank, c->score, c->ms, sep, c->note) < 0;
 		else if (c->predicted)
 			bad |= fprintf(f, "%s%c %-20s score %-14.6g %9.1f ms  "
-				       "predicted %.4g us%s%s\n", px, mark, c->name,
-				       c->score, c->ms, c->predicted_us, sep,
-				       c->note) < 0;
+				       "predicted %s%.4g us%s%s\n", px, mark, c->name,
+				       c->score, c->ms, c->lower ? ">= " : "",
+				       c->predicted_us, sep, c->note) < 0;
 		else if (c->congested)
 			bad |= fprintf(f, "%s%c %-20s score %-14.6g %9.1f ms  max "
 				       "congestion %.6g%s%s\n", px, mark, c->name,
@@ -132,7 +133,22 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 					      .bound_only = end->predicted_bound };
 			have = true;
 		}
-	if (have) {
+	if (have && !job->have_pred && blk->lower) {
+		/* Slurm's order only bounded (place_choice.c): the gain is
+		 * at least this */
+		char a[32], b[32];
+		tp__fmt_us(a, sizeof a, from.exchange_us);
+		tp__fmt_us(b, sizeof b, to.exchange_us);
+		if (job->status == TP_JOB_KEPT)
+			bad |= fprintf(f, "%spredicted exchange >= %s us, Slurm's "
+				       "order kept (bounded, not modelled in full)\n",
+				       px, a) < 0;
+		else
+			bad |= fprintf(f, "%spredicted exchange >= %s us -> %s us "
+				       "(<= %.2fx; Slurm's order bounded, not modelled "
+				       "in full) (Slurm's order -> topoplace)\n", px, a,
+				       b, to.exchange_us / from.exchange_us) < 0;
+	} else if (have) {
 		char line[160];
 		tp_prediction_line(line, sizeof line, &from, &to);
 		bad |= fprintf(f, "%s%s (Slurm's order -> topoplace)\n", px, line) < 0;

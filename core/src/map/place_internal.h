@@ -27,6 +27,11 @@ typedef struct tp_place_candidate {
 	bool has_predicted;     /* predicted_us holds its exchange time */
 	double predicted_us;    /* (auto, by predicted time: predict.h) */
 	bool predicted_bound;   /* ... a bound: the model stopped at its limit */
+	int64_t predicted_work; /* ... its rounds x flows (time_trades.h) */
+	bool has_lower;         /* unpredicted, lower_us its exchange's lower
+				   bound: past the best's time, it could not
+				   win (place_choice.c) */
+	double lower_us;
 } tp_place_candidate;
 
 typedef struct tp_place_report {

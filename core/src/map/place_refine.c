@@ -2,6 +2,7 @@
  * (refine_stage), the lane refinement under the time model from the winner
  * and the runners-up (lanes_stage, the lanes side), and time trades
  * (trades_stage), each judged against the best. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,8 @@ struct lane_try {
 	int64_t moves;
 	int rc;
 	tp_error err;
+	bool bounded;        /* lower: its exchange's lower bound */
+	double lower;
 	bool predicted;
 	tp_prediction p;
 };
@@ -187,6 +190,7 @@ struct lane_try {
 struct lane_tries {
 	const cand_run *r;
 	struct lane_try *y;
+	int *batch;          /* the starts predicted side by side */
 };
 
 static void lane_try_run(void *arg, int32_t i)
@@ -201,7 +205,69 @@ static void lane_try_run(void *arg, int32_t i)
 	tp_error_clear(&y->err);
 	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight, y->map,
 					       &y->moves, &y->err);
-	y->predicted = !y->rc && !tp__predict_launch(r->g, r->a, y->map, false, &y->p);
+	y->bounded = !y->rc && !tp__predict_launch_lower(r->g, r->a, y->map, false,
+							 &y->lower);
+}
+
+static void lane_predict_run(void *arg, int32_t i)
+{
+	struct lane_tries *ls = arg;
+	struct lane_try *y = &ls->y[ls->batch[i]];
+	y->predicted = !tp__predict_launch(ls->r->g, ls->r->a, y->map, false, &y->p);
+}
+
+/* The refined starts predicted, `threads` at a time: the first always,
+ * then the others by their lower bounds, each only while its bound is not
+ * past the fastest predicted so far (past it, it cannot be the fastest:
+ * its filling, hundreds of rounds, is left out).  Which start is fastest
+ * is the same as with every start predicted. */
+static int lanes_predict(struct lane_tries *ls, int n, int threads)
+{
+	struct lane_try *y = ls->y;
+	if (y[0].rc)
+		return TP_OK;    /* lanes_side cannot judge the others */
+	int *order = malloc(sizeof *order * (size_t)n);
+	int *batch = malloc(sizeof *batch * (size_t)n);
+	if (!order || !batch) {
+		free(order);
+		free(batch);
+		return TP_ENOMEM;
+	}
+	int no = 0;
+	for (int k = 1; k < n; k++)
+		if (!y[k].rc && y[k].bounded)
+			order[no++] = k;
+	/* by bound, then index (insertion: a handful of starts) */
+	for (int i = 1; i < no; i++) {
+		int x = order[i], j = i;
+		while (j > 0 && (y[order[j - 1]].lower > y[x].lower ||
+				 (y[order[j - 1]].lower == y[x].lower && order[j - 1] > x)))
+			order[j] = order[j - 1], j--;
+		order[j] = x;
+	}
+	ls->batch = batch;
+	double fastest = HUGE_VAL;
+	int next = 0;
+	bool first = true;
+	while (first || next < no) {
+		int nb = 0;
+		if (first)
+			batch[nb++] = 0;
+		while (nb < threads && next < no && !(y[order[next]].lower > fastest))
+			batch[nb++] = order[next++];
+		if (nb == 0)
+			break;   /* the rest are past the fastest */
+		tp__parallel_for(nb, nb, lane_predict_run, ls);
+		for (int i = 0; i < nb; i++)
+			if (y[batch[i]].predicted && y[batch[i]].p.exchange_us < fastest)
+				fastest = y[batch[i]].p.exchange_us;
+		if (first && !y[0].predicted)
+			break;   /* lanes_side cannot judge the others */
+		first = false;
+	}
+	free(order);
+	free(batch);
+	return TP_OK;
 }
 
 /* Without a budget, the lane refinement's n starts (the first: the best)
@@ -226,8 +292,9 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 		if (!tp__predict_affordable(r->g, r->a, 0))
 			n = 1;
 		int threads = run_threads(r);
-		tp__parallel_for(n, threads < n ? threads : n, lane_try_run,
-				 &(struct lane_tries){ r, y });
+		struct lane_tries ls = { r, y, NULL };
+		tp__parallel_for(n, threads < n ? threads : n, lane_try_run, &ls);
+		rc = lanes_predict(&ls, n, threads);
 	}
 	*won = -1;
 	for (int k = 0; !rc && k < n; k++) {
@@ -248,6 +315,7 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 		*moves = y[k].moves;
 		c->predicted_us = y[k].p.exchange_us;
 		c->predicted_bound = y[k].p.bound_only;
+		c->predicted_work = tp__prediction_work(&y[k].p);
 		c->has_predicted = true;
 	}
 	if (*won < 0 && !rc && !y[0].rc) {
@@ -398,9 +466,16 @@ int tp__place_trades_stage(cand_run *r, tp_error *err)
 	char of[sizeof rep->cand[0].name], from[sizeof rep->cand[0].name];
 	snprintf(from, sizeof from, "%s", b->name);
 	construction_of(of, sizeof of, b->name);
+	int64_t work = b->predicted_work;
 	tp_place_candidate *c = &rep->cand[rep->ncandidates++];
 	memset(c, 0, sizeof *c);
 	snprintf(c->name, sizeof c->name, "%.16s+trades", of);
+	if (!tp__time_trades_worth(work)) {
+		snprintf(c->note, sizeof c->note, "skipped: %lld tries affordable, "
+			 "a node has %d partners", (long long)tp__time_trades_tries(work),
+			 TP__TIME_TRADES_PARTNERS);
+		return 0;
+	}
 	if (!tp__place_fits(r, c, 2 * r->score_ms))
 		return 0;
 	double t = tp__now_ms(), budget = r->o->geom.time_budget_ms;

@@ -497,6 +497,37 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 	return rc;
 }
 
+/* The bound alone (predict_run's, the same bits): no filling. */
+int tp__predict_lower(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		      int64_t max_work, double *bound_us)
+{
+	tp_prediction out;
+	memset(&out, 0, sizeof out);
+	if (!g || !a || (!map && g->ntasks > 0))
+		return TP_EINVAL;
+	if (max_work > 0 && tp__predict_work(g, a) > max_work) {
+		int rc = bound_streaming(g, a, map, &out, NULL);
+		*bound_us = out.bound_us;
+		return rc;
+	}
+	struct tp__flows fl;
+	int rc = build_flows(g, a, map, &fl, NULL);
+	if (rc)
+		return rc;
+	double b = tp__flows_bound(&fl, a->m->fab.hop_lat, NULL);
+	flows_free(&fl);
+	if (b < 0)
+		return TP_ENOMEM;
+	*bound_us = b * 1e6;
+	return TP_OK;
+}
+
+int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, bool budget, double *bound_us)
+{
+	return tp__predict_lower(g, a, map, launch_limit(g, a, budget), bound_us);
+}
+
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		int64_t max_work, tp_prediction *out, tp_error *err)
 {
@@ -528,8 +559,7 @@ int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,
 	return rc ? rc : tp__predict(g, a, map, TP__PREDICT_MAX_WORK, out, err);
 }
 
-/* Three significant digits, without exponent for times a launch sees. */
-static void fmt_us(char *buf, size_t len, double us)
+void tp__fmt_us(char *buf, size_t len, double us)
 {
 	if (us >= 100)
 		snprintf(buf, len, "%.0f", us);
@@ -545,8 +575,8 @@ int tp_prediction_line(char *buf, size_t len, const tp_prediction *from,
 	if (!buf || !from || !to)
 		return -1;
 	char a[32], b[32];
-	fmt_us(a, sizeof a, from->exchange_us);
-	fmt_us(b, sizeof b, to->exchange_us);
+	tp__fmt_us(a, sizeof a, from->exchange_us);
+	tp__fmt_us(b, sizeof b, to->exchange_us);
 	double ratio = from->exchange_us > 0 ? to->exchange_us / from->exchange_us : 1;
 	return snprintf(buf, len, "predicted exchange %s us -> %s us (%.2fx)%s", a,
 			b, ratio, from->bound_only || to->bound_only

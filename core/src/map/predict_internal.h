@@ -26,6 +26,24 @@ int tp__predict_afresh(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       int64_t max_work, tp_prediction *out, double *node_end,
 		       tp_error *err);
 
+/* The lower bound tp__predict(g, a, map, max_work) starts from, without
+ * the filling (milliseconds where the filling takes hundreds): that
+ * prediction's exchange_us is never below it, to the last bit (the same
+ * flows, the same sums).  A candidate whose bound is past another's
+ * predicted time cannot be faster, and is not filled. */
+int tp__predict_lower(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		      int64_t max_work, double *bound_us);
+
+/* A prediction's work: rounds x flows (at least 1 each). */
+static inline int64_t tp__prediction_work(const tp_prediction *p)
+{
+	return (int64_t)(p->rounds > 0 ? p->rounds : 1) * (p->flows > 0 ? p->flows : 1);
+}
+
+/* us in three significant digits, without exponent for times a launch
+ * sees (tp_prediction_line's). */
+void tp__fmt_us(char *buf, size_t len, double us);
+
 /* Predicted times closer than this share tie: the metric decides. */
 #define TP__PREDICT_TIE_SHARE 0.005
 
@@ -61,5 +79,9 @@ bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
  * left; without one, the reports' TP__PREDICT_MAX_WORK. */
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out);
+
+/* tp__predict_lower under tp__predict_launch's limits. */
+int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, bool budget, double *bound_us);
 
 #endif

@@ -34,7 +34,7 @@
 #include "pattern/pattern_internal.h"
 
 #define CRITICAL_SHARE 0.01
-#define PARTNERS 8
+#define PARTNERS (TP__TIME_TRADES_PARTNERS / 2)   /* either side */
 #define KEEP_SHARE 1e-4
 #define WORK_LIMIT ((int64_t)1 << 25)
 
@@ -65,6 +65,16 @@ struct try {
 	int64_t work;
 	int got;             /* predict()'s */
 };
+
+int64_t tp__time_trades_tries(int64_t work)
+{
+	return work > 0 ? WORK_LIMIT / work : INT64_MAX;
+}
+
+bool tp__time_trades_worth(int64_t work)
+{
+	return tp__time_trades_tries(work) >= 2 * PARTNERS;
+}
 
 static double potential(const struct trades *t, const double *end, double ref)
 {
@@ -106,7 +116,7 @@ static int predict(const struct trades *t, const int32_t *map, double *end,
 	*work = 0;
 	if (rc)
 		return rc == TP_EINVAL ? 0 : rc;
-	*work = (int64_t)(p.rounds > 0 ? p.rounds : 1) * (p.flows > 0 ? p.flows : 1);
+	*work = tp__prediction_work(&p);
 	*us = p.exchange_us;
 	return !p.bound_only;
 }
@@ -313,7 +323,8 @@ int tp__time_trades(const tp_graph *g, const tp_alloc *a, int32_t *map,
 	/* as fast as its slowest message alone, the exchange waits on no
 	 * other message, and no trade relieves it (16 nodes of 1-byte
 	 * messages, all latency, tried 256 trades for nothing) */
-	if (got <= 0 || t.exchange <= (1 + TP__PREDICT_TIE_SHARE) * t.alone) {
+	if (got <= 0 || t.exchange <= (1 + TP__PREDICT_TIE_SHARE) * t.alone ||
+	    !tp__time_trades_worth(t.work)) {
 		rc = got < 0 ? got : TP_OK;
 		goto out;
 	}
