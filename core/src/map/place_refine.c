@@ -234,9 +234,16 @@ static int lanes_predict(struct lane_tries *ls, int n, int threads)
 		return TP_ENOMEM;
 	}
 	int no = 0;
-	for (int k = 1; k < n; k++)
-		if (!y[k].rc && y[k].bounded)
+	for (int k = 1; k < n; k++) {
+		/* a start refined to an earlier one's map ties it, and an
+		 * earlier start wins its ties (on a sparse torus the
+		 * construction weighed ends where the best did) */
+		bool repeat = false;
+		for (int j = 0; j < k && !repeat; j++)
+			repeat = !y[j].rc && !memcmp(y[j].map, y[k].map, map_bytes(ls->r));
+		if (!y[k].rc && y[k].bounded && !repeat)
 			order[no++] = k;
+	}
 	/* by bound, then index (insertion: a handful of starts) */
 	for (int i = 1; i < no; i++) {
 		int x = order[i], j = i;
