@@ -158,7 +158,13 @@ static bool lanes_other_start(cand_run *r, tp_place_candidate *c,
 	if (e2 == TP_ENOMEM)
 		*rc = e2;
 	c->has_predicted = false;
-	bool faster = !e2 && tp__place_predicted_of(r, c, r->trial) && c->predicted_us < p1;
+	/* a bound not below the first's time: not faster, left unfilled */
+	double lower;
+	bool out = !e2 && !tp__predict_launch_lower(r->g, r->a, r->trial,
+						    r->o->geom.time_budget_ms > 0,
+						    &lower) && lower >= p1;
+	bool faster = !e2 && !out && tp__place_predicted_of(r, c, r->trial) &&
+		      c->predicted_us < p1;
 	if (faster) {
 		*moves = m2;
 	} else {
