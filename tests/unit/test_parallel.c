@@ -557,6 +557,31 @@ START_TEST(torus_no_hierarchy)
 }
 END_TEST
 
+/* Stages over the fullest groups (Kueue's rank by domain): blocks of 3, 2
+ * and 1 allocated nodes, b1 first, then b2, then b0; stages of two nodes
+ * one after the other, so that the second shares b1 with the first and b2
+ * with the third.  In path order b0's node would start stage 0. */
+START_TEST(candidate_fullest)
+{
+	tp_conf *c = block_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00,04-06,08-09]",
+					 4, "nodes", &a, &err) == 0);
+	tp__parallel p = parse_ok("tp=4,pp=3", 24);
+	int32_t map[24];
+	ck_assert_int_eq(tp__parallel_map(&p, a, TP__PARMAP_FULLEST, map, &err), 0);
+	/* allocation indices: n00 0, n04 1, n05 2, n06 3, n08 4, n09 5 */
+	static const int32_t want[6] = { 1, 2, 3, 4, 5, 0 };
+	for (int r = 0; r < 24; r++)
+		ck_assert_int_eq(map[r], want[r / 4]);
+	ck_assert_int_eq(tp__parallel_map(&p, a, TP__PARMAP_PATH, map, &err), 0);
+	ck_assert_int_eq(map[0], 0);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 START_TEST(candidate_layout)
 {
 	/* the candidate alone: best fit puts each stage of 8 ranks in one
@@ -817,6 +842,7 @@ int main(void)
 	tcase_add_test(tc, model_volumes);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, candidate_layout);
+	tcase_add_test(tc, candidate_fullest);
 	tcase_add_test(tc, window_keeps_its_groups);
 	tcase_add_test(tc, block_targets);
 	tcase_add_test(tc, tree_targets);

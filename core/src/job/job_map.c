@@ -415,7 +415,8 @@ enum { PAR_UNTIMED, PAR_KEEP, PAR_PLACE };
  * timed, judge_auto holds the winner to Slurm's order.  The other
  * candidates' times were of every phase at once: not shown beside these. */
 static const char *const PARMAP_NAMES[TP__PARMAP_VARIANTS] = {
-	"stages by best fit", "stages in path order", "replicas by best fit"
+	"stages by best fit", "stages in path order", "replicas by best fit",
+	"stages over the fullest groups"
 };
 
 static int parallel_stage(tp_job *job, int *verdict, tp_error *err)

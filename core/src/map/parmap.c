@@ -16,7 +16,14 @@
  * whatever the order, and then every pipeline send crosses between them,
  * where a data-parallel ring crosses only where it leaves a group: the
  * third variant (TP__PARMAP_REPLICA) packs data-parallel replicas (every
- * stage of one) instead of stages, the same way.  Inside the chosen nodes a
+ * stage of one) instead of stages, the same way.  The fourth
+ * (TP__PARMAP_FULLEST) fills the stages one after the other over the
+ * groups with the most free slots first, as Kueue's topology-aware
+ * scheduling ranks by domain: the fewest groups split, and consecutive
+ * stages share the group between them, so that a pipeline send crosses
+ * the network only there (a rail-optimised tree's scalable units: best fit
+ * gives each stage a unit of its own and every send crosses the spine).
+ * Inside the chosen nodes a
  * tensor-parallel group goes to the first node with room for all of it,
  * else rank by rank.  Linear in tasks and nodes but for the sort and the
  * best-fit scan (groups x stages).  The job judges it against the others
@@ -65,6 +72,51 @@ static int cmp_path(const void *x, const void *y, void *arg)
 			return a < b ? -1 : 1;
 	}
 	return (i > j) - (i < j);
+}
+
+struct grp_room {
+	int32_t g;
+	int64_t free;
+};
+
+static int cmp_fullest(const void *x, const void *y)
+{
+	const struct grp_room *a = x, *b = y;
+	if (a->free != b->free)
+		return a->free > b->free ? -1 : 1;
+	return (a->g > b->g) - (a->g < b->g);
+}
+
+/* The path positions regrouped: the groups with the most free slots first
+ * (ties in path order), each group's nodes in path order (h->order and
+ * h->grp permuted alike; a group keeps its index).  TP_ENOMEM or TP_OK. */
+static int fullest_first(struct pm *h, int32_t ng, const int32_t *gstart)
+{
+	int32_t nn = h->a->nnodes;
+	struct grp_room *gr = tp__malloc_array((size_t)ng + 1, sizeof *gr);
+	int32_t *order = tp__malloc_array((size_t)nn + 1, sizeof *order);
+	int32_t *grp = tp__malloc_array((size_t)nn + 1, sizeof *grp);
+	if (!gr || !order || !grp) {
+		free(gr);
+		free(order);
+		free(grp);
+		return TP_ENOMEM;
+	}
+	for (int32_t g = 0; g < ng; g++)
+		gr[g] = (struct grp_room){ g, h->gfree[g] };
+	qsort(gr, (size_t)ng, sizeof *gr, cmp_fullest);
+	int32_t at = 0;
+	for (int32_t i = 0; i < ng; i++)
+		for (int32_t k = gstart[gr[i].g]; k < gstart[gr[i].g + 1]; k++) {
+			order[at] = h->order[k];
+			grp[at++] = gr[i].g;
+		}
+	free(gr);
+	free(h->order);
+	free(h->grp);
+	h->order = order;
+	h->grp = grp;
+	return TP_OK;
 }
 
 static bool same_group(const struct pm *h, int32_t i, int32_t j)
@@ -265,7 +317,11 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 		}
 	}
 	int64_t tp = p->size[TP__PAR_TP];
-	if (variant == TP__PARMAP_PATH) {
+	if (variant == TP__PARMAP_FULLEST && fullest_first(&h, ng, gstart)) {
+		rc = tp_error_set(err, TP_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (variant == TP__PARMAP_PATH || variant == TP__PARMAP_FULLEST) {
 		for (int64_t u = 0; u < pp; u++) {
 			unit_ranks(p, unit, INNER, u, S, ranks);
 			fill(&h, ranks, S, tp, 0, nn, NULL, map);

@@ -14,7 +14,7 @@
 /* map[rank] = allocation index, for p's p->ntasks ranks (at most the
  * allocation's slots). */
 enum { TP__PARMAP_BEST_FIT, TP__PARMAP_PATH, TP__PARMAP_REPLICA,
-       TP__PARMAP_VARIANTS };
+       TP__PARMAP_FULLEST, TP__PARMAP_VARIANTS };
 int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 		     int32_t *map, tp_error *err);
 
