@@ -812,6 +812,18 @@ START_TEST(splits_counted)
 	ck_assert_int_eq(ps, 0);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
+	/* a rail-optimised tree's leaves are scalable units, not NVLink
+	 * domains: stages over two of them are not counted */
+	c = conf_of("Network=tree TopologyFile=%s Rails=4 IntraNodeBandwidth=900\n"
+		    "NodeName=n[00-15]\n", tree_file);
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]", 4,
+					 "nodes", &a, &err) == 0);
+	map[3] = 2, map[8] = 0;
+	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
+	ck_assert_int_eq(ts, 2);
+	ck_assert_int_eq(ps, 0);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
 }
 END_TEST
 

@@ -451,7 +451,12 @@ int tp__parallel_splits(const tp__parallel *p, const tp_alloc *a,
 				break;
 			}
 	}
-	if (!tp_machine_has(a->m, TP_CAP_HIERARCHY) || !a->m->net->hierarchy)
+	/* stages split over NVLink domains: a rail-optimised tree's leaf is a
+	 * scalable unit of rail switches, not one (its ties went to fewer
+	 * units split and simulated up to 5 % slower: simgrid-train.sh's rail
+	 * seeds 227734, 686805) */
+	if (!tp_machine_has(a->m, TP_CAP_HIERARCHY) || !a->m->net->hierarchy ||
+	    tp__machine_rails(a->m) > 1)
 		return TP_OK;
 	struct pm h = { .a = a };
 	struct tp__hpaths hp;
