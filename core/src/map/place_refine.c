@@ -211,8 +211,9 @@ static void lane_try_run(void *arg, int32_t i)
 	tp_error_clear(&y->err);
 	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight, y->map,
 					       &y->moves, &y->err);
-	y->bounded = !y->rc && !tp__predict_launch_lower(r->g, r->a, y->map, false,
-							 &y->lower);
+	/* the first start is always filled (lanes_predict): no bound */
+	y->bounded = i > 0 && !y->rc &&
+		     !tp__predict_launch_lower(r->g, r->a, y->map, false, &y->lower);
 }
 
 static void lane_predict_run(void *arg, int32_t i)
