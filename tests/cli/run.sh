@@ -1712,5 +1712,41 @@ printf 'Network=tree TopologyFile=topology.conf Rails=0\n' >"$tmp/rail/tp.conf"
 fails2 "check-config: Rails=0" "tp.conf:1: Rails=0: expected an integer in 1..64" - \
 	check-config "$tmp/rail/tp.conf"
 
+# a training job on a rail-optimised tree (simgrid-train.sh's fabric, 8
+# scalable units of 16 nodes): an order predicted under 3 % faster than
+# Slurm's keeps Slurm's order (rail seed 564487: 2 % predicted, 6 % slower
+# simulated); 5 % faster places (seed 564486)
+{
+	for u in 0 1 2 3 4 5 6 7; do
+		printf 'SwitchName=su%d Nodes=g[%03d-%03d]\n' "$u" $((u * 16)) $((u * 16 + 15))
+	done
+	echo 'SwitchName=spine Switches=su[0-7]'
+} >"$tmp/rail/topology.conf"
+printf 'TopologyPlugin=topology/tree\nNodeName=g[000-127] CPUs=16\nPartitionName=p Nodes=ALL Default=YES\n' \
+	>"$tmp/rail/slurm.conf"
+printf 'Rails=8 LevelUplinks=8 LevelBandwidth=50\nNodeBandwidth=50GB/s IntraNodeBandwidth=450GB/s\nFlowSharing=rtt\nHopLatency=0.1us\n' \
+	>"$tmp/rail/tp.conf"
+# rail_case NAME NODES AWK_TEST PATTERN SAID: map NODES; the parallel
+# candidate's (p) and Slurm's (b) predicted steps pass AWK_TEST and the
+# explanation has PATTERN
+rail_case() {
+	tp map -c "$tmp/rail/tp.conf" --slurm-conf "$tmp/rail/slurm.conf" \
+		--slurm-version 26.05.3 -w "$2" -N 8 --parallel tp=8,pp=4 --explain
+	pred() { sed -n "s/^explain: [ *] *$1 .* predicted \([0-9.]*\) us.*/\1/p" "$tmp/err"; }
+	blk=$(pred block) par=$(pred parallel)
+	if check0 "$1" && [ -n "$blk" ] && [ -n "$par" ] &&
+		awk -v p="$par" -v b="$blk" "BEGIN { exit !($3) }" && grep -q "$4" "$tmp/err"
+	then ok "map --parallel: on a Rails= tree an order predicted $par us against Slurm's $blk us $5"
+	else no "$1" "[$blk $par] $(grep '^explain' "$tmp/err")"; fi
+}
+rail_case "map --parallel: rail margin" \
+	'g[000,007-009,015,030-034,039-046,073-075,080-081,088-090,092,113-115,120-121]' \
+	'p < b && p > 0.97 * b' \
+	"^explain: kept Slurm's order: no candidate's step is 3 % faster in the time model (a rail-optimised tree's margin)" \
+	"keeps Slurm's order"
+rail_case "map --parallel: past the rail margin" \
+	'g[018-025,031,064-067,070-072,076-079,085-086,096-103,110-111]' \
+	'p < 0.97 * b' '^explain: \* parallel ' "is placed"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
