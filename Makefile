@@ -148,6 +148,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/metrics.c \
 	map/modcolor.c \
 	map/parmap.c \
+	map/parmap_swaps.c \
 	map/place.c \
 	map/place_auto.c \
 	map/place_cand.c \

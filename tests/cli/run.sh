@@ -1628,7 +1628,7 @@ else no "map --parallel --format json" "$(head -c 300 "$tmp/out")"; fi
 tp eval --config "$EX/block.conf" --nodes "$NVL" --tasks-per-node 4 \
 	--hostfile "$tmp/par.hostfile" --parallel tp=4,pp=4
 if check0 "eval --parallel" &&
-	grep -q '^predicted exchange 2591 us -> 2032 us (0.78x) (block -> hostfile)$' "$tmp/out" &&
+	grep -q '^predicted exchange 2591 us -> 1990 us (0.77x) (block -> hostfile)$' "$tmp/out" &&
 	grep -q "^$tmp/par.hostfile: 144 tasks on 42 nodes" "$tmp/out"
 then ok "eval --parallel: the hostfile's step against Slurm's order, as map predicted"
 else no "eval --parallel" "$(cat "$tmp/out" "$tmp/err")"; fi
@@ -1714,8 +1714,9 @@ fails2 "check-config: Rails=0" "tp.conf:1: Rails=0: expected an integer in 1..64
 
 # a training job on a rail-optimised tree (simgrid-train.sh's fabric, 8
 # scalable units of 16 nodes): an order predicted under 3 % faster than
-# Slurm's keeps Slurm's order (rail seed 564487: 2 % predicted, 6 % slower
-# simulated); 5 % faster places (seed 564486)
+# Slurm's keeps Slurm's order (rail seed 92013: 2.5 % predicted; on seed
+# 564487 such an order simulated 6 % slower); 5 % faster places (seed
+# 564486)
 {
 	for u in 0 1 2 3 4 5 6 7; do
 		printf 'SwitchName=su%d Nodes=g[%03d-%03d]\n' "$u" $((u * 16)) $((u * 16 + 15))
@@ -1740,13 +1741,19 @@ rail_case() {
 	else no "$1" "[$blk $par] $(grep '^explain' "$tmp/err")"; fi
 }
 rail_case "map --parallel: rail margin" \
-	'g[000,007-009,015,030-034,039-046,073-075,080-081,088-090,092,113-115,120-121]' \
+	'g[006-008,011-012,018-019,080-087,091-095,112-117,121-126]' \
 	'p < b && p > 0.97 * b' \
 	"^explain: kept Slurm's order: no candidate's step is 3 % faster in the time model (a rail-optimised tree's margin)" \
 	"keeps Slurm's order"
 rail_case "map --parallel: past the rail margin" \
 	'g[018-025,031,064-067,070-072,076-079,085-086,096-103,110-111]' \
 	'p < 0.97 * b' '^explain: \* parallel ' "is placed"
+# whole nodes trading ranks: on seed 564487 no construction is 3 % faster
+# (fullest groups 2.4 %); traded, 9 %, and SMPI ran it 0.83x
+rail_case "map --parallel: node trades" \
+	'g[000,007-009,015,030-034,039-046,073-075,080-081,088-090,092,113-115,120-121]' \
+	'p < 0.95 * b' '^explain: \* parallel .* node trades; all timed as a step' \
+	"is placed after node trades"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

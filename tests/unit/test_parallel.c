@@ -756,6 +756,59 @@ START_TEST(predict_pipeline_directions)
 }
 END_TEST
 
+/* Whole nodes trade ranks while the step gets faster: from the layout B of
+ * predict_pipeline_directions (two sends on one cable one way) to one as
+ * fast as A; no trade tried past max_tries; a node's ranks move together,
+ * in their order. */
+START_TEST(swaps_lower_the_step)
+{
+	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
+			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-06]", 1,
+					 "nodes", &a, &err) == 0);
+	tp__parallel p = parse_ok("tp=1,pp=2,bytes=tp:0,cp:0,ep:0,dp:0,pp:8", 4);
+	const int32_t mapa[4] = { 0, 4, 3, 2 }, mapb[4] = { 0, 1, 3, 5 };
+	tp_prediction pa, pb, best, again;
+	ck_assert_int_eq(tp__parallel_predict(&p, a, mapa, TP__PAR_PREDICT_FULL, &pa, &err), 0);
+	ck_assert_int_eq(tp__parallel_predict(&p, a, mapb, TP__PAR_PREDICT_FULL, &pb, &err), 0);
+	int32_t map[4];
+	int64_t kept = -1;
+	memcpy(map, mapb, sizeof map);
+	ck_assert_int_eq(tp__parallel_swaps(&p, a, map, TP__PAR_PREDICT_FULL, 0, 0,
+					    &best, &kept, &err), 0);
+	ck_assert_int_eq(kept, 0);
+	ck_assert_mem_eq(map, mapb, sizeof map);
+	ck_assert_double_eq(best.exchange_us, pb.exchange_us);
+	ck_assert_int_eq(tp__parallel_swaps(&p, a, map, TP__PAR_PREDICT_FULL, 1000, 0,
+					    &best, &kept, &err), 0);
+	ck_assert_int_gt(kept, 0);
+	ck_assert_msg(best.exchange_us <= pa.exchange_us * (1 + 1e-9),
+		      "traded %g us, A %g us", best.exchange_us, pa.exchange_us);
+	ck_assert_int_eq(tp__parallel_predict(&p, a, map, TP__PAR_PREDICT_FULL, &again, &err), 0);
+	ck_assert_double_eq(again.exchange_us, best.exchange_us);
+	for (int i = 0; i < 4; i++)   /* one rank a node, each node once */
+		for (int j = 0; j < i; j++)
+			ck_assert_int_ne(map[i], map[j]);
+	tp_alloc_destroy(a);
+	/* two ranks a node (tp=2): they move together, in their order */
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-06]", 2,
+					 "nodes", &a, &err) == 0);
+	p = parse_ok("tp=2,pp=2,bytes=tp:1,cp:0,ep:0,dp:0,pp:8", 8);
+	int32_t m2[8];
+	for (int r = 0; r < 8; r++)
+		m2[r] = mapb[r / 2];
+	ck_assert_int_eq(tp__parallel_swaps(&p, a, m2, TP__PAR_PREDICT_FULL, 1000, 0,
+					    &best, &kept, &err), 0);
+	ck_assert_int_gt(kept, 0);
+	for (int r = 0; r < 8; r += 2)
+		ck_assert_int_eq(m2[r], m2[r + 1]);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* A predicted tie with Slurm's order: its order stays unless the other
  * meets more of the layout's goals.  tp=2,pp=4 on six nodes of four
  * leaves (n00, n01, n03 | n08 | n14, n15): every order splits the same
@@ -863,6 +916,7 @@ int main(void)
 	tcase_add_test(tc, predict_step);
 	tcase_add_test(tc, predict_pipeline);
 	tcase_add_test(tc, predict_pipeline_directions);
+	tcase_add_test(tc, swaps_lower_the_step);
 	tcase_add_test(tc, tie_keeps_slurm_order);
 	tcase_add_test(tc, splits_counted);
 	suite_add_tcase(s, tc);

@@ -435,19 +435,55 @@ static void set_time(struct tp_job_cand *c, const tp_prediction *p)
  * judges), Slurm's order stays, the chosen candidate is placed. */
 enum { PAR_UNTIMED, PAR_KEEP, PAR_PLACE };
 
-/* auto, for a training job: the layout's own candidate (parmap.c: its
- * best-fit and its path-order variant, the faster kept) joins the others,
- * and the winner, the candidate and Slurm's order are timed as a step
- * (tp__parallel_predict: phase by phase, each ring in NCCL's order under
- * its map); of those that beat Slurm's order (par_beats) the fastest is
- * kept, ties to the earlier; none: Slurm's order stays (*verdict).  Not
- * timed, judge_auto holds the winner to Slurm's order.  The other
- * candidates' times were of every phase at once: not shown beside these. */
+/* Trades tried by tp__parallel_swaps, in ranks: a step's prediction costs
+ * about its ranks' flows (1 to 2 ms at 256 ranks), 4,096 trades at 256
+ * ranks, 2,048 at 512.  Only where one pass over every pair of nodes fits
+ * (32 nodes of 8 ranks: 496 pairs, 64 nodes: 2,016): part of a pass tries
+ * the first nodes against all, and on 1,024 nodes of NVL72 racks 256
+ * tries took 2.7 s for nothing.  Under a budget, half of what is left. */
+#define PAR_SWAP_WORK ((int64_t)1 << 20)
+
+/* map (timed in *t) refined by whole nodes trading ranks while its step
+ * gets faster; *kept: the trades kept (0: map and *t as they were).
+ * False when out of memory or the model fails (map may then be part
+ * refined, *t is not: the caller drops it). */
+static bool par_swapped(tp_job *job, int32_t *map, struct par_time *t,
+			int64_t *kept)
+{
+	double left = tp__job_remaining_ms(job);
+	double deadline = job->budget_ms > 0 ? tp__now_ms() + left / 2 : 0;
+	int64_t tries = PAR_SWAP_WORK / (job->ntasks > 0 ? job->ntasks : 1);
+	int64_t nn = tp_alloc_nnodes(job->alloc);
+	*kept = 0;
+	if (nn * (nn - 1) / 2 > tries)
+		return true;
+	tp_prediction p;
+	if (tp__parallel_swaps(&job->par, job->alloc, map,
+			       job->budget_ms > 0 ? TP__PAR_PREDICT_BUDGET
+			       : TP__PAR_PREDICT_LAUNCH, tries, deadline, &p,
+			       kept, NULL))
+		return false;
+	if (*kept == 0)
+		return true;
+	t->p = p;
+	return !tp__parallel_splits(&job->par, job->alloc, map, &t->tp_split,
+				    &t->pp_split);
+}
+
 static const char *const PARMAP_NAMES[TP__PARMAP_VARIANTS] = {
 	"stages by best fit", "stages in path order", "replicas by best fit",
 	"stages over the fullest groups"
 };
 
+/* auto, for a training job: the layout's own candidate (parmap.c: its
+ * variants, the fastest kept; it and Slurm's order refined by node trades,
+ * par_swapped, the faster kept) joins the others, and the winner, the
+ * candidate and Slurm's order are timed as a step (tp__parallel_predict:
+ * phase by phase, each ring in NCCL's order under its map); of those that
+ * beat Slurm's order (par_beats) the fastest is kept, ties to the earlier;
+ * none: Slurm's order stays (*verdict).  Not timed, judge_auto holds the
+ * winner to Slurm's order.  The other candidates' times were of every
+ * phase at once: not shown beside these. */
 static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 {
 	double t = tp__now_ms();
@@ -504,6 +540,44 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 			vb = kb;
 		}
 	}
+	/* the variant kept and Slurm's order, each refined by whole nodes
+	 * trading their ranks (par_swapped); the faster becomes the variant,
+	 * which then beats Slurm's order only by time, past the margin */
+	int64_t kept = 0;
+	if (timed) {
+		int32_t *sb = tp__malloc_array(n, sizeof(int32_t));
+		struct par_time rb = tb, rv = tv[v];
+		int64_t kb = 0, kv = 0;
+		if (!sb) {
+			rc = TP_ENOMEM;
+		} else {
+			memcpy(sb, job->block, sizeof(int32_t) * (size_t)job->ntasks);
+			bool okv = par_swapped(job, pm[v], &rv, &kv);
+			bool okb = par_swapped(job, sb, &rb, &kb);
+			if (okb && kb > 0 && (!okv || rb.p.exchange_us < rv.p.exchange_us)) {
+				memcpy(pm[v], sb, sizeof(int32_t) * (size_t)job->ntasks);
+				rv = rb;
+				kv = kb;
+				okv = true;
+			}
+			if (okv && kv > 0) {
+				tv[v] = rv;
+				kept = kv;
+				vb = tv[v].p.exchange_us < (1 - margin) * tb.p.exchange_us;
+				sc[v] = tp_metrics_score(job->g, job->alloc, pm[v],
+							 job->metric, NULL);
+			} else if (!okv) {
+				/* part refined, untimed: built again */
+				rc = tp__parallel_map(&job->par, job->alloc, v, pm[v], &why);
+			}
+			free(sb);
+		}
+		if (rc) {
+			for (int k = 0; k < NV; k++)
+				free(pm[k]);
+			return rc == TP_ENOMEM ? tp_error_set(err, rc, "out of memory") : 0;
+		}
+	}
 	c->score = sc[v];
 	c->ms = tp__now_ms() - t;
 	bool take;
@@ -514,8 +588,13 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		if (win)
 			set_time(win, &tw.p);
 		set_time(c, &tv[v].p);
-		snprintf(c->note, sizeof c->note, "%s; all timed as a step",
-			 PARMAP_NAMES[v]);
+		if (kept > 0)
+			snprintf(c->note, sizeof c->note, "%s, %lld node trade%s; "
+				 "all timed as a step", PARMAP_NAMES[v],
+				 (long long)kept, kept == 1 ? "" : "s");
+		else
+			snprintf(c->note, sizeof c->note, "%s; all timed as a step",
+				 PARMAP_NAMES[v]);
 		/* the winner of the others against the layout's own: the
 		 * faster of those that beat Slurm's order (par_beats), ties
 		 * to the winner; neither: Slurm's order stays */

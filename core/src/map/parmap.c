@@ -606,6 +606,16 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 	return 0;
 }
 
+int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
+			 const int32_t *map, int mode, double *us, tp_error *err)
+{
+	unsigned kinds = 1u << TP__PAR_DP | 1u << TP__PAR_EDP | 1u << TP__PAR_PP_BWD;
+	tp_prediction pk;
+	int rc = one_phase(p, a, map, kinds, -1, mode, &pk, err);
+	*us = rc ? 0 : pk.exchange_us;
+	return rc;
+}
+
 int tp_predict_parallel(const char *spec, const tp_alloc *a,
 			const int32_t *map, int32_t ntasks, tp_prediction *out,
 			tp_error *err)

@@ -27,6 +27,28 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
 			 tp_error *err);
 
+/* The gradients' all-reduce and the pipeline's backward sends of map as
+ * one exchange, every stage at once (*us): a step runs them side by side
+ * where the last stages' all-reduce starts while the first stages still
+ * send back (GPipe's drain, 1F1B's cool-down), and the sum of phases that
+ * tp__parallel_predict gives cannot see them meet.  TP_OK or the model's
+ * error. */
+int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
+			 const int32_t *map, int mode, double *us, tp_error *err);
+
+/* map refined by whole nodes trading their ranks (parmap_swaps.c): a
+ * trade is kept when the step's predicted time (tp__parallel_predict,
+ * mode) falls, no more stages are split (tp__parallel_splits) and the
+ * all-reduce and backward sends at once (tp__parallel_overlap) take no
+ * longer; passes
+ * over every pair of allocation nodes until one keeps none, at most
+ * max_tries trades tried, none after deadline_ms (tp__now_ms; 0: none).
+ * *best: the step's prediction under the map returned, *kept: the trades
+ * kept.  TP_ENOMEM, or the model's error. */
+int tp__parallel_swaps(const tp__parallel *p, const tp_alloc *a, int32_t *map,
+		       int mode, int64_t max_tries, double deadline_ms,
+		       tp_prediction *best, int64_t *kept, tp_error *err);
+
 /* How far map is from the layout's goals: *tp_split the tensor-parallel
  * groups over more than one node, *pp_split the pipeline stages over more
  * than one innermost group of the network (none without a hierarchy).
