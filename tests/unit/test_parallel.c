@@ -734,16 +734,27 @@ END_TEST
  * and 2 -> 0), which never carries them at once; in B the two forward
  * sends share leaf 0's cable 0 (to n04 and n06).  Both ways at once the two
  * looked alike. */
-START_TEST(predict_pipeline_directions)
+/* Two leaves of the tree, two cables up from each; n[00-02,04-06] with
+ * slots a node, allocation indices n00 0, n01 1, n02 2, n04 3, n05 4,
+ * n06 5; the layouts A and B of predict_pipeline_directions. */
+static const int32_t PIPE_A[4] = { 0, 4, 3, 2 }, PIPE_B[4] = { 0, 1, 3, 5 };
+
+static tp_conf *pipe_case(int slots, tp_alloc **a)
 {
 	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
 			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
+	tp_error err;
+	ck_assert_msg(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-06]",
+					     slots, "nodes", a, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+START_TEST(predict_pipeline_directions)
+{
 	tp_alloc *a = NULL;
 	tp_error err;
-	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-06]", 1,
-					 "nodes", &a, &err) == 0);
-	/* allocation indices: n00 0, n01 1, n02 2, n04 3, n05 4, n06 5 */
-	const int32_t mapa[4] = { 0, 4, 3, 2 }, mapb[4] = { 0, 1, 3, 5 };
+	tp_conf *c = pipe_case(1, &a);
+	const int32_t *mapa = PIPE_A, *mapb = PIPE_B;
 	const char *spec = "tp=1,pp=2,bytes=tp:0,cp:0,ep:0,dp:0,pp:8";
 	tp_prediction pa, pb;
 	ck_assert_int_eq(tp_predict_parallel(spec, a, mapa, 4, &pa, &err), 0);
@@ -762,14 +773,11 @@ END_TEST
  * in their order. */
 START_TEST(swaps_lower_the_step)
 {
-	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
-			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
 	tp_alloc *a = NULL;
 	tp_error err;
-	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-06]", 1,
-					 "nodes", &a, &err) == 0);
+	tp_conf *c = pipe_case(1, &a);
 	tp__parallel p = parse_ok("tp=1,pp=2,bytes=tp:0,cp:0,ep:0,dp:0,pp:8", 4);
-	const int32_t mapa[4] = { 0, 4, 3, 2 }, mapb[4] = { 0, 1, 3, 5 };
+	const int32_t *mapa = PIPE_A, *mapb = PIPE_B;
 	tp_prediction pa, pb, best, again;
 	ck_assert_int_eq(tp__parallel_predict(&p, a, mapa, TP__PAR_PREDICT_FULL, &pa, &err), 0);
 	ck_assert_int_eq(tp__parallel_predict(&p, a, mapb, TP__PAR_PREDICT_FULL, &pb, &err), 0);
@@ -792,9 +800,9 @@ START_TEST(swaps_lower_the_step)
 		for (int j = 0; j < i; j++)
 			ck_assert_int_ne(map[i], map[j]);
 	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
 	/* two ranks a node (tp=2): they move together, in their order */
-	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-06]", 2,
-					 "nodes", &a, &err) == 0);
+	c = pipe_case(2, &a);
 	p = parse_ok("tp=2,pp=2,bytes=tp:1,cp:0,ep:0,dp:0,pp:8", 8);
 	int32_t m2[8];
 	for (int r = 0; r < 8; r++)
