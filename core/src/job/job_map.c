@@ -551,6 +551,7 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 	 * (simgrid-train.sh --net nvl, seed 697440, the bench's bytes=) trades
 	 * predicted 0.78x -> 0.74x simulated 0.78x -> 1.05x */
 	int64_t kept = 0;
+	const char *vname = PARMAP_NAMES[v];
 	if (timed && on_rails(job)) {
 		int32_t *sb = tp__malloc_array(n, sizeof(int32_t));
 		struct par_time rb = tb, rv = tv[v];
@@ -566,6 +567,7 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 				rv = rb;
 				kv = kb;
 				okv = true;
+				vname = "Slurm's order";
 			}
 			if (okv && kv > 0) {
 				tv[v] = rv;
@@ -597,7 +599,7 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		set_time(c, &tv[v].p);
 		if (kept > 0)
 			snprintf(c->note, sizeof c->note, "%s, %lld node trade%s; "
-				 "all timed as a step", PARMAP_NAMES[v],
+				 "all timed as a step", vname,
 				 (long long)kept, kept == 1 ? "" : "s");
 		else
 			snprintf(c->note, sizeof c->note, "%s; all timed as a step",
