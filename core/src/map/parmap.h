@@ -40,11 +40,11 @@ int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
  * trade is kept when the step's predicted time (tp__parallel_predict,
  * mode) falls, no more stages are split (tp__parallel_splits) and the
  * all-reduce and backward sends at once (tp__parallel_overlap) take no
- * longer; passes
- * over every pair of allocation nodes until one keeps none, at most
- * max_tries trades tried, none after deadline_ms (tp__now_ms; 0: none).
- * *best: the step's prediction under the map returned, *kept: the trades
- * kept.  TP_ENOMEM, or the model's error. */
+ * longer; passes over every pair of allocation nodes until one keeps
+ * none, at most max_tries trades tried, none after deadline_ms
+ * (tp__now_ms; 0: none).  *best: the step's prediction under the map
+ * returned, *kept: the trades kept.  TP_ENOMEM, or the model's error (map
+ * may then hold a trade tried). */
 int tp__parallel_swaps(const tp__parallel *p, const tp_alloc *a, int32_t *map,
 		       int mode, int64_t max_tries, double deadline_ms,
 		       tp_prediction *best, int64_t *kept, tp_error *err);

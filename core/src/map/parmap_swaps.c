@@ -19,7 +19,6 @@
  * once (tp__parallel_overlap): on rail seed 92021 trades that made the
  * pipeline's sends 24 % faster alone made that exchange 8 % slower, and
  * SMPI ran the two phases together 4 % slower than Slurm's order. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
