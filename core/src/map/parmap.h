@@ -44,7 +44,7 @@ int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
  * none, at most max_tries trades tried, none after deadline_ms
  * (tp__now_ms; 0: none).  *best: the step's prediction under the map
  * returned, *kept: the trades kept.  TP_ENOMEM, or the model's error (map
- * may then hold a trade tried). */
+ * then holds the trades kept, *best may not). */
 int tp__parallel_swaps(const tp__parallel *p, const tp_alloc *a, int32_t *map,
 		       int mode, int64_t max_tries, double deadline_ms,
 		       tp_prediction *best, int64_t *kept, tp_error *err);
