@@ -778,24 +778,31 @@ START_TEST(swaps_lower_the_step)
 	tp_conf *c = pipe_case(1, &a);
 	tp__parallel p = parse_ok("tp=1,pp=2,bytes=tp:0,cp:0,ep:0,dp:0,pp:8", 4);
 	const int32_t *mapa = PIPE_A, *mapb = PIPE_B;
-	tp_prediction pa, pb, best, again;
+	tp_prediction pa;
+	struct tp__par_time tb, best;
 	ck_assert_int_eq(tp__parallel_predict(&p, a, mapa, TP__PAR_PREDICT_FULL, &pa, &err), 0);
-	ck_assert_int_eq(tp__parallel_predict(&p, a, mapb, TP__PAR_PREDICT_FULL, &pb, &err), 0);
+	ck_assert_int_eq(tp__parallel_time(&p, a, mapb, TP__PAR_PREDICT_FULL, &tb, &err), 0);
 	int32_t map[4];
 	int64_t kept = -1;
 	memcpy(map, mapb, sizeof map);
+	best = tb;
 	ck_assert_int_eq(tp__parallel_swaps(&p, a, map, TP__PAR_PREDICT_FULL, 0, 0,
 					    &best, &kept, &err), 0);
 	ck_assert_int_eq(kept, 0);
 	ck_assert_mem_eq(map, mapb, sizeof map);
-	ck_assert_double_eq(best.exchange_us, pb.exchange_us);
+	ck_assert_double_eq(best.p.exchange_us, tb.p.exchange_us);
 	ck_assert_int_eq(tp__parallel_swaps(&p, a, map, TP__PAR_PREDICT_FULL, 1000, 0,
 					    &best, &kept, &err), 0);
 	ck_assert_int_gt(kept, 0);
-	ck_assert_msg(best.exchange_us <= pa.exchange_us * (1 + 1e-9),
-		      "traded %g us, A %g us", best.exchange_us, pa.exchange_us);
-	ck_assert_int_eq(tp__parallel_predict(&p, a, map, TP__PAR_PREDICT_FULL, &again, &err), 0);
-	ck_assert_double_eq(again.exchange_us, best.exchange_us);
+	ck_assert_msg(best.p.exchange_us <= pa.exchange_us * (1 + 1e-9),
+		      "traded %g us, A %g us", best.p.exchange_us, pa.exchange_us);
+	/* what it returns is the map's: its time, its splits */
+	struct tp__par_time now;
+	ck_assert_int_eq(tp__parallel_time(&p, a, map, TP__PAR_PREDICT_FULL, &now, &err), 0);
+	ck_assert_double_eq(now.p.exchange_us, best.p.exchange_us);
+	ck_assert_int_eq(now.tp_split, best.tp_split);
+	ck_assert_int_eq(now.pp_split, best.pp_split);
+	ck_assert_int_le(best.pp_split, tb.pp_split);
 	for (int i = 0; i < 4; i++)   /* one rank a node, each node once */
 		for (int j = 0; j < i; j++)
 			ck_assert_int_ne(map[i], map[j]);
@@ -807,6 +814,7 @@ START_TEST(swaps_lower_the_step)
 	int32_t m2[8];
 	for (int r = 0; r < 8; r++)
 		m2[r] = mapb[r / 2];
+	ck_assert_int_eq(tp__parallel_time(&p, a, m2, TP__PAR_PREDICT_FULL, &best, &err), 0);
 	ck_assert_int_eq(tp__parallel_swaps(&p, a, m2, TP__PAR_PREDICT_FULL, 1000, 0,
 					    &best, &kept, &err), 0);
 	ck_assert_int_gt(kept, 0);

@@ -345,27 +345,32 @@ static void place_opts(const tp_job *job, tp_place_opts *po)
 
 /* ---- a training job (tp_job_create_parallel) ---- */
 
+/* How a training job's steps are timed: within its budget, if any. */
+static int par_mode(const tp_job *job)
+{
+	return job->budget_ms > 0 ? TP__PAR_PREDICT_BUDGET : TP__PAR_PREDICT_LAUNCH;
+}
+
 /* The step's predicted time under map, with NCCL's rings in map's order;
  * false when it cannot be had (memory, a graph past the model's limit). */
 static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out)
 {
-	return !tp__parallel_predict(&job->par, job->alloc, map,
-				     job->budget_ms > 0 ? TP__PAR_PREDICT_BUDGET
-				     : TP__PAR_PREDICT_LAUNCH, out, NULL);
+	return !tp__parallel_predict(&job->par, job->alloc, map, par_mode(job),
+				     out, NULL);
 }
 
-/* A training job's order timed as a step, and how far it is from the
- * layout's goals (tp__parallel_splits). */
-struct par_time {
-	tp_prediction p;
-	int64_t tp_split, pp_split;
-};
-
-static bool par_timed(tp_job *job, const int32_t *map, struct par_time *t)
+/* A training job's order timed as a step, with how far it is from the
+ * layout's goals. */
+static bool par_timed(tp_job *job, const int32_t *map, struct tp__par_time *t)
 {
-	return par_time(job, map, &t->p) &&
-	       !tp__parallel_splits(&job->par, job->alloc, map, &t->tp_split,
-				    &t->pp_split);
+	return !tp__parallel_time(&job->par, job->alloc, map, par_mode(job), t, NULL);
+}
+
+/* Is c's step predicted faster than b's past margin? */
+static bool par_faster(const struct tp__par_time *c, const struct tp__par_time *b,
+		       double margin)
+{
+	return c->p.exchange_us < (1 - margin) * b->p.exchange_us;
 }
 
 /* May a training job's order c replace Slurm's (b)?  When its step is
@@ -379,11 +384,11 @@ static bool par_timed(tp_job *job, const int32_t *map, struct par_time *t)
  * spine of a tapered tree is as fast as one inside a leaf while no other
  * job's traffic is there): fewer TP groups over two nodes, then fewer
  * stages over two NVLink domains; else Slurm's order stays. */
-static bool par_beats(const struct par_time *c, const struct par_time *b,
+static bool par_beats(const struct tp__par_time *c, const struct tp__par_time *b,
 		      double margin)
 {
 	double slack = TP__PREDICT_TIE_SHARE * b->p.exchange_us;
-	if (c->p.exchange_us < (1 - margin) * b->p.exchange_us)
+	if (par_faster(c, b, margin))
 		return true;
 	if (c->p.exchange_us < b->p.exchange_us - slack ||
 	    c->p.exchange_us > b->p.exchange_us + slack)
@@ -448,30 +453,30 @@ enum { PAR_UNTIMED, PAR_KEEP, PAR_PLACE };
 #define PAR_SWAP_WORK ((int64_t)1 << 20)
 
 /* map (timed in *t) refined by whole nodes trading ranks while its step
- * gets faster; *kept: the trades kept (0: map and *t as they were).
- * False when out of memory or the model fails (map may then be part
- * refined, *t is not: the caller drops it). */
-static bool par_swapped(tp_job *job, int32_t *map, struct par_time *t,
-			int64_t *kept)
+ * gets faster; the trades kept (0: map and *t as they were, also when out
+ * of memory or the model fails: the trades only refine). */
+static int64_t par_swapped(tp_job *job, int32_t *map, struct tp__par_time *t)
 {
 	double left = tp__job_remaining_ms(job);
 	double deadline = job->budget_ms > 0 ? tp__now_ms() + left / 2 : 0;
 	int64_t tries = PAR_SWAP_WORK / (job->ntasks > 0 ? job->ntasks : 1);
-	int64_t nn = tp_alloc_nnodes(job->alloc);
-	*kept = 0;
-	if (nn * (nn - 1) / 2 > tries)
-		return true;
-	tp_prediction p;
-	if (tp__parallel_swaps(&job->par, job->alloc, map,
-			       job->budget_ms > 0 ? TP__PAR_PREDICT_BUDGET
-			       : TP__PAR_PREDICT_LAUNCH, tries, deadline, &p,
-			       kept, NULL))
-		return false;
-	if (*kept == 0)
-		return true;
-	t->p = p;
-	return !tp__parallel_splits(&job->par, job->alloc, map, &t->tp_split,
-				    &t->pp_split);
+	int64_t nn = tp_alloc_nnodes(job->alloc), kept = 0;
+	size_t bytes = sizeof(int32_t) * (size_t)job->ntasks;
+	int32_t *work;
+	if (nn * (nn - 1) / 2 > tries ||
+	    !(work = tp__malloc_array((size_t)job->ntasks + 1, sizeof *work)))
+		return 0;
+	memcpy(work, map, bytes);
+	struct tp__par_time w = *t;
+	if (tp__parallel_swaps(&job->par, job->alloc, work, par_mode(job), tries,
+			       deadline, &w, &kept, NULL))
+		kept = 0;
+	if (kept > 0) {
+		memcpy(map, work, bytes);
+		*t = w;
+	}
+	free(work);
+	return kept;
 }
 
 static const char *const PARMAP_NAMES[TP__PARMAP_VARIANTS] = {
@@ -512,7 +517,7 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 	}
 	c->ran = c->scored = true;
 	struct tp_job_cand *blk = &job->cand[0], *win = chosen_cand(job);
-	struct par_time tb, tw, tv[NV];
+	struct tp__par_time tb, tw, tv[NV];
 	bool timed = job->metric == TP_METRIC_HOP_BYTES &&
 		     tp__predict_affordable(job->g, job->alloc,
 					    tp__job_remaining_ms(job)) &&
@@ -534,10 +539,10 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		 * a tie by the layout's goals (rail seed 227741 of
 		 * simgrid-train.sh: a tie predicted, 4 % slower simulated) */
 		bool kb = timed && (k == TP__PARMAP_FULLEST
-				    ? tv[k].p.exchange_us < (1 - margin) * tb.p.exchange_us
+				    ? par_faster(&tv[k], &tb, margin)
 				    : par_beats(&tv[k], &tb, margin));
-		bool faster = timed && tv[k].p.exchange_us <
-			      (1 - TP__PREDICT_TIE_SHARE) * tv[v].p.exchange_us;
+		bool faster = timed && par_faster(&tv[k], &tv[v],
+						  TP__PREDICT_TIE_SHARE);
 		if (timed ? (kb && (!vb || faster)) || (!vb && !kb && faster)
 			  : sc[k] < sc[v]) {
 			v = k;
@@ -554,37 +559,26 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 	const char *vname = PARMAP_NAMES[v];
 	if (timed && on_rails(job)) {
 		int32_t *sb = tp__malloc_array(n, sizeof(int32_t));
-		struct par_time rb = tb, rv = tv[v];
-		int64_t kb = 0, kv = 0;
 		if (!sb) {
-			rc = TP_ENOMEM;
-		} else {
-			memcpy(sb, job->block, sizeof(int32_t) * (size_t)job->ntasks);
-			bool okv = par_swapped(job, pm[v], &rv, &kv);
-			bool okb = par_swapped(job, sb, &rb, &kb);
-			if (okb && kb > 0 && (!okv || rb.p.exchange_us < rv.p.exchange_us)) {
-				memcpy(pm[v], sb, sizeof(int32_t) * (size_t)job->ntasks);
-				rv = rb;
-				kv = kb;
-				okv = true;
-				vname = "Slurm's order";
-			}
-			if (okv && kv > 0) {
-				tv[v] = rv;
-				kept = kv;
-				vb = tv[v].p.exchange_us < (1 - margin) * tb.p.exchange_us;
-				sc[v] = tp_metrics_score(job->g, job->alloc, pm[v],
-							 job->metric, NULL);
-			} else if (!okv) {
-				/* part refined, untimed: built again */
-				rc = tp__parallel_map(&job->par, job->alloc, v, pm[v], &why);
-			}
-			free(sb);
-		}
-		if (rc) {
 			for (int k = 0; k < NV; k++)
 				free(pm[k]);
-			return rc == TP_ENOMEM ? tp_error_set(err, rc, "out of memory") : 0;
+			return tp_error_set(err, TP_ENOMEM, "out of memory");
+		}
+		memcpy(sb, job->block, sizeof(int32_t) * (size_t)job->ntasks);
+		struct tp__par_time rb = tb;
+		kept = par_swapped(job, pm[v], &tv[v]);
+		int64_t kb = par_swapped(job, sb, &rb);
+		if (kb > 0 && rb.p.exchange_us < tv[v].p.exchange_us) {
+			memcpy(pm[v], sb, sizeof(int32_t) * (size_t)job->ntasks);
+			tv[v] = rb;
+			kept = kb;
+			vname = "Slurm's order";
+		}
+		free(sb);
+		if (kept > 0) {
+			vb = par_faster(&tv[v], &tb, margin);
+			sc[v] = tp_metrics_score(job->g, job->alloc, pm[v],
+						 job->metric, NULL);
 		}
 	}
 	c->score = sc[v];
@@ -597,19 +591,17 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		if (win)
 			set_time(win, &tw.p);
 		set_time(c, &tv[v].p);
+		char trades[48] = "";
 		if (kept > 0)
-			snprintf(c->note, sizeof c->note, "%s, %lld node trade%s; "
-				 "all timed as a step", vname,
+			snprintf(trades, sizeof trades, ", %lld node trade%s",
 				 (long long)kept, kept == 1 ? "" : "s");
-		else
-			snprintf(c->note, sizeof c->note, "%s; all timed as a step",
-				 PARMAP_NAMES[v]);
+		snprintf(c->note, sizeof c->note, "%s%s; all timed as a step",
+			 vname, trades);
 		/* the winner of the others against the layout's own: the
 		 * faster of those that beat Slurm's order (par_beats), ties
 		 * to the winner; neither: Slurm's order stays */
 		bool wb = win && win != blk && par_beats(&tw, &tb, margin);
-		take = vb && (!wb || tv[v].p.exchange_us <
-			      (1 - TP__PREDICT_TIE_SHARE) * tw.p.exchange_us);
+		take = vb && (!wb || par_faster(&tv[v], &tw, TP__PREDICT_TIE_SHARE));
 		*verdict = vb || wb ? PAR_PLACE : PAR_KEEP;
 	} else {
 		/* by the metric alone, as the others were */

@@ -606,6 +606,16 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 	return 0;
 }
 
+int tp__parallel_time(const tp__parallel *p, const tp_alloc *a,
+		      const int32_t *map, int mode, struct tp__par_time *t,
+		      tp_error *err)
+{
+	int rc = tp__parallel_predict(p, a, map, mode, &t->p, err);
+	if (!rc && (rc = tp__parallel_splits(p, a, map, &t->tp_split, &t->pp_split)))
+		tp_error_set(err, rc, "parallel: out of memory");
+	return rc;
+}
+
 int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, double *us, tp_error *err)
 {

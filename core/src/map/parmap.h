@@ -36,18 +36,30 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, double *us, tp_error *err);
 
+/* A training job's order timed as a step (tp__parallel_predict) and how
+ * far it is from the layout's goals (tp__parallel_splits). */
+struct tp__par_time {
+	tp_prediction p;
+	int64_t tp_split, pp_split;
+};
+
+/* *t of map, mode as tp__parallel_predict.  TP_OK or the model's error. */
+int tp__parallel_time(const tp__parallel *p, const tp_alloc *a,
+		      const int32_t *map, int mode, struct tp__par_time *t,
+		      tp_error *err);
+
 /* map refined by whole nodes trading their ranks (parmap_swaps.c): a
  * trade is kept when the step's predicted time (tp__parallel_predict,
  * mode) falls, no more stages are split (tp__parallel_splits) and the
  * all-reduce and backward sends at once (tp__parallel_overlap) take no
  * longer; passes over every pair of allocation nodes until one keeps
  * none, at most max_tries trades tried, none after deadline_ms
- * (tp__now_ms; 0: none).  *best: the step's prediction under the map
- * returned, *kept: the trades kept.  TP_ENOMEM, or the model's error (map
- * then holds the trades kept, *best may not). */
+ * (tp__now_ms; 0: none).  *t: map's on entry (tp__parallel_time), the
+ * map returned's on return; *kept: the trades kept.  TP_ENOMEM, or the
+ * model's error (map then holds the trades kept, *t may not). */
 int tp__parallel_swaps(const tp__parallel *p, const tp_alloc *a, int32_t *map,
 		       int mode, int64_t max_tries, double deadline_ms,
-		       tp_prediction *best, int64_t *kept, tp_error *err);
+		       struct tp__par_time *t, int64_t *kept, tp_error *err);
 
 /* How far map is from the layout's goals: *tp_split the tensor-parallel
  * groups over more than one node, *pp_split the pipeline stages over more

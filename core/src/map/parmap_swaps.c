@@ -89,7 +89,7 @@ static void trade(struct node_ranks *nr, int32_t *map, int32_t u, int32_t v)
 
 int tp__parallel_swaps(const tp__parallel *p, const tp_alloc *a, int32_t *map,
 		       int mode, int64_t max_tries, double deadline_ms,
-		       tp_prediction *best, int64_t *kept, tp_error *err)
+		       struct tp__par_time *t, int64_t *kept, tp_error *err)
 {
 	*kept = 0;
 	struct node_ranks nr = { 0 };
@@ -98,13 +98,8 @@ int tp__parallel_swaps(const tp__parallel *p, const tp_alloc *a, int32_t *map,
 		node_ranks_free(&nr);
 		return tp_error_set(err, rc, "parallel: out of memory");
 	}
-	rc = tp__parallel_predict(p, a, map, mode, best, err);
-	int64_t ts0 = 0, ps0 = 0;
 	double j0 = 0;
-	if (!rc && (rc = tp__parallel_splits(p, a, map, &ts0, &ps0)))
-		tp_error_set(err, rc, "parallel: out of memory");
-	if (!rc)
-		rc = tp__parallel_overlap(p, a, map, mode, &j0, err);
+	rc = tp__parallel_overlap(p, a, map, mode, &j0, err);
 	int64_t tries = 0;
 	bool moved = !rc;
 	/* passes over every pair of nodes, a trade kept as soon as it is
@@ -123,21 +118,20 @@ int tp__parallel_swaps(const tp__parallel *p, const tp_alloc *a, int32_t *map,
 					goto out;
 				tries++;
 				trade(&nr, map, u, v);
-				tp_prediction t;
-				int64_t ts = 0, ps = 0;
+				struct tp__par_time x;
 				double j = 0;
-				rc = tp__parallel_predict(p, a, map, mode, &t, err);
-				bool keep = !rc && t.exchange_us <
-					    (1 - SWAP_GAIN) * best->exchange_us;
-				if (keep && (rc = tp__parallel_splits(p, a, map, &ts, &ps)))
+				rc = tp__parallel_predict(p, a, map, mode, &x.p, err);
+				bool keep = !rc && x.p.exchange_us <
+					    (1 - SWAP_GAIN) * t->p.exchange_us;
+				if (keep && (rc = tp__parallel_splits(p, a, map, &x.tp_split,
+								      &x.pp_split)))
 					tp_error_set(err, rc, "parallel: out of memory");
-				keep = keep && !rc && ts <= ts0 && ps <= ps0;
+				keep = keep && !rc && x.tp_split <= t->tp_split &&
+				       x.pp_split <= t->pp_split;
 				if (keep)
 					rc = tp__parallel_overlap(p, a, map, mode, &j, err);
 				if (keep && !rc && j <= (1 + SWAP_GAIN) * j0) {
-					*best = t;
-					ts0 = ts;
-					ps0 = ps;
+					*t = x;
 					j0 = j;
 					++*kept;
 					moved = true;
