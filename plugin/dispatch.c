@@ -97,7 +97,7 @@ static struct spank_option opts[] = {
 	  "topoplace: a training job's parallel layout, one rank a GPU "
 	  "(SLURM_PROCID), e.g. tp=8,pp=4[,cp=N,ep=N,dp=N]"
 	  "[,order=tp-cp-ep-dp-pp|mesh=pp,dp,cp,tp][,bytes=tp:64,dp:8]"
-	  "[,model=hidden:H,layers:L,seq:S,mbs:B]",
+	  "[,model=hidden:H,layers:L,seq:S,mbs:B][,micro=M]",
 	  1, TPK_OPT_PARALLEL, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };

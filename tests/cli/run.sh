@@ -1628,7 +1628,7 @@ else no "map --parallel --format json" "$(head -c 300 "$tmp/out")"; fi
 tp eval --config "$EX/block.conf" --nodes "$NVL" --tasks-per-node 4 \
 	--hostfile "$tmp/par.hostfile" --parallel tp=4,pp=4
 if check0 "eval --parallel" &&
-	grep -q '^predicted exchange 2591 us -> 2032 us (0.78x) (block -> hostfile)$' "$tmp/out" &&
+	grep -q '^predicted exchange 2718 us -> 2095 us (0.77x) (block -> hostfile)$' "$tmp/out" &&
 	grep -q "^$tmp/par.hostfile: 144 tasks on 42 nodes" "$tmp/out"
 then ok "eval --parallel: the hostfile's step against Slurm's order, as map predicted"
 else no "eval --parallel" "$(cat "$tmp/out" "$tmp/err")"; fi
@@ -1650,6 +1650,25 @@ fails2 "map --parallel: a key twice" "--parallel: pp given twice" - \
 fails2 "map --parallel: an order without a kind of size > 1" \
 	"--parallel: order= does not name pp (pp=2)" - \
 	map --config "$EX/block.conf" --nodes "$NVL" -N 4 --parallel tp=4,pp=2,order=tp-dp
+fails2 "map --parallel: micro=0" "--parallel: micro=0: a step has at least 1 micro-batch" - \
+	map --config "$EX/block.conf" --nodes "$NVL" -N 4 --parallel tp=4,pp=4,micro=0
+fails2 "map --parallel: micro= and model='s gbs" \
+	"--parallel: micro= and model='s gbs both given" - \
+	map --config "$EX/block.conf" --nodes "$NVL" -n 144 -N 4 \
+	--parallel tp=4,pp=4,micro=8,model=hidden:8,layers:8,seq:8,gbs:18
+# micro= times the pipeline in its waves: the same volumes in 64
+# micro-batches fill the pipeline for a smaller share of the step than in
+# pp=4's four
+tp eval --config "$EX/block.conf" --nodes "$NVL" --tasks-per-node 4 \
+	--hostfile "$tmp/par.hostfile" --parallel tp=4,pp=4,micro=64 --format json
+m64=$(json_get "$tmp/out" 'd["predicted"]["exchange_us"]')
+tp eval --config "$EX/block.conf" --nodes "$NVL" --tasks-per-node 4 \
+	--hostfile "$tmp/par.hostfile" --parallel tp=4,pp=4 --format json
+m4=$(json_get "$tmp/out" 'd["predicted"]["exchange_us"]')
+if [ -n "$m64" ] && [ -n "$m4" ] &&
+	awk -v a="$m64" -v b="$m4" 'BEGIN { exit !(a > 0 && a < 0.9 * b) }'
+then ok "eval --parallel micro=64: the pipeline timed in its waves ($m4 -> $m64 us)"
+else no "eval --parallel micro=" "micro=4 '$m4', micro=64 '$m64'"; fi
 fails2 "map --parallel and --stencil" "--parallel, --stencil and --graph are mutually exclusive" - \
 	map --config "$EX/block.conf" --nodes "$NVL" -N 4 --parallel tp=4 --stencil 4x4
 fails2 "map --parallel with no task count" "--parallel: no dp= and no task count" - \

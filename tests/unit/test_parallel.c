@@ -72,7 +72,18 @@ START_TEST(megatron_default)
 	char d[200];
 	tp__parallel_describe(&q, d, sizeof d);
 	ck_assert_str_eq(d, "tp=2,cp=2,ep=1,dp=2,pp=2,order=tp-cp-ep-dp-pp,"
-			 "bytes=tp:64,cp:32,ep:16,dp:8,pp:1");
+			 "bytes=tp:64,cp:32,ep:16,dp:8,pp:1,micro=2");
+	/* micro= times the pipeline alone: the volumes stay; with model= it
+	 * is model's M, whose volumes scale with it */
+	tp__parallel m = parse_ok("tp=2,cp=2,pp=2,micro=16", 16);
+	ck_assert_double_eq(m.micro, 16);
+	ck_assert_double_eq(m.bytes[TP__PAR_PP], 1);
+	tp__parallel m1 = parse_ok("tp=2,pp=2,model=hidden:8,layers:2,seq:8", 16);
+	tp__parallel m4 = parse_ok("tp=2,pp=2,micro=4,model=hidden:8,layers:2,seq:8", 16);
+	ck_assert_double_eq(m1.micro, 2);
+	ck_assert_double_eq(m4.micro, 4);
+	ck_assert_double_eq_tol(m4.bytes[TP__PAR_PP], 2 * m1.bytes[TP__PAR_PP],
+				1e-12 * m4.bytes[TP__PAR_PP]);
 }
 END_TEST
 
@@ -338,6 +349,14 @@ START_TEST(bad_input)
 		  "is more than" },
 		{ "tp=2,model=hidden:8,layers:2,seq:8,model=hidden:8", 8,
 		  "model given twice" },
+		{ "tp=2,micro=0", 8, "micro=0: a step has at least 1 micro-batch" },
+		{ "tp=2,micro=2.5", 8, "micro=2.5: not a count" },
+		{ "tp=2,micro=", 8, "micro=: no value" },
+		{ "tp=2,micro=2,micro=4", 8, "micro given twice" },
+		{ "tp=2,micro=4,model=hidden:8,layers:2,seq:8,micro:2", 8,
+		  "micro= and model='s micro both given" },
+		{ "tp=2,model=hidden:8,layers:2,seq:8,gbs:8,micro=4", 8,
+		  "micro= and model='s gbs both given" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		tp__parallel p;
@@ -767,6 +786,42 @@ START_TEST(predict_pipeline_directions)
 }
 END_TEST
 
+/* The pipeline's sends in waves: a stage receives micro-batch m + 1 only
+ * once it sent m on, so boundaries two apart send at once and neighbours
+ * never.  Four ranks, one
+ * a node, pp=4; X sends over boundaries 0 (n00 -> n04) and 2 (n01 -> n08)
+ * up leaf 0's cable 0, Y's boundary 2 (n01 -> n09) takes cable 1.  With
+ * two micro-batches boundary 0's second and boundary 2's first meet in X:
+ * forward 3 T against 2.5 T (T: a boundary alone, the step's bytes); with
+ * one they never do, and X and Y time alike (each boundary alone, as the
+ * step was timed before, never sees the two meet). */
+START_TEST(predict_pipeline_waves)
+{
+	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
+			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert_msg(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04,08-09]",
+					     1, "nodes", &a, &err) == 0, "%s", err.msg);
+	/* allocation indices: n00 0, n01 1, n04 2, n08 3, n09 4 */
+	const int32_t X[4] = { 0, 2, 1, 3 }, Y[4] = { 0, 2, 1, 4 };
+	const char *m2 = "tp=1,pp=4,micro=2,bytes=tp:0,cp:0,ep:0,dp:0,pp:8";
+	const char *m1 = "tp=1,pp=4,micro=1,bytes=tp:0,cp:0,ep:0,dp:0,pp:8";
+	tp_prediction x, y;
+	ck_assert_int_eq(tp_predict_parallel(m2, a, X, 4, &x, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel(m2, a, Y, 4, &y, &err), 0);
+	/* forward 3 T + back 2.5 T against 2.5 T + 2.5 T, latency aside */
+	ck_assert_msg(x.exchange_us > 1.08 * y.exchange_us &&
+		      x.exchange_us < 1.12 * y.exchange_us,
+		      "X %g us, Y %g us", x.exchange_us, y.exchange_us);
+	ck_assert_int_eq(tp_predict_parallel(m1, a, X, 4, &x, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel(m1, a, Y, 4, &y, &err), 0);
+	ck_assert_double_eq_tol(x.exchange_us, y.exchange_us, 1e-9 * y.exchange_us);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Whole nodes trade ranks while the step gets faster: from the layout B of
  * predict_pipeline_directions (two sends on one cable one way) to one as
  * fast as A; no trade tried past max_tries; a node's ranks move together,
@@ -932,6 +987,7 @@ int main(void)
 	tcase_add_test(tc, predict_step);
 	tcase_add_test(tc, predict_pipeline);
 	tcase_add_test(tc, predict_pipeline_directions);
+	tcase_add_test(tc, predict_pipeline_waves);
 	tcase_add_test(tc, swaps_lower_the_step);
 	tcase_add_test(tc, tie_keeps_slurm_order);
 	tcase_add_test(tc, splits_counted);

@@ -4,6 +4,7 @@
  * The spec:  tp=8,cp=1,ep=1,pp=4[,dp=N][,order=tp-cp-ep-dp-pp | mesh=pp,dp,cp,tp]
  *            [,bytes=tp:64,cp:32,ep:16,dp:8,pp:1]
  *            [,model=hidden:H,layers:L,seq:S[,mbs:B,micro:M|gbs:G,experts:E,topk:K]]
+ *            [,micro=M]
  * Ranks are the framework's (SLURM_PROCID, one a GPU).  order= is Megatron's
  * convention, the first kind varies fastest; mesh= is torchtitan's device
  * mesh, written outermost first (the last varies fastest), so mesh=pp,dp,
@@ -11,7 +12,8 @@
  * comma (a bare word carries on the key before it): "mesh=pp,dp,tp" reads
  * as one key; model='s too.  dp defaults to what the task count leaves.
  * model= derives the volumes from the model's sizes (model_bytes below);
- * bytes= still overrides a kind it names.
+ * bytes= still overrides a kind it names.  micro= is the micro-batches a
+ * step without model= (default pp), for the pipeline's timing alone.
  *
  * The groups, with the mesh multiplicative (tasks = tp x cp x ep x dp x pp):
  *   TP  ranks that differ in tp alone: all-reduce of activations;
@@ -97,7 +99,7 @@ static int bad(tp_error *err, const char *fmt, ...)
 	return tp_error_set(err, TP_EINVAL, "%s", msg);
 }
 
-/* A kind's size: a decimal count 1..INT32_MAX. */
+/* A kind's size (or micro='s count): a decimal count 1..INT32_MAX. */
 static int parse_size(const char *key, const char *v, int64_t *out,
 		      tp_error *err)
 {
@@ -112,7 +114,9 @@ static int parse_size(const char *key, const char *v, int64_t *out,
 		return bad(err, "%s=%.40s: too large (at most %d)", key, v,
 			   SIZE_MAX_VALUE);
 	if (n == 0)
-		return bad(err, "%s=0: a group has at least 1 rank", key);
+		return bad(err, "%s=0: %s", key, strcmp(key, "micro")
+			   ? "a group has at least 1 rank" : "a step has at least "
+			   "1 micro-batch");
 	*out = n;
 	return 0;
 }
@@ -278,7 +282,7 @@ static int model_bytes(const struct model *m, tp__parallel *p,
 		return bad(err, "model=: topk:%lld is more than experts:%lld",
 			   (long long)m->v[M_TOPK], (long long)m->v[M_EXPERTS]);
 	double H = (double)m->v[M_HIDDEN], mbs = m->set[M_MBS] ? (double)m->v[M_MBS] : 1;
-	double M = (double)sz[TP__PAR_PP];
+	double M = p->micro;     /* micro=, else pp */
 	if (m->set[M_MICRO])
 		M = (double)m->v[M_MICRO];
 	if (m->set[M_GBS]) {
@@ -315,25 +319,26 @@ static int model_bytes(const struct model *m, tp__parallel *p,
 }
 
 enum { KEY_NONE = -1, KEY_ORDER = TP__PAR_KINDS, KEY_MESH, KEY_BYTES,
-       KEY_MODEL, NKEYS };
+       KEY_MODEL, KEY_MICRO, NKEYS };
+static const char *const MORE_KEYS[NKEYS - TP__PAR_KINDS] = {
+	"order", "mesh", "bytes", "model", "micro"
+};
 
 static int key_of(const char *s, size_t n)
 {
 	int k = tp__par_kind(s, n);
 	if (k >= 0)
 		return k;
-	static const char *const more[] = { "order", "mesh", "bytes", "model" };
-	for (int i = 0; i < 4; i++)
-		if (strlen(more[i]) == n && !strncmp(s, more[i], n))
+	for (int i = 0; i < NKEYS - TP__PAR_KINDS; i++)
+		if (strlen(MORE_KEYS[i]) == n && !strncmp(s, MORE_KEYS[i], n))
 			return TP__PAR_KINDS + i;
 	return KEY_NONE;
 }
 
 static const char *key_name(int key)
 {
-	static const char *const more[] = { "order", "mesh", "bytes", "model" };
 	return key < TP__PAR_KINDS ? tp__par_kind_names[key]
-	       : more[key - TP__PAR_KINDS];
+	       : MORE_KEYS[key - TP__PAR_KINDS];
 }
 
 /* The sizes known, the product and dp. */
@@ -384,6 +389,7 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 	bool bytes_set[TP__PAR_KINDS] = { false }, named[TP__PAR_KINDS] = { false };
 	struct model model = { { 0 }, { false } };
 	int order[TP__PAR_KINDS], norder = 0;
+	int64_t micro = 0;
 	for (int k = 0; k < TP__PAR_KINDS; k++) {
 		p->size[k] = 1;
 		p->bytes[k] = TP__PAR_DEFAULT_BYTES[k];
@@ -406,14 +412,14 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 					       &norder, named, err);
 			else
 				rc = bad(err, "'%.40s': expected KEY=VALUE (tp, cp, ep, "
-					 "dp, pp, order, mesh, bytes, model)", tok);
+					 "dp, pp, order, mesh, bytes, model, micro)", tok);
 			continue;
 		}
 		int key = key_of(tok, (size_t)(eq - tok));
 		const char *v = eq + 1;
 		if (key == KEY_NONE)
 			return bad(err, "unknown key '%.*s' (tp, cp, ep, dp, pp, "
-				   "order, mesh, bytes, model)",
+				   "order, mesh, bytes, model, micro)",
 				   (int)((eq - tok) > 20 ? 20 : (eq - tok)), tok);
 		if (given[key])
 			return bad(err, "%s given twice", key_name(key));
@@ -421,6 +427,8 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 		cont = KEY_NONE;
 		if (key < TP__PAR_KINDS)
 			rc = parse_size(key_name(key), v, &p->size[key], err);
+		else if (key == KEY_MICRO)
+			rc = parse_size("micro", v, &micro, err);
 		else if (key == KEY_ORDER || key == KEY_MESH) {
 			if (given[KEY_ORDER] && given[KEY_MESH])
 				return bad(err, "order= and mesh= both given: one "
@@ -470,7 +478,10 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 		p->stride[order[i]] = stride;
 		stride *= p->size[order[i]];
 	}
-	p->micro = (double)p->size[TP__PAR_PP];
+	p->micro = (double)(given[KEY_MICRO] ? micro : p->size[TP__PAR_PP]);
+	if (given[KEY_MICRO] && (model.set[M_MICRO] || model.set[M_GBS]))
+		return bad(err, "micro= and model='s %s both given: one count of "
+			   "micro-batches only", model.set[M_MICRO] ? "micro" : "gbs");
 	if (given[KEY_MODEL] && (rc = model_bytes(&model, p, bytes_set, err)))
 		return rc;
 	int64_t ep = p->size[TP__PAR_EP];
@@ -492,11 +503,11 @@ int tp__parallel_describe(const tp__parallel *p, char *buf, size_t len)
 		snprintf(ord + strlen(ord), sizeof ord - strlen(ord), "%s%s",
 			 i ? "-" : "", tp__par_kind_names[p->order[i]]);
 	return snprintf(buf, len, "tp=%lld,cp=%lld,ep=%lld,dp=%lld,pp=%lld,"
-			"order=%s,bytes=tp:%g,cp:%g,ep:%g,dp:%g,pp:%g",
+			"order=%s,bytes=tp:%g,cp:%g,ep:%g,dp:%g,pp:%g,micro=%.0f",
 			(long long)p->size[0], (long long)p->size[1],
 			(long long)p->size[2], (long long)p->size[3],
 			(long long)p->size[4], ord, p->bytes[0], p->bytes[1],
-			p->bytes[2], p->bytes[3], p->bytes[4]);
+			p->bytes[2], p->bytes[3], p->bytes[4], p->micro);
 }
 
 /* The members of every group whose kinds vary (vary[k]), each group in
@@ -670,9 +681,26 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 	return tp__parallel_graph_stage(p, map, kinds, -1, out, err);
 }
 
+/* Is stage coordinate c in the set (bit c of mask; 0: every stage)? */
+static bool stage_in(uint64_t mask, int64_t c)
+{
+	return !mask || (c >= 0 && c < 64 && ((mask >> c) & 1));
+}
+
 int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, int64_t stage, tp_graph **out,
 			     tp_error *err)
+{
+	if (stage >= 64)
+		return tp_error_set(err, TP_EINVAL, "parallel: stage %lld past 63",
+				    (long long)stage);
+	return tp__parallel_graph_stages(p, map, kinds,
+					 stage < 0 ? 0 : (uint64_t)1 << stage, out, err);
+}
+
+int tp__parallel_graph_stages(const tp__parallel *p, const int32_t *map,
+			      unsigned kinds, uint64_t stages, tp_graph **out,
+			      tp_error *err)
 {
 	*out = NULL;
 	int64_t nt = p->ntasks;
@@ -706,8 +734,7 @@ int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
 			continue;
 		double w = B * (double)(n - 1) / (double)n;
 		for (int64_t s = 0; s < nt && !rc; s += n) {
-			if (stage >= 0 &&
-			    tp__parallel_coord(p, mem[s], TP__PAR_PP) != stage)
+			if (!stage_in(stages, tp__parallel_coord(p, mem[s], TP__PAR_PP)))
 				continue;   /* every member has its pp */
 			if (map)
 				ring_order(mem + s, n, map, tmp);
@@ -724,7 +751,7 @@ int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
 		groups_of(p, vary, mem, &n);
 		for (int64_t s = 0; s < nt && !rc; s += n)
 			for (int64_t i = 0; i < n && !rc &&
-			     (stage < 0 || tp__parallel_coord(p, mem[s], TP__PAR_PP) == stage); i++)
+			     stage_in(stages, tp__parallel_coord(p, mem[s], TP__PAR_PP)); i++)
 				for (int64_t j = i + 1; j < n && !rc; j++)
 					rc = push(&e, mem[s + i], mem[s + j],
 						  Bep / (double)n);
@@ -737,7 +764,7 @@ int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
 		pp = 1;
 	for (int64_t r = 0; !rc && pp > 1 && Bpp > 0 && r < nt; r++) {
 		if (tp__parallel_coord(p, r, TP__PAR_PP) == pp - 1 ||
-		    (stage >= 0 && tp__parallel_coord(p, r, TP__PAR_PP) != stage))
+		    !stage_in(stages, tp__parallel_coord(p, r, TP__PAR_PP)))
 			continue;
 		int32_t a = (int32_t)r, b = (int32_t)(r + ps);
 		/* one way: a one-way edge of w sends 2w (set_send) */

@@ -116,9 +116,9 @@ typedef struct tp__parallel {
 	int order[TP__PAR_KINDS];        /* kinds, the first varies fastest */
 	int64_t stride[TP__PAR_KINDS];   /* rank step of each kind */
 	double bytes[TP__PAR_KINDS];     /* relative volume a rank a step */
-	double micro;                    /* micro-batches a step: model='s
-					  * micro or gbs, else pp (the
-					  * pipeline's fill, parmap.c) */
+	double micro;                    /* micro-batches a step: micro=,
+					  * model='s micro or gbs, else pp
+					  * (the pipeline's fill, parmap.c) */
 	int64_t ntasks;                  /* the product */
 } tp__parallel;
 
@@ -155,6 +155,11 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
 int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, int64_t stage, tp_graph **out,
 			     tp_error *err);
+/* The same for a set of stages: bit s of stages for stage s (at most 64;
+ * 0: all). */
+int tp__parallel_graph_stages(const tp__parallel *p, const int32_t *map,
+			      unsigned kinds, uint64_t stages, tp_graph **out,
+			      tp_error *err);
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err);
 

@@ -53,8 +53,9 @@ for all three):
           where `topoplace map --help` lists it, else --graph on the JSON
           graph of the step's messages that this script writes; twice
           with --parallel: as users write it (the default volumes) and
-          with bytes= of the bench's true volumes (true_bytes), so that
-          the defaults are judged too.
+          with bytes= of the bench's true volumes (true_bytes) and its
+          micro-batches (micro=, where the help lists it), so that the
+          defaults are judged too.
 
 The SMPI program (train_step.c) runs tp-cp-ep-dp-pp ranks (Megatron's
 order) with ring all-reduces written as MPI_Sendrecv; each case's time is
@@ -373,6 +374,12 @@ def has_parallel(tp):
     return "--parallel" in out + err
 
 
+def has_micro(tp):
+    """micro= in --parallel (the step's micro-batches, for the pipeline)."""
+    rc, out, err = sh([tp, "map", "--help"])
+    return "micro=M" in out + err
+
+
 def draw_busy(f, rnd):
     """What a busy cluster leaves, and Slurm's choice in it: each domain
     (SU, rack) is walked node by node as other jobs' runs (1 to 6 nodes)
@@ -473,6 +480,7 @@ def main():
     work = a.keep or tempfile.mkdtemp(prefix="topoplace-train.")
     os.makedirs(work, exist_ok=True)
     parallel = has_parallel(a.topoplace)
+    micro = parallel and has_micro(a.topoplace)
     print("train: one step's communication in SMPI (CM02, %d layers, %d "
           "microbatches); seed %d (--seed %d repeats); allocations: %s; "
           "topoplace given %s; NVL72 nodes: %s" % (
@@ -493,8 +501,10 @@ def main():
             ptxt = ",".join("%s=%d" % (k, par[k]) for k in ("tp", "cp", "ep", "pp", "dp"))
             hint = (["--parallel", ptxt] if parallel else ["--graph", graph])
             # the hint as users write it (the default volumes) and with the
-            # bench's true volumes (bytes=): the defaults judged too
-            hint_b = (["--parallel", ptxt + ",bytes=" + true_bytes(par)]
+            # bench's true volumes (bytes=) and micro-batches: the defaults
+            # judged too
+            hint_b = (["--parallel", ptxt + ",bytes=" + true_bytes(par) +
+                       (",micro=%d" % MICRO if micro else "")]
                       if parallel else None)
             res = {"slurm": [], "kueue": [], "topoplace": [], "bytes": []}
             for c in range(a.cases):
@@ -557,7 +567,8 @@ def main():
             statistics.median(res["kueue"]), statistics.median(res["topoplace"]),
             statistics.median(res["bytes"]), ratio("kueue"), ratio("topoplace"),
             ratio("bytes")))
-        print("%-6s bytes= %s (the bench's true volumes)" % (key, true_bytes(f["par"])))
+        print("%-6s bytes= %s%s (the bench's true volumes)" % (
+            key, true_bytes(f["par"]), ",micro=%d" % MICRO if micro else ""))
     print("ratios: per case against Slurm 26.05's order, median (worst); "
           "topoplace: --parallel as users write it (default volumes), "
           "+bytes=: with the bench's volumes; allocations: %s; %.0f s" % (
