@@ -664,8 +664,9 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 		tp_prediction pk;
 		int rc;
 		/* The gradients' all-reduce runs once, every stage at once.
-		 * The per-layer kinds (tp, cp, ep) and the stage sends (pp)
-		 * run a micro-batch at a time along the pipeline: M
+		 * The stage sends (pp) run in waves (pipeline_waves).  The
+		 * per-layer kinds (tp, cp, ep) run a micro-batch at a time
+		 * along the pipeline: M
 		 * micro-batches through pp stages, the first passes every
 		 * stage (boundary) once, the other M - 1 follow at the pace
 		 * of the slowest: (sum of T_s + (M - 1) max T_s) / M, T_s a
