@@ -99,9 +99,10 @@ static int bad(tp_error *err, const char *fmt, ...)
 	return tp_error_set(err, TP_EINVAL, "%s", msg);
 }
 
-/* A kind's size (or micro='s count): a decimal count 1..INT32_MAX. */
-static int parse_size(const char *key, const char *v, int64_t *out,
-		      tp_error *err)
+/* A kind's size (or micro='s count): a decimal count 1..INT32_MAX; zero
+ * says why a count must be at least 1. */
+static int parse_size(const char *key, const char *v, const char *zero,
+		      int64_t *out, tp_error *err)
 {
 	if (!*v)
 		return bad(err, "%s=: no value", key);
@@ -114,9 +115,7 @@ static int parse_size(const char *key, const char *v, int64_t *out,
 		return bad(err, "%s=%.40s: too large (at most %d)", key, v,
 			   SIZE_MAX_VALUE);
 	if (n == 0)
-		return bad(err, "%s=0: %s", key, strcmp(key, "micro")
-			   ? "a group has at least 1 rank" : "a step has at least "
-			   "1 micro-batch");
+		return bad(err, "%s=0: %s", key, zero);
 	*out = n;
 	return 0;
 }
@@ -426,9 +425,11 @@ int tp__parallel_parse(const char *spec, int64_t ntasks, tp__parallel *p,
 		given[key] = true;
 		cont = KEY_NONE;
 		if (key < TP__PAR_KINDS)
-			rc = parse_size(key_name(key), v, &p->size[key], err);
+			rc = parse_size(key_name(key), v, "a group has at least 1 rank",
+					&p->size[key], err);
 		else if (key == KEY_MICRO)
-			rc = parse_size("micro", v, &micro, err);
+			rc = parse_size("micro", v, "a step has at least 1 micro-batch",
+					&micro, err);
 		else if (key == KEY_ORDER || key == KEY_MESH) {
 			if (given[KEY_ORDER] && given[KEY_MESH])
 				return bad(err, "order= and mesh= both given: one "
@@ -678,24 +679,13 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err)
 {
-	return tp__parallel_graph_stage(p, map, kinds, -1, out, err);
+	return tp__parallel_graph_stages(p, map, kinds, 0, out, err);
 }
 
 /* Is stage coordinate c in the set (bit c of mask; 0: every stage)? */
 static bool stage_in(uint64_t mask, int64_t c)
 {
 	return !mask || (c >= 0 && c < 64 && ((mask >> c) & 1));
-}
-
-int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
-			     unsigned kinds, int64_t stage, tp_graph **out,
-			     tp_error *err)
-{
-	if (stage >= 64)
-		return tp_error_set(err, TP_EINVAL, "parallel: stage %lld past 63",
-				    (long long)stage);
-	return tp__parallel_graph_stages(p, map, kinds,
-					 stage < 0 ? 0 : (uint64_t)1 << stage, out, err);
 }
 
 int tp__parallel_graph_stages(const tp__parallel *p, const int32_t *map,

@@ -150,13 +150,9 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
  * TP__PAR_PP has both at once, as the mapping weighs the pair. */
 #define TP__PAR_PP_FWD (TP__PAR_KINDS + 1)
 #define TP__PAR_PP_BWD (TP__PAR_KINDS + 2)
-/* The same for one pipeline stage's groups alone (stage: its pp; a PP edge
- * belongs to its lower stage; -1: all). */
-int tp__parallel_graph_stage(const tp__parallel *p, const int32_t *map,
-			     unsigned kinds, int64_t stage, tp_graph **out,
-			     tp_error *err);
-/* The same for a set of stages: bit s of stages for stage s (at most 64;
- * 0: all). */
+/* The same for a set of pipeline stages' groups alone: bit s of stages
+ * for stage s (at most 64; 0: all); a PP edge belongs to its lower
+ * stage. */
 int tp__parallel_graph_stages(const tp__parallel *p, const int32_t *map,
 			      unsigned kinds, uint64_t stages, tp_graph **out,
 			      tp_error *err);
