@@ -835,7 +835,7 @@ START_TEST(swaps_lower_the_step)
 	const int32_t *mapa = PIPE_A, *mapb = PIPE_B;
 	tp_prediction pa;
 	struct tp__par_time tb, best;
-	ck_assert_int_eq(tp__parallel_predict(&p, a, mapa, TP__PAR_PREDICT_FULL, &pa, &err), 0);
+	ck_assert_int_eq(tp__parallel_predict(&p, a, mapa, TP__PAR_PREDICT_FULL, &pa, NULL, &err), 0);
 	ck_assert_int_eq(tp__parallel_time(&p, a, mapb, TP__PAR_PREDICT_FULL, &tb, &err), 0);
 	int32_t map[4];
 	int64_t kept = -1;

@@ -553,7 +553,11 @@ static int one_phase(const tp__parallel *p, const tp_alloc *a,
  * 1,000 us short and saw no two boundaries meet: on 435401 it put Slurm's
  * order 755 us behind topoplace's, SMPI 1,005.  The ninth (Slurm's order
  * on 435400, 2,351 us against 2,018) has replicas falling out of step,
- * which waves do not see. */
+ * which waves do not see: on busy seed 294374 Slurm's order 2,687 us in
+ * waves, 2,352 in SMPI.  A simulation send by send, each rank's blocking
+ * sends sharing the lanes max-min fairly, matched SMPI there (2,355) but
+ * chose no better (busy 294368-87 0.856 -> 0.848, runs 38729-48 0.839
+ * -> 0.857 with one order 2 % slower) at ten times the time. */
 #define WAVE_SETS (4 * TP__PAR_STAGES_TIMED)
 
 struct waves {
@@ -641,7 +645,7 @@ static int pipeline_waves(const tp__parallel *p, const tp_alloc *a,
 
 int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
-			 tp_error *err)
+			 double *phase_us, tp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	int64_t pp = p->size[TP__PAR_PP];
@@ -655,7 +659,7 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 	 * do: on the bench's development allocations (simgrid-train.sh)
 	 * placements predicted 1 % faster than Slurm's order ran 3 to 6 %
 	 * slower.  The experts' DP last. */
-	static const int PHASES[] = {
+	static const int PHASES[TP__PAR_PHASES] = {
 		TP__PAR_TP, TP__PAR_CP, TP__PAR_EP, TP__PAR_DP, TP__PAR_PP_FWD,
 		TP__PAR_PP_BWD, TP__PAR_EDP
 	};
@@ -673,7 +677,16 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 		 * stage's own exchange of the whole step's volume.  All
 		 * stages at once would see only the slowest stage, and a
 		 * placement that slows three stages as much as another
-		 * slows one would look as fast. */
+		 * slows one would look as fast.  Replicas (dp) run their
+		 * pipelines apart, so this is high where the slowest groups
+		 * of the stages are in different replicas (NVL72 seeds
+		 * 188334 and 437346 of simgrid-train.sh: Slurm's order's EP
+		 * 2,045 us, SMPI 1,586 and 1,581).  Each replica timed on
+		 * its own part of the stages' exchanges matched (1,569), but
+		 * chose worse there (runs 437344-53: 0.843 -> 0.851, and
+		 * 437346 1.13x): the sum of phases then misses that Slurm's
+		 * order overlaps its phases and the other order's contend,
+		 * which the high EP had offset. */
 		bool piped = k != TP__PAR_DP && k != TP__PAR_EDP && pp > 1;
 		if (!piped) {
 			rc = one_phase(p, a, map, 1u << k, -1, mode, &pk, err);
@@ -713,6 +726,8 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 		if (rc)
 			return rc;
 		add_phase(out, &pk);
+		if (phase_us)
+			phase_us[ph] = pk.exchange_us;
 	}
 	return 0;
 }
@@ -721,7 +736,7 @@ int tp__parallel_time(const tp__parallel *p, const tp_alloc *a,
 		      const int32_t *map, int mode, struct tp__par_time *t,
 		      tp_error *err)
 {
-	int rc = tp__parallel_predict(p, a, map, mode, &t->p, err);
+	int rc = tp__parallel_predict(p, a, map, mode, &t->p, t->phase_us, err);
 	if (!rc && (rc = tp__parallel_splits(p, a, map, &t->tp_split, &t->pp_split)))
 		tp_error_set(err, rc, "parallel: out of memory");
 	return rc;
@@ -747,6 +762,6 @@ int tp_predict_parallel(const char *spec, const tp_alloc *a,
 	tp__parallel p;
 	int rc = tp__parallel_parse(spec, ntasks, &p, err);
 	if (!rc)
-		rc = tp__parallel_predict(&p, a, map, TP__PAR_PREDICT_FULL, out, err);
+		rc = tp__parallel_predict(&p, a, map, TP__PAR_PREDICT_FULL, out, NULL, err);
 	return rc;
 }

@@ -23,9 +23,13 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
  * under map.  mode: TP__PAR_PREDICT_FULL as tp_predict_exchange, _LAUNCH
  * or _BUDGET as tp__predict_launch without or with a time budget. */
 enum { TP__PAR_PREDICT_FULL, TP__PAR_PREDICT_LAUNCH, TP__PAR_PREDICT_BUDGET };
+/* The phases summed, in the order they run: tp, cp, ep, dp, the
+ * pipeline's sends forward and back, the experts' dp.  phase_us (NULL or
+ * TP__PAR_PHASES entries): each one's time. */
+#define TP__PAR_PHASES 7
 int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
-			 tp_error *err);
+			 double *phase_us, tp_error *err);
 
 /* The gradients' all-reduce and the pipeline's backward sends of map as
  * one exchange, every stage at once (*us): a step runs them side by side
@@ -40,6 +44,7 @@ int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
  * far it is from the layout's goals (tp__parallel_splits). */
 struct tp__par_time {
 	tp_prediction p;
+	double phase_us[TP__PAR_PHASES];
 	int64_t tp_split, pp_split;
 };
 

@@ -120,7 +120,8 @@ int tp__parallel_swaps(const tp__parallel *p, const tp_alloc *a, int32_t *map,
 				trade(&nr, map, u, v);
 				struct tp__par_time x;
 				double j = 0;
-				rc = tp__parallel_predict(p, a, map, mode, &x.p, err);
+				rc = tp__parallel_predict(p, a, map, mode, &x.p, x.phase_us,
+							  err);
 				bool keep = !rc && x.p.exchange_us <
 					    (1 - SWAP_GAIN) * t->p.exchange_us;
 				if (keep && (rc = tp__parallel_splits(p, a, map, &x.tp_split,
