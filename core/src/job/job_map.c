@@ -436,7 +436,7 @@ static bool par_beats(const struct tp__par_time *c, const struct tp__par_time *b
  * (fresh busy seeds 92013-32: mean 0.923 without it, 0.934 with it, none
  * slower either way) for never running slower.  Of the phases the two
  * orders time otherwise (par_changed_us), not of the step: held out, busy
- * seeds 771203-22 0.828 -> 0.815, runs 603817-36 0.858 -> 0.850, none
+ * seeds 771203-22 0.828 -> 0.814, runs 603817-36 0.858 -> 0.850, none
  * slower. */
 #define PAR_RAIL_MARGIN 0.03
 
