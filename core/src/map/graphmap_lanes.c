@@ -137,7 +137,10 @@ static void route_cache_put(struct route_cache *c, int64_t key,
 	c->npool += (size_t)len;
 }
 
-/* A link's (or lane's) load, and the trial that last touched it. */
+/* A link's (or lane's) load, and the trial that last touched it.  Kept
+ * by the link's place among those the refinement has routed over
+ * (cref.dense_of): a 32^3 torus has 262k lanes where a 4,096-task halo
+ * crosses 65k, and the loads the moves touch then stay in the cache. */
 struct link_load {
 	double load;
 	double w;                /* a byte's weight on it (cr_weight) */
@@ -147,8 +150,11 @@ struct link_load {
 typedef struct cref {
 	const gm *c;
 	int32_t *map;
-	struct link_load *ll;    /* per link */
-	int64_t nl;
+	struct link_load *ll;    /* per link routed over, by its dense index */
+	int64_t nl;              /* links (or lanes) of the machine */
+	int32_t *dense_of;       /* link -> its index in ll (-1: none yet) */
+	int64_t nused;           /* links with an index */
+	bool lanes;              /* on the time model's fabric */
 	int64_t *route;
 	int32_t *route32;        /* route as the cache keeps it */
 	int cap;
@@ -182,9 +188,6 @@ typedef struct cref {
 	double dhop;             /* hop-bytes change of the current trial */
 	bool keep_hops;          /* refuse moves that raise hop-bytes */
 	int64_t moves;
-	double *lw;              /* lanes (the time model's fabric,
-				    predict_internal.h): per lane 1 /
-				    bandwidth; NULL: the machine's links */
 	double hop_weight;       /* lanes: see gm */
 	int64_t *tstamp;         /* per task: node trades' edge counting */
 	int64_t ts;
@@ -194,10 +197,25 @@ typedef struct cref {
 	int32_t *tcand;          /* a node's trade partners */
 } cref;
 
-/* A byte's weight on link (or lane) l. */
+/* A byte's weight on link (or lane) l: on lanes (the time model's fabric,
+ * predict_internal.h) 1 / its bandwidth. */
 static double cr_weight(const cref *cr, int64_t l)
 {
-	return cr->lw ? cr->lw[l] : tp__link_weight(cr->c->a->m, l);
+	return cr->lanes ? 1.0 / tp__fabric_bandwidth(cr->c->a->m, l)
+			 : tp__link_weight(cr->c->a->m, l);
+}
+
+/* Link l's index in cr->ll, given on first use; -1 for a link out of
+ * range (which cr_message refuses). */
+static int32_t cr_dense(cref *cr, int64_t l)
+{
+	if (l < 0 || l >= cr->nl)
+		return -1;
+	if (cr->dense_of[l] < 0) {
+		cr->dense_of[l] = (int32_t)cr->nused;
+		cr->ll[cr->nused++].w = cr_weight(cr, l);
+	}
+	return cr->dense_of[l];
 }
 
 /* Route between allocation nodes i and j into cr->rt (cached, or in
@@ -220,15 +238,13 @@ static int cr_route(cref *cr, int32_t i, int32_t j)
 		}
 	}
 	for (;;) {
-		int n = cr->lw ? tp__fabric_route(a->m, a->node[i], a->node[j],
-						  cr->route, cr->cap)
-			       : tp_machine_route(a->m, a->node[i], a->node[j],
-						  cr->route, cr->cap);
+		int n = cr->lanes ? tp__fabric_route(a->m, a->node[i], a->node[j],
+						     cr->route, cr->cap)
+				  : tp_machine_route(a->m, a->node[i], a->node[j],
+						     cr->route, cr->cap);
 		if (n >= 0) {
 			for (int k = 0; k < n; k++)
-				cr->route32[k] = cr->route[k] >= 0 && cr->route[k] < cr->nl &&
-						 cr->route[k] < INT32_MAX
-						 ? (int32_t)cr->route[k] : -1;
+				cr->route32[k] = cr_dense(cr, cr->route[k]);
 			route_cache_put(&cr->rc, key, cr->route32, n);
 			cr->rt = cr->route32;
 			return n;
@@ -338,12 +354,12 @@ static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
 static double cr_max(const cref *cr, int64_t *count)
 {
 	double m = 0.0;
-	for (int64_t l = 0; l < cr->nl; l++)
+	for (int64_t l = 0; l < cr->nused; l++)
 		if (cr->ll[l].load > m)
 			m = cr->ll[l].load;
 	int64_t n = 0;
 	double eps = 1e-9 * m;
-	for (int64_t l = 0; l < cr->nl; l++)
+	for (int64_t l = 0; l < cr->nused; l++)
 		if (m > 0 && cr->ll[l].load >= m - eps)
 			n++;
 	*count = n;
@@ -364,7 +380,7 @@ static void cref_free(cref *cr)
 	free(cr->hot);
 	free(cr->cand);
 	free(cr->nstamp);
-	free(cr->lw);
+	free(cr->dense_of);
 	free(cr->tstamp);
 	free(cr->swap_set);
 	free(cr->by_router);
@@ -395,17 +411,15 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	cr->c = c;
 	cr->map = map;
 	cr->nl = lanes ? tp__fabric_lanes(a->m) : tp_machine_link_count(a->m);
+	cr->lanes = lanes;
 	cr->hop_weight = lanes ? c->hop_weight : 0;
-	if (lanes) {
-		if (!(cr->lw = tp__malloc_array((size_t)cr->nl + 1, sizeof(double))))
-			return TP_ENOMEM;
-		for (int64_t l = 0; l < cr->nl; l++)
-			cr->lw[l] = 1.0 / tp__fabric_bandwidth(a->m, l);
-	}
+	if (cr->nl >= INT32_MAX)
+		return TP_ENOMEM;   /* beyond the route cache's int32_t */
 	cr->cap = 64;
 	cr->tlcap = 256;
 	route_cache_init(&cr->rc, c->nn);
 	cr->ll = tp__calloc((size_t)cr->nl + 1, sizeof *cr->ll);
+	cr->dense_of = tp__malloc_array((size_t)cr->nl + 1, sizeof *cr->dense_of);
 	cr->route32 = tp__malloc_array((size_t)cr->cap, sizeof *cr->route32);
 	cr->route = tp__malloc_array((size_t)cr->cap, sizeof(int64_t));
 	cr->tl = tp__malloc_array((size_t)cr->tlcap, sizeof(int64_t));
@@ -414,11 +428,11 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	cr->hot = tp__calloc((size_t)c->nt + 1, 1);
 	cr->cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
 	cr->nstamp = tp__calloc((size_t)c->nn + 1, sizeof(int64_t));
-	if (rc || !cr->ll || !cr->route32 || !cr->route || !cr->tl ||
+	if (rc || !cr->ll || !cr->dense_of || !cr->route32 || !cr->route || !cr->tl ||
 	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp)
 		return TP_ENOMEM;
 	for (int64_t l = 0; l < cr->nl; l++)
-		cr->ll[l].w = cr_weight(cr, l);
+		cr->dense_of[l] = -1;
 	if (lanes) {
 		int32_t most = 0;
 		for (int32_t i = 0; i < a->nnodes; i++)

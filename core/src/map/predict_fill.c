@@ -21,7 +21,11 @@
  * at the share at which auto calls two times a tie, far fewer, within
  * 0.1 %.  A traced code's small messages of many sizes (LULESH, 13k flows
  * on 512 nodes of a torus: 550 rounds at half that share, 340 at it) make
- * the rounds the prediction's cost. */
+ * the rounds the prediction's cost.  Both shares three times larger halved
+ * the rounds (torus-4096 of default-speed.sh: 2.95 -> 1.4 s) and moved
+ * predictions by 0.1-0.5 %, and on 30 held-out tori of simgrid.sh --site
+ * (seeds 275618-47) auto went from 0.710 to 0.729 x Scotch: its lane
+ * starts and trades choose between maps the model tells apart by less. */
 #define BATCH_SHARE 0.01
 #define ELAPSED_SHARE TP__PREDICT_TIE_SHARE
 

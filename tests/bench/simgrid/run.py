@@ -34,9 +34,16 @@ Set-up (tests/bench/simgrid.sh does it all; run that)
 
   run.py --topoplace PATH --exchange PATH [--quick] [--no-scotch]
          [--jobs N] [--iters N] [--keep DIR] [--network-model MODEL]
+         [--sim-cache DIR]
+
+  --sim-cache DIR keeps each simulated time under a digest of what SMPI
+  is given (platform, exchange source, pattern, hostfile, settings): SMPI
+  is deterministic, so two builds compared on the same seeds simulate only
+  the hostfiles that differ.
 """
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -289,7 +296,25 @@ def predicted(tp, c, hf):
     return None, None
 
 
+def sim_key(args, c, hf):
+    """The digest of everything a simulation depends on."""
+    h = hashlib.sha256()
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange.c")
+    for path in (c.net.platform, src, c.graph_txt, hf):
+        with open(path, "rb") as f:
+            h.update(f.read())
+        h.update(b"\0")
+    h.update(" ".join(smpi_cfg(args) + [str(c.ntasks), str(WARMUP),
+                                         str(args.iters)]).encode())
+    return h.hexdigest()
+
+
 def simulate(args, c, hf, d, tag):
+    key = sim_key(args, c, hf) if args.sim_cache else None
+    cached = os.path.join(args.sim_cache, key) if key else None
+    if cached and os.path.exists(cached):
+        with open(cached) as f:
+            return float(f.read())
     rank_hf = os.path.join(d, tag + ".smpi-hosts")
     shutil.copyfile(hf, rank_hf)
     argv = ["smpirun", "-np", str(c.ntasks), "-platform", c.net.platform,
@@ -300,6 +325,10 @@ def simulate(args, c, hf, d, tag):
     if rc or not m:
         raise RuntimeError("smpirun exit %d: %s" % (
             rc, (err.strip().splitlines() or [""])[-1][:200]))
+    if cached:
+        with open(cached + ".tmp", "w") as f:
+            f.write(m.group(1))
+        os.replace(cached + ".tmp", cached)
     return float(m.group(1))
 
 
@@ -417,6 +446,8 @@ def main():
     ap.add_argument("--iters", type=int, default=3)
     ap.add_argument("--keep", metavar="DIR",
                     help="work in DIR and keep its files")
+    ap.add_argument("--sim-cache", metavar="DIR", default=None,
+                    help="reuse simulated times of identical inputs kept in DIR")
     ap.add_argument("--network-model", default="",
                     help="SimGrid network/model (default: SMPI's own)")
     ap.add_argument("--first-seed", type=int, default=None,
@@ -443,6 +474,8 @@ def main():
     if args.scotch and not shutil.which("scotch_gmap"):
         args.scotch = False
     args.exchange = os.path.abspath(args.exchange)
+    if args.sim_cache:
+        os.makedirs(args.sim_cache, exist_ok=True)
 
     root = args.keep or tempfile.mkdtemp(prefix="topoplace-simgrid.")
     os.makedirs(root, exist_ok=True)
