@@ -333,12 +333,25 @@ END_TEST
 
 /* ---- files ---- */
 
+/* The test's scratch directory: one per forked test, removed at its exit
+ * (Check ends each test's process with exit()). */
+static char tmp_dir[64];
+
+static void tmpdir_remove(void)
+{
+	char cmd[96];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmp_dir);
+}
+
 static char *tmpdir_path(const char *name)
 {
-	static char dir[64];
+	char *dir = tmp_dir;
 	if (!dir[0]) {
 		strcpy(dir, "/tmp/tp-input-XXXXXX");
 		ck_assert_ptr_nonnull(mkdtemp(dir));
+		atexit(tmpdir_remove);
 	}
 	char *p = malloc(strlen(dir) + strlen(name) + 2);
 	sprintf(p, "%s/%s", dir, name);
