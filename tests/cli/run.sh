@@ -1780,5 +1780,52 @@ rail_case "map --parallel: node trades" \
 	'p < 0.95 * b' '^explain: \* parallel .* node trades; all timed as a step' \
 	"is placed after node trades"
 
+# NVL72 racks over a tree, as simgrid-train.sh's nvl fabric: 8 racks of 18
+# nodes, a leaf switch for two racks, 18 cables up from each leaf
+mkdir -p "$tmp/nvl"
+{
+	for r in 0 1 2 3 4 5 6 7; do
+		printf 'BlockName=nvl%d Nodes=gb[%03d-%03d]\n' "$r" $((r * 18)) $((r * 18 + 17))
+	done
+	echo 'BlockSizes=18'
+} >"$tmp/nvl/topology.conf"
+{
+	for l in 0 1 2 3; do
+		printf 'SwitchName=leaf%d Nodes=gb[%03d-%03d]\n' "$l" $((l * 36)) $((l * 36 + 35))
+	done
+	echo 'SwitchName=spine Switches=leaf[0-3]'
+} >"$tmp/nvl/fabric.conf"
+printf 'TopologyPlugin=topology/block\nNodeName=gb[000-143] CPUs=8\nPartitionName=p Nodes=ALL Default=YES\n' \
+	>"$tmp/nvl/slurm.conf"
+printf 'TreeTopologyFile=fabric.conf LevelUplinks=18\nBlockBandwidth=3600 NetworkBandwidth=200\nIntraNodeBandwidth=900GB/s\nFlowSharing=rtt\nHopLatency=0.1us\n' \
+	>"$tmp/nvl/tp.conf"
+# nvl_case NAME NODES PATTERN SAID: map NODES with the bench's MoE step and
+# its volumes; the explanation has PATTERN
+nvl_case() {
+	tp map -c "$tmp/nvl/tp.conf" --slurm-conf "$tmp/nvl/slurm.conf" \
+		--slurm-version 26.05.3 -w "$2" -N 4 --explain \
+		--parallel tp=4,ep=4,pp=4,dp=4,bytes=tp:64,cp:32,ep:64,dp:64,pp:16,micro=2
+	if check0 "$1" && grep -q "$3" "$tmp/err"
+	then ok "map --parallel: on NVL72 racks $4"
+	else no "$1" "$(grep '^explain' "$tmp/err")"; fi
+}
+# the drain: an order 1.7 % faster on the step (121 us) and 1,510 us
+# slower with its backward pass and all-reduces at once; SMPI ran it 1.13x
+nvl_case "map --parallel: drain keeps Slurm's order" \
+	'gb[000-002,004-006,015-017,019-024,030-032,034-035,037-039,044-048,057,072-073,092-094,099-122,124-125,131-134]' \
+	"^explain: kept Slurm's order: the orders with a faster step would slow the pipeline's drain" \
+	"Slurm's order stays where the faster step slows the drain"
+# the layout's own kept back (363 us gained, 322 lost; SMPI 1.06x), the
+# others' winner placed (SMPI 0.80x)
+nvl_case "map --parallel: drain keeps back the layout's own" \
+	'gb[014-021,028-031,033-036,038-042,047-057,067-068,084-093,112-123,136-143]' \
+	'^explain:   parallel .*; kept back: drain 322 us slower' \
+	"the layout's own is kept back by the drain, another placed"
+# a gain past twice the drain's loss is placed (1,510 us against 168)
+nvl_case "map --parallel: a gain past the drain's loss" \
+	'gb[017-020,022-029,032-039,045,061-064,078-082,084-097,111-115,127-141]' \
+	'^explain: \* parallel .*all timed as a step$' \
+	"a gain past twice the drain's loss is placed"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

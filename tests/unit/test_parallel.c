@@ -880,6 +880,42 @@ START_TEST(swaps_lower_the_step)
 }
 END_TEST
 
+/* The drain (tp__parallel_drain) times the experts' all-to-all with the
+ * gradients' all-reduces at once, which the overlap of the swaps leaves
+ * out.  tp=1,ep=2,dp=2 on the two leaves of pipe_case: with every pair
+ * across the leaves (X: ranks on n00, n04, n01, n05) the all-to-all
+ * shares the cables up with the all-reduce rings and the drain is slower
+ * than either; with each expert pair on one node (Y: two slots a node,
+ * ranks 0 and 1 on n00, 2 and 3 on n04) it stays inside and the drain is
+ * the all-reduces' alone. */
+START_TEST(drain_sees_the_experts)
+{
+	tp_alloc *a = NULL;
+	tp_error err;
+	tp_conf *c = pipe_case(1, &a);
+	tp__parallel p = parse_ok("tp=1,ep=2,dp=2,bytes=tp:0,cp:0,ep:8,dp:8,pp:0", 4);
+	const int32_t X[4] = { 0, 3, 1, 4 };
+	double drain, over;
+	ck_assert_int_eq(tp__parallel_drain(&p, a, X, TP__PAR_PREDICT_FULL, &drain, &err), 0);
+	ck_assert_int_eq(tp__parallel_overlap(&p, a, X, TP__PAR_PREDICT_FULL, &over, &err), 0);
+	tp__parallel pe = parse_ok("tp=1,ep=2,dp=2,bytes=tp:0,cp:0,ep:8,dp:0,pp:0", 4);
+	tp_prediction ep;
+	ck_assert_int_eq(tp__parallel_predict(&pe, a, X, TP__PAR_PREDICT_FULL, &ep, NULL, &err), 0);
+	ck_assert_msg(drain > 1.1 * over && drain > 1.1 * ep.exchange_us,
+		      "drain %g us, all-reduces %g us, all-to-all %g us", drain,
+		      over, ep.exchange_us);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	c = pipe_case(2, &a);
+	const int32_t Y[4] = { 0, 0, 3, 3 };
+	ck_assert_int_eq(tp__parallel_drain(&p, a, Y, TP__PAR_PREDICT_FULL, &drain, &err), 0);
+	ck_assert_int_eq(tp__parallel_overlap(&p, a, Y, TP__PAR_PREDICT_FULL, &over, &err), 0);
+	ck_assert_double_eq_tol(drain, over, 1e-6 * over);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* A predicted tie with Slurm's order: its order stays unless the other
  * meets more of the layout's goals.  tp=2,pp=4 on six nodes of four
  * leaves (n00, n01, n03 | n08 | n14, n15): every order splits the same
@@ -989,6 +1025,7 @@ int main(void)
 	tcase_add_test(tc, predict_pipeline_directions);
 	tcase_add_test(tc, predict_pipeline_waves);
 	tcase_add_test(tc, swaps_lower_the_step);
+	tcase_add_test(tc, drain_sees_the_experts);
 	tcase_add_test(tc, tie_keeps_slurm_order);
 	tcase_add_test(tc, splits_counted);
 	suite_add_tcase(s, tc);

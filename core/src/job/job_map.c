@@ -450,6 +450,43 @@ static double par_margin(const tp_job *job)
 	return on_rails(job) ? PAR_RAIL_MARGIN : TP__PREDICT_TIE_SHARE;
 }
 
+/* May order c (map) replace Slurm's order (b) by what it does while the
+ * pipeline drains?  A step sums its phases (tp__parallel_predict); a real
+ * one runs the last stages' gradient all-reduces beside the first stages'
+ * backward pass, and an order may buy its gain there by making the two
+ * meet on the same links.  c is kept back where the backward pass and the
+ * all-reduces at once (tp__parallel_drain) get slower than Slurm's order's
+ * by more than PAR_DRAIN_SHARE of c's predicted gain on the step.  On
+ * simgrid-train.sh's NVL72 seed 188334 with the bench's bytes= an order
+ * predicted 1.7 % faster (121 us) was 1,510 us slower at once and ran
+ * 1.13x as long in SMPI; on runs seed 958654, 363 us faster and 322 us
+ * slower, it ran 1.06x.  The share is a half, not the whole: SMPI ran
+ * such meetings about twice as slow as the model prices them, since a
+ * ring's every step waits for its slowest transfer (runs seed 437346: the
+ * gradients' all-reduce with the experts' all-to-all, each alone as fast
+ * as Slurm's order's, 10 % slower at once in the model, 20 % in SMPI).
+ * Over the development sets (NVL72 188331-40, 437344-53, 851125-34,
+ * 958653-62, 241116-25, 633109-18; rails 771203-22, 603817-36,
+ * 915544-63, 294368-87, 38729-48: 320 choices) it held back those two
+ * and rail 294374 (1.00x either way), none that ran faster.  drain_b:
+ * Slurm's order's, timed once. */
+#define PAR_DRAIN_SHARE 0.5
+
+static bool par_drains_worse(tp_job *job, const int32_t *map,
+			     const struct tp__par_time *c,
+			     const struct tp__par_time *b, double drain_b,
+			     double *loss_us)
+{
+	double d;
+	*loss_us = 0;
+	if (tp__parallel_drain(&job->par, job->alloc, map, par_mode(job), &d, NULL))
+		return false;    /* the model failed: the guard only refines */
+	*loss_us = d - drain_b;
+	double gain = b->p.exchange_us - c->p.exchange_us;
+	return *loss_us > TP__PREDICT_TIE_SHARE * drain_b &&
+	       *loss_us > PAR_DRAIN_SHARE * gain;
+}
+
 /* A training job's candidates leave this share of the budget for the
  * layout's own and the step's times (parallel_stage): at 4,096 ranks the
  * others took all of a launch's 1000 ms and left it untimed. */
@@ -463,9 +500,18 @@ static void set_time(struct tp_job_cand *c, const tp_prediction *p)
 	c->predicted_bound = p->bound_only;
 }
 
+/* c's note says it was kept back by the drain (par_drains_worse). */
+static void par_note_drain(struct tp_job_cand *c, double loss_us)
+{
+	size_t n = strlen(c->note);
+	snprintf(c->note + n, sizeof c->note - n, "%skept back: drain %.0f us "
+		 "slower", n ? "; " : "", loss_us);
+}
+
 /* parallel_stage's verdict against Slurm's order: not timed (judge_auto
- * judges), Slurm's order stays, the chosen candidate is placed. */
-enum { PAR_UNTIMED, PAR_KEEP, PAR_PLACE };
+ * judges), Slurm's order stays, the chosen candidate is placed, Slurm's
+ * order stays as those that beat it were kept back (par_drains_worse). */
+enum { PAR_UNTIMED, PAR_KEEP, PAR_PLACE, PAR_DRAINED };
 
 /* Trades tried by tp__parallel_swaps, in ranks: a step's prediction costs
  * about its ranks' flows (1 to 2 ms at 256 ranks), 4,096 trades at 256
@@ -512,8 +558,9 @@ static const char *const PARMAP_NAMES[TP__PARMAP_VARIANTS] = {
  * par_swapped, the faster kept) joins the others, and the winner, the
  * candidate and Slurm's order are timed as a step (tp__parallel_predict:
  * phase by phase, each ring in NCCL's order under its map); of those that
- * beat Slurm's order (par_beats) the fastest is kept, ties to the earlier;
- * none: Slurm's order stays (*verdict).  Not timed, judge_auto holds the
+ * beat Slurm's order (par_beats) and do not slow the pipeline's drain
+ * (par_drains_worse) the fastest is kept, ties to the earlier; none:
+ * Slurm's order stays (*verdict).  Not timed, judge_auto holds the
  * winner to Slurm's order.  The other candidates' times were of every
  * phase at once: not shown beside these. */
 static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
@@ -624,8 +671,22 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		 * faster of those that beat Slurm's order (par_beats), ties
 		 * to the winner; neither: Slurm's order stays */
 		bool wb = win && win != blk && par_beats(&tw, &tb, margin);
+		bool beat = vb || wb;
+		double db, loss;
+		if ((vb || wb) &&
+		    !tp__parallel_drain(&job->par, job->alloc, job->block,
+					par_mode(job), &db, NULL)) {
+			if (vb && par_drains_worse(job, pm[v], &tv[v], &tb, db, &loss)) {
+				vb = false;
+				par_note_drain(c, loss);
+			}
+			if (wb && par_drains_worse(job, job->map, &tw, &tb, db, &loss)) {
+				wb = false;
+				par_note_drain(win, loss);
+			}
+		}
 		take = vb && (!wb || par_faster(&tv[v], &tw, TP__PREDICT_TIE_SHARE));
-		*verdict = vb || wb ? PAR_PLACE : PAR_KEEP;
+		*verdict = vb || wb ? PAR_PLACE : beat ? PAR_DRAINED : PAR_KEEP;
 	} else {
 		/* by the metric alone, as the others were */
 		snprintf(c->note, sizeof c->note, "%s; not timed: by %s",
@@ -727,6 +788,12 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 				keep(job, "no candidate's step is faster in the "
 				     "time model, nor as fast and closer to the "
 				     "layout's goals");
+		} else if (verdict == PAR_DRAINED) {
+			choose_block(job, &job->cand[0]);
+			keep(job, "the orders with a faster step would slow "
+			     "the pipeline's drain (its backward pass and "
+			     "all-reduces at once) by over %g %% of their "
+			     "gain", 100 * PAR_DRAIN_SHARE);
 		} else if (verdict == PAR_PLACE) {
 			/* judged by the step; a --min-gain above the tie share
 			 * still holds */

@@ -742,14 +742,29 @@ int tp__parallel_time(const tp__parallel *p, const tp_alloc *a,
 	return rc;
 }
 
-int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
-			 const int32_t *map, int mode, double *us, tp_error *err)
+static int phases_at_once(const tp__parallel *p, const tp_alloc *a,
+			  const int32_t *map, unsigned kinds, int mode,
+			  double *us, tp_error *err)
 {
-	unsigned kinds = 1u << TP__PAR_DP | 1u << TP__PAR_EDP | 1u << TP__PAR_PP_BWD;
 	tp_prediction pk;
 	int rc = one_phase(p, a, map, kinds, -1, mode, &pk, err);
 	*us = rc ? 0 : pk.exchange_us;
 	return rc;
+}
+
+int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
+			 const int32_t *map, int mode, double *us, tp_error *err)
+{
+	unsigned kinds = 1u << TP__PAR_DP | 1u << TP__PAR_EDP | 1u << TP__PAR_PP_BWD;
+	return phases_at_once(p, a, map, kinds, mode, us, err);
+}
+
+int tp__parallel_drain(const tp__parallel *p, const tp_alloc *a,
+		       const int32_t *map, int mode, double *us, tp_error *err)
+{
+	unsigned kinds = 1u << TP__PAR_TP | 1u << TP__PAR_CP | 1u << TP__PAR_EP |
+			 1u << TP__PAR_DP | 1u << TP__PAR_EDP | 1u << TP__PAR_PP_BWD;
+	return phases_at_once(p, a, map, kinds, mode, us, err);
 }
 
 int tp_predict_parallel(const char *spec, const tp_alloc *a,

@@ -40,6 +40,13 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, double *us, tp_error *err);
 
+/* The same with the backward pass's own exchanges in the node, the
+ * context ring and the experts' all-to-all added (tp, cp, ep): while the
+ * pipeline drains, the last stages' all-reduces run beside the first
+ * stages' whole backward pass, not only their sends. */
+int tp__parallel_drain(const tp__parallel *p, const tp_alloc *a,
+		       const int32_t *map, int mode, double *us, tp_error *err);
+
 /* A training job's order timed as a step (tp__parallel_predict) and how
  * far it is from the layout's goals (tp__parallel_splits). */
 struct tp__par_time {
