@@ -1736,10 +1736,19 @@ fails2 "check-config: Rails=0" "tp.conf:1: Rails=0: expected an integer in 1..64
 # Slurm's keeps Slurm's order (rail seed 92013: 2.5 % predicted; on seed
 # 564487 such an order simulated 6 % slower); 5 % faster places (seed
 # 564486)
-{
-	for u in 0 1 2 3 4 5 6 7; do
-		printf 'SwitchName=su%d Nodes=g[%03d-%03d]\n' "$u" $((u * 16)) $((u * 16 + 15))
+# node_runs KEY NAME COUNT SIZE HOST: COUNT lines "KEY=NAMEi Nodes=HOST[a-b]",
+# each the next SIZE nodes (three-digit numbers), as topology files list
+# switches and blocks
+node_runs() {
+	i=0
+	while [ "$i" -lt "$3" ]; do
+		printf '%s=%s%d Nodes=%s[%03d-%03d]\n' "$1" "$2" "$i" "$5" \
+			$((i * $4)) $((i * $4 + $4 - 1))
+		i=$((i + 1))
 	done
+}
+{
+	node_runs SwitchName su 8 16 g
 	echo 'SwitchName=spine Switches=su[0-7]'
 } >"$tmp/rail/topology.conf"
 printf 'TopologyPlugin=topology/tree\nNodeName=g[000-127] CPUs=16\nPartitionName=p Nodes=ALL Default=YES\n' \
@@ -1784,15 +1793,11 @@ rail_case "map --parallel: node trades" \
 # nodes, a leaf switch for two racks, 18 cables up from each leaf
 mkdir -p "$tmp/nvl"
 {
-	for r in 0 1 2 3 4 5 6 7; do
-		printf 'BlockName=nvl%d Nodes=gb[%03d-%03d]\n' "$r" $((r * 18)) $((r * 18 + 17))
-	done
+	node_runs BlockName nvl 8 18 gb
 	echo 'BlockSizes=18'
 } >"$tmp/nvl/topology.conf"
 {
-	for l in 0 1 2 3; do
-		printf 'SwitchName=leaf%d Nodes=gb[%03d-%03d]\n' "$l" $((l * 36)) $((l * 36 + 35))
-	done
+	node_runs SwitchName leaf 4 36 gb
 	echo 'SwitchName=spine Switches=leaf[0-3]'
 } >"$tmp/nvl/fabric.conf"
 printf 'TopologyPlugin=topology/block\nNodeName=gb[000-143] CPUs=8\nPartitionName=p Nodes=ALL Default=YES\n' \

@@ -673,7 +673,7 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		bool wb = win && win != blk && par_beats(&tw, &tb, margin);
 		bool beat = vb || wb;
 		double db, loss;
-		if ((vb || wb) &&
+		if (beat &&
 		    !tp__parallel_drain(&job->par, job->alloc, job->block,
 					par_mode(job), &db, NULL)) {
 			if (vb && par_drains_worse(job, pm[v], &tv[v], &tb, db, &loss)) {
