@@ -132,15 +132,37 @@ struct lane_left {
 	double R, N;
 };
 
+/* A flow as a freeze reads and writes it, in one cache line: these were
+ * eight arrays, and a freeze's visit to a flow touched a line of each (a
+ * 4,096-task halo's filling, 23k flows over 33k lanes, was bound by
+ * memory). */
+struct fflow {
+	double w;            /* its weight in sharing (tp__flows) */
+	double mw;           /* mult * w: its messages' weight on a lane */
+	double mult;
+	double rate;         /* per message */
+	int64_t fs;          /* its lanes that can bind: blanes[fs, fs + nb) */
+	int32_t nb;
+	int32_t route;       /* its whole route's lanes (the work counted) */
+	int32_t ev_of, pos_of;   /* its freeze's event, and its place in flog
+				    (-1: none) */
+};
+
+/* The filling's lanes are those that can bind (keep_binding), numbered
+ * in the exchange's lane order: ties go by lane as they did. */
 struct filling {
 	const struct tp__flows *fl;
+	struct fflow *f;
+	bool *frozen, *done; /* per flow, apart: a lane's flows are checked
+				far more often than fixed (a done flow stays
+				frozen) */
+	int32_t nlanes;      /* lanes that can bind */
+	double *bw;          /* theirs */
+	int32_t *blanes;     /* each flow's, by fflow.fs */
 	int64_t *lstart;     /* lane -> its flows (transposed) */
-	int64_t *lflows;
-	struct lane_left *ln;  /* per lane, side by side: the two are read
-				  together */
-	double *rate;        /* per message of a flow */
+	int32_t *lflows;
+	struct lane_left *ln;
 	double *rem;         /* bytes left of each message */
-	bool *frozen, *done;  /* a done flow stays frozen */
 	int64_t *live, nlive;  /* the flows not done, in flow order: each
 				  round's passes visit these alone (a
 				  trace's sizes spread the completions over
@@ -154,18 +176,16 @@ struct filling {
 	/* The last rates' freezes, kept for the next round (fair_rates):
 	 * flog the flows in the order they froze, ev_first[e] where event
 	 * e's flows begin in it (an event: a lane fixing its flows' rates),
-	 * ev_of and pos_of each flow's event and place (-1: none). */
-	int64_t *flog, nflog, *ev_first, nev, *ev_of, *pos_of;
-	int64_t restart;     /* the first event of a flow done since the last
-				rates (INT64_MAX: none) */
+	 * and each flow's ev_of and pos_of. */
+	int32_t *flog, nflog, *ev_first, nev;
+	int32_t restart;     /* the first event of a flow done since the last
+				rates (INT32_MAX: none) */
 	bool afresh;         /* the next rates from scratch: flows started */
 	double next_start;   /* the first start to come at the last rates */
 	bool always_afresh;  /* every round's (the check of the other way) */
-	int64_t *fstart;     /* per flow: its lanes that can bind (keep_binding) */
-	int32_t *flanes;
 	int64_t *stamp, stamp_now;  /* per lane: touched this round */
 	int32_t *touched;
-	int64_t *kept;       /* one lane's frozen flows' places */
+	int32_t *kept;       /* one lane's frozen flows' places */
 };
 
 /* A message waits its route's latency, then transfers (SimGrid's flow
@@ -177,62 +197,85 @@ static bool started(const struct filling *s, int64_t f)
 
 static void filling_free(struct filling *s)
 {
+	free(s->f);
+	free(s->frozen);
+	free(s->done);
+	free(s->bw);
+	free(s->blanes);
 	free(s->lstart);
 	free(s->lflows);
 	free(s->ln);
-	free(s->rate);
 	free(s->rem);
-	free(s->frozen);
-	free(s->done);
 	free(s->live);
 	free(s->h.e);
 	free(s->pend);
 	free(s->pend2);
 	free(s->flog);
 	free(s->ev_first);
-	free(s->ev_of);
-	free(s->pos_of);
-	free(s->fstart);
-	free(s->flanes);
 	free(s->stamp);
 	free(s->touched);
 	free(s->kept);
 }
 
-/* Each flow's lanes that can fix its rate, into s->fstart and s->flanes;
- * s->lstart[l + 1] holds lane l's flows.  A lane only one flow crosses
+/* Each flow's lanes that can fix its rate, into s->blanes (the exchange's
+ * lane numbers; count[l]: lane l's flows).  A lane only one flow crosses
  * fixes that flow's rate at its bandwidth / the flow's weight, never
  * before the flow's slowest lane does, whose share is at most that: of
  * such lanes only the flow's slowest stays, unless a lane it shares is as
  * slow.  The same rates with far fewer lanes to sort (on a sparse torus
  * most links carry one message: 109k lanes, 23k flows). */
-static int keep_binding(struct filling *s, const struct tp__flows *fl)
+static int keep_binding(struct filling *s, const struct tp__flows *fl,
+			const int64_t *count)
 {
-	s->fstart = tp__malloc_array((size_t)fl->nflows + 1, sizeof *s->fstart);
-	s->flanes = tp__malloc_array((size_t)fl->start[fl->nflows] + 1,
-				     sizeof *s->flanes);
-	if (!s->fstart || !s->flanes)
+	s->blanes = tp__malloc_array((size_t)fl->start[fl->nflows] + 1,
+				     sizeof *s->blanes);
+	if (!s->blanes)
 		return TP_ENOMEM;
 	int64_t n = 0;
 	for (int64_t f = 0; f < fl->nflows; f++) {
-		s->fstart[f] = n;
+		s->f[f].fs = n;
 		double minbw = HUGE_VAL;
 		int64_t anchor = -1;     /* the slowest lane, a shared one first */
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++) {
 			int32_t l = fl->lanes[k];
-			bool shared = s->lstart[l + 1] > 1;
+			bool shared = count[l] > 1;
 			if (fl->bw[l] < minbw ||
 			    (fl->bw[l] == minbw && shared &&
-			     s->lstart[fl->lanes[anchor] + 1] <= 1)) {
+			     count[fl->lanes[anchor]] <= 1)) {
 				minbw = fl->bw[l];
 				anchor = k;
 			}
 		}
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
-			if (k == anchor || s->lstart[fl->lanes[k] + 1] > 1)
-				s->flanes[n++] = fl->lanes[k];
+			if (k == anchor || count[fl->lanes[k]] > 1)
+				s->blanes[n++] = fl->lanes[k];
+		s->f[f].nb = (int32_t)(n - s->f[f].fs);
 	}
-	s->fstart[fl->nflows] = n;
+	return TP_OK;
+}
+
+/* The lanes that can bind numbered in the exchange's order, each flow's
+ * renumbered (in s->blanes), their bandwidths into s->bw; num (the
+ * exchange's lanes, -1 each) holds the numbers. */
+static int number_lanes(struct filling *s, const struct tp__flows *fl,
+			int32_t *num)
+{
+	int64_t nk = s->f[fl->nflows - 1].fs + s->f[fl->nflows - 1].nb;
+	for (int64_t k = 0; k < nk; k++)
+		num[s->blanes[k]] = 0;
+	int32_t n = 0;
+	for (int32_t l = 0; l < fl->nlanes; l++)
+		if (num[l] == 0)
+			num[l] = n++;
+	s->nlanes = n;
+	s->bw = tp__malloc_array((size_t)n + 1, sizeof *s->bw);
+	if (!s->bw)
+		return TP_ENOMEM;
+	for (int32_t l = 0; l < fl->nlanes; l++)
+		if (num[l] >= 0)
+			s->bw[num[l]] = fl->bw[l];
+	for (int64_t k = 0; k < nk; k++)
+		s->blanes[k] = num[s->blanes[k]];
 	return TP_OK;
 }
 
@@ -240,57 +283,74 @@ static int filling_init(struct filling *s, const struct tp__flows *fl)
 {
 	memset(s, 0, sizeof *s);
 	s->fl = fl;
-	size_t L = (size_t)fl->nlanes + 1, F = (size_t)fl->nflows + 1;
+	/* flows, events and places as int32_t: 2^31 flows would be past any
+	 * work limit by far */
+	if (fl->nflows >= INT32_MAX || fl->nflows < 1)
+		return fl->nflows < 1 ? TP_OK : TP_ENOMEM;
+	size_t F = (size_t)fl->nflows + 1;
+	s->f = tp__calloc(F, sizeof *s->f);
+	int64_t *count = tp__calloc((size_t)fl->nlanes + 1, sizeof *count);
+	int32_t *num = tp__malloc_array((size_t)fl->nlanes + 1, sizeof *num);
+	int rc = s->f && count && num ? TP_OK : TP_ENOMEM;
+	for (int64_t k = 0; !rc && k < fl->start[fl->nflows]; k++)
+		count[fl->lanes[k]]++;
+	for (int32_t l = 0; !rc && l < fl->nlanes; l++)
+		num[l] = -1;
+	if (!rc)
+		rc = keep_binding(s, fl, count);
+	if (!rc)
+		rc = number_lanes(s, fl, num);
+	free(count);
+	free(num);
+	if (rc)
+		return rc;
+	size_t L = (size_t)s->nlanes + 1;
 	s->lstart = calloc(L + 1, sizeof *s->lstart);
-	s->lflows = tp__malloc_array((size_t)fl->start[fl->nflows] + 1,
+	s->lflows = tp__malloc_array((size_t)s->f[fl->nflows - 1].fs +
+				     (size_t)s->f[fl->nflows - 1].nb + 1,
 				     sizeof *s->lflows);
 	s->ln = tp__malloc_array(L, sizeof *s->ln);
-	s->rate = tp__malloc_array(F, sizeof *s->rate);
-	s->rem = tp__malloc_array(F, sizeof *s->rem);
 	s->frozen = calloc(F, sizeof *s->frozen);
 	s->done = calloc(F, sizeof *s->done);
+	s->rem = tp__malloc_array(F, sizeof *s->rem);
 	s->live = tp__malloc_array(F, sizeof *s->live);
 	s->pend = tp__malloc_array(L, sizeof *s->pend);
 	s->pend2 = tp__malloc_array(L, sizeof *s->pend2);
 	s->flog = tp__malloc_array(F, sizeof *s->flog);
 	s->ev_first = tp__malloc_array(F + 1, sizeof *s->ev_first);
-	s->ev_of = tp__malloc_array(F, sizeof *s->ev_of);
-	s->pos_of = tp__malloc_array(F, sizeof *s->pos_of);
 	s->stamp = calloc(L, sizeof *s->stamp);
 	s->touched = tp__malloc_array(L, sizeof *s->touched);
-	if (!s->lstart || !s->lflows || !s->ln || !s->rate || !s->rem ||
-	    !s->frozen || !s->done || !s->live || !s->pend || !s->pend2 ||
-	    !s->flog || !s->ev_first || !s->ev_of || !s->pos_of || !s->stamp ||
+	if (!s->lstart || !s->lflows || !s->ln || !s->frozen || !s->done || !s->rem || !s->live ||
+	    !s->pend || !s->pend2 || !s->flog || !s->ev_first || !s->stamp ||
 	    !s->touched)
 		return TP_ENOMEM;
-	s->restart = INT64_MAX;
+	s->restart = INT32_MAX;
 	s->next_start = -1;     /* no start seen: the first rates afresh */
-	for (int64_t f = 0; f < fl->nflows; f++)
+	for (int64_t f = 0; f < fl->nflows; f++) {
+		struct fflow *x = &s->f[f];
 		s->live[f] = f;
+		s->rem[f] = fl->bytes[f];
+		x->w = fl->w[f];
+		x->mult = fl->mult[f];
+		x->mw = fl->mult[f] * fl->w[f];
+		x->route = (int32_t)(fl->start[f + 1] - fl->start[f]);
+		x->ev_of = -1;
+		for (int64_t k = x->fs; k < x->fs + x->nb; k++)
+			s->lstart[s->blanes[k] + 1]++;
+	}
 	s->nlive = fl->nflows;
-	/* each lane's flows, counted first: the lanes that can bind */
-	for (int64_t k = 0; k < fl->start[fl->nflows]; k++)
-		s->lstart[fl->lanes[k] + 1]++;
-	if (keep_binding(s, fl))
-		return TP_ENOMEM;
-	memset(s->lstart, 0, (L + 1) * sizeof *s->lstart);
-	for (int64_t k = 0; k < s->fstart[fl->nflows]; k++)
-		s->lstart[s->flanes[k] + 1]++;
-	for (int32_t l = 0; l < fl->nlanes; l++)
+	for (int32_t l = 0; l < s->nlanes; l++)
 		s->lstart[l + 1] += s->lstart[l];
 	int64_t *fill = tp__malloc_array(L, sizeof *fill);
 	if (!fill)
 		return TP_ENOMEM;
-	memcpy(fill, s->lstart, (size_t)fl->nlanes * sizeof *fill);
-	for (int64_t f = 0; f < fl->nflows; f++) {
-		s->rem[f] = fl->bytes[f];
-		s->ev_of[f] = -1;
-		for (int64_t k = s->fstart[f]; k < s->fstart[f + 1]; k++)
-			s->lflows[fill[s->flanes[k]]++] = f;
-	}
+	memcpy(fill, s->lstart, (size_t)s->nlanes * sizeof *fill);
+	for (int64_t f = 0; f < fl->nflows; f++)
+		for (int64_t k = s->f[f].fs; k < s->f[f].fs + s->f[f].nb; k++)
+			s->lflows[fill[s->blanes[k]]++] = (int32_t)f;
 	free(fill);
 	int64_t most = 1;
-	for (int32_t l = 0; l < fl->nlanes; l++)
+	for (int32_t l = 0; l < s->nlanes; l++)
 		if (s->lstart[l + 1] - s->lstart[l] > most)
 			most = s->lstart[l + 1] - s->lstart[l];
 	s->kept = tp__malloc_array((size_t)most, sizeof *s->kept);
@@ -354,16 +414,15 @@ static struct heap_ent *sort_by_key(struct heap_ent *a, struct heap_ent *tmp,
  * completions left most entries done. */
 static void compact_lanes(struct filling *s)
 {
-	const struct tp__flows *fl = s->fl;
 	int64_t w = 0;
-	for (int32_t l = 0; l < fl->nlanes; l++) {
+	for (int32_t l = 0; l < s->nlanes; l++) {
 		int64_t from = s->lstart[l], to = s->lstart[l + 1];
 		s->lstart[l] = w;
 		for (int64_t k = from; k < to; k++)
 			if (!s->done[s->lflows[k]])
 				s->lflows[w++] = s->lflows[k];
 	}
-	s->lstart[fl->nlanes] = w;
+	s->lstart[s->nlanes] = w;
 	s->ndone = 0;
 }
 
@@ -372,28 +431,27 @@ static void compact_lanes(struct filling *s)
 static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 			 int64_t *live)
 {
-	const struct tp__flows *fl = s->fl;
-	for (int32_t l = 0; l < fl->nlanes; l++) {
-		s->ln[l].R = fl->bw[l];
+	for (int32_t l = 0; l < s->nlanes; l++) {
+		s->ln[l].R = s->bw[l];
 		s->ln[l].N = 0;
 	}
 	*live = 0;
 	for (int64_t i = 0; i < s->nlive; i++) {
-		int64_t f = s->live[i];
-		s->frozen[f] = !started(s, f);
-		s->rate[f] = 0;
-		s->ev_of[f] = -1;
-		if (s->frozen[f])
+		struct fflow *x = &s->f[s->live[i]];
+		bool fr = s->frozen[s->live[i]] = !started(s, s->live[i]);
+		x->rate = 0;
+		x->ev_of = -1;
+		if (fr)
 			continue;
 		++*live;
-		for (int64_t k = s->fstart[f]; k < s->fstart[f + 1]; k++)
-			s->ln[s->flanes[k]].N += fl->mult[f] * fl->w[f];
+		for (int64_t k = x->fs; k < x->fs + x->nb; k++)
+			s->ln[s->blanes[k]].N += x->mw;
 		/* the whole route, as the limits count it */
-		*work += fl->start[f + 1] - fl->start[f];
+		*work += x->route;
 	}
 	s->nflog = s->nev = 0;
 	*np = 0;
-	for (int32_t l = 0; l < fl->nlanes; l++)
+	for (int32_t l = 0; l < s->nlanes; l++)
 		if (s->ln[l].N > 0)
 			s->pend[(*np)++] = (struct heap_ent){ s->ln[l].R / s->ln[l].N, l };
 }
@@ -418,41 +476,40 @@ static int cmp_lane(const void *x, const void *y)
 static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 			int64_t *live)
 {
-	const struct tp__flows *fl = s->fl;
 	if (s->restart < 0)
 		return false;
-	int64_t e0 = s->restart < s->nev ? s->restart : s->nev;
-	int64_t from = e0 < s->nev ? s->ev_first[e0] : s->nflog;
-	if (2 * (s->nflog - from) > s->nlive)
+	int32_t e0 = s->restart < s->nev ? s->restart : s->nev;
+	int32_t from = e0 < s->nev ? s->ev_first[e0] : s->nflog;
+	if (2 * (int64_t)(s->nflog - from) > s->nlive)
 		return false;
 	s->stamp_now++;
 	int32_t nt = 0;
 	*live = 0;
-	for (int64_t k = from; k < s->nflog; k++) {
-		int64_t f = s->flog[k];
-		if (s->done[f])
+	for (int32_t k = from; k < s->nflog; k++) {
+		if (s->done[s->flog[k]])
 			continue;
-		s->frozen[f] = false;
-		s->rate[f] = 0;
-		s->ev_of[f] = -1;
+		struct fflow *x = &s->f[s->flog[k]];
+		s->frozen[s->flog[k]] = false;
+		x->rate = 0;
+		x->ev_of = -1;
 		++*live;
-		for (int64_t q = s->fstart[f]; q < s->fstart[f + 1]; q++) {
-			int32_t l = s->flanes[q];
+		for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
+			int32_t l = s->blanes[q];
 			if (s->stamp[l] != s->stamp_now) {
 				s->stamp[l] = s->stamp_now;
 				s->touched[nt++] = l;
 			}
 		}
-		*work += fl->start[f + 1] - fl->start[f];
+		*work += x->route;
 	}
 	s->nflog = from;
 	s->nev = e0;
 	/* in lane order, as the whole filling lists them: sort_by_key then
 	 * has little to do on ties; past a few lanes in a hundred, a pass
 	 * over the marks costs less than sorting them */
-	if (nt > fl->nlanes / 64) {
+	if (nt > s->nlanes / 64) {
 		nt = 0;
-		for (int32_t l = 0; l < fl->nlanes; l++)
+		for (int32_t l = 0; l < s->nlanes; l++)
 			if (s->stamp[l] == s->stamp_now)
 				s->touched[nt++] = l;
 	} else {
@@ -461,31 +518,33 @@ static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 	*np = 0;
 	for (int32_t i = 0; i < nt; i++) {
 		int32_t l = s->touched[i];
-		double N = 0, R = fl->bw[l];
+		double N = 0, R = s->bw[l];
 		int64_t nk = 0;
 		for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
-			int64_t f = s->lflows[k];
+			int32_t f = s->lflows[k];
 			if (s->done[f] || !started(s, f))
 				continue;
-			N += fl->mult[f] * fl->w[f];
+			const struct fflow *x = &s->f[f];
+			N += x->mw;
 			if (!s->frozen[f])
 				continue;
-			if (s->ev_of[f] < 0)
+			if (x->ev_of < 0)
 				return false;   /* frozen by no event: start afresh */
-			s->kept[nk++] = s->pos_of[f];
+			s->kept[nk++] = x->pos_of;
 		}
 		*work += s->lstart[l + 1] - s->lstart[l];
 		/* the frozen flows in the order they froze */
 		for (int64_t j = 1; j < nk; j++) {
-			int64_t x = s->kept[j], m = j;
-			for (; m > 0 && s->kept[m - 1] > x; m--)
+			int32_t y = s->kept[j];
+			int64_t m = j;
+			for (; m > 0 && s->kept[m - 1] > y; m--)
 				s->kept[m] = s->kept[m - 1];
-			s->kept[m] = x;
+			s->kept[m] = y;
 		}
 		for (int64_t j = 0; j < nk; j++) {
-			int64_t f = s->flog[s->kept[j]];
-			R -= fl->mult[f] * s->rate[f];
-			N -= fl->mult[f] * fl->w[f];
+			const struct fflow *x = &s->f[s->flog[s->kept[j]]];
+			R -= x->mult * x->rate;
+			N -= x->mw;
 		}
 		s->ln[l].R = R;
 		s->ln[l].N = N;
@@ -499,7 +558,6 @@ static bool rates_again(struct filling *s, int64_t *work, size_t *np,
  * added to *work. */
 static int fair_rates(struct filling *s, int64_t *work)
 {
-	const struct tp__flows *fl = s->fl;
 	if (s->ndone > s->nlive / 4)
 		compact_lanes(s);
 	size_t np;
@@ -507,7 +565,7 @@ static int fair_rates(struct filling *s, int64_t *work)
 	if (s->afresh || s->always_afresh || !rates_again(s, work, &np, &live))
 		rates_afresh(s, work, &np, &live);
 	s->afresh = false;
-	s->restart = INT64_MAX;
+	s->restart = INT32_MAX;
 	s->h.n = 0;
 	const struct heap_ent *pend = sort_by_key(s->pend, s->pend2, np);
 	size_t next = 0;
@@ -535,24 +593,25 @@ static int fair_rates(struct filling *s, int64_t *work)
 			share = 0;
 		bool any = false;
 		for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
-			int64_t f = s->lflows[k];
+			int32_t f = s->lflows[k];
 			if (s->frozen[f])
 				continue;
+			struct fflow *x = &s->f[f];
 			if (!any)
 				s->ev_first[s->nev] = s->nflog;
 			any = true;
-			s->ev_of[f] = s->nev;
-			s->pos_of[f] = s->nflog;
+			x->ev_of = s->nev;
+			x->pos_of = s->nflog;
 			s->flog[s->nflog++] = f;
 			s->frozen[f] = true;
 			live--;
-			s->rate[f] = share * fl->w[f];
-			for (int64_t q = s->fstart[f]; q < s->fstart[f + 1]; q++) {
-				int32_t l2 = s->flanes[q];
-				s->ln[l2].R -= fl->mult[f] * s->rate[f];
-				s->ln[l2].N -= fl->mult[f] * fl->w[f];
+			x->rate = share * x->w;
+			for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
+				struct lane_left *y = &s->ln[s->blanes[q]];
+				y->R -= x->mult * x->rate;
+				y->N -= x->mw;
 			}
-			*work += fl->start[f + 1] - fl->start[f];
+			*work += x->route;
 		}
 		if (any)
 			s->nev++;
@@ -627,9 +686,9 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 		double dt = HUGE_VAL;
 		for (int64_t i = 0; i < s.nlive; i++) {
 			int64_t f = s.live[i];
-			if (started(&s, f) && s.rate[f] > 0 &&
-			    s.rem[f] / s.rate[f] < dt)
-				dt = s.rem[f] / s.rate[f];
+			if (started(&s, f) && s.f[f].rate > 0 &&
+			    s.rem[f] / s.f[f].rate < dt)
+				dt = s.rem[f] / s.f[f].rate;
 		}
 		if (!(dt < HUGE_VAL) && !(next_at < HUGE_VAL))
 			break;      /* no rate anywhere: cannot happen with bw > 0 */
@@ -643,10 +702,11 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 		int64_t kept = 0;
 		for (int64_t i = 0; i < s.nlive; i++) {
 			int64_t f = s.live[i];
+			struct fflow *x = &s.f[f];
 			s.live[kept++] = f;
 			if (!started(&s, f))
 				continue;
-			double need = s.rate[f] > 0 ? s.rem[f] / s.rate[f] : HUGE_VAL;
+			double need = x->rate > 0 ? s.rem[f] / x->rate : HUGE_VAL;
 			if (need <= cut) {
 				double end = s.t + need;
 				if (end > worst)
@@ -656,12 +716,12 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 				s.done[f] = true;
 				s.frozen[f] = true;
 				s.ndone++;
-				if (s.ev_of[f] < s.restart)
-					s.restart = s.ev_of[f];
+				if (x->ev_of < s.restart)
+					s.restart = x->ev_of;
 				kept--;
 				left--;
 			} else {
-				s.rem[f] -= s.rate[f] * step;
+				s.rem[f] -= x->rate * step;
 			}
 		}
 		s.nlive = kept;
@@ -670,7 +730,7 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 	}
 	if (end_of)
 		for (int64_t f = 0; f < fl->nflows; f++)
-			if (!s.done[f])
+			if (!s.done || !s.done[f])
 				end_of[f] = worst;
 	filling_free(&s);
 	*out = worst;
