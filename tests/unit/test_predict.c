@@ -685,6 +685,52 @@ START_TEST(auto_prunes_by_bound)
 }
 END_TEST
 
+/* A construction whose bound is past the best's time loses unfilled,
+ * even within 1.25 x of it, and is filled at the lane stage only when
+ * still within reach of the best then: on this allocation (seed 22)
+ * bipartition's bound is 1.13 x geometric's time, and the refinement
+ * then takes the best out of its reach, so it is never filled; greedy's
+ * is past 1.25 x. */
+START_TEST(auto_fills_losers_late)
+{
+	struct fixture fx;
+	tp_error err;
+	tp_error_clear(&err);
+	char hosts[512 * 7 + 1];
+	pick_hosts(hosts, "t", 4096, 512, 22);
+	setup(&fx, NULL, "Network=torus Dims=16x16x16 LinkBandwidth=25 HopLatency=0.1us\n"
+	      "NodeName=t[0-4095] CoordOrder=x-major\n", hosts, 1);
+	ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:periodic=none:bytes=65536",
+					       512, &err), 0);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.policy = TP_POLICY_AUTO;
+	o.geom.time_budget_ms = 0;
+	int32_t got[512];
+	tp_place_report r;
+	ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, got, &r, &err) == 0, "%s", err.msg);
+	const tp_place_candidate *geo = NULL, *bip = NULL, *ref = NULL;
+	for (int i = 0; i < r.ncandidates; i++) {
+		const tp_place_candidate *c = &r.cand[i];
+		ck_assert(!(c->has_lower && c->has_predicted));
+		if (!strcmp(c->name, "geometric"))
+			geo = c;
+		else if (!strcmp(c->name, "bipartition"))
+			bip = c;
+		else if (!strcmp(c->name, "geometric+refine"))
+			ref = c;
+	}
+	ck_assert(geo && bip && ref);
+	ck_assert(geo->has_predicted && ref->has_predicted);
+	ck_assert_msg(bip->has_lower && !bip->has_predicted, "bipartition filled");
+	ck_assert_msg(bip->lower_us > (1 + TP__PREDICT_TIE_SHARE) * geo->predicted_us &&
+		      bip->lower_us <= 1.25 * geo->predicted_us,
+		      "bound %g, geometric %g", bip->lower_us, geo->predicted_us);
+	ck_assert(bip->lower_us > 1.25 * ref->predicted_us);
+	teardown(&fx);
+}
+END_TEST
+
 /* The trades run only where their work limit affords one node's
  * partners: each try is a prediction. */
 START_TEST(trades_affordable)
@@ -1278,6 +1324,7 @@ int main(void)
 	tcase_add_test(tc, lanes_two_starts);
 	tcase_add_test(tc, lower_bound_exact);
 	tcase_add_test(tc, auto_prunes_by_bound);
+	tcase_add_test(tc, auto_fills_losers_late);
 	tcase_add_test(tc, trades_affordable);
 	tcase_add_test(tc, lanes_trade_nodes);
 	tcase_add_test(tc, time_trades);

@@ -324,5 +324,7 @@ int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 	free(r.spec.map);
 	for (int k = 0; k < r.nrunners; k++)
 		free(r.runner[k].map);
+	for (int k = 0; k < r.nmaybe; k++)
+		free(r.maybe[k].map);
 	return rc;
 }

@@ -212,7 +212,7 @@ int tp__place_finish(cand_run *r, enum cand_kind k, int idx, int rc,
 	if (wins && rep->best >= 0)
 		tp__place_keep_runner(r, rep->best, r->best);
 	else if (!wins)
-		tp__place_keep_runner(r, idx, r->trial);
+		tp__place_keep_loser(r, idx, r->trial);
 	if (wins)
 		tp__place_keep_best(r, idx);
 	return 0;

@@ -67,6 +67,11 @@ typedef struct cand_run {
 		int idx;
 	} runner[LANES_RUNNERS];
 	int nrunners;
+	/* by time: constructions that lost unfilled, their bound past the
+	 * best's time but within the runners' share: filled at the lane
+	 * stage only when still within it of the best then (tp__place_lanes_stage) */
+	struct runner_up maybe[TP_PLACE_MAX_CANDIDATES];
+	int nmaybe;
 	/* the winner's refinement made while the last constructions ran
 	 * (tp__place_run_side_by_side), for refine_from */
 	struct spec_refine {
@@ -149,6 +154,12 @@ bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *m
 bool tp__place_better(cand_run *r, tp_place_candidate *c, bool ties_win);
 void tp__place_keep_best(cand_run *r, int idx);
 void tp__place_keep_runner(cand_run *r, int idx, const int32_t *map);
+/* Candidate idx (its mapping in map) among the runners-up, or among those
+ * that may be when it lost on its bound alone (place_choice.c). */
+void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map);
+/* The losers kept on their bounds filled, where still worth a start,
+ * and among the runners-up then. */
+void tp__place_fill_losers(cand_run *r);
 
 /* place_side.c */
 int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,

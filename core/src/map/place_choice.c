@@ -102,17 +102,17 @@ static bool rule_better(cand_run *r, tp_place_candidate *c, bool ties_win)
  * 4,096-node torus, 0.8 s of the default's 7 s. */
 #define LOWER_PAST_SHARE (LANES_RUNNER_SHARE * (1 + 2 * TP__PREDICT_TIE_SHARE))
 
-/* Is map's (c's) lower bound past LOWER_PAST_SHARE x us?  Then c holds it
+/* Is map's (c's) lower bound past share x us?  Then c holds it
  * (has_lower), unless predicted already.  False when it cannot be had. */
 static bool lower_past(cand_run *r, tp_place_candidate *c, const int32_t *map,
-		       double us)
+		       double us, double share)
 {
 	if (c->has_predicted || out_of_time(r))
 		return false;
 	double lower;
 	if (tp__predict_launch_lower(r->g, r->a, map, r->o->geom.time_budget_ms > 0,
 				     &lower) ||
-	    !(lower > LOWER_PAST_SHARE * us))
+	    !(lower > share * us))
 		return false;
 	c->has_lower = true;
 	c->lower_us = lower;
@@ -130,12 +130,17 @@ static int time_verdict(cand_run *r, tp_place_candidate *c)
 	if (c->score > PREDICT_FILTER_HOPS * r->best_score && r->best_score > 0)
 		return 0;
 	/* the one not yet predicted, when its bound is past the other's
-	 * time, loses unfilled */
-	if (b->has_predicted && lower_past(r, c, r->trial, b->predicted_us))
+	 * time, loses unfilled: a time is never below its bound.  A
+	 * challenger's past the tie already (a runner-up's filling waits
+	 * for the lane stage, tp__place_keep_loser: on a sparse 4,096-node
+	 * torus, bipartition's 328 rounds were a fifth of the default's
+	 * time, and the best had moved out of its reach by then) */
+	if (b->has_predicted && lower_past(r, c, r->trial, b->predicted_us,
+					   1 + TP__PREDICT_TIE_SHARE))
 		return 0;
 	if (!tp__place_predicted_of(r, c, r->trial))
 		return -1;
-	if (lower_past(r, b, r->best, c->predicted_us))
+	if (lower_past(r, b, r->best, c->predicted_us, LOWER_PAST_SHARE))
 		return 1;
 	if (!tp__place_predicted_of(r, b, r->best))
 		return -1;
@@ -207,4 +212,48 @@ void tp__place_keep_runner(cand_run *r, int idx, const int32_t *map)
 	r->runner[at].map = m;
 	r->runner[at].idx = idx;
 	r->nrunners++;
+}
+
+/* A candidate that lost (its mapping in map) among the runners-up when
+ * predicted; when it lost on its bound alone (time_verdict), kept for
+ * tp__place_fill_losers while that bound is within LOWER_PAST_SHARE of
+ * the best's time. */
+void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map)
+{
+	const tp_place_candidate *c = &r->rep->cand[idx];
+	const tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	if (c->has_predicted || !c->has_lower) {
+		tp__place_keep_runner(r, idx, map);
+		return;
+	}
+	if (!r->by_time || !b->has_predicted || r->nmaybe >= TP_PLACE_MAX_CANDIDATES ||
+	    c->lower_us > LOWER_PAST_SHARE * b->predicted_us)
+		return;
+	int32_t *m = malloc(map_bytes(r));
+	if (!m)
+		return;   /* the runners-up only add starts */
+	memcpy(m, map, map_bytes(r));
+	r->maybe[r->nmaybe].map = m;
+	r->maybe[r->nmaybe++].idx = idx;
+}
+
+/* The losers kept on their bounds, in their order: filled where their
+ * bound is within LOWER_PAST_SHARE of the best's time now, and among the
+ * runners-up then.  Those past it could not be worth a start
+ * (LANES_RUNNER_SHARE), nor push one that is out of the runners-up: the
+ * starts are those that filling every loser would give. */
+void tp__place_fill_losers(cand_run *r)
+{
+	const tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	for (int k = 0; k < r->nmaybe; k++) {
+		tp_place_candidate *c = &r->rep->cand[r->maybe[k].idx];
+		if (b->has_predicted && !b->predicted_bound &&
+		    !(c->lower_us > LOWER_PAST_SHARE * b->predicted_us) &&
+		    tp__place_predicted_of(r, c, r->maybe[k].map)) {
+			c->has_lower = false;   /* filled: its time stands */
+			tp__place_keep_runner(r, r->maybe[k].idx, r->maybe[k].map);
+		}
+		free(r->maybe[k].map);
+	}
+	r->nmaybe = 0;
 }

@@ -413,6 +413,7 @@ int tp__place_lanes_stage(cand_run *r, tp_error *err)
 	int64_t moves = 0;
 	bool side = r->o->geom.time_budget_ms <= 0;
 	int rc = side ? TP_OK : lanes_from(r, c, r->best, 0, &moves, err);
+	tp__place_fill_losers(r);
 	/* the other starts, in this order: the construction, the runners-up,
 	 * then the best and its construction with long routes weighed */
 	struct lane_start start[3 + LANES_RUNNERS];
