@@ -81,6 +81,25 @@ typedef struct cand_run {
 		int64_t moves;
 		double ms;
 	} spec;
+	/* the lane starts of the winning construction (hop weight 0 and
+	 * LANES_HOP_WEIGHT), refined on a thread of their own while its
+	 * hop-bytes refinement is made and filled (tp__place_refine_stage),
+	 * for lanes_side */
+	struct spec_lanes {
+		pthread_t th;
+		bool started;
+		const struct cand_run *r;
+		int32_t *start;      /* built, as it was when begun */
+		struct spec_lane {
+			double hop_weight;
+			int32_t *map;
+			int64_t moves;
+			int rc;
+			tp_error err;
+			bool bounded;
+			double lower;
+		} one[2];
+	} slanes;
 	bool greedy_last;    /* tp__place_ex_greedy_last: greedy starts once
 				the others are built, and ends before the
 				refinement begun beside it does */
@@ -157,6 +176,8 @@ void tp__place_keep_runner(cand_run *r, int idx, const int32_t *map);
 /* Candidate idx (its mapping in map) among the runners-up, or among those
  * that may be when it lost on its bound alone (place_choice.c). */
 void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map);
+/* The speculative lane starts (place_refine.c) ended and freed. */
+void tp__place_spec_lanes_end(cand_run *r);
 /* The losers kept on their bounds filled, where still worth a start,
  * and among the runners-up then. */
 void tp__place_fill_losers(cand_run *r);

@@ -3,6 +3,7 @@
  * and the runners-up (lanes_stage, the lanes side), and time trades
  * (trades_stage), each judged against the best. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,22 +199,107 @@ struct lane_tries {
 	const cand_run *r;
 	struct lane_try *y;
 	int *batch;          /* the starts predicted side by side */
+	int *run;            /* the starts refined here (the others begun
+				beside the refinement stage) */
 };
+
+/* The lane refinement from start into map, without a budget, and the
+ * result's lower bound. */
+static void lane_refine(const cand_run *r, const int32_t *start, double hop_weight,
+			int32_t *map, int64_t *moves, int *rc, tp_error *err,
+			bool *bounded, double *lower)
+{
+	memcpy(map, start, map_bytes(r));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = 0;
+	go.congestion_keep_hops = false;
+	tp_error_clear(err);
+	*rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, hop_weight, map, moves,
+					     err);
+	*bounded = !*rc && !tp__predict_launch_lower(r->g, r->a, map, false, lower);
+}
 
 static void lane_try_run(void *arg, int32_t i)
 {
 	struct lane_tries *ls = arg;
-	const cand_run *r = ls->r;
-	struct lane_try *y = &ls->y[i];
-	memcpy(y->map, y->start, map_bytes(r));
-	tp_graphmap_opts go = r->o->graph;
-	go.time_budget_ms = 0;
-	go.congestion_keep_hops = false;
-	tp_error_clear(&y->err);
-	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight, y->map,
-					       &y->moves, &y->err);
-	y->bounded = !y->rc &&
-		     !tp__predict_launch_lower(r->g, r->a, y->map, false, &y->lower);
+	struct lane_try *y = &ls->y[ls->run[i]];
+	lane_refine(ls->r, y->start, y->hop_weight, y->map, &y->moves, &y->rc, &y->err,
+		    &y->bounded, &y->lower);
+}
+
+/* ---- the construction's lane starts, begun beside the refinement ----
+ *
+ * By predicted time and without a budget, the winning construction X is
+ * a start of the lane stage whether X+refine wins (X's own start) or not
+ * (the best's), and so is X with long routes weighed wherever the best's
+ * time is modelled in full.  Their refinements need nothing the
+ * refinement stage decides: begun on a thread of their own while X+refine
+ * is refined and filled (300 ms of one CPU on a 4,096-task torus, where
+ * the lane stage waited), and taken by lanes_side where its start is the
+ * same map with the same weight.  Each is the refinement lanes_side would
+ * make, so the result is the same. */
+static void *spec_lanes_run(void *arg)
+{
+	struct spec_lanes *sl = arg;
+	for (int k = 0; k < 2; k++) {
+		struct spec_lane *o = &sl->one[k];
+		lane_refine(sl->r, sl->start, o->hop_weight, o->map, &o->moves, &o->rc,
+			    &o->err, &o->bounded, &o->lower);
+	}
+	return NULL;
+}
+
+static void spec_lanes_begin(cand_run *r)
+{
+	struct spec_lanes *sl = &r->slanes;
+	if (!r->built || !r->by_time || r->o->geom.time_budget_ms > 0 ||
+	    run_threads(r) < 2 || r->o->graph.refine_passes <= 0 ||
+	    !tp__predict_affordable(r->g, r->a, 0))
+		return;
+	sl->r = r;
+	sl->start = malloc(map_bytes(r));
+	sl->one[0].hop_weight = 0;
+	sl->one[1].hop_weight = LANES_HOP_WEIGHT;
+	sl->one[0].map = malloc(map_bytes(r));
+	sl->one[1].map = malloc(map_bytes(r));
+	if (sl->start && sl->one[0].map && sl->one[1].map) {
+		memcpy(sl->start, r->built, map_bytes(r));
+		sl->started = !pthread_create(&sl->th, NULL, spec_lanes_run, sl);
+	}
+	if (!sl->started)
+		tp__place_spec_lanes_end(r);   /* lanes_side refines them */
+}
+
+/* Until the speculative starts have ended (then sl->started is false). */
+static void spec_lanes_join(struct spec_lanes *sl)
+{
+	if (sl->started)
+		pthread_join(sl->th, NULL);
+	sl->started = false;
+}
+
+void tp__place_spec_lanes_end(cand_run *r)
+{
+	struct spec_lanes *sl = &r->slanes;
+	spec_lanes_join(sl);
+	free(sl->start);
+	free(sl->one[0].map);
+	free(sl->one[1].map);
+	memset(sl, 0, sizeof *sl);
+}
+
+/* The speculative start the same as y's (the same map and weight), or
+ * NULL. */
+static struct spec_lane *spec_lane_of(cand_run *r, const struct lane_try *y)
+{
+	struct spec_lanes *sl = &r->slanes;
+	if (!sl->start)
+		return NULL;
+	for (int k = 0; k < 2; k++)
+		if (sl->one[k].hop_weight == y->hop_weight &&
+		    !memcmp(sl->start, y->start, map_bytes(r)))
+			return &sl->one[k];
+	return NULL;
 }
 
 static void lane_predict_run(void *arg, int32_t i)
@@ -310,9 +396,31 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 		if (!tp__predict_affordable(r->g, r->a, 0))
 			n = 1;
 		int threads = run_threads(r);
-		struct lane_tries ls = { r, y, NULL };
-		tp__parallel_for(n, threads < n ? threads : n, lane_try_run, &ls);
-		rc = lanes_predict(&ls, n, threads);
+		int *run = malloc(sizeof *run * (size_t)n), nrun = 0;
+		struct lane_tries ls = { r, y, NULL, run };
+		if (!run)
+			rc = TP_ENOMEM;
+		for (int k = 0; !rc && k < n; k++)
+			if (!spec_lane_of(r, &y[k]))
+				run[nrun++] = k;
+		if (!rc && nrun > 0)
+			tp__parallel_for(nrun, threads < nrun ? threads : nrun,
+					 lane_try_run, &ls);
+		spec_lanes_join(&r->slanes);
+		for (int k = 0; !rc && k < n; k++) {
+			const struct spec_lane *o = spec_lane_of(r, &y[k]);
+			if (!o)
+				continue;
+			memcpy(y[k].map, o->map, map_bytes(r));
+			y[k].moves = o->moves;
+			y[k].rc = o->rc;
+			y[k].err = o->err;
+			y[k].bounded = o->bounded;
+			y[k].lower = o->lower;
+		}
+		free(run);
+		if (!rc)
+			rc = lanes_predict(&ls, n, threads);
 	}
 	*won = -1;
 	for (int k = 0; !rc && k < n; k++) {
@@ -530,6 +638,7 @@ int tp__place_refine_stage(cand_run *r, tp_error *err)
 	if (r->by_time && (r->built = malloc(map_bytes(r)))) {
 		memcpy(r->built, r->best, map_bytes(r));
 		r->built_refined = rep->ncandidates;   /* refine_from's */
+		spec_lanes_begin(r);
 	}
 	int rc = refine_from(r, r->best, won, err);
 	if (rc || !auto_ || !strcmp(won, "block") || !rep->cand[0].ran ||
