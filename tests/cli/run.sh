@@ -1826,6 +1826,12 @@ nvl_case "map --parallel: drain keeps back the layout's own" \
 	'gb[014-021,028-031,033-036,038-042,047-057,067-068,084-093,112-123,136-143]' \
 	'^explain:   parallel .*; kept back: drain 322 us slower' \
 	"the layout's own is kept back by the drain, another placed"
+# chosen by the step's predicted time at more hop-bytes than Slurm's
+# order: the explanation says which decided
+nvl_case "map --parallel: kept by predicted time" \
+	'gb[014-021,028-031,033-036,038-042,047-057,067-068,084-093,112-123,136-143]' \
+	"^explain: kept zorder+lanes by its predicted time (below): 1.0[0-9]* x Slurm's block order's hop-bytes" \
+	"the kept order's line says its predicted time chose it"
 # a gain past twice the drain's loss is placed (1,510 us against 168)
 nvl_case "map --parallel: a gain past the drain's loss" \
 	'gb[017-020,022-029,032-039,045,061-064,078-082,084-097,111-115,127-141]' \

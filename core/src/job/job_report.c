@@ -107,11 +107,17 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 		for (int i = 0; i < job->ncand; i++)
 			if (job->cand[i].chosen) {
 				double b = job->cand[0].score;
+				bool timed = job->cand[i].predicted &&
+					     !job->cand[i].lower;
+				/* chosen by its predicted time: its hop-bytes
+				 * may be higher than Slurm's order's */
 				if (job->cand[0].ran && !strcmp(job->cand[0].name,
 								"block") && b > 0)
-					bad |= fprintf(f, "%skept %s: %.3f x Slurm's "
+					bad |= fprintf(f, "%skept %s%s: %.3f x Slurm's "
 						       "block order's %s\n", px,
 						       job->cand[i].name,
+						       timed ? " by its predicted time "
+						       "(below)" : "",
 						       job->cand[i].score / b,
 						       tp_metric_name(job->metric)) < 0;
 				else
