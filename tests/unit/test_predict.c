@@ -572,14 +572,11 @@ static int cand_named(const tp_place_report *r, const char *name)
 	return -1;
 }
 
-/* halo_setup's allocation with the stencil's own graph (coordinates),
- * mapped by auto without a budget into got and r. */
-static void halo_auto(struct fixture *fx, uint64_t seed, bool rtt, tp_place_opts *o,
-		      int32_t *got, tp_place_report *r, tp_error *err)
+/* fx's allocation with the 8^3 stencil's own graph (coordinates), mapped
+ * by auto without a budget into got and r. */
+static void stencil_auto(struct fixture *fx, tp_place_opts *o, int32_t *got,
+			 tp_place_report *r, tp_error *err)
 {
-	int32_t u[1344], v[1344], map[512];
-	double b[1344];
-	halo_setup(fx, seed, rtt, u, v, b, map);
 	tp_error_clear(err);
 	ck_assert_int_eq(tp_graph_from_stencil(&fx->g, "8x8x8:7pt:periodic=none:bytes=65536",
 					       512, err), 0);
@@ -587,6 +584,16 @@ static void halo_auto(struct fixture *fx, uint64_t seed, bool rtt, tp_place_opts
 	o->policy = TP_POLICY_AUTO;
 	o->geom.time_budget_ms = 0;
 	ck_assert_msg(tp_place_ex(fx->g, fx->a, o, got, r, err) == 0, "%s", err->msg);
+}
+
+/* halo_setup's allocation, stencil_auto. */
+static void halo_auto(struct fixture *fx, uint64_t seed, bool rtt, tp_place_opts *o,
+		      int32_t *got, tp_place_report *r, tp_error *err)
+{
+	int32_t u[1344], v[1344], map[512];
+	double b[1344];
+	halo_setup(fx, seed, rtt, u, v, b, map);
+	stencil_auto(fx, o, got, r, err);
 }
 
 /* The bound a candidate is pruned by (tp__predict_lower) is the one its
@@ -633,6 +640,20 @@ START_TEST(lower_bound_exact)
 }
 END_TEST
 
+/* 512 of the 16^3 torus's nodes picked from seed, at 25 GB/s and 0.1 us
+ * a hop, stencil_auto. */
+static void halo25_auto(struct fixture *fx, uint64_t seed, tp_place_report *r)
+{
+	char hosts[512 * 7 + 1];
+	pick_hosts(hosts, "t", 4096, 512, seed);
+	setup(fx, NULL, "Network=torus Dims=16x16x16 LinkBandwidth=25 HopLatency=0.1us\n"
+	      "NodeName=t[0-4095] CoordOrder=x-major\n", hosts, 1);
+	tp_place_opts o;
+	tp_error err;
+	int32_t got[512];
+	stencil_auto(fx, &o, got, r, &err);
+}
+
 /* auto fills no candidate whose bound is past 1.25 x the best's time (it
  * could neither win nor be a runner-up worth refining): on a sparse torus
  * halo greedy is only bounded; Slurm's order, within reach, is filled;
@@ -643,19 +664,9 @@ START_TEST(auto_prunes_by_bound)
 	struct fixture fx;
 	tp_error err;
 	tp_error_clear(&err);
-	char hosts[512 * 7 + 1];
-	pick_hosts(hosts, "t", 4096, 512, 8);
-	setup(&fx, NULL, "Network=torus Dims=16x16x16 LinkBandwidth=25 HopLatency=0.1us\n"
-	      "NodeName=t[0-4095] CoordOrder=x-major\n", hosts, 1);
-	ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:periodic=none:bytes=65536",
-					       512, &err), 0);
-	tp_place_opts o;
-	tp_place_opts_default(&o);
-	o.policy = TP_POLICY_AUTO;
-	o.geom.time_budget_ms = 0;
-	int32_t got[512], block[512];
+	int32_t block[512];
 	tp_place_report r;
-	ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, got, &r, &err) == 0, "%s", err.msg);
+	halo25_auto(&fx, 8, &r);
 	ck_assert(r.by_time);
 	const tp_place_candidate *blk = &r.cand[0], *w = &r.cand[r.best];
 	ck_assert_str_eq(blk->name, "block");
@@ -694,21 +705,8 @@ END_TEST
 START_TEST(auto_fills_losers_late)
 {
 	struct fixture fx;
-	tp_error err;
-	tp_error_clear(&err);
-	char hosts[512 * 7 + 1];
-	pick_hosts(hosts, "t", 4096, 512, 22);
-	setup(&fx, NULL, "Network=torus Dims=16x16x16 LinkBandwidth=25 HopLatency=0.1us\n"
-	      "NodeName=t[0-4095] CoordOrder=x-major\n", hosts, 1);
-	ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:periodic=none:bytes=65536",
-					       512, &err), 0);
-	tp_place_opts o;
-	tp_place_opts_default(&o);
-	o.policy = TP_POLICY_AUTO;
-	o.geom.time_budget_ms = 0;
-	int32_t got[512];
 	tp_place_report r;
-	ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, got, &r, &err) == 0, "%s", err.msg);
+	halo25_auto(&fx, 22, &r);
 	const tp_place_candidate *geo = NULL, *bip = NULL, *ref = NULL;
 	for (int i = 0; i < r.ncandidates; i++) {
 		const tp_place_candidate *c = &r.cand[i];
