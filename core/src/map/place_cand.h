@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <topoplace/predict.h>
+
 #include "util/util_internal.h"
 #include "map/metrics_internal.h"
 #include "map/place_internal.h"
@@ -83,23 +85,9 @@ typedef struct cand_run {
 	} spec;
 	/* the lane starts of the winning construction (hop weight 0 and
 	 * LANES_HOP_WEIGHT), refined on a thread of their own while its
-	 * hop-bytes refinement is made and filled (tp__place_refine_stage),
-	 * for lanes_side */
-	struct spec_lanes {
-		pthread_t th;
-		bool started;
-		const struct cand_run *r;
-		int32_t *start;      /* built, as it was when begun */
-		struct spec_lane {
-			double hop_weight;
-			int32_t *map;
-			int64_t moves;
-			int rc;
-			tp_error err;
-			bool bounded;
-			double lower;
-		} one[2];
-	} slanes;
+	 * hop-bytes refinement is made and filled (place_refine.c), for
+	 * lanes_side; NULL: none */
+	struct spec_lanes *slanes;
 	bool greedy_last;    /* tp__place_ex_greedy_last: greedy starts once
 				the others are built, and ends before the
 				refinement begun beside it does */
@@ -170,6 +158,8 @@ bool tp__place_scored_by_search(const cand_run *r, enum cand_kind k);
 bool tp__place_congestion_of(cand_run *r, tp_place_candidate *c,
 			  const int32_t *map);
 bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map);
+/* Prediction p as candidate c's predicted time. */
+void tp__place_take_prediction(tp_place_candidate *c, const tp_prediction *p);
 bool tp__place_better(cand_run *r, tp_place_candidate *c, bool ties_win);
 void tp__place_keep_best(cand_run *r, int idx);
 void tp__place_keep_runner(cand_run *r, int idx, const int32_t *map);

@@ -64,11 +64,16 @@ bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *m
 	tp_prediction p;
 	if (tp__predict_launch(r->g, r->a, map, r->o->geom.time_budget_ms > 0, &p))
 		return false;
-	c->predicted_us = p.exchange_us;
-	c->predicted_bound = p.bound_only;
-	c->predicted_work = tp__prediction_work(&p);
-	c->has_predicted = true;
+	tp__place_take_prediction(c, &p);
 	return true;
+}
+
+void tp__place_take_prediction(tp_place_candidate *c, const tp_prediction *p)
+{
+	c->predicted_us = p->exchange_us;
+	c->predicted_bound = p->bound_only;
+	c->predicted_work = tp__prediction_work(p);
+	c->has_predicted = true;
 }
 
 /* The auto rule (place.h): candidate c against the best so far, both by

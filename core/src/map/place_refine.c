@@ -203,28 +203,25 @@ struct lane_tries {
 				beside the refinement stage) */
 };
 
-/* The lane refinement from start into map, without a budget, and the
- * result's lower bound. */
-static void lane_refine(const cand_run *r, const int32_t *start, double hop_weight,
-			int32_t *map, int64_t *moves, int *rc, tp_error *err,
-			bool *bounded, double *lower)
+/* y's lane refinement from its start into its map, without a budget,
+ * and the result's lower bound. */
+static void lane_refine(const cand_run *r, struct lane_try *y)
 {
-	memcpy(map, start, map_bytes(r));
+	memcpy(y->map, y->start, map_bytes(r));
 	tp_graphmap_opts go = r->o->graph;
 	go.time_budget_ms = 0;
 	go.congestion_keep_hops = false;
-	tp_error_clear(err);
-	*rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, hop_weight, map, moves,
-					     err);
-	*bounded = !*rc && !tp__predict_launch_lower(r->g, r->a, map, false, lower);
+	tp_error_clear(&y->err);
+	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight, y->map,
+					       &y->moves, &y->err);
+	y->bounded = !y->rc &&
+		     !tp__predict_launch_lower(r->g, r->a, y->map, false, &y->lower);
 }
 
 static void lane_try_run(void *arg, int32_t i)
 {
 	struct lane_tries *ls = arg;
-	struct lane_try *y = &ls->y[ls->run[i]];
-	lane_refine(ls->r, y->start, y->hop_weight, y->map, &y->moves, &y->rc, &y->err,
-		    &y->bounded, &y->lower);
+	lane_refine(ls->r, &ls->y[ls->run[i]]);
 }
 
 /* ---- the construction's lane starts, begun beside the refinement ----
@@ -238,30 +235,36 @@ static void lane_try_run(void *arg, int32_t i)
  * the lane stage waited), and taken by lanes_side where its start is the
  * same map with the same weight.  Each is the refinement lanes_side would
  * make, so the result is the same. */
+struct spec_lanes {
+	pthread_t th;
+	bool started;
+	const cand_run *r;
+	int32_t *start;      /* built, as it was when begun */
+	struct lane_try one[2];
+};
+
 static void *spec_lanes_run(void *arg)
 {
 	struct spec_lanes *sl = arg;
-	for (int k = 0; k < 2; k++) {
-		struct spec_lane *o = &sl->one[k];
-		lane_refine(sl->r, sl->start, o->hop_weight, o->map, &o->moves, &o->rc,
-			    &o->err, &o->bounded, &o->lower);
-	}
+	for (int k = 0; k < 2; k++)
+		lane_refine(sl->r, &sl->one[k]);
 	return NULL;
 }
 
 static void spec_lanes_begin(cand_run *r)
 {
-	struct spec_lanes *sl = &r->slanes;
 	if (!r->built || !r->by_time || r->o->geom.time_budget_ms > 0 ||
 	    run_threads(r) < 2 || r->o->graph.refine_passes <= 0 ||
-	    !tp__predict_affordable(r->g, r->a, 0))
+	    !tp__predict_affordable(r->g, r->a, 0) ||
+	    !(r->slanes = calloc(1, sizeof *r->slanes)))
 		return;
+	struct spec_lanes *sl = r->slanes;
 	sl->r = r;
 	sl->start = malloc(map_bytes(r));
-	sl->one[0].hop_weight = 0;
-	sl->one[1].hop_weight = LANES_HOP_WEIGHT;
-	sl->one[0].map = malloc(map_bytes(r));
-	sl->one[1].map = malloc(map_bytes(r));
+	for (int k = 0; k < 2; k++)
+		sl->one[k] = (struct lane_try){ .start = sl->start,
+						.hop_weight = k ? LANES_HOP_WEIGHT : 0,
+						.map = malloc(map_bytes(r)) };
 	if (sl->start && sl->one[0].map && sl->one[1].map) {
 		memcpy(sl->start, r->built, map_bytes(r));
 		sl->started = !pthread_create(&sl->th, NULL, spec_lanes_run, sl);
@@ -273,27 +276,31 @@ static void spec_lanes_begin(cand_run *r)
 /* Until the speculative starts have ended (then sl->started is false). */
 static void spec_lanes_join(struct spec_lanes *sl)
 {
-	if (sl->started)
-		pthread_join(sl->th, NULL);
+	if (!sl || !sl->started)
+		return;
+	pthread_join(sl->th, NULL);
 	sl->started = false;
 }
 
 void tp__place_spec_lanes_end(cand_run *r)
 {
-	struct spec_lanes *sl = &r->slanes;
+	struct spec_lanes *sl = r->slanes;
+	if (!sl)
+		return;
 	spec_lanes_join(sl);
 	free(sl->start);
 	free(sl->one[0].map);
 	free(sl->one[1].map);
-	memset(sl, 0, sizeof *sl);
+	free(sl);
+	r->slanes = NULL;
 }
 
 /* The speculative start the same as y's (the same map and weight), or
  * NULL. */
-static struct spec_lane *spec_lane_of(cand_run *r, const struct lane_try *y)
+static const struct lane_try *spec_lane_of(const cand_run *r, const struct lane_try *y)
 {
-	struct spec_lanes *sl = &r->slanes;
-	if (!sl->start)
+	const struct spec_lanes *sl = r->slanes;
+	if (!sl)
 		return NULL;
 	for (int k = 0; k < 2; k++)
 		if (sl->one[k].hop_weight == y->hop_weight &&
@@ -406,9 +413,9 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 		if (!rc && nrun > 0)
 			tp__parallel_for(nrun, threads < nrun ? threads : nrun,
 					 lane_try_run, &ls);
-		spec_lanes_join(&r->slanes);
+		spec_lanes_join(r->slanes);
 		for (int k = 0; !rc && k < n; k++) {
-			const struct spec_lane *o = spec_lane_of(r, &y[k]);
+			const struct lane_try *o = spec_lane_of(r, &y[k]);
 			if (!o)
 				continue;
 			memcpy(y[k].map, o->map, map_bytes(r));
@@ -439,10 +446,7 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 			continue;
 		*won = k;
 		*moves = y[k].moves;
-		c->predicted_us = y[k].p.exchange_us;
-		c->predicted_bound = y[k].p.bound_only;
-		c->predicted_work = tp__prediction_work(&y[k].p);
-		c->has_predicted = true;
+		tp__place_take_prediction(c, &y[k].p);
 	}
 	if (*won < 0 && !rc && !y[0].rc) {
 		*won = 0;    /* kept, unpredicted, as the one-by-one stage keeps it */

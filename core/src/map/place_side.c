@@ -265,13 +265,8 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 		if (run[i].skipped)
 			continue;
 		memcpy(r->trial, run[i].map, bytes);
-		if (run[i].predicted) {
-			tp_place_candidate *c = &rep->cand[run[i].idx];
-			c->predicted_us = run[i].p.exchange_us;
-			c->predicted_bound = run[i].p.bound_only;
-			c->predicted_work = tp__prediction_work(&run[i].p);
-			c->has_predicted = true;
-		}
+		if (run[i].predicted)
+			tp__place_take_prediction(&rep->cand[run[i].idx], &run[i].p);
 		rc = tp__place_finish(r, run[i].k, run[i].idx, run[i].rc, &run[i].e,
 			    run[i].scored ? &run[i].score : NULL, err);
 	}

@@ -159,6 +159,7 @@ struct filling {
 	int32_t nlanes;      /* lanes that can bind */
 	double *bw;          /* theirs */
 	int32_t *blanes;     /* each flow's, by fflow.fs */
+	int64_t nblanes;
 	int64_t *lstart;     /* lane -> its flows (transposed) */
 	int32_t *lflows;
 	struct lane_left *ln;
@@ -251,6 +252,7 @@ static int keep_binding(struct filling *s, const struct tp__flows *fl,
 				s->blanes[n++] = fl->lanes[k];
 		s->f[f].nb = (int32_t)(n - s->f[f].fs);
 	}
+	s->nblanes = n;
 	return TP_OK;
 }
 
@@ -260,8 +262,7 @@ static int keep_binding(struct filling *s, const struct tp__flows *fl,
 static int number_lanes(struct filling *s, const struct tp__flows *fl,
 			int32_t *num)
 {
-	int64_t nk = s->f[fl->nflows - 1].fs + s->f[fl->nflows - 1].nb;
-	for (int64_t k = 0; k < nk; k++)
+	for (int64_t k = 0; k < s->nblanes; k++)
 		num[s->blanes[k]] = 0;
 	int32_t n = 0;
 	for (int32_t l = 0; l < fl->nlanes; l++)
@@ -274,7 +275,7 @@ static int number_lanes(struct filling *s, const struct tp__flows *fl,
 	for (int32_t l = 0; l < fl->nlanes; l++)
 		if (num[l] >= 0)
 			s->bw[num[l]] = fl->bw[l];
-	for (int64_t k = 0; k < nk; k++)
+	for (int64_t k = 0; k < s->nblanes; k++)
 		s->blanes[k] = num[s->blanes[k]];
 	return TP_OK;
 }
@@ -306,9 +307,7 @@ static int filling_init(struct filling *s, const struct tp__flows *fl)
 		return rc;
 	size_t L = (size_t)s->nlanes + 1;
 	s->lstart = calloc(L + 1, sizeof *s->lstart);
-	s->lflows = tp__malloc_array((size_t)s->f[fl->nflows - 1].fs +
-				     (size_t)s->f[fl->nflows - 1].nb + 1,
-				     sizeof *s->lflows);
+	s->lflows = tp__malloc_array((size_t)s->nblanes + 1, sizeof *s->lflows);
 	s->ln = tp__malloc_array(L, sizeof *s->ln);
 	s->frozen = calloc(F, sizeof *s->frozen);
 	s->done = calloc(F, sizeof *s->done);
