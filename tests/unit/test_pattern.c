@@ -1007,7 +1007,8 @@ START_TEST(json_fast_path_same_graph)
 		{ "{\"tasks \": 2, \"edges\": [[0, 1]]}", "missing \"tasks\"" },
 		{ "{\"tasks\": 2, \"edges\": [[0, 2]]}", "task 2 does not exist" },
 		{ "{\"tasks\": 2, \"edges\": [[0, 1, -3]]}", "negative" },
-		{ "{\"tasks\": 2, \"edges\": [[0, 1, 2, 3]]}", "has 4 elements" },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1, 2, 3, 4]]}", "has 5 elements" },
+		{ "{\"tasks\": 2, \"edges\": [[0, 1, 2, 3]]}", NULL },
 		{ "{\"tasks\": 0, \"edges\": []}", "expected 1.." },
 		{ "{\"tasks\": 2, \"edges\": [[0, 1]], \"directed\": 1}", "\"directed\" is" },
 		{ "{\"tasks\": 2, \"edges\": [[0, 99999999999]]}", "does not exist" },
@@ -1126,7 +1127,7 @@ START_TEST(json_bad_files)
 	json_file_bad("bad-toplevel.json", TP_EINVAL, "top level is an array, expected an object");
 	json_file_bad("bad-tasks-string.json", TP_EINVAL, "\"tasks\" is a string \"8\", expected a positive integer");
 	json_file_bad("bad-edges-object.json", TP_EINVAL, "\"edges\" is an object, expected an array");
-	json_file_bad("bad-arity.json", TP_EINVAL, "edge 1 has 4 elements");
+	json_file_bad("bad-arity.json", TP_EINVAL, "edge 1 has 5 elements");
 	json_file_bad("bad-bytes-string.json", TP_EINVAL, "edge 0: bytes is a string \"lots\", expected a number");
 	json_file_bad("bad-range.json", TP_EINVAL, "bad-range.json: edge 3: task 4 does not exist (tasks: 4)");
 	json_file_bad("bad-selfloop.json", TP_EINVAL, "edge 1: self-loop on task 2");
@@ -1194,6 +1195,13 @@ START_TEST(json_bad_strings)
 	json_str_bad("{\"tasks\": 2, \"edges\": [7]}", "edge 0 is an integer, expected [src, dst, bytes]");
 	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, -5]]}", "edge 0: bytes -5 is negative");
 	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, null]]}", "edge 0: bytes is null");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, 8, -1]]}", "edge 0: rounds -1 is negative");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, 8, null]]}", "edge 0: rounds is null");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, 8, 1e300]]}", "edge 0: rounds 1e+300 is over 1e12");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, 8, \"3\"]]}", "edge 0: rounds is a string \"3\"");
+	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, 8, 3, 1]]}", "edge 0 has 5 elements");
+	json_str_bad("{\"tasks\": 2, \"edges\": [{\"src\": 0, \"dst\": 1, \"rounds\": 1e999}]}",
+		     "edge 0: rounds 1e999 is not finite");
 	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, true]]}", "bytes is a boolean true");
 	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, 1e999]]}", "edge 0: bytes 1e999 is not finite");
 	json_str_bad("{\"tasks\": 2, \"edges\": [[0, 1, NaN]]}", "edge 0: bytes NaN is not finite");
@@ -1206,7 +1214,7 @@ START_TEST(json_bad_strings)
 	json_str_bad("{\"tasks\": 2, \"edges\": [{\"src\": 0}]}", "edge 0: missing \"dst\"");
 	json_str_bad("{\"tasks\": 2, \"edges\": [{\"dst\": 0}]}", "edge 0: missing \"src\"");
 	json_str_bad("{\"tasks\": 2, \"edges\": [{\"src\": 0, \"dst\": 1, \"byte\": 9}]}",
-		     "edge 0: unknown key \"byte\" (src, dst, bytes)");
+		     "edge 0: unknown key \"byte\" (src, dst, bytes, rounds)");
 	json_str_bad("{\"tasks\": 2, \"edges\": [{\"src\": 0, \"dst\": 1, \"bytes\": null}]}",
 		     "edge 0: bytes is null");
 	json_str_bad("{\"tasks\": 2, \"edges\": [{\"src\": 0, \"dst\": 1, \"bytes\": \"9\"}]}",
@@ -1577,6 +1585,38 @@ START_TEST(json_exchanges)
 }
 END_TEST
 
+/* A trace's collectives' rounds (the fourth element, or "rounds"): per
+ * direction on its CSR entry, summed over duplicates, divided by the
+ * exchanges like the bytes; none without them. */
+START_TEST(json_rounds)
+{
+	tp_graph *g = NULL;
+	tp_error err;
+	const char *txt = "{\"tasks\": 3, \"directed\": true, \"exchanges\": 2,"
+			  " \"edges\": [[0, 1, 400, 6], [1, 0, 400], [0, 1, 8, 2],"
+			  " {\"src\": 2, \"dst\": 0, \"bytes\": 8, \"rounds\": 4}]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
+						   &err), 0);
+	ck_assert_ptr_nonnull(g->rounds);
+	int64_t e01 = tp__graph_entry(g, 0, 1), e10 = tp__graph_entry(g, 1, 0);
+	int64_t e20 = tp__graph_entry(g, 2, 0), e02 = tp__graph_entry(g, 0, 2);
+	ck_assert(e01 >= 0 && e10 >= 0 && e20 >= 0 && e02 >= 0);
+	ck_assert(g->rounds[e01] == 8 && g->rounds[e10] == 0);
+	ck_assert(g->rounds[e20] == 4 && g->rounds[e02] == 0);
+	ck_assert(tp__graph_rounds_exchange(g, e01) == 4);
+	ck_assert(tp__graph_w(g, e01) == 808);
+	ck_assert_int_eq(tp__graph_entry(g, 1, 2), -1);
+	tp_graph_destroy(g);
+	/* zeros are no rounds */
+	txt = "{\"tasks\": 2, \"edges\": [[0, 1, 400, 0]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
+						   &err), 0);
+	ck_assert_ptr_null(g->rounds);
+	ck_assert(tp__graph_rounds_exchange(g, 0) == 0);
+	tp_graph_destroy(g);
+}
+END_TEST
+
 /* A stencil without bytes=: the time model's message sizes are assumed, a
  * face 32 KiB, an edge 512 bytes, a corner 8; with bytes= as given. */
 START_TEST(stencil_assumed_sizes)
@@ -1639,6 +1679,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, json_ring);
 	tcase_add_test(tc, json_exchanges);
+	tcase_add_test(tc, json_rounds);
 	tcase_add_test(tc, json_grid_coords);
 	tcase_add_test(tc, json_duplicates_and_forms);
 	tcase_add_test(tc, json_fast_path_same_graph);

@@ -132,6 +132,54 @@ START_TEST(two_nodes)
 }
 END_TEST
 
+/* A collective's rounds (a trace's fourth element) each wait for the one
+ * before: task 0 sends 1 MB to task 1 (n1) over 2 exchanges (500 us of
+ * its port, 2 us of latency) and 10 rounds of 8 bytes to task 2, 5 an
+ * exchange.  Task 2 on n4, under the other leaf: four links of 1 us each
+ * round, 20 us after the exchange; on n2, under the same leaf, two links
+ * (10 us); on n0 with task 0, none. */
+START_TEST(rounds_latency_adds_up)
+{
+	struct fixture fx;
+	setup(&fx, TREE, SLOW, "n[0-7]", 2);
+	const int32_t at[3][3] = { { 0, 1, 4 }, { 0, 1, 2 }, { 0, 1, 0 } };
+	const double want[3] = { 522.0, 512.0, 502.0 };
+	for (int k = 0; k < 3; k++) {
+		tp_error err;
+		tp_error_clear(&err);
+		tp_graph_destroy(fx.g);
+		fx.g = NULL;
+		ck_assert_int_eq(tp_graph_from_edges(&fx.g, 3, 2, (int32_t[]){ 0, 0 },
+						     (int32_t[]){ 1, 2 },
+						     (double[]){ MB, 16 }, "t", &err), 0);
+		fx.g->exchanges = 2;
+		tp_prediction none, p;
+		ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, at[k], &none, &err), 0);
+		ck_assert_int_eq(tp__graph_add_rounds(fx.g, 1, (int32_t[]){ 0 },
+						      (int32_t[]){ 2 }, (double[]){ 10 }), 0);
+		ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, at[k], &p, &err), 0);
+		ck_assert_msg(fabs(none.exchange_us - 502.0) < 0.05, "%.6g", none.exchange_us);
+		ck_assert_msg(fabs(p.exchange_us - want[k]) < 0.05, "%d: %.6g us, expected %g",
+			      k, p.exchange_us, want[k]);
+		ck_assert(p.bound_us >= none.bound_us + want[k] - 502.0 - 1e-9);
+		/* streamed past the work limit, the bound has them too */
+		tp_prediction q;
+		ck_assert_int_eq(tp__predict(fx.g, fx.a, at[k], 1, &q, NULL), 0);
+		ck_assert(q.bound_only);
+		ck_assert_msg(fabs(q.exchange_us - want[k]) < 0.05, "%.6g",
+			      q.exchange_us);
+		/* the rounds alone; split, the one inside n0 crosses the
+		 * fewest hops between two nodes (two links under a leaf) */
+		double in, off;
+		ck_assert_int_eq(tp__predict_rounds(fx.g, fx.a, at[k], false, &in), 0);
+		ck_assert_int_eq(tp__predict_rounds(fx.g, fx.a, at[k], true, &off), 0);
+		ck_assert_msg(fabs(in - (want[k] - 502.0)) < 1e-9, "%g", in);
+		ck_assert_msg(fabs(off - (k == 2 ? 10.0 : in)) < 1e-9, "%g", off);
+	}
+	teardown(&fx);
+}
+END_TEST
+
 /* Progressive filling in two rounds: n0 sends 1 MB to n1 and 3 MB to n2
  * over its port: both at 0.5 GB/s until the first ends (2000 us), then the
  * second alone (2 MB left: 2000 us more); the bound, the port's 4 MB,
@@ -1303,6 +1351,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, two_nodes);
 	tcase_add_test(tc, two_rounds);
+	tcase_add_test(tc, rounds_latency_adds_up);
 	tcase_add_test(tc, cut_filling);
 	tcase_add_test(tc, max_min);
 	tcase_add_test(tc, dmodk);

@@ -74,15 +74,8 @@ static inline bool budget_over(double t0, double budget)
 /* Weight of edge t-s (0 when absent): neighbour lists are sorted. */
 static inline double edge_w(const struct tp_graph *g, int32_t t, int32_t s)
 {
-	int64_t lo = g->xadj[t], hi = g->xadj[t + 1];
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-		if (g->adjncy[mid] < s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < g->xadj[t + 1] && g->adjncy[lo] == s ? tp__graph_w(g, lo) : 0.0;
+	int64_t e = tp__graph_entry(g, t, s);
+	return e >= 0 ? tp__graph_w(g, e) : 0.0;
 }
 
 /* Bytes times hops of t's edges with t on node q: on its own node, its

@@ -369,6 +369,91 @@ int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 			   NULL, NULL, NULL);
 }
 
+/* The latency of the pattern's collective rounds (tp__graph_rounds_exchange)
+ * in one exchange, in seconds: each round waits for the one before, so a
+ * task pays the latency of every one (its route's hops x the hop latency;
+ * none inside a node) where the exchange's own messages overlap theirs.
+ * The slowest task's sum; rounds of different tasks overlap.  A trace's
+ * all-reduce steps and all-to-all rounds are a few bytes each: their bytes
+ * are nothing to the filling, their latency is what the placement adds
+ * (miniAMR's all-reduces, a checksum a stage).  With split_hops > 0 a
+ * round inside a node costs that many hops instead of none (what it would
+ * cost split).  0 without rounds or without a hop latency.  -1: out of
+ * memory. */
+static double rounds_latency_split(const tp_graph *g, const tp_alloc *a,
+				   const int32_t *map, int split_hops)
+{
+	const tp_machine *m = a->m;
+	double lat = m->fab.hop_lat;
+	if (!g->rounds || !(lat > 0))
+		return 0;
+	int64_t nids = tp__fabric_kind_lanes(m);
+	int cap = (int)(m->net->max_route_links(m) + 3);
+	int64_t *buf = tp__malloc_array((size_t)cap, sizeof *buf);
+	int *rail = NULL;
+	if (!buf || task_rails(g, a, map, &rail)) {
+		free(buf);
+		return -1;
+	}
+	double most = 0;
+	for (int32_t u = 0; u < g->ntasks; u++) {
+		int32_t ni = a->node[map[u]];
+		double sum = 0;
+		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
+			double r = tp__graph_rounds_exchange(g, e);
+			int32_t v = g->adjncy[e], nj = a->node[map[v]];
+			if (!(r > 0))
+				continue;
+			if (ni == nj) {
+				sum += r * split_hops * lat;
+				continue;
+			}
+			int len = route_rails(m, nids, ni, nj, rail ? rail[u] : -1,
+					      rail ? rail[v] : -1, buf, cap);
+			if (len > 0)
+				sum += r * route_hops(m, len) * lat;
+		}
+		most = fmax(most, sum);
+	}
+	free(buf);
+	free(rail);
+	return most;
+}
+
+static double rounds_latency(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map)
+{
+	return rounds_latency_split(g, a, map, 0);
+}
+
+/* The fewest hops between two consecutive nodes of a (0: one node):
+ * between two nodes of a leaf where a has them. */
+static int fewest_hops(const tp_alloc *a)
+{
+	const tp_machine *m = a->m;
+	int64_t nids = tp__fabric_kind_lanes(m);
+	int cap = (int)(m->net->max_route_links(m) + 3), best = 0;
+	int64_t *buf = tp__malloc_array((size_t)cap, sizeof *buf);
+	for (int32_t k = 1; buf && k < a->nnodes; k++) {
+		int len = route_rails(m, nids, a->node[k - 1], a->node[k], -1, -1,
+				      buf, cap);
+		int h = len > 0 ? route_hops(m, len) : 0;
+		if (h > 0 && (best == 0 || h < best))
+			best = h;
+	}
+	free(buf);
+	return best;
+}
+
+int tp__predict_rounds(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		       bool split, double *us)
+{
+	int hops = split ? fewest_hops(a) : 0;
+	double s = split && hops == 0 ? 0 : rounds_latency_split(g, a, map, hops);
+	*us = s > 0 ? s * 1e6 : 0;
+	return s < 0 ? TP_ENOMEM : TP_OK;
+}
+
 /* The bound alone, message by message: nothing kept but each lane's load
  * (an exchange too large to keep its routes). */
 static int bound_streaming(const tp_graph *g, const tp_alloc *a,
@@ -423,8 +508,11 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 	free(load);
 	free(buf);
 	free(rail);
+	double rl = rc ? 0 : rounds_latency(g, a, map);
+	if (rl < 0)
+		rc = tp_error_set(err, TP_ENOMEM, "predict: out of memory");
 	out->flows = out->messages;
-	out->bound_us = out->exchange_us = b * 1e6;
+	out->bound_us = out->exchange_us = (b + fmax(rl, 0)) * 1e6;
 	out->bound_only = true;
 	return rc;
 }
@@ -452,10 +540,14 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 	const tp_machine *m = a->m;
 	double lat = m->fab.hop_lat;
 	double alone = 0, b = tp__flows_bound(&fl, lat, &alone);
-	if (b < 0) {
+	/* the rounds' latency comes after the exchange's own (both in the
+	 * bound and in the time) */
+	double rl = b < 0 ? 0 : rounds_latency(g, a, map);
+	if (b < 0 || rl < 0) {
 		flows_free(&fl);
 		return tp_error_set(err, TP_ENOMEM, "predict: out of memory");
 	}
+	b += rl;
 	out->bound_us = b * 1e6;
 	if (alone_us)
 		*alone_us = alone * 1e6;
@@ -480,6 +572,7 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 				  &out->bound_only, end_of);
 		if (rc)
 			tp_error_set(err, rc, "predict: out of memory");
+		x += rl;
 		/* rounding aside, never below the bound */
 		out->exchange_us = rc ? 0 : fmax(x, b) * 1e6;
 		if (!rc && node_end) {
@@ -516,9 +609,10 @@ int tp__predict_lower(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		return rc;
 	double b = tp__flows_bound(&fl, a->m->fab.hop_lat, NULL);
 	flows_free(&fl);
-	if (b < 0)
+	double rl = b < 0 ? 0 : rounds_latency(g, a, map);
+	if (b < 0 || rl < 0)
 		return TP_ENOMEM;
-	*bound_us = b * 1e6;
+	*bound_us = (b + rl) * 1e6;
 	return TP_OK;
 }
 

@@ -80,6 +80,13 @@ bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out);
 
+/* The latency of g's collective rounds under map (us) that every
+ * prediction adds to the exchange (predict.c, rounds_latency); split: a
+ * round inside a node as if it crossed the fewest hops between two of a's
+ * nodes (0 on one node).  TP_OK or TP_ENOMEM. */
+int tp__predict_rounds(const tp_graph *g, const tp_alloc *a, const int32_t *map,
+		       bool split, double *us);
+
 /* tp__predict_lower under tp__predict_launch's limits. */
 int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, bool budget, double *bound_us);

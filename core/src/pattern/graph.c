@@ -41,6 +41,7 @@ void tp_graph_destroy(tp_graph *g)
 	free(g->adjncy);
 	free(g->weights);
 	free(g->send);
+	free(g->rounds);
 	free(atomic_load(&g->shown_w));
 	free(atomic_load(&g->shown_c));
 	free(g->coords);
@@ -241,6 +242,30 @@ nomem:
 	return tp_error_set(err, TP_ENOMEM,
 			    "%s: out of memory building the graph (%ld tasks, %lld edges)",
 			    what, (long)ntasks, (long long)nedges);
+}
+
+void tp__graph_drop_rounds(tp_graph *g)
+{
+	free(g->rounds);
+	g->rounds = NULL;
+}
+
+int tp__graph_add_rounds(tp_graph *g, size_t n, const int32_t *u,
+			 const int32_t *v, const double *rounds)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!(rounds[i] > 0) || u[i] == v[i])
+			continue;
+		int64_t e = tp__graph_entry(g, u[i], v[i]);
+		if (e < 0)
+			continue;
+		if (!g->rounds &&
+		    !(g->rounds = tp__calloc((size_t)(2 * g->nedges) + 1,
+					     sizeof *g->rounds)))
+			return TP_ENOMEM;
+		g->rounds[e] += rounds[i];
+	}
+	return TP_OK;
 }
 
 int32_t tp_graph_ntasks(const tp_graph *g)

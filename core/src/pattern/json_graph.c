@@ -1,7 +1,7 @@
 /* topoplace — task graphs from JSON (json-c).
  *
  *   { "tasks": N,
- *     "edges": [ [u, v, bytes], ... ]  or  [ {"src": u, "dst": v, "bytes": b}, ... ],
+ *     "edges": [ [u, v, bytes(, rounds)], ... ]  or  [ {"src": u, "dst": v, "bytes": b, "rounds": r}, ... ],
  *     "directed": false,
  *     "coords": [ [x, y, z], ... ],
  *     "exchanges": R }
@@ -274,52 +274,54 @@ static int get_task_id(json_object *o, const char *what, size_t i,
 	return 0;
 }
 
-static int get_bytes(json_object *o, const char *what, size_t i, double *out,
-		     tp_error *err)
+/* An edge's non-negative number, name its field ("bytes", "rounds"). */
+static int get_amount(json_object *o, const char *what, size_t i,
+		      const char *name, double *out, tp_error *err)
 {
 	char sb[64];
 	if (!is_number(o))
 		return tp_error_set(err, TP_EINVAL,
-				    "%s: edge %zu: bytes is %s, expected a number",
-				    what, i, jdesc(o, sb, sizeof sb));
+				    "%s: edge %zu: %s is %s, expected a number",
+				    what, i, name, jdesc(o, sb, sizeof sb));
 	double b = json_object_get_double(o);
 	if (!isfinite(b))
 		return tp_error_set(err, TP_EINVAL,
-				    "%s: edge %zu: bytes %s is not finite", what, i,
-				    jshow(o, sb, sizeof sb));
+				    "%s: edge %zu: %s %s is not finite", what, i,
+				    name, jshow(o, sb, sizeof sb));
 	if (b < 0)
 		return tp_error_set(err, TP_EINVAL,
-				    "%s: edge %zu: bytes %s is negative", what, i,
-				    jshow(o, sb, sizeof sb));
+				    "%s: edge %zu: %s %s is negative", what, i,
+				    name, jshow(o, sb, sizeof sb));
 	*out = b;
 	return 0;
 }
 
-/* One edge as read: its ends and bytes. */
+/* One edge as read: its ends, bytes and collective rounds. */
 struct edge {
 	int32_t u, v;
-	double bytes;
+	double bytes, rounds;
 };
 
 static int read_edge(json_object *e, const char *what, size_t i,
 		     int32_t ntasks, struct edge *out, tp_error *err)
 {
-	json_object *src = NULL, *dst = NULL, *by = NULL;
+	json_object *src = NULL, *dst = NULL, *by = NULL, *ro = NULL;
 	bool has_src = false, has_dst = false;
 	if (json_object_is_type(e, json_type_array)) {
 		size_t k = json_object_array_length(e);
-		if (k != 2 && k != 3)
+		if (k < 2 || k > 4)
 			return tp_error_set(err, TP_EINVAL,
-					    "%s: edge %zu has %zu elements, expected [src, dst, bytes] or [src, dst]",
+					    "%s: edge %zu has %zu elements, expected [src, dst, bytes], [src, dst, bytes, rounds] or [src, dst]",
 					    what, i, k);
 		src = json_object_array_get_idx(e, 0);
 		dst = json_object_array_get_idx(e, 1);
-		by = k == 3 ? json_object_array_get_idx(e, 2) : NULL;
+		by = k >= 3 ? json_object_array_get_idx(e, 2) : NULL;
+		ro = k == 4 ? json_object_array_get_idx(e, 3) : NULL;
 		has_src = has_dst = true;
-		if (k == 3 && !by)
+		if ((k >= 3 && !by) || (k == 4 && !ro))
 			return tp_error_set(err, TP_EINVAL,
-					    "%s: edge %zu: bytes is null, expected a number",
-					    what, i);
+					    "%s: edge %zu: %s is null, expected a number",
+					    what, i, k >= 3 && !by ? "bytes" : "rounds");
 	} else if (json_object_is_type(e, json_type_object)) {
 		struct json_object_iterator it = json_object_iter_begin(e);
 		struct json_object_iterator end = json_object_iter_end(e);
@@ -338,9 +340,15 @@ static int read_edge(json_object *e, const char *what, size_t i,
 					return tp_error_set(err, TP_EINVAL,
 							    "%s: edge %zu: bytes is null, expected a number",
 							    what, i);
+			} else if (!strcmp(key, "rounds")) {
+				ro = val;
+				if (!ro)
+					return tp_error_set(err, TP_EINVAL,
+							    "%s: edge %zu: rounds is null, expected a number",
+							    what, i);
 			} else {
 				return tp_error_set(err, TP_EINVAL,
-						    "%s: edge %zu: unknown key \"%.40s\" (src, dst, bytes)",
+						    "%s: edge %zu: unknown key \"%.40s\" (src, dst, bytes, rounds)",
 						    what, i, key);
 			}
 		}
@@ -359,8 +367,16 @@ static int read_edge(json_object *e, const char *what, size_t i,
 	if (!rc) {
 		out->bytes = 1.0;
 		if (by)
-			rc = get_bytes(by, what, i, &out->bytes, err);
+			rc = get_amount(by, what, i, "bytes", &out->bytes, err);
 	}
+	out->rounds = 0;
+	if (!rc && ro)
+		rc = get_amount(ro, what, i, "rounds", &out->rounds, err);
+	/* a message count: bounded as "exchanges" is, so that their latency
+	 * stays finite however many duplicates add up */
+	if (!rc && out->rounds > 1e12)
+		rc = tp_error_set(err, TP_EINVAL, "%s: edge %zu: rounds %g is over "
+				  "1e12", what, i, out->rounds);
 	return rc;
 }
 
@@ -428,7 +444,8 @@ static int convert(json_object **rootp, const char *what, int64_t expect,
 {
 	json_object *root = *rootp;
 	int32_t *u = NULL, *v = NULL;
-	double *b = NULL, *xs = NULL;
+	double *b = NULL, *r = NULL, *xs = NULL;
+	bool any_rounds = false;
 	int dims = 0, rc;
 	size_t ne = 0;
 	char sb[64];
@@ -483,7 +500,8 @@ static int convert(json_object **rootp, const char *what, int64_t expect,
 		u = tp__malloc_array(ne, sizeof *u);
 		v = tp__malloc_array(ne, sizeof *v);
 		b = tp__malloc_array(ne, sizeof *b);
-		if (!u || !v || !b) {
+		r = tp__malloc_array(ne, sizeof *r);
+		if (!u || !v || !b || !r) {
 			rc = tp_error_set(err, TP_ENOMEM,
 					  "%s: out of memory for %zu edges", what, ne);
 			goto out;
@@ -497,6 +515,8 @@ static int convert(json_object **rootp, const char *what, int64_t expect,
 			u[i] = ed.u;
 			v[i] = ed.v;
 			b[i] = ed.bytes;
+			r[i] = ed.rounds;
+			any_rounds |= ed.rounds > 0;
 		}
 	}
 	if (json_object_object_get_ex(root, "coords", &jc)) {
@@ -526,6 +546,12 @@ static int convert(json_object **rootp, const char *what, int64_t expect,
 	rc = tp_graph_from_edges(&g, ntasks, (int64_t)ne, u, v, b, what, err);
 	if (!rc && directed)
 		rc = count_directed_dups(g, u, v, ne, what, err);
+	if (!rc && any_rounds && tp__graph_add_rounds(g, ne, u, v, r)) {
+		tp_graph_destroy(g);
+		g = NULL;
+		rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory for %zu edges",
+				  what, ne);
+	}
 	if (!rc && xs) {
 		rc = tp_graph_set_coords(g, dims, xs, err);
 		if (rc) {
@@ -541,6 +567,7 @@ out:
 	free(u);
 	free(v);
 	free(b);
+	free(r);
 	free(xs);
 	return rc;
 }

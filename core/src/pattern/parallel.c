@@ -627,20 +627,6 @@ static int push(struct edges *e, int32_t a, int32_t b, double w)
 	return push_dir(e, a, b, w, false);
 }
 
-/* u's CSR entry for v (rows are sorted: graph.c), or -1. */
-static int64_t entry_of(const tp_graph *g, int32_t u, int32_t v)
-{
-	int64_t lo = g->xadj[u], hi = g->xadj[u + 1];
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-		if (g->adjncy[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < g->xadj[u + 1] && g->adjncy[lo] == v ? lo : -1;
-}
-
 /* The graph's send[] from the edges: a two-way edge's w each way, a
  * one-way edge's 2w from u to v (the pair's symmetric weight stays w, so
  * the mapping and the metrics see the same bytes).  Only when some edge is
@@ -656,8 +642,8 @@ static int set_send(tp_graph *g, const struct edges *e)
 	if (!g->send)
 		return TP_ENOMEM;
 	for (int64_t i = 0; i < e->n; i++) {
-		int64_t f = entry_of(g, e->u[i], e->v[i]);
-		int64_t r = entry_of(g, e->v[i], e->u[i]);
+		int64_t f = tp__graph_entry(g, e->u[i], e->v[i]);
+		int64_t r = tp__graph_entry(g, e->v[i], e->u[i]);
 		if (f < 0 || r < 0)
 			continue;   /* cannot be: every edge is in the graph */
 		if (e->oneway[i]) {

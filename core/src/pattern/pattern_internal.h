@@ -180,6 +180,12 @@ struct tp_graph {
 	 * Only the time model reads it (tp__graph_w_exchange); the mapping and
 	 * the metrics keep the symmetric weights, a pair's bytes. */
 	double *send;
+	/* 2 * nedges, or NULL: the messages task u sent along its entry e in
+	 * collectives' rounds over the whole run (a trace's fourth element),
+	 * each waiting for the one before: a recursive doubling's steps,
+	 * Bruck's all-to-all's.  Their latency adds up where the exchange's
+	 * messages overlap (tp__graph_rounds_exchange; predict.c). */
+	double *rounds;
 	double unit_w;
 	/* tp_graph_weights' array for a graph without weights, made on the
 	 * first request (the mapping never needs it) */
@@ -207,12 +213,46 @@ struct tp_graph {
 	double size_scale;
 };
 
+/* The rounds task u sends along entry e in one exchange of the pattern
+ * (0 without rounds). */
+static inline double tp__graph_rounds_exchange(const struct tp_graph *g,
+					       int64_t e)
+{
+	if (!g->rounds)
+		return 0;
+	return g->exchanges > 1 ? g->rounds[e] / g->exchanges : g->rounds[e];
+}
+
+/* g without its rounds (the time model leaves them out). */
+void tp__graph_drop_rounds(tp_graph *g);
+
+/* rounds[i] added to u[i]'s entry for v[i] (i < n; an edge the graph
+ * lacks is skipped: tp_graph_from_edges made every one).  TP_OK or
+ * TP_ENOMEM. */
+int tp__graph_add_rounds(tp_graph *g, size_t n, const int32_t *u,
+			 const int32_t *v, const double *rounds);
+
 /* The bytes of a message the time model assumes when a stencil gives no
  * sizes: a face of 64 x 64 doubles, what halo codes send per neighbour
  * (LULESH at -s 45, a 64^3 subdomain's 7-point face).  Bandwidth counts
  * there; 1 byte would leave latency alone, the same for every placement
  * that crosses the same number of links. */
 #define TP__ASSUMED_MESSAGE_BYTES 32768.0
+
+/* u's CSR entry for v (rows are sorted), or -1. */
+static inline int64_t tp__graph_entry(const struct tp_graph *g, int32_t u,
+				      int32_t v)
+{
+	int64_t lo = g->xadj[u], hi = g->xadj[u + 1];
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+		if (g->adjncy[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->xadj[u + 1] && g->adjncy[lo] == v ? lo : -1;
+}
 
 /* Task u's CSR entry e's bytes in one exchange of the pattern (predicted
  * time): what u sends to adjncy[e] (send[] where the pattern's messages go
