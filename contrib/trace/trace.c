@@ -21,7 +21,10 @@
  *                   ranks beyond the largest power of two first send to
  *                   rank - 2^k and get the result back
  *     Allgather     ring: p - 1 blocks to the next rank
- *     Alltoall(v)   pairwise: each block straight to its rank
+ *     Alltoall      as MPICH: Bruck's rounds (r + 2^k) for blocks of at most
+ *                   256 bytes on 8 ranks or more, each block straight to its
+ *                   rank below 32 KiB, pairwise rounds above
+ *     Alltoallv     each block straight to its rank, at once
  *     Gather,Scatter linear: each block straight to or from the root
  *     Barrier       nothing (no payload)
  *   TOPOPLACE_TRACE_COLLECTIVES=0 counts point-to-point only.  Other calls
@@ -40,6 +43,7 @@
 static int nworld = -1, me_world = -1;
 static double *sent;            /* bytes to each world rank */
 static double *msgs;            /* messages to each world rank */
+static double *rounds;          /* of those, sent in collectives' rounds */
 static int keyval = MPI_KEYVAL_INVALID;
 static int cart_ndims;
 static int cart_dims[8], cart_periods[8];
@@ -66,9 +70,12 @@ static int ready(void)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &me_world);
 	sent = calloc((size_t)nworld, sizeof *sent);
 	msgs = calloc((size_t)nworld, sizeof *msgs);
-	if (!msgs) {
+	rounds = calloc((size_t)nworld, sizeof *rounds);
+	if (!msgs || !rounds) {
 		free(sent);
-		sent = NULL;
+		free(msgs);
+		free(rounds);
+		sent = msgs = rounds = NULL;
 		return 0;
 	}
 	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_table, &keyval, NULL);
@@ -123,15 +130,32 @@ static double type_bytes(int count, MPI_Datatype t)
 	return (double)count * size;
 }
 
-static void count_send(MPI_Comm comm, int dest, double bytes)
+/* bytes sent to comm's rank dest in n messages; n_rounds of them in a
+ * collective's rounds, each waiting for the round before (the latency a
+ * placement adds to every one: topoplace's time model counts them apart
+ * from the bandwidth of the exchange). */
+static void count_msgs(MPI_Comm comm, int dest, double bytes, double n,
+		       double n_rounds)
 {
 	if (bytes <= 0 || !ready())
 		return;
 	int w = world_rank(comm, dest);
 	if (w >= 0 && w != me_world) {
 		sent[w] += bytes;
-		msgs[w] += 1;
+		msgs[w] += n;
+		rounds[w] += n_rounds;
 	}
+}
+
+static void count_send(MPI_Comm comm, int dest, double bytes)
+{
+	count_msgs(comm, dest, bytes, 1, 0);
+}
+
+/* One round of a collective: one message of bytes to dest. */
+static void count_round(MPI_Comm comm, int dest, double bytes)
+{
+	count_msgs(comm, dest, bytes, 1, 1);
 }
 
 static int comm_geometry(MPI_Comm comm, int *rank, int *size)
@@ -203,12 +227,12 @@ static void binomial(MPI_Comm comm, int root, double bytes, int to_root)
 		mask <<= 1;
 	if (to_root) {           /* reduce: one send, to the parent */
 		if (vr)
-			count_send(comm, (vr - mask + root) % p, bytes);
+			count_round(comm, (vr - mask + root) % p, bytes);
 		return;
 	}
 	for (mask >>= 1; mask > 0; mask >>= 1)   /* bcast: to the children */
 		if (vr + mask < p)
-			count_send(comm, (vr + mask + root) % p, bytes);
+			count_round(comm, (vr + mask + root) % p, bytes);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm comm)
@@ -234,12 +258,12 @@ int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype t,
 		while (pof2 * 2 <= p)
 			pof2 *= 2;
 		if (r >= pof2) {                 /* in, then the result back */
-			count_send(comm, r - pof2, bytes);
+			count_round(comm, r - pof2, bytes);
 		} else {
 			for (int mask = 1; mask < pof2; mask <<= 1)
-				count_send(comm, r ^ mask, bytes);
+				count_round(comm, r ^ mask, bytes);
 			if (r + pof2 < p)
-				count_send(comm, r + pof2, bytes);
+				count_round(comm, r + pof2, bytes);
 		}
 	}
 	return PMPI_Allreduce(sbuf, rbuf, count, t, op, comm);
@@ -252,9 +276,17 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype,
 	double block = sbuf == MPI_IN_PLACE ? type_bytes(rcount, rtype)
 		       : type_bytes(scount, stype);
 	if (block > 0 && comm_geometry(comm, &r, &p))
-		count_send(comm, (r + 1) % p, block * (p - 1));
+		/* p - 1 rounds, a block each */
+		count_msgs(comm, (r + 1) % p, block * (p - 1), p - 1, p - 1);
 	return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
+
+/* MPICH's all-to-all by block size: Bruck's log2 p rounds for blocks of
+ * at most 256 bytes on 8 ranks or more (round k: to r + 2^k, the blocks
+ * whose index has bit k set), all at once below 32 KiB (a message to
+ * each rank, no rounds), pairwise above (a round to each rank). */
+#define A2A_SHORT 256
+#define A2A_MEDIUM 32768
 
 int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 		 int rcount, MPI_Datatype rtype, MPI_Comm comm)
@@ -262,12 +294,26 @@ int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 	int r, p;
 	double block = sbuf == MPI_IN_PLACE ? type_bytes(rcount, rtype)
 		       : type_bytes(scount, stype);
-	if (block > 0 && comm_geometry(comm, &r, &p))
-		for (int q = 0; q < p; q++)
-			count_send(comm, q, block);
+	if (block > 0 && comm_geometry(comm, &r, &p)) {
+		if (block <= A2A_SHORT && p >= 8) {
+			for (int k = 1; k < p; k <<= 1) {
+				int n = 0;
+				for (int i = 0; i < p; i++)
+					n += (i & k) != 0;
+				count_round(comm, (r + k) % p, block * n);
+			}
+		} else {
+			for (int q = 0; q < p; q++)
+				if (block < A2A_MEDIUM)
+					count_send(comm, q, block);
+				else
+					count_round(comm, q, block);
+		}
+	}
 	return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 
+/* MPICH's all-to-allv: every block at once, no rounds. */
 int MPI_Alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
 		  MPI_Datatype stype, void *rbuf, const int *rcounts,
 		  const int *rdispls, MPI_Datatype rtype, MPI_Comm comm)
@@ -285,7 +331,7 @@ int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 {
 	int r, p;
 	if (sbuf != MPI_IN_PLACE && comm_geometry(comm, &r, &p) && r != root)
-		count_send(comm, root, type_bytes(scount, stype));
+		count_round(comm, root, type_bytes(scount, stype));
 	return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
@@ -295,7 +341,7 @@ int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 	int r, p;
 	if (comm_geometry(comm, &r, &p) && r == root)
 		for (int q = 0; q < p; q++)
-			count_send(comm, q, type_bytes(scount, stype));
+			count_round(comm, q, type_bytes(scount, stype));
 	return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
 }
 
@@ -330,7 +376,8 @@ static void write_graph(FILE *f, const int *counts, const double *edges,
 	fprintf(f, "  \"generator\": \"libtopoplace-trace\",\n");
 	fprintf(f, "  \"collectives\": \"%s\",\n", collectives
 		? "bcast/reduce binomial tree, allreduce recursive doubling, "
-		  "allgather ring, alltoall pairwise, gather/scatter linear"
+		  "allgather ring, alltoall as MPICH (bruck, linear, pairwise), "
+		  "alltoallv linear, gather/scatter linear"
 		: "not counted");
 	if (cart_ndims) {
 		fprintf(f, "  \"cart\": {\"dims\": [");
@@ -349,9 +396,16 @@ static void write_graph(FILE *f, const int *counts, const double *edges,
 	fprintf(f, "  \"edges\": [");
 	long k = 0;
 	for (int src = 0; src < nworld; src++)
-		for (int i = 0; i < counts[src]; i++, k++)
-			fprintf(f, "%s\n    [%d, %.0f, %.17g]", k ? "," : "", src,
-				edges[2 * k], edges[2 * k + 1]);
+		for (int i = 0; i < counts[src]; i++, k++) {
+			const double *x = &edges[3 * k];
+			/* the rounds, where collectives sent some */
+			if (x[2] > 0)
+				fprintf(f, "%s\n    [%d, %.0f, %.17g, %.0f]", k ? "," : "",
+					src, x[0], x[1], x[2]);
+			else
+				fprintf(f, "%s\n    [%d, %.0f, %.17g]", k ? "," : "",
+					src, x[0], x[1]);
+		}
 	fprintf(f, "\n  ]\n}\n");
 }
 
@@ -360,7 +414,8 @@ static void gather_and_write(void)
 	int n = 0;
 	for (int q = 0; q < nworld; q++)
 		n += sent[q] > 0;
-	double *mine = malloc(sizeof *mine * (size_t)(2 * n + 1));
+	/* (peer, bytes, rounds) a peer */
+	double *mine = malloc(sizeof *mine * (size_t)(3 * n + 1));
 	int *counts = NULL, *displs = NULL;
 	double *all = NULL;
 	int k = 0, total = 0;
@@ -368,6 +423,7 @@ static void gather_and_write(void)
 		if (sent[q] > 0) {
 			mine[k++] = q;
 			mine[k++] = sent[q];
+			mine[k++] = rounds[q];
 		}
 	if (!mine)
 		n = 0;
@@ -385,12 +441,12 @@ static void gather_and_write(void)
 	if (me_world == 0 && counts && displs) {
 		for (int q = 0; q < nworld; q++) {
 			displs[q] = total;
-			total += 2 * counts[q];
-			counts[q] *= 2;
+			total += 3 * counts[q];
+			counts[q] *= 3;
 		}
 		all = malloc(sizeof *all * (size_t)(total + 1));
 	}
-	PMPI_Gatherv(mine, 2 * n, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
+	PMPI_Gatherv(mine, 3 * n, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
 		     MPI_COMM_WORLD);
 	if (me_world == 0) {
 		const char *path = getenv("TOPOPLACE_TRACE");
@@ -399,7 +455,7 @@ static void gather_and_write(void)
 		FILE *f = all ? fopen(path, "w") : NULL;
 		if (f) {
 			for (int q = 0; q < nworld; q++)
-				counts[q] /= 2;
+				counts[q] /= 3;
 			write_graph(f, counts, all,
 				    sum[1] > 0 ? sum[0] / sum[1] : 0);
 		}
@@ -421,7 +477,7 @@ int MPI_Finalize(void)
 		PMPI_Comm_free_keyval(&keyval);
 	free(sent);
 	free(msgs);
-	sent = NULL;
-	msgs = NULL;
+	free(rounds);
+	sent = msgs = rounds = NULL;
 	return PMPI_Finalize();
 }

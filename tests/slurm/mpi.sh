@@ -160,7 +160,9 @@ ok "0 ring.c and halo3d.c built with mpicc.openmpi and mpicc.mpich"
 # a 3x2x2 halo exchange (periodic along x), 2 iterations, both MPIs
 script tr "$LAUNCH
 L tr-ompi srun --mpi=pmix --export=ALL,LD_PRELOAD=$W/trace-openmpi.so,TOPOPLACE_TRACE=$W/trace-ompi.json ./halo-ompi 3 2 2 x 2
-L tr-mpich srun --mpi=pmi2 --export=ALL,LD_PRELOAD=$W/trace-mpich.so,TOPOPLACE_TRACE=$W/trace-mpich.json ./halo-mpich 3 2 2 x 2"
+L tr-mpich srun --mpi=pmi2 --export=ALL,LD_PRELOAD=$W/trace-mpich.so,TOPOPLACE_TRACE=$W/trace-mpich.json ./halo-mpich 3 2 2 x 2
+L tr-coll-ompi srun --mpi=pmix --export=ALL,LD_PRELOAD=$W/trace-openmpi.so,TOPOPLACE_TRACE=$W/trace-coll-ompi.json ./halo-ompi 3 2 2 x 2 coll
+L tr-coll-mpich srun --mpi=pmi2 --export=ALL,LD_PRELOAD=$W/trace-mpich.so,TOPOPLACE_TRACE=$W/trace-coll-mpich.json ./halo-mpich 3 2 2 x 2 coll"
 as_user "salloc -N6 --ntasks-per-node=2 ./tr.sh > tr.out 2> tr.err"
 # the stencil the program runs: x faces 100 doubles, y 200, z 300, each
 # sent both ways twice; periodic x
@@ -199,6 +201,45 @@ for m in ompi mpich; do
 		ok "trace $m: the halo program's graph (PMPI) = its 3x2x2 stencil, both directions, 2 exchanges, with MPI_Cart_create's dims"
 	else
 		bad "trace $m: graph = stencil" "$r" "$(cat "$W/tr-$m.stderr" 2>/dev/null | head -3)"
+	fi
+done
+# the same with an all-reduce and an all-to-all after it: their messages
+# are the collectives' rounds (the edges' fourth element), as the trace
+# library expands them (recursive doubling over 12 ranks: 8 in the
+# doubling, 4 folded in and out; Bruck's all-to-all of small blocks: to
+# r + 1, 2, 4, 8); the halo's sends are none
+cmp_rounds() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+P, pof2 = 12, 8
+want = {}
+def add(u, v, n=1):
+    want[(u, v)] = want.get((u, v), 0) + n
+for r in range(P):
+    if r >= pof2:
+        add(r, r - pof2)
+    else:
+        for m in (1, 2, 4):
+            add(r, r ^ m)
+        if r + pof2 < P:
+            add(r, r + pof2)
+    for k in (1, 2, 4, 8):      # Bruck's all-to-all of 4-byte blocks
+        add(r, (r + k) % P)
+got = {}
+for e in d["edges"]:
+    if len(e) == 4:
+        got[(e[0], e[1])] = got.get((e[0], e[1]), 0) + e[3]
+print("ok" if got == want else "rounds differ: %d pairs, want %d; e.g. %s" % (
+    len(got), len(want), sorted(set(got.items()) ^ set(want.items()))[:4]))
+PY
+}
+for m in ompi mpich; do
+	r=$(cmp_rounds "$W/trace-coll-$m.json" 2>&1)
+	if [ "$r" = ok ]; then
+		ok "trace $m: an all-reduce and an all-to-all are the edges' rounds (recursive doubling, Bruck), the halo none"
+	else
+		bad "trace $m: collectives' rounds" "$r" "$(cat "$W/tr-coll-$m.stderr" 2>/dev/null | head -3)"
 	fi
 done
 retried "$W/tr.out"

@@ -397,7 +397,8 @@ def scotch_hosts(edges, n, alloc, hosts, tpn, arch, d):
 
 def read_trace(path):
     j = json.load(open(path))
-    return j["tasks"], [(int(a), int(b), float(w)) for a, b, w in j["edges"]]
+    # [a, b, bytes] or [a, b, bytes, rounds]: Scotch weighs the bytes
+    return j["tasks"], [(int(e[0]), int(e[1]), float(e[2])) for e in j["edges"]]
 
 
 class Case:

@@ -1,8 +1,10 @@
 /* tests/slurm/mpi.sh: a 3-D halo exchange on an X x Y x Z grid of ranks
  * (x fastest, as topoplace numbers a stencil), periodic along the axes
  * named in argv[4] ("x", "xz", "" ...).  Each iteration sends every face
- * neighbour CX, CY or CZ doubles, then a barrier (no payload).
- *   halo3d X Y Z PERIODIC ITERS
+ * neighbour CX, CY or CZ doubles, then a barrier (no payload).  With
+ * "coll" last, one all-reduce of a double and one all-to-all of an int
+ * follow (the trace library's rounds).
+ *   halo3d X Y Z PERIODIC ITERS [coll]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -38,8 +40,17 @@ int main(int argc, char **argv)
 		}
 		MPI_Barrier(cart);
 	}
-	int rank;
+	int rank, size;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc > 6 && !strcmp(argv[6], "coll")) {
+		double x = rank, sum = 0;
+		MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		int *a = calloc((size_t)size, sizeof *a), *b = calloc((size_t)size, sizeof *b);
+		MPI_Alltoall(a, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD);
+		free(a);
+		free(b);
+	}
 	if (rank == 0)
 		printf("HALO done\n");
 	free(out);
