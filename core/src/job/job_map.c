@@ -764,8 +764,7 @@ static void weigh_rounds(tp_job *job)
 		return;
 	}
 	double r = 0, in = 0, bound = 0;
-	if (tp__predict_rounds(g, job->alloc, job->block, true, &r) ||
-	    tp__predict_rounds(g, job->alloc, job->block, false, &in) ||
+	if (tp__predict_rounds(g, job->alloc, job->block, &in, &r) ||
 	    tp__predict_launch_lower(g, job->alloc, job->block,
 				     job->budget_ms > 0, &bound))
 		return;

@@ -376,36 +376,36 @@ int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
  * The slowest task's sum; rounds of different tasks overlap.  A trace's
  * all-reduce steps and all-to-all rounds are a few bytes each: their bytes
  * are nothing to the filling, their latency is what the placement adds
- * (miniAMR's all-reduces, a checksum a stage).  With split_hops > 0 a
- * round inside a node costs that many hops instead of none (what it would
- * cost split).  0 without rounds or without a hop latency.  -1: out of
- * memory. */
-static double rounds_latency_split(const tp_graph *g, const tp_alloc *a,
-				   const int32_t *map, int split_hops)
+ * (miniAMR's all-reduces, a checksum a stage).  *off: the same with a
+ * round inside a node at split_hops hops (what it would cost split).  0
+ * without rounds or without a hop latency.  TP_OK or TP_ENOMEM. */
+static int rounds_latency_split(const tp_graph *g, const tp_alloc *a,
+				const int32_t *map, int split_hops, double *in,
+				double *off)
 {
 	const tp_machine *m = a->m;
 	double lat = m->fab.hop_lat;
+	*in = *off = 0;
 	if (!g->rounds || !(lat > 0))
-		return 0;
+		return TP_OK;
 	int64_t nids = tp__fabric_kind_lanes(m);
 	int cap = (int)(m->net->max_route_links(m) + 3);
 	int64_t *buf = tp__malloc_array((size_t)cap, sizeof *buf);
 	int *rail = NULL;
 	if (!buf || task_rails(g, a, map, &rail)) {
 		free(buf);
-		return -1;
+		return TP_ENOMEM;
 	}
-	double most = 0;
 	for (int32_t u = 0; u < g->ntasks; u++) {
 		int32_t ni = a->node[map[u]];
-		double sum = 0;
+		double sum = 0, inside = 0;
 		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
 			double r = tp__graph_rounds_exchange(g, e);
 			int32_t v = g->adjncy[e], nj = a->node[map[v]];
 			if (!(r > 0))
 				continue;
 			if (ni == nj) {
-				sum += r * split_hops * lat;
+				inside += r;
 				continue;
 			}
 			int len = route_rails(m, nids, ni, nj, rail ? rail[u] : -1,
@@ -413,17 +413,20 @@ static double rounds_latency_split(const tp_graph *g, const tp_alloc *a,
 			if (len > 0)
 				sum += r * route_hops(m, len) * lat;
 		}
-		most = fmax(most, sum);
+		*in = fmax(*in, sum);
+		*off = fmax(*off, sum + inside * split_hops * lat);
 	}
 	free(buf);
 	free(rail);
-	return most;
+	return TP_OK;
 }
 
+/* rounds_latency_split's *in, or -1: out of memory. */
 static double rounds_latency(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map)
 {
-	return rounds_latency_split(g, a, map, 0);
+	double in, off;
+	return rounds_latency_split(g, a, map, 0, &in, &off) ? -1 : in;
 }
 
 /* The fewest hops between two consecutive nodes of a (0: one node):
@@ -446,12 +449,12 @@ static int fewest_hops(const tp_alloc *a)
 }
 
 int tp__predict_rounds(const tp_graph *g, const tp_alloc *a, const int32_t *map,
-		       bool split, double *us)
+		       double *in_us, double *off_us)
 {
-	int hops = split ? fewest_hops(a) : 0;
-	double s = split && hops == 0 ? 0 : rounds_latency_split(g, a, map, hops);
-	*us = s > 0 ? s * 1e6 : 0;
-	return s < 0 ? TP_ENOMEM : TP_OK;
+	int rc = rounds_latency_split(g, a, map, fewest_hops(a), in_us, off_us);
+	*in_us *= 1e6;
+	*off_us *= 1e6;
+	return rc;
 }
 
 /* The bound alone, message by message: nothing kept but each lane's load

@@ -81,11 +81,12 @@ int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out);
 
 /* The latency of g's collective rounds under map (us) that every
- * prediction adds to the exchange (predict.c, rounds_latency); split: a
- * round inside a node as if it crossed the fewest hops between two of a's
- * nodes (0 on one node).  TP_OK or TP_ENOMEM. */
+ * prediction adds to the exchange (predict.c, rounds_latency), *in_us,
+ * and in one pass *off_us: each round inside a node as if it crossed the
+ * fewest hops between two consecutive nodes of a (none on one node).
+ * TP_OK or TP_ENOMEM. */
 int tp__predict_rounds(const tp_graph *g, const tp_alloc *a, const int32_t *map,
-		       bool split, double *us);
+		       double *in_us, double *off_us);
 
 /* tp__predict_lower under tp__predict_launch's limits. */
 int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
