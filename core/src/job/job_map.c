@@ -744,7 +744,7 @@ static int par_regraph(tp_job *job, tp_error *err)
  * ran 0.88x and 0.90x Slurm's order where the bytes alone chose 0.85x.
  * Where they are a small part the guess decides near-ties: LULESH's
  * all-reduce on a 4:1 tree (0.14x) chose maps that ran 6 % slower in
- * SimGrid (held-out seeds 147235-36), its all-reduce 5.3 -> 6.5 us where
+ * SimGrid (seeds 147235-36, drawn at run time), its all-reduce 5.3 -> 6.5 us where
  * recursive doubling predicted 4.0 -> 3.8.  LULESH on trees and a
  * dragonfly weighs 0.14x to 0.22x, miniAMR 0.98x and more: half is
  * between. */
