@@ -565,7 +565,7 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 			for (int32_t k = 0; k < a->nnodes; k++)
 				node_end[k] = out->bound_us;
 	} else {
-		double x, *end_of = NULL;
+		double x = 0, *end_of = NULL;
 		if (node_end && !(end_of = tp__malloc_array((size_t)fl.nflows + 1,
 							    sizeof *end_of)))
 			rc = TP_ENOMEM;
@@ -575,9 +575,8 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 				  &out->bound_only, end_of);
 		if (rc)
 			tp_error_set(err, rc, "predict: out of memory");
-		x += rl;
 		/* rounding aside, never below the bound */
-		out->exchange_us = rc ? 0 : fmax(x, b) * 1e6;
+		out->exchange_us = rc ? 0 : fmax(x + rl, b) * 1e6;
 		if (!rc && node_end) {
 			for (int32_t k = 0; k < a->nnodes; k++)
 				node_end[k] = 0;
