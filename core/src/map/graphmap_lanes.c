@@ -20,6 +20,13 @@
 				three of eight passes made 5 of 1,131 moves
 				in a third of the time, and the predicted
 				time moved by 0.01 %. */
+#define PHI_RISEN 1e-9     /* a trial whose potential has risen this
+				much can end: its additions only add (each
+				term is at most 1, and the sums' rounding is
+				far below this), and cr_accept, which sums
+				its own, would refuse it.  On miniAMR's
+				512-rank trace most trials fail, and routed
+				every message first. */
 #define HOT_SHARE 0.85       /* congestion refinement: tasks on links loaded
 				at least this share of the maximum move */
 
@@ -162,7 +169,10 @@ typedef struct cref {
 				    in the cache */
 	struct route_cache rc;
 	bool over;               /* the current trial's additions took a
-				    link past the largest load */
+				    link past the largest load, or the
+				    potential past PHI_RISEN */
+	double phi;              /* the potential's change in this trial so
+				    far, summed as the loads change */
 	/* a task's moves share its edges' removal (cr_improve_task): each
 	 * move is a sub-trial, undone back to that removal */
 	bool in_sub;
@@ -183,6 +193,7 @@ typedef struct cref {
 	int64_t nmax;            /* links carrying it */
 	double Mref;             /* the largest load at the start: scale of
 				    the potential */
+	double inv_Mref;         /* 1 / Mref, for the trial's running sum */
 	double hot_at;           /* tasks with a message over a link this
 				    loaded are tried */
 	double dhop;             /* hop-bytes change of the current trial */
@@ -195,6 +206,13 @@ typedef struct cref {
 	int32_t *by_router;      /* nodes in router-coordinate order */
 	int32_t *router_pos;     /* node -> its place there */
 	int32_t *tcand;          /* a node's trade partners */
+	/* messages gathered by destination node (gather_edge) */
+	int32_t *gather, ngather;   /* the nodes, in the order first seen */
+	struct gathered {
+		int64_t at;         /* gstamp when gathered */
+		double bytes;
+	} *gathered;                /* per node */
+	int64_t gstamp;
 } cref;
 
 /* A byte's weight on link (or lane) l: on lanes (the time model's fabric,
@@ -263,6 +281,22 @@ static int cr_route(cref *cr, int32_t i, int32_t j)
 	}
 }
 
+/* The potential the refinement lowers: sum over the touched links of
+ * (load / Mref)^8.  The eighth power makes the heaviest links dominate, so
+ * lowering it relieves the maximum first, yet a move that only lightens
+ * links just below the maximum also counts (it makes room). */
+static inline double phi_term(double x)
+{
+	double x2 = x * x, x4 = x2 * x2;
+	return x4 * x4;
+}
+
+static double cr_potential(double load, double Mref)
+{
+	double x = load / Mref, x2 = x * x, x4 = x2 * x2;
+	return x4 * x4;
+}
+
 /* Add sign * bytes of the message from allocation node i to node j to the
  * loads, remembering every link touched in this trial and its load
  * before. */
@@ -312,42 +346,63 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 			cr->sl[cr->nsl] = l;
 			cr->sl_old[cr->nsl++] = x->load;
 		}
+		double was = x->load;
 		x->load += bytes * x->w;
-		if (bytes > 0 && x->load > past)
+		cr->phi += phi_term(x->load * cr->inv_Mref) - phi_term(was * cr->inv_Mref);
+		if (bytes > 0 && (x->load > past || cr->phi > PHI_RISEN))
 			cr->over = true;
 	}
 	return 0;
 }
 
-/* Add sign * bytes of edge e of task t to the loads: both directions, as
- * the metrics route them. */
-static int cr_edge(cref *cr, int32_t t, int64_t e, double sign)
+/* The messages gathered by destination node (gather_edge) added to the
+ * loads, sign * their bytes from node `from`: both directions, as the
+ * metrics route them.  A node's tasks share their routes, and a trace's
+ * task talks to several tasks of a node (miniAMR's 512-rank trace on 128
+ * nodes of a 4:1 tree: the lane refinement walked every edge's route,
+ * 60 % of the map's time).  Stops once past the largest load: the rest
+ * only adds. */
+static int gather_flush(cref *cr, int32_t from, double sign)
 {
-	const struct tp_graph *g = cr->c->g;
-	int32_t u = g->adjncy[e];
-	double b = sign * tp__graph_w(g, e);
-	if (cr->keep_hops)
-		cr->dhop += b * (double)ndist(cr->c, cr->map[t], cr->map[u]);
-	int rc = cr_message(cr, cr->map[t], cr->map[u], b);
-	return rc ? rc : cr_message(cr, cr->map[u], cr->map[t], b);
+	int rc = 0;
+	for (int32_t k = 0; k < cr->ngather && !rc && !cr->over; k++) {
+		int32_t q = cr->gather[k];
+		double b = sign * cr->gathered[q].bytes;
+		if (cr->keep_hops)
+			cr->dhop += b * (double)ndist(cr->c, from, q);
+		rc = cr_message(cr, from, q, b);
+		if (!rc)
+			rc = cr_message(cr, q, from, b);
+	}
+	cr->ngather = 0;
+	cr->gstamp++;
+	return rc;
 }
 
-/* The same for each of t's edges off its node but the one to skip. */
+/* Edge e's bytes gathered for its far end's node q. */
+static inline void gather_edge(cref *cr, int32_t q, int64_t e)
+{
+	struct gathered *x = &cr->gathered[q];
+	if (x->at != cr->gstamp) {
+		x->at = cr->gstamp;
+		x->bytes = 0;
+		cr->gather[cr->ngather++] = q;
+	}
+	x->bytes += tp__graph_w(cr->c->g, e);
+}
+
+/* Add sign * bytes of each of t's edges off its node, but the one to
+ * skip, to the loads. */
 static int cr_edges(cref *cr, int32_t t, int32_t skip, double sign)
 {
 	const struct tp_graph *g = cr->c->g;
+	int32_t p = cr->map[t];
 	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 		int32_t u = g->adjncy[e];
-		if (u == skip || cr->map[u] == cr->map[t])
-			continue;
-		int rc = cr_edge(cr, t, e, sign);
-		if (rc)
-			return rc;
-		/* past the largest load already: the rest only adds */
-		if (cr->over)
-			return 0;
+		if (u != skip && cr->map[u] != p)
+			gather_edge(cr, cr->map[u], e);
 	}
-	return 0;
+	return gather_flush(cr, p, sign);
 }
 
 /* Max link load and how many links carry it (within eps). */
@@ -386,6 +441,8 @@ static void cref_free(cref *cr)
 	free(cr->by_router);
 	free(cr->router_pos);
 	free(cr->tcand);
+	free(cr->gather);
+	free(cr->gathered);
 }
 
 /* Allocation nodes by router coordinates, then index: a switch's nodes
@@ -428,7 +485,10 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	cr->hot = tp__calloc((size_t)c->nt + 1, 1);
 	cr->cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
 	cr->nstamp = tp__calloc((size_t)c->nn + 1, sizeof(int64_t));
-	if (rc || !cr->ll || !cr->dense_of || !cr->route32 || !cr->route || !cr->tl ||
+	cr->gather = tp__malloc_array((size_t)c->nn + 1, sizeof(int32_t));
+	cr->gathered = tp__calloc((size_t)c->nn + 1, sizeof *cr->gathered);
+	cr->gstamp = 1;
+	if (rc || !cr->gather || !cr->gathered || !cr->ll || !cr->dense_of || !cr->route32 || !cr->route || !cr->tl ||
 	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp)
 		return TP_ENOMEM;
 	for (int64_t l = 0; l < cr->nl; l++)
@@ -531,16 +591,6 @@ static int cr_candidates(cref *cr, int32_t t, int32_t p)
 	return ncand;
 }
 
-/* The potential the refinement lowers: sum over the touched links of
- * (load / Mref)^8.  The eighth power makes the heaviest links dominate, so
- * lowering it relieves the maximum first, yet a move that only lightens
- * links just below the maximum also counts (it makes room). */
-static double cr_potential(double load, double Mref)
-{
-	double x = load / Mref, x2 = x * x, x4 = x2 * x2;
-	return x4 * x4;
-}
-
 /* The current trial's touched loads judged (ok: its other terms hold):
  * true, and the maximum's count kept up, when no touched link ends above
  * the largest load and the potential drops; the caller then commits it,
@@ -585,7 +635,8 @@ static void cr_sub_undo(cref *cr, int64_t nbase)
 }
 
 /* One trial: t, whose edges are already off p (cr_improve_task: the nbase
- * links touched, dhop0 their hop-bytes), moves to q, into a free slot
+ * links touched, dhop0 their hop-bytes, phi0 their potential's change),
+ * moves to q, into a free slot
  * (s2 < 0) or trading places with s2.  Kept (*kept = true) when no touched
  * link ends above the largest load, the potential drops, and (keep_hops)
  * hop-bytes do not grow; otherwise undone back to t's removal.  So the
@@ -593,7 +644,7 @@ static void cr_sub_undo(cref *cr, int64_t nbase)
  * refinement ends.  The loads are summed in the order of a trial that
  * removed t's edges itself: the same result. */
 static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
-		       int64_t nbase, double dhop0, bool *kept)
+		       int64_t nbase, double dhop0, double phi0, bool *kept)
 {
 	int32_t *map = cr->map;
 	int rc = 0;
@@ -603,6 +654,7 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 	cr->in_sub = true;
 	cr->over = false;
 	cr->dhop = dhop0;
+	cr->phi = phi0;
 	/* the edge t-s2 counts once, with t */
 	if (s2 >= 0 && (rc = cr_edges(cr, s2, t, -1.0)))
 		goto out;
@@ -642,12 +694,13 @@ static int cr_improve_task(cref *cr, int32_t t)
 	cr->trial++;
 	cr->ntl = 0;
 	cr->dhop = 0;
+	cr->phi = 0;
 	cr->over = false;
 	int rc = cr_edges(cr, t, -1, -1.0);
 	if (rc)
 		return rc;
 	int64_t nbase = cr->ntl;
-	double dhop0 = cr->dhop;
+	double dhop0 = cr->dhop, phi0 = cr->phi;
 	bool done_t = false;
 	for (int ci = 0; ci < ncand && !done_t; ci++) {
 		int32_t q = cr->cand[ci];
@@ -659,7 +712,8 @@ static int cr_improve_task(cref *cr, int32_t t)
 			if (x >= off[q] && s2 < 0)
 				continue;
 			scanned++;
-			if ((rc = cr_try_move(cr, t, p, q, s2, nbase, dhop0, &done_t)))
+			if ((rc = cr_try_move(cr, t, p, q, s2, nbase, dhop0, phi0,
+					       &done_t)))
 				return rc;
 		}
 	}
@@ -669,24 +723,25 @@ static int cr_improve_task(cref *cr, int32_t t)
 }
 
 /* Add sign * bytes of the edges of the swap set's n tasks to the loads,
- * each edge once (an edge inside the set with the first of its ends). */
+ * each edge once (an edge inside the set with the first of its ends),
+ * gathered by node: the set's tasks lie in two runs, one a node. */
 static int cr_set_edges(cref *cr, int n, double sign)
 {
 	const struct tp_graph *g = cr->c->g;
 	int64_t mark = ++cr->ts;
 	for (int k = 0; k < n; k++) {
-		int32_t t = cr->swap_set[k];
+		int32_t t = cr->swap_set[k], p = cr->map[t];
 		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 			int32_t u = g->adjncy[e];
-			if (cr->tstamp[u] == mark || cr->map[u] == cr->map[t])
-				continue;
-			int rc = cr_edge(cr, t, e, sign);
-			if (rc)
-				return rc;
-			if (cr->over)
-				return 0;   /* past the largest load: the rest only adds */
+			if (cr->tstamp[u] != mark && cr->map[u] != p)
+				gather_edge(cr, cr->map[u], e);
 		}
 		cr->tstamp[t] = mark;
+		if (k + 1 == n || cr->map[cr->swap_set[k + 1]] != p) {
+			int rc = gather_flush(cr, p, sign);
+			if (rc || cr->over)
+				return rc;
+		}
 	}
 	return 0;
 }
@@ -770,6 +825,7 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 	cr->trial++;
 	cr->ntl = 0;
 	cr->dhop = 0;
+	cr->phi = 0;
 	cr->over = false;
 	if ((rc = cr_set_edges(cr, n, -1.0)))
 		return rc;
@@ -865,6 +921,7 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 		goto out;
 	cr.M = cr_max(&cr, &cr.nmax);
 	cr.Mref = cr.M;
+	cr.inv_Mref = cr.M > 0 ? 1 / cr.M : 0;
 	cr.keep_hops = o->congestion_keep_hops;
 	for (int pass = 0; pass < o->refine_passes && cr.M > 0; pass++) {
 		if ((rc = cr_mark_hot(&cr)))
