@@ -293,8 +293,7 @@ static inline double phi_term(double x)
 
 static double cr_potential(double load, double Mref)
 {
-	double x = load / Mref, x2 = x * x, x4 = x2 * x2;
-	return x4 * x4;
+	return phi_term(load / Mref);
 }
 
 /* Add sign * bytes of the message from allocation node i to node j to the
@@ -488,8 +487,9 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	cr->gather = tp__malloc_array((size_t)c->nn + 1, sizeof(int32_t));
 	cr->gathered = tp__calloc((size_t)c->nn + 1, sizeof *cr->gathered);
 	cr->gstamp = 1;
-	if (rc || !cr->gather || !cr->gathered || !cr->ll || !cr->dense_of || !cr->route32 || !cr->route || !cr->tl ||
-	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp)
+	if (rc || !cr->ll || !cr->dense_of || !cr->route32 || !cr->route || !cr->tl ||
+	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp || !cr->gather ||
+	    !cr->gathered)
 		return TP_ENOMEM;
 	for (int64_t l = 0; l < cr->nl; l++)
 		cr->dense_of[l] = -1;
@@ -636,8 +636,7 @@ static void cr_sub_undo(cref *cr, int64_t nbase)
 
 /* One trial: t, whose edges are already off p (cr_improve_task: the nbase
  * links touched, dhop0 their hop-bytes, phi0 their potential's change),
- * moves to q, into a free slot
- * (s2 < 0) or trading places with s2.  Kept (*kept = true) when no touched
+ * moves to q, into a free slot (s2 < 0) or trading places with s2.  Kept (*kept = true) when no touched
  * link ends above the largest load, the potential drops, and (keep_hops)
  * hop-bytes do not grow; otherwise undone back to t's removal.  So the
  * maximum never grows and the potential falls with every move: the
