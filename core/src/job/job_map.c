@@ -727,24 +727,25 @@ static int par_regraph(tp_job *job, tp_error *err)
 }
 
 /* A trace's collectives' rounds (the time model adds their latency:
- * predict.c) steer the choice only where nodes hold several tasks and the
- * rounds would take at least ROUNDS_STEER_SHARE of the exchange's own time
- * under Slurm's order (its bound), each round as if it left its node
- * (Slurm's order may keep them on nodes, which no other order need do);
- * else they are left out of it.  The trace expands each collective as
- * MPICH runs it for its size, but the MPI may run another (SimGrid's
- * default all-reduce is a reduce to rank 0 and a binomial broadcast),
- * which pairs other ranks over other routes.  What any algorithm keeps is
- * that its closest partners are consecutive ranks, which a node can hold:
- * miniAMR's trace (rounds 0.98x to 1.7x the rest) ran 1.01x to 1.11x
- * Slurm's order on trees and a dragonfly without them, 0.95x to 1.00x
- * with them (simgrid-apps.sh, seeds 828436 and held-out 609704).  With a
- * task a node every round leaves its node, only the routes differ, and
- * priced by their hops the rounds chose miniAMR maps on a 16^3 torus that
- * ran 0.88x and 0.90x Slurm's order where the bytes alone chose 0.85x.
- * Where they are a small part the guess decides near-ties: LULESH's
- * all-reduce on a 4:1 tree (0.14x) chose maps that ran 6 % slower in
- * SimGrid (seeds 147235-36, drawn at run time), its all-reduce 5.3 -> 6.5 us where
+ * predict.c) steer the choice only where they would take at least
+ * ROUNDS_STEER_SHARE of the exchange's own time under Slurm's order (its
+ * bound), each round as if it left its node (Slurm's order may keep them
+ * on nodes, which no other order need do); else they are left out of it.
+ * The trace expands each collective as MPICH runs it for its size, but
+ * the MPI may run another (SimGrid's default all-reduce is a reduce to
+ * rank 0 and a binomial broadcast), which pairs other ranks over other
+ * routes.  What any algorithm keeps is that its closest partners are
+ * consecutive ranks, which a node, or nearby nodes, can hold: miniAMR's
+ * trace (rounds 0.98x to 1.7x the rest) ran 1.01x to 1.11x Slurm's order
+ * on trees and a dragonfly without them, 0.95x to 1.00x with them
+ * (simgrid-apps.sh, seeds 828436 and held-out 609704).  With a task a
+ * node every round leaves its node and only the routes differ; priced by
+ * their hops the rounds chose miniAMR maps on a 16^3 torus that ran
+ * 0.88x, 0.90x and 0.93x Slurm's order where the bytes alone chose 1.00x,
+ * 0.83x and 1.05x (seeds 828436, 609704, 458387).  Where they are a
+ * small part the guess decides near-ties: LULESH's all-reduce on a 4:1
+ * tree (0.14x) chose maps that ran 6 % slower in SimGrid (seeds
+ * 147235-36, drawn at run time), its all-reduce 5.3 -> 6.5 us where
  * recursive doubling predicted 4.0 -> 3.8.  LULESH on trees and a
  * dragonfly weighs 0.14x to 0.22x, miniAMR 0.98x and more: half is
  * between. */
@@ -756,13 +757,6 @@ static void weigh_rounds(tp_job *job)
 	if (!g || job->g != g || !g->rounds || job->have_par)
 		return;
 	const char *gn = job->req.graph.name ? job->req.graph.name : "the pattern";
-	if (job->ntasks <= tp_alloc_nnodes(job->alloc)) {
-		tp__graph_drop_rounds(g);
-		tp__job_note(job, "%s: its collectives' rounds are left out of the "
-			     "predicted time: with a task a node all leave their "
-			     "nodes, and their routes are the MPI's choice", gn);
-		return;
-	}
 	double r = 0, in = 0, bound = 0;
 	if (tp__predict_rounds(g, job->alloc, job->block, &in, &r) ||
 	    tp__predict_launch_lower(g, job->alloc, job->block,
