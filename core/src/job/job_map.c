@@ -742,7 +742,8 @@ static int par_regraph(tp_job *job, tp_error *err)
  * node every round leaves its node and only the routes differ; priced by
  * their hops the rounds chose miniAMR maps on a 16^3 torus that ran
  * 0.88x, 0.90x and 0.93x Slurm's order where the bytes alone chose 1.00x,
- * 0.83x and 1.05x (seeds 828436, 609704, 458387).  Where they are a
+ * 0.83x and 1.05x (seeds 828436, 609704, 458387); held out, seed 292101
+ * ran 0.81x where the bytes alone chose 0.95x.  Where they are a
  * small part the guess decides near-ties: LULESH's all-reduce on a 4:1
  * tree (0.14x) chose maps that ran 6 % slower in SimGrid (seeds
  * 147235-36, drawn at run time), its all-reduce 5.3 -> 6.5 us where
