@@ -193,7 +193,6 @@ typedef struct cref {
 	int64_t nmax;            /* links carrying it */
 	double Mref;             /* the largest load at the start: scale of
 				    the potential */
-	double inv_Mref;         /* 1 / Mref, for the trial's running sum */
 	double hot_at;           /* tasks with a message over a link this
 				    loaded are tried */
 	double dhop;             /* hop-bytes change of the current trial */
@@ -285,15 +284,10 @@ static int cr_route(cref *cr, int32_t i, int32_t j)
  * (load / Mref)^8.  The eighth power makes the heaviest links dominate, so
  * lowering it relieves the maximum first, yet a move that only lightens
  * links just below the maximum also counts (it makes room). */
-static inline double phi_term(double x)
-{
-	double x2 = x * x, x4 = x2 * x2;
-	return x4 * x4;
-}
-
 static double cr_potential(double load, double Mref)
 {
-	return phi_term(load / Mref);
+	double x = load / Mref, x2 = x * x, x4 = x2 * x2;
+	return x4 * x4;
 }
 
 /* Add sign * bytes of the message from allocation node i to node j to the
@@ -347,7 +341,7 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 		}
 		double was = x->load;
 		x->load += bytes * x->w;
-		cr->phi += phi_term(x->load * cr->inv_Mref) - phi_term(was * cr->inv_Mref);
+		cr->phi += cr_potential(x->load, cr->Mref) - cr_potential(was, cr->Mref);
 		if (bytes > 0 && (x->load > past || cr->phi > PHI_RISEN))
 			cr->over = true;
 	}
@@ -636,12 +630,12 @@ static void cr_sub_undo(cref *cr, int64_t nbase)
 
 /* One trial: t, whose edges are already off p (cr_improve_task: the nbase
  * links touched, dhop0 their hop-bytes, phi0 their potential's change),
- * moves to q, into a free slot (s2 < 0) or trading places with s2.  Kept (*kept = true) when no touched
- * link ends above the largest load, the potential drops, and (keep_hops)
- * hop-bytes do not grow; otherwise undone back to t's removal.  So the
- * maximum never grows and the potential falls with every move: the
- * refinement ends.  The loads are summed in the order of a trial that
- * removed t's edges itself: the same result. */
+ * moves to q, into a free slot (s2 < 0) or trading places with s2.  Kept
+ * (*kept = true) when no touched link ends above the largest load, the
+ * potential drops, and (keep_hops) hop-bytes do not grow; otherwise undone
+ * back to t's removal.  So the maximum never grows and the potential
+ * falls with every move: the refinement ends.  The loads are summed in
+ * the order of a trial that removed t's edges itself: the same result. */
 static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 		       int64_t nbase, double dhop0, double phi0, bool *kept)
 {
@@ -920,7 +914,6 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 		goto out;
 	cr.M = cr_max(&cr, &cr.nmax);
 	cr.Mref = cr.M;
-	cr.inv_Mref = cr.M > 0 ? 1 / cr.M : 0;
 	cr.keep_hops = o->congestion_keep_hops;
 	for (int pass = 0; pass < o->refine_passes && cr.M > 0; pass++) {
 		if ((rc = cr_mark_hot(&cr)))
