@@ -69,6 +69,8 @@ struct tp_job {
 				      until tp_job_create takes it */
 	int32_t ntasks;
 	tp_graph *cpu;             /* stencil or JSON graph */
+	bool rounds_steer;         /* its collectives' rounds are in the
+				      predicted time (weigh_rounds) */
 	struct tp_job_early *early; /* the stencil graph being built while the
 				      machine and the allocation load */
 	tp_graph *gm;              /* GPU matrix */
@@ -86,7 +88,7 @@ struct tp_job {
 
 	/* result */
 	enum tp_job_status status;
-	char reason[160];
+	char reason[256];
 	int32_t *map, *block;
 	struct tp_job_cand cand[TP_JOB_MAX_CANDIDATES];
 	int ncand;
