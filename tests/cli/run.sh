@@ -585,16 +585,18 @@ fi
 # parting order is predicted 36 % faster and placed; 80 rounds: 17 %,
 # under the 25 % a new order needs to part a node's consecutive ranks
 # when the rounds decide, so Slurm's order stays, saying why
-part_status() {   # R: the map's status and predicted ratio; its stderr kept
+part_map() {   # R: the map's report in $tmp/out, its stderr in part$R.err
 	printf '{"tasks":8,"edges":[[1,2,1000000],[3,4,1000000],[5,6,1000000],[7,0,1000000],[0,1,8,%d]]}\n' \
 		"$1" >"$tmp/rounds/part$1.json"
 	tp map --config "$tmp/rounds/tp.conf" --nodes 'n[0-1,4-5]' -N 2 \
 		--graph "$tmp/rounds/part$1.json" --format json
 	cp "$tmp/err" "$tmp/rounds/part$1.err"
-	json_get "$tmp/out" 'd["status"] + " " + str(round(d["predicted"]["ratio"], 3))'
 }
-part60=$(part_status 60)
-part80=$(part_status 80)
+part_status='d["status"] + " " + str(round(d["predicted"]["ratio"], 3))'
+part_map 60
+check0 "graph: rounds parting a node's ranks (60)" && part60=$(json_get "$tmp/out" "$part_status")
+part_map 80
+check0 "graph: rounds parting a node's ranks (80)" && part80=$(json_get "$tmp/out" "$part_status")
 if [ "$part60" = "placed 0.637" ] && [ "$part80" = "kept 1.0" ] &&
    grep -q "no candidate beats it by 25 %: the collectives' rounds decide, and Slurm's order keeps consecutive ranks on a node (best: hierarchical, 16.7 % better)" "$tmp/rounds/part80.err"; then
 	ok "graph: rounds deciding, an order parting a node's consecutive ranks needs 25 % (36 % placed, 17 % kept)"
