@@ -69,8 +69,6 @@ struct tp_job {
 				      until tp_job_create takes it */
 	int32_t ntasks;
 	tp_graph *cpu;             /* stencil or JSON graph */
-	bool rounds_steer;         /* its collectives' rounds are in the
-				      predicted time (weigh_rounds) */
 	struct tp_job_early *early; /* the stencil graph being built while the
 				      machine and the allocation load */
 	tp_graph *gm;              /* GPU matrix */

@@ -210,8 +210,8 @@ static struct tp_job_cand *chosen_cand(tp_job *job)
 /* The winner against Slurm's order: kept unless it is Slurm's order, or
  * gains (g) less than min_gain over it (why: the reason for a min_gain
  * above the job's, or NULL). */
-static void hold_to_block_why(tp_job *job, const struct tp_job_cand *win,
-			      double g, double min_gain, const char *why)
+static void hold_to_block(tp_job *job, const struct tp_job_cand *win,
+			  double g, double min_gain, const char *why)
 {
 	struct tp_job_cand *blk = &job->cand[0];
 	if (!win || win == blk || same_map(job)) {
@@ -227,12 +227,6 @@ static void hold_to_block_why(tp_job *job, const struct tp_job_cand *win,
 		return;
 	}
 	job->status = TP_JOB_PLACED;
-}
-
-static void hold_to_block(tp_job *job, const struct tp_job_cand *win, double g,
-			  double min_gain)
-{
-	hold_to_block_why(job, win, g, min_gain, NULL);
 }
 
 /* Where a trace's collectives' rounds steer the choice (weigh_rounds) and
@@ -269,13 +263,14 @@ static void judge_auto(tp_job *job)
 {
 	struct tp_job_cand *win = chosen_cand(job);
 	double g = win ? gain_over(win, &job->cand[0]) : 0;
-	if (job->rounds_steer && job->min_gain < ROUNDS_HOLD_GAIN &&
+	/* weigh_rounds left the rounds in the pattern: they steer */
+	if (job->g && job->g->rounds && job->min_gain < ROUNDS_HOLD_GAIN &&
 	    parts_node_neighbours(job))
-		hold_to_block_why(job, win, g, ROUNDS_HOLD_GAIN,
-				  "the collectives' rounds decide, and Slurm's "
-				  "order keeps consecutive ranks on a node");
+		hold_to_block(job, win, g, ROUNDS_HOLD_GAIN,
+			      "the collectives' rounds decide, and Slurm's "
+			      "order keeps consecutive ranks on a node");
 	else
-		hold_to_block(job, win, g, job->min_gain);
+		hold_to_block(job, win, g, job->min_gain, NULL);
 }
 
 /* The predicted exchange times of the job's map and Slurm's order into
@@ -809,7 +804,6 @@ static void weigh_rounds(tp_job *job)
 		return;
 	double own = bound - in;
 	if (r > 0 && r >= ROUNDS_STEER_SHARE * own) {
-		job->rounds_steer = true;
 		tp__job_note(job, "%s: its collectives' rounds would take %.3g us "
 			     "an exchange off the nodes, %.3g us besides: in the "
 			     "predicted time", gn, r, own);
@@ -897,7 +891,7 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 			double g = w ? share_below(w->predicted_us,
 						   job->cand[0].predicted_us) : 0;
 			hold_to_block(job, w, g, job->min_gain > TP__PREDICT_TIE_SHARE
-					  ? job->min_gain : -HUGE_VAL);
+					  ? job->min_gain : -HUGE_VAL, NULL);
 		} else {
 			judge_auto(job);
 		}
