@@ -564,6 +564,45 @@ START_TEST(bad_matrix_files)
 }
 END_TEST
 
+/* One H200 in a VM (real/README.md): the model the plugin caches (every
+ * PCI device) and lstopo's export (the important ones) are one model, the
+ * VM's virtual devices and the host bridge's own function left out of the
+ * host bridge's width; nvidia-smi's matrix of one GPU, escapes and all,
+ * adds no link. */
+START_TEST(h200_vm_two_exports)
+{
+	const char *files[2] = { REAL "h200-vm.topoplace.xml", REAL "h200-vm.lstopo.xml" };
+	double hb[2] = { 0, 0 };
+	for (int f = 0; f < 2; f++) {
+		tp_node *n = load_ok(files[f]);
+		ck_assert_int_eq(tp_node_ncores(n), 16);
+		ck_assert_int_eq(tp_node_ngpus(n), 1);
+		tp_error err;
+		ck_assert_msg(tp_node_load_links(n, REAL "h200-vm-nvidia-smi-topo.txt",
+						 &err) == 0, "%s", err.msg);
+		int seen = 0;
+		for (int p = 0; p < tp_node_nparts(n); p++) {
+			tp_node_part x;
+			ck_assert_int_eq(tp_node_part_get(n, p, &x), 0);
+			if (x.kind == TP_PART_GPU) {
+				ck_assert_double_eq_tol(tp_node_link_bandwidth(n, x.uplink),
+							63.015, 0.001);
+				seen++;
+			} else if (x.kind == TP_PART_HOSTBRIDGE) {
+				hb[f] = tp_node_link_bandwidth(n, x.uplink);
+				seen++;
+			}
+		}
+		ck_assert_int_eq(seen, 2);
+		tp_node_destroy(n);
+	}
+	/* the GPU, the two virtio disks and the network card (hwloc gives the
+	 * three no speed: the default each) */
+	ck_assert_double_eq_tol(hb[0], hb[1], 1e-9);
+	ck_assert_double_eq_tol(hb[0], 63.015 + 3 * TP_PCI_BW, 0.001);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("node_xml3");
@@ -581,6 +620,7 @@ int main(void)
 	tcase_add_test(tc, useless_matrices);
 	tcase_add_test(tc, bad_matrices);
 	tcase_add_test(tc, bad_matrix_files);
+	tcase_add_test(tc, h200_vm_two_exports);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }
