@@ -424,6 +424,24 @@ if check0 "determinism across threads"; then
 	if cmp -s "$tmp/d1" "$tmp/out"; then ok "determinism: --threads 1 gives the same mapping"
 	else no "determinism across threads" "outputs differ"; fi
 fi
+# on two CPUs or more geometric's refinement and its filling are made beside
+# its own filling (place_side.c): the same mapping and the same report
+if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ]; then
+	tp map --config "$C8" --nodes "$SPARSE8" --tasks-per-node 8 --stencil 8x10x10:7pt \
+		--threads 1 --format json
+	sed 's/"ms": [0-9.]*/"ms": 0/; s/"elapsed_ms": [0-9.]*/"elapsed_ms": 0/; /"note": "[0-9]* of [0-9]* variants/d' \
+		"$tmp/out" >"$tmp/j1"
+	tp map --config "$C8" --nodes "$SPARSE8" --tasks-per-node 8 --stencil 8x10x10:7pt \
+		--threads 2 --format json --explain
+	sed 's/"ms": [0-9.]*/"ms": 0/; s/"elapsed_ms": [0-9.]*/"elapsed_ms": 0/; /"note": "[0-9]* of [0-9]* variants/d; s/, begun before the constructions ended//' \
+		"$tmp/out" >"$tmp/j2"
+	if check0 "refinement beside geometric"; then
+		if grep -q "^explain:   geometric+refine .*begun before the constructions ended" "$tmp/err" &&
+		   cmp -s "$tmp/j1" "$tmp/j2"; then
+			ok "determinism: geometric's refinement and filling made beside it, the same report as one thread"
+		else no "refinement beside geometric" "$(grep geometric+refine "$tmp/err"; diff "$tmp/j1" "$tmp/j2" | head -5)"; fi
+	fi
+fi
 tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --policy random --seed 5
 cp "$tmp/out" "$tmp/r1"
 tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --policy random --seed 5

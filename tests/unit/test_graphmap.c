@@ -496,12 +496,16 @@ static void assert_same_candidates(const tp_place_report *x,
 		ck_assert_str_eq(x->cand[i].name, y->cand[i].name);
 		ck_assert_int_eq(x->cand[i].ran, y->cand[i].ran);
 		ck_assert(x->cand[i].score == y->cand[i].score);
+		/* fillings made ahead on other threads are the same */
+		ck_assert_int_eq(x->cand[i].has_predicted, y->cand[i].has_predicted);
+		ck_assert(x->cand[i].predicted_us == y->cand[i].predicted_us);
+		ck_assert_int_eq(x->cand[i].predicted_bound, y->cand[i].predicted_bound);
 	}
 }
 
 /* Without a budget auto builds its candidates side by side when it may use
- * more than one thread: the same candidates, scores and mapping as one
- * after the other on one thread. */
+ * more than one thread: the same candidates, scores, predicted times and
+ * mapping as one after the other on one thread. */
 START_TEST(auto_side_by_side_same_result)
 {
 	tp_conf *c = torus8();
@@ -522,6 +526,14 @@ START_TEST(auto_side_by_side_same_result)
 		ck_assert_msg(tp_place_ex(g, a, &o, mk, &rk, &err) == 0, "%s", err.msg);
 		ck_assert_mem_eq(m1, mk, sizeof(int32_t) * 800);
 		assert_same_candidates(&r1, &rk);
+		/* by predicted time, geometric's refinement and its filling
+		 * were made beside geometric's own (place_side.c) */
+		ck_assert(rk.by_time);
+		bool early = false;
+		for (int i = 0; i < rk.ncandidates; i++)
+			early |= !strcmp(rk.cand[i].name, "geometric+refine") &&
+				 strstr(rk.cand[i].note, "begun before the constructions ended");
+		ck_assert_msg(early, "%d threads: geometric's refinement not begun early", th);
 	}
 	/* geometric, greedy and bipartition all ran, and the best beat block */
 	int ran = 0;

@@ -322,6 +322,7 @@ int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 	free(r.trial);
 	free(r.built);
 	free(r.spec.map);
+	free(r.memo.map);
 	tp__place_spec_lanes_end(&r);
 	for (int k = 0; k < r.nrunners; k++)
 		free(r.runner[k].map);

@@ -83,6 +83,13 @@ typedef struct cand_run {
 		int64_t moves;
 		double ms;
 	} spec;
+	/* a filling made ahead (place_side.c: geometric's refinement's),
+	 * taken by tp__place_predicted_of for the same map */
+	struct memo_fill {
+		int32_t *map;        /* NULL: none */
+		bool ok;
+		tp_prediction p;
+	} memo;
 	/* the lane starts of the winning construction (hop weight 0 and
 	 * LANES_HOP_WEIGHT), refined on a thread of their own while its
 	 * hop-bytes refinement is made and filled (place_refine.c), for
@@ -132,6 +139,13 @@ static inline bool within(double a, double b, double share)
 
 /* Candidates side by side at most (place_side.c). */
 #define SIDE_MAX 8
+
+/* place_refine.c */
+/* The congestion refinement refine_from makes after the hop-bytes one
+ * (under the congestion metric or the auto rule), on map, with budget_ms
+ * (0: none); 0 when not made. */
+int tp__place_congestion_step(const cand_run *r, int32_t *map, double budget_ms,
+			      int64_t *cmoves, tp_error *e);
 
 /* place_orders.c */
 int tp__place_check_fit(const tp_alloc *a, int32_t ntasks, tp_error *err);

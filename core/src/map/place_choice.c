@@ -61,6 +61,12 @@ bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *m
 						       r->o->geom.time_budget_ms > 0
 						       ? remaining_ms(r) : 0))
 		return false;
+	if (r->memo.map && !memcmp(map, r->memo.map, map_bytes(r))) {
+		if (!r->memo.ok)
+			return false;
+		tp__place_take_prediction(c, &r->memo.p);
+		return true;
+	}
 	tp_prediction p;
 	if (tp__predict_launch(r->g, r->a, map, r->o->geom.time_budget_ms > 0, &p))
 		return false;

@@ -81,20 +81,13 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 		rc = tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
 						 r->trial, &moves, &e);
 	}
-	/* under the congestion metric the maximum goes down whatever it
-	 * costs in hop-bytes; under the auto rule only at no cost in
-	 * hop-bytes (the hop-bytes refinement has done what it could) */
-	go.congestion_keep_hops = rep->metric != TP_METRIC_CONGESTION;
 	/* what the hop-bytes refinement left, not the budget again; the
 	 * congestion refinement routes every message before its first move
 	 * (its tables and that: long on a large graph, and once started with
 	 * little time left), so it starts only when that set-up tp__place_fits */
-	go.time_budget_ms = tp__place_step_budget(r);
-	if (!rc && (rep->metric == TP_METRIC_CONGESTION || r->rule) &&
-	    !out_of_time(r) &&
-	    (go.time_budget_ms <= 0 || go.time_budget_ms >= setup))
-		rc = tp_graphmap_refine_congestion(r->g, r->a, &go, r->trial,
-						   &cmoves, &e);
+	double left = tp__place_step_budget(r);
+	if (!rc && !out_of_time(r) && (left <= 0 || left >= setup))
+		rc = tp__place_congestion_step(r, r->trial, left, &cmoves, &e);
 	c->ms = tp__now_ms() - t;
 	if (rc == TP_ENOMEM)
 		return tp_error_set(err, rc, "%s", e.msg);
@@ -110,6 +103,20 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	 * credit (ties otherwise go to the refined mapping) */
 	judge_stage(r, c, moves + cmoves > 0, true);
 	return 0;
+}
+
+int tp__place_congestion_step(const cand_run *r, int32_t *map, double budget_ms,
+			      int64_t *cmoves, tp_error *e)
+{
+	if (r->rep->metric != TP_METRIC_CONGESTION && !r->rule)
+		return 0;
+	tp_graphmap_opts go = r->o->graph;
+	/* under the congestion metric the maximum goes down whatever it
+	 * costs in hop-bytes; under the auto rule only at no cost in
+	 * hop-bytes (the hop-bytes refinement has done what it could) */
+	go.congestion_keep_hops = r->rep->metric != TP_METRIC_CONGESTION;
+	go.time_budget_ms = budget_ms;
+	return tp_graphmap_refine_congestion(r->g, r->a, &go, map, cmoves, e);
 }
 
 /* The lane refinement from start into r->trial: 0 and its moves, or the
@@ -182,6 +189,7 @@ static bool lanes_other_start(cand_run *r, tp_place_candidate *c,
 /* One start of the lane refinement run beside the others (lanes_side):
  * refined from its own copy, then predicted. */
 struct lane_try {
+	const cand_run *r;   /* spec_lane_one's */
 	const int32_t *start;
 	double hop_weight;
 	int32_t *map;
@@ -243,11 +251,28 @@ struct spec_lanes {
 	struct lane_try one[2];
 };
 
+static void *spec_lane_one(void *arg)
+{
+	struct lane_try *y = arg;
+	lane_refine(y->r, y);
+	return NULL;
+}
+
+/* The two starts one after the other, or side by side on three threads
+ * or more: begun now that the winner's refinement and its filling are
+ * made ahead (place_side.c), the starts alone held up the lane stage
+ * there. */
 static void *spec_lanes_run(void *arg)
 {
 	struct spec_lanes *sl = arg;
-	for (int k = 0; k < 2; k++)
-		lane_refine(sl->r, &sl->one[k]);
+	pthread_t th;
+	bool two = run_threads(sl->r) >= 3 &&
+		   !pthread_create(&th, NULL, spec_lane_one, &sl->one[1]);
+	lane_refine(sl->r, &sl->one[0]);
+	if (two)
+		pthread_join(th, NULL);
+	else
+		lane_refine(sl->r, &sl->one[1]);
 	return NULL;
 }
 
@@ -262,7 +287,7 @@ static void spec_lanes_begin(cand_run *r)
 	sl->r = r;
 	sl->start = malloc(map_bytes(r));
 	for (int k = 0; k < 2; k++)
-		sl->one[k] = (struct lane_try){ .start = sl->start,
+		sl->one[k] = (struct lane_try){ .r = r, .start = sl->start,
 						.hop_weight = k ? LANES_HOP_WEIGHT : 0,
 						.map = malloc(map_bytes(r)) };
 	if (sl->start && sl->one[0].map && sl->one[1].map) {

@@ -93,6 +93,71 @@ static void predict_beside(struct side_run *s)
 	s->predicted = !tp__predict_launch(r->g, r->a, s->map, false, &s->p);
 }
 
+static void *predict_beside_run(void *arg)
+{
+	predict_beside(arg);
+	return NULL;
+}
+
+/* Threads from which geometric's refinement is begun beside its filling
+ * (geometric_beside): on two, the other constructions still hold the
+ * second CPU. */
+#define REFINE_BESIDE_THREADS 2
+
+/* By predicted time without a budget, on REFINE_BESIDE_THREADS or more,
+ * geometric's refinement (the one refine_from makes: hop-bytes, then the
+ * auto rule's congestion) and its filling are made as soon as geometric is
+ * built, beside geometric's own filling: geometric nearly always wins, and
+ * these waited for the other constructions and for that filling first (on
+ * 16 CPUs torus-4096 of default-speed.sh ran no faster than on 2: fillings
+ * one after the other).  refine_from takes the hop-bytes refinement
+ * (r->spec) and tp__place_predicted_of the filling (r->memo) only for the
+ * same start and map: the same results, on any number of threads. */
+static void geometric_beside(struct side_run *s)
+{
+	cand_run *r = s->r;
+	if (s->k != C_GEOMETRIC || !r->by_time || r->o->geom.time_budget_ms > 0 ||
+	    r->o->graph.refine_passes <= 0 || r->o->rank ||
+	    run_threads(r) < REFINE_BESIDE_THREADS ||
+	    !tp__predict_affordable(r->g, r->a, 0)) {
+		predict_beside(s);
+		return;
+	}
+	pthread_t th;
+	bool two = !pthread_create(&th, NULL, predict_beside_run, s);
+	if (!two)
+		predict_beside(s);
+	struct spec_refine *sp = &r->spec;
+	size_t bytes = map_bytes(r);
+	sp->map = malloc(bytes);
+	r->memo.map = malloc(bytes);
+	if (sp->map && r->memo.map) {
+		memcpy(sp->map, s->map, bytes);
+		tp_graphmap_opts go = r->o->graph;
+		go.time_budget_ms = 0;   /* as refine_from without a budget */
+		double t = tp__now_ms();
+		sp->ready = !tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
+							 sp->map, &sp->moves, NULL);
+		sp->ms = tp__now_ms() - t;
+		sp->idx = s->idx;
+		int64_t cmoves = 0;
+		memcpy(r->memo.map, sp->map, bytes);
+		if (!sp->ready || tp__place_congestion_step(r, r->memo.map, 0, &cmoves, NULL)) {
+			free(r->memo.map);    /* refine_from makes it in its turn */
+			r->memo.map = NULL;
+		} else if (!(r->memo.ok = !tp__predict_launch(r->g, r->a, r->memo.map,
+								false, &r->memo.p))) {
+			free(r->memo.map);    /* tp__place_predicted_of tries again */
+			r->memo.map = NULL;
+		}
+	} else {
+		free(r->memo.map);
+		r->memo.map = NULL;
+	}
+	if (two)
+		pthread_join(th, NULL);
+}
+
 static void *side_lane_run(void *arg)
 {
 	struct side_lane *l = arg;
@@ -123,7 +188,7 @@ static void *side_lane_run(void *arg)
 			s->scored = true;
 		}
 		if (!s->rc && !s->skipped)
-			predict_beside(s);
+			geometric_beside(s);
 		pthread_mutex_lock(&y->mu);
 		s->done = true;
 		if (many_threads(s->k) && !lane_wide_from(l, i + 1))
