@@ -40,6 +40,10 @@ enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
  * predicted; on its trees it never wins. */
 #define LANES_HOP_WEIGHT 1.0
 
+/* Fillings made ahead at most: the constructions side by side and
+ * geometric's refinement. */
+#define MEMO_MAX 10
+
 typedef struct cand_run {
 	const tp_graph *g;
 	const tp_alloc *a;
@@ -83,13 +87,14 @@ typedef struct cand_run {
 		int64_t moves;
 		double ms;
 	} spec;
-	/* a filling made ahead (place_side.c: geometric's refinement's),
-	 * taken by tp__place_predicted_of for the same map */
+	/* fillings made ahead on other threads (place_side.c: the
+	 * constructions', geometric's refinement's), taken by
+	 * tp__place_predicted_of for the same map (tp__place_memo_add) */
 	struct memo_fill {
-		int32_t *map;        /* NULL: none */
-		bool ok;
+		int32_t *map;
 		tp_prediction p;
-	} memo;
+	} memo[MEMO_MAX];
+	int nmemo;
 	/* the lane starts of the winning construction (hop weight 0 and
 	 * LANES_HOP_WEIGHT), refined on a thread of their own while its
 	 * hop-bytes refinement is made and filled (place_refine.c), for
@@ -139,6 +144,11 @@ static inline bool within(double a, double b, double share)
 
 /* Candidates side by side at most (place_side.c). */
 #define SIDE_MAX 8
+
+/* place_choice.c */
+/* Keeps map's prediction p (made ahead) for tp__place_predicted_of; left
+ * out when full or out of memory (the filling is then made again). */
+void tp__place_memo_add(cand_run *r, const int32_t *map, const tp_prediction *p);
 
 /* place_refine.c */
 /* The congestion refinement refine_from makes after the hop-bytes one

@@ -61,17 +61,24 @@ bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *m
 						       r->o->geom.time_budget_ms > 0
 						       ? remaining_ms(r) : 0))
 		return false;
-	if (r->memo.map && !memcmp(map, r->memo.map, map_bytes(r))) {
-		if (!r->memo.ok)
-			return false;
-		tp__place_take_prediction(c, &r->memo.p);
-		return true;
-	}
+	for (int k = 0; k < r->nmemo; k++)
+		if (!memcmp(map, r->memo[k].map, map_bytes(r))) {
+			tp__place_take_prediction(c, &r->memo[k].p);
+			return true;
+		}
 	tp_prediction p;
 	if (tp__predict_launch(r->g, r->a, map, r->o->geom.time_budget_ms > 0, &p))
 		return false;
 	tp__place_take_prediction(c, &p);
 	return true;
+}
+
+void tp__place_memo_add(cand_run *r, const int32_t *map, const tp_prediction *p)
+{
+	if (r->nmemo == MEMO_MAX || !(r->memo[r->nmemo].map = malloc(map_bytes(r))))
+		return;
+	memcpy(r->memo[r->nmemo].map, map, map_bytes(r));
+	r->memo[r->nmemo++].p = *p;
 }
 
 void tp__place_take_prediction(tp_place_candidate *c, const tp_prediction *p)

@@ -40,6 +40,9 @@ struct side_run {
 	double score;
 	bool predicted;      /* p holds map's predicted time (predict_beside) */
 	tp_prediction p;
+	int32_t *refined;    /* geometric's refinement, filled (rp) beside it
+				(geometric_beside); NULL: none */
+	tp_prediction rp;
 	tp_error e;
 };
 
@@ -79,15 +82,25 @@ static bool lane_wide_from(const struct side_lane *l, int i)
 	return false;
 }
 
+/* Threads from which every construction is filled in its own lane, not
+ * geometric's alone: on fewer the others' fillings would take CPUs from
+ * the constructions for candidates the judgement may leave unfilled. */
+#define FILL_BESIDE_THREADS 4
+
 /* By predicted time, geometric's result is filled in its own lane, while
  * the others are built: it is nearly always the first judged, and its
  * filling, after them all, held up the rest (on default-speed.sh's
  * torus-4096, 300 ms of one CPU).  The same prediction the judgement
- * makes (tp__place_predicted_of), so the same result. */
+ * makes (tp__place_predicted_of), so the same result.  On
+ * FILL_BESIDE_THREADS or more every construction is filled so, and the
+ * judgement takes the filling where it asks for one (r->memo): judged one
+ * after the other, the fillings of miniAMR's 512-rank trace on a 4:1
+ * tree (seven, 2 s of a 16-CPU machine's 4.2) ran on one thread. */
 static void predict_beside(struct side_run *s)
 {
 	cand_run *r = s->r;
-	if (s->k != C_GEOMETRIC || !r->by_time || r->o->geom.time_budget_ms > 0 ||
+	if (!r->by_time || r->o->geom.time_budget_ms > 0 ||
+	    (s->k != C_GEOMETRIC && run_threads(r) < FILL_BESIDE_THREADS) ||
 	    !tp__predict_affordable(r->g, r->a, 0))
 		return;
 	s->predicted = !tp__predict_launch(r->g, r->a, s->map, false, &s->p);
@@ -130,8 +143,8 @@ static void geometric_beside(struct side_run *s)
 	struct spec_refine *sp = &r->spec;
 	size_t bytes = map_bytes(r);
 	sp->map = malloc(bytes);
-	r->memo.map = malloc(bytes);
-	if (sp->map && r->memo.map) {
+	s->refined = malloc(bytes);
+	if (sp->map && s->refined) {
 		memcpy(sp->map, s->map, bytes);
 		tp_graphmap_opts go = r->o->graph;
 		go.time_budget_ms = 0;   /* as refine_from without a budget */
@@ -141,18 +154,16 @@ static void geometric_beside(struct side_run *s)
 		sp->ms = tp__now_ms() - t;
 		sp->idx = s->idx;
 		int64_t cmoves = 0;
-		memcpy(r->memo.map, sp->map, bytes);
-		if (!sp->ready || tp__place_congestion_step(r, r->memo.map, 0, &cmoves, NULL)) {
-			free(r->memo.map);    /* refine_from makes it in its turn */
-			r->memo.map = NULL;
-		} else if (!(r->memo.ok = !tp__predict_launch(r->g, r->a, r->memo.map,
-								false, &r->memo.p))) {
-			free(r->memo.map);    /* tp__place_predicted_of tries again */
-			r->memo.map = NULL;
+		memcpy(s->refined, sp->map, bytes);
+		/* failed: refine_from makes it, or the filling, in its turn */
+		if (!sp->ready || tp__place_congestion_step(r, s->refined, 0, &cmoves, NULL) ||
+		    tp__predict_launch(r->g, r->a, s->refined, false, &s->rp)) {
+			free(s->refined);
+			s->refined = NULL;
 		}
 	} else {
-		free(r->memo.map);
-		r->memo.map = NULL;
+		free(s->refined);
+		s->refined = NULL;
 	}
 	if (two)
 		pthread_join(th, NULL);
@@ -262,7 +273,7 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 	tp__place_settle(r);   /* block's score, before anything compares with it */
 	nk = nk < SIDE_MAX ? nk : SIDE_MAX;
 	for (int i = 0; i < nk; i++) {
-		run[i] = (struct side_run){ .r = r, .k = ks[i], .map = NULL };
+		run[i] = (struct side_run){ .r = r, .k = ks[i], .map = NULL, .refined = NULL };
 		tp__place_new_candidate(rep, ks[i]);
 		run[i].idx = rep->ncandidates - 1;
 		run[i].map = malloc(bytes);
@@ -326,16 +337,25 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 			pthread_join(lane[i].th, NULL);
 	pthread_cond_destroy(&y.cv);
 	pthread_mutex_destroy(&y.mu);
+	/* the fillings made ahead, for the judgement to take where it asks */
+	for (int i = 0; i < nk; i++) {
+		if (!run[i].skipped && !run[i].rc && run[i].predicted && run[i].k != C_GEOMETRIC)
+			tp__place_memo_add(r, run[i].map, &run[i].p);
+		if (run[i].refined)
+			tp__place_memo_add(r, run[i].refined, &run[i].rp);
+	}
 	for (int i = 0; i < nk && !rc; i++) {
 		if (run[i].skipped)
 			continue;
 		memcpy(r->trial, run[i].map, bytes);
-		if (run[i].predicted)
+		if (run[i].predicted && run[i].k == C_GEOMETRIC)
 			tp__place_take_prediction(&rep->cand[run[i].idx], &run[i].p);
 		rc = tp__place_finish(r, run[i].k, run[i].idx, run[i].rc, &run[i].e,
 			    run[i].scored ? &run[i].score : NULL, err);
 	}
-	for (int i = 0; i < nk; i++)
+	for (int i = 0; i < nk; i++) {
 		free(run[i].map);
+		free(run[i].refined);
+	}
 	return rc;
 }
