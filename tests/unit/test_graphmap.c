@@ -503,6 +503,28 @@ static void assert_same_candidates(const tp_place_report *x,
 	}
 }
 
+/* auto without a budget on one thread (r1) and on `threads` (rk): the
+ * same mapping and the same candidates (assert_same_candidates). */
+static void auto_one_and(const tp_graph *g, const tp_alloc *a, int threads,
+			 tp_place_report *r1, tp_place_report *rk)
+{
+	int32_t n = tp_graph_ntasks(g);
+	int32_t *m1 = malloc(sizeof(int32_t) * (size_t)n), *mk = malloc(sizeof(int32_t) * (size_t)n);
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.geom.time_budget_ms = 0;
+	o.policy = TP_POLICY_AUTO;
+	o.geom.nthreads = 1;
+	tp_error err;
+	ck_assert_msg(tp_place_ex(g, a, &o, m1, r1, &err) == 0, "%s", err.msg);
+	o.geom.nthreads = threads;
+	ck_assert_msg(tp_place_ex(g, a, &o, mk, rk, &err) == 0, "%s", err.msg);
+	ck_assert_mem_eq(m1, mk, sizeof(int32_t) * (size_t)n);
+	assert_same_candidates(r1, rk);
+	free(m1);
+	free(mk);
+}
+
 /* Without a budget auto builds its candidates side by side when it may use
  * more than one thread: the same candidates, scores, predicted times and
  * mapping as one after the other on one thread. */
@@ -512,20 +534,9 @@ START_TEST(auto_side_by_side_same_result)
 	tp_alloc *a = sparse_alloc(c, 200, 4, 21);
 	tp_graph *g = NULL;
 	ck_assert_int_eq(tp_graph_from_stencil(&g, "10x10x8:7pt", 800, NULL), 0);
-	int32_t *m1 = malloc(sizeof(int32_t) * 800), *mk = malloc(sizeof(int32_t) * 800);
-	tp_place_opts o;
-	tp_place_opts_default(&o);
-	o.geom.time_budget_ms = 0;
-	o.policy = TP_POLICY_AUTO;
-	o.geom.nthreads = 1;
 	tp_place_report r1, rk;
-	tp_error err;
-	ck_assert_msg(tp_place_ex(g, a, &o, m1, &r1, &err) == 0, "%s", err.msg);
 	for (int th = 2; th <= 4; th += 2) {
-		o.geom.nthreads = th;
-		ck_assert_msg(tp_place_ex(g, a, &o, mk, &rk, &err) == 0, "%s", err.msg);
-		ck_assert_mem_eq(m1, mk, sizeof(int32_t) * 800);
-		assert_same_candidates(&r1, &rk);
+		auto_one_and(g, a, th, &r1, &rk);
 		/* by predicted time, geometric's refinement and its filling
 		 * were made beside geometric's own (place_side.c) */
 		ck_assert(rk.by_time);
@@ -543,8 +554,36 @@ START_TEST(auto_side_by_side_same_result)
 					  !strcmp(r1.cand[i].name, "bipartition"));
 	ck_assert_int_eq(ran, 3);
 	ck_assert(r1.cand[r1.best].score < r1.cand[0].score);
-	free(m1);
-	free(mk);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* On four threads or more Slurm's block order, when close to the winner,
+ * is refined and filled beside the winner's refinement (place_refine.c):
+ * its note says so, and the candidates, predicted times and mapping are
+ * those of one thread. */
+START_TEST(auto_block_refined_beside)
+{
+	tp_conf *c = torus8();
+	int32_t nodes[128];
+	for (int32_t i = 0; i < 128; i++)
+		nodes[i] = i;
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), nodes, 128, 2, &a, NULL), 0);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "16x16", 256, NULL), 0);
+	tp_place_report r1, rk;
+	auto_one_and(g, a, 4, &r1, &rk);
+	int beside = -1;
+	for (int i = 0; i < rk.ncandidates; i++)
+		if (!strcmp(rk.cand[i].name, "block+refine"))
+			beside = i;
+	ck_assert_msg(beside >= 0, "no block+refine");
+	ck_assert_msg(strstr(rk.cand[beside].note, "made beside the winner's"), "%s",
+		      rk.cand[beside].note);
+	ck_assert_ptr_null(strstr(r1.cand[beside].note, "beside"));
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
@@ -991,6 +1030,7 @@ int main(void)
 	tcase_add_test(tc, auto_never_worse_than_block);
 	tcase_add_test(tc, auto_with_coordinates);
 	tcase_add_test(tc, auto_side_by_side_same_result);
+	tcase_add_test(tc, auto_block_refined_beside);
 	tcase_add_test(tc, auto_refines_before_greedy_ends);
 	tcase_add_test(tc, weighted_torus);
 	tcase_add_test(tc, congestion_refinement);

@@ -44,7 +44,7 @@ static void construction_of(char *buf, size_t len, const char *name)
  * does not score worse (hop-bytes refinement can raise congestion); each is
  * reported as a "NAME+refine" candidate. */
 static int refine_from(cand_run *r, const int32_t *start, const char *of,
-		       tp_error *err)
+		       const struct spec_refine *pre, tp_error *err)
 {
 	tp_place_report *rep = r->rep;
 	if (rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
@@ -68,8 +68,10 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	tp_error_clear(&e);
 	int64_t moves = 0, cmoves = 0;
 	int rc;
-	const struct spec_refine *sp = &r->spec;
-	bool early = sp->ready && start == r->best && sp->idx == rep->best;
+	/* pre: start's refinement made ahead (block_ahead), else the
+	 * winner's (r->spec) where start is it */
+	const struct spec_refine *sp = pre ? pre : &r->spec;
+	bool early = pre ? pre->ready : sp->ready && start == r->best && sp->idx == rep->best;
 	if (early) {
 		/* refined already, from this start (tp__place_run_side_by_side) */
 		memcpy(r->trial, sp->map, map_bytes(r));
@@ -98,7 +100,8 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	c->ran = true;
 	snprintf(c->note, sizeof c->note, "%lld move%s%s", (long long)(moves + cmoves),
 		 moves + cmoves == 1 ? "" : "s",
-		 early ? ", begun before the constructions ended" : "");
+		 !early ? "" : pre ? ", made beside the winner's"
+			     : ", begun before the constructions ended");
 	/* a refinement that moved nothing is its start: the start keeps the
 	 * credit (ties otherwise go to the refined mapping) */
 	judge_stage(r, c, moves + cmoves > 0, true);
@@ -654,6 +657,90 @@ int tp__place_trades_stage(cand_run *r, tp_error *err)
 
 /* The winner of the constructions, refined; in auto also Slurm's block
  * order when it scores within 10 % of the winner. */
+/* Slurm's block order refined and filled ahead, on a thread of its own
+ * while the winner is refined and filled (block_ahead_begin): refine_from
+ * takes the refinement, tp__place_predicted_of the filling (r->memo),
+ * the same as made in turn. */
+struct block_ahead {
+	pthread_t th;
+	bool started;
+	const cand_run *r;
+	int32_t *start;      /* block's order */
+	struct spec_refine sp;
+	int32_t *final;      /* after the congestion step, filled (p) */
+	bool filled;
+	tp_prediction p;
+};
+
+static void *block_ahead_run(void *arg)
+{
+	struct block_ahead *b = arg;
+	const cand_run *r = b->r;
+	if (tp_map_block(r->a, r->g->ntasks, b->start, NULL))
+		return NULL;
+	memcpy(b->sp.map, b->start, map_bytes(r));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = 0;   /* as refine_from without a budget */
+	double t = tp__now_ms();
+	b->sp.ready = !tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
+						   b->sp.map, &b->sp.moves, NULL);
+	b->sp.ms = tp__now_ms() - t;
+	int64_t cmoves = 0;
+	if (b->sp.ready) {
+		memcpy(b->final, b->sp.map, map_bytes(r));
+		b->filled = !tp__place_congestion_step(r, b->final, 0, &cmoves, NULL) &&
+			    !tp__predict_launch(r->g, r->a, b->final, false, &b->p);
+	}
+	return NULL;
+}
+
+/* Threads from which block's refinement is made ahead: as for the
+ * constructions' fillings (place_side.c), on fewer it would take a CPU
+ * from the winner's. */
+#define BLOCK_AHEAD_THREADS 4
+
+/* By predicted time without a budget on BLOCK_AHEAD_THREADS or more;
+ * false: refined in turn. */
+static bool block_ahead_begin(cand_run *r, struct block_ahead *b)
+{
+	memset(b, 0, sizeof *b);
+	if (!r->by_time || r->o->geom.time_budget_ms > 0 ||
+	    run_threads(r) < BLOCK_AHEAD_THREADS || !tp__predict_affordable(r->g, r->a, 0))
+		return false;
+	b->r = r;
+	b->start = malloc(map_bytes(r));
+	b->sp.map = malloc(map_bytes(r));
+	b->final = malloc(map_bytes(r));
+	b->started = b->start && b->sp.map && b->final &&
+		     !pthread_create(&b->th, NULL, block_ahead_run, b);
+	return b->started;
+}
+
+/* Joined; its filling kept for the judgement when start is block's
+ * order.  The refinement made ahead, or NULL. */
+static const struct spec_refine *block_ahead_join(cand_run *r, struct block_ahead *b,
+						  const int32_t *start)
+{
+	if (!b->started)
+		return NULL;
+	pthread_join(b->th, NULL);
+	b->started = false;
+	if (!b->sp.ready || memcmp(start, b->start, map_bytes(r)))
+		return NULL;
+	if (b->filled)
+		tp__place_memo_add(r, b->final, &b->p);
+	return &b->sp;
+}
+
+static void block_ahead_free(struct block_ahead *b)
+{
+	if (b->started)
+		pthread_join(b->th, NULL);
+	free(b->start);
+	free(b->sp.map);
+	free(b->final);
+}
+
 int tp__place_refine_stage(cand_run *r, tp_error *err)
 {
 	tp_place_report *rep = r->rep;
@@ -669,16 +756,23 @@ int tp__place_refine_stage(cand_run *r, tp_error *err)
 		r->built_refined = rep->ncandidates;   /* refine_from's */
 		spec_lanes_begin(r);
 	}
-	int rc = refine_from(r, r->best, won, err);
-	if (rc || !auto_ || !strcmp(won, "block") || !rep->cand[0].ran ||
-	    rep->cand[0].score > 1.1 * won_score)
-		return rc;
-	int32_t *start = tp__malloc_array((size_t)r->g->ntasks + 1, sizeof(int32_t));
-	if (!start)
-		return tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
-	rc = tp_map_block(r->a, r->g->ntasks, start, err);
-	if (!rc)
-		rc = refine_from(r, start, "block", err);
+	bool block_too = auto_ && strcmp(won, "block") && rep->cand[0].ran &&
+			 rep->cand[0].score <= 1.1 * won_score;
+	struct block_ahead ahead;
+	memset(&ahead, 0, sizeof ahead);
+	if (block_too)
+		block_ahead_begin(r, &ahead);
+	int rc = refine_from(r, r->best, won, NULL, err);
+	int32_t *start = NULL;
+	if (!rc && block_too) {
+		start = tp__malloc_array((size_t)r->g->ntasks + 1, sizeof(int32_t));
+		rc = start ? tp_map_block(r->a, r->g->ntasks, start, err)
+			   : tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
+		if (!rc)
+			rc = refine_from(r, start, "block", block_ahead_join(r, &ahead, start),
+					 err);
+	}
+	block_ahead_free(&ahead);
 	free(start);
 	return rc;
 }
