@@ -151,6 +151,12 @@ static inline bool within(double a, double b, double share)
 void tp__place_memo_add(cand_run *r, const int32_t *map, const tp_prediction *p);
 
 /* place_refine.c */
+/* start refined as refine_from refines it without a budget, made ahead on
+ * another thread: the hop-bytes refinement into sp (sp->map allocated,
+ * for refine_from), then the congestion step into final, filled into *p.
+ * True when final is filled. */
+bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
+			    struct spec_refine *sp, int32_t *final, tp_prediction *p);
 /* The congestion refinement refine_from makes after the hop-bytes one
  * (under the congestion metric or the auto rule), on map, with budget_ms
  * (0: none); 0 when not made. */

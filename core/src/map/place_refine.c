@@ -672,25 +672,30 @@ struct block_ahead {
 	tp_prediction p;
 };
 
+bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
+			    struct spec_refine *sp, int32_t *final, tp_prediction *p)
+{
+	memcpy(sp->map, start, map_bytes(r));
+	tp_graphmap_opts go = r->o->graph;
+	go.time_budget_ms = 0;   /* as refine_from without a budget */
+	double t = tp__now_ms();
+	sp->ready = !tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
+						 sp->map, &sp->moves, NULL);
+	sp->ms = tp__now_ms() - t;
+	if (!sp->ready)
+		return false;
+	int64_t cmoves = 0;
+	memcpy(final, sp->map, map_bytes(r));
+	return !tp__place_congestion_step(r, final, 0, &cmoves, NULL) &&
+	       !tp__predict_launch(r->g, r->a, final, false, p);
+}
+
 static void *block_ahead_run(void *arg)
 {
 	struct block_ahead *b = arg;
 	const cand_run *r = b->r;
-	if (tp_map_block(r->a, r->g->ntasks, b->start, NULL))
-		return NULL;
-	memcpy(b->sp.map, b->start, map_bytes(r));
-	tp_graphmap_opts go = r->o->graph;
-	go.time_budget_ms = 0;   /* as refine_from without a budget */
-	double t = tp__now_ms();
-	b->sp.ready = !tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
-						   b->sp.map, &b->sp.moves, NULL);
-	b->sp.ms = tp__now_ms() - t;
-	int64_t cmoves = 0;
-	if (b->sp.ready) {
-		memcpy(b->final, b->sp.map, map_bytes(r));
-		b->filled = !tp__place_congestion_step(r, b->final, 0, &cmoves, NULL) &&
-			    !tp__predict_launch(r->g, r->a, b->final, false, &b->p);
-	}
+	if (!tp_map_block(r->a, r->g->ntasks, b->start, NULL))
+		b->filled = tp__place_refine_ahead(r, b->start, &b->sp, b->final, &b->p);
 	return NULL;
 }
 

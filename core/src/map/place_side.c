@@ -144,24 +144,10 @@ static void geometric_beside(struct side_run *s)
 	size_t bytes = map_bytes(r);
 	sp->map = malloc(bytes);
 	s->refined = malloc(bytes);
-	if (sp->map && s->refined) {
-		memcpy(sp->map, s->map, bytes);
-		tp_graphmap_opts go = r->o->graph;
-		go.time_budget_ms = 0;   /* as refine_from without a budget */
-		double t = tp__now_ms();
-		sp->ready = !tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
-							 sp->map, &sp->moves, NULL);
-		sp->ms = tp__now_ms() - t;
-		sp->idx = s->idx;
-		int64_t cmoves = 0;
-		memcpy(s->refined, sp->map, bytes);
-		/* failed: refine_from makes it, or the filling, in its turn */
-		if (!sp->ready || tp__place_congestion_step(r, s->refined, 0, &cmoves, NULL) ||
-		    tp__predict_launch(r->g, r->a, s->refined, false, &s->rp)) {
-			free(s->refined);
-			s->refined = NULL;
-		}
-	} else {
+	sp->idx = s->idx;
+	/* failed: refine_from makes it, or the filling, in its turn */
+	if (!sp->map || !s->refined ||
+	    !tp__place_refine_ahead(r, s->map, sp, s->refined, &s->rp)) {
 		free(s->refined);
 		s->refined = NULL;
 	}
