@@ -192,7 +192,6 @@ static bool lanes_other_start(cand_run *r, tp_place_candidate *c,
 /* One start of the lane refinement run beside the others (lanes_side):
  * refined from its own copy, then predicted. */
 struct lane_try {
-	const cand_run *r;   /* spec_lane_one's */
 	const int32_t *start;
 	double hop_weight;
 	int32_t *map;
@@ -254,11 +253,10 @@ struct spec_lanes {
 	struct lane_try one[2];
 };
 
-static void *spec_lane_one(void *arg)
+static void spec_lane_run(void *arg, int32_t i)
 {
-	struct lane_try *y = arg;
-	lane_refine(y->r, y);
-	return NULL;
+	struct spec_lanes *sl = arg;
+	lane_refine(sl->r, &sl->one[i]);
 }
 
 /* The two starts one after the other, or side by side on three threads
@@ -268,14 +266,7 @@ static void *spec_lane_one(void *arg)
 static void *spec_lanes_run(void *arg)
 {
 	struct spec_lanes *sl = arg;
-	pthread_t th;
-	bool two = run_threads(sl->r) >= 3 &&
-		   !pthread_create(&th, NULL, spec_lane_one, &sl->one[1]);
-	lane_refine(sl->r, &sl->one[0]);
-	if (two)
-		pthread_join(th, NULL);
-	else
-		lane_refine(sl->r, &sl->one[1]);
+	tp__parallel_for(2, run_threads(sl->r) >= 3 ? 2 : 1, spec_lane_run, sl);
 	return NULL;
 }
 
@@ -290,7 +281,7 @@ static void spec_lanes_begin(cand_run *r)
 	sl->r = r;
 	sl->start = malloc(map_bytes(r));
 	for (int k = 0; k < 2; k++)
-		sl->one[k] = (struct lane_try){ .r = r, .start = sl->start,
+		sl->one[k] = (struct lane_try){ .start = sl->start,
 						.hop_weight = k ? LANES_HOP_WEIGHT : 0,
 						.map = malloc(map_bytes(r)) };
 	if (sl->start && sl->one[0].map && sl->one[1].map) {
@@ -655,8 +646,6 @@ int tp__place_trades_stage(cand_run *r, tp_error *err)
 	return 0;
 }
 
-/* The winner of the constructions, refined; in auto also Slurm's block
- * order when it scores within 10 % of the winner. */
 /* Slurm's block order refined and filled ahead, on a thread of its own
  * while the winner is refined and filled (block_ahead_begin): refine_from
  * takes the refinement, tp__place_predicted_of the filling (r->memo),
@@ -746,6 +735,8 @@ static void block_ahead_free(struct block_ahead *b)
 	free(b->final);
 }
 
+/* The winner of the constructions, refined; in auto also Slurm's block
+ * order when it scores within 10 % of the winner. */
 int tp__place_refine_stage(cand_run *r, tp_error *err)
 {
 	tp_place_report *rep = r->rep;

@@ -106,10 +106,27 @@ static void predict_beside(struct side_run *s)
 	s->predicted = !tp__predict_launch(r->g, r->a, s->map, false, &s->p);
 }
 
-static void *predict_beside_run(void *arg)
+/* geometric_beside's two tasks: 0 fills geometric, 1 refines and fills
+ * its refinement (r->spec, s->refined). */
+static void geometric_task(void *arg, int32_t i)
 {
-	predict_beside(arg);
-	return NULL;
+	struct side_run *s = arg;
+	cand_run *r = s->r;
+	if (i == 0) {
+		predict_beside(s);
+		return;
+	}
+	struct spec_refine *sp = &r->spec;
+	size_t bytes = map_bytes(r);
+	sp->map = malloc(bytes);
+	s->refined = malloc(bytes);
+	sp->idx = s->idx;
+	/* failed: refine_from makes it, or the filling, in its turn */
+	if (!sp->map || !s->refined ||
+	    !tp__place_refine_ahead(r, s->map, sp, s->refined, &s->rp)) {
+		free(s->refined);
+		s->refined = NULL;
+	}
 }
 
 /* Threads from which geometric's refinement is begun beside its filling
@@ -136,23 +153,8 @@ static void geometric_beside(struct side_run *s)
 		predict_beside(s);
 		return;
 	}
-	pthread_t th;
-	bool two = !pthread_create(&th, NULL, predict_beside_run, s);
-	if (!two)
-		predict_beside(s);
-	struct spec_refine *sp = &r->spec;
-	size_t bytes = map_bytes(r);
-	sp->map = malloc(bytes);
-	s->refined = malloc(bytes);
-	sp->idx = s->idx;
-	/* failed: refine_from makes it, or the filling, in its turn */
-	if (!sp->map || !s->refined ||
-	    !tp__place_refine_ahead(r, s->map, sp, s->refined, &s->rp)) {
-		free(s->refined);
-		s->refined = NULL;
-	}
-	if (two)
-		pthread_join(th, NULL);
+	/* geometric's filling and its refinement's, side by side */
+	tp__parallel_for(2, 2, geometric_task, s);
 }
 
 static void *side_lane_run(void *arg)
@@ -259,7 +261,7 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 	tp__place_settle(r);   /* block's score, before anything compares with it */
 	nk = nk < SIDE_MAX ? nk : SIDE_MAX;
 	for (int i = 0; i < nk; i++) {
-		run[i] = (struct side_run){ .r = r, .k = ks[i], .map = NULL, .refined = NULL };
+		run[i] = (struct side_run){ .r = r, .k = ks[i], .map = NULL };
 		tp__place_new_candidate(rep, ks[i]);
 		run[i].idx = rep->ncandidates - 1;
 		run[i].map = malloc(bytes);
