@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "map/graphmap_internal.h"
 #include "map/place_internal.h"
+#include "map/predict_fill.h"
 #include "map/predict_internal.h"
 #include "map/time_trades.h"
 #include "net/machine_internal.h"
@@ -982,6 +983,53 @@ static void same_afresh(struct fixture *fx, const int32_t *map)
 	free(e2);
 }
 
+/* Messages of one route and weight share a class in the filling: they
+ * always have the same rate, and end in turn by their bytes.  Three
+ * messages of 7, 1 and 3 kB between two nodes over a 1 GB/s lane, and
+ * one of 4 kB that also crosses a second lane, as a processor-sharing
+ * queue has them: 4 us (four at 0.25 GB/s), then 10, 12 and 15 us.  Each
+ * message's own end comes back in the flows' order, and the filling
+ * afresh every round gives the same bits. */
+START_TEST(class_members_end_in_turn)
+{
+	int64_t start[] = { 0, 1, 3, 4, 5 };
+	int32_t lanes[] = { 0, 0, 1, 0, 0 };
+	double bytes[] = { 7000, 4000, 1000, 3000 }, mult[] = { 1, 1, 1, 1 };
+	double w[] = { 1, 1, 1, 1 }, bw[] = { 1e9, 1e9 };
+	int32_t hops[] = { 1, 1, 1, 1 }, ends[] = { 0, 0, 0, 0 };
+	struct tp__flows fl = {
+		.nflows = 4, .start = start, .lanes = lanes, .bytes = bytes,
+		.mult = mult, .w = w, .ends = { ends, ends }, .hops = hops,
+		.nlanes = 2, .bw = bw, .messages = 4,
+	};
+	double want[] = { 15e-6, 12e-6, 4e-6, 10e-6 };
+	double t[2], end[2][4];
+	int32_t rounds[2];
+	bool cut[2];
+	for (int afresh = 0; afresh < 2; afresh++) {
+		ck_assert_int_eq(tp__flows_fill(&fl, 0, 0, false, afresh, &t[afresh],
+						&rounds[afresh], &cut[afresh],
+						end[afresh]), TP_OK);
+		ck_assert(!cut[afresh]);
+		ck_assert_int_eq(rounds[afresh], 4);
+		ck_assert_msg(fabs(t[afresh] - 15e-6) < 1e-15, "%.17g s", t[afresh]);
+		for (int f = 0; f < 4; f++)
+			ck_assert_msg(fabs(end[afresh][f] - want[f]) < 1e-15,
+				      "flow %d ends at %.17g s, not %g", f,
+				      end[afresh][f], want[f]);
+	}
+	ck_assert(t[0] == t[1]);
+	for (int f = 0; f < 4; f++)
+		ck_assert(end[0][f] == end[1][f]);
+	/* twice the messages on the 3 kB flow: it takes two shares of five */
+	mult[3] = 2;
+	ck_assert_int_eq(tp__flows_fill(&fl, 0, 0, false, false, &t[0], &rounds[0],
+					&cut[0], end[0]), TP_OK);
+	ck_assert_msg(fabs(t[0] - 18e-6) < 1e-15, "%.17g s", t[0]);
+	ck_assert_msg(fabs(end[0][2] - 5e-6) < 1e-15, "%.17g s", end[0][2]);
+}
+END_TEST
+
 START_TEST(afresh_same)
 {
 	for (int rtt = 0; rtt < 2; rtt++) {
@@ -1366,6 +1414,7 @@ int main(void)
 	tcase_add_test(tc, auto_by_time);
 	tcase_add_test(tc, halo_rounds);
 	tcase_add_test(tc, afresh_same);
+	tcase_add_test(tc, class_members_end_in_turn);
 	tcase_add_test(tc, launch_limit_counts_passes);
 	tcase_add_test(tc, lanes_two_starts);
 	tcase_add_test(tc, lower_bound_exact);

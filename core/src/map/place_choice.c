@@ -213,6 +213,7 @@ void tp__place_keep_runner(cand_run *r, int idx, const int32_t *map)
 		return;
 	int at = r->nrunners;
 	while (at > 0 && c->predicted_us <
+			 (1 - TP__PREDICT_ROUNDING_SHARE) *
 			 r->rep->cand[r->runner[at - 1].idx].predicted_us)
 		at--;
 	if (at >= LANES_RUNNERS)

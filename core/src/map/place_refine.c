@@ -175,7 +175,7 @@ static bool lanes_other_start(cand_run *r, tp_place_candidate *c,
 						    r->o->geom.time_budget_ms > 0,
 						    &lower) && lower >= p1;
 	bool faster = !e2 && !out && tp__place_predicted_of(r, c, r->trial) &&
-		      c->predicted_us < p1;
+		      c->predicted_us < (1 - TP__PREDICT_ROUNDING_SHARE) * p1;
 	if (faster) {
 		*moves = m2;
 	} else {
@@ -461,7 +461,8 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 		if (k == 0 && !y[k].predicted && (y[k].tried || !y[k].bounded))
 			break;    /* lanes_other_start cannot judge the others */
 		if (y[k].rc || !y[k].predicted ||
-		    (*won >= 0 && !(y[k].p.exchange_us < c->predicted_us)))
+		    (*won >= 0 && !(y[k].p.exchange_us <
+				     (1 - TP__PREDICT_ROUNDING_SHARE) * c->predicted_us)))
 			continue;
 		*won = k;
 		*moves = y[k].moves;

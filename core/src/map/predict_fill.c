@@ -11,6 +11,7 @@
 #include <topoplace/error.h>
 #include "map/predict_fill.h"
 #include "map/predict_internal.h"
+#include "net/hashtab.h"
 #include "util/util_internal.h"
 
 /* Flows completing within BATCH_SHARE of the next completion, or within
@@ -132,81 +133,107 @@ struct lane_left {
 	double R, N;
 };
 
-/* A flow as a freeze reads and writes it, in one cache line: these were
- * eight arrays, and a freeze's visit to a flow touched a line of each (a
- * 4,096-task halo's filling, 23k flows over 33k lanes, was bound by
- * memory). */
-struct fflow {
+/* Flows with the same lanes, weight in sharing and latency always have
+ * the same rate: the filling works on these classes.  A class's members
+ * are its flows by bytes; each of the class's messages has sent the same
+ * bytes, and a member ends when they reach its own.  A trace's messages
+ * between two nodes come in many sizes (miniAMR's 512-rank trace on 128
+ * nodes of a 4:1 tree: 17.7k flows, 5.6k classes), and a round's passes
+ * and freezes visit classes, not flows.  A class as a freeze reads and
+ * writes it, in one cache line: these were eight arrays, and a freeze's
+ * visit touched a line of each (a 4,096-task halo's filling, 23k flows
+ * over 33k lanes, was bound by memory). */
+struct fclass {
 	double w;            /* its weight in sharing (tp__flows) */
 	double mw;           /* mult * w: its messages' weight on a lane */
-	double mult;
+	double mult;         /* its unfinished members' messages */
 	double rate;         /* per message */
 	int64_t fs;          /* its lanes that can bind: blanes[fs, fs + nb) */
 	int32_t nb;
 	int32_t route;       /* its whole route's lanes (the work counted) */
 	int32_t ev_of, pos_of;   /* its freeze's event, and its place in flog
 				    (-1: none) */
+	int32_t m0, m1;      /* its unfinished members: memb[m0, m1) */
+};
+
+/* A class's member: a flow, its bytes and messages. */
+struct member {
+	double bytes, mult;
+	int32_t flow;
 };
 
 /* The filling's lanes are those that can bind (keep_binding), numbered
  * in the exchange's lane order: ties go by lane as they did. */
 struct filling {
 	const struct tp__flows *fl;
-	struct fflow *f;
-	bool *frozen, *done; /* per flow, apart: a lane's flows are checked
-				far more often than fixed (a done flow stays
-				frozen) */
+	int32_t ncls;
+	struct fclass *c;
+	int32_t *hops;       /* per class: its latency's lanes */
+	double *sent;        /* per class: bytes each message has sent */
+	struct member *memb; /* by class, then bytes, then flow */
+	int32_t *mstart;     /* class -> its members (ncls + 1) */
+	bool *frozen, *done; /* per class, apart: a lane's classes are
+				checked far more often than fixed (a done
+				class stays frozen) */
 	int32_t nlanes;      /* lanes that can bind */
 	double *bw;          /* theirs */
-	int32_t *blanes;     /* each flow's, by fflow.fs */
+	int32_t *blanes;     /* each class's, by fclass.fs */
 	int64_t nblanes;
-	int64_t *lstart;     /* lane -> its flows (transposed) */
-	int32_t *lflows;
+	int64_t *lstart;     /* lane -> its classes (transposed) */
+	int32_t *lcls;
 	struct lane_left *ln;
-	double *rem;         /* bytes left of each message */
-	int64_t *live, nlive;  /* the flows not done, in flow order: each
-				  round's passes visit these alone (a
+	int32_t *live, nlive;  /* the classes not done, in class order:
+				  each round's passes visit these alone (a
 				  trace's sizes spread the completions over
-				  hundreds of rounds, most with few flows
+				  hundreds of rounds, most with few classes
 				  left) */
-	int64_t ndone;       /* flows done since the lanes' lists were last
-				compacted */
+	int32_t ndone;       /* classes done since the lanes' lists were
+				last compacted */
 	double t, lat;       /* now; a lane's latency */
 	struct heap h;       /* lanes back in at a grown share */
 	struct heap_ent *pend, *pend2;   /* the lanes by first share (sorted) */
 	/* The last rates' freezes, kept for the next round (fair_rates):
-	 * flog the flows in the order they froze, ev_first[e] where event
-	 * e's flows begin in it (an event: a lane fixing its flows' rates),
-	 * and each flow's ev_of and pos_of. */
+	 * flog the classes in the order they froze, ev_first[e] where event
+	 * e's classes begin in it (an event: a lane fixing its classes'
+	 * rates), and each class's ev_of and pos_of. */
 	int32_t *flog, nflog, *ev_first, nev;
-	int32_t restart;     /* the first event of a flow done since the last
-				rates (INT32_MAX: none) */
+	int32_t restart;     /* the first event of a class that lost members
+				since the last rates (INT32_MAX: none) */
 	bool afresh;         /* the next rates from scratch: flows started */
 	double next_start;   /* the first start to come at the last rates */
 	bool always_afresh;  /* every round's (the check of the other way) */
 	int64_t *stamp, stamp_now;  /* per lane: touched this round */
 	int32_t *touched;
-	int32_t *kept;       /* one lane's frozen flows' places */
+	int32_t *kept;       /* one lane's frozen classes' places */
 };
 
 /* A message waits its route's latency, then transfers (SimGrid's flow
  * model, CM02): a short route's messages take the lanes first. */
-static bool started(const struct filling *s, int64_t f)
+static bool started(const struct filling *s, int32_t c)
 {
-	return (double)s->fl->hops[f] * s->lat <= s->t;
+	return (double)s->hops[c] * s->lat <= s->t;
+}
+
+/* Its unfinished members' flows. */
+static int32_t members_left(const struct fclass *x)
+{
+	return x->m1 - x->m0;
 }
 
 static void filling_free(struct filling *s)
 {
-	free(s->f);
+	free(s->c);
+	free(s->hops);
+	free(s->sent);
+	free(s->memb);
+	free(s->mstart);
 	free(s->frozen);
 	free(s->done);
 	free(s->bw);
 	free(s->blanes);
 	free(s->lstart);
-	free(s->lflows);
+	free(s->lcls);
 	free(s->ln);
-	free(s->rem);
 	free(s->live);
 	free(s->h.e);
 	free(s->pend);
@@ -218,23 +245,101 @@ static void filling_free(struct filling *s)
 	free(s->kept);
 }
 
-/* Each flow's lanes that can fix its rate, into s->blanes (the exchange's
- * lane numbers; count[l]: lane l's flows).  A lane only one flow crosses
- * fixes that flow's rate at its bandwidth / the flow's weight, never
- * before the flow's slowest lane does, whose share is at most that: of
- * such lanes only the flow's slowest stays, unless a lane it shares is as
- * slow.  The same rates with far fewer lanes to sort (on a sparse torus
- * most links carry one message: 109k lanes, 23k flows). */
-static int keep_binding(struct filling *s, const struct tp__flows *fl,
-			const int64_t *count)
+/* Do flows f and g cross the same lanes with the same weight and
+ * latency? */
+static bool same_class(const struct tp__flows *fl, int64_t f, int64_t g)
 {
-	s->blanes = tp__malloc_array((size_t)fl->start[fl->nflows] + 1,
-				     sizeof *s->blanes);
+	int64_t n = fl->start[f + 1] - fl->start[f];
+	return fl->hops[f] == fl->hops[g] && fl->w[f] == fl->w[g] &&
+	       fl->start[g + 1] - fl->start[g] == n &&
+	       !memcmp(fl->lanes + fl->start[f], fl->lanes + fl->start[g],
+		       (size_t)n * sizeof *fl->lanes);
+}
+
+static uint64_t class_hash(const struct tp__flows *fl, int64_t f)
+{
+	uint64_t wb;
+	memcpy(&wb, &fl->w[f], sizeof wb);
+	uint64_t h = tp__mix64(wb ^ (uint64_t)(uint32_t)fl->hops[f]);
+	for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
+		h = tp__mix64(h ^ (uint32_t)fl->lanes[k]);
+	return h;
+}
+
+static int cmp_member(const void *x, const void *y)
+{
+	const struct member *a = x, *b = y;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? -1 : 1;
+	return (a->flow > b->flow) - (a->flow < b->flow);
+}
+
+/* The flows into classes, numbered by their first flow (rep: that flow
+ * of each), their members by bytes, then flow. */
+static int build_classes(struct filling *s, const struct tp__flows *fl,
+			 int32_t **rep_out)
+{
+	size_t F = (size_t)fl->nflows, cap = 16;
+	while (cap < 2 * F)
+		cap *= 2;
+	int32_t *slot = tp__malloc_array(cap, sizeof *slot);
+	int32_t *cls_of = tp__malloc_array(F, sizeof *cls_of);
+	int32_t *rep = tp__malloc_array(F, sizeof *rep);
+	s->mstart = tp__calloc(F + 1, sizeof *s->mstart);
+	s->memb = tp__malloc_array(F, sizeof *s->memb);
+	int rc = slot && cls_of && rep && s->mstart && s->memb ? TP_OK : TP_ENOMEM;
+	if (!rc) {
+		for (size_t h = 0; h < cap; h++)
+			slot[h] = -1;
+		for (int64_t f = 0; f < fl->nflows; f++) {
+			size_t h = class_hash(fl, f) & (cap - 1);
+			while (slot[h] >= 0 && !same_class(fl, rep[slot[h]], f))
+				h = (h + 1) & (cap - 1);
+			if (slot[h] < 0) {
+				slot[h] = s->ncls;
+				rep[s->ncls++] = (int32_t)f;
+			}
+			cls_of[f] = slot[h];
+			s->mstart[slot[h] + 1]++;
+		}
+		for (int32_t c = 0; c < s->ncls; c++)
+			s->mstart[c + 1] += s->mstart[c];
+		/* in flow order within a class; then by bytes */
+		memcpy(slot, s->mstart, (size_t)s->ncls * sizeof *slot);
+		for (int64_t f = 0; f < fl->nflows; f++)
+			s->memb[slot[cls_of[f]]++] = (struct member){
+				fl->bytes[f], fl->mult[f], (int32_t)f };
+		for (int32_t c = 0; c < s->ncls; c++)
+			if (s->mstart[c + 1] - s->mstart[c] > 1)
+				qsort(s->memb + s->mstart[c],
+				      (size_t)(s->mstart[c + 1] - s->mstart[c]),
+				      sizeof *s->memb, cmp_member);
+	}
+	free(slot);
+	free(cls_of);
+	*rep_out = rep;
+	return rc;
+}
+
+/* Each class's lanes that can fix its rate, into s->blanes (the
+ * exchange's lane numbers; count[l]: the classes crossing lane l).  A
+ * lane only one class crosses fixes that class's rate at its bandwidth /
+ * the class's weight, never before the class's slowest lane does, whose
+ * share is at most that: of such lanes only the class's slowest stays,
+ * unless a lane it shares is as slow.  The same rates with far fewer
+ * lanes to sort (on a sparse torus most links carry one message: 109k
+ * lanes, 23k flows). */
+static int keep_binding(struct filling *s, const struct tp__flows *fl,
+			const int32_t *rep, const int64_t *count)
+{
+	int64_t most = fl->start[fl->nflows];
+	s->blanes = tp__malloc_array((size_t)most + 1, sizeof *s->blanes);
 	if (!s->blanes)
 		return TP_ENOMEM;
 	int64_t n = 0;
-	for (int64_t f = 0; f < fl->nflows; f++) {
-		s->f[f].fs = n;
+	for (int32_t c = 0; c < s->ncls; c++) {
+		int64_t f = rep[c];
+		s->c[c].fs = n;
 		double minbw = HUGE_VAL;
 		int64_t anchor = -1;     /* the slowest lane, a shared one first */
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++) {
@@ -250,13 +355,13 @@ static int keep_binding(struct filling *s, const struct tp__flows *fl,
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
 			if (k == anchor || count[fl->lanes[k]] > 1)
 				s->blanes[n++] = fl->lanes[k];
-		s->f[f].nb = (int32_t)(n - s->f[f].fs);
+		s->c[c].nb = (int32_t)(n - s->c[c].fs);
 	}
 	s->nblanes = n;
 	return TP_OK;
 }
 
-/* The lanes that can bind numbered in the exchange's order, each flow's
+/* The lanes that can bind numbered in the exchange's order, each class's
  * renumbered (in s->blanes), their bandwidths into s->bw; num (the
  * exchange's lanes, -1 each) holds the numbers. */
 static int number_lanes(struct filling *s, const struct tp__flows *fl,
@@ -280,74 +385,96 @@ static int number_lanes(struct filling *s, const struct tp__flows *fl,
 	return TP_OK;
 }
 
-static int filling_init(struct filling *s, const struct tp__flows *fl)
+/* The classes (build_classes), their lanes that can bind and each such
+ * lane's classes. */
+static int classes_and_lanes(struct filling *s, const struct tp__flows *fl)
 {
-	memset(s, 0, sizeof *s);
-	s->fl = fl;
-	/* flows, events and places as int32_t: 2^31 flows would be past any
-	 * work limit by far */
-	if (fl->nflows >= INT32_MAX || fl->nflows < 1)
-		return fl->nflows < 1 ? TP_OK : TP_ENOMEM;
-	size_t F = (size_t)fl->nflows + 1;
-	s->f = tp__calloc(F, sizeof *s->f);
+	int32_t *rep = NULL;
+	int rc = build_classes(s, fl, &rep);
+	size_t C = (size_t)s->ncls + 1;
 	int64_t *count = tp__calloc((size_t)fl->nlanes + 1, sizeof *count);
 	int32_t *num = tp__malloc_array((size_t)fl->nlanes + 1, sizeof *num);
-	int rc = s->f && count && num ? TP_OK : TP_ENOMEM;
-	for (int64_t k = 0; !rc && k < fl->start[fl->nflows]; k++)
-		count[fl->lanes[k]]++;
+	s->c = tp__calloc(C, sizeof *s->c);
+	s->hops = tp__malloc_array(C, sizeof *s->hops);
+	if (!rc && !(count && num && s->c && s->hops))
+		rc = TP_ENOMEM;
+	for (int32_t c = 0; !rc && c < s->ncls; c++) {
+		struct fclass *x = &s->c[c];
+		int64_t f = rep[c];
+		x->w = fl->w[f];
+		x->route = (int32_t)(fl->start[f + 1] - fl->start[f]);
+		x->ev_of = -1;
+		x->m0 = s->mstart[c];
+		x->m1 = s->mstart[c + 1];
+		for (int32_t k = x->m0; k < x->m1; k++)
+			x->mult += s->memb[k].mult;
+		x->mw = x->mult * x->w;
+		s->hops[c] = fl->hops[f];
+		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
+			count[fl->lanes[k]]++;
+	}
 	for (int32_t l = 0; !rc && l < fl->nlanes; l++)
 		num[l] = -1;
 	if (!rc)
-		rc = keep_binding(s, fl, count);
+		rc = keep_binding(s, fl, rep, count);
 	if (!rc)
 		rc = number_lanes(s, fl, num);
+	free(rep);
 	free(count);
 	free(num);
 	if (rc)
 		return rc;
-	size_t L = (size_t)s->nlanes + 1;
-	s->lstart = calloc(L + 1, sizeof *s->lstart);
-	s->lflows = tp__malloc_array((size_t)s->nblanes + 1, sizeof *s->lflows);
+	s->lstart = calloc((size_t)s->nlanes + 2, sizeof *s->lstart);
+	s->lcls = tp__malloc_array((size_t)s->nblanes + 1, sizeof *s->lcls);
+	int64_t *fill = tp__malloc_array((size_t)s->nlanes + 1, sizeof *fill);
+	if (!s->lstart || !s->lcls || !fill) {
+		free(fill);
+		return TP_ENOMEM;
+	}
+	for (int64_t k = 0; k < s->nblanes; k++)
+		s->lstart[s->blanes[k] + 1]++;
+	for (int32_t l = 0; l < s->nlanes; l++)
+		s->lstart[l + 1] += s->lstart[l];
+	memcpy(fill, s->lstart, (size_t)s->nlanes * sizeof *fill);
+	for (int32_t c = 0; c < s->ncls; c++)
+		for (int64_t k = s->c[c].fs; k < s->c[c].fs + s->c[c].nb; k++)
+			s->lcls[fill[s->blanes[k]]++] = c;
+	free(fill);
+	return TP_OK;
+}
+
+static int filling_init(struct filling *s, const struct tp__flows *fl)
+{
+	memset(s, 0, sizeof *s);
+	s->fl = fl;
+	/* flows, classes, events and places as int32_t: 2^31 flows would
+	 * be past any work limit by far */
+	if (fl->nflows >= INT32_MAX || fl->nflows < 1)
+		return fl->nflows < 1 ? TP_OK : TP_ENOMEM;
+	int rc = classes_and_lanes(s, fl);
+	if (rc)
+		return rc;
+	size_t C = (size_t)s->ncls + 1, L = (size_t)s->nlanes + 1;
 	s->ln = tp__malloc_array(L, sizeof *s->ln);
-	s->frozen = calloc(F, sizeof *s->frozen);
-	s->done = calloc(F, sizeof *s->done);
-	s->rem = tp__malloc_array(F, sizeof *s->rem);
-	s->live = tp__malloc_array(F, sizeof *s->live);
+	s->frozen = calloc(C, sizeof *s->frozen);
+	s->done = calloc(C, sizeof *s->done);
+	s->sent = calloc(C, sizeof *s->sent);
+	s->live = tp__malloc_array(C, sizeof *s->live);
 	s->pend = tp__malloc_array(L, sizeof *s->pend);
 	s->pend2 = tp__malloc_array(L, sizeof *s->pend2);
-	s->flog = tp__malloc_array(F, sizeof *s->flog);
-	s->ev_first = tp__malloc_array(F + 1, sizeof *s->ev_first);
+	s->flog = tp__malloc_array(C, sizeof *s->flog);
+	s->ev_first = tp__malloc_array(C + 1, sizeof *s->ev_first);
 	s->stamp = calloc(L, sizeof *s->stamp);
 	s->touched = tp__malloc_array(L, sizeof *s->touched);
-	if (!s->lstart || !s->lflows || !s->ln || !s->frozen || !s->done || !s->rem || !s->live ||
+	if (!s->ln || !s->frozen || !s->done || !s->sent || !s->live ||
 	    !s->pend || !s->pend2 || !s->flog || !s->ev_first || !s->stamp ||
 	    !s->touched)
 		return TP_ENOMEM;
 	s->restart = INT32_MAX;
 	s->next_start = -1;     /* no start seen: the first rates afresh */
-	for (int64_t f = 0; f < fl->nflows; f++) {
-		struct fflow *x = &s->f[f];
-		s->live[f] = f;
-		s->rem[f] = fl->bytes[f];
-		x->w = fl->w[f];
-		x->mult = fl->mult[f];
-		x->mw = fl->mult[f] * fl->w[f];
-		x->route = (int32_t)(fl->start[f + 1] - fl->start[f]);
-		x->ev_of = -1;
-		for (int64_t k = x->fs; k < x->fs + x->nb; k++)
-			s->lstart[s->blanes[k] + 1]++;
-	}
-	s->nlive = fl->nflows;
-	for (int32_t l = 0; l < s->nlanes; l++)
-		s->lstart[l + 1] += s->lstart[l];
-	int64_t *fill = tp__malloc_array(L, sizeof *fill);
-	if (!fill)
-		return TP_ENOMEM;
-	memcpy(fill, s->lstart, (size_t)s->nlanes * sizeof *fill);
-	for (int64_t f = 0; f < fl->nflows; f++)
-		for (int64_t k = s->f[f].fs; k < s->f[f].fs + s->f[f].nb; k++)
-			s->lflows[fill[s->blanes[k]]++] = (int32_t)f;
-	free(fill);
+	for (int32_t c = 0; c < s->ncls; c++)
+		s->live[c] = c;
+	s->nlive = s->ncls;
 	int64_t most = 1;
 	for (int32_t l = 0; l < s->nlanes; l++)
 		if (s->lstart[l + 1] - s->lstart[l] > most)
@@ -408,7 +535,8 @@ static struct heap_ent *sort_by_key(struct heap_ent *a, struct heap_ent *tmp,
 	return a;
 }
 
-/* The done flows out of the lanes' lists, the others in their order:
+
+/* The done classes out of the lanes' lists, the others in their order:
  * a lane's list is walked whenever it fixes rates, and a trace's spread
  * completions left most entries done. */
 static void compact_lanes(struct filling *s)
@@ -418,15 +546,15 @@ static void compact_lanes(struct filling *s)
 		int64_t from = s->lstart[l], to = s->lstart[l + 1];
 		s->lstart[l] = w;
 		for (int64_t k = from; k < to; k++)
-			if (!s->done[s->lflows[k]])
-				s->lflows[w++] = s->lflows[k];
+			if (!s->done[s->lcls[k]])
+				s->lcls[w++] = s->lcls[k];
 	}
 	s->lstart[s->nlanes] = w;
 	s->ndone = 0;
 }
 
 /* Every lane's bandwidth and unfrozen weight from scratch, the lanes with
- * weight into pend (np), the flows to fix into *live. */
+ * weight into pend (np), the classes to fix into *live. */
 static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 			 int64_t *live)
 {
@@ -435,8 +563,8 @@ static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 		s->ln[l].N = 0;
 	}
 	*live = 0;
-	for (int64_t i = 0; i < s->nlive; i++) {
-		struct fflow *x = &s->f[s->live[i]];
+	for (int32_t i = 0; i < s->nlive; i++) {
+		struct fclass *x = &s->c[s->live[i]];
 		bool fr = s->frozen[s->live[i]] = !started(s, s->live[i]);
 		x->rate = 0;
 		x->ev_of = -1;
@@ -445,8 +573,8 @@ static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 		++*live;
 		for (int64_t k = x->fs; k < x->fs + x->nb; k++)
 			s->ln[s->blanes[k]].N += x->mw;
-		/* the whole route, as the limits count it */
-		*work += x->route;
+		/* the whole route of each flow, as the limits count it */
+		*work += (int64_t)x->route * members_left(x);
 	}
 	s->nflog = s->nev = 0;
 	*np = 0;
@@ -462,16 +590,16 @@ static int cmp_lane(const void *x, const void *y)
 }
 
 /* The last rates again, flows having finished since (and none started):
- * the freezes before the first done flow's event stand, since a flow
- * gone only made its lanes' shares larger and none of them froze before
- * it did; the rest are undone, and their lanes' bandwidth and weight
- * rebuilt as the whole filling would have them at that event (the same
- * sums in the same order: the rates are the same to the last bit, which
- * test_predict's afresh_same checks).  The finished flows are the
- * fastest, which froze last: a round fixes hundreds of flows, not the
- * whole exchange's.  false when redoing most of the freezes would cost
- * more than all of them, or a frozen flow has no event: rates_afresh then
- * sets every flow and lane anew. */
+ * the freezes before the first event of a class that lost members stand,
+ * since a flow gone only made its lanes' shares larger and none of them
+ * froze before its class did; the rest are undone, and their lanes'
+ * bandwidth and weight rebuilt as the whole filling would have them at
+ * that event (the same sums in the same order: the rates are the same to
+ * the last bit, which test_predict's afresh_same checks).  The finished
+ * flows are the fastest, which froze last: a round fixes hundreds of
+ * classes, not the whole exchange's.  false when redoing most of the
+ * freezes would cost more than all of them, or a frozen class has no
+ * event: rates_afresh then sets every class and lane anew. */
 static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 			int64_t *live)
 {
@@ -487,7 +615,7 @@ static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 	for (int32_t k = from; k < s->nflog; k++) {
 		if (s->done[s->flog[k]])
 			continue;
-		struct fflow *x = &s->f[s->flog[k]];
+		struct fclass *x = &s->c[s->flog[k]];
 		s->frozen[s->flog[k]] = false;
 		x->rate = 0;
 		x->ev_of = -1;
@@ -499,7 +627,7 @@ static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 				s->touched[nt++] = l;
 			}
 		}
-		*work += x->route;
+		*work += (int64_t)x->route * members_left(x);
 	}
 	s->nflog = from;
 	s->nev = e0;
@@ -520,19 +648,19 @@ static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 		double N = 0, R = s->bw[l];
 		int64_t nk = 0;
 		for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
-			int32_t f = s->lflows[k];
-			if (s->done[f] || !started(s, f))
+			int32_t c = s->lcls[k];
+			if (s->done[c] || !started(s, c))
 				continue;
-			const struct fflow *x = &s->f[f];
+			const struct fclass *x = &s->c[c];
 			N += x->mw;
-			if (!s->frozen[f])
+			*work += members_left(x);
+			if (!s->frozen[c])
 				continue;
 			if (x->ev_of < 0)
 				return false;   /* frozen by no event: start afresh */
 			s->kept[nk++] = x->pos_of;
 		}
-		*work += s->lstart[l + 1] - s->lstart[l];
-		/* the frozen flows in the order they froze */
+		/* the frozen classes in the order they froze */
 		for (int64_t j = 1; j < nk; j++) {
 			int32_t y = s->kept[j];
 			int64_t m = j;
@@ -541,7 +669,7 @@ static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 			s->kept[m] = y;
 		}
 		for (int64_t j = 0; j < nk; j++) {
-			const struct fflow *x = &s->f[s->flog[s->kept[j]]];
+			const struct fclass *x = &s->c[s->flog[s->kept[j]]];
 			R -= x->mult * x->rate;
 			N -= x->mw;
 		}
@@ -553,8 +681,8 @@ static bool rates_again(struct filling *s, int64_t *work, size_t *np,
 	return true;
 }
 
-/* Max-min rates of the unfinished flows; the work done (lanes touched)
- * added to *work. */
+/* Max-min rates of the unfinished classes; the work done (each flow's
+ * lanes touched) added to *work. */
 static int fair_rates(struct filling *s, int64_t *work)
 {
 	if (s->ndone > s->nlive / 4)
@@ -568,11 +696,11 @@ static int fair_rates(struct filling *s, int64_t *work)
 	s->h.n = 0;
 	const struct heap_ent *pend = sort_by_key(s->pend, s->pend2, np);
 	size_t next = 0;
-	/* a lane's share only grows as flows freeze elsewhere (each freezes at
-	 * the smallest share), so its entry may be stale only by being low:
-	 * it goes back in, onto the heap, at its share when it comes out (one
-	 * entry a lane at a time); the lanes come out in (share, lane) order
-	 * from the sorted ones and the heap together */
+	/* a lane's share only grows as classes freeze elsewhere (each
+	 * freezes at the smallest share), so its entry may be stale only by
+	 * being low: it goes back in, onto the heap, at its share when it
+	 * comes out (one entry a lane at a time); the lanes come out in
+	 * (share, lane) order from the sorted ones and the heap together */
 	while ((next < np || s->h.n) && live > 0) {
 		struct heap_ent top;
 		if (s->h.n && (next == np || ent_before(s->h.e[0], pend[next])))
@@ -581,7 +709,7 @@ static int fair_rates(struct filling *s, int64_t *work)
 			top = pend[next++];
 		int32_t l = top.lane;
 		if (!(s->ln[l].N > 1e-9))
-			continue;    /* its flows all frozen */
+			continue;    /* its classes all frozen */
 		double share = s->ln[l].R / s->ln[l].N;
 		if (share > top.key) {
 			if (heap_push(&s->h, share, l))
@@ -592,17 +720,17 @@ static int fair_rates(struct filling *s, int64_t *work)
 			share = 0;
 		bool any = false;
 		for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
-			int32_t f = s->lflows[k];
-			if (s->frozen[f])
+			int32_t c = s->lcls[k];
+			if (s->frozen[c])
 				continue;
-			struct fflow *x = &s->f[f];
+			struct fclass *x = &s->c[c];
 			if (!any)
 				s->ev_first[s->nev] = s->nflog;
 			any = true;
 			x->ev_of = s->nev;
 			x->pos_of = s->nflog;
-			s->flog[s->nflog++] = f;
-			s->frozen[f] = true;
+			s->flog[s->nflog++] = c;
+			s->frozen[c] = true;
 			live--;
 			x->rate = share * x->w;
 			for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
@@ -610,13 +738,57 @@ static int fair_rates(struct filling *s, int64_t *work)
 				y->R -= x->mult * x->rate;
 				y->N -= x->mw;
 			}
-			*work += x->route;
+			*work += (int64_t)x->route * members_left(x);
 		}
 		if (any)
 			s->nev++;
 		s->ln[l].N = 0;
 	}
 	return TP_OK;
+}
+
+/* The bytes left of each flow and which are done, for the bound of what
+ * is left (bound_rest), in *rem and *done (NULL: out of memory). */
+static void flows_left(const struct filling *s, double **rem, bool **done)
+{
+	size_t F = (size_t)s->fl->nflows + 1;
+	*rem = tp__malloc_array(F, sizeof **rem);
+	*done = calloc(F, sizeof **done);
+	if (!*rem || !*done)
+		return;
+	for (int32_t c = 0; c < s->ncls; c++)
+		for (int32_t k = s->mstart[c]; k < s->mstart[c + 1]; k++) {
+			int32_t f = s->memb[k].flow;
+			(*done)[f] = k < s->c[c].m0;
+			(*rem)[f] = s->memb[k].bytes - s->sent[c];
+		}
+}
+
+/* Class x's members that end within cut of now, out: each one's end
+ * into end_of and *worst, and the class's weight without them.  Returns
+ * whether any ended. */
+static bool members_end(struct filling *s, int32_t c, double cut,
+			double *worst, double *end_of)
+{
+	struct fclass *x = &s->c[c];
+	bool any = false;
+	while (x->m0 < x->m1) {
+		const struct member *m = &s->memb[x->m0];
+		double need = x->rate > 0 ? (m->bytes - s->sent[c]) / x->rate : HUGE_VAL;
+		if (!(need <= cut))
+			break;
+		double end = s->t + need;
+		if (end > *worst)
+			*worst = end;
+		if (end_of)
+			end_of[m->flow] = end;
+		x->mult -= m->mult;
+		x->m0++;
+		any = true;
+	}
+	if (any)
+		x->mw = x->mult * x->w;
+	return any;
 }
 
 /* The exchange's time in seconds by progressive filling; rounds into
@@ -626,7 +798,7 @@ static int fair_rates(struct filling *s, int64_t *work)
  * round's passes over every flow and lane count too (under a launch's
  * budget, whose estimate is in visits: a 3,072-task graph on half of a
  * 6-D torus, 22k flows, counted only the live flows' lanes, and two
- * predictions took 360 ms where 60 were estimated, the whole budget). */
+ * predictions took 360 ms where 60 were estimated). */
 int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 		   bool every_pass, bool afresh, double *out, int32_t *rounds,
 		   bool *cut_short, double *end_of)
@@ -636,20 +808,20 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 	s.lat = lat;
 	s.always_afresh = afresh;
 	double worst = fl->intra_s;
-	int64_t left = fl->nflows, work = 0;
+	int64_t work = 0;
 	*rounds = 0;
 	*cut_short = false;
-	while (!rc && left > 0) {
+	while (!rc && s.nlive > 0) {
 		/* the next start; nothing under way: on to it, no rates to
 		 * compute */
 		double next_at = HUGE_VAL;
 		bool moving = false;
-		for (int64_t i = 0; i < s.nlive; i++) {
-			int64_t f = s.live[i];
-			if (started(&s, f))
+		for (int32_t i = 0; i < s.nlive; i++) {
+			int32_t c = s.live[i];
+			if (started(&s, c))
 				moving = true;
 			else
-				next_at = fmin(next_at, (double)fl->hops[f] * lat);
+				next_at = fmin(next_at, (double)s.hops[c] * lat);
 		}
 		/* flows started since the last rates, when the first start to
 		 * come moved: the rates from scratch (a completion's step can
@@ -673,7 +845,13 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 			 * whole from here: at their current rates the slowest
 			 * flows would end far too late (they speed up as the
 			 * others end; 92 us against 48 on a halo) */
-			double rest = bound_rest(fl, s.rem, s.done, lat, s.t, NULL);
+			double *rem, rest = -1;
+			bool *done;
+			flows_left(&s, &rem, &done);
+			if (rem && done)
+				rest = bound_rest(fl, rem, done, lat, s.t, NULL);
+			free(rem);
+			free(done);
 			if (rest < 0)
 				rc = TP_ENOMEM;
 			else if (s.t + rest > worst)
@@ -683,11 +861,12 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 		}
 		/* the next event: a completion, or the next start */
 		double dt = HUGE_VAL;
-		for (int64_t i = 0; i < s.nlive; i++) {
-			int64_t f = s.live[i];
-			if (started(&s, f) && s.f[f].rate > 0 &&
-			    s.rem[f] / s.f[f].rate < dt)
-				dt = s.rem[f] / s.f[f].rate;
+		for (int32_t i = 0; i < s.nlive; i++) {
+			int32_t c = s.live[i];
+			const struct fclass *x = &s.c[c];
+			if (started(&s, c) && x->rate > 0 &&
+			    (s.memb[x->m0].bytes - s.sent[c]) / x->rate < dt)
+				dt = (s.memb[x->m0].bytes - s.sent[c]) / x->rate;
 		}
 		if (!(dt < HUGE_VAL) && !(next_at < HUGE_VAL))
 			break;      /* no rate anywhere: cannot happen with bw > 0 */
@@ -698,39 +877,36 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 						  dt + ELAPSED_SHARE * (s.t + dt)) : -1;
 		if (next_start < dt)
 			cut = fmin(cut, next_start);
-		int64_t kept = 0;
-		for (int64_t i = 0; i < s.nlive; i++) {
-			int64_t f = s.live[i];
-			struct fflow *x = &s.f[f];
-			s.live[kept++] = f;
-			if (!started(&s, f))
+		int32_t kept = 0;
+		for (int32_t i = 0; i < s.nlive; i++) {
+			int32_t c = s.live[i];
+			struct fclass *x = &s.c[c];
+			s.live[kept++] = c;
+			if (!started(&s, c))
 				continue;
-			double need = x->rate > 0 ? s.rem[f] / x->rate : HUGE_VAL;
-			if (need <= cut) {
-				double end = s.t + need;
-				if (end > worst)
-					worst = end;
-				if (end_of)
-					end_of[f] = end;
-				s.done[f] = true;
-				s.frozen[f] = true;
+			if (members_end(&s, c, cut, &worst, end_of) &&
+			    x->ev_of < s.restart)
+				s.restart = x->ev_of;
+			if (x->m0 == x->m1) {
+				s.done[c] = true;
+				s.frozen[c] = true;
 				s.ndone++;
-				if (x->ev_of < s.restart)
-					s.restart = x->ev_of;
 				kept--;
-				left--;
 			} else {
-				s.rem[f] -= x->rate * step;
+				s.sent[c] += x->rate * step;
 			}
 		}
 		s.nlive = kept;
 		/* on a start, exactly its time: started() must see it */
 		s.t = next_start <= dt ? next_at : s.t + step;
 	}
-	if (end_of)
+	if (end_of && (rc || !s.c))
 		for (int64_t f = 0; f < fl->nflows; f++)
-			if (!s.done || !s.done[f])
-				end_of[f] = worst;
+			end_of[f] = worst;
+	else if (end_of)
+		for (int32_t c = 0; c < s.ncls; c++)
+			for (int32_t k = s.c[c].m0; k < s.c[c].m1; k++)
+				end_of[s.memb[k].flow] = worst;
 	filling_free(&s);
 	*out = worst;
 	return rc;

@@ -47,6 +47,11 @@ void tp__fmt_us(char *buf, size_t len, double us);
 /* Predicted times closer than this share tie: the metric decides. */
 #define TP__PREDICT_TIE_SHARE 0.005
 
+/* Predicted times closer than this share differ by the order of the
+ * arithmetic alone (the filling sums a lane's flows by class): an order
+ * among candidates keeps them as they came. */
+#define TP__PREDICT_ROUNDING_SHARE 1e-12
+
 /* tp_predict_exchange's limit: about a second of work. */
 #define TP__PREDICT_MAX_WORK ((int64_t)1 << 26)
 
