@@ -150,8 +150,16 @@ static void route_cache_put(struct route_cache *c, int64_t key,
  * crosses 65k, and the loads the moves touch then stay in the cache. */
 struct link_load {
 	double load;
+	double pot;              /* its term of the potential (cr_potential),
+				    kept with the load: a trial computes the
+				    new term only */
 	double w;                /* a byte's weight on it (cr_weight) */
 	int64_t stamp, sub;
+};
+
+/* A link's load and potential term before a trial (or sub-trial). */
+struct load_was {
+	double load, pot;
 };
 
 typedef struct cref {
@@ -178,10 +186,10 @@ typedef struct cref {
 	bool in_sub;
 	int64_t sub;             /* sub-trial number */
 	int64_t *sl;             /* links it changed */
-	double *sl_old;          /* their loads before it */
+	struct load_was *sl_old; /* their loads before it */
 	int64_t nsl, slcap;
 	int64_t *tl;             /* touched links of the current trial */
-	double *tl_old;          /* their loads before it */
+	struct load_was *tl_old; /* their loads before it */
 	int64_t ntl, tlcap;
 	int64_t trial;
 	slot_table st;           /* who sits in which slot */
@@ -291,6 +299,28 @@ static double cr_potential(double load, double inv_mref)
 	return x4 * x4;
 }
 
+/* Room for `more` links in a trial's (or sub-trial's) log of links and
+ * their loads before, grown by doubling. */
+static int log_reserve(int64_t **ids, struct load_was **old, int64_t *cap,
+		       int64_t used, int64_t more)
+{
+	if (used + more <= *cap)
+		return 0;
+	int64_t nc = *cap ? *cap : 256;
+	while (nc < used + more)
+		nc *= 2;
+	int64_t *a1 = realloc(*ids, sizeof **ids * (size_t)nc);
+	if (!a1)
+		return TP_ENOMEM;
+	*ids = a1;
+	struct load_was *a2 = realloc(*old, sizeof **old * (size_t)nc);
+	if (!a2)
+		return TP_ENOMEM;
+	*old = a2;
+	*cap = nc;
+	return 0;
+}
+
 /* Add sign * bytes of the message from allocation node i to node j to the
  * loads, remembering every link touched in this trial and its load
  * before. */
@@ -299,59 +329,51 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 	int n = cr_route(cr, i, j);
 	if (n < 0)
 		return n;
+	/* the logs' room first: no call in the loop, whose locals then stay
+	 * in registers (`over` was stored and reloaded at every lane) */
+	if (log_reserve(&cr->tl, &cr->tl_old, &cr->tlcap, cr->ntl, n) ||
+	    (cr->in_sub && log_reserve(&cr->sl, &cr->sl_old, &cr->slcap, cr->nsl, n)))
+		return TP_ENOMEM;
 	bytes *= 1 + cr->hop_weight * n;
 	double past = cr->M + 1e-9 * cr->M;   /* as cr_accept judges it */
 	/* the potential summed in a local, in the same order: through cr
 	 * the compiler stored and reloaded it at every lane */
 	double phi = cr->phi, inv = cr->inv_mref;
-	bool over = false;
+	bool over = false, in_sub = cr->in_sub;
+	int64_t trial = cr->trial, sub = cr->sub, ntl = cr->ntl, nsl = cr->nsl;
+	const int32_t *rt = cr->rt;
+	struct link_load *ll = cr->ll;
+	int64_t *tl = cr->tl, *sl = cr->sl;
+	struct load_was *tl_old = cr->tl_old, *sl_old = cr->sl_old;
+	int rc = 0;
 	for (int k = 0; k < n; k++) {
-		int32_t l = cr->rt[k];
-		if (l < 0)
-			return TP_EINVAL;
-		struct link_load *x = &cr->ll[l];
-		if (x->stamp != cr->trial) {
-			if (cr->ntl == cr->tlcap) {
-				int64_t nc = cr->tlcap * 2;
-				int64_t *a1 = realloc(cr->tl, sizeof(int64_t) * (size_t)nc);
-				if (!a1)
-					return TP_ENOMEM;
-				cr->tl = a1;
-				double *a2 = realloc(cr->tl_old, sizeof(double) * (size_t)nc);
-				if (!a2)
-					return TP_ENOMEM;
-				cr->tl_old = a2;
-				cr->tlcap = nc;
-			}
-			x->stamp = cr->trial;
-			cr->tl[cr->ntl] = l;
-			cr->tl_old[cr->ntl++] = x->load;
+		int32_t l = rt[k];
+		if (l < 0) {
+			rc = TP_EINVAL;
+			break;
 		}
-		if (cr->in_sub && x->sub != cr->sub) {
-			if (cr->nsl == cr->slcap) {
-				int64_t nc = cr->slcap ? cr->slcap * 2 : 256;
-				int64_t *a1 = realloc(cr->sl, sizeof(int64_t) * (size_t)nc);
-				if (!a1)
-					return TP_ENOMEM;
-				cr->sl = a1;
-				double *a2 = realloc(cr->sl_old, sizeof(double) * (size_t)nc);
-				if (!a2)
-					return TP_ENOMEM;
-				cr->sl_old = a2;
-				cr->slcap = nc;
-			}
-			x->sub = cr->sub;
-			cr->sl[cr->nsl] = l;
-			cr->sl_old[cr->nsl++] = x->load;
+		struct link_load *x = &ll[l];
+		if (x->stamp != trial) {
+			x->stamp = trial;
+			tl[ntl] = l;
+			tl_old[ntl++] = (struct load_was){ x->load, x->pot };
 		}
-		double was = x->load;
+		if (in_sub && x->sub != sub) {
+			x->sub = sub;
+			sl[nsl] = l;
+			sl_old[nsl++] = (struct load_was){ x->load, x->pot };
+		}
 		x->load += bytes * x->w;
-		phi += cr_potential(x->load, inv) - cr_potential(was, inv);
+		double pot = cr_potential(x->load, inv);
+		phi += pot - x->pot;
+		x->pot = pot;
 		over |= bytes > 0 && (x->load > past || phi > PHI_RISEN);
 	}
+	cr->ntl = ntl;
+	cr->nsl = nsl;
 	cr->phi = phi;
 	cr->over |= over;
-	return 0;
+	return rc;
 }
 
 /* The messages gathered by destination node (gather_edge) added to the
@@ -479,7 +501,7 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	cr->route32 = tp__malloc_array((size_t)cr->cap, sizeof *cr->route32);
 	cr->route = tp__malloc_array((size_t)cr->cap, sizeof(int64_t));
 	cr->tl = tp__malloc_array((size_t)cr->tlcap, sizeof(int64_t));
-	cr->tl_old = tp__malloc_array((size_t)cr->tlcap, sizeof(double));
+	cr->tl_old = tp__malloc_array((size_t)cr->tlcap, sizeof *cr->tl_old);
 	int rc = tp__slots_init(&cr->st, a, map, c->nt);
 	cr->hot = tp__calloc((size_t)c->nt + 1, 1);
 	cr->cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
@@ -600,10 +622,11 @@ static bool cr_accept(cref *cr, bool ok)
 	double eps = 1e-9 * cr->M, dphi = 0;
 	int64_t freed = 0, reached = 0;
 	for (int64_t k = 0; k < cr->ntl && ok; k++) {
-		double now = cr->ll[cr->tl[k]].load, was = cr->tl_old[k];
+		const struct link_load *x = &cr->ll[cr->tl[k]];
+		double now = x->load, was = cr->tl_old[k].load;
 		if (now > cr->M + eps)
 			ok = false;
-		dphi += cr_potential(now, cr->inv_mref) - cr_potential(was, cr->inv_mref);
+		dphi += x->pot - cr->tl_old[k].pot;
 		freed += was >= cr->M - eps && now < cr->M - eps;
 		reached += was < cr->M - eps && now >= cr->M - eps;
 	}
@@ -619,16 +642,20 @@ static bool cr_accept(cref *cr, bool ok)
 /* The current trial's loads put back. */
 static void cr_undo(cref *cr)
 {
-	for (int64_t k = 0; k < cr->ntl; k++)
-		cr->ll[cr->tl[k]].load = cr->tl_old[k];
+	for (int64_t k = 0; k < cr->ntl; k++) {
+		cr->ll[cr->tl[k]].load = cr->tl_old[k].load;
+		cr->ll[cr->tl[k]].pot = cr->tl_old[k].pot;
+	}
 }
 
 /* A sub-trial's changes undone, back to its task's removal (the nbase
  * links touched then). */
 static void cr_sub_undo(cref *cr, int64_t nbase)
 {
-	for (int64_t k = cr->nsl - 1; k >= 0; k--)
-		cr->ll[cr->sl[k]].load = cr->sl_old[k];
+	for (int64_t k = cr->nsl - 1; k >= 0; k--) {
+		cr->ll[cr->sl[k]].load = cr->sl_old[k].load;
+		cr->ll[cr->sl[k]].pot = cr->sl_old[k].pot;
+	}
 	for (int64_t k = nbase; k < cr->ntl; k++)
 		cr->ll[cr->tl[k]].stamp = -1;
 	cr->ntl = nbase;
@@ -920,6 +947,8 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 		goto out;
 	cr.M = cr_max(&cr, &cr.nmax);
 	cr.inv_mref = 1.0 / cr.M;
+	for (int64_t l = 0; l < cr.nused; l++)
+		cr.ll[l].pot = cr_potential(cr.ll[l].load, cr.inv_mref);
 	cr.keep_hops = o->congestion_keep_hops;
 	for (int pass = 0; pass < o->refine_passes && cr.M > 0; pass++) {
 		if ((rc = cr_mark_hot(&cr)))
