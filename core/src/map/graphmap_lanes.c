@@ -220,6 +220,9 @@ typedef struct cref {
 		double bytes;
 	} *gathered;                /* per node */
 	int64_t gstamp;
+	int64_t *dist;           /* node pair -> hop distance (-1: not yet),
+				    up to ROUTE_DENSE_NODES nodes; NULL:
+				    computed each time */
 } cref;
 
 /* A byte's weight on link (or lane) l: on lanes (the time model's fabric,
@@ -241,6 +244,19 @@ static int32_t cr_dense(cref *cr, int64_t l)
 		cr->ll[cr->nused++].w = cr_weight(cr, l);
 	}
 	return cr->dense_of[l];
+}
+
+/* The hop distance between allocation nodes i and j (ndist), kept: on a
+ * tree each is a walk up the switches, and the lane refinement asks for
+ * it for every node a moved task talks to (6 % of miniAMR's trace). */
+static int64_t cr_dist(const cref *cr, int32_t i, int32_t j)
+{
+	if (!cr->dist)
+		return ndist(cr->c, i, j);
+	int64_t *d = &cr->dist[(size_t)i * (size_t)cr->c->nn + (size_t)j];
+	if (*d < 0)
+		*d = ndist(cr->c, i, j);
+	return *d;
 }
 
 /* Route between allocation nodes i and j into cr->rt (cached, or in
@@ -299,13 +315,12 @@ static double cr_potential(double load, double inv_mref)
 	return x4 * x4;
 }
 
-/* Room for `more` links in a trial's (or sub-trial's) log of links and
- * their loads before, grown by doubling. */
+/* Room for `more` links past `used` in a trial's (or sub-trial's) log of
+ * links and their loads before (the caller found too little), grown by
+ * doubling. */
 static int log_reserve(int64_t **ids, struct load_was **old, int64_t *cap,
 		       int64_t used, int64_t more)
 {
-	if (used + more <= *cap)
-		return 0;
 	int64_t nc = *cap ? *cap : 256;
 	while (nc < used + more)
 		nc *= 2;
@@ -331,8 +346,10 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 		return n;
 	/* the logs' room first: no call in the loop, whose locals then stay
 	 * in registers (`over` was stored and reloaded at every lane) */
-	if (log_reserve(&cr->tl, &cr->tl_old, &cr->tlcap, cr->ntl, n) ||
-	    (cr->in_sub && log_reserve(&cr->sl, &cr->sl_old, &cr->slcap, cr->nsl, n)))
+	if ((cr->ntl + n > cr->tlcap &&
+	     log_reserve(&cr->tl, &cr->tl_old, &cr->tlcap, cr->ntl, n)) ||
+	    (cr->in_sub && cr->nsl + n > cr->slcap &&
+	     log_reserve(&cr->sl, &cr->sl_old, &cr->slcap, cr->nsl, n)))
 		return TP_ENOMEM;
 	bytes *= 1 + cr->hop_weight * n;
 	double past = cr->M + 1e-9 * cr->M;   /* as cr_accept judges it */
@@ -390,7 +407,7 @@ static int gather_flush(cref *cr, int32_t from, double sign)
 		int32_t q = cr->gather[k];
 		double b = sign * cr->gathered[q].bytes;
 		if (cr->keep_hops)
-			cr->dhop += b * (double)ndist(cr->c, from, q);
+			cr->dhop += b * (double)cr_dist(cr, from, q);
 		rc = cr_message(cr, from, q, b);
 		if (!rc)
 			rc = cr_message(cr, q, from, b);
@@ -464,6 +481,7 @@ static void cref_free(cref *cr)
 	free(cr->tcand);
 	free(cr->gather);
 	free(cr->gathered);
+	free(cr->dist);
 }
 
 /* Allocation nodes by router coordinates, then index: a switch's nodes
@@ -496,6 +514,13 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	cr->cap = 64;
 	cr->tlcap = 256;
 	route_cache_init(&cr->rc, c->nn);
+	if (c->nn <= ROUTE_DENSE_NODES) {
+		/* without it each distance is computed: slower, the same */
+		size_t n = (size_t)c->nn * (size_t)c->nn + 1;
+		if ((cr->dist = tp__malloc_array(n, sizeof *cr->dist)))
+			for (size_t k = 0; k < n; k++)
+				cr->dist[k] = -1;
+	}
 	cr->ll = tp__calloc((size_t)cr->nl + 1, sizeof *cr->ll);
 	cr->dense_of = tp__malloc_array((size_t)cr->nl + 1, sizeof *cr->dense_of);
 	cr->route32 = tp__malloc_array((size_t)cr->cap, sizeof *cr->route32);
@@ -821,8 +846,8 @@ static double trade_hops(const cref *cr, int32_t p, int32_t q, int n)
 			int32_t v = cr->map[g->adjncy[e]];
 			if (v == p || v == q)
 				continue;
-			d += tp__graph_w(g, e) * (double)(ndist(cr->c, to, v) -
-							   ndist(cr->c, from, v));
+			d += tp__graph_w(g, e) * (double)(cr_dist(cr, to, v) -
+							   cr_dist(cr, from, v));
 		}
 	}
 	return d;
