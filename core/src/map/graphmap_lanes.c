@@ -96,6 +96,17 @@ static size_t route_cache_slot(const struct route_cache *c, int64_t key)
 	return h;
 }
 
+/* The entry of key (i * nodes + j) asked for soon: on a 4,096-node torus
+ * nearly every look-up missed the cache (the hashed table is megabytes),
+ * 13 % of the map's time waiting on them one after another. */
+static void route_cache_prefetch(const struct route_cache *c, int64_t key)
+{
+	if (c->dense)
+		__builtin_prefetch(&c->dense[key]);
+	else if (c->cap)
+		__builtin_prefetch(&c->e[(size_t)tp__mix64((uint64_t)key) & (c->cap - 1)]);
+}
+
 /* Doubles the table (at least 4,096 slots); false when out of memory
  * (the cache then stays as it is). */
 static bool route_cache_grow(struct route_cache *c)
@@ -403,6 +414,12 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 static int gather_flush(cref *cr, int32_t from, double sign)
 {
 	int rc = 0;
+	/* their routes' look-ups begun together, not one miss at a time */
+	for (int32_t k = 0; k < cr->ngather; k++) {
+		int64_t q = cr->gather[k];
+		route_cache_prefetch(&cr->rc, (int64_t)from * cr->c->nn + q);
+		route_cache_prefetch(&cr->rc, q * cr->c->nn + from);
+	}
 	for (int32_t k = 0; k < cr->ngather && !rc && !cr->over; k++) {
 		int32_t q = cr->gather[k];
 		double b = sign * cr->gathered[q].bytes;
