@@ -560,6 +560,35 @@ START_TEST(auto_side_by_side_same_result)
 }
 END_TEST
 
+/* On two threads or more the losers kept on their bounds, still within
+ * reach of the best's time, are filled beside the best's own lane
+ * refinement (place_refine.c): their notes say so, and the candidates,
+ * predicted times and mapping are those of one thread.  Sparse tori lose
+ * a construction on its bound often; a few draws find one. */
+START_TEST(auto_losers_filled_beside)
+{
+	tp_conf *c = torus8();
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4x4:7pt:bytes=32768", 128, NULL), 0);
+	int found = 0;
+	for (uint64_t seed = 1; seed <= 12 && !found; seed++) {
+		tp_alloc *a = sparse_alloc(c, 128, 1, seed);
+		tp_place_report r1, rk;
+		auto_one_and(g, a, 4, &r1, &rk);
+		for (int i = 0; i < rk.ncandidates; i++)
+			if (strstr(rk.cand[i].note, "filled beside the lane refinement")) {
+				found++;
+				ck_assert(rk.cand[i].has_predicted && !rk.cand[i].predicted_bound);
+				ck_assert(!strstr(r1.cand[i].note, "filled beside"));
+			}
+		tp_alloc_destroy(a);
+	}
+	ck_assert_msg(found, "no loser filled beside in 12 draws");
+	tp_graph_destroy(g);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* On four threads or more Slurm's block order, when close to the winner,
  * is refined and filled beside the winner's refinement (place_refine.c):
  * its note says so, and the candidates, predicted times and mapping are
@@ -1031,6 +1060,7 @@ int main(void)
 	tcase_add_test(tc, auto_with_coordinates);
 	tcase_add_test(tc, auto_side_by_side_same_result);
 	tcase_add_test(tc, auto_block_refined_beside);
+	tcase_add_test(tc, auto_losers_filled_beside);
 	tcase_add_test(tc, auto_refines_before_greedy_ends);
 	tcase_add_test(tc, weighted_torus);
 	tcase_add_test(tc, congestion_refinement);

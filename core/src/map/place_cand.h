@@ -40,9 +40,9 @@ enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
  * predicted; on its trees it never wins. */
 #define LANES_HOP_WEIGHT 1.0
 
-/* Fillings made ahead at most: the constructions side by side and
- * geometric's refinement. */
-#define MEMO_MAX 10
+/* Fillings made ahead at most: the constructions side by side,
+ * geometric's refinement and the losers kept on their bounds. */
+#define MEMO_MAX 16
 
 typedef struct cand_run {
 	const tp_graph *g;
@@ -201,6 +201,9 @@ void tp__place_spec_lanes_end(cand_run *r);
 /* The losers kept on their bounds filled, where still worth a start,
  * and among the runners-up then. */
 void tp__place_fill_losers(cand_run *r);
+/* Those of the losers kept on their bounds that tp__place_fill_losers
+ * would fill now, as places in r->maybe, into which[]; their count. */
+int tp__place_losers_to_fill(const cand_run *r, int *which);
 
 /* place_side.c */
 int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,

@@ -261,13 +261,33 @@ void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map)
  * runners-up then.  Those past it could not be worth a start
  * (LANES_RUNNER_SHARE), nor push one that is out of the runners-up: the
  * starts are those that filling every loser would give. */
-void tp__place_fill_losers(cand_run *r)
+/* Is loser k (in r->maybe) within reach of the best's time? */
+static bool loser_in_reach(const cand_run *r, int k)
 {
 	const tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	const tp_place_candidate *c = &r->rep->cand[r->maybe[k].idx];
+	return b->has_predicted && !b->predicted_bound &&
+	       !(c->lower_us > LOWER_PAST_SHARE * b->predicted_us);
+}
+
+int tp__place_losers_to_fill(const cand_run *r, int *which)
+{
+	int n = 0;
+	if (out_of_time(r) || !tp__predict_affordable(r->g, r->a,
+						       r->o->geom.time_budget_ms > 0
+						       ? remaining_ms(r) : 0))
+		return 0;
+	for (int k = 0; k < r->nmaybe; k++)
+		if (loser_in_reach(r, k))
+			which[n++] = k;
+	return n;
+}
+
+void tp__place_fill_losers(cand_run *r)
+{
 	for (int k = 0; k < r->nmaybe; k++) {
 		tp_place_candidate *c = &r->rep->cand[r->maybe[k].idx];
-		if (b->has_predicted && !b->predicted_bound &&
-		    !(c->lower_us > LOWER_PAST_SHARE * b->predicted_us) &&
+		if (loser_in_reach(r, k) &&
 		    tp__place_predicted_of(r, c, r->maybe[k].map)) {
 			c->has_lower = false;   /* filled: its time stands */
 			tp__place_keep_runner(r, r->maybe[k].idx, r->maybe[k].map);
