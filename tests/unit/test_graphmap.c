@@ -560,6 +560,34 @@ START_TEST(auto_side_by_side_same_result)
 }
 END_TEST
 
+/* From eight threads the winning construction's refinement is refined by
+ * lanes while it is filled (place_refine.c): the lane candidate's note
+ * says so when that start won, and the candidates, predicted times and
+ * mapping are those of one thread. */
+START_TEST(auto_lanes_begun_early)
+{
+	tp_conf *c = torus8();
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4x4:7pt:bytes=32768", 128, NULL), 0);
+	int found = 0;
+	for (uint64_t seed = 1; seed <= 6 && !found; seed++) {
+		tp_alloc *a = sparse_alloc(c, 128, 1, seed);
+		tp_place_report r1, rk;
+		auto_one_and(g, a, 8, &r1, &rk);
+		for (int i = 0; i < rk.ncandidates; i++)
+			if (strstr(rk.cand[i].name, "+lanes") &&
+			    strstr(rk.cand[i].note, "begun as its start was filled")) {
+				found++;
+				ck_assert(!strstr(r1.cand[i].note, "begun as"));
+			}
+		tp_alloc_destroy(a);
+	}
+	ck_assert_msg(found, "no lane refinement begun early in 6 draws");
+	tp_graph_destroy(g);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* On two threads or more the losers kept on their bounds, still within
  * reach of the best's time, are filled beside the best's own lane
  * refinement (place_refine.c): their notes say so, and the candidates,
@@ -1061,6 +1089,7 @@ int main(void)
 	tcase_add_test(tc, auto_side_by_side_same_result);
 	tcase_add_test(tc, auto_block_refined_beside);
 	tcase_add_test(tc, auto_losers_filled_beside);
+	tcase_add_test(tc, auto_lanes_begun_early);
 	tcase_add_test(tc, auto_refines_before_greedy_ends);
 	tcase_add_test(tc, weighted_torus);
 	tcase_add_test(tc, congestion_refinement);

@@ -100,6 +100,11 @@ typedef struct cand_run {
 	 * hop-bytes refinement is made and filled (place_refine.c), for
 	 * lanes_side; NULL: none */
 	struct spec_lanes *slanes;
+	/* the winning construction's refinement refined by lanes (hop
+	 * weight 0) beside its filling (place_side.c, from
+	 * LANES_AHEAD_THREADS), for lanes_side when the best is that map;
+	 * NULL: none */
+	struct lanes_ahead *lahead;
 	bool greedy_last;    /* tp__place_ex_greedy_last: greedy starts once
 				the others are built, and ends before the
 				refinement begun beside it does */
@@ -151,12 +156,19 @@ static inline bool within(double a, double b, double share)
 void tp__place_memo_add(cand_run *r, const int32_t *map, const tp_prediction *p);
 
 /* place_refine.c */
+/* Threads from which the winning construction's refinement is also
+ * refined by lanes beside its filling (tp__place_refine_ahead's lanes):
+ * on fewer the CPUs are the constructions' and their fillings'. */
+#define LANES_AHEAD_THREADS 8
 /* start refined as refine_from refines it without a budget, made ahead on
  * another thread: the hop-bytes refinement into sp (sp->map allocated,
- * for refine_from), then the congestion step into final, filled into *p.
- * True when final is filled. */
+ * for refine_from), then the congestion step into final, filled into *p;
+ * lanes (may be NULL): final's lane refinement as lanes_side makes it,
+ * made beside the filling, into *lanes (NULL: not made).  True when
+ * final is filled. */
 bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
-			    struct spec_refine *sp, int32_t *final, tp_prediction *p);
+			    struct spec_refine *sp, int32_t *final, tp_prediction *p,
+			    struct lanes_ahead **lanes);
 /* The congestion refinement refine_from makes after the hop-bytes one
  * (under the congestion metric or the auto rule), on map, with budget_ms
  * (0: none); 0 when not made. */
@@ -196,7 +208,8 @@ void tp__place_keep_runner(cand_run *r, int idx, const int32_t *map);
 /* Candidate idx (its mapping in map) among the runners-up, or among those
  * that may be when it lost on its bound alone (place_choice.c). */
 void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map);
-/* The speculative lane starts (place_refine.c) ended and freed. */
+/* The speculative lane starts (place_refine.c) ended and freed, and the
+ * lane refinement made ahead (r->lahead). */
 void tp__place_spec_lanes_end(cand_run *r);
 /* The losers kept on their bounds filled, where still worth a start,
  * and among the runners-up then. */

@@ -234,6 +234,61 @@ static void lane_try_run(void *arg, int32_t i)
 	lane_refine(ls->r, &ls->y[ls->run[i]]);
 }
 
+/* ---- the best's lane refinement made ahead ----
+ *
+ * From LANES_AHEAD_THREADS, the winning construction's refinement (made
+ * ahead, place_side.c) is refined by lanes while it is filled: it is
+ * nearly always the best, and the lane stage's first start waited for
+ * the judgement, and the judgement for the fillings (on a 16-CPU machine
+ * torus-4096's lane refinement began after two fillings of 0.3 s).  The
+ * refinement lanes_side would make from the same map: the same result. */
+struct lanes_ahead {
+	int32_t *start;      /* the map refined from */
+	struct lane_try y;
+};
+
+static void lanes_ahead_free(struct lanes_ahead *la)
+{
+	if (!la)
+		return;
+	free(la->start);
+	free(la->y.map);
+	free(la);
+}
+
+static struct lanes_ahead *lanes_ahead_new(const cand_run *r, const int32_t *start)
+{
+	struct lanes_ahead *la = calloc(1, sizeof *la);
+	if (!la)
+		return NULL;
+	la->start = malloc(map_bytes(r));
+	la->y.map = malloc(map_bytes(r));
+	if (!la->start || !la->y.map) {
+		lanes_ahead_free(la);
+		return NULL;
+	}
+	memcpy(la->start, start, map_bytes(r));
+	la->y.start = la->start;
+	return la;
+}
+
+struct fill_and_lanes {
+	const cand_run *r;
+	const int32_t *map;
+	tp_prediction *p;
+	bool filled;
+	struct lanes_ahead *la;
+};
+
+static void fill_and_lanes_task(void *arg, int32_t i)
+{
+	struct fill_and_lanes *f = arg;
+	if (i == 0)
+		f->filled = !tp__predict_launch(f->r->g, f->r->a, f->map, false, f->p);
+	else
+		lane_refine(f->r, &f->la->y);
+}
+
 /* ---- the construction's lane starts, begun beside the refinement ----
  *
  * By predicted time and without a budget, the winning construction X is
@@ -303,6 +358,8 @@ static void spec_lanes_join(struct spec_lanes *sl)
 
 void tp__place_spec_lanes_end(cand_run *r)
 {
+	lanes_ahead_free(r->lahead);
+	r->lahead = NULL;
 	struct spec_lanes *sl = r->slanes;
 	if (!sl)
 		return;
@@ -328,6 +385,21 @@ static const struct lane_try *spec_lane_of(const cand_run *r, const struct lane_
 	return NULL;
 }
 
+/* The refinement of y's start made ahead (beside the losers' fillings,
+ * beside the best's own filling, or the speculative starts), or NULL. */
+static const struct lane_try *made_ahead(const cand_run *r, const struct lane_try *ahead,
+					 const struct lane_try *y)
+{
+	if (ahead && ahead->hop_weight == y->hop_weight &&
+	    !memcmp(ahead->start, y->start, map_bytes(r)))
+		return ahead;
+	const struct lanes_ahead *la = r->lahead;
+	if (la && la->y.hop_weight == y->hop_weight &&
+	    !memcmp(la->start, y->start, map_bytes(r)))
+		return &la->y;
+	return spec_lane_of(r, y);
+}
+
 /* ---- the losers' fillings, beside the best's lane refinement ----
  *
  * Without a budget, on two threads or more, the losers kept on their
@@ -350,7 +422,8 @@ static void loser_task(void *arg, int32_t i)
 {
 	struct losers_beside *lb = arg;
 	if (i == 0) {
-		lane_refine(lb->r, lb->y);
+		if (lb->y->map)
+			lane_refine(lb->r, lb->y);
 		return;
 	}
 	int k = lb->which[i - 1];
@@ -366,14 +439,18 @@ static bool losers_beside(cand_run *r, struct lane_try *y)
 	int which[TP_PLACE_MAX_CANDIDATES];
 	int threads = run_threads(r);
 	int n = threads >= 2 ? tp__place_losers_to_fill(r, which) : 0;
-	if (n == 0 || !(y->map = malloc(map_bytes(r))))
+	if (n == 0)
 		return false;
 	y->start = r->best;
 	y->hop_weight = 0;
+	/* the best's refinement made already: the fillings alone */
+	if (!made_ahead(r, NULL, y) && !(y->map = malloc(map_bytes(r))))
+		return false;
 	struct losers_beside lb = { .r = r, .y = y, .which = which };
 	tp__parallel_for(n + 1, threads < n + 1 ? threads : n + 1, loser_task, &lb);
 	for (int k = 0; k < n; k++) {
 		int was = r->nmemo;
+		/* (the filling is made again when the memo is full) */
 		if (lb.ok[k])
 			tp__place_memo_add(r, r->maybe[which[k]].map, &lb.p[k]);
 		if (r->nmemo > was) {
@@ -383,18 +460,7 @@ static bool losers_beside(cand_run *r, struct lane_try *y)
 				 "lane refinement", at ? ", " : "");
 		}
 	}
-	return true;
-}
-
-/* The refinement of y's start made ahead (the speculative starts, or the
- * best's beside the losers' fillings), or NULL. */
-static const struct lane_try *made_ahead(const cand_run *r, const struct lane_try *ahead,
-					 const struct lane_try *y)
-{
-	if (ahead && ahead->hop_weight == y->hop_weight &&
-	    !memcmp(ahead->start, y->start, map_bytes(r)))
-		return ahead;
-	return spec_lane_of(r, y);
+	return y->map != NULL;
 }
 
 static void lane_predict_run(void *arg, int32_t i)
@@ -633,7 +699,7 @@ int tp__place_lanes_stage(cand_run *r, tp_error *err)
 		if (built)
 			ns = add_start(r, start, ns, built, LANES_HOP_WEIGHT, of);
 	}
-	bool by_hops = false;
+	bool by_hops = false, early = false;
 	if (side) {
 		/* without a budget, every start at once (lanes_side) */
 		const int32_t *maps[4 + LANES_RUNNERS] = { r->best };
@@ -651,6 +717,8 @@ int tp__place_lanes_stage(cand_run *r, tp_error *err)
 			from = start[won - 1].name;
 			by_hops = start[won - 1].hop_weight > 0;
 		}
+		early = won == 0 && r->lahead &&
+			!memcmp(r->lahead->start, r->best, map_bytes(r));
 	}
 	for (int k = 0; !side && k < ns && !rc; k++)
 		if (lanes_other_start(r, c, start[k].map, start[k].hop_weight, setup,
@@ -667,8 +735,9 @@ int tp__place_lanes_stage(cand_run *r, tp_error *err)
 	char won[sizeof c->name];
 	construction_of(won, sizeof won, from);
 	snprintf(c->name, sizeof c->name, "%.16s+lanes", won);
-	snprintf(c->note, sizeof c->note, "%lld move%s from %s%s", (long long)moves,
-		 moves == 1 ? "" : "s", from, by_hops ? ", long routes weighed" : "");
+	snprintf(c->note, sizeof c->note, "%lld move%s from %s%s%s", (long long)moves,
+		 moves == 1 ? "" : "s", from, by_hops ? ", long routes weighed" : "",
+		 early ? ", begun as its start was filled" : "");
 	judge_stage(r, c, moves > 0, false);
 	return 0;
 }
@@ -736,7 +805,8 @@ struct block_ahead {
 };
 
 bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
-			    struct spec_refine *sp, int32_t *final, tp_prediction *p)
+			    struct spec_refine *sp, int32_t *final, tp_prediction *p,
+			    struct lanes_ahead **lanes)
 {
 	memcpy(sp->map, start, map_bytes(r));
 	tp_graphmap_opts go = r->o->graph;
@@ -749,8 +819,16 @@ bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
 		return false;
 	int64_t cmoves = 0;
 	memcpy(final, sp->map, map_bytes(r));
-	return !tp__place_congestion_step(r, final, 0, &cmoves, NULL) &&
-	       !tp__predict_launch(r->g, r->a, final, false, p);
+	if (tp__place_congestion_step(r, final, 0, &cmoves, NULL))
+		return false;
+	struct lanes_ahead *la = lanes && r->o->graph.refine_passes > 0
+				 ? lanes_ahead_new(r, final) : NULL;
+	if (!la)
+		return !tp__predict_launch(r->g, r->a, final, false, p);
+	struct fill_and_lanes f = { .r = r, .map = final, .p = p, .la = la };
+	tp__parallel_for(2, 2, fill_and_lanes_task, &f);
+	*lanes = la;
+	return f.filled;
 }
 
 static void *block_ahead_run(void *arg)
@@ -758,7 +836,8 @@ static void *block_ahead_run(void *arg)
 	struct block_ahead *b = arg;
 	const cand_run *r = b->r;
 	if (!tp_map_block(r->a, r->g->ntasks, b->start, NULL))
-		b->filled = tp__place_refine_ahead(r, b->start, &b->sp, b->final, &b->p);
+		b->filled = tp__place_refine_ahead(r, b->start, &b->sp, b->final, &b->p,
+						   NULL);
 	return NULL;
 }
 

@@ -123,7 +123,9 @@ static void geometric_task(void *arg, int32_t i)
 	sp->idx = s->idx;
 	/* failed: refine_from makes it, or the filling, in its turn */
 	if (!sp->map || !s->refined ||
-	    !tp__place_refine_ahead(r, s->map, sp, s->refined, &s->rp)) {
+	    !tp__place_refine_ahead(r, s->map, sp, s->refined, &s->rp,
+				    run_threads(r) >= LANES_AHEAD_THREADS ? &r->lahead
+									   : NULL)) {
 		free(s->refined);
 		s->refined = NULL;
 	}
