@@ -560,60 +560,54 @@ START_TEST(auto_side_by_side_same_result)
 }
 END_TEST
 
+/* auto on one thread and on `threads` (auto_one_and) for 8x4x4 halos on
+ * sparse draws of 128 nodes of the 8^3 torus, until a candidate whose
+ * name holds `name` has `note` on `threads` (and not on one thread); the
+ * draws it took, 0 when none of the first `draws` did.  Sparse tori
+ * lose constructions on their bounds and refine geometric's refinement
+ * by lanes often: a few draws find one. */
+static int draws_to_note(int threads, int draws, const char *name, const char *note)
+{
+	tp_conf *c = torus8();
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4x4:7pt:bytes=32768", 128, NULL), 0);
+	int found = 0;
+	for (int seed = 1; seed <= draws && !found; seed++) {
+		tp_alloc *a = sparse_alloc(c, 128, 1, (uint64_t)seed);
+		tp_place_report r1, rk;
+		auto_one_and(g, a, threads, &r1, &rk);
+		for (int i = 0; i < rk.ncandidates; i++)
+			if (strstr(rk.cand[i].name, name) && strstr(rk.cand[i].note, note)) {
+				found = seed;
+				ck_assert(rk.cand[i].has_predicted && !rk.cand[i].predicted_bound);
+				ck_assert(!strstr(r1.cand[i].note, note));
+			}
+		tp_alloc_destroy(a);
+	}
+	tp_graph_destroy(g);
+	tp_conf_destroy(c);
+	return found;
+}
+
 /* From eight threads the winning construction's refinement is refined by
  * lanes while it is filled (place_refine.c): the lane candidate's note
  * says so when that start won, and the candidates, predicted times and
  * mapping are those of one thread. */
 START_TEST(auto_lanes_begun_early)
 {
-	tp_conf *c = torus8();
-	tp_graph *g = NULL;
-	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4x4:7pt:bytes=32768", 128, NULL), 0);
-	int found = 0;
-	for (uint64_t seed = 1; seed <= 6 && !found; seed++) {
-		tp_alloc *a = sparse_alloc(c, 128, 1, seed);
-		tp_place_report r1, rk;
-		auto_one_and(g, a, 8, &r1, &rk);
-		for (int i = 0; i < rk.ncandidates; i++)
-			if (strstr(rk.cand[i].name, "+lanes") &&
-			    strstr(rk.cand[i].note, "begun as its start was filled")) {
-				found++;
-				ck_assert(!strstr(r1.cand[i].note, "begun as"));
-			}
-		tp_alloc_destroy(a);
-	}
-	ck_assert_msg(found, "no lane refinement begun early in 6 draws");
-	tp_graph_destroy(g);
-	tp_conf_destroy(c);
+	ck_assert_msg(draws_to_note(8, 6, "+lanes", "begun as its start was filled"),
+		      "no lane refinement begun early in 6 draws");
 }
 END_TEST
 
 /* On two threads or more the losers kept on their bounds, still within
  * reach of the best's time, are filled beside the best's own lane
  * refinement (place_refine.c): their notes say so, and the candidates,
- * predicted times and mapping are those of one thread.  Sparse tori lose
- * a construction on its bound often; a few draws find one. */
+ * predicted times and mapping are those of one thread. */
 START_TEST(auto_losers_filled_beside)
 {
-	tp_conf *c = torus8();
-	tp_graph *g = NULL;
-	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4x4:7pt:bytes=32768", 128, NULL), 0);
-	int found = 0;
-	for (uint64_t seed = 1; seed <= 12 && !found; seed++) {
-		tp_alloc *a = sparse_alloc(c, 128, 1, seed);
-		tp_place_report r1, rk;
-		auto_one_and(g, a, 4, &r1, &rk);
-		for (int i = 0; i < rk.ncandidates; i++)
-			if (strstr(rk.cand[i].note, "filled beside the lane refinement")) {
-				found++;
-				ck_assert(rk.cand[i].has_predicted && !rk.cand[i].predicted_bound);
-				ck_assert(!strstr(r1.cand[i].note, "filled beside"));
-			}
-		tp_alloc_destroy(a);
-	}
-	ck_assert_msg(found, "no loser filled beside in 12 draws");
-	tp_graph_destroy(g);
-	tp_conf_destroy(c);
+	ck_assert_msg(draws_to_note(4, 12, "", "filled beside the lane refinement"),
+		      "no loser filled beside in 12 draws");
 }
 END_TEST
 
