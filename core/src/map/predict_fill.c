@@ -1,7 +1,8 @@
 /* topoplace — the progressive filling of one exchange's flows
- * (map/predict_fill.h): max-min fair rates round by round, each round
- * after completions alone redoing only the later freezes; and the
- * exchange's lower bound.  The model is described in map/predict.c. */
+ * (map/predict_fill.h): max-min fair rates round by round, for classes
+ * of flows that always share a rate, each round after completions alone
+ * redoing only the later freezes; and the exchange's lower bound.  The
+ * model is described in map/predict.c. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -214,7 +215,7 @@ static bool started(const struct filling *s, int32_t c)
 	return (double)s->hops[c] * s->lat <= s->t;
 }
 
-/* Its unfinished members' flows. */
+/* Class x's unfinished members (flows). */
 static int32_t members_left(const struct fclass *x)
 {
 	return x->m1 - x->m0;
@@ -764,7 +765,7 @@ static void flows_left(const struct filling *s, double **rem, bool **done)
 		}
 }
 
-/* Class x's members that end within cut of now, out: each one's end
+/* Class c's members that end within cut of now, out: each one's end
  * into end_of and *worst, and the class's weight without them.  Returns
  * whether any ended. */
 static bool members_end(struct filling *s, int32_t c, double cut,
