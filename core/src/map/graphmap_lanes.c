@@ -197,10 +197,10 @@ typedef struct cref {
 	bool in_sub;
 	int64_t sub;             /* sub-trial number */
 	int64_t *sl;             /* links it changed */
-	struct load_was *sl_old; /* their loads before it */
+	struct load_was *sl_old; /* their loads and terms before it */
 	int64_t nsl, slcap;
 	int64_t *tl;             /* touched links of the current trial */
-	struct load_was *tl_old; /* their loads before it */
+	struct load_was *tl_old; /* their loads and terms before it */
 	int64_t ntl, tlcap;
 	int64_t trial;
 	slot_table st;           /* who sits in which slot */
