@@ -51,15 +51,21 @@ bool tp__place_congestion_of(cand_run *r, tp_place_candidate *c,
  * loses (the quick filter before the model). */
 #define PREDICT_FILTER_HOPS 2.0
 
+/* Is a filling affordable now: time left, and its cost within what is? */
+static bool filling_affordable(const cand_run *r)
+{
+	return !out_of_time(r) &&
+	       tp__predict_affordable(r->g, r->a, r->o->geom.time_budget_ms > 0
+					  ? remaining_ms(r) : 0);
+}
+
 /* The predicted exchange time of map into c (once).  False when it cannot
  * be had (out of memory, past the budget). */
 bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map)
 {
 	if (c->has_predicted)
 		return true;
-	if (out_of_time(r) || !tp__predict_affordable(r->g, r->a,
-						       r->o->geom.time_budget_ms > 0
-						       ? remaining_ms(r) : 0))
+	if (!filling_affordable(r))
 		return false;
 	for (int k = 0; k < r->nmemo; k++)
 		if (!memcmp(map, r->memo[k].map, map_bytes(r))) {
@@ -256,11 +262,6 @@ void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map)
 	r->maybe[r->nmaybe++].idx = idx;
 }
 
-/* The losers kept on their bounds, in their order: filled where their
- * bound is within LOWER_PAST_SHARE of the best's time now, and among the
- * runners-up then.  Those past it could not be worth a start
- * (LANES_RUNNER_SHARE), nor push one that is out of the runners-up: the
- * starts are those that filling every loser would give. */
 /* Is loser k (in r->maybe) within reach of the best's time? */
 static bool loser_in_reach(const cand_run *r, int k)
 {
@@ -273,9 +274,7 @@ static bool loser_in_reach(const cand_run *r, int k)
 int tp__place_losers_to_fill(const cand_run *r, int *which)
 {
 	int n = 0;
-	if (out_of_time(r) || !tp__predict_affordable(r->g, r->a,
-						       r->o->geom.time_budget_ms > 0
-						       ? remaining_ms(r) : 0))
+	if (!filling_affordable(r))
 		return 0;
 	for (int k = 0; k < r->nmaybe; k++)
 		if (loser_in_reach(r, k))
@@ -283,6 +282,11 @@ int tp__place_losers_to_fill(const cand_run *r, int *which)
 	return n;
 }
 
+/* The losers kept on their bounds, in their order: filled where their
+ * bound is within LOWER_PAST_SHARE of the best's time now, and among the
+ * runners-up then.  Those past it could not be worth a start
+ * (LANES_RUNNER_SHARE), nor push one that is out of the runners-up: the
+ * starts are those that filling every loser would give. */
 void tp__place_fill_losers(cand_run *r)
 {
 	for (int k = 0; k < r->nmaybe; k++) {

@@ -228,6 +228,15 @@ static void lane_refine(const cand_run *r, struct lane_try *y)
 		     !tp__predict_launch_lower(r->g, r->a, y->map, false, &y->lower);
 }
 
+/* Do a and b refine the same map with the same weight (a refinement made
+ * ahead for a start asked for)? */
+static bool same_start(const cand_run *r, const struct lane_try *a,
+		       const struct lane_try *b)
+{
+	return a->hop_weight == b->hop_weight &&
+	       !memcmp(a->start, b->start, map_bytes(r));
+}
+
 static void lane_try_run(void *arg, int32_t i)
 {
 	struct lane_tries *ls = arg;
@@ -379,8 +388,7 @@ static const struct lane_try *spec_lane_of(const cand_run *r, const struct lane_
 	if (!sl)
 		return NULL;
 	for (int k = 0; k < 2; k++)
-		if (sl->one[k].hop_weight == y->hop_weight &&
-		    !memcmp(sl->start, y->start, map_bytes(r)))
+		if (same_start(r, &sl->one[k], y))
 			return &sl->one[k];
 	return NULL;
 }
@@ -390,13 +398,10 @@ static const struct lane_try *spec_lane_of(const cand_run *r, const struct lane_
 static const struct lane_try *made_ahead(const cand_run *r, const struct lane_try *ahead,
 					 const struct lane_try *y)
 {
-	if (ahead && ahead->hop_weight == y->hop_weight &&
-	    !memcmp(ahead->start, y->start, map_bytes(r)))
+	if (ahead && same_start(r, ahead, y))
 		return ahead;
-	const struct lanes_ahead *la = r->lahead;
-	if (la && la->y.hop_weight == y->hop_weight &&
-	    !memcmp(la->start, y->start, map_bytes(r)))
-		return &la->y;
+	if (r->lahead && same_start(r, &r->lahead->y, y))
+		return &r->lahead->y;
 	return spec_lane_of(r, y);
 }
 
