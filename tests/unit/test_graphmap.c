@@ -18,10 +18,12 @@ static tp_conf *conf_of(const char *text, const char *what)
 	return c;
 }
 
+#define TORUS8_CONF "Network=torus Dims=8x8x8 Wrap=yes\n" \
+		    "NodeName=n[000-511] CoordOrder=x-major\n"
+
 static tp_conf *torus8(void)
 {
-	return conf_of("Network=torus Dims=8x8x8 Wrap=yes\n"
-		       "NodeName=n[000-511] CoordOrder=x-major\n", "t.conf");
+	return conf_of(TORUS8_CONF, "t.conf");
 }
 
 static uint64_t rng(uint64_t *s)
@@ -45,15 +47,24 @@ static void shuffle(int32_t *p, int32_t n, uint64_t seed)
 }
 
 /* Sparse allocation: nn distinct random nodes of the 8x8x8 torus. */
-static tp_alloc *sparse_alloc(const tp_conf *c, int32_t nn, int slots,
-			      uint64_t seed)
+static tp_alloc *sparse_alloc_of(const tp_conf *c, int32_t total, int32_t nn,
+				 int slots, uint64_t seed)
 {
-	int32_t perm[512];
-	shuffle(perm, 512, seed);
+	int32_t *perm = malloc(sizeof *perm * (size_t)total);
+	ck_assert_ptr_nonnull(perm);
+	shuffle(perm, total, seed);
 	tp_alloc *a = NULL;
 	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), perm, nn, slots,
 					     &a, NULL), 0);
+	free(perm);
 	return a;
+}
+
+/* nn random nodes of torus8(). */
+static tp_alloc *sparse_alloc(const tp_conf *c, int32_t nn, int slots,
+			      uint64_t seed)
+{
+	return sparse_alloc_of(c, 512, nn, slots, seed);
 }
 
 /* A ring of n tasks whose labels are randomly permuted (no coordinates). */
@@ -500,6 +511,8 @@ static void assert_same_candidates(const tp_place_report *x,
 		ck_assert_int_eq(x->cand[i].has_predicted, y->cand[i].has_predicted);
 		ck_assert(x->cand[i].predicted_us == y->cand[i].predicted_us);
 		ck_assert_int_eq(x->cand[i].predicted_bound, y->cand[i].predicted_bound);
+		ck_assert_int_eq(x->cand[i].has_lower, y->cand[i].has_lower);
+		ck_assert(!x->cand[i].has_lower || x->cand[i].lower_us == y->cand[i].lower_us);
 	}
 }
 
@@ -560,26 +573,42 @@ START_TEST(auto_side_by_side_same_result)
 }
 END_TEST
 
-/* auto on one thread and on `threads` (auto_one_and) for 8x4x4 halos on
- * sparse draws of 128 nodes of the 8^3 torus, until a candidate whose
- * name holds `name` has `note` on `threads` (and not on one thread); the
- * draws it took, 0 when none of the first `draws` did.  Sparse tori
- * lose constructions on their bounds and refine geometric's refinement
- * by lanes often: a few draws find one. */
-static int draws_to_note(int threads, int draws, const char *name, const char *note)
+/* Sparse draws for draws_to_note: nodes of a torus and a halo. */
+struct draw_case {
+	const char *conf;
+	int32_t total, nodes;
+	const char *stencil;
+};
+
+/* 8x4x4 halos on 128 nodes of the 8^3 torus (torus8). */
+static const struct draw_case SMALL_DRAWS = {
+	TORUS8_CONF, 512, 128, "8x4x4:7pt:bytes=32768"
+};
+
+/* auto on one thread and on `threads` (auto_one_and) for draws of dc,
+ * until a candidate whose name holds `name` has `note` on `threads` (and
+ * not on one thread), filled to its end or (past) stopped out of reach
+ * with a bound; the draws it took, 0 when none of the first `draws` did.
+ * Sparse tori lose constructions on their bounds and refine geometric's
+ * refinement by lanes often: a few draws find one. */
+static int draws_to_note(const struct draw_case *dc, int threads, int draws,
+			 const char *name, const char *note, bool past)
 {
-	tp_conf *c = torus8();
+	tp_conf *c = conf_of(dc->conf, "t.conf");
 	tp_graph *g = NULL;
-	ck_assert_int_eq(tp_graph_from_stencil(&g, "8x4x4:7pt:bytes=32768", 128, NULL), 0);
+	ck_assert_int_eq(tp_graph_from_stencil(&g, dc->stencil, dc->nodes, NULL), 0);
 	int found = 0;
 	for (int seed = 1; seed <= draws && !found; seed++) {
-		tp_alloc *a = sparse_alloc(c, 128, 1, (uint64_t)seed);
+		tp_alloc *a = sparse_alloc_of(c, dc->total, dc->nodes, 1, (uint64_t)seed);
 		tp_place_report r1, rk;
 		auto_one_and(g, a, threads, &r1, &rk);
 		for (int i = 0; i < rk.ncandidates; i++)
-			if (strstr(rk.cand[i].name, name) && strstr(rk.cand[i].note, note)) {
+			if (strstr(rk.cand[i].name, name) && strstr(rk.cand[i].note, note) &&
+			    rk.cand[i].has_predicted == !past) {
 				found = seed;
-				ck_assert(rk.cand[i].has_predicted && !rk.cand[i].predicted_bound);
+				ck_assert(past ? rk.cand[i].has_lower && rk.cand[i].lower_us >
+							  rk.cand[rk.best].predicted_us
+					       : !rk.cand[i].predicted_bound);
 				ck_assert(!strstr(r1.cand[i].note, note));
 			}
 		tp_alloc_destroy(a);
@@ -595,7 +624,8 @@ static int draws_to_note(int threads, int draws, const char *name, const char *n
  * mapping are those of one thread. */
 START_TEST(auto_lanes_begun_early)
 {
-	ck_assert_msg(draws_to_note(8, 6, "+lanes", "begun as its start was filled"),
+	ck_assert_msg(draws_to_note(&SMALL_DRAWS, 8, 6, "+lanes",
+				    "begun as its start was filled", false),
 		      "no lane refinement begun early in 6 draws");
 }
 END_TEST
@@ -606,8 +636,24 @@ END_TEST
  * predicted times and mapping are those of one thread. */
 START_TEST(auto_losers_filled_beside)
 {
-	ck_assert_msg(draws_to_note(4, 12, "", "filled beside the lane refinement"),
+	ck_assert_msg(draws_to_note(&SMALL_DRAWS, 4, 12, "",
+				    "filled beside the lane refinement", false),
 		      "no loser filled beside in 12 draws");
+}
+END_TEST
+
+/* A loser's filling stops once its bound shows it out of reach of the
+ * best's time (no start worth refining): on one thread and beside the
+ * lane refinement alike, it is left with that bound.  8x8x8 halos on 512
+ * nodes of a 16^3 torus (the first draws have one). */
+START_TEST(auto_loser_stops_out_of_reach)
+{
+	static const struct draw_case big = {
+		"Network=torus Dims=16x16x16\nNodeName=n[0-4095] CoordOrder=x-major\n",
+		4096, 512, "8x8x8"
+	};
+	ck_assert_msg(draws_to_note(&big, 4, 8, "", "filled beside the lane refinement",
+				    true), "no loser stopped out of reach in 8 draws");
 }
 END_TEST
 
@@ -1083,6 +1129,7 @@ int main(void)
 	tcase_add_test(tc, auto_side_by_side_same_result);
 	tcase_add_test(tc, auto_block_refined_beside);
 	tcase_add_test(tc, auto_losers_filled_beside);
+	tcase_add_test(tc, auto_loser_stops_out_of_reach);
 	tcase_add_test(tc, auto_lanes_begun_early);
 	tcase_add_test(tc, auto_refines_before_greedy_ends);
 	tcase_add_test(tc, weighted_torus);

@@ -1003,30 +1003,111 @@ START_TEST(class_members_end_in_turn)
 		.nlanes = 2, .bw = bw, .messages = 4,
 	};
 	double want[] = { 15e-6, 12e-6, 4e-6, 10e-6 };
-	double t[2], end[2][4];
-	int32_t rounds[2];
-	bool cut[2];
+	double end[2][4];
+	struct tp__fill_out out[2];
 	for (int afresh = 0; afresh < 2; afresh++) {
-		ck_assert_int_eq(tp__flows_fill(&fl, 0, 0, false, afresh, &t[afresh],
-						&rounds[afresh], &cut[afresh],
-						end[afresh]), TP_OK);
-		ck_assert(!cut[afresh]);
-		ck_assert_int_eq(rounds[afresh], 4);
-		ck_assert_msg(fabs(t[afresh] - 15e-6) < 1e-15, "%.17g s", t[afresh]);
+		struct tp__fill_opts o = { .afresh = afresh };
+		ck_assert_int_eq(tp__flows_fill(&fl, 0, &o, &out[afresh], end[afresh]),
+				 TP_OK);
+		ck_assert(!out[afresh].cut_short && !out[afresh].past);
+		ck_assert_int_eq(out[afresh].rounds, 4);
+		ck_assert_msg(fabs(out[afresh].time - 15e-6) < 1e-15, "%.17g s",
+			      out[afresh].time);
 		for (int f = 0; f < 4; f++)
 			ck_assert_msg(fabs(end[afresh][f] - want[f]) < 1e-15,
 				      "flow %d ends at %.17g s, not %g", f,
 				      end[afresh][f], want[f]);
 	}
-	ck_assert(t[0] == t[1]);
+	ck_assert(out[0].time == out[1].time);
 	for (int f = 0; f < 4; f++)
 		ck_assert(end[0][f] == end[1][f]);
 	/* twice the messages on the 3 kB flow: it takes two shares of five */
 	mult[3] = 2;
-	ck_assert_int_eq(tp__flows_fill(&fl, 0, 0, false, false, &t[0], &rounds[0],
-					&cut[0], end[0]), TP_OK);
-	ck_assert_msg(fabs(t[0] - 18e-6) < 1e-15, "%.17g s", t[0]);
+	struct tp__fill_opts o = { 0 };
+	ck_assert_int_eq(tp__flows_fill(&fl, 0, &o, &out[0], end[0]), TP_OK);
+	ck_assert_msg(fabs(out[0].time - 18e-6) < 1e-15, "%.17g s", out[0].time);
 	ck_assert_msg(fabs(end[0][2] - 5e-6) < 1e-15, "%.17g s", end[0][2]);
+}
+END_TEST
+
+/* A filling asked for a time past which the candidate is out stops once
+ * its bound from where it is shows that.  Two 1 kB messages on a 1 GB/s
+ * lane, both after two hops of 1 us: 4 us, where the bound before
+ * anything moves is 3 us (one message alone after its latency; the lane
+ * waits idle for both).  Asked past 3.5 us, the filling stops at 2 us,
+ * before its first round, with the bound then, 4 us; past 4.5 us it
+ * ends as it would have. */
+START_TEST(filling_stops_once_past)
+{
+	int64_t start[] = { 0, 1, 2 };
+	int32_t lanes[] = { 0, 0 }, hops[] = { 2, 2 }, ends[] = { 0, 0 };
+	double bytes[] = { 1000, 1000 }, mult[] = { 1, 1 }, w[] = { 1, 1 };
+	double bw[] = { 1e9 };
+	struct tp__flows fl = {
+		.nflows = 2, .start = start, .lanes = lanes, .bytes = bytes,
+		.mult = mult, .w = w, .ends = { ends, ends }, .hops = hops,
+		.nlanes = 1, .bw = bw, .messages = 2,
+	};
+	ck_assert(fabs(tp__flows_bound(&fl, 1e-6, NULL) - 3e-6) < 1e-15);
+	struct tp__fill_out out;
+	double end[2];
+	struct tp__fill_opts o = { .past = 3.5e-6 };
+	ck_assert_int_eq(tp__flows_fill(&fl, 1e-6, &o, &out, end), TP_OK);
+	ck_assert(out.past && !out.cut_short);
+	ck_assert_int_eq(out.rounds, 0);
+	ck_assert_msg(fabs(out.time - 4e-6) < 1e-15, "%.17g s", out.time);
+	for (int f = 0; f < 2; f++)
+		ck_assert(end[f] == out.time);
+	o.past = 4.5e-6;
+	ck_assert_int_eq(tp__flows_fill(&fl, 1e-6, &o, &out, end), TP_OK);
+	ck_assert(!out.past && !out.cut_short);
+	ck_assert_int_eq(out.rounds, 1);
+	ck_assert_msg(fabs(out.time - 4e-6) < 1e-15, "%.17g s", out.time);
+}
+END_TEST
+
+/* A prediction asked to stop past a time (a candidate out of the
+ * running) either ends as the full one does, to the bit, or stops with
+ * a bound past that time and not past the full time by more than the
+ * batched completions' slack, in fewer rounds.  Swept from the bound
+ * before anything moves to the full time, on a halo in Slurm's order: one
+ * stop comes after the bound has risen (the lanes idle while the
+ * latencies are paid), and below the first bound nothing is filled. */
+START_TEST(launch_stops_once_past)
+{
+	struct fixture fx;
+	int32_t u[1344], v[1344], map[512];
+	double b[1344];
+	halo_setup(&fx, 606, false, u, v, b, map);
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_int_eq(tp_graph_from_edges(&fx.g, 512, 1344, u, v, b, "t", &err), 0);
+	tp_prediction full, p;
+	ck_assert_int_eq(tp__predict_launch(fx.g, fx.a, map, false, &full), 0);
+	ck_assert(!full.bound_only && full.rounds > 10);
+	bool past, rose = false;
+	for (int k = 0; k <= 10; k++) {
+		double at = full.bound_us + k * (full.exchange_us - full.bound_us) / 10;
+		ck_assert_int_eq(tp__predict_launch_past(fx.g, fx.a, map, false, at, &p,
+							 &past), 0);
+		if (!past) {
+			ck_assert_msg(p.exchange_us == full.exchange_us && !p.bound_only &&
+				      p.rounds == full.rounds, "%.17g us at %g",
+				      p.exchange_us, at);
+			continue;
+		}
+		ck_assert(p.bound_only && p.exchange_us == p.bound_us);
+		ck_assert_msg(p.bound_us > at && p.bound_us <= 1.01 * full.exchange_us,
+			      "stopped at %.9g us, asked %.9g, full %.9g", p.bound_us,
+			      at, full.exchange_us);
+		ck_assert(p.rounds < full.rounds);
+		rose = rose || p.bound_us > full.bound_us;
+	}
+	ck_assert_msg(rose, "no stop after the bound rose");
+	ck_assert_int_eq(tp__predict_launch_past(fx.g, fx.a, map, false,
+						 0.9 * full.bound_us, &p, &past), 0);
+	ck_assert(past && p.rounds == 0 && p.bound_us == full.bound_us);
+	teardown(&fx);
 }
 END_TEST
 
@@ -1415,6 +1496,8 @@ int main(void)
 	tcase_add_test(tc, halo_rounds);
 	tcase_add_test(tc, afresh_same);
 	tcase_add_test(tc, class_members_end_in_turn);
+	tcase_add_test(tc, filling_stops_once_past);
+	tcase_add_test(tc, launch_stops_once_past);
 	tcase_add_test(tc, launch_limit_counts_passes);
 	tcase_add_test(tc, lanes_two_starts);
 	tcase_add_test(tc, lower_bound_exact);

@@ -199,7 +199,8 @@ bool tp__place_scored_by_search(const cand_run *r, enum cand_kind k);
 /* place_choice.c */
 bool tp__place_congestion_of(cand_run *r, tp_place_candidate *c,
 			  const int32_t *map);
-bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map);
+bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map,
+			    double past_us);
 /* Prediction p as candidate c's predicted time. */
 void tp__place_take_prediction(tp_place_candidate *c, const tp_prediction *p);
 bool tp__place_better(cand_run *r, tp_place_candidate *c, bool ties_win);
@@ -217,6 +218,10 @@ void tp__place_fill_losers(cand_run *r);
 /* Those of the losers kept on their bounds that tp__place_fill_losers
  * would fill now, as places in r->maybe, into which[]; their count. */
 int tp__place_losers_to_fill(const cand_run *r, int *which);
+/* The time past which a candidate is out of reach of the best's (it
+ * loses, and is no runner-up worth a lane start): a filling can stop
+ * there (tp__place_predicted_of's past_us). */
+double tp__place_reach_us(const cand_run *r);
 
 /* place_side.c */
 int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,

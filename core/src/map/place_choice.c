@@ -60,21 +60,40 @@ static bool filling_affordable(const cand_run *r)
 }
 
 /* The predicted exchange time of map into c (once).  False when it cannot
- * be had (out of memory, past the budget). */
-bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map)
+ * be had (out of memory, past the budget), and when (past_us > 0) it is
+ * past past_us: c then holds the bound that showed it (has_lower). */
+bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *map,
+			    double past_us)
 {
 	if (c->has_predicted)
 		return true;
 	if (!filling_affordable(r))
 		return false;
+	/* the best's own map (z-order is often Slurm's order): its time */
+	const tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	if (r->rep->best >= 0 && b != c && b->has_predicted &&
+	    !memcmp(map, r->best, map_bytes(r))) {
+		c->predicted_us = b->predicted_us;
+		c->predicted_bound = b->predicted_bound;
+		c->predicted_work = b->predicted_work;
+		c->has_predicted = true;
+		return true;
+	}
 	for (int k = 0; k < r->nmemo; k++)
 		if (!memcmp(map, r->memo[k].map, map_bytes(r))) {
 			tp__place_take_prediction(c, &r->memo[k].p);
 			return true;
 		}
 	tp_prediction p;
-	if (tp__predict_launch(r->g, r->a, map, r->o->geom.time_budget_ms > 0, &p))
+	bool past = false;
+	if (tp__predict_launch_past(r->g, r->a, map, r->o->geom.time_budget_ms > 0,
+				    past_us, &p, &past))
 		return false;
+	if (past) {
+		c->has_lower = true;
+		c->lower_us = p.bound_us;
+		return false;
+	}
 	tp__place_take_prediction(c, &p);
 	return true;
 }
@@ -162,11 +181,14 @@ static int time_verdict(cand_run *r, tp_place_candidate *c)
 	if (b->has_predicted && lower_past(r, c, r->trial, b->predicted_us,
 					   1 + TP__PREDICT_TIE_SHARE))
 		return 0;
-	if (!tp__place_predicted_of(r, c, r->trial))
-		return -1;
+	/* out of reach of the best, c need not be filled to the end: it
+	 * loses, and is no runner-up (LOWER_PAST_SHARE) */
+	if (!tp__place_predicted_of(r, c, r->trial, b->has_predicted &&
+				    !b->predicted_bound ? tp__place_reach_us(r) : 0))
+		return c->has_lower ? 0 : -1;
 	if (lower_past(r, b, r->best, c->predicted_us, LOWER_PAST_SHARE))
 		return 1;
-	if (!tp__place_predicted_of(r, b, r->best))
+	if (!tp__place_predicted_of(r, b, r->best, 0))
 		return -1;
 	double pc = c->predicted_us, pb = b->predicted_us;
 	if (pc < (1 - TP__PREDICT_TIE_SHARE) * pb)
@@ -252,7 +274,7 @@ void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map)
 		return;
 	}
 	if (!r->by_time || !b->has_predicted || r->nmaybe >= TP_PLACE_MAX_CANDIDATES ||
-	    c->lower_us > LOWER_PAST_SHARE * b->predicted_us)
+	    c->lower_us > tp__place_reach_us(r))
 		return;
 	int32_t *m = malloc(map_bytes(r));
 	if (!m)
@@ -262,13 +284,18 @@ void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map)
 	r->maybe[r->nmaybe++].idx = idx;
 }
 
+double tp__place_reach_us(const cand_run *r)
+{
+	return LOWER_PAST_SHARE * r->rep->cand[r->best_idx].predicted_us;
+}
+
 /* Is loser k (in r->maybe) within reach of the best's time? */
 static bool loser_in_reach(const cand_run *r, int k)
 {
 	const tp_place_candidate *b = &r->rep->cand[r->best_idx];
 	const tp_place_candidate *c = &r->rep->cand[r->maybe[k].idx];
 	return b->has_predicted && !b->predicted_bound &&
-	       !(c->lower_us > LOWER_PAST_SHARE * b->predicted_us);
+	       !(c->lower_us > tp__place_reach_us(r));
 }
 
 int tp__place_losers_to_fill(const cand_run *r, int *which)
@@ -292,7 +319,7 @@ void tp__place_fill_losers(cand_run *r)
 	for (int k = 0; k < r->nmaybe; k++) {
 		tp_place_candidate *c = &r->rep->cand[r->maybe[k].idx];
 		if (loser_in_reach(r, k) &&
-		    tp__place_predicted_of(r, c, r->maybe[k].map)) {
+		    tp__place_predicted_of(r, c, r->maybe[k].map, tp__place_reach_us(r))) {
 			c->has_lower = false;   /* filled: its time stands */
 			tp__place_keep_runner(r, r->maybe[k].idx, r->maybe[k].map);
 		}

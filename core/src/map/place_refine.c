@@ -154,7 +154,7 @@ static bool lanes_other_start(cand_run *r, tp_place_candidate *c,
 {
 	if (out_of_time(r) || (r->o->geom.time_budget_ms > 0 &&
 			       remaining_ms(r) < 2 * setup + r->score_ms) ||
-	    !tp__place_predicted_of(r, c, r->trial))
+	    !tp__place_predicted_of(r, c, r->trial, 0))
 		return false;
 	double p1 = c->predicted_us;
 	bool b1 = c->predicted_bound;
@@ -174,7 +174,7 @@ static bool lanes_other_start(cand_run *r, tp_place_candidate *c,
 	bool out = !e2 && !tp__predict_launch_lower(r->g, r->a, r->trial,
 						    r->o->geom.time_budget_ms > 0,
 						    &lower) && lower >= p1;
-	bool faster = !e2 && !out && tp__place_predicted_of(r, c, r->trial) &&
+	bool faster = !e2 && !out && tp__place_predicted_of(r, c, r->trial, 0) &&
 		      c->predicted_us < (1 - TP__PREDICT_ROUNDING_SHARE) * p1;
 	if (faster) {
 		*moves = m2;
@@ -202,6 +202,7 @@ struct lane_try {
 	double lower;
 	bool tried;          /* its prediction was run */
 	bool predicted;
+	bool past;           /* stopped past the fastest (lanes_predict) */
 	tp_prediction p;
 };
 
@@ -209,6 +210,7 @@ struct lane_tries {
 	const cand_run *r;
 	struct lane_try *y;
 	int *batch;          /* the starts predicted side by side */
+	double past_us;      /* their fillings stop past it (0: none) */
 	int *run;            /* the starts refined here (the others begun
 				beside the refinement stage) */
 };
@@ -419,8 +421,9 @@ struct losers_beside {
 	const cand_run *r;
 	struct lane_try *y;  /* the best's refinement */
 	const int *which;    /* the losers, places in r->maybe */
+	double reach_us;     /* tp__place_reach_us */
 	tp_prediction p[TP_PLACE_MAX_CANDIDATES];
-	bool ok[TP_PLACE_MAX_CANDIDATES];
+	bool ok[TP_PLACE_MAX_CANDIDATES], past[TP_PLACE_MAX_CANDIDATES];
 };
 
 static void loser_task(void *arg, int32_t i)
@@ -432,8 +435,9 @@ static void loser_task(void *arg, int32_t i)
 		return;
 	}
 	int k = lb->which[i - 1];
-	lb->ok[i - 1] = !tp__predict_launch(lb->r->g, lb->r->a, lb->r->maybe[k].map,
-					     false, &lb->p[i - 1]);
+	lb->ok[i - 1] = !tp__predict_launch_past(lb->r->g, lb->r->a,
+						  lb->r->maybe[k].map, false, lb->reach_us,
+						  &lb->p[i - 1], &lb->past[i - 1]);
 }
 
 /* The losers' fillings and the best's refinement (into y, its map
@@ -451,15 +455,24 @@ static bool losers_beside(cand_run *r, struct lane_try *y)
 	/* the best's refinement made already: the fillings alone */
 	if (!made_ahead(r, NULL, y) && !(y->map = malloc(map_bytes(r))))
 		return false;
-	struct losers_beside lb = { .r = r, .y = y, .which = which };
+	struct losers_beside lb = { .r = r, .y = y, .which = which,
+				    .reach_us = tp__place_reach_us(r) };
 	tp__parallel_for(n + 1, threads < n + 1 ? threads : n + 1, loser_task, &lb);
 	for (int k = 0; k < n; k++) {
-		int was = r->nmemo;
-		/* (the filling is made again when the memo is full) */
-		if (lb.ok[k])
+		tp_place_candidate *c = &r->rep->cand[r->maybe[which[k]].idx];
+		bool filled = false;
+		/* out of reach, its bound as tp__place_predicted_of has it:
+		 * tp__place_fill_losers leaves it; else the filling is kept
+		 * for it (made again when the memo is full) */
+		if (lb.ok[k] && lb.past[k]) {
+			c->lower_us = lb.p[k].bound_us;
+			filled = true;
+		} else if (lb.ok[k]) {
+			int was = r->nmemo;
 			tp__place_memo_add(r, r->maybe[which[k]].map, &lb.p[k]);
-		if (r->nmemo > was) {
-			tp_place_candidate *c = &r->rep->cand[r->maybe[which[k]].idx];
+			filled = r->nmemo > was;
+		}
+		if (filled) {
 			size_t at = strlen(c->note);
 			snprintf(c->note + at, sizeof c->note - at, "%sfilled beside the "
 				 "lane refinement", at ? ", " : "");
@@ -468,12 +481,20 @@ static bool losers_beside(cand_run *r, struct lane_try *y)
 	return y->map != NULL;
 }
 
+/* A start's filling stops once its bound is past this share of the
+ * fastest start's time: a filling ends below the bound it passed only by
+ * what its batched completions free early (0.16 % on a sparse torus),
+ * so it could not have been the fastest. */
+#define LANE_PAST_SHARE (1 + 2 * TP__PREDICT_TIE_SHARE)
+
 static void lane_predict_run(void *arg, int32_t i)
 {
 	struct lane_tries *ls = arg;
 	struct lane_try *y = &ls->y[ls->batch[i]];
 	y->tried = true;
-	y->predicted = !tp__predict_launch(ls->r->g, ls->r->a, y->map, false, &y->p);
+	y->predicted = !tp__predict_launch_past(ls->r->g, ls->r->a, y->map, false,
+						ls->past_us, &y->p, &y->past) &&
+		       !y->past;
 }
 
 /* The refined starts predicted, `threads` at a time, by their lower
@@ -481,9 +502,10 @@ static void lane_predict_run(void *arg, int32_t i)
  * predicted so far: past it, it cannot be the fastest, and its filling
  * (hundreds of rounds) is left out, the first start's too (on a sparse
  * torus the best's lanes were bounded at 10.49 us where the
- * construction's ended at 9.54: a fifth of the whole mapping's time).  A
- * first start without a bound goes first.  Which start is fastest is the
- * same as with every start predicted, on any number of threads. */
+ * construction's ended at 9.54: a fifth of the whole mapping's time).
+ * Those filled stop once past it (LANE_PAST_SHARE).  A first start
+ * without a bound goes first.  Which start is fastest is the same as
+ * with every start predicted, on any number of threads. */
 static int lanes_predict(struct lane_tries *ls, int n, int threads)
 {
 	struct lane_try *y = ls->y;
@@ -527,6 +549,7 @@ static int lanes_predict(struct lane_tries *ls, int n, int threads)
 			batch[nb++] = order[next++];
 		if (nb == 0)
 			break;   /* the rest are past the fastest */
+		ls->past_us = fastest < HUGE_VAL ? LANE_PAST_SHARE * fastest : 0;
 		tp__parallel_for(nb, nb, lane_predict_run, ls);
 		for (int i = 0; i < nb; i++)
 			if (y[batch[i]].predicted && y[batch[i]].p.exchange_us < fastest)
@@ -563,7 +586,7 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 			n = 1;
 		int threads = run_threads(r);
 		int *run = malloc(sizeof *run * (size_t)n), nrun = 0;
-		struct lane_tries ls = { r, y, NULL, run };
+		struct lane_tries ls = { .r = r, .y = y, .run = run };
 		if (!run)
 			rc = TP_ENOMEM;
 		for (int k = 0; !rc && k < n; k++)
@@ -598,7 +621,8 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 			snprintf(c->note, sizeof c->note, "failed: %.70s", y[k].err.msg);
 			break;
 		}
-		if (k == 0 && !y[k].predicted && (y[k].tried || !y[k].bounded))
+		if (k == 0 && !y[k].predicted && !y[k].past &&
+		    (y[k].tried || !y[k].bounded))
 			break;    /* lanes_other_start cannot judge the others */
 		if (y[k].rc || !y[k].predicted ||
 		    (*won >= 0 && !(y[k].p.exchange_us <

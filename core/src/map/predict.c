@@ -347,10 +347,19 @@ bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
 	return left_ms <= 0 || est <= left_ms / 4;
 }
 
+/* What predict_run is asked besides the map: the filling's limits, and
+ * (past_us > 0) the time past which the candidate is out of the running
+ * (tp__fill_opts.past: then *past and out's time is the bound reached). */
+struct predict_ask {
+	int64_t max_work;
+	bool every_pass, afresh;
+	double past_us;
+	bool *past;
+};
+
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
-		       int64_t max_work, bool every_pass, bool afresh,
-		       tp_prediction *out, double *node_end, double *alone_us,
-		       tp_error *err);
+		       const struct predict_ask *ask, tp_prediction *out,
+		       double *node_end, double *alone_us, tp_error *err);
 
 static int64_t launch_limit(const tp_graph *g, const tp_alloc *a, bool budget)
 {
@@ -365,8 +374,18 @@ static int64_t launch_limit(const tp_graph *g, const tp_alloc *a, bool budget)
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out)
 {
-	return predict_run(g, a, map, launch_limit(g, a, budget), budget, false, out,
-			   NULL, NULL, NULL);
+	struct predict_ask ask = { launch_limit(g, a, budget), budget, false, 0, NULL };
+	return predict_run(g, a, map, &ask, out, NULL, NULL, NULL);
+}
+
+int tp__predict_launch_past(const tp_graph *g, const tp_alloc *a,
+			    const int32_t *map, bool budget, double past_us,
+			    tp_prediction *out, bool *past)
+{
+	struct predict_ask ask = { launch_limit(g, a, budget), budget, false,
+				   past_us, past };
+	*past = false;
+	return predict_run(g, a, map, &ask, out, NULL, NULL, NULL);
 }
 
 /* The latency of the pattern's collective rounds (tp__graph_rounds_exchange)
@@ -521,10 +540,10 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 }
 
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
-		       int64_t max_work, bool every_pass, bool afresh,
-		       tp_prediction *out, double *node_end, double *alone_us,
-		       tp_error *err)
+		       const struct predict_ask *ask, tp_prediction *out,
+		       double *node_end, double *alone_us, tp_error *err)
 {
+	int64_t max_work = ask->max_work;
 	memset(out, 0, sizeof *out);
 	if (!g || !a || (!map && g->ntasks > 0))
 		return tp_error_set(err, TP_EINVAL, "predict: missing graph, "
@@ -565,18 +584,29 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 			for (int32_t k = 0; k < a->nnodes; k++)
 				node_end[k] = out->bound_us;
 	} else {
-		double x = 0, *end_of = NULL;
+		double *end_of = NULL;
 		if (node_end && !(end_of = tp__malloc_array((size_t)fl.nflows + 1,
 							    sizeof *end_of)))
 			rc = TP_ENOMEM;
-		if (!rc)
-			rc = tp__flows_fill(&fl, lat, max_work, every_pass, afresh, &x,
-					    &out->rounds,
-				  &out->bound_only, end_of);
+		/* the exchange's own past what is left of past_us once the
+		 * rounds' latency is paid */
+		struct tp__fill_opts fo = { max_work, ask->every_pass, ask->afresh,
+					    ask->past_us > 0 ? ask->past_us * 1e-6 - rl : 0 };
+		struct tp__fill_out fill = { 0 };
+		if (!rc && ask->past_us > 0 && !(b * 1e6 <= ask->past_us))
+			fill = (struct tp__fill_out){ .time = b - rl, .past = true };
+		else if (!rc)
+			rc = tp__flows_fill(&fl, lat, &fo, &fill, end_of);
 		if (rc)
 			tp_error_set(err, rc, "predict: out of memory");
+		out->rounds = fill.rounds;
+		out->bound_only = fill.cut_short || fill.past;
+		if (ask->past)
+			*ask->past = fill.past;
 		/* rounding aside, never below the bound */
-		out->exchange_us = rc ? 0 : fmax(x + rl, b) * 1e6;
+		out->exchange_us = rc ? 0 : fmax(fill.time + rl, b) * 1e6;
+		if (fill.past)
+			out->bound_us = out->exchange_us;
 		if (!rc && node_end) {
 			for (int32_t k = 0; k < a->nnodes; k++)
 				node_end[k] = 0;
@@ -627,23 +657,24 @@ int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		int64_t max_work, tp_prediction *out, tp_error *err)
 {
-	return predict_run(g, a, map, max_work, false, false, out, NULL, NULL, err);
+	struct predict_ask ask = { max_work, false, false, 0, NULL };
+	return predict_run(g, a, map, &ask, out, NULL, NULL, err);
 }
 
 int tp__predict_nodes(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		      int64_t max_work, tp_prediction *out, double *node_end,
 		      double *alone_us, tp_error *err)
 {
-	return predict_run(g, a, map, max_work, false, false, out, node_end,
-			   alone_us, err);
+	struct predict_ask ask = { max_work, false, false, 0, NULL };
+	return predict_run(g, a, map, &ask, out, node_end, alone_us, err);
 }
 
 int tp__predict_afresh(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       int64_t max_work, tp_prediction *out, double *node_end,
 		       tp_error *err)
 {
-	return predict_run(g, a, map, max_work, false, true, out, node_end, NULL,
-			   err);
+	struct predict_ask ask = { max_work, false, true, 0, NULL };
+	return predict_run(g, a, map, &ask, out, node_end, NULL, err);
 }
 
 int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,

@@ -206,6 +206,11 @@ struct filling {
 	int64_t *stamp, stamp_now;  /* per lane: touched this round */
 	int32_t *touched;
 	int32_t *kept;       /* one lane's frozen classes' places */
+	/* for the bound from where the filling is (class_bound), when asked
+	 * (tp__fill_opts.past): per member, the bytes of it and the class's
+	 * members after it (times their messages); per class, its slowest
+	 * lane's bandwidth; per lane, its bytes left */
+	double *tail, *slow, *load;
 };
 
 /* A message waits its route's latency, then transfers (SimGrid's flow
@@ -244,6 +249,9 @@ static void filling_free(struct filling *s)
 	free(s->stamp);
 	free(s->touched);
 	free(s->kept);
+	free(s->tail);
+	free(s->slow);
+	free(s->load);
 }
 
 /* Do flows f and g cross the same lanes with the same weight and
@@ -765,6 +773,54 @@ static void flows_left(const struct filling *s, double **rem, bool **done)
 		}
 }
 
+/* What class_bound needs, allocated and set.  TP_OK or TP_ENOMEM. */
+static int bound_init(struct filling *s)
+{
+	size_t F = (size_t)s->fl->nflows + 1;
+	s->tail = tp__malloc_array(F, sizeof *s->tail);
+	s->slow = tp__malloc_array((size_t)s->ncls + 1, sizeof *s->slow);
+	s->load = tp__malloc_array((size_t)s->nlanes + 1, sizeof *s->load);
+	if (!s->tail || !s->slow || !s->load)
+		return TP_ENOMEM;
+	for (int32_t c = 0; c < s->ncls; c++) {
+		double sum = 0, slow = HUGE_VAL;
+		for (int32_t k = s->mstart[c + 1] - 1; k >= s->mstart[c]; k--)
+			s->tail[k] = sum += s->memb[k].bytes * s->memb[k].mult;
+		const struct fclass *x = &s->c[c];
+		for (int64_t q = x->fs; q < x->fs + x->nb; q++)
+			slow = fmin(slow, s->bw[s->blanes[q]]);
+		s->slow[c] = slow;
+	}
+	return TP_OK;
+}
+
+/* A bound of the exchange's end from now, in seconds (bound_rest's, by
+ * class): each class's bytes left on its lanes that can bind (a lane
+ * only one class crosses carries no more than its slowest, which is one
+ * of them), and its largest member alone on its slowest lane once its
+ * latency is paid; the ends so far (worst).  *work: the lanes visited. */
+static double class_bound(struct filling *s, double worst, int64_t *work)
+{
+	double rest = 0;
+	for (int32_t l = 0; l < s->nlanes; l++)
+		s->load[l] = 0;
+	for (int32_t i = 0; i < s->nlive; i++) {
+		int32_t c = s->live[i];
+		const struct fclass *x = &s->c[c];
+		double left = s->tail[x->m0] - s->sent[c] * x->mult;
+		for (int64_t q = x->fs; q < x->fs + x->nb; q++)
+			s->load[s->blanes[q]] += left;
+		double alone = fmax(0, (double)s->hops[c] * s->lat - s->t) +
+			       (s->memb[x->m1 - 1].bytes - s->sent[c]) / s->slow[c];
+		rest = fmax(rest, alone);
+		*work += x->nb;
+	}
+	for (int32_t l = 0; l < s->nlanes; l++)
+		rest = fmax(rest, s->load[l] / s->bw[l]);
+	*work += s->nlanes;
+	return fmax(worst, fmax(s->fl->intra_s, s->t + rest));
+}
+
 /* Class c's members that end within cut of now, out: each one's end
  * into end_of and *worst, and the class's weight without them.  Returns
  * whether any ended. */
@@ -792,26 +848,33 @@ static bool members_end(struct filling *s, int32_t c, double cut,
 	return any;
 }
 
-/* The exchange's time in seconds by progressive filling; rounds into
- * *rounds.  Rates change when messages finish and when messages' latency
- * is paid (a start: one event per route length).  Past max_work (> 0)
- * lane visits, the bound of what is left (*cut_short).  every_pass: a
- * round's passes over every flow and lane count too (under a launch's
- * budget, whose estimate is in visits: a 3,072-task graph on half of a
- * 6-D torus, 22k flows, counted only the live flows' lanes, and two
- * predictions took 360 ms where 60 were estimated). */
-int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
-		   bool every_pass, bool afresh, double *out, int32_t *rounds,
-		   bool *cut_short, double *end_of)
+/* The exchange's time by progressive filling.  Rates change when
+ * messages finish and when messages' latency is paid (a start: one event
+ * per route length).  Past o->max_work (> 0) lane visits, the bound of
+ * what is left (cut_short).  every_pass: a round's passes over every flow
+ * and lane count too (under a launch's budget, whose estimate is in
+ * visits: a 3,072-task graph on half of a 6-D torus, 22k flows, counted
+ * only the live flows' lanes, and two predictions took 360 ms where 60
+ * were estimated).  o->past: the bound from where the filling is
+ * (class_bound), checked once every flow has started and whenever the
+ * work has doubled since the last check (a few checks, each about a
+ * round's cost); on a sparse 4,096-node torus a loser's bound rose past
+ * its limit by the time the last flow started, 13 of its 319 rounds. */
+int tp__flows_fill(const struct tp__flows *fl, double lat,
+		   const struct tp__fill_opts *o, struct tp__fill_out *out,
+		   double *end_of)
 {
 	struct filling s;
 	int rc = filling_init(&s, fl);
 	s.lat = lat;
-	s.always_afresh = afresh;
+	s.always_afresh = o->afresh;
+	bool bounded = o->past > 0;
+	if (!rc && bounded && s.c)
+		rc = bound_init(&s);
 	double worst = fl->intra_s;
-	int64_t work = 0;
-	*rounds = 0;
-	*cut_short = false;
+	int64_t work = 0, next_check = fl->start[fl->nflows];
+	bool started_all = false;
+	memset(out, 0, sizeof *out);
 	while (!rc && s.nlive > 0) {
 		/* the next start; nothing under way: on to it, no rates to
 		 * compute */
@@ -836,12 +899,22 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 			s.t = next_at;
 			continue;
 		}
+		if (bounded && (work >= next_check || (!started_all && next_at == HUGE_VAL))) {
+			started_all = next_at == HUGE_VAL;
+			double b = class_bound(&s, worst, &work);
+			next_check = 2 * work;
+			if (b > o->past) {
+				worst = b;
+				out->past = true;
+				break;
+			}
+		}
 		if ((rc = fair_rates(&s, &work)))
 			break;
-		++*rounds;
-		if (every_pass)   /* four passes over the flows, two over the lanes */
+		++out->rounds;
+		if (o->every_pass)   /* four passes over the flows, two over the lanes */
 			work += 4 * fl->nflows + 2 * (int64_t)fl->nlanes;
-		if (max_work > 0 && work >= max_work) {
+		if (o->max_work > 0 && work >= o->max_work) {
 			/* past the work limit, what is left is bounded as a
 			 * whole from here: at their current rates the slowest
 			 * flows would end far too late (they speed up as the
@@ -857,7 +930,7 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 				rc = TP_ENOMEM;
 			else if (s.t + rest > worst)
 				worst = s.t + rest;
-			*cut_short = true;
+			out->cut_short = true;
 			break;
 		}
 		/* the next event: a completion, or the next start */
@@ -909,6 +982,6 @@ int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
 			for (int32_t k = s.c[c].m0; k < s.c[c].m1; k++)
 				end_of[s.memb[k].flow] = worst;
 	filling_free(&s);
-	*out = worst;
+	out->time = worst;
 	return rc;
 }

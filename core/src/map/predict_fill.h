@@ -32,14 +32,29 @@ struct tp__flows {
  * not wanted).  -1 when out of memory. */
 double tp__flows_bound(const struct tp__flows *fl, double lat, double *alone_s);
 
-/* The exchange's time in seconds into *out by progressive filling, the
- * rounds into *rounds; past max_work (> 0) lane visits the bound of what
- * is left (*cut_short); every_pass: a round's passes over the flows and
- * lanes count too; afresh: every round's rates from scratch (the check of
- * the incremental rounds); end_of (may be NULL) each flow's end.
- * TP_OK or TP_ENOMEM. */
-int tp__flows_fill(const struct tp__flows *fl, double lat, int64_t max_work,
-		   bool every_pass, bool afresh, double *out, int32_t *rounds,
-		   bool *cut_short, double *end_of);
+/* What a filling is asked.  max_work (> 0): past that many lane visits,
+ * the bound of what is left (cut_short); every_pass: a round's passes
+ * over the flows and lanes count too; afresh: every round's rates from
+ * scratch (the check of the incremental rounds); past (> 0, seconds): once
+ * the bound from where the filling is shows the exchange ends after past,
+ * it stops there (a candidate out of the running: its time is not
+ * wanted, only that it is past). */
+struct tp__fill_opts {
+	int64_t max_work;
+	bool every_pass, afresh;
+	double past;
+};
+
+struct tp__fill_out {
+	double time;         /* seconds; a bound when cut_short or past */
+	int32_t rounds;
+	bool cut_short, past;
+};
+
+/* The exchange's time by progressive filling into *out; end_of (may be
+ * NULL) each flow's end.  TP_OK or TP_ENOMEM. */
+int tp__flows_fill(const struct tp__flows *fl, double lat,
+		   const struct tp__fill_opts *o, struct tp__fill_out *out,
+		   double *end_of);
 
 #endif

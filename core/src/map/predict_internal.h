@@ -84,6 +84,13 @@ bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
  * left; without one, the reports' TP__PREDICT_MAX_WORK. */
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out);
+/* The same for a candidate out of the running once its time is past
+ * past_us (> 0): the filling stops as soon as its bound shows that, and
+ * then *past, out->bound_only, and out's time and bound are the bound
+ * reached (above past_us). */
+int tp__predict_launch_past(const tp_graph *g, const tp_alloc *a,
+			    const int32_t *map, bool budget, double past_us,
+			    tp_prediction *out, bool *past);
 
 /* The latency of g's collective rounds under map (us) that every
  * prediction adds to the exchange (predict.c, rounds_latency), *in_us,
