@@ -59,6 +59,15 @@ static bool filling_affordable(const cand_run *r)
 					  ? remaining_ms(r) : 0);
 }
 
+/* c's map is from's: its predicted time too. */
+static void same_time(tp_place_candidate *c, const tp_place_candidate *from)
+{
+	c->predicted_us = from->predicted_us;
+	c->predicted_bound = from->predicted_bound;
+	c->predicted_work = from->predicted_work;
+	c->has_predicted = true;
+}
+
 /* The predicted exchange time of map into c (once).  False when it cannot
  * be had (out of memory, past the budget), and when (past_us > 0) it is
  * past past_us: c then holds the bound that showed it (has_lower). */
@@ -73,10 +82,7 @@ bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *m
 	const tp_place_candidate *b = &r->rep->cand[r->best_idx];
 	if (r->rep->best >= 0 && b != c && b->has_predicted &&
 	    !memcmp(map, r->best, map_bytes(r))) {
-		c->predicted_us = b->predicted_us;
-		c->predicted_bound = b->predicted_bound;
-		c->predicted_work = b->predicted_work;
-		c->has_predicted = true;
+		same_time(c, b);
 		return true;
 	}
 	for (int k = 0; k < r->nmemo; k++)
@@ -186,6 +192,8 @@ static int time_verdict(cand_run *r, tp_place_candidate *c)
 	if (!tp__place_predicted_of(r, c, r->trial, b->has_predicted &&
 				    !b->predicted_bound ? tp__place_reach_us(r) : 0))
 		return c->has_lower ? 0 : -1;
+	if (!b->has_predicted && !memcmp(r->trial, r->best, map_bytes(r)))
+		same_time(b, c);
 	if (lower_past(r, b, r->best, c->predicted_us, LOWER_PAST_SHARE))
 		return 1;
 	if (!tp__place_predicted_of(r, b, r->best, 0))
