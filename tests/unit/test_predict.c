@@ -634,6 +634,18 @@ static void stencil_auto(struct fixture *fx, tp_place_opts *o, int32_t *got,
 	ck_assert_msg(tp_place_ex(fx->g, fx->a, o, got, r, err) == 0, "%s", err->msg);
 }
 
+/* halo_setup with its halo as fx's graph. */
+static void halo_graph(struct fixture *fx, uint64_t seed, bool rtt, int32_t *map)
+{
+	int32_t u[1344], v[1344];
+	double b[1344];
+	halo_setup(fx, seed, rtt, u, v, b, map);
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_graph_from_edges(&fx->g, 512, 1344, u, v, b, "t", &err) == 0,
+		      "%s", err.msg);
+}
+
 /* halo_setup's allocation, stencil_auto. */
 static void halo_auto(struct fixture *fx, uint64_t seed, bool rtt, tp_place_opts *o,
 		      int32_t *got, tp_place_report *r, tp_error *err)
@@ -1076,12 +1088,8 @@ END_TEST
 START_TEST(launch_stops_once_past)
 {
 	struct fixture fx;
-	int32_t u[1344], v[1344], map[512];
-	double b[1344];
-	halo_setup(&fx, 606, false, u, v, b, map);
-	tp_error err;
-	tp_error_clear(&err);
-	ck_assert_int_eq(tp_graph_from_edges(&fx.g, 512, 1344, u, v, b, "t", &err), 0);
+	int32_t map[512];
+	halo_graph(&fx, 606, false, map);
 	tp_prediction full, p;
 	ck_assert_int_eq(tp__predict_launch(fx.g, fx.a, map, false, &full), 0);
 	ck_assert(!full.bound_only && full.rounds > 10);
@@ -1115,13 +1123,8 @@ START_TEST(afresh_same)
 {
 	for (int rtt = 0; rtt < 2; rtt++) {
 		struct fixture fx;
-		int32_t u[1344], v[1344], map[512];
-		double b[1344];
-		halo_setup(&fx, 606 + rtt, rtt, u, v, b, map);
-		tp_error err;
-		tp_error_clear(&err);
-		ck_assert_int_eq(tp_graph_from_edges(&fx.g, 512, 1344, u, v, b, "t",
-						     &err), 0);
+		int32_t map[512];
+		halo_graph(&fx, 606 + rtt, rtt, map);
 		same_afresh(&fx, map);
 		uint64_t x = 977 + (uint64_t)rtt;
 		for (int t = 511; t > 0; t--) {
