@@ -37,7 +37,10 @@ enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
 /* One more start, the best again, with each message counted (1 + this x
  * its links) times: where long messages end last (latency, round-trip
  * sharing) that relieves them first.  simgrid's tori: 3 % faster
- * predicted; on its trees it never wins. */
+ * predicted.  On two-level trees it is rarely the fastest, and then by
+ * 0.1 % with sizes given, but by 5.5 % on a 4:1 tree told nothing (32 KiB
+ * faces): another local optimum, so it stays a start there too
+ * (doc/benchmarks.md, the defaults' time). */
 #define LANES_HOP_WEIGHT 1.0
 
 /* Fillings made ahead at most: the constructions side by side,
