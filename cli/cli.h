@@ -137,7 +137,10 @@ int cli_map_compare(const tp_job *job, FILE *f);
 json_object *cli_metrics_json(const tp_metrics *m);
 /* {"exchange_us", "block_exchange_us", "ratio", ...}: p against Slurm's
  * order pb. */
-json_object *cli_predicted_json(const tp_prediction *p, const tp_prediction *pb);
+/* phases, phases_b: a training step's (TP_STEP_PHASES each), or NULL:
+ * then no "phases" member. */
+json_object *cli_predicted_json(const tp_prediction *p, const tp_prediction *pb,
+				const double *phases, const double *phases_b);
 /* JSON object with the fields of a geometric search report. */
 json_object *cli_report_json(const tp_geom_report *r);
 /* A double with the shortest text that reads back exactly (null if not

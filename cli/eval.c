@@ -184,7 +184,7 @@ static int score(const struct eval *e, const tp_graph *g, const int32_t *map,
 
 static int eval_json(const struct eval *e, int32_t ntasks, const tp_metrics *m,
 		     const tp_metrics *mb, const tp_prediction *p,
-		     const tp_prediction *pb)
+		     const tp_prediction *pb, const double *ph, const double *phb)
 {
 	json_object *doc = json_object_new_object();
 	if (!doc)
@@ -200,7 +200,7 @@ static int eval_json(const struct eval *e, int32_t ntasks, const tp_metrics *m,
 			    ? "bytes/bandwidth" : "bytes"));
 	bad |= cli_json_put(doc, "metrics", cli_metrics_json(m));
 	bad |= cli_json_put(doc, "block_metrics", cli_metrics_json(mb));
-	bad |= cli_json_put(doc, "predicted", cli_predicted_json(p, pb));
+	bad |= cli_json_put(doc, "predicted", cli_predicted_json(p, pb, ph, phb));
 	if (bad) {
 		json_object_put(doc);
 		return cli_fail("out of memory");
@@ -246,18 +246,20 @@ static int eval_run(struct eval *e)
 	if ((rc = score(e, gb, e->block, "block", &mb)))
 		return rc;
 	tp_prediction p, pb;
+	double ph[TP_STEP_PHASES], phb[TP_STEP_PHASES];
 	if (e->parallel) {
 		/* a step: its phases one after the other */
-		if (tp_predict_parallel(e->parallel, e->alloc, e->map, ntasks, &p,
-					&err) < 0 ||
-		    tp_predict_parallel(e->parallel, e->alloc, e->block, ntasks,
-					&pb, &err) < 0)
+		if (tp_predict_parallel_phases(e->parallel, e->alloc, e->map,
+					       ntasks, &p, ph, &err) < 0 ||
+		    tp_predict_parallel_phases(e->parallel, e->alloc, e->block,
+					       ntasks, &pb, phb, &err) < 0)
 			return cli_report_runtime("predict", &err);
 	} else if (tp_predict_exchange(e->g, e->alloc, e->map, &p, &err) < 0 ||
 	    tp_predict_exchange(gb, e->alloc, e->block, &pb, &err) < 0)
 		return cli_report_runtime("predict", &err);
 	if (e->format && !strcmp(e->format, "json"))
-		return eval_json(e, ntasks, &m, &mb, &p, &pb);
+		return eval_json(e, ntasks, &m, &mb, &p, &pb,
+				 e->parallel ? ph : NULL, e->parallel ? phb : NULL);
 	printf("%s: %ld tasks on %ld nodes\n", e->hostfile, (long)ntasks,
 	       (long)tp_alloc_nnodes(e->alloc));
 	struct cli_row cols[2] = { { "hostfile", &m }, { "block", &mb } };
@@ -265,6 +267,11 @@ static int eval_run(struct eval *e)
 	char line[160];
 	tp_prediction_line(line, sizeof line, &pb, &p);
 	printf("%s (block -> hostfile)\n", line);
+	if (e->parallel) {
+		char phl[320];
+		tp_step_phases_line(phl, sizeof phl, phb, ph);
+		printf("%s\n", phl);
+	}
 	return cli_finish_stdout();
 }
 

@@ -250,8 +250,10 @@ static void finish_request(struct cli_map *mp)
 		r->flags |= TP_JOB_NODE_PLACEMENT;
 	if (mp->node_opt)
 		r->flags |= TP_JOB_REQUIRE_MODELS;
+	/* --explain of a training job: its step phase by phase, timed with
+	 * the metrics */
 	if (mp->format == CLI_FORMAT_JSON || mp->format == CLI_FORMAT_SVG ||
-	    mp->compare)
+	    mp->compare || (mp->explain && mp->parallel))
 		r->flags |= TP_JOB_METRICS;
 }
 

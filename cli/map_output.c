@@ -515,7 +515,8 @@ static json_object *map_doc(const struct cli_map *mp, struct big_list *big)
 		  : put_null(doc, "block_metrics");
 	const tp_prediction *pr = tp_job_prediction(job, false);
 	bad |= pr ? cli_json_put(doc, "predicted", cli_predicted_json(pr,
-			tp_job_prediction(job, true)))
+			tp_job_prediction(job, true), tp_job_step_phases(job, false),
+			tp_job_step_phases(job, true)))
 		  : put_null(doc, "predicted");
 	bad |= cli_json_put(doc, "candidates", candidates_json(job));
 	bad |= geom ? cli_json_put(doc, "search", cli_report_json(geom))

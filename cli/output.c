@@ -94,7 +94,27 @@ json_object *cli_metrics_json(const tp_metrics *m)
 	return o;
 }
 
-json_object *cli_predicted_json(const tp_prediction *p, const tp_prediction *pb)
+/* {"tp": {"us": X, "block_us": Y}, ...}: every phase, in the order a
+ * step runs them (tp_step_phase_name). */
+static json_object *phases_json(const double *us, const double *block_us)
+{
+	json_object *o = json_object_new_object();
+	for (int i = 0; o && i < TP_STEP_PHASES; i++) {
+		json_object *ph = json_object_new_object();
+		int bad = !ph || add(ph, "us", cli_json_double(us[i]), true) ||
+			  add(ph, "block_us", cli_json_double(block_us[i]), true);
+		if (bad || add(o, tp_step_phase_name(i), ph, false)) {
+			if (bad)
+				json_object_put(ph);
+			json_object_put(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+json_object *cli_predicted_json(const tp_prediction *p, const tp_prediction *pb,
+				const double *phases, const double *phases_b)
 {
 	json_object *o = json_object_new_object();
 	if (!o)
@@ -111,6 +131,8 @@ json_object *cli_predicted_json(const tp_prediction *p, const tp_prediction *pb)
 	bad |= add(o, "messages", json_object_new_int64(p->messages), false);
 	bad |= add(o, "flows", json_object_new_int64(p->flows), false);
 	bad |= add(o, "rounds", json_object_new_int(p->rounds), false);
+	if (phases && phases_b)
+		bad |= add(o, "phases", phases_json(phases, phases_b), false);
 	if (bad) {
 		json_object_put(o);
 		return NULL;

@@ -1720,6 +1720,15 @@ ratio=$(sed -n 's/^explain: predicted exchange .* (\([0-9.]*\)x) .*/\1/p' "$tmp/
 if awk -v r="$ratio" 'BEGIN { exit !(r != "" && r < 0.85) }'
 then ok "map --parallel: predicted step under 0.85x Slurm's order ($ratio)"
 else no "map --parallel: predicted step" "ratio '$ratio'"; fi
+# the step phase by phase: the kinds with more than one rank (tp, dp, the
+# pipeline's sends each way), none of one rank (cp, ep, the experts' dp);
+# the gain is the data-parallel rings' (a stage in a rack: each ring
+# inside the rack's NVLink), the tensor-parallel phase the same (in a node)
+phases=$(sed -n 's/^explain: step by phase: //p' "$tmp/err")
+if printf '%s\n' "$phases" | grep -Eq '^tp ([0-9.]+) -> \1 us, dp [0-9.]+ -> [0-9.]+ us, pp-fwd [0-9.]+ -> [0-9.]+ us, pp-bwd [0-9.]+ -> [0-9.]+ us$' &&
+	printf '%s\n' "$phases" | awk '{ sub(/.*dp /, ""); exit !($1 > 10 * $3) }'
+then ok "map --parallel --explain: the step phase by phase, the gain in the data-parallel rings"
+else no "map --parallel --explain: the step phase by phase" "'$phases'"; fi
 # the same layout written the torchtitan way (mesh outermost first) and
 # Megatron's order in full: the same bytes
 tp map --config "$EX/block.conf" --nodes "$NVL" -n 144 -N 4 \
@@ -1737,11 +1746,16 @@ if check0 "map --parallel --format json" &&
 	[ "$(json_get "$tmp/out" 'd["predicted"]["ratio"] < 0.85 and [c["name"] for c in d["candidates"] if c["chosen"]] == ["parallel"]')" = True ]
 then ok "map --parallel --format json: the predicted step and the chosen candidate"
 else no "map --parallel --format json" "$(head -c 300 "$tmp/out")"; fi
+# its phases, in the order a step runs them, sum to the step, both orders'
+if [ "$(json_get "$tmp/out" 'list(d["predicted"]["phases"]) == ["tp", "cp", "ep", "dp", "pp-fwd", "pp-bwd", "dp-experts"] and all(abs(sum(v[k] for v in d["predicted"]["phases"].values()) - d["predicted"][t]) <= 1e-9 * d["predicted"][t] for k, t in (("us", "exchange_us"), ("block_us", "block_exchange_us"))) and d["predicted"]["phases"]["cp"] == {"us": 0, "block_us": 0}')" = True ]
+then ok "map --parallel --format json: the step's phases sum to its predicted time"
+else no "map --parallel --format json: phases" "$(json_get "$tmp/out" 'd["predicted"]')"; fi
 # eval scores the hostfile as a step, its rings in NCCL's order
 tp eval --config "$EX/block.conf" --nodes "$NVL" --tasks-per-node 4 \
 	--hostfile "$tmp/par.hostfile" --parallel tp=4,pp=4
 if check0 "eval --parallel" &&
 	grep -q '^predicted exchange 2718 us -> 2095 us (0.77x) (block -> hostfile)$' "$tmp/out" &&
+	grep -qxF "step by phase: $phases" "$tmp/out" &&
 	grep -q "^$tmp/par.hostfile: 144 tasks on 42 nodes" "$tmp/out"
 then ok "eval --parallel: the hostfile's step against Slurm's order, as map predicted"
 else no "eval --parallel" "$(cat "$tmp/out" "$tmp/err")"; fi

@@ -711,6 +711,62 @@ START_TEST(predict_step)
 }
 END_TEST
 
+/* The step phase by phase: the phases sum to the step, a kind of one rank
+ * takes none, and the pair split over two nodes is slower in the TP phase
+ * alone; the line shows the phases that take time, cut to its buffer. */
+START_TEST(predict_step_phases)
+{
+	tp_conf *c = block_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00,04]", 2,
+					 "nodes", &a, &err) == 0);
+	const int32_t together[4] = { 0, 0, 1, 1 }, apart[4] = { 0, 1, 0, 1 };
+	tp_prediction pt, pa;
+	double ht[TP_STEP_PHASES], ha[TP_STEP_PHASES];
+	ck_assert_int_eq(tp_predict_parallel_phases("tp=2,pp=2", a, together, 4,
+						    &pt, ht, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel_phases("tp=2,pp=2", a, apart, 4,
+						    &pa, ha, &err), 0);
+	double st = 0, sa = 0;
+	for (int i = 0; i < TP_STEP_PHASES; i++) {
+		st += ht[i];
+		sa += ha[i];
+		ck_assert_ptr_nonnull(tp_step_phase_name(i));
+	}
+	ck_assert_double_eq_tol(st, pt.exchange_us, 1e-9 * pt.exchange_us);
+	ck_assert_double_eq_tol(sa, pa.exchange_us, 1e-9 * pa.exchange_us);
+	ck_assert_str_eq(tp_step_phase_name(0), "tp");
+	ck_assert_str_eq(tp_step_phase_name(TP_STEP_PHASES - 1), "dp-experts");
+	ck_assert_ptr_null(tp_step_phase_name(TP_STEP_PHASES));
+	ck_assert_ptr_null(tp_step_phase_name(-1));
+	ck_assert_msg(ht[0] < ha[0], "tp %g %g", ht[0], ha[0]);
+	ck_assert_double_eq(ha[1], 0);   /* cp=1 */
+	ck_assert_double_eq(ha[2], 0);   /* ep=1 */
+	char line[256];
+	ck_assert_int_gt(tp_step_phases_line(line, sizeof line, ha, ht), 0);
+	ck_assert_msg(!strncmp(line, "step by phase: tp ", 18) &&
+		      !strstr(line, " cp ") && !strstr(line, " ep ") &&
+		      !strstr(line, "dp-experts") && strstr(line, ", pp-fwd "),
+		      "%s", line);
+	/* the same as the public prediction without phases */
+	tp_prediction pn;
+	ck_assert_int_eq(tp_predict_parallel("tp=2,pp=2", a, apart, 4, &pn, &err), 0);
+	ck_assert_double_eq(pn.exchange_us, pa.exchange_us);
+	/* cut to the buffer, NUL-terminated; bad arguments */
+	char small[20];
+	int n = tp_step_phases_line(small, sizeof small, ha, ht);
+	ck_assert_int_eq(n, (int)strlen(line));
+	ck_assert_uint_eq(strlen(small), sizeof small - 1);
+	ck_assert_int_eq(tp_step_phases_line(NULL, 8, ha, ht), -1);
+	ck_assert_int_eq(tp_step_phases_line(line, sizeof line, NULL, ht), -1);
+	ck_assert_int_eq(tp_predict_parallel_phases("tp=2,pp=2", a, NULL, 4, &pa,
+						    ha, &err), TP_EINVAL);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* The pipeline: per-layer kinds and stage sends are timed stage by stage,
  * (sum + (M - 1) max) / M; the gradients' all-reduce once.  Two alike
  * stages: with one micro-batch a piped phase counts both stages (2 T),
@@ -1021,6 +1077,7 @@ int main(void)
 	tcase_add_test(tc, torus_no_hierarchy);
 	tcase_add_test(tc, job_errors);
 	tcase_add_test(tc, predict_step);
+	tcase_add_test(tc, predict_step_phases);
 	tcase_add_test(tc, predict_pipeline);
 	tcase_add_test(tc, predict_pipeline_directions);
 	tcase_add_test(tc, predict_pipeline_waves);

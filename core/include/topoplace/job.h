@@ -276,6 +276,11 @@ TP_EXPORT const tp_metrics *tp_job_block_metrics(const tp_job *job);
 /* The predicted exchange time (predict.h) of the result, or with block of
  * Slurm's order; computed with the metrics (NULL without them). */
 TP_EXPORT const tp_prediction *tp_job_prediction(const tp_job *job, bool block);
+/* A training job's (tp_job_create_parallel) predicted step phase by
+ * phase: TP_STEP_PHASES entries (predict.h: tp_step_phase_name), the
+ * result's or with block Slurm's order's, summing to its exchange_us.
+ * NULL where tp_job_prediction is, and for other jobs. */
+TP_EXPORT const double *tp_job_step_phases(const tp_job *job, bool block);
 /* Every link's load (tp_metrics_link_loads) under the result (mapped) and
  * under Slurm's block order (block), either NULL when not wanted; nlinks is
  * tp_machine_link_count() of the job's machine.  Both at once on the

@@ -63,12 +63,35 @@ TP_EXPORT int tp_predict_parallel(const char *spec, const tp_alloc *a,
 				  const int32_t *map, int32_t ntasks,
 				  tp_prediction *out, tp_error *err);
 
+/* The phases of a training step, in the order tp_predict_parallel sums
+ * them: tensor, context and expert parallel (each layer's), the gradients'
+ * all-reduce (with ep > 1 the dense parameters'), the pipeline's sends
+ * forward and back, the experts' gradients' all-reduce (ep > 1).
+ * tp_step_phase_name(i): "tp", "cp", "ep", "dp", "pp-fwd", "pp-bwd",
+ * "dp-experts"; NULL out of range. */
+#define TP_STEP_PHASES 7
+TP_EXPORT const char *tp_step_phase_name(int phase);
+
+/* tp_predict_parallel with each phase's time (us) into phase_us[0 ..
+ * TP_STEP_PHASES - 1] (NULL: not wanted); they sum to out->exchange_us. */
+TP_EXPORT int tp_predict_parallel_phases(const char *spec, const tp_alloc *a,
+					 const int32_t *map, int32_t ntasks,
+					 tp_prediction *out, double *phase_us,
+					 tp_error *err);
+
 /* "predicted exchange 268 us -> 184 us (0.69x)": from Slurm's order (or
  * any baseline) to the result, into buf; "bound" marks a time that is a
  * bound only.  Returns what snprintf returns. */
 TP_EXPORT int tp_prediction_line(char *buf, size_t len,
 				 const tp_prediction *from,
 				 const tp_prediction *to);
+
+/* "step by phase: tp 196 -> 196 us, ep 420 -> 322 us, ...": a training
+ * step's phases (TP_STEP_PHASES entries each) from Slurm's order (or any
+ * baseline) to the result, those that take time in either, into buf.
+ * Returns what snprintf returns (the line is cut to len). */
+TP_EXPORT int tp_step_phases_line(char *buf, size_t len, const double *from,
+				  const double *to);
 
 #ifdef __cplusplus
 }

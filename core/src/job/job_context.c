@@ -818,6 +818,13 @@ const tp_prediction *tp_job_prediction(const tp_job *job, bool block)
 	return block ? &job->pred_block : &job->pred;
 }
 
+const double *tp_job_step_phases(const tp_job *job, bool block)
+{
+	if (!job || !job->have_pred || !job->have_par)
+		return NULL;
+	return job->step_us[block ? 1 : 0];
+}
+
 const tp_metrics *tp_job_block_metrics(const tp_job *job)
 {
 	return job->have_metrics ? &job->mblock : NULL;

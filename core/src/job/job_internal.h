@@ -96,6 +96,8 @@ struct tp_job {
 	tp_metrics m, mblock;
 	bool have_pred;            /* pred, pred_block: predict.h */
 	tp_prediction pred, pred_block;
+	double step_us[2][TP_STEP_PHASES];  /* a training job's pred and
+					       pred_block phase by phase */
 	char notes[TP_JOB_MAX_NOTES][TP_ERROR_MSG_MAX];
 	int nnotes;
 	double elapsed_ms;

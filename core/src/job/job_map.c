@@ -41,6 +41,7 @@ static void keep(tp_job *job, const char *fmt, ...)
 	job->status = TP_JOB_KEPT;
 	memcpy(job->map, job->block, sizeof(int32_t) * (size_t)job->ntasks);
 	job->pred = job->pred_block;   /* the map is Slurm's order now */
+	memcpy(job->step_us[0], job->step_us[1], sizeof job->step_us[0]);
 }
 
 static struct tp_job_cand *add_cand(tp_job *job, const char *name)
@@ -277,7 +278,8 @@ static void judge_auto(tp_job *job)
  * job->pred and pred_block (the report's too), when the model is
  * affordable under the budget (the hop-bytes metric: under congestion the
  * metric is what the job asked for). */
-static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out);
+static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out,
+		     double *phase_us);
 
 static bool predicted_pair(tp_job *job)
 {
@@ -285,8 +287,10 @@ static bool predicted_pair(tp_job *job)
 	    !tp__predict_affordable(job->g, job->alloc, tp__job_remaining_ms(job)))
 		return false;
 	if (job->have_par)   /* a training job: its step */
-		return job->have_pred = par_time(job, job->map, &job->pred) &&
-					par_time(job, job->block, &job->pred_block);
+		return job->have_pred =
+			       par_time(job, job->map, &job->pred, job->step_us[0]) &&
+			       par_time(job, job->block, &job->pred_block,
+					job->step_us[1]);
 	bool budget = job->budget_ms > 0;
 	job->have_pred =
 		!tp__predict_launch(job->g, job->alloc, job->map, budget, &job->pred) &&
@@ -390,12 +394,14 @@ static int par_mode(const tp_job *job)
 	return job->budget_ms > 0 ? TP__PAR_PREDICT_BUDGET : TP__PAR_PREDICT_LAUNCH;
 }
 
-/* The step's predicted time under map, with NCCL's rings in map's order;
- * false when it cannot be had (memory, a graph past the model's limit). */
-static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out)
+/* The step's predicted time under map, with NCCL's rings in map's order,
+ * and phase by phase (phase_us: TP_STEP_PHASES); false when it cannot be
+ * had (memory, a graph past the model's limit). */
+static bool par_time(tp_job *job, const int32_t *map, tp_prediction *out,
+		     double *phase_us)
 {
 	return !tp__parallel_predict(&job->par, job->alloc, map, par_mode(job),
-				     out, NULL, NULL);
+				     out, phase_us, NULL);
 }
 
 /* A training job's order timed as a step, with how far it is from the
@@ -1017,8 +1023,9 @@ static int compute_metrics(tp_job *job, tp_error *err)
 	if (!rc && !job->have_pred && job->have_par &&
 	    (!budget || tp__predict_work(job->g, job->alloc) <= TP__PREDICT_LAUNCH_WORK))
 		/* a step: its phases one after the other (parmap.c) */
-		job->have_pred = par_time(job, job->map, &job->pred) &&
-				 par_time(job, job->block, &job->pred_block);
+		job->have_pred =
+			par_time(job, job->map, &job->pred, job->step_us[0]) &&
+			par_time(job, job->block, &job->pred_block, job->step_us[1]);
 	if (!rc && !job->have_pred && !job->have_par &&
 	    (!budget || tp__predict_work(job->g, job->alloc) <= TP__PREDICT_LAUNCH_WORK) &&
 	    !tp__predict_launch(job->g, job->alloc, job->map, budget, &job->pred) &&

@@ -158,6 +158,13 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 		char line[160];
 		tp_prediction_line(line, sizeof line, &from, &to);
 		bad |= fprintf(f, "%s%s (Slurm's order -> topoplace)\n", px, line) < 0;
+		const double *pf = tp_job_step_phases(job, true);
+		const double *pt = tp_job_step_phases(job, false);
+		if (pf && pt) {
+			char ph[320];
+			tp_step_phases_line(ph, sizeof ph, pf, pt);
+			bad |= fprintf(f, "%s%s\n", px, ph) < 0;
+		}
 	}
 	return bad ? TP_EIO : 0;
 }

@@ -767,9 +767,19 @@ int tp__parallel_drain(const tp__parallel *p, const tp_alloc *a,
 	return phases_at_once(p, a, map, kinds, mode, us, err);
 }
 
-int tp_predict_parallel(const char *spec, const tp_alloc *a,
-			const int32_t *map, int32_t ntasks, tp_prediction *out,
-			tp_error *err)
+const char *tp_step_phase_name(int phase)
+{
+	/* tp__parallel_predict's PHASES, in its order */
+	static const char *const NAMES[TP_STEP_PHASES] = {
+		"tp", "cp", "ep", "dp", "pp-fwd", "pp-bwd", "dp-experts"
+	};
+	return phase >= 0 && phase < TP_STEP_PHASES ? NAMES[phase] : NULL;
+}
+
+int tp_predict_parallel_phases(const char *spec, const tp_alloc *a,
+			       const int32_t *map, int32_t ntasks,
+			       tp_prediction *out, double *phase_us,
+			       tp_error *err)
 {
 	if (!a || !map || !out)
 		return tp_error_set(err, TP_EINVAL, "parallel: missing allocation, "
@@ -777,6 +787,14 @@ int tp_predict_parallel(const char *spec, const tp_alloc *a,
 	tp__parallel p;
 	int rc = tp__parallel_parse(spec, ntasks, &p, err);
 	if (!rc)
-		rc = tp__parallel_predict(&p, a, map, TP__PAR_PREDICT_FULL, out, NULL, err);
+		rc = tp__parallel_predict(&p, a, map, TP__PAR_PREDICT_FULL, out,
+					  phase_us, err);
 	return rc;
+}
+
+int tp_predict_parallel(const char *spec, const tp_alloc *a,
+			const int32_t *map, int32_t ntasks, tp_prediction *out,
+			tp_error *err)
+{
+	return tp_predict_parallel_phases(spec, a, map, ntasks, out, NULL, err);
 }

@@ -26,7 +26,7 @@ enum { TP__PAR_PREDICT_FULL, TP__PAR_PREDICT_LAUNCH, TP__PAR_PREDICT_BUDGET };
 /* The phases summed, in the order they run: tp, cp, ep, dp, the
  * pipeline's sends forward and back, the experts' dp.  phase_us (NULL or
  * TP__PAR_PHASES entries): each one's time. */
-#define TP__PAR_PHASES 7
+#define TP__PAR_PHASES TP_STEP_PHASES
 int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
 			 double *phase_us, tp_error *err);

@@ -709,3 +709,25 @@ int tp_prediction_line(char *buf, size_t len, const tp_prediction *from,
 			b, ratio, from->bound_only || to->bound_only
 			? " (bounds: too large to model in full)" : "");
 }
+
+int tp_step_phases_line(char *buf, size_t len, const double *from,
+			const double *to)
+{
+	if (!buf || !from || !to)
+		return -1;
+	int n = snprintf(buf, len, "step by phase:");
+	const char *sep = " ";
+	for (int i = 0; i < TP_STEP_PHASES && n >= 0; i++) {
+		if (from[i] <= 0 && to[i] <= 0)
+			continue;    /* a kind of one rank: no exchange */
+		char a[32], b[32];
+		tp__fmt_us(a, sizeof a, from[i]);
+		tp__fmt_us(b, sizeof b, to[i]);
+		size_t at = (size_t)n < len ? (size_t)n : len;
+		int k = snprintf(buf + at, len - at, "%s%s %s -> %s us", sep,
+				 tp_step_phase_name(i), a, b);
+		n = k < 0 ? k : n + k;
+		sep = ", ";
+	}
+	return n;
+}
