@@ -119,6 +119,7 @@ CORE_SRC = $(addprefix core/src/, \
 	input/hostfile.c \
 	job/job.c \
 	job/job_context.c \
+	job/job_groups.c \
 	job/job_map.c \
 	job/job_models.c \
 	job/job_node.c \
@@ -198,6 +199,7 @@ CORE_SRC = $(addprefix core/src/, \
 	node/node_xml_objects.c \
 	node/node_xml_scan.c \
 	pattern/graph.c \
+	pattern/graph_groups.c \
 	pattern/graph_heavy.c \
 	pattern/json_graph.c \
 	pattern/pattern_detect.c \
@@ -689,7 +691,10 @@ $(BUILD)/bench-tools/zoltan2_map: tests/bench/zoltan2_map.cc
 	@mkdir -p $(dir $@)
 	$(MPICXX) -O2 -std=c++17 -w -I/usr/include/trilinos -o $@ $< $(ZOLTAN2_LIBS)
 
+# The sanitizers run the tests three to five times slower: Check's
+# per-test timeouts (60 s for the search's cases) scale with them.
 asan:
+	CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-4} \
 	$(MAKE) BUILD=build-asan OPT=-O1 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" unit cli-tests
 

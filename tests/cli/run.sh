@@ -599,27 +599,84 @@ if check0 "graph: rounds, a task a node"; then
 	fi
 fi
 # ranks 0 and 1 share a node in Slurm's order and talk by rounds alone;
-# 1 MB between 1-2, 3-4, 5-6 and 7-0 asks to part them.  60 rounds: the
-# parting order is predicted 36 % faster and placed; 80 rounds: 17 %,
-# under the 25 % a new order needs to part a node's consecutive ranks
-# when the rounds decide, so Slurm's order stays, saying why
-part_map() {   # R: the map's report in $tmp/out, its stderr in part$R.err
+# 1 MB between 1-2, 3-4, 5-6 and 7-0 asks to part them.  Where Slurm's
+# order is not block over equal nodes, an order that parts a node's
+# consecutive ranks when the rounds decide must be predicted 25 % faster:
+# with plane=2 over two nodes in two leaves parting every pair takes the
+# ring onto the nodes (placed); over 2,2,2,1,1 tasks a node it gains
+# 17 % (Slurm's order stays, saying why)
+part_map() {   # R OPTIONS...: the map's report in $tmp/out, its stderr in part$R.err
+	r=$1
+	shift
 	printf '{"tasks":8,"edges":[[1,2,1000000],[3,4,1000000],[5,6,1000000],[7,0,1000000],[0,1,8,%d]]}\n' \
-		"$1" >"$tmp/rounds/part$1.json"
-	tp map --config "$tmp/rounds/tp.conf" --nodes 'n[0-1,4-5]' -N 2 \
-		--graph "$tmp/rounds/part$1.json" --format json
-	cp "$tmp/err" "$tmp/rounds/part$1.err"
+		"$r" >"$tmp/rounds/part$r.json"
+	tp map --config "$tmp/rounds/tp.conf" --graph "$tmp/rounds/part$r.json" --format json "$@"
+	cp "$tmp/err" "$tmp/rounds/part$r.err"
 }
 part_status='d["status"] + " " + str(round(d["predicted"]["ratio"], 3))'
-part_map 60
-check0 "graph: rounds parting a node's ranks (60)" && part60=$(json_get "$tmp/out" "$part_status")
-part_map 80
-check0 "graph: rounds parting a node's ranks (80)" && part80=$(json_get "$tmp/out" "$part_status")
-if [ "$part60" = "placed 0.637" ] && [ "$part80" = "kept 1.0" ] &&
-   grep -q "no candidate beats it by 25 %: the collectives' rounds decide, and Slurm's order keeps consecutive ranks on a node (best: hierarchical, 16.7 % better)" "$tmp/rounds/part80.err"; then
-	ok "graph: rounds deciding, an order parting a node's consecutive ranks needs 25 % (36 % placed, 17 % kept)"
+part_map 60 --nodes 'n[0,4]' -N 4 --distribution plane=2
+check0 "graph: rounds parting a node's ranks (plane=2)" && partp=$(json_get "$tmp/out" "$part_status")
+part_map 60 --nodes 'n[0-1,4-6]' -N 2,2,2,1,1
+check0 "graph: rounds parting a node's ranks (2,2,2,1,1)" && partk=$(json_get "$tmp/out" "$part_status")
+if [ "$partp" = "placed 0.025" ] && [ "$partk" = "kept 1.0" ] &&
+   grep -q "no candidate beats it by 25 %: the collectives' rounds decide, and Slurm's order keeps consecutive ranks on a node (best: block+lanes, 16.7 % better)" "$tmp/rounds/part60.err"; then
+	ok "graph: rounds deciding, an order parting a node's consecutive ranks needs 25 % (97.5 % placed, 17 % kept)"
 else
-	no "graph: rounds parting a node's ranks" "60: $part60, 80: $part80: $(cat "$tmp/rounds/part80.err")"
+	no "graph: rounds parting a node's ranks" "plane=2: $partp, 2,2,2,1,1: $partk: $(cat "$tmp/rounds/part60.err")"
+fi
+# Slurm's order block over nodes of 2 ranks each: the nodes' groups are
+# mapped whole, no pair parted, and a new order of them needs 25 % too.
+# The ring above gains nothing between groups (Slurm's order stays); 1 MB
+# between groups 0-2 and 1-3, across the leaves in Slurm's order, takes
+# them into one leaf each (0.50x); with 0.8 MB between 0-1 and 2-3 beside
+# them that gains 10.8 % (Slurm's order stays)
+part_map 60 --nodes 'n[0-1,4-5]' -N 2
+check0 "graph: rounds, node groups whole (ring)" && partg=$(json_get "$tmp/out" "$part_status")
+printf '{"tasks":8,"edges":[[1,4,1000000],[3,6,1000000],[1,2,800000],[5,6,800000],[0,1,8,60],[2,3,8,60],[4,5,8,60],[6,7,8,60]]}\n' \
+	>"$tmp/rounds/groups-near.json"
+tp map --config "$tmp/rounds/tp.conf" --nodes 'n[0-1,4-5]' -N 2 --graph "$tmp/rounds/groups-near.json" \
+	--format json
+check0 "graph: rounds, node groups whole (10.8 %)" && partn=$(json_get "$tmp/out" "$part_status")
+grep -q "Slurm's block order kept: no candidate beats it by 25 %: the collectives' rounds decide, and Slurm's order keeps consecutive ranks on a node (best: hierarchical, 10.8 % better)" "$tmp/err" ||
+	partn="$partn, no reason"
+printf '{"tasks":8,"edges":[[1,4,1000000],[3,6,1000000],[0,1,8,60],[2,3,8,60],[4,5,8,60],[6,7,8,60]]}\n' \
+	>"$tmp/rounds/groups.json"
+tp map --config "$tmp/rounds/tp.conf" --nodes 'n[0-1,4-5]' -N 2 --graph "$tmp/rounds/groups.json" \
+	--output "$tmp/rounds/groups.hosts" --explain
+leaves=$(awk '{ l[NR - 1] = substr($1, 2) < 4 } END { print (l[0] == l[4]) (l[2] == l[6]) (l[0] != l[2]) }' "$tmp/rounds/groups.hosts")
+if [ "$partg" = "kept 1.0" ] && [ "$partn" = "kept 1.0" ] && check0 "graph: rounds, node groups whole" &&
+   [ "$(pairs_on_nodes "$tmp/rounds/groups.hosts")" = 4 ] && [ "$leaves" = 111 ] &&
+   grep -q "groups.json: the collectives' rounds decide, and Slurm's order puts 2 consecutive ranks on each node: its nodes' groups mapped whole" "$tmp/err" &&
+   grep -q "^explain: predicted exchange .* (0.50x) (Slurm's order -> topoplace)$" "$tmp/err"; then
+	ok "graph: rounds deciding over block's node groups: the groups mapped whole, 25 % to move them (ring and 10.8 % kept; 0.50x placed, every pair on a node)"
+else
+	no "graph: rounds, node groups whole" "ring: $partg; 10.8 %: $partn; pairs $(pairs_on_nodes "$tmp/rounds/groups.hosts"), leaves $leaves: $(cat "$tmp/err")"
+fi
+# the same over Slurm 26.05's order, leaf by leaf where the leaves take
+# every other node: group g (ranks 2g, 2g + 1) sends 1 MB to group g + 4,
+# on the other leaf in Slurm's order; the groups follow their nodes there
+mkdir "$tmp/rounds/yaml"
+printf 'NodeName=n[01-08]\nPartitionName=batch Nodes=ALL Default=YES\n' >"$tmp/rounds/yaml/slurm.conf"
+printf -- '- topology: fabric\n  cluster_default: true\n  tree:\n    switches:\n      - {switch: top, children: "leaf[1-2]"}\n      - {switch: leaf1, nodes: "n[01,03,05,07]"}\n      - {switch: leaf2, nodes: "n[02,04,06,08]"}\n' \
+	>"$tmp/rounds/yaml/topology.yaml"
+printf 'HopLatency=1us\n' >"$tmp/rounds/yaml/tp.conf"
+python3 -c 'import json, sys
+e = [[2 * g + 1, 2 * ((g + 4) % 8), 1000000] for g in range(8)] + [[2 * g, 2 * g + 1, 8, 200] for g in range(8)]
+json.dump({"tasks": 16, "edges": e}, open(sys.argv[1], "w"))' "$tmp/rounds/yaml/r.json"
+tp map --slurm-conf "$tmp/rounds/yaml/slurm.conf" --slurm-version 26.05 --config "$tmp/rounds/yaml/tp.conf" \
+	--nodes 'n[01-08]' -n 16 -N 2 --graph "$tmp/rounds/yaml/r.json" --explain
+# each pair on a node; groups g and g + 4 on one leaf (odd nodes leaf1)
+yl=$(awk '{ n[NR - 1] = substr($1, 2) + 0 } END { ok = 1
+	for (g = 0; g < 8; g++) { if (n[2 * g] != n[2 * g + 1]) ok = 0
+		if (g < 4 && n[2 * g] % 2 != n[2 * g + 8] % 2) ok = 0 }
+	print ok }' "$tmp/out")
+if check0 "graph: rounds, node groups over 26.05's order" && [ "$yl" = 1 ] &&
+   grep -q "leaf switch by leaf switch, as Slurm 26.05 lays tasks out" "$tmp/err" &&
+   grep -q "its nodes' groups mapped whole" "$tmp/err" &&
+   grep -q "^explain: predicted exchange 324 us -> 82.0 us (0.25x)" "$tmp/err"; then
+	ok "graph: rounds deciding over Slurm 26.05's leaf order: its node groups mapped whole, each pair on a node"
+else
+	no "graph: rounds, node groups over 26.05's order" "$(paste -sd' ' "$tmp/out"): $(cat "$tmp/err")"
 fi
 printf '{"tasks":8,"edges":[[0,1,5],[3,3,1]]}\n' >"$tmp/self.json"
 fails2 "graph: self-loop" "self" - map --config "$C8" --nodes 'n[000-007]' --ntasks 8 --graph "$tmp/self.json" --policy block

@@ -1617,6 +1617,51 @@ START_TEST(json_rounds)
 }
 END_TEST
 
+/* Tasks in groups of two: {0,1}, {2,3}, {4,5}.  Inside a group nothing
+ * stays (0-1, 4-5 and its rounds); between groups the pairs' bytes add up
+ * whichever way they went (1-2, 3-0 and the rounds' own 8 bytes twice:
+ * 46), and a group's rounds are its tasks' mean ((8 + 4) / 2, one way). */
+START_TEST(graph_groups)
+{
+	tp_graph *g = NULL, *q = NULL;
+	tp_error err;
+	const char *txt = "{\"tasks\": 6, \"directed\": true, \"exchanges\": 2,"
+			  " \"edges\": [[0, 1, 100], [1, 2, 10], [3, 0, 20], [2, 5, 7],"
+			  " [4, 5, 1000, 9], [0, 2, 8, 8], [1, 3, 8, 4]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
+						   &err), 0);
+	ck_assert_int_eq(tp__graph_groups(g, 2, &q, &err), 0);
+	ck_assert_int_eq(q->ntasks, 3);
+	ck_assert_int_eq(q->nedges, 2);
+	ck_assert_double_eq(wt(q, 0, 1), 46);
+	ck_assert_double_eq(wt(q, 1, 2), 7);
+	ck_assert_double_eq(wt(q, 0, 2), -1);
+	ck_assert_double_eq(tp_graph_total_bytes(q), 53);
+	ck_assert_double_eq(q->exchanges, 2);
+	ck_assert_ptr_nonnull(q->rounds);
+	int64_t e01 = tp__graph_entry(q, 0, 1), e10 = tp__graph_entry(q, 1, 0);
+	ck_assert(q->rounds[e01] == 6 && q->rounds[e10] == 0);
+	ck_assert(tp__graph_rounds_exchange(q, e01) == 3);
+	tp_graph_destroy(q);
+	/* groups of one: the same pairs; groups that do not divide: refused */
+	ck_assert_int_eq(tp__graph_groups(g, 1, &q, &err), 0);
+	ck_assert_int_eq(q->nedges, g->nedges);
+	ck_assert_double_eq(wt(q, 4, 5), 1000);
+	tp_graph_destroy(q);
+	ck_assert_int_eq(tp__graph_groups(g, 4, &q, &err), TP_EINVAL);
+	ck_assert_ptr_null(q);
+	tp_assert_err_has(&err, "6 tasks in groups of 4");
+	ck_assert_int_eq(tp__graph_groups(g, 0, &q, &err), TP_EINVAL);
+	/* one group: no pairs left */
+	ck_assert_int_eq(tp__graph_groups(g, 6, &q, &err), 0);
+	ck_assert_int_eq(q->ntasks, 1);
+	ck_assert_int_eq(q->nedges, 0);
+	ck_assert_ptr_null(q->rounds);
+	tp_graph_destroy(q);
+	tp_graph_destroy(g);
+}
+END_TEST
+
 /* A stencil without bytes=: the time model's message sizes are assumed, a
  * face 32 KiB, an edge 512 bytes, a corner 8; with bytes= as given. */
 START_TEST(stencil_assumed_sizes)
@@ -1650,6 +1695,7 @@ int main(void)
 	tcase_add_test(tc, edges_basic);
 	tcase_add_test(tc, edges_duplicates_summed);
 	tcase_add_test(tc, heavy_view);
+	tcase_add_test(tc, graph_groups);
 	tcase_add_test(tc, edges_null_bytes_and_empty);
 	tcase_add_test(tc, edges_random_vs_dense);
 	tcase_add_test(tc, edges_errors);

@@ -68,6 +68,8 @@ struct tp_job {
 	int32_t *order;            /* Slurm's order of the hostlist's nodes,
 				      until tp_job_create takes it */
 	int32_t ntasks;
+	int32_t node_groups;       /* > 0: Slurm's node groups of this many
+				      ranks were mapped whole (job_groups.c) */
 	tp_graph *cpu;             /* stencil or JSON graph */
 	struct tp_job_early *early; /* the stencil graph being built while the
 				      machine and the allocation load */
@@ -152,6 +154,15 @@ int tp__job_models_ready(tp_job *job, tp_error *err);
 
 /* job_map.c: phase 1, the rank -> node mapping. */
 int tp__job_map(tp_job *job, tp_error *err);
+
+/* job_groups.c: Slurm's node groups mapped whole.  k when Slurm's order
+ * (job->block) puts every node's ranks together, k >= 2 consecutive ones
+ * on each, else 0; the groups' pattern placed with po (one group a node),
+ * job->map each rank on its group's node, rep the groups' candidates. */
+struct tp_place_report;
+int32_t tp__job_slurm_groups(const tp_job *job);
+int tp__job_place_groups(tp_job *job, int32_t k, const tp_place_opts *po,
+			 struct tp_place_report *rep, tp_error *err);
 
 /* job_node.c: phases 2 and 3 on every node of the mapping. */
 int tp__job_place_nodes(tp_job *job, tp_error *err);

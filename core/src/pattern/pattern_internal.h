@@ -159,6 +159,13 @@ int tp__parallel_graph_stages(const tp__parallel *p, const int32_t *map,
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err);
 
+/* g's tasks in groups of k consecutive ones, task t in group t / k
+ * (graph_groups.c): each pair of groups exchanges the sum of what their
+ * tasks do, what stays inside a group is left out, a group's rounds are
+ * its tasks' mean; exchanges and size_scale are g's, no coordinates.
+ * TP_EINVAL when k does not divide the tasks, TP_ENOMEM. */
+int tp__graph_groups(const tp_graph *g, int32_t k, tp_graph **out, tp_error *err);
+
 /* The graph's heavy part (graph_heavy.c): each task's heaviest entries that
  * carry share of its bytes, heaviest first, a pair kept when either end
  * keeps it.  *out owns its xadj, adjncy and weights (tp__graph_view_free);
