@@ -1817,6 +1817,12 @@ if check0 "eval --parallel" &&
 	grep -q "^$tmp/par.hostfile: 144 tasks on 42 nodes" "$tmp/out"
 then ok "eval --parallel: the hostfile's step against Slurm's order, as map predicted"
 else no "eval --parallel" "$(cat "$tmp/out" "$tmp/err")"; fi
+tp eval --config "$EX/block.conf" --nodes "$NVL" --tasks-per-node 4 \
+	--hostfile "$tmp/par.hostfile" --parallel tp=4,pp=4 --format json
+if check0 "eval --parallel --format json" &&
+	[ "$(json_get "$tmp/out" 'round(d["predicted"]["phases"]["dp"]["block_us"]) == 597 and abs(sum(v["us"] for v in d["predicted"]["phases"].values()) - d["predicted"]["exchange_us"]) <= 1e-9 * d["predicted"]["exchange_us"]')" = True ]
+then ok "eval --parallel --format json: the phases, summing to the step"
+else no "eval --parallel --format json" "$(head -c 400 "$tmp/out")"; fi
 # dp given: the layout counts the tasks
 tp map --config "$EX/block.conf" --nodes 'gb[001-008]' --parallel tp=4,pp=2,dp=4
 if check0 "map --parallel with dp=" && [ "$(wc -l <"$tmp/out")" -eq 32 ]
