@@ -158,6 +158,13 @@ static double share_below(double a, double b)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
+/* Are the two predicted times within TP__PREDICT_TIE_SHARE of b's? */
+static bool times_tie(const struct tp_job_cand *a, const struct tp_job_cand *b)
+{
+	return fabs(a->predicted_us - b->predicted_us) <=
+	       TP__PREDICT_TIE_SHARE * b->predicted_us;
+}
+
 /* How much better the winner is than block, as a share of block's value:
  * on the GPU-link rank first when it differs; else, under auto's rule
  * (place.h) when both congestions are known and it is the congestion
@@ -172,9 +179,7 @@ static double gain_over(const struct tp_job_cand *win,
 			return share_below(win->rank, blk->rank);
 	}
 	/* auto by predicted time: the time it saves, unless they tie */
-	if (win->predicted && blk->predicted &&
-	    fabs(win->predicted_us - blk->predicted_us) >
-	    TP__PREDICT_TIE_SHARE * blk->predicted_us)
+	if (win->predicted && blk->predicted && !times_tie(win, blk))
 		return share_below(win->predicted_us, blk->predicted_us);
 	if (win->congested && blk->congested) {
 		const double S = TP_PLACE_CONGESTION_SHARE;
@@ -292,10 +297,8 @@ static double hold_gain(const struct tp_job_cand *win,
 {
 	if (!win->predicted || !blk->predicted)
 		return gain_over(win, blk);
-	if (fabs(win->predicted_us - blk->predicted_us) <=
-	    TP__PREDICT_TIE_SHARE * blk->predicted_us)
-		return 0;
-	return share_below(win->predicted_us, blk->predicted_us);
+	return times_tie(win, blk) ? 0 : share_below(win->predicted_us,
+						     blk->predicted_us);
 }
 
 static void judge_auto(tp_job *job)

@@ -18,38 +18,31 @@ int tp__graph_groups(const tp_graph *g, int32_t k, tp_graph **out, tp_error *err
 		return tp_error_set(err, TP_EINVAL, "groups: %d tasks in groups of "
 				    "%d", g ? (int)g->ntasks : 0, (int)k);
 	int32_t ng = g->ntasks / k;
-	/* each pair once (u < v) for the bytes, every entry for the rounds */
-	size_t np = 0, nr = 0;
-	for (int32_t u = 0; u < g->ntasks; u++)
-		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
-			int32_t v = g->adjncy[e];
-			if (u / k == v / k)
-				continue;
-			np += u < v;
-			nr += g->rounds && g->rounds[e] > 0;
-		}
-	int32_t *pu = tp__malloc_array(np + 1, sizeof *pu);
-	int32_t *pv = tp__malloc_array(np + 1, sizeof *pv);
-	double *pw = tp__malloc_array(np + 1, sizeof *pw);
-	int32_t *ru = tp__malloc_array(nr + 1, sizeof *ru);
-	int32_t *rv = tp__malloc_array(nr + 1, sizeof *rv);
-	double *rr = tp__malloc_array(nr + 1, sizeof *rr);
+	/* each pair once (u < v) for the bytes, every entry for the rounds:
+	 * at most the graph's pairs and entries */
+	size_t ne = (size_t)g->nedges, nre = g->rounds ? 2 * ne : 0;
+	int32_t *pu = tp__malloc_array(ne + 1, sizeof *pu);
+	int32_t *pv = tp__malloc_array(ne + 1, sizeof *pv);
+	double *pw = tp__malloc_array(ne + 1, sizeof *pw);
+	int32_t *ru = tp__malloc_array(nre + 1, sizeof *ru);
+	int32_t *rv = tp__malloc_array(nre + 1, sizeof *rv);
+	double *rr = tp__malloc_array(nre + 1, sizeof *rr);
 	int rc = pu && pv && pw && ru && rv && rr ? 0 : TP_ENOMEM;
-	size_t ip = 0, ir = 0;
+	size_t np = 0, nr = 0;
 	for (int32_t u = 0; !rc && u < g->ntasks; u++)
 		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
 			int32_t v = g->adjncy[e];
 			if (u / k == v / k)
 				continue;
 			if (u < v) {
-				pu[ip] = u / k;
-				pv[ip] = v / k;
-				pw[ip++] = tp__graph_w(g, e);
+				pu[np] = u / k;
+				pv[np] = v / k;
+				pw[np++] = tp__graph_w(g, e);
 			}
 			if (g->rounds && g->rounds[e] > 0) {
-				ru[ir] = u / k;
-				rv[ir] = v / k;
-				rr[ir++] = g->rounds[e] / k;
+				ru[nr] = u / k;
+				rv[nr] = v / k;
+				rr[nr++] = g->rounds[e] / k;
 			}
 		}
 	tp_graph *q = NULL;
