@@ -148,6 +148,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/metis_load.c \
 	map/metrics.c \
 	map/modcolor.c \
+	map/node_tiles.c \
 	map/parmap.c \
 	map/parmap_swaps.c \
 	map/place.c \
@@ -292,6 +293,7 @@ UNIT_SRC = $(addprefix tests/unit/, \
 	test_slingshot.c \
 	test_slurm_rings.c \
 	test_slurm_topology.c \
+	test_tiles.c \
 	test_tree.c \
 	test_vendor.c \
 )

@@ -1060,6 +1060,34 @@ if check0 "dragonfly: modcolor skipped on 3-D"; then
 	if [ "$r" = True ]; then ok "dragonfly: auto reports modcolor skipped for a 3-D stencil"
 	else no "dragonfly: modcolor skipped" "$r $(cat "$tmp/out")"; fi
 fi
+# a thin grid's node tiles: 8x6x4 on 48 nodes of 4, its 2x1x2 tiles send
+# 14 messages from the busiest node where the cube's blocks send 16; the
+# JSON report names the candidate and the hostfile keeps the tiles' bound
+printf 'Network=dragonfly Groups=9 RoutersPerGroup=4 NodesPerRouter=4 LinksPerGroupPair=2 Routing=direct\nNodeName=f[000-143] CoordOrder=x-major\n' >"$tmp/df-tiles.conf"
+DT=$(awk 'BEGIN { for (i = 0; i < 48; i++) printf "%sf%03d", (i ? "," : ""), (i * 37) % 144 }')
+tp map --config "$tmp/df-tiles.conf" --nodes "$DT" --tasks-per-node 4 --stencil 8x6x4:7pt:bytes=65536 \
+	-o "$tmp/tiles.hosts"
+check0 "dragonfly: node tiles (hostfile)"
+tp map --config "$tmp/df-tiles.conf" --nodes "$DT" --tasks-per-node 4 --stencil 8x6x4:7pt:bytes=65536 \
+	--format json --explain
+if check0 "dragonfly: node tiles"; then
+	r=$(json_get "$tmp/out" 'any(c["name"] == "tiles" and c["ran"] and "2x1x2 tiles, the busiest node 0.88 x" in c["note"] for c in d["candidates"])' 2>&1)
+	most=$(awk -v X=8 -v Y=6 -v Z=4 '{ h[NR - 1] = $1 } END {
+		for (t = 0; t < X * Y * Z; t++) { x = t % X; y = int(t / X) % Y; z = int(t / (X * Y))
+			if (x + 1 < X && h[t] != h[t + 1]) { o[h[t]]++; o[h[t + 1]]++ }
+			if (y + 1 < Y && h[t] != h[t + X]) { o[h[t]]++; o[h[t + X]]++ }
+			if (z + 1 < Z && h[t] != h[t + X * Y]) { o[h[t]]++; o[h[t + X * Y]]++ } }
+		m = 0; for (n in o) if (o[n] > m) m = o[n]; print m }' "$tmp/tiles.hosts")
+	if [ "$r" = True ] && [ "$most" -le 14 ] && grep -q '^explain: [* ] tiles ' "$tmp/err"; then ok "dragonfly: auto maps a thin grid's node tiles (busiest node 14 messages)"
+	else no "dragonfly: node tiles" "$r busiest $most $(grep explain "$tmp/err")"; fi
+fi
+tp map --config "$tmp/df-tiles.conf" --nodes "$DT" --tasks-per-node 4 --stencil 8x6x4:7pt:periodic=all \
+	--format json
+if check0 "dragonfly: no tiles when periodic"; then
+	r=$(json_get "$tmp/out" 'not any(c["name"] == "tiles" for c in d["candidates"])' 2>&1)
+	if [ "$r" = True ]; then ok "dragonfly: no node tiles on a periodic grid (every tile as busy)"
+	else no "dragonfly: no tiles when periodic" "$r"; fi
+fi
 fails2 "modcolor: not two-level" "two-level" - map --config "$EX/mesh2d.conf" --nodes "node[00-15]" --tasks-per-node 4 --stencil 8x8 --policy modcolor
 printf 'Network=dragonfly Groups=2 RoutersPerGroup=2 NodesPerRouter=2\nNodeName=d[0-8] CoordOrder=x-major\n' >"$tmp/df-bad.conf"
 fails2 "dragonfly: more nodes than the groups hold" "df-bad.conf:2" - check-config "$tmp/df-bad.conf"

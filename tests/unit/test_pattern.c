@@ -1662,6 +1662,40 @@ START_TEST(graph_groups)
 }
 END_TEST
 
+/* Any groups of k (tp__graph_quotient): the line 0-1-2-3 of 1-byte pairs
+ * in the groups {0, 3} and {1, 2}: 0-1 and 2-3 cross between them (2
+ * bytes), 1-2 stays inside.  A group past k tasks, one out of range, or
+ * groups that are not the tasks are refused, saying which. */
+START_TEST(graph_quotient)
+{
+	tp_graph *g = NULL, *q = NULL;
+	tp_error err;
+	const char *txt = "{\"tasks\": 4, \"edges\": [[0, 1, 1], [1, 2, 1], [2, 3, 1]]}";
+	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
+						   &err), 0);
+	int32_t of[4] = { 0, 1, 1, 0 };
+	ck_assert_int_eq(tp__graph_quotient(g, of, 2, 2, &q, &err), 0);
+	ck_assert_int_eq(q->ntasks, 2);
+	ck_assert_int_eq(q->nedges, 1);
+	ck_assert_double_eq(wt(q, 0, 1), 2);
+	tp_graph_destroy(q);
+	/* NULL: consecutive tasks, as tp__graph_groups */
+	ck_assert_int_eq(tp__graph_quotient(g, NULL, 2, 2, &q, &err), 0);
+	ck_assert_double_eq(wt(q, 0, 1), 1);
+	tp_graph_destroy(q);
+	int32_t three[4] = { 0, 0, 0, 1 };
+	ck_assert_int_eq(tp__graph_quotient(g, three, 2, 2, &q, &err), TP_EINVAL);
+	ck_assert_ptr_null(q);
+	tp_assert_err_has(&err, "task 2 in group 0 of 2, past 2 tasks a group");
+	int32_t out[4] = { 0, 1, 2, 1 };
+	ck_assert_int_eq(tp__graph_quotient(g, out, 2, 2, &q, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "task 2 in group 2 of 2");
+	ck_assert_int_eq(tp__graph_quotient(g, of, 3, 2, &q, &err), TP_EINVAL);
+	tp_assert_err_has(&err, "4 tasks in 3 groups of 2");
+	tp_graph_destroy(g);
+}
+END_TEST
+
 /* A stencil without bytes=: the time model's message sizes are assumed, a
  * face 32 KiB, an edge 512 bytes, a corner 8; with bytes= as given. */
 START_TEST(stencil_assumed_sizes)
@@ -1696,6 +1730,7 @@ int main(void)
 	tcase_add_test(tc, edges_duplicates_summed);
 	tcase_add_test(tc, heavy_view);
 	tcase_add_test(tc, graph_groups);
+	tcase_add_test(tc, graph_quotient);
 	tcase_add_test(tc, edges_null_bytes_and_empty);
 	tcase_add_test(tc, edges_random_vs_dense);
 	tcase_add_test(tc, edges_errors);

@@ -188,6 +188,30 @@ static bool hierarchy(const tp_alloc *a)
 	return tp_machine_has(a->m, TP_CAP_HIERARCHY);
 }
 
+/* Under a time budget, the tilings are weighed (each shape a pass over
+ * the edges) only on graphs up to this many edges. */
+#define TILES_BUDGET_EDGES ((int64_t)1 << 20)
+
+/* auto's candidate "tiles" (node_tiles.h): every node holds the same k >=
+ * 2 tasks, all of them used, and the grid has a tiling whose busiest tile
+ * sends less than the blocks'; r->tiles then says which.  Not with a rank
+ * callback, which judges tasks the tiles' pattern does not have. */
+static bool tiles_apply(cand_run *r)
+{
+	const tp_alloc *a = r->a;
+	const tp_graph *g = r->g;
+	if (r->o->policy != TP_POLICY_AUTO || r->o->rank || g->coord_dims == 0 ||
+	    a->nnodes < 2 || (r->o->geom.time_budget_ms > 0 && g->nedges > TILES_BUDGET_EDGES))
+		return false;
+	int k = a->slots[0];
+	if (k < 2 || (int64_t)a->nnodes * k != g->ntasks)
+		return false;
+	for (int32_t i = 1; i < a->nnodes; i++)
+		if (a->slots[i] != k)
+			return false;
+	return tp__tiles_worth(g, k, &r->tiles);
+}
+
 /* The job's rules (job_map.c) judge the winner against Slurm's block order
  * (candidate 0) with the same rule: both congestions, where it can decide. */
 static void rule_against_block(cand_run *r)
@@ -248,6 +272,7 @@ int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 		 * for the network (hierarchical) before the generic ones */
 		bool hier = hierarchy(a), coords = g->coord_dims > 0;
 		bool groups = tp_machine_has(a->m, TP_CAP_GROUPS);
+		r.has_tiles = tiles_apply(&r);
 		int threads = o->geom.nthreads > 0 ? o->geom.nthreads : tp__cpus();
 		if (!(rc = run_candidate(&r, C_BLOCK, true, err)) &&
 		    !(rc = hier && coords ? run_candidate(&r, C_HIER_COORDS, false, err) : 0) &&
@@ -264,6 +289,8 @@ int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 			ks[nk++] = C_BIPART;
 			if (groups)
 				ks[nk++] = C_MODCOLOR;
+			if (r.has_tiles)
+				ks[nk++] = C_TILES;
 			rc = tp__place_run_side_by_side(&r, ks, nk, threads, err);
 		} else if (!rc) {
 			rc = run_candidate(&r, C_GEOMETRIC, true, err);
@@ -286,8 +313,10 @@ int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 			    !(rc = zorder_after_geometric(&r, err)) &&
 			    !(rc = hier ? run_candidate(&r, C_HIER, false, err) : 0) &&
 			    !(rc = run_candidate(&r, C_GREEDY, false, err)) &&
-			    !(rc = run_candidate(&r, C_BIPART, false, err)) && groups)
-				rc = run_candidate(&r, C_MODCOLOR, false, err);
+			    !(rc = run_candidate(&r, C_BIPART, false, err)) &&
+			    !(rc = groups ? run_candidate(&r, C_MODCOLOR, false, err) : 0) &&
+			    r.has_tiles)
+				rc = run_candidate(&r, C_TILES, false, err);
 		}
 	} else if (o->policy == TP_POLICY_HIERARCHICAL && !hierarchy(a)) {
 		rc = tp_error_set(err, TP_ENOTSUP, "policy hierarchical: a %s network "

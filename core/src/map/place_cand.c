@@ -15,7 +15,7 @@
 
 static const char *const CAND_NAMES[] = { "block", "zorder", "geometric",
 					  "greedy", "bipartition", "modcolor", "blocks",
-					  "hierarchical", "hier-coords" };
+					  "hierarchical", "hier-coords", "tiles" };
 
 /* Wait for block's score, if it is being computed: every comparison and
  * every reserve for a scoring needs it. */
@@ -125,6 +125,26 @@ int tp__place_construct(cand_run *r, enum cand_kind k, bool force,
 			return 0;
 		}
 		break;
+	case C_TILES: {
+		/* the pattern between the tiles, by auto under what is left */
+		tp_place_opts po = *r->o;
+		po.policy = TP_POLICY_AUTO;
+		po.geom.time_budget_ms = tp__place_step_budget(r);
+		const struct tp__tiles *t = &r->tiles;
+		rc = tp__tiles_map(r->g, r->a, &po, t, out, e);
+		if (!rc) {
+			char shape[32] = "";
+			for (int d = 0; d < t->dims; d++) {
+				size_t at = strlen(shape);
+				snprintf(shape + at, sizeof shape - at, "%s%d", d ? "x" : "",
+					 t->shape[d]);
+			}
+			snprintf(c->note, sizeof c->note, "%s tiles, the busiest node "
+				 "%.2f x the blocks' bytes", shape,
+				 t->busiest / t->blocks_busiest);
+		}
+		break;
+	}
 	case C_BLOCKS:
 		rc = tp__block_map(r->g, r->a, r->o->graph.seed, out, e);
 		if (rc == TP_ENOMETIS) {

@@ -17,13 +17,14 @@
 
 #include "util/util_internal.h"
 #include "map/metrics_internal.h"
+#include "map/node_tiles.h"
 #include "map/place_internal.h"
 #include "pattern/pattern_internal.h"
 
 /* ---- candidates: graph and auto ---- */
 
 enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
-		 C_BLOCKS, C_HIER, C_HIER_COORDS };
+		 C_BLOCKS, C_HIER, C_HIER_COORDS, C_TILES };
 
 /* Constructions kept besides the best as starts of the lane refinement:
  * another construction's layout often ends faster under it (simgrid's
@@ -108,6 +109,10 @@ typedef struct cand_run {
 	 * LANES_AHEAD_THREADS), for lanes_side when the best is that map;
 	 * NULL: none */
 	struct lanes_ahead *lahead;
+	/* auto: the grid's node tiles, where their busiest sends less than
+	 * the blocks' (node_tiles.h); the candidate "tiles" runs then */
+	bool has_tiles;
+	struct tp__tiles tiles;
 	bool greedy_last;    /* tp__place_ex_greedy_last: greedy starts once
 				the others are built, and ends before the
 				refinement begun beside it does */

@@ -65,7 +65,8 @@ struct side_lane {
 
 static bool uses_metis(enum cand_kind k)
 {
-	return k == C_HIER || k == C_BLOCKS;
+	/* tiles: auto's hierarchical inside */
+	return k == C_HIER || k == C_BLOCKS || k == C_TILES;
 }
 
 /* Does candidate k run on threads of its own? */

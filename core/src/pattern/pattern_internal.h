@@ -165,6 +165,11 @@ int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
  * its tasks' mean; exchanges and size_scale are g's, no coordinates.
  * TP_EINVAL when k does not divide the tasks, TP_ENOMEM. */
 int tp__graph_groups(const tp_graph *g, int32_t k, tp_graph **out, tp_error *err);
+/* The same for any groups of k tasks each: task t in group group_of[t]
+ * (0 .. ng - 1; NULL: t / k).  TP_EINVAL when ng groups of k are not the
+ * tasks or a group is out of range, TP_ENOMEM. */
+int tp__graph_quotient(const tp_graph *g, const int32_t *group_of, int32_t ng,
+		       int32_t k, tp_graph **out, tp_error *err);
 
 /* The graph's heavy part (graph_heavy.c): each task's heaviest entries that
  * carry share of its bytes, heaviest first, a pair kept when either end
