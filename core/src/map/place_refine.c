@@ -721,9 +721,9 @@ int tp__place_lanes_stage(cand_run *r, tp_error *err)
 		ns = add_start(r, start, ns, built, 0, of);
 	/* behind the tiles (node_tiles.c) the runners are those the best
 	 * other construction would have had: a whole other tiling's lanes can
-	 * end slower (an 8x8x8 27-point stencil on a 4:1 tree: the tiles
-	 * 249 us, hierarchical 326, hier-coords 352; their lanes 218 us, and
-	 * 207 from hier-coords) */
+	 * end slower (with tiles at any gain, an 8x8x8 27-point stencil on a
+	 * 4:1 tree: the tiles 249 us, hierarchical 326, hier-coords 352;
+	 * their lanes 218 us, and 207 from hier-coords) */
 	const tp_place_candidate *ref = b;
 	if (!strcmp(of, "tiles") && r->nrunners > 0 && b->has_predicted &&
 	    !b->predicted_bound)

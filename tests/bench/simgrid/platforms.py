@@ -131,6 +131,22 @@ def _write(path, text):
         f.write(text)
 
 
+def crossbar(net):
+    """net's nodes on one crossbar: each node's own link (the bandwidth
+    and latency of every cable), nothing between the nodes.  Written
+    beside net's platform; its path."""
+    prefix = net.nodes[0].rstrip("0123456789")
+    assert net.nodes == ["%s%d" % (prefix, i) for i in range(len(net.nodes))]
+    path = os.path.join(os.path.dirname(net.platform), "crossbar.xml")
+    _write(path, XML_HEAD + (
+        "  <cluster id=\"%s-crossbar\" prefix=\"%s\" radical=\"0-%d\" "
+        "suffix=\"\" speed=\"1Gf\" bw=\"%dGBps\" lat=\"%gus\" "
+        "sharing_policy=\"SPLITDUPLEX\" loopback_bw=\"%dGBps\" "
+        "loopback_lat=\"0us\"/>\n</platform>\n") % (
+            net.key, prefix, len(net.nodes) - 1, BW, LAT_US, LOOP_BW))
+    return path
+
+
 def fat_tree(outdir, uplinks):
     """16 leaves x 32 nodes, `uplinks` spines: taper 32/uplinks : 1."""
     taper = 32 // uplinks

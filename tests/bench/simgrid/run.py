@@ -173,6 +173,7 @@ class Case:
         if net.kind in ("tree", "dragonfly"):
             self.policies.append("hierarchical")
         self.res = {}    # policy -> dict(sim=, pred=, note=)
+        self.floor = None   # floor_time
         self.errors = []
 
     def pattern_args(self):
@@ -231,6 +232,65 @@ def write_graph_files(c, d, periodic=False):
     with open(c.graph_txt, "w") as f:
         f.write("%d\n" % c.ntasks)
         f.writelines("%d %d %d\n" % e for e in c.edges)
+
+
+def floor_tiling(c):
+    """The tiling of a stencil's grid into the nodes' tpn tasks whose
+    busiest tile sends the fewest bytes (then the fewest in all): tile of
+    each task, x fastest.  None where tasks do not fill the nodes."""
+    dims = list(c.dims)
+    k = c.tpn
+    if k < 2 or c.ntasks != math.prod(dims):
+        return None
+    best = None
+
+    def shapes(d, left, acc):
+        if d == len(dims):
+            if left == 1:
+                yield tuple(acc)
+            return
+        for x in range(1, left + 1):
+            if left % x == 0 and dims[d] % x == 0:
+                yield from shapes(d + 1, left // x, acc + [x])
+
+    for sh in shapes(0, k, []):
+        ext = [dims[i] // sh[i] for i in range(len(dims))]
+
+        def tile(t):
+            at, mul = 0, 1
+            for i in range(len(dims)):
+                at += (t % dims[i]) // sh[i] * mul
+                t //= dims[i]
+                mul *= ext[i]
+            return at
+        of = [tile(t) for t in range(c.ntasks)]
+        out = [0] * (c.ntasks // k)
+        for a, b, w in c.edges:
+            if of[a] != of[b]:
+                out[of[a]] += w
+                out[of[b]] += w
+        key = (max(out), sum(out))
+        if best is None or key < best[0]:
+            best = (key, of)
+    return best[1]
+
+
+def floor_time(args, c, d):
+    """The floor of a stencil case on a tree or a dragonfly: the tiling
+    whose busiest node sends least (floor_tiling), simulated on a crossbar
+    of the same node links (platforms.crossbar), where only the nodes' own
+    links are shared.  No mapping on the network beats its tiling there by
+    more than a better tiling could (on an 8x8x8 7-point stencil, 4 a node,
+    none has a node of fewer than 16 messages)."""
+    if not c.stencil or c.net.kind not in ("tree", "dragonfly"):
+        return None
+    of = floor_tiling(c)
+    if of is None:
+        return None
+    hf = os.path.join(d, "floor.hosts")
+    with open(hf, "w") as f:
+        f.writelines(c.hosts[t] + "\n" for t in of)
+    return simulate(args, c, hf, d, "floor", c.net.crossbar)
 
 
 def scotch_map(c, d):
@@ -296,11 +356,11 @@ def predicted(tp, c, hf):
     return None, None
 
 
-def sim_key(args, c, hf):
+def sim_key(args, c, hf, platform):
     """The digest of everything a simulation depends on."""
     h = hashlib.sha256()
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange.c")
-    for path in (c.net.platform, src, c.graph_txt, hf):
+    for path in (platform, src, c.graph_txt, hf):
         with open(path, "rb") as f:
             h.update(f.read())
         h.update(b"\0")
@@ -309,15 +369,16 @@ def sim_key(args, c, hf):
     return h.hexdigest()
 
 
-def simulate(args, c, hf, d, tag):
-    key = sim_key(args, c, hf) if args.sim_cache else None
+def simulate(args, c, hf, d, tag, platform=None):
+    platform = platform or c.net.platform
+    key = sim_key(args, c, hf, platform) if args.sim_cache else None
     cached = os.path.join(args.sim_cache, key) if key else None
     if cached and os.path.exists(cached):
         with open(cached) as f:
             return float(f.read())
     rank_hf = os.path.join(d, tag + ".smpi-hosts")
     shutil.copyfile(hf, rank_hf)
-    argv = ["smpirun", "-np", str(c.ntasks), "-platform", c.net.platform,
+    argv = ["smpirun", "-np", str(c.ntasks), "-platform", platform,
             "-hostfile", rank_hf, "-quiet"] + smpi_cfg(args) + [
             args.exchange, c.graph_txt, str(WARMUP), str(args.iters)]
     rc, out, err = sh(argv, cwd=d, timeout=900)
@@ -383,6 +444,10 @@ def run_case(args, c, root):
         except Exception as e:  # noqa: BLE001
             r["note"] = (r["note"] + "; " if r["note"] else "") + str(e)
         c.res[p] = r
+    try:
+        c.floor = floor_time(args, c, d)
+    except Exception as e:  # noqa: BLE001
+        c.errors.append("floor: %s" % e)
     c.secs = time.time() - t0
     print("simgrid: %s done, %.0f s" % (c.name, c.secs), file=sys.stderr,
           flush=True)
@@ -488,6 +553,7 @@ def main():
     for n in (platforms.fat_tree(root, 8), platforms.fat_tree(root, 16),
               platforms.torus(root), platforms.dragonfly(root)):
         err = settle_conf(args.topoplace, n)
+        n.crossbar = platforms.crossbar(n)
         if err:
             print("simgrid: %s" % err, file=sys.stderr)
             return 1
@@ -643,6 +709,29 @@ def main():
         if n:
             print("%-19s %5d %14s %11.1f%%" % (lab, n, "%d/%d" % (best, n),
                                                 100 * gap))
+    # how far auto and Scotch are from what the nodes' own links allow:
+    # floor / Scotch is the least auto / Scotch a tiling reaches there
+    print("\n== the floor: the tiling whose busiest node sends least, on a "
+          "crossbar of the same node links (stencils on trees and dragonflies)")
+    print("%-19s %5s %11s %13s %13s" % ("network", "cases", "auto/floor",
+                                         "scotch/floor", "floor/scotch"))
+    for lab in labels:
+        fa, fs, sf = [], [], []
+        for c in cases:
+            if c.net.label != lab or not c.floor:
+                continue
+            a = c.res.get("auto", {}).get("sim")
+            sc = c.res.get("scotch", {}).get("sim")
+            if a:
+                fa.append(a / c.floor)
+            if sc:
+                fs.append(sc / c.floor)
+                sf.append(c.floor / sc)
+        if fa:
+            print("%-19s %5d %11s %13s %13s" % (
+                lab, len(fa), fmt(geomean(fa), "%.3f").strip(),
+                fmt(geomean(fs) if fs else None, "%.3f").strip(),
+                fmt(geomean(sf) if sf else None, "%.3f").strip()))
     print("\nsimgrid: %d cases, %.0f s (%d jobs)" % (
         len(cases), time.time() - t_all, args.jobs))
     if not args.keep:
