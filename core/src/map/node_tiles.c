@@ -31,6 +31,11 @@
  * second more. */
 #define TILES_GAIN_SHARE 0.05
 
+/* Tile shapes weighed at most (each a pass over the edges): 3-D shapes of
+ * up to 64 tasks are at most 28, six dimensions' of 8 are 56; past it the
+ * tiles are not weighed. */
+#define TILES_MAX_SHAPES 64
+
 /* The box of g's coordinates, when they are integers filling it, each
  * point once: lo and ext per dimension. */
 static bool full_box(const tp_graph *g, int *lo, int *ext)
@@ -172,20 +177,23 @@ static void consider(struct search *s)
 	s->any = true;
 }
 
-/* Every shape from dimension d on: extents dividing the grid's, k tasks. */
-static void shapes(struct search *s, int d, int32_t left)
+/* Every shape from dimension d on: extents dividing the grid's, k tasks;
+ * weighed (consider) or, with count, only counted into *count. */
+static void shapes(struct search *s, int d, int32_t left, int64_t *count)
 {
-	if (s->oom)
+	if (s->oom || (count && *count > TILES_MAX_SHAPES))
 		return;
 	if (d == s->g->coord_dims) {
-		if (left == 1)
+		if (left == 1 && count)
+			++*count;
+		else if (left == 1)
 			consider(s);
 		return;
 	}
 	for (int x = 1; x <= left; x++)
 		if (left % x == 0 && s->ext[d] % x == 0) {
 			s->shape[d] = x;
-			shapes(s, d + 1, left / x);
+			shapes(s, d + 1, left / x, count);
 		}
 }
 
@@ -196,7 +204,11 @@ bool tp__tiles_worth(const tp_graph *g, int32_t k, struct tp__tiles *t)
 	if (k < 2 || g->ntasks % k != 0 || !full_box(g, lo, ext))
 		return false;
 	struct search s = { .g = g, .lo = lo, .ext = ext, .k = k };
-	shapes(&s, 0, k);
+	int64_t n = 0;
+	shapes(&s, 0, k, &n);
+	if (n > TILES_MAX_SHAPES)
+		return false;
+	shapes(&s, 0, k, NULL);
 	if (s.oom || !s.any ||
 	    !(s.best.busiest < (1 - TILES_GAIN_SHARE) * s.best.blocks_busiest))
 		return false;
