@@ -281,7 +281,8 @@ def floor_time(args, c, d):
     of the same node links (platforms.crossbar), where only the nodes' own
     links are shared.  No mapping on the network beats its tiling there by
     more than a better tiling could (on an 8x8x8 7-point stencil, 4 a node,
-    none has a node of fewer than 16 messages)."""
+    every way of putting the tasks on nodes leaves one node 16 messages or
+    more: the one holding a centre task)."""
     if not c.stencil or c.net.kind not in ("tree", "dragonfly"):
         return None
     of = floor_tiling(c)
