@@ -1567,19 +1567,16 @@ END_TEST
 START_TEST(json_exchanges)
 {
 	tp_graph *g = NULL;
-	tp_error err;
 	const char *txt = "{\"tasks\": 2, \"generator\": \"x\", \"exchanges\": 4,"
 			  " \"edges\": [[0, 1, 400]]}";
-	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
-						   &err), 0);
+	g = json_str_ok(txt);
 	ck_assert(g->exchanges == 4);
 	ck_assert(tp__graph_w_exchange(g, 0, 0) == 100);
 	ck_assert(tp__graph_w(g, 0) == 400);
 	tp_graph_destroy(g);
 	/* without it: one exchange */
 	txt = "{\"tasks\": 2, \"edges\": [[0, 1, 400]]}";
-	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
-						   &err), 0);
+	g = json_str_ok(txt);
 	ck_assert(tp__graph_w_exchange(g, 0, 0) == 400);
 	tp_graph_destroy(g);
 }
@@ -1591,12 +1588,10 @@ END_TEST
 START_TEST(json_rounds)
 {
 	tp_graph *g = NULL;
-	tp_error err;
 	const char *txt = "{\"tasks\": 3, \"directed\": true, \"exchanges\": 2,"
 			  " \"edges\": [[0, 1, 400, 6], [1, 0, 400], [0, 1, 8, 2],"
 			  " {\"src\": 2, \"dst\": 0, \"bytes\": 8, \"rounds\": 4}]}";
-	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
-						   &err), 0);
+	g = json_str_ok(txt);
 	ck_assert_ptr_nonnull(g->rounds);
 	int64_t e01 = tp__graph_entry(g, 0, 1), e10 = tp__graph_entry(g, 1, 0);
 	int64_t e20 = tp__graph_entry(g, 2, 0), e02 = tp__graph_entry(g, 0, 2);
@@ -1609,8 +1604,7 @@ START_TEST(json_rounds)
 	tp_graph_destroy(g);
 	/* zeros are no rounds */
 	txt = "{\"tasks\": 2, \"edges\": [[0, 1, 400, 0]]}";
-	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
-						   &err), 0);
+	g = json_str_ok(txt);
 	ck_assert_ptr_null(g->rounds);
 	ck_assert(tp__graph_rounds_exchange(g, 0) == 0);
 	tp_graph_destroy(g);
@@ -1628,8 +1622,7 @@ START_TEST(graph_groups)
 	const char *txt = "{\"tasks\": 6, \"directed\": true, \"exchanges\": 2,"
 			  " \"edges\": [[0, 1, 100], [1, 2, 10], [3, 0, 20], [2, 5, 7],"
 			  " [4, 5, 1000, 9], [0, 2, 8, 8], [1, 3, 8, 4]]}";
-	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
-						   &err), 0);
+	g = json_str_ok(txt);
 	ck_assert_int_eq(tp__graph_groups(g, 2, &q, &err), 0);
 	ck_assert_int_eq(q->ntasks, 3);
 	ck_assert_int_eq(q->nedges, 2);
@@ -1671,8 +1664,7 @@ START_TEST(graph_quotient)
 	tp_graph *g = NULL, *q = NULL;
 	tp_error err;
 	const char *txt = "{\"tasks\": 4, \"edges\": [[0, 1, 1], [1, 2, 1], [2, 3, 1]]}";
-	ck_assert_int_eq(tp_graph_from_json_string(&g, txt, strlen(txt), "t.json", 0,
-						   &err), 0);
+	g = json_str_ok(txt);
 	int32_t of[4] = { 0, 1, 1, 0 };
 	ck_assert_int_eq(tp__graph_quotient(g, of, 2, 2, &q, &err), 0);
 	ck_assert_int_eq(q->ntasks, 2);
