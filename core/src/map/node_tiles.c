@@ -215,8 +215,10 @@ bool tp__tiles_worth(const tp_graph *g, int32_t k, struct tp__tiles *t)
 	*t = s.best;
 	t->dims = g->coord_dims;
 	t->ntiles = g->ntasks / k;
-	for (int d = 0; d < t->dims; d++)
+	for (int d = 0; d < t->dims; d++) {
 		t->ext[d] = ext[d] / t->shape[d];
+		t->lo[d] = lo[d];
+	}
 	return true;
 }
 
@@ -231,11 +233,10 @@ int tp__tiles_map(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 	if (a->nnodes != t->ntiles)
 		return tp_error_set(err, TP_EINVAL, "tiles: %d tiles on %d nodes",
 				    (int)t->ntiles, (int)a->nnodes);
-	int lo[TP_MAX_DIMS], ext[TP_MAX_DIMS];
-	if (!full_box(g, lo, ext))
-		return tp_error_set(err, TP_EINVAL, "tiles: the tasks' coordinates "
-				    "are not a full grid");
-	int nd = t->dims;
+	/* the grid as tp__tiles_worth found it */
+	int nd = t->dims, ext[TP_MAX_DIMS];
+	for (int d = 0; d < nd; d++)
+		ext[d] = t->ext[d] * t->shape[d];
 	int32_t *of = tp__malloc_array((size_t)g->ntasks, sizeof *of);
 	double *xy = tp__malloc_array((size_t)t->ntiles * (size_t)nd, sizeof *xy);
 	int32_t *qmap = tp__malloc_array((size_t)t->ntiles, sizeof *qmap);
@@ -243,7 +244,7 @@ int tp__tiles_map(const tp_graph *g, const tp_alloc *a, const tp_place_opts *o,
 	tp_alloc *qa = NULL;
 	int rc = of && xy && qmap ? 0 : tp_error_set(err, TP_ENOMEM, "tiles: out of memory");
 	for (int32_t i = 0; !rc && i < g->ntasks; i++)
-		of[i] = tile_of(g, lo, ext, t->shape, i);
+		of[i] = tile_of(g, t->lo, ext, t->shape, i);
 	/* tile i's coordinates: its place in the grid of tiles */
 	for (int32_t i = 0; !rc && i < t->ntiles; i++) {
 		int64_t r = i;

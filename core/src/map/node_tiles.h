@@ -14,6 +14,7 @@ struct tp__tiles {
 	int dims;
 	int shape[TP_MAX_DIMS];     /* tasks a tile along each dimension */
 	int ext[TP_MAX_DIMS];       /* tiles along each */
+	int lo[TP_MAX_DIMS];        /* the grid's first coordinate in each */
 	int32_t ntiles;
 	double busiest;             /* the busiest tile's bytes off it */
 	double blocks_busiest;      /* the same for the blocks of the fewest
