@@ -320,6 +320,7 @@ FUZZ_TARGETS = \
 	hostlist \
 	json_graph \
 	node_xml \
+	parallel \
 	slurm_conf \
 	slurm_live \
 	slurm_order \
