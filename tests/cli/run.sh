@@ -1088,6 +1088,19 @@ if check0 "dragonfly: no tiles when periodic"; then
 	if [ "$r" = True ]; then ok "dragonfly: no node tiles on a periodic grid (every tile as busy)"
 	else no "dragonfly: no tiles when periodic" "$r"; fi
 fi
+# order=mpi: MPI_Cart_create's dimensions (the last fastest), the same job
+tp map --config "$tmp/df-tiles.conf" --nodes "$DT" --tasks-per-node 4 \
+	--stencil 4x6x8:7pt:order=mpi:periodic=z:weights=1,1,2 --output "$tmp/mpi.hosts"
+if check0 "stencil: order=mpi"; then
+	tp map --config "$tmp/df-tiles.conf" --nodes "$DT" --tasks-per-node 4 \
+		--stencil 8x6x4:7pt:periodic=x:weights=2,1,1 --output "$tmp/x.hosts"
+	if check0 "stencil: order=x" && cmp -s "$tmp/mpi.hosts" "$tmp/x.hosts"; then
+		ok "stencil: order=mpi reads MPI_Cart_create's dimensions (the same hostfile)"
+	else no "stencil: order=mpi" "the hostfiles differ"; fi
+fi
+fails2 "stencil: unknown order" "order=yxz: unknown order" "$tmp/bad-order.hosts" map \
+	--config "$tmp/df-tiles.conf" --nodes "$DT" --tasks-per-node 4 \
+	--stencil 8x6x4:order=yxz --output "$tmp/bad-order.hosts"
 fails2 "modcolor: not two-level" "two-level" - map --config "$EX/mesh2d.conf" --nodes "node[00-15]" --tasks-per-node 4 --stencil 8x8 --policy modcolor
 printf 'Network=dragonfly Groups=2 RoutersPerGroup=2 NodesPerRouter=2\nNodeName=d[0-8] CoordOrder=x-major\n' >"$tmp/df-bad.conf"
 fails2 "dragonfly: more nodes than the groups hold" "df-bad.conf:2" - check-config "$tmp/df-bad.conf"

@@ -732,7 +732,13 @@ START_TEST(stencil_errors)
 	stencil_bad("4x4:weights=1,x", "value 2 'x' is not a positive number");
 	stencil_bad("4x4:weights=1,0", "value 2 '0' is not a positive number");
 	stencil_bad("4x4:weights=1,", "value 2 '' is not a positive number");
-	stencil_bad("4x4:foo=1", "unknown option 'foo' (periodic=, bytes=, weights=)");
+	stencil_bad("4x4:foo=1", "unknown option 'foo' (periodic=, bytes=, weights=, order=)");
+	stencil_bad("4x4:order=zyx", "order=zyx: unknown order (x: the first dimension fastest, "
+		    "the default; mpi: the last, as MPI_Cart_create numbers ranks)");
+	stencil_bad("4x4:order=", "order=: unknown order");
+	stencil_bad("4x4:order=MPI", "order=MPI: unknown order");
+	stencil_bad("4x4:order=mpi:order=mpi", "option order= given twice");
+	stencil_bad("8x2:order=mpi:periodic=z", "axis z, but the grid has only 2 dimensions");
 	stencil_bad("4x4::5pt", "empty field");
 	stencil_bad("4x4:5pt:", "empty field");
 	stencil_bad("4x4:5pt:9pt", "points given twice");
@@ -1347,6 +1353,36 @@ static bool same_graph(const tp_graph *a, const tp_graph *b)
 	return true;
 }
 
+/* order=mpi: the dimensions as MPI_Cart_create numbers ranks (row-major,
+ * the last fastest) are the same graph as topoplace's x-fastest spec with
+ * them reversed, periodic= and weights= following them as written. */
+START_TEST(stencil_mpi_order)
+{
+	static const struct {
+		const char *mpi, *x;
+	} t[] = {
+		{ "8x8x4:7pt:order=mpi", "4x8x8:7pt" },
+		{ "4x2x3:periodic=x:weights=1,2,3:order=mpi", "3x2x4:periodic=z:weights=3,2,1" },
+		{ "8x4:order=mpi:periodic=y:bytes=64", "4x8:periodic=x:bytes=64" },
+		{ "5x3:9pt:order=mpi:weights=2,1", "3x5:9pt:weights=1,2" },
+		{ "4x4x4:27pt:order=mpi:weights=1,2,3", "4x4x4:27pt:weights=3,2,1" },
+		{ "6x4:order=x", "6x4" },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		tp_graph *a = stencil_ok(t[i].mpi), *b = stencil_ok(t[i].x);
+		ck_assert_msg(same_graph(a, b), "%s against %s", t[i].mpi, t[i].x);
+		tp_graph_destroy(a);
+		tp_graph_destroy(b);
+	}
+	/* rank r of MPI's 3x2 grid is (r / 2, r % 2): rank 0's neighbours are
+	 * 1 (second dimension) and 2 (first) */
+	tp_graph *g = stencil_ok("3x2:order=mpi");
+	nbrs_are(g, 0, 2, (int32_t[]){ 1, 2 });
+	nbrs_are(g, 1, 2, (int32_t[]){ 0, 3 });
+	tp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(detect_stencils)
 {
 	static const struct {
@@ -1739,6 +1775,7 @@ int main(void)
 	tcase_add_test(tc, stencil_7pt);
 	tcase_add_test(tc, stencil_9pt_27pt);
 	tcase_add_test(tc, stencil_weights);
+	tcase_add_test(tc, stencil_mpi_order);
 	tcase_add_test(tc, stencil_small_periodic);
 	tcase_add_test(tc, stencil_reference);
 	tcase_add_test(tc, stencil_shown_arrays);

@@ -10,7 +10,8 @@
  * task, every offset", with duplicates summed.
  *
  * A 2-D grid is handled as a 3-D grid of depth 1 without wrap, so the same
- * code serves 5pt/9pt and 7pt/27pt.
+ * code serves 5pt/9pt and 7pt/27pt.  Tasks are numbered x fastest;
+ * order=mpi takes the dimensions as MPI_Cart_create's, the last fastest.
  */
 #include <errno.h>
 #include <float.h>
@@ -33,6 +34,8 @@ struct stencil {
 	double bytes;
 	bool bytes_given;        /* bytes= in the spec */
 	double weight[3];
+	bool mpi_order;          /* order=mpi: the dimensions as written are
+				    MPI_Cart_create's, the last fastest */
 	/* offsets in lexicographic (dz, dy, dx) order; off[k] = -off[nk-1-k] */
 	int noffs;
 	int off[MAX_OFFS][3];
@@ -190,7 +193,8 @@ static int parse_weights(struct stencil *st, const char *spec,
 static int parse_fields(struct stencil *st, const char *spec, char *p,
 			tp_error *err)
 {
-	bool seen_periodic = false, seen_bytes = false, seen_weights = false;
+	bool seen_periodic = false, seen_bytes = false, seen_weights = false,
+	     seen_order = false;
 	char *cur = *p == ':' ? p + 1 : NULL;
 	while (cur) {
 		int rc = 0;
@@ -210,7 +214,7 @@ static int parse_fields(struct stencil *st, const char *spec, char *p,
 				  !strcmp(field, "27pt") ? 27 : 0;
 			if (!pts)
 				return tp_error_set(err, TP_EINVAL,
-						    "stencil '" SPEC_SHOW "'" ": unknown field '%s' (points: 5pt, 9pt, 7pt, 27pt; options: periodic=, bytes=, weights=)",
+						    "stencil '" SPEC_SHOW "'" ": unknown field '%s' (points: 5pt, 9pt, 7pt, 27pt; options: periodic=, bytes=, weights=, order=)",
 						    spec, field);
 			if (st->points)
 				return tp_error_set(err, TP_EINVAL,
@@ -234,9 +238,11 @@ static int parse_fields(struct stencil *st, const char *spec, char *p,
 			seen = &seen_bytes;
 		else if (!strcmp(key, "weights"))
 			seen = &seen_weights;
+		else if (!strcmp(key, "order"))
+			seen = &seen_order;
 		else
 			return tp_error_set(err, TP_EINVAL,
-					    "stencil '" SPEC_SHOW "'" ": unknown option '%s' (periodic=, bytes=, weights=)",
+					    "stencil '" SPEC_SHOW "'" ": unknown option '%s' (periodic=, bytes=, weights=, order=)",
 					    spec, key);
 		if (*seen)
 			return tp_error_set(err, TP_EINVAL,
@@ -250,6 +256,12 @@ static int parse_fields(struct stencil *st, const char *spec, char *p,
 			if (!parse_positive(val, strlen(val), &st->bytes))
 				rc = tp_error_set(err, TP_EINVAL,
 						  "stencil '" SPEC_SHOW "'" ": bytes=%s is not a positive number",
+						  spec, val);
+		} else if (seen == &seen_order) {
+			st->mpi_order = !strcmp(val, "mpi");
+			if (!st->mpi_order && strcmp(val, "x"))
+				rc = tp_error_set(err, TP_EINVAL,
+						  "stencil '" SPEC_SHOW "'" ": order=%.40s: unknown order (x: the first dimension fastest, the default; mpi: the last, as MPI_Cart_create numbers ranks)",
 						  spec, val);
 		} else {
 			rc = parse_weights(st, spec, val, err);
@@ -282,6 +294,20 @@ static int parse_spec(struct stencil *st, const char *spec, tp_error *err)
 		return rc;
 	if (!st->points)
 		st->points = st->ndims == 2 ? 5 : 7;
+	/* MPI_Cart_create numbers row-major: its last dimension is the
+	 * grid's x.  periodic= and weights= follow the dimensions as
+	 * written, so they turn with them. */
+	for (int d = 0; st->mpi_order && d < st->ndims / 2; d++) {
+		int e = st->ndims - 1 - d, x = st->ext[d];
+		bool w = st->wrap[d];
+		double v = st->weight[d];
+		st->ext[d] = st->ext[e];
+		st->ext[e] = x;
+		st->wrap[d] = st->wrap[e];
+		st->wrap[e] = w;
+		st->weight[d] = st->weight[e];
+		st->weight[e] = v;
+	}
 	return 0;
 }
 
