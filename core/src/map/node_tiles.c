@@ -90,19 +90,13 @@ static int32_t tile_of(const tp_graph *g, const int *lo, const int *ext,
 	return (int32_t)at;
 }
 
-/* A tiling's bytes leaving its busiest tile and all of them (out: per
- * tile, the caller's).  false when out of memory. */
-static bool tiling_bytes(const tp_graph *g, const int *lo, const int *ext,
-			 const int *shape, int32_t ntiles, double *busiest,
-			 double *total)
+/* A tiling's bytes leaving its busiest tile and all of them; out (per
+ * tile) and of (per task) the caller's, of any contents. */
+static void tiling_bytes(const tp_graph *g, const int *lo, const int *ext,
+			 const int *shape, int32_t ntiles, double *out, int32_t *of,
+			 double *busiest, double *total)
 {
-	double *out = tp__calloc((size_t)ntiles, sizeof *out);
-	int32_t *of = tp__malloc_array((size_t)g->ntasks, sizeof *of);
-	if (!out || !of) {
-		free(out);
-		free(of);
-		return false;
-	}
+	memset(out, 0, (size_t)ntiles * sizeof *out);
 	for (int32_t t = 0; t < g->ntasks; t++)
 		of[t] = tile_of(g, lo, ext, shape, t);
 	*total = 0;
@@ -116,9 +110,6 @@ static bool tiling_bytes(const tp_graph *g, const int *lo, const int *ext,
 	*busiest = 0;
 	for (int32_t i = 0; i < ntiles; i++)
 		*busiest = fmax(*busiest, out[i]);
-	free(out);
-	free(of);
-	return true;
 }
 
 /* The tiling search's state: the best shape by the busiest tile, and the
@@ -134,7 +125,8 @@ struct search {
 	int best_longest;
 	double blocks_total;
 	int blocks_longest;
-	bool oom;
+	double *out;         /* per tile, per task: every shape's scratch */
+	int32_t *of;
 };
 
 /* The shape's longest extent in tiles: the grid of tiles nearest a cube
@@ -152,10 +144,8 @@ static void consider(struct search *s)
 	int nd = s->g->coord_dims;
 	int32_t ntiles = s->g->ntasks / s->k;
 	double busiest, total;
-	if (!tiling_bytes(s->g, s->lo, s->ext, s->shape, ntiles, &busiest, &total)) {
-		s->oom = true;
-		return;
-	}
+	tiling_bytes(s->g, s->lo, s->ext, s->shape, ntiles, s->out, s->of, &busiest,
+		     &total);
 	int longest = longest_of(s->ext, s->shape, nd);
 	/* ties: fewer bytes off the tiles, then nearer a cube, then the
 	 * first enumerated */
@@ -181,7 +171,7 @@ static void consider(struct search *s)
  * weighed (consider) or, with count, only counted into *count. */
 static void shapes(struct search *s, int d, int32_t left, int64_t *count)
 {
-	if (s->oom || (count && *count > TILES_MAX_SHAPES))
+	if (count && *count > TILES_MAX_SHAPES)
 		return;
 	if (d == s->g->coord_dims) {
 		if (left == 1 && count)
@@ -208,9 +198,13 @@ bool tp__tiles_worth(const tp_graph *g, int32_t k, struct tp__tiles *t)
 	shapes(&s, 0, k, &n);
 	if (n > TILES_MAX_SHAPES)
 		return false;
-	shapes(&s, 0, k, NULL);
-	if (s.oom || !s.any ||
-	    !(s.best.busiest < (1 - TILES_GAIN_SHARE) * s.best.blocks_busiest))
+	s.out = tp__malloc_array((size_t)(g->ntasks / k), sizeof *s.out);
+	s.of = tp__malloc_array((size_t)g->ntasks, sizeof *s.of);
+	if (s.out && s.of)
+		shapes(&s, 0, k, NULL);
+	free(s.out);
+	free(s.of);
+	if (!s.any || !(s.best.busiest < (1 - TILES_GAIN_SHARE) * s.best.blocks_busiest))
 		return false;
 	*t = s.best;
 	t->dims = g->coord_dims;
