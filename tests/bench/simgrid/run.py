@@ -717,7 +717,7 @@ def main():
     print("%-19s %5s %11s %13s %13s" % ("network", "cases", "auto/floor",
                                          "scotch/floor", "floor/scotch"))
     for lab in labels:
-        fa, fs, sf = [], [], []
+        fa, fs = [], []
         for c in cases:
             if c.net.label != lab or not c.floor:
                 continue
@@ -727,12 +727,13 @@ def main():
                 fa.append(a / c.floor)
             if sc:
                 fs.append(sc / c.floor)
-                sf.append(c.floor / sc)
         if fa:
+            # floor / Scotch is the reciprocal of Scotch / floor's mean
+            sf = 1 / geomean(fs) if fs else None
             print("%-19s %5d %11s %13s %13s" % (
                 lab, len(fa), fmt(geomean(fa), "%.3f").strip(),
                 fmt(geomean(fs) if fs else None, "%.3f").strip(),
-                fmt(geomean(sf) if sf else None, "%.3f").strip()))
+                fmt(sf, "%.3f").strip()))
     print("\nsimgrid: %d cases, %.0f s (%d jobs)" % (
         len(cases), time.time() - t_all, args.jobs))
     if not args.keep:
