@@ -1864,6 +1864,22 @@ if check0 "eval --parallel --format json" &&
 	[ "$(json_get "$tmp/out" 'round(d["predicted"]["phases"]["dp"]["block_us"]) == 597 and abs(sum(v["us"] for v in d["predicted"]["phases"].values()) - d["predicted"]["exchange_us"]) <= 1e-9 * d["predicted"]["exchange_us"]')" = True ]
 then ok "eval --parallel --format json: the phases, summing to the step"
 else no "eval --parallel --format json" "$(head -c 400 "$tmp/out")"; fi
+# fewer tasks than slots: some racks and nodes get none, and METIS, which
+# refuses a part of weight 0 and says so on stdout, is not asked for one
+# (its "Input Error" lines went into the hostfile)
+python3 -c 'import json; n = 36; print(json.dumps({"tasks": n, "edges":
+	[[i, (i + 1) % n, 1000] for i in range(n)] + [[i, (i + 6) % n, 500] for i in range(n)]}))' \
+	>"$tmp/ring36.json"
+for pol in hierarchical auto; do
+	tp map --config "$EX/block.conf" --nodes 'gb[001-010,019-030,037-046,055-064]' \
+		-n 36 -N 4 --graph "$tmp/ring36.json" --policy "$pol" --explain
+	if check0 "map --policy $pol, fewer tasks than slots" &&
+		[ "$(grep -c '^gb[0-9][0-9][0-9]$' "$tmp/out")" -eq 36 ] &&
+		[ "$(wc -l <"$tmp/out")" -eq 36 ] &&
+		! grep -q 'blocks .*failed' "$tmp/err"
+	then ok "map --policy $pol, 36 tasks on 168 slots of block.conf: a clean hostfile, blocks ran"
+	else no "map --policy $pol, fewer tasks than slots" "$(head -3 "$tmp/out"; grep -E 'hierarchical|blocks' "$tmp/err")"; fi
+done
 # dp given: the layout counts the tasks
 tp map --config "$EX/block.conf" --nodes 'gb[001-008]' --parallel tp=4,pp=2,dp=4
 if check0 "map --parallel with dp=" && [ "$(wc -l <"$tmp/out")" -eq 32 ]

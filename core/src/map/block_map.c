@@ -63,18 +63,26 @@ static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
 		idx_t *wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
 		real_t *tpw = tp__malloc_array((size_t)k, sizeof(real_t));
 		idx_t *mp = tp__malloc_array((size_t)nT, sizeof(idx_t));
-		if (!xadj || !adj || !wgt || !tpw || !mp) {
+		int *of = tp__malloc_array((size_t)k, sizeof *of);
+		/* the parts that get tasks: METIS refuses a part of weight 0
+		 * (and prints so on stdout), as a job with fewer tasks than
+		 * slots leaves some */
+		int kk = 0;
+		for (int p = 0; of && p < k; p++)
+			if (want[p] > 0)
+				of[kk++] = p;
+		if (!xadj || !adj || !wgt || !tpw || !mp || !of) {
 			rc = TP_ENOMEM;
-		} else {
+		} else if (kk > 1) {
 			tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
 			real_t left = 1;
-			for (int p = 0; p < k; p++) {
-				tpw[p] = p == k - 1 ? left : (real_t)want[p] / (real_t)nT;
+			for (int p = 0; p < kk; p++) {
+				tpw[p] = p == kk - 1 ? left : (real_t)want[of[p]] / (real_t)nT;
 				left -= tpw[p];
 			}
-			if (tpw[k - 1] < 0)
-				tpw[k - 1] = 0;
-			idx_t nv = nT, ncon = 1, np = k, obj = 0;
+			if (tpw[kk - 1] < 0)
+				tpw[kk - 1] = 0;
+			idx_t nv = nT, ncon = 1, np = kk, obj = 0;
 			idx_t opts[METIS_NOPTIONS];
 			u->metis.set_default_options(opts);
 			opts[METIS_OPTION_SEED] = u->seed;
@@ -83,13 +91,15 @@ static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
 			if (u->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL,
 							  NULL, wgt, &np, tpw, NULL,
 							  opts, &obj, mp) == METIS_OK)
-				memcpy(part, mp, sizeof(idx_t) * (size_t)nT);
+				for (int32_t i = 0; i < nT; i++)
+					part[i] = of[mp[i]];
 		}
 		free(xadj);
 		free(adj);
 		free(wgt);
 		free(tpw);
 		free(mp);
+		free(of);
 	}
 	int64_t *cnt = rc ? NULL : tp__calloc((size_t)k, sizeof(int64_t));
 	double *to = rc ? NULL : tp__calloc((size_t)k, sizeof(double));

@@ -149,7 +149,19 @@ static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
 	int rc = 0;
 	idx_t *xadj = NULL, *adj = NULL, *wgt = NULL, *target = NULL;
 	real_t *tpw = NULL;
-	if (ne == 0 || nT <= k)
+	/* METIS refuses a part of weight 0 (and prints so on stdout): with
+	 * fewer tasks than slots some children get none, and are left out
+	 * of the call (of, the parts it is given: their indices here) */
+	int kk = 0;
+	int *of = tp__malloc_array((size_t)k, sizeof *of);
+	if (!of) {
+		rc = TP_ENOMEM;
+		goto out;
+	}
+	for (int p = 0; p < k; p++)
+		if (cnt[p] > 0)
+			of[kk++] = p;
+	if (ne == 0 || nT <= kk || kk < 2)
 		goto out;
 	if (ne > INT32_MAX / 2) {
 		rc = TP_ENOMEM;
@@ -163,21 +175,21 @@ static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
 	xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
 	adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
 	wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
-	target = tp__malloc_array((size_t)k, sizeof(idx_t));
-	tpw = tp__malloc_array((size_t)k, sizeof(real_t));
+	target = tp__malloc_array((size_t)kk, sizeof(idx_t));
+	tpw = tp__malloc_array((size_t)kk, sizeof(real_t));
 	if (!xadj || !adj || !wgt || !target || !tpw) {
 		rc = TP_ENOMEM;
 		goto out;
 	}
 	tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
 	real_t sum = 0;
-	for (int p = 0; p < k; p++) {
-		target[p] = cnt[p];
-		tpw[p] = (real_t)cnt[p] / (real_t)nT;
+	for (int p = 0; p < kk; p++) {
+		target[p] = cnt[of[p]];
+		tpw[p] = (real_t)cnt[of[p]] / (real_t)nT;
 		sum += tpw[p];
 	}
-	tpw[k - 1] += (real_t)1.0 - sum;   /* METIS wants a sum of exactly 1 */
-	idx_t nv = nT, ncon = 1, np = k, objval = 0;
+	tpw[kk - 1] += (real_t)1.0 - sum;   /* METIS wants a sum of exactly 1 */
+	idx_t nv = nT, ncon = 1, np = kk, objval = 0;
 	idx_t opts[METIS_NOPTIONS];
 	h->metis.set_default_options(opts);
 	opts[METIS_OPTION_SEED] = h->seed;
@@ -191,8 +203,11 @@ static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
 		snprintf(h->why, sizeof h->why, "METIS_PartGraphRecursive failed (%d)", mrc);
 		goto out;
 	}
-	rc = fix_sizes(nv, xadj, adj, wgt, k, target, part);
+	rc = fix_sizes(nv, xadj, adj, wgt, kk, target, part);
+	for (int32_t i = 0; !rc && i < nT; i++)
+		part[i] = of[part[i]];
 out:
+	free(of);
 	for (int32_t i = 0; i < nT; i++)
 		h->local[T[i]] = -1;
 	free(xadj);
