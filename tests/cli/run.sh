@@ -1812,6 +1812,7 @@ targets=$(awk '{ n = substr($1, 3) + 0; tg = int((NR - 1) / 4); st = int((NR - 1
 	END { print NR ":" bad }' "$tmp/par.hostfile")
 if check0 "map --parallel" && [ "$targets" = "144:" ] &&
 	grep -q '^explain: \* parallel .*stages by best fit' "$tmp/err" &&
+	! grep -q 'TP groups over two' "$tmp/err" &&
 	grep -q '^topoplace: note: --parallel: tp=4,cp=1,ep=1,dp=9,pp=4,order=tp-cp-ep-dp-pp,' "$tmp/err"
 then ok "map --parallel: TP groups on a node, each stage in one NVLink rack, the layout's candidate chosen"
 else no "map --parallel" "[$targets] $(cat "$tmp/err")"; fi
@@ -1864,6 +1865,20 @@ if check0 "eval --parallel --format json" &&
 	[ "$(json_get "$tmp/out" 'round(d["predicted"]["phases"]["dp"]["block_us"]) == 597 and abs(sum(v["us"] for v in d["predicted"]["phases"].values()) - d["predicted"]["exchange_us"]) <= 1e-9 * d["predicted"]["exchange_us"]')" = True ]
 then ok "eval --parallel --format json: the phases, summing to the step"
 else no "eval --parallel --format json" "$(head -c 400 "$tmp/out")"; fi
+# experts (ep=4) on 64 nodes scattered over the eight racks: the order
+# chosen puts most TP groups over two nodes of a rack (NVLink between them,
+# priced as inside a node), never over two racks, and the notes say so
+MOE='gb[001-005,010-013,022-023,035,037-042,047-052,055-057,062-063,069-074,079-080,082-083,090-096,103-107,109-110,116-118,124-126,130-134]'
+tp map --config "$EX/block.conf" --nodes "$MOE" -N 4 --parallel tp=4,ep=4,pp=4
+spread=$(awk '{ g = int((NR - 1) / 4); r = int((substr($1, 3) - 1) / 18)
+	if (g in n && n[g] != $1) s[g] = 1; if (g in k && k[g] != r) x[g] = 1
+	n[g] = $1; k[g] = r }
+	END { c = 0; for (g in s) c++; d = 0; for (g in x) d++; print NR ":" c ":" d }' "$tmp/out")
+if check0 "map --parallel with experts" && [ "${spread%:*}" != "256:0" ] &&
+	[ "${spread##*:}" = 0 ] &&
+	grep -q "^topoplace: note: --parallel: $(echo "$spread" | cut -d: -f2) of the 64 TP groups over two or more nodes, each in one NVLink domain" "$tmp/err"
+then ok "map --parallel tp=4,ep=4,pp=4: TP groups over a rack's nodes, none over two racks, counted in a note"
+else no "map --parallel with experts" "[$spread] $(cat "$tmp/err")"; fi
 # fewer tasks than slots: some racks and nodes get none, and METIS, which
 # refuses a part of weight 0 and says so on stdout, is not asked for one
 # (its "Input Error" lines went into the hostfile)

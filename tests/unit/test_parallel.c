@@ -1026,6 +1026,49 @@ START_TEST(splits_counted)
 }
 END_TEST
 
+/* TP groups over nodes, and over blocks, counted (the note of a job's
+ * order); a torus has no groups to be over. */
+START_TEST(tp_spread_counted)
+{
+	tp_conf *c = block_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	/* allocation indices: n00 0, n01 1, n04 2, n05 3 (b0, b0, b1, b1) */
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]", 4,
+					 "nodes", &a, &err) == 0);
+	tp__parallel p = parse_ok("tp=4,pp=2", 16);
+	int32_t map[16];
+	int64_t g, over, apart;
+	for (int r = 0; r < 16; r++)
+		map[r] = r / 4;
+	ck_assert_int_eq(tp__parallel_tp_spread(&p, a, map, &g, &over, &apart), 0);
+	ck_assert_int_eq(g, 4);
+	ck_assert_int_eq(over, 0);
+	ck_assert_int_eq(apart, 0);
+	map[3] = 1, map[4] = 0;   /* groups 0 and 1 over n00 and n01: one block */
+	map[11] = 3, map[12] = 2; /* groups 2 and 3 over n04 and n05: one block */
+	ck_assert_int_eq(tp__parallel_tp_spread(&p, a, map, &g, &over, &apart), 0);
+	ck_assert_int_eq(over, 4);
+	ck_assert_int_eq(apart, 0);
+	map[11] = 0;              /* group 2 over n04 and n00: two blocks */
+	ck_assert_int_eq(tp__parallel_tp_spread(&p, a, map, &g, &over, &apart), 0);
+	ck_assert_int_eq(over, 4);
+	ck_assert_int_eq(apart, 1);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	ck_assert_msg(tp_conf_load_string("Network=torus Dims=2x2x2 Wrap=yes\n"
+					  "NodeName=node[1-8] CoordOrder=x-major\n",
+					  "cfg", &c, &err) == 0, "%s", err.msg);
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "node[1-4]", 4,
+					 "nodes", &a, &err) == 0);
+	ck_assert_int_eq(tp__parallel_tp_spread(&p, a, map, &g, &over, &apart), 0);
+	ck_assert_int_eq(over, 4);
+	ck_assert_int_eq(apart, 0);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 int main(void)
 {
 	/* made here: Check runs each test in a child of its own */
@@ -1067,6 +1110,7 @@ int main(void)
 	tcase_add_test(tc, drain_sees_the_experts);
 	tcase_add_test(tc, tie_keeps_slurm_order);
 	tcase_add_test(tc, splits_counted);
+	tcase_add_test(tc, tp_spread_counted);
 	suite_add_tcase(s, tc);
 	int rc = tp_test_run(s);
 	unlink(blk_file);

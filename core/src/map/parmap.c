@@ -436,36 +436,54 @@ out:
 	return rc;
 }
 
+/* Has the TP group whose first member is r a member on another node than
+ * r's (h NULL), or in another innermost group of the network (h)? */
+static bool tp_group_apart(const tp__parallel *p, const int32_t *map, int64_t r,
+			   const struct pm *h)
+{
+	int64_t ts = p->stride[TP__PAR_TP];
+	for (int64_t j = 1; j < p->size[TP__PAR_TP]; j++) {
+		int32_t n = map[r + j * ts];
+		if (h ? !same_group(h, map[r], n) : n != map[r])
+			return true;
+	}
+	return false;
+}
+
+/* The innermost groups of a's nodes into h (paths held by hp, to free
+ * with tp__hpaths_free); false, hp empty, without a hierarchy. */
+static bool groups_of(const tp_alloc *a, struct pm *h, struct tp__hpaths *hp,
+		      int *rc)
+{
+	*rc = TP_OK;
+	memset(hp, 0, sizeof *hp);
+	if (!tp_machine_has(a->m, TP_CAP_HIERARCHY) || !a->m->net->hierarchy ||
+	    (*rc = tp__hpaths_collect(a, hp)))
+		return false;
+	*h = (struct pm){ .a = a, .path = hp->path, .plen = hp->plen, .depth = hp->depth };
+	return true;
+}
+
 int tp__parallel_splits(const tp__parallel *p, const tp_alloc *a,
 			const int32_t *map, int64_t *tp_split,
 			int64_t *pp_split)
 {
 	*tp_split = *pp_split = 0;
-	int64_t ts = p->stride[TP__PAR_TP], ps = p->stride[TP__PAR_PP];
-	for (int64_t r = 0; r < p->ntasks; r++) {
-		if (tp__parallel_coord(p, r, TP__PAR_TP))
-			continue;   /* a group's first member: the others */
-		for (int64_t j = 1; j < p->size[TP__PAR_TP]; j++)
-			if (map[r + j * ts] != map[r]) {
-				++*tp_split;
-				break;
-			}
-	}
+	int64_t ps = p->stride[TP__PAR_PP];
+	for (int64_t r = 0; r < p->ntasks; r++)
+		if (!tp__parallel_coord(p, r, TP__PAR_TP))   /* a group's first */
+			*tp_split += tp_group_apart(p, map, r, NULL);
 	/* stages split over NVLink domains: a rail-optimised tree's leaf is a
 	 * scalable unit of rail switches, not one (its ties went to fewer
 	 * units split and simulated up to 5 % slower: simgrid-train.sh's rail
 	 * seeds 227734, 686805) */
-	if (!tp_machine_has(a->m, TP_CAP_HIERARCHY) || !a->m->net->hierarchy ||
-	    tp__machine_rails(a->m) > 1)
+	if (tp__machine_rails(a->m) > 1)
 		return TP_OK;
-	struct pm h = { .a = a };
+	struct pm h;
 	struct tp__hpaths hp;
-	int rc = tp__hpaths_collect(a, &hp);
-	if (rc)
+	int rc;
+	if (!groups_of(a, &h, &hp, &rc))
 		return rc;
-	h.path = hp.path;
-	h.plen = hp.plen;
-	h.depth = hp.depth;
 	/* a stage's ranks: those of one pp coordinate, the stride's runs */
 	int64_t pp = p->size[TP__PAR_PP], inner = ps;
 	int64_t outer = p->ntasks / (ps * pp);
@@ -480,6 +498,29 @@ int tp__parallel_splits(const tp__parallel *p, const tp_alloc *a,
 	}
 	tp__hpaths_free(&hp);
 	return TP_OK;
+}
+
+int tp__parallel_tp_spread(const tp__parallel *p, const tp_alloc *a,
+			   const int32_t *map, int64_t *groups,
+			   int64_t *over_nodes, int64_t *over_groups)
+{
+	*groups = *over_nodes = *over_groups = 0;
+	struct pm h;
+	struct tp__hpaths hp;
+	int rc;
+	bool hier = groups_of(a, &h, &hp, &rc);
+	for (int64_t r = 0; !rc && r < p->ntasks; r++) {
+		if (tp__parallel_coord(p, r, TP__PAR_TP))
+			continue;
+		++*groups;
+		if (tp_group_apart(p, map, r, NULL)) {
+			++*over_nodes;
+			*over_groups += hier && tp_group_apart(p, map, r, &h);
+		}
+	}
+	if (hier)
+		tp__hpaths_free(&hp);
+	return rc;
 }
 
 /* Lanes crossed by a phase filled in full under a budget: a 4,096-rank

@@ -81,4 +81,12 @@ int tp__parallel_splits(const tp__parallel *p, const tp_alloc *a,
 			const int32_t *map, int64_t *tp_split,
 			int64_t *pp_split);
 
+/* map's TP groups (*groups), those over more than one node (*over_nodes)
+ * and, of those, over more than one innermost group of the network
+ * (*over_groups: NVLink domains of a block network, leaf switches; 0
+ * without a hierarchy).  TP_OK, or tp__hpaths_collect's error. */
+int tp__parallel_tp_spread(const tp__parallel *p, const tp_alloc *a,
+			   const int32_t *map, int64_t *groups,
+			   int64_t *over_nodes, int64_t *over_groups);
+
 #endif
