@@ -1879,6 +1879,11 @@ if check0 "map --parallel with experts" && [ "${spread%:*}" != "256:0" ] &&
 	grep -q "^topoplace: note: --parallel: $(echo "$spread" | cut -d: -f2) of the 64 TP groups over two or more nodes, each in one NVLink domain" "$tmp/err"
 then ok "map --parallel tp=4,ep=4,pp=4: TP groups over a rack's nodes, none over two racks, counted in a note"
 else no "map --parallel with experts" "[$spread] $(cat "$tmp/err")"; fi
+# a group larger than a node's slots spans nodes in any order: no note
+tp map --config "$EX/fattree.conf" --nodes 'tux[000-007]' -N 2 --parallel tp=4,pp=2
+if check0 "map --parallel, groups larger than nodes" && ! grep -q 'TP groups over' "$tmp/err"
+then ok "map --parallel tp=4 on nodes of 2 slots: no note on groups that cannot be whole"
+else no "map --parallel, groups larger than nodes" "$(cat "$tmp/err")"; fi
 # fewer tasks than slots: some racks and nodes get none, and METIS, which
 # refuses a part of weight 0 and says so on stdout, is not asked for one
 # (its "Input Error" lines went into the hostfile)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/alloc_internal.h"
 #include "job/job_internal.h"
 #include "map/metrics_internal.h"
 #include "map/parmap.h"
@@ -893,21 +894,31 @@ static void groups_timed(tp_job *job, int32_t k)
  * IMEX): the note tells the admin and the user where it is assumed. */
 static void par_note_tp_spread(tp_job *job)
 {
-	int64_t groups, over, apart;
-	if (!job->have_par ||
-	    tp__parallel_tp_spread(&job->par, job->alloc, job->map, &groups,
+	if (!job->have_par)
+		return;
+	/* only where every node could hold whole groups: a group larger
+	 * than a node's slots spans nodes in any order */
+	int64_t tp = job->par.size[TP__PAR_TP], groups, over, apart;
+	for (int32_t i = 0; i < tp_alloc_nnodes(job->alloc); i++)
+		if (tp_alloc_slots(job->alloc, i) % tp)
+			return;
+	if (tp__parallel_tp_spread(&job->par, job->alloc, job->map, &groups,
 				   &over, &apart) || over == 0)
 		return;
-	if (apart == 0 && tp_machine_has(tp_alloc_machine(job->alloc), TP_CAP_BLOCKS))
+	const tp_machine *m = tp_alloc_machine(job->alloc);
+	if (apart == 0 && tp_machine_has(m, TP_CAP_BLOCKS))
 		tp__job_note(job, "--parallel: %lld of the %lld TP groups over two "
 			     "or more nodes, each in one NVLink domain (its NVLink "
 			     "between nodes priced as a node's own)",
 			     (long long)over, (long long)groups);
-	else
+	else if (tp_machine_has(m, TP_CAP_HIERARCHY))
 		tp__job_note(job, "--parallel: %lld of the %lld TP groups over two "
 			     "or more nodes, %lld of them over two or more of the "
 			     "network's innermost groups", (long long)over,
 			     (long long)groups, (long long)apart);
+	else
+		tp__job_note(job, "--parallel: %lld of the %lld TP groups over two "
+			     "or more nodes", (long long)over, (long long)groups);
 }
 
 static int map_with_pattern(tp_job *job, tp_error *err)
