@@ -947,6 +947,66 @@ START_TEST(auto_same_on_threads)
 }
 END_TEST
 
+/* The same with coordinates that do not follow the pattern (each task's
+ * another's, a fixed shuffle): geometric is built, filled and refined
+ * beside the others, its lane starts begun while the constructions are
+ * judged, and another construction wins; the starts begun for geometric
+ * are left, and the result is the one thread's. */
+START_TEST(auto_same_when_geometric_loses)
+{
+	int32_t maps[3][512];
+	char won[3][sizeof ((tp_place_report *)0)->cand[0].name];
+	for (int k = 0; k < 3; k++) {
+		struct fixture fx;
+		tp_error err;
+		tp_place_opts o;
+		tp_place_report r;
+		int32_t u[1344], v[1344], map[512];
+		double b[1344];
+		halo_setup(&fx, 7, false, u, v, b, map);
+		tp_error_clear(&err);
+		/* the 8x8x8 halo as a graph, task t at the grid position of
+		 * task (97 t + 13) mod 512 */
+		size_t cap = 64 * 1024, at = 0;
+		char *json = malloc(cap);
+		ck_assert_ptr_nonnull(json);
+		at += (size_t)snprintf(json + at, cap - at, "{\"tasks\": 512, \"edges\": [");
+		for (int e = 0; e < 1344; e++)
+			at += (size_t)snprintf(json + at, cap - at, "%s[%d, %d, %.0f]",
+					       e ? ", " : "", u[e], v[e], b[e]);
+		at += (size_t)snprintf(json + at, cap - at, "], \"coords\": [");
+		for (int t = 0; t < 512; t++) {
+			int s = (t * 97 + 13) % 512;
+			at += (size_t)snprintf(json + at, cap - at, "%s[%d, %d, %d]",
+					       t ? ", " : "", s % 8, s / 8 % 8, s / 64);
+		}
+		ck_assert_uint_lt(at + 4, cap);
+		snprintf(json + at, cap - at, "]}\n");
+		char *path = tp_test_tmpfile(json);
+		free(json);
+		ck_assert_msg(tp_graph_from_json_file(&fx.g, path, 512, &err) == 0, "%s", err.msg);
+		unlink(path);
+		free(path);
+		ck_assert_int_eq(tp_graph_coord_dims(fx.g), 3);
+		tp_place_opts_default(&o);
+		o.policy = TP_POLICY_AUTO;
+		o.geom.time_budget_ms = 0;
+		o.geom.nthreads = k + 1;
+		ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, maps[k], &r, &err) == 0, "%s", err.msg);
+		int geo = cand_named(&r, "geometric");
+		ck_assert_int_ge(geo, 0);
+		ck_assert(r.cand[geo].ran && r.cand[geo].has_predicted);
+		snprintf(won[k], sizeof won[k], "%s", r.cand[r.best].name);
+		ck_assert_msg(strncmp(won[k], "geometric", 9), "won: %s", won[k]);
+		teardown(&fx);
+	}
+	for (int k = 1; k < 3; k++) {
+		ck_assert_msg(!memcmp(maps[k], maps[0], sizeof maps[0]), "run %d differs", k);
+		ck_assert_str_eq(won[k], won[0]);
+	}
+}
+END_TEST
+
 /* simgrid.sh's 2:1 fat tree: 16 leaves of 32 nodes, 16 cables up from
  * each (dmodk), RTT sharing; 128 nodes picked from seed, 4 tasks each. */
 static void tree_setup(struct fixture *fx, uint64_t seed)
@@ -1512,6 +1572,7 @@ int main(void)
 	tcase_add_test(tc, lanes_runner_up);
 	tcase_add_test(tc, lanes_long_routes);
 	tcase_add_test(tc, auto_same_on_threads);
+	tcase_add_test(tc, auto_same_when_geometric_loses);
 	tcase_add_test(tc, rails_cards);
 	tcase_add_test(tc, rails_pxn);
 	tcase_add_test(tc, rails_planes);

@@ -104,6 +104,8 @@ typedef struct cand_run {
 	 * hop-bytes refinement is made and filled (place_refine.c), for
 	 * lanes_side; NULL: none */
 	struct spec_lanes *slanes;
+	struct spec_lanes *slanes_stale;   /* begun for a construction that
+					      lost: joined at the end */
 	/* the winning construction's refinement refined by lanes (hop
 	 * weight 0) beside its filling (place_side.c, from
 	 * LANES_AHEAD_THREADS), for lanes_side when the best is that map;
@@ -220,6 +222,12 @@ void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map);
 /* The speculative lane starts (place_refine.c) ended and freed, and the
  * lane refinement made ahead (r->lahead). */
 void tp__place_spec_lanes_end(cand_run *r);
+/* The lane starts of built and of its refinement refined (may be NULL),
+ * begun on a thread of their own while the constructions are judged
+ * (place_side.c), for the lane stage when built wins; nothing when begun
+ * already or not by time without a budget on two threads or more. */
+void tp__place_spec_lanes_early(cand_run *r, const int32_t *built,
+				const int32_t *refined);
 /* The losers kept on their bounds filled, where still worth a start,
  * and among the runners-up then. */
 void tp__place_fill_losers(cand_run *r);

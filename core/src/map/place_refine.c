@@ -213,6 +213,7 @@ struct lane_tries {
 	double past_us;      /* their fillings stop past it (0: none) */
 	int *run;            /* the starts refined here (the others begun
 				beside the refinement stage) */
+	int nrun;
 };
 
 /* y's lane refinement from its start into its map, without a budget,
@@ -239,10 +240,18 @@ static bool same_start(const cand_run *r, const struct lane_try *a,
 	       !memcmp(a->start, b->start, map_bytes(r));
 }
 
+struct spec_lanes;
+static bool spec_lane_claim(struct spec_lanes *sl);
+
+/* Start run[i]; past nrun, one of the speculative starts not yet claimed
+ * (spec_lanes). */
 static void lane_try_run(void *arg, int32_t i)
 {
 	struct lane_tries *ls = arg;
-	lane_refine(ls->r, &ls->y[ls->run[i]]);
+	if (i < ls->nrun)
+		lane_refine(ls->r, &ls->y[ls->run[i]]);
+	else if (ls->r->slanes)
+		spec_lane_claim(ls->r->slanes);
 }
 
 /* ---- the best's lane refinement made ahead ----
@@ -310,25 +319,53 @@ static void fill_and_lanes_task(void *arg, int32_t i)
  * is refined and filled (300 ms of one CPU on a 4,096-task torus, where
  * the lane stage waited), and taken by lanes_side where its start is the
  * same map with the same weight.  Each is the refinement lanes_side would
- * make, so the result is the same. */
+ * make, so the result is the same.
+ *
+ * Where geometric's refinement was made and filled beside it
+ * (place_side.c), the starts are begun earlier still, while the
+ * constructions are judged: the judgement fills a close loser on one
+ * thread (bipartition on torus-4096, 0.47 s) and the other CPU waited.
+ * Geometric nearly always wins then, and its refinement when filled
+ * faster: that refinement's two starts (the lane stage's first and its
+ * hop-weighted one) are begun too, first.  A start is claimed by whoever
+ * runs first, this thread or lanes_side's, so no CPU waits on a queue;
+ * starts of a construction that did not win are left unclaimed. */
+#define SPEC_MAX 4
+
 struct spec_lanes {
 	pthread_t th;
 	bool started;
 	const cand_run *r;
-	int32_t *start;      /* built, as it was when begun */
-	struct lane_try one[2];
+	int32_t *built;      /* X, as it was when begun */
+	int32_t *refined;    /* X+refine, or NULL */
+	struct lane_try one[SPEC_MAX];
+	int n;
+	pthread_mutex_t mu;
+	int next;            /* the first start not claimed (under mu) */
 };
+
+/* The next start not claimed, refined here; false when none is left. */
+static bool spec_lane_claim(struct spec_lanes *sl)
+{
+	pthread_mutex_lock(&sl->mu);
+	int i = sl->next < sl->n ? sl->next++ : -1;
+	pthread_mutex_unlock(&sl->mu);
+	if (i < 0)
+		return false;
+	lane_refine(sl->r, &sl->one[i]);
+	return true;
+}
 
 static void spec_lane_run(void *arg, int32_t i)
 {
-	struct spec_lanes *sl = arg;
-	lane_refine(sl->r, &sl->one[i]);
+	(void)i;
+	while (spec_lane_claim(arg))
+		;
 }
 
-/* The two starts one after the other, or side by side on three threads
- * or more: begun now that the winner's refinement and its filling are
- * made ahead (place_side.c), the starts alone held up the lane stage
- * there. */
+/* One claimer, or two side by side on three threads or more: begun now
+ * that the winner's refinement and its filling are made ahead
+ * (place_side.c), the starts alone held up the lane stage there. */
 static void *spec_lanes_run(void *arg)
 {
 	struct spec_lanes *sl = arg;
@@ -336,29 +373,7 @@ static void *spec_lanes_run(void *arg)
 	return NULL;
 }
 
-static void spec_lanes_begin(cand_run *r)
-{
-	if (!r->built || !r->by_time || r->o->geom.time_budget_ms > 0 ||
-	    run_threads(r) < 2 || r->o->graph.refine_passes <= 0 ||
-	    !tp__predict_affordable(r->g, r->a, 0) ||
-	    !(r->slanes = calloc(1, sizeof *r->slanes)))
-		return;
-	struct spec_lanes *sl = r->slanes;
-	sl->r = r;
-	sl->start = malloc(map_bytes(r));
-	for (int k = 0; k < 2; k++)
-		sl->one[k] = (struct lane_try){ .start = sl->start,
-						.hop_weight = k ? LANES_HOP_WEIGHT : 0,
-						.map = malloc(map_bytes(r)) };
-	if (sl->start && sl->one[0].map && sl->one[1].map) {
-		memcpy(sl->start, r->built, map_bytes(r));
-		sl->started = !pthread_create(&sl->th, NULL, spec_lanes_run, sl);
-	}
-	if (!sl->started)
-		tp__place_spec_lanes_end(r);   /* lanes_side refines them */
-}
-
-/* Until the speculative starts have ended (then sl->started is false). */
+/* Until every claimed start has ended (then sl->started is false). */
 static void spec_lanes_join(struct spec_lanes *sl)
 {
 	if (!sl || !sl->started)
@@ -367,19 +382,95 @@ static void spec_lanes_join(struct spec_lanes *sl)
 	sl->started = false;
 }
 
+static void spec_lanes_free(struct spec_lanes *sl)
+{
+	if (!sl)
+		return;
+	spec_lanes_join(sl);
+	pthread_mutex_destroy(&sl->mu);
+	free(sl->built);
+	free(sl->refined);
+	for (int k = 0; k < sl->n; k++)
+		free(sl->one[k].map);
+	free(sl);
+}
+
+static bool spec_lanes_may(const cand_run *r)
+{
+	return r->by_time && r->o->geom.time_budget_ms <= 0 && run_threads(r) >= 2 &&
+	       r->o->graph.refine_passes > 0 && tp__predict_affordable(r->g, r->a, 0);
+}
+
+/* The starts of built (and of refined, when not NULL: first), begun on a
+ * thread of their own; NULL when not begun. */
+static struct spec_lanes *spec_lanes_new(const cand_run *r, const int32_t *built,
+					 const int32_t *refined)
+{
+	struct spec_lanes *sl = calloc(1, sizeof *sl);
+	if (!sl)
+		return NULL;
+	pthread_mutex_init(&sl->mu, NULL);
+	sl->r = r;
+	sl->built = malloc(map_bytes(r));
+	bool ok = sl->built != NULL;
+	if (ok && refined && (ok = (sl->refined = malloc(map_bytes(r))) != NULL))
+		memcpy(sl->refined, refined, map_bytes(r));
+	if (ok)
+		memcpy(sl->built, built, map_bytes(r));
+	/* by what lanes_side is likeliest to ask for: the refinement's start
+	 * (its first), the construction's, then the two hop-weighted */
+	const int32_t *from[SPEC_MAX] = { sl->refined, sl->built, sl->refined, sl->built };
+	for (int k = 0; ok && k < SPEC_MAX; k++) {
+		if (!from[k])
+			continue;
+		sl->one[sl->n] = (struct lane_try){ .start = from[k],
+						    .hop_weight = k >= 2 ? LANES_HOP_WEIGHT : 0,
+						    .map = malloc(map_bytes(r)) };
+		ok = sl->one[sl->n++].map != NULL;
+	}
+	if (ok)
+		sl->started = !pthread_create(&sl->th, NULL, spec_lanes_run, sl);
+	if (!sl->started) {
+		spec_lanes_free(sl);
+		return NULL;   /* lanes_side refines them */
+	}
+	return sl;
+}
+
+void tp__place_spec_lanes_early(cand_run *r, const int32_t *built,
+				const int32_t *refined)
+{
+	if (!r->slanes && spec_lanes_may(r))
+		r->slanes = spec_lanes_new(r, built,
+					   run_threads(r) >= LANES_AHEAD_THREADS ? NULL : refined);
+}
+
+/* The starts of the winning construction (r->built), unless begun
+ * already; ones begun for another are left unclaimed (kept until the end:
+ * a start being refined is not waited for). */
+static void spec_lanes_begin(cand_run *r)
+{
+	struct spec_lanes *sl = r->slanes;
+	if (sl && !memcmp(sl->built, r->built, map_bytes(r)))
+		return;
+	if (sl) {
+		pthread_mutex_lock(&sl->mu);
+		sl->next = sl->n;
+		pthread_mutex_unlock(&sl->mu);
+		r->slanes_stale = sl;
+		r->slanes = NULL;
+	}
+	if (spec_lanes_may(r))
+		r->slanes = spec_lanes_new(r, r->built, NULL);
+}
+
 void tp__place_spec_lanes_end(cand_run *r)
 {
 	lanes_ahead_free(r->lahead);
 	r->lahead = NULL;
-	struct spec_lanes *sl = r->slanes;
-	if (!sl)
-		return;
-	spec_lanes_join(sl);
-	free(sl->start);
-	free(sl->one[0].map);
-	free(sl->one[1].map);
-	free(sl);
-	r->slanes = NULL;
+	spec_lanes_free(r->slanes);
+	spec_lanes_free(r->slanes_stale);
+	r->slanes = r->slanes_stale = NULL;
 }
 
 /* The speculative start the same as y's (the same map and weight), or
@@ -389,7 +480,7 @@ static const struct lane_try *spec_lane_of(const cand_run *r, const struct lane_
 	const struct spec_lanes *sl = r->slanes;
 	if (!sl)
 		return NULL;
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < sl->n; k++)
 		if (same_start(r, &sl->one[k], y))
 			return &sl->one[k];
 	return NULL;
@@ -432,6 +523,8 @@ static void loser_task(void *arg, int32_t i)
 	if (i == 0) {
 		if (lb->y->map)
 			lane_refine(lb->r, lb->y);
+		else if (lb->r->slanes)   /* made ahead: help with it */
+			spec_lane_claim(lb->r->slanes);
 		return;
 	}
 	int k = lb->which[i - 1];
@@ -592,8 +685,11 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 		for (int k = 0; !rc && k < n; k++)
 			if (!made_ahead(r, ahead, &y[k]))
 				run[nrun++] = k;
-		if (!rc && nrun > 0)
-			tp__parallel_for(nrun, threads < nrun ? threads : nrun,
+		/* and the speculative starts no thread has claimed yet */
+		ls.nrun = nrun;
+		int all = nrun + (r->slanes ? r->slanes->n : 0);
+		if (!rc && all > 0)
+			tp__parallel_for(all, threads < all ? threads : all,
 					 lane_try_run, &ls);
 		spec_lanes_join(r->slanes);
 		for (int k = 0; !rc && k < n; k++) {

@@ -330,6 +330,14 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 	pthread_mutex_destroy(&y.mu);
 	/* the fillings made ahead, for the judgement to take where it asks */
 	for (int i = 0; i < nk; i++) {
+		/* geometric's lane starts begun while the others are judged
+		 * (place_refine.c): it nearly always wins, and the judgement
+		 * leaves CPUs idle while it fills a close loser */
+		if (run[i].k == C_GEOMETRIC && !run[i].skipped && !run[i].rc &&
+		    run[i].predicted && run[i].refined)
+			tp__place_spec_lanes_early(r, run[i].map,
+						   run[i].rp.exchange_us < run[i].p.exchange_us
+						   ? run[i].refined : NULL);
 		if (!run[i].skipped && !run[i].rc && run[i].predicted && run[i].k != C_GEOMETRIC)
 			tp__place_memo_add(r, run[i].map, &run[i].p);
 		if (run[i].refined)
