@@ -331,10 +331,16 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 	/* the fillings made ahead, for the judgement to take where it asks */
 	for (int i = 0; i < nk; i++) {
 		/* geometric's lane starts begun while the others are judged
-		 * (place_refine.c): it nearly always wins, and the judgement
-		 * leaves CPUs idle while it fills a close loser */
+		 * (place_refine.c): it nearly always wins where it is faster
+		 * than the best before these constructions, and the judgement
+		 * leaves CPUs idle while it fills a close loser (a LULESH-like
+		 * trace on a tree, where hier-coords was faster: four starts
+		 * begun for nothing, 6 % more CPU) */
+		const tp_place_candidate *was = rep->best >= 0 ? &rep->cand[r->best_idx] : NULL;
 		if (run[i].k == C_GEOMETRIC && !run[i].skipped && !run[i].rc &&
-		    run[i].predicted && run[i].refined)
+		    run[i].predicted && run[i].refined &&
+		    (!was || !was->has_predicted || was->predicted_bound ||
+		     run[i].p.exchange_us < was->predicted_us))
 			tp__place_spec_lanes_early(r, run[i].map,
 						   run[i].rp.exchange_us < run[i].p.exchange_us
 						   ? run[i].refined : NULL);
