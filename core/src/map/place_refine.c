@@ -342,12 +342,17 @@ struct spec_lanes {
 	int n;
 	pthread_mutex_t mu;
 	int next;            /* the first start not claimed (under mu) */
+	bool decided;        /* the lane stage has said which it takes
+				(wanted; under mu): the others are left */
+	bool wanted[SPEC_MAX];
 };
 
 /* The next start not claimed, refined here; false when none is left. */
 static bool spec_lane_claim(struct spec_lanes *sl)
 {
 	pthread_mutex_lock(&sl->mu);
+	while (sl->decided && sl->next < sl->n && !sl->wanted[sl->next])
+		sl->next++;
 	int i = sl->next < sl->n ? sl->next++ : -1;
 	pthread_mutex_unlock(&sl->mu);
 	if (i < 0)
@@ -682,9 +687,20 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 		struct lane_tries ls = { .r = r, .y = y, .run = run };
 		if (!run)
 			rc = TP_ENOMEM;
-		for (int k = 0; !rc && k < n; k++)
-			if (!made_ahead(r, ahead, &y[k]))
+		struct spec_lanes *sl = r->slanes;
+		if (sl)
+			pthread_mutex_lock(&sl->mu);
+		for (int k = 0; !rc && k < n; k++) {
+			const struct lane_try *o = made_ahead(r, ahead, &y[k]);
+			if (!o)
 				run[nrun++] = k;
+			else if (sl && o >= sl->one && o < sl->one + sl->n)
+				sl->wanted[o - sl->one] = true;
+		}
+		if (sl) {
+			sl->decided = true;   /* the starts it does not take: left */
+			pthread_mutex_unlock(&sl->mu);
+		}
 		/* and the speculative starts no thread has claimed yet */
 		ls.nrun = nrun;
 		int all = nrun + (r->slanes ? r->slanes->n : 0);
