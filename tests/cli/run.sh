@@ -1879,6 +1879,17 @@ if check0 "map --parallel with experts" && [ "${spread%:*}" != "256:0" ] &&
 	grep -q "^topoplace: note: --parallel: $(echo "$spread" | cut -d: -f2) of the 64 TP groups over two or more nodes, each in one NVLink domain" "$tmp/err"
 then ok "map --parallel tp=4,ep=4,pp=4: TP groups over a rack's nodes, none over two racks, counted in a note"
 else no "map --parallel with experts" "[$spread] $(cat "$tmp/err")"; fi
+# the same racks with a card a GPU (NetworkCards=): still NVLink domains over
+# one tree, not a rail-optimised tree's planes, so none of the rails' node
+# trades (seconds each there) and no rails' margin
+sed 's/^NetworkBandwidth=200$/NetworkBandwidth=200\nNetworkCards=4/' "$EX/block.conf" >"$tmp/cards.conf"
+cp "$EX/nvl72-topology.conf" "$tmp/"
+tp map --config "$tmp/cards.conf" --nodes "$MOE" -N 4 --parallel tp=4,ep=4,pp=4 --explain
+if check0 "map --parallel, NVL72 with cards" && grep -q '^NetworkCards=4$' "$tmp/cards.conf" &&
+	grep -q '^explain: .* parallel .*stages in path order; all timed as a step' "$tmp/err" &&
+	! grep -q 'node trade\|rail-optimised' "$tmp/err"
+then ok "map --parallel on NVL72 racks with NetworkCards=4: no rail trades or margin"
+else no "map --parallel, NVL72 with cards" "$(grep -i 'parallel\|kept' "$tmp/err")"; fi
 # a group larger than a node's slots spans nodes in any order: no note
 tp map --config "$EX/fattree.conf" --nodes 'tux[000-007]' -N 2 --parallel tp=4,pp=2
 if check0 "map --parallel, groups larger than nodes" && ! grep -q 'TP groups over' "$tmp/err"

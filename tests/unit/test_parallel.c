@@ -5,6 +5,7 @@
 
 #include "pattern/pattern_internal.h"
 #include "map/parmap.h"
+#include "net/machine_internal.h"
 #include <topoplace/conf.h>
 #include <topoplace/job.h>
 
@@ -1021,6 +1022,20 @@ START_TEST(splits_counted)
 	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
 	ck_assert_int_eq(ts, 2);
 	ck_assert_int_eq(ps, 0);
+	ck_assert(tp__machine_rail_planes(tp_conf_machine(c)));
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+	/* a block network's cards (NetworkCards=, a card a GPU) are no rail
+	 * planes: its blocks stay NVLink domains, and stages over two count */
+	c = conf_of("Network=block TopologyFile=%s BlockBandwidth=900 NetworkBandwidth=50 "
+		    "NetworkCards=4 IntraNodeBandwidth=900\nNodeName=n[00-15]\n", blk_file);
+	ck_assert_int_eq(tp__machine_rails(tp_conf_machine(c)), 4);
+	ck_assert(!tp__machine_rail_planes(tp_conf_machine(c)));
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]", 4,
+					 "nodes", &a, &err) == 0);
+	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
+	ck_assert_int_eq(ts, 2);
+	ck_assert_int_eq(ps, 2);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
 }

@@ -529,7 +529,7 @@ static bool par_beats(const struct tp__par_time *c, const struct tp__par_time *b
 
 static bool on_rails(const tp_job *job)
 {
-	return tp__machine_rails(tp_alloc_machine(job->alloc)) > 1;
+	return tp__machine_rail_planes(tp_alloc_machine(job->alloc));
 }
 
 static double par_margin(const tp_job *job)

@@ -477,7 +477,7 @@ int tp__parallel_splits(const tp__parallel *p, const tp_alloc *a,
 	 * scalable unit of rail switches, not one (its ties went to fewer
 	 * units split and simulated up to 5 % slower: simgrid-train.sh's rail
 	 * seeds 227734, 686805) */
-	if (tp__machine_rails(a->m) > 1)
+	if (tp__machine_rail_planes(a->m))
 		return TP_OK;
 	struct pm h;
 	struct tp__hpaths hp;

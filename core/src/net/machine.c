@@ -752,3 +752,8 @@ int tp__machine_rails(const tp_machine *m)
 	int r = m && m->net->rails ? m->net->rails(m) : 1;
 	return r > 1 ? r : 1;
 }
+
+bool tp__machine_rail_planes(const tp_machine *m)
+{
+	return tp__machine_rails(m) > 1 && !tp_machine_has(m, TP_CAP_BLOCKS);
+}

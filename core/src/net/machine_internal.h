@@ -99,8 +99,13 @@ int tp__tree_set_lanes(tp_machine *m, const int *uplinks, int n,
  * plane of rail r (1..TP__RAILS_MAX; 1: none). */
 #define TP__RAILS_MAX 64
 int tp__tree_set_rails(tp_machine *m, int rails, tp_error *err);
-/* The rails of a node's cards the time model routes over (1: none). */
+/* The rails of a node's cards the time model routes over (1: none): a
+ * tree's Rails= planes, or a block network's NetworkCards=. */
 int tp__machine_rails(const tp_machine *m);
+/* Is m a rail-optimised tree (Rails= on a tree: a plane of switches a
+ * rail)?  A block network's cards share the tree's cables, as one port
+ * does: not. */
+bool tp__machine_rail_planes(const tp_machine *m);
 int tp_machine_set_tree_level_bandwidth(tp_machine *m, const double *bw,
 					int nlevels, tp_error *err);
 /* Levels of links in the tree (0 for a single switch, or not a tree). */
