@@ -983,61 +983,52 @@ START_TEST(tie_keeps_slurm_order)
 }
 END_TEST
 
-/* The layout's goals as counted: TP groups over two nodes, stages over
- * two leaves. */
-START_TEST(splits_counted)
+/* p's TP groups over two nodes and stages over two innermost groups, as
+ * tp__parallel_splits counts them for map on c's n00, n01, n04, n05 (4
+ * slots each; allocation indices 0 to 3); c destroyed. */
+static void splits_are(tp_conf *c, const tp__parallel *p, const int32_t *map,
+		       int64_t want_tp, int64_t want_pp)
 {
-	tp_conf *c = tree_conf();
 	tp_alloc *a = NULL;
 	tp_error err;
-	/* allocation indices: n00 0, n01 1, n04 2, n05 3 (l0, l0, l1, l1) */
 	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]", 4,
 					 "nodes", &a, &err) == 0);
+	int64_t ts, ps;
+	ck_assert_int_eq(tp__parallel_splits(p, a, map, &ts, &ps), 0);
+	ck_assert_int_eq(ts, want_tp);
+	ck_assert_int_eq(ps, want_pp);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+
+/* The layout's goals as counted: TP groups over two nodes, stages over
+ * two leaves (n00, n01 in l0; n04, n05 in l1). */
+START_TEST(splits_counted)
+{
 	tp__parallel p = parse_ok("tp=4,pp=2", 16);
 	int32_t map[16];
-	int64_t ts, ps;
 	for (int r = 0; r < 16; r++)
 		map[r] = r / 4;   /* groups whole, stage 0 in l0, 1 in l1 */
-	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
-	ck_assert_int_eq(ts, 0);
-	ck_assert_int_eq(ps, 0);
+	splits_are(tree_conf(), &p, map, 0, 0);
 	map[3] = 2, map[8] = 0;   /* group 0 and group 2 over two nodes; both
 				     stages over both leaves */
-	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
-	ck_assert_int_eq(ts, 2);
-	ck_assert_int_eq(ps, 2);
+	splits_are(tree_conf(), &p, map, 2, 2);
 	map[3] = 1, map[8] = 2;   /* group 0 over n00 and n01: one leaf */
-	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
-	ck_assert_int_eq(ts, 1);
-	ck_assert_int_eq(ps, 0);
-	tp_alloc_destroy(a);
-	tp_conf_destroy(c);
+	splits_are(tree_conf(), &p, map, 1, 0);
 	/* a rail-optimised tree's leaves are scalable units, not NVLink
 	 * domains: stages over two of them are not counted */
-	c = conf_of("Network=tree TopologyFile=%s Rails=4 IntraNodeBandwidth=900\n"
-		    "NodeName=n[00-15]\n", tree_file);
-	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]", 4,
-					 "nodes", &a, &err) == 0);
 	map[3] = 2, map[8] = 0;
-	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
-	ck_assert_int_eq(ts, 2);
-	ck_assert_int_eq(ps, 0);
+	tp_conf *c = conf_of("Network=tree TopologyFile=%s Rails=4 IntraNodeBandwidth=900\n"
+			     "NodeName=n[00-15]\n", tree_file);
 	ck_assert(tp__machine_rail_planes(tp_conf_machine(c)));
-	tp_alloc_destroy(a);
-	tp_conf_destroy(c);
+	splits_are(c, &p, map, 2, 0);
 	/* a block network's cards (NetworkCards=, a card a GPU) are no rail
 	 * planes: its blocks stay NVLink domains, and stages over two count */
 	c = conf_of("Network=block TopologyFile=%s BlockBandwidth=900 NetworkBandwidth=50 "
 		    "NetworkCards=4 IntraNodeBandwidth=900\nNodeName=n[00-15]\n", blk_file);
 	ck_assert_int_eq(tp__machine_rails(tp_conf_machine(c)), 4);
 	ck_assert(!tp__machine_rail_planes(tp_conf_machine(c)));
-	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04-05]", 4,
-					 "nodes", &a, &err) == 0);
-	ck_assert_int_eq(tp__parallel_splits(&p, a, map, &ts, &ps), 0);
-	ck_assert_int_eq(ts, 2);
-	ck_assert_int_eq(ps, 2);
-	tp_alloc_destroy(a);
-	tp_conf_destroy(c);
+	splits_are(c, &p, map, 2, 2);
 }
 END_TEST
 

@@ -620,18 +620,27 @@ static int cand_named(const tp_place_report *r, const char *name)
 	return -1;
 }
 
+/* fx's graph mapped by auto without a budget, on threads (0: one a CPU),
+ * into got and r. */
+static void graph_auto(struct fixture *fx, int threads, tp_place_opts *o, int32_t *got,
+		       tp_place_report *r, tp_error *err)
+{
+	tp_place_opts_default(o);
+	o->policy = TP_POLICY_AUTO;
+	o->geom.time_budget_ms = 0;
+	o->geom.nthreads = threads;
+	ck_assert_msg(tp_place_ex(fx->g, fx->a, o, got, r, err) == 0, "%s", err->msg);
+}
+
 /* fx's allocation with the 8^3 stencil's own graph (coordinates), mapped
- * by auto without a budget into got and r. */
-static void stencil_auto(struct fixture *fx, tp_place_opts *o, int32_t *got,
+ * by graph_auto. */
+static void stencil_auto(struct fixture *fx, int threads, tp_place_opts *o, int32_t *got,
 			 tp_place_report *r, tp_error *err)
 {
 	tp_error_clear(err);
 	ck_assert_int_eq(tp_graph_from_stencil(&fx->g, "8x8x8:7pt:periodic=none:bytes=65536",
 					       512, err), 0);
-	tp_place_opts_default(o);
-	o->policy = TP_POLICY_AUTO;
-	o->geom.time_budget_ms = 0;
-	ck_assert_msg(tp_place_ex(fx->g, fx->a, o, got, r, err) == 0, "%s", err->msg);
+	graph_auto(fx, threads, o, got, r, err);
 }
 
 /* halo_setup with its halo as fx's graph. */
@@ -647,13 +656,13 @@ static void halo_graph(struct fixture *fx, uint64_t seed, bool rtt, int32_t *map
 }
 
 /* halo_setup's allocation, stencil_auto. */
-static void halo_auto(struct fixture *fx, uint64_t seed, bool rtt, tp_place_opts *o,
-		      int32_t *got, tp_place_report *r, tp_error *err)
+static void halo_auto(struct fixture *fx, uint64_t seed, bool rtt, int threads,
+		      tp_place_opts *o, int32_t *got, tp_place_report *r, tp_error *err)
 {
 	int32_t u[1344], v[1344], map[512];
 	double b[1344];
 	halo_setup(fx, seed, rtt, u, v, b, map);
-	stencil_auto(fx, o, got, r, err);
+	stencil_auto(fx, threads, o, got, r, err);
 }
 
 /* The bound a candidate is pruned by (tp__predict_lower) is the one its
@@ -711,7 +720,7 @@ static void halo25_auto(struct fixture *fx, uint64_t seed, tp_place_report *r)
 	tp_place_opts o;
 	tp_error err;
 	int32_t got[512];
-	stencil_auto(fx, &o, got, r, &err);
+	stencil_auto(fx, 0, &o, got, r, &err);
 }
 
 /* auto fills no candidate whose bound is past 1.25 x the best's time (it
@@ -818,7 +827,7 @@ START_TEST(lanes_two_starts)
 	tp_place_opts o;
 	tp_place_report r;
 	int32_t got[512], built[512], refined[512], l1[512], l2[512];
-	halo_auto(&fx, 8, false, &o, got, &r, &err);
+	halo_auto(&fx, 8, false, 0, &o, got, &r, &err);
 	ck_assert(r.by_time);
 	int lanes = -1, ref = -1;
 	for (int i = 0; i < r.ncandidates; i++) {
@@ -883,7 +892,7 @@ START_TEST(lanes_long_routes)
 	tp_place_opts o;
 	tp_place_report r;
 	int32_t got[512], start[512], m[512];
-	halo_auto(&fx, 4, true, &o, got, &r, &err);
+	halo_auto(&fx, 4, true, 0, &o, got, &r, &err);
 	int lanes = cand_named(&r, "geometric+lanes");
 	ck_assert_int_ge(lanes, 0);
 	ck_assert_str_eq(r.cand[1].name, "geometric");
@@ -924,17 +933,7 @@ START_TEST(auto_same_on_threads)
 		tp_error err;
 		tp_place_opts o;
 		tp_place_report r;
-		int32_t u[1344], v[1344], map[512];
-		double b[1344];
-		halo_setup(&fx, 4, true, u, v, b, map);
-		tp_error_clear(&err);
-		ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:periodic=none:bytes=65536",
-						       512, &err), 0);
-		tp_place_opts_default(&o);
-		o.policy = TP_POLICY_AUTO;
-		o.geom.time_budget_ms = 0;
-		o.geom.nthreads = k == 0 ? 1 : k + 2;
-		ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, maps[k], &r, &err) == 0, "%s", err.msg);
+		halo_auto(&fx, 4, true, k == 0 ? 1 : k + 2, &o, maps[k], &r, &err);
 		int lanes = cand_named(&r, "geometric+lanes");
 		ck_assert_int_ge(lanes, 0);
 		snprintf(notes[k], sizeof notes[k], "%s", r.cand[lanes].note);
@@ -988,11 +987,7 @@ START_TEST(auto_same_when_geometric_loses)
 		unlink(path);
 		free(path);
 		ck_assert_int_eq(tp_graph_coord_dims(fx.g), 3);
-		tp_place_opts_default(&o);
-		o.policy = TP_POLICY_AUTO;
-		o.geom.time_budget_ms = 0;
-		o.geom.nthreads = k + 1;
-		ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, maps[k], &r, &err) == 0, "%s", err.msg);
+		graph_auto(&fx, k + 1, &o, maps[k], &r, &err);
 		int geo = cand_named(&r, "geometric");
 		ck_assert_int_ge(geo, 0);
 		ck_assert(r.cand[geo].ran && r.cand[geo].has_predicted);

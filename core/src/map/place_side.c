@@ -328,15 +328,15 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 			pthread_join(lane[i].th, NULL);
 	pthread_cond_destroy(&y.cv);
 	pthread_mutex_destroy(&y.mu);
+	/* geometric's lane starts begun while the others are judged
+	 * (place_refine.c): it nearly always wins where it is faster than
+	 * the best before these constructions (was), and the judgement leaves
+	 * CPUs idle while it fills a close loser (a LULESH-like trace on a
+	 * tree, where hier-coords was faster: four starts begun for nothing,
+	 * 6 % more CPU) */
+	const tp_place_candidate *was = rep->best >= 0 ? &rep->cand[r->best_idx] : NULL;
 	/* the fillings made ahead, for the judgement to take where it asks */
 	for (int i = 0; i < nk; i++) {
-		/* geometric's lane starts begun while the others are judged
-		 * (place_refine.c): it nearly always wins where it is faster
-		 * than the best before these constructions, and the judgement
-		 * leaves CPUs idle while it fills a close loser (a LULESH-like
-		 * trace on a tree, where hier-coords was faster: four starts
-		 * begun for nothing, 6 % more CPU) */
-		const tp_place_candidate *was = rep->best >= 0 ? &rep->cand[r->best_idx] : NULL;
 		if (run[i].k == C_GEOMETRIC && !run[i].skipped && !run[i].rc &&
 		    run[i].predicted && run[i].refined &&
 		    (!was || !was->has_predicted || was->predicted_bound ||
