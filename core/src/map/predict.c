@@ -199,8 +199,12 @@ static int put_lane_bw(int64_t id, int32_t slot, void *arg)
 	return 0;
 }
 
+/* flow_of (NULL: not wanted; else g->xadj[g->ntasks] entries): each
+ * message's flow, by its entry in g's adjacency, -1 for none (inside a
+ * node, or nothing sent). */
 static int build_flows(const tp_graph *g, const tp_alloc *a,
-		       const int32_t *map, struct tp__flows *fl, tp_error *err)
+		       const int32_t *map, struct tp__flows *fl,
+		       int64_t *flow_of, tp_error *err)
 {
 	const tp_machine *m = a->m;
 	memset(fl, 0, sizeof *fl);
@@ -241,6 +245,8 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			int32_t v = g->adjncy[e];
 			int32_t nj = a->node[map[v]];
 			double w = tp__graph_w_exchange(g, u, e);
+			if (flow_of)
+				flow_of[e] = -1;
 			if (!(w > 0))
 				continue;
 			if (ni == nj) {
@@ -263,6 +269,8 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 				h = (h + 1) & (kcap - 1);
 			if (keys[h].f >= 0) {
 				fl->mult[keys[h].f] += 1;
+				if (flow_of)
+					flow_of[e] = keys[h].f;
 				continue;
 			}
 			int len = route_rails(m, nlane_ids, ni, nj, ri, rj, buf,
@@ -292,6 +300,8 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 				fl->lanes[nl++] = d;
 			}
 			int64_t f = fl->nflows++;
+			if (flow_of)
+				flow_of[e] = f;
 			keys[h] = (struct flow_key){ ni, nj, w, ri, rj, f };
 			fl->bytes[f] = w;
 			fl->mult[f] = 1;
@@ -355,6 +365,7 @@ struct predict_ask {
 	bool every_pass, afresh;
 	double past_us;
 	bool *past;
+	double *task_end;    /* NULL, or each task's end (us) */
 };
 
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
@@ -374,7 +385,16 @@ static int64_t launch_limit(const tp_graph *g, const tp_alloc *a, bool budget)
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out)
 {
-	struct predict_ask ask = { launch_limit(g, a, budget), budget, false, 0, NULL };
+	struct predict_ask ask = { launch_limit(g, a, budget), budget, false, 0, NULL, NULL };
+	return predict_run(g, a, map, &ask, out, NULL, NULL, NULL);
+}
+
+int tp__predict_launch_tasks(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, bool budget, tp_prediction *out,
+			     double *task_end)
+{
+	struct predict_ask ask = { launch_limit(g, a, budget), budget, false, 0,
+				   NULL, task_end };
 	return predict_run(g, a, map, &ask, out, NULL, NULL, NULL);
 }
 
@@ -383,7 +403,7 @@ int tp__predict_launch_past(const tp_graph *g, const tp_alloc *a,
 			    tp_prediction *out, bool *past)
 {
 	struct predict_ask ask = { launch_limit(g, a, budget), budget, false,
-				   past_us, past };
+				   past_us, past, NULL };
 	*past = false;
 	return predict_run(g, a, map, &ask, out, NULL, NULL, NULL);
 }
@@ -539,6 +559,24 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 	return rc;
 }
 
+/* Each task's end (us): when the last message it sends or receives
+ * between nodes ends (end_of: each flow's, seconds), 0 without one. */
+static void tasks_end(const tp_graph *g, const int64_t *flow_of,
+		      const double *end_of, double *task_end)
+{
+	for (int32_t u = 0; u < g->ntasks; u++)
+		task_end[u] = 0;
+	for (int32_t u = 0; u < g->ntasks; u++)
+		for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++) {
+			if (flow_of[e] < 0)
+				continue;
+			double t = end_of[flow_of[e]] * 1e6;
+			int32_t v = g->adjncy[e];
+			task_end[u] = fmax(task_end[u], t);
+			task_end[v] = fmax(task_end[v], t);
+		}
+}
+
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       const struct predict_ask *ask, tp_prediction *out,
 		       double *node_end, double *alone_us, tp_error *err)
@@ -553,12 +591,21 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		if (node_end)
 			return tp_error_set(err, TP_EINVAL, "predict: too large "
 					    "to model message by message");
-		return bound_streaming(g, a, map, out, err);
+		int rc = bound_streaming(g, a, map, out, err);
+		for (int32_t u = 0; ask->task_end && u < g->ntasks; u++)
+			ask->task_end[u] = out->bound_us;
+		return rc;
 	}
 	struct tp__flows fl;
-	int rc = build_flows(g, a, map, &fl, err);
-	if (rc)
+	int64_t *flow_of = NULL;
+	if (ask->task_end && !(flow_of = tp__malloc_array((size_t)g->xadj[g->ntasks] + 1,
+							  sizeof *flow_of)))
+		return tp_error_set(err, TP_ENOMEM, "predict: out of memory");
+	int rc = build_flows(g, a, map, &fl, flow_of, err);
+	if (rc) {
+		free(flow_of);
 		return rc;
+	}
 	const tp_machine *m = a->m;
 	double lat = m->fab.hop_lat;
 	double alone = 0, b = tp__flows_bound(&fl, lat, &alone);
@@ -583,10 +630,12 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		if (node_end)
 			for (int32_t k = 0; k < a->nnodes; k++)
 				node_end[k] = out->bound_us;
+		for (int32_t u = 0; ask->task_end && u < g->ntasks; u++)
+			ask->task_end[u] = out->bound_us;
 	} else {
 		double *end_of = NULL;
-		if (node_end && !(end_of = tp__malloc_array((size_t)fl.nflows + 1,
-							    sizeof *end_of)))
+		if ((node_end || ask->task_end) &&
+		    !(end_of = tp__malloc_array((size_t)fl.nflows + 1, sizeof *end_of)))
 			rc = TP_ENOMEM;
 		/* the exchange's own past what is left of past_us once the
 		 * rounds' latency is paid */
@@ -616,8 +665,11 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 					*ne = fmax(*ne, end_of[f] * 1e6);
 				}
 		}
+		if (!rc && ask->task_end)
+			tasks_end(g, flow_of, end_of, ask->task_end);
 		free(end_of);
 	}
+	free(flow_of);
 	flows_free(&fl);
 	return rc;
 }
@@ -636,7 +688,7 @@ int tp__predict_lower(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		return rc;
 	}
 	struct tp__flows fl;
-	int rc = build_flows(g, a, map, &fl, NULL);
+	int rc = build_flows(g, a, map, &fl, NULL, NULL);
 	if (rc)
 		return rc;
 	double b = tp__flows_bound(&fl, a->m->fab.hop_lat, NULL);
@@ -657,7 +709,7 @@ int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		int64_t max_work, tp_prediction *out, tp_error *err)
 {
-	struct predict_ask ask = { max_work, false, false, 0, NULL };
+	struct predict_ask ask = { max_work, false, false, 0, NULL, NULL };
 	return predict_run(g, a, map, &ask, out, NULL, NULL, err);
 }
 
@@ -665,7 +717,7 @@ int tp__predict_nodes(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		      int64_t max_work, tp_prediction *out, double *node_end,
 		      double *alone_us, tp_error *err)
 {
-	struct predict_ask ask = { max_work, false, false, 0, NULL };
+	struct predict_ask ask = { max_work, false, false, 0, NULL, NULL };
 	return predict_run(g, a, map, &ask, out, node_end, alone_us, err);
 }
 
@@ -673,7 +725,7 @@ int tp__predict_afresh(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       int64_t max_work, tp_prediction *out, double *node_end,
 		       tp_error *err)
 {
-	struct predict_ask ask = { max_work, false, true, 0, NULL };
+	struct predict_ask ask = { max_work, false, true, 0, NULL, NULL };
 	return predict_run(g, a, map, &ask, out, node_end, NULL, err);
 }
 

@@ -84,6 +84,13 @@ bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
  * left; without one, the reports' TP__PREDICT_MAX_WORK. */
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out);
+/* The same with each task's end (us) into task_end (g->ntasks): when the
+ * last message it sends or receives between nodes ends, 0 without one;
+ * the bound where the exchange is not followed message by message.
+ * TP_OK or TP_ENOMEM. */
+int tp__predict_launch_tasks(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, bool budget, tp_prediction *out,
+			     double *task_end);
 /* The same for a candidate out of the running once its time is past
  * past_us (> 0): the filling stops as soon as its bound shows that, and
  * then *past, out->bound_only, and out's time and bound are the bound
