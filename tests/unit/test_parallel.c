@@ -8,6 +8,7 @@
 #include "net/machine_internal.h"
 #include <topoplace/conf.h>
 #include <topoplace/job.h>
+#include <topoplace/predict.h>
 
 #define MIB 1048576.0
 
@@ -201,6 +202,50 @@ START_TEST(expert_parallel)
 }
 END_TEST
 
+/* What u sends v in g (the time model's one-way bytes). */
+static double sends(const tp_graph *g, int32_t u, int32_t v)
+{
+	for (int64_t e = g->xadj[u]; e < g->xadj[u + 1]; e++)
+		if (g->adjncy[e] == v)
+			return tp__graph_w_exchange(g, u, e);
+	return 0;
+}
+
+/* The all-to-all as the time model takes it, step by step (the pairwise
+ * exchange): in step d member i sends bytes / ep to member i + d alone,
+ * and the steps together send what every pair at once does.  ep=4, 16 MiB:
+ * 4 MiB a pair each way. */
+START_TEST(expert_pairwise_steps)
+{
+	tp__parallel p = parse_ok("tp=1,ep=4,pp=1,bytes=dp:0", 4);
+	tp_error err;
+	tp_graph *all = NULL;
+	ck_assert_int_eq(tp__parallel_graph_stages(&p, NULL, 1u << TP__PAR_EP, 0, 0,
+						   &all, &err), 0);
+	double sum[4][4] = { { 0 } };
+	for (int64_t d = 1; d < 4; d++) {
+		tp_graph *g = NULL;
+		ck_assert_int_eq(tp__parallel_graph_stages(&p, NULL, 1u << TP__PAR_EP,
+							   0, d, &g, &err), 0);
+		/* d = 2 pairs 0-2 and 1-3 both ways: two edges */
+		ck_assert_int_eq(tp_graph_nedges(g), d == 2 ? 2 : 4);
+		for (int32_t u = 0; u < 4; u++)
+			for (int32_t v = 0; v < 4; v++) {
+				double b = sends(g, u, v);
+				ck_assert_msg(b == (v == (u + d) % 4 ? 4 * MIB : 0),
+					      "step %d: %d -> %d %g", (int)d, u, v, b);
+				sum[u][v] += b;
+			}
+		tp_graph_destroy(g);
+	}
+	for (int32_t u = 0; u < 4; u++)
+		for (int32_t v = 0; v < 4; v++)
+			ck_assert(sum[u][v] == (u == v ? 0 : 4 * MIB) &&
+				  sends(all, u, v) == sum[u][v]);
+	tp_graph_destroy(all);
+}
+END_TEST
+
 START_TEST(context_parallel)
 {
 	/* tp=2, cp=2, dp=2 (8 tasks): CP pair {0, 2} at 32 MiB; the DP ring of
@@ -382,7 +427,7 @@ END_TEST
 
 /* ---- placements ---- */
 
-static char *blk_file, *tree_file;
+static char *blk_file, *tree_file, *tree6_file;
 
 /* A temporary file with text (outside a test: no Check assertion). */
 static char *write_tmp(const char *text)
@@ -786,6 +831,86 @@ START_TEST(predict_pipeline)
 }
 END_TEST
 
+/* The experts' all-to-all is timed as the pairwise exchange: its ep - 1
+ * steps one after the other, each as slow as its own busiest lane.  Two
+ * groups of four (tp=1,ep=4,dp=2, one rank a node) on three leaves of six
+ * nodes, two cables up a leaf (d mod 2): G1 n00 n01 | n06 n07, G2 n0X |
+ * n12 n13 n14.  With n08 the steps' busiest lanes add up to what every
+ * pair at once needs; with n09 two steps meet on a cable that all at once
+ * shares with idle time, and the steps take 1.2 times as long. */
+START_TEST(predict_all_to_all_steps)
+{
+	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
+			     "IntraNodeBandwidth=900\nNodeName=n[00-17]\n", tree6_file);
+	const char *spec = "tp=1,ep=4,dp=2,bytes=tp:0,cp:0,ep:8,dp:0,pp:0";
+	const char *lists[2] = { "n[00-01,06-08,12-14]", "n[00-01,06-07,09,12-14]" };
+	const int32_t map[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	tp__parallel p = parse_ok(spec, 8);
+	tp_error err;
+	for (int k = 0; k < 2; k++) {
+		tp_alloc *a = NULL;
+		ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), lists[k], 1,
+						 "nodes", &a, &err) == 0);
+		tp_prediction pr, x;
+		double ph[TP_STEP_PHASES], steps = 0, all = 0;
+		ck_assert_int_eq(tp_predict_parallel_phases(spec, a, map, 8, &pr, ph,
+							    &err), 0);
+		for (int64_t d = 0; d < 4; d++) {
+			tp_graph *g = NULL;
+			ck_assert_int_eq(tp__parallel_graph_stages(&p, NULL,
+				1u << TP__PAR_EP, 0, d, &g, &err), 0);
+			ck_assert_int_eq(tp_predict_exchange(g, a, map, &x, &err), 0);
+			/* d = 0: every pair at once */
+			*(d ? &steps : &all) += x.exchange_us;
+			tp_graph_destroy(g);
+		}
+		ck_assert_double_eq_tol(ph[2], steps, 1e-9 * steps);
+		ck_assert_double_eq_tol(pr.exchange_us, steps, 1e-9 * steps);
+		if (k == 0)
+			ck_assert_msg(fabs(steps - all) < 0.01 * steps,
+				      "%g us, all at once %g", steps, all);
+		else
+			ck_assert_msg(steps > 1.15 * all, "%g us, all at once %g",
+				      steps, all);
+		tp_alloc_destroy(a);
+	}
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* Replicas run their pipelines apart: the step waits for its slowest
+ * replica, not for the slowest group of every stage wherever it is.
+ * tp=2,pp=2,dp=2 on eight nodes of two NVLink blocks (n00-03, n04-07), one
+ * rank a node, one micro-batch: each layout has two TP pairs over the two
+ * blocks (at 50 GB/s, the others at 900).  Apart: one in each replica,
+ * each replica's stages take S + f; together: both in replica 0, 2 S.
+ * Each stage's slowest group alone made the two alike (2 S). */
+START_TEST(predict_replicas_apart)
+{
+	tp_conf *c = block_conf();
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-07]", 1,
+					 "nodes", &a, &err) == 0);
+	/* ranks: tp + 2 (dp + 2 pp); allocation indices n00 0 .. n07 7 */
+	const int32_t apart[8] = { 0, 4, 1, 2, 5, 6, 3, 7 };
+	const int32_t together[8] = { 0, 4, 1, 2, 3, 7, 5, 6 };
+	const char *spec = "tp=2,pp=2,dp=2,micro=1,bytes=tp:64,cp:0,ep:0,dp:0,pp:0";
+	tp_prediction pa, pt;
+	double pha[TP_STEP_PHASES], pht[TP_STEP_PHASES];
+	ck_assert_int_eq(tp_predict_parallel_phases(spec, a, apart, 8, &pa, pha, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel_phases(spec, a, together, 8, &pt, pht,
+						    &err), 0);
+	ck_assert_msg(pt.exchange_us > 1.6 * pa.exchange_us &&
+		      pt.exchange_us < 2.0 * pa.exchange_us,
+		      "together %g us, apart %g us", pt.exchange_us, pa.exchange_us);
+	ck_assert_double_eq_tol(pha[0], pa.exchange_us, 1e-9 * pa.exchange_us);
+	ck_assert(pa.bound_us <= pa.exchange_us && pt.bound_us <= pt.exchange_us);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* The pipeline's sends are timed one way at a time (GPipe: every
  * activation forward, then every gradient back).  Two leaves of a tree, two
  * cables up from each (d mod 2), ranks 0 and 1 stage 0, 2 and 3 stage 1.
@@ -1083,6 +1208,10 @@ int main(void)
 				   "BlockName=b2 Nodes=n[08-11]\n"
 				   "BlockName=b3 Nodes=n[12-15]\n"
 				   "BlockSizes=4,16\n");
+	tree6_file = write_tmp("SwitchName=l0 Nodes=n[00-05]\n"
+			       "SwitchName=l1 Nodes=n[06-11]\n"
+			       "SwitchName=l2 Nodes=n[12-17]\n"
+			       "SwitchName=top Switches=l[0-2]\n");
 	tree_file = write_tmp("SwitchName=l0 Nodes=n[00-03]\n"
 				    "SwitchName=l1 Nodes=n[04-07]\n"
 				    "SwitchName=l2 Nodes=n[08-11]\n"
@@ -1095,6 +1224,7 @@ int main(void)
 	tcase_add_test(tc, permuted_and_mesh);
 	tcase_add_test(tc, dp_defaulted);
 	tcase_add_test(tc, expert_parallel);
+	tcase_add_test(tc, expert_pairwise_steps);
 	tcase_add_test(tc, expert_data_parallel);
 	tcase_add_test(tc, context_parallel);
 	tcase_add_test(tc, small_graph);
@@ -1111,6 +1241,8 @@ int main(void)
 	tcase_add_test(tc, predict_step);
 	tcase_add_test(tc, predict_pipeline);
 	tcase_add_test(tc, predict_pipeline_directions);
+	tcase_add_test(tc, predict_replicas_apart);
+	tcase_add_test(tc, predict_all_to_all_steps);
 	tcase_add_test(tc, predict_pipeline_waves);
 	tcase_add_test(tc, swaps_lower_the_step);
 	tcase_add_test(tc, drain_sees_the_experts);
@@ -1121,7 +1253,9 @@ int main(void)
 	int rc = tp_test_run(s);
 	unlink(blk_file);
 	unlink(tree_file);
+	unlink(tree6_file);
 	free(blk_file);
 	free(tree_file);
+	free(tree6_file);
 	return rc;
 }

@@ -39,6 +39,7 @@
  * per-layer kinds and the stage sends are timed stage by stage, as a
  * pipeline runs them (tp__parallel_predict).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -541,13 +542,17 @@ static void add_phase(tp_prediction *sum, const tp_prediction *k)
 
 /* One graph's exchange under the time model (mode as tp__parallel_predict);
  * an empty graph takes no time. */
-static int one_phase_set(const tp__parallel *p, const tp_alloc *a,
-			 const int32_t *map, unsigned kinds, uint64_t stages,
-			 int mode, tp_prediction *pk, tp_error *err)
+static int one_graph(const tp__parallel *p, const tp_alloc *a,
+		     const int32_t *map, unsigned kinds, uint64_t stages,
+		     int64_t ep_step, int mode, tp_prediction *pk,
+		     double *task_end, tp_error *err)
 {
+	if (task_end)
+		for (int64_t t = 0; t < p->ntasks; t++)
+			task_end[t] = 0;
 	memset(pk, 0, sizeof *pk);
 	tp_graph *g = NULL;
-	int rc = tp__parallel_graph_stages(p, map, kinds, stages, &g, err);
+	int rc = tp__parallel_graph_stages(p, map, kinds, stages, ep_step, &g, err);
 	if (rc)
 		return rc;
 	if (g->nedges == 0) {
@@ -560,12 +565,159 @@ static int one_phase_set(const tp__parallel *p, const tp_alloc *a,
 	if (mode == TP__PAR_PREDICT_BUDGET &&
 	    tp__predict_work(g, a) <= TP__PAR_FULL_WORK)
 		mode = TP__PAR_PREDICT_LAUNCH;
-	if (mode == TP__PAR_PREDICT_FULL)
+	if (task_end) {
+		if (tp__predict_launch_tasks(g, a, map, mode == TP__PAR_PREDICT_BUDGET,
+					     pk, task_end))
+			rc = tp_error_set(err, TP_ENOMEM, "parallel: the step's "
+					  "time could not be predicted");
+	} else if (mode == TP__PAR_PREDICT_FULL)
 		rc = tp_predict_exchange(g, a, map, pk, err);
 	else if (tp__predict_launch(g, a, map, mode == TP__PAR_PREDICT_BUDGET, pk))
 		rc = tp_error_set(err, TP_ENOMEM, "parallel: the step's time "
 				  "could not be predicted");
 	tp_graph_destroy(g);
+	return rc;
+}
+
+/* One phase's exchange.  The experts' all-to-all alone is the pairwise
+ * exchange, its ep - 1 steps one after another, as MPI libraries run a
+ * large all-to-all (and train_step.c does): a step's bottleneck does not
+ * wait for another's.  Timed as every pair at once, two EP groups
+ * split over the same two leaves looked no slower than one, since a lone
+ * node's card, sending to its three peers at once, was as slow as the
+ * cable both groups share; in SMPI the groups met on that cable in two of
+ * the three steps (NVL72 with a card a GPU, seed 554138 of
+ * simgrid-train.sh --draw runs: the fourth stage of the Kueue-like order
+ * alone, 1,007 us predicted, 1,688 simulated; the steps summed give
+ * 1,679, and the other stages of it and of Slurm's order are within 1 %
+ * but one inside its racks, 57 us against 61). */
+static int one_phase_set(const tp__parallel *p, const tp_alloc *a,
+			 const int32_t *map, unsigned kinds, uint64_t stages,
+			 int mode, tp_prediction *pk, tp_error *err)
+{
+	int64_t ep = p->size[TP__PAR_EP];
+	if (kinds != 1u << TP__PAR_EP || ep < 3)
+		return one_graph(p, a, map, kinds, stages, 0, mode, pk, NULL, err);
+	memset(pk, 0, sizeof *pk);
+	for (int64_t d = 1; d < ep; d++) {
+		tp_prediction ps;
+		int rc = one_graph(p, a, map, kinds, stages, d, mode, &ps, NULL, err);
+		if (rc)
+			return rc;
+		add_phase(pk, &ps);
+	}
+	return 0;
+}
+
+/* Each replica's end (rep[r], r the dp coordinate) from its tasks' ends. */
+static void replica_ends(const tp__parallel *p, const double *end, double *rep)
+{
+	for (int64_t r = 0; r < p->size[TP__PAR_DP]; r++)
+		rep[r] = 0;
+	for (int64_t t = 0; t < p->ntasks; t++) {
+		int64_t r = tp__parallel_coord(p, t, TP__PAR_DP);
+		rep[r] = fmax(rep[r], end[t]);
+	}
+}
+
+/* Stage st's exchange of per-layer kind k (the experts' all-to-all step by
+ * step, as one_phase_set) into *ps, and each replica's share into
+ * rep[r] (r: the dp coordinate): when the last message between nodes of
+ * its ranks ends, all replicas exchanging at once; a step of the
+ * all-to-all ends with its slowest message.  A stage without messages
+ * between nodes gives every replica the stage's time.  end: ntasks
+ * doubles, rep: 2 dp. */
+static int stage_replicas(const tp__parallel *p, const tp_alloc *a,
+			  const int32_t *map, int k, int64_t st, int mode,
+			  tp_prediction *ps, double *end, double *rep,
+			  tp_error *err)
+{
+	int64_t ep = p->size[TP__PAR_EP], dp = p->size[TP__PAR_DP];
+	int64_t steps = k == TP__PAR_EP && ep >= 3 ? ep - 1 : 1;
+	memset(ps, 0, sizeof *ps);
+	for (int64_t r = 0; r < dp; r++)
+		rep[r] = 0;
+	double step_rep_max = 0;
+	for (int64_t d = 1; d <= steps; d++) {
+		tp_prediction pd;
+		int rc = one_graph(p, a, map, 1u << k, (uint64_t)1 << st,
+				   steps > 1 ? d : 0, mode, &pd, end, err);
+		if (rc)
+			return rc;
+		add_phase(ps, &pd);
+		/* this step's end for each replica, added to the replica's */
+		double *cur = rep + dp;
+		replica_ends(p, end, cur);
+		for (int64_t r = 0; r < dp; r++) {
+			rep[r] += cur[r];
+			step_rep_max = fmax(step_rep_max, cur[r]);
+		}
+	}
+	if (!(step_rep_max > 0))
+		for (int64_t r = 0; r < dp; r++)
+			rep[r] = ps->exchange_us;
+	return 0;
+}
+
+/* Per-layer kind k over pp (<= TP__PAR_STAGES_TIMED) stages: M
+ * micro-batches through each replica's pipeline, the first passing every
+ * stage once, the other M - 1 following at the pace of its slowest stage:
+ * (sum of T_s + (M - 1) max T_s) / M, T_s the replica's share of stage
+ * s's exchange of the whole step's volume (stage_replicas); the step's
+ * is the slowest replica's.  Replicas meet only in the gradients'
+ * all-reduce, so each runs its pipeline at its own pace: the slowest
+ * group of each stage taken over all replicas was high wherever those
+ * groups were in different replicas (NVL72
+ * seeds 188334 and 437346 of simgrid-train.sh: Slurm's order's EP 2,045
+ * us, SMPI 1,586 and 1,581).  Each replica timed alone matched there
+ * (1,569) but missed where two replicas' groups share a cable (554138
+ * with a card a GPU, --draw runs): stage_replicas times them at once.
+ * *pk: the stages' sums; its bound the old formula's, never above the
+ * time. */
+static int replica_pipelines(const tp__parallel *p, const tp_alloc *a,
+			     const int32_t *map, int k, int mode, double M,
+			     tp_prediction *pk, tp_error *err)
+{
+	int64_t pp = p->size[TP__PAR_PP], dp = p->size[TP__PAR_DP];
+	double *end = tp__malloc_array((size_t)p->ntasks + 1, sizeof *end);
+	/* rep: per stage, per replica; then one replica's step ends */
+	double *rep = tp__malloc_array((size_t)((pp + 1) * dp) + 1, sizeof *rep);
+	memset(pk, 0, sizeof *pk);
+	if (!end || !rep) {
+		free(end);
+		free(rep);
+		return tp_error_set(err, TP_ENOMEM, "parallel: out of memory");
+	}
+	int rc = 0;
+	double bsum = 0, bmost = 0;
+	for (int64_t st = 0; st < pp && !rc; st++) {
+		tp_prediction ps;
+		rc = stage_replicas(p, a, map, k, st, mode, &ps, end, rep + st * dp,
+				    err);
+		if (rc)
+			break;
+		bsum += ps.bound_us;
+		bmost = fmax(bmost, ps.bound_us);
+		double ex = pk->exchange_us, bd = pk->bound_us;
+		add_phase(pk, &ps);
+		pk->exchange_us = ex;
+		pk->bound_us = bd;
+	}
+	if (!rc) {
+		double slowest = 0;
+		for (int64_t r = 0; r < dp; r++) {
+			double sum = 0, most = 0;
+			for (int64_t st = 0; st < pp; st++) {
+				sum += rep[st * dp + r];
+				most = fmax(most, rep[st * dp + r]);
+			}
+			slowest = fmax(slowest, (sum + (M - 1) * most) / M);
+		}
+		pk->exchange_us = slowest;
+		pk->bound_us = fmin((bsum + (M - 1) * bmost) / M, slowest);
+	}
+	free(end);
+	free(rep);
 	return rc;
 }
 
@@ -638,8 +790,8 @@ static int add_waves(struct waves *v, int64_t w, int64_t n, tp_error *err)
 		bound = v->bound[i];
 	} else {
 		tp_prediction pk;
-		int rc = one_phase_set(v->p, v->a, v->map, 1u << v->k, set, v->mode,
-				       &pk, err);
+		int rc = one_graph(v->p, v->a, v->map, 1u << v->k, set, 0, v->mode,
+				   &pk, NULL, err);
 		if (rc)
 			return rc;
 		us = pk.exchange_us;
@@ -704,73 +856,41 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 		TP__PAR_TP, TP__PAR_CP, TP__PAR_EP, TP__PAR_DP, TP__PAR_PP_FWD,
 		TP__PAR_PP_BWD, TP__PAR_EDP
 	};
+	int rc = 0;
 	for (size_t ph = 0; ph < sizeof PHASES / sizeof PHASES[0]; ph++) {
 		int k = PHASES[ph];
 		tp_prediction pk;
-		int rc;
-		/* The gradients' all-reduce runs once, every stage at once.
+		/* The gradients' all-reduces run once, every stage at once.
 		 * The stage sends (pp) run in waves (pipeline_waves).  The
 		 * per-layer kinds (tp, cp, ep) run a micro-batch at a time
-		 * along the pipeline: M
-		 * micro-batches through pp stages, the first passes every
-		 * stage (boundary) once, the other M - 1 follow at the pace
-		 * of the slowest: (sum of T_s + (M - 1) max T_s) / M, T_s a
-		 * stage's own exchange of the whole step's volume.  All
-		 * stages at once would see only the slowest stage, and a
-		 * placement that slows three stages as much as another
-		 * slows one would look as fast.  Replicas (dp) run their
-		 * pipelines apart, so this is high where the slowest groups
-		 * of the stages are in different replicas (NVL72 seeds
-		 * 188334 and 437346 of simgrid-train.sh: Slurm's order's EP
-		 * 2,045 us, SMPI 1,586 and 1,581).  Each replica timed on
-		 * its own part of the stages' exchanges matched (1,569), but
-		 * chose worse there (runs 437344-53: 0.843 -> 0.851, and
-		 * 437346 1.13x): the sum of phases then misses that Slurm's
-		 * order overlaps its phases and the other order's contend,
-		 * which the high EP had offset. */
-		bool piped = k != TP__PAR_DP && k != TP__PAR_EDP && pp > 1;
-		if (!piped) {
+		 * along each replica's pipeline (replica_pipelines).  Beyond
+		 * TP__PAR_STAGES_TIMED stages, for the launch's budget, a
+		 * phase of all stages at once times (M + pp - 1) / M.
+		 * Adding up every phase replica by replica (the slowest
+		 * replica's sum, the pipeline's sends' waves too) chose worse
+		 * on the rail bench (simgrid-train.sh --net rail --draw runs,
+		 * seeds 847989-8008: 0.888 -> 0.910 of Slurm's order), though
+		 * it timed Slurm's order closer to SMPI. */
+		bool sends = k == TP__PAR_PP_FWD || k == TP__PAR_PP_BWD;
+		if (k == TP__PAR_DP || k == TP__PAR_EDP || (sends && pp == 1)) {
 			rc = one_phase(p, a, map, 1u << k, -1, mode, &pk, err);
-		} else if ((k == TP__PAR_PP_FWD || k == TP__PAR_PP_BWD) &&
-			   pp <= TP__PAR_STAGES_TIMED) {
-			rc = pipeline_waves(p, a, map, k, mode, M, &pk, err);
 		} else if (pp > TP__PAR_STAGES_TIMED) {
 			rc = one_phase(p, a, map, 1u << k, -1, mode, &pk, err);
 			double f = (M + (double)(pp - 1)) / M;
 			pk.exchange_us *= f;
 			pk.bound_us *= f;
+		} else if (sends) {
+			rc = pipeline_waves(p, a, map, k, mode, M, &pk, err);
 		} else {
-			memset(&pk, 0, sizeof pk);
-			double sum = 0, most = 0, bsum = 0, bmost = 0;
-			int64_t ns = k == TP__PAR_PP_FWD || k == TP__PAR_PP_BWD
-				     ? pp - 1 : pp;
-			rc = 0;
-			for (int64_t st = 0; st < ns && !rc; st++) {
-				tp_prediction ps;
-				rc = one_phase(p, a, map, 1u << k, st, mode, &ps, err);
-				if (rc)
-					break;
-				sum += ps.exchange_us;
-				bsum += ps.bound_us;
-				if (ps.exchange_us > most)
-					most = ps.exchange_us;
-				if (ps.bound_us > bmost)
-					bmost = ps.bound_us;
-				double ex = pk.exchange_us, bd = pk.bound_us;
-				add_phase(&pk, &ps);
-				pk.exchange_us = ex;
-				pk.bound_us = bd;
-			}
-			pk.exchange_us = (sum + (M - 1) * most) / M;
-			pk.bound_us = (bsum + (M - 1) * bmost) / M;
+			rc = replica_pipelines(p, a, map, k, mode, M, &pk, err);
 		}
 		if (rc)
-			return rc;
+			break;
 		add_phase(out, &pk);
 		if (phase_us)
 			phase_us[ph] = pk.exchange_us;
 	}
-	return 0;
+	return rc;
 }
 
 int tp__parallel_time(const tp__parallel *p, const tp_alloc *a,

@@ -665,7 +665,7 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err)
 {
-	return tp__parallel_graph_stages(p, map, kinds, 0, out, err);
+	return tp__parallel_graph_stages(p, map, kinds, 0, 0, out, err);
 }
 
 /* Is stage coordinate c in the set (bit c of mask; 0: every stage)? */
@@ -675,8 +675,8 @@ static bool stage_in(uint64_t mask, int64_t c)
 }
 
 int tp__parallel_graph_stages(const tp__parallel *p, const int32_t *map,
-			      unsigned kinds, uint64_t stages, tp_graph **out,
-			      tp_error *err)
+			      unsigned kinds, uint64_t stages, int64_t ep_step,
+			      tp_graph **out, tp_error *err)
 {
 	*out = NULL;
 	int64_t nt = p->ntasks;
@@ -725,12 +725,21 @@ int tp__parallel_graph_stages(const tp__parallel *p, const int32_t *map,
 		bool vary[TP__PAR_KINDS] = { [TP__PAR_EP] = true };
 		int64_t n;
 		groups_of(p, vary, mem, &n);
-		for (int64_t s = 0; s < nt && !rc; s += n)
-			for (int64_t i = 0; i < n && !rc &&
-			     stage_in(stages, tp__parallel_coord(p, mem[s], TP__PAR_PP)); i++)
+		for (int64_t s = 0; s < nt && !rc; s += n) {
+			if (!stage_in(stages, tp__parallel_coord(p, mem[s], TP__PAR_PP)))
+				continue;
+			for (int64_t i = 0; i < n && !rc; i++) {
+				if (ep_step > 0) {   /* one way: 2w sent */
+					rc = push_dir(&e, mem[s + i],
+						      mem[s + (i + ep_step) % n],
+						      Bep / (double)(2 * n), true);
+					continue;
+				}
 				for (int64_t j = i + 1; j < n && !rc; j++)
 					rc = push(&e, mem[s + i], mem[s + j],
 						  Bep / (double)n);
+			}
+		}
 	}
 	int64_t pp = p->size[TP__PAR_PP], ps = p->stride[TP__PAR_PP];
 	double Bpp = p->bytes[TP__PAR_PP] * TP__PAR_UNIT_BYTES;

@@ -152,10 +152,13 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
 #define TP__PAR_PP_BWD (TP__PAR_KINDS + 2)
 /* The same for a set of pipeline stages' groups alone: bit s of stages
  * for stage s (at most 64; 0: all); a PP edge belongs to its lower
- * stage. */
+ * stage.  ep_step 0: the experts' all-to-all as every pair at once (the
+ * mapping's weights); d in 1 .. ep - 1: its pairwise exchange's step d
+ * alone, each member sending bytes / ep to the member d after it in the
+ * group (parmap.c times the steps one after another). */
 int tp__parallel_graph_stages(const tp__parallel *p, const int32_t *map,
-			      unsigned kinds, uint64_t stages, tp_graph **out,
-			      tp_error *err);
+			      unsigned kinds, uint64_t stages, int64_t ep_step,
+			      tp_graph **out, tp_error *err);
 int tp__parallel_graph_kinds(const tp__parallel *p, const int32_t *map,
 			     unsigned kinds, tp_graph **out, tp_error *err);
 
