@@ -791,6 +791,15 @@ START_TEST(predict_step)
 	ck_assert_int_eq(tp_step_phases_line(line, sizeof line, NULL, ht), -1);
 	ck_assert_int_eq(tp_predict_parallel_phases("tp=2,pp=2", a, NULL, 4, &pa,
 						    ha, &err), TP_EINVAL);
+	/* a map outside the allocation or past a node's slots: refused
+	 * before any phase reads a task's node */
+	const int32_t outside[4] = { 0, 0, 1, 2 }, over[4] = { 0, 0, 0, 1 };
+	ck_assert_int_eq(tp_predict_parallel("tp=2,pp=2", a, outside, 4, &pa, &err),
+			 TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "outside 0..1"), "%s", err.msg);
+	ck_assert_int_eq(tp_predict_parallel("tp=1,ep=2,dp=2", a, over, 4, &pa, &err),
+			 TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "exceeds the 2 slots"), "%s", err.msg);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
 }

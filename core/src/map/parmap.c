@@ -42,6 +42,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <topoplace/metrics.h>
 
 #include "pattern/pattern_internal.h"
 #include "util/util_internal.h"
@@ -946,7 +947,14 @@ int tp_predict_parallel_phases(const char *spec, const tp_alloc *a,
 		return tp_error_set(err, TP_EINVAL, "parallel: missing allocation, "
 				    "map or output");
 	tp__parallel p;
+	tp_graph *none = NULL;
 	int rc = tp__parallel_parse(spec, ntasks, &p, err);
+	/* the map checked against the slots once, before any phase (the
+	 * per-replica timings read each task's node unchecked): the
+	 * step's tasks without their messages */
+	if (!rc && !(rc = tp__parallel_graph_kinds(&p, NULL, 0, &none, err)))
+		rc = tp_mapping_validate(none, a, map, err);
+	tp_graph_destroy(none);
 	if (!rc)
 		rc = tp__parallel_predict(&p, a, map, TP__PAR_PREDICT_FULL, out,
 					  phase_us, err);
