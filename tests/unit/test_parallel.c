@@ -907,7 +907,8 @@ START_TEST(predict_replicas_apart)
 	const char *spec = "tp=2,pp=2,dp=2,micro=1,bytes=tp:64,cp:0,ep:0,dp:0,pp:0";
 	tp_prediction pa, pt;
 	double pha[TP_STEP_PHASES], pht[TP_STEP_PHASES];
-	ck_assert_int_eq(tp_predict_parallel_phases(spec, a, apart, 8, &pa, pha, &err), 0);
+	ck_assert_int_eq(tp_predict_parallel_phases(spec, a, apart, 8, &pa, pha,
+						    &err), 0);
 	ck_assert_int_eq(tp_predict_parallel_phases(spec, a, together, 8, &pt, pht,
 						    &err), 0);
 	ck_assert_msg(pt.exchange_us > 1.6 * pa.exchange_us &&

@@ -385,7 +385,8 @@ static int64_t launch_limit(const tp_graph *g, const tp_alloc *a, bool budget)
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out)
 {
-	struct predict_ask ask = { launch_limit(g, a, budget), budget, false, 0, NULL, NULL };
+	struct predict_ask ask = { launch_limit(g, a, budget), budget, false, 0,
+				   NULL, NULL };
 	return predict_run(g, a, map, &ask, out, NULL, NULL, NULL);
 }
 
@@ -598,8 +599,8 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 	}
 	struct tp__flows fl;
 	int64_t *flow_of = NULL;
-	if (ask->task_end && !(flow_of = tp__malloc_array((size_t)g->xadj[g->ntasks] + 1,
-							  sizeof *flow_of)))
+	size_t nent = (size_t)g->xadj[g->ntasks] + 1;
+	if (ask->task_end && !(flow_of = tp__malloc_array(nent, sizeof *flow_of)))
 		return tp_error_set(err, TP_ENOMEM, "predict: out of memory");
 	int rc = build_flows(g, a, map, &fl, flow_of, err);
 	if (rc) {
