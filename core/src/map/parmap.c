@@ -580,36 +580,6 @@ static int one_graph(const tp__parallel *p, const tp_alloc *a,
 	return rc;
 }
 
-/* One phase's exchange.  The experts' all-to-all alone is the pairwise
- * exchange, its ep - 1 steps one after another, as MPI libraries run a
- * large all-to-all (and train_step.c does): a step's bottleneck does not
- * wait for another's.  Timed as every pair at once, two EP groups
- * split over the same two leaves looked no slower than one, since a lone
- * node's card, sending to its three peers at once, was as slow as the
- * cable both groups share; in SMPI the groups met on that cable in two of
- * the three steps (NVL72 with a card a GPU, seed 554138 of
- * simgrid-train.sh --draw runs: the fourth stage of the Kueue-like order
- * alone, 1,007 us predicted, 1,688 simulated; the steps summed give
- * 1,679, and the other stages of it and of Slurm's order are within 1 %
- * but one inside its racks, 57 us against 61). */
-static int one_phase_set(const tp__parallel *p, const tp_alloc *a,
-			 const int32_t *map, unsigned kinds, uint64_t stages,
-			 int mode, tp_prediction *pk, tp_error *err)
-{
-	int64_t ep = p->size[TP__PAR_EP];
-	if (kinds != 1u << TP__PAR_EP || ep < 3)
-		return one_graph(p, a, map, kinds, stages, 0, mode, pk, NULL, err);
-	memset(pk, 0, sizeof *pk);
-	for (int64_t d = 1; d < ep; d++) {
-		tp_prediction ps;
-		int rc = one_graph(p, a, map, kinds, stages, d, mode, &ps, NULL, err);
-		if (rc)
-			return rc;
-		add_phase(pk, &ps);
-	}
-	return 0;
-}
-
 /* Each replica's end (rep[r], r the dp coordinate) from its tasks' ends. */
 static void replica_ends(const tp__parallel *p, const double *end, double *rep)
 {
@@ -621,31 +591,43 @@ static void replica_ends(const tp__parallel *p, const double *end, double *rep)
 	}
 }
 
-/* Stage st's exchange of per-layer kind k (the experts' all-to-all step by
- * step, as one_phase_set) into *ps, and each replica's share into
- * rep[r] (r: the dp coordinate): when the last message between nodes of
- * its ranks ends, all replicas exchanging at once; a step of the
- * all-to-all ends with its slowest message.  A stage without messages
- * between nodes gives every replica the stage's time.  end: ntasks
- * doubles, rep: 2 dp. */
-static int stage_replicas(const tp__parallel *p, const tp_alloc *a,
-			  const int32_t *map, int k, int64_t st, int mode,
-			  tp_prediction *ps, double *end, double *rep,
-			  tp_error *err)
+/* One phase's exchange.  The experts' all-to-all alone is the pairwise
+ * exchange, its ep - 1 steps one after another, as MPI libraries run a
+ * large all-to-all (and train_step.c does): a step's bottleneck does not
+ * wait for another's.  Timed as every pair at once, two EP groups
+ * split over the same two leaves looked no slower than one, since a lone
+ * node's card, sending to its three peers at once, was as slow as the
+ * cable both groups share; in SMPI the groups met on that cable in two of
+ * the three steps (NVL72 with a card a GPU, seed 554138 of
+ * simgrid-train.sh --draw runs: the fourth stage of the Kueue-like order
+ * alone, 1,007 us predicted, 1,688 simulated; the steps summed give
+ * 1,679, and the other stages of it and of Slurm's order are within 1 %
+ * but one inside its racks, 57 us against 61).  rep (NULL: not wanted;
+ * else 2 dp doubles, end ntasks doubles): each replica's
+ * share into rep[r] (r: the dp coordinate), when the last message between
+ * nodes of its ranks ends, all replicas exchanging at once; a step of the
+ * all-to-all ends with its slowest message.  A phase without messages
+ * between nodes gives every replica the phase's time. */
+static int one_phase_set(const tp__parallel *p, const tp_alloc *a,
+			 const int32_t *map, unsigned kinds, uint64_t stages,
+			 int mode, tp_prediction *pk, double *end, double *rep,
+			 tp_error *err)
 {
 	int64_t ep = p->size[TP__PAR_EP], dp = p->size[TP__PAR_DP];
-	int64_t steps = k == TP__PAR_EP && ep >= 3 ? ep - 1 : 1;
-	memset(ps, 0, sizeof *ps);
-	for (int64_t r = 0; r < dp; r++)
+	int64_t steps = kinds == 1u << TP__PAR_EP && ep >= 3 ? ep - 1 : 1;
+	memset(pk, 0, sizeof *pk);
+	for (int64_t r = 0; rep && r < dp; r++)
 		rep[r] = 0;
 	double step_rep_max = 0;
 	for (int64_t d = 1; d <= steps; d++) {
-		tp_prediction pd;
-		int rc = one_graph(p, a, map, 1u << k, (uint64_t)1 << st,
-				   steps > 1 ? d : 0, mode, &pd, end, err);
+		tp_prediction ps;
+		int rc = one_graph(p, a, map, kinds, stages, steps > 1 ? d : 0, mode,
+				   &ps, rep ? end : NULL, err);
 		if (rc)
 			return rc;
-		add_phase(ps, &pd);
+		add_phase(pk, &ps);
+		if (!rep)
+			continue;
 		/* this step's end for each replica, added to the replica's */
 		double *cur = rep + dp;
 		replica_ends(p, end, cur);
@@ -654,9 +636,9 @@ static int stage_replicas(const tp__parallel *p, const tp_alloc *a,
 			step_rep_max = fmax(step_rep_max, cur[r]);
 		}
 	}
-	if (!(step_rep_max > 0))
+	if (rep && !(step_rep_max > 0))
 		for (int64_t r = 0; r < dp; r++)
-			rep[r] = ps->exchange_us;
+			rep[r] = pk->exchange_us;
 	return 0;
 }
 
@@ -664,7 +646,7 @@ static int stage_replicas(const tp__parallel *p, const tp_alloc *a,
  * micro-batches through each replica's pipeline, the first passing every
  * stage once, the other M - 1 following at the pace of its slowest stage:
  * (sum of T_s + (M - 1) max T_s) / M, T_s the replica's share of stage
- * s's exchange of the whole step's volume (stage_replicas); the step's
+ * s's exchange of the whole step's volume (one_phase_set); the step's
  * is the slowest replica's.  Replicas meet only in the gradients'
  * all-reduce, so each runs its pipeline at its own pace: the slowest
  * group of each stage taken over all replicas was high wherever those
@@ -672,7 +654,7 @@ static int stage_replicas(const tp__parallel *p, const tp_alloc *a,
  * seeds 188334 and 437346 of simgrid-train.sh: Slurm's order's EP 2,045
  * us, SMPI 1,586 and 1,581).  Each replica timed alone matched there
  * (1,569) but missed where two replicas' groups share a cable (554138
- * with a card a GPU, --draw runs): stage_replicas times them at once.
+ * with a card a GPU, --draw runs): one_phase_set times them at once.
  * *pk: the stages' sums; its bound the old formula's, never above the
  * time. */
 static int replica_pipelines(const tp__parallel *p, const tp_alloc *a,
@@ -693,8 +675,8 @@ static int replica_pipelines(const tp__parallel *p, const tp_alloc *a,
 	double bsum = 0, bmost = 0;
 	for (int64_t st = 0; st < pp && !rc; st++) {
 		tp_prediction ps;
-		rc = stage_replicas(p, a, map, k, st, mode, &ps, end, rep + st * dp,
-				    err);
+		rc = one_phase_set(p, a, map, 1u << k, (uint64_t)1 << st, mode, &ps,
+				   end, rep + st * dp, err);
 		if (rc)
 			break;
 		bsum += ps.bound_us;
@@ -722,12 +704,12 @@ static int replica_pipelines(const tp__parallel *p, const tp_alloc *a,
 	return rc;
 }
 
+/* Every stage's exchange of kinds at once. */
 static int one_phase(const tp__parallel *p, const tp_alloc *a,
-		     const int32_t *map, unsigned kinds, int64_t stage, int mode,
+		     const int32_t *map, unsigned kinds, int mode,
 		     tp_prediction *pk, tp_error *err)
 {
-	return one_phase_set(p, a, map, kinds, stage < 0 ? 0 : (uint64_t)1 << stage,
-			     mode, pk, err);
+	return one_phase_set(p, a, map, kinds, 0, mode, pk, NULL, NULL, err);
 }
 
 /* Stages timed one by one up to this many; beyond, the pipeline's factor
@@ -874,9 +856,9 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 		 * it timed Slurm's order closer to SMPI. */
 		bool sends = k == TP__PAR_PP_FWD || k == TP__PAR_PP_BWD;
 		if (k == TP__PAR_DP || k == TP__PAR_EDP || (sends && pp == 1)) {
-			rc = one_phase(p, a, map, 1u << k, -1, mode, &pk, err);
+			rc = one_phase(p, a, map, 1u << k, mode, &pk, err);
 		} else if (pp > TP__PAR_STAGES_TIMED) {
-			rc = one_phase(p, a, map, 1u << k, -1, mode, &pk, err);
+			rc = one_phase(p, a, map, 1u << k, mode, &pk, err);
 			double f = (M + (double)(pp - 1)) / M;
 			pk.exchange_us *= f;
 			pk.bound_us *= f;
@@ -909,7 +891,7 @@ static int phases_at_once(const tp__parallel *p, const tp_alloc *a,
 			  double *us, tp_error *err)
 {
 	tp_prediction pk;
-	int rc = one_phase(p, a, map, kinds, -1, mode, &pk, err);
+	int rc = one_phase(p, a, map, kinds, mode, &pk, err);
 	*us = rc ? 0 : pk.exchange_us;
 	return rc;
 }
