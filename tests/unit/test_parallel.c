@@ -887,6 +887,18 @@ START_TEST(predict_all_to_all_steps)
 }
 END_TEST
 
+/* The step of spec on a under maps x and y, phase by phase. */
+static void two_steps(const char *spec, const tp_alloc *a, int32_t ntasks,
+		      const int32_t *x, tp_prediction *px, double *phx,
+		      const int32_t *y, tp_prediction *py, double *phy)
+{
+	tp_error err;
+	ck_assert_msg(tp_predict_parallel_phases(spec, a, x, ntasks, px, phx,
+						 &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_predict_parallel_phases(spec, a, y, ntasks, py, phy,
+						 &err) == 0, "%s", err.msg);
+}
+
 /* Replicas run their pipelines apart: the step waits for its slowest
  * replica, not for the slowest group of every stage wherever it is.
  * tp=2,pp=2,dp=2 on eight nodes of two NVLink blocks (n00-03, n04-07), one
@@ -907,10 +919,7 @@ START_TEST(predict_replicas_apart)
 	const char *spec = "tp=2,pp=2,dp=2,micro=1,bytes=tp:64,cp:0,ep:0,dp:0,pp:0";
 	tp_prediction pa, pt;
 	double pha[TP_STEP_PHASES], pht[TP_STEP_PHASES];
-	ck_assert_int_eq(tp_predict_parallel_phases(spec, a, apart, 8, &pa, pha,
-						    &err), 0);
-	ck_assert_int_eq(tp_predict_parallel_phases(spec, a, together, 8, &pt, pht,
-						    &err), 0);
+	two_steps(spec, a, 8, apart, &pa, pha, together, &pt, pht);
 	ck_assert_msg(pt.exchange_us > 1.6 * pa.exchange_us &&
 		      pt.exchange_us < 2.0 * pa.exchange_us,
 		      "together %g us, apart %g us", pt.exchange_us, pa.exchange_us);
@@ -997,6 +1006,84 @@ START_TEST(predict_pipeline_waves)
 }
 END_TEST
 
+/* Replicas run their pipelines apart (only the gradients' all-reduce
+ * joins them), so a replica waits for its own slow sends only.  tp=1,
+ * dp=4, pp=4, one rank a node on the four leaves of tree_file (two cables
+ * up, d mod 2), two micro-batches.  Apart: replicas 0 and 1 send over
+ * boundary 1 on leaf 0's cable 0 (n01 -> n04, n03 -> n06), 2 and 3 over
+ * boundary 2 on leaf 2's (n10 -> n12, n11 -> n14); every other send stays
+ * in its leaf.  Forward, boundary 1's waves (1, 3) and boundary 2's (2, 4)
+ * are each half slow: every replica takes 7 half-waves' time where a
+ * layout inside the leaves takes 5, and all replicas in step took 9 (the
+ * slowest send of each wave added up).  Backward only leaf 1's cable 1 is
+ * shared (n04 -> n01, n06 -> n03): 7 either way.  So the pipeline's sends
+ * take 14 / 10 of the leaves' (in step: 16 / 10). */
+START_TEST(predict_pipeline_replicas_apart)
+{
+	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
+			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
+	tp_alloc *a = NULL;
+	tp_error err;
+	ck_assert_msg(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-15]", 1,
+					     "nodes", &a, &err) == 0, "%s", err.msg);
+	/* rank dp + 4 pp; allocation index = node number */
+	const int32_t apart[16] = { 0, 2, 8, 13,  1, 3, 9, 15,
+				    4, 6, 10, 11,  5, 7, 12, 14 };
+	int32_t leaves[16];
+	for (int r = 0; r < 16; r++)
+		leaves[r] = (int32_t)(4 * (r % 4) + r / 4);
+	const char *spec = "tp=1,dp=4,pp=4,micro=2,bytes=tp:0,cp:0,ep:0,dp:0,pp:8";
+	tp_prediction pa, pl;
+	double pha[TP_STEP_PHASES], phl[TP_STEP_PHASES];
+	two_steps(spec, a, 16, apart, &pa, pha, leaves, &pl, phl);
+	/* phases 4 and 5: pp-fwd, pp-bwd */
+	ck_assert_str_eq(tp_step_phase_name(4), "pp-fwd");
+	double fa = pha[4], ba = pha[5], fl = phl[4], bl = phl[5];
+	ck_assert_msg(fabs(fa / fl - 1.4) < 0.03 && fabs(ba / bl - 1.4) < 0.03,
+		      "forward %g us, back %g us; inside the leaves %g, %g",
+		      fa, ba, fl, bl);
+	ck_assert_msg(fabs(pa.exchange_us / pl.exchange_us - 1.4) < 0.03,
+		      "step %g us, inside the leaves %g", pa.exchange_us,
+		      pl.exchange_us);
+	ck_assert(pa.bound_us <= pa.exchange_us * (1 + 1e-9));
+	/* 1000 micro-batches (followed 64 at a time, then at their pace):
+	 * inside the leaves every send takes a wave, 2 (M - 1) + 3 waves of
+	 * 1 / M of the step's bytes each, against 5 / 2 with two */
+	tp_prediction pm;
+	double phm[TP_STEP_PHASES];
+	ck_assert_int_eq(tp_predict_parallel_phases(
+		"tp=1,dp=4,pp=4,micro=1000,bytes=tp:0,cp:0,ep:0,dp:0,pp:8", a,
+		leaves, 16, &pm, phm, &err), 0);
+	ck_assert_msg(fabs(phm[4] / fl - 2.001 / 2.5) < 1e-3, "%g us at 1000, %g "
+		      "at 2", phm[4], fl);
+	/* Node trades from a layout where no one trade makes the slowest
+	 * replica faster (found among random layouts of this case): a trade
+	 * that frees one slowed replica leaves another as slow, and the
+	 * step's time with it.  The trades go on where the waves in step get
+	 * faster, to a layout as fast as the leaves' (by the time alone they
+	 * kept none). */
+	static const int32_t stuck[16] = { 8, 3, 10, 5, 13, 2, 14, 0,
+					   15, 12, 6, 11, 4, 1, 7, 9 };
+	tp__parallel p = parse_ok(spec, 16);
+	struct tp__par_time t;
+	int32_t map[16];
+	int64_t kept = 0;
+	memcpy(map, stuck, sizeof map);
+	ck_assert_int_eq(tp__parallel_time(&p, a, map, TP__PAR_PREDICT_FULL, &t,
+					   &err), 0);
+	ck_assert_msg(t.p.exchange_us > 1.15 * pl.exchange_us &&
+		      t.in_step_us > t.p.exchange_us, "from %g us, in step %g",
+		      t.p.exchange_us, t.in_step_us);
+	ck_assert_int_eq(tp__parallel_swaps(&p, a, map, TP__PAR_PREDICT_FULL, 10000,
+					    0, &t, &kept, &err), 0);
+	ck_assert_int_gt(kept, 0);
+	ck_assert_msg(t.p.exchange_us < 1.01 * pl.exchange_us, "traded %g us, "
+		      "inside the leaves %g", t.p.exchange_us, pl.exchange_us);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Whole nodes trade ranks while the step gets faster: from the layout B of
  * predict_pipeline_directions (two sends on one cable one way) to one as
  * fast as A; no trade tried past max_tries; a node's ranks move together,
@@ -1010,7 +1097,7 @@ START_TEST(swaps_lower_the_step)
 	const int32_t *mapa = PIPE_A, *mapb = PIPE_B;
 	tp_prediction pa;
 	struct tp__par_time tb, best;
-	ck_assert_int_eq(tp__parallel_predict(&p, a, mapa, TP__PAR_PREDICT_FULL, &pa, NULL, &err), 0);
+	ck_assert_int_eq(tp__parallel_predict(&p, a, mapa, TP__PAR_PREDICT_FULL, &pa, NULL, NULL, &err), 0);
 	ck_assert_int_eq(tp__parallel_time(&p, a, mapb, TP__PAR_PREDICT_FULL, &tb, &err), 0);
 	int32_t map[4];
 	int64_t kept = -1;
@@ -1075,7 +1162,7 @@ START_TEST(drain_sees_the_experts)
 	ck_assert_int_eq(tp__parallel_overlap(&p, a, X, TP__PAR_PREDICT_FULL, &over, &err), 0);
 	tp__parallel pe = parse_ok("tp=1,ep=2,dp=2,bytes=tp:0,cp:0,ep:8,dp:0,pp:0", 4);
 	tp_prediction ep;
-	ck_assert_int_eq(tp__parallel_predict(&pe, a, X, TP__PAR_PREDICT_FULL, &ep, NULL, &err), 0);
+	ck_assert_int_eq(tp__parallel_predict(&pe, a, X, TP__PAR_PREDICT_FULL, &ep, NULL, NULL, &err), 0);
 	ck_assert_msg(drain > 1.1 * over && drain > 1.1 * ep.exchange_us,
 		      "drain %g us, all-reduces %g us, all-to-all %g us", drain,
 		      over, ep.exchange_us);
@@ -1254,6 +1341,7 @@ int main(void)
 	tcase_add_test(tc, predict_replicas_apart);
 	tcase_add_test(tc, predict_all_to_all_steps);
 	tcase_add_test(tc, predict_pipeline_waves);
+	tcase_add_test(tc, predict_pipeline_replicas_apart);
 	tcase_add_test(tc, swaps_lower_the_step);
 	tcase_add_test(tc, drain_sees_the_experts);
 	tcase_add_test(tc, tie_keeps_slurm_order);

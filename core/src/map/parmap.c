@@ -724,29 +724,52 @@ static int one_phase(const tp__parallel *p, const tp_alloc *a,
  * 2m + q; a wave takes the exchange of the boundaries in it at once, each
  * with one micro-batch's share of the step's volume.  On five rail
  * allocations of simgrid-train.sh (seeds 435394-401, the pipeline alone,
- * M = 2 as the bench runs it) this was SMPI's time to 0.1 % for 8 of 9
- * orders.  Each boundary timed alone, (sum + (M - 1) max) / M, was 670 to
- * 1,000 us short and saw no two boundaries meet: on 435401 it put Slurm's
- * order 755 us behind topoplace's, SMPI 1,005.  The ninth (Slurm's order
- * on 435400, 2,351 us against 2,018) has replicas falling out of step,
- * which waves do not see: on busy seed 294374 Slurm's order 2,687 us in
- * waves, 2,352 in SMPI.  A simulation send by send, each rank's blocking
- * sends sharing the lanes max-min fairly, matched SMPI there (2,355) but
- * chose no better (busy 294368-87 0.856 -> 0.848, runs 38729-48 0.839
- * -> 0.857 with one order 2 % slower) at ten times the time. */
+ * M = 2 as the bench runs it) the waves in step were SMPI's time to 0.1 %
+ * for 8 of 9 orders.  Each boundary timed alone, (sum + (M - 1) max) / M,
+ * was 670 to 1,000 us short and saw no two boundaries meet.
+ *
+ * Each replica runs its own pipeline (its ranks of a stage meet in every
+ * layer's TP, CP and EP exchanges, the replicas only in the gradients'
+ * all-reduce), so a replica waits for its own sends, not for the slowest
+ * send of every wave: its message (m, q) lasts as long as its slowest
+ * send in that wave, and the replica's end is its longest chain of
+ * messages (replicas_end).  With every wave as long as its slowest send,
+ * NVL72 seed 60739 of simgrid-train.sh --draw runs had Slurm's order's
+ * forward sends at 1,511 us (two replicas slowed on a cable at boundary 1,
+ * two others at boundary 2: four slow waves of five), SMPI 1,176, and an
+ * order predicted 4 % faster by them ran 1.14x as long; replica by
+ * replica, 1,175.  The waves in step are kept beside (in_step): an order
+ * must be faster that way too (par_faster in job_map.c), and node trades
+ * go by them on a tie (parmap_swaps.c).  Still above SMPI where replicas fall out
+ * of step and so out of each other's way (busy seed 601654: an order's
+ * sends 3,400 us, SMPI 1,977).  A simulation send by send, each rank's
+ * blocking sends sharing the lanes max-min fairly, matched SMPI on busy
+ * seed 294374 (2,355 us, waves 2,687) but chose no better (busy
+ * 294368-87 0.856 -> 0.848, runs 38729-48 0.839 -> 0.857 with one order
+ * 2 % slower) at ten times the time.  Sets: the first S waves' and the
+ * last S's differ, the middle ones alternate two; at most 2 S + 2. */
 #define WAVE_SETS (4 * TP__PAR_STAGES_TIMED)
+/* Micro-batches followed one by one up to this many; beyond, each
+ * replica's chain grows by its last PACE_ROWS micro-batches' average pace
+ * (the middle micro-batches all see the same waves: the chains settle
+ * into a steady pace within a few; at micro=65 to 1000 the same times to
+ * the microsecond as followed one by one). */
+#define PACE_CAP 64
+#define PACE_ROWS 8
 
 struct waves {
 	const tp__parallel *p;
 	const tp_alloc *a;
 	const int32_t *map;
 	int k, mode;
-	int64_t S, M;
-	uint64_t set[WAVE_SETS];   /* the sets timed, and their times */
+	int64_t S, M, reps;
+	uint64_t set[WAVE_SETS];   /* the sets timed */
 	double us[WAVE_SETS], bound[WAVE_SETS];
+	double *rep_us;            /* per set, each replica's sends' time */
+	double *end;               /* ntasks: one set's task ends */
 	int n;
+	int slot[WAVE_SETS];       /* wave_slot -> its set's index */
 	tp_prediction *out;        /* sums every set's counts (add_phase) */
-	double sum, bsum;
 };
 
 /* The boundaries (bit b: stage b to b + 1) sending in wave w; forward,
@@ -760,70 +783,155 @@ static uint64_t wave_set(const struct waves *v, int64_t w)
 	return set;
 }
 
-/* n waves like w (the same set) added to the sums, each set timed once. */
-static int add_waves(struct waves *v, int64_t w, int64_t n, tp_error *err)
+/* Waves 0 .. 2 (M - 1) + S - 1; those from S - 1 to 2 (M - 1) have every
+ * boundary of the wave's parity sending, two sets: wave w's slot, one of
+ * at most 2 S, the same for waves of the same set. */
+static int64_t wave_slot(const struct waves *v, int64_t w)
+{
+	int64_t mid0 = v->S - 1, mid1 = 2 * (v->M - 1);
+	if (mid1 < mid0 + 2 || w <= mid0 + 1)
+		return w;
+	if (w <= mid1)
+		return mid0 + ((w - mid0) & 1);
+	return mid0 + 2 + (w - mid1 - 1);
+}
+
+/* The slot's set timed, if new: each replica's sends in it take as long
+ * as its slowest (the last message between nodes of its ranks), the set's
+ * boundaries sending at once. */
+static int time_slot(struct waves *v, int64_t w, tp_error *err)
 {
 	uint64_t set = wave_set(v, w);
 	int i = 0;
 	while (i < v->n && v->set[i] != set)
 		i++;
-	double us, bound;
-	if (i < v->n) {
-		us = v->us[i];
-		bound = v->bound[i];
-	} else {
-		tp_prediction pk;
-		int rc = one_graph(v->p, v->a, v->map, 1u << v->k, set, 0, v->mode,
-				   &pk, NULL, err);
-		if (rc)
-			return rc;
-		us = pk.exchange_us;
-		bound = pk.bound_us;
-		add_phase(v->out, &pk);
-		if (v->n < WAVE_SETS) {
-			v->set[v->n] = set;
-			v->us[v->n] = us;
-			v->bound[v->n++] = bound;
-		}
+	v->slot[wave_slot(v, w)] = i;
+	if (i < v->n)
+		return 0;
+	tp_prediction pk;
+	int rc = one_graph(v->p, v->a, v->map, 1u << v->k, set, 0, v->mode, &pk,
+			   v->end, err);
+	if (rc)
+		return rc;
+	add_phase(v->out, &pk);
+	v->n++;
+	double *rep = v->rep_us + (size_t)i * (size_t)v->reps, most = 0;
+	for (int64_t r = 0; r < v->reps; r++)
+		rep[r] = 0;
+	for (int64_t t = 0; t < v->p->ntasks; t++) {
+		int64_t r = tp__parallel_coord(v->p, t, TP__PAR_DP);
+		rep[r] = fmax(rep[r], v->end[t]);
+		most = fmax(most, v->end[t]);
 	}
-	v->sum += (double)n * us;
-	v->bsum += (double)n * bound;
+	/* no message between nodes: every replica at the set's time */
+	if (!(most > 0))
+		for (int64_t r = 0; r < v->reps; r++)
+			rep[r] = pk.exchange_us;
+	v->set[i] = set;
+	v->us[i] = pk.exchange_us;
+	v->bound[i] = pk.bound_us;
 	return 0;
+}
+
+/* Replica r's sends of micro-batch m, row[q] (q: boundary positions):
+ * (m, q) starts once the sender has received m (m, q - 1) and sent m - 1
+ * (m - 1, q), and the receiver has sent m - 1 on (m - 1, q + 1); it lasts
+ * the replica's time in its wave (2m + q).  prev: m - 1's ends. */
+static void chain_row(const struct waves *v, int64_t r, int64_t m,
+		      const double *prev, double *row)
+{
+	for (int64_t q = 0; q < v->S; q++) {
+		double at = q ? row[q - 1] : 0;
+		if (m) {
+			at = fmax(at, prev[q]);
+			if (q + 1 < v->S)
+				at = fmax(at, prev[q + 1]);
+		}
+		int i = v->slot[wave_slot(v, 2 * m + q)];
+		row[q] = at + v->rep_us[(size_t)i * (size_t)v->reps + (size_t)r];
+	}
+}
+
+/* The slowest replica's end: its longest chain of sends (chain_row).
+ * rows: (PACE_ROWS + 2) S doubles. */
+static double replicas_end(const struct waves *v, double *rows)
+{
+	int64_t S = v->S, M = v->M, H = PACE_ROWS + 1;
+	/* the micro-batches from tail on see the last waves, fewer sends */
+	int64_t tail = M - 2 - S / 2 > 0 ? M - 2 - S / 2 : 0;
+	double slowest = 0;
+	for (int64_t r = 0; r < v->reps; r++) {
+		double *prev = NULL;
+		for (int64_t m = 0; m < M; m++) {
+			if (m == PACE_CAP && m < tail) {
+				/* the middle's rest at its last pace */
+				const double *old = rows + (m - 1 - PACE_ROWS) % H * S;
+				double *at = rows + H * S, ahead = (double)(tail - m) / PACE_ROWS;
+				for (int64_t q = 0; q < S; q++)
+					at[q] = prev[q] + ahead * (prev[q] - old[q]);
+				prev = at;
+				m = tail;
+			}
+			double *row = rows + m % H * S;
+			chain_row(v, r, m, prev, row);
+			prev = row;
+		}
+		slowest = fmax(slowest, prev[S - 1]);
+	}
+	return slowest;
 }
 
 static int pipeline_waves(const tp__parallel *p, const tp_alloc *a,
 			  const int32_t *map, int k, int mode, double micro,
-			  tp_prediction *out, tp_error *err)
+			  tp_prediction *out, double *in_step, tp_error *err)
 {
 	memset(out, 0, sizeof *out);
 	struct waves v = { .p = p, .a = a, .map = map, .k = k, .mode = mode,
 			   .S = p->size[TP__PAR_PP] - 1, .out = out };
 	v.M = micro >= 1 ? (int64_t)(micro + 0.5) : 1;
-	/* waves 0 .. 2(M - 1) + S - 1; in the middle, S - 1 .. 2(M - 1),
-	 * every boundary of the wave's parity sends: two sets, counted (M
-	 * may be in the hundreds) */
-	int64_t last = 2 * (v.M - 1) + v.S - 1, mid0 = v.S - 1, mid1 = 2 * (v.M - 1);
+	v.reps = p->size[TP__PAR_DP];
+	double *rows = tp__malloc_array((size_t)((PACE_ROWS + 2) * v.S), sizeof *rows);
+	v.end = tp__malloc_array((size_t)p->ntasks, sizeof *v.end);
+	v.rep_us = tp__malloc_array((size_t)v.reps * WAVE_SETS, sizeof *v.rep_us);
 	int rc = 0;
-	if (mid1 < mid0) {     /* no middle: under 2 pp waves in all */
-		mid0 = last + 1;
-		mid1 = last;
+	if (!rows || !v.end || !v.rep_us)
+		rc = tp_error_set(err, TP_ENOMEM, "parallel: out of memory");
+	/* in step: every wave as long as its slowest send; the middle
+	 * waves (M may be in the hundreds) counted, not walked */
+	int64_t last = 2 * (v.M - 1) + v.S - 1, mid0 = v.S - 1, mid1 = 2 * (v.M - 1);
+	double sum = 0, bsum = 0;
+	for (int64_t w = 0; w <= last && !rc; w++) {
+		int64_t times = 1;
+		if (mid1 >= mid0 + 2 && w >= mid0 && w <= mid1) {
+			if (w > mid0 + 1) {
+				w = mid1;   /* counted with the first two */
+				continue;
+			}
+			times = (mid1 - w) / 2 + 1;
+		}
+		if (!(rc = time_slot(&v, w, err))) {
+			int i = v.slot[wave_slot(&v, w)];
+			sum += (double)times * v.us[i];
+			bsum += (double)times * v.bound[i];
+		}
 	}
-	for (int64_t w = 0; w < mid0 && !rc; w++)
-		rc = add_waves(&v, w, 1, err);
-	for (int64_t w = mid0; w <= mid1 && w <= mid0 + 1 && !rc; w++)
-		rc = add_waves(&v, w, (mid1 - w) / 2 + 1, err);
-	for (int64_t w = mid1 + 1; w <= last && !rc; w++)
-		rc = add_waves(&v, w, 1, err);
-	out->exchange_us = v.sum / (double)v.M;
-	out->bound_us = v.bsum / (double)v.M;
+	if (!rc) {
+		out->exchange_us = replicas_end(&v, rows) / (double)v.M;
+		out->bound_us = fmin(bsum / (double)v.M, out->exchange_us);
+		*in_step = sum / (double)v.M;
+	}
+	free(rows);
+	free(v.end);
+	free(v.rep_us);
 	return rc;
 }
 
 int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
-			 double *phase_us, tp_error *err)
+			 double *phase_us, double *in_step_us, tp_error *err)
 {
 	memset(out, 0, sizeof *out);
+	double in_step = 0;
 	int64_t pp = p->size[TP__PAR_PP];
 	double M = p->micro >= 1 ? p->micro : (double)pp;
 	/* The pipeline's sends are two phases, forward then back, as GPipe
@@ -850,10 +958,10 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 		 * TP__PAR_STAGES_TIMED stages, for the launch's budget, a
 		 * phase of all stages at once times (M + pp - 1) / M.
 		 * Adding up every phase replica by replica (the slowest
-		 * replica's sum, the pipeline's sends' waves too) chose worse
-		 * on the rail bench (simgrid-train.sh --net rail --draw runs,
-		 * seeds 847989-8008: 0.888 -> 0.910 of Slurm's order), though
-		 * it timed Slurm's order closer to SMPI. */
+		 * replica's sum of phases) chose worse on the rail bench
+		 * (simgrid-train.sh --net rail --draw runs, seeds 847989-8008:
+		 * 0.888 -> 0.910 of Slurm's order), though it timed Slurm's
+		 * order closer to SMPI. */
 		bool sends = k == TP__PAR_PP_FWD || k == TP__PAR_PP_BWD;
 		if (k == TP__PAR_DP || k == TP__PAR_EDP || (sends && pp == 1)) {
 			rc = one_phase(p, a, map, 1u << k, mode, &pk, err);
@@ -863,7 +971,9 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			pk.exchange_us *= f;
 			pk.bound_us *= f;
 		} else if (sends) {
-			rc = pipeline_waves(p, a, map, k, mode, M, &pk, err);
+			double waves = 0;
+			rc = pipeline_waves(p, a, map, k, mode, M, &pk, &waves, err);
+			in_step += waves - pk.exchange_us;
 		} else {
 			rc = replica_pipelines(p, a, map, k, mode, M, &pk, err);
 		}
@@ -873,6 +983,8 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 		if (phase_us)
 			phase_us[ph] = pk.exchange_us;
 	}
+	if (in_step_us)
+		*in_step_us = out->exchange_us + in_step;
 	return rc;
 }
 
@@ -880,7 +992,8 @@ int tp__parallel_time(const tp__parallel *p, const tp_alloc *a,
 		      const int32_t *map, int mode, struct tp__par_time *t,
 		      tp_error *err)
 {
-	int rc = tp__parallel_predict(p, a, map, mode, &t->p, t->phase_us, err);
+	int rc = tp__parallel_predict(p, a, map, mode, &t->p, t->phase_us,
+				      &t->in_step_us, err);
 	if (!rc && (rc = tp__parallel_splits(p, a, map, &t->tp_split, &t->pp_split)))
 		tp_error_set(err, rc, "parallel: out of memory");
 	return rc;
@@ -939,7 +1052,7 @@ int tp_predict_parallel_phases(const char *spec, const tp_alloc *a,
 	tp_graph_destroy(none);
 	if (!rc)
 		rc = tp__parallel_predict(&p, a, map, TP__PAR_PREDICT_FULL, out,
-					  phase_us, err);
+					  phase_us, NULL, err);
 	return rc;
 }
 

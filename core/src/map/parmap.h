@@ -25,11 +25,13 @@ int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 enum { TP__PAR_PREDICT_FULL, TP__PAR_PREDICT_LAUNCH, TP__PAR_PREDICT_BUDGET };
 /* The phases summed, in the order they run: tp, cp, ep, dp, the
  * pipeline's sends forward and back, the experts' dp.  phase_us (NULL or
- * TP__PAR_PHASES entries): each one's time. */
+ * TP__PAR_PHASES entries): each one's time.  *in_step_us (NULL: not
+ * wanted): the same step with every replica's pipeline in step, each
+ * wave of sends as long as its slowest send (pipeline_waves). */
 #define TP__PAR_PHASES TP_STEP_PHASES
 int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
-			 double *phase_us, tp_error *err);
+			 double *phase_us, double *in_step_us, tp_error *err);
 
 /* The gradients' all-reduce and the pipeline's backward sends of map as
  * one exchange, every stage at once (*us): a step runs them side by side
@@ -52,6 +54,7 @@ int tp__parallel_drain(const tp__parallel *p, const tp_alloc *a,
 struct tp__par_time {
 	tp_prediction p;
 	double phase_us[TP__PAR_PHASES];
+	double in_step_us;       /* tp__parallel_predict's */
 	int64_t tp_split, pp_split;
 };
 
@@ -62,7 +65,8 @@ int tp__parallel_time(const tp__parallel *p, const tp_alloc *a,
 
 /* map refined by whole nodes trading their ranks (parmap_swaps.c): a
  * trade is kept when the step's predicted time (tp__parallel_predict,
- * mode) falls, no more stages are split (tp__parallel_splits) and the
+ * mode) falls, or stays and its time with the replicas in step falls, no
+ * more stages are split (tp__parallel_splits) and the
  * all-reduce and backward sends at once (tp__parallel_overlap) take no
  * longer; passes over every pair of allocation nodes until one keeps
  * none, at most max_tries trades tried, none after deadline_ms
