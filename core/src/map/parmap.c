@@ -816,13 +816,9 @@ static int time_slot(struct waves *v, int64_t w, tp_error *err)
 	add_phase(v->out, &pk);
 	v->n++;
 	double *rep = v->rep_us + (size_t)i * (size_t)v->reps, most = 0;
+	replica_ends(v->p, v->end, rep);
 	for (int64_t r = 0; r < v->reps; r++)
-		rep[r] = 0;
-	for (int64_t t = 0; t < v->p->ntasks; t++) {
-		int64_t r = tp__parallel_coord(v->p, t, TP__PAR_DP);
-		rep[r] = fmax(rep[r], v->end[t]);
-		most = fmax(most, v->end[t]);
-	}
+		most = fmax(most, rep[r]);
 	/* no message between nodes: every replica at the set's time */
 	if (!(most > 0))
 		for (int64_t r = 0; r < v->reps; r++)
