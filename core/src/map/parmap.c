@@ -580,15 +580,19 @@ static int one_graph(const tp__parallel *p, const tp_alloc *a,
 	return rc;
 }
 
-/* Each replica's end (rep[r], r the dp coordinate) from its tasks' ends. */
-static void replica_ends(const tp__parallel *p, const double *end, double *rep)
+/* Each replica's end (rep[r], r the dp coordinate) from its tasks' ends;
+ * returns the slowest replica's. */
+static double replica_ends(const tp__parallel *p, const double *end, double *rep)
 {
+	double most = 0;
 	for (int64_t r = 0; r < p->size[TP__PAR_DP]; r++)
 		rep[r] = 0;
 	for (int64_t t = 0; t < p->ntasks; t++) {
 		int64_t r = tp__parallel_coord(p, t, TP__PAR_DP);
 		rep[r] = fmax(rep[r], end[t]);
+		most = fmax(most, end[t]);
 	}
+	return most;
 }
 
 /* One phase's exchange.  The experts' all-to-all alone is the pairwise
@@ -630,11 +634,9 @@ static int one_phase_set(const tp__parallel *p, const tp_alloc *a,
 			continue;
 		/* this step's end for each replica, added to the replica's */
 		double *cur = rep + dp;
-		replica_ends(p, end, cur);
-		for (int64_t r = 0; r < dp; r++) {
+		step_rep_max = fmax(step_rep_max, replica_ends(p, end, cur));
+		for (int64_t r = 0; r < dp; r++)
 			rep[r] += cur[r];
-			step_rep_max = fmax(step_rep_max, cur[r]);
-		}
 	}
 	if (rep && !(step_rep_max > 0))
 		for (int64_t r = 0; r < dp; r++)
@@ -740,9 +742,9 @@ static int one_phase(const tp__parallel *p, const tp_alloc *a,
  * order predicted 4 % faster by them ran 1.14x as long; replica by
  * replica, 1,175.  The waves in step are kept beside (in_step): an order
  * must be faster that way too (par_faster in job_map.c), and node trades
- * go by them on a tie (parmap_swaps.c).  Still above SMPI where replicas fall out
- * of step and so out of each other's way (busy seed 601654: an order's
- * sends 3,400 us, SMPI 1,977).  A simulation send by send, each rank's
+ * go by them on a tie (parmap_swaps.c).  Still above SMPI where replicas
+ * fall out of step and so out of each other's way (busy seed 601654: an
+ * order's sends 3,400 us, SMPI 1,977).  A simulation send by send, each rank's
  * blocking sends sharing the lanes max-min fairly, matched SMPI on busy
  * seed 294374 (2,355 us, waves 2,687) but chose no better (busy
  * 294368-87 0.856 -> 0.848, runs 38729-48 0.839 -> 0.857 with one order
@@ -815,12 +817,9 @@ static int time_slot(struct waves *v, int64_t w, tp_error *err)
 		return rc;
 	add_phase(v->out, &pk);
 	v->n++;
-	double *rep = v->rep_us + (size_t)i * (size_t)v->reps, most = 0;
-	replica_ends(v->p, v->end, rep);
-	for (int64_t r = 0; r < v->reps; r++)
-		most = fmax(most, rep[r]);
+	double *rep = v->rep_us + (size_t)i * (size_t)v->reps;
 	/* no message between nodes: every replica at the set's time */
-	if (!(most > 0))
+	if (!(replica_ends(v->p, v->end, rep) > 0))
 		for (int64_t r = 0; r < v->reps; r++)
 			rep[r] = pk.exchange_us;
 	v->set[i] = set;

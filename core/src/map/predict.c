@@ -385,9 +385,7 @@ static int64_t launch_limit(const tp_graph *g, const tp_alloc *a, bool budget)
 int tp__predict_launch(const tp_graph *g, const tp_alloc *a,
 		       const int32_t *map, bool budget, tp_prediction *out)
 {
-	struct predict_ask ask = { launch_limit(g, a, budget), budget, false, 0,
-				   NULL, NULL };
-	return predict_run(g, a, map, &ask, out, NULL, NULL, NULL);
+	return tp__predict_launch_tasks(g, a, map, budget, out, NULL);
 }
 
 int tp__predict_launch_tasks(const tp_graph *g, const tp_alloc *a,
