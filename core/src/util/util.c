@@ -16,6 +16,19 @@
 
 #include "util/util_internal.h"
 
+/* Messages and warnings are one line: fold any newline a caller let
+ * through (a YAML name can hold one); other control characters echoed
+ * from input (an escape sequence in a file name or a hostlist) become
+ * '?', so that a message cannot drive the terminal or the log reader. */
+static void one_line(char *msg)
+{
+	for (char *p = msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
 int tp_error_set(tp_error *err, int code, const char *fmt, ...)
 {
 	if (err) {
@@ -23,15 +36,7 @@ int tp_error_set(tp_error *err, int code, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 		va_end(ap);
-		/* Messages are one line: fold any newline a caller let through;
-		 * other control characters echoed from input (an escape
-		 * sequence in a file name or a hostlist) become '?', so that a
-		 * message cannot drive the terminal or the log reader. */
-		for (char *p = err->msg; *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-			else if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = '?';
+		one_line(err->msg);
 		err->code = code;
 	}
 	return code;
@@ -368,6 +373,7 @@ void tp__warn(struct tp__warnings *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(w->line[w->n], sizeof w->line[0], fmt, ap);
 	va_end(ap);
+	one_line(w->line[w->n]);
 	w->n++;
 }
 
