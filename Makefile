@@ -150,6 +150,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/modcolor.c \
 	map/node_tiles.c \
 	map/parmap.c \
+	map/parstep.c \
 	map/parmap_swaps.c \
 	map/place.c \
 	map/place_auto.c \

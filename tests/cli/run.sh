@@ -1846,9 +1846,10 @@ if check0 "map --parallel --format json" &&
 	[ "$(json_get "$tmp/out" 'd["predicted"]["ratio"] < 0.85 and [c["name"] for c in d["candidates"] if c["chosen"]] == ["parallel"]')" = True ]
 then ok "map --parallel --format json: the predicted step and the chosen candidate"
 else no "map --parallel --format json" "$(head -c 300 "$tmp/out")"; fi
-# its phases, in the order a step runs them, sum to the step, both orders'
-if [ "$(json_get "$tmp/out" 'list(d["predicted"]["phases"]) == ["tp", "cp", "ep", "dp", "pp-fwd", "pp-bwd", "dp-experts"] and all(abs(sum(v[k] for v in d["predicted"]["phases"].values()) - d["predicted"][t]) <= 1e-9 * d["predicted"][t] for k, t in (("us", "exchange_us"), ("block_us", "block_exchange_us"))) and d["predicted"]["phases"]["cp"] == {"us": 0, "block_us": 0}')" = True ]
-then ok "map --parallel --format json: the step's phases sum to its predicted time"
+# its phases, in the order a step starts them: the step no longer than
+# their sum, both orders' (the schedule may overlap them)
+if [ "$(json_get "$tmp/out" 'list(d["predicted"]["phases"]) == ["tp", "cp", "ep", "dp", "pp-fwd", "pp-bwd", "dp-experts"] and all(d["predicted"][t] <= (1 + 1e-9) * sum(v[k] for v in d["predicted"]["phases"].values()) for k, t in (("us", "exchange_us"), ("block_us", "block_exchange_us"))) and d["predicted"]["phases"]["cp"] == {"us": 0, "block_us": 0}')" = True ]
+then ok "map --parallel --format json: the step no longer than its phases' sum"
 else no "map --parallel --format json: phases" "$(json_get "$tmp/out" 'd["predicted"]')"; fi
 # eval scores the hostfile as a step, its rings in NCCL's order
 tp eval --config "$EX/block.conf" --nodes "$NVL" --tasks-per-node 4 \
@@ -1862,8 +1863,8 @@ else no "eval --parallel" "$(cat "$tmp/out" "$tmp/err")"; fi
 tp eval --config "$EX/block.conf" --nodes "$NVL" --tasks-per-node 4 \
 	--hostfile "$tmp/par.hostfile" --parallel tp=4,pp=4 --format json
 if check0 "eval --parallel --format json" &&
-	[ "$(json_get "$tmp/out" 'round(d["predicted"]["phases"]["dp"]["block_us"]) == 597 and abs(sum(v["us"] for v in d["predicted"]["phases"].values()) - d["predicted"]["exchange_us"]) <= 1e-9 * d["predicted"]["exchange_us"]')" = True ]
-then ok "eval --parallel --format json: the phases, summing to the step"
+	[ "$(json_get "$tmp/out" 'round(d["predicted"]["phases"]["dp"]["block_us"]) == 597 and d["predicted"]["exchange_us"] <= (1 + 1e-9) * sum(v["us"] for v in d["predicted"]["phases"].values())')" = True ]
+then ok "eval --parallel --format json: the phases, the step no longer than their sum"
 else no "eval --parallel --format json" "$(head -c 400 "$tmp/out")"; fi
 # experts (ep=4) on 64 nodes scattered over the eight racks: the order
 # chosen puts most TP groups over two nodes of a rack (NVLink between them,
@@ -2095,7 +2096,7 @@ nvl_case() {
 	then ok "map --parallel: on NVL72 racks $4"
 	else no "$1" "$(grep '^explain' "$tmp/err")"; fi
 }
-# the drain: the layout's own order 6 % faster on the step (476 us) and
+# the drain: the layout's own order 9 % faster on the step (663 us) and
 # 1,258 us slower with its backward pass and all-reduces at once (the
 # bench's busy seed 188319; on seed 188334, where such an order ran 1.13x
 # in SMPI, the experts' all-to-all timed step by step and replica by
@@ -2121,7 +2122,7 @@ NVL_CONF=tp-cards.conf nvl_case "map --parallel: faster both ways" \
 	'gb[001-013,017-029,054-061,083-092,100-109,115-121,123-125]' \
 	'^explain:   parallel .*replicas by best fit; all timed as a step$' \
 	"an order faster only with the replicas apart is not placed"
-# the layout's own kept back (363 us gained, 322 lost; SMPI 1.06x), the
+# the layout's own kept back (531 us gained, 322 lost; SMPI 1.06x), the
 # others' winner placed (SMPI 0.80x)
 nvl_case "map --parallel: drain keeps back the layout's own" \
 	'gb[014-021,028-031,033-036,038-042,047-057,067-068,084-093,112-123,136-143]' \
@@ -2133,9 +2134,10 @@ nvl_case "map --parallel: kept by predicted time" \
 	'gb[014-021,028-031,033-036,038-042,047-057,067-068,084-093,112-123,136-143]' \
 	"^explain: kept zorder+lanes by its predicted time (below): 1.0[0-9]* x Slurm's block order's hop-bytes" \
 	"the kept order's line says its predicted time chose it"
-# a gain past twice the drain's loss is placed (1,510 us against 168)
+# a gain past twice the drain's loss is placed (the bench's busy seed
+# 188380: 1,558 us against 168; SMPI 0.90x)
 nvl_case "map --parallel: a gain past the drain's loss" \
-	'gb[017-020,022-029,032-039,045,061-064,078-082,084-097,111-115,127-141]' \
+	'gb[002-009,014-019,026-036,039-044,047-058,068-069,077-078,086,090,120,126-139]' \
 	'^explain: \* parallel .*all timed as a step$' \
 	"a gain past twice the drain's loss is placed"
 

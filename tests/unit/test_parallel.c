@@ -1084,6 +1084,54 @@ START_TEST(predict_pipeline_replicas_apart)
 }
 END_TEST
 
+/* The step as one schedule: a stage's layers run while other stages
+ * send.  tp=2, pp=3 on pipe_case's nodes, two slots a node (n00-n02 |
+ * n04-n06), two micro-batches.  Y: the first stage's TP pair over n01
+ * and n02, the other stages whole on n00 and n04; X: the middle stage's
+ * pair split instead.  Every phase times alike.  In Y the first stage
+ * runs its layers for micro-batch m + 1 while m crosses the second
+ * boundary, which the phases' sum does not see: all but the first
+ * micro-batch's layers hidden, (M - 1) / M of TP's phase (a half with two
+ * micro-batches).  In X the
+ * split stage's layers sit between a receive and a send on every path:
+ * the step is the phases' sum. */
+START_TEST(predict_step_schedule)
+{
+	tp_alloc *a = NULL;
+	tp_conf *c = pipe_case(2, &a);
+	/* rank tp + 2 pp; allocation indices n00 0, n01 1, n02 2, n04 3 */
+	const int32_t X[6] = { 0, 0, 1, 2, 3, 3 }, Y[6] = { 1, 2, 0, 0, 3, 3 };
+	tp_prediction px, py;
+	double hx[TP_STEP_PHASES], hy[TP_STEP_PHASES];
+	two_steps("tp=2,pp=3,micro=2,bytes=tp:8,cp:0,ep:0,dp:8,pp:8", a, 6, X,
+		  &px, hx, Y, &py, hy);
+	double sx = 0, sy = 0;
+	for (int k = 0; k < TP_STEP_PHASES; k++) {
+		ck_assert_double_eq_tol(hx[k], hy[k], 1e-9 * (hx[k] + 1));
+		sx += hx[k];
+		sy += hy[k];
+	}
+	ck_assert_msg(fabs(px.exchange_us - sx) < 1e-9 * sx &&
+		      sy - py.exchange_us > 0.4 * hy[0] &&
+		      sy - py.exchange_us < 0.55 * hy[0],
+		      "X %g us, Y %g us, phases %g (tp %g)", px.exchange_us,
+		      py.exchange_us, sy, hy[0]);
+	ck_assert(py.bound_us <= py.exchange_us * (1 + 1e-9));
+	/* 100 micro-batches (64 followed one by one, then at their pace):
+	 * 99 % of the layers hidden */
+	two_steps("tp=2,pp=3,micro=100,bytes=tp:8,cp:0,ep:0,dp:8,pp:8", a, 6, X,
+		  &px, hx, Y, &py, hy);
+	sy = 0;
+	for (int k = 0; k < TP_STEP_PHASES; k++)
+		sy += hy[k];
+	ck_assert_msg(sy - py.exchange_us > 0.9 * hy[0] &&
+		      sy - py.exchange_us < hy[0],
+		      "Y %g us, phases %g (tp %g)", py.exchange_us, sy, hy[0]);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Whole nodes trade ranks while the step gets faster: from the layout B of
  * predict_pipeline_directions (two sends on one cable one way) to one as
  * fast as A; no trade tried past max_tries; a node's ranks move together,
@@ -1342,6 +1390,7 @@ int main(void)
 	tcase_add_test(tc, predict_all_to_all_steps);
 	tcase_add_test(tc, predict_pipeline_waves);
 	tcase_add_test(tc, predict_pipeline_replicas_apart);
+	tcase_add_test(tc, predict_step_schedule);
 	tcase_add_test(tc, swaps_lower_the_step);
 	tcase_add_test(tc, drain_sees_the_experts);
 	tcase_add_test(tc, tie_keeps_slurm_order);

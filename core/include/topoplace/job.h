@@ -278,7 +278,8 @@ TP_EXPORT const tp_metrics *tp_job_block_metrics(const tp_job *job);
 TP_EXPORT const tp_prediction *tp_job_prediction(const tp_job *job, bool block);
 /* A training job's (tp_job_create_parallel) predicted step phase by
  * phase: TP_STEP_PHASES entries (predict.h: tp_step_phase_name), the
- * result's or with block Slurm's order's, summing to its exchange_us.
+ * result's or with block Slurm's order's, each alone: the prediction's
+ * exchange_us is at most their sum.
  * NULL where tp_job_prediction is, and for other jobs. */
 TP_EXPORT const double *tp_job_step_phases(const tp_job *job, bool block);
 /* Every link's load (tp_metrics_link_loads) under the result (mapped) and

@@ -55,16 +55,18 @@ TP_EXPORT int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,
 				  tp_error *err);
 
 /* A training job's step (tp_graph_from_parallel's spec, ntasks tasks;
- * 0: dp= gives them): the sum of each kind's exchange (tensor, context,
- * expert, data parallel, pipeline: the phases of a step follow each
- * other), every NCCL ring in its order under map.  exchange_us, bound_us,
- * messages, flows and rounds are sums, links the most of a phase. */
+ * 0: dp= gives them): each kind's exchange timed as a phase of its own
+ * (tensor, context, expert, data parallel, pipeline), every NCCL ring in
+ * its order under map, then put together as GPipe runs them: a stage's
+ * layers while other stages send, the gradients' all-reduces last (with
+ * one stage, or more than 32, the phases' sum).  exchange_us and bound_us are the step's, at most the
+ * phases' sum; messages, flows and rounds are sums, links the most of a
+ * phase. */
 TP_EXPORT int tp_predict_parallel(const char *spec, const tp_alloc *a,
 				  const int32_t *map, int32_t ntasks,
 				  tp_prediction *out, tp_error *err);
 
-/* The phases of a training step, in the order tp_predict_parallel sums
- * them: tensor, context and expert parallel (each layer's), the gradients'
+/* The phases of a training step, in the order they start: tensor, context and expert parallel (each layer's), the gradients'
  * all-reduce (with ep > 1 the dense parameters'), the pipeline's sends
  * forward and back, the experts' gradients' all-reduce (ep > 1).
  * tp_step_phase_name(i): "tp", "cp", "ep", "dp", "pp-fwd", "pp-bwd",
@@ -72,8 +74,9 @@ TP_EXPORT int tp_predict_parallel(const char *spec, const tp_alloc *a,
 #define TP_STEP_PHASES 7
 TP_EXPORT const char *tp_step_phase_name(int phase);
 
-/* tp_predict_parallel with each phase's time (us) into phase_us[0 ..
- * TP_STEP_PHASES - 1] (NULL: not wanted); they sum to out->exchange_us. */
+/* tp_predict_parallel with each phase's time alone (us) into phase_us[0
+ * .. TP_STEP_PHASES - 1] (NULL: not wanted); out->exchange_us is at most
+ * their sum. */
 TP_EXPORT int tp_predict_parallel_phases(const char *spec, const tp_alloc *a,
 					 const int32_t *map, int32_t ntasks,
 					 tp_prediction *out, double *phase_us,

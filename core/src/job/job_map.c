@@ -469,7 +469,9 @@ static double par_changed_us(const struct tp__par_time *c,
 		if (fabs(x - y) > 1e-9 * (fabs(x) + fabs(y)))
 			us += y;
 	}
-	return us;
+	/* phases alike, steps apart: the stages' order in the schedule
+	 * alone (tp__parallel_predict), the whole step's to judge */
+	return us > 0 ? us : b->p.exchange_us;
 }
 
 /* Is c's step predicted faster than b's past margin, a share of what the
@@ -525,7 +527,7 @@ static bool par_beats(const struct tp__par_time *c, const struct tp__par_time *b
  * order's, the pipeline's sends and the gradients' all-reduce together
  * 4 % slower (5261 us against 5041).  The loss is where the two meet on
  * the spine (the last stages' all-reduce runs while the first stages
- * still send back), which a sum of phases leaves out.  Every order
+ * still send back), which the phases timed apart leave out.  Every order
  * predicted 3 % faster or more ran faster; the margin gives up some gains
  * (fresh busy seeds 92013-32: mean 0.923 without it, 0.934 with it, none
  * slower either way) for never running slower.  Of the phases the two
@@ -545,12 +547,13 @@ static double par_margin(const tp_job *job)
 }
 
 /* May order c (map) replace Slurm's order (b) by what it does while the
- * pipeline drains?  A step sums its phases (tp__parallel_predict); a real
- * one runs the last stages' gradient all-reduces beside the first stages'
- * backward pass, and an order may buy its gain there by making the two
- * meet on the same links.  c is kept back where the backward pass and the
- * all-reduces at once (tp__parallel_drain) get slower than Slurm's order's
- * by more than PAR_DRAIN_SHARE of c's predicted gain on the step.  On
+ * pipeline drains?  The step's schedule (tp__parallel_predict) puts the
+ * gradients' all-reduces after the whole pipeline; a real one runs the
+ * last stages' beside the first stages' backward pass, and an order may
+ * buy its gain there by making the two meet on the same links.  c is kept
+ * back where the backward pass and the all-reduces at once
+ * (tp__parallel_drain) get slower than Slurm's order's by more than
+ * PAR_DRAIN_SHARE of c's predicted gain on the step.  On
  * simgrid-train.sh's NVL72 seed 188334 with the bench's bytes= an order
  * predicted 1.7 % faster (121 us) was 1,510 us slower at once and ran
  * 1.13x as long in SMPI; on runs seed 958654, 363 us faster and 322 us
@@ -1161,7 +1164,7 @@ static int compute_metrics(tp_job *job, tp_error *err)
 	bool budget = job->budget_ms > 0;
 	if (!rc && !job->have_pred && job->have_par &&
 	    (!budget || tp__predict_work(job->g, job->alloc) <= TP__PREDICT_LAUNCH_WORK))
-		/* a step: its phases one after the other (parmap.c) */
+		/* a step: its phases as GPipe runs them (parstep.c) */
 		job->have_pred =
 			par_time(job, job->map, &job->pred, job->step_us[0]) &&
 			par_time(job, job->block, &job->pred_block, job->step_us[1]);

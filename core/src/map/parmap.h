@@ -1,6 +1,6 @@
 /* topoplace — the training job's own candidate (parmap.c): tensor-parallel
  * groups on one node, pipeline stages in one NVLink domain, DP and PP
- * peers at the same local slot. */
+ * peers at the same local slot; its step's predicted time (parstep.c). */
 #ifndef TOPOPLACE_PARMAP_H
 #define TOPOPLACE_PARMAP_H
 
@@ -18,14 +18,16 @@ enum { TP__PARMAP_BEST_FIT, TP__PARMAP_PATH, TP__PARMAP_REPLICA,
 int tp__parallel_map(const tp__parallel *p, const tp_alloc *a, int variant,
 		     int32_t *map, tp_error *err);
 
-/* The predicted time of one step's communication under map: the sum of
- * each kind's exchange (time model, predict.h), every ring in NCCL's order
- * under map.  mode: TP__PAR_PREDICT_FULL as tp_predict_exchange, _LAUNCH
- * or _BUDGET as tp__predict_launch without or with a time budget. */
+/* The predicted time of one step's communication under map: each kind's
+ * exchange (time model, predict.h) as a phase, every ring in NCCL's order
+ * under map, the phases put together as GPipe runs them (step_schedule in
+ * parstep.c; with one stage or more than 32, their sum).  mode:
+ * TP__PAR_PREDICT_FULL as tp_predict_exchange, _LAUNCH or _BUDGET as
+ * tp__predict_launch without or with a time budget. */
 enum { TP__PAR_PREDICT_FULL, TP__PAR_PREDICT_LAUNCH, TP__PAR_PREDICT_BUDGET };
-/* The phases summed, in the order they run: tp, cp, ep, dp, the
- * pipeline's sends forward and back, the experts' dp.  phase_us (NULL or
- * TP__PAR_PHASES entries): each one's time.  *in_step_us (NULL: not
+/* The phases, in the order they start: tp, cp, ep, dp, the pipeline's
+ * sends forward and back, the experts' dp.  phase_us (NULL or
+ * TP__PAR_PHASES entries): each one's time alone.  *in_step_us (NULL: not
  * wanted): the same step with every replica's pipeline in step, each
  * wave of sends as long as its slowest send (pipeline_waves). */
 #define TP__PAR_PHASES TP_STEP_PHASES
@@ -36,8 +38,8 @@ int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 /* The gradients' all-reduce and the pipeline's backward sends of map as
  * one exchange, every stage at once (*us): a step runs them side by side
  * where the last stages' all-reduce starts while the first stages still
- * send back (GPipe's drain, 1F1B's cool-down), and the sum of phases that
- * tp__parallel_predict gives cannot see them meet.  TP_OK or the model's
+ * send back (GPipe's drain, 1F1B's cool-down), and tp__parallel_predict,
+ * which times each phase apart, cannot see them meet.  TP_OK or the model's
  * error. */
 int tp__parallel_overlap(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, double *us, tp_error *err);

@@ -118,7 +118,7 @@ typedef struct tp__parallel {
 	double bytes[TP__PAR_KINDS];     /* relative volume a rank a step */
 	double micro;                    /* micro-batches a step: micro=,
 					  * model='s micro or gbs, else pp
-					  * (the pipeline's fill, parmap.c) */
+					  * (the pipeline's fill, parstep.c) */
 	int64_t ntasks;                  /* the product */
 } tp__parallel;
 
@@ -144,7 +144,7 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
  * half of dp's bytes each. */
 #define TP__PAR_EDP TP__PAR_KINDS
 #define TP__PAR_ALL ((1u << (TP__PAR_KINDS + 1)) - 1)
-/* The pipeline's sends one way only, for the step's time (parmap.c): the
+/* The pipeline's sends one way only, for the step's time (parstep.c): the
  * activations forward (stage s to s + 1, bit TP__PAR_PP_FWD) or the
  * gradients back (s + 1 to s, bit TP__PAR_PP_BWD), pp's bytes each; bit
  * TP__PAR_PP has both at once, as the mapping weighs the pair. */
@@ -155,7 +155,7 @@ int tp__parallel_graph(const tp__parallel *p, const int32_t *map,
  * stage.  ep_step 0: the experts' all-to-all as every pair at once (the
  * mapping's weights); d in 1 .. ep - 1: its pairwise exchange's step d
  * alone, each member sending bytes / ep to the member d after it in the
- * group (parmap.c times the steps one after another). */
+ * group (parstep.c times the steps one after another). */
 int tp__parallel_graph_stages(const tp__parallel *p, const int32_t *map,
 			      unsigned kinds, uint64_t stages, int64_t ep_step,
 			      tp_graph **out, tp_error *err);
