@@ -328,25 +328,6 @@ static int time_slot(struct waves *v, int64_t w, tp_error *err)
 	return 0;
 }
 
-/* Replica r's sends of micro-batch m, row[q] (q: boundary positions):
- * (m, q) starts once the sender has received m (m, q - 1) and sent m - 1
- * (m - 1, q), and the receiver has sent m - 1 on (m - 1, q + 1); it lasts
- * the replica's time in its wave (2m + q).  prev: m - 1's ends. */
-static void chain_row(const struct waves *v, int64_t r, int64_t m,
-		      const double *prev, double *row)
-{
-	for (int64_t q = 0; q < v->S; q++) {
-		double at = q ? row[q - 1] : 0;
-		if (m) {
-			at = fmax(at, prev[q]);
-			if (q + 1 < v->S)
-				at = fmax(at, prev[q + 1]);
-		}
-		int i = v->slot[wave_slot(v, 2 * m + q)];
-		row[q] = at + v->rep_us[(size_t)i * (size_t)v->reps + (size_t)r];
-	}
-}
-
 /* The micro-batches from this one on see the last waves, fewer sends. */
 static int64_t pace_tail(const struct waves *v)
 {
@@ -372,21 +353,58 @@ static int64_t pace_skip(int64_t m, int64_t tail, int64_t n, double *rows,
 	return tail;
 }
 
-/* The slowest replica's end: its longest chain of sends (chain_row).
- * rows: (PACE_ROWS + 2) S doubles. */
+/* Replica r's pass one way (v: its sends), stages in the sends' order
+ * (position i: stage i forward, pp - 1 - i backward): a stage's message
+ * of micro-batch m starts once it has received m, run its layers
+ * (layer[st dp + r]; NULL: none) and sent m - 1, and the next stage has
+ * sent m - 1 on; it lasts the replica's time in its wave (2m + i) over
+ * div.  Position i starts at start[i]; its end (its last send's, the last
+ * position's last layers') into end[i].  rows: (PACE_ROWS + 2) 2 pp
+ * doubles. */
+static void pass_chain(const struct waves *v, const double *layer, int64_t r,
+		       const double *start, double div, double *rows,
+		       double *end)
+{
+	int64_t S = v->S, pp = S + 1, M = v->M, H = PACE_ROWS + 1, n = 2 * pp;
+	int64_t dp = v->reps, tail = pace_tail(v);
+	const double *prev = NULL;
+	for (int64_t m = 0; m < M; m++) {
+		m = pace_skip(m, tail, n, rows, &prev);
+		/* row: [2 i] position i's layers' end, [2 i + 1] its send's */
+		double *row = rows + m % H * n;
+		for (int64_t i = 0; i < pp; i++) {
+			int64_t st = v->k == TP__PAR_PP_FWD ? i : pp - 1 - i;
+			double at = m ? prev[2 * i + 1] : start[i];
+			if (i)
+				at = fmax(at, row[2 * i - 1]);
+			row[2 * i] = layer ? at + layer[st * dp + r] : at;
+			if (i == S) {
+				row[2 * i + 1] = row[2 * i];
+				continue;
+			}
+			double go = fmax(row[2 * i], m ? prev[2 * i + 3] : start[i + 1]);
+			int slot = v->slot[wave_slot(v, 2 * m + i)];
+			row[2 * i + 1] = go + v->rep_us[(size_t)slot * (size_t)dp +
+							(size_t)r] / div;
+		}
+		prev = row;
+	}
+	for (int64_t i = 0; i < pp; i++)
+		end[i] = prev[2 * i + 1];
+}
+
+/* The slowest replica's end: its longest chain of sends (pass_chain
+ * without layers).  rows: (PACE_ROWS + 2) 2 pp + 2 pp doubles. */
 static double replicas_end(const struct waves *v, double *rows)
 {
-	int64_t S = v->S, M = v->M, H = PACE_ROWS + 1, tail = pace_tail(v);
+	int64_t pp = v->S + 1;
+	double *start = rows + (PACE_ROWS + 2) * 2 * pp, *end = start + pp;
 	double slowest = 0;
+	for (int64_t i = 0; i < pp; i++)
+		start[i] = 0;
 	for (int64_t r = 0; r < v->reps; r++) {
-		const double *prev = NULL;
-		for (int64_t m = 0; m < M; m++) {
-			m = pace_skip(m, tail, S, rows, &prev);
-			double *row = rows + m % H * S;
-			chain_row(v, r, m, prev, row);
-			prev = row;
-		}
-		slowest = fmax(slowest, prev[S - 1]);
+		pass_chain(v, NULL, r, start, 1, rows, end);
+		slowest = fmax(slowest, end[v->S - 1]);
 	}
 	return slowest;
 }
@@ -409,7 +427,8 @@ static int pipeline_waves(const tp__parallel *p, const tp_alloc *a,
 			   .S = p->size[TP__PAR_PP] - 1, .out = out };
 	v.M = micro >= 1 ? (int64_t)(micro + 0.5) : 1;
 	v.reps = p->size[TP__PAR_DP];
-	double *rows = tp__malloc_array((size_t)((PACE_ROWS + 2) * v.S), sizeof *rows);
+	double *rows = tp__malloc_array((size_t)((PACE_ROWS + 3) * 2 * (v.S + 1)),
+					sizeof *rows);
 	v.end = tp__malloc_array((size_t)p->ntasks, sizeof *v.end);
 	v.rep_us = tp__malloc_array((size_t)v.reps * WAVE_SETS, sizeof *v.rep_us);
 	int rc = 0;
@@ -474,43 +493,6 @@ struct step_parts {
 	struct waves wv[2];       /* the sends forward, backward */
 };
 
-/* Replica r's pass one way (v: its sends), stages in the sends' order
- * (position i: stage i forward, pp - 1 - i backward): position i starts
- * at start[i]; its end (its last send's, the last position's last
- * layers') into end[i].  rows: (PACE_ROWS + 2) 2 pp doubles. */
-static void pass_chain(const struct waves *v, const struct step_parts *sp,
-		       int64_t r, const double *start, double *rows,
-		       double *end)
-{
-	int64_t S = v->S, pp = S + 1, M = v->M, H = PACE_ROWS + 1, n = 2 * pp;
-	int64_t dp = v->reps, tail = pace_tail(v);
-	const double *prev = NULL;
-	for (int64_t m = 0; m < M; m++) {
-		m = pace_skip(m, tail, n, rows, &prev);
-		/* row: [2 i] position i's layers' end, [2 i + 1] its send's */
-		double *row = rows + m % H * n;
-		for (int64_t i = 0; i < pp; i++) {
-			int64_t st = v->k == TP__PAR_PP_FWD ? i : pp - 1 - i;
-			double at = m ? prev[2 * i + 1] : start[i];
-			if (i)
-				at = fmax(at, row[2 * i - 1]);
-			row[2 * i] = at + sp->layer[st * dp + r];
-			if (i == S) {
-				row[2 * i + 1] = row[2 * i];
-				continue;
-			}
-			double go = fmax(row[2 * i], m ? prev[2 * i + 3] : start[i + 1]);
-			int slot = v->slot[wave_slot(v, 2 * m + i)];
-			/* rep_us: the step's volume of sends in that wave */
-			row[2 * i + 1] = go + v->rep_us[(size_t)slot * (size_t)dp +
-							(size_t)r] / (double)M;
-		}
-		prev = row;
-	}
-	for (int64_t i = 0; i < pp; i++)
-		end[i] = prev[2 * i + 1];
-}
-
 /* The step's time under step_parts (see there). */
 static double step_schedule(const tp__parallel *p, struct step_parts *sp,
 			    double *buf)
@@ -521,11 +503,13 @@ static double step_schedule(const tp__parallel *p, struct step_parts *sp,
 	for (int64_t r = 0; r < dp; r++) {
 		for (int64_t i = 0; i < pp; i++)
 			start[i] = 0;
-		pass_chain(&sp->wv[0], sp, r, start, rows, fwd);
+		pass_chain(&sp->wv[0], sp->layer, r, start, (double)sp->wv[0].M,
+			   rows, fwd);
 		/* backward position i is stage pp - 1 - i */
 		for (int64_t i = 0; i < pp; i++)
 			start[i] = fwd[pp - 1 - i];
-		pass_chain(&sp->wv[1], sp, r, start, rows, bwd);
+		pass_chain(&sp->wv[1], sp->layer, r, start, (double)sp->wv[1].M,
+			   rows, bwd);
 		for (int64_t i = 0; i < pp; i++)
 			drained = fmax(drained, bwd[i]);
 	}
