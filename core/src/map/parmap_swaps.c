@@ -30,13 +30,6 @@
  * model's sums differ in the last bits between equal layouts. */
 #define SWAP_GAIN 1e-6
 
-/* Is x's step faster than t's?  By its time, or, as fast, by the step
- * with every replica's pipeline in step (in_step_us).  The time waits
- * for the slowest replica's sends alone: a trade that frees one of two
- * replicas slowed on a cable leaves it as it was, and with the time
- * alone the trades stopped there (rail seed 848000 of simgrid-train.sh
- * --draw runs: none kept, another variant placed, 0.96x of Slurm's order
- * simulated; with the waves in step on a tie, nine kept, 0.81x). */
 static double phases_sum(const struct tp__par_time *t)
 {
 	double us = 0;
@@ -45,11 +38,18 @@ static double phases_sum(const struct tp__par_time *t)
 	return us;
 }
 
-/* ... and, as fast both ways, by its phases' sum: the step waits for its
- * slowest stage's path alone (the schedule), so a trade that speeds a
- * stage off that path left it as it was, and the trades stopped after
- * one (rail seed 848001 of simgrid-train.sh --draw runs; with the sum on
- * a tie, seven, 0.87x of Slurm's order predicted, against 0.94x). */
+/* Is x's step faster than t's?  By its time, or, as fast, by the step
+ * with every replica's pipeline in step (in_step_us), or, as fast both
+ * ways, by its phases' sum.  The time waits for the slowest replica's
+ * sends alone: a trade that frees one of two replicas slowed on a cable
+ * leaves it as it was, and with the time alone the trades stopped there
+ * (rail seed 848000 of simgrid-train.sh --draw runs: none kept, another
+ * variant placed, 0.96x of Slurm's order simulated; with the waves in
+ * step on a tie, nine kept, 0.81x).  And it waits for the longest path
+ * through the stages alone (the schedule): a trade that speeds a stage
+ * off that path leaves it as it was, and the trades stopped after one
+ * (rail seed 848001: 0.94x predicted; with the sum on a tie, six kept,
+ * 0.87x). */
 static bool faster(const struct tp__par_time *x, const struct tp__par_time *t)
 {
 	if (x->p.exchange_us < (1 - SWAP_GAIN) * t->p.exchange_us)
