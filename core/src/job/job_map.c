@@ -597,6 +597,16 @@ static void set_time(struct tp_job_cand *c, const tp_prediction *p)
 	c->predicted_bound = p->bound_only;
 }
 
+/* Slurm's order's drain (tp__parallel_drain), timed the first time it is
+ * wanted: *have 0 not yet, 1 had (*db), -1 failed. */
+static bool slurm_drain(tp_job *job, int *have, double *db)
+{
+	if (!*have)
+		*have = tp__parallel_drain(&job->par, job->alloc, job->block,
+					   par_mode(job), db, NULL) ? -1 : 1;
+	return *have > 0;
+}
+
 /* c's note says it was kept back by the drain (par_drains_worse). */
 static void par_note_drain(struct tp_job_cand *c, double loss_us)
 {
@@ -713,10 +723,7 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		bool kb = timed && (k == TP__PARMAP_FULLEST
 				    ? par_faster(&tv[k], &tb, margin)
 				    : par_beats(&tv[k], &tb, margin));
-		if (kb && !have_db)
-			have_db = tp__parallel_drain(&job->par, job->alloc, job->block,
-						     par_mode(job), &db, NULL) ? -1 : 1;
-		if (kb && have_db > 0 &&
+		if (kb && slurm_drain(job, &have_db, &db) &&
 		    par_drains_worse(job, pm[k], &tv[k], &tb, db, &drain_loss[k])) {
 			kb = false;
 			drained[k] = true;
@@ -781,11 +788,8 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		 * faster of those that beat Slurm's order (par_beats), ties
 		 * to the winner; neither: Slurm's order stays */
 		bool wb = win && win != blk && par_beats(&tw, &tb, margin);
-		if ((vb || wb) && !have_db)
-			have_db = tp__parallel_drain(&job->par, job->alloc, job->block,
-						     par_mode(job), &db, NULL) ? -1 : 1;
 		/* the variant again after node trades */
-		if (vb && kept > 0 && have_db > 0 &&
+		if (vb && kept > 0 && slurm_drain(job, &have_db, &db) &&
 		    par_drains_worse(job, pm[v], &tv[v], &tb, db, &drain_loss[v])) {
 			vb = false;
 			drained[v] = true;
@@ -797,11 +801,10 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		bool beat = vb || wb || held >= 0;
 		if (!vb && held >= 0)
 			par_note_drain(c, drain_loss[held]);
-		if (have_db > 0) {
-			if (wb && par_drains_worse(job, job->map, &tw, &tb, db, &loss)) {
-				wb = false;
-				par_note_drain(win, loss);
-			}
+		if (wb && slurm_drain(job, &have_db, &db) &&
+		    par_drains_worse(job, job->map, &tw, &tb, db, &loss)) {
+			wb = false;
+			par_note_drain(win, loss);
 		}
 		take = vb && (!wb || par_faster(&tv[v], &tw, TP__PREDICT_TIE_SHARE));
 		*verdict = vb || wb ? PAR_PLACE : beat ? PAR_DRAINED : PAR_KEEP;
