@@ -738,10 +738,11 @@ END_TEST
 
 START_TEST(predict_step)
 {
-	/* the public step time: phases add up, so a map that splits a TP
-	 * pair over two nodes is slower than one that keeps it together, in
-	 * the TP phase alone; a kind of one rank takes none; the line shows
-	 * the phases that take time, cut to its buffer */
+	/* the public step time: here the phases add up (one stage
+	 * boundary: no layers run while another boundary sends), so a map
+	 * that splits a TP pair over two nodes is slower than one that keeps
+	 * it together, in the TP phase alone; a kind of one rank takes none; the line shows the
+	 * phases that take time, cut to its buffer */
 	tp_conf *c = block_conf();
 	tp_alloc *a = NULL;
 	tp_error err;
@@ -1092,9 +1093,8 @@ END_TEST
  * runs its layers for micro-batch m + 1 while m crosses the second
  * boundary, which the phases' sum does not see: all but the first
  * micro-batch's layers hidden, (M - 1) / M of TP's phase (a half with two
- * micro-batches).  In X the
- * split stage's layers sit between a receive and a send on every path:
- * the step is the phases' sum. */
+ * micro-batches).  In X the split stage's layers sit between a receive
+ * and a send on every path: the step is the phases' sum. */
 START_TEST(predict_step_schedule)
 {
 	tp_alloc *a = NULL;
