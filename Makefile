@@ -146,6 +146,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/hiermap.c \
 	map/hpaths.c \
 	map/metis_load.c \
+	map/metis_split.c \
 	map/metrics.c \
 	map/modcolor.c \
 	map/node_tiles.c \

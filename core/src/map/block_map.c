@@ -14,6 +14,7 @@
 #include <topoplace/pattern.h>
 #include "util/util_internal.h"
 #include "map/metis_load.h"
+#include "map/metis_split.h"
 #include "net/machine_internal.h"
 #include "input/alloc_internal.h"
 #include "map/block_map.h"
@@ -38,108 +39,18 @@ struct unit_split {
 	struct tp__metis metis; /* linked, or loaded by the plugin */
 };
 
-/* Tasks T[0..nT) into parts 0..k-1 of exactly want[p] tasks each (sum nT):
- * METIS, then the tasks of overfull parts moved, best gain first (bytes to
- * the new part minus bytes to the old), to parts with room. */
+/* Tasks T[0..nT) into parts 0..k-1 of exactly want[p] tasks each (sum nT);
+ * where METIS fails the parts stay in Slurm's order. */
 static int split_exact(struct unit_split *u, const int32_t *T, int32_t nT,
 		       const int64_t *want, int k, idx_t *part)
 {
-	const tp_graph *g = u->g;
 	for (int32_t i = 0; i < nT; i++)
 		u->local[T[i]] = i;
-	int64_t ne;
-	double W;
-	struct tp__metis_sub sub = { g, T, nT, u->local };
-	tp__metis_sub_count(&sub, &ne, &W);
-	/* start: parts in order */
-	int64_t acc = 0;
-	for (int p = 0, i = 0; p < k; p++)
-		for (acc += want[p]; i < acc && i < nT; i++)
-			part[i] = p;
-	int rc = 0;
-	if (k > 1 && ne > 0 && nT >= 3 && ne <= INT32_MAX / 2) {
-		idx_t *xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
-		idx_t *adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
-		idx_t *wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
-		real_t *tpw = tp__malloc_array((size_t)k, sizeof(real_t));
-		idx_t *mp = tp__malloc_array((size_t)nT, sizeof(idx_t));
-		int *of = tp__malloc_array((size_t)k, sizeof *of);
-		/* the parts that get tasks: METIS refuses a part of weight 0
-		 * (and prints so on stdout), as a job with fewer tasks than
-		 * slots leaves some */
-		int kk = 0;
-		for (int p = 0; of && p < k; p++)
-			if (want[p] > 0)
-				of[kk++] = p;
-		if (!xadj || !adj || !wgt || !tpw || !mp || !of) {
-			rc = TP_ENOMEM;
-		} else if (kk > 1) {
-			tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
-			real_t left = 1;
-			for (int p = 0; p < kk; p++) {
-				tpw[p] = p == kk - 1 ? left : (real_t)want[of[p]] / (real_t)nT;
-				left -= tpw[p];
-			}
-			if (tpw[kk - 1] < 0)
-				tpw[kk - 1] = 0;
-			idx_t nv = nT, ncon = 1, np = kk, obj = 0;
-			idx_t opts[METIS_NOPTIONS];
-			u->metis.set_default_options(opts);
-			opts[METIS_OPTION_SEED] = u->seed;
-			opts[METIS_OPTION_NUMBERING] = 0;
-			opts[METIS_OPTION_UFACTOR] = 1;
-			if (u->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL,
-							  NULL, wgt, &np, tpw, NULL,
-							  opts, &obj, mp) == METIS_OK)
-				for (int32_t i = 0; i < nT; i++)
-					part[i] = of[mp[i]];
-		}
-		free(xadj);
-		free(adj);
-		free(wgt);
-		free(tpw);
-		free(mp);
-		free(of);
-	}
-	int64_t *cnt = rc ? NULL : tp__calloc((size_t)k, sizeof(int64_t));
-	double *to = rc ? NULL : tp__calloc((size_t)k, sizeof(double));
-	if (!rc && (!cnt || !to))
-		rc = TP_ENOMEM;
-	for (int32_t i = 0; !rc && i < nT; i++)
-		cnt[part[i]]++;
-	for (;;) {
-		/* the best move out of any overfull part into a part with room */
-		int32_t bt = -1;
-		int bq = -1;
-		double bg = 0;
-		for (int32_t i = 0; !rc && i < nT; i++) {
-			int p = (int)part[i];
-			if (cnt[p] <= want[p])
-				continue;
-			memset(to, 0, sizeof(double) * (size_t)k);
-			const int32_t t = T[i];
-			for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
-				int32_t l = u->local[g->adjncy[e]];
-				if (l >= 0)
-					to[part[l]] += tp__graph_w(g, e);
-			}
-			for (int q = 0; q < k; q++)
-				if (cnt[q] < want[q] && (bt < 0 || to[q] - to[p] > bg)) {
-					bt = i;
-					bq = q;
-					bg = to[q] - to[p];
-				}
-		}
-		if (rc || bt < 0)
-			break;
-		cnt[part[bt]]--;
-		cnt[bq]++;
-		part[bt] = bq;
-	}
+	struct tp__metis_sub sub = { u->g, T, nT, u->local };
+	struct tp__metis_split s = { &u->metis, u->seed, 0, METIS_OK };
+	int rc = tp__metis_split_exact(&s, &sub, want, k, part);
 	for (int32_t i = 0; i < nT; i++)
 		u->local[T[i]] = -1;
-	free(cnt);
-	free(to);
 	return rc;
 }
 

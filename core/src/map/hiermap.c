@@ -33,6 +33,7 @@
 #include "map/geom_select.h"
 #include "map/hpaths.h"
 #include "map/metis_load.h"
+#include "map/metis_split.h"
 #include "net/network.h"
 #include "map/graphmap_internal.h"
 #include "input/alloc_internal.h"
@@ -77,56 +78,6 @@ static int cmp_path(const void *x, const void *y, void *arg)
 	return i < j ? -1 : i > j;
 }
 
-/* ---- exact part sizes ---- */
-
-/* Move vertices out of over-full parts, the best gain first (bytes to the
- * target part minus bytes to its own), into under-full ones, until every
- * part has exactly its target.  Ties: the lower vertex, the lower part. */
-static int fix_sizes(idx_t n, const idx_t *xadj, const idx_t *adj,
-		     const idx_t *wgt, int k, const idx_t *target, idx_t *part)
-{
-	idx_t *size = calloc((size_t)k, sizeof *size);
-	double *conn = calloc((size_t)k, sizeof *conn);
-	if (!size || !conn) {
-		free(size);
-		free(conn);
-		return TP_ENOMEM;
-	}
-	for (idx_t v = 0; v < n; v++)
-		size[part[v]]++;
-	for (;;) {
-		idx_t bv = -1, bq = -1;
-		double bgain = -HUGE_VAL;
-		for (idx_t v = 0; v < n; v++) {
-			idx_t p = part[v];
-			if (size[p] <= target[p])
-				continue;
-			for (idx_t e = xadj[v]; e < xadj[v + 1]; e++)
-				conn[part[adj[e]]] += (double)wgt[e];
-			for (int q = 0; q < k; q++) {
-				if (size[q] >= target[q])
-					continue;
-				double gain = conn[q] - conn[p];
-				if (gain > bgain) {
-					bgain = gain;
-					bv = v;
-					bq = q;
-				}
-			}
-			for (idx_t e = xadj[v]; e < xadj[v + 1]; e++)
-				conn[part[adj[e]]] = 0;
-		}
-		if (bv < 0)
-			break;
-		size[part[bv]]--;
-		size[bq]++;
-		part[bv] = bq;
-	}
-	free(size);
-	free(conn);
-	return 0;
-}
-
 /* ---- one split ---- */
 
 /* Split the nT tasks T into k parts of exactly cnt[0..k-1] tasks
@@ -134,87 +85,24 @@ static int fix_sizes(idx_t n, const idx_t *xadj, const idx_t *adj,
 static int split_k(hm *h, const int32_t *T, int32_t nT, int k,
 		   const int32_t *cnt, idx_t *part)
 {
-	const tp_graph *g = h->g;
+	int64_t *want = tp__malloc_array((size_t)k, sizeof *want);
+	if (!want)
+		return TP_ENOMEM;
+	for (int p = 0; p < k; p++)
+		want[p] = cnt[p];
 	for (int32_t i = 0; i < nT; i++)
 		h->local[T[i]] = i;
-	int64_t ne;
-	double W;
-	struct tp__metis_sub sub = { g, T, nT, h->local };
-	tp__metis_sub_count(&sub, &ne, &W);
-	/* in order first: the fallback, and the answer without edges */
-	int32_t at = 0;
-	for (int p = 0; p < k; p++)
-		for (int32_t c = 0; c < cnt[p]; c++)
-			part[at++] = p;
-	int rc = 0;
-	idx_t *xadj = NULL, *adj = NULL, *wgt = NULL, *target = NULL;
-	real_t *tpw = NULL;
-	/* METIS refuses a part of weight 0 (and prints so on stdout): with
-	 * fewer tasks than slots some children get none, and are left out
-	 * of the call (of, the parts it is given: their indices here) */
-	int kk = 0;
-	int *of = tp__malloc_array((size_t)k, sizeof *of);
-	if (!of) {
-		rc = TP_ENOMEM;
-		goto out;
+	struct tp__metis_sub sub = { h->g, T, nT, h->local };
+	struct tp__metis_split s = { &h->metis, h->seed, h->deadline, METIS_OK };
+	int rc = tp__metis_split_exact(&s, &sub, want, k, part);
+	if (!rc && s.metis_rc != METIS_OK) {
+		rc = s.metis_rc == METIS_ERROR_MEMORY ? TP_ENOMEM : TP_EINVAL;
+		snprintf(h->why, sizeof h->why, "METIS_PartGraphRecursive failed (%d)",
+			 s.metis_rc);
 	}
-	for (int p = 0; p < k; p++)
-		if (cnt[p] > 0)
-			of[kk++] = p;
-	if (ne == 0 || nT <= kk || kk < 2)
-		goto out;
-	if (ne > INT32_MAX / 2) {
-		rc = TP_ENOMEM;
-		goto out;
-	}
-	if (h->deadline > 0 &&
-	    tp__now_ms() + (double)ne * TP__METIS_US_PER_ENTRY / 1e3 > h->deadline) {
-		rc = TP_ETIME;
-		goto out;
-	}
-	xadj = tp__malloc_array((size_t)nT + 1, sizeof(idx_t));
-	adj = tp__malloc_array((size_t)ne, sizeof(idx_t));
-	wgt = tp__malloc_array((size_t)ne, sizeof(idx_t));
-	target = tp__malloc_array((size_t)kk, sizeof(idx_t));
-	tpw = tp__malloc_array((size_t)kk, sizeof(real_t));
-	if (!xadj || !adj || !wgt || !target || !tpw) {
-		rc = TP_ENOMEM;
-		goto out;
-	}
-	tp__metis_sub_fill(&sub, W, xadj, adj, wgt);
-	real_t sum = 0;
-	for (int p = 0; p < kk; p++) {
-		target[p] = cnt[of[p]];
-		tpw[p] = (real_t)cnt[of[p]] / (real_t)nT;
-		sum += tpw[p];
-	}
-	tpw[kk - 1] += (real_t)1.0 - sum;   /* METIS wants a sum of exactly 1 */
-	idx_t nv = nT, ncon = 1, np = kk, objval = 0;
-	idx_t opts[METIS_NOPTIONS];
-	h->metis.set_default_options(opts);
-	opts[METIS_OPTION_SEED] = h->seed;
-	opts[METIS_OPTION_NUMBERING] = 0;
-	opts[METIS_OPTION_UFACTOR] = 1;
-	int mrc = h->metis.part_graph_recursive(&nv, &ncon, xadj, adj, NULL, NULL,
-						wgt, &np, tpw, NULL, opts, &objval,
-						part);
-	if (mrc != METIS_OK) {
-		rc = mrc == METIS_ERROR_MEMORY ? TP_ENOMEM : TP_EINVAL;
-		snprintf(h->why, sizeof h->why, "METIS_PartGraphRecursive failed (%d)", mrc);
-		goto out;
-	}
-	rc = fix_sizes(nv, xadj, adj, wgt, kk, target, part);
-	for (int32_t i = 0; !rc && i < nT; i++)
-		part[i] = of[part[i]];
-out:
-	free(of);
 	for (int32_t i = 0; i < nT; i++)
 		h->local[T[i]] = -1;
-	free(xadj);
-	free(adj);
-	free(wgt);
-	free(target);
-	free(tpw);
+	free(want);
 	return rc;
 }
 
