@@ -28,8 +28,11 @@ enum { TP__PAR_PREDICT_FULL, TP__PAR_PREDICT_LAUNCH, TP__PAR_PREDICT_BUDGET };
 /* The phases, in the order they start: tp, cp, ep, dp, the pipeline's
  * sends forward and back, the experts' dp.  phase_us (NULL or
  * TP__PAR_PHASES entries): each one's time alone.  *in_step_us (NULL: not
- * wanted): the same step with every replica's pipeline in step, each
- * wave of sends as long as its slowest send (pipeline_waves). */
+ * wanted): the step as if every replica's pipeline ran in step, each
+ * wave of sends as long as its slowest send (pipeline_waves): the
+ * schedule's step plus, each way, what the waves in step take over the
+ * slowest replica's own chain of sends (an estimate: the schedule is not
+ * walked again). */
 #define TP__PAR_PHASES TP_STEP_PHASES
 int tp__parallel_predict(const tp__parallel *p, const tp_alloc *a,
 			 const int32_t *map, int mode, tp_prediction *out,
