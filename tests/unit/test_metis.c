@@ -11,6 +11,7 @@
 #include <topoplace/job.h>
 #include "map/block_map.h"
 #include "map/metis_load.h"
+#include "map/metis_split.h"
 #include "testutil.h"
 #include "map/graphmap_internal.h"
 #include "map/place_internal.h"
@@ -77,6 +78,58 @@ START_TEST(missing_library_is_one_line)
 	/* this binary's tp__metis_open is the plugin's, on a node without it */
 	ck_assert_int_eq(tp__metis_open(&m, &err), TP_ENOMETIS);
 	tp_assert_err_has(&err, TP__METIS_MISSING);
+}
+END_TEST
+
+/* One split into parts of exact sizes (metis_split.c): a part of size 0
+ * gets no task (METIS is not asked for it), every other exactly its size;
+ * a deadline already past leaves the parts in order (TP_ETIME), and a
+ * subset's tasks are told apart from the others by T[local[t]]. */
+START_TEST(split_exact_sizes)
+{
+	struct tp__metis m;
+	tp_error err;
+	ck_assert_msg(tp__metis_load(&m, "libmetis.so.5", &err) == 0, "%s", err.msg);
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_stencil(&g, "4x3:5pt", 12, NULL), 0);
+	int32_t T[12], local[12];
+	for (int32_t i = 0; i < 12; i++)
+		T[i] = local[i] = i;
+	struct tp__metis_sub sub = { g, T, 12, local };
+	const int64_t want[4] = { 5, 0, 4, 3 };
+	idx_t part[12];
+	struct tp__metis_split s = { &m, 1, 0, METIS_OK };
+	ck_assert_int_eq(tp__metis_split_exact(&s, &sub, want, 4, part), 0);
+	ck_assert_int_eq(s.metis_rc, METIS_OK);
+	int64_t cnt[4] = { 0 };
+	for (int i = 0; i < 12; i++) {
+		ck_assert(part[i] >= 0 && part[i] < 4);
+		cnt[part[i]]++;
+	}
+	for (int p = 0; p < 4; p++)
+		ck_assert_int_eq(cnt[p], want[p]);
+	/* a deadline already past: nothing cut, the parts in order */
+	s.deadline = 1;
+	ck_assert_int_eq(tp__metis_split_exact(&s, &sub, want, 4, part), TP_ETIME);
+	const idx_t in_order[12] = { 0, 0, 0, 0, 0, 2, 2, 2, 2, 3, 3, 3 };
+	ck_assert_mem_eq(part, in_order, sizeof part);
+	/* the first row and the third (tasks 0-3, 8-11) in two parts of 4;
+	 * local[] of the row left out still holds its own indices */
+	int32_t T2[8] = { 0, 1, 2, 3, 8, 9, 10, 11 };
+	for (int32_t i = 0; i < 8; i++)
+		local[T2[i]] = i;
+	struct tp__metis_sub sub2 = { g, T2, 8, local };
+	const int64_t half[2] = { 4, 4 };
+	s.deadline = 0;
+	ck_assert_int_eq(tp__metis_split_exact(&s, &sub2, half, 2, part), 0);
+	/* the rows are apart: each part one whole row */
+	for (int i = 1; i < 4; i++) {
+		ck_assert_int_eq(part[i], part[0]);
+		ck_assert_int_eq(part[4 + i], part[4]);
+	}
+	ck_assert_int_ne(part[0], part[4]);
+	tp_graph_destroy(g);
+	tp__metis_close(&m);
 }
 END_TEST
 
@@ -258,6 +311,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, loaded_metis_matches_linked);
 	tcase_add_test(tc, missing_library_is_one_line);
+	tcase_add_test(tc, split_exact_sizes);
 	tcase_add_test(tc, policies_without_metis);
 	tcase_add_test(tc, blocks_without_metis);
 	tcase_add_test(tc, hierarchical_without_metis);

@@ -484,8 +484,9 @@ struct par_margin {
 
 static const struct par_margin PAR_TIE = { TP__PREDICT_TIE_SHARE, false };
 
-/* Is c's step predicted faster than b's past margin?  Whichever way the replicas run
- * their pipelines: apart (the time) and in step (in_step_us).  SMPI runs
+/* Is c's step predicted faster than b's past margin?  Whichever way the
+ * replicas run their pipelines: apart (the time) and in step
+ * (in_step_us).  SMPI runs
  * the pipeline's sends between the two or below; an order faster apart
  * only ran slower where Slurm's order's replicas fell out of each other's
  * way (simgrid-train.sh with a card a GPU, --draw runs seed 846497: 0.85x
@@ -529,9 +530,10 @@ static bool par_beats(const struct tp__par_time *c, const struct tp__par_time *b
  * (Rails=) past PAR_RAIL_MARGIN, on NVLink racks with a card a GPU past
  * PAR_CARDS_MARGIN.  There the model's small gains are its error as often
  * as not.  (On racks with one port a node the rails' 3 % held back orders
- * predicted 2 % faster that ran 0.77x and 0.93x in SMPI, busy seeds 765296
- * and 765291 with the bench's bytes=, and no slower one: not there.)  On simgrid-train.sh's rail cases orders
- * predicted 0.6 to 2.5 % faster than Slurm's order ran from 10 % faster
+ * predicted 2 % faster that ran 0.77x and 0.93x in SMPI, busy seeds
+ * 765296 and 765291 with the bench's bytes=, and no slower one: not
+ * there.)  On simgrid-train.sh's rail cases orders predicted 0.6 to
+ * 2.5 % faster than Slurm's order ran from 10 % faster
  * to 6 % slower: seeds 564485 and 564487, 2.4 % faster predicted, 3 and
  * 6 % slower simulated; without the fullest-groups order there, best fit
  * predicted 1 % faster and ran 5 and 4 % slower.  On 564487 the model

@@ -136,10 +136,10 @@ int tp__metis_split_exact(struct tp__metis_split *s,
 		if (want[p] > 0)
 			of[kk++] = p;
 	int rc = 0;
-	if (ne > INT32_MAX / 2)   /* beyond idx_t */
-		rc = TP_ENOMEM;
-	else if (kk < 2 || ne == 0 || sub->nT <= kk)
+	if (kk < 2 || ne == 0 || sub->nT <= kk)
 		;   /* nothing to cut: in order */
+	else if (ne > INT32_MAX / 2)   /* beyond idx_t */
+		rc = TP_ENOMEM;
 	else if (s->deadline > 0 &&
 		 tp__now_ms() + (double)ne * TP__METIS_US_PER_ENTRY / 1e3 > s->deadline)
 		rc = TP_ETIME;
