@@ -365,12 +365,15 @@ struct predict_ask {
 	bool every_pass, afresh;
 	double past_us;
 	bool *past;
-	double *task_end;    /* NULL, or each task's end (us) */
+	/* what it gives besides out (each NULL: not wanted) */
+	double *task_end;    /* each task's end (us) */
+	double *node_end;    /* each allocation node's latest end (us) */
+	double *alone_us;    /* the slowest message alone */
 };
 
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       const struct predict_ask *ask, tp_prediction *out,
-		       double *node_end, double *alone_us, tp_error *err);
+		       tp_error *err);
 
 static int64_t launch_limit(const tp_graph *g, const tp_alloc *a, bool budget)
 {
@@ -392,19 +395,20 @@ int tp__predict_launch_tasks(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, bool budget, tp_prediction *out,
 			     double *task_end)
 {
-	struct predict_ask ask = { launch_limit(g, a, budget), budget, false, 0,
-				   NULL, task_end };
-	return predict_run(g, a, map, &ask, out, NULL, NULL, NULL);
+	struct predict_ask ask = { .max_work = launch_limit(g, a, budget),
+				   .every_pass = budget, .task_end = task_end };
+	return predict_run(g, a, map, &ask, out, NULL);
 }
 
 int tp__predict_launch_past(const tp_graph *g, const tp_alloc *a,
 			    const int32_t *map, bool budget, double past_us,
 			    tp_prediction *out, bool *past)
 {
-	struct predict_ask ask = { launch_limit(g, a, budget), budget, false,
-				   past_us, past, NULL };
+	struct predict_ask ask = { .max_work = launch_limit(g, a, budget),
+				   .every_pass = budget, .past_us = past_us,
+				   .past = past };
 	*past = false;
-	return predict_run(g, a, map, &ask, out, NULL, NULL, NULL);
+	return predict_run(g, a, map, &ask, out, NULL);
 }
 
 /* The latency of the pattern's collective rounds (tp__graph_rounds_exchange)
@@ -578,8 +582,9 @@ static void tasks_end(const tp_graph *g, const int64_t *flow_of,
 
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       const struct predict_ask *ask, tp_prediction *out,
-		       double *node_end, double *alone_us, tp_error *err)
+		       tp_error *err)
 {
+	double *node_end = ask->node_end, *alone_us = ask->alone_us;
 	int64_t max_work = ask->max_work;
 	memset(out, 0, sizeof *out);
 	if (!g || !a || (!map && g->ntasks > 0))
@@ -708,24 +713,26 @@ int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		int64_t max_work, tp_prediction *out, tp_error *err)
 {
-	struct predict_ask ask = { max_work, false, false, 0, NULL, NULL };
-	return predict_run(g, a, map, &ask, out, NULL, NULL, err);
+	struct predict_ask ask = { .max_work = max_work };
+	return predict_run(g, a, map, &ask, out, err);
 }
 
 int tp__predict_nodes(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		      int64_t max_work, tp_prediction *out, double *node_end,
 		      double *alone_us, tp_error *err)
 {
-	struct predict_ask ask = { max_work, false, false, 0, NULL, NULL };
-	return predict_run(g, a, map, &ask, out, node_end, alone_us, err);
+	struct predict_ask ask = { .max_work = max_work, .node_end = node_end,
+				   .alone_us = alone_us };
+	return predict_run(g, a, map, &ask, out, err);
 }
 
 int tp__predict_afresh(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       int64_t max_work, tp_prediction *out, double *node_end,
 		       tp_error *err)
 {
-	struct predict_ask ask = { max_work, false, true, 0, NULL, NULL };
-	return predict_run(g, a, map, &ask, out, node_end, NULL, err);
+	struct predict_ask ask = { .max_work = max_work, .afresh = true,
+				   .node_end = node_end };
+	return predict_run(g, a, map, &ask, out, err);
 }
 
 int tp_predict_exchange(const tp_graph *g, const tp_alloc *a,
