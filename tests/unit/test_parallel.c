@@ -943,14 +943,21 @@ END_TEST
  * n06 5; the layouts A and B of predict_pipeline_directions. */
 static const int32_t PIPE_A[4] = { 0, 4, 3, 2 }, PIPE_B[4] = { 0, 1, 3, 5 };
 
-static tp_conf *pipe_case(int slots, tp_alloc **a)
+/* tree_file's leaves, two cables up from each, and an allocation of
+ * hosts with slots a node (*a). */
+static tp_conf *tree_case(const char *hosts, int slots, tp_alloc **a)
 {
 	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
 			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
 	tp_error err;
-	ck_assert_msg(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-02,04-06]",
-					     slots, "nodes", a, &err) == 0, "%s", err.msg);
+	ck_assert_msg(tp_alloc_from_hostlist(tp_conf_machine(c), hosts, slots,
+					     "nodes", a, &err) == 0, "%s", err.msg);
 	return c;
+}
+
+static tp_conf *pipe_case(int slots, tp_alloc **a)
+{
+	return tree_case("n[00-02,04-06]", slots, a);
 }
 
 START_TEST(predict_pipeline_directions)
@@ -982,12 +989,9 @@ END_TEST
  * step was timed before, never sees the two meet). */
 START_TEST(predict_pipeline_waves)
 {
-	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
-			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
 	tp_alloc *a = NULL;
 	tp_error err;
-	ck_assert_msg(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-01,04,08-09]",
-					     1, "nodes", &a, &err) == 0, "%s", err.msg);
+	tp_conf *c = tree_case("n[00-01,04,08-09]", 1, &a);
 	/* allocation indices: n00 0, n01 1, n04 2, n08 3, n09 4 */
 	const int32_t X[4] = { 0, 2, 1, 3 }, Y[4] = { 0, 2, 1, 4 };
 	const char *m2 = "tp=1,pp=4,micro=2,bytes=tp:0,cp:0,ep:0,dp:0,pp:8";
@@ -1021,12 +1025,9 @@ END_TEST
  * take 14 / 10 of the leaves' (in step: 16 / 10). */
 START_TEST(predict_pipeline_replicas_apart)
 {
-	tp_conf *c = conf_of("Network=tree TopologyFile=%s LevelUplinks=2 "
-			     "IntraNodeBandwidth=900\nNodeName=n[00-15]\n", tree_file);
 	tp_alloc *a = NULL;
 	tp_error err;
-	ck_assert_msg(tp_alloc_from_hostlist(tp_conf_machine(c), "n[00-15]", 1,
-					     "nodes", &a, &err) == 0, "%s", err.msg);
+	tp_conf *c = tree_case("n[00-15]", 1, &a);
 	/* rank dp + 4 pp; allocation index = node number */
 	const int32_t apart[16] = { 0, 2, 8, 13,  1, 3, 9, 15,
 				    4, 6, 10, 11,  5, 7, 12, 14 };
