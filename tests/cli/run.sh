@@ -2145,6 +2145,13 @@ nvl_case "map --parallel: kept by predicted time" \
 	'gb[014-021,028-031,033-036,038-042,047-057,067-068,084-093,112-123,136-143]' \
 	"^explain: kept zorder+lanes by its predicted time (below): 1.0[0-9]* x Slurm's block order's hop-bytes" \
 	"the kept order's line says its predicted time chose it"
+# every stage over two racks where an order of the layout's splits three:
+# a note says so (the bench's busy seed 271810; the drain keeps Slurm's
+# order)
+nvl_case "map --parallel: stages over two racks noted" \
+	'gb[008-011,013,017,021,026-028,033-035,058-060,062-063,074-078,082-087,090-091,093-114,117-120,126-127,137-139,142-143]' \
+	"^topoplace: note: --parallel: 4 of the 4 pipeline stages over two or more NVLink domains, where 3 would do (the time model chose this order)" \
+	"a note counts the stages over two racks past the room"
 # a gain past twice the drain's loss is placed (the bench's busy seed
 # 188380: 1,558 us against 168; SMPI 0.90x)
 nvl_case "map --parallel: a gain past the drain's loss" \

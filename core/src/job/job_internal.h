@@ -85,6 +85,11 @@ struct tp_job {
 	bool have_par;
 	tp__parallel par;
 	tp_graph *g_block;
+	/* the fewest pipeline stages over two innermost groups of Slurm's
+	 * order and the layout's own variants (the allocation's room), when
+	 * parallel_stage timed them */
+	bool have_stage_room;
+	int64_t stage_room_split;
 
 	/* result */
 	enum tp_job_status status;

@@ -741,6 +741,13 @@ static int parallel_stage(tp_job *job, int *verdict, tp_error *err)
 		     par_timed(job, job->map, &tw);
 	for (int v = 0; v < NV && timed; v++)
 		timed = par_timed(job, pm[v], &tv[v]);
+	if (timed) {
+		job->have_stage_room = true;
+		job->stage_room_split = tb.pp_split;
+		for (int k = 0; k < NV; k++)
+			if (tv[k].pp_split < job->stage_room_split)
+				job->stage_room_split = tv[k].pp_split;
+	}
 	/* the variant kept: timed, the fastest of those that beat Slurm's
 	 * order (par_beats) and do not slow the drain (par_drains_worse),
 	 * else the fastest (ties to the first); else the lowest score.
@@ -993,6 +1000,30 @@ static void par_note_tp_spread(tp_job *job)
 			     "or more nodes", (long long)over, (long long)groups);
 }
 
+/* A training job's final order with more pipeline stages over two
+ * innermost groups of the network (NVLink domains on a block network)
+ * than Slurm's order or the layout's own variants need: the notes say
+ * so.  Issue 50 asks for every stage in one domain where there is room;
+ * auto chooses by the step's predicted time, and holding the orders to
+ * the fewest split stages made the bench's steps slower (NVL72 one port,
+ * development busy seed 271802: 0.761 -> 0.778 of Slurm's order; runs
+ * 100445 with its bytes= 0.832 -> 0.870, one order 1.12x). */
+static void par_note_stages(tp_job *job)
+{
+	int64_t tps, pps;
+	if (!job->have_par || !job->have_stage_room ||
+	    tp__parallel_splits(&job->par, job->alloc, job->map, &tps, &pps) ||
+	    pps <= job->stage_room_split)
+		return;
+	bool blocks = tp_machine_has(tp_alloc_machine(job->alloc), TP_CAP_BLOCKS);
+	tp__job_note(job, "--parallel: %lld of the %lld pipeline stages over two "
+		     "or more %s, where %lld would do (the time model chose "
+		     "this order)", (long long)pps,
+		     (long long)job->par.size[TP__PAR_PP],
+		     blocks ? "NVLink domains" : "of the network's innermost groups",
+		     (long long)job->stage_room_split);
+}
+
 static int map_with_pattern(tp_job *job, tp_error *err)
 {
 	if (job->policy == TP_POLICY_GEOMETRIC && tp_graph_coord_dims(job->g) == 0) {
@@ -1086,6 +1117,7 @@ static int map_with_pattern(tp_job *job, tp_error *err)
 			judge_auto(job);
 		}
 		par_note_tp_spread(job);
+		par_note_stages(job);
 		return 0;
 	}
 	return judge_single(job, ms, err);
