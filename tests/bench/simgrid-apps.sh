@@ -8,7 +8,8 @@
 # dragonfly; allocations from a seed drawn at run time (printed).
 # A benchmark, run by tests/bench/run.sh (make bench); not a test.
 #   sh tests/bench/simgrid-apps.sh [--app lulesh,miniamr] [--cases N] [--seed S]
-#        [--net torus,ft4,ft2,df] [--site full|slurm] [--jobs N] [--keep DIR]
+#        [--net torus,ft4,ft2,df] [--site full|slurm] [--coll mpich|ompi|smpi]
+#        [--jobs N] [--keep DIR]
 # TOPOPLACE names the CLI (default $BUILD/topoplace, BUILD default build).
 # Where the applications come from: tests/bench/apps.sources pins each one
 # (its git URL, a commit, the SHA-256 of `git archive --format=tar` of it);
