@@ -80,6 +80,14 @@ for r in range(s ** 3):
         m <<= 1
 w("trace.json", json.dumps({"tasks": s ** 3, "exchanges": 2,
                             "edges": [[a, b, c] for (a, b), c in sorted(edges.items())]}))
+# the same with the all-reduce's rounds (a trace's fourth element), where
+# they are most of the exchange: the lane stage weighs long routes
+w("trace-rounds.json", json.dumps({"tasks": s ** 3, "exchanges": 2, "edges": [
+    [a, b, c] + ([40] if (a ^ b) & ((a ^ b) - 1) == 0 else [])
+    for (a, b), c in sorted(edges.items())]}))
+w("torus-site.conf", "Network=torus\nDims=16x16x16\nHopLatency=1us\n"
+  "NodeName=t[0-4095] CoordOrder=x-major\n")
+w("torus64.nodes", ",".join("t%d" % n for n in sorted(random.Random(4712).sample(range(4096), 64))))
 w("slurm.conf", "ClusterName=c\nTopologyPlugin=topology/tree\nNodeName=ft[0-511] CPUs=8\n"
   "PartitionName=p Nodes=ALL Default=YES\n")
 w("bad.conf", "Network=torus\nDims=4x4\nNodeName=t[0-15] CoordOrder=x-major\nBogus=1\n")
@@ -107,6 +115,7 @@ done
 run torus-json map -c torus.conf -w @torus.nodes -s 8x8x8:27pt:bytes=65536 -f json $T
 run torus-periodic map -c torus.conf -w @torus.nodes -s 8x8x8:7pt:periodic=all $T
 run torus-trace map -c torus.conf -w @torus.nodes -g trace.json -N 8 $T
+run torus-rounds map -c torus-site.conf -w @torus64.nodes -g trace-rounds.json -N 1 --explain $T
 run mesh-auto map -c mesh.conf -w @mesh.nodes -s 12x8:5pt -N 1 $T
 run mesh-json map -c mesh.conf -w @mesh.nodes -g trace.json -f json $T
 for c in tree tree-site; do

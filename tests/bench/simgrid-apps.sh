@@ -23,8 +23,9 @@
 # simulation takes about a minute (LULESH) to 3 minutes and 1.4 GB
 # (miniAMR) on a free core; miniAMR's captured graph (23,000 edges at 512
 # ranks, its small all-to-all as Bruck's rounds) takes topoplace map about
-# 5 s on a 4:1 tree (two CPUs).  --cases 1 --app miniamr took 20 minutes
-# with --jobs 2 on two shared cores; the default 30 cases a network is for a night.
+# 0.5 s on a 4:1 tree and 1.5 s on the torus (two CPUs).  --cases 1 --app
+# miniamr took 20 minutes with --jobs 2 on two shared cores; the default 30
+# cases a network is for a night.
 # Skipped, with one line, when smpicxx, smpirun or python3 is missing; an
 # application whose source cannot be had is skipped with one line.
 # See tests/bench/simgrid/apps.py.

@@ -921,6 +921,84 @@ START_TEST(lanes_long_routes)
 }
 END_TEST
 
+/* halo_setup's halo with an all-reduce's rounds, as a trace records
+ * MPICH's recursive doubling: task t and t ^ 2^k (k < 9) trade 8 bytes in
+ * `rounds` rounds an exchange. */
+static void halo_allreduce(struct fixture *fx, double rounds)
+{
+	int32_t u[1344 + 2304], v[1344 + 2304], ru[4608], rv[4608], map[512];
+	double b[1344 + 2304], rr[4608];
+	halo_setup(fx, 606, false, u, v, b, map);
+	int n = 1344, nr = 0;
+	for (int t = 0; t < 512; t++)
+		for (int k = 0; k < 9; k++) {
+			int32_t w = t ^ (1 << k);
+			if (w > t) {
+				u[n] = t; v[n] = w; b[n++] = 8;
+			}
+			ru[nr] = t; rv[nr] = w; rr[nr++] = rounds;
+		}
+	tp_error err;
+	tp_error_clear(&err);
+	ck_assert_msg(tp_graph_from_edges(&fx->g, 512, n, u, v, b, "t", &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(tp__graph_add_rounds(fx->g, (size_t)nr, ru, rv, rr), 0);
+}
+
+/* Where the rounds are most of Slurm's order's exchange, every lane start
+ * weighs long routes and only the best and its construction are starts
+ * (LANES_ROUNDS_SHARE): the note says so with the share, which is the
+ * rounds' latency over the bound in Slurm's order, the result is the same
+ * on one thread and three, and it is no slower than the best before the
+ * lanes.  With a twentieth of the rounds the stage is the plain one. */
+START_TEST(lanes_weigh_hops_under_rounds)
+{
+	const double rounds[2] = { 1, 0.05 };
+	for (int k = 0; k < 2; k++) {
+		int32_t maps[2][512], blk[512];
+		char notes[2][sizeof ((tp_place_report *)0)->cand[0].note];
+		double share = 0;
+		for (int run = 0; run < 2; run++) {
+			struct fixture fx;
+			tp_error err;
+			tp_place_opts o;
+			tp_place_report r;
+			halo_allreduce(&fx, rounds[k]);
+			double in, off, lower;
+			ck_assert_int_eq(tp_map_block(fx.a, 512, blk, NULL), 0);
+			ck_assert_int_eq(tp__predict_rounds(fx.g, fx.a, blk, &in, &off), 0);
+			ck_assert_int_eq(tp__predict_launch_lower(fx.g, fx.a, blk, false,
+								  &lower), 0);
+			share = in / lower;
+			graph_auto(&fx, run == 0 ? 1 : 3, &o, maps[run], &r, &err);
+			int lanes = -1;
+			for (int i = 0; i < r.ncandidates; i++)
+				if (strstr(r.cand[i].name, "+lanes"))
+					lanes = i;
+			ck_assert_int_ge(lanes, 1);
+			snprintf(notes[run], sizeof notes[run], "%s", r.cand[lanes].note);
+			ck_assert(r.cand[lanes].ran && r.cand[r.best].has_predicted);
+			for (int i = 0; i < r.ncandidates; i++)
+				ck_assert(!r.cand[i].has_predicted ||
+					  r.cand[r.best].predicted_us <= r.cand[i].predicted_us);
+			teardown(&fx);
+		}
+		ck_assert_msg(!memcmp(maps[0], maps[1], sizeof maps[0]), "%d: threads differ", k);
+		ck_assert_str_eq(notes[0], notes[1]);
+		char want[32];
+		snprintf(want, sizeof want, ", rounds %.0f %%", share * 100);
+		if (k == 0) {
+			ck_assert_msg(share >= 0.5 && share < 1, "%g", share);
+			ck_assert_msg(strstr(notes[0], ", long routes weighed") &&
+				      strstr(notes[0], want), "%s (share %g)", notes[0], share);
+		} else {
+			ck_assert_msg(share > 0 && share < 0.5, "%g", share);
+			ck_assert_msg(!strstr(notes[0], "rounds"), "%s", notes[0]);
+		}
+	}
+}
+END_TEST
+
 /* auto's lane starts and trades run side by side without a budget: on
  * one thread, three or four, the same mapping and the same lanes
  * candidate. */
@@ -1566,6 +1644,7 @@ int main(void)
 	tcase_add_test(tc, time_trades);
 	tcase_add_test(tc, lanes_runner_up);
 	tcase_add_test(tc, lanes_long_routes);
+	tcase_add_test(tc, lanes_weigh_hops_under_rounds);
 	tcase_add_test(tc, auto_same_on_threads);
 	tcase_add_test(tc, auto_same_when_geometric_loses);
 	tcase_add_test(tc, rails_cards);

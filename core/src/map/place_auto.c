@@ -228,6 +228,21 @@ static void rule_against_block(cand_run *r)
 	tp__place_congestion_of(r, b, r->trial);
 }
 
+/* The share of Slurm's order's exchange (its bound) that the trace's
+ * collectives' rounds take, 0 without rounds: decided before any lane
+ * start is begun, the same on any number of threads. */
+static double rounds_share(cand_run *r)
+{
+	double in_us, off_us, lower_us;
+	if (!r->g->rounds || tp_map_block(r->a, r->g->ntasks, r->trial, NULL) ||
+	    tp__predict_rounds(r->g, r->a, r->trial, &in_us, &off_us) ||
+	    tp__predict_launch_lower(r->g, r->a, r->trial,
+				     r->o->geom.time_budget_ms > 0, &lower_us) ||
+	    !(lower_us > 0))
+		return 0;
+	return in_us / lower_us;
+}
+
 int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 			    const tp_place_opts *o, int32_t *map,
 			    tp_place_report *rep, bool greedy_last, tp_error *err)
@@ -262,6 +277,10 @@ int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 		    rep->metric == TP_METRIC_HOP_BYTES &&
 		    tp__predict_work(g, a) <= TP__PREDICT_LAUNCH_WORK;
 	rep->by_time = r.by_time;
+	if (r.by_time && o->graph.refine_passes > 0) {
+		r.rounds_share = rounds_share(&r);
+		r.lanes_by_hops = r.rounds_share >= LANES_ROUNDS_SHARE;
+	}
 	if (o->policy == TP_POLICY_AUTO) {
 		/* block first and always: the result is never worse than it;
 		 * on a hierarchy with task coordinates, its splits by

@@ -43,6 +43,17 @@ enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
  * faces): another local optimum, so it stays a start there too
  * (doc/benchmarks.md, the defaults' time). */
 #define LANES_HOP_WEIGHT 1.0
+/* Where a trace's collectives' rounds are at least this share of Slurm's
+ * order's exchange (its bound), every lane start weighs long routes and
+ * only the best and its construction are starts (lanes_by_hops).  The lane
+ * refinement relieves lanes of bytes; a round's few bytes are nothing to
+ * it, and it moved the rounds' partners apart: on miniAMR's 512-rank
+ * trace on a 16^3 torus (rounds 0.84x of the exchange) its starts that
+ * weigh no hops raised the best's rounds from 11.2 us to 15.0-18.3, and
+ * none was kept on 50 allocations, where the weighted ones (rounds 11.5
+ * -13.0 us) were kept on 2.  They took three fifths of the mapping's time
+ * (2.7 s of 4.0). */
+#define LANES_ROUNDS_SHARE 0.5
 
 /* Fillings made ahead at most: the constructions side by side,
  * geometric's refinement and the losers kept on their bounds. */
@@ -111,6 +122,12 @@ typedef struct cand_run {
 	 * LANES_AHEAD_THREADS), for lanes_side when the best is that map;
 	 * NULL: none */
 	struct lanes_ahead *lahead;
+	/* by time: the rounds are LANES_ROUNDS_SHARE or more of Slurm's
+	 * order's exchange (rounds_share, place_auto.c): every lane start
+	 * weighs long routes (lanes_base_weight), and the runners-up and the
+	 * construction's unweighted start are left out */
+	bool lanes_by_hops;
+	double rounds_share;
 	/* auto: the grid's node tiles, where their busiest sends less than
 	 * the blocks' (node_tiles.h); the candidate "tiles" runs then */
 	bool has_tiles;
@@ -123,6 +140,13 @@ typedef struct cand_run {
 	bool scoring;
 	double async_ms;
 } cand_run;
+
+/* The hop weight of the best's own lane start: 0, LANES_HOP_WEIGHT where
+ * the rounds bound the exchange (lanes_by_hops). */
+static inline double lanes_base_weight(const struct cand_run *r)
+{
+	return r->lanes_by_hops ? LANES_HOP_WEIGHT : 0;
+}
 
 /* Bytes of one mapping (at least one entry: malloc and memcpy of 0). */
 static inline size_t map_bytes(const cand_run *r)

@@ -289,6 +289,7 @@ static struct lanes_ahead *lanes_ahead_new(const cand_run *r, const int32_t *sta
 	}
 	memcpy(la->start, start, map_bytes(r));
 	la->y.start = la->start;
+	la->y.hop_weight = lanes_base_weight(r);
 	return la;
 }
 
@@ -423,13 +424,15 @@ static struct spec_lanes *spec_lanes_new(const cand_run *r, const int32_t *built
 	if (ok)
 		memcpy(sl->built, built, map_bytes(r));
 	/* by what lanes_side is likeliest to ask for: the refinement's start
-	 * (its first), the construction's, then the two hop-weighted */
+	 * (its first), the construction's, then the two hop-weighted (the
+	 * first two already, where the rounds bound the exchange) */
 	const int32_t *from[SPEC_MAX] = { sl->refined, sl->built, sl->refined, sl->built };
 	for (int k = 0; ok && k < SPEC_MAX; k++) {
-		if (!from[k])
+		if (!from[k] || (k >= 2 && r->lanes_by_hops))
 			continue;
 		sl->one[sl->n] = (struct lane_try){ .start = from[k],
-						    .hop_weight = k >= 2 ? LANES_HOP_WEIGHT : 0,
+						    .hop_weight = k >= 2 ? LANES_HOP_WEIGHT
+									 : lanes_base_weight(r),
 						    .map = malloc(map_bytes(r)) };
 		ok = sl->one[sl->n++].map != NULL;
 	}
@@ -549,7 +552,7 @@ static bool losers_beside(cand_run *r, struct lane_try *y)
 	if (n == 0)
 		return false;
 	y->start = r->best;
-	y->hop_weight = 0;
+	y->hop_weight = lanes_base_weight(r);
 	/* the best's refinement made already: the fillings alone */
 	if (!made_ahead(r, NULL, y) && !(y->map = malloc(map_bytes(r))))
 		return false;
@@ -767,7 +770,7 @@ static bool runner_worth(const tp_place_candidate *c, const tp_place_candidate *
 }
 
 /* A start of the lane refinement after the first (the best so far, with
- * hop weight 0). */
+ * lanes_base_weight). */
 struct lane_start {
 	const int32_t *map;
 	double hop_weight;
@@ -782,7 +785,7 @@ struct lane_start {
 static int add_start(const cand_run *r, struct lane_start *start, int ns,
 		     const int32_t *map, double hop_weight, const char *name)
 {
-	if (hop_weight == 0 && !memcmp(map, r->best, map_bytes(r)))
+	if (hop_weight == lanes_base_weight(r) && !memcmp(map, r->best, map_bytes(r)))
 		return ns;
 	for (int k = 0; k < ns; k++)
 		if (start[k].hop_weight == hop_weight &&
@@ -820,16 +823,20 @@ int tp__place_lanes_stage(cand_run *r, tp_error *err)
 	double t = tp__now_ms();
 	int64_t moves = 0;
 	bool side = r->o->geom.time_budget_ms <= 0;
-	int rc = side ? TP_OK : lanes_from(r, c, r->best, 0, &moves, err);
+	int rc = side ? TP_OK : lanes_from(r, c, r->best, lanes_base_weight(r), &moves,
+					   err);
 	struct lane_try ahead = { 0 };
 	bool beside = side && losers_beside(r, &ahead);
 	tp__place_fill_losers(r);
 	/* the other starts, in this order: the construction, the runners-up,
-	 * then the best and its construction with long routes weighed */
+	 * then the best and its construction with long routes weighed; where
+	 * the rounds bound the exchange, the weighted construction alone
+	 * (LANES_ROUNDS_SHARE) */
 	struct lane_start start[3 + LANES_RUNNERS];
 	int ns = 0;
 	const tp_place_candidate *b = &rep->cand[rep->best];
-	if (built)
+	bool hops = r->lanes_by_hops;
+	if (built && !hops)
 		ns = add_start(r, start, ns, built, 0, of);
 	/* behind the tiles (node_tiles.c) the runners are those the best
 	 * other construction would have had: a whole other tiling's lanes can
@@ -840,7 +847,7 @@ int tp__place_lanes_stage(cand_run *r, tp_error *err)
 	if (!strcmp(of, "tiles") && r->nrunners > 0 && b->has_predicted &&
 	    !b->predicted_bound)
 		ref = &rep->cand[r->runner[0].idx];
-	for (int k = 0; k < r->nrunners; k++)
+	for (int k = 0; !hops && k < r->nrunners; k++)
 		if (runner_worth(&rep->cand[r->runner[k].idx], ref))
 			ns = add_start(r, start, ns, r->runner[k].map, 0,
 				       rep->cand[r->runner[k].idx].name);
@@ -849,11 +856,11 @@ int tp__place_lanes_stage(cand_run *r, tp_error *err)
 		if (built)
 			ns = add_start(r, start, ns, built, LANES_HOP_WEIGHT, of);
 	}
-	bool by_hops = false, early = false;
+	bool by_hops = hops, early = false;
 	if (side) {
 		/* without a budget, every start at once (lanes_side) */
 		const int32_t *maps[4 + LANES_RUNNERS] = { r->best };
-		double hw[4 + LANES_RUNNERS] = { 0 };
+		double hw[4 + LANES_RUNNERS] = { lanes_base_weight(r) };
 		for (int k = 0; k < ns; k++) {
 			maps[k + 1] = start[k].map;
 			hw[k + 1] = start[k].hop_weight;
@@ -885,9 +892,12 @@ int tp__place_lanes_stage(cand_run *r, tp_error *err)
 	char won[sizeof c->name];
 	construction_of(won, sizeof won, from);
 	snprintf(c->name, sizeof c->name, "%.16s+lanes", won);
-	snprintf(c->note, sizeof c->note, "%lld move%s from %s%s%s", (long long)moves,
+	char why[24] = "";
+	if (hops)
+		snprintf(why, sizeof why, ", rounds %.0f %%", r->rounds_share * 100);
+	snprintf(c->note, sizeof c->note, "%lld move%s from %s%s%s%s", (long long)moves,
 		 moves == 1 ? "" : "s", from, by_hops ? ", long routes weighed" : "",
-		 early ? ", begun as its start was filled" : "");
+		 why, early ? ", begun as its start was filled" : "");
 	judge_stage(r, c, moves > 0, false);
 	return 0;
 }
