@@ -310,13 +310,17 @@ COLL = {"mpich": "mpich", "ompi": "ompi", "smpi": "default"}
 COLL_EXTRA = {"mpich": ["--cfg=smpi/barrier:mpich_smp"]}
 
 
+def coll_cfg(coll="mpich"):
+    """The collectives' selection, as smpirun takes it."""
+    return ["--cfg=smpi/coll-selector:" + COLL[coll]] + COLL_EXTRA.get(coll, [])
+
+
 def smpi_cfg(coll="mpich"):
-    return ["--cfg=smpi/coll-selector:" + COLL[coll]] + COLL_EXTRA.get(coll, []) + [
-            "--cfg=smpi/simulate-computation:no",
-            "--cfg=smpi/host-speed:1Gf",
-            "--cfg=smpi/display-timing:no",
-            "--cfg=network/crosstraffic:0",
-            "--log=root.thres:error"]
+    return coll_cfg(coll) + ["--cfg=smpi/simulate-computation:no",
+                             "--cfg=smpi/host-speed:1Gf",
+                             "--cfg=smpi/display-timing:no",
+                             "--cfg=network/crosstraffic:0",
+                             "--log=root.thres:error"]
 
 
 def simulate(a, exe, net, hosts_file, nranks, cwd, trace=None):
@@ -446,8 +450,7 @@ def run_case(a, c, exe, trace, nranks, work):
     os.makedirs(d, exist_ok=True)
     saved = os.path.join(d, "results.json")
     params = {"app": a.app, "size": a.size, "iters": a.iters,
-              "site": a.site, "coll": [COLL[a.coll]] + COLL_EXTRA.get(a.coll, []),
-              "hosts": c.hostlist,
+              "site": a.site, "coll": coll_cfg(a.coll), "hosts": c.hostlist,
               "tpn": c.tpn}
     try:
         with open(saved) as f:
@@ -681,10 +684,9 @@ def main():
     print("site:      %s (no simulator knob)" % (
         "Slurm's topology + bandwidths, uplinks, routing, hop latency"
         if a.site == "full" else "Slurm's topology alone"))
-    print("coll:      %s's algorithms (smpi/coll-selector:%s%s)" % (
+    print("coll:      %s's algorithms (%s)" % (
         {"mpich": "MPICH", "ompi": "Open MPI", "smpi": "SMPI"}[a.coll],
-        COLL[a.coll], "".join(" " + x[len("--cfg=smpi/"):]
-                              for x in COLL_EXTRA.get(a.coll, []))))
+        " ".join(x[len("--cfg="):] for x in coll_cfg(a.coll))))
     for app in apps:
         a.app = app
         run_app(a, nets, shape, pins, work)
