@@ -115,7 +115,7 @@ done
 run torus-json map -c torus.conf -w @torus.nodes -s 8x8x8:27pt:bytes=65536 -f json $T
 run torus-periodic map -c torus.conf -w @torus.nodes -s 8x8x8:7pt:periodic=all $T
 run torus-trace map -c torus.conf -w @torus.nodes -g trace.json -N 8 $T
-run torus-rounds map -c torus-site.conf -w @torus64.nodes -g trace-rounds.json -N 1 --explain $T
+run torus-rounds map -c torus-site.conf -w @torus64.nodes -g trace-rounds.json -N 1 -f json $T
 run mesh-auto map -c mesh.conf -w @mesh.nodes -s 12x8:5pt -N 1 $T
 run mesh-json map -c mesh.conf -w @mesh.nodes -g trace.json -f json $T
 for c in tree tree-site; do

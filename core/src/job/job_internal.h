@@ -31,7 +31,7 @@ struct tp_job_cand {
 	bool predicted_bound;      /* predicted_us is a bound (predict.h) */
 	bool lower;                /* predicted_us is only its lower bound:
 				      not filled, past the best's time */
-	char note[96];
+	char note[128];
 };
 
 /* One distinct node model: the files it came from and the loaded model

@@ -21,7 +21,7 @@ typedef struct tp_place_candidate {
 	double score;           /* tp_metrics_score under the metric */
 	double rank;            /* the rank option's score (0 without it) */
 	double ms;              /* time it took */
-	char note[80];          /* why skipped or failed, else empty */
+	char note[112];         /* why skipped or failed, else what it did */
 	bool has_congestion;    /* congestion holds the maximum link load */
 	double congestion;      /* max_congestion_bytes (the auto rule) */
 	bool has_predicted;     /* predicted_us holds its exchange time */
