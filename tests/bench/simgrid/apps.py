@@ -306,13 +306,16 @@ def build(app, pins, work):
 # set-up is paid at the barrier, before the timer, as on a cluster.
 # miniAMR's first collective is a broadcast before its timer, its only
 # barrier after it: its times are the same either way.
-COLL = {"mpich": "mpich", "ompi": "ompi", "smpi": "default"}
-COLL_EXTRA = {"mpich": ["--cfg=smpi/barrier:mpich_smp"]}
+# --coll: whose algorithms, and SMPI's settings for them.
+COLL = {"mpich": ("MPICH", ["smpi/coll-selector:mpich",
+                           "smpi/barrier:mpich_smp"]),
+        "ompi": ("Open MPI", ["smpi/coll-selector:ompi"]),
+        "smpi": ("SMPI", ["smpi/coll-selector:default"])}
 
 
 def coll_cfg(coll="mpich"):
     """The collectives' selection, as smpirun takes it."""
-    return ["--cfg=smpi/coll-selector:" + COLL[coll]] + COLL_EXTRA.get(coll, [])
+    return ["--cfg=" + x for x in COLL[coll][1]]
 
 
 def smpi_cfg(coll="mpich"):
@@ -684,9 +687,8 @@ def main():
     print("site:      %s (no simulator knob)" % (
         "Slurm's topology + bandwidths, uplinks, routing, hop latency"
         if a.site == "full" else "Slurm's topology alone"))
-    print("coll:      %s's algorithms (%s)" % (
-        {"mpich": "MPICH", "ompi": "Open MPI", "smpi": "SMPI"}[a.coll],
-        " ".join(x[len("--cfg="):] for x in coll_cfg(a.coll))))
+    who, cfg = COLL[a.coll]
+    print("coll:      %s's algorithms (%s)" % (who, " ".join(cfg)))
     for app in apps:
         a.app = app
         run_app(a, nets, shape, pins, work)
