@@ -620,6 +620,17 @@ static int cand_named(const tp_place_report *r, const char *name)
 	return -1;
 }
 
+/* The last candidate whose name has `part` (the lane stage's "+lanes",
+ * whatever its start), or -1. */
+static int cand_with(const tp_place_report *r, const char *part)
+{
+	int found = -1;
+	for (int i = 0; i < r->ncandidates; i++)
+		if (strstr(r->cand[i].name, part))
+			found = i;
+	return found;
+}
+
 /* fx's graph mapped by auto without a budget, on threads (0: one a CPU),
  * into got and r. */
 static void graph_auto(struct fixture *fx, int threads, tp_place_opts *o, int32_t *got,
@@ -971,10 +982,7 @@ START_TEST(lanes_weigh_hops_under_rounds)
 								  &lower), 0);
 			share = in / lower;
 			graph_auto(&fx, run == 0 ? 1 : 3, &o, maps[run], &r, &err);
-			int lanes = -1;
-			for (int i = 0; i < r.ncandidates; i++)
-				if (strstr(r.cand[i].name, "+lanes"))
-					lanes = i;
+			int lanes = cand_with(&r, "+lanes");
 			ck_assert_int_ge(lanes, 1);
 			snprintf(notes[run], sizeof notes[run], "%s", r.cand[lanes].note);
 			ck_assert(r.cand[lanes].ran && r.cand[r.best].has_predicted);
@@ -1304,10 +1312,7 @@ START_TEST(lanes_runner_up)
 	int32_t got[512], start[512];
 	ck_assert_msg(tp_place_ex(fx.g, fx.a, &o, got, &r, &err) == 0, "%s", err.msg);
 	ck_assert(r.by_time);
-	int lanes = -1, before = -1;
-	for (int i = 0; i < r.ncandidates; i++)
-		if (strstr(r.cand[i].name, "+lanes"))
-			lanes = i;
+	int lanes = cand_with(&r, "+lanes"), before = -1;
 	ck_assert_int_ge(lanes, 0);
 	ck_assert(r.best == lanes || (r.best == lanes + 1 &&
 				      strstr(r.cand[r.best].name, "+trades")));
