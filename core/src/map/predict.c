@@ -20,8 +20,8 @@
  * a node's tasks do not multiply the flows.  Flows finishing close to the
  * next completion finish with it (BATCH_SHARE), which keeps the rounds to
  * hundreds where RTT sharing spreads the completions.  A round after
- * completions alone redoes only the freezes from the first finished
- * flow's on, and a lane one flow crosses enters the filling only as that
+ * completions (or a few starts) redoes the last rates only where they
+ * change, and a lane one flow crosses enters the filling only as that
  * flow's slowest (map/predict_fill.c: the filling; here the routing into
  * flows and the entry points).
  * Past max_work lane crossings (tp__predict) the exchange is only bounded:

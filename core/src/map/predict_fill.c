@@ -1,8 +1,8 @@
 /* topoplace — the progressive filling of one exchange's flows
  * (map/predict_fill.h): max-min fair rates round by round, for classes
- * of flows that always share a rate, each round after completions alone
- * redoing only the later freezes; and the exchange's lower bound.  The
- * model is described in map/predict.c. */
+ * of flows that always share a rate, each round after completions (or a
+ * few starts) redoing the last rates only where they change; and the
+ * exchange's lower bound.  The model is described in map/predict.c. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -152,10 +152,50 @@ struct fclass {
 	int64_t fs;          /* its lanes that can bind: blanes[fs, fs + nb) */
 	int32_t nb;
 	int32_t route;       /* its whole route's lanes (the work counted) */
-	int32_t ev_of, pos_of;   /* its freeze's event, and its place in flog
-				    (-1: none) */
+	int32_t fz_lane;     /* the lane that fixed its rate (-1: none) */
+	int32_t hops;        /* as filling.hops (the rounds' passes read that:
+				four bytes a class), here for rates_lazy,
+				which reads the class's line anyway */
 	int32_t m0, m1;      /* its unfinished members: memb[m0, m1) */
 };
+
+/* A class's event at the last rates: the key of the event that fixed its
+ * rate (with fclass.fz_lane), and in this round (rates_lazy) 2 * round
+ * while pending, 2 * round + 1 once fixed again. */
+struct class_ev {
+	double key;
+	int64_t st;
+	int32_t pos;         /* its place in filling.flog, while flog_ok */
+};
+
+/* A lane as the last rates left it, and as this round's redo
+ * (rates_lazy) finds it: the key of its event (the share it fixed its
+ * classes' rates at; -1: it fixed none), and the round's stamps. */
+struct lane_ev {
+	double key;
+	double cur;          /* its live entry's key while dirty */
+	int64_t dirty;       /* its old event no longer stands */
+	double old;          /* key at the last rates, while dirty */
+	int64_t late;        /* its old point passed, checked */
+	int64_t fired;       /* dirty, and done with */
+};
+
+/* A frozen class on a lane, by the order it froze in: its event's key and
+ * lane, then the class (a lane fixes its classes in class order). */
+struct frozen_ent {
+	double key;
+	int32_t lane, c;
+};
+
+static int cmp_frozen(const void *x, const void *y)
+{
+	const struct frozen_ent *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->lane != b->lane)
+		return a->lane < b->lane ? -1 : 1;
+	return (a->c > b->c) - (a->c < b->c);
+}
 
 /* A class's member: a flow, its bytes and messages. */
 struct member {
@@ -193,19 +233,34 @@ struct filling {
 	double t, lat;       /* now; a lane's latency */
 	struct heap h;       /* lanes back in at a grown share */
 	struct heap_ent *pend, *pend2;   /* the lanes by first share (sorted) */
-	/* The last rates' freezes, kept for the next round (fair_rates):
-	 * flog the classes in the order they froze, ev_first[e] where event
-	 * e's classes begin in it (an event: a lane fixing its classes'
-	 * rates), and each class's ev_of and pos_of. */
-	int32_t *flog, nflog, *ev_first, nev;
-	int32_t restart;     /* the first event of a class that lost members
-				since the last rates (INT32_MAX: none) */
+	/* The last rates' events, kept for the next round (rates_lazy): per
+	 * lane its event, per class the key of the event that fixed its rate
+	 * (with fclass.fz_lane); this round's stamps per class (refrozen,
+	 * pending); the classes that lost members since (lost). */
+	struct lane_ev *lev;
+	struct class_ev *cev;
+	int64_t rnd;
+	int32_t *lost, nlost;
+	int32_t nlazy;       /* rounds done so (tp__fill_out.lazy) */
+	int32_t lazy_wait, lazy_backoff;   /* rates_lazy not tried for
+					      lazy_wait more rounds */
+	double lazy_avg, suffix_per;   /* visits: a rates_lazy round's, and a
+					  rates_suffix round's a class
+					  redone (-1: none yet) */
+	int64_t npend, nback;   /* classes pending this round, and fixed again */
+	double pk;           /* this round's point: (pk, pl) the last event */
+	int32_t pl;
 	bool afresh;         /* the next rates from scratch: flows started */
 	double next_start;   /* the first start to come at the last rates */
 	bool always_afresh;  /* every round's (the check of the other way) */
-	int64_t *stamp, stamp_now;  /* per lane: touched this round */
-	int32_t *touched;
-	int32_t *kept;       /* one lane's frozen classes' places */
+	struct frozen_ent *kept;   /* one lane's frozen classes */
+	double lazy_R, lazy_N;     /* lazy_share's last sums */
+	int32_t *touched;          /* rates_suffix's lanes */
+	int32_t *flog, nflog;      /* the classes in the order their rates
+				      were fixed, while flog_ok (rates_lazy
+				      moves events) */
+	bool flog_ok;
+	int64_t full_work;   /* the last rates from scratch's visits */
 	/* for the bound from where the filling is (class_bound), when asked
 	 * (tp__fill_opts.past): per member, the bytes of it and the class's
 	 * members after it (times their messages); per class, its slowest
@@ -244,11 +299,12 @@ static void filling_free(struct filling *s)
 	free(s->h.e);
 	free(s->pend);
 	free(s->pend2);
-	free(s->flog);
-	free(s->ev_first);
-	free(s->stamp);
-	free(s->touched);
+	free(s->lev);
+	free(s->cev);
+	free(s->lost);
 	free(s->kept);
+	free(s->touched);
+	free(s->flog);
 	free(s->tail);
 	free(s->slow);
 	free(s->load);
@@ -412,13 +468,13 @@ static int classes_and_lanes(struct filling *s, const struct tp__flows *fl)
 		int64_t f = rep[c];
 		x->w = fl->w[f];
 		x->route = (int32_t)(fl->start[f + 1] - fl->start[f]);
-		x->ev_of = -1;
+		x->fz_lane = -1;
 		x->m0 = s->mstart[c];
 		x->m1 = s->mstart[c + 1];
 		for (int32_t k = x->m0; k < x->m1; k++)
 			x->mult += s->memb[k].mult;
 		x->mw = x->mult * x->w;
-		s->hops[c] = fl->hops[f];
+		s->hops[c] = x->hops = fl->hops[f];
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
 			count[fl->lanes[k]]++;
 	}
@@ -471,16 +527,16 @@ static int filling_init(struct filling *s, const struct tp__flows *fl)
 	s->live = tp__malloc_array(C, sizeof *s->live);
 	s->pend = tp__malloc_array(L, sizeof *s->pend);
 	s->pend2 = tp__malloc_array(L, sizeof *s->pend2);
+	s->lev = calloc(L, sizeof *s->lev);
+	s->cev = calloc(C, sizeof *s->cev);
+	s->lost = tp__malloc_array(C, sizeof *s->lost);
 	s->flog = tp__malloc_array(C, sizeof *s->flog);
-	s->ev_first = tp__malloc_array(C + 1, sizeof *s->ev_first);
-	s->stamp = calloc(L, sizeof *s->stamp);
-	s->touched = tp__malloc_array(L, sizeof *s->touched);
-	if (!s->ln || !s->frozen || !s->done || !s->sent || !s->live ||
-	    !s->pend || !s->pend2 || !s->flog || !s->ev_first || !s->stamp ||
-	    !s->touched)
+	if (!s->flog || !s->ln || !s->frozen || !s->done || !s->sent || !s->live ||
+	    !s->pend || !s->pend2 || !s->lev || !s->cev || !s->lost)
 		return TP_ENOMEM;
-	s->restart = INT32_MAX;
 	s->next_start = -1;     /* no start seen: the first rates afresh */
+	s->lazy_backoff = 1;
+	s->lazy_avg = s->suffix_per = -1;
 	for (int32_t c = 0; c < s->ncls; c++)
 		s->live[c] = c;
 	s->nlive = s->ncls;
@@ -489,7 +545,9 @@ static int filling_init(struct filling *s, const struct tp__flows *fl)
 		if (s->lstart[l + 1] - s->lstart[l] > most)
 			most = s->lstart[l + 1] - s->lstart[l];
 	s->kept = tp__malloc_array((size_t)most, sizeof *s->kept);
-	return s->kept ? TP_OK : TP_ENOMEM;
+	/* the lanes, then a lane's classes (log_share) */
+	s->touched = tp__malloc_array(L + (size_t)most, sizeof *s->touched);
+	return s->kept && s->touched ? TP_OK : TP_ENOMEM;
 }
 
 /* Is heap entry x before y: by key, then by lane (the same order on
@@ -562,6 +620,451 @@ static void compact_lanes(struct filling *s)
 	s->ndone = 0;
 }
 
+/* ---- the last rates again, only where they change ----
+ *
+ * Where flows have only finished since the last rates (none started),
+ * the filling is the last one but for what their end changes: their
+ * lanes have more room, and what that moves.  On a sparse torus a round
+ * ends a few hundred of 23k classes and changes tens to hundreds of
+ * rates; redoing every freeze after the first that changed (the
+ * completions are spread over the filling's events) cost a whole
+ * filling a round, most of it the same rates again.
+ *
+ * fair_rates takes the lanes out of its queue in (key, lane) order (one
+ * goes back in only at a larger share), and a lane fixes its unfrozen
+ * classes' rates at its share when that is its key.  So this round's
+ * filling is the last one's events in that order but where a lane's
+ * state (its bandwidth left and unfrozen weight) differs from the last
+ * one's at that point.  Such a lane is dirty: queued, and computed as
+ * fair_rates would (its frozen classes' rates taken off its bandwidth in
+ * the order they froze).  The other lanes' events stand and cost
+ * nothing.  A lane turns dirty when a class on it ended, lost members or
+ * started (from the start), when a class on it is fixed at another rate
+ * or at another point (from then), and when a class on it is still
+ * unfixed at the point its last event fixed it (from then: its weight
+ * now counts there).  A lane whose event has passed has all its classes
+ * fixed, and stays as it was.
+ *
+ * Where completions come last in the events (a trace's many sizes on a
+ * tree: the fastest finish, which froze last) the events after the first
+ * changed one are few, and redoing them all (rates_suffix) costs less
+ * than following each change: on a tree the uplinks tie most lanes
+ * together.  fair_rates takes whichever cost less a round lately.
+ *
+ * The events' keys must stay in the order the events are made, for the
+ * next round reads that order from them: where rounding puts a lane's
+ * share below the point reached (by a unit in the last place), its key
+ * is the next double past the point's.  The rates are fair_rates' from
+ * scratch to the last bit (test_predict's afresh_same and
+ * lazy_rounds_same) but there and where rounding made a lane's share
+ * fall below the key it was queued with (fair_rates then fixes it at
+ * that key, which depends on when it was queued): on the outputs
+ * digest's cases 491 of 336k rounds, by at most 2.4e-15 of a rate, and
+ * no output. */
+
+/* A lane into or out of the round's queue, in lane visits (the work a
+ * filling counts, about 10 ns each where rates are computed from
+ * scratch): the queue holds thousands of lanes.  Counted so, a redone
+ * round's visits take 11-13 ns on a sparse torus. */
+#define LAZY_QUEUE_VISITS 4
+
+/* rates_suffix redoes at most this share of the classes left: 1 / 2. */
+#define SUFFIX_SHARE 2
+
+/* After rates_lazy gave up, it waits 2, 4, ... rounds, at most this many,
+ * before it is tried again. */
+#define LAZY_BACKOFF_MAX 64
+
+/* Is event (k, l) before (pk, pl)? */
+static inline bool ev_before(double k, int32_t l, double pk, int32_t pl)
+{
+	return k < pk || (k == pk && l < pl);
+}
+
+/* Is class x sending: started, not done?  From the class's own line,
+ * which the redo reads anyway. */
+static inline bool sending(const struct filling *s, const struct fclass *x)
+{
+	return x->m0 < x->m1 && (double)x->hops * s->lat <= s->t;
+}
+
+/* Has class c's rate been fixed before this round's point? */
+static bool frozen_before(const struct filling *s, int32_t c)
+{
+	const struct class_ev *e = &s->cev[c];
+	if (e->st >= 2 * s->rnd)
+		return e->st & 1;    /* fixed again, or pending */
+	return s->c[c].fz_lane >= 0 && ev_before(e->key, s->c[c].fz_lane, s->pk, s->pl);
+}
+
+static bool lazy_share(struct filling *s, int32_t l, double *share,
+		       int64_t *work);
+
+/* Dirty lane l into the queue once, at its share or its old point,
+ * whichever comes first (its share: at least the point's; its old point
+ * while not yet checked, lazy_late). */
+static int lazy_queue(struct filling *s, int32_t l, int64_t *work)
+{
+	const struct lane_ev *z = &s->lev[l];
+	double at = z->cur;
+	if (z->old >= 0 && z->late != s->rnd && z->old < at)
+		at = z->old;
+	*work += LAZY_QUEUE_VISITS;
+	return heap_push(&s->h, at, l) ? TP_ENOMEM : TP_OK;
+}
+
+/* Lane l's state differs from this point on: queued now (its share is at
+ * least the point's), its old event void: the classes it fixed wait for
+ * it (pending), and its old point is checked (lazy_late). */
+static int lazy_dirty(struct filling *s, int32_t l, int64_t *work)
+{
+	struct lane_ev *z = &s->lev[l];
+	if (z->dirty == s->rnd ||
+	    (z->key >= 0 && ev_before(z->key, l, s->pk, s->pl)))
+		return TP_OK;
+	z->dirty = s->rnd;
+	z->old = z->key;
+	for (int64_t k = s->lstart[l]; z->key >= 0 && k < s->lstart[l + 1]; k++) {
+		int32_t c = s->lcls[k];
+		const struct fclass *x = &s->c[c];
+		if (x->fz_lane != l || !sending(s, x) || s->cev[c].st >= 2 * s->rnd)
+			continue;
+		s->cev[c].st = 2 * s->rnd;
+		s->npend++;
+	}
+	/* queued at its share now (at least the point's), not at the point's
+	 * to be taken out and put back at once: a round's dirty lanes went in
+	 * and out of the queue three times each */
+	double share;
+	if (!lazy_share(s, l, &share, work)) {
+		z->fired = s->rnd;     /* every class on it fixed: fixes none */
+		z->key = -1;
+		return TP_OK;
+	}
+	z->cur = share > s->pk ? share : s->pk;
+	return lazy_queue(s, l, work);
+}
+
+/* Dirty lane l at its old event's point, not fixed there again: the
+ * classes it fixed then are still unfixed, and the lanes they cross see
+ * their weight from here on. */
+static int lazy_late(struct filling *s, int32_t l, int64_t *work)
+{
+	for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
+		int32_t c = s->lcls[k];
+		const struct fclass *x = &s->c[c];
+		if (s->cev[c].st != 2 * s->rnd || !sending(s, x))
+			continue;
+		for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
+			int rc = lazy_dirty(s, s->blanes[q], work);
+			if (rc)
+				return rc;
+		}
+	}
+	return TP_OK;
+}
+
+/* Lane l's share at this round's point, as fair_rates computes it (its
+ * frozen classes' rates taken off its bandwidth in the order they froze,
+ * by event, then class: a lane fixes its classes in class order); false
+ * where it has no unfrozen weight left. */
+static bool lazy_share(struct filling *s, int32_t l, double *share,
+		       int64_t *work)
+{
+	int64_t from = s->lstart[l], to = s->lstart[l + 1];
+	double N = 0;
+	int32_t nf = 0;
+	for (int64_t q = from; q < to; q++) {
+		int32_t c = s->lcls[q];
+		const struct fclass *x = &s->c[c];
+		if (!sending(s, x))
+			continue;
+		N += x->mw;
+		if (frozen_before(s, c))
+			s->kept[nf++] = (struct frozen_ent){ s->cev[c].key, x->fz_lane, c };
+	}
+	/* insertion for the few of a torus's lanes, else qsort: a tree's
+	 * uplinks carry hundreds */
+	if (nf > 16) {
+		qsort(s->kept, (size_t)nf, sizeof *s->kept, cmp_frozen);
+	} else {
+		for (int32_t j = 1; j < nf; j++) {
+			struct frozen_ent y = s->kept[j];
+			int32_t m = j;
+			for (; m > 0 && cmp_frozen(&s->kept[m - 1], &y) > 0; m--)
+				s->kept[m] = s->kept[m - 1];
+			s->kept[m] = y;
+		}
+	}
+	double R = s->bw[l];
+	for (int32_t j = 0; j < nf; j++) {
+		const struct fclass *x = &s->c[s->kept[j].c];
+		R -= x->mult * x->rate;
+		N -= x->mw;
+	}
+	*work += to - from + 2 * nf;
+	s->lazy_R = R;
+	s->lazy_N = N;
+	if (!(N > 1e-9))
+		return false;
+	*share = R / N;
+	return true;
+}
+
+/* Dirty lane l out of the queue with key k, its share then: that share
+ * kept if it grew (the caller queues it again), else its unfrozen classes
+ * fixed at it. */
+static int lazy_fire(struct filling *s, int32_t l, double k, int64_t *work)
+{
+	struct lane_ev *z = &s->lev[l];
+	int64_t from = s->lstart[l], to = s->lstart[l + 1];
+	double share;
+	if (!lazy_share(s, l, &share, work)) {
+		z->fired = s->rnd;
+		z->key = -1;
+		return TP_OK;
+	}
+	if (share > k) {
+		z->cur = share;
+		return TP_OK;
+	}
+	if (share < 0)
+		share = 0;
+	z->fired = s->rnd;
+	z->key = -1;
+	for (int64_t q = from; q < to; q++) {
+		int32_t c = s->lcls[q];
+		struct fclass *x = &s->c[c];
+		if (!sending(s, x) || frozen_before(s, c))
+			continue;
+		struct class_ev *e = &s->cev[c];
+		double rate = share * x->w;
+		bool same = x->fz_lane == l && e->key == k && x->rate == rate;
+		if (e->st == 2 * s->rnd)
+			s->nback++;
+		x->rate = rate;
+		x->fz_lane = l;
+		e->key = k;
+		e->st = 2 * s->rnd + 1;
+		z->key = k;
+		*work += (int64_t)x->route * members_left(x);
+		for (int64_t r = x->fs; !same && r < x->fs + x->nb; r++) {
+			int rc = lazy_dirty(s, s->blanes[r], work);
+			if (rc)
+				return rc;
+		}
+	}
+	return TP_OK;
+}
+
+/* The rates of this round from the last (flows ended since, or a few
+ * started); *ok false where a class was left without one, or where the
+ * redo has cost what the last rates from scratch did (on a tree the
+ * uplinks tie most lanes together, and a redo turns into a whole filling
+ * at twice the cost a lane): fair_rates then redoes them otherwise. */
+static int rates_lazy(struct filling *s, int64_t *work, bool *ok)
+{
+	*ok = false;
+	int64_t stop = *work + s->full_work;
+	s->rnd++;
+	s->npend = s->nback = 0;
+	s->h.n = 0;
+	s->pk = -1;
+	s->pl = -1;
+	int rc = TP_OK;
+	for (int32_t i = 0; !rc && i < s->nlost; i++) {
+		int32_t c = s->lost[i];
+		const struct fclass *x = &s->c[c];
+		if (!s->done[c] && s->cev[c].st != 2 * s->rnd) {
+			s->cev[c].st = 2 * s->rnd;
+			s->npend++;
+		}
+		for (int64_t q = x->fs; !rc && q < x->fs + x->nb; q++)
+			rc = lazy_dirty(s, s->blanes[q], work);
+	}
+	while (!rc && s->h.n && *work <= stop) {
+		struct heap_ent top = heap_pop(&s->h);
+		int32_t l = top.lane;
+		struct lane_ev *z = &s->lev[l];
+		*work += LAZY_QUEUE_VISITS;
+		if (z->dirty != s->rnd || z->fired == s->rnd)
+			continue;
+		/* queued at the point but before it by lane: its share is
+		 * past the point's but by rounding; it goes after the point's
+		 * key, so that the events' keys stay in the order they are
+		 * made (the next round reads it from them) */
+		bool past = ev_before(top.key, l, s->pk, s->pl);
+		if (!past) {
+			s->pk = top.key;
+			s->pl = l;
+		}
+		if (past && top.key == z->cur)
+			z->cur = nextafter(s->pk, HUGE_VAL);
+		else if (top.key == z->cur)
+			rc = lazy_fire(s, l, top.key, work);
+		/* its old point: fixed again there, or late */
+		if (!rc && z->fired != s->rnd && z->old >= 0 && top.key == z->old &&
+		    z->late != s->rnd) {
+			z->late = s->rnd;
+			rc = lazy_late(s, l, work);
+		}
+		if (!rc && z->fired != s->rnd)
+			rc = lazy_queue(s, l, work);
+	}
+	s->nlost = 0;
+	*ok = !rc && !s->h.n && s->nback == s->npend;
+	s->flog_ok = false;     /* its events moved */
+	return rc;
+}
+
+static int cmp_lane(const void *x, const void *y)
+{
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	return (i > j) - (i < j);
+}
+
+/* Where event (k0, l0)'s classes begin in the freeze log. */
+static int32_t suffix_from(const struct filling *s, double k0, int32_t l0)
+{
+	int32_t lo = 0, hi = s->nflog;   /* the first not before (k0, l0) */
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2, c = s->flog[mid];
+		if (ev_before(s->cev[c].key, s->c[c].fz_lane, k0, l0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The classes rates_suffix would fix again, and from which event (the
+ * earliest of a class that lost members); -1 where the log is not in
+ * order or a class started since. */
+static int64_t suffix_size(const struct filling *s, double *k0, int32_t *l0)
+{
+	if (!s->flog_ok)
+		return -1;
+	*k0 = HUGE_VAL;
+	*l0 = INT32_MAX;
+	for (int32_t i = 0; i < s->nlost; i++) {
+		int32_t c = s->lost[i];
+		if (s->c[c].fz_lane < 0)
+			return -1;    /* started since */
+		if (ev_before(s->cev[c].key, s->c[c].fz_lane, *k0, *l0)) {
+			*k0 = s->cev[c].key;
+			*l0 = s->c[c].fz_lane;
+		}
+	}
+	return s->nflog - suffix_from(s, *k0, *l0);
+}
+
+/* lazy_share's sums where the log is in order (rates_suffix): a lane's
+ * frozen classes by their places in it, integers (a tree's uplinks carry
+ * hundreds). */
+static bool log_share(struct filling *s, int32_t l, double *share, int64_t *work)
+{
+	int64_t from = s->lstart[l], to = s->lstart[l + 1];
+	double N = 0;
+	int32_t nf = 0;
+	int32_t *pos = s->touched + s->nlanes;    /* scratch past the lanes */
+	for (int64_t q = from; q < to; q++) {
+		int32_t c = s->lcls[q];
+		const struct fclass *x = &s->c[c];
+		if (!sending(s, x))
+			continue;
+		N += x->mw;
+		if (s->frozen[c])
+			pos[nf++] = s->cev[c].pos;
+	}
+	if (nf > 64) {
+		qsort(pos, (size_t)nf, sizeof *pos, cmp_lane);
+	} else {
+		for (int32_t j = 1; j < nf; j++) {
+			int32_t y = pos[j], m = j;
+			for (; m > 0 && pos[m - 1] > y; m--)
+				pos[m] = pos[m - 1];
+			pos[m] = y;
+		}
+	}
+	double R = s->bw[l];
+	for (int32_t j = 0; j < nf; j++) {
+		const struct fclass *x = &s->c[s->flog[pos[j]]];
+		R -= x->mult * x->rate;
+		N -= x->mw;
+	}
+	*work += to - from + nf;
+	s->lazy_R = R;
+	s->lazy_N = N;
+	if (!(N > 1e-9))
+		return false;
+	*share = R / N;
+	return true;
+}
+
+/* The last rates again from their first event that a finished flow
+ * changed, (k0, l0): the events before it stand, since a flow gone only
+ * made its lanes' shares larger and none of them froze before its class
+ * did.  The classes fixed from there are unfixed, and their lanes'
+ * bandwidth and weight rebuilt as the whole filling would have them
+ * there, into pend (*np), for fair_rates to go on from (*live: the
+ * classes to fix).  Where completions come last in the events, a round
+ * fixes a few classes again. */
+static void rates_suffix(struct filling *s, double k0, int32_t l0,
+			 int64_t *work, size_t *np, int64_t *live)
+{
+	s->rnd++;                /* the lanes' marks */
+	int32_t nt = 0, from = suffix_from(s, k0, l0);
+	/* the lanes' first keys after the last event kept: a share at the
+	 * point can fall below it by rounding, and the events must stay in
+	 * the order they are made (rates_lazy reads it from their keys) */
+	double floor = from > 0 ? nextafter(s->cev[s->flog[from - 1]].key, HUGE_VAL) : 0;
+	*live = 0;
+	for (int32_t i = from; i < s->nflog; i++) {
+		int32_t c = s->flog[i];
+		struct fclass *x = &s->c[c];
+		if (!sending(s, x))
+			continue;
+		s->frozen[c] = false;
+		x->rate = 0;
+		x->fz_lane = -1;
+		++*live;
+		for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
+			int32_t l = s->blanes[q];
+			if (s->lev[l].dirty != s->rnd) {
+				s->lev[l].dirty = s->rnd;
+				s->touched[nt++] = l;
+			}
+		}
+		*work += (int64_t)x->route * members_left(x);
+	}
+	/* in lane order, as the whole filling lists them; past a few lanes
+	 * in a hundred, a pass over the marks costs less than sorting */
+	if (nt > s->nlanes / 64) {
+		nt = 0;
+		for (int32_t l = 0; l < s->nlanes; l++)
+			if (s->lev[l].dirty == s->rnd)
+				s->touched[nt++] = l;
+	} else {
+		qsort(s->touched, (size_t)nt, sizeof *s->touched, cmp_lane);
+	}
+	/* the log kept up to the undone (fair_rates adds the rest) */
+	s->nflog = from;
+	*np = 0;
+	for (int32_t i = 0; i < nt; i++) {
+		int32_t l = s->touched[i];
+		double share;
+		s->lev[l].key = -1;
+		if (log_share(s, l, &share, work)) {
+			s->ln[l].R = s->lazy_R;
+			s->ln[l].N = s->lazy_N;
+			s->pend[(*np)++] = (struct heap_ent){ share > floor ? share : floor, l };
+		} else {
+			s->ln[l].N = 0;
+		}
+	}
+	s->nlost = 0;
+}
+
 /* Every lane's bandwidth and unfrozen weight from scratch, the lanes with
  * weight into pend (np), the classes to fix into *live. */
 static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
@@ -576,7 +1079,7 @@ static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 		struct fclass *x = &s->c[s->live[i]];
 		bool fr = s->frozen[s->live[i]] = !started(s, s->live[i]);
 		x->rate = 0;
-		x->ev_of = -1;
+		x->fz_lane = -1;
 		if (fr)
 			continue;
 		++*live;
@@ -585,109 +1088,21 @@ static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 		/* the whole route of each flow, as the limits count it */
 		*work += (int64_t)x->route * members_left(x);
 	}
-	s->nflog = s->nev = 0;
+	for (int32_t l = 0; l < s->nlanes; l++)
+		s->lev[l].key = -1;
+	s->nlost = 0;
+	s->nflog = 0;
+	s->flog_ok = true;
 	*np = 0;
 	for (int32_t l = 0; l < s->nlanes; l++)
 		if (s->ln[l].N > 0)
 			s->pend[(*np)++] = (struct heap_ent){ s->ln[l].R / s->ln[l].N, l };
 }
 
-static int cmp_lane(const void *x, const void *y)
+/* A cost's running mean over the last rounds (-1: none yet). */
+static double cost_avg(double avg, double x)
 {
-	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	return (i > j) - (i < j);
-}
-
-/* The last rates again, flows having finished since (and none started):
- * the freezes before the first event of a class that lost members stand,
- * since a flow gone only made its lanes' shares larger and none of them
- * froze before its class did; the rest are undone, and their lanes'
- * bandwidth and weight rebuilt as the whole filling would have them at
- * that event (the same sums in the same order: the rates are the same to
- * the last bit, which test_predict's afresh_same checks).  The finished
- * flows are the fastest, which froze last: a round fixes hundreds of
- * classes, not the whole exchange's.  false when redoing most of the
- * freezes would cost more than all of them, or a frozen class has no
- * event: rates_afresh then sets every class and lane anew. */
-static bool rates_again(struct filling *s, int64_t *work, size_t *np,
-			int64_t *live)
-{
-	if (s->restart < 0)
-		return false;
-	int32_t e0 = s->restart < s->nev ? s->restart : s->nev;
-	int32_t from = e0 < s->nev ? s->ev_first[e0] : s->nflog;
-	if (2 * (int64_t)(s->nflog - from) > s->nlive)
-		return false;
-	s->stamp_now++;
-	int32_t nt = 0;
-	*live = 0;
-	for (int32_t k = from; k < s->nflog; k++) {
-		if (s->done[s->flog[k]])
-			continue;
-		struct fclass *x = &s->c[s->flog[k]];
-		s->frozen[s->flog[k]] = false;
-		x->rate = 0;
-		x->ev_of = -1;
-		++*live;
-		for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
-			int32_t l = s->blanes[q];
-			if (s->stamp[l] != s->stamp_now) {
-				s->stamp[l] = s->stamp_now;
-				s->touched[nt++] = l;
-			}
-		}
-		*work += (int64_t)x->route * members_left(x);
-	}
-	s->nflog = from;
-	s->nev = e0;
-	/* in lane order, as the whole filling lists them: sort_by_key then
-	 * has little to do on ties; past a few lanes in a hundred, a pass
-	 * over the marks costs less than sorting them */
-	if (nt > s->nlanes / 64) {
-		nt = 0;
-		for (int32_t l = 0; l < s->nlanes; l++)
-			if (s->stamp[l] == s->stamp_now)
-				s->touched[nt++] = l;
-	} else {
-		qsort(s->touched, (size_t)nt, sizeof *s->touched, cmp_lane);
-	}
-	*np = 0;
-	for (int32_t i = 0; i < nt; i++) {
-		int32_t l = s->touched[i];
-		double N = 0, R = s->bw[l];
-		int64_t nk = 0;
-		for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
-			int32_t c = s->lcls[k];
-			if (s->done[c] || !started(s, c))
-				continue;
-			const struct fclass *x = &s->c[c];
-			N += x->mw;
-			*work += members_left(x);
-			if (!s->frozen[c])
-				continue;
-			if (x->ev_of < 0)
-				return false;   /* frozen by no event: start afresh */
-			s->kept[nk++] = x->pos_of;
-		}
-		/* the frozen classes in the order they froze */
-		for (int64_t j = 1; j < nk; j++) {
-			int32_t y = s->kept[j];
-			int64_t m = j;
-			for (; m > 0 && s->kept[m - 1] > y; m--)
-				s->kept[m] = s->kept[m - 1];
-			s->kept[m] = y;
-		}
-		for (int64_t j = 0; j < nk; j++) {
-			const struct fclass *x = &s->c[s->flog[s->kept[j]]];
-			R -= x->mult * x->rate;
-			N -= x->mw;
-		}
-		s->ln[l].R = R;
-		s->ln[l].N = N;
-		if (N > 0)
-			s->pend[(*np)++] = (struct heap_ent){ R / N, l };
-	}
-	return true;
+	return avg < 0 ? x : 0.75 * avg + 0.25 * x;
 }
 
 /* Max-min rates of the unfinished classes; the work done (each flow's
@@ -698,10 +1113,49 @@ static int fair_rates(struct filling *s, int64_t *work)
 		compact_lanes(s);
 	size_t np;
 	int64_t live;
-	if (s->afresh || s->always_afresh || !rates_again(s, work, &np, &live))
+	bool suffix = false;
+	int64_t n = 0, w_in = *work;
+	if (!s->afresh && !s->always_afresh) {
+		/* the classes fixed from the first changed event on again
+		 * (rates_suffix), or only what changes (rates_lazy), by what
+		 * each cost a round lately; from scratch where the first
+		 * would redo most of them and the second gave up lately */
+		double k0;
+		int32_t l0;
+		n = suffix_size(s, &k0, &l0);
+		bool some = n >= 0 && SUFFIX_SHARE * n <= s->nlive;
+		bool lazy = s->lazy_wait == 0;
+		if (some && (s->lazy_avg < 0 || s->suffix_per < 0 ||
+			     s->suffix_per * (double)n <= s->lazy_avg))
+			lazy = false;    /* either not seen yet: the suffix */
+		if (lazy) {
+			bool ok;
+			int rc = rates_lazy(s, work, &ok);
+			/* given up (its state half redone: from scratch now):
+			 * not tried for twice as many rounds as last time */
+			s->lazy_backoff = ok ? 1 : 2 * s->lazy_backoff;
+			if (s->lazy_backoff > LAZY_BACKOFF_MAX)
+				s->lazy_backoff = LAZY_BACKOFF_MAX;
+			s->lazy_wait = ok ? 0 : s->lazy_backoff;
+			if (ok)
+				s->lazy_avg = cost_avg(s->lazy_avg, (double)(*work - w_in));
+			s->nlazy += ok;
+			if (rc || ok)
+				return rc;
+		} else {
+			if (s->lazy_wait > 0)
+				s->lazy_wait--;
+			if (some) {
+				rates_suffix(s, k0, l0, work, &np, &live);
+				suffix = true;
+				s->nlazy++;
+			}
+		}
+	}
+	int64_t w0 = *work;
+	if (!suffix)
 		rates_afresh(s, work, &np, &live);
 	s->afresh = false;
-	s->restart = INT32_MAX;
 	s->h.n = 0;
 	const struct heap_ent *pend = sort_by_key(s->pend, s->pend2, np);
 	size_t next = 0;
@@ -733,11 +1187,17 @@ static int fair_rates(struct filling *s, int64_t *work)
 			if (s->frozen[c])
 				continue;
 			struct fclass *x = &s->c[c];
-			if (!any)
-				s->ev_first[s->nev] = s->nflog;
 			any = true;
-			x->ev_of = s->nev;
-			x->pos_of = s->nflog;
+			/* the log in order, or not used (a share rounded below
+			 * the point rates_suffix went back to) */
+			if (s->nflog > 0) {
+				int32_t p = s->flog[s->nflog - 1];
+				s->flog_ok = s->flog_ok &&
+					     !ev_before(top.key, l, s->cev[p].key, s->c[p].fz_lane);
+			}
+			x->fz_lane = l;
+			s->cev[c].key = top.key;
+			s->cev[c].pos = s->nflog;
 			s->flog[s->nflog++] = c;
 			s->frozen[c] = true;
 			live--;
@@ -750,9 +1210,13 @@ static int fair_rates(struct filling *s, int64_t *work)
 			*work += (int64_t)x->route * members_left(x);
 		}
 		if (any)
-			s->nev++;
+			s->lev[l].key = top.key;
 		s->ln[l].N = 0;
 	}
+	if (!suffix)
+		s->full_work = *work - w0;
+	else if (n > 0)
+		s->suffix_per = cost_avg(s->suffix_per, (double)(*work - w_in) / (double)n);
 	return TP_OK;
 }
 
@@ -848,6 +1312,26 @@ static bool members_end(struct filling *s, int32_t c, double cut,
 	return any;
 }
 
+/* The classes started since the last rates (never fixed) into the lost
+ * ones, for rates_lazy; false where they are more than a 64th of those
+ * left, for which rates from scratch cost less (each new class dirties
+ * its lanes from the start: on a sparse torus a quarter's starts made
+ * the filling a fifth slower, a 64th's a tenth faster). */
+static bool new_starts(struct filling *s)
+{
+	int32_t n = s->nlost;
+	for (int32_t i = 0; i < s->nlive; i++) {
+		int32_t c = s->live[i];
+		if (started(s, c) && s->c[c].fz_lane < 0) {
+			if (64 * (int64_t)(n - s->nlost + 1) > s->nlive)
+				return false;
+			s->lost[n++] = c;
+		}
+	}
+	s->nlost = n;
+	return true;
+}
+
 /* The exchange's time by progressive filling.  Rates change when
  * messages finish and when messages' latency is paid (a start: one event
  * per route length).  Past o->max_work (> 0) lane visits, the bound of
@@ -888,11 +1372,13 @@ int tp__flows_fill(const struct tp__flows *fl, double lat,
 				next_at = fmin(next_at, (double)s.hops[c] * lat);
 		}
 		/* flows started since the last rates, when the first start to
-		 * come moved: the rates from scratch (a completion's step can
-		 * land on a start by rounding, so the steps' own test is not
-		 * enough) */
+		 * come moved (a completion's step can land on a start by
+		 * rounding, so the steps' own test is not enough): new classes
+		 * for rates_lazy, or the rates from scratch where they are
+		 * many (each dirties its lanes from the start) or there are no
+		 * rates yet */
 		if (next_at != s.next_start) {
-			s.afresh = true;
+			s.afresh = s.afresh || s.next_start < 0 || !new_starts(&s);
 			s.next_start = next_at;
 		}
 		if (!moving) {
@@ -958,9 +1444,8 @@ int tp__flows_fill(const struct tp__flows *fl, double lat,
 			s.live[kept++] = c;
 			if (!started(&s, c))
 				continue;
-			if (members_end(&s, c, cut, &worst, end_of) &&
-			    x->ev_of < s.restart)
-				s.restart = x->ev_of;
+			if (members_end(&s, c, cut, &worst, end_of))
+				s.lost[s.nlost++] = c;
 			if (x->m0 == x->m1) {
 				s.done[c] = true;
 				s.frozen[c] = true;
@@ -981,6 +1466,8 @@ int tp__flows_fill(const struct tp__flows *fl, double lat,
 		for (int32_t c = 0; c < s.ncls; c++)
 			for (int32_t k = s.c[c].m0; k < s.c[c].m1; k++)
 				end_of[s.memb[k].flow] = worst;
+	out->lazy = s.nlazy;
+	out->work = work;
 	filling_free(&s);
 	out->time = worst;
 	return rc;

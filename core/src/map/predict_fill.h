@@ -48,6 +48,10 @@ struct tp__fill_opts {
 struct tp__fill_out {
 	double time;         /* seconds; a bound when cut_short or past */
 	int32_t rounds;
+	int32_t lazy;        /* rounds whose rates came from the last ones,
+				redone only where they changed or from the
+				first event that changed */
+	int64_t work;        /* lane visits counted */
 	bool cut_short, past;
 };
 
