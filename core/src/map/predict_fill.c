@@ -153,9 +153,7 @@ struct fclass {
 	int32_t nb;
 	int32_t route;       /* its whole route's lanes (the work counted) */
 	int32_t fz_lane;     /* the lane that fixed its rate (-1: none) */
-	int32_t hops;        /* as filling.hops (the rounds' passes read that:
-				four bytes a class), here for rates_lazy,
-				which reads the class's line anyway */
+	int32_t pos;         /* its place in filling.flog, while flog_ok */
 	int32_t m0, m1;      /* its unfinished members: memb[m0, m1) */
 };
 
@@ -165,14 +163,11 @@ struct fclass {
 struct class_ev {
 	double key;
 	int64_t st;
-	int32_t pos;         /* its place in filling.flog, while flog_ok */
 };
 
-/* A lane as the last rates left it, and as this round's redo
- * (rates_lazy) finds it: the key of its event (the share it fixed its
- * classes' rates at; -1: it fixed none), and the round's stamps. */
+/* A lane in this round's redo (rates_lazy): its stamps, and its queue
+ * entry's key and its event's key at the last rates while dirty. */
 struct lane_ev {
-	double key;
 	double cur;          /* its live entry's key while dirty */
 	int64_t dirty;       /* its old event no longer stands */
 	double old;          /* key at the last rates, while dirty */
@@ -238,6 +233,9 @@ struct filling {
 	 * (with fclass.fz_lane); this round's stamps per class (refrozen,
 	 * pending); the classes that lost members since (lost). */
 	struct lane_ev *lev;
+	double *lkey;        /* per lane, the key of its event (-1: none): apart
+				from lev, which only a redo reads, since a
+				filling from scratch sets every lane's */
 	struct class_ev *cev;
 	int64_t rnd;
 	int32_t *lost, nlost;
@@ -256,6 +254,9 @@ struct filling {
 	struct frozen_ent *kept;   /* one lane's frozen classes */
 	double lazy_R, lazy_N;     /* lazy_share's last sums */
 	int32_t *touched;          /* rates_suffix's lanes */
+	int64_t *stamp;            /* per lane: touched this round (apart
+				      from lane_ev: a pass over them all
+				      reads eight bytes a lane, not 48) */
 	int32_t *flog, nflog;      /* the classes in the order their rates
 				      were fixed, while flog_ok (rates_lazy
 				      moves events) */
@@ -300,10 +301,12 @@ static void filling_free(struct filling *s)
 	free(s->pend);
 	free(s->pend2);
 	free(s->lev);
+	free(s->lkey);
 	free(s->cev);
 	free(s->lost);
 	free(s->kept);
 	free(s->touched);
+	free(s->stamp);
 	free(s->flog);
 	free(s->tail);
 	free(s->slow);
@@ -474,7 +477,7 @@ static int classes_and_lanes(struct filling *s, const struct tp__flows *fl)
 		for (int32_t k = x->m0; k < x->m1; k++)
 			x->mult += s->memb[k].mult;
 		x->mw = x->mult * x->w;
-		s->hops[c] = x->hops = fl->hops[f];
+		s->hops[c] = fl->hops[f];
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
 			count[fl->lanes[k]]++;
 	}
@@ -528,11 +531,13 @@ static int filling_init(struct filling *s, const struct tp__flows *fl)
 	s->pend = tp__malloc_array(L, sizeof *s->pend);
 	s->pend2 = tp__malloc_array(L, sizeof *s->pend2);
 	s->lev = calloc(L, sizeof *s->lev);
+	s->lkey = tp__malloc_array(L, sizeof *s->lkey);
 	s->cev = calloc(C, sizeof *s->cev);
 	s->lost = tp__malloc_array(C, sizeof *s->lost);
 	s->flog = tp__malloc_array(C, sizeof *s->flog);
-	if (!s->flog || !s->ln || !s->frozen || !s->done || !s->sent || !s->live ||
-	    !s->pend || !s->pend2 || !s->lev || !s->cev || !s->lost)
+	s->stamp = calloc(L, sizeof *s->stamp);
+	if (!s->flog || !s->stamp || !s->ln || !s->frozen || !s->done || !s->sent || !s->live ||
+	    !s->pend || !s->pend2 || !s->lev || !s->lkey || !s->cev || !s->lost)
 		return TP_ENOMEM;
 	s->next_start = -1;     /* no start seen: the first rates afresh */
 	s->lazy_backoff = 1;
@@ -659,7 +664,7 @@ static void compact_lanes(struct filling *s)
  * lazy_rounds_same) but there and where rounding made a lane's share
  * fall below the key it was queued with (fair_rates then fixes it at
  * that key, which depends on when it was queued): on the outputs
- * digest's cases 491 of 336k rounds, by at most 2.4e-15 of a rate, and
+ * digest's cases 487 of 336k rounds, by at most 2.4e-15 of a rate, and
  * no output. */
 
 /* A lane into or out of the round's queue, in lane visits (the work a
@@ -672,8 +677,15 @@ static void compact_lanes(struct filling *s)
 #define SUFFIX_SHARE 2
 
 /* After rates_lazy gave up, it waits 2, 4, ... rounds, at most this many,
- * before it is tried again. */
+ * before it is tried again; and it is tried only while its rounds lately
+ * (those it gave up with a filling from scratch added) cost less than
+ * this many of the last filling from scratch's: in lane visits, which
+ * cost it more time a visit on a torus (heap entries) and less on a
+ * tree.  1: trace-512's fillings as before it, torus-4096's a fifth
+ * slower than at 2 (default-speed.sh's seeds 629438 and 520982,
+ * development). */
 #define LAZY_BACKOFF_MAX 64
+#define LAZY_COST_SHARE 2
 
 /* Is event (k, l) before (pk, pl)? */
 static inline bool ev_before(double k, int32_t l, double pk, int32_t pl)
@@ -681,11 +693,12 @@ static inline bool ev_before(double k, int32_t l, double pk, int32_t pl)
 	return k < pk || (k == pk && l < pl);
 }
 
-/* Is class x sending: started, not done?  From the class's own line,
- * which the redo reads anyway. */
-static inline bool sending(const struct filling *s, const struct fclass *x)
+/* Is class c sending: started, not done?  From the two small arrays: a
+ * lane's list holds many classes that are not (a trace's late starts),
+ * and their lines cost a filling a third more. */
+static inline bool sending(const struct filling *s, int32_t c)
 {
-	return x->m0 < x->m1 && (double)x->hops * s->lat <= s->t;
+	return !s->done[c] && started(s, c);
 }
 
 /* Has class c's rate been fixed before this round's point? */
@@ -720,14 +733,14 @@ static int lazy_dirty(struct filling *s, int32_t l, int64_t *work)
 {
 	struct lane_ev *z = &s->lev[l];
 	if (z->dirty == s->rnd ||
-	    (z->key >= 0 && ev_before(z->key, l, s->pk, s->pl)))
+	    (s->lkey[l] >= 0 && ev_before(s->lkey[l], l, s->pk, s->pl)))
 		return TP_OK;
 	z->dirty = s->rnd;
-	z->old = z->key;
-	for (int64_t k = s->lstart[l]; z->key >= 0 && k < s->lstart[l + 1]; k++) {
+	z->old = s->lkey[l];
+	for (int64_t k = s->lstart[l]; s->lkey[l] >= 0 && k < s->lstart[l + 1]; k++) {
 		int32_t c = s->lcls[k];
 		const struct fclass *x = &s->c[c];
-		if (x->fz_lane != l || !sending(s, x) || s->cev[c].st >= 2 * s->rnd)
+		if (!sending(s, c) || x->fz_lane != l || s->cev[c].st >= 2 * s->rnd)
 			continue;
 		s->cev[c].st = 2 * s->rnd;
 		s->npend++;
@@ -738,7 +751,7 @@ static int lazy_dirty(struct filling *s, int32_t l, int64_t *work)
 	double share;
 	if (!lazy_share(s, l, &share, work)) {
 		z->fired = s->rnd;     /* every class on it fixed: fixes none */
-		z->key = -1;
+		s->lkey[l] = -1;
 		return TP_OK;
 	}
 	z->cur = share > s->pk ? share : s->pk;
@@ -753,7 +766,7 @@ static int lazy_late(struct filling *s, int32_t l, int64_t *work)
 	for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
 		int32_t c = s->lcls[k];
 		const struct fclass *x = &s->c[c];
-		if (s->cev[c].st != 2 * s->rnd || !sending(s, x))
+		if (s->cev[c].st != 2 * s->rnd || !sending(s, c))
 			continue;
 		for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
 			int rc = lazy_dirty(s, s->blanes[q], work);
@@ -777,7 +790,7 @@ static bool lazy_share(struct filling *s, int32_t l, double *share,
 	for (int64_t q = from; q < to; q++) {
 		int32_t c = s->lcls[q];
 		const struct fclass *x = &s->c[c];
-		if (!sending(s, x))
+		if (!sending(s, c))
 			continue;
 		N += x->mw;
 		if (frozen_before(s, c))
@@ -821,7 +834,7 @@ static int lazy_fire(struct filling *s, int32_t l, double k, int64_t *work)
 	double share;
 	if (!lazy_share(s, l, &share, work)) {
 		z->fired = s->rnd;
-		z->key = -1;
+		s->lkey[l] = -1;
 		return TP_OK;
 	}
 	if (share > k) {
@@ -831,11 +844,11 @@ static int lazy_fire(struct filling *s, int32_t l, double k, int64_t *work)
 	if (share < 0)
 		share = 0;
 	z->fired = s->rnd;
-	z->key = -1;
+	s->lkey[l] = -1;
 	for (int64_t q = from; q < to; q++) {
 		int32_t c = s->lcls[q];
 		struct fclass *x = &s->c[c];
-		if (!sending(s, x) || frozen_before(s, c))
+		if (!sending(s, c) || frozen_before(s, c))
 			continue;
 		struct class_ev *e = &s->cev[c];
 		double rate = share * x->w;
@@ -846,7 +859,7 @@ static int lazy_fire(struct filling *s, int32_t l, double k, int64_t *work)
 		x->fz_lane = l;
 		e->key = k;
 		e->st = 2 * s->rnd + 1;
-		z->key = k;
+		s->lkey[l] = k;
 		*work += (int64_t)x->route * members_left(x);
 		for (int64_t r = x->fs; !same && r < x->fs + x->nb; r++) {
 			int rc = lazy_dirty(s, s->blanes[r], work);
@@ -970,11 +983,11 @@ static bool log_share(struct filling *s, int32_t l, double *share, int64_t *work
 	for (int64_t q = from; q < to; q++) {
 		int32_t c = s->lcls[q];
 		const struct fclass *x = &s->c[c];
-		if (!sending(s, x))
+		if (!sending(s, c))
 			continue;
 		N += x->mw;
 		if (s->frozen[c])
-			pos[nf++] = s->cev[c].pos;
+			pos[nf++] = x->pos;
 	}
 	if (nf > 64) {
 		qsort(pos, (size_t)nf, sizeof *pos, cmp_lane);
@@ -1022,7 +1035,7 @@ static void rates_suffix(struct filling *s, double k0, int32_t l0,
 	for (int32_t i = from; i < s->nflog; i++) {
 		int32_t c = s->flog[i];
 		struct fclass *x = &s->c[c];
-		if (!sending(s, x))
+		if (!sending(s, c))
 			continue;
 		s->frozen[c] = false;
 		x->rate = 0;
@@ -1030,8 +1043,8 @@ static void rates_suffix(struct filling *s, double k0, int32_t l0,
 		++*live;
 		for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
 			int32_t l = s->blanes[q];
-			if (s->lev[l].dirty != s->rnd) {
-				s->lev[l].dirty = s->rnd;
+			if (s->stamp[l] != s->rnd) {
+				s->stamp[l] = s->rnd;
 				s->touched[nt++] = l;
 			}
 		}
@@ -1042,7 +1055,7 @@ static void rates_suffix(struct filling *s, double k0, int32_t l0,
 	if (nt > s->nlanes / 64) {
 		nt = 0;
 		for (int32_t l = 0; l < s->nlanes; l++)
-			if (s->lev[l].dirty == s->rnd)
+			if (s->stamp[l] == s->rnd)
 				s->touched[nt++] = l;
 	} else {
 		qsort(s->touched, (size_t)nt, sizeof *s->touched, cmp_lane);
@@ -1053,7 +1066,7 @@ static void rates_suffix(struct filling *s, double k0, int32_t l0,
 	for (int32_t i = 0; i < nt; i++) {
 		int32_t l = s->touched[i];
 		double share;
-		s->lev[l].key = -1;
+		s->lkey[l] = -1;
 		if (log_share(s, l, &share, work)) {
 			s->ln[l].R = s->lazy_R;
 			s->ln[l].N = s->lazy_N;
@@ -1089,7 +1102,7 @@ static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 		*work += (int64_t)x->route * members_left(x);
 	}
 	for (int32_t l = 0; l < s->nlanes; l++)
-		s->lev[l].key = -1;
+		s->lkey[l] = -1;
 	s->nlost = 0;
 	s->nflog = 0;
 	s->flog_ok = true;
@@ -1119,12 +1132,15 @@ static int fair_rates(struct filling *s, int64_t *work)
 		/* the classes fixed from the first changed event on again
 		 * (rates_suffix), or only what changes (rates_lazy), by what
 		 * each cost a round lately; from scratch where the first
-		 * would redo most of them and the second gave up lately */
+		 * would redo most of them and the second cost too much
+		 * lately or gave up lately */
 		double k0;
 		int32_t l0;
 		n = suffix_size(s, &k0, &l0);
 		bool some = n >= 0 && SUFFIX_SHARE * n <= s->nlive;
-		bool lazy = s->lazy_wait == 0;
+		bool lazy = s->lazy_wait == 0 &&
+			    (s->lazy_avg < 0 ||
+			     s->lazy_avg < LAZY_COST_SHARE * (double)s->full_work);
 		if (some && (s->lazy_avg < 0 || s->suffix_per < 0 ||
 			     s->suffix_per * (double)n <= s->lazy_avg))
 			lazy = false;    /* either not seen yet: the suffix */
@@ -1137,8 +1153,10 @@ static int fair_rates(struct filling *s, int64_t *work)
 			if (s->lazy_backoff > LAZY_BACKOFF_MAX)
 				s->lazy_backoff = LAZY_BACKOFF_MAX;
 			s->lazy_wait = ok ? 0 : s->lazy_backoff;
-			if (ok)
-				s->lazy_avg = cost_avg(s->lazy_avg, (double)(*work - w_in));
+			/* what the round cost: given up, the rates from
+			 * scratch too */
+			s->lazy_avg = cost_avg(s->lazy_avg, (double)(*work - w_in) +
+						 (ok ? 0 : (double)s->full_work));
 			s->nlazy += ok;
 			if (rc || ok)
 				return rc;
@@ -1197,7 +1215,7 @@ static int fair_rates(struct filling *s, int64_t *work)
 			}
 			x->fz_lane = l;
 			s->cev[c].key = top.key;
-			s->cev[c].pos = s->nflog;
+			x->pos = s->nflog;
 			s->flog[s->nflog++] = c;
 			s->frozen[c] = true;
 			live--;
@@ -1210,7 +1228,7 @@ static int fair_rates(struct filling *s, int64_t *work)
 			*work += (int64_t)x->route * members_left(x);
 		}
 		if (any)
-			s->lev[l].key = top.key;
+			s->lkey[l] = top.key;
 		s->ln[l].N = 0;
 	}
 	if (!suffix)
