@@ -146,7 +146,10 @@ struct lane_left {
  * over 33k lanes, was bound by memory). */
 struct fclass {
 	double w;            /* its weight in sharing (tp__flows) */
-	double mw;           /* mult * w: its messages' weight on a lane */
+	double key;          /* the key of the event that fixed its rate, with
+				fz_lane (its messages' weight on a lane,
+				mult * w, is computed where it is read: the
+				line holds the key in its place) */
 	double mult;         /* its unfinished members' messages */
 	double rate;         /* per message */
 	int64_t fs;          /* its lanes that can bind: blanes[fs, fs + nb) */
@@ -157,11 +160,9 @@ struct fclass {
 	int32_t m0, m1;      /* its unfinished members: memb[m0, m1) */
 };
 
-/* A class's event at the last rates: the key of the event that fixed its
- * rate (with fclass.fz_lane), and in this round (rates_lazy) 2 * round
- * while pending, 2 * round + 1 once fixed again. */
+/* A class in this round's redo (rates_lazy): 2 * round while pending,
+ * 2 * round + 1 once fixed again. */
 struct class_ev {
-	double key;
 	int64_t st;
 };
 
@@ -476,7 +477,6 @@ static int classes_and_lanes(struct filling *s, const struct tp__flows *fl)
 		x->m1 = s->mstart[c + 1];
 		for (int32_t k = x->m0; k < x->m1; k++)
 			x->mult += s->memb[k].mult;
-		x->mw = x->mult * x->w;
 		s->hops[c] = fl->hops[f];
 		for (int64_t k = fl->start[f]; k < fl->start[f + 1]; k++)
 			count[fl->lanes[k]]++;
@@ -707,7 +707,8 @@ static bool frozen_before(const struct filling *s, int32_t c)
 	const struct class_ev *e = &s->cev[c];
 	if (e->st >= 2 * s->rnd)
 		return e->st & 1;    /* fixed again, or pending */
-	return s->c[c].fz_lane >= 0 && ev_before(e->key, s->c[c].fz_lane, s->pk, s->pl);
+	return s->c[c].fz_lane >= 0 &&
+	       ev_before(s->c[c].key, s->c[c].fz_lane, s->pk, s->pl);
 }
 
 static bool lazy_share(struct filling *s, int32_t l, double *share,
@@ -792,9 +793,9 @@ static bool lazy_share(struct filling *s, int32_t l, double *share,
 		const struct fclass *x = &s->c[c];
 		if (!sending(s, c))
 			continue;
-		N += x->mw;
+		N += (x->mult * x->w);
 		if (frozen_before(s, c))
-			s->kept[nf++] = (struct frozen_ent){ s->cev[c].key, x->fz_lane, c };
+			s->kept[nf++] = (struct frozen_ent){ x->key, x->fz_lane, c };
 	}
 	/* insertion for the few of a torus's lanes, else qsort: a tree's
 	 * uplinks carry hundreds */
@@ -813,7 +814,7 @@ static bool lazy_share(struct filling *s, int32_t l, double *share,
 	for (int32_t j = 0; j < nf; j++) {
 		const struct fclass *x = &s->c[s->kept[j].c];
 		R -= x->mult * x->rate;
-		N -= x->mw;
+		N -= (x->mult * x->w);
 	}
 	*work += to - from + 2 * nf;
 	s->lazy_R = R;
@@ -852,12 +853,12 @@ static int lazy_fire(struct filling *s, int32_t l, double k, int64_t *work)
 			continue;
 		struct class_ev *e = &s->cev[c];
 		double rate = share * x->w;
-		bool same = x->fz_lane == l && e->key == k && x->rate == rate;
+		bool same = x->fz_lane == l && x->key == k && x->rate == rate;
 		if (e->st == 2 * s->rnd)
 			s->nback++;
 		x->rate = rate;
 		x->fz_lane = l;
-		e->key = k;
+		x->key = k;
 		e->st = 2 * s->rnd + 1;
 		s->lkey[l] = k;
 		*work += (int64_t)x->route * members_left(x);
@@ -942,7 +943,7 @@ static int32_t suffix_from(const struct filling *s, double k0, int32_t l0)
 	int32_t lo = 0, hi = s->nflog;   /* the first not before (k0, l0) */
 	while (lo < hi) {
 		int32_t mid = lo + (hi - lo) / 2, c = s->flog[mid];
-		if (ev_before(s->cev[c].key, s->c[c].fz_lane, k0, l0))
+		if (ev_before(s->c[c].key, s->c[c].fz_lane, k0, l0))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -963,8 +964,8 @@ static int64_t suffix_size(const struct filling *s, double *k0, int32_t *l0)
 		int32_t c = s->lost[i];
 		if (s->c[c].fz_lane < 0)
 			return -1;    /* started since */
-		if (ev_before(s->cev[c].key, s->c[c].fz_lane, *k0, *l0)) {
-			*k0 = s->cev[c].key;
+		if (ev_before(s->c[c].key, s->c[c].fz_lane, *k0, *l0)) {
+			*k0 = s->c[c].key;
 			*l0 = s->c[c].fz_lane;
 		}
 	}
@@ -985,7 +986,7 @@ static bool log_share(struct filling *s, int32_t l, double *share, int64_t *work
 		const struct fclass *x = &s->c[c];
 		if (!sending(s, c))
 			continue;
-		N += x->mw;
+		N += (x->mult * x->w);
 		if (s->frozen[c])
 			pos[nf++] = x->pos;
 	}
@@ -1003,7 +1004,7 @@ static bool log_share(struct filling *s, int32_t l, double *share, int64_t *work
 	for (int32_t j = 0; j < nf; j++) {
 		const struct fclass *x = &s->c[s->flog[pos[j]]];
 		R -= x->mult * x->rate;
-		N -= x->mw;
+		N -= (x->mult * x->w);
 	}
 	*work += to - from + nf;
 	s->lazy_R = R;
@@ -1030,7 +1031,7 @@ static void rates_suffix(struct filling *s, double k0, int32_t l0,
 	/* the lanes' first keys after the last event kept: a share at the
 	 * point can fall below it by rounding, and the events must stay in
 	 * the order they are made (rates_lazy reads it from their keys) */
-	double floor = from > 0 ? nextafter(s->cev[s->flog[from - 1]].key, HUGE_VAL) : 0;
+	double floor = from > 0 ? nextafter(s->c[s->flog[from - 1]].key, HUGE_VAL) : 0;
 	*live = 0;
 	for (int32_t i = from; i < s->nflog; i++) {
 		int32_t c = s->flog[i];
@@ -1097,7 +1098,7 @@ static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 			continue;
 		++*live;
 		for (int64_t k = x->fs; k < x->fs + x->nb; k++)
-			s->ln[s->blanes[k]].N += x->mw;
+			s->ln[s->blanes[k]].N += (x->mult * x->w);
 		/* the whole route of each flow, as the limits count it */
 		*work += (int64_t)x->route * members_left(x);
 	}
@@ -1211,10 +1212,10 @@ static int fair_rates(struct filling *s, int64_t *work)
 			if (s->nflog > 0) {
 				int32_t p = s->flog[s->nflog - 1];
 				s->flog_ok = s->flog_ok &&
-					     !ev_before(top.key, l, s->cev[p].key, s->c[p].fz_lane);
+					     !ev_before(top.key, l, s->c[p].key, s->c[p].fz_lane);
 			}
 			x->fz_lane = l;
-			s->cev[c].key = top.key;
+			s->c[c].key = top.key;
 			x->pos = s->nflog;
 			s->flog[s->nflog++] = c;
 			s->frozen[c] = true;
@@ -1223,7 +1224,7 @@ static int fair_rates(struct filling *s, int64_t *work)
 			for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
 				struct lane_left *y = &s->ln[s->blanes[q]];
 				y->R -= x->mult * x->rate;
-				y->N -= x->mw;
+				y->N -= (x->mult * x->w);
 			}
 			*work += (int64_t)x->route * members_left(x);
 		}
@@ -1325,8 +1326,6 @@ static bool members_end(struct filling *s, int32_t c, double cut,
 		x->m0++;
 		any = true;
 	}
-	if (any)
-		x->mw = x->mult * x->w;
 	return any;
 }
 
