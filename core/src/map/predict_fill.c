@@ -253,7 +253,6 @@ struct filling {
 	double next_start;   /* the first start to come at the last rates */
 	bool always_afresh;  /* every round's (the check of the other way) */
 	struct frozen_ent *kept;   /* one lane's frozen classes */
-	double lazy_R, lazy_N;     /* lazy_share's last sums */
 	int32_t *touched;          /* rates_suffix's lanes */
 	int64_t *stamp;            /* per lane: touched this round (apart
 				      from lane_ev: a pass over them all
@@ -817,8 +816,6 @@ static bool lazy_share(struct filling *s, int32_t l, double *share,
 		N -= (x->mult * x->w);
 	}
 	*work += to - from + 2 * nf;
-	s->lazy_R = R;
-	s->lazy_N = N;
 	if (!(N > 1e-9))
 		return false;
 	*share = R / N;
@@ -972,9 +969,9 @@ static int64_t suffix_size(const struct filling *s, double *k0, int32_t *l0)
 	return s->nflog - suffix_from(s, *k0, *l0);
 }
 
-/* lazy_share's sums where the log is in order (rates_suffix): a lane's
- * frozen classes by their places in it, integers (a tree's uplinks carry
- * hundreds). */
+/* lazy_share's sums where the log is in order (rates_suffix), into
+ * s->ln[l]: a lane's frozen classes by their places in it, integers (a
+ * tree's uplinks carry hundreds). */
 static bool log_share(struct filling *s, int32_t l, double *share, int64_t *work)
 {
 	int64_t from = s->lstart[l], to = s->lstart[l + 1];
@@ -1007,8 +1004,8 @@ static bool log_share(struct filling *s, int32_t l, double *share, int64_t *work
 		N -= (x->mult * x->w);
 	}
 	*work += to - from + nf;
-	s->lazy_R = R;
-	s->lazy_N = N;
+	s->ln[l].R = R;
+	s->ln[l].N = N;
 	if (!(N > 1e-9))
 		return false;
 	*share = R / N;
@@ -1068,13 +1065,10 @@ static void rates_suffix(struct filling *s, double k0, int32_t l0,
 		int32_t l = s->touched[i];
 		double share;
 		s->lkey[l] = -1;
-		if (log_share(s, l, &share, work)) {
-			s->ln[l].R = s->lazy_R;
-			s->ln[l].N = s->lazy_N;
+		if (log_share(s, l, &share, work))
 			s->pend[(*np)++] = (struct heap_ent){ share > floor ? share : floor, l };
-		} else {
+		else
 			s->ln[l].N = 0;
-		}
 	}
 	s->nlost = 0;
 }
