@@ -792,7 +792,7 @@ static bool lazy_share(struct filling *s, int32_t l, double *share,
 		const struct fclass *x = &s->c[c];
 		if (!sending(s, c))
 			continue;
-		N += (x->mult * x->w);
+		N += x->mult * x->w;
 		if (frozen_before(s, c))
 			s->kept[nf++] = (struct frozen_ent){ x->key, x->fz_lane, c };
 	}
@@ -813,7 +813,7 @@ static bool lazy_share(struct filling *s, int32_t l, double *share,
 	for (int32_t j = 0; j < nf; j++) {
 		const struct fclass *x = &s->c[s->kept[j].c];
 		R -= x->mult * x->rate;
-		N -= (x->mult * x->w);
+		N -= x->mult * x->w;
 	}
 	*work += to - from + 2 * nf;
 	if (!(N > 1e-9))
@@ -983,7 +983,7 @@ static bool log_share(struct filling *s, int32_t l, double *share, int64_t *work
 		const struct fclass *x = &s->c[c];
 		if (!sending(s, c))
 			continue;
-		N += (x->mult * x->w);
+		N += x->mult * x->w;
 		if (s->frozen[c])
 			pos[nf++] = x->pos;
 	}
@@ -1001,7 +1001,7 @@ static bool log_share(struct filling *s, int32_t l, double *share, int64_t *work
 	for (int32_t j = 0; j < nf; j++) {
 		const struct fclass *x = &s->c[s->flog[pos[j]]];
 		R -= x->mult * x->rate;
-		N -= (x->mult * x->w);
+		N -= x->mult * x->w;
 	}
 	*work += to - from + nf;
 	s->ln[l].R = R;
@@ -1092,7 +1092,7 @@ static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 			continue;
 		++*live;
 		for (int64_t k = x->fs; k < x->fs + x->nb; k++)
-			s->ln[s->blanes[k]].N += (x->mult * x->w);
+			s->ln[s->blanes[k]].N += x->mult * x->w;
 		/* the whole route of each flow, as the limits count it */
 		*work += (int64_t)x->route * members_left(x);
 	}
@@ -1218,7 +1218,7 @@ static int fair_rates(struct filling *s, int64_t *work)
 			for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
 				struct lane_left *y = &s->ln[s->blanes[q]];
 				y->R -= x->mult * x->rate;
-				y->N -= (x->mult * x->w);
+				y->N -= x->mult * x->w;
 			}
 			*work += (int64_t)x->route * members_left(x);
 		}
