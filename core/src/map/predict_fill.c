@@ -160,12 +160,6 @@ struct fclass {
 	int32_t m0, m1;      /* its unfinished members: memb[m0, m1) */
 };
 
-/* A class in this round's redo (rates_lazy): 2 * round while pending,
- * 2 * round + 1 once fixed again. */
-struct class_ev {
-	int64_t st;
-};
-
 /* A lane in this round's redo (rates_lazy): its stamps, and its queue
  * entry's key and its event's key at the last rates while dirty. */
 struct lane_ev {
@@ -229,15 +223,16 @@ struct filling {
 	double t, lat;       /* now; a lane's latency */
 	struct heap h;       /* lanes back in at a grown share */
 	struct heap_ent *pend, *pend2;   /* the lanes by first share (sorted) */
-	/* The last rates' events, kept for the next round (rates_lazy): per
-	 * lane its event, per class the key of the event that fixed its rate
-	 * (with fclass.fz_lane); this round's stamps per class (refrozen,
-	 * pending); the classes that lost members since (lost). */
+	/* The last rates' events, kept for the next round (rates_lazy and
+	 * rates_suffix; a class's is fclass.key and fz_lane): per lane the key
+	 * of its event; per lane and per class this round's redo's stamps
+	 * (a class's: 2 * rnd while pending, 2 * rnd + 1 once fixed again);
+	 * the classes that lost members or started since (lost). */
 	struct lane_ev *lev;
 	double *lkey;        /* per lane, the key of its event (-1: none): apart
 				from lev, which only a redo reads, since a
 				filling from scratch sets every lane's */
-	struct class_ev *cev;
+	int64_t *cst;
 	int64_t rnd;
 	int32_t *lost, nlost;
 	int32_t nlazy;       /* rounds done so (tp__fill_out.lazy) */
@@ -256,7 +251,7 @@ struct filling {
 	int32_t *touched;          /* rates_suffix's lanes */
 	int64_t *stamp;            /* per lane: touched this round (apart
 				      from lane_ev: a pass over them all
-				      reads eight bytes a lane, not 48) */
+				      reads eight bytes a lane, not 40) */
 	int32_t *flog, nflog;      /* the classes in the order their rates
 				      were fixed, while flog_ok (rates_lazy
 				      moves events) */
@@ -302,7 +297,7 @@ static void filling_free(struct filling *s)
 	free(s->pend2);
 	free(s->lev);
 	free(s->lkey);
-	free(s->cev);
+	free(s->cst);
 	free(s->lost);
 	free(s->kept);
 	free(s->touched);
@@ -531,12 +526,12 @@ static int filling_init(struct filling *s, const struct tp__flows *fl)
 	s->pend2 = tp__malloc_array(L, sizeof *s->pend2);
 	s->lev = calloc(L, sizeof *s->lev);
 	s->lkey = tp__malloc_array(L, sizeof *s->lkey);
-	s->cev = calloc(C, sizeof *s->cev);
+	s->cst = calloc(C, sizeof *s->cst);
 	s->lost = tp__malloc_array(C, sizeof *s->lost);
 	s->flog = tp__malloc_array(C, sizeof *s->flog);
 	s->stamp = calloc(L, sizeof *s->stamp);
 	if (!s->flog || !s->stamp || !s->ln || !s->frozen || !s->done || !s->sent || !s->live ||
-	    !s->pend || !s->pend2 || !s->lev || !s->lkey || !s->cev || !s->lost)
+	    !s->pend || !s->pend2 || !s->lev || !s->lkey || !s->cst || !s->lost)
 		return TP_ENOMEM;
 	s->next_start = -1;     /* no start seen: the first rates afresh */
 	s->lazy_backoff = 1;
@@ -692,9 +687,9 @@ static inline bool ev_before(double k, int32_t l, double pk, int32_t pl)
 	return k < pk || (k == pk && l < pl);
 }
 
-/* Is class c sending: started, not done?  From the two small arrays: a
- * lane's list holds many classes that are not (a trace's late starts),
- * and their lines cost a filling a third more. */
+/* Is class c sending: started, not done?  From the two small arrays, not
+ * the class's line: a lane's list holds many classes that are not (a
+ * trace's late starts). */
 static inline bool sending(const struct filling *s, int32_t c)
 {
 	return !s->done[c] && started(s, c);
@@ -703,9 +698,8 @@ static inline bool sending(const struct filling *s, int32_t c)
 /* Has class c's rate been fixed before this round's point? */
 static bool frozen_before(const struct filling *s, int32_t c)
 {
-	const struct class_ev *e = &s->cev[c];
-	if (e->st >= 2 * s->rnd)
-		return e->st & 1;    /* fixed again, or pending */
+	if (s->cst[c] >= 2 * s->rnd)
+		return s->cst[c] & 1;    /* fixed again, or pending */
 	return s->c[c].fz_lane >= 0 &&
 	       ev_before(s->c[c].key, s->c[c].fz_lane, s->pk, s->pl);
 }
@@ -740,14 +734,13 @@ static int lazy_dirty(struct filling *s, int32_t l, int64_t *work)
 	for (int64_t k = s->lstart[l]; s->lkey[l] >= 0 && k < s->lstart[l + 1]; k++) {
 		int32_t c = s->lcls[k];
 		const struct fclass *x = &s->c[c];
-		if (!sending(s, c) || x->fz_lane != l || s->cev[c].st >= 2 * s->rnd)
+		if (!sending(s, c) || x->fz_lane != l || s->cst[c] >= 2 * s->rnd)
 			continue;
-		s->cev[c].st = 2 * s->rnd;
+		s->cst[c] = 2 * s->rnd;
 		s->npend++;
 	}
-	/* queued at its share now (at least the point's), not at the point's
-	 * to be taken out and put back at once: a round's dirty lanes went in
-	 * and out of the queue three times each */
+	/* queued at its share now (at least the point's), not at the
+	 * point's, to be taken out and put back at once */
 	double share;
 	if (!lazy_share(s, l, &share, work)) {
 		z->fired = s->rnd;     /* every class on it fixed: fixes none */
@@ -766,7 +759,7 @@ static int lazy_late(struct filling *s, int32_t l, int64_t *work)
 	for (int64_t k = s->lstart[l]; k < s->lstart[l + 1]; k++) {
 		int32_t c = s->lcls[k];
 		const struct fclass *x = &s->c[c];
-		if (s->cev[c].st != 2 * s->rnd || !sending(s, c))
+		if (s->cst[c] != 2 * s->rnd || !sending(s, c))
 			continue;
 		for (int64_t q = x->fs; q < x->fs + x->nb; q++) {
 			int rc = lazy_dirty(s, s->blanes[q], work);
@@ -848,15 +841,14 @@ static int lazy_fire(struct filling *s, int32_t l, double k, int64_t *work)
 		struct fclass *x = &s->c[c];
 		if (!sending(s, c) || frozen_before(s, c))
 			continue;
-		struct class_ev *e = &s->cev[c];
 		double rate = share * x->w;
 		bool same = x->fz_lane == l && x->key == k && x->rate == rate;
-		if (e->st == 2 * s->rnd)
+		if (s->cst[c] == 2 * s->rnd)
 			s->nback++;
 		x->rate = rate;
 		x->fz_lane = l;
 		x->key = k;
-		e->st = 2 * s->rnd + 1;
+		s->cst[c] = 2 * s->rnd + 1;
 		s->lkey[l] = k;
 		*work += (int64_t)x->route * members_left(x);
 		for (int64_t r = x->fs; !same && r < x->fs + x->nb; r++) {
@@ -886,8 +878,8 @@ static int rates_lazy(struct filling *s, int64_t *work, bool *ok)
 	for (int32_t i = 0; !rc && i < s->nlost; i++) {
 		int32_t c = s->lost[i];
 		const struct fclass *x = &s->c[c];
-		if (!s->done[c] && s->cev[c].st != 2 * s->rnd) {
-			s->cev[c].st = 2 * s->rnd;
+		if (!s->done[c] && s->cst[c] != 2 * s->rnd) {
+			s->cst[c] = 2 * s->rnd;
 			s->npend++;
 		}
 		for (int64_t q = x->fs; !rc && q < x->fs + x->nb; q++)
@@ -1081,6 +1073,7 @@ static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 	for (int32_t l = 0; l < s->nlanes; l++) {
 		s->ln[l].R = s->bw[l];
 		s->ln[l].N = 0;
+		s->lkey[l] = -1;
 	}
 	*live = 0;
 	for (int32_t i = 0; i < s->nlive; i++) {
@@ -1096,8 +1089,6 @@ static void rates_afresh(struct filling *s, int64_t *work, size_t *np,
 		/* the whole route of each flow, as the limits count it */
 		*work += (int64_t)x->route * members_left(x);
 	}
-	for (int32_t l = 0; l < s->nlanes; l++)
-		s->lkey[l] = -1;
 	s->nlost = 0;
 	s->nflog = 0;
 	s->flog_ok = true;
