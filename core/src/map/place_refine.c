@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "map/graphmap_internal.h"
 #include "map/predict_internal.h"
@@ -203,6 +204,8 @@ struct lane_try {
 	bool tried;          /* its prediction was run */
 	bool predicted;
 	bool past;           /* stopped past the fastest (lanes_predict) */
+	bool done;           /* a speculative start: refined (under its
+				spec_lanes' mu) */
 	tp_prediction p;
 };
 
@@ -240,19 +243,6 @@ static bool same_start(const cand_run *r, const struct lane_try *a,
 	       !memcmp(a->start, b->start, map_bytes(r));
 }
 
-struct spec_lanes;
-static bool spec_lane_claim(struct spec_lanes *sl);
-
-/* Start run[i]; past nrun, one of the speculative starts not yet claimed
- * (spec_lanes). */
-static void lane_try_run(void *arg, int32_t i)
-{
-	struct lane_tries *ls = arg;
-	if (i < ls->nrun)
-		lane_refine(ls->r, &ls->y[ls->run[i]]);
-	else if (ls->r->slanes)
-		spec_lane_claim(ls->r->slanes);
-}
 
 /* ---- the best's lane refinement made ahead ----
  *
@@ -359,6 +349,9 @@ static bool spec_lane_claim(struct spec_lanes *sl)
 	if (i < 0)
 		return false;
 	lane_refine(sl->r, &sl->one[i]);
+	pthread_mutex_lock(&sl->mu);
+	sl->one[i].done = true;
+	pthread_mutex_unlock(&sl->mu);
 	return true;
 }
 
@@ -481,16 +474,29 @@ void tp__place_spec_lanes_end(cand_run *r)
 	r->slanes = r->slanes_stale = NULL;
 }
 
+/* Has the speculative start x of sl been refined? */
+static bool spec_done(struct spec_lanes *sl, const struct lane_try *x)
+{
+	pthread_mutex_lock(&sl->mu);
+	bool done = x->done;
+	pthread_mutex_unlock(&sl->mu);
+	return done;
+}
+
 /* The speculative start the same as y's (the same map and weight), or
- * NULL. */
+ * NULL: one begun for the winning construction, or one begun for another
+ * that was refined already (on torus-4096 of default-speed's seed 629438
+ * bipartition beat geometric once filled, and geometric's start, made
+ * ahead and then a runner-up's, was refined again: 0.28 s). */
 static const struct lane_try *spec_lane_of(const cand_run *r, const struct lane_try *y)
 {
-	const struct spec_lanes *sl = r->slanes;
-	if (!sl)
-		return NULL;
-	for (int k = 0; k < sl->n; k++)
+	struct spec_lanes *sl = r->slanes, *st = r->slanes_stale;
+	for (int k = 0; sl && k < sl->n; k++)
 		if (same_start(r, &sl->one[k], y))
 			return &sl->one[k];
+	for (int k = 0; st && k < st->n; k++)
+		if (same_start(r, &st->one[k], y) && spec_done(st, &st->one[k]))
+			return &st->one[k];
 	return NULL;
 }
 
@@ -610,7 +616,7 @@ static void lane_predict_run(void *arg, int32_t i)
 static int lanes_predict(struct lane_tries *ls, int n, int threads)
 {
 	struct lane_try *y = ls->y;
-	if (y[0].rc)
+	if (y[0].rc || (y[0].tried && !y[0].predicted && !y[0].past))
 		return TP_OK;    /* lanes_side cannot judge the others */
 	int *order = malloc(sizeof *order * (size_t)n);
 	int *batch = malloc(sizeof *batch * (size_t)n);
@@ -627,7 +633,7 @@ static int lanes_predict(struct lane_tries *ls, int n, int threads)
 		bool repeat = false;
 		for (int j = 0; j < k && !repeat; j++)
 			repeat = !y[j].rc && !memcmp(y[j].map, y[k].map, map_bytes(ls->r));
-		if (!y[k].rc && y[k].bounded && !repeat)
+		if (!y[k].rc && y[k].bounded && !repeat && !y[k].tried)
 			order[no++] = k;
 	}
 	/* by bound, then index (insertion: a handful of starts) */
@@ -639,9 +645,13 @@ static int lanes_predict(struct lane_tries *ls, int n, int threads)
 		order[j] = x;
 	}
 	ls->batch = batch;
+	/* those lanes_pool filled already */
 	double fastest = HUGE_VAL;
+	for (int k = 0; k < n; k++)
+		if (y[k].predicted && y[k].p.exchange_us < fastest)
+			fastest = y[k].p.exchange_us;
 	int next = 0;
-	bool first = !y[0].bounded;
+	bool first = !y[0].bounded && !y[0].tried;
 	while (first || next < no) {
 		int nb = 0;
 		if (first)
@@ -661,6 +671,210 @@ static int lanes_predict(struct lane_tries *ls, int n, int threads)
 	}
 	free(order);
 	free(batch);
+	return TP_OK;
+}
+
+/* y as refined ahead (o). */
+static void lane_take(const cand_run *r, struct lane_try *y, const struct lane_try *o)
+{
+	memcpy(y->map, o->map, map_bytes(r));
+	y->moves = o->moves;
+	y->rc = o->rc;
+	y->err = o->err;
+	y->bounded = o->bounded;
+	y->lower = o->lower;
+	y->done = true;
+}
+
+/* ---- the lane stage's refinements and fillings on one pool ----
+ *
+ * The starts still to refine (ls->run, and the speculative ones no
+ * thread has claimed) and the fillings of those refined, on the same
+ * threads: a thread with no refinement left fills the refined start of
+ * the lowest bound while the others are refined, where it waited for
+ * them (torus-4096 on default-speed's seeds 934601 and 934606: one CPU
+ * idle for 0.3 s while bipartition's start was refined, then the best's
+ * start filled, 0.14-0.23 s).  Each filling stops past the fastest so far
+ * (LANE_PAST_SHARE), and a start whose bound is past it is left: the
+ * fastest, and so the start kept (lanes_side), are those lanes_predict
+ * alone finds, whichever fillings ran first.  lanes_predict then fills
+ * the rest (those made ahead on the speculative thread after the pool
+ * ended). */
+struct lane_pool {
+	struct lane_tries *ls;
+	const struct lane_try *ahead;
+	int n;
+	int next_run;        /* the next of ls->run to refine */
+	bool spec_left;      /* speculative starts may be unclaimed */
+	int busy;            /* refinements and fillings under way */
+	int spec_here;       /* of them, speculative starts (spec_running
+				counts them too) */
+	int threads;
+	bool *taken;         /* per start: its filling begun, or left */
+	bool *here;          /* per start: refined by the pool (ls->run) */
+	double fastest;
+	bool stop;           /* the first start failed: nothing is judged */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+/* Starts of sl being refined now (claimed, not done). */
+static int spec_running(struct spec_lanes *sl)
+{
+	if (!sl)
+		return 0;
+	pthread_mutex_lock(&sl->mu);
+	int n = 0;
+	for (int k = 0; k < sl->next && k < sl->n; k++)
+		n += !sl->one[k].done;
+	pthread_mutex_unlock(&sl->mu);
+	return n;
+}
+
+/* The starts refined ahead and ready taken into ls->y (under lp->mu). */
+static void pool_take_ahead(struct lane_pool *lp)
+{
+	const cand_run *r = lp->ls->r;
+	struct spec_lanes *sl = r->slanes;
+	for (int k = 0; k < lp->n; k++) {
+		struct lane_try *y = &lp->ls->y[k];
+		if (y->done || lp->here[k])
+			continue;
+		const struct lane_try *o = made_ahead(r, lp->ahead, y);
+		if (o && (!sl || o < sl->one || o >= sl->one + sl->n || spec_done(sl, o)))
+			lane_take(r, y, o);
+	}
+}
+
+/* The refined start to fill next, -1 for none (under lp->mu): the first
+ * without a bound first, then by bound and index, as lanes_predict; one
+ * whose bound is past the fastest is left, as a repeat of an earlier
+ * start's map is. */
+static int pool_next_fill(struct lane_pool *lp)
+{
+	struct lane_try *y = lp->ls->y;
+	if (lp->stop || (y[0].done && y[0].rc)) {
+		lp->stop = true;
+		return -1;
+	}
+	if (y[0].done && !y[0].bounded && !lp->taken[0])
+		return 0;
+	int best = -1;
+	for (int k = 0; k < lp->n; k++) {
+		if (!y[k].done || lp->taken[k] || y[k].rc || !y[k].bounded)
+			continue;
+		bool repeat = false;
+		for (int j = 0; j < k && !repeat; j++)
+			repeat = y[j].done && !y[j].rc &&
+				 !memcmp(y[j].map, y[k].map, map_bytes(lp->ls->r));
+		if (repeat || y[k].lower > lp->fastest) {
+			lp->taken[k] = !repeat;   /* a repeat: lanes_predict leaves it too */
+			continue;
+		}
+		if (best < 0 || y[k].lower < y[best].lower)
+			best = k;
+	}
+	return best;
+}
+
+static void pool_fill(struct lane_pool *lp, int k)
+{
+	struct lane_try *y = &lp->ls->y[k];
+	double past = lp->fastest < HUGE_VAL ? LANE_PAST_SHARE * lp->fastest : 0;
+	lp->taken[k] = true;
+	lp->busy++;
+	pthread_mutex_unlock(&lp->mu);
+	y->tried = true;
+	y->predicted = !tp__predict_launch_past(lp->ls->r->g, lp->ls->r->a, y->map, false,
+						past, &y->p, &y->past) &&
+		       !y->past;
+	pthread_mutex_lock(&lp->mu);
+	lp->busy--;
+	if (y->predicted && y->p.exchange_us < lp->fastest)
+		lp->fastest = y->p.exchange_us;
+	if (k == 0 && !y->predicted && !y->past)
+		lp->stop = true;    /* lanes_side cannot judge the others */
+}
+
+static void pool_run(void *arg, int32_t i)
+{
+	struct lane_pool *lp = arg;
+	struct lane_tries *ls = lp->ls;
+	(void)i;
+	pthread_mutex_lock(&lp->mu);
+	for (;;) {
+		if (lp->next_run < ls->nrun || lp->spec_left) {
+			struct lane_try *y = lp->next_run < ls->nrun
+					     ? &ls->y[ls->run[lp->next_run++]] : NULL;
+			lp->busy++;
+			lp->spec_here += !y;
+			pthread_mutex_unlock(&lp->mu);
+			bool claimed = true;
+			if (y)
+				lane_refine(ls->r, y);
+			else
+				claimed = spec_lane_claim(ls->r->slanes);
+			pthread_mutex_lock(&lp->mu);
+			if (y)
+				y->done = true;
+			lp->spec_left &= claimed;
+			lp->spec_here -= !y;
+			lp->busy--;
+			pthread_cond_broadcast(&lp->cv);
+			continue;
+		}
+		pool_take_ahead(lp);
+		/* a filling only on a CPU no refinement uses (the speculative
+		 * threads' too): one beside them slowed both, and the start
+		 * filled may yet lose to one not refined */
+		const cand_run *r = ls->r;
+		int running = lp->busy - lp->spec_here + spec_running(r->slanes) +
+			      spec_running(r->slanes_stale);
+		int k = running < lp->threads ? pool_next_fill(lp) : -1;
+		if (k >= 0) {
+			pool_fill(lp, k);
+			pthread_cond_broadcast(&lp->cv);
+			continue;
+		}
+		if (lp->busy == 0)
+			break;
+		/* until a refinement or filling here ends, or a while (one on
+		 * the speculative thread does not say when it ends) */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 2000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&lp->cv, &lp->mu, &ts);
+	}
+	pthread_mutex_unlock(&lp->mu);
+}
+
+/* ls's refinements, and fillings as they are refined, on `threads`
+ * threads. */
+static int lanes_pool(struct lane_tries *ls, const struct lane_try *ahead, int n,
+		      int threads)
+{
+	struct lane_pool lp = { .ls = ls, .ahead = ahead, .n = n, .threads = threads,
+				.spec_left = ls->r->slanes != NULL, .fastest = HUGE_VAL };
+	lp.taken = calloc((size_t)n, sizeof *lp.taken);
+	lp.here = calloc((size_t)n, sizeof *lp.here);
+	if (!lp.taken || !lp.here) {
+		free(lp.taken);
+		free(lp.here);
+		return TP_ENOMEM;
+	}
+	for (int i = 0; i < ls->nrun; i++)
+		lp.here[ls->run[i]] = true;
+	pthread_mutex_init(&lp.mu, NULL);
+	pthread_cond_init(&lp.cv, NULL);
+	tp__parallel_for(threads, threads, pool_run, &lp);
+	pthread_cond_destroy(&lp.cv);
+	pthread_mutex_destroy(&lp.mu);
+	free(lp.taken);
+	free(lp.here);
 	return TP_OK;
 }
 
@@ -706,21 +920,13 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 		}
 		/* and the speculative starts no thread has claimed yet */
 		ls.nrun = nrun;
-		int all = nrun + (r->slanes ? r->slanes->n : 0);
-		if (!rc && all > 0)
-			tp__parallel_for(all, threads < all ? threads : all,
-					 lane_try_run, &ls);
+		if (!rc)
+			rc = lanes_pool(&ls, ahead, n, threads);
 		spec_lanes_join(r->slanes);
 		for (int k = 0; !rc && k < n; k++) {
 			const struct lane_try *o = made_ahead(r, ahead, &y[k]);
-			if (!o)
-				continue;
-			memcpy(y[k].map, o->map, map_bytes(r));
-			y[k].moves = o->moves;
-			y[k].rc = o->rc;
-			y[k].err = o->err;
-			y[k].bounded = o->bounded;
-			y[k].lower = o->lower;
+			if (o && !y[k].done)
+				lane_take(r, &y[k], o);
 		}
 		free(run);
 		if (!rc)
