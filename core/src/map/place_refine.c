@@ -204,8 +204,8 @@ struct lane_try {
 	bool tried;          /* its prediction was run */
 	bool predicted;
 	bool past;           /* stopped past the fastest (lanes_predict) */
-	bool done;           /* a speculative start: refined (under its
-				spec_lanes' mu) */
+	bool claimed, done;  /* a speculative start: being refined, and
+				refined (under its spec_lanes' mu) */
 	tp_prediction p;
 };
 
@@ -320,8 +320,15 @@ static void fill_and_lanes_task(void *arg, int32_t i)
  * faster: that refinement's two starts (the lane stage's first and its
  * hop-weighted one) are begun too, first.  A start is claimed by whoever
  * runs first, this thread or lanes_side's, so no CPU waits on a queue;
- * starts of a construction that did not win are left unclaimed. */
-#define SPEC_MAX 4
+ * starts of a construction that did not win are left unclaimed.
+ *
+ * Where another construction wins, its starts are begun, and then the
+ * runners-up's that are predicted within reach already (the lane stage
+ * takes them as starts too, and one of them may win it): on default-speed's
+ * torus-4096 seed 629438 bipartition won the judgement, and geometric's
+ * start, the one the lane stage kept, was refined there alone for 0.39 s
+ * while this thread had been idle. */
+#define SPEC_MAX (4 + LANES_RUNNERS)
 
 struct spec_lanes {
 	pthread_t th;
@@ -329,6 +336,7 @@ struct spec_lanes {
 	const cand_run *r;
 	int32_t *built;      /* X, as it was when begun */
 	int32_t *refined;    /* X+refine, or NULL */
+	int32_t *runner[LANES_RUNNERS];   /* runners-up's maps, or NULL */
 	struct lane_try one[SPEC_MAX];
 	int n;
 	pthread_mutex_t mu;
@@ -345,6 +353,8 @@ static bool spec_lane_claim(struct spec_lanes *sl)
 	while (sl->decided && sl->next < sl->n && !sl->wanted[sl->next])
 		sl->next++;
 	int i = sl->next < sl->n ? sl->next++ : -1;
+	if (i >= 0)
+		sl->one[i].claimed = true;
 	pthread_mutex_unlock(&sl->mu);
 	if (i < 0)
 		return false;
@@ -389,6 +399,8 @@ static void spec_lanes_free(struct spec_lanes *sl)
 	pthread_mutex_destroy(&sl->mu);
 	free(sl->built);
 	free(sl->refined);
+	for (int k = 0; k < LANES_RUNNERS; k++)
+		free(sl->runner[k]);
 	for (int k = 0; k < sl->n; k++)
 		free(sl->one[k].map);
 	free(sl);
@@ -402,8 +414,25 @@ static bool spec_lanes_may(const cand_run *r)
 
 /* The starts of built (and of refined, when not NULL: first), begun on a
  * thread of their own; NULL when not begun. */
+static bool runner_worth(const tp_place_candidate *c, const tp_place_candidate *best);
+
+/* Was the start from map (unweighted) claimed in sl, a stale one?  It is
+ * taken from there when refined (spec_lane_of), not begun again. */
+static bool spec_claimed(const cand_run *r, struct spec_lanes *sl, const int32_t *map)
+{
+	bool claimed = false;
+	if (!sl)
+		return false;
+	pthread_mutex_lock(&sl->mu);
+	for (int k = 0; k < sl->n && !claimed; k++)
+		claimed = sl->one[k].claimed && sl->one[k].hop_weight == 0 &&
+			  !memcmp(sl->one[k].start, map, map_bytes(r));
+	pthread_mutex_unlock(&sl->mu);
+	return claimed;
+}
+
 static struct spec_lanes *spec_lanes_new(const cand_run *r, const int32_t *built,
-					 const int32_t *refined)
+					 const int32_t *refined, bool runners)
 {
 	struct spec_lanes *sl = calloc(1, sizeof *sl);
 	if (!sl)
@@ -420,12 +449,26 @@ static struct spec_lanes *spec_lanes_new(const cand_run *r, const int32_t *built
 	 * (its first), the construction's, then the two hop-weighted (the
 	 * first two already, where the rounds bound the exchange) */
 	const int32_t *from[SPEC_MAX] = { sl->refined, sl->built, sl->refined, sl->built };
+	/* then the runners-up within reach of the best (as lanes_stage
+	 * takes them, where it takes any) */
+	const tp_place_candidate *b = &r->rep->cand[r->rep->best];
+	for (int k = 0; ok && runners && !r->lanes_by_hops && k < r->nrunners &&
+			strncmp(b->name, "tiles", 5) &&
+			runner_worth(&r->rep->cand[r->runner[k].idx], b);
+	     k++) {
+		if (spec_claimed(r, r->slanes_stale, r->runner[k].map))
+			continue;
+		if ((ok = (sl->runner[k] = malloc(map_bytes(r))) != NULL)) {
+			memcpy(sl->runner[k], r->runner[k].map, map_bytes(r));
+			from[4 + k] = sl->runner[k];
+		}
+	}
 	for (int k = 0; ok && k < SPEC_MAX; k++) {
-		if (!from[k] || (k >= 2 && r->lanes_by_hops))
+		if (!from[k] || (k >= 2 && k < 4 && r->lanes_by_hops))
 			continue;
 		sl->one[sl->n] = (struct lane_try){ .start = from[k],
-						    .hop_weight = k >= 2 ? LANES_HOP_WEIGHT
-									 : lanes_base_weight(r),
+						    .hop_weight = k >= 2 && k < 4 ? LANES_HOP_WEIGHT
+									  : lanes_base_weight(r),
 						    .map = malloc(map_bytes(r)) };
 		ok = sl->one[sl->n++].map != NULL;
 	}
@@ -443,7 +486,8 @@ void tp__place_spec_lanes_early(cand_run *r, const int32_t *built,
 {
 	if (!r->slanes && spec_lanes_may(r))
 		r->slanes = spec_lanes_new(r, built,
-					   run_threads(r) >= LANES_AHEAD_THREADS ? NULL : refined);
+					   run_threads(r) >= LANES_AHEAD_THREADS ? NULL : refined,
+					   false);
 }
 
 /* The starts of the winning construction (r->built), unless begun
@@ -462,7 +506,7 @@ static void spec_lanes_begin(cand_run *r)
 		r->slanes = NULL;
 	}
 	if (spec_lanes_may(r))
-		r->slanes = spec_lanes_new(r, r->built, NULL);
+		r->slanes = spec_lanes_new(r, r->built, NULL, true);
 }
 
 void tp__place_spec_lanes_end(cand_run *r)
