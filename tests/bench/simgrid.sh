@@ -7,7 +7,7 @@
 #   sh tests/bench/simgrid.sh [--quick] [--no-scotch] [--jobs N] [--keep DIR]
 #                             [--case PREFIX] [--network-model MODEL] [--first-seed N]
 #                             [--cases N] [--site | --told-nothing] [--bandwidth GB/s] [--periodic]
-#                             [--sim-cache DIR]
+#                             [--sim-cache DIR] [--conf-add "KEY=V ..."]
 # TOPOPLACE names the CLI (default $BUILD/topoplace, BUILD default build).
 # Skipped, with one line, when smpicc, smpirun or python3 is missing; without
 # scotch_gmap the Scotch column is left out.  See tests/bench/simgrid/run.py.

@@ -157,6 +157,20 @@ elif [ "$rc" -eq 0 ]; then no check-config "summary lacks torus/512: $(cat "$tmp
 if grep -q "time budget none for topoplace map, 1000 ms in srun and slurmstepd .*(no TimeBudgetMs=)" "$tmp/out"
 then ok "check-config: the budget of map and of the plugin, without TimeBudgetMs="
 else no "check-config: the budget without TimeBudgetMs=" "$(grep -i budget "$tmp/out")"; fi
+# what the time model assumes of sharing and MPI's rendezvous, and says so
+if grep -q "fair sharing (assumed: FlowSharing= not set), every message sent eagerly (assumed: EagerLimit= not set)" "$tmp/out"
+then ok "check-config: the sharing and eager limit assumed"
+else no "check-config: the sharing and eager limit assumed" "$(grep -i sharing "$tmp/out")"; fi
+printf 'FlowSharing=rtt\nEagerLimit=64KiB\n' | cat "$C8" - >"$tmp/eager.conf"
+tp check-config "$tmp/eager.conf"
+if check0 "check-config EagerLimit=" && grep -q "rtt sharing, rendezvous past 64 KiB$" "$tmp/out"
+then ok "check-config: FlowSharing= and EagerLimit= as stated"
+elif [ "$rc" -eq 0 ]; then no "check-config EagerLimit=" "$(grep -i sharing "$tmp/out")"; fi
+printf 'EagerLimit=64kb8\n' | cat "$C8" - >"$tmp/eager-bad.conf"
+tp check-config "$tmp/eager-bad.conf"
+if [ "$rc" -ne 0 ] && grep -q "eager-bad.conf:[0-9]*: EagerLimit=64kb8: expected bytes" "$tmp/err"
+then ok "check-config: a bad EagerLimit= named with its line"
+else no "check-config: a bad EagerLimit=" "rc $rc: $(cat "$tmp/err")"; fi
 printf 'TimeBudgetMs=0\n' | cat "$C8" - >"$tmp/budget0.conf"
 tp check-config "$tmp/budget0.conf"
 if check0 "check-config TimeBudgetMs=0" && grep -q "time budget none (TimeBudgetMs=0)" "$tmp/out"

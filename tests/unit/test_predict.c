@@ -234,6 +234,33 @@ START_TEST(cut_filling)
 }
 END_TEST
 
+/* EagerLimit=: a message past it waits for its route's latency three
+ * times (MPI's rendezvous: request, reply, data), one within it once;
+ * none: every message once. */
+START_TEST(eager_limit)
+{
+	static const struct { const char *line; double bytes, us; } cases[] = {
+		{ "EagerLimit=16KiB\n", MB, 1006.0 },     /* 1000 + 3 x 2 links */
+		{ "EagerLimit=16KiB\n", 10000, 12.0 },    /* 10 + 2: eager */
+		{ "EagerLimit=2MB\n", MB, 1002.0 },
+		{ "EagerLimit=none\n", MB, 1002.0 },
+		{ "", MB, 1002.0 },                       /* the default: none */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char conf[512];
+		snprintf(conf, sizeof conf, "%s%s", SLOW, cases[i].line);
+		struct fixture fx;
+		setup(&fx, TREE, conf, "n[0-1]", 1);
+		tp_prediction p = predict(&fx, 2, 1, (int32_t[]){ 0 }, (int32_t[]){ 1 },
+					  (double[]){ cases[i].bytes },
+					  (int32_t[]){ 0, 1 });
+		ck_assert_us(p.exchange_us, cases[i].us);
+		ck_assert_us(p.bound_us, cases[i].us);
+		teardown(&fx);
+	}
+}
+END_TEST
+
 /* Max-min is not the bound: n0 -> n1 and n0 -> n2 share n0's port, and
  * n3 -> n2 shares n2's with one of them.  n0's two get 0.5 GB/s each; n3's
  * gets what n2's port leaves, 0.5 GB/s too: all end at 2000 us.  */
@@ -404,6 +431,12 @@ static const struct {
 	  "topoplace.conf:2: LevelUplinks= needs Network=tree" },
 	{ "Network=tree TopologyFile=topology.conf\nFlowSharing=tcp\n",
 	  "topoplace.conf:2: FlowSharing=tcp: expected fair or rtt" },
+	{ "Network=tree TopologyFile=topology.conf\nEagerLimit=12XB\n",
+	  "topoplace.conf:2: EagerLimit=12XB: expected bytes (16384, 16KiB, 1MiB) or none" },
+	{ "Network=tree TopologyFile=topology.conf\nEagerLimit=-1\n",
+	  "topoplace.conf:2: EagerLimit=-1: expected bytes" },
+	{ "Network=tree TopologyFile=topology.conf\nEagerLimit=1KiB EagerLimit=2KiB\n",
+	  "EagerLimit" },
 	{ "Network=dragonfly Groups=2 RoutersPerGroup=2\nGlobalBandwidth=x\n",
 	  "topoplace.conf:2: GlobalBandwidth=x: not a bandwidth" },
 	{ "Network=tree TopologyFile=topology.conf\nRails=0\n",
@@ -1697,6 +1730,7 @@ int main(void)
 	 * and valgrind than Check's 4 s */
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, two_nodes);
+	tcase_add_test(tc, eager_limit);
 	tcase_add_test(tc, two_rounds);
 	tcase_add_test(tc, rounds_latency_adds_up);
 	tcase_add_test(tc, cut_filling);

@@ -281,7 +281,14 @@ static int at_end(struct loader *ld)
 		}
 		if (ld->intrabw_line)
 			f->intra_bw = ld->intrabw * 1e9;
-		f->rtt_sharing = ld->rtt_sharing;
+		if (ld->sharing_line) {
+			f->rtt_sharing = ld->rtt_sharing;
+			f->sharing_set = true;
+		}
+		if (ld->eager_line) {
+			f->eager_bytes = ld->eager_bytes;
+			f->eager_set = true;
+		}
 	}
 	if (kind->finish && (rc = kind->finish(&ld->r, tp__ld_state_of(ld, kind))))
 		return rc;

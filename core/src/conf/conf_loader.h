@@ -74,9 +74,10 @@ struct loader {
 	int first_node_line;
 	/* the time model's speeds: HopLatency=, NodeBandwidth=,
 	 * IntraNodeBandwidth= (line 0: the defaults) */
-	int lat_line, nodebw_line, intrabw_line, sharing_line;
+	int lat_line, nodebw_line, intrabw_line, sharing_line, eager_line;
 	double lat_s, nodebw, intrabw;
 	bool rtt_sharing;          /* FlowSharing=rtt */
+	double eager_bytes;        /* EagerLimit= (-1: none) */
 
 	struct origin *origin; /* spans, in node order */
 	size_t norigins, origin_cap;

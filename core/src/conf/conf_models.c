@@ -195,8 +195,14 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 	const struct tp__fabric *f = &c->b.m->fab;
 	double port = tp__machine_node_port_bw(c->b.m);
 	fprintf(out, "predicted time: %g us a link, node ports %g GB/s, %g GB/s "
-		"inside a node, %s sharing\n", f->hop_lat * 1e6, port / 1e9,
-		f->intra_bw / 1e9, f->rtt_sharing ? "rtt" : "fair");
+		"inside a node, %s sharing%s, ", f->hop_lat * 1e6, port / 1e9,
+		f->intra_bw / 1e9, f->rtt_sharing ? "rtt" : "fair",
+		f->sharing_set ? "" : " (assumed: FlowSharing= not set)");
+	if (f->eager_bytes < 0)
+		fprintf(out, "every message sent eagerly");
+	else
+		fprintf(out, "rendezvous past %g KiB", f->eager_bytes / 1024);
+	fprintf(out, "%s\n", f->eager_set ? "" : " (assumed: EagerLimit= not set)");
 	fprintf(out, "default policy %s, metric %s, time budget ",
 		c->has_policy ? tp_policy_name(c->policy) : "auto (the default)",
 		tp_metric_name(c->metric));

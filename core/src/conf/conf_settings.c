@@ -642,6 +642,44 @@ static int set_sharing(struct loader *ld, const struct tp__conf_tok *t)
 	return TP_OK;
 }
 
+/* EagerLimit=16KiB: messages past it pay their route's latency three
+ * times (an MPI library's rendezvous: a request, a reply, then the data);
+ * "none": every message is sent eagerly.  Bytes, or with K, KB, KiB, M,
+ * MB, MiB (powers of 1024, as MPI libraries count them). */
+static int set_eager(struct loader *ld, const struct tp__conf_tok *t)
+{
+	int rc = set_once(ld, t, &ld->eager_line, false);
+	if (rc)
+		return rc;
+	if (!strcasecmp(t->val, "none")) {
+		ld->eager_bytes = -1;
+		return TP_OK;
+	}
+	char *end;
+	errno = 0;
+	double v = strtod(t->val, &end);
+	double unit = 1;
+	if (end != t->val && *end) {
+		static const struct { const char *s; double f; } units[] = {
+			{ "B", 1 }, { "K", 1024 }, { "KB", 1024 }, { "KiB", 1024 },
+			{ "M", 1048576 }, { "MB", 1048576 }, { "MiB", 1048576 },
+		};
+		unit = 0;
+		for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+			if (!strcasecmp(end, units[i].s))
+				unit = units[i].f;
+		if (unit > 0)
+			end += strlen(end);
+	}
+	if (end == t->val || *end || errno || !isfinite(v) || v < 0 ||
+	    v * unit > 1e12)
+		return lerr(ld, NULL, t->line, TP_EINVAL,
+			    "EagerLimit=%s: expected bytes (16384, 16KiB, 1MiB) "
+			    "or none", t->val);
+	ld->eager_bytes = v * unit;
+	return TP_OK;
+}
+
 /* ---- a settings line ---- */
 
 /* Key k is key *j of kind *i. */
@@ -714,6 +752,8 @@ int tp__ld_settings_line(struct loader *ld, const struct tp__conf_tok *toks, int
 			rc = set_speed(ld, t);
 		else if (!strcasecmp(k, "FlowSharing"))
 			rc = set_sharing(ld, t);
+		else if (!strcasecmp(k, "EagerLimit"))
+			rc = set_eager(ld, t);
 		else if (!strcasecmp(k, "TopologyFile"))
 			rc = set_topo(ld, t);
 		else if (!strcasecmp(k, "Distance"))

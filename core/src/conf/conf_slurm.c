@@ -138,6 +138,7 @@ static int describe_source(struct loader *ld, const struct tp__slurm_topology *s
 		{ ld->nodebw_line, "NodeBandwidth", true },
 		{ ld->intrabw_line, "IntraNodeBandwidth", true },
 		{ ld->sharing_line, "FlowSharing", true },
+		{ ld->eager_line, "EagerLimit", true },
 	};
 	for (size_t i = 0; i < sizeof site / sizeof *site && na < 64; i++)
 		added[na++] = site[i];

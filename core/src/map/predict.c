@@ -192,6 +192,14 @@ static int route_hops(const tp_machine *m, int len)
 	return len - (m->net->routes_ports || m->net->port_cables ? 0 : 2);
 }
 
+/* The latencies a message of `bytes` waits for before its data flows, in
+ * hops: its route's, and past the eager limit (EagerLimit=) three times
+ * (MPI's rendezvous: the request and the reply cross the route first). */
+static int message_hops(const tp_machine *m, double bytes, int hops)
+{
+	return m->fab.eager_bytes >= 0 && bytes > m->fab.eager_bytes ? 3 * hops : hops;
+}
+
 static int put_lane_bw(int64_t id, int32_t slot, void *arg)
 {
 	struct lane_bw_arg *x = arg;
@@ -306,7 +314,7 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			fl->bytes[f] = w;
 			fl->mult[f] = 1;
 			int hops = route_hops(m, len);
-			fl->hops[f] = hops;
+			fl->hops[f] = message_hops(m, w, hops);
 			fl->ends[0][f] = map[u];
 			fl->ends[1][f] = map[v];
 			/* every lane has the same latency: a route's is its
@@ -541,7 +549,7 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 				load[buf[k]] += w;
 				minbw = fmin(minbw, lane_bw(m, nids, buf[k]));
 			}
-			b = fmax(b, w / minbw + route_hops(m, len) * lat);
+			b = fmax(b, w / minbw + message_hops(m, w, route_hops(m, len)) * lat);
 			out->messages++;
 		}
 	}

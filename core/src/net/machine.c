@@ -82,7 +82,9 @@ int tp__machine_new(tp_machine **out, int ndims, const int *dims,
 		return tp_error_set(err, TP_ENOMEM, "machine: out of memory");
 	pthread_mutex_init(&m->names_mu, NULL);
 	m->fab = (struct tp__fabric){ TP__DEFAULT_NODE_BW, TP__DEFAULT_HOP_LAT,
-				      TP__DEFAULT_INTRA_BW, false, false };
+				      TP__DEFAULT_INTRA_BW, false,
+				      TP__DEFAULT_RTT_SHARING,
+				      TP__DEFAULT_EAGER_BYTES, false, false };
 	m->ndims = ndims;
 	int64_t s = 1;
 	for (int d = 0; d < ndims; d++) {

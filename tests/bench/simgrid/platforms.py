@@ -81,10 +81,14 @@ def _told(conf, *keys):
                    if l.split("=", 1)[0] not in keys)
 
 
+CONF_ADD = ""  # more keys for every topoplace config (--conf-add)
+
+
 def _fabric_keys():
+    add = "".join(k + "\n" for k in CONF_ADD.split())
     if TOLD_NOTHING:
-        return ""
-    return ("HopLatency=%gus\n"
+        return add
+    return add + ("HopLatency=%gus\n"
             "IntraNodeBandwidth=%d     # GB/s, tasks of one node\n"
             "%s") % (TOPO_LAT_US, LOOP_BW,
                      "FlowSharing=rtt\n" if SIM_KNOBS else "")

@@ -536,7 +536,12 @@ def main():
                     help="periodic stencils (every axis wraps)")
     ap.add_argument("--case", action="append", default=[],
                     help="run only cases whose name starts with this")
+    ap.add_argument("--conf-add", default="",
+                    help="more keys for every topoplace config, e.g. "
+                    "\"FlowSharing=rtt EagerLimit=16KiB\" (what a site may "
+                    "state of its fabric and MPI library)")
     args = ap.parse_args()
+    platforms.CONF_ADD = args.conf_add
     if args.scotch and not shutil.which("scotch_gmap"):
         args.scotch = False
     args.exchange = os.path.abspath(args.exchange)
@@ -599,6 +604,8 @@ def main():
         "as a site writes them (no simulator knob)" if args.site
         else "with the simulator's knobs (FlowSharing=rtt, SMPI factors)",
         platforms.BW, "periodic" if args.periodic else "non-periodic"))
+    if args.conf_add:
+        print("configs:   and %s (--conf-add)" % args.conf_add)
     cases = cases_for(nets, args.quick, args.first_seed, args.cases,
                       args.periodic)
     if args.case:
