@@ -243,7 +243,6 @@ static bool same_start(const cand_run *r, const struct lane_try *a,
 	       !memcmp(a->start, b->start, map_bytes(r));
 }
 
-
 /* ---- the best's lane refinement made ahead ----
  *
  * From LANES_AHEAD_THREADS, the winning construction's refinement (made
@@ -412,8 +411,6 @@ static bool spec_lanes_may(const cand_run *r)
 	       r->o->graph.refine_passes > 0 && tp__predict_affordable(r->g, r->a, 0);
 }
 
-/* The starts of built (and of refined, when not NULL: first), begun on a
- * thread of their own; NULL when not begun. */
 static bool runner_worth(const tp_place_candidate *c, const tp_place_candidate *best);
 
 /* Was the start from map (unweighted) claimed in sl, a stale one?  It is
@@ -431,6 +428,9 @@ static bool spec_claimed(const cand_run *r, struct spec_lanes *sl, const int32_t
 	return claimed;
 }
 
+/* The starts of built (and of refined, when not NULL: first; with
+ * runners, then the runners-up's within reach), begun on a thread of
+ * their own; NULL when not begun. */
 static struct spec_lanes *spec_lanes_new(const cand_run *r, const int32_t *built,
 					 const int32_t *refined, bool runners)
 {

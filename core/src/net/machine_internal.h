@@ -248,10 +248,10 @@ struct tp__fabric {
  * RTT unfairness, the parking-lot effect of a credit-based fabric's
  * arbitration), and a message past an MPI library's eager limit (8 to 64
  * KiB in Open MPI, MPICH and UCX) sends its data only after a request and
- * a reply have crossed the route.  Under SimGrid SMPI both together took
- * maps closer to the simulated times and faster in them
- * (doc/benchmarks.md, "what a site may state"); they are not the defaults
- * yet: every choice tuned so far was tuned without them. */
+ * a reply have crossed the route.  Stated together under SimGrid SMPI,
+ * they ranked the maps of trees and dragonflies as SMPI runs them and
+ * made them 2-3 % faster, but a torus's 3 % slower (doc/benchmarks.md,
+ * "what a site may state"): not the defaults. */
 #define TP__DEFAULT_RTT_SHARING false
 #define TP__DEFAULT_EAGER_BYTES (-1.0)
 
