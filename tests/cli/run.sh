@@ -187,6 +187,16 @@ if check0 "check-config tree ports" && grep -q "node ports 10 GB/s" "$tmp/out" &
 	grep -q "uplinks per switch not given: assumed a quarter of the nodes below (a 4:1 taper)" "$tmp/out"
 then ok "check-config: a tree's node ports follow LevelBandwidth=; the taper assumed is said"
 elif [ "$rc" -eq 0 ]; then no "check-config tree ports" "$(cat "$tmp/out")"; fi
+# a tree's sharing not stated: the worse of fair and RTT-weighted, said
+# (a torus's is fair, above); stated, as stated
+if grep -q "the worse of fair and rtt sharing (assumed: FlowSharing= not set)," "$tmp/out"
+then ok "check-config: a tree's sharing assumed the worse of fair and rtt, and said"
+else no "check-config: a tree's sharing assumed" "$(grep -i sharing "$tmp/out")"; fi
+printf 'FlowSharing=fair\n' | cat "$tmp/ports.conf" - >"$tmp/ports-fair.conf"
+tp check-config "$tmp/ports-fair.conf"
+if check0 "check-config tree FlowSharing=fair" && grep -q "inside a node, fair sharing, every" "$tmp/out"
+then ok "check-config: a tree's FlowSharing=fair as stated"
+elif [ "$rc" -eq 0 ]; then no "check-config tree FlowSharing=fair" "$(grep -i sharing "$tmp/out")"; fi
 printf 'NodeBandwidth=40\nLevelUplinks=2\n' | cat "$tmp/ports.conf" - >"$tmp/ports40.conf"
 tp check-config "$tmp/ports40.conf"
 if check0 "check-config NodeBandwidth=" && grep -q "node ports 40 GB/s" "$tmp/out" &&
@@ -549,7 +559,9 @@ fi
 mkdir -p "$tmp/rounds"
 printf 'SwitchName=leaf0 Nodes=n[0-3]\nSwitchName=leaf1 Nodes=n[4-7]\nSwitchName=top Switches=leaf[0-1]\n' \
 	>"$tmp/rounds/topology.conf"
-printf 'Network=tree TopologyFile=topology.conf LevelBandwidth=10\nNodeBandwidth=10GB/s IntraNodeBandwidth=100GB/s HopLatency=1us\n' \
+# fair sharing stated: the gains below are fair sharing's, worked out by
+# hand (not stated, a tree's is the worse of fair and RTT-weighted)
+printf 'Network=tree TopologyFile=topology.conf LevelBandwidth=10\nNodeBandwidth=10GB/s IntraNodeBandwidth=100GB/s HopLatency=1us FlowSharing=fair\n' \
 	>"$tmp/rounds/tp.conf"
 r4='[0,4,1000000],[1,5,1000000],[2,6,1000000],[3,7,1000000]'
 printf '{"tasks":8,"directed":true,"edges":[%s,[0,1,8,1000],[1,0,8,1000],[2,3,8,1000],[3,2,8,1000],[4,5,8,1000],[5,4,8,1000],[6,7,8,1000],[7,6,8,1000]]}\n' \

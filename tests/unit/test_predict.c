@@ -227,7 +227,9 @@ START_TEST(cut_filling)
 	int64_t w = tp__predict_work(fx.g, fx.a);
 	ck_assert_int_eq(tp__predict(fx.g, fx.a, (int32_t[]){ 0, 1, 2, 3 }, w, &q,
 				     NULL), 0);
-	ck_assert_int_eq(q.rounds, 2);
+	/* two rounds a filling: fair's, then RTT-weighted's (a tree whose
+	 * sharing is not stated is filled both ways) */
+	ck_assert_int_eq(q.rounds, 4);
 	ck_assert(q.bound_only);
 	ck_assert_us(q.exchange_us, 6002.0);
 	teardown(&fx);
@@ -337,22 +339,69 @@ END_TEST
  * the far ones have 2 kB left, at 0.5 GB/s each down the cable: 2004 us.
  * rtt: the ports give the far ones 1/3 GB/s and the near ones 2/3, which
  * leaves the cable a third idle: the near ones end at 1501 us, and the far
- * ones' 501 kB share the cable: 2503 us. */
+ * ones' 501 kB share the cable: 2503 us.  Not stated, on a tree: the
+ * worse of the two, 2503 us. */
 START_TEST(rtt_sharing)
 {
-	for (int rtt = 0; rtt < 2; rtt++) {
+	static const struct {
+		const char *key;
+		double us;
+	} modes[] = { { "FlowSharing=fair\n", 2004.0 },
+		      { "FlowSharing=rtt\n", 2503.0 },
+		      { "", 2503.0 } };
+	for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
 		char conf[256];
 		snprintf(conf, sizeof conf, "%sLevelUplinks=1\n%s", SLOW,
-			 rtt ? "FlowSharing=rtt\n" : "");
+			 modes[k].key);
 		struct fixture fx;
 		setup(&fx, TREE, conf, "n[0-1],n[4-7]", 1);
 		tp_prediction p = predict(&fx, 6, 4, (int32_t[]){ 0, 1, 4, 5 },
 					  (int32_t[]){ 2, 3, 2, 3 },
 					  (double[]){ MB, MB, MB, MB },
 					  (int32_t[]){ 0, 1, 2, 3, 4, 5 });
-		ck_assert_us(p.exchange_us, rtt ? 2503.0 : 2004.0);
+		ck_assert_msg(fabs(p.exchange_us - modes[k].us) < 1e-6 * modes[k].us,
+			      "'%s': %g us, expected %g", modes[k].key,
+			      p.exchange_us, modes[k].us);
 		teardown(&fx);
 	}
+}
+END_TEST
+
+/* A torus whose sharing is not stated is filled fair: r0, r1 and r2
+ * each send 1 MB to r3 over routes of 3, 2 and 1 links, all three on the
+ * link r2 -> r3, where fair and RTT-weighted sharing order their ends
+ * differently (the test fails if they time the exchange alike). */
+START_TEST(torus_sharing_fair)
+{
+	double us[2];
+	for (int rtt = 0; rtt < 2; rtt++) {
+		char conf[256];
+		snprintf(conf, sizeof conf, "Network=torus Dims=8 Wrap=no "
+			 "LinkBandwidth=1 NodeBandwidth=1 HopLatency=1us\n%s"
+			 "NodeName=r[0-7] CoordOrder=x-major\n",
+			 rtt ? "FlowSharing=rtt\n" : "");
+		struct fixture fx;
+		setup(&fx, NULL, conf, "r[0-3]", 1);
+		tp_prediction p = predict(&fx, 4, 3, (int32_t[]){ 0, 1, 2 },
+					  (int32_t[]){ 3, 3, 3 },
+					  (double[]){ MB, MB, MB },
+					  (int32_t[]){ 0, 1, 2, 3 });
+		us[rtt] = p.exchange_us;
+		teardown(&fx);
+	}
+	struct fixture fx;
+	setup(&fx, NULL, "Network=torus Dims=8 Wrap=no LinkBandwidth=1 "
+	      "NodeBandwidth=1 HopLatency=1us\nNodeName=r[0-7] "
+	      "CoordOrder=x-major\n", "r[0-3]", 1);
+	tp_prediction p = predict(&fx, 4, 3, (int32_t[]){ 0, 1, 2 },
+				  (int32_t[]){ 3, 3, 3 },
+				  (double[]){ MB, MB, MB },
+				  (int32_t[]){ 0, 1, 2, 3 });
+	ck_assert_msg(us[0] != us[1], "fair and rtt alike: %g us", us[0]);
+	ck_assert_msg(fabs(p.exchange_us - us[0]) < 1e-9 * us[0],
+		      "not stated %g us, fair %g, rtt %g", p.exchange_us, us[0],
+		      us[1]);
+	teardown(&fx);
 }
 END_TEST
 
@@ -1644,7 +1693,7 @@ END_TEST
 static const char *const HALF_CABLES =
 	"Network=tree TopologyFile=topology.conf LevelBandwidth=0.5\n"
 	"NodeBandwidth=1 HopLatency=1us IntraNodeBandwidth=10GB/s\n"
-	"LevelUplinks=2 UplinkRouting=dmodk\n";
+	"LevelUplinks=2 UplinkRouting=dmodk FlowSharing=fair\n";
 
 START_TEST(ring_one_way)
 {
@@ -1738,6 +1787,7 @@ int main(void)
 	tcase_add_test(tc, dmodk);
 	tcase_add_test(tc, taper);
 	tcase_add_test(tc, rtt_sharing);
+	tcase_add_test(tc, torus_sharing_fair);
 	tcase_add_test(tc, intra_node);
 	tcase_add_test(tc, ring_dimension_order);
 	tcase_add_test(tc, dragonfly_global);

@@ -282,7 +282,7 @@ static int at_end(struct loader *ld)
 		if (ld->intrabw_line)
 			f->intra_bw = ld->intrabw * 1e9;
 		if (ld->sharing_line) {
-			f->rtt_sharing = ld->rtt_sharing;
+			f->sharing = ld->sharing;
 			f->sharing_set = true;
 		}
 		if (ld->eager_line) {

@@ -76,7 +76,7 @@ struct loader {
 	 * IntraNodeBandwidth= (line 0: the defaults) */
 	int lat_line, nodebw_line, intrabw_line, sharing_line, eager_line;
 	double lat_s, nodebw, intrabw;
-	bool rtt_sharing;          /* FlowSharing=rtt */
+	enum tp__sharing sharing;  /* FlowSharing= */
 	double eager_bytes;        /* EagerLimit= (-1: none) */
 
 	struct origin *origin; /* spans, in node order */

@@ -194,9 +194,13 @@ void tp_conf_describe(const tp_conf *c, FILE *out)
 		c->kind->describe(&c->b, out);
 	const struct tp__fabric *f = &c->b.m->fab;
 	double port = tp__machine_node_port_bw(c->b.m);
+	static const char *const sharing[] = {
+		[TP__SHARING_FAIR] = "fair sharing",
+		[TP__SHARING_RTT] = "rtt sharing",
+		[TP__SHARING_WORSE] = "the worse of fair and rtt sharing" };
 	fprintf(out, "predicted time: %g us a link, node ports %g GB/s, %g GB/s "
-		"inside a node, %s sharing%s, ", f->hop_lat * 1e6, port / 1e9,
-		f->intra_bw / 1e9, f->rtt_sharing ? "rtt" : "fair",
+		"inside a node, %s%s, ", f->hop_lat * 1e6, port / 1e9,
+		f->intra_bw / 1e9, sharing[tp__fabric_sharing(c->b.m)],
 		f->sharing_set ? "" : " (assumed: FlowSharing= not set)");
 	if (f->eager_bytes < 0)
 		fprintf(out, "every message sent eagerly");

@@ -626,16 +626,17 @@ static int set_speed(struct loader *ld, const struct tp__conf_tok *t)
 
 /* FlowSharing=fair (every message crossing a link an equal share: credit
  * flow control, InfiniBand) or rtt (shares in inverse proportion to the
- * route's latency: TCP, and SimGrid's flow model). */
+ * route's latency: TCP, RoCE, and SimGrid's flow model); not given: the
+ * kind's (tp__fabric_sharing). */
 static int set_sharing(struct loader *ld, const struct tp__conf_tok *t)
 {
 	int rc = set_once(ld, t, &ld->sharing_line, false);
 	if (rc)
 		return rc;
 	if (!strcasecmp(t->val, "fair"))
-		ld->rtt_sharing = false;
+		ld->sharing = TP__SHARING_FAIR;
 	else if (!strcasecmp(t->val, "rtt"))
-		ld->rtt_sharing = true;
+		ld->sharing = TP__SHARING_RTT;
 	else
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "FlowSharing=%s: expected fair or rtt", t->val);

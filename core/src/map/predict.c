@@ -78,6 +78,7 @@ static void flows_free(struct tp__flows *f)
 	free(f->bytes);
 	free(f->mult);
 	free(f->w);
+	free(f->w_rtt);
 	free(f->hops);
 	free(f->ends[0]);
 	free(f->ends[1]);
@@ -228,6 +229,10 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 	fl->bytes = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->bytes);
 	fl->mult = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->mult);
 	fl->w = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->w);
+	enum tp__sharing sharing = m->fab.hop_lat > 0 ? tp__fabric_sharing(m)
+						       : TP__SHARING_FAIR;
+	if (sharing == TP__SHARING_WORSE)
+		fl->w_rtt = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->w_rtt);
 	fl->hops = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->hops);
 	for (int k = 0; k < 2; k++)
 		fl->ends[k] = tp__malloc_array((size_t)nmsg + 1, sizeof *fl->ends[k]);
@@ -238,6 +243,7 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 	int32_t nlanes = 0;
 	int rc = TP_OK;
 	if (!keys || !buf || !fl->start || !fl->bytes || !fl->mult || !fl->w ||
+	    (sharing == TP__SHARING_WORSE && !fl->w_rtt) ||
 	    !fl->hops || !fl->ends[0] || !fl->ends[1] || !fl->lanes ||
 	    task_rails(g, a, map, &rail)) {
 		rc = TP_ENOMEM;
@@ -319,8 +325,10 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			fl->ends[1][f] = map[v];
 			/* every lane has the same latency: a route's is its
 			 * hops */
-			fl->w[f] = m->fab.rtt_sharing && m->fab.hop_lat > 0 && hops > 0
-				   ? 1.0 / hops : 1.0;
+			double rtt = hops > 0 ? 1.0 / hops : 1.0;
+			fl->w[f] = sharing == TP__SHARING_RTT ? rtt : 1.0;
+			if (fl->w_rtt)
+				fl->w_rtt[f] = rtt;
 			fl->start[f + 1] = (int64_t)nl;
 		}
 	}
@@ -588,6 +596,41 @@ static void tasks_end(const tp_graph *g, const int64_t *flow_of,
 		}
 }
 
+/* The exchange filled with fl's sharing; where it is not known (w_rtt),
+ * filled again with the RTT weights, and the later end of each (the
+ * exchange's and every flow's) kept, the rounds of both counted (the
+ * callers' work limits count fillings).  A first filling past fo's past
+ * needs no second. */
+static int fill_sharings(struct tp__flows *fl, double lat,
+			 const struct tp__fill_opts *fo, struct tp__fill_out *fill,
+			 double *end_of)
+{
+	int rc = tp__flows_fill(fl, lat, fo, fill, end_of);
+	if (rc || !fl->w_rtt || fill->past)
+		return rc;
+	double *end2 = NULL;
+	if (end_of && !(end2 = tp__malloc_array((size_t)fl->nflows + 1,
+						 sizeof *end2)))
+		return TP_ENOMEM;
+	double *fair = fl->w;
+	struct tp__fill_out rtt = { 0 };
+	fl->w = fl->w_rtt;
+	rc = tp__flows_fill(fl, lat, fo, &rtt, end2);
+	fl->w = fair;
+	if (!rc) {
+		for (int64_t f = 0; end_of && f < fl->nflows; f++)
+			end_of[f] = fmax(end_of[f], end2[f]);
+		fill->time = fmax(fill->time, rtt.time);
+		fill->rounds += rtt.rounds;
+		fill->lazy += rtt.lazy;
+		fill->work += rtt.work;
+		fill->cut_short |= rtt.cut_short;
+		fill->past |= rtt.past;
+	}
+	free(end2);
+	return rc;
+}
+
 static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       const struct predict_ask *ask, tp_prediction *out,
 		       tp_error *err)
@@ -657,7 +700,7 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		if (!rc && ask->past_us > 0 && !(b * 1e6 <= ask->past_us))
 			fill = (struct tp__fill_out){ .time = b - rl, .past = true };
 		else if (!rc)
-			rc = tp__flows_fill(&fl, lat, &fo, &fill, end_of);
+			rc = fill_sharings(&fl, lat, &fo, &fill, end_of);
 		if (rc)
 			tp_error_set(err, rc, "predict: out of memory");
 		out->rounds = fill.rounds;

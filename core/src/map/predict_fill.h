@@ -15,8 +15,11 @@ struct tp__flows {
 	double *bytes;       /* of one message */
 	double *mult;        /* messages it stands for */
 	double *w;           /* its messages' weight in sharing (1, or with
-				FlowSharing=rtt 1 / its hops: the shortest
-				routes take the largest shares) */
+				RTT-weighted sharing 1 / its hops: the
+				shortest routes take the largest shares) */
+	double *w_rtt;       /* sharing not known (TP__SHARING_WORSE): the
+				RTT weights of a second filling, w then
+				fair's; else NULL */
 	int32_t *ends[2];    /* its two nodes, as allocation indices */
 	int32_t *hops;       /* lanes with a latency (network.h:
 				port_cables) */

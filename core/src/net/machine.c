@@ -83,7 +83,7 @@ int tp__machine_new(tp_machine **out, int ndims, const int *dims,
 	pthread_mutex_init(&m->names_mu, NULL);
 	m->fab = (struct tp__fabric){ TP__DEFAULT_NODE_BW, TP__DEFAULT_HOP_LAT,
 				      TP__DEFAULT_INTRA_BW, false,
-				      TP__DEFAULT_RTT_SHARING,
+				      TP__DEFAULT_SHARING,
 				      TP__DEFAULT_EAGER_BYTES, false, false };
 	m->ndims = ndims;
 	int64_t s = 1;
@@ -684,6 +684,14 @@ bool tp_machine_has(const tp_machine *m, enum tp_machine_cap cap)
 		return (m->net->caps & TP__CAP(cap)) != 0;
 	}
 	return false;   /* a value this release does not know */
+}
+
+enum tp__sharing tp__fabric_sharing(const tp_machine *m)
+{
+	if (m->fab.sharing_set)
+		return m->fab.sharing;
+	return tp_machine_has(m, TP_CAP_COORDINATES) ? TP__SHARING_FAIR
+						     : TP__SHARING_WORSE;
 }
 
 static const int *node_coords(const tp_machine *m, int32_t node)

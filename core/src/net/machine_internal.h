@@ -212,6 +212,13 @@ double tp__machine_node_port_bw(const tp_machine *m);
 
 struct tp_net_ops; /* network.h: one table per kind of network */
 
+/* How a link's bandwidth is shared among the messages crossing it: equally
+ * (credit flow control, InfiniBand), in inverse proportion to each
+ * message's route latency (TCP, RoCE's congestion control, SimGrid's flow
+ * model), or not known: the worse of the two, so that a map is chosen
+ * that is fast under either (predict.c fills the exchange both ways). */
+enum tp__sharing { TP__SHARING_FAIR, TP__SHARING_RTT, TP__SHARING_WORSE };
+
 /* A machine: named nodes on routers, the routers embedded in a box of
  * integer coordinates, and the network that joins them (network.h). */
 /* The fabric's speeds for the time model (map/predict.c), from
@@ -226,9 +233,9 @@ struct tp__fabric {
 	double intra_bw;      /* bytes/s between two tasks of one node */
 	bool node_bw_set;     /* NodeBandwidth= given (else a kind may take
 				 its first level's) */
-	bool rtt_sharing;     /* FlowSharing=rtt (the default): a link's
-				 bandwidth shared in inverse proportion to
-				 each message's route latency, else equally */
+	enum tp__sharing sharing;   /* FlowSharing= where given
+				       (sharing_set); tp__fabric_sharing
+				       says what the time model uses */
 	double eager_bytes;   /* EagerLimit=: a larger message pays its
 				 route's latency three times (MPI's
 				 rendezvous); < 0: none does */
@@ -241,19 +248,28 @@ struct tp__fabric {
 #define TP__DEFAULT_NODE_BW 25e9
 #define TP__DEFAULT_HOP_LAT 1e-7
 #define TP__DEFAULT_INTRA_BW 100e9
-/* Unless told (FlowSharing=, EagerLimit=), every message crossing a link
- * gets an equal share and is sent eagerly, its data behind its route's
- * latency once.  Real fabrics and MPI libraries often do otherwise: a
- * congested link's bandwidth goes to short routes first (TCP's and RoCE's
- * RTT unfairness, the parking-lot effect of a credit-based fabric's
- * arbitration), and a message past an MPI library's eager limit (8 to 64
- * KiB in Open MPI, MPICH and UCX) sends its data only after a request and
- * a reply have crossed the route.  Stated together under SimGrid SMPI,
- * they ranked the maps of trees and dragonflies as SMPI runs them and
- * made them 2-3 % faster, but a torus's 3 % slower (doc/benchmarks.md,
- * "what a site may state"): not the defaults. */
-#define TP__DEFAULT_RTT_SHARING false
+/* Unless told (FlowSharing=, EagerLimit=), every message is sent eagerly,
+ * its data behind its route's latency once, and a link's sharing is the
+ * kind's (tp__fabric_sharing).  Real MPI libraries send a message past
+ * their eager limit (8 to 64 KiB in Open MPI, MPICH and UCX) only after a
+ * request and a reply have crossed the route; stated alone under SimGrid
+ * SMPI it made the 2:1 tree's maps no faster (doc/benchmarks.md, "sharing
+ * not stated"): not the default. */
+#define TP__DEFAULT_SHARING TP__SHARING_FAIR
 #define TP__DEFAULT_EAGER_BYTES (-1.0)
+
+/* The sharing the time model uses: FlowSharing= where given.  Else, on a
+ * network of switches (trees, dragonflies, blocks), the worse of fair and
+ * RTT-weighted: a message to the node's own switch crosses two links, one
+ * over the spine four or more, and which of them wins a node's port
+ * decides when the far ones start to queue on the cables up; whether the
+ * fabric favours the short routes (Ethernet and RoCE do, InfiniBand's
+ * credits mostly not) is what an admin rarely says.  On tori and meshes
+ * (the routers on the network's own coordinates: proprietary
+ * credit-based fabrics) fair: judged both ways there, SMPI ran the maps
+ * 1.4 % slower and the time to map 4,096 tasks tripled (doc/benchmarks.md,
+ * "sharing not stated"). */
+enum tp__sharing tp__fabric_sharing(const tp_machine *m);
 
 struct tp_machine {
 	int ndims;                     /* the coordinate box */
