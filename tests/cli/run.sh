@@ -197,6 +197,27 @@ tp check-config "$tmp/ports-fair.conf"
 if check0 "check-config tree FlowSharing=fair" && grep -q "inside a node, fair sharing, every" "$tmp/out"
 then ok "check-config: a tree's FlowSharing=fair as stated"
 elif [ "$rc" -eq 0 ]; then no "check-config tree FlowSharing=fair" "$(grep -i sharing "$tmp/out")"; fi
+# ... and so the time model: a chain of six ranks on t1 t2 | t5-t8, 1 MB
+# between neighbours, uplinks 1:4; only t2 -> t5 crosses the spine, and
+# fair and RTT-weighted sharing end it apart: not stated, eval gives the
+# later of the two
+printf 't1\nt2\nt5\nt6\nt7\nt8\n' >"$tmp/chain.hosts"
+sharing_us() {   # CONF: eval's predicted time of the chain, or "failed"
+	tp eval --config "$1" --nodes 't[1-2,5-8]' -N 1 --stencil 6x1:5pt:bytes=1000000 \
+		--hostfile "$tmp/chain.hosts" --format json
+	if [ "$rc" -eq 0 ]; then json_get "$tmp/out" 'round(d["predicted"]["exchange_us"], 3)'
+	else echo failed; fi
+}
+printf 'HopLatency=1us LevelUplinks=1\n' | cat "$tmp/ports.conf" - >"$tmp/chain.conf"
+printf 'FlowSharing=rtt\n' | cat "$tmp/chain.conf" - >"$tmp/chain-rtt.conf"
+printf 'FlowSharing=fair\n' | cat "$tmp/chain.conf" - >"$tmp/chain-fair.conf"
+us_none=$(sharing_us "$tmp/chain.conf")
+us_rtt=$(sharing_us "$tmp/chain-rtt.conf")
+us_fair=$(sharing_us "$tmp/chain-fair.conf")
+if [ "$us_none" != failed ] && [ "$us_none" = "$us_rtt" ] &&
+   python3 -c 'import sys; f, r = map(float, sys.argv[1:]); sys.exit(not f < r)' "$us_fair" "$us_rtt"
+then ok "eval: a tree's sharing not stated times the exchange as the later of fair ($us_fair us) and rtt ($us_rtt us)"
+else no "eval: a tree's sharing not stated" "not stated $us_none us, fair $us_fair, rtt $us_rtt: $(cat "$tmp/err")"; fi
 printf 'NodeBandwidth=40\nLevelUplinks=2\n' | cat "$tmp/ports.conf" - >"$tmp/ports40.conf"
 tp check-config "$tmp/ports40.conf"
 if check0 "check-config NodeBandwidth=" && grep -q "node ports 40 GB/s" "$tmp/out" &&
