@@ -79,10 +79,11 @@ struct conf_unit {
 
 /* A number followed by one of units[n] (none: bare_scale), scaled: 0, -1
  * not such a value, -2 out of range (<= 0, or < 0 when allow_zero).  The
- * number's "e" of "1e3GB/s" is its own: no unit starts with e. */
+ * number's "e" of "1e3GB/s" is its own: no unit starts with e.  nocase:
+ * the unit's case does not matter (bytes; a bandwidth's b is bits). */
 static int parse_with_unit(const char *s, const struct conf_unit *units,
 			   size_t n, double bare_scale, bool allow_zero,
-			   double *out)
+			   bool nocase, double *out)
 {
 	char num[64];
 	size_t len = strspn(s, "0123456789.eE+-");
@@ -93,7 +94,8 @@ static int parse_with_unit(const char *s, const struct conf_unit *units,
 	double scale = bare_scale;
 	if (s[len]) {
 		size_t i = 0;
-		while (i < n && strcmp(s + len, units[i].name))
+		while (i < n && (nocase ? strcasecmp(s + len, units[i].name)
+				      : strcmp(s + len, units[i].name)))
 			i++;
 		if (i == n)
 			return -1;
@@ -121,7 +123,7 @@ int tp__conf_parse_bandwidth(const char *s, double *gbps)
 		{ "Mb/s", 1.25e-4 }, { "Mbps", 1.25e-4 },
 	};
 	return parse_with_unit(s, units, sizeof units / sizeof *units, 1, false,
-			       gbps);
+			       false, gbps);
 }
 
 /* A time in seconds: a bare number of microseconds, or with a unit (ns,
@@ -132,7 +134,7 @@ int tp__conf_parse_time(const char *s, double *sec)
 		{ "ns", 1e-9 }, { "us", 1e-6 }, { "ms", 1e-3 }, { "s", 1 },
 	};
 	return parse_with_unit(s, units, sizeof units / sizeof *units, 1e-6, true,
-			       sec);
+			       false, sec);
 }
 
 int tp__conf_bandwidth(struct tp__conf_reader *r, const struct tp__conf_tok *t,
@@ -649,6 +651,10 @@ static int set_sharing(struct loader *ld, const struct tp__conf_tok *t)
  * MB, MiB (powers of 1024, as MPI libraries count them). */
 static int set_eager(struct loader *ld, const struct tp__conf_tok *t)
 {
+	static const struct conf_unit units[] = {
+		{ "B", 1 }, { "K", 1024 }, { "KB", 1024 }, { "KiB", 1024 },
+		{ "M", 1048576 }, { "MB", 1048576 }, { "MiB", 1048576 },
+	};
 	int rc = set_once(ld, t, &ld->eager_line, false);
 	if (rc)
 		return rc;
@@ -656,28 +662,13 @@ static int set_eager(struct loader *ld, const struct tp__conf_tok *t)
 		ld->eager_bytes = -1;
 		return TP_OK;
 	}
-	char *end;
-	errno = 0;
-	double v = strtod(t->val, &end);
-	double unit = 1;
-	if (end != t->val && *end) {
-		static const struct { const char *s; double f; } units[] = {
-			{ "B", 1 }, { "K", 1024 }, { "KB", 1024 }, { "KiB", 1024 },
-			{ "M", 1048576 }, { "MB", 1048576 }, { "MiB", 1048576 },
-		};
-		unit = 0;
-		for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-			if (!strcasecmp(end, units[i].s))
-				unit = units[i].f;
-		if (unit > 0)
-			end += strlen(end);
-	}
-	if (end == t->val || *end || errno || !isfinite(v) || v < 0 ||
-	    v * unit > 1e12)
+	double v;
+	if (parse_with_unit(t->val, units, sizeof units / sizeof *units, 1, true,
+			    true, &v) || v > 1e12)
 		return lerr(ld, NULL, t->line, TP_EINVAL,
 			    "EagerLimit=%s: expected bytes (16384, 16KiB, 1MiB) "
 			    "or none", t->val);
-	ld->eager_bytes = v * unit;
+	ld->eager_bytes = v;
 	return TP_OK;
 }
 
