@@ -83,7 +83,7 @@ int tp__machine_new(tp_machine **out, int ndims, const int *dims,
 	pthread_mutex_init(&m->names_mu, NULL);
 	m->fab = (struct tp__fabric){ TP__DEFAULT_NODE_BW, TP__DEFAULT_HOP_LAT,
 				      TP__DEFAULT_INTRA_BW, false,
-				      TP__DEFAULT_SHARING,
+				      TP__SHARING_FAIR,   /* unread: not set */
 				      TP__DEFAULT_EAGER_BYTES, false, false };
 	m->ndims = ndims;
 	int64_t s = 1;

@@ -248,14 +248,13 @@ struct tp__fabric {
 #define TP__DEFAULT_NODE_BW 25e9
 #define TP__DEFAULT_HOP_LAT 1e-7
 #define TP__DEFAULT_INTRA_BW 100e9
-/* Unless told (FlowSharing=, EagerLimit=), every message is sent eagerly,
- * its data behind its route's latency once, and a link's sharing is the
- * kind's (tp__fabric_sharing).  Real MPI libraries send a message past
+/* Unless told (EagerLimit=), every message is sent eagerly, its data
+ * behind its route's latency once (a link's sharing, unless told, is the
+ * kind's: tp__fabric_sharing).  Real MPI libraries send a message past
  * their eager limit (8 to 64 KiB in Open MPI, MPICH and UCX) only after a
  * request and a reply have crossed the route; stated alone under SimGrid
  * SMPI it made the 2:1 tree's maps no faster (doc/benchmarks.md, "sharing
  * not stated"): not the default. */
-#define TP__DEFAULT_SHARING TP__SHARING_FAIR
 #define TP__DEFAULT_EAGER_BYTES (-1.0)
 
 /* The sharing the time model uses: FlowSharing= where given.  Else, on a
