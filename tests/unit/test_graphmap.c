@@ -220,6 +220,73 @@ START_TEST(refine_never_increases)
 }
 END_TEST
 
+/* Dense graphs, every task's peers past the degree up to which a moved
+ * task's neighbours are costed again (beyond it task_moved takes the
+ * move's difference): two cliques of 80 tasks (100 bytes a pair inside, 1
+ * between), and every pair a random 1 to 100 bytes, on a line of 40 nodes
+ * of 4 slots from random starts.  The refinement lowers hop-bytes (the
+ * cliques by more than a third: each on its half is 0.51x), and keeping
+ * the costs by differences gives the very mapping costing every
+ * neighbour again gives (integer bytes and hops: no rounding apart). */
+START_TEST(refine_dense_by_differences)
+{
+	tp_conf *c = conf_of("Network=torus Dims=40x1x1 Wrap=no\n"
+			     "NodeName=n[00-39] CoordOrder=x-major\n", "line.conf");
+	enum { N = 160, NE = N * (N - 1) / 2 };
+	int32_t *ea = malloc(sizeof *ea * NE), *eb = malloc(sizeof *eb * NE);
+	double *w = malloc(sizeof *w * NE);
+	ck_assert(ea && eb && w);
+	int32_t ids[40];
+	for (int32_t k = 0; k < 40; k++)
+		ids[k] = k;
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), ids, 40, 4, &a, NULL), 0);
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	for (int kind = 0; kind < 2; kind++) {
+		uint64_t r = 77;
+		int64_t ne = 0;
+		for (int32_t i = 0; i < N; i++)
+			for (int32_t j = i + 1; j < N; j++, ne++) {
+				ea[ne] = i;
+				eb[ne] = j;
+				w[ne] = kind == 0 ? ((i < N / 2) == (j < N / 2) ? 100 : 1)
+						  : (double)(1 + rng(&r) % 100);
+			}
+		tp_graph *g = NULL;
+		ck_assert_int_eq(tp_graph_from_edges(&g, N, NE, ea, eb, w, "dense", NULL), 0);
+		for (uint64_t seed = 1; seed <= 2; seed++) {
+			int32_t start[N], by_diff[N], exact[N];
+			ck_assert_int_eq(tp_map_random(a, N, seed, start, NULL), 0);
+			double before = tp_metrics_hop_bytes(g, a, start);
+			memcpy(by_diff, start, sizeof start);
+			memcpy(exact, start, sizeof start);
+			int64_t moves = 0, moves2 = 0;
+			tp_error err;
+			ck_assert_msg(tp__graphmap_refine_recost(g, a, &o, 0, by_diff, &moves,
+								  &err) == 0, "%s", err.msg);
+			ck_assert_int_eq(tp__graphmap_refine_recost(g, a, &o, INT32_MAX, exact,
+								    &moves2, NULL), 0);
+			ck_assert_int_eq(tp_mapping_validate(g, a, by_diff, NULL), 0);
+			ck_assert_int_eq(moves, moves2);
+			ck_assert_mem_eq(by_diff, exact, sizeof exact);
+			double after = tp_metrics_hop_bytes(g, a, by_diff);
+			ck_assert_msg(after < (kind == 0 ? 0.62 : 1.0) * before,
+				      "kind %d seed %d: %g -> %g", kind, (int)seed, before, after);
+			/* the default (differences past 64 edges) is the same */
+			ck_assert_int_eq(tp_graphmap_refine(g, a, &o, start, NULL, NULL), 0);
+			ck_assert_mem_eq(start, exact, sizeof exact);
+		}
+		tp_graph_destroy(g);
+	}
+	free(ea);
+	free(eb);
+	free(w);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Pairs of tasks that talk 100 bytes inside, chained by 1 byte, 2 slots a
  * node along a line of 16: from pairs scattered at random, no single move
  * or swap of a task gains (each breaks a pair), but the pairs (the nodes'
@@ -1137,6 +1204,7 @@ int main(void)
 	tcase_add_test(tc, budget_gates_candidates);
 	tcase_add_test(tc, random_instances);
 	tcase_add_test(tc, refine_moves_groups);
+	tcase_add_test(tc, refine_dense_by_differences);
 	suite_add_tcase(s, tc);
 	return tp_test_run(s);
 }

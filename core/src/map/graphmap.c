@@ -36,6 +36,7 @@ static int gm_init(gm *c, const tp_graph *g, const tp_alloc *a, bool shifted,
 	c->nd = a->m->ndims;
 	c->nn = a->nnodes;
 	c->nt = g->ntasks;
+	c->recost_degree = REFINE_RECOST_DEGREE;
 	if (g->ntasks > a->total_slots)
 		return tp_error_set(err, TP_EINVAL,
 				    "%s: %d tasks do not fit in the allocation's %lld slots",
@@ -75,8 +76,8 @@ static const struct refinement BY_LANES = { "lane refinement", tp__refine_lanes_
 
 static int refine_entry(const struct refinement *r, const tp_graph *g,
 			const tp_alloc *a, const tp_graphmap_opts *o,
-			int threads, double hop_weight, int32_t *map,
-			int64_t *moves, tp_error *err)
+			int threads, double hop_weight, int recost,
+			int32_t *map, int64_t *moves, tp_error *err)
 {
 	const char *what = r->what;
 	tp_graphmap_opts def;
@@ -97,6 +98,8 @@ static int refine_entry(const struct refinement *r, const tp_graph *g,
 		return rc;
 	c.threads = threads;
 	c.hop_weight = hop_weight;
+	if (recost >= 0)
+		c.recost_degree = recost;
 	rc = r->run(&c, o, map, moves, t0);
 	gm_free(&c);
 	if (rc)
@@ -109,35 +112,43 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, map, moves, err);
+	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, -1, map, moves, err);
+}
+
+int tp__graphmap_refine_recost(const tp_graph *g, const tp_alloc *a,
+			       const tp_graphmap_opts *o, int recost_degree,
+			       int32_t *map, int64_t *moves, tp_error *err)
+{
+	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, recost_degree, map,
+			    moves, err);
 }
 
 int tp__graphmap_refine_threads(const tp_graph *g, const tp_alloc *a,
 				const tp_graphmap_opts *o, int threads,
 				int32_t *map, int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, threads, 0, map, moves, err);
+	return refine_entry(&BY_HOP_BYTES, g, a, o, threads, 0, -1, map, moves, err);
 }
 
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_CONGESTION, g, a, o, 0, 0, map, moves, err);
+	return refine_entry(&BY_CONGESTION, g, a, o, 0, 0, -1, map, moves, err);
 }
 
 int tp__graphmap_refine_lanes(const tp_graph *g, const tp_alloc *a,
 			      const tp_graphmap_opts *o, int32_t *map,
 			      int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_LANES, g, a, o, 0, 0, map, moves, err);
+	return refine_entry(&BY_LANES, g, a, o, 0, 0, -1, map, moves, err);
 }
 
 int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
 				   const tp_graphmap_opts *o, double hop_weight,
 				   int32_t *map, int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_LANES, g, a, o, 0, hop_weight, map, moves, err);
+	return refine_entry(&BY_LANES, g, a, o, 0, hop_weight, -1, map, moves, err);
 }
 
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,

@@ -108,6 +108,13 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 int tp__graphmap_refine_threads(const tp_graph *g, const tp_alloc *a,
 				const tp_graphmap_opts *o, int threads,
 				int32_t *map, int64_t *moves, tp_error *err);
+/* tp_graphmap_refine where a moved task's neighbour of at most
+ * recost_degree edges is costed again and one of more takes the move's
+ * difference (the default: REFINE_RECOST_DEGREE); the same result either
+ * way, up to rounding (for the tests). */
+int tp__graphmap_refine_recost(const tp_graph *g, const tp_alloc *a,
+			       const tp_graphmap_opts *o, int recost_degree,
+			       int32_t *map, int64_t *moves, tp_error *err);
 /* Congestion refinement of a valid mapping in place: for the tasks with a
  * message across a link loaded at 85 % of the maximum or more (under the
  * machine's routing, both directions of every edge), moves to free slots and

@@ -40,7 +40,13 @@ typedef struct gm {
 			      TP_ETIME; 0: none */
 	double projected_ms;   /* greedy: what the whole run would have
 				  taken, when it stopped early for it */
+	int recost_degree;     /* the hop-bytes refinement: a moved task's
+				  neighbour of at most this many edges is
+				  costed again, one of more takes the move's
+				  difference (graphmap_refine.c) */
 } gm;
+
+#define REFINE_RECOST_DEGREE 64   /* gm.recost_degree's */
 
 static inline bool past(const gm *c, double extra_ms)
 {
