@@ -1342,6 +1342,8 @@ START_TEST(launch_stops_once_past)
 }
 END_TEST
 
+static uint32_t lcg(uint64_t *x);
+
 START_TEST(afresh_same)
 {
 	for (int rtt = 0; rtt < 2; rtt++) {
@@ -1369,6 +1371,28 @@ START_TEST(afresh_same)
 	for (int t = 0; t < 512; t++)
 		map[t] = t / 4;
 	same_afresh(&fx, map);
+	/* the first 320 tasks all to all, each pair its own bytes (a
+	 * captured transpose): a leaf's uplinks carry a hundred classes and
+	 * more, which the freeze log's places sort (log_share) */
+	tp_graph_destroy(fx.g);
+	enum { D = 320, DE = D * (D - 1) / 2 };
+	int32_t *ea = malloc(sizeof *ea * DE), *eb = malloc(sizeof *eb * DE);
+	double *w = malloc(sizeof *w * DE);
+	ck_assert(ea && eb && w);
+	uint64_t x = 4242;
+	int64_t ne = 0;
+	for (int32_t i = 0; i < D; i++)
+		for (int32_t j = i + 1; j < D; j++, ne++) {
+			ea[ne] = i;
+			eb[ne] = j;
+			w[ne] = 60000 + (double)(lcg(&x) % 8192);
+		}
+	fx.g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&fx.g, 512, DE, ea, eb, w, "dense", &err), 0);
+	same_afresh(&fx, map);
+	free(ea);
+	free(eb);
+	free(w);
 	teardown(&fx);
 }
 END_TEST
