@@ -1071,6 +1071,58 @@ START_TEST(congestion_refinement)
 }
 END_TEST
 
+/* A captured all-to-all (every pair of 160 tasks its own 1 to 100 bytes)
+ * on a line of 40 nodes of 4 slots: each task's moves stop after routing
+ * so many messages (a task tries its heaviest peers' nodes first), and
+ * the congestion refinement still keeps its terms (a valid mapping, the
+ * same on every run, the busiest link never heavier) and lowers the
+ * busiest link from a random start. */
+START_TEST(congestion_dense)
+{
+	tp_conf *c = conf_of("Network=torus Dims=40x1x1 Wrap=no\n"
+			     "NodeName=n[00-39] CoordOrder=x-major\n", "line.conf");
+	enum { N = 160, NE = N * (N - 1) / 2 };
+	int32_t *ea = malloc(sizeof *ea * NE), *eb = malloc(sizeof *eb * NE);
+	double *w = malloc(sizeof *w * NE);
+	ck_assert(ea && eb && w);
+	uint64_t r = 5;
+	int64_t ne = 0;
+	for (int32_t i = 0; i < N; i++)
+		for (int32_t j = i + 1; j < N; j++, ne++) {
+			ea[ne] = i;
+			eb[ne] = j;
+			w[ne] = (double)(1 + rng(&r) % 100);
+		}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, N, NE, ea, eb, w, "dense", NULL), 0);
+	int32_t ids[40];
+	for (int32_t k = 0; k < 40; k++)
+		ids[k] = k;
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), ids, 40, 4, &a, NULL), 0);
+	int32_t m1[N], m2[N];
+	ck_assert_int_eq(tp_map_random(a, N, 3, m1, NULL), 0);
+	memcpy(m2, m1, sizeof m1);
+	tp_metrics before, after;
+	ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &before, NULL), 0);
+	int64_t moves = 0;
+	ck_assert_int_eq(tp_graphmap_refine_congestion(g, a, NULL, m1, &moves, NULL), 0);
+	ck_assert_int_eq(tp_graphmap_refine_congestion(g, a, NULL, m2, NULL, NULL), 0);
+	ck_assert_mem_eq(m1, m2, sizeof m1);
+	ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
+	ck_assert_int_eq(tp_metrics_compute(g, a, m1, true, &after, NULL), 0);
+	ck_assert_msg(moves > 0 && after.max_congestion_bytes < before.max_congestion_bytes,
+		      "%lld moves: %g -> %g", (long long)moves,
+		      before.max_congestion_bytes, after.max_congestion_bytes);
+	free(ea);
+	free(eb);
+	free(w);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
 /* Random instances on every machine kind: valid, deterministic, refinement
  * never increases hop-bytes, auto never worse than block. */
 START_TEST(random_instances)
@@ -1201,6 +1253,7 @@ int main(void)
 	tcase_add_test(tc, auto_refines_before_greedy_ends);
 	tcase_add_test(tc, weighted_torus);
 	tcase_add_test(tc, congestion_refinement);
+	tcase_add_test(tc, congestion_dense);
 	tcase_add_test(tc, budget_gates_candidates);
 	tcase_add_test(tc, random_instances);
 	tcase_add_test(tc, refine_moves_groups);
