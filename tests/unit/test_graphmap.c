@@ -7,6 +7,7 @@
 #include "map/place_internal.h"
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
+#include "test_graphs.h"
 #include <topoplace/conf.h>
 
 /* The config of text, which must load. */
@@ -220,6 +221,36 @@ START_TEST(refine_never_increases)
 }
 END_TEST
 
+/* The 40 nodes of a line (a torus of 40 x 1 x 1 without wrap), 4 slots
+ * each; *c: its config. */
+static tp_alloc *line40(tp_conf **c)
+{
+	*c = conf_of("Network=torus Dims=40x1x1 Wrap=no\n"
+		     "NodeName=n[00-39] CoordOrder=x-major\n", "line.conf");
+	int32_t ids[40];
+	for (int32_t k = 0; k < 40; k++)
+		ids[k] = k;
+	tp_alloc *a = NULL;
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(*c), ids, 40, 4, &a, NULL), 0);
+	return a;
+}
+
+/* n tasks all to all: seed 0, two cliques (100 bytes a pair inside each
+ * half, 1 between); else each pair 1 to 100 bytes drawn from seed. */
+static tp_graph *all_to_all(int32_t n, uint64_t seed)
+{
+	int64_t ne = (int64_t)n * (n - 1) / 2, k = 0;
+	double *w = malloc(sizeof *w * (size_t)ne);
+	ck_assert_ptr_nonnull(w);
+	for (int32_t i = 0; i < n; i++)
+		for (int32_t j = i + 1; j < n; j++, k++)
+			w[k] = seed == 0 ? ((i < n / 2) == (j < n / 2) ? 100 : 1)
+					 : (double)(1 + rng(&seed) % 100);
+	tp_graph *g = tp_test_all_pairs(n, n, w);
+	free(w);
+	return g;
+}
+
 /* Dense graphs, every task's peers past the degree up to which a moved
  * task's neighbours are costed again (beyond it task_moved takes the
  * move's difference): two cliques of 80 tasks (100 bytes a pair inside, 1
@@ -230,31 +261,13 @@ END_TEST
  * neighbour again gives (integer bytes and hops: no rounding apart). */
 START_TEST(refine_dense_by_differences)
 {
-	tp_conf *c = conf_of("Network=torus Dims=40x1x1 Wrap=no\n"
-			     "NodeName=n[00-39] CoordOrder=x-major\n", "line.conf");
-	enum { N = 160, NE = N * (N - 1) / 2 };
-	int32_t *ea = malloc(sizeof *ea * NE), *eb = malloc(sizeof *eb * NE);
-	double *w = malloc(sizeof *w * NE);
-	ck_assert(ea && eb && w);
-	int32_t ids[40];
-	for (int32_t k = 0; k < 40; k++)
-		ids[k] = k;
-	tp_alloc *a = NULL;
-	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), ids, 40, 4, &a, NULL), 0);
+	tp_conf *c = NULL;
+	tp_alloc *a = line40(&c);
+	enum { N = 160 };
 	tp_graphmap_opts o;
 	tp_graphmap_opts_default(&o);
 	for (int kind = 0; kind < 2; kind++) {
-		uint64_t r = 77;
-		int64_t ne = 0;
-		for (int32_t i = 0; i < N; i++)
-			for (int32_t j = i + 1; j < N; j++, ne++) {
-				ea[ne] = i;
-				eb[ne] = j;
-				w[ne] = kind == 0 ? ((i < N / 2) == (j < N / 2) ? 100 : 1)
-						  : (double)(1 + rng(&r) % 100);
-			}
-		tp_graph *g = NULL;
-		ck_assert_int_eq(tp_graph_from_edges(&g, N, NE, ea, eb, w, "dense", NULL), 0);
+		tp_graph *g = all_to_all(N, kind == 0 ? 0 : 77);
 		for (uint64_t seed = 1; seed <= 2; seed++) {
 			int32_t start[N], by_diff[N], exact[N];
 			ck_assert_int_eq(tp_map_random(a, N, seed, start, NULL), 0);
@@ -279,9 +292,6 @@ START_TEST(refine_dense_by_differences)
 		}
 		tp_graph_destroy(g);
 	}
-	free(ea);
-	free(eb);
-	free(w);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
 }
@@ -1079,27 +1089,10 @@ END_TEST
  * busiest link from a random start. */
 START_TEST(congestion_dense)
 {
-	tp_conf *c = conf_of("Network=torus Dims=40x1x1 Wrap=no\n"
-			     "NodeName=n[00-39] CoordOrder=x-major\n", "line.conf");
-	enum { N = 160, NE = N * (N - 1) / 2 };
-	int32_t *ea = malloc(sizeof *ea * NE), *eb = malloc(sizeof *eb * NE);
-	double *w = malloc(sizeof *w * NE);
-	ck_assert(ea && eb && w);
-	uint64_t r = 5;
-	int64_t ne = 0;
-	for (int32_t i = 0; i < N; i++)
-		for (int32_t j = i + 1; j < N; j++, ne++) {
-			ea[ne] = i;
-			eb[ne] = j;
-			w[ne] = (double)(1 + rng(&r) % 100);
-		}
-	tp_graph *g = NULL;
-	ck_assert_int_eq(tp_graph_from_edges(&g, N, NE, ea, eb, w, "dense", NULL), 0);
-	int32_t ids[40];
-	for (int32_t k = 0; k < 40; k++)
-		ids[k] = k;
-	tp_alloc *a = NULL;
-	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(c), ids, 40, 4, &a, NULL), 0);
+	tp_conf *c = NULL;
+	tp_alloc *a = line40(&c);
+	enum { N = 160 };
+	tp_graph *g = all_to_all(N, 5);
 	int32_t m1[N], m2[N];
 	ck_assert_int_eq(tp_map_random(a, N, 3, m1, NULL), 0);
 	memcpy(m2, m1, sizeof m1);
@@ -1114,9 +1107,6 @@ START_TEST(congestion_dense)
 	ck_assert_msg(moves > 0 && after.max_congestion_bytes < before.max_congestion_bytes,
 		      "%lld moves: %g -> %g", (long long)moves,
 		      before.max_congestion_bytes, after.max_congestion_bytes);
-	free(ea);
-	free(eb);
-	free(w);
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);

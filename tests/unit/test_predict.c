@@ -18,6 +18,7 @@
 #include "net/machine_internal.h"
 #include "map/time_trades.h"
 #include "pattern/pattern_internal.h"
+#include "test_graphs.h"
 
 #define MB 1e6
 
@@ -1376,22 +1377,13 @@ START_TEST(afresh_same)
 	 * more, which the freeze log's places sort (log_share) */
 	tp_graph_destroy(fx.g);
 	enum { D = 320, DE = D * (D - 1) / 2 };
-	int32_t *ea = malloc(sizeof *ea * DE), *eb = malloc(sizeof *eb * DE);
 	double *w = malloc(sizeof *w * DE);
-	ck_assert(ea && eb && w);
+	ck_assert_ptr_nonnull(w);
 	uint64_t x = 4242;
-	int64_t ne = 0;
-	for (int32_t i = 0; i < D; i++)
-		for (int32_t j = i + 1; j < D; j++, ne++) {
-			ea[ne] = i;
-			eb[ne] = j;
-			w[ne] = 60000 + (double)(lcg(&x) % 8192);
-		}
-	fx.g = NULL;
-	ck_assert_int_eq(tp_graph_from_edges(&fx.g, 512, DE, ea, eb, w, "dense", &err), 0);
+	for (int64_t k = 0; k < DE; k++)
+		w[k] = 60000 + (double)(lcg(&x) % 8192);
+	fx.g = tp_test_all_pairs(512, D, w);
 	same_afresh(&fx, map);
-	free(ea);
-	free(eb);
 	free(w);
 	teardown(&fx);
 }
