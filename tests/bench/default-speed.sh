@@ -7,7 +7,7 @@
 # and on every CPU (its wall time, and the same hostfile); nodes drawn from
 # a seed chosen at run time (printed; --seed S repeats a run).
 # A benchmark, run by tests/bench/run.sh (make bench); not a test.
-#   sh tests/bench/default-speed.sh [--seed S] [--runs N]
+#   sh tests/bench/default-speed.sh [--seed S] [--runs N] [--case NAME,...]
 # TOPOPLACE names the CLI (default $BUILD/topoplace, BUILD default build).
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

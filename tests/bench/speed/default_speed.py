@@ -9,7 +9,13 @@ Cases (issue 47, point 4: auto without a budget in at most 1 s, 2 s, 5 s):
                 "exchanges": 2) on a 2:1 fat tree of 16 leaves x 32 nodes
                 without LevelUplinks= (Slurm's files), 128 random nodes x 4;
   mesh-4096     gmsh's boolean demo in 4,096 METIS parts (make-meshes.sh)
-                on the 32^3 torus.
+                on the 32^3 torus;
+  a2a-512       a 512-rank trace of a slab FFT's transposes: every pair of
+                ranks, each pair its own bytes (MPI_Alltoallv of uneven
+                blocks, 128 KiB +- 10 % each way), on trace-512's tree and nodes;
+  pencil-512    a 512-rank trace of a pencil FFT: all to all inside each
+                of 16 rows of 32 ranks and each of 32 columns of 16 (each
+                pair +- 10 %), on the same tree.
 Each is run with --threads 1 (CPU seconds: what a single core costs) and
 with a thread per CPU (wall seconds); the two hostfiles must match.
 """
@@ -78,6 +84,32 @@ def lulesh_like(path, rng, side=8):
                    "edges": [[a, b, w] for (a, b), w in sorted(edges.items())]}, f)
 
 
+def alltoall(path, rng, n=512):
+    """A trace of a slab FFT's transposes: every pair of ranks, each its
+    own bytes (MPI_Alltoallv with blocks of uneven sizes), "exchanges": 2
+    (forward and back)."""
+    with open(path, "w") as f:
+        json.dump({"tasks": n, "exchanges": 2,
+                   "edges": [[a, b, int(2 * 2 * 131072 * rng.uniform(0.9, 1.1))]
+                             for a in range(n) for b in range(a + 1, n)]}, f)
+
+
+def pencils(path, rng, rows=16, cols=32):
+    """A trace of a pencil FFT's transposes on a rows x cols grid of ranks
+    (rank = row * cols + col): all to all inside each row and inside each
+    column, each pair its own bytes."""
+    edges = {}
+    n = rows * cols
+    for r in range(n):
+        i, j = divmod(r, cols)
+        for s in [i * cols + k for k in range(cols)] + [k * cols + j for k in range(rows)]:
+            if s > r:
+                edges[(r, s)] = edges.get((r, s), 0) + int(4 * 65536 * rng.uniform(0.9, 1.1))
+    with open(path, "w") as f:
+        json.dump({"tasks": n, "exchanges": 2,
+                   "edges": [[a, b, w] for (a, b), w in sorted(edges.items())]}, f)
+
+
 def run(tp, args):
     """(rc, user+sys CPU seconds of the child, wall seconds, stderr)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -100,6 +132,7 @@ def main():
     ap.add_argument("--meshes", required=True)
     ap.add_argument("--seed", type=int)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--case", help="these cases alone (comma-separated names)")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1000, 10 ** 6)
     print("default-speed: seed %d (--seed %d repeats it), %d runs each, %d CPUs, load %s"
@@ -118,9 +151,18 @@ def main():
         cases.append(("mesh-4096", conf, nodes, tpn, ["-g", mesh], 5.0))
     else:
         print("default-speed: mesh-4096 skipped (%s missing: make-meshes.sh)" % mesh)
+    a2a = os.path.join(d, "a2a.json")
+    alltoall(a2a, rng)
+    cases.append(("a2a-512", tconf, tnodes, ttpn, ["-g", a2a], 2.0))
+    pen = os.path.join(d, "pencils.json")
+    pencils(pen, rng)
+    cases.append(("pencil-512", tconf, tnodes, ttpn, ["-g", pen], 2.0))
     print("%-11s %6s %11s %11s %6s %-6s %s" % ("case", "tasks", "CPU 1 thr", "wall all",
                                                "goal", "same", "kept"))
+    only = set(a.case.split(",")) if a.case else None
     for name, conf, nodes, tpn, pat, goal in cases:
+        if only is not None and name not in only:
+            continue
         cpu, wall, same, kept = [], [], True, "?"
         for _ in range(a.runs):
             out1 = os.path.join(d, name + ".1")
