@@ -1,13 +1,14 @@
 #!/bin/sh
 # Real MPI applications simulated with SimGrid SMPI: LULESH 2.0 (a 26-
-# neighbour halo on a cube of ranks) and miniAMR (adaptive mesh refinement:
+# neighbour halo on a cube of ranks), miniAMR (adaptive mesh refinement:
 # face exchanges between blocks that refine, coarsen and move between
+# ranks) and fftMPI (3-D FFTs: pencils remapped inside rows and columns of
 # ranks), each built with smpicc/smpicxx and the trace library, placed by
 # Slurm's order, Scotch, topoplace with the hint its user would write and
 # topoplace with the captured pattern, on tori, 2:1 and 4:1 fat trees and a
 # dragonfly; allocations from a seed drawn at run time (printed).
 # A benchmark, run by tests/bench/run.sh (make bench); not a test.
-#   sh tests/bench/simgrid-apps.sh [--app lulesh,miniamr] [--cases N] [--seed S]
+#   sh tests/bench/simgrid-apps.sh [--app lulesh,miniamr,fftmpi] [--cases N] [--seed S]
 #        [--net torus,ft4,ft2,df] [--site full|slurm] [--coll mpich|ompi|smpi]
 #        [--jobs N] [--keep DIR]
 # TOPOPLACE names the CLI (default $BUILD/topoplace, BUILD default build).

@@ -5,14 +5,17 @@ What and why
   simgrid.sh judges placements on a synthetic exchange.  This one runs real
   applications' own communication: the unmodified source of each one in
   APPS below (LULESH 2.0: a 26-neighbour halo on a cube of ranks; miniAMR:
-  adaptive mesh refinement whose neighbourhoods move with the mesh), built
+  adaptive mesh refinement whose neighbourhoods move with the mesh;
+  fftMPI: 3-D FFTs whose pencils are remapped inside rows and columns of
+  ranks), built
   with smpicc/smpicxx, computation off, so the simulated time is the
   communication alone.  For each network and each allocation it simulates
   the application placed by:
     slurm    Slurm's order (the hostlist's, block);
     scotch   scotch_gmap of the captured graph onto the allocation;
     hint     topoplace map with the hint a user would write (APPS' "hint":
-             no sizes, no weights);
+             no sizes, no weights; none for an FFT, whose user has no
+             stencil to give);
     trace    topoplace map with the pattern captured by libtopoplace-trace
              (contrib/trace, linked into the application and run inside
              SMPI as a user runs it on a cluster).
@@ -37,7 +40,7 @@ Held-out seeds: the allocations come from a seed drawn at run time unless
 application runs on the same allocations.
 
   apps.py --topoplace PATH [--cases N] [--seed S] [--net torus,ft2,ft4,df]
-          [--app lulesh,miniamr] [--jobs N] [--iters N] [--size S]
+          [--app lulesh,miniamr,fftmpi] [--jobs N] [--iters N] [--size S]
           [--site full|slurm] [--coll mpich|ompi|smpi] [--map-timeout S]
           [--keep DIR]
 --keep DIR keeps the work and each case's results.json; started again with
@@ -89,6 +92,13 @@ def lulesh_time_us(out, a):
     if not m:
         return None
     return float(m.group(1)) * a.size ** 3 * a.iters
+
+
+def fftmpi_time_us(out, a):
+    """fftMPI's test3d: the time of its forward and backward 3-D FFTs
+    (MPI_Wtime, the simulated clock), in seconds with 6 digits."""
+    m = re.search(r"^Time for 3d FFTs = ([0-9.eE+-]+) secs", out, re.M)
+    return float(m.group(1)) * 1e6 if m else None
 
 
 def miniamr_time_us(out, a):
@@ -151,6 +161,24 @@ APPS = {
         "hint": lambda p: "%dx%dx%d:7pt" % ((side(p),) * 3),
         "time": miniamr_time_us,
         "size": 4, "iters": 4,     # 512 ranks: ~3 min, 1.4 GB
+    },
+    # 3-D FFTs of a size^3 complex grid (fftMPI's test3d, KISS FFT built
+    # in), forward and back: bricks remapped to x, y and z pencils on a
+    # 2-D grid of ranks it chooses (16 x 32 for 512) and back, each remap
+    # point to point inside a row or a column of that grid.  -r: the
+    # remaps alone (the 1-D FFTs are computation, off anyway).  Its user
+    # has no hint to give: the trace is the only pattern.
+    "fftmpi": {
+        "cc": "smpicxx",
+        "sources": ["test/test3d.cpp", "src/fft3d.cpp", "src/remap3d.cpp",
+                    "src/memory.cpp", "src/error.cpp"],
+        "flags": ["-O2", "-w", "-DFFT_KISS", "-DFFT_DOUBLE", "-Isrc"],
+        "ranks": lambda p: p,
+        "args": lambda a, p: ["-g", str(a.size), str(a.size), str(a.size),
+                              "-n", str(a.iters), "-r"],
+        "hint": None,
+        "time": fftmpi_time_us,
+        "size": 256, "iters": 2,   # 512 ranks: ~20 s, 1 GB
     },
 }
 
@@ -474,8 +502,11 @@ def run_case(a, c, exe, trace, nranks, work):
     with open(hf, "w") as f:
         f.writelines(h + "\n" for h in c.hosts for _ in range(c.tpn))
     maps["slurm"] = (hf, None)
-    hint = APPS[a.app]["hint"](nranks)
-    for col, pat in (("hint", ["-s", hint]), ("trace", ["-g", trace])):
+    hint = APPS[a.app]["hint"]
+    pats = [("trace", ["-g", trace])]
+    if hint:
+        pats.insert(0, ("hint", ["-s", hint(nranks)]))
+    for col, pat in pats:
         if col in c.res:
             continue
         hf = os.path.join(d, col + ".hosts")
@@ -575,7 +606,7 @@ def run_app(a, nets, shape, pins, work):
             print("capture:   %d ranks, %s, hint %s" % (
                 p, "kept" if have == want else
                 "%.0f s (one simulation)" % (time.time() - t0),
-                spec["hint"](p)), flush=True)
+                spec["hint"](p) if spec["hint"] else "none"), flush=True)
         for s in range(a.seed, a.seed + a.cases):
             c = Case(net, s, nn, tpn)
             c.nranks, c.trace = p, traces[p]
@@ -592,14 +623,15 @@ def run_app(a, nets, shape, pins, work):
     notes = []
     for k, net in nets.items():
         cs = [c for c in cases if c.net is net]
-        ok = [c for c in cs if all(isinstance(c.res.get(x), tuple)
-                                   for x in cols if x != "scotch" or a.scotch)]
+        want = [x for x in cols if (x != "scotch" or a.scotch) and
+                (x != "hint" or spec["hint"])]
+        ok = [c for c in cs if all(isinstance(c.res.get(x), tuple) for x in want)]
         for c in cs:
             for x in cols:
                 if isinstance(c.res.get(x), str):
                     notes.append("%s %s: %s" % (c.name, x, c.res[x]))
-        g = {x: geomean([c.res[x][0] for c in ok]) if ok and
-             (x != "scotch" or a.scotch) else None for x in cols}
+        g = {x: geomean([c.res[x][0] for c in ok]) if ok and x in want
+             else None for x in cols}
 
         def r(x, y):
             if not ok or g[x] is None or g[y] is None:
