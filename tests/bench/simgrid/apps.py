@@ -668,9 +668,10 @@ def main():
                     help="first seed (default: drawn, >= 1000)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--iters", dest="iters_arg", type=int, default=None,
-                    help="iterations (LULESH -i, miniAMR timesteps)")
+                    help="iterations (LULESH -i, miniAMR timesteps, fftMPI -n)")
     ap.add_argument("--size", dest="size_arg", type=int, default=None,
-                    help="LULESH -s, miniAMR block cells a side")
+                    help="LULESH -s, miniAMR block cells a side, fftMPI grid "
+                    "points a side")
     ap.add_argument("--site", default="full", choices=("full", "slurm"))
     ap.add_argument("--coll", default="mpich", choices=sorted(COLL),
                     help="the collectives' algorithms SMPI runs: MPICH's "
