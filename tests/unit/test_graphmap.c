@@ -221,17 +221,19 @@ START_TEST(refine_never_increases)
 }
 END_TEST
 
-/* The 40 nodes of a line (a torus of 40 x 1 x 1 without wrap), 4 slots
- * each; *c: its config. */
-static tp_alloc *line40(tp_conf **c)
+/* The n (at most 100) nodes of a line (a torus of n x 1 x 1 without
+ * wrap), 4 slots each; *c: its config. */
+static tp_alloc *line_of(tp_conf **c, int32_t n)
 {
-	*c = conf_of("Network=torus Dims=40x1x1 Wrap=no\n"
-		     "NodeName=n[00-39] CoordOrder=x-major\n", "line.conf");
-	int32_t ids[40];
-	for (int32_t k = 0; k < 40; k++)
+	char text[128];
+	snprintf(text, sizeof text, "Network=torus Dims=%dx1x1 Wrap=no\n"
+		 "NodeName=n[00-%02d] CoordOrder=x-major\n", (int)n, (int)n - 1);
+	*c = conf_of(text, "line.conf");
+	int32_t ids[100];
+	for (int32_t k = 0; k < n; k++)
 		ids[k] = k;
 	tp_alloc *a = NULL;
-	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(*c), ids, 40, 4, &a, NULL), 0);
+	ck_assert_int_eq(tp_alloc_from_nodes(tp_conf_machine(*c), ids, n, 4, &a, NULL), 0);
 	return a;
 }
 
@@ -262,7 +264,7 @@ static tp_graph *all_to_all(int32_t n, uint64_t seed)
 START_TEST(refine_dense_by_differences)
 {
 	tp_conf *c = NULL;
-	tp_alloc *a = line40(&c);
+	tp_alloc *a = line_of(&c, 40);
 	enum { N = 160 };
 	tp_graphmap_opts o;
 	tp_graphmap_opts_default(&o);
@@ -1081,17 +1083,18 @@ START_TEST(congestion_refinement)
 }
 END_TEST
 
-/* A captured all-to-all (every pair of 160 tasks its own 1 to 100 bytes)
- * on a line of 40 nodes of 4 slots: each task's moves stop after routing
- * so many messages (a task tries its heaviest peers' nodes first), and
+/* A captured all-to-all (every pair of 320 tasks its own 1 to 100 bytes)
+ * on a line of 80 nodes of 4 slots: a try routes a message to each of the
+ * 79 other nodes and back, so a task's tries stop after routing so many
+ * messages (it tries its heaviest peers' nodes first), and
  * the congestion refinement still keeps its terms (a valid mapping, the
  * same on every run, the busiest link never heavier) and lowers the
  * busiest link from a random start. */
 START_TEST(congestion_dense)
 {
 	tp_conf *c = NULL;
-	tp_alloc *a = line40(&c);
-	enum { N = 160 };
+	tp_alloc *a = line_of(&c, 80);
+	enum { N = 320 };
 	tp_graph *g = all_to_all(N, 5);
 	int32_t m1[N], m2[N];
 	ck_assert_int_eq(tp_map_random(a, N, 3, m1, NULL), 0);

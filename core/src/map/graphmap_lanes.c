@@ -27,14 +27,16 @@
 				its own, would refuse it.  On miniAMR's
 				512-rank trace most trials fail, and routed
 				every message first. */
-#define TASK_ROUTES 4096     /* a task's moves (a node's trades) stop once
+#define TASK_ROUTES 8192     /* a task's moves (a node's trades) stop once
 				they have routed this many messages: its
 				heaviest peers' nodes are tried first, and on a
 				captured all-to-all (511 peers on 127 nodes) a
 				task's 64 tries routed 16,000 a round, seconds
-				for a fraction of a percent; LULESH's trace
-				(simgrid-apps.sh, 512 ranks) routes at most
-				3,574 a task, a stencil a few hundred */
+				for a fraction of a percent.  A 27-point
+				stencil on a tree, 4 tasks a node, routes up to
+				5,900 a task (at 4,096 LULESH's hint ran 2.5 %
+				slower on a 4:1 tree), LULESH's trace 3,574,
+				miniAMR's 3,680 */
 #define HOT_SHARE 0.85       /* congestion refinement: tasks on links loaded
 				at least this share of the maximum move */
 
