@@ -51,6 +51,13 @@ check0() {
 	return 0
 }
 
+# says NAME PATTERN OK TOPIC, after tp: exit status 0 and a line of the
+# output matching PATTERN (ok OK), else the lines that mention TOPIC.
+says() {
+	if check0 "$1" && grep -q "$2" "$tmp/out"; then ok "$3"
+	elif [ "$rc" -eq 0 ]; then no "$1" "$(grep -i "$4" "$tmp/out")"; fi
+}
+
 # fails2 NAME MENTION OUT ARGS...: the command must exit 2 with exactly one
 # line on stderr that starts with "topoplace: " and mentions MENTION, print
 # nothing on stdout, and create neither OUT (unless OUT is "-") nor any
@@ -163,9 +170,8 @@ then ok "check-config: the sharing and eager limit assumed"
 else no "check-config: the sharing and eager limit assumed" "$(grep -i sharing "$tmp/out")"; fi
 printf 'FlowSharing=rtt\nEagerLimit=64KiB\n' | cat "$C8" - >"$tmp/eager.conf"
 tp check-config "$tmp/eager.conf"
-if check0 "check-config EagerLimit=" && grep -q "rtt sharing, rendezvous past 64 KiB$" "$tmp/out"
-then ok "check-config: FlowSharing= and EagerLimit= as stated"
-elif [ "$rc" -eq 0 ]; then no "check-config EagerLimit=" "$(grep -i sharing "$tmp/out")"; fi
+says "check-config EagerLimit=" "rtt sharing, rendezvous past 64 KiB$" \
+	"check-config: FlowSharing= and EagerLimit= as stated" sharing
 printf 'EagerLimit=64kb8\n' | cat "$C8" - >"$tmp/eager-bad.conf"
 tp check-config "$tmp/eager-bad.conf"
 if [ "$rc" -ne 0 ] && grep -q "eager-bad.conf:[0-9]*: EagerLimit=64kb8: expected bytes" "$tmp/err"
@@ -173,9 +179,8 @@ then ok "check-config: a bad EagerLimit= named with its line"
 else no "check-config: a bad EagerLimit=" "rc $rc: $(cat "$tmp/err")"; fi
 printf 'TimeBudgetMs=0\n' | cat "$C8" - >"$tmp/budget0.conf"
 tp check-config "$tmp/budget0.conf"
-if check0 "check-config TimeBudgetMs=0" && grep -q "time budget none (TimeBudgetMs=0)" "$tmp/out"
-then ok "check-config: TimeBudgetMs=0 is no bound everywhere"
-elif [ "$rc" -eq 0 ]; then no "check-config TimeBudgetMs=0" "$(grep -i budget "$tmp/out")"; fi
+says "check-config TimeBudgetMs=0" "time budget none (TimeBudgetMs=0)" \
+	"check-config: TimeBudgetMs=0 is no bound everywhere" budget
 # a tree without NodeBandwidth=: its node ports run at the first level's
 # bandwidth, as the model weighs them; without LevelUplinks= a 4:1 taper is
 # assumed and said
@@ -194,9 +199,8 @@ then ok "check-config: a tree's sharing assumed the worse of fair and rtt, and s
 else no "check-config: a tree's sharing assumed" "$(grep -i sharing "$tmp/out")"; fi
 printf 'FlowSharing=fair\n' | cat "$tmp/ports.conf" - >"$tmp/ports-fair.conf"
 tp check-config "$tmp/ports-fair.conf"
-if check0 "check-config tree FlowSharing=fair" && grep -q "inside a node, fair sharing, every" "$tmp/out"
-then ok "check-config: a tree's FlowSharing=fair as stated"
-elif [ "$rc" -eq 0 ]; then no "check-config tree FlowSharing=fair" "$(grep -i sharing "$tmp/out")"; fi
+says "check-config tree FlowSharing=fair" "inside a node, fair sharing, every" \
+	"check-config: a tree's FlowSharing=fair as stated" sharing
 # ... and so the time model: a chain of six ranks on t1 t2 | t5-t8, 1 MB
 # between neighbours, uplinks 1:4; only t2 -> t5 crosses the spine, and
 # fair and RTT-weighted sharing end it apart: not stated, eval gives the
