@@ -51,8 +51,9 @@ check0() {
 	return 0
 }
 
-# says NAME PATTERN OK TOPIC, after tp: exit status 0 and a line of the
-# output matching PATTERN (ok OK), else the lines that mention TOPIC.
+# says NAME PATTERN OK TOPIC, after tp (or again on its output): exit
+# status 0 and a line of the output matching PATTERN (ok OK), else the
+# lines that mention TOPIC.
 says() {
 	if check0 "$1" && grep -q "$2" "$tmp/out"; then ok "$3"
 	elif [ "$rc" -eq 0 ]; then no "$1" "$(grep -i "$4" "$tmp/out")"; fi
@@ -161,13 +162,13 @@ if check0 check-config && grep -q 512 "$tmp/out" && grep -qi torus "$tmp/out"
 then ok "check-config good file: $(head -1 "$tmp/out")"
 elif [ "$rc" -eq 0 ]; then no check-config "summary lacks torus/512: $(cat "$tmp/out")"; fi
 # which time budget applies where: none for map, 1000 ms inside a launch
-if grep -q "time budget none for topoplace map, 1000 ms in srun and slurmstepd .*(no TimeBudgetMs=)" "$tmp/out"
-then ok "check-config: the budget of map and of the plugin, without TimeBudgetMs="
-else no "check-config: the budget without TimeBudgetMs=" "$(grep -i budget "$tmp/out")"; fi
+says "check-config: the budget without TimeBudgetMs=" \
+	"time budget none for topoplace map, 1000 ms in srun and slurmstepd .*(no TimeBudgetMs=)" \
+	"check-config: the budget of map and of the plugin, without TimeBudgetMs=" budget
 # what the time model assumes of sharing and MPI's rendezvous, and says so
-if grep -q "fair sharing (assumed: FlowSharing= not set), every message sent eagerly (assumed: EagerLimit= not set)" "$tmp/out"
-then ok "check-config: the sharing and eager limit assumed"
-else no "check-config: the sharing and eager limit assumed" "$(grep -i sharing "$tmp/out")"; fi
+says "check-config: the sharing and eager limit assumed" \
+	"fair sharing (assumed: FlowSharing= not set), every message sent eagerly (assumed: EagerLimit= not set)" \
+	"check-config: the sharing and eager limit assumed" sharing
 printf 'FlowSharing=rtt\nEagerLimit=64KiB\n' | cat "$C8" - >"$tmp/eager.conf"
 tp check-config "$tmp/eager.conf"
 says "check-config EagerLimit=" "rtt sharing, rendezvous past 64 KiB$" \
@@ -194,9 +195,9 @@ then ok "check-config: a tree's node ports follow LevelBandwidth=; the taper ass
 elif [ "$rc" -eq 0 ]; then no "check-config tree ports" "$(cat "$tmp/out")"; fi
 # a tree's sharing not stated: the worse of fair and RTT-weighted, said
 # (a torus's is fair, above); stated, as stated
-if grep -q "the worse of fair and rtt sharing (assumed: FlowSharing= not set)," "$tmp/out"
-then ok "check-config: a tree's sharing assumed the worse of fair and rtt, and said"
-else no "check-config: a tree's sharing assumed" "$(grep -i sharing "$tmp/out")"; fi
+says "check-config: a tree's sharing assumed" \
+	"the worse of fair and rtt sharing (assumed: FlowSharing= not set)," \
+	"check-config: a tree's sharing assumed the worse of fair and rtt, and said" sharing
 printf 'FlowSharing=fair\n' | cat "$tmp/ports.conf" - >"$tmp/ports-fair.conf"
 tp check-config "$tmp/ports-fair.conf"
 says "check-config tree FlowSharing=fair" "inside a node, fair sharing, every" \
