@@ -2,6 +2,7 @@
  * node trades that lower the busiest link (congestion) or the busiest lane
  * of the time model (lanes), with their route cache
  * (tp_graphmap_refine_congestion, tp__graphmap_refine_lanes). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,15 +171,23 @@ static void route_cache_put(struct route_cache *c, int64_t key,
 /* A link's (or lane's) load, and the trial that last touched it.  Kept
  * by the link's place among those the refinement has routed over
  * (cref.dense_of): a 32^3 torus has 262k lanes where a 4,096-task halo
- * crosses 65k, and the loads the moves touch then stay in the cache. */
+ * crosses 65k, and the loads the moves touch then stay in the cache.
+ * 32 bytes on 32-byte boundaries, so that a record is one cache line's
+ * read: with 64-bit stamps (40 bytes) half the records straddled two
+ * lines, and the first read of a record was the refinement's largest
+ * wait (torus-4096, captured all-to-alls). */
 struct link_load {
 	double load;
 	double pot;              /* its term of the potential (cr_potential),
 				    kept with the load: a trial computes the
 				    new term only */
 	double w;                /* a byte's weight on it (cr_weight) */
-	int64_t stamp, sub;
+	int32_t stamp, sub;      /* cref.trial and cref.sub when last
+				    touched (next_stamp) */
 };
+#define LINK_LOAD_ALIGN 32
+_Static_assert(sizeof(struct link_load) == LINK_LOAD_ALIGN,
+	       "a link's load is one aligned 32-byte record");
 
 /* A link's load and potential term before a trial (or sub-trial). */
 struct load_was {
@@ -207,14 +216,14 @@ typedef struct cref {
 	/* a task's moves share its edges' removal (cr_improve_task): each
 	 * move is a sub-trial, undone back to that removal */
 	bool in_sub;
-	int64_t sub;             /* sub-trial number */
+	int32_t sub;             /* sub-trial number */
 	int64_t *sl;             /* links it changed */
 	struct load_was *sl_old; /* their loads and terms before it */
 	int64_t nsl, slcap;
 	int64_t *tl;             /* touched links of the current trial */
 	struct load_was *tl_old; /* their loads and terms before it */
 	int64_t ntl, tlcap;
-	int64_t trial;
+	int32_t trial;           /* stamps: next_stamp */
 	slot_table st;           /* who sits in which slot */
 	char *hot;               /* per task: has an edge on a most-loaded link */
 	int32_t *cand;           /* candidate nodes of the current task */
@@ -339,6 +348,25 @@ static double cr_potential(double load, double inv_mref)
 	return x4 * x4;
 }
 
+/* The next trial's (sub = false) or sub-trial's number.  They are
+ * 32-bit (link_load): before one would wrap, every link's mark of that
+ * kind is cleared and the count starts again, between trials, where no
+ * mark is wanted. */
+static int32_t next_stamp(cref *cr, bool sub)
+{
+	int32_t *n = sub ? &cr->sub : &cr->trial;
+	if (*n == INT32_MAX) {
+		for (int64_t l = 0; l < cr->nused; l++) {
+			if (sub)
+				cr->ll[l].sub = -1;
+			else
+				cr->ll[l].stamp = -1;
+		}
+		*n = 0;
+	}
+	return ++*n;
+}
+
 /* Room for `more` links past `used` in a trial's (or sub-trial's) log of
  * links and their loads before (the caller found too little), grown by
  * doubling. */
@@ -382,7 +410,8 @@ static int cr_message(cref *cr, int32_t i, int32_t j, double bytes)
 	 * the compiler stored and reloaded it at every lane */
 	double phi = cr->phi, inv = cr->inv_mref;
 	bool over = false, in_sub = cr->in_sub;
-	int64_t trial = cr->trial, sub = cr->sub, ntl = cr->ntl, nsl = cr->nsl;
+	int32_t trial = cr->trial, sub = cr->sub;
+	int64_t ntl = cr->ntl, nsl = cr->nsl;
 	const int32_t *rt = cr->rt;
 	struct link_load *ll = cr->ll;
 	int64_t *tl = cr->tl, *sl = cr->sl;
@@ -552,7 +581,12 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 			for (size_t k = 0; k < n; k++)
 				cr->dist[k] = -1;
 	}
-	cr->ll = tp__calloc((size_t)cr->nl + 1, sizeof *cr->ll);
+	size_t llb = ((size_t)cr->nl + 1) * sizeof *cr->ll;
+	if ((size_t)cr->nl + 1 > SIZE_MAX / sizeof *cr->ll ||
+	    posix_memalign((void **)&cr->ll, LINK_LOAD_ALIGN, llb))
+		cr->ll = NULL;
+	else
+		memset(cr->ll, 0, llb);
 	cr->dense_of = tp__malloc_array((size_t)cr->nl + 1, sizeof *cr->dense_of);
 	cr->route32 = tp__malloc_array((size_t)cr->cap, sizeof *cr->route32);
 	cr->route = tp__malloc_array((size_t)cr->cap, sizeof(int64_t));
@@ -731,7 +765,7 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 	int32_t *map = cr->map;
 	int rc = 0;
 	*kept = false;
-	cr->sub++;
+	next_stamp(cr, true);
 	cr->nsl = 0;
 	cr->in_sub = true;
 	cr->over = false;
@@ -773,7 +807,7 @@ static int cr_improve_task(cref *cr, int32_t t)
 	int ncand = cr_candidates(cr, t, p);
 	if (ncand == 0)
 		return 0;
-	cr->trial++;
+	next_stamp(cr, false);
 	cr->ntl = 0;
 	cr->dhop = 0;
 	cr->phi = 0;
@@ -906,7 +940,7 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 	 * before routing anything, as most partners cost hops */
 	if (trade_hops(cr, p, q, n) > 1e-12 * (cr->c->g->total_bytes + 1.0))
 		return 0;
-	cr->trial++;
+	next_stamp(cr, false);
 	cr->ntl = 0;
 	cr->dhop = 0;
 	cr->phi = 0;
