@@ -162,6 +162,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/place_side.c \
 	map/predict.c \
 	map/predict_fill.c \
+	map/rounds_guard.c \
 	map/slurm_layout.c \
 	map/time_trades.c \
 	net/block.c \

@@ -1001,7 +1001,7 @@ START_TEST(lanes_long_routes)
 	double us[2];
 	for (int w = 0; w < 2; w++) {
 		memcpy(m, start, sizeof m);
-		ck_assert_int_eq(tp__graphmap_refine_lanes_hops(fx.g, fx.a, &go, w ? 1.0 : 0,
+		ck_assert_int_eq(tp__graphmap_refine_lanes_hops(fx.g, fx.a, &go, w ? 1.0 : 0, false,
 								m, NULL, &err), 0);
 		tp_prediction p;
 		ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, m, &p, &err), 0);
@@ -1087,6 +1087,44 @@ START_TEST(lanes_weigh_hops_under_rounds)
 			ck_assert_msg(!strstr(notes[0], "rounds"), "%s", notes[0]);
 		}
 	}
+}
+END_TEST
+
+/* The rounds' guard (rounds_guard.h): from Slurm's order, the lane
+ * refinement with the guard never takes the rounds' latency past the
+ * start's, and still moves and still lowers the predicted exchange;
+ * without it, on the same halo, it moves the rounds' partners apart. */
+START_TEST(lanes_rounds_guard)
+{
+	struct fixture fx;
+	tp_error err;
+	halo_allreduce(&fx, 1);
+	int32_t blk[512], m[512];
+	ck_assert_int_eq(tp_map_block(fx.a, 512, blk, NULL), 0);
+	double in0, off0, in[2], off;
+	ck_assert_int_eq(tp__predict_rounds(fx.g, fx.a, blk, &in0, &off0), 0);
+	tp_prediction p0, p;
+	ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, blk, &p0, &err), 0);
+	tp_graphmap_opts go;
+	tp_graphmap_opts_default(&go);
+	for (int guard = 0; guard < 2; guard++) {
+		memcpy(m, blk, sizeof m);
+		int64_t moves = 0;
+		ck_assert_int_eq(tp__graphmap_refine_lanes_hops(fx.g, fx.a, &go, 1.0, guard,
+								m, &moves, &err), 0);
+		ck_assert_int_eq(tp_mapping_validate(fx.g, fx.a, m, &err), 0);
+		ck_assert_int_eq(tp__predict_rounds(fx.g, fx.a, m, &in[guard], &off), 0);
+		ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, m, &p, &err), 0);
+		ck_assert_msg(moves > 0, "guard %d: no move", guard);
+		if (guard)
+			ck_assert_msg(p.exchange_us < p0.exchange_us, "%.4f us from %.4f",
+				      p.exchange_us, p0.exchange_us);
+	}
+	ck_assert_msg(in[1] <= in0 * (1 + 1e-9), "guarded: rounds %.4f us from %.4f",
+		      in[1], in0);
+	ck_assert_msg(in[0] > in0 * 1.01, "unguarded: rounds %.4f us from %.4f", in[0],
+		      in0);
+	teardown(&fx);
 }
 END_TEST
 
@@ -1829,6 +1867,7 @@ int main(void)
 	tcase_add_test(tc, lanes_runner_up);
 	tcase_add_test(tc, lanes_long_routes);
 	tcase_add_test(tc, lanes_weigh_hops_under_rounds);
+	tcase_add_test(tc, lanes_rounds_guard);
 	tcase_add_test(tc, auto_same_on_threads);
 	tcase_add_test(tc, auto_same_when_geometric_loses);
 	tcase_add_test(tc, rails_cards);

@@ -76,7 +76,7 @@ static const struct refinement BY_LANES = { "lane refinement", tp__refine_lanes_
 
 static int refine_entry(const struct refinement *r, const tp_graph *g,
 			const tp_alloc *a, const tp_graphmap_opts *o,
-			int threads, double hop_weight, int recost,
+			int threads, double hop_weight, bool guard, int recost,
 			int32_t *map, int64_t *moves, tp_error *err)
 {
 	const char *what = r->what;
@@ -98,6 +98,7 @@ static int refine_entry(const struct refinement *r, const tp_graph *g,
 		return rc;
 	c.threads = threads;
 	c.hop_weight = hop_weight;
+	c.rounds_guard = guard;
 	if (recost >= 0)
 		c.recost_degree = recost;
 	rc = r->run(&c, o, map, moves, t0);
@@ -112,14 +113,14 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, -1, map, moves, err);
+	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, false, -1, map, moves, err);
 }
 
 int tp__graphmap_refine_recost(const tp_graph *g, const tp_alloc *a,
 			       const tp_graphmap_opts *o, int recost_degree,
 			       int32_t *map, int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, recost_degree, map,
+	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, false, recost_degree, map,
 			    moves, err);
 }
 
@@ -127,28 +128,30 @@ int tp__graphmap_refine_threads(const tp_graph *g, const tp_alloc *a,
 				const tp_graphmap_opts *o, int threads,
 				int32_t *map, int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, threads, 0, -1, map, moves, err);
+	return refine_entry(&BY_HOP_BYTES, g, a, o, threads, 0, false, -1, map, moves, err);
 }
 
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_CONGESTION, g, a, o, 0, 0, -1, map, moves, err);
+	return refine_entry(&BY_CONGESTION, g, a, o, 0, 0, false, -1, map, moves, err);
 }
 
 int tp__graphmap_refine_lanes(const tp_graph *g, const tp_alloc *a,
 			      const tp_graphmap_opts *o, int32_t *map,
 			      int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_LANES, g, a, o, 0, 0, -1, map, moves, err);
+	return refine_entry(&BY_LANES, g, a, o, 0, 0, false, -1, map, moves, err);
 }
 
 int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
 				   const tp_graphmap_opts *o, double hop_weight,
-				   int32_t *map, int64_t *moves, tp_error *err)
+				   bool rounds_guard, int32_t *map, int64_t *moves,
+				   tp_error *err)
 {
-	return refine_entry(&BY_LANES, g, a, o, 0, hop_weight, -1, map, moves, err);
+	return refine_entry(&BY_LANES, g, a, o, 0, hop_weight, rounds_guard, -1, map,
+			    moves, err);
 }
 
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,

@@ -134,10 +134,12 @@ int tp__graphmap_refine_lanes(const tp_graph *g, const tp_alloc *a,
 /* The same with each message's bytes counted (1 + hop_weight x its
  * links) times: long routes weigh more, as they do where the fabric
  * shares by round-trip time (FlowSharing=rtt), and where latency adds up
- * along them. */
+ * along them.  rounds_guard: no move may raise the latency of g's
+ * collectives' rounds (rounds_guard.h). */
 int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
 				   const tp_graphmap_opts *o, double hop_weight,
-				   int32_t *map, int64_t *moves, tp_error *err);
+				   bool rounds_guard, int32_t *map, int64_t *moves,
+				   tp_error *err);
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err);

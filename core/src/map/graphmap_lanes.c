@@ -8,6 +8,7 @@
 
 #include "map/predict_internal.h"
 #include "map/graphmap_parts.h"
+#include "map/rounds_guard.h"
 
 #define TRADE_NEIGHBOURS 8   /* lane refinement: a node trades with its
 				tasks' neighbours' nodes, */
@@ -253,6 +254,8 @@ typedef struct cref {
 		double bytes;
 	} *gathered;                /* per node */
 	int64_t gstamp;
+	rounds_guard *rg;        /* the rounds' guard, or NULL */
+	int32_t *swap_to;        /* a trade's tasks' nodes after it (rg) */
 	int64_t *dist;           /* node pair -> hop distance (-1: not yet),
 				    up to ROUTE_DENSE_NODES nodes; NULL:
 				    computed each time */
@@ -542,6 +545,8 @@ static void cref_free(cref *cr)
 	free(cr->gather);
 	free(cr->gathered);
 	free(cr->dist);
+	free(cr->swap_to);
+	tp__rounds_guard_free(cr->rg);
 }
 
 /* Allocation nodes by router coordinates, then index: a switch's nodes
@@ -611,11 +616,12 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 			most = a->slots[i] > most ? a->slots[i] : most;
 		cr->tstamp = tp__calloc((size_t)c->nt + 1, sizeof(int64_t));
 		cr->swap_set = tp__malloc_array(2 * (size_t)most + 1, sizeof(int32_t));
+		cr->swap_to = tp__malloc_array(2 * (size_t)most + 1, sizeof(int32_t));
 		cr->by_router = tp__malloc_array((size_t)c->nn + 1, sizeof(int32_t));
 		cr->router_pos = tp__malloc_array((size_t)c->nn + 1, sizeof(int32_t));
 		cr->tcand = tp__malloc_array(TRADE_NEIGHBOURS + 2 * TRADE_WINDOW,
 					     sizeof(int32_t));
-		if (!cr->tstamp || !cr->swap_set || !cr->by_router ||
+		if (!cr->tstamp || !cr->swap_set || !cr->swap_to || !cr->by_router ||
 		    !cr->router_pos || !cr->tcand)
 			return TP_ENOMEM;
 		for (int32_t i = 0; i < c->nn; i++)
@@ -765,6 +771,12 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 	int32_t *map = cr->map;
 	int rc = 0;
 	*kept = false;
+	if (cr->rg) {
+		/* checked first: a few routes, where the trial routes hundreds */
+		int32_t who[2] = { t, s2 }, to[2] = { q, p };
+		if (!tp__rounds_guard_allows(cr->rg, map, who, to, s2 >= 0 ? 2 : 1, &rc))
+			return rc;
+	}
 	next_stamp(cr, true);
 	cr->nsl = 0;
 	cr->in_sub = true;
@@ -784,6 +796,7 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 			  (!cr->keep_hops ||
 			   cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0)))) {
 		tp__slots_move(&cr->st, t, p, q, s2);
+		tp__rounds_guard_commit(cr->rg);
 		*kept = true;
 		goto out;
 	}
@@ -940,6 +953,13 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 	 * before routing anything, as most partners cost hops */
 	if (trade_hops(cr, p, q, n) > 1e-12 * (cr->c->g->total_bytes + 1.0))
 		return 0;
+	if (cr->rg) {
+		for (int j = 0; j < n; j++)
+			cr->swap_to[j] = j < st->used[p] ? q : p;
+		if (!tp__rounds_guard_allows(cr->rg, cr->map, cr->swap_set, cr->swap_to, n,
+					     &rc))
+			return rc;
+	}
 	next_stamp(cr, false);
 	cr->ntl = 0;
 	cr->dhop = 0;
@@ -956,6 +976,7 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 		cr->map[cr->swap_set[j]] = j < st->used[p] ? p : q;
 	if (ok) {
 		cr_trade(cr, p, q, n);
+		tp__rounds_guard_commit(cr->rg);
 		*kept = true;
 	} else {
 		cr_undo(cr);
@@ -1008,6 +1029,15 @@ static int cr_improve_node(cref *cr, int32_t p)
 	return 0;
 }
 
+/* The rounds' guard's hops: a route's hops between allocation nodes, from
+ * the route cache. */
+static int cr_hops(void *arg, int32_t i, int32_t j)
+{
+	cref *cr = arg;
+	int n = cr_route(cr, i, j);
+	return n < 0 ? n : tp__fabric_route_hops(cr->c->m, n);
+}
+
 /* Congestion refinement: passes over the tasks with a message on a link
  * loaded near the maximum, moving each where that lowers the potential
  * (cr_potential) without raising the maximum; stops when a pass moves
@@ -1043,6 +1073,11 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 	for (int64_t l = 0; l < cr.nused; l++)
 		cr.ll[l].pot = cr_potential(cr.ll[l].load, cr.inv_mref);
 	cr.keep_hops = o->congestion_keep_hops;
+	/* on the whole graph: the heavy part leaves the rounds' few bytes out */
+	if (lanes && c->rounds_guard && c->m->fab.hop_lat > 0 &&
+	    tp__machine_rails(c->m) <= 1 &&
+	    (rc = tp__rounds_guard_new(c->g, map, cr_hops, &cr, &cr.rg)))
+		goto out;
 	for (int pass = 0; pass < o->refine_passes && cr.M > 0; pass++) {
 		if ((rc = cr_mark_hot(&cr)))
 			goto out;

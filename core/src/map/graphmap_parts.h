@@ -40,6 +40,8 @@ typedef struct gm {
 			      TP_ETIME; 0: none */
 	double projected_ms;   /* greedy: what the whole run would have
 				  taken, when it stopped early for it */
+	bool rounds_guard;     /* the lane refinement keeps the rounds'
+				  latency from rising (rounds_guard.h) */
 	int recost_degree;     /* the hop-bytes refinement: a moved task's
 				  neighbour of at most this many edges is
 				  costed again, one of more takes the move's

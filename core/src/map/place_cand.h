@@ -45,14 +45,15 @@ enum cand_kind { C_BLOCK, C_ZORDER, C_GEOMETRIC, C_GREEDY, C_BIPART, C_MODCOLOR,
 #define LANES_HOP_WEIGHT 1.0
 /* Where a trace's collectives' rounds are at least this share of Slurm's
  * order's exchange (its bound), every lane start weighs long routes and
- * only the best and its construction are starts (lanes_by_hops).  The lane
- * refinement relieves lanes of bytes; a round's few bytes are nothing to
- * it, and it moved the rounds' partners apart: on miniAMR's 512-rank
- * trace on a 16^3 torus (rounds 0.84x of the exchange) its starts that
- * weigh no hops raised the best's rounds from 11.2 us to 15.0-18.3, and
- * none was kept on 50 allocations, where the weighted ones (rounds 11.5
- * -13.0 us) were kept on 2.  They took three fifths of the mapping's time
- * (2.7 s of 4.0). */
+ * only the best and its construction are starts (lanes_by_hops), and the
+ * lane refinement keeps the rounds' latency from rising (rounds_guard.h).
+ * The lane refinement relieves lanes of bytes; a round's few bytes are
+ * nothing to it, and it moved the rounds' partners apart: on miniAMR's
+ * 512-rank trace on a 16^3 torus (rounds 0.84x of the exchange) its
+ * starts that weigh no hops raised the best's rounds from 11.2 us to
+ * 15.0-18.3, and none was kept on 50 allocations, where the weighted ones
+ * (rounds 11.5-13.0 us) were kept on 2.  They took three fifths of the
+ * mapping's time (2.7 s of 4.0). */
 #define LANES_ROUNDS_SHARE 0.5
 
 /* Fillings made ahead at most: the constructions side by side,

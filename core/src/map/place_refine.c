@@ -136,8 +136,8 @@ static int lanes_from(cand_run *r, tp_place_candidate *c, const int32_t *start,
 	tp_error e;
 	tp_error_clear(&e);
 	*moves = 0;
-	int rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, hop_weight, r->trial,
-						moves, &e);
+	int rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, hop_weight,
+						r->lanes_by_hops, r->trial, moves, &e);
 	if (rc == TP_ENOMEM)
 		tp_error_set(err, rc, "%s", e.msg);
 	else if (rc)
@@ -228,8 +228,9 @@ static void lane_refine(const cand_run *r, struct lane_try *y)
 	go.time_budget_ms = 0;
 	go.congestion_keep_hops = false;
 	tp_error_clear(&y->err);
-	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight, y->map,
-					       &y->moves, &y->err);
+	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight,
+					       r->lanes_by_hops, y->map, &y->moves,
+					       &y->err);
 	y->bounded = !y->rc &&
 		     !tp__predict_launch_lower(r->g, r->a, y->map, false, &y->lower);
 }

@@ -209,6 +209,11 @@ static int route_hops(const tp_machine *m, int len)
 	return len - (m->net->routes_ports || m->net->port_cables ? 0 : 2);
 }
 
+int tp__fabric_route_hops(const tp_machine *m, int len)
+{
+	return route_hops(m, len);
+}
+
 /* The latencies a message of `bytes` waits for before its data flows, in
  * hops: its route's, and past the eager limit (EagerLimit=) three times
  * (MPI's rendezvous: the request and the reply cross the route first). */

@@ -107,6 +107,11 @@ int tp__predict_launch_past(const tp_graph *g, const tp_alloc *a,
 int tp__predict_rounds(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 		       double *in_us, double *off_us);
 
+/* The hops of a route of len lanes (tp__fabric_route) that carry a
+ * latency: the ports the model adds are cables only where the kind says
+ * so. */
+int tp__fabric_route_hops(const tp_machine *m, int len);
+
 /* tp__predict_lower under tp__predict_launch's limits. */
 int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, bool budget, double *bound_us);
