@@ -586,12 +586,7 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 			for (size_t k = 0; k < n; k++)
 				cr->dist[k] = -1;
 	}
-	size_t llb = ((size_t)cr->nl + 1) * sizeof *cr->ll;
-	if ((size_t)cr->nl + 1 > SIZE_MAX / sizeof *cr->ll ||
-	    posix_memalign((void **)&cr->ll, LINK_LOAD_ALIGN, llb))
-		cr->ll = NULL;
-	else
-		memset(cr->ll, 0, llb);
+	cr->ll = tp__calloc_aligned((size_t)cr->nl + 1, sizeof *cr->ll, LINK_LOAD_ALIGN);
 	cr->dense_of = tp__malloc_array((size_t)cr->nl + 1, sizeof *cr->dense_of);
 	cr->route32 = tp__malloc_array((size_t)cr->cap, sizeof *cr->route32);
 	cr->route = tp__malloc_array((size_t)cr->cap, sizeof(int64_t));

@@ -77,11 +77,11 @@ static bool pend_room(rounds_guard *rg)
 	if (rg->npend < rg->pend_cap)
 		return true;
 	int64_t nc = rg->pend_cap ? 2 * rg->pend_cap : 64;
-	int32_t *p = realloc(rg->pend, sizeof *p * (size_t)nc);
+	int32_t *p = tp__realloc_array(rg->pend, (size_t)nc, sizeof *p);
 	if (!p)
 		return false;
 	rg->pend = p;
-	double *s = realloc(rg->pend_sum, sizeof *s * (size_t)nc);
+	double *s = tp__realloc_array(rg->pend_sum, (size_t)nc, sizeof *s);
 	if (!s)
 		return false;
 	rg->pend_sum = s;

@@ -99,6 +99,20 @@ void *tp__calloc(size_t n, size_t size)
 	return tp__huge_advise(calloc(n, size), n * size);
 }
 
+void *tp__calloc_aligned(size_t n, size_t size, size_t align)
+{
+	if (n == 0 || size == 0)
+		n = size = 1;
+	if (n > SIZE_MAX / size)
+		return NULL;
+	void *p = NULL;
+	size_t bytes = n * size;
+	if (posix_memalign(&p, align, bytes))
+		return NULL;
+	/* advised before the first touch, as calloc's pages are */
+	return memset(tp__huge_advise(p, bytes), 0, bytes);
+}
+
 void *tp__malloc_array(size_t n, size_t size)
 {
 	if (n == 0 || size == 0)

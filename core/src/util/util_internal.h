@@ -23,6 +23,10 @@ const void *tp__span_of(const void *base, size_t n, size_t stride, int32_t i);
 /* Overflow-checked allocation helpers (NULL on overflow or failure). */
 void *tp__calloc(size_t n, size_t size);
 void *tp__malloc_array(size_t n, size_t size);
+/* tp__calloc on an align-byte boundary (a power of two, a multiple of
+ * sizeof(void *)): records that must not straddle cache lines.  free()
+ * releases it. */
+void *tp__calloc_aligned(size_t n, size_t size, size_t align);
 /* realloc with the same overflow check and huge-page advice (util.c) */
 void *tp__realloc_array(void *p, size_t n, size_t size);
 void *tp__huge_advise(void *p, size_t bytes);
