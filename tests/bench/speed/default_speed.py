@@ -51,6 +51,13 @@ def tree_case(d, rng):
     return conf, ",".join("ft%d" % n for n in nodes), 4
 
 
+def write_trace(path, n, edges):
+    """A trace file as libtopoplace-trace writes one: n ranks, edges
+    [a, b, bytes] summed over a run of two exchanges."""
+    with open(path, "w") as f:
+        json.dump({"tasks": n, "exchanges": 2, "edges": edges}, f)
+
+
 def lulesh_like(path, rng, side=8):
     """A trace as libtopoplace-trace writes one of LULESH: bytes per pair
     summed over a run, faces >> edges >> corners, boundary ranks lighter,
@@ -79,19 +86,15 @@ def lulesh_like(path, rng, side=8):
             if s > r:
                 edges[(r, s)] = edges.get((r, s), 0) + 24
             m <<= 1
-    with open(path, "w") as f:
-        json.dump({"tasks": n, "exchanges": 2,
-                   "edges": [[a, b, w] for (a, b), w in sorted(edges.items())]}, f)
+    write_trace(path, n, [[a, b, w] for (a, b), w in sorted(edges.items())])
 
 
 def alltoall(path, rng, n=512):
     """A trace of a slab FFT's transposes: every pair of ranks, each its
     own bytes (MPI_Alltoallv with blocks of uneven sizes), "exchanges": 2
     (forward and back)."""
-    with open(path, "w") as f:
-        json.dump({"tasks": n, "exchanges": 2,
-                   "edges": [[a, b, int(2 * 2 * 131072 * rng.uniform(0.9, 1.1))]
-                             for a in range(n) for b in range(a + 1, n)]}, f)
+    write_trace(path, n, [[a, b, int(2 * 2 * 131072 * rng.uniform(0.9, 1.1))]
+                          for a in range(n) for b in range(a + 1, n)])
 
 
 def pencils(path, rng, rows=16, cols=32):
@@ -105,9 +108,7 @@ def pencils(path, rng, rows=16, cols=32):
         for s in [i * cols + k for k in range(cols)] + [k * cols + j for k in range(rows)]:
             if s > r:
                 edges[(r, s)] = edges.get((r, s), 0) + int(4 * 65536 * rng.uniform(0.9, 1.1))
-    with open(path, "w") as f:
-        json.dump({"tasks": n, "exchanges": 2,
-                   "edges": [[a, b, w] for (a, b), w in sorted(edges.items())]}, f)
+    write_trace(path, n, [[a, b, w] for (a, b), w in sorted(edges.items())])
 
 
 def run(tp, args):
