@@ -203,11 +203,12 @@ for m in ompi mpich; do
 		bad "trace $m: graph = stencil" "$r" "$(cat "$W/tr-$m.stderr" 2>/dev/null | head -3)"
 	fi
 done
-# the same with an all-reduce and an all-to-all after it: their messages
-# are the collectives' rounds (the edges' fourth element), as the trace
-# library expands them (recursive doubling over 12 ranks: 8 in the
-# doubling, 4 folded in and out; Bruck's all-to-all of small blocks: to
-# r + 1, 2, 4, 8); the halo's sends are none
+# the same with an all-reduce, an all-to-all and an all-gather after it:
+# their messages are the collectives' rounds (the edges' fourth element),
+# as the trace library expands them (recursive doubling over 12 ranks: 8
+# in the doubling, 4 folded in and out; Bruck's all-to-all of small
+# blocks: to r + 1, 2, 4, 8; Bruck's all-gather on 12 ranks: to r - 1, 2,
+# 4, 8); the halo's sends are none
 cmp_rounds() {
 	python3 - "$1" <<'PY'
 import json, sys
@@ -226,6 +227,8 @@ for r in range(P):
             add(r, r + pof2)
     for k in (1, 2, 4, 8):      # Bruck's all-to-all of 4-byte blocks
         add(r, (r + k) % P)
+    for k in (1, 2, 4, 8):      # Bruck's all-gather of an int
+        add(r, (r - k) % P)
 got = {}
 for e in d["edges"]:
     if len(e) == 4:
@@ -237,7 +240,7 @@ PY
 for m in ompi mpich; do
 	r=$(cmp_rounds "$W/trace-coll-$m.json" 2>&1)
 	if [ "$r" = ok ]; then
-		ok "trace $m: an all-reduce and an all-to-all are the edges' rounds (recursive doubling, Bruck), the halo none"
+		ok "trace $m: an all-reduce, an all-to-all and an all-gather are the edges' rounds (recursive doubling, Bruck, Bruck), the halo none"
 	else
 		bad "trace $m: collectives' rounds" "$r" "$(cat "$W/tr-coll-$m.stderr" 2>/dev/null | head -3)"
 	fi

@@ -2,8 +2,8 @@
  * (x fastest, as topoplace numbers a stencil), periodic along the axes
  * named in argv[4] ("x", "xz", "" ...).  Each iteration sends every face
  * neighbour CX, CY or CZ doubles, then a barrier (no payload).  With
- * "coll" last, one all-reduce of a double and one all-to-all of an int
- * follow (the trace library's rounds).
+ * "coll" last, one all-reduce of a double, one all-to-all of an int and
+ * one all-gather of an int follow (the trace library's rounds).
  *   halo3d X Y Z PERIODIC ITERS [coll]
  */
 #include <mpi.h>
@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 		MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		int *a = calloc((size_t)size, sizeof *a), *b = calloc((size_t)size, sizeof *b);
 		MPI_Alltoall(a, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD);
+		MPI_Allgather(&rank, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD);
 		free(a);
 		free(b);
 	}
