@@ -202,16 +202,10 @@ static double lane_bw(const tp_machine *m, int64_t nlane_ids, int64_t id)
 				      : m->fab.node_bw;
 }
 
-/* The lanes of a route of len lanes that carry a latency: the ports the
- * model adds are cables only where the kind says so (network.h). */
-static int route_hops(const tp_machine *m, int len)
-{
-	return len - (m->net->routes_ports || m->net->port_cables ? 0 : 2);
-}
-
+/* (predict_internal.h; network.h says which kinds' ports are cables) */
 int tp__fabric_route_hops(const tp_machine *m, int len)
 {
-	return route_hops(m, len);
+	return len - (m->net->routes_ports || m->net->port_cables ? 0 : 2);
 }
 
 /* The latencies a message of `bytes` waits for before its data flows, in
@@ -344,7 +338,7 @@ static int build_flows(const tp_graph *g, const tp_alloc *a,
 			keys[h] = (struct flow_key){ ni, nj, w, ri, rj, f };
 			fl->bytes[f] = w;
 			fl->mult[f] = 1;
-			int hops = route_hops(m, len);
+			int hops = tp__fabric_route_hops(m, len);
 			fl->hops[f] = message_hops(m, w, hops);
 			fl->ends[0][f] = map[u];
 			fl->ends[1][f] = map[v];
@@ -494,7 +488,7 @@ static int rounds_latency_split(const tp_graph *g, const tp_alloc *a,
 			int len = route_rails(m, nids, ni, nj, rail ? rail[u] : -1,
 					      rail ? rail[v] : -1, buf, cap);
 			if (len > 0)
-				sum += r * route_hops(m, len) * lat;
+				sum += r * tp__fabric_route_hops(m, len) * lat;
 		}
 		*in = fmax(*in, sum);
 		*off = fmax(*off, sum + inside * split_hops * lat);
@@ -523,7 +517,7 @@ static int fewest_hops(const tp_alloc *a)
 	for (int32_t k = 1; buf && k < a->nnodes; k++) {
 		int len = route_rails(m, nids, a->node[k - 1], a->node[k], -1, -1,
 				      buf, cap);
-		int h = len > 0 ? route_hops(m, len) : 0;
+		int h = len > 0 ? tp__fabric_route_hops(m, len) : 0;
 		if (h > 0 && (best == 0 || h < best))
 			best = h;
 	}
@@ -582,7 +576,8 @@ static int bound_streaming(const tp_graph *g, const tp_alloc *a,
 				load[buf[k]] += w;
 				minbw = fmin(minbw, lane_bw(m, nids, buf[k]));
 			}
-			b = fmax(b, w / minbw + message_hops(m, w, route_hops(m, len)) * lat);
+			int hops = message_hops(m, w, tp__fabric_route_hops(m, len));
+			b = fmax(b, w / minbw + hops * lat);
 			out->messages++;
 		}
 	}
