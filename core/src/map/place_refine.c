@@ -771,7 +771,7 @@ static int spec_running(struct spec_lanes *sl)
 	pthread_mutex_lock(&sl->mu);
 	int n = 0;
 	for (int k = 0; k < sl->next && k < sl->n; k++)
-		n += !sl->one[k].done;
+		n += sl->one[k].claimed && !sl->one[k].done;
 	pthread_mutex_unlock(&sl->mu);
 	return n;
 }
