@@ -2211,5 +2211,20 @@ nvl_case "map --parallel: a gain past the drain's loss" \
 	'^explain: \* parallel .*all timed as a step$' \
 	"a gain past twice the drain's loss is placed"
 
+# an all-to-all whose fillings all stop at the work limit (96 tasks, each
+# pair its own bytes, one a node on the 8^3 torus): auto judges it on the
+# bounds, and the report gives the bounds it compared (no rounds filled)
+python3 -c '
+import random
+r = random.Random(7)
+e = ",".join("[%d,%d,%d]" % (a, b, r.randint(1000, 200000)) for a in range(96) for b in range(a + 1, 96))
+print("{\"tasks\":96,\"edges\":[%s]}" % e)' >"$tmp/a2a96.json"
+tp map --config "$C8" --nodes 'n[000-047,256-303]' -N 1 --graph "$tmp/a2a96.json" --format json --explain
+bnd=$(json_get "$tmp/out" 'str(d["predicted"]["bound_only"]) + " " + str(d["predicted"]["rounds"]) + " " + str(d["predicted"]["exchange_us"] == d["predicted"]["bound_us"]) + " " + str(d["predicted"]["block_exchange_us"] == d["predicted"]["block_bound_us"])')
+if check0 "map: judged on bounds" && [ "$bnd" = "True 0 True True" ] &&
+   grep -q "(bounds: too large to model in full)" "$tmp/err"; then
+	ok "map: an exchange too large to fill is judged and reported on its bounds"
+else no "map: judged on bounds" "$bnd: $(grep '^explain' "$tmp/err")"; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

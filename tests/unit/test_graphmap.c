@@ -646,6 +646,77 @@ START_TEST(auto_side_by_side_same_result)
 					  !strcmp(r1.cand[i].name, "bipartition"));
 	ck_assert_int_eq(ran, 3);
 	ck_assert(r1.cand[r1.best].score < r1.cand[0].score);
+	/* filled in full: judged on fillings, not on bounds */
+	ck_assert(!r1.on_bounds && !r1.cand[r1.best].judged_bound &&
+		  !r1.cand[r1.best].predicted_bound);
+	tp_graph_destroy(g);
+	tp_alloc_destroy(a);
+	tp_conf_destroy(c);
+}
+END_TEST
+
+/* An all-to-all of 96 tasks, each pair its own bytes, on 96 nodes of the
+ * 8^3 torus: every filling of it stops at the work limit (36,000 rounds'
+ * worth of lanes).  auto judges it on its candidates' bounds
+ * (place_choice.c, decide_bounds): the kept time is the map's bound to the
+ * last bit, every candidate judged holds its bound, and one thread and
+ * two give the same.  A halo filled in full is judged on fillings. */
+START_TEST(auto_judges_on_bounds_past_the_work_limit)
+{
+	tp_conf *c = torus8();
+	tp_alloc *a = sparse_alloc(c, 96, 1, 7);
+	int32_t n = 96;
+	int64_t ne = (int64_t)n * (n - 1) / 2, k = 0;
+	int32_t *u = malloc(sizeof *u * (size_t)ne), *v = malloc(sizeof *v * (size_t)ne);
+	double *w = malloc(sizeof *w * (size_t)ne);
+	uint64_t st = 7;
+	for (int32_t i = 0; i < n; i++)
+		for (int32_t j = i + 1; j < n; j++, k++) {
+			u[k] = i;
+			v[k] = j;
+			w[k] = 1000 + (double)(rng(&st) % 199000);
+		}
+	tp_graph *g = NULL;
+	ck_assert_int_eq(tp_graph_from_edges(&g, n, ne, u, v, w, "a2a", NULL), 0);
+	/* Slurm's order cannot be filled within the limit */
+	int32_t *m = malloc(sizeof *m * (size_t)n);
+	ck_assert_int_eq(tp_map_block(a, n, m, NULL), 0);
+	tp_prediction p;
+	ck_assert_int_eq(tp__predict_launch(g, a, m, false, &p), 0);
+	ck_assert(p.bound_only && p.exchange_us > p.bound_us);
+	tp_place_report r1, rk;
+	auto_one_and(g, a, 2, &r1, &rk);
+	ck_assert(r1.by_time && r1.on_bounds && rk.on_bounds);
+	int judged = 0;
+	for (int i = 0; i < r1.ncandidates; i++) {
+		const tp_place_candidate *x = &r1.cand[i];
+		ck_assert(!x->has_predicted || x->predicted_bound);
+		judged += x->judged_bound;
+		ck_assert(!x->judged_bound || (x->has_predicted && x->predicted_work == 0));
+	}
+	ck_assert_int_ge(judged, 3);
+	/* the kept time is the kept map's bound */
+	tp_place_opts o;
+	tp_place_opts_default(&o);
+	o.geom.time_budget_ms = 0;
+	o.policy = TP_POLICY_AUTO;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, m, &r1, NULL), 0);
+	double lower;
+	ck_assert_int_eq(tp__predict_launch_lower(g, a, m, false, &lower), 0);
+	ck_assert(r1.cand[r1.best].judged_bound && r1.cand[r1.best].predicted_us == lower);
+	ck_assert_int_eq(tp__predict_launch_bound(g, a, m, &p), 0);
+	ck_assert(p.bound_only && p.exchange_us == lower && p.bound_us == lower &&
+		  p.rounds == 0 && p.flows == ne * 2);
+	/* under a budget every filling stops by design: not judged so */
+	o.geom.time_budget_ms = 5000;
+	ck_assert_int_eq(tp_place_ex(g, a, &o, m, &r1, NULL), 0);
+	ck_assert(!r1.on_bounds);
+	for (int i = 0; i < r1.ncandidates; i++)
+		ck_assert(!r1.cand[i].judged_bound);
+	free(m);
+	free(u);
+	free(v);
+	free(w);
 	tp_graph_destroy(g);
 	tp_alloc_destroy(a);
 	tp_conf_destroy(c);
@@ -1239,6 +1310,7 @@ int main(void)
 	tcase_add_test(tc, auto_never_worse_than_block);
 	tcase_add_test(tc, auto_with_coordinates);
 	tcase_add_test(tc, auto_side_by_side_same_result);
+	tcase_add_test(tc, auto_judges_on_bounds_past_the_work_limit);
 	tcase_add_test(tc, auto_block_refined_beside);
 	tcase_add_test(tc, auto_losers_filled_beside);
 	tcase_add_test(tc, auto_loser_stops_out_of_reach);

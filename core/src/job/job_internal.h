@@ -102,6 +102,9 @@ struct tp_job {
 	bool have_metrics;
 	tp_metrics m, mblock;
 	bool have_pred;            /* pred, pred_block: predict.h */
+	bool on_bounds;            /* auto judged on the exchange's bounds
+				      (place_choice.c): pred and pred_block
+				      are the bounds too */
 	tp_prediction pred, pred_block;
 	double step_us[2][TP_STEP_PHASES];  /* a training job's pred and
 					       pred_block phase by phase */

@@ -120,6 +120,69 @@ void tp__place_take_prediction(tp_place_candidate *c, const tp_prediction *p)
 	c->has_predicted = true;
 }
 
+void tp__place_take_bound(tp_place_candidate *c, double bound_us)
+{
+	c->predicted_us = bound_us;
+	c->predicted_bound = true;
+	c->predicted_work = 0;
+	c->has_predicted = true;
+	c->judged_bound = true;
+}
+
+/* An exchange whose filling stops at the work limit (TP__PREDICT_MAX_WORK)
+ * is predicted as its bound from where the filling stopped: a bound, and
+ * the candidates' fillings stop at different points, so comparing them is
+ * comparing bounds at different depths, each 0.5 s of filling (fftMPI's
+ * 512-rank trace on a 16^3 torus: 36,000 flows, every filling cut, ten of
+ * them in a map).  So the first prediction auto's verdicts take decides:
+ * cut (or too large to route), every candidate of the run is judged on
+ * its exchange's bound (tp__predict_lower: a routing, milliseconds), the
+ * same measure for all; otherwise on fillings, as before.  The first is
+ * the same on any number of threads: one with no time to stop past
+ * (fillings made ahead are made so too).  Not under a budget, where every
+ * filling is cut by design. */
+static void decide_bounds(cand_run *r, const tp_place_candidate *c)
+{
+	if (r->bounds_decided)
+		return;
+	r->bounds_decided = true;
+	r->on_bounds = c->predicted_bound && r->o->geom.time_budget_ms <= 0;
+	r->rep->on_bounds = r->on_bounds;
+}
+
+/* c's (map's) bound as its time, once (r->on_bounds).  False when it
+ * cannot be had. */
+static bool bound_of(cand_run *r, tp_place_candidate *c, const int32_t *map)
+{
+	if (c->judged_bound)
+		return true;
+	double lower;
+	if (out_of_time(r) || tp__predict_launch_lower(r->g, r->a, map, false, &lower))
+		return false;
+	tp__place_take_bound(c, lower);
+	return true;
+}
+
+/* Times pc against the best's pb: 1 faster, 0 slower, -1 a tie
+ * (TP__PREDICT_TIE_SHARE). */
+static int times_verdict(double pc, double pb)
+{
+	if (pc < (1 - TP__PREDICT_TIE_SHARE) * pb)
+		return 1;
+	if (pc > (1 + TP__PREDICT_TIE_SHARE) * pb)
+		return 0;
+	return -1;
+}
+
+/* time_verdict on the bounds (r->on_bounds). */
+static int bounds_verdict(cand_run *r, tp_place_candidate *c)
+{
+	tp_place_candidate *b = &r->rep->cand[r->best_idx];
+	if (!bound_of(r, c, r->trial) || !bound_of(r, b, r->best))
+		return -1;
+	return times_verdict(c->predicted_us, b->predicted_us);
+}
+
 /* The auto rule (place.h): candidate c against the best so far, both by
  * hop-bytes and, where it can decide, by their maximum congestion. */
 static bool rule_better(cand_run *r, tp_place_candidate *c, bool ties_win)
@@ -178,6 +241,10 @@ static int time_verdict(cand_run *r, tp_place_candidate *c)
 	tp_place_candidate *b = &r->rep->cand[r->best_idx];
 	if (c->score > PREDICT_FILTER_HOPS * r->best_score && r->best_score > 0)
 		return 0;
+	if (b->has_predicted)
+		decide_bounds(r, b);
+	if (r->on_bounds)
+		return bounds_verdict(r, c);
 	/* the one not yet predicted, when its bound is past the other's
 	 * time, loses unfilled: a time is never below its bound.  A
 	 * challenger's past the tie already (a runner-up's filling waits
@@ -192,18 +259,16 @@ static int time_verdict(cand_run *r, tp_place_candidate *c)
 	if (!tp__place_predicted_of(r, c, r->trial, b->has_predicted &&
 				    !b->predicted_bound ? tp__place_reach_us(r) : 0))
 		return c->has_lower ? 0 : -1;
+	decide_bounds(r, c);
+	if (r->on_bounds)
+		return bounds_verdict(r, c);
 	if (!b->has_predicted && !memcmp(r->trial, r->best, map_bytes(r)))
 		same_time(b, c);
 	if (lower_past(r, b, r->best, c->predicted_us, LOWER_PAST_SHARE))
 		return 1;
 	if (!tp__place_predicted_of(r, b, r->best, 0))
 		return -1;
-	double pc = c->predicted_us, pb = b->predicted_us;
-	if (pc < (1 - TP__PREDICT_TIE_SHARE) * pb)
-		return 1;
-	if (pc > (1 + TP__PREDICT_TIE_SHARE) * pb)
-		return 0;
-	return -1;
+	return times_verdict(c->predicted_us, b->predicted_us);
 }
 
 /* Candidate c (its mapping in r->trial) against the best so far: by the

@@ -28,6 +28,8 @@ typedef struct tp_place_candidate {
 	double predicted_us;    /* (auto, by predicted time: predict.h) */
 	bool predicted_bound;   /* ... a bound: the model stopped at its limit */
 	int64_t predicted_work; /* ... its rounds x flows (time_trades.h) */
+	bool judged_bound;      /* predicted_us is its exchange's bound (the
+				   run judged on bounds: on_bounds) */
 	bool has_lower;         /* unpredicted, lower_us its exchange's lower
 				   bound: past the best's time, it could not
 				   win (place_choice.c) */
@@ -44,6 +46,8 @@ typedef struct tp_place_report {
 	tp_geom_report geom;
 	bool budget_hit;        /* a candidate was skipped for the budget */
 	bool by_time;           /* auto chose by predicted time */
+	bool on_bounds;         /* ... on the exchange's bounds: too large to
+				   fill within the work limit */
 	double elapsed_ms;
 } tp_place_report;
 

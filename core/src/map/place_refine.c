@@ -465,7 +465,9 @@ static struct spec_lanes *spec_lanes_new(const cand_run *r, const int32_t *built
 		}
 	}
 	for (int k = 0; ok && k < SPEC_MAX; k++) {
-		if (!from[k] || (k >= 2 && k < 4 && r->lanes_by_hops))
+		/* the weighted starts are the lane stage's only where the
+		 * best's time is filled in full (not on bounds) */
+		if (!from[k] || (k >= 2 && k < 4 && (r->lanes_by_hops || r->on_bounds)))
 			continue;
 		sl->one[sl->n] = (struct lane_try){ .start = from[k],
 						    .hop_weight = k >= 2 && k < 4 ? LANES_HOP_WEIGHT
@@ -661,6 +663,8 @@ static void lane_predict_run(void *arg, int32_t i)
 static int lanes_predict(struct lane_tries *ls, int n, int threads)
 {
 	struct lane_try *y = ls->y;
+	if (ls->r->on_bounds)
+		return TP_OK;    /* judged on their bounds (lanes_side) */
 	if (y[0].rc || (y[0].tried && !y[0].predicted && !y[0].past))
 		return TP_OK;    /* lanes_side cannot judge the others */
 	int *order = malloc(sizeof *order * (size_t)n);
@@ -798,6 +802,8 @@ static void pool_take_ahead(struct lane_pool *lp)
 static int pool_next_fill(struct lane_pool *lp)
 {
 	struct lane_try *y = lp->ls->y;
+	if (lp->ls->r->on_bounds)
+		return -1;   /* judged on their bounds (lanes_side) */
 	if (lp->stop || (y[0].done && y[0].rc)) {
 		lp->stop = true;
 		return -1;
@@ -978,6 +984,9 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 			rc = lanes_predict(&ls, n, threads);
 	}
 	*won = -1;
+	/* judged on the bounds (r->on_bounds): the same order and rule, each
+	 * start's bound for its time */
+	bool on_b = r->on_bounds;
 	for (int k = 0; !rc && k < n; k++) {
 		if (y[k].rc == TP_ENOMEM) {
 			rc = tp_error_set(err, TP_ENOMEM, "%s", y[k].err.msg);
@@ -987,16 +996,21 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 			snprintf(c->note, sizeof c->note, "failed: %.70s", y[k].err.msg);
 			break;
 		}
-		if (k == 0 && !y[k].predicted && !y[k].past &&
-		    (y[k].tried || !y[k].bounded))
+		if (k == 0 && (on_b ? !y[k].bounded
+				    : !y[k].predicted && !y[k].past &&
+				      (y[k].tried || !y[k].bounded)))
 			break;    /* lanes_other_start cannot judge the others */
-		if (y[k].rc || !y[k].predicted ||
-		    (*won >= 0 && !(y[k].p.exchange_us <
-				     (1 - TP__PREDICT_ROUNDING_SHARE) * c->predicted_us)))
+		bool timed = on_b ? y[k].bounded : y[k].predicted;
+		double us = on_b ? y[k].lower : y[k].p.exchange_us;
+		if (y[k].rc || !timed ||
+		    (*won >= 0 && !(us < (1 - TP__PREDICT_ROUNDING_SHARE) * c->predicted_us)))
 			continue;
 		*won = k;
 		*moves = y[k].moves;
-		tp__place_take_prediction(c, &y[k].p);
+		if (on_b)
+			tp__place_take_bound(c, us);
+		else
+			tp__place_take_prediction(c, &y[k].p);
 	}
 	if (*won < 0 && !rc && !y[0].rc) {
 		*won = 0;    /* kept, unpredicted, as the one-by-one stage keeps it */

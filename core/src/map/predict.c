@@ -398,6 +398,7 @@ bool tp__predict_affordable(const tp_graph *g, const tp_alloc *a,
 struct predict_ask {
 	int64_t max_work;
 	bool every_pass, afresh;
+	bool no_fill;        /* the bound alone, as past the work limit */
 	double past_us;
 	bool *past;
 	/* what it gives besides out (each NULL: not wanted) */
@@ -699,7 +700,7 @@ static int predict_run(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 	out->flows = fl.nflows;
 	out->links = fl.nlanes;
 	int64_t route_work = fl.start[fl.nflows];
-	if (max_work > 0 && route_work > max_work) {
+	if (ask->no_fill || (max_work > 0 && route_work > max_work)) {
 		out->exchange_us = out->bound_us;
 		out->bound_only = true;
 		if (node_end)
@@ -779,6 +780,14 @@ int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, bool budget, double *bound_us)
 {
 	return tp__predict_lower(g, a, map, launch_limit(g, a, budget), bound_us);
+}
+
+int tp__predict_launch_bound(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, tp_prediction *out)
+{
+	struct predict_ask ask = { .max_work = launch_limit(g, a, false),
+				   .no_fill = true };
+	return predict_run(g, a, map, &ask, out, NULL);
 }
 
 int tp__predict(const tp_graph *g, const tp_alloc *a, const int32_t *map,

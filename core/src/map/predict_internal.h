@@ -115,5 +115,11 @@ int tp__fabric_route_hops(const tp_machine *m, int len);
 /* tp__predict_lower under tp__predict_launch's limits. */
 int tp__predict_launch_lower(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, bool budget, double *bound_us);
+/* tp__predict_launch without a budget as the bound alone (bound_only;
+ * exchange_us and bound_us tp__predict_launch_lower's, to the last bit),
+ * its messages, flows and lanes counted: where auto judged the candidates
+ * on their bounds (place_choice.c).  TP_OK, TP_EINVAL or TP_ENOMEM. */
+int tp__predict_launch_bound(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, tp_prediction *out);
 
 #endif
