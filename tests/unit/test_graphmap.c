@@ -656,8 +656,7 @@ START_TEST(auto_side_by_side_same_result)
 END_TEST
 
 /* An all-to-all of 96 tasks, each pair its own bytes, on 96 nodes of the
- * 8^3 torus: every filling of it stops at the work limit (36,000 rounds'
- * worth of lanes).  auto judges it on its candidates' bounds
+ * 8^3 torus: every filling of it stops at the work limit.  auto judges it on its candidates' bounds
  * (place_choice.c, decide_bounds): the kept time is the map's bound to the
  * last bit, every candidate judged holds its bound, and one thread and
  * two give the same.  A halo filled in full is judged on fillings. */
@@ -685,6 +684,10 @@ START_TEST(auto_judges_on_bounds_past_the_work_limit)
 	ck_assert_int_eq(tp__predict_launch(g, a, m, false, &p), 0);
 	ck_assert(p.bound_only && p.exchange_us > p.bound_us);
 	tp_place_report r1, rk;
+	/* two threads, and four, where every construction is filled beside
+	 * (place_side.c): the same */
+	auto_one_and(g, a, 4, &r1, &rk);
+	ck_assert(rk.on_bounds);
 	auto_one_and(g, a, 2, &r1, &rk);
 	ck_assert(r1.by_time && r1.on_bounds && rk.on_bounds);
 	int judged = 0;
