@@ -2222,7 +2222,8 @@ print("{\"tasks\":96,\"edges\":[%s]}" % e)' >"$tmp/a2a96.json"
 tp map --config "$C8" --nodes 'n[000-047,256-303]' -N 1 --graph "$tmp/a2a96.json" --format json --explain
 bnd=$(json_get "$tmp/out" 'str(d["predicted"]["bound_only"]) + " " + str(d["predicted"]["rounds"]) + " " + str(d["predicted"]["exchange_us"] == d["predicted"]["bound_us"]) + " " + str(d["predicted"]["block_exchange_us"] == d["predicted"]["block_bound_us"])')
 if check0 "map: judged on bounds" && [ "$bnd" = "True 0 True True" ] &&
-   grep -q "(bounds: too large to model in full)" "$tmp/err"; then
+   grep -q "(bounds: too large to model in full)" "$tmp/err" &&
+   grep -q '^explain: \* .* predicted >= [0-9.]* us' "$tmp/err"; then
 	ok "map: an exchange too large to fill is judged and reported on its bounds"
 else no "map: judged on bounds" "$bnd: $(grep '^explain' "$tmp/err")"; fi
 

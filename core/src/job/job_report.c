@@ -89,7 +89,8 @@ int tp_job_explain(const tp_job *job, FILE *f, const char *prefix)
 		else if (c->predicted)
 			bad |= fprintf(f, "%s%c %-20s score %-14.6g %9.1f ms  "
 				       "predicted %s%.4g us%s%s\n", px, mark, c->name,
-				       c->score, c->ms, c->lower ? ">= " : "",
+				       c->score, c->ms,
+				       c->lower || c->predicted_bound ? ">= " : "",
 				       c->predicted_us, sep, c->note) < 0;
 		else if (c->congested)
 			bad |= fprintf(f, "%s%c %-20s score %-14.6g %9.1f ms  max "
