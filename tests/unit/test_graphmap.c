@@ -656,10 +656,12 @@ START_TEST(auto_side_by_side_same_result)
 END_TEST
 
 /* An all-to-all of 96 tasks, each pair its own bytes, on 96 nodes of the
- * 8^3 torus: every filling of it stops at the work limit.  auto judges it on its candidates' bounds
- * (place_choice.c, decide_bounds): the kept time is the map's bound to the
- * last bit, every candidate judged holds its bound, and one thread and
- * two give the same.  A halo filled in full is judged on fillings. */
+ * 8^3 torus: every filling of it stops at the work limit.  auto judges it
+ * on its candidates' bounds (place_choice.c, decide_bounds): the kept time
+ * is the map's bound to the last bit, every candidate judged holds its
+ * bound, and one thread, two and four give the same.  Under a budget it
+ * is not judged so.  (A halo filled in full is judged on fillings:
+ * auto_side_by_side_same_result.) */
 START_TEST(auto_judges_on_bounds_past_the_work_limit)
 {
 	tp_conf *c = torus8();

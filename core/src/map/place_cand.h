@@ -74,9 +74,9 @@ typedef struct cand_run {
 	bool rule;           /* the auto rule applies (place.h) */
 	bool by_time;        /* auto compares predicted exchange times */
 	/* by time without a budget: the first prediction a verdict takes
-	 * decides (place_choice.c, decide_bounds) whether the exchange is
-	 * judged on its candidates' bounds alone (on_bounds) */
-	bool bounds_decided, on_bounds;
+	 * has decided (place_choice.c, decide_bounds) whether the exchange
+	 * is judged on its candidates' bounds alone (rep->on_bounds) */
+	bool bounds_decided;
 	bool alt;            /* a candidate other than block has a result */
 	tp_congestion_ws *cws;  /* the rule's congestion workspace */
 	double t0;
@@ -242,7 +242,7 @@ bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *m
 			    double past_us);
 /* Prediction p as candidate c's predicted time. */
 void tp__place_take_prediction(tp_place_candidate *c, const tp_prediction *p);
-/* bound_us, its exchange's bound, as candidate c's time (r->on_bounds). */
+/* bound_us, its exchange's bound, as candidate c's time (rep->on_bounds). */
 void tp__place_take_bound(tp_place_candidate *c, double bound_us);
 bool tp__place_better(cand_run *r, tp_place_candidate *c, bool ties_win);
 void tp__place_keep_best(cand_run *r, int idx);

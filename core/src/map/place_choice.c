@@ -146,11 +146,10 @@ static void decide_bounds(cand_run *r, const tp_place_candidate *c)
 	if (r->bounds_decided)
 		return;
 	r->bounds_decided = true;
-	r->on_bounds = c->predicted_bound && r->o->geom.time_budget_ms <= 0;
-	r->rep->on_bounds = r->on_bounds;
+	r->rep->on_bounds = c->predicted_bound && r->o->geom.time_budget_ms <= 0;
 }
 
-/* c's (map's) bound as its time, once (r->on_bounds).  False when it
+/* c's (map's) bound as its time, once (rep->on_bounds).  False when it
  * cannot be had. */
 static bool bound_of(cand_run *r, tp_place_candidate *c, const int32_t *map)
 {
@@ -174,7 +173,7 @@ static int times_verdict(double pc, double pb)
 	return -1;
 }
 
-/* time_verdict on the bounds (r->on_bounds). */
+/* time_verdict on the bounds (rep->on_bounds). */
 static int bounds_verdict(cand_run *r, tp_place_candidate *c)
 {
 	tp_place_candidate *b = &r->rep->cand[r->best_idx];
@@ -243,7 +242,7 @@ static int time_verdict(cand_run *r, tp_place_candidate *c)
 		return 0;
 	if (b->has_predicted)
 		decide_bounds(r, b);
-	if (r->on_bounds)
+	if (r->rep->on_bounds)
 		return bounds_verdict(r, c);
 	/* the one not yet predicted, when its bound is past the other's
 	 * time, loses unfilled: a time is never below its bound.  A
@@ -260,7 +259,7 @@ static int time_verdict(cand_run *r, tp_place_candidate *c)
 				    !b->predicted_bound ? tp__place_reach_us(r) : 0))
 		return c->has_lower ? 0 : -1;
 	decide_bounds(r, c);
-	if (r->on_bounds)
+	if (r->rep->on_bounds)
 		return bounds_verdict(r, c);
 	if (!b->has_predicted && !memcmp(r->trial, r->best, map_bytes(r)))
 		same_time(b, c);

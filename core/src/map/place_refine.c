@@ -467,7 +467,8 @@ static struct spec_lanes *spec_lanes_new(const cand_run *r, const int32_t *built
 	for (int k = 0; ok && k < SPEC_MAX; k++) {
 		/* the weighted starts are the lane stage's only where the
 		 * best's time is filled in full (not on bounds) */
-		if (!from[k] || (k >= 2 && k < 4 && (r->lanes_by_hops || r->on_bounds)))
+		if (!from[k] ||
+		    (k >= 2 && k < 4 && (r->lanes_by_hops || r->rep->on_bounds)))
 			continue;
 		sl->one[sl->n] = (struct lane_try){ .start = from[k],
 						    .hop_weight = k >= 2 && k < 4 ? LANES_HOP_WEIGHT
@@ -663,7 +664,7 @@ static void lane_predict_run(void *arg, int32_t i)
 static int lanes_predict(struct lane_tries *ls, int n, int threads)
 {
 	struct lane_try *y = ls->y;
-	if (ls->r->on_bounds)
+	if (ls->r->rep->on_bounds)
 		return TP_OK;    /* judged on their bounds (lanes_side) */
 	if (y[0].rc || (y[0].tried && !y[0].predicted && !y[0].past))
 		return TP_OK;    /* lanes_side cannot judge the others */
@@ -802,7 +803,7 @@ static void pool_take_ahead(struct lane_pool *lp)
 static int pool_next_fill(struct lane_pool *lp)
 {
 	struct lane_try *y = lp->ls->y;
-	if (lp->ls->r->on_bounds)
+	if (lp->ls->r->rep->on_bounds)
 		return -1;   /* judged on their bounds (lanes_side) */
 	if (lp->stop || (y[0].done && y[0].rc)) {
 		lp->stop = true;
@@ -984,9 +985,9 @@ static int lanes_side(cand_run *r, tp_place_candidate *c, const int32_t *const *
 			rc = lanes_predict(&ls, n, threads);
 	}
 	*won = -1;
-	/* judged on the bounds (r->on_bounds): the same order and rule, each
-	 * start's bound for its time */
-	bool on_b = r->on_bounds;
+	/* judged on the bounds (rep->on_bounds): the same order and rule,
+	 * each start's bound for its time */
+	bool on_b = r->rep->on_bounds;
 	for (int k = 0; !rc && k < n; k++) {
 		if (y[k].rc == TP_ENOMEM) {
 			rc = tp_error_set(err, TP_ENOMEM, "%s", y[k].err.msg);
