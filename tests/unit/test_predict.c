@@ -974,6 +974,163 @@ START_TEST(lanes_two_starts)
 }
 END_TEST
 
+/* A dense random trace of n tasks, each sending to `peers` others (bytes
+ * drawn too), as fx's graph. */
+static void dense_graph(struct fixture *fx, int32_t n, int peers, uint64_t seed)
+{
+	int m = n * peers;
+	int32_t *u = malloc(sizeof *u * (size_t)m), *v = malloc(sizeof *v * (size_t)m);
+	double *b = malloc(sizeof *b * (size_t)m);
+	ck_assert(u && v && b);
+	uint64_t x = seed;
+	int k = 0;
+	for (int32_t t = 0; t < n; t++)
+		for (int j = 0; j < peers; j++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			int32_t w = (int32_t)((x >> 33) % (uint64_t)(n - 1));
+			u[k] = t;
+			v[k] = w >= t ? w + 1 : w;
+			b[k++] = 1024.0 * (double)(1 + (x >> 20) % 64);
+		}
+	tp_error err;
+	tp_error_clear(&err);
+	tp_graph_destroy(fx->g);
+	fx->g = NULL;
+	ck_assert_msg(tp_graph_from_edges(&fx->g, n, m, u, v, b, "dense", &err) == 0, "%s",
+		      err.msg);
+	free(u);
+	free(v);
+	free(b);
+}
+
+/* The lane refinement's team (graphmap_lanes.c) makes the moves one
+ * thread makes, in the same order: the same map and moves on 1 to 4
+ * threads and with CPUs lent (every one given back), on a torus (task moves and swaps, the rounds' guard on and
+ * off, long routes weighed or not) and on a tree of four tasks a node
+ * (node trades). */
+START_TEST(lanes_team_same_result)
+{
+	char topo[256];
+	snprintf(topo, sizeof topo,
+		 "SwitchName=leaf0 Nodes=n[0-7]\nSwitchName=leaf1 Nodes=n[8-15]\n"
+		 "SwitchName=leaf2 Nodes=n[16-23]\nSwitchName=leaf3 Nodes=n[24-31]\n"
+		 "SwitchName=top Switches=leaf[0-3]\n");
+	for (int net = 0; net < 2; net++) {
+		struct fixture fx;
+		int32_t n;
+		if (net == 0) {
+			int32_t u[1344], v[1344], map[512];
+			double b[1344];
+			halo_setup(&fx, 4242, false, u, v, b, map);
+			n = 512;
+		} else {
+			setup(&fx, topo,
+			      "Network=tree TopologyFile=topology.conf LevelBandwidth=10 "
+			      "LevelUplinks=2 HopLatency=1us\n",
+			      "n[0-2,4-9,11-18,20-27,29-31]", 4);
+			n = 112;
+		}
+		dense_graph(&fx, n, net == 0 ? 24 : 12, 77 + (uint64_t)net);
+		int32_t *start = malloc(sizeof *start * (size_t)n);
+		int32_t *one = malloc(sizeof *one * (size_t)n);
+		int32_t *m = malloc(sizeof *m * (size_t)n);
+		ck_assert(start && one && m);
+		for (int32_t t = 0; t < n; t++)
+			start[t] = net == 0 ? t : t / 4;
+		tp_error err;
+		tp_error_clear(&err);
+		tp_graphmap_opts go;
+		tp_graphmap_opts_default(&go);
+		go.time_budget_ms = 0;
+		for (int weigh = 0; weigh < 2; weigh++)
+			for (int guard = 0; guard < 2; guard++) {
+				int64_t moves1 = 0;
+				/* threads of its own, and CPUs lent */
+				static const int threads_of[] = { 1, 2, 3, 4, 1, 2 };
+				static const int lent_of[] = { 0, 0, 0, 0, 2, 1 };
+				for (int cfg = 0; cfg < 6; cfg++) {
+					int threads = threads_of[cfg];
+					int32_t *got = cfg == 0 ? one : m;
+					int64_t moves = 0;
+					tp__lender l;
+					tp__lender_init(&l);
+					tp__lender_give(&l, lent_of[cfg]);
+					memcpy(got, start, sizeof *got * (size_t)n);
+					ck_assert_int_eq(tp__graphmap_refine_lanes_hops(
+								 fx.g, fx.a, &go, weigh, guard, threads,
+								 &l, got, &moves, &err), 0);
+					ck_assert_int_eq(atomic_load(&l.free), lent_of[cfg]);
+					if (cfg == 0) {
+						moves1 = moves;
+						ck_assert_msg(moves > 20, "net %d: %lld moves", net,
+							      (long long)moves);
+						continue;
+					}
+					ck_assert_msg(moves == moves1 &&
+						      !memcmp(m, one, sizeof *m * (size_t)n),
+						      "net %d weigh %d guard %d: %d threads, %d lent, "
+						      "%lld moves against %lld", net, weigh, guard,
+						      threads, lent_of[cfg], (long long)moves,
+						      (long long)moves1);
+				}
+			}
+		free(start);
+		free(one);
+		free(m);
+		teardown(&fx);
+	}
+}
+END_TEST
+
+/* The congestion refinement's team takes the CPUs a lender lends while
+ * it runs (tp__lender: those the speculative lane starts leave), and
+ * makes the moves one thread makes, in the same order: the same map and
+ * moves, alone, with CPUs lent from the start and with threads of its
+ * own besides; every CPU lent is given back. */
+START_TEST(congestion_team_lent_cpus)
+{
+	struct fixture fx;
+	int32_t u[1344], v[1344], start[512], one[512], m[512];
+	double b[1344];
+	halo_setup(&fx, 5151, false, u, v, b, start);
+	dense_graph(&fx, 512, 24, 91);
+	tp_error err;
+	tp_error_clear(&err);
+	tp_graphmap_opts go;
+	tp_graphmap_opts_default(&go);
+	go.time_budget_ms = 0;
+	for (int keep = 0; keep < 2; keep++) {
+		go.congestion_keep_hops = keep;
+		int64_t moves1 = 0;
+		memcpy(one, start, sizeof one);
+		ck_assert_int_eq(tp_graphmap_refine_congestion(fx.g, fx.a, &go, one, &moves1,
+							       &err), 0);
+		ck_assert_msg(moves1 > 20, "keep %d: %lld moves", keep, (long long)moves1);
+		for (int k = 0; k < 3; k++) {
+			static const int threads[] = { 1, 1, 3 }, lent[] = { 0, 3, 1 };
+			tp__lender l;
+			tp__lender_init(&l);
+			tp__lender_give(&l, lent[k]);
+			int64_t moves = 0;
+			memcpy(m, start, sizeof m);
+			ck_assert_int_eq(tp__graphmap_refine_congestion_threads(
+						 fx.g, fx.a, &go, threads[k], &l, m, &moves, &err),
+					 0);
+			ck_assert_msg(moves == moves1 && !memcmp(m, one, sizeof m),
+				      "keep %d, %d threads, %d lent: %lld moves against %lld",
+				      keep, threads[k], lent[k], (long long)moves,
+				      (long long)moves1);
+			ck_assert_int_eq(atomic_load(&l.free), lent[k]);
+			tp__lender_close(&l);
+			ck_assert(!tp__lender_take(&l));
+			tp__lender_give(&l, 5);
+			ck_assert(!tp__lender_take(&l));
+		}
+	}
+	teardown(&fx);
+}
+END_TEST
+
 /* With round-trip sharing long messages end last; the lane stage's last
  * starts weigh each message by its route (tp__graphmap_refine_lanes_hops).
  * On this torus allocation (RTT sharing) geometric+refine is the best
@@ -1002,7 +1159,7 @@ START_TEST(lanes_long_routes)
 	for (int w = 0; w < 2; w++) {
 		memcpy(m, start, sizeof m);
 		ck_assert_int_eq(tp__graphmap_refine_lanes_hops(fx.g, fx.a, &go, w ? 1.0 : 0, false,
-								m, NULL, &err), 0);
+								1, NULL, m, NULL, &err), 0);
 		tp_prediction p;
 		ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, m, &p, &err), 0);
 		us[w] = p.exchange_us;
@@ -1111,7 +1268,7 @@ START_TEST(lanes_rounds_guard)
 		memcpy(m, blk, sizeof m);
 		int64_t moves = 0;
 		ck_assert_int_eq(tp__graphmap_refine_lanes_hops(fx.g, fx.a, &go, 1.0, guard,
-								m, &moves, &err), 0);
+								1, NULL, m, &moves, &err), 0);
 		ck_assert_int_eq(tp_mapping_validate(fx.g, fx.a, m, &err), 0);
 		ck_assert_int_eq(tp__predict_rounds(fx.g, fx.a, m, &in[guard], &off), 0);
 		ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, m, &p, &err), 0);
@@ -1866,6 +2023,8 @@ int main(void)
 	tcase_add_test(tc, time_trades);
 	tcase_add_test(tc, lanes_runner_up);
 	tcase_add_test(tc, lanes_long_routes);
+	tcase_add_test(tc, lanes_team_same_result);
+	tcase_add_test(tc, congestion_team_lent_cpus);
 	tcase_add_test(tc, lanes_weigh_hops_under_rounds);
 	tcase_add_test(tc, lanes_rounds_guard);
 	tcase_add_test(tc, auto_same_on_threads);

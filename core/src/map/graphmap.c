@@ -74,10 +74,23 @@ static const struct refinement BY_CONGESTION = { "congestion refinement",
 						 tp__refine_cong_run };
 static const struct refinement BY_LANES = { "lane refinement", tp__refine_lanes_run };
 
+/* What a refinement's entry sets beyond the options (gm's fields of the
+ * same names; recost -1: the default). */
+struct refine_set {
+	int threads;
+	double hop_weight;
+	bool rounds_guard;
+	int recost;
+	int link_threads;
+	struct tp__lender *lender;
+};
+
+#define REFINE_DEFAULTS .recost = -1, .link_threads = 1
+
 static int refine_entry(const struct refinement *r, const tp_graph *g,
 			const tp_alloc *a, const tp_graphmap_opts *o,
-			int threads, double hop_weight, bool guard, int recost,
-			int32_t *map, int64_t *moves, tp_error *err)
+			struct refine_set set, int32_t *map, int64_t *moves,
+			tp_error *err)
 {
 	const char *what = r->what;
 	tp_graphmap_opts def;
@@ -96,11 +109,13 @@ static int refine_entry(const struct refinement *r, const tp_graph *g,
 	gm c;
 	if ((rc = gm_init(&c, g, a, false, err, what)))
 		return rc;
-	c.threads = threads;
-	c.hop_weight = hop_weight;
-	c.rounds_guard = guard;
-	if (recost >= 0)
-		c.recost_degree = recost;
+	c.threads = set.threads;
+	c.link_threads = set.link_threads;
+	c.lender = set.lender;
+	c.hop_weight = set.hop_weight;
+	c.rounds_guard = set.rounds_guard;
+	if (set.recost >= 0)
+		c.recost_degree = set.recost;
 	rc = r->run(&c, o, map, moves, t0);
 	gm_free(&c);
 	if (rc)
@@ -113,45 +128,67 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, false, -1, map, moves, err);
+	return refine_entry(&BY_HOP_BYTES, g, a, o, (struct refine_set){ REFINE_DEFAULTS },
+			    map, moves, err);
 }
 
 int tp__graphmap_refine_recost(const tp_graph *g, const tp_alloc *a,
 			       const tp_graphmap_opts *o, int recost_degree,
 			       int32_t *map, int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, 0, 0, false, recost_degree, map,
-			    moves, err);
+	struct refine_set set = { REFINE_DEFAULTS };
+	set.recost = recost_degree;
+	return refine_entry(&BY_HOP_BYTES, g, a, o, set, map, moves, err);
 }
 
 int tp__graphmap_refine_threads(const tp_graph *g, const tp_alloc *a,
 				const tp_graphmap_opts *o, int threads,
 				int32_t *map, int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_HOP_BYTES, g, a, o, threads, 0, false, -1, map, moves, err);
+	struct refine_set set = { REFINE_DEFAULTS };
+	set.threads = threads;
+	return refine_entry(&BY_HOP_BYTES, g, a, o, set, map, moves, err);
 }
 
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_CONGESTION, g, a, o, 0, 0, false, -1, map, moves, err);
+	return refine_entry(&BY_CONGESTION, g, a, o, (struct refine_set){ REFINE_DEFAULTS },
+			    map, moves, err);
+}
+
+int tp__graphmap_refine_congestion_threads(const tp_graph *g, const tp_alloc *a,
+					  const tp_graphmap_opts *o, int threads,
+					  struct tp__lender *lender, int32_t *map,
+					  int64_t *moves, tp_error *err)
+{
+	struct refine_set set = { REFINE_DEFAULTS };
+	set.link_threads = threads;
+	set.lender = lender;
+	return refine_entry(&BY_CONGESTION, g, a, o, set, map, moves, err);
 }
 
 int tp__graphmap_refine_lanes(const tp_graph *g, const tp_alloc *a,
 			      const tp_graphmap_opts *o, int32_t *map,
 			      int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_LANES, g, a, o, 0, 0, false, -1, map, moves, err);
+	return refine_entry(&BY_LANES, g, a, o, (struct refine_set){ REFINE_DEFAULTS }, map,
+			    moves, err);
 }
 
 int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
 				   const tp_graphmap_opts *o, double hop_weight,
-				   bool rounds_guard, int32_t *map, int64_t *moves,
-				   tp_error *err)
+				   bool rounds_guard, int threads,
+				   struct tp__lender *lender, int32_t *map,
+				   int64_t *moves, tp_error *err)
 {
-	return refine_entry(&BY_LANES, g, a, o, 0, hop_weight, rounds_guard, -1, map,
-			    moves, err);
+	struct refine_set set = { REFINE_DEFAULTS };
+	set.hop_weight = hop_weight;
+	set.rounds_guard = rounds_guard;
+	set.link_threads = threads;
+	set.lender = lender;
+	return refine_entry(&BY_LANES, g, a, o, set, map, moves, err);
 }
 
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,

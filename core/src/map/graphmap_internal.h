@@ -135,14 +135,25 @@ int tp__graphmap_refine_lanes(const tp_graph *g, const tp_alloc *a,
  * links) times: long routes weigh more, as they do where the fabric
  * shares by round-trip time (FlowSharing=rtt), and where latency adds up
  * along them.  rounds_guard: no move may raise the latency of g's
- * collectives' rounds (rounds_guard.h). */
+ * collectives' rounds (rounds_guard.h).  On up to `threads` threads (a
+ * team, graphmap_lanes.c), and those lender lends meanwhile (may be
+ * NULL): the same result on any number. */
+struct tp__lender;
 int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
 				   const tp_graphmap_opts *o, double hop_weight,
-				   bool rounds_guard, int32_t *map, int64_t *moves,
-				   tp_error *err);
+				   bool rounds_guard, int threads,
+				   struct tp__lender *lender, int32_t *map,
+				   int64_t *moves, tp_error *err);
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err);
+/* tp_graphmap_refine_congestion on up to `threads` threads (a team,
+ * graphmap_lanes.c), and those lender lends meanwhile (may be NULL): the
+ * same result on any number. */
+int tp__graphmap_refine_congestion_threads(const tp_graph *g, const tp_alloc *a,
+					  const tp_graphmap_opts *o, int threads,
+					  struct tp__lender *lender, int32_t *map,
+					  int64_t *moves, tp_error *err);
 
 /* Hierarchical mapping (hiermap.c) with each group's tasks split over its
  * children by the tasks' coordinates instead of METIS: recursive

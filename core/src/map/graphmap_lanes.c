@@ -2,6 +2,8 @@
  * node trades that lower the busiest link (congestion) or the busiest lane
  * of the time model (lanes), with their route cache
  * (tp_graphmap_refine_congestion, tp__graphmap_refine_lanes). */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +261,15 @@ typedef struct cref {
 	int64_t *dist;           /* node pair -> hop distance (-1: not yet),
 				    up to ROUTE_DENSE_NODES nodes; NULL:
 				    computed each time */
+	bool dry;                /* a trial that would be kept is undone and
+				    only told (a team's helper, team_round) */
+	const atomic_bool *quit; /* a helper's set-up ends when set (the
+				    refinement has: team_free), or NULL */
+	struct verdict {         /* the last trial kept (or told, dry) */
+		int32_t q, s2;   /* a task's move: to node q, trading
+				    places with s2 (-1: a free slot); a
+				    node's trade: with node q */
+	} found;
 } cref;
 
 /* A byte's weight on link (or lane) l: on lanes (the time model's fabric,
@@ -637,7 +648,8 @@ static int cr_load_all(cref *cr, double t0, double budget)
 	const struct tp_graph *g = cr->c->g;
 	const int32_t *map = cr->map;
 	for (int32_t t = 0; t < cr->c->nt; t++) {
-		if ((t & 255) == 255 && budget_over(t0, budget))
+		if ((t & 255) == 255 &&
+		    (budget_over(t0, budget) || (cr->quit && atomic_load(cr->quit))))
 			return TP_ETIME;
 		for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 			int32_t u = g->adjncy[e];
@@ -723,6 +735,8 @@ static bool cr_accept(cref *cr, bool ok)
 	}
 	if (!ok || dphi >= -1e-12)
 		return false;
+	if (cr->dry)
+		return true;     /* told, not made: nothing counted */
 	cr->moves++;
 	cr->nmax += reached - freed;
 	if (cr->nmax <= 0)
@@ -750,6 +764,16 @@ static void cr_sub_undo(cref *cr, int64_t nbase)
 	for (int64_t k = nbase; k < cr->ntl; k++)
 		cr->ll[cr->tl[k]].stamp = -1;
 	cr->ntl = nbase;
+}
+
+/* A trial begun: a new stamp, nothing touched or summed yet. */
+static void cr_trial_begin(cref *cr)
+{
+	next_stamp(cr, false);
+	cr->ntl = 0;
+	cr->dhop = 0;
+	cr->phi = 0;
+	cr->over = false;
 }
 
 /* One trial: t, whose edges are already off p (cr_improve_task: the nbase
@@ -790,10 +814,13 @@ static int cr_try_move(cref *cr, int32_t t, int32_t p, int32_t q, int32_t s2,
 	if (cr_accept(cr, !cr->over &&
 			  (!cr->keep_hops ||
 			   cr->dhop <= 1e-12 * (cr->c->g->total_bytes + 1.0)))) {
-		tp__slots_move(&cr->st, t, p, q, s2);
-		tp__rounds_guard_commit(cr->rg);
+		cr->found = (struct verdict){ q, s2 };
 		*kept = true;
-		goto out;
+		if (!cr->dry) {
+			tp__slots_move(&cr->st, t, p, q, s2);
+			tp__rounds_guard_commit(cr->rg);
+			goto out;
+		}
 	}
 	map[t] = p;
 	if (s2 >= 0)
@@ -805,21 +832,19 @@ out:
 }
 
 /* Try t's moves to the nodes of its neighbours (a free slot first, then
- * swaps with up to REFINE_SWAPS tasks there) until one is kept.  t's edges
- * leave p once for all of them. */
-static int cr_improve_task(cref *cr, int32_t t)
+ * swaps with up to REFINE_SWAPS tasks there) until one is kept (*kept; a
+ * dry one only told, in cr->found).  t's edges leave p once for all of
+ * them. */
+static int cr_improve_task(cref *cr, int32_t t, bool *kept)
 {
 	const struct tp_alloc *a = cr->c->a;
 	const int64_t *off = cr->st.off;
 	int32_t p = cr->map[t];
+	*kept = false;
 	int ncand = cr_candidates(cr, t, p);
 	if (ncand == 0)
 		return 0;
-	next_stamp(cr, false);
-	cr->ntl = 0;
-	cr->dhop = 0;
-	cr->phi = 0;
-	cr->over = false;
+	cr_trial_begin(cr);
 	int rc = cr_edges(cr, t, -1, -1.0);
 	if (rc)
 		return rc;
@@ -843,9 +868,26 @@ static int cr_improve_task(cref *cr, int32_t t)
 				return rc;
 		}
 	}
-	if (!done_t)
+	if (!done_t || cr->dry)
 		cr_undo(cr);   /* t's edges back as they were */
+	*kept = done_t;
 	return 0;
+}
+
+/* t's move as another team member told it (v, team_round) made here:
+ * t's edges off its node, then that trial, as cr_improve_task made it
+ * there, so the loads come out the same to the last bit. */
+static int cr_apply_task(cref *cr, int32_t t, struct verdict v)
+{
+	int32_t p = cr->map[t];
+	cr_trial_begin(cr);
+	int rc = cr_edges(cr, t, -1, -1.0);
+	bool kept = false;
+	if (!rc)
+		rc = cr_try_move(cr, t, p, v.q, v.s2, cr->ntl, cr->dhop, cr->phi, &kept);
+	if (!rc && !kept)
+		cr_undo(cr);   /* not kept here either: every member alike */
+	return rc;
 }
 
 /* Add sign * bytes of the edges of the swap set's n tasks to the loads,
@@ -955,11 +997,7 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 					     &rc))
 			return rc;
 	}
-	next_stamp(cr, false);
-	cr->ntl = 0;
-	cr->dhop = 0;
-	cr->phi = 0;
-	cr->over = false;
+	cr_trial_begin(cr);
 	if ((rc = cr_set_edges(cr, n, -1.0)))
 		return rc;
 	for (int j = 0; j < n; j++)
@@ -970,6 +1008,10 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 	for (int j = 0; j < n; j++)
 		cr->map[cr->swap_set[j]] = j < st->used[p] ? p : q;
 	if (ok) {
+		cr->found = (struct verdict){ q, -1 };
+		*kept = true;
+	}
+	if (ok && !cr->dry) {
 		cr_trade(cr, p, q, n);
 		tp__rounds_guard_commit(cr->rg);
 		*kept = true;
@@ -982,7 +1024,7 @@ static int cr_try_trade(cref *cr, int32_t p, int32_t q, bool *kept)
 /* Node p's trades, until one is kept: with the nodes of its tasks'
  * neighbours (up to TRADE_NEIGHBOURS), then with up to TRADE_WINDOW nodes
  * either side of it in router order (its switch-mates first). */
-static int cr_improve_node(cref *cr, int32_t p)
+static int cr_improve_node(cref *cr, int32_t p, bool *kept_out)
 {
 	const struct tp_graph *g = cr->c->g;
 	const slot_table *st = &cr->st;
@@ -1021,6 +1063,7 @@ static int cr_improve_node(cref *cr, int32_t p)
 		if (rc)
 			return rc;
 	}
+	*kept_out = kept;
 	return 0;
 }
 
@@ -1031,6 +1074,396 @@ static int cr_hops(void *arg, int32_t i, int32_t j)
 	cref *cr = arg;
 	int n = cr_route(cr, i, j);
 	return n < 0 ? n : tp__fabric_route_hops(cr->c->m, n);
+}
+
+/* A refinement's state from map: the loads of every message, the
+ * potential's scale, and the rounds' guard (c: the whole graph, hc: the
+ * part refined).  TP_ETIME when the budget ran out first. */
+static int cref_start(cref *cr, const gm *c, const gm *hc, const tp_graphmap_opts *o,
+		      int32_t *map, bool lanes, double t0, double budget,
+		      const atomic_bool *quit)
+{
+	int rc = cref_init(cr, hc, map, lanes);
+	cr->quit = quit;
+	if (!rc)
+		rc = cr_load_all(cr, t0, budget);
+	if (rc)
+		return rc;
+	cr->M = cr_max(cr, &cr->nmax);
+	cr->inv_mref = 1.0 / cr->M;
+	for (int64_t l = 0; l < cr->nused; l++)
+		cr->ll[l].pot = cr_potential(cr->ll[l].load, cr->inv_mref);
+	cr->keep_hops = o->congestion_keep_hops;
+	/* on the whole graph: the heavy part leaves the rounds' few bytes out */
+	if (lanes && c->rounds_guard && c->m->fab.hop_lat > 0 &&
+	    tp__machine_rails(c->m) <= 1)
+		rc = tp__rounds_guard_new(c->g, map, cr_hops, cr, &cr->rg);
+	return rc;
+}
+
+/* ---- a refinement's team ----
+ *
+ * Where a refinement runs alone, its next few items (tasks, or nodes to
+ * trade) are tried side by side, each by a helper on its own copy of the
+ * state, and taken in order: the first whose move is kept is made, the
+ * items before it moved nothing, and the tries after it are made again
+ * from the new state.  So the moves are those of one thread, in the same
+ * order, on any number of helpers.  The moves made are logged, and each
+ * helper makes them again from the log before its next try, rather than
+ * copying loads: in the order cr_improve_task made them, so that the
+ * loads agree to the last bit.  On a captured all-to-all most tries keep
+ * nothing (fftMPI's 512-rank trace on a torus: 20 to 170 moves a pass of
+ * 512 tasks), and the best's lane refinement had run alone, one CPU idle,
+ * for a third of the map's time.  Where an item's try is short (a halo's
+ * task: a microsecond) the helpers' wake-ups cost more than they save,
+ * and the items are tried here alone (TEAM_MIN_US) while the log grows;
+ * so they are while the helpers set up their state (routing every
+ * message, as long as a pass on a sparse graph). */
+#define TEAM_MAX 8           /* members at most: each holds its own loads
+				and route cache (up to 24 MB on 1,024
+				nodes), and a round keeps one move */
+#define TEAM_SPIN 2000       /* polls before a member sleeps: a round is
+				tens to hundreds of microseconds, and a
+				condition variable's wake-up costs tens */
+#define TEAM_MIN_US 8.0      /* an item's try, on average, past which
+				the helpers try items too: a round's
+				wake-ups cost a few microseconds */
+
+enum { TEAM_TASKS, TEAM_NODES, TEAM_MAX_AGAIN, TEAM_STOP };
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* A logged step: a move made (kind TEAM_TASKS or TEAM_NODES, item, v),
+ * or the largest load taken again after a pass (TEAM_MAX_AGAIN). */
+struct team_ev {
+	int kind;
+	int32_t item;
+	struct verdict v;
+};
+
+/* The log in chunks that never move: a helper that joins late reads it
+ * while it grows. */
+#define LOG_CHUNK_BITS 12
+#define LOG_CHUNK (1 << LOG_CHUNK_BITS)
+#define LOG_CHUNKS (1 << 14)
+
+struct team;
+
+struct team_member {
+	struct team *tm;
+	int w;                 /* its item in a round: 1 .. */
+	cref cr;
+	int32_t *map;
+	pthread_t th;
+	int64_t pos;           /* log steps made here */
+	bool ready;            /* set up (under the team's mu) */
+	int rc;                /* its start's, then its try's code */
+	bool kept;
+	struct verdict v;
+};
+
+struct team {
+	const gm *c, *hc;
+	const tp_graphmap_opts *o;
+	bool lanes;
+	int32_t *start;        /* the map the refinement began from */
+	int n;                 /* helpers started (under mu) */
+	int borrowed;          /* of them, CPUs taken from c->lender */
+	struct team_member m[TEAM_MAX - 1];
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	atomic_llong gen;      /* rounds posted */
+	atomic_bool quit;      /* the refinement has ended */
+	atomic_int pending;    /* helpers not done with the round */
+	struct team_ev *chunk[LOG_CHUNKS];
+	atomic_llong nlog;     /* steps logged (written here alone) */
+	double us;             /* an item's try here, a running mean */
+	int ready;             /* helpers 1 .. ready set up without fault */
+	/* the round (under mu) */
+	int kind;
+	int engaged;           /* helpers 1 .. engaged take part */
+	int32_t item[TEAM_MAX];
+};
+
+static void team_wait_done(struct team *tm)
+{
+	for (int i = 0; i < TEAM_SPIN && atomic_load(&tm->pending) > 0; i++)
+		cpu_relax();
+	pthread_mutex_lock(&tm->mu);
+	while (atomic_load(&tm->pending) > 0)
+		pthread_cond_wait(&tm->done, &tm->mu);
+	pthread_mutex_unlock(&tm->mu);
+}
+
+static void team_member_done(struct team *tm)
+{
+	pthread_mutex_lock(&tm->mu);
+	if (atomic_fetch_sub(&tm->pending, 1) == 1)
+		pthread_cond_signal(&tm->done);
+	pthread_mutex_unlock(&tm->mu);
+}
+
+/* A round posted to helpers 1 .. k-1: items[1 ..] of kind (TEAM_STOP:
+ * none, every helper ends). */
+static void team_post(struct team *tm, int kind, const int32_t *items, int k)
+{
+	pthread_mutex_lock(&tm->mu);
+	tm->kind = kind;
+	if (k > 0)
+		memcpy(tm->item, items, sizeof *items * (size_t)k);
+	int engaged = k > 1 ? k - 1 : 0;
+	tm->engaged = engaged;
+	atomic_store(&tm->pending, engaged);
+	atomic_fetch_add(&tm->gen, 1);
+	pthread_cond_broadcast(&tm->go);
+	pthread_mutex_unlock(&tm->mu);
+}
+
+/* A step logged; false when out of memory (or past the log's room). */
+static bool team_log(struct team *tm, int kind, int32_t item, struct verdict v)
+{
+	long long n = atomic_load(&tm->nlog);
+	size_t c = (size_t)(n >> LOG_CHUNK_BITS);
+	if (c >= LOG_CHUNKS)
+		return false;
+	if (!tm->chunk[c] &&
+	    !(tm->chunk[c] = malloc(sizeof(struct team_ev) * LOG_CHUNK)))
+		return false;
+	tm->chunk[c][n & (LOG_CHUNK - 1)] = (struct team_ev){ kind, item, v };
+	atomic_store(&tm->nlog, n + 1);   /* published after it is written */
+	return true;
+}
+
+/* Make the move of item (a task, or a node to trade) that v tells. */
+static int cr_apply(cref *cr, int kind, int32_t item, struct verdict v)
+{
+	bool dry = cr->dry, kept;
+	cr->dry = false;
+	int rc = kind == TEAM_TASKS ? cr_apply_task(cr, item, v)
+				    : cr_try_trade(cr, item, v.q, &kept);
+	cr->dry = dry;
+	return rc;
+}
+
+/* Try item (a task, or a node's trades): *kept, and its move in
+ * cr->found. */
+static int cr_try_item(cref *cr, int kind, int32_t item, bool *kept)
+{
+	return kind == TEAM_TASKS ? cr_improve_task(cr, item, kept)
+				  : cr_improve_node(cr, item, kept);
+}
+
+/* The log's steps not yet made by me, up to what it holds now. */
+static int team_catch_up(struct team_member *me)
+{
+	struct team *tm = me->tm;
+	long long n = atomic_load(&tm->nlog);
+	int rc = 0;
+	for (; !rc && me->pos < n; me->pos++) {
+		if ((me->pos & 255) == 0 && atomic_load(&tm->quit))
+			return TP_ETIME;
+		const struct team_ev *e = &tm->chunk[me->pos >> LOG_CHUNK_BITS]
+						    [me->pos & (LOG_CHUNK - 1)];
+		if (e->kind == TEAM_MAX_AGAIN)
+			me->cr.M = cr_max(&me->cr, &me->cr.nmax);
+		else
+			rc = cr_apply(&me->cr, e->kind, e->item, e->v);
+	}
+	return rc;
+}
+
+static void *team_helper(void *arg)
+{
+	struct team_member *me = arg;
+	struct team *tm = me->tm;
+	me->rc = cref_start(&me->cr, tm->c, tm->hc, tm->o, me->map, tm->lanes, 0, 0,
+			    &tm->quit);
+	me->cr.dry = true;
+	/* one that joins late first makes the moves made so far */
+	while (!me->rc && me->pos < atomic_load(&tm->nlog))
+		me->rc = team_catch_up(me);
+	pthread_mutex_lock(&tm->mu);
+	me->ready = true;
+	/* the helpers before me set up too: the ones rounds may engage */
+	while (tm->ready < tm->n && tm->m[tm->ready].ready && !tm->m[tm->ready].rc)
+		tm->ready++;
+	long long seen = atomic_load(&tm->gen);
+	bool stop = tm->kind == TEAM_STOP;   /* ended while set up */
+	pthread_mutex_unlock(&tm->mu);
+	for (; !stop;) {
+		for (int i = 0; i < TEAM_SPIN && atomic_load(&tm->gen) == seen; i++)
+			cpu_relax();
+		pthread_mutex_lock(&tm->mu);
+		while (atomic_load(&tm->gen) == seen)
+			pthread_cond_wait(&tm->go, &tm->mu);
+		seen = atomic_load(&tm->gen);
+		/* the round read under mu: one this helper takes no part in
+		 * may be followed by the next at once */
+		bool in = me->w <= tm->engaged;
+		int kind = tm->kind;
+		int32_t item = in ? tm->item[me->w] : -1;
+		pthread_mutex_unlock(&tm->mu);
+		if (kind == TEAM_STOP)
+			break;
+		if (!in)
+			continue;
+		int rc = me->rc;
+		if (!rc)
+			rc = team_catch_up(me);
+		me->kept = false;
+		if (!rc)
+			rc = cr_try_item(&me->cr, kind, item, &me->kept);
+		me->v = me->cr.found;
+		me->rc = rc;
+		team_member_done(tm);
+	}
+	return NULL;
+}
+
+static void team_free(struct team *tm)
+{
+	if (!tm)
+		return;
+	atomic_store(&tm->quit, true);
+	team_post(tm, TEAM_STOP, NULL, 0);
+	for (int i = 0; i < tm->n; i++) {
+		pthread_join(tm->m[i].th, NULL);
+		cref_free(&tm->m[i].cr);
+		free(tm->m[i].map);
+	}
+	tp__lender_give(tm->c->lender, tm->borrowed);
+	for (int c = 0; c < LOG_CHUNKS && tm->chunk[c]; c++)
+		free(tm->chunk[c]);
+	free(tm->start);
+	pthread_cond_destroy(&tm->go);
+	pthread_cond_destroy(&tm->done);
+	pthread_mutex_destroy(&tm->mu);
+	free(tm);
+}
+
+/* One more helper, setting up its state from the start and the moves
+ * logged since, on its own thread; false when it could not start. */
+static bool team_add(struct team *tm)
+{
+	if (tm->n >= TEAM_MAX - 1)
+		return false;
+	struct team_member *me = &tm->m[tm->n];
+	memset(me, 0, sizeof *me);
+	me->tm = tm;
+	me->w = tm->n + 1;
+	size_t bytes = sizeof *tm->start * (size_t)tm->c->nt;
+	if (!(me->map = malloc(bytes + 1)))
+		return false;
+	memcpy(me->map, tm->start, bytes);
+	/* under mu: a helper counts the ready ones among tm->n */
+	pthread_mutex_lock(&tm->mu);
+	bool ok = !pthread_create(&me->th, NULL, team_helper, me);
+	tm->n += ok;
+	pthread_mutex_unlock(&tm->mu);
+	if (!ok)
+		free(me->map);
+	return ok;
+}
+
+/* A team for the refinement of map, with `helpers` helpers now and
+ * those c->lender lends later; NULL when it could not be set up (the
+ * refinement then runs alone: the same result). */
+static struct team *team_new(const gm *c, const gm *hc, const tp_graphmap_opts *o,
+			     const int32_t *map, bool lanes, int helpers)
+{
+	struct team *tm = calloc(1, sizeof *tm);
+	if (!tm)
+		return NULL;
+	tm->c = c;
+	tm->hc = hc;
+	tm->o = o;
+	tm->lanes = lanes;
+	size_t bytes = sizeof *map * (size_t)c->nt;
+	if (!(tm->start = malloc(bytes + 1)) || pthread_mutex_init(&tm->mu, NULL)) {
+		free(tm->start);
+		free(tm);
+		return NULL;
+	}
+	memcpy(tm->start, map, bytes);
+	pthread_cond_init(&tm->go, NULL);
+	pthread_cond_init(&tm->done, NULL);
+	while (tm->n < helpers && team_add(tm))
+		;
+	return tm;
+}
+
+/* How many items the next round tries: the set-up helpers' too where an
+ * item's try is long enough to pay for their wake-ups, and then one more
+ * helper where a CPU is lent. */
+static int team_width(struct team *tm)
+{
+	if (!tm || tm->us < TEAM_MIN_US)
+		return 1;
+	if (tm->n < TEAM_MAX - 1 && tp__lender_take(tm->c->lender)) {
+		if (team_add(tm))
+			tm->borrowed++;
+		else
+			tp__lender_give(tm->c->lender, 1);
+	}
+	pthread_mutex_lock(&tm->mu);
+	int ready = tm->ready;
+	pthread_mutex_unlock(&tm->mu);
+	return 1 + ready;
+}
+
+/* One round: items[0..k) tried side by side, items[0] here (cr), the
+ * others by the helpers (k > 1); the first kept is made here and logged
+ * for them.  *first: its place, -1 for none. */
+static int team_round(struct team *tm, cref *cr, int kind, const int32_t *items, int k,
+		      int *first)
+{
+	*first = -1;
+	if (k > 1)
+		team_post(tm, kind, items, k);
+	bool kept = false;
+	double t = tm ? tp__now_ms() : 0;
+	int rc = cr_try_item(cr, kind, items[0], &kept);
+	if (!tm)
+		return rc;
+	tm->us += 0.125 * (1000 * (tp__now_ms() - t) - tm->us);
+	if (k > 1)
+		team_wait_done(tm);
+	if (rc)
+		return rc;
+	if (kept) {
+		*first = 0;
+	} else {
+		for (int w = 1; w < k && *first < 0; w++) {
+			const struct team_member *me = &tm->m[w - 1];
+			if (me->rc)
+				return me->rc;
+			if (me->kept) {
+				*first = w;
+				if ((rc = cr_apply(cr, kind, items[w], me->v)))
+					return rc;
+			}
+		}
+	}
+	if (*first >= 0 &&
+	    !team_log(tm, kind, items[*first], *first ? tm->m[*first - 1].v : cr->found))
+		return TP_ENOMEM;
+	return 0;
+}
+
+/* Does node i hold a task on a busy lane (cr_mark_hot)? */
+static bool node_busy(const cref *cr, int32_t i)
+{
+	for (int64_t x = cr->st.off[i]; x < cr->st.off[i + 1]; x++)
+		if (cr->st.slot_task[x] >= 0 && cr->hot[cr->st.slot_task[x]])
+			return true;
+	return false;
 }
 
 /* Congestion refinement: passes over the tasks with a message on a link
@@ -1048,61 +1481,70 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 	 * nodes are then those of its heaviest peers. */
 	struct tp_graph heavy = { 0 };
 	gm hc = *c;
+	struct team *tm = NULL;
+	memset(&cr, 0, sizeof cr);
 	if (c->g->weights) {
 		int hr = tp__graph_heavy_view(c->g, REFINE_HEAVY_SHARE, &heavy);
 		if (hr)
 			return hr;
 		hc.g = &heavy;
 	}
-	int rc = cref_init(&cr, &hc, map, lanes);
-	if (!rc)
-		rc = cr_load_all(&cr, t0, o->time_budget_ms);
+	int rc = cref_start(&cr, c, &hc, o, map, lanes, t0, o->time_budget_ms, NULL);
 	if (rc == TP_ETIME) {
 		rc = 0;   /* nothing moved yet: the map stands as it was */
 		goto out;
 	}
 	if (rc)
 		goto out;
-	cr.M = cr_max(&cr, &cr.nmax);
-	cr.inv_mref = 1.0 / cr.M;
-	for (int64_t l = 0; l < cr.nused; l++)
-		cr.ll[l].pot = cr_potential(cr.ll[l].load, cr.inv_mref);
-	cr.keep_hops = o->congestion_keep_hops;
-	/* on the whole graph: the heavy part leaves the rounds' few bytes out */
-	if (lanes && c->rounds_guard && c->m->fab.hop_lat > 0 &&
-	    tp__machine_rails(c->m) <= 1 &&
-	    (rc = tp__rounds_guard_new(c->g, map, cr_hops, &cr, &cr.rg)))
-		goto out;
+	int helpers = c->link_threads - 1;
+	helpers = helpers > TEAM_MAX - 1 ? TEAM_MAX - 1 : helpers;
+	if ((helpers > 0 || c->lender) && cr.M > 0)
+		tm = team_new(c, &hc, o, map, lanes, helpers);
+	int32_t items[TEAM_MAX];
 	for (int pass = 0; pass < o->refine_passes && cr.M > 0; pass++) {
 		if ((rc = cr_mark_hot(&cr)))
 			goto out;
 		int64_t before = cr.moves, nmax_was = cr.nmax;
 		double m_was = cr.M;
-		for (int32_t t = 0; t < c->nt && cr.M > 0; t++) {
-			if (!cr.hot[t])
-				continue;
+		int first;
+		for (int32_t t = 0; t < c->nt && cr.M > 0;) {
+			int k = 0, width = team_width(tm);
+			for (; t < c->nt && k < width; t++)
+				if (cr.hot[t])
+					items[k++] = t;
+			if (k == 0)
+				break;
 			if (budget_over(t0, o->time_budget_ms))
 				goto done;
-			if ((rc = cr_improve_task(&cr, t)))
+			if ((rc = team_round(tm, &cr, TEAM_TASKS, items, k, &first)))
 				goto out;
+			if (first >= 0)
+				t = items[first] + 1;
 		}
 		/* then whole nodes holding a task on a busy lane */
-		for (int32_t i = 0; cr.swap_set && i < c->nn && cr.M > 0; i++) {
-			bool busy = false;
-			for (int64_t x = cr.st.off[i]; x < cr.st.off[i + 1] && !busy; x++)
-				busy = cr.st.slot_task[x] >= 0 && cr.hot[cr.st.slot_task[x]];
-			if (!busy)
-				continue;
+		for (int32_t i = 0; cr.swap_set && i < c->nn && cr.M > 0;) {
+			int k = 0, width = team_width(tm);
+			for (; i < c->nn && k < width; i++)
+				if (node_busy(&cr, i))
+					items[k++] = i;
+			if (k == 0)
+				break;
 			if (budget_over(t0, o->time_budget_ms))
 				goto done;
-			if ((rc = cr_improve_node(&cr, i)))
+			if ((rc = team_round(tm, &cr, TEAM_NODES, items, k, &first)))
 				goto out;
+			if (first >= 0)
+				i = items[first] + 1;
 		}
 		if (cr.moves == before ||
 		    ((lanes || cr.keep_hops) &&
 		     (double)(cr.moves - before) < LANES_TAIL_SHARE * (double)cr.moves))
 			break;
 		cr.M = cr_max(&cr, &cr.nmax);
+		if (tm && !team_log(tm, TEAM_MAX_AGAIN, -1, cr.found)) {
+			rc = TP_ENOMEM;
+			goto out;
+		}
 		/* under auto's rule the busiest link breaks ties between maps
 		 * of the same hop-bytes: a pass that left it, and the number
 		 * of links carrying it, as they were did nothing for that.
@@ -1116,6 +1558,7 @@ done:
 	if (moves_out)
 		*moves_out = cr.moves;
 out:
+	team_free(tm);
 	cref_free(&cr);
 	tp__graph_view_free(&heavy);
 	return rc;

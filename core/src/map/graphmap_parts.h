@@ -33,7 +33,12 @@ typedef struct gm {
 	int32_t nn, nt;
 	int *rc;        /* nn x nd raw router coordinates of allocated nodes */
 	int *sc;        /* nn x nd seam-shifted coordinates */
-	int threads;    /* the refinement's, at most (0: one per CPU) */
+	int threads;    /* the hop-bytes refinement's, at most (0: one per
+			   CPU) */
+	int link_threads;   /* the link-load refinements' (graphmap_lanes.c),
+			       at most (0: one) */
+	struct tp__lender *lender;   /* and those lent to them later, or
+					NULL */
 	double hop_weight;   /* the lane refinement: a message's bytes count
 				(1 + hop_weight x links) times */
 	double deadline;   /* tp__now_ms() past which construction stops with

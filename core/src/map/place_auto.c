@@ -251,7 +251,10 @@ int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 	if (rc)
 		return rc;
 	cand_run r;
+	tp__lender lender;
+	tp__lender_init(&lender);
 	memset(&r, 0, sizeof r);
+	r.lender = &lender;
 	r.g = g;
 	r.a = a;
 	r.o = o;

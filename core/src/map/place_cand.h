@@ -122,6 +122,9 @@ typedef struct cand_run {
 	struct spec_lanes *slanes;
 	struct spec_lanes *slanes_stale;   /* begun for a construction that
 					      lost: joined at the end */
+	/* the CPUs the speculative starts leave when they end, lent to the
+	 * refinement stage's congestion steps (closed at the lane stage) */
+	tp__lender *lender;
 	/* the winning construction's refinement refined by lanes (hop
 	 * weight 0) beside its filling (place_side.c, from
 	 * LANES_AHEAD_THREADS), for lanes_side when the best is that map;
@@ -210,9 +213,11 @@ bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
 			    struct lanes_ahead **lanes);
 /* The congestion refinement refine_from makes after the hop-bytes one
  * (under the congestion metric or the auto rule), on map, with budget_ms
- * (0: none); 0 when not made. */
+ * (0: none), on up to `threads` threads and those lender lends (may be
+ * NULL): the same result on any number; 0 when not made. */
 int tp__place_congestion_step(const cand_run *r, int32_t *map, double budget_ms,
-			      int64_t *cmoves, tp_error *e);
+			      int threads, tp__lender *lender, int64_t *cmoves,
+			      tp_error *e);
 
 /* place_orders.c */
 int tp__place_check_fit(const tp_alloc *a, int32_t ntasks, tp_error *err);

@@ -45,7 +45,7 @@ static void construction_of(char *buf, size_t len, const char *name)
  * does not score worse (hop-bytes refinement can raise congestion); each is
  * reported as a "NAME+refine" candidate. */
 static int refine_from(cand_run *r, const int32_t *start, const char *of,
-		       const struct spec_refine *pre, tp_error *err)
+		       const struct spec_refine *pre, int threads, tp_error *err)
 {
 	tp_place_report *rep = r->rep;
 	if (rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
@@ -90,7 +90,8 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	 * little time left), so it starts only when that set-up tp__place_fits */
 	double left = tp__place_step_budget(r);
 	if (!rc && !out_of_time(r) && (left <= 0 || left >= setup))
-		rc = tp__place_congestion_step(r, r->trial, left, &cmoves, &e);
+		rc = tp__place_congestion_step(r, r->trial, left, threads, r->lender,
+					       &cmoves, &e);
 	c->ms = tp__now_ms() - t;
 	if (rc == TP_ENOMEM)
 		return tp_error_set(err, rc, "%s", e.msg);
@@ -110,7 +111,8 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 }
 
 int tp__place_congestion_step(const cand_run *r, int32_t *map, double budget_ms,
-			      int64_t *cmoves, tp_error *e)
+			      int threads, tp__lender *lender, int64_t *cmoves,
+			      tp_error *e)
 {
 	if (r->rep->metric != TP_METRIC_CONGESTION && !r->rule)
 		return 0;
@@ -120,7 +122,8 @@ int tp__place_congestion_step(const cand_run *r, int32_t *map, double budget_ms,
 	 * hop-bytes (the hop-bytes refinement has done what it could) */
 	go.congestion_keep_hops = r->rep->metric != TP_METRIC_CONGESTION;
 	go.time_budget_ms = budget_ms;
-	return tp_graphmap_refine_congestion(r->g, r->a, &go, map, cmoves, e);
+	return tp__graphmap_refine_congestion_threads(r->g, r->a, &go, threads, lender, map,
+						      cmoves, e);
 }
 
 /* The lane refinement from start into r->trial: 0 and its moves, or the
@@ -136,8 +139,10 @@ static int lanes_from(cand_run *r, tp_place_candidate *c, const int32_t *start,
 	tp_error e;
 	tp_error_clear(&e);
 	*moves = 0;
+	/* under a budget the stage runs one start at a time: every thread */
 	int rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, hop_weight,
-						r->lanes_by_hops, r->trial, moves, &e);
+						r->lanes_by_hops, run_threads(r), NULL,
+						r->trial, moves, &e);
 	if (rc == TP_ENOMEM)
 		tp_error_set(err, rc, "%s", e.msg);
 	else if (rc)
@@ -206,6 +211,8 @@ struct lane_try {
 	bool past;           /* stopped past the fastest (lanes_predict) */
 	bool claimed, done;  /* a speculative start: being refined, and
 				refined (under its spec_lanes' mu) */
+	int threads;         /* its refinement's (0: one) */
+	tp__lender *lender;  /* and those lent to it meanwhile, or NULL */
 	tp_prediction p;
 };
 
@@ -229,8 +236,9 @@ static void lane_refine(const cand_run *r, struct lane_try *y)
 	go.congestion_keep_hops = false;
 	tp_error_clear(&y->err);
 	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight,
-					       r->lanes_by_hops, y->map, &y->moves,
-					       &y->err);
+					       r->lanes_by_hops,
+					       y->threads > 1 ? y->threads : 1, y->lender,
+					       y->map, &y->moves, &y->err);
 	y->bounded = !y->rc &&
 		     !tp__predict_launch_lower(r->g, r->a, y->map, false, &y->lower);
 }
@@ -378,7 +386,11 @@ static void spec_lane_run(void *arg, int32_t i)
 static void *spec_lanes_run(void *arg)
 {
 	struct spec_lanes *sl = arg;
-	tp__parallel_for(2, run_threads(sl->r) >= 3 ? 2 : 1, spec_lane_run, sl);
+	int claimers = run_threads(sl->r) >= 3 ? 2 : 1;
+	tp__parallel_for(2, claimers, spec_lane_run, sl);
+	/* their CPUs to the refinement stage's congestion steps (torus
+	 * fftMPI trace: block's ran alone for a second after these) */
+	tp__lender_give(sl->r->lender, claimers);
 	return NULL;
 }
 
@@ -760,6 +772,10 @@ struct lane_pool {
 	int spec_here;       /* of them, speculative starts (spec_running
 				counts them too) */
 	int threads;
+	tp__lender lender;   /* the CPUs of pool threads with nothing to do,
+				lent to the last refinement's team */
+	int lent;            /* how many (counted as in use) */
+	bool lending;        /* that refinement runs */
 	bool *taken;         /* per start: its filling begun, or left */
 	bool *here;          /* per start: refined by the pool (ls->run) */
 	double fastest;
@@ -779,6 +795,20 @@ static int spec_running(struct spec_lanes *sl)
 		n += sl->one[k].claimed && !sl->one[k].done;
 	pthread_mutex_unlock(&sl->mu);
 	return n;
+}
+
+/* Are starts of sl still to be claimed (those the lane stage wants, once
+ * it has said)? */
+static bool spec_unclaimed(struct spec_lanes *sl)
+{
+	if (!sl)
+		return false;
+	pthread_mutex_lock(&sl->mu);
+	bool any = false;
+	for (int k = sl->next; k < sl->n && !any; k++)
+		any = !sl->decided || sl->wanted[k];
+	pthread_mutex_unlock(&sl->mu);
+	return any;
 }
 
 /* The starts refined ahead and ready taken into ls->y (under lp->mu). */
@@ -848,6 +878,23 @@ static void pool_fill(struct lane_pool *lp, int k)
 		lp->stop = true;    /* lanes_side cannot judge the others */
 }
 
+/* The threads of the refinement just taken (under lp->mu): its share of
+ * those no other refinement or filling uses, with the refinements still
+ * to take (its team, graphmap_lanes.c: the same result on any number).
+ * On a captured all-to-all the best's refinement ran alone at the end, a
+ * third of the map's time (fftMPI's 512-rank trace on a torus). */
+static int pool_team(struct lane_pool *lp)
+{
+	const cand_run *r = lp->ls->r;
+	int left = lp->ls->nrun - lp->next_run +
+		   (lp->spec_left && spec_unclaimed(r->slanes) ? 1 : 0);
+	/* pool_run's count of the CPUs in use */
+	int free = lp->threads - (lp->busy - lp->spec_here) - spec_running(r->slanes) -
+		   spec_running(r->slanes_stale) - lp->lent;
+	int share = free / (1 + left);
+	return share > 1 ? share : 1;
+}
+
 static void pool_run(void *arg, int32_t i)
 {
 	struct lane_pool *lp = arg;
@@ -858,7 +905,15 @@ static void pool_run(void *arg, int32_t i)
 		if (lp->next_run < ls->nrun || lp->spec_left) {
 			struct lane_try *y = lp->next_run < ls->nrun
 					     ? &ls->y[ls->run[lp->next_run++]] : NULL;
-			lp->busy++;
+			int cpus = y ? pool_team(lp) : 1;
+			if (y) {
+				y->threads = cpus;
+				/* the last: and the pool's threads left
+				 * with nothing to do */
+				y->lender = lp->next_run == ls->nrun ? &lp->lender : NULL;
+				lp->lending |= y->lender != NULL;
+			}
+			lp->busy += cpus;
 			lp->spec_here += !y;
 			pthread_mutex_unlock(&lp->mu);
 			bool claimed = true;
@@ -867,11 +922,17 @@ static void pool_run(void *arg, int32_t i)
 			else
 				claimed = spec_lane_claim(ls->r->slanes);
 			pthread_mutex_lock(&lp->mu);
+			if (y && y->lender) {
+				/* its team has given back what it took */
+				tp__lender_forget(&lp->lender);
+				lp->lent = 0;
+				lp->lending = false;
+			}
 			if (y)
 				y->done = true;
 			lp->spec_left &= claimed;
 			lp->spec_here -= !y;
-			lp->busy--;
+			lp->busy -= cpus;
 			pthread_cond_broadcast(&lp->cv);
 			continue;
 		}
@@ -880,8 +941,12 @@ static void pool_run(void *arg, int32_t i)
 		 * threads' too): one beside them slowed both, and the start
 		 * filled may yet lose to one not refined */
 		const cand_run *r = ls->r;
+		/* those lent and not taken are here again (the team takes one
+		 * only where its tries are long enough) */
+		while (lp->lent > 0 && tp__lender_take(&lp->lender))
+			lp->lent--;
 		int running = lp->busy - lp->spec_here + spec_running(r->slanes) +
-			      spec_running(r->slanes_stale);
+			      spec_running(r->slanes_stale) + lp->lent;
 		int k = running < lp->threads ? pool_next_fill(lp) : -1;
 		if (k >= 0) {
 			pool_fill(lp, k);
@@ -890,6 +955,13 @@ static void pool_run(void *arg, int32_t i)
 		}
 		if (lp->busy == 0)
 			break;
+		/* nothing here to do: this CPU to the last refinement's team
+		 * (on fftMPI's torus it ran alone once the speculative start
+		 * beside it ended) */
+		if (lp->lending && running < lp->threads) {
+			tp__lender_give(&lp->lender, 1);
+			lp->lent++;
+		}
 		/* until a refinement or filling here ends, or a while (one on
 		 * the speculative thread does not say when it ends) */
 		struct timespec ts;
@@ -911,6 +983,7 @@ static int lanes_pool(struct lane_tries *ls, const struct lane_try *ahead, int n
 {
 	struct lane_pool lp = { .ls = ls, .ahead = ahead, .n = n, .threads = threads,
 				.spec_left = ls->r->slanes != NULL, .fastest = HUGE_VAL };
+	tp__lender_init(&lp.lender);
 	lp.taken = calloc((size_t)n, sizeof *lp.taken);
 	lp.here = calloc((size_t)n, sizeof *lp.here);
 	if (!lp.taken || !lp.here) {
@@ -1245,7 +1318,7 @@ bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
 		return false;
 	int64_t cmoves = 0;
 	memcpy(final, sp->map, map_bytes(r));
-	if (tp__place_congestion_step(r, final, 0, &cmoves, NULL))
+	if (tp__place_congestion_step(r, final, 0, 1, NULL, &cmoves, NULL))
 		return false;
 	struct lanes_ahead *la = lanes && r->o->graph.refine_passes > 0
 				 ? lanes_ahead_new(r, final) : NULL;
@@ -1314,6 +1387,19 @@ static void block_ahead_free(struct block_ahead *b)
 	free(b->final);
 }
 
+/* The threads of the refinement stage's congestion step: those the
+ * speculative lane starts and block's refinement made ahead (ahead) do
+ * not hold when it begins (every one under a budget, where neither
+ * runs). */
+static int refine_team(const cand_run *r, bool ahead)
+{
+	struct spec_lanes *sl = r->slanes;
+	int claimers = run_threads(r) >= 3 ? 2 : 1;
+	int spec = !sl ? 0 : spec_unclaimed(sl) ? claimers : spec_running(sl);
+	int free = run_threads(r) - spec - (ahead ? 1 : 0);
+	return free > 1 ? free : 1;
+}
+
 /* The winner of the constructions, refined; in auto also Slurm's block
  * order when it scores within 10 % of the winner. */
 int tp__place_refine_stage(cand_run *r, tp_error *err)
@@ -1337,7 +1423,7 @@ int tp__place_refine_stage(cand_run *r, tp_error *err)
 	memset(&ahead, 0, sizeof ahead);
 	if (block_too)
 		block_ahead_begin(r, &ahead);
-	int rc = refine_from(r, r->best, won, NULL, err);
+	int rc = refine_from(r, r->best, won, NULL, refine_team(r, ahead.started), err);
 	int32_t *start = NULL;
 	if (!rc && block_too) {
 		start = tp__malloc_array((size_t)r->g->ntasks + 1, sizeof(int32_t));
@@ -1345,9 +1431,11 @@ int tp__place_refine_stage(cand_run *r, tp_error *err)
 			   : tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
 		if (!rc)
 			rc = refine_from(r, start, "block", block_ahead_join(r, &ahead, start),
-					 err);
+					 refine_team(r, false), err);
 	}
 	block_ahead_free(&ahead);
 	free(start);
+	/* the lane stage's pool lends its own (lane_pool) */
+	tp__lender_close(r->lender);
 	return rc;
 }

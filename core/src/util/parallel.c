@@ -40,3 +40,43 @@ void tp__parallel_for(int32_t n, int threads, void (*fn)(void *arg, int32_t i),
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 }
+
+/* Closed: so far below 0 that no count of gives brings it back. */
+#define LENDER_CLOSED (-(1 << 30))
+
+void tp__lender_init(tp__lender *l)
+{
+	atomic_init(&l->free, 0);
+}
+
+bool tp__lender_take(tp__lender *l)
+{
+	if (!l)
+		return false;
+	int v = atomic_load(&l->free);
+	while (v > 0)
+		if (atomic_compare_exchange_weak(&l->free, &v, v - 1))
+			return true;
+	return false;
+}
+
+void tp__lender_give(tp__lender *l, int n)
+{
+	if (l && n > 0)
+		atomic_fetch_add(&l->free, n);
+}
+
+void tp__lender_forget(tp__lender *l)
+{
+	if (!l)
+		return;
+	int v = atomic_load(&l->free);
+	while (v > 0 && !atomic_compare_exchange_weak(&l->free, &v, 0))
+		;
+}
+
+void tp__lender_close(tp__lender *l)
+{
+	if (l)
+		atomic_store(&l->free, LENDER_CLOSED);
+}

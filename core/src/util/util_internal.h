@@ -5,6 +5,7 @@
 #define TOPOPLACE_UTIL_UTIL_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -153,5 +154,20 @@ int tp__cpus(void);
  * thread runs which i. */
 void tp__parallel_for(int32_t n, int threads, void (*fn)(void *arg, int32_t i),
 		      void *arg);
+
+/* CPUs lent to whoever can use them (a refinement's team): the threads
+ * that end give theirs, and a team takes them one at a time.  Once
+ * closed, nothing more is given or taken. */
+typedef struct tp__lender {
+	atomic_int free;     /* below 0: closed */
+} tp__lender;
+void tp__lender_init(tp__lender *l);
+/* One CPU taken: false when none is free (or l is NULL). */
+bool tp__lender_take(tp__lender *l);
+void tp__lender_give(tp__lender *l, int n);
+/* The CPUs free now forgotten (a stage that counts them itself begins):
+ * only those given from now on are lent. */
+void tp__lender_forget(tp__lender *l);
+void tp__lender_close(tp__lender *l);
 
 #endif
