@@ -123,7 +123,8 @@ typedef struct cand_run {
 	struct spec_lanes *slanes_stale;   /* begun for a construction that
 					      lost: joined at the end */
 	/* the CPUs the speculative starts leave when they end, lent to the
-	 * refinement stage's congestion steps (closed at the lane stage) */
+	 * refinement stage's congestion steps (closed when it ends: the
+	 * lane stage's pool lends its own) */
 	tp__lender *lender;
 	/* the winning construction's refinement refined by lanes (hop
 	 * weight 0) beside its filling (place_side.c, from

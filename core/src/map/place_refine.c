@@ -1390,12 +1390,16 @@ static void block_ahead_free(struct block_ahead *b)
 /* The threads of the refinement stage's congestion step: those the
  * speculative lane starts and block's refinement made ahead (ahead) do
  * not hold when it begins (every one under a budget, where neither
- * runs). */
+ * runs), and those they give back later (r->lender). */
 static int refine_team(const cand_run *r, bool ahead)
 {
-	struct spec_lanes *sl = r->slanes;
-	int claimers = run_threads(r) >= 3 ? 2 : 1;
-	int spec = !sl ? 0 : spec_unclaimed(sl) ? claimers : spec_running(sl);
+	/* counted here: only those given from now on are lent */
+	tp__lender_forget(r->lender);
+	int claimers = run_threads(r) >= 3 ? 2 : 1, spec = 0;
+	struct spec_lanes *const both[] = { r->slanes, r->slanes_stale };
+	for (int k = 0; k < 2; k++)
+		spec += !both[k] ? 0 : spec_unclaimed(both[k]) ? claimers
+							     : spec_running(both[k]);
 	int free = run_threads(r) - spec - (ahead ? 1 : 0);
 	return free > 1 ? free : 1;
 }
