@@ -236,8 +236,7 @@ static void lane_refine(const cand_run *r, struct lane_try *y)
 	go.congestion_keep_hops = false;
 	tp_error_clear(&y->err);
 	y->rc = tp__graphmap_refine_lanes_hops(r->g, r->a, &go, y->hop_weight,
-					       r->lanes_by_hops,
-					       y->threads > 1 ? y->threads : 1, y->lender,
+					       r->lanes_by_hops, y->threads, y->lender,
 					       y->map, &y->moves, &y->err);
 	y->bounded = !y->rc &&
 		     !tp__predict_launch_lower(r->g, r->a, y->map, false, &y->lower);
@@ -380,13 +379,20 @@ static void spec_lane_run(void *arg, int32_t i)
 		;
 }
 
+/* The speculative starts' claimers: one, or two on three threads or
+ * more. */
+static int spec_claimers(const cand_run *r)
+{
+	return run_threads(r) >= 3 ? 2 : 1;
+}
+
 /* One claimer, or two side by side on three threads or more: begun now
  * that the winner's refinement and its filling are made ahead
  * (place_side.c), the starts alone held up the lane stage there. */
 static void *spec_lanes_run(void *arg)
 {
 	struct spec_lanes *sl = arg;
-	int claimers = run_threads(sl->r) >= 3 ? 2 : 1;
+	int claimers = spec_claimers(sl->r);
 	tp__parallel_for(2, claimers, spec_lane_run, sl);
 	/* their CPUs to the refinement stage's congestion steps (torus
 	 * fftMPI trace: block's ran alone for a second after these) */
@@ -1395,7 +1401,7 @@ static int refine_team(const cand_run *r, bool ahead)
 {
 	/* counted here: only those given from now on are lent */
 	tp__lender_forget(r->lender);
-	int claimers = run_threads(r) >= 3 ? 2 : 1, spec = 0;
+	int claimers = spec_claimers(r), spec = 0;
 	struct spec_lanes *const both[] = { r->slanes, r->slanes_stale };
 	for (int k = 0; k < 2; k++)
 		spec += !both[k] ? 0 : spec_unclaimed(both[k]) ? claimers
