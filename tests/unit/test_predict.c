@@ -1030,7 +1030,8 @@ START_TEST(lanes_team_same_result)
 			      "n[0-2,4-9,11-18,20-27,29-31]", 4);
 			n = 112;
 		}
-		dense_graph(&fx, n, net == 0 ? 24 : 12, 77 + (uint64_t)net);
+		/* on the torus 80 peers a task: the moves' bound is checked */
+		dense_graph(&fx, n, net == 0 ? 40 : 12, 77 + (uint64_t)net);
 		int32_t *start = malloc(sizeof *start * (size_t)n);
 		int32_t *one = malloc(sizeof *one * (size_t)n);
 		int32_t *m = malloc(sizeof *m * (size_t)n);
@@ -1079,6 +1080,61 @@ START_TEST(lanes_team_same_result)
 		free(m);
 		teardown(&fx);
 	}
+}
+END_TEST
+
+/* The link-load refinements' first-order bound (graphmap_lanes.c)
+ * refuses only moves that a full try would refuse, at the loads it takes
+ * its slopes from, and its sums by node and by candidate come out as the
+ * sum written out an edge at a time: every move the refinement would try
+ * from a start, on a dense random trace (80 peers a task) on a sparse
+ * torus, on the lanes and on the links.  A sparse graph gets no bound. */
+START_TEST(refine_bound_holds)
+{
+	struct fixture fx;
+	int32_t u[1344], v[1344], map[512];
+	double b[1344];
+	halo_setup(&fx, 4242, false, u, v, b, map);
+	tp_error err;
+	tp_error_clear(&err);
+	int64_t n[3] = { -1, -1, -1 };
+	dense_graph(&fx, 512, 8, 91);
+	ck_assert_int_eq(tp__graphmap_bound_audit(fx.g, fx.a, map, true, n, &err), TP_EINVAL);
+	ck_assert_msg(strstr(err.msg, "too few peers"), "%s", err.msg);
+	dense_graph(&fx, 512, 40, 91);
+	for (int lanes = 0; lanes < 2; lanes++) {
+		tp_error_clear(&err);
+		ck_assert_msg(tp__graphmap_bound_audit(fx.g, fx.a, map, lanes, n, &err) == 0,
+			      "%s", err.msg);
+		ck_assert_msg(n[0] > 1000 && n[1] == 0 && n[2] == 0,
+			      "lanes %d: %lld refused, %lld of them kept by a full try, "
+			      "%lld bounds apart from the plain sum", lanes, (long long)n[0],
+			      (long long)n[1], (long long)n[2]);
+	}
+	teardown(&fx);
+	/* a tree of four slots a node, some free: moves into a free slot,
+	 * and trades with a node's other tasks */
+	setup(&fx,
+	      "SwitchName=leaf0 Nodes=n[0-7]\nSwitchName=leaf1 Nodes=n[8-15]\n"
+	      "SwitchName=leaf2 Nodes=n[16-23]\nSwitchName=leaf3 Nodes=n[24-31]\n"
+	      "SwitchName=top Switches=leaf[0-3]\n",
+	      "Network=tree TopologyFile=topology.conf LevelBandwidth=10 LevelUplinks=2 "
+	      "HopLatency=1us\n",
+	      "n[0-2,4-9,11-18,20-27,29-31]", 4);
+	dense_graph(&fx, 100, 80, 92);   /* 79 peers a task */
+	int32_t start[100];
+	for (int32_t t = 0; t < 100; t++)
+		start[t] = t * 28 / 100;   /* 3 or 4 a node */
+	for (int lanes = 0; lanes < 2; lanes++) {
+		tp_error_clear(&err);
+		ck_assert_msg(tp__graphmap_bound_audit(fx.g, fx.a, start, lanes, n, &err) == 0,
+			      "%s", err.msg);
+		ck_assert_msg(n[0] > 100 && n[1] == 0 && n[2] == 0,
+			      "tree, lanes %d: %lld refused, %lld of them kept by a full try, "
+			      "%lld bounds apart from the plain sum", lanes, (long long)n[0],
+			      (long long)n[1], (long long)n[2]);
+	}
+	teardown(&fx);
 }
 END_TEST
 
@@ -2025,6 +2081,7 @@ int main(void)
 	tcase_add_test(tc, lanes_long_routes);
 	tcase_add_test(tc, lanes_team_same_result);
 	tcase_add_test(tc, congestion_team_lent_cpus);
+	tcase_add_test(tc, refine_bound_holds);
 	tcase_add_test(tc, lanes_weigh_hops_under_rounds);
 	tcase_add_test(tc, lanes_rounds_guard);
 	tcase_add_test(tc, auto_same_on_threads);

@@ -191,6 +191,26 @@ int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
 	return refine_entry(&BY_LANES, g, a, o, set, map, moves, err);
 }
 
+int tp__graphmap_bound_audit(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, bool lanes, int64_t n[3], tp_error *err)
+{
+	const char *what = "bound audit";
+	int rc = tp_mapping_validate(g, a, map, err);
+	if (rc)
+		return rc;
+	gm c;
+	if ((rc = gm_init(&c, g, a, false, err, what)))
+		return rc;
+	rc = tp__refine_bound_audit(&c, map, lanes, n);
+	gm_free(&c);
+	if (rc)
+		return tp_error_set(err, rc, "%s: %s", what,
+				    rc == TP_ENOMEM ? "out of memory"
+				    : rc == TP_EINVAL ? "too few peers a task"
+						      : "routing failed");
+	return 0;
+}
+
 int tp_graphmap_greedy(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map, tp_error *err)
 {

@@ -144,6 +144,12 @@ int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
 				   bool rounds_guard, int threads,
 				   struct tp__lender *lender, int32_t *map,
 				   int64_t *moves, tp_error *err);
+/* The link-load refinements' first-order bound checked on every move
+ * they would try from map (graphmap_lanes.c, for the tests): n[0] moves
+ * the bound refuses, n[1] of them a full try would keep, n[2] bounds
+ * apart from the sum written out an edge at a time. */
+int tp__graphmap_bound_audit(const tp_graph *g, const tp_alloc *a,
+			     const int32_t *map, bool lanes, int64_t n[3], tp_error *err);
 int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  const tp_graphmap_opts *o, int32_t *map,
 				  int64_t *moves, tp_error *err);

@@ -2,6 +2,7 @@
  * node trades that lower the busiest link (congestion) or the busiest lane
  * of the time model (lanes), with their route cache
  * (tp_graphmap_refine_congestion, tp__graphmap_refine_lanes). */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -45,6 +46,16 @@
 				miniAMR's 3,680 */
 #define HOT_SHARE 0.85       /* congestion refinement: tasks on links loaded
 				at least this share of the maximum move */
+#define FILTER_PEERS 64      /* heavy peers a task, on average, from which
+				a move's first-order bound (move_refused)
+				is checked before it is routed: there a try
+				routes hundreds of messages and most tries
+				keep nothing (fftMPI's 512-rank trace, 71 a
+				task: seven tries in eight refused, its
+				refinements in a third of the time).  Below,
+				a pass costs milliseconds and the check would
+				only change the maps (LULESH's trace 19,
+				miniAMR's 35 to 42, halos) */
 
 /* ------------------------------------------------------------------------ */
 /* Congestion refinement                                                     */
@@ -192,6 +203,79 @@ struct link_load {
 _Static_assert(sizeof(struct link_load) == LINK_LOAD_ALIGN,
 	       "a link's load is one aligned 32-byte record");
 
+/* Bytes gathered by node, the nodes in the order first seen. */
+struct node_sum {
+	double *w;               /* per node */
+	int64_t *at;             /* per node: the stamp when gathered */
+	int32_t *list, n;
+	int64_t stamp;
+};
+
+/* A move's first-order bound.  The potential is a sum of convex terms,
+ * so a link's term rises by at least its slope times its load's change,
+ * and a move's change is at least the sum over its messages of bytes
+ * times the slopes along their routes (a message's price): where that
+ * sum is positive the move cannot lower the potential, and cr_accept
+ * would refuse it.  The slopes are taken at a snapshot (each pass's
+ * start), so the check is an estimate in between; a node pair's price is
+ * summed once a snapshot, when first asked.  16 bytes a node pair (16 MB
+ * on 1,024 nodes, for each member of a team). */
+struct price_table {
+	struct node_sum tn;      /* the moving task's bytes by node */
+	double *dq;              /* per node m: its price from the moving
+				    task's node less that from the node
+				    tried (task_at's) */
+	int64_t *dqat;           /* ... the try's stamp when set */
+	int64_t qstamp;
+	double *tw;              /* the moving task's bytes to each task */
+	int64_t *twat;           /* ... gathered at tn's stamp */
+	double base;             /* the moving task's bytes priced from
+				    its node */
+	double *slope;           /* per link index: its term's rise per byte */
+	int64_t nslope;          /* links with an index at the snapshot (the
+				    others carried nothing then) */
+	int64_t slopecap;
+	struct pair_price {      /* node pair i * nodes + j: */
+		double both;     /* a byte's price, both ways */
+		int32_t at;      /* the snapshot it was priced in (one
+				    record: one cache miss a look-up) */
+	} *pair;
+	int32_t epoch;           /* the snapshot's number, from 1 */
+};
+
+static int node_sum_init(struct node_sum *ns, int32_t nodes)
+{
+	ns->w = tp__malloc_array((size_t)nodes + 1, sizeof *ns->w);
+	ns->at = tp__calloc((size_t)nodes + 1, sizeof *ns->at);
+	ns->list = tp__malloc_array((size_t)nodes + 1, sizeof *ns->list);
+	ns->n = 0;
+	ns->stamp = 0;
+	return ns->w && ns->at && ns->list ? 0 : TP_ENOMEM;
+}
+
+static void node_sum_free(struct node_sum *ns)
+{
+	free(ns->w);
+	free(ns->at);
+	free(ns->list);
+}
+
+static void node_sum_begin(struct node_sum *ns)
+{
+	ns->stamp++;
+	ns->n = 0;
+}
+
+static inline void node_sum_add(struct node_sum *ns, int32_t m, double w)
+{
+	if (ns->at[m] != ns->stamp) {
+		ns->at[m] = ns->stamp;
+		ns->w[m] = 0;
+		ns->list[ns->n++] = m;
+	}
+	ns->w[m] += w;
+}
+
 /* A link's load and potential term before a trial (or sub-trial). */
 struct load_was {
 	double load, pot;
@@ -261,6 +345,8 @@ typedef struct cref {
 	int64_t *dist;           /* node pair -> hop distance (-1: not yet),
 				    up to ROUTE_DENSE_NODES nodes; NULL:
 				    computed each time */
+	struct price_table pt;   /* the moves' bounds, where dense (pt.pair
+				    set: FILTER_PEERS) */
 	bool dry;                /* a trial that would be kept is undone and
 				    only told (a team's helper, team_round) */
 	const atomic_bool *quit; /* a helper's set-up ends when set (the
@@ -533,8 +619,186 @@ static double cr_max(const cref *cr, int64_t *count)
 	return m;
 }
 
+/* The slopes taken from the loads now (price_table): at a refinement's
+ * start and after each pass, where every team member's loads agree. */
+static int prices_snapshot(cref *cr)
+{
+	struct price_table *pt = &cr->pt;
+	if (!pt->pair)
+		return 0;
+	if (cr->nused > pt->slopecap) {
+		int64_t cap = 2 * cr->nused;
+		double *n = realloc(pt->slope, sizeof *n * (size_t)cap);
+		if (!n)
+			return TP_ENOMEM;
+		pt->slope = n;
+		pt->slopecap = cap;
+	}
+	if (pt->epoch == INT32_MAX) {
+		size_t n = (size_t)cr->c->nn * (size_t)cr->c->nn + 1;
+		for (size_t k = 0; k < n; k++)
+			pt->pair[k].at = 0;
+		pt->epoch = 0;
+	}
+	pt->epoch++;
+	pt->nslope = cr->nused;
+	double inv = cr->inv_mref;
+	/* d/dbytes of (load * inv)^8, a byte adding w to the load */
+	for (int64_t l = 0; l < pt->nslope; l++) {
+		double x = cr->ll[l].load * inv, x2 = x * x, x3 = x2 * x;
+		pt->slope[l] = 8.0 * x3 * x2 * x2 * inv * cr->ll[l].w;
+	}
+	return 0;
+}
+
+/* A byte's price from node i to node j (i != j) at the snapshot; NaN
+ * where its route cannot be had (the move is then tried, and says why). */
+static __attribute__((noinline)) double one_way(cref *cr, int32_t i, int32_t j)
+{
+	const struct price_table *pt = &cr->pt;
+	int n = cr_route(cr, i, j);
+	double sum = n < 0 ? NAN : 0;
+	for (int h = 0; h < n; h++) {
+		int32_t l = cr->rt[h];
+		if (l < 0)
+			sum = NAN;
+		else if (l < pt->nslope)
+			sum += pt->slope[l];
+	}
+	return sum * (1 + cr->hop_weight * (n > 0 ? n : 0));   /* as cr_message */
+}
+
+/* Both ways between nodes i and j, as the loads carry an edge: summed
+ * once for the pair, and kept at (i, j) and (j, i), so that one node's
+ * prices lie side by side (a try reads a row). */
+static inline double both_ways(cref *cr, int32_t i, int32_t j)
+{
+	if (i == j)
+		return 0;
+	struct price_table *pt = &cr->pt;
+	size_t nn = (size_t)cr->c->nn;
+	struct pair_price *x = &pt->pair[(size_t)i * nn + (size_t)j];
+	if (x->at != pt->epoch) {
+		int32_t lo = i < j ? i : j, hi = i < j ? j : i;
+		x->both = one_way(cr, lo, hi) + one_way(cr, hi, lo);
+		x->at = pt->epoch;
+		pt->pair[(size_t)j * nn + (size_t)i] = *x;
+	}
+	return x->both;
+}
+
+/* t's bytes gathered by node and by peer, and priced from its node p,
+ * for move_refused's tries of t. */
+static void bound_task(cref *cr, int32_t t, int32_t p)
+{
+	const struct tp_graph *g = cr->c->g;
+	struct price_table *pt = &cr->pt;
+	node_sum_begin(&pt->tn);
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		int32_t u = g->adjncy[e];
+		double w = tp__graph_w(g, e);
+		node_sum_add(&pt->tn, cr->map[u], w);
+		if (pt->twat[u] != pt->tn.stamp) {
+			pt->twat[u] = pt->tn.stamp;
+			pt->tw[u] = 0;
+		}
+		pt->tw[u] += w;
+	}
+	pt->base = 0;
+	for (int32_t k = 0; k < pt->tn.n; k++) {
+		int32_t m = pt->tn.list[k];
+		pt->base += pt->tn.w[m] * both_ways(cr, p, m);
+	}
+}
+
+/* The change in t's bytes' price from its node to q (bound_task's t),
+ * once for all of q's tries, which then share their swap partners'
+ * differences (dq). */
+static double task_at(cref *cr, int32_t q)
+{
+	struct price_table *pt = &cr->pt;
+	pt->qstamp++;
+	double d = -pt->base;
+	for (int32_t k = 0; k < pt->tn.n; k++) {
+		int32_t m = pt->tn.list[k];
+		d += pt->tn.w[m] * both_ways(cr, q, m);
+	}
+	return d;
+}
+
+/* Would t's move from p to q (trading places with s2, or -1) raise the
+ * potential at first order, at the snapshot's slopes?  at_q: task_at(q).
+ * The edge t-s2 joins p and q before and after, and is left out (t's
+ * side: s2 on q priced nothing from q, and w(t, s2) from p in the
+ * base). */
+static double move_bound(cref *cr, int32_t p, int32_t q, double at_q, int32_t t,
+			 int32_t s2)
+{
+	struct price_table *pt = &cr->pt;
+	double d = at_q;
+	if (s2 < 0)
+		return d;
+	if (pt->twat[s2] == pt->tn.stamp)
+		d += pt->tw[s2] * both_ways(cr, p, q);
+	/* s2's edges but t's, from q to p: a node's difference once for
+	 * all of q's tasks */
+	const struct tp_graph *g = cr->c->g;
+	const int32_t *adj = g->adjncy, *map = cr->map;
+	for (int64_t e = g->xadj[s2]; e < g->xadj[s2 + 1]; e++) {
+		if (adj[e] == t)
+			continue;
+		int32_t m = map[adj[e]];
+		if (pt->dqat[m] != pt->qstamp) {
+			pt->dqat[m] = pt->qstamp;
+			pt->dq[m] = both_ways(cr, p, m) - both_ways(cr, q, m);
+		}
+		d += tp__graph_w(g, e) * pt->dq[m];
+	}
+	return d;
+}
+
+static bool move_refused(cref *cr, int32_t p, int32_t q, double at_q, int32_t t,
+			 int32_t s2)
+{
+	return move_bound(cr, p, q, at_q, t, s2) > 0;   /* NaN: tried */
+}
+
+/* move_bound as written out, an edge at a time (the audit's reference),
+ * and in *scale the sum of its terms' sizes. */
+static double move_bound_plain(cref *cr, int32_t p, int32_t q, int32_t t, int32_t s2,
+			       double *scale)
+{
+	const struct tp_graph *g = cr->c->g;
+	double d = 0;
+	*scale = 0;
+	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
+		int32_t u = g->adjncy[e], m = cr->map[u];
+		double a = both_ways(cr, q, m), b = both_ways(cr, p, m), w = tp__graph_w(g, e);
+		if (u != s2) {
+			d += w * (a - b);
+			*scale += w * (a + b);
+		}
+	}
+	for (int64_t e = s2 >= 0 ? g->xadj[s2] : 0; s2 >= 0 && e < g->xadj[s2 + 1]; e++) {
+		int32_t u = g->adjncy[e], m = cr->map[u];
+		double a = both_ways(cr, p, m), b = both_ways(cr, q, m), w = tp__graph_w(g, e);
+		if (u != t) {
+			d += w * (a - b);
+			*scale += w * (a + b);
+		}
+	}
+	return d;
+}
+
 static void cref_free(cref *cr)
 {
+	free(cr->pt.slope);
+	free(cr->pt.pair);
+	node_sum_free(&cr->pt.tn);
+	free(cr->pt.dq);
+	free(cr->pt.dqat);
+	free(cr->pt.tw);
+	free(cr->pt.twat);
 	free(cr->ll);
 	free(cr->route32);
 	free(cr->sl);
@@ -596,6 +860,17 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 		if ((cr->dist = tp__malloc_array(n, sizeof *cr->dist)))
 			for (size_t k = 0; k < n; k++)
 				cr->dist[k] = -1;
+	}
+	if (cr->rc.dense && c->nt > 0 &&
+	    c->g->xadj[c->nt] >= (int64_t)FILTER_PEERS * c->nt) {
+		size_t n = (size_t)c->nn * (size_t)c->nn + 1;
+		cr->pt.pair = tp__calloc(n, sizeof *cr->pt.pair);
+		if (!cr->pt.pair || node_sum_init(&cr->pt.tn, c->nn) ||
+		    !(cr->pt.dq = tp__malloc_array((size_t)c->nn + 1, sizeof *cr->pt.dq)) ||
+		    !(cr->pt.dqat = tp__calloc((size_t)c->nn + 1, sizeof *cr->pt.dqat)) ||
+		    !(cr->pt.tw = tp__malloc_array((size_t)c->nt + 1, sizeof *cr->pt.tw)) ||
+		    !(cr->pt.twat = tp__calloc((size_t)c->nt + 1, sizeof *cr->pt.twat)))
+			return TP_ENOMEM;
 	}
 	cr->ll = tp__calloc_aligned((size_t)cr->nl + 1, sizeof *cr->ll, LINK_LOAD_ALIGN);
 	cr->dense_of = tp__malloc_array((size_t)cr->nl + 1, sizeof *cr->dense_of);
@@ -844,6 +1119,8 @@ static int cr_improve_task(cref *cr, int32_t t, bool *kept)
 	int ncand = cr_candidates(cr, t, p);
 	if (ncand == 0)
 		return 0;
+	if (cr->pt.pair)
+		bound_task(cr, t, p);
 	cr_trial_begin(cr);
 	int rc = cr_edges(cr, t, -1, -1.0);
 	if (rc)
@@ -855,6 +1132,7 @@ static int cr_improve_task(cref *cr, int32_t t, bool *kept)
 	for (int ci = 0; ci < ncand && !done_t && cr->routed < until; ci++) {
 		int32_t q = cr->cand[ci];
 		int scanned = 0;
+		double at_q = cr->pt.pair ? task_at(cr, q) : 0;
 		/* s = -1: move into a free slot of q; else swap with s */
 		for (int64_t x = cr->st.used[q] < a->slots[q] ? off[q] - 1 : off[q];
 		     x < off[q + 1] && scanned < REFINE_SWAPS && !done_t &&
@@ -863,6 +1141,8 @@ static int cr_improve_task(cref *cr, int32_t t, bool *kept)
 			if (x >= off[q] && s2 < 0)
 				continue;
 			scanned++;
+			if (cr->pt.pair && move_refused(cr, p, q, at_q, t, s2))
+				continue;
 			if ((rc = cr_try_move(cr, t, p, q, s2, nbase, dhop0, phi0,
 					       &done_t)))
 				return rc;
@@ -1094,6 +1374,8 @@ static int cref_start(cref *cr, const gm *c, const gm *hc, const tp_graphmap_opt
 	for (int64_t l = 0; l < cr->nused; l++)
 		cr->ll[l].pot = cr_potential(cr->ll[l].load, cr->inv_mref);
 	cr->keep_hops = o->congestion_keep_hops;
+	if ((rc = prices_snapshot(cr)))
+		return rc;
 	/* on the whole graph: the heavy part leaves the rounds' few bytes out */
 	if (lanes && c->rounds_guard && c->m->fab.hop_lat > 0 &&
 	    tp__machine_rails(c->m) <= 1)
@@ -1121,7 +1403,8 @@ static int cref_start(cref *cr, const gm *c, const gm *hc, const tp_graphmap_opt
  * message, as long as a pass on a sparse graph). */
 #define TEAM_MAX 8           /* members at most: each holds its own loads
 				and route cache (up to 24 MB on 1,024
-				nodes), and a round keeps one move */
+				nodes, and 16 more for the moves' bounds),
+				and a round keeps one move */
 #define TEAM_SPIN 2000       /* polls before a member sleeps: a round is
 				tens to hundreds of microseconds, and a
 				condition variable's wake-up costs tens */
@@ -1271,10 +1554,12 @@ static int team_catch_up(struct team_member *me)
 			return TP_ETIME;
 		const struct team_ev *e = &tm->chunk[me->pos >> LOG_CHUNK_BITS]
 						    [me->pos & (LOG_CHUNK - 1)];
-		if (e->kind == TEAM_MAX_AGAIN)
+		if (e->kind == TEAM_MAX_AGAIN) {
 			me->cr.M = cr_max(&me->cr, &me->cr.nmax);
-		else
+			rc = prices_snapshot(&me->cr);
+		} else {
 			rc = cr_apply(&me->cr, e->kind, e->item, e->v);
+		}
 	}
 	return rc;
 }
@@ -1541,6 +1826,8 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 		     (double)(cr.moves - before) < LANES_TAIL_SHARE * (double)cr.moves))
 			break;
 		cr.M = cr_max(&cr, &cr.nmax);
+		if ((rc = prices_snapshot(&cr)))
+			goto out;
 		if (tm && !team_log(tm, TEAM_MAX_AGAIN, -1, cr.found)) {
 			rc = TP_ENOMEM;
 			goto out;
@@ -1561,6 +1848,62 @@ out:
 	team_free(tm);
 	cref_free(&cr);
 	tp__graph_view_free(&heavy);
+	return rc;
+}
+
+/* Every move the refinement would try from map (each task to each of its
+ * candidate nodes, into a free slot or trading places), checked first by
+ * the first-order bound and then tried in full: n[0] counts those the
+ * bound refuses, n[1] those of them the full try would keep (none: the
+ * bound holds at the snapshot), n[2] the bounds apart from the same sum
+ * written out an edge at a time (none but for rounding).  For the tests;
+ * TP_EINVAL where the graph is too sparse for the bound (FILTER_PEERS). */
+int tp__refine_bound_audit(const gm *c, const int32_t *map, bool lanes, int64_t n[3])
+{
+	tp_graphmap_opts o;
+	tp_graphmap_opts_default(&o);
+	o.congestion_keep_hops = false;
+	n[0] = n[1] = n[2] = 0;
+	int32_t *m = tp__malloc_array((size_t)c->nt + 1, sizeof *m);
+	if (!m)
+		return TP_ENOMEM;
+	memcpy(m, map, sizeof *m * (size_t)c->nt);
+	cref cr;
+	int rc = cref_start(&cr, c, c, &o, m, lanes, 0, 0, NULL);
+	if (!rc && !cr.pt.pair)
+		rc = TP_EINVAL;
+	cr.dry = true;
+	const int64_t *off = cr.st.off;
+	for (int32_t t = 0; !rc && t < c->nt; t++) {
+		int32_t p = m[t];
+		int ncand = cr_candidates(&cr, t, p);
+		bound_task(&cr, t, p);
+		cr_trial_begin(&cr);
+		if ((rc = cr_edges(&cr, t, -1, -1.0)))
+			break;
+		int64_t nbase = cr.ntl;
+		double dhop0 = cr.dhop, phi0 = cr.phi;
+		for (int ci = 0; !rc && ci < ncand; ci++) {
+			int32_t q = cr.cand[ci];
+			double at_q = task_at(&cr, q);
+			for (int64_t x = cr.st.used[q] < c->a->slots[q] ? off[q] - 1 : off[q];
+			     !rc && x < off[q + 1]; x++) {
+				int32_t s2 = x < off[q] ? -1 : cr.st.slot_task[x];
+				if (x >= off[q] && s2 < 0)
+					continue;
+				double d = move_bound(&cr, p, q, at_q, t, s2);
+				double scale, ref = move_bound_plain(&cr, p, q, t, s2, &scale);
+				bool no = d > 0, kept = false;
+				rc = cr_try_move(&cr, t, p, q, s2, nbase, dhop0, phi0, &kept);
+				n[0] += no;
+				n[1] += no && kept;
+				n[2] += !(fabs(d - ref) <= 1e-9 * scale);
+			}
+		}
+		cr_undo(&cr);
+	}
+	cref_free(&cr);
+	free(m);
 	return rc;
 }
 

@@ -125,5 +125,6 @@ int tp__refine_cong_run(const gm *c, const tp_graphmap_opts *o,
 			   int32_t *map, int64_t *moves_out, double t0);
 int tp__refine_lanes_run(const gm *c, const tp_graphmap_opts *o,
 			    int32_t *map, int64_t *moves_out, double t0);
+int tp__refine_bound_audit(const gm *c, const int32_t *map, bool lanes, int64_t n[3]);
 
 #endif
