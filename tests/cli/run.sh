@@ -492,6 +492,30 @@ if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ]; then
 		else no "refinement beside geometric" "$(grep geometric+refine "$tmp/err"; diff "$tmp/j1" "$tmp/j2" | head -5)"; fi
 	fi
 fi
+# a dense pattern (every pair of 100 tasks, 64-128 KiB): the link-load
+# refinements check each move's first-order bound before routing it, and on
+# two CPUs block's refinement is made while the constructions are judged
+# (place_refine.c): the same mapping and report as one thread
+awk 'BEGIN { x = 99; printf "{ \"tasks\": 100, \"edges\": ["; n = 0
+	for (i = 0; i < 100; i++) for (j = i + 1; j < 100; j++) {
+		x = (x * 16807) % 2147483647
+		printf "%s[%d, %d, %d]", (n++ ? ", " : ""), i, j, 65536 + x % 65536 }
+	print "] }" }' >"$tmp/a2a100.json"
+if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ]; then
+	tp map --config "$C8" --nodes "$SPARSE8" --tasks-per-node 1 --graph "$tmp/a2a100.json" \
+		--threads 1 --format json
+	sed 's/"ms": [0-9.]*/"ms": 0/; s/"elapsed_ms": [0-9.]*/"elapsed_ms": 0/' "$tmp/out" >"$tmp/j1"
+	tp map --config "$C8" --nodes "$SPARSE8" --tasks-per-node 1 --graph "$tmp/a2a100.json" \
+		--threads 2 --format json --explain
+	sed 's/"ms": [0-9.]*/"ms": 0/; s/"elapsed_ms": [0-9.]*/"elapsed_ms": 0/; s/, made while the constructions were judged//; s/\(, \)\{0,1\}filled beside the lane refinement//' \
+		"$tmp/out" >"$tmp/j2"
+	if check0 "block refined while judged"; then
+		if grep -q "^explain:   block+refine .*made while the constructions were judged" "$tmp/err" &&
+		   grep -q '"name": "block+refine"' "$tmp/j1" && cmp -s "$tmp/j1" "$tmp/j2"; then
+			ok "determinism: a dense pattern, block refined while the constructions are judged, the same report as one thread"
+		else no "block refined while judged" "$(grep block+refine "$tmp/err"; diff "$tmp/j1" "$tmp/j2" | head -5)"; fi
+	fi
+fi
 tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --policy random --seed 5
 cp "$tmp/out" "$tmp/r1"
 tp map --config "$C8" --nodes "$SPARSE" --ntasks 64 --policy random --seed 5

@@ -373,6 +373,8 @@ int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 	free(r.trial);
 	free(r.built);
 	free(r.spec.map);
+	free(r.spec.stepped);
+	tp__place_block_early_end(&r);
 	for (int k = 0; k < r.nmemo; k++)
 		free(r.memo[k].map);
 	tp__place_spec_lanes_end(&r);

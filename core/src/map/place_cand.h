@@ -106,6 +106,9 @@ typedef struct cand_run {
 		bool ready;          /* refined without error */
 		int64_t moves;
 		double ms;
+		int32_t *stepped;    /* map after the congestion step, made
+					ahead too (without a budget), or NULL */
+		int64_t cmoves;      /* the step's moves */
 	} spec;
 	/* fillings made ahead on other threads (place_side.c: the
 	 * constructions', geometric's refinement's), taken by
@@ -122,6 +125,9 @@ typedef struct cand_run {
 	struct spec_lanes *slanes;
 	struct spec_lanes *slanes_stale;   /* begun for a construction that
 					      lost: joined at the end */
+	/* Slurm's block order refined while the constructions are judged
+	 * (tp__place_block_early), for the refinement stage; NULL: none */
+	struct block_ahead *early_block;
 	/* the CPUs the speculative starts leave when they end, lent to the
 	 * refinement stage's congestion steps (closed when it ends: the
 	 * lane stage's pool lends its own) */
@@ -205,10 +211,11 @@ void tp__place_memo_add(cand_run *r, const int32_t *map, const tp_prediction *p)
 #define LANES_AHEAD_THREADS 8
 /* start refined as refine_from refines it without a budget, made ahead on
  * another thread: the hop-bytes refinement into sp (sp->map allocated,
- * for refine_from), then the congestion step into final, filled into *p;
+ * for refine_from), then the congestion step into final (and a copy in
+ * sp->stepped, where memory allows), filled into *p (NULL: not filled);
  * lanes (may be NULL): final's lane refinement as lanes_side makes it,
  * made beside the filling, into *lanes (NULL: not made).  True when
- * final is filled. */
+ * final is filled (p NULL: when refined). */
 bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
 			    struct spec_refine *sp, int32_t *final, tp_prediction *p,
 			    struct lanes_ahead **lanes);
@@ -259,6 +266,15 @@ void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map);
 /* The speculative lane starts (place_refine.c) ended and freed, and the
  * lane refinement made ahead (r->lahead). */
 void tp__place_spec_lanes_end(cand_run *r);
+/* Slurm's block order refined (hop-bytes, then the congestion step) on a
+ * thread of its own while the constructions are judged, when the
+ * refinement stage will refine it whichever wins (its hop-bytes within
+ * the stage's share of min_score, the constructions' least); nothing
+ * when not by time without a budget on two to BLOCK_AHEAD_THREADS - 1
+ * threads (more make it beside the winner's). */
+void tp__place_block_early(cand_run *r, double min_score);
+/* ... joined and freed. */
+void tp__place_block_early_end(cand_run *r);
 /* The lane starts of built and of its refinement refined (may be NULL),
  * begun on a thread of their own while the constructions are judged
  * (place_side.c), for the lane stage when built wins; nothing when begun

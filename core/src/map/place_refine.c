@@ -4,6 +4,7 @@
  * (trades_stage), each judged against the best. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "map/time_trades.h"
 #include "map/place_cand.h"
 #include "pattern/pattern_internal.h"
+#include "input/alloc_internal.h"
 
 /* A stage's candidate c, its mapping in r->trial: scored (and ranked),
  * and kept as the best when it changed its start and is tp__place_better. */
@@ -45,7 +47,8 @@ static void construction_of(char *buf, size_t len, const char *name)
  * does not score worse (hop-bytes refinement can raise congestion); each is
  * reported as a "NAME+refine" candidate. */
 static int refine_from(cand_run *r, const int32_t *start, const char *of,
-		       const struct spec_refine *pre, int threads, tp_error *err)
+		       const struct spec_refine *pre, const char *pre_how, int threads,
+		       tp_error *err)
 {
 	tp_place_report *rep = r->rep;
 	if (rep->ncandidates >= TP_PLACE_MAX_CANDIDATES)
@@ -89,9 +92,14 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	 * (its tables and that: long on a large graph, and once started with
 	 * little time left), so it starts only when that set-up tp__place_fits */
 	double left = tp__place_step_budget(r);
-	if (!rc && !out_of_time(r) && (left <= 0 || left >= setup))
+	if (!rc && early && sp->stepped && left <= 0) {
+		/* the step made ahead too, as it would be made here */
+		memcpy(r->trial, sp->stepped, map_bytes(r));
+		cmoves = sp->cmoves;
+	} else if (!rc && !out_of_time(r) && (left <= 0 || left >= setup)) {
 		rc = tp__place_congestion_step(r, r->trial, left, threads, r->lender,
 					       &cmoves, &e);
+	}
 	c->ms = tp__now_ms() - t;
 	if (rc == TP_ENOMEM)
 		return tp_error_set(err, rc, "%s", e.msg);
@@ -102,8 +110,7 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	c->ran = true;
 	snprintf(c->note, sizeof c->note, "%lld move%s%s", (long long)(moves + cmoves),
 		 moves + cmoves == 1 ? "" : "s",
-		 !early ? "" : pre ? ", made beside the winner's"
-			     : ", begun before the constructions ended");
+		 !early ? "" : pre ? pre_how : ", begun before the constructions ended");
 	/* a refinement that moved nothing is its start: the start keeps the
 	 * credit (ties otherwise go to the refined mapping) */
 	judge_stage(r, c, moves + cmoves > 0, true);
@@ -1295,12 +1302,15 @@ int tp__place_trades_stage(cand_run *r, tp_error *err)
 }
 
 /* Slurm's block order refined and filled ahead, on a thread of its own
- * while the winner is refined and filled (block_ahead_begin): refine_from
- * takes the refinement, tp__place_predicted_of the filling (r->memo),
- * the same as made in turn. */
+ * while the winner is refined and filled (block_ahead_begin), or refined
+ * while the constructions are judged (tp__place_block_early): refine_from
+ * takes the refinement and its congestion step, tp__place_predicted_of
+ * the filling (r->memo), the same as made in turn. */
 struct block_ahead {
 	pthread_t th;
 	bool started;
+	bool fill;           /* filled too (beside the winner's) */
+	atomic_bool done;    /* its thread has ended */
 	const cand_run *r;
 	int32_t *start;      /* block's order */
 	struct spec_refine sp;
@@ -1326,6 +1336,14 @@ bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
 	memcpy(final, sp->map, map_bytes(r));
 	if (tp__place_congestion_step(r, final, 0, 1, NULL, &cmoves, NULL))
 		return false;
+	/* for refine_from, which made the step again (as long as the
+	 * hop-bytes refinement, or longer, on a captured all-to-all) */
+	if ((sp->stepped = malloc(map_bytes(r)))) {
+		memcpy(sp->stepped, final, map_bytes(r));
+		sp->cmoves = cmoves;
+	}
+	if (!p)
+		return true;
 	struct lanes_ahead *la = lanes && r->o->graph.refine_passes > 0
 				 ? lanes_ahead_new(r, final) : NULL;
 	if (!la)
@@ -1341,9 +1359,25 @@ static void *block_ahead_run(void *arg)
 	struct block_ahead *b = arg;
 	const cand_run *r = b->r;
 	if (!tp_map_block(r->a, r->g->ntasks, b->start, NULL))
-		b->filled = tp__place_refine_ahead(r, b->start, &b->sp, b->final, &b->p,
-						   NULL);
+		b->filled = tp__place_refine_ahead(r, b->start, &b->sp, b->final,
+						   b->fill ? &b->p : NULL, NULL) &&
+			    b->fill;
+	atomic_store(&b->done, true);
 	return NULL;
+}
+
+/* Its thread begun (b zeroed first); false when it could not be. */
+static bool block_ahead_start(const cand_run *r, struct block_ahead *b, bool fill)
+{
+	b->r = r;
+	b->fill = fill;
+	atomic_init(&b->done, false);
+	b->start = malloc(map_bytes(r));
+	b->sp.map = malloc(map_bytes(r));
+	b->final = malloc(map_bytes(r));
+	b->started = b->start && b->sp.map && b->final &&
+		     !pthread_create(&b->th, NULL, block_ahead_run, b);
+	return b->started;
 }
 
 /* Threads from which block's refinement is made ahead: as for the
@@ -1359,13 +1393,7 @@ static bool block_ahead_begin(cand_run *r, struct block_ahead *b)
 	if (!r->by_time || r->o->geom.time_budget_ms > 0 ||
 	    run_threads(r) < BLOCK_AHEAD_THREADS || !tp__predict_affordable(r->g, r->a, 0))
 		return false;
-	b->r = r;
-	b->start = malloc(map_bytes(r));
-	b->sp.map = malloc(map_bytes(r));
-	b->final = malloc(map_bytes(r));
-	b->started = b->start && b->sp.map && b->final &&
-		     !pthread_create(&b->th, NULL, block_ahead_run, b);
-	return b->started;
+	return block_ahead_start(r, b, true);
 }
 
 /* Joined; its filling kept for the judgement when start is block's
@@ -1373,7 +1401,7 @@ static bool block_ahead_begin(cand_run *r, struct block_ahead *b)
 static const struct spec_refine *block_ahead_join(cand_run *r, struct block_ahead *b,
 						  const int32_t *start)
 {
-	if (!b->started)
+	if (!b || !b->started)
 		return NULL;
 	pthread_join(b->th, NULL);
 	b->started = false;
@@ -1390,7 +1418,46 @@ static void block_ahead_free(struct block_ahead *b)
 		pthread_join(b->th, NULL);
 	free(b->start);
 	free(b->sp.map);
+	free(b->sp.stepped);
 	free(b->final);
+}
+
+/* The refinement stage refines block's order (tp__place_refine_stage)
+ * whichever construction wins when its hop-bytes are within
+ * BLOCK_REFINE_SHARE of the winner's (the winner's at least min_score),
+ * and when block wins. */
+#define BLOCK_REFINE_SHARE 1.1
+
+/* Below BLOCK_AHEAD_THREADS the constructions' judgement left a CPU idle:
+ * on a captured all-to-all its first filling alone (0.7 s on fftMPI's
+ * 512-rank trace on a torus), with block's refinement and congestion step
+ * (0.5 s) waiting for the refinement stage.  Not filled: whether the
+ * exchange is judged on bounds is not decided yet. */
+void tp__place_block_early(cand_run *r, double min_score)
+{
+	const tp_place_candidate *blk = &r->rep->cand[0];
+	if (r->early_block || !r->by_time || r->o->geom.time_budget_ms > 0 ||
+	    r->o->policy != TP_POLICY_AUTO || r->o->graph.refine_passes <= 0 ||
+	    run_threads(r) < 2 || run_threads(r) >= BLOCK_AHEAD_THREADS ||
+	    !blk->ran || !(blk->score <= BLOCK_REFINE_SHARE * min_score) ||
+	    tp_machine_has(r->a->m, TP_CAP_BLOCKS) || !tp__predict_affordable(r->g, r->a, 0))
+		return;
+	struct block_ahead *b = calloc(1, sizeof *b);
+	if (b && !block_ahead_start(r, b, false)) {
+		block_ahead_free(b);
+		free(b);
+		b = NULL;   /* refined in turn */
+	}
+	r->early_block = b;
+}
+
+void tp__place_block_early_end(cand_run *r)
+{
+	if (r->early_block) {
+		block_ahead_free(r->early_block);
+		free(r->early_block);
+		r->early_block = NULL;
+	}
 }
 
 /* The threads of the refinement stage's congestion step: those the
@@ -1428,22 +1495,30 @@ int tp__place_refine_stage(cand_run *r, tp_error *err)
 		spec_lanes_begin(r);
 	}
 	bool block_too = auto_ && strcmp(won, "block") && rep->cand[0].ran &&
-			 rep->cand[0].score <= 1.1 * won_score;
-	struct block_ahead ahead;
+			 rep->cand[0].score <= BLOCK_REFINE_SHARE * won_score;
+	static const char made_early[] = ", made while the constructions were judged";
+	struct block_ahead ahead, *early = r->early_block;
 	memset(&ahead, 0, sizeof ahead);
-	if (block_too)
+	if (block_too && !early)
 		block_ahead_begin(r, &ahead);
-	int rc = refine_from(r, r->best, won, NULL, refine_team(r, ahead.started), err);
+	/* block's made early is the winner's refinement when block wins */
+	const struct spec_refine *pre = strcmp(won, "block") ? NULL
+				      : block_ahead_join(r, early, r->best);
+	bool beside = ahead.started || (early && early->started && !atomic_load(&early->done));
+	int rc = refine_from(r, r->best, won, pre, made_early, refine_team(r, beside), err);
 	int32_t *start = NULL;
 	if (!rc && block_too) {
 		start = tp__malloc_array((size_t)r->g->ntasks + 1, sizeof(int32_t));
 		rc = start ? tp_map_block(r->a, r->g->ntasks, start, err)
 			   : tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
 		if (!rc)
-			rc = refine_from(r, start, "block", block_ahead_join(r, &ahead, start),
+			rc = refine_from(r, start, "block",
+					 block_ahead_join(r, early ? early : &ahead, start),
+					 early ? made_early : ", made beside the winner's",
 					 refine_team(r, false), err);
 	}
 	block_ahead_free(&ahead);
+	tp__place_block_early_end(r);
 	free(start);
 	/* the lane stage's pool lends its own (lane_pool) */
 	tp__lender_close(r->lender);

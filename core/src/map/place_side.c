@@ -1,6 +1,7 @@
 /* topoplace — the candidates side by side, without a budget: each
  * construction on its own lane, compared in order afterwards, the winner's
  * refinement started speculatively on idle CPUs. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +350,17 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 		if (run[i].refined)
 			tp__place_memo_add(r, run[i].refined, &run[i].rp);
 	}
+	/* block's refinement, on the CPU the judgement's first filling
+	 * leaves (place_refine.c), where its hop-bytes say the refinement
+	 * stage will make it */
+	double least = HUGE_VAL;
+	for (int k = 0; k < run[0].idx; k++)
+		if (rep->cand[k].ran)
+			least = fmin(least, rep->cand[k].score);
+	for (int i = 0; i < nk; i++)
+		if (!run[i].skipped && !run[i].rc && run[i].scored)
+			least = fmin(least, run[i].score);
+	tp__place_block_early(r, least);
 	for (int i = 0; i < nk && !rc; i++) {
 		if (run[i].skipped)
 			continue;
