@@ -1083,12 +1083,32 @@ START_TEST(lanes_team_same_result)
 }
 END_TEST
 
+/* The bound audit of map on fx's graph, on the links and on the lanes:
+ * more than `least` moves refused, none a full try would keep, and every
+ * bound the plain sum's. */
+static void bound_audit_ok(struct fixture *fx, const int32_t *map, const char *net,
+			   int64_t least)
+{
+	for (int lanes = 0; lanes < 2; lanes++) {
+		tp_error err;
+		tp_error_clear(&err);
+		int64_t n[3] = { -1, -1, -1 };
+		ck_assert_msg(tp__graphmap_bound_audit(fx->g, fx->a, map, lanes, n, &err) == 0,
+			      "%s", err.msg);
+		ck_assert_msg(n[0] > least && n[1] == 0 && n[2] == 0,
+			      "%s, lanes %d: %lld refused, %lld of them kept by a full try, "
+			      "%lld bounds apart from the plain sum", net, lanes,
+			      (long long)n[0], (long long)n[1], (long long)n[2]);
+	}
+}
+
 /* The link-load refinements' first-order bound (graphmap_lanes.c)
  * refuses only moves that a full try would refuse, at the loads it takes
  * its slopes from, and its sums by node and by candidate come out as the
  * sum written out an edge at a time: every move the refinement would try
  * from a start, on a dense random trace (80 peers a task) on a sparse
- * torus, on the lanes and on the links.  A sparse graph gets no bound. */
+ * torus and on a tree with free slots, on the lanes and on the links.  A
+ * sparse graph gets no bound. */
 START_TEST(refine_bound_holds)
 {
 	struct fixture fx;
@@ -1102,15 +1122,7 @@ START_TEST(refine_bound_holds)
 	ck_assert_int_eq(tp__graphmap_bound_audit(fx.g, fx.a, map, true, n, &err), TP_EINVAL);
 	ck_assert_msg(strstr(err.msg, "too few peers"), "%s", err.msg);
 	dense_graph(&fx, 512, 40, 91);
-	for (int lanes = 0; lanes < 2; lanes++) {
-		tp_error_clear(&err);
-		ck_assert_msg(tp__graphmap_bound_audit(fx.g, fx.a, map, lanes, n, &err) == 0,
-			      "%s", err.msg);
-		ck_assert_msg(n[0] > 1000 && n[1] == 0 && n[2] == 0,
-			      "lanes %d: %lld refused, %lld of them kept by a full try, "
-			      "%lld bounds apart from the plain sum", lanes, (long long)n[0],
-			      (long long)n[1], (long long)n[2]);
-	}
+	bound_audit_ok(&fx, map, "torus", 1000);
 	teardown(&fx);
 	/* a tree of four slots a node, some free: moves into a free slot,
 	 * and trades with a node's other tasks */
@@ -1125,15 +1137,7 @@ START_TEST(refine_bound_holds)
 	int32_t start[100];
 	for (int32_t t = 0; t < 100; t++)
 		start[t] = t * 28 / 100;   /* 3 or 4 a node */
-	for (int lanes = 0; lanes < 2; lanes++) {
-		tp_error_clear(&err);
-		ck_assert_msg(tp__graphmap_bound_audit(fx.g, fx.a, start, lanes, n, &err) == 0,
-			      "%s", err.msg);
-		ck_assert_msg(n[0] > 100 && n[1] == 0 && n[2] == 0,
-			      "tree, lanes %d: %lld refused, %lld of them kept by a full try, "
-			      "%lld bounds apart from the plain sum", lanes, (long long)n[0],
-			      (long long)n[1], (long long)n[2]);
-	}
+	bound_audit_ok(&fx, start, "tree", 100);
 	teardown(&fx);
 }
 END_TEST

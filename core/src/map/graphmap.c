@@ -87,6 +87,15 @@ struct refine_set {
 
 #define REFINE_DEFAULTS .recost = -1, .link_threads = 1
 
+/* A refinement's context for map, once map is checked (what: the name
+ * in messages). */
+static int refine_context(gm *c, const tp_graph *g, const tp_alloc *a,
+			  const int32_t *map, const char *what, tp_error *err)
+{
+	int rc = tp_mapping_validate(g, a, map, err);
+	return rc ? rc : gm_init(c, g, a, false, err, what);
+}
+
 static int refine_entry(const struct refinement *r, const tp_graph *g,
 			const tp_alloc *a, const tp_graphmap_opts *o,
 			struct refine_set set, int32_t *map, int64_t *moves,
@@ -103,11 +112,9 @@ static int refine_entry(const struct refinement *r, const tp_graph *g,
 	/* the budget counts from here: the checks and the set-up are part
 	 * of what the caller gave it for */
 	double t0 = tp__now_ms();
-	int rc = tp_mapping_validate(g, a, map, err);
-	if (rc)
-		return rc;
 	gm c;
-	if ((rc = gm_init(&c, g, a, false, err, what)))
+	int rc = refine_context(&c, g, a, map, what, err);
+	if (rc)
 		return rc;
 	c.threads = set.threads;
 	c.link_threads = set.link_threads;
@@ -195,11 +202,9 @@ int tp__graphmap_bound_audit(const tp_graph *g, const tp_alloc *a,
 			     const int32_t *map, bool lanes, int64_t n[3], tp_error *err)
 {
 	const char *what = "bound audit";
-	int rc = tp_mapping_validate(g, a, map, err);
-	if (rc)
-		return rc;
 	gm c;
-	if ((rc = gm_init(&c, g, a, false, err, what)))
+	int rc = refine_context(&c, g, a, map, what, err);
+	if (rc)
 		return rc;
 	rc = tp__refine_bound_audit(&c, map, lanes, n);
 	gm_free(&c);
