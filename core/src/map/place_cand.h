@@ -273,7 +273,7 @@ void tp__place_spec_lanes_end(cand_run *r);
  * when not by time without a budget on two to BLOCK_AHEAD_THREADS - 1
  * threads (more make it beside the winner's). */
 void tp__place_block_early(cand_run *r, double min_score);
-/* ... joined and freed. */
+/* Its thread joined, and freed (nothing when none). */
 void tp__place_block_early_end(cand_run *r);
 /* The lane starts of built and of its refinement refined (may be NULL),
  * begun on a thread of their own while the constructions are judged
