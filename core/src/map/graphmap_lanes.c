@@ -203,10 +203,13 @@ struct link_load {
 _Static_assert(sizeof(struct link_load) == LINK_LOAD_ALIGN,
 	       "a link's load is one aligned 32-byte record");
 
-/* Bytes gathered by node, the nodes in the order first seen. */
+/* Bytes gathered by node, the nodes in the order first seen; a stamp a
+ * gathering, so nothing is cleared between (node_sum_reset). */
 struct node_sum {
-	double *w;               /* per node */
-	int64_t *at;             /* per node: the stamp when gathered */
+	struct gathered {
+		int64_t at;      /* the stamp when gathered */
+		double bytes;
+	} *node;                 /* per node: one record, one cache miss */
 	int32_t *list, n;
 	int64_t stamp;
 };
@@ -245,22 +248,21 @@ struct price_table {
 
 static int node_sum_init(struct node_sum *ns, int32_t nodes)
 {
-	ns->w = tp__malloc_array((size_t)nodes + 1, sizeof *ns->w);
-	ns->at = tp__calloc((size_t)nodes + 1, sizeof *ns->at);
+	ns->node = tp__calloc((size_t)nodes + 1, sizeof *ns->node);
 	ns->list = tp__malloc_array((size_t)nodes + 1, sizeof *ns->list);
 	ns->n = 0;
-	ns->stamp = 0;
-	return ns->w && ns->at && ns->list ? 0 : TP_ENOMEM;
+	ns->stamp = 1;
+	return ns->node && ns->list ? 0 : TP_ENOMEM;
 }
 
 static void node_sum_free(struct node_sum *ns)
 {
-	free(ns->w);
-	free(ns->at);
+	free(ns->node);
 	free(ns->list);
 }
 
-static void node_sum_begin(struct node_sum *ns)
+/* Empty again: the next gathering. */
+static void node_sum_reset(struct node_sum *ns)
 {
 	ns->stamp++;
 	ns->n = 0;
@@ -268,12 +270,13 @@ static void node_sum_begin(struct node_sum *ns)
 
 static inline void node_sum_add(struct node_sum *ns, int32_t m, double w)
 {
-	if (ns->at[m] != ns->stamp) {
-		ns->at[m] = ns->stamp;
-		ns->w[m] = 0;
+	struct gathered *x = &ns->node[m];
+	if (x->at != ns->stamp) {
+		x->at = ns->stamp;
+		x->bytes = 0;
 		ns->list[ns->n++] = m;
 	}
-	ns->w[m] += w;
+	x->bytes += w;
 }
 
 /* A link's load and potential term before a trial (or sub-trial). */
@@ -333,13 +336,7 @@ typedef struct cref {
 	int32_t *by_router;      /* nodes in router-coordinate order */
 	int32_t *router_pos;     /* node -> its place there */
 	int32_t *tcand;          /* a node's trade partners */
-	/* messages gathered by destination node (gather_edge) */
-	int32_t *gather, ngather;   /* the nodes, in the order first seen */
-	struct gathered {
-		int64_t at;         /* gstamp when gathered */
-		double bytes;
-	} *gathered;                /* per node */
-	int64_t gstamp;
+	struct node_sum gather;  /* messages by destination node (gather_edge) */
 	rounds_guard *rg;        /* the rounds' guard, or NULL */
 	int32_t *swap_to;        /* a trade's tasks' nodes after it (rg) */
 	int64_t *dist;           /* node pair -> hop distance (-1: not yet),
@@ -558,35 +555,29 @@ static int gather_flush(cref *cr, int32_t from, double sign)
 {
 	int rc = 0;
 	/* their routes' look-ups begun together, not one miss at a time */
-	for (int32_t k = 0; k < cr->ngather; k++) {
-		int64_t q = cr->gather[k];
+	const struct node_sum *ns = &cr->gather;
+	for (int32_t k = 0; k < ns->n; k++) {
+		int64_t q = ns->list[k];
 		route_cache_prefetch(&cr->rc, (int64_t)from * cr->c->nn + q);
 		route_cache_prefetch(&cr->rc, q * cr->c->nn + from);
 	}
-	for (int32_t k = 0; k < cr->ngather && !rc && !cr->over; k++) {
-		int32_t q = cr->gather[k];
-		double b = sign * cr->gathered[q].bytes;
+	for (int32_t k = 0; k < ns->n && !rc && !cr->over; k++) {
+		int32_t q = ns->list[k];
+		double b = sign * ns->node[q].bytes;
 		if (cr->keep_hops)
 			cr->dhop += b * (double)cr_dist(cr, from, q);
 		rc = cr_message(cr, from, q, b);
 		if (!rc)
 			rc = cr_message(cr, q, from, b);
 	}
-	cr->ngather = 0;
-	cr->gstamp++;
+	node_sum_reset(&cr->gather);
 	return rc;
 }
 
 /* Edge e's bytes gathered for its far end's node q. */
 static inline void gather_edge(cref *cr, int32_t q, int64_t e)
 {
-	struct gathered *x = &cr->gathered[q];
-	if (x->at != cr->gstamp) {
-		x->at = cr->gstamp;
-		x->bytes = 0;
-		cr->gather[cr->ngather++] = q;
-	}
-	x->bytes += tp__graph_w(cr->c->g, e);
+	node_sum_add(&cr->gather, q, tp__graph_w(cr->c->g, e));
 }
 
 /* Add sign * bytes of each of t's edges off its node, but the one to
@@ -651,6 +642,14 @@ static int prices_snapshot(cref *cr)
 	return 0;
 }
 
+/* After a pass, as every team member takes it (TEAM_MAX_AGAIN): the
+ * largest load again, and the bound's slopes from the loads now. */
+static int cr_pass_end(cref *cr)
+{
+	cr->M = cr_max(cr, &cr->nmax);
+	return prices_snapshot(cr);
+}
+
 /* A byte's price from node i to node j (i != j) at the snapshot; NaN
  * where its route cannot be had (the move is then tried, and says why). */
 static __attribute__((noinline)) double one_way(cref *cr, int32_t i, int32_t j)
@@ -693,7 +692,7 @@ static void bound_task(cref *cr, int32_t t, int32_t p)
 {
 	const struct tp_graph *g = cr->c->g;
 	struct price_table *pt = &cr->pt;
-	node_sum_begin(&pt->tn);
+	node_sum_reset(&pt->tn);
 	for (int64_t e = g->xadj[t]; e < g->xadj[t + 1]; e++) {
 		int32_t u = g->adjncy[e];
 		double w = tp__graph_w(g, e);
@@ -707,7 +706,7 @@ static void bound_task(cref *cr, int32_t t, int32_t p)
 	pt->base = 0;
 	for (int32_t k = 0; k < pt->tn.n; k++) {
 		int32_t m = pt->tn.list[k];
-		pt->base += pt->tn.w[m] * both_ways(cr, p, m);
+		pt->base += pt->tn.node[m].bytes * both_ways(cr, p, m);
 	}
 }
 
@@ -721,7 +720,7 @@ static double task_at(cref *cr, int32_t q)
 	double d = -pt->base;
 	for (int32_t k = 0; k < pt->tn.n; k++) {
 		int32_t m = pt->tn.list[k];
-		d += pt->tn.w[m] * both_ways(cr, q, m);
+		d += pt->tn.node[m].bytes * both_ways(cr, q, m);
 	}
 	return d;
 }
@@ -817,8 +816,7 @@ static void cref_free(cref *cr)
 	free(cr->by_router);
 	free(cr->router_pos);
 	free(cr->tcand);
-	free(cr->gather);
-	free(cr->gathered);
+	node_sum_free(&cr->gather);
 	free(cr->dist);
 	free(cr->swap_to);
 	tp__rounds_guard_free(cr->rg);
@@ -882,12 +880,9 @@ static int cref_init(cref *cr, const gm *c, int32_t *map, bool lanes)
 	cr->hot = tp__calloc((size_t)c->nt + 1, 1);
 	cr->cand = tp__malloc_array(REFINE_NODES, sizeof(int32_t));
 	cr->nstamp = tp__calloc((size_t)c->nn + 1, sizeof(int64_t));
-	cr->gather = tp__malloc_array((size_t)c->nn + 1, sizeof(int32_t));
-	cr->gathered = tp__calloc((size_t)c->nn + 1, sizeof *cr->gathered);
-	cr->gstamp = 1;
+	int grc = node_sum_init(&cr->gather, c->nn);
 	if (rc || !cr->ll || !cr->dense_of || !cr->route32 || !cr->route || !cr->tl ||
-	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp || !cr->gather ||
-	    !cr->gathered)
+	    !cr->tl_old || !cr->hot || !cr->cand || !cr->nstamp || grc)
 		return TP_ENOMEM;
 	for (int64_t l = 0; l < cr->nl; l++)
 		cr->dense_of[l] = -1;
@@ -1110,9 +1105,23 @@ out:
  * swaps with up to REFINE_SWAPS tasks there) until one is kept (*kept; a
  * dry one only told, in cr->found).  t's edges leave p once for all of
  * them. */
+/* A task's moves to node q, one a slot place x from moves_from(q) to
+ * off[q + 1] - 1: x = off[q] - 1 moves it into a free slot (where q has
+ * one), the others swap it with the task there.  The partner of x into
+ * *s2 (-1: the free slot); false for an empty slot, not a move. */
+static int64_t moves_from(const cref *cr, int32_t q)
+{
+	return cr->st.used[q] < cr->c->a->slots[q] ? cr->st.off[q] - 1 : cr->st.off[q];
+}
+
+static bool move_partner(const cref *cr, int32_t q, int64_t x, int32_t *s2)
+{
+	*s2 = x < cr->st.off[q] ? -1 : cr->st.slot_task[x];
+	return x < cr->st.off[q] || *s2 >= 0;
+}
+
 static int cr_improve_task(cref *cr, int32_t t, bool *kept)
 {
-	const struct tp_alloc *a = cr->c->a;
 	const int64_t *off = cr->st.off;
 	int32_t p = cr->map[t];
 	*kept = false;
@@ -1133,12 +1142,11 @@ static int cr_improve_task(cref *cr, int32_t t, bool *kept)
 		int32_t q = cr->cand[ci];
 		int scanned = 0;
 		double at_q = cr->pt.pair ? task_at(cr, q) : 0;
-		/* s = -1: move into a free slot of q; else swap with s */
-		for (int64_t x = cr->st.used[q] < a->slots[q] ? off[q] - 1 : off[q];
+		for (int64_t x = moves_from(cr, q);
 		     x < off[q + 1] && scanned < REFINE_SWAPS && !done_t &&
 		     cr->routed < until; x++) {
-			int32_t s2 = x < off[q] ? -1 : cr->st.slot_task[x];
-			if (x >= off[q] && s2 < 0)
+			int32_t s2;
+			if (!move_partner(cr, q, x, &s2))
 				continue;
 			scanned++;
 			if (cr->pt.pair && move_refused(cr, p, q, at_q, t, s2))
@@ -1554,12 +1562,8 @@ static int team_catch_up(struct team_member *me)
 			return TP_ETIME;
 		const struct team_ev *e = &tm->chunk[me->pos >> LOG_CHUNK_BITS]
 						    [me->pos & (LOG_CHUNK - 1)];
-		if (e->kind == TEAM_MAX_AGAIN) {
-			me->cr.M = cr_max(&me->cr, &me->cr.nmax);
-			rc = prices_snapshot(&me->cr);
-		} else {
-			rc = cr_apply(&me->cr, e->kind, e->item, e->v);
-		}
+		rc = e->kind == TEAM_MAX_AGAIN ? cr_pass_end(&me->cr)
+					       : cr_apply(&me->cr, e->kind, e->item, e->v);
 	}
 	return rc;
 }
@@ -1825,8 +1829,7 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 		    ((lanes || cr.keep_hops) &&
 		     (double)(cr.moves - before) < LANES_TAIL_SHARE * (double)cr.moves))
 			break;
-		cr.M = cr_max(&cr, &cr.nmax);
-		if ((rc = prices_snapshot(&cr)))
+		if ((rc = cr_pass_end(&cr)))
 			goto out;
 		if (tm && !team_log(tm, TEAM_MAX_AGAIN, -1, cr.found)) {
 			rc = TP_ENOMEM;
@@ -1886,10 +1889,9 @@ int tp__refine_bound_audit(const gm *c, const int32_t *map, bool lanes, int64_t 
 		for (int ci = 0; !rc && ci < ncand; ci++) {
 			int32_t q = cr.cand[ci];
 			double at_q = task_at(&cr, q);
-			for (int64_t x = cr.st.used[q] < c->a->slots[q] ? off[q] - 1 : off[q];
-			     !rc && x < off[q + 1]; x++) {
-				int32_t s2 = x < off[q] ? -1 : cr.st.slot_task[x];
-				if (x >= off[q] && s2 < 0)
+			for (int64_t x = moves_from(&cr, q); !rc && x < off[q + 1]; x++) {
+				int32_t s2;
+				if (!move_partner(&cr, q, x, &s2))
 					continue;
 				double d = move_bound(&cr, p, q, at_q, t, s2);
 				double scale, ref = move_bound_plain(&cr, p, q, t, s2, &scale);
