@@ -1385,13 +1385,20 @@ static bool block_ahead_start(const cand_run *r, struct block_ahead *b, bool fil
  * from the winner's. */
 #define BLOCK_AHEAD_THREADS 4
 
-/* By predicted time without a budget on BLOCK_AHEAD_THREADS or more;
- * false: refined in turn. */
+/* Block's refinement may be made ahead: by predicted time, without a
+ * budget, its filling affordable. */
+static bool block_ahead_may(const cand_run *r)
+{
+	return r->by_time && r->o->geom.time_budget_ms <= 0 &&
+	       tp__predict_affordable(r->g, r->a, 0);
+}
+
+/* Beside the winner's on BLOCK_AHEAD_THREADS or more; false: refined in
+ * turn. */
 static bool block_ahead_begin(cand_run *r, struct block_ahead *b)
 {
 	memset(b, 0, sizeof *b);
-	if (!r->by_time || r->o->geom.time_budget_ms > 0 ||
-	    run_threads(r) < BLOCK_AHEAD_THREADS || !tp__predict_affordable(r->g, r->a, 0))
+	if (!block_ahead_may(r) || run_threads(r) < BLOCK_AHEAD_THREADS)
 		return false;
 	return block_ahead_start(r, b, true);
 }
@@ -1436,11 +1443,11 @@ static void block_ahead_free(struct block_ahead *b)
 void tp__place_block_early(cand_run *r, double min_score)
 {
 	const tp_place_candidate *blk = &r->rep->cand[0];
-	if (r->early_block || !r->by_time || r->o->geom.time_budget_ms > 0 ||
-	    r->o->policy != TP_POLICY_AUTO || r->o->graph.refine_passes <= 0 ||
-	    run_threads(r) < 2 || run_threads(r) >= BLOCK_AHEAD_THREADS ||
-	    !blk->ran || !(blk->score <= BLOCK_REFINE_SHARE * min_score) ||
-	    tp_machine_has(r->a->m, TP_CAP_BLOCKS) || !tp__predict_affordable(r->g, r->a, 0))
+	if (r->early_block || !block_ahead_may(r) || r->o->policy != TP_POLICY_AUTO ||
+	    r->o->graph.refine_passes <= 0 || run_threads(r) < 2 ||
+	    run_threads(r) >= BLOCK_AHEAD_THREADS || !blk->ran ||
+	    !(blk->score <= BLOCK_REFINE_SHARE * min_score) ||
+	    tp_machine_has(r->a->m, TP_CAP_BLOCKS))
 		return;
 	struct block_ahead *b = calloc(1, sizeof *b);
 	if (b && !block_ahead_start(r, b, false)) {
