@@ -157,6 +157,7 @@ CORE_SRC = $(addprefix core/src/, \
 	map/place_auto.c \
 	map/place_cand.c \
 	map/place_choice.c \
+	map/place_early.c \
 	map/place_orders.c \
 	map/place_refine.c \
 	map/place_side.c \

@@ -1010,7 +1010,7 @@ START_TEST(refine_threads_same_result)
 	int64_t moves1 = 0;
 	memcpy(m1, start, sizeof(int32_t) * 16384);
 	tp_error err;
-	ck_assert_msg(tp__graphmap_refine_threads(g, a, &o, 1, m1, &moves1, &err) == 0,
+	ck_assert_msg(tp__graphmap_refine_threads(g, a, &o, 1, NULL, m1, &moves1, &err) == 0,
 		      "%s", err.msg);
 	ck_assert_int_eq(tp_mapping_validate(g, a, m1, NULL), 0);
 	double after = tp_metrics_hop_bytes(g, a, m1);
@@ -1019,13 +1019,22 @@ START_TEST(refine_threads_same_result)
 	for (int th = 2; th <= 5; th += 3) {
 		int64_t moves = 0;
 		memcpy(mk, start, sizeof(int32_t) * 16384);
-		ck_assert_int_eq(tp__graphmap_refine_threads(g, a, &o, th, mk, &moves,
+		ck_assert_int_eq(tp__graphmap_refine_threads(g, a, &o, th, NULL, mk, &moves,
 							     NULL), 0);
 		ck_assert_int_eq(moves, moves1);
 		ck_assert_mem_eq(mk, m1, sizeof(int32_t) * 16384);
 	}
-	ck_assert_int_eq(tp__graphmap_refine_threads(g, a, &o, 2, mk, NULL, NULL), 0);
+	ck_assert_int_eq(tp__graphmap_refine_threads(g, a, &o, 2, NULL, mk, NULL, NULL), 0);
 	ck_assert(tp_metrics_hop_bytes(g, a, mk) <= after * (1 + 1e-12));
+	/* stopped (a refinement made ahead, no longer wanted): it ends at
+	 * once, as past its budget, and the map is its start */
+	atomic_bool stop;
+	atomic_init(&stop, true);
+	int64_t smoves = -1;
+	memcpy(mk, start, sizeof(int32_t) * 16384);
+	ck_assert_int_eq(tp__graphmap_refine_threads(g, a, &o, 2, &stop, mk, &smoves, NULL), 0);
+	ck_assert_int_eq(smoves, 0);
+	ck_assert_mem_eq(mk, start, sizeof(int32_t) * 16384);
 	free(start);
 	free(m1);
 	free(mk);

@@ -942,8 +942,8 @@ START_TEST(lanes_two_starts)
 	tp_graphmap_opts go = o.graph;
 	go.time_budget_ms = 0;
 	go.congestion_keep_hops = true;
-	ck_assert_int_eq(tp__graphmap_refine_threads(fx.g, fx.a, &go, 0, refined, NULL,
-						     &err), 0);
+	ck_assert_int_eq(tp__graphmap_refine_threads(fx.g, fx.a, &go, 0, NULL, refined,
+						     NULL, &err), 0);
 	ck_assert_int_eq(tp_graphmap_refine_congestion(fx.g, fx.a, &go, refined, NULL,
 						       &err), 0);
 	go.congestion_keep_hops = false;
@@ -1174,7 +1174,8 @@ START_TEST(congestion_team_lent_cpus)
 			int64_t moves = 0;
 			memcpy(m, start, sizeof m);
 			ck_assert_int_eq(tp__graphmap_refine_congestion_threads(
-						 fx.g, fx.a, &go, threads[k], &l, m, &moves, &err),
+						 fx.g, fx.a, &go, threads[k], &l, NULL, m, &moves,
+						 &err),
 					 0);
 			ck_assert_msg(moves == moves1 && !memcmp(m, one, sizeof m),
 				      "keep %d, %d threads, %d lent: %lld moves against %lld",
@@ -1186,6 +1187,16 @@ START_TEST(congestion_team_lent_cpus)
 			tp__lender_give(&l, 5);
 			ck_assert(!tp__lender_take(&l));
 		}
+		/* stopped: it ends at once, as past a budget, its start kept */
+		atomic_bool stop;
+		atomic_init(&stop, true);
+		int64_t smoves = -1;
+		memcpy(m, start, sizeof m);
+		ck_assert_int_eq(tp__graphmap_refine_congestion_threads(fx.g, fx.a, &go, 3, NULL,
+									&stop, m, &smoves, &err),
+				 0);
+		ck_assert_int_eq(smoves, 0);
+		ck_assert_mem_eq(m, start, sizeof m);
 	}
 	teardown(&fx);
 }

@@ -83,6 +83,7 @@ struct refine_set {
 	int recost;
 	int link_threads;
 	struct tp__lender *lender;
+	const atomic_bool *stop;
 };
 
 #define REFINE_DEFAULTS .recost = -1, .link_threads = 1
@@ -121,6 +122,7 @@ static int refine_entry(const struct refinement *r, const tp_graph *g,
 	c.lender = set.lender;
 	c.hop_weight = set.hop_weight;
 	c.rounds_guard = set.rounds_guard;
+	c.stop = set.stop;
 	if (set.recost >= 0)
 		c.recost_degree = set.recost;
 	rc = r->run(&c, o, map, moves, t0);
@@ -150,10 +152,12 @@ int tp__graphmap_refine_recost(const tp_graph *g, const tp_alloc *a,
 
 int tp__graphmap_refine_threads(const tp_graph *g, const tp_alloc *a,
 				const tp_graphmap_opts *o, int threads,
-				int32_t *map, int64_t *moves, tp_error *err)
+				const atomic_bool *stop, int32_t *map, int64_t *moves,
+				tp_error *err)
 {
 	struct refine_set set = { REFINE_DEFAULTS };
 	set.threads = threads;
+	set.stop = stop;
 	return refine_entry(&BY_HOP_BYTES, g, a, o, set, map, moves, err);
 }
 
@@ -167,12 +171,14 @@ int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 
 int tp__graphmap_refine_congestion_threads(const tp_graph *g, const tp_alloc *a,
 					  const tp_graphmap_opts *o, int threads,
-					  struct tp__lender *lender, int32_t *map,
+					  struct tp__lender *lender,
+					  const atomic_bool *stop, int32_t *map,
 					  int64_t *moves, tp_error *err)
 {
 	struct refine_set set = { REFINE_DEFAULTS };
 	set.link_threads = threads;
 	set.lender = lender;
+	set.stop = stop;
 	return refine_entry(&BY_CONGESTION, g, a, o, set, map, moves, err);
 }
 

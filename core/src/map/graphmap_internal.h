@@ -44,6 +44,7 @@
 #ifndef TOPOPLACE_GRAPHMAP_INTERNAL_H
 #define TOPOPLACE_GRAPHMAP_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -104,10 +105,12 @@ int tp_graphmap_refine(const tp_graph *g, const tp_alloc *a,
 		       const tp_graphmap_opts *o, int32_t *map,
 		       int64_t *moves, tp_error *err);
 /* tp_graphmap_refine on at most threads threads (0: one per CPU the process
- * may use); the result does not depend on the count. */
+ * may use); the result does not depend on the count.  stop (may be NULL)
+ * ends it, as its budget would, once set. */
 int tp__graphmap_refine_threads(const tp_graph *g, const tp_alloc *a,
 				const tp_graphmap_opts *o, int threads,
-				int32_t *map, int64_t *moves, tp_error *err);
+				const atomic_bool *stop, int32_t *map, int64_t *moves,
+				tp_error *err);
 /* tp_graphmap_refine where a moved task's neighbour of at most
  * recost_degree edges is costed again and one of more takes the move's
  * difference (the default: REFINE_RECOST_DEGREE); the same result either
@@ -155,10 +158,11 @@ int tp_graphmap_refine_congestion(const tp_graph *g, const tp_alloc *a,
 				  int64_t *moves, tp_error *err);
 /* tp_graphmap_refine_congestion on up to `threads` threads (a team,
  * graphmap_lanes.c), and those lender lends meanwhile (may be NULL): the
- * same result on any number. */
+ * same result on any number.  stop as tp__graphmap_refine_threads's. */
 int tp__graphmap_refine_congestion_threads(const tp_graph *g, const tp_alloc *a,
 					  const tp_graphmap_opts *o, int threads,
-					  struct tp__lender *lender, int32_t *map,
+					  struct tp__lender *lender,
+					  const atomic_bool *stop, int32_t *map,
 					  int64_t *moves, tp_error *err);
 
 /* Hierarchical mapping (hiermap.c) with each group's tasks split over its

@@ -1778,7 +1778,7 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 			return hr;
 		hc.g = &heavy;
 	}
-	int rc = cref_start(&cr, c, &hc, o, map, lanes, t0, o->time_budget_ms, NULL);
+	int rc = cref_start(&cr, c, &hc, o, map, lanes, t0, o->time_budget_ms, c->stop);
 	if (rc == TP_ETIME) {
 		rc = 0;   /* nothing moved yet: the map stands as it was */
 		goto out;
@@ -1803,7 +1803,7 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 					items[k++] = t;
 			if (k == 0)
 				break;
-			if (budget_over(t0, o->time_budget_ms))
+			if (refine_over(c, t0, o->time_budget_ms))
 				goto done;
 			if ((rc = team_round(tm, &cr, TEAM_TASKS, items, k, &first)))
 				goto out;
@@ -1818,7 +1818,7 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 					items[k++] = i;
 			if (k == 0)
 				break;
-			if (budget_over(t0, o->time_budget_ms))
+			if (refine_over(c, t0, o->time_budget_ms))
 				goto done;
 			if ((rc = team_round(tm, &cr, TEAM_NODES, items, k, &first)))
 				goto out;

@@ -8,6 +8,7 @@
 #ifndef TOPOPLACE_GRAPHMAP_PARTS_H
 #define TOPOPLACE_GRAPHMAP_PARTS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,6 +52,9 @@ typedef struct gm {
 				  neighbour of at most this many edges is
 				  costed again, one of more takes the move's
 				  difference (graphmap_refine.c) */
+	const atomic_bool *stop;   /* a refinement ends, as past its
+				      budget, once set (one made ahead
+				      that is no longer wanted), or NULL */
 } gm;
 
 #define REFINE_RECOST_DEGREE 64   /* gm.recost_degree's */
@@ -82,6 +86,12 @@ static inline double task_bytes(const struct tp_graph *g, int32_t t)
 static inline bool budget_over(double t0, double budget)
 {
 	return budget > 0 && tp__now_ms() - t0 > budget;
+}
+
+/* A refinement ends here: past its budget, or stopped (gm.stop). */
+static inline bool refine_over(const gm *c, double t0, double budget)
+{
+	return budget_over(t0, budget) || (c->stop && atomic_load(c->stop));
 }
 
 /* Weight of edge t-s (0 when absent): neighbour lists are sorted. */

@@ -419,7 +419,7 @@ static int refine_tasks(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 		int64_t before = moves;
 		double gain = 0.0;
 		for (int32_t i0 = 0; i0 < n; i0 += chunk) {
-			if (budget_over(t0, o->time_budget_ms))
+			if (refine_over(c, t0, o->time_budget_ms))
 				goto done;
 			int32_t i1 = n - i0 < chunk ? n : i0 + chunk;
 			run_chunk(&r, propose_slice, i0, i1);
@@ -578,7 +578,7 @@ static int groups_build(const gm *c, const int32_t *map, groups *G,
 	for (int32_t k = 0; k < G->n; k++) {
 		/* it cannot move anything before it is done: past the budget
 		 * it gives up (the 6-D whole machine: 63 ms) */
-		if ((k & 1023) == 1023 && budget_over(t0, budget)) {
+		if ((k & 1023) == 1023 && refine_over(c, t0, budget)) {
 			rc = 1;
 			goto out;
 		}
@@ -662,6 +662,7 @@ int tp__refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 		cc.rc = c->rc;      /* the same nodes */
 		cc.threads = c->threads;
 		cc.recost_degree = c->recost_degree;
+		cc.stop = c->stop;
 		int32_t *gmap = tp__malloc_array((size_t)G.n, sizeof(int32_t));
 		rc = gmap ? refine_tasks(&cc, o, gmap_init(gmap, &G), &gmoves, t0)
 			  : TP_ENOMEM;

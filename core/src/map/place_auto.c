@@ -365,7 +365,7 @@ int tp__place_candidates(const tp_graph *g, const tp_alloc *a,
 		rc = tp_error_set(err, TP_EINVAL, "policy %s: no candidate produced "
 				  "a mapping (%s: %s)", tp_policy_name(o->policy),
 				  rep->cand[0].name, rep->cand[0].note);
-	tp__place_block_early_end(&r);   /* joined already, unless an error came */
+	tp__place_early_end(&r);   /* joined already, unless an error came */
 	tp__place_settle(&r);   /* an error may have come first */
 	if (!rc && (r.rule || r.by_time))
 		rule_against_block(&r);

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -125,9 +126,9 @@ typedef struct cand_run {
 	struct spec_lanes *slanes;
 	struct spec_lanes *slanes_stale;   /* begun for a construction that
 					      lost: joined at the end */
-	/* Slurm's block order refined while the constructions are judged
-	 * (tp__place_block_early), for the refinement stage; NULL: none */
-	struct block_ahead *early_block;
+	/* the refinements begun while the constructions are judged
+	 * (place_early.c), for the refinement stage; NULL: none */
+	struct early_run *early;
 	/* the CPUs the speculative starts leave when they end, lent to the
 	 * refinement stage's congestion steps (closed when it ends: the
 	 * lane stage's pool lends its own) */
@@ -209,23 +210,34 @@ void tp__place_memo_add(cand_run *r, const int32_t *map, const tp_prediction *p)
  * refined by lanes beside its filling (tp__place_refine_ahead's lanes):
  * on fewer the CPUs are the constructions' and their fillings'. */
 #define LANES_AHEAD_THREADS 8
+/* Threads from which block's refinement is made ahead beside the
+ * winner's: as for the constructions' fillings (place_side.c), on fewer
+ * it would take a CPU from the winner's (place_early.c's is begun
+ * before). */
+#define BLOCK_AHEAD_THREADS 4
+/* The refinement stage refines block's order whichever construction wins
+ * when its hop-bytes are within this share of the winner's, and when
+ * block wins. */
+#define BLOCK_REFINE_SHARE 1.1
 /* start refined as refine_from refines it without a budget, made ahead on
  * another thread: the hop-bytes refinement into sp (sp->map allocated,
  * for refine_from), then the congestion step into final (and a copy in
  * sp->stepped, where memory allows), filled into *p (NULL: not filled);
  * lanes (may be NULL): final's lane refinement as lanes_side makes it,
  * made beside the filling, into *lanes (NULL: not made).  True when
- * final is filled (p NULL: when refined). */
+ * final is filled (p NULL: when refined).  stop (may be NULL) ends the
+ * refinements once set, when the result is no longer wanted. */
 bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
 			    struct spec_refine *sp, int32_t *final, tp_prediction *p,
-			    struct lanes_ahead **lanes);
+			    struct lanes_ahead **lanes, const atomic_bool *stop);
 /* The congestion refinement refine_from makes after the hop-bytes one
  * (under the congestion metric or the auto rule), on map, with budget_ms
  * (0: none), on up to `threads` threads and those lender lends (may be
- * NULL): the same result on any number; 0 when not made. */
+ * NULL): the same result on any number; 0 when not made.  stop as
+ * tp__place_refine_ahead's. */
 int tp__place_congestion_step(const cand_run *r, int32_t *map, double budget_ms,
-			      int threads, tp__lender *lender, int64_t *cmoves,
-			      tp_error *e);
+			      int threads, tp__lender *lender, const atomic_bool *stop,
+			      int64_t *cmoves, tp_error *e);
 
 /* place_orders.c */
 int tp__place_check_fit(const tp_alloc *a, int32_t ntasks, tp_error *err);
@@ -266,15 +278,22 @@ void tp__place_keep_loser(cand_run *r, int idx, const int32_t *map);
 /* The speculative lane starts (place_refine.c) ended and freed, and the
  * lane refinement made ahead (r->lahead). */
 void tp__place_spec_lanes_end(cand_run *r);
-/* Slurm's block order refined (hop-bytes, then the congestion step) on a
- * thread of its own while the constructions are judged, when the
- * refinement stage will refine it whichever wins (its hop-bytes within
- * the stage's share of min_score, the constructions' least); nothing
+/* place_early.c: on a thread of its own while the constructions are
+ * judged, the winner as the exchanges' bounds guess it among maps[0..n)
+ * (their hop-bytes score[], candidates idx[]) and block's order, refined
+ * (hop-bytes, then the congestion step) for the refinement stage; nothing
  * when not by time without a budget on two to BLOCK_AHEAD_THREADS - 1
- * threads (more make it beside the winner's). */
-void tp__place_block_early(cand_run *r, double min_score);
-/* Its thread joined, and freed (nothing when none). */
-void tp__place_block_early_end(cand_run *r);
+ * threads (more make block's beside the winner's). */
+void tp__place_early(cand_run *r, const int32_t *const *maps, const double *score,
+		     const int *idx, int n);
+/* Those not wanted stopped: all but winner's, and block's where block. */
+void tp__place_early_keep(cand_run *r, const int32_t *winner, bool block);
+/* start's refinement made early, once made (waited for), or NULL. */
+const struct spec_refine *tp__place_early_take(cand_run *r, const int32_t *start);
+/* Is the early thread still on a refinement wanted? */
+bool tp__place_early_busy(cand_run *r);
+/* All stopped, the thread joined, and freed (nothing when none). */
+void tp__place_early_end(cand_run *r);
 /* The lane starts of built and of its refinement refined (may be NULL),
  * begun on a thread of their own while the constructions are judged
  * (place_side.c), for the lane stage when built wins; nothing when begun

@@ -85,7 +85,7 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 	} else {
 		memmove(r->trial, start, map_bytes(r));
 		rc = tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
-						 r->trial, &moves, &e);
+						 NULL, r->trial, &moves, &e);
 	}
 	/* what the hop-bytes refinement left, not the budget again; the
 	 * congestion refinement routes every message before its first move
@@ -98,7 +98,7 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 		cmoves = sp->cmoves;
 	} else if (!rc && !out_of_time(r) && (left <= 0 || left >= setup)) {
 		rc = tp__place_congestion_step(r, r->trial, left, threads, r->lender,
-					       &cmoves, &e);
+					       NULL, &cmoves, &e);
 	}
 	c->ms = tp__now_ms() - t;
 	if (rc == TP_ENOMEM)
@@ -118,8 +118,8 @@ static int refine_from(cand_run *r, const int32_t *start, const char *of,
 }
 
 int tp__place_congestion_step(const cand_run *r, int32_t *map, double budget_ms,
-			      int threads, tp__lender *lender, int64_t *cmoves,
-			      tp_error *e)
+			      int threads, tp__lender *lender, const atomic_bool *stop,
+			      int64_t *cmoves, tp_error *e)
 {
 	if (r->rep->metric != TP_METRIC_CONGESTION && !r->rule)
 		return 0;
@@ -129,8 +129,8 @@ int tp__place_congestion_step(const cand_run *r, int32_t *map, double budget_ms,
 	 * hop-bytes (the hop-bytes refinement has done what it could) */
 	go.congestion_keep_hops = r->rep->metric != TP_METRIC_CONGESTION;
 	go.time_budget_ms = budget_ms;
-	return tp__graphmap_refine_congestion_threads(r->g, r->a, &go, threads, lender, map,
-						      cmoves, e);
+	return tp__graphmap_refine_congestion_threads(r->g, r->a, &go, threads, lender,
+						      stop, map, cmoves, e);
 }
 
 /* The lane refinement from start into r->trial: 0 and its moves, or the
@@ -1302,15 +1302,12 @@ int tp__place_trades_stage(cand_run *r, tp_error *err)
 }
 
 /* Slurm's block order refined and filled ahead, on a thread of its own
- * while the winner is refined and filled (block_ahead_begin), or refined
- * while the constructions are judged (tp__place_block_early): refine_from
+ * while the winner is refined and filled (block_ahead_begin): refine_from
  * takes the refinement and its congestion step, tp__place_predicted_of
  * the filling (r->memo), the same as made in turn. */
 struct block_ahead {
 	pthread_t th;
 	bool started;
-	bool fill;           /* filled too (beside the winner's) */
-	atomic_bool done;    /* its thread has ended */
 	const cand_run *r;
 	int32_t *start;      /* block's order */
 	struct spec_refine sp;
@@ -1321,20 +1318,20 @@ struct block_ahead {
 
 bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
 			    struct spec_refine *sp, int32_t *final, tp_prediction *p,
-			    struct lanes_ahead **lanes)
+			    struct lanes_ahead **lanes, const atomic_bool *stop)
 {
 	memcpy(sp->map, start, map_bytes(r));
 	tp_graphmap_opts go = r->o->graph;
 	go.time_budget_ms = 0;   /* as refine_from without a budget */
 	double t = tp__now_ms();
 	sp->ready = !tp__graphmap_refine_threads(r->g, r->a, &go, r->o->geom.nthreads,
-						 sp->map, &sp->moves, NULL);
+						 stop, sp->map, &sp->moves, NULL);
 	sp->ms = tp__now_ms() - t;
 	if (!sp->ready)
 		return false;
 	int64_t cmoves = 0;
 	memcpy(final, sp->map, map_bytes(r));
-	if (tp__place_congestion_step(r, final, 0, 1, NULL, &cmoves, NULL))
+	if (tp__place_congestion_step(r, final, 0, 1, NULL, stop, &cmoves, NULL))
 		return false;
 	/* for refine_from, which made the step again (as long as the
 	 * hop-bytes refinement, or longer, on a captured all-to-all) */
@@ -1359,48 +1356,26 @@ static void *block_ahead_run(void *arg)
 	struct block_ahead *b = arg;
 	const cand_run *r = b->r;
 	if (!tp_map_block(r->a, r->g->ntasks, b->start, NULL))
-		b->filled = tp__place_refine_ahead(r, b->start, &b->sp, b->final,
-						   b->fill ? &b->p : NULL, NULL) &&
-			    b->fill;
-	atomic_store(&b->done, true);
+		b->filled = tp__place_refine_ahead(r, b->start, &b->sp, b->final, &b->p,
+						   NULL, NULL);
 	return NULL;
 }
 
-/* Its thread begun (b zeroed first); false when it could not be. */
-static bool block_ahead_start(const cand_run *r, struct block_ahead *b, bool fill)
+/* Beside the winner's on BLOCK_AHEAD_THREADS or more (by predicted time,
+ * without a budget, its filling affordable); false: refined in turn. */
+static bool block_ahead_begin(cand_run *r, struct block_ahead *b)
 {
+	memset(b, 0, sizeof *b);
+	if (!r->by_time || r->o->geom.time_budget_ms > 0 ||
+	    !tp__predict_affordable(r->g, r->a, 0) || run_threads(r) < BLOCK_AHEAD_THREADS)
+		return false;
 	b->r = r;
-	b->fill = fill;
-	atomic_init(&b->done, false);
 	b->start = malloc(map_bytes(r));
 	b->sp.map = malloc(map_bytes(r));
 	b->final = malloc(map_bytes(r));
 	b->started = b->start && b->sp.map && b->final &&
 		     !pthread_create(&b->th, NULL, block_ahead_run, b);
 	return b->started;
-}
-
-/* Threads from which block's refinement is made ahead: as for the
- * constructions' fillings (place_side.c), on fewer it would take a CPU
- * from the winner's. */
-#define BLOCK_AHEAD_THREADS 4
-
-/* Block's refinement may be made ahead: by predicted time, without a
- * budget, its filling affordable. */
-static bool block_ahead_may(const cand_run *r)
-{
-	return r->by_time && r->o->geom.time_budget_ms <= 0 &&
-	       tp__predict_affordable(r->g, r->a, 0);
-}
-
-/* Beside the winner's on BLOCK_AHEAD_THREADS or more; false: refined in
- * turn. */
-static bool block_ahead_begin(cand_run *r, struct block_ahead *b)
-{
-	memset(b, 0, sizeof *b);
-	if (!block_ahead_may(r) || run_threads(r) < BLOCK_AHEAD_THREADS)
-		return false;
-	return block_ahead_start(r, b, true);
 }
 
 /* Joined; its filling kept for the judgement when start is block's
@@ -1429,46 +1404,8 @@ static void block_ahead_free(struct block_ahead *b)
 	free(b->final);
 }
 
-/* The refinement stage refines block's order (tp__place_refine_stage)
- * whichever construction wins when its hop-bytes are within
- * BLOCK_REFINE_SHARE of the winner's (the winner's at least min_score),
- * and when block wins. */
-#define BLOCK_REFINE_SHARE 1.1
-
-/* Below BLOCK_AHEAD_THREADS the constructions' judgement left a CPU idle:
- * on a captured all-to-all its first filling alone (0.7 s on fftMPI's
- * 512-rank trace on a torus), with block's refinement and congestion step
- * (0.5 s) waiting for the refinement stage.  Not filled: whether the
- * exchange is judged on bounds is not decided yet. */
-void tp__place_block_early(cand_run *r, double min_score)
-{
-	const tp_place_candidate *blk = &r->rep->cand[0];
-	if (r->early_block || !block_ahead_may(r) || r->o->policy != TP_POLICY_AUTO ||
-	    r->o->graph.refine_passes <= 0 || run_threads(r) < 2 ||
-	    run_threads(r) >= BLOCK_AHEAD_THREADS || !blk->ran ||
-	    !(blk->score <= BLOCK_REFINE_SHARE * min_score) ||
-	    tp_machine_has(r->a->m, TP_CAP_BLOCKS))
-		return;
-	struct block_ahead *b = calloc(1, sizeof *b);
-	if (b && !block_ahead_start(r, b, false)) {
-		block_ahead_free(b);
-		free(b);
-		b = NULL;   /* refined in turn */
-	}
-	r->early_block = b;
-}
-
-void tp__place_block_early_end(cand_run *r)
-{
-	if (r->early_block) {
-		block_ahead_free(r->early_block);
-		free(r->early_block);
-		r->early_block = NULL;
-	}
-}
-
 /* The threads of the refinement stage's congestion step: those the
- * speculative lane starts and block's refinement made ahead (ahead) do
+ * speculative lane starts and the refinements made ahead (ahead) do
  * not hold when it begins (every one under a budget, where neither
  * runs), and those they give back later (r->lender). */
 static int refine_team(const cand_run *r, bool ahead)
@@ -1504,14 +1441,15 @@ int tp__place_refine_stage(cand_run *r, tp_error *err)
 	bool block_too = auto_ && strcmp(won, "block") && rep->cand[0].ran &&
 			 rep->cand[0].score <= BLOCK_REFINE_SHARE * won_score;
 	static const char made_early[] = ", made while the constructions were judged";
-	struct block_ahead ahead, *early = r->early_block;
+	/* those made early (place_early.c) and not wanted stopped before the
+	 * winner's refinement, whose CPU they held */
+	tp__place_early_keep(r, r->best, block_too);
+	struct block_ahead ahead;
 	memset(&ahead, 0, sizeof ahead);
-	if (block_too && !early)
+	if (block_too && !r->early)
 		block_ahead_begin(r, &ahead);
-	/* block's made early is the winner's refinement when block wins */
-	const struct spec_refine *pre = strcmp(won, "block") ? NULL
-				      : block_ahead_join(r, early, r->best);
-	bool beside = ahead.started || (early && early->started && !atomic_load(&early->done));
+	const struct spec_refine *pre = tp__place_early_take(r, r->best);
+	bool beside = ahead.started || tp__place_early_busy(r);
 	int rc = refine_from(r, r->best, won, pre, made_early, refine_team(r, beside), err);
 	int32_t *start = NULL;
 	if (!rc && block_too) {
@@ -1520,12 +1458,13 @@ int tp__place_refine_stage(cand_run *r, tp_error *err)
 			   : tp_error_set(err, TP_ENOMEM, "policy auto: out of memory");
 		if (!rc)
 			rc = refine_from(r, start, "block",
-					 block_ahead_join(r, early ? early : &ahead, start),
-					 early ? made_early : ", made beside the winner's",
+					 r->early ? tp__place_early_take(r, start)
+						  : block_ahead_join(r, &ahead, start),
+					 r->early ? made_early : ", made beside the winner's",
 					 refine_team(r, false), err);
 	}
 	block_ahead_free(&ahead);
-	tp__place_block_early_end(r);
+	tp__place_early_end(r);
 	free(start);
 	/* the lane stage's pool lends its own (lane_pool) */
 	tp__lender_close(r->lender);

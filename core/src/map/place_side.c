@@ -127,7 +127,8 @@ static void geometric_task(void *arg, int32_t i)
 	if (!sp->map || !s->refined ||
 	    !tp__place_refine_ahead(r, s->map, sp, s->refined, &s->rp,
 				    run_threads(r) >= LANES_AHEAD_THREADS ? &r->lahead
-									   : NULL)) {
+									   : NULL,
+				    NULL)) {
 		free(s->refined);
 		s->refined = NULL;
 	}
@@ -237,8 +238,8 @@ static void speculate(cand_run *r, const struct side_run *run, const bool *done,
 	go.time_budget_ms = 0;   /* as refine_from without a budget */
 	double t = tp__now_ms();
 	/* failed, it is not used: the refinement stage refines in its turn */
-	sp->ready = !tp__graphmap_refine_threads(r->g, r->a, &go, threads, sp->map,
-						 &sp->moves, NULL);
+	sp->ready = !tp__graphmap_refine_threads(r->g, r->a, &go, threads, NULL,
+						 sp->map, &sp->moves, NULL);
 	sp->ms = tp__now_ms() - t;
 	sp->idx = idx;
 }
@@ -350,17 +351,24 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 		if (run[i].refined)
 			tp__place_memo_add(r, run[i].refined, &run[i].rp);
 	}
-	/* block's refinement, on the CPU the judgement's first filling
-	 * leaves (place_refine.c), where its hop-bytes say the refinement
-	 * stage will make it */
-	double least = HUGE_VAL;
-	for (int k = 0; k < run[0].idx; k++)
-		if (rep->cand[k].ran)
-			least = fmin(least, rep->cand[k].score);
+	/* the guessed winner's refinement and block's, on the CPU the
+	 * judgement's first filling leaves (place_early.c): the maps in the
+	 * running, the best before these constructions among them */
+	const int32_t *maps[SIDE_MAX + 1];
+	double scores[SIDE_MAX + 1];
+	int idx[SIDE_MAX + 1], nm = 0;
+	if (rep->best > 0) {
+		maps[nm] = r->best;
+		scores[nm] = r->best_score;
+		idx[nm++] = rep->best;
+	}
 	for (int i = 0; i < nk; i++)
-		if (!run[i].skipped && !run[i].rc && run[i].scored)
-			least = fmin(least, run[i].score);
-	tp__place_block_early(r, least);
+		if (!run[i].skipped && !run[i].rc && run[i].scored) {
+			maps[nm] = run[i].map;
+			scores[nm] = run[i].score;
+			idx[nm++] = run[i].idx;
+		}
+	tp__place_early(r, maps, scores, idx, nm);
 	for (int i = 0; i < nk && !rc; i++) {
 		if (run[i].skipped)
 			continue;

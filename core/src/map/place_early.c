@@ -1,0 +1,293 @@
+/* topoplace — auto's refinements begun while the constructions are judged:
+ * the winner as the exchanges' bounds guess it, then Slurm's block order
+ * where the refinement stage would refine it beside that winner.  The
+ * stage takes those it wants and stops the others. */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "map/graphmap_internal.h"
+#include "map/predict_internal.h"
+#include "map/place_cand.h"
+#include "input/alloc_internal.h"
+#include "pattern/pattern_internal.h"
+
+/* On two or three threads the judgement of the constructions leaves a CPU
+ * idle: on a captured all-to-all its first filling runs alone (0.7 s on
+ * fftMPI's 512-rank trace on a 16^3 torus), and it decides nothing but that
+ * the run is judged on the exchanges' bounds.  The refinement stage then
+ * refines the winner and, where block's hop-bytes are within
+ * BLOCK_REFINE_SHARE of the winner's, block's order (0.5 s each there, a
+ * team of two threads no faster than one).  In turn, until the stage
+ * begins:
+ *   - block's order, where its hop-bytes are within that share of the
+ *     least construction's: the stage refines it whoever wins;
+ *   - the winner the bounds name: the least, or among those tied with it
+ *     (TP__PREDICT_TIE_SHARE) the least hop-bytes, as the verdicts break
+ *     ties, but not where hop-bytes tie too and congestion decides (on a
+ *     captured all-to-all on a tree every construction was within 0.1 %
+ *     of the others, and the one of least hop-bytes lost);
+ *   - block's order, where it is within the share of that winner's.
+ * It named the winner on the ten fftMPI tori it was tried on.  A wrong
+ * guess costs the CPU that was idle: the stage stops what it does not
+ * want (a refinement stopped ends as one past its budget) and refines the
+ * winner itself.  The bounds come after block's refinement where that is
+ * wanted anyway: on the all-to-all they took long enough that block's was
+ * still under way when the stage began.  Whether the guess's refinements
+ * were made here depends on when the stage begins (their notes say so);
+ * the maps do not. */
+
+/* One start refined ahead. */
+struct early_item {
+	int32_t *start;
+	struct spec_refine sp;   /* its refinement, for refine_from */
+	int32_t *final;          /* after the congestion step */
+	atomic_bool stop;        /* not wanted: ends it */
+	bool block;              /* block's order */
+	bool done;               /* refined or stopped (under mu) */
+};
+
+struct early_run {
+	pthread_t th;
+	const cand_run *r;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int32_t *maps;           /* the constructions in the running, n x ntasks,
+				    block's order first */
+	double *score;           /* their hop-bytes */
+	int *idx;                /* their candidates */
+	int n;
+	int spec_idx;            /* the candidate refined beside its filling
+				    already (r->spec), or -1 */
+	struct early_item item[2];   /* in the order they were begun */
+	int nitems;              /* begun (under mu) */
+	bool closed;             /* the stage has begun: nothing more (under mu) */
+};
+
+static int32_t *map_at(const struct early_run *e, int k)
+{
+	return e->maps + (size_t)k * (size_t)(e->r->g->ntasks > 0 ? e->r->g->ntasks : 1);
+}
+
+static bool closed(struct early_run *e)
+{
+	pthread_mutex_lock(&e->mu);
+	bool c = e->closed;
+	pthread_mutex_unlock(&e->mu);
+	return c;
+}
+
+/* The construction the bounds name the winner, or -1 (none could be had,
+ * congestion breaks the tie, or the stage has begun): the least bound; of
+ * those tied with it, the least hop-bytes, unless another's are as low
+ * (TP_PLACE_EQUAL_HOPS, where the verdicts go by congestion). */
+static int guess_winner(struct early_run *e)
+{
+	const cand_run *r = e->r;
+	double *lb = tp__malloc_array((size_t)e->n + 1, sizeof *lb);
+	if (!lb)
+		return -1;
+	double least = HUGE_VAL;
+	for (int k = 0; k < e->n && !closed(e); k++) {
+		if (tp__predict_launch_lower(r->g, r->a, map_at(e, k), false, &lb[k]))
+			lb[k] = HUGE_VAL;
+		least = fmin(least, lb[k]);
+	}
+	int w = -1;
+	for (int k = 0; k < e->n && least < HUGE_VAL && !closed(e); k++)
+		if (lb[k] <= (1 + TP__PREDICT_TIE_SHARE) * least &&
+		    (w < 0 || e->score[k] < e->score[w]))
+			w = k;
+	for (int k = 0; k < e->n && w >= 0; k++)
+		if (k != w && lb[k] <= (1 + TP__PREDICT_TIE_SHARE) * least &&
+		    e->score[k] - e->score[w] <= TP_PLACE_EQUAL_HOPS * e->score[k])
+			w = -1;
+	free(lb);
+	return w;
+}
+
+/* Map k the next item (block: it is block's order), unless the stage has
+ * begun or memory is short: the item, or NULL. */
+static struct early_item *add_item(struct early_run *e, int k, bool block)
+{
+	size_t bytes = map_bytes(e->r);
+	int32_t *start = malloc(bytes), *sp = malloc(bytes), *final = malloc(bytes);
+	struct early_item *it = NULL;
+	pthread_mutex_lock(&e->mu);
+	if (start && sp && final && !e->closed && e->nitems < 2) {
+		it = &e->item[e->nitems++];
+		memcpy(start, map_at(e, k), bytes);
+		it->start = start;
+		it->sp.map = sp;
+		it->final = final;
+		it->block = block;
+	}
+	pthread_mutex_unlock(&e->mu);
+	if (!it) {
+		free(start);
+		free(sp);
+		free(final);
+	}
+	return it;
+}
+
+static void refine_item(struct early_run *e, struct early_item *it)
+{
+	if (!it)
+		return;
+	tp__place_refine_ahead(e->r, it->start, &it->sp, it->final, NULL, NULL, &it->stop);
+	pthread_mutex_lock(&e->mu);
+	it->done = true;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+}
+
+static void *early_main(void *arg)
+{
+	struct early_run *e = arg;
+	/* block's, wanted whoever wins, added before the thread began */
+	bool block = e->nitems > 0;
+	if (block)
+		refine_item(e, &e->item[0]);
+	int w = guess_winner(e);
+	/* a construction may give block's order itself */
+	if (w > 0 && !memcmp(map_at(e, w), map_at(e, 0), map_bytes(e->r)))
+		w = 0;
+	if (w > 0 && e->idx[w] != e->spec_idx)
+		refine_item(e, add_item(e, w, false));
+	if (w >= 0 && !block && (w == 0 || e->score[0] <= BLOCK_REFINE_SHARE * e->score[w]))
+		refine_item(e, add_item(e, 0, true));
+	return NULL;
+}
+
+static void early_free(struct early_run *e)
+{
+	for (int k = 0; k < 2; k++) {
+		free(e->item[k].start);
+		free(e->item[k].sp.map);
+		free(e->item[k].sp.stepped);
+		free(e->item[k].final);
+	}
+	free(e->maps);
+	free(e->score);
+	free(e->idx);
+	pthread_cond_destroy(&e->cv);
+	pthread_mutex_destroy(&e->mu);
+	free(e);
+}
+
+void tp__place_early(cand_run *r, const int32_t *const *maps, const double *score,
+		     const int *idx, int n)
+{
+	const tp_place_candidate *blk = &r->rep->cand[0];
+	if (r->early || r->o->policy != TP_POLICY_AUTO || !r->by_time ||
+	    r->o->geom.time_budget_ms > 0 || r->o->graph.refine_passes <= 0 ||
+	    run_threads(r) < 2 || run_threads(r) >= BLOCK_AHEAD_THREADS || !blk->ran ||
+	    tp_machine_has(r->a->m, TP_CAP_BLOCKS) || !tp__predict_affordable(r->g, r->a, 0))
+		return;
+	struct early_run *e = calloc(1, sizeof *e);
+	if (!e)
+		return;   /* refined in turn */
+	size_t bytes = map_bytes(r);
+	e->r = r;
+	e->spec_idx = r->spec.ready ? r->spec.idx : -1;
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_cond_init(&e->cv, NULL);
+	for (int k = 0; k < 2; k++)
+		atomic_init(&e->item[k].stop, false);
+	/* block's order first, then the others in the running */
+	e->maps = tp__malloc_array((size_t)(n + 1), bytes);
+	e->score = tp__malloc_array((size_t)(n + 1), sizeof *e->score);
+	e->idx = tp__malloc_array((size_t)(n + 1), sizeof *e->idx);
+	if (!e->maps || !e->score || !e->idx ||
+	    tp_map_block(r->a, r->g->ntasks, e->maps, NULL)) {
+		early_free(e);
+		return;
+	}
+	e->score[0] = blk->score;
+	e->idx[0] = 0;
+	e->n = 1;
+	double least = blk->score;
+	for (int k = 0; k < n; k++)
+		if (idx[k] != 0) {
+			memcpy(map_at(e, e->n), maps[k], bytes);
+			e->score[e->n] = score[k];
+			e->idx[e->n++] = idx[k];
+			least = fmin(least, score[k]);
+		}
+	/* block's wanted whoever wins: begun however soon the stage comes */
+	if (blk->score <= BLOCK_REFINE_SHARE * least)
+		add_item(e, 0, true);
+	if (pthread_create(&e->th, NULL, early_main, e)) {
+		early_free(e);
+		return;
+	}
+	r->early = e;
+}
+
+/* The item refining start, or NULL (under mu). */
+static struct early_item *item_of(struct early_run *e, const int32_t *start)
+{
+	for (int k = 0; k < e->nitems; k++)
+		if (!memcmp(e->item[k].start, start, map_bytes(e->r)))
+			return &e->item[k];
+	return NULL;
+}
+
+void tp__place_early_keep(cand_run *r, const int32_t *winner, bool block)
+{
+	struct early_run *e = r->early;
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->closed = true;
+	for (int k = 0; k < e->nitems; k++) {
+		struct early_item *it = &e->item[k];
+		if (!(it->block && block) && memcmp(it->start, winner, map_bytes(r)))
+			atomic_store(&it->stop, true);
+	}
+	pthread_mutex_unlock(&e->mu);
+}
+
+const struct spec_refine *tp__place_early_take(cand_run *r, const int32_t *start)
+{
+	struct early_run *e = r->early;
+	if (!e)
+		return NULL;
+	pthread_mutex_lock(&e->mu);
+	struct early_item *it = item_of(e, start);
+	while (it && !atomic_load(&it->stop) && !it->done)
+		pthread_cond_wait(&e->cv, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+	return it && !atomic_load(&it->stop) ? &it->sp : NULL;
+}
+
+bool tp__place_early_busy(cand_run *r)
+{
+	struct early_run *e = r->early;
+	if (!e)
+		return false;
+	pthread_mutex_lock(&e->mu);
+	bool busy = !e->closed;
+	for (int k = 0; !busy && k < e->nitems; k++)
+		busy = !e->item[k].done && !atomic_load(&e->item[k].stop);
+	pthread_mutex_unlock(&e->mu);
+	return busy;
+}
+
+void tp__place_early_end(cand_run *r)
+{
+	struct early_run *e = r->early;
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->closed = true;
+	for (int k = 0; k < 2; k++)
+		atomic_store(&e->item[k].stop, true);
+	pthread_mutex_unlock(&e->mu);
+	pthread_join(e->th, NULL);
+	early_free(e);
+	r->early = NULL;
+}
