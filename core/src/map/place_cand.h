@@ -197,6 +197,10 @@ static inline bool within(double a, double b, double share)
 	return a <= (1 + share) * b + 1e-12 * fabs(b);
 }
 
+/* A candidate this far above the best in hop-bytes is not modelled: it
+ * loses (the quick filter before the model; place_choice.c). */
+#define PREDICT_FILTER_HOPS 2.0
+
 /* Candidates side by side at most (place_side.c). */
 #define SIDE_MAX 8
 

@@ -47,10 +47,6 @@ bool tp__place_congestion_of(cand_run *r, tp_place_candidate *c,
 	return true;
 }
 
-/* A candidate this far above the best in hop-bytes is not modelled: it
- * loses (the quick filter before the model). */
-#define PREDICT_FILTER_HOPS 2.0
-
 /* Is a filling affordable now: time left, and its cost within what is? */
 static bool filling_affordable(const cand_run *r)
 {
