@@ -24,11 +24,11 @@
  * begins:
  *   - block's order, where its hop-bytes are within that share of the
  *     least construction's: the stage refines it whoever wins;
- *   - the winner the bounds name: the least, or among those tied with it
- *     (TP__PREDICT_TIE_SHARE) the least hop-bytes, as the verdicts break
- *     ties, but not where hop-bytes tie too and congestion decides (on a
- *     captured all-to-all on a tree every construction was within 0.1 %
- *     of the others, and the one of least hop-bytes lost);
+ *   - the winner a judgement on the exchanges' bounds would keep, each
+ *     construction against the best so far as the verdicts go (the
+ *     lower bound; tied, the auto rule's hop-bytes and congestion: on a
+ *     captured all-to-all on a tree every construction tied, and
+ *     congestion chose);
  *   - block's order, where it is within the share of that winner's.
  * It named the winner on the ten fftMPI tori it was tried on.  A wrong
  * guess costs the CPU that was idle: the stage stops what it does not
@@ -81,38 +81,82 @@ static bool closed(struct early_run *e)
 	return c;
 }
 
-/* The construction the bounds name the winner, or -1 (none could be had,
- * congestion breaks the tie, or the stage has begun): the least bound; of
- * those tied with it, the least hop-bytes, unless another's are as low
- * (TP_PLACE_EQUAL_HOPS, where the verdicts go by congestion).  Those the
- * verdicts filter out by hop-bytes (PREDICT_FILTER_HOPS) are not bounded. */
+/* Map k's congestion into cong[k] once (-1: not yet); false when it
+ * cannot be had. */
+static bool congestion_at(struct early_run *e, int k, double *cong,
+			  tp_congestion_ws **ws)
+{
+	if (cong[k] >= 0)
+		return true;
+	if (!*ws && tp_congestion_ws_create(ws, e->r->a->m, NULL))
+		return false;
+	cong[k] = tp_metrics_max_congestion(e->r->g, e->r->a, map_at(e, k), *ws, NULL);
+	return cong[k] >= 0;
+}
+
+/* Would k beat best where their bounds tie?  The auto rule's verdict
+ * (place_choice.c's rule_better): hop-bytes, unless within
+ * TP_PLACE_CONGESTION_SHARE of each other and congestion decides.  -1
+ * when a congestion cannot be had. */
+static int tie_verdict(struct early_run *e, int k, int best, double *cong,
+		       tp_congestion_ws **ws)
+{
+	double hc = e->score[k], hb = e->score[best];
+	const double S = TP_PLACE_CONGESTION_SHARE;
+	bool by_hops = hc < hb;
+	if (!e->r->rule || !within(hc, hb, S) || !within(hb, hc, S))
+		return by_hops;
+	if (!congestion_at(e, k, cong, ws) || !congestion_at(e, best, cong, ws))
+		return -1;
+	double cc = cong[k], cb = cong[best];
+	if (cc <= (1 - S) * cb)
+		return 1;
+	if (cb <= (1 - S) * cc)
+		return 0;
+	if (fabs(hc - hb) <= TP_PLACE_EQUAL_HOPS * fmax(hc, hb) && cc != cb)
+		return cc < cb;
+	return by_hops;
+}
+
+/* The construction a judgement on bounds would keep, from the maps alone,
+ * or -1 (a bound or congestion could not be had, or the stage has begun):
+ * each in turn against the best so far, as place_choice.c's verdicts on
+ * bounds: far above in hop-bytes it loses (PREDICT_FILTER_HOPS), the
+ * lower bound wins, and bounds within TP__PREDICT_TIE_SHARE go to the
+ * auto rule. */
 static int guess_winner(struct early_run *e)
 {
 	const cand_run *r = e->r;
 	double *lb = tp__malloc_array((size_t)e->n + 1, sizeof *lb);
-	if (!lb)
-		return -1;
-	double least = HUGE_VAL, fewest = HUGE_VAL;
-	for (int k = 0; k < e->n; k++)
-		fewest = fmin(fewest, e->score[k]);
-	for (int k = 0; k < e->n && !closed(e); k++) {
-		lb[k] = HUGE_VAL;
-		if (e->score[k] <= PREDICT_FILTER_HOPS * fewest &&
-		    tp__predict_launch_lower(r->g, r->a, map_at(e, k), false, &lb[k]))
-			lb[k] = HUGE_VAL;
-		least = fmin(least, lb[k]);
+	double *cong = tp__malloc_array((size_t)e->n + 1, sizeof *cong);
+	tp_congestion_ws *ws = NULL;
+	int best = lb && cong ? 0 : -1;
+	for (int k = 0; best >= 0 && k < e->n; k++) {
+		cong[k] = -1;
+		if (closed(e) ||
+		    (k > 0 && e->score[k] > PREDICT_FILTER_HOPS * e->score[best]))
+			continue;
+		if (tp__predict_launch_lower(r->g, r->a, map_at(e, k), false, &lb[k])) {
+			best = -1;
+			break;
+		}
+		if (k == 0)
+			continue;
+		int v = lb[k] < (1 - TP__PREDICT_TIE_SHARE) * lb[best] ? 1
+			: lb[k] > (1 + TP__PREDICT_TIE_SHARE) * lb[best] ? 0
+			: tie_verdict(e, k, best, cong, &ws);
+		if (v < 0)
+			best = -1;
+		else if (v)
+			best = k;
 	}
-	int w = -1;
-	for (int k = 0; k < e->n && least < HUGE_VAL && !closed(e); k++)
-		if (lb[k] <= (1 + TP__PREDICT_TIE_SHARE) * least &&
-		    (w < 0 || e->score[k] < e->score[w]))
-			w = k;
-	for (int k = 0; k < e->n && w >= 0; k++)
-		if (k != w && lb[k] <= (1 + TP__PREDICT_TIE_SHARE) * least &&
-		    e->score[k] - e->score[w] <= TP_PLACE_EQUAL_HOPS * e->score[k])
-			w = -1;
+	if (closed(e))
+		best = -1;
+	if (ws)
+		tp_congestion_ws_destroy(ws);
 	free(lb);
-	return w;
+	free(cong);
+	return best;
 }
 
 /* Map k the next item (block: it is block's order), unless the stage has
