@@ -285,11 +285,12 @@ void tp__place_spec_lanes_end(cand_run *r);
 /* place_early.c: on a thread of its own while the constructions are
  * judged, the winner as the exchanges' bounds guess it among maps[0..n)
  * (their hop-bytes score[], candidates idx[]) and block's order, refined
- * (hop-bytes, then the congestion step) for the refinement stage; nothing
- * when not by time without a budget on two to BLOCK_AHEAD_THREADS - 1
- * threads (more make block's beside the winner's). */
+ * (hop-bytes, then the congestion step) for the refinement stage (least:
+ * the least hop-bytes of every construction that ran); nothing when not
+ * by time without a budget on two to BLOCK_AHEAD_THREADS - 1 threads (more
+ * make block's beside the winner's). */
 void tp__place_early(cand_run *r, const int32_t *const *maps, const double *score,
-		     const int *idx, int n);
+		     const int *idx, int n, double least);
 /* Those not wanted stopped: all but winner's, and block's where block. */
 void tp__place_early_keep(cand_run *r, const int32_t *winner, bool block);
 /* start's refinement made early, once made (waited for), or NULL. */

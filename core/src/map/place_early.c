@@ -230,7 +230,7 @@ static void early_free(struct early_run *e)
 }
 
 void tp__place_early(cand_run *r, const int32_t *const *maps, const double *score,
-		     const int *idx, int n)
+		     const int *idx, int n, double least)
 {
 	const tp_place_candidate *blk = &r->rep->cand[0];
 	if (r->early || r->o->policy != TP_POLICY_AUTO || !r->by_time ||
@@ -264,13 +264,11 @@ void tp__place_early(cand_run *r, const int32_t *const *maps, const double *scor
 	e->score[0] = blk->score;
 	e->idx[0] = 0;
 	e->n = 1;
-	double least = blk->score;
 	for (int k = 0; k < n; k++)
 		if (idx[k] != 0) {
 			memcpy(map_at(e, e->n), maps[k], bytes);
 			e->score[e->n] = score[k];
 			e->idx[e->n++] = idx[k];
-			least = fmin(least, score[k]);
 		}
 	/* block's wanted whoever wins: begun however soon the stage comes */
 	if (blk->score <= BLOCK_REFINE_SHARE * least)

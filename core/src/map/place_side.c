@@ -355,8 +355,11 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 	 * judgement's first filling leaves (place_early.c): the maps in the
 	 * running, the best before these constructions among them */
 	const int32_t *maps[SIDE_MAX + 1];
-	double scores[SIDE_MAX + 1];
+	double scores[SIDE_MAX + 1], least = HUGE_VAL;
 	int idx[SIDE_MAX + 1], nm = 0;
+	for (int k = 0; k < run[0].idx; k++)
+		if (rep->cand[k].ran)
+			least = fmin(least, rep->cand[k].score);
 	if (rep->best > 0) {
 		maps[nm] = r->best;
 		scores[nm] = r->best_score;
@@ -367,8 +370,9 @@ int tp__place_run_side_by_side(cand_run *r, const enum cand_kind *ks, int nk,
 			maps[nm] = run[i].map;
 			scores[nm] = run[i].score;
 			idx[nm++] = run[i].idx;
+			least = fmin(least, run[i].score);
 		}
-	tp__place_early(r, maps, scores, idx, nm);
+	tp__place_early(r, maps, scores, idx, nm, least);
 	for (int i = 0; i < nk && !rc; i++) {
 		if (run[i].skipped)
 			continue;
