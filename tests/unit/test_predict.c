@@ -1080,6 +1080,45 @@ START_TEST(lanes_team_same_result)
 }
 END_TEST
 
+/* The lane refinement's helpers try a pass's tasks ahead of the one
+ * decided (team_tasks): on a dense trace some verdicts come from them
+ * (most, on an idle machine), and the moves and map are one thread's.
+ * Alone, none does. */
+START_TEST(lanes_team_tries_ahead)
+{
+	struct fixture fx;
+	halo_setup(&fx, 4242, false, NULL, NULL, NULL, NULL);
+	dense_graph(&fx, 512, 40, 77);
+	int32_t start[512], one[512], m[512];
+	for (int32_t t = 0; t < 512; t++)
+		start[t] = t;
+	tp_error err;
+	tp_error_clear(&err);
+	tp_graphmap_opts go;
+	tp_graphmap_opts_default(&go);
+	go.time_budget_ms = 0;
+	int64_t moves1 = 0, told = -1;
+	memcpy(one, start, sizeof one);
+	ck_assert_msg(tp__graphmap_refine_lanes_told(fx.g, fx.a, &go, 1, NULL, one, &moves1,
+						     &told, &err) == 0, "%s", err.msg);
+	ck_assert_msg(moves1 > 20 && told == 0, "%lld moves, %lld told", (long long)moves1,
+		      (long long)told);
+	for (int threads = 2; threads <= 3; threads++) {
+		int64_t moves = 0;
+		memcpy(m, start, sizeof m);
+		ck_assert_int_eq(tp__graphmap_refine_lanes_told(fx.g, fx.a, &go, threads, NULL, m,
+								&moves, &told, &err), 0);
+		ck_assert_msg(moves == moves1 && !memcmp(m, one, sizeof m),
+			      "%d threads: %lld moves against %lld", threads, (long long)moves,
+			      (long long)moves1);
+		/* some at least, however busy the machine (on an idle one
+		 * most of the passes' 512 tasks a pass) */
+		ck_assert_msg(told > 0, "%d threads: no verdict told", threads);
+	}
+	teardown(&fx);
+}
+END_TEST
+
 /* The bound audit of map on fx's graph, on the links and on the lanes:
  * more than `least` moves refused, none a full try would keep, and every
  * bound the plain sum's. */
@@ -2090,6 +2129,7 @@ int main(void)
 	tcase_add_test(tc, lanes_runner_up);
 	tcase_add_test(tc, lanes_long_routes);
 	tcase_add_test(tc, lanes_team_same_result);
+	tcase_add_test(tc, lanes_team_tries_ahead);
 	tcase_add_test(tc, congestion_team_lent_cpus);
 	tcase_add_test(tc, refine_bound_holds);
 	tcase_add_test(tc, lanes_weigh_hops_under_rounds);

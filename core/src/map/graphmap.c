@@ -84,6 +84,7 @@ struct refine_set {
 	int link_threads;
 	struct tp__lender *lender;
 	const atomic_bool *stop;
+	int64_t *told;
 };
 
 #define REFINE_DEFAULTS .recost = -1, .link_threads = 1
@@ -123,6 +124,7 @@ static int refine_entry(const struct refinement *r, const tp_graph *g,
 	c.hop_weight = set.hop_weight;
 	c.rounds_guard = set.rounds_guard;
 	c.stop = set.stop;
+	c.told = set.told;
 	if (set.recost >= 0)
 		c.recost_degree = set.recost;
 	rc = r->run(&c, o, map, moves, t0);
@@ -201,6 +203,19 @@ int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
 	set.rounds_guard = rounds_guard;
 	set.link_threads = threads;
 	set.lender = lender;
+	return refine_entry(&BY_LANES, g, a, o, set, map, moves, err);
+}
+
+int tp__graphmap_refine_lanes_told(const tp_graph *g, const tp_alloc *a,
+				   const tp_graphmap_opts *o, int threads,
+				   struct tp__lender *lender, int32_t *map,
+				   int64_t *moves, int64_t *told, tp_error *err)
+{
+	struct refine_set set = { REFINE_DEFAULTS };
+	set.link_threads = threads;
+	set.lender = lender;
+	set.told = told;
+	*told = 0;
 	return refine_entry(&BY_LANES, g, a, o, set, map, moves, err);
 }
 

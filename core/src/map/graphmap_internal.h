@@ -147,6 +147,13 @@ int tp__graphmap_refine_lanes_hops(const tp_graph *g, const tp_alloc *a,
 				   bool rounds_guard, int threads,
 				   struct tp__lender *lender, int32_t *map,
 				   int64_t *moves, tp_error *err);
+/* The same, unweighted and unguarded, with *told: the tasks whose verdict
+ * a helper's try ahead gave (graphmap_lanes.c's team_tasks; for the
+ * tests). */
+int tp__graphmap_refine_lanes_told(const tp_graph *g, const tp_alloc *a,
+				   const tp_graphmap_opts *o, int threads,
+				   struct tp__lender *lender, int32_t *map,
+				   int64_t *moves, int64_t *told, tp_error *err);
 /* The link-load refinements' first-order bound checked on every move
  * they would try from map (graphmap_lanes.c, for the tests): n[0] moves
  * the bound refuses, n[1] of them a full try would keep, n[2] bounds

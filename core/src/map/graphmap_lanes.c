@@ -4,6 +4,7 @@
  * (tp_graphmap_refine_congestion, tp__graphmap_refine_lanes). */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1419,8 +1420,10 @@ static int cref_start(cref *cr, const gm *c, const gm *hc, const tp_graphmap_opt
 #define TEAM_MIN_US 8.0      /* an item's try, on average, past which
 				the helpers try items too: a round's
 				wake-ups cost a few microseconds */
+#define TEAM_AHEAD 4         /* a pass's tasks a helper may try ahead of
+				the one decided, each (team_tasks) */
 
-enum { TEAM_TASKS, TEAM_NODES, TEAM_MAX_AGAIN, TEAM_STOP };
+enum { TEAM_TASKS, TEAM_NODES, TEAM_MAX_AGAIN, TEAM_STOP, TEAM_WINDOW };
 
 static inline void cpu_relax(void)
 {
@@ -1446,6 +1449,19 @@ struct team_ev {
 #define LOG_CHUNKS (1 << 14)
 
 struct team;
+
+/* A pass's task tried ahead by a helper (team_tasks): its verdict on the
+ * loads after the first `at` steps of the log.  Written by one helper at
+ * a time (owner), and only with a later `at` than it holds: the one the
+ * decider reads at the log's length is never written over. */
+struct team_slot {
+	atomic_llong busy_at;  /* a helper tries it after this many steps */
+	atomic_llong done_at;  /* its verdict is after this many (-1: none) */
+	atomic_int owner;      /* a helper writing it (w), 0: none */
+	atomic_int rc;
+	atomic_bool kept;
+	atomic_int q, s2;      /* the verdict */
+};
 
 struct team_member {
 	struct team *tm;
@@ -1481,6 +1497,16 @@ struct team {
 	int kind;
 	int engaged;           /* helpers 1 .. engaged take part */
 	int32_t item[TEAM_MAX];
+	/* a pass's tasks (TEAM_WINDOW, team_tasks): helpers take them in
+	 * order, ahead of the one the refinement decides (at) */
+	const int32_t *win;
+	int32_t nwin;
+	struct team_slot *slot; /* per place in win (nt of them) */
+	atomic_int claim;      /* the next place a helper may take */
+	atomic_int at;         /* the place being decided */
+	atomic_bool open;
+	atomic_int inside;     /* helpers reading win or slot */
+	atomic_int ahead;      /* how far past at they may take */
 };
 
 static void team_wait_done(struct team *tm)
@@ -1568,6 +1594,64 @@ static int team_catch_up(struct team_member *me)
 	return rc;
 }
 
+/* Verdict for place i of the window, tried after `at` log steps,
+ * published unless a later one is there. */
+static void slot_publish(struct team *tm, int i, long long at, int rc, bool kept,
+			 struct verdict v, int w)
+{
+	struct team_slot *sl = &tm->slot[i];
+	int free_ = 0;
+	while (!atomic_compare_exchange_weak(&sl->owner, &free_, w)) {
+		free_ = 0;
+		cpu_relax();
+	}
+	if (atomic_load(&sl->done_at) < at) {
+		atomic_store_explicit(&sl->rc, rc, memory_order_relaxed);
+		atomic_store_explicit(&sl->kept, kept, memory_order_relaxed);
+		atomic_store_explicit(&sl->q, v.q, memory_order_relaxed);
+		atomic_store_explicit(&sl->s2, v.s2, memory_order_relaxed);
+		atomic_store(&sl->done_at, at);
+	}
+	atomic_store(&sl->owner, 0);
+}
+
+/* A helper's share of a window: the next place not taken, within
+ * tm->ahead of the one being decided, tried on the loads after every
+ * step logged so far, until the window closes. */
+static void team_window(struct team_member *me)
+{
+	struct team *tm = me->tm;
+	atomic_fetch_add(&tm->inside, 1);
+	int spins = 0;
+	while (atomic_load(&tm->open) && !me->rc) {
+		int c = atomic_load(&tm->claim);
+		int lim = atomic_load(&tm->at) + 1 + atomic_load(&tm->ahead);
+		if (c >= tm->nwin || c >= lim ||
+		    !atomic_compare_exchange_weak(&tm->claim, &c, c + 1)) {
+			/* nothing to take yet: the decider is behind */
+			if (++spins < TEAM_SPIN)
+				cpu_relax();
+			else
+				sched_yield();
+			continue;
+		}
+		spins = 0;
+		int rc = team_catch_up(me);
+		if (rc) {
+			me->rc = rc;
+			break;
+		}
+		long long at = me->pos;
+		atomic_store(&tm->slot[c].busy_at, at);
+		bool kept = false;
+		rc = cr_try_item(&me->cr, TEAM_TASKS, tm->win[c], &kept);
+		slot_publish(tm, c, at, rc, kept, me->cr.found, me->w);
+		if (rc)
+			me->rc = rc;
+	}
+	atomic_fetch_sub(&tm->inside, 1);
+}
+
 static void *team_helper(void *arg)
 {
 	struct team_member *me = arg;
@@ -1585,7 +1669,10 @@ static void *team_helper(void *arg)
 		tm->ready++;
 	long long seen = atomic_load(&tm->gen);
 	bool stop = tm->kind == TEAM_STOP;   /* ended while set up */
+	bool window = tm->kind == TEAM_WINDOW;   /* one is open: joined */
 	pthread_mutex_unlock(&tm->mu);
+	if (window && !me->rc)
+		team_window(me);
 	for (; !stop;) {
 		for (int i = 0; i < TEAM_SPIN && atomic_load(&tm->gen) == seen; i++)
 			cpu_relax();
@@ -1601,6 +1688,11 @@ static void *team_helper(void *arg)
 		pthread_mutex_unlock(&tm->mu);
 		if (kind == TEAM_STOP)
 			break;
+		if (kind == TEAM_WINDOW) {
+			if (!me->rc)
+				team_window(me);
+			continue;
+		}
 		if (!in)
 			continue;
 		int rc = me->rc;
@@ -1630,6 +1722,7 @@ static void team_free(struct team *tm)
 	tp__lender_give(tm->c->lender, tm->borrowed);
 	for (int c = 0; c < LOG_CHUNKS && tm->chunk[c]; c++)
 		free(tm->chunk[c]);
+	free(tm->slot);
 	free(tm->start);
 	pthread_cond_destroy(&tm->go);
 	pthread_cond_destroy(&tm->done);
@@ -1746,6 +1839,122 @@ static int team_round(struct team *tm, cref *cr, int kind, const int32_t *items,
 	return 0;
 }
 
+/* A pass's tasks (hot, in order) decided here one by one, as
+ * team_round's would be, while the helpers try the next ones ahead, each
+ * on the loads after every move logged when it began: a task's verdict
+ * made there after as many moves as made here is the one this thread
+ * would reach (the same loads, to the last bit), and is taken; one made
+ * before the last move is tried again here.  Rounds in lockstep kept both
+ * CPUs of a team of two no faster than one: the helper caught up with
+ * each move before its try, while the decider waited (fftMPI's 512-rank
+ * trace on a torus, its lane refinement 700 ms either way; 510 ms
+ * so).  The decider tries ahead too while a helper tries the task it
+ * waits for.  *over: stopped by the budget or the stop flag. */
+static int team_tasks(struct team *tm, cref *cr, const gm *c, const tp_graphmap_opts *o,
+		      double t0, const int32_t *win, int32_t nwin, bool *over)
+{
+	*over = false;
+	if (!tm->slot && !(tm->slot = tp__malloc_array((size_t)c->nt + 1, sizeof *tm->slot)))
+		return TP_ENOMEM;
+	for (int32_t k = 0; k < nwin; k++) {
+		atomic_init(&tm->slot[k].busy_at, -1);
+		atomic_init(&tm->slot[k].done_at, -1);
+		atomic_init(&tm->slot[k].owner, 0);
+	}
+	pthread_mutex_lock(&tm->mu);
+	tm->win = win;
+	tm->nwin = nwin;
+	atomic_store(&tm->ahead, TEAM_AHEAD * (tm->n > 0 ? tm->n : 1));
+	atomic_store(&tm->at, 0);
+	atomic_store(&tm->claim, 1);
+	atomic_store(&tm->open, true);
+	pthread_mutex_unlock(&tm->mu);
+	team_post(tm, TEAM_WINDOW, NULL, 0);
+	int rc = 0;
+	for (int32_t k = 0; k < nwin && cr->M > 0 && !rc; k++) {
+		if (refine_over(c, t0, o->time_budget_ms)) {
+			*over = true;
+			break;
+		}
+		atomic_store(&tm->at, k);
+		/* a CPU lent meanwhile: one more helper, who joins */
+		if (tm->n < TEAM_MAX - 1 && tp__lender_take(c->lender)) {
+			if (team_add(tm)) {
+				tm->borrowed++;
+				atomic_store(&tm->ahead, TEAM_AHEAD * tm->n);
+			} else {
+				tp__lender_give(c->lender, 1);
+			}
+		}
+		/* not to be taken by a helper from now on */
+		int cl = atomic_load(&tm->claim);
+		while (cl <= k && !atomic_compare_exchange_weak(&tm->claim, &cl, k + 1))
+			;
+		long long now = atomic_load(&tm->nlog);
+		struct team_slot *sl = &tm->slot[k];
+		bool told = false, kept = false;
+		struct verdict v = { 0 };
+		for (int spins = 0; !rc; spins++) {
+			if (atomic_load(&sl->owner) == 0 && atomic_load(&sl->done_at) == now) {
+				int src = atomic_load_explicit(&sl->rc, memory_order_relaxed);
+				kept = atomic_load_explicit(&sl->kept, memory_order_relaxed);
+				v.q = atomic_load_explicit(&sl->q, memory_order_relaxed);
+				v.s2 = atomic_load_explicit(&sl->s2, memory_order_relaxed);
+				/* still that one (a later one is never written) */
+				told = src == 0 && atomic_load(&sl->owner) == 0 &&
+				       atomic_load(&sl->done_at) == now;
+				break;
+			}
+			if (atomic_load(&sl->busy_at) != now)
+				break;   /* not being tried on these loads */
+			/* a helper tries it: meanwhile a later one, told as a
+			 * helper tells it (on these loads, which are the
+			 * ones it will be decided on unless k moves) */
+			int a = atomic_load(&tm->claim);
+			if (a < nwin && a <= k + atomic_load(&tm->ahead) &&
+			    atomic_compare_exchange_strong(&tm->claim, &a, a + 1)) {
+				atomic_store(&tm->slot[a].busy_at, now);
+				bool dk = false;
+				cr->dry = true;
+				int drc = cr_try_item(cr, TEAM_TASKS, win[a], &dk);
+				cr->dry = false;
+				slot_publish(tm, a, now, drc, dk, cr->found, TEAM_MAX);
+				if (drc == TP_ENOMEM)
+					rc = drc;
+				spins = 0;
+				continue;
+			}
+			if (spins < TEAM_SPIN)
+				cpu_relax();
+			else
+				sched_yield();
+		}
+		if (rc)
+			break;
+		if (told) {
+			if (c->told)
+				++*c->told;
+			if (kept)
+				rc = cr_apply(cr, TEAM_TASKS, win[k], v);
+		} else {
+			double t = tp__now_ms();
+			rc = cr_try_item(cr, TEAM_TASKS, win[k], &kept);
+			tm->us += 0.125 * (1000 * (tp__now_ms() - t) - tm->us);
+			v = cr->found;
+		}
+		if (!rc && kept) {
+			if (!team_log(tm, TEAM_TASKS, win[k], v))
+				rc = TP_ENOMEM;
+			/* those taken past it were tried on loads now gone */
+			atomic_store(&tm->claim, k + 1);
+		}
+	}
+	atomic_store(&tm->open, false);
+	while (atomic_load(&tm->inside) > 0)
+		cpu_relax();
+	return rc;
+}
+
 /* Does node i hold a task on a busy lane (cr_mark_hot)? */
 static bool node_busy(const cref *cr, int32_t i)
 {
@@ -1771,6 +1980,7 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 	struct tp_graph heavy = { 0 };
 	gm hc = *c;
 	struct team *tm = NULL;
+	int32_t *win = NULL;     /* a pass's tasks (team_tasks) */
 	memset(&cr, 0, sizeof cr);
 	if (c->g->weights) {
 		int hr = tp__graph_heavy_view(c->g, REFINE_HEAVY_SHARE, &heavy);
@@ -1797,18 +2007,34 @@ static int refine_cong_common(const gm *c, const tp_graphmap_opts *o,
 		double m_was = cr.M;
 		int first;
 		for (int32_t t = 0; t < c->nt && cr.M > 0;) {
-			int k = 0, width = team_width(tm);
-			for (; t < c->nt && k < width; t++)
-				if (cr.hot[t])
-					items[k++] = t;
-			if (k == 0)
+			/* once the helpers are set up and the tries long
+			 * enough, the rest of the pass with them trying ahead */
+			if (team_width(tm) > 1) {
+				int32_t nwin = 0;
+				bool over;
+				if (!win && !(win = tp__malloc_array((size_t)c->nt + 1,
+								     sizeof *win))) {
+					rc = TP_ENOMEM;
+					goto out;
+				}
+				for (; t < c->nt; t++)
+					if (cr.hot[t])
+						win[nwin++] = t;
+				if ((rc = team_tasks(tm, &cr, c, o, t0, win, nwin, &over)))
+					goto out;
+				if (over)
+					goto done;
+				break;
+			}
+			for (; t < c->nt && !cr.hot[t]; t++)
+				;
+			if (t == c->nt)
 				break;
 			if (refine_over(c, t0, o->time_budget_ms))
 				goto done;
-			if ((rc = team_round(tm, &cr, TEAM_TASKS, items, k, &first)))
+			if ((rc = team_round(tm, &cr, TEAM_TASKS, &t, 1, &first)))
 				goto out;
-			if (first >= 0)
-				t = items[first] + 1;
+			t++;
 		}
 		/* then whole nodes holding a task on a busy lane */
 		for (int32_t i = 0; cr.swap_set && i < c->nn && cr.M > 0;) {
@@ -1849,6 +2075,7 @@ done:
 		*moves_out = cr.moves;
 out:
 	team_free(tm);
+	free(win);
 	cref_free(&cr);
 	tp__graph_view_free(&heavy);
 	return rc;

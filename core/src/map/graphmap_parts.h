@@ -55,6 +55,9 @@ typedef struct gm {
 	const atomic_bool *stop;   /* a refinement ends, as past its
 				      budget, once set (one made ahead
 				      that is no longer wanted), or NULL */
+	int64_t *told;   /* the link-load refinements count here the
+			    verdicts their helpers' tries ahead gave, or
+			    NULL (the tests') */
 } gm;
 
 #define REFINE_RECOST_DEGREE 64   /* gm.recost_degree's */
