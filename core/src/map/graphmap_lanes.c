@@ -1615,39 +1615,58 @@ static void slot_publish(struct team *tm, int i, long long at, int rc, bool kept
 	atomic_store(&sl->owner, 0);
 }
 
-/* A helper's share of a window: the next place not taken, within
- * tm->ahead of the one being decided, tried on the loads after every
- * step logged so far, until the window closes. */
+/* A wait's pause: polls first, then the CPU given up (on a busy machine
+ * the member waited for may need it). */
+static void team_pause(int spins)
+{
+	if (spins < TEAM_SPIN)
+		cpu_relax();
+	else
+		sched_yield();
+}
+
+/* The next place of the window not taken, within tm->ahead of the one
+ * being decided, taken; -1 for none. */
+static int team_claim(struct team *tm)
+{
+	int c = atomic_load(&tm->claim);
+	int lim = atomic_load(&tm->at) + 1 + atomic_load(&tm->ahead);
+	if (c >= tm->nwin || c >= lim || !atomic_compare_exchange_strong(&tm->claim, &c, c + 1))
+		return -1;
+	return c;
+}
+
+/* Place c of the window tried on cr's loads (after `at` log steps) without
+ * making its move, and its verdict published (w: the writer). */
+static int team_try_ahead(struct team *tm, cref *cr, int c, long long at, int w)
+{
+	atomic_store(&tm->slot[c].busy_at, at);
+	bool dry = cr->dry, kept = false;
+	cr->dry = true;
+	int rc = cr_try_item(cr, TEAM_TASKS, tm->win[c], &kept);
+	cr->dry = dry;
+	slot_publish(tm, c, at, rc, kept, cr->found, w);
+	return rc;
+}
+
+/* A helper's share of a window: the next place not taken, tried on the
+ * loads after every step logged so far, until the window closes. */
 static void team_window(struct team_member *me)
 {
 	struct team *tm = me->tm;
 	atomic_fetch_add(&tm->inside, 1);
 	int spins = 0;
 	while (atomic_load(&tm->open) && !me->rc) {
-		int c = atomic_load(&tm->claim);
-		int lim = atomic_load(&tm->at) + 1 + atomic_load(&tm->ahead);
-		if (c >= tm->nwin || c >= lim ||
-		    !atomic_compare_exchange_weak(&tm->claim, &c, c + 1)) {
-			/* nothing to take yet: the decider is behind */
-			if (++spins < TEAM_SPIN)
-				cpu_relax();
-			else
-				sched_yield();
+		int c = team_claim(tm);
+		if (c < 0) {
+			team_pause(++spins);   /* the decider is behind */
 			continue;
 		}
 		spins = 0;
 		int rc = team_catch_up(me);
-		if (rc) {
-			me->rc = rc;
-			break;
-		}
-		long long at = me->pos;
-		atomic_store(&tm->slot[c].busy_at, at);
-		bool kept = false;
-		rc = cr_try_item(&me->cr, TEAM_TASKS, tm->win[c], &kept);
-		slot_publish(tm, c, at, rc, kept, me->cr.found, me->w);
-		if (rc)
-			me->rc = rc;
+		if (!rc)
+			rc = team_try_ahead(tm, &me->cr, c, me->pos, me->w);
+		me->rc = rc;
 	}
 	atomic_fetch_sub(&tm->inside, 1);
 }
@@ -1910,24 +1929,14 @@ static int team_tasks(struct team *tm, cref *cr, const gm *c, const tp_graphmap_
 			/* a helper tries it: meanwhile a later one, told as a
 			 * helper tells it (on these loads, which are the
 			 * ones it will be decided on unless k moves) */
-			int a = atomic_load(&tm->claim);
-			if (a < nwin && a <= k + atomic_load(&tm->ahead) &&
-			    atomic_compare_exchange_strong(&tm->claim, &a, a + 1)) {
-				atomic_store(&tm->slot[a].busy_at, now);
-				bool dk = false;
-				cr->dry = true;
-				int drc = cr_try_item(cr, TEAM_TASKS, win[a], &dk);
-				cr->dry = false;
-				slot_publish(tm, a, now, drc, dk, cr->found, TEAM_MAX);
-				if (drc == TP_ENOMEM)
-					rc = drc;
+			int a = team_claim(tm);
+			if (a >= 0) {
+				if (team_try_ahead(tm, cr, a, now, TEAM_MAX) == TP_ENOMEM)
+					rc = TP_ENOMEM;
 				spins = 0;
 				continue;
 			}
-			if (spins < TEAM_SPIN)
-				cpu_relax();
-			else
-				sched_yield();
+			team_pause(spins);
 		}
 		if (rc)
 			break;

@@ -218,9 +218,7 @@ static void rule_against_block(cand_run *r)
 {
 	tp_place_report *rep = r->rep;
 	tp_place_candidate *w = &rep->cand[rep->best], *b = &rep->cand[0];
-	if (rep->best == 0 || !b->ran || !within(w->score, b->score,
-						 TP_PLACE_CONGESTION_SHARE) ||
-	    !within(b->score, w->score, TP_PLACE_CONGESTION_SHARE))
+	if (rep->best == 0 || !b->ran || !rule_close(w->score, b->score))
 		return;
 	if (!tp__place_congestion_of(r, w, r->best) ||
 	    tp_map_block(r->a, r->g->ntasks, r->trial, NULL))

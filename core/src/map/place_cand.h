@@ -197,6 +197,30 @@ static inline bool within(double a, double b, double share)
 	return a <= (1 + share) * b + 1e-12 * fabs(b);
 }
 
+/* The auto rule (place.h): hop-bytes within TP_PLACE_CONGESTION_SHARE
+ * of each other both ways, where congestion may decide between them. */
+static inline bool rule_close(double hc, double hb)
+{
+	return within(hc, hb, TP_PLACE_CONGESTION_SHARE) &&
+	       within(hb, hc, TP_PLACE_CONGESTION_SHARE);
+}
+
+/* The auto rule's verdict between close candidates c and b (rule_close)
+ * from their hop-bytes and congestions: does c win?  by_hops: what the
+ * hop-bytes alone say. */
+static inline bool rule_by_congestion(double hc, double hb, double cc, double cb,
+				      bool by_hops)
+{
+	const double S = TP_PLACE_CONGESTION_SHARE;
+	if (cc <= (1 - S) * cb)
+		return true;
+	if (cb <= (1 - S) * cc)
+		return false;
+	if (fabs(hc - hb) <= TP_PLACE_EQUAL_HOPS * fmax(hc, hb) && cc != cb)
+		return cc < cb;
+	return by_hops;
+}
+
 /* A candidate this far above the best in hop-bytes is not modelled: it
  * loses (the quick filter before the model; place_choice.c). */
 #define PREDICT_FILTER_HOPS 2.0

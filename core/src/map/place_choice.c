@@ -184,21 +184,13 @@ static bool rule_better(cand_run *r, tp_place_candidate *c, bool ties_win)
 {
 	tp_place_candidate *b = &r->rep->cand[r->best_idx];
 	double hc = c->score, hb = r->best_score;
-	const double S = TP_PLACE_CONGESTION_SHARE;
 	bool by_hops = ties_win ? hc <= hb : hc < hb;
 	/* far apart in hop-bytes: congestion cannot overturn them */
-	if (!within(hc, hb, S) || !within(hb, hc, S))
+	if (!rule_close(hc, hb))
 		return by_hops;
 	if (!tp__place_congestion_of(r, c, r->trial) || !tp__place_congestion_of(r, b, r->best))
 		return by_hops;
-	double cc = c->congestion, cb = b->congestion;
-	if (cc <= (1 - S) * cb)
-		return true;
-	if (cb <= (1 - S) * cc)
-		return false;
-	if (fabs(hc - hb) <= TP_PLACE_EQUAL_HOPS * fmax(hc, hb) && cc != cb)
-		return cc < cb;
-	return by_hops;
+	return rule_by_congestion(hc, hb, c->congestion, b->congestion, by_hops);
 }
 
 /* A candidate whose exchange's lower bound (tp__predict_lower) is past

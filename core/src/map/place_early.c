@@ -95,27 +95,18 @@ static bool congestion_at(struct early_run *e, int k, double *cong,
 }
 
 /* Would k beat best where their bounds tie?  The auto rule's verdict
- * (place_choice.c's rule_better): hop-bytes, unless within
- * TP_PLACE_CONGESTION_SHARE of each other and congestion decides.  -1
- * when a congestion cannot be had. */
+ * (place_choice.c's rule_better), on congestions of its own.  -1 when a
+ * congestion cannot be had. */
 static int tie_verdict(struct early_run *e, int k, int best, double *cong,
 		       tp_congestion_ws **ws)
 {
 	double hc = e->score[k], hb = e->score[best];
-	const double S = TP_PLACE_CONGESTION_SHARE;
 	bool by_hops = hc < hb;
-	if (!e->r->rule || !within(hc, hb, S) || !within(hb, hc, S))
+	if (!e->r->rule || !rule_close(hc, hb))
 		return by_hops;
 	if (!congestion_at(e, k, cong, ws) || !congestion_at(e, best, cong, ws))
 		return -1;
-	double cc = cong[k], cb = cong[best];
-	if (cc <= (1 - S) * cb)
-		return 1;
-	if (cb <= (1 - S) * cc)
-		return 0;
-	if (fabs(hc - hb) <= TP_PLACE_EQUAL_HOPS * fmax(hc, hb) && cc != cb)
-		return cc < cb;
-	return by_hops;
+	return rule_by_congestion(hc, hb, cong[k], cong[best], by_hops);
 }
 
 /* The construction a judgement on bounds would keep, from the maps alone,
