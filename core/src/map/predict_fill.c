@@ -110,22 +110,25 @@ static int heap_push(struct heap *h, double key, int32_t lane)
 static struct heap_ent heap_pop(struct heap *h)
 {
 	struct heap_ent top = h->e[0], last = h->e[--h->n];
-	size_t i = 0;
+	size_t i = 0, n = h->n;
+	struct heap_ent *e = h->e;
 	for (;;) {
 		size_t c = 2 * i + 1;
-		if (c >= h->n)
+		if (c >= n)
 			break;
-		if (c + 1 < h->n && (h->e[c + 1].key < h->e[c].key ||
-				     (h->e[c + 1].key == h->e[c].key &&
-				      h->e[c + 1].lane < h->e[c].lane)))
-			c++;
-		if (last.key < h->e[c].key ||
-		    (last.key == h->e[c].key && last.lane <= h->e[c].lane))
+		/* the smaller child without a branch: which one is a coin
+		 * toss the predictor loses half the time */
+		if (c + 1 < n) {
+			struct heap_ent a = e[c], b = e[c + 1];
+			c += (size_t)((b.key < a.key) | ((b.key == a.key) & (b.lane < a.lane)));
+		}
+		if (last.key < e[c].key ||
+		    (last.key == e[c].key && last.lane <= e[c].lane))
 			break;
-		h->e[i] = h->e[c];
+		e[i] = e[c];
 		i = c;
 	}
-	h->e[i] = last;
+	e[i] = last;
 	return top;
 }
 
@@ -1395,18 +1398,22 @@ int tp__flows_fill(const struct tp__flows *fl, double lat,
 	int64_t work = 0, next_check = fl->start[fl->nflows];
 	bool started_all = false;
 	memset(out, 0, sizeof *out);
+	bool all_started = false;
 	while (!rc && s.nlive > 0) {
 		/* the next start; nothing under way: on to it, no rates to
-		 * compute */
+		 * compute.  Once every class has started (the time only
+		 * grows), none is left to look for: a pass over the live
+		 * classes a round less */
 		double next_at = HUGE_VAL;
-		bool moving = false;
-		for (int32_t i = 0; i < s.nlive; i++) {
+		bool moving = all_started;
+		for (int32_t i = 0; !all_started && i < s.nlive; i++) {
 			int32_t c = s.live[i];
 			if (started(&s, c))
 				moving = true;
 			else
 				next_at = fmin(next_at, (double)s.hops[c] * lat);
 		}
+		all_started = next_at == HUGE_VAL;
 		/* flows started since the last rates, when the first start to
 		 * come moved (a completion's step can land on a start by
 		 * rounding, so the steps' own test is not enough): new classes
@@ -1460,7 +1467,7 @@ int tp__flows_fill(const struct tp__flows *fl, double lat,
 		for (int32_t i = 0; i < s.nlive; i++) {
 			int32_t c = s.live[i];
 			const struct fclass *x = &s.c[c];
-			if (started(&s, c) && x->rate > 0 &&
+			if ((all_started || started(&s, c)) && x->rate > 0 &&
 			    (s.head[c] - s.sent[c]) / x->rate < dt)
 				dt = (s.head[c] - s.sent[c]) / x->rate;
 		}
@@ -1478,7 +1485,7 @@ int tp__flows_fill(const struct tp__flows *fl, double lat,
 			int32_t c = s.live[i];
 			struct fclass *x = &s.c[c];
 			s.live[kept++] = c;
-			if (!started(&s, c))
+			if (!all_started && !started(&s, c))
 				continue;
 			if (members_end(&s, c, cut, &worst, end_of))
 				s.lost[s.nlost++] = c;
