@@ -358,6 +358,8 @@ struct spec_lanes {
 	bool decided;        /* the lane stage has said which it takes
 				(wanted; under mu): the others are left */
 	bool wanted[SPEC_MAX];
+	tp__lender lender;   /* CPUs the lane stage's pool lends to the
+				start refined here (its team) */
 };
 
 /* The next start not claimed, refined here; false when none is left. */
@@ -464,6 +466,7 @@ static struct spec_lanes *spec_lanes_new(const cand_run *r, const int32_t *built
 	if (!sl)
 		return NULL;
 	pthread_mutex_init(&sl->mu, NULL);
+	tp__lender_init(&sl->lender);
 	sl->r = r;
 	sl->built = malloc(map_bytes(r));
 	bool ok = sl->built != NULL;
@@ -498,7 +501,8 @@ static struct spec_lanes *spec_lanes_new(const cand_run *r, const int32_t *built
 		sl->one[sl->n] = (struct lane_try){ .start = from[k],
 						    .hop_weight = k >= 2 && k < 4 ? LANES_HOP_WEIGHT
 									  : lanes_base_weight(r),
-						    .map = malloc(map_bytes(r)) };
+						    .map = malloc(map_bytes(r)),
+						    .lender = &sl->lender };
 		ok = sl->one[sl->n++].map != NULL;
 	}
 	if (ok)
@@ -573,23 +577,30 @@ static const struct lane_try *spec_lane_of(const cand_run *r, const struct lane_
 	return NULL;
 }
 
-/* Is y's start being refined among the stale speculative starts (claimed
- * there, not done)?  Then it is taken from there once done (spec_lane_of),
- * not begun again: on default-speed's torus-4096 seed 629438 geometric's
- * start, claimed there as the judgement chose bipartition, was refined a
- * second time by the lane stage in 3 runs of 4, 0.33 s of a CPU each. */
+/* Is y's start being refined among sl's speculative starts (claimed
+ * there, not done)? */
+static bool spec_refining(const cand_run *r, struct spec_lanes *sl,
+			  const struct lane_try *y)
+{
+	bool running = false;
+	if (!sl)
+		return false;
+	pthread_mutex_lock(&sl->mu);
+	for (int k = 0; k < sl->n && !running; k++)
+		running = sl->one[k].claimed && !sl->one[k].done &&
+			  same_start(r, &sl->one[k], y);
+	pthread_mutex_unlock(&sl->mu);
+	return running;
+}
+
+/* Is y's start being refined among the stale speculative starts?  Then
+ * it is taken from there once done (spec_lane_of), not begun again: on
+ * default-speed's torus-4096 seed 629438 geometric's start, claimed there
+ * as the judgement chose bipartition, was refined a second time by the
+ * lane stage in 3 runs of 4, 0.33 s of a CPU each. */
 static bool spec_stale_running(const cand_run *r, const struct lane_try *y)
 {
-	struct spec_lanes *st = r->slanes_stale;
-	bool running = false;
-	if (!st)
-		return false;
-	pthread_mutex_lock(&st->mu);
-	for (int k = 0; k < st->n && !running; k++)
-		running = st->one[k].claimed && !st->one[k].done &&
-			  same_start(r, &st->one[k], y);
-	pthread_mutex_unlock(&st->mu);
-	return running;
+	return spec_refining(r, r->slanes_stale, y);
 }
 
 /* The refinement of y's start made ahead (beside the losers' fillings,
@@ -810,6 +821,9 @@ struct lane_pool {
 				lent to the last refinement's team */
 	int lent;            /* how many (counted as in use) */
 	bool lending;        /* that refinement runs */
+	tp__lender *spec_lender;   /* a speculative start's (spec_lanes) that
+				      CPUs with nothing to do are lent to, */
+	int spec_lent;       /* and how many (counted as in use) */
 	bool *taken;         /* per start: its filling begun, or left */
 	bool *here;          /* per start: refined by the pool (ls->run) */
 	double fastest;
@@ -893,16 +907,25 @@ static int pool_next_fill(struct lane_pool *lp)
 	return best;
 }
 
-/* Is a start the pool neither refines nor has taken still being refined
- * among the stale speculative starts (under lp->mu)?  The pool waits to
- * fill it. */
-static bool pool_stale_wait(const struct lane_pool *lp)
+/* The speculative starts refining one of the pool's starts that it
+ * neither refines nor has taken (under lp->mu), or NULL: the pool waits
+ * to fill it, and lends that refinement's team the CPUs it has nothing
+ * for.  On a captured all-to-all (default-speed's a2a-512) the one lane
+ * start was refined on the speculative thread, 1.3 s on one CPU, while
+ * the pool's waited in the join. */
+static struct spec_lanes *pool_waits_on(const struct lane_pool *lp)
 {
-	for (int k = 0; k < lp->n; k++)
-		if (!lp->ls->y[k].done && !lp->here[k] &&
-		    spec_stale_running(lp->ls->r, &lp->ls->y[k]))
-			return true;
-	return false;
+	const cand_run *r = lp->ls->r;
+	for (int k = 0; k < lp->n; k++) {
+		const struct lane_try *y = &lp->ls->y[k];
+		if (y->done || lp->here[k])
+			continue;
+		if (spec_refining(r, r->slanes, y))
+			return r->slanes;
+		if (spec_refining(r, r->slanes_stale, y))
+			return r->slanes_stale;
+	}
+	return NULL;
 }
 
 static void pool_fill(struct lane_pool *lp, int k)
@@ -936,7 +959,7 @@ static int pool_team(struct lane_pool *lp)
 		   (lp->spec_left && spec_unclaimed(r->slanes) ? 1 : 0);
 	/* pool_run's count of the CPUs in use */
 	int free = lp->threads - (lp->busy - lp->spec_here) - spec_running(r->slanes) -
-		   spec_running(r->slanes_stale) - lp->lent;
+		   spec_running(r->slanes_stale) - lp->lent - lp->spec_lent;
 	int share = free / (1 + left);
 	return share > 1 ? share : 1;
 }
@@ -991,22 +1014,31 @@ static void pool_run(void *arg, int32_t i)
 		 * only where its tries are long enough) */
 		while (lp->lent > 0 && tp__lender_take(&lp->lender))
 			lp->lent--;
+		while (lp->spec_lent > 0 && tp__lender_take(lp->spec_lender))
+			lp->spec_lent--;
 		int running = lp->busy - lp->spec_here + spec_running(r->slanes) +
-			      spec_running(r->slanes_stale) + lp->lent;
+			      spec_running(r->slanes_stale) + lp->lent + lp->spec_lent;
 		int k = running < lp->threads ? pool_next_fill(lp) : -1;
 		if (k >= 0) {
 			pool_fill(lp, k);
 			pthread_cond_broadcast(&lp->cv);
 			continue;
 		}
-		if (lp->busy == 0 && !pool_stale_wait(lp))
+		struct spec_lanes *wait = pool_waits_on(lp);
+		if (lp->busy == 0 && !wait)
 			break;
 		/* nothing here to do: this CPU to the last refinement's team
 		 * (on fftMPI's torus it ran alone once the speculative start
-		 * beside it ended) */
+		 * beside it ended), else to the speculative start waited for
+		 * (lent to one at a time) */
 		if (lp->lending && running < lp->threads) {
 			tp__lender_give(&lp->lender, 1);
 			lp->lent++;
+		} else if (wait && running < lp->threads &&
+			   (lp->spec_lent == 0 || lp->spec_lender == &wait->lender)) {
+			lp->spec_lender = &wait->lender;
+			tp__lender_give(lp->spec_lender, 1);
+			lp->spec_lent++;
 		}
 		/* until a refinement or filling here ends, or a while (one on
 		 * the speculative thread does not say when it ends) */
