@@ -55,12 +55,17 @@ typedef struct gm {
 	const atomic_bool *stop;   /* a refinement ends, as past its
 				      budget, once set (one made ahead
 				      that is no longer wanted), or NULL */
+	_Atomic int32_t *dtab;   /* nn x nn distances + 1 as found (0: not
+				    yet), or NULL; written by any thread
+				    that computes one, with the same value */
 	int64_t *told;   /* the link-load refinements count here the
 			    verdicts their helpers' tries ahead gave, or
 			    NULL (the tests') */
 } gm;
 
 #define REFINE_RECOST_DEGREE 64   /* gm.recost_degree's */
+#define GM_DIST_TABLE_NODES 2048   /* gm.dtab up to this many nodes (16 MB,
+				      touched as asked) */
 
 static inline bool past(const gm *c, double extra_ms)
 {
@@ -74,7 +79,16 @@ static inline const int *rcoord(const gm *c, int32_t i)
 
 static inline int64_t ndist(const gm *c, int32_t i, int32_t j)
 {
-	return tp__coord_dist(c->m, rcoord(c, i), rcoord(c, j));
+	if (!c->dtab)
+		return tp__coord_dist(c->m, rcoord(c, i), rcoord(c, j));
+	_Atomic int32_t *x = &c->dtab[(size_t)i * (size_t)c->nn + (size_t)j];
+	int32_t v = atomic_load_explicit(x, memory_order_relaxed);
+	if (v > 0)
+		return v - 1;
+	int64_t d = tp__coord_dist(c->m, rcoord(c, i), rcoord(c, j));
+	if (d >= 0 && d < INT32_MAX)
+		atomic_store_explicit(x, (int32_t)(d + 1), memory_order_relaxed);
+	return d;
 }
 
 /* The bytes of task t's edges. */

@@ -660,6 +660,7 @@ int tp__refine_run(const gm *c, const tp_graphmap_opts *o, int32_t *map,
 		cc.nn = c->nn;
 		cc.nt = G.n;
 		cc.rc = c->rc;      /* the same nodes */
+		cc.dtab = c->dtab;
 		cc.threads = c->threads;
 		cc.recost_degree = c->recost_degree;
 		cc.stop = c->stop;
