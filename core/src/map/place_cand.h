@@ -319,6 +319,14 @@ void tp__place_early(cand_run *r, const int32_t *const *maps, const double *scor
 void tp__place_early_keep(cand_run *r, const int32_t *winner, bool block);
 /* start's refinement made early, once made (waited for), or NULL. */
 const struct spec_refine *tp__place_early_take(cand_run *r, const int32_t *start);
+/* map's filling made ahead on the early thread into *p (waited for when
+ * under way); false when not made there (the caller fills it, and the
+ * early thread leaves it). */
+bool tp__place_early_filled(cand_run *r, const int32_t *map, tp_prediction *p);
+/* map's filling not wanted (it lost unfilled): not made ahead. */
+void tp__place_early_leave(cand_run *r, const int32_t *map);
+/* No more fillings ahead (the run is judged on the exchanges' bounds). */
+void tp__place_early_no_fills(cand_run *r);
 /* Is the early thread still on a refinement wanted? */
 bool tp__place_early_busy(cand_run *r);
 /* All stopped, the thread joined, and freed (nothing when none). */

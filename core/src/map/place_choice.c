@@ -87,6 +87,10 @@ bool tp__place_predicted_of(cand_run *r, tp_place_candidate *c, const int32_t *m
 			return true;
 		}
 	tp_prediction p;
+	if (tp__place_early_filled(r, map, &p)) {
+		tp__place_take_prediction(c, &p);
+		return true;
+	}
 	bool past = false;
 	if (tp__predict_launch_past(r->g, r->a, map, r->o->geom.time_budget_ms > 0,
 				    past_us, &p, &past))
@@ -143,6 +147,8 @@ static void decide_bounds(cand_run *r, const tp_place_candidate *c)
 		return;
 	r->bounds_decided = true;
 	r->rep->on_bounds = c->predicted_bound && r->o->geom.time_budget_ms <= 0;
+	if (r->rep->on_bounds)
+		tp__place_early_no_fills(r);
 }
 
 /* c's (map's) bound as its time, once (rep->on_bounds).  False when it
@@ -226,8 +232,10 @@ static bool lower_past(cand_run *r, tp_place_candidate *c, const int32_t *map,
 static int time_verdict(cand_run *r, tp_place_candidate *c)
 {
 	tp_place_candidate *b = &r->rep->cand[r->best_idx];
-	if (c->score > PREDICT_FILTER_HOPS * r->best_score && r->best_score > 0)
+	if (c->score > PREDICT_FILTER_HOPS * r->best_score && r->best_score > 0) {
+		tp__place_early_leave(r, r->trial);
 		return 0;
+	}
 	if (b->has_predicted)
 		decide_bounds(r, b);
 	if (r->rep->on_bounds)
@@ -239,8 +247,10 @@ static int time_verdict(cand_run *r, tp_place_candidate *c)
 	 * torus, bipartition's 328 rounds were a fifth of the default's
 	 * time, and the best had moved out of its reach by then) */
 	if (b->has_predicted && lower_past(r, c, r->trial, b->predicted_us,
-					   1 + TP__PREDICT_TIE_SHARE))
+					   1 + TP__PREDICT_TIE_SHARE)) {
+		tp__place_early_leave(r, r->trial);
 		return 0;
+	}
 	/* out of reach of the best, c need not be filled to the end: it
 	 * loses, and is no runner-up (LOWER_PAST_SHARE) */
 	if (!tp__place_predicted_of(r, c, r->trial, b->has_predicted &&

@@ -39,6 +39,27 @@
  * were made here depends on when the stage begins (their notes say so);
  * the maps do not. */
 
+/* Then, once its refinements are made (or none is wanted) and while the
+ * judgement goes on, the constructions' fillings the judgement will ask
+ * for, in its order: a filling taken by whichever thread comes to it
+ * first, the judgement waiting for one under way here.  Two threads
+ * judged one after the other on one CPU (a 4,096-task mesh graph on a
+ * torus: five fillings of 50 ms while the other CPU was idle; fftMPI's
+ * 512-rank trace on a 4:1 tree: 0.3 s).  A filling made here is the
+ * whole one, as those made beside their constructions on
+ * FILL_BESIDE_THREADS (place_side.c): the judgement takes it as it takes
+ * those (r->memo), and the choices are the same.  None once the
+ * judgement goes by the exchanges' bounds (tp__place_early_no_fills) or
+ * the lane starts hold the CPU. */
+enum fill_state { FILL_FREE, FILL_BUSY, FILL_DONE, FILL_TAKEN };
+
+struct early_fill {
+	int k;                   /* its map (map_at) */
+	enum fill_state state;   /* under mu */
+	bool ok;                 /* filled: p */
+	tp_prediction p;
+};
+
 /* One start refined ahead. */
 struct early_item {
 	int32_t *start;
@@ -66,6 +87,9 @@ struct early_run {
 	struct early_item item[2];   /* in the order they were begun */
 	int nitems;              /* begun (under mu) */
 	bool closed;             /* the stage has begun: nothing more (under mu) */
+	struct early_fill fill[SIDE_MAX + 1];   /* in the judgement's order */
+	int nfill;
+	bool no_fills;           /* judged on bounds: none (under mu) */
 };
 
 static int32_t *map_at(const struct early_run *e, int k)
@@ -186,6 +210,63 @@ static void refine_item(struct early_run *e, struct early_item *it)
 	pthread_mutex_unlock(&e->mu);
 }
 
+/* Would the judgement leave map k unfilled, as far as the fillings made
+ * here tell (fastest_us, HUGE_VAL: none)?  Far above in hop-bytes, or its
+ * lower bound past the tie of the fastest (place_choice.c's verdicts).
+ * Only what is filled ahead depends on it, not what is chosen: a pencil
+ * FFT's trace on a tree filled greedy's map here, which the judgement
+ * leaves on its bound. */
+static bool fill_unwanted(struct early_run *e, int k, double fastest_us)
+{
+	double least = HUGE_VAL, lower;
+	for (int j = 0; j < e->n; j++)
+		least = fmin(least, e->score[j]);
+	if (least > 0 && e->score[k] > PREDICT_FILTER_HOPS * least)
+		return true;
+	return fastest_us < HUGE_VAL &&
+	       !tp__predict_launch_lower(e->r->g, e->r->a, map_at(e, k), false, &lower) &&
+	       lower > (1 + TP__PREDICT_TIE_SHARE) * fastest_us;
+}
+
+/* The fillings ahead, one after the other, while any is free and the
+ * judgement goes on. */
+static void fill_ahead(struct early_run *e)
+{
+	for (;;) {
+		pthread_mutex_lock(&e->mu);
+		struct early_fill *f = NULL;
+		double fastest = HUGE_VAL;
+		for (int i = 0; i < e->nfill; i++) {
+			if (e->fill[i].state == FILL_DONE && e->fill[i].ok)
+				fastest = fmin(fastest, e->fill[i].p.exchange_us);
+			if (!f && e->fill[i].state == FILL_FREE)
+				f = &e->fill[i];
+		}
+		if (f && !e->closed && !e->no_fills)
+			f->state = FILL_BUSY;
+		else
+			f = NULL;
+		pthread_mutex_unlock(&e->mu);
+		if (!f)
+			return;
+		if (fill_unwanted(e, f->k, fastest)) {
+			pthread_mutex_lock(&e->mu);
+			f->state = FILL_TAKEN;    /* the judgement fills it if it asks */
+			pthread_cond_broadcast(&e->cv);
+			pthread_mutex_unlock(&e->mu);
+			continue;
+		}
+		tp_prediction p;
+		bool ok = !tp__predict_launch(e->r->g, e->r->a, map_at(e, f->k), false, &p);
+		pthread_mutex_lock(&e->mu);
+		f->ok = ok;
+		f->p = p;
+		f->state = FILL_DONE;
+		pthread_cond_broadcast(&e->cv);
+		pthread_mutex_unlock(&e->mu);
+	}
+}
+
 static void *early_main(void *arg)
 {
 	struct early_run *e = arg;
@@ -201,6 +282,8 @@ static void *early_main(void *arg)
 		refine_item(e, add_item(e, w, false));
 	if (w >= 0 && !block && (w == 0 || e->score[0] <= BLOCK_REFINE_SHARE * e->score[w]))
 		refine_item(e, add_item(e, 0, true));
+	if (e->guess)
+		fill_ahead(e);
 	return NULL;
 }
 
@@ -261,6 +344,16 @@ void tp__place_early(cand_run *r, const int32_t *const *maps, const double *scor
 			e->score[e->n] = score[k];
 			e->idx[e->n++] = idx[k];
 		}
+	/* the fillings the judgement may ask for: those not made yet */
+	for (int k = 0; k < e->n && e->guess; k++) {
+		bool made = r->rep->cand[e->idx[k]].has_predicted;
+		for (int j = 0; j < r->nmemo && !made; j++)
+			made = !memcmp(map_at(e, k), r->memo[j].map, bytes);
+		for (int j = 0; j < e->nfill && !made; j++)
+			made = !memcmp(map_at(e, k), map_at(e, e->fill[j].k), bytes);
+		if (!made)
+			e->fill[e->nfill++] = (struct early_fill){ .k = k };
+	}
 	/* block's wanted whoever wins: begun however soon the stage comes */
 	if (blk->score <= BLOCK_REFINE_SHARE * least)
 		add_item(e, 0, true);
@@ -306,6 +399,55 @@ const struct spec_refine *tp__place_early_take(cand_run *r, const int32_t *start
 		pthread_cond_wait(&e->cv, &e->mu);
 	pthread_mutex_unlock(&e->mu);
 	return it && !atomic_load(&it->stop) ? &it->sp : NULL;
+}
+
+/* The filling ahead of map, or NULL (under mu). */
+static struct early_fill *fill_of(struct early_run *e, const int32_t *map)
+{
+	for (int i = 0; i < e->nfill; i++)
+		if (!memcmp(map_at(e, e->fill[i].k), map, map_bytes(e->r)))
+			return &e->fill[i];
+	return NULL;
+}
+
+bool tp__place_early_filled(cand_run *r, const int32_t *map, tp_prediction *p)
+{
+	struct early_run *e = r->early;
+	if (!e)
+		return false;
+	pthread_mutex_lock(&e->mu);
+	struct early_fill *f = fill_of(e, map);
+	while (f && f->state == FILL_BUSY)
+		pthread_cond_wait(&e->cv, &e->mu);
+	bool ok = f && f->state == FILL_DONE && f->ok;
+	if (ok)
+		*p = f->p;
+	else if (f && f->state == FILL_FREE)
+		f->state = FILL_TAKEN;    /* filled by the judgement */
+	pthread_mutex_unlock(&e->mu);
+	return ok;
+}
+
+void tp__place_early_leave(cand_run *r, const int32_t *map)
+{
+	struct early_run *e = r->early;
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->mu);
+	struct early_fill *f = fill_of(e, map);
+	if (f && f->state == FILL_FREE)
+		f->state = FILL_TAKEN;
+	pthread_mutex_unlock(&e->mu);
+}
+
+void tp__place_early_no_fills(cand_run *r)
+{
+	struct early_run *e = r->early;
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->no_fills = true;
+	pthread_mutex_unlock(&e->mu);
 }
 
 bool tp__place_early_busy(cand_run *r)
