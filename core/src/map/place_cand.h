@@ -325,6 +325,8 @@ const struct spec_refine *tp__place_early_take(cand_run *r, const int32_t *start
 bool tp__place_early_filled(cand_run *r, const int32_t *map, tp_prediction *p);
 /* map's filling not wanted (it lost unfilled): not made ahead. */
 void tp__place_early_leave(cand_run *r, const int32_t *map);
+/* The judgement's best time so far, us (fillings ahead past it left). */
+void tp__place_early_best(cand_run *r, double us);
 /* No more fillings ahead (the run is judged on the exchanges' bounds). */
 void tp__place_early_no_fills(cand_run *r);
 /* Is the early thread still on a refinement wanted? */

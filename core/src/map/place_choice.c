@@ -240,6 +240,8 @@ static int time_verdict(cand_run *r, tp_place_candidate *c)
 		decide_bounds(r, b);
 	if (r->rep->on_bounds)
 		return bounds_verdict(r, c);
+	if (b->has_predicted && !b->predicted_bound)
+		tp__place_early_best(r, b->predicted_us);
 	/* the one not yet predicted, when its bound is past the other's
 	 * time, loses unfilled: a time is never below its bound.  A
 	 * challenger's past the tie already (a runner-up's filling waits

@@ -90,6 +90,8 @@ struct early_run {
 	struct early_fill fill[SIDE_MAX + 1];   /* in the judgement's order */
 	int nfill;
 	bool no_fills;           /* judged on bounds: none (under mu) */
+	double best_us;          /* the judgement's best time so far (under
+				    mu; HUGE_VAL: none) */
 };
 
 static int32_t *map_at(const struct early_run *e, int k)
@@ -211,7 +213,7 @@ static void refine_item(struct early_run *e, struct early_item *it)
 }
 
 /* Would the judgement leave map k unfilled, as far as the fillings made
- * here tell (fastest_us, HUGE_VAL: none)?  Far above in hop-bytes, or its
+ * here and its best so far tell (fastest_us, HUGE_VAL: none)?  Far above in hop-bytes, or its
  * lower bound past the tie of the fastest (place_choice.c's verdicts).
  * Only what is filled ahead depends on it, not what is chosen: a pencil
  * FFT's trace on a tree filled greedy's map here, which the judgement
@@ -235,7 +237,7 @@ static void fill_ahead(struct early_run *e)
 	for (;;) {
 		pthread_mutex_lock(&e->mu);
 		struct early_fill *f = NULL;
-		double fastest = HUGE_VAL;
+		double fastest = e->best_us;
 		for (int i = 0; i < e->nfill; i++) {
 			if (e->fill[i].state == FILL_DONE && e->fill[i].ok)
 				fastest = fmin(fastest, e->fill[i].p.exchange_us);
@@ -317,6 +319,7 @@ void tp__place_early(cand_run *r, const int32_t *const *maps, const double *scor
 		return;   /* refined in turn */
 	size_t bytes = map_bytes(r);
 	e->r = r;
+	e->best_us = HUGE_VAL;
 	e->spec_idx = r->spec.ready ? r->spec.idx : -1;
 	/* geometric's lane starts (tp__place_spec_lanes_early) hold that CPU:
 	 * its refinement is made beside its filling, and it nearly always
@@ -437,6 +440,16 @@ void tp__place_early_leave(cand_run *r, const int32_t *map)
 	struct early_fill *f = fill_of(e, map);
 	if (f && f->state == FILL_FREE)
 		f->state = FILL_TAKEN;
+	pthread_mutex_unlock(&e->mu);
+}
+
+void tp__place_early_best(cand_run *r, double us)
+{
+	struct early_run *e = r->early;
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->best_us = fmin(e->best_us, us);
 	pthread_mutex_unlock(&e->mu);
 }
 
