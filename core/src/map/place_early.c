@@ -87,7 +87,9 @@ struct early_run {
 	struct early_item item[2];   /* in the order they were begun */
 	int nitems;              /* begun (under mu) */
 	bool closed;             /* the stage has begun: nothing more (under mu) */
-	struct early_fill fill[SIDE_MAX + 1];   /* in the judgement's order */
+	struct early_fill fill[SIDE_MAX + 2];   /* in the judgement's order:
+						   block, the best before, the
+						   constructions */
 	int nfill;
 	bool no_fills;           /* judged on bounds: none (under mu) */
 	double best_us;          /* the judgement's best time so far (under
@@ -213,11 +215,11 @@ static void refine_item(struct early_run *e, struct early_item *it)
 }
 
 /* Would the judgement leave map k unfilled, as far as the fillings made
- * here and its best so far tell (fastest_us, HUGE_VAL: none)?  Far above in hop-bytes, or its
- * lower bound past the tie of the fastest (place_choice.c's verdicts).
- * Only what is filled ahead depends on it, not what is chosen: a pencil
- * FFT's trace on a tree filled greedy's map here, which the judgement
- * leaves on its bound. */
+ * here and its best so far tell (fastest_us, HUGE_VAL: none)?  Far above
+ * in hop-bytes, or its lower bound past the tie of the fastest
+ * (place_choice.c's verdicts).  Only what is filled ahead depends on it,
+ * not what is chosen: a pencil FFT's trace on a tree filled greedy's map
+ * here, which the judgement leaves on its bound. */
 static bool fill_unwanted(struct early_run *e, int k, double fastest_us)
 {
 	double least = HUGE_VAL, lower;
@@ -348,7 +350,7 @@ void tp__place_early(cand_run *r, const int32_t *const *maps, const double *scor
 			e->idx[e->n++] = idx[k];
 		}
 	/* the fillings the judgement may ask for: those not made yet */
-	for (int k = 0; k < e->n && e->guess; k++) {
+	for (int k = 0; k < e->n && e->guess && e->nfill < SIDE_MAX + 2; k++) {
 		bool made = r->rep->cand[e->idx[k]].has_predicted;
 		for (int j = 0; j < r->nmemo && !made; j++)
 			made = !memcmp(map_at(e, k), r->memo[j].map, bytes);

@@ -912,7 +912,7 @@ static int pool_next_fill(struct lane_pool *lp)
  * to fill it, and lends that refinement's team the CPUs it has nothing
  * for.  On a captured all-to-all (default-speed's a2a-512) the one lane
  * start was refined on the speculative thread, 1.3 s on one CPU, while
- * the pool's waited in the join. */
+ * the pool's threads waited in the join. */
 static struct spec_lanes *pool_waits_on(const struct lane_pool *lp)
 {
 	const cand_run *r = lp->ls->r;
