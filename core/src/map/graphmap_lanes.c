@@ -1800,6 +1800,26 @@ static struct team *team_new(const gm *c, const gm *hc, const tp_graphmap_opts *
 	return tm;
 }
 
+/* One more helper where a CPU is lent and the team has room: whether one
+ * joined (a CPU it could not use is given back). */
+static bool team_borrow(struct team *tm)
+{
+	if (tm->n >= TEAM_MAX - 1 || !tp__lender_take(tm->c->lender))
+		return false;
+	if (team_add(tm)) {
+		tm->borrowed++;
+		return true;
+	}
+	tp__lender_give(tm->c->lender, 1);
+	return false;
+}
+
+/* An item's try took since t0 (ms): the running mean of the tries (us). */
+static void team_timed(struct team *tm, double t0)
+{
+	tm->us += 0.125 * (1000 * (tp__now_ms() - t0) - tm->us);
+}
+
 /* How many items the next round tries: the set-up helpers' too where an
  * item's try is long enough to pay for their wake-ups, and then one more
  * helper where a CPU is lent. */
@@ -1807,12 +1827,7 @@ static int team_width(struct team *tm)
 {
 	if (!tm || tm->us < TEAM_MIN_US)
 		return 1;
-	if (tm->n < TEAM_MAX - 1 && tp__lender_take(tm->c->lender)) {
-		if (team_add(tm))
-			tm->borrowed++;
-		else
-			tp__lender_give(tm->c->lender, 1);
-	}
+	team_borrow(tm);
 	pthread_mutex_lock(&tm->mu);
 	int ready = tm->ready;
 	pthread_mutex_unlock(&tm->mu);
@@ -1833,7 +1848,7 @@ static int team_round(struct team *tm, cref *cr, int kind, const int32_t *items,
 	int rc = cr_try_item(cr, kind, items[0], &kept);
 	if (!tm)
 		return rc;
-	tm->us += 0.125 * (1000 * (tp__now_ms() - t) - tm->us);
+	team_timed(tm, t);
 	if (k > 1)
 		team_wait_done(tm);
 	if (rc)
@@ -1897,14 +1912,8 @@ static int team_tasks(struct team *tm, cref *cr, const gm *c, const tp_graphmap_
 		}
 		atomic_store(&tm->at, k);
 		/* a CPU lent meanwhile: one more helper, who joins */
-		if (tm->n < TEAM_MAX - 1 && tp__lender_take(c->lender)) {
-			if (team_add(tm)) {
-				tm->borrowed++;
-				atomic_store(&tm->ahead, TEAM_AHEAD * tm->n);
-			} else {
-				tp__lender_give(c->lender, 1);
-			}
-		}
+		if (team_borrow(tm))
+			atomic_store(&tm->ahead, TEAM_AHEAD * tm->n);
 		/* not to be taken by a helper from now on */
 		int cl = atomic_load(&tm->claim);
 		while (cl <= k && !atomic_compare_exchange_weak(&tm->claim, &cl, k + 1))
@@ -1948,7 +1957,7 @@ static int team_tasks(struct team *tm, cref *cr, const gm *c, const tp_graphmap_
 		} else {
 			double t = tp__now_ms();
 			rc = cr_try_item(cr, TEAM_TASKS, win[k], &kept);
-			tm->us += 0.125 * (1000 * (tp__now_ms() - t) - tm->us);
+			team_timed(tm, t);
 			v = cr->found;
 		}
 		if (!rc && kept) {
