@@ -24,7 +24,7 @@
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 CLI=${1:-$REPO/build/topoplace}
 DOC=$REPO/doc
-README_MAX_LINES=300
+README_MAX_LINES=200
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/topoplace-doc.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
