@@ -1600,6 +1600,59 @@ START_TEST(infer_not_grids)
 }
 END_TEST
 
+/* Every task sending to every other: the halo's grid is still found
+ * where the other pairs are light (each task has far more than its 26
+ * grid neighbours' partners), and no grid where they carry the bytes. */
+static tp_graph *grid_and_all_pairs(int X, int Y, double pair)
+{
+	int n = X * Y, m = 0, cap = n * n;
+	int32_t *u = malloc(sizeof *u * (size_t)cap), *v = malloc(sizeof *v * (size_t)cap);
+	double *b = malloc(sizeof *b * (size_t)cap);
+	ck_assert(u && v && b);
+	for (int t = 0; t < n; t++)
+		for (int o = t + 1; o < n; o++) {
+			int dx = abs(t % X - o % X), dy = abs(t / X - o / X);
+			u[m] = t;
+			v[m] = o;
+			b[m++] = dx + dy == 1 ? 10000 : pair;
+		}
+	tp_graph *g = NULL;
+	tp_error err;
+	ck_assert_int_eq(tp_graph_from_edges(&g, n, m, u, v, b, "pairs", &err), 0);
+	free(u);
+	free(v);
+	free(b);
+	return g;
+}
+
+START_TEST(infer_grid_beside_all_pairs)
+{
+	tp_stencil_shape s;
+	double near = 0;
+	tp_graph *g = grid_and_all_pairs(16, 8, 1);
+	ck_assert_int_eq(tp__graph_infer_grid(g, &s, &near), 1);
+	/* the diagonal neighbours carry bytes too: 9 points */
+	ck_assert_str_eq(s.spec, "16x8:9pt");
+	ck_assert(near > 0.9 && near < 1);
+	tp_graph_destroy(g);
+	/* the pairs as heavy as a face: 4 of 127 partners carry a task's
+	 * bytes to its neighbours */
+	g = grid_and_all_pairs(16, 8, 10000);
+	near = 1;
+	ck_assert_int_eq(tp__graph_infer_grid(g, &s, &near), 0);
+	ck_assert(near == 0);
+	tp_graph_destroy(g);
+	/* light enough that the shape passes only just: an inner task's 4
+	 * faces of 10,000 against 123 pairs of 33; 90.2 % of all bytes
+	 * between neighbours */
+	g = grid_and_all_pairs(16, 8, 33);
+	ck_assert_int_eq(tp__graph_infer_grid(g, &s, &near), 1);
+	ck_assert_str_eq(s.spec, "16x8:9pt");
+	ck_assert(near > 0.9 && near < 0.905);
+	tp_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(json_exchanges)
 {
 	tp_graph *g = NULL;
@@ -1768,6 +1821,7 @@ int main(void)
 	tcase_add_test(tc, detect_not_stencils);
 	tcase_add_test(tc, infer_traced_grids);
 	tcase_add_test(tc, infer_not_grids);
+	tcase_add_test(tc, infer_grid_beside_all_pairs);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stencil");
