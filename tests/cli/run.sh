@@ -1863,6 +1863,13 @@ if [ "$rc" = 2 ] && grep -q "^topoplace: note: warning: $tmp/live/bad:1: Nodes=:
 	grep -q "^topoplace: --nodes: unknown node 'node3'" "$tmp/err"
 then ok "map --slurm-live=FILE: garbage places nothing, one warning names its line"
 else no "map --slurm-live=FILE garbage" "rc $rc: $(cat "$tmp/err")"; fi
+# a short line naming millions of nodes: counted before any is expanded
+printf 'SwitchName=leaf2 Level=0 LinkSpeed=1 Nodes=node[3-4],n[1-1500]x[1-1500]\n' >"$tmp/live/huge"
+tp "$@" --slurm-live="$tmp/live/huge"
+if [ "$rc" = 2 ] && grep -q "^topoplace: note: warning: $tmp/live/huge:1: Nodes=: 2250002 names, more than 1048576 (the most nodes of a tree); topoplace takes no node's place from it" "$tmp/err" &&
+	grep -q "^topoplace: --nodes: unknown node 'node3'" "$tmp/err"
+then ok "map --slurm-live=FILE: a unit of millions of nodes places nothing, one warning"
+else no "map --slurm-live=FILE millions" "rc $rc: $(cat "$tmp/err")"; fi
 TOPOPLACE_SCONTROL="$tmp/live/nosuch" tp "$@" --slurm-live
 if [ "$rc" = 2 ] && grep -q "^topoplace: note: --slurm-live: scontrol show topology fabric: scontrol not found" "$tmp/err"
 then ok "map --slurm-live without scontrol: said, the files alone"
