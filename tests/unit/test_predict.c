@@ -1827,6 +1827,69 @@ START_TEST(lanes_runner_up)
 }
 END_TEST
 
+/* Under auto by predicted time, a kind that routes the time model on
+ * lanes of its own (a tree's uplinks, d-mod-k) gets no congestion step
+ * after the hop-bytes refinement: every X+refine is X refined for
+ * hop-bytes alone, the same moves and the same map's predicted time as by
+ * hand.  (A torus keeps the step: lanes_two_starts makes it by hand.) */
+START_TEST(no_congestion_step_on_lanes)
+{
+	struct fixture fx;
+	tp_error err;
+	tp_place_opts o;
+	tp_place_report r;
+	int32_t got[512], m[512];
+	int checked = 0;
+	for (int k = 0; k < 2; k++) {
+		tree_setup(&fx, k ? 31 : 15);
+		tp_error_clear(&err);
+		ck_assert_int_eq(tp_graph_from_stencil(&fx.g, "8x8x8:7pt:bytes=65536", 512,
+						       &err), 0);
+		graph_auto(&fx, 1, &o, got, &r, &err);
+		ck_assert(r.by_time);
+		for (int i = 0; i < r.ncandidates; i++) {
+			const tp_place_candidate *c = &r.cand[i];
+			const char *plus = strstr(c->name, "+refine");
+			if (!plus || !c->ran)
+				continue;
+			char of[32];
+			snprintf(of, sizeof of, "%.*s", (int)(plus - c->name), c->name);
+			tp_graphmap_opts go = o.graph;
+			go.refine_passes = 0;
+			if (!strcmp(of, "block"))
+				ck_assert_int_eq(tp_map_block(fx.a, 512, m, &err), 0);
+			else if (!strcmp(of, "bipartition"))
+				ck_assert_int_eq(tp_graphmap_bipartition(fx.g, fx.a, &go, m, &err), 0);
+			else if (!strcmp(of, "geometric"))
+				ck_assert_int_eq(tp_geom_map(fx.g, fx.a, &o.geom, m, NULL, &err), 0);
+			else if (!strcmp(of, "hierarchical"))
+				ck_assert_int_eq(tp_graphmap_hierarchical(fx.g, fx.a, &go, m, &err), 0);
+			else
+				continue;
+			go = o.graph;
+			go.time_budget_ms = 0;
+			int64_t moves = -1;
+			ck_assert_int_eq(tp__graphmap_refine_threads(fx.g, fx.a, &go, 1, NULL, m,
+								     &moves, &err), 0);
+			char want[64];
+			snprintf(want, sizeof want, "%lld move%s", (long long)moves,
+				 moves == 1 ? "" : "s");
+			ck_assert_msg(!strncmp(c->note, want, strlen(want)), "%s: '%s', by hand %s",
+				      c->name, c->note, want);
+			tp_prediction p;
+			ck_assert_int_eq(tp_predict_exchange(fx.g, fx.a, m, &p, &err), 0);
+			ck_assert_msg(!c->has_predicted ||
+				      fabs(c->predicted_us - p.exchange_us) < 1e-9 * p.exchange_us,
+				      "%s: %.4f us, by hand %.4f", c->name, c->predicted_us,
+				      p.exchange_us);
+			checked++;
+		}
+		teardown(&fx);
+	}
+	ck_assert_int_ge(checked, 2);
+}
+END_TEST
+
 /* Trades judged by the predicted time (tp__time_trades).  Two cables up
  * from each leaf, destination mod 2: n0 sends 1 MB to n4 and n1 to n6, so
  * both go up leaf0's cable 0 and down leaf1's (even destinations): 2004
@@ -2127,6 +2190,7 @@ int main(void)
 	tcase_add_test(tc, lanes_trade_nodes);
 	tcase_add_test(tc, time_trades);
 	tcase_add_test(tc, lanes_runner_up);
+	tcase_add_test(tc, no_congestion_step_on_lanes);
 	tcase_add_test(tc, lanes_long_routes);
 	tcase_add_test(tc, lanes_team_same_result);
 	tcase_add_test(tc, lanes_team_tries_ahead);

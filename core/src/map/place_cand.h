@@ -259,8 +259,9 @@ bool tp__place_refine_ahead(const cand_run *r, const int32_t *start,
 			    struct spec_refine *sp, int32_t *final, tp_prediction *p,
 			    struct lanes_ahead **lanes, const atomic_bool *stop);
 /* The congestion refinement refine_from makes after the hop-bytes one
- * (under the congestion metric, or the auto rule but where auto goes by
- * predicted time on a kind with lanes of its own), on map, with budget_ms
+ * (under the congestion metric, and under the auto rule except where auto
+ * goes by predicted time on a kind with lanes of its own), on map, with
+ * budget_ms
  * (0: none), on up to `threads` threads and those lender lends (may be
  * NULL): the same result on any number; 0 when not made.  stop as
  * tp__place_refine_ahead's. */

@@ -11,10 +11,10 @@
 #include <time.h>
 
 #include "map/graphmap_internal.h"
-#include "net/network.h"
 #include "map/predict_internal.h"
 #include "map/time_trades.h"
 #include "map/place_cand.h"
+#include "net/network.h"
 #include "pattern/pattern_internal.h"
 #include "input/alloc_internal.h"
 
