@@ -55,10 +55,19 @@ int tp__stopo_each_name(const char *hl_text, const char *what, tp_error *err,
 		     int (*fn)(void *arg, const char *name), void *arg,
 		     int64_t *count)
 {
+	return tp__stopo_each_name_within(hl_text, what, TP__MAX_CONF_NAMES,
+					  "the most names of one value", err, fn, arg,
+					  count);
+}
+
+int tp__stopo_each_name_within(const char *hl_text, const char *what,
+			       int64_t max_names, const char *bound_what,
+			       tp_error *err, int (*fn)(void *arg, const char *name),
+			       void *arg, int64_t *count)
+{
 	struct tp__hostlist *hl;
 	int64_t c;
-	int rc = tp__hostlist_parse(hl_text, what, TP__MAX_CONF_NAMES,
-				    "the most names of one value", &hl, &c, err);
+	int rc = tp__hostlist_parse(hl_text, what, max_names, bound_what, &hl, &c, err);
 	if (rc)
 		return rc;
 	char h[TP__HOSTNAME_MAX];

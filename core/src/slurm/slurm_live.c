@@ -286,24 +286,13 @@ int tp__stopo_live(struct tp__stopo_set *s, int which, const char *file,
 		struct live_rec *r = &L.r[i];
 		if (!r->unit || !r->nodes)
 			continue;
-		struct tp__hostlist *count_only;
-		int64_t c = 0;
-		if (tp__hostlist_parse(r->nodes, "Nodes=", most - named,
-				       L.tree ? "the most nodes of a tree"
-					      : "the most nodes of a block network",
-				       &count_only, &c, &e)) {
-			if (e.code == TP_ENOMEM) {
-				rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
-				goto out;
-			}
-			bad(&L, r->line, "%.300s", e.msg);
-			break;
-		}
-		tp__hostlist_free(count_only);
-		named += c;
 		struct tp__name_set here;
 		memset(&here, 0, sizeof here);
-		if (tp__stopo_each_name(r->nodes, "Nodes=", &e, add_names, &here, NULL)) {
+		int64_t c = 0;
+		if (tp__stopo_each_name_within(r->nodes, "Nodes=", most - named,
+					       L.tree ? "the most nodes of a tree"
+						      : "the most nodes of a block network",
+					       &e, add_names, &here, &c)) {
 			tp__name_set_free(&here);
 			if (e.code == TP_ENOMEM) {
 				rc = tp_error_set(err, TP_ENOMEM, "%s: out of memory", what);
@@ -312,6 +301,7 @@ int tp__stopo_live(struct tp__stopo_set *s, int which, const char *file,
 			bad(&L, r->line, "%.300s", e.msg);
 			break;
 		}
+		named += c;
 		/* the new ones; a node in two units counts in the first */
 		const char **fresh = tp__malloc_array(here.n + 1, sizeof *fresh);
 		size_t nf = 0;

@@ -128,6 +128,12 @@ struct tp__slurm_live {
 int tp__stopo_each_name(const char *hl_text, const char *what, tp_error *err,
 			int (*fn)(void *arg, const char *name), void *arg,
 			int64_t *count);
+/* The same with at most max_names names, counted before any is expanded
+ * (bound_what names the bound in the message). */
+int tp__stopo_each_name_within(const char *hl_text, const char *what,
+			       int64_t max_names, const char *bound_what,
+			       tp_error *err, int (*fn)(void *arg, const char *name),
+			       void *arg, int64_t *count);
 
 /* The nodes the live view places that no record of topology which holds
  * (neither its file nor slurm.conf's Topology= placed them) join their
