@@ -1773,6 +1773,28 @@ START_TEST(lazy_rounds_same)
 }
 END_TEST
 
+/* auto's construction `name` of fx's graph, as o builds it, into map:
+ * false for one this file does not rebuild. */
+static bool construction_by_hand(struct fixture *fx, const tp_place_opts *o,
+				 const char *name, int32_t *map)
+{
+	tp_error err;
+	tp_error_clear(&err);
+	tp_graphmap_opts go = o->graph;
+	go.refine_passes = 0;
+	if (!strcmp(name, "block"))
+		ck_assert_int_eq(tp_map_block(fx->a, tp_graph_ntasks(fx->g), map, &err), 0);
+	else if (!strcmp(name, "bipartition"))
+		ck_assert_int_eq(tp_graphmap_bipartition(fx->g, fx->a, &go, map, &err), 0);
+	else if (!strcmp(name, "geometric"))
+		ck_assert_int_eq(tp_geom_map(fx->g, fx->a, &o->geom, map, NULL, &err), 0);
+	else if (!strcmp(name, "hierarchical"))
+		ck_assert_int_eq(tp_graphmap_hierarchical(fx->g, fx->a, &go, map, &err), 0);
+	else
+		return false;
+	return true;
+}
+
 /* The lane refinement also starts from the fastest constructions that
  * were not the best: on this allocation (seed 15; the seed is changed
  * when the constructions change and the allocation no longer shows it)
@@ -1811,17 +1833,9 @@ START_TEST(lanes_runner_up)
 		      r.cand[lanes].note, r.cand[before].name);
 	ck_assert_msg(strstr(r.cand[lanes].note, won), "%s", r.cand[lanes].note);
 	/* that construction by hand, then its lanes */
+	ck_assert_msg(construction_by_hand(&fx, &o, won, start),
+		      "a start this test does not rebuild: %s", won);
 	tp_graphmap_opts go = o.graph;
-	go.refine_passes = 0;
-	if (!strcmp(won, "bipartition"))
-		ck_assert_int_eq(tp_graphmap_bipartition(fx.g, fx.a, &go, start, &err), 0);
-	else if (!strcmp(won, "geometric"))
-		ck_assert_int_eq(tp_geom_map(fx.g, fx.a, &o.geom, start, NULL, &err), 0);
-	else if (!strcmp(won, "hierarchical"))
-		ck_assert_int_eq(tp_graphmap_hierarchical(fx.g, fx.a, &go, start, &err), 0);
-	else
-		ck_abort_msg("a start this test does not rebuild: %s", won);
-	go = o.graph;
 	go.time_budget_ms = 0;
 	ck_assert_int_eq(tp__graphmap_refine_lanes(fx.g, fx.a, &go, start, NULL, &err), 0);
 	tp_prediction p;
@@ -1860,19 +1874,9 @@ START_TEST(no_congestion_step_on_lanes)
 				continue;
 			char of[32];
 			snprintf(of, sizeof of, "%.*s", (int)(plus - c->name), c->name);
-			tp_graphmap_opts go = o.graph;
-			go.refine_passes = 0;
-			if (!strcmp(of, "block"))
-				ck_assert_int_eq(tp_map_block(fx.a, 512, m, &err), 0);
-			else if (!strcmp(of, "bipartition"))
-				ck_assert_int_eq(tp_graphmap_bipartition(fx.g, fx.a, &go, m, &err), 0);
-			else if (!strcmp(of, "geometric"))
-				ck_assert_int_eq(tp_geom_map(fx.g, fx.a, &o.geom, m, NULL, &err), 0);
-			else if (!strcmp(of, "hierarchical"))
-				ck_assert_int_eq(tp_graphmap_hierarchical(fx.g, fx.a, &go, m, &err), 0);
-			else
+			if (!construction_by_hand(&fx, &o, of, m))
 				continue;
-			go = o.graph;
+			tp_graphmap_opts go = o.graph;
 			go.time_budget_ms = 0;
 			int64_t moves = -1;
 			ck_assert_int_eq(tp__graphmap_refine_threads(fx.g, fx.a, &go, 1, NULL, m,
