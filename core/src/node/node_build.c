@@ -86,13 +86,14 @@ static int partitions_of(hwloc_obj_t o, hwloc_obj_t *out, int cap)
 	return k;
 }
 
-/* An OpenCL device hwloc's opencl backend puts below a GPU ("opencl0d1",
- * subtype OpenCL). */
-static bool has_opencl(hwloc_obj_t o)
+/* An OS device of the given subtype below PCI device o: hwloc's opencl
+ * backend puts "OpenCL" ones below a GPU ("opencl0d1"), hwloc 2.10 and
+ * later a "Slingshot" one below a Slingshot card. */
+static bool has_osdev_subtype(hwloc_obj_t o, const char *subtype)
 {
 	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
 		if (c->type == HWLOC_OBJ_OS_DEVICE && c->subtype &&
-		    !strcmp(c->subtype, "OpenCL"))
+		    !strcmp(c->subtype, subtype))
 			return true;
 	return false;
 }
@@ -109,7 +110,8 @@ static bool is_amd_gpu(hwloc_obj_t o)
 	unsigned cls = o->attr->pcidev.class_id;
 	if (cls == 0x0380 || cls == 0x0302 || cls == 0x1200)
 		return true;
-	return (cls >> 8) == 0x03 && (rsmi_osdev(o) != NULL || has_opencl(o));
+	return (cls >> 8) == 0x03 &&
+	       (rsmi_osdev(o) != NULL || has_osdev_subtype(o, "OpenCL"));
 }
 
 static bool is_gpu(hwloc_obj_t o)
@@ -126,11 +128,7 @@ static bool is_slingshot(hwloc_obj_t o)
 	unsigned v = o->attr->pcidev.vendor_id, d = o->attr->pcidev.device_id;
 	if ((v == 0x17db && d == 0x0501) || (v == 0x1590 && d == 0x0371))
 		return true;
-	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
-		if (c->type == HWLOC_OBJ_OS_DEVICE && c->subtype &&
-		    !strcmp(c->subtype, "Slingshot"))
-			return true;
-	return false;
+	return has_osdev_subtype(o, "Slingshot");
 }
 
 /* A network card for the job's traffic: InfiniBand (class 0x0207), other

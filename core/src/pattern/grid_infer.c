@@ -180,17 +180,26 @@ static void describe(const struct cand *c, const struct tally *s,
 
 /* Keep c when it beats *best (fewer grid steps a byte; the first found on
  * a tie, so the answer does not depend on anything but the graph). */
-static void consider(const tp_graph *g, struct cand *c, struct cand *best,
-		     struct tally *bt, bool *found)
+/* The shapes' search (tp__grid_shapes_each): the lowest cost so far. */
+struct search {
+	const tp_graph *g;
+	struct cand best;
+	struct tally bt;
+	bool found;
+};
+
+static int consider_shape(void *arg, int nd, const int32_t ext[3])
 {
+	struct search *sr = arg;
+	struct cand c = { nd, { ext[0], ext[1], ext[2] }, { false } };
 	struct tally s;
-	if (!judge(g, c, &s))
-		return;
-	if (!*found || s.cost < bt->cost * (1 - 1e-12)) {
-		*best = *c;
-		*bt = s;
-		*found = true;
+	if (judge(sr->g, &c, &s) &&
+	    (!sr->found || s.cost < sr->bt.cost * (1 - 1e-12))) {
+		sr->best = c;
+		sr->bt = s;
+		sr->found = true;
 	}
+	return 0;
 }
 
 /* Could any shape keep NEAR_SHARE of the bytes between grid neighbours?
@@ -224,32 +233,14 @@ int tp__graph_infer_grid(const tp_graph *g, tp_stencil_shape *out,
 	if (!g || g->ntasks < 4 || g->nedges == 0 || g->total_bytes <= 0 ||
 	    !neighbours_may_carry(g))
 		return 0;
-	int32_t n = g->ntasks;
-	struct cand best = { 0 }, c;
-	struct tally bt = { 0 };
-	bool found = false;
 	/* 3-D shapes, then 2-D; a 3-D grid seen as 2-D stretches one axis's
 	 * halos over a whole plane, so its cost is never the lower one */
-	for (int32_t x = 2; x <= n / 4; x++) {
-		if (n % x)
-			continue;
-		for (int32_t y = 2; y <= n / x / 2; y++) {
-			if ((n / x) % y)
-				continue;
-			c = (struct cand){ 3, { x, y, n / x / y }, { false } };
-			consider(g, &c, &best, &bt, &found);
-		}
-	}
-	for (int32_t x = 2; x <= n / 2; x++) {
-		if (n % x)
-			continue;
-		c = (struct cand){ 2, { x, n / x, 1 }, { false } };
-		consider(g, &c, &best, &bt, &found);
-	}
-	if (!found)
+	struct search sr = { .g = g };
+	tp__grid_shapes_each(g->ntasks, consider_shape, &sr);
+	if (!sr.found)
 		return 0;
-	describe(&best, &bt, out);
+	describe(&sr.best, &sr.bt, out);
 	if (near_share)
-		*near_share = bt.near / bt.total;
+		*near_share = sr.bt.near / sr.bt.total;
 	return 1;
 }

@@ -210,6 +210,43 @@ static bool try_shape(const tp_graph *g, int nd, const int32_t *ext,
 	return true;
 }
 
+int tp__grid_shapes_each(int32_t n, int (*fn)(void *arg, int nd,
+					      const int32_t ext[3]),
+			 void *arg)
+{
+	int rc;
+	for (int32_t x = 2; x <= n / 4; x++) {
+		if (n % x)
+			continue;
+		for (int32_t y = 2; y <= n / x / 2; y++) {
+			if ((n / x) % y)
+				continue;
+			int32_t ext[3] = { x, y, n / x / y };
+			if ((rc = fn(arg, 3, ext)))
+				return rc;
+		}
+	}
+	for (int32_t x = 2; x <= n / 2; x++) {
+		if (n % x)
+			continue;
+		int32_t ext[3] = { x, n / x, 1 };
+		if ((rc = fn(arg, 2, ext)))
+			return rc;
+	}
+	return 0;
+}
+
+struct detect {
+	const tp_graph *g;
+	tp_stencil_shape *out;
+};
+
+static int detect_shape(void *arg, int nd, const int32_t ext[3])
+{
+	struct detect *d = arg;
+	return try_shape(d->g, nd, ext, d->out);
+}
+
 int tp_graph_detect_stencil(const tp_graph *g, tp_stencil_shape *out,
 			    tp_error *err)
 {
@@ -220,27 +257,9 @@ int tp_graph_detect_stencil(const tp_graph *g, tp_stencil_shape *out,
 	if (n < 4 || g->nedges == 0)
 		return 0;
 	/* 3-D first: a 3-D box is never also a 2-D stencil of the same
-	 * tasks (task 0 has a third kind of neighbour), and the order is
-	 * fixed so the answer is deterministic */
-	for (int32_t x = 2; x <= n / 4; x++) {
-		if (n % x)
-			continue;
-		for (int32_t y = 2; y <= n / x / 2; y++) {
-			if ((n / x) % y)
-				continue;
-			int32_t ext[3] = { x, y, n / x / y };
-			if (try_shape(g, 3, ext, out))
-				return 1;
-		}
-	}
-	for (int32_t x = 2; x <= n / 2; x++) {
-		if (n % x)
-			continue;
-		int32_t ext[2] = { x, n / x };
-		if (try_shape(g, 2, ext, out))
-			return 1;
-	}
-	return 0;
+	 * tasks (task 0 has a third kind of neighbour) */
+	return tp__grid_shapes_each(n, detect_shape,
+				    &(struct detect){ g, out }) ? 1 : 0;
 }
 
 /* The grid positions, left implicit as a --stencil graph has them. */

@@ -86,6 +86,15 @@ typedef struct tp_stencil_shape {
 int tp_graph_detect_stencil(const tp_graph *g, tp_stencil_shape *out,
 				      tp_error *err);
 
+/* Every box of n tasks with each side at least 2: the 3-D ones (x, then
+ * y, ascending; z what is left), then the 2-D ones (ext[2] = 1), in that
+ * fixed order, so that detection and inference answer deterministically.
+ * fn is called with each (nd 3 or 2) until it returns nonzero, which is
+ * returned; 0 once all are seen. */
+int tp__grid_shapes_each(int32_t n, int (*fn)(void *arg, int nd,
+					      const int32_t ext[3]),
+			 void *arg);
+
 /* s's shape as the head of a --stencil spec ("8x8x8:27pt:periodic=x")
  * written into s->spec; its length. */
 size_t tp__stencil_spec_head(tp_stencil_shape *s);
