@@ -48,6 +48,7 @@
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
 #include "bench_time.h"
+#include "bench_prog.h"
 
 /* ------------------------------------------------------------------ */
 /* Cases                                                               */
@@ -509,50 +510,6 @@ static int write_scotch_inputs(const struct bcase *c, const struct inputs *in,
 	fprintf(f, "\ntorus3D\t%d\t%d\t%d\n", c->torus[0], c->torus[1],
 		c->torus[2]);
 	return fclose(f);
-}
-
-/* Run argv with stdout+stderr to logpath; wall time, rusage; timeout in s.
- * Returns exit status, -2 on timeout, -1 on failure to start. */
-static int run_prog(char *const argv[], const char *logpath, double timeout_s,
-		    double *wall_s, double *rss_mb)
-{
-	double t0 = now_ms();
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			close(fd);
-		}
-		execvp(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	int st = 0;
-	struct rusage ru;
-	for (;;) {
-		pid_t w = wait4(pid, &st, WNOHANG, &ru);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			return -1;
-		if ((now_ms() - t0) / 1e3 > timeout_s) {
-			kill(pid, SIGKILL);
-			wait4(pid, &st, 0, &ru);
-			*wall_s = (now_ms() - t0) / 1e3;
-			return -2;
-		}
-		struct timespec ts = { 0, 5 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	*wall_s = (now_ms() - t0) / 1e3;
-	*rss_mb = ru.ru_maxrss / 1024.0;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 /* CommExpan from gmtst's output, NAN if not found. */

@@ -72,6 +72,7 @@
 #include "net/machine_internal.h"
 #include "pattern/pattern_internal.h"
 #include "bench_time.h"
+#include "bench_prog.h"
 
 #ifndef TP_SOURCE_DIR
 #define TP_SOURCE_DIR "."
@@ -234,40 +235,6 @@ static void score(const tp_graph *g, const tp_alloc *a, const int32_t *map,
 	r->cong = mt.max_congestion_bytes;
 }
 
-static int run_prog(char *const argv[], const char *logpath, double timeout_s)
-{
-	double t0 = now_ms();
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			close(fd);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	int st = 0;
-	for (;;) {
-		pid_t w = waitpid(pid, &st, WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			return -1;
-		if ((now_ms() - t0) / 1e3 > timeout_s) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			return -2;
-		}
-		struct timespec ts = { 0, 5 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 /* Whether PROG is an executable in one of PATH's directories. */
 static bool in_path(const char *prog)
 {
@@ -377,7 +344,7 @@ static void run_scotch(const struct mach *M, const tp_graph *g,
 	 * keeps the table reproducible */
 	char *argv[] = { "scotch_gmap", "-b0", "-Cd", p, t, m, NULL };
 	double t0 = now_ms();
-	int st = run_prog(argv, lg, 300);
+	int st = run_prog(argv, lg, 300, NULL, NULL);
 	r->ms = now_ms() - t0;
 	int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
 	long long cnt, vv, pp;
@@ -480,7 +447,7 @@ static void run_zoltan2(const struct mach *M, const tp_graph *g,
 	fclose(f);
 	char *argv[] = { zoltan2_path, in, out, NULL };
 	double t0 = now_ms();
-	int st = run_prog(argv, lg, 600);
+	int st = run_prog(argv, lg, 600, NULL, NULL);
 	r->ms = now_ms() - t0;
 	int32_t *map = malloc(sizeof(int32_t) * (size_t)n);
 	int32_t got = 0;
