@@ -323,6 +323,7 @@ FUZZ_TARGETS = \
 	hostfile \
 	hostlist \
 	json_graph \
+	launch_lists \
 	node_xml \
 	parallel \
 	slurm_conf \
@@ -537,10 +538,10 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB_A)
 	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) $(DEPFLAGS) -Wno-missing-prototypes \
 	  -o $@ $< $(LIB_A) $(LIBS)
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(LIB_A)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FRONT_A) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) $(DEPFLAGS) -fsanitize=fuzzer \
-	  -o $@ $< $(LIB_A) $(LIBS)
+	  -o $@ $< $(FRONT_A) $(LIB_A) $(LIBS)
 
 $(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/version.h
 	@mkdir -p $(dir $@)

@@ -109,11 +109,14 @@ bool tpk_gpu_var_follows(const char *const *vals, int src, int i)
 }
 
 /* Walk a "v(xr),v" spec: calls each(v, r, arg) per item; -1 when it does
- * not parse. */
+ * not parse, or when its nodes or its tasks (the sum of v x r) pass
+ * INT32_MAX, beyond any Slurm job (both are 32-bit there): the sums
+ * below then never overflow, whatever a user put in the variable. */
 static int walk_spec(const char *spec, void (*each)(long long, long long, void *),
 		     void *arg)
 {
 	const char *p = spec;
+	long long tasks = 0, nodes = 0;
 	if (!p || !*p)
 		return -1;
 	while (*p) {
@@ -132,6 +135,10 @@ static int walk_spec(const char *spec, void (*each)(long long, long long, void *
 			p = end + 1;
 		}
 		if (errno || v < 0 || v > INT32_MAX || rep > INT32_MAX)
+			return -1;
+		nodes += rep;
+		tasks += v * rep;
+		if (nodes > INT32_MAX || tasks > INT32_MAX)
 			return -1;
 		each(v, rep, arg);
 		if (*p == ',')

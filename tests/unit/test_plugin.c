@@ -547,6 +547,15 @@ START_TEST(task_specs)
 	ck_assert_int_eq(tpk_tasks_per_node_sum("2(x)", NULL), -1);
 	ck_assert_int_eq(tpk_tasks_per_node_sum("a", NULL), -1);
 	ck_assert_int_eq(tpk_tasks_per_node_sum("1(x2147483648)", NULL), -1);
+	/* sums past any Slurm job's 32-bit counts: refused, never wrapped
+	 * (three such items overflowed int64, the fuzzer's first find) */
+	ck_assert_int_eq(tpk_tasks_per_node_sum("2147483647,1", NULL), -1);
+	ck_assert_int_eq(tpk_tasks_per_node_sum("2147483647", NULL), 2147483647);
+	ck_assert_int_eq(tpk_tasks_per_node_sum("2147483647(x2147483647),"
+						"2147483647(x2147483647),"
+						"2147483647(x2147483647)", NULL), -1);
+	ck_assert_int_eq(tpk_tasks_per_node_sum("0(x2147483647),0", NULL), -1);
+	ck_assert_int_eq(tpk_tasks_on_node("2147483647(x2),1", 0), -1);
 	/* one node's count: what topoplace bind reads at SLURM_NODEID */
 	ck_assert_int_eq(tpk_tasks_on_node("2(x3),1", 0), 2);
 	ck_assert_int_eq(tpk_tasks_on_node("2(x3),1", 2), 2);
@@ -562,6 +571,7 @@ START_TEST(task_specs)
 	ck_assert_int_eq(tpk_capacity_spec("1,2(x2)", 0, cap, sizeof cap), 0);
 	ck_assert_str_eq(cap, "1(x1),2(x2)");
 	ck_assert_int_eq(tpk_capacity_spec("x", 1, cap, sizeof cap), -1);
+	ck_assert_int_eq(tpk_capacity_spec("2147483647(x2)", 1, cap, sizeof cap), -1);
 	ck_assert_int_eq(tpk_parse_pos("12"), 12);
 	ck_assert_int_eq(tpk_parse_pos("-3"), 0);
 	ck_assert_int_eq(tpk_parse_pos("1e3"), 0);
