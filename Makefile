@@ -329,6 +329,7 @@ FUZZ_TARGETS = \
 	slurm_conf \
 	slurm_live \
 	slurm_order \
+	srun_args \
 	stencil \
 	topology \
 	topology_yaml \
@@ -537,6 +538,13 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) $(DEPFLAGS) -Wno-missing-prototypes \
 	  -o $@ $< $(LIB_A) $(LIBS)
+
+# the plugin's pure parts (srun's command line, the plugstack's arguments)
+$(BUILD)/fuzz/fuzz_srun_args: tests/fuzz/fuzz_srun_args.c tests/fuzz/fuzz.h $(SPANK_PURE_OBJ) \
+		$(FRONT_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ALL) $(SLURM_CPPFLAGS) -Icore/src -Iplugin -Ifrontend $(CFLAGS_ALL) $(DEPFLAGS) \
+	  -fsanitize=fuzzer -o $@ $< $(SPANK_PURE_OBJ) $(FRONT_A) $(LIB_A) $(LIBS)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FRONT_A) $(LIB_A)
 	@mkdir -p $(dir $@)

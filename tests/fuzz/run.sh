@@ -22,7 +22,7 @@ build=$1 seconds=$2
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 cd "$root" || exit 1
 
-targets=${TP_FUZZ_TARGETS:-"conf topology topology_yaml block coordfile json_graph stencil parallel gpu_matrix gpu_links hostlist hostfile launch_lists node_xml slurm_conf slurm_live slurm_order"}
+targets=${TP_FUZZ_TARGETS:-"conf topology topology_yaml block coordfile json_graph stencil parallel gpu_matrix gpu_links hostlist hostfile launch_lists node_xml slurm_conf slurm_live slurm_order srun_args"}
 
 # seeds TARGET: the example and test files that are valid (or nearly valid)
 # inputs of TARGET.
