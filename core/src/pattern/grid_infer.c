@@ -178,8 +178,6 @@ static void describe(const struct cand *c, const struct tally *s,
 	tp__stencil_spec_head(out);
 }
 
-/* Keep c when it beats *best (fewer grid steps a byte; the first found on
- * a tie, so the answer does not depend on anything but the graph). */
 /* The shapes' search (tp__grid_shapes_each): the lowest cost so far. */
 struct search {
 	const tp_graph *g;
@@ -188,6 +186,9 @@ struct search {
 	bool found;
 };
 
+/* Keep the shape when it beats the best so far (fewer grid steps a byte;
+ * the first found on a tie, so the answer does not depend on anything but
+ * the graph). */
 static int consider_shape(void *arg, int nd, const int32_t ext[3])
 {
 	struct search *sr = arg;
