@@ -722,11 +722,12 @@ fuzz-build:
 
 fuzz: deps-fuzz
 	$(MAKE) fuzz-build
-	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+	TP_FUZZ_TARGETS="$(strip $(FUZZ_TARGETS))" sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 fuzz-smoke:
 	$(MAKE) fuzz-build
-	sh tests/fuzz/run.sh --smoke $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
+	TP_FUZZ_TARGETS="$(strip $(FUZZ_TARGETS))" sh tests/fuzz/run.sh --smoke $(FUZZ_BUILD) \
+	  $(FUZZ_SMOKE_SECONDS)
 
 valgrind: $(UNIT_BIN) $(STANDIN)
 	@sh tests/run-unit.sh --valgrind $(UNIT_BIN)

@@ -22,7 +22,16 @@ build=$1 seconds=$2
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 cd "$root" || exit 1
 
-targets=${TP_FUZZ_TARGETS:-"conf topology topology_yaml block coordfile json_graph stencil parallel gpu_matrix gpu_links hostlist hostfile launch_lists node_xml slurm_conf slurm_live slurm_order srun_args"}
+# The targets: TP_FUZZ_TARGETS (make fuzz and fuzz-smoke pass the
+# Makefile's FUZZ_TARGETS, the one list; a target named there and not
+# built fails), else every target built in BUILD/fuzz.
+targets=${TP_FUZZ_TARGETS:-$(for f in "$build"/fuzz/fuzz_*; do
+	case ${f##*/} in *.*) ;; *) [ -f "$f" ] && [ -x "$f" ] && echo "${f##*/fuzz_}" ;; esac
+done)}
+if [ -z "$targets" ]; then
+	echo "fuzz: no target built in $build/fuzz (make fuzz-build)" >&2
+	exit 1
+fi
 
 # seeds TARGET: the example and test files that are valid (or nearly valid)
 # inputs of TARGET.
