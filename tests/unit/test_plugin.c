@@ -548,7 +548,8 @@ START_TEST(task_specs)
 	ck_assert_int_eq(tpk_tasks_per_node_sum("a", NULL), -1);
 	ck_assert_int_eq(tpk_tasks_per_node_sum("1(x2147483648)", NULL), -1);
 	/* sums past any Slurm job's 32-bit counts: refused, never wrapped
-	 * (three such items overflowed int64, the fuzzer's first find) */
+	 * (three such items overflowed int64: found in review while its
+	 * fuzz target was written) */
 	ck_assert_int_eq(tpk_tasks_per_node_sum("2147483647,1", NULL), -1);
 	ck_assert_int_eq(tpk_tasks_per_node_sum("2147483647", NULL), 2147483647);
 	ck_assert_int_eq(tpk_tasks_per_node_sum("2147483647(x2147483647),"
