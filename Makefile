@@ -539,17 +539,16 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB_A)
 	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) $(DEPFLAGS) -Wno-missing-prototypes \
 	  -o $@ $< $(LIB_A) $(LIBS)
 
-# the plugin's pure parts (srun's command line, the plugstack's arguments)
-$(BUILD)/fuzz/fuzz_srun_args: tests/fuzz/fuzz_srun_args.c tests/fuzz/fuzz.h $(SPANK_PURE_OBJ) \
-		$(FRONT_A) $(LIB_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) $(SLURM_CPPFLAGS) -Icore/src -Iplugin -Ifrontend $(CFLAGS_ALL) $(DEPFLAGS) \
-	  -fsanitize=fuzzer -o $@ $< $(SPANK_PURE_OBJ) $(FRONT_A) $(LIB_A) $(LIBS)
+# srun_args also takes the plugin's pure parts (srun's command line, the
+# plugstack's arguments), which need Slurm's headers
+$(BUILD)/fuzz/fuzz_srun_args: $(SPANK_PURE_OBJ)
+$(BUILD)/fuzz/fuzz_srun_args: FUZZ_OBJ = $(SPANK_PURE_OBJ)
+$(BUILD)/fuzz/fuzz_srun_args: FUZZ_CPPFLAGS = $(SLURM_CPPFLAGS) -Iplugin
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FRONT_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS_ALL) -Icore/src $(CFLAGS_ALL) $(DEPFLAGS) -fsanitize=fuzzer \
-	  -o $@ $< $(FRONT_A) $(LIB_A) $(LIBS)
+	$(CC) $(CPPFLAGS_ALL) $(FUZZ_CPPFLAGS) -Icore/src -Ifrontend $(CFLAGS_ALL) $(DEPFLAGS) \
+	  -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(FRONT_A) $(LIB_A) $(LIBS)
 
 $(BUILD)/topoplace.pc: contrib/topoplace.pc.in Makefile core/include/topoplace/version.h
 	@mkdir -p $(dir $@)

@@ -9,7 +9,7 @@
 #include <sched.h>
 
 #include "fuzz.h"
-#include "../../frontend/launch.h"
+#include "launch.h"
 
 /* The input's first line as the list or spec; the rest (lines) as the
  * environment's values for tpk_hints_from_env, one a name asked. */
